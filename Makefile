@@ -1,0 +1,147 @@
+# SPDX-License-Identifier: GPL-2.0
+# vmexit: everything is built under $(OUTPUT). `make V=1` shows the full commands,
+# `make DEBUG=1` builds at -O0, `make SAN=1` adds ASan/UBSan to userspace code.
+
+OUTPUT ?= .output
+CLANG ?= clang
+BPFTOOL ?= bpftool
+CC ?= gcc
+PKG_CONFIG ?= pkg-config
+PREFIX ?= /usr/local
+DESTDIR ?=
+
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/ppc64le/powerpc/')
+
+LIBBPF_CFLAGS := $(shell $(PKG_CONFIG) --cflags libbpf 2>/dev/null)
+LIBBPF_LIBS := $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null || echo -lbpf)
+NCURSES_LIBS := $(shell $(PKG_CONFIG) --libs ncursesw 2>/dev/null || echo -lncursesw)
+LIBS := $(LIBBPF_LIBS) -lelf -lz $(NCURSES_LIBS) -lm
+
+OPT := -O2
+ifeq ($(DEBUG),1)
+OPT := -O0
+endif
+SAN_FLAGS :=
+ifeq ($(SAN),1)
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+endif
+
+WARN := -Wall -Wextra -Werror
+CFLAGS ?= -g $(OPT)
+ALL_CFLAGS := $(CFLAGS) $(WARN) $(SAN_FLAGS) -std=gnu11 -D_GNU_SOURCE -MMD -MP \
+	-Iinclude -I$(OUTPUT) $(LIBBPF_CFLAGS)
+ALL_LDFLAGS := $(LDFLAGS) $(SAN_FLAGS)
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARN) -Wno-unused-function -Wno-unused-parameter \
+	-Ivmlinux -Iinclude -Ibpf -MMD -MP
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
+SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
+
+SRCS := $(wildcard src/*.c)
+OBJS := $(patsubst src/%.c,$(OUTPUT)/src/%.o,$(SRCS))
+LIB_OBJS := $(filter-out $(OUTPUT)/src/main.o,$(OBJS))
+LIB := $(OUTPUT)/libvmexit.a
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
+BPFTEST_SRCS := $(wildcard tests/bpf/test_*.c)
+BPFTEST_BINS := $(patsubst tests/bpf/%.c,$(OUTPUT)/tests/%,$(BPFTEST_SRCS))
+BENCH_SRCS := $(wildcard bench/bench_*.c)
+BENCH_BINS := $(patsubst bench/%.c,$(OUTPUT)/bench/%,$(BENCH_SRCS))
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
+TOOL_BINS := $(OUTPUT)/vmexit-guest
+
+.PHONY: all clean install test tests unit-tests bench fuzz demo deps
+.DELETE_ON_ERROR:
+
+all: $(OUTPUT)/vmexit $(TOOL_BINS)
+	$(Q)ln -sf $(OUTPUT)/vmexit vmexit
+
+$(OUTPUT) $(OUTPUT)/src $(OUTPUT)/tests $(OUTPUT)/bench $(OUTPUT)/fuzz:
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/%.bpf.o: bpf/%.bpf.c | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MF $(@:.o=.d) -c $< -o $@
+
+$(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst .,_,$*)_bpf > $@
+
+# Every userspace object may include any skeleton: generate them first.
+$(OUTPUT)/src/%.o: src/%.c $(SKELS) | $(OUTPUT)/src
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(LIB): $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(OUTPUT)/vmexit: $(OUTPUT)/src/main.o $(LIB)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(LIBS) -o $@
+
+# The bundled guest workload is static so the nested test bed can run it as is.
+$(OUTPUT)/vmexit-guest: tools/vmexit-guest.c | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP -Iinclude -static -pthread \
+		$< -o $@
+
+$(OUTPUT)/tests/%: tests/unit/%.c $(LIB) | $(OUTPUT)/tests
+	$(call msg,TEST-CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Isrc $< $(LIB) $(ALL_LDFLAGS) $(LIBS) -o $@
+
+$(OUTPUT)/tests/%: tests/bpf/%.c $(LIB) $(SKELS) | $(OUTPUT)/tests
+	$(call msg,TEST-CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Isrc $< $(LIB) $(ALL_LDFLAGS) $(LIBS) -o $@
+
+$(OUTPUT)/bench/%: bench/%.c $(LIB) $(SKELS) | $(OUTPUT)/bench
+	$(call msg,BENCH-CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Isrc $< $(LIB) $(ALL_LDFLAGS) $(LIBS) -o $@
+
+# libFuzzer targets: clang, with the library sources compiled in (not the gcc archive).
+$(OUTPUT)/fuzz/%: tests/fuzz/%.c $(filter-out src/main.c,$(SRCS)) $(SKELS) | $(OUTPUT)/fuzz
+	$(call msg,FUZZ-CC,$@)
+	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 -D_GNU_SOURCE \
+		-Iinclude -Isrc -I$(OUTPUT) $(LIBBPF_CFLAGS) $^ $(LIBS) -o $@
+
+tests: $(OUTPUT)/vmexit $(TOOL_BINS) $(UNIT_BINS) $(BPFTEST_BINS)
+
+bench: $(OUTPUT)/vmexit $(TOOL_BINS) $(BENCH_BINS)
+	$(Q)bench/run.sh $(OUTPUT)
+
+fuzz: $(FUZZ_BINS)
+
+# Installs build dependencies on Debian/Ubuntu (used by `make demo`, `make test` and CI).
+deps:
+	$(Q)tools/install-deps.sh
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/demo.sh $(OUTPUT)
+
+# Unit tests run under ASan/UBSan; the same build runs the kernel tests.
+test: deps
+	$(Q)$(MAKE) --no-print-directory SAN=1 OUTPUT=$(OUTPUT)/san tests
+	$(Q)$(MAKE) --no-print-directory all fuzz
+	$(Q)tests/run-all.sh $(OUTPUT)
+
+install: $(OUTPUT)/vmexit
+	install -D -m 0755 $(OUTPUT)/vmexit $(DESTDIR)$(PREFIX)/sbin/vmexit
+	install -D -m 0644 docs/vmexit.8 $(DESTDIR)$(PREFIX)/share/man/man8/vmexit.8
+
+clean:
+	$(call msg,CLEAN)
+	$(Q)rm -rf $(OUTPUT) vmexit
+
+-include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/src/*.d $(OUTPUT)/tests/*.d $(OUTPUT)/bench/*.d)

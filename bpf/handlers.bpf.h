@@ -1,0 +1,484 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The maps and the per-event logic of vmexit, as inline functions taking plain values
+ * (thread ids, timestamps, reasons) so that the tracepoint programs in vmexit.bpf.c and the
+ * test-only programs in vmexit_test.bpf.c run exactly the same code.
+ *
+ * Hot path design: a statistics cell is a slot of an mmapable array, owned by one vCPU thread
+ * (so it has one writer and needs no atomics); the thread finds its cell for a reason through a
+ * small table in its own task storage, so an exit costs two task-storage lookups, two clock
+ * reads and a few stores, with no hashing. Hashes are used only on slow paths: first sight of
+ * a thread or reason, and reasons outside the dense slot ranges.
+ */
+#ifndef VMEXIT_HANDLERS_BPF_H
+#define VMEXIT_HANDLERS_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include "vmexit.h"
+#include "hist.h"
+
+/* Tunables, set by userspace between open and load. */
+const volatile bool use_task_storage = true;	/* false: per-thread state in an LRU hash */
+const volatile bool filter_pids = false;	/* only tgids in pid_filter */
+const volatile bool follow_forks = false;	/* children of filtered pids join the filter */
+const volatile bool filter_reasons = false;	/* only (isa, reason) in reason_filter */
+const volatile __s32 filter_vcpu = -1;
+const volatile __u32 max_cells = 1;
+const volatile bool stream_enabled = false;	/* emit a vmexit_event per completed exit */
+const volatile __u64 stream_min_latency_ns = 0;
+const volatile __u32 stream_sample_every = 1;	/* emit 1 in N events per thread */
+
+/* Written by userspace through the mmapped .bss: start of a new reporting interval. */
+__u32 epoch;
+/* Cells handed out so far; may run past max_cells when the array is full. */
+__u32 next_cell;
+__u64 lost[NR_LOST];
+
+/* Dense reason slots: the per-thread cache covers these, everything else takes a hash. */
+#define RSLOT_VMX_N	128	/* VMX basic reasons 0..127 */
+#define RSLOT_SVM_N	192	/* SVM codes 0x000..0x0bf */
+#define RSLOT_SVM_HI_N	16	/* SVM codes 0x400..0x40f (npf, avic, vmgexit) */
+#define RSLOT_USER_N	64	/* KVM_EXIT_* 0..63 */
+#define NR_RSLOTS	(RSLOT_VMX_N + RSLOT_SVM_N + RSLOT_SVM_HI_N + RSLOT_USER_N)
+
+/* Per-thread cell references are cell index + 1; these mark exits that are not recorded. */
+#define CELL_NONE	0
+#define CELL_FULL	0xfffe
+#define CELL_FILTERED	0xffff
+#define CELL_MAX	0xfffd
+
+#define TS_INIT		1u
+#define TS_IGNORED	2u
+
+struct thread_state {
+	__u64 exit_ts;		/* when the kvm_exit in flight happened */
+	__u64 uexit_ts;		/* when the kvm_userspace_exit waiting for KVM_RUN happened */
+	__u32 exit_cell;	/* CELL_NONE: no exit in flight */
+	__u32 uexit_cell;
+	__s32 vcpu;		/* from kvm_exit; -1 until seen */
+	__u32 flags;
+	__u32 sample_ctr;
+	__u32 exit_isa;		/* the rest describes the exit in flight, for the stream only */
+	__u32 exit_reason;
+	__u32 intr_info;
+	__u32 error_code;
+	__u32 uexit_reason;
+	__u64 rip;
+	__u64 info1;
+	__u64 info2;
+	__s64 uexit_errno;
+	__u16 cells[NR_RSLOTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct thread_state);
+} thread_storage SEC(".maps");
+
+/* Fallback for kernels without task storage for tracing programs (before 5.11). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1);		/* sized by userspace when used */
+	__type(key, __u32);
+	__type(value, struct thread_state);
+} thread_hash SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);		/* sized by userspace: max_cells */
+	__type(key, __u32);
+	__type(value, struct cell);
+} cells SEC(".maps");
+
+struct other_key {
+	__u32 tid;
+	__u32 isa;
+	__u32 reason;
+};
+
+/* Cells of reasons outside the dense slots, per thread. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct other_key);
+	__type(value, __u32);
+} other_cells SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} pid_filter SEC(".maps");
+
+/* Key: isa << 32 | reason. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u64);
+	__type(value, __u8);
+} reason_filter SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);	/* sized by userspace when streaming */
+} events SEC(".maps");
+
+static const struct thread_state zero_thread;
+
+static __always_inline void lost_inc(int why)
+{
+	if (why >= 0 && why < NR_LOST)
+		__sync_fetch_and_add(&lost[why], 1);
+}
+
+static __always_inline bool pid_wanted(__u32 tgid)
+{
+	return !filter_pids || bpf_map_lookup_elem(&pid_filter, &tgid);
+}
+
+static __always_inline struct thread_state *thread_get(__u32 tgid, __u32 tid, bool create)
+{
+	struct thread_state *ts;
+
+	if (use_task_storage) {
+		ts = bpf_task_storage_get(&thread_storage, bpf_get_current_task_btf(), 0,
+					  create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	} else {
+		ts = bpf_map_lookup_elem(&thread_hash, &tid);
+		if (!ts && create) {
+			bpf_map_update_elem(&thread_hash, &tid, &zero_thread, BPF_NOEXIST);
+			ts = bpf_map_lookup_elem(&thread_hash, &tid);
+		}
+	}
+	if (!ts) {
+		if (create)
+			lost_inc(LOST_THREADS_FULL);
+		return NULL;
+	}
+	if (!(ts->flags & TS_INIT)) {
+		ts->flags = TS_INIT | (pid_wanted(tgid) ? 0 : TS_IGNORED);
+		ts->vcpu = -1;
+	}
+	return ts;
+}
+
+/* NR_RSLOTS when the reason has no dense slot. */
+static __always_inline __u32 reason_slot(__u32 isa, __u32 reason)
+{
+	if (isa == VMEXIT_ISA_VMX && reason < RSLOT_VMX_N)
+		return reason;
+	if (isa == VMEXIT_ISA_SVM) {
+		if (reason < RSLOT_SVM_N)
+			return RSLOT_VMX_N + reason;
+		if (reason - 0x400 < RSLOT_SVM_HI_N)
+			return RSLOT_VMX_N + RSLOT_SVM_N + (reason - 0x400);
+	}
+	if (isa == VMEXIT_ISA_USER && reason < RSLOT_USER_N)
+		return RSLOT_VMX_N + RSLOT_SVM_N + RSLOT_SVM_HI_N + reason;
+	return NR_RSLOTS;
+}
+
+/* Slow path: first exit of this reason on this thread. Returns a cell reference. */
+static __noinline __u32 cell_alloc(__u32 tgid, __u32 tid, __s32 vcpu, __u32 isa, __u32 reason)
+{
+	struct cell *c;
+	__u32 idx;
+
+	if (filter_reasons) {
+		__u64 rkey = (__u64)isa << 32 | reason;
+
+		if (!bpf_map_lookup_elem(&reason_filter, &rkey))
+			return CELL_FILTERED;
+	}
+	idx = __sync_fetch_and_add(&next_cell, 1);
+	if (idx >= max_cells || idx >= CELL_MAX)
+		return CELL_FULL;
+	c = bpf_map_lookup_elem(&cells, &idx);
+	if (!c)
+		return CELL_FULL;
+	c->key.tgid = tgid;
+	c->key.tid = tid;
+	c->key.vcpu = vcpu;
+	c->key.isa = isa;
+	c->key.reason = reason;
+	c->min_ns = ~0ULL;
+	c->iv_epoch = ~0U;
+	/* Publish the key: an atomic orders it after the stores above on weakly ordered CPUs. */
+	__sync_fetch_and_add(&c->key.ready, 1);
+	return idx + 1;
+}
+
+static __always_inline __u32 cell_ref(struct thread_state *ts, __u32 tgid, __u32 tid, __u32 isa,
+				      __u32 reason)
+{
+	__u32 slot = reason_slot(isa, reason);
+	struct other_key okey;
+	__u32 ref, *refp;
+
+	/* Keep the bound check in the code the verifier sees: the compiler knows it holds. */
+	barrier_var(slot);
+	if (slot < NR_RSLOTS) {
+		ref = ts->cells[slot];
+		if (ref == CELL_NONE) {
+			ref = cell_alloc(tgid, tid, ts->vcpu, isa, reason);
+			ts->cells[slot] = ref;
+		}
+		return ref;
+	}
+	okey.tid = tid;
+	okey.isa = isa;
+	okey.reason = reason;
+	refp = bpf_map_lookup_elem(&other_cells, &okey);
+	if (refp)
+		return *refp;
+	ref = cell_alloc(tgid, tid, ts->vcpu, isa, reason);
+	if (ref == CELL_FULL)
+		return ref;	/* retry later: cells may never free, but the hash might */
+	if (bpf_map_update_elem(&other_cells, &okey, &ref, BPF_NOEXIST))
+		return CELL_FULL;
+	return ref;
+}
+
+static __always_inline struct cell *cell_get(__u32 ref)
+{
+	__u32 idx = ref - 1;
+
+	if (ref == CELL_NONE || ref >= CELL_FULL)
+		return NULL;
+	return bpf_map_lookup_elem(&cells, &idx);
+}
+
+/* Counts the exit as started; returns the reference to keep until it completes. */
+static __always_inline __u32 exit_begin(struct thread_state *ts, __u32 tgid, __u32 tid, __u32 isa,
+					__u32 reason)
+{
+	__u32 ref = cell_ref(ts, tgid, tid, isa, reason);
+	struct cell *c = cell_get(ref);
+
+	if (c)
+		c->started++;
+	else if (ref == CELL_FULL)
+		lost_inc(LOST_CELLS_FULL);
+	return ref;
+}
+
+static __always_inline void cell_complete(struct cell *c, __u64 lat)
+{
+	__u32 b = hist_bucket(lat);
+	__u32 ep = epoch;
+
+	c->count++;
+	c->total_ns += lat;
+	if (lat < c->min_ns)
+		c->min_ns = lat;
+	if (lat > c->max_ns)
+		c->max_ns = lat;
+	if (c->iv_epoch != ep) {
+		c->iv_epoch = ep;
+		c->iv_min_ns = lat;
+		c->iv_max_ns = lat;
+	} else {
+		if (lat < c->iv_min_ns)
+			c->iv_min_ns = lat;
+		if (lat > c->iv_max_ns)
+			c->iv_max_ns = lat;
+	}
+	barrier_var(b);
+	if (b < NR_BUCKETS)
+		c->hist[b]++;
+}
+
+/* Ring-buffer record for a completed exit, after the stream filters. */
+static __always_inline void stream_emit(struct thread_state *ts, __u32 tgid, __u32 tid, __u64 start,
+					__u64 lat, __u16 type)
+{
+	struct vmexit_event *ev;
+
+	if (lat < stream_min_latency_ns)
+		return;
+	if (stream_sample_every > 1 && ts->sample_ctr++ % stream_sample_every)
+		return;
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev) {
+		lost_inc(LOST_RINGBUF_FULL);
+		return;
+	}
+	ev->ts_ns = start;
+	ev->latency_ns = lat;
+	ev->tgid = tgid;
+	ev->tid = tid;
+	ev->vcpu = ts->vcpu;
+	ev->cpu = bpf_get_smp_processor_id();
+	ev->type = type;
+	if (type == VMEXIT_EV_EXIT) {
+		ev->rip = ts->rip;
+		ev->info1 = ts->info1;
+		ev->info2 = ts->info2;
+		ev->intr_info = ts->intr_info;
+		ev->error_code = ts->error_code;
+		ev->isa = ts->exit_isa;
+		ev->reason = ts->exit_reason;
+	} else {
+		ev->rip = 0;
+		ev->info1 = (__u64)ts->uexit_errno;
+		ev->info2 = 0;
+		ev->intr_info = 0;
+		ev->error_code = 0;
+		ev->isa = VMEXIT_ISA_USER;
+		ev->reason = ts->uexit_reason;
+	}
+	bpf_ringbuf_submit(ev, 0);
+}
+
+struct exit_info {
+	__u32 isa;
+	__u32 reason;
+	__s32 vcpu;		/* -1 when the kernel does not say */
+	__u32 intr_info;
+	__u32 error_code;
+	__u64 rip;
+	__u64 info1;
+	__u64 info2;
+};
+
+/* kvm_exit: the guest left; the exit completes at this thread's next kvm_entry. */
+static __always_inline void handle_kvm_exit(__u64 now, __u32 tgid, __u32 tid,
+					    const struct exit_info *x)
+{
+	struct thread_state *ts = thread_get(tgid, tid, true);
+
+	if (!ts || (ts->flags & TS_IGNORED))
+		return;
+	if (x->vcpu >= 0)
+		ts->vcpu = x->vcpu;
+	if (filter_vcpu >= 0 && ts->vcpu != filter_vcpu)
+		return;
+	if (ts->exit_cell != CELL_NONE)
+		lost_inc(LOST_OVERWRITTEN_EXIT);
+	ts->exit_cell = exit_begin(ts, tgid, tid, x->isa, x->reason);
+	ts->exit_ts = now;
+	if (stream_enabled) {
+		ts->exit_isa = x->isa;
+		ts->exit_reason = x->reason;
+		ts->rip = x->rip;
+		ts->info1 = x->info1;
+		ts->info2 = x->info2;
+		ts->intr_info = x->intr_info;
+		ts->error_code = x->error_code;
+	}
+}
+
+static __always_inline void handle_kvm_entry(__u64 now, __u32 tgid, __u32 tid)
+{
+	struct thread_state *ts = thread_get(tgid, tid, false);
+	struct cell *c;
+	__u32 ref;
+
+	if (!ts) {
+		/* A vCPU's very first entry, or one that was in flight when we attached. */
+		if (pid_wanted(tgid))
+			lost_inc(LOST_UNMATCHED_ENTRY);
+		return;
+	}
+	if (ts->flags & TS_IGNORED)
+		return;
+	ref = ts->exit_cell;
+	if (ref == CELL_NONE) {
+		if (filter_vcpu < 0 || ts->vcpu == filter_vcpu)
+			lost_inc(LOST_UNMATCHED_ENTRY);
+		return;
+	}
+	ts->exit_cell = CELL_NONE;
+	c = cell_get(ref);
+	if (!c)
+		return;		/* filtered out, or counted lost when it began */
+	cell_complete(c, now - ts->exit_ts);
+	if (stream_enabled)
+		stream_emit(ts, tgid, tid, ts->exit_ts, now - ts->exit_ts, VMEXIT_EV_EXIT);
+}
+
+/* kvm_userspace_exit: KVM_RUN returns to the VMM; VMM time lasts until the next KVM_RUN. */
+static __always_inline void handle_user_exit(__u64 now, __u32 tgid, __u32 tid, __u32 reason,
+					     __s32 err)
+{
+	struct thread_state *ts = thread_get(tgid, tid, true);
+
+	if (!ts || (ts->flags & TS_IGNORED))
+		return;
+	if (filter_vcpu >= 0 && ts->vcpu >= 0 && ts->vcpu != filter_vcpu)
+		return;
+	if (err < 0)
+		reason = VMEXIT_UREASON_ERRNO | (__u32)-err;
+	if (ts->uexit_cell != CELL_NONE)
+		lost_inc(LOST_UNMATCHED_RUN);
+	ts->uexit_cell = exit_begin(ts, tgid, tid, VMEXIT_ISA_USER, reason);
+	ts->uexit_ts = now;
+	if (stream_enabled) {
+		ts->uexit_reason = reason;
+		ts->uexit_errno = err;
+	}
+}
+
+/* The KVM_RUN ioctl that ends the VMM time of the thread's last userspace exit. */
+static __always_inline void handle_kvm_run(__u64 now, __u32 tgid, __u32 tid)
+{
+	struct thread_state *ts = thread_get(tgid, tid, false);
+	struct cell *c;
+	__u32 ref;
+
+	if (!ts || (ts->flags & TS_IGNORED))
+		return;		/* the thread's first KVM_RUN: nothing to complete */
+	ref = ts->uexit_cell;
+	if (ref == CELL_NONE)
+		return;
+	ts->uexit_cell = CELL_NONE;
+	c = cell_get(ref);
+	if (!c)
+		return;
+	cell_complete(c, now - ts->uexit_ts);
+	if (stream_enabled)
+		stream_emit(ts, tgid, tid, ts->uexit_ts, now - ts->uexit_ts, VMEXIT_EV_USER_EXIT);
+}
+
+static __always_inline void handle_tsc_offset(__u64 now, __u32 tgid, __u32 tid, __s32 vcpu,
+					      __u64 prev, __u64 next)
+{
+	struct vmexit_event *ev;
+
+	if (!stream_enabled || !pid_wanted(tgid))
+		return;
+	if (filter_vcpu >= 0 && vcpu != filter_vcpu)
+		return;
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev) {
+		lost_inc(LOST_RINGBUF_FULL);
+		return;
+	}
+	__builtin_memset(ev, 0, sizeof(*ev));
+	ev->ts_ns = now;
+	ev->tgid = tgid;
+	ev->tid = tid;
+	ev->vcpu = vcpu;
+	ev->cpu = bpf_get_smp_processor_id();
+	ev->info1 = prev;
+	ev->info2 = next;
+	ev->isa = VMEXIT_ISA_USER;
+	ev->type = VMEXIT_EV_TSC_OFFSET;
+	bpf_ringbuf_submit(ev, 0);
+}
+
+static __always_inline void handle_fork(__u32 parent, __u32 child)
+{
+	__u8 one = 1;
+
+	if (follow_forks && bpf_map_lookup_elem(&pid_filter, &parent))
+		bpf_map_update_elem(&pid_filter, &child, &one, BPF_ANY);
+}
+
+#endif /* VMEXIT_HANDLERS_BPF_H */

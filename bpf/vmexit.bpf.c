@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-2.0
+/* vmexit: in-kernel aggregation of KVM exits. The logic is in handlers.bpf.h. */
+#include "handlers.bpf.h"
+
+#define KVM_RUN_IOCTL	0xae80	/* _IO(KVMIO, 0x80) */
+
+/*
+ * Every program returns 1: for a tracepoint, perf_trace_run_bpf_submit() drops the event for
+ * all perf users of that tracepoint (perf stat, perf record, kvm_stat) when an attached BPF
+ * program returns 0.
+ */
+#define TP_PASS		1
+
+SEC("tp/kvm/kvm_exit")
+int kvm_exit(struct trace_event_raw_kvm_exit *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u64 id = bpf_get_current_pid_tgid();
+	struct exit_info x = {
+		.isa = ctx->isa,
+		.reason = ctx->exit_reason,
+		.vcpu = -1,
+		.rip = ctx->guest_rip,
+	};
+
+	/* vcpu_id joined kvm_exit in Linux 5.4 ("KVM: X86: Trace vcpu_id for vmexit"). */
+	if (bpf_core_field_exists(ctx->vcpu_id))
+		x.vcpu = ctx->vcpu_id;
+	if (stream_enabled) {
+		x.info1 = ctx->info1;
+		x.info2 = ctx->info2;
+		/*
+		 * intr_info and error_code became their own fields with the shared
+		 * TRACE_EVENT_KVM_EXIT of Linux 5.12; older kernels fold them into info2.
+		 */
+		if (bpf_core_field_exists(ctx->intr_info))
+			x.intr_info = ctx->intr_info;
+		if (bpf_core_field_exists(ctx->error_code))
+			x.error_code = ctx->error_code;
+	}
+	handle_kvm_exit(now, id >> 32, (__u32)id, &x);
+	return TP_PASS;
+}
+
+SEC("tp/kvm/kvm_entry")
+int kvm_entry(void *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u64 id = bpf_get_current_pid_tgid();
+
+	handle_kvm_entry(now, id >> 32, (__u32)id);
+	return TP_PASS;
+}
+
+SEC("tp/kvm/kvm_userspace_exit")
+int kvm_userspace_exit(struct trace_event_raw_kvm_userspace_exit *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u64 id = bpf_get_current_pid_tgid();
+
+	handle_user_exit(now, id >> 32, (__u32)id, ctx->reason, ctx->errno);
+	return TP_PASS;
+}
+
+SEC("tp/syscalls/sys_enter_ioctl")
+int kvm_run_ioctl(struct syscall_trace_enter *ctx)
+{
+	__u64 now, id;
+
+	/* Every ioctl on the host passes here: leave before any lookup unless it is KVM_RUN. */
+	if (ctx->args[1] != KVM_RUN_IOCTL)
+		return TP_PASS;
+	now = bpf_ktime_get_ns();
+	id = bpf_get_current_pid_tgid();
+	handle_kvm_run(now, id >> 32, (__u32)id);
+	return TP_PASS;
+}
+
+SEC("tp/kvm/kvm_write_tsc_offset")
+int kvm_write_tsc_offset(struct trace_event_raw_kvm_write_tsc_offset *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+
+	handle_tsc_offset(bpf_ktime_get_ns(), id >> 32, (__u32)id, ctx->vcpu_id,
+			  ctx->previous_tsc_offset, ctx->next_tsc_offset);
+	return TP_PASS;
+}
+
+SEC("tp/sched/sched_process_fork")
+int process_fork(struct trace_event_raw_sched_process_fork *ctx)
+{
+	handle_fork(ctx->parent_pid, ctx->child_pid);
+	return TP_PASS;
+}
+
+char LICENSE[] SEC("license") = "GPL";

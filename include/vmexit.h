@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Types shared by the BPF programs and userspace. Plain __u32/__u64 only: this header is
+ * compiled both with -target bpf (against vmlinux/) and by the host compiler.
+ */
+#ifndef VMEXIT_H
+#define VMEXIT_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* Where an exit reason comes from; 1 and 2 are the kernel's KVM_ISA_VMX / KVM_ISA_SVM. */
+#define VMEXIT_ISA_VMX		1
+#define VMEXIT_ISA_SVM		2
+#define VMEXIT_ISA_USER		3	/* KVM_EXIT_* handed to the VMM by kvm_userspace_exit */
+
+/*
+ * A kvm_userspace_exit with errno < 0 carries no KVM_EXIT_* reason (the run was interrupted
+ * or failed); it is accounted as reason VMEXIT_UREASON_ERRNO | -errno.
+ */
+#define VMEXIT_UREASON_ERRNO	0x80000000u
+
+/*
+ * Log-linear latency histogram. Values below HIST_EXACT ns get a bucket each; above, every
+ * power of two is cut into HIST_SUB buckets, so a bucket is at most 1/8 of its lower bound wide
+ * and any percentile read from it is within 12.5 % (6.25 % when the bucket middle is used).
+ * The last bucket collects everything from 2^HIST_MAX_POW ns (137 s) up.
+ */
+#define HIST_SUB_BITS		3
+#define HIST_SUB		(1u << HIST_SUB_BITS)
+#define HIST_EXACT		(2u * HIST_SUB)
+#define HIST_MIN_POW		(HIST_SUB_BITS + 1)	/* log2(HIST_EXACT) */
+#define HIST_MAX_POW		37
+#define NR_BUCKETS		(HIST_EXACT + (HIST_MAX_POW - HIST_MIN_POW) * HIST_SUB + 1)
+/* Array length rounded up to even so that struct cell stays 8-byte sized (mmap stride). */
+#define HIST_SLOTS		((NR_BUCKETS + 1) & ~1u)
+
+/*
+ * Identity of one statistics cell. A cell belongs to one thread (the vCPU thread that
+ * made the exits), so exactly one writer ever touches it; userspace merges cells that
+ * share (tgid, vcpu, isa, reason). vcpu is -1 when the kernel did not say (userspace exits
+ * before the thread's first kvm_exit): userspace then names it from the thread name.
+ */
+struct cell_key {
+	__u32 tgid;
+	__u32 tid;
+	__s32 vcpu;
+	__u32 isa;
+	__u32 reason;
+	__u32 ready;		/* set last, when the key above is complete */
+};
+
+struct cell {
+	struct cell_key key;
+	__u64 started;		/* exits seen (kvm_exit / kvm_userspace_exit) */
+	__u64 count;		/* exits completed: matched with the next entry / KVM_RUN */
+	__u64 total_ns;		/* sum of completed exits' latency */
+	__u64 min_ns;
+	__u64 max_ns;
+	__u64 iv_min_ns;	/* min/max of the exits completed while iv_epoch was current */
+	__u64 iv_max_ns;
+	__u32 iv_epoch;
+	__u32 __pad;
+	__u32 hist[HIST_SLOTS];	/* wraps after 2^32; userspace takes deltas modulo 2^32 */
+};
+
+/* Why an exit could not be recorded; kernel counters, reported by every front end. */
+enum vmexit_lost {
+	LOST_CELLS_FULL,	/* no free statistics cell (raise --max-cells) */
+	LOST_THREADS_FULL,	/* no per-thread state (thread hash full) */
+	LOST_UNMATCHED_ENTRY,	/* kvm_entry with no exit in flight (first run, or attach mid-exit) */
+	LOST_OVERWRITTEN_EXIT,	/* kvm_exit while the thread's previous exit was still in flight */
+	LOST_UNMATCHED_RUN,	/* user exit overwritten before the next KVM_RUN */
+	LOST_RINGBUF_FULL,	/* stream record dropped: ring buffer full */
+	NR_LOST,
+};
+
+/* Ring-buffer / record-file event. Fixed size; every field little-endian host order. */
+enum vmexit_event_type {
+	VMEXIT_EV_EXIT = 1,	/* a kvm_exit completed by the same thread's kvm_entry */
+	VMEXIT_EV_USER_EXIT = 2,/* a kvm_userspace_exit completed by the next KVM_RUN */
+	VMEXIT_EV_TSC_OFFSET = 3,/* kvm_write_tsc_offset: info1 = previous, info2 = next offset */
+};
+
+struct vmexit_event {
+	__u64 ts_ns;		/* CLOCK_MONOTONIC ns when the guest left */
+	__u64 latency_ns;	/* time until the thread's next entry (EV_EXIT) / KVM_RUN (EV_USER_EXIT) */
+	__u64 rip;
+	__u64 info1;		/* EV_USER_EXIT: errno of the run (0 on success) */
+	__u64 info2;
+	__u32 intr_info;
+	__u32 error_code;
+	__u32 tgid;
+	__u32 tid;
+	__s32 vcpu;		/* -1 when unknown */
+	__u32 reason;
+	__u32 cpu;
+	__u16 isa;		/* VMEXIT_ISA_* */
+	__u16 type;		/* enum vmexit_event_type */
+};
+
+#endif /* VMEXIT_H */

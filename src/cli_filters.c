@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli_filters.h"
+#include "guest_names.h"
+
+enum { OPT_MAX_CELLS = 0x100 };
+
+static const struct argp_option options[] = {
+	{ NULL, 0, NULL, 0, "Filters (applied in the kernel):", 1 },
+	{ "pid", 'p', "PID", 0, "Only this VMM process (repeatable)", 1 },
+	{ "guest", 'g', "NAME", 0, "Only the guest with this name (QEMU -name; repeatable)", 1 },
+	{ "vcpu", 'c', "N", 0, "Only this vCPU", 1 },
+	{ "reason", 'r', "LIST", 0,
+	  "Only these exit reasons: names or numbers, comma-separated (svm:npf, vmx:48, IO)", 1 },
+	{ "max-cells", OPT_MAX_CELLS, "N", 0,
+	  "Statistics cells, one per thread and reason (default 4096)", 1 },
+	{ "verbose", 'v', NULL, 0, "Show libbpf's messages and the verifier log", 1 },
+	{},
+};
+
+static long parse_long(const char *arg, const char *what, long min, long max,
+		       struct argp_state *state)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 0);
+	if (errno || end == arg || *end || v < min || v > max)
+		argp_error(state, "invalid %s '%s': give a number from %ld to %ld", what, arg,
+			   min, max);
+	return v;
+}
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct cli_filters *f = state->input;
+	struct session_opts *o = f->opts;
+	char err[256];
+	int n;
+
+	switch (key) {
+	case 'p':
+		if (o->nr_pids >= MAX_PID_FILTER)
+			argp_error(state, "too many -p (at most %d)", MAX_PID_FILTER);
+		o->pids[o->nr_pids] = (int)parse_long(arg, "pid", 1, 0x7fffffff, state);
+		if (kill(o->pids[o->nr_pids], 0) && errno == ESRCH) {
+			fprintf(stderr, "vmexit: no process with pid %s; running guests:\n", arg);
+			guests_list_print(stderr);
+			exit(2);
+		}
+		o->nr_pids++;
+		break;
+	case 'g':
+		if (f->nr_guests >= MAX_GUEST_NAMES)
+			argp_error(state, "too many -g (at most %d)", MAX_GUEST_NAMES);
+		f->guests[f->nr_guests++] = arg;
+		break;
+	case 'c':
+		o->vcpu = (int)parse_long(arg, "vCPU", 0, 0x7fffffff, state);
+		break;
+	case 'r':
+		n = reason_parse_list(arg, o->reasons + o->nr_reasons,
+				      MAX_REASON_SEL - o->nr_reasons, err, sizeof(err));
+		if (n < 0) {
+			fprintf(stderr, "vmexit: %s\n", err);
+			exit(2);
+		}
+		o->nr_reasons += n;
+		break;
+	case OPT_MAX_CELLS:
+		o->max_cells = (__u32)parse_long(arg, "--max-cells", 16, 65000, state);
+		break;
+	case 'v':
+		o->verbose = true;
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+const struct argp cli_filters_argp = { .options = options, .parser = parse_opt };
+
+int cli_filters_resolve(struct cli_filters *f)
+{
+	struct session_opts *o = f->opts;
+
+	for (int i = 0; i < f->nr_guests; i++) {
+		int room = MAX_PID_FILTER - o->nr_pids;
+		int n = guests_find(f->guests[i], o->pids + o->nr_pids, room);
+
+		if (n <= 0) {
+			fprintf(stderr, "vmexit: no running guest named '%s'; running guests:\n",
+				f->guests[i]);
+			guests_list_print(stderr);
+			return -1;
+		}
+		o->nr_pids += n < room ? n : room;
+	}
+	return 0;
+}
+
+int parse_interval(const char *s, double *secs)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v < 0.01 || v > 86400) {
+		fprintf(stderr, "vmexit: bad interval '%s': give seconds from 0.01 to 86400\n", s);
+		return -1;
+	}
+	*secs = v;
+	return 0;
+}
+
+int parse_count(const char *s, long *count)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 1) {
+		fprintf(stderr, "vmexit: bad count '%s': give a whole number of intervals >= 1\n",
+			s);
+		return -1;
+	}
+	*count = v;
+	return 0;
+}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The filter options every tracing command shares: -p, -g, -c, -r, --max-cells, -v. */
+#ifndef VMEXIT_CLI_FILTERS_H
+#define VMEXIT_CLI_FILTERS_H
+
+#include <argp.h>
+#include "session.h"
+
+#define MAX_GUEST_NAMES	16
+
+struct cli_filters {
+	struct session_opts *opts;
+	const char *guests[MAX_GUEST_NAMES];
+	int nr_guests;
+};
+
+extern const struct argp cli_filters_argp;
+/* Turns guest names into pids (now, while they run). Prints the error; -1 on failure. */
+int cli_filters_resolve(struct cli_filters *f);
+/* Positional "[interval [count]]"; -1 with a message when malformed. */
+int parse_interval(const char *s, double *secs);
+int parse_count(const char *s, long *count);
+
+#endif /* VMEXIT_CLI_FILTERS_H */

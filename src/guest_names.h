@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Naming guests (VMM processes) and vCPUs (their threads) from what /proc shows: the VMM's
+ * command line and the thread names VMMs give their vCPU threads.
+ */
+#ifndef VMEXIT_GUEST_NAMES_H
+#define VMEXIT_GUEST_NAMES_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/*
+ * The guest name in a command line (args: NUL-separated argv as in /proc/PID/cmdline, len
+ * bytes, last NUL optional). Understands QEMU's -name/--name (NAME, guest=NAME, ",," for a
+ * literal comma, the last -name wins) and firecracker's --id. 0 with the name (truncated to
+ * outlen - 1), or -ENOENT.
+ */
+int guest_name_from_cmdline(const char *args, size_t len, char *out, size_t outlen);
+
+/* The command-line name, else the process's comm. 0, or -errno (-ENOENT: process gone). */
+int guest_name_for_pid(int pid, char *out, size_t outlen);
+
+/*
+ * The vCPU index in a vCPU thread's name: "CPU 3/KVM" (QEMU), "vcpu3" (cloud-hypervisor),
+ * "crosvm_vcpu3", "fc_vcpu 3" (firecracker), "kvm-vcpu-3" (kvmtool). -1 if not one of them.
+ */
+int vcpu_from_thread_name(const char *comm);
+
+/* vcpu_from_thread_name() of /proc/TGID/task/TID/comm; -1 if unknown or the thread is gone. */
+int vcpu_for_thread(int tgid, int tid);
+
+/*
+ * PIDs of the VMM processes whose command-line guest name is exactly name. A process counts
+ * as a VMM if its argv[0] is a known VMM binary or it holds /dev/kvm or a KVM VM open, so
+ * that `find -name x` is not a guest. Returns how many were stored in pids (at most max), or
+ * -errno if /proc cannot be read.
+ */
+int guests_find(const char *name, int *pids, int max);
+
+/* "  PID  NAME" for every VMM process, for "unknown guest" errors; "  (none found)" if none. */
+void guests_list_print(FILE *f);
+
+#endif /* VMEXIT_GUEST_NAMES_H */

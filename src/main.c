@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-2.0
+/* vmexit: why and for how long KVM guests leave guest mode. */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include "commands.h"
+
+volatile sig_atomic_t exiting;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	exiting = 1;
+}
+
+void install_signal_handlers(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+} commands[] = {
+	{ "stat", cmd_stat, "count exits per VM, vCPU and reason, with time in exit" },
+	{ "list", cmd_list, "list exit reason names, or running guests (list guests)" },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: vmexit COMMAND [OPTION...]\n\n"
+		   "Why and for how long KVM guests leave guest mode.\n\nCommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
+	fprintf(f, "\n'vmexit COMMAND --help' describes each command.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		printf("vmexit 0.1\n");
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
+	}
+	fprintf(stderr, "vmexit: unknown command '%s'; commands: stat, list (vmexit --help)\n",
+		argv[1]);
+	return 2;
+}

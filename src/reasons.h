@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Exit-reason names for the three sources of exits: Intel VMX basic exit reasons, AMD SVM exit
+ * codes and the KVM_EXIT_* codes KVM hands to the VMM. Names are the ones the kernel's kvm_exit
+ * and kvm_userspace_exit tracepoints print, so vmexit output reads like perf/trace-cmd output.
+ */
+#ifndef VMEXIT_REASONS_H
+#define VMEXIT_REASONS_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <linux/types.h>
+
+#include "vmexit.h"
+
+/* VMX exit reason bit 31: the VM entry itself failed (the low 16 bits say why). */
+#define VMX_FAILED_VMENTRY	0x80000000u
+#define VMX_BASIC_MASK		0xffffu
+
+const char *isa_name(__u32 isa);			/* "vmx", "svm", "user", "?" */
+int isa_parse(const char *s, __u32 *isa);		/* vmx/intel, svm/amd, user: 0 or -EINVAL */
+
+/* The table's name for (isa, reason), or NULL when there is none. */
+const char *reason_name(__u32 isa, __u32 reason);
+
+/*
+ * A printable name for any (isa, reason): the table name, "FAILED_VMENTRY|<basic>" for failed
+ * VMX entries, "restart" / "error(EFAULT)" / "error(-N)" for user exits carrying an errno, and
+ * "UNKNOWN_0x<hex>" otherwise. reason_parse_list() accepts every string this returns. Always
+ * NUL-terminated (truncated to len); returns buf.
+ */
+const char *reason_str(__u32 isa, __u32 reason, char *buf, size_t len);
+
+/* Longest string reason_str() can produce, with its NUL. */
+#define REASON_STR_MAX		64
+
+struct reason_entry {
+	__u32 code;
+	const char *name;
+};
+
+/* The whole table for isa, sorted by code (NULL and *n = 0 for an unknown isa). */
+const struct reason_entry *reason_table(__u32 isa, size_t *n);
+
+/*
+ * Looks name up in one isa: table names case-insensitively (' ', '_' and '-' are equal, and
+ * "KVM_EXIT_" is optional for user exits), plus the forms reason_str() prints.
+ * 0 and *reason, or -ENOENT.
+ */
+int reason_lookup(__u32 isa, const char *name, __u32 *reason);
+
+struct reason_sel {
+	__u32 isa;
+	__u32 reason;
+};
+
+/*
+ * Parses a comma-separated -r/--reason list. Each item is NAME, NUMBER (decimal or 0x hex),
+ * or ISA:NAME / ISA:NUMBER. A bare name selects it in every ISA whose table has it ("io" is
+ * both SVM io and KVM_EXIT_IO); a bare number selects that code in all three ISAs.
+ * Duplicates are dropped. Returns the number of pairs written to out, or -1 with err holding
+ * one line that names the bad item and says how to list valid names.
+ */
+int reason_parse_list(const char *list, struct reason_sel *out, int max, char *err,
+		      size_t errlen);
+
+/* Every known name, grouped by ISA, for `vmexit list` and error help. */
+void reason_list_print(FILE *f);
+
+#endif /* VMEXIT_REASONS_H */

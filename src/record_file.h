@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The vmexit record file: `vmexit record -o FILE` writes it, `vmexit report -i FILE` reads it.
+ * docs/record-format.md describes the bytes; this header describes the C API.
+ *
+ * Every message written into an err buffer is one complete line without a trailing newline
+ * that names the file (or "<memory>"), e.g.
+ *	"trace.vmexit: offset 4816: checksum mismatch in event record (stored 0x1234abcd,
+ *	 computed 0x9f00e1c2)"
+ * so callers print it as is, prefixed with "vmexit: ".
+ */
+#ifndef VMEXIT_RECORD_FILE_H
+#define VMEXIT_RECORD_FILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "vmexit.h"
+
+#define REC_FORMAT_MAJOR	1	/* incompatible changes: readers refuse a larger major */
+#define REC_FORMAT_MINOR	0	/* compatible additions: readers skip what they don't know */
+
+#define REC_NAME_MAX		255	/* longest guest name stored; longer ones are cut */
+
+/* What the writer knew about the host and its clocks when recording started. */
+struct rec_meta {
+	char host[65];		/* uname nodename */
+	char kernel[65];	/* uname release */
+	__u64 mono_ns;		/* CLOCK_MONOTONIC at start: event ts_ns use this clock */
+	__u64 real_ns;		/* CLOCK_REALTIME at the same moment: wall = real + (ts - mono) */
+	double tsc_mhz;		/* 0 when unknown */
+};
+
+/* Fills host, kernel and the two clocks from uname() / clock_gettime(); tsc_mhz = 0. */
+void rec_meta_now(struct rec_meta *meta);
+
+enum rec_kind {
+	REC_EVENT = 1,		/* item.ev is valid */
+	REC_GUEST = 2,		/* item.tgid / item.name: a VM's name, valid for later events */
+	REC_LOST = 3,		/* item.ts_ns / item.lost[]: kernel loss counters grew by these */
+};
+
+struct rec_item {
+	enum rec_kind kind;
+	__u64 offset;				/* file offset of the record (for messages) */
+	struct vmexit_event ev;			/* REC_EVENT */
+	__u32 tgid;				/* REC_GUEST */
+	char name[REC_NAME_MAX + 1];		/* REC_GUEST, NUL-terminated, any bytes but NUL */
+	__u64 ts_ns;				/* REC_LOST: CLOCK_MONOTONIC when sampled */
+	__u64 lost[NR_LOST];			/* REC_LOST: increase of each enum vmexit_lost */
+};
+
+struct rec_writer;
+
+/*
+ * Creates path ("-" = standard output) and prepares the header. Refuses an existing file
+ * unless force is set. The header is written with the first event / lost record, flush or
+ * close, so guests added before that are part of the header's guest table. Returns NULL with
+ * a message in err on failure.
+ */
+struct rec_writer *rec_writer_open(const char *path, bool force, const struct rec_meta *meta,
+				   char *err, size_t errlen);
+/*
+ * Append to a large buffer that is written out when full: few syscalls. All return 0 or
+ * -errno; after a failed write every later call fails with the same error (rec_writer_error
+ * gives the message).
+ */
+int rec_writer_add_event(struct rec_writer *w, const struct vmexit_event *ev);
+int rec_writer_add_guest(struct rec_writer *w, __u32 tgid, const char *name);
+int rec_writer_add_lost(struct rec_writer *w, __u64 ts_ns, const __u64 lost[NR_LOST]);
+/*
+ * Writes every buffered record. Records are only ever written whole and in order, so a
+ * file cut at any point (kill -9, full disk) holds every record of the last flush before it.
+ */
+int rec_writer_flush(struct rec_writer *w);
+/* Writes the end record, flushes, closes and frees (also on error). 0 or -errno. */
+int rec_writer_close(struct rec_writer *w);
+/* Last error as a one-line message naming the file, "" if none. */
+const char *rec_writer_error(const struct rec_writer *w);
+/* Events written so far (buffered or not). */
+__u64 rec_writer_events(const struct rec_writer *w);
+
+struct rec_reader;
+
+/* Opens path ("-" = standard input) and checks the header. NULL + message on failure. */
+struct rec_reader *rec_reader_open(const char *path, char *err, size_t errlen);
+/* Same over a memory buffer, which must outlive the reader (fuzzing, tests). */
+struct rec_reader *rec_reader_open_mem(const void *data, size_t len, char *err, size_t errlen);
+const struct rec_meta *rec_reader_meta(struct rec_reader *r);
+/* Format version of the file, as major << 16 | minor. */
+__u32 rec_reader_version(struct rec_reader *r);
+/*
+ * 1 = item filled (kind says which), 0 = clean end (the writer's end record was read and
+ * matched), -1 = the file is damaged or could not be read: err says "PATH: offset N: what".
+ * Every valid record before the damage has been returned first. The guests of the header
+ * come first, as REC_GUEST items. After -1 or 0 every later call returns the same.
+ */
+int rec_reader_next(struct rec_reader *r, struct rec_item *item, char *err, size_t errlen);
+/*
+ * The reason's name as the writer knew it (the file's table), or NULL when the writer had no
+ * name for it. Valid until rec_reader_close.
+ */
+const char *rec_reader_reason_name(struct rec_reader *r, __u32 isa, __u32 reason);
+/* Number of (isa, code, name) entries in the file's reason table. */
+size_t rec_reader_reason_count(struct rec_reader *r);
+void rec_reader_close(struct rec_reader *r);
+
+/* CRC32C (Castagnoli) as used by the format; exported for tests and tools. */
+__u32 rec_crc32c(__u32 crc, const void *data, size_t len);
+
+#endif /* VMEXIT_RECORD_FILE_H */

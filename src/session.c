@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Preflight checks, skeleton open -> tunables -> load -> attach, and the traced command. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/capability.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "session.h"
+#include "vmexit.skel.h"
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON	38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF		39
+#endif
+
+static bool verbose;
+
+static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	/* Without -v, vmexit's own one-line errors say what went wrong. */
+	if (!verbose)
+		return 0;
+	(void)level;
+	return vfprintf(stderr, fmt, args);
+}
+
+static bool has_caps(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = {};
+
+	if (geteuid() == 0)
+		return true;
+	if (syscall(SYS_capget, &hdr, data))
+		return false;
+	return (data[CAP_BPF / 32].effective & (1u << (CAP_BPF % 32))) &&
+	       (data[CAP_PERFMON / 32].effective & (1u << (CAP_PERFMON % 32)));
+}
+
+static const char *tracefs_dir(void)
+{
+	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	struct stat st;
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		char p[64];
+
+		snprintf(p, sizeof(p), "%s/events", dirs[i]);
+		if (!stat(p, &st))
+			return dirs[i];
+	}
+	return NULL;
+}
+
+int session_preflight(void)
+{
+	const char *tfs;
+	char p[128];
+
+	if (!has_caps()) {
+		fprintf(stderr, "vmexit: needs root (or CAP_BPF and CAP_PERFMON): run it with sudo\n");
+		return -1;
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		fprintf(stderr, "vmexit: this kernel has no BTF (/sys/kernel/btf/vmlinux): "
+			"use a kernel built with CONFIG_DEBUG_INFO_BTF=y\n");
+		return -1;
+	}
+	tfs = tracefs_dir();
+	if (!tfs && mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0)
+		tfs = tracefs_dir();
+	if (!tfs) {
+		fprintf(stderr, "vmexit: tracefs is not mounted and could not be: "
+			"mount -t tracefs nodev /sys/kernel/tracing\n");
+		return -1;
+	}
+	snprintf(p, sizeof(p), "%s/events/kvm/kvm_userspace_exit", tfs);
+	if (access(p, F_OK)) {
+		fprintf(stderr, "vmexit: no kvm tracepoints in %s/events/kvm: load the kvm module "
+			"(modprobe kvm_intel or modprobe kvm_amd)\n", tfs);
+		return -1;
+	}
+	snprintf(p, sizeof(p), "%s/events/kvm/kvm_exit", tfs);
+	if (access(p, F_OK)) {
+		fprintf(stderr, "vmexit: kvm is loaded but has no kvm_exit tracepoint in %s: "
+			"load kvm_intel or kvm_amd\n", tfs);
+		return -1;
+	}
+	return 0;
+}
+
+/* Forks the command stopped on a pipe, so that its pid can be filtered before it runs. */
+static int command_fork(struct session *s, char **argv)
+{
+	int fds[2];
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		char c;
+
+		close(fds[1]);
+		/* One byte means go; EOF means the parent gave up: never run untraced. */
+		if (read(fds[0], &c, 1) != 1)
+			_exit(127);
+		execvp(argv[0], argv);
+		fprintf(stderr, "vmexit: cannot run '%s': %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(fds[0]);
+	s->child = pid;
+	s->child_go_fd = fds[1];
+	return 0;
+}
+
+void session_start_command(struct session *s)
+{
+	if (s->child_go_fd >= 0) {
+		if (write(s->child_go_fd, "g", 1) != 1)
+			fprintf(stderr, "vmexit: cannot start the command: %s\n", strerror(errno));
+		close(s->child_go_fd);
+		s->child_go_fd = -1;
+	}
+}
+
+bool session_command_done(struct session *s, int *status)
+{
+	if (!s->child)
+		return false;
+	if (waitpid(s->child, status, WNOHANG) == s->child) {
+		s->child = 0;
+		return true;
+	}
+	return false;
+}
+
+static bool task_storage_supported(void)
+{
+	/* Task storage for tracing programs: Linux 5.11 ("bpf: Enable task local storage
+	 * for tracing programs"); probing the map type is the cheap proxy. */
+	return libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) == 1;
+}
+
+static int fill_filters(struct session *s, struct session_opts *o)
+{
+	__u8 one = 1;
+	int fd, err;
+
+	fd = bpf_map__fd(s->skel->maps.pid_filter);
+	for (int i = 0; i < o->nr_pids; i++) {
+		__u32 pid = o->pids[i];
+
+		err = bpf_map_update_elem(fd, &pid, &one, BPF_ANY);
+		if (err)
+			return err;
+	}
+	if (s->child) {
+		__u32 pid = s->child;
+
+		err = bpf_map_update_elem(fd, &pid, &one, BPF_ANY);
+		if (err)
+			return err;
+	}
+	fd = bpf_map__fd(s->skel->maps.reason_filter);
+	for (int i = 0; i < o->nr_reasons; i++) {
+		__u64 key = (__u64)o->reasons[i].isa << 32 | o->reasons[i].reason;
+
+		err = bpf_map_update_elem(fd, &key, &one, BPF_ANY);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int session_open(struct session *s, struct session_opts *o)
+{
+	struct vmexit_bpf *skel;
+	size_t stride;
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	s->child_go_fd = -1;
+	verbose = o->verbose;
+	libbpf_set_print(print_libbpf);
+
+	if (o->command) {
+		err = command_fork(s, o->command);
+		if (err) {
+			fprintf(stderr, "vmexit: cannot start '%s': %s\n", o->command[0],
+				strerror(-err));
+			return err;
+		}
+	}
+
+	skel = vmexit_bpf__open();
+	if (!skel) {
+		err = -errno;
+		fprintf(stderr, "vmexit: cannot open the BPF object: %s\n", strerror(errno));
+		goto fail;
+	}
+	s->skel = skel;
+	s->task_storage = !o->force_thread_hash && task_storage_supported();
+	s->max_cells = o->max_cells ? o->max_cells : 4096;
+
+	skel->rodata->use_task_storage = s->task_storage;
+	skel->rodata->filter_pids = o->nr_pids > 0 || o->command;
+	skel->rodata->follow_forks = o->command != NULL;
+	skel->rodata->filter_reasons = o->nr_reasons > 0;
+	skel->rodata->filter_vcpu = o->vcpu;
+	skel->rodata->max_cells = s->max_cells;
+	skel->rodata->stream_enabled = o->stream;
+	skel->rodata->stream_min_latency_ns = o->min_latency_ns;
+	skel->rodata->stream_sample_every = o->sample_every ? o->sample_every : 1;
+
+	bpf_map__set_max_entries(skel->maps.cells, s->max_cells);
+	if (s->task_storage) {
+		bpf_map__set_autocreate(skel->maps.thread_hash, true);
+	} else {
+		bpf_map__set_max_entries(skel->maps.thread_hash, 16384);
+		bpf_map__set_autocreate(skel->maps.thread_storage, false);
+	}
+	if (o->stream)
+		bpf_map__set_max_entries(skel->maps.events,
+					 (o->ringbuf_kb ? o->ringbuf_kb : 16384) * 1024);
+	/* The fork follower only matters when we run the command ourselves. */
+	bpf_program__set_autoload(skel->progs.process_fork, o->command != NULL);
+	bpf_program__set_autoload(skel->progs.kvm_write_tsc_offset, o->stream);
+
+	err = vmexit_bpf__load(skel);
+	if (err) {
+		fprintf(stderr, "vmexit: cannot load the BPF programs: %s (run with -v for the "
+			"verifier log)\n", strerror(-err));
+		goto fail;
+	}
+	err = fill_filters(s, o);
+	if (err) {
+		fprintf(stderr, "vmexit: cannot set filters: %s\n", strerror(-err));
+		goto fail;
+	}
+
+	stride = (sizeof(struct cell) + 7) & ~7ul;
+	s->cells_len = stride * s->max_cells;
+	s->cells_len = (s->cells_len + getpagesize() - 1) & ~((size_t)getpagesize() - 1);
+	s->cells = mmap(NULL, s->cells_len, PROT_READ, MAP_SHARED,
+			bpf_map__fd(skel->maps.cells), 0);
+	if (s->cells == MAP_FAILED) {
+		err = -errno;
+		s->cells = NULL;
+		fprintf(stderr, "vmexit: cannot map the statistics: %s\n", strerror(-err));
+		goto fail;
+	}
+
+	err = vmexit_bpf__attach(skel);
+	if (err) {
+		fprintf(stderr, "vmexit: cannot attach to the kvm tracepoints: %s\n",
+			strerror(-err));
+		goto fail;
+	}
+	return 0;
+fail:
+	session_close(s);
+	return err ? err : -EINVAL;
+}
+
+__u32 session_nr_cells(const struct session *s)
+{
+	__u32 n = __atomic_load_n(&s->skel->bss->next_cell, __ATOMIC_ACQUIRE);
+
+	return n < s->max_cells ? n : s->max_cells;
+}
+
+void session_lost(const struct session *s, __u64 lost[NR_LOST])
+{
+	for (int i = 0; i < NR_LOST; i++)
+		lost[i] = __atomic_load_n(&s->skel->bss->lost[i], __ATOMIC_RELAXED);
+}
+
+void session_new_epoch(struct session *s)
+{
+	__atomic_store_n(&s->skel->bss->epoch, s->skel->bss->epoch + 1, __ATOMIC_RELEASE);
+}
+
+__u32 session_epoch(const struct session *s)
+{
+	return __atomic_load_n(&s->skel->bss->epoch, __ATOMIC_ACQUIRE);
+}
+
+void session_close(struct session *s)
+{
+	if (s->child_go_fd >= 0) {
+		close(s->child_go_fd);	/* an unstarted child reads EOF and exits */
+		s->child_go_fd = -1;
+		if (s->child)
+			waitpid(s->child, NULL, 0);
+		s->child = 0;
+	}
+	if (s->cells)
+		munmap(s->cells, s->cells_len);
+	s->cells = NULL;
+	vmexit_bpf__destroy(s->skel);
+	s->skel = NULL;
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Loading vmexit's BPF programs: preflight checks, tunables, attach, the traced command. */
+#ifndef VMEXIT_SESSION_H
+#define VMEXIT_SESSION_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include "vmexit.h"
+#include "reasons.h"
+
+#define MAX_PID_FILTER	64
+#define MAX_REASON_SEL	256
+
+struct session_opts {
+	int pids[MAX_PID_FILTER];
+	int nr_pids;
+	int vcpu;			/* -1: all */
+	struct reason_sel reasons[MAX_REASON_SEL];
+	int nr_reasons;
+	__u32 max_cells;
+	bool stream;			/* ring buffer of events */
+	__u32 ringbuf_kb;
+	__u64 min_latency_ns;
+	__u32 sample_every;
+	char **command;			/* run this, trace it and its children, stop when it exits */
+	bool verbose;
+	bool force_thread_hash;		/* test/bench knob: per-thread state in a hash */
+};
+
+struct vmexit_bpf;
+struct ring_buffer;
+
+struct session {
+	struct vmexit_bpf *skel;
+	struct cell *cells;		/* mmapped cell array */
+	size_t cells_len;
+	__u32 max_cells;
+	pid_t child;			/* the traced command, or 0 */
+	int child_go_fd;		/* write end: closing it lets the child exec */
+	bool task_storage;
+};
+
+/* Checks privileges, BTF, tracefs and the kvm tracepoints; prints one line and returns -1 if
+ * something is missing. Mounts tracefs when it is absent and we may. */
+int session_preflight(void);
+int session_open(struct session *s, struct session_opts *o);
+/* Lets the command start (after attach). */
+void session_start_command(struct session *s);
+/* Returns true once the traced command has exited (its status in *status). */
+bool session_command_done(struct session *s, int *status);
+/* Cells handed out so far (bounded by max_cells). */
+__u32 session_nr_cells(const struct session *s);
+void session_lost(const struct session *s, __u64 lost[NR_LOST]);
+void session_new_epoch(struct session *s);
+__u32 session_epoch(const struct session *s);
+void session_close(struct session *s);
+
+#endif /* VMEXIT_SESSION_H */

@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "stat_output.h"
+#include "hist.h"
+#include "reasons.h"
+#include "text_escape.h"
+
+static const char *const lost_names[NR_LOST] = {
+	[LOST_CELLS_FULL] = "cells_full",
+	[LOST_THREADS_FULL] = "threads_full",
+	[LOST_UNMATCHED_ENTRY] = "unmatched_entry",
+	[LOST_OVERWRITTEN_EXIT] = "overwritten_exit",
+	[LOST_UNMATCHED_RUN] = "unmatched_run",
+	[LOST_RINGBUF_FULL] = "ringbuf_full",
+};
+
+static const char *const lost_help[NR_LOST] = {
+	[LOST_CELLS_FULL] = "exits not counted: statistics cells full (raise --max-cells)",
+	[LOST_THREADS_FULL] = "exits not counted: no per-thread state",
+	[LOST_UNMATCHED_ENTRY] = "entries without a recorded exit (a vCPU's first run, or one "
+				 "in flight at start)",
+	[LOST_OVERWRITTEN_EXIT] = "exits that never saw their entry (latency unknown)",
+	[LOST_UNMATCHED_RUN] = "userspace exits not followed by KVM_RUN (latency unknown)",
+	[LOST_RINGBUF_FULL] = "stream records dropped: ring buffer full",
+};
+
+const char *fmt_duration(const struct stat_view *v, __u64 ns, char *buf, size_t len)
+{
+	if (v->unit_ns == 1)
+		snprintf(buf, len, "%llu", (unsigned long long)ns);
+	else if (v->unit_ns)
+		snprintf(buf, len, "%.1f", (double)ns / (double)v->unit_ns);
+	else if (ns < 1000)
+		snprintf(buf, len, "%lluns", (unsigned long long)ns);
+	else if (ns < 1000000)
+		snprintf(buf, len, "%.1fus", ns / 1e3);
+	else if (ns < 1000000000)
+		snprintf(buf, len, "%.1fms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.2fs", ns / 1e9);
+	return buf;
+}
+
+/* "250us", "1.5ms", "2s", "800" (ns). */
+int parse_duration_ns(const char *s, __u64 *ns)
+{
+	static const struct { const char *sfx; double mul; } units[] = {
+		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { "", 1 },
+	};
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || v < 0 || !isfinite(v))
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (!strcmp(end, units[i].sfx)) {
+			*ns = (__u64)(v * units[i].mul + 0.5);
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static const struct stat_view *sort_view;
+
+static __u64 sort_value(const struct row *r)
+{
+	switch (sort_view->sort) {
+	case SORT_TIME:
+		return r->total_ns;
+	case SORT_MAX:
+		return r->completed ? r->max_ns : 0;
+	case SORT_P99:
+		return row_percentile(r, 99);
+	default:
+		return r->count;
+	}
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	__u64 vx = sort_value(x), vy = sort_value(y);
+
+	if (vx != vy)
+		return vx < vy ? 1 : -1;
+	if (x->key.tgid != y->key.tgid)
+		return x->key.tgid < y->key.tgid ? -1 : 1;
+	if (x->key.vcpu != y->key.vcpu)
+		return x->key.vcpu < y->key.vcpu ? -1 : 1;
+	if (x->key.isa != y->key.isa)
+		return x->key.isa < y->key.isa ? -1 : 1;
+	return x->key.reason < y->key.reason ? -1 : x->key.reason > y->key.reason;
+}
+
+static void rows_sort(const struct stat_view *v, struct row_table *rt)
+{
+	sort_view = v;
+	qsort(rt->rows, rt->nr, sizeof(*rt->rows), row_cmp);
+	row_table_reindex(rt);
+}
+
+static const char *row_reason(const struct row *r, char *buf, size_t len)
+{
+	char tmp[48];
+
+	reason_str(r->key.isa, r->key.reason, tmp, sizeof(tmp));
+	if (r->key.isa == VMEXIT_ISA_USER)
+		snprintf(buf, len, "KVM_EXIT_%s", tmp);
+	else
+		snprintf(buf, len, "%s", tmp);
+	return buf;
+}
+
+static const char *row_vm(const struct stat_view *v, const struct row *r)
+{
+	return v->by == BY_REASON ? "*" : vm_names_get(v->names, r->key.tgid);
+}
+
+static double pct(__u64 ns, double secs)
+{
+	return secs > 0 ? (double)ns / (secs * 1e9) * 100.0 : 0;
+}
+
+static void print_hist(const struct stat_view *v, const struct row *r, FILE *f)
+{
+	__u64 peak = 0, lo_b = NR_BUCKETS, hi_b = 0;
+	char rb[64];
+
+	for (__u32 b = 0; b < NR_BUCKETS; b++) {
+		if (!r->hist[b])
+			continue;
+		if (lo_b == NR_BUCKETS)
+			lo_b = b;
+		hi_b = b;
+		if (r->hist[b] > peak)
+			peak = r->hist[b];
+	}
+	fprintf(f, "\n%s", row_vm(v, r));
+	if (r->key.vcpu >= 0)
+		fprintf(f, " vCPU %d", r->key.vcpu);
+	fprintf(f, " %s\n", row_reason(r, rb, sizeof(rb)));
+	if (!peak) {
+		fprintf(f, "    (no completed exits)\n");
+		return;
+	}
+	fprintf(f, "%24s : %-10s distribution\n", "ns", "count");
+	for (__u64 b = lo_b; b <= hi_b; b++) {
+		int stars = (int)((r->hist[b] * 40 + peak - 1) / peak);
+		char range[40];
+
+		if (b == NR_BUCKETS - 1)
+			snprintf(range, sizeof(range), "%llu -> ...",
+				 (unsigned long long)hist_bucket_low(b));
+		else
+			snprintf(range, sizeof(range), "%llu -> %llu",
+				 (unsigned long long)hist_bucket_low(b),
+				 (unsigned long long)hist_bucket_high(b) - 1);
+		fprintf(f, "%24s : %-10llu |%-40.*s|\n", range, (unsigned long long)r->hist[b],
+			r->hist[b] ? (stars ? stars : 1) : 0,
+			"****************************************");
+	}
+}
+
+static void print_table_row(const struct stat_view *v, const struct stat_report *rep,
+			    const struct row *r, const char *vm, const char *reason, bool total,
+			    FILE *f)
+{
+	char tot[24], avg[24], p50[24], p99[24], max[24];
+	__u64 a = r->completed ? r->total_ns / r->completed : 0;
+
+	fprintf(f, "%-16.16s ", vm);
+	if (v->by == BY_VCPU) {
+		if (r->key.vcpu >= 0)
+			fprintf(f, "%4d ", r->key.vcpu);
+		else
+			fprintf(f, "%4s ", total ? "" : "?");
+	}
+	fprintf(f, "%-22.22s %10llu %10.1f %6.2f%% %9s %9s %9s %9s %9s", reason,
+		(unsigned long long)r->count, rep->interval_s > 0 ? r->count / rep->interval_s : 0,
+		pct(r->total_ns, rep->interval_s), fmt_duration(v, r->total_ns, tot, sizeof(tot)),
+		fmt_duration(v, a, avg, sizeof(avg)),
+		fmt_duration(v, row_percentile(r, 50), p50, sizeof(p50)),
+		fmt_duration(v, row_percentile(r, 99), p99, sizeof(p99)),
+		fmt_duration(v, r->completed ? r->max_ns : 0, max, sizeof(max)));
+	if (v->tsc_mhz > 0)
+		fprintf(f, " %14.0f %10.0f", r->total_ns * v->tsc_mhz / 1e3, a * v->tsc_mhz / 1e3);
+	fputc('\n', f);
+}
+
+static void print_table(struct stat_view *v, const struct stat_report *rep, FILE *f)
+{
+	struct row_table *rt = rep->rows;
+	struct row ktot = { .min_ns = ~0ULL }, utot = { .min_ns = ~0ULL };
+	__u64 in_flight = 0;
+	const char *unit = v->unit_ns == 1 ? "(ns)" : v->unit_ns == 1000 ? "(us)" :
+			   v->unit_ns ? "(ms)" : "";
+	char rb[64];
+
+	if (rep->final)
+		fprintf(f, "\nSummary: %.2f s\n", rep->elapsed_s);
+	else
+		fprintf(f, "\nInterval %.2f s (at %.1f s)\n", rep->interval_s, rep->elapsed_s);
+	fprintf(f, "%-16s ", "VM");
+	if (v->by == BY_VCPU)
+		fprintf(f, "%4s ", "vCPU");
+	fprintf(f, "%-22s %10s %10s %7s %9s %9s %9s %9s %9s", "REASON", "COUNT", "RATE/s",
+		"TIME%", "TOTAL", "AVG", "P50", "P99", "MAX");
+	if (v->tsc_mhz > 0)
+		fprintf(f, " %14s %10s", "TOTAL(cycles)", "AVG(cyc)");
+	fprintf(f, " %s\n", unit);
+	for (__u32 i = 0; i < rt->nr; i++) {
+		const struct row *r = &rt->rows[i];
+
+		print_table_row(v, rep, r, row_vm(v, r), row_reason(r, rb, sizeof(rb)), false, f);
+		row_add(r->key.isa == VMEXIT_ISA_USER ? &utot : &ktot, r);
+		in_flight += r->count - r->completed;
+	}
+	if (!rt->nr)
+		fprintf(f, "(no exits)\n");
+	ktot.key.vcpu = utot.key.vcpu = -1;
+	if (ktot.count)
+		print_table_row(v, rep, &ktot, "TOTAL", "guest exits", true, f);
+	if (utot.count)
+		print_table_row(v, rep, &utot, "TOTAL", "exits to the VMM", true, f);
+	if (in_flight && rep->final)
+		fprintf(f, "note: %llu exit(s) still in flight at the end: counted, no latency yet\n",
+			(unsigned long long)in_flight);
+	for (int i = 0; i < NR_LOST; i++) {
+		if (rep->lost[i])
+			fprintf(f, "%s: %llu %s\n", i == LOST_UNMATCHED_ENTRY ? "note" : "LOST",
+				(unsigned long long)rep->lost[i], lost_help[i]);
+	}
+	if (v->hist) {
+		for (__u32 i = 0; i < rt->nr; i++)
+			print_hist(v, &rt->rows[i], f);
+	}
+	fflush(f);
+}
+
+static void print_csv(struct stat_view *v, const struct stat_report *rep, FILE *f)
+{
+	struct row_table *rt = rep->rows;
+	char rb[64];
+
+	if (!v->csv_header_done) {
+		fprintf(f, "Time,Final,Interval_s,VM,PID,vCPU,ISA,Exit_Reason,Reason_Code,NR_Exit,"
+			   "NR_Exit/Sec,");
+		if (v->tsc_mhz > 0)
+			fprintf(f, "Time Consumed(cycles),");
+		fprintf(f, "Time Percentage,Total_ns,Completed,Avg_ns,Min_ns,P50_ns,P99_ns,Max_ns\n");
+		v->csv_header_done = true;
+	}
+	for (__u32 i = 0; i < rt->nr; i++) {
+		const struct row *r = &rt->rows[i];
+
+		fprintf(f, "%.3f,%d,%.3f,", rep->elapsed_s, rep->final, rep->interval_s);
+		csv_put_field(f, row_vm(v, r));
+		fprintf(f, ",%d,%d,%s,", v->by == BY_REASON ? -1 : (int)r->key.tgid, r->key.vcpu,
+			isa_name(r->key.isa));
+		csv_put_field(f, row_reason(r, rb, sizeof(rb)));
+		fprintf(f, ",%u,%llu,%.3f,", r->key.reason, (unsigned long long)r->count,
+			rep->interval_s > 0 ? r->count / rep->interval_s : 0);
+		if (v->tsc_mhz > 0)
+			fprintf(f, "%.0f,", r->total_ns * v->tsc_mhz / 1e3);
+		fprintf(f, "%.4f,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
+			pct(r->total_ns, rep->interval_s), (unsigned long long)r->total_ns,
+			(unsigned long long)r->completed,
+			(unsigned long long)(r->completed ? r->total_ns / r->completed : 0),
+			(unsigned long long)(r->completed ? r->min_ns : 0),
+			(unsigned long long)row_percentile(r, 50),
+			(unsigned long long)row_percentile(r, 99),
+			(unsigned long long)(r->completed ? r->max_ns : 0));
+	}
+	fflush(f);
+}
+
+static void print_json(struct stat_view *v, const struct stat_report *rep, FILE *f)
+{
+	struct row_table *rt = rep->rows;
+	char rb[48];
+
+	fprintf(f, "{\"interval_s\":%.6f,\"elapsed_s\":%.6f,\"final\":%s,\"rows\":[",
+		rep->interval_s, rep->elapsed_s, rep->final ? "true" : "false");
+	for (__u32 i = 0; i < rt->nr; i++) {
+		const struct row *r = &rt->rows[i];
+		bool user = r->key.isa == VMEXIT_ISA_USER;
+
+		fprintf(f, "%s{\"pid\":%d,\"guest\":", i ? "," : "",
+			v->by == BY_REASON ? -1 : (int)r->key.tgid);
+		json_put_str(f, v->by == BY_REASON ? "" : row_vm(v, r));
+		fprintf(f, ",\"vcpu\":%d,\"kind\":\"%s\",\"isa\":\"%s\",\"reason\":%u,"
+			   "\"reason_name\":", r->key.vcpu, user ? "user" : "kernel",
+			isa_name(r->key.isa), r->key.reason);
+		json_put_str(f, reason_str(r->key.isa, r->key.reason, rb, sizeof(rb)));
+		fprintf(f, ",\"count\":%llu,\"completed\":%llu,\"rate\":%.3f,\"time_pct\":%.4f,"
+			   "\"total_ns\":%llu,\"avg_ns\":%llu,\"min_ns\":%llu,\"max_ns\":%llu,"
+			   "\"p50_ns\":%llu,\"p90_ns\":%llu,\"p99_ns\":%llu,\"hist_total\":%llu",
+			(unsigned long long)r->count, (unsigned long long)r->completed,
+			rep->interval_s > 0 ? r->count / rep->interval_s : 0,
+			pct(r->total_ns, rep->interval_s), (unsigned long long)r->total_ns,
+			(unsigned long long)(r->completed ? r->total_ns / r->completed : 0),
+			(unsigned long long)(r->completed ? r->min_ns : 0),
+			(unsigned long long)(r->completed ? r->max_ns : 0),
+			(unsigned long long)row_percentile(r, 50),
+			(unsigned long long)row_percentile(r, 90),
+			(unsigned long long)row_percentile(r, 99),
+			(unsigned long long)row_hist_total(r));
+		if (v->tsc_mhz > 0)
+			fprintf(f, ",\"cycles\":%.0f", r->total_ns * v->tsc_mhz / 1e3);
+		if (v->hist) {
+			bool first = true;
+
+			fprintf(f, ",\"hist\":[");
+			for (__u32 b = 0; b < NR_BUCKETS; b++) {
+				if (!r->hist[b])
+					continue;
+				fprintf(f, "%s[%llu,%llu,%llu]", first ? "" : ",",
+					(unsigned long long)hist_bucket_low(b),
+					(unsigned long long)(b == NR_BUCKETS - 1 ? 0 :
+							     hist_bucket_high(b)),
+					(unsigned long long)r->hist[b]);
+				first = false;
+			}
+			fputc(']', f);
+		}
+		fputc('}', f);
+	}
+	fprintf(f, "],\"lost\":{");
+	for (int i = 0; i < NR_LOST; i++)
+		fprintf(f, "%s\"%s\":%llu", i ? "," : "", lost_names[i],
+			(unsigned long long)rep->lost[i]);
+	fprintf(f, "}}\n");
+	fflush(f);
+}
+
+void stat_print(struct stat_view *v, const struct stat_report *r, FILE *f)
+{
+	rows_sort(v, r->rows);
+	switch (v->fmt) {
+	case OUT_CSV:
+		print_csv(v, r, f);
+		break;
+	case OUT_JSON:
+		print_json(v, r, f);
+		break;
+	default:
+		print_table(v, r, f);
+	}
+}

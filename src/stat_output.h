@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* `vmexit stat` output: table, histograms, CSV and JSON, from rows. */
+#ifndef VMEXIT_STAT_OUTPUT_H
+#define VMEXIT_STAT_OUTPUT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "tracker.h"
+#include "vm_names.h"
+
+enum out_format { OUT_TABLE, OUT_CSV, OUT_JSON };
+enum sort_key { SORT_COUNT, SORT_TIME, SORT_MAX, SORT_P99 };
+
+struct stat_view {
+	enum group_by by;
+	enum out_format fmt;
+	enum sort_key sort;
+	__u64 unit_ns;		/* 0: scale each value; else 1, 1000 or 1000000 */
+	double tsc_mhz;		/* > 0: cycle columns */
+	bool hist;
+	struct vm_names *names;
+	bool csv_header_done;
+};
+
+struct stat_report {
+	struct row_table *rows;
+	double interval_s;	/* the period the rows cover */
+	double elapsed_s;	/* since tracing started */
+	bool final;		/* the summary of the whole run */
+	__u64 lost[NR_LOST];	/* since tracing started */
+};
+
+void stat_print(struct stat_view *v, const struct stat_report *r, FILE *f);
+/* "12.3us": a duration scaled to its unit, or in v->unit_ns without a suffix. */
+const char *fmt_duration(const struct stat_view *v, __u64 ns, char *buf, size_t len);
+int parse_duration_ns(const char *s, __u64 *ns);
+
+#endif /* VMEXIT_STAT_OUTPUT_H */

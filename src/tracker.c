@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tracker.h"
+#include "hist.h"
+#include "guest_names.h"
+
+void row_table_init(struct row_table *rt)
+{
+	memset(rt, 0, sizeof(*rt));
+}
+
+void row_table_reset(struct row_table *rt)
+{
+	rt->nr = 0;
+	if (rt->index)
+		memset(rt->index, 0, rt->index_cap * sizeof(*rt->index));
+}
+
+void row_table_free(struct row_table *rt)
+{
+	free(rt->rows);
+	free(rt->index);
+	memset(rt, 0, sizeof(*rt));
+}
+
+static __u32 key_hash(const struct row_key *k)
+{
+	__u64 h = (__u64)k->tgid * 0x9e3779b97f4a7c15ULL;
+
+	h ^= ((__u64)(__u32)k->vcpu << 32 | k->reason) * 0xc2b2ae3d27d4eb4fULL;
+	h ^= (__u64)k->isa * 0x165667b19e3779f9ULL;
+	return (__u32)(h ^ (h >> 29));
+}
+
+static bool key_eq(const struct row_key *a, const struct row_key *b)
+{
+	return a->tgid == b->tgid && a->vcpu == b->vcpu && a->isa == b->isa &&
+	       a->reason == b->reason;
+}
+
+static int index_grow(struct row_table *rt)
+{
+	__u32 cap = rt->index_cap ? rt->index_cap * 2 : 256;
+	__u32 *idx = calloc(cap, sizeof(*idx));
+
+	if (!idx)
+		return -ENOMEM;
+	for (__u32 i = 0; i < rt->nr; i++) {
+		__u32 h = key_hash(&rt->rows[i].key) & (cap - 1);
+
+		while (idx[h])
+			h = (h + 1) & (cap - 1);
+		idx[h] = i + 1;
+	}
+	free(rt->index);
+	rt->index = idx;
+	rt->index_cap = cap;
+	return 0;
+}
+
+int row_table_reindex(struct row_table *rt)
+{
+	free(rt->index);
+	rt->index = NULL;
+	rt->index_cap = 0;
+	return index_grow(rt);
+}
+
+struct row *row_table_get(struct row_table *rt, const struct row_key *k)
+{
+	__u32 h;
+	struct row *r;
+
+	if ((rt->nr + 1) * 2 > rt->index_cap && index_grow(rt))
+		return NULL;
+	h = key_hash(k) & (rt->index_cap - 1);
+	while (rt->index[h]) {
+		r = &rt->rows[rt->index[h] - 1];
+		if (key_eq(&r->key, k))
+			return r;
+		h = (h + 1) & (rt->index_cap - 1);
+	}
+	if (rt->nr == rt->cap) {
+		__u32 cap = rt->cap ? rt->cap * 2 : 64;
+		struct row *rows = realloc(rt->rows, cap * sizeof(*rows));
+
+		if (!rows)
+			return NULL;
+		rt->rows = rows;
+		rt->cap = cap;
+	}
+	r = &rt->rows[rt->nr];
+	memset(r, 0, sizeof(*r));
+	r->key = *k;
+	r->min_ns = ~0ULL;
+	rt->index[h] = ++rt->nr;
+	return r;
+}
+
+void row_add(struct row *dst, const struct row *src)
+{
+	dst->count += src->count;
+	dst->completed += src->completed;
+	dst->total_ns += src->total_ns;
+	if (src->completed && src->min_ns < dst->min_ns)
+		dst->min_ns = src->min_ns;
+	if (src->completed && src->max_ns > dst->max_ns)
+		dst->max_ns = src->max_ns;
+	for (__u32 b = 0; b < NR_BUCKETS; b++)
+		dst->hist[b] += src->hist[b];
+}
+
+__u64 row_hist_total(const struct row *r)
+{
+	__u64 n = 0;
+
+	for (__u32 b = 0; b < NR_BUCKETS; b++)
+		n += r->hist[b];
+	return n;
+}
+
+__u64 row_percentile(const struct row *r, double p)
+{
+	__u64 total = row_hist_total(r), want, cum = 0, v;
+	__u32 b;
+
+	if (!total)
+		return 0;
+	/* The rank of the p-th percentile, 1-based: ceil(p% of total), at least 1. */
+	want = (__u64)((double)total * p / 100.0);
+	if ((double)want < (double)total * p / 100.0)
+		want++;
+	if (want < 1)
+		want = 1;
+	for (b = 0; b < NR_BUCKETS; b++) {
+		cum += r->hist[b];
+		if (cum >= want)
+			break;
+	}
+	if (b >= NR_BUCKETS - 1)
+		return r->max_ns;
+	if (b < HIST_EXACT)
+		v = b;
+	else	/* middle of the bucket: within half a bucket (6.25 %) of any value in it */
+		v = hist_bucket_low(b) + (hist_bucket_high(b) - hist_bucket_low(b)) / 2;
+	if (v < r->min_ns)
+		v = r->min_ns;
+	if (v > r->max_ns)
+		v = r->max_ns;
+	return v;
+}
+
+int tracker_init(struct tracker *t, const struct cell_source *src, enum group_by by,
+		 __s32 vcpu_filter, bool resolve_names)
+{
+	memset(t, 0, sizeof(*t));
+	t->src = *src;
+	t->by = by;
+	t->vcpu_filter = vcpu_filter;
+	t->resolve_names = resolve_names;
+	row_table_init(&t->cum);
+	return 0;
+}
+
+void tracker_free(struct tracker *t)
+{
+	free(t->prev);
+	free(t->vcpu);
+	row_table_free(&t->cum);
+	memset(t, 0, sizeof(*t));
+}
+
+static int tracker_reserve(struct tracker *t, __u32 n)
+{
+	struct cell *prev;
+	__s32 *vcpu;
+	__u32 cap;
+
+	if (n <= t->cap)
+		return 0;
+	cap = t->cap ? t->cap : 64;
+	while (cap < n)
+		cap *= 2;
+	prev = realloc(t->prev, (size_t)cap * sizeof(*prev));
+	if (!prev)
+		return -ENOMEM;
+	t->prev = prev;
+	vcpu = realloc(t->vcpu, (size_t)cap * sizeof(*vcpu));
+	if (!vcpu)
+		return -ENOMEM;
+	t->vcpu = vcpu;
+	t->cap = cap;
+	return 0;
+}
+
+/* The vCPU of a cell whose exits did not say: another cell of the same thread, else the
+ * thread's name (QEMU's "CPU 3/KVM"). */
+static __s32 resolve_vcpu(struct tracker *t, __u32 i)
+{
+	const struct cell *c = &t->src.cells[i];
+
+	for (__u32 j = 0; j < t->seen; j++) {
+		if (t->src.cells[j].key.tid == c->key.tid && t->src.cells[j].key.vcpu >= 0)
+			return t->src.cells[j].key.vcpu;
+	}
+	if (t->resolve_names)
+		return vcpu_for_thread(c->key.tgid, c->key.tid);
+	return -1;
+}
+
+void tracker_discover(struct tracker *t)
+{
+	__u32 n = t->src.nr_cells(t->src.ctx);
+
+	if (tracker_reserve(t, n))
+		return;
+	while (t->seen < n) {
+		__u32 i = t->seen;
+		const struct cell *c = &t->src.cells[i];
+
+		if (!__atomic_load_n(&c->key.ready, __ATOMIC_ACQUIRE))
+			break;		/* being filled in right now: next time */
+		memset(&t->prev[i], 0, sizeof(t->prev[i]));
+		t->prev[i].key = c->key;
+		t->vcpu[i] = c->key.vcpu;
+		t->seen++;
+		if (t->vcpu[i] < 0)
+			t->vcpu[i] = resolve_vcpu(t, i);
+	}
+}
+
+static void delta_row(struct row *d, const struct cell *now, const struct cell *prev,
+		      __u32 closed_epoch)
+{
+	__u64 lo = ~0ULL, hi = 0;
+
+	d->count = now->started - prev->started;
+	d->completed = now->count - prev->count;
+	d->total_ns = now->total_ns - prev->total_ns;
+	for (__u32 b = 0; b < NR_BUCKETS; b++) {
+		d->hist[b] = (__u32)(now->hist[b] - prev->hist[b]);	/* modulo 2^32 */
+		if (d->hist[b]) {
+			if (lo == ~0ULL)
+				lo = hist_bucket_low(b);
+			hi = hist_bucket_high(b) - 1;
+		}
+	}
+	if (!d->completed) {
+		d->min_ns = ~0ULL;
+		d->max_ns = 0;
+	} else if (now->iv_epoch == closed_epoch) {
+		d->min_ns = now->iv_min_ns;
+		d->max_ns = now->iv_max_ns;
+	} else {
+		/* An exit completed while the epoch turned: fall back to the buckets' bounds,
+		 * narrowed by the lifetime extremes. */
+		d->min_ns = lo > now->min_ns ? lo : now->min_ns;
+		d->max_ns = hi < now->max_ns ? hi : now->max_ns;
+	}
+}
+
+static void row_key_for(const struct tracker *t, __u32 i, struct row_key *k)
+{
+	const struct cell_key *ck = &t->prev[i].key;
+
+	k->tgid = t->by == BY_REASON ? 0 : ck->tgid;
+	k->vcpu = t->by == BY_VCPU ? t->vcpu[i] : -1;
+	k->isa = ck->isa;
+	k->reason = ck->reason;
+}
+
+int tracker_sample(struct tracker *t, __u32 closed_epoch, struct row_table *out)
+{
+	struct row d;
+
+	tracker_discover(t);
+	/* Cells still unresolved get another chance once per interval, while threads live. */
+	for (__u32 i = 0; i < t->seen; i++) {
+		if (t->vcpu[i] < 0 && t->by == BY_VCPU)
+			t->vcpu[i] = resolve_vcpu(t, i);
+	}
+	row_table_reset(out);
+	for (__u32 i = 0; i < t->seen; i++) {
+		struct cell now;
+		struct row_key k;
+		struct row *r, *c;
+
+		memcpy(&now, &t->src.cells[i], sizeof(now));
+		if (now.started == t->prev[i].started && now.count == t->prev[i].count)
+			continue;
+		if (t->vcpu_filter >= 0 && t->vcpu[i] != t->vcpu_filter) {
+			t->prev[i] = now;
+			continue;
+		}
+		delta_row(&d, &now, &t->prev[i], closed_epoch);
+		t->prev[i] = now;
+		row_key_for(t, i, &k);
+		r = row_table_get(out, &k);
+		c = row_table_get(&t->cum, &k);
+		if (!r || !c)
+			return -ENOMEM;
+		row_add(r, &d);
+		row_add(c, &d);
+	}
+	return 0;
+}

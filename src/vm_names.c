@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "vm_names.h"
+#include "guest_names.h"
+
+static struct vm_name *find(struct vm_names *n, __u32 tgid)
+{
+	for (__u32 i = 0; i < n->nr; i++) {
+		if (n->v[i].tgid == tgid)
+			return &n->v[i];
+	}
+	return NULL;
+}
+
+static struct vm_name *add(struct vm_names *n, __u32 tgid)
+{
+	if (n->nr == n->cap) {
+		__u32 cap = n->cap ? n->cap * 2 : 16;
+		struct vm_name *v = realloc(n->v, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		n->v = v;
+		n->cap = cap;
+	}
+	n->v[n->nr].tgid = tgid;
+	n->v[n->nr].name[0] = 0;
+	return &n->v[n->nr++];
+}
+
+int vm_names_set(struct vm_names *n, __u32 tgid, const char *name)
+{
+	struct vm_name *e = find(n, tgid);
+
+	if (!e)
+		e = add(n, tgid);
+	if (!e)
+		return -ENOMEM;
+	snprintf(e->name, sizeof(e->name), "%s", name);
+	return 0;
+}
+
+const char *vm_names_get(struct vm_names *n, __u32 tgid)
+{
+	static char buf[16];
+	struct vm_name *e = find(n, tgid);
+
+	if (e && e->name[0])
+		return e->name;
+	if (!e)
+		e = add(n, tgid);
+	if (e && n->resolve && guest_name_for_pid(tgid, e->name, sizeof(e->name)) == 0)
+		return e->name;
+	/* Gone before we saw it: the pid is all we know; keep it so we do not ask again. */
+	if (e) {
+		snprintf(e->name, sizeof(e->name), "%u", tgid);
+		return e->name;
+	}
+	snprintf(buf, sizeof(buf), "%u", tgid);
+	return buf;
+}
+
+void vm_names_free(struct vm_names *n)
+{
+	free(n->v);
+	memset(n, 0, sizeof(*n));
+}

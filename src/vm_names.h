@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Guest names by VMM pid, looked up once while the process lives and kept after it exits. */
+#ifndef VMEXIT_VM_NAMES_H
+#define VMEXIT_VM_NAMES_H
+
+#include <stdbool.h>
+#include "vmexit.h"
+
+struct vm_name {
+	__u32 tgid;
+	char name[64];
+};
+
+struct vm_names {
+	struct vm_name *v;
+	__u32 nr;
+	__u32 cap;
+	bool resolve;		/* read /proc; off when names come from a file or a test */
+};
+
+/* The guest's name; the pid as text when nothing better is known. */
+const char *vm_names_get(struct vm_names *n, __u32 tgid);
+/* Records a name learnt elsewhere (a record file). */
+int vm_names_set(struct vm_names *n, __u32 tgid, const char *name);
+void vm_names_free(struct vm_names *n);
+
+#endif /* VMEXIT_VM_NAMES_H */

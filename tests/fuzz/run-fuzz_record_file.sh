@@ -1,0 +1,17 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Fuzzes the record file reader for 20 s from the seed corpus; non-zero exit on any crash.
+# Usage: tests/fuzz/run-fuzz_record_file.sh OUTDIR   (OUTDIR/fuzz/fuzz_record_file is built)
+set -eu
+
+out=${1:?usage: $0 OUTDIR}
+here=$(cd "$(dirname "$0")" && pwd)
+bin="$out/fuzz/fuzz_record_file"
+[ -x "$bin" ] || { echo "$0: $bin not built (make $bin)" >&2; exit 1; }
+
+# New inputs go to a scratch directory so the committed seed corpus stays small.
+work=$(mktemp -d "${TMPDIR:-/tmp}/fuzz_record_file.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+"$bin" -max_total_time=20 -timeout=10 -artifact_prefix="$out/fuzz/" -rss_limit_mb=2048 -print_final_stats=1 \
+	"$work" "$here/corpus/record_file"

@@ -1,0 +1,43 @@
+#!/bin/bash
+# Runs every test: unit tests (ASan/UBSan build), BPF handler tests, fuzz smoke runs, real-kernel
+# tests on this host, and the nested SVM bed. Each test prints one PASS/FAIL/SKIP line; a SKIP
+# says why, and is never counted as a pass.
+set -u
+OUT=${1:-.output}
+SAN=$OUT/san
+cd "$(dirname "$0")/.."
+pass=0 fail=0 skip=0
+failed=()
+run() {		# run NAME CMD...
+	local name=$1; shift
+	local log; log=$(mktemp)
+	echo "=== $name"
+	"$@" >"$log" 2>&1
+	local rc=$?
+	cat "$log"
+	if [ $rc -eq 0 ]; then pass=$((pass + 1))
+	elif [ $rc -eq 77 ]; then skip=$((skip + 1)); echo "*** SKIP: $name (see reason above)"
+	else fail=$((fail + 1)); failed+=("$name"); echo "*** FAIL: $name (exit $rc)"
+	fi
+	rm -f "$log"
+}
+
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+for t in "$SAN"/tests/test_*; do
+	[ -x "$t" ] && run "$(basename "$t")" "$t"
+done
+for t in tests/fuzz/run-*.sh; do
+	[ -x "$t" ] && run "$(basename "$t" .sh)" "$t" "$OUT"
+done
+for t in tests/host/test_*.sh; do
+	[ -x "$t" ] && run "$(basename "$t" .sh)" "$t" "$SAN"
+done
+for t in tests/vm/test_*.sh; do
+	[ -x "$t" ] && run "$(basename "$t" .sh)" "$t" "$OUT"
+done
+echo
+echo "tests: $pass passed, $fail failed, $skip skipped"
+[ $fail -eq 0 ] || { printf 'failed: %s\n' "${failed[@]}"; exit 1; }
+[ $skip -eq 0 ] || echo "WARNING: $skip test(s) SKIPPED: they did not run and are not counted as passed"
+exit 0

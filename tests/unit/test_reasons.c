@@ -1,0 +1,539 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Exit-reason tables checked against independent sources: the uapi headers' constants and
+ * name tables (VMX_EXIT_REASONS, SVM_EXIT_REASONS), and, when tracefs is readable, the symbol
+ * tables the running kernel's kvm_exit / kvm_userspace_exit tracepoints print.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <linux/kvm.h>		/* also asm/kvm.h: the DE_VECTOR... SVM_EXIT_REASONS uses */
+#include <asm/vmx.h>
+#include <asm/svm.h>
+
+#include "check.h"
+#include "reasons.h"
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+static const __u32 isas[] = { VMEXIT_ISA_VMX, VMEXIT_ISA_SVM, VMEXIT_ISA_USER };
+
+static void test_isa(void)
+{
+	__u32 isa = 0;
+
+	CHECK_STR(isa_name(VMEXIT_ISA_VMX), "vmx");
+	CHECK_STR(isa_name(VMEXIT_ISA_SVM), "svm");
+	CHECK_STR(isa_name(VMEXIT_ISA_USER), "user");
+	CHECK_STR(isa_name(0), "?");
+	CHECK_STR(isa_name(42), "?");
+	CHECK(!isa_parse("vmx", &isa) && isa == VMEXIT_ISA_VMX);
+	CHECK(!isa_parse("Intel", &isa) && isa == VMEXIT_ISA_VMX);
+	CHECK(!isa_parse("SVM", &isa) && isa == VMEXIT_ISA_SVM);
+	CHECK(!isa_parse("amd", &isa) && isa == VMEXIT_ISA_SVM);
+	CHECK(!isa_parse("user", &isa) && isa == VMEXIT_ISA_USER);
+	CHECK_EQ_U64(isa_parse("arm", &isa), (__u64)-EINVAL);
+	CHECK_EQ_U64(isa_parse("", &isa), (__u64)-EINVAL);
+}
+
+/* The uapi headers' own (code, name) tables must agree with ours name for name. */
+static void test_uapi_tables(void)
+{
+	static const struct { __u32 code; const char *name; } vmx[] = { VMX_EXIT_REASONS };
+	static const struct { __u32 code; const char *name; } svm[] = { SVM_EXIT_REASONS };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(vmx); i++)
+		CHECK_STR(reason_name(VMEXIT_ISA_VMX, vmx[i].code), vmx[i].name);
+	for (i = 0; i < ARRAY_SIZE(svm); i++)
+		CHECK_STR(reason_name(VMEXIT_ISA_SVM, svm[i].code), svm[i].name);
+
+	/* A few by constant, including the ones operators see most. */
+	CHECK_STR(reason_name(VMEXIT_ISA_VMX, EXIT_REASON_EPT_VIOLATION), "EPT_VIOLATION");
+	CHECK_STR(reason_name(VMEXIT_ISA_VMX, EXIT_REASON_EPT_MISCONFIG), "EPT_MISCONFIG");
+	CHECK_STR(reason_name(VMEXIT_ISA_VMX, EXIT_REASON_IO_INSTRUCTION), "IO_INSTRUCTION");
+	CHECK_STR(reason_name(VMEXIT_ISA_VMX, EXIT_REASON_HLT), "HLT");
+	CHECK_STR(reason_name(VMEXIT_ISA_VMX, EXIT_REASON_MSR_WRITE), "MSR_WRITE");
+	CHECK_STR(reason_name(VMEXIT_ISA_VMX, EXIT_REASON_NOTIFY), "NOTIFY");
+	CHECK_EQ_U64(EXIT_REASON_EPT_VIOLATION, 48);
+#ifdef EXIT_REASON_TDCALL
+	CHECK_STR(reason_name(VMEXIT_ISA_VMX, EXIT_REASON_TDCALL), "TDCALL");
+#endif
+#ifdef EXIT_REASON_MSR_READ_IMM
+	CHECK_STR(reason_name(VMEXIT_ISA_VMX, EXIT_REASON_MSR_READ_IMM), "MSR_READ_IMM");
+	CHECK_STR(reason_name(VMEXIT_ISA_VMX, EXIT_REASON_MSR_WRITE_IMM), "MSR_WRITE_IMM");
+#endif
+	/* Newer than the build host's headers may be: numbers from the kernel's kvm_exit format. */
+	CHECK_STR(reason_name(VMEXIT_ISA_VMX, 77), "TDCALL");
+	CHECK_STR(reason_name(VMEXIT_ISA_VMX, 84), "MSR_READ_IMM");
+	CHECK_STR(reason_name(VMEXIT_ISA_VMX, 85), "MSR_WRITE_IMM");
+	CHECK_STR(reason_name(VMEXIT_ISA_SVM, 0xa5), "buslock");
+	CHECK_STR(reason_name(VMEXIT_ISA_SVM, 0xa6), "idle-halt");
+
+	CHECK_STR(reason_name(VMEXIT_ISA_SVM, SVM_EXIT_NPF), "npf");
+	CHECK_STR(reason_name(VMEXIT_ISA_SVM, SVM_EXIT_IOIO), "io");
+	CHECK_STR(reason_name(VMEXIT_ISA_SVM, SVM_EXIT_MSR), "msr");
+	CHECK_STR(reason_name(VMEXIT_ISA_SVM, SVM_EXIT_VMGEXIT), "vmgexit");
+	CHECK_STR(reason_name(VMEXIT_ISA_SVM, SVM_EXIT_AVIC_INCOMPLETE_IPI), "avic_incomplete_ipi");
+	CHECK_STR(reason_name(VMEXIT_ISA_SVM, (__u32)SVM_EXIT_ERR), "invalid_guest_state");
+	CHECK_STR(reason_name(VMEXIT_ISA_SVM, SVM_EXIT_EXCP_BASE + PF_VECTOR), "PF excp");
+	CHECK_STR(reason_name(VMEXIT_ISA_SVM, SVM_VMGEXIT_PSC), "vmgexit_page_state_change");
+#ifdef SVM_VMGEXIT_TERM_REQUEST
+	CHECK_STR(reason_name(VMEXIT_ISA_SVM, SVM_VMGEXIT_TERM_REQUEST), "vmgexit_term_request");
+#endif
+#ifdef SVM_EXIT_RDPRU
+	CHECK_STR(reason_name(VMEXIT_ISA_SVM, SVM_EXIT_RDPRU), "rdpru");
+#endif
+}
+
+/* KVM_EXIT_<X> must be named <X>: the name is derived from the header's macro name. */
+#define U(x) { KVM_EXIT_##x, #x }
+static void test_uapi_user(void)
+{
+	static const struct { __u32 code; const char *name; } user[] = {
+		U(UNKNOWN), U(EXCEPTION), U(IO), U(HYPERCALL), U(DEBUG), U(HLT), U(MMIO),
+		U(IRQ_WINDOW_OPEN), U(SHUTDOWN), U(FAIL_ENTRY), U(INTR), U(SET_TPR), U(TPR_ACCESS),
+		U(S390_SIEIC), U(S390_RESET), U(DCR), U(NMI), U(INTERNAL_ERROR), U(OSI),
+		U(PAPR_HCALL), U(S390_UCONTROL), U(WATCHDOG), U(S390_TSCH), U(EPR), U(SYSTEM_EVENT),
+		U(S390_STSI), U(IOAPIC_EOI), U(HYPERV), U(ARM_NISV), U(X86_RDMSR), U(X86_WRMSR),
+#ifdef KVM_EXIT_DIRTY_RING_FULL
+		U(DIRTY_RING_FULL), U(AP_RESET_HOLD), U(X86_BUS_LOCK),
+#endif
+#ifdef KVM_EXIT_XEN
+		U(XEN),
+#endif
+#ifdef KVM_EXIT_RISCV_SBI
+		U(RISCV_SBI),
+#endif
+#ifdef KVM_EXIT_RISCV_CSR
+		U(RISCV_CSR),
+#endif
+#ifdef KVM_EXIT_NOTIFY
+		U(NOTIFY),
+#endif
+#ifdef KVM_EXIT_LOONGARCH_IOCSR
+		U(LOONGARCH_IOCSR),
+#endif
+#ifdef KVM_EXIT_MEMORY_FAULT
+		U(MEMORY_FAULT),
+#endif
+#ifdef KVM_EXIT_TDX
+		U(TDX),
+#endif
+#ifdef KVM_EXIT_ARM_SEA
+		U(ARM_SEA),
+#endif
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(user); i++)
+		CHECK_STR(reason_name(VMEXIT_ISA_USER, user[i].code), user[i].name);
+	/* Values from include/uapi/linux/kvm.h of 6.16+, which the build host may predate. */
+	CHECK_STR(reason_name(VMEXIT_ISA_USER, 38), "LOONGARCH_IOCSR");
+	CHECK_STR(reason_name(VMEXIT_ISA_USER, 39), "MEMORY_FAULT");
+	CHECK_STR(reason_name(VMEXIT_ISA_USER, 40), "TDX");
+	CHECK_STR(reason_name(VMEXIT_ISA_USER, VMEXIT_UREASON_ERRNO | EINTR), "restart");
+	CHECK_STR(reason_name(VMEXIT_ISA_USER, VMEXIT_UREASON_ERRNO | EFAULT), "error(EFAULT)");
+}
+#undef U
+
+/* Sorted (reason_name() bisects), unique, and every name parses back to its own code. */
+static void test_round_trip(void)
+{
+	char buf[REASON_STR_MAX], err[256], item[REASON_STR_MAX + 8];
+	struct reason_sel sel[4];
+	size_t i, j, n;
+	__u32 code;
+
+	for (i = 0; i < ARRAY_SIZE(isas); i++) {
+		const struct reason_entry *t = reason_table(isas[i], &n);
+
+		CHECK(t && n > 20);
+		for (j = 0; t && j < n; j++) {
+			if (j)
+				CHECK(t[j - 1].code < t[j].code);
+			CHECK(strlen(t[j].name) < REASON_STR_MAX);
+			CHECK(!strchr(t[j].name, ',') && !strchr(t[j].name, ':'));
+			CHECK_STR(reason_name(isas[i], t[j].code), t[j].name);
+			CHECK_STR(reason_str(isas[i], t[j].code, buf, sizeof(buf)), t[j].name);
+			code = ~t[j].code;
+			CHECK(!reason_lookup(isas[i], t[j].name, &code));
+			CHECK_EQ_U64(code, t[j].code);
+
+			snprintf(item, sizeof(item), "%s:%s", isa_name(isas[i]), t[j].name);
+			CHECK_EQ_U64(reason_parse_list(item, sel, 4, err, sizeof(err)), 1);
+			CHECK_EQ_U64(sel[0].isa, isas[i]);
+			CHECK_EQ_U64(sel[0].reason, t[j].code);
+		}
+	}
+	CHECK(!reason_table(0, &n) && n == 0);
+	CHECK(!reason_table(4, &n) && n == 0);
+}
+
+static void check_fallback(__u32 isa, __u32 reason, const char *want)
+{
+	char buf[REASON_STR_MAX];
+	__u32 back = ~reason;
+
+	CHECK_STR(reason_str(isa, reason, buf, sizeof(buf)), want);
+	if (isa < VMEXIT_ISA_VMX || isa > VMEXIT_ISA_USER)
+		return;
+	/* Whatever reason_str() prints must select the same code again. */
+	if (reason_lookup(isa, buf, &back)) {
+		fprintf(stderr, "reason_lookup(%s, \"%s\") failed\n", isa_name(isa), buf);
+		check_failures++;
+		return;
+	}
+	CHECK_EQ_U64(back, reason);
+}
+
+static void test_fallbacks(void)
+{
+	char small[4];
+
+	CHECK(!reason_name(VMEXIT_ISA_VMX, 35));
+	CHECK(!reason_name(VMEXIT_ISA_VMX, 0x80000000u | 33));
+	CHECK(!reason_name(VMEXIT_ISA_SVM, 0x99));
+	CHECK(!reason_name(VMEXIT_ISA_USER, 1000));
+	CHECK(!reason_name(0, 1));
+
+	check_fallback(VMEXIT_ISA_VMX, 35, "UNKNOWN_0x23");
+	check_fallback(VMEXIT_ISA_VMX, 0xffff, "UNKNOWN_0xffff");
+	check_fallback(VMEXIT_ISA_VMX, 0x80000000u | 33, "FAILED_VMENTRY|INVALID_STATE");
+	check_fallback(VMEXIT_ISA_VMX, 0x80000000u | 34, "FAILED_VMENTRY|MSR_LOAD_FAIL");
+	check_fallback(VMEXIT_ISA_VMX, 0x80000000u | 35, "FAILED_VMENTRY|UNKNOWN_0x23");
+	check_fallback(VMEXIT_ISA_VMX, 0x08000000u | 48, "0x8000000|EPT_VIOLATION");
+	check_fallback(VMEXIT_ISA_VMX, 0x88000000u | 48, "FAILED_VMENTRY|0x8000000|EPT_VIOLATION");
+	check_fallback(VMEXIT_ISA_SVM, 0x99, "UNKNOWN_0x99");
+	check_fallback(VMEXIT_ISA_SVM, 0x80001234, "UNKNOWN_0x80001234");
+	check_fallback(VMEXIT_ISA_USER, 200, "UNKNOWN_0xc8");
+	check_fallback(VMEXIT_ISA_USER, VMEXIT_UREASON_ERRNO | EINTR, "restart");
+	check_fallback(VMEXIT_ISA_USER, VMEXIT_UREASON_ERRNO | EFAULT, "error(EFAULT)");
+	check_fallback(VMEXIT_ISA_USER, VMEXIT_UREASON_ERRNO | 200, "error(-200)");
+	check_fallback(0, 7, "0x7");
+	check_fallback(9, 0xdeadbeef, "0xdeadbeef");
+
+	/* Truncated but terminated, and the buffer is what comes back. */
+	CHECK(reason_str(VMEXIT_ISA_VMX, 48, small, sizeof(small)) == small);
+	CHECK_STR(small, "EPT");
+	CHECK_STR(reason_str(VMEXIT_ISA_SVM, 0x99, small, sizeof(small)), "UNK");
+}
+
+static int has(const struct reason_sel *s, int n, __u32 isa, __u32 reason)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (s[i].isa == isa && s[i].reason == reason)
+			return 1;
+	return 0;
+}
+
+#define PARSE_OK(list, want)						\
+	do {								\
+		err[0] = '\0';						\
+		n = reason_parse_list(list, sel, 16, err, sizeof(err));	\
+		if (n != (want))					\
+			fprintf(stderr, "parse \"%s\": %d (%s)\n", list, n, err); \
+		CHECK_EQ_U64(n, want);					\
+	} while (0)
+
+#define PARSE_BAD(list, needle)						\
+	do {								\
+		err[0] = '\0';						\
+		n = reason_parse_list(list, sel, 16, err, sizeof(err));	\
+		CHECK_EQ_U64(n, (unsigned long long)-1);		\
+		if (!strstr(err, needle)) {				\
+			fprintf(stderr, "parse \"%s\": err \"%s\" lacks \"%s\"\n", \
+				list, err, needle);			\
+			check_failures++;				\
+		}							\
+		CHECK(!strchr(err, '\n'));				\
+	} while (0)
+
+static void test_parse(void)
+{
+	struct reason_sel sel[16];
+	char err[256];
+	int n;
+
+	PARSE_OK("EPT_VIOLATION", 1);
+	CHECK(has(sel, n, VMEXIT_ISA_VMX, EXIT_REASON_EPT_VIOLATION));
+	PARSE_OK("ept_violation", 1);
+	CHECK(has(sel, n, VMEXIT_ISA_VMX, EXIT_REASON_EPT_VIOLATION));
+	PARSE_OK("npf", 1);
+	CHECK(has(sel, n, VMEXIT_ISA_SVM, SVM_EXIT_NPF));
+
+	/* One name, several ISAs. */
+	PARSE_OK("io", 2);
+	CHECK(has(sel, n, VMEXIT_ISA_SVM, SVM_EXIT_IOIO));
+	CHECK(has(sel, n, VMEXIT_ISA_USER, KVM_EXIT_IO));
+	PARSE_OK("IO", 2);
+	CHECK(has(sel, n, VMEXIT_ISA_SVM, SVM_EXIT_IOIO));
+	CHECK(has(sel, n, VMEXIT_ISA_USER, KVM_EXIT_IO));
+	PARSE_OK("IO_INSTRUCTION", 1);
+	CHECK(has(sel, n, VMEXIT_ISA_VMX, EXIT_REASON_IO_INSTRUCTION));
+	PARSE_OK("hlt", 3);
+	CHECK(has(sel, n, VMEXIT_ISA_VMX, EXIT_REASON_HLT));
+	CHECK(has(sel, n, VMEXIT_ISA_SVM, SVM_EXIT_HLT));
+	CHECK(has(sel, n, VMEXIT_ISA_USER, KVM_EXIT_HLT));
+
+	/* ISA-qualified names and numbers. */
+	PARSE_OK("svm:0x7b", 1);
+	CHECK(has(sel, n, VMEXIT_ISA_SVM, SVM_EXIT_IOIO));
+	PARSE_OK("vmx:30", 1);
+	CHECK(has(sel, n, VMEXIT_ISA_VMX, EXIT_REASON_IO_INSTRUCTION));
+	PARSE_OK("user:MMIO", 1);
+	CHECK(has(sel, n, VMEXIT_ISA_USER, KVM_EXIT_MMIO));
+	PARSE_OK("user:io", 1);
+	CHECK(has(sel, n, VMEXIT_ISA_USER, KVM_EXIT_IO));
+	PARSE_OK("AMD:io", 1);
+	CHECK(has(sel, n, VMEXIT_ISA_SVM, SVM_EXIT_IOIO));
+	PARSE_OK("intel:hlt", 1);
+	CHECK(has(sel, n, VMEXIT_ISA_VMX, EXIT_REASON_HLT));
+	PARSE_OK("svm:-1", 1);
+	CHECK(has(sel, n, VMEXIT_ISA_SVM, 0xffffffffu));
+
+	/* Bare numbers: that code in every ISA. */
+	PARSE_OK("48", 3);
+	CHECK(has(sel, n, VMEXIT_ISA_VMX, 48));
+	CHECK(has(sel, n, VMEXIT_ISA_SVM, 48));
+	CHECK(has(sel, n, VMEXIT_ISA_USER, 48));
+	PARSE_OK("0x400", 3);
+	CHECK(has(sel, n, VMEXIT_ISA_SVM, SVM_EXIT_NPF));
+	CHECK(has(sel, n, VMEXIT_ISA_VMX, 0x400));
+
+	/* Spellings operators paste from trace output. */
+	PARSE_OK("KVM_EXIT_MMIO", 1);
+	CHECK(has(sel, n, VMEXIT_ISA_USER, KVM_EXIT_MMIO));
+	PARSE_OK("DE excp,DE_excp,de-EXCP", 1);
+	CHECK(has(sel, n, VMEXIT_ISA_SVM, SVM_EXIT_EXCP_BASE + DE_VECTOR));
+	PARSE_OK("idle_halt", 1);
+	CHECK(has(sel, n, VMEXIT_ISA_SVM, 0xa6));
+	PARSE_OK("restart,EINTR", 1);
+	CHECK(has(sel, n, VMEXIT_ISA_USER, VMEXIT_UREASON_ERRNO | EINTR));
+	PARSE_OK("error(-14),error(14),error(EFAULT)", 1);
+	CHECK(has(sel, n, VMEXIT_ISA_USER, VMEXIT_UREASON_ERRNO | EFAULT));
+	PARSE_OK("FAILED_VMENTRY|INVALID_STATE", 1);
+	CHECK(has(sel, n, VMEXIT_ISA_VMX, 0x80000000u | EXIT_REASON_INVALID_STATE));
+
+	/* Lists: order kept, duplicates dropped, blanks around items ignored. */
+	PARSE_OK(" npf , EPT_VIOLATION,io,IO,svm:io ", 4);
+	CHECK_EQ_U64(sel[0].isa, VMEXIT_ISA_SVM);
+	CHECK_EQ_U64(sel[0].reason, SVM_EXIT_NPF);
+	CHECK_EQ_U64(sel[1].isa, VMEXIT_ISA_VMX);
+	CHECK_EQ_U64(sel[1].reason, EXIT_REASON_EPT_VIOLATION);
+
+	PARSE_BAD("bogus", "'bogus'");
+	PARSE_BAD("bogus", "vmexit list");
+	PARSE_BAD("npf,bogus", "'bogus'");
+	PARSE_BAD("vmx:npf", "'vmx:npf'");
+	PARSE_BAD("arm:1", "'arm:1'");
+	PARSE_BAD("svm:", "'svm:'");
+	PARSE_BAD("0x1g", "'0x1g'");
+	PARSE_BAD("0x100000000", "'0x100000000'");
+	PARSE_BAD("io,,npf", "empty");
+	PARSE_BAD("", "empty");
+	PARSE_BAD("FAILED_VMENTRY|npf", "FAILED_VMENTRY|npf");
+	PARSE_BAD("error(0)", "error(0)");
+	PARSE_BAD("UNKNOWN_-1", "UNKNOWN_-1");
+
+	/* Room for max pairs only: "hlt" needs 3. */
+	n = reason_parse_list("hlt", sel, 2, err, sizeof(err));
+	CHECK_EQ_U64(n, (unsigned long long)-1);
+	CHECK(strstr(err, "too many") != NULL);
+	n = reason_parse_list("hlt", sel, 3, err, sizeof(err));
+	CHECK_EQ_U64(n, 3);
+
+	/* A tiny error buffer still ends up terminated. */
+	n = reason_parse_list("bogus", sel, 16, err, 6);
+	CHECK_EQ_U64(n, (unsigned long long)-1);
+	CHECK_EQ_U64(strlen(err), 5);
+}
+
+static void test_list_print(void)
+{
+	char *text = NULL, line[128];
+	size_t size = 0, total = 0, n, i;
+	FILE *f = open_memstream(&text, &size);
+
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	reason_list_print(f);
+	fclose(f);
+	for (i = 0; i < ARRAY_SIZE(isas); i++) {
+		reason_table(isas[i], &n);
+		total += n;
+	}
+	/* Every entry printed once, on its own line: count lines ending in a known name. */
+	n = 0;
+	for (char *p = text; p && *p;) {
+		char *nl = strchr(p, '\n');
+		size_t l = nl ? (size_t)(nl - p) : strlen(p);
+
+		if (l < sizeof(line)) {
+			memcpy(line, p, l);
+			line[l] = '\0';
+			if (l > 2 && line[0] == ' ' && line[1] == ' ')
+				n++;
+		}
+		p += l + (nl ? 1 : 0);
+	}
+	CHECK_EQ_U64(n, total);
+	CHECK(strstr(text, " EPT_VIOLATION\n") != NULL);
+	CHECK(strstr(text, "     0x400  npf\n") != NULL);
+	CHECK(strstr(text, "vmx: ") && strstr(text, "svm: ") && strstr(text, "user: "));
+	free(text);
+}
+
+/* Evaluates the kernel's code expressions: "48", "0x040 + 13", "-1". */
+static int eval_code(const char *s, __u32 *out)
+{
+	unsigned long long sum = 0;
+	char *end;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	if (*s == '-') {
+		long long v = strtoll(s, &end, 0);
+
+		*out = (__u32)v;
+		return 0;
+	}
+	for (;;) {
+		sum += strtoull(s, &end, 0);
+		if (end == s)
+			return -1;
+		s = end;
+		while (isspace((unsigned char)*s))
+			s++;
+		if (*s != '+')
+			break;
+		s++;
+	}
+	*out = (__u32)sum;
+	return 0;
+}
+
+/*
+ * Walks every `{ CODE, "NAME" }` of the idx-th __print_symbolic( in fmt and checks our name.
+ * Adjacent string literals ("KVM_EXIT_" "IO") are joined; strip removes a leading prefix.
+ */
+static int check_symbolic(const char *fmt, int idx, __u32 isa, const char *strip)
+{
+	const char *p = fmt, *end;
+	int pairs = 0;
+
+	while (idx-- >= 0) {
+		p = strstr(p, "__print_symbolic(");
+		if (!p)
+			return -1;
+		p += strlen("__print_symbolic(");
+	}
+	/* The list ends at the first "})" (the closing brace of the last pair). */
+	end = strstr(p, "})");
+	if (!end)
+		return -1;
+	while ((p = strchr(p, '{')) && p < end) {
+		char name[128] = "", code[64];
+		const char *comma = strchr(p, ','), *q;
+		size_t l = 0;
+		__u32 v;
+
+		if (!comma || (size_t)(comma - p - 1) >= sizeof(code))
+			return -1;
+		memcpy(code, p + 1, comma - p - 1);
+		code[comma - p - 1] = '\0';
+		if (eval_code(code, &v))
+			return -1;
+		for (q = comma; *q && *q != '}';) {
+			if (*q++ != '"')
+				continue;
+			while (*q && *q != '"' && l < sizeof(name) - 1)
+				name[l++] = *q++;
+			if (*q == '"')
+				q++;
+		}
+		name[l] = '\0';
+		if (strip && !strncmp(name, strip, strlen(strip)))
+			memmove(name, name + strlen(strip), strlen(name + strlen(strip)) + 1);
+		if (!reason_name(isa, v) || strcmp(reason_name(isa, v), name)) {
+			fprintf(stderr, "kernel names %s 0x%x \"%s\", we say \"%s\"\n",
+				isa_name(isa), v, name, reason_name(isa, v) ?: "(none)");
+			check_failures++;
+		}
+		pairs++;
+		p = q;
+	}
+	return pairs;
+}
+
+static char *read_text(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	size_t n;
+
+	if (!f)
+		return NULL;
+	buf = calloc(1, 1 << 20);
+	n = buf ? fread(buf, 1, (1 << 20) - 1, f) : 0;
+	fclose(f);
+	if (buf && !n) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static void test_kernel_tracepoints(void)
+{
+	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	char path[256], *fmt = NULL;
+	size_t i;
+	int n;
+
+	for (i = 0; i < ARRAY_SIZE(dirs) && !fmt; i++) {
+		snprintf(path, sizeof(path), "%s/events/kvm/kvm_exit/format", dirs[i]);
+		fmt = read_text(path);
+	}
+	if (!fmt) {
+		printf("SKIP: kvm_exit/format not readable (no tracefs or no kvm module)\n");
+		return;
+	}
+	/* The VMX list comes first in kvm_exit's print fmt, then the SVM one. */
+	n = check_symbolic(fmt, 0, VMEXIT_ISA_VMX, NULL);
+	CHECK(n > 50);
+	printf("kernel kvm_exit: %d VMX names checked", n);
+	n = check_symbolic(fmt, 1, VMEXIT_ISA_SVM, NULL);
+	CHECK(n > 100);
+	printf(", %d SVM names checked", n);
+	free(fmt);
+
+	path[strlen(path) - strlen("kvm_exit/format")] = '\0';
+	strcat(path, "kvm_userspace_exit/format");
+	fmt = read_text(path);
+	if (fmt) {
+		n = check_symbolic(fmt, 0, VMEXIT_ISA_USER, "KVM_EXIT_");
+		CHECK(n > 25);
+		printf(", %d user names checked", n);
+		/* The tracepoint prints errno -4 as "restart". */
+		CHECK(strstr(fmt, "-4 ? \"restart\"") != NULL);
+		free(fmt);
+	}
+	printf("\n");
+}
+
+int main(void)
+{
+	test_isa();
+	test_uapi_tables();
+	test_uapi_user();
+	test_round_trip();
+	test_fallbacks();
+	test_parse();
+	test_list_print();
+	test_kernel_tracepoints();
+	CHECK_DONE("reasons");
+}

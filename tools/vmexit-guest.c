@@ -1,0 +1,1090 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vmexit-guest: a tiny VMM whose guests leave guest mode an exactly known number of times,
+ * so that vmexit's demo, tests and benchmarks can compare what the tracer saw with the truth.
+ *
+ * Usage:
+ *   vmexit-guest [--vms N] [--vcpus N] [--io N] [--mmio N] [--hlt N] [--cpuid N] [--msr N]
+ *                [--seconds S] [--name NAME] [--ring 0|3] [--json]
+ *
+ * Each VM is one process, as with QEMU. The process carries a QEMU-style name on its command
+ * line, "-name guest=NAME,debug-threads=on" (NAME-<i> with --vms > 1), so tools that name VMs
+ * from /proc/PID/cmdline see what they would see with QEMU. With --vms 1 the program re-execs
+ * itself in place (same pid); with --vms N it forks and execs N such processes and waits for
+ * them. Every vCPU is a thread named "CPU <i>/KVM" and runs the same mix.
+ *
+ * One pass of the guest, per vCPU, runs the kinds in this order, each exactly N times:
+ *   --io N     out dx,al to port 0xe9               -> KVM_EXIT_IO (out, 1 byte)
+ *   --mmio N   mov [0x10000000],al (no memslot)     -> KVM_EXIT_MMIO (write, 1 byte)
+ *   --hlt N    hlt (no in-kernel irqchip)           -> KVM_EXIT_HLT
+ *   --cpuid N  cpuid leaf 0                         -> handled in the kernel, no KVM_EXIT
+ *   --msr N    rdmsr MSR_IA32_TSC (0x10)            -> handled in the kernel, no KVM_EXIT
+ * then "out dx,al" to the done port 0xea (one more KVM_EXIT_IO) and jumps back to its start.
+ * Without any kind option the mix is --io 1000. Without --seconds each vCPU makes one pass;
+ * with --seconds S it resumes the guest for further passes until S seconds have gone by (the
+ * clock is checked at each done exit, so a pass is never cut short).
+ *
+ * Exact counts per vCPU, P = passes (1 without --seconds; reported in the output):
+ *   KVM_RUN calls = kvm:kvm_userspace_exit = P * (io + 1 + mmio + hlt)
+ *   KVM_EXIT_IO = kvm:kvm_pio = P * (io + 1)   KVM_EXIT_MMIO = P * mmio   KVM_EXIT_HLT = P * hlt
+ * On an SVM host (the nested test bed) kvm:kvm_exit additionally shows, exactly:
+ *   IOIO (0x7b) = P * (io + 1)   CPUID (0x72) = P * cpuid   HLT (0x78) = P * hlt
+ *   MSR (0x7c) = P * msr
+ * and NPF (0x400) = P * mmio plus a handful for the first touches of guest RAM, plus whatever
+ * host interrupts (INTR 0x60) happen to land; those two are not exact.
+ * The VMM tallies every KVM_RUN result and fails (exit 1) unless each pass produced exactly
+ * the requested IO/MMIO/HLT exits at the expected port/address and nothing else.
+ *
+ * Rings. --ring 0 (the default) runs the guest as a kernel would: every kind works, here and
+ * on SVM/VMX. --ring 3 runs it as user code (CPL 3, IOPL 3), like the reference PVM probe:
+ * io, mmio and cpuid work; hlt and rdmsr would #GP and, with no IDT, triple-fault the guest
+ * (KVM_EXIT_SHUTDOWN, seen here), so --hlt/--msr with --ring 3 are refused (exit status 2).
+ *
+ * Found on the development host, whose KVM is the software backend kvm_pvm (kvm_exit and
+ * kvm_entry never fire there), with perf stat on the kvm: tracepoints:
+ *   - both rings run; the KVM_EXIT and kvm_userspace_exit/kvm_pio/kvm_mmio counts are exact.
+ *   - ring 0 is not run natively: KVM's x86 emulator executes every guest instruction
+ *     (one kvm:kvm_emulate_insn per instruction, ~3 per loop iteration), and cpuid/rdmsr
+ *     fire kvm:kvm_cpuid/kvm:kvm_msr once each. It is still faster than ring 3 (~9 us vs
+ *     ~32 us per userspace exit) since no world switch happens until a userspace exit.
+ *   - ring 3 runs natively; out and the MMIO store trap and are emulated (one
+ *     kvm_emulate_insn each), but cpuid does not trap at all: no kvm_cpuid, no event.
+ *   - kvm:kvm_mmio fires once per MMIO store (a write; no "unsatisfied" read events).
+ *
+ * Output: on success one line per VM on stderr. With --json, one line per VM process on stdout:
+ *   {"pid":P,"name":"NAME","ring":R,"mix":{"io":n,"mmio":n,"hlt":n,"cpuid":n,"msr":n},
+ *    "vcpus":[{"vcpu":0,"tid":T,"passes":P,"runs":N,"ns":D,"exits":{"IO":n,"MMIO":n,"HLT":n}}]}
+ * "runs" counts KVM_RUN calls (= kvm:kvm_userspace_exit events of that thread); "exits" counts
+ * their results by KVM_EXIT_* name without the prefix. IO, MMIO and HLT are always present;
+ * the only other key a successful run can show is "EINTR": a KVM_RUN cut short by a signal
+ * (counted in runs, retried; nothing here sends one). "ns" is the wall time from the vCPU's
+ * first KVM_RUN to its last done exit. Nothing is printed on stdout for a failed VM.
+ * "-name guest=NAME[,...]" is accepted as an option too: it makes the process run one VM
+ * named NAME directly (that is how the re-exec'd VM processes are started).
+ *
+ * Exit status: 0 success, 1 any KVM/system failure (or any VM failed), 2 bad arguments.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/kvm.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PROG			"vmexit-guest"
+
+/* Guest physical layout: one 2 MiB memslot at 0, identity mapped by one 2 MiB page. */
+#define MEM_SIZE		0x200000ull
+#define CODE_GPA		0x1000ull
+#define PML4_GPA		0x2000ull
+#define PDPT_GPA		0x3000ull
+#define PD_GPA			0x4000ull
+#define PARAM_GPA		0x5000ull
+/* Mapped by the guest page tables but outside every memslot, so a store there is MMIO. */
+#define MMIO_GPA		0x10000000ull
+
+#define IO_PORT			0xe9
+#define DONE_PORT		0xea
+#define MSR_IA32_TSC		0x10
+
+#define CR0_PE			(1ull << 0)
+#define CR0_ET			(1ull << 4)
+#define CR0_WP			(1ull << 16)
+#define CR0_PG			(1ull << 31)
+#define CR4_PAE			(1ull << 5)
+#define EFER_LME		(1ull << 8)
+#define EFER_LMA		(1ull << 10)
+#define PTE_P			(1ull << 0)
+#define PTE_RW			(1ull << 1)
+#define PTE_US			(1ull << 2)
+#define PTE_PS			(1ull << 7)
+/* IF=1 as in any idle-capable guest, IOPL=3 so "out" is legal in ring 3 too. */
+#define GUEST_RFLAGS		0x3202ull
+
+#define DEFAULT_RING		0
+#define MAX_VMS			256
+#define MAX_VCPUS		256
+#define MAX_NAME		64
+#define MAX_COUNT		1000000000000ull
+#define NR_EXIT_NAMES		64
+
+/* Per-kind repeat counts, read by the guest from PARAM_GPA at the start of every pass. */
+enum kind { K_IO, K_MMIO, K_HLT, K_CPUID, K_MSR, NR_KINDS };
+
+static const char *const kind_opt[NR_KINDS] = { "io", "mmio", "hlt", "cpuid", "msr" };
+
+struct opts {
+	unsigned long vms;
+	unsigned long vcpus;
+	uint64_t count[NR_KINDS];
+	bool kind_given;
+	double seconds;
+	const char *name;
+	int ring;
+	bool ring_given;
+	bool json;
+	const char *vm_name;	/* from "-name guest=...": this process is one VM */
+};
+
+struct vcpu {
+	struct vm *vm;
+	int index;
+	int fd;
+	struct kvm_run *run;
+	pthread_t thread;
+	pid_t tid;
+	uint64_t runs;
+	uint64_t passes;
+	uint64_t eintr;
+	uint64_t exits[NR_EXIT_NAMES + 1];	/* last slot: reasons beyond the table */
+	uint64_t ns;
+	bool failed;
+};
+
+struct vm {
+	const struct opts *o;
+	const char *name;
+	int kvm_fd;
+	int vm_fd;
+	size_t run_size;
+	uint8_t *mem;
+	struct kvm_cpuid2 *cpuid;
+	struct timespec deadline;
+	struct vcpu *vcpus;
+};
+
+static const char *const exit_names[NR_EXIT_NAMES] = {
+	[KVM_EXIT_UNKNOWN] = "UNKNOWN",
+	[KVM_EXIT_EXCEPTION] = "EXCEPTION",
+	[KVM_EXIT_IO] = "IO",
+	[KVM_EXIT_HYPERCALL] = "HYPERCALL",
+	[KVM_EXIT_DEBUG] = "DEBUG",
+	[KVM_EXIT_HLT] = "HLT",
+	[KVM_EXIT_MMIO] = "MMIO",
+	[KVM_EXIT_IRQ_WINDOW_OPEN] = "IRQ_WINDOW_OPEN",
+	[KVM_EXIT_SHUTDOWN] = "SHUTDOWN",
+	[KVM_EXIT_FAIL_ENTRY] = "FAIL_ENTRY",
+	[KVM_EXIT_INTR] = "INTR",
+	[KVM_EXIT_SET_TPR] = "SET_TPR",
+	[KVM_EXIT_TPR_ACCESS] = "TPR_ACCESS",
+	[KVM_EXIT_NMI] = "NMI",
+	[KVM_EXIT_INTERNAL_ERROR] = "INTERNAL_ERROR",
+	[KVM_EXIT_SYSTEM_EVENT] = "SYSTEM_EVENT",
+	[KVM_EXIT_IOAPIC_EOI] = "IOAPIC_EOI",
+	[KVM_EXIT_HYPERV] = "HYPERV",
+	[29] = "X86_RDMSR",
+	[30] = "X86_WRMSR",
+	[31] = "DIRTY_RING_FULL",
+	[32] = "AP_RESET_HOLD",
+	[33] = "X86_BUS_LOCK",
+	[34] = "XEN",
+	[37] = "NOTIFY",
+	[39] = "MEMORY_FAULT",
+};
+
+static const char *exit_name(uint32_t reason, char *buf, size_t len)
+{
+	if (reason < NR_EXIT_NAMES && exit_names[reason])
+		return exit_names[reason];
+	snprintf(buf, len, "EXIT_%" PRIu32, reason);
+	return buf;
+}
+
+static void __attribute__((format(printf, 1, 2))) errmsg(const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	int n;
+
+	/* One write per message: several VM processes may share stderr. */
+	n = snprintf(line, sizeof(line), PROG ": ");
+	va_start(ap, fmt);
+	n += vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+	va_end(ap);
+	if (n >= (int)sizeof(line) - 1)
+		n = sizeof(line) - 2;
+	line[n++] = '\n';
+	if (write(STDERR_FILENO, line, n) < 0)
+		return;
+}
+
+static void __attribute__((noreturn, format(printf, 1, 2))) usage_error(const char *fmt, ...)
+{
+	char line[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	errmsg("%s", line);
+	exit(2);
+}
+
+/* ------------------------------------------------------------------ guest code */
+
+/*
+ * A minimal assembler buffer: the guest is a few dozen hand-assembled instructions, and
+ * computing the short-jump displacements here beats counting bytes by hand.
+ */
+struct code {
+	uint8_t *p;
+	size_t len;
+};
+
+static void emit(struct code *c, const uint8_t *b, size_t n)
+{
+	memcpy(c->p + c->len, b, n);
+	c->len += n;
+}
+
+#define EMIT(c, ...) \
+	emit(c, (const uint8_t[]){ __VA_ARGS__ }, sizeof((const uint8_t[]){ __VA_ARGS__ }))
+
+static void emit_imm32(struct code *c, uint32_t v)
+{
+	EMIT(c, v & 0xff, (v >> 8) & 0xff, (v >> 16) & 0xff, v >> 24);
+}
+
+/* Emits a short conditional jump with a displacement to patch; returns its offset. */
+static size_t emit_jcc_fwd(struct code *c, uint8_t opcode)
+{
+	EMIT(c, opcode, 0);
+	return c->len - 1;
+}
+
+static void patch_here(struct code *c, size_t at)
+{
+	c->p[at] = (uint8_t)(c->len - (at + 1));
+}
+
+static void emit_jcc_back(struct code *c, uint8_t opcode, size_t target)
+{
+	EMIT(c, opcode, (uint8_t)(target - (c->len + 2)));
+}
+
+#define JZ	0x74
+#define JNZ	0x75
+
+/*
+ * One loop per kind. The count comes from the parameter block (rsi), so the same code serves
+ * every mix, and a zero count skips the loop entirely. The counter is rcx for the kinds that
+ * leave rcx alone and r8 for cpuid (clobbers eax/ebx/ecx/edx) and rdmsr (needs ecx as input,
+ * clobbers eax/edx). The guest never writes RAM, so vCPUs can share code and parameters.
+ */
+static size_t build_guest(uint8_t *dst)
+{
+	struct code c = { .p = dst };
+	size_t start, skip, loop;
+
+	start = c.len;
+	EMIT(&c, 0xbe);				/* mov esi, PARAM_GPA */
+	emit_imm32(&c, PARAM_GPA);
+
+	/* out: port in dx, data in al (whatever it holds) */
+	EMIT(&c, 0x48, 0x8b, 0x4e, 8 * K_IO);	/* mov rcx, [rsi + 8*K_IO] */
+	EMIT(&c, 0x48, 0x85, 0xc9);		/* test rcx, rcx */
+	skip = emit_jcc_fwd(&c, JZ);
+	EMIT(&c, 0xba);				/* mov edx, IO_PORT */
+	emit_imm32(&c, IO_PORT);
+	loop = c.len;
+	EMIT(&c, 0xee);				/* out dx, al */
+	EMIT(&c, 0x48, 0xff, 0xc9);		/* dec rcx */
+	emit_jcc_back(&c, JNZ, loop);
+	patch_here(&c, skip);
+
+	/* one-byte store to unbacked guest-physical memory */
+	EMIT(&c, 0x48, 0x8b, 0x4e, 8 * K_MMIO);	/* mov rcx, [rsi + 8*K_MMIO] */
+	EMIT(&c, 0x48, 0x85, 0xc9);		/* test rcx, rcx */
+	skip = emit_jcc_fwd(&c, JZ);
+	EMIT(&c, 0xbf);				/* mov edi, MMIO_GPA */
+	emit_imm32(&c, MMIO_GPA);
+	loop = c.len;
+	EMIT(&c, 0x88, 0x07);			/* mov [rdi], al */
+	EMIT(&c, 0x48, 0xff, 0xc9);		/* dec rcx */
+	emit_jcc_back(&c, JNZ, loop);
+	patch_here(&c, skip);
+
+	EMIT(&c, 0x48, 0x8b, 0x4e, 8 * K_HLT);	/* mov rcx, [rsi + 8*K_HLT] */
+	EMIT(&c, 0x48, 0x85, 0xc9);		/* test rcx, rcx */
+	skip = emit_jcc_fwd(&c, JZ);
+	loop = c.len;
+	EMIT(&c, 0xf4);				/* hlt */
+	EMIT(&c, 0x48, 0xff, 0xc9);		/* dec rcx */
+	emit_jcc_back(&c, JNZ, loop);
+	patch_here(&c, skip);
+
+	EMIT(&c, 0x4c, 0x8b, 0x46, 8 * K_CPUID);	/* mov r8, [rsi + 8*K_CPUID] */
+	EMIT(&c, 0x4d, 0x85, 0xc0);		/* test r8, r8 */
+	skip = emit_jcc_fwd(&c, JZ);
+	loop = c.len;
+	EMIT(&c, 0x31, 0xc0);			/* xor eax, eax: leaf 0 */
+	EMIT(&c, 0x31, 0xc9);			/* xor ecx, ecx: subleaf 0 */
+	EMIT(&c, 0x0f, 0xa2);			/* cpuid */
+	EMIT(&c, 0x49, 0xff, 0xc8);		/* dec r8 */
+	emit_jcc_back(&c, JNZ, loop);
+	patch_here(&c, skip);
+
+	EMIT(&c, 0x4c, 0x8b, 0x46, 8 * K_MSR);	/* mov r8, [rsi + 8*K_MSR] */
+	EMIT(&c, 0x4d, 0x85, 0xc0);		/* test r8, r8 */
+	skip = emit_jcc_fwd(&c, JZ);
+	loop = c.len;
+	EMIT(&c, 0xb9);				/* mov ecx, MSR_IA32_TSC */
+	emit_imm32(&c, MSR_IA32_TSC);
+	EMIT(&c, 0x0f, 0x32);			/* rdmsr */
+	EMIT(&c, 0x49, 0xff, 0xc8);		/* dec r8 */
+	emit_jcc_back(&c, JNZ, loop);
+	patch_here(&c, skip);
+
+	/* Tell the VMM the pass is complete; if it resumes us, start over. */
+	EMIT(&c, 0xba);				/* mov edx, DONE_PORT */
+	emit_imm32(&c, DONE_PORT);
+	EMIT(&c, 0xee);				/* out dx, al */
+	EMIT(&c, 0xe9);				/* jmp start (rel32) */
+	emit_imm32(&c, (uint32_t)(start - (c.len + 4)));
+	return c.len;
+}
+
+/* ------------------------------------------------------------------ VM setup */
+
+static void timespec_add(struct timespec *t, double s)
+{
+	long long ns = (long long)(s * 1e9);
+
+	t->tv_sec += ns / 1000000000;
+	t->tv_nsec += ns % 1000000000;
+	if (t->tv_nsec >= 1000000000) {
+		t->tv_sec++;
+		t->tv_nsec -= 1000000000;
+	}
+}
+
+static uint64_t ns_between(const struct timespec *a, const struct timespec *b)
+{
+	return (uint64_t)((b->tv_sec - a->tv_sec) * 1000000000ll + (b->tv_nsec - a->tv_nsec));
+}
+
+static bool past(const struct timespec *deadline)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec > deadline->tv_sec ||
+	       (now.tv_sec == deadline->tv_sec && now.tv_nsec >= deadline->tv_nsec);
+}
+
+static int open_kvm(void)
+{
+	int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	int ver;
+
+	if (fd < 0) {
+		int e = errno;
+
+		errmsg("/dev/kvm: %s (%s)", strerror(e),
+		       e == ENOENT ? "load kvm and kvm_intel/kvm_amd" :
+		       e == EACCES || e == EPERM ? "run as root or join the kvm group" :
+		       "is KVM usable on this host?");
+		return -1;
+	}
+	ver = ioctl(fd, KVM_GET_API_VERSION, 0);
+	if (ver != KVM_API_VERSION) {
+		errmsg("/dev/kvm: API version %d, expected %d", ver, KVM_API_VERSION);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * Hand the guest every CPUID leaf KVM supports, as "-cpu host" would, so that cpuid returns
+ * real data and long mode is consistent with the guest's CPUID on kernels that check.
+ */
+static struct kvm_cpuid2 *supported_cpuid(int kvm_fd)
+{
+	for (unsigned int n = 64; n <= 4096; n *= 2) {
+		struct kvm_cpuid2 *c = calloc(1, sizeof(*c) + n * sizeof(c->entries[0]));
+
+		if (!c)
+			return NULL;
+		c->nent = n;
+		if (ioctl(kvm_fd, KVM_GET_SUPPORTED_CPUID, c) == 0)
+			return c;
+		free(c);
+		if (errno != E2BIG)
+			return NULL;
+	}
+	errno = E2BIG;
+	return NULL;
+}
+
+static int setup_memory(struct vm *vm)
+{
+	struct kvm_userspace_memory_region region;
+	uint64_t *pml4, *pdpt, *pd;
+
+	vm->mem = mmap(NULL, MEM_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (vm->mem == MAP_FAILED) {
+		vm->mem = NULL;
+		errmsg("%s: guest memory: %s", vm->name, strerror(errno));
+		return -1;
+	}
+	region = (struct kvm_userspace_memory_region){
+		.slot = 0,
+		.guest_phys_addr = 0,
+		.memory_size = MEM_SIZE,
+		.userspace_addr = (uintptr_t)vm->mem,
+	};
+	if (ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &region) < 0) {
+		errmsg("%s: KVM_SET_USER_MEMORY_REGION: %s", vm->name, strerror(errno));
+		return -1;
+	}
+
+	/*
+	 * Identity map the RAM and the MMIO page with 2 MiB pages. US is set so ring 3 may
+	 * use them; ring 0 may too since CR4.SMEP/SMAP stay clear.
+	 */
+	pml4 = (uint64_t *)(vm->mem + PML4_GPA);
+	pdpt = (uint64_t *)(vm->mem + PDPT_GPA);
+	pd = (uint64_t *)(vm->mem + PD_GPA);
+	pml4[0] = PDPT_GPA | PTE_P | PTE_RW | PTE_US;
+	pdpt[0] = PD_GPA | PTE_P | PTE_RW | PTE_US;
+	pd[0] = 0 | PTE_P | PTE_RW | PTE_US | PTE_PS;
+	pd[MMIO_GPA >> 21] = (MMIO_GPA & ~0x1fffffull) | PTE_P | PTE_RW | PTE_US | PTE_PS;
+
+	memcpy(vm->mem + PARAM_GPA, vm->o->count, sizeof(vm->o->count));
+	build_guest(vm->mem + CODE_GPA);
+	return 0;
+}
+
+static int setup_vcpu(struct vm *vm, struct vcpu *v)
+{
+	int ring = vm->o->ring;
+	struct kvm_segment code_seg = {
+		.base = 0, .limit = 0xffffffff, .selector = (1 << 3) | ring,
+		.type = 11, .present = 1, .dpl = ring, .db = 0, .s = 1, .l = 1, .g = 1,
+	};
+	struct kvm_segment data_seg = {
+		.base = 0, .limit = 0xffffffff, .selector = (2 << 3) | ring,
+		.type = 3, .present = 1, .dpl = ring, .db = 1, .s = 1, .l = 0, .g = 1,
+	};
+	struct kvm_sregs sregs;
+	struct kvm_regs regs;
+
+	v->fd = ioctl(vm->vm_fd, KVM_CREATE_VCPU, v->index);
+	if (v->fd < 0) {
+		errmsg("%s: KVM_CREATE_VCPU %d: %s", vm->name, v->index, strerror(errno));
+		return -1;
+	}
+	v->run = mmap(NULL, vm->run_size, PROT_READ | PROT_WRITE, MAP_SHARED, v->fd, 0);
+	if (v->run == MAP_FAILED) {
+		v->run = NULL;
+		errmsg("%s: mmap kvm_run: %s", vm->name, strerror(errno));
+		return -1;
+	}
+	if (vm->cpuid && ioctl(v->fd, KVM_SET_CPUID2, vm->cpuid) < 0) {
+		errmsg("%s: KVM_SET_CPUID2: %s", vm->name, strerror(errno));
+		return -1;
+	}
+	if (ioctl(v->fd, KVM_GET_SREGS, &sregs) < 0) {
+		errmsg("%s: KVM_GET_SREGS: %s", vm->name, strerror(errno));
+		return -1;
+	}
+	/* Straight into 64-bit mode at CPL = ring: no boot code, no descriptor tables needed. */
+	sregs.cr0 = CR0_PE | CR0_ET | CR0_WP | CR0_PG;
+	sregs.cr3 = PML4_GPA;
+	sregs.cr4 = CR4_PAE;
+	sregs.efer = EFER_LME | EFER_LMA;
+	sregs.cs = code_seg;
+	sregs.ds = sregs.es = sregs.fs = sregs.gs = sregs.ss = data_seg;
+	if (ioctl(v->fd, KVM_SET_SREGS, &sregs) < 0) {
+		errmsg("%s: KVM_SET_SREGS (ring %d): %s", vm->name, ring, strerror(errno));
+		return -1;
+	}
+	memset(&regs, 0, sizeof(regs));
+	regs.rip = CODE_GPA;
+	regs.rsp = MEM_SIZE;
+	regs.rflags = GUEST_RFLAGS;
+	if (ioctl(v->fd, KVM_SET_REGS, &regs) < 0) {
+		errmsg("%s: KVM_SET_REGS: %s", vm->name, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ vCPU loop */
+
+static void report_bad_exit(struct vcpu *v)
+{
+	struct kvm_run *r = v->run;
+	struct kvm_regs regs;
+	char buf[32], where[64] = "";
+	const char *n = exit_name(r->exit_reason, buf, sizeof(buf));
+
+	if (ioctl(v->fd, KVM_GET_REGS, &regs) == 0)
+		snprintf(where, sizeof(where), " at rip 0x%llx", regs.rip);
+
+	switch (r->exit_reason) {
+	case KVM_EXIT_INTERNAL_ERROR:
+		errmsg("%s vCPU %d: unexpected KVM_EXIT_INTERNAL_ERROR suberror %u%s",
+		       v->vm->name, v->index, r->internal.suberror, where);
+		break;
+	case KVM_EXIT_FAIL_ENTRY:
+		errmsg("%s vCPU %d: unexpected KVM_EXIT_FAIL_ENTRY hardware reason 0x%llx cpu %u%s",
+		       v->vm->name, v->index,
+		       (unsigned long long)r->fail_entry.hardware_entry_failure_reason,
+		       r->fail_entry.cpu, where);
+		break;
+	case KVM_EXIT_IO:
+		errmsg("%s vCPU %d: unexpected KVM_EXIT_IO %s port 0x%x size %u count %u%s",
+		       v->vm->name, v->index, r->io.direction == KVM_EXIT_IO_OUT ? "out" : "in",
+		       r->io.port, r->io.size, r->io.count, where);
+		break;
+	case KVM_EXIT_MMIO:
+		errmsg("%s vCPU %d: unexpected KVM_EXIT_MMIO %s 0x%llx len %u%s",
+		       v->vm->name, v->index, r->mmio.is_write ? "write" : "read",
+		       (unsigned long long)r->mmio.phys_addr, r->mmio.len, where);
+		break;
+	case KVM_EXIT_SHUTDOWN:
+		errmsg("%s vCPU %d: unexpected KVM_EXIT_SHUTDOWN (guest triple fault: an instruction "
+		       "faulted in ring %d)%s", v->vm->name, v->index, v->vm->o->ring, where);
+		break;
+	default:
+		errmsg("%s vCPU %d: unexpected KVM_EXIT_%s (%u)%s", v->vm->name, v->index, n,
+		       r->exit_reason, where);
+	}
+}
+
+static void tally(struct vcpu *v, uint32_t reason)
+{
+	v->exits[reason < NR_EXIT_NAMES ? reason : NR_EXIT_NAMES]++;
+}
+
+static void *vcpu_thread(void *arg)
+{
+	struct vcpu *v = arg;
+	const struct opts *o = v->vm->o;
+	struct kvm_run *r = v->run;
+	uint64_t pass[NR_KINDS] = { 0 };
+	struct timespec t0, t1;
+	char tname[16];
+
+	v->tid = (pid_t)syscall(SYS_gettid);
+	/* QEMU's vCPU thread name with debug-threads=on; tracers map it to a vCPU index. */
+	snprintf(tname, sizeof(tname), "CPU %d/KVM", v->index);
+	pthread_setname_np(pthread_self(), tname);
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
+			/* Nothing here sends signals, but a debugger or SIGSTOP might. */
+			if (errno == EINTR || errno == EAGAIN) {
+				v->runs++;
+				v->eintr++;
+				continue;
+			}
+			errmsg("%s vCPU %d: KVM_RUN: %s", v->vm->name, v->index, strerror(errno));
+			goto fail;
+		}
+		v->runs++;
+		tally(v, r->exit_reason);
+
+		if (r->exit_reason == KVM_EXIT_IO && r->io.direction == KVM_EXIT_IO_OUT &&
+		    r->io.size == 1 && r->io.count == 1 && r->io.port == IO_PORT) {
+			pass[K_IO]++;
+		} else if (r->exit_reason == KVM_EXIT_MMIO && r->mmio.is_write &&
+			   r->mmio.len == 1 && r->mmio.phys_addr == MMIO_GPA) {
+			pass[K_MMIO]++;
+		} else if (r->exit_reason == KVM_EXIT_HLT) {
+			pass[K_HLT]++;
+		} else if (r->exit_reason == KVM_EXIT_IO && r->io.direction == KVM_EXIT_IO_OUT &&
+			   r->io.size == 1 && r->io.count == 1 && r->io.port == DONE_PORT) {
+			for (int k = K_IO; k <= K_HLT; k++) {
+				if (pass[k] == o->count[k])
+					continue;
+				errmsg("%s vCPU %d: pass %" PRIu64 " made %" PRIu64 " --%s exits, "
+				       "expected %" PRIu64, v->vm->name, v->index, v->passes + 1,
+				       pass[k], kind_opt[k], o->count[k]);
+				goto fail;
+			}
+			memset(pass, 0, sizeof(pass));
+			v->passes++;
+			if (o->seconds <= 0 || past(&v->vm->deadline))
+				break;
+		} else {
+			report_bad_exit(v);
+			goto fail;
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	v->ns = ns_between(&t0, &t1);
+	return NULL;
+fail:
+	v->failed = true;
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ output */
+
+struct sbuf {
+	char *p;
+	size_t len, cap;
+};
+
+static void __attribute__((format(printf, 2, 3))) sb_printf(struct sbuf *s, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(s->p + s->len, s->cap - s->len, fmt, ap);
+		va_end(ap);
+		if (n >= 0 && (size_t)n < s->cap - s->len) {
+			s->len += n;
+			return;
+		}
+		s->cap = s->cap * 2 + n + 64;
+		s->p = realloc(s->p, s->cap);
+		if (!s->p) {
+			errmsg("out of memory");
+			exit(1);
+		}
+	}
+}
+
+static void write_all(int fd, const char *p, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		p += n;
+		len -= n;
+	}
+}
+
+static void print_json(const struct vm *vm)
+{
+	const struct opts *o = vm->o;
+	struct sbuf s = { .p = malloc(256), .cap = 256 };
+	char buf[32];
+
+	if (!s.p)
+		return;
+	/* NAME is restricted to [A-Za-z0-9._-] by the argument parser: no escaping needed. */
+	sb_printf(&s, "{\"pid\":%d,\"name\":\"%s\",\"ring\":%d,\"mix\":{", (int)getpid(), vm->name,
+		  o->ring);
+	for (int k = 0; k < NR_KINDS; k++)
+		sb_printf(&s, "%s\"%s\":%" PRIu64, k ? "," : "", kind_opt[k], o->count[k]);
+	sb_printf(&s, "},\"vcpus\":[");
+	for (unsigned long i = 0; i < o->vcpus; i++) {
+		const struct vcpu *v = &vm->vcpus[i];
+
+		sb_printf(&s, "%s{\"vcpu\":%d,\"tid\":%d,\"passes\":%" PRIu64 ",\"runs\":%" PRIu64
+			  ",\"ns\":%" PRIu64 ",\"exits\":{\"IO\":%" PRIu64 ",\"MMIO\":%" PRIu64
+			  ",\"HLT\":%" PRIu64, i ? "," : "", v->index, (int)v->tid, v->passes,
+			  v->runs, v->ns, v->exits[KVM_EXIT_IO], v->exits[KVM_EXIT_MMIO],
+			  v->exits[KVM_EXIT_HLT]);
+		for (uint32_t r = 0; r <= NR_EXIT_NAMES; r++) {
+			if (r == KVM_EXIT_IO || r == KVM_EXIT_MMIO || r == KVM_EXIT_HLT ||
+			    !v->exits[r])
+				continue;
+			sb_printf(&s, ",\"%s\":%" PRIu64,
+				  r == NR_EXIT_NAMES ? "OTHER" : exit_name(r, buf, sizeof(buf)),
+				  v->exits[r]);
+		}
+		if (v->eintr)
+			sb_printf(&s, ",\"EINTR\":%" PRIu64, v->eintr);
+		sb_printf(&s, "}}");
+	}
+	sb_printf(&s, "]}\n");
+	/* One write: the lines of concurrent VM processes must not interleave. */
+	write_all(STDOUT_FILENO, s.p, s.len);
+	free(s.p);
+}
+
+static void print_summary(const struct vm *vm)
+{
+	const struct opts *o = vm->o;
+	uint64_t io = 0, mmio = 0, hlt = 0, runs = 0, passes = 0, ns = 0;
+	uint64_t pmin = UINT64_MAX, pmax = 0;
+	char pbuf[48];
+
+	for (unsigned long i = 0; i < o->vcpus; i++) {
+		const struct vcpu *v = &vm->vcpus[i];
+
+		io += v->exits[KVM_EXIT_IO];
+		mmio += v->exits[KVM_EXIT_MMIO];
+		hlt += v->exits[KVM_EXIT_HLT];
+		runs += v->runs;
+		passes += v->passes;
+		pmin = v->passes < pmin ? v->passes : pmin;
+		pmax = v->passes > pmax ? v->passes : pmax;
+		ns = v->ns > ns ? v->ns : ns;
+	}
+	/* vCPUs run independently, so with --seconds their pass counts may differ. */
+	if (pmin == pmax)
+		snprintf(pbuf, sizeof(pbuf), "%" PRIu64, pmin);
+	else
+		snprintf(pbuf, sizeof(pbuf), "%" PRIu64 "-%" PRIu64, pmin, pmax);
+	errmsg("%s (pid %d, ring %d): %lu vCPU(s) x %s pass(es): %" PRIu64 " KVM_RUN, IO %" PRIu64
+	       " MMIO %" PRIu64 " HLT %" PRIu64 ", cpuid %" PRIu64 " rdmsr %" PRIu64
+	       " (no userspace exit), %.3f s", vm->name, (int)getpid(), o->ring, o->vcpus, pbuf, runs, io, mmio, hlt,
+	       passes * o->count[K_CPUID], passes * o->count[K_MSR], ns / 1e9);
+}
+
+/* ------------------------------------------------------------------ one VM process */
+
+static void vm_destroy(struct vm *vm)
+{
+	for (unsigned long i = 0; vm->vcpus && i < vm->o->vcpus; i++) {
+		struct vcpu *v = &vm->vcpus[i];
+
+		if (v->run)
+			munmap(v->run, vm->run_size);
+		if (v->fd >= 0)
+			close(v->fd);
+	}
+	free(vm->vcpus);
+	free(vm->cpuid);
+	if (vm->mem)
+		munmap(vm->mem, MEM_SIZE);
+	if (vm->vm_fd >= 0)
+		close(vm->vm_fd);
+	if (vm->kvm_fd >= 0)
+		close(vm->kvm_fd);
+}
+
+/* Builds the VM, runs every vCPU to completion and reports; returns the exit status. */
+static int run_vm_once(struct vm *vm)
+{
+	const struct opts *o = vm->o;
+	unsigned long started = 0;
+	int mmap_size, rc = 0;
+
+	vm->kvm_fd = open_kvm();
+	if (vm->kvm_fd < 0)
+		return 1;
+	vm->vm_fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, 0);
+	if (vm->vm_fd < 0) {
+		errmsg("%s: KVM_CREATE_VM: %s", vm->name, strerror(errno));
+		return 1;
+	}
+	mmap_size = ioctl(vm->kvm_fd, KVM_GET_VCPU_MMAP_SIZE, 0);
+	if (mmap_size < (int)sizeof(struct kvm_run)) {
+		errmsg("%s: KVM_GET_VCPU_MMAP_SIZE: %s", vm->name, strerror(errno));
+		return 1;
+	}
+	vm->run_size = mmap_size;
+	/* Without it the vCPUs still run (KVM's empty CPUID); only cpuid's answers differ. */
+	vm->cpuid = supported_cpuid(vm->kvm_fd);
+	if (setup_memory(vm))
+		return 1;
+
+	vm->vcpus = calloc(o->vcpus, sizeof(*vm->vcpus));
+	if (!vm->vcpus) {
+		errmsg("out of memory");
+		return 1;
+	}
+	for (unsigned long i = 0; i < o->vcpus; i++) {
+		vm->vcpus[i].vm = vm;
+		vm->vcpus[i].index = (int)i;
+		vm->vcpus[i].fd = -1;
+	}
+	for (unsigned long i = 0; i < o->vcpus; i++) {
+		if (setup_vcpu(vm, &vm->vcpus[i]))
+			return 1;
+	}
+
+	clock_gettime(CLOCK_MONOTONIC, &vm->deadline);
+	timespec_add(&vm->deadline, o->seconds);
+	for (; started < o->vcpus; started++) {
+		int e = pthread_create(&vm->vcpus[started].thread, NULL, vcpu_thread,
+				       &vm->vcpus[started]);
+
+		if (e) {
+			errmsg("%s: pthread_create: %s", vm->name, strerror(e));
+			rc = 1;
+			break;
+		}
+	}
+	for (unsigned long i = 0; i < started; i++) {
+		pthread_join(vm->vcpus[i].thread, NULL);
+		if (vm->vcpus[i].failed)
+			rc = 1;
+	}
+	if (rc)
+		return rc;
+
+	print_summary(vm);
+	if (o->json)
+		print_json(vm);
+	return 0;
+}
+
+static int run_vm(const struct opts *o)
+{
+	struct vm vm = { .o = o, .name = o->vm_name, .kvm_fd = -1, .vm_fd = -1 };
+	int rc;
+
+	/* Re-exec'd through /proc/self/exe, the main thread would otherwise be named "exe". */
+	pthread_setname_np(pthread_self(), PROG);
+	rc = run_vm_once(&vm);
+	vm_destroy(&vm);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ arguments */
+
+static uint64_t parse_count(const char *opt, const char *val, uint64_t min, uint64_t max)
+{
+	char *end;
+	unsigned long long n;
+
+	errno = 0;
+	n = strtoull(val, &end, 0);
+	if (!*val || *end || errno || val[0] == '-' || n < min || n > max)
+		usage_error("%s: '%s' is not a valid count (use an integer from %" PRIu64 " to %"
+			    PRIu64 ")", opt, val, min, max);
+	return n;
+}
+
+static bool valid_name(const char *s)
+{
+	if (!*s || strlen(s) > MAX_NAME)
+		return false;
+	for (; *s; s++) {
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '-' || *s == '_' || *s == '.'))
+			return false;
+	}
+	return true;
+}
+
+/* Parses "guest=NAME,debug-threads=on" (what we put there ourselves) and returns NAME. */
+static const char *parse_qemu_name(const char *val)
+{
+	static char name[MAX_NAME + 1];
+	const char *p = strncmp(val, "guest=", 6) ? val : val + 6;
+	size_t n = strcspn(p, ",");
+
+	if (n > MAX_NAME)
+		usage_error("-name: '%s' is too long (at most %d characters)", val, MAX_NAME);
+	memcpy(name, p, n);
+	name[n] = '\0';
+	if (!valid_name(name))
+		usage_error("-name: '%s' is not a valid name (use letters, digits, '.', '_', '-')",
+			    val);
+	return name;
+}
+
+static void parse_args(int argc, char **argv, struct opts *o)
+{
+	*o = (struct opts){ .vms = 1, .vcpus = 1, .name = "demo", .ring = DEFAULT_RING };
+
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i], *val = NULL, *eq;
+		char opt[32];
+		int k;
+
+		if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+			printf("usage: " PROG " [--vms N] [--vcpus N] [--io N] [--mmio N] [--hlt N] "
+			       "[--cpuid N] [--msr N]\n"
+			       "                    [--seconds S] [--name NAME] [--ring 0|3] "
+			       "[--json]\n");
+			exit(0);
+		}
+		if (!strcmp(arg, "--json")) {
+			o->json = true;
+			continue;
+		}
+		if (strncmp(arg, "--", 2) && strcmp(arg, "-name"))
+			usage_error("unexpected argument '%s' (see --help)", arg);
+		eq = strchr(arg, '=');
+		snprintf(opt, sizeof(opt), "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
+		if (eq)
+			val = eq + 1;
+		else if (i + 1 < argc)
+			val = argv[++i];
+		else
+			usage_error("%s needs a value (see --help)", opt);
+
+		for (k = 0; k < NR_KINDS; k++) {
+			if (!strcmp(opt + 2, kind_opt[k]))
+				break;
+		}
+		if (k < NR_KINDS) {
+			/* Bounded so that passes * count cannot overflow a 64-bit tally soon. */
+			o->count[k] = parse_count(opt, val, 0, MAX_COUNT);
+			o->kind_given = true;
+		} else if (!strcmp(opt, "--vms")) {
+			o->vms = parse_count(opt, val, 1, MAX_VMS);
+		} else if (!strcmp(opt, "--vcpus")) {
+			o->vcpus = parse_count(opt, val, 1, MAX_VCPUS);
+		} else if (!strcmp(opt, "--seconds")) {
+			char *end;
+
+			errno = 0;
+			o->seconds = strtod(val, &end);
+			if (!*val || *end || errno || !(o->seconds > 0) || o->seconds > 1e6)
+				usage_error("--seconds: '%s' is not a valid duration (use a number "
+					    "of seconds > 0, e.g. 5 or 0.5)", val);
+		} else if (!strcmp(opt, "--name")) {
+			if (!valid_name(val))
+				usage_error("--name: '%s' is not a valid name (use 1-%d letters, "
+					    "digits, '.', '_', '-')", val, MAX_NAME);
+			o->name = val;
+		} else if (!strcmp(opt, "--ring")) {
+			if (strcmp(val, "0") && strcmp(val, "3"))
+				usage_error("--ring: '%s' is not a ring (use 0 or 3)", val);
+			o->ring = val[0] - '0';
+			o->ring_given = true;
+		} else if (!strcmp(opt, "-name")) {
+			o->vm_name = parse_qemu_name(val);
+		} else {
+			usage_error("unknown option '%s' (see --help)", opt);
+		}
+	}
+
+	if (!o->kind_given)
+		o->count[K_IO] = 1000;
+	/* Privileged instructions fault in ring 3: refuse rather than triple-fault the guest. */
+	if (o->ring == 3 && o->count[K_HLT])
+		usage_error("--hlt needs --ring 0 (hlt is privileged and faults in ring 3)");
+	if (o->ring == 3 && o->count[K_MSR])
+		usage_error("--msr needs --ring 0 (rdmsr is privileged and faults in ring 3)");
+}
+
+/* ------------------------------------------------------------------ VM processes */
+
+/*
+ * argv for one VM process: QEMU's "-name" first, then every option made explicit so the
+ * child does not depend on defaults that might differ from the parent's view.
+ */
+static char **vm_argv(const char *argv0, const struct opts *o, const char *name)
+{
+	static char namebuf[MAX_NAME + 64], num[NR_KINDS + 3][32];
+	static char *args[2 * (NR_KINDS + 4) + 4];
+	int n = 0;
+
+	snprintf(namebuf, sizeof(namebuf), "guest=%s,debug-threads=on", name);
+	args[n++] = (char *)argv0;
+	args[n++] = "-name";
+	args[n++] = namebuf;
+	snprintf(num[0], sizeof(num[0]), "%lu", o->vcpus);
+	args[n++] = "--vcpus";
+	args[n++] = num[0];
+	for (int k = 0; k < NR_KINDS; k++) {
+		snprintf(num[k + 1], sizeof(num[k + 1]), "%" PRIu64, o->count[k]);
+		args[n++] = (char *)(k == K_IO ? "--io" : k == K_MMIO ? "--mmio" :
+				     k == K_HLT ? "--hlt" : k == K_CPUID ? "--cpuid" : "--msr");
+		args[n++] = num[k + 1];
+	}
+	snprintf(num[NR_KINDS + 1], sizeof(num[0]), "%d", o->ring);
+	args[n++] = "--ring";
+	args[n++] = num[NR_KINDS + 1];
+	if (o->seconds > 0) {
+		snprintf(num[NR_KINDS + 2], sizeof(num[0]), "%.9g", o->seconds);
+		args[n++] = "--seconds";
+		args[n++] = num[NR_KINDS + 2];
+	}
+	if (o->json)
+		args[n++] = "--json";
+	args[n] = NULL;
+	return args;
+}
+
+static void exec_vm(const char *argv0, const struct opts *o, const char *name)
+{
+	char **args = vm_argv(argv0, o, name);
+
+	execv("/proc/self/exe", args);
+	/* No /proc (a bare initramfs): fall back to how we were started. */
+	if (strchr(argv0, '/'))
+		execv(argv0, args);
+	else
+		execvp(argv0, args);
+	errmsg("cannot re-exec myself for VM %s: %s", name, strerror(errno));
+}
+
+static int run_vms(const char *argv0, const struct opts *o)
+{
+	pid_t pids[MAX_VMS];
+	char names[MAX_VMS][MAX_NAME + 16];
+	int rc = 0;
+
+	for (unsigned long i = 0; i < o->vms; i++) {
+		snprintf(names[i], sizeof(names[i]), "%s-%lu", o->name, i);
+		fflush(NULL);
+		pids[i] = fork();
+		if (pids[i] < 0) {
+			errmsg("fork: %s", strerror(errno));
+			/* Reap the ones already started before reporting failure. */
+			for (unsigned long j = 0; j < i; j++)
+				waitpid(pids[j], NULL, 0);
+			return 1;
+		}
+		if (pids[i] == 0) {
+			exec_vm(argv0, o, names[i]);
+			_exit(1);
+		}
+	}
+	for (unsigned long i = 0; i < o->vms; i++) {
+		int st;
+
+		while (waitpid(pids[i], &st, 0) < 0) {
+			if (errno != EINTR) {
+				errmsg("waitpid: %s", strerror(errno));
+				return 1;
+			}
+		}
+		if (WIFSIGNALED(st)) {
+			errmsg("VM %s (pid %d) killed by signal %d", names[i], (int)pids[i],
+			       WTERMSIG(st));
+			rc = 1;
+		} else if (WEXITSTATUS(st)) {
+			errmsg("VM %s (pid %d) failed (exit status %d)", names[i], (int)pids[i],
+			       WEXITSTATUS(st));
+			rc = 1;
+		}
+	}
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	int kvm_fd;
+
+	parse_args(argc, argv, &o);
+	if (o.vm_name)
+		return run_vm(&o);
+	if (o.vms == 1) {
+		/* Become the VM process ourselves, so the caller's pid is the VM's pid. */
+		exec_vm(argv[0], &o, o.name);
+		return 1;
+	}
+	/* Say once, not once per VM, when KVM is missing altogether. */
+	kvm_fd = open_kvm();
+	if (kvm_fd < 0)
+		return 1;
+	close(kvm_fd);
+	return run_vms(argv[0], &o);
+}

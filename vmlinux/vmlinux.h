@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The few kernel types vmexit's BPF programs use, kept by hand. A distro vmlinux.h does not
+ * have the kvm tracepoint records (they live in the kvm module's BTF), and CO-RE only needs
+ * the fields we touch: libbpf relocates every access below against the running kernel's
+ * vmlinux and module BTF, so field order and offsets here do not matter.
+ */
+#ifndef __VMLINUX_H__
+#define __VMLINUX_H__
+
+typedef signed char __s8;
+typedef unsigned char __u8;
+typedef short __s16;
+typedef unsigned short __u16;
+typedef int __s32;
+typedef unsigned int __u32;
+typedef long long __s64;
+typedef unsigned long long __u64;
+typedef __u8 u8;
+typedef __u16 u16;
+typedef __u32 u32;
+typedef __u64 u64;
+typedef __s32 s32;
+typedef __s64 s64;
+typedef _Bool bool;
+typedef __u16 __be16;
+typedef __u32 __be32;
+typedef __u32 __wsum;
+enum { false = 0, true = 1 };
+
+/* uapi/linux/bpf.h constants used by the maps and helpers (stable ABI). */
+enum bpf_map_type {
+	BPF_MAP_TYPE_HASH = 1,
+	BPF_MAP_TYPE_ARRAY = 2,
+	BPF_MAP_TYPE_PERCPU_ARRAY = 6,
+	BPF_MAP_TYPE_LRU_HASH = 9,
+	BPF_MAP_TYPE_RINGBUF = 27,
+	BPF_MAP_TYPE_TASK_STORAGE = 29,
+};
+
+enum {
+	BPF_ANY = 0,
+	BPF_NOEXIST = 1,
+	BPF_EXIST = 2,
+};
+
+enum {
+	BPF_F_NO_PREALLOC = (1U << 0),
+	BPF_F_MMAPABLE = (1U << 10),
+};
+
+enum {
+	BPF_LOCAL_STORAGE_GET_F_CREATE = (1ULL << 0),
+};
+
+#pragma clang attribute push(__attribute__((preserve_access_index)), apply_to = record)
+
+struct task_struct {
+	int pid;
+	int tgid;
+	struct task_struct *real_parent;
+};
+
+/* The first 8 bytes of every tracepoint record; a BPF program sees them overwritten. */
+struct trace_entry {
+	unsigned short type;
+	unsigned char flags;
+	unsigned char preempt_count;
+	int pid;
+};
+
+struct trace_event_raw_kvm_exit {
+	struct trace_entry ent;
+	unsigned int exit_reason;
+	unsigned long guest_rip;
+	u32 isa;
+	u64 info1;
+	u64 info2;
+	u32 intr_info;
+	u32 error_code;
+	unsigned int vcpu_id;
+};
+
+struct trace_event_raw_kvm_entry {
+	struct trace_entry ent;
+	unsigned int vcpu_id;
+	unsigned long rip;
+};
+
+struct trace_event_raw_kvm_userspace_exit {
+	struct trace_entry ent;
+	__u32 reason;
+	int errno;
+};
+
+struct trace_event_raw_kvm_write_tsc_offset {
+	struct trace_entry ent;
+	unsigned int vcpu_id;
+	__u64 previous_tsc_offset;
+	__u64 next_tsc_offset;
+};
+
+/* Context of the syscalls:sys_enter_* tracepoints (kernel/trace/trace_syscalls.c). */
+struct syscall_trace_enter {
+	struct trace_entry ent;
+	int nr;
+	unsigned long args[6];
+};
+
+struct trace_event_raw_sched_process_fork {
+	struct trace_entry ent;
+	char parent_comm[16];
+	int parent_pid;
+	char child_comm[16];
+	int child_pid;
+};
+
+#pragma clang attribute pop
+
+#endif /* __VMLINUX_H__ */
