@@ -202,8 +202,8 @@ static __s32 resolve_vcpu(struct tracker *t, __u32 i)
 	const struct cell *c = &t->src.cells[i];
 
 	for (__u32 j = 0; j < t->seen; j++) {
-		if (t->src.cells[j].key.tid == c->key.tid && t->src.cells[j].key.vcpu >= 0)
-			return t->src.cells[j].key.vcpu;
+		if (j != i && t->prev[j].key.tid == c->key.tid && t->vcpu[j] >= 0)
+			return t->vcpu[j];
 	}
 	if (t->resolve_names)
 		return vcpu_for_thread(c->key.tgid, c->key.tid);
