@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* vmexit: why and for how long KVM guests leave guest mode. */
+#include <argp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -53,9 +54,17 @@ int main(int argc, char **argv)
 		printf("vmexit 0.1\n");
 		return 0;
 	}
+	/* Usage errors exit 2 like every other bad input, not argp's EX_USAGE. */
+	argp_err_exit_status = 2;
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].fn(argc - 1, argv + 1);
+		char name[32];
+
+		if (strcmp(argv[1], commands[i].name))
+			continue;
+		/* argp names the program after argv[0]: make messages say "vmexit stat". */
+		snprintf(name, sizeof(name), "vmexit %s", commands[i].name);
+		argv[1] = name;
+		return commands[i].fn(argc - 1, argv + 1);
 	}
 	fprintf(stderr, "vmexit: unknown command '%s'; commands: stat, list (vmexit --help)\n",
 		argv[1]);

@@ -396,7 +396,7 @@ const char *reason_str(__u32 isa, __u32 reason, char *buf, size_t len)
 		break;
 	}
 	case VMEXIT_ISA_USER:
-		if (reason & VMEXIT_UREASON_ERRNO) {
+		if ((reason & VMEXIT_UREASON_ERRNO) && (reason & ~VMEXIT_UREASON_ERRNO)) {
 			snprintf(tmp, sizeof(tmp), "error(-%u)", reason & ~VMEXIT_UREASON_ERRNO);
 			break;
 		}
@@ -452,7 +452,8 @@ static int parse_u32(const char *s, __u32 *val)
 		base = 16;
 		s += 2;
 	}
-	if (!isxdigit((unsigned char)*s))
+	/* strtoull() would also take blanks, a sign or a second "0x": allow digits only. */
+	if (!*s || strspn(s, base == 16 ? "0123456789abcdefABCDEF" : "0123456789") != strlen(s))
 		return -EINVAL;
 	errno = 0;
 	v = strtoull(s, &end, base);
@@ -676,7 +677,7 @@ void reason_list_print(FILE *f)
 		for (j = 0; j < n; j++) {
 			char code[16];
 
-			/* SVM codes are read in hex everywhere (APM, GHCB spec); the others in decimal. */
+			/* SVM codes are read in hex (APM, GHCB spec), the others in decimal. */
 			if (isa == VMEXIT_ISA_SVM || t[j].code & VMEXIT_UREASON_ERRNO)
 				snprintf(code, sizeof(code), "0x%x", t[j].code);
 			else
@@ -684,6 +685,7 @@ void reason_list_print(FILE *f)
 			fprintf(f, "  %10s  %s\n", code, t[j].name);
 		}
 	}
-	fprintf(f, "\nSelect with NAME, NUMBER or ISA:NAME (ISA: vmx, svm, user), comma-separated;\n"
-		"names match case-insensitively, and a bare NUMBER selects that code in every ISA.\n");
+	fprintf(f, "\nSelect with NAME, NUMBER or ISA:NAME (ISA: vmx, svm, user), "
+		"comma-separated;\nnames match case-insensitively, and a bare NUMBER selects "
+		"that code in every ISA.\n");
 }

@@ -18,7 +18,7 @@
 #define VMX_BASIC_MASK		0xffffu
 
 const char *isa_name(__u32 isa);			/* "vmx", "svm", "user", "?" */
-int isa_parse(const char *s, __u32 *isa);		/* vmx/intel, svm/amd, user: 0 or -EINVAL */
+int isa_parse(const char *s, __u32 *isa);	/* vmx/intel, svm/amd, user: 0 or -EINVAL */
 
 /* The table's name for (isa, reason), or NULL when there is none. */
 const char *reason_name(__u32 isa, __u32 reason);

@@ -406,7 +406,8 @@ static int unknown_field(struct parser *p, const char *at, const char *name, siz
 	for (i = 0; i < ARRAY_SIZE(fields); i++) {
 		int d = edit_distance(name, n, fields[i].name);
 
-		if (d <= 2 && (size_t)d < n && used < sizeof(list)) {
+		/* Short names are too alike for two edits to mean anything. */
+		if (d <= (n <= 4 ? 1 : 2) && (size_t)d < n && used < sizeof(list)) {
 			used += snprintf(list + used, sizeof(list) - used, "%s'%s'",
 					 close ? " or " : "", fields[i].name);
 			close = true;
@@ -1073,13 +1074,15 @@ static void emit_number(struct out *o, const struct op *op, char sign, const cha
 {
 	size_t body = (sign ? 1 : 0) + plen + zeros + ndig;
 	size_t fill = op->width > body ? op->width - body : 0;
+	/* As in C: '-' beats '0', and a precision turns '0' off for integers. */
+	bool zero = !(op->flags & FL_MINUS) && (op->flags & FL_ZERO) && op->prec < 0;
 
-	if (fill && !(op->flags & FL_MINUS) && !(op->flags & FL_ZERO))
+	if (fill && !(op->flags & FL_MINUS) && !zero)
 		pad(o, ' ', fill);
 	if (sign)
 		put(o, &sign, 1);
 	put(o, prefix, plen);
-	if (fill && !(op->flags & FL_MINUS) && (op->flags & FL_ZERO))
+	if (fill && zero)
 		pad(o, '0', fill);
 	pad(o, '0', zeros);
 	put(o, digits, ndig);

@@ -559,8 +559,9 @@ static void report_bad_exit(struct vcpu *v)
 		       (unsigned long long)r->mmio.phys_addr, r->mmio.len, where);
 		break;
 	case KVM_EXIT_SHUTDOWN:
-		errmsg("%s vCPU %d: unexpected KVM_EXIT_SHUTDOWN (guest triple fault: an instruction "
-		       "faulted in ring %d)%s", v->vm->name, v->index, v->vm->o->ring, where);
+		errmsg("%s vCPU %d: unexpected KVM_EXIT_SHUTDOWN (guest triple fault: an "
+		       "instruction faulted in ring %d)%s", v->vm->name, v->index, v->vm->o->ring,
+		       where);
 		break;
 	default:
 		errmsg("%s vCPU %d: unexpected KVM_EXIT_%s (%u)%s", v->vm->name, v->index, n,
@@ -746,8 +747,8 @@ static void print_summary(const struct vm *vm)
 		snprintf(pbuf, sizeof(pbuf), "%" PRIu64 "-%" PRIu64, pmin, pmax);
 	errmsg("%s (pid %d, ring %d): %lu vCPU(s) x %s pass(es): %" PRIu64 " KVM_RUN, IO %" PRIu64
 	       " MMIO %" PRIu64 " HLT %" PRIu64 ", cpuid %" PRIu64 " rdmsr %" PRIu64
-	       " (no userspace exit), %.3f s", vm->name, (int)getpid(), o->ring, o->vcpus, pbuf, runs, io, mmio, hlt,
-	       passes * o->count[K_CPUID], passes * o->count[K_MSR], ns / 1e9);
+	       " (no userspace exit), %.3f s", vm->name, (int)getpid(), o->ring, o->vcpus, pbuf,
+	       runs, io, mmio, hlt, passes * o->count[K_CPUID], passes * o->count[K_MSR], ns / 1e9);
 }
 
 /* ------------------------------------------------------------------ one VM process */
@@ -905,8 +906,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		int k;
 
 		if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
-			printf("usage: " PROG " [--vms N] [--vcpus N] [--io N] [--mmio N] [--hlt N] "
-			       "[--cpuid N] [--msr N]\n"
+			printf("usage: " PROG " [--vms N] [--vcpus N] [--io N] [--mmio N] "
+			       "[--hlt N] [--cpuid N] [--msr N]\n"
 			       "                    [--seconds S] [--name NAME] [--ring 0|3] "
 			       "[--json]\n");
 			exit(0);

@@ -210,6 +210,7 @@ static void test_fallbacks(void)
 	check_fallback(VMEXIT_ISA_USER, VMEXIT_UREASON_ERRNO | EINTR, "restart");
 	check_fallback(VMEXIT_ISA_USER, VMEXIT_UREASON_ERRNO | EFAULT, "error(EFAULT)");
 	check_fallback(VMEXIT_ISA_USER, VMEXIT_UREASON_ERRNO | 200, "error(-200)");
+	check_fallback(VMEXIT_ISA_USER, VMEXIT_UREASON_ERRNO, "UNKNOWN_0x80000000");
 	check_fallback(0, 7, "0x7");
 	check_fallback(9, 0xdeadbeef, "0xdeadbeef");
 
@@ -331,6 +332,9 @@ static void test_parse(void)
 	PARSE_BAD("arm:1", "'arm:1'");
 	PARSE_BAD("svm:", "'svm:'");
 	PARSE_BAD("0x1g", "'0x1g'");
+	PARSE_BAD("0x0x5", "'0x0x5'");
+	PARSE_BAD("0x", "'0x'");
+	PARSE_BAD("1a", "'1a'");
 	PARSE_BAD("0x100000000", "'0x100000000'");
 	PARSE_BAD("io,,npf", "empty");
 	PARSE_BAD("", "empty");

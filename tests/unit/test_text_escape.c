@@ -73,7 +73,7 @@ static void test_json_exact(void)
 	JSON_IS("\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\"");	/* surrogate U+D800 */
 	JSON_IS("\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");	/* > U+10FFFF */
 	JSON_IS("\xe2\x82x", "\"\\ufffdx\"");		/* truncated: one U+FFFD for E2 82 */
-	JSON_IS("\xf0\x9f\x98", "\"\\ufffd\"");		/* truncated at the end of the string */
+	JSON_IS("\xf0\x9f\x98", "\"\\ufffd\"");		/* truncated by the string's end */
 	JSON_IS("\xc3", "\"\\ufffd\"");
 }
 
@@ -97,7 +97,8 @@ static void test_csv_exact(void)
 /* Inputs for the python round trips: awkward for one format or the other. */
 static const char *const samples[] = {
 	"", "plain", "vm-01", "guest=x,debug-threads=on", "a\"b\\c", "\n\r\t\b\f\v\x01\x1b\x1f",
-	"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "\xff\xfe", "a\x80z", "\xc0\xaf", "\xe0\x80\xaf",
+	"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "\xff\xfe", "a\x80z", "\xc0\xaf",
+	"\xe0\x80\xaf",
 	"\xed\xa0\x80\xed\xbf\xbf", "\xf4\x90\x80\x80", "\xe2\x82x", "\xf0\x9f\x98", "\xc3",
 	"\xf8\x88\x80\x80\x80", " lead", "trail ", "a,b", "\"quoted\"", "line\nbreak", "\r\n",
 	"x\xe2\x82\xacy\xef\xbb\xbfz", "\x7f", "</script>", "\xef\xbf\xbd",

@@ -92,7 +92,7 @@ newest_in_apt() {
 newest_in_cache() {
 	local d
 	for d in "$CACHE"/6.1.0-*-amd64; do
-		[ -f "$d/.complete" ] && basename "$d"
+		if [ -f "$d/.complete" ]; then basename "$d"; fi
 	done | sort -V | tail -n 1
 }
 

@@ -31,8 +31,9 @@ MODE=full
 # The workload: one VM, two vCPUs, each vCPU doing exactly these many of each kind (one pass).
 # ~1,400 kernel exits and ~600 userspace exits per vCPU: a few seconds under TCG.
 VCPUS=2
+GUEST_NAME=bedvm
 N_CPUID=400 N_IO=250 N_HLT=150 N_MSR=300 N_MMIO=200
-GUEST_ARGS="--vms 1 --vcpus $VCPUS --cpuid $N_CPUID --io $N_IO --hlt $N_HLT --msr $N_MSR --mmio $N_MMIO --json"
+GUEST_ARGS="--vms 1 --vcpus $VCPUS --cpuid $N_CPUID --io $N_IO --hlt $N_HLT --msr $N_MSR --mmio $N_MMIO --name $GUEST_NAME --json"
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/test_nested_svm.XXXXXX")
 # VMEXIT_TEST_KEEP=DIR keeps the bed's output (bed.out) and the in-bed script there.
@@ -147,12 +148,13 @@ fi
 
 # ------------------------------------------------------------------ assertions (host side)
 prc=0
-python3 - "$WORK/bed.out" "$MODE" "$VCPUS" "$N_CPUID" "$N_IO" "$N_HLT" "$N_MSR" "$N_MMIO" <<'PYEOF' || prc=$?
+python3 - "$WORK/bed.out" "$MODE" "$VCPUS" "$N_CPUID" "$N_IO" "$N_HLT" "$N_MSR" "$N_MMIO" "$GUEST_NAME" <<'PYEOF' || prc=$?
 import json, sys
 from collections import Counter, defaultdict
 
 path, mode = sys.argv[1], sys.argv[2]
 vcpus, n_cpuid, n_io, n_hlt, n_msr, n_mmio = map(int, sys.argv[3:9])
+guest_name = sys.argv[9]
 
 SVM_CPUID, SVM_HLT, SVM_IOIO, SVM_MSR, SVM_NPF = 0x72, 0x78, 0x7b, 0x7c, 0x400
 KVM_EXIT_IO, KVM_EXIT_HLT, KVM_EXIT_MMIO = 2, 5, 6
@@ -237,6 +239,7 @@ check(len(guests) == 1, f"expected 1 vmexit-guest JSON line, got {len(guests)}")
 guest_pid = None
 if guests:
     g = guests[0]; guest_pid = g.get("pid")
+    check(g.get("name") == guest_name, f"guest reports name {g.get('name')!r}")
     check(len(g.get("vcpus", [])) == vcpus, f"guest reports {len(g.get('vcpus', []))} vcpus")
     for v in g.get("vcpus", []):
         e = v.get("exits", {})
@@ -261,6 +264,7 @@ if mode == "full" and vmexit is not None:
         s = None; check(False, f"vmexit's last line is not JSON: {e}: {vmexit[:200]}")
     if s is not None:
         rows = s.get("rows", []); lost = s.get("lost", {})
+        check(s.get("final", True) is True, f"vmexit's last line is not the final summary (final={s.get('final')})")
         vk = Counter(); vk_vcpu = Counter(); vu = Counter(); vu_vcpu = Counter()
         short = Counter()     # (kind, vcpu) -> sum(count - completed)
         short_reason = defaultdict(set)
@@ -273,6 +277,7 @@ if mode == "full" and vmexit is not None:
             check(row.get("pid") == guest_pid, f"{tag}: pid {row.get('pid')} is not the guest's {guest_pid}")
             check((kind, isa) in (("kernel", "svm"), ("user", "user")), f"{tag}: kind/isa {kind}/{isa} on an SVM bed")
             check(bool(row.get("reason_name")), f"{tag}: no reason_name")
+            check(row.get("guest") == guest_name, f"{tag}: guest {row.get('guest')!r}, expected {guest_name!r} (vmexit-guest --name)")
             check(0 <= done <= cnt, f"{tag}: completed {done} > count {cnt}")
             check(row.get("hist_total") == done, f"{tag}: hist_total {row.get('hist_total')} != completed {done}")
             if done:

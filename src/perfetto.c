@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Chrome trace-event JSON writer; perfetto.h says what the trace looks like and why.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perfetto.h"
+#include "reasons.h"
+#include "text_escape.h"
+
+/*
+ * Synthetic track ids start far above any real tid (the kernel caps pid_max at 2^22), so they
+ * can't be mistaken for, or collide with, the threads of other processes in a merged trace.
+ */
+#define TRACK_TID_BASE		0x40000000u
+
+enum track_kind {
+	K_EMPTY,
+	K_VCPU,		/* id = vcpu: the tracks of one vCPU */
+	K_THREAD,	/* id = tid: the thread's vCPU once known, its own tracks before */
+};
+
+enum { T_KVM, T_VMM, NR_T };
+
+struct track {
+	__u32 tgid;
+	__u32 id;
+	__u8 kind;
+	bool vcpu_known;	/* K_THREAD */
+	bool has_tsc;
+	__s32 vcpu;		/* K_THREAD */
+	__u32 tid[NR_T];	/* synthetic tids, 0 until the track is first used */
+	__u64 tsc;		/* latest TSC offset (K_VCPU / K_THREAD) */
+};
+
+struct perfetto_writer {
+	FILE *f;
+	bool first;		/* no event written yet: no separator needed */
+	struct track *tab;
+	size_t cap, used;	/* open addressing, cap a power of two, at most half full */
+	__u32 next_tid;
+};
+
+static size_t hash(__u32 tgid, __u8 kind, __u32 id)
+{
+	__u64 h = ((__u64)tgid << 32 | id) * 0x9e3779b97f4a7c15ull;
+
+	return (h ^ (h >> 29) ^ kind) * 0xbf58476d1ce4e5b9ull >> 17;
+}
+
+static struct track *find_slot(struct track *tab, size_t cap, __u32 tgid, __u8 kind, __u32 id)
+{
+	size_t i = hash(tgid, kind, id) & (cap - 1);
+
+	while (tab[i].kind != K_EMPTY &&
+	       (tab[i].tgid != tgid || tab[i].kind != kind || tab[i].id != id))
+		i = (i + 1) & (cap - 1);
+	return &tab[i];
+}
+
+/* The entry for (tgid, kind, id), created if create is set; NULL if absent or on ENOMEM. */
+static struct track *get(struct perfetto_writer *w, __u32 tgid, __u8 kind, __u32 id, bool create)
+{
+	struct track *t = find_slot(w->tab, w->cap, tgid, kind, id);
+
+	if (t->kind != K_EMPTY || !create)
+		return t->kind != K_EMPTY ? t : NULL;
+	if ((w->used + 1) * 2 > w->cap) {
+		size_t ncap = w->cap * 2;
+		struct track *ntab = calloc(ncap, sizeof(*ntab));
+
+		if (!ntab)
+			return NULL;
+		for (size_t i = 0; i < w->cap; i++)
+			if (w->tab[i].kind != K_EMPTY)
+				*find_slot(ntab, ncap, w->tab[i].tgid, w->tab[i].kind,
+					   w->tab[i].id) = w->tab[i];
+		free(w->tab);
+		w->tab = ntab;
+		w->cap = ncap;
+		t = find_slot(w->tab, w->cap, tgid, kind, id);
+	}
+	memset(t, 0, sizeof(*t));
+	t->tgid = tgid;
+	t->kind = kind;
+	t->id = id;
+	w->used++;
+	return t;
+}
+
+/* Every event starts on its own line: a trace cut short is then at worst one partial line. */
+static void begin(struct perfetto_writer *w)
+{
+	fputs(w->first ? "\n" : ",\n", w->f);
+	w->first = false;
+}
+
+/* ns as microseconds with three decimals: exact, and what both UIs expect. */
+static void put_us(FILE *f, __u64 ns)
+{
+	fprintf(f, "%llu.%03llu", (unsigned long long)(ns / 1000), (unsigned long long)(ns % 1000));
+}
+
+static void track_name(const struct track *t, int which, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s %u%s", t->kind == K_VCPU ? "vCPU" : "thread", t->id,
+		 which == T_VMM ? " (VMM)" : "");
+}
+
+static void put_thread_name(struct perfetto_writer *w, const struct track *t, int which)
+{
+	char name[64];
+
+	track_name(t, which, name, sizeof(name));
+	begin(w);
+	fprintf(w->f, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,"
+		"\"args\":{\"name\":\"%s\"", t->tgid, t->tid[which], name);
+	if (which == T_KVM && t->has_tsc)
+		fprintf(w->f, ",\"tsc_offset\":\"%lld\",\"tsc_offset_hex\":\"0x%llx\"",
+			(long long)t->tsc, (unsigned long long)t->tsc);
+	fputs("}}", w->f);
+}
+
+/* The synthetic tid of one of t's tracks, announcing the track the first time. */
+static __u32 track_tid(struct perfetto_writer *w, struct track *t, int which)
+{
+	long long sort;
+
+	if (t->tid[which])
+		return t->tid[which];
+	t->tid[which] = w->next_tid++;
+	put_thread_name(w, t, which);
+	/* vCPUs in numeric order, each VMM track right below its vCPU, threads after. */
+	sort = (t->kind == K_VCPU ? 0 : 1ll << 32) + 2ll * t->id + which;
+	begin(w);
+	fprintf(w->f, "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,"
+		"\"args\":{\"sort_index\":%lld}}", t->tgid, t->tid[which], sort);
+	return t->tid[which];
+}
+
+struct perfetto_writer *perfetto_open(FILE *f)
+{
+	struct perfetto_writer *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	w->cap = 64;
+	w->tab = calloc(w->cap, sizeof(*w->tab));
+	if (!w->tab) {
+		free(w);
+		return NULL;
+	}
+	w->f = f;
+	w->first = true;
+	w->next_tid = TRACK_TID_BASE;
+	fputs("[", f);
+	return w;
+}
+
+void perfetto_guest(struct perfetto_writer *w, __u32 tgid, const char *name)
+{
+	begin(w);
+	fprintf(w->f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"args\":{\"name\":",
+		tgid);
+	json_put_str(w->f, name ? name : "");
+	fputs("}}", w->f);
+}
+
+/* Which track entry an event belongs to; NULL only on ENOMEM. */
+static struct track *event_track(struct perfetto_writer *w, const struct vmexit_event *ev)
+{
+	__s32 vcpu = ev->vcpu;
+	struct track *th;
+
+	if (vcpu >= 0) {
+		/* Remember the thread's vCPU for its later vcpu -1 user exits. */
+		th = get(w, ev->tgid, K_THREAD, ev->tid, true);
+		if (th) {
+			th->vcpu_known = true;
+			th->vcpu = vcpu;
+		}
+	} else {
+		th = get(w, ev->tgid, K_THREAD, ev->tid, false);
+		if (th && th->vcpu_known)
+			vcpu = th->vcpu;
+	}
+	if (vcpu >= 0)
+		return get(w, ev->tgid, K_VCPU, vcpu, true);
+	return get(w, ev->tgid, K_THREAD, ev->tid, true);
+}
+
+static void put_hex(FILE *f, const char *key, __u64 v)
+{
+	fprintf(f, ",\"%s\":\"0x%llx\"", key, (unsigned long long)v);
+}
+
+void perfetto_event(struct perfetto_writer *w, const struct vmexit_event *ev,
+		    const char *reason_name)
+{
+	char buf[REASON_STR_MAX];
+	struct track *t;
+	__u32 tid;
+	bool user = ev->type == VMEXIT_EV_USER_EXIT;
+
+	if (ev->type != VMEXIT_EV_EXIT && !user && ev->type != VMEXIT_EV_TSC_OFFSET)
+		return;		/* a type this version doesn't know how to draw */
+	t = event_track(w, ev);
+	if (!t)
+		return;
+	if (ev->type == VMEXIT_EV_TSC_OFFSET) {
+		t->has_tsc = true;
+		t->tsc = ev->info2;
+		tid = track_tid(w, t, T_KVM);
+		begin(w);
+		fprintf(w->f, "{\"name\":\"tsc_offset\",\"cat\":\"kvm_tsc_offset\",\"ph\":\"i\","
+			"\"s\":\"t\",\"pid\":%u,\"tid\":%u,\"ts\":", ev->tgid, tid);
+		put_us(w->f, ev->ts_ns);
+		fprintf(w->f, ",\"args\":{\"previous\":\"%lld\",\"next\":\"%lld\"",
+			(long long)ev->info1, (long long)ev->info2);
+		put_hex(w->f, "previous_hex", ev->info1);
+		put_hex(w->f, "next_hex", ev->info2);
+		fprintf(w->f, ",\"cpu\":%u,\"tid\":%u}}", ev->cpu, ev->tid);
+		return;
+	}
+	tid = track_tid(w, t, user ? T_VMM : T_KVM);
+	if (!reason_name)
+		reason_name = reason_str(ev->isa, ev->reason, buf, sizeof(buf));
+	begin(w);
+	fputs("{\"name\":", w->f);
+	json_put_str(w->f, reason_name);
+	fprintf(w->f, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":",
+		user ? "kvm_userspace_exit" : "kvm_exit", ev->tgid, tid);
+	put_us(w->f, ev->ts_ns);
+	fputs(",\"dur\":", w->f);
+	put_us(w->f, ev->latency_ns);
+	fprintf(w->f, ",\"args\":{\"reason\":%u,\"isa\":\"%s\"", ev->reason, isa_name(ev->isa));
+	put_hex(w->f, "rip", ev->rip);
+	put_hex(w->f, "info1", ev->info1);
+	put_hex(w->f, "info2", ev->info2);
+	put_hex(w->f, "intr_info", ev->intr_info);
+	put_hex(w->f, "error_code", ev->error_code);
+	fprintf(w->f, ",\"latency_ns\":%llu,\"cpu\":%u,\"tid\":%u,\"vcpu\":%d",
+		(unsigned long long)ev->latency_ns, ev->cpu, ev->tid, ev->vcpu);
+	if (user)
+		fprintf(w->f, ",\"errno\":%lld", (long long)ev->info1);
+	fputs("}}", w->f);
+}
+
+void perfetto_lost(struct perfetto_writer *w, __u64 ts_ns, __u64 n, const char *what)
+{
+	char name[128];
+
+	snprintf(name, sizeof(name), "lost %llu record%s%s%s%s", (unsigned long long)n,
+		 n == 1 ? "" : "s", what ? " (" : "", what ? what : "", what ? ")" : "");
+	begin(w);
+	fputs("{\"name\":", w->f);
+	json_put_str(w->f, name);
+	fputs(",\"cat\":\"vmexit_lost\",\"ph\":\"i\",\"s\":\"g\",\"pid\":0,\"tid\":0,\"ts\":",
+	      w->f);
+	put_us(w->f, ts_ns);
+	fprintf(w->f, ",\"args\":{\"lost\":%llu}}", (unsigned long long)n);
+}
+
+int perfetto_close(struct perfetto_writer *w)
+{
+	int ret = 0;
+
+	if (!w)
+		return 0;
+	/* Re-announce tracks whose TSC offset is known: the last thread_name wins. */
+	for (size_t i = 0; i < w->cap; i++) {
+		const struct track *t = &w->tab[i];
+
+		if (t->kind != K_EMPTY && t->has_tsc && t->tid[T_KVM])
+			put_thread_name(w, t, T_KVM);
+	}
+	fputs("\n]\n", w->f);
+	if (fflush(w->f) || ferror(w->f))
+		ret = -EIO;
+	free(w->tab);
+	free(w);
+	return ret;
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Chrome trace-event JSON for ui.perfetto.dev and chrome://tracing (`vmexit stream --perfetto
+ * FILE`, `vmexit report --perfetto FILE`).
+ *
+ * What the trace shows:
+ *  - one process per VM: pid = VMM tgid, process_name = guest name (perfetto_guest);
+ *  - per vCPU two thread tracks, "vCPU N" with the kvm exits (cat "kvm_exit") and right below
+ *    it "vCPU N (VMM)" with the userspace exits (cat "kvm_userspace_exit"). A kvm exit that is
+ *    handled in the VMM contains that userspace exit in time; on one track the two would have
+ *    to nest perfectly, and a pair matched across a lost event would overlap partially, which
+ *    the importers resolve by dropping or misplacing slices. Separate tracks never overlap
+ *    (each holds one thread's strictly sequential exits) and still line up vertically.
+ *    tids are synthetic, unique per (tgid, vcpu, track), assigned in order of appearance;
+ *    the real thread id is in each slice's args. Exits of a thread whose vCPU is not known yet
+ *    (vcpu -1) go to the vCPU's track once any event told which vCPU the thread runs, and to a
+ *    "thread TID" track before that;
+ *  - every exit is a complete event ("ph":"X"), ts/dur in microseconds with three decimals
+ *    (ns precision) on the CLOCK_MONOTONIC time base of the events, named after the reason,
+ *    args: reason, isa, rip, info1, info2, intr_info, error_code, latency_ns, cpu, tid
+ *    (64-bit values as hex strings: JSON numbers are doubles);
+ *  - TSC offset writes are instant events on the vCPU track with the previous and next
+ *    offset; at close each vCPU's thread_name metadata also carries its latest offset
+ *    ("tsc_offset", signed decimal string), for aligning guest-side TSC traces;
+ *  - lost records are global instant events.
+ * The output is the JSON Array Format, one event per line: close adds the final ']', and a file
+ * cut short before that (kill -9) still loads in both UIs, which accept a missing ']'.
+ * Memory is constant apart from one small entry per VM, vCPU and thread.
+ */
+#ifndef VMEXIT_PERFETTO_H
+#define VMEXIT_PERFETTO_H
+
+#include <stdio.h>
+#include <linux/types.h>
+
+#include "vmexit.h"
+
+struct perfetto_writer;
+
+/* Starts the trace on f (which the caller closes after perfetto_close). NULL on ENOMEM. */
+struct perfetto_writer *perfetto_open(FILE *f);
+/* Names a VM; may come before or after its events, and again to rename it. */
+void perfetto_guest(struct perfetto_writer *w, __u32 tgid, const char *name);
+/* One event; reason_name NULL means "use reason_str()". TSC offset events too. */
+void perfetto_event(struct perfetto_writer *w, const struct vmexit_event *ev,
+		    const char *reason_name);
+/* n records were lost around ts_ns (what: a short reason, e.g. "ring buffer full", or NULL). */
+void perfetto_lost(struct perfetto_writer *w, __u64 ts_ns, __u64 n, const char *what);
+/* Writes per-vCPU metadata and the closing ']', flushes, frees. 0 or -errno (-EIO). */
+int perfetto_close(struct perfetto_writer *w);
+
+#endif /* VMEXIT_PERFETTO_H */

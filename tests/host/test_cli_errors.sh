@@ -1,0 +1,39 @@
+#!/bin/bash
+# Bad input: one clear line naming the input and the fix, a non-zero exit, never a crash.
+set -u
+OUT=${1:-.output}
+. "$(dirname "$0")/lib.sh"
+V=$OUT/vmexit
+bad=0
+expect() {	# expect RC REGEX CMD...: exit code RC and one stderr line matching REGEX
+	local rc=$1 re=$2; shift 2
+	local err got
+	err=$("$@" 2>&1 >/dev/null); got=$?
+	if [ $got -ne "$rc" ] || ! grep -qE -- "$re" <<<"$err"; then
+		echo "FAIL: $* -> exit $got (want $rc), stderr: $err"; bad=1
+	else
+		echo "ok: $* -> exit $got: $(head -1 <<<"$err")"
+	fi
+}
+expect 2 "bad interval 'abc'.*seconds" "$V" stat abc
+expect 2 "bad interval '0'" "$V" stat 0
+expect 2 "bad count '0'" "$V" stat 1 0
+expect 2 "invalid option" "$V" stat 1 -3
+expect 2 "unexpected argument 'x'" "$V" stat 1 2 x
+expect 2 "invalid --by 'vmm'.*vm, vcpu or reason" "$V" stat --by vmm
+expect 2 "invalid --sort 'fast'" "$V" stat -s fast
+expect 2 "invalid --units 'h'" "$V" stat -u h
+expect 2 "invalid --tsc-mhz 'x'" "$V" stat --tsc-mhz x
+expect 2 "invalid vCPU 'one'" "$V" stat -c one
+expect 2 "NOT_A_REASON" "$V" stat -r NOT_A_REASON
+expect 2 "unknown command 'stats'" "$V" stats
+expect 2 "unknown list 'x'" "$V" list x
+expect 2 "no process with pid 999999999" "$V" stat -p 999999999
+if [ "$(id -u)" = 0 ]; then
+	expect 1 "no running guest named 'no-such-guest'" "$V" stat -g no-such-guest
+	expect 127 "cannot run 'no-such-command-xyz'" "$V" stat -- no-such-command-xyz
+else
+	echo "SKIP (partial): -g and -- COMMAND checks need root"
+fi
+[ $bad -eq 0 ] || fail "some bad inputs were not handled as expected"
+echo "PASS: test_cli_errors"

@@ -1,0 +1,73 @@
+#!/bin/bash
+# Real kernel, this host: the bundled guest makes an exact number of userspace exits; vmexit stat
+# must report exactly that, with VMM-time statistics, while a perf stat on the same tracepoint
+# (run at the same time) still counts every event: our programs must not swallow them.
+set -u
+OUT=${1:-.output}
+. "$(dirname "$0")/lib.sh"
+need_kvm_bpf
+command -v perf >/dev/null || skip "perf not installed (apt-get install linux-perf)"
+command -v python3 >/dev/null || skip "python3 not installed"
+
+VMS=2 VCPUS=2 IO=3000 MMIO=700 HLT=300
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+perf stat -a -x, -o "$tmp/perf.csv" -e kvm:kvm_userspace_exit,kvm:kvm_pio,kvm:kvm_mmio -- \
+	"$OUT/vmexit" stat --json -- "$OUT/vmexit-guest" --vms $VMS --vcpus $VCPUS \
+	--io $IO --mmio $MMIO --hlt $HLT >"$tmp/out.json" 2>"$tmp/err" ||
+	{ cat "$tmp/err"; fail "vmexit stat exited with $?"; }
+cat "$tmp/err"
+
+python3 - "$tmp/out.json" "$tmp/perf.csv" $VMS $VCPUS $IO $MMIO $HLT <<'PY'
+import json, sys
+out, perf, vms, vcpus, io, mmio, hlt = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:])
+threads = vms * vcpus
+lines = [json.loads(l) for l in open(out) if l.strip()]
+final = lines[-1]
+assert final["final"] is True, "last JSON object is not the final summary"
+bad = []
+def check(what, got, want):
+    print(f"{what}: got {got}, expected {want}")
+    if got != want:
+        bad.append(what)
+
+user = {}
+for r in final["rows"]:
+    if r["isa"] == "user":
+        user.setdefault(r["reason_name"], []).append(r)
+    check(f"row {r['guest']} {r['reason_name']} hist_total == completed", r["hist_total"], r["completed"])
+    if r["completed"]:
+        ok = 0 < r["min_ns"] <= r["p50_ns"] <= r["p99_ns"] <= r["max_ns"] and \
+             r["min_ns"] * r["completed"] <= r["total_ns"] <= r["max_ns"] * r["completed"]
+        check(f"row {r['guest']} {r['reason_name']} min<=p50<=p99<=max, total in range", ok, True)
+pids = {r["pid"] for r in final["rows"]}
+check("VMs (one pid per VM process)", len(pids), vms)
+names = sorted({r["guest"] for r in final["rows"]})
+check("guest names from the VMM command line", names, sorted(f"demo-{i}" for i in range(vms)))
+tot = lambda name, k: sum(r[k] for r in user.get(name, []))
+# Each vCPU makes io + 1 port writes (the last one signals "done" and never re-enters).
+check("KVM_EXIT_IO count", tot("IO", "count"), threads * (io + 1))
+check("KVM_EXIT_IO completed", tot("IO", "completed"), threads * io)
+check("KVM_EXIT_MMIO count", tot("MMIO", "count"), threads * mmio)
+check("KVM_EXIT_MMIO completed", tot("MMIO", "completed"), threads * mmio)
+check("KVM_EXIT_HLT count", tot("HLT", "count"), threads * hlt)
+check("lost cells_full", final["lost"]["cells_full"], 0)
+check("lost threads_full", final["lost"]["threads_full"], 0)
+check("lost unmatched_run", final["lost"]["unmatched_run"], 0)
+
+counts = {}
+for l in open(perf):
+    f = l.strip().split(",")
+    if len(f) > 2 and f[2].startswith("kvm:"):
+        counts[f[2]] = int(f[0]) if f[0].isdigit() else f[0]
+check("perf kvm:kvm_userspace_exit (concurrent with vmexit)", counts.get("kvm:kvm_userspace_exit"),
+      threads * (io + 1 + mmio + hlt))
+check("perf kvm:kvm_pio", counts.get("kvm:kvm_pio"), threads * (io + 1))
+check("perf kvm:kvm_mmio", counts.get("kvm:kvm_mmio"), threads * mmio)
+if bad:
+    print("FAILED:", ", ".join(bad)); sys.exit(1)
+PY
+rc=$?
+[ $rc -eq 0 ] || fail "see the mismatches above"
+echo "PASS: test_stat_host"

@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Perfetto / Chrome JSON writer: writes a trace of known events, has python3's json module
+ * parse it, and checks every slice, instant and name against what was written.
+ */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "perfetto.h"
+
+/*
+ * Prints one canonical line per trace event, with track ids resolved to the names the UI
+ * shows, so the C side compares plain strings. Exits 1 if the file is not valid JSON.
+ */
+static const char py[] =
+"import json, sys\n"
+"t = json.load(open(sys.argv[1], encoding='utf-8', errors='strict'))\n"
+"assert isinstance(t, list)\n"
+"procs, threads, tsc = {}, {}, {}\n"
+"for e in t:\n"
+"    if e['ph'] == 'M' and e['name'] == 'process_name':\n"
+"        procs[e['pid']] = e['args']['name']\n"
+"    if e['ph'] == 'M' and e['name'] == 'thread_name':\n"
+"        k = (e['pid'], e['tid'])\n"
+"        assert threads.get(k, e['args']['name']) == e['args']['name']\n"
+"        threads[k] = e['args']['name']\n"
+"        if 'tsc_offset' in e['args']:\n"
+"            tsc[k] = e['args']['tsc_offset']\n"
+"names = {}\n"
+"for k, n in threads.items():\n"
+"    assert (k[0], n) not in names, 'two tracks named ' + n\n"
+"    names[(k[0], n)] = k\n"
+"def q(s): return json.dumps(s, ensure_ascii=True)\n"
+"def us(x): return round(x * 1000)\n"
+"for pid, n in sorted(procs.items()): print('P|%d|%s' % (pid, q(n)))\n"
+"for k, v in sorted(tsc.items()): print('T|%d|%s|%s' % (k[0], threads[k], v))\n"
+"for e in t:\n"
+"    a = json.dumps(e.get('args'), sort_keys=True)\n"
+"    if e['ph'] == 'X':\n"
+"        print('X|%d|%s|%d|%d|%s|%s|%s' % (e['pid'], threads[(e['pid'], e['tid'])],\n"
+"              us(e['ts']), us(e['dur']), e['cat'], q(e['name']), a))\n"
+"    elif e['ph'] == 'i':\n"
+"        th = threads.get((e['pid'], e['tid']), '-') if e['s'] == 't' else '-'\n"
+"        print('I|%s|%d|%s|%d|%s|%s|%s' % (e['s'], e['pid'], th, us(e['ts']), e['cat'],\n"
+"              q(e['name']), a))\n"
+"    else:\n"
+"        assert e['ph'] == 'M', e\n";
+
+static char lines[64][1024];
+static int nlines;
+
+static bool run_python(const char *path)
+{
+	char cmd[512];
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "python3 -c \"$VMEXIT_PY\" %s", path);
+	setenv("VMEXIT_PY", py, 1);
+	p = popen(cmd, "r");
+	if (!p)
+		return false;
+	nlines = 0;
+	while (nlines < 64 && fgets(lines[nlines], sizeof(lines[0]), p)) {
+		lines[nlines][strcspn(lines[nlines], "\n")] = '\0';
+		nlines++;
+	}
+	return pclose(p) == 0;
+}
+
+static bool has_line(const char *want)
+{
+	for (int i = 0; i < nlines; i++)
+		if (!strcmp(lines[i], want))
+			return true;
+	fprintf(stderr, "missing line: %s\n", want);
+	return false;
+}
+
+static int count_prefix(const char *prefix)
+{
+	int n = 0;
+
+	for (int i = 0; i < nlines; i++)
+		n += !strncmp(lines[i], prefix, strlen(prefix));
+	return n;
+}
+
+static struct vmexit_event ev(__u16 type, __u32 tgid, __u32 tid, __s32 vcpu, __u64 ts,
+			      __u64 lat, __u16 isa, __u32 reason)
+{
+	struct vmexit_event e = {
+		.ts_ns = ts, .latency_ns = lat, .rip = 0xffffffff81000000ull + ts,
+		.info1 = 0x10, .info2 = 0xdeadbeefcafef00dull, .intr_info = 0x800000ec,
+		.error_code = 3, .tgid = tgid, .tid = tid, .vcpu = vcpu, .reason = reason,
+		.cpu = 7, .isa = isa, .type = type,
+	};
+	return e;
+}
+
+/* The args line python prints for e (sorted keys, json.dumps separators). */
+static void expect_args(char *buf, size_t len, const struct vmexit_event *e, const char *isa)
+{
+	int n = snprintf(buf, len, "{\"cpu\": %u, ", e->cpu);
+
+	if (e->type == VMEXIT_EV_USER_EXIT)
+		n += snprintf(buf + n, len - n, "\"errno\": %lld, ", (long long)e->info1);
+	snprintf(buf + n, len - n, "\"error_code\": \"0x%x\", \"info1\": \"0x%llx\", "
+		 "\"info2\": \"0x%llx\", \"intr_info\": \"0x%x\", \"isa\": \"%s\", "
+		 "\"latency_ns\": %llu, \"reason\": %u, \"rip\": \"0x%llx\", \"tid\": %u, "
+		 "\"vcpu\": %d}", e->error_code, (unsigned long long)e->info1,
+		 (unsigned long long)e->info2, e->intr_info, isa,
+		 (unsigned long long)e->latency_ns, e->reason, (unsigned long long)e->rip,
+		 e->tid, e->vcpu);
+}
+
+static void check_slice(const struct vmexit_event *e, const char *track, const char *name,
+			const char *isa)
+{
+	char args[512], want[1024];
+
+	expect_args(args, sizeof(args), e, isa);
+	snprintf(want, sizeof(want), "X|%u|%s|%llu|%llu|%s|\"%s\"|%s", e->tgid, track,
+		 (unsigned long long)e->ts_ns, (unsigned long long)e->latency_ns,
+		 e->type == VMEXIT_EV_USER_EXIT ? "kvm_userspace_exit" : "kvm_exit", name, args);
+	CHECK(has_line(want));
+}
+
+int main(void)
+{
+	char path[] = "/tmp/vmexit-test-perfettoXXXXXX";
+	int fd = mkstemp(path);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	struct perfetto_writer *w;
+	struct vmexit_event e[9];
+	__u64 big = 1700000000123456789ull;	/* a large ts keeps its ns digits */
+
+	CHECK(f != NULL);
+	if (!f)
+		CHECK_DONE("perfetto");
+	w = perfetto_open(f);
+	CHECK(w != NULL);
+	perfetto_guest(w, 100, "web \"prod\"\\1");
+	perfetto_guest(w, 200, "ctl\t\x01\n\xff\xfe end");
+
+	e[0] = ev(VMEXIT_EV_EXIT, 100, 1001, 0, 1000, 2500, VMEXIT_ISA_VMX, 30);
+	e[1] = ev(VMEXIT_EV_USER_EXIT, 100, 1001, 0, 1200, 2000, VMEXIT_ISA_USER, 2);
+	e[2] = ev(VMEXIT_EV_EXIT, 100, 1002, 1, big, 123, VMEXIT_ISA_VMX, 12);
+	/* Thread 1003 before its vCPU is known, then with it, then again without. */
+	e[3] = ev(VMEXIT_EV_USER_EXIT, 100, 1003, -1, 5000, 10, VMEXIT_ISA_USER, 17);
+	e[4] = ev(VMEXIT_EV_EXIT, 100, 1003, 2, 6000, 20, VMEXIT_ISA_VMX, 1);
+	e[5] = ev(VMEXIT_EV_USER_EXIT, 100, 1003, -1, 7000, 30, VMEXIT_ISA_USER, 2);
+	e[6] = ev(VMEXIT_EV_EXIT, 200, 2001, 0, 8000, 40, VMEXIT_ISA_SVM, 0x7b);
+	e[7] = ev(VMEXIT_EV_TSC_OFFSET, 200, 2001, 0, 9000, 0, 0, 0);
+	e[7].info1 = (__u64)-5000000000ll;
+	e[7].info2 = (__u64)-123456789012345ll;
+	e[8] = ev(VMEXIT_EV_EXIT, 300, 3001, 0, 9500, 1, VMEXIT_ISA_VMX, 0x7777);
+
+	perfetto_event(w, &e[0], "IO_INSTRUCTION");
+	perfetto_event(w, &e[1], "IO");
+	perfetto_event(w, &e[2], "HLT");
+	perfetto_event(w, &e[3], "INTR");
+	perfetto_event(w, &e[4], "EXTERNAL_INTERRUPT");
+	perfetto_event(w, &e[5], "IO");
+	perfetto_event(w, &e[6], "io");
+	perfetto_event(w, &e[7], NULL);
+	perfetto_lost(w, 9100, 42, "ring buffer full");
+	perfetto_event(w, &e[8], NULL);	/* unknown reason: named by reason_str() */
+
+	/* Stopped early (kill -9): everything so far is whole events, "]" is all that's missing. */
+	fflush(f);
+	{
+		char cut[300];
+
+		snprintf(cut, sizeof(cut), "cp %s %s.cut && echo ']' >> %s.cut", path, path, path);
+		CHECK(system(cut) == 0);
+		snprintf(cut, sizeof(cut), "%s.cut", path);
+		CHECK(run_python(cut));
+		CHECK_EQ_U64(count_prefix("X|"), 8);
+		unlink(cut);
+	}
+
+	CHECK_EQ_U64(perfetto_close(w), 0);
+	fclose(f);
+	CHECK(run_python(path));
+	for (int i = 0; i < nlines; i++)
+		if (getenv("V"))
+			printf("%s\n", lines[i]);
+
+	/* Names survive quoting, control characters and invalid UTF-8 (as U+FFFD). */
+	CHECK(has_line("P|100|\"web \\\"prod\\\"\\\\1\""));
+	CHECK(has_line("P|200|\"ctl\\t\\u0001\\n\\ufffd\\ufffd end\""));
+	CHECK_EQ_U64(count_prefix("P|"), 2);
+
+	/* Exactly one slice per exit, on the right track, with the right fields. */
+	CHECK_EQ_U64(count_prefix("X|"), 8);
+	check_slice(&e[0], "vCPU 0", "IO_INSTRUCTION", "vmx");
+	check_slice(&e[1], "vCPU 0 (VMM)", "IO", "user");
+	check_slice(&e[2], "vCPU 1", "HLT", "vmx");
+	check_slice(&e[3], "thread 1003 (VMM)", "INTR", "user");
+	check_slice(&e[4], "vCPU 2", "EXTERNAL_INTERRUPT", "vmx");
+	check_slice(&e[5], "vCPU 2 (VMM)", "IO", "user");
+	check_slice(&e[6], "vCPU 0", "io", "svm");
+	check_slice(&e[8], "vCPU 0", "UNKNOWN_0x7777", "vmx");
+
+	/* TSC offset: an instant on the vCPU track, and the latest value in its metadata. */
+	CHECK(has_line("I|t|200|vCPU 0|9000|kvm_tsc_offset|\"tsc_offset\"|{\"cpu\": 7, "
+		       "\"next\": \"-123456789012345\", \"next_hex\": \"0xffff8fb779f22087\", "
+		       "\"previous\": \"-5000000000\", \"previous_hex\": \"0xfffffffed5fa0e00\", "
+		       "\"tid\": 2001}"));
+	CHECK(has_line("T|200|vCPU 0|-123456789012345"));
+	CHECK_EQ_U64(count_prefix("T|"), 1);
+
+	/* Lost records: a global instant. */
+	CHECK(has_line("I|g|0|-|9100|vmexit_lost|\"lost 42 records (ring buffer full)\"|"
+		       "{\"lost\": 42}"));
+	CHECK_EQ_U64(count_prefix("I|"), 2);
+
+	unlink(path);
+	CHECK_DONE("perfetto");
+}
