@@ -42,6 +42,7 @@ struct perfetto_writer {
 	struct track *tab;
 	size_t cap, used;	/* open addressing, cap a power of two, at most half full */
 	__u32 next_tid;
+	__u64 base_ns;		/* subtracted from every timestamp */
 };
 
 static size_t hash(__u32 tgid, __u8 kind, __u32 id)
@@ -104,6 +105,17 @@ static void put_us(FILE *f, __u64 ns)
 	fprintf(f, "%llu.%03llu", (unsigned long long)(ns / 1000), (unsigned long long)(ns % 1000));
 }
 
+/* A timestamp relative to the time base; events before it get negative times. */
+static void put_ts(struct perfetto_writer *w, __u64 ns)
+{
+	if (ns >= w->base_ns) {
+		put_us(w->f, ns - w->base_ns);
+	} else {
+		fputc('-', w->f);
+		put_us(w->f, w->base_ns - ns);
+	}
+}
+
 static void track_name(const struct track *t, int which, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s %u%s", t->kind == K_VCPU ? "vCPU" : "thread", t->id,
@@ -158,6 +170,11 @@ struct perfetto_writer *perfetto_open(FILE *f)
 	w->next_tid = TRACK_TID_BASE;
 	fputs("[", f);
 	return w;
+}
+
+void perfetto_time_base(struct perfetto_writer *w, __u64 base_ns)
+{
+	w->base_ns = base_ns;
 }
 
 void perfetto_guest(struct perfetto_writer *w, __u32 tgid, const char *name)
@@ -217,7 +234,7 @@ void perfetto_event(struct perfetto_writer *w, const struct vmexit_event *ev,
 		begin(w);
 		fprintf(w->f, "{\"name\":\"tsc_offset\",\"cat\":\"kvm_tsc_offset\",\"ph\":\"i\","
 			"\"s\":\"t\",\"pid\":%u,\"tid\":%u,\"ts\":", ev->tgid, tid);
-		put_us(w->f, ev->ts_ns);
+		put_ts(w, ev->ts_ns);
 		fprintf(w->f, ",\"args\":{\"previous\":\"%lld\",\"next\":\"%lld\"",
 			(long long)ev->info1, (long long)ev->info2);
 		put_hex(w->f, "previous_hex", ev->info1);
@@ -233,7 +250,7 @@ void perfetto_event(struct perfetto_writer *w, const struct vmexit_event *ev,
 	json_put_str(w->f, reason_name);
 	fprintf(w->f, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":",
 		user ? "kvm_userspace_exit" : "kvm_exit", ev->tgid, tid);
-	put_us(w->f, ev->ts_ns);
+	put_ts(w, ev->ts_ns);
 	fputs(",\"dur\":", w->f);
 	put_us(w->f, ev->latency_ns);
 	fprintf(w->f, ",\"args\":{\"reason\":%u,\"isa\":\"%s\"", ev->reason, isa_name(ev->isa));
@@ -260,7 +277,7 @@ void perfetto_lost(struct perfetto_writer *w, __u64 ts_ns, __u64 n, const char *
 	json_put_str(w->f, name);
 	fputs(",\"cat\":\"vmexit_lost\",\"ph\":\"i\",\"s\":\"g\",\"pid\":0,\"tid\":0,\"ts\":",
 	      w->f);
-	put_us(w->f, ts_ns);
+	put_ts(w, ts_ns);
 	fprintf(w->f, ",\"args\":{\"lost\":%llu}}", (unsigned long long)n);
 }
 

@@ -16,7 +16,8 @@
  *    (vcpu -1) go to the vCPU's track once any event told which vCPU the thread runs, and to a
  *    "thread TID" track before that;
  *  - every exit is a complete event ("ph":"X"), ts/dur in microseconds with three decimals
- *    (ns precision) on the CLOCK_MONOTONIC time base of the events, named after the reason,
+ *    (ns precision) on the events' CLOCK_MONOTONIC clock (see perfetto_time_base), named
+ *    after the reason,
  *    args: reason, isa, rip, info1, info2, intr_info, error_code, latency_ns, cpu, tid
  *    (64-bit values as hex strings: JSON numbers are doubles);
  *  - TSC offset writes are instant events on the vCPU track with the previous and next
@@ -39,6 +40,13 @@ struct perfetto_writer;
 
 /* Starts the trace on f (which the caller closes after perfetto_close). NULL on ENOMEM. */
 struct perfetto_writer *perfetto_open(FILE *f);
+/*
+ * Timestamps are CLOCK_MONOTONIC by default, so the trace lines up with other traces on that
+ * clock (perf --clock-id=monotonic, guest traces shifted by the TSC offset). The UIs read ts as
+ * a double, which holds ns exactly only up to 2^53 ns (104 days of uptime): a caller that
+ * prefers exactness to alignment sets a base (e.g. the recording's start) subtracted from all.
+ */
+void perfetto_time_base(struct perfetto_writer *w, __u64 base_ns);
 /* Names a VM; may come before or after its events, and again to rename it. */
 void perfetto_guest(struct perfetto_writer *w, __u32 tgid, const char *name);
 /* One event; reason_name NULL means "use reason_str()". TSC offset events too. */

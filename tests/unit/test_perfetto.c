@@ -134,7 +134,7 @@ int main(void)
 	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	struct perfetto_writer *w;
 	struct vmexit_event e[9];
-	__u64 big = 1700000000123456789ull;	/* a large ts keeps its ns digits */
+	__u64 big = 9000000000123456ull;	/* 104 days of uptime: ns digits still exact */
 
 	CHECK(f != NULL);
 	if (!f)
