@@ -30,8 +30,8 @@ int kvm_exit(struct trace_event_raw_kvm_exit *ctx)
 		x.info1 = ctx->info1;
 		x.info2 = ctx->info2;
 		/*
-		 * intr_info and error_code became their own fields with the shared
-		 * TRACE_EVENT_KVM_EXIT of Linux 5.12; older kernels fold them into info2.
+		 * intr_info and error_code joined kvm_exit with "KVM: x86: Add intr/vectoring
+		 * info and error code to kvm_exit tracepoint" (Linux 5.10); before, they are 0.
 		 */
 		if (bpf_core_field_exists(ctx->intr_info))
 			x.intr_info = ctx->intr_info;

@@ -217,6 +217,24 @@ int main(void)
 		       "{\"lost\": 42}"));
 	CHECK_EQ_U64(count_prefix("I|"), 2);
 
+	/* A time base: timestamps become relative, earlier ones negative; durations unchanged. */
+	f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (f) {
+		w = perfetto_open(f);
+		perfetto_time_base(w, 5000);
+		perfetto_event(w, &e[0], "IO_INSTRUCTION");
+		perfetto_event(w, &e[4], "EXTERNAL_INTERRUPT");
+		CHECK_EQ_U64(perfetto_close(w), 0);
+		fclose(f);
+		CHECK(run_python(path));
+		e[0].ts_ns = -4000;
+		e[4].ts_ns = 1000;
+		CHECK_EQ_U64(count_prefix("X|"), 2);
+		CHECK(count_prefix("X|100|vCPU 0|-4000|2500|") == 1);
+		CHECK(count_prefix("X|100|vCPU 2|1000|20|") == 1);
+	}
+
 	unlink(path);
 	CHECK_DONE("perfetto");
 }

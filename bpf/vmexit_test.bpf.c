@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Test-only programs: drive the inline handlers of handlers.bpf.h (the very code the tracepoint
+ * programs run) with hand-made events, through BPF_PROG_TEST_RUN. tests/bpf/test_bpf_handlers.c
+ * loads this object and checks the maps.
+ */
+#include "handlers.bpf.h"
+#include "../tests/bpf/vmexit_test.h"
+
+static __always_inline int drive(const struct test_ctx *c)
+{
+	struct exit_info x = {};
+
+	switch (c->op) {
+	case TOP_EXIT:
+		x.isa = c->isa;
+		x.reason = c->reason;
+		x.vcpu = c->vcpu;
+		x.rip = c->rip;
+		x.info1 = c->info1;
+		x.info2 = c->info2;
+		x.intr_info = c->intr_err >> 32;
+		x.error_code = (__u32)c->intr_err;
+		handle_kvm_exit(c->now, c->tgid, c->tid, &x);
+		return 0;
+	case TOP_ENTRY:
+		handle_kvm_entry(c->now, c->tgid, c->tid);
+		return 0;
+	case TOP_USER_EXIT:
+		handle_user_exit(c->now, c->tgid, c->tid, c->reason, c->err);
+		return 0;
+	case TOP_RUN:
+		handle_kvm_run(c->now, c->tgid, c->tid);
+		return 0;
+	case TOP_TSC:
+		handle_tsc_offset(c->now, c->tgid, c->tid, c->vcpu, c->info1, c->info2);
+		return 0;
+	case TOP_FORK:
+		handle_fork(c->tgid, c->tid);
+		return 0;
+	}
+	return -1;	/* an unknown op is a bug in the test: make it visible */
+}
+
+/* Per-thread state in the LRU hash, keyed by the synthetic tid (use_task_storage = false). */
+SEC("syscall")
+int run_event(struct test_ctx *c)
+{
+	return drive(c);
+}
+
+/*
+ * The task-storage path: a raw_tp program run by test_run executes in the calling thread, so
+ * bpf_get_current_task_btf() is the test itself. Needs use_task_storage = true at load.
+ */
+SEC("raw_tp")
+int run_event_task(struct test_ctx *c)
+{
+	struct test_ctx l;
+
+	/* Copy field by field: raw_tp contexts allow only plain loads, and drive() is shared. */
+	l.op = c->op;
+	l.now = c->now;
+	l.tgid = c->tgid;
+	l.tid = c->tid;
+	l.vcpu = c->vcpu;
+	l.isa = c->isa;
+	l.reason = c->reason;
+	l.err = c->err;
+	l.rip = c->rip;
+	l.info1 = c->info1;
+	l.info2 = c->info2;
+	l.intr_err = c->intr_err;
+	return drive(&l);
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Per-event output shared by `vmexit stream` (live) and `vmexit report --events` (from a
+ * record file): the default line or a --format rules file (template engine), one JSON object
+ * per line, or a Perfetto/Chrome trace. Lost records are never silent: each increase of a
+ * kernel loss counter becomes a marker in the same output, and the summary states the totals.
+ */
+#ifndef VMEXIT_EVENT_OUTPUT_H
+#define VMEXIT_EVENT_OUTPUT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "vmexit.h"
+#include "vm_names.h"
+
+enum evout_mode { EVOUT_LINES, EVOUT_JSON, EVOUT_PERFETTO };
+
+struct evout_opts {
+	enum evout_mode mode;
+	const char *format_path;	/* EVOUT_LINES: rules file; NULL: the built-in rules */
+	const char *perfetto_path;	/* EVOUT_PERFETTO: "-" for standard output */
+	double tsc_mhz;			/* > 0: cycles in lines (%(tsc)) and in JSON */
+	struct vm_names *names;		/* guest names, owned by the caller */
+};
+
+struct tmpl_rules;
+struct perfetto_writer;
+
+struct evout {
+	enum evout_mode mode;
+	FILE *f;
+	bool own_file;
+	double tsc_mhz;
+	struct vm_names *names;
+	struct tmpl_rules *rules;
+	struct tmpl_env *env;
+	struct perfetto_writer *pw;
+	__u64 first_ts;			/* relative times in JSON and lost markers */
+	__u64 events;			/* events written */
+	__u64 lost[NR_LOST];		/* totals of the lost counters reported so far */
+	int err;			/* first output error (-EIO, -ENOMEM), sticky */
+};
+
+/*
+ * Opens the output. On failure prints one line on stderr (for a bad rules file the engine's
+ * "file:line:col: ..." message) and returns -EINVAL for a bad rules file, else -errno.
+ */
+int evout_open(struct evout *o, const struct evout_opts *opts);
+/* 0, or the sticky output error (-EIO: e.g. the reader of a pipe went away). */
+int evout_event(struct evout *o, const struct vmexit_event *ev);
+/* A VM's name, as soon as it is known (perfetto process names; lines look names up). */
+void evout_guest(struct evout *o, __u32 tgid, const char *name);
+/* The kernel's loss counters grew by delta around ts_ns: one marker per cause that grew. */
+void evout_lost(struct evout *o, __u64 ts_ns, const __u64 delta[NR_LOST]);
+/* Pushes buffered lines out (called once per poll in live mode). */
+void evout_flush(struct evout *o);
+/* Finishes the output and frees it; 0 or the first error. */
+int evout_close(struct evout *o);
+
+/* Short names of the loss causes ("ring buffer full"), for markers and summaries. */
+const char *lost_cause_text(int cause);
+/* JSON keys of the loss causes ("ringbuf_full"), as in `vmexit stat --json`. */
+const char *lost_cause_key(int cause);
+/* Whether a cause means an exit is missing from the stream (unmatched entries do not). */
+bool lost_cause_drops_events(int cause);
+/* "vmexit: N events[ verb], M lost (cause n, ...)" on f: the final line of stream and record. */
+void evout_summary(FILE *f, const char *verb, __u64 events, const __u64 lost[NR_LOST]);
+
+#endif /* VMEXIT_EVENT_OUTPUT_H */

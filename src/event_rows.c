@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "event_rows.h"
+#include "guest_names.h"
+#include "hist.h"
+
+bool event_filter_match(const struct event_filter *f, const struct vmexit_event *ev)
+{
+	bool found = !f->nr_pids;
+
+	for (int i = 0; i < f->nr_pids && !found; i++)
+		found = f->pids[i] == ev->tgid;
+	if (!found)
+		return false;
+	if (f->vcpu >= 0 && ev->vcpu != f->vcpu)
+		return false;
+	if (ev->type == VMEXIT_EV_TSC_OFFSET)
+		return true;
+	if (ev->latency_ns < f->min_latency_ns)
+		return false;
+	found = !f->nr_reasons;
+	for (int i = 0; i < f->nr_reasons && !found; i++)
+		found = f->reasons[i].isa == ev->isa && f->reasons[i].reason == ev->reason;
+	return found;
+}
+
+int event_rows_add(struct row_table *rt, enum group_by by, const struct vmexit_event *ev)
+{
+	struct row_key k;
+	struct row *r;
+
+	if (ev->type != VMEXIT_EV_EXIT && ev->type != VMEXIT_EV_USER_EXIT)
+		return 0;
+	k.tgid = by == BY_REASON ? 0 : ev->tgid;
+	k.vcpu = by == BY_VCPU ? ev->vcpu : -1;
+	k.isa = ev->isa;
+	k.reason = ev->reason;
+	r = row_table_get(rt, &k);
+	if (!r)
+		return -ENOMEM;
+	/* An event is a completed exit: it counts as seen and as completed, with its latency. */
+	r->count++;
+	r->completed++;
+	r->total_ns += ev->latency_ns;
+	if (ev->latency_ns < r->min_ns)
+		r->min_ns = ev->latency_ns;
+	if (ev->latency_ns > r->max_ns)
+		r->max_ns = ev->latency_ns;
+	r->hist[hist_bucket(ev->latency_ns)]++;
+	return 0;
+}
+
+struct vcpu_cache_ent {
+	__u32 tid;		/* 0: empty slot (tid 0 is the idle task, never a vCPU) */
+	__s32 vcpu;
+	bool from_kernel;	/* the kernel said so: never overridden by a thread name */
+};
+
+static struct vcpu_cache_ent *slot(struct vcpu_cache *c, __u32 tid)
+{
+	__u32 h = (tid * 0x9e3779b1u) & (c->cap - 1);
+
+	while (c->e[h].tid && c->e[h].tid != tid)
+		h = (h + 1) & (c->cap - 1);
+	return &c->e[h];
+}
+
+static int grow(struct vcpu_cache *c)
+{
+	struct vcpu_cache old = *c;
+
+	c->cap = c->cap ? c->cap * 2 : 64;
+	c->e = calloc(c->cap, sizeof(*c->e));
+	if (!c->e) {
+		*c = old;
+		return -ENOMEM;
+	}
+	for (__u32 i = 0; i < old.cap; i++) {
+		if (old.e[i].tid)
+			*slot(c, old.e[i].tid) = old.e[i];
+	}
+	free(old.e);
+	return 0;
+}
+
+__s32 vcpu_cache_resolve(struct vcpu_cache *c, struct vmexit_event *ev)
+{
+	struct vcpu_cache_ent *e;
+
+	if (!ev->tid)
+		return ev->vcpu;
+	if ((c->nr + 1) * 2 > c->cap && grow(c))
+		return ev->vcpu;	/* no memory: the event keeps what the kernel said */
+	e = slot(c, ev->tid);
+	if (!e->tid) {
+		e->tid = ev->tid;
+		e->vcpu = ev->vcpu;
+		e->from_kernel = ev->vcpu >= 0;
+		/* Looked up once per thread: /proc reads are far too slow for every event. */
+		if (ev->vcpu < 0 && c->use_proc)
+			e->vcpu = vcpu_for_thread((int)ev->tgid, (int)ev->tid);
+		c->nr++;
+	} else if (ev->vcpu >= 0 && (!e->from_kernel || e->vcpu != ev->vcpu)) {
+		e->vcpu = ev->vcpu;
+		e->from_kernel = true;
+	}
+	if (ev->vcpu < 0)
+		ev->vcpu = e->vcpu;
+	return ev->vcpu;
+}
+
+void vcpu_cache_free(struct vcpu_cache *c)
+{
+	free(c->e);
+	c->e = NULL;
+	c->nr = c->cap = 0;
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Per-event helpers shared by stream, record and report: the userspace event filter (report
+ * applies -p/-g/-c/-r/--min-latency itself; stream and record only need the vCPU part, for
+ * exits whose vCPU the kernel did not know), vCPU resolution by thread, and the rows that
+ * `vmexit stat`'s output prints, built from events instead of kernel cells.
+ */
+#ifndef VMEXIT_EVENT_ROWS_H
+#define VMEXIT_EVENT_ROWS_H
+
+#include <stdbool.h>
+#include "vmexit.h"
+#include "reasons.h"
+#include "session.h"
+#include "tracker.h"
+
+struct event_filter {
+	__u32 pids[MAX_PID_FILTER];
+	int nr_pids;			/* 0: every VMM */
+	__s32 vcpu;			/* -1: every vCPU */
+	struct reason_sel reasons[MAX_REASON_SEL];
+	int nr_reasons;			/* 0: every reason */
+	__u64 min_latency_ns;
+};
+
+/*
+ * Whether ev passes the filter, with the kernel's rules: TSC offset writes are kept whatever
+ * the reason and latency filters say (they are not exits), everything else must pass all.
+ */
+bool event_filter_match(const struct event_filter *f, const struct vmexit_event *ev);
+
+/*
+ * Adds one completed exit to the row it belongs to under `by` (the same keys the tracker uses:
+ * tgid 0 for BY_REASON, vcpu -1 unless BY_VCPU). TSC offset events are not exits and are
+ * ignored. 0, or -ENOMEM.
+ */
+int event_rows_add(struct row_table *rt, enum group_by by, const struct vmexit_event *ev);
+
+/*
+ * tid -> vCPU. Userspace exits before a thread's first kvm_exit carry vcpu -1 (and on hosts
+ * where kvm_exit never fires, all of them do); the thread's vCPU is learnt from its other
+ * events, else (use_proc) from its name in /proc, as `vmexit stat` does for cells.
+ */
+struct vcpu_cache {
+	struct vcpu_cache_ent *e;
+	__u32 nr;
+	__u32 cap;			/* power of two, or 0 */
+	bool use_proc;
+};
+
+/* Fills in ev->vcpu when it is -1 and the thread's vCPU is known; returns ev->vcpu. */
+__s32 vcpu_cache_resolve(struct vcpu_cache *c, struct vmexit_event *ev);
+void vcpu_cache_free(struct vcpu_cache *c);
+
+#endif /* VMEXIT_EVENT_ROWS_H */

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The context that tests/bpf/test_bpf_handlers.c hands to the programs of
+ * bpf/vmexit_test.bpf.c through BPF_PROG_TEST_RUN: one synthetic trace event.
+ *
+ * Every field is 64 bits and there are at most 12 of them: a raw_tp program reads its test_run
+ * context as an array of MAX_BPF_FUNC_ARGS (12) u64 arguments, and the same struct serves both
+ * the syscall programs (thread-hash path) and the raw_tp one (task-storage path).
+ */
+#ifndef VMEXIT_TEST_H
+#define VMEXIT_TEST_H
+
+enum test_op {
+	TOP_EXIT = 1,		/* handle_kvm_exit */
+	TOP_ENTRY,		/* handle_kvm_entry */
+	TOP_USER_EXIT,		/* handle_user_exit (reason, err) */
+	TOP_RUN,		/* handle_kvm_run */
+	TOP_TSC,		/* handle_tsc_offset (vcpu, info1 = prev, info2 = next) */
+	TOP_FORK,		/* handle_fork (tgid = parent, tid = child) */
+};
+
+struct test_ctx {
+	__u64 op;
+	__u64 now;
+	__u64 tgid;
+	__u64 tid;
+	__s64 vcpu;
+	__u64 isa;
+	__u64 reason;
+	__s64 err;
+	__u64 rip;
+	__u64 info1;
+	__u64 info2;
+	__u64 intr_err;		/* intr_info << 32 | error_code */
+};
+
+#endif /* VMEXIT_TEST_H */

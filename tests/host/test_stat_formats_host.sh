@@ -1,0 +1,74 @@
+#!/bin/bash
+# Real kernel, this host: CSV (parsed back by python's csv module), --by vcpu/reason, --hist,
+# and the kernel-side filters (-r reasons, -c vCPU) on exact workloads.
+set -u
+OUT=${1:-.output}
+. "$(dirname "$0")/lib.sh"
+need_kvm_bpf
+command -v python3 >/dev/null || skip "python3 not installed"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+G=("$OUT/vmexit-guest" --vms 1 --vcpus 3 --io 400 --mmio 300 --hlt 200)
+
+run() {	# run NAME ARGS...: vmexit stat ARGS -- guest, output in $tmp/NAME
+	local name=$1; shift
+	"$OUT/vmexit" stat "$@" -- "${G[@]}" >"$tmp/$name" 2>"$tmp/$name.err" ||
+		{ cat "$tmp/$name.err"; fail "vmexit stat $* exited with $?"; }
+}
+run csv --csv --tsc-mhz 2000 --by vcpu
+run hist --json --hist --by vcpu
+run reason --json --by reason
+run filt_r --json -r MMIO,user:HLT
+run filt_c --json -c 1 --by vcpu
+
+python3 - "$tmp" <<'PY'
+import csv, json, sys
+d = sys.argv[1]
+vcpus, io, mmio, hlt = 3, 400, 300, 200
+bad = []
+def check(what, got, want):
+    print(f"{what}: got {got}, expected {want}")
+    if got != want:
+        bad.append(what)
+def final(name):
+    return [json.loads(l) for l in open(f"{d}/{name}") if l.strip()][-1]
+
+rows = list(csv.DictReader(open(f"{d}/csv")))
+fin = [r for r in rows if r["Final"] == "1"]
+check("CSV has the ACRN columns", all(k in rows[0] for k in
+      ("Exit_Reason", "NR_Exit", "NR_Exit/Sec", "Time Consumed(cycles)", "Time Percentage")), True)
+check("CSV vCPUs", sorted({int(r["vCPU"]) for r in fin}), list(range(vcpus)))
+io_rows = [r for r in fin if r["Exit_Reason"] == "KVM_EXIT_IO"]
+check("CSV per-vCPU IO counts", sorted(int(r["NR_Exit"]) for r in io_rows), [io + 1] * vcpus)
+for r in fin:
+    cyc, tot = float(r["Time Consumed(cycles)"]), int(r["Total_ns"])
+    check(f"CSV cycles = ns x 2 GHz ({r['vCPU']} {r['Exit_Reason']})", abs(cyc - tot * 2.0) <= 1, True)
+
+h = final("hist")
+for r in h["rows"]:
+    check(f"hist buckets sum to hist_total (vcpu {r['vcpu']} {r['reason_name']})",
+          sum(b[2] for b in r["hist"]), r["hist_total"])
+    check(f"hist buckets ordered and within [min, max] (vcpu {r['vcpu']} {r['reason_name']})",
+          all(b[0] < b[1] for b in r["hist"][:-1]) and r["hist"][0][0] <= r["min_ns"]
+          and (r["hist"][-1][1] == 0 or r["max_ns"] < r["hist"][-1][1]), True)
+
+rr = final("reason")
+check("--by reason: one row per reason", sorted(r["reason_name"] for r in rr["rows"]),
+      ["HLT", "IO", "MMIO"])
+check("--by reason: pid -1", {r["pid"] for r in rr["rows"]}, {-1})
+check("--by reason: MMIO count", [r["count"] for r in rr["rows"] if r["reason_name"] == "MMIO"],
+      [vcpus * mmio])
+
+fr = final("filt_r")
+check("-r MMIO,user:HLT: reasons", sorted(r["reason_name"] for r in fr["rows"]), ["HLT", "MMIO"])
+check("-r: MMIO count", sum(r["count"] for r in fr["rows"] if r["reason_name"] == "MMIO"), vcpus * mmio)
+check("-r: HLT count", sum(r["count"] for r in fr["rows"] if r["reason_name"] == "HLT"), vcpus * hlt)
+
+fc = final("filt_c")
+check("-c 1: only vCPU 1", {r["vcpu"] for r in fc["rows"]}, {1})
+check("-c 1: IO count", sum(r["count"] for r in fc["rows"] if r["reason_name"] == "IO"), io + 1)
+if bad:
+    print("FAILED:", ", ".join(bad)); sys.exit(1)
+PY
+[ $? -eq 0 ] || fail "see the mismatches above"
+echo "PASS: test_stat_formats_host"
