@@ -32,6 +32,7 @@ CACHE=${VMEXIT_BED_CACHE:-/var/cache/vmexit-bed}
 say()  { echo "$PROG: $*" >&2; }
 skip() { echo "$PROG: SKIP: $*" >&2; exit 77; }
 die()  { echo "$PROG: error: $*" >&2; exit 125; }
+trap 'echo "$PROG: error: unexpected failure (exit $?) at line $LINENO" >&2; exit 125' ERR
 
 usage() {
 	cat <<EOF
@@ -223,7 +224,7 @@ copy_in() {		# copy_in SRC DEST (DEST absolute in the bed)
 	[ -n "${COPIED[$dest]+x}" ] && return 0
 	COPIED[$dest]=1
 	mkdir -p "$ROOT$(dirname "$dest")"
-	cp -L "$src" "$ROOT$dest"
+	cp -L "$src" "$ROOT$dest" || die "cannot copy $src into the bed"
 }
 add_file() {		# add_file SRC DEST, with shared libraries when dynamically linked
 	local src=$1 dest=$2 lib
