@@ -113,7 +113,7 @@ $(OUTPUT)/bench/%: bench/%.c $(LIB) $(SKELS) | $(OUTPUT)/bench
 $(OUTPUT)/fuzz/%: tests/fuzz/%.c $(filter-out src/main.c,$(SRCS)) $(SKELS) | $(OUTPUT)/fuzz
 	$(call msg,FUZZ-CC,$@)
 	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 -D_GNU_SOURCE \
-		-Iinclude -Isrc -I$(OUTPUT) $(LIBBPF_CFLAGS) $^ $(LIBS) -o $@
+		-Iinclude -Isrc -I$(OUTPUT) $(LIBBPF_CFLAGS) $(filter %.c,$^) $(LIBS) -o $@
 
 tests: $(OUTPUT)/vmexit $(TOOL_BINS) $(UNIT_BINS) $(BPFTEST_BINS)
 

@@ -196,6 +196,13 @@ static __noinline __u32 cell_alloc(__u32 tgid, __u32 tid, __s32 vcpu, __u32 isa,
 		if (!bpf_map_lookup_elem(&reason_filter, &rkey))
 			return CELL_FILTERED;
 	}
+	/*
+	 * Once full, stay full without counting on: reasons that cache no CELL_FULL (other_cells)
+	 * come back here on every exit, and an ever-growing next_cell would wrap after 2^32 such
+	 * exits and hand out cell 0 again, to a second writer.
+	 */
+	if (next_cell >= max_cells || next_cell >= CELL_MAX)
+		return CELL_FULL;
 	idx = __sync_fetch_and_add(&next_cell, 1);
 	if (idx >= max_cells || idx >= CELL_MAX)
 		return CELL_FULL;

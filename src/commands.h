@@ -13,5 +13,6 @@ int cmd_stream(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 
 #endif /* VMEXIT_COMMANDS_H */

@@ -24,6 +24,7 @@ struct evout_opts {
 };
 
 struct tmpl_rules;
+struct tmpl_env;
 struct perfetto_writer;
 
 struct evout {
@@ -63,7 +64,7 @@ const char *lost_cause_text(int cause);
 const char *lost_cause_key(int cause);
 /* Whether a cause means an exit is missing from the stream (unmatched entries do not). */
 bool lost_cause_drops_events(int cause);
-/* "vmexit: N events[ verb], M lost (cause n, ...)" on f: the final line of stream and record. */
-void evout_summary(FILE *f, const char *verb, __u64 events, const __u64 lost[NR_LOST]);
+/* "vmexit: N events, M lost (cause n, ...)[; tail]" on f: the last line of stream and record. */
+void evout_summary(FILE *f, const char *tail, __u64 events, const __u64 lost[NR_LOST]);
 
 #endif /* VMEXIT_EVENT_OUTPUT_H */

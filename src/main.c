@@ -6,28 +6,16 @@
 #include <string.h>
 #include "commands.h"
 
-volatile sig_atomic_t exiting;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	exiting = 1;
-}
-
-void install_signal_handlers(void)
-{
-	struct sigaction sa = { .sa_handler = on_signal };
-
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-}
-
 static const struct {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	const char *help;
 } commands[] = {
 	{ "stat", cmd_stat, "count exits per VM, vCPU and reason, with time in exit" },
+	{ "top", cmd_top, "live view of exits per VM, vCPU and reason (like kvm_stat)" },
+	{ "stream", cmd_stream, "print exits one by one as they happen (lines, JSON, Perfetto)" },
+	{ "record", cmd_record, "record exits into a file for report" },
+	{ "report", cmd_report, "stat and stream output from a recorded file, without root" },
 	{ "list", cmd_list, "list exit reason names, or running guests (list guests)" },
 };
 
@@ -66,7 +54,8 @@ int main(int argc, char **argv)
 		argv[1] = name;
 		return commands[i].fn(argc - 1, argv + 1);
 	}
-	fprintf(stderr, "vmexit: unknown command '%s'; commands: stat, list (vmexit --help)\n",
+	fprintf(stderr, "vmexit: unknown command '%s'; commands: stat, stream, record, "
+		"report, list (vmexit --help)\n",
 		argv[1]);
 	return 2;
 }

@@ -42,9 +42,10 @@ struct perfetto_writer;
 struct perfetto_writer *perfetto_open(FILE *f);
 /*
  * Timestamps are CLOCK_MONOTONIC by default, so the trace lines up with other traces on that
- * clock (perf --clock-id=monotonic, guest traces shifted by the TSC offset). The UIs read ts as
- * a double, which holds ns exactly only up to 2^53 ns (104 days of uptime): a caller that
- * prefers exactness to alignment sets a base (e.g. the recording's start) subtracted from all.
+ * clock (perf --clock-id=monotonic, guest traces shifted by the TSC offset). The text is exact,
+ * but the UIs read ts in us as a double, which resolves 1 ns only up to about 26 days of uptime
+ * (2 ns to 52 days, ...): a caller that prefers exactness to alignment sets a base (e.g. the
+ * recording's start) that is subtracted from every timestamp.
  */
 void perfetto_time_base(struct perfetto_writer *w, __u64 base_ns);
 /* Names a VM; may come before or after its events, and again to rename it. */

@@ -42,7 +42,7 @@ enum rec_type {
 };
 
 #define REC_HDR_LEN		8
-#define EVENT_LEN		72	/* payload of RT_EVENT: struct vmexit_event, little endian */
+#define EVENT_LEN		72	/* RT_EVENT payload: struct vmexit_event, little endian */
 #define END_LEN			16
 #define IO_BUF_SIZE		(1u << 20)
 
@@ -708,7 +708,7 @@ static int parse_reasons(struct rec_reader *r, const unsigned char *p, size_t le
 		size_t l;
 
 		if (len - q < 6)
-			return reader_fail(r, off + q, "reason table entry %u runs past its item", i);
+			return reader_fail(r, off + q, "reason entry %u runs past its item", i);
 		l = get16(p + q + 4);
 		if (len - q - 6 < l)
 			return reader_fail(r, off + q, "reason name %u runs past its item", i);
@@ -757,15 +757,16 @@ static int parse_header(struct rec_reader *r)
 	if (avail < 0)
 		return reader_fail(r, r->base + r->end, "read failed: %s", strerror(errno));
 	if ((size_t)avail < hlen)
-		return reader_fail(r, avail, "file ends inside the %u-byte header: truncated", hlen);
+		return reader_fail(r, avail, "file ends inside the %u-byte header: truncated",
+				   hlen);
 	h = r->data + r->pos;
 	stored = get32(h + HDR_CRC_OFF);
 	crc = rec_crc32c(0, h, HDR_CRC_OFF);
 	crc = rec_crc32c(crc, zero, 4);
 	crc = rec_crc32c(crc, h + HDR_CRC_OFF + 4, hlen - HDR_CRC_OFF - 4);
 	if (crc != stored)
-		return reader_fail(r, 0, "header checksum mismatch (stored 0x%08x, computed 0x%08x):"
-				   " corrupt header", stored, crc);
+		return reader_fail(r, 0, "header checksum mismatch (stored 0x%08x, computed "
+				   "0x%08x): corrupt header", stored, crc);
 	r->meta.mono_ns = get64(h + 24);
 	r->meta.real_ns = get64(h + 32);
 	mhz_bits = get64(h + 40);
@@ -781,8 +782,8 @@ static int parse_header(struct rec_reader *r)
 		type = get16(h + q);
 		len = get32(h + q + 4);
 		if (hlen - q - 8 < pad8(len))
-			return reader_fail(r, q, "header item (type %u, %u bytes) runs past the header",
-					   type, len);
+			return reader_fail(r, q, "header item (type %u, %u bytes) runs past the "
+					   "header", type, len);
 		p = h + q + 8;
 		switch (type) {
 		case HI_HOST:
@@ -961,8 +962,9 @@ int rec_reader_next(struct rec_reader *r, struct rec_item *item, char *err, size
 				goto read_error;
 			p = r->data + r->pos;
 			if ((size_t)avail < REC_HDR_LEN + body) {
-				reader_fail(r, off, "%s record (type %u, %u bytes) is cut short: the "
-					    "file ends %zd bytes into it (truncated or corrupt)",
+				reader_fail(r, off, "%s record (type %u, %u bytes) is cut "
+					    "short: the file ends %zd bytes into it (truncated or "
+					    "corrupt)",
 					    type_name(type), type, len, avail);
 				return finish(r, err, errlen);
 			}
@@ -1025,8 +1027,9 @@ int rec_reader_next(struct rec_reader *r, struct rec_item *item, char *err, size
 			events = get64(p);
 			records = get64(p + 8);
 			if (events != r->events || records != r->records) {
-				reader_fail(r, off, "end record counts %llu events in %llu records, the "
-					    "file holds %llu in %llu: records are missing",
+				reader_fail(r, off, "end record counts %llu events in %llu "
+					    "records, the file holds %llu in %llu: records are "
+					    "missing",
 					    (unsigned long long)events, (unsigned long long)records,
 					    (unsigned long long)r->events,
 					    (unsigned long long)r->records);

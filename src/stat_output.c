@@ -28,6 +28,11 @@ static const char *const lost_help[NR_LOST] = {
 	[LOST_RINGBUF_FULL] = "stream records dropped: ring buffer full",
 };
 
+const char *stat_lost_name(int lost)
+{
+	return lost >= 0 && lost < NR_LOST ? lost_names[lost] : "?";
+}
+
 const char *fmt_duration(const struct stat_view *v, __u64 ns, char *buf, size_t len)
 {
 	if (v->unit_ns == 1)

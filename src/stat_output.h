@@ -34,5 +34,7 @@ void stat_print(struct stat_view *v, const struct stat_report *r, FILE *f);
 /* "12.3us": a duration scaled to its unit, or in v->unit_ns without a suffix. */
 const char *fmt_duration(const struct stat_view *v, __u64 ns, char *buf, size_t len);
 int parse_duration_ns(const char *s, __u64 *ns);
+/* "cells_full" etc.: the short name of a lost counter (enum vmexit_lost). */
+const char *stat_lost_name(int lost);
 
 #endif /* VMEXIT_STAT_OUTPUT_H */

@@ -129,7 +129,8 @@ static const __u8 generic_words[5] = { W_REASON, W_RIP, W_INFO1, W_INFO2, W_INTR
 
 static const struct seed_def seed_ids[] = {
 	{ SEED_VMENTRY,	   "VMENTRY",	  true,  { 0 } },
-	{ SEED_VMEXIT,	   "VMEXIT",	  false, { W_REASON, W_RIP, W_INFO1, W_INFO2, W_INTR_INFO } },
+	{ SEED_VMEXIT,	   "VMEXIT",	  false,
+	  { W_REASON, W_RIP, W_INFO1, W_INFO2, W_INTR_INFO } },
 	{ SEED_PAGE_FAULT, "PAGE_FAULT",  false, { W_PF_ERR, W_PF_ADDR } },
 	{ 0x00020002,	   "INJ_VIRQ",	  true,  { 0 } },
 	{ 0x00020003,	   "PEND_INTR",	  true,  { 0 } },
@@ -414,8 +415,8 @@ static int unknown_field(struct parser *p, const char *at, const char *name, siz
 		}
 	}
 	if (close)
-		return perr(p, at, "unknown field '%.*s' (did you mean %s?)", (int)(n > 64 ? 64 : n),
-			    name, list);
+		return perr(p, at, "unknown field '%.*s' (did you mean %s?)",
+			    (int)(n > 64 ? 64 : n), name, list);
 	for (i = 0; i < ARRAY_SIZE(fields) && used < sizeof(list); i++)
 		used += snprintf(list + used, sizeof(list) - used, "%s%s", i ? " " : "",
 				 fields[i].name);
@@ -449,6 +450,8 @@ static int push_lit(struct rule *ru, int *cap, size_t *litlen, char c)
 	}
 	return push_op(ru, cap, &op);
 }
+
+#define CONV_HELP	"(use d, u, x, X, o, f or s)"
 
 /* Reads a width/precision number; rejects what no terminal could want. */
 static int parse_num(struct parser *p, const char **s, const char *end, const char *what,
@@ -531,8 +534,8 @@ static int parse_field(struct parser *p, struct rule *ru, int *cap, const char *
 	if (c < end && (*c == 'h' || *c == 'l' || *c == 'L'))
 		c++;
 	if (c >= end)
-		return perr(p, pct, "missing conversion after '%%(%.*s)' (use d, u, x, X, o, f or s)",
-			    (int)n, name);
+		return perr(p, pct, "missing conversion after '%%(%.*s)' " CONV_HELP, (int)n,
+			    name);
 	switch (*c) {
 	case 'd':
 	case 'i':
@@ -548,9 +551,9 @@ static int parse_field(struct parser *p, struct rule *ru, int *cap, const char *
 		break;
 	default:
 		if (isprint((unsigned char)*c))
-			return perr(p, c, "bad conversion '%c' for field '%s' (use d, u, x, X, o, f or s)",
-				    *c, f->name);
-		return perr(p, c, "bad conversion byte 0x%02x for field '%s' (use d, u, x, X, o, f or s)",
+			return perr(p, c, "bad conversion '%c' for field '%s' " CONV_HELP, *c,
+				    f->name);
+		return perr(p, c, "bad conversion byte 0x%02x for field '%s' " CONV_HELP,
 			    (unsigned char)*c, f->name);
 	}
 	if (f->kind == FK_STR && op.conv != 's')
@@ -580,13 +583,15 @@ static int parse_template(struct parser *p, struct rule *ru, const char *s, cons
 				s++;
 				err = parse_field(p, ru, &cap, &s, end);
 			} else {
-				err = perr(p, s, "'%%' must start a field '%%(name)d' or be written '%%%%'");
+				err = perr(p, s, "'%%' must start a field '%%(name)d' or be "
+					   "written '%%%%'");
 			}
 		} else if (*s == '\\') {
 			char c;
 
 			if (s + 1 >= end)
-				return perr(p, s, "'\\' at end of line (write '\\\\' for a backslash)");
+				return perr(p, s, "'\\' at end of line (write '\\\\' for a "
+					    "backslash)");
 			switch (s[1]) {
 			case 'n':  c = '\n'; break;
 			case 't':  c = '\t'; break;
@@ -729,8 +734,8 @@ static int parse_item(struct parser *p, const char *at, const char *item, int ru
 		if (v >= 0x10000 && v <= 0x2ffff) {
 			sd = seed_find(v);
 			if (!sd)
-				return perr(p, at, "unknown kvmtrace event id '%s' (known: 0x00010001-"
-					    "0x00010002, 0x00020001-0x00020013)", item);
+				return perr(p, at, "unknown kvmtrace event id '%s' (known: "
+					    "0x00010001-0x00010002, 0x00020001-0x00020013)", item);
 			i = sd - seed_ids;
 			if (sd->id == SEED_VMEXIT) {
 				err = bind_once(p, at, item, &r->type_line[VMEXIT_EV_EXIT],
@@ -1061,10 +1066,27 @@ static int utoa_rev(char *end, __u64 v, unsigned int base, bool upper)
 	const char *dig = upper ? "0123456789ABCDEF" : "0123456789abcdef";
 	char *p = end;
 
-	do {
-		*--p = dig[v % base];
-		v /= base;
-	} while (v);
+	/* Constant divisors: shifts and multiplies instead of a 64-bit divide per digit. */
+	switch (base) {
+	case 16:
+		do {
+			*--p = dig[v & 15];
+			v >>= 4;
+		} while (v);
+		break;
+	case 8:
+		do {
+			*--p = '0' + (v & 7);
+			v >>= 3;
+		} while (v);
+		break;
+	default:
+		do {
+			*--p = '0' + v % 10;
+			v /= 10;
+		} while (v);
+		break;
+	}
 	return end - p;
 }
 
@@ -1278,7 +1300,8 @@ static void render_rule(const struct rule *ru, const struct rctx *c, struct out 
 				emit_int(o, op, &fields[F_PID_IDX], ev->tgid);
 			continue;
 		case F_ISA:
-			if (op->conv == 's' && ev->isa >= VMEXIT_ISA_VMX && ev->isa <= VMEXIT_ISA_USER) {
+			if (op->conv == 's' && ev->isa >= VMEXIT_ISA_VMX &&
+			    ev->isa <= VMEXIT_ISA_USER) {
 				s = isa_name(ev->isa);
 				emit_str(o, op, s, strlen(s));
 				continue;

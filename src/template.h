@@ -25,7 +25,7 @@ struct tmpl_rules;
  */
 struct tmpl_env {
 	double tsc_mhz;		/* > 0: %(tsc)/%(reltsc) are TSC cycles at this rate, else ns */
-	__u64 first_ts_ns;	/* origin of rel_ns/reltime; 0: taken from the first event rendered */
+	__u64 first_ts_ns;	/* origin of rel_ns/reltime; 0: the first event rendered */
 	/* Name of the VM owning tgid for %(guest); NULL callback or result: the decimal tgid. */
 	const char *(*guest_name)(void *ctx, __u32 tgid);
 	void *ctx;

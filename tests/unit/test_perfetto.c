@@ -15,8 +15,9 @@
  * shows, so the C side compares plain strings. Exits 1 if the file is not valid JSON.
  */
 static const char py[] =
-"import json, sys\n"
-"t = json.load(open(sys.argv[1], encoding='utf-8', errors='strict'))\n"
+"import json, sys, decimal\n"
+"t = json.load(open(sys.argv[1], encoding='utf-8', errors='strict'),\n"
+"              parse_float=decimal.Decimal)\n"
 "assert isinstance(t, list)\n"
 "procs, threads, tsc = {}, {}, {}\n"
 "for e in t:\n"
@@ -33,7 +34,7 @@ static const char py[] =
 "    assert (k[0], n) not in names, 'two tracks named ' + n\n"
 "    names[(k[0], n)] = k\n"
 "def q(s): return json.dumps(s, ensure_ascii=True)\n"
-"def us(x): return round(x * 1000)\n"
+"def us(x): return int(x * 1000)\n"
 "for pid, n in sorted(procs.items()): print('P|%d|%s' % (pid, q(n)))\n"
 "for k, v in sorted(tsc.items()): print('T|%d|%s|%s' % (k[0], threads[k], v))\n"
 "for e in t:\n"
@@ -134,7 +135,7 @@ int main(void)
 	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	struct perfetto_writer *w;
 	struct vmexit_event e[9];
-	__u64 big = 9000000000123456ull;	/* 104 days of uptime: ns digits still exact */
+	__u64 big = 31536000123456789ull;	/* a year of uptime: the text keeps every ns */
 
 	CHECK(f != NULL);
 	if (!f)

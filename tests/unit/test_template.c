@@ -251,9 +251,11 @@ static void test_seed_file(void)
 {
 	const char *rules =
 		"# kvmtrace-style rules\n"
-		"0x00000000 %(tsc)d (+%(reltsc)6d) other (0x%(event)08x) vcpu 0x%(vcpu)08x pid 0x%(pid)08x [ 0x%(1)x 0x%(2)x ]\n"
+		"0x00000000 %(tsc)d (+%(reltsc)6d) other (0x%(event)08x) vcpu 0x%(vcpu)08x "
+		"pid 0x%(pid)08x [ 0x%(1)x 0x%(2)x ]\n"
 		"0x00010001 %(tsc)d entry\n"
-		"0x00010002 %(tsc)d (+%(reltsc)6d) exit vcpu 0x%(vcpu)08x [ code = 0x%(1)04x, rip = 0x%(2)08x ]\n"
+		"0x00010002 %(tsc)d (+%(reltsc)6d) exit vcpu 0x%(vcpu)08x "
+		"[ code = 0x%(1)04x, rip = 0x%(2)08x ]\n"
 		"0x00020002 %(tsc)d virq\n"
 		"0x00020004 %(tsc)d (+%(reltsc)6d) port-in  [ port = 0x%(1)04x, bytes = %(2)d ]\n"
 		"0x00020005 %(tsc)d (+%(reltsc)6d) port-out [ port = 0x%(1)04x, bytes = %(2)d ]\n"
@@ -289,9 +291,11 @@ static void test_seed_file(void)
 	CHECK_STR(render_env(rules, &env, &hlt),
 		  "5123457789 (+   300) halt vcpu 0x00000001\n");
 	CHECK_STR(render_env(rules, &env, &ept),	/* no PAGE_FAULT rule: VMEXIT's */
-		  "5123458289 (+   500) exit vcpu 0x00000001 [ code = 0x0030, rip = 0x00401000 ]\n");
+		  "5123458289 (+   500) exit vcpu 0x00000001 "
+		  "[ code = 0x0030, rip = 0x00401000 ]\n");
 	CHECK_STR(render_env(rules, &env, &user),	/* no counterpart: the catch-all */
-		  "5123456789 (+     0) other (0x00000000) vcpu 0x00000003 pid 0x00001092 [ 0x2 0x0 ]\n");
+		  "5123456789 (+     0) other (0x00000000) vcpu 0x00000003 pid 0x00001092 "
+		  "[ 0x2 0x0 ]\n");
 	CHECK_STR(render_env(rules, &env, &cr), "5123456789 cr-read [ cr = 3 value = 0 ]\n");
 	CHECK_STR(render_env(rules, &env, &intr), "5123456789 intr [ vector = 0xef ]\n");
 	CHECK_STR(render_env(rules, &env, &lmsw), "5123456789 lmsw [ value = 0x0033 ]\n");
@@ -462,7 +466,8 @@ static void test_errors(void)
 	check_err("default %(reason_name)d",
 		  "t.fmt:1:23: field 'reason_name' is text: use %(reason_name)s", false);
 	check_err("default %(tsc)08",
-		  "t.fmt:1:9: missing conversion after '%(tsc)' (use d, u, x, X, o, f or s)", false);
+		  "t.fmt:1:9: missing conversion after '%(tsc)' (use d, u, x, X, o, f or s)",
+		  false);
 	check_err("default abc %(tsc", "t.fmt:1:13: unterminated '%(' (missing ')')", false);
 	check_err("default %(tsc)1000d", "t.fmt:1:15: width too large (at most 255)", false);
 	check_err("default %(tsc)256d", "t.fmt:1:15: width too large (at most 255)", false);
@@ -480,7 +485,8 @@ static void test_errors(void)
 		  "t.fmt:4:1: duplicate selector 'hlt': vmx:HLT already has the rule on line 1",
 		  false);
 	check_err("svm:hlt a\nHLT b\n  svm:0x78 c\n",
-		  "t.fmt:3:3: duplicate selector 'svm:0x78': svm:hlt already has the rule on line 1",
+		  "t.fmt:3:3: duplicate selector 'svm:0x78': svm:hlt already has the rule on "
+		  "line 1",
 		  false);
 	check_err("default a\n0x00000000 b\n",
 		  "t.fmt:2:1: duplicate selector '0x00000000': already selected on line 1", false);
@@ -532,6 +538,16 @@ static void test_load_and_default(void)
 		unlink(path);
 	}
 
+	/* The shipped example must load (tests run from the top of the tree). */
+	if (access("docs/examples/default.formats", R_OK) == 0) {
+		int ret = tmpl_rules_load("docs/examples/default.formats", &r, err, sizeof(err));
+
+		CHECK_EQ_U64(ret, 0);
+		if (ret)
+			fprintf(stderr, "%s\n", err);
+		tmpl_rules_free(r);
+	}
+
 	/* The built-in line: relative and absolute time, VM, vCPU, reason, latency, details. */
 	CHECK(!tmpl_rules_default(&r, err, sizeof(err)));
 	env.first_ts_ns = 5000000000ull;
@@ -571,77 +587,79 @@ static void test_load_and_default(void)
  * Differential: the integer formatter against the C library for every defined flag
  * combination. The format given to snprintf here is built by the test from known pieces.
  */
+static unsigned int vs_printf_bad;
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+static void vs_printf_unsigned(const char *spec, char conv)
+{
+	static const unsigned long long vals[] = { 0, 1, 7, 8, 42, 0xff, 4242, 0xdeadbeef,
+						    0x7fffffffffffffffull, ~0ull };
+	struct vmexit_event ev = ev_io();
+	char tmpl[64], cfmt[40], want[256];
+	size_t i;
+
+	snprintf(tmpl, sizeof(tmpl), "%%(info1)%s%c", spec, conv);
+	snprintf(cfmt, sizeof(cfmt), "%%%sll%c", spec, conv);
+	for (i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+		ev.info1 = vals[i];
+		snprintf(want, sizeof(want), cfmt, vals[i]);
+		if (strcmp(fmt1(tmpl, &ev), want) && vs_printf_bad++ < 10)
+			fprintf(stderr, "%s: got '%s' want '%s'\n", tmpl, out, want);
+	}
+}
+
+static void vs_printf_signed(const char *spec)
+{
+	static const long long vals[] = { 0, 1, -1, 42, -42, -123456789, 9223372036854775807ll };
+	/* rel_ns = ts_ns - first_ts_ns: any signed 64-bit value. */
+	struct tmpl_env env = { .first_ts_ns = 1ull << 63 };
+	struct vmexit_event ev = ev_io();
+	char tmpl[64], cfmt[40], want[256];
+	size_t i;
+
+	snprintf(tmpl, sizeof(tmpl), "default %%(rel_ns)%sd\n", spec);
+	snprintf(cfmt, sizeof(cfmt), "%%%slld\n", spec);
+	for (i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+		ev.ts_ns = (1ull << 63) + (unsigned long long)vals[i];
+		snprintf(want, sizeof(want), cfmt, vals[i]);
+		if (strcmp(render_env(tmpl, &env, &ev), want) && vs_printf_bad++ < 10)
+			fprintf(stderr, "%s: got '%s' want '%s'\n", tmpl, out, want);
+	}
+	tmpl_env_release(&env);
+}
+#pragma GCC diagnostic pop
+
 static void test_vs_printf(void)
 {
-	static const unsigned long long uvals[] = { 0, 1, 7, 8, 42, 0xff, 4242, 0xdeadbeef,
-						     0x7fffffffffffffffull, 0xffffffffffffffffull };
-	static const long long svals[] = { 0, 1, -1, 42, -42, -123456789, 9223372036854775807ll };
 	static const int widths[] = { 0, 1, 3, 8, 21, 30 };
 	static const int precs[] = { -1, 0, 1, 4, 25 };
-	static const char uconvs[] = "uxXo";
-	struct tmpl_env env = { 0 };
-	char spec[32], tmpl[64], want[256];
-	struct vmexit_event ev = ev_io();
-	unsigned int fl, ci, wi, pi, vi, bad = 0;
+	unsigned int fl, wi, pi;
+	const char *c;
+	char spec[32];
 
 	for (fl = 0; fl < 32; fl++) {
 		for (wi = 0; wi < sizeof(widths) / sizeof(widths[0]); wi++) {
 			for (pi = 0; pi < sizeof(precs) / sizeof(precs[0]); pi++) {
-				int n = 0;
+				int n = snprintf(spec, sizeof(spec), "%s%s%s%s%s",
+						 fl & 1 ? "-" : "", fl & 2 ? "0" : "",
+						 fl & 4 ? "+" : "", fl & 8 ? " " : "",
+						 fl & 16 ? "#" : "");
 
-				if (fl & 1) spec[n++] = '-';
-				if (fl & 2) spec[n++] = '0';
-				if (fl & 4) spec[n++] = '+';
-				if (fl & 8) spec[n++] = ' ';
-				if (fl & 16) spec[n++] = '#';
 				if (widths[wi])
 					n += snprintf(spec + n, sizeof(spec) - n, "%d", widths[wi]);
 				if (precs[pi] >= 0)
-					n += snprintf(spec + n, sizeof(spec) - n, ".%d", precs[pi]);
-				spec[n] = '\0';
-				for (ci = 0; ci < 4; ci++) {
-					/* '+' and ' ' are for signed conversions only in C. */
-					if (fl & 12)
-						break;
-					for (vi = 0; vi < sizeof(uvals) / sizeof(uvals[0]); vi++) {
-						char cfmt[40];
-
-						ev.info1 = uvals[vi];
-						snprintf(tmpl, sizeof(tmpl), "%%(info1)%s%c", spec,
-							 uconvs[ci]);
-						snprintf(cfmt, sizeof(cfmt), "%%%sll%c", spec, uconvs[ci]);
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-						snprintf(want, sizeof(want), cfmt, uvals[vi]);
-#pragma GCC diagnostic pop
-						if (strcmp(fmt1(tmpl, &ev), want) && bad++ < 10)
-							fprintf(stderr, "%s: got '%s' want '%s'\n",
-								tmpl, out, want);
-					}
-				}
-				if (fl & 16)	/* '#' is undefined for d */
-					continue;
-				for (vi = 0; vi < sizeof(svals) / sizeof(svals[0]); vi++) {
-					char cfmt[40];
-
-					/* rel_ns = ts_ns - first_ts_ns: any signed 64-bit value. */
-					env.first_ts_ns = 1ull << 63;
-					ev.ts_ns = (1ull << 63) + (unsigned long long)svals[vi];
-					snprintf(tmpl, sizeof(tmpl), "default %%(rel_ns)%sd\n", spec);
-					snprintf(cfmt, sizeof(cfmt), "%%%slld\n", spec);
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-					snprintf(want, sizeof(want), cfmt, svals[vi]);
-#pragma GCC diagnostic pop
-					if (strcmp(render_env(tmpl, &env, &ev), want) && bad++ < 10)
-						fprintf(stderr, "%s: got '%s' want '%s'\n", tmpl, out,
-							want);
-				}
+					snprintf(spec + n, sizeof(spec) - n, ".%d", precs[pi]);
+				/* '+' and ' ' are for signed conversions, '#' not for d. */
+				if (!(fl & 12))
+					for (c = "uxXo"; *c; c++)
+						vs_printf_unsigned(spec, *c);
+				if (!(fl & 16))
+					vs_printf_signed(spec);
 			}
 		}
 	}
-	CHECK_EQ_U64(bad, 0);
-	tmpl_env_release(&env);
+	CHECK_EQ_U64(vs_printf_bad, 0);
 }
 
 int main(void)

@@ -204,7 +204,6 @@ get_kernel
 
 # ------------------------------------------------------------------ initramfs
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/vmexit-bed.XXXXXX")
-QPID=
 cleanup() { rm -rf "$WORK"; }
 trap cleanup EXIT
 ROOT=$WORK/root
@@ -352,12 +351,18 @@ filter() {
 	done
 }
 
-say "booting $KVER under QEMU TCG (-cpu $CPU_MODEL -smp $SMP -m $MEM), timeout ${TIMEOUT}s"
+# Boot the uncompressed vmlinux through its PVH entry when it has one: under TCG this skips
+# SeaBIOS' real-mode setup and the xz decompression of the bzImage (about 4 s of 7 here).
+KERNEL=$KDIR/vmlinuz
+if [ -s "$KDIR/vmlinux" ] && grep -qx 'CONFIG_PVH=y' "$KDIR/config" 2>/dev/null; then
+	KERNEL=$KDIR/vmlinux
+fi
+say "booting $KVER ($(basename "$KERNEL")) under QEMU TCG (-cpu $CPU_MODEL -smp $SMP -m $MEM), timeout ${TIMEOUT}s"
 T0=$(date +%s.%N)
 set +e
 timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg -cpu "$CPU_MODEL" -smp "$SMP" -m "$MEM" \
 	-machine q35 -nodefaults -no-reboot -display none -monitor none -serial stdio \
-	-kernel "$KDIR/vmlinuz" -initrd "$WORK/initramfs.cpio" \
+	-kernel "$KERNEL" -initrd "$WORK/initramfs.cpio" \
 	-append "console=ttyS0 rdinit=/init quiet loglevel=3 panic=-1 mitigations=off" \
 	</dev/null 2>&1 | filter
 st=("${PIPESTATUS[@]}")

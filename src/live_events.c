@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <bpf/libbpf.h>
+#include "commands.h"
+#include "event_rows.h"
+#include "live_events.h"
+#include "stat_output.h"
+#include "vmexit.skel.h"
+
+enum { OPT_MIN_LATENCY = 0x300, OPT_SAMPLE, OPT_RINGBUF_KB };
+
+static const struct argp_option options[] = {
+	{ NULL, 0, NULL, 0, "Capture:", 3 },
+	{ "duration", 'd', "SECONDS", 0, "Stop after this many seconds", 3 },
+	{ "min-latency", OPT_MIN_LATENCY, "DURATION", 0,
+	  "Only exits that took at least this long (800, 250us, 1.5ms, 2s; in the kernel)", 3 },
+	{ "sample", OPT_SAMPLE, "N", 0, "Only one exit in N per vCPU thread (in the kernel)", 3 },
+	{ "ringbuf-kb", OPT_RINGBUF_KB, "KB", 0,
+	  "Ring buffer size, a power of two >= 4 (default 16384): raise it if records are lost",
+	  3 },
+	{},
+};
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct live_args *a = state->input;
+	char *end;
+	long v;
+
+	switch (key) {
+	case 'd':
+		errno = 0;
+		a->duration_s = strtod(arg, &end);
+		if (errno || end == arg || *end || !isfinite(a->duration_s) ||
+		    a->duration_s <= 0 || a->duration_s > 31536000)
+			argp_error(state, "invalid --duration '%s': give seconds > 0", arg);
+		break;
+	case OPT_MIN_LATENCY:
+		if (parse_duration_ns(arg, &a->opts->min_latency_ns))
+			argp_error(state, "invalid --min-latency '%s': give a duration such as 800 "
+				   "(ns), 250us, 1.5ms or 2s", arg);
+		break;
+	case OPT_SAMPLE:
+		errno = 0;
+		v = strtol(arg, &end, 10);
+		if (errno || end == arg || *end || v < 1 || v > 0x7fffffff)
+			argp_error(state, "invalid --sample '%s': give N >= 1 (keep 1 exit in N)",
+				   arg);
+		a->opts->sample_every = (__u32)v;
+		break;
+	case OPT_RINGBUF_KB:
+		errno = 0;
+		v = strtol(arg, &end, 10);
+		/* The kernel wants a power-of-two number of pages. */
+		if (errno || end == arg || *end || v < 4 || v > (1L << 22) || (v & (v - 1)))
+			argp_error(state, "invalid --ringbuf-kb '%s': give a power of two from 4 to "
+				   "4194304", arg);
+		a->opts->ringbuf_kb = (__u32)v;
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+const struct argp live_argp = { .options = options, .parser = parse_opt };
+
+char **live_split_command(int *argc, char **argv)
+{
+	for (int i = 1; i < *argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			argv[i] = NULL;
+			*argc = i;
+			return argv[i + 1] ? &argv[i + 1] : NULL;
+		}
+	}
+	return NULL;
+}
+
+struct live_ctx {
+	const struct live_sink *sink;
+	struct vm_names *names;
+	struct vcpu_cache vcpus;
+	__s32 vcpu_filter;
+	__u32 *tgids;			/* VMMs announced to the sink */
+	__u32 nr_tgids, cap_tgids;
+	__u32 last_tgid;
+	__u64 events;
+	__u64 lost[NR_LOST];
+	int err;
+};
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC: the events' time base. */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+/* Names a VMM the first time one of its events arrives, while it most likely still runs. */
+static int announce_guest(struct live_ctx *c, __u32 tgid)
+{
+	if (tgid == c->last_tgid)
+		return 0;
+	c->last_tgid = tgid;
+	for (__u32 i = 0; i < c->nr_tgids; i++) {
+		if (c->tgids[i] == tgid)
+			return 0;
+	}
+	if (c->nr_tgids == c->cap_tgids) {
+		__u32 cap = c->cap_tgids ? c->cap_tgids * 2 : 16;
+		__u32 *t = realloc(c->tgids, cap * sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		c->tgids = t;
+		c->cap_tgids = cap;
+	}
+	c->tgids[c->nr_tgids++] = tgid;
+	if (c->sink->guest)
+		c->sink->guest(c->sink->ctx, tgid, vm_names_get(c->names, tgid));
+	return 0;
+}
+
+static int on_sample(void *ctx, void *data, size_t len)
+{
+	struct live_ctx *c = ctx;
+	struct vmexit_event ev;
+	int err;
+
+	if (len < sizeof(ev))
+		return 0;
+	memcpy(&ev, data, sizeof(ev));
+	vcpu_cache_resolve(&c->vcpus, &ev);
+	/* The kernel lets userspace exits of a thread with no known vCPU through -c. */
+	if (c->vcpu_filter >= 0 && ev.vcpu != c->vcpu_filter)
+		return 0;
+	err = announce_guest(c, ev.tgid);
+	if (!err)
+		err = c->sink->event(c->sink->ctx, &ev);
+	if (err) {
+		c->err = err;
+		return err;	/* stops ring_buffer__poll() */
+	}
+	c->events++;
+	return 0;
+}
+
+static void check_lost(struct live_ctx *c, const struct session *s)
+{
+	__u64 cur[NR_LOST], delta[NR_LOST];
+	bool grew = false;
+
+	session_lost(s, cur);
+	for (int i = 0; i < NR_LOST; i++) {
+		delta[i] = cur[i] - c->lost[i];
+		grew |= delta[i] != 0;
+	}
+	if (!grew)
+		return;
+	memcpy(c->lost, cur, sizeof(cur));
+	if (c->sink->lost)
+		c->sink->lost(c->sink->ctx, now_ns(), delta);
+}
+
+int live_run(struct live_args *a, struct cli_filters *filters, struct vm_names *names,
+	     const struct live_sink *sink, struct live_result *res)
+{
+	struct live_ctx c = { .sink = sink, .names = names, .vcpu_filter = a->opts->vcpu };
+	struct ring_buffer *rb = NULL;
+	struct session s = {};
+	__u64 start, end = 0;
+	int err = 0, status = 0, rc = 0;
+	bool child_done = false, opened = false;
+
+	memset(res, 0, sizeof(*res));
+	c.vcpus.use_proc = true;
+	a->opts->stream = true;
+	if (session_preflight() || cli_filters_resolve(filters)) {
+		rc = 1;
+		goto out;
+	}
+	if (session_open(&s, a->opts)) {
+		rc = 1;
+		goto out;
+	}
+	opened = true;
+	rb = ring_buffer__new(bpf_map__fd(s.skel->maps.events), on_sample, &c, NULL);
+	if (!rb) {
+		fprintf(stderr, "vmexit: cannot open the ring buffer: %s\n", strerror(errno));
+		rc = 1;
+		goto out;
+	}
+	install_signal_handlers();
+	res->started = true;
+	start = now_ns();
+	if (sink->start)
+		c.err = sink->start(sink->ctx, start);
+	if (!c.err)
+		session_start_command(&s);
+	if (a->duration_s > 0)
+		end = start + (__u64)(a->duration_s * 1e9);
+	while (!exiting && !c.err) {
+		err = ring_buffer__poll(rb, 100);
+		/* A signal: Ctrl-C ends the loop through `exiting`; others (SIGCHLD) do not. */
+		if (err == -EINTR)
+			err = 0;
+		if (err < 0 && !c.err) {
+			fprintf(stderr, "vmexit: reading the ring buffer: %s\n", strerror(-err));
+			rc = 1;
+			break;
+		}
+		check_lost(&c, &s);
+		if (!c.err && sink->tick)
+			c.err = sink->tick(sink->ctx, now_ns());
+		if (session_command_done(&s, &status)) {
+			child_done = true;
+			break;
+		}
+		if (end && now_ns() >= end)
+			break;
+	}
+	res->end_ns = now_ns();
+	/* Whatever the kernel wrote before we stopped still belongs to the capture. */
+	if (!c.err)
+		ring_buffer__consume(rb);
+	check_lost(&c, &s);
+	if (!c.err && sink->tick)
+		c.err = sink->tick(sink->ctx, now_ns());
+	if (c.err)
+		rc = 1;
+	if (s.child && !child_done)
+		fprintf(stderr, "vmexit: tracing ended; command (pid %d) left running\n", s.child);
+	if (child_done && (!WIFEXITED(status) || WEXITSTATUS(status))) {
+		fprintf(stderr, "vmexit: the command %s %d\n",
+			WIFEXITED(status) ? "exited with status" : "was killed by signal",
+			WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+		rc = rc ? rc : (WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+	}
+out:
+	res->events = c.events;
+	memcpy(res->lost, c.lost, sizeof(c.lost));
+	res->sink_err = c.err;
+	ring_buffer__free(rb);
+	if (opened)
+		session_close(&s);
+	vcpu_cache_free(&c.vcpus);
+	free(c.tgids);
+	return rc;
+}

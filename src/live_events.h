@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The live capture loop behind `vmexit stream` and `vmexit record`: loads the programs with the
+ * ring buffer on, polls it until Ctrl-C, -d or the traced command ends, and hands each event to
+ * a sink after the userspace part of the filtering (vCPUs the kernel did not know), with the
+ * guest's name first whenever a new VMM appears, and every growth of the kernel's loss
+ * counters as it is seen. Also the options both commands share, as an argp child.
+ */
+#ifndef VMEXIT_LIVE_EVENTS_H
+#define VMEXIT_LIVE_EVENTS_H
+
+#include <argp.h>
+#include "vmexit.h"
+#include "cli_filters.h"
+#include "session.h"
+#include "vm_names.h"
+
+struct live_args {
+	struct session_opts *opts;	/* --min-latency, --sample, --ringbuf-kb go here */
+	double duration_s;		/* -d; 0: until Ctrl-C or the command ends */
+};
+
+/* -d/--duration, --min-latency, --sample, --ringbuf-kb. Input: struct live_args. */
+extern const struct argp live_argp;
+
+struct live_sink {
+	/* A completed exit or TSC offset write; a negative return ends the capture. */
+	int (*event)(void *ctx, const struct vmexit_event *ev);
+	/* A VMM seen for the first time, before its first event. */
+	void (*guest)(void *ctx, __u32 tgid, const char *name);
+	/* The loss counters grew by delta (some cause > 0) by ts_ns (CLOCK_MONOTONIC). */
+	void (*lost)(void *ctx, __u64 ts_ns, const __u64 delta[NR_LOST]);
+	/* Tracing is attached and about to begin (before the command starts): may be NULL. */
+	int (*start)(void *ctx, __u64 now_ns);
+	/* After every poll (about 10 times a second): flush; a negative return ends it. */
+	int (*tick)(void *ctx, __u64 now_ns);
+	void *ctx;
+};
+
+struct live_result {
+	__u64 events;			/* handed to the sink */
+	__u64 lost[NR_LOST];		/* kernel loss counters at the end */
+	int sink_err;			/* the sink's error that ended the capture, or 0 */
+	__u64 end_ns;			/* CLOCK_MONOTONIC when tracing stopped */
+	bool started;			/* tracing ran (false: it could not start) */
+};
+
+/* Splits "... -- COMMAND ARGS" off argv before argp sees it (as `vmexit stat` does). */
+char **live_split_command(int *argc, char **argv);
+
+/*
+ * Preflight, filters, load, attach, run, drain, close. names collects the guests (the caller
+ * owns it, resolve = true). Returns the process exit status: 0, 1 when tracing could not
+ * start or failed, or the traced command's failing status.
+ */
+int live_run(struct live_args *a, struct cli_filters *filters, struct vm_names *names,
+	     const struct live_sink *sink, struct live_result *res);
+
+#endif /* VMEXIT_LIVE_EVENTS_H */

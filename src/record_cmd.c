@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-2.0
+/* vmexit record: every exit, the guests' names and the losses into a file for `vmexit report`. */
+#include <argp.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli_filters.h"
+#include "commands.h"
+#include "event_output.h"
+#include "live_events.h"
+#include "record_file.h"
+
+enum { OPT_FORCE = 0x200, OPT_TSC_MHZ };
+
+/* How often buffered records reach the file: a kill -9 loses at most this much. */
+#define FLUSH_EVERY_NS	1000000000ull
+
+struct record_args {
+	struct session_opts opts;
+	struct cli_filters filters;
+	struct live_args live;
+	const char *path;
+	bool force;
+	double tsc_mhz;
+};
+
+static const char doc[] =
+"Record KVM exits into a file, for `vmexit report` (which needs no root).\n"
+"\n"
+"USAGE: vmexit record -o FILE [OPTION...] [-- COMMAND [ARG...]]\n"
+"\n"
+"Stores every completed exit with its details, the names of the guests, and how\n"
+"many records the kernel lost and why. Ends on Ctrl-C, after -d seconds, or when\n"
+"COMMAND exits; the file is complete and closed in each case. Records reach the\n"
+"file at least once a second, so even a killed recorder leaves a readable file.\n"
+"\n"
+"EXAMPLES:\n"
+"    vmexit record -o exits.vmexit -d 60       # one minute of every VM\n"
+"    vmexit record -o web.vmexit -g web01      # one guest, until Ctrl-C\n"
+"    vmexit record -o slow.vmexit --min-latency 100us   # only slow exits\n"
+"    vmexit record -o run.vmexit -- qemu-system-x86_64 ...   # a VMM from its start\n"
+"    vmexit report -i exits.vmexit             # then: the stat table, offline\n";
+
+static const struct argp_option options[] = {
+	{ NULL, 0, NULL, 0, "Output:", 2 },
+	{ "output", 'o', "FILE", 0, "Write the recording to FILE (- for standard output)", 2 },
+	{ "force", OPT_FORCE, NULL, 0, "Overwrite FILE if it exists", 2 },
+	{ "tsc-mhz", OPT_TSC_MHZ, "MHZ", 0, "Store the TSC frequency (report's cycle columns)",
+	  2 },
+	{},
+};
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct record_args *a = state->input;
+	char *end;
+
+	switch (key) {
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = &a->filters;
+		state->child_inputs[1] = &a->live;
+		break;
+	case 'o':
+		a->path = arg;
+		break;
+	case OPT_FORCE:
+		a->force = true;
+		break;
+	case OPT_TSC_MHZ:
+		errno = 0;
+		a->tsc_mhz = strtod(arg, &end);
+		if (errno || end == arg || *end || a->tsc_mhz <= 0 || a->tsc_mhz > 1e5)
+			argp_error(state, "invalid --tsc-mhz '%s': give the TSC frequency in MHz, "
+				   "e.g. 2100", arg);
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s' (use -- before a command)", arg);
+		break;
+	case ARGP_KEY_END:
+		if (!a->path)
+			argp_error(state, "give the output file with -o FILE");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp_child children[] = {
+	{ &cli_filters_argp, 0, NULL, 0 },
+	{ &live_argp, 0, NULL, 0 },
+	{},
+};
+
+static const struct argp record_argp = {
+	.options = options,
+	.parser = parse_opt,
+	.args_doc = "-o FILE [-- COMMAND...]",
+	.doc = doc,
+	.children = children,
+};
+
+struct recorder {
+	struct rec_writer *w;
+	__u64 last_flush;
+	int err;			/* first write error: the file is incomplete */
+};
+
+static int sink_event(void *ctx, const struct vmexit_event *ev)
+{
+	struct recorder *r = ctx;
+
+	return r->err = rec_writer_add_event(r->w, ev);
+}
+
+static void sink_guest(void *ctx, __u32 tgid, const char *name)
+{
+	struct recorder *r = ctx;
+	int err = rec_writer_add_guest(r->w, tgid, name);
+
+	if (err && !r->err)
+		r->err = err;
+}
+
+static void sink_lost(void *ctx, __u64 ts_ns, const __u64 delta[NR_LOST])
+{
+	struct recorder *r = ctx;
+	int err = rec_writer_add_lost(r->w, ts_ns, delta);
+
+	if (err && !r->err)
+		r->err = err;
+}
+
+/* Empty lost records stamp when tracing began and ended: report's duration and rates. */
+static int sink_start(void *ctx, __u64 now_ns)
+{
+	struct recorder *r = ctx;
+	__u64 zero[NR_LOST] = {};
+
+	r->last_flush = now_ns;
+	return r->err = rec_writer_add_lost(r->w, now_ns, zero);
+}
+
+static int sink_tick(void *ctx, __u64 now_ns)
+{
+	struct recorder *r = ctx;
+
+	if (!r->err && now_ns - r->last_flush >= FLUSH_EVERY_NS) {
+		r->err = rec_writer_flush(r->w);
+		r->last_flush = now_ns;
+	}
+	return r->err;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_args a = {};
+	struct vm_names names = { .resolve = true };
+	struct recorder rec = {};
+	struct live_result res;
+	struct rec_meta meta;
+	struct live_sink sink = {
+		.event = sink_event, .guest = sink_guest, .lost = sink_lost, .start = sink_start,
+		.tick = sink_tick,
+		.ctx = &rec,
+	};
+	__u64 zero[NR_LOST] = {};
+	char err[512], tail[600];
+	int rc, ret;
+
+	a.opts.vcpu = -1;
+	a.filters.opts = &a.opts;
+	a.live.opts = &a.opts;
+	a.opts.command = live_split_command(&argc, argv);
+	if (argp_parse(&record_argp, argc, argv, ARGP_IN_ORDER, NULL, &a))
+		return 2;
+	rec_meta_now(&meta);
+	meta.tsc_mhz = a.tsc_mhz;
+	/* Before loading anything: an existing file must not cost a BPF load to refuse. */
+	rec.w = rec_writer_open(a.path, a.force, &meta, err, sizeof(err));
+	if (!rec.w) {
+		fprintf(stderr, "vmexit: %s\n", err);
+		return 1;
+	}
+	rc = live_run(&a.live, &a.filters, &names, &sink, &res);
+	if (!rec.err && res.started)
+		rec.err = rec_writer_add_lost(rec.w, res.end_ns, zero);
+	if (rec.err)
+		fprintf(stderr, "vmexit: %s\n", rec_writer_error(rec.w));
+	ret = rec_writer_close(rec.w);
+	if (ret && !rec.err)
+		fprintf(stderr, "vmexit: cannot finish %s: %s\n", a.path, strerror(-ret));
+	if (ret || rec.err)
+		rc = rc ? rc : 1;
+	/* Tracing never started: leave no empty recording behind to block the next try. */
+	if (!res.started && strcmp(a.path, "-"))
+		unlink(a.path);
+	if (res.started) {
+		snprintf(tail, sizeof(tail), "%s %s", ret || rec.err ? "incomplete:" : "written to",
+			 a.path);
+		evout_summary(stderr, tail, res.events, res.lost);
+	}
+	vm_names_free(&names);
+	return rc;
+}

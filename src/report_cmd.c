@@ -1,0 +1,444 @@
+// SPDX-License-Identifier: GPL-2.0
+/* vmexit report: `vmexit stat` and `vmexit stream` output from a record file, without root. */
+#include <argp.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "commands.h"
+#include "event_output.h"
+#include "event_rows.h"
+#include "record_file.h"
+#include "stat_output.h"
+
+enum {
+	OPT_CSV = 0x200, OPT_JSON, OPT_HIST, OPT_BY, OPT_TSC_MHZ, OPT_EVENTS, OPT_FORMAT,
+	OPT_PERFETTO, OPT_MIN_LATENCY,
+};
+
+#define MAX_GUEST_SEL	16
+
+struct report_args {
+	const char *path;
+	struct event_filter filter;
+	const char *guests[MAX_GUEST_SEL];	/* -g: matched against the file's guest names */
+	int nr_guests;
+	struct stat_view view;
+	bool events;			/* per-event output instead of the stat table */
+	bool json;
+	struct evout_opts out;
+};
+
+static const char doc[] =
+"Print what `vmexit stat` or `vmexit stream` would have printed, from a file written\n"
+"by `vmexit record`. Needs no privileges: the file holds the guests' names too.\n"
+"\n"
+"USAGE: vmexit report -i FILE [OPTION...]\n"
+"\n"
+"Without --events, --format or --perfetto: the stat summary of the whole recording\n"
+"(table, --csv, --json, --hist). A damaged or truncated file gives the results of\n"
+"every record before the damage, then a message with its byte offset, and exit 1.\n"
+"\n"
+"EXAMPLES:\n"
+"    vmexit report -i exits.vmexit                 # the stat table of the recording\n"
+"    vmexit report -i exits.vmexit --by vcpu --hist   # per vCPU, with histograms\n"
+"    vmexit report -i exits.vmexit -g web01 -r IO --json   # one guest, one reason\n"
+"    vmexit report -i exits.vmexit --csv > exits.csv\n"
+"    vmexit report -i exits.vmexit --events        # the stream lines, one per exit\n"
+"    vmexit report -i exits.vmexit --events --json   # one JSON object per exit\n"
+"    vmexit report -i exits.vmexit --format my.formats   # lines from a rules file\n"
+"    vmexit report -i exits.vmexit --perfetto out.json   # timeline for ui.perfetto.dev\n";
+
+static const struct argp_option options[] = {
+	{ "input", 'i', "FILE", 0, "The recording (- for standard input)", 0 },
+	{ NULL, 0, NULL, 0, "Filters (matched against the recording):", 1 },
+	{ "pid", 'p', "PID", 0, "Only this VMM process (repeatable)", 1 },
+	{ "guest", 'g', "NAME", 0, "Only the guest with this name in the file (repeatable)", 1 },
+	{ "vcpu", 'c', "N", 0, "Only this vCPU", 1 },
+	{ "reason", 'r', "LIST", 0,
+	  "Only these exit reasons: names or numbers, comma-separated (svm:npf, vmx:48, IO)", 1 },
+	{ "min-latency", OPT_MIN_LATENCY, "DURATION", 0,
+	  "Only exits that took at least this long (800, 250us, 1.5ms, 2s)", 1 },
+	{ NULL, 0, NULL, 0, "Summary output (as vmexit stat):", 2 },
+	{ "by", OPT_BY, "vm|vcpu|reason", 0, "Rows per VM x reason (default), per vCPU, or per "
+	  "reason over all VMs", 2 },
+	{ "sort", 's', "count|time|max|p99", 0, "Row order (default count)", 2 },
+	{ "csv", OPT_CSV, NULL, 0, "CSV with a header row", 2 },
+	{ "json", OPT_JSON, NULL, 0, "JSON (with --events: one object per exit)", 2 },
+	{ "hist", OPT_HIST, NULL, 0, "Latency histogram per row", 2 },
+	{ "units", 'u', "ns|us|ms", 0, "Print durations in this unit (default: scaled)", 2 },
+	{ "tsc-mhz", OPT_TSC_MHZ, "MHZ", 0, "TSC frequency for cycle columns (default: the "
+	  "one recorded, if any)", 2 },
+	{ NULL, 0, NULL, 0, "Per-event output (as vmexit stream):", 3 },
+	{ "events", OPT_EVENTS, NULL, 0, "One line per exit (the stream's default line)", 3 },
+	{ "format", OPT_FORMAT, "FILE", 0, "One line per exit, rendered with the rules in FILE",
+	  3 },
+	{ "perfetto", OPT_PERFETTO, "OUT", 0, "Write a Chrome/Perfetto trace to OUT (- for "
+	  "standard output) instead", 3 },
+	{},
+};
+
+static long parse_long(const char *arg, const char *what, long min, long max,
+		       struct argp_state *state)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 0);
+	if (errno || end == arg || *end || v < min || v > max)
+		argp_error(state, "invalid %s '%s': give a number from %ld to %ld", what, arg,
+			   min, max);
+	return v;
+}
+
+static void parse_view_opt(int key, char *arg, struct report_args *a, struct argp_state *state)
+{
+	static const char *const by[] = { [BY_VM] = "vm", [BY_VCPU] = "vcpu",
+					  [BY_REASON] = "reason" };
+	static const char *const sort[] = { [SORT_COUNT] = "count", [SORT_TIME] = "time",
+					    [SORT_MAX] = "max", [SORT_P99] = "p99" };
+	char *end;
+
+	switch (key) {
+	case OPT_BY:
+		for (size_t i = 0; i < sizeof(by) / sizeof(by[0]); i++) {
+			if (!strcmp(arg, by[i])) {
+				a->view.by = (enum group_by)i;
+				return;
+			}
+		}
+		argp_error(state, "invalid --by '%s': use vm, vcpu or reason", arg);
+		break;
+	case 's':
+		for (size_t i = 0; i < sizeof(sort) / sizeof(sort[0]); i++) {
+			if (!strcmp(arg, sort[i])) {
+				a->view.sort = (enum sort_key)i;
+				return;
+			}
+		}
+		argp_error(state, "invalid --sort '%s': use count, time, max or p99", arg);
+		break;
+	case 'u':
+		if (!strcmp(arg, "ns"))
+			a->view.unit_ns = 1;
+		else if (!strcmp(arg, "us"))
+			a->view.unit_ns = 1000;
+		else if (!strcmp(arg, "ms"))
+			a->view.unit_ns = 1000000;
+		else
+			argp_error(state, "invalid --units '%s': use ns, us or ms", arg);
+		break;
+	case OPT_TSC_MHZ:
+		errno = 0;
+		a->view.tsc_mhz = strtod(arg, &end);
+		if (errno || end == arg || *end || a->view.tsc_mhz <= 0 || a->view.tsc_mhz > 1e5)
+			argp_error(state, "invalid --tsc-mhz '%s': give the TSC frequency in MHz, "
+				   "e.g. 2100", arg);
+		break;
+	}
+}
+
+/* Per-event and summary options exclude each other; say which, rather than ignore one. */
+static void check_modes(struct report_args *a, struct argp_state *state)
+{
+	bool per_event = a->events || a->out.format_path || a->out.perfetto_path;
+
+	if (!a->path)
+		argp_error(state, "give the recording with -i FILE");
+	if (a->out.format_path && a->out.perfetto_path)
+		argp_error(state, "--format and --perfetto are different outputs: pick one");
+	if (per_event && (a->view.fmt == OUT_CSV || a->view.hist))
+		argp_error(state, "--csv and --hist are summary outputs: drop --events, --format "
+			   "and --perfetto");
+	if (a->out.perfetto_path && a->json)
+		argp_error(state, "--perfetto and --json are different outputs: pick one");
+	if (a->json && a->out.format_path)
+		argp_error(state, "--format renders lines: it cannot be combined with --json");
+	a->events = per_event;
+	if (a->out.perfetto_path)
+		a->out.mode = EVOUT_PERFETTO;
+	else if (a->json)
+		a->out.mode = a->events ? EVOUT_JSON : EVOUT_LINES;
+	if (a->json && !a->events)
+		a->view.fmt = OUT_JSON;
+}
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct report_args *a = state->input;
+	struct event_filter *f = &a->filter;
+	char err[256];
+	int n;
+
+	switch (key) {
+	case 'i':
+		a->path = arg;
+		break;
+	case 'p':
+		if (f->nr_pids >= MAX_PID_FILTER)
+			argp_error(state, "too many -p (at most %d)", MAX_PID_FILTER);
+		f->pids[f->nr_pids++] = (__u32)parse_long(arg, "pid", 1, 0x7fffffff, state);
+		break;
+	case 'g':
+		if (a->nr_guests >= MAX_GUEST_SEL)
+			argp_error(state, "too many -g (at most %d)", MAX_GUEST_SEL);
+		a->guests[a->nr_guests++] = arg;
+		break;
+	case 'c':
+		f->vcpu = (__s32)parse_long(arg, "vCPU", 0, 0x7fffffff, state);
+		break;
+	case 'r':
+		n = reason_parse_list(arg, f->reasons + f->nr_reasons,
+				      MAX_REASON_SEL - f->nr_reasons, err, sizeof(err));
+		if (n < 0) {
+			fprintf(stderr, "vmexit: %s\n", err);
+			exit(2);
+		}
+		f->nr_reasons += n;
+		break;
+	case OPT_MIN_LATENCY:
+		if (parse_duration_ns(arg, &f->min_latency_ns))
+			argp_error(state, "invalid --min-latency '%s': give a duration such as 800 "
+				   "(ns), 250us, 1.5ms or 2s", arg);
+		break;
+	case OPT_CSV:
+		a->view.fmt = OUT_CSV;
+		break;
+	case OPT_JSON:
+		a->json = true;
+		break;
+	case OPT_HIST:
+		a->view.hist = true;
+		break;
+	case OPT_BY:
+	case 's':
+	case 'u':
+	case OPT_TSC_MHZ:
+		parse_view_opt(key, arg, a, state);
+		break;
+	case OPT_EVENTS:
+		a->events = true;
+		break;
+	case OPT_FORMAT:
+		a->out.format_path = arg;
+		break;
+	case OPT_PERFETTO:
+		a->out.perfetto_path = arg;
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s'", arg);
+		break;
+	case ARGP_KEY_END:
+		check_modes(a, state);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp report_argp = {
+	.options = options,
+	.parser = parse_opt,
+	.args_doc = "",
+	.doc = doc,
+};
+
+struct report {
+	struct report_args *a;
+	struct vm_names names;		/* from the file only: the VMMs are long gone */
+	bool *guest_seen;		/* per -g: some guest in the file had that name */
+	bool pid_seen[MAX_PID_FILTER];	/* per -p: the pid is in the file */
+	struct row_table rows;
+	struct evout out;
+	__u64 events;			/* events that passed the filters */
+	__u64 first_ts, last_ts;	/* span of the recording, for rates and TIME% */
+	__u64 lost[NR_LOST];
+};
+
+static bool guest_wanted(struct report *r, __u32 tgid)
+{
+	const char *name;
+
+	if (!r->a->nr_guests)
+		return true;
+	name = vm_names_get(&r->names, tgid);
+	for (int i = 0; i < r->a->nr_guests; i++) {
+		if (!strcmp(name, r->a->guests[i]))
+			return true;
+	}
+	return false;
+}
+
+static void note_pid(struct report *r, __u32 tgid)
+{
+	for (int i = 0; i < r->a->filter.nr_pids; i++) {
+		if (r->a->filter.pids[i] == tgid)
+			r->pid_seen[i] = true;
+	}
+}
+
+static void note_guest(struct report *r, __u32 tgid, const char *name)
+{
+	note_pid(r, tgid);
+	for (int i = 0; i < r->a->nr_guests; i++) {
+		if (!strcmp(name, r->a->guests[i]))
+			r->guest_seen[i] = true;
+	}
+	vm_names_set(&r->names, tgid, name);
+	if (r->a->events)
+		evout_guest(&r->out, tgid, name);
+}
+
+static void note_time(struct report *r, __u64 ts)
+{
+	if (!r->first_ts || ts < r->first_ts)
+		r->first_ts = ts;
+	if (ts > r->last_ts)
+		r->last_ts = ts;
+}
+
+/* 0, or -errno when the output failed (memory, a closed pipe). */
+static int one_event(struct report *r, const struct vmexit_event *ev)
+{
+	note_time(r, ev->ts_ns + ev->latency_ns);
+	note_pid(r, ev->tgid);
+	if (!event_filter_match(&r->a->filter, ev) || !guest_wanted(r, ev->tgid))
+		return 0;
+	r->events++;
+	if (r->a->events)
+		return evout_event(&r->out, ev);
+	return event_rows_add(&r->rows, r->a->view.by, ev);
+}
+
+static void one_lost(struct report *r, const struct rec_item *it)
+{
+	if (it->ts_ns)
+		note_time(r, it->ts_ns);
+	for (int i = 0; i < NR_LOST; i++)
+		r->lost[i] += it->lost[i];
+	if (r->a->events)
+		evout_lost(&r->out, it->ts_ns, it->lost);
+}
+
+/* Selections that matched nothing in the file: say so, with what the file holds. */
+static int check_selections(struct report *r)
+{
+	int rc = 0;
+
+	for (int i = 0; i < r->a->nr_guests; i++) {
+		if (r->guest_seen[i])
+			continue;
+		fprintf(stderr, "vmexit: no guest named '%s' in %s; guests in it:\n",
+			r->a->guests[i], r->a->path);
+		rc = 1;
+	}
+	for (int i = 0; i < r->a->filter.nr_pids; i++) {
+		if (r->pid_seen[i])
+			continue;
+		fprintf(stderr, "vmexit: no VMM with pid %u in %s; guests in it:\n",
+			r->a->filter.pids[i], r->a->path);
+		rc = 1;
+	}
+	if (rc) {
+		for (__u32 i = 0; i < r->names.nr; i++)
+			fprintf(stderr, "  %7u  %s\n", r->names.v[i].tgid, r->names.v[i].name);
+		if (!r->names.nr)
+			fprintf(stderr, "  (none)\n");
+	}
+	return rc;
+}
+
+static void print_summary(struct report *r, const struct rec_meta *meta)
+{
+	struct stat_report rep = { .rows = &r->rows, .final = true };
+	__u64 from = r->first_ts ? r->first_ts : meta->mono_ns;
+
+	/* The recording's span: record stamps when tracing began and ended with empty lost
+	 * records; the header's clock was read before the programs were loaded. */
+	rep.interval_s = r->last_ts > from ? (r->last_ts - from) / 1e9 : 0;
+	rep.elapsed_s = rep.interval_s;
+	memcpy(rep.lost, r->lost, sizeof(rep.lost));
+	stat_print(&r->a->view, &rep, stdout);
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report_args a = {};
+	struct report r = {};
+	struct rec_reader *rd;
+	struct rec_item *it = NULL;
+	char err[512] = "";
+	int rc = 0, ret = 0, n = 0, n_err;
+	bool out_open = false;
+
+	a.filter.vcpu = -1;
+	if (argp_parse(&report_argp, argc, argv, 0, NULL, &a))
+		return 2;
+	r.a = &a;
+	a.view.names = &r.names;
+	a.out.names = &r.names;
+	row_table_init(&r.rows);
+	rd = rec_reader_open(a.path, err, sizeof(err));
+	it = calloc(1, sizeof(*it));
+	r.guest_seen = calloc(MAX_GUEST_SEL, sizeof(*r.guest_seen));
+	if (!rd || !it || !r.guest_seen) {
+		fprintf(stderr, "vmexit: %s\n", rd ? strerror(ENOMEM) : err);
+		rc = 1;
+		goto out;
+	}
+	if (!a.view.tsc_mhz)
+		a.view.tsc_mhz = rec_reader_meta(rd)->tsc_mhz;
+	a.out.tsc_mhz = a.view.tsc_mhz;
+	if (a.events) {
+		ret = evout_open(&r.out, &a.out);
+		if (ret) {
+			rc = ret == -EINVAL ? 2 : 1;
+			goto out;
+		}
+		out_open = true;
+	}
+	while (!ret && (n = rec_reader_next(rd, it, err, sizeof(err))) == 1) {
+		switch (it->kind) {
+		case REC_EVENT:
+			ret = one_event(&r, &it->ev);
+			break;
+		case REC_GUEST:
+			note_guest(&r, it->tgid, it->name);
+			break;
+		case REC_LOST:
+			one_lost(&r, it);
+			break;
+		}
+	}
+	/* Everything read before any damage is output first, then what went wrong. */
+	if (!ret && !a.events)
+		print_summary(&r, rec_reader_meta(rd));
+	if (out_open) {
+		out_open = false;
+		n_err = evout_close(&r.out);
+		if (n_err && !ret)
+			ret = n_err;
+	}
+	if (ret) {
+		fprintf(stderr, "vmexit: writing the output: %s\n", strerror(-ret));
+		rc = 1;
+		goto out;
+	}
+	fflush(stdout);
+	rc = check_selections(&r);
+	if (n < 0) {
+		fprintf(stderr, "vmexit: %s\n", err);
+		rc = 1;
+	}
+out:
+	if (out_open)
+		evout_close(&r.out);
+	rec_reader_close(rd);
+	free(it);
+	free(r.guest_seen);
+	row_table_free(&r.rows);
+	vm_names_free(&r.names);
+	return rc;
+}

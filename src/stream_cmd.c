@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: GPL-2.0
+/* vmexit stream: one line (or JSON object, or trace slice) per exit, as it happens. */
+#include <argp.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli_filters.h"
+#include "commands.h"
+#include "event_output.h"
+#include "live_events.h"
+
+enum { OPT_FORMAT = 0x200, OPT_JSON, OPT_PERFETTO, OPT_TSC_MHZ };
+
+struct stream_args {
+	struct session_opts opts;
+	struct cli_filters filters;
+	struct live_args live;
+	struct evout_opts out;
+};
+
+static const char doc[] =
+"Print KVM exits one by one as they complete, with their latency.\n"
+"\n"
+"USAGE: vmexit stream [OPTION...] [-- COMMAND [ARG...]]\n"
+"\n"
+"Each exit is printed when the vCPU goes back into the guest (kvm exits) or calls\n"
+"KVM_RUN again (exits to the VMM), so an exit still in progress when tracing ends is\n"
+"not printed. Filters run in the kernel. Records the kernel could not hand over\n"
+"(ring buffer full, ...) are reported where they were lost, with a '# LOST' line\n"
+"(a {\"lost\":N,...} object with --json), and in the summary on stderr.\n"
+"\n"
+"EXAMPLES:\n"
+"    vmexit stream -p 4242                    # one line per exit of one VMM\n"
+"    vmexit stream -r EPT_VIOLATION --min-latency 50us   # slow exits of one reason\n"
+"    vmexit stream --sample 100 -d 5          # 1 exit in 100, for 5 seconds\n"
+"    vmexit stream --format my.formats        # lines rendered from a rules file\n"
+"    vmexit stream --json | jq .reason_name   # one JSON object per exit\n"
+"    vmexit stream --perfetto trace.json -d 10   # timeline for ui.perfetto.dev\n"
+"    vmexit stream -- qemu-system-x86_64 ...  # trace a VMM from its start\n";
+
+static const struct argp_option options[] = {
+	{ NULL, 0, NULL, 0, "Output:", 2 },
+	{ "format", OPT_FORMAT, "FILE", 0, "Render lines with the rules in FILE "
+	  "(docs/formats.md)", 2 },
+	{ "json", OPT_JSON, NULL, 0, "One JSON object per exit, one per line", 2 },
+	{ "perfetto", OPT_PERFETTO, "FILE", 0, "Write a Chrome/Perfetto trace to FILE (- for "
+	  "standard output) instead of lines", 2 },
+	{ "tsc-mhz", OPT_TSC_MHZ, "MHZ", 0, "TSC frequency: cycle fields in lines and JSON", 2 },
+	{},
+};
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct stream_args *a = state->input;
+	char *end;
+
+	switch (key) {
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = &a->filters;
+		state->child_inputs[1] = &a->live;
+		break;
+	case OPT_FORMAT:
+		a->out.format_path = arg;
+		break;
+	case OPT_JSON:
+		a->out.mode = EVOUT_JSON;
+		break;
+	case OPT_PERFETTO:
+		a->out.mode = EVOUT_PERFETTO;
+		a->out.perfetto_path = arg;
+		break;
+	case OPT_TSC_MHZ:
+		errno = 0;
+		a->out.tsc_mhz = strtod(arg, &end);
+		if (errno || end == arg || *end || a->out.tsc_mhz <= 0 || a->out.tsc_mhz > 1e5)
+			argp_error(state, "invalid --tsc-mhz '%s': give the TSC frequency in MHz, "
+				   "e.g. 2100", arg);
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s' (use -- before a command)", arg);
+		break;
+	case ARGP_KEY_END:
+		if (a->out.format_path && a->out.mode != EVOUT_LINES)
+			argp_error(state, "--format renders lines: it cannot be combined with "
+				   "--json or --perfetto");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp_child children[] = {
+	{ &cli_filters_argp, 0, NULL, 0 },
+	{ &live_argp, 0, NULL, 0 },
+	{},
+};
+
+static const struct argp stream_argp = {
+	.options = options,
+	.parser = parse_opt,
+	.args_doc = "[-- COMMAND...]",
+	.doc = doc,
+	.children = children,
+};
+
+static int sink_event(void *ctx, const struct vmexit_event *ev)
+{
+	return evout_event(ctx, ev);
+}
+
+static void sink_guest(void *ctx, __u32 tgid, const char *name)
+{
+	evout_guest(ctx, tgid, name);
+}
+
+static void sink_lost(void *ctx, __u64 ts_ns, const __u64 delta[NR_LOST])
+{
+	evout_lost(ctx, ts_ns, delta);
+}
+
+static int sink_tick(void *ctx, __u64 now_ns)
+{
+	struct evout *o = ctx;
+
+	(void)now_ns;
+	/* Lines go out as they happen, also into a pipe. */
+	evout_flush(o);
+	return o->err;
+}
+
+int cmd_stream(int argc, char **argv)
+{
+	struct stream_args a = {};
+	struct vm_names names = { .resolve = true };
+	struct live_result res;
+	struct evout out;
+	struct live_sink sink = {
+		.event = sink_event, .guest = sink_guest, .lost = sink_lost, .tick = sink_tick,
+		.ctx = &out,
+	};
+	int rc, err;
+
+	a.opts.vcpu = -1;
+	a.filters.opts = &a.opts;
+	a.live.opts = &a.opts;
+	a.out.names = &names;
+	a.opts.command = live_split_command(&argc, argv);
+	if (argp_parse(&stream_argp, argc, argv, ARGP_IN_ORDER, NULL, &a))
+		return 2;
+	/* Before loading anything: a bad rules file is a usage error. */
+	err = evout_open(&out, &a.out);
+	if (err) {
+		vm_names_free(&names);
+		return err == -EINVAL ? 2 : 1;
+	}
+	rc = live_run(&a.live, &a.filters, &names, &sink, &res);
+	err = evout_close(&out);
+	if (err && !res.sink_err)
+		res.sink_err = err;
+	if (res.sink_err) {
+		fprintf(stderr, "vmexit: writing the output: %s\n", strerror(-res.sink_err));
+		rc = rc ? rc : 1;
+	}
+	if (res.started)
+		evout_summary(stderr, NULL, res.events, res.lost);
+	vm_names_free(&names);
+	return rc;
+}

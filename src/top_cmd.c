@@ -1,0 +1,478 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vmexit top: a live, kvm_stat-like view of KVM exits per VM, drilling down into vCPUs and exit
+ * reasons; or, for scripts, one batch screen (--once) or a vmstat-like log (--log).
+ * The screen itself is built by top_view.c; this file samples, reads keys and paints.
+ */
+#include <argp.h>
+#include <curses.h>
+#include <errno.h>
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+#include "cli_filters.h"
+#include "commands.h"
+#include "session.h"
+#include "top_view.h"
+#include "tracker.h"
+
+enum { OPT_VCPUS = 0x300, OPT_WIDTH };
+
+struct top_args {
+	struct session_opts opts;
+	struct cli_filters filters;
+	double delay;
+	bool once, log, drill, vcpus;
+	long count;
+	int width;
+	const char *fields;
+	enum top_sort sort;
+};
+
+static const char doc[] =
+"Live view of KVM exits: per VM, per vCPU and per exit reason.\n"
+"\n"
+"USAGE: vmexit top [OPTION...]\n"
+"\n"
+"A full-screen table refreshed every -d seconds: one row per VM with its exits\n"
+"since start (Total), exits/s in the last interval (Current), time in exit and\n"
+"latency. x or Enter drills into the selected VM's exit reasons, kvm_exit(REASON)\n"
+"for guest exits and kvm_userspace_exit(REASON) for exits to the VMM; v shows its\n"
+"vCPUs. h in the view lists every key. When stdout is not a terminal, --log is\n"
+"the default.\n"
+"\n"
+"EXAMPLES:\n"
+"    vmexit top                          # all VMs, refreshed every second\n"
+"    vmexit top -g web01 -x              # straight into one guest's exit reasons\n"
+"    vmexit top -d 0.5 -s p99            # twice a second, worst latency first\n"
+"    vmexit top --once -x                # one batch screen of reasons, like kvm_stat -1\n"
+"    vmexit top --log -n 60 > exits.log  # a line a second for a minute, like vmstat\n"
+"    vmexit top -f 'io|mmio'             # only rows whose name matches\n";
+
+static const struct argp_option options[] = {
+	{ NULL, 0, NULL, 0, "View:", 2 },
+	{ "delay", 'd', "SECONDS", 0, "Refresh interval (default 1; fractions allowed)", 2 },
+	{ "sort", 's', "count|rate|time|max|p99", 0, "Row order (default rate: Current)", 2 },
+	{ "fields", 'f', "REGEX", 0, "Only rows whose name matches (POSIX extended regex, any "
+	  "case; --log: reason columns)", 2 },
+	{ "drilldown", 'x', NULL, 0, "Start in the exit-reason view (of the one -p/-g guest, "
+	  "else of all VMs)", 2 },
+	{ "vcpus", OPT_VCPUS, NULL, 0, "Start in the per-vCPU view", 2 },
+	{ NULL, 0, NULL, 0, "Non-interactive:", 3 },
+	{ "once", '1', NULL, 0, "Print one screen after one interval as plain text, and exit", 3 },
+	{ "batch", 0, NULL, OPTION_ALIAS, NULL, 3 },
+	{ "log", 'l', NULL, 0, "A line per interval with the busiest reasons, header every 20 "
+	  "lines (like vmstat)", 3 },
+	{ "count", 'n', "N", 0, "--log: stop after N lines", 3 },
+	{ "width", OPT_WIDTH, "COLUMNS", 0, "--once: line width (default 100)", 3 },
+	{},
+};
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct top_args *a = state->input;
+	char *end;
+
+	switch (key) {
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = &a->filters;
+		break;
+	case 'd':
+		if (parse_interval(arg, &a->delay))
+			exit(2);
+		break;
+	case 's':
+		if (top_sort_parse(arg, &a->sort))
+			argp_error(state, "invalid --sort '%s': use count, rate, time, max or p99",
+				   arg);
+		break;
+	case 'f':
+		a->fields = arg;
+		break;
+	case 'x':
+		a->drill = true;
+		break;
+	case OPT_VCPUS:
+		a->vcpus = true;
+		break;
+	case '1':
+		a->once = true;
+		break;
+	case 'l':
+		a->log = true;
+		break;
+	case 'n':
+		if (parse_count(arg, &a->count))
+			exit(2);
+		break;
+	case OPT_WIDTH:
+		errno = 0;
+		a->width = (int)strtol(arg, &end, 10);
+		if (errno || end == arg || *end || a->width < 40 || a->width > TOP_LINE_MAX - 1)
+			argp_error(state, "invalid --width '%s': give 40 to %d columns", arg,
+				   TOP_LINE_MAX - 1);
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s' (the interval is -d SECONDS)", arg);
+		break;
+	case ARGP_KEY_END:
+		if (a->once && a->log)
+			argp_error(state, "--once and --log exclude each other");
+		if (a->drill && a->vcpus)
+			argp_error(state, "-x and --vcpus exclude each other");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp_child children[] = {
+	{ &cli_filters_argp, 0, NULL, 0 },
+	{},
+};
+
+static const struct argp top_argp = {
+	.options = options,
+	.parser = parse_opt,
+	.doc = doc,
+	.children = children,
+};
+
+/* The running state shared by the three modes. */
+struct top {
+	struct top_args *a;
+	struct session s;
+	struct tracker t;
+	struct vm_names names;
+	struct row_table cur, tot;	/* tot: our own sum since start / reset (kernel: never) */
+	struct top_data d;
+	struct top_ui ui;
+	struct top_view v;
+	struct top_log log;
+	__u32 named;
+	double start, last, reset_at;
+	char host[65], kernel[65], filters[160];
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static __u32 kernel_nr_cells(void *ctx)
+{
+	return session_nr_cells(ctx);
+}
+
+/* Names new VMs while their processes still exist: they may be gone by the next sample. */
+static void discover(struct top *tp)
+{
+	tracker_discover(&tp->t);
+	for (; tp->named < tp->t.seen; tp->named++)
+		vm_names_get(&tp->names, tp->t.prev[tp->named].key.tgid);
+}
+
+static int sample(struct top *tp)
+{
+	__u32 closed = session_epoch(&tp->s);
+	double now = now_s();
+
+	session_new_epoch(&tp->s);
+	if (tracker_sample(&tp->t, closed, &tp->cur))
+		return -ENOMEM;
+	discover(tp);
+	for (__u32 i = 0; i < tp->cur.nr; i++) {
+		struct row *r = row_table_get(&tp->tot, &tp->cur.rows[i].key);
+
+		if (!r)
+			return -ENOMEM;
+		row_add(r, &tp->cur.rows[i]);
+	}
+	tp->d.interval_s = now - tp->last;
+	tp->last = now;
+	session_lost(&tp->s, tp->d.lost);
+	return 0;
+}
+
+static void update_times(struct top *tp)
+{
+	double now = now_s();
+
+	tp->d.elapsed_s = now - tp->start;
+	tp->d.since_s = now - tp->reset_at;
+}
+
+/* Sleeps until t, discovering cells meanwhile; false if interrupted by a signal. */
+static bool wait_until(struct top *tp, double t)
+{
+	while (!exiting) {
+		double left = t - now_s(), w = left < 0.02 ? left : 0.02;
+		struct timespec ts;
+
+		if (left <= 0)
+			return true;
+		ts.tv_sec = 0;
+		ts.tv_nsec = (long)(w * 1e9);
+		nanosleep(&ts, NULL);
+		discover(tp);
+	}
+	return false;
+}
+
+static void describe_filters(struct top *tp)
+{
+	const struct session_opts *o = &tp->a->opts;
+	size_t n = 0, len = sizeof(tp->filters);
+
+	tp->filters[0] = 0;
+	for (int i = 0; i < tp->a->filters.nr_guests && n < len; i++)
+		n += snprintf(tp->filters + n, len - n, "%s-g %s", n ? " " : "",
+			      tp->a->filters.guests[i]);
+	if (!tp->a->filters.nr_guests) {
+		for (int i = 0; i < o->nr_pids && n < len; i++)
+			n += snprintf(tp->filters + n, len - n, "%s%d", i ? "," : "-p ", o->pids[i]);
+	}
+	if (o->vcpu >= 0 && n < len)
+		n += snprintf(tp->filters + n, len - n, "%s-c %d", n ? " " : "", o->vcpu);
+	if (o->nr_reasons && n < len)
+		snprintf(tp->filters + n, len - n, "%s-r (%d reason%s)", n ? " " : "",
+			 o->nr_reasons, o->nr_reasons == 1 ? "" : "s");
+}
+
+static int run_once(struct top *tp)
+{
+	/* Ctrl-C cuts the interval short: print what it saw, as kvm_stat -1 would have. */
+	wait_until(tp, tp->start + tp->ui.delay);
+	if (sample(tp))
+		return -ENOMEM;
+	update_times(tp);
+	tp->ui.interactive = false;
+	tp->ui.height = 0;
+	tp->ui.width = (tp->a->width ? tp->a->width : 100) + 1;
+	if (top_view_build(&tp->v, &tp->d, &tp->ui))
+		return -ENOMEM;
+	for (int i = 0; i < tp->v.nr_lines; i++)
+		printf("%s\n", tp->v.lines[i].text);
+	fflush(stdout);
+	return 0;
+}
+
+static int run_log(struct top *tp)
+{
+	double next = tp->start + tp->ui.delay;
+	long printed = 0;
+	char buf[2048];
+
+	while (wait_until(tp, next)) {
+		char clock[16];
+		time_t wall = time(NULL);
+		struct tm tm;
+
+		if (sample(tp))
+			return -ENOMEM;
+		localtime_r(&wall, &tm);
+		strftime(clock, sizeof(clock), "%H:%M:%S", &tm);
+		top_log_emit(&tp->log, &tp->cur, &tp->tot, tp->d.interval_s, tp->d.lost, clock,
+			     tp->ui.have_re ? &tp->ui.re : NULL, buf, sizeof(buf));
+		fputs(buf, stdout);
+		if (fflush(stdout) || ferror(stdout))
+			return 0;	/* the reader went away */
+		if (tp->a->count && ++printed >= tp->a->count)
+			break;
+		next += tp->ui.delay;
+		if (next < now_s())
+			next = now_s() + tp->ui.delay;	/* we were stopped: no burst of lines */
+	}
+	return 0;
+}
+
+static int map_key(int ch)
+{
+	switch (ch) {
+	case KEY_UP: return TK_UP;
+	case KEY_DOWN: return TK_DOWN;
+	case KEY_PPAGE: return TK_PGUP;
+	case KEY_NPAGE: return TK_PGDN;
+	case KEY_HOME: return TK_HOME;
+	case KEY_END: return TK_END;
+	case KEY_LEFT: return TK_LEFT;
+	case KEY_RIGHT: return TK_RIGHT;
+	case KEY_ENTER: case '\n': case '\r': return TK_ENTER;
+	case KEY_BACKSPACE: case 127: case 8: return TK_BACKSPACE;
+	case 27: return TK_ESC;
+	case KEY_RESIZE: return TK_RESIZE;
+	default: return ch;
+	}
+}
+
+static void paint(struct top *tp)
+{
+	int rows = LINES, cols = COLS;
+
+	erase();
+	for (int i = 0; i < tp->v.nr_lines && i < rows; i++) {
+		const struct top_line *l = &tp->v.lines[i];
+		attr_t at = 0;
+
+		if (l->attr & TOP_A_BOLD)
+			at |= A_BOLD;
+		if (l->attr & TOP_A_REVERSE)
+			at |= A_REVERSE;
+		if ((l->attr & TOP_A_ALERT) && has_colors())
+			at |= COLOR_PAIR(1);
+		attrset(at);
+		/* Reverse bars span the width, so the header reads as one band. */
+		mvprintw(i, 0, "%-*.*s", cols - 1, cols - 1, l->text);
+		attrset(A_NORMAL);
+	}
+	refresh();
+}
+
+static int redraw(struct top *tp)
+{
+	update_times(tp);
+	tp->ui.width = COLS;
+	tp->ui.height = LINES;
+	if (top_view_build(&tp->v, &tp->d, &tp->ui))
+		return -ENOMEM;
+	paint(tp);
+	return 0;
+}
+
+static int run_live(struct top *tp)
+{
+	/* The first screen comes quickly; its Current column is a rate all the same. */
+	double next = tp->start + (tp->ui.delay < 0.25 ? tp->ui.delay : 0.25);
+	int err = 0;
+
+	if (!newterm(NULL, stdout, stdin)) {
+		fprintf(stderr, "vmexit: cannot drive this terminal (TERM=%s): use --once or "
+			"--log\n", getenv("TERM") ? getenv("TERM") : "unset");
+		return -EINVAL;
+	}
+	cbreak();
+	noecho();
+	keypad(stdscr, TRUE);
+	curs_set(0);
+	set_escdelay(25);
+	if (has_colors()) {
+		start_color();
+		use_default_colors();
+		init_pair(1, COLOR_RED, -1);
+	}
+	tp->ui.interactive = true;
+	err = redraw(tp);
+	while (!err && !exiting) {
+		double left = next - now_s();
+		int ch, key;
+
+		/* Short waits: new cells get named while their threads exist (see discover). */
+		timeout(left <= 0 ? 0 : left < 0.05 ? (int)(left * 1000) + 1 : 50);
+		ch = getch();
+		discover(tp);
+		if (ch != ERR) {
+			enum top_action act;
+
+			key = map_key(ch);
+			act = top_ui_key(&tp->ui, key, &tp->v, &tp->d);
+			if (act == TA_QUIT)
+				break;
+			if (act == TA_RESET) {
+				row_table_reset(&tp->tot);
+				tp->reset_at = now_s();
+				tp->d.was_reset = true;
+			}
+			if (act == TA_DELAY)
+				next = tp->last + tp->ui.delay;
+			err = redraw(tp);
+			continue;
+		}
+		if (now_s() < next)
+			continue;
+		err = sample(tp);
+		err = err ? err : redraw(tp);
+		next += tp->ui.delay;
+		if (next < now_s())
+			next = now_s() + tp->ui.delay;
+	}
+	endwin();
+	return err;
+}
+
+int cmd_top(int argc, char **argv)
+{
+	struct top_args a = { .delay = 1, .sort = TS_RATE };
+	struct top tp = { .a = &a, .names = { .resolve = true } };
+	struct cell_source src;
+	struct utsname u;
+	char err[192];
+	int rc = 0;
+
+	a.opts.vcpu = -1;
+	a.filters.opts = &a.opts;
+	if (argp_parse(&top_argp, argc, argv, 0, NULL, &a))
+		return 2;
+	top_ui_init(&tp.ui);
+	tp.ui.delay = a.delay;
+	tp.ui.sort = a.sort;
+	if (a.fields && top_ui_set_filter(&tp.ui, a.fields, err, sizeof(err))) {
+		fprintf(stderr, "vmexit: -f: %s\n", err);
+		return 2;
+	}
+	if (!a.once && !a.log && (!isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO)))
+		a.log = true;
+	if (session_preflight() || cli_filters_resolve(&a.filters)) {
+		top_ui_free(&tp.ui);
+		return 1;
+	}
+	/* -x / --vcpus: of the one guest asked for, else of all of them. */
+	if (a.drill || a.vcpus) {
+		tp.ui.level = a.drill ? LV_REASONS : LV_VCPUS;
+		tp.ui.tgid = a.opts.nr_pids == 1 ? (__u32)a.opts.pids[0] : 0;
+	}
+	if (session_open(&tp.s, &a.opts)) {
+		top_ui_free(&tp.ui);
+		return 1;
+	}
+	src.cells = tp.s.cells;
+	src.nr_cells = kernel_nr_cells;
+	src.ctx = &tp.s;
+	tracker_init(&tp.t, &src, BY_VCPU, a.opts.vcpu, true);
+	row_table_init(&tp.cur);
+	row_table_init(&tp.tot);
+	uname(&u);
+	snprintf(tp.host, sizeof(tp.host), "%s", u.nodename);
+	snprintf(tp.kernel, sizeof(tp.kernel), "%s", u.release);
+	describe_filters(&tp);
+	tp.d = (struct top_data){ .cur = &tp.cur, .tot = &tp.tot, .names = &tp.names,
+				  .host = tp.host, .kernel = tp.kernel, .filters = tp.filters };
+	setlocale(LC_ALL, "");
+	install_signal_handlers();
+	tp.start = tp.last = tp.reset_at = now_s();
+
+	if (a.once)
+		rc = run_once(&tp);
+	else if (a.log)
+		rc = run_log(&tp);
+	else
+		rc = run_live(&tp);
+	if (rc == -ENOMEM)
+		fprintf(stderr, "vmexit: out of memory reading the statistics\n");
+
+	top_view_free(&tp.v);
+	top_ui_free(&tp.ui);
+	tracker_free(&tp.t);
+	row_table_free(&tp.cur);
+	row_table_free(&tp.tot);
+	session_close(&tp.s);
+	vm_names_free(&tp.names);
+	return rc ? 1 : 0;
+}

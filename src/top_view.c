@@ -1,0 +1,1202 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * `vmexit top` screen model. Rows arrive keyed tgid x vCPU x isa x reason (a BY_VCPU tracker);
+ * each level groups them differently:
+ *   LV_VMS      one item per VM
+ *   LV_VCPUS    one item per vCPU of the chosen VM (or of every VM)
+ *   LV_REASONS  the parents kvm_exit and kvm_userspace_exit, each followed by its children
+ *               kvm_exit(REASON) / kvm_userspace_exit(REASON), like kvm_stat's drill-down
+ * A VM or vCPU item counts its guest exits (kvm_exit). Exits to the VMM are not added on top:
+ * each of them already is one of those guest exits (and its time part of that exit's time), so
+ * adding them would count it twice. Only when an entity has no kvm_exit at all (a software KVM
+ * backend, where that tracepoint never fires) are its exits to the VMM counted instead, and
+ * the row is marked '*'.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "top_view.h"
+#include "reasons.h"
+#include "stat_output.h"
+
+#define W_TOTAL		10
+#define W_CUR		8
+#define W_PCT		6
+#define W_LAT		7
+#define W_PID		7
+/* " Total Current Time% Avg P99 Max" */
+#define W_NUMBERS	(1 + W_TOTAL + 1 + W_CUR + 1 + W_PCT + 3 * (1 + W_LAT))
+#define LABEL_MIN	8
+#define LABEL_MAX	40
+#define LOG_REPEAT	20	/* --log: header every this many lines, like vmstat */
+
+static const struct stat_view scaled = {};	/* fmt_duration: pick the unit per value */
+
+static const char *const sort_names[NR_TOP_SORT] = {
+	[TS_COUNT] = "count", [TS_RATE] = "rate", [TS_TIME] = "time", [TS_MAX] = "max",
+	[TS_P99] = "p99",
+};
+
+const char *top_sort_name(enum top_sort s)
+{
+	return s < NR_TOP_SORT ? sort_names[s] : "?";
+}
+
+int top_sort_parse(const char *s, enum top_sort *out)
+{
+	for (int i = 0; i < NR_TOP_SORT; i++) {
+		if (!strcmp(s, sort_names[i])) {
+			*out = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+void top_ui_init(struct top_ui *ui)
+{
+	memset(ui, 0, sizeof(*ui));
+	ui->level = LV_VMS;
+	ui->vcpu = -1;
+	ui->sort = TS_RATE;	/* busiest now first, like kvm_stat */
+	ui->delay = 1;
+	ui->width = 80;
+}
+
+void top_ui_free(struct top_ui *ui)
+{
+	if (ui->have_re)
+		regfree(&ui->re);
+	ui->have_re = false;
+}
+
+int top_ui_set_filter(struct top_ui *ui, const char *re, char *err, size_t errlen)
+{
+	regex_t n;
+	int rc;
+
+	if (!*re) {
+		top_ui_free(ui);
+		ui->filter[0] = 0;
+		return 0;
+	}
+	if (strlen(re) >= sizeof(ui->filter)) {
+		snprintf(err, errlen, "regex too long (at most %zu characters)",
+			 sizeof(ui->filter) - 1);
+		return -1;
+	}
+	/* Case-insensitive: "io" should find kvm_userspace_exit(IO). */
+	rc = regcomp(&n, re, REG_EXTENDED | REG_NOSUB | REG_ICASE);
+	if (rc) {
+		char why[96];
+
+		regerror(rc, &n, why, sizeof(why));
+		snprintf(err, errlen, "bad regex '%s': %s", re, why);
+		return -1;
+	}
+	top_ui_free(ui);
+	ui->re = n;
+	ui->have_re = true;
+	snprintf(ui->filter, sizeof(ui->filter), "%s", re);
+	return 0;
+}
+
+void top_view_free(struct top_view *v)
+{
+	free(v->items);
+	free(v->lines);
+	row_table_free(&v->g_tot);
+	row_table_free(&v->g_cur);
+	memset(v, 0, sizeof(*v));
+}
+
+/* Lines */
+
+static struct top_line *add_line(struct top_view *v, unsigned int attr)
+{
+	struct top_line *l;
+
+	if (v->nr_lines == v->cap_lines) {
+		int cap = v->cap_lines ? v->cap_lines * 2 : 64;
+		struct top_line *n = realloc(v->lines, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		v->lines = n;
+		v->cap_lines = cap;
+	}
+	l = &v->lines[v->nr_lines++];
+	l->text[0] = 0;
+	l->attr = attr;
+	return l;
+}
+
+static int linef(struct top_view *v, int width, unsigned int attr, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* A line cut at width columns: what does not fit is dropped, never wrapped. */
+static int linef(struct top_view *v, int width, unsigned int attr, const char *fmt, ...)
+{
+	struct top_line *l = add_line(v, attr);
+	va_list ap;
+
+	if (!l)
+		return -ENOMEM;
+	va_start(ap, fmt);
+	vsnprintf(l->text, sizeof(l->text), fmt, ap);
+	va_end(ap);
+	if (width >= 0 && width < (int)sizeof(l->text))
+		l->text[width] = 0;
+	return 0;
+}
+
+/* label into exactly w columns; a cut label ends in '~' so it is not mistaken for another. */
+static void fit(char *out, size_t len, const char *label, int w)
+{
+	size_t n = strlen(label);
+
+	if (w < 1 || (size_t)w >= len)
+		w = (int)len - 1;
+	if (n <= (size_t)w) {
+		memcpy(out, label, n);
+		memset(out + n, ' ', w - n);
+	} else {
+		memcpy(out, label, w - 1);
+		out[w - 1] = '~';
+	}
+	out[w] = 0;
+}
+
+/* Grouping */
+
+static void reason_label(__u32 isa, __u32 reason, char *buf, size_t len)
+{
+	char r[REASON_STR_MAX];
+
+	reason_str(isa, reason, r, sizeof(r));
+	snprintf(buf, len, "%s(%s)", isa == VMEXIT_ISA_USER ? "kvm_userspace_exit" : "kvm_exit",
+		 r);
+}
+
+static int section_of(__u32 isa)
+{
+	return isa == VMEXIT_ISA_USER;
+}
+
+/* Where a source row goes at this level; false if the level does not show it. */
+static bool group_key(const struct top_ui *ui, const struct row_key *src, struct row_key *k)
+{
+	switch (ui->level) {
+	case LV_VMS:
+		*k = (struct row_key){ src->tgid, -1, section_of(src->isa), 0 };
+		return true;
+	case LV_VCPUS:
+		if (ui->tgid && src->tgid != ui->tgid)
+			return false;
+		*k = (struct row_key){ src->tgid, src->vcpu, section_of(src->isa), 0 };
+		return true;
+	case LV_REASONS:
+		if ((ui->tgid && src->tgid != ui->tgid) || (ui->vcpu >= 0 && src->vcpu != ui->vcpu))
+			return false;
+		*k = (struct row_key){ 0, -1, src->isa, src->reason };
+		return true;
+	}
+	return false;
+}
+
+static int group_into(struct row_table *dst, const struct row_table *src,
+		      const struct top_ui *ui)
+{
+	for (__u32 i = 0; src && i < src->nr; i++) {
+		struct row_key k, parent;
+		struct row *r;
+
+		if (!group_key(ui, &src->rows[i].key, &k))
+			continue;
+		r = row_table_get(dst, &k);
+		if (!r)
+			return -ENOMEM;
+		row_add(r, &src->rows[i]);
+		if (ui->level != LV_REASONS)
+			continue;
+		parent = (struct row_key){ 0, -1, 0, section_of(k.isa) };
+		r = row_table_get(dst, &parent);
+		if (!r)
+			return -ENOMEM;
+		row_add(r, &src->rows[i]);
+	}
+	return 0;
+}
+
+/* The same key with the other section (VM and vCPU levels keep guest / VMM exits apart). */
+static struct row_key partner(const struct row_key *k)
+{
+	struct row_key p = *k;
+
+	p.isa ^= 1;
+	return p;
+}
+
+/*
+ * After this, every key of either table is in both (zero rows where it had none), and at the
+ * VM and vCPU levels both sections of every entity exist: lookups below then never insert,
+ * so pointers into the tables stay valid.
+ */
+static int union_keys(struct top_view *v, bool pairs)
+{
+	for (__u32 i = 0; i < v->g_cur.nr; i++) {
+		struct row_key k = v->g_cur.rows[i].key;
+
+		if (!row_table_get(&v->g_tot, &k))
+			return -ENOMEM;
+	}
+	for (__u32 i = 0; pairs && i < v->g_tot.nr; i++) {
+		struct row_key k = partner(&v->g_tot.rows[i].key);
+
+		if (!row_table_get(&v->g_tot, &k))
+			return -ENOMEM;
+	}
+	for (__u32 i = 0; i < v->g_tot.nr; i++) {
+		struct row_key k = v->g_tot.rows[i].key;
+
+		if (!row_table_get(&v->g_cur, &k))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static struct top_item *add_item(struct top_view *v)
+{
+	if (v->nr_items == v->cap_items) {
+		int cap = v->cap_items ? v->cap_items * 2 : 64;
+		struct top_item *n = realloc(v->items, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		v->items = n;
+		v->cap_items = cap;
+	}
+	memset(&v->items[v->nr_items], 0, sizeof(v->items[0]));
+	return &v->items[v->nr_items++];
+}
+
+static bool label_ok(const struct top_ui *ui, const char *label)
+{
+	return !ui->have_re || !regexec(&ui->re, label, 0, NULL, 0);
+}
+
+static __u64 sort_value(enum top_sort s, const struct top_item *it)
+{
+	switch (s) {
+	case TS_COUNT:
+		return it->tot->count;
+	case TS_TIME:
+		return it->cur->total_ns;
+	case TS_MAX:
+		return it->cur->completed ? it->cur->max_ns : 0;
+	case TS_P99:
+		return row_percentile(it->cur, 99);
+	default:
+		return it->cur->count;
+	}
+}
+
+struct sorted {
+	struct top_item it;
+	__u64 v;
+};
+
+static int key_cmp(const struct row_key *a, const struct row_key *b)
+{
+	if (a->tgid != b->tgid)
+		return a->tgid < b->tgid ? -1 : 1;
+	if (a->vcpu != b->vcpu)
+		return a->vcpu < b->vcpu ? -1 : 1;
+	if (a->isa != b->isa)
+		return a->isa < b->isa ? -1 : 1;
+	return a->reason < b->reason ? -1 : a->reason > b->reason;
+}
+
+/* Sections in order, each parent before its children, then the sort key, busiest first. */
+static int item_cmp(const void *pa, const void *pb)
+{
+	const struct sorted *a = pa, *b = pb;
+
+	if (a->it.section != b->it.section)
+		return a->it.section - b->it.section;
+	if ((a->it.kind == TI_GROUP) != (b->it.kind == TI_GROUP))
+		return a->it.kind == TI_GROUP ? -1 : 1;
+	if (a->v != b->v)
+		return a->v < b->v ? 1 : -1;
+	if (a->it.tot->count != b->it.tot->count)
+		return a->it.tot->count < b->it.tot->count ? 1 : -1;
+	return key_cmp(&a->it.key, &b->it.key);
+}
+
+static int sort_items(struct top_view *v, enum top_sort s)
+{
+	struct sorted *tmp;
+
+	if (v->nr_items < 2)
+		return 0;
+	tmp = calloc(v->nr_items, sizeof(*tmp));
+	if (!tmp)
+		return -ENOMEM;
+	for (int i = 0; i < v->nr_items; i++) {
+		tmp[i].it = v->items[i];
+		tmp[i].v = sort_value(s, &v->items[i]);
+	}
+	qsort(tmp, v->nr_items, sizeof(*tmp), item_cmp);
+	for (int i = 0; i < v->nr_items; i++)
+		v->items[i] = tmp[i].it;
+	free(tmp);
+	return 0;
+}
+
+static void entity_label(const struct top_data *d, const struct top_ui *ui,
+			 const struct row_key *k, char *buf, size_t len)
+{
+	const char *vm = vm_names_get(d->names, k->tgid);
+
+	if (ui->level == LV_VMS)
+		snprintf(buf, len, "%s", vm);
+	else if (ui->tgid && k->vcpu >= 0)
+		snprintf(buf, len, "vCPU %d", k->vcpu);
+	else if (ui->tgid)
+		snprintf(buf, len, "vCPU ?");
+	else if (k->vcpu >= 0)
+		snprintf(buf, len, "%s vCPU %d", vm, k->vcpu);
+	else
+		snprintf(buf, len, "%s vCPU ?", vm);
+}
+
+/* VM and vCPU items: one per entity, from its guest exits, or its VMM exits if it has none. */
+static int entity_items(struct top_view *v, const struct top_data *d, const struct top_ui *ui)
+{
+	for (__u32 i = 0; i < v->g_tot.nr; i++) {
+		const struct row *kt = &v->g_tot.rows[i], *ut, *kc, *uc, *t, *c;
+		struct row_key uk;
+		struct top_item *it;
+		bool user;
+
+		if (kt->key.isa != 0)
+			continue;	/* visited from its kernel (section 0) twin */
+		uk = partner(&kt->key);
+		ut = row_table_get(&v->g_tot, &uk);
+		kc = row_table_get(&v->g_cur, &kt->key);
+		uc = row_table_get(&v->g_cur, &uk);
+		if (!ut || !kc || !uc)
+			return -ENOMEM;
+		user = !kt->count && !kc->count;
+		t = user ? ut : kt;
+		c = user ? uc : kc;
+		if (!t->count && !c->count && !t->completed && !c->completed)
+			continue;
+		it = add_item(v);
+		if (!it)
+			return -ENOMEM;
+		it->kind = ui->level == LV_VMS ? TI_VM : TI_VCPU;
+		it->key = (struct row_key){ kt->key.tgid, kt->key.vcpu, 0, 0 };
+		it->user_src = user;
+		it->tot = t;
+		it->cur = c;
+		entity_label(d, ui, &it->key, it->label, sizeof(it->label));
+		if (!label_ok(ui, it->label))
+			v->nr_items--;
+	}
+	return 0;
+}
+
+static int reason_items(struct top_view *v, const struct top_ui *ui)
+{
+	int shown[2] = { 0, 0 };
+
+	for (int pass = 0; pass < 2; pass++) {
+		/* Children first, so a parent knows whether any of them passed the filter. */
+		for (__u32 i = 0; i < v->g_tot.nr; i++) {
+			const struct row *t = &v->g_tot.rows[i];
+			bool group = t->key.isa == 0;
+			struct top_item *it;
+
+			if (group != (pass == 1))
+				continue;
+			it = add_item(v);
+			if (!it)
+				return -ENOMEM;
+			it->kind = group ? TI_GROUP : TI_REASON;
+			it->key = t->key;
+			it->section = group ? (int)t->key.reason : section_of(t->key.isa);
+			it->tot = t;
+			it->cur = row_table_get(&v->g_cur, &t->key);
+			if (!it->cur)
+				return -ENOMEM;
+			if (group)
+				snprintf(it->label, sizeof(it->label), "%s",
+					 t->key.reason ? "kvm_userspace_exit" : "kvm_exit");
+			else
+				reason_label(t->key.isa, t->key.reason, it->label,
+					     sizeof(it->label));
+			if (!group && label_ok(ui, it->label))
+				shown[it->section]++;
+			else if (group && !shown[it->section] && !label_ok(ui, it->label))
+				v->nr_items--;
+			else if (!group)
+				v->nr_items--;
+		}
+	}
+	return 0;
+}
+
+static int build_items(struct top_view *v, const struct top_data *d, const struct top_ui *ui)
+{
+	int err;
+
+	row_table_reset(&v->g_tot);
+	row_table_reset(&v->g_cur);
+	v->nr_items = 0;
+	err = group_into(&v->g_tot, d->tot, ui);
+	err = err ? err : group_into(&v->g_cur, d->cur, ui);
+	err = err ? err : union_keys(v, ui->level != LV_REASONS);
+	if (err)
+		return err;
+	err = ui->level == LV_REASONS ? reason_items(v, ui) : entity_items(v, d, ui);
+	return err ? err : sort_items(v, ui->sort);
+}
+
+static int tgid_cmp(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The VMs with any rows, sorted, duplicates dropped; *n of them (NULL with n 0 if none). */
+static __u32 *vm_list(const struct top_data *d, int *n)
+{
+	__u32 total = (d->tot ? d->tot->nr : 0) + (d->cur ? d->cur->nr : 0), k = 0;
+	__u32 *v;
+
+	*n = 0;
+	if (!total)
+		return NULL;
+	v = malloc(total * sizeof(*v));
+	if (!v)
+		return NULL;
+	for (__u32 i = 0; d->tot && i < d->tot->nr; i++)
+		v[k++] = d->tot->rows[i].key.tgid;
+	for (__u32 i = 0; d->cur && i < d->cur->nr; i++)
+		v[k++] = d->cur->rows[i].key.tgid;
+	qsort(v, k, sizeof(*v), tgid_cmp);
+	for (__u32 i = 0; i < k; i++) {
+		if (!*n || v[*n - 1] != v[i])
+			v[(*n)++] = v[i];
+	}
+	return v;
+}
+
+/* Lines */
+
+static const char *hms(double s, char *buf, size_t len)
+{
+	unsigned long t = s > 0 ? (unsigned long)s : 0;
+
+	if (t >= 3600)
+		snprintf(buf, len, "%lu:%02lu:%02lu", t / 3600, t / 60 % 60, t % 60);
+	else
+		snprintf(buf, len, "%lu:%02lu", t / 60, t % 60);
+	return buf;
+}
+
+static void view_name(const struct top_data *d, const struct top_ui *ui, char *buf,
+		      size_t len)
+{
+	char vm[96] = "all VMs";
+
+	if (ui->tgid)
+		snprintf(vm, sizeof(vm), "%s (pid %u)", vm_names_get(d->names, ui->tgid),
+			 ui->tgid);
+	switch (ui->level) {
+	case LV_VMS:
+		snprintf(buf, len, "all VMs");
+		break;
+	case LV_VCPUS:
+		snprintf(buf, len, "vCPUs of %s", vm);
+		break;
+	case LV_REASONS:
+		if (ui->vcpu >= 0)
+			snprintf(buf, len, "exits of %s vCPU %d", vm, ui->vcpu);
+		else
+			snprintf(buf, len, "exits of %s", vm);
+		break;
+	}
+}
+
+/* Lost counters: every non-zero one, wrapped to the width; never dropped for lack of room. */
+static int lost_lines(struct top_view *v, const struct top_data *d, int width)
+{
+	char buf[TOP_LINE_MAX] = "";
+	unsigned int attr = 0;
+	size_t n = 0;
+
+	for (int i = 0; i < NR_LOST; i++) {
+		char item[64];
+		int len;
+
+		if (!d->lost[i])
+			continue;
+		/* An entry with no exit is a vCPU's first run, not a loss: not an alert. */
+		if (i != LOST_UNMATCHED_ENTRY)
+			attr = TOP_A_ALERT | TOP_A_BOLD;
+		len = snprintf(item, sizeof(item), "%s%s %llu", n ? ", " : "Lost: ",
+			       stat_lost_name(i), (unsigned long long)d->lost[i]);
+		if (n && (int)(n + len) > width) {
+			if (linef(v, width, attr, "%s", buf))
+				return -ENOMEM;
+			n = snprintf(buf, sizeof(buf), "      %s", item + 2);
+		} else {
+			n += snprintf(buf + n, sizeof(buf) - n, "%s", item);
+		}
+	}
+	if (n && linef(v, width, attr, "%s", buf))
+		return -ENOMEM;
+	return 0;
+}
+
+static int header_lines(struct top_view *v, const struct top_data *d, const struct top_ui *ui,
+			int width)
+{
+	char up[24], since[24], view[160];
+	int err;
+
+	err = linef(v, width, TOP_A_BOLD, "vmexit top - %s - Linux %s - traced %s - %d VM%s",
+		    d->host ? d->host : "?", d->kernel ? d->kernel : "?",
+		    hms(d->elapsed_s, up, sizeof(up)), v->nr_vms, v->nr_vms == 1 ? "" : "s");
+	view_name(d, ui, view, sizeof(view));
+	err = err ? err : linef(v, width, 0, "View: %s | Sort: %s | Every %gs | Totals since %s %s",
+				view, top_sort_name(ui->sort), ui->delay,
+				d->was_reset ? "reset" : "start",
+				hms(d->since_s, since, sizeof(since)));
+	if (!err && ((d->filters && *d->filters) || ui->have_re))
+		err = linef(v, width, 0, "Filters: %s%s%s%s%s", d->filters ? d->filters : "",
+			    d->filters && *d->filters && ui->have_re ? " | " : "",
+			    ui->have_re ? "rows /" : "", ui->have_re ? ui->filter : "",
+			    ui->have_re ? "/" : "");
+	return err ? err : lost_lines(v, d, width);
+}
+
+static int label_width(const struct top_ui *ui, int width)
+{
+	int fixed = 1 + W_NUMBERS + (ui->level == LV_REASONS ? 0 : 1) +
+		    (ui->level == LV_VMS ? 1 + W_PID : 0);
+	int w = width - fixed;
+
+	return w < LABEL_MIN ? LABEL_MIN : w > LABEL_MAX ? LABEL_MAX : w;
+}
+
+static int column_header(struct top_view *v, const struct top_ui *ui, int width, int lw)
+{
+	const char *what = ui->level == LV_VMS ? "VM" : ui->level == LV_VCPUS ? "vCPU" : "Event";
+	char label[LABEL_MAX + 2], pid[16] = "";
+
+	fit(label, sizeof(label), what, lw + (ui->level == LV_REASONS ? 0 : 1));
+	if (ui->level == LV_VMS)
+		snprintf(pid, sizeof(pid), " %*s", W_PID, "PID");
+	return linef(v, width, TOP_A_REVERSE, " %s%s %*s %*s %*s %*s %*s %*s", label, pid,
+		     W_TOTAL, "Total", W_CUR, "Current", W_PCT, "Time%", W_LAT, "Avg", W_LAT,
+		     "P99", W_LAT, "Max");
+}
+
+static int item_line(struct top_view *v, const struct top_data *d, const struct top_ui *ui,
+		     int idx, int width, int lw)
+{
+	const struct top_item *it = &v->items[idx];
+	const struct row *c = it->cur;
+	bool sel = ui->interactive && idx == ui->sel_idx;
+	char label[LABEL_MAX + 2], pid[16] = "", flag[2] = "";
+	char avg[24] = "-", p99[24] = "-", max[24] = "-", pct[24];
+	double iv = d->interval_s;
+
+	fit(label, sizeof(label), it->label, lw);
+	if (ui->level != LV_REASONS)
+		snprintf(flag, sizeof(flag), "%s", it->user_src ? "*" : " ");
+	if (ui->level == LV_VMS)
+		snprintf(pid, sizeof(pid), " %*u", W_PID, it->key.tgid);
+	if (c->completed) {
+		fmt_duration(&scaled, c->total_ns / c->completed, avg, sizeof(avg));
+		fmt_duration(&scaled, row_percentile(c, 99), p99, sizeof(p99));
+		fmt_duration(&scaled, c->max_ns, max, sizeof(max));
+	}
+	snprintf(pct, sizeof(pct), "%.1f%%", iv > 0 ? (double)c->total_ns / (iv * 1e9) * 100 : 0);
+	return linef(v, width, sel ? TOP_A_REVERSE : it->kind == TI_GROUP ? TOP_A_BOLD : 0,
+		     "%c%s%s%s %*llu %*.0f %*s %*s %*s %*s", sel ? '>' : ' ', label, flag, pid,
+		     W_TOTAL, (unsigned long long)it->tot->count, W_CUR,
+		     iv > 0 ? (double)c->count / iv : 0, W_PCT, pct, W_LAT, avg, W_LAT, p99,
+		     W_LAT, max);
+}
+
+static const char *const help_text[] = {
+	"Keys:",
+	"  q            quit",
+	"  x, Enter     drill down: a VM's exit reasons, or a vCPU's; x again goes back",
+	"  v            per-vCPU rows of the selected VM (v again goes back)",
+	"  Left, Esc    back up one level",
+	"  Up/Down, k/j move the cursor (PgUp/PgDn, Home/End)",
+	"  s            sort by: count (Total), rate (Current), time, max, p99",
+	"  f            filter rows by a regex on their names (case-insensitive)",
+	"  g / p        show one guest, by name / by pid (empty: all VMs)",
+	"  r            reset the totals (the kernel counters keep running)",
+	"  + / -        refresh less / more often",
+	"  h, ?         this help",
+	"",
+	"Total: exits since start or reset. Current: exits/s in the last interval.",
+	"Time%: time in exit per interval (100% = one vCPU always out of the guest).",
+	"Avg, P99, Max: exit latency in the last interval.",
+	"VM and vCPU rows count guest exits (kvm_exit); '*' marks one without any,",
+	"counted from its exits to the VMM instead (software KVM backends).",
+	"Lost: exits the kernel side could not record; unmatched_entry is benign",
+	"(a vCPU's first entry, or one in flight when tracing began).",
+	"",
+	"Press any key to return.",
+};
+
+static const char *const prompts[] = {
+	[PR_FILTER] = "Regex filter on names (empty: none)",
+	[PR_GUEST] = "Guest name (empty: all VMs)",
+	[PR_PID] = "Guest pid (empty: all VMs)",
+};
+
+static int status_line(struct top_view *v, const struct top_ui *ui, int width, int avail)
+{
+	char range[48] = "";
+
+	if (ui->prompt != PR_NONE)
+		return linef(v, width, TOP_A_BOLD, "%s: %s_", prompts[ui->prompt], ui->input);
+	if (ui->msg[0])
+		return linef(v, width, TOP_A_BOLD, "%s", ui->msg);
+	if (ui->help)
+		return linef(v, width, 0, "any key: back");
+	if (v->nr_items > avail)
+		snprintf(range, sizeof(range), "  [%d-%d/%d]", ui->first + 1,
+			 ui->first + avail < v->nr_items ? ui->first + avail : v->nr_items,
+			 v->nr_items);
+	return linef(v, width, 0, "q quit x drill v vCPUs s sort f filter g/p guest r reset "
+		     "h help%s", range);
+}
+
+/* Keeps the cursor on the same item when it moved, else at the same place; and in view. */
+static void fix_cursor(const struct top_view *v, struct top_ui *ui, int avail)
+{
+	int i;
+
+	for (i = 0; ui->have_sel && i < v->nr_items; i++) {
+		if (v->items[i].kind == ui->sel.kind && !key_cmp(&v->items[i].key, &ui->sel.key))
+			break;
+	}
+	if (ui->have_sel && i < v->nr_items)
+		ui->sel_idx = i;
+	if (ui->sel_idx >= v->nr_items)
+		ui->sel_idx = v->nr_items - 1;
+	if (ui->sel_idx < 0)
+		ui->sel_idx = 0;
+	ui->have_sel = v->nr_items > 0;
+	if (ui->have_sel) {
+		ui->sel.kind = v->items[ui->sel_idx].kind;
+		ui->sel.key = v->items[ui->sel_idx].key;
+	}
+	if (ui->sel_idx < ui->first)
+		ui->first = ui->sel_idx;
+	if (ui->sel_idx >= ui->first + avail)
+		ui->first = ui->sel_idx - avail + 1;
+	if (ui->first > v->nr_items - avail)
+		ui->first = v->nr_items - avail;
+	if (ui->first < 0)
+		ui->first = 0;
+}
+
+int top_view_build(struct top_view *v, const struct top_data *d, struct top_ui *ui)
+{
+	int width = ui->width - 1, lw, avail, err, header, nr_rows = 0;
+	__u32 *vms;
+
+	/* One column short of the screen: curses would wrap a line that fills the last one. */
+	if (width < 20)
+		width = 20;
+	if (width > TOP_LINE_MAX - 1)
+		width = TOP_LINE_MAX - 1;
+	v->nr_lines = 0;
+	vms = vm_list(d, &v->nr_vms);
+	free(vms);
+	err = build_items(v, d, ui);
+	err = err ? err : header_lines(v, d, ui, width);
+	if (err)
+		return err;
+	header = v->nr_lines;
+	avail = ui->height > 0 ? ui->height - header - 1 - (ui->interactive ? 1 : 0) : 0;
+	if (ui->height <= 0)
+		avail = v->nr_items > 0 ? v->nr_items : 1;
+	if (avail < 1)
+		avail = 1;
+	ui->page = avail;
+	fix_cursor(v, ui, avail);
+
+	lw = label_width(ui, width);
+	if (ui->help) {
+		for (size_t i = 0; i < sizeof(help_text) / sizeof(help_text[0]); i++) {
+			if (linef(v, width, 0, "%s", help_text[i]))
+				return -ENOMEM;
+		}
+	} else {
+		if (column_header(v, ui, width, lw))
+			return -ENOMEM;
+		for (int i = ui->first; i < v->nr_items && nr_rows < avail; i++, nr_rows++) {
+			if (item_line(v, d, ui, i, width, lw))
+				return -ENOMEM;
+		}
+		if (!v->nr_items &&
+		    linef(v, width, 0, "  (%s)", ui->have_re ? "no row matches the filter" :
+			  ui->level == LV_VMS ? "no exits yet" : "no exits here yet"))
+			return -ENOMEM;
+	}
+	if (!ui->interactive)
+		return 0;
+	/* The status line goes on the screen's last line. */
+	while (ui->height > 0 && v->nr_lines < ui->height - 1) {
+		if (!add_line(v, 0))
+			return -ENOMEM;
+	}
+	return status_line(v, ui, width, avail);
+}
+
+/* Keys */
+
+static void go_to(struct top_ui *ui, enum top_level level, __u32 tgid, __s32 vcpu)
+{
+	ui->level = level;
+	ui->tgid = tgid;
+	ui->vcpu = vcpu;
+	ui->have_sel = false;
+	ui->sel_idx = 0;
+	ui->first = 0;
+}
+
+/* Back up one level, with the cursor on the item we came from. */
+static void go_up(struct top_ui *ui)
+{
+	__u32 tgid = ui->tgid;
+	__s32 vcpu = ui->vcpu;
+
+	if (ui->level == LV_VMS) {
+		snprintf(ui->msg, sizeof(ui->msg), "already at the top (all VMs)");
+		return;
+	}
+	if (ui->level == LV_REASONS && vcpu >= 0) {
+		go_to(ui, LV_VCPUS, tgid, -1);
+		ui->sel = (struct top_sel){ TI_VCPU, { tgid, vcpu, 0, 0 } };
+	} else {
+		go_to(ui, LV_VMS, 0, -1);
+		ui->sel = (struct top_sel){ TI_VM, { tgid, -1, 0, 0 } };
+	}
+	ui->have_sel = tgid != 0;
+}
+
+static const struct top_item *selected(const struct top_ui *ui, const struct top_view *v)
+{
+	if (!ui->have_sel || ui->sel_idx < 0 || ui->sel_idx >= v->nr_items)
+		return NULL;
+	return &v->items[ui->sel_idx];
+}
+
+static void drill(struct top_ui *ui, const struct top_view *v, bool toggle)
+{
+	const struct top_item *it = selected(ui, v);
+
+	switch (ui->level) {
+	case LV_VMS:
+		if (!it) {
+			snprintf(ui->msg, sizeof(ui->msg), "no VM to drill into");
+			return;
+		}
+		go_to(ui, LV_REASONS, it->key.tgid, -1);
+		break;
+	case LV_VCPUS:
+		if (!it) {
+			snprintf(ui->msg, sizeof(ui->msg), "no vCPU to drill into");
+			return;
+		}
+		go_to(ui, LV_REASONS, it->key.tgid, it->key.vcpu);
+		break;
+	case LV_REASONS:
+		if (toggle)
+			go_up(ui);
+		else
+			snprintf(ui->msg, sizeof(ui->msg), "exit reasons are the deepest level");
+		break;
+	}
+}
+
+static void vcpus(struct top_ui *ui, const struct top_view *v)
+{
+	const struct top_item *it = selected(ui, v);
+
+	switch (ui->level) {
+	case LV_VMS:
+		go_to(ui, LV_VCPUS, it ? it->key.tgid : 0, -1);
+		break;
+	case LV_REASONS:
+		go_to(ui, LV_VCPUS, ui->tgid, -1);
+		break;
+	case LV_VCPUS:
+		go_up(ui);
+		break;
+	}
+}
+
+static void move(struct top_ui *ui, const struct top_view *v, int by)
+{
+	int i = ui->sel_idx + by;
+
+	if (i >= v->nr_items)
+		i = v->nr_items - 1;
+	if (i < 0)
+		i = 0;
+	ui->sel_idx = i;
+	ui->have_sel = v->nr_items > 0;
+	if (ui->have_sel) {
+		ui->sel.kind = v->items[i].kind;
+		ui->sel.key = v->items[i].key;
+	}
+}
+
+static void change_delay(struct top_ui *ui, int dir)
+{
+	static const double steps[] = { 0.1, 0.2, 0.5, 1, 2, 3, 5, 10, 30, 60 };
+	int n = sizeof(steps) / sizeof(steps[0]);
+
+	if (dir > 0) {
+		for (int i = 0; i < n; i++) {
+			if (steps[i] > ui->delay + 1e-9) {
+				ui->delay = steps[i];
+				break;
+			}
+		}
+	} else {
+		for (int i = n - 1; i >= 0; i--) {
+			if (steps[i] < ui->delay - 1e-9) {
+				ui->delay = steps[i];
+				break;
+			}
+		}
+	}
+	snprintf(ui->msg, sizeof(ui->msg), "refresh every %gs", ui->delay);
+}
+
+static void choose_guest(struct top_ui *ui, const struct top_data *d, const char *name)
+{
+	int n, found = 0;
+	__u32 *vms = vm_list(d, &n), pid = 0;
+	size_t off;
+
+	for (int i = 0; i < n; i++) {
+		if (!strcmp(vm_names_get(d->names, vms[i]), name) && !found++)
+			pid = vms[i];
+	}
+	if (found) {
+		go_to(ui, LV_REASONS, pid, -1);
+		if (found > 1)
+			snprintf(ui->msg, sizeof(ui->msg), "%d VMs are named '%s': showing pid %u "
+				 "(p chooses by pid)", found, name, pid);
+		free(vms);
+		return;
+	}
+	off = snprintf(ui->msg, sizeof(ui->msg), "no VM named '%.40s' has exits; seen:", name);
+	for (int i = 0; i < n && off < sizeof(ui->msg); i++)
+		off += snprintf(ui->msg + off, sizeof(ui->msg) - off, " %s",
+				vm_names_get(d->names, vms[i]));
+	if (!n)
+		snprintf(ui->msg + off, sizeof(ui->msg) - off, " none");
+	free(vms);
+}
+
+static void choose_pid(struct top_ui *ui, const struct top_data *d, const char *s)
+{
+	int n;
+	__u32 *vms;
+	char *end;
+	unsigned long pid;
+	bool seen = false;
+
+	errno = 0;
+	pid = strtoul(s, &end, 10);
+	if (errno || end == s || *end || !pid || pid > 0x7fffffff) {
+		snprintf(ui->msg, sizeof(ui->msg), "bad pid '%.40s': give a VMM process id", s);
+		return;
+	}
+	vms = vm_list(d, &n);
+	for (int i = 0; i < n; i++)
+		seen |= vms[i] == pid;
+	free(vms);
+	go_to(ui, LV_REASONS, (__u32)pid, -1);
+	if (!seen)
+		snprintf(ui->msg, sizeof(ui->msg), "pid %lu: no exits seen (yet)", pid);
+}
+
+static void prompt_done(struct top_ui *ui, const struct top_data *d)
+{
+	enum top_prompt p = ui->prompt;
+	char err[160];
+
+	ui->prompt = PR_NONE;
+	if (p == PR_FILTER) {
+		if (top_ui_set_filter(ui, ui->input, err, sizeof(err)))
+			snprintf(ui->msg, sizeof(ui->msg), "%s", err);
+		else if (ui->have_re)
+			snprintf(ui->msg, sizeof(ui->msg), "showing rows matching /%s/", ui->filter);
+		else
+			snprintf(ui->msg, sizeof(ui->msg), "filter cleared");
+		return;
+	}
+	if (!ui->input[0]) {
+		go_to(ui, LV_VMS, 0, -1);
+		snprintf(ui->msg, sizeof(ui->msg), "all VMs");
+	} else if (p == PR_GUEST) {
+		choose_guest(ui, d, ui->input);
+	} else {
+		choose_pid(ui, d, ui->input);
+	}
+}
+
+static void prompt_key(struct top_ui *ui, int key, const struct top_data *d)
+{
+	size_t n = strlen(ui->input);
+
+	if (key == TK_ENTER || key == '\n' || key == '\r') {
+		prompt_done(ui, d);
+	} else if (key == TK_ESC) {
+		ui->prompt = PR_NONE;
+	} else if (key == TK_BACKSPACE || key == 127 || key == 8) {
+		if (n)
+			ui->input[n - 1] = 0;
+	} else if (key >= 0x20 && key < 0x7f && n + 1 < sizeof(ui->input)) {
+		ui->input[n] = (char)key;
+		ui->input[n + 1] = 0;
+	}
+}
+
+enum top_action top_ui_key(struct top_ui *ui, int key, const struct top_view *v,
+			   const struct top_data *d)
+{
+	if (ui->prompt != PR_NONE) {
+		prompt_key(ui, key, d);
+		return TA_NONE;
+	}
+	ui->msg[0] = 0;
+	if (ui->help) {
+		ui->help = false;
+		return key == 'q' ? TA_QUIT : TA_NONE;
+	}
+	switch (key) {
+	case 'q':
+	case 'Q':
+		return TA_QUIT;
+	case TK_UP:
+	case 'k':
+		move(ui, v, -1);
+		break;
+	case TK_DOWN:
+	case 'j':
+		move(ui, v, 1);
+		break;
+	case TK_PGUP:
+		move(ui, v, -(ui->page > 1 ? ui->page - 1 : 1));
+		break;
+	case TK_PGDN:
+		move(ui, v, ui->page > 1 ? ui->page - 1 : 1);
+		break;
+	case TK_HOME:
+		move(ui, v, -v->nr_items);
+		break;
+	case TK_END:
+		move(ui, v, v->nr_items);
+		break;
+	case 'x':
+		drill(ui, v, true);
+		break;
+	case TK_ENTER:
+	case TK_RIGHT:
+	case '\n':
+	case '\r':
+		drill(ui, v, false);
+		break;
+	case TK_LEFT:
+	case TK_ESC:
+	case TK_BACKSPACE:
+		go_up(ui);
+		break;
+	case 'v':
+		vcpus(ui, v);
+		break;
+	case 's':
+		ui->sort = (ui->sort + 1) % NR_TOP_SORT;
+		snprintf(ui->msg, sizeof(ui->msg), "sort by %s", top_sort_name(ui->sort));
+		break;
+	case 'f':
+		ui->prompt = PR_FILTER;
+		snprintf(ui->input, sizeof(ui->input), "%s", ui->filter);
+		break;
+	case 'g':
+	case 'p':
+		ui->prompt = key == 'g' ? PR_GUEST : PR_PID;
+		ui->input[0] = 0;
+		break;
+	case 'r':
+		snprintf(ui->msg, sizeof(ui->msg), "totals reset");
+		return TA_RESET;
+	case 'h':
+	case '?':
+		ui->help = true;
+		break;
+	case '+':
+	case '-':
+		change_delay(ui, key == '+' ? 1 : -1);
+		return TA_DELAY;
+	case TK_RESIZE:
+		break;
+	default:
+		snprintf(ui->msg, sizeof(ui->msg), "unknown key: h for help");
+		break;
+	}
+	return TA_NONE;
+}
+
+/* --log */
+
+struct log_sum {
+	__u32 isa, reason;
+	__u64 count;
+};
+
+static int log_sum_cmp(const void *pa, const void *pb)
+{
+	const struct log_sum *a = pa, *b = pb;
+
+	if (a->count != b->count)
+		return a->count < b->count ? 1 : -1;
+	if (a->isa != b->isa)
+		return a->isa < b->isa ? -1 : 1;
+	return a->reason < b->reason ? -1 : a->reason > b->reason;
+}
+
+static void log_label(__u32 isa, __u32 reason, char *buf, size_t len)
+{
+	char r[REASON_STR_MAX];
+
+	/* Short, and the same names `vmexit stat` prints. */
+	reason_str(isa, reason, r, sizeof(r));
+	snprintf(buf, len, "%s%s", isa == VMEXIT_ISA_USER ? "KVM_EXIT_" : "", r);
+}
+
+static bool log_pick(struct top_log *lg, const struct row_table *tot, const regex_t *re)
+{
+	struct log_sum *s = NULL;
+	__u32 n = 0;
+	struct top_log old = *lg;
+
+	if (tot && tot->nr)
+		s = calloc(tot->nr, sizeof(*s));
+	for (__u32 i = 0; s && i < tot->nr; i++) {
+		const struct row *r = &tot->rows[i];
+		__u32 j;
+
+		for (j = 0; j < n; j++) {
+			if (s[j].isa == r->key.isa && s[j].reason == r->key.reason)
+				break;
+		}
+		if (j == n) {
+			char label[96];
+
+			reason_label(r->key.isa, r->key.reason, label, sizeof(label));
+			if (re && regexec(re, label, 0, NULL, 0))
+				continue;
+			s[n++] = (struct log_sum){ r->key.isa, r->key.reason, 0 };
+		}
+		s[j].count += r->count;
+	}
+	if (n)
+		qsort(s, n, sizeof(*s), log_sum_cmp);
+	lg->nr = n < TOP_LOG_COLS ? (int)n : TOP_LOG_COLS;
+	for (int i = 0; i < lg->nr; i++) {
+		lg->cols[i] = (struct row_key){ 0, -1, s[i].isa, s[i].reason };
+		log_label(s[i].isa, s[i].reason, lg->labels[i], sizeof(lg->labels[i]));
+	}
+	free(s);
+	if (old.nr != lg->nr)
+		return true;
+	for (int i = 0; i < lg->nr; i++) {
+		if (key_cmp(&old.cols[i], &lg->cols[i]))
+			return true;
+	}
+	return false;
+}
+
+static int col_width(const char *label)
+{
+	int n = (int)strlen(label);
+
+	return n > 9 ? n : 9;
+}
+
+int top_log_emit(struct top_log *lg, const struct row_table *cur, const struct row_table *tot,
+		 double interval_s, const __u64 lost[NR_LOST], const char *clock,
+		 const regex_t *re, char *buf, size_t len)
+{
+	__u64 kexits = 0, uexits = 0, lost_now = 0, per[TOP_LOG_COLS] = {};
+	bool changed = false, due = !lg->started || lg->lines >= LOG_REPEAT;
+	size_t off = 0;
+
+	/* A reason new since the last header gets a column while there is room for it. */
+	if (due || lg->nr < TOP_LOG_COLS)
+		changed = log_pick(lg, tot, re);
+	buf[0] = 0;
+	if (due || changed) {
+		off += snprintf(buf + off, len - off, "%8s %9s %8s %6s", "time", "exits/s",
+				"vmm/s", "lost");
+		for (int i = 0; i < lg->nr && off < len; i++)
+			off += snprintf(buf + off, len - off, " %*s", col_width(lg->labels[i]),
+					lg->labels[i]);
+		if (off < len)
+			off += snprintf(buf + off, len - off, "\n");
+		lg->lines = 0;
+		lg->started = true;
+	}
+	for (__u32 i = 0; cur && i < cur->nr; i++) {
+		const struct row *r = &cur->rows[i];
+
+		if (r->key.isa == VMEXIT_ISA_USER)
+			uexits += r->count;
+		else
+			kexits += r->count;
+		for (int c = 0; c < lg->nr; c++) {
+			if (lg->cols[c].isa == r->key.isa && lg->cols[c].reason == r->key.reason)
+				per[c] += r->count;
+		}
+	}
+	for (int i = 0; i < NR_LOST; i++) {
+		if (i != LOST_UNMATCHED_ENTRY)
+			lost_now += lost[i] - lg->lost_prev[i];
+		lg->lost_prev[i] = lost[i];
+	}
+#define RATE(n) (interval_s > 0 ? (double)(n) / interval_s : 0)
+	if (off < len)
+		off += snprintf(buf + off, len - off, "%8s %9.0f %8.0f %6llu", clock, RATE(kexits),
+				RATE(uexits), (unsigned long long)lost_now);
+	for (int i = 0; i < lg->nr && off < len; i++)
+		off += snprintf(buf + off, len - off, " %*.0f", col_width(lg->labels[i]),
+				RATE(per[i]));
+#undef RATE
+	if (off < len)
+		snprintf(buf + off, len - off, "\n");
+	lg->lines++;
+	return 0;
+}

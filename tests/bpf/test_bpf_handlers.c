@@ -1,0 +1,1086 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The BPF per-event logic (bpf/handlers.bpf.h), run in the kernel through BPF_PROG_TEST_RUN
+ * with hand-made events (bpf/vmexit_test.bpf.c), checked on the maps it leaves: cells, lost
+ * counters, filters, the stream ring buffer; then the userspace tracker on top of the real
+ * mmapped cell array. Expected values are derived by hand in the comments.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "../unit/check.h"
+#include "hist.h"
+#include "tracker.h"
+#include "vmexit_test.skel.h"
+#include "vmexit_test.h"
+
+#define ISA_VMX		VMEXIT_ISA_VMX
+#define ISA_SVM		VMEXIT_ISA_SVM
+#define ISA_USER	VMEXIT_ISA_USER
+
+/* A few real reason codes, for readability. */
+#define VMX_EXTINT	1
+#define VMX_HLT		12
+#define VMX_IO		30
+#define VMX_MSR_WRITE	32
+#define VMX_EPT_VIOL	48
+#define KVM_EXIT_IO_	2
+#define KVM_EXIT_MMIO_	6
+
+/* Mirrors of handlers.bpf.h internals the maps expose. */
+#define CELL_FILTERED	0xffff
+struct other_key {
+	__u32 tid;
+	__u32 isa;
+	__u32 reason;
+};
+
+struct fx_opts {
+	__u32 max_cells;
+	const __u32 *pids;
+	int nr_pids;
+	bool follow_forks;
+	bool filter_vcpu;
+	__s32 vcpu;
+	const __u64 *reasons;	/* isa << 32 | reason */
+	int nr_reasons;
+	bool stream;
+	__u32 ring_bytes;
+	__u64 min_lat;
+	__u32 sample_every;
+	bool task_storage;	/* raw_tp program, per-thread state in task storage */
+};
+
+#define MAX_EVS		256
+
+struct fx {
+	struct vmexit_test_bpf *skel;
+	struct cell *cells;
+	size_t cells_len;
+	__u32 max_cells;
+	int prog_fd;
+	struct ring_buffer *rb;
+	struct vmexit_event evs[MAX_EVS];
+	int nr_evs;
+};
+
+static int stream_cb(void *ctx, void *data, size_t len)
+{
+	struct fx *f = ctx;
+
+	CHECK_EQ_U64(len, sizeof(struct vmexit_event));
+	if (f->nr_evs < MAX_EVS && len == sizeof(struct vmexit_event))
+		memcpy(&f->evs[f->nr_evs], data, len);
+	f->nr_evs++;
+	return 0;
+}
+
+/* Open, set the tunables and size the maps as src/session.c does, load, fill the filters. */
+static int fx_open(struct fx *f, const struct fx_opts *o)
+{
+	struct vmexit_test_bpf *skel;
+	size_t stride;
+	__u8 one = 1;
+	int err;
+
+	memset(f, 0, sizeof(*f));
+	skel = vmexit_test_bpf__open();
+	if (!skel) {
+		fprintf(stderr, "cannot open the test object: %s\n", strerror(errno));
+		return -1;
+	}
+	f->skel = skel;
+	f->max_cells = o->max_cells ? o->max_cells : 64;
+	skel->rodata->use_task_storage = o->task_storage;
+	skel->rodata->filter_pids = o->nr_pids > 0;
+	skel->rodata->follow_forks = o->follow_forks;
+	skel->rodata->filter_reasons = o->nr_reasons > 0;
+	skel->rodata->filter_vcpu = o->filter_vcpu ? o->vcpu : -1;
+	skel->rodata->max_cells = f->max_cells;
+	skel->rodata->stream_enabled = o->stream;
+	skel->rodata->stream_min_latency_ns = o->min_lat;
+	skel->rodata->stream_sample_every = o->sample_every ? o->sample_every : 1;
+
+	bpf_map__set_max_entries(skel->maps.cells, f->max_cells);
+	if (o->task_storage) {
+		bpf_program__set_autoload(skel->progs.run_event, false);
+	} else {
+		bpf_map__set_max_entries(skel->maps.thread_hash, 16384);
+		bpf_map__set_autocreate(skel->maps.thread_storage, false);
+		bpf_program__set_autoload(skel->progs.run_event_task, false);
+	}
+	if (o->stream)
+		bpf_map__set_max_entries(skel->maps.events, o->ring_bytes ? o->ring_bytes : 65536);
+	err = vmexit_test_bpf__load(skel);
+	if (err) {
+		fprintf(stderr, "cannot load the test object: %s\n", strerror(-err));
+		return -1;
+	}
+	f->prog_fd = bpf_program__fd(o->task_storage ? skel->progs.run_event_task :
+				     skel->progs.run_event);
+	for (int i = 0; i < o->nr_pids; i++)
+		CHECK(!bpf_map__update_elem(skel->maps.pid_filter, &o->pids[i], sizeof(__u32),
+					    &one, 1, BPF_ANY));
+	for (int i = 0; i < o->nr_reasons; i++)
+		CHECK(!bpf_map__update_elem(skel->maps.reason_filter, &o->reasons[i],
+					    sizeof(__u64), &one, 1, BPF_ANY));
+
+	stride = (sizeof(struct cell) + 7) & ~7ul;
+	f->cells_len = stride * f->max_cells;
+	f->cells_len = (f->cells_len + getpagesize() - 1) & ~((size_t)getpagesize() - 1);
+	f->cells = mmap(NULL, f->cells_len, PROT_READ, MAP_SHARED,
+			bpf_map__fd(skel->maps.cells), 0);
+	if (f->cells == MAP_FAILED) {
+		f->cells = NULL;
+		fprintf(stderr, "cannot mmap the cells: %s\n", strerror(errno));
+		return -1;
+	}
+	if (o->stream) {
+		f->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), stream_cb, f, NULL);
+		if (!f->rb) {
+			fprintf(stderr, "cannot open the ring buffer: %s\n", strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void fx_close(struct fx *f)
+{
+	ring_buffer__free(f->rb);
+	if (f->cells)
+		munmap(f->cells, f->cells_len);
+	vmexit_test_bpf__destroy(f->skel);
+	memset(f, 0, sizeof(*f));
+}
+
+static void send(struct fx *f, struct test_ctx c)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, o, .ctx_in = &c, .ctx_size_in = sizeof(c));
+	int err = bpf_prog_test_run_opts(f->prog_fd, &o);
+
+	if (err || o.retval) {
+		fprintf(stderr, "test_run op %llu: err %d retval %d\n", (unsigned long long)c.op,
+			err, (int)o.retval);
+		check_failures++;
+	}
+}
+
+static void ev_exit(struct fx *f, __u64 now, __u32 tgid, __u32 tid, __s32 vcpu, __u32 isa,
+		    __u32 reason)
+{
+	send(f, (struct test_ctx){ .op = TOP_EXIT, .now = now, .tgid = tgid, .tid = tid,
+				   .vcpu = vcpu, .isa = isa, .reason = reason });
+}
+
+static void ev_entry(struct fx *f, __u64 now, __u32 tgid, __u32 tid)
+{
+	send(f, (struct test_ctx){ .op = TOP_ENTRY, .now = now, .tgid = tgid, .tid = tid });
+}
+
+static void ev_uexit(struct fx *f, __u64 now, __u32 tgid, __u32 tid, __u32 reason, __s32 err)
+{
+	send(f, (struct test_ctx){ .op = TOP_USER_EXIT, .now = now, .tgid = tgid, .tid = tid,
+				   .reason = reason, .err = err });
+}
+
+static void ev_run(struct fx *f, __u64 now, __u32 tgid, __u32 tid)
+{
+	send(f, (struct test_ctx){ .op = TOP_RUN, .now = now, .tgid = tgid, .tid = tid });
+}
+
+/* One in-kernel exit of latency lat starting at t. */
+static void ev_pair(struct fx *f, __u64 t, __u64 lat, __u32 tgid, __u32 tid, __s32 vcpu,
+		    __u32 isa, __u32 reason)
+{
+	ev_exit(f, t, tgid, tid, vcpu, isa, reason);
+	ev_entry(f, t + lat, tgid, tid);
+}
+
+static __u32 nr_cells(struct fx *f)
+{
+	__u32 n = f->skel->bss->next_cell;
+
+	return n < f->max_cells ? n : f->max_cells;
+}
+
+static __u64 lost(struct fx *f, int why)
+{
+	return f->skel->bss->lost[why];
+}
+
+/* The cell of (tgid, tid, isa, reason); a zeroed dummy (and a failure) when there is none. */
+static const struct cell *cell_of(struct fx *f, __u32 tgid, __u32 tid, __u32 isa, __u32 reason)
+{
+	static const struct cell none;
+	const struct cell *found = NULL;
+
+	for (__u32 i = 0; i < nr_cells(f); i++) {
+		const struct cell_key *k = &f->cells[i].key;
+
+		if (k->ready && k->tgid == tgid && k->tid == tid && k->isa == isa &&
+		    k->reason == reason) {
+			if (found) {
+				fprintf(stderr, "two cells for %u/%u %u:%#x\n", tgid, tid, isa,
+					reason);
+				check_failures++;
+			}
+			found = &f->cells[i];
+		}
+	}
+	if (!found) {
+		fprintf(stderr, "no cell for %u/%u %u:%#x\n", tgid, tid, isa, reason);
+		check_failures++;
+		return &none;
+	}
+	return found;
+}
+
+static bool has_cell(struct fx *f, __u32 tgid, __u32 tid, __u32 isa, __u32 reason)
+{
+	for (__u32 i = 0; i < nr_cells(f); i++) {
+		const struct cell_key *k = &f->cells[i].key;
+
+		if (k->tgid == tgid && k->tid == tid && k->isa == isa && k->reason == reason)
+			return true;
+	}
+	return false;
+}
+
+static __u64 hist_sum(const struct cell *c)
+{
+	__u64 n = 0;
+
+	for (__u32 b = 0; b < NR_BUCKETS; b++)
+		n += c->hist[b];
+	return n;
+}
+
+static __u32 map_count(struct bpf_map *m)
+{
+	char key[64], next[64];
+	void *prev = NULL;
+	__u32 n = 0;
+
+	while (!bpf_map__get_next_key(m, prev, next, bpf_map__key_size(m))) {
+		memcpy(key, next, sizeof(key));
+		prev = key;
+		n++;
+	}
+	return n;
+}
+
+static bool lost_all_zero_but(struct fx *f, int except)
+{
+	for (int i = 0; i < NR_LOST; i++) {
+		if (i != except && lost(f, i)) {
+			fprintf(stderr, "lost[%d] == %llu\n", i, (unsigned long long)lost(f, i));
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * Buckets of the latencies used below, from include/hist.h: values < 16 are their own bucket;
+ * v >= 16 with e = floor(log2 v) goes to 16 + (e - 4) * 8 + ((v >> (e - 3)) & 7).
+ *   500:  e = 8,  500 >> 5 = 15, & 7 = 7  -> 16 + 32 + 7 = 55   [480, 512)
+ *   1000: e = 9,  1000 >> 6 = 15, & 7 = 7 -> 16 + 40 + 7 = 63   [960, 1024)
+ *   3000: e = 11, 3000 >> 8 = 11, & 7 = 3 -> 16 + 56 + 3 = 75   [2816, 3072)
+ *   16:   e = 4,  16 >> 1 = 8, & 7 = 0    -> 16                 [16, 18)
+ *   17:   e = 4,  17 >> 1 = 8, & 7 = 0    -> 16
+ */
+#define B500	55
+#define B1000	63
+#define B3000	75
+
+static void test_exit_entry(void)
+{
+	struct fx f;
+	const struct cell *c;
+
+	if (fx_open(&f, &(struct fx_opts){ 0 })) {
+		check_failures++;
+		return;
+	}
+	/* Three exits of one vCPU thread: 1000, 500 and 3000 ns in guest-exit time. */
+	ev_pair(&f, 10000, 1000, 100, 101, 0, ISA_VMX, VMX_IO);
+	ev_pair(&f, 20000, 500, 100, 101, 0, ISA_VMX, VMX_IO);
+	ev_pair(&f, 30000, 3000, 100, 101, 0, ISA_VMX, VMX_IO);
+	CHECK_EQ_U64(f.skel->bss->next_cell, 1);
+	c = cell_of(&f, 100, 101, ISA_VMX, VMX_IO);
+	CHECK_EQ_U64(c->key.vcpu, 0);
+	CHECK_EQ_U64(c->key.ready, 1);
+	CHECK_EQ_U64(c->started, 3);
+	CHECK_EQ_U64(c->count, 3);
+	CHECK_EQ_U64(c->total_ns, 4500);
+	CHECK_EQ_U64(c->min_ns, 500);
+	CHECK_EQ_U64(c->max_ns, 3000);
+	CHECK_EQ_U64(c->hist[B500], 1);
+	CHECK_EQ_U64(c->hist[B1000], 1);
+	CHECK_EQ_U64(c->hist[B3000], 1);
+	CHECK_EQ_U64(hist_sum(c), 3);
+	CHECK(lost_all_zero_but(&f, -1));
+
+	/* Exact buckets at the edge of the exact range: 15 -> 15; 16 and 17 share bucket 16. */
+	ev_pair(&f, 40000, 15, 100, 101, 0, ISA_VMX, VMX_HLT);
+	ev_pair(&f, 41000, 16, 100, 101, 0, ISA_VMX, VMX_HLT);
+	ev_pair(&f, 42000, 17, 100, 101, 0, ISA_VMX, VMX_HLT);
+	ev_pair(&f, 43000, 0, 100, 101, 0, ISA_VMX, VMX_HLT);
+	c = cell_of(&f, 100, 101, ISA_VMX, VMX_HLT);
+	CHECK_EQ_U64(c->hist[0], 1);
+	CHECK_EQ_U64(c->hist[15], 1);
+	CHECK_EQ_U64(c->hist[16], 2);
+	CHECK_EQ_U64(c->hist[17], 0);
+	CHECK_EQ_U64(c->min_ns, 0);
+	CHECK_EQ_U64(c->max_ns, 17);
+	CHECK_EQ_U64(c->total_ns, 48);
+
+	/* An exit still in flight is started, not completed. */
+	ev_exit(&f, 50000, 100, 101, 0, ISA_VMX, VMX_IO);
+	c = cell_of(&f, 100, 101, ISA_VMX, VMX_IO);
+	CHECK_EQ_U64(c->started, 4);
+	CHECK_EQ_U64(c->count, 3);
+	/* A second exit before any entry: the first one's latency is lost. */
+	ev_exit(&f, 60000, 100, 101, 0, ISA_VMX, VMX_IO);
+	CHECK_EQ_U64(lost(&f, LOST_OVERWRITTEN_EXIT), 1);
+	ev_entry(&f, 60700, 100, 101);
+	CHECK_EQ_U64(c->started, 5);
+	CHECK_EQ_U64(c->count, 4);
+	CHECK_EQ_U64(c->total_ns, 4500 + 700);
+	/* An entry with nothing in flight, on a known thread and on a never-seen one. */
+	ev_entry(&f, 70000, 100, 101);
+	ev_entry(&f, 70000, 100, 999);
+	CHECK_EQ_U64(lost(&f, LOST_UNMATCHED_ENTRY), 2);
+	CHECK_EQ_U64(c->count, 4);
+
+	/* A second thread (vCPU 1) gets its own cell for the same reason. */
+	ev_pair(&f, 80000, 1000, 100, 102, 1, ISA_VMX, VMX_IO);
+	c = cell_of(&f, 100, 102, ISA_VMX, VMX_IO);
+	CHECK_EQ_U64(c->key.vcpu, 1);
+	CHECK_EQ_U64(c->count, 1);
+	CHECK_EQ_U64(f.skel->bss->next_cell, 3);
+	CHECK_EQ_U64(lost(&f, LOST_OVERWRITTEN_EXIT), 1);
+	CHECK_EQ_U64(lost(&f, LOST_UNMATCHED_ENTRY), 2);
+	CHECK_EQ_U64(lost(&f, LOST_CELLS_FULL), 0);
+	CHECK_EQ_U64(lost(&f, LOST_THREADS_FULL), 0);
+	CHECK_EQ_U64(lost(&f, LOST_UNMATCHED_RUN), 0);
+	CHECK_EQ_U64(lost(&f, LOST_RINGBUF_FULL), 0);
+	fx_close(&f);
+}
+
+/* Per-interval min/max follow the epoch userspace writes into .bss; lifetime ones do not. */
+static void test_epoch(void)
+{
+	struct fx f;
+	const struct cell *c;
+
+	if (fx_open(&f, &(struct fx_opts){ 0 })) {
+		check_failures++;
+		return;
+	}
+	ev_pair(&f, 1000, 100, 1, 2, 0, ISA_VMX, VMX_HLT);
+	ev_pair(&f, 2000, 300, 1, 2, 0, ISA_VMX, VMX_HLT);
+	c = cell_of(&f, 1, 2, ISA_VMX, VMX_HLT);
+	CHECK_EQ_U64(c->iv_epoch, 0);
+	CHECK_EQ_U64(c->iv_min_ns, 100);
+	CHECK_EQ_U64(c->iv_max_ns, 300);
+	f.skel->bss->epoch = 1;
+	ev_pair(&f, 3000, 200, 1, 2, 0, ISA_VMX, VMX_HLT);
+	CHECK_EQ_U64(c->iv_epoch, 1);
+	CHECK_EQ_U64(c->iv_min_ns, 200);
+	CHECK_EQ_U64(c->iv_max_ns, 200);
+	CHECK_EQ_U64(c->min_ns, 100);
+	CHECK_EQ_U64(c->max_ns, 300);
+	f.skel->bss->epoch = 2;
+	ev_pair(&f, 4000, 50, 1, 2, 0, ISA_VMX, VMX_HLT);
+	ev_pair(&f, 5000, 400, 1, 2, 0, ISA_VMX, VMX_HLT);
+	ev_pair(&f, 6000, 250, 1, 2, 0, ISA_VMX, VMX_HLT);
+	CHECK_EQ_U64(c->iv_epoch, 2);
+	CHECK_EQ_U64(c->iv_min_ns, 50);
+	CHECK_EQ_U64(c->iv_max_ns, 400);
+	CHECK_EQ_U64(c->min_ns, 50);
+	CHECK_EQ_U64(c->max_ns, 400);
+	/* An epoch with no completion leaves the cell's interval fields alone. */
+	f.skel->bss->epoch = 3;
+	CHECK_EQ_U64(c->iv_epoch, 2);
+	CHECK_EQ_U64(c->count, 6);
+	fx_close(&f);
+}
+
+static void test_user_exits(void)
+{
+	struct other_key ok = { .tid = 11, .isa = ISA_USER, .reason = VMEXIT_UREASON_ERRNO | EINTR };
+	const struct cell *c;
+	__u32 ref = 0;
+	struct fx f;
+
+	if (fx_open(&f, &(struct fx_opts){ 0 })) {
+		check_failures++;
+		return;
+	}
+	/* The thread's first KVM_RUN completes nothing and counts nothing. */
+	ev_run(&f, 100, 10, 11);
+	CHECK_EQ_U64(f.skel->bss->next_cell, 0);
+	/* KVM_EXIT_IO handed to the VMM for 7000 ns; no kvm_exit yet, so vCPU unknown. */
+	ev_uexit(&f, 1000, 10, 11, KVM_EXIT_IO_, 0);
+	ev_run(&f, 8000, 10, 11);
+	c = cell_of(&f, 10, 11, ISA_USER, KVM_EXIT_IO_);
+	CHECK_EQ_U64(c->key.vcpu, (__u64)-1);
+	CHECK_EQ_U64(c->started, 1);
+	CHECK_EQ_U64(c->count, 1);
+	CHECK_EQ_U64(c->total_ns, 7000);
+	/* 7000: e = 12, 7000 >> 9 = 13, & 7 = 5 -> 16 + 64 + 5 = 85 */
+	CHECK_EQ_U64(c->hist[85], 1);
+	/* A run that failed with -EINTR: reason ERRNO|4, whatever reason the tracepoint said. */
+	ev_uexit(&f, 10000, 10, 11, 0, -EINTR);
+	ev_run(&f, 10300, 10, 11);
+	c = cell_of(&f, 10, 11, ISA_USER, VMEXIT_UREASON_ERRNO | EINTR);
+	CHECK_EQ_U64(c->count, 1);
+	CHECK_EQ_U64(c->total_ns, 300);
+	/* ERRNO|4 is outside the dense user slots (0..63): its cell is found through other_cells. */
+	CHECK(!bpf_map__lookup_elem(f.skel->maps.other_cells, &ok, sizeof(ok), &ref, sizeof(ref),
+				    0));
+	CHECK_EQ_U64(ref, (__u64)(c - f.cells) + 1);
+	CHECK_EQ_U64(map_count(f.skel->maps.other_cells), 1);
+	/* Two user exits with no KVM_RUN between: the first one's latency is lost. */
+	ev_uexit(&f, 20000, 10, 11, KVM_EXIT_MMIO_, 0);
+	ev_uexit(&f, 21000, 10, 11, KVM_EXIT_MMIO_, 0);
+	ev_run(&f, 21500, 10, 11);
+	CHECK_EQ_U64(lost(&f, LOST_UNMATCHED_RUN), 1);
+	c = cell_of(&f, 10, 11, ISA_USER, KVM_EXIT_MMIO_);
+	CHECK_EQ_U64(c->started, 2);
+	CHECK_EQ_U64(c->count, 1);
+	CHECK_EQ_U64(c->total_ns, 500);
+	/* Once a kvm_exit told the vCPU, new cells of the thread carry it. */
+	ev_pair(&f, 30000, 100, 10, 11, 3, ISA_VMX, VMX_IO);
+	ev_uexit(&f, 31000, 10, 11, 7 /* KVM_EXIT_HLT */, 0);
+	ev_run(&f, 31010, 10, 11);
+	CHECK_EQ_U64(cell_of(&f, 10, 11, ISA_USER, 7)->key.vcpu, 3);
+	CHECK_EQ_U64(cell_of(&f, 10, 11, ISA_USER, KVM_EXIT_IO_)->key.vcpu, (__u64)-1);
+	/* A KVM_RUN with no user exit pending completes nothing. */
+	ev_run(&f, 40000, 10, 11);
+	CHECK_EQ_U64(cell_of(&f, 10, 11, ISA_USER, 7)->count, 1);
+	CHECK_EQ_U64(lost(&f, LOST_UNMATCHED_RUN), 1);
+	CHECK_EQ_U64(lost(&f, LOST_UNMATCHED_ENTRY), 0);
+	fx_close(&f);
+}
+
+/* Reasons outside the dense slots go through other_cells, one entry per (tid, isa, reason). */
+static void test_other_reasons(void)
+{
+	static const struct { __u32 isa, reason; bool dense; } rs[] = {
+		{ ISA_VMX, 127, true },		/* last VMX slot */
+		{ ISA_VMX, 128, false },
+		{ ISA_SVM, 0x0bf, true },	/* last low SVM slot */
+		{ ISA_SVM, 0x0c0, false },
+		{ ISA_SVM, 0x400, true },	/* NPF: first high SVM slot */
+		{ ISA_SVM, 0x40f, true },
+		{ ISA_SVM, 0x410, false },
+		{ ISA_SVM, 0x3ff, false },
+		{ ISA_SVM, 0xffffffff, false },	/* SVM_EXIT_ERR */
+		{ ISA_USER, 63, true },
+		{ ISA_USER, 64, false },
+		{ 7, 1, false },		/* an ISA we do not know */
+	};
+	__u32 n = sizeof(rs) / sizeof(rs[0]), nr_other = 0;
+	struct fx f;
+
+	if (fx_open(&f, &(struct fx_opts){ 0 })) {
+		check_failures++;
+		return;
+	}
+	/* Each reason twice on thread 21, once on thread 22. */
+	for (__u32 i = 0; i < n; i++) {
+		ev_pair(&f, 1000 * i, 10 + i, 20, 21, 0, rs[i].isa, rs[i].reason);
+		ev_pair(&f, 1000 * i + 500, 10 + i, 20, 21, 0, rs[i].isa, rs[i].reason);
+		ev_pair(&f, 1000 * i + 700, 10 + i, 20, 22, 1, rs[i].isa, rs[i].reason);
+		nr_other += !rs[i].dense;
+	}
+	CHECK_EQ_U64(f.skel->bss->next_cell, 2 * n);
+	for (__u32 i = 0; i < n; i++) {
+		const struct cell *c = cell_of(&f, 20, 21, rs[i].isa, rs[i].reason);
+		struct other_key ok = { 21, rs[i].isa, rs[i].reason };
+		__u32 ref = 0;
+		int err;
+
+		CHECK_EQ_U64(c->started, 2);
+		CHECK_EQ_U64(c->count, 2);
+		CHECK_EQ_U64(c->total_ns, 2 * (10 + i));
+		CHECK_EQ_U64(cell_of(&f, 20, 22, rs[i].isa, rs[i].reason)->count, 1);
+		err = bpf_map__lookup_elem(f.skel->maps.other_cells, &ok, sizeof(ok), &ref,
+					   sizeof(ref), 0);
+		if (rs[i].dense) {
+			CHECK(err);
+		} else {
+			CHECK(!err);
+			CHECK_EQ_U64(ref, (__u64)(c - f.cells) + 1);
+		}
+	}
+	CHECK_EQ_U64(map_count(f.skel->maps.other_cells), 2 * nr_other);
+	CHECK(lost_all_zero_but(&f, -1));
+	fx_close(&f);
+}
+
+static void test_pid_filter(void)
+{
+	static const __u32 pids[] = { 200 };
+	__u32 child = 201, stranger = 301, unfollowed = 202;
+	__u8 v;
+	struct fx f;
+
+	if (fx_open(&f, &(struct fx_opts){ .pids = pids, .nr_pids = 1, .follow_forks = true })) {
+		check_failures++;
+		return;
+	}
+	ev_pair(&f, 1000, 100, 200, 210, 0, ISA_VMX, VMX_HLT);
+	ev_pair(&f, 2000, 100, 300, 310, 0, ISA_VMX, VMX_HLT);
+	CHECK_EQ_U64(f.skel->bss->next_cell, 1);
+	CHECK_EQ_U64(cell_of(&f, 200, 210, ISA_VMX, VMX_HLT)->count, 1);
+	CHECK(!has_cell(&f, 300, 310, ISA_VMX, VMX_HLT));
+	/* Entries of unwanted pids are not "unmatched": known thread or not. */
+	ev_entry(&f, 3000, 300, 310);
+	ev_entry(&f, 3000, 300, 311);
+	CHECK_EQ_U64(lost(&f, LOST_UNMATCHED_ENTRY), 0);
+	ev_entry(&f, 3000, 200, 211);
+	CHECK_EQ_U64(lost(&f, LOST_UNMATCHED_ENTRY), 1);
+	/* Forks: a child of a filtered pid joins the filter, others do not. */
+	send(&f, (struct test_ctx){ .op = TOP_FORK, .tgid = 200, .tid = child });
+	send(&f, (struct test_ctx){ .op = TOP_FORK, .tgid = 300, .tid = stranger });
+	CHECK(!bpf_map__lookup_elem(f.skel->maps.pid_filter, &child, 4, &v, 1, 0));
+	CHECK(bpf_map__lookup_elem(f.skel->maps.pid_filter, &stranger, 4, &v, 1, 0));
+	ev_pair(&f, 4000, 100, child, child, 0, ISA_VMX, VMX_HLT);
+	ev_pair(&f, 4000, 100, stranger, stranger, 0, ISA_VMX, VMX_HLT);
+	CHECK_EQ_U64(cell_of(&f, child, child, ISA_VMX, VMX_HLT)->count, 1);
+	CHECK(!has_cell(&f, stranger, stranger, ISA_VMX, VMX_HLT));
+	/* User exits of an unwanted pid: nothing either. */
+	ev_uexit(&f, 5000, 300, 310, KVM_EXIT_IO_, 0);
+	ev_run(&f, 6000, 300, 310);
+	CHECK_EQ_U64(f.skel->bss->next_cell, 2);
+	fx_close(&f);
+
+	/* Without follow_forks, a fork adds nothing. */
+	if (fx_open(&f, &(struct fx_opts){ .pids = pids, .nr_pids = 1 })) {
+		check_failures++;
+		return;
+	}
+	send(&f, (struct test_ctx){ .op = TOP_FORK, .tgid = 200, .tid = unfollowed });
+	CHECK(bpf_map__lookup_elem(f.skel->maps.pid_filter, &unfollowed, 4, &v, 1, 0));
+	CHECK_EQ_U64(map_count(f.skel->maps.pid_filter), 1);
+	fx_close(&f);
+}
+
+static void test_vcpu_filter(void)
+{
+	struct fx f;
+
+	if (fx_open(&f, &(struct fx_opts){ .filter_vcpu = true, .vcpu = 2 })) {
+		check_failures++;
+		return;
+	}
+	ev_pair(&f, 1000, 100, 1, 12, 2, ISA_VMX, VMX_HLT);
+	ev_pair(&f, 1000, 100, 1, 15, 5, ISA_VMX, VMX_HLT);
+	CHECK_EQ_U64(f.skel->bss->next_cell, 1);
+	CHECK_EQ_U64(cell_of(&f, 1, 12, ISA_VMX, VMX_HLT)->count, 1);
+	/* vCPU 5's entries are not unmatched (its exits were skipped on purpose); vCPU 2's are. */
+	ev_entry(&f, 2000, 1, 15);
+	CHECK_EQ_U64(lost(&f, LOST_UNMATCHED_ENTRY), 0);
+	ev_entry(&f, 2000, 1, 12);
+	CHECK_EQ_U64(lost(&f, LOST_UNMATCHED_ENTRY), 1);
+	/* User exits: skipped for a thread known to be vCPU 5, kept for vCPU 2 ... */
+	ev_uexit(&f, 3000, 1, 15, KVM_EXIT_IO_, 0);
+	ev_run(&f, 3100, 1, 15);
+	ev_uexit(&f, 3000, 1, 12, KVM_EXIT_IO_, 0);
+	ev_run(&f, 3100, 1, 12);
+	CHECK(!has_cell(&f, 1, 15, ISA_USER, KVM_EXIT_IO_));
+	CHECK_EQ_U64(cell_of(&f, 1, 12, ISA_USER, KVM_EXIT_IO_)->count, 1);
+	/* ... and kept while the vCPU is unknown (no kvm_exit yet): userspace decides later. */
+	ev_uexit(&f, 4000, 1, 17, KVM_EXIT_IO_, 0);
+	ev_run(&f, 4100, 1, 17);
+	CHECK_EQ_U64(cell_of(&f, 1, 17, ISA_USER, KVM_EXIT_IO_)->key.vcpu, (__u64)-1);
+	CHECK_EQ_U64(f.skel->bss->next_cell, 3);
+	/* A thread's later kvm_exit naming vCPU 5 stops its recording from then on. */
+	ev_pair(&f, 5000, 100, 1, 17, 5, ISA_VMX, VMX_HLT);
+	ev_uexit(&f, 6000, 1, 17, KVM_EXIT_IO_, 0);
+	ev_run(&f, 6100, 1, 17);
+	CHECK_EQ_U64(cell_of(&f, 1, 17, ISA_USER, KVM_EXIT_IO_)->count, 1);
+	CHECK_EQ_U64(f.skel->bss->next_cell, 3);
+	fx_close(&f);
+}
+
+static void test_reason_filter(void)
+{
+	static const __u64 rs[] = {
+		(__u64)ISA_VMX << 32 | VMX_IO,
+		(__u64)ISA_USER << 32 | KVM_EXIT_IO_,
+	};
+	struct other_key ok = { 31, ISA_VMX, 200 };
+	__u32 ref = 0;
+	struct fx f;
+
+	if (fx_open(&f, &(struct fx_opts){ .reasons = rs, .nr_reasons = 2 })) {
+		check_failures++;
+		return;
+	}
+	for (int i = 0; i < 3; i++) {
+		ev_pair(&f, 1000 * i, 100, 30, 31, 0, ISA_VMX, VMX_IO);
+		ev_pair(&f, 1000 * i + 200, 100, 30, 31, 0, ISA_VMX, VMX_EPT_VIOL);
+		ev_pair(&f, 1000 * i + 400, 100, 30, 31, 0, ISA_VMX, 200);
+		ev_pair(&f, 1000 * i + 600, 100, 30, 31, 0, ISA_SVM, VMX_IO);	/* other ISA */
+		ev_uexit(&f, 1000 * i + 800, 30, 31, KVM_EXIT_IO_, 0);
+		ev_run(&f, 1000 * i + 850, 30, 31);
+		ev_uexit(&f, 1000 * i + 900, 30, 31, KVM_EXIT_MMIO_, 0);
+		ev_run(&f, 1000 * i + 950, 30, 31);
+	}
+	/* Only the two selected reasons got cells; filtered exits are neither lost nor unmatched. */
+	CHECK_EQ_U64(f.skel->bss->next_cell, 2);
+	CHECK_EQ_U64(cell_of(&f, 30, 31, ISA_VMX, VMX_IO)->count, 3);
+	CHECK_EQ_U64(cell_of(&f, 30, 31, ISA_USER, KVM_EXIT_IO_)->count, 3);
+	CHECK(lost_all_zero_but(&f, -1));
+	/* A filtered reason outside the dense slots caches CELL_FILTERED in other_cells. */
+	CHECK(!bpf_map__lookup_elem(f.skel->maps.other_cells, &ok, sizeof(ok), &ref, sizeof(ref),
+				    0));
+	CHECK_EQ_U64(ref, CELL_FILTERED);
+	fx_close(&f);
+}
+
+static void test_cells_full(void)
+{
+	static const __u32 reasons[] = { VMX_EXTINT, VMX_HLT, VMX_IO, VMX_MSR_WRITE,
+					 VMX_EPT_VIOL };
+	struct fx f;
+
+	if (fx_open(&f, &(struct fx_opts){ .max_cells = 3 })) {
+		check_failures++;
+		return;
+	}
+	/* Two rounds of five reasons: the first three get the three cells, the last two are
+	 * lost twice each: 4. Their entries are neither unmatched nor completed. */
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < 5; i++)
+			ev_pair(&f, 10000 * round + 1000 * i, 100, 40, 41, 0, ISA_VMX, reasons[i]);
+	}
+	CHECK_EQ_U64(lost(&f, LOST_CELLS_FULL), 4);
+	for (int i = 0; i < 3; i++) {
+		CHECK_EQ_U64(cell_of(&f, 40, 41, ISA_VMX, reasons[i])->started, 2);
+		CHECK_EQ_U64(cell_of(&f, 40, 41, ISA_VMX, reasons[i])->count, 2);
+	}
+	CHECK(!has_cell(&f, 40, 41, ISA_VMX, VMX_MSR_WRITE));
+	CHECK(!has_cell(&f, 40, 41, ISA_VMX, VMX_EPT_VIOL));
+	/* Reasons without a dense slot retry the allocation on every exit: 3 more lost; another
+	 * thread's user exits too: 2 more. */
+	for (int i = 0; i < 3; i++)
+		ev_pair(&f, 30000 + 1000 * i, 100, 40, 41, 0, ISA_VMX, 200);
+	ev_uexit(&f, 40000, 40, 42, KVM_EXIT_IO_, 0);
+	ev_run(&f, 40100, 40, 42);
+	ev_uexit(&f, 41000, 40, 42, 0, -EINTR);
+	ev_run(&f, 41100, 40, 42);
+	CHECK_EQ_U64(lost(&f, LOST_CELLS_FULL), 9);
+	CHECK(lost_all_zero_but(&f, LOST_CELLS_FULL));
+	/* A full array stays put: next_cell does not count on with every failed attempt. */
+	CHECK_EQ_U64(f.skel->bss->next_cell, 3);
+	CHECK_EQ_U64(map_count(f.skel->maps.other_cells), 0);
+	fx_close(&f);
+}
+
+static int pin_cpu(void)
+{
+	int cpu = sched_getcpu();
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	CHECK(!sched_setaffinity(0, sizeof(set), &set));
+	return cpu;
+}
+
+static void unpin_cpu(void)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	for (int i = 0; i < CPU_SETSIZE; i++)
+		CPU_SET(i, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void test_stream(void)
+{
+	const struct vmexit_event *e;
+	struct fx f;
+	int cpu, n;
+
+	if (fx_open(&f, &(struct fx_opts){ .stream = true, .ring_bytes = 65536 })) {
+		check_failures++;
+		return;
+	}
+	cpu = pin_cpu();
+	/* Ten exits of thread 51 (vCPU 4), the i-th of latency 100 i + 50 at 10000 i. */
+	for (int i = 0; i < 10; i++) {
+		send(&f, (struct test_ctx){ .op = TOP_EXIT, .now = 10000 * i, .tgid = 50, .tid = 51,
+					    .vcpu = 4, .isa = ISA_VMX, .reason = VMX_EPT_VIOL,
+					    .rip = 0xffff0000 + i, .info1 = 0x100 + i,
+					    .info2 = 0x200 + i,
+					    .intr_err = (__u64)(0x80000300 + i) << 32 | (7 + i) });
+		ev_entry(&f, 10000 * i + 100 * i + 50, 50, 51);
+	}
+	/* An exit that never completes emits nothing. */
+	ev_exit(&f, 200000, 50, 52, 4, ISA_VMX, VMX_HLT);
+	/* Two user exits: one with KVM_EXIT_MMIO, one interrupted by a signal. */
+	ev_uexit(&f, 300000, 50, 51, KVM_EXIT_MMIO_, 0);
+	ev_run(&f, 302000, 50, 51);
+	ev_uexit(&f, 310000, 50, 51, 0, -EINTR);
+	ev_run(&f, 310040, 50, 51);
+	/* A TSC offset write: vCPU from the event, offsets in info1/info2. */
+	send(&f, (struct test_ctx){ .op = TOP_TSC, .now = 400000, .tgid = 50, .tid = 51,
+				    .vcpu = 4, .info1 = 1234, .info2 = (__u64)-5678 });
+	n = ring_buffer__consume(f.rb);
+	unpin_cpu();
+	CHECK_EQ_U64(n, 13);
+	CHECK_EQ_U64(f.nr_evs, 13);
+	for (int i = 0; i < 10 && i < f.nr_evs; i++) {
+		e = &f.evs[i];
+		CHECK_EQ_U64(e->type, VMEXIT_EV_EXIT);
+		CHECK_EQ_U64(e->ts_ns, 10000 * i);
+		CHECK_EQ_U64(e->latency_ns, 100 * i + 50);
+		CHECK_EQ_U64(e->rip, 0xffff0000 + i);
+		CHECK_EQ_U64(e->info1, 0x100 + i);
+		CHECK_EQ_U64(e->info2, 0x200 + i);
+		CHECK_EQ_U64(e->intr_info, 0x80000300 + i);
+		CHECK_EQ_U64(e->error_code, 7 + i);
+		CHECK_EQ_U64(e->tgid, 50);
+		CHECK_EQ_U64(e->tid, 51);
+		CHECK_EQ_U64(e->vcpu, 4);
+		CHECK_EQ_U64(e->isa, ISA_VMX);
+		CHECK_EQ_U64(e->reason, VMX_EPT_VIOL);
+		CHECK_EQ_U64(e->cpu, cpu);
+	}
+	if (f.nr_evs == 13) {
+		e = &f.evs[10];
+		CHECK_EQ_U64(e->type, VMEXIT_EV_USER_EXIT);
+		CHECK_EQ_U64(e->ts_ns, 300000);
+		CHECK_EQ_U64(e->latency_ns, 2000);
+		CHECK_EQ_U64(e->isa, ISA_USER);
+		CHECK_EQ_U64(e->reason, KVM_EXIT_MMIO_);
+		CHECK_EQ_U64(e->info1, 0);
+		CHECK_EQ_U64(e->rip, 0);
+		CHECK_EQ_U64(e->vcpu, 4);
+		e = &f.evs[11];
+		CHECK_EQ_U64(e->type, VMEXIT_EV_USER_EXIT);
+		CHECK_EQ_U64(e->ts_ns, 310000);
+		CHECK_EQ_U64(e->latency_ns, 40);
+		CHECK_EQ_U64(e->reason, VMEXIT_UREASON_ERRNO | EINTR);
+		CHECK_EQ_U64(e->info1, (__u64)(__s64)-EINTR);
+		e = &f.evs[12];
+		CHECK_EQ_U64(e->type, VMEXIT_EV_TSC_OFFSET);
+		CHECK_EQ_U64(e->ts_ns, 400000);
+		CHECK_EQ_U64(e->latency_ns, 0);
+		CHECK_EQ_U64(e->vcpu, 4);
+		CHECK_EQ_U64(e->info1, 1234);
+		CHECK_EQ_U64(e->info2, (__u64)-5678);
+		CHECK_EQ_U64(e->tid, 51);
+		CHECK_EQ_U64(e->cpu, cpu);
+	}
+	CHECK(lost_all_zero_but(&f, -1));
+	fx_close(&f);
+}
+
+static void test_stream_filters(void)
+{
+	/* min latency 1000 ns, then 1 in 3: the records are the 1st, 4th, 7th exit of at least
+	 * 1000 ns: 1000, 4000 and 7000 (999 and 500 are below the minimum, not sampled). */
+	static const __u64 lats[] = { 500, 1000, 2000, 3000, 999, 4000, 5000, 6000, 7000 };
+	struct fx f;
+
+	if (fx_open(&f, &(struct fx_opts){ .stream = true, .min_lat = 1000,
+					   .sample_every = 3 })) {
+		check_failures++;
+		return;
+	}
+	for (__u32 i = 0; i < sizeof(lats) / sizeof(lats[0]); i++)
+		ev_pair(&f, 100000 * i, lats[i], 60, 61, 0, ISA_VMX, VMX_IO);
+	CHECK_EQ_U64(ring_buffer__consume(f.rb), 3);
+	CHECK_EQ_U64(f.evs[0].latency_ns, 1000);
+	CHECK_EQ_U64(f.evs[1].latency_ns, 4000);
+	CHECK_EQ_U64(f.evs[2].latency_ns, 7000);
+	CHECK_EQ_U64(f.evs[2].ts_ns, 800000);
+	/* The statistics see every exit, whatever the stream keeps. */
+	CHECK_EQ_U64(cell_of(&f, 60, 61, ISA_VMX, VMX_IO)->count, 9);
+	/* Sampling counts per thread: another thread's first eligible exit is emitted. */
+	ev_pair(&f, 2000000, 1500, 60, 62, 1, ISA_VMX, VMX_IO);
+	CHECK_EQ_U64(ring_buffer__consume(f.rb), 1);
+	CHECK_EQ_U64(f.evs[3].tid, 62);
+	CHECK(lost_all_zero_but(&f, -1));
+	fx_close(&f);
+}
+
+/*
+ * One page of ring buffer and nobody reading: a record takes round_up(72 + 8 byte header, 8)
+ * = 80 bytes and the kernel accepts one while the producer stays at most size - 1 = 4095 bytes
+ * ahead of the consumer, so floor(4095 / 80) = 51 records fit and the others are lost.
+ */
+static void test_ringbuf_full(void)
+{
+	const int n = 100, fit = 4095 / 80;
+	struct fx f;
+
+	if (fx_open(&f, &(struct fx_opts){ .stream = true, .ring_bytes = 4096 })) {
+		check_failures++;
+		return;
+	}
+	CHECK_EQ_U64(sizeof(struct vmexit_event), 72);
+	for (int i = 0; i < n; i++)
+		ev_pair(&f, 1000 * i, 10 + i, 70, 71, 0, ISA_VMX, VMX_IO);
+	CHECK_EQ_U64(lost(&f, LOST_RINGBUF_FULL), n - fit);
+	CHECK_EQ_U64(ring_buffer__consume(f.rb), fit);
+	CHECK_EQ_U64(f.nr_evs + lost(&f, LOST_RINGBUF_FULL), n);
+	/* The ones kept are the first ones, in order. */
+	for (int i = 0; i < fit && i < f.nr_evs; i++)
+		CHECK_EQ_U64(f.evs[i].latency_ns, 10 + i);
+	CHECK_EQ_U64(cell_of(&f, 70, 71, ISA_VMX, VMX_IO)->count, n);
+	/* Drained, it takes records again. */
+	ev_pair(&f, 500000, 5, 70, 71, 0, ISA_VMX, VMX_IO);
+	CHECK_EQ_U64(ring_buffer__consume(f.rb), 1);
+	CHECK_EQ_U64(lost(&f, LOST_RINGBUF_FULL), n - fit);
+	fx_close(&f);
+}
+
+struct other_thread {
+	struct fx *f;
+	__u32 tgid, tid;
+};
+
+static void *exit_elsewhere(void *arg)
+{
+	struct other_thread *o = arg;
+
+	ev_exit(o->f, 5000, o->tgid, o->tid, 0, ISA_VMX, VMX_HLT);
+	return NULL;
+}
+
+/* The task-storage path (the default on 5.11+): state follows the running task, not the tid. */
+static void test_task_storage(void)
+{
+	__u32 tgid = getpid(), tid = syscall(SYS_gettid);
+	struct other_thread o;
+	const struct cell *c;
+	pthread_t th;
+	struct fx f;
+
+	if (fx_open(&f, &(struct fx_opts){ .task_storage = true })) {
+		check_failures++;
+		return;
+	}
+	/* The test thread's first entry: no storage yet, counted unmatched. */
+	ev_entry(&f, 100, tgid, tid);
+	CHECK_EQ_U64(lost(&f, LOST_UNMATCHED_ENTRY), 1);
+	ev_pair(&f, 1000, 1000, tgid, tid, 0, ISA_VMX, VMX_IO);
+	ev_pair(&f, 3000, 500, tgid, tid, 0, ISA_VMX, VMX_IO);
+	c = cell_of(&f, tgid, tid, ISA_VMX, VMX_IO);
+	CHECK_EQ_U64(c->count, 2);
+	CHECK_EQ_U64(c->total_ns, 1500);
+	CHECK_EQ_U64(c->hist[B1000], 1);
+	CHECK_EQ_U64(c->hist[B500], 1);
+	/* The LRU hash is not used on this path. */
+	CHECK_EQ_U64(map_count(f.skel->maps.thread_hash), 0);
+	/* An exit begun by another thread is not completed by this thread's entry. */
+	o.f = &f;
+	o.tgid = tgid;
+	o.tid = tid + 1000000;
+	CHECK(!pthread_create(&th, NULL, exit_elsewhere, &o));
+	CHECK(!pthread_join(th, NULL));
+	ev_entry(&f, 6000, tgid, tid);
+	CHECK_EQ_U64(lost(&f, LOST_UNMATCHED_ENTRY), 2);
+	CHECK_EQ_U64(cell_of(&f, tgid, tid + 1000000, ISA_VMX, VMX_HLT)->started, 1);
+	CHECK_EQ_U64(cell_of(&f, tgid, tid + 1000000, ISA_VMX, VMX_HLT)->count, 0);
+	/* User exits on the same task storage. */
+	ev_uexit(&f, 10000, tgid, tid, KVM_EXIT_IO_, 0);
+	ev_run(&f, 13000, tgid, tid);
+	CHECK_EQ_U64(cell_of(&f, tgid, tid, ISA_USER, KVM_EXIT_IO_)->total_ns, 3000);
+	CHECK_EQ_U64(cell_of(&f, tgid, tid, ISA_USER, KVM_EXIT_IO_)->key.vcpu, 0);
+	fx_close(&f);
+}
+
+/* The tracker over the real mmapped array. */
+struct src_ctx {
+	struct fx *f;
+};
+
+static __u32 src_nr_cells(void *ctx)
+{
+	return nr_cells(((struct src_ctx *)ctx)->f);
+}
+
+static const struct row *row_find(const struct row_table *rt, __u32 tgid, __s32 vcpu, __u32 isa,
+				  __u32 reason)
+{
+	for (__u32 i = 0; i < rt->nr; i++) {
+		const struct row_key *k = &rt->rows[i].key;
+
+		if (k->tgid == tgid && k->vcpu == vcpu && k->isa == isa && k->reason == reason)
+			return &rt->rows[i];
+	}
+	fprintf(stderr, "no row %u/%d %u:%u\n", tgid, vcpu, isa, reason);
+	check_failures++;
+	return NULL;
+}
+
+#define CHECK_ROW(r, cnt, done, tot, mn, mx)				\
+	do {								\
+		const struct row *__r = (r);				\
+		if (__r) {						\
+			CHECK_EQ_U64(__r->count, cnt);			\
+			CHECK_EQ_U64(__r->completed, done);		\
+			CHECK_EQ_U64(__r->total_ns, tot);		\
+			CHECK_EQ_U64(__r->min_ns, mn);			\
+			CHECK_EQ_U64(__r->max_ns, mx);			\
+			CHECK_EQ_U64(row_hist_total(__r), done);	\
+		}							\
+	} while (0)
+
+static __u32 close_interval(struct fx *f)
+{
+	__u32 closed = f->skel->bss->epoch;
+
+	f->skel->bss->epoch = closed + 1;
+	return closed;
+}
+
+static void test_tracker(void)
+{
+	struct tracker tvm, tvcpu, tv1;
+	struct row_table rvm, rvcpu, rv1;
+	struct cell_source src;
+	struct src_ctx sc;
+	const struct row *r;
+	__u32 closed;
+	struct fx f;
+
+	if (fx_open(&f, &(struct fx_opts){ 0 })) {
+		check_failures++;
+		return;
+	}
+	sc.f = &f;
+	src.cells = f.cells;
+	src.nr_cells = src_nr_cells;
+	src.ctx = &sc;
+	tracker_init(&tvm, &src, BY_VM, -1, false);
+	tracker_init(&tvcpu, &src, BY_VCPU, -1, false);
+	tracker_init(&tv1, &src, BY_VCPU, 1, false);
+	row_table_init(&rvm);
+	row_table_init(&rvcpu);
+	row_table_init(&rv1);
+
+	/* Interval 1. VM 1000: vCPU 0 IO 1000 + 3000, vCPU 1 IO 500 + EPT 200.
+	 * VM 2000: vCPU 0 IO 700, and one IO exit still in flight. */
+	ev_pair(&f, 1000, 1000, 1000, 1001, 0, ISA_VMX, VMX_IO);
+	ev_pair(&f, 5000, 3000, 1000, 1001, 0, ISA_VMX, VMX_IO);
+	ev_pair(&f, 1000, 500, 1000, 1002, 1, ISA_VMX, VMX_IO);
+	ev_pair(&f, 2000, 200, 1000, 1002, 1, ISA_VMX, VMX_EPT_VIOL);
+	ev_pair(&f, 1000, 700, 2000, 2001, 0, ISA_VMX, VMX_IO);
+	ev_exit(&f, 9000, 2000, 2001, 0, ISA_VMX, VMX_IO);
+	closed = close_interval(&f);
+	CHECK_EQ_U64(closed, 0);
+	CHECK(!tracker_sample(&tvm, closed, &rvm));
+	CHECK(!tracker_sample(&tvcpu, closed, &rvcpu));
+	CHECK(!tracker_sample(&tv1, closed, &rv1));
+	CHECK_EQ_U64(tvm.seen, 4);
+	CHECK_EQ_U64(rvm.nr, 3);
+	r = row_find(&rvm, 1000, -1, ISA_VMX, VMX_IO);
+	CHECK_ROW(r, 3, 3, 4500, 500, 3000);
+	if (r) {
+		/* Sorted 500 (bucket 55), 1000 (63), 3000 (75). p50: rank ceil(1.5) = 2, bucket 63
+		 * [960, 1024), middle 992. p0: rank 1, bucket 55 [480, 512), middle 496, raised to
+		 * the min 500. p100: rank 3, bucket 75 [2816, 3072), middle 2944 (under the max). */
+		CHECK_EQ_U64(row_percentile(r, 50), 992);
+		CHECK_EQ_U64(row_percentile(r, 0), 500);
+		CHECK_EQ_U64(row_percentile(r, 100), 2944);
+		CHECK_EQ_U64(r->hist[B500] + r->hist[B1000] + r->hist[B3000], 3);
+	}
+	CHECK_ROW(row_find(&rvm, 1000, -1, ISA_VMX, VMX_EPT_VIOL), 1, 1, 200, 200, 200);
+	CHECK_ROW(row_find(&rvm, 2000, -1, ISA_VMX, VMX_IO), 2, 1, 700, 700, 700);
+	CHECK_EQ_U64(rvcpu.nr, 4);
+	CHECK_ROW(row_find(&rvcpu, 1000, 0, ISA_VMX, VMX_IO), 2, 2, 4000, 1000, 3000);
+	CHECK_ROW(row_find(&rvcpu, 1000, 1, ISA_VMX, VMX_IO), 1, 1, 500, 500, 500);
+	CHECK_ROW(row_find(&rvcpu, 1000, 1, ISA_VMX, VMX_EPT_VIOL), 1, 1, 200, 200, 200);
+	CHECK_ROW(row_find(&rvcpu, 2000, 0, ISA_VMX, VMX_IO), 2, 1, 700, 700, 700);
+	CHECK_EQ_U64(rv1.nr, 2);
+	CHECK_ROW(row_find(&rv1, 1000, 1, ISA_VMX, VMX_IO), 1, 1, 500, 500, 500);
+
+	/* Interval 2: VM 1000 vCPU 0 IO 2000 (min and max of the interval, not of the run);
+	 * VM 2000's exit in flight completes after 1234 ns: completed without a new start. */
+	ev_pair(&f, 20000, 2000, 1000, 1001, 0, ISA_VMX, VMX_IO);
+	ev_entry(&f, 9000 + 1234, 2000, 2001);
+	closed = close_interval(&f);
+	CHECK(!tracker_sample(&tvm, closed, &rvm));
+	CHECK(!tracker_sample(&tvcpu, closed, &rvcpu));
+	CHECK(!tracker_sample(&tv1, closed, &rv1));
+	CHECK_EQ_U64(rvm.nr, 2);
+	CHECK_ROW(row_find(&rvm, 1000, -1, ISA_VMX, VMX_IO), 1, 1, 2000, 2000, 2000);
+	CHECK_ROW(row_find(&rvm, 2000, -1, ISA_VMX, VMX_IO), 0, 1, 1234, 1234, 1234);
+	CHECK_EQ_U64(rvcpu.nr, 2);
+	CHECK_EQ_U64(rv1.nr, 0);
+	/* Since the start: */
+	CHECK_ROW(row_find(&tvm.cum, 1000, -1, ISA_VMX, VMX_IO), 4, 4, 6500, 500, 3000);
+	CHECK_ROW(row_find(&tvm.cum, 2000, -1, ISA_VMX, VMX_IO), 2, 2, 1934, 700, 1234);
+
+	/*
+	 * Interval 3, with an exit completing after the epoch turned but before the sample: the
+	 * cell's interval fields then belong to the new epoch, and the tracker falls back to the
+	 * buckets' bounds: min = low of bucket(5000) = 4096 + 1 * 512 = 4608 (5000 >> 9 = 9,
+	 * & 7 = 1), max = high of bucket(6000) - 1 = 6143 (6000 >> 9 = 11, & 7 = 3: [5632, 6144))
+	 * lowered to the lifetime max 6000.
+	 */
+	ev_pair(&f, 30000, 5000, 1000, 1001, 0, ISA_VMX, VMX_IO);
+	closed = close_interval(&f);
+	ev_pair(&f, 40000, 6000, 1000, 1001, 0, ISA_VMX, VMX_IO);
+	CHECK(!tracker_sample(&tvm, closed, &rvm));
+	CHECK_EQ_U64(rvm.nr, 1);
+	CHECK_ROW(row_find(&rvm, 1000, -1, ISA_VMX, VMX_IO), 2, 2, 11000, 4608, 6000);
+
+	tracker_free(&tvm);
+	tracker_free(&tvcpu);
+	tracker_free(&tv1);
+	row_table_free(&rvm);
+	row_table_free(&rvcpu);
+	row_table_free(&rv1);
+	fx_close(&f);
+}
+
+static int silent(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	/* Warnings and the verifier log when something fails; no debug chatter. */
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+int main(void)
+{
+	if (geteuid() != 0) {
+		printf("SKIP: test_bpf_handlers: needs root to load BPF programs (run as root)\n");
+		return 77;
+	}
+	libbpf_set_print(silent);
+	test_exit_entry();
+	test_epoch();
+	test_user_exits();
+	test_other_reasons();
+	test_pid_filter();
+	test_vcpu_filter();
+	test_reason_filter();
+	test_cells_full();
+	test_stream();
+	test_stream_filters();
+	test_ringbuf_full();
+	test_task_storage();
+	test_tracker();
+	CHECK_DONE("test_bpf_handlers");
+}

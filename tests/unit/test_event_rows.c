@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Rows from events (report's path to the stat output) and the userspace event filter.
+ * Expected rows are computed here from the events fed in, never read back from the module.
+ */
+#include <stdlib.h>
+
+#include "check.h"
+#include "event_rows.h"
+#include "hist.h"
+
+static struct vmexit_event ev(__u32 tgid, __u32 tid, __s32 vcpu, __u32 isa, __u32 reason,
+			      __u64 lat, __u16 type)
+{
+	struct vmexit_event e = {
+		.ts_ns = 1000, .latency_ns = lat, .tgid = tgid, .tid = tid, .vcpu = vcpu,
+		.isa = (__u16)isa, .reason = reason, .type = type,
+	};
+	return e;
+}
+
+static struct row *find(struct row_table *rt, __u32 tgid, __s32 vcpu, __u32 isa, __u32 reason)
+{
+	for (__u32 i = 0; i < rt->nr; i++) {
+		struct row *r = &rt->rows[i];
+
+		if (r->key.tgid == tgid && r->key.vcpu == vcpu && r->key.isa == isa &&
+		    r->key.reason == reason)
+			return r;
+	}
+	return NULL;
+}
+
+static void test_rows_by(void)
+{
+	static const __u64 lat[] = { 3, 15, 16, 1000, 1001, 250000, 1ull << 40 };
+	struct row_table vm, vcpu, reason;
+	struct vmexit_event e;
+	__u64 total = 0;
+	struct row *r;
+
+	row_table_init(&vm);
+	row_table_init(&vcpu);
+	row_table_init(&reason);
+	for (size_t i = 0; i < sizeof(lat) / sizeof(lat[0]); i++) {
+		/* Alternate two VMs and two vCPUs; all the same reason (VMX 48). */
+		e = ev(100 + (i & 1), 200 + (i & 1), (__s32)(i & 1), VMEXIT_ISA_VMX, 48, lat[i],
+		       VMEXIT_EV_EXIT);
+		CHECK(event_rows_add(&vm, BY_VM, &e) == 0);
+		CHECK(event_rows_add(&vcpu, BY_VCPU, &e) == 0);
+		CHECK(event_rows_add(&reason, BY_REASON, &e) == 0);
+		total += lat[i];
+	}
+	/* TSC offset writes are not exits. */
+	e = ev(100, 1, 0, VMEXIT_ISA_USER, 0, 0, VMEXIT_EV_TSC_OFFSET);
+	CHECK(event_rows_add(&vm, BY_VM, &e) == 0);
+
+	CHECK_EQ_U64(vm.nr, 2);
+	r = find(&vm, 100, -1, VMEXIT_ISA_VMX, 48);	/* lat[0], [2], [4], [6] */
+	CHECK(r != NULL);
+	if (r) {
+		CHECK_EQ_U64(r->count, 4);
+		CHECK_EQ_U64(r->completed, 4);
+		CHECK_EQ_U64(r->total_ns, 3 + 16 + 1001 + (1ull << 40));
+		CHECK_EQ_U64(r->min_ns, 3);
+		CHECK_EQ_U64(r->max_ns, 1ull << 40);
+		CHECK_EQ_U64(r->hist[3], 1);			/* exact buckets below 16 */
+		CHECK_EQ_U64(r->hist[HIST_EXACT], 1);		/* 16: first log bucket */
+		CHECK_EQ_U64(r->hist[NR_BUCKETS - 1], 1);	/* 2^40 >= 2^37: overflow */
+		CHECK_EQ_U64(row_hist_total(r), 4);
+	}
+	r = find(&vm, 101, -1, VMEXIT_ISA_VMX, 48);
+	CHECK(r && r->count == 3 && r->min_ns == 15 && r->max_ns == 250000);
+	CHECK_EQ_U64(vcpu.nr, 2);
+	CHECK(find(&vcpu, 100, 0, VMEXIT_ISA_VMX, 48) != NULL);
+	CHECK(find(&vcpu, 101, 1, VMEXIT_ISA_VMX, 48) != NULL);
+	CHECK_EQ_U64(reason.nr, 1);
+	r = find(&reason, 0, -1, VMEXIT_ISA_VMX, 48);
+	CHECK(r && r->count == 7 && r->total_ns == total);
+
+	/* Same code, other ISA: another row. */
+	e = ev(100, 200, 0, VMEXIT_ISA_USER, 48, 5, VMEXIT_EV_USER_EXIT);
+	CHECK(event_rows_add(&reason, BY_REASON, &e) == 0);
+	CHECK_EQ_U64(reason.nr, 2);
+	row_table_free(&vm);
+	row_table_free(&vcpu);
+	row_table_free(&reason);
+}
+
+static void test_many_rows(void)
+{
+	struct row_table rt;
+	struct vmexit_event e;
+	bool ok = true;
+
+	/* Enough distinct keys to make the row array and its index grow several times. */
+	row_table_init(&rt);
+	for (__u32 round = 0; round < 2; round++) {
+		for (__u32 i = 0; i < 3000; i++) {
+			e = ev(i % 7 + 1, i, (__s32)(i % 5), VMEXIT_ISA_SVM, i, i, VMEXIT_EV_EXIT);
+			ok &= event_rows_add(&rt, BY_VCPU, &e) == 0;
+		}
+	}
+	CHECK(ok);
+	CHECK_EQ_U64(rt.nr, 3000);
+	for (__u32 i = 0; i < 3000; i += 299) {
+		struct row *r = find(&rt, i % 7 + 1, (__s32)(i % 5), VMEXIT_ISA_SVM, i);
+
+		CHECK(r && r->count == 2 && r->total_ns == 2ull * i);
+	}
+	row_table_free(&rt);
+}
+
+static void test_filter(void)
+{
+	struct event_filter f = { .vcpu = -1 };
+	struct vmexit_event io = ev(10, 11, 2, VMEXIT_ISA_USER, 2, 500, VMEXIT_EV_USER_EXIT);
+	struct vmexit_event tsc = ev(10, 10, 2, VMEXIT_ISA_USER, 0, 0, VMEXIT_EV_TSC_OFFSET);
+
+	CHECK(event_filter_match(&f, &io));
+	f.pids[f.nr_pids++] = 9;
+	CHECK(!event_filter_match(&f, &io));
+	f.pids[f.nr_pids++] = 10;
+	CHECK(event_filter_match(&f, &io));
+	f.vcpu = 3;
+	CHECK(!event_filter_match(&f, &io));
+	CHECK(!event_filter_match(&f, &tsc));
+	f.vcpu = 2;
+	f.min_latency_ns = 501;
+	CHECK(!event_filter_match(&f, &io));
+	CHECK(event_filter_match(&f, &tsc));	/* not an exit: latency does not apply */
+	f.min_latency_ns = 500;
+	CHECK(event_filter_match(&f, &io));
+	f.reasons[f.nr_reasons++] = (struct reason_sel){ VMEXIT_ISA_SVM, 2 };
+	CHECK(!event_filter_match(&f, &io));	/* same code, other ISA */
+	CHECK(event_filter_match(&f, &tsc));
+	f.reasons[f.nr_reasons++] = (struct reason_sel){ VMEXIT_ISA_USER, 2 };
+	CHECK(event_filter_match(&f, &io));
+}
+
+static void test_vcpu_cache(void)
+{
+	struct vcpu_cache c = { .use_proc = false };
+	struct vmexit_event a = ev(10, 11, -1, VMEXIT_ISA_USER, 2, 1, VMEXIT_EV_USER_EXIT);
+	struct vmexit_event b = ev(10, 11, 4, VMEXIT_ISA_VMX, 30, 1, VMEXIT_EV_EXIT);
+	bool ok = true;
+
+	CHECK(vcpu_cache_resolve(&c, &a) == -1);	/* nothing known yet */
+	CHECK(vcpu_cache_resolve(&c, &b) == 4);		/* the kernel says */
+	a.vcpu = -1;
+	CHECK(vcpu_cache_resolve(&c, &a) == 4);		/* learnt from the thread's kvm_exit */
+	CHECK_EQ_U64(a.vcpu, 4);
+	for (__u32 tid = 1000; tid < 1500; tid++) {
+		struct vmexit_event e = ev(10, tid, (__s32)(tid % 9), VMEXIT_ISA_VMX, 1, 1,
+					   VMEXIT_EV_EXIT);
+
+		vcpu_cache_resolve(&c, &e);
+	}
+	for (__u32 tid = 1000; tid < 1500; tid++) {
+		struct vmexit_event e = ev(10, tid, -1, VMEXIT_ISA_USER, 2, 1,
+					   VMEXIT_EV_USER_EXIT);
+
+		ok &= vcpu_cache_resolve(&c, &e) == (__s32)(tid % 9);
+	}
+	CHECK(ok);
+	vcpu_cache_free(&c);
+}
+
+int main(void)
+{
+	test_rows_by();
+	test_many_rows();
+	test_filter();
+	test_vcpu_cache();
+	CHECK_DONE("event_rows");
+}
