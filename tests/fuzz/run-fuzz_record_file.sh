@@ -4,7 +4,7 @@
 # Usage: tests/fuzz/run-fuzz_record_file.sh OUTDIR   (OUTDIR/fuzz/fuzz_record_file is built)
 set -eu
 
-out=${1:?usage: $0 OUTDIR}
+out=$(cd "${1:?usage: $0 OUTDIR}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 bin="$out/fuzz/fuzz_record_file"
 [ -x "$bin" ] || { echo "$0: $bin not built (make $bin)" >&2; exit 1; }
