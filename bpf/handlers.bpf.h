@@ -214,6 +214,8 @@ static __noinline __u32 cell_alloc(__u32 tgid, __u32 tid, __s32 vcpu, __u32 isa,
 	c->key.vcpu = vcpu;
 	c->key.isa = isa;
 	c->key.reason = reason;
+	/* The thread name names the vCPU when the exits do not, even after the thread exits. */
+	bpf_get_current_comm(c->key.comm, sizeof(c->key.comm));
 	c->min_ns = ~0ULL;
 	c->iv_epoch = ~0U;
 	/* Publish the key: an atomic orders it after the stores above on weakly ordered CPUs. */

@@ -49,6 +49,7 @@ struct cell_key {
 	__u32 isa;
 	__u32 reason;
 	__u32 ready;		/* set last, when the key above is complete */
+	char comm[16];		/* the thread's name when the cell was made ("CPU 3/KVM") */
 };
 
 struct cell {

@@ -107,7 +107,9 @@ static int row_cmp(const void *a, const void *b)
 static void rows_sort(const struct stat_view *v, struct row_table *rt)
 {
 	sort_view = v;
-	qsort(rt->rows, rt->nr, sizeof(*rt->rows), row_cmp);
+	/* An empty table has no array yet, and qsort(NULL, 0) is undefined (UBSan says so). */
+	if (rt->nr)
+		qsort(rt->rows, rt->nr, sizeof(*rt->rows), row_cmp);
 	row_table_reindex(rt);
 }
 

@@ -574,8 +574,9 @@ static int header_lines(struct top_view *v, const struct top_data *d, const stru
 		    d->host ? d->host : "?", d->kernel ? d->kernel : "?",
 		    hms(d->elapsed_s, up, sizeof(up)), v->nr_vms, v->nr_vms == 1 ? "" : "s");
 	view_name(d, ui, view, sizeof(view));
-	err = err ? err : linef(v, width, 0, "View: %s | Sort: %s | Every %gs | Totals since %s %s",
-				view, top_sort_name(ui->sort), ui->delay,
+	err = err ? err : linef(v, width, 0, "View: %s", view);
+	err = err ? err : linef(v, width, 0, "Sort: %s | Every %gs | Totals since %s %s",
+				top_sort_name(ui->sort), ui->delay,
 				d->was_reset ? "reset" : "start",
 				hms(d->since_s, since, sizeof(since)));
 	if (!err && ((d->filters && *d->filters) || ui->have_re))

@@ -196,18 +196,23 @@ static int tracker_reserve(struct tracker *t, __u32 n)
 }
 
 /* The vCPU of a cell whose exits did not say: another cell of the same thread, else the
- * thread's name (QEMU's "CPU 3/KVM"). */
+ * thread's name (QEMU's "CPU 3/KVM") as the kernel saw it, else as /proc says now. */
 static __s32 resolve_vcpu(struct tracker *t, __u32 i)
 {
 	const struct cell *c = &t->src.cells[i];
+	char comm[sizeof(c->key.comm) + 1];
+	__s32 v;
 
 	for (__u32 j = 0; j < t->seen; j++) {
 		if (j != i && t->prev[j].key.tid == c->key.tid && t->vcpu[j] >= 0)
 			return t->vcpu[j];
 	}
-	if (t->resolve_names)
-		return vcpu_for_thread(c->key.tgid, c->key.tid);
-	return -1;
+	memcpy(comm, t->prev[i].key.comm, sizeof(c->key.comm));
+	comm[sizeof(c->key.comm)] = 0;
+	v = vcpu_from_thread_name(comm);
+	if (v >= 0 || !t->resolve_names)
+		return v;
+	return vcpu_for_thread(c->key.tgid, c->key.tid);
 }
 
 void tracker_discover(struct tracker *t)

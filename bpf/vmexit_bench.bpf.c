@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Benchmark-only programs: bpf_loop over the handlers of handlers.bpf.h, each iteration doing
+ * what one pair of tracepoint hits does (clock read, pid/tgid, handler), timed in the kernel so
+ * that the syscall around BPF_PROG_TEST_RUN does not count. bench/bench_handlers.c runs them.
+ */
+#include "handlers.bpf.h"
+#include "../bench/vmexit_bench.h"
+
+#define KVM_EXIT_IO	2
+#define EINTR		4
+
+/* Written by the run: elapsed ns of the loop, and a sink so that nothing is optimised away. */
+__u64 bench_ns;
+__u64 bench_sink;
+
+struct loop_ctx {
+	__u32 reason;
+	__u64 acc;
+};
+
+static long cb_empty(__u64 i, struct loop_ctx *c)
+{
+	return 0;
+}
+
+static long cb_clock(__u64 i, struct loop_ctx *c)
+{
+	c->acc += bpf_ktime_get_ns();
+	c->acc += bpf_ktime_get_ns();
+	return 0;
+}
+
+/* The bodies of the kvm_exit and kvm_entry programs of vmexit.bpf.c, back to back. */
+static long cb_exit_entry(__u64 i, struct loop_ctx *c)
+{
+	__u64 now = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
+	struct exit_info x = {
+		.isa = VMEXIT_ISA_VMX,
+		.reason = c->reason,
+		.vcpu = 0,
+		.rip = 0xfff0 + i,
+	};
+
+	if (stream_enabled) {
+		x.info1 = i;
+		x.info2 = i;
+	}
+	handle_kvm_exit(now, id >> 32, (__u32)id, &x);
+	now = bpf_ktime_get_ns();
+	id = bpf_get_current_pid_tgid();
+	handle_kvm_entry(now, id >> 32, (__u32)id);
+	return 0;
+}
+
+static __always_inline void user_run(__u32 reason, __s32 err)
+{
+	__u64 now = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
+
+	handle_user_exit(now, id >> 32, (__u32)id, reason, err);
+	now = bpf_ktime_get_ns();
+	id = bpf_get_current_pid_tgid();
+	handle_kvm_run(now, id >> 32, (__u32)id);
+}
+
+static long cb_user_run(__u64 i, struct loop_ctx *c)
+{
+	user_run(KVM_EXIT_IO, 0);
+	return 0;
+}
+
+static long cb_user_eintr_run(__u64 i, struct loop_ctx *c)
+{
+	user_run(0, -EINTR);
+	return 0;
+}
+
+/* Only the per-thread state lookups of a pair, to split the handlers' cost. */
+static long cb_state(__u64 i, struct loop_ctx *c)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct thread_state *ts = thread_get(id >> 32, (__u32)id, true);
+
+	if (ts)
+		c->acc += ts->flags;
+	id = bpf_get_current_pid_tgid();
+	ts = thread_get(id >> 32, (__u32)id, false);
+	if (ts)
+		c->acc += ts->flags;
+	return 0;
+}
+
+static __always_inline int run(__u64 variant, __u64 iters, __u32 reason)
+{
+	struct loop_ctx c = { .reason = reason };
+	__u64 t0 = bpf_ktime_get_ns();
+
+	switch (variant) {
+	case BV_EMPTY:
+		bpf_loop(iters, cb_empty, &c, 0);
+		break;
+	case BV_CLOCK:
+		bpf_loop(iters, cb_clock, &c, 0);
+		break;
+	case BV_EXIT_ENTRY:
+		bpf_loop(iters, cb_exit_entry, &c, 0);
+		break;
+	case BV_USER_RUN:
+		bpf_loop(iters, cb_user_run, &c, 0);
+		break;
+	case BV_USER_EINTR_RUN:
+		bpf_loop(iters, cb_user_eintr_run, &c, 0);
+		break;
+	case BV_STATE:
+		bpf_loop(iters, cb_state, &c, 0);
+		break;
+	default:
+		return -1;
+	}
+	bench_ns = bpf_ktime_get_ns() - t0;
+	bench_sink = c.acc;
+	return 0;
+}
+
+/* Thread state in the LRU hash (use_task_storage = false). */
+SEC("syscall")
+int bench_sys(struct bench_args *a)
+{
+	return run(a->variant, a->iters, a->reason);
+}
+
+/* Thread state in task storage: the current task is the benchmark thread. */
+SEC("raw_tp")
+int bench_task(struct bench_args *a)
+{
+	return run(a->variant, a->iters, a->reason);
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,343 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# vmexit stream / record / report on this host's real KVM, with the bundled guest.
+#
+# Usage: tests/host/test_stream_host.sh OUTDIR   (OUTDIR holds vmexit and vmexit-guest)
+# Exit 0 pass, 1 fail, 77 skip (no root, BPF or /dev/kvm; the reason is printed).
+#
+# Every expected number comes from how the workload and the kernel behave, never from vmexit's
+# output: `vmexit-guest --io N --vcpus V` makes N+1 KVM_EXIT_IO per vCPU, and an exit is
+# emitted when the vCPU calls KVM_RUN again, so the last exit of each vCPU (after which the
+# thread exits) never completes: V*N IO events. tsc_offset events (vCPU creation) are not
+# exits and are left out of every count.
+set -u
+OUT=${1:?usage: $0 OUTDIR}
+OUT=$(cd "$OUT" && pwd)
+VMEXIT=$OUT/vmexit
+GUEST=$OUT/vmexit-guest
+N=10
+V=2
+EXPECT=$((V * N))
+
+skip() { echo "SKIP: $*"; exit 77; }
+fails=0
+pass() { echo "ok: $*"; }
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+[ -x "$VMEXIT" ] && [ -x "$GUEST" ] || { echo "FAIL: $VMEXIT or $GUEST missing"; exit 1; }
+[ "$(id -u)" = 0 ] || skip "needs root to load BPF programs (run as root)"
+[ -r /sys/kernel/btf/vmlinux ] || skip "kernel has no BTF (/sys/kernel/btf/vmlinux): BPF CO-RE unavailable"
+[ -c /dev/kvm ] || skip "/dev/kvm does not exist: no KVM on this host"
+exec 9<>/dev/kvm 2>/dev/null || skip "/dev/kvm cannot be opened read-write"
+exec 9>&-
+command -v python3 >/dev/null || { echo "FAIL: python3 is needed to check JSON"; exit 1; }
+
+TMP=$(mktemp -d /tmp/vmexit-test-stream.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+chmod 755 "$TMP"
+# chk CMD...: runs CMD (with a timeout) and keeps a copy of its stderr, which the end of the
+# test scans for sanitizer reports (OUTDIR from `make SAN=1`): a report from a run whose exit
+# status or stderr is not looked at below still fails the test.
+chk() {
+	local e rc
+	e=$(mktemp "$TMP/stderr.XXXXXX")
+	timeout 120 "$@" 2>"$e"
+	rc=$?
+	cat "$e" >&2
+	cat "$e" >>"$TMP/all-stderr"
+	rm -f "$e"
+	return $rc
+}
+
+# Can BPF programs be loaded here at all? Only vmexit's own "this host lacks X" messages skip;
+# any other failure (a crash, a sanitizer report) is a failure.
+if ! probe=$(chk "$VMEXIT" stream --json -- true 2>&1 >/dev/null); then
+	case $probe in
+	*"needs root"*|*"has no BTF"*|*tracefs*|*"no kvm tracepoints"*|*"no kvm_exit"*|\
+	*"cannot load the BPF programs"*|*"cannot attach"*|*"cannot open the BPF object"*)
+		skip "BPF tracing unavailable on this host: $probe" ;;
+	*)
+		echo "FAIL: vmexit stream -- true: $probe"; exit 1 ;;
+	esac
+fi
+"$GUEST" --io 1 >/dev/null 2>&1 || skip "the bundled guest cannot run a VM here (/dev/kvm unusable)"
+
+# count_io FILE: user_exit IO events in `stream --json` output; checks every line is JSON with
+# the named fields, and sums {"lost":n} markers. Prints "EVENTS LOST".
+count_io() {
+	python3 - "$1" <<'EOF'
+import json, sys
+n = lost = 0
+for i, line in enumerate(open(sys.argv[1]), 1):
+    o = json.loads(line)
+    if 'lost' in o:
+        lost += o['lost']
+        continue
+    for k in ('type', 'ts_ns', 'latency_ns', 'pid', 'guest', 'tid', 'vcpu', 'isa'):
+        assert k in o, f'line {i}: no {k}: {line}'
+    if o['type'] == 'user_exit':
+        assert 'reason_name' in o, f'line {i}: no reason_name'
+        if o['reason_name'] == 'IO':
+            n += 1
+print(n, lost)
+EOF
+}
+
+# stream_json NAME ARGS...: runs stream --json over the workload into $TMP/NAME.json.
+stream_json() {
+	local name=$1; shift
+	chk "$VMEXIT" stream --json "$@" -- "$GUEST" --io $N --vcpus $V \
+		>"$TMP/$name.json" 2>"$TMP/$name.err"
+}
+
+# 1. Every completed exit, once.
+if stream_json all; then
+	read -r got lost < <(count_io "$TMP/all.json") || got=parse-error
+	if [ "$got" = "$EXPECT" ] && [ "$lost" = 0 ]; then
+		pass "stream --json: $got IO events (V*N = $V*$N)"
+	else
+		fail "stream --json: $got IO events, $lost lost; expected $EXPECT, 0"
+		cat "$TMP/all.err"
+	fi
+	grep -Eq '^vmexit: [0-9]+ events, 0 lost' "$TMP/all.err" ||
+		fail "stream: no summary line on stderr: $(cat "$TMP/all.err")"
+else
+	fail "stream --json exited $?: $(cat "$TMP/all.err")"
+fi
+
+# 2. --min-latency, in the kernel: every latency is >= 1 ns; none lasts 1000 s.
+stream_json minlat1 --min-latency 1ns
+read -r got _ < <(count_io "$TMP/minlat1.json")
+[ "$got" = "$EXPECT" ] && pass "--min-latency 1ns: $got" ||
+	fail "--min-latency 1ns: $got IO events, expected $EXPECT"
+stream_json minlatbig --min-latency 1000s
+read -r got _ < <(count_io "$TMP/minlatbig.json")
+[ "$got" = 0 ] && pass "--min-latency 1000s: 0" ||
+	fail "--min-latency 1000s: $got IO events, expected 0"
+# A threshold in the middle of the distribution: whatever passes must be at least that slow.
+stream_json minlat2us --min-latency 2us
+if python3 - "$TMP/minlat2us.json" $EXPECT <<'EOF'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+io = [e for e in ev if e.get('type') == 'user_exit']
+assert all(e['latency_ns'] >= 2000 for e in io), 'an event below 2us'
+assert len(io) <= int(sys.argv[2])
+EOF
+then pass "--min-latency 2us: every event >= 2000 ns"
+else fail "--min-latency 2us: filter not applied"; fi
+
+# 3. --sample K keeps exits 0, K, 2K, ... of each vCPU thread: ceil(N/K) per vCPU.
+for k in 3 4 $((N + 5)); do
+	stream_json sample$k --sample $k
+	read -r got _ < <(count_io "$TMP/sample$k.json")
+	want=$((V * ((N + k - 1) / k)))
+	[ "$got" = "$want" ] && pass "--sample $k: $got (V*ceil(N/$k))" ||
+		fail "--sample $k: $got IO events, expected $want"
+done
+
+# 4. -r selects in the kernel: a reason the guest never makes gives no exits.
+stream_json rhlt -r HLT
+read -r got _ < <(count_io "$TMP/rhlt.json")
+[ "$got" = 0 ] && pass "-r HLT: 0" || fail "-r HLT: $got IO events, expected 0"
+
+# 5. Losses are never silent: with a tiny ring buffer, emitted + lost = every completed exit.
+BIG=3000
+chk "$VMEXIT" stream --json --ringbuf-kb 4 -- "$GUEST" --io $BIG --vcpus $V \
+	>"$TMP/lossy.json" 2>"$TMP/lossy.err"
+read -r got lost < <(count_io "$TMP/lossy.json")
+if [ $((got + lost)) = $((V * BIG)) ]; then
+	pass "--ringbuf-kb 4: $got emitted + $lost lost = $((V * BIG))"
+else
+	fail "--ringbuf-kb 4: $got emitted + $lost lost != $((V * BIG))"
+fi
+if [ "$lost" != 0 ]; then
+	grep -q "ring buffer full $lost" "$TMP/lossy.err" &&
+		pass "summary reports $lost lost (ring buffer full)" ||
+		fail "summary does not report $lost lost: $(cat "$TMP/lossy.err")"
+fi
+# The same in the default line format: '# LOST' markers.
+chk "$VMEXIT" stream --ringbuf-kb 4 -- "$GUEST" --io $BIG --vcpus $V \
+	>"$TMP/lossy.txt" 2>/dev/null
+got=$(grep -c ' IO ' "$TMP/lossy.txt")
+lost=$(awk '/^# LOST [0-9]+ records \(ring buffer full\) at /{s += $3} END {print s + 0}' \
+	"$TMP/lossy.txt")
+[ $((got + lost)) = $((V * BIG)) ] && pass "default lines: $got + # LOST $lost" ||
+	fail "default lines: $got lines + $lost lost != $((V * BIG))"
+
+# 6. --perfetto: valid JSON, one complete ("X") slice per emitted exit.
+if chk "$VMEXIT" stream --perfetto "$TMP/trace.json" -- "$GUEST" --io $N --vcpus $V \
+	>/dev/null 2>"$TMP/perfetto.err"; then
+	if got=$(python3 - "$TMP/trace.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = d['traceEvents'] if isinstance(d, dict) else d
+print(sum(1 for e in ev if e.get('ph') == 'X' and e.get('name') == 'IO'))
+EOF
+	) && [ "$got" = "$EXPECT" ]; then
+		pass "--perfetto: $got X slices"
+	else
+		fail "--perfetto: '$got' IO slices, expected $EXPECT"
+	fi
+else
+	fail "stream --perfetto failed: $(cat "$TMP/perfetto.err")"
+fi
+
+# 7. --format: a bad rules file is a usage error with file:line:col.
+printf 'type:user_exit\t%%(no_such_field)d\n' >"$TMP/bad.formats"
+chk "$VMEXIT" stream --format "$TMP/bad.formats" -- true >/dev/null 2>"$TMP/fmt.err"
+rc=$?
+[ $rc = 2 ] && grep -q "bad.formats:1:" "$TMP/fmt.err" && pass "--format bad file: exit 2" ||
+	fail "--format bad file: exit $rc, $(cat "$TMP/fmt.err")"
+printf 'type:user_exit\tX %%(reason_name)s %%(vcpu)d\n' >"$TMP/good.formats"
+chk "$VMEXIT" stream --format "$TMP/good.formats" -- "$GUEST" --io $N --vcpus $V \
+	>"$TMP/fmt.out" 2>/dev/null
+got=$(grep -c '^X IO ' "$TMP/fmt.out")
+[ "$got" = "$EXPECT" ] && pass "--format: $got lines" ||
+	fail "--format: $got lines, expected $EXPECT"
+
+# 8. record, then report as an unprivileged user: the same per-reason completed counts as stat.
+REC=$TMP/run.vmexit
+if chk "$VMEXIT" record -o "$REC" -- "$GUEST" --io $N --vcpus $V \
+	>/dev/null 2>"$TMP/record.err"; then
+	grep -Eq "^vmexit: [0-9]+ events, 0 lost" "$TMP/record.err" ||
+		fail "record summary: $(cat "$TMP/record.err")"
+else
+	fail "record failed: $(cat "$TMP/record.err")"
+fi
+chk "$VMEXIT" stat --json -- "$GUEST" --io $N --vcpus $V >"$TMP/stat.json" 2>/dev/null
+NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+"${NOBODY[@]}" true 2>/dev/null || NOBODY=()
+chk "${NOBODY[@]}" "$VMEXIT" report -i "$REC" --json >"$TMP/report.json" 2>"$TMP/report.err" ||
+	fail "report (${NOBODY[*]:-as root}) failed: $(cat "$TMP/report.err")"
+# Per reason name, completed exits, summed over VMs and vCPUs.
+by_reason='import json, sys
+c = {}
+for l in open(sys.argv[1]):
+    o = json.loads(l)
+    if not o.get("final"):
+        continue
+    for r in o["rows"]:
+        c[r["reason_name"]] = c.get(r["reason_name"], 0) + r["completed"]
+print(json.dumps(c, sort_keys=True))'
+s=$(python3 -c "$by_reason" "$TMP/stat.json")
+r=$(python3 -c "$by_reason" "$TMP/report.json")
+if [ "$s" = "$r" ] && [ "$r" = "{\"IO\": $EXPECT}" ]; then
+	pass "report --json = stat --json: $r${NOBODY:+ (report as uid 65534)}"
+else
+	fail "report --json $r, stat --json $s, expected {\"IO\": $EXPECT}"
+fi
+# The other outputs run too, and agree on the count.
+chk "$VMEXIT" report -i "$REC" --csv | grep -q ",KVM_EXIT_IO,2,$EXPECT," && pass "report --csv" ||
+	fail "report --csv: $(chk "$VMEXIT" report -i "$REC" --csv 2>&1)"
+got=$(chk "$VMEXIT" report -i "$REC" --events | grep -c ' IO ')
+[ "$got" = "$EXPECT" ] && pass "report --events: $got lines" ||
+	fail "report --events: $got lines, expected $EXPECT"
+chk "$VMEXIT" report -i "$REC" --events --json >"$TMP/rep-ev.json"
+read -r got _ < <(count_io "$TMP/rep-ev.json")
+[ "$got" = "$EXPECT" ] && pass "report --events --json: $got" ||
+	fail "report --events --json: $got, expected $EXPECT"
+chk "$VMEXIT" report -i "$REC" --perfetto "$TMP/rep-trace.json" &&
+	python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$TMP/rep-trace.json" &&
+	pass "report --perfetto parses" || fail "report --perfetto"
+got=$(chk "$VMEXIT" report -i "$REC" -r HLT --json | python3 -c "$by_reason" /dev/stdin)
+[ "$got" = "{}" ] && pass "report -r HLT: no rows" || fail "report -r HLT: $got"
+chk "$VMEXIT" report -i "$REC" -g no-such-guest >/dev/null 2>"$TMP/g.err"
+rc=$?
+[ $rc = 1 ] && grep -q "no guest named 'no-such-guest'" "$TMP/g.err" &&
+	pass "report -g unknown: exit 1 with the file's guests" ||
+	fail "report -g unknown: exit $rc, $(cat "$TMP/g.err")"
+
+# 9. record never overwrites without --force.
+sum=$(md5sum <"$REC")
+chk "$VMEXIT" record -o "$REC" -- true >/dev/null 2>"$TMP/ow.err"
+rc=$?
+if [ $rc != 0 ] && grep -q "exists" "$TMP/ow.err" && [ "$(md5sum <"$REC")" = "$sum" ]; then
+	pass "record refuses to overwrite (exit $rc)"
+else
+	fail "record overwrote or did not say so: exit $rc, $(cat "$TMP/ow.err")"
+fi
+chk "$VMEXIT" record --force -o "$REC" -- "$GUEST" --io 1 >/dev/null 2>&1 &&
+	[ "$(md5sum <"$REC")" != "$sum" ] && pass "record --force overwrites" ||
+	fail "record --force did not overwrite"
+
+# 10. A file cut in the middle of a record: every whole record before the cut is reported, then
+# "offset N" (N = where the cut record starts, from the documented layout) and exit 1.
+BIGREC=$TMP/big.vmexit
+chk "$VMEXIT" record -o "$BIGREC" -- "$GUEST" --io 300 --vcpus $V >/dev/null 2>&1 ||
+	fail "record of the big run failed"
+# Prints "CUT_AT RECORD_OFFSET IO_EVENTS_BEFORE" for a cut half-way through the records.
+read -r cut at want < <(python3 - "$BIGREC" <<'EOF'
+import struct, sys
+b = open(sys.argv[1], 'rb').read()
+hlen = struct.unpack_from('<I', b, 12)[0]
+recs, off = [], hlen
+while off + 8 <= len(b):
+    typ, ln = struct.unpack_from('<HH', b, off + 4)
+    recs.append((off, typ, b[off + 8:off + 8 + ln]))
+    off += 8 + ((ln + 7) & ~7)
+off, typ, _ = recs[len(recs) // 2]
+while typ != 1:				# cut inside an event record
+    off, typ, _ = recs[[r[0] for r in recs].index(off) + 1]
+io = 0
+for o, t, p in recs:
+    if o >= off:
+        break
+    # event payload: ... u32 reason at 60, u16 isa at 68, u16 type at 70
+    if t == 1 and struct.unpack_from('<H', p, 70)[0] == 2 and struct.unpack_from('<I', p, 60)[0] == 2:
+        io += 1
+print(off + 37, off, io)
+EOF
+)
+head -c "$cut" "$BIGREC" >"$TMP/cut.vmexit"
+chk "$VMEXIT" report -i "$TMP/cut.vmexit" --json >"$TMP/cut.json" 2>"$TMP/cut.err"
+rc=$?
+got=$(python3 -c "$by_reason" "$TMP/cut.json")
+if [ $rc = 1 ] && [ "$got" = "{\"IO\": $want}" ] && grep -q "offset $at:" "$TMP/cut.err"; then
+	pass "truncated file: $want IO exits before offset $at, then the error, exit 1"
+else
+	fail "truncated file (cut at $cut, record at $at, $want IO before): exit $rc, got $got," \
+		"stderr: $(cat "$TMP/cut.err")"
+fi
+chk "$VMEXIT" report -i "$TMP/cut.vmexit" --events --json >"$TMP/cut-ev.json" 2>/dev/null
+read -r got _ < <(count_io "$TMP/cut-ev.json")
+[ "$got" = "$want" ] && pass "truncated file, --events --json: $got" ||
+	fail "truncated file, --events --json: $got, expected $want"
+
+# 11. Ctrl-C: record stops cleanly, the file is complete (clean end record) and holds what
+# record said it wrote.
+"$GUEST" --io 5 --vcpus 1 --seconds 30 >/dev/null 2>&1 &
+gpid=$!
+sleep 0.3
+"$VMEXIT" record -o "$TMP/int.vmexit" -p $gpid --sample 10 >/dev/null 2>"$TMP/int.err" &
+rpid=$!
+sleep 2
+kill -INT $rpid
+wait $rpid
+rc=$?
+kill $gpid 2>/dev/null
+wait $gpid 2>/dev/null
+said=$(sed -n 's/^vmexit: \([0-9]*\) events, .*/\1/p' "$TMP/int.err")
+chk "$VMEXIT" report -i "$TMP/int.vmexit" --events --json >"$TMP/int.json" 2>"$TMP/int-rep.err"
+rrc=$?
+inrep=$(grep -c "\"type\"" "$TMP/int.json")
+if [ $rc = 0 ] && [ $rrc = 0 ] && [ -n "$said" ] && [ "$said" -gt 0 ] && [ "$said" = "$inrep" ]
+then
+	pass "record after Ctrl-C: $said events, file complete"
+else
+	fail "record after Ctrl-C: exit $rc, said '$said', report exit $rrc with $inrep:" \
+		"$(cat "$TMP/int.err" "$TMP/int-rep.err")"
+fi
+
+cat "$TMP/int.err" >>"$TMP/all-stderr"
+if grep -Eq "runtime error|ERROR: (Address|Leak)Sanitizer" "$TMP/all-stderr"; then
+	fail "sanitizer reports:"
+	grep -E -A12 "runtime error|ERROR: (Address|Leak)Sanitizer" "$TMP/all-stderr"
+fi
+
+echo
+if [ $fails -ne 0 ]; then
+	echo "FAIL: $fails check(s) failed"
+	exit 1
+fi
+echo "PASS: stream/record/report on this host"
+exit 0

@@ -1,0 +1,190 @@
+#!/bin/bash
+# Real kernel, this host: `vmexit top` driven through tmux while the bundled guest makes
+# KVM_EXIT_IO exits without pause. Keys go in with send-keys and the screen comes back with
+# capture-pane; the test checks the VM row, the drill-down into reasons and vCPUs, sort, the row
+# filter (a bad regex too), reset, help, a resize, and quit; then --once, --log, and the log
+# format a pipe gets by default.
+set -u
+OUT=${1:-.output}
+. "$(dirname "$0")/lib.sh"
+need_kvm_bpf
+command -v tmux >/dev/null ||
+	skip "tmux not installed: apt-get install tmux (tools/install-deps.sh should list it)"
+[ -x "$OUT/vmexit" ] && [ -x "$OUT/vmexit-guest" ] || fail "no $OUT/vmexit or $OUT/vmexit-guest"
+
+NAME=toptest-$$
+tmp=$(mktemp -d)
+sock=$tmp/tmux.sock		# a private tmux server: nothing else's sessions are touched
+gpid=
+cleanup() {
+	tmux -S "$sock" kill-server 2>/dev/null
+	[ -n "$gpid" ] && kill "$gpid" 2>/dev/null && wait "$gpid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+"$OUT/vmexit-guest" --name "$NAME" --vcpus 2 --io 200 --seconds 120 >/dev/null 2>"$tmp/guest.err" &
+gpid=$!
+for _ in $(seq 50); do
+	tr '\0' ' ' <"/proc/$gpid/cmdline" 2>/dev/null | grep -q "guest=$NAME" && break
+	sleep 0.1
+done
+kill -0 "$gpid" 2>/dev/null || { cat "$tmp/guest.err"; fail "vmexit-guest did not start"; }
+
+# Everything below filters on the guest (-g): other VMs on this host do not disturb it.
+TOP=("$OUT/vmexit" top -g "$NAME")
+
+screen() { tmux -S "$sock" capture-pane -p -t top >"$tmp/screen"; }
+keys() { tmux -S "$sock" send-keys -t top "$@"; }
+# wait_for ERE WHAT: until the screen shows it (10 s), else fail with the screen.
+wait_for() {
+	for _ in $(seq 100); do
+		screen
+		grep -Eq -- "$1" "$tmp/screen" && return 0
+		sleep 0.1
+	done
+	echo "--- screen:"
+	cat "$tmp/screen"
+	echo "--- vmexit stderr:"
+	cat "$tmp/top.err" 2>/dev/null
+	fail "$2 (waited for /$1/)"
+}
+# The fields of the first screen line matching ERE.
+row() { grep -Em1 -- "$1" "$tmp/screen"; }
+
+echo "# live view at 80x24"
+tmux -S "$sock" new-session -d -s top -x 80 -y 24 \
+	"${TOP[*]} -d 0.5 2>$tmp/top.err; echo \$? >$tmp/rc; sleep 60"
+wait_for "^>$NAME +\* +$gpid +[0-9]+ +[1-9][0-9]* " "VM row with exits/s"
+grep -q "^vmexit top - .* - 1 VM$" "$tmp/screen" || fail "title line"
+grep -q "^View: all VMs$" "$tmp/screen" || fail "view line"
+grep -q "^Filters: -g $NAME$" "$tmp/screen" || fail "filters line"
+grep -Eq "^ VM +PID +Total +Current +Time% +Avg +P99 +Max$" "$tmp/screen" || fail "columns"
+grep -q "^q quit x drill" "$tmp/screen" || fail "status line"
+awk 'length > 80 { bad = 1 } END { exit bad }' "$tmp/screen" || fail "a line wider than 80"
+read -r _ _ _ total _ <<<"$(row "^>$NAME ")"
+[ "$total" -gt 0 ] || fail "VM total $total"
+echo "ok: VM row: $(row "^>$NAME ")"
+
+keys x
+wait_for "^View: exits of $NAME \(pid $gpid\)$" "x drills into the VM"
+wait_for "^ kvm_userspace_exit\(IO\) +[1-9][0-9]* +[1-9][0-9]* " "kvm_userspace_exit(IO) row"
+grep -Eq "^>kvm_userspace_exit +[0-9]+ " "$tmp/screen" || fail "kvm_userspace_exit parent row"
+# Software KVM: no kvm_exit, so no kernel section at all.
+grep -q "^.kvm_exit" "$tmp/screen" && fail "kvm_exit rows without kvm_exit events"
+echo "ok: drill-down: $(row '^ kvm_userspace_exit\(IO\)')"
+
+keys s
+wait_for "^Sort: time \|" "s: sort by time"
+keys s
+wait_for "^Sort: max \|" "s again: sort by max"
+echo "ok: sort cycles"
+
+keys f m m i o Enter
+wait_for "\(no row matches the filter\)" "filter /mmio/ hides the IO rows"
+grep -q "^Filters: -g $NAME | rows /mmio/$" "$tmp/screen" || fail "filter shown in the header"
+keys f BSpace BSpace BSpace BSpace i o Enter
+wait_for "^ kvm_userspace_exit\(IO\) +[0-9]+" "filter /io/ shows the IO row"
+keys f BSpace BSpace '(' Enter
+wait_for "^bad regex '\(': " "a bad regex is reported in the status line"
+grep -q "rows /io/" "$tmp/screen" || fail "the old filter stays after a bad regex"
+keys f BSpace BSpace Enter
+wait_for "^filter cleared" "empty filter clears it"
+echo "ok: filter, bad regex"
+
+keys v
+wait_for "^View: vCPUs of $NAME \(pid $gpid\)$" "v: per-vCPU view"
+wait_for "^ vCPU 1 +\* +[1-9]" "both vCPUs listed"
+grep -Eq "^.vCPU 0 +\* +[1-9]" "$tmp/screen" || fail "vCPU 0 row"
+keys Down Enter
+wait_for "^View: exits of $NAME \(pid $gpid\) vCPU [01]$" "Enter on a vCPU: its reasons"
+keys Left
+wait_for "^View: vCPUs of $NAME" "Left: back to the vCPUs"
+keys Left
+wait_for "^View: all VMs$" "Left: back to all VMs"
+echo "ok: vCPUs and back"
+
+keys p
+wait_for "^Guest pid \(empty: all VMs\): _" "p prompts for a pid"
+keys "$gpid" Enter
+wait_for "^View: exits of $NAME \(pid $gpid\)$" "p PID shows that guest"
+keys g
+keys "$NAME" Enter
+wait_for "^View: exits of $NAME \(pid $gpid\)$" "g NAME shows that guest"
+keys g Enter
+wait_for "^View: all VMs$" "g with nothing: all VMs"
+echo "ok: g / p"
+
+sleep 1
+screen
+read -r _ _ _ before _ <<<"$(row "^>$NAME ")"
+keys r
+wait_for "Totals since reset" "r resets the totals"
+screen
+read -r _ _ _ after _ <<<"$(row "^>$NAME ")"
+[ "$after" -lt "$before" ] || fail "total after reset ($after) not below before ($before)"
+echo "ok: reset: total $before -> $after"
+
+keys h
+wait_for "^Keys:" "h shows the help"
+keys Space
+wait_for "^ VM +PID" "any key leaves the help"
+
+keys +
+wait_for "Every 1s" "+ lengthens the refresh interval"
+keys -
+wait_for "Every 0.5s" "- shortens it"
+
+tmux -S "$sock" resize-window -t top -x 120 -y 30
+wait_for "^>$NAME +\* +$gpid " "redrawn after a resize"
+# The label column grows with the terminal: the header is wider than at 80 columns.
+hdr=$(grep -E "^ VM +PID" "$tmp/screen")
+[ ${#hdr} -gt 80 ] || fail "column header did not widen after resize (${#hdr} columns)"
+[ "$(grep -c . "$tmp/screen")" -ge 5 ] || fail "screen after resize"
+tmux -S "$sock" resize-window -t top -x 80 -y 24
+wait_for "^>$NAME " "redrawn after shrinking back"
+echo "ok: resize (${#hdr} columns)"
+
+keys q
+for _ in $(seq 50); do [ -s "$tmp/rc" ] && break; sleep 0.1; done
+[ "$(cat "$tmp/rc" 2>/dev/null)" = 0 ] || { cat "$tmp/top.err"; fail "q: exit status $(cat "$tmp/rc" 2>/dev/null)"; }
+[ -s "$tmp/top.err" ] && { cat "$tmp/top.err"; fail "vmexit top wrote to stderr"; }
+echo "ok: q quits with status 0"
+
+echo "# --once"
+"${TOP[@]}" --once -d 0.5 >"$tmp/once" 2>"$tmp/err" || { cat "$tmp/err"; fail "--once failed"; }
+cat "$tmp/once"
+grep -Eq "^ $NAME +\* +$gpid +[1-9][0-9]* +[1-9][0-9]* " "$tmp/once" || fail "--once VM row"
+grep -q "^q quit" "$tmp/once" && fail "--once printed the status line"
+grep -q "^>" "$tmp/once" && fail "--once printed a cursor"
+"${TOP[@]}" --once -x -d 0.5 >"$tmp/once" 2>"$tmp/err" || { cat "$tmp/err"; fail "--once -x"; }
+cat "$tmp/once"
+# Only IO exits: the parent's totals are its one child's.
+p=$(awk '$1 == "kvm_userspace_exit" { print $2 " " $3 }' "$tmp/once")
+c=$(awk '$1 == "kvm_userspace_exit(IO)" { print $2 " " $3 }' "$tmp/once")
+[ -n "$c" ] && [ "$p" = "$c" ] || fail "--once -x: parent '$p' != child '$c'"
+echo "ok: --once"
+
+echo "# --log"
+"${TOP[@]}" --log -n 3 -d 0.5 >"$tmp/log" 2>"$tmp/err" || { cat "$tmp/err"; fail "--log failed"; }
+cat "$tmp/log"
+[ "$(wc -l <"$tmp/log")" = 4 ] || fail "--log -n 3: want a header and 3 lines"
+head -1 "$tmp/log" | grep -Eq "^ +time +exits/s +vmm/s +lost +KVM_EXIT_IO$" || fail "--log header"
+# time, kvm_exit/s (0: software KVM), VMM exits/s, lost, KVM_EXIT_IO/s == VMM exits/s.
+awk 'NR > 1 && !($2 == 0 && $3 > 0 && $4 == 0 && $5 == $3) { bad = 1 } END { exit bad }' \
+	"$tmp/log" || fail "--log lines"
+echo "ok: --log"
+
+echo "# stdout not a terminal: --log"
+"${TOP[@]}" -n 2 -d 0.5 </dev/null >"$tmp/pipe" 2>"$tmp/err" || { cat "$tmp/err"; fail "piped"; }
+cat "$tmp/pipe"
+head -1 "$tmp/pipe" | grep -Eq "^ +time +exits/s" || fail "piped output is not the log format"
+[ "$(wc -l <"$tmp/pipe")" = 3 ] || fail "piped -n 2: want a header and 2 lines"
+echo "ok: log format when piped"
+
+echo "# errors"
+"$OUT/vmexit" top -f '(' >/dev/null 2>"$tmp/err" && fail "-f '(' accepted"
+grep -q "bad regex" "$tmp/err" || { cat "$tmp/err"; fail "-f '(' message"; }
+"$OUT/vmexit" top --once --log >/dev/null 2>&1 && fail "--once --log accepted"
+echo "ok: errors"
+echo "PASS: test_top_host"

@@ -1,0 +1,561 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The `vmexit top` screen model, without a terminal: hand-built rows go in, and the lines, their
+ * order, the filter, the drill-down levels, the keys and the --log lines come out as worked out
+ * by hand below.
+ *
+ * The rows (keys tgid x vCPU x isa x reason, as a BY_VCPU tracker makes them), interval 2 s:
+ *   web01 (pid 100) vCPU 0 VMX IO_INSTRUCTION   total 1000, now 200 exits of 10 us
+ *   web01 (pid 100) vCPU 1 VMX EPT_VIOLATION    total  500, now 100 exits of  2 us
+ *   web01 (pid 100) vCPU 0 KVM_EXIT_IO          total  900, now 180 exits of  5 us
+ *   db02  (pid 200) vCPU 0 KVM_EXIT_IO          total  300, now  60 exits of 100 us
+ * web01 counts its guest exits (1500, now 300 = 150/s, 2.2 ms in exit = 0.1 % of 2 s, average
+ * 7.3 us); its exits to the VMM are part of those and are not added. db02 has no kvm_exit at
+ * all (software KVM), so its VMM exits count, marked '*'.
+ */
+#include <stdlib.h>
+#include "check.h"
+#include "hist.h"
+#include "reasons.h"
+#include "top_view.h"
+
+#define VMX	VMEXIT_ISA_VMX
+#define USER	VMEXIT_ISA_USER
+
+static void put(struct row_table *rt, __u32 tgid, __s32 vcpu, __u32 isa, __u32 reason,
+		__u64 count, __u64 lat_ns)
+{
+	struct row *r = row_table_get(rt, &(struct row_key){ tgid, vcpu, isa, reason });
+
+	r->count += count;
+	r->completed += count;
+	r->total_ns += count * lat_ns;
+	if (lat_ns < r->min_ns)
+		r->min_ns = lat_ns;
+	if (lat_ns > r->max_ns)
+		r->max_ns = lat_ns;
+	r->hist[hist_bucket(lat_ns)] += count;
+}
+
+struct fixture {
+	struct row_table cur, tot;
+	struct vm_names names;
+	struct top_data d;
+	struct top_ui ui;
+	struct top_view v;
+};
+
+static void setup(struct fixture *f)
+{
+	memset(f, 0, sizeof(*f));
+	row_table_init(&f->cur);
+	row_table_init(&f->tot);
+	vm_names_set(&f->names, 100, "web01");
+	vm_names_set(&f->names, 200, "db02");
+	put(&f->tot, 100, 0, VMX, 30, 1000, 10000);
+	put(&f->tot, 100, 1, VMX, 48, 500, 2000);
+	put(&f->tot, 100, 0, USER, 2, 900, 5000);
+	put(&f->tot, 200, 0, USER, 2, 300, 100000);
+	put(&f->cur, 100, 0, VMX, 30, 200, 10000);
+	put(&f->cur, 100, 1, VMX, 48, 100, 2000);
+	put(&f->cur, 100, 0, USER, 2, 180, 5000);
+	put(&f->cur, 200, 0, USER, 2, 60, 100000);
+	f->d = (struct top_data){ .cur = &f->cur, .tot = &f->tot, .interval_s = 2,
+				  .since_s = 65, .elapsed_s = 3725, .names = &f->names,
+				  .host = "hv1", .kernel = "6.1.0", .filters = "" };
+	top_ui_init(&f->ui);
+	f->ui.interactive = true;
+	f->ui.width = 80;	/* lines use 79: curses wraps a line that fills the last column */
+	f->ui.height = 24;
+}
+
+static void teardown(struct fixture *f)
+{
+	top_view_free(&f->v);
+	top_ui_free(&f->ui);
+	row_table_free(&f->cur);
+	row_table_free(&f->tot);
+	vm_names_free(&f->names);
+}
+
+static void build(struct fixture *f)
+{
+	CHECK(top_view_build(&f->v, &f->d, &f->ui) == 0);
+}
+
+static void key(struct fixture *f, int k)
+{
+	top_ui_key(&f->ui, k, &f->v, &f->d);
+	build(f);
+}
+
+static void type(struct fixture *f, const char *s)
+{
+	for (; *s; s++)
+		key(f, *s);
+	key(f, TK_ENTER);
+}
+
+/* Index of the first line starting with prefix, or -1. */
+static int find(const struct top_view *v, const char *prefix)
+{
+	for (int i = 0; i < v->nr_lines; i++) {
+		if (!strncmp(v->lines[i].text, prefix, strlen(prefix)))
+			return i;
+	}
+	return -1;
+}
+
+/* The n-th row under the column header (which starts with " VM", " vCPU" or " Event"). */
+static const char *row_text(const struct top_view *v, int n)
+{
+	for (int i = 0; i < v->nr_lines; i++) {
+		if (v->lines[i].attr & TOP_A_REVERSE && v->lines[i].text[0] == ' ' &&
+		    i + 1 + n < v->nr_lines)
+			return v->lines[i + 1 + n].text;
+	}
+	return "(no column header)";
+}
+
+static const char *labels(const struct top_view *v, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = 0;
+	for (int i = 0; i < v->nr_items && off < len; i++)
+		off += snprintf(buf + off, len - off, "%s%s", i ? "|" : "", v->items[i].label);
+	return buf;
+}
+
+static void test_vm_level(void)
+{
+	struct fixture f;
+	int hdr;
+
+	setup(&f);
+	build(&f);
+	CHECK_STR(f.v.lines[0].text, "vmexit top - hv1 - Linux 6.1.0 - traced 1:02:05 - 2 VMs");
+	CHECK_STR(f.v.lines[1].text, "View: all VMs");
+	CHECK_STR(f.v.lines[2].text, "Sort: rate | Every 1s | Totals since start 1:05");
+	hdr = find(&f.v, " VM");
+	CHECK(hdr == 3);	/* no filter, nothing lost: no line for them */
+	CHECK_STR(f.v.lines[3].text,
+		  " VM                      PID      Total  Current  Time%     Avg     P99     Max");
+	CHECK(f.v.lines[3].attr & TOP_A_REVERSE);
+	/*
+	 * Label 18 wide (79 - 61 columns of the rest), then the '*' column, PID, Total, Current,
+	 * Time%, Avg, P99, Max. p99 of web01: rank 297 of 300 falls among the 10 us exits, whose
+	 * bucket [9216, 10240) has its middle at 9728 ns.
+	 */
+	CHECK_STR(row_text(&f.v, 0),
+		  ">web01                   100       1500      150   0.1%   7.3us   9.7us  10.0us");
+	CHECK(f.v.lines[hdr + 1].attr & TOP_A_REVERSE);
+	CHECK_STR(row_text(&f.v, 1),
+		  " db02              *     200        300       30   0.3% 100.0us 100.0us 100.0us");
+	CHECK(!(f.v.lines[hdr + 2].attr & TOP_A_REVERSE));
+	/* The status line is the screen's last line. */
+	CHECK_EQ_U64(f.v.nr_lines, 24);
+	CHECK_STR(f.v.lines[23].text, "q quit x drill v vCPUs s sort f filter g/p guest r reset "
+		  "h help");
+	for (int i = 0; i < f.v.nr_lines; i++)
+		CHECK(strlen(f.v.lines[i].text) <= 79);
+	teardown(&f);
+}
+
+static void test_sort_keeps_cursor(void)
+{
+	struct fixture f;
+	char b[256];
+
+	setup(&f);
+	build(&f);
+	CHECK_STR(labels(&f.v, b, sizeof(b)), "web01|db02");	/* rate: 150/s over 30/s */
+	key(&f, 's');
+	CHECK(f.ui.sort == TS_TIME);
+	CHECK_STR(f.ui.msg, "sort by time");
+	CHECK_STR(labels(&f.v, b, sizeof(b)), "db02|web01");	/* 6 ms over 2.2 ms */
+	/* The cursor stayed on web01, now the second row. */
+	CHECK_EQ_U64(f.ui.sel_idx, 1);
+	CHECK(row_text(&f.v, 1)[0] == '>' && !strncmp(row_text(&f.v, 1) + 1, "web01", 5));
+	key(&f, 's');
+	CHECK(f.ui.sort == TS_MAX);
+	CHECK_STR(labels(&f.v, b, sizeof(b)), "db02|web01");	/* 100 us over 10 us */
+	key(&f, 's');
+	CHECK(f.ui.sort == TS_P99);
+	key(&f, 's');
+	CHECK(f.ui.sort == TS_COUNT);
+	CHECK_STR(labels(&f.v, b, sizeof(b)), "web01|db02");	/* 1500 over 300 */
+	key(&f, 's');
+	CHECK(f.ui.sort == TS_RATE);
+	teardown(&f);
+}
+
+static void test_drilldown(void)
+{
+	struct fixture f;
+	char b[256];
+
+	setup(&f);
+	build(&f);
+	key(&f, 'x');		/* on web01 */
+	CHECK(f.ui.level == LV_REASONS && f.ui.tgid == 100 && f.ui.vcpu == -1);
+	CHECK_STR(f.v.lines[1].text, "View: exits of web01 (pid 100)");
+	/* Guest exits, then exits to the VMM; each parent first, its children by rate. */
+	CHECK_STR(labels(&f.v, b, sizeof(b)), "kvm_exit|kvm_exit(IO_INSTRUCTION)|"
+		  "kvm_exit(EPT_VIOLATION)|kvm_userspace_exit|kvm_userspace_exit(IO)");
+	CHECK_STR(find(&f.v, " Event") >= 0 ? f.v.lines[find(&f.v, " Event")].text : "",
+		  " Event                            Total  Current  Time%     Avg     P99     Max");
+	/* Label 27 wide: no PID and no '*' column at this level. */
+	CHECK_STR(row_text(&f.v, 0),
+		  ">kvm_exit                          1500      150   0.1%   7.3us   9.7us  10.0us");
+	CHECK(f.v.lines[find(&f.v, ">kvm_exit")].attr & TOP_A_REVERSE);
+	CHECK_STR(row_text(&f.v, 2),
+		  " kvm_exit(EPT_VIOLATION)            500       50   0.0%   2.0us   2.0us   2.0us");
+	CHECK(f.v.lines[find(&f.v, " kvm_userspace_exit ")].attr & TOP_A_BOLD);
+	CHECK_STR(row_text(&f.v, 4),
+		  " kvm_userspace_exit(IO)             900       90   0.0%   5.0us   5.0us   5.0us");
+	/* Sorting never mixes the two kinds. */
+	key(&f, 's');
+	CHECK_STR(labels(&f.v, b, sizeof(b)), "kvm_exit|kvm_exit(IO_INSTRUCTION)|"
+		  "kvm_exit(EPT_VIOLATION)|kvm_userspace_exit|kvm_userspace_exit(IO)");
+	/* Enter goes no deeper; x toggles back up, onto web01. */
+	key(&f, TK_ENTER);
+	CHECK_STR(f.ui.msg, "exit reasons are the deepest level");
+	key(&f, 'x');
+	CHECK(f.ui.level == LV_VMS);
+	CHECK_STR(f.v.items[f.ui.sel_idx].label, "web01");
+	key(&f, TK_LEFT);
+	CHECK_STR(f.ui.msg, "already at the top (all VMs)");
+
+	/* db02 (second row): only exits to the VMM. */
+	while (f.ui.sort != TS_RATE)
+		key(&f, 's');
+	key(&f, TK_DOWN);
+	key(&f, TK_ENTER);
+	CHECK(f.ui.level == LV_REASONS && f.ui.tgid == 200);
+	CHECK_STR(labels(&f.v, b, sizeof(b)), "kvm_userspace_exit|kvm_userspace_exit(IO)");
+	teardown(&f);
+}
+
+static void test_vcpus(void)
+{
+	struct fixture f;
+	char b[256];
+
+	setup(&f);
+	build(&f);
+	key(&f, 'v');
+	CHECK(f.ui.level == LV_VCPUS && f.ui.tgid == 100);
+	CHECK_STR(f.v.lines[1].text, "View: vCPUs of web01 (pid 100)");
+	CHECK_STR(labels(&f.v, b, sizeof(b)), "vCPU 0|vCPU 1");	/* 100/s, 50/s */
+	CHECK_STR(row_text(&f.v, 1),
+		  " vCPU 1                             500       50   0.0%   2.0us   2.0us   2.0us");
+	key(&f, 'j');
+	key(&f, TK_ENTER);
+	CHECK(f.ui.level == LV_REASONS && f.ui.tgid == 100 && f.ui.vcpu == 1);
+	CHECK_STR(f.v.lines[1].text, "View: exits of web01 (pid 100) vCPU 1");
+	CHECK_STR(labels(&f.v, b, sizeof(b)), "kvm_exit|kvm_exit(EPT_VIOLATION)");
+	/* Back up: the vCPU list, on vCPU 1; then the VMs, on web01. */
+	key(&f, TK_ESC);
+	CHECK(f.ui.level == LV_VCPUS);
+	CHECK_STR(f.v.items[f.ui.sel_idx].label, "vCPU 1");
+	key(&f, 'v');
+	CHECK(f.ui.level == LV_VMS);
+	CHECK_STR(f.v.items[f.ui.sel_idx].label, "web01");
+
+	/* All VMs' vCPUs (--vcpus without a guest): named by VM; db02's counted from VMM exits. */
+	f.ui.level = LV_VCPUS;
+	f.ui.tgid = 0;
+	build(&f);
+	CHECK_STR(labels(&f.v, b, sizeof(b)), "web01 vCPU 0|web01 vCPU 1|db02 vCPU 0");
+	CHECK(!f.v.items[0].user_src && f.v.items[2].user_src);
+	teardown(&f);
+}
+
+static void test_filter(void)
+{
+	struct fixture f;
+	char b[256], err[160];
+
+	setup(&f);
+	build(&f);
+	key(&f, 'f');
+	CHECK(f.ui.prompt == PR_FILTER);
+	key(&f, 'd');
+	key(&f, 'b');
+	CHECK_STR(f.v.lines[23].text, "Regex filter on names (empty: none): db_");
+	key(&f, TK_ENTER);
+	CHECK_STR(labels(&f.v, b, sizeof(b)), "db02");
+	CHECK(find(&f.v, "Filters: rows /db/") >= 0);
+
+	/* A bad regex: a message, the old filter stays, no crash. */
+	key(&f, 'f');
+	key(&f, TK_BACKSPACE);
+	key(&f, TK_BACKSPACE);
+	type(&f, "web(");
+	CHECK(!strncmp(f.ui.msg, "bad regex 'web(': ", 18));
+	CHECK_STR(f.v.lines[23].text, f.ui.msg);
+	CHECK_STR(f.ui.filter, "db");
+	CHECK_STR(labels(&f.v, b, sizeof(b)), "db02");
+
+	/* Case-insensitive, and in the drill-down a parent stays with a matching child. */
+	key(&f, 'f');
+	key(&f, TK_BACKSPACE);
+	key(&f, TK_BACKSPACE);
+	key(&f, TK_ENTER);
+	CHECK_STR(f.ui.msg, "filter cleared");
+	CHECK_STR(labels(&f.v, b, sizeof(b)), "web01|db02");
+	CHECK_STR(f.v.items[f.ui.sel_idx].label, "db02");	/* the cursor stayed on it */
+	key(&f, TK_HOME);
+	key(&f, 'x');
+	CHECK(top_ui_set_filter(&f.ui, "ept", err, sizeof(err)) == 0);
+	build(&f);
+	CHECK_STR(labels(&f.v, b, sizeof(b)), "kvm_exit|kvm_exit(EPT_VIOLATION)");
+	/* A parent whose own name matches stays, with the children that match too. */
+	CHECK(top_ui_set_filter(&f.ui, "^kvm_userspace_exit", err, sizeof(err)) == 0);
+	build(&f);
+	CHECK_STR(labels(&f.v, b, sizeof(b)), "kvm_userspace_exit|kvm_userspace_exit(IO)");
+	CHECK(top_ui_set_filter(&f.ui, "nothing", err, sizeof(err)) == 0);
+	build(&f);
+	CHECK_EQ_U64(f.v.nr_items, 0);
+	CHECK(find(&f.v, "  (no row matches the filter)") >= 0);
+	teardown(&f);
+}
+
+static void test_guest_prompts(void)
+{
+	struct fixture f;
+
+	setup(&f);
+	build(&f);
+	key(&f, 'g');
+	type(&f, "db02");
+	CHECK(f.ui.level == LV_REASONS && f.ui.tgid == 200);
+	key(&f, 'g');
+	type(&f, "nosuch");
+	CHECK_STR(f.ui.msg, "no VM named 'nosuch' has exits; seen: web01 db02");
+	CHECK(f.ui.tgid == 200);	/* unchanged */
+	key(&f, 'p');
+	type(&f, "12x");
+	CHECK_STR(f.ui.msg, "bad pid '12x': give a VMM process id");
+	key(&f, 'p');
+	type(&f, "100");
+	CHECK(f.ui.level == LV_REASONS && f.ui.tgid == 100);
+	CHECK_STR(f.ui.msg, "");
+	key(&f, 'p');
+	type(&f, "4242");
+	CHECK(f.ui.tgid == 4242);
+	CHECK_STR(f.ui.msg, "pid 4242: no exits seen (yet)");
+	CHECK(find(&f.v, "  (no exits here yet)") >= 0);
+	key(&f, 'g');
+	key(&f, TK_ESC);		/* cancels: still pid 4242 */
+	CHECK(f.ui.prompt == PR_NONE && f.ui.tgid == 4242);
+	key(&f, 'p');
+	type(&f, "");
+	CHECK(f.ui.level == LV_VMS && f.ui.tgid == 0);
+	CHECK_STR(f.ui.msg, "all VMs");
+	teardown(&f);
+}
+
+static void test_lost_and_reset(void)
+{
+	struct fixture f;
+	int i;
+
+	setup(&f);
+	f.d.lost[LOST_UNMATCHED_ENTRY] = 2;
+	build(&f);
+	i = find(&f.v, "Lost: ");
+	CHECK(i >= 0);
+	CHECK_STR(i >= 0 ? f.v.lines[i].text : "", "Lost: unmatched_entry 2");
+	CHECK(i >= 0 && !(f.v.lines[i].attr & TOP_A_ALERT));	/* benign */
+	f.d.lost[LOST_CELLS_FULL] = 3;
+	f.d.lost[LOST_UNMATCHED_RUN] = 12345678901ULL;
+	f.d.lost[LOST_OVERWRITTEN_EXIT] = 12345678901ULL;
+	f.d.lost[LOST_THREADS_FULL] = 12345678901ULL;
+	build(&f);
+	i = find(&f.v, "Lost: ");
+	/* Wrapped at 79 columns, every counter still there. */
+	CHECK_STR(i >= 0 ? f.v.lines[i].text : "", "Lost: cells_full 3, threads_full 12345678901, "
+		  "unmatched_entry 2");
+	CHECK_STR(i >= 0 ? f.v.lines[i + 1].text : "", "      overwritten_exit 12345678901, "
+		  "unmatched_run 12345678901");
+	CHECK(i >= 0 && (f.v.lines[i].attr & TOP_A_ALERT));
+	CHECK(find(&f.v, " VM ") == i + 2);
+
+	/* r: the command drops its totals; rows with only a current interval remain. */
+	CHECK(top_ui_key(&f.ui, 'r', &f.v, &f.d) == TA_RESET);
+	CHECK_STR(f.ui.msg, "totals reset");
+	row_table_reset(&f.tot);
+	f.d.was_reset = true;
+	f.d.since_s = 0.5;
+	build(&f);
+	CHECK_STR(f.v.lines[2].text, "Sort: rate | Every 1s | Totals since reset 0:00");
+	CHECK_STR(row_text(&f.v, 0),
+		  ">web01                   100          0      150   0.1%   7.3us   9.7us  10.0us");
+	teardown(&f);
+}
+
+static void test_keys_misc(void)
+{
+	struct fixture f;
+
+	setup(&f);
+	build(&f);
+	CHECK(top_ui_key(&f.ui, '+', &f.v, &f.d) == TA_DELAY);
+	CHECK(f.ui.delay == 2);
+	CHECK_STR(f.ui.msg, "refresh every 2s");
+	top_ui_key(&f.ui, '-', &f.v, &f.d);
+	top_ui_key(&f.ui, '-', &f.v, &f.d);
+	CHECK(f.ui.delay == 0.5);
+	f.ui.delay = 0.3;	/* -d 0.3: to the neighbouring steps */
+	top_ui_key(&f.ui, '+', &f.v, &f.d);
+	CHECK(f.ui.delay == 0.5);
+	key(&f, 'h');
+	CHECK(f.ui.help);
+	CHECK(find(&f.v, "  s            sort by: count (Total), rate (Current), time, max, p99") >= 0);
+	CHECK(find(&f.v, " VM") < 0);
+	CHECK(top_ui_key(&f.ui, 'j', &f.v, &f.d) == TA_NONE);	/* any key closes help */
+	CHECK(!f.ui.help);
+	key(&f, 'Z');
+	CHECK_STR(f.ui.msg, "unknown key: h for help");
+	CHECK(top_ui_key(&f.ui, 'q', &f.v, &f.d) == TA_QUIT);
+	teardown(&f);
+}
+
+static void test_scroll_and_small(void)
+{
+	struct fixture f;
+	char name[16];
+
+	setup(&f);
+	for (__u32 p = 1; p <= 30; p++) {
+		snprintf(name, sizeof(name), "vm%02u", p);
+		vm_names_set(&f.names, 1000 + p, name);
+		/* 499.5/s down to 485/s: the rate order is vm01..vm30, then web01, db02. */
+		put(&f.cur, 1000 + p, 0, VMX, 12, 1000 - p, 1000);
+		put(&f.tot, 1000 + p, 0, VMX, 12, 1000 - p, 1000);
+	}
+	f.ui.height = 10;	/* 3 header + column header + 5 rows + status */
+	build(&f);
+	CHECK_EQ_U64(f.v.nr_lines, 10);
+	CHECK_EQ_U64(f.ui.page, 5);
+	CHECK(!strncmp(row_text(&f.v, 0), ">vm01", 5));
+	CHECK_STR(f.v.lines[9].text, "q quit x drill v vCPUs s sort f filter g/p guest r reset "
+		  "h help  [1-5/32]");
+	for (int i = 0; i < 7; i++)
+		key(&f, TK_DOWN);
+	/* Cursor on the 8th item (vm08): rows 4..8 shown, it on the last. */
+	CHECK(!strncmp(row_text(&f.v, 4), ">vm08", 5));
+	CHECK(!strncmp(row_text(&f.v, 0), " vm04", 5));
+	key(&f, TK_END);
+	CHECK(!strncmp(row_text(&f.v, 4), ">db02", 5));
+	key(&f, TK_PGUP);
+	CHECK_EQ_U64(f.ui.sel_idx, 27);
+	key(&f, TK_HOME);
+	CHECK(!strncmp(row_text(&f.v, 0), ">vm01", 5));
+
+	/* A terminal too short for rows still shows one, and lines fit a narrow one. */
+	f.ui.height = 3;
+	f.ui.width = 40;
+	build(&f);
+	CHECK_EQ_U64(f.ui.page, 1);
+	for (int i = 0; i < f.v.nr_lines; i++)
+		CHECK(strlen(f.v.lines[i].text) <= 39);
+	teardown(&f);
+}
+
+static void test_once(void)
+{
+	struct fixture f;
+
+	setup(&f);
+	f.ui.interactive = false;
+	f.ui.height = 0;
+	f.ui.width = 101;
+	f.ui.level = LV_REASONS;	/* --once -x: every VM's reasons together */
+	f.ui.tgid = 0;
+	build(&f);
+	/* No cursor, no status line, every row; labels up to 40 wide. */
+	CHECK_EQ_U64(f.v.nr_lines, 4 + 5);
+	CHECK_STR(f.v.lines[1].text, "View: exits of all VMs");
+	CHECK_STR(row_text(&f.v, 3),
+		  " kvm_userspace_exit                             1200      120   0.3%  "
+		  "28.8us 100.0us 100.0us");
+	CHECK_STR(f.v.lines[f.v.nr_lines - 1].text,
+		  " kvm_userspace_exit(IO)                         1200      120   0.3%  "
+		  "28.8us 100.0us 100.0us");
+	teardown(&f);
+}
+
+static void test_log(void)
+{
+	struct fixture f;
+	struct top_log lg = {};
+	__u64 lost[NR_LOST] = {};
+	char buf[1024];
+	regex_t re;
+
+	setup(&f);
+	/* Columns: busiest in the totals first (1200 IO, 1000 IO_INSTRUCTION, 500 EPT). */
+	top_log_emit(&lg, &f.cur, &f.tot, 2, lost, "10:00:01", NULL, buf, sizeof(buf));
+	CHECK_STR(buf,
+		  "    time   exits/s    vmm/s   lost KVM_EXIT_IO IO_INSTRUCTION EPT_VIOLATION\n"
+		  "10:00:01       150      120      0         120            100            50\n");
+	lost[LOST_CELLS_FULL] = 4;
+	lost[LOST_UNMATCHED_ENTRY] = 7;		/* not a loss */
+	top_log_emit(&lg, &f.cur, &f.tot, 2, lost, "10:00:03", NULL, buf, sizeof(buf));
+	CHECK_STR(buf,
+		  "10:00:03       150      120      4         120            100            50\n");
+	top_log_emit(&lg, &f.cur, &f.tot, 2, lost, "10:00:05", NULL, buf, sizeof(buf));
+	CHECK(strstr(buf, "      0         120") != NULL);	/* a delta: 0 more lost */
+	/* A new reason takes a free column at once, with a new header. */
+	put(&f.tot, 100, 0, VMX, 10, 5000, 100);
+	put(&f.cur, 100, 0, VMX, 10, 5000, 100);
+	top_log_emit(&lg, &f.cur, &f.tot, 2, lost, "10:00:07", NULL, buf, sizeof(buf));
+	CHECK(!strncmp(buf, "    time   exits/s    vmm/s   lost     CPUID KVM_EXIT_IO", 56));
+	/* Then a header every 20 lines. */
+	for (int i = 0; i < 19; i++) {
+		top_log_emit(&lg, &f.cur, &f.tot, 2, lost, "10:00:09", NULL, buf, sizeof(buf));
+		CHECK(!strncmp(buf, "10:00:09", 8));
+	}
+	top_log_emit(&lg, &f.cur, &f.tot, 2, lost, "10:00:11", NULL, buf, sizeof(buf));
+	CHECK(!strncmp(buf, "    time", 8));
+	/* -f picks the columns, matched on the drill-down names. */
+	CHECK(regcomp(&re, "userspace", REG_EXTENDED | REG_NOSUB | REG_ICASE) == 0);
+	memset(&lg, 0, sizeof(lg));
+	top_log_emit(&lg, &f.cur, &f.tot, 2, lost, "10:00:13", &re, buf, sizeof(buf));
+	/* A new log's first line counts everything lost since tracing began (the 4). */
+	CHECK_STR(buf, "    time   exits/s    vmm/s   lost KVM_EXIT_IO\n"
+		  "10:00:13      2650      120      4         120\n");
+	regfree(&re);
+	teardown(&f);
+}
+
+int main(void)
+{
+	char err[160];
+	struct top_ui ui;
+	enum top_sort s;
+
+	top_ui_init(&ui);
+	CHECK(top_ui_set_filter(&ui, "[", err, sizeof(err)) == -1);
+	CHECK(!strncmp(err, "bad regex '[': ", 15));
+	CHECK(!ui.have_re);
+	top_ui_free(&ui);
+	CHECK(top_sort_parse("p99", &s) == 0 && s == TS_P99);
+	CHECK(top_sort_parse("bogus", &s) != 0);
+
+	test_vm_level();
+	test_sort_keeps_cursor();
+	test_drilldown();
+	test_vcpus();
+	test_filter();
+	test_guest_prompts();
+	test_lost_and_reset();
+	test_keys_misc();
+	test_scroll_and_small();
+	test_once();
+	test_log();
+	CHECK_DONE("test_top_view");
+}
