@@ -65,6 +65,17 @@ static const char *tracefs_dir(void)
 	return NULL;
 }
 
+static bool tracepoint_exists(const char *name)
+{
+	const char *tfs = tracefs_dir();
+	char p[160];
+
+	if (!tfs)
+		return false;
+	snprintf(p, sizeof(p), "%s/events/%s", tfs, name);
+	return access(p, F_OK) == 0;
+}
+
 int session_preflight(void)
 {
 	const char *tfs;
@@ -239,6 +250,13 @@ int session_open(struct session *s, struct session_opts *o)
 	if (o->stream)
 		bpf_map__set_max_entries(skel->maps.events,
 					 (o->ringbuf_kb ? o->ringbuf_kb : 16384) * 1024);
+	/* Without syscall tracepoints (CONFIG_FTRACE_SYSCALLS=n) VMM time cannot be measured:
+	 * userspace exits are still counted, and every one shows up as in flight. */
+	if (!tracepoint_exists("syscalls/sys_enter_ioctl")) {
+		fprintf(stderr, "vmexit: warning: no syscalls:sys_enter_ioctl tracepoint; "
+			"time spent in the VMM is not measured\n");
+		bpf_program__set_autoload(skel->progs.kvm_run_ioctl, false);
+	}
 	/* The fork follower only matters when we run the command ourselves. */
 	bpf_program__set_autoload(skel->progs.process_fork, o->command != NULL);
 	bpf_program__set_autoload(skel->progs.kvm_write_tsc_offset, o->stream);

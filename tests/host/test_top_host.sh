@@ -94,7 +94,7 @@ echo "ok: filter, bad regex"
 
 keys v
 wait_for "^View: vCPUs of $NAME \(pid $gpid\)$" "v: per-vCPU view"
-wait_for "^ vCPU 1 +\* +[1-9]" "both vCPUs listed"
+wait_for "^.vCPU 1 +\* +[1-9]" "both vCPUs listed"
 grep -Eq "^.vCPU 0 +\* +[1-9]" "$tmp/screen" || fail "vCPU 0 row"
 keys Down Enter
 wait_for "^View: exits of $NAME \(pid $gpid\) vCPU [01]$" "Enter on a vCPU: its reasons"
@@ -147,7 +147,8 @@ echo "ok: resize (${#hdr} columns)"
 
 keys q
 for _ in $(seq 50); do [ -s "$tmp/rc" ] && break; sleep 0.1; done
-[ "$(cat "$tmp/rc" 2>/dev/null)" = 0 ] || { cat "$tmp/top.err"; fail "q: exit status $(cat "$tmp/rc" 2>/dev/null)"; }
+rc=$(cat "$tmp/rc" 2>/dev/null)
+[ "$rc" = 0 ] || { cat "$tmp/top.err"; fail "q: exit status '$rc'"; }
 [ -s "$tmp/top.err" ] && { cat "$tmp/top.err"; fail "vmexit top wrote to stderr"; }
 echo "ok: q quits with status 0"
 
