@@ -204,8 +204,9 @@ void evout_lost(struct evout *o, __u64 ts_ns, const __u64 delta[NR_LOST])
 			break;
 		case EVOUT_JSON:
 			fprintf(o->f, "{\"lost\":%llu,\"cause\":\"%s\",\"what\":\"%s\","
-				   "\"ts_ns\":%llu,\"time\":%.9f}\n", (unsigned long long)delta[i],
-				cause_key[i], cause_text[i], (unsigned long long)ts_ns, ts_ns / 1e9);
+				   "\"ts_ns\":%llu,\"time\":%.9f}\n",
+				(unsigned long long)delta[i], cause_key[i], cause_text[i],
+				(unsigned long long)ts_ns, ts_ns / 1e9);
 			break;
 		case EVOUT_PERFETTO:
 			perfetto_lost(o->pw, ts_ns, delta[i], cause_text[i]);

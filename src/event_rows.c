@@ -99,7 +99,9 @@ __s32 vcpu_cache_resolve(struct vcpu_cache *c, struct vmexit_event *ev)
 		e->vcpu = ev->vcpu;
 		e->from_kernel = ev->vcpu >= 0;
 		/* Looked up once per thread: /proc reads are far too slow for every event. */
-		if (ev->vcpu < 0 && c->use_proc)
+		if (e->vcpu < 0 && c->lookup)
+			e->vcpu = c->lookup(c->lookup_ctx, ev);
+		if (e->vcpu < 0 && c->use_proc)
 			e->vcpu = vcpu_for_thread((int)ev->tgid, (int)ev->tid);
 		c->nr++;
 	} else if (ev->vcpu >= 0 && (!e->from_kernel || e->vcpu != ev->vcpu)) {

@@ -39,13 +39,17 @@ int event_rows_add(struct row_table *rt, enum group_by by, const struct vmexit_e
 /*
  * tid -> vCPU. Userspace exits before a thread's first kvm_exit carry vcpu -1 (and on hosts
  * where kvm_exit never fires, all of them do); the thread's vCPU is learnt from its other
- * events, else (use_proc) from its name in /proc, as `vmexit stat` does for cells.
+ * events, else from lookup(), else (use_proc) from its name in /proc, as `vmexit stat` does.
  */
 struct vcpu_cache {
 	struct vcpu_cache_ent *e;
 	__u32 nr;
 	__u32 cap;			/* power of two, or 0 */
 	bool use_proc;
+	/* Optional, asked before /proc: the vCPU of ev's thread from elsewhere (the kernel's
+	 * cells keep the thread name after the thread is gone), or -1. */
+	__s32 (*lookup)(void *ctx, const struct vmexit_event *ev);
+	void *lookup_ctx;
 };
 
 /* Fills in ev->vcpu when it is -1 and the thread's vCPU is known; returns ev->vcpu. */

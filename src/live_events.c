@@ -9,6 +9,7 @@
 #include <bpf/libbpf.h>
 #include "commands.h"
 #include "event_rows.h"
+#include "guest_names.h"
 #include "live_events.h"
 #include "stat_output.h"
 #include "vmexit.skel.h"
@@ -58,7 +59,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		errno = 0;
 		v = strtol(arg, &end, 10);
 		/* The kernel wants a power-of-two number of pages. */
-		if (errno || end == arg || *end || v < 4 || v > (1L << 22) || (v & (v - 1)))
+		if (errno || end == arg || *end || v < 4 || v > (1L << 22) ||
+		    (v & (v - 1)))
 			argp_error(state, "invalid --ringbuf-kb '%s': give a power of two from 4 to "
 				   "4194304", arg);
 		a->opts->ringbuf_kb = (__u32)v;
@@ -130,6 +132,29 @@ static int announce_guest(struct live_ctx *c, __u32 tgid)
 	return 0;
 }
 
+/* A thread's vCPU from the name the kernel stored in its statistics cell when the thread
+ * made its first exit of a reason: short-lived vCPU threads are gone from /proc by the time
+ * their events are read, their cells are not. */
+static __s32 vcpu_from_cells(void *ctx, const struct vmexit_event *ev)
+{
+	const struct session *s = ctx;
+	__u32 n = session_nr_cells(s);
+
+	for (__u32 i = 0; i < n; i++) {
+		const struct cell_key *k = &s->cells[i].key;
+		char comm[sizeof(k->comm) + 1];
+
+		if (!__atomic_load_n(&k->ready, __ATOMIC_ACQUIRE) || k->tid != ev->tid)
+			continue;
+		if (k->vcpu >= 0)
+			return k->vcpu;
+		memcpy(comm, k->comm, sizeof(k->comm));
+		comm[sizeof(k->comm)] = 0;
+		return vcpu_from_thread_name(comm);
+	}
+	return -1;
+}
+
 static int on_sample(void *ctx, void *data, size_t len)
 {
 	struct live_ctx *c = ctx;
@@ -193,6 +218,8 @@ int live_run(struct live_args *a, struct cli_filters *filters, struct vm_names *
 		goto out;
 	}
 	opened = true;
+	c.vcpus.lookup = vcpu_from_cells;
+	c.vcpus.lookup_ctx = &s;
 	rb = ring_buffer__new(bpf_map__fd(s.skel->maps.events), on_sample, &c, NULL);
 	if (!rb) {
 		fprintf(stderr, "vmexit: cannot open the ring buffer: %s\n", strerror(errno));

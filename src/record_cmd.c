@@ -31,17 +31,18 @@ static const char doc[] =
 "\n"
 "USAGE: vmexit record -o FILE [OPTION...] [-- COMMAND [ARG...]]\n"
 "\n"
-"Stores every completed exit with its details, the names of the guests, and how\n"
-"many records the kernel lost and why. Ends on Ctrl-C, after -d seconds, or when\n"
-"COMMAND exits; the file is complete and closed in each case. Records reach the\n"
-"file at least once a second, so even a killed recorder leaves a readable file.\n"
+"Stores every completed exit with its details, the guests' names, and how\n"
+"many records the kernel lost and why. Ends on Ctrl-C, after -d seconds or\n"
+"when COMMAND exits; the file is complete and closed in each case. Records\n"
+"reach the file at least once a second, so even a killed recorder leaves a\n"
+"readable file.\n"
 "\n"
 "EXAMPLES:\n"
-"    vmexit record -o exits.vmexit -d 60       # one minute of every VM\n"
-"    vmexit record -o web.vmexit -g web01      # one guest, until Ctrl-C\n"
-"    vmexit record -o slow.vmexit --min-latency 100us   # only slow exits\n"
-"    vmexit record -o run.vmexit -- qemu-system-x86_64 ...   # a VMM from its start\n"
-"    vmexit report -i exits.vmexit             # then: the stat table, offline\n";
+"    vmexit record -o exits.vmexit -d 60   # one minute of every VM\n"
+"    vmexit record -o web.vmexit -g web01  # one guest, until Ctrl-C\n"
+"    vmexit record -o slow.vmexit --min-latency 100us   # slow exits only\n"
+"    vmexit record -o run.vmexit -- qemu-system-x86_64 ...   # from its start\n"
+"    vmexit report -i exits.vmexit         # then: the stat table, offline\n";
 
 static const struct argp_option options[] = {
 	{ NULL, 0, NULL, 0, "Output:", 2 },

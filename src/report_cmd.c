@@ -30,24 +30,26 @@ struct report_args {
 };
 
 static const char doc[] =
-"Print what `vmexit stat` or `vmexit stream` would have printed, from a file written\n"
-"by `vmexit record`. Needs no privileges: the file holds the guests' names too.\n"
+"Print what `vmexit stat` or `vmexit stream` would have printed, from a\n"
+"file written by `vmexit record`. Needs no privileges: the file holds the\n"
+"guests' names too.\n"
 "\n"
 "USAGE: vmexit report -i FILE [OPTION...]\n"
 "\n"
-"Without --events, --format or --perfetto: the stat summary of the whole recording\n"
-"(table, --csv, --json, --hist). A damaged or truncated file gives the results of\n"
-"every record before the damage, then a message with its byte offset, and exit 1.\n"
+"Without --events, --format or --perfetto: the stat summary of the whole\n"
+"recording (table, --csv, --json, --hist). A damaged or truncated file gives\n"
+"the results of every record before the damage, then a message with its\n"
+"byte offset, and exit status 1.\n"
 "\n"
 "EXAMPLES:\n"
-"    vmexit report -i exits.vmexit                 # the stat table of the recording\n"
-"    vmexit report -i exits.vmexit --by vcpu --hist   # per vCPU, with histograms\n"
-"    vmexit report -i exits.vmexit -g web01 -r IO --json   # one guest, one reason\n"
+"    vmexit report -i exits.vmexit              # the stat table\n"
+"    vmexit report -i exits.vmexit --by vcpu --hist   # per vCPU, histograms\n"
+"    vmexit report -i exits.vmexit -g web01 -r IO --json\n"
 "    vmexit report -i exits.vmexit --csv > exits.csv\n"
-"    vmexit report -i exits.vmexit --events        # the stream lines, one per exit\n"
-"    vmexit report -i exits.vmexit --events --json   # one JSON object per exit\n"
-"    vmexit report -i exits.vmexit --format my.formats   # lines from a rules file\n"
-"    vmexit report -i exits.vmexit --perfetto out.json   # timeline for ui.perfetto.dev\n";
+"    vmexit report -i exits.vmexit --events     # the stream's lines\n"
+"    vmexit report -i exits.vmexit --events --json   # one object per exit\n"
+"    vmexit report -i exits.vmexit --format my.formats   # rules file lines\n"
+"    vmexit report -i exits.vmexit --perfetto out.json   # ui.perfetto.dev\n";
 
 static const struct argp_option options[] = {
 	{ "input", 'i', "FILE", 0, "The recording (- for standard input)", 0 },
@@ -241,7 +243,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 static const struct argp report_argp = {
 	.options = options,
 	.parser = parse_opt,
-	.args_doc = "",
+	.args_doc = "-i FILE",
 	.doc = doc,
 };
 

@@ -24,20 +24,21 @@ static const char doc[] =
 "\n"
 "USAGE: vmexit stream [OPTION...] [-- COMMAND [ARG...]]\n"
 "\n"
-"Each exit is printed when the vCPU goes back into the guest (kvm exits) or calls\n"
-"KVM_RUN again (exits to the VMM), so an exit still in progress when tracing ends is\n"
-"not printed. Filters run in the kernel. Records the kernel could not hand over\n"
-"(ring buffer full, ...) are reported where they were lost, with a '# LOST' line\n"
-"(a {\"lost\":N,...} object with --json), and in the summary on stderr.\n"
+"Each exit is printed when the vCPU enters the guest again (kvm exits) or\n"
+"calls KVM_RUN again (exits to the VMM): an exit still in progress when\n"
+"tracing ends is not printed. Filters run in the kernel. Records the kernel\n"
+"could not hand over (ring buffer full, ...) are reported where they were\n"
+"lost, by a '# LOST' line ({\"lost\":N,...} with --json), and in the summary\n"
+"on stderr.\n"
 "\n"
 "EXAMPLES:\n"
-"    vmexit stream -p 4242                    # one line per exit of one VMM\n"
-"    vmexit stream -r EPT_VIOLATION --min-latency 50us   # slow exits of one reason\n"
-"    vmexit stream --sample 100 -d 5          # 1 exit in 100, for 5 seconds\n"
-"    vmexit stream --format my.formats        # lines rendered from a rules file\n"
+"    vmexit stream -p 4242               # one line per exit of one VMM\n"
+"    vmexit stream -r EPT_VIOLATION --min-latency 50us   # slow ones only\n"
+"    vmexit stream --sample 100 -d 5     # 1 exit in 100, for 5 seconds\n"
+"    vmexit stream --format my.formats   # lines rendered from a rules file\n"
 "    vmexit stream --json | jq .reason_name   # one JSON object per exit\n"
-"    vmexit stream --perfetto trace.json -d 10   # timeline for ui.perfetto.dev\n"
-"    vmexit stream -- qemu-system-x86_64 ...  # trace a VMM from its start\n";
+"    vmexit stream --perfetto trace.json -d 10   # for ui.perfetto.dev\n"
+"    vmexit stream -- qemu-system-x86_64 ...     # a VMM from its start\n";
 
 static const struct argp_option options[] = {
 	{ NULL, 0, NULL, 0, "Output:", 2 },
@@ -64,9 +65,13 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		a->out.format_path = arg;
 		break;
 	case OPT_JSON:
+		if (a->out.mode == EVOUT_PERFETTO)
+			argp_error(state, "--json and --perfetto are different outputs: pick one");
 		a->out.mode = EVOUT_JSON;
 		break;
 	case OPT_PERFETTO:
+		if (a->out.mode == EVOUT_JSON)
+			argp_error(state, "--json and --perfetto are different outputs: pick one");
 		a->out.mode = EVOUT_PERFETTO;
 		a->out.perfetto_path = arg;
 		break;

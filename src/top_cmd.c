@@ -318,6 +318,10 @@ static void paint(struct top *tp)
 	int rows = LINES, cols = COLS;
 
 	erase();
+	if (cols < 2) {		/* nothing fits; and a negative precision would print it all */
+		refresh();
+		return;
+	}
 	for (int i = 0; i < tp->v.nr_lines && i < rows; i++) {
 		const struct top_line *l = &tp->v.lines[i];
 		attr_t at = 0;

@@ -570,9 +570,10 @@ static int header_lines(struct top_view *v, const struct top_data *d, const stru
 	char up[24], since[24], view[160];
 	int err;
 
-	err = linef(v, width, TOP_A_BOLD, "vmexit top - %s - Linux %s - traced %s - %d VM%s",
-		    d->host ? d->host : "?", d->kernel ? d->kernel : "?",
-		    hms(d->elapsed_s, up, sizeof(up)), v->nr_vms, v->nr_vms == 1 ? "" : "s");
+	/* What changes first: a long host name may be cut at the right edge, not these. */
+	err = linef(v, width, TOP_A_BOLD, "vmexit top - %d VM%s - traced %s - %s - Linux %s",
+		    v->nr_vms, v->nr_vms == 1 ? "" : "s", hms(d->elapsed_s, up, sizeof(up)),
+		    d->host ? d->host : "?", d->kernel ? d->kernel : "?");
 	view_name(d, ui, view, sizeof(view));
 	err = err ? err : linef(v, width, 0, "View: %s", view);
 	err = err ? err : linef(v, width, 0, "Sort: %s | Every %gs | Totals since %s %s",

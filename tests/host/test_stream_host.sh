@@ -26,7 +26,8 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 [ -x "$VMEXIT" ] && [ -x "$GUEST" ] || { echo "FAIL: $VMEXIT or $GUEST missing"; exit 1; }
 [ "$(id -u)" = 0 ] || skip "needs root to load BPF programs (run as root)"
-[ -r /sys/kernel/btf/vmlinux ] || skip "kernel has no BTF (/sys/kernel/btf/vmlinux): BPF CO-RE unavailable"
+[ -r /sys/kernel/btf/vmlinux ] ||
+	skip "kernel has no BTF (/sys/kernel/btf/vmlinux): BPF CO-RE unavailable"
 [ -c /dev/kvm ] || skip "/dev/kvm does not exist: no KVM on this host"
 exec 9<>/dev/kvm 2>/dev/null || skip "/dev/kvm cannot be opened read-write"
 exec 9>&-
@@ -140,6 +141,16 @@ stream_json rhlt -r HLT
 read -r got _ < <(count_io "$TMP/rhlt.json")
 [ "$got" = 0 ] && pass "-r HLT: 0" || fail "-r HLT: $got IO events, expected 0"
 
+# -c: userspace exits carry no vCPU on this host; vmexit names it from the thread ("CPU 1/KVM"),
+# even after the thread is gone, so exactly one vCPU's N exits remain.
+stream_json c1 -c 1
+got=$(python3 -c 'import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+io = [e for e in ev if e.get("type") == "user_exit" and e["reason_name"] == "IO"]
+print(len(io) if all(e["vcpu"] == 1 for e in io) else "wrong-vcpu")' "$TMP/c1.json")
+[ "$got" = "$N" ] && pass "-c 1: $got IO events, all on vCPU 1" ||
+	fail "-c 1: $got IO events, expected $N on vCPU 1"
+
 # 5. Losses are never silent: with a tiny ring buffer, emitted + lost = every completed exit.
 BIG=3000
 chk "$VMEXIT" stream --json --ringbuf-kb 4 -- "$GUEST" --io $BIG --vcpus $V \
@@ -239,6 +250,14 @@ read -r got _ < <(count_io "$TMP/rep-ev.json")
 chk "$VMEXIT" report -i "$REC" --perfetto "$TMP/rep-trace.json" &&
 	python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$TMP/rep-trace.json" &&
 	pass "report --perfetto parses" || fail "report --perfetto"
+got=$(chk "$VMEXIT" report -i "$REC" --by vcpu --json | python3 -c 'import json, sys
+o = json.load(sys.stdin)
+print(sorted((r["vcpu"], r["completed"]) for r in o["rows"]))')
+want=$(python3 -c "print([(v, $N) for v in range($V)])")
+[ "$got" = "$want" ] && pass "report --by vcpu: $got" ||
+	fail "report --by vcpu: $got, expected $want"
+got=$(chk "$VMEXIT" report -i "$REC" -c 1 --json | python3 -c "$by_reason" /dev/stdin)
+[ "$got" = "{\"IO\": $N}" ] && pass "report -c 1: $got" || fail "report -c 1: $got"
 got=$(chk "$VMEXIT" report -i "$REC" -r HLT --json | python3 -c "$by_reason" /dev/stdin)
 [ "$got" = "{}" ] && pass "report -r HLT: no rows" || fail "report -r HLT: $got"
 chk "$VMEXIT" report -i "$REC" -g no-such-guest >/dev/null 2>"$TMP/g.err"
@@ -283,7 +302,8 @@ for o, t, p in recs:
     if o >= off:
         break
     # event payload: ... u32 reason at 60, u16 isa at 68, u16 type at 70
-    if t == 1 and struct.unpack_from('<H', p, 70)[0] == 2 and struct.unpack_from('<I', p, 60)[0] == 2:
+    if t == 1 and struct.unpack_from('<H', p, 70)[0] == 2 and \
+            struct.unpack_from('<I', p, 60)[0] == 2:
         io += 1
 print(off + 37, off, io)
 EOF

@@ -56,7 +56,7 @@ echo "# live view at 80x24"
 tmux -S "$sock" new-session -d -s top -x 80 -y 24 \
 	"${TOP[*]} -d 0.5 2>$tmp/top.err; echo \$? >$tmp/rc; sleep 60"
 wait_for "^>$NAME +\* +$gpid +[0-9]+ +[1-9][0-9]* " "VM row with exits/s"
-grep -q "^vmexit top - .* - 1 VM$" "$tmp/screen" || fail "title line"
+grep -q "^vmexit top - 1 VM - traced [0-9:]* - " "$tmp/screen" || fail "title line"
 grep -q "^View: all VMs$" "$tmp/screen" || fail "view line"
 grep -q "^Filters: -g $NAME$" "$tmp/screen" || fail "filters line"
 grep -Eq "^ VM +PID +Total +Current +Time% +Avg +P99 +Max$" "$tmp/screen" || fail "columns"

@@ -138,6 +138,14 @@ static void test_filter(void)
 	CHECK(event_filter_match(&f, &io));
 }
 
+static int lookups;
+
+static __s32 lookup_tid_mod(void *ctx, const struct vmexit_event *e)
+{
+	(*(int *)ctx)++;
+	return (__s32)(e->tid % 10);
+}
+
 static void test_vcpu_cache(void)
 {
 	struct vcpu_cache c = { .use_proc = false };
@@ -146,9 +154,9 @@ static void test_vcpu_cache(void)
 	bool ok = true;
 
 	CHECK(vcpu_cache_resolve(&c, &a) == -1);	/* nothing known yet */
-	CHECK(vcpu_cache_resolve(&c, &b) == 4);		/* the kernel says */
+	CHECK(vcpu_cache_resolve(&c, &b) == 4);	/* the kernel says */
 	a.vcpu = -1;
-	CHECK(vcpu_cache_resolve(&c, &a) == 4);		/* learnt from the thread's kvm_exit */
+	CHECK(vcpu_cache_resolve(&c, &a) == 4);	/* learnt from the thread's kvm_exit */
 	CHECK_EQ_U64(a.vcpu, 4);
 	for (__u32 tid = 1000; tid < 1500; tid++) {
 		struct vmexit_event e = ev(10, tid, (__s32)(tid % 9), VMEXIT_ISA_VMX, 1, 1,
@@ -163,6 +171,15 @@ static void test_vcpu_cache(void)
 		ok &= vcpu_cache_resolve(&c, &e) == (__s32)(tid % 9);
 	}
 	CHECK(ok);
+	vcpu_cache_free(&c);
+
+	/* A thread seen first with vcpu -1 asks lookup() once, and keeps its answer. */
+	c = (struct vcpu_cache){ .lookup = lookup_tid_mod, .lookup_ctx = &lookups };
+	a = ev(10, 23, -1, VMEXIT_ISA_USER, 2, 1, VMEXIT_EV_USER_EXIT);
+	CHECK(vcpu_cache_resolve(&c, &a) == 3);
+	a.vcpu = -1;
+	CHECK(vcpu_cache_resolve(&c, &a) == 3);
+	CHECK_EQ_U64(lookups, 1);
 	vcpu_cache_free(&c);
 }
 

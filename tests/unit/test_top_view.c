@@ -134,7 +134,7 @@ static void test_vm_level(void)
 
 	setup(&f);
 	build(&f);
-	CHECK_STR(f.v.lines[0].text, "vmexit top - hv1 - Linux 6.1.0 - traced 1:02:05 - 2 VMs");
+	CHECK_STR(f.v.lines[0].text, "vmexit top - 2 VMs - traced 1:02:05 - hv1 - Linux 6.1.0");
 	CHECK_STR(f.v.lines[1].text, "View: all VMs");
 	CHECK_STR(f.v.lines[2].text, "Sort: rate | Every 1s | Totals since start 1:05");
 	hdr = find(&f.v, " VM");
