@@ -200,6 +200,37 @@ static int fill_filters(struct session *s, struct session_opts *o)
 	return 0;
 }
 
+/*
+ * Programs that complete an exit go first, those that start one last: attached the other way
+ * round, a vCPU running at attach time would show a userspace exit whose KVM_RUN was missed.
+ */
+static int attach_in_order(struct vmexit_bpf *skel)
+{
+	struct {
+		struct bpf_program *prog;
+		struct bpf_link **link;
+	} order[] = {
+		{ skel->progs.process_fork, &skel->links.process_fork },
+		{ skel->progs.kvm_run_ioctl, &skel->links.kvm_run_ioctl },
+		{ skel->progs.kvm_entry, &skel->links.kvm_entry },
+		{ skel->progs.kvm_write_tsc_offset, &skel->links.kvm_write_tsc_offset },
+		{ skel->progs.kvm_userspace_exit, &skel->links.kvm_userspace_exit },
+		{ skel->progs.kvm_exit, &skel->links.kvm_exit },
+	};
+
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		if (!bpf_program__autoload(order[i].prog))
+			continue;
+		*order[i].link = bpf_program__attach(order[i].prog);
+		if (!*order[i].link) {
+			fprintf(stderr, "vmexit: cannot attach %s: %s\n",
+				bpf_program__section_name(order[i].prog), strerror(errno));
+			return -errno;
+		}
+	}
+	return 0;
+}
+
 int session_open(struct session *s, struct session_opts *o)
 {
 	struct vmexit_bpf *skel;
@@ -285,12 +316,9 @@ int session_open(struct session *s, struct session_opts *o)
 		goto fail;
 	}
 
-	err = vmexit_bpf__attach(skel);
-	if (err) {
-		fprintf(stderr, "vmexit: cannot attach to the kvm tracepoints: %s\n",
-			strerror(-err));
+	err = attach_in_order(skel);
+	if (err)
 		goto fail;
-	}
 	return 0;
 fail:
 	session_close(s);

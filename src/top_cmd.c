@@ -38,20 +38,20 @@ static const char doc[] =
 "\n"
 "USAGE: vmexit top [OPTION...]\n"
 "\n"
-"A full-screen table refreshed every -d seconds: one row per VM with its exits\n"
-"since start (Total), exits/s in the last interval (Current), time in exit and\n"
-"latency. x or Enter drills into the selected VM's exit reasons, kvm_exit(REASON)\n"
-"for guest exits and kvm_userspace_exit(REASON) for exits to the VMM; v shows its\n"
-"vCPUs. h in the view lists every key. When stdout is not a terminal, --log is\n"
-"the default.\n"
+"A full-screen table refreshed every -d seconds: one row per VM with its\n"
+"exits since start (Total), exits/s in the last interval (Current), time in\n"
+"exit and latency. x or Enter drills into the selected VM's exit reasons:\n"
+"kvm_exit(REASON) for guest exits, kvm_userspace_exit(REASON) for exits to\n"
+"the VMM; v lists its vCPUs; h in the view lists every key. When stdout is\n"
+"not a terminal, --log is the default.\n"
 "\n"
 "EXAMPLES:\n"
-"    vmexit top                          # all VMs, refreshed every second\n"
-"    vmexit top -g web01 -x              # straight into one guest's exit reasons\n"
-"    vmexit top -d 0.5 -s p99            # twice a second, worst latency first\n"
-"    vmexit top --once -x                # one batch screen of reasons, like kvm_stat -1\n"
-"    vmexit top --log -n 60 > exits.log  # a line a second for a minute, like vmstat\n"
-"    vmexit top -f 'io|mmio'             # only rows whose name matches\n";
+"    vmexit top                      # all VMs, refreshed every second\n"
+"    vmexit top -g web01 -x          # straight into one guest's reasons\n"
+"    vmexit top -d 0.5 -s p99        # twice a second, worst latency first\n"
+"    vmexit top --once -x            # one plain-text screen (kvm_stat -1)\n"
+"    vmexit top --log -n 60 > x.log  # a line a second for a minute\n"
+"    vmexit top -f 'io|mmio'         # only rows whose name matches\n";
 
 static const struct argp_option options[] = {
 	{ NULL, 0, NULL, 0, "View:", 2 },

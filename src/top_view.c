@@ -438,11 +438,10 @@ static int reason_items(struct top_view *v, const struct top_ui *ui)
 			else
 				reason_label(t->key.isa, t->key.reason, it->label,
 					     sizeof(it->label));
-			if (!group && label_ok(ui, it->label))
-				shown[it->section]++;
-			else if (group && !shown[it->section] && !label_ok(ui, it->label))
-				v->nr_items--;
-			else if (!group)
+			/* A parent stays while any child of it does, or by its own name. */
+			if (label_ok(ui, it->label) || (group && shown[it->section]))
+				shown[it->section] += !group;
+			else
 				v->nr_items--;
 		}
 	}

@@ -171,8 +171,9 @@ echo "# --log"
 cat "$tmp/log"
 [ "$(wc -l <"$tmp/log")" = 4 ] || fail "--log -n 3: want a header and 3 lines"
 head -1 "$tmp/log" | grep -Eq "^ +time +exits/s +vmm/s +lost +KVM_EXIT_IO$" || fail "--log header"
-# time, kvm_exit/s (0: software KVM), VMM exits/s, lost, KVM_EXIT_IO/s == VMM exits/s.
-awk 'NR > 1 && !($2 == 0 && $3 > 0 && $4 == 0 && $5 == $3) { bad = 1 } END { exit bad }' \
+# time, kvm_exit/s (0: software KVM), VMM exits/s, lost, KVM_EXIT_IO/s == VMM exits/s. Lost is
+# not required to be 0: attaching while a vCPU is inside KVM_RUN may cost an exit or two.
+awk 'NR > 1 && !($2 == 0 && $3 > 0 && $4 ~ /^[0-9]+$/ && $5 == $3) { bad = 1 } END { exit bad }' \
 	"$tmp/log" || fail "--log lines"
 echo "ok: --log"
 

@@ -1,0 +1,686 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# vmexit stream / record / report against real kvm:kvm_exit / kvm:kvm_entry: boots the nested SVM
+# bed (tests/vm/bed.sh) once and, inside it, with the tracefs events kvm_exit, kvm_entry,
+# kvm_userspace_exit and kvm_write_tsc_offset enabled (an independent record of every exit, which
+# comes out whole through the serial console, gzip'd and base64'd, with the outputs), runs:
+#
+#   "stream":   vmexit stat --json --by vcpu -- vmexit stream --json -- vmexit-guest ARGS1
+#   "perfetto": vmexit stat --json --by vcpu -- vmexit stream --perfetto F -- vmexit-guest ARGS2
+#   "record":   vmexit record -o R -- vmexit-guest ARGS2;  vmexit report -i R --json --by vcpu
+#
+# How stat and stream see the same run: they are nested. stat runs the stream as its COMMAND,
+# and the stream runs the guest as its COMMAND. Each vmexit loads and attaches its BPF programs
+# before it lets its command start (session.c: the child waits on a pipe), and both follow
+# forks in the kernel, so when the guest's first KVM_RUN happens both tracers are attached,
+# and both stay attached until after the last VM process has exited. Their counts are therefore
+# of exactly the same exits, with no start/stop race. (The stream and vmexit-guest themselves
+# make no KVM exits, so following them costs nothing.) The guest's stdout goes to its own file
+# so that its JSON line never interleaves with the stream's.
+#
+# Every expected number comes from the guest's arguments and what tools/vmexit-guest.c
+# documents, or from tracefs, never from vmexit's output. Per vCPU: kvm_exit cpuid 0x72 = cpuid,
+# hlt 0x78 = hlt, ioio 0x7b = io + 1 (the done port 0xea), msr 0x7c = msr, npf 0x400 = mmio
+# (GPA 0x10000000) + a few RAM first touches; KVM_EXIT_IO = io + 1, HLT = hlt, MMIO = mmio. The
+# done-port exit is each vCPU's last: the thread then quits without another KVM_RUN or
+# kvm_entry, so exactly one ioio and one IO per vCPU never complete. stream, record and
+# perfetto emit completed exits only, so they must show the tracefs counts minus those two.
+#
+#   tests/vm/test_nested_stream.sh OUTDIR     (OUTDIR holds vmexit and vmexit-guest)
+#
+# Exit: 0 pass, 1 fail, 77 skip (the bed cannot run here: bed.sh says why).
+# Env: VMEXIT_TEST_KEEP=DIR keeps the bed's output, the decoded files and the in-bed script;
+# VMEXIT_BED_LOG=FILE keeps the serial log; VMEXIT_BED_TIMEOUT (default 240 s).
+set -euo pipefail
+
+OUT=${1:-.output}
+HERE=$(cd "$(dirname "$0")" && pwd)
+BED=$HERE/bed.sh
+VMEXIT=$OUT/vmexit
+GUEST=$OUT/vmexit-guest
+
+fail() { echo "FAIL: test_nested_stream: $*"; exit 1; }
+skip() { echo "SKIP: test_nested_stream: $*"; exit 77; }
+
+[ -x "$VMEXIT" ] && [ -x "$GUEST" ] || fail "$VMEXIT or $GUEST not built (make all)"
+command -v python3 >/dev/null || skip "python3 not installed (the assertions are in python3)"
+
+# Phase "stream": two VM processes x two vCPUs, so keys differ in pid and in vCPU. Phases
+# "perfetto" and "record" run the identical workload ARGS2, so the recording's report must give
+# the deliberate counts the perfetto phase's stat gave. A few hundred exits per kind: ~4,000
+# exits in phase one, ~1,800 in the others; each phase takes a few seconds under TCG.
+ARGS1="--vms 2 --vcpus 2 --cpuid 200 --io 150 --hlt 80 --msr 120 --mmio 100 --name duo --json"
+ARGS2="--vms 1 --vcpus 2 --cpuid 300 --io 200 --hlt 100 --msr 250 --mmio 150 --name solo --json"
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/test_nested_stream.XXXXXX")
+keep() {
+	if [ -n "${VMEXIT_TEST_KEEP:-}" ]; then
+		mkdir -p "$VMEXIT_TEST_KEEP" && cp -r "$WORK"/. "$VMEXIT_TEST_KEEP"/
+	fi
+	rm -rf "$WORK"
+}
+trap keep EXIT
+
+# ------------------------------------------------------------------ the script run inside the bed
+{
+	echo "ARGS1='$ARGS1'"
+	echo "ARGS2='$ARGS2'"
+} >"$WORK/inbed.sh"
+cat >>"$WORK/inbed.sh" <<'EOF'
+T=/sys/kernel/tracing
+die() { echo "T_ERROR $*"; exit 1; }
+[ "$BED_BTF" = 1 ] || die "kernel or kvm module BTF missing in the bed: vmexit cannot load its BPF programs"
+echo 0 >$T/tracing_on
+echo 16384 >$T/buffer_size_kb || die "cannot size the trace buffer"
+for e in kvm_exit kvm_entry kvm_userspace_exit kvm_write_tsc_offset; do
+	echo 1 >$T/events/kvm/$e/enable || die "cannot enable kvm:$e"
+done
+
+# send NAME FILE: the file through the serial console, gzip'd and base64'd, with its size and
+# md5 so that the host can tell a damaged copy.
+send() {
+	if [ ! -f "$2" ]; then echo "T_NOFILE $1"; return; fi
+	echo "T_FILE $1 $(wc -c <"$2") $(md5sum "$2" | cut -d' ' -f1)"
+	gzip -c "$2" | base64
+	echo "T_FILE_END $1"
+}
+# run.sh TAG CMD...: runs CMD with stdout in /tmp/TAG.out, stderr in /tmp/TAG.err, its exit
+# status in /tmp/TAG.rc. Nested as the COMMAND of another vmexit, it keeps the outputs apart.
+cat >/tmp/run.sh <<'R'
+tag=$1; shift
+"$@" >/tmp/$tag.out 2>/tmp/$tag.err
+rc=$?
+echo $rc >/tmp/$tag.rc
+exit $rc
+R
+phase_start() {
+	echo "T_PHASE $1"
+	rm -f /tmp/*.out /tmp/*.err /tmp/*.rc /tmp/*.json /tmp/*.vmexit
+	echo >$T/trace
+	echo 1 >$T/tracing_on
+	t0=$(cut -d' ' -f1 /proc/uptime)
+}
+phase_end() {
+	t1=$(cut -d' ' -f1 /proc/uptime)
+	echo 0 >$T/tracing_on
+	echo "T_TIME $t0 $t1"
+	# Ring buffer overflow guard: nothing may have been lost.
+	head -n 5 $T/trace | sed -n 's/.*entries-in-buffer\/entries-written: \([0-9]*\)\/\([0-9]*\).*/T_BUF \1 \2/p'
+	echo "T_OVERRUN $(cat $T/per_cpu/cpu*/stats | awk '/^overrun:/{s+=$2} END{print s+0}')"
+	cat $T/trace >/tmp/trace.txt
+	send trace /tmp/trace.txt
+}
+send_outputs() {
+	for f in /tmp/*.out /tmp/*.err /tmp/*.rc; do
+		[ -f "$f" ] && send "$(basename "$f")" "$f"
+	done
+	return 0
+}
+send format $T/events/kvm/kvm_exit/format
+
+phase_start stream
+timeout 120 sh /tmp/run.sh stat /vmexit stat --json --by vcpu -- \
+	sh /tmp/run.sh stream /vmexit stream --json -- \
+	sh /tmp/run.sh guest /vmexit-guest $ARGS1
+echo "T_RC $?"
+phase_end
+send_outputs
+
+phase_start perfetto
+timeout 120 sh /tmp/run.sh stat /vmexit stat --json --by vcpu -- \
+	sh /tmp/run.sh stream /vmexit stream --perfetto /tmp/perfetto.json -- \
+	sh /tmp/run.sh guest /vmexit-guest $ARGS2
+echo "T_RC $?"
+phase_end
+send_outputs
+send perfetto.json /tmp/perfetto.json
+
+phase_start record
+timeout 120 sh /tmp/run.sh record /vmexit record -o /tmp/rec.vmexit -- \
+	sh /tmp/run.sh guest /vmexit-guest $ARGS2
+echo "T_RC $?"
+phase_end
+sh /tmp/run.sh report /vmexit report -i /tmp/rec.vmexit --json --by vcpu
+send_outputs
+send rec.vmexit /tmp/rec.vmexit
+exit 0
+EOF
+
+# ------------------------------------------------------------------ run the bed
+echo "test_nested_stream: booting the bed"
+set +e
+"$BED" --timeout "${VMEXIT_BED_TIMEOUT:-240}" --smp 2 --mem 1024 ${VMEXIT_BED_LOG:+--log "$VMEXIT_BED_LOG"} \
+	"$WORK/inbed.sh" "$GUEST:/vmexit-guest" "$VMEXIT:/vmexit" >"$WORK/bed.out" 2>"$WORK/bed.err"
+brc=$?
+set -e
+cat "$WORK/bed.err"
+[ $brc = 77 ] && skip "the nested bed cannot run here: $(sed -n 's/^bed: SKIP: //p' "$WORK/bed.err" | head -n 1)"
+[ $brc = 0 ] || { grep -v '^[A-Za-z0-9+/=]*$' "$WORK/bed.out" | sed 's/^/  | /' | tail -n 60; fail "the bed failed (exit $brc)"; }
+
+# ------------------------------------------------------------------ assertions (host side)
+prc=0
+python3 - "$WORK/bed.out" "$WORK" "$VMEXIT" "$ARGS1" "$ARGS2" <<'PYEOF' || prc=$?
+import base64, gzip, hashlib, json, os, re, subprocess, sys
+from collections import Counter, defaultdict
+from decimal import Decimal
+
+bed_out, work, vmexit_host, ARGS1, ARGS2 = sys.argv[1:6]
+
+# SVM exit codes and KVM_EXIT_* numbers the guest makes; its layout (tools/vmexit-guest.c).
+INTR, CPUID, HLT, IOIO, MSR, NPF = 0x60, 0x72, 0x78, 0x7b, 0x7c, 0x400
+U_IO, U_HLT, U_MMIO = 2, 5, 6
+NAMES = {("kernel", CPUID): "cpuid", ("kernel", HLT): "hlt", ("kernel", IOIO): "ioio",
+         ("kernel", MSR): "msr", ("kernel", NPF): "npf", ("kernel", INTR): "intr",
+         ("user", U_IO): "IO", ("user", U_HLT): "HLT", ("user", U_MMIO): "MMIO"}
+IO_PORT, DONE_PORT, MMIO_GPA = 0xe9, 0xea, 0x10000000
+CODE_LO, CODE_HI = 0x1000, 0x2000          # CODE_GPA: the guest's code page (identity mapped)
+NPF_RAM_SLACK = 32                          # NPFs of first touches of guest RAM: not exact
+# The userspace exit that each kernel exit hands to the VMM.
+USER_OF = {U_IO: IOIO, U_HLT: HLT, U_MMIO: NPF}
+
+errors = []
+def check(cond, msg):
+    if not cond:
+        errors.append(msg)
+    return bool(cond)
+
+def parse_args(s):
+    a = s.split(); d = {}
+    for i, w in enumerate(a):
+        if w.startswith("--") and i + 1 < len(a) and not a[i + 1].startswith("--"):
+            d[w[2:]] = a[i + 1]
+    return {k: (v if k == "name" else int(v)) for k, v in d.items()}
+
+def kname(k):
+    return NAMES.get(k, f"{k[0]}:{k[1]:#x}")
+
+# ---------------------------------------------------------------- the bed's output
+top = dict(files={}); phases = {}; cur = top; order = []
+lines = open(bed_out, errors="replace").read().split("\n")
+i = 0
+while i < len(lines):
+    line = lines[i]; i += 1
+    tag, _, rest = line.partition(" ")
+    f = rest.split()
+    if tag == "T_FILE":
+        name, size, md5 = f[0], int(f[1]), f[2]
+        chunk = []
+        while i < len(lines) and lines[i] != f"T_FILE_END {name}":
+            chunk.append(lines[i]); i += 1
+        i += 1
+        where = f"phase {cur.get('name', '-')}: file {name}"
+        try:
+            data = gzip.decompress(base64.b64decode("".join(chunk), validate=True))
+        except Exception as e:
+            check(False, f"{where}: garbled on the serial console: {e}")
+            continue
+        if check(len(data) == size and hashlib.md5(data).hexdigest() == md5,
+                 f"{where}: {len(data)} bytes md5 {hashlib.md5(data).hexdigest()} on the host, {size} bytes md5 {md5} in the bed"):
+            cur["files"][name] = data
+            with open(os.path.join(work, f"{cur.get('name', 'bed')}.{name}"), "wb") as fh:
+                fh.write(data)
+    elif tag == "T_PHASE":
+        cur = phases[f[0]] = dict(name=f[0], files={}); order.append(f[0])
+    elif tag == "T_RC": cur["rc"] = int(f[0])
+    elif tag == "T_TIME": cur["secs"] = float(f[1]) - float(f[0])
+    elif tag == "T_BUF": cur["buf"] = (int(f[0]), int(f[1]))
+    elif tag == "T_OVERRUN": cur["overrun"] = int(f[0])
+    elif tag == "T_NOFILE": check(False, f"phase {cur.get('name')}: {f[0]} was not written in the bed")
+    elif tag == "T_ERROR": check(False, f"in the bed: {rest}")
+    elif line.strip():
+        print("  | " + line)
+
+def need(P, pre, names):
+    """The files a phase's checks need: one message instead of a cascade when one is missing."""
+    missing = [n for n in names if n not in P["files"]]
+    return check(not missing, f"{pre}: no usable {', '.join(missing)} from the bed: checks of this phase skipped")
+
+def text(P, name):
+    return P["files"].get(name, b"").decode(errors="replace")
+
+# ---------------------------------------------------------------- tracefs
+# SVM reason name -> code, from the event's own format (pairs like { 0x072, "cpuid" } and
+# { 0x040 + 14, "PF excp" }); the trace prints SVM reasons by name.
+CODE = {}
+for m in re.finditer(r'\{ (0x[0-9a-fA-F]+)(?: \+ (\d+))?, "([^"]*)" \}', top["files"].get("format", b"").decode()):
+    CODE.setdefault(m.group(3), int(m.group(1), 16) + int(m.group(2) or 0))
+check(CODE.get("cpuid") == CPUID and CODE.get("io") == IOIO and CODE.get("npf") == NPF,
+      f"kvm_exit format: SVM reason table not understood ({len(CODE)} names)")
+
+LINE = re.compile(r"^\s*(.*?)-(\d+)\s+\[(\d+)\]\s+\S+\s+(\d+\.\d+): (kvm_exit|kvm_entry|kvm_userspace_exit|kvm_write_tsc_offset): (.*)$")
+EXIT = re.compile(r"vcpu (\d+) reason (.*) rip 0x([0-9a-f]+) info1 0x([0-9a-f]+) info2 0x([0-9a-f]+) intr_info 0x([0-9a-f]+) error_code 0x([0-9a-f]+)")
+def parse_trace(P, pre):
+    """Per thread, in order: kvm_exit tuples, kvm_entry count, kvm_userspace_exit reasons,
+    kvm_write_tsc_offset (vcpu, prev, next)."""
+    ex = defaultdict(list); en = Counter(); us = defaultdict(list); tsc = defaultdict(list); bad = []
+    for l in text(P, "trace").split("\n"):
+        if not l or l.startswith("#"):
+            continue
+        m = LINE.match(l)
+        if not m:
+            bad.append(l); continue
+        tid, ev, rest = int(m.group(2)), m.group(5), m.group(6)
+        if ev == "kvm_exit":
+            e = EXIT.match(rest)
+            if not e or e.group(2) not in CODE:
+                bad.append(l); continue
+            ex[tid].append(dict(vcpu=int(e.group(1)), reason=CODE[e.group(2)], rip=int(e.group(3), 16),
+                                info1=int(e.group(4), 16), info2=int(e.group(5), 16),
+                                intr_info=int(e.group(6), 16), error_code=int(e.group(7), 16)))
+        elif ev == "kvm_entry":
+            en[tid] += 1
+        elif ev == "kvm_write_tsc_offset":
+            t = re.match(r"vcpu=(\d+) prev=(\d+) next=(\d+)", rest)
+            if not t:
+                bad.append(l); continue
+            tsc[tid].append((int(t.group(1)), int(t.group(2)), int(t.group(3))))
+        else:
+            u = re.match(r"reason (\S+) \((\d+)\)", rest)
+            if not u:
+                bad.append(l); continue
+            us[tid].append(int(u.group(2)) + (2 ** 31 if u.group(1) in ("restart", "error") else 0))
+    check(not bad, f"{pre}: {len(bad)} trace lines not understood, e.g. {bad[:2]}")
+    P["tsc"] = tsc
+    return ex, en, us
+
+def guests_of(P, pre, A):
+    """tid -> (pid, vcpu); pid -> name, from the guest's --json lines; checks its own tally."""
+    vms, vcpus = A["vms"], A["vcpus"]
+    tids = {}; names = {}
+    gl = [l for l in text(P, "guest.out").split("\n") if l.strip()]
+    check(len(gl) == vms, f"{pre}: {len(gl)} vmexit-guest JSON lines, expected {vms}")
+    for l in gl:
+        try:
+            g = json.loads(l)
+        except ValueError:
+            check(False, f"{pre}: vmexit-guest line is not JSON: {l[:100]}"); continue
+        pid = g.get("pid"); names[pid] = g.get("name")
+        want = A["name"] if vms == 1 else None
+        check(g.get("name") == want if want else str(g.get("name", "")).startswith(A["name"] + "-"),
+              f"{pre}: guest pid {pid} reports name {g.get('name')!r}")
+        check(len(g.get("vcpus", [])) == vcpus, f"{pre}: guest {pid}: {len(g.get('vcpus', []))} vCPUs, expected {vcpus}")
+        for v in g.get("vcpus", []):
+            tids[v.get("tid")] = (pid, v.get("vcpu"))
+            check(v.get("passes") == 1 and v.get("exits") == {"IO": A["io"] + 1, "MMIO": A["mmio"], "HLT": A["hlt"]},
+                  f"{pre}: guest {pid} vCPU {v.get('vcpu')}: passes {v.get('passes')}, exits {v.get('exits')}")
+    check(len(set(names.values())) == vms, f"{pre}: guest names not distinct: {names}")
+    return tids, names
+
+def expected_completed(A):
+    """Per vCPU, completed exits of the deliberate reasons: the done-port IO never completes."""
+    return {("kernel", CPUID): A["cpuid"], ("kernel", HLT): A["hlt"], ("kernel", IOIO): A["io"],
+            ("kernel", MSR): A["msr"], ("user", U_IO): A["io"], ("user", U_HLT): A["hlt"],
+            ("user", U_MMIO): A["mmio"]}
+
+def check_expected(pre, what, got, vkeys, A):
+    """got: Counter of ((pid, vcpu), kind, reason) -> completed exits."""
+    for key in vkeys:
+        for (kind, r), n in expected_completed(A).items():
+            check(got[(key, kind, r)] == n, f"{pre}: {what}: pid {key[0]} vCPU {key[1]} {kind} {kname((kind, r))}: "
+                  f"{got[(key, kind, r)]} completed, expected {n}")
+        n = got[(key, "kernel", NPF)]
+        check(A["mmio"] <= n <= A["mmio"] + NPF_RAM_SLACK, f"{pre}: {what}: pid {key[0]} vCPU {key[1]} npf: {n}, "
+              f"expected {A['mmio']} MMIO + at most {NPF_RAM_SLACK} RAM faults")
+    extra = {k: v for k, v in got.items() if v and (k[0] not in vkeys or (k[1], k[2]) not in NAMES)}
+    check(not extra, f"{pre}: {what}: exits the guest does not make, or on no vCPU of it: {extra}")
+
+def tracefs_truth(P, pre, A, tids):
+    """Checks tracefs against the guest's arguments; returns (counts, completed) per
+    ((pid, vcpu), kind, reason), completed = counts minus each vCPU's unfinished last exits."""
+    check(P.get("buf") is not None and P["buf"][0] == P["buf"][1] and P["buf"][0] > 0,
+          f"{pre}: trace ring buffer lost events (entries-in-buffer/entries-written = {P.get('buf')})")
+    check(P.get("overrun") == 0, f"{pre}: trace ring buffer overrun = {P.get('overrun')}")
+    ex, en, us = parse_trace(P, pre)
+    counts = Counter(); done = Counter()
+    for tid in sorted(set(ex) | set(us) | set(en)):
+        key = tids.get(tid)
+        if not check(key is not None, f"{pre}: tracefs events from thread {tid}, no vCPU of the guest"):
+            continue
+        for e in ex[tid]:
+            check(e["vcpu"] == key[1], f"{pre}: tracefs kvm_exit of thread {tid} says vcpu {e['vcpu']}, the guest says {key[1]}")
+            counts[(key, "kernel", e["reason"])] += 1
+        for r in us[tid]:
+            counts[(key, "user", r)] += 1
+        # The documented behaviour: the last kernel exit is the OUT to the done port, the last
+        # user exit its KVM_EXIT_IO; then the thread quits: no kvm_entry, no KVM_RUN after them.
+        last = ex[tid][-1] if ex[tid] else {}
+        check(last.get("reason") == IOIO and (last.get("info1", 0) >> 16) & 0xffff == DONE_PORT,
+              f"{pre}: thread {tid}: last kvm_exit is {last}, expected ioio to port {DONE_PORT:#x}")
+        check(us[tid][-1:] == [U_IO], f"{pre}: thread {tid}: last userspace exit {us[tid][-1:]}, expected IO")
+        check(en[tid] == len(ex[tid]), f"{pre}: thread {tid}: {len(ex[tid])} kvm_exit but {en[tid]} kvm_entry "
+              "(expected equal: the first entry has no exit, the last exit no entry)")
+        ports = Counter((e["info1"] >> 16) & 0xffff for e in ex[tid] if e["reason"] == IOIO)
+        check(ports == Counter({IO_PORT: A["io"], DONE_PORT: 1}), f"{pre}: thread {tid}: ioio ports {dict(ports)}")
+    done = counts.copy()
+    for tid, key in tids.items():
+        done[(key, "kernel", IOIO)] -= 1
+        done[(key, "user", U_IO)] -= 1
+    vkeys = sorted(tids.values())
+    check_expected(pre, "tracefs", done, vkeys, A)
+    return counts, +done, ex, us
+
+def stat_rows(P, pre, name):
+    """The final line of `vmexit stat --json --by vcpu` (or report): rows and lost."""
+    ls = [l for l in text(P, name).split("\n") if l.startswith('{"interval_s"')]
+    if not check(ls, f"{pre}: {name}: no JSON summary line"):
+        return None, {}
+    try:
+        s = json.loads(ls[-1])
+    except ValueError as e:
+        check(False, f"{pre}: {name}: last line is not JSON: {e}"); return None, {}
+    check(s.get("final") is True, f"{pre}: {name}: last line is not the final summary")
+    return s.get("rows", []), s.get("lost", {})
+
+def stat_counts(pre, what, rows, names):
+    count = Counter(); done = Counter(); byname = Counter()
+    for r in rows:
+        key = (r.get("pid"), r.get("vcpu")); k = (key, r.get("kind"), r.get("reason"))
+        check((r.get("kind"), r.get("isa")) in (("kernel", "svm"), ("user", "user")), f"{pre}: {what}: row {k} kind/isa {r.get('kind')}/{r.get('isa')}")
+        check(r.get("guest") == names.get(key[0]), f"{pre}: {what}: row {k} guest {r.get('guest')!r}, expected {names.get(key[0])!r}")
+        check(r.get("hist_total") == r.get("completed"), f"{pre}: {what}: row {k} hist_total {r.get('hist_total')} != completed {r.get('completed')}")
+        count[k] += r.get("count", 0); done[k] += r.get("completed", 0)
+        byname[(r.get("guest"), key[1], r.get("kind"), r.get("reason"))] += r.get("completed", 0)
+    return count, +done, byname
+
+def diff(a, b):
+    return ", ".join(f"pid {k[0][0]} vCPU {k[0][1]} {kname(k[1:])}: {a[k]} vs {b[k]}" for k in sorted(set(a) | set(b), key=str) if a[k] != b[k])
+
+def check_lost(pre, what, lost, nvcpus):
+    want = {"cells_full": 0, "threads_full": 0, "unmatched_entry": nvcpus, "overwritten_exit": 0,
+            "unmatched_run": 0, "ringbuf_full": 0}
+    for k, v in want.items():
+        check(lost.get(k) == v, f"{pre}: {what}: lost.{k} = {lost.get(k)}, expected {v}")
+
+def check_events(pre, what, evs, tids, names, ex, us, tsc):
+    """Field sanity of stream-format events and, per vCPU thread, the same exits in the same
+    order as tracefs (minus the unfinished last ones). Returns completed per key."""
+    got = Counter(); per_k = defaultdict(list); per_u = defaultdict(list); bad = Counter(); mmio_npf = Counter()
+    per_t = defaultdict(list)
+    def bad_if(cond, why, e):
+        if cond:
+            if not bad[why]:
+                errors.append(f"{pre}: {what}: {why}: first one: {json.dumps(e)[:300]}")
+            bad[why] += 1
+        return cond
+    for e in evs:
+        t = e.get("type")
+        if bad_if(t not in ("exit", "user_exit", "tsc_offset"), "unknown event type", e):
+            continue
+        key = tids.get(e.get("tid"))
+        bad_if(e.get("guest") != names.get(e.get("pid")), "guest name is not the VM's", e)
+        if t == "tsc_offset":
+            # KVM writes the TSC offset at every vcpu_load (each KVM_RUN here: TCG's TSC is
+            # unstable), also from the VMM's main thread while it sets a vCPU up: the event
+            # names the vCPU loaded, whichever thread loads it.
+            bad_if((e.get("pid"), e.get("vcpu")) not in tids.values(), "tsc_offset of no vCPU of the guest", e)
+            bad_if(key is not None and key != (e.get("pid"), e.get("vcpu")), "tsc_offset: pid/vcpu do not match the guest's thread", e)
+            per_t[e.get("tid")].append(e)
+            continue
+        if bad_if(key is None, "exit from a thread that is no vCPU of the guest", e):
+            continue
+        bad_if(e.get("pid") != key[0] or e.get("vcpu") != key[1], "pid/vcpu do not match the guest's thread", e)
+        kind = "kernel" if t == "exit" else "user"
+        bad_if(e.get("isa") != ("svm" if kind == "kernel" else "user"), "isa is not svm (exit) / user (user_exit)", e)
+        bad_if(not isinstance(e.get("latency_ns"), int) or e["latency_ns"] <= 0, "latency_ns not > 0", e)
+        bad_if(not e.get("reason_name"), "no reason_name", e)
+        got[(key, kind, e.get("reason"))] += 1
+        if kind == "kernel":
+            rip = int(e.get("rip", "0"), 16)
+            bad_if(not CODE_LO <= rip < CODE_HI, f"rip outside the guest's code page [{CODE_LO:#x}, {CODE_HI:#x})", e)
+            if e.get("reason") == IOIO:
+                bad_if((int(e["info1"], 16) >> 16) & 0xffff != IO_PORT, f"ioio not to port {IO_PORT:#x}", e)
+            if e.get("reason") == NPF and int(e.get("info2", "0"), 16) == MMIO_GPA:
+                mmio_npf[key] += 1
+            per_k[e["tid"]].append(e)
+        else:
+            bad_if(e.get("errno") != 0, "user exit with errno != 0", e)
+            per_u[e["tid"]].append(e)
+    # Every kvm_write_tsc_offset, per thread in order, with the same offsets.
+    ntsc = 0
+    for tid in sorted(set(per_t) | set(tsc)):
+        mine = [(e["vcpu"], int(e["prev_offset"], 16), int(e["next_offset"], 16)) for e in sorted(per_t[tid], key=lambda e: e["ts_ns"])]
+        ntsc += len(mine)
+        check(mine == tsc[tid], f"{pre}: {what}: thread {tid}: {len(mine)} tsc_offset events, tracefs has {len(tsc[tid])} "
+              "kvm_write_tsc_offset" + ("" if len(mine) != len(tsc[tid]) else " (values differ)"))
+    for tid, key in tids.items():
+        ks = sorted(per_k[tid], key=lambda e: e["ts_ns"]); uu = sorted(per_u[tid], key=lambda e: e["ts_ns"])
+        # The same exits, in the same order, with the same fields as tracefs shows.
+        mine = [(e["reason"], int(e["rip"], 16), int(e["info1"], 16), int(e["info2"], 16), e["intr_info"], e["error_code"]) for e in ks]
+        theirs = [(x["reason"], x["rip"], x["info1"], x["info2"], x["intr_info"], x["error_code"]) for x in ex[tid][:-1]]
+        if mine != theirs:
+            n = next((j for j in range(min(len(mine), len(theirs))) if mine[j] != theirs[j]), min(len(mine), len(theirs)))
+            check(False, f"{pre}: {what}: thread {tid}: kernel exits differ from tracefs from #{n} on "
+                  f"({len(mine)} vs {len(theirs)} exits): {mine[n:n + 1]} vs {theirs[n:n + 1]}")
+        check([e["reason"] for e in uu] == us[tid][:-1], f"{pre}: {what}: thread {tid}: userspace exits differ from tracefs's "
+              f"({len(uu)} vs {len(us[tid]) - 1})")
+        # A vCPU thread's exits are sequential: none starts before the previous one ended, and
+        # each exit to the VMM lies inside the kernel exit that caused it.
+        for seq, nm in ((ks, "kernel"), (uu, "user")):
+            ov = [j for j in range(1, len(seq)) if seq[j - 1]["ts_ns"] + seq[j - 1]["latency_ns"] > seq[j]["ts_ns"]]
+            check(not ov, f"{pre}: {what}: thread {tid}: {len(ov)} {nm} exits overlap the previous one")
+        starts = [e["ts_ns"] for e in ks]; j = 0; outside = 0
+        for u in uu:
+            while j + 1 < len(ks) and starts[j + 1] <= u["ts_ns"]:
+                j += 1
+            k = ks[j] if ks and starts[j] <= u["ts_ns"] else None
+            if not (k and k["reason"] == USER_OF.get(u["reason"]) and u["ts_ns"] + u["latency_ns"] <= k["ts_ns"] + k["latency_ns"]):
+                outside += 1
+        check(not outside, f"{pre}: {what}: thread {tid}: {outside} exits to the VMM not inside a kernel exit of the matching reason")
+    return +got, mmio_npf, ntsc
+
+def stream_events(pre, raw):
+    evs = []; lost = []
+    for n, l in enumerate(raw.split("\n"), 1):
+        if not l:
+            continue
+        try:
+            o = json.loads(l)
+        except ValueError as e:
+            check(False, f"{pre}: stream --json line {n} is not JSON ({e}): {l[:120]}"); continue
+        (lost if "lost" in o else evs).append(o)
+    check(not lost, f"{pre}: stream --json reports lost records: {lost[:3]}")
+    return evs
+
+def summary_events(pre, what, err):
+    m = re.search(r"^vmexit: (\d+) events, (\d+) lost", err, re.M)
+    if not check(m, f"{pre}: {what}: no 'vmexit: N events, M lost' summary on stderr: {err.strip()[:300]!r}"):
+        return None
+    check(m.group(2) == "0", f"{pre}: {what}: {m.group(0)}")
+    return int(m.group(1))
+
+def rcs(P, pre, tags):
+    check(P.get("rc") == 0, f"{pre}: the outer command exited {P.get('rc')}")
+    for t in tags:
+        rc = text(P, f"{t}.rc").strip()
+        if not check(rc == "0", f"{pre}: {t} exited {rc or '(no status)'}; stderr: {text(P, t + '.err').strip()[:400]!r}"):
+            pass
+
+def total(c, kind):
+    return sum(v for k, v in c.items() if k[1] == kind)
+
+def fmt(c):
+    agg = Counter()
+    for k, v in c.items():
+        agg[kname(k[1:])] += v
+    return " ".join(f"{n}:{v}" for n, v in sorted(agg.items()))
+
+results = {}
+
+# ---------------------------------------------------------------- phase "stream"
+def phase_stream():
+    pre = "phase stream"; P = phases.get("stream")
+    if not check(P, f"{pre}: did not run"):
+        return
+    A = parse_args(ARGS1); nv = A["vms"] * A["vcpus"]
+    if not need(P, pre, ("guest.out", "trace", "stat.out", "stream.out", "stream.err")):
+        return
+    print(f"test_nested_stream: {pre}: stat -- stream --json -- vmexit-guest {ARGS1}: {P.get('secs', 0):.1f} s (bed clock)")
+    rcs(P, pre, ("stat", "stream", "guest"))
+    tids, names = guests_of(P, pre, A)
+    tcount, tdone, ex, us = tracefs_truth(P, pre, A, tids)
+    rows, lost = stat_rows(P, pre, "stat.out")
+    if rows is None:
+        return
+    scount, sdone, _ = stat_counts(pre, "stat", rows, names)
+    check(scount == tcount, f"{pre}: stat count != tracefs: {diff(scount, tcount)}")
+    check(sdone == tdone, f"{pre}: stat completed != tracefs minus the unfinished last exits: {diff(sdone, tdone)}")
+    check_lost(pre, "stat", lost, nv)
+    evs = stream_events(pre, text(P, "stream.out"))
+    n = summary_events(pre, "stream", text(P, "stream.err"))
+    check(n is None or n == len(evs), f"{pre}: stream says {n} events, printed {len(evs)}")
+    got, mmio_npf, ntsc = check_events(pre, "stream", evs, tids, names, ex, us, P["tsc"])
+    # The point of the phase: per (pid, vCPU, reason), stream events == stat's completed.
+    check(got == sdone, f"{pre}: stream events != stat completed: {diff(got, sdone)}")
+    check_expected(pre, "stream", got, sorted(tids.values()), A)
+    for key in sorted(tids.values()):
+        check(mmio_npf[key] == A["mmio"], f"{pre}: stream: pid {key[0]} vCPU {key[1]}: {mmio_npf[key]} npf at GPA {MMIO_GPA:#x}, expected {A['mmio']}")
+    print(f"test_nested_stream:   tracefs kvm_exit {total(tcount, 'kernel')}, kvm_userspace_exit {total(tcount, 'user')}; "
+          f"stat completed == stream events: kernel {total(got, 'kernel')}, user {total(got, 'user')} [{fmt(got)}]; "
+          f"{ntsc} tsc_offset events == tracefs kvm_write_tsc_offset")
+
+# ---------------------------------------------------------------- phase "perfetto"
+def phase_perfetto():
+    pre = "phase perfetto"; P = phases.get("perfetto")
+    if not check(P, f"{pre}: did not run"):
+        return
+    A = parse_args(ARGS2); nv = A["vms"] * A["vcpus"]
+    if not need(P, pre, ("guest.out", "trace", "stat.out", "stream.err", "perfetto.json")):
+        return
+    print(f"test_nested_stream: {pre}: stat -- stream --perfetto -- vmexit-guest {ARGS2}: {P.get('secs', 0):.1f} s (bed clock)")
+    rcs(P, pre, ("stat", "stream", "guest"))
+    tids, names = guests_of(P, pre, A)
+    vcpu_tid = {v: t for t, v in tids.items()}
+    tcount, tdone, ex, us = tracefs_truth(P, pre, A, tids)
+    rows, lost = stat_rows(P, pre, "stat.out")
+    if rows is None:
+        return
+    scount, sdone, sbyname = stat_counts(pre, "stat", rows, names)
+    check(scount == tcount, f"{pre}: stat count != tracefs: {diff(scount, tcount)}")
+    check(sdone == tdone, f"{pre}: stat completed != tracefs minus the unfinished last exits: {diff(sdone, tdone)}")
+    check_lost(pre, "stat", lost, nv)
+    results["perfetto_stat_byname"] = sbyname
+    n = summary_events(pre, "stream --perfetto", text(P, "stream.err"))
+    raw = P["files"]["perfetto.json"]
+    # The writer ended normally (Ctrl-C or the command's exit close it), so the file must be
+    # complete JSON: the missing ']' the format tolerates is only for a writer killed mid-way.
+    try:
+        tr = json.loads(raw, parse_float=Decimal)
+    except ValueError as e:
+        check(False, f"{pre}: the perfetto file is not valid JSON: {e}"); return
+    evs = tr["traceEvents"] if isinstance(tr, dict) else tr
+    pname = {}; tname = {}; got = Counter(); tracks = defaultdict(list); bad = Counter(); other = Counter()
+    for e in evs:
+        ph = e.get("ph")
+        if ph == "M" and e.get("name") == "process_name":
+            pname[e.get("pid")] = e["args"]["name"]
+        elif ph == "M" and e.get("name") == "thread_name":
+            tname[(e.get("pid"), e.get("tid"))] = e["args"]["name"]
+        elif ph == "X":
+            tracks[(e.get("pid"), e.get("tid"))].append(e)
+        elif ph != "M":
+            other[(ph, e.get("cat"))] += 1
+    check(not [k for k in other if k[1] == "vmexit_lost"], f"{pre}: the trace has lost-record events: {dict(other)}")
+    check(set(other) <= {("i", "kvm_tsc_offset")}, f"{pre}: unexpected events in the trace: {dict(other)}")
+    check(pname == names, f"{pre}: process names {pname}, expected the guest names {names}")
+    nx = 0
+    for (pid, ttid), sl in tracks.items():
+        tn = tname.get((pid, ttid), "")
+        m = re.fullmatch(r"vCPU (\d+)( \(VMM\))?", tn)
+        if not check(m, f"{pre}: {len(sl)} slices on track {tn!r} (pid {pid} tid {ttid}), expected 'vCPU N' or 'vCPU N (VMM)'"):
+            continue
+        vcpu, kind = int(m.group(1)), ("user" if m.group(2) else "kernel")
+        key = (pid, vcpu)
+        sl.sort(key=lambda e: e["ts"])
+        for j, e in enumerate(sl):
+            a = e.get("args", {}); nx += 1
+            why = None
+            if e.get("cat") != ("kvm_exit" if kind == "kernel" else "kvm_userspace_exit"): why = "cat does not match the track"
+            elif tids.get(a.get("tid")) != key: why = "args.tid is not that vCPU's thread"
+            elif a.get("isa") != ("svm" if kind == "kernel" else "user"): why = "isa"
+            elif not (a.get("latency_ns", 0) > 0 and e["dur"] * 1000 == a["latency_ns"]): why = "dur != latency_ns / 1000 or not > 0"
+            elif j and sl[j - 1]["ts"] + sl[j - 1]["dur"] > e["ts"]: why = "overlaps the previous slice on its track"
+            elif kind == "kernel" and not CODE_LO <= int(a.get("rip", "0"), 16) < CODE_HI: why = "rip outside the guest's code page"
+            if why:
+                if not bad[why]:
+                    errors.append(f"{pre}: perfetto slice: {why}: first one: {json.dumps(e, default=str)[:300]}")
+                bad[why] += 1
+            got[(key, kind, a.get("reason"))] += 1
+        check(tn == ("vCPU %d%s" % (vcpu, " (VMM)" if kind == "user" else "")) and vcpu in [k[1] for k in tids.values()],
+              f"{pre}: track {tn!r}: no such vCPU")
+    # Exactly one X slice per completed exit, per (pid, vCPU, reason).
+    check(got == sdone, f"{pre}: perfetto slices != stat completed: {diff(got, sdone)}")
+    check(got == tdone, f"{pre}: perfetto slices != tracefs minus the unfinished last exits: {diff(got, tdone)}")
+    check_expected(pre, "perfetto", got, sorted(tids.values()), A)
+    ntsc = sum(len(v) for v in P["tsc"].values())
+    check(other[("i", "kvm_tsc_offset")] == ntsc, f"{pre}: {other[('i', 'kvm_tsc_offset')]} tsc_offset instants in the trace, "
+          f"tracefs has {ntsc} kvm_write_tsc_offset")
+    check(n is None or n == nx + other[("i", "kvm_tsc_offset")], f"{pre}: stream says {n} events, the trace has {nx} slices + "
+          f"{other[('i', 'kvm_tsc_offset')]} tsc_offset instants")
+    print(f"test_nested_stream:   tracefs kvm_exit {total(tcount, 'kernel')}, kvm_userspace_exit {total(tcount, 'user')}; "
+          f"perfetto X slices == stat completed: {nx} [{fmt(got)}], {len(raw)} bytes")
+
+# ---------------------------------------------------------------- phase "record"
+def phase_record():
+    pre = "phase record"; P = phases.get("record")
+    if not check(P, f"{pre}: did not run"):
+        return
+    A = parse_args(ARGS2)
+    if not need(P, pre, ("guest.out", "trace", "record.err", "report.out", "rec.vmexit")):
+        return
+    print(f"test_nested_stream: {pre}: record -- vmexit-guest {ARGS2}: {P.get('secs', 0):.1f} s (bed clock)")
+    rcs(P, pre, ("record", "guest", "report"))
+    tids, names = guests_of(P, pre, A)
+    tcount, tdone, ex, us = tracefs_truth(P, pre, A, tids)
+    n = summary_events(pre, "record", text(P, "record.err"))
+    rows, lost = stat_rows(P, pre, "report.out")
+    if rows is None:
+        return
+    rcount, rdone, rbyname = stat_counts(pre, "report (in the bed)", rows, names)
+    check(rcount == rdone, f"{pre}: report: count != completed (a recording holds completed exits only): {diff(rcount, rdone)}")
+    check(rdone == tdone, f"{pre}: report completed != tracefs minus the unfinished last exits: {diff(rdone, tdone)}")
+    check_expected(pre, "report", rdone, sorted(tids.values()), A)
+    sb = results.get("perfetto_stat_byname")
+    if check(sb is not None, f"{pre}: no stat of the identical workload (phase perfetto) to compare with"):
+        # Same arguments, same guest name: the deliberate reasons must have identical counts.
+        delib = set(expected_completed(A))
+        a = {k: v for k, v in rbyname.items() if (k[2], k[3]) in delib}
+        b = {k: v for k, v in sb.items() if (k[2], k[3]) in delib}
+        check(a == b, f"{pre}: report != stat of the identical workload (phase perfetto), deliberate reasons: report {sorted(a.items())}, stat {sorted(b.items())}")
+    rec = os.path.join(work, "record.rec.vmexit")
+    # The file copied out: the host's report gives the same summary, the same events as
+    # tracefs, and a valid perfetto trace.
+    def host(*args):
+        r = subprocess.run([vmexit_host, "report", "-i", rec, *args], capture_output=True, text=True, timeout=60)
+        check(r.returncode == 0, f"{pre}: host: vmexit report {' '.join(args)} exited {r.returncode}: {r.stderr.strip()[:300]}")
+        return r.stdout
+    hr = [json.loads(l) for l in host("--json", "--by", "vcpu").split("\n") if l.startswith("{")]
+    check(hr and hr[-1].get("rows") == rows, f"{pre}: the host's report of the copied file differs from the bed's")
+    evs = stream_events(pre + ": report --events --json", host("--events", "--json"))
+    check(n is None or n == len(evs), f"{pre}: record said {n} events, the file holds {len(evs)}")
+    got, mmio_npf, _ = check_events(pre, "report --events", evs, tids, names, ex, us, P["tsc"])
+    check(got == rdone, f"{pre}: report --events != report summary: {diff(got, rdone)}")
+    pf = os.path.join(work, "record.report-perfetto.json")
+    host("--perfetto", pf)
+    try:
+        tr = json.load(open(pf))
+        evp = tr["traceEvents"] if isinstance(tr, dict) else tr
+        nx = sum(1 for e in evp if e.get("ph") == "X")
+        check(nx == sum(rdone.values()), f"{pre}: report --perfetto: {nx} X slices, expected {sum(rdone.values())} (one per completed exit)")
+    except (OSError, ValueError) as e:
+        check(False, f"{pre}: report --perfetto is not valid JSON: {e}")
+    print(f"test_nested_stream:   tracefs kvm_exit {total(tcount, 'kernel')}, kvm_userspace_exit {total(tcount, 'user')}; "
+          f"report completed kernel {total(rdone, 'kernel')}, user {total(rdone, 'user')} [{fmt(rdone)}]; "
+          f"file {os.path.getsize(rec)} bytes, {len(evs)} events")
+
+phase_stream()
+phase_perfetto()
+phase_record()
+
+if errors:
+    for e in errors:
+        print("test_nested_stream: ASSERT: " + e)
+    sys.exit(1)
+PYEOF
+[ $prc = 0 ] || fail "assertions failed (above)"
+echo "PASS: test_nested_stream"
