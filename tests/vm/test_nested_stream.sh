@@ -493,8 +493,7 @@ def rcs(P, pre, tags):
     check(P.get("rc") == 0, f"{pre}: the outer command exited {P.get('rc')}")
     for t in tags:
         rc = text(P, f"{t}.rc").strip()
-        if not check(rc == "0", f"{pre}: {t} exited {rc or '(no status)'}; stderr: {text(P, t + '.err').strip()[:400]!r}"):
-            pass
+        check(rc == "0", f"{pre}: {t} exited {rc or '(no status)'}; stderr: {text(P, t + '.err').strip()[:400]!r}")
 
 def total(c, kind):
     return sum(v for k, v in c.items() if k[1] == kind)
