@@ -171,9 +171,10 @@ static int run(struct bench *b, enum group_by by, enum out_format fmt, FILE *out
 		if (t2 - t0 > worst)
 			worst = t2 - t0;
 	}
-	printf("%-6s %-5s %7u %10.2f %10.2f %10.2f %10.2f\n", by == BY_VM ? "vm" : "vcpu",
+	/* RSS while the tracker and its row tables are alive (freed before the next run). */
+	printf("%-6s %-5s %7u %10.2f %10.2f %10.2f %10.2f %9.1f\n", by == BY_VM ? "vm" : "vcpu",
 	       fmt == OUT_JSON ? "json" : "table", nr_rows, first, sample_sum / INTERVALS,
-	       sum / INTERVALS, worst);
+	       sum / INTERVALS, worst, status_kb("VmRSS:") / 1024.0);
 	tracker_free(&t);
 	row_table_free(&rows);
 	vm_names_free(&names);
@@ -237,8 +238,8 @@ int main(void)
 	printf("Reading one interval: %d VMs x %d vCPUs x %d reasons = %d cells (%.1f MiB mmapped),"
 	       " every cell changed each interval, %d intervals, output to /dev/null\n",
 	       NR_VMS, NR_VCPUS, NR_REASONS, NR_CELLS, b.cells_len / 1048576.0, INTERVALS);
-	printf("%-6s %-5s %7s %10s %10s %10s %10s\n", "--by", "fmt", "rows", "first ms",
-	       "sample ms", "total ms", "worst ms");
+	printf("%-6s %-5s %7s %10s %10s %10s %10s %9s\n", "--by", "fmt", "rows", "first ms",
+	       "sample ms", "total ms", "worst ms", "RSS MiB");
 	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
 		if (run(&b, runs[i].by, runs[i].fmt, out))
 			break;

@@ -10,8 +10,9 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 1
 fi
 # The figures depend on the host: say which one.
-echo "host: $(uname -r), $(nproc) CPUs, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)," \
-	"clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
+cpu=$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)
+cs=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)
+echo "host: $(uname -r), $(nproc) CPUs, $cpu, clocksource $cs"
 rc=0
 found=0
 for b in "$OUT"/bench/bench_*; do

@@ -43,8 +43,13 @@ static bool key_eq(const struct row_key *a, const struct row_key *b)
 static int index_grow(struct row_table *rt)
 {
 	__u32 cap = rt->index_cap ? rt->index_cap * 2 : 256;
-	__u32 *idx = calloc(cap, sizeof(*idx));
+	__u32 *idx;
 
+	/* A reindex starts over from no index: room for every row at half load, or the probe
+	 * loop below never finds a free slot once there are more rows than slots. */
+	while (cap < (rt->nr + 1) * 2)
+		cap *= 2;
+	idx = calloc(cap, sizeof(*idx));
 	if (!idx)
 		return -ENOMEM;
 	for (__u32 i = 0; i < rt->nr; i++) {

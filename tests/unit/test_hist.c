@@ -234,6 +234,46 @@ static void test_percentiles(void)
 	free(r);
 }
 
+/*
+ * The row table the percentiles are read from: after rows_sort() reorders it, it is reindexed
+ * from scratch; with more rows than the initial index (256) the reindex must still terminate
+ * and every key must find its own row again.
+ */
+static void test_row_table_reindex(void)
+{
+	const __u32 n = 3000;	/* 100 VMs x 30 reasons, --by vm */
+	struct row_table rt;
+	struct row *r;
+
+	row_table_init(&rt);
+	for (__u32 i = 0; i < n; i++) {
+		struct row_key k = { .tgid = 1000 + i / 30, .vcpu = -1, .isa = 1, .reason = i % 30 };
+
+		r = row_table_get(&rt, &k);
+		CHECK(r != NULL);
+		if (r)
+			r->count = i;
+	}
+	CHECK_EQ_U64(rt.nr, n);
+	/* Reverse the order, as a sort might, then reindex. */
+	for (__u32 i = 0; i < n / 2; i++) {
+		struct row tmp = rt.rows[i];
+
+		rt.rows[i] = rt.rows[n - 1 - i];
+		rt.rows[n - 1 - i] = tmp;
+	}
+	CHECK(!row_table_reindex(&rt));
+	CHECK(rt.index_cap >= 2 * n);
+	for (__u32 i = 0; i < n; i++) {
+		struct row_key k = { .tgid = 1000 + i / 30, .vcpu = -1, .isa = 1, .reason = i % 30 };
+
+		r = row_table_get(&rt, &k);
+		CHECK(r && r->count == i);
+	}
+	CHECK_EQ_U64(rt.nr, n);
+	row_table_free(&rt);
+}
+
 int main(void)
 {
 	test_layout();
@@ -244,5 +284,6 @@ int main(void)
 	test_overflow();
 	test_exhaustive();
 	test_percentiles();
+	test_row_table_reindex();
 	CHECK_DONE("test_hist");
 }
