@@ -137,6 +137,27 @@ static __always_inline void lost_inc(int why)
 		__sync_fetch_and_add(&lost[why], 1);
 }
 
+/*
+ * With task storage keying the per-thread state, the hot path needs no thread ids: the
+ * tracepoint programs then pass tgid = tid = 0 (never a VMM: pid 0 is the idle task) and the
+ * slow paths fetch them here.
+ */
+static __always_inline void ids_fill(__u32 *tgid, __u32 *tid)
+{
+	if (!*tgid) {
+		__u64 id = bpf_get_current_pid_tgid();
+
+		*tgid = id >> 32;
+		*tid = (__u32)id;
+	}
+}
+
+/* The ids a tracepoint program hands the handlers: none when task storage keys the state. */
+static __always_inline __u64 hot_ids(void)
+{
+	return use_task_storage ? 0 : bpf_get_current_pid_tgid();
+}
+
 static __always_inline bool pid_wanted(__u32 tgid)
 {
 	return !filter_pids || bpf_map_lookup_elem(&pid_filter, &tgid);
@@ -162,6 +183,7 @@ static __always_inline struct thread_state *thread_get(__u32 tgid, __u32 tid, bo
 		return NULL;
 	}
 	if (!(ts->flags & TS_INIT)) {
+		ids_fill(&tgid, &tid);
 		ts->flags = TS_INIT | (pid_wanted(tgid) ? 0 : TS_IGNORED);
 		ts->vcpu = -1;
 	}
@@ -190,6 +212,7 @@ static __noinline __u32 cell_alloc(__u32 tgid, __u32 tid, __s32 vcpu, __u32 isa,
 	struct cell *c;
 	__u32 idx;
 
+	ids_fill(&tgid, &tid);
 	if (filter_reasons) {
 		__u64 rkey = (__u64)isa << 32 | reason;
 
@@ -240,6 +263,7 @@ static __always_inline __u32 cell_ref(struct thread_state *ts, __u32 tgid, __u32
 		}
 		return ref;
 	}
+	ids_fill(&tgid, &tid);
 	okey.tid = tid;
 	okey.isa = isa;
 	okey.reason = reason;
@@ -318,6 +342,7 @@ static __always_inline void stream_emit(struct thread_state *ts, __u32 tgid, __u
 		lost_inc(LOST_RINGBUF_FULL);
 		return;
 	}
+	ids_fill(&tgid, &tid);
 	ev->ts_ns = start;
 	ev->latency_ns = lat;
 	ev->tgid = tgid;
@@ -391,6 +416,7 @@ static __always_inline void handle_kvm_entry(__u64 now, __u32 tgid, __u32 tid)
 
 	if (!ts) {
 		/* A vCPU's very first entry, or one that was in flight when we attached. */
+		ids_fill(&tgid, &tid);
 		if (pid_wanted(tgid))
 			lost_inc(LOST_UNMATCHED_ENTRY);
 		return;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* vmexit: in-kernel aggregation of KVM exits. The logic is in handlers.bpf.h. */
 #include "handlers.bpf.h"
+#include <bpf/bpf_tracing.h>
 
 #define KVM_RUN_IOCTL	0xae80	/* _IO(KVMIO, 0x80) */
 
@@ -15,7 +16,7 @@ SEC("tp/kvm/kvm_exit")
 int kvm_exit(struct trace_event_raw_kvm_exit *ctx)
 {
 	__u64 now = bpf_ktime_get_ns();
-	__u64 id = bpf_get_current_pid_tgid();
+	__u64 id = hot_ids();
 	struct exit_info x = {
 		.isa = ctx->isa,
 		.reason = ctx->exit_reason,
@@ -46,7 +47,7 @@ SEC("tp/kvm/kvm_entry")
 int kvm_entry(void *ctx)
 {
 	__u64 now = bpf_ktime_get_ns();
-	__u64 id = bpf_get_current_pid_tgid();
+	__u64 id = hot_ids();
 
 	handle_kvm_entry(now, id >> 32, (__u32)id);
 	return TP_PASS;
@@ -56,7 +57,7 @@ SEC("tp/kvm/kvm_userspace_exit")
 int kvm_userspace_exit(struct trace_event_raw_kvm_userspace_exit *ctx)
 {
 	__u64 now = bpf_ktime_get_ns();
-	__u64 id = bpf_get_current_pid_tgid();
+	__u64 id = hot_ids();
 
 	handle_user_exit(now, id >> 32, (__u32)id, ctx->reason, ctx->errno);
 	return TP_PASS;
@@ -71,7 +72,7 @@ int kvm_run_ioctl(struct syscall_trace_enter *ctx)
 	if (ctx->args[1] != KVM_RUN_IOCTL)
 		return TP_PASS;
 	now = bpf_ktime_get_ns();
-	id = bpf_get_current_pid_tgid();
+	id = hot_ids();
 	handle_kvm_run(now, id >> 32, (__u32)id);
 	return TP_PASS;
 }
@@ -86,11 +87,16 @@ int kvm_write_tsc_offset(struct trace_event_raw_kvm_write_tsc_offset *ctx)
 	return TP_PASS;
 }
 
-SEC("tp/sched/sched_process_fork")
-int process_fork(struct trace_event_raw_sched_process_fork *ctx)
+/*
+ * The tracepoint's own pid fields are thread ids and it fires for new threads too: with the
+ * task pointers, follow only new processes, from whichever thread of a traced one forked.
+ */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(process_fork, struct task_struct *parent, struct task_struct *child)
 {
-	handle_fork(ctx->parent_pid, ctx->child_pid);
-	return TP_PASS;
+	if (child->pid == child->tgid)
+		handle_fork(parent->tgid, child->tgid);
+	return 0;
 }
 
 char LICENSE[] SEC("license") = "GPL";

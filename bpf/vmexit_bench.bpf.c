@@ -34,7 +34,7 @@ static long cb_clock(__u64 i, struct loop_ctx *c)
 /* The bodies of the kvm_exit and kvm_entry programs of vmexit.bpf.c, back to back. */
 static long cb_exit_entry(__u64 i, struct loop_ctx *c)
 {
-	__u64 now = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
+	__u64 now = bpf_ktime_get_ns(), id = hot_ids();
 	struct exit_info x = {
 		.isa = VMEXIT_ISA_VMX,
 		.reason = c->reason,
@@ -48,18 +48,18 @@ static long cb_exit_entry(__u64 i, struct loop_ctx *c)
 	}
 	handle_kvm_exit(now, id >> 32, (__u32)id, &x);
 	now = bpf_ktime_get_ns();
-	id = bpf_get_current_pid_tgid();
+	id = hot_ids();
 	handle_kvm_entry(now, id >> 32, (__u32)id);
 	return 0;
 }
 
 static __always_inline void user_run(__u32 reason, __s32 err)
 {
-	__u64 now = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
+	__u64 now = bpf_ktime_get_ns(), id = hot_ids();
 
 	handle_user_exit(now, id >> 32, (__u32)id, reason, err);
 	now = bpf_ktime_get_ns();
-	id = bpf_get_current_pid_tgid();
+	id = hot_ids();
 	handle_kvm_run(now, id >> 32, (__u32)id);
 }
 
@@ -78,12 +78,12 @@ static long cb_user_eintr_run(__u64 i, struct loop_ctx *c)
 /* Only the per-thread state lookups of a pair, to split the handlers' cost. */
 static long cb_state(__u64 i, struct loop_ctx *c)
 {
-	__u64 id = bpf_get_current_pid_tgid();
+	__u64 id = hot_ids();
 	struct thread_state *ts = thread_get(id >> 32, (__u32)id, true);
 
 	if (ts)
 		c->acc += ts->flags;
-	id = bpf_get_current_pid_tgid();
+	id = hot_ids();
 	ts = thread_get(id >> 32, (__u32)id, false);
 	if (ts)
 		c->acc += ts->flags;
