@@ -257,7 +257,55 @@ struct report {
 	__u64 events;			/* events that passed the filters */
 	__u64 first_ts, last_ts;	/* span of the recording, for rates and TIME% */
 	__u64 lost[NR_LOST];
+	struct tsc_offset *tsc;		/* latest guest TSC offset per vCPU */
+	__u32 nr_tsc;
 };
+
+struct tsc_offset {
+	__u32 tgid;
+	__s32 vcpu;
+	__u64 offset;
+	__u64 writes;
+};
+
+/* kvm_write_tsc_offset: guest TSC = host TSC + offset; keep each vCPU's latest. */
+static int note_tsc_offset(struct report *r, const struct vmexit_event *ev)
+{
+	struct tsc_offset *t;
+
+	for (__u32 i = 0; i < r->nr_tsc; i++) {
+		t = &r->tsc[i];
+		if (t->tgid == ev->tgid && t->vcpu == ev->vcpu)
+			goto found;
+	}
+	t = realloc(r->tsc, (r->nr_tsc + 1) * sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	r->tsc = t;
+	t = &r->tsc[r->nr_tsc++];
+	memset(t, 0, sizeof(*t));
+	t->tgid = ev->tgid;
+	t->vcpu = ev->vcpu;
+found:
+	t->offset = ev->info2;
+	t->writes++;
+	return 0;
+}
+
+static void print_tsc_offsets(struct report *r)
+{
+	if (!r->nr_tsc)
+		return;
+	printf("\nGuest TSC offsets (guest TSC = host TSC + offset), latest per vCPU:\n");
+	printf("%-16s %4s %18s %20s %8s\n", "VM", "vCPU", "OFFSET", "(signed)", "WRITES");
+	for (__u32 i = 0; i < r->nr_tsc; i++) {
+		const struct tsc_offset *t = &r->tsc[i];
+
+		printf("%-16.16s %4d 0x%016llx %20lld %8llu\n", vm_names_get(&r->names, t->tgid),
+		       t->vcpu, (unsigned long long)t->offset, (long long)t->offset,
+		       (unsigned long long)t->writes);
+	}
+}
 
 static bool guest_wanted(struct report *r, __u32 tgid)
 {
@@ -311,6 +359,8 @@ static int one_event(struct report *r, const struct vmexit_event *ev)
 	r->events++;
 	if (r->a->events)
 		return evout_event(&r->out, ev);
+	if (ev->type == VMEXIT_EV_TSC_OFFSET)
+		return note_tsc_offset(r, ev);
 	return event_rows_add(&r->rows, r->a->view.by, ev);
 }
 
@@ -363,6 +413,8 @@ static void print_summary(struct report *r, const struct rec_meta *meta)
 	rep.elapsed_s = rep.interval_s;
 	memcpy(rep.lost, r->lost, sizeof(rep.lost));
 	stat_print(&r->a->view, &rep, stdout);
+	if (r->a->view.fmt == OUT_TABLE)
+		print_tsc_offsets(r);
 }
 
 int cmd_report(int argc, char **argv)
@@ -442,5 +494,6 @@ out:
 	free(r.guest_seen);
 	row_table_free(&r.rows);
 	vm_names_free(&r.names);
+	free(r.tsc);
 	return rc;
 }
