@@ -23,7 +23,7 @@ static const struct argp_option options[] = {
 	{},
 };
 
-static long parse_long(const char *arg, const char *what, long min, long max,
+long parse_long_arg(const char *arg, const char *what, long min, long max,
 		       struct argp_state *state)
 {
 	char *end;
@@ -48,7 +48,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'p':
 		if (o->nr_pids >= MAX_PID_FILTER)
 			argp_error(state, "too many -p (at most %d)", MAX_PID_FILTER);
-		o->pids[o->nr_pids] = (int)parse_long(arg, "pid", 1, 0x7fffffff, state);
+		o->pids[o->nr_pids] = (int)parse_long_arg(arg, "pid", 1, 0x7fffffff, state);
 		if (kill(o->pids[o->nr_pids], 0) && errno == ESRCH) {
 			fprintf(stderr, "vmexit: no process with pid %s; running guests:\n", arg);
 			guests_list_print(stderr);
@@ -62,7 +62,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		f->guests[f->nr_guests++] = arg;
 		break;
 	case 'c':
-		o->vcpu = (int)parse_long(arg, "vCPU", 0, 0x7fffffff, state);
+		o->vcpu = (int)parse_long_arg(arg, "vCPU", 0, 0x7fffffff, state);
 		break;
 	case 'r':
 		n = reason_parse_list(arg, o->reasons + o->nr_reasons,
@@ -74,7 +74,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->nr_reasons += n;
 		break;
 	case OPT_MAX_CELLS:
-		o->max_cells = (__u32)parse_long(arg, "--max-cells", 16, 65000, state);
+		o->max_cells = (__u32)parse_long_arg(arg, "--max-cells", 16, 65000, state);
 		break;
 	case 'v':
 		o->verbose = true;

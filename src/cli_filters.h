@@ -17,6 +17,9 @@ struct cli_filters {
 extern const struct argp cli_filters_argp;
 /* Turns guest names into pids (now, while they run). Prints the error; -1 on failure. */
 int cli_filters_resolve(struct cli_filters *f);
+/* A number option in [min, max]; argp_error (exit 2) naming the option otherwise. */
+long parse_long_arg(const char *arg, const char *what, long min, long max,
+		    struct argp_state *state);
 /* Positional "[interval [count]]"; -1 with a message when malformed. */
 int parse_interval(const char *s, double *secs);
 int parse_count(const char *s, long *count);

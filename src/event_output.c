@@ -3,38 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "event_output.h"
+#include "lost_causes.h"
 #include "perfetto.h"
 #include "reasons.h"
 #include "template.h"
 #include "text_escape.h"
-
-static const char *const cause_text[NR_LOST] = {
-	[LOST_CELLS_FULL] = "statistics cells full",
-	[LOST_THREADS_FULL] = "per-thread state full",
-	[LOST_UNMATCHED_ENTRY] = "entries without an exit",
-	[LOST_OVERWRITTEN_EXIT] = "exit never completed",
-	[LOST_UNMATCHED_RUN] = "userspace exit never completed",
-	[LOST_RINGBUF_FULL] = "ring buffer full",
-};
-
-static const char *const cause_key[NR_LOST] = {
-	[LOST_CELLS_FULL] = "cells_full",
-	[LOST_THREADS_FULL] = "threads_full",
-	[LOST_UNMATCHED_ENTRY] = "unmatched_entry",
-	[LOST_OVERWRITTEN_EXIT] = "overwritten_exit",
-	[LOST_UNMATCHED_RUN] = "unmatched_run",
-	[LOST_RINGBUF_FULL] = "ringbuf_full",
-};
-
-const char *lost_cause_text(int cause)
-{
-	return cause >= 0 && cause < NR_LOST ? cause_text[cause] : "?";
-}
-
-const char *lost_cause_key(int cause)
-{
-	return cause >= 0 && cause < NR_LOST ? cause_key[cause] : "?";
-}
 
 bool lost_cause_drops_events(int cause)
 {
@@ -200,16 +173,16 @@ void evout_lost(struct evout *o, __u64 ts_ns, const __u64 delta[NR_LOST])
 		switch (o->mode) {
 		case EVOUT_LINES:
 			fprintf(o->f, "# LOST %llu records (%s) at %.6f\n",
-				(unsigned long long)delta[i], cause_text[i], ts_ns / 1e9);
+				(unsigned long long)delta[i], lost_cause_text(i), ts_ns / 1e9);
 			break;
 		case EVOUT_JSON:
 			fprintf(o->f, "{\"lost\":%llu,\"cause\":\"%s\",\"what\":\"%s\","
 				   "\"ts_ns\":%llu,\"time\":%.9f}\n",
-				(unsigned long long)delta[i], cause_key[i], cause_text[i],
+				(unsigned long long)delta[i], lost_cause_key(i), lost_cause_text(i),
 				(unsigned long long)ts_ns, ts_ns / 1e9);
 			break;
 		case EVOUT_PERFETTO:
-			perfetto_lost(o->pw, ts_ns, delta[i], cause_text[i]);
+			perfetto_lost(o->pw, ts_ns, delta[i], lost_cause_text(i));
 			break;
 		}
 	}
@@ -262,7 +235,7 @@ void evout_summary(FILE *f, const char *tail, __u64 events, const __u64 lost[NR_
 	for (int i = 0; i < NR_LOST; i++) {
 		if (!lost[i] || !lost_cause_drops_events(i))
 			continue;
-		fprintf(f, "%s%s %llu", first ? " (" : ", ", cause_text[i],
+		fprintf(f, "%s%s %llu", first ? " (" : ", ", lost_cause_text(i),
 			(unsigned long long)lost[i]);
 		first = false;
 	}

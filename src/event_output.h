@@ -58,10 +58,6 @@ void evout_flush(struct evout *o);
 /* Finishes the output and frees it; 0 or the first error. */
 int evout_close(struct evout *o);
 
-/* Short names of the loss causes ("ring buffer full"), for markers and summaries. */
-const char *lost_cause_text(int cause);
-/* JSON keys of the loss causes ("ringbuf_full"), as in `vmexit stat --json`. */
-const char *lost_cause_key(int cause);
 /* Whether a cause means an exit is missing from the stream (unmatched entries do not). */
 bool lost_cause_drops_events(int cause);
 /* "vmexit: N events, M lost (cause n, ...)[; tail]" on f: the last line of stream and record. */

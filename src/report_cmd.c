@@ -9,12 +9,10 @@
 #include "event_output.h"
 #include "event_rows.h"
 #include "record_file.h"
+#include "cli_filters.h"
 #include "stat_output.h"
 
-enum {
-	OPT_CSV = 0x200, OPT_JSON, OPT_HIST, OPT_BY, OPT_TSC_MHZ, OPT_EVENTS, OPT_FORMAT,
-	OPT_PERFETTO, OPT_MIN_LATENCY,
-};
+enum { OPT_JSON = 0x200, OPT_EVENTS, OPT_FORMAT, OPT_PERFETTO, OPT_MIN_LATENCY };
 
 #define MAX_GUEST_SEL	16
 
@@ -62,14 +60,14 @@ static const struct argp_option options[] = {
 	{ "min-latency", OPT_MIN_LATENCY, "DURATION", 0,
 	  "Only exits that took at least this long (800, 250us, 1.5ms, 2s)", 1 },
 	{ NULL, 0, NULL, 0, "Summary output (as vmexit stat):", 2 },
-	{ "by", OPT_BY, "vm|vcpu|reason", 0, "Rows per VM x reason (default), per vCPU, or per "
+	{ "by", STAT_OPT_BY, "vm|vcpu|reason", 0, "Rows per VM x reason (default), per vCPU, or per "
 	  "reason over all VMs", 2 },
 	{ "sort", 's', "count|time|max|p99", 0, "Row order (default count)", 2 },
-	{ "csv", OPT_CSV, NULL, 0, "CSV with a header row", 2 },
+	{ "csv", STAT_OPT_CSV, NULL, 0, "CSV with a header row", 2 },
 	{ "json", OPT_JSON, NULL, 0, "JSON (with --events: one object per exit)", 2 },
-	{ "hist", OPT_HIST, NULL, 0, "Latency histogram per row", 2 },
+	{ "hist", STAT_OPT_HIST, NULL, 0, "Latency histogram per row", 2 },
 	{ "units", 'u', "ns|us|ms", 0, "Print durations in this unit (default: scaled)", 2 },
-	{ "tsc-mhz", OPT_TSC_MHZ, "MHZ", 0, "TSC frequency for cycle columns (default: the "
+	{ "tsc-mhz", STAT_OPT_TSC_MHZ, "MHZ", 0, "TSC frequency for cycle columns (default: the "
 	  "one recorded, if any)", 2 },
 	{ NULL, 0, NULL, 0, "Per-event output (as vmexit stream):", 3 },
 	{ "events", OPT_EVENTS, NULL, 0, "One line per exit (the stream's default line)", 3 },
@@ -79,67 +77,6 @@ static const struct argp_option options[] = {
 	  "standard output) instead", 3 },
 	{},
 };
-
-static long parse_long(const char *arg, const char *what, long min, long max,
-		       struct argp_state *state)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(arg, &end, 0);
-	if (errno || end == arg || *end || v < min || v > max)
-		argp_error(state, "invalid %s '%s': give a number from %ld to %ld", what, arg,
-			   min, max);
-	return v;
-}
-
-static void parse_view_opt(int key, char *arg, struct report_args *a, struct argp_state *state)
-{
-	static const char *const by[] = { [BY_VM] = "vm", [BY_VCPU] = "vcpu",
-					  [BY_REASON] = "reason" };
-	static const char *const sort[] = { [SORT_COUNT] = "count", [SORT_TIME] = "time",
-					    [SORT_MAX] = "max", [SORT_P99] = "p99" };
-	char *end;
-
-	switch (key) {
-	case OPT_BY:
-		for (size_t i = 0; i < sizeof(by) / sizeof(by[0]); i++) {
-			if (!strcmp(arg, by[i])) {
-				a->view.by = (enum group_by)i;
-				return;
-			}
-		}
-		argp_error(state, "invalid --by '%s': use vm, vcpu or reason", arg);
-		break;
-	case 's':
-		for (size_t i = 0; i < sizeof(sort) / sizeof(sort[0]); i++) {
-			if (!strcmp(arg, sort[i])) {
-				a->view.sort = (enum sort_key)i;
-				return;
-			}
-		}
-		argp_error(state, "invalid --sort '%s': use count, time, max or p99", arg);
-		break;
-	case 'u':
-		if (!strcmp(arg, "ns"))
-			a->view.unit_ns = 1;
-		else if (!strcmp(arg, "us"))
-			a->view.unit_ns = 1000;
-		else if (!strcmp(arg, "ms"))
-			a->view.unit_ns = 1000000;
-		else
-			argp_error(state, "invalid --units '%s': use ns, us or ms", arg);
-		break;
-	case OPT_TSC_MHZ:
-		errno = 0;
-		a->view.tsc_mhz = strtod(arg, &end);
-		if (errno || end == arg || *end || a->view.tsc_mhz <= 0 || a->view.tsc_mhz > 1e5)
-			argp_error(state, "invalid --tsc-mhz '%s': give the TSC frequency in MHz, "
-				   "e.g. 2100", arg);
-		break;
-	}
-}
 
 /* Per-event and summary options exclude each other; say which, rather than ignore one. */
 static void check_modes(struct report_args *a, struct argp_state *state)
@@ -180,7 +117,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'p':
 		if (f->nr_pids >= MAX_PID_FILTER)
 			argp_error(state, "too many -p (at most %d)", MAX_PID_FILTER);
-		f->pids[f->nr_pids++] = (__u32)parse_long(arg, "pid", 1, 0x7fffffff, state);
+		f->pids[f->nr_pids++] = (__u32)parse_long_arg(arg, "pid", 1, 0x7fffffff, state);
 		break;
 	case 'g':
 		if (a->nr_guests >= MAX_GUEST_SEL)
@@ -188,7 +125,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		a->guests[a->nr_guests++] = arg;
 		break;
 	case 'c':
-		f->vcpu = (__s32)parse_long(arg, "vCPU", 0, 0x7fffffff, state);
+		f->vcpu = (__s32)parse_long_arg(arg, "vCPU", 0, 0x7fffffff, state);
 		break;
 	case 'r':
 		n = reason_parse_list(arg, f->reasons + f->nr_reasons,
@@ -204,20 +141,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "invalid --min-latency '%s': give a duration such as 800 "
 				   "(ns), 250us, 1.5ms or 2s", arg);
 		break;
-	case OPT_CSV:
-		a->view.fmt = OUT_CSV;
-		break;
 	case OPT_JSON:
 		a->json = true;
-		break;
-	case OPT_HIST:
-		a->view.hist = true;
-		break;
-	case OPT_BY:
-	case 's':
-	case 'u':
-	case OPT_TSC_MHZ:
-		parse_view_opt(key, arg, a, state);
 		break;
 	case OPT_EVENTS:
 		a->events = true;
@@ -235,7 +160,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		check_modes(a, state);
 		break;
 	default:
-		return ARGP_ERR_UNKNOWN;
+		return stat_view_parse_opt(&a->view, key, arg, state);
 	}
 	return 0;
 }

@@ -14,7 +14,7 @@
 #include "stat_output.h"
 #include "tracker.h"
 
-enum { OPT_CSV = 0x200, OPT_JSON, OPT_HIST, OPT_BY, OPT_TSC_MHZ };
+enum { OPT_JSON = 0x200 };
 
 struct stat_args {
 	struct session_opts opts;
@@ -45,73 +45,27 @@ static const char doc[] =
 
 static const struct argp_option options[] = {
 	{ NULL, 0, NULL, 0, "Output:", 2 },
-	{ "by", OPT_BY, "vm|vcpu|reason", 0, "Rows per VM x reason (default), per vCPU, or per "
+	{ "by", STAT_OPT_BY, "vm|vcpu|reason", 0, "Rows per VM x reason (default), per vCPU, or per "
 	  "reason over all VMs", 2 },
 	{ "sort", 's', "count|time|max|p99", 0, "Row order (default count)", 2 },
-	{ "csv", OPT_CSV, NULL, 0, "CSV with a header row", 2 },
+	{ "csv", STAT_OPT_CSV, NULL, 0, "CSV with a header row", 2 },
 	{ "json", OPT_JSON, NULL, 0, "One JSON object per interval, one per line", 2 },
-	{ "hist", OPT_HIST, NULL, 0, "Latency histogram per row", 2 },
+	{ "hist", STAT_OPT_HIST, NULL, 0, "Latency histogram per row", 2 },
 	{ "units", 'u', "ns|us|ms", 0, "Print durations in this unit (default: scaled)", 2 },
-	{ "tsc-mhz", OPT_TSC_MHZ, "MHZ", 0, "Add cycle columns at this TSC frequency", 2 },
+	{ "tsc-mhz", STAT_OPT_TSC_MHZ, "MHZ", 0, "Add cycle columns at this TSC frequency", 2 },
 	{},
 };
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct stat_args *a = state->input;
-	char *end;
 
 	switch (key) {
 	case ARGP_KEY_INIT:
 		state->child_inputs[0] = &a->filters;
 		break;
-	case OPT_BY:
-		if (!strcmp(arg, "vm"))
-			a->view.by = BY_VM;
-		else if (!strcmp(arg, "vcpu"))
-			a->view.by = BY_VCPU;
-		else if (!strcmp(arg, "reason"))
-			a->view.by = BY_REASON;
-		else
-			argp_error(state, "invalid --by '%s': use vm, vcpu or reason", arg);
-		break;
-	case 's':
-		if (!strcmp(arg, "count"))
-			a->view.sort = SORT_COUNT;
-		else if (!strcmp(arg, "time"))
-			a->view.sort = SORT_TIME;
-		else if (!strcmp(arg, "max"))
-			a->view.sort = SORT_MAX;
-		else if (!strcmp(arg, "p99"))
-			a->view.sort = SORT_P99;
-		else
-			argp_error(state, "invalid --sort '%s': use count, time, max or p99", arg);
-		break;
-	case OPT_CSV:
-		a->view.fmt = OUT_CSV;
-		break;
 	case OPT_JSON:
 		a->view.fmt = OUT_JSON;
-		break;
-	case OPT_HIST:
-		a->view.hist = true;
-		break;
-	case 'u':
-		if (!strcmp(arg, "ns"))
-			a->view.unit_ns = 1;
-		else if (!strcmp(arg, "us"))
-			a->view.unit_ns = 1000;
-		else if (!strcmp(arg, "ms"))
-			a->view.unit_ns = 1000000;
-		else
-			argp_error(state, "invalid --units '%s': use ns, us or ms", arg);
-		break;
-	case OPT_TSC_MHZ:
-		errno = 0;
-		a->view.tsc_mhz = strtod(arg, &end);
-		if (errno || end == arg || *end || a->view.tsc_mhz <= 0 || a->view.tsc_mhz > 1e5)
-			argp_error(state, "invalid --tsc-mhz '%s': give the TSC frequency in MHz, "
-				   "e.g. 2100", arg);
 		break;
 	case ARGP_KEY_ARG:
 		if (a->nr_pos == 0 && parse_interval(arg, &a->interval))
@@ -123,7 +77,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		a->nr_pos++;
 		break;
 	default:
-		return ARGP_ERR_UNKNOWN;
+		return stat_view_parse_opt(&a->view, key, arg, state);
 	}
 	return 0;
 }

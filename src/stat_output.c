@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <argp.h>
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -6,32 +7,9 @@
 #include <string.h>
 #include "stat_output.h"
 #include "hist.h"
+#include "lost_causes.h"
 #include "reasons.h"
 #include "text_escape.h"
-
-static const char *const lost_names[NR_LOST] = {
-	[LOST_CELLS_FULL] = "cells_full",
-	[LOST_THREADS_FULL] = "threads_full",
-	[LOST_UNMATCHED_ENTRY] = "unmatched_entry",
-	[LOST_OVERWRITTEN_EXIT] = "overwritten_exit",
-	[LOST_UNMATCHED_RUN] = "unmatched_run",
-	[LOST_RINGBUF_FULL] = "ringbuf_full",
-};
-
-static const char *const lost_help[NR_LOST] = {
-	[LOST_CELLS_FULL] = "exits not counted: statistics cells full (raise --max-cells)",
-	[LOST_THREADS_FULL] = "exits not counted: no per-thread state",
-	[LOST_UNMATCHED_ENTRY] = "entries without a recorded exit (a vCPU's first run, or one "
-				 "in flight at start)",
-	[LOST_OVERWRITTEN_EXIT] = "exits that never saw their entry (latency unknown)",
-	[LOST_UNMATCHED_RUN] = "userspace exits not followed by KVM_RUN (latency unknown)",
-	[LOST_RINGBUF_FULL] = "stream records dropped: ring buffer full",
-};
-
-const char *stat_lost_name(int lost)
-{
-	return lost >= 0 && lost < NR_LOST ? lost_names[lost] : "?";
-}
 
 const char *fmt_duration(const struct stat_view *v, __u64 ns, char *buf, size_t len)
 {
@@ -242,7 +220,7 @@ static void print_table(struct stat_view *v, const struct stat_report *rep, FILE
 	for (int i = 0; i < NR_LOST; i++) {
 		if (rep->lost[i])
 			fprintf(f, "%s: %llu %s\n", i == LOST_UNMATCHED_ENTRY ? "note" : "LOST",
-				(unsigned long long)rep->lost[i], lost_help[i]);
+				(unsigned long long)rep->lost[i], lost_cause_help(i));
 	}
 	if (v->hist) {
 		for (__u32 i = 0; i < rt->nr; i++)
@@ -341,7 +319,7 @@ static void print_json(struct stat_view *v, const struct stat_report *rep, FILE 
 	}
 	fprintf(f, "],\"lost\":{");
 	for (int i = 0; i < NR_LOST; i++)
-		fprintf(f, "%s\"%s\":%llu", i ? "," : "", lost_names[i],
+		fprintf(f, "%s\"%s\":%llu", i ? "," : "", lost_cause_key(i),
 			(unsigned long long)rep->lost[i]);
 	fprintf(f, "}}\n");
 	fflush(f);
@@ -359,5 +337,62 @@ void stat_print(struct stat_view *v, const struct stat_report *r, FILE *f)
 		break;
 	default:
 		print_table(v, r, f);
+	}
+}
+
+int stat_view_parse_opt(struct stat_view *v, int key, char *arg, struct argp_state *state)
+{
+	static const char *const by[] = { [BY_VM] = "vm", [BY_VCPU] = "vcpu",
+					  [BY_REASON] = "reason" };
+	static const char *const sort[] = { [SORT_COUNT] = "count", [SORT_TIME] = "time",
+					    [SORT_MAX] = "max", [SORT_P99] = "p99" };
+	static const struct { const char *name; __u64 ns; } units[] = {
+		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 },
+	};
+	char *end;
+
+	switch (key) {
+	case STAT_OPT_BY:
+		for (size_t i = 0; i < sizeof(by) / sizeof(by[0]); i++) {
+			if (!strcmp(arg, by[i])) {
+				v->by = (enum group_by)i;
+				return 0;
+			}
+		}
+		argp_error(state, "invalid --by '%s': use vm, vcpu or reason", arg);
+		return 0;
+	case 's':
+		for (size_t i = 0; i < sizeof(sort) / sizeof(sort[0]); i++) {
+			if (!strcmp(arg, sort[i])) {
+				v->sort = (enum sort_key)i;
+				return 0;
+			}
+		}
+		argp_error(state, "invalid --sort '%s': use count, time, max or p99", arg);
+		return 0;
+	case 'u':
+		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+			if (!strcmp(arg, units[i].name)) {
+				v->unit_ns = units[i].ns;
+				return 0;
+			}
+		}
+		argp_error(state, "invalid --units '%s': use ns, us or ms", arg);
+		return 0;
+	case STAT_OPT_CSV:
+		v->fmt = OUT_CSV;
+		return 0;
+	case STAT_OPT_HIST:
+		v->hist = true;
+		return 0;
+	case STAT_OPT_TSC_MHZ:
+		errno = 0;
+		v->tsc_mhz = strtod(arg, &end);
+		if (errno || end == arg || *end || v->tsc_mhz <= 0 || v->tsc_mhz > 1e5)
+			argp_error(state, "invalid --tsc-mhz '%s': give the TSC frequency in MHz, "
+				   "e.g. 2100", arg);
+		return 0;
+	default:
+		return ARGP_ERR_UNKNOWN;
 	}
 }

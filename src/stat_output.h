@@ -30,11 +30,15 @@ struct stat_report {
 	__u64 lost[NR_LOST];	/* since tracing started */
 };
 
+/* Summary-view options shared by stat and report (with 's' --sort and 'u' --units). */
+enum { STAT_OPT_BY = 0x280, STAT_OPT_CSV, STAT_OPT_HIST, STAT_OPT_TSC_MHZ };
+struct argp_state;
+/* 0 when key is a view option (argp_error on a bad value), ARGP_ERR_UNKNOWN otherwise. */
+int stat_view_parse_opt(struct stat_view *v, int key, char *arg, struct argp_state *state);
+
 void stat_print(struct stat_view *v, const struct stat_report *r, FILE *f);
 /* "12.3us": a duration scaled to its unit, or in v->unit_ns without a suffix. */
 const char *fmt_duration(const struct stat_view *v, __u64 ns, char *buf, size_t len);
 int parse_duration_ns(const char *s, __u64 *ns);
-/* "cells_full" etc.: the short name of a lost counter (enum vmexit_lost). */
-const char *stat_lost_name(int lost);
 
 #endif /* VMEXIT_STAT_OUTPUT_H */

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "top_view.h"
+#include "lost_causes.h"
 #include "reasons.h"
 #include "stat_output.h"
 
@@ -549,7 +550,7 @@ static int lost_lines(struct top_view *v, const struct top_data *d, int width)
 		if (i != LOST_UNMATCHED_ENTRY)
 			attr = TOP_A_ALERT | TOP_A_BOLD;
 		len = snprintf(item, sizeof(item), "%s%s %llu", n ? ", " : "Lost: ",
-			       stat_lost_name(i), (unsigned long long)d->lost[i]);
+			       lost_cause_key(i), (unsigned long long)d->lost[i]);
 		if (n && (int)(n + len) > width) {
 			if (linef(v, width, attr, "%s", buf))
 				return -ENOMEM;

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "lost_causes.h"
+#include "vmexit.h"
+
+static const struct {
+	const char *key;
+	const char *text;
+	const char *help;
+} causes[NR_LOST] = {
+	[LOST_CELLS_FULL] = { "cells_full", "statistics cells full",
+			      "exits not counted: statistics cells full (raise --max-cells)" },
+	[LOST_THREADS_FULL] = { "threads_full", "per-thread state full",
+				"exits not counted: no per-thread state" },
+	[LOST_UNMATCHED_ENTRY] = { "unmatched_entry", "entries without an exit",
+				   "entries without a recorded exit (a vCPU's first run, or one "
+				   "in flight at start)" },
+	[LOST_OVERWRITTEN_EXIT] = { "overwritten_exit", "exit never completed",
+				    "exits that never saw their entry (latency unknown)" },
+	[LOST_UNMATCHED_RUN] = { "unmatched_run", "userspace exit never completed",
+				 "userspace exits not followed by KVM_RUN (latency unknown)" },
+	[LOST_RINGBUF_FULL] = { "ringbuf_full", "ring buffer full",
+				"stream records dropped: ring buffer full (raise --ringbuf-kb)" },
+};
+
+const char *lost_cause_key(int cause)
+{
+	return cause >= 0 && cause < NR_LOST ? causes[cause].key : "?";
+}
+
+const char *lost_cause_text(int cause)
+{
+	return cause >= 0 && cause < NR_LOST ? causes[cause].text : "?";
+}
+
+const char *lost_cause_help(int cause)
+{
+	return cause >= 0 && cause < NR_LOST ? causes[cause].help : "?";
+}
