@@ -52,6 +52,17 @@ __u64 lost[NR_LOST];
 #define TS_INIT		1u
 #define TS_IGNORED	2u
 
+struct exit_info {
+	__u32 isa;
+	__u32 reason;
+	__s32 vcpu;		/* -1 when the kernel does not say */
+	__u32 intr_info;
+	__u32 error_code;
+	__u64 rip;
+	__u64 info1;
+	__u64 info2;
+};
+
 struct thread_state {
 	__u64 exit_ts;		/* when the kvm_exit in flight happened */
 	__u64 uexit_ts;		/* when the kvm_userspace_exit waiting for KVM_RUN happened */
@@ -60,15 +71,9 @@ struct thread_state {
 	__s32 vcpu;		/* from kvm_exit; -1 until seen */
 	__u32 flags;
 	__u32 sample_ctr;
-	__u32 exit_isa;		/* the rest describes the exit in flight, for the stream only */
-	__u32 exit_reason;
-	__u32 intr_info;
-	__u32 error_code;
-	__u32 uexit_reason;
-	__u64 rip;
-	__u64 info1;
-	__u64 info2;
+	__u32 uexit_reason;	/* the rest describes the exits in flight, for the stream only */
 	__s64 uexit_errno;
+	struct exit_info exit;
 	__u16 cells[NR_RSLOTS];
 };
 
@@ -351,13 +356,13 @@ static __always_inline void stream_emit(struct thread_state *ts, __u32 tgid, __u
 	ev->cpu = bpf_get_smp_processor_id();
 	ev->type = type;
 	if (type == VMEXIT_EV_EXIT) {
-		ev->rip = ts->rip;
-		ev->info1 = ts->info1;
-		ev->info2 = ts->info2;
-		ev->intr_info = ts->intr_info;
-		ev->error_code = ts->error_code;
-		ev->isa = ts->exit_isa;
-		ev->reason = ts->exit_reason;
+		ev->rip = ts->exit.rip;
+		ev->info1 = ts->exit.info1;
+		ev->info2 = ts->exit.info2;
+		ev->intr_info = ts->exit.intr_info;
+		ev->error_code = ts->exit.error_code;
+		ev->isa = ts->exit.isa;
+		ev->reason = ts->exit.reason;
 	} else {
 		ev->rip = 0;
 		ev->info1 = (__u64)ts->uexit_errno;
@@ -370,16 +375,6 @@ static __always_inline void stream_emit(struct thread_state *ts, __u32 tgid, __u
 	bpf_ringbuf_submit(ev, 0);
 }
 
-struct exit_info {
-	__u32 isa;
-	__u32 reason;
-	__s32 vcpu;		/* -1 when the kernel does not say */
-	__u32 intr_info;
-	__u32 error_code;
-	__u64 rip;
-	__u64 info1;
-	__u64 info2;
-};
 
 /* kvm_exit: the guest left; the exit completes at this thread's next kvm_entry. */
 static __always_inline void handle_kvm_exit(__u64 now, __u32 tgid, __u32 tid,
@@ -397,15 +392,8 @@ static __always_inline void handle_kvm_exit(__u64 now, __u32 tgid, __u32 tid,
 		lost_inc(LOST_OVERWRITTEN_EXIT);
 	ts->exit_cell = exit_begin(ts, tgid, tid, x->isa, x->reason);
 	ts->exit_ts = now;
-	if (stream_enabled) {
-		ts->exit_isa = x->isa;
-		ts->exit_reason = x->reason;
-		ts->rip = x->rip;
-		ts->info1 = x->info1;
-		ts->info2 = x->info2;
-		ts->intr_info = x->intr_info;
-		ts->error_code = x->error_code;
-	}
+	if (stream_enabled)
+		ts->exit = *x;
 }
 
 static __always_inline void handle_kvm_entry(__u64 now, __u32 tgid, __u32 tid)
