@@ -14,6 +14,8 @@ enum bench_variant {
 	BV_USER_RUN,		/* handle_user_exit (KVM_EXIT_IO) + handle_kvm_run */
 	BV_USER_EINTR_RUN,	/* handle_user_exit (-EINTR: other_cells hash) + handle_kvm_run */
 	BV_STATE,		/* 2x (bpf_get_current_pid_tgid + thread_get): the state lookups */
+	BV_STREAM_MIX,		/* one completed exit per iteration, mixed reasons and vCPUs:
+				 * the event generator of bench/bench_stream.c */
 	NR_BENCH_VARIANTS,
 };
 

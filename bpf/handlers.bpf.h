@@ -134,6 +134,22 @@ struct {
 	__uint(max_entries, 4096);	/* sized by userspace when streaming */
 } events SEC(".maps");
 
+/* VMM command lines by tgid (slow path: a thread's first event); LRU keeps the live ones. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, struct proc_args);
+} procs SEC(".maps");
+
+/* Scratch for a proc_args: too big for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct proc_args);
+} proc_scratch SEC(".maps");
+
 static const struct thread_state zero_thread;
 
 static __always_inline void lost_inc(int why)
@@ -168,6 +184,35 @@ static __always_inline bool pid_wanted(__u32 tgid)
 	return !filter_pids || bpf_map_lookup_elem(&pid_filter, &tgid);
 }
 
+/* Keeps the VMM's command line once per process, for naming its guest later. */
+static __noinline void proc_note(__u32 tgid)
+{
+	struct task_struct *task;
+	struct proc_args *pa;
+	unsigned long start, end;
+	__u32 zero = 0, len;
+
+	if (bpf_map_lookup_elem(&procs, &tgid))
+		return;
+	pa = bpf_map_lookup_elem(&proc_scratch, &zero);
+	if (!pa)
+		return;
+	task = (struct task_struct *)bpf_get_current_task();
+	start = BPF_CORE_READ(task, mm, arg_start);
+	end = BPF_CORE_READ(task, mm, arg_end);
+	len = end > start ? end - start : 0;
+	if (len > PROC_ARGS_MAX)
+		len = PROC_ARGS_MAX;
+	barrier_var(len);
+	if (len > PROC_ARGS_MAX)
+		return;
+	/* A page not present makes this fail: then userspace asks /proc instead. */
+	if (!len || bpf_probe_read_user(pa->args, len, (void *)start))
+		return;
+	pa->len = len;
+	bpf_map_update_elem(&procs, &tgid, pa, BPF_NOEXIST);
+}
+
 static __always_inline struct thread_state *thread_get(__u32 tgid, __u32 tid, bool create)
 {
 	struct thread_state *ts;
@@ -191,6 +236,8 @@ static __always_inline struct thread_state *thread_get(__u32 tgid, __u32 tid, bo
 		ids_fill(&tgid, &tid);
 		ts->flags = TS_INIT | (pid_wanted(tgid) ? 0 : TS_IGNORED);
 		ts->vcpu = -1;
+		if (!(ts->flags & TS_IGNORED))
+			proc_note(tgid);
 	}
 	return ts;
 }

@@ -90,6 +90,41 @@ static long cb_state(__u64 i, struct loop_ctx *c)
 	return 0;
 }
 
+/*
+ * Stream generator: every iteration completes exactly one exit, so iters = records offered to
+ * the ring buffer. The mix varies what the consumer's renderers branch on (reason, ISA, vCPU,
+ * rule selected): 7 in 8 are guest exits over 7 VMX reasons and 4 vCPUs, 1 in 8 an exit to the
+ * VMM (IO or MMIO), roughly the shape of a busy guest.
+ */
+static const __u32 mix_reasons[8] = { 48 /* EPT_VIOLATION */, 30 /* IO */, 1 /* EXT_INT */,
+	12 /* HLT */, 32 /* WRMSR */, 10 /* CPUID */, 28 /* CR_ACCESS */, 0 };
+
+static long cb_stream_mix(__u64 i, struct loop_ctx *c)
+{
+	__u32 k = i & 7;
+	__u64 now, id;
+	struct exit_info x = {
+		.isa = VMEXIT_ISA_VMX,
+		.vcpu = (i >> 3) & 3,
+		.rip = 0xffffffff81000000ull + (i & 0xffff) * 16,
+		.info1 = i & 0xfff,
+		.info2 = 0xfee00000 + (i & 0xff0),
+	};
+
+	if (k == 7) {
+		user_run(i & 8 ? 6 /* KVM_EXIT_MMIO */ : KVM_EXIT_IO, 0);
+		return 0;
+	}
+	x.reason = mix_reasons[k];
+	now = bpf_ktime_get_ns();
+	id = hot_ids();
+	handle_kvm_exit(now, id >> 32, (__u32)id, &x);
+	now = bpf_ktime_get_ns();
+	id = hot_ids();
+	handle_kvm_entry(now, id >> 32, (__u32)id);
+	return 0;
+}
+
 static __always_inline int run(__u64 variant, __u64 iters, __u32 reason)
 {
 	struct loop_ctx c = { .reason = reason };
@@ -113,6 +148,9 @@ static __always_inline int run(__u64 variant, __u64 iters, __u32 reason)
 		break;
 	case BV_STATE:
 		bpf_loop(iters, cb_state, &c, 0);
+		break;
+	case BV_STREAM_MIX:
+		bpf_loop(iters, cb_stream_mix, &c, 0);
 		break;
 	default:
 		return -1;

@@ -66,6 +66,17 @@ struct cell {
 	__u32 hist[HIST_SLOTS];	/* wraps after 2^32; userspace takes deltas modulo 2^32 */
 };
 
+/*
+ * A VMM's command line as the kernel saw it when one of its threads first exited, NUL-separated
+ * like /proc/PID/cmdline: the guest's name outlives a VMM that quits before userspace looks.
+ */
+#define PROC_ARGS_MAX		512
+
+struct proc_args {
+	__u32 len;
+	char args[PROC_ARGS_MAX];
+};
+
 /* Why an exit could not be recorded; kernel counters, reported by every front end. */
 enum vmexit_lost {
 	LOST_CELLS_FULL,	/* no free statistics cell (raise --max-cells) */

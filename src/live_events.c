@@ -218,6 +218,8 @@ int live_run(struct live_args *a, struct cli_filters *filters, struct vm_names *
 		goto out;
 	}
 	opened = true;
+	names->args = session_proc_args;
+	names->args_ctx = &s;
 	c.vcpus.lookup = vcpu_from_cells;
 	c.vcpus.lookup_ctx = &s;
 	rb = ring_buffer__new(bpf_map__fd(s.skel->maps.events), on_sample, &c, NULL);
@@ -277,6 +279,8 @@ out:
 	memcpy(res->lost, c.lost, sizeof(c.lost));
 	res->sink_err = c.err;
 	ring_buffer__free(rb);
+	/* The session lives on this stack: names must not ask it once we return. */
+	names->args = NULL;
 	if (opened)
 		session_close(&s);
 	vcpu_cache_free(&c.vcpus);

@@ -348,6 +348,19 @@ __u32 session_epoch(const struct session *s)
 	return __atomic_load_n(&s->skel->bss->epoch, __ATOMIC_ACQUIRE);
 }
 
+int session_proc_args(void *session, __u32 tgid, char *buf, size_t len)
+{
+	struct session *s = session;
+	struct proc_args pa;
+
+	if (!s->skel || bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.procs), &tgid, &pa))
+		return -ENOENT;
+	if (pa.len > sizeof(pa.args) || pa.len > len)
+		return -EINVAL;
+	memcpy(buf, pa.args, pa.len);
+	return (int)pa.len;
+}
+
 void session_close(struct session *s)
 {
 	if (s->child_go_fd >= 0) {

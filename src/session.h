@@ -53,6 +53,8 @@ __u32 session_nr_cells(const struct session *s);
 void session_lost(const struct session *s, __u64 lost[NR_LOST]);
 void session_new_epoch(struct session *s);
 __u32 session_epoch(const struct session *s);
+/* The VMM command line the kernel kept for tgid (vm_names' args hook); length or -errno. */
+int session_proc_args(void *session, __u32 tgid, char *buf, size_t len);
 void session_close(struct session *s);
 
 #endif /* VMEXIT_SESSION_H */

@@ -158,6 +158,8 @@ int cmd_stat(int argc, char **argv)
 	err = session_open(&s, &a.opts);
 	if (err)
 		return 1;
+	names.args = session_proc_args;
+	names.args_ctx = &s;
 	src.cells = s.cells;
 	src.nr_cells = kernel_nr_cells;
 	src.ctx = &s;

@@ -189,9 +189,13 @@ static void print_table(struct stat_view *v, const struct stat_report *rep, FILE
 	char rb[64];
 
 	if (rep->final)
-		fprintf(f, "\nSummary: %.2f s\n", rep->elapsed_s);
+		fprintf(f, "\nSummary: %.2f s", rep->elapsed_s);
 	else
-		fprintf(f, "\nInterval %.2f s (at %.1f s)\n", rep->interval_s, rep->elapsed_s);
+		fprintf(f, "\nInterval %.2f s (at %.1f s)", rep->interval_s, rep->elapsed_s);
+	/* As the ACRN report does: the period in TSC cycles too. */
+	if (v->tsc_mhz > 0)
+		fprintf(f, ", %.0f cycles at %g MHz", rep->interval_s * v->tsc_mhz * 1e6, v->tsc_mhz);
+	fputc('\n', f);
 	fprintf(f, "%-16s ", "VM");
 	if (v->by == BY_VCPU)
 		fprintf(f, "%4s ", "vCPU");

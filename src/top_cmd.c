@@ -446,6 +446,8 @@ int cmd_top(int argc, char **argv)
 		top_ui_free(&tp.ui);
 		return 1;
 	}
+	tp.names.args = session_proc_args;
+	tp.names.args_ctx = &tp.s;
 	src.cells = tp.s.cells;
 	src.nr_cells = kernel_nr_cells;
 	src.ctx = &tp.s;

@@ -52,6 +52,13 @@ const char *vm_names_get(struct vm_names *n, __u32 tgid)
 		return e->name;
 	if (!e)
 		e = add(n, tgid);
+	if (e && n->args) {
+		char args[PROC_ARGS_MAX];
+		int len = n->args(n->args_ctx, tgid, args, sizeof(args));
+
+		if (len > 0 && !guest_name_from_cmdline(args, len, e->name, sizeof(e->name)))
+			return e->name;
+	}
 	if (e && n->resolve && guest_name_for_pid(tgid, e->name, sizeof(e->name)) == 0)
 		return e->name;
 	/* Gone before we saw it: the pid is all we know; keep it so we do not ask again. */

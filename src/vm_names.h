@@ -16,6 +16,9 @@ struct vm_names {
 	__u32 nr;
 	__u32 cap;
 	bool resolve;		/* read /proc; off when names come from a file or a test */
+	/* The command line the kernel kept for tgid (NUL-separated); its length, or < 0. */
+	int (*args)(void *ctx, __u32 tgid, char *buf, size_t len);
+	void *args_ctx;
 };
 
 /* The guest's name; the pid as text when nothing better is known. */

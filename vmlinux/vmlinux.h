@@ -55,10 +55,16 @@ enum {
 
 #pragma clang attribute push(__attribute__((preserve_access_index)), apply_to = record)
 
+struct mm_struct {
+	unsigned long arg_start;
+	unsigned long arg_end;
+};
+
 struct task_struct {
 	int pid;
 	int tgid;
 	struct task_struct *real_parent;
+	struct mm_struct *mm;
 };
 
 /* The first 8 bytes of every tracepoint record; a BPF program sees them overwritten. */

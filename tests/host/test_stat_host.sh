@@ -71,4 +71,12 @@ if bad:
 PY
 rc=$?
 [ $rc -eq 0 ] || fail "see the mismatches above"
+
+# A VM that is gone within a few ms, before userspace could read its /proc: still named, from
+# the command line the kernel kept when its vCPU first exited.
+"$OUT/vmexit" stat --json -- "$OUT/vmexit-guest" --io 5 --name quick01 >"$tmp/quick.json" \
+	2>/dev/null || fail "vmexit stat (quick guest) failed"
+name=$(tail -1 "$tmp/quick.json" | python3 -c 'import json,sys; print(sorted({r["guest"] for r in json.load(sys.stdin)["rows"]}))')
+echo "short-lived guest named: $name (expected ['quick01'])"
+[ "$name" = "['quick01']" ] || fail "short-lived guest not named from its command line"
 echo "PASS: test_stat_host"
