@@ -96,8 +96,19 @@ static long cb_state(__u64 i, struct loop_ctx *c)
  * rule selected): 7 in 8 are guest exits over 7 VMX reasons and 4 vCPUs, 1 in 8 an exit to the
  * VMM (IO or MMIO), roughly the shape of a busy guest.
  */
-static const __u32 mix_reasons[8] = { 48 /* EPT_VIOLATION */, 30 /* IO */, 1 /* EXT_INT */,
-	12 /* HLT */, 32 /* WRMSR */, 10 /* CPUID */, 28 /* CR_ACCESS */, 0 };
+static __always_inline __u32 mix_reason(__u32 k)
+{
+	/* A switch, not a static table: libbpf lays such a table over the rodata tunables. */
+	switch (k) {
+	case 0: return 48;	/* EPT_VIOLATION */
+	case 1: return 30;	/* IO_INSTRUCTION */
+	case 2: return 1;	/* EXTERNAL_INTERRUPT */
+	case 3: return 12;	/* HLT */
+	case 4: return 32;	/* MSR_WRITE */
+	case 5: return 10;	/* CPUID */
+	default: return 28;	/* CR_ACCESS */
+	}
+}
 
 static long cb_stream_mix(__u64 i, struct loop_ctx *c)
 {
@@ -115,7 +126,7 @@ static long cb_stream_mix(__u64 i, struct loop_ctx *c)
 		user_run(i & 8 ? 6 /* KVM_EXIT_MMIO */ : KVM_EXIT_IO, 0);
 		return 0;
 	}
-	x.reason = mix_reasons[k];
+	x.reason = mix_reason(k);
 	now = bpf_ktime_get_ns();
 	id = hot_ids();
 	handle_kvm_exit(now, id >> 32, (__u32)id, &x);

@@ -21,7 +21,11 @@ enum track_kind {
 	K_EMPTY,
 	K_VCPU,		/* id = vcpu: the tracks of one vCPU */
 	K_THREAD,	/* id = tid: the thread's vCPU once known, its own tracks before */
+	K_VM,		/* id = 0: the VM's exit-rate counters */
 };
+
+/* Exit rates are drawn as counter tracks, one value per window (like perf stat -I 100). */
+#define RATE_WINDOW_NS	100000000ULL
 
 enum { T_KVM, T_VMM, NR_T };
 
@@ -34,6 +38,9 @@ struct track {
 	__s32 vcpu;		/* K_THREAD */
 	__u32 tid[NR_T];	/* synthetic tids, 0 until the track is first used */
 	__u64 tsc;		/* latest TSC offset (K_VCPU / K_THREAD) */
+	__u64 win_kvm;		/* K_VM: exits in the current rate window */
+	__u64 win_vmm;
+	bool win_active;	/* K_VM: drew a non-zero rate last window (so draw the drop to 0) */
 };
 
 struct perfetto_writer {
@@ -43,6 +50,8 @@ struct perfetto_writer {
 	size_t cap, used;	/* open addressing, cap a power of two, at most half full */
 	__u32 next_tid;
 	__u64 base_ns;		/* subtracted from every timestamp */
+	__u64 win;		/* current rate window: ts / RATE_WINDOW_NS */
+	bool win_started;
 };
 
 static size_t hash(__u32 tgid, __u8 kind, __u32 id)
@@ -209,6 +218,48 @@ static struct track *event_track(struct perfetto_writer *w, const struct vmexit_
 	return get(w, ev->tgid, K_THREAD, ev->tid, true);
 }
 
+/* Draws every VM's rates for the window that ends, then moves to window `next`. */
+static void rates_flush(struct perfetto_writer *w, __u64 next)
+{
+	for (size_t i = 0; i < w->cap; i++) {
+		struct track *t = &w->tab[i];
+
+		if (t->kind != K_VM || (!t->win_kvm && !t->win_vmm && !t->win_active))
+			continue;
+		begin(w);
+		fprintf(w->f, "{\"name\":\"exits/s\",\"ph\":\"C\",\"pid\":%u,\"ts\":", t->tgid);
+		put_ts(w, w->win * RATE_WINDOW_NS);
+		fprintf(w->f, ",\"args\":{\"guest exits\":%llu,\"exits to VMM\":%llu}}",
+			(unsigned long long)(t->win_kvm * (1000000000ULL / RATE_WINDOW_NS)),
+			(unsigned long long)(t->win_vmm * (1000000000ULL / RATE_WINDOW_NS)));
+		t->win_active = t->win_kvm || t->win_vmm;
+		t->win_kvm = t->win_vmm = 0;
+	}
+	w->win = next;
+}
+
+static void rates_count(struct perfetto_writer *w, const struct vmexit_event *ev, bool user)
+{
+	__u64 win = ev->ts_ns / RATE_WINDOW_NS;
+	struct track *vm;
+
+	if (!w->win_started) {
+		w->win = win;
+		w->win_started = true;
+	}
+	/* Records come in completion order, slightly out of start order: late ones count in
+	 * the current window rather than reopening a drawn one. */
+	if (win > w->win)
+		rates_flush(w, win);
+	vm = get(w, ev->tgid, K_VM, 0, true);
+	if (!vm)
+		return;
+	if (user)
+		vm->win_vmm++;
+	else
+		vm->win_kvm++;
+}
+
 static void put_hex(FILE *f, const char *key, __u64 v)
 {
 	fprintf(f, ",\"%s\":\"0x%llx\"", key, (unsigned long long)v);
@@ -224,6 +275,8 @@ void perfetto_event(struct perfetto_writer *w, const struct vmexit_event *ev,
 
 	if (ev->type != VMEXIT_EV_EXIT && !user && ev->type != VMEXIT_EV_TSC_OFFSET)
 		return;		/* a type this version doesn't know how to draw */
+	if (ev->type != VMEXIT_EV_TSC_OFFSET)
+		rates_count(w, ev, user);
 	t = event_track(w, ev);
 	if (!t)
 		return;
@@ -287,6 +340,10 @@ int perfetto_close(struct perfetto_writer *w)
 
 	if (!w)
 		return 0;
+	if (w->win_started) {
+		rates_flush(w, w->win + 1);
+		rates_flush(w, w->win + 1);	/* and the drop to 0 after the last window */
+	}
 	/* Re-announce tracks whose TSC offset is known: the last thread_name wins. */
 	for (size_t i = 0; i < w->cap; i++) {
 		const struct track *t = &w->tab[i];

@@ -23,6 +23,8 @@
  *  - TSC offset writes are instant events on the vCPU track with the previous and next
  *    offset; at close each vCPU's thread_name metadata also carries its latest offset
  *    ("tsc_offset", signed decimal string), for aligning guest-side TSC traces;
+ *  - each VM has an "exits/s" counter track (guest exits, exits to the VMM), one value per
+ *    100 ms window of the exits' start times, as perf stat -I would give;
  *  - lost records are global instant events.
  * The output is the JSON Array Format, one event per line: close adds the final ']', and a file
  * cut short before that (kill -9) still loads in both UIs, which accept a missing ']'.

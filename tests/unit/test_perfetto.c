@@ -46,6 +46,8 @@ static const char py[] =
 "        th = threads.get((e['pid'], e['tid']), '-') if e['s'] == 't' else '-'\n"
 "        print('I|%s|%d|%s|%d|%s|%s|%s' % (e['s'], e['pid'], th, us(e['ts']), e['cat'],\n"
 "              q(e['name']), a))\n"
+"    elif e['ph'] == 'C':\n"
+"        print('C|%d|%d|%s' % (e['pid'], us(e['ts']), a))\n"
 "    else:\n"
 "        assert e['ph'] == 'M', e\n";
 
@@ -218,6 +220,20 @@ int main(void)
 		       "{\"lost\": 42}"));
 	CHECK_EQ_U64(count_prefix("I|"), 2);
 
+	/*
+	 * Rate counters per VM and 100 ms window of start times. e[2] (a year in) closes window
+	 * 0 with e[0] and e[1]; the later-written, earlier-started e[3..8] count in e[2]'s
+	 * window; close draws that window and then the drop to 0 of every VM that had exits.
+	 */
+	CHECK(has_line("C|100|0|{\"exits to VMM\": 10, \"guest exits\": 10}"));
+	CHECK(has_line("C|100|31536000100000000|{\"exits to VMM\": 20, \"guest exits\": 20}"));
+	CHECK(has_line("C|200|31536000100000000|{\"exits to VMM\": 0, \"guest exits\": 10}"));
+	CHECK(has_line("C|300|31536000100000000|{\"exits to VMM\": 0, \"guest exits\": 10}"));
+	CHECK(has_line("C|100|31536000200000000|{\"exits to VMM\": 0, \"guest exits\": 0}"));
+	CHECK(has_line("C|200|31536000200000000|{\"exits to VMM\": 0, \"guest exits\": 0}"));
+	CHECK(has_line("C|300|31536000200000000|{\"exits to VMM\": 0, \"guest exits\": 0}"));
+	CHECK_EQ_U64(count_prefix("C|"), 7);
+
 	/* A time base: timestamps become relative, earlier ones negative; durations unchanged. */
 	f = fopen(path, "w");
 	CHECK(f != NULL);
@@ -234,6 +250,7 @@ int main(void)
 		CHECK_EQ_U64(count_prefix("X|"), 2);
 		CHECK(count_prefix("X|100|vCPU 0|-4000|2500|") == 1);
 		CHECK(count_prefix("X|100|vCPU 2|1000|20|") == 1);
+		CHECK(has_line("C|100|-5000|{\"exits to VMM\": 0, \"guest exits\": 20}"));
 	}
 
 	unlink(path);
