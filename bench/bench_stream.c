@@ -14,9 +14,12 @@
  * another one.
  *
  * A rate is sustained when a step of STEP_S seconds at that rate loses nothing AND ends with
- * less than 1/32 of the ring still unread: a consumer slightly slower than the generator
- * would only fill the 16 MB ring after the step and look loss-free. The rate is searched by
- * bisection between bounds taken from the unpaced run. Figures are printed, not asserted.
+ * less than 1/8 of the ring still unread: a consumer slightly slower than the generator
+ * would only fill the 16 MB ring after the step and look loss-free, while a consumer that
+ * keeps up can still be a few ms behind (preempted) when the step ends. The rate is bisected
+ * on what the generator achieved, then confirmed by one more step. The consumer's CPU time
+ * per record is printed too: on a busy host it is steadier than any rate. Figures are
+ * printed, not asserted.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -73,6 +76,7 @@ struct consumer {
 	int null_fd;
 	__u64 bytes;			/* lines: bytes handed to /dev/null */
 	int err;
+	__u64 cpu_ns;			/* the consumer thread's CPU time in the step */
 	/* shared with the generator */
 	__u64 consumed;			/* atomic */
 	int stop;			/* atomic */
@@ -247,11 +251,21 @@ static void after_poll(struct consumer *c)
 	}
 }
 
+static __u64 thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
 static void *consumer_main(void *arg)
 {
 	struct consumer *c = arg;
+	__u64 cpu0;
 
 	pin(CONS_CPU);
+	cpu0 = thread_cpu_ns();
 	while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE) && !c->err) {
 		int err = ring_buffer__poll(c->rb, 100);
 
@@ -262,6 +276,7 @@ static void *consumer_main(void *arg)
 	if (!c->err)
 		ring_buffer__consume(c->rb);
 	after_poll(c);
+	c->cpu_ns = thread_cpu_ns() - cpu0;
 	return NULL;
 }
 
@@ -285,6 +300,7 @@ struct step {
 	double secs;
 	__u64 offered, lost, backlog;
 	double out_mbps;	/* output bytes over the generation window */
+	double gen_ns, cons_ns;	/* CPU time per record offered / consumed */
 	bool ok;
 };
 
@@ -300,6 +316,7 @@ static int run_step(struct gen *g, struct consumer *c, double target, double sec
 		    struct step *s)
 {
 	__u64 *lost = g->skel->bss->lost, t0, t, dur = (__u64)(secs * 1e9), n = 0, consumed;
+	__u64 cpu0;
 	long long bytes;
 	pthread_t th;
 	int err;
@@ -322,6 +339,7 @@ static int run_step(struct gen *g, struct consumer *c, double target, double sec
 		sink_close(c);
 		return -err;
 	}
+	cpu0 = thread_cpu_ns();
 	t0 = t = now_ns();
 	while (t - t0 < dur) {
 		if (target > 0) {
@@ -337,6 +355,7 @@ static int run_step(struct gen *g, struct consumer *c, double target, double sec
 		t = now_ns();
 	}
 	consumed = __atomic_load_n(&c->consumed, __ATOMIC_RELAXED);
+	s->gen_ns = n ? (double)(thread_cpu_ns() - cpu0) / n : 0;
 	__atomic_store_n(&c->stop, 1, __ATOMIC_RELEASE);
 	pthread_join(th, NULL);
 	bytes = sink_close(c);
@@ -352,6 +371,7 @@ static int run_step(struct gen *g, struct consumer *c, double target, double sec
 	s->rate = n / s->secs;
 	s->backlog = n - s->lost - (consumed < n - s->lost ? consumed : n - s->lost);
 	s->out_mbps = bytes / s->secs / 1e6;
+	s->cons_ns = c->consumed ? (double)c->cpu_ns / c->consumed : 0;
 	/* Every record the kernel took must have reached the sink. */
 	if (c->consumed != n - s->lost) {
 		fprintf(stderr, "bench_stream: %llu records offered, %llu lost, %llu consumed\n",
@@ -359,16 +379,16 @@ static int run_step(struct gen *g, struct consumer *c, double target, double sec
 			(unsigned long long)c->consumed);
 		return -EPROTO;
 	}
-	s->ok = !s->lost && s->backlog < RINGBUF_BYTES / REC_BYTES / 32;
+	s->ok = !s->lost && s->backlog < RINGBUF_BYTES / REC_BYTES / 8;
 	return 0;
 }
 
 static void print_step(const char *what, const struct step *s)
 {
-	printf("  %-9s target %8.0f/s  offered %8.0f/s  lost %8llu (%5.2f%%)  unread at end %6llu"
-	       "  %s\n", what, s->target, s->rate, (unsigned long long)s->lost,
+	printf("  %-8s %8.0f %8.0f %7llu %6.2f%% %7llu %7.0f %7.0f  %s\n", what, s->target,
+	       s->rate, (unsigned long long)s->lost,
 	       s->offered ? 100.0 * s->lost / s->offered : 0.0, (unsigned long long)s->backlog,
-	       s->ok ? "ok" : "FAIL");
+	       s->gen_ns, s->cons_ns, s->ok ? "ok" : "FAIL");
 }
 
 static int bench_sink(struct gen *g, enum sink_kind kind)
@@ -382,6 +402,8 @@ static int bench_sink(struct gen *g, enum sink_kind kind)
 	if (!c.rb)
 		return -errno;
 	printf("\n%s\n", sink_names[kind]);
+	printf("  %-8s %8s %8s %7s %7s %7s %7s %7s\n", "step", "target/s", "offer/s", "lost",
+	       "lost%", "unread", "gen-ns", "cons-ns");
 	/* One batch first: the thread's first exits take the slow paths (state, cells). */
 	err = run_step(g, &c, 0, 1e-9, &s);
 	if (!err)
@@ -389,39 +411,56 @@ static int bench_sink(struct gen *g, enum sink_kind kind)
 	if (err)
 		goto out;
 	print_step("unpaced", &unpaced);
-	/* Saturated, the consumer drained at about its own speed: search around it. */
-	drain = (unpaced.offered - unpaced.lost - unpaced.backlog) / unpaced.secs;
 	if (unpaced.ok) {
 		best = unpaced;
-		printf("  the generator is the bottleneck: no loss flat out\n");
+		printf("  the generator is the bottleneck: nothing lost flat out\n");
 		goto print;
 	}
-	lo = drain * 0.5;
-	hi = drain * 1.2 < unpaced.rate ? drain * 1.2 : unpaced.rate;
+	/*
+	 * Bisect on what the generator achieved, not on what it was asked for: on a busy host
+	 * it falls short of the target, and only an achieved rate was shown loss-free. Start
+	 * at the rate the saturated consumer drained at.
+	 */
+	hi = unpaced.rate;
+	lo = 0;
+	drain = (unpaced.offered - unpaced.lost - unpaced.backlog) / unpaced.secs;
 	for (int i = 0; i < SEARCH_STEPS; i++) {
-		double mid = (lo + hi) / 2;
+		double target = i ? (lo + hi) / 2 : (drain < hi ? drain : hi * 0.9);
 
-		err = run_step(g, &c, mid, STEP_S, &s);
+		err = run_step(g, &c, target, STEP_S, &s);
 		if (err)
 			goto out;
 		print_step("paced", &s);
 		if (s.ok) {
-			lo = mid;
+			lo = s.rate > lo ? s.rate : lo;
 			if (s.rate > best.rate)
 				best = s;
 		} else {
-			hi = mid;
+			hi = target;
 		}
+		/* Noise can invert the bounds: widen rather than search an empty range. */
+		if (hi <= lo * 1.01)
+			hi = lo * 1.1;
 	}
 	if (!best.ok) {
-		printf("  no loss-free rate found above %.0f/s\n", lo);
+		printf("  no loss-free rate found\n");
 		goto out;
 	}
+	/* One more step at the best rate: a single lucky step is not a sustained rate. */
+	err = run_step(g, &c, best.rate, STEP_S, &s);
+	if (err)
+		goto out;
+	print_step("confirm", &s);
+	if (!s.ok)
+		printf("  (the confirmation failed: the host is noisy, take the figure as an upper"
+		       " bound)\n");
 print:
-	printf("  => sustained with zero loss: %.0f events/s, %.1f MB/s of %s;"
-	       " unpaced max %.0f events/s offered, %.2f%% lost\n", best.rate, best.out_mbps,
+	printf("  => sustained with zero loss: %.0f events/s, %.1f MB/s of %s; unpaced max "
+	       "%.0f events/s offered, %.2f%% lost; consumer CPU %.0f ns/event (%.0f events/s "
+	       "per CPU)\n", best.rate, best.out_mbps,
 	       kind == SINK_RECORD ? "record file" : "text", unpaced.rate,
-	       unpaced.offered ? 100.0 * unpaced.lost / unpaced.offered : 0.0);
+	       unpaced.offered ? 100.0 * unpaced.lost / unpaced.offered : 0.0, unpaced.cons_ns,
+	       unpaced.cons_ns > 0 ? 1e9 / unpaced.cons_ns : 0.0);
 out:
 	ring_buffer__free(c.rb);
 	return err;
@@ -477,8 +516,10 @@ int main(void)
 	printf("Stream throughput, generator on CPU %d (BPF_PROG_TEST_RUN, %d exits per run, "
 	       "mixed reasons), consumer on CPU %d (the live_run loop), %u MB ring buffer.\n",
 	       GEN_CPU, BATCH, CONS_CPU, RINGBUF_BYTES >> 20);
-	printf("ok = no record lost and under 1/32 of the ring unread when the %.1f s step "
+	printf("ok = no record lost and under 1/8 of the ring unread when the %.1f s step "
 	       "ended; the rate is bisected %d times.\n", STEP_S, SEARCH_STEPS);
+	printf("offer/s: what the generator achieved; gen-ns, cons-ns: CPU time per record of "
+	       "the generator and the consumer thread.\n");
 	for (int k = SINK_RECORD; !err && k <= SINK_LINES; k++)
 		err = bench_sink(&g, k);
 	if (err)
