@@ -345,6 +345,15 @@ const struct reason_entry *reason_table(__u32 isa, size_t *n)
 	}
 }
 
+static const char *(*fallback_fn)(void *ctx, __u32 isa, __u32 reason);
+static void *fallback_ctx;
+
+void reason_names_fallback(const char *(*fn)(void *ctx, __u32 isa, __u32 reason), void *ctx)
+{
+	fallback_fn = fn;
+	fallback_ctx = ctx;
+}
+
 const char *reason_name(__u32 isa, __u32 reason)
 {
 	const struct reason_entry *t;
@@ -362,7 +371,7 @@ const char *reason_name(__u32 isa, __u32 reason)
 		else
 			hi = mid;
 	}
-	return NULL;
+	return fallback_fn ? fallback_fn(fallback_ctx, isa, reason) : NULL;
 }
 
 const char *reason_str(__u32 isa, __u32 reason, char *buf, size_t len)

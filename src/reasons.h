@@ -24,6 +24,12 @@ int isa_parse(const char *s, __u32 *isa);	/* vmx/intel, svm/amd, user: 0 or -EIN
 const char *reason_name(__u32 isa, __u32 reason);
 
 /*
+ * Names this build lacks, asked for on a miss: `vmexit report` passes the table a recording's
+ * writer knew, so exits a newer kernel made keep their names. NULL fn: no fallback.
+ */
+void reason_names_fallback(const char *(*fn)(void *ctx, __u32 isa, __u32 reason), void *ctx);
+
+/*
  * A printable name for any (isa, reason): the table name, "FAILED_VMENTRY|<basic>" for failed
  * VMX entries, "restart" / "error(EFAULT)" / "error(-N)" for user exits carrying an errno, and
  * "UNKNOWN_0x<hex>" otherwise. reason_parse_list() accepts every string this returns. Always

@@ -10,6 +10,7 @@
 #include "event_rows.h"
 #include "record_file.h"
 #include "cli_filters.h"
+#include "reasons.h"
 #include "stat_output.h"
 
 enum { OPT_JSON = 0x200, OPT_EVENTS, OPT_FORMAT, OPT_PERFETTO, OPT_MIN_LATENCY };
@@ -342,6 +343,11 @@ static void print_summary(struct report *r, const struct rec_meta *meta)
 		print_tsc_offsets(r);
 }
 
+static const char *file_reason_name(void *reader, __u32 isa, __u32 reason)
+{
+	return rec_reader_reason_name(reader, isa, reason);
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct report_args a = {};
@@ -369,6 +375,7 @@ int cmd_report(int argc, char **argv)
 	}
 	if (!a.view.tsc_mhz)
 		a.view.tsc_mhz = rec_reader_meta(rd)->tsc_mhz;
+	reason_names_fallback(file_reason_name, rd);
 	a.out.tsc_mhz = a.view.tsc_mhz;
 	if (a.events) {
 		ret = evout_open(&r.out, &a.out);
@@ -414,6 +421,7 @@ int cmd_report(int argc, char **argv)
 out:
 	if (out_open)
 		evout_close(&r.out);
+	reason_names_fallback(NULL, NULL);
 	rec_reader_close(rd);
 	free(it);
 	free(r.guest_seen);

@@ -529,9 +529,36 @@ static void test_kernel_tracepoints(void)
 	printf("\n");
 }
 
+/* A recording's table names what this build does not know, and only that. */
+static const char *future_names(void *ctx, __u32 isa, __u32 reason)
+{
+	(void)ctx;
+	if (isa == VMEXIT_ISA_VMX && reason == 200)
+		return "FUTURE_EXIT";
+	if (isa == VMEXIT_ISA_VMX && reason == 48)
+		return "NOT_USED";	/* the build's own name must win */
+	return NULL;
+}
+
+static void test_names_fallback(void)
+{
+	char buf[REASON_STR_MAX];
+
+	CHECK(reason_name(VMEXIT_ISA_VMX, 200) == NULL);
+	reason_names_fallback(future_names, NULL);
+	CHECK_STR(reason_name(VMEXIT_ISA_VMX, 200), "FUTURE_EXIT");
+	CHECK_STR(reason_str(VMEXIT_ISA_VMX, 200, buf, sizeof(buf)), "FUTURE_EXIT");
+	CHECK_STR(reason_name(VMEXIT_ISA_VMX, 48), "EPT_VIOLATION");
+	CHECK(reason_name(VMEXIT_ISA_SVM, 200) == NULL);
+	reason_names_fallback(NULL, NULL);
+	CHECK(reason_name(VMEXIT_ISA_VMX, 200) == NULL);
+	CHECK_STR(reason_str(VMEXIT_ISA_VMX, 200, buf, sizeof(buf)), "UNKNOWN_0xc8");
+}
+
 int main(void)
 {
 	test_isa();
+	test_names_fallback();
 	test_uapi_tables();
 	test_uapi_user();
 	test_round_trip();
