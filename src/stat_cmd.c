@@ -2,6 +2,7 @@
 /* vmexit stat: per VM x reason counts and time-in-exit, periodic or once at the end. */
 #include <argp.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +122,18 @@ static char **split_command(int *argc, char **argv)
 	return NULL;
 }
 
+/* Like perf stat -p: tracing given pids ends when the last of them is gone. */
+static bool any_alive(const struct session_opts *o)
+{
+	if (!o->nr_pids || o->command)
+		return true;
+	for (int i = 0; i < o->nr_pids; i++) {
+		if (!kill(o->pids[i], 0) || errno != ESRCH)
+			return true;
+	}
+	return false;
+}
+
 static void name_new_cells(struct tracker *t, struct vm_names *names, __u32 *named)
 {
 	for (; *named < t->seen; (*named)++)
@@ -136,7 +149,7 @@ int cmd_stat(int argc, char **argv)
 	struct vm_names names = { .resolve = true };
 	struct stat_report rep = {};
 	struct cell_source src;
-	double start, last, next;
+	double start, last, next, next_alive_check = 0;
 	long printed = 0;
 	__u32 named = 0;
 	int err, status = 0, rc = 0;
@@ -191,6 +204,13 @@ int cmd_stat(int argc, char **argv)
 			break;
 		}
 		now = now_s();
+		if (now >= next_alive_check) {
+			next_alive_check = now + 1;
+			if (!any_alive(&a.opts)) {
+				fprintf(stderr, "vmexit: every traced process has exited\n");
+				break;
+			}
+		}
 		if (!a.interval || now < next)
 			continue;
 		__u32 closed = session_epoch(&s);

@@ -71,4 +71,16 @@ if bad:
     print("FAILED:", ", ".join(bad)); sys.exit(1)
 PY
 [ $? -eq 0 ] || fail "see the mismatches above"
+
+# -p PID: like perf stat -p, tracing ends (with the summary) once the process is gone.
+"$OUT/vmexit-guest" --io 50 --seconds 1 --name alive01 2>/dev/null &
+gpid=$!
+sleep 0.3
+timeout 8 "$OUT/vmexit" stat --json -p $gpid 30 >"$tmp/alive" 2>"$tmp/alive.err"
+rc=$?
+wait $gpid
+grep -q "every traced process has exited" "$tmp/alive.err" && [ $rc -eq 0 ] &&
+	tail -1 "$tmp/alive" | grep -q '"final":true' ||
+	fail "stat -p did not end with a summary when its process exited (rc $rc)"
+echo "stat -p ends when the traced process exits: ok"
 echo "PASS: test_stat_formats_host"
