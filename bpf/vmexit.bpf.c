@@ -88,6 +88,30 @@ int kvm_write_tsc_offset(struct trace_event_raw_kvm_write_tsc_offset *ctx)
 }
 
 /*
+ * The other kvm tracepoints, one program each, loaded only for the events --kvm-events names
+ * ("?": not autoloaded), so that a stream without them costs nothing and a kernel lacking one
+ * of them loses only that one.
+ */
+#define KVM_EVENT_PROG(name)							\
+SEC("?tp/kvm/kvm_" #name)							\
+int kvm_##name(struct trace_event_raw_kvm_##name *ctx)				\
+{										\
+	struct kvm_ev k = { .vcpu = -1 };					\
+	__u64 id = bpf_get_current_pid_tgid();					\
+										\
+	kvm_##name##_decode(ctx, &k);						\
+	handle_kvm_event(bpf_ktime_get_ns(), id >> 32, (__u32)id, &k);		\
+	return TP_PASS;								\
+}
+
+KVM_EVENT_PROG(pio)
+KVM_EVENT_PROG(mmio)
+KVM_EVENT_PROG(msr)
+KVM_EVENT_PROG(cpuid)
+KVM_EVENT_PROG(inj_virq)
+KVM_EVENT_PROG(page_fault)
+
+/*
  * The tracepoint's own pid fields are thread ids and it fires for new threads too: with the
  * task pointers, follow only new processes, from whichever thread of a traced one forked.
  */

@@ -93,6 +93,36 @@ enum vmexit_event_type {
 	VMEXIT_EV_EXIT = 1,	/* a kvm_exit completed by the same thread's kvm_entry */
 	VMEXIT_EV_USER_EXIT = 2,/* a kvm_userspace_exit completed by the next KVM_RUN */
 	VMEXIT_EV_TSC_OFFSET = 3,/* kvm_write_tsc_offset: info1 = previous, info2 = next offset */
+	VMEXIT_EV_KVM_EVENT = 4,/* another kvm tracepoint (--kvm-events): reason = enum below */
+};
+
+/*
+ * Which kvm tracepoint a VMEXIT_EV_KVM_EVENT came from (its reason; isa is 0). Names, in
+ * userspace only: kvm_event_name() in src/reasons.c, the tracepoint being "kvm_" + name.
+ * These events happen at an instant (latency_ns = 0) and their fields fill the slots below;
+ * 32-bit values are zero-extended. Layout per event:
+ *
+ *            info1          info2                  rip                    intr_info  error_code
+ * pio        port           val                    count                  rw (1 out) size
+ * mmio       gpa            val                    0                      type (*)   len
+ * msr        ecx (index)    data                   0                      write      exception
+ * cpuid      function       ebx << 32 | eax        edx << 32 | ecx        index      found |
+ *                                                                                    max_basic << 1
+ * inj_virq   vector         0                      0                      soft       reinjected
+ * page_fault fault_address  error_code (64 bits)   guest rip (6.1+, or 0) 0          error_code
+ *                                                                                    (low 32)
+ *
+ * (*) mmio type: 0 unsatisfied read, 1 read, 2 write (KVM_TRACE_MMIO_*). vcpu is the vCPU
+ * the thread's last kvm_exit named (page_fault carries its own since 6.1), else -1.
+ */
+enum vmexit_kvm_event {
+	VMEXIT_KVM_PIO = 1,
+	VMEXIT_KVM_MMIO = 2,
+	VMEXIT_KVM_MSR = 3,
+	VMEXIT_KVM_CPUID = 4,
+	VMEXIT_KVM_INJ_VIRQ = 5,
+	VMEXIT_KVM_PAGE_FAULT = 6,
+	VMEXIT_KVM_NR,		/* one past the last */
 };
 
 struct vmexit_event {

@@ -92,9 +92,41 @@ static const char *type_name(__u16 type)
 		return "user_exit";
 	case VMEXIT_EV_TSC_OFFSET:
 		return "tsc_offset";
+	case VMEXIT_EV_KVM_EVENT:
+		return "kvm_event";
 	default:
 		return "unknown";
 	}
+}
+
+/* A kvm event has no ISA or reason: its name and its named fields (reasons.c's table). */
+static void json_kvm_event(FILE *f, const struct vmexit_event *ev)
+{
+	const struct kvm_event_field *kf;
+	const char *name = kvm_event_name(ev->reason);
+	size_t n;
+
+	if (name)
+		fprintf(f, ",\"kvm_event\":\"%s\"", name);
+	else	/* an id from a newer vmexit: keep what there is */
+		fprintf(f, ",\"kvm_event\":%u", ev->reason);
+	kf = kvm_event_fields(ev->reason, &n);
+	for (size_t i = 0; i < n; i++) {
+		if (kf[i].fmt == KF_STR)
+			fprintf(f, ",\"%s\":\"%s\"", kf[i].name, kvm_event_access(ev));
+		else if (kf[i].fmt == KF_HEX)
+			put_hex(f, kf[i].name, kvm_event_field_value(&kf[i], ev));
+		else
+			fprintf(f, ",\"%s\":%llu", kf[i].name,
+				(unsigned long long)kvm_event_field_value(&kf[i], ev));
+	}
+	if (!name) {
+		put_hex(f, "rip", ev->rip);
+		put_hex(f, "info1", ev->info1);
+		put_hex(f, "info2", ev->info2);
+		fprintf(f, ",\"intr_info\":%u,\"error_code\":%u", ev->intr_info, ev->error_code);
+	}
+	fputs("}\n", f);
 }
 
 static void json_event(struct evout *o, const struct vmexit_event *ev)
@@ -108,8 +140,12 @@ static void json_event(struct evout *o, const struct vmexit_event *ev)
 		(long long)(ev->ts_ns - o->first_ts), (unsigned long long)ev->latency_ns,
 		ev->tgid);
 	json_put_str(f, vm_names_get(o->names, ev->tgid));
-	fprintf(f, ",\"tid\":%u,\"vcpu\":%d,\"cpu\":%u,\"isa\":\"%s\"", ev->tid, ev->vcpu,
-		ev->cpu, isa_name(ev->isa));
+	fprintf(f, ",\"tid\":%u,\"vcpu\":%d,\"cpu\":%u", ev->tid, ev->vcpu, ev->cpu);
+	if (ev->type == VMEXIT_EV_KVM_EVENT) {
+		json_kvm_event(f, ev);
+		return;
+	}
+	fprintf(f, ",\"isa\":\"%s\"", isa_name(ev->isa));
 	if (ev->type == VMEXIT_EV_TSC_OFFSET) {
 		put_hex(f, "prev_offset", ev->info1);
 		put_hex(f, "next_offset", ev->info2);

@@ -16,7 +16,8 @@ bool event_filter_match(const struct event_filter *f, const struct vmexit_event 
 		return false;
 	if (f->vcpu >= 0 && ev->vcpu != f->vcpu)
 		return false;
-	if (ev->type == VMEXIT_EV_TSC_OFFSET)
+	/* Not exits: the kernel applies neither the reason nor the latency filter to them. */
+	if (ev->type == VMEXIT_EV_TSC_OFFSET || ev->type == VMEXIT_EV_KVM_EVENT)
 		return true;
 	if (ev->latency_ns < f->min_latency_ns)
 		return false;

@@ -24,15 +24,15 @@ struct event_filter {
 };
 
 /*
- * Whether ev passes the filter, with the kernel's rules: TSC offset writes are kept whatever
- * the reason and latency filters say (they are not exits), everything else must pass all.
+ * Whether ev passes the filter, with the kernel's rules: TSC offset writes and kvm events are
+ * kept whatever the reason and latency filters say (they are not exits), exits must pass all.
  */
 bool event_filter_match(const struct event_filter *f, const struct vmexit_event *ev);
 
 /*
  * Adds one completed exit to the row it belongs to under `by` (the same keys the tracker uses:
- * tgid 0 for BY_REASON, vcpu -1 unless BY_VCPU). TSC offset events are not exits and are
- * ignored. 0, or -ENOMEM.
+ * tgid 0 for BY_REASON, vcpu -1 unless BY_VCPU). TSC offset and kvm events are not exits
+ * and are ignored. 0, or -ENOMEM.
  */
 int event_rows_add(struct row_table *rt, enum group_by by, const struct vmexit_event *ev);
 

@@ -14,7 +14,7 @@
 #include "stat_output.h"
 #include "vmexit.skel.h"
 
-enum { OPT_MIN_LATENCY = 0x300, OPT_SAMPLE, OPT_RINGBUF_KB };
+enum { OPT_MIN_LATENCY = 0x300, OPT_SAMPLE, OPT_RINGBUF_KB, OPT_KVM_EVENTS };
 
 static const struct argp_option options[] = {
 	{ NULL, 0, NULL, 0, "Capture:", 3 },
@@ -25,6 +25,10 @@ static const struct argp_option options[] = {
 	{ "ringbuf-kb", OPT_RINGBUF_KB, "KB", 0,
 	  "Ring buffer size, a power of two >= 4 (default 16384): raise it if records are lost",
 	  3 },
+	{ "kvm-events", OPT_KVM_EVENTS, "LIST", 0,
+	  "Also capture these kvm tracepoints, one event each: pio, mmio, msr, cpuid, inj_virq, "
+	  "page_fault, comma-separated, or all (default none; -r, --min-latency and --sample "
+	  "apply to exits only)", 3 },
 	{},
 };
 
@@ -65,6 +69,13 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 				   "4194304", arg);
 		a->opts->ringbuf_kb = (__u32)v;
 		break;
+	case OPT_KVM_EVENTS: {
+		char err[256];
+
+		if (kvm_event_parse_list(arg, &a->opts->kvm_events, err, sizeof(err)))
+			argp_error(state, "invalid --kvm-events: %s", err);
+		break;
+	}
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}

@@ -16,15 +16,15 @@
 #include "vm_names.h"
 
 struct live_args {
-	struct session_opts *opts;	/* --min-latency, --sample, --ringbuf-kb go here */
+	struct session_opts *opts;	/* --min-latency, --sample, --ringbuf-kb, --kvm-events */
 	double duration_s;		/* -d; 0: until Ctrl-C or the command ends */
 };
 
-/* -d/--duration, --min-latency, --sample, --ringbuf-kb. Input: struct live_args. */
+/* -d/--duration, --min-latency, --sample, --ringbuf-kb, --kvm-events. Input: live_args. */
 extern const struct argp live_argp;
 
 struct live_sink {
-	/* A completed exit or TSC offset write; a negative return ends the capture. */
+	/* A completed exit, TSC offset write or kvm event; a negative return ends the capture. */
 	int (*event)(void *ctx, const struct vmexit_event *ev);
 	/* A VMM seen for the first time, before its first event. */
 	void (*guest)(void *ctx, __u32 tgid, const char *name);

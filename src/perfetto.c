@@ -265,6 +265,42 @@ static void put_hex(FILE *f, const char *key, __u64 v)
 	fprintf(f, ",\"%s\":\"0x%llx\"", key, (unsigned long long)v);
 }
 
+/*
+ * Another kvm tracepoint: an instant on the vCPU's kvm track. It happens inside an exit (a pio
+ * during the IO exit that it belongs to), and an instant cannot break the nesting of the exit
+ * slices there the way a slice of made-up length could.
+ */
+static void kvm_event_instant(struct perfetto_writer *w, struct track *t,
+			      const struct vmexit_event *ev)
+{
+	const struct kvm_event_field *kf;
+	const char *name = kvm_event_name(ev->reason);
+	__u32 tid = track_tid(w, t, T_KVM);
+	size_t n;
+
+	begin(w);
+	if (name)
+		fprintf(w->f, "{\"name\":\"kvm_%s\"", name);
+	else
+		fprintf(w->f, "{\"name\":\"kvm_event_%u\"", ev->reason);
+	fprintf(w->f, ",\"cat\":\"kvm_event\",\"ph\":\"i\",\"s\":\"t\",\"pid\":%u,\"tid\":%u,"
+		"\"ts\":", ev->tgid, tid);
+	put_ts(w, ev->ts_ns);
+	fputs(",\"args\":{", w->f);
+	kf = kvm_event_fields(ev->reason, &n);
+	for (size_t i = 0; i < n; i++) {
+		if (kf[i].fmt == KF_STR)
+			fprintf(w->f, "\"%s\":\"%s\",", kf[i].name, kvm_event_access(ev));
+		else if (kf[i].fmt == KF_HEX)
+			fprintf(w->f, "\"%s\":\"0x%llx\",", kf[i].name,
+				(unsigned long long)kvm_event_field_value(&kf[i], ev));
+		else
+			fprintf(w->f, "\"%s\":%llu,", kf[i].name,
+				(unsigned long long)kvm_event_field_value(&kf[i], ev));
+	}
+	fprintf(w->f, "\"cpu\":%u,\"tid\":%u,\"vcpu\":%d}}", ev->cpu, ev->tid, ev->vcpu);
+}
+
 void perfetto_event(struct perfetto_writer *w, const struct vmexit_event *ev,
 		    const char *reason_name)
 {
@@ -273,13 +309,18 @@ void perfetto_event(struct perfetto_writer *w, const struct vmexit_event *ev,
 	__u32 tid;
 	bool user = ev->type == VMEXIT_EV_USER_EXIT;
 
-	if (ev->type != VMEXIT_EV_EXIT && !user && ev->type != VMEXIT_EV_TSC_OFFSET)
+	if (ev->type != VMEXIT_EV_EXIT && !user && ev->type != VMEXIT_EV_TSC_OFFSET &&
+	    ev->type != VMEXIT_EV_KVM_EVENT)
 		return;		/* a type this version doesn't know how to draw */
-	if (ev->type != VMEXIT_EV_TSC_OFFSET)
+	if (ev->type == VMEXIT_EV_EXIT || user)
 		rates_count(w, ev, user);
 	t = event_track(w, ev);
 	if (!t)
 		return;
+	if (ev->type == VMEXIT_EV_KVM_EVENT) {
+		kvm_event_instant(w, t, ev);
+		return;
+	}
 	if (ev->type == VMEXIT_EV_TSC_OFFSET) {
 		t->has_tsc = true;
 		t->tsc = ev->info2;

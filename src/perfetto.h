@@ -23,6 +23,9 @@
  *  - TSC offset writes are instant events on the vCPU track with the previous and next
  *    offset; at close each vCPU's thread_name metadata also carries its latest offset
  *    ("tsc_offset", signed decimal string), for aligning guest-side TSC traces;
+ *  - the other kvm tracepoints (--kvm-events) are instant events on the vCPU track, named
+ *    after the tracepoint ("kvm_pio"), cat "kvm_event", args: the event's named fields
+ *    (reasons.h) plus cpu, tid, vcpu; they are not exits and the rates leave them out;
  *  - each VM has an "exits/s" counter track (guest exits, exits to the VMM), one value per
  *    100 ms window of the exits' start times, as perf stat -I would give;
  *  - lost records are global instant events.
@@ -52,7 +55,7 @@ struct perfetto_writer *perfetto_open(FILE *f);
 void perfetto_time_base(struct perfetto_writer *w, __u64 base_ns);
 /* Names a VM; may come before or after its events, and again to rename it. */
 void perfetto_guest(struct perfetto_writer *w, __u32 tgid, const char *name);
-/* One event; reason_name NULL means "use reason_str()". TSC offset events too. */
+/* One event; reason_name NULL means "use reason_str()". TSC offset and kvm events too. */
 void perfetto_event(struct perfetto_writer *w, const struct vmexit_event *ev,
 		    const char *reason_name);
 /* n records were lost around ts_ns (what: a short reason, e.g. "ring buffer full", or NULL). */

@@ -35,13 +35,15 @@ static const char doc[] =
 "many records the kernel lost and why. Ends on Ctrl-C, after -d seconds or\n"
 "when COMMAND exits; the file is complete and closed in each case. Records\n"
 "reach the file at least once a second, so even a killed recorder leaves a\n"
-"readable file.\n"
+"readable file. --kvm-events records other kvm tracepoints too (see\n"
+"`vmexit stream --help`).\n"
 "\n"
 "EXAMPLES:\n"
 "    vmexit record -o exits.vmexit -d 60   # one minute of every VM\n"
 "    vmexit record -o web.vmexit -g web01  # one guest, until Ctrl-C\n"
 "    vmexit record -o slow.vmexit --min-latency 100us   # slow exits only\n"
 "    vmexit record -o run.vmexit -- qemu-system-x86_64 ...   # from its start\n"
+"    vmexit record -o io.vmexit --kvm-events all   # other kvm events too\n"
 "    vmexit report -i exits.vmexit         # then: the stat table, offline\n";
 
 static const struct argp_option options[] = {

@@ -214,6 +214,12 @@ static int attach_in_order(struct vmexit_bpf *skel)
 		{ skel->progs.kvm_run_ioctl, &skel->links.kvm_run_ioctl },
 		{ skel->progs.kvm_entry, &skel->links.kvm_entry },
 		{ skel->progs.kvm_write_tsc_offset, &skel->links.kvm_write_tsc_offset },
+		{ skel->progs.kvm_pio, &skel->links.kvm_pio },
+		{ skel->progs.kvm_mmio, &skel->links.kvm_mmio },
+		{ skel->progs.kvm_msr, &skel->links.kvm_msr },
+		{ skel->progs.kvm_cpuid, &skel->links.kvm_cpuid },
+		{ skel->progs.kvm_inj_virq, &skel->links.kvm_inj_virq },
+		{ skel->progs.kvm_page_fault, &skel->links.kvm_page_fault },
 		{ skel->progs.kvm_userspace_exit, &skel->links.kvm_userspace_exit },
 		{ skel->progs.kvm_exit, &skel->links.kvm_exit },
 	};
@@ -229,6 +235,35 @@ static int attach_in_order(struct vmexit_bpf *skel)
 		}
 	}
 	return 0;
+}
+
+/*
+ * The --kvm-events programs are not autoloaded (SEC("?tp/...")): turn on the requested ones
+ * whose tracepoint this kernel has, and say which are missing instead of failing.
+ */
+static void kvm_events_autoload(struct vmexit_bpf *skel, __u32 mask)
+{
+	struct bpf_program *progs[VMEXIT_KVM_NR] = {
+		[VMEXIT_KVM_PIO] = skel->progs.kvm_pio,
+		[VMEXIT_KVM_MMIO] = skel->progs.kvm_mmio,
+		[VMEXIT_KVM_MSR] = skel->progs.kvm_msr,
+		[VMEXIT_KVM_CPUID] = skel->progs.kvm_cpuid,
+		[VMEXIT_KVM_INJ_VIRQ] = skel->progs.kvm_inj_virq,
+		[VMEXIT_KVM_PAGE_FAULT] = skel->progs.kvm_page_fault,
+	};
+	char tp[64];
+
+	for (int id = 1; id < VMEXIT_KVM_NR; id++) {
+		if (!(mask & (1u << id)))
+			continue;
+		snprintf(tp, sizeof(tp), "kvm/kvm_%s", kvm_event_name(id));
+		if (!tracepoint_exists(tp)) {
+			fprintf(stderr, "vmexit: warning: this kernel has no %s tracepoint; "
+				"kvm_%s events are not captured\n", tp, kvm_event_name(id));
+			continue;
+		}
+		bpf_program__set_autoload(progs[id], true);
+	}
 }
 
 int session_open(struct session *s, struct session_opts *o)
@@ -291,6 +326,8 @@ int session_open(struct session *s, struct session_opts *o)
 	/* The fork follower only matters when we run the command ourselves. */
 	bpf_program__set_autoload(skel->progs.process_fork, o->command != NULL);
 	bpf_program__set_autoload(skel->progs.kvm_write_tsc_offset, o->stream);
+	if (o->stream)
+		kvm_events_autoload(skel, o->kvm_events);
 
 	err = vmexit_bpf__load(skel);
 	if (err) {

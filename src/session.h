@@ -22,6 +22,7 @@ struct session_opts {
 	__u32 ringbuf_kb;
 	__u64 min_latency_ns;
 	__u32 sample_every;
+	__u32 kvm_events;		/* stream: bit VMEXIT_KVM_* per tracepoint to add */
 	char **command;			/* run this, trace it and its children, stop when it exits */
 	bool verbose;
 	bool force_thread_hash;		/* test/bench knob: per-thread state in a hash */

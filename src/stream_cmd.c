@@ -29,7 +29,9 @@ static const char doc[] =
 "tracing ends is not printed. Filters run in the kernel. Records the kernel\n"
 "could not hand over (ring buffer full, ...) are reported where they were\n"
 "lost, by a '# LOST' line ({\"lost\":N,...} with --json), and in the summary\n"
-"on stderr.\n"
+"on stderr. --kvm-events adds other kvm tracepoints (port and MMIO accesses,\n"
+"MSRs, CPUID, injected interrupts, page faults) as events of their own, with\n"
+"their fields, printed when they happen.\n"
 "\n"
 "EXAMPLES:\n"
 "    vmexit stream -p 4242               # one line per exit of one VMM\n"
@@ -38,6 +40,7 @@ static const char doc[] =
 "    vmexit stream --format my.formats   # lines rendered from a rules file\n"
 "    vmexit stream --json | jq .reason_name   # one JSON object per exit\n"
 "    vmexit stream --perfetto trace.json -d 10   # for ui.perfetto.dev\n"
+"    vmexit stream --kvm-events pio,mmio -p 4242 # and each port / MMIO access\n"
 "    vmexit stream -- qemu-system-x86_64 ...     # a VMM from its start\n";
 
 static const struct argp_option options[] = {

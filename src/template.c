@@ -34,6 +34,9 @@ enum field_id {
 	F_TSC, F_RELTSC, F_EVENT, F_VCPU, F_PID, F_WORD, F_REASON, F_REASON_NAME, F_ISA, F_GUEST,
 	F_TID, F_CPU, F_RIP, F_INFO1, F_INFO2, F_INTR_INFO, F_ERROR_CODE, F_LATENCY_NS,
 	F_LATENCY_US, F_TS_NS, F_REL_NS, F_TIME, F_RELTIME, F_TYPE,
+	F_KVM_EVENT,	/* which kvm tracepoint; %s its name */
+	F_ACCESS,	/* kvm events: read / write / unsatisfied-read */
+	F_KVM,		/* a named field of kvm events: reasons.c's table, by its name */
 };
 
 enum field_kind {
@@ -83,6 +86,27 @@ static const struct field_def fields[] = {
 	{ "time",	 F_TIME,	FK_U,	  64, 0, 1000000000 },
 	{ "reltime",	 F_RELTIME,	FK_S,	  64, 0, 1000000000 },
 	{ "type",	 F_TYPE,	FK_NAMED, 64, 0, 1 },
+	{ "kvm_event",	 F_KVM_EVENT,	FK_NAMED, 64, 0, 1 },
+	{ "access",	 F_ACCESS,	FK_STR,	  64, 0, 1 },
+	{ "port",	 F_KVM,		FK_U,	  64, 0, 1 },
+	{ "gpa",	 F_KVM,		FK_U,	  64, 0, 1 },
+	{ "msr",	 F_KVM,		FK_U,	  64, 0, 1 },
+	{ "val",	 F_KVM,		FK_U,	  64, 0, 1 },
+	{ "size",	 F_KVM,		FK_U,	  64, 0, 1 },
+	{ "count",	 F_KVM,		FK_U,	  64, 0, 1 },
+	{ "exception",	 F_KVM,		FK_U,	  64, 0, 1 },
+	{ "function",	 F_KVM,		FK_U,	  64, 0, 1 },
+	{ "index",	 F_KVM,		FK_U,	  64, 0, 1 },
+	{ "eax",	 F_KVM,		FK_U,	  64, 0, 1 },
+	{ "ebx",	 F_KVM,		FK_U,	  64, 0, 1 },
+	{ "ecx",	 F_KVM,		FK_U,	  64, 0, 1 },
+	{ "edx",	 F_KVM,		FK_U,	  64, 0, 1 },
+	{ "found",	 F_KVM,		FK_U,	  64, 0, 1 },
+	{ "used_max_basic", F_KVM,	FK_U,	  64, 0, 1 },
+	{ "vector",	 F_KVM,		FK_U,	  64, 0, 1 },
+	{ "soft",	 F_KVM,		FK_U,	  64, 0, 1 },
+	{ "reinjected",	 F_KVM,		FK_U,	  64, 0, 1 },
+	{ "fault_address", F_KVM,	FK_U,	  64, 0, 1 },
 };
 
 /* ------------------------------------------------------------------------------------------ */
@@ -332,10 +356,12 @@ struct tmpl_rules {
 	struct big_sel *big;
 	int nbig, capbig;
 	__u16 seed_class[NR_SEED_CLASS];	/* 0x0002xxxx rules, by low bits */
-	__u16 type_rule[4];			/* by enum vmexit_event_type */
+	__u16 type_rule[5];			/* by enum vmexit_event_type */
+	__u16 kvm_rule[VMEXIT_KVM_NR];		/* kvm:NAME, by enum vmexit_kvm_event */
 	__u16 def;
 	int seed_line[ARRAY_SIZE(seed_ids)];	/* duplicate detection, incl. never-matching ids */
-	int type_line[4];
+	int type_line[5];
+	int kvm_line[VMEXIT_KVM_NR];
 	int def_line;
 };
 
@@ -704,6 +730,7 @@ static const char *const type_names[] = {
 	[VMEXIT_EV_EXIT] = "exit",
 	[VMEXIT_EV_USER_EXIT] = "user_exit",
 	[VMEXIT_EV_TSC_OFFSET] = "tsc_offset",
+	[VMEXIT_EV_KVM_EVENT] = "kvm_event",
 };
 
 /* Binds one comma-separated selector item (NUL-terminated copy) to rule. */
@@ -723,8 +750,15 @@ static int parse_item(struct parser *p, const char *at, const char *item, int ru
 			if (!strcasecmp(item + 5, type_names[i]))
 				return bind_once(p, at, item, &r->type_line[i], &r->type_rule[i],
 						 rule);
-		return perr(p, at, "unknown event type in '%s' (use type:exit, type:user_exit or "
-			    "type:tsc_offset)", item);
+		return perr(p, at, "unknown event type in '%s' (use type:exit, type:user_exit, "
+			    "type:tsc_offset or type:kvm_event)", item);
+	}
+	if (!strncasecmp(item, "kvm:", 4)) {
+		i = kvm_event_lookup(item + 4);
+		if (i < 0)
+			return perr(p, at, "unknown kvm event in '%s' (use kvm:pio, kvm:mmio, "
+				    "kvm:msr, kvm:cpuid, kvm:inj_virq or kvm:page_fault)", item);
+		return bind_once(p, at, item, &r->kvm_line[i], &r->kvm_rule[i], rule);
 	}
 	if (parse_u32_strict(item, &v, &hex8)) {
 		const struct seed_def *sd;
@@ -931,6 +965,8 @@ int tmpl_rules_load(const char *path, struct tmpl_rules **out, char *err, size_t
  */
 #define P "%(reltime)13.6f %(time)17.6f %(guest)-16s %(vcpu)3d %(reason_name)-20s " \
 	"%(latency_us)11.3fus"
+/* kvm events (--kvm-events) happen at an instant: the same columns up to the vCPU. */
+#define K "%(reltime)13.6f %(time)17.6f %(guest)-16s %(vcpu)3d "
 const char tmpl_default_rules[] =
 	"# vmexit's built-in stream format (see docs/formats.md)\n"
 	"type:exit\t" P " rip=0x%(rip)x info1=0x%(info1)x info2=0x%(info2)x"
@@ -947,8 +983,19 @@ const char tmpl_default_rules[] =
 	"0x00020006\t" P " rip=0x%(rip)x read cr%(1)d\n"
 	"0x00020007\t" P " rip=0x%(rip)x write cr%(1)d\n"
 	"0x0002000D\t" P " rip=0x%(rip)x vector=0x%(1)02x\n"
-	"0x00020013\t" P " rip=0x%(rip)x offset=0x%(1)03x\n";
+	"0x00020013\t" P " rip=0x%(rip)x offset=0x%(1)03x\n"
+	"type:kvm_event\t" K "kvm_event %(kvm_event)s info1=0x%(info1)x info2=0x%(info2)x\n"
+	"kvm:pio\t" K "pio %(access)s port 0x%(port)x size %(size)d val 0x%(val)x\n"
+	"kvm:mmio\t" K "mmio %(access)s gpa 0x%(gpa)x size %(size)d val 0x%(val)x\n"
+	"kvm:msr\t" K "msr %(access)s 0x%(msr)x val 0x%(val)x exception %(exception)d\n"
+	"kvm:cpuid\t" K "cpuid 0x%(function)x index 0x%(index)x eax 0x%(eax)x ebx 0x%(ebx)x"
+	" ecx 0x%(ecx)x edx 0x%(edx)x\n"
+	"kvm:inj_virq\t" K "inj_virq vector 0x%(vector)02x soft %(soft)d reinjected"
+	" %(reinjected)d\n"
+	"kvm:page_fault\t" K "page_fault rip 0x%(rip)x address 0x%(fault_address)x"
+	" error_code 0x%(error_code)x\n";
 #undef P
+#undef K
 
 int tmpl_rules_default(struct tmpl_rules **out, char *err, size_t errlen)
 {
@@ -1257,7 +1304,11 @@ static __u64 field_value(const struct op *op, const struct rctx *c)
 	case F_INFO1:		return ev->info1;
 	case F_INFO2:		return ev->info2;
 	case F_INTR_INFO:	return ev->intr_info;
-	case F_ERROR_CODE:	return ev->error_code;
+	case F_ERROR_CODE:
+		/* A page fault's error code has bits above 31 (SVM NPF): the 64-bit copy. */
+		if (ev->type == VMEXIT_EV_KVM_EVENT && ev->reason == VMEXIT_KVM_PAGE_FAULT)
+			return ev->info2;
+		return ev->error_code;
 	case F_LATENCY_NS:
 	case F_LATENCY_US:	return ev->latency_ns;
 	case F_TS_NS:
@@ -1265,6 +1316,15 @@ static __u64 field_value(const struct op *op, const struct rctx *c)
 	case F_REL_NS:
 	case F_RELTIME:		return ev->ts_ns - c->env->first_ts_ns;
 	case F_TYPE:		return ev->type;
+	case F_KVM_EVENT:	return ev->type == VMEXIT_EV_KVM_EVENT ? ev->reason : 0;
+	case F_KVM: {
+		const struct kvm_event_field *kf;
+
+		if (ev->type != VMEXIT_EV_KVM_EVENT)
+			return 0;
+		kf = kvm_event_field_find(ev->reason, fields[op->fidx].name);
+		return kf ? kvm_event_field_value(kf, ev) : 0;
+	}
 	default:		return 0;
 	}
 }
@@ -1309,12 +1369,23 @@ static void render_rule(const struct rule *ru, const struct rctx *c, struct out 
 			break;
 		case F_TYPE:
 			if (op->conv == 's' && ev->type >= VMEXIT_EV_EXIT &&
-			    ev->type <= VMEXIT_EV_TSC_OFFSET) {
+			    ev->type < ARRAY_SIZE(type_names)) {
 				s = type_names[ev->type];
 				emit_str(o, op, s, strlen(s));
 				continue;
 			}
 			break;
+		case F_KVM_EVENT:
+			s = ev->type == VMEXIT_EV_KVM_EVENT ? kvm_event_name(ev->reason) : NULL;
+			if (op->conv == 's' && s) {
+				emit_str(o, op, s, strlen(s));
+				continue;
+			}
+			break;
+		case F_ACCESS:
+			s = kvm_event_access(ev);
+			emit_str(o, op, s, strlen(s));
+			continue;
 		}
 		emit_int(o, op, f, field_value(op, c));
 	}
@@ -1342,6 +1413,9 @@ static int match(const struct tmpl_rules *r, struct rctx *c)
 		c->words = seed_find(c->cls)->words;
 		return r->seed_class[c->cls & 0xff] - 1;
 	}
+	if (ev->type == VMEXIT_EV_KVM_EVENT && ev->reason < VMEXIT_KVM_NR &&
+	    r->kvm_rule[ev->reason])
+		return r->kvm_rule[ev->reason] - 1;
 	if (ev->type < ARRAY_SIZE(r->type_rule) && r->type_rule[ev->type])
 		return r->type_rule[ev->type] - 1;
 	return r->def ? r->def - 1 : -1;

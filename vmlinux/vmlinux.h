@@ -106,6 +106,69 @@ struct trace_event_raw_kvm_write_tsc_offset {
 	__u64 next_tsc_offset;
 };
 
+/* The other kvm tracepoints `--kvm-events` captures (arch/x86/kvm/trace.h). */
+struct trace_event_raw_kvm_pio {
+	struct trace_entry ent;
+	unsigned int rw;
+	unsigned int port;
+	unsigned int size;
+	unsigned int count;
+	unsigned int val;
+};
+
+struct trace_event_raw_kvm_mmio {
+	struct trace_entry ent;
+	u32 type;
+	u32 len;
+	u64 gpa;
+	u64 val;
+};
+
+struct trace_event_raw_kvm_msr {
+	struct trace_entry ent;
+	unsigned int write;
+	u32 ecx;
+	u64 data;
+	u8 exception;
+};
+
+struct trace_event_raw_kvm_cpuid {
+	struct trace_entry ent;
+	unsigned int function;
+	unsigned int index;
+	unsigned long rax;
+	unsigned long rbx;
+	unsigned long rcx;
+	unsigned long rdx;
+	bool found;
+	bool used_max_basic;
+};
+
+struct trace_event_raw_kvm_inj_virq {
+	struct trace_entry ent;
+	unsigned int vector;
+	bool soft;
+	bool reinjected;
+};
+
+/* Before Linux 5.19 the record held only the vector, named irq. */
+struct trace_event_raw_kvm_inj_virq___pre519 {
+	struct trace_entry ent;
+	unsigned int irq;
+};
+
+/*
+ * error_code was an unsigned int before 6.1 and fault_address an unsigned long: CO-RE sizes
+ * the loads of these unsigned fields to the running kernel's.
+ */
+struct trace_event_raw_kvm_page_fault {
+	struct trace_entry ent;
+	unsigned int vcpu_id;
+	unsigned long guest_rip;
+	u64 fault_address;
+	u64 error_code;
+};
+
 /* Context of the syscalls:sys_enter_* tracepoints (kernel/trace/trace_syscalls.c). */
 struct syscall_trace_enter {
 	struct trace_entry ent;

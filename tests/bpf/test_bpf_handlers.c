@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "../unit/check.h"
@@ -56,6 +57,7 @@ struct fx_opts {
 	__u64 min_lat;
 	__u32 sample_every;
 	bool task_storage;	/* raw_tp program, per-thread state in task storage */
+	bool kvm;		/* also load run_kvm_record (needs the kvm types in BTF) */
 };
 
 #define MAX_EVS		256
@@ -66,6 +68,7 @@ struct fx {
 	size_t cells_len;
 	__u32 max_cells;
 	int prog_fd;
+	int kvm_fd;		/* run_kvm_record, when loaded */
 	struct ring_buffer *rb;
 	struct vmexit_event evs[MAX_EVS];
 	int nr_evs;
@@ -118,6 +121,7 @@ static int fx_open(struct fx *f, const struct fx_opts *o)
 	}
 	if (o->stream)
 		bpf_map__set_max_entries(skel->maps.events, o->ring_bytes ? o->ring_bytes : 65536);
+	bpf_program__set_autoload(skel->progs.run_kvm_record, o->kvm);
 	err = vmexit_test_bpf__load(skel);
 	if (err) {
 		fprintf(stderr, "cannot load the test object: %s\n", strerror(-err));
@@ -125,6 +129,7 @@ static int fx_open(struct fx *f, const struct fx_opts *o)
 	}
 	f->prog_fd = bpf_program__fd(o->task_storage ? skel->progs.run_event_task :
 				     skel->progs.run_event);
+	f->kvm_fd = o->kvm ? bpf_program__fd(skel->progs.run_kvm_record) : -1;
 	for (int i = 0; i < o->nr_pids; i++)
 		CHECK(!bpf_map__update_elem(skel->maps.pid_filter, &o->pids[i], sizeof(__u32),
 					    &one, 1, BPF_ANY));
@@ -865,6 +870,264 @@ static void *exit_elsewhere(void *arg)
 	return NULL;
 }
 
+/*
+ * kvm tracepoint records, built byte by byte at the offsets and sizes the running kernel's BTF
+ * gives (so the CO-RE relocations of the decoders are exercised too), through the decoders and
+ * handle_kvm_event(): the ring-buffer record must carry each field in the slot
+ * include/vmexit.h assigns it.
+ */
+static struct btf *kvm_btf, *vmlinux_btf;
+
+static const struct btf_type *kvm_struct(const char *name)
+{
+	__s32 id = btf__find_by_name_kind(kvm_btf, name, BTF_KIND_STRUCT);
+
+	return id > 0 ? btf__type_by_id(kvm_btf, id) : NULL;
+}
+
+/* The BTF holding the kvm tracepoint records: vmlinux when kvm is built in, else kvm's. */
+static struct btf *find_kvm_btf(void)
+{
+	vmlinux_btf = btf__load_vmlinux_btf();
+	if (!vmlinux_btf)
+		return NULL;
+	kvm_btf = vmlinux_btf;
+	if (kvm_struct("trace_event_raw_kvm_pio"))
+		return kvm_btf;
+	kvm_btf = btf__load_module_btf("kvm", vmlinux_btf);
+	if (kvm_btf && kvm_struct("trace_event_raw_kvm_pio"))
+		return kvm_btf;
+	btf__free(kvm_btf);
+	kvm_btf = NULL;
+	return NULL;
+}
+
+struct krec {
+	const char *type;	/* trace_event_raw_kvm_<event> */
+	__u64 b[8];
+};
+
+/* Stores v into the record's field at the kernel's offset and width; false if it has none. */
+static bool krec_set(struct krec *r, const char *field, __u64 v)
+{
+	const struct btf_type *t = kvm_struct(r->type);
+	const struct btf_member *m;
+
+	if (!t)
+		return false;
+	m = btf_members(t);
+	for (int i = 0; i < btf_vlen(t); i++, m++) {
+		__u32 off = btf_member_bit_offset(t, i) / 8;
+		__s64 size = btf__resolve_size(kvm_btf, m->type);
+
+		if (strcmp(btf__name_by_offset(kvm_btf, m->name_off), field))
+			continue;
+		if (size <= 0 || size > 8 || off + (size_t)size > sizeof(r->b)) {
+			fprintf(stderr, "%s.%s: %lld bytes at %u\n", r->type, field,
+				(long long)size, off);
+			check_failures++;
+			return false;
+		}
+		memcpy((char *)r->b + off, &v, size);	/* little-endian: the low bytes */
+		return true;
+	}
+	return false;
+}
+
+static void send_kvm(struct fx *f, __u32 event, __u64 now, __u32 tgid, __u32 tid,
+		     const struct krec *r)
+{
+	struct test_kvm_ctx c = { .event = event, .now = now, .tgid = tgid, .tid = tid };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .ctx_in = &c, .ctx_size_in = sizeof(c));
+	int err;
+
+	memcpy(c.rec, r->b, sizeof(c.rec));
+	err = bpf_prog_test_run_opts(f->kvm_fd, &o);
+	if (err || o.retval) {
+		fprintf(stderr, "run_kvm_record %u: err %d retval %d\n", event, err,
+			(int)o.retval);
+		check_failures++;
+	}
+}
+
+static struct krec pio_rec(__u32 port, __u32 val)
+{
+	struct krec r = { .type = "trace_event_raw_kvm_pio" };
+
+	CHECK(krec_set(&r, "rw", 1));
+	CHECK(krec_set(&r, "port", port));
+	CHECK(krec_set(&r, "size", 1));
+	CHECK(krec_set(&r, "count", 2));
+	CHECK(krec_set(&r, "val", val));
+	return r;
+}
+
+#define CHECK_KVM_EV(e, id, i1, i2, rp, ii, ec, vc)		\
+	do {							\
+		CHECK_EQ_U64((e)->type, VMEXIT_EV_KVM_EVENT);	\
+		CHECK_EQ_U64((e)->reason, id);			\
+		CHECK_EQ_U64((e)->isa, 0);			\
+		CHECK_EQ_U64((e)->latency_ns, 0);		\
+		CHECK_EQ_U64((e)->info1, i1);			\
+		CHECK_EQ_U64((e)->info2, i2);			\
+		CHECK_EQ_U64((e)->rip, rp);			\
+		CHECK_EQ_U64((e)->intr_info, ii);		\
+		CHECK_EQ_U64((e)->error_code, ec);		\
+		CHECK_EQ_U64((e)->vcpu, (__u64)(__s64)(vc));	\
+	} while (0)
+
+static void test_kvm_records(void)
+{
+	struct krec pio, mmio = { .type = "trace_event_raw_kvm_mmio" };
+	struct krec msr = { .type = "trace_event_raw_kvm_msr" };
+	struct krec cpuid = { .type = "trace_event_raw_kvm_cpuid" };
+	struct krec virq = { .type = "trace_event_raw_kvm_inj_virq" };
+	struct krec pf = { .type = "trace_event_raw_kvm_page_fault" };
+	bool new_virq, new_pf;
+	const struct vmexit_event *e;
+	struct fx f;
+	int cpu, n;
+
+	if (!find_kvm_btf()) {
+		printf("note: the kernel BTF has no kvm tracepoint types: not tested\n");
+		btf__free(vmlinux_btf);
+		vmlinux_btf = NULL;
+		return;
+	}
+	pio = pio_rec(0x3f8, 0x41);
+	CHECK(krec_set(&mmio, "type", 2));
+	CHECK(krec_set(&mmio, "len", 4));
+	CHECK(krec_set(&mmio, "gpa", 0xfee00030));
+	CHECK(krec_set(&mmio, "val", 0x1122334455667788ull));
+	CHECK(krec_set(&msr, "write", 1));
+	CHECK(krec_set(&msr, "ecx", 0xc0000080));
+	CHECK(krec_set(&msr, "data", 0xd01));
+	CHECK(krec_set(&msr, "exception", 1));
+	CHECK(krec_set(&cpuid, "function", 0x80000001));
+	CHECK(krec_set(&cpuid, "index", 3));
+	/* Registers are unsigned long in the record: only their low 32 bits are CPUID's. */
+	CHECK(krec_set(&cpuid, "rax", 0xffffffff00001111ull));
+	CHECK(krec_set(&cpuid, "rbx", 0x2222));
+	CHECK(krec_set(&cpuid, "rcx", 0x3333));
+	CHECK(krec_set(&cpuid, "rdx", 0x4444));
+	CHECK(krec_set(&cpuid, "found", 1));
+	CHECK(krec_set(&cpuid, "used_max_basic", 1));
+	/* Before 5.19 the vector was irq and there were no flags; before 6.1 no vCPU or RIP. */
+	new_virq = krec_set(&virq, "vector", 0xec);
+	if (new_virq) {
+		CHECK(krec_set(&virq, "soft", 1));
+		CHECK(krec_set(&virq, "reinjected", 0));
+	} else {
+		CHECK(krec_set(&virq, "irq", 0xec));
+	}
+	new_pf = krec_set(&pf, "vcpu_id", 5);
+	if (new_pf)
+		CHECK(krec_set(&pf, "guest_rip", 0xffffffff81000000ull));
+	CHECK(krec_set(&pf, "fault_address", 0x7f0000001000ull));
+	CHECK(krec_set(&pf, "error_code", new_pf ? 0x100000006ull : 6));
+
+	if (fx_open(&f, &(struct fx_opts){ .stream = true, .kvm = true })) {
+		check_failures++;
+		return;
+	}
+	cpu = pin_cpu();
+	/* Thread 81's kvm_exit (still in flight: nothing streamed) named its vCPU: 3. */
+	ev_exit(&f, 50, 80, 81, 3, ISA_VMX, VMX_IO);
+	send_kvm(&f, VMEXIT_KVM_PIO, 1000, 80, 81, &pio);
+	send_kvm(&f, VMEXIT_KVM_MMIO, 2000, 80, 82, &mmio);	/* thread 82: vCPU unknown */
+	send_kvm(&f, VMEXIT_KVM_MSR, 3000, 80, 81, &msr);
+	send_kvm(&f, VMEXIT_KVM_CPUID, 4000, 80, 81, &cpuid);
+	send_kvm(&f, VMEXIT_KVM_INJ_VIRQ, 5000, 80, 81, &virq);
+	send_kvm(&f, VMEXIT_KVM_PAGE_FAULT, 6000, 80, 81, &pf);
+	n = ring_buffer__consume(f.rb);
+	unpin_cpu();
+	CHECK_EQ_U64(n, 6);
+	CHECK_EQ_U64(f.nr_evs, 6);
+	if (f.nr_evs == 6) {
+		for (int i = 0; i < 6; i++) {
+			CHECK_EQ_U64(f.evs[i].ts_ns, 1000 * (i + 1));
+			CHECK_EQ_U64(f.evs[i].tgid, 80);
+			CHECK_EQ_U64(f.evs[i].tid, i == 1 ? 82 : 81);
+			CHECK_EQ_U64(f.evs[i].cpu, cpu);
+		}
+		/* pio: port, val, count, rw, size. */
+		CHECK_KVM_EV(&f.evs[0], VMEXIT_KVM_PIO, 0x3f8, 0x41, 2, 1, 1, 3);
+		/* mmio: gpa, val, -, type, len. */
+		CHECK_KVM_EV(&f.evs[1], VMEXIT_KVM_MMIO, 0xfee00030, 0x1122334455667788ull, 0, 2,
+			     4, -1);
+		/* msr: index, data, -, write, exception. */
+		CHECK_KVM_EV(&f.evs[2], VMEXIT_KVM_MSR, 0xc0000080, 0xd01, 0, 1, 1, 3);
+		/* cpuid: function, ebx:eax, edx:ecx, index, found | used_max_basic << 1. */
+		CHECK_KVM_EV(&f.evs[3], VMEXIT_KVM_CPUID, 0x80000001, 0x0000222200001111ull,
+			     0x0000444400003333ull, 3, 3, 3);
+		/* inj_virq: vector, -, -, soft, reinjected. */
+		CHECK_KVM_EV(&f.evs[4], VMEXIT_KVM_INJ_VIRQ, 0xec, 0, 0, new_virq, 0, 3);
+		/* page_fault: address, error code, guest RIP, -, error code's low half; the vCPU
+		 * the record names wins over the thread's. */
+		e = &f.evs[5];
+		if (new_pf)
+			CHECK_KVM_EV(e, VMEXIT_KVM_PAGE_FAULT, 0x7f0000001000ull, 0x100000006ull,
+				     0xffffffff81000000ull, 0, 6, 5);
+		else
+			CHECK_KVM_EV(e, VMEXIT_KVM_PAGE_FAULT, 0x7f0000001000ull, 6, 0, 0, 6, 3);
+	}
+	CHECK(lost_all_zero_but(&f, -1));
+	/* Not exits: they make no statistics cells (the in-flight exit made the only one). */
+	CHECK_EQ_U64(nr_cells(&f), 1);
+	fx_close(&f);
+
+	/* The pid filter: only VMM 90's events. */
+	if (!fx_open(&f, &(struct fx_opts){ .stream = true, .kvm = true,
+					    .pids = (const __u32[]){ 90 }, .nr_pids = 1 })) {
+		send_kvm(&f, VMEXIT_KVM_PIO, 1000, 80, 81, &pio);
+		send_kvm(&f, VMEXIT_KVM_PIO, 2000, 90, 91, &pio);
+		CHECK_EQ_U64(ring_buffer__consume(f.rb), 1);
+		CHECK_EQ_U64(f.evs[0].tgid, 90);
+		fx_close(&f);
+	} else {
+		check_failures++;
+	}
+
+	/*
+	 * -c 3: thread 81 is on vCPU 3 and passes, thread 84 on vCPU 4 does not; thread 82 has
+	 * no known vCPU and passes (userspace names it); a page fault naming vCPU 5 does not.
+	 */
+	if (!fx_open(&f, &(struct fx_opts){ .stream = true, .kvm = true, .filter_vcpu = true,
+					    .vcpu = 3 })) {
+		ev_exit(&f, 10, 80, 81, 3, ISA_VMX, VMX_IO);
+		ev_exit(&f, 20, 80, 84, 4, ISA_VMX, VMX_IO);
+		send_kvm(&f, VMEXIT_KVM_PIO, 1000, 80, 81, &pio);
+		send_kvm(&f, VMEXIT_KVM_PIO, 2000, 80, 84, &pio);
+		send_kvm(&f, VMEXIT_KVM_PIO, 3000, 80, 82, &pio);
+		send_kvm(&f, VMEXIT_KVM_PAGE_FAULT, 4000, 80, 81, &pf);
+		n = ring_buffer__consume(f.rb);
+		CHECK_EQ_U64(n, new_pf ? 2 : 3);
+		CHECK_EQ_U64(f.evs[0].tid, 81);
+		CHECK_EQ_U64(f.evs[0].vcpu, 3);
+		CHECK_EQ_U64(f.evs[1].tid, 82);
+		CHECK_EQ_U64(f.evs[1].vcpu, (__u64)-1);
+		fx_close(&f);
+	} else {
+		check_failures++;
+	}
+
+	/* A full ring buffer counts them lost like exits: 51 of 60 fit in a page (see above). */
+	if (!fx_open(&f, &(struct fx_opts){ .stream = true, .kvm = true, .ring_bytes = 4096 })) {
+		for (int i = 0; i < 60; i++)
+			send_kvm(&f, VMEXIT_KVM_PIO, 1000 * i, 80, 81, &pio);
+		CHECK_EQ_U64(lost(&f, LOST_RINGBUF_FULL), 60 - 4095 / 80);
+		CHECK_EQ_U64(ring_buffer__consume(f.rb), 4095 / 80);
+		CHECK(lost_all_zero_but(&f, LOST_RINGBUF_FULL));
+		fx_close(&f);
+	} else {
+		check_failures++;
+	}
+	if (kvm_btf != vmlinux_btf)
+		btf__free(kvm_btf);
+	btf__free(vmlinux_btf);
+	kvm_btf = vmlinux_btf = NULL;
+}
+
 /* The task-storage path (the default on 5.11+): state follows the running task, not the tid. */
 static void test_task_storage(void)
 {
@@ -1081,6 +1344,7 @@ int main(void)
 	test_stream_filters();
 	test_ringbuf_full();
 	test_task_storage();
+	test_kvm_records();
 	test_tracker();
 	CHECK_DONE("test_bpf_handlers");
 }

@@ -34,4 +34,17 @@ struct test_ctx {
 	__u64 intr_err;		/* intr_info << 32 | error_code */
 };
 
+/*
+ * A kvm tracepoint record for run_kvm_record: rec holds the bytes of a trace_event_raw_kvm_*
+ * record laid out at the running kernel's offsets (the test reads them from its BTF), so the
+ * program decodes it with the same CO-RE relocated code the tracepoint programs run.
+ */
+struct test_kvm_ctx {
+	__u64 event;		/* enum vmexit_kvm_event: which record rec is */
+	__u64 now;
+	__u64 tgid;
+	__u64 tid;
+	__u64 rec[8];
+};
+
 #endif /* VMEXIT_TEST_H */

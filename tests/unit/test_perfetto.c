@@ -130,6 +130,87 @@ static void check_slice(const struct vmexit_event *e, const char *track, const c
 	CHECK(has_line(want));
 }
 
+static struct vmexit_event kvm_ev(__u32 tid, __s32 vcpu, __u64 ts, __u32 id, __u64 info1,
+				   __u64 info2, __u64 rip, __u32 intr_info, __u32 error_code)
+{
+	struct vmexit_event e = {
+		.ts_ns = ts, .rip = rip, .info1 = info1, .info2 = info2, .intr_info = intr_info,
+		.error_code = error_code, .tgid = 400, .tid = tid, .vcpu = vcpu, .reason = id,
+		.cpu = 7, .type = VMEXIT_EV_KVM_EVENT,
+	};
+	return e;
+}
+
+/*
+ * The other kvm tracepoints: one instant each on the vCPU's kvm track, inside the exit they
+ * happened in (a pio arrives before the exit that contains it: exits are emitted when they
+ * complete), never a slice, and never counted in the exit rates.
+ */
+static void test_kvm_events(void)
+{
+	char path[] = "/tmp/vmexit-test-perfetto-kvmXXXXXX";
+	int fd = mkstemp(path);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	struct perfetto_writer *w;
+	struct vmexit_event x, k[6];
+
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	w = perfetto_open(f);
+	perfetto_guest(w, 400, "kvm");
+	/* pio write of 'A' to COM1, during the IO exit [10000, 15000) of vCPU 1. */
+	k[0] = kvm_ev(4001, 1, 12000, VMEXIT_KVM_PIO, 0x3f8, 0x41, 1, 1, 1);
+	x = ev(VMEXIT_EV_EXIT, 400, 4001, 1, 10000, 5000, VMEXIT_ISA_VMX, 30);
+	/* A thread whose vCPU nobody named: its own track. */
+	k[1] = kvm_ev(4002, -1, 13000, VMEXIT_KVM_MMIO, 0xfee000b0, 0x1122334455667788ull, 0,
+		      2, 4);
+	/* CPUID leaf 0 on an AMD host: ebx:eax in info2, edx:ecx in rip. */
+	k[2] = kvm_ev(4001, 1, 16000, VMEXIT_KVM_CPUID, 0, 0x687475410000000dull,
+		      0x69746e65444d4163ull, 0, 1);
+	k[3] = kvm_ev(4001, 1, 17000, VMEXIT_KVM_PAGE_FAULT, 0x7f0000001000ull, 0x100000006ull,
+		      0xffffffff81000000ull, 0, 6);
+	k[4] = kvm_ev(4001, 1, 18000, VMEXIT_KVM_MSR, 0xc0000080, 0xd01, 0, 1, 1);
+	/* An event id from a newer vmexit: named by its number, no fields. */
+	k[5] = kvm_ev(4001, 1, 19000, 99, 1, 2, 3, 4, 5);
+	perfetto_event(w, &k[0], NULL);
+	perfetto_event(w, &x, "IO_INSTRUCTION");
+	for (int i = 1; i < 6; i++)
+		perfetto_event(w, &k[i], NULL);
+	CHECK_EQ_U64(perfetto_close(w), 0);
+	fclose(f);
+	CHECK(run_python(path));
+	for (int i = 0; i < nlines; i++)
+		if (getenv("V"))
+			printf("%s\n", lines[i]);
+	CHECK_EQ_U64(count_prefix("X|"), 1);
+	CHECK(count_prefix("X|400|vCPU 1|10000|5000|kvm_exit|\"IO_INSTRUCTION\"|") == 1);
+	CHECK_EQ_U64(count_prefix("I|"), 6);
+	CHECK(has_line("I|t|400|vCPU 1|12000|kvm_event|\"kvm_pio\"|{\"access\": \"write\", "
+		       "\"count\": 1, \"cpu\": 7, \"port\": \"0x3f8\", \"size\": 1, "
+		       "\"tid\": 4001, \"val\": \"0x41\", \"vcpu\": 1}"));
+	CHECK(has_line("I|t|400|thread 4002|13000|kvm_event|\"kvm_mmio\"|{\"access\": \"write\", "
+		       "\"cpu\": 7, \"gpa\": \"0xfee000b0\", \"size\": 4, \"tid\": 4002, "
+		       "\"val\": \"0x1122334455667788\", \"vcpu\": -1}"));
+	CHECK(has_line("I|t|400|vCPU 1|16000|kvm_event|\"kvm_cpuid\"|{\"cpu\": 7, "
+		       "\"eax\": \"0xd\", \"ebx\": \"0x68747541\", \"ecx\": \"0x444d4163\", "
+		       "\"edx\": \"0x69746e65\", \"found\": 1, \"function\": \"0x0\", "
+		       "\"index\": \"0x0\", \"tid\": 4001, \"used_max_basic\": 0, \"vcpu\": 1}"));
+	CHECK(has_line("I|t|400|vCPU 1|17000|kvm_event|\"kvm_page_fault\"|{\"cpu\": 7, "
+		       "\"error_code\": \"0x100000006\", \"fault_address\": \"0x7f0000001000\", "
+		       "\"rip\": \"0xffffffff81000000\", \"tid\": 4001, \"vcpu\": 1}"));
+	CHECK(has_line("I|t|400|vCPU 1|18000|kvm_event|\"kvm_msr\"|{\"access\": \"write\", "
+		       "\"cpu\": 7, \"exception\": 1, \"msr\": \"0xc0000080\", \"tid\": 4001, "
+		       "\"val\": \"0xd01\", \"vcpu\": 1}"));
+	CHECK(has_line("I|t|400|vCPU 1|19000|kvm_event|\"kvm_event_99\"|{\"cpu\": 7, "
+		       "\"tid\": 4001, \"vcpu\": 1}"));
+	/* The rates count the one exit only: 10/s in window 0, then the drop to 0. */
+	CHECK(has_line("C|400|0|{\"exits to VMM\": 0, \"guest exits\": 10}"));
+	CHECK(has_line("C|400|100000000|{\"exits to VMM\": 0, \"guest exits\": 0}"));
+	CHECK_EQ_U64(count_prefix("C|"), 2);
+	unlink(path);
+}
+
 int main(void)
 {
 	char path[] = "/tmp/vmexit-test-perfettoXXXXXX";
@@ -254,5 +335,6 @@ int main(void)
 	}
 
 	unlink(path);
+	test_kvm_events();
 	CHECK_DONE("perfetto");
 }

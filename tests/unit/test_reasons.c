@@ -555,6 +555,46 @@ static void test_names_fallback(void)
 	CHECK_STR(reason_str(VMEXIT_ISA_VMX, 200, buf, sizeof(buf)), "UNKNOWN_0xc8");
 }
 
+/* The kvm event names (--kvm-events, kvm:NAME selectors) and their field table. */
+static void test_kvm_events(void)
+{
+	const struct kvm_event_field *f;
+	char err[256];
+	__u32 mask;
+	size_t n, total = 0;
+
+	CHECK_STR(kvm_event_name(VMEXIT_KVM_PIO), "pio");
+	CHECK_STR(kvm_event_name(VMEXIT_KVM_PAGE_FAULT), "page_fault");
+	CHECK(kvm_event_name(0) == NULL);
+	CHECK(kvm_event_name(VMEXIT_KVM_NR) == NULL);
+	CHECK_EQ_U64(kvm_event_lookup("KVM_Inj_Virq"), VMEXIT_KVM_INJ_VIRQ);
+	CHECK_EQ_U64(kvm_event_lookup("kvm_"), (__u64)-ENOENT);
+	CHECK(!kvm_event_parse_list("pio,kvm_mmio,MSR", &mask, err, sizeof(err)));
+	CHECK_EQ_U64(mask, 1u << 1 | 1u << 2 | 1u << 3);
+	CHECK(!kvm_event_parse_list("all", &mask, err, sizeof(err)));
+	CHECK_EQ_U64(mask, 0x7e);
+	CHECK(kvm_event_parse_list("pio,,mmio", &mask, err, sizeof(err)) == -1);
+	CHECK_STR(err, "unknown kvm event '' (valid: all, pio, mmio, msr, cpuid, inj_virq, "
+		  "page_fault)");
+	CHECK(kvm_event_parse_list("pio,exit", &mask, err, sizeof(err)) == -1);
+	CHECK(!strncmp(err, "unknown kvm event 'exit' (valid: all, pio,", 41));
+	CHECK(kvm_event_parse_list("pio,", &mask, err, 8) == -1);
+	CHECK_STR(err, "unknown");
+	/* Every event has fields, grouped; names are unique within an event. */
+	for (__u32 id = 1; id < VMEXIT_KVM_NR; id++) {
+		f = kvm_event_fields(id, &n);
+		CHECK(f && n > 0);
+		for (size_t i = 0; i < n; i++) {
+			CHECK_EQ_U64(f[i].event, id);
+			CHECK(kvm_event_field_find(id, f[i].name) == &f[i]);
+		}
+		total += n;
+	}
+	CHECK_EQ_U64(total, 27);
+	CHECK(kvm_event_fields(99, &n) == NULL && n == 0);
+	CHECK(kvm_event_field_find(VMEXIT_KVM_PIO, "gpa") == NULL);
+}
+
 int main(void)
 {
 	test_isa();
@@ -566,5 +606,6 @@ int main(void)
 	test_parse();
 	test_list_print();
 	test_kernel_tracepoints();
+	test_kvm_events();
 	CHECK_DONE("reasons");
 }

@@ -452,8 +452,9 @@ static void test_errors(void)
 		  "t.fmt:1:11: unknown field 'vcpuu' (did you mean 'vcpu' or 'cpu'?)", false);
 	check_err("default %(bogus)d", "t.fmt:1:11: unknown field 'bogus' (valid: tsc reltsc "
 		  "event vcpu pid 1 2 3 4 5 reason reason_name isa guest tid cpu rip info1 info2 "
-		  "intr_info error_code latency_ns latency_us ts_ns rel_ns time reltime type)",
-		  false);
+		  "intr_info error_code latency_ns latency_us ts_ns rel_ns time reltime type "
+		  "kvm_event access port gpa msr val size count exception function index eax ebx "
+		  "ecx edx found used_max_basic vector soft reinjected fault_address)", false);
 	check_err("default %(TSC)d", "t.fmt:1:11: unknown field 'TSC' (did you mean 'tsc'?)",
 		  false);
 	check_err("default %()d", "t.fmt:1:9: empty field name in '%()'", false);
@@ -501,7 +502,13 @@ static void test_errors(void)
 	check_err("HLT, x", "t.fmt:1:5: empty item in selector", false);
 	check_err("0x00020099 x", "t.fmt:1:1: unknown kvmtrace event id '0x00020099'", true);
 	check_err("type:exits x", "t.fmt:1:1: unknown event type in 'type:exits' (use type:exit, "
-		  "type:user_exit or type:tsc_offset)", false);
+		  "type:user_exit, type:tsc_offset or type:kvm_event)", false);
+	check_err("kvm:pi x", "t.fmt:1:1: unknown kvm event in 'kvm:pi' (use kvm:pio, kvm:mmio, "
+		  "kvm:msr, kvm:cpuid, kvm:inj_virq or kvm:page_fault)", false);
+	check_err("kvm:pio a\nkvm:KVM_PIO b\n",
+		  "t.fmt:2:1: duplicate selector 'kvm:KVM_PIO': already selected on line 1", false);
+	check_err("kvm:mmio %(access)x", "t.fmt:1:19: field 'access' is text: use %(access)s",
+		  false);
 	{
 		struct tmpl_rules *r;
 		char err[256];
@@ -512,6 +519,99 @@ static void test_errors(void)
 		CHECK(tmpl_rules_parse("x", 1, "t.fmt", &r, err, 5) == -EINVAL);
 		CHECK_STR(err, "t.fm");
 	}
+}
+
+/* A kvm event as the kernel packs it (include/vmexit.h), of the reference VM and vCPU. */
+static struct vmexit_event ev_kvm(__u32 id, __u64 info1, __u64 info2, __u64 rip,
+				  __u32 intr_info, __u32 error_code)
+{
+	struct vmexit_event ev = ev_io();
+
+	ev.type = VMEXIT_EV_KVM_EVENT;
+	ev.isa = 0;
+	ev.latency_ns = 0;
+	ev.reason = id;
+	ev.info1 = info1;
+	ev.info2 = info2;
+	ev.rip = rip;
+	ev.intr_info = intr_info;
+	ev.error_code = error_code;
+	return ev;
+}
+
+static void test_kvm_events(void)
+{
+	/* COM1 gets 'A'; a 4-byte read of an unbacked GPA; EFER read; CPUID leaf 0 on AMD. */
+	struct vmexit_event pio = ev_kvm(VMEXIT_KVM_PIO, 0x3f8, 0x41, 1, 1, 1);
+	struct vmexit_event mmio = ev_kvm(VMEXIT_KVM_MMIO, 0x10000000, 0, 0, 0, 4);
+	struct vmexit_event msr = ev_kvm(VMEXIT_KVM_MSR, 0xc0000080, 0xd01, 0, 0, 0);
+	struct vmexit_event cpuid = ev_kvm(VMEXIT_KVM_CPUID, 0, 0x687475410000000dull,
+					   0x69746e65444d4163ull, 0, 1);
+	struct vmexit_event virq = ev_kvm(VMEXIT_KVM_INJ_VIRQ, 0xec, 0, 0, 0, 1);
+	struct vmexit_event pf = ev_kvm(VMEXIT_KVM_PAGE_FAULT, 0x7f0000001000ull, 0x100000006ull,
+					0xffffffff81000000ull, 0, 6);
+	struct vmexit_event future = ev_kvm(99, 1, 2, 3, 4, 5), io = ev_io();
+	const char *prec = "default D\ntype:kvm_event T\nkvm:pio P\nIO R\ntype:exit E\n";
+	struct tmpl_env env = { .guest_name = guest_cb, .first_ts_ns = 5000000000ull };
+	struct tmpl_rules *r;
+	char err[256], line[512];
+
+	/* The built-in line: the exit columns up to the vCPU, then the event's own fields. */
+	CHECK(!tmpl_rules_default(&r, err, sizeof(err)));
+#define PFX "     0.123457          5.123457 web1               1 "
+	tmpl_render(r, &env, &pio, line, sizeof(line));
+	CHECK_STR(line, PFX "pio write port 0x3f8 size 1 val 0x41\n");
+	tmpl_render(r, &env, &mmio, line, sizeof(line));
+	CHECK_STR(line, PFX "mmio unsatisfied-read gpa 0x10000000 size 4 val 0x0\n");
+	mmio.intr_info = 1;
+	tmpl_render(r, &env, &mmio, line, sizeof(line));
+	CHECK_STR(line, PFX "mmio read gpa 0x10000000 size 4 val 0x0\n");
+	tmpl_render(r, &env, &msr, line, sizeof(line));
+	CHECK_STR(line, PFX "msr read 0xc0000080 val 0xd01 exception 0\n");
+	tmpl_render(r, &env, &cpuid, line, sizeof(line));
+	CHECK_STR(line, PFX "cpuid 0x0 index 0x0 eax 0xd ebx 0x68747541 ecx 0x444d4163 "
+		  "edx 0x69746e65\n");
+	tmpl_render(r, &env, &virq, line, sizeof(line));
+	CHECK_STR(line, PFX "inj_virq vector 0xec soft 0 reinjected 1\n");
+	/* The error code's bits above 31 are kept (SVM NPF sets them). */
+	tmpl_render(r, &env, &pf, line, sizeof(line));
+	CHECK_STR(line, PFX "page_fault rip 0xffffffff81000000 address 0x7f0000001000 "
+		  "error_code 0x100000006\n");
+	/* An id this build does not know: its number and raw words. */
+	tmpl_render(r, &env, &future, line, sizeof(line));
+	CHECK_STR(line, PFX "kvm_event 99 info1=0x1 info2=0x2\n");
+#undef PFX
+	tmpl_rules_free(r);
+	tmpl_env_release(&env);
+
+	/* Fields: names and values per event, 0 / "" on events that lack them. */
+	CHECK_STR(fmt1("%(type)s %(type)d %(kvm_event)s %(kvm_event)d %(event)d", &pio),
+		  "kvm_event 4 pio 1 0");
+	CHECK_STR(fmt1("%(count)d %(port)04x %(gpa)x %(msr)x %(size)d", &pio), "1 03f8 0 0 1");
+	CHECK_STR(fmt1("[%(access)s] %(port)d %(kvm_event)d %(kvm_event)s %(val)d", &io),
+		  "[] 0 0 0 0");
+	CHECK_STR(fmt1("%(msr)#x=%(val)#x %(access)s gp=%(exception)d", &msr),
+		  "0xc0000080=0xd01 read gp=0");
+	CHECK_STR(fmt1("%(function)x.%(index)x %(eax)x %(ebx)x %(ecx)x %(edx)x %(found)d "
+		       "%(used_max_basic)d", &cpuid),
+		  "0.0 d 68747541 444d4163 69746e65 1 0");
+	CHECK_STR(fmt1("%(vector)d %(soft)d %(reinjected)d", &virq), "236 0 1");
+	CHECK_STR(fmt1("%(fault_address)x %(error_code)x %(rip)x %(info2)x", &pf),
+		  "7f0000001000 100000006 ffffffff81000000 100000006");
+	/* Raw slots stay raw: a pio's error_code is its size, %(1)..%(5) the generic words. */
+	CHECK_STR(fmt1("%(error_code)d %(intr_info)d %(1)d %(2)d %(3)x %(4)x %(5)d", &pio),
+		  "1 1 1 1 3f8 41 1");
+	CHECK_STR(fmt1("%(port)d %(size)d %(latency_ns)d", &future), "0 0 0");
+
+	/* Precedence: kvm:NAME, then type:kvm_event, then default; reason rules never match. */
+	CHECK_STR(render_env(prec, &env, &pio), "P\n");
+	CHECK_STR(render_env(prec, &env, &mmio), "T\n");
+	CHECK_STR(render_env(prec, &env, &future), "T\n");
+	CHECK_STR(render_env("default D\nkvm:pio,kvm:kvm_MMIO P\n", &env, &mmio), "P\n");
+	CHECK_STR(render_env("default D\nkvm:pio P\n", &env, &msr), "D\n");
+	/* pio's event id is 1, isa 0: no reason rule (code 1 in every ISA) takes it. */
+	CHECK_STR(render_env("1 one\ntype:exit E\n", &env, &pio), "");
+	tmpl_env_release(&env);
 }
 
 static void test_load_and_default(void)
@@ -673,6 +773,7 @@ int main(void)
 	test_precedence();
 	test_errors();
 	test_load_and_default();
+	test_kvm_events();
 	test_vs_printf();
 	CHECK_DONE("test_template");
 }

@@ -568,7 +568,7 @@ def phase_perfetto():
     except ValueError as e:
         check(False, f"{pre}: the perfetto file is not valid JSON: {e}"); return
     evs = tr["traceEvents"] if isinstance(tr, dict) else tr
-    pname = {}; tname = {}; got = Counter(); tracks = defaultdict(list); bad = Counter(); other = Counter()
+    pname = {}; tname = {}; got = Counter(); tracks = defaultdict(list); bad = Counter(); other = Counter(); rates = Counter()
     for e in evs:
         ph = e.get("ph")
         if ph == "M" and e.get("name") == "process_name":
@@ -577,6 +577,11 @@ def phase_perfetto():
             tname[(e.get("pid"), e.get("tid"))] = e["args"]["name"]
         elif ph == "X":
             tracks[(e.get("pid"), e.get("tid"))].append(e)
+        elif ph == "C" and e.get("name") == "exits/s":
+            # Rate counters: value = exits in a 100 ms window x 10; summed back they must
+            # give every exit slice of the VM exactly once.
+            rates[(e.get("pid"), "kernel")] += e["args"]["guest exits"]
+            rates[(e.get("pid"), "user")] += e["args"]["exits to VMM"]
         elif ph != "M":
             other[(ph, e.get("cat"))] += 1
     check(not [k for k in other if k[1] == "vmexit_lost"], f"{pre}: the trace has lost-record events: {dict(other)}")
@@ -609,6 +614,12 @@ def phase_perfetto():
               f"{pre}: track {tn!r}: no such vCPU")
     # Exactly one X slice per completed exit, per (pid, vCPU, reason).
     check(got == sdone, f"{pre}: perfetto slices != stat completed: {diff(got, sdone)}")
+    per_vm = Counter()
+    for (key, kind, _), cnt in got.items():
+        per_vm[(key[0], kind)] += cnt
+    check(Counter({k: v // 10 for k, v in rates.items() if v}) == per_vm and
+          all(v % 10 == 0 for v in rates.values()),
+          f"{pre}: exits/s counters summed back {dict(rates)} (x10) != slices per VM {dict(per_vm)}")
     check(got == tdone, f"{pre}: perfetto slices != tracefs minus the unfinished last exits: {diff(got, tdone)}")
     check_expected(pre, "perfetto", got, sorted(tids.values()), A)
     ntsc = sum(len(v) for v in P["tsc"].values())

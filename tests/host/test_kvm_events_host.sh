@@ -1,0 +1,237 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# --kvm-events on this host's real KVM: the other kvm tracepoints as stream / record events.
+#
+# Usage: tests/host/test_kvm_events_host.sh OUTDIR   (OUTDIR holds vmexit and vmexit-guest)
+# Exit 0 pass, 1 fail, 77 skip (no root, BPF or /dev/kvm; the reason is printed).
+#
+# Expected numbers come from the workload (tools/vmexit-guest.md), never from vmexit: each vCPU
+# of `vmexit-guest --io N --mmio M` does N `out 0xe9`, M one-byte stores to the unbacked GPA
+# 0x10000000 and one `out 0xea` (pass done), so kvm:kvm_pio fires V*(N+1) times (N to port
+# 0xe9 and one to 0xea per vCPU) and kvm:kvm_mmio V*M times, all writes of size 1. A kvm event
+# is emitted when the tracepoint fires, so unlike exits even the last one of a vCPU is there.
+# perf stat, run around the same capture, counts the same tracepoints as a cross-check.
+set -u
+OUT=${1:?usage: $0 OUTDIR}
+OUT=$(cd "$OUT" && pwd)
+VMEXIT=$OUT/vmexit
+GUEST=$OUT/vmexit-guest
+N=200
+M=50
+V=2
+
+skip() { echo "SKIP: $*"; exit 77; }
+fails=0
+pass() { echo "ok: $*"; }
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+[ -x "$VMEXIT" ] && [ -x "$GUEST" ] || { echo "FAIL: $VMEXIT or $GUEST missing"; exit 1; }
+[ "$(id -u)" = 0 ] || skip "needs root to load BPF programs (run as root)"
+[ -r /sys/kernel/btf/vmlinux ] ||
+	skip "kernel has no BTF (/sys/kernel/btf/vmlinux): BPF CO-RE unavailable"
+[ -c /dev/kvm ] || skip "/dev/kvm does not exist: no KVM on this host"
+exec 9<>/dev/kvm 2>/dev/null || skip "/dev/kvm cannot be opened read-write"
+exec 9>&-
+command -v python3 >/dev/null || { echo "FAIL: python3 is needed to check JSON"; exit 1; }
+
+TMP=$(mktemp -d /tmp/vmexit-test-kvm-events.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+# chk CMD...: runs CMD with a timeout, keeping its stderr for the sanitizer scan at the end.
+chk() {
+	local e rc
+	e=$(mktemp "$TMP/stderr.XXXXXX")
+	timeout 120 "$@" 2>"$e"
+	rc=$?
+	cat "$e" >&2
+	cat "$e" >>"$TMP/all-stderr"
+	rm -f "$e"
+	return $rc
+}
+
+if ! probe=$(chk "$VMEXIT" stream --json --kvm-events pio -- true 2>&1 >/dev/null); then
+	case $probe in
+	*"needs root"*|*"has no BTF"*|*tracefs*|*"no kvm tracepoints"*|*"no kvm_exit"*|\
+	*"cannot load the BPF programs"*|*"cannot attach"*|*"cannot open the BPF object"*)
+		skip "BPF tracing unavailable on this host: $probe" ;;
+	*)
+		echo "FAIL: vmexit stream --kvm-events pio -- true: $probe"; exit 1 ;;
+	esac
+fi
+"$GUEST" --io 1 >/dev/null 2>&1 || skip "the bundled guest cannot run a VM here (/dev/kvm unusable)"
+
+WORK=(-- "$GUEST" --io $N --mmio $M --vcpus $V)
+
+# 1. stream --json: exactly the predicted pio / mmio events, with their fields; perf agrees.
+PERF=()
+if command -v perf >/dev/null; then
+	PERF=(perf stat -x, -o "$TMP/perf.csv" -e kvm:kvm_pio,kvm:kvm_mmio --)
+else
+	echo "note: perf not installed: no perf cross-check"
+fi
+if chk "${PERF[@]}" "$VMEXIT" stream --json --kvm-events pio,mmio "${WORK[@]}" \
+	>"$TMP/s.json" 2>"$TMP/s.err"; then
+	if python3 - "$TMP/s.json" "$TMP/perf.csv" $N $M $V <<'EOF'; then
+import collections, json, os, sys
+path, perf, n, m, v = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:])
+bad = []
+pio = collections.Counter()	# (tid, vcpu, port)
+mmio = collections.Counter()	# (tid, vcpu)
+io_exits = lost = 0
+pids = set()
+for i, line in enumerate(open(path), 1):
+    o = json.loads(line)
+    if 'lost' in o:
+        lost += o['lost']
+        continue
+    if o['type'] == 'user_exit' and o['reason_name'] == 'IO':
+        io_exits += 1
+    if o['type'] != 'kvm_event':
+        continue
+    pids.add(o['pid'])
+    if o['latency_ns'] != 0 or 'isa' in o or 'reason' in o:
+        bad.append(f'line {i}: not an instant kvm event: {line}')
+    if o['kvm_event'] == 'pio':
+        if (o['access'], o['size'], o['count']) != ('write', 1, 1):
+            bad.append(f'line {i}: pio fields: {line}')
+        pio[(o['tid'], o['vcpu'], o['port'])] += 1
+    elif o['kvm_event'] == 'mmio':
+        if (o['access'], o['size'], o['gpa']) != ('write', 1, '0x10000000'):
+            bad.append(f'line {i}: mmio fields: {line}')
+        mmio[(o['tid'], o['vcpu'])] += 1
+    else:
+        bad.append(f'line {i}: kvm event not asked for: {line}')
+tids = {k[0] for k in pio}
+vcpus = sorted({k[1] for k in pio})
+want_pio = {(t, c, p): (n if p == '0xe9' else 1) for (t, c, _) in pio for p in ('0xe9', '0xea')}
+if pio != want_pio or len(tids) != v or vcpus != list(range(v)):
+    bad.append(f'pio per (tid, vcpu, port): {dict(pio)}; expected {n} to 0xe9 and 1 to 0xea '
+               f'on each of vCPUs 0..{v - 1}')
+if {(t, c): k for (t, c), k in mmio.items()} != {(t, c): m for (t, c, _) in pio}:
+    bad.append(f'mmio per (tid, vcpu): {dict(mmio)}; expected {m} on each vCPU thread')
+if len(pids) != 1:
+    bad.append(f'kvm events from pids {pids}, expected the one guest')
+if lost:
+    bad.append(f'{lost} records lost')
+if io_exits != v * n:
+    bad.append(f'{io_exits} IO exits streamed alongside, expected {v * n}')
+total_pio, total_mmio = sum(pio.values()), sum(mmio.values())
+print(f'kvm_pio {total_pio} (V*(N+1) = {v * (n + 1)}), kvm_mmio {total_mmio} (V*M = {v * m})')
+if total_pio != v * (n + 1) or total_mmio != v * m:
+    bad.append('wrong totals')
+if os.path.exists(perf):
+    c = {}
+    for l in open(perf):
+        f = l.strip().split(',')
+        if len(f) > 2 and f[2].startswith('kvm:'):
+            c[f[2]] = int(f[0])
+    print(f'perf stat: {c}')
+    if c.get('kvm:kvm_pio') != total_pio or c.get('kvm:kvm_mmio') != total_mmio:
+        bad.append(f'perf counts {c} differ from the stream')
+for b in bad:
+    print('  ' + b)
+sys.exit(1 if bad else 0)
+EOF
+		pass "stream --json --kvm-events pio,mmio: exact counts and fields"
+	else
+		fail "stream --json --kvm-events pio,mmio (see above)"
+	fi
+	grep -Eq '^vmexit: [0-9]+ events, 0 lost' "$TMP/s.err" ||
+		fail "stream: no '0 lost' summary on stderr: $(cat "$TMP/s.err")"
+else
+	fail "stream --json --kvm-events exited $?: $(cat "$TMP/s.err")"
+fi
+
+# 2. --perfetto: valid JSON, one instant per kvm event on its vCPU's track, exits unchanged.
+if chk "$VMEXIT" stream --perfetto "$TMP/trace.json" --kvm-events pio,mmio "${WORK[@]}" \
+	>/dev/null 2>"$TMP/p.err"; then
+	if python3 - "$TMP/trace.json" $N $M $V <<'EOF'; then
+import collections, json, sys
+t = json.load(open(sys.argv[1]))
+n, m, v = map(int, sys.argv[2:])
+tracks = {(e['pid'], e['tid']): e['args']['name'] for e in t
+          if e['ph'] == 'M' and e['name'] == 'thread_name'}
+inst = collections.Counter()
+bad = []
+slices = 0
+for e in t:
+    if e.get('cat') == 'kvm_event':
+        if e['ph'] != 'i' or e['s'] != 't' or 'dur' in e:
+            bad.append(f'not a thread instant: {e}')
+        tr = tracks.get((e['pid'], e['tid']), '?')
+        if not tr.startswith('vCPU ') or tr.endswith('(VMM)'):
+            bad.append(f'kvm event on track {tr!r}: {e}')
+        inst[(e['name'], tr)] += 1
+    elif e['ph'] == 'X':
+        slices += 1
+want = {}
+for c in range(v):
+    want[('kvm_pio', f'vCPU {c}')] = n + 1
+    want[('kvm_mmio', f'vCPU {c}')] = m
+print(f'instants {dict(inst)}, {slices} exit slices')
+if inst != want:
+    bad.append(f'expected instants {want}')
+if slices != v * (n + m):
+    bad.append(f'{slices} X slices, expected {v * (n + m)} completed user exits')
+for b in bad[:10]:
+    print('  ' + b)
+sys.exit(1 if bad else 0)
+EOF
+		pass "--perfetto: one instant per kvm event, on the vCPU tracks"
+	else
+		fail "--perfetto with kvm events (see above)"
+	fi
+else
+	fail "stream --perfetto --kvm-events exited $?: $(cat "$TMP/p.err")"
+fi
+
+# 3. The default line (built-in rules) names the port, size and direction.
+if chk "$VMEXIT" stream --kvm-events pio -- "$GUEST" --io $N >"$TMP/lines" 2>/dev/null; then
+	got=$(grep -Ec ' pio write port 0xe9 size 1 val 0x[0-9a-f]+$' "$TMP/lines")
+	end=$(grep -Ec ' pio write port 0xea size 1 val 0x[0-9a-f]+$' "$TMP/lines")
+	[ "$got" = $N ] && [ "$end" = 1 ] && pass "default lines: $got 'pio write port 0xe9' + 1" ||
+		fail "default lines: $got pio lines to 0xe9 (want $N), $end to 0xea (want 1)"
+else
+	fail "stream --kvm-events pio (lines) failed"
+fi
+
+# 4. record / report: --events carry them, the stat table ignores them.
+REC=$TMP/k.vmexit
+if chk "$VMEXIT" record -o "$REC" --kvm-events pio,mmio "${WORK[@]}" 2>/dev/null; then
+	n_ev=$(chk "$VMEXIT" report -i "$REC" --events --json | grep -c '"type":"kvm_event"')
+	[ "$n_ev" = $((V * (N + 1) + V * M)) ] && pass "report --events: $n_ev kvm events" ||
+		fail "report --events: $n_ev kvm events, expected $((V * (N + 1) + V * M))"
+	chk "$VMEXIT" report -i "$REC" --json >"$TMP/rep.json"
+	if python3 - "$TMP/rep.json" $N $M $V <<'EOF'; then
+import json, sys
+n, m, v = map(int, sys.argv[2:])
+rows = {r['reason_name']: r['count'] for r in json.loads(open(sys.argv[1]).readline())['rows']}
+print(f'report rows: {rows}')
+sys.exit(0 if rows == {'IO': v * n, 'MMIO': v * m} else 1)
+EOF
+		pass "report: the stat rows count exits only"
+	else
+		fail "report: stat rows are not just the $((V * N)) IO and $((V * M)) MMIO exits"
+	fi
+	chk "$VMEXIT" report -i "$REC" --perfetto "$TMP/rep-trace.json" &&
+		python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); sys.exit(0 if sum(
+e.get("cat") == "kvm_event" and e["ph"] == "i" for e in t) == int(sys.argv[2]) else 1)' \
+		"$TMP/rep-trace.json" $((V * (N + 1) + V * M)) &&
+		pass "report --perfetto: one instant per recorded kvm event" ||
+		fail "report --perfetto: kvm event instants"
+else
+	fail "record --kvm-events failed"
+fi
+
+# 5. A bad list is a usage error, before anything is loaded.
+chk "$VMEXIT" stream --kvm-events pio,bogus -- true >/dev/null 2>"$TMP/bad.err"
+rc=$?
+[ $rc = 2 ] && grep -q "unknown kvm event 'bogus'" "$TMP/bad.err" &&
+	pass "--kvm-events pio,bogus: usage error" ||
+	fail "--kvm-events pio,bogus: exit $rc: $(cat "$TMP/bad.err")"
+
+if grep -Eq 'AddressSanitizer|LeakSanitizer|runtime error:' "$TMP/all-stderr" 2>/dev/null; then
+	fail "sanitizer reports on stderr"
+fi
+[ $fails = 0 ] && { echo "PASS: test_kvm_events_host"; exit 0; }
+echo "FAIL: test_kvm_events_host ($fails)"
+exit 1
