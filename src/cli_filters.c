@@ -106,6 +106,18 @@ int cli_filters_resolve(struct cli_filters *f)
 	return 0;
 }
 
+char **cli_split_command(int *argc, char **argv)
+{
+	for (int i = 1; i < *argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			argv[i] = NULL;
+			*argc = i;
+			return argv[i + 1] ? &argv[i + 1] : NULL;
+		}
+	}
+	return NULL;
+}
+
 int parse_interval(const char *s, double *secs)
 {
 	char *end;

@@ -84,18 +84,6 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 
 const struct argp live_argp = { .options = options, .parser = parse_opt };
 
-char **live_split_command(int *argc, char **argv)
-{
-	for (int i = 1; i < *argc; i++) {
-		if (!strcmp(argv[i], "--")) {
-			argv[i] = NULL;
-			*argc = i;
-			return argv[i + 1] ? &argv[i + 1] : NULL;
-		}
-	}
-	return NULL;
-}
-
 struct live_ctx {
 	const struct live_sink *sink;
 	struct vm_names *names;

@@ -45,8 +45,6 @@ struct live_result {
 	bool started;			/* tracing ran (false: it could not start) */
 };
 
-/* Splits "... -- COMMAND ARGS" off argv before argp sees it (as `vmexit stat` does). */
-char **live_split_command(int *argc, char **argv);
 
 /*
  * Preflight, filters, load, attach, run, drain, close. names collects the guests (the caller

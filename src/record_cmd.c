@@ -176,7 +176,7 @@ int cmd_record(int argc, char **argv)
 	a.opts.vcpu = -1;
 	a.filters.opts = &a.opts;
 	a.live.opts = &a.opts;
-	a.opts.command = live_split_command(&argc, argv);
+	a.opts.command = cli_split_command(&argc, argv);
 	if (argp_parse(&record_argp, argc, argv, ARGP_IN_ORDER, NULL, &a))
 		return 2;
 	rec_meta_now(&meta);

@@ -109,19 +109,6 @@ static __u32 kernel_nr_cells(void *ctx)
 	return session_nr_cells(ctx);
 }
 
-/* Splits "... -- COMMAND ARGS" off argv before argp sees it. */
-static char **split_command(int *argc, char **argv)
-{
-	for (int i = 1; i < *argc; i++) {
-		if (!strcmp(argv[i], "--")) {
-			argv[i] = NULL;
-			*argc = i;
-			return argv[i + 1] ? &argv[i + 1] : NULL;
-		}
-	}
-	return NULL;
-}
-
 /* Like perf stat -p: tracing given pids ends when the last of them is gone. */
 static bool any_alive(const struct session_opts *o)
 {
@@ -158,7 +145,7 @@ int cmd_stat(int argc, char **argv)
 	a.opts.vcpu = -1;
 	a.filters.opts = &a.opts;
 	a.view.names = &names;
-	a.opts.command = split_command(&argc, argv);
+	a.opts.command = cli_split_command(&argc, argv);
 	err = argp_parse(&stat_argp, argc, argv, ARGP_IN_ORDER, NULL, &a);
 	if (err)
 		return 2;

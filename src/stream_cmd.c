@@ -154,7 +154,7 @@ int cmd_stream(int argc, char **argv)
 	a.filters.opts = &a.opts;
 	a.live.opts = &a.opts;
 	a.out.names = &names;
-	a.opts.command = live_split_command(&argc, argv);
+	a.opts.command = cli_split_command(&argc, argv);
 	if (argp_parse(&stream_argp, argc, argv, ARGP_IN_ORDER, NULL, &a))
 		return 2;
 	/* Before loading anything: a bad rules file is a usage error. */
