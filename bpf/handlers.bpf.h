@@ -41,7 +41,15 @@ __u64 lost[NR_LOST];
 #define RSLOT_SVM_N	192	/* SVM codes 0x000..0x0bf */
 #define RSLOT_SVM_HI_N	16	/* SVM codes 0x400..0x40f (npf, avic, vmgexit) */
 #define RSLOT_USER_N	64	/* KVM_EXIT_* 0..63 */
-#define NR_RSLOTS	(RSLOT_VMX_N + RSLOT_SVM_N + RSLOT_SVM_HI_N + RSLOT_USER_N)
+/*
+ * arm64: every exception class 0..0x3f, and the non-trap kinds 0x100..0x103 (IRQ is what a
+ * host interrupt costs the guest: one of the most frequent exits, so not worth a hash lookup
+ * per exit). Only HYP_GONE, which ends KVM, is left to other_cells.
+ */
+#define RSLOT_ARM64_N	64
+#define RSLOT_ARM64_EXC_N 4
+#define RSLOT_ARM64	(RSLOT_VMX_N + RSLOT_SVM_N + RSLOT_SVM_HI_N + RSLOT_USER_N)
+#define NR_RSLOTS	(RSLOT_ARM64 + RSLOT_ARM64_N + RSLOT_ARM64_EXC_N)
 
 /* Per-thread cell references are cell index + 1; these mark exits that are not recorded. */
 #define CELL_NONE	0
@@ -255,7 +263,19 @@ static __always_inline __u32 reason_slot(__u32 isa, __u32 reason)
 	}
 	if (isa == VMEXIT_ISA_USER && reason < RSLOT_USER_N)
 		return RSLOT_VMX_N + RSLOT_SVM_N + RSLOT_SVM_HI_N + reason;
+	if (isa == VMEXIT_ISA_ARM64) {
+		if (reason < RSLOT_ARM64_N)
+			return RSLOT_ARM64 + reason;
+		if (reason - VMEXIT_ARM64_EXC < RSLOT_ARM64_EXC_N)
+			return RSLOT_ARM64 + RSLOT_ARM64_N + (reason - VMEXIT_ARM64_EXC);
+	}
 	return NR_RSLOTS;
+}
+
+/* An arm64 kvm_exit's (ret, esr_ec) as one reason, encoded as include/vmexit.h says. */
+static __always_inline __u32 arm64_exit_reason(__u32 ret, __u32 esr_ec)
+{
+	return ret == VMEXIT_ARM64_TRAP ? esr_ec : VMEXIT_ARM64_EXC | ret;
 }
 
 /* Slow path: first exit of this reason on this thread. Returns a cell reference. */

@@ -14,6 +14,17 @@
 #define VMEXIT_ISA_VMX		1
 #define VMEXIT_ISA_SVM		2
 #define VMEXIT_ISA_USER		3	/* KVM_EXIT_* handed to the VMM by kvm_userspace_exit */
+#define VMEXIT_ISA_ARM64	4	/* AArch64 host: see VMEXIT_ARM64_EXC below */
+
+/*
+ * An arm64 kvm_exit says what kind of exception left the guest (ret: ARM_EXCEPTION_* of the
+ * kernel's asm/kvm_asm.h) and, for traps only, the exception class (esr_ec: ESR_ELx.EC,
+ * 0..0x3f). The reason of a trap is its EC; every other kind is VMEXIT_ARM64_EXC | ret, a
+ * code space no EC reaches: 0x100 IRQ (a host interrupt), 0x101 EL1_SERROR, 0x103 IL
+ * (illegal exception return), 0x100 | 0xbadca11 HYP_GONE.
+ */
+#define VMEXIT_ARM64_EXC	0x100u
+#define VMEXIT_ARM64_TRAP	2	/* ARM_EXCEPTION_TRAP: the one kind that has an EC */
 
 /*
  * A kvm_userspace_exit with errno < 0 carries no KVM_EXIT_* reason (the run was interrupted

@@ -2,10 +2,11 @@
 /*
  * Exit-reason tables and the -r/--reason selector parser.
  *
- * Codes come from the uapi headers (asm/vmx.h, asm/svm.h, linux/kvm.h) and the vendor manuals;
- * names are the strings the kernel's tracepoints print, extended in the same style for codes the
- * kernel has no name for yet. The tables are written out rather than taken from the system's
- * headers because those lag the running kernel (and the BPF side sees codes from any kernel).
+ * Codes come from the uapi headers (asm/vmx.h, asm/svm.h, linux/kvm.h), the kernel's arm64
+ * asm/esr.h and asm/kvm_asm.h, and the vendor manuals; names are the strings the kernel's
+ * tracepoints print, extended in the same style for codes the kernel has no name for yet. The
+ * tables are written out rather than taken from the system's headers because those lag the
+ * running kernel (and the BPF side sees codes from any kernel).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -298,7 +299,67 @@ static const struct reason_entry user_reasons[] = {
 	{ VMEXIT_UREASON_ERRNO | EHWPOISON, "error(EHWPOISON)" },
 };
 
-static const __u32 all_isas[] = { VMEXIT_ISA_VMX, VMEXIT_ISA_SVM, VMEXIT_ISA_USER };
+/*
+ * AArch64 (VMEXIT_ISA_ARM64). Traps are named by their exception class, the EC field of ESR_EL2
+ * in the Arm ARM, spelled as the kernel's ESR_ELx_EC_* macros (asm/esr.h) without the prefix:
+ * the names the arm64 kvm_exit tracepoint prints. Unallocated classes are left out. Then the
+ * exits that are not traps, VMEXIT_ARM64_EXC | ARM_EXCEPTION_*, named by that macro's suffix.
+ */
+static const struct reason_entry arm64_reasons[] = {
+	{ 0x00, "UNKNOWN" },
+	{ 0x01, "WFx" },		/* WFI, WFE (and WFIT, WFET) */
+	{ 0x03, "CP15_32" },		/* AArch32 guests: MCR/MRC to CP15 */
+	{ 0x04, "CP15_64" },
+	{ 0x05, "CP14_MR" },
+	{ 0x06, "CP14_LS" },
+	{ 0x07, "FP_ASIMD" },
+	{ 0x08, "CP10_ID" },
+	{ 0x09, "PAC" },
+	{ 0x0a, "OTHER" },		/* LS64, PSB/TSB CSYNC */
+	{ 0x0c, "CP14_64" },
+	{ 0x0d, "BTI" },
+	{ 0x0e, "ILL" },
+	{ 0x11, "SVC32" },
+	{ 0x12, "HVC32" },
+	{ 0x13, "SMC32" },
+	{ 0x15, "SVC64" },
+	{ 0x16, "HVC64" },		/* hypercalls: PSCI, SMCCC */
+	{ 0x17, "SMC64" },
+	{ 0x18, "SYS64" },		/* MSR/MRS/SYS: trapped system registers */
+	{ 0x19, "SVE" },
+	{ 0x1a, "ERET" },
+	{ 0x1c, "FPAC" },
+	{ 0x1d, "SME" },
+	{ 0x1f, "IMP_DEF" },
+	{ 0x20, "IABT_LOW" },
+	{ 0x21, "IABT_CUR" },
+	{ 0x22, "PC_ALIGN" },
+	{ 0x24, "DABT_LOW" },		/* stage-2 faults: MMIO and guest page faults */
+	{ 0x25, "DABT_CUR" },
+	{ 0x26, "SP_ALIGN" },
+	{ 0x27, "MOPS" },
+	{ 0x28, "FP_EXC32" },
+	{ 0x2c, "FP_EXC64" },
+	{ 0x2d, "GCS" },
+	{ 0x2f, "SERROR" },
+	{ 0x30, "BREAKPT_LOW" },
+	{ 0x31, "BREAKPT_CUR" },
+	{ 0x32, "SOFTSTP_LOW" },
+	{ 0x33, "SOFTSTP_CUR" },
+	{ 0x34, "WATCHPT_LOW" },
+	{ 0x35, "WATCHPT_CUR" },
+	{ 0x38, "BKPT32" },
+	{ 0x3a, "VECTOR32" },
+	{ 0x3c, "BRK64" },
+	{ VMEXIT_ARM64_EXC | 0, "IRQ" },		/* a host interrupt */
+	{ VMEXIT_ARM64_EXC | 1, "EL1_SERROR" },
+	{ VMEXIT_ARM64_EXC | 3, "IL" },			/* illegal exception return */
+	{ VMEXIT_ARM64_EXC | 0xbadca11, "HYP_GONE" },	/* HVC_STUB_ERR: no KVM at EL2 */
+};
+
+static const __u32 all_isas[] = {
+	VMEXIT_ISA_VMX, VMEXIT_ISA_SVM, VMEXIT_ISA_USER, VMEXIT_ISA_ARM64
+};
 
 const char *isa_name(__u32 isa)
 {
@@ -309,6 +370,8 @@ const char *isa_name(__u32 isa)
 		return "svm";
 	case VMEXIT_ISA_USER:
 		return "user";
+	case VMEXIT_ISA_ARM64:
+		return "arm64";
 	default:
 		return "?";
 	}
@@ -322,6 +385,8 @@ int isa_parse(const char *s, __u32 *isa)
 		*isa = VMEXIT_ISA_SVM;
 	else if (!strcasecmp(s, "user"))
 		*isa = VMEXIT_ISA_USER;
+	else if (!strcasecmp(s, "arm64") || !strcasecmp(s, "aarch64"))
+		*isa = VMEXIT_ISA_ARM64;
 	else
 		return -EINVAL;
 	return 0;
@@ -339,6 +404,9 @@ const struct reason_entry *reason_table(__u32 isa, size_t *n)
 	case VMEXIT_ISA_USER:
 		*n = ARRAY_SIZE(user_reasons);
 		return user_reasons;
+	case VMEXIT_ISA_ARM64:
+		*n = ARRAY_SIZE(arm64_reasons);
+		return arm64_reasons;
 	default:
 		*n = 0;
 		return NULL;
@@ -411,6 +479,7 @@ const char *reason_str(__u32 isa, __u32 reason, char *buf, size_t len)
 		}
 		/* fall through */
 	case VMEXIT_ISA_SVM:
+	case VMEXIT_ISA_ARM64:
 		snprintf(tmp, sizeof(tmp), "UNKNOWN_0x%x", reason);
 		break;
 	default:
@@ -660,7 +729,7 @@ int reason_parse_list(const char *list, struct reason_sel *out, int max, char *e
 		if (ret) {
 			snprintf(err, errlen,
 				 "unknown exit reason '%s' (run 'vmexit list' for valid names, "
-				 "or give [vmx:|svm:|user:]NUMBER)", item);
+				 "or give [vmx:|svm:|user:|arm64:]NUMBER)", item);
 			n = -1;
 			break;
 		}
@@ -675,6 +744,8 @@ void reason_list_print(FILE *f)
 		[VMEXIT_ISA_VMX] = "Intel VMX basic exit reasons",
 		[VMEXIT_ISA_SVM] = "AMD SVM exit codes",
 		[VMEXIT_ISA_USER] = "exits to the VMM (KVM_EXIT_*) and failed KVM_RUN",
+		[VMEXIT_ISA_ARM64] = "AArch64 trap exception classes (ESR_ELx.EC), then "
+				     "0x100 | ARM_EXCEPTION_* for exits that are not traps",
 	};
 	size_t i, j, n;
 
@@ -686,15 +757,17 @@ void reason_list_print(FILE *f)
 		for (j = 0; j < n; j++) {
 			char code[16];
 
-			/* SVM codes are read in hex (APM, GHCB spec), the others in decimal. */
-			if (isa == VMEXIT_ISA_SVM || t[j].code & VMEXIT_UREASON_ERRNO)
+			/* SVM codes and ECs are read in hex (APM, GHCB spec, Arm ARM), the others
+			 * in decimal. */
+			if (isa == VMEXIT_ISA_SVM || isa == VMEXIT_ISA_ARM64 ||
+			    t[j].code & VMEXIT_UREASON_ERRNO)
 				snprintf(code, sizeof(code), "0x%x", t[j].code);
 			else
 				snprintf(code, sizeof(code), "%u", t[j].code);
 			fprintf(f, "  %10s  %s\n", code, t[j].name);
 		}
 	}
-	fprintf(f, "\nSelect with NAME, NUMBER or ISA:NAME (ISA: vmx, svm, user), "
+	fprintf(f, "\nSelect with NAME, NUMBER or ISA:NAME (ISA: vmx, svm, user, arm64), "
 		"comma-separated;\nnames match case-insensitively, and a bare NUMBER selects "
 		"that code in every ISA.\n");
 }

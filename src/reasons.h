@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Exit-reason names for the three sources of exits: Intel VMX basic exit reasons, AMD SVM exit
- * codes and the KVM_EXIT_* codes KVM hands to the VMM. Names are the ones the kernel's kvm_exit
- * and kvm_userspace_exit tracepoints print, so vmexit output reads like perf/trace-cmd output.
+ * Exit-reason names for the four sources of exits: Intel VMX basic exit reasons, AMD SVM exit
+ * codes, AArch64 exception classes (VMEXIT_ISA_ARM64) and the KVM_EXIT_* codes KVM hands to
+ * the VMM. Names are the ones the kernel's kvm_exit and kvm_userspace_exit tracepoints print,
+ * so vmexit output reads like perf/trace-cmd output.
  */
 #ifndef VMEXIT_REASONS_H
 #define VMEXIT_REASONS_H
@@ -17,8 +18,9 @@
 #define VMX_FAILED_VMENTRY	0x80000000u
 #define VMX_BASIC_MASK		0xffffu
 
-const char *isa_name(__u32 isa);			/* "vmx", "svm", "user", "?" */
-int isa_parse(const char *s, __u32 *isa);	/* vmx/intel, svm/amd, user: 0 or -EINVAL */
+const char *isa_name(__u32 isa);			/* "vmx", "svm", "user", "arm64", "?" */
+/* vmx/intel, svm/amd, user, arm64/aarch64: 0 or -EINVAL */
+int isa_parse(const char *s, __u32 *isa);
 
 /* The table's name for (isa, reason), or NULL when there is none. */
 const char *reason_name(__u32 isa, __u32 reason);
@@ -63,7 +65,7 @@ struct reason_sel {
 /*
  * Parses a comma-separated -r/--reason list. Each item is NAME, NUMBER (decimal or 0x hex),
  * or ISA:NAME / ISA:NUMBER. A bare name selects it in every ISA whose table has it ("io" is
- * both SVM io and KVM_EXIT_IO); a bare number selects that code in all three ISAs.
+ * both SVM io and KVM_EXIT_IO); a bare number selects that code in every ISA.
  * Duplicates are dropped. Returns the number of pairs written to out, or -1 with err holding
  * one line that names the bad item and says how to list valid names.
  */

@@ -333,7 +333,7 @@ static size_t name_len(const char *name)
 
 static int emit_header(struct rec_writer *w)
 {
-	const __u32 isas[] = { VMEXIT_ISA_VMX, VMEXIT_ISA_SVM, VMEXIT_ISA_USER };
+	const __u32 isas[] = { VMEXIT_ISA_VMX, VMEXIT_ISA_SVM, VMEXIT_ISA_USER, VMEXIT_ISA_ARM64 };
 	size_t host_len = strnlen(w->meta.host, sizeof(w->meta.host) - 1);
 	size_t kern_len = strnlen(w->meta.kernel, sizeof(w->meta.kernel) - 1);
 	size_t total = HDR_FIXED_LEN + 8 + pad8(host_len) + 8 + pad8(kern_len);

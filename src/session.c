@@ -325,7 +325,9 @@ int session_open(struct session *s, struct session_opts *o)
 	}
 	/* The fork follower only matters when we run the command ourselves. */
 	bpf_program__set_autoload(skel->progs.process_fork, o->command != NULL);
-	bpf_program__set_autoload(skel->progs.kvm_write_tsc_offset, o->stream);
+	/* TSC offsets are an x86 notion: arm64 has no such tracepoint. */
+	bpf_program__set_autoload(skel->progs.kvm_write_tsc_offset,
+				  o->stream && tracepoint_exists("kvm/kvm_write_tsc_offset"));
 	if (o->stream)
 		kvm_events_autoload(skel, o->kvm_events);
 

@@ -87,6 +87,22 @@ struct trace_event_raw_kvm_exit {
 	unsigned int vcpu_id;
 };
 
+/*
+ * The arm64 record of the same tracepoint (arch/arm64/kvm/trace_arm.h, until Linux 5.8
+ * virt/kvm/arm/trace.h): ret is ARM_EXCEPTION_CODE() of the exit, esr_ec the ESR_ELx.EC of a
+ * trap and 0 for the other kinds. No isa, no vCPU id. libbpf drops the ___arm64 suffix when
+ * it matches this against the kernel's trace_event_raw_kvm_exit, so the one program reads
+ * whichever layout the running kernel has. The layout is the same in every version read for
+ * this (virt/kvm/arm/trace.h of 5.5 onward); a kernel with neither this nor the x86 layout
+ * gets its exits counted under ISA 0.
+ */
+struct trace_event_raw_kvm_exit___arm64 {
+	struct trace_entry ent;
+	int ret;
+	unsigned int esr_ec;
+	unsigned long vcpu_pc;
+};
+
 struct trace_event_raw_kvm_entry {
 	struct trace_entry ent;
 	unsigned int vcpu_id;

@@ -18,6 +18,7 @@
 
 #include "../unit/check.h"
 #include "hist.h"
+#include "reasons.h"
 #include "tracker.h"
 #include "vmexit_test.skel.h"
 #include "vmexit_test.h"
@@ -25,6 +26,7 @@
 #define ISA_VMX		VMEXIT_ISA_VMX
 #define ISA_SVM		VMEXIT_ISA_SVM
 #define ISA_USER	VMEXIT_ISA_USER
+#define ISA_ARM64	VMEXIT_ISA_ARM64
 
 /* A few real reason codes, for readability. */
 #define VMX_EXTINT	1
@@ -34,6 +36,15 @@
 #define VMX_EPT_VIOL	48
 #define KVM_EXIT_IO_	2
 #define KVM_EXIT_MMIO_	6
+/* arm64: ARM_EXCEPTION_* (asm/kvm_asm.h) and ESR_ELx_EC_* (asm/esr.h). */
+#define ARM_IRQ		0
+#define ARM_TRAP	2
+#define ARM_IL		3
+#define ARM_HYP_GONE	0xbadca11
+#define EC_WFX		0x01
+#define EC_HVC64	0x16
+#define EC_SYS64	0x18
+#define EC_DABT_LOW	0x24
 
 /* Mirrors of handlers.bpf.h internals the maps expose. */
 #define CELL_FILTERED	0xffff
@@ -493,6 +504,14 @@ static void test_other_reasons(void)
 		{ ISA_SVM, 0xffffffff, false },	/* SVM_EXIT_ERR */
 		{ ISA_USER, 63, true },
 		{ ISA_USER, 64, false },
+		{ ISA_ARM64, 0x00, true },	/* EC UNKNOWN: first arm64 slot */
+		{ ISA_ARM64, 0x3f, true },	/* last EC */
+		{ ISA_ARM64, 0x40, false },
+		{ ISA_ARM64, 0x0ff, false },
+		{ ISA_ARM64, 0x100, true },	/* IRQ: first non-trap slot */
+		{ ISA_ARM64, 0x103, true },	/* IL */
+		{ ISA_ARM64, 0x104, false },
+		{ ISA_ARM64, 0x100 | ARM_HYP_GONE, false },
 		{ 7, 1, false },		/* an ISA we do not know */
 	};
 	__u32 n = sizeof(rs) / sizeof(rs[0]), nr_other = 0;
@@ -793,6 +812,90 @@ static void test_stream(void)
 		CHECK_EQ_U64(e->tid, 51);
 		CHECK_EQ_U64(e->cpu, cpu);
 	}
+	CHECK(lost_all_zero_but(&f, -1));
+	fx_close(&f);
+}
+
+static void ev_arm64(struct fx *f, __u64 now, __u32 tgid, __u32 tid, __u32 ret, __u32 esr_ec,
+		     __u64 pc)
+{
+	send(f, (struct test_ctx){ .op = TOP_ARM64_EXIT, .now = now, .tgid = tgid, .tid = tid,
+				   .err = (__s32)ret, .reason = esr_ec, .rip = pc });
+}
+
+/*
+ * arm64 kvm_exit records as the tracepoint program turns them into exits: a trap is its EC,
+ * anything else 0x100 | ret (esr_ec is 0 then, but a stale one must not leak in either). No
+ * vCPU id on arm64: cells carry -1 and userspace names the vCPU from the thread.
+ */
+static void test_arm64_exits(void)
+{
+	static const struct { __u32 ret, ec, lat, reason; const char *name; } ex[] = {
+		{ ARM_TRAP, EC_DABT_LOW, 1000, 0x24, "DABT_LOW" },
+		{ ARM_TRAP, EC_WFX, 50000, 0x01, "WFx" },
+		{ ARM_IRQ, 0, 300, 0x100, "IRQ" },
+		{ ARM_TRAP, EC_HVC64, 700, 0x16, "HVC64" },
+		{ ARM_IL, 0, 40, 0x103, "IL" },
+		{ ARM_IRQ, EC_SYS64, 500, 0x100, "IRQ" },	/* EC ignored: not a trap */
+		{ ARM_HYP_GONE, 0, 90, 0x100 | ARM_HYP_GONE, "HYP_GONE" },
+		{ ARM_TRAP, EC_DABT_LOW, 3000, 0x24, "DABT_LOW" },
+	};
+	struct other_key ok = { .tid = 61, .isa = ISA_ARM64, .reason = 0x100 | ARM_HYP_GONE };
+	char name[REASON_STR_MAX];
+	const struct cell *c;
+	__u32 n = sizeof(ex) / sizeof(ex[0]), ref = 0;
+	struct fx f;
+	int cpu;
+
+	if (fx_open(&f, &(struct fx_opts){ .stream = true, .ring_bytes = 65536 })) {
+		check_failures++;
+		return;
+	}
+	cpu = pin_cpu();
+	for (__u32 i = 0; i < n; i++) {
+		__u64 t = 100000 * (i + 1);
+
+		ev_arm64(&f, t, 60, 61, ex[i].ret, ex[i].ec, 0xffff800010000000ull + i);
+		ev_entry(&f, t + ex[i].lat, 60, 61);
+	}
+	CHECK_EQ_U64(ring_buffer__consume(f.rb), n);
+	unpin_cpu();
+	CHECK_EQ_U64(f.nr_evs, n);
+	for (__u32 i = 0; i < n && i < (__u32)f.nr_evs; i++) {
+		const struct vmexit_event *e = &f.evs[i];
+
+		CHECK_EQ_U64(e->type, VMEXIT_EV_EXIT);
+		CHECK_EQ_U64(e->isa, ISA_ARM64);
+		CHECK_EQ_U64(e->reason, ex[i].reason);
+		CHECK_EQ_U64(e->latency_ns, ex[i].lat);
+		CHECK_EQ_U64(e->rip, 0xffff800010000000ull + i);
+		CHECK_EQ_U64(e->vcpu, (__u64)-1);
+		CHECK_EQ_U64(e->intr_info, 0);
+		CHECK_EQ_U64(e->error_code, 0);
+		CHECK_EQ_U64(e->cpu, cpu);
+		CHECK_STR(reason_str(e->isa, e->reason, name, sizeof(name)), ex[i].name);
+	}
+	/* Six distinct reasons: DABT_LOW twice, IRQ twice. */
+	CHECK_EQ_U64(f.skel->bss->next_cell, 6);
+	c = cell_of(&f, 60, 61, ISA_ARM64, EC_DABT_LOW);
+	CHECK_EQ_U64(c->key.vcpu, (__u64)-1);
+	CHECK_EQ_U64(c->count, 2);
+	CHECK_EQ_U64(c->total_ns, 4000);
+	CHECK_EQ_U64(c->hist[B1000], 1);
+	CHECK_EQ_U64(c->hist[B3000], 1);
+	CHECK_EQ_U64(cell_of(&f, 60, 61, ISA_ARM64, 0x100)->total_ns, 800);
+	CHECK_EQ_U64(cell_of(&f, 60, 61, ISA_ARM64, EC_WFX)->max_ns, 50000);
+	CHECK(!has_cell(&f, 60, 61, ISA_ARM64, EC_SYS64));
+	CHECK(!has_cell(&f, 60, 61, ISA_ARM64, 0x102));
+	/* Only HYP_GONE is outside the dense arm64 slots. */
+	CHECK_EQ_U64(map_count(f.skel->maps.other_cells), 1);
+	CHECK(!bpf_map__lookup_elem(f.skel->maps.other_cells, &ok, sizeof(ok), &ref, sizeof(ref),
+				    0));
+	CHECK_EQ_U64(ref, (__u64)(cell_of(&f, 60, 61, ISA_ARM64, ok.reason) - f.cells) + 1);
+	/* The same EC on x86 is another cell: the ISA is part of the key. */
+	ev_pair(&f, 2000000, 10, 60, 61, 0, ISA_VMX, EC_DABT_LOW);
+	CHECK_EQ_U64(cell_of(&f, 60, 61, ISA_ARM64, EC_DABT_LOW)->count, 2);
+	CHECK_EQ_U64(cell_of(&f, 60, 61, ISA_VMX, EC_DABT_LOW)->count, 1);
 	CHECK(lost_all_zero_but(&f, -1));
 	fx_close(&f);
 }
@@ -1336,6 +1439,7 @@ int main(void)
 	test_epoch();
 	test_user_exits();
 	test_other_reasons();
+	test_arm64_exits();
 	test_pid_filter();
 	test_vcpu_filter();
 	test_reason_filter();

@@ -17,6 +17,7 @@ enum test_op {
 	TOP_RUN,		/* handle_kvm_run */
 	TOP_TSC,		/* handle_tsc_offset (vcpu, info1 = prev, info2 = next) */
 	TOP_FORK,		/* handle_fork (tgid = parent, tid = child) */
+	TOP_ARM64_EXIT,		/* arm64 kvm_exit: err = ret, reason = esr_ec, rip = vcpu_pc */
 };
 
 struct test_ctx {

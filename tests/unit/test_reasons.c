@@ -16,7 +16,9 @@
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
-static const __u32 isas[] = { VMEXIT_ISA_VMX, VMEXIT_ISA_SVM, VMEXIT_ISA_USER };
+static const __u32 isas[] = {
+	VMEXIT_ISA_VMX, VMEXIT_ISA_SVM, VMEXIT_ISA_USER, VMEXIT_ISA_ARM64
+};
 
 static void test_isa(void)
 {
@@ -25,6 +27,7 @@ static void test_isa(void)
 	CHECK_STR(isa_name(VMEXIT_ISA_VMX), "vmx");
 	CHECK_STR(isa_name(VMEXIT_ISA_SVM), "svm");
 	CHECK_STR(isa_name(VMEXIT_ISA_USER), "user");
+	CHECK_STR(isa_name(VMEXIT_ISA_ARM64), "arm64");
 	CHECK_STR(isa_name(0), "?");
 	CHECK_STR(isa_name(42), "?");
 	CHECK(!isa_parse("vmx", &isa) && isa == VMEXIT_ISA_VMX);
@@ -32,6 +35,9 @@ static void test_isa(void)
 	CHECK(!isa_parse("SVM", &isa) && isa == VMEXIT_ISA_SVM);
 	CHECK(!isa_parse("amd", &isa) && isa == VMEXIT_ISA_SVM);
 	CHECK(!isa_parse("user", &isa) && isa == VMEXIT_ISA_USER);
+	CHECK(!isa_parse("arm64", &isa) && isa == VMEXIT_ISA_ARM64);
+	CHECK(!isa_parse("AArch64", &isa) && isa == VMEXIT_ISA_ARM64);
+	CHECK_EQ_U64(VMEXIT_ISA_ARM64, 4);
 	CHECK_EQ_U64(isa_parse("arm", &isa), (__u64)-EINVAL);
 	CHECK_EQ_U64(isa_parse("", &isa), (__u64)-EINVAL);
 }
@@ -137,6 +143,66 @@ static void test_uapi_user(void)
 }
 #undef U
 
+/*
+ * AArch64: exception classes checked by hand against ESR_ELx_EC_* in the kernel's
+ * arch/arm64/include/asm/esr.h (no uapi header has them), the non-trap kinds against
+ * ARM_EXCEPTION_* in asm/kvm_asm.h and HVC_STUB_ERR in asm/virt.h.
+ */
+static void test_arm64(void)
+{
+	static const struct reason_entry want[] = {
+		{ 0x00, "UNKNOWN" }, { 0x01, "WFx" }, { 0x03, "CP15_32" }, { 0x07, "FP_ASIMD" },
+		{ 0x0e, "ILL" }, { 0x12, "HVC32" }, { 0x16, "HVC64" }, { 0x17, "SMC64" },
+		{ 0x18, "SYS64" }, { 0x19, "SVE" }, { 0x1a, "ERET" }, { 0x20, "IABT_LOW" },
+		{ 0x21, "IABT_CUR" }, { 0x24, "DABT_LOW" }, { 0x25, "DABT_CUR" },
+		{ 0x2f, "SERROR" }, { 0x30, "BREAKPT_LOW" }, { 0x32, "SOFTSTP_LOW" },
+		{ 0x34, "WATCHPT_LOW" }, { 0x3a, "VECTOR32" }, { 0x3c, "BRK64" },
+		{ 0x100, "IRQ" }, { 0x101, "EL1_SERROR" }, { 0x103, "IL" },
+		{ 0x100 | 0xbadca11, "HYP_GONE" },
+	};
+	/* Unallocated classes (esr.h's "Unallocated EC" comments) and TRAP, which has an EC. */
+	static const __u32 none[] = { 0x02, 0x0b, 0x0f, 0x10, 0x1b, 0x1e, 0x23, 0x29, 0x2e,
+				      0x36, 0x39, 0x3b, 0x3d, 0x3f, 0x40, 0x102, 0x104 };
+	struct reason_sel sel[8];
+	const struct reason_entry *t;
+	char err[256];
+	size_t i, n;
+	__u32 v;
+
+	for (i = 0; i < ARRAY_SIZE(want); i++)
+		CHECK_STR(reason_name(VMEXIT_ISA_ARM64, want[i].code), want[i].name);
+	for (i = 0; i < ARRAY_SIZE(none); i++)
+		CHECK(!reason_name(VMEXIT_ISA_ARM64, none[i]));
+	/* Every EC fits ESR_ELx.EC (6 bits); every other code is in the non-trap space. */
+	t = reason_table(VMEXIT_ISA_ARM64, &n);
+	for (i = 0; t && i < n; i++)
+		CHECK(t[i].code <= 0x3f || (t[i].code & VMEXIT_ARM64_EXC));
+	CHECK_EQ_U64(VMEXIT_ARM64_EXC, 0x100);
+	CHECK_EQ_U64(VMEXIT_ARM64_TRAP, 2);
+
+	CHECK(!reason_lookup(VMEXIT_ISA_ARM64, "dabt-low", &v) && v == 0x24);
+	CHECK(!reason_lookup(VMEXIT_ISA_ARM64, "wfx", &v) && v == 0x01);
+	CHECK(!reason_lookup(VMEXIT_ISA_ARM64, "UNKNOWN_0x2", &v) && v == 0x02);
+	CHECK(reason_lookup(VMEXIT_ISA_ARM64, "ESR_ELx_EC_DABT_LOW", &v) == -ENOENT);
+	CHECK(reason_lookup(VMEXIT_ISA_VMX, "DABT_LOW", &v) == -ENOENT);
+
+	CHECK_EQ_U64(reason_parse_list("arm64:DABT_LOW", sel, 8, err, sizeof(err)), 1);
+	CHECK(sel[0].isa == VMEXIT_ISA_ARM64 && sel[0].reason == 0x24);
+	CHECK_EQ_U64(reason_parse_list("aarch64:0x16,arm64:IRQ", sel, 8, err, sizeof(err)), 2);
+	CHECK(sel[0].isa == VMEXIT_ISA_ARM64 && sel[0].reason == 0x16);
+	CHECK(sel[1].isa == VMEXIT_ISA_ARM64 && sel[1].reason == 0x100);
+	/* Bare names unique to arm64 need no prefix; x86 names stay x86 only. */
+	CHECK_EQ_U64(reason_parse_list("SYS64,HVC64", sel, 8, err, sizeof(err)), 2);
+	CHECK(sel[0].isa == VMEXIT_ISA_ARM64 && sel[0].reason == 0x18);
+	CHECK_EQ_U64(reason_parse_list("EPT_VIOLATION", sel, 8, err, sizeof(err)), 1);
+	CHECK_EQ_U64(sel[0].isa, VMEXIT_ISA_VMX);
+	/* "UNKNOWN" is a name in user and arm64 (KVM_EXIT_UNKNOWN, EC 0). */
+	CHECK_EQ_U64(reason_parse_list("UNKNOWN", sel, 8, err, sizeof(err)), 2);
+	CHECK_EQ_U64(reason_parse_list("arm64:EPT_VIOLATION", sel, 8, err, sizeof(err)),
+		     (__u64)-1);
+	CHECK(strstr(err, "arm64:]NUMBER") != NULL);
+}
+
 /* Sorted (reason_name() bisects), unique, and every name parses back to its own code. */
 static void test_round_trip(void)
 {
@@ -167,7 +233,7 @@ static void test_round_trip(void)
 		}
 	}
 	CHECK(!reason_table(0, &n) && n == 0);
-	CHECK(!reason_table(4, &n) && n == 0);
+	CHECK(!reason_table(5, &n) && n == 0);
 }
 
 static void check_fallback(__u32 isa, __u32 reason, const char *want)
@@ -176,7 +242,7 @@ static void check_fallback(__u32 isa, __u32 reason, const char *want)
 	__u32 back = ~reason;
 
 	CHECK_STR(reason_str(isa, reason, buf, sizeof(buf)), want);
-	if (isa < VMEXIT_ISA_VMX || isa > VMEXIT_ISA_USER)
+	if (isa < VMEXIT_ISA_VMX || isa > VMEXIT_ISA_ARM64)
 		return;
 	/* Whatever reason_str() prints must select the same code again. */
 	if (reason_lookup(isa, buf, &back)) {
@@ -211,6 +277,10 @@ static void test_fallbacks(void)
 	check_fallback(VMEXIT_ISA_USER, VMEXIT_UREASON_ERRNO | EFAULT, "error(EFAULT)");
 	check_fallback(VMEXIT_ISA_USER, VMEXIT_UREASON_ERRNO | 200, "error(-200)");
 	check_fallback(VMEXIT_ISA_USER, VMEXIT_UREASON_ERRNO, "UNKNOWN_0x80000000");
+	check_fallback(VMEXIT_ISA_ARM64, 0x02, "UNKNOWN_0x2");	/* unallocated EC */
+	check_fallback(VMEXIT_ISA_ARM64, 0x3f, "UNKNOWN_0x3f");
+	check_fallback(VMEXIT_ISA_ARM64, VMEXIT_ARM64_EXC | 2, "UNKNOWN_0x102");
+	check_fallback(VMEXIT_ISA_ARM64, VMEXIT_ARM64_EXC | 7, "UNKNOWN_0x107");
 	check_fallback(0, 7, "0x7");
 	check_fallback(9, 0xdeadbeef, "0xdeadbeef");
 
@@ -296,11 +366,12 @@ static void test_parse(void)
 	CHECK(has(sel, n, VMEXIT_ISA_SVM, 0xffffffffu));
 
 	/* Bare numbers: that code in every ISA. */
-	PARSE_OK("48", 3);
+	PARSE_OK("48", 4);
 	CHECK(has(sel, n, VMEXIT_ISA_VMX, 48));
 	CHECK(has(sel, n, VMEXIT_ISA_SVM, 48));
 	CHECK(has(sel, n, VMEXIT_ISA_USER, 48));
-	PARSE_OK("0x400", 3);
+	CHECK(has(sel, n, VMEXIT_ISA_ARM64, 48));
+	PARSE_OK("0x400", 4);
 	CHECK(has(sel, n, VMEXIT_ISA_SVM, SVM_EXIT_NPF));
 	CHECK(has(sel, n, VMEXIT_ISA_VMX, 0x400));
 
@@ -388,6 +459,10 @@ static void test_list_print(void)
 	CHECK(strstr(text, " EPT_VIOLATION\n") != NULL);
 	CHECK(strstr(text, "     0x400  npf\n") != NULL);
 	CHECK(strstr(text, "vmx: ") && strstr(text, "svm: ") && strstr(text, "user: "));
+	CHECK(strstr(text, "\narm64: ") != NULL);
+	CHECK(strstr(text, "      0x24  DABT_LOW\n") != NULL);
+	CHECK(strstr(text, "     0x100  IRQ\n") != NULL);
+	CHECK(strstr(text, "arm64)") != NULL);	/* the ISA: prefixes the footer lists */
 	free(text);
 }
 
@@ -601,6 +676,7 @@ int main(void)
 	test_names_fallback();
 	test_uapi_tables();
 	test_uapi_user();
+	test_arm64();
 	test_round_trip();
 	test_fallbacks();
 	test_parse();
