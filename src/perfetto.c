@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt_num.h"
 #include "perfetto.h"
 #include "reasons.h"
 #include "text_escape.h"
@@ -102,27 +103,40 @@ static struct track *get(struct perfetto_writer *w, __u32 tgid, __u8 kind, __u32
 }
 
 /* Every event starts on its own line: a trace cut short is then at worst one partial line. */
+static char *sep(struct perfetto_writer *w, char *p)
+{
+	if (!w->first)
+		*p++ = ',';
+	*p++ = '\n';
+	w->first = false;
+	return p;
+}
+
 static void begin(struct perfetto_writer *w)
 {
-	fputs(w->first ? "\n" : ",\n", w->f);
-	w->first = false;
+	char buf[2];
+
+	fwrite(buf, 1, sep(w, buf) - buf, w->f);
 }
 
-/* ns as microseconds with three decimals: exact, and what both UIs expect. */
-static void put_us(FILE *f, __u64 ns)
+/*
+ * A timestamp relative to the time base, in microseconds with three decimals (exact, and what
+ * both UIs expect); events before the base get negative times.
+ */
+static char *put_ts(struct perfetto_writer *w, char *p, __u64 ns)
 {
-	fprintf(f, "%llu.%03llu", (unsigned long long)(ns / 1000), (unsigned long long)(ns % 1000));
+	if (ns >= w->base_ns)
+		return fmt_us3(p, ns - w->base_ns);
+	*p++ = '-';
+	return fmt_us3(p, w->base_ns - ns);
 }
 
-/* A timestamp relative to the time base; events before it get negative times. */
-static void put_ts(struct perfetto_writer *w, __u64 ns)
+/* The same straight to the file, for the rare lines that are still printf'd. */
+static void file_ts(struct perfetto_writer *w, __u64 ns)
 {
-	if (ns >= w->base_ns) {
-		put_us(w->f, ns - w->base_ns);
-	} else {
-		fputc('-', w->f);
-		put_us(w->f, w->base_ns - ns);
-	}
+	char buf[FMT_NUM_MAX];
+
+	fwrite(buf, 1, put_ts(w, buf, ns) - buf, w->f);
 }
 
 static void track_name(const struct track *t, int which, char *buf, size_t len)
@@ -228,7 +242,7 @@ static void rates_flush(struct perfetto_writer *w, __u64 next)
 			continue;
 		begin(w);
 		fprintf(w->f, "{\"name\":\"exits/s\",\"ph\":\"C\",\"pid\":%u,\"ts\":", t->tgid);
-		put_ts(w, w->win * RATE_WINDOW_NS);
+		file_ts(w, w->win * RATE_WINDOW_NS);
 		fprintf(w->f, ",\"args\":{\"guest exits\":%llu,\"exits to VMM\":%llu}}",
 			(unsigned long long)(t->win_kvm * (1000000000ULL / RATE_WINDOW_NS)),
 			(unsigned long long)(t->win_vmm * (1000000000ULL / RATE_WINDOW_NS)));
@@ -260,9 +274,17 @@ static void rates_count(struct perfetto_writer *w, const struct vmexit_event *ev
 		vm->win_kvm++;
 }
 
-static void put_hex(FILE *f, const char *key, __u64 v)
+/*
+ * The events themselves are assembled in a line buffer and written with one fwrite: printf
+ * with a dozen conversions per event cost more than everything else report does. The text is
+ * exactly what the printf version wrote.
+ */
+#define PF_LINE_MAX	1024	/* fixed text < 600 bytes, the reason name escaped < 400 */
+#define PF_NAME_MAX	64	/* names longer than reason_str() makes go the slow way */
+
+static void put_line(struct perfetto_writer *w, const char *buf, const char *end)
 {
-	fprintf(f, ",\"%s\":\"0x%llx\"", key, (unsigned long long)v);
+	fwrite(buf, 1, end - buf, w->f);
 }
 
 /*
@@ -275,36 +297,86 @@ static void kvm_event_instant(struct perfetto_writer *w, struct track *t,
 {
 	const struct kvm_event_field *kf;
 	const char *name = kvm_event_name(ev->reason);
-	__u32 tid = track_tid(w, t, T_KVM);
+	char buf[PF_LINE_MAX], *p;
+	__u32 tid;
 	size_t n;
 
-	begin(w);
-	if (name)
-		fprintf(w->f, "{\"name\":\"kvm_%s\"", name);
-	else
-		fprintf(w->f, "{\"name\":\"kvm_event_%u\"", ev->reason);
-	fprintf(w->f, ",\"cat\":\"kvm_event\",\"ph\":\"i\",\"s\":\"t\",\"pid\":%u,\"tid\":%u,"
-		"\"ts\":", ev->tgid, tid);
-	put_ts(w, ev->ts_ns);
-	fputs(",\"args\":{", w->f);
+	tid = track_tid(w, t, T_KVM);	/* may announce the track: before this line */
+	p = sep(w, buf);
+	if (name) {
+		p = fmt_lit(p, "{\"name\":\"kvm_");
+		p = fmt_str(p, name);
+		*p++ = '"';
+	} else {
+		p = fmt_u64(fmt_lit(p, "{\"name\":\"kvm_event_"), ev->reason);
+		*p++ = '"';
+	}
+	p = fmt_lit(p, ",\"cat\":\"kvm_event\",\"ph\":\"i\",\"s\":\"t\"");
+	p = json_u64(p, "pid", ev->tgid);
+	p = json_u64(p, "tid", tid);
+	p = put_ts(w, json_key(p, "ts"), ev->ts_ns);
+	p = fmt_lit(p, ",\"args\":{");
 	kf = kvm_event_fields(ev->reason, &n);
 	for (size_t i = 0; i < n; i++) {
-		if (kf[i].fmt == KF_STR)
-			fprintf(w->f, "\"%s\":\"%s\",", kf[i].name, kvm_event_access(ev));
-		else if (kf[i].fmt == KF_HEX)
-			fprintf(w->f, "\"%s\":\"0x%llx\",", kf[i].name,
-				(unsigned long long)kvm_event_field_value(&kf[i], ev));
-		else
-			fprintf(w->f, "\"%s\":%llu,", kf[i].name,
-				(unsigned long long)kvm_event_field_value(&kf[i], ev));
+		/* The table's names and access strings are short: room for any one field. */
+		if (buf + sizeof(buf) - p < 256) {
+			put_line(w, buf, p);
+			p = buf;
+		}
+		*p++ = '"';
+		p = fmt_lit(fmt_str(p, kf[i].name), "\":");
+		if (kf[i].fmt == KF_STR) {
+			*p++ = '"';
+			p = fmt_str(p, kvm_event_access(ev));
+			*p++ = '"';
+		} else if (kf[i].fmt == KF_HEX) {
+			p = json_hexstr(p, kvm_event_field_value(&kf[i], ev));
+		} else {
+			p = fmt_u64(p, kvm_event_field_value(&kf[i], ev));
+		}
+		*p++ = ',';
 	}
-	fprintf(w->f, "\"cpu\":%u,\"tid\":%u,\"vcpu\":%d}}", ev->cpu, ev->tid, ev->vcpu);
+	if (buf + sizeof(buf) - p < 256) {
+		put_line(w, buf, p);
+		p = buf;
+	}
+	p = fmt_u64(fmt_lit(p, "\"cpu\":"), ev->cpu);
+	p = json_u64(p, "tid", ev->tid);
+	p = json_s64(p, "vcpu", ev->vcpu);
+	p = fmt_lit(p, "}}");
+	put_line(w, buf, p);
+}
+
+static void tsc_offset_instant(struct perfetto_writer *w, struct track *t,
+			       const struct vmexit_event *ev)
+{
+	char buf[PF_LINE_MAX], *p;
+	__u32 tid;
+
+	t->has_tsc = true;
+	t->tsc = ev->info2;
+	tid = track_tid(w, t, T_KVM);
+	p = sep(w, buf);
+	p = fmt_lit(p, "{\"name\":\"tsc_offset\",\"cat\":\"kvm_tsc_offset\",\"ph\":\"i\","
+		    "\"s\":\"t\"");
+	p = json_u64(p, "pid", ev->tgid);
+	p = json_u64(p, "tid", tid);
+	p = put_ts(w, json_key(p, "ts"), ev->ts_ns);
+	p = fmt_s64(fmt_lit(p, ",\"args\":{\"previous\":\""), (__s64)ev->info1);
+	p = fmt_s64(fmt_lit(p, "\",\"next\":\""), (__s64)ev->info2);
+	*p++ = '"';
+	p = json_hex(p, "previous_hex", ev->info1);
+	p = json_hex(p, "next_hex", ev->info2);
+	p = json_u64(p, "cpu", ev->cpu);
+	p = json_u64(p, "tid", ev->tid);
+	p = fmt_lit(p, "}}");
+	put_line(w, buf, p);
 }
 
 void perfetto_event(struct perfetto_writer *w, const struct vmexit_event *ev,
-		    const char *reason_name)
+		    const char *name)
 {
-	char buf[REASON_STR_MAX];
+	char rb[REASON_STR_MAX], buf[PF_LINE_MAX], *p;
 	struct track *t;
 	__u32 tid;
 	bool user = ev->type == VMEXIT_EV_USER_EXIT;
@@ -322,42 +394,47 @@ void perfetto_event(struct perfetto_writer *w, const struct vmexit_event *ev,
 		return;
 	}
 	if (ev->type == VMEXIT_EV_TSC_OFFSET) {
-		t->has_tsc = true;
-		t->tsc = ev->info2;
-		tid = track_tid(w, t, T_KVM);
-		begin(w);
-		fprintf(w->f, "{\"name\":\"tsc_offset\",\"cat\":\"kvm_tsc_offset\",\"ph\":\"i\","
-			"\"s\":\"t\",\"pid\":%u,\"tid\":%u,\"ts\":", ev->tgid, tid);
-		put_ts(w, ev->ts_ns);
-		fprintf(w->f, ",\"args\":{\"previous\":\"%lld\",\"next\":\"%lld\"",
-			(long long)ev->info1, (long long)ev->info2);
-		put_hex(w->f, "previous_hex", ev->info1);
-		put_hex(w->f, "next_hex", ev->info2);
-		fprintf(w->f, ",\"cpu\":%u,\"tid\":%u}}", ev->cpu, ev->tid);
+		tsc_offset_instant(w, t, ev);
 		return;
 	}
 	tid = track_tid(w, t, user ? T_VMM : T_KVM);
-	if (!reason_name)
-		reason_name = reason_str(ev->isa, ev->reason, buf, sizeof(buf));
-	begin(w);
-	fputs("{\"name\":", w->f);
-	json_put_str(w->f, reason_name);
-	fprintf(w->f, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":",
-		user ? "kvm_userspace_exit" : "kvm_exit", ev->tgid, tid);
-	put_ts(w, ev->ts_ns);
-	fputs(",\"dur\":", w->f);
-	put_us(w->f, ev->latency_ns);
-	fprintf(w->f, ",\"args\":{\"reason\":%u,\"isa\":\"%s\"", ev->reason, isa_name(ev->isa));
-	put_hex(w->f, "rip", ev->rip);
-	put_hex(w->f, "info1", ev->info1);
-	put_hex(w->f, "info2", ev->info2);
-	put_hex(w->f, "intr_info", ev->intr_info);
-	put_hex(w->f, "error_code", ev->error_code);
-	fprintf(w->f, ",\"latency_ns\":%llu,\"cpu\":%u,\"tid\":%u,\"vcpu\":%d",
-		(unsigned long long)ev->latency_ns, ev->cpu, ev->tid, ev->vcpu);
+	/* The table's name as is; reason_str() only for the ones it has to make up. */
+	if (!name)
+		name = reason_name(ev->isa, ev->reason);
+	if (!name)
+		name = reason_str(ev->isa, ev->reason, rb, sizeof(rb));
+	p = fmt_lit(sep(w, buf), "{\"name\":");
+	if (strnlen(name, PF_NAME_MAX) < PF_NAME_MAX) {
+		p = json_esc(p, name);
+	} else {
+		put_line(w, buf, p);
+		json_put_str(w->f, name);
+		p = buf;
+	}
+	p = fmt_lit(p, ",\"cat\":\"");
+	p = user ? fmt_lit(p, "kvm_userspace_exit") : fmt_lit(p, "kvm_exit");
+	p = fmt_lit(p, "\",\"ph\":\"X\"");
+	p = json_u64(p, "pid", ev->tgid);
+	p = json_u64(p, "tid", tid);
+	p = put_ts(w, json_key(p, "ts"), ev->ts_ns);
+	p = fmt_us3(json_key(p, "dur"), ev->latency_ns);
+	p = fmt_u64(fmt_lit(p, ",\"args\":{\"reason\":"), ev->reason);
+	p = fmt_lit(p, ",\"isa\":\"");
+	p = fmt_str(p, isa_name(ev->isa));
+	*p++ = '"';
+	p = json_hex(p, "rip", ev->rip);
+	p = json_hex(p, "info1", ev->info1);
+	p = json_hex(p, "info2", ev->info2);
+	p = json_hex(p, "intr_info", ev->intr_info);
+	p = json_hex(p, "error_code", ev->error_code);
+	p = json_u64(p, "latency_ns", ev->latency_ns);
+	p = json_u64(p, "cpu", ev->cpu);
+	p = json_u64(p, "tid", ev->tid);
+	p = json_s64(p, "vcpu", ev->vcpu);
 	if (user)
-		fprintf(w->f, ",\"errno\":%lld", (long long)ev->info1);
-	fputs("}}", w->f);
+		p = json_s64(p, "errno", (__s64)ev->info1);
+	p = fmt_lit(p, "}}");
+	put_line(w, buf, p);
 }
 
 void perfetto_lost(struct perfetto_writer *w, __u64 ts_ns, __u64 n, const char *what)
@@ -371,7 +448,7 @@ void perfetto_lost(struct perfetto_writer *w, __u64 ts_ns, __u64 n, const char *
 	json_put_str(w->f, name);
 	fputs(",\"cat\":\"vmexit_lost\",\"ph\":\"i\",\"s\":\"g\",\"pid\":0,\"tid\":0,\"ts\":",
 	      w->f);
-	put_ts(w, ts_ns);
+	file_ts(w, ts_ns);
 	fprintf(w->f, ",\"args\":{\"lost\":%llu}}", (unsigned long long)n);
 }
 

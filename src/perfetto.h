@@ -55,9 +55,8 @@ struct perfetto_writer *perfetto_open(FILE *f);
 void perfetto_time_base(struct perfetto_writer *w, __u64 base_ns);
 /* Names a VM; may come before or after its events, and again to rename it. */
 void perfetto_guest(struct perfetto_writer *w, __u32 tgid, const char *name);
-/* One event; reason_name NULL means "use reason_str()". TSC offset and kvm events too. */
-void perfetto_event(struct perfetto_writer *w, const struct vmexit_event *ev,
-		    const char *reason_name);
+/* One event; name NULL means the reason's name (reason_str()). TSC offset and kvm events too. */
+void perfetto_event(struct perfetto_writer *w, const struct vmexit_event *ev, const char *name);
 /* n records were lost around ts_ns (what: a short reason, e.g. "ring buffer full", or NULL). */
 void perfetto_lost(struct perfetto_writer *w, __u64 ts_ns, __u64 n, const char *what);
 /* Writes per-vCPU metadata and the closing ']', flushes, frees. 0 or -errno (-EIO). */

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "fmt_num.h"
 #include "reasons.h"
 #include "template.h"
 
@@ -1107,36 +1108,6 @@ static __u64 tsc_of(const struct tmpl_env *env, __u64 ns)
 	return (__u64)((unsigned __int128)ns * hz / 1000000000u);
 }
 
-/* Digits of v in base, written backwards ending at end; returns how many. */
-static int utoa_rev(char *end, __u64 v, unsigned int base, bool upper)
-{
-	const char *dig = upper ? "0123456789ABCDEF" : "0123456789abcdef";
-	char *p = end;
-
-	/* Constant divisors: shifts and multiplies instead of a 64-bit divide per digit. */
-	switch (base) {
-	case 16:
-		do {
-			*--p = dig[v & 15];
-			v >>= 4;
-		} while (v);
-		break;
-	case 8:
-		do {
-			*--p = '0' + (v & 7);
-			v >>= 3;
-		} while (v);
-		break;
-	default:
-		do {
-			*--p = '0' + v % 10;
-			v /= 10;
-		} while (v);
-		break;
-	}
-	return end - p;
-}
-
 /* Lays out sign, prefix, precision zeros and digits in width, as C's printf does. */
 static void emit_number(struct out *o, const struct op *op, char sign, const char *prefix,
 			size_t plen, int zeros, const char *digits, int ndig)
@@ -1208,9 +1179,9 @@ static void emit_fixed(struct out *o, const struct op *op, __u64 mag, bool neg, 
 		q = 0;
 		ip++;
 	}
-	ni = utoa_rev(ibuf + sizeof(ibuf), ip, 10, false);
+	ni = fmt_utoa_rev(ibuf + sizeof(ibuf), ip, 10, false);
 	if (fp) {
-		int nf = utoa_rev(fbuf + sizeof(fbuf), q, 10, false);
+		int nf = fmt_utoa_rev(fbuf + sizeof(fbuf), q, 10, false);
 
 		memset(fbuf + sizeof(fbuf) - fp, '0', fp - nf);
 	}
@@ -1270,7 +1241,7 @@ static void emit_int(struct out *o, const struct op *op, const struct field_def 
 	if (op->prec == 0 && mag == 0 && op->conv != 's')
 		ndig = 0;
 	else
-		ndig = utoa_rev(dbuf + sizeof(dbuf), mag, base, op->conv == 'X');
+		ndig = fmt_utoa_rev(dbuf + sizeof(dbuf), mag, base, op->conv == 'X');
 	if (op->conv == 's') {
 		if (neg)
 			dbuf[sizeof(dbuf) - ++ndig] = '-';

@@ -3,6 +3,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "fmt_num.h"
 #include "text_escape.h"
 
 /*
@@ -48,55 +49,104 @@ static int utf8_len(const unsigned char *s, bool *bad)
 	return n;
 }
 
-void json_put_str(FILE *f, const char *str)
+/* Bytes a JSON string holds as they are: printable ASCII but '"' and '\' (DEL included). */
+static inline bool json_plain(unsigned char c)
+{
+	return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
+}
+
+/*
+ * Escapes the characters that start in [s, lim) to p, a UTF-8 sequence possibly reading past
+ * lim (the string goes on to its NUL); at most 6 bytes out per byte in. Returns the end of the
+ * output, *sp where the input stopped.
+ */
+static char *escape(char *p, const unsigned char **sp, const unsigned char *lim)
+{
+	const unsigned char *s = *sp;
+
+	while (s < lim) {
+		unsigned char c = *s;
+		bool bad;
+		int n;
+
+		if (json_plain(c)) {	/* nearly every byte of a guest or reason name */
+			*p++ = c;
+			s++;
+			continue;
+		}
+		*p++ = '\\';
+		switch (c) {
+		case '"':
+		case '\\':
+			*p++ = c;
+			break;
+		case '\n':
+			*p++ = 'n';
+			break;
+		case '\r':
+			*p++ = 'r';
+			break;
+		case '\t':
+			*p++ = 't';
+			break;
+		case '\b':
+			*p++ = 'b';
+			break;
+		case '\f':
+			*p++ = 'f';
+			break;
+		default:
+			if (c < 0x20) {
+				p = fmt_lit(p, "u00");
+				*p++ = "0123456789abcdef"[c >> 4];
+				*p++ = "0123456789abcdef"[c & 15];
+				break;
+			}
+			n = utf8_len(s, &bad);
+			if (bad) {
+				p = fmt_lit(p, "ufffd");
+			} else {
+				p[-1] = c;	/* no escape after all: a well-formed sequence */
+				memcpy(p, s + 1, n - 1);
+				p += n - 1;
+			}
+			s += n;
+			continue;
+		}
+		s++;
+	}
+	*sp = s;
+	return p;
+}
+
+char *json_esc(char *p, const char *str)
 {
 	const unsigned char *s = (const unsigned char *)str;
+
+	if (!s)
+		return fmt_lit(p, "null");
+	*p++ = '"';
+	p = escape(p, &s, s + strlen(str));
+	*p++ = '"';
+	return p;
+}
+
+void json_put_str(FILE *f, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str, *end;
+	/* In pieces, so that a string of any length needs no allocation. */
+	enum { PIECE = 256 };
+	char buf[JSON_ESC_MAX(PIECE + 3)], *p;
 
 	if (!s) {
 		fputs("null", f);
 		return;
 	}
+	end = s + strlen(str);
 	fputc('"', f);
-	while (*s) {
-		bool bad;
-		int n;
-
-		switch (*s) {
-		case '"':
-			fputs("\\\"", f);
-			break;
-		case '\\':
-			fputs("\\\\", f);
-			break;
-		case '\n':
-			fputs("\\n", f);
-			break;
-		case '\r':
-			fputs("\\r", f);
-			break;
-		case '\t':
-			fputs("\\t", f);
-			break;
-		case '\b':
-			fputs("\\b", f);
-			break;
-		case '\f':
-			fputs("\\f", f);
-			break;
-		default:
-			if (*s < 0x20) {
-				fprintf(f, "\\u%04x", *s);
-				break;
-			}
-			n = utf8_len(s, &bad);
-			if (bad)
-				fputs("\\ufffd", f);
-			else
-				fwrite(s, 1, n, f);
-			s += n;
-			continue;
-		}
-		s++;
+	while (s < end) {
+		p = escape(buf, &s, end - s > PIECE ? s + PIECE : end);
+		fwrite(buf, 1, p - buf, f);
 	}
 	fputc('"', f);
 }

@@ -8,12 +8,35 @@
 
 #include <stdio.h>
 
+#include "fmt_num.h"
+
 /*
  * A JSON string literal, quotes included: '"' and '\' escaped, control characters as \n, \t,
  * \r, \b, \f or \u00XX, and each ill-formed UTF-8 sequence as one \ufffd, so the output is
  * always valid JSON and valid UTF-8. NULL prints null.
  */
 void json_put_str(FILE *f, const char *s);
+/* The same into p, which has JSON_ESC_MAX(strlen(s)) bytes of room; returns the end (no NUL). */
+char *json_esc(char *p, const char *s);
+#define JSON_ESC_MAX(len)	(6 * (len) + 4)
+
+/*
+ * Members of a JSON object being assembled in a line buffer (fmt_num.h's appenders):
+ * ,"key":value, the key a string literal so that its length is known when compiling.
+ */
+#define json_key(p, key)	fmt_lit(p, ",\"" key "\":")
+#define json_u64(p, key, v)	fmt_u64(json_key(p, key), v)
+#define json_s64(p, key, v)	fmt_s64(json_key(p, key), v)
+/* 64-bit addresses and values as hex strings: JSON numbers are doubles. */
+#define json_hex(p, key, v)	json_hexstr(json_key(p, key), v)
+
+static inline char *json_hexstr(char *p, __u64 v)
+{
+	p = fmt_lit(p, "\"0x");
+	p = fmt_hex(p, v);
+	*p++ = '"';
+	return p;
+}
 
 /*
  * One RFC 4180 field: quoted (with '"' doubled) when it holds a comma, quote, CR or LF, or

@@ -4,6 +4,7 @@
  * parse it, and checks every slice, instant and name against what was written.
  */
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -211,6 +212,115 @@ static void test_kvm_events(void)
 	unlink(path);
 }
 
+/*
+ * The exact text, byte for byte, of a small trace: edge values (0, the largest u64 and u32, a
+ * negative vCPU, errno and TSC offset, times before the base, ns ending in zeros), one event
+ * of each kind, and the line layout that lets a trace cut short still load.
+ */
+static void test_exact_text(void)
+{
+	static const char want[] =
+		"[\n"
+		"{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":4294967295,"
+		"\"args\":{\"name\":\"q\\\"\\u0001\"}},\n"
+		"{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":4294967295,\"tid\":1073741824,"
+		"\"args\":{\"name\":\"vCPU 0\"}},\n"
+		"{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":4294967295,"
+		"\"tid\":1073741824,\"args\":{\"sort_index\":0}},\n"
+		"{\"name\":\"EPT_VIOLATION\",\"cat\":\"kvm_exit\",\"ph\":\"X\","
+		"\"pid\":4294967295,\"tid\":1073741824,\"ts\":-0.001,\"dur\":0.000,"
+		"\"args\":{\"reason\":48,\"isa\":\"vmx\",\"rip\":\"0xffffffffffffffff\","
+		"\"info1\":\"0x0\",\"info2\":\"0xdeadbeefcafef00d\",\"intr_info\":\"0xffffffff\","
+		"\"error_code\":\"0x0\",\"latency_ns\":0,\"cpu\":4294967295,\"tid\":4294967295,"
+		"\"vcpu\":0}},\n"
+		"{\"name\":\"exits/s\",\"ph\":\"C\",\"pid\":4294967295,\"ts\":-0.001,"
+		"\"args\":{\"guest exits\":10,\"exits to VMM\":0}},\n"
+		"{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":9,\"tid\":1073741825,"
+		"\"args\":{\"name\":\"thread 10 (VMM)\"}},\n"
+		"{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":9,\"tid\":1073741825,"
+		"\"args\":{\"sort_index\":4294967317}},\n"
+		"{\"name\":\"a\\\\b\",\"cat\":\"kvm_userspace_exit\",\"ph\":\"X\",\"pid\":9,"
+		"\"tid\":1073741825,\"ts\":31535999123456.788,\"dur\":18446744073709551.615,"
+		"\"args\":{\"reason\":2,\"isa\":\"user\",\"rip\":\"0x7009d2b5fecd15\","
+		"\"info1\":\"0xfffffffffffffffc\",\"info2\":\"0xdeadbeefcafef00d\","
+		"\"intr_info\":\"0x800000ec\",\"error_code\":\"0x3\","
+		"\"latency_ns\":18446744073709551615,\"cpu\":7,\"tid\":10,\"vcpu\":-1,"
+		"\"errno\":-4}},\n"
+		"{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":9,\"tid\":1073741826,"
+		"\"args\":{\"name\":\"vCPU 3\",\"tsc_offset\":\"-9223372036854775808\","
+		"\"tsc_offset_hex\":\"0x8000000000000000\"}},\n"
+		"{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":9,\"tid\":1073741826,"
+		"\"args\":{\"sort_index\":6}},\n"
+		"{\"name\":\"tsc_offset\",\"cat\":\"kvm_tsc_offset\",\"ph\":\"i\",\"s\":\"t\","
+		"\"pid\":9,\"tid\":1073741826,\"ts\":999999.999,\"args\":{\"previous\":\"0\","
+		"\"next\":\"-9223372036854775808\",\"previous_hex\":\"0x0\","
+		"\"next_hex\":\"0x8000000000000000\",\"cpu\":7,\"tid\":11}},\n"
+		"{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":400,\"tid\":1073741827,"
+		"\"args\":{\"name\":\"vCPU 3\"}},\n"
+		"{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":400,\"tid\":1073741827,"
+		"\"args\":{\"sort_index\":6}},\n"
+		"{\"name\":\"kvm_pio\",\"cat\":\"kvm_event\",\"ph\":\"i\",\"s\":\"t\","
+		"\"pid\":400,\"tid\":1073741827,\"ts\":1000000.999,"
+		"\"args\":{\"access\":\"write\",\"port\":\"0x3f8\",\"size\":1,\"count\":1,"
+		"\"val\":\"0x41\",\"cpu\":7,\"tid\":11,\"vcpu\":3}},\n"
+		"{\"name\":\"npf\",\"cat\":\"kvm_exit\",\"ph\":\"X\",\"pid\":9,"
+		"\"tid\":1073741826,\"ts\":0.000,\"dur\":1.000,\"args\":{\"reason\":1024,"
+		"\"isa\":\"svm\",\"rip\":\"0xffffffffbc9aca01\",\"info1\":\"0x10\","
+		"\"info2\":\"0xdeadbeefcafef00d\",\"intr_info\":\"0x800000ec\","
+		"\"error_code\":\"0x3\",\"latency_ns\":1000,\"cpu\":7,\"tid\":11,\"vcpu\":3}},\n"
+		"{\"name\":\"lost 1 record\",\"cat\":\"vmexit_lost\",\"ph\":\"i\",\"s\":\"g\","
+		"\"pid\":0,\"tid\":0,\"ts\":-0.001,\"args\":{\"lost\":1}},\n"
+		"{\"name\":\"exits/s\",\"ph\":\"C\",\"pid\":4294967295,\"ts\":31535999099999.999,"
+		"\"args\":{\"guest exits\":0,\"exits to VMM\":0}},\n"
+		"{\"name\":\"exits/s\",\"ph\":\"C\",\"pid\":9,\"ts\":31535999099999.999,"
+		"\"args\":{\"guest exits\":10,\"exits to VMM\":10}},\n"
+		"{\"name\":\"exits/s\",\"ph\":\"C\",\"pid\":9,\"ts\":31535999199999.999,"
+		"\"args\":{\"guest exits\":0,\"exits to VMM\":0}},\n"
+		"{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":9,\"tid\":1073741826,"
+		"\"args\":{\"name\":\"vCPU 3\",\"tsc_offset\":\"-9223372036854775808\","
+		"\"tsc_offset_hex\":\"0x8000000000000000\"}}\n"
+		"]\n";
+	struct vmexit_event e[5] = {
+		ev(VMEXIT_EV_EXIT, UINT32_MAX, UINT32_MAX, 0, 1000000000, 0, VMEXIT_ISA_VMX, 48),
+		ev(VMEXIT_EV_USER_EXIT, 9, 10, -1, 31536000123456789, UINT64_MAX, VMEXIT_ISA_USER,
+		   2),
+		ev(VMEXIT_EV_TSC_OFFSET, 9, 11, 3, 2000000000, 0, 0, 0),
+		kvm_ev(11, 3, 2000001000, VMEXIT_KVM_PIO, 0x3f8, 0x41, 1, 1, 1),
+		ev(VMEXIT_EV_EXIT, 9, 11, 3, 1000000001, 1000, VMEXIT_ISA_SVM, 0x400),
+	};
+	struct perfetto_writer *w;
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&buf, &size);
+
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	e[0].rip = UINT64_MAX;
+	e[0].info1 = 0;
+	e[0].intr_info = UINT32_MAX;
+	e[0].error_code = 0;
+	e[0].cpu = UINT32_MAX;
+	e[1].info1 = (__u64)-4;		/* -EINTR */
+	e[2].info1 = 0;
+	e[2].info2 = 1ull << 63;	/* the most negative offset */
+	w = perfetto_open(f);
+	perfetto_time_base(w, 1000000001);
+	perfetto_guest(w, UINT32_MAX, "q\"\x01");
+	perfetto_event(w, &e[0], NULL);
+	perfetto_event(w, &e[1], "a\\b");
+	perfetto_event(w, &e[2], NULL);
+	perfetto_event(w, &e[3], NULL);
+	perfetto_event(w, &e[4], NULL);
+	perfetto_lost(w, 1000000000, 1, NULL);
+	CHECK_EQ_U64(perfetto_close(w), 0);
+	fclose(f);
+	if (getenv("V"))
+		fputs(buf, stdout);
+	CHECK_STR(buf, want);
+	free(buf);
+}
+
 int main(void)
 {
 	char path[] = "/tmp/vmexit-test-perfettoXXXXXX";
@@ -336,5 +446,6 @@ int main(void)
 
 	unlink(path);
 	test_kvm_events();
+	test_exact_text();
 	CHECK_DONE("perfetto");
 }

@@ -38,11 +38,24 @@ static char *csv_of(const char *s)
 	return buf;
 }
 
+/* json_esc() into a buffer, NUL-terminated: freed by the caller. */
+static char *json_esc_of(const char *s)
+{
+	char *buf = malloc(JSON_ESC_MAX(s ? strlen(s) : 0) + 1);
+
+	if (buf)
+		*json_esc(buf, s) = '\0';
+	return buf;
+}
+
+/* Both ways of escaping give the same text. */
 #define JSON_IS(in, want)						\
 	do {								\
-		char *__j = json_of(in);				\
+		char *__j = json_of(in), *__e = json_esc_of(in);	\
 		CHECK_STR(__j, want);					\
+		CHECK_STR(__e, want);					\
 		free(__j);						\
+		free(__e);						\
 	} while (0)
 
 #define CSV_IS(in, want)						\
@@ -75,6 +88,34 @@ static void test_json_exact(void)
 	JSON_IS("\xe2\x82x", "\"\\ufffdx\"");		/* truncated: one U+FFFD for E2 82 */
 	JSON_IS("\xf0\x9f\x98", "\"\\ufffd\"");		/* truncated by the string's end */
 	JSON_IS("\xc3", "\"\\ufffd\"");
+}
+
+/*
+ * json_put_str() escapes long strings in pieces of 256 bytes: sequences that straddle a piece
+ * boundary, valid or not, come out as in one piece. The worst case fills json_esc()'s room.
+ */
+static void test_json_long(void)
+{
+	char in[1024], want[2048], *p;
+
+	for (int off = 248; off <= 260; off++) {
+		memset(in, 'a', off);
+		strcpy(in + off, "\xe2\x82\xac\xf0\x9f\x98z\"\x01");
+		memset(want, 'a', off + 1);
+		want[0] = '"';
+		strcpy(want + off + 1, "\xe2\x82\xac\\ufffdz\\\"\\u0001\"");
+		JSON_IS(in, want);
+	}
+	/* Every byte escaped to 6, across a piece boundary: JSON_ESC_MAX() room and no more. */
+	memset(in, '\x1f', 300);
+	in[300] = '\0';
+	p = want;
+	*p++ = '"';
+	for (int i = 0; i < 300; i++)
+		p = stpcpy(p, "\\u001f");
+	strcpy(p, "\"");
+	JSON_IS(in, want);
+	CHECK_EQ_U64(strlen(want), JSON_ESC_MAX(300) - 2);
 }
 
 static void test_csv_exact(void)
@@ -236,6 +277,7 @@ static void test_python(void)
 int main(void)
 {
 	test_json_exact();
+	test_json_long();
 	test_csv_exact();
 	test_python();
 	CHECK_DONE("text_escape");

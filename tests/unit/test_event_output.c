@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per-event JSON (`--events --json`, `stream --json`): the exact text, byte for byte, of every
+ * kind of event with edge values, as downstream parsers read it.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "event_output.h"
+
+static const char want[] =
+	"{\"type\":\"exit\",\"ts_ns\":17280000123456789,\"time\":17280000.123456787,\"rel_ns\":0,"
+	"\"latency_ns\":2500,\"pid\":100,\"guest\":\"web01\",\"tid\":101,\"vcpu\":0,\"cpu\":3,"
+	"\"isa\":\"vmx\",\"reason\":48,\"reason_name\":\"EPT_VIOLATION\","
+	"\"rip\":\"0xffffffffffffffff\",\"info1\":\"0x182\",\"info2\":\"0xfee00000\","
+	"\"intr_info\":2147483884,\"error_code\":0,\"latency_cycles\":5238}\n"
+	"{\"type\":\"user_exit\",\"ts_ns\":17280000000000000,\"time\":17280000.000000000,"
+	"\"rel_ns\":-123456789,\"latency_ns\":0,\"pid\":200,"
+	"\"guest\":\"t\\\"en\\\\ant\\u0001\\ufffd\",\"tid\":201,\"vcpu\":-1,\"cpu\":4294967295,"
+	"\"isa\":\"user\",\"reason\":2,\"reason_name\":\"IO\",\"rip\":\"0x0\","
+	"\"info1\":\"0xfffffffffffffffc\",\"info2\":\"0x0\",\"intr_info\":0,\"error_code\":0,"
+	"\"errno\":-4,\"latency_cycles\":0}\n"
+	"{\"type\":\"exit\",\"ts_ns\":1,\"time\":0.000000001,\"rel_ns\":-17280000123456788,"
+	"\"latency_ns\":18446744073709551615,\"pid\":4294967295,\"guest\":\"4294967295\","
+	"\"tid\":7,\"vcpu\":2147483647,\"cpu\":0,\"isa\":\"svm\",\"reason\":74565,"
+	"\"reason_name\":\"UNKNOWN_0x12345\",\"rip\":\"0x0\",\"info1\":\"0x0\",\"info2\":\"0x0\","
+	"\"intr_info\":0,\"error_code\":0,\"latency_cycles\":38647367680459259904}\n"
+	"{\"type\":\"tsc_offset\",\"ts_ns\":17280001000000000,\"time\":17280001.000000000,"
+	"\"rel_ns\":876543211,\"latency_ns\":0,\"pid\":100,\"guest\":\"web01\",\"tid\":101,"
+	"\"vcpu\":0,\"cpu\":0,\"isa\":\"?\",\"prev_offset\":\"0x0\","
+	"\"next_offset\":\"0x8000000000000000\"}\n"
+	"{\"type\":\"kvm_event\",\"ts_ns\":17280001000000010,\"time\":17280001.000000011,"
+	"\"rel_ns\":876543221,\"latency_ns\":0,\"pid\":100,\"guest\":\"web01\",\"tid\":101,"
+	"\"vcpu\":0,\"cpu\":0,\"kvm_event\":\"pio\",\"access\":\"write\",\"port\":\"0x3f8\","
+	"\"size\":1,\"count\":1,\"val\":\"0x41\"}\n"
+	"{\"type\":\"kvm_event\",\"ts_ns\":17280001000000100,\"time\":17280001.000000101,"
+	"\"rel_ns\":876543311,\"latency_ns\":0,\"pid\":100,\"guest\":\"web01\",\"tid\":101,"
+	"\"vcpu\":0,\"cpu\":0,\"kvm_event\":99,\"rip\":\"0x3\",\"info1\":\"0x1\","
+	"\"info2\":\"0x2\",\"intr_info\":4,\"error_code\":5}\n"
+	"{\"type\":\"unknown\",\"ts_ns\":17280001000001000,\"time\":17280001.000000998,"
+	"\"rel_ns\":876544211,\"latency_ns\":0,\"pid\":100,\"guest\":\"web01\",\"tid\":101,"
+	"\"vcpu\":0,\"cpu\":0,\"isa\":\"?\",\"reason\":0,\"reason_name\":\"0x0\",\"rip\":\"0x0\","
+	"\"info1\":\"0x0\",\"info2\":\"0x0\",\"intr_info\":0,\"error_code\":0,"
+	"\"latency_cycles\":0}\n"
+	"{\"lost\":3,\"cause\":\"cells_full\",\"what\":\"statistics cells full\","
+	"\"ts_ns\":17280002000000000,\"time\":17280002.000000000}\n";
+
+int main(void)
+{
+	struct vm_names names = { 0 };
+	struct evout_opts opts = { .mode = EVOUT_JSON, .tsc_mhz = 2095.078, .names = &names };
+	struct evout o;
+	struct vmexit_event e[] = {
+		/* 200 days of uptime: "time" keeps printf's double rounding (...787, not 789) */
+		{ .type = VMEXIT_EV_EXIT, .ts_ns = 17280000123456789ull, .latency_ns = 2500,
+		  .tgid = 100, .tid = 101, .vcpu = 0, .cpu = 3, .isa = VMEXIT_ISA_VMX,
+		  .reason = 48, .rip = UINT64_MAX, .info1 = 0x182, .info2 = 0xfee00000,
+		  .intr_info = 0x800000ec, .error_code = 0 },
+		/* earlier than the first: negative rel_ns; errno -4; a name to escape */
+		{ .type = VMEXIT_EV_USER_EXIT, .ts_ns = 17280000000000000ull, .latency_ns = 0,
+		  .tgid = 200, .tid = 201, .vcpu = -1, .cpu = UINT32_MAX, .isa = VMEXIT_ISA_USER,
+		  .reason = 2, .info1 = (__u64)-4 },
+		{ .type = VMEXIT_EV_EXIT, .ts_ns = 1, .latency_ns = UINT64_MAX, .tgid = UINT32_MAX,
+		  .tid = 7, .vcpu = INT32_MAX, .isa = VMEXIT_ISA_SVM, .reason = 0x12345 },
+		{ .type = VMEXIT_EV_TSC_OFFSET, .ts_ns = 17280001000000000ull, .tgid = 100,
+		  .tid = 101, .vcpu = 0, .info1 = 0, .info2 = 1ull << 63 },
+		{ .type = VMEXIT_EV_KVM_EVENT, .ts_ns = 17280001000000010ull, .tgid = 100,
+		  .tid = 101, .vcpu = 0, .reason = VMEXIT_KVM_PIO, .info1 = 0x3f8, .info2 = 0x41,
+		  .rip = 1, .intr_info = 1, .error_code = 1 },
+		/* a kvm event id from a newer vmexit: what there is */
+		{ .type = VMEXIT_EV_KVM_EVENT, .ts_ns = 17280001000000100ull, .tgid = 100,
+		  .tid = 101, .vcpu = 0, .reason = 99, .info1 = 1, .info2 = 2, .rip = 3,
+		  .intr_info = 4, .error_code = 5 },
+		{ .type = 77, .ts_ns = 17280001000001000ull, .tgid = 100, .tid = 101 },
+	};
+	__u64 lost[NR_LOST] = { 0 };
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *f;
+
+	vm_names_set(&names, 100, "web01");
+	vm_names_set(&names, 200, "t\"en\\ant\x01\xff");
+	CHECK_EQ_U64(evout_open(&o, &opts), 0);
+	f = open_memstream(&buf, &size);
+	CHECK(f != NULL);
+	if (!f)
+		CHECK_DONE("event_output");
+	o.f = f;
+	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++)
+		CHECK_EQ_U64(evout_event(&o, &e[i]), 0);
+	lost[0] = 3;
+	evout_lost(&o, 17280002000000000ull, lost);
+	CHECK_EQ_U64(evout_close(&o), 0);	/* flushes; stdout is not closed */
+	fclose(f);
+	if (getenv("V"))
+		fputs(buf, stdout);
+	CHECK_STR(buf, want);
+	free(buf);
+	vm_names_free(&names);
+	CHECK_DONE("event_output");
+}
