@@ -1332,7 +1332,7 @@ static void render_rule(const struct rule *ru, const struct rctx *c, struct out 
 			continue;
 		case F_ISA:
 			if (op->conv == 's' && ev->isa >= VMEXIT_ISA_VMX &&
-			    ev->isa <= VMEXIT_ISA_USER) {
+			    ev->isa <= VMEXIT_ISA_ARM64) {
 				s = isa_name(ev->isa);
 				emit_str(o, op, s, strlen(s));
 				continue;

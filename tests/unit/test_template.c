@@ -123,6 +123,14 @@ static void test_fields(void)
 	CHECK_STR(fmt1("%(reason_name)s", &ev), "IO_INSTRUCTION");
 	CHECK_STR(fmt1("%(isa)s", &ev), "vmx");
 	CHECK_STR(fmt1("%(isa)d", &ev), "1");
+	{
+		struct vmexit_event arm = ev;
+
+		arm.isa = VMEXIT_ISA_ARM64;
+		CHECK_STR(fmt1("%(isa)s", &arm), "arm64");
+		arm.isa = 9;	/* an ISA this build does not know: its number */
+		CHECK_STR(fmt1("%(isa)s", &arm), "9");
+	}
 	CHECK_STR(fmt1("%(type)s", &ev), "exit");
 	CHECK_STR(fmt1("%(type)d", &ev), "1");
 	CHECK_STR(fmt1("%(guest)s", &ev), "web1");
