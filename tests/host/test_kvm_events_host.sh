@@ -20,18 +20,13 @@ N=200
 M=50
 V=2
 
-skip() { echo "SKIP: $*"; exit 77; }
+[ -x "$VMEXIT" ] && [ -x "$GUEST" ] || { echo "FAIL: $VMEXIT or $GUEST missing"; exit 1; }
+. "$(dirname "$0")/lib.sh"
+need_kvm_bpf
 fails=0
 pass() { echo "ok: $*"; }
+# Unlike lib.sh's, this fail counts and goes on: the test reports every mismatch.
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-
-[ -x "$VMEXIT" ] && [ -x "$GUEST" ] || { echo "FAIL: $VMEXIT or $GUEST missing"; exit 1; }
-[ "$(id -u)" = 0 ] || skip "needs root to load BPF programs (run as root)"
-[ -r /sys/kernel/btf/vmlinux ] ||
-	skip "kernel has no BTF (/sys/kernel/btf/vmlinux): BPF CO-RE unavailable"
-[ -c /dev/kvm ] || skip "/dev/kvm does not exist: no KVM on this host"
-exec 9<>/dev/kvm 2>/dev/null || skip "/dev/kvm cannot be opened read-write"
-exec 9>&-
 command -v python3 >/dev/null || { echo "FAIL: python3 is needed to check JSON"; exit 1; }
 
 TMP=$(mktemp -d /tmp/vmexit-test-kvm-events.XXXXXX)
