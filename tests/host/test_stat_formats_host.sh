@@ -72,6 +72,33 @@ if bad:
 PY
 [ $? -eq 0 ] || fail "see the mismatches above"
 
+# Intervals: the kernel never resets; each interval is a snapshot difference. Summed per reason
+# they must equal what the guest's VMM counted itself (its --json tally, an independent source),
+# as must the final summary.
+"$OUT/vmexit" stat --json 0.2 -- "$OUT/vmexit-guest" --json --vcpus 2 --io 100 --mmio 20 \
+	--seconds 1.5 >"$tmp/iv" 2>/dev/null || fail "vmexit stat with intervals failed"
+python3 - "$tmp/iv" <<'PY' || fail "intervals do not add up to the guest's own counts"
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+guest = [o for o in objs if "mix" in o]
+ours = [o for o in objs if "rows" in o]
+final, ivs = ours[-1], ours[:-1]
+assert len(guest) == 1 and final["final"] and len(ivs) >= 5, (len(guest), len(ivs))
+want = {}
+for v in guest[0]["vcpus"]:
+    for name, n in v["exits"].items():
+        if n:
+            want[name] = want.get(name, 0) + n
+got = {}
+for o in ivs:
+    assert not o["final"]
+    for r in o["rows"]:
+        got[r["reason_name"]] = got.get(r["reason_name"], 0) + r["count"]
+fin = {r["reason_name"]: r["count"] for r in final["rows"]}
+print(f"{len(ivs)} intervals: {got}; summary {fin}; the VMM counted {want}")
+assert got == want and fin == want
+PY
+
 # -p PID: like perf stat -p, tracing ends (with the summary) once the process is gone.
 "$OUT/vmexit-guest" --io 50 --seconds 1 --name alive01 2>/dev/null &
 gpid=$!
