@@ -31,27 +31,8 @@ command -v python3 >/dev/null || { echo "FAIL: python3 is needed to check JSON";
 
 TMP=$(mktemp -d /tmp/vmexit-test-kvm-events.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
-# chk CMD...: runs CMD with a timeout, keeping its stderr for the sanitizer scan at the end.
-chk() {
-	local e rc
-	e=$(mktemp "$TMP/stderr.XXXXXX")
-	timeout 120 "$@" 2>"$e"
-	rc=$?
-	cat "$e" >&2
-	cat "$e" >>"$TMP/all-stderr"
-	rm -f "$e"
-	return $rc
-}
 
-if ! probe=$(chk "$VMEXIT" stream --json --kvm-events pio -- true 2>&1 >/dev/null); then
-	case $probe in
-	*"needs root"*|*"has no BTF"*|*tracefs*|*"no kvm tracepoints"*|*"no kvm_exit"*|\
-	*"cannot load the BPF programs"*|*"cannot attach"*|*"cannot open the BPF object"*)
-		skip "BPF tracing unavailable on this host: $probe" ;;
-	*)
-		echo "FAIL: vmexit stream --kvm-events pio -- true: $probe"; exit 1 ;;
-	esac
-fi
+need_stream --kvm-events pio
 "$GUEST" --io 1 >/dev/null 2>&1 || skip "the bundled guest cannot run a VM here (/dev/kvm unusable)"
 
 WORK=(-- "$GUEST" --io $N --mmio $M --vcpus $V)
@@ -224,9 +205,7 @@ rc=$?
 	pass "--kvm-events pio,bogus: usage error" ||
 	fail "--kvm-events pio,bogus: exit $rc: $(cat "$TMP/bad.err")"
 
-if grep -Eq 'AddressSanitizer|LeakSanitizer|runtime error:' "$TMP/all-stderr" 2>/dev/null; then
-	fail "sanitizer reports on stderr"
-fi
+sanitizer_reports && fail "sanitizer reports (above)"
 [ $fails = 0 ] && { echo "PASS: test_kvm_events_host"; exit 0; }
 echo "FAIL: test_kvm_events_host ($fails)"
 exit 1

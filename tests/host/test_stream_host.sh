@@ -31,31 +31,8 @@ command -v python3 >/dev/null || { echo "FAIL: python3 is needed to check JSON";
 TMP=$(mktemp -d /tmp/vmexit-test-stream.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 chmod 755 "$TMP"
-# chk CMD...: runs CMD (with a timeout) and keeps a copy of its stderr, which the end of the
-# test scans for sanitizer reports (OUTDIR from `make SAN=1`): a report from a run whose exit
-# status or stderr is not looked at below still fails the test.
-chk() {
-	local e rc
-	e=$(mktemp "$TMP/stderr.XXXXXX")
-	timeout 120 "$@" 2>"$e"
-	rc=$?
-	cat "$e" >&2
-	cat "$e" >>"$TMP/all-stderr"
-	rm -f "$e"
-	return $rc
-}
 
-# Can BPF programs be loaded here at all? Only vmexit's own "this host lacks X" messages skip;
-# any other failure (a crash, a sanitizer report) is a failure.
-if ! probe=$(chk "$VMEXIT" stream --json -- true 2>&1 >/dev/null); then
-	case $probe in
-	*"needs root"*|*"has no BTF"*|*tracefs*|*"no kvm tracepoints"*|*"no kvm_exit"*|\
-	*"cannot load the BPF programs"*|*"cannot attach"*|*"cannot open the BPF object"*)
-		skip "BPF tracing unavailable on this host: $probe" ;;
-	*)
-		echo "FAIL: vmexit stream -- true: $probe"; exit 1 ;;
-	esac
-fi
+need_stream
 "$GUEST" --io 1 >/dev/null 2>&1 || skip "the bundled guest cannot run a VM here (/dev/kvm unusable)"
 
 # count_io FILE: user_exit IO events in `stream --json` output; checks every line is JSON with
@@ -344,10 +321,7 @@ else
 fi
 
 cat "$TMP/int.err" >>"$TMP/all-stderr"
-if grep -Eq "runtime error|ERROR: (Address|Leak)Sanitizer" "$TMP/all-stderr"; then
-	fail "sanitizer reports:"
-	grep -E -A12 "runtime error|ERROR: (Address|Leak)Sanitizer" "$TMP/all-stderr"
-fi
+sanitizer_reports && fail "sanitizer reports (above)"
 
 echo
 if [ $fails -ne 0 ]; then
