@@ -106,6 +106,19 @@ int cli_filters_resolve(struct cli_filters *f)
 	return 0;
 }
 
+double parse_tsc_mhz_arg(const char *arg, struct argp_state *state)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !(v > 0) || v > 1e5)
+		argp_error(state, "invalid --tsc-mhz '%s': give the TSC frequency in MHz, e.g. 2100",
+			   arg);
+	return v;
+}
+
 char **cli_split_command(int *argc, char **argv)
 {
 	for (int i = 1; i < *argc; i++) {

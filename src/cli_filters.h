@@ -20,6 +20,8 @@ int cli_filters_resolve(struct cli_filters *f);
 /* A number option in [min, max]; argp_error (exit 2) naming the option otherwise. */
 long parse_long_arg(const char *arg, const char *what, long min, long max,
 		    struct argp_state *state);
+/* --tsc-mhz: a TSC frequency in MHz; argp_error (exit 2) naming the option otherwise. */
+double parse_tsc_mhz_arg(const char *arg, struct argp_state *state);
 /* Splits "... -- COMMAND ARGS" off argv before argp sees it; the command, or NULL. */
 char **cli_split_command(int *argc, char **argv);
 /* Positional "[interval [count]]"; -1 with a message when malformed. */

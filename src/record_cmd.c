@@ -58,7 +58,6 @@ static const struct argp_option options[] = {
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct record_args *a = state->input;
-	char *end;
 
 	switch (key) {
 	case ARGP_KEY_INIT:
@@ -72,11 +71,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		a->force = true;
 		break;
 	case OPT_TSC_MHZ:
-		errno = 0;
-		a->tsc_mhz = strtod(arg, &end);
-		if (errno || end == arg || *end || a->tsc_mhz <= 0 || a->tsc_mhz > 1e5)
-			argp_error(state, "invalid --tsc-mhz '%s': give the TSC frequency in MHz, "
-				   "e.g. 2100", arg);
+		a->tsc_mhz = parse_tsc_mhz_arg(arg, state);
 		break;
 	case ARGP_KEY_ARG:
 		argp_error(state, "unexpected argument '%s' (use -- before a command)", arg);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "stat_output.h"
+#include "cli_filters.h"
 #include "hist.h"
 #include "lost_causes.h"
 #include "reasons.h"
@@ -353,7 +354,6 @@ int stat_view_parse_opt(struct stat_view *v, int key, char *arg, struct argp_sta
 	static const struct { const char *name; __u64 ns; } units[] = {
 		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 },
 	};
-	char *end;
 
 	switch (key) {
 	case STAT_OPT_BY:
@@ -390,11 +390,7 @@ int stat_view_parse_opt(struct stat_view *v, int key, char *arg, struct argp_sta
 		v->hist = true;
 		return 0;
 	case STAT_OPT_TSC_MHZ:
-		errno = 0;
-		v->tsc_mhz = strtod(arg, &end);
-		if (errno || end == arg || *end || v->tsc_mhz <= 0 || v->tsc_mhz > 1e5)
-			argp_error(state, "invalid --tsc-mhz '%s': give the TSC frequency in MHz, "
-				   "e.g. 2100", arg);
+		v->tsc_mhz = parse_tsc_mhz_arg(arg, state);
 		return 0;
 	default:
 		return ARGP_ERR_UNKNOWN;
