@@ -463,11 +463,23 @@ static __always_inline void handle_kvm_exit(__u64 now, __u32 tgid, __u32 tid,
 		ts->exit = *x;
 }
 
+/* Ends the exit in flight held in *ref, begun at start: its latency, and its stream record. */
+static __always_inline void exit_end(struct thread_state *ts, __u32 *ref, __u64 start, __u64 now,
+				     __u32 tgid, __u32 tid, __u16 type)
+{
+	struct cell *c = cell_get(*ref);
+
+	*ref = CELL_NONE;
+	if (!c)
+		return;		/* filtered out, or counted lost when it began */
+	cell_complete(c, now - start);
+	if (stream_enabled)
+		stream_emit(ts, tgid, tid, start, now - start, type);
+}
+
 static __always_inline void handle_kvm_entry(__u64 now, __u32 tgid, __u32 tid)
 {
 	struct thread_state *ts = thread_get(tgid, tid, false);
-	struct cell *c;
-	__u32 ref;
 
 	if (!ts) {
 		/* A vCPU's very first entry, or one that was in flight when we attached. */
@@ -478,19 +490,12 @@ static __always_inline void handle_kvm_entry(__u64 now, __u32 tgid, __u32 tid)
 	}
 	if (ts->flags & TS_IGNORED)
 		return;
-	ref = ts->exit_cell;
-	if (ref == CELL_NONE) {
+	if (ts->exit_cell == CELL_NONE) {
 		if (filter_vcpu < 0 || ts->vcpu == filter_vcpu)
 			lost_inc(LOST_UNMATCHED_ENTRY);
 		return;
 	}
-	ts->exit_cell = CELL_NONE;
-	c = cell_get(ref);
-	if (!c)
-		return;		/* filtered out, or counted lost when it began */
-	cell_complete(c, now - ts->exit_ts);
-	if (stream_enabled)
-		stream_emit(ts, tgid, tid, ts->exit_ts, now - ts->exit_ts, VMEXIT_EV_EXIT);
+	exit_end(ts, &ts->exit_cell, ts->exit_ts, now, tgid, tid, VMEXIT_EV_EXIT);
 }
 
 /* kvm_userspace_exit: KVM_RUN returns to the VMM; VMM time lasts until the next KVM_RUN. */
@@ -519,21 +524,10 @@ static __always_inline void handle_user_exit(__u64 now, __u32 tgid, __u32 tid, _
 static __always_inline void handle_kvm_run(__u64 now, __u32 tgid, __u32 tid)
 {
 	struct thread_state *ts = thread_get(tgid, tid, false);
-	struct cell *c;
-	__u32 ref;
 
-	if (!ts || (ts->flags & TS_IGNORED))
+	if (!ts || (ts->flags & TS_IGNORED) || ts->uexit_cell == CELL_NONE)
 		return;		/* the thread's first KVM_RUN: nothing to complete */
-	ref = ts->uexit_cell;
-	if (ref == CELL_NONE)
-		return;
-	ts->uexit_cell = CELL_NONE;
-	c = cell_get(ref);
-	if (!c)
-		return;
-	cell_complete(c, now - ts->uexit_ts);
-	if (stream_enabled)
-		stream_emit(ts, tgid, tid, ts->uexit_ts, now - ts->uexit_ts, VMEXIT_EV_USER_EXIT);
+	exit_end(ts, &ts->uexit_cell, ts->uexit_ts, now, tgid, tid, VMEXIT_EV_USER_EXIT);
 }
 
 static __always_inline void handle_tsc_offset(__u64 now, __u32 tgid, __u32 tid, __s32 vcpu,
