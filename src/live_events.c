@@ -141,15 +141,9 @@ static __s32 vcpu_from_cells(void *ctx, const struct vmexit_event *ev)
 
 	for (__u32 i = 0; i < n; i++) {
 		const struct cell_key *k = &s->cells[i].key;
-		char comm[sizeof(k->comm) + 1];
 
-		if (!__atomic_load_n(&k->ready, __ATOMIC_ACQUIRE) || k->tid != ev->tid)
-			continue;
-		if (k->vcpu >= 0)
-			return k->vcpu;
-		memcpy(comm, k->comm, sizeof(k->comm));
-		comm[sizeof(k->comm)] = 0;
-		return vcpu_from_thread_name(comm);
+		if (__atomic_load_n(&k->ready, __ATOMIC_ACQUIRE) && k->tid == ev->tid)
+			return cell_key_vcpu(k);
 	}
 	return -1;
 }

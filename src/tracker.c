@@ -202,19 +202,27 @@ static int tracker_reserve(struct tracker *t, __u32 n)
 
 /* The vCPU of a cell whose exits did not say: another cell of the same thread, else the
  * thread's name (QEMU's "CPU 3/KVM") as the kernel saw it, else as /proc says now. */
+__s32 cell_key_vcpu(const struct cell_key *k)
+{
+	char comm[sizeof(k->comm) + 1];
+
+	if (k->vcpu >= 0)
+		return k->vcpu;
+	memcpy(comm, k->comm, sizeof(k->comm));
+	comm[sizeof(k->comm)] = 0;
+	return vcpu_from_thread_name(comm);
+}
+
 static __s32 resolve_vcpu(struct tracker *t, __u32 i)
 {
 	const struct cell *c = &t->src.cells[i];
-	char comm[sizeof(c->key.comm) + 1];
 	__s32 v;
 
 	for (__u32 j = 0; j < t->seen; j++) {
 		if (j != i && t->prev[j].key.tid == c->key.tid && t->vcpu[j] >= 0)
 			return t->vcpu[j];
 	}
-	memcpy(comm, t->prev[i].key.comm, sizeof(c->key.comm));
-	comm[sizeof(c->key.comm)] = 0;
-	v = vcpu_from_thread_name(comm);
+	v = cell_key_vcpu(&t->prev[i].key);
 	if (v >= 0 || !t->resolve_names)
 		return v;
 	return vcpu_for_thread(c->key.tgid, c->key.tid);

@@ -64,6 +64,10 @@ void tracker_discover(struct tracker *t);
  * whose per-interval min/max the cells carry). Also adds them to t->cum. */
 int tracker_sample(struct tracker *t, __u32 closed_epoch, struct row_table *out);
 
+/* A cell's vCPU as the kernel knew it: from its exits, else from the thread name it stored
+ * ("CPU 3/KVM"); -1 when neither says. Works after the thread is gone. */
+__s32 cell_key_vcpu(const struct cell_key *k);
+
 void row_table_init(struct row_table *rt);
 void row_table_reset(struct row_table *rt);
 void row_table_free(struct row_table *rt);
