@@ -9,7 +9,6 @@
 #include <bpf/libbpf.h>
 #include "commands.h"
 #include "event_rows.h"
-#include "guest_names.h"
 #include "live_events.h"
 #include "stat_output.h"
 #include "vmexit.skel.h"
