@@ -16,6 +16,7 @@
 #include <linux/capability.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "hooks.h"
 #include "session.h"
 #include "vmexit.skel.h"
 
@@ -65,7 +66,7 @@ static const char *tracefs_dir(void)
 	return NULL;
 }
 
-static bool tracepoint_exists(const char *name)
+bool tracepoint_exists(const char *name)
 {
 	const char *tfs = tracefs_dir();
 	char p[160];
@@ -211,6 +212,8 @@ static int attach_in_order(struct vmexit_bpf *skel)
 		struct bpf_link **link;
 	} order[] = {
 		{ skel->progs.process_fork, &skel->links.process_fork },
+		{ skel->progs.kvm_run_fentry, &skel->links.kvm_run_fentry },
+		{ skel->progs.kvm_run_fpu, &skel->links.kvm_run_fpu },
 		{ skel->progs.kvm_run_ioctl, &skel->links.kvm_run_ioctl },
 		{ skel->progs.kvm_entry, &skel->links.kvm_entry },
 		{ skel->progs.kvm_write_tsc_offset, &skel->links.kvm_write_tsc_offset },
@@ -316,12 +319,12 @@ int session_open(struct session *s, struct session_opts *o)
 	if (o->stream)
 		bpf_map__set_max_entries(skel->maps.events,
 					 (o->ringbuf_kb ? o->ringbuf_kb : 16384) * 1024);
-	/* Without syscall tracepoints (CONFIG_FTRACE_SYSCALLS=n) VMM time cannot be measured:
-	 * userspace exits are still counted, and every one shows up as in flight. */
-	if (!tracepoint_exists("syscalls/sys_enter_ioctl")) {
-		fprintf(stderr, "vmexit: warning: no syscalls:sys_enter_ioctl tracepoint; "
-			"time spent in the VMM is not measured\n");
-		bpf_program__set_autoload(skel->progs.kvm_run_ioctl, false);
+	hooks_choose_run(&s->hooks, skel);
+	if (s->hooks.run == RUN_HOOK_NONE) {
+		/* Userspace exits are still counted, and every one shows up as in flight. */
+		fprintf(stderr, "vmexit: warning: no hook for the start of KVM_RUN (%s, no "
+			"syscalls:sys_enter_ioctl); time spent in the VMM is not measured\n",
+			s->hooks.run_note);
 	}
 	/* The fork follower only matters when we run the command ourselves. */
 	bpf_program__set_autoload(skel->progs.process_fork, o->command != NULL);
@@ -358,6 +361,8 @@ int session_open(struct session *s, struct session_opts *o)
 	err = attach_in_order(skel);
 	if (err)
 		goto fail;
+	if (verbose)
+		hooks_print(&s->hooks, stderr);
 	return 0;
 fail:
 	session_close(s);

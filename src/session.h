@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <sys/types.h>
+#include "hooks.h"
 #include "vmexit.h"
 #include "reasons.h"
 
@@ -39,11 +40,14 @@ struct session {
 	pid_t child;			/* the traced command, or 0 */
 	int child_go_fd;		/* write end: closing it lets the child exec */
 	bool task_storage;
+	struct hooks hooks;		/* the kernel hooks in use */
 };
 
 /* Checks privileges, BTF, tracefs and the kvm tracepoints; prints one line and returns -1 if
  * something is missing. Mounts tracefs when it is absent and we may. */
 int session_preflight(void);
+/* Does tracefs have this event ("kvm/kvm_fpu")? */
+bool tracepoint_exists(const char *name);
 int session_open(struct session *s, struct session_opts *o);
 /* Lets the command start (after attach). */
 void session_start_command(struct session *s);

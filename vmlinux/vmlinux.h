@@ -115,6 +115,12 @@ struct trace_event_raw_kvm_userspace_exit {
 	int errno;
 };
 
+/* load is 1 when KVM_RUN loads the guest FPU state (its start on x86), 0 when it puts it back. */
+struct trace_event_raw_kvm_fpu {
+	struct trace_entry ent;
+	u32 load;
+};
+
 struct trace_event_raw_kvm_write_tsc_offset {
 	struct trace_entry ent;
 	unsigned int vcpu_id;

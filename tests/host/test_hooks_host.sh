@@ -1,0 +1,67 @@
+#!/bin/bash
+# Real kernel, this host: vmexit must not tax the whole host. Where the kernel offers a KVM hook
+# for the start of KVM_RUN (a trampoline, or the kvm_fpu tracepoint on x86), no syscall
+# tracepoint may be attached; -v says which hook ends a userspace exit, and it is the one the
+# kernel shows attached to vmexit's process.
+set -u
+OUT=${1:-.output}
+. "$(dirname "$0")/lib.sh"
+need_kvm_bpf
+command -v bpftool >/dev/null || skip "bpftool not installed"
+command -v python3 >/dev/null || skip "python3 not installed"
+TMP=$(mktemp -d)
+VMEXIT=$OUT/vmexit
+pid=
+trap '[ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$TMP"' EXIT
+
+"$VMEXIT" stat -v 3600 >/dev/null 2>"$TMP/err" &
+pid=$!
+for _ in $(seq 100); do
+	grep -q "Hit Ctrl-C" "$TMP/err" && break
+	kill -0 $pid 2>/dev/null || break
+	sleep 0.1
+done
+grep -q "Hit Ctrl-C" "$TMP/err" || { grep -v '^libbpf' "$TMP/err"; fail "vmexit stat did not start"; }
+bpftool perf show -j >"$TMP/perf.json" || fail "bpftool perf show failed"
+bpftool link show -j >"$TMP/link.json" || fail "bpftool link show failed"
+kill -INT $pid
+wait $pid || fail "vmexit stat exited with $?"
+pid=
+hook=$(sed -n 's/^vmexit: hooks: KVM_RUN \([^ ]*\).*/\1/p' "$TMP/err")
+echo "KVM_RUN hook: $(grep '^vmexit: hooks: KVM_RUN' "$TMP/err")"
+[ -n "$hook" ] || fail "-v does not say which hook ends a userspace exit"
+kvm_fpu=0
+[ -d /sys/kernel/tracing/events/kvm/kvm_fpu ] && kvm_fpu=1
+
+python3 - "$TMP/perf.json" "$TMP/link.json" "$hook" $kvm_fpu \
+	"$(sed -n 's/^vmexit: hooks: KVM_RUN [^ ]* (\(.*\))$/\1/p' "$TMP/err")" <<'PY'
+import json, sys
+perf, links, hook, kvm_fpu, note = sys.argv[1:6]
+perf = json.load(open(perf))
+# Every tracepoint any process attached: vmexit's own (only this test's vmexit runs under the
+# host lock) must not include a syscall.
+tps = {p.get("tracepoint") for p in perf if p.get("fd_type") == "tracepoint"}
+bad = []
+def check(what, ok):
+    print(f"{what}: {'ok' if ok else 'FAILED'}")
+    if not ok:
+        bad.append(what)
+sys_tps = [t for t in tps if t and t.startswith("sys_enter_ioctl")]
+if int(kvm_fpu) or hook.startswith("fentry"):
+    check(f"a KVM hook exists: the hook is not the syscall tracepoint ({hook})",
+          hook != "syscalls:sys_enter_ioctl")
+    check(f"no sys_enter_ioctl tracepoint attached (attached: {sorted(t for t in tps if t)})",
+          not sys_tps)
+if hook == "kvm:kvm_fpu":
+    check("kvm_fpu is attached", "kvm_fpu" in tps)
+    # kvm_fpu is only second best: the note must say why the trampoline was not taken.
+    check(f"-v says why fentry was not used ({note})", note.startswith("fentry refused"))
+if hook.startswith("fentry"):
+    ls = json.load(open(links))
+    check("a tracing link on kvm_arch_vcpu_ioctl_run",
+          any(l.get("type") == "tracing" for l in ls))
+sys.exit(1 if bad else 0)
+PY
+rc=$?
+[ $rc -eq 0 ] || fail "hooks"
+echo "PASS: test_hooks_host"
