@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
-#include <stdlib.h>
-#include <string.h>
 #include "event_rows.h"
 #include "guest_names.h"
 #include "hist.h"
@@ -53,50 +51,18 @@ int event_rows_add(struct row_table *rt, enum group_by by, const struct vmexit_e
 	return 0;
 }
 
-struct vcpu_cache_ent {
-	__u32 tid;		/* 0: empty slot (tid 0 is the idle task, never a vCPU) */
-	__s32 vcpu;
-	bool from_kernel;	/* the kernel said so: never overridden by a thread name */
-};
-
-static struct vcpu_cache_ent *slot(struct vcpu_cache *c, __u32 tid)
-{
-	__u32 h = (tid * 0x9e3779b1u) & (c->cap - 1);
-
-	while (c->e[h].tid && c->e[h].tid != tid)
-		h = (h + 1) & (c->cap - 1);
-	return &c->e[h];
-}
-
-static int grow(struct vcpu_cache *c)
-{
-	struct vcpu_cache old = *c;
-
-	c->cap = c->cap ? c->cap * 2 : 64;
-	c->e = calloc(c->cap, sizeof(*c->e));
-	if (!c->e) {
-		*c = old;
-		return -ENOMEM;
-	}
-	for (__u32 i = 0; i < old.cap; i++) {
-		if (old.e[i].tid)
-			*slot(c, old.e[i].tid) = old.e[i];
-	}
-	free(old.e);
-	return 0;
-}
-
 __s32 vcpu_cache_resolve(struct vcpu_cache *c, struct vmexit_event *ev)
 {
-	struct vcpu_cache_ent *e;
+	struct thread_vcpu *e;
+	bool added;
 
+	/* tid 0 is the idle task, never a vCPU */
 	if (!ev->tid)
 		return ev->vcpu;
-	if ((c->nr + 1) * 2 > c->cap && grow(c))
+	e = thread_vcpus_get(&c->by_tid, &ev->tid, &added);
+	if (!e)
 		return ev->vcpu;	/* no memory: the event keeps what the kernel said */
-	e = slot(c, ev->tid);
-	if (!e->tid) {
-		e->tid = ev->tid;
+	if (added) {
 		e->vcpu = ev->vcpu;
 		e->from_kernel = ev->vcpu >= 0;
 		/* Looked up once per thread: /proc reads are far too slow for every event. */
@@ -104,7 +70,6 @@ __s32 vcpu_cache_resolve(struct vcpu_cache *c, struct vmexit_event *ev)
 			e->vcpu = c->lookup(c->lookup_ctx, ev);
 		if (e->vcpu < 0 && c->use_proc)
 			e->vcpu = vcpu_for_thread((int)ev->tgid, (int)ev->tid);
-		c->nr++;
 	} else if (ev->vcpu >= 0 && (!e->from_kernel || e->vcpu != ev->vcpu)) {
 		e->vcpu = ev->vcpu;
 		e->from_kernel = true;
@@ -116,7 +81,5 @@ __s32 vcpu_cache_resolve(struct vcpu_cache *c, struct vmexit_event *ev)
 
 void vcpu_cache_free(struct vcpu_cache *c)
 {
-	free(c->e);
-	c->e = NULL;
-	c->nr = c->cap = 0;
+	thread_vcpus_free(&c->by_tid);
 }

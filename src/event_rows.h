@@ -13,6 +13,7 @@
 #include "reasons.h"
 #include "session.h"
 #include "tracker.h"
+#include "hashmap.h"
 
 struct event_filter {
 	__u32 pids[MAX_PID_FILTER];
@@ -41,10 +42,15 @@ int event_rows_add(struct row_table *rt, enum group_by by, const struct vmexit_e
  * where kvm_exit never fires, all of them do); the thread's vCPU is learnt from its other
  * events, else from lookup(), else (use_proc) from its name in /proc, as `vmexit stat` does.
  */
+struct thread_vcpu {
+	__s32 vcpu;
+	bool from_kernel;	/* the kernel said so: never overridden by a thread name */
+};
+
+DEFINE_HASHMAP(thread_vcpus, __u32, struct thread_vcpu)
+
 struct vcpu_cache {
-	struct vcpu_cache_ent *e;
-	__u32 nr;
-	__u32 cap;			/* power of two, or 0 */
+	struct thread_vcpus by_tid;
 	bool use_proc;
 	/* Optional, asked before /proc: the vCPU of ev's thread from elsewhere (the kernel's
 	 * cells keep the thread name after the thread is gone), or -1. */

@@ -9,6 +9,7 @@
 #include <bpf/libbpf.h>
 #include "commands.h"
 #include "event_rows.h"
+#include "hashmap.h"
 #include "live_events.h"
 #include "stat_output.h"
 #include "vmexit.skel.h"
@@ -83,13 +84,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 
 const struct argp live_argp = { .options = options, .parser = parse_opt };
 
+DEFINE_HASHMAP(tgid_set, __u32, bool)
+
 struct live_ctx {
 	const struct live_sink *sink;
 	struct vm_names *names;
 	struct vcpu_cache vcpus;
 	__s32 vcpu_filter;
-	__u32 *tgids;			/* VMMs announced to the sink */
-	__u32 nr_tgids, cap_tgids;
+	struct tgid_set announced;	/* VMMs announced to the sink */
 	__u32 last_tgid;
 	__u64 events;
 	__u64 lost[NR_LOST];
@@ -108,23 +110,15 @@ static __u64 now_ns(void)
 /* Names a VMM the first time one of its events arrives, while it most likely still runs. */
 static int announce_guest(struct live_ctx *c, __u32 tgid)
 {
+	bool added;
+
 	if (tgid == c->last_tgid)
 		return 0;
 	c->last_tgid = tgid;
-	for (__u32 i = 0; i < c->nr_tgids; i++) {
-		if (c->tgids[i] == tgid)
-			return 0;
-	}
-	if (c->nr_tgids == c->cap_tgids) {
-		__u32 cap = c->cap_tgids ? c->cap_tgids * 2 : 16;
-		__u32 *t = realloc(c->tgids, cap * sizeof(*t));
-
-		if (!t)
-			return -ENOMEM;
-		c->tgids = t;
-		c->cap_tgids = cap;
-	}
-	c->tgids[c->nr_tgids++] = tgid;
+	if (!tgid_set_get(&c->announced, &tgid, &added))
+		return -ENOMEM;
+	if (!added)
+		return 0;
 	if (c->sink->guest)
 		c->sink->guest(c->sink->ctx, tgid, vm_names_get(c->names, tgid));
 	return 0;
@@ -276,6 +270,6 @@ out:
 	if (opened)
 		session_close(&s);
 	vcpu_cache_free(&c.vcpus);
-	free(c.tgids);
+	tgid_set_free(&c.announced);
 	return rc;
 }

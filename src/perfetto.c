@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "fmt_num.h"
+#include "hashmap.h"
 #include "perfetto.h"
 #include "reasons.h"
 #include "text_escape.h"
@@ -18,9 +19,9 @@
  */
 #define TRACK_TID_BASE		0x40000000u
 
+/* The values are hashed (track_hash): changing them reorders the trace's counters. */
 enum track_kind {
-	K_EMPTY,
-	K_VCPU,		/* id = vcpu: the tracks of one vCPU */
+	K_VCPU = 1,		/* id = vcpu: the tracks of one vCPU */
 	K_THREAD,	/* id = tid: the thread's vCPU once known, its own tracks before */
 	K_VM,		/* id = 0: the VM's exit-rate counters */
 };
@@ -30,8 +31,14 @@ enum track_kind {
 
 enum { T_KVM, T_VMM, NR_T };
 
-struct track {
+struct track_key {
 	__u32 tgid;
+	__u32 id;
+	__u32 kind;
+};
+
+struct track {
+	__u32 tgid;		/* the key again, for the writers below */
 	__u32 id;
 	__u8 kind;
 	bool vcpu_known;	/* K_THREAD */
@@ -44,61 +51,44 @@ struct track {
 	bool win_active;	/* K_VM: drew a non-zero rate last window (so draw the drop to 0) */
 };
 
+/*
+ * The counters of the VMs are drawn in the map's slot order, so this hash (and the map's
+ * growth) decides the order of the lines in a trace: kept as it was for byte-identical output.
+ */
+static __u64 track_hash(const struct track_key *k)
+{
+	__u64 h = ((__u64)k->tgid << 32 | k->id) * 0x9e3779b97f4a7c15ull;
+
+	return (h ^ (h >> 29) ^ (__u8)k->kind) * 0xbf58476d1ce4e5b9ull >> 17;
+}
+
+DEFINE_HASHMAP_HASH(tracks, struct track_key, struct track, track_hash)
+
 struct perfetto_writer {
 	FILE *f;
 	bool first;		/* no event written yet: no separator needed */
-	struct track *tab;
-	size_t cap, used;	/* open addressing, cap a power of two, at most half full */
+	struct tracks tracks;
 	__u32 next_tid;
 	__u64 base_ns;		/* subtracted from every timestamp */
 	__u64 win;		/* current rate window: ts / RATE_WINDOW_NS */
 	bool win_started;
 };
 
-static size_t hash(__u32 tgid, __u8 kind, __u32 id)
-{
-	__u64 h = ((__u64)tgid << 32 | id) * 0x9e3779b97f4a7c15ull;
-
-	return (h ^ (h >> 29) ^ kind) * 0xbf58476d1ce4e5b9ull >> 17;
-}
-
-static struct track *find_slot(struct track *tab, size_t cap, __u32 tgid, __u8 kind, __u32 id)
-{
-	size_t i = hash(tgid, kind, id) & (cap - 1);
-
-	while (tab[i].kind != K_EMPTY &&
-	       (tab[i].tgid != tgid || tab[i].kind != kind || tab[i].id != id))
-		i = (i + 1) & (cap - 1);
-	return &tab[i];
-}
-
 /* The entry for (tgid, kind, id), created if create is set; NULL if absent or on ENOMEM. */
 static struct track *get(struct perfetto_writer *w, __u32 tgid, __u8 kind, __u32 id, bool create)
 {
-	struct track *t = find_slot(w->tab, w->cap, tgid, kind, id);
+	struct track_key k = { .tgid = tgid, .id = id, .kind = kind };
+	struct track *t;
+	bool added;
 
-	if (t->kind != K_EMPTY || !create)
-		return t->kind != K_EMPTY ? t : NULL;
-	if ((w->used + 1) * 2 > w->cap) {
-		size_t ncap = w->cap * 2;
-		struct track *ntab = calloc(ncap, sizeof(*ntab));
-
-		if (!ntab)
-			return NULL;
-		for (size_t i = 0; i < w->cap; i++)
-			if (w->tab[i].kind != K_EMPTY)
-				*find_slot(ntab, ncap, w->tab[i].tgid, w->tab[i].kind,
-					   w->tab[i].id) = w->tab[i];
-		free(w->tab);
-		w->tab = ntab;
-		w->cap = ncap;
-		t = find_slot(w->tab, w->cap, tgid, kind, id);
+	if (!create)
+		return tracks_find(&w->tracks, &k);
+	t = tracks_get(&w->tracks, &k, &added);
+	if (t && added) {
+		t->tgid = tgid;
+		t->kind = kind;
+		t->id = id;
 	}
-	memset(t, 0, sizeof(*t));
-	t->tgid = tgid;
-	t->kind = kind;
-	t->id = id;
-	w->used++;
 	return t;
 }
 
@@ -182,12 +172,6 @@ struct perfetto_writer *perfetto_open(FILE *f)
 
 	if (!w)
 		return NULL;
-	w->cap = 64;
-	w->tab = calloc(w->cap, sizeof(*w->tab));
-	if (!w->tab) {
-		free(w);
-		return NULL;
-	}
 	w->f = f;
 	w->first = true;
 	w->next_tid = TRACK_TID_BASE;
@@ -235,8 +219,10 @@ static struct track *event_track(struct perfetto_writer *w, const struct vmexit_
 /* Draws every VM's rates for the window that ends, then moves to window `next`. */
 static void rates_flush(struct perfetto_writer *w, __u64 next)
 {
-	for (size_t i = 0; i < w->cap; i++) {
-		struct track *t = &w->tab[i];
+	struct tracks_slot *s;
+
+	hashmap_for_each(s, &w->tracks) {
+		struct track *t = &s->val;
 
 		if (t->kind != K_VM || (!t->win_kvm && !t->win_vmm && !t->win_active))
 			continue;
@@ -454,6 +440,7 @@ void perfetto_lost(struct perfetto_writer *w, __u64 ts_ns, __u64 n, const char *
 
 int perfetto_close(struct perfetto_writer *w)
 {
+	struct tracks_slot *s;
 	int ret = 0;
 
 	if (!w)
@@ -463,16 +450,16 @@ int perfetto_close(struct perfetto_writer *w)
 		rates_flush(w, w->win + 1);	/* and the drop to 0 after the last window */
 	}
 	/* Re-announce tracks whose TSC offset is known: the last thread_name wins. */
-	for (size_t i = 0; i < w->cap; i++) {
-		const struct track *t = &w->tab[i];
+	hashmap_for_each(s, &w->tracks) {
+		const struct track *t = &s->val;
 
-		if (t->kind != K_EMPTY && t->has_tsc && t->tid[T_KVM])
+		if (t->has_tsc && t->tid[T_KVM])
 			put_thread_name(w, t, T_KVM);
 	}
 	fputs("\n]\n", w->f);
 	if (fflush(w->f) || ferror(w->f))
 		ret = -EIO;
-	free(w->tab);
+	tracks_free(&w->tracks);
 	free(w);
 	return ret;
 }

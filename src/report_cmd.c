@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "event_output.h"
 #include "event_rows.h"
+#include "hashmap.h"
 #include "record_file.h"
 #include "cli_filters.h"
 #include "reasons.h"
@@ -173,6 +174,20 @@ static const struct argp report_argp = {
 	.doc = doc,
 };
 
+struct tsc_offset {
+	__u32 tgid;
+	__s32 vcpu;
+	__u64 offset;
+	__u64 writes;
+};
+
+struct vcpu_id {
+	__u32 tgid;
+	__s32 vcpu;
+};
+
+DEFINE_HASHMAP(tsc_index, struct vcpu_id, __u32)
+
 struct report {
 	struct report_args *a;
 	struct vm_names names;		/* from the file only: the VMMs are long gone */
@@ -183,36 +198,39 @@ struct report {
 	__u64 events;			/* events that passed the filters */
 	__u64 first_ts, last_ts;	/* span of the recording, for rates and TIME% */
 	__u64 lost[NR_LOST];
-	struct tsc_offset *tsc;		/* latest guest TSC offset per vCPU */
-	__u32 nr_tsc;
-};
-
-struct tsc_offset {
-	__u32 tgid;
-	__s32 vcpu;
-	__u64 offset;
-	__u64 writes;
+	struct tsc_offset *tsc;		/* latest guest TSC offset per vCPU, in order of first write */
+	__u32 nr_tsc, cap_tsc;
+	struct tsc_index tsc_index;	/* vCPU -> its place in tsc */
 };
 
 /* kvm_write_tsc_offset: guest TSC = host TSC + offset; keep each vCPU's latest. */
 static int note_tsc_offset(struct report *r, const struct vmexit_event *ev)
 {
+	struct vcpu_id id = { .tgid = ev->tgid, .vcpu = ev->vcpu };
+	__u32 *idx = tsc_index_find(&r->tsc_index, &id);
 	struct tsc_offset *t;
+	bool added;
 
-	for (__u32 i = 0; i < r->nr_tsc; i++) {
-		t = &r->tsc[i];
-		if (t->tgid == ev->tgid && t->vcpu == ev->vcpu)
-			goto found;
+	if (!idx) {
+		if (r->nr_tsc == r->cap_tsc) {
+			__u32 cap = r->cap_tsc ? r->cap_tsc * 2 : 16;
+
+			t = realloc(r->tsc, cap * sizeof(*t));
+			if (!t)
+				return -ENOMEM;
+			r->tsc = t;
+			r->cap_tsc = cap;
+		}
+		idx = tsc_index_get(&r->tsc_index, &id, &added);
+		if (!idx)
+			return -ENOMEM;
+		*idx = r->nr_tsc++;
+		t = &r->tsc[*idx];
+		memset(t, 0, sizeof(*t));
+		t->tgid = ev->tgid;
+		t->vcpu = ev->vcpu;
 	}
-	t = realloc(r->tsc, (r->nr_tsc + 1) * sizeof(*t));
-	if (!t)
-		return -ENOMEM;
-	r->tsc = t;
-	t = &r->tsc[r->nr_tsc++];
-	memset(t, 0, sizeof(*t));
-	t->tgid = ev->tgid;
-	t->vcpu = ev->vcpu;
-found:
+	t = &r->tsc[*idx];
 	t->offset = ev->info2;
 	t->writes++;
 	return 0;
@@ -428,5 +446,6 @@ out:
 	row_table_free(&r.rows);
 	vm_names_free(&r.names);
 	free(r.tsc);
+	tsc_index_free(&r.tsc_index);
 	return rc;
 }

@@ -18,6 +18,7 @@
 #include <strings.h>
 
 #include "fmt_num.h"
+#include "hashmap.h"
 #include "reasons.h"
 #include "template.h"
 
@@ -1007,51 +1008,14 @@ int tmpl_rules_default(struct tmpl_rules **out, char *err, size_t errlen)
 /* ------------------------------------------------------------------------------------------ */
 /* Per-vCPU previous timestamps for %(reltsc), keyed by thread id (one thread per vCPU) */
 
-struct vstate_ent {
-	__u32 tid;
-	__u32 used;
-	__u64 ts;
-};
-
-struct vstate {
-	struct vstate_ent *e;
-	size_t cap, n;
-};
-
-static struct vstate_ent *vstate_get(struct vstate *v, __u32 tid)
-{
-	size_t i;
-
-	if (v->n * 2 >= v->cap) {
-		size_t ncap = v->cap ? v->cap * 2 : 64, j;
-		struct vstate_ent *ne = calloc(ncap, sizeof(*ne));
-
-		if (!ne)
-			return NULL;
-		for (j = 0; j < v->cap; j++) {
-			if (!v->e[j].used)
-				continue;
-			i = (v->e[j].tid * 2654435761u) & (ncap - 1);
-			while (ne[i].used)
-				i = (i + 1) & (ncap - 1);
-			ne[i] = v->e[j];
-		}
-		free(v->e);
-		v->e = ne;
-		v->cap = ncap;
-	}
-	i = (tid * 2654435761u) & (v->cap - 1);
-	while (v->e[i].used && v->e[i].tid != tid)
-		i = (i + 1) & (v->cap - 1);
-	return &v->e[i];
-}
+DEFINE_HASHMAP(thread_ts, __u32, __u64)
 
 void tmpl_env_release(struct tmpl_env *env)
 {
-	struct vstate *v = env->priv;
+	struct thread_ts *v = env->priv;
 
 	if (v) {
-		free(v->e);
+		thread_ts_free(v);
 		free(v);
 	}
 	env->priv = NULL;
@@ -1403,21 +1367,18 @@ static int prepare(struct tmpl_rules *r, struct tmpl_env *env, const struct vmex
 	if (!env->first_ts_ns)
 		env->first_ts_ns = ev->ts_ns;
 	if (r->need_reltsc) {
-		struct vstate *v = env->priv;
-		struct vstate_ent *e;
+		struct thread_ts *v = env->priv;
+		__u64 *prev;
+		bool added;
 
 		if (!v)
 			v = env->priv = calloc(1, sizeof(*v));
 		/* Out of memory only costs %(reltsc) its value (0), not the line. */
-		e = v ? vstate_get(v, ev->tid) : NULL;
-		if (e) {
-			if (e->used)
-				c->reltsc = tsc_of(env, ev->ts_ns) - tsc_of(env, e->ts);
-			else
-				v->n++;
-			e->used = 1;
-			e->tid = ev->tid;
-			e->ts = ev->ts_ns;
+		prev = v ? thread_ts_get(v, &ev->tid, &added) : NULL;
+		if (prev) {
+			if (!added)
+				c->reltsc = tsc_of(env, ev->ts_ns) - tsc_of(env, *prev);
+			*prev = ev->ts_ns;
 		}
 	}
 	return match(r, c);

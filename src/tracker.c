@@ -14,79 +14,39 @@ void row_table_init(struct row_table *rt)
 void row_table_reset(struct row_table *rt)
 {
 	rt->nr = 0;
-	if (rt->index)
-		memset(rt->index, 0, rt->index_cap * sizeof(*rt->index));
+	row_index_clear(&rt->index);
 }
 
 void row_table_free(struct row_table *rt)
 {
 	free(rt->rows);
-	free(rt->index);
+	row_index_free(&rt->index);
 	memset(rt, 0, sizeof(*rt));
-}
-
-static __u32 key_hash(const struct row_key *k)
-{
-	__u64 h = (__u64)k->tgid * 0x9e3779b97f4a7c15ULL;
-
-	h ^= ((__u64)(__u32)k->vcpu << 32 | k->reason) * 0xc2b2ae3d27d4eb4fULL;
-	h ^= (__u64)k->isa * 0x165667b19e3779f9ULL;
-	return (__u32)(h ^ (h >> 29));
-}
-
-static bool key_eq(const struct row_key *a, const struct row_key *b)
-{
-	return a->tgid == b->tgid && a->vcpu == b->vcpu && a->isa == b->isa &&
-	       a->reason == b->reason;
-}
-
-static int index_grow(struct row_table *rt)
-{
-	__u32 cap = rt->index_cap ? rt->index_cap * 2 : 256;
-	__u32 *idx;
-
-	/* A reindex starts over from no index: room for every row at half load, or the probe
-	 * loop below never finds a free slot once there are more rows than slots. */
-	while (cap < (rt->nr + 1) * 2)
-		cap *= 2;
-	idx = calloc(cap, sizeof(*idx));
-	if (!idx)
-		return -ENOMEM;
-	for (__u32 i = 0; i < rt->nr; i++) {
-		__u32 h = key_hash(&rt->rows[i].key) & (cap - 1);
-
-		while (idx[h])
-			h = (h + 1) & (cap - 1);
-		idx[h] = i + 1;
-	}
-	free(rt->index);
-	rt->index = idx;
-	rt->index_cap = cap;
-	return 0;
 }
 
 int row_table_reindex(struct row_table *rt)
 {
-	free(rt->index);
-	rt->index = NULL;
-	rt->index_cap = 0;
-	return index_grow(rt);
+	bool added;
+
+	row_index_clear(&rt->index);
+	for (__u32 i = 0; i < rt->nr; i++) {
+		__u32 *idx = row_index_get(&rt->index, &rt->rows[i].key, &added);
+
+		if (!idx)
+			return -ENOMEM;
+		*idx = i;
+	}
+	return 0;
 }
 
 struct row *row_table_get(struct row_table *rt, const struct row_key *k)
 {
-	__u32 h;
+	__u32 *idx = row_index_find(&rt->index, k);
 	struct row *r;
+	bool added;
 
-	if ((rt->nr + 1) * 2 > rt->index_cap && index_grow(rt))
-		return NULL;
-	h = key_hash(k) & (rt->index_cap - 1);
-	while (rt->index[h]) {
-		r = &rt->rows[rt->index[h] - 1];
-		if (key_eq(&r->key, k))
-			return r;
-		h = (h + 1) & (rt->index_cap - 1);
-	}
+	if (idx)
+		return &rt->rows[*idx];
 	if (rt->nr == rt->cap) {
 		__u32 cap = rt->cap ? rt->cap * 2 : 64;
 		struct row *rows = realloc(rt->rows, cap * sizeof(*rows));
@@ -96,11 +56,14 @@ struct row *row_table_get(struct row_table *rt, const struct row_key *k)
 		rt->rows = rows;
 		rt->cap = cap;
 	}
-	r = &rt->rows[rt->nr];
+	idx = row_index_get(&rt->index, k, &added);
+	if (!idx)
+		return NULL;
+	*idx = rt->nr;
+	r = &rt->rows[rt->nr++];
 	memset(r, 0, sizeof(*r));
 	r->key = *k;
 	r->min_ns = ~0ULL;
-	rt->index[h] = ++rt->nr;
 	return r;
 }
 

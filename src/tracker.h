@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include "vmexit.h"
+#include "hashmap.h"
 
 enum group_by { BY_VM, BY_VCPU, BY_REASON };
 
@@ -29,12 +30,13 @@ struct row {
 	__u64 hist[NR_BUCKETS];
 };
 
+DEFINE_HASHMAP(row_index, struct row_key, __u32)
+
 struct row_table {
-	struct row *rows;
+	struct row *rows;	/* in the order they were first seen, until sorted */
 	__u32 nr;
 	__u32 cap;
-	__u32 *index;		/* open addressing over rows, 0 = empty, else row index + 1 */
-	__u32 index_cap;
+	struct row_index index;	/* key -> position in rows */
 };
 
 struct cell_source {		/* where the cells come from: the kernel map, or a test */

@@ -263,7 +263,7 @@ static void test_row_table_reindex(void)
 		rt.rows[n - 1 - i] = tmp;
 	}
 	CHECK(!row_table_reindex(&rt));
-	CHECK(rt.index_cap >= 2 * n);
+	CHECK(rt.index.cap >= 2 * n);
 	for (__u32 i = 0; i < n; i++) {
 		struct row_key k = { .tgid = 1000 + i / 30, .vcpu = -1, .isa = 1, .reason = i % 30 };
 
