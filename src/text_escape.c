@@ -151,6 +151,36 @@ void json_put_str(FILE *f, const char *str)
 	fputc('"', f);
 }
 
+char *prom_label_esc(char *p, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	bool bad;
+	int n;
+
+	while (*s) {
+		switch (*s) {
+		case '\\':
+		case '"':
+			*p++ = '\\';
+			*p++ = *s++;
+			continue;
+		case '\n':
+			p = fmt_lit(p, "\\n");
+			s++;
+			continue;
+		}
+		n = utf8_len(s, &bad);
+		if (bad) {
+			p = fmt_lit(p, "\xef\xbf\xbd");	/* U+FFFD */
+		} else {
+			memcpy(p, s, n);
+			p += n;
+		}
+		s += n;
+	}
+	return p;
+}
+
 void csv_put_field(FILE *f, const char *s)
 {
 	size_t len;

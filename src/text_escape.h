@@ -39,6 +39,14 @@ static inline char *json_hexstr(char *p, __u64 v)
 }
 
 /*
+ * A Prometheus / OpenMetrics label value without its quotes: '\\', '"' and newline escaped as
+ * both formats require, each ill-formed UTF-8 sequence as one U+FFFD (Prometheus refuses a
+ * scrape that is not UTF-8). p has PROM_ESC_MAX(strlen(s)) bytes of room; returns the end.
+ */
+char *prom_label_esc(char *p, const char *s);
+#define PROM_ESC_MAX(len)	(3 * (len))
+
+/*
  * One RFC 4180 field: quoted (with '"' doubled) when it holds a comma, quote, CR or LF, or
  * starts or ends with a space or tab; written as is otherwise. NULL is an empty field.
  */

@@ -5,7 +5,8 @@ set -eu
 pkgs=(make gcc libc6-dev clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libzstd-dev
       pkg-config libncurses-dev linux-perf python3 jq qemu-system-x86 busybox-static cpio
       xz-utils kmod libclang-rt-14-dev tmux util-linux zstd
-      bochs bochsbios vgabios bochs-term isolinux syslinux-common xorriso)
+      bochs bochsbios vgabios bochs-term isolinux syslinux-common xorriso
+      libmicrohttpd-dev prometheus python3-prometheus-client curl)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")

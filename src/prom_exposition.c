@@ -1,0 +1,565 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Prometheus text format 0.0.4 and OpenMetrics 1.0. The two differ in what a counter family is
+ * called (vmexit_exits_total vs vmexit_exits), in _created samples and UNIT lines (OpenMetrics
+ * only), in the info type, and in the closing "# EOF".
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "fmt_num.h"
+#include "hist.h"
+#include "lost_causes.h"
+#include "prom_exposition.h"
+#include "reasons.h"
+#include "text_escape.h"
+
+/* Room for one sample line but its labels' escaped guest name: names, numbers, le. */
+#define LINE_MAX	512
+#define GUEST_MAX	256		/* longer guest names are cut (vm_names keeps 63 bytes) */
+#define LABELS_MAX	(PROM_ESC_MAX(GUEST_MAX) + 256)
+
+static void le_format(char *out, __u64 ns)
+{
+	double v = ns / 1e9;
+
+	/* The shortest decimal that reads back as the same double: "2.56e-07", not 17 digits. */
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(out, EXPO_LE_MAX, "%.*g", prec, v);
+		if (strtod(out, NULL) == v)
+			return;
+	}
+}
+
+static void bounds_set(struct expo_buckets *b, __u32 i, __u32 bucket)
+{
+	b->bucket[i] = bucket;
+	le_format(b->le[i], hist_bucket_low(bucket));
+}
+
+void expo_buckets_default(struct expo_buckets *b)
+{
+	b->nr = 0;
+	for (__u32 e = 8; e <= 31; e++)
+		bounds_set(b, b->nr++, hist_bucket(1ULL << e));
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* A duration in ns with its unit, printed back in errors. */
+static void ns_str(char *buf, size_t len, __u64 ns)
+{
+	if (ns < 1000)
+		snprintf(buf, len, "%lluns", (unsigned long long)ns);
+	else if (ns < 1000000)
+		snprintf(buf, len, "%.10gus", ns / 1e3);
+	else if (ns < 1000000000)
+		snprintf(buf, len, "%.10gms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.12gs", ns / 1e9);
+}
+
+static int parse_bound(const char *item, __u32 *bucket, char *err, size_t errlen)
+{
+	static const struct {
+		const char *unit;
+		double ns;
+	} units[] = { { "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { "", 1e9 } };
+	char *end, lo[32], hi[32];
+	double v, ns;
+	__u64 n;
+	__u32 b;
+	size_t u;
+
+	errno = 0;
+	v = strtod(item, &end);
+	for (u = 0; u < sizeof(units) / sizeof(units[0]); u++)
+		if (!strcmp(end, units[u].unit))
+			break;
+	if (end == item || errno || u == sizeof(units) / sizeof(units[0]) || !isfinite(v) ||
+	    v <= 0) {
+		snprintf(err, errlen, "--buckets: '%s' is not a duration (e.g. 256ns, 1.024us, "
+			 "0.5s; a bare number is seconds)", item);
+		return -1;
+	}
+	ns = v * units[u].ns;
+	if (ns > (double)(1ULL << HIST_MAX_POW) + 0.5) {
+		snprintf(err, errlen, "--buckets: '%s' is above the kernel histogram's last edge "
+			 "(137.438953472s)", item);
+		return -1;
+	}
+	n = (__u64)llround(ns);
+	b = hist_bucket(n);
+	if (n < 1 || fabs(ns - (double)n) > 1e-6 * ns || hist_bucket_low(b) != n) {
+		/* The edges around it: where n falls, and the next one. */
+		if (n < 1)
+			n = 1;
+		b = hist_bucket(n);
+		ns_str(lo, sizeof(lo), hist_bucket_low(b));
+		ns_str(hi, sizeof(hi), hist_bucket_high(b));
+		snprintf(err, errlen, "--buckets: %s is not an edge of the in-kernel histogram, whose "
+			 "bucket counts would have to be split; the nearest edges are %s and %s",
+			 item, lo, hi);
+		return -1;
+	}
+	*bucket = b;
+	return 0;
+}
+
+int expo_buckets_parse(const char *list, struct expo_buckets *b, char *err, size_t errlen)
+{
+	char *copy = strdup(list), *save = NULL, *item;
+	__u32 found[EXPO_MAX_BOUNDS], nr = 0;
+
+	if (!copy) {
+		snprintf(err, errlen, "--buckets: out of memory");
+		return -1;
+	}
+	for (item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+		if (nr == EXPO_MAX_BOUNDS) {
+			snprintf(err, errlen, "--buckets: more than %d bounds", EXPO_MAX_BOUNDS);
+			goto fail;
+		}
+		if (parse_bound(item, &found[nr], err, errlen))
+			goto fail;
+		nr++;
+	}
+	if (!nr) {
+		snprintf(err, errlen, "--buckets: an empty list (give bounds like 1us,10ms,1s)");
+		goto fail;
+	}
+	free(copy);
+	qsort(found, nr, sizeof(found[0]), cmp_u32);
+	b->nr = 0;
+	for (__u32 i = 0; i < nr; i++)
+		if (!i || found[i] != found[i - 1])
+			bounds_set(b, b->nr++, found[i]);
+	return 0;
+fail:
+	free(copy);
+	return -1;
+}
+
+/*
+ * Accept: media ranges with optional q; OpenMetrics when it is offered a q at least that of
+ * the text format (explicitly, or through a wildcard). Only OpenMetrics 1.0.0 is spoken: a
+ * range naming another version does not count.
+ */
+enum expo_format expo_negotiate(const char *accept)
+{
+	double q_om = 0, q_text = 0;
+	const char *p = accept;
+
+	if (!accept)
+		return EXPO_TEXT;
+	while (*p) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		char range[256], *params, *tok, *save = NULL;
+		double q = 1;
+		bool om = false, text = false, any = false, version_ok = true;
+
+		if (len >= sizeof(range))
+			len = sizeof(range) - 1;
+		memcpy(range, p, len);
+		range[len] = 0;
+		p = end ? end + 1 : p + strlen(p);
+		params = strchr(range, ';');
+		if (params)
+			*params++ = 0;
+		tok = range + strspn(range, " \t");
+		tok[strcspn(tok, " \t")] = 0;
+		om = !strcasecmp(tok, "application/openmetrics-text");
+		text = !strcasecmp(tok, "text/plain");
+		any = !strcmp(tok, "*/*") || !strcasecmp(tok, "text/*") ||
+		      !strcasecmp(tok, "application/*");
+		for (tok = params ? strtok_r(params, ";", &save) : NULL; tok;
+		     tok = strtok_r(NULL, ";", &save)) {
+			tok += strspn(tok, " \t");
+			if (!strncasecmp(tok, "q=", 2))
+				q = strtod(tok + 2, NULL);
+			else if (om && !strncasecmp(tok, "version=", 8))
+				version_ok = !strncmp(tok + 8, "1.0.0", 5);
+		}
+		if (!isfinite(q) || q < 0)
+			q = 0;
+		if (om && version_ok && q > q_om)
+			q_om = q;
+		if ((text || any) && q > q_text)
+			q_text = q;
+	}
+	return q_om > 0 && q_om >= q_text ? EXPO_OPENMETRICS : EXPO_TEXT;
+}
+
+const char *expo_content_type(enum expo_format fmt)
+{
+	return fmt == EXPO_OPENMETRICS ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
+				       : "text/plain; version=0.0.4; charset=utf-8";
+}
+
+void expo_buf_free(struct expo_buf *b)
+{
+	free(b->p);
+	memset(b, 0, sizeof(*b));
+}
+
+/* Room for n more bytes. */
+static char *reserve(struct expo_buf *b, size_t n)
+{
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 64 * 1024;
+		char *p;
+
+		while (cap < b->len + n)
+			cap *= 2;
+		p = realloc(b->p, cap);
+		if (!p)
+			return NULL;
+		b->p = p;
+		b->cap = cap;
+	}
+	return b->p + b->len;
+}
+
+static int put(struct expo_buf *b, const char *s)
+{
+	size_t n = strlen(s);
+	char *p = reserve(b, n);
+
+	if (!p)
+		return -ENOMEM;
+	memcpy(p, s, n);
+	b->len += n;
+	return 0;
+}
+
+/* ns as seconds, exactly: "12.000000345". */
+static char *put_sec(char *p, __u64 ns)
+{
+	__u64 frac = ns % 1000000000;
+
+	p = fmt_u64(p, ns / 1000000000);
+	*p++ = '.';
+	for (__u64 d = 100000000; d; d /= 10)
+		*p++ = '0' + (frac / d) % 10;
+	return p;
+}
+
+/* A Unix time in ms as seconds: "1763884800.123". */
+static char *put_ms(char *p, __u64 ms)
+{
+	p = fmt_u64(p, ms / 1000);
+	*p++ = '.';
+	*p++ = '0' + ms / 100 % 10;
+	*p++ = '0' + ms / 10 % 10;
+	*p++ = '0' + ms % 10;
+	return p;
+}
+
+/*
+ * A metric family's header. name is the family's name in OpenMetrics; in the text format a
+ * counter's samples name the family ("_total" appended), and there is no UNIT line.
+ */
+static int family(struct expo_buf *b, enum expo_format fmt, const char *name, const char *type,
+		  const char *unit, const char *help)
+{
+	char line[LINE_MAX];
+	bool counter = !strcmp(type, "counter");
+	const char *suffix = fmt == EXPO_TEXT && counter ? "_total" : "";
+
+	snprintf(line, sizeof(line), "# HELP %s%s %s\n# TYPE %s%s %s\n", name, suffix, help, name,
+		 suffix, type);
+	if (put(b, line))
+		return -ENOMEM;
+	if (fmt == EXPO_OPENMETRICS && unit) {
+		snprintf(line, sizeof(line), "# UNIT %s %s\n", name, unit);
+		return put(b, line);
+	}
+	return 0;
+}
+
+/* name{labels} value\n, labels already escaped (may be empty); value written by the caller. */
+static char *sample_start(struct expo_buf *b, const char *name, const char *labels, size_t llen)
+{
+	size_t n = strlen(name);
+	char *p = reserve(b, n + llen + LINE_MAX);
+
+	if (!p)
+		return NULL;
+	memcpy(p, name, n);
+	p += n;
+	if (llen) {
+		*p++ = '{';
+		memcpy(p, labels, llen);
+		p += llen;
+		*p++ = '}';
+	}
+	*p++ = ' ';
+	return p;
+}
+
+static void sample_end(struct expo_buf *b, char *p)
+{
+	*p++ = '\n';
+	b->len = p - b->p;
+}
+
+static int sample_u64(struct expo_buf *b, const char *name, const char *labels, size_t llen,
+		      __u64 v)
+{
+	char *p = sample_start(b, name, labels, llen);
+
+	if (!p)
+		return -ENOMEM;
+	sample_end(b, fmt_u64(p, v));
+	return 0;
+}
+
+static int sample_sec(struct expo_buf *b, const char *name, const char *labels, size_t llen,
+		      __u64 ns)
+{
+	char *p = sample_start(b, name, labels, llen);
+
+	if (!p)
+		return -ENOMEM;
+	sample_end(b, put_sec(p, ns));
+	return 0;
+}
+
+static int sample_created(struct expo_buf *b, enum expo_format fmt, const char *name,
+			  const char *labels, size_t llen, __u64 ms)
+{
+	char *p;
+
+	if (fmt != EXPO_OPENMETRICS)
+		return 0;
+	p = sample_start(b, name, labels, llen);
+	if (!p)
+		return -ENOMEM;
+	sample_end(b, put_ms(p, ms));
+	return 0;
+}
+
+/* guest="..",pid="..",[vcpu="..",]kind="..",isa="..",reason="..": the exit series' labels. */
+static size_t exit_labels(char *out, const char *guest, __u32 tgid, __s32 vcpu, bool with_vcpu,
+			  __u32 isa, __u32 reason, bool with_isa)
+{
+	char name[GUEST_MAX + 1], rb[REASON_STR_MAX];
+	char *p = out;
+
+	snprintf(name, sizeof(name), "%s", guest ? guest : "");
+	p = fmt_lit(p, "guest=\"");
+	p = prom_label_esc(p, name);
+	p = fmt_lit(p, "\",pid=\"");
+	p = fmt_u64(p, tgid);
+	if (with_vcpu) {
+		p = fmt_lit(p, "\",vcpu=\"");
+		p = fmt_s64(p, vcpu);
+	}
+	p = fmt_str(p, isa == VMEXIT_ISA_USER ? "\",kind=\"user" : "\",kind=\"kernel");
+	if (with_isa) {
+		p = fmt_lit(p, "\",isa=\"");
+		p = fmt_str(p, isa_name(isa));
+	}
+	p = fmt_lit(p, "\",reason=\"");
+	p = prom_label_esc(p, reason_str(isa, reason, rb, sizeof(rb)));
+	*p++ = '"';
+	return p - out;
+}
+
+static int render_exits(const struct expo_input *in, enum expo_format fmt, struct expo_buf *b)
+{
+	char labels[LABELS_MAX];
+	int err;
+
+	err = family(b, fmt, "vmexit_exits", "counter", NULL,
+		     "KVM exits seen, counted when they start.");
+	for (__u32 i = 0; !err && i < in->nr_series; i++) {
+		const struct expo_series *s = &in->series[i];
+		const struct row *r = s->row;
+		size_t n = exit_labels(labels, s->guest, r->key.tgid, r->key.vcpu, in->by_vcpu,
+				       r->key.isa, r->key.reason, true);
+
+		err = sample_u64(b, "vmexit_exits_total", labels, n, r->count);
+		if (!err)
+			err = sample_created(b, fmt, "vmexit_exits_created", labels, n,
+					     s->created_ms);
+	}
+	return err;
+}
+
+static int render_durations(const struct expo_input *in, enum expo_format fmt,
+			    struct expo_buf *b)
+{
+	const struct expo_buckets *bk = in->buckets;
+	char labels[LABELS_MAX + EXPO_LE_MAX + 8];
+	int err;
+
+	err = family(b, fmt, "vmexit_exit_duration_seconds", "histogram", "seconds",
+		     "Time in completed KVM exits: kvm_exit to kvm_entry (kernel), "
+		     "kvm_userspace_exit to the next KVM_RUN (user).");
+	for (__u32 i = 0; !err && i < in->nr_series; i++) {
+		const struct expo_series *s = &in->series[i];
+		const struct row *r = s->row;
+		size_t n = exit_labels(labels, s->guest, r->key.tgid, r->key.vcpu, in->by_vcpu,
+				       r->key.isa, r->key.reason, true);
+		__u64 cum = 0;
+		__u32 hb = 0;
+
+		for (__u32 j = 0; !err && j <= bk->nr; j++) {
+			const char *le = j < bk->nr ? bk->le[j] : "+Inf";
+			__u32 upto = j < bk->nr ? bk->bucket[j] : NR_BUCKETS;
+			char *p = labels + n;
+
+			for (; hb < upto; hb++)
+				cum += r->hist[hb];
+			p = fmt_lit(p, ",le=\"");
+			p = fmt_str(p, le);
+			*p++ = '"';
+			err = sample_u64(b, "vmexit_exit_duration_seconds_bucket", labels,
+					 p - labels, cum);
+		}
+		/* _count is the +Inf bucket: the histogram's own total, so the two always agree. */
+		if (!err)
+			err = sample_u64(b, "vmexit_exit_duration_seconds_count", labels, n, cum);
+		if (!err)
+			err = sample_sec(b, "vmexit_exit_duration_seconds_sum", labels, n,
+					 r->total_ns);
+		if (!err)
+			err = sample_created(b, fmt, "vmexit_exit_duration_seconds_created", labels,
+					     n, s->created_ms);
+	}
+	return err;
+}
+
+static int render_inflight(const struct expo_input *in, enum expo_format fmt,
+			   struct expo_buf *b)
+{
+	char labels[LABELS_MAX];
+	int err;
+
+	err = family(b, fmt, "vmexit_exits_in_flight", "gauge", NULL,
+		     "Exits in flight for longer than --stuck: a vCPU stuck in its VMM or in the "
+		     "kernel.");
+	for (__u32 i = 0; !err && i < in->nr_inflight; i++) {
+		const struct expo_inflight *f = &in->inflight[i];
+		size_t n = exit_labels(labels, f->guest, f->tgid, f->vcpu, true, f->isa,
+				       f->reason, false);
+
+		err = sample_u64(b, "vmexit_exits_in_flight", labels, n, 1);
+	}
+	if (!err)
+		err = family(b, fmt, "vmexit_exit_in_flight_seconds", "gauge", "seconds",
+			     "How long the exits in vmexit_exits_in_flight have been in flight.");
+	for (__u32 i = 0; !err && i < in->nr_inflight; i++) {
+		const struct expo_inflight *f = &in->inflight[i];
+		size_t n = exit_labels(labels, f->guest, f->tgid, f->vcpu, true, f->isa,
+				       f->reason, false);
+
+		err = sample_sec(b, "vmexit_exit_in_flight_seconds", labels, n, f->age_ns);
+	}
+	return err;
+}
+
+/* One counter per BPF program: its run time (seconds) or its number of runs. */
+static int render_progs(const struct expo_input *in, enum expo_format fmt, struct expo_buf *b,
+			const char *family_name, bool seconds)
+{
+	char labels[LABELS_MAX], total[64], created[64];
+	int err = 0;
+
+	snprintf(total, sizeof(total), "%s_total", family_name);
+	snprintf(created, sizeof(created), "%s_created", family_name);
+	for (__u32 i = 0; !err && i < in->nr_progs; i++) {
+		const struct expo_prog *pr = &in->progs[i];
+		char name[sizeof(pr->name) + 1], *p;
+
+		snprintf(name, sizeof(name), "%.*s", (int)sizeof(pr->name), pr->name);
+		p = fmt_lit(labels, "program=\"");
+		p = prom_label_esc(p, name);
+		*p++ = '"';
+		if (seconds)
+			err = sample_sec(b, total, labels, p - labels, pr->run_ns);
+		else
+			err = sample_u64(b, total, labels, p - labels, pr->run_cnt);
+		if (!err)
+			err = sample_created(b, fmt, created, labels, p - labels, in->start_ms);
+	}
+	return err;
+}
+
+static int render_process(const struct expo_input *in, enum expo_format fmt,
+			  struct expo_buf *b)
+{
+	char labels[LABELS_MAX], version[64], kernel[GUEST_MAX];
+	size_t n;
+	char *p;
+	int err;
+
+	err = family(b, fmt, "vmexit_lost_exits", "counter", NULL,
+		     "Exits the kernel side could not record, by cause.");
+	for (int c = 0; !err && c < NR_LOST; c++) {
+		p = fmt_lit(labels, "cause=\"");
+		p = fmt_str(p, lost_cause_key(c));
+		*p++ = '"';
+		n = p - labels;
+		err = sample_u64(b, "vmexit_lost_exits_total", labels, n, in->lost[c]);
+		if (!err)
+			err = sample_created(b, fmt, "vmexit_lost_exits_created", labels, n,
+					     in->start_ms);
+	}
+	if (!err && in->progs)
+		err = family(b, fmt, "vmexit_bpf_run_seconds", "counter", "seconds",
+			     "CPU time spent in vmexit's BPF programs, as the kernel accounts it.");
+	if (!err && in->progs)
+		err = render_progs(in, fmt, b, "vmexit_bpf_run_seconds", true);
+	if (!err && in->progs)
+		err = family(b, fmt, "vmexit_bpf_runs", "counter", NULL,
+			     "Runs of vmexit's BPF programs, as the kernel accounts them.");
+	if (!err && in->progs)
+		err = render_progs(in, fmt, b, "vmexit_bpf_runs", false);
+	if (!err)
+		err = family(b, fmt, "vmexit_guests", "gauge", NULL,
+			     "VMM processes that made exits and are still running.");
+	if (!err)
+		err = sample_u64(b, "vmexit_guests", "", 0, in->guests);
+	if (!err)
+		/* A gauge in both formats, as exporters' *_build_info are: the text format has no
+		 * info type, and promtool (2.42) reads OpenMetrics with the text parser. */
+		err = family(b, fmt, "vmexit_build_info", "gauge", NULL,
+			     "vmexit's version and the kernel it runs on.");
+	if (!err) {
+		snprintf(version, sizeof(version), "%s", in->version);
+		snprintf(kernel, sizeof(kernel), "%s", in->kernel);
+		p = fmt_lit(labels, "version=\"");
+		p = prom_label_esc(p, version);
+		p = fmt_lit(p, "\",kernel=\"");
+		p = prom_label_esc(p, kernel);
+		*p++ = '"';
+		err = sample_u64(b, "vmexit_build_info", labels, p - labels, 1);
+	}
+	return err;
+}
+
+int expo_render(const struct expo_input *in, enum expo_format fmt, struct expo_buf *out)
+{
+	int err = render_exits(in, fmt, out);
+
+	if (!err)
+		err = render_durations(in, fmt, out);
+	if (!err && in->inflight)
+		err = render_inflight(in, fmt, out);
+	if (!err)
+		err = render_process(in, fmt, out);
+	if (!err && fmt == EXPO_OPENMETRICS)
+		err = put(out, "# EOF\n");
+	return err;
+}

@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The exporter's exposition: bucket bounds, escaping, counts, both formats. With a directory
+ * argument it also writes both renderings there (text.prom, openmetrics.prom) for promtool.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "check.h"
+#include "hist.h"
+#include "prom_exposition.h"
+
+static bool has_line(const struct expo_buf *b, const char *line)
+{
+	size_t n = strlen(line);
+	const char *p = b->p, *end = b->p + b->len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', end - p);
+
+		if (nl && (size_t)(nl - p) == n && !memcmp(p, line, n))
+			return true;
+		p = nl ? nl + 1 : end;
+	}
+	fprintf(stderr, "missing line: %s\n", line);
+	return false;
+}
+
+static void add_exit(struct row *r, __u64 ns)
+{
+	r->hist[hist_bucket(ns)]++;
+	r->completed++;
+	r->count++;
+	r->total_ns += ns;
+}
+
+static void test_buckets(void)
+{
+	struct expo_buckets b, d;
+	char err[256];
+
+	expo_buckets_default(&d);
+	CHECK_EQ_U64(d.nr, 24);
+	CHECK_STR(d.le[0], "2.56e-07");
+	CHECK_STR(d.le[2], "1.024e-06");
+	CHECK_STR(d.le[23], "2.147483648");
+	for (__u32 i = 0; i < d.nr; i++)
+		CHECK_EQ_U64(hist_bucket_low(d.bucket[i]), 1ULL << (8 + i));
+
+	/* Units, bare seconds, unsorted input with a duplicate. */
+	CHECK(!expo_buckets_parse("1.024us,256ns,0.000000256,2.147483648", &b, err, sizeof(err)));
+	CHECK_EQ_U64(b.nr, 3);
+	/* 1 ms lies between 2^19 + 7 * 2^16 ns and 2^20 ns. */
+	CHECK(expo_buckets_parse("1ms", &b, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "983.04us and 1.048576ms"));
+
+	CHECK(!expo_buckets_parse("256ns,1.024us,2.147483648s", &b, err, sizeof(err)));
+	CHECK_EQ_U64(b.nr, 3);
+	CHECK_STR(b.le[0], "2.56e-07");
+	CHECK_STR(b.le[1], "1.024e-06");
+	CHECK_STR(b.le[2], "2.147483648");
+	/* Exact edges below 16 ns, and 2^37 ns, the overflow bucket's start. */
+	CHECK(!expo_buckets_parse("1ns,15ns,137.438953472s", &b, err, sizeof(err)));
+	CHECK_EQ_U64(b.nr, 3);
+	CHECK_EQ_U64(b.bucket[2], NR_BUCKETS - 1);
+
+	/* 1 us lies between the edges 960 ns and 1024 ns (512 ns cut in eighths of 64 ns). */
+	CHECK(expo_buckets_parse("256ns,1us", &b, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "1us is not an edge") && strstr(err, "960ns") &&
+	      strstr(err, "1.024us"));
+	CHECK(expo_buckets_parse("fast", &b, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "'fast' is not a duration"));
+	CHECK(expo_buckets_parse("1h", &b, err, sizeof(err)) == -1);
+	CHECK(expo_buckets_parse("-1s", &b, err, sizeof(err)) == -1);
+	CHECK(expo_buckets_parse("200s", &b, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "above"));
+	CHECK(expo_buckets_parse("", &b, err, sizeof(err)) == -1);
+	CHECK(expo_buckets_parse(",,", &b, err, sizeof(err)) == -1);
+	CHECK(expo_buckets_parse("0.5ns", &b, err, sizeof(err)) == -1);
+}
+
+static void test_negotiate(void)
+{
+	/* What Prometheus 2.x sends. */
+	CHECK(expo_negotiate("application/openmetrics-text;version=1.0.0,application/"
+			     "openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;"
+			     "q=0.5,*/*;q=0.1") == EXPO_OPENMETRICS);
+	CHECK(expo_negotiate(NULL) == EXPO_TEXT);
+	CHECK(expo_negotiate("") == EXPO_TEXT);
+	CHECK(expo_negotiate("*/*") == EXPO_TEXT);
+	CHECK(expo_negotiate("text/plain") == EXPO_TEXT);
+	CHECK(expo_negotiate("application/openmetrics-text") == EXPO_OPENMETRICS);
+	CHECK(expo_negotiate("Application/OpenMetrics-Text; version=1.0.0") == EXPO_OPENMETRICS);
+	CHECK(expo_negotiate("application/openmetrics-text;version=0.0.1") == EXPO_TEXT);
+	CHECK(expo_negotiate("application/openmetrics-text;q=0.3,text/plain;q=0.5") == EXPO_TEXT);
+	CHECK(expo_negotiate("text/plain;q=0.5,application/openmetrics-text;q=0.6") ==
+	      EXPO_OPENMETRICS);
+	CHECK(expo_negotiate("application/openmetrics-text;q=0") == EXPO_TEXT);
+}
+
+int main(int argc, char **argv)
+{
+	struct expo_buckets bk;
+	struct row rows[3] = {};
+	struct expo_series series[3];
+	struct expo_inflight stuck = { .tgid = 42, .vcpu = 1, .isa = VMEXIT_ISA_USER,
+				       .reason = 2 /* KVM_EXIT_IO */, .guest = "web\"01",
+				       .age_ns = 2500000000ULL };
+	struct expo_prog prog = { .name = "on_kvm_exit", .run_ns = 1500, .run_cnt = 7 };
+	struct expo_input in = {};
+	struct expo_buf text = {}, om = {};
+
+	test_buckets();
+	test_negotiate();
+
+	expo_buckets_default(&bk);
+	/* A guest name with every character the formats escape, and a byte that is not UTF-8. */
+	rows[0].key = (struct row_key){ .tgid = 42, .vcpu = -1, .isa = VMEXIT_ISA_USER,
+					.reason = 2 };
+	add_exit(&rows[0], 100);		/* below 256 ns */
+	add_exit(&rows[0], 300);		/* 256..512 */
+	add_exit(&rows[0], 1000);		/* 512..1024 */
+	add_exit(&rows[0], 3000000000ULL);	/* above 2.15 s */
+	rows[0].count++;			/* one exit still in flight: seen, not completed */
+	rows[1].key = (struct row_key){ .tgid = 43, .vcpu = -1, .isa = VMEXIT_ISA_SVM,
+					.reason = 0x400 };
+	add_exit(&rows[1], 256);		/* exactly on an edge: counts above it */
+	rows[2].key = (struct row_key){ .tgid = 44, .vcpu = -1, .isa = VMEXIT_ISA_VMX,
+					.reason = 48 };
+	series[0] = (struct expo_series){ &rows[0], "web\"01\\a\nb\xff", 1763884800123ULL };
+	series[1] = (struct expo_series){ &rows[1], "db", 1763884801000ULL };
+	series[2] = (struct expo_series){ &rows[2], "idle", 1763884802005ULL };
+	in.series = series;
+	in.nr_series = 3;
+	in.buckets = &bk;
+	in.inflight = &stuck;
+	in.nr_inflight = 1;
+	in.lost[LOST_CELLS_FULL] = 5;
+	in.progs = &prog;
+	in.nr_progs = 1;
+	in.guests = 2;
+	in.version = "0.1";
+	in.kernel = "6.1.0-test";
+	in.start_ms = 1763884799000ULL;
+	CHECK(!expo_render(&in, EXPO_TEXT, &text));
+	CHECK(!expo_render(&in, EXPO_OPENMETRICS, &om));
+
+#define L0 "guest=\"web\\\"01\\\\a\\nb\xef\xbf\xbd\",pid=\"42\"," \
+	   "kind=\"user\",isa=\"user\",reason=\"IO\""
+#define L1 "guest=\"db\",pid=\"43\",kind=\"kernel\",isa=\"svm\",reason=\"npf\""
+	CHECK(has_line(&text, "# TYPE vmexit_exits_total counter"));
+	CHECK(has_line(&text, "vmexit_exits_total{" L0 "} 5"));
+	CHECK(has_line(&text, "vmexit_exit_duration_seconds_bucket{" L0 ",le=\"2.56e-07\"} 1"));
+	CHECK(has_line(&text, "vmexit_exit_duration_seconds_bucket{" L0 ",le=\"5.12e-07\"} 2"));
+	CHECK(has_line(&text, "vmexit_exit_duration_seconds_bucket{" L0 ",le=\"1.024e-06\"} 3"));
+	CHECK(has_line(&text, "vmexit_exit_duration_seconds_bucket{" L0 ",le=\"2.147483648\"} 3"));
+	CHECK(has_line(&text, "vmexit_exit_duration_seconds_bucket{" L0 ",le=\"+Inf\"} 4"));
+	CHECK(has_line(&text, "vmexit_exit_duration_seconds_count{" L0 "} 4"));
+	CHECK(has_line(&text, "vmexit_exit_duration_seconds_sum{" L0 "} 3.000001400"));
+	/* 256 ns itself lies in the bucket that starts at 256 ns: le=2.56e-07 counts < 256 ns. */
+	CHECK(has_line(&text, "vmexit_exit_duration_seconds_bucket{" L1 ",le=\"2.56e-07\"} 0"));
+	CHECK(has_line(&text, "vmexit_exit_duration_seconds_bucket{" L1 ",le=\"5.12e-07\"} 1"));
+	CHECK(has_line(&text, "vmexit_exit_duration_seconds_sum{" L1 "} 0.000000256"));
+	CHECK(has_line(&text, "vmexit_exits_total{guest=\"idle\",pid=\"44\",kind=\"kernel\","
+			      "isa=\"vmx\",reason=\"EPT_VIOLATION\"} 0"));
+	CHECK(has_line(&text, "vmexit_exits_in_flight{guest=\"web\\\"01\",pid=\"42\",vcpu=\"1\","
+			      "kind=\"user\",reason=\"IO\"} 1"));
+	CHECK(has_line(&text, "vmexit_exit_in_flight_seconds{guest=\"web\\\"01\",pid=\"42\","
+			      "vcpu=\"1\",kind=\"user\",reason=\"IO\"} 2.500000000"));
+	CHECK(has_line(&text, "vmexit_lost_exits_total{cause=\"cells_full\"} 5"));
+	CHECK(has_line(&text, "vmexit_lost_exits_total{cause=\"ringbuf_full\"} 0"));
+	CHECK(has_line(&text, "vmexit_bpf_run_seconds_total{program=\"on_kvm_exit\"} "
+			      "0.000001500"));
+	CHECK(has_line(&text, "vmexit_bpf_runs_total{program=\"on_kvm_exit\"} 7"));
+	CHECK(has_line(&text, "vmexit_guests 2"));
+	CHECK(has_line(&text, "# TYPE vmexit_build_info gauge"));
+	CHECK(has_line(&text, "vmexit_build_info{version=\"0.1\",kernel=\"6.1.0-test\"} 1"));
+	CHECK(!memmem(text.p, text.len, "_created", 8));
+	CHECK(!memmem(text.p, text.len, "# EOF", 5));
+	CHECK(!memmem(text.p, text.len, "# UNIT", 6));
+
+	CHECK(has_line(&om, "# TYPE vmexit_exits counter"));
+	CHECK(has_line(&om, "vmexit_exits_total{" L0 "} 5"));
+	CHECK(has_line(&om, "vmexit_exits_created{" L0 "} 1763884800.123"));
+	CHECK(has_line(&om, "# UNIT vmexit_exit_duration_seconds seconds"));
+	CHECK(has_line(&om, "vmexit_exit_duration_seconds_created{" L1 "} 1763884801.000"));
+	CHECK(has_line(&om, "vmexit_lost_exits_created{cause=\"cells_full\"} 1763884799.000"));
+	CHECK(has_line(&om, "# TYPE vmexit_build_info gauge"));
+	CHECK(has_line(&om, "vmexit_build_info{version=\"0.1\",kernel=\"6.1.0-test\"} 1"));
+	CHECK(om.len > 6 && !memcmp(om.p + om.len - 6, "# EOF\n", 6));
+
+	/* No in-flight data: the families are left out, not exported empty by mistake. */
+	in.inflight = NULL;
+	expo_buf_free(&text);
+	CHECK(!expo_render(&in, EXPO_TEXT, &text));
+	CHECK(!memmem(text.p, text.len, "in_flight", 9));
+
+	if (argc > 1) {
+		char path[4096];
+		FILE *f;
+
+		in.inflight = &stuck;
+		expo_buf_free(&text);
+		CHECK(!expo_render(&in, EXPO_TEXT, &text));
+		snprintf(path, sizeof(path), "%s/text.prom", argv[1]);
+		f = fopen(path, "w");
+		CHECK(f && fwrite(text.p, 1, text.len, f) == text.len && !fclose(f));
+		snprintf(path, sizeof(path), "%s/openmetrics.prom", argv[1]);
+		f = fopen(path, "w");
+		CHECK(f && fwrite(om.p, 1, om.len, f) == om.len && !fclose(f));
+	}
+	expo_buf_free(&text);
+	expo_buf_free(&om);
+	CHECK_DONE("test_prom_exposition");
+}
