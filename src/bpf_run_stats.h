@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The kernel's accounting of vmexit's own BPF programs: run time and run count per program
+ * (bpf_prog_info), which the kernel only keeps while run-time statistics are enabled.
+ */
+#ifndef VMEXIT_BPF_RUN_STATS_H
+#define VMEXIT_BPF_RUN_STATS_H
+
+#include "prom_exposition.h"
+
+struct bpf_object;
+
+/*
+ * Turns run-time statistics on for as long as the returned fd stays open (BPF_ENABLE_STATS,
+ * Linux 5.8), or finds them on already (sysctl kernel.bpf_stats_enabled). The fd, 0 when the
+ * sysctl has them on, or -errno (-EPERM without CAP_SYS_ADMIN).
+ */
+int bpf_run_stats_enable(void);
+
+/* Up to max loaded programs of obj, their names and fds, for bpf_run_stats_read(). */
+int bpf_run_stats_progs(struct bpf_object *obj, struct expo_prog *progs, int *fds, int max);
+/* Refreshes run_ns/run_cnt of each program from the kernel; 0 or -errno. */
+int bpf_run_stats_read(struct expo_prog *progs, const int *fds, int nr);
+
+#endif /* VMEXIT_BPF_RUN_STATS_H */

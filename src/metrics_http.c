@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * HTTP for the exporter, on libmicrohttpd: it parses requests, bounds connections and their
+ * memory, and times out idle clients. We own the listening socket so that a bad --listen or a
+ * busy port gets an error naming it, and the thread that serves so that renders never overlap.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "metrics_http.h"
+
+const struct http_limits http_default_limits = {
+	/* Room for a few hundred clients (Prometheus keeps one connection per server). */
+	.connections = 512,
+	/* Request line and headers live in this pool: larger requests get a 431. */
+	.conn_memory = 32 * 1024,
+	.idle_timeout_s = 10,
+	.inflight_bytes = 64 << 20,
+};
+
+struct http_server {
+	struct MHD_Daemon *d;
+	http_render_fn fn;
+	void *ctx;
+	struct http_limits lim;
+	size_t inflight;		/* bytes of /metrics responses not yet sent */
+	size_t size_hint;		/* the last rendering's size */
+	bool verbose;
+};
+
+static void addr_str(const struct sockaddr *sa, char *out, size_t len)
+{
+	char host[INET6_ADDRSTRLEN] = "?";
+
+	if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *a = (const void *)sa;
+
+		inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
+		snprintf(out, len, "[%s]:%u", host, ntohs(a->sin6_port));
+	} else {
+		const struct sockaddr_in *a = (const void *)sa;
+
+		inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
+		snprintf(out, len, "%s:%u", host, ntohs(a->sin_port));
+	}
+}
+
+/* A listening TCP socket on sa, or -errno. dual: an IPv6 wildcard that takes IPv4 as well. */
+static int bind_listen(const struct sockaddr *sa, socklen_t len, bool dual)
+{
+	int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1, v6only = !dual;
+	int err;
+
+	if (fd < 0)
+		return -errno;
+	/* A restart right after a stop must not wait for TIME_WAIT; two listeners still clash. */
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (sa->sa_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof(v6only));
+	if (bind(fd, sa, len) || listen(fd, 128)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+static const char *bind_hint(int err)
+{
+	switch (err) {
+	case EADDRINUSE:
+		return " (is another exporter on that port? choose one with --listen)";
+	case EADDRNOTAVAIL:
+		return " (not an address of this host)";
+	case EACCES:
+		return " (ports below 1024 need CAP_NET_BIND_SERVICE)";
+	default:
+		return "";
+	}
+}
+
+static int parse_port(const char *s, char *err, size_t errlen, const char *spec)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (!*s || *end || errno || v < 0 || v > 65535 || *s == '-' || *s == '+') {
+		snprintf(err, errlen, "--listen '%s': the port must be a number from 0 to 65535 "
+			 "(e.g. --listen localhost:9477, --listen :9477, --listen [::1]:9477)", spec);
+		return -1;
+	}
+	return (int)v;
+}
+
+int http_listen(const char *spec, char *where, size_t wherelen, char *err, size_t errlen)
+{
+	char host[256];
+	const char *colon, *port_s;
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV };
+	struct addrinfo *res = NULL, *ai;
+	struct sockaddr_storage ss;
+	socklen_t sslen = sizeof(ss);
+	int fd = -1, first_err = 0, rc;
+
+	if (spec[0] == '[') {
+		const char *close = strchr(spec, ']');
+
+		if (!close || close[1] != ':' || (size_t)(close - spec - 1) >= sizeof(host)) {
+			snprintf(err, errlen, "--listen '%s': expected [IPV6]:PORT, e.g. [::1]:9477",
+				 spec);
+			return -EINVAL;
+		}
+		snprintf(host, sizeof(host), "%.*s", (int)(close - spec - 1), spec + 1);
+		port_s = close + 2;
+		hints.ai_family = AF_INET6;
+		hints.ai_flags |= AI_NUMERICHOST;
+	} else {
+		colon = strrchr(spec, ':');
+		if (!colon) {
+			snprintf(err, errlen, "--listen '%s': expected [ADDR]:PORT, e.g. "
+				 "localhost:9477 or :9477 for every address", spec);
+			return -EINVAL;
+		}
+		if (memchr(spec, ':', colon - spec)) {
+			snprintf(err, errlen, "--listen '%s': an IPv6 address goes in brackets, "
+				 "e.g. [::1]:9477", spec);
+			return -EINVAL;
+		}
+		if ((size_t)(colon - spec) >= sizeof(host)) {
+			snprintf(err, errlen, "--listen '%s': host name too long", spec);
+			return -EINVAL;
+		}
+		snprintf(host, sizeof(host), "%.*s", (int)(colon - spec), spec);
+		port_s = colon + 1;
+	}
+	rc = parse_port(port_s, err, errlen, spec);
+	if (rc < 0)
+		return -EINVAL;
+
+	if (!host[0]) {
+		/* Every address: IPv6 and IPv4 on one socket, or IPv4 where IPv6 is off. */
+		struct sockaddr_in6 a6 = { .sin6_family = AF_INET6, .sin6_port = htons(rc),
+					   .sin6_addr = IN6ADDR_ANY_INIT };
+		struct sockaddr_in a4 = { .sin_family = AF_INET, .sin_port = htons(rc),
+					  .sin_addr.s_addr = htonl(INADDR_ANY) };
+
+		fd = bind_listen((struct sockaddr *)&a6, sizeof(a6), true);
+		if (fd == -EAFNOSUPPORT)
+			fd = bind_listen((struct sockaddr *)&a4, sizeof(a4), false);
+		first_err = fd < 0 ? -fd : 0;
+	} else {
+		rc = getaddrinfo(host, port_s, &hints, &res);
+		if (rc) {
+			snprintf(err, errlen, "--listen '%s': cannot resolve '%s': %s", spec, host,
+				 gai_strerror(rc));
+			return -1;
+		}
+		/* Every address the name has, in the resolver's order, until one binds. */
+		for (ai = res; ai && fd < 0; ai = ai->ai_next) {
+			fd = bind_listen(ai->ai_addr, ai->ai_addrlen, false);
+			if (fd < 0 && !first_err)
+				first_err = -fd;
+		}
+		freeaddrinfo(res);
+	}
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot listen on %s: %s%s", spec, strerror(first_err),
+			 bind_hint(first_err));
+		return -1;
+	}
+	if (getsockname(fd, (struct sockaddr *)&ss, &sslen) == 0)
+		addr_str((struct sockaddr *)&ss, where, wherelen);
+	else
+		snprintf(where, wherelen, "%s", spec);
+	return fd;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned int status, const char *type,
+			     const char *body)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	r = MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_PERSISTENT);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	if (status == MHD_HTTP_SERVICE_UNAVAILABLE)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+struct body {
+	struct http_server *srv;
+	char *p;
+	size_t len;
+};
+
+/* Called by the server thread once the response is sent or its connection gone. */
+static void body_free(void *cls)
+{
+	struct body *b = cls;
+
+	b->srv->inflight -= b->len;
+	free(b->p);
+	free(b);
+}
+
+static enum MHD_Result metrics(struct http_server *srv, struct MHD_Connection *c)
+{
+	const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+							 MHD_HTTP_HEADER_ACCEPT);
+	enum expo_format fmt = expo_negotiate(accept);
+	struct expo_buf out = {};
+	struct MHD_Response *r;
+	struct body *b;
+	enum MHD_Result ret;
+	int err;
+
+	/* Slow readers hold their responses: past the budget, new scrapes wait their turn. */
+	if (srv->inflight > srv->lim.inflight_bytes)
+		return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain; charset=utf-8",
+			     "503 too many scrapes in progress, retry\n");
+	/* Pre-sized from the last scrape: no doubling copies of a large exposition. */
+	if (srv->size_hint) {
+		out.cap = srv->size_hint + srv->size_hint / 8;
+		out.p = malloc(out.cap);
+		if (!out.p)
+			out.cap = 0;
+	}
+	err = srv->fn(srv->ctx, fmt, &out);
+	b = err ? NULL : malloc(sizeof(*b));
+	if (!b) {
+		expo_buf_free(&out);
+		fprintf(stderr, "vmexit serve: cannot render the metrics: %s\n",
+			strerror(err ? -err : ENOMEM));
+		return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8",
+			     "500 cannot render the metrics (see vmexit's log)\n");
+	}
+	srv->size_hint = out.len;
+	*b = (struct body){ srv, out.p, out.len };
+	r = MHD_create_response_from_buffer_with_free_callback_cls(out.len, out.p, body_free, b);
+	if (!r) {
+		free(out.p);
+		free(b);
+		return MHD_NO;
+	}
+	srv->inflight += out.len;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, expo_content_type(fmt));
+	MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT);
+	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static const char index_page[] =
+	"<!DOCTYPE html>\n<html><head><title>vmexit</title></head><body>\n"
+	"<h1>vmexit</h1>\n<p>Why and for how long KVM guests leave guest mode.</p>\n"
+	"<p><a href=\"/metrics\">Metrics</a></p>\n</body></html>\n";
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+				  const char *method, const char *version, const char *upload,
+				  size_t *upload_size, void **req)
+{
+	(void)version;
+	(void)upload;
+	(void)upload_size;
+	(void)req;
+	/* Answered on the first call, before any body: a body is never read. */
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
+			     "405 method not allowed: GET /metrics\n");
+	if (!strcmp(url, "/metrics"))
+		return metrics(cls, c);
+	if (!strcmp(url, "/"))
+		return reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", index_page);
+	return reply(c, MHD_HTTP_NOT_FOUND, "text/plain; charset=utf-8",
+		     "404 not found: the metrics are at /metrics\n");
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	(void)cls;
+	fputs("vmexit serve: http: ", stderr);
+	vfprintf(stderr, fmt, ap);
+}
+
+struct http_server *http_server_start(int fd, const struct http_limits *lim, http_render_fn fn,
+				      void *ctx, bool verbose, char *err, size_t errlen)
+{
+	struct http_server *srv = calloc(1, sizeof(*srv));
+	sigset_t block, old;
+
+	if (!srv) {
+		close(fd);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	srv->fn = fn;
+	srv->ctx = ctx;
+	srv->lim = *lim;
+	srv->verbose = verbose;
+	/* The server thread inherits this mask: signals go to the main thread, which acts. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigaddset(&block, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	srv->d = MHD_start_daemon(
+		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | (verbose ? MHD_USE_ERROR_LOG : 0),
+		0, NULL, NULL, on_request, srv, MHD_OPTION_LISTEN_SOCKET, fd,
+		MHD_OPTION_CONNECTION_LIMIT, lim->connections, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+		lim->conn_memory, MHD_OPTION_CONNECTION_TIMEOUT, lim->idle_timeout_s,
+		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!srv->d) {
+		close(fd);
+		free(srv);
+		snprintf(err, errlen, "cannot start the HTTP server (libmicrohttpd)");
+		return NULL;
+	}
+	return srv;
+}
+
+void http_server_stop(struct http_server *srv)
+{
+	if (!srv)
+		return;
+	MHD_stop_daemon(srv->d);	/* closes the listening socket too */
+	free(srv);
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The guests (VMM processes) an exporter has shown: when their series started counting, and
+ * whether the process still runs. A guest's series stay exported for --keep after its process
+ * exits, so that the last scrape still sees its final counts, then go.
+ */
+#ifndef VMEXIT_SERVE_GUESTS_H
+#define VMEXIT_SERVE_GUESTS_H
+
+#include <stdbool.h>
+#include "tracker.h"
+
+struct serve_guest {
+	__u32 tgid;
+	__u64 start_ticks;	/* the process's start (/proc/PID/stat): tells a reused pid */
+	__u64 created_ms;	/* Unix ms: the later of the process's and vmexit's start */
+	__u64 ended_ms;		/* Unix ms when the process was found gone; 0 while it runs */
+};
+
+struct serve_guests {
+	struct serve_guest *v;	/* sorted by tgid */
+	__u32 nr;
+	__u32 cap;
+	__u64 start_ms;		/* vmexit's start */
+	__u64 keep_ms;
+	/* Is tgid, started at start_ticks, still running? Its start in *ticks, *ms; tests
+	 * replace it, NULL reads /proc. */
+	bool (*alive)(void *ctx, __u32 tgid, __u64 *ticks, __u64 *ms);
+	void *ctx;
+};
+
+/* Adds the guests of rows not known yet; 0 or -ENOMEM. */
+int serve_guests_learn(struct serve_guests *g, const struct row_table *rows, __u64 now_ms);
+/* Marks the guests whose process has exited (or whose pid now names another process). */
+void serve_guests_check(struct serve_guests *g, __u64 now_ms);
+const struct serve_guest *serve_guests_find(const struct serve_guests *g, __u32 tgid);
+/* Whether a guest's series are exported at now_ms. */
+bool serve_guest_exported(const struct serve_guests *g, const struct serve_guest *x,
+			  __u64 now_ms);
+/* Guests whose process runs. */
+__u32 serve_guests_running(const struct serve_guests *g);
+void serve_guests_free(struct serve_guests *g);
+
+#endif /* VMEXIT_SERVE_GUESTS_H */
