@@ -66,49 +66,22 @@ static bool alive(struct serve_guests *g, __u32 tgid, __u64 *ticks, __u64 *ms)
 	return (g->alive ? g->alive : proc_alive)(g->ctx, tgid, ticks, ms);
 }
 
-static __u32 lower_bound(const struct serve_guests *g, __u32 tgid)
-{
-	__u32 lo = 0, hi = g->nr;
-
-	while (lo < hi) {
-		__u32 mid = lo + (hi - lo) / 2;
-
-		if (g->v[mid].tgid < tgid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 const struct serve_guest *serve_guests_find(const struct serve_guests *g, __u32 tgid)
 {
-	__u32 i = lower_bound(g, tgid);
-
-	return i < g->nr && g->v[i].tgid == tgid ? &g->v[i] : NULL;
+	return serve_guest_map_find(&g->map, &tgid);
 }
 
 static int add(struct serve_guests *g, __u32 tgid, __u64 now_ms)
 {
-	__u32 i = lower_bound(g, tgid);
 	struct serve_guest *x;
 	__u64 ticks = 0, ms = 0;
+	bool added;
 
-	if (i < g->nr && g->v[i].tgid == tgid)
+	x = serve_guest_map_get(&g->map, &tgid, &added);
+	if (!x)
+		return -ENOMEM;
+	if (!added)
 		return 0;
-	if (g->nr == g->cap) {
-		__u32 cap = g->cap ? g->cap * 2 : 32;
-		struct serve_guest *v = realloc(g->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		g->v = v;
-		g->cap = cap;
-	}
-	memmove(&g->v[i + 1], &g->v[i], (g->nr - i) * sizeof(*x));
-	g->nr++;
-	x = &g->v[i];
-	memset(x, 0, sizeof(*x));
 	x->tgid = tgid;
 	if (alive(g, tgid, &ticks, &ms)) {
 		x->start_ticks = ticks;
@@ -141,8 +114,10 @@ int serve_guests_learn(struct serve_guests *g, const struct row_table *rows, __u
 
 void serve_guests_check(struct serve_guests *g, __u64 now_ms)
 {
-	for (__u32 i = 0; i < g->nr; i++) {
-		struct serve_guest *x = &g->v[i];
+	struct serve_guest_map_slot *slot;
+
+	hashmap_for_each(slot, &g->map) {
+		struct serve_guest *x = &slot->val;
 		__u64 ticks, ms;
 
 		if (x->ended_ms)
@@ -160,16 +135,15 @@ bool serve_guest_exported(const struct serve_guests *g, const struct serve_guest
 
 __u32 serve_guests_running(const struct serve_guests *g)
 {
+	const struct serve_guest_map_slot *slot;
 	__u32 n = 0;
 
-	for (__u32 i = 0; i < g->nr; i++)
-		n += !g->v[i].ended_ms;
+	hashmap_for_each(slot, &g->map)
+		n += !slot->val.ended_ms;
 	return n;
 }
 
 void serve_guests_free(struct serve_guests *g)
 {
-	free(g->v);
-	g->v = NULL;
-	g->nr = g->cap = 0;
+	serve_guest_map_free(&g->map);
 }

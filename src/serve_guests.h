@@ -8,6 +8,7 @@
 #define VMEXIT_SERVE_GUESTS_H
 
 #include <stdbool.h>
+#include "hashmap.h"
 #include "tracker.h"
 
 struct serve_guest {
@@ -17,10 +18,10 @@ struct serve_guest {
 	__u64 ended_ms;		/* Unix ms when the process was found gone; 0 while it runs */
 };
 
+DEFINE_HASHMAP(serve_guest_map, __u32, struct serve_guest)
+
 struct serve_guests {
-	struct serve_guest *v;	/* sorted by tgid */
-	__u32 nr;
-	__u32 cap;
+	struct serve_guest_map map;	/* by tgid */
 	__u64 start_ms;		/* vmexit's start */
 	__u64 keep_ms;
 	/* Is tgid, started at start_ticks, still running? Its start in *ticks, *ms; tests

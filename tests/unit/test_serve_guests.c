@@ -37,7 +37,7 @@ int main(void)
 	add_row(&rt, 3, 6);
 	add_row(&rt, 5, 2);	/* gone before we looked */
 	CHECK(!serve_guests_learn(&g, &rt, 60000));
-	CHECK_EQ_U64(g.nr, 3);
+	CHECK_EQ_U64(g.map.nr, 3);
 	x = serve_guests_find(&g, 2);
 	CHECK(x && x->created_ms == 50000 && !x->ended_ms);
 	x = serve_guests_find(&g, 3);
@@ -66,7 +66,7 @@ int main(void)
 	CHECK_EQ_U64(serve_guests_running(&g), 0);
 	/* Learning again changes nothing known. */
 	CHECK(!serve_guests_learn(&g, &rt, 130000));
-	CHECK_EQ_U64(g.nr, 3);
+	CHECK_EQ_U64(g.map.nr, 3);
 	CHECK(serve_guests_find(&g, 3)->created_ms == 70000);
 
 	serve_guests_free(&g);
