@@ -1,22 +1,51 @@
 # SPDX-License-Identifier: GPL-2.0
 # vmexit: everything is built under $(OUTPUT). `make V=1` shows the full commands,
 # `make DEBUG=1` builds at -O0, `make SAN=1` adds ASan/UBSan to userspace code.
+# `make ARCH=arm64` cross-builds a static arm64 vmexit and guest under .output/arm64.
 
-OUTPUT ?= .output
+HOST_ARCH := $(shell uname -m | \
+	sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/ppc64le/powerpc/')
+ARCH ?= $(HOST_ARCH)
+# An ARCH in the environment (some build systems set one) must not make `make` a cross build.
+ifeq ($(origin ARCH),environment)
+ARCH := $(HOST_ARCH)
+endif
+
 CLANG ?= clang
 BPFTOOL ?= bpftool
-CC ?= gcc
 PKG_CONFIG ?= pkg-config
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/ppc64le/powerpc/')
+ifeq ($(ARCH),$(HOST_ARCH))
+OUTPUT ?= .output
+ifeq ($(origin CC),default)
+CC := gcc
+endif
+PKG_ENV :=
+PKG_STATIC :=
+else ifeq ($(ARCH),arm64)
+# Cross build: the target's libraries come from Debian's :arm64 -dev packages (make deps), and
+# the binaries are static so that a bare arm64 initramfs (tests/vm) or host runs them as they are.
+OUTPUT ?= .output/arm64
+CROSS_COMPILE ?= aarch64-linux-gnu-
+ifeq ($(origin CC),default)
+CC := $(CROSS_COMPILE)gcc
+endif
+PKG_CONFIG_LIBDIR ?= /usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig
+PKG_ENV := PKG_CONFIG_LIBDIR=$(PKG_CONFIG_LIBDIR)
+PKG_STATIC := --static
+LDFLAGS += -static
+else
+$(error ARCH=$(ARCH): cross builds are for arm64 only (native: $(HOST_ARCH)))
+endif
 
-LIBBPF_CFLAGS := $(shell $(PKG_CONFIG) --cflags libbpf 2>/dev/null)
-LIBBPF_LIBS := $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null || echo -lbpf)
-NCURSES_LIBS := $(shell $(PKG_CONFIG) --libs ncursesw 2>/dev/null || echo -lncursesw)
-MHD_CFLAGS := $(shell $(PKG_CONFIG) --cflags libmicrohttpd 2>/dev/null)
-MHD_LIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
+LIBBPF_CFLAGS := $(shell $(PKG_ENV) $(PKG_CONFIG) --cflags libbpf 2>/dev/null)
+PKG_LIBS = $(shell $(PKG_ENV) $(PKG_CONFIG) $(PKG_STATIC) --libs $(1) 2>/dev/null || echo $(2))
+LIBBPF_LIBS := $(call PKG_LIBS,libbpf,-lbpf)
+NCURSES_LIBS := $(call PKG_LIBS,ncursesw,-lncursesw)
+MHD_CFLAGS := $(shell $(PKG_ENV) $(PKG_CONFIG) --cflags libmicrohttpd 2>/dev/null)
+MHD_LIBS := $(call PKG_LIBS,libmicrohttpd,-lmicrohttpd)
 LIBS := $(LIBBPF_LIBS) -lelf -lz $(NCURSES_LIBS) $(MHD_LIBS) -lpthread -lm
 
 OPT := -O2
@@ -61,13 +90,20 @@ BENCH_SRCS := $(wildcard bench/bench_*.c)
 BENCH_BINS := $(patsubst bench/%.c,$(OUTPUT)/bench/%,$(BENCH_SRCS))
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
+# The bundled guest workloads are per ISA: x86 (tools/vmexit-guest.c) and arm64.
+ifeq ($(ARCH),arm64)
+TOOL_BINS := $(OUTPUT)/vmexit-guest-arm64
+else
 TOOL_BINS := $(OUTPUT)/vmexit-guest
+endif
 
 .PHONY: all clean install test tests unit-tests bench fuzz demo deps
 .DELETE_ON_ERROR:
 
 all: $(OUTPUT)/vmexit $(TOOL_BINS)
+ifeq ($(ARCH),$(HOST_ARCH))
 	$(Q)ln -sf $(OUTPUT)/vmexit vmexit
+endif
 
 $(OUTPUT) $(OUTPUT)/src $(OUTPUT)/tests $(OUTPUT)/bench $(OUTPUT)/fuzz:
 	$(Q)mkdir -p $@
@@ -95,6 +131,11 @@ $(OUTPUT)/vmexit: $(OUTPUT)/src/main.o $(LIB)
 
 # The bundled guest workload is static so the nested test bed can run it as is.
 $(OUTPUT)/vmexit-guest: tools/vmexit-guest.c | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP -Iinclude -static -pthread \
+		$< -o $@
+
+$(OUTPUT)/vmexit-guest-arm64: tools/vmexit-guest-arm64.c | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP -Iinclude -static -pthread \
 		$< -o $@

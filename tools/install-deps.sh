@@ -6,7 +6,11 @@ pkgs=(make gcc libc6-dev clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev lib
       pkg-config libncurses-dev linux-perf python3 jq qemu-system-x86 busybox-static cpio
       xz-utils kmod libclang-rt-14-dev tmux util-linux zstd
       bochs bochsbios vgabios bochs-term isolinux syslinux-common xorriso
-      libmicrohttpd-dev prometheus python3-prometheus-client curl)
+      libmicrohttpd-dev prometheus python3-prometheus-client curl
+      # make ARCH=arm64 (a static cross build) and the arm64 bed (tests/vm)
+      gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm
+      libbpf-dev:arm64 libelf-dev:arm64 zlib1g-dev:arm64 libzstd-dev:arm64 libncurses-dev:arm64
+      libmicrohttpd-dev:arm64)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
@@ -18,5 +22,9 @@ if [ "$(id -u)" != 0 ]; then
 fi
 echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+# The :arm64 packages need the architecture in dpkg (and in apt's lists: the update below).
+if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+	dpkg --add-architecture arm64
+fi
 apt-get update -q -o DPkg::Lock::Timeout=600 >/dev/null
 apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=600 "${missing[@]}" >/dev/null

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The few kernel types vmexit's BPF programs use, kept by hand. A distro vmlinux.h does not
- * have the kvm tracepoint records (they live in the kvm module's BTF), and CO-RE only needs
+ * The few kernel types vmexit's BPF programs use, kept by hand, for x86 and arm64 alike. A distro
+ * vmlinux.h does not have the kvm tracepoint records (they live in the kvm module's BTF, or in
+ * vmlinux's where KVM is built in, as on Debian's arm64 kernels), and CO-RE only needs
  * the fields we touch: libbpf relocates every access below against the running kernel's
  * vmlinux and module BTF, so field order and offsets here do not matter.
  */

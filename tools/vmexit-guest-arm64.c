@@ -1,0 +1,605 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vmexit-guest-arm64: the arm64 twin of vmexit-guest, a tiny VMM whose guests leave guest mode
+ * an exactly known number of times, so that tests can compare what vmexit saw with the truth.
+ *
+ * Usage:
+ *   vmexit-guest-arm64 [--vcpus N] [--mmio N] [--hvc N] [--wfi N] [--sysreg N] [--name NAME]
+ *                      [--json]
+ *
+ * One VM per process, as with QEMU: the process re-execs itself (same pid) with
+ * "-name guest=NAME,debug-threads=on" first on its command line, so tools that name VMs from
+ * /proc/PID/cmdline see what they would see with QEMU, and every vCPU is a thread named
+ * "CPU <i>/KVM". No in-kernel interrupt controller: the guest never takes an interrupt.
+ *
+ * Every vCPU runs at EL1 with the MMU off from one 64 KiB memslot, its counts in x19-x22 (set
+ * by the VMM, so the guest never touches RAM with data accesses), and does, in this order:
+ *   --mmio N    strb to GPA 0x10000000 (no memslot)  kvm_exit DABT_LOW  -> KVM_EXIT_MMIO
+ *   --hvc N     hvc #0, x0 = PSCI_VERSION             kvm_exit HVC64     (PSCI, in the kernel)
+ *   --wfi N     wfi                                   kvm_exit WFx       (blocks; see below)
+ *   --sysreg N  mrs ID_AA64PFR0_EL1 (HCR_EL2.TID3)    kvm_exit SYS64     (emulated in the kernel)
+ * then one strb to the done address 0x10000008 (one more DABT_LOW and KVM_EXIT_MMIO), after which
+ * the VMM stops running it. Without any kind option the mix is --mmio 1000.
+ *
+ * Exact counts per vCPU:
+ *   kvm_exit DABT_LOW = mmio + 1   HVC64 = hvc   WFx = wfi   SYS64 = sysreg
+ *   kvm_userspace_exit = KVM_RUN calls = "runs"; by reason MMIO = mmio + 1, INTR = "exits.INTR"
+ * plus, not exact, IABT_LOW for the first fetch from the code page (once per VM, or once per
+ * vCPU when they race for it) and IRQ for host interrupts.
+ *
+ * WFI: with nothing pending KVM blocks the vCPU thread in the kernel until something wakes it.
+ * With no in-kernel GIC the guest's timer cannot (Linux 6.1 wakes such a vCPU for a signal, an
+ * interrupt line raised by KVM_IRQ_LINE, or WFIT only), and a pending interrupt would turn WFI
+ * into a no-op that does not trap at all (QEMU, and allowed by the architecture). So while the
+ * guest has WFIs to do, a per-thread timer sends its vCPU thread SIGUSR1 every millisecond: the
+ * blocked WFI ends and KVM_RUN returns EINTR (KVM_EXIT_INTR). A signal that lands while the
+ * guest runs elsewhere costs an IRQ exit and an EINTR too. Every KVM_RUN result, EINTR
+ * included, is tallied, and the VMM fails (exit 1) on any exit it did not ask for.
+ *
+ * Output: one summary line per VM on stderr; with --json one line on stdout:
+ *   {"pid":P,"name":"NAME","mix":{"mmio":n,"hvc":n,"wfi":n,"sysreg":n},
+ *    "vcpus":[{"vcpu":0,"tid":T,"runs":N,"ns":D,"exits":{"MMIO":n,"INTR":n}}]}
+ * "exits" counts KVM_RUN results by run->exit_reason (what kvm:kvm_userspace_exit records),
+ * EINTR returns included; "ns" is the wall time of the vCPU's run.
+ *
+ * Exit status: 0 success, 1 any KVM/system failure, 2 bad arguments.
+ */
+#ifndef __aarch64__
+#error "vmexit-guest-arm64 runs arm64 guests: build it with make ARCH=arm64"
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/kvm.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PROG		"vmexit-guest-arm64"
+
+#define RAM_GPA		0x40000000ull
+#define RAM_SIZE	0x10000ull
+#define MMIO_GPA	0x10000000ull
+#define DONE_GPA	(MMIO_GPA + 8)
+
+#define MAX_VCPUS	64
+#define MAX_NAME	64
+#define MAX_COUNT	1000000000ull
+#define NR_EXIT_NAMES	40
+#define WFI_KICK_NS	1000000
+
+enum kind { K_MMIO, K_HVC, K_WFI, K_SYSREG, NR_KINDS };
+
+static const char *const kind_opt[NR_KINDS] = { "mmio", "hvc", "wfi", "sysreg" };
+
+/*
+ * The guest. x19-x22 hold the four counts, x23 the MMIO base; hvc may clobber x0-x17 (SMCCC),
+ * so nothing the loops need lives there. Each loop is skipped when its count is 0.
+ */
+extern const uint32_t guest_code[], guest_code_end[];
+__asm__(".pushsection .rodata\n"
+	".balign 4\n"
+	/* global: a local label would leave the C references to unrelocated GOT slots */
+	".global guest_code, guest_code_end\n"
+	"guest_code:\n"
+	"	cbz	x19, 2f\n"
+	"1:	strb	w0, [x23]\n"			/* MMIO store: stage-2 data abort */
+	"	subs	x19, x19, #1\n"
+	"	b.ne	1b\n"
+	"2:	cbz	x20, 4f\n"
+	"3:	movz	x0, #0x8400, lsl #16\n"		/* PSCI_VERSION, 0x84000000 */
+	"	hvc	#0\n"
+	"	subs	x20, x20, #1\n"
+	"	b.ne	3b\n"
+	"4:	cbz	x21, 6f\n"
+	"5:	wfi\n"
+	"	subs	x21, x21, #1\n"
+	"	b.ne	5b\n"
+	"6:	cbz	x22, 8f\n"
+	"7:	mrs	x0, id_aa64pfr0_el1\n"		/* an ID register: traps with TID3 */
+	"	subs	x22, x22, #1\n"
+	"	b.ne	7b\n"
+	"8:	strb	w0, [x23, #8]\n"		/* done */
+	"9:	b	9b\n"
+	"guest_code_end:\n"
+	".popsection\n");
+
+struct opts {
+	unsigned long vcpus;
+	uint64_t count[NR_KINDS];
+	const char *name;
+	const char *vm_name;	/* from "-name guest=...": this process is the VM */
+	bool json;
+};
+
+struct vcpu {
+	const struct opts *o;
+	int index;
+	int fd;
+	struct kvm_run *run;
+	pthread_t thread;
+	pid_t tid;
+	uint64_t runs;
+	uint64_t exits[NR_EXIT_NAMES + 1];	/* last slot: reasons beyond the table */
+	uint64_t ns;
+	bool failed;
+};
+
+static const char *const exit_names[NR_EXIT_NAMES] = {
+	[KVM_EXIT_UNKNOWN] = "UNKNOWN",
+	[KVM_EXIT_EXCEPTION] = "EXCEPTION",
+	[KVM_EXIT_HYPERCALL] = "HYPERCALL",
+	[KVM_EXIT_DEBUG] = "DEBUG",
+	[KVM_EXIT_MMIO] = "MMIO",
+	[KVM_EXIT_SHUTDOWN] = "SHUTDOWN",
+	[KVM_EXIT_FAIL_ENTRY] = "FAIL_ENTRY",
+	[KVM_EXIT_INTR] = "INTR",
+	[KVM_EXIT_INTERNAL_ERROR] = "INTERNAL_ERROR",
+	[KVM_EXIT_SYSTEM_EVENT] = "SYSTEM_EVENT",
+	[KVM_EXIT_ARM_NISV] = "ARM_NISV",
+};
+
+static void __attribute__((format(printf, 1, 2))) errmsg(const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	int n;
+
+	/* One write per message: vCPU threads share stderr. */
+	n = snprintf(line, sizeof(line), PROG ": ");
+	va_start(ap, fmt);
+	n += vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+	va_end(ap);
+	if (n >= (int)sizeof(line) - 1)
+		n = sizeof(line) - 2;
+	line[n++] = '\n';
+	if (write(STDERR_FILENO, line, n) < 0)
+		return;
+}
+
+static void __attribute__((noreturn, format(printf, 1, 2))) usage_error(const char *fmt, ...)
+{
+	char line[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	errmsg("%s", line);
+	exit(2);
+}
+
+static const char *exit_name(uint32_t reason, char *buf, size_t len)
+{
+	if (reason < NR_EXIT_NAMES && exit_names[reason])
+		return exit_names[reason];
+	snprintf(buf, len, "EXIT_%" PRIu32, reason);
+	return buf;
+}
+
+/* ------------------------------------------------------------------ vCPUs */
+
+#define CORE_REG(field) (KVM_REG_ARM64 | KVM_REG_SIZE_U64 | KVM_REG_ARM_CORE | \
+			 (offsetof(struct kvm_regs, field) / sizeof(uint32_t)))
+
+static int set_reg(struct vcpu *v, uint64_t id, uint64_t val)
+{
+	struct kvm_one_reg reg = { .id = id, .addr = (uint64_t)(uintptr_t)&val };
+
+	if (ioctl(v->fd, KVM_SET_ONE_REG, &reg) < 0) {
+		errmsg("vCPU %d: KVM_SET_ONE_REG: %s", v->index, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int setup_vcpu(int vm_fd, const struct kvm_vcpu_init *init, struct vcpu *v,
+		      size_t run_size)
+{
+	v->fd = ioctl(vm_fd, KVM_CREATE_VCPU, v->index);
+	if (v->fd < 0) {
+		errmsg("KVM_CREATE_VCPU %d: %s", v->index, strerror(errno));
+		return -1;
+	}
+	if (ioctl(v->fd, KVM_ARM_VCPU_INIT, init) < 0) {
+		errmsg("vCPU %d: KVM_ARM_VCPU_INIT: %s", v->index, strerror(errno));
+		return -1;
+	}
+	v->run = mmap(NULL, run_size, PROT_READ | PROT_WRITE, MAP_SHARED, v->fd, 0);
+	if (v->run == MAP_FAILED) {
+		v->run = NULL;
+		errmsg("vCPU %d: mmap kvm_run: %s", v->index, strerror(errno));
+		return -1;
+	}
+	if (set_reg(v, CORE_REG(regs.pc), RAM_GPA) || set_reg(v, CORE_REG(regs.regs[23]), MMIO_GPA))
+		return -1;
+	for (int k = 0; k < NR_KINDS; k++) {
+		if (set_reg(v, CORE_REG(regs.regs[19 + k]), v->o->count[k]))
+			return -1;
+	}
+	return 0;
+}
+
+static void on_kick(int sig)
+{
+	(void)sig;	/* only there to make a blocked KVM_RUN return EINTR */
+}
+
+/* The WFI waker: SIGUSR1 to this thread every WFI_KICK_NS. */
+static int start_kicks(struct vcpu *v, timer_t *t)
+{
+	struct sigevent sev = { .sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIGUSR1 };
+	struct itimerspec its = { .it_value.tv_nsec = WFI_KICK_NS,
+				  .it_interval.tv_nsec = WFI_KICK_NS };
+
+	/* glibc 2.36 has no sigev_notify_thread_id macro (2.41 adds it) */
+	sev._sigev_un._tid = v->tid;
+	if (timer_create(CLOCK_MONOTONIC, &sev, t) < 0 || timer_settime(*t, 0, &its, NULL) < 0) {
+		errmsg("vCPU %d: cannot start the WFI timer: %s", v->index, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static uint64_t ns_between(const struct timespec *a, const struct timespec *b)
+{
+	return (uint64_t)(b->tv_sec - a->tv_sec) * 1000000000ull + b->tv_nsec - a->tv_nsec;
+}
+
+static void *vcpu_thread(void *arg)
+{
+	struct vcpu *v = arg;
+	struct kvm_run *r = v->run;
+	uint64_t mmio = 0;
+	struct timespec t0, t1;
+	timer_t kick;
+	bool kicking = false;
+	char tname[16], buf[32];
+
+	v->tid = (pid_t)syscall(SYS_gettid);
+	/* QEMU's vCPU thread name with debug-threads=on; tracers map it to a vCPU index. */
+	snprintf(tname, sizeof(tname), "CPU %d/KVM", v->index);
+	pthread_setname_np(pthread_self(), tname);
+	if (v->o->count[K_WFI]) {
+		if (start_kicks(v, &kick))
+			goto fail;
+		kicking = true;
+	}
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		int rc = ioctl(v->fd, KVM_RUN, 0);
+
+		if (rc < 0 && errno != EINTR) {
+			errmsg("vCPU %d: KVM_RUN: %s", v->index, strerror(errno));
+			goto fail;
+		}
+		v->runs++;
+		v->exits[r->exit_reason < NR_EXIT_NAMES ? r->exit_reason : NR_EXIT_NAMES]++;
+		if (rc < 0)
+			continue;
+		if (r->exit_reason == KVM_EXIT_MMIO && r->mmio.is_write && r->mmio.len == 1 &&
+		    r->mmio.phys_addr == MMIO_GPA) {
+			mmio++;
+		} else if (r->exit_reason == KVM_EXIT_MMIO && r->mmio.is_write &&
+			   r->mmio.len == 1 && r->mmio.phys_addr == DONE_GPA) {
+			if (mmio != v->o->count[K_MMIO]) {
+				errmsg("vCPU %d: %" PRIu64 " MMIO exits, expected %" PRIu64,
+				       v->index, mmio, v->o->count[K_MMIO]);
+				goto fail;
+			}
+			break;
+		} else {
+			errmsg("vCPU %d: unexpected exit %s (%u)%s", v->index,
+			       exit_name(r->exit_reason, buf, sizeof(buf)), r->exit_reason,
+			       r->exit_reason == KVM_EXIT_MMIO ? " at another address" : "");
+			goto fail;
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	v->ns = ns_between(&t0, &t1);
+	if (kicking)
+		timer_delete(kick);
+	return NULL;
+fail:
+	if (kicking)
+		timer_delete(kick);
+	v->failed = true;
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ output */
+
+static void print_json(const struct opts *o, const struct vcpu *vcpus)
+{
+	char *line = NULL, buf[32];
+	size_t len = 0;
+	FILE *f = open_memstream(&line, &len);
+
+	if (!f) {
+		errmsg("out of memory");
+		return;
+	}
+	/* NAME is restricted to [A-Za-z0-9._-] by the argument parser: no escaping needed. */
+	fprintf(f, "{\"pid\":%d,\"name\":\"%s\",\"mix\":{", (int)getpid(), o->vm_name);
+	for (int k = 0; k < NR_KINDS; k++)
+		fprintf(f, "%s\"%s\":%" PRIu64, k ? "," : "", kind_opt[k], o->count[k]);
+	fprintf(f, "},\"vcpus\":[");
+	for (unsigned long i = 0; i < o->vcpus; i++) {
+		const struct vcpu *v = &vcpus[i];
+		const char *sep = "";
+
+		fprintf(f, "%s{\"vcpu\":%d,\"tid\":%d,\"runs\":%" PRIu64 ",\"ns\":%" PRIu64
+			",\"exits\":{", i ? "," : "", v->index, (int)v->tid, v->runs, v->ns);
+		for (uint32_t r = 0; r <= NR_EXIT_NAMES; r++) {
+			/* MMIO and INTR always, so a reader need not default them. */
+			if (!v->exits[r] && r != KVM_EXIT_MMIO && r != KVM_EXIT_INTR)
+				continue;
+			fprintf(f, "%s\"%s\":%" PRIu64, sep,
+				r == NR_EXIT_NAMES ? "OTHER" : exit_name(r, buf, sizeof(buf)),
+				v->exits[r]);
+			sep = ",";
+		}
+		fprintf(f, "}}");
+	}
+	fprintf(f, "]}\n");
+	if (fclose(f)) {
+		errmsg("out of memory");
+		free(line);
+		return;
+	}
+	/* One write, so that the lines of concurrent VM processes do not interleave. */
+	for (size_t off = 0; off < len;) {
+		ssize_t n = write(STDOUT_FILENO, line + off, len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			errmsg("cannot write the --json line: %s", n < 0 ? strerror(errno) : "short");
+			break;
+		}
+		off += n;
+	}
+	free(line);
+}
+
+/* ------------------------------------------------------------------ the VM */
+
+static int run_vm(const struct opts *o)
+{
+	struct vcpu vcpus[MAX_VCPUS] = { 0 };
+	struct kvm_vcpu_init init = { 0 };
+	struct sigaction sa = { .sa_handler = on_kick };
+	unsigned long started = 0;
+	int kvm_fd, vm_fd, mmap_size, rc = 0;
+	uint64_t runs = 0, mmio = 0, intr = 0, ns = 0;
+	void *mem;
+
+	/* Re-exec'd through /proc/self/exe, the main thread would otherwise be named "exe". */
+	pthread_setname_np(pthread_self(), PROG);
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, NULL);
+	kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	if (kvm_fd < 0) {
+		errmsg("/dev/kvm: %s (is KVM enabled and are you allowed to use it?)",
+		       strerror(errno));
+		return 1;
+	}
+	vm_fd = ioctl(kvm_fd, KVM_CREATE_VM, 0);
+	if (vm_fd < 0) {
+		errmsg("KVM_CREATE_VM: %s", strerror(errno));
+		return 1;
+	}
+	mmap_size = ioctl(kvm_fd, KVM_GET_VCPU_MMAP_SIZE, 0);
+	if (mmap_size < (int)sizeof(struct kvm_run)) {
+		errmsg("KVM_GET_VCPU_MMAP_SIZE: %s", strerror(errno));
+		return 1;
+	}
+	mem = mmap(NULL, RAM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED) {
+		errmsg("mmap guest RAM: %s", strerror(errno));
+		return 1;
+	}
+	memcpy(mem, guest_code, (const char *)guest_code_end - (const char *)guest_code);
+	struct kvm_userspace_memory_region region = {
+		.slot = 0, .guest_phys_addr = RAM_GPA, .memory_size = RAM_SIZE,
+		.userspace_addr = (uint64_t)(uintptr_t)mem,
+	};
+	if (ioctl(vm_fd, KVM_SET_USER_MEMORY_REGION, &region) < 0) {
+		errmsg("KVM_SET_USER_MEMORY_REGION: %s", strerror(errno));
+		return 1;
+	}
+	if (ioctl(vm_fd, KVM_ARM_PREFERRED_TARGET, &init) < 0) {
+		errmsg("KVM_ARM_PREFERRED_TARGET: %s", strerror(errno));
+		return 1;
+	}
+	/* PSCI 0.2 or later, so that PSCI_VERSION is a valid call. */
+	init.features[0] |= 1u << KVM_ARM_VCPU_PSCI_0_2;
+	for (unsigned long i = 0; i < o->vcpus; i++) {
+		vcpus[i].o = o;
+		vcpus[i].index = (int)i;
+		if (setup_vcpu(vm_fd, &init, &vcpus[i], mmap_size))
+			return 1;
+	}
+	for (; started < o->vcpus; started++) {
+		int e = pthread_create(&vcpus[started].thread, NULL, vcpu_thread, &vcpus[started]);
+
+		if (e) {
+			errmsg("pthread_create: %s", strerror(e));
+			rc = 1;
+			break;
+		}
+	}
+	for (unsigned long i = 0; i < started; i++) {
+		pthread_join(vcpus[i].thread, NULL);
+		rc |= vcpus[i].failed;
+		runs += vcpus[i].runs;
+		mmio += vcpus[i].exits[KVM_EXIT_MMIO];
+		intr += vcpus[i].exits[KVM_EXIT_INTR];
+		ns = vcpus[i].ns > ns ? vcpus[i].ns : ns;
+	}
+	if (rc)
+		return 1;
+	errmsg("%s (pid %d): %lu vCPU(s): %" PRIu64 " KVM_RUN, MMIO %" PRIu64 " INTR %" PRIu64
+	       ", hvc %" PRIu64 " wfi %" PRIu64 " sysreg %" PRIu64 " (no exit to the VMM), %.3f s",
+	       o->vm_name, (int)getpid(), o->vcpus, runs, mmio, intr,
+	       o->vcpus * o->count[K_HVC], o->vcpus * o->count[K_WFI],
+	       o->vcpus * o->count[K_SYSREG], ns / 1e9);
+	if (o->json)
+		print_json(o, vcpus);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ arguments */
+
+static uint64_t parse_count(const char *opt, const char *val, uint64_t min, uint64_t max)
+{
+	char *end;
+	unsigned long long n;
+
+	errno = 0;
+	n = strtoull(val, &end, 0);
+	if (!*val || *end || errno || val[0] == '-' || n < min || n > max)
+		usage_error("%s: '%s' is not a valid count (use an integer from %" PRIu64 " to %"
+			    PRIu64 ")", opt, val, min, max);
+	return n;
+}
+
+static bool valid_name(const char *s)
+{
+	if (!*s || strlen(s) > MAX_NAME)
+		return false;
+	for (; *s; s++) {
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '-' || *s == '_' || *s == '.'))
+			return false;
+	}
+	return true;
+}
+
+/* Parses "guest=NAME,debug-threads=on" (what we put there ourselves) and returns NAME. */
+static const char *parse_qemu_name(const char *val)
+{
+	static char name[MAX_NAME + 1];
+	const char *p = strncmp(val, "guest=", 6) ? val : val + 6;
+	size_t n = strcspn(p, ",");
+
+	if (n > MAX_NAME)
+		usage_error("-name: '%s' is too long (at most %d characters)", val, MAX_NAME);
+	memcpy(name, p, n);
+	name[n] = '\0';
+	if (!valid_name(name))
+		usage_error("-name: '%s' is not a valid name (use letters, digits, '.', '_', '-')",
+			    val);
+	return name;
+}
+
+static void parse_args(int argc, char **argv, struct opts *o)
+{
+	bool kind_given = false;
+
+	*o = (struct opts){ .vcpus = 1, .name = "demo" };
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i], *val, *eq;
+		char opt[32];
+		int k;
+
+		if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+			printf("usage: " PROG " [--vcpus N] [--mmio N] [--hvc N] [--wfi N] "
+			       "[--sysreg N] [--name NAME] [--json]\n");
+			exit(0);
+		}
+		if (!strcmp(arg, "--json")) {
+			o->json = true;
+			continue;
+		}
+		if (strncmp(arg, "--", 2) && strcmp(arg, "-name"))
+			usage_error("unexpected argument '%s' (see --help)", arg);
+		eq = strchr(arg, '=');
+		snprintf(opt, sizeof(opt), "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
+		if (eq)
+			val = eq + 1;
+		else if (i + 1 < argc)
+			val = argv[++i];
+		else
+			usage_error("%s needs a value (see --help)", opt);
+
+		for (k = 0; k < NR_KINDS; k++) {
+			if (!strcmp(opt + 2, kind_opt[k]))
+				break;
+		}
+		if (k < NR_KINDS) {
+			o->count[k] = parse_count(opt, val, 0, MAX_COUNT);
+			kind_given = true;
+		} else if (!strcmp(opt, "--vcpus")) {
+			o->vcpus = parse_count(opt, val, 1, MAX_VCPUS);
+		} else if (!strcmp(opt, "--name")) {
+			if (!valid_name(val))
+				usage_error("--name: '%s' is not a valid name (use 1-%d letters, "
+					    "digits, '.', '_', '-')", val, MAX_NAME);
+			o->name = val;
+		} else if (!strcmp(opt, "-name")) {
+			o->vm_name = parse_qemu_name(val);
+		} else {
+			usage_error("unknown option '%s' (see --help)", opt);
+		}
+	}
+	if (!kind_given)
+		o->count[K_MMIO] = 1000;
+}
+
+/* Re-execs this program as the VM process: QEMU's "-name" first, every option explicit. */
+static void exec_vm(const char *argv0, const struct opts *o)
+{
+	char namebuf[MAX_NAME + 64], num[NR_KINDS + 1][24], opt[NR_KINDS][16];
+	char *args[2 * (NR_KINDS + 2) + 3];
+	int n = 0;
+
+	snprintf(namebuf, sizeof(namebuf), "guest=%s,debug-threads=on", o->name);
+	args[n++] = (char *)argv0;
+	args[n++] = "-name";
+	args[n++] = namebuf;
+	snprintf(num[NR_KINDS], sizeof(num[0]), "%lu", o->vcpus);
+	args[n++] = "--vcpus";
+	args[n++] = num[NR_KINDS];
+	for (int k = 0; k < NR_KINDS; k++) {
+		snprintf(opt[k], sizeof(opt[k]), "--%s", kind_opt[k]);
+		snprintf(num[k], sizeof(num[k]), "%" PRIu64, o->count[k]);
+		args[n++] = opt[k];
+		args[n++] = num[k];
+	}
+	if (o->json)
+		args[n++] = "--json";
+	args[n] = NULL;
+	fflush(NULL);
+	execv("/proc/self/exe", args);
+	/* No /proc (a bare initramfs): fall back to how we were started. */
+	if (strchr(argv0, '/'))
+		execv(argv0, args);
+	else
+		execvp(argv0, args);
+	errmsg("cannot re-exec myself: %s", strerror(errno));
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+
+	parse_args(argc, argv, &o);
+	if (o.vm_name)
+		return run_vm(&o);
+	exec_vm(argv[0], &o);
+	return 1;
+}
