@@ -24,6 +24,7 @@ CC := gcc
 endif
 PKG_ENV :=
 PKG_STATIC :=
+HTTP ?= 1
 else ifeq ($(ARCH),arm64)
 # Cross build: the target's libraries come from Debian's :arm64 -dev packages (make deps), and
 # the binaries are static so that a bare arm64 initramfs (tests/vm) or host runs them as they are.
@@ -36,6 +37,9 @@ PKG_CONFIG_LIBDIR ?= /usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig
 PKG_ENV := PKG_CONFIG_LIBDIR=$(PKG_CONFIG_LIBDIR)
 PKG_STATIC := --static
 LDFLAGS += -static
+# Debian's static libmicrohttpd needs GnuTLS, and GnuTLS needs p11-kit, which has no static
+# library: the static build has no HTTP exporter (`serve` says so).
+HTTP ?= 0
 else
 $(error ARCH=$(ARCH): cross builds are for arm64 only (native: $(HOST_ARCH)))
 endif
@@ -44,8 +48,10 @@ LIBBPF_CFLAGS := $(shell $(PKG_ENV) $(PKG_CONFIG) --cflags libbpf 2>/dev/null)
 PKG_LIBS = $(shell $(PKG_ENV) $(PKG_CONFIG) $(PKG_STATIC) --libs $(1) 2>/dev/null || echo $(2))
 LIBBPF_LIBS := $(call PKG_LIBS,libbpf,-lbpf)
 NCURSES_LIBS := $(call PKG_LIBS,ncursesw,-lncursesw)
+ifeq ($(HTTP),1)
 MHD_CFLAGS := $(shell $(PKG_ENV) $(PKG_CONFIG) --cflags libmicrohttpd 2>/dev/null)
 MHD_LIBS := $(call PKG_LIBS,libmicrohttpd,-lmicrohttpd)
+endif
 LIBS := $(LIBBPF_LIBS) -lelf -lz $(NCURSES_LIBS) $(MHD_LIBS) -lpthread -lm
 
 OPT := -O2
@@ -77,12 +83,20 @@ BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
 
-SRCS := $(wildcard src/*.c)
+# HTTP=0 builds the exporter's HTTP side as a stub that refuses to serve (no libmicrohttpd).
+ifeq ($(HTTP),1)
+SRCS := $(filter-out src/metrics_http_none.c,$(wildcard src/*.c))
+else
+SRCS := $(filter-out src/metrics_http.c,$(wildcard src/*.c))
+endif
 OBJS := $(patsubst src/%.c,$(OUTPUT)/src/%.o,$(SRCS))
 LIB_OBJS := $(filter-out $(OUTPUT)/src/main.o,$(OBJS))
 LIB := $(OUTPUT)/libvmexit.a
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+ifneq ($(HTTP),1)
+UNIT_SRCS := $(filter-out tests/unit/test_metrics_http.c,$(UNIT_SRCS))
+endif
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 BPFTEST_SRCS := $(wildcard tests/bpf/test_*.c)
 BPFTEST_BINS := $(patsubst tests/bpf/%.c,$(OUTPUT)/tests/%,$(BPFTEST_SRCS))
