@@ -24,6 +24,115 @@ static char *fixed(char *p, __u64 ip, __u64 frac, int digits)
 	return p + digits;
 }
 
+static char *pad(char *p, char c, size_t n)
+{
+	memset(p, c, n);
+	return p + n;
+}
+
+static char sign_of(const struct fmt_spec *s, bool neg)
+{
+	if (neg)
+		return '-';
+	if (s->flags & FMT_PLUS)
+		return '+';
+	if (s->flags & FMT_SPACE)
+		return ' ';
+	return 0;
+}
+
+/* Lays out sign, prefix, precision zeros and digits in width, as C's printf does. */
+char *fmt_spec_int(char *p, const struct fmt_spec *s, __u64 mag, bool neg)
+{
+	char dbuf[24];
+	unsigned int base = 10;
+	const char *prefix = "";
+	size_t plen = 0, body, fill;
+	char sign = s->conv == 'd' ? sign_of(s, neg) : 0;
+	/* As in C: '-' beats '0', and a precision turns '0' off for integers. */
+	bool zero = !(s->flags & FMT_MINUS) && (s->flags & FMT_ZERO) && s->prec < 0;
+	int ndig, zeros;
+
+	if (s->conv == 'x' || s->conv == 'X') {
+		base = 16;
+		if ((s->flags & FMT_ALT) && mag) {
+			prefix = s->conv == 'x' ? "0x" : "0X";
+			plen = 2;
+		}
+	} else if (s->conv == 'o') {
+		base = 8;
+	}
+	/* C: an explicit zero precision prints no digits for zero. */
+	if (s->prec == 0 && mag == 0)
+		ndig = 0;
+	else
+		ndig = fmt_utoa_rev(dbuf + sizeof(dbuf), mag, base, s->conv == 'X');
+	zeros = s->prec > ndig ? s->prec - ndig : 0;
+	if (s->conv == 'o' && (s->flags & FMT_ALT) && !zeros &&
+	    (!ndig || dbuf[sizeof(dbuf) - ndig] != '0'))
+		zeros = 1;
+	body = (sign ? 1 : 0) + plen + zeros + ndig;
+	fill = s->width > body ? s->width - body : 0;
+	if (fill && !(s->flags & FMT_MINUS) && !zero)
+		p = pad(p, ' ', fill);
+	if (sign)
+		*p++ = sign;
+	memcpy(p, prefix, plen);
+	p += plen;
+	if (fill && zero)
+		p = pad(p, '0', fill);
+	p = pad(p, '0', zeros);
+	memcpy(p, dbuf + sizeof(dbuf) - ndig, ndig);
+	p += ndig;
+	if (fill && (s->flags & FMT_MINUS))
+		p = pad(p, ' ', fill);
+	return p;
+}
+
+static const __u64 pow10_u64[] = {
+	1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+	100000000ull, 1000000000ull,
+};
+
+/* Exact decimal arithmetic on mag / scale: ties to even, as printf rounds exact values. */
+char *fmt_spec_fixed(char *p, const struct fmt_spec *s, __u64 mag, bool neg, __u32 scale)
+{
+	int prec = s->prec < 0 ? 6 : s->prec, fp = prec < 9 ? prec : 9;
+	__u64 ip = mag / scale, frac9 = (mag % scale) * (1000000000u / scale), q, rem, div;
+	char sign = sign_of(s, neg);
+	bool dot = prec || (s->flags & FMT_ALT);
+	size_t body, fill;
+
+	div = pow10_u64[9 - fp];
+	q = frac9 / div;
+	rem = frac9 % div;
+	if (rem * 2 > div || (rem * 2 == div && ((fp ? q : ip) & 1)))
+		q++;
+	if (q == pow10_u64[fp]) {
+		q = 0;
+		ip++;
+	}
+	body = (sign ? 1 : 0) + fmt_ndigits(ip, 10) + dot + prec;
+	fill = s->width > body ? s->width - body : 0;
+	if (fill && !(s->flags & (FMT_MINUS | FMT_ZERO)))
+		p = pad(p, ' ', fill);
+	if (sign)
+		*p++ = sign;
+	if (fill && !(s->flags & FMT_MINUS) && (s->flags & FMT_ZERO))
+		p = pad(p, '0', fill);
+	if (fp) {
+		p = fixed(p, ip, q, fp);
+	} else {
+		p = fmt_u64(p, ip);
+		if (dot)
+			*p++ = '.';
+	}
+	p = pad(p, '0', prec - fp);
+	if (fill && (s->flags & FMT_MINUS))
+		p = pad(p, ' ', fill);
+	return p;
+}
+
 char *fmt_us3(char *p, __u64 ns)
 {
 	return fixed(p, ns / 1000, ns % 1000, 3);

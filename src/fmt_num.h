@@ -117,6 +117,28 @@ static inline char *fmt_str(char *p, const char *s)
 	return p + n;
 }
 
+/*
+ * A printf conversion of a number with its flags, width and precision, as the rules language
+ * (template_parse.c) compiles it: printed the way C's printf prints it, without printf.
+ */
+enum { FMT_MINUS = 1, FMT_ZERO = 2, FMT_PLUS = 4, FMT_SPACE = 8, FMT_ALT = 16 };
+
+#define FMT_SPEC_WIDTH_MAX	255	/* bound of width and precision */
+/* The longest fmt_spec_* output: a full width or precision of zeros, sign, prefix, digits. */
+#define FMT_SPEC_MAX		(2 * FMT_SPEC_WIDTH_MAX + FMT_NUM_MAX)
+
+struct fmt_spec {
+	__u8 conv;		/* d u x X o f s ('i' is stored as 'd') */
+	__u8 flags;		/* FMT_* */
+	__u16 width;
+	__s16 prec;		/* -1: not given */
+};
+
+/* "%<flags><width>.<prec><conv>" of -mag (neg) or mag, conv one of d u x X o; only d signs. */
+char *fmt_spec_int(char *p, const struct fmt_spec *s, __u64 mag, bool neg);
+/* "%<flags><width>.<prec>f" of mag / scale (scale divides 10^9), exact, ties to even. */
+char *fmt_spec_fixed(char *p, const struct fmt_spec *s, __u64 mag, bool neg, __u32 scale);
+
 /* ns as microseconds with three decimals: "%llu.%03llu" of ns / 1000 and ns % 1000. */
 char *fmt_us3(char *p, __u64 ns);
 /* printf("%.0f", x) */

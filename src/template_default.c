@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The stream's line when no --format is given, written in the rules language. */
+#include "template.h"
+
+/*
+ * The stream line without --format. The per-cause kvmtrace ids decode I/O ports and CR
+ * numbers for both VMX and SVM in one rule each; reason names win over them.
+ */
+#define P "%(reltime)13.6f %(time)17.6f %(guest)-16s %(vcpu)3d %(reason_name)-20s " \
+	"%(latency_us)11.3fus"
+/* kvm events (--kvm-events) happen at an instant: the same columns up to the vCPU. */
+#define K "%(reltime)13.6f %(time)17.6f %(guest)-16s %(vcpu)3d "
+const char tmpl_default_rules[] =
+	"# vmexit's built-in stream format (see docs/formats.md)\n"
+	"type:exit\t" P " rip=0x%(rip)x info1=0x%(info1)x info2=0x%(info2)x"
+	" intr_info=0x%(intr_info)x error_code=0x%(error_code)x\n"
+	"type:user_exit\t" P " errno=%(info1)d\n"
+	"type:tsc_offset\t%(reltime)13.6f %(time)17.6f %(guest)-16s %(vcpu)3d tsc_offset"
+	" 0x%(info1)x -> 0x%(info2)x\n"
+	"vmx:EXCEPTION_NMI\t" P " rip=0x%(rip)x intr_info=0x%(intr_info)x"
+	" error_code=0x%(error_code)x qual=0x%(info1)x\n"
+	"vmx:EPT_VIOLATION,vmx:EPT_MISCONFIG\t" P " rip=0x%(rip)x qual=0x%(info1)x\n"
+	"svm:npf\t" P " rip=0x%(rip)x error=0x%(info1)x gpa=0x%(info2)x\n"
+	"0x00020004\t" P " rip=0x%(rip)x in port=0x%(1)04x size=%(2)d\n"
+	"0x00020005\t" P " rip=0x%(rip)x out port=0x%(1)04x size=%(2)d\n"
+	"0x00020006\t" P " rip=0x%(rip)x read cr%(1)d\n"
+	"0x00020007\t" P " rip=0x%(rip)x write cr%(1)d\n"
+	"0x0002000D\t" P " rip=0x%(rip)x vector=0x%(1)02x\n"
+	"0x00020013\t" P " rip=0x%(rip)x offset=0x%(1)03x\n"
+	"type:kvm_event\t" K "kvm_event %(kvm_event)s info1=0x%(info1)x info2=0x%(info2)x\n"
+	"kvm:pio\t" K "pio %(access)s port 0x%(port)x size %(size)d val 0x%(val)x\n"
+	"kvm:mmio\t" K "mmio %(access)s gpa 0x%(gpa)x size %(size)d val 0x%(val)x\n"
+	"kvm:msr\t" K "msr %(access)s 0x%(msr)x val 0x%(val)x exception %(exception)d\n"
+	"kvm:cpuid\t" K "cpuid 0x%(function)x index 0x%(index)x eax 0x%(eax)x ebx 0x%(ebx)x"
+	" ecx 0x%(ecx)x edx 0x%(edx)x\n"
+	"kvm:inj_virq\t" K "inj_virq vector 0x%(vector)02x soft %(soft)d reinjected"
+	" %(reinjected)d\n"
+	"kvm:page_fault\t" K "page_fault rip 0x%(rip)x address 0x%(fault_address)x"
+	" error_code 0x%(error_code)x\n";
+#undef P
+#undef K
+
+int tmpl_rules_default(struct tmpl_rules **out, char *err, size_t errlen)
+{
+	return tmpl_rules_parse(tmpl_default_rules, sizeof(tmpl_default_rules) - 1,
+				"<built-in>", out, err, errlen);
+}
