@@ -38,6 +38,7 @@
 #include "event_output.h"
 #include "event_rows.h"
 #include "record_file.h"
+#include "vcpu_cache.h"
 #include "vm_names.h"
 #include "vmexit_bench.skel.h"
 #include "../bench/vmexit_bench.h"

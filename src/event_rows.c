@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include "event_rows.h"
-#include "guest_names.h"
 #include "hist.h"
 
 bool event_filter_match(const struct event_filter *f, const struct vmexit_event *ev)
@@ -49,37 +48,4 @@ int event_rows_add(struct row_table *rt, enum group_by by, const struct vmexit_e
 		r->max_ns = ev->latency_ns;
 	r->hist[hist_bucket(ev->latency_ns)]++;
 	return 0;
-}
-
-__s32 vcpu_cache_resolve(struct vcpu_cache *c, struct vmexit_event *ev)
-{
-	struct thread_vcpu *e;
-	bool added;
-
-	/* tid 0 is the idle task, never a vCPU */
-	if (!ev->tid)
-		return ev->vcpu;
-	e = thread_vcpus_get(&c->by_tid, &ev->tid, &added);
-	if (!e)
-		return ev->vcpu;	/* no memory: the event keeps what the kernel said */
-	if (added) {
-		e->vcpu = ev->vcpu;
-		e->from_kernel = ev->vcpu >= 0;
-		/* Looked up once per thread: /proc reads are far too slow for every event. */
-		if (e->vcpu < 0 && c->lookup)
-			e->vcpu = c->lookup(c->lookup_ctx, ev);
-		if (e->vcpu < 0 && c->use_proc)
-			e->vcpu = vcpu_for_thread((int)ev->tgid, (int)ev->tid);
-	} else if (ev->vcpu >= 0 && (!e->from_kernel || e->vcpu != ev->vcpu)) {
-		e->vcpu = ev->vcpu;
-		e->from_kernel = true;
-	}
-	if (ev->vcpu < 0)
-		ev->vcpu = e->vcpu;
-	return ev->vcpu;
-}
-
-void vcpu_cache_free(struct vcpu_cache *c)
-{
-	thread_vcpus_free(&c->by_tid);
 }

@@ -2,8 +2,8 @@
 /*
  * Per-event helpers shared by stream, record and report: the userspace event filter (report
  * applies -p/-g/-c/-r/--min-latency itself; stream and record only need the vCPU part, for
- * exits whose vCPU the kernel did not know), vCPU resolution by thread, and the rows that
- * `vmexit stat`'s output prints, built from events instead of kernel cells.
+ * exits whose vCPU the kernel did not know), and the rows that `vmexit stat`'s output prints,
+ * built from events instead of kernel cells.
  */
 #ifndef VMEXIT_EVENT_ROWS_H
 #define VMEXIT_EVENT_ROWS_H
@@ -11,9 +11,8 @@
 #include <stdbool.h>
 #include "vmexit.h"
 #include "reasons.h"
-#include "session.h"
-#include "tracker.h"
-#include "hashmap.h"
+#include "filter_limits.h"
+#include "rows.h"
 
 struct event_filter {
 	__u32 pids[MAX_PID_FILTER];
@@ -36,30 +35,5 @@ bool event_filter_match(const struct event_filter *f, const struct vmexit_event 
  * and are ignored. 0, or -ENOMEM.
  */
 int event_rows_add(struct row_table *rt, enum group_by by, const struct vmexit_event *ev);
-
-/*
- * tid -> vCPU. Userspace exits before a thread's first kvm_exit carry vcpu -1 (and on hosts
- * where kvm_exit never fires, all of them do); the thread's vCPU is learnt from its other
- * events, else from lookup(), else (use_proc) from its name in /proc, as `vmexit stat` does.
- */
-struct thread_vcpu {
-	__s32 vcpu;
-	bool from_kernel;	/* the kernel said so: never overridden by a thread name */
-};
-
-DEFINE_HASHMAP(thread_vcpus, __u32, struct thread_vcpu)
-
-struct vcpu_cache {
-	struct thread_vcpus by_tid;
-	bool use_proc;
-	/* Optional, asked before /proc: the vCPU of ev's thread from elsewhere (the kernel's
-	 * cells keep the thread name after the thread is gone), or -1. */
-	__s32 (*lookup)(void *ctx, const struct vmexit_event *ev);
-	void *lookup_ctx;
-};
-
-/* Fills in ev->vcpu when it is -1 and the thread's vCPU is known; returns ev->vcpu. */
-__s32 vcpu_cache_resolve(struct vcpu_cache *c, struct vmexit_event *ev);
-void vcpu_cache_free(struct vcpu_cache *c);
 
 #endif /* VMEXIT_EVENT_ROWS_H */

@@ -12,6 +12,8 @@
 #include "hashmap.h"
 #include "live_events.h"
 #include "stat_output.h"
+#include "tracker.h"
+#include "vcpu_cache.h"
 #include "vmexit.skel.h"
 
 enum { OPT_MIN_LATENCY = 0x300, OPT_SAMPLE, OPT_RINGBUF_KB, OPT_KVM_EVENTS };

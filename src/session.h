@@ -8,9 +8,7 @@
 #include "hooks.h"
 #include "vmexit.h"
 #include "reasons.h"
-
-#define MAX_PID_FILTER	64
-#define MAX_REASON_SEL	256
+#include "filter_limits.h"
 
 struct session_opts {
 	int pids[MAX_PID_FILTER];

@@ -12,12 +12,12 @@
 #include "reasons.h"
 #include "text_escape.h"
 
-const char *fmt_duration(const struct stat_view *v, __u64 ns, char *buf, size_t len)
+const char *fmt_duration(__u64 unit_ns, __u64 ns, char *buf, size_t len)
 {
-	if (v->unit_ns == 1)
+	if (unit_ns == 1)
 		snprintf(buf, len, "%llu", (unsigned long long)ns);
-	else if (v->unit_ns)
-		snprintf(buf, len, "%.1f", (double)ns / (double)v->unit_ns);
+	else if (unit_ns)
+		snprintf(buf, len, "%.1f", (double)ns / (double)unit_ns);
 	else if (ns < 1000)
 		snprintf(buf, len, "%lluns", (unsigned long long)ns);
 	else if (ns < 1000000)
@@ -170,11 +170,12 @@ static void print_table_row(const struct stat_view *v, const struct stat_report 
 	}
 	fprintf(f, "%-22.22s %10llu %10.1f %6.2f%% %9s %9s %9s %9s %9s", reason,
 		(unsigned long long)r->count, rep->interval_s > 0 ? r->count / rep->interval_s : 0,
-		pct(r->total_ns, rep->interval_s), fmt_duration(v, r->total_ns, tot, sizeof(tot)),
-		fmt_duration(v, a, avg, sizeof(avg)),
-		fmt_duration(v, row_percentile(r, 50), p50, sizeof(p50)),
-		fmt_duration(v, row_percentile(r, 99), p99, sizeof(p99)),
-		fmt_duration(v, r->completed ? r->max_ns : 0, max, sizeof(max)));
+		pct(r->total_ns, rep->interval_s),
+		fmt_duration(v->unit_ns, r->total_ns, tot, sizeof(tot)),
+		fmt_duration(v->unit_ns, a, avg, sizeof(avg)),
+		fmt_duration(v->unit_ns, row_percentile(r, 50), p50, sizeof(p50)),
+		fmt_duration(v->unit_ns, row_percentile(r, 99), p99, sizeof(p99)),
+		fmt_duration(v->unit_ns, r->completed ? r->max_ns : 0, max, sizeof(max)));
 	if (v->tsc_mhz > 0)
 		fprintf(f, " %14.0f %10.0f", r->total_ns * v->tsc_mhz / 1e3, a * v->tsc_mhz / 1e3);
 	fputc('\n', f);

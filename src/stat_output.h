@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
-#include "tracker.h"
+#include "rows.h"
 #include "vm_names.h"
 
 enum out_format { OUT_TABLE, OUT_CSV, OUT_JSON };
@@ -37,8 +37,9 @@ struct argp_state;
 int stat_view_parse_opt(struct stat_view *v, int key, char *arg, struct argp_state *state);
 
 void stat_print(struct stat_view *v, const struct stat_report *r, FILE *f);
-/* "12.3us": a duration scaled to its unit, or in v->unit_ns without a suffix. */
-const char *fmt_duration(const struct stat_view *v, __u64 ns, char *buf, size_t len);
+/* "12.3us": a duration scaled to its unit (unit_ns 0), or in unit_ns (1, 1000 or 1000000)
+ * without a suffix. */
+const char *fmt_duration(__u64 unit_ns, __u64 ns, char *buf, size_t len);
 int parse_duration_ns(const char *s, __u64 *ns);
 
 #endif /* VMEXIT_STAT_OUTPUT_H */

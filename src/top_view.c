@@ -33,8 +33,6 @@
 #define LABEL_MAX	40
 #define LOG_REPEAT	20	/* --log: header every this many lines, like vmstat */
 
-static const struct stat_view scaled = {};	/* fmt_duration: pick the unit per value */
-
 static const char *const sort_names[NR_TOP_SORT] = {
 	[TS_COUNT] = "count", [TS_RATE] = "rate", [TS_TIME] = "time", [TS_MAX] = "max",
 	[TS_P99] = "p99",
@@ -626,9 +624,9 @@ static int item_line(struct top_view *v, const struct top_data *d, const struct 
 	if (ui->level == LV_VMS)
 		snprintf(pid, sizeof(pid), " %*u", W_PID, it->key.tgid);
 	if (c->completed) {
-		fmt_duration(&scaled, c->total_ns / c->completed, avg, sizeof(avg));
-		fmt_duration(&scaled, row_percentile(c, 99), p99, sizeof(p99));
-		fmt_duration(&scaled, c->max_ns, max, sizeof(max));
+		fmt_duration(0, c->total_ns / c->completed, avg, sizeof(avg));
+		fmt_duration(0, row_percentile(c, 99), p99, sizeof(p99));
+		fmt_duration(0, c->max_ns, max, sizeof(max));
 	}
 	snprintf(pct, sizeof(pct), "%.1f%%", iv > 0 ? (double)c->total_ns / (iv * 1e9) * 100 : 0);
 	return linef(v, width, sel ? TOP_A_REVERSE : it->kind == TI_GROUP ? TOP_A_BOLD : 0,

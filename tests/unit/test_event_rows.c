@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "event_rows.h"
+#include "vcpu_cache.h"
 #include "hist.h"
 
 static struct vmexit_event ev(__u32 tgid, __u32 tid, __s32 vcpu, __u32 isa, __u32 reason,

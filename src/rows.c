@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Rows: what every output prints, and their table; rows.h says what each holds. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hist.h"
+#include "rows.h"
+
+void row_table_init(struct row_table *rt)
+{
+	memset(rt, 0, sizeof(*rt));
+}
+
+void row_table_reset(struct row_table *rt)
+{
+	rt->nr = 0;
+	row_index_clear(&rt->index);
+}
+
+void row_table_free(struct row_table *rt)
+{
+	free(rt->rows);
+	row_index_free(&rt->index);
+	memset(rt, 0, sizeof(*rt));
+}
+
+int row_table_reindex(struct row_table *rt)
+{
+	bool added;
+
+	row_index_clear(&rt->index);
+	for (__u32 i = 0; i < rt->nr; i++) {
+		__u32 *idx = row_index_get(&rt->index, &rt->rows[i].key, &added);
+
+		if (!idx)
+			return -ENOMEM;
+		*idx = i;
+	}
+	return 0;
+}
+
+struct row *row_table_get(struct row_table *rt, const struct row_key *k)
+{
+	__u32 *idx = row_index_find(&rt->index, k);
+	struct row *r;
+	bool added;
+
+	if (idx)
+		return &rt->rows[*idx];
+	if (rt->nr == rt->cap) {
+		__u32 cap = rt->cap ? rt->cap * 2 : 64;
+		struct row *rows = realloc(rt->rows, cap * sizeof(*rows));
+
+		if (!rows)
+			return NULL;
+		rt->rows = rows;
+		rt->cap = cap;
+	}
+	idx = row_index_get(&rt->index, k, &added);
+	if (!idx)
+		return NULL;
+	*idx = rt->nr;
+	r = &rt->rows[rt->nr++];
+	memset(r, 0, sizeof(*r));
+	r->key = *k;
+	r->min_ns = ~0ULL;
+	return r;
+}
+
+void row_add(struct row *dst, const struct row *src)
+{
+	dst->count += src->count;
+	dst->completed += src->completed;
+	dst->total_ns += src->total_ns;
+	if (src->completed && src->min_ns < dst->min_ns)
+		dst->min_ns = src->min_ns;
+	if (src->completed && src->max_ns > dst->max_ns)
+		dst->max_ns = src->max_ns;
+	for (__u32 b = 0; b < NR_BUCKETS; b++)
+		dst->hist[b] += src->hist[b];
+}
+
+__u64 row_hist_total(const struct row *r)
+{
+	__u64 n = 0;
+
+	for (__u32 b = 0; b < NR_BUCKETS; b++)
+		n += r->hist[b];
+	return n;
+}
+
+__u64 row_percentile(const struct row *r, double p)
+{
+	__u64 total = row_hist_total(r), want, cum = 0, v;
+	__u32 b;
+
+	if (!total)
+		return 0;
+	/* The rank of the p-th percentile, 1-based: ceil(p% of total), at least 1. */
+	want = (__u64)((double)total * p / 100.0);
+	if ((double)want < (double)total * p / 100.0)
+		want++;
+	if (want < 1)
+		want = 1;
+	for (b = 0; b < NR_BUCKETS; b++) {
+		cum += r->hist[b];
+		if (cum >= want)
+			break;
+	}
+	if (b >= NR_BUCKETS - 1)
+		return r->max_ns;
+	if (b < HIST_EXACT)
+		v = b;
+	else	/* middle of the bucket: within half a bucket (6.25 %) of any value in it */
+		v = hist_bucket_low(b) + (hist_bucket_high(b) - hist_bucket_low(b)) / 2;
+	if (v < r->min_ns)
+		v = r->min_ns;
+	if (v > r->max_ns)
+		v = r->max_ns;
+	return v;
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The row model every output prints (stat's table, CSV, JSON and histograms, top, report):
+ * exit counts, latency sums, extremes and a histogram per VM x reason, vCPU x reason or
+ * reason, and the table that finds a row by its key. Live sampling (tracker.h) and recordings
+ * (event_rows.h) both fill it.
+ */
+#ifndef VMEXIT_ROWS_H
+#define VMEXIT_ROWS_H
+
+#include <stdbool.h>
+#include "hashmap.h"
+#include "vmexit.h"
+
+enum group_by { BY_VM, BY_VCPU, BY_REASON };
+
+struct row_key {
+	__u32 tgid;		/* 0 when grouped by reason only */
+	__s32 vcpu;		/* -1 when not split by vCPU */
+	__u32 isa;
+	__u32 reason;
+};
+
+struct row {
+	struct row_key key;
+	__u64 count;		/* exits seen */
+	__u64 completed;	/* exits whose latency is known */
+	__u64 total_ns;
+	__u64 min_ns;
+	__u64 max_ns;
+	__u64 hist[NR_BUCKETS];
+};
+
+DEFINE_HASHMAP(row_index, struct row_key, __u32)
+
+struct row_table {
+	struct row *rows;	/* in the order they were first seen, until sorted */
+	__u32 nr;
+	__u32 cap;
+	struct row_index index;	/* key -> position in rows */
+};
+
+void row_table_init(struct row_table *rt);
+void row_table_reset(struct row_table *rt);
+void row_table_free(struct row_table *rt);
+/* After the rows were reordered (sorted). */
+int row_table_reindex(struct row_table *rt);
+struct row *row_table_get(struct row_table *rt, const struct row_key *k);
+void row_add(struct row *dst, const struct row *src);
+
+/* Value at percentile p (0..100) from the histogram, clamped to [min, max]; 0 if empty. */
+__u64 row_percentile(const struct row *r, double p);
+__u64 row_hist_total(const struct row *r);
+
+#endif /* VMEXIT_ROWS_H */
