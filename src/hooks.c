@@ -9,6 +9,13 @@
 #include "vmexit.skel.h"
 #include "hook_probe.skel.h"
 
+/* vmexit runs on the kernel's architecture: only x86 KVM fires kvm:kvm_fpu. */
+#if defined(__x86_64__) || defined(__i386__)
+#define KVM_FPU_FIRES	1
+#else
+#define KVM_FPU_FIRES	0
+#endif
+
 const char *run_hook_name(enum run_hook r)
 {
 	switch (r) {
@@ -50,13 +57,19 @@ void hooks_choose_run(struct hooks *h, struct vmexit_bpf *skel)
 		return;
 	}
 	n = snprintf(h->run_note, sizeof(h->run_note), "fentry refused: %s", strerror(-err));
-	if (tracepoint_exists("kvm/kvm_fpu")) {
+	/*
+	 * kvm_fpu is declared for every architecture (include/trace/events/kvm.h), so arm64's
+	 * tracefs lists it too, but only x86's KVM_RUN fires it (kvm_load_guest_fpu): elsewhere
+	 * it would attach and never end a userspace exit.
+	 */
+	if (KVM_FPU_FIRES && tracepoint_exists("kvm/kvm_fpu")) {
 		h->run = RUN_HOOK_FPU;
 		bpf_program__set_autoload(skel->progs.kvm_run_fpu, true);
 		return;
 	}
 	if (n < sizeof(h->run_note))
-		snprintf(h->run_note + n, sizeof(h->run_note) - n, ", no kvm:kvm_fpu");
+		snprintf(h->run_note + n, sizeof(h->run_note) - n, KVM_FPU_FIRES ?
+			 ", no kvm:kvm_fpu" : ", kvm:kvm_fpu never fires on this architecture");
 	if (tracepoint_exists("syscalls/sys_enter_ioctl")) {
 		h->run = RUN_HOOK_IOCTL;
 		bpf_program__set_autoload(skel->progs.kvm_run_ioctl, true);
