@@ -4,8 +4,9 @@
 # Nested KVM test beds: boots a Debian kernel in an emulator whose CPU has hardware virtualization,
 # loads KVM in it (so /dev/kvm exists and kvm:kvm_exit / kvm:kvm_entry fire for real), then runs
 # a busybox-sh SCRIPT inside and hands its exit code back. One harness, one backend per bed:
-#   svm  QEMU TCG, AMD SVM + NPT (tests/vm/beds/svm.sh)      ~4 s to the script
-#   vmx  Bochs, Intel VMX + EPT (tests/vm/beds/vmx.sh)      ~65 s to the script
+#   svm    QEMU TCG, AMD SVM + NPT (tests/vm/beds/svm.sh)      ~4 s to the script
+#   vmx    Bochs, Intel VMX + EPT (tests/vm/beds/vmx.sh)      ~65 s to the script
+#   arm64  QEMU TCG, arm64 at EL2, KVM in VHE mode (beds/arm64.sh; arm64-nvhe: nVHE)
 # lib/kernel.sh fetches and caches the kernel and modules, lib/initramfs.sh builds the initramfs
 # and its /init (the job protocol); this file parses options and reads the console.
 #
@@ -93,10 +94,15 @@ done
 
 # ------------------------------------------------------------------ host prerequisites
 bed_prereqs
-BUSYBOX=$(command -v busybox || true)
-[ -n "$BUSYBOX" ] || skip "busybox not installed (apt-get install busybox-static)"
-if ldd "$BUSYBOX" >/dev/null 2>&1; then
-	skip "$BUSYBOX is dynamically linked: the bed needs busybox-static"
+# A backend for another architecture brings its own busybox (bed_busybox sets BUSYBOX).
+if declare -F bed_busybox >/dev/null; then
+	bed_busybox
+else
+	BUSYBOX=$(command -v busybox || true)
+	[ -n "$BUSYBOX" ] || skip "busybox not installed (apt-get install busybox-static)"
+	if ldd "$BUSYBOX" >/dev/null 2>&1; then
+		skip "$BUSYBOX is dynamically linked: the bed needs busybox-static"
+	fi
 fi
 for c in cpio xz dpkg-deb modinfo flock; do
 	command -v $c >/dev/null || skip "$c not installed (tools/install-deps.sh)"

@@ -53,9 +53,28 @@ resolve_module() {
 	ORDER+=("$rel")
 }
 
+# $1/vmlinux (ELF with .BTF; QEMU boots it through its PVH entry) from the payload of the
+# bzImage $1/vmlinuz: xz in Debian's 6.1, zstd in its 6.12.
+extract_vmlinux() {
+	local dst=$1 off
+	off=$(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$dst/vmlinuz" | head -n 1 | cut -d: -f1)
+	if [ -n "$off" ]; then
+		tail -c +$((off + 1)) "$dst/vmlinuz" | xz -dc 2>/dev/null >"$dst/vmlinux" || true
+	else
+		off=$(LC_ALL=C grep -obUaP '\x28\xb5\x2f\xfd' "$dst/vmlinuz" | head -n 1 | cut -d: -f1)
+		if [ -n "$off" ] && command -v zstd >/dev/null; then
+			tail -c +$((off + 1)) "$dst/vmlinuz" | zstd -qdc 2>/dev/null >"$dst/vmlinux" || true
+		fi
+	fi
+	if [ "$(head -c 4 "$dst/vmlinux" 2>/dev/null | od -An -tx1 | tr -d ' ')" != 7f454c46 ]; then
+		say "warning: could not extract vmlinux from vmlinuz (the bzImage boots instead, slower)"
+		rm -f "$dst/vmlinux"
+	fi
+}
+
 # Downloads linux-image-$1 and fills $CACHE/$1 with the kernel. Non-zero (with a message) on failure.
 fetch_kernel() {
-	local kver=$1 dst=$CACHE/$1 tmp deb off
+	local kver=$1 dst=$CACHE/$1 tmp deb
 	tmp=$(mktemp -d "$CACHE/.fetch.XXXXXX")
 	say "downloading linux-image-$kver (once; cached in $dst)"
 	if ! (cd "$tmp" && timeout 600 apt-get download -q -o APT::Sandbox::User=root \
@@ -72,20 +91,9 @@ fetch_kernel() {
 	mv "$deb" "$dst/"
 	cp "$tmp/x/boot/vmlinuz-$kver" "$dst/vmlinuz"
 	cp "$tmp/x/boot/config-$kver" "$dst/config"
-	# vmlinux (ELF with .BTF; QEMU boots it through its PVH entry) from the bzImage's payload:
-	# xz in Debian's 6.1, zstd in its 6.12.
-	off=$(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$dst/vmlinuz" | head -n 1 | cut -d: -f1)
-	if [ -n "$off" ]; then
-		tail -c +$((off + 1)) "$dst/vmlinuz" | xz -dc 2>/dev/null >"$dst/vmlinux" || true
-	else
-		off=$(LC_ALL=C grep -obUaP '\x28\xb5\x2f\xfd' "$dst/vmlinuz" | head -n 1 | cut -d: -f1)
-		if [ -n "$off" ] && command -v zstd >/dev/null; then
-			tail -c +$((off + 1)) "$dst/vmlinuz" | zstd -qdc 2>/dev/null >"$dst/vmlinux" || true
-		fi
-	fi
-	if [ "$(head -c 4 "$dst/vmlinux" 2>/dev/null | od -An -tx1 | tr -d ' ')" != 7f454c46 ]; then
-		say "warning: could not extract vmlinux from vmlinuz (the bzImage boots instead, slower)"
-		rm -f "$dst/vmlinux"
+	# Only a bzImage ("HdrS" at 0x202) has a payload to extract: arm64's vmlinuz is a plain Image.
+	if [ "$(dd if="$dst/vmlinuz" bs=1 skip=514 count=4 2>/dev/null)" = HdrS ]; then
+		extract_vmlinux "$dst"
 	fi
 	rm -rf "$tmp"
 	touch "$dst/.complete"
@@ -97,6 +105,10 @@ fetch_modules() {
 	local dir=$KDIR/modules-${BED_MODULES// /+} tmp deb tree rel m t
 	MODDIR=$dir
 	[ -f "$dir/order" ] && return 0
+	if [ -z "$BED_MODULES" ]; then		# KVM built in (arm64): nothing to unpack
+		mkdir -p "$dir" && : >"$dir/order"
+		return 0
+	fi
 	deb=$(ls "$KDIR"/linux-image-"$KVER"_*.deb 2>/dev/null | head -n 1)
 	[ -n "$deb" ] || die "no .deb in $KDIR to take the modules from (remove $KDIR to refetch)"
 	tmp=$(mktemp -d "$CACHE/.mods.XXXXXX")
