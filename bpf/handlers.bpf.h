@@ -18,6 +18,7 @@
 #include <bpf/bpf_core_read.h>
 #include "vmexit.h"
 #include "hist.h"
+#include "exit_read.bpf.h"
 
 /* Tunables, set by userspace between open and load. */
 const volatile bool use_task_storage = true;	/* false: per-thread state in an LRU hash */
@@ -59,17 +60,6 @@ __u64 lost[NR_LOST];
 
 #define TS_INIT		1u
 #define TS_IGNORED	2u
-
-struct exit_info {
-	__u32 isa;
-	__u32 reason;
-	__s32 vcpu;		/* -1 when the kernel does not say */
-	__u32 intr_info;
-	__u32 error_code;
-	__u64 rip;
-	__u64 info1;
-	__u64 info2;
-};
 
 struct thread_state {
 	__u64 exit_ts;		/* when the kvm_exit in flight happened */
@@ -270,12 +260,6 @@ static __always_inline __u32 reason_slot(__u32 isa, __u32 reason)
 			return RSLOT_ARM64 + RSLOT_ARM64_N + (reason - VMEXIT_ARM64_EXC);
 	}
 	return NR_RSLOTS;
-}
-
-/* An arm64 kvm_exit's (ret, esr_ec) as one reason, encoded as include/vmexit.h says. */
-static __always_inline __u32 arm64_exit_reason(__u32 ret, __u32 esr_ec)
-{
-	return ret == VMEXIT_ARM64_TRAP ? esr_ec : VMEXIT_ARM64_EXC | ret;
 }
 
 /* Slow path: first exit of this reason on this thread. Returns a cell reference. */

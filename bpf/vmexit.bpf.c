@@ -13,69 +13,57 @@
 #define TP_PASS		1
 
 /*
- * The x86 record (arch/x86/kvm/trace.h). exit_reason, guest_rip, isa, info1 and info2 are far
- * older than BTF; they are checked anyway, so that a layout missing one still loads.
+ * kvm_exit and kvm_entry come in two pairs; src/hooks.c loads one. The classic tracepoints
+ * hand over the record the kernel builds first (on VMX get_exit_info() VMREADs the exit
+ * qualification and interrupt info for it, kvm_entry reads the guest RIP): stream and record
+ * need those fields. The raw ones (tp_btf) cost less to dispatch and build nothing; the
+ * reason comes from the vCPU (bpf/exit_read.bpf.h). They are used only after a start-up
+ * window in which both saw the same exits (bpf/hook_check.bpf.c).
  */
-static __always_inline void kvm_exit_x86(struct trace_event_raw_kvm_exit *ctx, struct exit_info *x)
-{
-	/* isa, guest_rip, info1 and info2 are as old as BTF itself: no shim needed. */
-	x->isa = ctx->isa;
-	x->reason = ctx->exit_reason;
-	x->rip = ctx->guest_rip;
-	/* vcpu_id joined kvm_exit in Linux 5.4 ("KVM: X86: Trace vcpu_id for vmexit"). */
-	if (bpf_core_field_exists(ctx->vcpu_id))
-		x->vcpu = ctx->vcpu_id;
-	if (stream_enabled) {
-		x->info1 = ctx->info1;
-		x->info2 = ctx->info2;
-		/*
-		 * intr_info and error_code joined kvm_exit with "KVM: x86: Add intr/vectoring
-		 * info and error code to kvm_exit tracepoint" (Linux 5.10); before, they are 0.
-		 */
-		if (bpf_core_field_exists(ctx->intr_info))
-			x->intr_info = ctx->intr_info;
-		if (bpf_core_field_exists(ctx->error_code))
-			x->error_code = ctx->error_code;
-	}
-}
-
-/*
- * The arm64 record: int ret (ARM_EXCEPTION_CODE(), the SError-pending bit already cleared),
- * unsigned int esr_ec (0 unless ret is ARM_EXCEPTION_TRAP), unsigned long vcpu_pc. The layout
- * of virt/kvm/arm/trace.h, moved unchanged to arch/arm64/kvm/trace_arm.h by "KVM: arm64: Move
- * virt/kvm/arm to arch/arm64" (Linux 5.8). The reason encoding is in include/vmexit.h.
- */
-static __always_inline void kvm_exit_arm64(struct trace_event_raw_kvm_exit___arm64 *ctx,
-					   struct exit_info *x)
-{
-	x->isa = VMEXIT_ISA_ARM64;
-	x->reason = arm64_exit_reason(ctx->ret, ctx->esr_ec);
-	x->rip = ctx->vcpu_pc;
-}
-
-/*
- * One program for both layouts: the bpf_core_field_exists() checks are constants once libbpf
- * has relocated them against the running kernel, so the verifier drops the other layout's
- * branch (and the poisoned accesses libbpf left in it) and the hot path is what it was. x86 is
- * told by exit_reason: the arm64 record never had one in a kernel with BTF.
- */
-SEC("tp/kvm/kvm_exit")
+SEC("?tp/kvm/kvm_exit")
 int kvm_exit(struct trace_event_raw_kvm_exit *ctx)
 {
 	__u64 now = bpf_ktime_get_ns();
 	__u64 id = hot_ids();
 	struct exit_info x = { .vcpu = -1 };
 
-	if (bpf_core_field_exists(ctx->exit_reason))
-		kvm_exit_x86(ctx, &x);
-	else if (bpf_core_field_exists(((struct trace_event_raw_kvm_exit___arm64 *)ctx)->esr_ec))
-		kvm_exit_arm64((void *)ctx, &x);
+	classic_exit_read(ctx, &x, stream_enabled);
 	handle_kvm_exit(now, id >> 32, (__u32)id, &x);
 	return TP_PASS;
 }
 
-SEC("tp/kvm/kvm_entry")
+SEC("?tp/kvm/kvm_entry")
 int kvm_entry(void *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u64 id = hot_ids();
+
+	handle_kvm_entry(now, id >> 32, (__u32)id);
+	return TP_PASS;
+}
+
+SEC("?tp_btf/kvm_exit")
+int kvm_exit_fast(__u64 *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u64 id = hot_ids();
+	struct exit_info x = { .vcpu = -1 };
+
+	/* Never false once the start-up check passed; an unknown reason stays visible. */
+	if (!raw_exit_read(ctx, &x))
+		x.reason = ~0u;
+	handle_kvm_exit(now, id >> 32, (__u32)id, &x);
+	return TP_PASS;
+}
+
+/*
+ * No argument is read: kvm_entry's prototype has changed over time (the vCPU id alone, then the
+ * vCPU in "KVM: x86: Add RIP to the kvm_entry, i.e. VM-Enter, tracepoint" (Linux 5.9), then a
+ * flag, "KVM: x86: Plumb "force_immediate_exit" into kvm_entry() tracepoint" (Linux 6.9, and
+ * Debian's 6.1 has it too), and ending the exit in flight needs none of them.
+ */
+SEC("?tp_btf/kvm_entry")
+int kvm_entry_fast(void *ctx)
 {
 	__u64 now = bpf_ktime_get_ns();
 	__u64 id = hot_ids();

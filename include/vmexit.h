@@ -33,6 +33,30 @@
 #define VMEXIT_UREASON_ERRNO	0x80000000u
 
 /*
+ * The arguments of the raw kvm_exit tracepoint (its prototype, read from the kernel's BTF by
+ * src/hooks.c), which the fast path reads instead of the classic record.
+ */
+enum vmexit_exit_shape {
+	EXIT_SHAPE_NONE,		/* unknown: no fast path */
+	EXIT_SHAPE_VCPU_ISA,		/* x86 since 5.16: (vcpu, isa), the reason in the vCPU */
+	EXIT_SHAPE_REASON_VCPU_ISA,	/* x86 before 5.16: (exit_reason, vcpu, isa) */
+	EXIT_SHAPE_ARM64,		/* arm64: (ret, esr_ec, vcpu_pc) */
+};
+
+/* What the start-up check of the fast path saw (bpf/hook_check.bpf.c, src/hooks.c). */
+struct check_result {
+	__u64 matched;		/* exits both read the same (isa, reason, vCPU) */
+	__u64 mismatched;
+	__u64 unpaired;		/* exits or entries only one of the two saw */
+	__u64 unreadable;	/* exits whose reason the fast path could not read */
+	__u64 entries;		/* entries both saw */
+	__u32 bad_isa;		/* the first mismatch, for the message */
+	__u32 bad_raw;
+	__u32 bad_classic;
+	__u32 __pad;
+};
+
+/*
  * Log-linear latency histogram. Values below HIST_EXACT ns get a bucket each; above, every
  * power of two is cut into HIST_SUB buckets, so a bucket is at most 1/8 of its lower bound wide
  * and any percentile read from it is within 12.5 % (6.25 % when the bucket middle is used).

@@ -2,12 +2,19 @@
 /* Probing the running kernel for the cheapest hooks that measure the same thing. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "hooks.h"
+#include "reasons.h"
 #include "session.h"
+#include "text_escape.h"
 #include "vmexit.skel.h"
 #include "hook_probe.skel.h"
+#include "hook_check.skel.h"
 
 /* vmexit runs on the kernel's architecture: only x86 KVM fires kvm:kvm_fpu. */
 #if defined(__x86_64__) || defined(__i386__)
@@ -78,11 +85,248 @@ void hooks_choose_run(struct hooks *h, struct vmexit_bpf *skel)
 	h->run = RUN_HOOK_NONE;
 }
 
+/* The kind of a prototype argument: 'p' pointer, 'i' integer, '?' anything else. */
+static char arg_kind(const struct btf *btf, __u32 type_id)
+{
+	int id = btf__resolve_type(btf, type_id);
+	const struct btf_type *t = id < 0 ? NULL : btf__type_by_id(btf, id);
+
+	if (!t)
+		return '?';
+	if (btf_is_ptr(t))
+		return 'p';
+	if (btf_is_int(t) || btf_is_enum(t))
+		return 'i';
+	return '?';
+}
+
+/* The raw kvm_exit prototype, from btf_trace_kvm_exit in vmlinux's BTF or kvm's. */
+static __u32 exit_shape_probe(void)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf(), *mod = NULL, *btf;
+	const struct btf_type *t;
+	const struct btf_param *p;
+	char kinds[8] = "";
+	__u32 shape = EXIT_SHAPE_NONE;
+	int id, n;
+
+	if (!vmlinux)
+		return shape;
+	btf = vmlinux;
+	id = btf__find_by_name_kind(btf, "btf_trace_kvm_exit", BTF_KIND_TYPEDEF);
+	if (id < 0) {
+		mod = btf__load_module_btf("kvm", vmlinux);
+		btf = mod;
+		id = mod ? btf__find_by_name_kind(mod, "btf_trace_kvm_exit", BTF_KIND_TYPEDEF)
+			 : -ENOENT;
+	}
+	/* typedef void (*btf_trace_kvm_exit)(void *__data, <the TP_PROTO arguments>) */
+	t = id < 0 ? NULL : btf__type_by_id(btf, btf__type_by_id(btf, id)->type);
+	if (t && btf_is_ptr(t))
+		t = btf__type_by_id(btf, t->type);
+	if (t && btf_is_func_proto(t) && (n = btf_vlen(t)) >= 3 && n <= 4) {
+		p = btf_params(t);
+		for (int i = 1; i < n; i++)
+			kinds[i - 1] = arg_kind(btf, p[i].type);
+		if (!strcmp(kinds, "pi"))
+			shape = EXIT_SHAPE_VCPU_ISA;
+		else if (!strcmp(kinds, "ipi"))
+			shape = EXIT_SHAPE_REASON_VCPU_ISA;
+		else if (!strcmp(kinds, "iii"))
+			shape = EXIT_SHAPE_ARM64;
+	}
+	btf__free(mod);
+	btf__free(vmlinux);
+	return shape;
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* --check-hooks: what each side read, per reason, over the judged cycles. */
+static void check_counts_print(struct hook_check_bpf *c, FILE *f)
+{
+	int fd = bpf_map__fd(c->maps.counts);
+	struct { __u64 raw, classic; } v;
+	__u64 key, *prev = NULL;
+	char rb[64];
+
+	fprintf(f, "vmexit: check: %-8s %-24s %12s %12s\n", "isa", "reason", "fast path",
+		"classic");
+	while (!bpf_map_get_next_key(fd, prev, &key)) {
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &v))
+			continue;
+		fprintf(f, "vmexit: check: %-8s %-24s %12llu %12llu%s\n", isa_name(key >> 32),
+			reason_str(key >> 32, (__u32)key, rb, sizeof(rb)),
+			(unsigned long long)v.raw, (unsigned long long)v.classic,
+			v.raw != v.classic ? "  <- differ" : "");
+	}
+}
+
+/*
+ * Attaches the raw and classic programs side by side (entries first, so that every exit seen
+ * has its entry seen too), arms them for window_s (less once enough exits agreed) and keeps
+ * the result in h->check. 0, or -errno when the fast path cannot even be loaded.
+ */
+static int check_run(struct hooks *h, double window_s, bool verbose_check)
+{
+	struct hook_check_bpf *c = hook_check_bpf__open();
+	const char *skew = getenv("VMEXIT_TEST_FAST_PATH_SKEW");
+	struct bpf_link *links[4] = {};
+	struct bpf_program *order[4];
+	struct timespec tick = { 0, 10 * 1000 * 1000 };
+	double end;
+	int err;
+
+	if (!c)
+		return -errno;
+	c->rodata->raw_exit_shape = h->exit_shape;
+	/* Test-only: makes the fast path read wrong reasons, to see the check refuse it. */
+	if (skew)
+		c->rodata->check_skew = (__u32)strtoul(skew, NULL, 0);
+	err = hook_check_bpf__load(c);
+	if (err)
+		goto out;
+	order[0] = c->progs.check_entry_raw;
+	order[1] = c->progs.check_entry_classic;
+	order[2] = c->progs.check_exit_raw;
+	order[3] = c->progs.check_exit_classic;
+	for (int i = 0; i < 4; i++) {
+		links[i] = bpf_program__attach(order[i]);
+		if (!links[i]) {
+			err = -errno;
+			goto out;
+		}
+	}
+	__atomic_store_n(&c->bss->armed, true, __ATOMIC_RELEASE);
+	end = mono_s() + window_s;
+	/* Enough agreeing exits end the window early, except when asked to look longer. */
+	while (mono_s() < end && (verbose_check || c->bss->result.matched < 5000))
+		nanosleep(&tick, NULL);
+	__atomic_store_n(&c->bss->armed, false, __ATOMIC_RELEASE);
+	h->check.ran = true;
+	h->check.window_s = window_s;
+	h->check.matched = c->bss->result.matched;
+	h->check.mismatched = c->bss->result.mismatched;
+	h->check.unpaired = c->bss->result.unpaired;
+	h->check.unreadable = c->bss->result.unreadable;
+	h->check.entries = c->bss->result.entries;
+	if (h->check.mismatched)
+		snprintf(h->exit_note, sizeof(h->exit_note),
+			 "the fast path read %s reason %u where the classic tracepoint has %u",
+			 isa_name(c->bss->result.bad_isa), c->bss->result.bad_raw,
+			 c->bss->result.bad_classic);
+	if (verbose_check)
+		check_counts_print(c, stderr);
+out:
+	for (int i = 0; i < 4; i++)
+		bpf_link__destroy(links[i]);
+	hook_check_bpf__destroy(c);
+	return err;
+}
+
+static void exit_hook_use(struct hooks *h, struct vmexit_bpf *skel, enum exit_hook e)
+{
+	h->exit = e;
+	skel->rodata->raw_exit_shape = h->exit_shape;
+	bpf_program__set_autoload(skel->progs.kvm_exit_fast, e == EXIT_HOOK_FAST);
+	bpf_program__set_autoload(skel->progs.kvm_entry_fast, e == EXIT_HOOK_FAST);
+	bpf_program__set_autoload(skel->progs.kvm_exit, e == EXIT_HOOK_CLASSIC);
+	bpf_program__set_autoload(skel->progs.kvm_entry, e == EXIT_HOOK_CLASSIC);
+}
+
+void hooks_choose_exit(struct hooks *h, struct vmexit_bpf *skel, bool stream, double window_s,
+		       bool verbose_check)
+{
+	struct hook_check *k = &h->check;
+	int err;
+
+	memset(k, 0, sizeof(*k));
+	h->exit_note[0] = 0;
+	h->exit_shape = EXIT_SHAPE_NONE;
+	if (stream) {
+		snprintf(h->exit_note, sizeof(h->exit_note),
+			 "a stream needs the classic record's fields");
+		exit_hook_use(h, skel, EXIT_HOOK_CLASSIC);
+		return;
+	}
+	h->exit_shape = exit_shape_probe();
+	if (h->exit_shape == EXIT_SHAPE_NONE) {
+		snprintf(h->exit_note, sizeof(h->exit_note),
+			 "no known raw kvm_exit prototype in the kernel's BTF");
+		exit_hook_use(h, skel, EXIT_HOOK_CLASSIC);
+		return;
+	}
+	err = check_run(h, window_s, verbose_check);
+	if (err) {
+		snprintf(h->exit_note, sizeof(h->exit_note), "the fast path does not load: %s",
+			 strerror(-err));
+	} else if (k->mismatched || k->unreadable || k->unpaired) {
+		if (!k->mismatched)
+			snprintf(h->exit_note, sizeof(h->exit_note),
+				 "%llu exits unreadable, %llu seen by one side only",
+				 (unsigned long long)k->unreadable,
+				 (unsigned long long)k->unpaired);
+		/* Always said: the user should know the cheaper path was refused, and why. */
+		fprintf(stderr, "vmexit: warning: the kvm_exit fast path disagreed with the "
+			"classic tracepoint on %llu of %llu exits (%s): using the classic one\n",
+			(unsigned long long)(k->mismatched + k->unreadable + k->unpaired),
+			(unsigned long long)(k->matched + k->mismatched + k->unreadable +
+					     k->unpaired), h->exit_note);
+	} else if (!k->matched) {
+		snprintf(h->exit_note, sizeof(h->exit_note),
+			 "not checked: no kvm_exit in the %.1f s check window", window_s);
+	} else {
+		snprintf(h->exit_note, sizeof(h->exit_note),
+			 "checked: %llu exits and %llu entries read alike in %.1f s",
+			 (unsigned long long)k->matched, (unsigned long long)k->entries,
+			 window_s);
+		exit_hook_use(h, skel, EXIT_HOOK_FAST);
+		return;
+	}
+	exit_hook_use(h, skel, EXIT_HOOK_CLASSIC);
+}
+
+static const char *exit_hook_name(const struct hooks *h, bool entry)
+{
+	if (h->exit == EXIT_HOOK_FAST)
+		return entry ? "tp_btf/kvm_entry" : "tp_btf/kvm_exit";
+	return entry ? "kvm:kvm_entry" : "kvm:kvm_exit";
+}
+
 void hooks_print(const struct hooks *h, FILE *f)
 {
+	fprintf(f, "vmexit: hooks: kvm_exit %s, kvm_entry %s (%s)\n", exit_hook_name(h, false),
+		exit_hook_name(h, true), h->exit_note);
 	fprintf(f, "vmexit: hooks: KVM_RUN %s%s%s%s\n", run_hook_name(h->run),
 		h->run_note[0] ? " (" : "", h->run_note, h->run_note[0] ? ")" : "");
 	if (h->run == RUN_HOOK_IOCTL)
 		fprintf(f, "vmexit: hooks: every syscall on the host pays for the ioctl "
 			"tracepoint\n");
+}
+
+void hooks_json(const struct hooks *h, FILE *f)
+{
+	fprintf(f, "\"hooks\":{\"kvm_run\":\"%s\",\"kvm_exit\":\"%s\",\"kvm_entry\":\"%s\","
+		   "\"fast_path_check\":", run_hook_name(h->run), exit_hook_name(h, false),
+		exit_hook_name(h, true));
+	if (h->check.ran)
+		fprintf(f, "{\"window_s\":%.3f,\"matched\":%llu,\"mismatched\":%llu,"
+			   "\"unpaired\":%llu,\"unreadable\":%llu,\"entries\":%llu}",
+			h->check.window_s, (unsigned long long)h->check.matched,
+			(unsigned long long)h->check.mismatched,
+			(unsigned long long)h->check.unpaired,
+			(unsigned long long)h->check.unreadable,
+			(unsigned long long)h->check.entries);
+	else
+		fputs("null", f);
+	fputs(",\"note\":", f);
+	json_put_str(f, h->exit_note);
+	fputc('}', f);
 }

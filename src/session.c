@@ -216,6 +216,7 @@ static int attach_in_order(struct vmexit_bpf *skel)
 		{ skel->progs.kvm_run_fpu, &skel->links.kvm_run_fpu },
 		{ skel->progs.kvm_run_ioctl, &skel->links.kvm_run_ioctl },
 		{ skel->progs.kvm_entry, &skel->links.kvm_entry },
+		{ skel->progs.kvm_entry_fast, &skel->links.kvm_entry_fast },
 		{ skel->progs.kvm_write_tsc_offset, &skel->links.kvm_write_tsc_offset },
 		{ skel->progs.kvm_pio, &skel->links.kvm_pio },
 		{ skel->progs.kvm_mmio, &skel->links.kvm_mmio },
@@ -225,6 +226,7 @@ static int attach_in_order(struct vmexit_bpf *skel)
 		{ skel->progs.kvm_page_fault, &skel->links.kvm_page_fault },
 		{ skel->progs.kvm_userspace_exit, &skel->links.kvm_userspace_exit },
 		{ skel->progs.kvm_exit, &skel->links.kvm_exit },
+		{ skel->progs.kvm_exit_fast, &skel->links.kvm_exit_fast },
 	};
 
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
@@ -320,6 +322,7 @@ int session_open(struct session *s, struct session_opts *o)
 		bpf_map__set_max_entries(skel->maps.events,
 					 (o->ringbuf_kb ? o->ringbuf_kb : 16384) * 1024);
 	hooks_choose_run(&s->hooks, skel);
+	hooks_choose_exit(&s->hooks, skel, o->stream, o->check_hooks ? 2.0 : 0.3, o->check_hooks);
 	if (s->hooks.run == RUN_HOOK_NONE) {
 		/* Userspace exits are still counted, and every one shows up as in flight. */
 		fprintf(stderr, "vmexit: warning: no hook for the start of KVM_RUN (%s, no "

@@ -158,6 +158,7 @@ int cmd_stat(int argc, char **argv)
 	err = session_open(&s, &a.opts);
 	if (err)
 		return 1;
+	rep.hooks = &s.hooks;
 	names.args = session_proc_args;
 	names.args_ctx = &s;
 	src.cells = s.cells;

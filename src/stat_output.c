@@ -327,7 +327,12 @@ static void print_json(struct stat_view *v, const struct stat_report *rep, FILE 
 	for (int i = 0; i < NR_LOST; i++)
 		fprintf(f, "%s\"%s\":%llu", i ? "," : "", lost_cause_key(i),
 			(unsigned long long)rep->lost[i]);
-	fprintf(f, "}}\n");
+	fputc('}', f);
+	if (rep->hooks) {
+		fputc(',', f);
+		hooks_json(rep->hooks, f);
+	}
+	fprintf(f, "}\n");
 	fflush(f);
 }
 

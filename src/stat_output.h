@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include "hooks.h"
 #include "rows.h"
 #include "vm_names.h"
 
@@ -28,6 +29,7 @@ struct stat_report {
 	double elapsed_s;	/* since tracing started */
 	bool final;		/* the summary of the whole run */
 	__u64 lost[NR_LOST];	/* since tracing started */
+	const struct hooks *hooks;	/* the kernel hooks in use; NULL offline (report) */
 };
 
 /* Summary-view options shared by stat and report (with 's' --sort and 'u' --units). */

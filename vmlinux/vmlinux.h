@@ -68,6 +68,42 @@ struct task_struct {
 	struct mm_struct *mm;
 };
 
+/*
+ * What the raw kvm_exit fast path reads from the vCPU itself (bpf/exit_read.bpf.h). kvm_vcpu
+ * is in vmlinux's BTF or kvm's; vcpu_vmx in kvm_intel's, vcpu_svm and vmcb in kvm_amd's: only
+ * one of the two is loaded, and CO-RE drops the branch of the other.
+ */
+struct kvm_vcpu {
+	int vcpu_id;
+};
+
+union vmx_exit_reason {
+	u32 full;
+};
+
+struct vcpu_vt {
+	union vmx_exit_reason exit_reason;
+};
+
+struct vcpu_vmx {
+	struct kvm_vcpu vcpu;
+	union vmx_exit_reason exit_reason;
+	struct vcpu_vt vt;
+};
+
+struct vmcb_control_area {
+	u32 exit_code;
+};
+
+struct vmcb {
+	struct vmcb_control_area control;
+};
+
+struct vcpu_svm {
+	struct kvm_vcpu vcpu;
+	struct vmcb *vmcb;
+};
+
 /* The first 8 bytes of every tracepoint record; a BPF program sees them overwritten. */
 struct trace_entry {
 	unsigned short type;

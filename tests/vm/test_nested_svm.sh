@@ -5,6 +5,10 @@
 # once and, inside it, with the kvm tracefs events enabled, runs
 #   phase "one":  vmexit stat --json --by vcpu -- vmexit-guest --vms 1 --vcpus 2 ...
 #   phase "two":  the same with --vms 2 --vcpus 1 (two VM processes: vmexit must follow children)
+#   phase "fast": -v --by vcpu, started while another VM runs, so that the start-up check of
+#                 the kvm_exit fast path sees exits: it must pass and the fast path be used
+#   phase "skew": the same with the test-only VMEXIT_TEST_FAST_PATH_SKEW=1 (the fast path reads
+#                 reason + 1): the check must refuse it, say so, and use the classic tracepoints
 # then checks vmexit's numbers against (a) the exact counts vmexit-guest documents for its
 # arguments and (b) tracefs' own count of the same run, event by event.
 #
@@ -32,9 +36,11 @@ MODE=full
 
 # The workloads: per vCPU exactly this many of each kind (one pass). Phase one makes ~1,400
 # kernel and ~600 userspace exits per vCPU; both phases run in a few seconds under TCG.
-# Fields: phase vms vcpus cpuid io hlt msr mmio name
-PHASES="one 1 2 400 250 150 300 200 bedvm
-two 2 1 100 80 40 60 50 pair"
+# Fields: phase vms vcpus cpuid io hlt msr mmio name hooks (plain: as is; fast, skew: above)
+PHASES="one 1 2 400 250 150 300 200 bedvm plain
+two 2 1 100 80 40 60 50 pair plain
+fast 1 2 200 100 50 100 60 fastvm fast
+skew 1 1 100 50 20 40 30 skewvm skew"
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/test_nested_svm.XXXXXX")
 trap '[ -n "${VMEXIT_TEST_KEEP:-}" ] && mkdir -p "$VMEXIT_TEST_KEEP" && cp "$WORK"/* "$VMEXIT_TEST_KEEP"/; rm -rf "$WORK"' EXIT
@@ -103,23 +109,49 @@ count_trace() {
 	}' $T/events/kvm/kvm_exit/format $T/trace
 }
 
-echo "$PHASES" | while read -r phase vms vcpus cpuid io hlt msr mmio name; do
+echo "$PHASES" | while read -r phase vms vcpus cpuid io hlt msr mmio name hooks; do
 	echo "T_PHASE $phase"
 	args="--vms $vms --vcpus $vcpus --cpuid $cpuid --io $io --hlt $hlt --msr $msr --mmio $mmio --name $name --json"
 	echo "T_ARGS $args"
 	echo >$T/trace
 	# A second, in-kernel count of the same exits by raw reason code, which cannot overflow.
 	hist=0
-	echo 'hist:keys=exit_reason:size=256' >$T/events/kvm/kvm_exit/trigger 2>/dev/null && hist=1
-	echo 1 >$T/tracing_on
+	trig="echo 'hist:keys=exit_reason:size=256' >$T/events/kvm/kvm_exit/trigger 2>/dev/null"
+	[ $hooks = plain ] && eval "$trig"
 	t0=$(cut -d' ' -f1 /proc/uptime)
-	if [ $MODE = full ]; then
+	if [ $MODE = full ] && [ $hooks != plain ]; then
+		# Another VM makes exits while vmexit checks its fast path; the traced command stops
+		# it (and waits until its threads are gone) and turns tracing and the hist trigger
+		# on before the workload runs, so that tracefs and vmexit count the same exits.
+		/vmexit-guest --vcpus 1 --cpuid 50 --io 5 --seconds 600 --name busy >/dev/null 2>&1 &
+		bg=$!
+		sleep 1
+		skew=0
+		[ $hooks = skew ] && skew=1
+		VMEXIT_TEST_FAST_PATH_SKEW=$skew /vmexit stat -v --json --by vcpu -- sh -c "
+			kill $bg
+			while [ -d /proc/$bg/task ] && ! grep -q '^State:.*Z' /proc/$bg/status; do
+				sleep 0.02
+			done
+			$trig
+			echo 1 >$T/tracing_on
+			exec /vmexit-guest $args" >/tmp/out 2>/tmp/err
+		rc=$?
+		wait $bg
+		grep '^vmexit: \(hooks\|warning\)' /tmp/err | sed 's/^/T_HOOKS /'
+		grep -v '^vmexit: hooks' /tmp/err | grep -v '^libbpf' >/tmp/err.short
+		mv /tmp/err.short /tmp/err
+	elif [ $MODE = full ]; then
+		echo 1 >$T/tracing_on
 		/vmexit stat --json --by vcpu -- /vmexit-guest $args >/tmp/out 2>/tmp/err
+		rc=$?
 	else
+		echo 1 >$T/tracing_on
 		/vmexit-guest $args >/tmp/out 2>/tmp/err
+		rc=$?
 	fi
-	rc=$?
 	t1=$(cut -d' ' -f1 /proc/uptime)
+	grep -q '^hist' $T/events/kvm/kvm_exit/trigger && hist=1
 	echo 0 >$T/tracing_on
 	echo "T_RC $rc"
 	echo "T_TIME $t0 $t1"
@@ -178,7 +210,8 @@ def check(cond, msg):
 
 def new_phase():
     return dict(rc=None, buf=None, overrun=None, hist=Counter(), hist_dropped=None, unknown=[],
-                ex=Counter(), en=Counter(), us=Counter(), guests=[], vmexit=None, vmexit_lines=0, other=[])
+                ex=Counter(), en=Counter(), us=Counter(), guests=[], vmexit=None, vmexit_lines=0, other=[],
+                hooks_lines=[])
 
 # ---- parse the bed's stdout into phases
 phases = {}; cur = None; preamble = []
@@ -207,6 +240,7 @@ for line in open(path, errors="replace"):
         except ValueError: p["other"].append(line)
     elif tag == "T_VMEXIT": p["vmexit"] = rest
     elif tag == "T_VMEXIT_LINES": p["vmexit_lines"] = int(f[0])
+    elif tag == "T_HOOKS": p["hooks_lines"].append(rest)
     else: p["other"].append(line)
 for l in preamble:
     print("  | " + l)
@@ -214,7 +248,7 @@ for l in preamble:
 def fmt_k(c): return " ".join(f"{r:#x}:{n}" for r, n in sorted(c.items()))
 def fmt_u(c): return " ".join(f"{r}:{n}" for r, n in sorted(c.items()))
 
-def check_phase(name, vms, vcpus, n_cpuid, n_io, n_hlt, n_msr, n_mmio, gname):
+def check_phase(name, vms, vcpus, n_cpuid, n_io, n_hlt, n_msr, n_mmio, gname, hooks):
     P = phases.get(name)
     if not check(P is not None, f"phase {name}: did not run"):
         return
@@ -309,6 +343,7 @@ def check_phase(name, vms, vcpus, n_cpuid, n_io, n_hlt, n_msr, n_mmio, gname):
         check(False, f"{pre}: vmexit's last line is not JSON: {e}: {P['vmexit'][:200]}")
         return
     rows = s.get("rows", []); lost = s.get("lost", {})
+    check_hooks(pre, hooks, s.get("hooks"), P["hooks_lines"])
     check(s.get("final", True) is True, f"{pre}: vmexit's last line is not the final summary (final={s.get('final')})")
     vk = Counter(); vu = Counter(); vks = Counter(); vus = Counter()
     short = Counter(); short_reason = defaultdict(set)      # (kind, key) -> count - completed
@@ -361,9 +396,32 @@ def check_phase(name, vms, vcpus, n_cpuid, n_io, n_hlt, n_msr, n_mmio, gname):
             print(f"test_nested_svm:     pid {row['pid']} vcpu {row['vcpu']} {row['reason_name']:5} count {row['count']:4} "
                   f"p50 {row['p50_ns']} ns p99 {row['p99_ns']} ns (TCG: functional only)")
 
+def check_hooks(pre, want, h, lines):
+    """Which hooks the summary says it used, against what the phase set up."""
+    if not check(isinstance(h, dict), f"{pre}: no \"hooks\" object in vmexit's JSON"):
+        return
+    print(f"test_nested_svm:   hooks: {h}")
+    for l in lines:
+        print("  | " + l)
+    # The bed allows BPF trampolines: KVM_RUN never needs the syscall tracepoint here.
+    check(h.get("kvm_run") == "fentry/kvm_arch_vcpu_ioctl_run", f"{pre}: KVM_RUN hook {h.get('kvm_run')}")
+    c = h.get("fast_path_check") or {}
+    if want == "fast":
+        check(h.get("kvm_exit") == "tp_btf/kvm_exit" and h.get("kvm_entry") == "tp_btf/kvm_entry",
+              f"{pre}: the fast path was not used: {h}")
+        check(c.get("matched", 0) > 0 and c.get("mismatched") == 0 and c.get("unpaired") == 0
+              and c.get("unreadable") == 0, f"{pre}: fast path check {c}")
+        check(any("hooks: kvm_exit tp_btf/kvm_exit" in l for l in lines), f"{pre}: -v does not name the fast path: {lines}")
+    elif want == "skew":
+        check(h.get("kvm_exit") == "kvm:kvm_exit" and h.get("kvm_entry") == "kvm:kvm_entry",
+              f"{pre}: a skewed fast path was not refused: {h}")
+        check(c.get("mismatched", 0) > 0, f"{pre}: the check saw no mismatch: {c}")
+        check(any("warning: the kvm_exit fast path disagreed" in l for l in lines),
+              f"{pre}: the fallback was not reported: {lines}")
+
 for spec in phases_spec.strip().splitlines():
     f = spec.split()
-    check_phase(f[0], *map(int, f[1:8]), f[8])
+    check_phase(f[0], *map(int, f[1:8]), f[8], f[9])
 
 if errors:
     for e in errors:
