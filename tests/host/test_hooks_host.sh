@@ -30,8 +30,9 @@ pid=
 hook=$(sed -n 's/^vmexit: hooks: KVM_RUN \([^ ]*\).*/\1/p' "$TMP/err")
 echo "KVM_RUN hook: $(grep '^vmexit: hooks: KVM_RUN' "$TMP/err")"
 [ -n "$hook" ] || fail "-v does not say which hook ends a userspace exit"
+# Only x86's KVM_RUN fires kvm_fpu (other architectures list it in tracefs all the same).
 kvm_fpu=0
-[ -d /sys/kernel/tracing/events/kvm/kvm_fpu ] && kvm_fpu=1
+case $(uname -m) in x86_64|i?86) [ -d /sys/kernel/tracing/events/kvm/kvm_fpu ] && kvm_fpu=1 ;; esac
 
 python3 - "$TMP/perf.json" "$TMP/link.json" "$hook" $kvm_fpu \
 	"$(sed -n 's/^vmexit: hooks: KVM_RUN [^ ]* (\(.*\))$/\1/p' "$TMP/err")" <<'PY'
