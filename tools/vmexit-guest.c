@@ -5,6 +5,7 @@
  *
  * Usage:
  *   vmexit-guest [--vms N] [--vcpus N] [--io N] [--mmio N] [--hlt N] [--cpuid N] [--msr N]
+ *                [--wrmsr N] [--cr N] [--vmcall N] [--ud N] [--timer N]
  *                [--seconds S] [--name NAME] [--ring 0|3] [--json]
  *
  * Each VM is one process, as with QEMU. The process carries a QEMU-style name on its command
@@ -19,6 +20,11 @@
  *   --hlt N    hlt (no in-kernel irqchip)           -> KVM_EXIT_HLT
  *   --cpuid N  cpuid leaf 0                         -> handled in the kernel, no KVM_EXIT
  *   --msr N    rdmsr MSR_IA32_TSC (0x10)            -> handled in the kernel, no KVM_EXIT
+ *   --wrmsr N  wrmsr MSR_IA32_UCODE_REV (0x8b)      -> accepted and ignored in the kernel
+ *   --cr N     mov rax,cr8; mov cr8,rax; flip CR0.MP -> in the kernel (VMX: 3 CR_ACCESS exits)
+ *   --vmcall N vmcall (vmmcall on AMD), rax 0x7fff  -> unknown hypercall, -KVM_ENOSYS
+ *   --ud N     ud2                                  -> #UD intercepted, reflected to the guest
+ *   --timer N  one-shot x2APIC timer, sti; hlt       -> in-kernel APIC, interrupt to the guest
  * then "out dx,al" to the done port 0xea (one more KVM_EXIT_IO) and jumps back to its start.
  * Without any kind option the mix is --io 1000. Without --seconds each vCPU makes one pass;
  * with --seconds S it resumes the guest for further passes until S seconds have gone by (the
@@ -33,7 +39,9 @@
  * and NPF (0x400) = P * mmio plus a handful for the first touches of guest RAM, plus whatever
  * host interrupts (INTR 0x60) happen to land; those two are not exact.
  * The VMM tallies every KVM_RUN result and fails (exit 1) unless each pass produced exactly
- * the requested IO/MMIO/HLT exits at the expected port/address and nothing else.
+ * the requested IO/MMIO/HLT exits at the expected port/address and nothing else. The guest
+ * counts itself too (struct tally_slot, per vCPU): the VMM checks that tally after each pass
+ * and prints it with --json; on VMX it is the expected kvm_exit count (tools/vmexit-guest.md).
  *
  * Rings. --ring 0 (the default) runs the guest as a kernel would: every kind works, here and
  * on SVM/VMX. --ring 3 runs it as user code (CPL 3, IOPL 3), like the reference PVM probe:
@@ -65,6 +73,7 @@
  * Exit status: 0 success, 1 any KVM/system failure (or any VM failed), 2 bad arguments.
  */
 #include <errno.h>
+#include <cpuid.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -93,12 +102,37 @@
 #define PDPT_GPA		0x3000ull
 #define PD_GPA			0x4000ull
 #define PARAM_GPA		0x5000ull
+#define GDT_GPA			0x6000ull
+#define IDT_GPA			0x7000ull
+/* Per-vCPU tally of what the guest did (struct tally), TALLY_SIZE bytes each. */
+#define TALLY_GPA		0x8000ull
+#define TALLY_SIZE		128ull
+/* Per-vCPU stacks (exceptions and interrupts push frames), growing down from MEM_SIZE. */
+#define STACK_SIZE		0x1000ull
 /* Mapped by the guest page tables but outside every memslot, so a store there is MMIO. */
 #define MMIO_GPA		0x10000000ull
 
 #define IO_PORT			0xe9
 #define DONE_PORT		0xea
+/* An exception the guest does not expect: its vector goes out on this port and the VMM fails. */
+#define EXC_PORT		0xeb
 #define MSR_IA32_TSC		0x10
+#define MSR_IA32_APICBASE	0x1b
+/* Writes from the guest are accepted and ignored by KVM (kvm_set_msr_common), and intercepted. */
+#define MSR_IA32_UCODE_REV	0x8b
+#define APICBASE_EN_EXTD	0xc00	/* x2APIC mode */
+#define X2APIC_EOI		0x80b
+#define X2APIC_SVR		0x80f
+#define X2APIC_LVTT		0x832
+#define X2APIC_TMICT		0x838
+#define X2APIC_TDCR		0x83e
+#define TIMER_VECTOR		0x40
+#define SPURIOUS_VECTOR		0xff
+/* One-shot timer, divide by 1: KVM's APIC bus runs at 1 GHz, so 100 us of guest time. */
+#define TIMER_COUNT		100000
+/* An unknown hypercall number: KVM answers -KVM_ENOSYS in rax, in the kernel. */
+#define HC_UNKNOWN		0x7fff
+#define UD_VECTOR		6
 
 #define CR0_PE			(1ull << 0)
 #define CR0_ET			(1ull << 4)
@@ -122,9 +156,23 @@
 #define NR_EXIT_NAMES		64
 
 /* Per-kind repeat counts, read by the guest from PARAM_GPA at the start of every pass. */
-enum kind { K_IO, K_MMIO, K_HLT, K_CPUID, K_MSR, NR_KINDS };
+enum kind { K_IO, K_MMIO, K_HLT, K_CPUID, K_MSR, K_WRMSR, K_CR, K_VMCALL, K_UD, K_TIMER, NR_KINDS };
 
-static const char *const kind_opt[NR_KINDS] = { "io", "mmio", "hlt", "cpuid", "msr" };
+static const char *const kind_opt[NR_KINDS] = {
+	"io", "mmio", "hlt", "cpuid", "msr", "wrmsr", "cr", "vmcall", "ud", "timer",
+};
+
+/*
+ * What the guest counts itself, per vCPU, at TALLY_GPA + vcpu * TALLY_SIZE: each counter is
+ * incremented right before the instruction it counts (or in the handler, for irq and ud).
+ */
+enum tally_slot { T_OUT, T_MMIO, T_HLT, T_CPUID, T_RDMSR, T_WRMSR, T_CR_READ, T_CR_WRITE,
+		  T_VMCALL, T_UD, T_IRQ, NR_TALLY };
+
+static const char *const tally_name[NR_TALLY] = {
+	"out", "mmio", "hlt", "cpuid", "rdmsr", "wrmsr", "cr_read", "cr_write", "vmcall", "ud",
+	"irq",
+};
 
 struct opts {
 	unsigned long vms;
@@ -137,6 +185,7 @@ struct opts {
 	bool ring_given;
 	bool json;
 	const char *vm_name;	/* from "-name guest=...": this process is one VM */
+	bool amd;		/* the host CPU is AMD: vmmcall instead of vmcall */
 };
 
 struct vcpu {
@@ -278,82 +327,222 @@ static void emit_jcc_back(struct code *c, uint8_t opcode, size_t target)
 #define JZ	0x74
 #define JNZ	0x75
 
+/* inc qword [r15 + 8*slot]: the vCPU's tally block is in r15 (set by the VMM). */
+static void emit_tally(struct code *c, enum tally_slot t)
+{
+	EMIT(c, 0x49, 0xff, 0x47, 8 * t);
+}
+
+/* Loads the count of kind k into reg (0: rcx, 1: r8, 2: r9) and skips the loop when zero. */
+static size_t emit_loop_head(struct code *c, enum kind k, int reg)
+{
+	static const uint8_t mov[3][3] = { { 0x48, 0x8b, 0x4e }, { 0x4c, 0x8b, 0x46 },
+					   { 0x4c, 0x8b, 0x4e } };
+	static const uint8_t test[3][3] = { { 0x48, 0x85, 0xc9 }, { 0x4d, 0x85, 0xc0 },
+					    { 0x4d, 0x85, 0xc9 } };
+
+	emit(c, mov[reg], 3);			/* mov reg, [rsi + 8*k] */
+	EMIT(c, 8 * k);
+	emit(c, test[reg], 3);			/* test reg, reg */
+	return emit_jcc_fwd(c, JZ);
+}
+
+static void emit_loop_tail(struct code *c, int reg, size_t loop, size_t skip)
+{
+	static const uint8_t dec[3][3] = { { 0x48, 0xff, 0xc9 }, { 0x49, 0xff, 0xc8 },
+					   { 0x49, 0xff, 0xc9 } };
+
+	emit(c, dec[reg], 3);			/* dec reg */
+	emit_jcc_back(c, JNZ, loop);
+	patch_here(c, skip);
+}
+
+static void emit_wrmsr(struct code *c, uint32_t msr, uint32_t lo)
+{
+	EMIT(c, 0xb9);				/* mov ecx, msr */
+	emit_imm32(c, msr);
+	EMIT(c, 0xb8);				/* mov eax, lo */
+	emit_imm32(c, lo);
+	EMIT(c, 0x31, 0xd2);			/* xor edx, edx */
+	emit_tally(c, T_WRMSR);
+	EMIT(c, 0x0f, 0x30);			/* wrmsr */
+}
+
+/* Where build_guest put the exception and interrupt handlers, for the IDT. */
+struct guest_entries {
+	size_t exc[32];		/* vectors 0-31; #UD's resumes after the ud2, the others fail */
+	size_t timer;
+	size_t spurious;
+};
+
 /*
  * One loop per kind. The count comes from the parameter block (rsi), so the same code serves
  * every mix, and a zero count skips the loop entirely. The counter is rcx for the kinds that
- * leave rcx alone and r8 for cpuid (clobbers eax/ebx/ecx/edx) and rdmsr (needs ecx as input,
- * clobbers eax/edx). The guest never writes RAM, so vCPUs can share code and parameters.
+ * leave rcx alone and r8/r9 for those that use ecx (cpuid, rdmsr, wrmsr). Each instruction
+ * that exits is preceded by an increment of its slot in the vCPU's tally block (r15). vCPUs
+ * share code and parameters; each has its own tally block and stack.
  */
-static size_t build_guest(uint8_t *dst)
+static size_t build_guest(uint8_t *dst, bool amd, struct guest_entries *ent)
 {
 	struct code c = { .p = dst };
-	size_t start, skip, loop;
+	size_t start, skip, loop, wait, got, common;
 
 	start = c.len;
 	EMIT(&c, 0xbe);				/* mov esi, PARAM_GPA */
 	emit_imm32(&c, PARAM_GPA);
 
 	/* out: port in dx, data in al (whatever it holds) */
-	EMIT(&c, 0x48, 0x8b, 0x4e, 8 * K_IO);	/* mov rcx, [rsi + 8*K_IO] */
-	EMIT(&c, 0x48, 0x85, 0xc9);		/* test rcx, rcx */
-	skip = emit_jcc_fwd(&c, JZ);
+	skip = emit_loop_head(&c, K_IO, 0);
 	EMIT(&c, 0xba);				/* mov edx, IO_PORT */
 	emit_imm32(&c, IO_PORT);
 	loop = c.len;
+	emit_tally(&c, T_OUT);
 	EMIT(&c, 0xee);				/* out dx, al */
-	EMIT(&c, 0x48, 0xff, 0xc9);		/* dec rcx */
-	emit_jcc_back(&c, JNZ, loop);
-	patch_here(&c, skip);
+	emit_loop_tail(&c, 0, loop, skip);
 
 	/* one-byte store to unbacked guest-physical memory */
-	EMIT(&c, 0x48, 0x8b, 0x4e, 8 * K_MMIO);	/* mov rcx, [rsi + 8*K_MMIO] */
-	EMIT(&c, 0x48, 0x85, 0xc9);		/* test rcx, rcx */
-	skip = emit_jcc_fwd(&c, JZ);
+	skip = emit_loop_head(&c, K_MMIO, 0);
 	EMIT(&c, 0xbf);				/* mov edi, MMIO_GPA */
 	emit_imm32(&c, MMIO_GPA);
 	loop = c.len;
+	emit_tally(&c, T_MMIO);
 	EMIT(&c, 0x88, 0x07);			/* mov [rdi], al */
-	EMIT(&c, 0x48, 0xff, 0xc9);		/* dec rcx */
-	emit_jcc_back(&c, JNZ, loop);
-	patch_here(&c, skip);
+	emit_loop_tail(&c, 0, loop, skip);
 
-	EMIT(&c, 0x48, 0x8b, 0x4e, 8 * K_HLT);	/* mov rcx, [rsi + 8*K_HLT] */
-	EMIT(&c, 0x48, 0x85, 0xc9);		/* test rcx, rcx */
-	skip = emit_jcc_fwd(&c, JZ);
+	skip = emit_loop_head(&c, K_HLT, 0);
 	loop = c.len;
+	emit_tally(&c, T_HLT);
 	EMIT(&c, 0xf4);				/* hlt */
-	EMIT(&c, 0x48, 0xff, 0xc9);		/* dec rcx */
-	emit_jcc_back(&c, JNZ, loop);
-	patch_here(&c, skip);
+	emit_loop_tail(&c, 0, loop, skip);
 
-	EMIT(&c, 0x4c, 0x8b, 0x46, 8 * K_CPUID);	/* mov r8, [rsi + 8*K_CPUID] */
-	EMIT(&c, 0x4d, 0x85, 0xc0);		/* test r8, r8 */
-	skip = emit_jcc_fwd(&c, JZ);
+	skip = emit_loop_head(&c, K_CPUID, 1);
 	loop = c.len;
 	EMIT(&c, 0x31, 0xc0);			/* xor eax, eax: leaf 0 */
 	EMIT(&c, 0x31, 0xc9);			/* xor ecx, ecx: subleaf 0 */
+	emit_tally(&c, T_CPUID);
 	EMIT(&c, 0x0f, 0xa2);			/* cpuid */
-	EMIT(&c, 0x49, 0xff, 0xc8);		/* dec r8 */
-	emit_jcc_back(&c, JNZ, loop);
-	patch_here(&c, skip);
+	emit_loop_tail(&c, 1, loop, skip);
 
-	EMIT(&c, 0x4c, 0x8b, 0x46, 8 * K_MSR);	/* mov r8, [rsi + 8*K_MSR] */
-	EMIT(&c, 0x4d, 0x85, 0xc0);		/* test r8, r8 */
-	skip = emit_jcc_fwd(&c, JZ);
+	skip = emit_loop_head(&c, K_MSR, 1);
 	loop = c.len;
 	EMIT(&c, 0xb9);				/* mov ecx, MSR_IA32_TSC */
 	emit_imm32(&c, MSR_IA32_TSC);
+	emit_tally(&c, T_RDMSR);
 	EMIT(&c, 0x0f, 0x32);			/* rdmsr */
-	EMIT(&c, 0x49, 0xff, 0xc8);		/* dec r8 */
-	emit_jcc_back(&c, JNZ, loop);
-	patch_here(&c, skip);
+	emit_loop_tail(&c, 1, loop, skip);
+
+	skip = emit_loop_head(&c, K_WRMSR, 1);
+	loop = c.len;
+	emit_wrmsr(&c, MSR_IA32_UCODE_REV, 0);
+	emit_loop_tail(&c, 1, loop, skip);
+
+	/*
+	 * Control registers: read CR8, write it back unchanged (without an in-kernel APIC, VMX
+	 * exits on both; an unchanged TPR never exits to the VMM), and flip CR0.MP, a bit KVM
+	 * owns, so the write exits too.
+	 */
+	skip = emit_loop_head(&c, K_CR, 0);
+	loop = c.len;
+	emit_tally(&c, T_CR_READ);
+	EMIT(&c, 0x44, 0x0f, 0x20, 0xc0);	/* mov rax, cr8 */
+	emit_tally(&c, T_CR_WRITE);
+	EMIT(&c, 0x44, 0x0f, 0x22, 0xc0);	/* mov cr8, rax */
+	EMIT(&c, 0x0f, 0x20, 0xc0);		/* mov rax, cr0 */
+	EMIT(&c, 0x48, 0x83, 0xf0, 0x02);	/* xor rax, CR0_MP */
+	emit_tally(&c, T_CR_WRITE);
+	EMIT(&c, 0x0f, 0x22, 0xc0);		/* mov cr0, rax */
+	emit_loop_tail(&c, 0, loop, skip);
+
+	skip = emit_loop_head(&c, K_VMCALL, 0);
+	loop = c.len;
+	EMIT(&c, 0xb8);				/* mov eax, HC_UNKNOWN */
+	emit_imm32(&c, HC_UNKNOWN);
+	emit_tally(&c, T_VMCALL);
+	if (amd)
+		EMIT(&c, 0x0f, 0x01, 0xd9);	/* vmmcall */
+	else
+		EMIT(&c, 0x0f, 0x01, 0xc1);	/* vmcall */
+	emit_loop_tail(&c, 0, loop, skip);
+
+	/* ud2: KVM intercepts #UD and reflects it; the handler counts it and skips the ud2. */
+	skip = emit_loop_head(&c, K_UD, 0);
+	loop = c.len;
+	EMIT(&c, 0x0f, 0x0b);			/* ud2 */
+	emit_loop_tail(&c, 0, loop, skip);
+
+	/*
+	 * Timer interrupts from the in-kernel local APIC, in x2APIC mode (MSR accesses, no MMIO
+	 * page to map): enable it, then per count arm a one-shot timer and halt until the
+	 * handler has counted the interrupt. The check and the hlt run with interrupts off up
+	 * to "sti; hlt" (sti's shadow), so an early interrupt cannot be missed.
+	 */
+	skip = emit_loop_head(&c, K_TIMER, 2);
+	EMIT(&c, 0xb9);				/* mov ecx, MSR_IA32_APICBASE */
+	emit_imm32(&c, MSR_IA32_APICBASE);
+	emit_tally(&c, T_RDMSR);
+	EMIT(&c, 0x0f, 0x32);			/* rdmsr */
+	EMIT(&c, 0x0d);				/* or eax, EN | EXTD */
+	emit_imm32(&c, APICBASE_EN_EXTD);
+	emit_tally(&c, T_WRMSR);
+	EMIT(&c, 0x0f, 0x30);			/* wrmsr */
+	emit_wrmsr(&c, X2APIC_SVR, 0x100 | SPURIOUS_VECTOR);	/* software-enable */
+	emit_wrmsr(&c, X2APIC_TDCR, 0xb);			/* divide by 1 */
+	emit_wrmsr(&c, X2APIC_LVTT, TIMER_VECTOR);		/* one-shot */
+	loop = c.len;
+	EMIT(&c, 0xfa);				/* cli */
+	EMIT(&c, 0x49, 0x8b, 0x5f, 8 * T_IRQ);	/* mov rbx, [r15 + T_IRQ] */
+	emit_wrmsr(&c, X2APIC_TMICT, TIMER_COUNT);
+	wait = c.len;
+	EMIT(&c, 0x49, 0x39, 0x5f, 8 * T_IRQ);	/* cmp [r15 + T_IRQ], rbx */
+	got = emit_jcc_fwd(&c, JNZ);
+	emit_tally(&c, T_HLT);
+	EMIT(&c, 0xfb, 0xf4);			/* sti; hlt */
+	EMIT(&c, 0xfa);				/* cli */
+	EMIT(&c, 0xeb, (uint8_t)(wait - (c.len + 2)));	/* jmp wait */
+	patch_here(&c, got);
+	EMIT(&c, 0xfb);				/* sti */
+	emit_loop_tail(&c, 2, loop, skip);
 
 	/* Tell the VMM the pass is complete; if it resumes us, start over. */
 	EMIT(&c, 0xba);				/* mov edx, DONE_PORT */
 	emit_imm32(&c, DONE_PORT);
+	emit_tally(&c, T_OUT);
 	EMIT(&c, 0xee);				/* out dx, al */
 	EMIT(&c, 0xe9);				/* jmp start (rel32) */
 	emit_imm32(&c, (uint32_t)(start - (c.len + 4)));
+
+	/* #UD: count it, step over the 2-byte ud2, resume. */
+	ent->exc[UD_VECTOR] = c.len;
+	emit_tally(&c, T_UD);
+	EMIT(&c, 0x48, 0x83, 0x04, 0x24, 0x02);	/* add qword [rsp], 2 */
+	EMIT(&c, 0x48, 0xcf);			/* iretq */
+
+	/* Timer: count it, EOI (one more wrmsr), resume. */
+	ent->timer = c.len;
+	emit_tally(&c, T_IRQ);
+	EMIT(&c, 0x50, 0x51, 0x52);		/* push rax; push rcx; push rdx */
+	emit_wrmsr(&c, X2APIC_EOI, 0);
+	EMIT(&c, 0x5a, 0x59, 0x58);		/* pop rdx; pop rcx; pop rax */
+	EMIT(&c, 0x48, 0xcf);			/* iretq */
+
+	ent->spurious = c.len;
+	EMIT(&c, 0x48, 0xcf);			/* iretq (no EOI for a spurious interrupt) */
+
+	/* Any other exception: its vector out to EXC_PORT, for the VMM to report and fail. */
+	common = c.len;
+	EMIT(&c, 0xba);				/* mov edx, EXC_PORT */
+	emit_imm32(&c, EXC_PORT);
+	EMIT(&c, 0xee);				/* out dx, al */
+	EMIT(&c, 0xf4);				/* hlt */
+	EMIT(&c, 0xeb, (uint8_t)(common - (c.len + 2)));	/* jmp common */
+	for (int v = 0; v < 32; v++) {
+		if (v == UD_VECTOR)
+			continue;
+		ent->exc[v] = c.len;
+		EMIT(&c, 0xb0, (uint8_t)v);	/* mov al, v */
+		EMIT(&c, 0xe9);			/* jmp common (rel32) */
+		emit_imm32(&c, (uint32_t)(common - (c.len + 4)));
+	}
 	return c.len;
 }
 
@@ -433,8 +622,10 @@ static struct kvm_cpuid2 *supported_cpuid(int kvm_fd)
 static int setup_memory(struct vm *vm)
 {
 	struct kvm_userspace_memory_region region;
-	uint64_t *pml4, *pdpt, *pd;
+	uint64_t *pml4, *pdpt, *pd, *gdt;
+	struct guest_entries ent;
 
+	memset(&ent, 0, sizeof(ent));
 	vm->mem = mmap(NULL, MEM_SIZE, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (vm->mem == MAP_FAILED) {
@@ -466,7 +657,23 @@ static int setup_memory(struct vm *vm)
 	pd[MMIO_GPA >> 21] = (MMIO_GPA & ~0x1fffffull) | PTE_P | PTE_RW | PTE_US | PTE_PS;
 
 	memcpy(vm->mem + PARAM_GPA, vm->o->count, sizeof(vm->o->count));
-	build_guest(vm->mem + CODE_GPA);
+	build_guest(vm->mem + CODE_GPA, vm->o->amd, &ent);
+
+	/* Flat 64-bit code and data segments of the guest's ring, for iretq to reload. */
+	gdt = (uint64_t *)(vm->mem + GDT_GPA);
+	gdt[1] = 0x00af9b000000ffffull | (uint64_t)vm->o->ring << 45;
+	gdt[2] = 0x00cf93000000ffffull | (uint64_t)vm->o->ring << 45;
+	/* 64-bit interrupt gates (IF cleared on entry) to the handlers build_guest placed. */
+	for (int v = 0; v < 256; v++) {
+		size_t off = v < 32 ? ent.exc[v] : v == TIMER_VECTOR ? ent.timer :
+			     v == SPURIOUS_VECTOR ? ent.spurious : 0;
+		uint64_t a = CODE_GPA + off, *gate = (uint64_t *)(vm->mem + IDT_GPA + 16 * v);
+
+		if (!off)
+			continue;
+		gate[0] = (a & 0xffff) | (1ull << 3) << 16 | 0x8eull << 40 | (a >> 16 & 0xffff) << 48;
+		gate[1] = a >> 32;
+	}
 	return 0;
 }
 
@@ -495,6 +702,15 @@ static int setup_vcpu(struct vm *vm, struct vcpu *v)
 		errmsg("%s: mmap kvm_run: %s", vm->name, strerror(errno));
 		return -1;
 	}
+	/* With an in-kernel APIC, vCPUs other than 0 would wait for INIT/SIPI: start them. */
+	if (vm->o->count[K_TIMER]) {
+		struct kvm_mp_state mp = { .mp_state = KVM_MP_STATE_RUNNABLE };
+
+		if (ioctl(v->fd, KVM_SET_MP_STATE, &mp) < 0) {
+			errmsg("%s: KVM_SET_MP_STATE: %s", vm->name, strerror(errno));
+			return -1;
+		}
+	}
 	if (vm->cpuid && ioctl(v->fd, KVM_SET_CPUID2, vm->cpuid) < 0) {
 		errmsg("%s: KVM_SET_CPUID2: %s", vm->name, strerror(errno));
 		return -1;
@@ -503,11 +719,16 @@ static int setup_vcpu(struct vm *vm, struct vcpu *v)
 		errmsg("%s: KVM_GET_SREGS: %s", vm->name, strerror(errno));
 		return -1;
 	}
-	/* Straight into 64-bit mode at CPL = ring: no boot code, no descriptor tables needed. */
+	/*
+	 * Straight into 64-bit mode at CPL = ring: no boot code. The descriptor tables are only
+	 * read by exceptions, interrupts and iretq.
+	 */
 	sregs.cr0 = CR0_PE | CR0_ET | CR0_WP | CR0_PG;
 	sregs.cr3 = PML4_GPA;
 	sregs.cr4 = CR4_PAE;
 	sregs.efer = EFER_LME | EFER_LMA;
+	sregs.gdt = (struct kvm_dtable){ .base = GDT_GPA, .limit = 3 * 8 - 1 };
+	sregs.idt = (struct kvm_dtable){ .base = IDT_GPA, .limit = 256 * 16 - 1 };
 	sregs.cs = code_seg;
 	sregs.ds = sregs.es = sregs.fs = sregs.gs = sregs.ss = data_seg;
 	if (ioctl(v->fd, KVM_SET_SREGS, &sregs) < 0) {
@@ -516,7 +737,8 @@ static int setup_vcpu(struct vm *vm, struct vcpu *v)
 	}
 	memset(&regs, 0, sizeof(regs));
 	regs.rip = CODE_GPA;
-	regs.rsp = MEM_SIZE;
+	regs.rsp = MEM_SIZE - STACK_SIZE * v->index;
+	regs.r15 = TALLY_GPA + TALLY_SIZE * v->index;
 	regs.rflags = GUEST_RFLAGS;
 	if (ioctl(v->fd, KVM_SET_REGS, &regs) < 0) {
 		errmsg("%s: KVM_SET_REGS: %s", vm->name, strerror(errno));
@@ -574,6 +796,38 @@ static void tally(struct vcpu *v, uint32_t reason)
 	v->exits[reason < NR_EXIT_NAMES ? reason : NR_EXIT_NAMES]++;
 }
 
+static const uint64_t *tally_of(const struct vcpu *v)
+{
+	return (const uint64_t *)(v->vm->mem + TALLY_GPA + TALLY_SIZE * v->index);
+}
+
+/*
+ * At the end of a pass: the guest's own tally must be what its code does per pass, for every
+ * slot but hlt (with --timer, how often it halts depends on when the interrupt comes).
+ */
+static int check_tally(const struct vcpu *v)
+{
+	const uint64_t *n = v->vm->o->count, *t = tally_of(v), p = v->passes + 1;
+	uint64_t want[NR_TALLY] = {
+		[T_OUT] = n[K_IO] + 1, [T_MMIO] = n[K_MMIO], [T_HLT] = n[K_HLT],
+		[T_CPUID] = n[K_CPUID], [T_RDMSR] = n[K_MSR] + !!n[K_TIMER],
+		/* timer: APIC base, SVR, TDCR, LVTT once; TMICT and EOI per interrupt */
+		[T_WRMSR] = n[K_WRMSR] + (n[K_TIMER] ? 4 + 2 * n[K_TIMER] : 0),
+		[T_CR_READ] = n[K_CR], [T_CR_WRITE] = 2 * n[K_CR], [T_VMCALL] = n[K_VMCALL],
+		[T_UD] = n[K_UD], [T_IRQ] = n[K_TIMER],
+	};
+
+	for (int i = 0; i < NR_TALLY; i++) {
+		if (t[i] == p * want[i] || (i == T_HLT && n[K_TIMER]))
+			continue;
+		errmsg("%s vCPU %d: after pass %" PRIu64 " the guest counted %" PRIu64 " %s, "
+		       "expected %" PRIu64, v->vm->name, v->index, p, t[i], tally_name[i],
+		       p * want[i]);
+		return -1;
+	}
+	return 0;
+}
+
 static void *vcpu_thread(void *arg)
 {
 	struct vcpu *v = arg;
@@ -612,7 +866,14 @@ static void *vcpu_thread(void *arg)
 		} else if (r->exit_reason == KVM_EXIT_HLT) {
 			pass[K_HLT]++;
 		} else if (r->exit_reason == KVM_EXIT_IO && r->io.direction == KVM_EXIT_IO_OUT &&
+			   r->io.size == 1 && r->io.count == 1 && r->io.port == EXC_PORT) {
+			errmsg("%s vCPU %d: the guest took exception vector %u (not one it provokes)",
+			       v->vm->name, v->index, *((uint8_t *)r + r->io.data_offset));
+			goto fail;
+		} else if (r->exit_reason == KVM_EXIT_IO && r->io.direction == KVM_EXIT_IO_OUT &&
 			   r->io.size == 1 && r->io.count == 1 && r->io.port == DONE_PORT) {
+			if (check_tally(v))
+				goto fail;
 			for (int k = K_IO; k <= K_HLT; k++) {
 				if (pass[k] == o->count[k])
 					continue;
@@ -713,6 +974,9 @@ static void print_json(const struct vm *vm)
 		}
 		if (v->eintr)
 			sb_printf(&s, ",\"EINTR\":%" PRIu64, v->eintr);
+		sb_printf(&s, "},\"tally\":{");
+		for (int t = 0; t < NR_TALLY; t++)
+			sb_printf(&s, "%s\"%s\":%" PRIu64, t ? "," : "", tally_name[t], tally_of(v)[t]);
 		sb_printf(&s, "}}");
 	}
 	sb_printf(&s, "]}\n");
@@ -794,6 +1058,11 @@ static int run_vm_once(struct vm *vm)
 		return 1;
 	}
 	vm->run_size = mmap_size;
+	/* The timer is the in-kernel local APIC's (which also makes hlt block in the kernel). */
+	if (o->count[K_TIMER] && ioctl(vm->vm_fd, KVM_CREATE_IRQCHIP, 0) < 0) {
+		errmsg("%s: KVM_CREATE_IRQCHIP: %s", vm->name, strerror(errno));
+		return 1;
+	}
 	/* Without it the vCPUs still run (KVM's empty CPUID); only cpuid's answers differ. */
 	vm->cpuid = supported_cpuid(vm->kvm_fd);
 	if (setup_memory(vm))
@@ -908,6 +1177,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
 			printf("usage: " PROG " [--vms N] [--vcpus N] [--io N] [--mmio N] "
 			       "[--hlt N] [--cpuid N] [--msr N]\n"
+			       "                    [--wrmsr N] [--cr N] [--vmcall N] [--ud N] "
+			       "[--timer N]\n"
 			       "                    [--seconds S] [--name NAME] [--ring 0|3] "
 			       "[--json]\n");
 			exit(0);
@@ -971,6 +1242,20 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		usage_error("--hlt needs --ring 0 (hlt is privileged and faults in ring 3)");
 	if (o->ring == 3 && o->count[K_MSR])
 		usage_error("--msr needs --ring 0 (rdmsr is privileged and faults in ring 3)");
+	for (int k = K_WRMSR; k < NR_KINDS; k++) {
+		if (o->ring == 3 && o->count[k])
+			usage_error("--%s needs --ring 0 (privileged instructions, or the guest's "
+				    "handlers, fault in ring 3)", kind_opt[k]);
+	}
+	/* The in-kernel APIC of --timer keeps hlt in the kernel and CR8 accesses in the TPR shadow. */
+	if (o->count[K_TIMER] && (o->count[K_HLT] || o->count[K_CR]))
+		usage_error("--timer cannot be combined with --hlt or --cr (run them in another VM)");
+	{
+		unsigned int a, b, c, d;
+
+		/* AMD's hypercall instruction is vmmcall; Intel's vmcall would #UD there. */
+		o->amd = __get_cpuid(0, &a, &b, &c, &d) && b == 0x68747541;	/* "Auth" */
+	}
 }
 
 /* ------------------------------------------------------------------ VM processes */
@@ -981,7 +1266,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
  */
 static char **vm_argv(const char *argv0, const struct opts *o, const char *name)
 {
-	static char namebuf[MAX_NAME + 64], num[NR_KINDS + 3][32];
+	static char namebuf[MAX_NAME + 64], num[NR_KINDS + 3][32], opt[NR_KINDS][16];
 	static char *args[2 * (NR_KINDS + 4) + 4];
 	int n = 0;
 
@@ -994,8 +1279,8 @@ static char **vm_argv(const char *argv0, const struct opts *o, const char *name)
 	args[n++] = num[0];
 	for (int k = 0; k < NR_KINDS; k++) {
 		snprintf(num[k + 1], sizeof(num[k + 1]), "%" PRIu64, o->count[k]);
-		args[n++] = (char *)(k == K_IO ? "--io" : k == K_MMIO ? "--mmio" :
-				     k == K_HLT ? "--hlt" : k == K_CPUID ? "--cpuid" : "--msr");
+		snprintf(opt[k], sizeof(opt[k]), "--%s", kind_opt[k]);
+		args[n++] = opt[k];
 		args[n++] = num[k + 1];
 	}
 	snprintf(num[NR_KINDS + 1], sizeof(num[0]), "%d", o->ring);
