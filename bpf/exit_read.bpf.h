@@ -138,7 +138,9 @@ static __always_inline bool vcpu_exit_reason(struct kvm_vcpu *vcpu, __u32 isa, _
  * The raw tracepoint's arguments (the BPF context is the prototype's arguments after the
  * tracepoint's own data pointer, one u64 each). Each shape reads only its own slots: the
  * verifier checks context reads against the running kernel's prototype, and raw_exit_shape is
- * a constant by then, so the other shapes' reads are dead code. false: no reason readable.
+ * a constant by then, so the other shapes' reads are dead code. Some kernels (Debian's 6.12)
+ * type pointer arguments of raw tracepoints as maybe-NULL ("bpf: Mark raw_tp arguments with
+ * PTR_MAYBE_NULL"): the vCPU is tested first. false: no reason readable.
  */
 static __always_inline bool raw_exit_read(__u64 *ctx, struct exit_info *x)
 {
@@ -152,12 +154,16 @@ static __always_inline bool raw_exit_read(__u64 *ctx, struct exit_info *x)
 		 */
 		vcpu = (struct kvm_vcpu *)ctx[0];
 		x->isa = (__u32)ctx[1];
+		if (!vcpu)
+			return false;
 		x->vcpu = vcpu->vcpu_id;
 		return vcpu_exit_reason(vcpu, x->isa, &x->reason);
 	case EXIT_SHAPE_REASON_VCPU_ISA:
 		vcpu = (struct kvm_vcpu *)ctx[1];
 		x->reason = (__u32)ctx[0];
 		x->isa = (__u32)ctx[2];
+		if (!vcpu)
+			return false;
 		x->vcpu = vcpu->vcpu_id;
 		return true;
 	case EXIT_SHAPE_ARM64:
