@@ -187,10 +187,12 @@ demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/demo.sh $(OUTPUT)
 
-# Unit tests run under ASan/UBSan; the same build runs the kernel tests.
+# Unit tests run under ASan/UBSan; the same build runs the kernel tests; the arm64 bed runs the
+# static arm64 build.
 test: deps
 	$(Q)$(MAKE) --no-print-directory SAN=1 OUTPUT=$(OUTPUT)/san tests
 	$(Q)$(MAKE) --no-print-directory all fuzz
+	$(Q)$(MAKE) --no-print-directory ARCH=arm64 OUTPUT=$(OUTPUT)/arm64 all
 	$(Q)tests/run-all.sh $(OUTPUT)
 
 install: $(OUTPUT)/vmexit

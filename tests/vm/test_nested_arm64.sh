@@ -1,0 +1,515 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# vmexit built for arm64 against real arm64 KVM exits: boots the arm64 bed twice (tests/vm/bed.sh
+# --bed arm64: KVM in VHE mode; --bed arm64-nvhe: kvm-arm.mode=nvhe) and in each, with the tracefs
+# events kvm_exit, kvm_entry and kvm_userspace_exit enabled (an independent record of every exit,
+# which comes out whole through the serial console, gzip'd and base64'd), runs:
+#
+#   "stream":  vmexit stat -v --json --by vcpu -- vmexit stream --json -- (guest A & guest B)
+#   "record":  vmexit record -o R -- guest C;  vmexit report -i R --json --by vcpu
+#
+# stat and stream are nested, so both are attached before the guests' first KVM_RUN and until the
+# last VM process has exited: they count the same exits (see test_nested_stream.sh). The
+# recording is also read back on the host by the host's vmexit (an x86 build reading an arm64
+# capture).
+#
+# Every expected number comes from the guests' arguments, their own tally (--json) and what
+# tools/vmexit-guest-arm64.c documents, or from tracefs; never from vmexit. Per vCPU: kvm_exit
+# DABT_LOW = mmio + 1 (the done store), HVC64 = hvc, WFx = wfi, SYS64 = sysreg, IABT_LOW at most
+# once (the code page's first fetch, at least once per VM), IRQ at random (host interrupts; only
+# compared between vmexit and tracefs); kvm_userspace_exit MMIO = mmio + 1 and "restart"
+# (KVM_RUN returning EINTR: the signals that end the WFIs) = the guest's own INTR tally. The done
+# store is each vCPU's last exit: one DABT_LOW and one MMIO per vCPU never complete.
+#
+#   tests/vm/test_nested_arm64.sh OUTDIR   (OUTDIR: the host build; OUTDIR/arm64: make ARCH=arm64)
+#
+# Exit: 0 pass, 1 fail, 77 skip (the bed cannot run here: bed.sh says why).
+# Env: VMEXIT_TEST_KEEP=DIR keeps the bed's output and the decoded files; VMEXIT_BED_LOG=PREFIX
+# keeps the serial logs (PREFIX.arm64, PREFIX.arm64-nvhe); VMEXIT_BED_TIMEOUT (default 300 s);
+# VMEXIT_TEST_BEDS (default "arm64 arm64-nvhe").
+set -euo pipefail
+
+OUT=${1:-.output}
+HERE=$(cd "$(dirname "$0")" && pwd)
+BED=$HERE/bed.sh
+VMEXIT=$OUT/arm64/vmexit
+GUEST=$OUT/arm64/vmexit-guest-arm64
+VMEXIT_HOST=$OUT/vmexit
+
+fail() { echo "FAIL: test_nested_arm64: $*"; exit 1; }
+skip() { echo "SKIP: test_nested_arm64: $*"; exit 77; }
+
+[ -x "$VMEXIT" ] && [ -x "$GUEST" ] || fail "$VMEXIT or $GUEST not built (make ARCH=arm64)"
+[ -x "$VMEXIT_HOST" ] || fail "$VMEXIT_HOST not built (make)"
+command -v python3 >/dev/null || skip "python3 not installed (the assertions are in python3)"
+
+# Two VMs at once in phase "stream" (keys differ in pid and vCPU; vmexit follows the forks), one
+# in "record". A few hundred exits per kind; WFIs cost a millisecond each (the guest's waker).
+ARGSA="--vcpus 2 --mmio 150 --hvc 100 --wfi 15 --sysreg 80 --name armA --json"
+ARGSB="--vcpus 1 --mmio 120 --hvc 60 --wfi 10 --sysreg 50 --name armB --json"
+ARGSC="--vcpus 2 --mmio 100 --hvc 80 --wfi 10 --sysreg 60 --name armC --json"
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/test_nested_arm64.XXXXXX")
+keep() {
+	if [ -n "${VMEXIT_TEST_KEEP:-}" ]; then
+		mkdir -p "$VMEXIT_TEST_KEEP" && cp -r "$WORK"/. "$VMEXIT_TEST_KEEP"/
+	fi
+	rm -rf "$WORK"
+}
+trap keep EXIT
+
+# ------------------------------------------------------------------ the script run inside the bed
+{
+	echo "ARGSA='$ARGSA'"
+	echo "ARGSB='$ARGSB'"
+	echo "ARGSC='$ARGSC'"
+} >"$WORK/inbed.sh"
+cat >>"$WORK/inbed.sh" <<'EOF'
+T=/sys/kernel/tracing
+die() { echo "T_ERROR $*"; exit 1; }
+[ "$BED_BTF" = 1 ] || die "kernel BTF missing in the bed: vmexit cannot load its BPF programs"
+echo "T_MODE $(dmesg | grep -oE '(VHE|Hyp|Protected nVHE) mode initialized successfully' | head -n 1)"
+echo 0 >$T/tracing_on
+echo 16384 >$T/buffer_size_kb || die "cannot size the trace buffer"
+for e in kvm_exit kvm_entry kvm_userspace_exit; do
+	echo 1 >$T/events/kvm/$e/enable || die "cannot enable kvm:$e"
+done
+# send NAME FILE: the file through the serial console, gzip'd and base64'd, with its size and md5.
+send() {
+	if [ ! -f "$2" ]; then echo "T_NOFILE $1"; return; fi
+	echo "T_FILE $1 $(wc -c <"$2") $(md5sum "$2" | cut -d' ' -f1)"
+	gzip -c "$2" | base64
+	echo "T_FILE_END $1"
+}
+# run.sh TAG CMD...: stdout to /tmp/TAG.out, stderr to /tmp/TAG.err, exit status to /tmp/TAG.rc.
+cat >/tmp/run.sh <<'R'
+tag=$1; shift
+"$@" >/tmp/$tag.out 2>/tmp/$tag.err
+rc=$?
+echo $rc >/tmp/$tag.rc
+exit $rc
+R
+# two.sh: guests A and B at once; fails if either does.
+cat >/tmp/two.sh <<R
+/vmexit-guest-arm64 $ARGSA & a=\$!
+/vmexit-guest-arm64 $ARGSB; b=\$?
+wait \$a; exit \$((\$? | b))
+R
+phase_start() {
+	echo "T_PHASE $1"
+	rm -f /tmp/*.out /tmp/*.err /tmp/*.rc /tmp/*.vmexit
+	echo >$T/trace
+	echo 1 >$T/tracing_on
+	t0=$(cut -d' ' -f1 /proc/uptime)
+}
+phase_end() {
+	t1=$(cut -d' ' -f1 /proc/uptime)
+	echo 0 >$T/tracing_on
+	echo "T_TIME $t0 $t1"
+	head -n 5 $T/trace | sed -n 's/.*entries-in-buffer\/entries-written: \([0-9]*\)\/\([0-9]*\).*/T_BUF \1 \2/p'
+	echo "T_OVERRUN $(cat $T/per_cpu/cpu*/stats | awk '/^overrun:/{s+=$2} END{print s+0}')"
+	cat $T/trace >/tmp/trace.txt
+	send trace /tmp/trace.txt
+	for f in /tmp/*.out /tmp/*.err /tmp/*.rc; do
+		[ -f "$f" ] && send "$(basename "$f")" "$f"
+	done
+	return 0
+}
+send format $T/events/kvm/kvm_exit/format
+
+phase_start stream
+timeout 120 sh /tmp/run.sh stat /vmexit stat -v --json --by vcpu -- \
+	sh /tmp/run.sh stream /vmexit stream --json -- sh /tmp/run.sh guest sh /tmp/two.sh
+echo "T_RC $?"
+grep -m 1 'vmexit: hooks: KVM_RUN' /tmp/stat.err | sed 's/^/T_HOOK /'
+phase_end
+
+phase_start record
+timeout 120 sh /tmp/run.sh record /vmexit record -o /tmp/rec.vmexit -- \
+	sh /tmp/run.sh guest /vmexit-guest-arm64 $ARGSC
+echo "T_RC $?"
+sh /tmp/run.sh report /vmexit report -i /tmp/rec.vmexit --json --by vcpu
+phase_end
+send rec.vmexit /tmp/rec.vmexit
+exit 0
+EOF
+
+# ------------------------------------------------------------------ the assertions (host side)
+cat >"$WORK/check.py" <<'PYEOF'
+import base64, gzip, hashlib, json, os, re, subprocess, sys
+from collections import Counter, defaultdict
+
+bed_out, work, vmexit_host, bed, ARGSA, ARGSB, ARGSC = sys.argv[1:8]
+PRE = f"test_nested_arm64 [{bed}]"
+WANT_MODE = {"arm64": "VHE mode initialized successfully",
+             "arm64-nvhe": "Hyp mode initialized successfully"}[bed]
+
+# tools/vmexit-guest-arm64.c: its code page, and the exception classes its kinds trap with.
+CODE_LO, CODE_HI = 0x40000000, 0x40001000
+WFX, HVC64, SYS64, IABT_LOW, DABT_LOW = 0x01, 0x16, 0x18, 0x20, 0x24
+EXC = 0x100                       # include/vmexit.h: VMEXIT_ARM64_EXC | ARM_EXCEPTION_* (not traps)
+U_MMIO, U_RESTART = 6, 2 ** 31 + 4  # KVM_EXIT_MMIO; KVM_RUN failed with EINTR (vmexit's code)
+EINTR = 4
+
+errors = []
+def check(cond, msg):
+    if not cond:
+        errors.append(msg)
+    return bool(cond)
+
+def parse_args(s):
+    a = s.split(); d = {}
+    for i, w in enumerate(a):
+        if w.startswith("--") and i + 1 < len(a) and not a[i + 1].startswith("--"):
+            d[w[2:]] = a[i + 1]
+    return {k: (v if k == "name" else int(v)) for k, v in d.items()}
+
+# ---------------------------------------------------------------- the bed's output
+top = dict(files={}); phases = {}; cur = top
+lines = open(bed_out, errors="replace").read().split("\n")
+i = 0
+while i < len(lines):
+    line = lines[i]; i += 1
+    tag, _, rest = line.partition(" ")
+    f = rest.split()
+    if tag == "T_FILE":
+        name, size, md5 = f[0], int(f[1]), f[2]
+        chunk = []
+        while i < len(lines) and lines[i] != f"T_FILE_END {name}":
+            chunk.append(lines[i]); i += 1
+        i += 1
+        where = f"phase {cur.get('name', '-')}: file {name}"
+        try:
+            data = gzip.decompress(base64.b64decode("".join(chunk), validate=True))
+        except Exception as e:
+            check(False, f"{where}: garbled on the serial console: {e}"); continue
+        if check(len(data) == size and hashlib.md5(data).hexdigest() == md5, f"{where}: damaged copy"):
+            cur["files"][name] = data
+            with open(os.path.join(work, f"{bed}.{cur.get('name', 'bed')}.{name}"), "wb") as fh:
+                fh.write(data)
+    elif tag == "T_PHASE": cur = phases[f[0]] = dict(name=f[0], files={})
+    elif tag == "T_MODE": top["mode"] = rest
+    elif tag == "T_HOOK": cur["hook"] = rest
+    elif tag == "T_RC": cur["rc"] = int(f[0])
+    elif tag == "T_TIME": cur["secs"] = float(f[1]) - float(f[0])
+    elif tag == "T_BUF": cur["buf"] = (int(f[0]), int(f[1]))
+    elif tag == "T_OVERRUN": cur["overrun"] = int(f[0])
+    elif tag == "T_NOFILE": check(False, f"phase {cur.get('name')}: {f[0]} was not written in the bed")
+    elif tag == "T_ERROR": check(False, f"in the bed: {rest}")
+    elif line.strip():
+        print("  | " + line)
+
+def text(P, name):
+    return P["files"].get(name, b"").decode(errors="replace")
+
+check(top.get("mode") == WANT_MODE, f"KVM says {top.get('mode')!r} in dmesg, expected {WANT_MODE!r}")
+
+# ---------------------------------------------------------------- tracefs
+# The kinds of exit by name (ARM_EXCEPTION_*: IRQ, SERROR, TRAP, ...) and the trap classes by
+# name, from the event's own format: __print_symbolic(REC->ret, ...) then (REC->esr_ec, ...).
+fmt = top["files"].get("format", b"").decode()
+SYM = {}
+for part in fmt.split("print fmt:")[-1].split("__print_symbolic(REC->")[1:]:
+    field, _, body = part.partition(",")
+    SYM[field] = {n: int(v, 0) for v, n in re.findall(r'\{\s*\(?(0x[0-9a-fA-F]+|\d+)\)?,\s*"([^"]*)"\s*\}', body)}
+RET, EC = SYM.get("ret", {}), SYM.get("esr_ec", {})
+check(RET.get("TRAP") == 2 and RET.get("IRQ") == 0 and EC.get("DABT_LOW") == DABT_LOW and EC.get("WFx") == WFX,
+      f"kvm_exit format not understood: ret {RET}, {len(EC)} exception classes")
+
+LINE = re.compile(r"^\s*(.*?)-(\d+)\s+\[(\d+)\]\s+\S+\s+(\d+\.\d+): (kvm_exit|kvm_entry|kvm_userspace_exit): (.*)$")
+EXIT = re.compile(r"(\w+): HSR_EC: 0x([0-9a-f]+) \((\w+)\), PC: 0x([0-9a-f]+)$")
+
+def parse_trace(P, pre):
+    """Per thread, in order: kernel exits {reason, name, pc}, kvm_entry count, user exits (code, name)."""
+    ex = defaultdict(list); en = Counter(); us = defaultdict(list); bad = []
+    for l in text(P, "trace").split("\n"):
+        if not l or l.startswith("#"):
+            continue
+        m = LINE.match(l)
+        if not m:
+            bad.append(l); continue
+        tid, ev, rest = int(m.group(2)), m.group(5), m.group(6)
+        if ev == "kvm_exit":
+            e = EXIT.match(rest)
+            if not e or e.group(1) not in RET:
+                bad.append(l); continue
+            kind, ec = e.group(1), int(e.group(2), 16)
+            trap = kind == "TRAP"
+            ex[tid].append(dict(reason=ec if trap else EXC | RET[kind], name=e.group(3) if trap else kind,
+                                pc=int(e.group(4), 16)))
+        elif ev == "kvm_entry":
+            en[tid] += 1
+        else:
+            u = re.match(r"reason (\S+) \((\d+)\)$", rest)
+            if not u:
+                bad.append(l); continue
+            err = u.group(1) in ("restart", "error")
+            us[tid].append((int(u.group(2)) + (2 ** 31 if err else 0),
+                            u.group(1) if err else u.group(1).replace("KVM_EXIT_", "")))
+    check(not bad, f"{pre}: {len(bad)} trace lines not understood, e.g. {bad[:2]}")
+    return ex, en, us
+
+def guests(P, pre, arglist):
+    """tid -> (pid, vcpu), pid -> (name, args), and the guest's own per-vCPU tally, checked."""
+    tids = {}; vms = {}; tally = {}
+    gl = [l for l in text(P, "guest.out").split("\n") if l.strip()]
+    check(len(gl) == len(arglist), f"{pre}: {len(gl)} guest JSON lines, expected {len(arglist)}")
+    byname = {A["name"]: A for A in arglist}
+    for l in gl:
+        try:
+            g = json.loads(l)
+        except ValueError:
+            check(False, f"{pre}: guest line is not JSON: {l[:100]}"); continue
+        A = byname.get(g.get("name"))
+        if not check(A, f"{pre}: guest named {g.get('name')!r}, expected one of {list(byname)}"):
+            continue
+        pid = g["pid"]; vms[pid] = (A["name"], A)
+        check(g.get("mix") == {k: A[k] for k in ("mmio", "hvc", "wfi", "sysreg")}, f"{pre}: {A['name']}: mix {g.get('mix')}")
+        check(len(g.get("vcpus", [])) == A["vcpus"], f"{pre}: {A['name']}: {len(g.get('vcpus', []))} vCPUs")
+        for v in g.get("vcpus", []):
+            key = (pid, v["vcpu"]); tids[v["tid"]] = key
+            x = v.get("exits", {}); tally[key] = v
+            # Each WFI blocks until the waker's signal: KVM_RUN returns EINTR at least once per WFI.
+            check(set(x) == {"MMIO", "INTR"} and x["MMIO"] == A["mmio"] + 1 and x["INTR"] >= A["wfi"]
+                  and v.get("runs") == x["MMIO"] + x["INTR"],
+                  f"{pre}: {A['name']} vCPU {v['vcpu']}: runs {v.get('runs')}, exits {x}")
+    return tids, vms, tally
+
+def truth(P, pre, arglist):
+    """tracefs against the guests; returns counts and completed per ((pid, vcpu), kind, reason),
+    the names tracefs gives each (kind, reason), and the per-thread sequences."""
+    check(P.get("buf") is not None and P["buf"][0] == P["buf"][1] and P["buf"][0] > 0,
+          f"{pre}: trace ring buffer lost events (entries-in-buffer/entries-written = {P.get('buf')})")
+    check(P.get("overrun") == 0, f"{pre}: trace ring buffer overrun = {P.get('overrun')}")
+    tids, vms, tally = guests(P, pre, arglist)
+    ex, en, us = parse_trace(P, pre)
+    counts = Counter(); names = {}; iabt = Counter()
+    for tid in sorted(set(ex) | set(us) | set(en)):
+        key = tids.get(tid)
+        if not check(key is not None, f"{pre}: tracefs events from thread {tid}, no vCPU of the guests"):
+            continue
+        A = vms[key[0]][1]
+        c = Counter(e["reason"] for e in ex[tid]); u = Counter(r for r, _ in us[tid])
+        for e in ex[tid]:
+            counts[(key, "kernel", e["reason"])] += 1; names[("kernel", e["reason"])] = e["name"]
+        for r, n in us[tid]:
+            counts[(key, "user", r)] += 1; names[("user", r)] = n
+        want = {DABT_LOW: A["mmio"] + 1, HVC64: A["hvc"], WFX: A["wfi"], SYS64: A["sysreg"]}
+        got = {r: c[r] for r in want}
+        check(got == want, f"{pre}: pid {key[0]} vCPU {key[1]}: tracefs kvm_exit {got}, expected {want}")
+        check(c[IABT_LOW] <= 1, f"{pre}: pid {key[0]} vCPU {key[1]}: {c[IABT_LOW]} IABT_LOW, expected at most 1")
+        iabt[key[0]] += c[IABT_LOW]
+        other = set(c) - set(want) - {IABT_LOW, EXC | RET.get("IRQ", 0)}
+        check(not other, f"{pre}: pid {key[0]} vCPU {key[1]}: kvm_exit reasons the guest does not make: {other}")
+        wu = {U_MMIO: A["mmio"] + 1, U_RESTART: tally[key]["exits"]["INTR"]}
+        check(dict(u) == {k: v for k, v in wu.items() if v}, f"{pre}: pid {key[0]} vCPU {key[1]}: tracefs "
+              f"kvm_userspace_exit {dict(u)}, expected {wu} (the guest's own tally)")
+        check(en[tid] == len(ex[tid]), f"{pre}: thread {tid}: {len(ex[tid])} kvm_exit, {en[tid]} kvm_entry")
+        check(ex[tid][-1:] and ex[tid][-1]["reason"] == DABT_LOW and us[tid][-1:] == [(U_MMIO, "MMIO")],
+              f"{pre}: thread {tid}: the last exits are {ex[tid][-1:]} / {us[tid][-1:]}, expected the done store's")
+        pcs = [e["pc"] for e in ex[tid] if not CODE_LO <= e["pc"] < CODE_HI]
+        check(not pcs, f"{pre}: thread {tid}: PCs outside the guest's code page: {[hex(p) for p in pcs[:3]]}")
+    for pid, (name, A) in vms.items():
+        check(1 <= iabt[pid] <= A["vcpus"], f"{pre}: {name}: {iabt[pid]} IABT_LOW, expected 1 to {A['vcpus']}")
+    done = counts.copy()
+    for key in tids.values():
+        done[(key, "kernel", DABT_LOW)] -= 1
+        done[(key, "user", U_MMIO)] -= 1
+    return tids, vms, counts, +done, names, ex, us
+
+def stat_rows(P, pre, name):
+    ls = [l for l in text(P, name).split("\n") if l.startswith('{"interval_s"')]
+    if not check(ls, f"{pre}: {name}: no JSON summary line"):
+        return None, {}
+    s = json.loads(ls[-1])
+    check(s.get("final") is True, f"{pre}: {name}: last line is not the final summary")
+    return s.get("rows", []), s.get("lost", {})
+
+def diff(a, b):
+    return ", ".join(f"pid {k[0][0]} vCPU {k[0][1]} {k[1]} {k[2]:#x}: {a[k]} vs {b[k]}"
+                     for k in sorted(set(a) | set(b), key=str) if a[k] != b[k])
+
+def check_rows(pre, what, rows, vms, names):
+    """Rows of stat/report: names, ISA, guest, histogram and time sanity; count and completed."""
+    count = Counter(); done = Counter()
+    for r in rows:
+        key = (r.get("pid"), r.get("vcpu")); kind = r.get("kind"); k = (key, kind, r.get("reason"))
+        where = f"{pre}: {what}: pid {key[0]} vCPU {key[1]} {kind} {r.get('reason_name')}"
+        check(r.get("isa") == ("arm64" if kind == "kernel" else "user"), f"{where}: isa {r.get('isa')}")
+        check(r.get("reason_name") == names.get((kind, r.get("reason"))),
+              f"{where}: named {r.get('reason_name')!r}, tracefs says {names.get((kind, r.get('reason')))!r}")
+        check(r.get("guest") == vms.get(key[0], ("?",))[0], f"{where}: guest {r.get('guest')!r}")
+        n = r.get("completed", 0)
+        check(r.get("hist_total") == n, f"{where}: hist_total {r.get('hist_total')} != completed {n}")
+        if n:
+            check(0 < r["min_ns"] <= r["max_ns"] and r["min_ns"] * n <= r["total_ns"] <= r["max_ns"] * n
+                  and r["p50_ns"] <= r["p99_ns"], f"{where}: times do not add up: {r}")
+        count[k] += r.get("count", 0); done[k] += n
+    return count, +done
+
+def check_lost(pre, what, lost, nvcpus):
+    want = {"cells_full": 0, "threads_full": 0, "unmatched_entry": nvcpus, "overwritten_exit": 0,
+            "unmatched_run": 0, "ringbuf_full": 0}
+    for k, v in want.items():
+        check(lost.get(k) == v, f"{pre}: {what}: lost.{k} = {lost.get(k)}, expected {v}")
+
+def events(pre, raw):
+    evs = []
+    for n, l in enumerate(raw.split("\n"), 1):
+        if l:
+            try:
+                evs.append(json.loads(l))
+            except ValueError as e:
+                check(False, f"{pre}: event line {n} is not JSON ({e}): {l[:120]}")
+    check(not [e for e in evs if "lost" in e], f"{pre}: lost records reported")
+    return [e for e in evs if "lost" not in e]
+
+def check_events(pre, what, evs, tids, vms, ex, us):
+    """Event by event, per vCPU thread: the kernel exits are tracefs's kvm_exit sequence minus the
+    last (reason and PC), the user exits its kvm_userspace_exit sequence minus the last (reason,
+    errno). Returns completed per key."""
+    got = Counter(); per_k = defaultdict(list); per_u = defaultdict(list); bad = Counter()
+    for e in evs:
+        key = tids.get(e.get("tid")); kind = {"exit": "kernel", "user_exit": "user"}.get(e.get("type"))
+        why = None
+        if kind is None: why = f"event type {e.get('type')}"
+        elif key is None: why = "from a thread that is no vCPU of the guests"
+        elif (e.get("pid"), e.get("vcpu")) != key: why = "pid/vcpu are not the guest's thread's"
+        elif e.get("guest") != vms[key[0]][0]: why = "guest name"
+        elif e.get("isa") != ("arm64" if kind == "kernel" else "user"): why = "isa"
+        elif not (isinstance(e.get("latency_ns"), int) and e["latency_ns"] > 0): why = "latency_ns not > 0"
+        if why:
+            if not bad[why]:
+                errors.append(f"{pre}: {what}: {why}: first one: {json.dumps(e)[:300]}")
+            bad[why] += 1
+            continue
+        got[(key, kind, e["reason"])] += 1
+        (per_k if kind == "kernel" else per_u)[e["tid"]].append(e)
+    for tid, key in tids.items():
+        ks = sorted(per_k[tid], key=lambda e: e["ts_ns"]); uu = sorted(per_u[tid], key=lambda e: e["ts_ns"])
+        mine = [(e["reason"], int(e["rip"], 16)) for e in ks]
+        theirs = [(x["reason"], x["pc"]) for x in ex[tid][:-1]]
+        if mine != theirs:
+            n = next((j for j in range(min(len(mine), len(theirs))) if mine[j] != theirs[j]), min(len(mine), len(theirs)))
+            check(False, f"{pre}: {what}: thread {tid}: kernel exits differ from tracefs from #{n} on "
+                  f"({len(mine)} vs {len(theirs)}): {mine[n:n + 1]} vs {theirs[n:n + 1]}")
+        mine = [(e["reason"], e.get("errno")) for e in uu]
+        theirs = [(r, -EINTR if r == U_RESTART else 0) for r, _ in us[tid][:-1]]
+        check(mine == theirs, f"{pre}: {what}: thread {tid}: user exits (reason, errno) differ from tracefs "
+              f"({len(mine)} vs {len(theirs)})")
+        for seq, nm in ((ks, "kernel"), (uu, "user")):
+            ov = [j for j in range(1, len(seq)) if seq[j - 1]["ts_ns"] + seq[j - 1]["latency_ns"] > seq[j]["ts_ns"]]
+            check(not ov, f"{pre}: {what}: thread {tid}: {len(ov)} {nm} exits overlap the previous one")
+        # Each exit to the VMM with MMIO lies inside the DABT_LOW kernel exit that caused it.
+        starts = [e["ts_ns"] for e in ks]; j = 0; outside = 0
+        for u in uu:
+            if u["reason"] != U_MMIO:
+                continue
+            while j + 1 < len(ks) and starts[j + 1] <= u["ts_ns"]:
+                j += 1
+            k = ks[j] if ks and starts[j] <= u["ts_ns"] else None
+            if not (k and k["reason"] == DABT_LOW and u["ts_ns"] + u["latency_ns"] <= k["ts_ns"] + k["latency_ns"]):
+                outside += 1
+        check(not outside, f"{pre}: {what}: thread {tid}: {outside} MMIO exits to the VMM not inside a DABT_LOW exit")
+    return +got
+
+def rcs(P, pre, tags):
+    check(P.get("rc") == 0, f"{pre}: the outer command exited {P.get('rc')}")
+    for t in tags:
+        rc = text(P, f"{t}.rc").strip()
+        check(rc == "0", f"{pre}: {t} exited {rc or '(no status)'}; stderr: {text(P, t + '.err').strip()[-400:]!r}")
+
+def summary_events(pre, err):
+    m = re.search(r"^vmexit: (\d+) events, (\d+) lost", err, re.M)
+    if check(m, f"{pre}: no 'vmexit: N events, M lost' line on stderr"):
+        check(m.group(2) == "0", f"{pre}: {m.group(0)}")
+        return int(m.group(1))
+    return None
+
+def fmt(c, names):
+    agg = Counter()
+    for k, v in c.items():
+        agg[names.get(k[1:], hex(k[2]))] += v
+    return " ".join(f"{n}:{v}" for n, v in sorted(agg.items()))
+
+# ---------------------------------------------------------------- phase "stream"
+P = phases.get("stream"); pre = "phase stream"
+if check(P, f"{pre}: did not run"):
+    AL = [parse_args(ARGSA), parse_args(ARGSB)]
+    rcs(P, pre, ("stat", "stream", "guest"))
+    tids, vms, tcount, tdone, names, ex, us = truth(P, pre, AL)
+    hook = P.get("hook", "")
+    m = re.search(r"KVM_RUN (\S+)", hook)
+    # Any hook but none, and never kvm_fpu: only x86 fires it (on arm64 it is listed, silent).
+    check(m and m.group(1) not in ("none", "kvm:kvm_fpu"), f"{pre}: {hook or 'no hooks line from stat -v'}")
+    rows, lost = stat_rows(P, pre, "stat.out")
+    if rows is not None:
+        scount, sdone = check_rows(pre, "stat", rows, vms, names)
+        check(scount == tcount, f"{pre}: stat count != tracefs: {diff(scount, tcount)}")
+        check(sdone == tdone, f"{pre}: stat completed != tracefs minus the done exits: {diff(sdone, tdone)}")
+        check_lost(pre, "stat", lost, len(tids))
+        # KVM_EXIT_MMIO rows: the VMM's time is measured, one per completed MMIO exit.
+        for key in tids.values():
+            mm = [r for r in rows if (r["pid"], r["vcpu"], r["kind"], r["reason"]) == key + ("user", U_MMIO)]
+            A = vms[key[0]][1]
+            check(len(mm) == 1 and mm[0]["completed"] == A["mmio"] and mm[0]["total_ns"] > 0,
+                  f"{pre}: pid {key[0]} vCPU {key[1]}: KVM_EXIT_MMIO row {mm}, expected {A['mmio']} completed with VMM time")
+        evs = events(pre + ": stream", text(P, "stream.out"))
+        n = summary_events(pre + ": stream", text(P, "stream.err"))
+        check(n is None or n == len(evs), f"{pre}: stream says {n} events, printed {len(evs)}")
+        got = check_events(pre, "stream", evs, tids, vms, ex, us)
+        check(got == sdone, f"{pre}: stream events != stat completed: {diff(got, sdone)}")
+        print(f"{PRE}: {pre}: {P.get('secs', 0):.1f} s (bed clock); {hook}; tracefs kvm_exit "
+              f"{sum(v for k, v in tcount.items() if k[1] == 'kernel')}, kvm_userspace_exit "
+              f"{sum(v for k, v in tcount.items() if k[1] == 'user')}; stat completed == stream events "
+              f"== tracefs minus the done exits: {fmt(got, names)}")
+
+# ---------------------------------------------------------------- phase "record"
+P = phases.get("record"); pre = "phase record"
+if check(P, f"{pre}: did not run"):
+    A = parse_args(ARGSC)
+    rcs(P, pre, ("record", "guest", "report"))
+    tids, vms, tcount, tdone, names, ex, us = truth(P, pre, [A])
+    n = summary_events(pre + ": record", text(P, "record.err"))
+    rows, lost = stat_rows(P, pre, "report.out")
+    rec = os.path.join(work, f"{bed}.record.rec.vmexit")
+    if rows is not None and check(os.path.exists(rec), f"{pre}: no recording copied out"):
+        rcount, rdone = check_rows(pre, "report (in the bed)", rows, vms, names)
+        check(rcount == rdone, f"{pre}: report count != completed: {diff(rcount, rdone)}")
+        check(rdone == tdone, f"{pre}: report != tracefs minus the done exits: {diff(rdone, tdone)}")
+        def host(*args):
+            r = subprocess.run([vmexit_host, "report", "-i", rec, *args], capture_output=True, text=True, timeout=60)
+            check(r.returncode == 0, f"{pre}: host: vmexit report {' '.join(args)} exited {r.returncode}: {r.stderr.strip()[:300]}")
+            return r.stdout
+        hr = [json.loads(l) for l in host("--json", "--by", "vcpu").split("\n") if l.startswith("{")]
+        check(hr and hr[-1].get("rows") == rows, f"{pre}: the host's report of the arm64 recording differs from the bed's")
+        evs = events(pre + ": report --events", host("--events", "--json"))
+        check(n is None or n == len(evs), f"{pre}: record said {n} events, the file holds {len(evs)}")
+        got = check_events(pre, "report --events (host)", evs, tids, vms, ex, us)
+        check(got == rdone, f"{pre}: report --events != report summary: {diff(got, rdone)}")
+        print(f"{PRE}: {pre}: {P.get('secs', 0):.1f} s (bed clock); report (bed) == report (host) == "
+              f"events == tracefs minus the done exits: {fmt(rdone, names)}; file {os.path.getsize(rec)} bytes")
+
+if errors:
+    for e in errors:
+        print(f"{PRE}: ASSERT: {e}")
+    sys.exit(1)
+PYEOF
+
+# ------------------------------------------------------------------ one boot per KVM mode
+for bed in ${VMEXIT_TEST_BEDS:-arm64 arm64-nvhe}; do
+	echo "test_nested_arm64: booting the $bed bed"
+	set +e
+	"$BED" --bed "$bed" --timeout "${VMEXIT_BED_TIMEOUT:-300}" --smp 2 --mem 1024 \
+		${VMEXIT_BED_LOG:+--log "$VMEXIT_BED_LOG.$bed"} "$WORK/inbed.sh" \
+		"$GUEST:/vmexit-guest-arm64" "$VMEXIT:/vmexit" >"$WORK/$bed.out" 2>"$WORK/$bed.err"
+	brc=$?
+	set -e
+	cat "$WORK/$bed.err"
+	[ $brc = 77 ] && skip "the $bed bed cannot run here: $(sed -n 's/^bed: SKIP: //p' "$WORK/$bed.err" | head -n 1)"
+	[ $brc = 0 ] || { grep -v '^[A-Za-z0-9+/=]*$' "$WORK/$bed.out" | sed 's/^/  | /' | tail -n 60; fail "the $bed bed failed (exit $brc)"; }
+	python3 "$WORK/check.py" "$WORK/$bed.out" "$WORK" "$VMEXIT_HOST" "$bed" "$ARGSA" "$ARGSB" "$ARGSC" ||
+		fail "$bed: assertions failed (above)"
+done
+echo "PASS: test_nested_arm64"
