@@ -122,7 +122,7 @@ phase_start stream
 timeout 120 sh /tmp/run.sh stat /vmexit stat -v --json --by vcpu -- \
 	sh /tmp/run.sh stream /vmexit stream --json -- sh /tmp/run.sh guest sh /tmp/two.sh
 echo "T_RC $?"
-grep -m 1 'vmexit: hooks: KVM_RUN' /tmp/stat.err | sed 's/^/T_HOOK /'
+grep 'vmexit: hooks: ' /tmp/stat.err | sed 's/^vmexit: hooks: /T_HOOK /'
 phase_end
 
 phase_start record
@@ -190,7 +190,7 @@ while i < len(lines):
                 fh.write(data)
     elif tag == "T_PHASE": cur = phases[f[0]] = dict(name=f[0], files={})
     elif tag == "T_MODE": top["mode"] = rest
-    elif tag == "T_HOOK": cur["hook"] = rest
+    elif tag == "T_HOOK": cur["hook"] = (cur.get("hook", "") + "; " + rest).lstrip("; ")
     elif tag == "T_RC": cur["rc"] = int(f[0])
     elif tag == "T_TIME": cur["secs"] = float(f[1]) - float(f[0])
     elif tag == "T_BUF": cur["buf"] = (int(f[0]), int(f[1]))
