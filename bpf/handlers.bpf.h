@@ -30,6 +30,7 @@ const volatile __u32 max_cells = 1;
 const volatile bool stream_enabled = false;	/* emit a vmexit_event per completed exit */
 const volatile __u64 stream_min_latency_ns = 0;
 const volatile __u32 stream_sample_every = 1;	/* emit 1 in N events per thread */
+const volatile bool split_enabled = false;	/* --split: exit time as on CPU, blocked, runq */
 
 /* Written by userspace through the mmapped .bss: start of a new reporting interval. */
 __u32 epoch;
@@ -60,6 +61,7 @@ __u64 lost[NR_LOST];
 
 #define TS_INIT		1u
 #define TS_IGNORED	2u
+#define TS_OFF_RUNQ	4u	/* --split: left the CPU runnable (preempted), not asleep */
 
 struct thread_state {
 	__u64 exit_ts;		/* when the kvm_exit in flight happened */
@@ -72,6 +74,18 @@ struct thread_state {
 	__u32 uexit_reason;	/* the rest describes the exits in flight, for the stream only */
 	__s64 uexit_errno;
 	struct exit_info exit;
+	/*
+	 * --split: the thread's time off CPU while an exit was in flight, summed since it was
+	 * first seen; an exit's share is how much the sums grew between its start and its end,
+	 * so the kernel exit and the userspace exit nested in it each get theirs.
+	 */
+	__u64 off_ts;		/* left the CPU with an exit in flight; 0 while on CPU */
+	__u64 blocked_sum;
+	__u64 runq_sum;
+	__u64 exit_blocked0;	/* the sums when the exit in flight began */
+	__u64 exit_runq0;
+	__u64 uexit_blocked0;
+	__u64 uexit_runq0;
 	__u16 cells[NR_RSLOTS];
 };
 
@@ -357,6 +371,22 @@ static __always_inline __u32 exit_begin(struct thread_state *ts, __u32 tgid, __u
 	return ref;
 }
 
+/*
+ * An exit's time off CPU: what the thread's sums grew by since the exit began. Clamped to its
+ * latency (clocks of two CPUs may disagree by a few ns), so that on CPU is never negative and
+ * the three parts add up to the latency exactly.
+ */
+static __always_inline void cell_split(struct cell *c, __u64 lat, __u64 blocked, __u64 runq)
+{
+	if (blocked > lat)
+		blocked = lat;
+	if (runq > lat - blocked)
+		runq = lat - blocked;
+	c->blocked_ns += blocked;
+	c->runq_ns += runq;
+	c->oncpu_ns += lat - blocked - runq;
+}
+
 static __always_inline void cell_complete(struct cell *c, __u64 lat)
 {
 	__u32 b = hist_bucket(lat);
@@ -443,19 +473,28 @@ static __always_inline void handle_kvm_exit(__u64 now, __u32 tgid, __u32 tid,
 		lost_inc(LOST_OVERWRITTEN_EXIT);
 	ts->exit_cell = exit_begin(ts, tgid, tid, x->isa, x->reason);
 	ts->exit_ts = now;
+	if (split_enabled) {
+		ts->exit_blocked0 = ts->blocked_sum;
+		ts->exit_runq0 = ts->runq_sum;
+	}
 	if (stream_enabled)
 		ts->exit = *x;
 }
 
-/* Ends the exit in flight held in *ref, begun at start: its latency, and its stream record. */
+/*
+ * Ends the exit in flight held in *ref, begun at start with the thread's off-CPU sums at
+ * blocked0 and runq0: its latency, its split, and its stream record.
+ */
 static __always_inline void exit_end(struct thread_state *ts, __u32 *ref, __u64 start, __u64 now,
-				     __u32 tgid, __u32 tid, __u16 type)
+				     __u64 blocked0, __u64 runq0, __u32 tgid, __u32 tid, __u16 type)
 {
 	struct cell *c = cell_get(*ref);
 
 	*ref = CELL_NONE;
 	if (!c)
 		return;		/* filtered out, or counted lost when it began */
+	if (split_enabled)
+		cell_split(c, now - start, ts->blocked_sum - blocked0, ts->runq_sum - runq0);
 	cell_complete(c, now - start);
 	if (stream_enabled)
 		stream_emit(ts, tgid, tid, start, now - start, type);
@@ -479,7 +518,8 @@ static __always_inline void handle_kvm_entry(__u64 now, __u32 tgid, __u32 tid)
 			lost_inc(LOST_UNMATCHED_ENTRY);
 		return;
 	}
-	exit_end(ts, &ts->exit_cell, ts->exit_ts, now, tgid, tid, VMEXIT_EV_EXIT);
+	exit_end(ts, &ts->exit_cell, ts->exit_ts, now, ts->exit_blocked0, ts->exit_runq0, tgid,
+		 tid, VMEXIT_EV_EXIT);
 }
 
 /* kvm_userspace_exit: KVM_RUN returns to the VMM; VMM time lasts until the next KVM_RUN. */
@@ -498,6 +538,10 @@ static __always_inline void handle_user_exit(__u64 now, __u32 tgid, __u32 tid, _
 		lost_inc(LOST_UNMATCHED_RUN);
 	ts->uexit_cell = exit_begin(ts, tgid, tid, VMEXIT_ISA_USER, reason);
 	ts->uexit_ts = now;
+	if (split_enabled) {
+		ts->uexit_blocked0 = ts->blocked_sum;
+		ts->uexit_runq0 = ts->runq_sum;
+	}
 	if (stream_enabled) {
 		ts->uexit_reason = reason;
 		ts->uexit_errno = err;
@@ -511,7 +555,49 @@ static __always_inline void handle_kvm_run(__u64 now, __u32 tgid, __u32 tid)
 
 	if (!ts || (ts->flags & TS_IGNORED) || ts->uexit_cell == CELL_NONE)
 		return;		/* the thread's first KVM_RUN: nothing to complete */
-	exit_end(ts, &ts->uexit_cell, ts->uexit_ts, now, tgid, tid, VMEXIT_EV_USER_EXIT);
+	exit_end(ts, &ts->uexit_cell, ts->uexit_ts, now, ts->uexit_blocked0, ts->uexit_runq0,
+		 tgid, tid, VMEXIT_EV_USER_EXIT);
+}
+
+/*
+ * --split, a context switch: the thread leaves the CPU. Only a thread with an exit in flight
+ * starts an off-CPU period; runnable says whether it was preempted (it waits for a CPU) or
+ * went to sleep.
+ */
+static __always_inline bool split_leaving(const struct thread_state *ts)
+{
+	return ts->exit_cell != CELL_NONE || ts->uexit_cell != CELL_NONE;
+}
+
+static __always_inline void split_switch_out(struct thread_state *ts, __u64 now, bool runnable)
+{
+	if (!split_leaving(ts))
+		return;
+	ts->off_ts = now;
+	if (runnable)
+		ts->flags |= TS_OFF_RUNQ;
+	else
+		ts->flags &= ~TS_OFF_RUNQ;
+}
+
+/*
+ * The thread is back on a CPU: its off-CPU period goes to the sums. A period that began before
+ * we attached was not seen (off_ts 0) and counts as on CPU. The state the thread left in
+ * decides for the whole period: a sleeper's wait for a CPU after its wakeup counts as blocked.
+ */
+static __always_inline void split_switch_in(struct thread_state *ts, __u64 now)
+{
+	__u64 off = ts->off_ts;
+
+	if (!off)
+		return;
+	ts->off_ts = 0;
+	if (now < off)
+		return;
+	if (ts->flags & TS_OFF_RUNQ)
+		ts->runq_sum += now - off;
+	else
+		ts->blocked_sum += now - off;
 }
 
 static __always_inline void handle_tsc_offset(__u64 now, __u32 tgid, __u32 tid, __s32 vcpu,

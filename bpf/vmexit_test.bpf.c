@@ -10,6 +10,7 @@
 static __always_inline int drive(const struct test_ctx *c)
 {
 	struct exit_info x = {};
+	struct thread_state *ts;
 
 	switch (c->op) {
 	case TOP_EXIT:
@@ -45,6 +46,17 @@ static __always_inline int drive(const struct test_ctx *c)
 		x.vcpu = -1;
 		x.rip = c->rip;
 		handle_kvm_exit(c->now, c->tgid, c->tid, &x);
+		return 0;
+	case TOP_SWITCH_OUT:
+	case TOP_SWITCH_IN:
+		/* What the sched_switch program does for one side once it has the thread. */
+		ts = thread_get(c->tgid, c->tid, false);
+		if (!ts)
+			return 0;
+		if (c->op == TOP_SWITCH_OUT)
+			split_switch_out(ts, c->now, c->err != 0);
+		else
+			split_switch_in(ts, c->now);
 		return 0;
 	}
 	return -1;	/* an unknown op is a bug in the test: make it visible */

@@ -98,6 +98,14 @@ struct cell {
 	__u64 iv_max_ns;
 	__u32 iv_epoch;
 	__u32 __pad;
+	/*
+	 * --split: total_ns divided by what the thread was doing. blocked: asleep (a halted vCPU,
+	 * a VMM waiting on I/O); runq: runnable but preempted; oncpu: the rest, so the three add
+	 * up to the total of the exits that completed with the split on. Zero without --split.
+	 */
+	__u64 oncpu_ns;
+	__u64 blocked_ns;
+	__u64 runq_ns;
 	__u32 hist[HIST_SLOTS];	/* wraps after 2^32; userspace takes deltas modulo 2^32 */
 };
 

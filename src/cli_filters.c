@@ -8,7 +8,7 @@
 #include "cli_filters.h"
 #include "guest_names.h"
 
-enum { OPT_MAX_CELLS = 0x100, OPT_CHECK_HOOKS };
+enum { OPT_MAX_CELLS = 0x100, OPT_CHECK_HOOKS, OPT_SPLIT };
 
 static const struct argp_option options[] = {
 	{ NULL, 0, NULL, 0, "Filters (applied in the kernel):", 1 },
@@ -19,6 +19,8 @@ static const struct argp_option options[] = {
 	  "Only these exit reasons: names or numbers, comma-separated (svm:npf, vmx:48, IO)", 1 },
 	{ "max-cells", OPT_MAX_CELLS, "N", 0,
 	  "Statistics cells, one per thread and reason (default 4096)", 1 },
+	{ "split", OPT_SPLIT, NULL, 0,
+	  "Split exit time into on CPU, blocked (asleep) and runq (waiting for a CPU)", 1 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's messages, the verifier log and the hooks used", 1 },
 	{ "check-hooks", OPT_CHECK_HOOKS, NULL, 0, "Check the kvm_exit fast path against the "
 	  "classic tracepoint for 2 s (not 0.3) and print both sides' counts per reason", 1 },
@@ -80,6 +82,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_CHECK_HOOKS:
 		o->check_hooks = true;
+		break;
+	case OPT_SPLIT:
+		o->split = true;
 		break;
 	case 'v':
 		o->verbose = true;

@@ -73,6 +73,9 @@ void row_add(struct row *dst, const struct row *src)
 	dst->count += src->count;
 	dst->completed += src->completed;
 	dst->total_ns += src->total_ns;
+	dst->oncpu_ns += src->oncpu_ns;
+	dst->blocked_ns += src->blocked_ns;
+	dst->runq_ns += src->runq_ns;
 	if (src->completed && src->min_ns < dst->min_ns)
 		dst->min_ns = src->min_ns;
 	if (src->completed && src->max_ns > dst->max_ns)

@@ -28,6 +28,10 @@ struct row {
 	__u64 total_ns;
 	__u64 min_ns;
 	__u64 max_ns;
+	/* --split: total_ns as on CPU + blocked + waiting for a CPU, exactly; else all 0. */
+	__u64 oncpu_ns;
+	__u64 blocked_ns;
+	__u64 runq_ns;
 	__u64 hist[NR_BUCKETS];
 };
 

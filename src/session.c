@@ -212,6 +212,8 @@ static int attach_in_order(struct vmexit_bpf *skel)
 		struct bpf_link **link;
 	} order[] = {
 		{ skel->progs.process_fork, &skel->links.process_fork },
+		/* Before any exit begins, so that none misses its thread's switches. */
+		{ skel->progs.sched_switch, &skel->links.sched_switch },
 		{ skel->progs.kvm_run_fentry, &skel->links.kvm_run_fentry },
 		{ skel->progs.kvm_run_fpu, &skel->links.kvm_run_fpu },
 		{ skel->progs.kvm_run_ioctl, &skel->links.kvm_run_ioctl },
@@ -310,6 +312,7 @@ int session_open(struct session *s, struct session_opts *o)
 	skel->rodata->stream_enabled = o->stream;
 	skel->rodata->stream_min_latency_ns = o->min_latency_ns;
 	skel->rodata->stream_sample_every = o->sample_every ? o->sample_every : 1;
+	skel->rodata->split_enabled = o->split;
 
 	bpf_map__set_max_entries(skel->maps.cells, s->max_cells);
 	if (s->task_storage) {
@@ -329,6 +332,8 @@ int session_open(struct session *s, struct session_opts *o)
 			"syscalls:sys_enter_ioctl); time spent in the VMM is not measured\n",
 			s->hooks.run_note);
 	}
+	/* Every context switch on the host pays for it: only when asked. */
+	bpf_program__set_autoload(skel->progs.sched_switch, o->split);
 	/* The fork follower only matters when we run the command ourselves. */
 	bpf_program__set_autoload(skel->progs.process_fork, o->command != NULL);
 	/* TSC offsets are an x86 notion: arm64 has no such tracepoint. */

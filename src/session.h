@@ -23,6 +23,7 @@ struct session_opts {
 	__u32 sample_every;
 	__u32 kvm_events;		/* stream: bit VMEXIT_KVM_* per tracepoint to add */
 	char **command;			/* run this, trace it and its children, stop when it exits */
+	bool split;			/* exit time as on CPU, blocked, runq (sched_switch) */
 	bool verbose;
 	bool check_hooks;		/* a longer fast-path check, its counts on stderr */
 	bool force_thread_hash;		/* test/bench knob: per-thread state in a hash */

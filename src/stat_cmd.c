@@ -165,6 +165,7 @@ int cmd_stat(int argc, char **argv)
 	src.nr_cells = kernel_nr_cells;
 	src.ctx = &s;
 	tracker_init(&t, &src, a.view.by, a.opts.vcpu, true);
+	t.split = a.view.split = a.opts.split;
 	install_signal_handlers();
 	if (a.view.fmt == OUT_TABLE && a.interval)
 		fprintf(stderr, "Tracing KVM exits%s... Hit Ctrl-C to end.\n",

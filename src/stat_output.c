@@ -158,7 +158,7 @@ static void print_table_row(const struct stat_view *v, const struct stat_report 
 			    const struct row *r, const char *vm, const char *reason, bool total,
 			    FILE *f)
 {
-	char tot[24], avg[24], p50[24], p99[24], max[24];
+	char tot[24], avg[24], p50[24], p99[24], max[24], blk[24], rq[24];
 	__u64 a = r->completed ? r->total_ns / r->completed : 0;
 
 	fprintf(f, "%-16.16s ", vm);
@@ -178,7 +178,60 @@ static void print_table_row(const struct stat_view *v, const struct stat_report 
 		fmt_duration(v->unit_ns, r->completed ? r->max_ns : 0, max, sizeof(max)));
 	if (v->tsc_mhz > 0)
 		fprintf(f, " %14.0f %10.0f", r->total_ns * v->tsc_mhz / 1e3, a * v->tsc_mhz / 1e3);
+	if (v->split)
+		fprintf(f, " %6.1f%% %9s %9s",
+			r->total_ns ? 100.0 * r->oncpu_ns / r->total_ns : 0.0,
+			fmt_duration(v->unit_ns, r->blocked_ns, blk, sizeof(blk)),
+			fmt_duration(v->unit_ns, r->runq_ns, rq, sizeof(rq)));
 	fputc('\n', f);
+}
+
+struct split_sum {
+	__u32 tgid;
+	struct row kernel, user;
+};
+
+static void print_split_line(const char *vm, const char *what, const struct row *r, FILE *f)
+{
+	double t = r->total_ns ? (double)r->total_ns : 1;
+
+	if (!r->count)
+		return;
+	fprintf(f, "%-16.16s %-17s %5.1f%% on CPU (handled), %5.1f%% blocked (halted or "
+		"sleeping), %5.1f%% waiting for a CPU\n", vm, what, 100.0 * r->oncpu_ns / t,
+		100.0 * r->blocked_ns / t, 100.0 * r->runq_ns / t);
+}
+
+/*
+ * --split in the summary: per VM, where its exit time went. Guest exits and exits to the VMM
+ * stay apart: on hardware a guest exit's time includes the VMM's time that it was handed over.
+ */
+static void print_split_summary(const struct stat_view *v, const struct row_table *rt, FILE *f)
+{
+	struct split_sum *sums = calloc(rt->nr ? rt->nr : 1, sizeof(*sums));
+	__u32 n = 0;
+
+	if (!sums)
+		return;
+	for (__u32 i = 0; i < rt->nr; i++) {
+		const struct row *r = &rt->rows[i];
+		__u32 j = 0;
+
+		while (j < n && sums[j].tgid != r->key.tgid)
+			j++;
+		if (j == n)
+			sums[n++].tgid = r->key.tgid;
+		row_add(r->key.isa == VMEXIT_ISA_USER ? &sums[j].user : &sums[j].kernel, r);
+	}
+	if (n)
+		fprintf(f, "Exit time per VM:\n");
+	for (__u32 j = 0; j < n; j++) {
+		const char *vm = v->by == BY_REASON ? "*" : vm_names_get(v->names, sums[j].tgid);
+
+		print_split_line(vm, "guest exits", &sums[j].kernel, f);
+		print_split_line(vm, "exits to the VMM", &sums[j].user, f);
+	}
+	free(sums);
 }
 
 static void print_table(struct stat_view *v, const struct stat_report *rep, FILE *f)
@@ -205,6 +258,8 @@ static void print_table(struct stat_view *v, const struct stat_report *rep, FILE
 		"TIME%", "TOTAL", "AVG", "P50", "P99", "MAX");
 	if (v->tsc_mhz > 0)
 		fprintf(f, " %14s %10s", "TOTAL(cycles)", "AVG(cyc)");
+	if (v->split)
+		fprintf(f, " %7s %9s %9s", "ONCPU%", "BLOCKED", "RUNQ");
 	fprintf(f, " %s\n", unit);
 	for (__u32 i = 0; i < rt->nr; i++) {
 		const struct row *r = &rt->rows[i];
@@ -220,6 +275,8 @@ static void print_table(struct stat_view *v, const struct stat_report *rep, FILE
 		print_table_row(v, rep, &ktot, "TOTAL", "guest exits", true, f);
 	if (utot.count)
 		print_table_row(v, rep, &utot, "TOTAL", "exits to the VMM", true, f);
+	if (v->split && rep->final)
+		print_split_summary(v, rt, f);
 	if (in_flight && rep->final)
 		fprintf(f, "note: %llu exit(s) still in flight at the end: counted, no latency yet\n",
 			(unsigned long long)in_flight);
@@ -245,7 +302,8 @@ static void print_csv(struct stat_view *v, const struct stat_report *rep, FILE *
 			   "NR_Exit/Sec,");
 		if (v->tsc_mhz > 0)
 			fprintf(f, "Time Consumed(cycles),");
-		fprintf(f, "Time Percentage,Total_ns,Completed,Avg_ns,Min_ns,P50_ns,P99_ns,Max_ns\n");
+		fprintf(f, "Time Percentage,Total_ns,Completed,Avg_ns,Min_ns,P50_ns,P99_ns,"
+			   "Max_ns%s\n", v->split ? ",Oncpu_ns,Blocked_ns,Runq_ns" : "");
 		v->csv_header_done = true;
 	}
 	for (__u32 i = 0; i < rt->nr; i++) {
@@ -260,7 +318,7 @@ static void print_csv(struct stat_view *v, const struct stat_report *rep, FILE *
 			rep->interval_s > 0 ? r->count / rep->interval_s : 0);
 		if (v->tsc_mhz > 0)
 			fprintf(f, "%.0f,", r->total_ns * v->tsc_mhz / 1e3);
-		fprintf(f, "%.4f,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
+		fprintf(f, "%.4f,%llu,%llu,%llu,%llu,%llu,%llu,%llu",
 			pct(r->total_ns, rep->interval_s), (unsigned long long)r->total_ns,
 			(unsigned long long)r->completed,
 			(unsigned long long)(r->completed ? r->total_ns / r->completed : 0),
@@ -268,6 +326,10 @@ static void print_csv(struct stat_view *v, const struct stat_report *rep, FILE *
 			(unsigned long long)row_percentile(r, 50),
 			(unsigned long long)row_percentile(r, 99),
 			(unsigned long long)(r->completed ? r->max_ns : 0));
+		if (v->split)
+			fprintf(f, ",%llu,%llu,%llu", (unsigned long long)r->oncpu_ns,
+				(unsigned long long)r->blocked_ns, (unsigned long long)r->runq_ns);
+		fputc('\n', f);
 	}
 	fflush(f);
 }
@@ -305,6 +367,10 @@ static void print_json(struct stat_view *v, const struct stat_report *rep, FILE 
 			(unsigned long long)row_hist_total(r));
 		if (v->tsc_mhz > 0)
 			fprintf(f, ",\"cycles\":%.0f", r->total_ns * v->tsc_mhz / 1e3);
+		if (v->split)
+			fprintf(f, ",\"oncpu_ns\":%llu,\"blocked_ns\":%llu,\"runq_ns\":%llu",
+				(unsigned long long)r->oncpu_ns, (unsigned long long)r->blocked_ns,
+				(unsigned long long)r->runq_ns);
 		if (v->hist) {
 			bool first = true;
 

@@ -19,6 +19,7 @@ struct stat_view {
 	__u64 unit_ns;		/* 0: scale each value; else 1, 1000 or 1000000 */
 	double tsc_mhz;		/* > 0: cycle columns */
 	bool hist;
+	bool split;		/* rows carry on CPU / blocked / runq (--split) */
 	struct vm_names *names;
 	bool csv_header_done;
 };

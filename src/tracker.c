@@ -99,13 +99,24 @@ void tracker_discover(struct tracker *t)
 }
 
 static void delta_row(struct row *d, const struct cell *now, const struct cell *prev,
-		      __u32 closed_epoch)
+		      __u32 closed_epoch, bool split)
 {
 	__u64 lo = ~0ULL, hi = 0;
 
 	d->count = now->started - prev->started;
 	d->completed = now->count - prev->count;
 	d->total_ns = now->total_ns - prev->total_ns;
+	d->oncpu_ns = d->blocked_ns = d->runq_ns = 0;
+	if (split) {
+		d->oncpu_ns = now->oncpu_ns - prev->oncpu_ns;
+		d->blocked_ns = now->blocked_ns - prev->blocked_ns;
+		d->runq_ns = now->runq_ns - prev->runq_ns;
+		/*
+		 * The kernel adds an exit to the three parts and then to the total: a copy taken
+		 * in between would break their sum for one interval. The parts are the total.
+		 */
+		d->total_ns = d->oncpu_ns + d->blocked_ns + d->runq_ns;
+	}
 	for (__u32 b = 0; b < NR_BUCKETS; b++) {
 		d->hist[b] = (__u32)(now->hist[b] - prev->hist[b]);	/* modulo 2^32 */
 		if (d->hist[b]) {
@@ -161,7 +172,7 @@ int tracker_sample(struct tracker *t, __u32 closed_epoch, struct row_table *out)
 			t->prev[i] = now;
 			continue;
 		}
-		delta_row(&d, &now, &t->prev[i], closed_epoch);
+		delta_row(&d, &now, &t->prev[i], closed_epoch, t->split);
 		t->prev[i] = now;
 		row_key_for(t, i, &k);
 		r = row_table_get(out, &k);

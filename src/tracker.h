@@ -26,6 +26,7 @@ struct tracker {
 	struct cell *prev;		/* last snapshot of each cell */
 	__s32 *vcpu;			/* resolved vCPU per cell, -1 unknown */
 	bool resolve_names;		/* look at /proc (off in tests) */
+	bool split;			/* the cells carry --split sums: rows get them too */
 	struct row_table cum;		/* everything since start */
 };
 

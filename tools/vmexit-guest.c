@@ -7,6 +7,7 @@
  *   vmexit-guest [--vms N] [--vcpus N] [--io N] [--mmio N] [--hlt N] [--cpuid N] [--msr N]
  *                [--wrmsr N] [--cr N] [--vmcall N] [--ud N] [--timer N]
  *                [--seconds S] [--name NAME] [--ring 0|3] [--json]
+ *                [--io-sleep-us US] [--io-spin-us US]
  *
  * Each VM is one process, as with QEMU. The process carries a QEMU-style name on its command
  * line, "-name guest=NAME,debug-threads=on" (NAME-<i> with --vms > 1), so tools that name VMs
@@ -29,6 +30,13 @@
  * Without any kind option the mix is --io 1000. Without --seconds each vCPU makes one pass;
  * with --seconds S it resumes the guest for further passes until S seconds have gone by (the
  * clock is checked at each done exit, so a pass is never cut short).
+ *
+ * How the VMM spends the time of an --io exit (vmexit's --split tells these apart):
+ *   --io-sleep-us US  sleeps US microseconds (nanosleep) before the next KVM_RUN: off CPU,
+ *                     blocked;
+ *   --io-spin-us US   spins until the thread has used US microseconds of CPU time: on
+ *                     CPU that long, however long a busy host makes it wait for a CPU.
+ * Both may be given: the sleep comes first. The done exit is not delayed.
  *
  * Exact counts per vCPU, P = passes (1 without --seconds; reported in the output):
  *   KVM_RUN calls = kvm:kvm_userspace_exit = P * (io + 1 + mmio + hlt)
@@ -186,6 +194,8 @@ struct opts {
 	bool json;
 	const char *vm_name;	/* from "-name guest=...": this process is one VM */
 	bool amd;		/* the host CPU is AMD: vmmcall instead of vmcall */
+	uint64_t io_sleep_ns;	/* per --io exit, in the VMM: asleep, then spinning */
+	uint64_t io_spin_ns;
 };
 
 struct vcpu {
@@ -828,6 +838,25 @@ static int check_tally(const struct vcpu *v)
 	return 0;
 }
 
+/* What the VMM does with an --io exit: nothing, or sleep and/or spin as asked. */
+static void handle_io(const struct opts *o)
+{
+	struct timespec t0, t;
+
+	if (o->io_sleep_ns) {
+		t.tv_sec = o->io_sleep_ns / 1000000000;
+		t.tv_nsec = o->io_sleep_ns % 1000000000;
+		while (nanosleep(&t, &t) && errno == EINTR)
+			;
+	}
+	if (o->io_spin_ns) {
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+		do
+			clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+		while (ns_between(&t0, &t) < o->io_spin_ns);
+	}
+}
+
 static void *vcpu_thread(void *arg)
 {
 	struct vcpu *v = arg;
@@ -860,6 +889,7 @@ static void *vcpu_thread(void *arg)
 		if (r->exit_reason == KVM_EXIT_IO && r->io.direction == KVM_EXIT_IO_OUT &&
 		    r->io.size == 1 && r->io.count == 1 && r->io.port == IO_PORT) {
 			pass[K_IO]++;
+			handle_io(o);
 		} else if (r->exit_reason == KVM_EXIT_MMIO && r->mmio.is_write &&
 			   r->mmio.len == 1 && r->mmio.phys_addr == MMIO_GPA) {
 			pass[K_MMIO]++;
@@ -1180,7 +1210,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			       "                    [--wrmsr N] [--cr N] [--vmcall N] [--ud N] "
 			       "[--timer N]\n"
 			       "                    [--seconds S] [--name NAME] [--ring 0|3] "
-			       "[--json]\n");
+			       "[--json]\n"
+			       "                    [--io-sleep-us US] [--io-spin-us US]\n");
 			exit(0);
 		}
 		if (!strcmp(arg, "--json")) {
@@ -1228,6 +1259,10 @@ static void parse_args(int argc, char **argv, struct opts *o)
 				usage_error("--ring: '%s' is not a ring (use 0 or 3)", val);
 			o->ring = val[0] - '0';
 			o->ring_given = true;
+		} else if (!strcmp(opt, "--io-sleep-us")) {
+			o->io_sleep_ns = parse_count(opt, val, 0, 10000000) * 1000;
+		} else if (!strcmp(opt, "--io-spin-us")) {
+			o->io_spin_ns = parse_count(opt, val, 0, 10000000) * 1000;
 		} else if (!strcmp(opt, "-name")) {
 			o->vm_name = parse_qemu_name(val);
 		} else {
@@ -1266,8 +1301,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
  */
 static char **vm_argv(const char *argv0, const struct opts *o, const char *name)
 {
-	static char namebuf[MAX_NAME + 64], num[NR_KINDS + 3][32], opt[NR_KINDS][16];
-	static char *args[2 * (NR_KINDS + 4) + 4];
+	static char namebuf[MAX_NAME + 64], num[NR_KINDS + 5][32], opt[NR_KINDS][16];
+	static char *args[2 * (NR_KINDS + 6) + 4];
 	int n = 0;
 
 	snprintf(namebuf, sizeof(namebuf), "guest=%s,debug-threads=on", name);
@@ -1291,6 +1326,12 @@ static char **vm_argv(const char *argv0, const struct opts *o, const char *name)
 		args[n++] = "--seconds";
 		args[n++] = num[NR_KINDS + 2];
 	}
+	snprintf(num[NR_KINDS + 3], sizeof(num[0]), "%" PRIu64, o->io_sleep_ns / 1000);
+	args[n++] = "--io-sleep-us";
+	args[n++] = num[NR_KINDS + 3];
+	snprintf(num[NR_KINDS + 4], sizeof(num[0]), "%" PRIu64, o->io_spin_ns / 1000);
+	args[n++] = "--io-spin-us";
+	args[n++] = num[NR_KINDS + 4];
 	if (o->json)
 		args[n++] = "--json";
 	args[n] = NULL;

@@ -61,11 +61,20 @@ struct mm_struct {
 	unsigned long arg_end;
 };
 
+struct bpf_local_storage;
+
 struct task_struct {
+	unsigned int __state;
 	int pid;
 	int tgid;
 	struct task_struct *real_parent;
 	struct mm_struct *mm;
+	struct bpf_local_storage *bpf_storage;
+};
+
+/* "sched: Change task_struct::state" (Linux 5.14) renamed state to __state. */
+struct task_struct___pre514 {
+	long state;
 };
 
 /*

@@ -69,6 +69,7 @@ struct fx_opts {
 	__u32 sample_every;
 	bool task_storage;	/* raw_tp program, per-thread state in task storage */
 	bool kvm;		/* also load run_kvm_record (needs the kvm types in BTF) */
+	bool split;		/* --split */
 };
 
 #define MAX_EVS		256
@@ -121,6 +122,7 @@ static int fx_open(struct fx *f, const struct fx_opts *o)
 	skel->rodata->stream_enabled = o->stream;
 	skel->rodata->stream_min_latency_ns = o->min_lat;
 	skel->rodata->stream_sample_every = o->sample_every ? o->sample_every : 1;
+	skel->rodata->split_enabled = o->split;
 
 	bpf_map__set_max_entries(skel->maps.cells, f->max_cells);
 	if (o->task_storage) {
@@ -1274,6 +1276,112 @@ static void test_task_storage(void)
 	fx_close(&f);
 }
 
+static void ev_out(struct fx *f, __u64 now, __u32 tgid, __u32 tid, bool runnable)
+{
+	send(f, (struct test_ctx){ .op = TOP_SWITCH_OUT, .now = now, .tgid = tgid, .tid = tid,
+				   .err = runnable });
+}
+
+static void ev_in(struct fx *f, __u64 now, __u32 tgid, __u32 tid)
+{
+	send(f, (struct test_ctx){ .op = TOP_SWITCH_IN, .now = now, .tgid = tgid, .tid = tid });
+}
+
+static void check_split(const struct cell *c, __u64 oncpu, __u64 blocked, __u64 runq)
+{
+	CHECK_EQ_U64(c->oncpu_ns, oncpu);
+	CHECK_EQ_U64(c->blocked_ns, blocked);
+	CHECK_EQ_U64(c->runq_ns, runq);
+	CHECK_EQ_U64(c->oncpu_ns + c->blocked_ns + c->runq_ns, c->total_ns);
+}
+
+/*
+ * --split: the thread's context switches while exits are in flight, on both per-thread state
+ * paths (tid is the caller's own on the task-storage one).
+ */
+static void split_sequence(bool task)
+{
+	__u32 tgid = task ? getpid() : 300, tid = task ? syscall(SYS_gettid) : 301;
+	struct fx f;
+
+	if (fx_open(&f, &(struct fx_opts){ .split = true, .task_storage = task })) {
+		check_failures++;
+		return;
+	}
+	/*
+	 * A kernel exit at 0 handed to the VMM at 1000: the VMM sleeps from 2000 to 7000 (blocked
+	 * 5000), is preempted from 8000 to 8300 (runq 300), and enters KVM_RUN at 10000: 9000 in
+	 * the VMM = 3700 on CPU + 5000 + 300. The kernel exit, done at 12000, holds the same
+	 * off-CPU time: 12000 = 6700 + 5000 + 300.
+	 */
+	ev_exit(&f, 0, tgid, tid, 0, ISA_VMX, VMX_IO);
+	ev_uexit(&f, 1000, tgid, tid, KVM_EXIT_IO_, 0);
+	ev_out(&f, 2000, tgid, tid, false);
+	ev_in(&f, 7000, tgid, tid);
+	ev_out(&f, 8000, tgid, tid, true);
+	ev_in(&f, 8300, tgid, tid);
+	ev_run(&f, 10000, tgid, tid);
+	ev_entry(&f, 12000, tgid, tid);
+	check_split(cell_of(&f, tgid, tid, ISA_USER, KVM_EXIT_IO_), 3700, 5000, 300);
+	check_split(cell_of(&f, tgid, tid, ISA_VMX, VMX_IO), 6700, 5000, 300);
+	/* Off CPU with nothing in flight (in the guest): no exit gets it. */
+	ev_out(&f, 20000, tgid, tid, false);
+	ev_in(&f, 25000, tgid, tid);
+	ev_pair(&f, 30000, 1000, tgid, tid, 0, ISA_VMX, VMX_HLT);
+	check_split(cell_of(&f, tgid, tid, ISA_VMX, VMX_HLT), 1000, 0, 0);
+	/*
+	 * A halted vCPU: HLT at 40000, asleep until 90000, waits for a CPU until 90400, entry at
+	 * 90500. Counted by the state it left in: 50400 blocked, 100 on CPU.
+	 */
+	ev_exit(&f, 40000, tgid, tid, 0, ISA_VMX, VMX_HLT);
+	ev_out(&f, 40000, tgid, tid, false);
+	ev_in(&f, 90400, tgid, tid);
+	ev_entry(&f, 90500, tgid, tid);
+	check_split(cell_of(&f, tgid, tid, ISA_VMX, VMX_HLT), 1100, 50400, 0);
+	/*
+	 * Clocks of two CPUs a little apart: the switch-in stamped 200 ns after the entry that
+	 * followed it. Off CPU is clamped to the latency (1050 = 900 blocked + 150 runq), so that
+	 * the three still add up exactly.
+	 */
+	ev_exit(&f, 100000, tgid, tid, 0, ISA_VMX, VMX_MSR_WRITE);
+	ev_out(&f, 100100, tgid, tid, false);
+	ev_in(&f, 101000, tgid, tid);
+	ev_out(&f, 101000, tgid, tid, true);
+	ev_in(&f, 101250, tgid, tid);
+	ev_entry(&f, 101050, tgid, tid);
+	check_split(cell_of(&f, tgid, tid, ISA_VMX, VMX_MSR_WRITE), 0, 900, 150);
+	/* A switch-in stamped before its switch-out adds nothing. */
+	ev_exit(&f, 200000, tgid, tid, 0, ISA_VMX, VMX_EPT_VIOL);
+	ev_out(&f, 200500, tgid, tid, true);
+	ev_in(&f, 200400, tgid, tid);
+	ev_entry(&f, 201000, tgid, tid);
+	check_split(cell_of(&f, tgid, tid, ISA_VMX, VMX_EPT_VIOL), 1000, 0, 0);
+	CHECK(lost_all_zero_but(&f, -1));
+	fx_close(&f);
+}
+
+static void test_split(void)
+{
+	const struct cell *c;
+	struct fx f;
+
+	split_sequence(false);
+	split_sequence(true);
+	/* Without --split the switch handlers still run here, but no cell gets a split. */
+	if (fx_open(&f, &(struct fx_opts){ 0 })) {
+		check_failures++;
+		return;
+	}
+	ev_exit(&f, 0, 400, 401, 0, ISA_VMX, VMX_IO);
+	ev_out(&f, 100, 400, 401, false);
+	ev_in(&f, 600, 400, 401);
+	ev_entry(&f, 1000, 400, 401);
+	c = cell_of(&f, 400, 401, ISA_VMX, VMX_IO);
+	CHECK_EQ_U64(c->total_ns, 1000);
+	CHECK_EQ_U64(c->oncpu_ns + c->blocked_ns + c->runq_ns, 0);
+	fx_close(&f);
+}
+
 /* The tracker over the real mmapped array. */
 struct src_ctx {
 	struct fx *f;
@@ -1450,5 +1558,6 @@ int main(void)
 	test_task_storage();
 	test_kvm_records();
 	test_tracker();
+	test_split();
 	CHECK_DONE("test_bpf_handlers");
 }

@@ -18,6 +18,8 @@ enum test_op {
 	TOP_TSC,		/* handle_tsc_offset (vcpu, info1 = prev, info2 = next) */
 	TOP_FORK,		/* handle_fork (tgid = parent, tid = child) */
 	TOP_ARM64_EXIT,		/* arm64 kvm_exit: err = ret, reason = esr_ec, rip = vcpu_pc */
+	TOP_SWITCH_OUT,		/* --split: the thread leaves the CPU (err != 0: runnable) */
+	TOP_SWITCH_IN,		/* --split: the thread is back on a CPU */
 };
 
 struct test_ctx {
