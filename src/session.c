@@ -413,6 +413,11 @@ int session_proc_args(void *session, __u32 tgid, char *buf, size_t len)
 	return (int)pa.len;
 }
 
+struct bpf_object *session_object(const struct session *s)
+{
+	return s->skel->obj;
+}
+
 void session_close(struct session *s)
 {
 	if (s->child_go_fd >= 0) {

@@ -30,6 +30,7 @@ struct session_opts {
 };
 
 struct vmexit_bpf;
+struct bpf_object;
 struct ring_buffer;
 
 struct session {
@@ -60,6 +61,8 @@ void session_new_epoch(struct session *s);
 __u32 session_epoch(const struct session *s);
 /* The VMM command line the kernel kept for tgid (vm_names' args hook); length or -errno. */
 int session_proc_args(void *session, __u32 tgid, char *buf, size_t len);
+/* The loaded BPF object, for the kernel's statistics of its programs (--overhead). */
+struct bpf_object *session_object(const struct session *s);
 void session_close(struct session *s);
 
 #endif /* VMEXIT_SESSION_H */

@@ -15,7 +15,7 @@
 #include "stat_output.h"
 #include "tracker.h"
 
-enum { OPT_JSON = 0x200 };
+enum { OPT_JSON = 0x200, OPT_OVERHEAD };
 
 struct stat_args {
 	struct session_opts opts;
@@ -23,6 +23,7 @@ struct stat_args {
 	struct stat_view view;
 	double interval;	/* 0: only the summary at the end */
 	long count;		/* 0: until Ctrl-C / the command ends */
+	bool overhead;
 	int nr_pos;
 };
 
@@ -54,6 +55,8 @@ static const struct argp_option options[] = {
 	{ "hist", STAT_OPT_HIST, NULL, 0, "Latency histogram per row", 2 },
 	{ "units", 'u', "ns|us|ms", 0, "Print durations in this unit (default: scaled)", 2 },
 	{ "tsc-mhz", STAT_OPT_TSC_MHZ, "MHZ", 0, "Add cycle columns at this TSC frequency", 2 },
+	{ "overhead", OPT_OVERHEAD, NULL, 0, "Add vmexit's own cost (kernel BPF run-time "
+	  "statistics, on while it runs) to the summary", 2 },
 	{},
 };
 
@@ -67,6 +70,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_JSON:
 		a->view.fmt = OUT_JSON;
+		break;
+	case OPT_OVERHEAD:
+		a->overhead = true;
 		break;
 	case ARGP_KEY_ARG:
 		if (a->nr_pos == 0 && parse_interval(arg, &a->interval))
@@ -135,6 +141,7 @@ int cmd_stat(int argc, char **argv)
 	struct row_table rows;
 	struct vm_names names = { .resolve = true };
 	struct stat_report rep = {};
+	struct overhead ov = { .stats_fd = -1 };
 	struct cell_source src;
 	double start, last, next, next_alive_check = 0;
 	long printed = 0;
@@ -159,6 +166,13 @@ int cmd_stat(int argc, char **argv)
 	if (err)
 		return 1;
 	rep.hooks = &s.hooks;
+	if (a.overhead) {
+		if (overhead_start(&ov, session_object(&s))) {
+			session_close(&s);
+			return 1;
+		}
+		rep.overhead = &ov;
+	}
 	names.args = session_proc_args;
 	names.args_ctx = &s;
 	src.cells = s.cells;
@@ -239,6 +253,8 @@ int cmd_stat(int argc, char **argv)
 			rep.elapsed_s = now - start;
 			stat_print(&a.view, &rep, stdout);
 		}
+		if (rep.overhead && overhead_sample(&ov))
+			rep.overhead = NULL;	/* the summary goes without it */
 		rep.rows = &t.cum;
 		rep.interval_s = now - start;
 		rep.elapsed_s = now - start;
@@ -260,6 +276,7 @@ out:
 			WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
 		rc = rc ? rc : (WIFEXITED(status) ? WEXITSTATUS(status) : 1);
 	}
+	overhead_stop(&ov);
 	tracker_free(&t);
 	row_table_free(&rows);
 	session_close(&s);

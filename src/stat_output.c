@@ -234,6 +234,17 @@ static void print_split_summary(const struct stat_view *v, const struct row_tabl
 	free(sums);
 }
 
+/* The --overhead line, for the summary of the whole run only (the statistics are cumulative). */
+static void print_overhead(const struct stat_report *rep, FILE *f)
+{
+	char line[256];
+
+	if (!rep->overhead || !rep->final)
+		return;
+	overhead_line(rep->overhead, rep->rows, line, sizeof(line));
+	fprintf(f, "%s\n", line);
+}
+
 static void print_table(struct stat_view *v, const struct stat_report *rep, FILE *f)
 {
 	struct row_table *rt = rep->rows;
@@ -285,6 +296,7 @@ static void print_table(struct stat_view *v, const struct stat_report *rep, FILE
 			fprintf(f, "%s: %llu %s\n", i == LOST_UNMATCHED_ENTRY ? "note" : "LOST",
 				(unsigned long long)rep->lost[i], lost_cause_help(i));
 	}
+	print_overhead(rep, f);
 	if (v->hist) {
 		for (__u32 i = 0; i < rt->nr; i++)
 			print_hist(v, &rt->rows[i], f);
@@ -332,6 +344,7 @@ static void print_csv(struct stat_view *v, const struct stat_report *rep, FILE *
 		fputc('\n', f);
 	}
 	fflush(f);
+	print_overhead(rep, stderr);
 }
 
 static void print_json(struct stat_view *v, const struct stat_report *rep, FILE *f)
@@ -397,6 +410,10 @@ static void print_json(struct stat_view *v, const struct stat_report *rep, FILE 
 	if (rep->hooks) {
 		fputc(',', f);
 		hooks_json(rep->hooks, f);
+	}
+	if (rep->overhead && rep->final) {
+		fputc(',', f);
+		overhead_json(rep->overhead, rt, f);
 	}
 	fprintf(f, "}\n");
 	fflush(f);

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include "hooks.h"
+#include "overhead.h"
 #include "rows.h"
 #include "vm_names.h"
 
@@ -31,6 +32,7 @@ struct stat_report {
 	bool final;		/* the summary of the whole run */
 	__u64 lost[NR_LOST];	/* since tracing started */
 	const struct hooks *hooks;	/* the kernel hooks in use; NULL offline (report) */
+	const struct overhead *overhead; /* --overhead: our programs' cost since start, or NULL */
 };
 
 /* Summary-view options shared by stat and report (with 's' --sort and 'u' --units). */

@@ -16,17 +16,18 @@
 #include <unistd.h>
 #include "cli_filters.h"
 #include "commands.h"
+#include "overhead.h"
 #include "session.h"
 #include "top_view.h"
 #include "tracker.h"
 
-enum { OPT_VCPUS = 0x300, OPT_WIDTH };
+enum { OPT_VCPUS = 0x300, OPT_WIDTH, OPT_OVERHEAD };
 
 struct top_args {
 	struct session_opts opts;
 	struct cli_filters filters;
 	double delay;
-	bool once, log, drill, vcpus;
+	bool once, log, drill, vcpus, overhead;
 	long count;
 	int width;
 	const char *fields;
@@ -62,6 +63,8 @@ static const struct argp_option options[] = {
 	{ "drilldown", 'x', NULL, 0, "Start in the exit-reason view (of the one -p/-g guest, "
 	  "else of all VMs)", 2 },
 	{ "vcpus", OPT_VCPUS, NULL, 0, "Start in the per-vCPU view", 2 },
+	{ "overhead", OPT_OVERHEAD, NULL, 0, "Show vmexit's own cost (kernel BPF run-time "
+	  "statistics, on while it runs) under the header; --log: at the end, on stderr", 2 },
 	{ NULL, 0, NULL, 0, "Non-interactive:", 3 },
 	{ "once", '1', NULL, 0, "Print one screen after one interval as plain text, and exit", 3 },
 	{ "batch", 0, NULL, OPTION_ALIAS, NULL, 3 },
@@ -95,6 +98,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'x':
 		a->drill = true;
+		break;
+	case OPT_OVERHEAD:
+		a->overhead = true;
 		break;
 	case OPT_VCPUS:
 		a->vcpus = true;
@@ -157,6 +163,8 @@ struct top {
 	__u32 named;
 	double start, last, reset_at;
 	char host[65], kernel[65], filters[160];
+	struct overhead ov;		/* --overhead */
+	char ov_line[256];
 };
 
 static double now_s(void)
@@ -199,6 +207,11 @@ static int sample(struct top *tp)
 	tp->d.interval_s = now - tp->last;
 	tp->last = now;
 	session_lost(&tp->s, tp->d.lost);
+	/* Against every exit since start: the kernel's statistics are never reset. */
+	if (tp->a->overhead && !overhead_sample(&tp->ov)) {
+		overhead_line(&tp->ov, &tp->t.cum, tp->ov_line, sizeof(tp->ov_line));
+		tp->d.overhead = tp->ov_line;
+	}
 	return 0;
 }
 
@@ -414,7 +427,7 @@ static int run_live(struct top *tp)
 int cmd_top(int argc, char **argv)
 {
 	struct top_args a = { .delay = 1, .sort = TS_RATE };
-	struct top tp = { .a = &a, .names = { .resolve = true } };
+	struct top tp = { .a = &a, .names = { .resolve = true }, .ov = { .stats_fd = -1 } };
 	struct cell_source src;
 	struct utsname u;
 	char err[192];
@@ -446,6 +459,11 @@ int cmd_top(int argc, char **argv)
 		top_ui_free(&tp.ui);
 		return 1;
 	}
+	if (a.overhead && overhead_start(&tp.ov, session_object(&tp.s))) {
+		session_close(&tp.s);
+		top_ui_free(&tp.ui);
+		return 1;
+	}
 	tp.names.args = session_proc_args;
 	tp.names.args_ctx = &tp.s;
 	src.cells = tp.s.cells;
@@ -472,6 +490,9 @@ int cmd_top(int argc, char **argv)
 		rc = run_live(&tp);
 	if (rc == -ENOMEM)
 		fprintf(stderr, "vmexit: out of memory reading the statistics\n");
+	if (a.log && tp.d.overhead)
+		fprintf(stderr, "%s\n", tp.d.overhead);
+	overhead_stop(&tp.ov);
 
 	top_view_free(&tp.v);
 	top_ui_free(&tp.ui);

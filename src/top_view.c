@@ -583,6 +583,8 @@ static int header_lines(struct top_view *v, const struct top_data *d, const stru
 			    d->filters && *d->filters && ui->have_re ? " | " : "",
 			    ui->have_re ? "rows /" : "", ui->have_re ? ui->filter : "",
 			    ui->have_re ? "/" : "");
+	if (!err && d->overhead)
+		err = linef(v, width, 0, "%s", d->overhead);
 	return err ? err : lost_lines(v, d, width);
 }
 

@@ -51,6 +51,7 @@ struct top_data {
 	const char *host;
 	const char *kernel;
 	const char *filters;		/* the command-line filters as text, "" if none */
+	const char *overhead;		/* --overhead: vmexit's own cost, one line, or NULL */
 };
 
 struct top_ui {
