@@ -16,10 +16,14 @@ echo "host: $(uname -r), $(nproc) CPUs, $cpu, clocksource $cs"
 # bench_report runs the vmexit this build made, whatever its default lookup would find.
 export VMEXIT_BIN="$OUT/vmexit"
 cat <<'EOF'
-stream and report figures:
+what each benchmark prints:
   bench_report    `vmexit report` on a 10 M-event recording, per output, to /dev/null:
                   wall and CPU seconds, events/s and input MB/s (the recording is cached
                   under /tmp; skipped when it is missing and < 3 GB are free)
+  bench_handlers  the BPF handlers per exit pair, in the kernel with bpf_loop: dispatch (raw
+                  and classic tracepoint), the handlers' own work, the clock reads
+  bench_host_tax  what `vmexit stat` costs processes that are not VMs: a getppid() loop
+                  alone and with vmexit attached, alternating, medians (target <= 2 %)
   bench_stream    events/s the stream consumers (record file, default lines to /dev/null)
                   take from the 16 MB ring with zero lost records, a BPF generator on one
                   CPU and the consumer on the other; plus the unpaced maximum and its loss

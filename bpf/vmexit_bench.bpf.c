@@ -185,4 +185,22 @@ int bench_task(struct bench_args *a)
 	return run(a->variant, a->iters, a->reason);
 }
 
+/*
+ * Dispatch: empty programs on the one tracepoint a benchmark can fire at will, sys_enter,
+ * through its two doors: the raw tracepoint (what tp_btf/kvm_exit uses) and the classic event
+ * raw_syscalls:sys_enter (what tp/kvm/kvm_exit uses: the kernel builds the record first). Both
+ * return 1, as every tracepoint program of vmexit does.
+ */
+SEC("?tp_btf/sys_enter")
+int disp_raw(void *ctx)
+{
+	return 1;
+}
+
+SEC("?tp/raw_syscalls/sys_enter")
+int disp_classic(void *ctx)
+{
+	return 1;
+}
+
 char LICENSE[] SEC("license") = "GPL";
