@@ -25,6 +25,23 @@ bed_prereqs() {
 	done
 }
 
+# With its debugger built in, Bochs keeps stdin for the debugger and draws the "term" display on
+# a pty of its own ("Bochs connected to screen /dev/pts/N"), written from the master side. Nobody
+# reads that screen here: once its buffer is full, Bochs blocks in the write and the machine
+# stops (seen after a few minutes of VGA cursor updates). Read and drop it.
+drain_display() {
+	local i pts
+	for i in $(seq 300); do
+		pts=$(grep -ao 'connected to screen /dev/pts/[0-9]*' "$WORK/bochs.term" 2>/dev/null | head -n 1)
+		[ -n "$pts" ] && break
+		sleep 0.1
+	done
+	[ -n "$pts" ] || { say "warning: no Bochs screen pty to drain: the machine may stall"; return 0; }
+	pts=${pts##* }
+	stty -F "$pts" raw -echo 2>/dev/null || true
+	exec cat "$pts" >/dev/null 2>&1
+}
+
 bed_boot() {
 	local iso=$WORK/iso rc=0 pid
 	# Bochs has no direct kernel boot: isolinux on an El Torito CD loads the bzImage and initrd.
@@ -74,6 +91,7 @@ EOC
 	TERM=xterm timeout -k 5 "$TIMEOUT" script -qfec "bochs -q -f $WORK/bochsrc -rc $WORK/dbg.rc" \
 		/dev/null >"$WORK/bochs.term" 2>&1 </dev/null &
 	pid=$!
+	drain_display &
 	tail -n +1 -s 0.2 -f --pid=$pid "$WORK/com1"
 	wait $pid || rc=$?
 	return $rc
