@@ -381,7 +381,8 @@ static int run_vm(const struct opts *o)
 {
 	struct vcpu vcpus[MAX_VCPUS] = { 0 };
 	struct kvm_vcpu_init init = { 0 };
-	struct sigaction sa = { .sa_handler = on_kick };
+	/* SA_RESTART for our other syscalls: KVM_RUN itself returns EINTR all the same. */
+	struct sigaction sa = { .sa_handler = on_kick, .sa_flags = SA_RESTART };
 	unsigned long started = 0;
 	int kvm_fd, vm_fd, mmap_size, rc = 0;
 	uint64_t runs = 0, mmio = 0, intr = 0, ns = 0;
