@@ -148,7 +148,8 @@ static void print_row(const char *name, const struct result *r, const struct res
 	putchar('\n');
 }
 
-#define DISP_ITERS	2000000
+#define DISP_ITERS	500000
+#define DISP_REPS	11
 
 static double now_ns(void)
 {
@@ -158,53 +159,77 @@ static double now_ns(void)
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
-/* ns per getpgid(), the best of REPS loops. */
+/* ns per getpgid() over one loop. */
 static double syscall_loop_ns(void)
 {
-	double best = 1e18;
+	double t0 = now_ns();
 
-	for (int r = 0; r < REPS; r++) {
-		double t0 = now_ns(), v;
-
-		for (int i = 0; i < DISP_ITERS; i++)
-			syscall(SYS_getpgid, 0);
-		v = (now_ns() - t0) / DISP_ITERS;
-		if (v < best)
-			best = v;
-	}
-	return best;
+	for (int i = 0; i < DISP_ITERS; i++)
+		syscall(SYS_getpgid, 0);
+	return (now_ns() - t0) / DISP_ITERS;
 }
 
+/* One loop with prog attached; negative errno if it does not attach. */
+static double attached_loop_ns(struct bpf_program *prog)
+{
+	struct bpf_link *link = bpf_program__attach(prog);
+	double v;
+
+	if (!link)
+		return -errno;
+	v = syscall_loop_ns();
+	bpf_link__destroy(link);
+	return v;
+}
+
+struct dispatch {
+	double alone, raw, classic;	/* medians: the loop alone, and what each door adds */
+};
+
 /*
- * ns per sys_enter event that an empty program attached through prog adds to getpgid(), or a
- * negative errno. Both doors turn syscall tracing on for the task, which costs the same to both:
- * the difference between them is the classic event's record and perf dispatch.
+ * What an empty program on sys_enter adds to each getpgid(), through the raw door and the
+ * classic one, as medians of rounds that measure the loop alone and with each attached back to
+ * back (a busy host drifts less within a round). Both doors turn syscall tracing on for the
+ * task, at the same cost to both: their difference is the classic event's record and perf
+ * dispatch. 0, or a negative errno.
  */
-static double dispatch_ns(bool classic, double alone)
+static int dispatch_measure(struct dispatch *d)
 {
 	struct vmexit_bench_bpf *skel = vmexit_bench_bpf__open();
-	struct bpf_program *prog;
-	struct bpf_link *link;
-	double v;
+	double alone[DISP_REPS], raw[DISP_REPS], classic[DISP_REPS];
 	int err;
 
 	if (!skel)
 		return -errno;
-	prog = classic ? skel->progs.disp_classic : skel->progs.disp_raw;
 	bpf_program__set_autoload(skel->progs.bench_sys, false);
 	bpf_program__set_autoload(skel->progs.bench_task, false);
-	bpf_program__set_autoload(prog, true);
+	bpf_program__set_autoload(skel->progs.disp_raw, true);
+	bpf_program__set_autoload(skel->progs.disp_classic, true);
 	err = vmexit_bench_bpf__load(skel);
-	link = err ? NULL : bpf_program__attach(prog);
-	if (!link) {
-		err = err ? err : -errno;
-		vmexit_bench_bpf__destroy(skel);
-		return err;
+	syscall_loop_ns();	/* warm-up */
+	for (int r = 0; !err && r < DISP_REPS; r++) {
+		double a = syscall_loop_ns();
+		double w = attached_loop_ns(skel->progs.disp_raw);
+		double c = attached_loop_ns(skel->progs.disp_classic);
+
+		if (w < 0 || c < 0) {
+			err = (int)(w < 0 ? w : c);
+			break;
+		}
+		alone[r] = a;
+		raw[r] = w - a;
+		classic[r] = c - a;
 	}
-	v = syscall_loop_ns() - alone;
-	bpf_link__destroy(link);
 	vmexit_bench_bpf__destroy(skel);
-	return v;
+	if (err)
+		return err;
+	qsort(alone, DISP_REPS, sizeof(double), cmp_double);
+	qsort(raw, DISP_REPS, sizeof(double), cmp_double);
+	qsort(classic, DISP_REPS, sizeof(double), cmp_double);
+	d->alone = alone[DISP_REPS / 2];
+	d->raw = raw[DISP_REPS / 2];
+	d->classic = classic[DISP_REPS / 2];
+	return 0;
 }
 
 static int print_level(enum libbpf_print_level level, const char *fmt, va_list args)
@@ -235,7 +260,9 @@ int main(void)
 		  BV_EXIT_ENTRY },
 	};
 	struct result base[2][2], exit_entry_task = { 0 };
-	double alone, d_raw, d_classic, clocks, own;
+	struct dispatch d = { 0 };
+	double clocks, own;
+	int err;
 	struct inst in;
 	cpu_set_t set;
 	int cpu;
@@ -310,30 +337,28 @@ int main(void)
 	       "%.1f ns -> %s\n", TARGET_NS, exit_entry_task.min - base[1][0].min,
 	       exit_entry_task.min - base[1][0].min < TARGET_NS ? "met" : "NOT met");
 
-	alone = syscall_loop_ns();
-	d_raw = dispatch_ns(false, alone);
-	d_classic = dispatch_ns(true, alone);
-	printf("\nDispatch per event: getpgid() x %d, best of %d, empty program on sys_enter\n",
-	       DISP_ITERS, REPS);
-	printf("  %-50s %8.1f ns/syscall\n", "alone", alone);
-	if (d_raw < 0 || d_classic < 0) {
+	err = dispatch_measure(&d);
+	if (err) {
 		fprintf(stderr, "bench_handlers: cannot attach the dispatch programs: %s\n",
-			strerror(-(int)(d_raw < 0 ? d_raw : d_classic)));
+			strerror(-err));
 		return 1;
 	}
-	printf("  %-50s %+8.1f ns/event\n", "raw (tp_btf/sys_enter), + syscall tracing", d_raw);
+	printf("\nDispatch per event: getpgid() x %d, median of %d rounds (alone, raw, classic "
+	       "back to back), empty program on sys_enter\n", DISP_ITERS, DISP_REPS);
+	printf("  %-50s %8.1f ns/syscall\n", "alone", d.alone);
+	printf("  %-50s %+8.1f ns/event\n", "raw (tp_btf/sys_enter), + syscall tracing", d.raw);
 	printf("  %-50s %+8.1f ns/event\n", "classic (tp/raw_syscalls/sys_enter), + same",
-	       d_classic);
+	       d.classic);
 	printf("  %-50s %+8.1f ns/event\n", "classic minus raw: record + perf dispatch",
-	       d_classic - d_raw);
+	       d.classic - d.raw);
 	/* The pair, in three parts: two dispatches, the handlers, the two clock reads. */
 	clocks = base[1][1].min - base[1][0].min;
 	own = exit_entry_task.min - base[1][1].min;
 	printf("\nkvm_exit + kvm_entry pair (task storage): dispatch (2 events) + handlers + clocks\n");
 	printf("  dispatch, raw tracepoints   %6.1f ns  (2 x the raw figure above: an upper bound, "
-	       "syscall tracing included)\n", 2 * d_raw);
+	       "syscall tracing included)\n", 2 * d.raw);
 	printf("  dispatch, classic           %6.1f ns  (the same with the classic events)\n",
-	       2 * d_classic);
+	       2 * d.classic);
 	printf("  handlers' own work          %6.1f ns  (target <= %.0f ns: %s)\n", own,
 	       TARGET_OWN_NS, own <= TARGET_OWN_NS ? "met" : "NOT met");
 	printf("  2 clock reads               %6.1f ns\n", clocks);
