@@ -272,7 +272,7 @@ struct rec_writer {
 	__u64 offset;			/* file offset of buf[0] */
 	__u64 events, records;		/* records: after the header, without the end record */
 	struct pending_guest *guests;	/* added before the header was written */
-	size_t nr_guests;
+	size_t nr_guests, cap_guests;
 	char errmsg[512];
 };
 
@@ -331,20 +331,28 @@ static size_t name_len(const char *name)
 	return strnlen(name, REC_NAME_MAX);
 }
 
-static int emit_header(struct rec_writer *w)
-{
-	const __u32 isas[] = { VMEXIT_ISA_VMX, VMEXIT_ISA_SVM, VMEXIT_ISA_USER, VMEXIT_ISA_ARM64 };
-	size_t host_len = strnlen(w->meta.host, sizeof(w->meta.host) - 1);
-	size_t kern_len = strnlen(w->meta.kernel, sizeof(w->meta.kernel) - 1);
-	size_t total = HDR_FIXED_LEN + 8 + pad8(host_len) + 8 + pad8(kern_len);
-	unsigned char *h, *p, zero[4] = { 0 };
-	__u64 mhz_bits;
-	__u32 crc;
-	int ret;
+static const __u32 header_isas[] = {
+	VMEXIT_ISA_VMX, VMEXIT_ISA_SVM, VMEXIT_ISA_USER, VMEXIT_ISA_ARM64,
+};
 
-	for (size_t i = 0; i < sizeof(isas) / sizeof(isas[0]); i++) {
+/* The header's CRC field counts as zero: writer and reader checksum the same bytes. */
+static __u32 header_crc(const unsigned char *h, size_t hlen)
+{
+	unsigned char zero[4] = { 0 };
+	__u32 crc = rec_crc32c(0, h, HDR_CRC_OFF);
+
+	crc = rec_crc32c(crc, zero, 4);
+	return rec_crc32c(crc, h + HDR_CRC_OFF + 4, hlen - HDR_CRC_OFF - 4);
+}
+
+/* The header's size: the fixed part, host and kernel, each ISA's reason names, the guests. */
+static size_t header_len(const struct rec_writer *w, size_t host_len, size_t kern_len)
+{
+	size_t total = HDR_FIXED_LEN + 8 + pad8(host_len) + 8 + pad8(kern_len);
+
+	for (size_t i = 0; i < sizeof(header_isas) / sizeof(header_isas[0]); i++) {
 		size_t n, len = 8;
-		const struct reason_entry *t = reason_table(isas[i], &n);
+		const struct reason_entry *t = reason_table(header_isas[i], &n);
 
 		for (size_t k = 0; k < n; k++)
 			len += 6 + strnlen(t[k].name, 0xffff);
@@ -352,10 +360,13 @@ static int emit_header(struct rec_writer *w)
 	}
 	for (size_t i = 0; i < w->nr_guests; i++)
 		total += 8 + pad8(4 + name_len(w->guests[i].name));
+	return total;
+}
 
-	h = calloc(1, total);
-	if (!h)
-		return writer_fail(w, ENOMEM, "cannot build header");
+static void put_fixed_header(const struct rec_writer *w, unsigned char *h, size_t total)
+{
+	__u64 mhz_bits;
+
 	memcpy(h, rec_magic, 8);
 	put16(h + 8, REC_FORMAT_MAJOR);
 	put16(h + 10, REC_FORMAT_MINOR);
@@ -365,51 +376,75 @@ static int emit_header(struct rec_writer *w)
 	put64(h + 32, w->meta.real_ns);
 	memcpy(&mhz_bits, &w->meta.tsc_mhz, 8);
 	put64(h + 40, mhz_bits);
+}
 
-	p = h + HDR_FIXED_LEN;
-#define ITEM(type, len) do { put16(p, type); put32(p + 4, len); p += 8; } while (0)
-	ITEM(HI_HOST, host_len);
-	memcpy(p, w->meta.host, host_len);
-	p += pad8(host_len);
-	ITEM(HI_KERNEL, kern_len);
-	memcpy(p, w->meta.kernel, kern_len);
-	p += pad8(kern_len);
-	for (size_t i = 0; i < sizeof(isas) / sizeof(isas[0]); i++) {
-		size_t n;
-		const struct reason_entry *t = reason_table(isas[i], &n);
-		unsigned char *start = p + 8, *q = start + 8;
+/* One header item of len bytes (padded to 8) at p; returns the end of its padding. */
+static unsigned char *put_item(unsigned char *p, __u16 type, const void *data, size_t len)
+{
+	put16(p, type);
+	put32(p + 4, len);
+	memcpy(p + 8, data, len);
+	return p + 8 + pad8(len);
+}
 
-		put32(start, isas[i]);
-		put32(start + 4, n);
-		for (size_t k = 0; k < n; k++) {
-			size_t l = strnlen(t[k].name, 0xffff);
+/* An HI_REASONS item: the ISA, the count, then code, length and name of each reason. */
+static unsigned char *put_reasons_item(unsigned char *p, __u32 isa)
+{
+	size_t n;
+	const struct reason_entry *t = reason_table(isa, &n);
+	unsigned char *start = p + 8, *q = start + 8;
 
-			put32(q, t[k].code);
-			put16(q + 4, l);
-			memcpy(q + 6, t[k].name, l);
-			q += 6 + l;
-		}
-		ITEM(HI_REASONS, q - start);
-		p = start + pad8(q - start);
+	put32(start, isa);
+	put32(start + 4, n);
+	for (size_t k = 0; k < n; k++) {
+		size_t l = strnlen(t[k].name, 0xffff);
+
+		put32(q, t[k].code);
+		put16(q + 4, l);
+		memcpy(q + 6, t[k].name, l);
+		q += 6 + l;
 	}
-	for (size_t i = 0; i < w->nr_guests; i++) {
-		size_t l = name_len(w->guests[i].name);
+	put16(p, HI_REASONS);
+	put32(p + 4, q - start);
+	return start + pad8(q - start);
+}
 
-		ITEM(HI_GUEST, 4 + l);
-		put32(p, w->guests[i].tgid);
-		memcpy(p + 4, w->guests[i].name, l);
-		p += pad8(4 + l);
-	}
-#undef ITEM
-	crc = rec_crc32c(0, h, HDR_CRC_OFF);
-	crc = rec_crc32c(crc, zero, 4);
-	crc = rec_crc32c(crc, h + HDR_CRC_OFF + 4, total - HDR_CRC_OFF - 4);
-	put32(h + HDR_CRC_OFF, crc);
+static unsigned char *put_guest_item(unsigned char *p, const struct pending_guest *g)
+{
+	size_t l = name_len(g->name);
+
+	put16(p, HI_GUEST);
+	put32(p + 4, 4 + l);
+	put32(p + 8, g->tgid);
+	memcpy(p + 12, g->name, l);
+	return p + 8 + pad8(4 + l);
+}
+
+/* Writes the header, with the guests added so far, before the first record. */
+static int emit_header(struct rec_writer *w)
+{
+	size_t host_len = strnlen(w->meta.host, sizeof(w->meta.host) - 1);
+	size_t kern_len = strnlen(w->meta.kernel, sizeof(w->meta.kernel) - 1);
+	size_t total = header_len(w, host_len, kern_len);
+	unsigned char *h, *p;
+	int ret;
+
+	h = calloc(1, total);
+	if (!h)
+		return writer_fail(w, ENOMEM, "cannot build header");
+	put_fixed_header(w, h, total);
+	p = put_item(h + HDR_FIXED_LEN, HI_HOST, w->meta.host, host_len);
+	p = put_item(p, HI_KERNEL, w->meta.kernel, kern_len);
+	for (size_t i = 0; i < sizeof(header_isas) / sizeof(header_isas[0]); i++)
+		p = put_reasons_item(p, header_isas[i]);
+	for (size_t i = 0; i < w->nr_guests; i++)
+		p = put_guest_item(p, &w->guests[i]);
+	put32(h + HDR_CRC_OFF, header_crc(h, total));
 
 	w->header_done = true;
 	free(w->guests);
 	w->guests = NULL;
-	w->nr_guests = 0;
+	w->nr_guests = w->cap_guests = 0;
 	/* A header bigger than the buffer (thousands of guests) goes straight to the file. */
 	if (total > IO_BUF_SIZE - w->len) {
 		ret = flush_buf(w);
@@ -516,11 +551,16 @@ int rec_writer_add_guest(struct rec_writer *w, __u32 tgid, const char *name)
 	if (!w->header_done) {
 		struct pending_guest *g;
 
-		g = realloc(w->guests, (w->nr_guests + 1) * sizeof(*g));
-		if (!g)
-			return writer_fail(w, ENOMEM, "cannot add guest");
-		w->guests = g;
-		g += w->nr_guests++;
+		if (w->nr_guests == w->cap_guests) {
+			size_t cap = w->cap_guests ? w->cap_guests * 2 : 16;
+
+			g = realloc(w->guests, cap * sizeof(*g));
+			if (!g)
+				return writer_fail(w, ENOMEM, "cannot add guest");
+			w->guests = g;
+			w->cap_guests = cap;
+		}
+		g = &w->guests[w->nr_guests++];
 		g->tgid = tgid;
 		memcpy(g->name, name, l);
 		g->name[l] = '\0';
@@ -616,7 +656,7 @@ struct rec_reader {
 	struct reason_name *reasons;
 	size_t nr_reasons;
 	struct pending_guest *guests;	/* from the header, handed out first */
-	size_t nr_guests, next_guest;
+	size_t nr_guests, cap_guests, next_guest;
 	__u64 events, records;
 	char errmsg[512];
 };
@@ -725,54 +765,31 @@ static int parse_reasons(struct rec_reader *r, const unsigned char *p, size_t le
 	return 0;
 }
 
-static int parse_header(struct rec_reader *r)
+static int parse_guest_item(struct rec_reader *r, const unsigned char *p, __u32 len, __u64 off)
 {
-	const unsigned char *h;
-	ssize_t avail = want(r, HDR_FIXED_LEN);
-	__u32 hlen, crc, stored;
-	__u16 major, minor;
-	unsigned char zero[4] = { 0 };
-	__u64 mhz_bits;
-	size_t q;
+	struct pending_guest *g;
 
-	if (avail < 0)
-		return reader_fail(r, 0, "read failed: %s", strerror(errno));
-	h = r->data + r->pos;
-	if (avail && memcmp(h, rec_magic, avail < 8 ? avail : 8))
-		return reader_fail(r, 0, "bad magic: not a vmexit record file");
-	if (avail < HDR_FIXED_LEN)
-		return reader_fail(r, avail, "file ends inside the %u-byte fixed header: truncated",
-				   HDR_FIXED_LEN);
-	major = get16(h + 8);
-	minor = get16(h + 10);
-	r->version = (__u32)major << 16 | minor;
-	if (major != REC_FORMAT_MAJOR)
-		return reader_fail(r, 8, "format version %u.%u is not supported (this vmexit reads "
-				   "%u.x)%s", major, minor, REC_FORMAT_MAJOR,
-				   major > REC_FORMAT_MAJOR ? ": written by a newer vmexit" : "");
-	hlen = get32(h + 12);
-	if (hlen < HDR_FIXED_LEN || hlen % 8 || hlen > HDR_MAX_LEN)
-		return reader_fail(r, 12, "bad header length %u", hlen);
-	avail = want(r, hlen);
-	if (avail < 0)
-		return reader_fail(r, r->base + r->end, "read failed: %s", strerror(errno));
-	if ((size_t)avail < hlen)
-		return reader_fail(r, avail, "file ends inside the %u-byte header: truncated",
-				   hlen);
-	h = r->data + r->pos;
-	stored = get32(h + HDR_CRC_OFF);
-	crc = rec_crc32c(0, h, HDR_CRC_OFF);
-	crc = rec_crc32c(crc, zero, 4);
-	crc = rec_crc32c(crc, h + HDR_CRC_OFF + 4, hlen - HDR_CRC_OFF - 4);
-	if (crc != stored)
-		return reader_fail(r, 0, "header checksum mismatch (stored 0x%08x, computed "
-				   "0x%08x): corrupt header", stored, crc);
-	r->meta.mono_ns = get64(h + 24);
-	r->meta.real_ns = get64(h + 32);
-	mhz_bits = get64(h + 40);
-	memcpy(&r->meta.tsc_mhz, &mhz_bits, 8);
+	if (len < 4)
+		return reader_fail(r, off, "guest item too short (%u bytes)", len);
+	if (r->nr_guests == r->cap_guests) {
+		size_t cap = r->cap_guests ? r->cap_guests * 2 : 16;
 
-	for (q = HDR_FIXED_LEN; q < hlen;) {
+		g = realloc(r->guests, cap * sizeof(*g));
+		if (!g)
+			return reader_fail(r, off, "out of memory");
+		r->guests = g;
+		r->cap_guests = cap;
+	}
+	g = &r->guests[r->nr_guests++];
+	g->tgid = get32(p);
+	copy_name(g->name, p + 4, len - 4);
+	return 0;
+}
+
+/* The items after the fixed header, in h[HDR_FIXED_LEN, hlen): unknown types are skipped. */
+static int parse_header_items(struct rec_reader *r, const unsigned char *h, __u32 hlen)
+{
+	for (size_t q = HDR_FIXED_LEN; q < hlen;) {
 		__u16 type;
 		__u32 len;
 		const unsigned char *p;
@@ -799,26 +816,74 @@ static int parse_header(struct rec_reader *r)
 			if (parse_reasons(r, p, len, q + 8))
 				return -1;
 			break;
-		case HI_GUEST: {
-			struct pending_guest *g;
-
-			if (len < 4)
-				return reader_fail(r, q, "guest item too short (%u bytes)", len);
-			g = realloc(r->guests, (r->nr_guests + 1) * sizeof(*g));
-			if (!g)
-				return reader_fail(r, q, "out of memory");
-			r->guests = g;
-			g += r->nr_guests++;
-			g->tgid = get32(p);
-			copy_name(g->name, p + 4, len - 4);
+		case HI_GUEST:
+			if (parse_guest_item(r, p, len, q))
+				return -1;
 			break;
-		}
 		default:
 			/* An item from a newer minor version: skipping it is the contract. */
 			break;
 		}
 		q += 8 + pad8(len);
 	}
+	return 0;
+}
+
+/* The fixed header's magic, version and header length; *hlen is the whole header's. */
+static int check_fixed_header(struct rec_reader *r, __u32 *hlen)
+{
+	ssize_t avail = want(r, HDR_FIXED_LEN);
+	const unsigned char *h;
+	__u16 major, minor;
+
+	if (avail < 0)
+		return reader_fail(r, 0, "read failed: %s", strerror(errno));
+	h = r->data + r->pos;
+	if (avail && memcmp(h, rec_magic, avail < 8 ? avail : 8))
+		return reader_fail(r, 0, "bad magic: not a vmexit record file");
+	if (avail < HDR_FIXED_LEN)
+		return reader_fail(r, avail, "file ends inside the %u-byte fixed header: truncated",
+				   HDR_FIXED_LEN);
+	major = get16(h + 8);
+	minor = get16(h + 10);
+	r->version = (__u32)major << 16 | minor;
+	if (major != REC_FORMAT_MAJOR)
+		return reader_fail(r, 8, "format version %u.%u is not supported (this vmexit reads "
+				   "%u.x)%s", major, minor, REC_FORMAT_MAJOR,
+				   major > REC_FORMAT_MAJOR ? ": written by a newer vmexit" : "");
+	*hlen = get32(h + 12);
+	if (*hlen < HDR_FIXED_LEN || *hlen % 8 || *hlen > HDR_MAX_LEN)
+		return reader_fail(r, 12, "bad header length %u", *hlen);
+	return 0;
+}
+
+static int parse_header(struct rec_reader *r)
+{
+	const unsigned char *h;
+	ssize_t avail;
+	__u32 hlen = 0, crc, stored;
+	__u64 mhz_bits;
+
+	if (check_fixed_header(r, &hlen))
+		return -1;
+	avail = want(r, hlen);
+	if (avail < 0)
+		return reader_fail(r, r->base + r->end, "read failed: %s", strerror(errno));
+	if ((size_t)avail < hlen)
+		return reader_fail(r, avail, "file ends inside the %u-byte header: truncated",
+				   hlen);
+	h = r->data + r->pos;
+	stored = get32(h + HDR_CRC_OFF);
+	crc = header_crc(h, hlen);
+	if (crc != stored)
+		return reader_fail(r, 0, "header checksum mismatch (stored 0x%08x, computed "
+				   "0x%08x): corrupt header", stored, crc);
+	r->meta.mono_ns = get64(h + 24);
+	r->meta.real_ns = get64(h + 32);
+	mhz_bits = get64(h + 40);
+	memcpy(&r->meta.tsc_mhz, &mhz_bits, 8);
+	if (parse_header_items(r, h, hlen))
+		return -1;
 	if (r->nr_reasons)
 		qsort(r->reasons, r->nr_reasons, sizeof(*r->reasons), cmp_reason);
 	r->pos += hlen;
@@ -918,142 +983,180 @@ static int finish(struct rec_reader *r, char *err, size_t errlen)
 	return -1;
 }
 
+/* A record as read and checked: its type, payload length and payload, and where it starts. */
+struct raw_record {
+	__u64 off;
+	const unsigned char *p;
+	__u16 type, len;
+};
+
+static int read_failed(struct rec_reader *r)
+{
+	return reader_fail(r, r->base + r->end, "read failed: %s", strerror(errno));
+}
+
+/*
+ * The next record, whole and checksummed, with r->pos moved past it: 0, or -1 with the reader
+ * failed. A file ends with its end record, so running out of data is damage too.
+ */
+static int next_record(struct rec_reader *r, struct raw_record *rec)
+{
+	const unsigned char *p;
+	ssize_t avail = want(r, REC_HDR_LEN + EVENT_LEN);
+	__u32 stored, crc;
+	size_t body;
+
+	rec->off = r->base + r->pos;
+	if (avail < 0)
+		return read_failed(r);
+	if (avail == 0)
+		return reader_fail(r, rec->off, "file ends without an end record after %llu "
+				   "records: the recording was cut short (all records before are "
+				   "intact)", (unsigned long long)r->records);
+	if (avail < REC_HDR_LEN)
+		return reader_fail(r, rec->off, "truncated record header (file ends after %zd of "
+				   "%d bytes)", avail, REC_HDR_LEN);
+	p = r->data + r->pos;
+	rec->type = get16(p + 4);
+	rec->len = get16(p + 6);
+	body = pad8(rec->len);
+	if ((size_t)avail < REC_HDR_LEN + body) {
+		avail = want(r, REC_HDR_LEN + body);
+		if (avail < 0)
+			return read_failed(r);
+		p = r->data + r->pos;
+		if ((size_t)avail < REC_HDR_LEN + body)
+			return reader_fail(r, rec->off, "%s record (type %u, %u bytes) is cut "
+					   "short: the file ends %zd bytes into it (truncated or "
+					   "corrupt)", type_name(rec->type), rec->type, rec->len,
+					   avail);
+	}
+	stored = get32(p);
+	crc = rec_crc32c(0, p + 4, 4 + body);
+	if (crc != stored)
+		return reader_fail(r, rec->off, "checksum mismatch in %s record (type %u, %u "
+				   "bytes; stored 0x%08x, computed 0x%08x): corrupt data",
+				   type_name(rec->type), rec->type, rec->len, stored, crc);
+	rec->p = p + REC_HDR_LEN;
+	r->pos += REC_HDR_LEN + body;
+	return 0;
+}
+
+/* The decoders of each record type: 1 and the item, 0 at the end, -1 with the reader failed. */
+
+static int decode_event_record(struct rec_reader *r, const struct raw_record *rec,
+			       struct rec_item *item)
+{
+	/* A newer minor may append fields: read ours, skip the rest. */
+	if (rec->len < EVENT_LEN)
+		return reader_fail(r, rec->off, "event record too short (%u bytes, need %d)",
+				   rec->len, EVENT_LEN);
+	item->kind = REC_EVENT;
+	decode_event(rec->p, &item->ev);
+	r->events++;
+	r->records++;
+	return 1;
+}
+
+static int decode_guest_record(struct rec_reader *r, const struct raw_record *rec,
+			       struct rec_item *item)
+{
+	if (rec->len < 4)
+		return reader_fail(r, rec->off, "guest record too short (%u bytes)", rec->len);
+	item->kind = REC_GUEST;
+	item->tgid = get32(rec->p);
+	copy_name(item->name, rec->p + 4, rec->len - 4);
+	r->records++;
+	return 1;
+}
+
+static int decode_lost_record(struct rec_reader *r, const struct raw_record *rec,
+			      struct rec_item *item)
+{
+	unsigned int n = (rec->len - 8) / 8;
+
+	if (rec->len < 8)
+		return reader_fail(r, rec->off, "lost record too short (%u bytes)", rec->len);
+	item->kind = REC_LOST;
+	item->ts_ns = get64(rec->p);
+	for (unsigned int i = 0; i < NR_LOST; i++)
+		item->lost[i] = i < n ? get64(rec->p + 8 + 8 * i) : 0;
+	r->records++;
+	return 1;
+}
+
+/* The end record's counts must match what was read, and nothing may follow it. */
+static int decode_end_record(struct rec_reader *r, const struct raw_record *rec)
+{
+	__u64 events, records;
+	ssize_t avail;
+
+	if (rec->len < END_LEN)
+		return reader_fail(r, rec->off, "end record too short (%u bytes)", rec->len);
+	events = get64(rec->p);
+	records = get64(rec->p + 8);
+	if (events != r->events || records != r->records)
+		return reader_fail(r, rec->off, "end record counts %llu events in %llu records, "
+				   "the file holds %llu in %llu: records are missing",
+				   (unsigned long long)events, (unsigned long long)records,
+				   (unsigned long long)r->events, (unsigned long long)r->records);
+	avail = want(r, 1);
+	if (avail < 0)
+		return read_failed(r);
+	if (avail)
+		return reader_fail(r, r->base + r->pos, "data after the end record");
+	r->state = RS_END;
+	return 0;
+}
+
+/* The guests of the header, handed out before the first record. */
+static bool next_header_guest(struct rec_reader *r, struct rec_item *item)
+{
+	const struct pending_guest *g;
+
+	if (r->next_guest >= r->nr_guests)
+		return false;
+	g = &r->guests[r->next_guest++];
+	item->kind = REC_GUEST;
+	item->offset = 0;
+	item->tgid = g->tgid;
+	memcpy(item->name, g->name, sizeof(item->name));
+	return true;
+}
+
 int rec_reader_next(struct rec_reader *r, struct rec_item *item, char *err, size_t errlen)
 {
+	struct raw_record rec = { 0 };	/* zeroed for gcc: next_record fills it or fails */
+	int ret;
+
 	if (r->state != RS_OK)
 		return finish(r, err, errlen);
-	if (r->next_guest < r->nr_guests) {
-		const struct pending_guest *g = &r->guests[r->next_guest++];
-
-		item->kind = REC_GUEST;
-		item->offset = 0;
-		item->tgid = g->tgid;
-		memcpy(item->name, g->name, sizeof(item->name));
+	if (next_header_guest(r, item))
 		return 1;
-	}
 	for (;;) {
-		const unsigned char *p;
-		__u64 off = r->base + r->pos;
-		ssize_t avail = want(r, REC_HDR_LEN + EVENT_LEN);
-		__u32 stored, crc;
-		__u16 type, len;
-		size_t body;
-
-		if (avail < 0)
-			goto read_error;
-		if (avail == 0) {
-			reader_fail(r, off, "file ends without an end record after %llu records: "
-				    "the recording was cut short (all records before are intact)",
-				    (unsigned long long)r->records);
+		if (next_record(r, &rec))
 			return finish(r, err, errlen);
-		}
-		if (avail < REC_HDR_LEN) {
-			reader_fail(r, off, "truncated record header (file ends after %zd of %d "
-				    "bytes)", avail, REC_HDR_LEN);
-			return finish(r, err, errlen);
-		}
-		p = r->data + r->pos;
-		type = get16(p + 4);
-		len = get16(p + 6);
-		body = pad8(len);
-		if ((size_t)avail < REC_HDR_LEN + body) {
-			avail = want(r, REC_HDR_LEN + body);
-			if (avail < 0)
-				goto read_error;
-			p = r->data + r->pos;
-			if ((size_t)avail < REC_HDR_LEN + body) {
-				reader_fail(r, off, "%s record (type %u, %u bytes) is cut "
-					    "short: the file ends %zd bytes into it (truncated or "
-					    "corrupt)",
-					    type_name(type), type, len, avail);
-				return finish(r, err, errlen);
-			}
-		}
-		stored = get32(p);
-		crc = rec_crc32c(0, p + 4, 4 + body);
-		if (crc != stored) {
-			reader_fail(r, off, "checksum mismatch in %s record (type %u, %u bytes; "
-				    "stored 0x%08x, computed 0x%08x): corrupt data",
-				    type_name(type), type, len, stored, crc);
-			return finish(r, err, errlen);
-		}
-		p += REC_HDR_LEN;
-		r->pos += REC_HDR_LEN + body;
-		item->offset = off;
-		switch (type) {
+		item->offset = rec.off;
+		switch (rec.type) {
 		case RT_EVENT:
-			/* A newer minor may append fields: read ours, skip the rest. */
-			if (len < EVENT_LEN) {
-				reader_fail(r, off, "event record too short (%u bytes, need %d)",
-					    len, EVENT_LEN);
-				return finish(r, err, errlen);
-			}
-			item->kind = REC_EVENT;
-			decode_event(p, &item->ev);
-			r->events++;
-			r->records++;
-			return 1;
+			ret = decode_event_record(r, &rec, item);
+			break;
 		case RT_GUEST:
-			if (len < 4) {
-				reader_fail(r, off, "guest record too short (%u bytes)", len);
-				return finish(r, err, errlen);
-			}
-			item->kind = REC_GUEST;
-			item->tgid = get32(p);
-			copy_name(item->name, p + 4, len - 4);
-			r->records++;
-			return 1;
-		case RT_LOST: {
-			unsigned int n = (len - 8) / 8;
-
-			if (len < 8) {
-				reader_fail(r, off, "lost record too short (%u bytes)", len);
-				return finish(r, err, errlen);
-			}
-			item->kind = REC_LOST;
-			item->ts_ns = get64(p);
-			for (unsigned int i = 0; i < NR_LOST; i++)
-				item->lost[i] = i < n ? get64(p + 8 + 8 * i) : 0;
-			r->records++;
-			return 1;
-		}
-		case RT_END: {
-			__u64 events, records;
-
-			if (len < END_LEN) {
-				reader_fail(r, off, "end record too short (%u bytes)", len);
-				return finish(r, err, errlen);
-			}
-			events = get64(p);
-			records = get64(p + 8);
-			if (events != r->events || records != r->records) {
-				reader_fail(r, off, "end record counts %llu events in %llu "
-					    "records, the file holds %llu in %llu: records are "
-					    "missing",
-					    (unsigned long long)events, (unsigned long long)records,
-					    (unsigned long long)r->events,
-					    (unsigned long long)r->records);
-				return finish(r, err, errlen);
-			}
-			avail = want(r, 1);
-			if (avail < 0)
-				goto read_error;
-			if (avail) {
-				reader_fail(r, r->base + r->pos, "data after the end record");
-				return finish(r, err, errlen);
-			}
-			r->state = RS_END;
-			return 0;
-		}
+			ret = decode_guest_record(r, &rec, item);
+			break;
+		case RT_LOST:
+			ret = decode_lost_record(r, &rec, item);
+			break;
+		case RT_END:
+			ret = decode_end_record(r, &rec);
+			break;
 		default:
 			/* A record type from a newer minor version, checksum valid: skip it. */
 			r->records++;
 			continue;
 		}
+		return ret > 0 ? 1 : finish(r, err, errlen);
 	}
-read_error:
-	reader_fail(r, r->base + r->end, "read failed: %s", strerror(errno));
-	return finish(r, err, errlen);
 }
 
 const char *rec_reader_reason_name(struct rec_reader *r, __u32 isa, __u32 reason)
