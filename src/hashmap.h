@@ -28,25 +28,46 @@
 
 #define HASHMAP_MIN_SLOTS 64
 
-/* Mixes the key's words, then a splitmix64 finish: consecutive ids (tids, vCPUs) land far
- * apart, which linear probing needs. */
+/*
+ * Keys are read 32 bits at a time, as their fields were written: a wider load over a key its
+ * caller has just built field by field stalls on store forwarding (report looks a row key up
+ * per event). Each word gets its own odd multiplier, so the multiplies run in parallel, and
+ * the shift brings the products' high bits, which depend on every bit of a word, down to the
+ * slot index.
+ */
+#define HASHMAP_MAX_KEY	32
+
+static inline __u32 hashmap_word(const void *key, size_t i)
+{
+	__u32 w;
+
+	memcpy(&w, (const unsigned char *)key + 4 * i, sizeof(w));
+	return w;
+}
+
 static inline __u64 hashmap_hash_bytes(const void *key, size_t size)
 {
-	const unsigned char *p = key;
-	__u64 h = 0x9e3779b97f4a7c15ull ^ size;
+	static const __u64 mul[HASHMAP_MAX_KEY / 4] = {
+		0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full, 0x165667b19e3779f9ull,
+		0xd6e8feb86659fd93ull, 0xbf58476d1ce4e5b9ull, 0x94d049bb133111ebull,
+		0xff51afd7ed558ccdull, 0xc4ceb9fe1a85ec53ull,
+	};
+	__u64 h = size;
 
-	for (size_t i = 0; i + 4 <= size; i += 4) {
-		__u32 w;
+#pragma GCC unroll 8
+	for (size_t i = 0; i < size / 4; i++)
+		h += hashmap_word(key, i) * mul[i];
+	return h ^ (h >> 29);
+}
 
-		memcpy(&w, p + i, sizeof(w));
-		h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
-		h ^= h >> 31;
-	}
-	h ^= h >> 30;
-	h *= 0xbf58476d1ce4e5b9ull;
-	h ^= h >> 27;
-	h *= 0x94d049bb133111ebull;
-	return h ^ (h >> 31);
+/* Bytewise equality, word by word for the reason above. */
+static inline bool hashmap_key_eq(const void *a, const void *b, size_t size)
+{
+#pragma GCC unroll 8
+	for (size_t i = 0; i < size / 4; i++)
+		if (hashmap_word(a, i) != hashmap_word(b, i))
+			return false;
+	return true;
 }
 
 #define hashmap_hash_key(k) hashmap_hash_bytes((k), sizeof(*(k)))
@@ -62,7 +83,8 @@ static inline __u64 hashmap_hash_bytes(const void *key, size_t size)
 /* With the map's own hash function hash(const key_type *): only where the slot order is seen
  * in an output and must stay as it was. */
 #define DEFINE_HASHMAP_HASH(name, key_type, value_type, hash)                                 \
-	_Static_assert(sizeof(key_type) % 4 == 0, #key_type ": whole 32-bit words");           \
+	_Static_assert(sizeof(key_type) % 4 == 0 && sizeof(key_type) <= HASHMAP_MAX_KEY,       \
+		       #key_type ": whole 32-bit words, HASHMAP_MAX_KEY bytes at most");       \
                                                                                                \
 	struct name##_slot {                                                                  \
 		key_type key;                                                                 \
@@ -81,7 +103,7 @@ static inline __u64 hashmap_hash_bytes(const void *key, size_t size)
 	{                                                                                     \
 		__u32 i = (__u32)hash(k) & (cap - 1);                                         \
                                                                                                \
-		while (slots[i].used && memcmp(&slots[i].key, k, sizeof(*k)))                 \
+		while (slots[i].used && !hashmap_key_eq(&slots[i].key, k, sizeof(*k)))        \
 			i = (i + 1) & (cap - 1);                                              \
 		return &slots[i];                                                             \
 	}                                                                                     \
