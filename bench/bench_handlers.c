@@ -44,7 +44,7 @@ static int drain_cb(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-static int inst_open(struct inst *in, bool task, bool stream)
+static int inst_open(struct inst *in, bool task, bool stream, bool split)
 {
 	struct vmexit_bench_bpf *skel;
 	int err;
@@ -58,6 +58,7 @@ static int inst_open(struct inst *in, bool task, bool stream)
 	skel->rodata->use_task_storage = task;
 	skel->rodata->max_cells = 64;
 	skel->rodata->stream_enabled = stream;
+	skel->rodata->split_enabled = split;
 	bpf_map__set_max_entries(skel->maps.cells, 64);
 	if (task) {
 		bpf_program__set_autoload(skel->progs.bench_sys, false);
@@ -243,21 +244,34 @@ int main(void)
 {
 	static const struct {
 		const char *name;
-		bool task, stream;
+		bool task, stream, split;
 		int variant;
 	} rows[] = {
-		{ "state lookups only (2x pid_tgid + thread_get), hash", false, false, BV_STATE },
-		{ "state lookups only, task storage", true, false, BV_STATE },
-		{ "kvm_exit + kvm_entry, thread hash (syscall prog)", false, false,
+		{ "state lookups only (2x pid_tgid + thread_get), hash", false, false, false,
+		  BV_STATE },
+		{ "state lookups only, task storage", true, false, false, BV_STATE },
+		{ "kvm_exit + kvm_entry, thread hash (syscall prog)", false, false, false,
 		  BV_EXIT_ENTRY },
-		{ "kvm_exit + kvm_entry, task storage (raw_tp prog)", true, false, BV_EXIT_ENTRY },
-		{ "user exit + KVM_RUN, thread hash", false, false, BV_USER_RUN },
-		{ "user exit + KVM_RUN, task storage", true, false, BV_USER_RUN },
-		{ "user exit -EINTR + KVM_RUN, task storage (hash)", true, false,
+		{ "kvm_exit + kvm_entry, task storage (raw_tp prog)", true, false, false,
+		  BV_EXIT_ENTRY },
+		{ "user exit + KVM_RUN, thread hash", false, false, false, BV_USER_RUN },
+		{ "user exit + KVM_RUN, task storage", true, false, false, BV_USER_RUN },
+		{ "user exit -EINTR + KVM_RUN, task storage (hash)", true, false, false,
 		  BV_USER_EINTR_RUN },
-		{ "kvm_exit + kvm_entry + stream record, thread hash", false, true, BV_EXIT_ENTRY },
-		{ "kvm_exit + kvm_entry + stream record, task storage", true, true,
+		{ "kvm_exit + kvm_entry + stream record, thread hash", false, true, false,
 		  BV_EXIT_ENTRY },
+		{ "kvm_exit + kvm_entry + stream record, task storage", true, true, false,
+		  BV_EXIT_ENTRY },
+		{ "kvm_exit + kvm_entry, task storage, --split", true, false, true,
+		  BV_EXIT_ENTRY },
+		{ "user exit + KVM_RUN, task storage, --split", true, false, true, BV_USER_RUN },
+		/* One switch = the program for both sides; the task is prev and next at once. */
+		{ "sched_switch (--split), task without storage", true, false, true,
+		  BV_SWITCH_NONE },
+		{ "sched_switch, vmexit storage, no exit in flight", true, false, true,
+		  BV_SWITCH_IDLE },
+		{ "sched_switch, exit in flight (out + in)", true, false, true,
+		  BV_SWITCH_INFLIGHT },
 	};
 	struct result base[2][2], exit_entry_task = { 0 };
 	struct dispatch d = { 0 };
@@ -284,7 +298,7 @@ int main(void)
 	       "minus-clock");
 	/* Baselines in both program types: the loop and helpers cost the same, but check. */
 	for (int t = 0; t < 2; t++) {
-		if (inst_open(&in, t, false)) {
+		if (inst_open(&in, t, false, false)) {
 			fprintf(stderr, "bench_handlers: cannot load the benchmark object\n");
 			inst_close(&in);
 			return 1;
@@ -304,7 +318,7 @@ int main(void)
 		struct result r;
 		__u64 lost_rb, expect_cells;
 
-		if (inst_open(&in, rows[i].task, rows[i].stream)) {
+		if (inst_open(&in, rows[i].task, rows[i].stream, rows[i].split)) {
 			fprintf(stderr, "bench_handlers: cannot load the benchmark object (%s)\n",
 				rows[i].name);
 			inst_close(&in);
@@ -317,11 +331,14 @@ int main(void)
 		}
 		/* The state-only rows read no clock: nothing to take off but the loop. */
 		print_row(rows[i].name, &r, &base[rows[i].task][0],
-			  rows[i].variant == BV_STATE ? NULL : &base[rows[i].task][1]);
-		if (rows[i].task && !rows[i].stream && rows[i].variant == BV_EXIT_ENTRY)
+			  rows[i].variant == BV_STATE || rows[i].variant >= BV_SWITCH_NONE ? NULL :
+			  &base[rows[i].task][1]);
+		if (rows[i].task && !rows[i].stream && !rows[i].split &&
+		    rows[i].variant == BV_EXIT_ENTRY)
 			exit_entry_task = r;
 		/* Sanity: the steady state the loop was meant to measure. */
-		expect_cells = rows[i].variant == BV_STATE ? 0 : 1;
+		expect_cells = rows[i].variant == BV_STATE || rows[i].variant >= BV_SWITCH_NONE ?
+			       0 : 1;
 		lost_rb = in.skel->bss->lost[LOST_RINGBUF_FULL];
 		if (in.skel->bss->next_cell != expect_cells || lost_rb ||
 		    (rows[i].stream && in.drained != 1000 + (__u64)REPS * ITERS)) {

@@ -16,6 +16,9 @@ enum bench_variant {
 	BV_STATE,		/* 2x (bpf_get_current_pid_tgid + thread_get): the state lookups */
 	BV_STREAM_MIX,		/* one completed exit per iteration, mixed reasons and vCPUs:
 				 * the event generator of bench/bench_stream.c */
+	BV_SWITCH_NONE,		/* --split sched_switch, the task has no task storage */
+	BV_SWITCH_IDLE,		/* ... vmexit's task storage, no exit in flight */
+	BV_SWITCH_INFLIGHT,	/* ... an exit in flight: stamp out, sums in */
 	NR_BENCH_VARIANTS,
 };
 

@@ -169,50 +169,11 @@ KVM_EVENT_PROG(cpuid)
 KVM_EVENT_PROG(inj_virq)
 KVM_EVENT_PROG(page_fault)
 
-/*
- * --split. Every context switch on the host comes here, so the common case must cost nothing:
- * a task that never had BPF task storage (every task but vCPU threads, unless another tool uses
- * task storage too) is told by one load from its task_struct, with no helper call. The field
- * came with task storage itself ("bpf: Implement task local storage", Linux 5.11); the hash
- * fallback of older kernels looks up both threads by tid.
- */
-static __always_inline struct thread_state *switch_state(struct task_struct *t)
-{
-	if (!use_task_storage) {
-		__u32 tid = t->pid;
-
-		return bpf_map_lookup_elem(&thread_hash, &tid);
-	}
-	if (bpf_core_field_exists(t->bpf_storage) && !t->bpf_storage)
-		return NULL;
-	return bpf_task_storage_get(&thread_storage, t, 0, 0);
-}
-
-/* Still runnable: preempted, or woken before it could sleep. */
-static __always_inline bool task_runnable(struct task_struct *t)
-{
-	/* "sched: Change task_struct::state" (Linux 5.14) renamed state to __state. */
-	if (bpf_core_field_exists(t->__state))
-		return BPF_CORE_READ(t, __state) == 0;
-	return BPF_CORE_READ((struct task_struct___pre514 *)t, state) == 0;
-}
-
+/* --split: every context switch on the host; handle_sched_switch() says what it costs. */
 SEC("?tp_btf/sched_switch")
 int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	struct thread_state *out = switch_state(prev), *in = switch_state(next);
-	__u64 now = 0;
-
-	/* vCPU threads with no exit in flight (in the guest, or idle) read no clock either. */
-	if (out && split_leaving(out)) {
-		now = bpf_ktime_get_ns();
-		split_switch_out(out, now, preempt || task_runnable(prev));
-	}
-	if (in && in->off_ts) {
-		if (!now)
-			now = bpf_ktime_get_ns();
-		split_switch_in(in, now);
-	}
+	handle_sched_switch(preempt, prev, next);
 	return 0;
 }
 

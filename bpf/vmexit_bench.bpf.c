@@ -136,10 +136,39 @@ static long cb_stream_mix(__u64 i, struct loop_ctx *c)
 	return 0;
 }
 
+/* One context switch away from and back to the current task: both sides of the program. */
+static long cb_switch(__u64 i, struct loop_ctx *c)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	handle_sched_switch(i & 1, t, t);
+	return 0;
+}
+
+/* The per-thread state the switch variants find: none, idle, or with an exit in flight. */
+static __always_inline int switch_setup(__u64 variant)
+{
+	struct thread_state *ts;
+
+	if (variant == BV_SWITCH_NONE)
+		return 0;
+	ts = thread_get(0, 0, true);
+	if (!ts)
+		return -1;
+	/* CELL_FULL: in flight, but counted in no cell (the loop never ends it). */
+	ts->uexit_cell = variant == BV_SWITCH_INFLIGHT ? CELL_FULL : CELL_NONE;
+	return 0;
+}
+
 static __always_inline int run(__u64 variant, __u64 iters, __u32 reason)
 {
 	struct loop_ctx c = { .reason = reason };
-	__u64 t0 = bpf_ktime_get_ns();
+	__u64 t0;
+
+	if (variant >= BV_SWITCH_NONE && variant <= BV_SWITCH_INFLIGHT &&
+	    (!use_task_storage || switch_setup(variant)))
+		return -1;
+	t0 = bpf_ktime_get_ns();
 
 	switch (variant) {
 	case BV_EMPTY:
@@ -162,6 +191,11 @@ static __always_inline int run(__u64 variant, __u64 iters, __u32 reason)
 		break;
 	case BV_STREAM_MIX:
 		bpf_loop(iters, cb_stream_mix, &c, 0);
+		break;
+	case BV_SWITCH_NONE:
+	case BV_SWITCH_IDLE:
+	case BV_SWITCH_INFLIGHT:
+		bpf_loop(iters, cb_switch, &c, 0);
 		break;
 	default:
 		return -1;
