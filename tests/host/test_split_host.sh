@@ -1,0 +1,103 @@
+#!/bin/bash
+# Real kernel, this host: --split on a VMM whose exit handler is known to sleep, spin, or
+# compete for its CPU with a busy loop (vmexit-guest --io-sleep-us / --io-spin-us; only
+# userspace exits exist here, so the VMM's handling is what gets split). On CPU, blocked and
+# runq add up to each row's total exactly, in every interval, in JSON and CSV alike.
+set -u
+OUT=${1:-.output}
+. "$(dirname "$0")/lib.sh"
+need_kvm_bpf
+command -v python3 >/dev/null || skip "python3 not installed"
+command -v taskset >/dev/null || skip "taskset not installed (util-linux)"
+TMP=$(mktemp -d)
+hog=
+trap '[ -n "$hog" ] && kill $hog 2>/dev/null; rm -rf "$TMP"' EXIT
+VMEXIT=$OUT/vmexit
+N=100		# --io exits; each one handled for US microseconds
+US=2000
+
+run() {	# run NAME VMEXIT-ARGS... -- GUEST-ARGS...: output in $TMP/NAME
+	local name=$1; shift
+	chk "$VMEXIT" stat "$@" >"$TMP/$name" ||
+		fail "vmexit stat $* exited with $? (see above)"
+}
+run sleep --split --json 0.2 -- "$OUT/vmexit-guest" --io $N --io-sleep-us $US
+run spin --split --json 0.2 -- "$OUT/vmexit-guest" --io $N --io-spin-us $US
+run csv --split --csv 0.2 -- "$OUT/vmexit-guest" --io $N --io-spin-us 500
+run plain --json -- "$OUT/vmexit-guest" --io 10
+# The vCPU and a busy loop on one CPU: the vCPU waits for its CPU about half the time (a floor
+# is checked: on a busy host it waits longer, and it may wait without the loop too).
+cpu=$(taskset -pc $$ | sed 's/.*: *//; s/[,-].*//')
+taskset -c "$cpu" sh -c 'while :; do :; done' &
+hog=$!
+run runq --split --json -- taskset -c "$cpu" "$OUT/vmexit-guest" --io $N --io-spin-us $US
+kill $hog
+hog=
+
+python3 - "$TMP" $N $US <<'PY' || exit 1
+import csv, json, sys
+d, n, us = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+bad = []
+def check(what, ok, detail=""):
+    print(f"{what}: {'ok' if ok else 'FAILED'} {detail}")
+    if not ok:
+        bad.append(what)
+def lines(name):
+    return [json.loads(l) for l in open(f"{d}/{name}") if l.strip().startswith("{")]
+def io_row(name):
+    rows = [r for r in lines(name)[-1]["rows"] if r["reason_name"] == "IO"]
+    assert len(rows) == 1, rows
+    return rows[0]
+
+# Exact sums, every row of every interval and of the summary.
+for name in ("sleep", "spin", "runq"):
+    objs = lines(name)
+    rows = [r for o in objs for r in o["rows"]]
+    check(f"{name}: {len(objs)} JSON lines, oncpu + blocked + runq == total_ns in all "
+          f"{len(rows)} rows",
+          rows and all(r["oncpu_ns"] + r["blocked_ns"] + r["runq_ns"] == r["total_ns"]
+                       for r in rows))
+    # The N handled exits complete; the last (the done port) is still in flight at the end.
+    r = io_row(name)
+    check(f"{name}: IO exits completed", r["completed"] == n, f"({r['completed']}, want {n})")
+
+ms = lambda ns: f"{ns / 1e6:.1f} ms"
+want = n * us * 1000
+r = io_row("sleep")
+# nanosleep sleeps at least US: the thread is off CPU, asleep, for nearly all of it.
+check("sleep: blocked >= 95 % of N x US", r["blocked_ns"] >= 0.95 * want,
+      f"(blocked {ms(r['blocked_ns'])}, N x US {ms(want)})")
+check("sleep: on CPU < 10 % of blocked", r["oncpu_ns"] < 0.1 * r["blocked_ns"],
+      f"(on CPU {ms(r['oncpu_ns'])}, runq {ms(r['runq_ns'])})")
+r = io_row("spin")
+# The spin runs until the thread used US of CPU: on CPU at least that, never asleep long.
+check("spin: on CPU >= N x US", r["oncpu_ns"] >= want,
+      f"(on CPU {ms(r['oncpu_ns'])}, N x US {ms(want)}, runq {ms(r['runq_ns'])})")
+check("spin: blocked < 10 % of on CPU", r["blocked_ns"] < 0.1 * r["oncpu_ns"],
+      f"(blocked {ms(r['blocked_ns'])})")
+r = io_row("runq")
+check("runq: on CPU >= N x US", r["oncpu_ns"] >= want, f"(on CPU {ms(r['oncpu_ns'])})")
+check("runq: waiting for the CPU >= 25 % of the total next to a busy loop",
+      r["runq_ns"] >= 0.25 * r["total_ns"],
+      f"(runq {ms(r['runq_ns'])} of {ms(r['total_ns'])}, blocked {ms(r['blocked_ns'])})")
+
+rows = list(csv.DictReader(open(f"{d}/csv")))
+check("CSV: split columns",
+      rows and all(k in rows[0] for k in ("Oncpu_ns", "Blocked_ns", "Runq_ns")))
+check(f"CSV: Oncpu_ns + Blocked_ns + Runq_ns == Total_ns in all {len(rows)} rows",
+      rows and all(int(r["Oncpu_ns"]) + int(r["Blocked_ns"]) + int(r["Runq_ns"]) ==
+                   int(r["Total_ns"]) for r in rows))
+plain = lines("plain")[-1]["rows"]
+check("without --split: no split fields", plain and not any("oncpu_ns" in r for r in plain))
+sys.exit(1 if bad else 0)
+PY
+# The table: the columns and the per-VM summary line.
+chk "$VMEXIT" stat --split -- "$OUT/vmexit-guest" --io 20 --io-sleep-us 1000 >"$TMP/table" ||
+	fail "vmexit stat --split (table) exited with $?"
+grep -q "ONCPU%.*BLOCKED.*RUNQ" "$TMP/table" &&
+	grep -q "^demo .*exits to the VMM .*blocked" "$TMP/table" ||
+	{ cat "$TMP/table"; fail "the table has no split columns or no per-VM summary"; }
+if sanitizer_reports; then
+	fail "sanitizer reports (above)"
+fi
+echo "PASS: test_split_host"
