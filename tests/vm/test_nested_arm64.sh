@@ -8,6 +8,7 @@
 #
 #   "stream":  vmexit stat -v --json --by vcpu -- vmexit stream --json -- (guest A & guest B)
 #   "record":  vmexit record -o R -- guest C;  vmexit report -i R --json --by vcpu
+#   "fastpath": a VM first, then vmexit stat --check-hooks -v: the tp_btf fast path is taken
 #
 # stat and stream are nested, so both are attached before the guests' first KVM_RUN and until the
 # last VM process has exited: they count the same exits (see test_nested_stream.sh). The
@@ -132,6 +133,15 @@ echo "T_RC $?"
 sh /tmp/run.sh report /vmexit report -i /tmp/rec.vmexit --json --by vcpu
 phase_end
 send rec.vmexit /tmp/rec.vmexit
+
+# The kvm_exit fast path (tp_btf, arm64 prototype) is only taken after a start-up check that
+# sees exits; in the phases above the VMs start after vmexit. Here one runs already.
+echo "T_PHASE fastpath"
+/vmexit-guest-arm64 --vcpus 2 --hvc 100000000 --name bg >/dev/null 2>&1 &
+sleep 1
+timeout 60 /vmexit stat --check-hooks -v 1 1 2>&1 | grep -E '^vmexit: (hooks: kvm_exit|check: )' | sed 's/^/T_FAST /'
+kill $! 2>/dev/null
+wait
 exit 0
 EOF
 
@@ -191,6 +201,7 @@ while i < len(lines):
     elif tag == "T_PHASE": cur = phases[f[0]] = dict(name=f[0], files={})
     elif tag == "T_MODE": top["mode"] = rest
     elif tag == "T_HOOK": cur["hook"] = (cur.get("hook", "") + "; " + rest).lstrip("; ")
+    elif tag == "T_FAST": cur.setdefault("fast", []).append(rest)
     elif tag == "T_RC": cur["rc"] = int(f[0])
     elif tag == "T_TIME": cur["secs"] = float(f[1]) - float(f[0])
     elif tag == "T_BUF": cur["buf"] = (int(f[0]), int(f[1]))
@@ -490,6 +501,20 @@ if check(P, f"{pre}: did not run"):
         check(got == rdone, f"{pre}: report --events != report summary: {diff(got, rdone)}")
         print(f"{PRE}: {pre}: {P.get('secs', 0):.1f} s (bed clock); report (bed) == report (host) == "
               f"events == tracefs minus the done exits: {fmt(rdone, names)}; file {os.path.getsize(rec)} bytes")
+
+# ---------------------------------------------------------------- phase "fastpath"
+P = phases.get("fastpath"); pre = "phase fastpath"
+if check(P, f"{pre}: did not run"):
+    fl = P.get("fast", [])
+    hk = [l for l in fl if l.startswith("vmexit: hooks: kvm_exit")]
+    m = re.search(r"kvm_exit (\S+), kvm_entry (\S+) \(checked: (\d+) exits and (\d+) entries read alike", hk[0] if hk else "")
+    check(m and m.group(1) == "tp_btf/kvm_exit" and m.group(2) == "tp_btf/kvm_entry" and int(m.group(3)) > 0,
+          f"{pre}: the fast path was not taken with a VM running: {hk or fl[:3]}")
+    rows = [l.split() for l in fl if l.startswith("vmexit: check: ") and "fast path" not in l]
+    check(rows and all(r[-1] == r[-2] for r in rows if r[-1] != "differ") and not any("differ" in l for l in fl),
+          f"{pre}: the fast path and the classic tracepoints read different exits: {fl}")
+    if m:
+        print(f"{PRE}: {pre}: {m.group(0)}: " + ", ".join(f"{r[3]} {r[4]}" for r in rows))
 
 if errors:
     for e in errors:
