@@ -158,6 +158,8 @@ int check_exit_classic(struct trace_event_raw_kvm_exit *ctx)
 	struct exit_info x = { .vcpu = -1 };
 
 	classic_exit_read(ctx, &x, false);
+	if (armed)
+		__sync_fetch_and_add(&result.seen, 1);
 	saw_exit(&x, false);
 	return TP_PASS;
 }

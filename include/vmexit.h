@@ -50,6 +50,7 @@ struct check_result {
 	__u64 unpaired;		/* exits or entries only one of the two saw */
 	__u64 unreadable;	/* exits whose reason the fast path could not read */
 	__u64 entries;		/* entries both saw */
+	__u64 seen;		/* exits the classic side saw while armed, judged or not */
 	__u32 bad_isa;		/* the first mismatch, for the message */
 	__u32 bad_raw;
 	__u32 bad_classic;

@@ -63,7 +63,10 @@ void hooks_choose_run(struct hooks *h, struct vmexit_bpf *skel)
 		bpf_program__set_autoload(skel->progs.kvm_run_fentry, true);
 		return;
 	}
-	n = snprintf(h->run_note, sizeof(h->run_note), "fentry refused: %s", strerror(-err));
+	/* 524 is the kernel's ENOTSUPP (no trampolines on this architecture or build), which
+	 * libc does not name. */
+	n = snprintf(h->run_note, sizeof(h->run_note), "fentry refused: %s",
+		     err == -524 ? "not supported by this kernel" : strerror(-err));
 	/*
 	 * kvm_fpu is declared for every architecture (include/trace/events/kvm.h), so arm64's
 	 * tracefs lists it too, but only x86's KVM_RUN fires it (kvm_load_guest_fpu): elsewhere
@@ -181,7 +184,7 @@ static int check_run(struct hooks *h, double window_s, bool verbose_check)
 	struct bpf_link *links[4] = {};
 	struct bpf_program *order[4];
 	struct timespec tick = { 0, 10 * 1000 * 1000 };
-	double end;
+	double start, end;
 	int err;
 
 	if (!c)
@@ -205,10 +208,17 @@ static int check_run(struct hooks *h, double window_s, bool verbose_check)
 		}
 	}
 	__atomic_store_n(&c->bss->armed, true, __ATOMIC_RELEASE);
-	end = mono_s() + window_s;
-	/* Enough agreeing exits end the window early, except when asked to look longer. */
-	while (mono_s() < end && (verbose_check || c->bss->result.matched < 5000))
+	start = mono_s();
+	end = start + window_s;
+	/*
+	 * Enough agreeing exits end the window early, and so does a host that made no exit at
+	 * all in its first 0.1 s (no VM running: nothing to judge), except when asked to look
+	 * longer.
+	 */
+	while (mono_s() < end && (verbose_check || (c->bss->result.matched < 5000 &&
+		(mono_s() < start + 0.1 || c->bss->result.seen))))
 		nanosleep(&tick, NULL);
+	window_s = mono_s() - start;
 	__atomic_store_n(&c->bss->armed, false, __ATOMIC_RELEASE);
 	h->check.ran = true;
 	h->check.window_s = window_s;
@@ -281,12 +291,12 @@ void hooks_choose_exit(struct hooks *h, struct vmexit_bpf *skel, bool stream, do
 					     k->unpaired), h->exit_note);
 	} else if (!k->matched) {
 		snprintf(h->exit_note, sizeof(h->exit_note),
-			 "not checked: no kvm_exit in the %.1f s check window", window_s);
+			 "not checked: no kvm_exit in the %.1f s check window", k->window_s);
 	} else {
 		snprintf(h->exit_note, sizeof(h->exit_note),
-			 "checked: %llu exits and %llu entries read alike in %.1f s",
+			 "checked: %llu exits and %llu entries read alike in %.2f s",
 			 (unsigned long long)k->matched, (unsigned long long)k->entries,
-			 window_s);
+			 k->window_s);
 		exit_hook_use(h, skel, EXIT_HOOK_FAST);
 		return;
 	}
