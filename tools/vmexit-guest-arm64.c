@@ -95,7 +95,7 @@ __asm__(".pushsection .rodata\n"
 	".global guest_code, guest_code_end\n"
 	"guest_code:\n"
 	"	cbz	x19, 2f\n"
-	"1:	strb	w0, [x23]\n"			/* MMIO store: stage-2 data abort */
+	"1:	strb	w0, [x23]\n"			/* MMIO: stage-2 data abort */
 	"	subs	x19, x19, #1\n"
 	"	b.ne	1b\n"
 	"2:	cbz	x20, 4f\n"
@@ -108,7 +108,7 @@ __asm__(".pushsection .rodata\n"
 	"	subs	x21, x21, #1\n"
 	"	b.ne	5b\n"
 	"6:	cbz	x22, 8f\n"
-	"7:	mrs	x0, id_aa64pfr0_el1\n"		/* an ID register: traps with TID3 */
+	"7:	mrs	x0, id_aa64pfr0_el1\n"		/* ID register: TID3 trap */
 	"	subs	x22, x22, #1\n"
 	"	b.ne	7b\n"
 	"8:	strb	w0, [x23, #8]\n"		/* done */
@@ -367,7 +367,8 @@ static void print_json(const struct opts *o, const struct vcpu *vcpus)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			errmsg("cannot write the --json line: %s", n < 0 ? strerror(errno) : "short");
+			errmsg("cannot write the --json line: %s",
+			       n < 0 ? strerror(errno) : "short write");
 			break;
 		}
 		off += n;
