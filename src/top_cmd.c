@@ -57,7 +57,8 @@ static const char doc[] =
 static const struct argp_option options[] = {
 	{ NULL, 0, NULL, 0, "View:", 2 },
 	{ "delay", 'd', "SECONDS", 0, "Refresh interval (default 1; fractions allowed)", 2 },
-	{ "sort", 's', "count|rate|time|max|p99", 0, "Row order (default rate: Current)", 2 },
+	{ "sort", 's', "count|rate|time|max|p99|oncpu", 0,
+	  "Row order (default rate: Current; oncpu: time on CPU, with --split)", 2 },
 	{ "fields", 'f', "REGEX", 0, "Only rows whose name matches (POSIX extended regex, any "
 	  "case; --log: reason columns)", 2 },
 	{ "drilldown", 'x', NULL, 0, "Start in the exit-reason view (of the one -p/-g guest, "
@@ -90,8 +91,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 's':
 		if (top_sort_parse(arg, &a->sort))
-			argp_error(state, "invalid --sort '%s': use count, rate, time, max or p99",
-				   arg);
+			argp_error(state, "invalid --sort '%s': use count, rate, time, max, p99 "
+				   "or oncpu", arg);
 		break;
 	case 'f':
 		a->fields = arg;
@@ -437,7 +438,13 @@ int cmd_top(int argc, char **argv)
 	a.filters.opts = &a.opts;
 	if (argp_parse(&top_argp, argc, argv, 0, NULL, &a))
 		return 2;
+	if (a.sort == TS_ONCPU && !a.opts.split) {
+		fprintf(stderr, "vmexit: --sort oncpu needs --split (time on CPU is only measured "
+			"with it)\n");
+		return 2;
+	}
 	top_ui_init(&tp.ui);
+	tp.ui.split = a.opts.split;
 	tp.ui.delay = a.delay;
 	tp.ui.sort = a.sort;
 	if (a.fields && top_ui_set_filter(&tp.ui, a.fields, err, sizeof(err))) {
@@ -470,6 +477,7 @@ int cmd_top(int argc, char **argv)
 	src.nr_cells = kernel_nr_cells;
 	src.ctx = &tp.s;
 	tracker_init(&tp.t, &src, BY_VCPU, a.opts.vcpu, true);
+	tp.t.split = a.opts.split;
 	row_table_init(&tp.cur);
 	row_table_init(&tp.tot);
 	uname(&u);

@@ -27,6 +27,7 @@
 #define W_PCT		6
 #define W_LAT		7
 #define W_PID		7
+#define W_ONCPU		7	/* --split: "OnCPU%" */
 /* " Total Current Time% Avg P99 Max" */
 #define W_NUMBERS	(1 + W_TOTAL + 1 + W_CUR + 1 + W_PCT + 3 * (1 + W_LAT))
 #define LABEL_MIN	8
@@ -35,7 +36,7 @@
 
 static const char *const sort_names[NR_TOP_SORT] = {
 	[TS_COUNT] = "count", [TS_RATE] = "rate", [TS_TIME] = "time", [TS_MAX] = "max",
-	[TS_P99] = "p99",
+	[TS_P99] = "p99", [TS_ONCPU] = "oncpu",
 };
 
 const char *top_sort_name(enum top_sort s)
@@ -297,6 +298,8 @@ static __u64 sort_value(enum top_sort s, const struct top_item *it)
 		return it->cur->completed ? it->cur->max_ns : 0;
 	case TS_P99:
 		return row_percentile(it->cur, 99);
+	case TS_ONCPU:
+		return it->cur->oncpu_ns;
 	default:
 		return it->cur->count;
 	}
@@ -591,7 +594,7 @@ static int header_lines(struct top_view *v, const struct top_data *d, const stru
 static int label_width(const struct top_ui *ui, int width)
 {
 	int fixed = 1 + W_NUMBERS + (ui->level == LV_REASONS ? 0 : 1) +
-		    (ui->level == LV_VMS ? 1 + W_PID : 0);
+		    (ui->level == LV_VMS ? 1 + W_PID : 0) + (ui->split ? 1 + W_ONCPU : 0);
 	int w = width - fixed;
 
 	return w < LABEL_MIN ? LABEL_MIN : w > LABEL_MAX ? LABEL_MAX : w;
@@ -605,9 +608,9 @@ static int column_header(struct top_view *v, const struct top_ui *ui, int width,
 	fit(label, sizeof(label), what, lw + (ui->level == LV_REASONS ? 0 : 1));
 	if (ui->level == LV_VMS)
 		snprintf(pid, sizeof(pid), " %*s", W_PID, "PID");
-	return linef(v, width, TOP_A_REVERSE, " %s%s %*s %*s %*s %*s %*s %*s", label, pid,
+	return linef(v, width, TOP_A_REVERSE, " %s%s %*s %*s %*s %*s %*s %*s%s", label, pid,
 		     W_TOTAL, "Total", W_CUR, "Current", W_PCT, "Time%", W_LAT, "Avg", W_LAT,
-		     "P99", W_LAT, "Max");
+		     "P99", W_LAT, "Max", ui->split ? "  OnCPU%" : "");
 }
 
 static int item_line(struct top_view *v, const struct top_data *d, const struct top_ui *ui,
@@ -617,7 +620,7 @@ static int item_line(struct top_view *v, const struct top_data *d, const struct 
 	const struct row *c = it->cur;
 	bool sel = ui->interactive && idx == ui->sel_idx;
 	char label[LABEL_MAX + 2], pid[16] = "", flag[2] = "";
-	char avg[24] = "-", p99[24] = "-", max[24] = "-", pct[24];
+	char avg[24] = "-", p99[24] = "-", max[24] = "-", pct[24], oncpu[24] = "";
 	double iv = d->interval_s;
 
 	fit(label, sizeof(label), it->label, lw);
@@ -631,11 +634,17 @@ static int item_line(struct top_view *v, const struct top_data *d, const struct 
 		fmt_duration(0, c->max_ns, max, sizeof(max));
 	}
 	snprintf(pct, sizeof(pct), "%.1f%%", iv > 0 ? (double)c->total_ns / (iv * 1e9) * 100 : 0);
+	/* The share of this interval's exit time that was spent on CPU (the rest: off it). */
+	if (ui->split && c->total_ns)
+		snprintf(oncpu, sizeof(oncpu), " %*.1f%%", W_ONCPU - 1,
+			 100.0 * c->oncpu_ns / c->total_ns);
+	else if (ui->split)
+		snprintf(oncpu, sizeof(oncpu), " %*s", W_ONCPU, "-");
 	return linef(v, width, sel ? TOP_A_REVERSE : it->kind == TI_GROUP ? TOP_A_BOLD : 0,
-		     "%c%s%s%s %*llu %*.0f %*s %*s %*s %*s", sel ? '>' : ' ', label, flag, pid,
+		     "%c%s%s%s %*llu %*.0f %*s %*s %*s %*s%s", sel ? '>' : ' ', label, flag, pid,
 		     W_TOTAL, (unsigned long long)it->tot->count, W_CUR,
 		     iv > 0 ? (double)c->count / iv : 0, W_PCT, pct, W_LAT, avg, W_LAT, p99,
-		     W_LAT, max);
+		     W_LAT, max, oncpu);
 }
 
 static const char *const help_text[] = {
@@ -645,7 +654,7 @@ static const char *const help_text[] = {
 	"  v            per-vCPU rows of the selected VM (v again goes back)",
 	"  Left, Esc    back up one level",
 	"  Up/Down, k/j move the cursor (PgUp/PgDn, Home/End)",
-	"  s            sort by: count (Total), rate (Current), time, max, p99",
+	"  s            sort by: count (Total), rate (Current), time, max, p99, oncpu (--split)",
 	"  f            filter rows by a regex on their names (case-insensitive)",
 	"  g / p        show one guest, by name / by pid (empty: all VMs)",
 	"  r            reset the totals (the kernel counters keep running)",
@@ -1041,6 +1050,8 @@ enum top_action top_ui_key(struct top_ui *ui, int key, const struct top_view *v,
 		break;
 	case 's':
 		ui->sort = (ui->sort + 1) % NR_TOP_SORT;
+		if (ui->sort == TS_ONCPU && !ui->split)
+			ui->sort = (ui->sort + 1) % NR_TOP_SORT;
 		snprintf(ui->msg, sizeof(ui->msg), "sort by %s", top_sort_name(ui->sort));
 		break;
 	case 'f':

@@ -19,7 +19,7 @@
 
 /* What the rows are: all VMs, one VM's vCPUs, or the per-reason children of a VM (or vCPU). */
 enum top_level { LV_VMS, LV_VCPUS, LV_REASONS };
-enum top_sort { TS_COUNT, TS_RATE, TS_TIME, TS_MAX, TS_P99, NR_TOP_SORT };
+enum top_sort { TS_COUNT, TS_RATE, TS_TIME, TS_MAX, TS_P99, TS_ONCPU, NR_TOP_SORT };
 enum top_prompt { PR_NONE, PR_FILTER, PR_GUEST, PR_PID };
 
 /* Keys the model understands; top_cmd.c maps curses key codes to these (printable: as is). */
@@ -61,6 +61,7 @@ struct top_ui {
 	enum top_sort sort;
 	double delay;			/* refresh interval, seconds */
 	bool interactive;		/* cursor, status line and scrolling (not for --once) */
+	bool split;			/* --split: an OnCPU% column, sort by on-CPU time */
 	int width, height;		/* height 0: as many lines as there are rows */
 
 	char filter[TOP_INPUT_MAX];	/* regex on row labels, "" for none */

@@ -190,6 +190,41 @@ static void test_sort_keeps_cursor(void)
 	teardown(&f);
 }
 
+/*
+ * --split: web01's guest exits of the interval were all on CPU (2 ms + 0.2 ms), db02's exits
+ * to the VMM only 0.6 ms of their 6 ms (10 %). By time db02 leads; by on-CPU time web01.
+ */
+static void test_split(void)
+{
+	struct fixture f;
+	char b[64];
+
+	setup(&f);
+	f.ui.split = true;
+	row_table_get(&f.cur, &(struct row_key){ 100, 0, VMX, 30 })->oncpu_ns = 2000000;
+	row_table_get(&f.cur, &(struct row_key){ 100, 1, VMX, 48 })->oncpu_ns = 200000;
+	row_table_get(&f.cur, &(struct row_key){ 200, 0, USER, 2 })->blocked_ns = 5400000;
+	row_table_get(&f.cur, &(struct row_key){ 200, 0, USER, 2 })->oncpu_ns = 600000;
+	f.ui.sort = TS_TIME;
+	build(&f);
+	CHECK_STR(labels(&f.v, b, sizeof(b)), "db02|web01");
+	CHECK(strstr(row_text(&f.v, -1), "OnCPU%") != NULL);
+	CHECK(strstr(row_text(&f.v, 0), " 10.0%") != NULL);
+	CHECK(strstr(row_text(&f.v, 1), "100.0%") != NULL);
+	/* s goes from p99 to oncpu only with --split. */
+	f.ui.sort = TS_P99;
+	key(&f, 's');
+	CHECK(f.ui.sort == TS_ONCPU);
+	CHECK_STR(f.ui.msg, "sort by oncpu");
+	CHECK_STR(labels(&f.v, b, sizeof(b)), "web01|db02");
+	f.ui.split = false;
+	f.ui.sort = TS_P99;
+	key(&f, 's');
+	CHECK(f.ui.sort == TS_COUNT);
+	CHECK(strstr(row_text(&f.v, -1), "OnCPU%") == NULL);
+	teardown(&f);
+}
+
 static void test_drilldown(void)
 {
 	struct fixture f;
@@ -545,9 +580,11 @@ int main(void)
 	top_ui_free(&ui);
 	CHECK(top_sort_parse("p99", &s) == 0 && s == TS_P99);
 	CHECK(top_sort_parse("bogus", &s) != 0);
+	CHECK(top_sort_parse("oncpu", &s) == 0 && s == TS_ONCPU);
 
 	test_vm_level();
 	test_sort_keeps_cursor();
+	test_split();
 	test_drilldown();
 	test_vcpus();
 	test_filter();
