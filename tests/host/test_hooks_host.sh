@@ -65,4 +65,19 @@ sys.exit(1 if bad else 0)
 PY
 rc=$?
 [ $rc -eq 0 ] || fail "hooks"
+
+# The kvm_exit fast path's start-up check must load and attach wherever the kernel's BTF has the
+# raw prototype (whether exits then come is up to the host): a program that does not load is a
+# failure, not a fallback to hide.
+chk "$VMEXIT" stat --json 0.1 1 >"$TMP/json" || fail "vmexit stat --json 0.1 1 exited with $?"
+python3 - "$TMP/json" <<'PY' || fail "fast path check"
+import json, sys
+h = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")][-1].get("hooks", {})
+print(f"kvm_exit hook {h.get('kvm_exit')}: {h.get('note')}; check {h.get('fast_path_check')}")
+note = h.get("note", "")
+ok = not note.startswith("the fast path does not load") and \
+    (h.get("fast_path_check") is not None or note.startswith("no known raw kvm_exit prototype"))
+print(f"the fast path check loaded and ran: {'ok' if ok else 'FAILED'}")
+sys.exit(0 if ok else 1)
+PY
 echo "PASS: test_hooks_host"
