@@ -116,6 +116,13 @@ int cli_filters_resolve(struct cli_filters *f)
 	return 0;
 }
 
+int cli_filters_open_session(struct cli_filters *f, struct session *s)
+{
+	if (session_preflight() || cli_filters_resolve(f))
+		return -1;
+	return session_open(s, f->opts) ? -1 : 0;
+}
+
 double parse_tsc_mhz_arg(const char *arg, struct argp_state *state)
 {
 	char *end;

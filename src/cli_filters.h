@@ -17,6 +17,8 @@ struct cli_filters {
 extern const struct argp cli_filters_argp;
 /* Turns guest names into pids (now, while they run). Prints the error; -1 on failure. */
 int cli_filters_resolve(struct cli_filters *f);
+/* Preflight, cli_filters_resolve(), session_open(): tracing as asked. Prints; -1 on failure. */
+int cli_filters_open_session(struct cli_filters *f, struct session *s);
 /* A number option in [min, max]; argp_error (exit 2) naming the option otherwise. */
 long parse_long_arg(const char *arg, const char *what, long min, long max,
 		    struct argp_state *state);

@@ -3,11 +3,6 @@
 #ifndef VMEXIT_COMMANDS_H
 #define VMEXIT_COMMANDS_H
 
-#include <signal.h>
-
-extern volatile sig_atomic_t exiting;
-void install_signal_handlers(void);
-
 int cmd_stat(int argc, char **argv);
 int cmd_stream(int argc, char **argv);
 int cmd_record(int argc, char **argv);

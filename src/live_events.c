@@ -4,13 +4,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <bpf/libbpf.h>
-#include "commands.h"
 #include "event_rows.h"
 #include "hashmap.h"
 #include "live_events.h"
+#include "signals.h"
 #include "stat_output.h"
 #include "tracker.h"
 #include "vcpu_cache.h"
@@ -191,17 +190,13 @@ int live_run(struct live_args *a, struct cli_filters *filters, struct vm_names *
 	struct ring_buffer *rb = NULL;
 	struct session s = {};
 	__u64 start, end = 0;
-	int err = 0, status = 0, rc = 0;
-	bool child_done = false, opened = false;
+	int err = 0, rc = 0;
+	bool opened = false;
 
 	memset(res, 0, sizeof(*res));
 	c.vcpus.use_proc = true;
 	a->opts->stream = true;
-	if (session_preflight() || cli_filters_resolve(filters)) {
-		rc = 1;
-		goto out;
-	}
-	if (session_open(&s, a->opts)) {
+	if (cli_filters_open_session(filters, &s)) {
 		rc = 1;
 		goto out;
 	}
@@ -238,10 +233,8 @@ int live_run(struct live_args *a, struct cli_filters *filters, struct vm_names *
 		check_lost(&c, &s);
 		if (!c.err && sink->tick)
 			c.err = sink->tick(sink->ctx, now_ns());
-		if (session_command_done(&s, &status)) {
-			child_done = true;
+		if (session_command_done(&s, NULL))
 			break;
-		}
 		if (end && now_ns() >= end)
 			break;
 	}
@@ -254,14 +247,7 @@ int live_run(struct live_args *a, struct cli_filters *filters, struct vm_names *
 		c.err = sink->tick(sink->ctx, now_ns());
 	if (c.err)
 		rc = 1;
-	if (s.child && !child_done)
-		fprintf(stderr, "vmexit: tracing ended; command (pid %d) left running\n", s.child);
-	if (child_done && (!WIFEXITED(status) || WEXITSTATUS(status))) {
-		fprintf(stderr, "vmexit: the command %s %d\n",
-			WIFEXITED(status) ? "exited with status" : "was killed by signal",
-			WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-		rc = rc ? rc : (WIFEXITED(status) ? WEXITSTATUS(status) : 1);
-	}
+	rc = session_command_report(&s, rc);
 out:
 	res->events = c.events;
 	memcpy(res->lost, c.lost, sizeof(c.lost));

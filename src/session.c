@@ -138,6 +138,7 @@ static int command_fork(struct session *s, char **argv)
 	}
 	close(fds[0]);
 	s->child = pid;
+	s->child_pid = pid;
 	s->child_go_fd = fds[1];
 	return 0;
 }
@@ -156,11 +157,30 @@ bool session_command_done(struct session *s, int *status)
 {
 	if (!s->child)
 		return false;
-	if (waitpid(s->child, status, WNOHANG) == s->child) {
+	if (waitpid(s->child, &s->child_status, WNOHANG) == s->child) {
 		s->child = 0;
+		if (status)
+			*status = s->child_status;
 		return true;
 	}
 	return false;
+}
+
+int session_command_report(const struct session *s, int rc)
+{
+	int st = s->child_status;
+
+	if (s->child) {
+		/* Ctrl-C or the end of tracing: the command keeps running, untraced from now on. */
+		fprintf(stderr, "vmexit: tracing ended; command (pid %d) left running\n", s->child);
+		return rc;
+	}
+	if (!s->child_pid || (WIFEXITED(st) && !WEXITSTATUS(st)))
+		return rc;
+	fprintf(stderr, "vmexit: the command %s %d\n",
+		WIFEXITED(st) ? "exited with status" : "was killed by signal",
+		WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+	return rc ? rc : (WIFEXITED(st) ? WEXITSTATUS(st) : 1);
 }
 
 static bool task_storage_supported(void)

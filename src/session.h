@@ -38,7 +38,9 @@ struct session {
 	struct cell *cells;		/* mmapped cell array */
 	size_t cells_len;
 	__u32 max_cells;
-	pid_t child;			/* the traced command, or 0 */
+	pid_t child;			/* the traced command while it runs, or 0 */
+	pid_t child_pid;		/* the traced command, or 0: kept after it exits */
+	int child_status;		/* its wait status once session_command_done() said so */
 	int child_go_fd;		/* write end: closing it lets the child exec */
 	bool task_storage;
 	struct hooks hooks;		/* the kernel hooks in use */
@@ -52,8 +54,13 @@ bool tracepoint_exists(const char *name);
 int session_open(struct session *s, struct session_opts *o);
 /* Lets the command start (after attach). */
 void session_start_command(struct session *s);
-/* Returns true once the traced command has exited (its status in *status). */
+/* Returns true once the traced command has exited (its wait status in *status, may be NULL). */
 bool session_command_done(struct session *s, int *status);
+/*
+ * The end of a run with a command: says on stderr if it was left running or failed. Returns
+ * the exit status vmexit ends with: rc when non-zero, else the command's failing status.
+ */
+int session_command_report(const struct session *s, int rc);
 /* Cells handed out so far (bounded by max_cells). */
 __u32 session_nr_cells(const struct session *s);
 void session_lost(const struct session *s, __u64 lost[NR_LOST]);

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Ctrl-C and SIGTERM end a trace cleanly: the loops check `exiting` and print a summary. */
 #include <signal.h>
-#include "commands.h"
+#include "signals.h"
 
 volatile sig_atomic_t exiting;
 

@@ -1,19 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /* vmexit stat: per VM x reason counts and time-in-exit, periodic or once at the end. */
 #include <argp.h>
-#include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 #include "cli_filters.h"
 #include "commands.h"
-#include "session.h"
+#include "sampler.h"
 #include "stat_output.h"
-#include "tracker.h"
 
 enum { OPT_JSON = 0x200, OPT_OVERHEAD };
 
@@ -102,184 +96,72 @@ static const struct argp stat_argp = {
 	.children = children,
 };
 
-static double now_s(void)
+/* What the last sample saw, for stat_print(). */
+static struct stat_report sampled(struct sampler *sp)
 {
-	struct timespec ts;
+	struct stat_report rep = { .rows = &sp->rows, .interval_s = sp->interval_s,
+				   .elapsed_s = sp->elapsed_s, .hooks = &sp->s.hooks,
+				   .overhead = sp->overhead };
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	memcpy(rep.lost, sp->lost, sizeof(rep.lost));
+	return rep;
 }
 
-static __u32 kernel_nr_cells(void *ctx)
+/* The last interval, unless it was printed already or saw nothing; then the whole run. */
+static void print_end(struct stat_args *a, struct sampler *sp, long printed)
 {
-	return session_nr_cells(ctx);
+	struct stat_report rep = sampled(sp);
+
+	if (a->interval && sp->rows.nr && !(a->count && printed >= a->count))
+		stat_print(&a->view, &rep, stdout);
+	rep.rows = &sp->t.cum;
+	rep.interval_s = sp->elapsed_s;
+	rep.final = true;
+	stat_print(&a->view, &rep, stdout);
 }
 
-/* Like perf stat -p: tracing given pids ends when the last of them is gone. */
-static bool any_alive(const struct session_opts *o)
+static int run(struct stat_args *a, struct sampler *sp)
 {
-	if (!o->nr_pids || o->command)
-		return true;
-	for (int i = 0; i < o->nr_pids; i++) {
-		if (!kill(o->pids[i], 0) || errno != ESRCH)
-			return true;
+	struct stat_report rep;
+	long printed = 0;
+	int err;
+
+	while (!(a->count && printed >= a->count) && sampler_wait(sp) == SAMPLER_DUE) {
+		err = sampler_sample(sp);
+		if (err)
+			return err;
+		rep = sampled(sp);
+		stat_print(&a->view, &rep, stdout);
+		printed++;
 	}
-	return false;
-}
-
-static void name_new_cells(struct tracker *t, struct vm_names *names, __u32 *named)
-{
-	for (; *named < t->seen; (*named)++)
-		vm_names_get(names, t->prev[*named].key.tgid);
+	err = sampler_sample(sp);
+	if (!err)
+		print_end(a, sp, printed);
+	return err;
 }
 
 int cmd_stat(int argc, char **argv)
 {
 	struct stat_args a = {};
-	struct session s = {};
-	struct tracker t = {};
-	struct row_table rows;
-	struct vm_names names = { .resolve = true };
-	struct stat_report rep = {};
-	struct overhead ov = { .stats_fd = -1 };
-	struct cell_source src;
-	double start, last, next, next_alive_check = 0;
-	long printed = 0;
-	__u32 named = 0;
-	int err, status = 0, rc = 0;
-	bool child_done = false;
+	struct sampler sp;
+	int err;
 
 	a.opts.vcpu = -1;
 	a.filters.opts = &a.opts;
-	a.view.names = &names;
 	a.opts.command = cli_split_command(&argc, argv);
 	err = argp_parse(&stat_argp, argc, argv, ARGP_IN_ORDER, NULL, &a);
 	if (err)
 		return 2;
 	if (!a.nr_pos && !a.opts.command)
 		a.interval = 1;
-	row_table_init(&rows);
-
-	if (session_preflight() || cli_filters_resolve(&a.filters))
+	if (sampler_open(&sp, &a.filters, &(struct sampler_opts){ .by = a.view.by,
+		.interval = a.interval, .end_with_pids = true, .overhead = a.overhead }))
 		return 1;
-	err = session_open(&s, &a.opts);
-	if (err)
-		return 1;
-	rep.hooks = &s.hooks;
-	if (a.overhead) {
-		if (overhead_start(&ov, session_object(&s))) {
-			session_close(&s);
-			return 1;
-		}
-		rep.overhead = &ov;
-	}
-	names.args = session_proc_args;
-	names.args_ctx = &s;
-	src.cells = s.cells;
-	src.nr_cells = kernel_nr_cells;
-	src.ctx = &s;
-	tracker_init(&t, &src, a.view.by, a.opts.vcpu, true);
-	t.split = a.view.split = a.opts.split;
-	install_signal_handlers();
+	a.view.names = &sp.names;
+	a.view.split = a.opts.split;
 	if (a.view.fmt == OUT_TABLE && a.interval)
 		fprintf(stderr, "Tracing KVM exits%s... Hit Ctrl-C to end.\n",
 			a.opts.command ? " of the command" : "");
-
-	session_start_command(&s);
-	start = last = now_s();
-	next = start + a.interval;
-	while (!exiting) {
-		/* A short tick: new cells get named while their VMM and threads still exist. */
-		double now = now_s(), wait = 0.02;
-		struct timespec ts;
-
-		if (a.interval && next - now < wait)
-			wait = next - now;
-		if (wait > 0) {
-			ts.tv_sec = (time_t)wait;
-			ts.tv_nsec = (long)((wait - ts.tv_sec) * 1e9);
-			nanosleep(&ts, NULL);
-		}
-		tracker_discover(&t);
-		name_new_cells(&t, &names, &named);
-		if (session_command_done(&s, &status)) {
-			child_done = true;
-			break;
-		}
-		now = now_s();
-		if (now >= next_alive_check) {
-			next_alive_check = now + 1;
-			if (!any_alive(&a.opts)) {
-				fprintf(stderr, "vmexit: every traced process has exited\n");
-				break;
-			}
-		}
-		if (!a.interval || now < next)
-			continue;
-		__u32 closed = session_epoch(&s);
-
-		session_new_epoch(&s);
-		err = tracker_sample(&t, closed, &rows);
-		if (err)
-			goto out;
-		name_new_cells(&t, &names, &named);
-		rep.rows = &rows;
-		rep.interval_s = now - last;
-		rep.elapsed_s = now - start;
-		session_lost(&s, rep.lost);
-		stat_print(&a.view, &rep, stdout);
-		last = now;
-		next += a.interval;
-		if (next < now)
-			next = now + a.interval;	/* we were stopped: do not print a burst */
-		if (a.count && ++printed >= a.count)
-			break;
-	}
-
-	/* The tail since the last interval, then the whole run. */
-	{
-		double now = now_s();
-		__u32 closed = session_epoch(&s);
-
-		session_new_epoch(&s);
-		err = tracker_sample(&t, closed, &rows);
-		if (err)
-			goto out;
-		name_new_cells(&t, &names, &named);
-		session_lost(&s, rep.lost);
-		if (a.interval && rows.nr && !(a.count && printed >= a.count)) {
-			rep.rows = &rows;
-			rep.interval_s = now - last;
-			rep.elapsed_s = now - start;
-			stat_print(&a.view, &rep, stdout);
-		}
-		if (rep.overhead && overhead_sample(&ov))
-			rep.overhead = NULL;	/* the summary goes without it */
-		rep.rows = &t.cum;
-		rep.interval_s = now - start;
-		rep.elapsed_s = now - start;
-		rep.final = true;
-		stat_print(&a.view, &rep, stdout);
-	}
-out:
-	if (err) {
-		fprintf(stderr, "vmexit: out of memory reading the statistics\n");
-		rc = 1;
-	}
-	if (s.child && !child_done) {
-		/* Ctrl-C or count reached: the command keeps running, untraced from now on. */
-		fprintf(stderr, "vmexit: tracing ended; command (pid %d) left running\n", s.child);
-	}
-	if (child_done && (!WIFEXITED(status) || WEXITSTATUS(status))) {
-		fprintf(stderr, "vmexit: the command %s %d\n",
-			WIFEXITED(status) ? "exited with status" : "was killed by signal",
-			WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-		rc = rc ? rc : (WIFEXITED(status) ? WEXITSTATUS(status) : 1);
-	}
-	overhead_stop(&ov);
-	tracker_free(&t);
-	row_table_free(&rows);
-	session_close(&s);
-	vm_names_free(&names);
-	return rc;
+	sampler_start(&sp);
+	return sampler_close(&sp, run(&a, &sp));
 }

@@ -16,10 +16,9 @@
 #include <unistd.h>
 #include "cli_filters.h"
 #include "commands.h"
-#include "overhead.h"
-#include "session.h"
+#include "sampler.h"
+#include "signals.h"
 #include "top_view.h"
-#include "tracker.h"
 
 enum { OPT_VCPUS = 0x300, OPT_WIDTH, OPT_OVERHEAD };
 
@@ -153,64 +152,35 @@ static const struct argp top_argp = {
 /* The running state shared by the three modes. */
 struct top {
 	struct top_args *a;
-	struct session s;
-	struct tracker t;
-	struct vm_names names;
-	struct row_table cur, tot;	/* tot: our own sum since start / reset (kernel: never) */
+	struct sampler sp;		/* sp.rows: the last interval */
+	struct row_table tot;		/* our own sum since start / reset (kernel: never) */
 	struct top_data d;
 	struct top_ui ui;
 	struct top_view v;
 	struct top_log log;
-	__u32 named;
-	double start, last, reset_at;
+	double reset_at;
 	char host[65], kernel[65], filters[160];
-	struct overhead ov;		/* --overhead */
-	char ov_line[256];
+	char ov_line[256];		/* --overhead */
 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static __u32 kernel_nr_cells(void *ctx)
-{
-	return session_nr_cells(ctx);
-}
-
-/* Names new VMs while their processes still exist: they may be gone by the next sample. */
-static void discover(struct top *tp)
-{
-	tracker_discover(&tp->t);
-	for (; tp->named < tp->t.seen; tp->named++)
-		vm_names_get(&tp->names, tp->t.prev[tp->named].key.tgid);
-}
 
 static int sample(struct top *tp)
 {
-	__u32 closed = session_epoch(&tp->s);
-	double now = now_s();
+	struct row_table *cur = &tp->sp.rows;
 
-	session_new_epoch(&tp->s);
-	if (tracker_sample(&tp->t, closed, &tp->cur))
+	if (sampler_sample(&tp->sp))
 		return -ENOMEM;
-	discover(tp);
-	for (__u32 i = 0; i < tp->cur.nr; i++) {
-		struct row *r = row_table_get(&tp->tot, &tp->cur.rows[i].key);
+	for (__u32 i = 0; i < cur->nr; i++) {
+		struct row *r = row_table_get(&tp->tot, &cur->rows[i].key);
 
 		if (!r)
 			return -ENOMEM;
-		row_add(r, &tp->cur.rows[i]);
+		row_add(r, &cur->rows[i]);
 	}
-	tp->d.interval_s = now - tp->last;
-	tp->last = now;
-	session_lost(&tp->s, tp->d.lost);
+	tp->d.interval_s = tp->sp.interval_s;
+	memcpy(tp->d.lost, tp->sp.lost, sizeof(tp->d.lost));
 	/* Against every exit since start: the kernel's statistics are never reset. */
-	if (tp->a->overhead && !overhead_sample(&tp->ov)) {
-		overhead_line(&tp->ov, &tp->t.cum, tp->ov_line, sizeof(tp->ov_line));
+	if (tp->sp.overhead) {
+		overhead_line(tp->sp.overhead, &tp->sp.t.cum, tp->ov_line, sizeof(tp->ov_line));
 		tp->d.overhead = tp->ov_line;
 	}
 	return 0;
@@ -218,27 +188,10 @@ static int sample(struct top *tp)
 
 static void update_times(struct top *tp)
 {
-	double now = now_s();
+	double now = sampler_now();
 
-	tp->d.elapsed_s = now - tp->start;
+	tp->d.elapsed_s = now - tp->sp.start;
 	tp->d.since_s = now - tp->reset_at;
-}
-
-/* Sleeps until t, discovering cells meanwhile; false if interrupted by a signal. */
-static bool wait_until(struct top *tp, double t)
-{
-	while (!exiting) {
-		double left = t - now_s(), w = left < 0.02 ? left : 0.02;
-		struct timespec ts;
-
-		if (left <= 0)
-			return true;
-		ts.tv_sec = 0;
-		ts.tv_nsec = (long)(w * 1e9);
-		nanosleep(&ts, NULL);
-		discover(tp);
-	}
-	return false;
 }
 
 static void describe_filters(struct top *tp)
@@ -264,7 +217,7 @@ static void describe_filters(struct top *tp)
 static int run_once(struct top *tp)
 {
 	/* Ctrl-C cuts the interval short: print what it saw, as kvm_stat -1 would have. */
-	wait_until(tp, tp->start + tp->ui.delay);
+	sampler_wait(&tp->sp);
 	if (sample(tp))
 		return -ENOMEM;
 	update_times(tp);
@@ -281,11 +234,10 @@ static int run_once(struct top *tp)
 
 static int run_log(struct top *tp)
 {
-	double next = tp->start + tp->ui.delay;
 	long printed = 0;
 	char buf[2048];
 
-	while (wait_until(tp, next)) {
+	while (sampler_wait(&tp->sp) == SAMPLER_DUE) {
 		char clock[16];
 		time_t wall = time(NULL);
 		struct tm tm;
@@ -294,16 +246,13 @@ static int run_log(struct top *tp)
 			return -ENOMEM;
 		localtime_r(&wall, &tm);
 		strftime(clock, sizeof(clock), "%H:%M:%S", &tm);
-		top_log_emit(&tp->log, &tp->cur, &tp->tot, tp->d.interval_s, tp->d.lost, clock,
+		top_log_emit(&tp->log, &tp->sp.rows, &tp->tot, tp->d.interval_s, tp->d.lost, clock,
 			     tp->ui.have_re ? &tp->ui.re : NULL, buf, sizeof(buf));
 		fputs(buf, stdout);
 		if (fflush(stdout) || ferror(stdout))
 			return 0;	/* the reader went away */
 		if (tp->a->count && ++printed >= tp->a->count)
 			break;
-		next += tp->ui.delay;
-		if (next < now_s())
-			next = now_s() + tp->ui.delay;	/* we were stopped: no burst of lines */
 	}
 	return 0;
 }
@@ -367,8 +316,6 @@ static int redraw(struct top *tp)
 
 static int run_live(struct top *tp)
 {
-	/* The first screen comes quickly; its Current column is a rate all the same. */
-	double next = tp->start + (tp->ui.delay < 0.25 ? tp->ui.delay : 0.25);
 	int err = 0;
 
 	if (!newterm(NULL, stdout, stdin)) {
@@ -389,13 +336,13 @@ static int run_live(struct top *tp)
 	tp->ui.interactive = true;
 	err = redraw(tp);
 	while (!err && !exiting) {
-		double left = next - now_s();
+		double left = sampler_due_in(&tp->sp);
 		int ch, key;
 
-		/* Short waits: new cells get named while their threads exist (see discover). */
+		/* Short waits: new cells get named while their threads exist (sampler_poll). */
 		timeout(left <= 0 ? 0 : left < 0.05 ? (int)(left * 1000) + 1 : 50);
 		ch = getch();
-		discover(tp);
+		sampler_poll(&tp->sp);
 		if (ch != ERR) {
 			enum top_action act;
 
@@ -405,21 +352,18 @@ static int run_live(struct top *tp)
 				break;
 			if (act == TA_RESET) {
 				row_table_reset(&tp->tot);
-				tp->reset_at = now_s();
+				tp->reset_at = sampler_now();
 				tp->d.was_reset = true;
 			}
 			if (act == TA_DELAY)
-				next = tp->last + tp->ui.delay;
+				sampler_set_interval(&tp->sp, tp->ui.delay);
 			err = redraw(tp);
 			continue;
 		}
-		if (now_s() < next)
+		if (sampler_due_in(&tp->sp) > 0)
 			continue;
 		err = sample(tp);
 		err = err ? err : redraw(tp);
-		next += tp->ui.delay;
-		if (next < now_s())
-			next = now_s() + tp->ui.delay;
 	}
 	endwin();
 	return err;
@@ -428,8 +372,8 @@ static int run_live(struct top *tp)
 int cmd_top(int argc, char **argv)
 {
 	struct top_args a = { .delay = 1, .sort = TS_RATE };
-	struct top tp = { .a = &a, .names = { .resolve = true }, .ov = { .stats_fd = -1 } };
-	struct cell_source src;
+	struct top tp = { .a = &a };
+	struct sampler_opts so = { .by = BY_VCPU };
 	struct utsname u;
 	char err[192];
 	int rc = 0;
@@ -453,7 +397,12 @@ int cmd_top(int argc, char **argv)
 	}
 	if (!a.once && !a.log && (!isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO)))
 		a.log = true;
-	if (session_preflight() || cli_filters_resolve(&a.filters)) {
+	so.interval = a.delay;
+	so.overhead = a.overhead;
+	/* The live view's first screen comes quickly; its Current column is a rate all the same. */
+	if (!a.once && !a.log && a.delay > 0.25)
+		so.first = 0.25;
+	if (sampler_open(&tp.sp, &a.filters, &so)) {
 		top_ui_free(&tp.ui);
 		return 1;
 	}
@@ -462,33 +411,16 @@ int cmd_top(int argc, char **argv)
 		tp.ui.level = a.drill ? LV_REASONS : LV_VCPUS;
 		tp.ui.tgid = a.opts.nr_pids == 1 ? (__u32)a.opts.pids[0] : 0;
 	}
-	if (session_open(&tp.s, &a.opts)) {
-		top_ui_free(&tp.ui);
-		return 1;
-	}
-	if (a.overhead && overhead_start(&tp.ov, session_object(&tp.s))) {
-		session_close(&tp.s);
-		top_ui_free(&tp.ui);
-		return 1;
-	}
-	tp.names.args = session_proc_args;
-	tp.names.args_ctx = &tp.s;
-	src.cells = tp.s.cells;
-	src.nr_cells = kernel_nr_cells;
-	src.ctx = &tp.s;
-	tracker_init(&tp.t, &src, BY_VCPU, a.opts.vcpu, true);
-	tp.t.split = a.opts.split;
-	row_table_init(&tp.cur);
 	row_table_init(&tp.tot);
 	uname(&u);
 	snprintf(tp.host, sizeof(tp.host), "%s", u.nodename);
 	snprintf(tp.kernel, sizeof(tp.kernel), "%s", u.release);
 	describe_filters(&tp);
-	tp.d = (struct top_data){ .cur = &tp.cur, .tot = &tp.tot, .names = &tp.names,
+	tp.d = (struct top_data){ .cur = &tp.sp.rows, .tot = &tp.tot, .names = &tp.sp.names,
 				  .host = tp.host, .kernel = tp.kernel, .filters = tp.filters };
 	setlocale(LC_ALL, "");
-	install_signal_handlers();
-	tp.start = tp.last = tp.reset_at = now_s();
+	sampler_start(&tp.sp);
+	tp.reset_at = tp.sp.start;
 
 	if (a.once)
 		rc = run_once(&tp);
@@ -496,18 +428,11 @@ int cmd_top(int argc, char **argv)
 		rc = run_log(&tp);
 	else
 		rc = run_live(&tp);
-	if (rc == -ENOMEM)
-		fprintf(stderr, "vmexit: out of memory reading the statistics\n");
 	if (a.log && tp.d.overhead)
 		fprintf(stderr, "%s\n", tp.d.overhead);
-	overhead_stop(&tp.ov);
 
 	top_view_free(&tp.v);
 	top_ui_free(&tp.ui);
-	tracker_free(&tp.t);
-	row_table_free(&tp.cur);
 	row_table_free(&tp.tot);
-	session_close(&tp.s);
-	vm_names_free(&tp.names);
-	return rc ? 1 : 0;
+	return sampler_close(&tp.sp, rc);
 }

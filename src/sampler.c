@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include "sampler.h"
+#include "signals.h"
+
+/* No sample is ever due: stat without an interval samples only at the end. */
+#define NEVER		1e300
+/* How often a waiting sampler looks for new cells: their VMM and threads may not live long. */
+#define TICK_S		0.02
+/* How often -p processes are checked for (a kill(pid, 0) each). */
+#define ALIVE_CHECK_S	1.0
+
+double sampler_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static __u32 session_cells(void *ctx)
+{
+	return session_nr_cells(ctx);
+}
+
+static __u32 session_turn_epoch(void *ctx)
+{
+	__u32 closed = session_epoch(ctx);
+
+	session_new_epoch(ctx);
+	return closed;
+}
+
+static void session_lost_counters(void *ctx, __u64 lost[NR_LOST])
+{
+	session_lost(ctx, lost);
+}
+
+/* Everything but the session: sp is zeroed, sp->s and sp->opts set when there is one. */
+static int setup(struct sampler *sp, const struct sampler_source *src,
+		 const struct sampler_opts *so)
+{
+	int err;
+
+	sp->src = *src;
+	sp->so = *so;
+	sp->names.resolve = src->use_proc;
+	sp->names.args = src->proc_args;
+	sp->names.args_ctx = src->cells.ctx;
+	row_table_init(&sp->rows);
+	err = tracker_init(&sp->t, &src->cells, so->by, sp->opts ? sp->opts->vcpu : -1,
+			   src->use_proc);
+	/* --split: the cells carry on-CPU, blocked and runq sums, and so do the rows. */
+	sp->t.split = sp->opts && sp->opts->split;
+	if (!err)
+		err = -pthread_mutex_init(&sp->lock, NULL);
+	if (err)
+		tracker_free(&sp->t);
+	return err;
+}
+
+int sampler_init(struct sampler *sp, const struct sampler_source *src,
+		 const struct sampler_opts *so)
+{
+	memset(sp, 0, sizeof(*sp));
+	return setup(sp, src, so);
+}
+
+int sampler_open(struct sampler *sp, struct cli_filters *f, const struct sampler_opts *so)
+{
+	struct sampler_source src = {
+		.cells = { .nr_cells = session_cells, .ctx = &sp->s },
+		.turn_epoch = session_turn_epoch,
+		.lost = session_lost_counters,
+		.proc_args = session_proc_args,
+		.use_proc = true,
+	};
+
+	memset(sp, 0, sizeof(*sp));
+	if (cli_filters_open_session(f, &sp->s))
+		return -1;
+	sp->opts = f->opts;
+	src.cells.cells = sp->s.cells;
+	sp->ov.stats_fd = -1;
+	if (so->overhead && overhead_start(&sp->ov, session_object(&sp->s))) {
+		session_close(&sp->s);
+		return -1;
+	}
+	if (setup(sp, &src, so)) {
+		fprintf(stderr, "vmexit: cannot start the statistics: out of resources\n");
+		overhead_stop(&sp->ov);
+		session_close(&sp->s);
+		return -1;
+	}
+	install_signal_handlers();
+	return 0;
+}
+
+void sampler_start(struct sampler *sp)
+{
+	double first = sp->so.first > 0 ? sp->so.first : sp->so.interval;
+
+	if (sp->s.skel)
+		session_start_command(&sp->s);
+	sp->start = sp->last = sampler_now();
+	sp->next = first > 0 ? sp->start + first : NEVER;
+	sp->started = true;
+}
+
+/* Names new guests while their VMMs still exist: they may be gone by the next sample. */
+static void name_new_cells(struct sampler *sp)
+{
+	for (; sp->named < sp->t.seen; sp->named++)
+		vm_names_get(&sp->names, sp->t.prev[sp->named].key.tgid);
+}
+
+void sampler_poll(struct sampler *sp)
+{
+	pthread_mutex_lock(&sp->lock);
+	tracker_discover(&sp->t);
+	name_new_cells(sp);
+	pthread_mutex_unlock(&sp->lock);
+}
+
+/* Like perf stat -p: tracing given pids ends when the last of them is gone. */
+static bool traced_pids_alive(const struct session_opts *o)
+{
+	if (!o || !o->nr_pids || o->command)
+		return true;
+	for (int i = 0; i < o->nr_pids; i++) {
+		if (!kill(o->pids[i], 0) || errno != ESRCH)
+			return true;
+	}
+	return false;
+}
+
+static void sleep_s(double s)
+{
+	struct timespec ts;
+
+	if (s <= 0)
+		return;
+	ts.tv_sec = (time_t)s;
+	ts.tv_nsec = (long)((s - ts.tv_sec) * 1e9);
+	nanosleep(&ts, NULL);
+}
+
+enum sampler_wake sampler_wait(struct sampler *sp)
+{
+	while (!exiting) {
+		double now = sampler_now();
+
+		sleep_s(sp->next - now < TICK_S ? sp->next - now : TICK_S);
+		sampler_poll(sp);
+		if (sp->s.skel && session_command_done(&sp->s, NULL))
+			return SAMPLER_COMMAND_EXITED;
+		now = sampler_now();
+		if (sp->so.end_with_pids && now >= sp->next_alive_check) {
+			sp->next_alive_check = now + ALIVE_CHECK_S;
+			if (!traced_pids_alive(sp->opts)) {
+				fprintf(stderr, "vmexit: every traced process has exited\n");
+				return SAMPLER_PIDS_EXITED;
+			}
+		}
+		if (now >= sp->next)
+			return SAMPLER_DUE;
+	}
+	return SAMPLER_SIGNALLED;
+}
+
+double sampler_due_in(const struct sampler *sp)
+{
+	return sp->next - sampler_now();
+}
+
+void sampler_set_interval(struct sampler *sp, double interval)
+{
+	sp->so.interval = interval;
+	sp->next = interval > 0 ? sp->last + interval : NEVER;
+}
+
+static int sample_locked(struct sampler *sp)
+{
+	double now = sampler_now();
+	__u32 closed = sp->src.turn_epoch(sp->src.cells.ctx);
+
+	if (tracker_sample(&sp->t, closed, &sp->rows))
+		return -ENOMEM;
+	name_new_cells(sp);
+	sp->src.lost(sp->src.cells.ctx, sp->lost);
+	/* Cumulative like t.cum: the kernel's run-time statistics are never reset. */
+	if (sp->so.overhead)
+		sp->overhead = overhead_sample(&sp->ov) ? NULL : &sp->ov;
+	sp->interval_s = now - sp->last;
+	sp->elapsed_s = now - sp->start;
+	sp->last = now;
+	sp->samples++;
+	if (sp->so.interval > 0 && sp->next != NEVER) {
+		sp->next += sp->so.interval;
+		if (sp->next < now)
+			sp->next = now + sp->so.interval;	/* we were stopped: no burst */
+	}
+	return 0;
+}
+
+int sampler_sample(struct sampler *sp)
+{
+	int err;
+
+	pthread_mutex_lock(&sp->lock);
+	err = sample_locked(sp);
+	pthread_mutex_unlock(&sp->lock);
+	return err;
+}
+
+void sampler_snapshot_init(struct sampler_snapshot *snap)
+{
+	memset(snap, 0, sizeof(*snap));
+	row_table_init(&snap->rows);
+}
+
+void sampler_snapshot_free(struct sampler_snapshot *snap)
+{
+	row_table_free(&snap->rows);
+	vm_names_free(&snap->names);
+}
+
+static int copy_locked(struct sampler *sp, struct sampler_snapshot *snap)
+{
+	const struct row_table *cum = &sp->t.cum;
+
+	row_table_reset(&snap->rows);
+	for (__u32 i = 0; i < cum->nr; i++) {
+		const struct row *src = &cum->rows[i];
+		struct row *r = row_table_get(&snap->rows, &src->key);
+
+		if (!r)
+			return -ENOMEM;
+		*r = *src;
+		/* Every tgid in the rows was named when its cell was discovered: no /proc here. */
+		if (src->key.tgid &&
+		    vm_names_set(&snap->names, src->key.tgid, vm_names_get(&sp->names, src->key.tgid)))
+			return -ENOMEM;
+	}
+	memcpy(snap->lost, sp->lost, sizeof(snap->lost));
+	snap->elapsed_s = sp->elapsed_s;
+	snap->has_bpf_runs = sp->overhead != NULL;
+	snap->bpf_run_ns = sp->overhead ? sp->overhead->run_ns : 0;
+	snap->bpf_runs = sp->overhead ? sp->overhead->run_cnt : 0;
+	snap->samples = sp->samples;
+	return 0;
+}
+
+int sampler_snapshot(struct sampler *sp, bool fresh, struct sampler_snapshot *snap)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&sp->lock);
+	if (fresh)
+		err = sample_locked(sp);
+	if (!err)
+		err = copy_locked(sp, snap);
+	pthread_mutex_unlock(&sp->lock);
+	return err;
+}
+
+int sampler_close(struct sampler *sp, int err)
+{
+	int rc = err ? 1 : 0;
+
+	if (err == -ENOMEM)
+		fprintf(stderr, "vmexit: out of memory reading the statistics\n");
+	if (sp->s.skel)
+		rc = session_command_report(&sp->s, rc);
+	if (sp->so.overhead)
+		overhead_stop(&sp->ov);
+	tracker_free(&sp->t);
+	row_table_free(&sp->rows);
+	vm_names_free(&sp->names);
+	pthread_mutex_destroy(&sp->lock);
+	if (sp->s.skel)
+		session_close(&sp->s);
+	return rc;
+}

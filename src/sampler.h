@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The sampling loop behind stat, top and serve: one session, its cells followed by a tracker
+ * (rows per interval and since start), guests named while their VMMs still exist, one epoch
+ * per sample, a schedule that does not burst after a stop (SIGSTOP, a suspended laptop), and
+ * the end of the run: Ctrl-C/SIGTERM, the traced command exiting, every -p process gone. The
+ * front ends only present the rows.
+ *
+ * A typical front end:
+ *
+ *	sampler_open(&sp, &filters, &(struct sampler_opts){ .by = BY_VM, .interval = 1 });
+ *	sampler_start(&sp);
+ *	while (sampler_wait(&sp) == SAMPLER_DUE) {
+ *		sampler_sample(&sp);
+ *		print(&sp.rows, sp.interval_s, sp.lost);
+ *	}
+ *	return sampler_close(&sp, err);
+ *
+ * Threads. A sampler has one owner thread, the one that opened it; the owner calls the
+ * functions below (sampler_sample() may also be called by another thread that the owner
+ * hands it to, never by two at once). Only the owner reads the public fields. The exception
+ * is sampler_snapshot(): any thread may call it at any time between sampler_start() and
+ * sampler_close(), concurrently with the owner's calls: it copies, under the sampler's lock,
+ * the rows since start, the loss counters and the guests' names, and may take a fresh sample
+ * first (a scrape). The owner's wait never holds the lock while it sleeps.
+ */
+#ifndef VMEXIT_SAMPLER_H
+#define VMEXIT_SAMPLER_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include "cli_filters.h"
+#include "overhead.h"
+#include "session.h"
+#include "tracker.h"
+#include "vm_names.h"
+
+struct sampler_opts {
+	enum group_by by;		/* how rows are keyed */
+	double interval;		/* seconds between samples; 0: none due (sample at the end) */
+	double first;			/* the first sample this long after the start; 0: interval */
+	bool end_with_pids;		/* -p: the run ends when every traced process has exited */
+	bool overhead;			/* --overhead: vmexit's own BPF run time, sampled too */
+};
+
+enum sampler_wake {
+	SAMPLER_DUE,			/* the interval is over: sampler_sample() */
+	SAMPLER_SIGNALLED,		/* Ctrl-C or SIGTERM (`exiting`) */
+	SAMPLER_COMMAND_EXITED,		/* the traced command exited */
+	SAMPLER_PIDS_EXITED,		/* every -p process has exited (end_with_pids; said on stderr) */
+};
+
+/* Where a sampler's cells come from: the kernel's (sampler_open), or a test's. */
+struct sampler_source {
+	struct cell_source cells;	/* cells.ctx is every hook's ctx */
+	/* Starts a new epoch; returns the one that just ended (whose min/max the cells carry). */
+	__u32 (*turn_epoch)(void *ctx);
+	void (*lost)(void *ctx, __u64 lost[NR_LOST]);
+	/* The command line the kernel kept for tgid (vm_names' args hook); may be NULL. */
+	int (*proc_args)(void *ctx, __u32 tgid, char *buf, size_t len);
+	bool use_proc;			/* names and vCPUs from /proc as well (off in tests) */
+};
+
+struct sampler {
+	struct session s;		/* when opened with sampler_open() */
+	struct session_opts *opts;	/* likewise: -p, the command */
+	struct sampler_source src;
+	struct tracker t;		/* t.cum: the rows since start */
+	struct vm_names names;		/* every guest seen, named while it ran */
+	struct sampler_opts so;
+	/* Filled by sampler_sample(): */
+	struct row_table rows;		/* since the previous sample */
+	double interval_s;		/* the period rows cover */
+	double elapsed_s;		/* since sampler_start() */
+	__u64 lost[NR_LOST];		/* kernel loss counters, since the start */
+	__u64 samples;			/* sampler_sample() calls so far */
+	/* --overhead: its statistics at the last sample; NULL without, or if they failed then. */
+	const struct overhead *overhead;
+	/* Private. */
+	struct overhead ov;
+	double start, last, next, next_alive_check;
+	__u32 named;			/* cells whose guest was named */
+	bool started;
+	pthread_mutex_t lock;		/* tracker, names, rows: against sampler_snapshot() */
+};
+
+/* CLOCK_MONOTONIC in seconds: the sampler's time base (start, last sample, deadlines). */
+double sampler_now(void);
+
+/*
+ * Preflight, the filters' guests to pids, load and attach (f->opts), BPF run-time statistics on
+ * with so->overhead, and Ctrl-C/SIGTERM handled through `exiting`. Prints the reason and returns -1 when tracing cannot start; the sampler is
+ * then closed already.
+ */
+int sampler_open(struct sampler *sp, struct cli_filters *f, const struct sampler_opts *so);
+/* A sampler over other cells than the kernel's (tests); no session, no command. 0 or -ENOMEM. */
+int sampler_init(struct sampler *sp, const struct sampler_source *src,
+		 const struct sampler_opts *so);
+/* Starts the clock and lets the traced command run. */
+void sampler_start(struct sampler *sp);
+/*
+ * Sleeps in short ticks until the next sample is due or the run ends, naming new guests and
+ * vCPUs on every tick while their processes still exist.
+ */
+enum sampler_wake sampler_wait(struct sampler *sp);
+/* One tick of sampler_wait() for front ends that wait on something else (a key, a socket). */
+void sampler_poll(struct sampler *sp);
+/* Seconds until the next sample is due (<= 0: due now; a large number when none is). */
+double sampler_due_in(const struct sampler *sp);
+/* A new interval length, the next sample due that long after the last one. */
+void sampler_set_interval(struct sampler *sp, double interval);
+/*
+ * Closes the epoch and takes the rows since the previous sample into sp->rows (and into
+ * sp->t.cum), with interval_s, elapsed_s and lost; schedules the next one (after a stop, one
+ * interval from now: no burst of catch-up samples). 0, or -ENOMEM.
+ */
+int sampler_sample(struct sampler *sp);
+
+struct sampler_snapshot {
+	struct row_table rows;		/* everything since the start, keyed by so.by */
+	struct vm_names names;		/* the name of every guest in rows (never asks /proc) */
+	__u64 lost[NR_LOST];
+	double elapsed_s;		/* at the sample the rows come from */
+	bool has_bpf_runs;		/* --overhead: the two below are known */
+	__u64 bpf_run_ns, bpf_runs;	/* vmexit's own programs since the start */
+	__u64 samples;			/* that sample's number: equal numbers, equal rows */
+};
+
+/*
+ * Thread-safe (see above): copies the rows since start, their guests' names and the loss
+ * counters into snap (initialised by the caller with sampler_snapshot_init(), reused across
+ * calls). fresh: take a sample first, as sampler_sample() does. 0, or -ENOMEM.
+ */
+int sampler_snapshot(struct sampler *sp, bool fresh, struct sampler_snapshot *snap);
+void sampler_snapshot_init(struct sampler_snapshot *snap);
+void sampler_snapshot_free(struct sampler_snapshot *snap);
+
+/*
+ * Ends the run: says on stderr what err was (-ENOMEM: out of memory) and how the traced
+ * command ended (left running, failed), frees everything. Returns vmexit's exit status:
+ * 1 on err, else the failing command's status, else 0.
+ */
+int sampler_close(struct sampler *sp, int err);
+
+#endif /* VMEXIT_SAMPLER_H */

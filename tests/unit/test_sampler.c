@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The sampling loop over hand-made cells: rows per interval and since the start, guests named
+ * from the kernel's copy of their command line, epochs, the schedule after a stop, the end on
+ * a signal, and snapshots taken by another thread while the owner samples.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "check.h"
+#include "sampler.h"
+#include "signals.h"
+
+#define NR_FAKE	4
+
+struct fake {
+	struct cell cells[NR_FAKE];
+	__u32 nr;
+	__u32 epoch;
+	__u64 lost[NR_LOST];
+	int args_calls;
+	bool bump;		/* two more exits in cell 0 at every epoch turn (every sample) */
+};
+
+static __u32 fake_nr(void *ctx)
+{
+	return ((struct fake *)ctx)->nr;
+}
+
+static __u32 fake_turn_epoch(void *ctx)
+{
+	struct fake *f = ctx;
+
+	if (f->bump) {
+		f->cells[0].started += 2;
+		f->cells[0].count += 2;
+	}
+	return f->epoch++;
+}
+
+static void fake_lost(void *ctx, __u64 lost[NR_LOST])
+{
+	memcpy(lost, ((struct fake *)ctx)->lost, sizeof(((struct fake *)ctx)->lost));
+}
+
+/* tgid 100 ran as qemu -name guest=web01; any other VMM left nothing. */
+static int fake_args(void *ctx, __u32 tgid, char *buf, size_t len)
+{
+	static const char args[] = "qemu-system-x86_64\0-name\0guest=web01";
+
+	((struct fake *)ctx)->args_calls++;
+	if (tgid != 100 || len < sizeof(args))
+		return -2;
+	memcpy(buf, args, sizeof(args));
+	return sizeof(args);
+}
+
+static void add_cell(struct fake *f, __u32 tgid, __u32 tid, __s32 vcpu, __u32 reason)
+{
+	struct cell *c = &f->cells[f->nr++];
+
+	memset(c, 0, sizeof(*c));
+	c->key.tgid = tgid;
+	c->key.tid = tid;
+	c->key.vcpu = vcpu;
+	c->key.isa = VMEXIT_ISA_VMX;
+	c->key.reason = reason;
+	c->key.ready = 1;
+	c->min_ns = ~0ULL;
+}
+
+/* n exits of ns each, completed in the current epoch. */
+static void exits(struct fake *f, int i, __u64 n, __u64 ns)
+{
+	struct cell *c = &f->cells[i];
+
+	c->started += n;
+	c->count += n;
+	c->total_ns += n * ns;
+	c->min_ns = c->min_ns < ns ? c->min_ns : ns;
+	c->max_ns = c->max_ns > ns ? c->max_ns : ns;
+	c->iv_epoch = f->epoch;
+	c->iv_min_ns = ns;
+	c->iv_max_ns = ns;
+	c->hist[ns < HIST_EXACT ? ns : HIST_EXACT - 1] += (__u32)n;
+}
+
+static void open_fake(struct sampler *sp, struct fake *f, enum group_by by, double interval)
+{
+	struct sampler_source src = {
+		.cells = { .cells = f->cells, .nr_cells = fake_nr, .ctx = f },
+		.turn_epoch = fake_turn_epoch,
+		.lost = fake_lost,
+		.proc_args = fake_args,
+	};
+	struct sampler_opts so = { .by = by, .interval = interval };
+
+	CHECK(sampler_init(sp, &src, &so) == 0);
+}
+
+static __u64 total_count(const struct row_table *rt)
+{
+	__u64 n = 0;
+
+	for (__u32 i = 0; i < rt->nr; i++)
+		n += rt->rows[i].count;
+	return n;
+}
+
+static void test_rows_and_names(void)
+{
+	struct fake f = {};
+	struct sampler sp;
+	struct sampler_snapshot snap;
+	const struct row *r;
+
+	add_cell(&f, 100, 101, 0, 30);
+	add_cell(&f, 100, 102, 1, 30);
+	add_cell(&f, 200, 201, 0, 48);
+	open_fake(&sp, &f, BY_VM, 0);
+	sampler_start(&sp);
+	sampler_poll(&sp);
+	/* Named while the VMM lives: asked once per guest, not per cell or per lookup. */
+	CHECK_EQ_U64(f.args_calls, 2);
+	CHECK_STR(vm_names_get(&sp.names, 100), "web01");
+	CHECK_STR(vm_names_get(&sp.names, 200), "200");
+
+	exits(&f, 0, 3, 10);
+	exits(&f, 1, 2, 12);
+	exits(&f, 2, 5, 7);
+	f.lost[LOST_CELLS_FULL] = 4;
+	CHECK(sampler_sample(&sp) == 0);
+	CHECK_EQ_U64(sp.samples, 1);
+	CHECK_EQ_U64(f.epoch, 1);	/* the sample turned the epoch once */
+	CHECK_EQ_U64(sp.rows.nr, 2);	/* by VM: the two vCPUs of 100 merge */
+	r = row_table_get(&sp.rows, &(struct row_key){ .tgid = 100, .vcpu = -1,
+						   .isa = VMEXIT_ISA_VMX, .reason = 30 });
+	CHECK(r && r->count == 5 && r->total_ns == 3 * 10 + 2 * 12);
+	CHECK(r && r->min_ns == 10 && r->max_ns == 12);
+	CHECK_EQ_U64(sp.lost[LOST_CELLS_FULL], 4);
+	CHECK(sp.interval_s >= 0 && sp.elapsed_s >= sp.interval_s);
+
+	/* An interval with nothing new: no rows; the whole run stays in t.cum. */
+	CHECK(sampler_sample(&sp) == 0);
+	CHECK_EQ_U64(sp.rows.nr, 0);
+	CHECK_EQ_U64(total_count(&sp.t.cum), 10);
+
+	exits(&f, 2, 1, 9);
+	sampler_snapshot_init(&snap);
+	CHECK(sampler_snapshot(&sp, false, &snap) == 0);
+	CHECK_EQ_U64(total_count(&snap.rows), 10);	/* as of the last sample */
+	CHECK_EQ_U64(snap.samples, 2);
+	CHECK(sampler_snapshot(&sp, true, &snap) == 0);	/* a scrape: sample first */
+	CHECK_EQ_U64(total_count(&snap.rows), 11);
+	CHECK_EQ_U64(snap.samples, 3);
+	CHECK_EQ_U64(snap.lost[LOST_CELLS_FULL], 4);
+	CHECK_STR(vm_names_get(&snap.names, 100), "web01");
+	CHECK_STR(vm_names_get(&snap.names, 200), "200");
+	CHECK_EQ_U64(f.args_calls, 2);	/* the snapshot never asks again */
+	sampler_snapshot_free(&snap);
+	CHECK_EQ_U64(sampler_close(&sp, 0), 0);
+}
+
+static void test_by_vcpu_and_reason(void)
+{
+	struct fake f = {};
+	struct sampler sp;
+
+	add_cell(&f, 100, 101, 0, 30);
+	add_cell(&f, 100, 102, 1, 30);
+	add_cell(&f, 200, 201, 0, 30);
+	open_fake(&sp, &f, BY_VCPU, 0);
+	sampler_start(&sp);
+	exits(&f, 0, 1, 5);
+	exits(&f, 1, 1, 5);
+	exits(&f, 2, 1, 5);
+	CHECK(sampler_sample(&sp) == 0);
+	CHECK_EQ_U64(sp.rows.nr, 3);
+	CHECK_EQ_U64(sampler_close(&sp, 0), 0);
+
+	open_fake(&sp, &f, BY_REASON, 0);
+	sampler_start(&sp);
+	exits(&f, 0, 1, 5);
+	exits(&f, 2, 2, 5);
+	CHECK(sampler_sample(&sp) == 0);	/* a new sampler counts the cells' whole life */
+	CHECK_EQ_U64(sp.rows.nr, 1);
+	CHECK_EQ_U64(total_count(&sp.rows), 6);
+	CHECK_EQ_U64(sampler_close(&sp, 0), 0);
+}
+
+static void test_schedule(void)
+{
+	struct fake f = {};
+	struct sampler sp;
+	struct timespec stop = { 0, 300 * 1000 * 1000 };
+
+	open_fake(&sp, &f, BY_VM, 0.1);
+	sampler_start(&sp);
+	CHECK(sampler_due_in(&sp) > 0 && sampler_due_in(&sp) <= 0.1);
+	CHECK(sampler_wait(&sp) == SAMPLER_DUE);
+	CHECK(sampler_due_in(&sp) <= 0);
+	CHECK(sampler_sample(&sp) == 0);
+	CHECK(sampler_due_in(&sp) > 0);
+	/* Stopped for three intervals: one sample is due, then the next a whole interval later. */
+	nanosleep(&stop, NULL);
+	CHECK(sampler_due_in(&sp) <= 0);
+	CHECK(sampler_sample(&sp) == 0);
+	CHECK(sampler_due_in(&sp) > 0 && sampler_due_in(&sp) <= 0.1);
+	CHECK(sp.interval_s >= 0.3);
+	/* A new interval counts from the last sample. */
+	sampler_set_interval(&sp, 5);
+	CHECK(sampler_due_in(&sp) > 4 && sampler_due_in(&sp) <= 5);
+	/* Without an interval nothing is ever due: only a signal ends the wait. */
+	sampler_set_interval(&sp, 0);
+	CHECK(sampler_due_in(&sp) > 1e6);
+	exiting = 1;
+	CHECK(sampler_wait(&sp) == SAMPLER_SIGNALLED);
+	exiting = 0;
+	CHECK_EQ_U64(sampler_close(&sp, -ENOMEM), 1);	/* -ENOMEM: said, and exit status 1 */
+}
+
+struct reader {
+	struct sampler *sp;
+	int bad;
+	int rounds;
+};
+
+/* Each snapshot must hold exactly as many exits as samples taken before it (one per sample). */
+static void *read_snapshots(void *arg)
+{
+	struct reader *rd = arg;
+	struct sampler_snapshot snap;
+
+	sampler_snapshot_init(&snap);
+	for (int i = 0; i < rd->rounds; i++) {
+		if (sampler_snapshot(rd->sp, i % 7 == 0, &snap) ||
+		    total_count(&snap.rows) != snap.samples * 2 ||
+		    strcmp(vm_names_get(&snap.names, 100), "web01"))
+			rd->bad++;
+	}
+	sampler_snapshot_free(&snap);
+	return NULL;
+}
+
+static void test_snapshot_from_another_thread(void)
+{
+	struct fake f = {};
+	struct sampler sp;
+	struct reader rd = { .sp = &sp, .rounds = 2000 };
+	pthread_t th;
+
+	add_cell(&f, 100, 101, 0, 30);
+	open_fake(&sp, &f, BY_VM, 0);
+	sampler_start(&sp);
+	/* Every sample, the owner's or a fresh snapshot's, sees exactly two more exits. */
+	f.bump = true;
+	CHECK(pthread_create(&th, NULL, read_snapshots, &rd) == 0);
+	for (int i = 0; i < 2000; i++) {
+		sampler_poll(&sp);
+		if (i % 3 == 0)
+			CHECK(sampler_sample(&sp) == 0);
+	}
+	pthread_join(th, NULL);
+	CHECK_EQ_U64(rd.bad, 0);
+	CHECK_EQ_U64(sampler_close(&sp, 0), 0);
+}
+
+int main(void)
+{
+	test_rows_and_names();
+	test_by_vcpu_and_reason();
+	test_schedule();
+	test_snapshot_from_another_thread();
+	CHECK_DONE("sampler");
+}
