@@ -2,16 +2,18 @@
 /*
  * printf-free number formatting: edge values against strings worked out by hand, then each
  * formatter against the printf conversion it replaces over many values, including the exact
- * ties of the double rounding that "%.9f" of ns / 1e9 shows after 97 days of uptime.
+ * ties of the double rounding that "%.9f" of ns / 1e9 shows after 97 days of uptime, and the
+ * rules language's flags, widths and precisions against printf's own.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "check.h"
 #include "fmt_num.h"
 
-static char out[FMT_F0_MAX + 1];
+static char out[(FMT_F0_MAX > FMT_SPEC_MAX ? FMT_F0_MAX : FMT_SPEC_MAX) + 1];
 
 #define FMT(call)	(*(call) = '\0', out)
 #define P		out
@@ -140,9 +142,90 @@ static void test_printf(void)
 	CHECK(bad == 0);
 }
 
+/* printf's own text for the same flags, width, precision and conversion. */
+static void spec_printf(char *want, size_t len, const struct fmt_spec *s, const char *arg_fmt,
+			...)
+{
+	char f[32], *q = f;
+	va_list ap;
+
+	*q++ = '%';
+	if (s->flags & FMT_MINUS)
+		*q++ = '-';
+	if (s->flags & FMT_ZERO)
+		*q++ = '0';
+	if (s->flags & FMT_PLUS)
+		*q++ = '+';
+	if (s->flags & FMT_SPACE)
+		*q++ = ' ';
+	if (s->flags & FMT_ALT)
+		*q++ = '#';
+	q += sprintf(q, "%u", s->width);
+	if (s->prec >= 0)
+		q += sprintf(q, ".%d", s->prec);
+	strcpy(q, arg_fmt);
+	va_start(ap, arg_fmt);
+	vsnprintf(want, len, f, ap);
+	va_end(ap);
+}
+
+static void diff_spec_int(const struct fmt_spec *s, __u64 mag, bool neg)
+{
+	char want[FMT_SPEC_MAX + 1], conv[4] = { 'l', 'l', s->conv };
+
+	/* printf's d of a negative value; u, x, X and o of the magnitude only. */
+	if (s->conv == 'd')
+		spec_printf(want, sizeof(want), s, conv, neg ? -(long long)mag : (long long)mag);
+	else
+		spec_printf(want, sizeof(want), s, conv, (unsigned long long)mag);
+	same("fmt_spec_int", want, FMT(fmt_spec_int(P, s, mag, neg)), mag);
+}
+
+/* mag / scale with scale 8, 1000 / 125: an exact double, so printf rounds the exact value. */
+static void diff_spec_fixed(const struct fmt_spec *s, __u64 k, bool neg)
+{
+	char want[FMT_SPEC_MAX + 1];
+	double x = (double)k / 8;
+
+	spec_printf(want, sizeof(want), s, "f", neg ? -x : x);
+	same("fmt_spec_fixed", want, FMT(fmt_spec_fixed(P, s, k * 125, neg, 1000)), k);
+}
+
+static void test_spec(void)
+{
+	static const __u8 convs[] = { 'd', 'u', 'x', 'X', 'o' };
+	static const __s16 precs[] = { -1, 0, 1, 2, 3, 5, 12, 40 };
+	static const __u16 widths[] = { 0, 1, 5, 13, 30 };
+
+	for (int i = 0; i < 40000; i++) {
+		struct fmt_spec s = {
+			.flags = rnd() & 31,
+			.width = widths[rnd() % 5],
+			.prec = precs[rnd() % 8],
+		};
+		__u64 r = rnd();
+		__u64 mag = r >> (rnd() & 63);
+		bool neg = s.flags & 1 ? rnd() & 1 : false;
+
+		s.conv = convs[i % 5];
+		if (s.conv == 'd' && mag > (__u64)INT64_MAX)
+			mag >>= 1;	/* printf's %lld takes no larger magnitude */
+		if (i % 7 == 0)
+			mag = 0;	/* precision 0 and '#' with zero */
+		/* The renderer signs only non-zero magnitudes, as printf's d sees them. */
+		diff_spec_int(&s, mag, neg && mag && s.conv == 'd');
+		s.conv = 'f';
+		/* Below 2^50 eighths: exact as a double, and k * 125 fits 64 bits. */
+		mag = (r >> 14) >> (rnd() % 50);
+		diff_spec_fixed(&s, mag, neg && mag);
+	}
+	CHECK(bad == 0);
+}
+
 int main(void)
 {
 	test_exact();
 	test_printf();
+	test_spec();
 	CHECK_DONE("fmt_num");
 }

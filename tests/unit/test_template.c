@@ -310,7 +310,7 @@ static void test_seed_file(void)
 	tmpl_env_release(&env);
 }
 
-/* seed_classify() through %(event): one event per kvmtrace id that carries over. */
+/* kvmtrace_classify() through %(event): one event per kvmtrace id that carries over. */
 static void test_classes(void)
 {
 	struct { __u16 isa; __u32 reason; __u64 info1; __u32 intr_info; const char *want; } t[] = {
