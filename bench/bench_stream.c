@@ -44,7 +44,7 @@
 #include "../bench/vmexit_bench.h"
 
 #define RINGBUF_BYTES	(16384u * 1024)		/* vmexit's default --ringbuf-kb */
-#define REC_BYTES	(8 + sizeof(struct vmexit_event))	/* ring record: header + event */
+#define REC_BYTES	(8 + VMEXIT_EVENT_BASE_LEN)	/* ring record: header + event */
 #define BATCH		1024			/* exits per BPF_PROG_TEST_RUN */
 #define STEP_S		0.4			/* one paced step */
 #define UNPACED_S	0.5
@@ -199,12 +199,12 @@ static int sink_event(struct consumer *c, const struct vmexit_event *ev)
 static int on_sample(void *ctx, void *data, size_t len)
 {
 	struct consumer *c = ctx;
-	struct vmexit_event ev;
+	struct vmexit_event ev = {};
 	int err;
 
-	if (len < sizeof(ev))
+	if (len < VMEXIT_EVENT_BASE_LEN)
 		return 0;
-	memcpy(&ev, data, sizeof(ev));
+	memcpy(&ev, data, VMEXIT_EVENT_BASE_LEN);
 	vcpu_cache_resolve(&c->vcpus, &ev);
 	if (ev.tgid != c->last_tgid) {
 		c->last_tgid = ev.tgid;

@@ -371,20 +371,62 @@ static __always_inline __u32 exit_begin(struct thread_state *ts, __u32 tgid, __u
 	return ref;
 }
 
+/* One completed exit's latency as on CPU + blocked + runq (--split). */
+struct exit_split {
+	__u64 blocked;
+	__u64 runq;
+};
+
 /*
  * An exit's time off CPU: what the thread's sums grew by since the exit began. Clamped to its
  * latency (clocks of two CPUs may disagree by a few ns), so that on CPU is never negative and
  * the three parts add up to the latency exactly.
  */
-static __always_inline void cell_split(struct cell *c, __u64 lat, __u64 blocked, __u64 runq)
+static __always_inline void split_of(struct exit_split *s, __u64 lat, __u64 blocked, __u64 runq)
 {
 	if (blocked > lat)
 		blocked = lat;
 	if (runq > lat - blocked)
 		runq = lat - blocked;
-	c->blocked_ns += blocked;
-	c->runq_ns += runq;
-	c->oncpu_ns += lat - blocked - runq;
+	s->blocked = blocked;
+	s->runq = runq;
+}
+
+static __always_inline void cell_split(struct cell *c, __u64 lat, const struct exit_split *s)
+{
+	c->blocked_ns += s->blocked;
+	c->runq_ns += s->runq;
+	c->oncpu_ns += lat - s->blocked - s->runq;
+}
+
+/* Stream records are shorter without --split: the split fields are not sent. */
+static __always_inline struct vmexit_event *event_reserve(void)
+{
+	struct vmexit_event *ev;
+
+	if (split_enabled)
+		ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	else
+		ev = bpf_ringbuf_reserve(&events, VMEXIT_EVENT_BASE_LEN, 0);
+	if (!ev)
+		lost_inc(LOST_RINGBUF_FULL);
+	return ev;
+}
+
+/* For records that are not exits: everything 0 but what the caller fills in. */
+static __always_inline struct vmexit_event *event_reserve_zeroed(void)
+{
+	struct vmexit_event *ev = event_reserve();
+
+	if (!ev)
+		return NULL;
+	__builtin_memset(ev, 0, VMEXIT_EVENT_BASE_LEN);
+	if (split_enabled) {
+		ev->oncpu_ns = 0;
+		ev->blocked_ns = 0;
+		ev->runq_ns = 0;
+	}
+	return ev;
 }
 
 static __always_inline void cell_complete(struct cell *c, __u64 lat)
@@ -415,7 +457,7 @@ static __always_inline void cell_complete(struct cell *c, __u64 lat)
 
 /* Ring-buffer record for a completed exit, after the stream filters. */
 static __always_inline void stream_emit(struct thread_state *ts, __u32 tgid, __u32 tid, __u64 start,
-					__u64 lat, __u16 type)
+					__u64 lat, __u16 type, const struct exit_split *s)
 {
 	struct vmexit_event *ev;
 
@@ -423,10 +465,13 @@ static __always_inline void stream_emit(struct thread_state *ts, __u32 tgid, __u
 		return;
 	if (stream_sample_every > 1 && ts->sample_ctr++ % stream_sample_every)
 		return;
-	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
-	if (!ev) {
-		lost_inc(LOST_RINGBUF_FULL);
+	ev = event_reserve();
+	if (!ev)
 		return;
+	if (split_enabled) {
+		ev->blocked_ns = s->blocked;
+		ev->runq_ns = s->runq;
+		ev->oncpu_ns = lat - s->blocked - s->runq;
 	}
 	ids_fill(&tgid, &tid);
 	ev->ts_ns = start;
@@ -489,15 +534,18 @@ static __always_inline void exit_end(struct thread_state *ts, __u32 *ref, __u64 
 				     __u64 blocked0, __u64 runq0, __u32 tgid, __u32 tid, __u16 type)
 {
 	struct cell *c = cell_get(*ref);
+	struct exit_split s = {};
 
 	*ref = CELL_NONE;
 	if (!c)
 		return;		/* filtered out, or counted lost when it began */
-	if (split_enabled)
-		cell_split(c, now - start, ts->blocked_sum - blocked0, ts->runq_sum - runq0);
+	if (split_enabled) {
+		split_of(&s, now - start, ts->blocked_sum - blocked0, ts->runq_sum - runq0);
+		cell_split(c, now - start, &s);
+	}
 	cell_complete(c, now - start);
 	if (stream_enabled)
-		stream_emit(ts, tgid, tid, start, now - start, type);
+		stream_emit(ts, tgid, tid, start, now - start, type, &s);
 }
 
 static __always_inline void handle_kvm_entry(__u64 now, __u32 tgid, __u32 tid)
@@ -656,12 +704,9 @@ static __always_inline void handle_tsc_offset(__u64 now, __u32 tgid, __u32 tid, 
 		return;
 	if (filter_vcpu >= 0 && vcpu != filter_vcpu)
 		return;
-	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
-	if (!ev) {
-		lost_inc(LOST_RINGBUF_FULL);
+	ev = event_reserve_zeroed();
+	if (!ev)
 		return;
-	}
-	__builtin_memset(ev, 0, sizeof(*ev));
 	ev->ts_ns = now;
 	ev->tgid = tgid;
 	ev->tid = tid;
@@ -788,12 +833,9 @@ static __always_inline void handle_kvm_event(__u64 now, __u32 tgid, __u32 tid,
 	/* As for user exits, a thread whose vCPU is unknown passes -c: userspace decides. */
 	if (filter_vcpu >= 0 && vcpu >= 0 && vcpu != filter_vcpu)
 		return;
-	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
-	if (!ev) {
-		lost_inc(LOST_RINGBUF_FULL);
+	ev = event_reserve_zeroed();
+	if (!ev)
 		return;
-	}
-	__builtin_memset(ev, 0, sizeof(*ev));
 	ev->ts_ns = now;
 	ev->tgid = tgid;
 	ev->tid = tid;

@@ -184,6 +184,15 @@ struct vmexit_event {
 	__u32 cpu;
 	__u16 isa;		/* VMEXIT_ISA_* */
 	__u16 type;		/* enum vmexit_event_type */
+	/*
+	 * --split (EV_EXIT, EV_USER_EXIT): latency_ns as on CPU + blocked + runq, exactly. Without
+	 * --split the kernel sends only the VMEXIT_EVENT_BASE_LEN bytes above.
+	 */
+	__u64 oncpu_ns;
+	__u64 blocked_ns;
+	__u64 runq_ns;
 };
+
+#define VMEXIT_EVENT_BASE_LEN	72	/* struct vmexit_event up to type */
 
 #endif /* VMEXIT_H */

@@ -30,6 +30,7 @@ int evout_open(struct evout *o, const struct evout_opts *opts)
 	memset(o, 0, sizeof(*o));
 	o->mode = opts->mode;
 	o->tsc_mhz = opts->tsc_mhz;
+	o->split = opts->split;
 	o->names = opts->names;
 	o->f = stdout;
 	switch (opts->mode) {
@@ -213,6 +214,11 @@ static void json_event(struct evout *o, const struct vmexit_event *ev)
 	p = json_u64(p, "error_code", ev->error_code);
 	if (ev->type == VMEXIT_EV_USER_EXIT)
 		p = json_s64(p, "errno", (__s64)ev->info1);
+	if (o->split && (ev->type == VMEXIT_EV_EXIT || ev->type == VMEXIT_EV_USER_EXIT)) {
+		p = json_u64(p, "oncpu_ns", ev->oncpu_ns);
+		p = json_u64(p, "blocked_ns", ev->blocked_ns);
+		p = json_u64(p, "runq_ns", ev->runq_ns);
+	}
 	if (o->tsc_mhz > 0) {
 		p = json_room(o, buf, p, FMT_F0_MAX + 32);
 		p = fmt_f0(json_key(p, "latency_cycles"), ev->latency_ns * o->tsc_mhz / 1e3);

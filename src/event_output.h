@@ -20,6 +20,7 @@ struct evout_opts {
 	const char *format_path;	/* EVOUT_LINES: rules file; NULL: the built-in rules */
 	const char *perfetto_path;	/* EVOUT_PERFETTO: "-" for standard output */
 	double tsc_mhz;			/* > 0: cycles in lines (%(tsc)) and in JSON */
+	bool split;			/* exits carry oncpu/blocked/runq: JSON has them */
 	struct vm_names *names;		/* guest names, owned by the caller */
 };
 
@@ -32,6 +33,7 @@ struct evout {
 	FILE *f;
 	bool own_file;
 	double tsc_mhz;
+	bool split;
 	struct vm_names *names;
 	struct tmpl_rules *rules;
 	struct tmpl_env *env;

@@ -42,6 +42,9 @@ int event_rows_add(struct row_table *rt, enum group_by by, const struct vmexit_e
 	r->count++;
 	r->completed++;
 	r->total_ns += ev->latency_ns;
+	r->oncpu_ns += ev->oncpu_ns;
+	r->blocked_ns += ev->blocked_ns;
+	r->runq_ns += ev->runq_ns;
 	if (ev->latency_ns < r->min_ns)
 		r->min_ns = ev->latency_ns;
 	if (ev->latency_ns > r->max_ns)

@@ -145,12 +145,13 @@ static __s32 vcpu_from_cells(void *ctx, const struct vmexit_event *ev)
 static int on_sample(void *ctx, void *data, size_t len)
 {
 	struct live_ctx *c = ctx;
-	struct vmexit_event ev;
+	struct vmexit_event ev = {};
 	int err;
 
-	if (len < sizeof(ev))
+	/* Without --split the kernel sends the event without its split fields. */
+	if (len < VMEXIT_EVENT_BASE_LEN)
 		return 0;
-	memcpy(&ev, data, sizeof(ev));
+	memcpy(&ev, data, len < sizeof(ev) ? len : sizeof(ev));
 	vcpu_cache_resolve(&c->vcpus, &ev);
 	/* The kernel lets userspace exits of a thread with no known vCPU through -c. */
 	if (c->vcpu_filter >= 0 && ev.vcpu != c->vcpu_filter)

@@ -176,6 +176,7 @@ int cmd_record(int argc, char **argv)
 		return 2;
 	rec_meta_now(&meta);
 	meta.tsc_mhz = a.tsc_mhz;
+	meta.split = a.opts.split;
 	/* Before loading anything: an existing file must not cost a BPF load to refuse. */
 	rec.w = rec_writer_open(a.path, a.force, &meta, err, sizeof(err));
 	if (!rec.w) {

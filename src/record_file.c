@@ -32,6 +32,7 @@ enum hdr_item_type {
 	HI_KERNEL = 2,
 	HI_REASONS = 3,
 	HI_GUEST = 4,
+	HI_SPLIT = 5,	/* no payload: event records carry the --split fields (1.1) */
 };
 
 enum rec_type {
@@ -43,11 +44,13 @@ enum rec_type {
 
 #define REC_HDR_LEN		8
 #define EVENT_LEN		72	/* RT_EVENT payload: struct vmexit_event, little endian */
+#define EVENT_SPLIT_LEN		96	/* ... and its --split fields (1.1) */
 #define END_LEN			16
 #define IO_BUF_SIZE		(1u << 20)
 
-_Static_assert(sizeof(struct vmexit_event) == EVENT_LEN, "vmexit_event layout changed: "
-	       "bump the record format and update docs/record-format.md");
+_Static_assert(sizeof(struct vmexit_event) == EVENT_SPLIT_LEN && VMEXIT_EVENT_BASE_LEN ==
+	       EVENT_LEN, "vmexit_event layout changed: bump the record format and update "
+	       "docs/record-format.md");
 
 static inline size_t pad8(size_t n)
 {
@@ -198,6 +201,13 @@ static void encode_event(unsigned char *p, const struct vmexit_event *ev)
 	put16(p + 70, ev->type);
 }
 
+static void encode_split(unsigned char *p, const struct vmexit_event *ev)
+{
+	put64(p + 72, ev->oncpu_ns);
+	put64(p + 80, ev->blocked_ns);
+	put64(p + 88, ev->runq_ns);
+}
+
 static void decode_event(const unsigned char *p, struct vmexit_event *ev)
 {
 	ev->ts_ns = get64(p + 0);
@@ -214,6 +224,13 @@ static void decode_event(const unsigned char *p, struct vmexit_event *ev)
 	ev->cpu = get32(p + 64);
 	ev->isa = get16(p + 68);
 	ev->type = get16(p + 70);
+}
+
+static void decode_split(const unsigned char *p, struct vmexit_event *ev)
+{
+	ev->oncpu_ns = get64(p + 72);
+	ev->blocked_ns = get64(p + 80);
+	ev->runq_ns = get64(p + 88);
 }
 
 __attribute__((format(printf, 3, 4)))
@@ -360,6 +377,8 @@ static size_t header_len(const struct rec_writer *w, size_t host_len, size_t ker
 	}
 	for (size_t i = 0; i < w->nr_guests; i++)
 		total += 8 + pad8(4 + name_len(w->guests[i].name));
+	if (w->meta.split)
+		total += 8;
 	return total;
 }
 
@@ -439,6 +458,8 @@ static int emit_header(struct rec_writer *w)
 		p = put_reasons_item(p, header_isas[i]);
 	for (size_t i = 0; i < w->nr_guests; i++)
 		p = put_guest_item(p, &w->guests[i]);
+	if (w->meta.split)
+		p = put_item(p, HI_SPLIT, "", 0);
 	put32(h + HDR_CRC_OFF, header_crc(h, total));
 
 	w->header_done = true;
@@ -527,12 +548,15 @@ fail:
 
 int rec_writer_add_event(struct rec_writer *w, const struct vmexit_event *ev)
 {
-	unsigned char *p = begin_record(w, RT_EVENT, EVENT_LEN);
+	size_t len = w->meta.split ? EVENT_SPLIT_LEN : EVENT_LEN;
+	unsigned char *p = begin_record(w, RT_EVENT, len);
 
 	if (!p)
 		return w->error;
 	encode_event(p + REC_HDR_LEN, ev);
-	end_record(w, p, EVENT_LEN);
+	if (w->meta.split)
+		encode_split(p + REC_HDR_LEN, ev);
+	end_record(w, p, len);
 	w->events++;
 	w->records++;
 	return 0;
@@ -820,6 +844,9 @@ static int parse_header_items(struct rec_reader *r, const unsigned char *h, __u3
 			if (parse_guest_item(r, p, len, q))
 				return -1;
 			break;
+		case HI_SPLIT:
+			r->meta.split = true;
+			break;
 		default:
 			/* An item from a newer minor version: skipping it is the contract. */
 			break;
@@ -1053,6 +1080,11 @@ static int decode_event_record(struct rec_reader *r, const struct raw_record *re
 				   rec->len, EVENT_LEN);
 	item->kind = REC_EVENT;
 	decode_event(rec->p, &item->ev);
+	/* 1.0 files and recordings without --split: no split, which reads as 0. */
+	if (rec->len >= EVENT_SPLIT_LEN)
+		decode_split(rec->p, &item->ev);
+	else
+		item->ev.oncpu_ns = item->ev.blocked_ns = item->ev.runq_ns = 0;
 	r->events++;
 	r->records++;
 	return 1;

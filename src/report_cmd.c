@@ -395,6 +395,8 @@ int cmd_report(int argc, char **argv)
 		a.view.tsc_mhz = rec_reader_meta(rd)->tsc_mhz;
 	reason_names_fallback(file_reason_name, rd);
 	a.out.tsc_mhz = a.view.tsc_mhz;
+	/* Recorded with --split (format 1.1): the summary and JSON events show it. */
+	a.view.split = a.out.split = rec_reader_meta(rd)->split;
 	if (a.events) {
 		ret = evout_open(&r.out, &a.out);
 		if (ret) {

@@ -152,6 +152,7 @@ int cmd_stream(int argc, char **argv)
 	a.opts.command = cli_split_command(&argc, argv);
 	if (argp_parse(&stream_argp, argc, argv, ARGP_IN_ORDER, NULL, &a))
 		return 2;
+	a.out.split = a.opts.split;
 	/* Before loading anything: a bad rules file is a usage error. */
 	err = evout_open(&out, &a.out);
 	if (err) {

@@ -157,6 +157,9 @@ static __u64 field_value(const struct op *op, const struct rctx *c)
 		return ev->error_code;
 	case F_LATENCY_NS:
 	case F_LATENCY_US:	return ev->latency_ns;
+	case F_ONCPU_NS:	return ev->oncpu_ns;
+	case F_BLOCKED_NS:	return ev->blocked_ns;
+	case F_RUNQ_NS:		return ev->runq_ns;
 	case F_TS_NS:
 	case F_TIME:		return ev->ts_ns;
 	case F_REL_NS:

@@ -26,6 +26,7 @@ enum field_id {
 	F_TSC, F_RELTSC, F_EVENT, F_VCPU, F_PID, F_WORD, F_REASON, F_REASON_NAME, F_ISA, F_GUEST,
 	F_TID, F_CPU, F_RIP, F_INFO1, F_INFO2, F_INTR_INFO, F_ERROR_CODE, F_LATENCY_NS,
 	F_LATENCY_US, F_TS_NS, F_REL_NS, F_TIME, F_RELTIME, F_TYPE,
+	F_ONCPU_NS, F_BLOCKED_NS, F_RUNQ_NS,	/* --split: latency_ns in three parts, else 0 */
 	F_KVM_EVENT,	/* which kvm tracepoint; %s its name */
 	F_ACCESS,	/* kvm events: read / write / unsatisfied-read */
 	F_KVM,		/* a named field of kvm events: reasons.c's table, by its name */

@@ -33,6 +33,15 @@ hog=$!
 run runq --split --json -- taskset -c "$cpu" "$OUT/vmexit-guest" --io $N --io-spin-us $US
 kill $hog
 hog=
+# Per exit: stream's JSON, a rules file, and a recording read back by report.
+chk "$VMEXIT" stream --split --json -- "$OUT/vmexit-guest" --io 30 --io-sleep-us 500 \
+	>"$TMP/stream" || fail "vmexit stream --split exited with $?"
+printf 'default %%(latency_ns)d=%%(oncpu_ns)d+%%(blocked_ns)d+%%(runq_ns)d\n' >"$TMP/rules"
+chk "$VMEXIT" stream --split --format "$TMP/rules" -- "$OUT/vmexit-guest" --io 30 \
+	>"$TMP/lines" || fail "vmexit stream --split --format exited with $?"
+chk "$VMEXIT" record --split -o "$TMP/rec" -- "$OUT/vmexit-guest" --io $N --io-sleep-us $US \
+	>/dev/null || fail "vmexit record --split exited with $?"
+chk "$VMEXIT" report -i "$TMP/rec" --json >"$TMP/report" || fail "vmexit report exited with $?"
 
 python3 - "$TMP" $N $US <<'PY' || exit 1
 import csv, json, sys
@@ -87,6 +96,18 @@ check("CSV: split columns",
 check(f"CSV: Oncpu_ns + Blocked_ns + Runq_ns == Total_ns in all {len(rows)} rows",
       rows and all(int(r["Oncpu_ns"]) + int(r["Blocked_ns"]) + int(r["Runq_ns"]) ==
                    int(r["Total_ns"]) for r in rows))
+ev = [e for e in lines("stream") if e["type"] == "user_exit"]
+check(f"stream: all {len(ev)} exits to the VMM split exactly", len(ev) == 30 and all(
+      e["oncpu_ns"] + e["blocked_ns"] + e["runq_ns"] == e["latency_ns"] for e in ev))
+check("stream: the sleeping exits are blocked >= 500 us each",
+      all(e["blocked_ns"] >= 0.95 * 500000 for e in ev))
+ln = [l.split("=") for l in open(f"{d}/lines") if "=" in l]
+check(f"rules file: all {len(ln)} lines latency = oncpu + blocked + runq",
+      len(ln) >= 30 and all(int(a) == sum(map(int, b.split("+"))) for a, b in ln))
+r = io_row("report")
+check("report of a --split recording: split exact, blocked >= 95 % of N x US",
+      r["oncpu_ns"] + r["blocked_ns"] + r["runq_ns"] == r["total_ns"] and
+      r["blocked_ns"] >= 0.95 * want, f"(blocked {ms(r['blocked_ns'])})")
 plain = lines("plain")[-1]["rows"]
 check("without --split: no split fields", plain and not any("oncpu_ns" in r for r in plain))
 sys.exit(1 if bad else 0)
