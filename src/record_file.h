@@ -30,7 +30,7 @@ struct rec_meta {
 	__u64 mono_ns;		/* CLOCK_MONOTONIC at start: event ts_ns use this clock */
 	__u64 real_ns;		/* CLOCK_REALTIME at the same moment: wall = real + (ts - mono) */
 	double tsc_mhz;		/* 0 when unknown */
-	bool split;		/* recorded with --split: exits carry oncpu/blocked/runq (1.1+) */
+	bool split;		/* recorded with --split: exits carry oncpu/blocked/runq (1.1) */
 };
 
 /* Fills host, kernel and the two clocks from uname() / clock_gettime(); tsc_mhz = 0. */
