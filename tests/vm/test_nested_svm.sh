@@ -9,6 +9,9 @@
 #                 the kvm_exit fast path sees exits: it must pass and the fast path be used
 #   phase "skew": the same with the test-only VMEXIT_TEST_FAST_PATH_SKEW=1 (the fast path reads
 #                 reason + 1): the check must refuse it, say so, and use the classic tracepoints
+#   then "split": vmexit stat --split on a guest whose vCPU halts until its APIC timer fires
+#                 (--timer) and makes CPUID exits: HLT exits are mostly blocked, CPUID exits on
+#                 CPU, and on CPU + blocked + runq is each row's total, exactly
 # then checks vmexit's numbers against (a) the exact counts vmexit-guest documents for its
 # arguments and (b) tracefs' own count of the same run, event by event.
 #
@@ -171,6 +174,18 @@ echo "$PHASES" | while read -r phase vms vcpus cpuid io hlt msr mmio name hooks;
 		echo '!hist:keys=exit_reason:size=256' >$T/events/kvm/kvm_exit/trigger
 	fi
 done
+if [ $MODE = full ]; then
+	echo "T_SPLIT_PHASE"
+	# KVM polls a halted vCPU for a while before it sleeps (halt_poll_ns), on CPU. Without
+	# polling, a HLT exit is the vCPU asleep until its timer fires.
+	echo 0 >/sys/module/kvm/parameters/halt_poll_ns 2>/dev/null
+	echo "T_SPLIT_POLL $(cat /sys/module/kvm/parameters/halt_poll_ns 2>/dev/null)"
+	/vmexit stat --split --json -- /vmexit-guest --vcpus 1 --timer 200 --cpuid 200 \
+		--name splitvm >/tmp/out 2>/tmp/err
+	echo "T_SPLIT_RC $?"
+	grep '^{"interval_s"' /tmp/out | tail -n 1 | sed 's/^/T_SPLIT_JSON /'
+	grep -v '^libbpf' /tmp/err | head -n 20 | sed 's/^/T_SPLIT_ERR /'
+fi
 exit 0
 EOF
 
@@ -214,11 +229,13 @@ def new_phase():
                 hooks_lines=[])
 
 # ---- parse the bed's stdout into phases
-phases = {}; cur = None; preamble = []
+phases = {}; cur = None; preamble = []; split = {}
 for line in open(path, errors="replace"):
     line = line.rstrip("\n")
     tag, _, rest = line.partition(" ")
     f = rest.split()
+    if tag.startswith("T_SPLIT"):
+        split.setdefault(tag, []).append(rest); continue
     if tag == "T_PHASE":
         cur = phases[f[0]] = new_phase(); continue
     if cur is None:
@@ -422,6 +439,40 @@ def check_hooks(pre, want, h, lines):
 for spec in phases_spec.strip().splitlines():
     f = spec.split()
     check_phase(f[0], *map(int, f[1:8]), f[8], f[9])
+
+def check_split():
+    pre = "phase split"
+    if not check("T_SPLIT_PHASE" in split, f"{pre}: did not run"):
+        return
+    for l in split.get("T_SPLIT_ERR", []):
+        print("  | " + l)
+    check(split.get("T_SPLIT_RC") == ["0"], f"{pre}: vmexit stat --split exited {split.get('T_SPLIT_RC')}")
+    check(split.get("T_SPLIT_POLL") == ["0"], f"{pre}: halt polling still on: {split.get('T_SPLIT_POLL')}")
+    try:
+        rows = json.loads(split["T_SPLIT_JSON"][-1])["rows"]
+    except (KeyError, IndexError, ValueError) as e:
+        check(False, f"{pre}: no JSON summary: {e}")
+        return
+    for r in rows:
+        tag = f"{pre}: {r.get('kind')} {r.get('reason_name')}"
+        check(r["oncpu_ns"] + r["blocked_ns"] + r["runq_ns"] == r["total_ns"],
+              f"{tag}: oncpu {r['oncpu_ns']} + blocked {r['blocked_ns']} + runq {r['runq_ns']} != total {r['total_ns']}")
+        if r.get("kind") == "kernel" and r.get("completed"):
+            t = r["total_ns"] or 1
+            print(f"test_nested_svm:   split: {r['reason_name']:6} count {r['count']:4} on CPU "
+                  f"{100 * r['oncpu_ns'] / t:5.1f} % blocked {100 * r['blocked_ns'] / t:5.1f} % "
+                  f"runq {100 * r['runq_ns'] / t:5.1f} %")
+    def row(reason):
+        m = [r for r in rows if r.get("kind") == "kernel" and r.get("reason") == reason]
+        return m[0] if len(m) == 1 and m[0].get("completed") else None
+    hlt, cpuid = row(SVM_HLT), row(SVM_CPUID)
+    if check(hlt is not None, f"{pre}: no completed HLT row: {rows}"):
+        check(hlt["blocked_ns"] >= 0.5 * hlt["total_ns"], f"{pre}: HLT exits not mostly blocked: {hlt}")
+    if check(cpuid is not None and cpuid["count"] == 200, f"{pre}: no CPUID row of 200 exits: {cpuid}"):
+        check(cpuid["oncpu_ns"] >= 0.9 * cpuid["total_ns"], f"{pre}: CPUID exits not on CPU: {cpuid}")
+
+if mode == "full":
+    check_split()
 
 if errors:
     for e in errors:
