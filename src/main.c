@@ -16,6 +16,7 @@ static const struct {
 	{ "stream", cmd_stream, "print exits one by one as they happen (lines, JSON, Perfetto)" },
 	{ "record", cmd_record, "record exits into a file for report" },
 	{ "report", cmd_report, "stat and stream output from a recorded file, without root" },
+	{ "serve", cmd_serve, "export exits to Prometheus / OpenMetrics scrapers over HTTP" },
 	{ "list", cmd_list, "list exit reason names, or running guests (list guests)" },
 };
 
@@ -39,7 +40,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
-		printf("vmexit 0.1\n");
+		printf("vmexit " VMEXIT_VERSION "\n");
 		return 0;
 	}
 	/* Usage errors exit 2 like every other bad input, not argp's EX_USAGE. */
@@ -54,8 +55,8 @@ int main(int argc, char **argv)
 		argv[1] = name;
 		return commands[i].fn(argc - 1, argv + 1);
 	}
-	fprintf(stderr, "vmexit: unknown command '%s'; commands: stat, stream, record, "
-		"report, list (vmexit --help)\n",
+	fprintf(stderr, "vmexit: unknown command '%s'; commands: stat, top, stream, "
+		"record, report, serve, list (vmexit --help)\n",
 		argv[1]);
 	return 2;
 }

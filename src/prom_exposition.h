@@ -52,7 +52,7 @@ struct expo_inflight {
 };
 
 struct expo_prog {
-	char name[16];			/* BPF_OBJ_NAME_LEN */
+	char name[64];			/* libbpf's name: the kernel keeps only 15 bytes */
 	__u64 run_ns;
 	__u64 run_cnt;
 };

@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vmexit serve: a Prometheus / OpenMetrics exporter. The main thread owns the sampler (its
+ * ticks name new guests while they run, its samples keep the kernel's 32-bit bucket deltas
+ * short); the HTTP thread takes a fresh snapshot of the rows since start for each scrape.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+#include "bpf_run_stats.h"
+#include "cli_filters.h"
+#include "commands.h"
+#include "metrics_http.h"
+#include "prom_exposition.h"
+#include "sampler.h"
+#include "serve_guests.h"
+#include "signals.h"
+#include "stat_output.h"
+#include "vmexit.skel.h"
+
+enum { OPT_LISTEN = 0x300, OPT_BY, OPT_BUCKETS, OPT_KEEP, OPT_PIDFILE };
+
+#define MAX_PROGS	32
+
+struct serve_args {
+	struct session_opts opts;
+	struct cli_filters filters;
+	const char *listen;
+	enum group_by by;
+	struct expo_buckets buckets;
+	__u64 keep_ns;
+	const char *pidfile;
+};
+
+struct serve {
+	struct sampler sp;
+	struct sampler_snapshot snap;		/* the HTTP thread's, reused across scrapes */
+	struct expo_series *series;		/* likewise */
+	__u32 series_cap;
+	pthread_mutex_t guests_lock;		/* guests: HTTP thread vs main thread */
+	struct serve_guests guests;
+	const struct serve_args *a;
+	struct expo_prog progs[MAX_PROGS];
+	int prog_fds[MAX_PROGS];
+	int nr_progs;
+	bool run_stats;				/* the kernel accounts run time */
+	char kernel[65];
+};
+
+static const char doc[] =
+"Export exit counts and latency histograms for Prometheus and OpenMetrics scrapers.\n"
+"\n"
+"USAGE: vmexit serve [OPTION...]\n"
+"\n"
+"Serves http://ADDR:PORT/metrics (text format 0.0.4, or OpenMetrics 1.0 when\n"
+"the Accept header asks for it) until SIGTERM or Ctrl-C. Counters run from\n"
+"vmexit's start; a guest's series stay --keep after its VMM exits, then go.\n"
+"\n"
+"EXAMPLES:\n"
+"    vmexit serve                        # http://localhost:9477/metrics\n"
+"    vmexit serve --listen :9477 --by vcpu   # every address, per-vCPU series\n"
+"    vmexit serve -g 'web01' -r EPT_VIOLATION,HLT   # filters, in the kernel\n"
+"    vmexit serve --buckets 1.024us,32.768us,1.048576ms,33.554432ms\n";
+
+static const struct argp_option options[] = {
+	{ NULL, 0, NULL, 0, "Exporter:", 2 },
+	{ "listen", OPT_LISTEN, "[ADDR]:PORT", 0, "Where to serve (default " HTTP_DEFAULT_LISTEN
+	  "; :PORT for every address, [::1]:PORT for IPv6, port 0 for any free one)", 2 },
+	{ "by", OPT_BY, "vm|vcpu", 0, "Series per guest x reason (default), or per vCPU as well "
+	  "(a vcpu label)", 2 },
+	{ "buckets", OPT_BUCKETS, "LIST", 0, "Histogram bounds (default powers of two from 256ns "
+	  "to 2.147483648s); each an edge of the kernel's histogram, e.g. 1.024us,1.048576ms", 2 },
+	{ "keep", OPT_KEEP, "DURATION", 0, "Keep an exited guest's series this long "
+	  "(default 5m; s, m or h)", 2 },
+	{ "pidfile", OPT_PIDFILE, "FILE", 0, "Write the process id to FILE (removed at exit)", 2 },
+	{},
+};
+
+/* --keep: a duration with a unit, up to a week. */
+static __u64 parse_keep(const char *arg, struct argp_state *state)
+{
+	static const struct {
+		const char *unit;
+		double ns;
+	} units[] = { { "s", 1e9 }, { "m", 60e9 }, { "h", 3600e9 } };
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	for (size_t i = 0; end != arg && !errno && v >= 0 && v <= 7 * 24 * 3600 &&
+			   i < sizeof(units) / sizeof(units[0]); i++) {
+		if (!strcmp(end, units[i].unit) && v * units[i].ns <= 7 * 24 * 3600e9)
+			return (__u64)(v * units[i].ns);
+	}
+	argp_error(state, "invalid --keep '%s': give a duration with its unit, e.g. 300s, 5m, 1h "
+		   "(at most a week)", arg);
+	return 0;
+}
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct serve_args *a = state->input;
+	char err[256];
+
+	switch (key) {
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = &a->filters;
+		break;
+	case OPT_LISTEN:
+		a->listen = arg;
+		break;
+	case OPT_BY:
+		if (!strcmp(arg, "vm"))
+			a->by = BY_VM;
+		else if (!strcmp(arg, "vcpu"))
+			a->by = BY_VCPU;
+		else
+			argp_error(state, "invalid --by '%s': give vm or vcpu", arg);
+		break;
+	case OPT_BUCKETS:
+		if (expo_buckets_parse(arg, &a->buckets, err, sizeof(err)))
+			argp_error(state, "%s", err);
+		break;
+	case OPT_KEEP:
+		a->keep_ns = parse_keep(arg, state);
+		break;
+	case OPT_PIDFILE:
+		a->pidfile = arg;
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s'", arg);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp_child children[] = {
+	{ &cli_filters_argp, 0, NULL, 0 },
+	{},
+};
+
+static const struct argp serve_argp = {
+	.options = options,
+	.parser = parse_opt,
+	.doc = doc,
+	.children = children,
+};
+
+static __u64 unix_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (__u64)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The exported rows: those of guests still exported, with their names and start times. */
+static int select_series(struct serve *sv, __u64 now_ms, __u32 *nr)
+{
+	const struct row_table *rows = &sv->snap.rows;
+	int err;
+
+	if (rows->nr > sv->series_cap) {
+		struct expo_series *s = realloc(sv->series, rows->nr * sizeof(*s));
+
+		if (!s)
+			return -ENOMEM;
+		sv->series = s;
+		sv->series_cap = rows->nr;
+	}
+	err = serve_guests_learn(&sv->guests, rows, now_ms);
+	if (err)
+		return err;
+	*nr = 0;
+	for (__u32 i = 0; i < rows->nr; i++) {
+		const struct row *r = &rows->rows[i];
+		const struct serve_guest *g = serve_guests_find(&sv->guests, r->key.tgid);
+
+		if (!g || !serve_guest_exported(&sv->guests, g, now_ms))
+			continue;
+		sv->series[(*nr)++] = (struct expo_series){
+			.row = r,
+			.guest = vm_names_get(&sv->snap.names, r->key.tgid),
+			.created_ms = g->created_ms,
+		};
+	}
+	return 0;
+}
+
+/* A scrape, on the HTTP thread. */
+static int render(void *ctx, enum expo_format fmt, struct expo_buf *out)
+{
+	struct serve *sv = ctx;
+	struct expo_input in = {
+		.by_vcpu = sv->a->by == BY_VCPU,
+		.buckets = &sv->a->buckets,
+		.version = VMEXIT_VERSION,
+		.kernel = sv->kernel,
+	};
+	__u64 now_ms = unix_ms();
+	int err;
+
+	err = sampler_snapshot(&sv->sp, true, &sv->snap);
+	if (err)
+		return err;
+	pthread_mutex_lock(&sv->guests_lock);
+	err = select_series(sv, now_ms, &in.nr_series);
+	in.guests = serve_guests_running(&sv->guests);
+	in.start_ms = sv->guests.start_ms;
+	pthread_mutex_unlock(&sv->guests_lock);
+	if (err)
+		return err;
+	in.series = sv->series;
+	memcpy(in.lost, sv->snap.lost, sizeof(in.lost));
+	if (sv->run_stats && !bpf_run_stats_read(sv->progs, sv->prog_fds, sv->nr_progs)) {
+		in.progs = sv->progs;
+		in.nr_progs = sv->nr_progs;
+	}
+	return expo_render(&in, fmt, out);
+}
+
+static int write_pidfile(const char *path)
+{
+	char buf[32];
+	int fd, n, err = 0;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	n = snprintf(buf, sizeof(buf), "%d\n", getpid());
+	if (write(fd, buf, n) != n)
+		err = errno ? -errno : -EIO;
+	if (close(fd) && !err)
+		err = -errno;
+	return err;
+}
+
+/* Loads the BPF side and serves until a signal; the process exit status. */
+static int serve(struct serve_args *a, int listen_fd, const char *where)
+{
+	struct serve sv = { .a = a };
+	struct http_server *srv = NULL;
+	struct utsname u;
+	char err[256];
+	int stats_fd, rc = 0, e = 0;
+	bool pid_written = false;
+
+	if (sampler_open(&sv.sp, &a->filters, &(struct sampler_opts){ .by = a->by,
+							.interval = 1 })) {
+		close(listen_fd);
+		return 1;
+	}
+	sampler_snapshot_init(&sv.snap);
+	pthread_mutex_init(&sv.guests_lock, NULL);
+	sv.guests.start_ms = unix_ms();
+	sv.guests.keep_ms = a->keep_ns / 1000000;
+	snprintf(sv.kernel, sizeof(sv.kernel), "%s", uname(&u) ? "unknown" : u.release);
+
+	/* Run-time accounting costs two clock reads per program run: only while serving. */
+	stats_fd = bpf_run_stats_enable();
+	sv.run_stats = stats_fd >= 0;
+	if (stats_fd < 0)
+		fprintf(stderr, "vmexit serve: BPF run-time statistics unavailable (%s): "
+			"vmexit_bpf_run_seconds_total is not exported\n", strerror(-stats_fd));
+	sv.nr_progs = bpf_run_stats_progs(sv.sp.s.skel->obj, sv.progs, sv.prog_fds, MAX_PROGS);
+
+	/* SIGHUP (a closed terminal, a reload by habit) changes nothing. */
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	sampler_start(&sv.sp);
+	srv = http_server_start(listen_fd, &http_default_limits, render, &sv, a->opts.verbose, err,
+				sizeof(err));
+	if (!srv) {
+		fprintf(stderr, "vmexit serve: %s\n", err);
+		rc = 1;
+		goto out;
+	}
+	if (a->pidfile) {
+		int perr = write_pidfile(a->pidfile);
+
+		if (perr) {
+			fprintf(stderr, "vmexit serve: cannot write --pidfile %s: %s\n", a->pidfile,
+				strerror(-perr));
+			rc = 1;
+			goto out;
+		}
+		pid_written = true;
+	}
+	fprintf(stderr, "vmexit serve: listening on http://%s/metrics\n", where);
+
+	while (sampler_wait(&sv.sp) == SAMPLER_DUE) {
+		e = sampler_sample(&sv.sp);
+		if (e)
+			break;
+		pthread_mutex_lock(&sv.guests_lock);
+		serve_guests_check(&sv.guests, unix_ms());
+		pthread_mutex_unlock(&sv.guests_lock);
+	}
+	if (!e)
+		fprintf(stderr, "vmexit serve: stopping\n");
+out:
+	http_server_stop(srv);
+	if (pid_written && unlink(a->pidfile))
+		fprintf(stderr, "vmexit serve: cannot remove --pidfile %s: %s\n", a->pidfile,
+			strerror(errno));
+	if (stats_fd > 0)
+		close(stats_fd);
+	sampler_snapshot_free(&sv.snap);
+	serve_guests_free(&sv.guests);
+	free(sv.series);
+	pthread_mutex_destroy(&sv.guests_lock);
+	e = sampler_close(&sv.sp, e);
+	return rc ? rc : e;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	struct serve_args a = { .listen = HTTP_DEFAULT_LISTEN, .by = BY_VM,
+				.keep_ns = 300 * 1000000000ULL };
+	char where[128], err[512];
+	int fd;
+
+	a.opts.vcpu = -1;
+	a.filters.opts = &a.opts;
+	expo_buckets_default(&a.buckets);
+	if (argp_parse(&serve_argp, argc, argv, 0, NULL, &a))
+		return 2;
+	/* The port first: a busy one fails in a moment, before loading anything. */
+	fd = http_listen(a.listen, where, sizeof(where), err, sizeof(err));
+	if (fd < 0) {
+		fprintf(stderr, "vmexit serve: %s\n", err);
+		return fd == -EINVAL ? 2 : 1;
+	}
+	return serve(&a, fd, where);
+}

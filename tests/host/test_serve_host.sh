@@ -1,0 +1,243 @@
+#!/bin/bash
+# Real kernel, this host: `vmexit serve` scraped by a real Prometheus server (1 s interval) while
+# the bundled guest makes a known number of exits. Prometheus's query API must return exactly the
+# guest's own tally; both formats must parse (promtool for the text format, the strict
+# OpenMetrics parser of python3-prometheus-client and Prometheus itself, which asks for
+# OpenMetrics first); bad requests get clear answers and do not hurt scrapes; --keep, SIGHUP,
+# SIGTERM and --pidfile do what they say. $1: the build directory (the ASan build in `make test`).
+set -u
+OUT=${1:-.output}
+. "$(dirname "$0")/lib.sh"
+need_kvm_bpf
+for c in prometheus promtool curl; do
+	command -v $c >/dev/null || skip "$c not installed (tools/install-deps.sh installs it)"
+done
+# Debian's python3, which has the prometheus_client package (not a pyenv shim's).
+PY=/usr/bin/python3
+[ -x $PY ] || PY=python3
+$PY -c 'import prometheus_client' 2>/dev/null ||
+	skip "python3-prometheus-client not installed (tools/install-deps.sh installs it)"
+
+TMP=$(mktemp -d)
+VMEXIT=$OUT/vmexit
+SPID= PPID_PROM=
+cleanup() {
+	[ -n "$PPID_PROM" ] && kill "$PPID_PROM" 2>/dev/null
+	[ -n "$SPID" ] && kill "$SPID" 2>/dev/null
+	wait 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+VCPUS=2 IO=2000 MMIO=500 HLT=200 KEEP=8 NAME=promtest-$$
+PROM_ACCEPT='application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1'
+
+# --- the exporter, on a free port of the loopback
+"$VMEXIT" serve --listen 127.0.0.1:0 --keep ${KEEP}s --pidfile "$TMP/serve.pid" \
+	2>"$TMP/serve.err" &
+SPID=$!
+for _ in $(seq 100); do
+	grep -q "listening on" "$TMP/serve.err" && break
+	kill -0 $SPID 2>/dev/null || break
+	sleep 0.1
+done
+cat "$TMP/serve.err"
+URL=$(grep -o 'http://[^ ]*/metrics' "$TMP/serve.err") ||
+	fail "vmexit serve did not start (see above)"
+ADDR=${URL#http://}
+ADDR=${ADDR%/metrics}
+PORT=${ADDR##*:}
+[ "$(cat "$TMP/serve.pid")" = "$SPID" ] || fail "--pidfile does not hold the server's pid"
+
+# --- Prometheus, scraping it every second
+PPORT=$($PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+cat >"$TMP/prometheus.yml" <<EOF
+global: {scrape_interval: 1s, scrape_timeout: 1s, evaluation_interval: 1s}
+scrape_configs:
+  - job_name: vmexit
+    static_configs: [{targets: ['$ADDR']}]
+EOF
+prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/tsdb" \
+	--web.listen-address=127.0.0.1:$PPORT --log.level=warn 2>"$TMP/prom.err" &
+PPID_PROM=$!
+for _ in $(seq 300); do
+	curl -sf http://127.0.0.1:$PPORT/-/ready >/dev/null && break
+	sleep 0.1
+done
+curl -sf http://127.0.0.1:$PPORT/-/ready >/dev/null || { cat "$TMP/prom.err"; fail "prometheus did not start"; }
+
+# --- the workload: `vmexit stat` runs it, for the exits' observed min and max
+chk "$VMEXIT" stat --json -- "$OUT/vmexit-guest" --vcpus $VCPUS --io $IO --mmio $MMIO \
+	--hlt $HLT --name $NAME >"$TMP/stat.json" || fail "vmexit stat (the workload) failed"
+GUEST_END=$(date +%s.%N)
+# Within --keep, the exited guest's series are still there.
+curl -sf "$URL" >"$TMP/after_end.txt" || fail "scrape after the guest ended failed"
+grep -q "guest=\"$NAME\"" "$TMP/after_end.txt" || fail "guest's series gone right after it ended"
+
+# --- what Prometheus stored
+$PY - "http://127.0.0.1:$PPORT" "$TMP/stat.json" "$NAME" "$GUEST_END" $VCPUS $IO $MMIO $HLT <<'PY'
+import json, math, sys, time, urllib.parse, urllib.request
+prom, statf, name, end = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+vcpus, io, mmio, hlt = map(int, sys.argv[5:])
+bad = []
+def check(what, got, want):
+    print(f"{what}: got {got}, expected {want}")
+    if got != want:
+        bad.append(what)
+def query(q):
+    url = prom + "/api/v1/query?" + urllib.parse.urlencode({"query": q})
+    r = json.load(urllib.request.urlopen(url, timeout=10))
+    assert r["status"] == "success", r
+    return r["data"]["result"]
+def by(q, label):
+    return {s["metric"].get(label, ""): float(s["value"][1]) for s in query(q)}
+
+# Wait for a scrape taken well after the guest ended: its counts are final then.
+sel = f'guest="{name}"'
+for _ in range(300):
+    r = query(f"max(timestamp(vmexit_exits_total{{{sel}}}))")
+    if r and float(r[0]["value"][1]) > end + 1.5:
+        break
+    time.sleep(0.1)
+else:
+    print("FAILED: Prometheus never scraped the guest's final counts"); sys.exit(1)
+
+stat = [json.loads(l) for l in open(statf) if l.strip()][-1]
+urows = [r for r in stat["rows"] if r["guest"] == name and r["isa"] == "user"]
+pids = {r["pid"] for r in urows}
+check("the guest is one process", len(pids), 1)
+pid = str(pids.pop())
+# Each vCPU makes io + 1 port writes; the last one says "done" and never re-enters.
+check("vmexit_exits_total by reason (user)",
+      by(f'sum by (reason) (vmexit_exits_total{{{sel},kind="user",isa="user",pid="{pid}"}})', "reason"),
+      {"IO": vcpus * (io + 1), "MMIO": vcpus * mmio, "HLT": vcpus * hlt})
+check("vmexit_exit_duration_seconds_count by reason (user)",
+      by(f'sum by (reason) (vmexit_exit_duration_seconds_count{{{sel},kind="user",pid="{pid}"}})', "reason"),
+      {"IO": vcpus * io, "MMIO": vcpus * mmio, "HLT": vcpus * hlt})
+check("+Inf bucket = _count",
+      by(f'sum by (reason) (vmexit_exit_duration_seconds_bucket{{{sel},kind="user",le="+Inf"}})', "reason"),
+      by(f'sum by (reason) (vmexit_exit_duration_seconds_count{{{sel},kind="user"}})', "reason"))
+# Hardware KVM hosts also see the guest's kvm_exit: the exits whose count is exact.
+kern = by(f'sum by (isa, reason) (vmexit_exits_total{{{sel},kind="kernel"}})', "reason")
+isas = set(by(f'count by (isa) (vmexit_exits_total{{{sel},kind="kernel"}})', "isa"))
+print(f"kernel rows: {kern or 'none (this host: kvm_exit does not fire)'}")
+want_kernel = {"svm": {"io": vcpus * (io + 1), "hlt": vcpus * hlt},
+               "vmx": {"IO_INSTRUCTION": vcpus * (io + 1), "HLT": vcpus * hlt}}
+for isa in isas:
+    for reason, n in want_kernel.get(isa, {}).items():
+        check(f"kernel {isa} {reason}", kern.get(reason), n)
+check("no counter ever went backwards",
+      [s["value"][1] for s in query(f"resets(vmexit_exits_total{{{sel}}}[5m]) > 0")] +
+      [s["value"][1] for s in query(f"resets(vmexit_exit_duration_seconds_count{{{sel}}}[5m]) > 0")], [])
+
+# p99 from the buckets: finite, and inside the bounds of the buckets holding the observed
+# min and max (interpolation inside a bucket can pass the max itself, never its bucket).
+bounds = [256e-9 * 2 ** i for i in range(24)]
+io_rows = [r for r in urows if r["reason_name"] == "IO" and r["completed"]]
+lo_ns, hi_ns = min(r["min_ns"] for r in io_rows), max(r["max_ns"] for r in io_rows)
+q = query(f'histogram_quantile(0.99, sum by (le) (vmexit_exit_duration_seconds_bucket{{{sel},kind="user",reason="IO"}}))')
+p99 = float(q[0]["value"][1]) if q else float("nan")
+lo = max([b for b in bounds if b <= lo_ns / 1e9], default=0.0)
+hi = min([b for b in bounds if b > hi_ns / 1e9], default=bounds[-1])
+print(f"IO p99 {p99 * 1e9:.0f} ns; observed min {lo_ns} ns, max {hi_ns} ns; their buckets [{lo * 1e9:.0f}, {hi * 1e9:.0f}] ns")
+check("histogram_quantile(0.99) finite and within the buckets of min and max",
+      math.isfinite(p99) and lo <= p99 <= hi, True)
+
+t = json.load(urllib.request.urlopen(prom + "/api/v1/targets", timeout=10))["data"]["activeTargets"]
+check("Prometheus target health (it asks for OpenMetrics first)",
+      [(x["health"], x["lastError"]) for x in t], [("up", "")])
+if bad:
+    print("FAILED:", ", ".join(bad)); sys.exit(1)
+PY
+[ $? -eq 0 ] || { cat "$TMP/prom.err"; fail "Prometheus's view differs from the guest's tally (above)"; }
+
+# --- both formats
+ctype() { curl -s -o "$2" -w '%{content_type}' -H "Accept: $1" "$URL"; }
+ct=$(ctype "" "$TMP/text.prom")
+[ "$ct" = "text/plain; version=0.0.4; charset=utf-8" ] || fail "text format content type: $ct"
+promtool check metrics <"$TMP/text.prom" || fail "promtool check metrics rejects the text format"
+ct=$(ctype "$PROM_ACCEPT" "$TMP/om.prom")
+[ "$ct" = "application/openmetrics-text; version=1.0.0; charset=utf-8" ] ||
+	fail "Prometheus's Accept header did not get OpenMetrics: $ct"
+# promtool 2.42's check metrics reads only the text format; the strict OpenMetrics parser:
+$PY - "$TMP/om.prom" <<'PY' || fail "the OpenMetrics exposition does not parse"
+import sys
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
+fams = list(text_string_to_metric_families(open(sys.argv[1]).read()))
+print(f"OpenMetrics: {len(fams)} families, {sum(len(f.samples) for f in fams)} samples parsed")
+PY
+tail -1 "$TMP/om.prom" | grep -qx '# EOF' || fail "OpenMetrics exposition does not end with # EOF"
+# The exposition of synthetic rows with every escape (quotes, backslashes, newlines, bad UTF-8).
+if [ -x "$OUT/tests/test_prom_exposition" ]; then
+	chk "$OUT/tests/test_prom_exposition" "$TMP" >/dev/null || fail "test_prom_exposition"
+	promtool check metrics <"$TMP/text.prom" || fail "promtool rejects the escaped exposition"
+	$PY -c 'import sys; from prometheus_client.openmetrics.parser import text_string_to_metric_families as p; list(p(open(sys.argv[1]).read()))' \
+		"$TMP/openmetrics.prom" || fail "the escaped OpenMetrics exposition does not parse"
+fi
+
+# --- concurrent scrapes of final counts agree
+cpids=()
+for i in 1 2 3 4; do
+	curl -sf "$URL" -o "$TMP/c$i.txt" &
+	cpids+=($!)
+done
+wait "${cpids[@]}" || fail "a concurrent scrape failed"
+for i in 2 3 4; do
+	cmp -s <(grep "guest=\"$NAME\"" "$TMP/c1.txt") <(grep "guest=\"$NAME\"" "$TMP/c$i.txt") ||
+		fail "concurrent scrapes disagree on the ended guest's counts"
+done
+
+# --- bad input
+code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
+[ "$(code "http://$ADDR/nope")" = 404 ] || fail "unknown path: not 404"
+[ "$(code -X POST -d x "$URL")" = 405 ] || fail "POST: not 405"
+[ "$(code "http://$ADDR/")" = 200 ] || fail "GET /: not 200"
+$PY - "$ADDR" <<'PY' || fail "huge header / idle connections (above)"
+import socket, sys, time, urllib.request
+host, port = sys.argv[1].rsplit(":", 1)
+port = int(port)
+s = socket.create_connection((host, port))
+s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * (100 * 1024) + b"\r\n\r\n")
+status = s.recv(64).split(b"\r\n")[0].decode()
+print(f"100 KB header: {status}")
+assert status.startswith("HTTP/1.1 431"), status
+s.close()
+idle = [socket.create_connection((host, port)) for _ in range(200)]
+t = time.time()
+body = urllib.request.urlopen(f"http://{host}:{port}/metrics", timeout=10).read()
+print(f"scrape with 200 idle connections open: {len(body)} bytes in {time.time() - t:.3f} s")
+assert b"vmexit_build_info" in body
+for c in idle:
+    c.close()
+PY
+out=$("$VMEXIT" serve --listen garbage 2>&1); rc=$?
+echo "--listen garbage: exit $rc: $out"
+[ $rc -eq 2 ] && [ "$(echo "$out" | wc -l)" = 1 ] && [[ $out == *"--listen 'garbage'"* ]] ||
+	fail "--listen garbage: want one line naming it and exit 2"
+out=$(timeout 10 "$VMEXIT" serve --listen "$ADDR" 2>&1); rc=$?
+echo "port in use: exit $rc: $out"
+[ $rc -eq 1 ] && [[ $out == *"Address already in use"* ]] || fail "port in use: want exit 1 saying so"
+kill -0 $SPID || fail "vmexit serve died"
+
+# --- --keep: the ended guest's series go once it has been gone for longer
+now=$(date +%s.%N)
+sleep "$($PY -c "print(max(0.0, $GUEST_END + $KEEP + 2.5 - $now))")"
+curl -sf "$URL" >"$TMP/later.txt" || fail "scrape failed"
+! grep -q "guest=\"$NAME\"" "$TMP/later.txt" || fail "the guest's series outlived --keep ${KEEP}s"
+
+# --- signals
+kill -HUP $SPID
+sleep 0.5
+kill -0 $SPID 2>/dev/null || fail "SIGHUP stopped vmexit serve"
+[ "$(code "$URL")" = 200 ] || fail "no scrape after SIGHUP"
+kill -TERM $SPID
+for _ in $(seq 50); do kill -0 $SPID 2>/dev/null || break; sleep 0.1; done
+kill -0 $SPID 2>/dev/null && fail "vmexit serve still running 5 s after SIGTERM"
+wait $SPID
+rc=$?
+SPID=
+cat "$TMP/serve.err" >>"$TMP/all-stderr"
+[ $rc -eq 0 ] || { cat "$TMP/serve.err"; fail "vmexit serve exited with $rc on SIGTERM"; }
+[ ! -e "$TMP/serve.pid" ] || fail "--pidfile left behind"
+sanitizer_reports && fail "sanitizer reports (above)"
+echo "PASS: test_serve_host"
