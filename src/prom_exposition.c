@@ -353,9 +353,11 @@ static size_t exit_labels(char *out, const char *guest, __u32 tgid, __s32 vcpu, 
 			  __u32 isa, __u32 reason, bool with_isa)
 {
 	char name[GUEST_MAX + 1], rb[REASON_STR_MAX];
+	size_t len = guest ? strnlen(guest, GUEST_MAX) : 0;
 	char *p = out;
 
-	snprintf(name, sizeof(name), "%s", guest ? guest : "");
+	memcpy(name, guest, len);
+	name[len] = 0;
 	p = fmt_lit(p, "guest=\"");
 	p = prom_label_esc(p, name);
 	p = fmt_lit(p, "\",pid=\"");

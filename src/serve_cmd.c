@@ -7,28 +7,23 @@
 #include <argp.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
-#include <time.h>
 #include <unistd.h>
 #include "bpf_run_stats.h"
 #include "cli_filters.h"
 #include "commands.h"
+#include "exporter.h"
 #include "metrics_http.h"
-#include "prom_exposition.h"
-#include "sampler.h"
-#include "serve_guests.h"
-#include "signals.h"
-#include "stat_output.h"
 #include "vmexit.skel.h"
 
-enum { OPT_LISTEN = 0x300, OPT_BY, OPT_BUCKETS, OPT_KEEP, OPT_PIDFILE };
+/* Seconds between the exporter's own samples (a vCPU makes at most ~10M exits/s: 2^32 takes
+ * minutes). */
+#define SELF_SAMPLE_S	5
 
-#define MAX_PROGS	32
+enum { OPT_LISTEN = 0x300, OPT_BY, OPT_BUCKETS, OPT_KEEP, OPT_PIDFILE };
 
 struct serve_args {
 	struct session_opts opts;
@@ -38,21 +33,6 @@ struct serve_args {
 	struct expo_buckets buckets;
 	__u64 keep_ns;
 	const char *pidfile;
-};
-
-struct serve {
-	struct sampler sp;
-	struct sampler_snapshot snap;		/* the HTTP thread's, reused across scrapes */
-	struct expo_series *series;		/* likewise */
-	__u32 series_cap;
-	pthread_mutex_t guests_lock;		/* guests: HTTP thread vs main thread */
-	struct serve_guests guests;
-	const struct serve_args *a;
-	struct expo_prog progs[MAX_PROGS];
-	int prog_fds[MAX_PROGS];
-	int nr_progs;
-	bool run_stats;				/* the kernel accounts run time */
-	char kernel[65];
 };
 
 static const char doc[] =
@@ -157,79 +137,6 @@ static const struct argp serve_argp = {
 	.children = children,
 };
 
-static __u64 unix_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (__u64)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* The exported rows: those of guests still exported, with their names and start times. */
-static int select_series(struct serve *sv, __u64 now_ms, __u32 *nr)
-{
-	const struct row_table *rows = &sv->snap.rows;
-	int err;
-
-	if (rows->nr > sv->series_cap) {
-		struct expo_series *s = realloc(sv->series, rows->nr * sizeof(*s));
-
-		if (!s)
-			return -ENOMEM;
-		sv->series = s;
-		sv->series_cap = rows->nr;
-	}
-	err = serve_guests_learn(&sv->guests, rows, now_ms);
-	if (err)
-		return err;
-	*nr = 0;
-	for (__u32 i = 0; i < rows->nr; i++) {
-		const struct row *r = &rows->rows[i];
-		const struct serve_guest *g = serve_guests_find(&sv->guests, r->key.tgid);
-
-		if (!g || !serve_guest_exported(&sv->guests, g, now_ms))
-			continue;
-		sv->series[(*nr)++] = (struct expo_series){
-			.row = r,
-			.guest = vm_names_get(&sv->snap.names, r->key.tgid),
-			.created_ms = g->created_ms,
-		};
-	}
-	return 0;
-}
-
-/* A scrape, on the HTTP thread. */
-static int render(void *ctx, enum expo_format fmt, struct expo_buf *out)
-{
-	struct serve *sv = ctx;
-	struct expo_input in = {
-		.by_vcpu = sv->a->by == BY_VCPU,
-		.buckets = &sv->a->buckets,
-		.version = VMEXIT_VERSION,
-		.kernel = sv->kernel,
-	};
-	__u64 now_ms = unix_ms();
-	int err;
-
-	err = sampler_snapshot(&sv->sp, true, &sv->snap);
-	if (err)
-		return err;
-	pthread_mutex_lock(&sv->guests_lock);
-	err = select_series(sv, now_ms, &in.nr_series);
-	in.guests = serve_guests_running(&sv->guests);
-	in.start_ms = sv->guests.start_ms;
-	pthread_mutex_unlock(&sv->guests_lock);
-	if (err)
-		return err;
-	in.series = sv->series;
-	memcpy(in.lost, sv->snap.lost, sizeof(in.lost));
-	if (sv->run_stats && !bpf_run_stats_read(sv->progs, sv->prog_fds, sv->nr_progs)) {
-		in.progs = sv->progs;
-		in.nr_progs = sv->nr_progs;
-	}
-	return expo_render(&in, fmt, out);
-}
-
 static int write_pidfile(const char *path)
 {
 	char buf[32];
@@ -249,38 +156,38 @@ static int write_pidfile(const char *path)
 /* Loads the BPF side and serves until a signal; the process exit status. */
 static int serve(struct serve_args *a, int listen_fd, const char *where)
 {
-	struct serve sv = { .a = a };
+	struct sampler sp;
+	struct exporter x;
 	struct http_server *srv = NULL;
-	struct utsname u;
 	char err[256];
-	int stats_fd, rc = 0, e = 0;
+	int stats_fd, rc = 0, e;
 	bool pid_written = false;
 
-	if (sampler_open(&sv.sp, &a->filters, &(struct sampler_opts){ .by = a->by,
-							.interval = 1 })) {
+	/* Scrapes sample afresh; the loop's own samples keep each cell's 32-bit bucket deltas
+	 * far from wrapping and notice ended guests for --keep. */
+	if (sampler_open(&sp, &a->filters, &(struct sampler_opts){ .by = a->by,
+							.interval = SELF_SAMPLE_S })) {
 		close(listen_fd);
 		return 1;
 	}
-	sampler_snapshot_init(&sv.snap);
-	pthread_mutex_init(&sv.guests_lock, NULL);
-	sv.guests.start_ms = unix_ms();
-	sv.guests.keep_ms = a->keep_ns / 1000000;
-	snprintf(sv.kernel, sizeof(sv.kernel), "%s", uname(&u) ? "unknown" : u.release);
-
+	e = exporter_init(&x, &sp, &a->buckets, a->by == BY_VCPU, a->keep_ns / 1000000);
+	if (e) {
+		close(listen_fd);
+		return sampler_close(&sp, e);
+	}
 	/* Run-time accounting costs two clock reads per program run: only while serving. */
 	stats_fd = bpf_run_stats_enable();
-	sv.run_stats = stats_fd >= 0;
 	if (stats_fd < 0)
 		fprintf(stderr, "vmexit serve: BPF run-time statistics unavailable (%s): "
 			"vmexit_bpf_run_seconds_total is not exported\n", strerror(-stats_fd));
-	sv.nr_progs = bpf_run_stats_progs(sv.sp.s.skel->obj, sv.progs, sv.prog_fds, MAX_PROGS);
+	exporter_watch_progs(&x, sp.s.skel->obj, stats_fd >= 0);
 
-	/* SIGHUP (a closed terminal, a reload by habit) changes nothing. */
+	/* SIGHUP (a closed terminal, a reload out of habit) changes nothing. */
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
-	sampler_start(&sv.sp);
-	srv = http_server_start(listen_fd, &http_default_limits, render, &sv, a->opts.verbose, err,
-				sizeof(err));
+	sampler_start(&sp);
+	srv = http_server_start(listen_fd, &http_default_limits, exporter_render, &x,
+				a->opts.verbose, err, sizeof(err));
 	if (!srv) {
 		fprintf(stderr, "vmexit serve: %s\n", err);
 		rc = 1;
@@ -299,13 +206,11 @@ static int serve(struct serve_args *a, int listen_fd, const char *where)
 	}
 	fprintf(stderr, "vmexit serve: listening on http://%s/metrics\n", where);
 
-	while (sampler_wait(&sv.sp) == SAMPLER_DUE) {
-		e = sampler_sample(&sv.sp);
+	while (sampler_wait(&sp) == SAMPLER_DUE) {
+		e = sampler_sample(&sp);
 		if (e)
 			break;
-		pthread_mutex_lock(&sv.guests_lock);
-		serve_guests_check(&sv.guests, unix_ms());
-		pthread_mutex_unlock(&sv.guests_lock);
+		exporter_tick(&x);
 	}
 	if (!e)
 		fprintf(stderr, "vmexit serve: stopping\n");
@@ -316,11 +221,8 @@ out:
 			strerror(errno));
 	if (stats_fd > 0)
 		close(stats_fd);
-	sampler_snapshot_free(&sv.snap);
-	serve_guests_free(&sv.guests);
-	free(sv.series);
-	pthread_mutex_destroy(&sv.guests_lock);
-	e = sampler_close(&sv.sp, e);
+	exporter_free(&x);
+	e = sampler_close(&sp, e);
 	return rc ? rc : e;
 }
 

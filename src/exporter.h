@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What `vmexit serve` answers a scrape with: a fresh snapshot of a sampler's rows since start,
+ * less the guests that ended more than --keep ago, plus loss counters, vmexit's own BPF cost
+ * and build information, rendered in the format asked for. The HTTP thread renders; the
+ * sampler's owner calls exporter_tick() between samples.
+ */
+#ifndef VMEXIT_EXPORTER_H
+#define VMEXIT_EXPORTER_H
+
+#include <pthread.h>
+#include "prom_exposition.h"
+#include "sampler.h"
+#include "serve_guests.h"
+
+#define EXPORTER_MAX_PROGS	32
+
+struct bpf_object;
+
+struct exporter {
+	struct sampler *sp;
+	const struct expo_buckets *buckets;
+	bool by_vcpu;
+	/* The HTTP thread's, reused across scrapes. */
+	struct sampler_snapshot snap;
+	struct expo_series *series;
+	__u32 series_cap;
+	pthread_mutex_t guests_lock;	/* guests: HTTP thread vs the sampler's owner */
+	struct serve_guests guests;
+	struct expo_prog progs[EXPORTER_MAX_PROGS];
+	int prog_fds[EXPORTER_MAX_PROGS];
+	int nr_progs;
+	bool run_stats;			/* the kernel accounts the programs' run time */
+	char kernel[65];
+};
+
+/* An exporter over sp (started); 0 or -errno. */
+int exporter_init(struct exporter *x, struct sampler *sp, const struct expo_buckets *buckets,
+		  bool by_vcpu, __u64 keep_ms);
+/* Exports the run time of obj's programs (run_stats: the kernel is accounting it). */
+void exporter_watch_progs(struct exporter *x, struct bpf_object *obj, bool run_stats);
+/* Notes the guests whose VMM has exited since the last call. */
+void exporter_tick(struct exporter *x);
+/* A scrape (http_render_fn; ctx is the exporter). */
+int exporter_render(void *ctx, enum expo_format fmt, struct expo_buf *out);
+void exporter_free(struct exporter *x);
+
+#endif /* VMEXIT_EXPORTER_H */
