@@ -16,6 +16,8 @@ BPFTOOL ?= bpftool
 PKG_CONFIG ?= pkg-config
 PREFIX ?= /usr/local
 DESTDIR ?=
+# systemd looks in /usr/local/lib/systemd/system too.
+SYSTEMD_UNITDIR ?= $(PREFIX)/lib/systemd/system
 
 ifeq ($(ARCH),$(HOST_ARCH))
 OUTPUT ?= .output
@@ -198,6 +200,9 @@ test: deps
 install: $(OUTPUT)/vmexit
 	install -D -m 0755 $(OUTPUT)/vmexit $(DESTDIR)$(PREFIX)/sbin/vmexit
 	install -D -m 0644 docs/vmexit.8 $(DESTDIR)$(PREFIX)/share/man/man8/vmexit.8
+	install -d $(DESTDIR)$(SYSTEMD_UNITDIR)
+	sed 's|@SBINDIR@|$(PREFIX)/sbin|' contrib/vmexit.service >$(DESTDIR)$(SYSTEMD_UNITDIR)/vmexit.service
+	chmod 0644 $(DESTDIR)$(SYSTEMD_UNITDIR)/vmexit.service
 
 clean:
 	$(call msg,CLEAN)
