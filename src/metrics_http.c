@@ -166,11 +166,18 @@ int http_listen(const char *spec, char *where, size_t wherelen, char *err, size_
 				 gai_strerror(rc));
 			return -1;
 		}
-		/* Every address the name has, in the resolver's order, until one binds. */
-		for (ai = res; ai && fd < 0; ai = ai->ai_next) {
-			fd = bind_listen(ai->ai_addr, ai->ai_addrlen, false);
-			if (fd < 0 && !first_err)
-				first_err = -fd;
+		/*
+		 * The name's addresses until one binds, IPv4 first as Go's listeners do:
+		 * "localhost" is then 127.0.0.1 on every host, whatever /etc/hosts lists first.
+		 */
+		for (int pass = 0; pass < 2; pass++) {
+			for (ai = res; ai && fd < 0; ai = ai->ai_next) {
+				if ((ai->ai_family == AF_INET) != (pass == 0))
+					continue;
+				fd = bind_listen(ai->ai_addr, ai->ai_addrlen, false);
+				if (fd < 0 && !first_err)
+					first_err = -fd;
+			}
 		}
 		freeaddrinfo(res);
 	}

@@ -214,6 +214,23 @@ int main(void)
 	if (fd >= 0)
 		close(fd);
 
+	/* A name: IPv4 first, so localhost is 127.0.0.1 whatever /etc/hosts lists first. */
+	fd = http_listen("localhost:0", where, sizeof(where), err, sizeof(err));
+	CHECK(fd >= 0 && !strncmp(where, "127.0.0.1:", 10));
+	if (fd >= 0)
+		close(fd);
+	/* Every address: one socket for IPv6 and IPv4 where IPv6 exists. */
+	fd = http_listen(":0", where, sizeof(where), err, sizeof(err));
+	CHECK(fd >= 0 && (!strncmp(where, "[::]:", 5) || !strncmp(where, "0.0.0.0:", 8)));
+	if (fd >= 0) {
+		int c = connect_to(AF_INET, atoi(strrchr(where, ':') + 1));
+
+		CHECK(c >= 0);	/* IPv4 reaches the wildcard */
+		if (c >= 0)
+			close(c);
+		close(fd);
+	}
+
 	/* IPv6, where the host has it. */
 	fd = http_listen("[::1]:0", where, sizeof(where), err, sizeof(err));
 	if (fd >= 0) {
