@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "tracker.h"
+#include "rows.h"
 
 enum expo_format { EXPO_TEXT, EXPO_OPENMETRICS };
 

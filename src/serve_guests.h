@@ -9,7 +9,7 @@
 
 #include <stdbool.h>
 #include "hashmap.h"
-#include "tracker.h"
+#include "rows.h"
 
 struct serve_guest {
 	__u32 tgid;
