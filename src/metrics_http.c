@@ -97,7 +97,8 @@ static int parse_port(const char *s, char *err, size_t errlen, const char *spec)
 	v = strtol(s, &end, 10);
 	if (!*s || *end || errno || v < 0 || v > 65535 || *s == '-' || *s == '+') {
 		snprintf(err, errlen, "--listen '%s': the port must be a number from 0 to 65535 "
-			 "(e.g. --listen localhost:9477, --listen :9477, --listen [::1]:9477)", spec);
+			 "(e.g. --listen localhost:9477, --listen :9477, --listen [::1]:9477)",
+			 spec);
 		return -1;
 	}
 	return (int)v;
@@ -117,8 +118,8 @@ int http_listen(const char *spec, char *where, size_t wherelen, char *err, size_
 		const char *close = strchr(spec, ']');
 
 		if (!close || close[1] != ':' || (size_t)(close - spec - 1) >= sizeof(host)) {
-			snprintf(err, errlen, "--listen '%s': expected [IPV6]:PORT, e.g. [::1]:9477",
-				 spec);
+			snprintf(err, errlen,
+				 "--listen '%s': expected [IPV6]:PORT, e.g. [::1]:9477", spec);
 			return -EINVAL;
 		}
 		snprintf(host, sizeof(host), "%.*s", (int)(close - spec - 1), spec + 1);

@@ -29,7 +29,7 @@ struct http_limits {
 	unsigned int connections;	/* open at once; more are refused */
 	size_t conn_memory;		/* per connection: request line and headers must fit */
 	unsigned int idle_timeout_s;	/* a connection silent this long is closed */
-	size_t inflight_bytes;		/* responses being sent; a scrape past it gets a 503 */
+	size_t inflight_bytes;		/* responses being sent; past it scrapes get a 503 */
 };
 
 extern const struct http_limits http_default_limits;

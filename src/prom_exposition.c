@@ -19,7 +19,7 @@
 
 /* Room for one sample line but its labels' escaped guest name: names, numbers, le. */
 #define LINE_MAX	512
-#define GUEST_MAX	256		/* longer guest names are cut (vm_names keeps 63 bytes) */
+#define GUEST_MAX	256	/* longer guest names are cut (vm_names keeps 63 bytes) */
 #define LABELS_MAX	(PROM_ESC_MAX(GUEST_MAX) + 256)
 
 static void le_format(char *out, __u64 ns)
@@ -105,8 +105,9 @@ static int parse_bound(const char *item, __u32 *bucket, char *err, size_t errlen
 		b = hist_bucket(n);
 		ns_str(lo, sizeof(lo), hist_bucket_low(b));
 		ns_str(hi, sizeof(hi), hist_bucket_high(b));
-		snprintf(err, errlen, "--buckets: %s is not an edge of the in-kernel histogram, whose "
-			 "bucket counts would have to be split; the nearest edges are %s and %s",
+		snprintf(err, errlen,
+			 "--buckets: %s is not an edge of the in-kernel histogram, whose bucket "
+			 "counts would have to be split; the nearest edges are %s and %s",
 			 item, lo, hi);
 		return -1;
 	}
@@ -201,8 +202,9 @@ enum expo_format expo_negotiate(const char *accept)
 
 const char *expo_content_type(enum expo_format fmt)
 {
-	return fmt == EXPO_OPENMETRICS ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
-				       : "text/plain; version=0.0.4; charset=utf-8";
+	if (fmt == EXPO_OPENMETRICS)
+		return "application/openmetrics-text; version=1.0.0; charset=utf-8";
+	return "text/plain; version=0.0.4; charset=utf-8";
 }
 
 void expo_buf_free(struct expo_buf *b)

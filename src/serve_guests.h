@@ -15,7 +15,7 @@ struct serve_guest {
 	__u32 tgid;
 	__u64 start_ticks;	/* the process's start (/proc/PID/stat): tells a reused pid */
 	__u64 created_ms;	/* Unix ms: the later of the process's and vmexit's start */
-	__u64 ended_ms;		/* Unix ms when the process was found gone; 0 while it runs */
+	__u64 ended_ms;		/* Unix ms when the process was found gone; 0: runs */
 };
 
 DEFINE_HASHMAP(serve_guest_map, __u32, struct serve_guest)

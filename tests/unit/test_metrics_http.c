@@ -111,7 +111,8 @@ static void test_listen_errors(void)
 	CHECK(http_listen("127.0.0.1:-1", where, sizeof(where), err, sizeof(err)) == -EINVAL);
 	CHECK(http_listen("[::1", where, sizeof(where), err, sizeof(err)) == -EINVAL);
 	CHECK(http_listen("[::1]9477", where, sizeof(where), err, sizeof(err)) == -EINVAL);
-	CHECK(http_listen("no-such-host.invalid:9477", where, sizeof(where), err, sizeof(err)) == -1);
+	CHECK(http_listen("no-such-host.invalid:9477", where, sizeof(where), err, sizeof(err)) ==
+	      -1);
 	CHECK(strstr(err, "cannot resolve 'no-such-host.invalid'"));
 	/* 192.0.2.1 (TEST-NET-1) is nobody's address. */
 	CHECK(http_listen("192.0.2.1:9477", where, sizeof(where), err, sizeof(err)) == -1);
