@@ -30,6 +30,10 @@ done
 for t in tests/fuzz/run-*.sh; do
 	[ -x "$t" ] && run "$(basename "$t" .sh)" "$t" "$OUT"
 done
+# The shipped integration files (systemd unit, dashboard): no kernel needed.
+for t in tests/contrib/test_*.sh; do
+	[ -x "$t" ] && run "$(basename "$t" .sh)" "$t" "$SAN"
+done
 for t in tests/host/test_*.sh; do
 	[ -x "$t" ] && run "$(basename "$t" .sh)" "$t" "$SAN"
 done

@@ -1,11 +1,11 @@
 #!/bin/bash
-# The shipped integration files: `make install` puts the systemd unit where systemd looks, with
-# the installed binary's path; systemd-analyze verify accepts it; the Grafana dashboard is
-# dashboard JSON whose every query parses as PromQL (promtool check rules) and names only
-# metrics vmexit serve exports. $1: the build directory.
+# The shipped integration files, no kernel needed: `make install` puts the systemd unit where
+# systemd looks, with the installed binary's path; systemd-analyze verify accepts it; the Grafana
+# dashboard is dashboard JSON whose every query parses as PromQL (promtool check rules) and
+# names only metrics vmexit serve exports. $1: the build directory.
 set -u
 OUT=${1:-.output}
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../host/lib.sh"
 command -v systemd-analyze >/dev/null || skip "systemd-analyze not installed (package systemd)"
 command -v promtool >/dev/null || skip "promtool not installed (tools/install-deps.sh installs it)"
 [ -x "$OUT/vmexit" ] || fail "$OUT/vmexit not built"
