@@ -17,7 +17,6 @@
 #include "commands.h"
 #include "exporter.h"
 #include "metrics_http.h"
-#include "vmexit.skel.h"
 
 /* Seconds between the exporter's own samples (a vCPU makes at most ~10M exits/s: 2^32 takes
  * minutes). */
@@ -180,7 +179,7 @@ static int serve(struct serve_args *a, int listen_fd, const char *where)
 	if (stats_fd < 0)
 		fprintf(stderr, "vmexit serve: BPF run-time statistics unavailable (%s): "
 			"vmexit_bpf_run_seconds_total is not exported\n", strerror(-stats_fd));
-	exporter_watch_progs(&x, sp.s.skel->obj, stats_fd >= 0);
+	exporter_watch_progs(&x, session_object(&sp.s), stats_fd >= 0);
 
 	/* SIGHUP (a closed terminal, a reload out of habit) changes nothing. */
 	signal(SIGHUP, SIG_IGN);
