@@ -444,6 +444,39 @@ static int render_durations(const struct expo_input *in, enum expo_format fmt,
 	return err;
 }
 
+/* --split: each series' exit time in three states, which add up to its duration sum. */
+static int render_states(const struct expo_input *in, enum expo_format fmt, struct expo_buf *b)
+{
+	static const char *const state[] = { "oncpu", "blocked", "runq" };
+	char labels[LABELS_MAX + 32];
+	int err;
+
+	err = family(b, fmt, "vmexit_exit_state_seconds", "counter", "seconds",
+		     "Time in completed KVM exits by what the vCPU thread was doing: on CPU, "
+		     "blocked (asleep), runq (runnable, waiting for a CPU). The three add up to "
+		     "vmexit_exit_duration_seconds_sum.");
+	for (__u32 i = 0; !err && i < in->nr_series; i++) {
+		const struct expo_series *s = &in->series[i];
+		const struct row *r = s->row;
+		const __u64 ns[] = { r->oncpu_ns, r->blocked_ns, r->runq_ns };
+		size_t n = exit_labels(labels, s->guest, r->key.tgid, r->key.vcpu, in->by_vcpu,
+				       r->key.isa, r->key.reason, true);
+
+		for (int k = 0; !err && k < 3; k++) {
+			char *p = fmt_lit(labels + n, ",state=\"");
+
+			p = fmt_str(p, state[k]);
+			*p++ = '"';
+			err = sample_sec(b, "vmexit_exit_state_seconds_total", labels, p - labels,
+					 ns[k]);
+			if (!err)
+				err = sample_created(b, fmt, "vmexit_exit_state_seconds_created",
+						     labels, p - labels, s->created_ms);
+		}
+	}
+	return err;
+}
+
 static int render_inflight(const struct expo_input *in, enum expo_format fmt,
 			   struct expo_buf *b)
 {
@@ -559,6 +592,8 @@ int expo_render(const struct expo_input *in, enum expo_format fmt, struct expo_b
 
 	if (!err)
 		err = render_durations(in, fmt, out);
+	if (!err && in->split)
+		err = render_states(in, fmt, out);
 	if (!err && in->inflight)
 		err = render_inflight(in, fmt, out);
 	if (!err)

@@ -71,6 +71,7 @@ struct expo_input {
 	const char *version;
 	const char *kernel;
 	__u64 start_ms;			/* _created of the process-wide counters */
+	bool split;			/* --split: the rows carry on CPU / blocked / runq */
 };
 
 /* A growing output buffer. */

@@ -120,6 +120,10 @@ int main(int argc, char **argv)
 	add_exit(&rows[0], 300);		/* 256..512 */
 	add_exit(&rows[0], 1000);		/* 512..1024 */
 	add_exit(&rows[0], 3000000000ULL);	/* above 2.15 s */
+	/* --split: 3000001400 ns = 1400 on CPU + 2999999000 blocked + 1000 runq. */
+	rows[0].oncpu_ns = 1400;
+	rows[0].blocked_ns = 2999999000ULL;
+	rows[0].runq_ns = 1000;
 	rows[0].count++;			/* one exit still in flight: seen, not completed */
 	rows[1].key = (struct row_key){ .tgid = 43, .vcpu = -1, .isa = VMEXIT_ISA_SVM,
 					.reason = 0x400 };
@@ -141,6 +145,7 @@ int main(int argc, char **argv)
 	in.version = "0.1";
 	in.kernel = "6.1.0-test";
 	in.start_ms = 1763884799000ULL;
+	in.split = true;
 	CHECK(!expo_render(&in, EXPO_TEXT, &text));
 	CHECK(!expo_render(&in, EXPO_OPENMETRICS, &om));
 
@@ -166,6 +171,15 @@ int main(int argc, char **argv)
 			      "kind=\"user\",reason=\"IO\"} 1"));
 	CHECK(has_line(&text, "vmexit_exit_in_flight_seconds{guest=\"web\\\"01\",pid=\"42\","
 			      "vcpu=\"1\",kind=\"user\",reason=\"IO\"} 2.500000000"));
+	CHECK(has_line(&text, "# TYPE vmexit_exit_state_seconds_total counter"));
+	CHECK(has_line(&text, "vmexit_exit_state_seconds_total{" L0 ",state=\"oncpu\"} "
+			      "0.000001400"));
+	CHECK(has_line(&text, "vmexit_exit_state_seconds_total{" L0 ",state=\"blocked\"} "
+			      "2.999999000"));
+	CHECK(has_line(&text, "vmexit_exit_state_seconds_total{" L0 ",state=\"runq\"} "
+			      "0.000001000"));
+	CHECK(has_line(&text, "vmexit_exit_state_seconds_total{" L1 ",state=\"oncpu\"} "
+			      "0.000000000"));
 	CHECK(has_line(&text, "vmexit_lost_exits_total{cause=\"cells_full\"} 5"));
 	CHECK(has_line(&text, "vmexit_lost_exits_total{cause=\"ringbuf_full\"} 0"));
 	CHECK(has_line(&text, "vmexit_bpf_run_seconds_total{program=\"on_kvm_exit\"} "
@@ -184,21 +198,27 @@ int main(int argc, char **argv)
 	CHECK(has_line(&om, "# UNIT vmexit_exit_duration_seconds seconds"));
 	CHECK(has_line(&om, "vmexit_exit_duration_seconds_created{" L1 "} 1763884801.000"));
 	CHECK(has_line(&om, "vmexit_lost_exits_created{cause=\"cells_full\"} 1763884799.000"));
+	CHECK(has_line(&om, "# UNIT vmexit_exit_state_seconds seconds"));
+	CHECK(has_line(&om, "vmexit_exit_state_seconds_created{" L1 ",state=\"runq\"} "
+			    "1763884801.000"));
 	CHECK(has_line(&om, "# TYPE vmexit_build_info gauge"));
 	CHECK(has_line(&om, "vmexit_build_info{version=\"0.1\",kernel=\"6.1.0-test\"} 1"));
 	CHECK(om.len > 6 && !memcmp(om.p + om.len - 6, "# EOF\n", 6));
 
-	/* No in-flight data: the families are left out, not exported empty by mistake. */
+	/* No in-flight data, no --split: the families are left out, not exported empty. */
 	in.inflight = NULL;
+	in.split = false;
 	expo_buf_free(&text);
 	CHECK(!expo_render(&in, EXPO_TEXT, &text));
 	CHECK(!memmem(text.p, text.len, "in_flight", 9));
+	CHECK(!memmem(text.p, text.len, "state_seconds", 13));
 
 	if (argc > 1) {
 		char path[4096];
 		FILE *f;
 
 		in.inflight = &stuck;
+		in.split = true;
 		expo_buf_free(&text);
 		CHECK(!expo_render(&in, EXPO_TEXT, &text));
 		snprintf(path, sizeof(path), "%s/text.prom", argv[1]);
