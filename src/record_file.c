@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <sys/utsname.h>
 
+#include "array_grow.h"
 #include "record_file.h"
 #include "reasons.h"
 
@@ -575,15 +576,8 @@ int rec_writer_add_guest(struct rec_writer *w, __u32 tgid, const char *name)
 	if (!w->header_done) {
 		struct pending_guest *g;
 
-		if (w->nr_guests == w->cap_guests) {
-			size_t cap = w->cap_guests ? w->cap_guests * 2 : 16;
-
-			g = realloc(w->guests, cap * sizeof(*g));
-			if (!g)
-				return writer_fail(w, ENOMEM, "cannot add guest");
-			w->guests = g;
-			w->cap_guests = cap;
-		}
+		if (array_reserve(w->guests, w->nr_guests, w->cap_guests, 16))
+			return writer_fail(w, ENOMEM, "cannot add guest");
 		g = &w->guests[w->nr_guests++];
 		g->tgid = tgid;
 		memcpy(g->name, name, l);
@@ -795,15 +789,8 @@ static int parse_guest_item(struct rec_reader *r, const unsigned char *p, __u32 
 
 	if (len < 4)
 		return reader_fail(r, off, "guest item too short (%u bytes)", len);
-	if (r->nr_guests == r->cap_guests) {
-		size_t cap = r->cap_guests ? r->cap_guests * 2 : 16;
-
-		g = realloc(r->guests, cap * sizeof(*g));
-		if (!g)
-			return reader_fail(r, off, "out of memory");
-		r->guests = g;
-		r->cap_guests = cap;
-	}
+	if (array_reserve(r->guests, r->nr_guests, r->cap_guests, 16))
+		return reader_fail(r, off, "out of memory");
 	g = &r->guests[r->nr_guests++];
 	g->tgid = get32(p);
 	copy_name(g->name, p + 4, len - 4);

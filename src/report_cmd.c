@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "array_grow.h"
 #include "commands.h"
 #include "event_output.h"
 #include "event_rows.h"
@@ -212,15 +213,8 @@ static int note_tsc_offset(struct report *r, const struct vmexit_event *ev)
 	bool added;
 
 	if (!idx) {
-		if (r->nr_tsc == r->cap_tsc) {
-			__u32 cap = r->cap_tsc ? r->cap_tsc * 2 : 16;
-
-			t = realloc(r->tsc, cap * sizeof(*t));
-			if (!t)
-				return -ENOMEM;
-			r->tsc = t;
-			r->cap_tsc = cap;
-		}
+		if (array_reserve(r->tsc, r->nr_tsc, r->cap_tsc, 16))
+			return -ENOMEM;
 		idx = tsc_index_get(&r->tsc_index, &id, &added);
 		if (!idx)
 			return -ENOMEM;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array_grow.h"
 #include "hist.h"
 #include "rows.h"
 
@@ -48,15 +49,8 @@ struct row *row_table_get(struct row_table *rt, const struct row_key *k)
 
 	if (idx)
 		return &rt->rows[*idx];
-	if (rt->nr == rt->cap) {
-		__u32 cap = rt->cap ? rt->cap * 2 : 64;
-		struct row *rows = realloc(rt->rows, cap * sizeof(*rows));
-
-		if (!rows)
-			return NULL;
-		rt->rows = rows;
-		rt->cap = cap;
-	}
+	if (array_reserve(rt->rows, rt->nr, rt->cap, 64))
+		return NULL;
 	idx = row_index_get(&rt->index, k, &added);
 	if (!idx)
 		return NULL;

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "array_grow.h"
 #include "reasons.h"
 #include "template.h"
 #include "template_rules.h"
@@ -101,15 +102,8 @@ static int unknown_field(struct parser *p, const char *at, const char *name, siz
 
 static int push_op(struct rule *ru, int *cap, const struct op *op)
 {
-	if (ru->nops == *cap) {
-		int ncap = *cap ? *cap * 2 : 8;
-		struct op *n = realloc(ru->ops, ncap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		ru->ops = n;
-		*cap = ncap;
-	}
+	if (array_reserve(ru->ops, ru->nops, *cap, 8))
+		return -ENOMEM;
 	ru->ops[ru->nops++] = *op;
 	return 0;
 }
@@ -500,15 +494,8 @@ static int parse_line(struct parser *p, const char *s, const char *end)
 
 	if (r->nrules >= TMPL_MAX_RULES)
 		return perr(p, sel, "too many rules (at most %d)", TMPL_MAX_RULES);
-	if (r->nrules == r->cap) {
-		int ncap = r->cap ? r->cap * 2 : 16;
-		struct rule *n = realloc(r->rules, ncap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		r->rules = n;
-		r->cap = ncap;
-	}
+	if (array_reserve(r->rules, r->nrules, r->cap, 16))
+		return -ENOMEM;
 	ru = &r->rules[r->nrules++];
 	memset(ru, 0, sizeof(*ru));
 	ru->line = p->line;

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "array_grow.h"
 #include "top_view.h"
 #include "lost_causes.h"
 #include "reasons.h"
@@ -118,15 +119,8 @@ static struct top_line *add_line(struct top_view *v, unsigned int attr)
 {
 	struct top_line *l;
 
-	if (v->nr_lines == v->cap_lines) {
-		int cap = v->cap_lines ? v->cap_lines * 2 : 64;
-		struct top_line *n = realloc(v->lines, cap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		v->lines = n;
-		v->cap_lines = cap;
-	}
+	if (array_reserve(v->lines, v->nr_lines, v->cap_lines, 64))
+		return NULL;
 	l = &v->lines[v->nr_lines++];
 	l->text[0] = 0;
 	l->attr = attr;
@@ -269,15 +263,8 @@ static int union_keys(struct top_view *v, bool pairs)
 
 static struct top_item *add_item(struct top_view *v)
 {
-	if (v->nr_items == v->cap_items) {
-		int cap = v->cap_items ? v->cap_items * 2 : 64;
-		struct top_item *n = realloc(v->items, cap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		v->items = n;
-		v->cap_items = cap;
-	}
+	if (array_reserve(v->items, v->nr_items, v->cap_items, 64))
+		return NULL;
 	memset(&v->items[v->nr_items], 0, sizeof(v->items[0]));
 	return &v->items[v->nr_items++];
 }
