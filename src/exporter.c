@@ -91,6 +91,8 @@ int exporter_render(void *ctx, enum expo_format fmt, struct expo_buf *out)
 		.version = VMEXIT_VERSION,
 		.kernel = x->kernel,
 		.start_ms = x->guests.start_ms,
+		/* --split: the sampler's rows carry on CPU / blocked / runq. */
+		.split = x->sp->opts && x->sp->opts->split,
 	};
 	int err;
 

@@ -43,6 +43,22 @@ chk "$VMEXIT" record --split -o "$TMP/rec" -- "$OUT/vmexit-guest" --io $N --io-s
 	>/dev/null || fail "vmexit record --split exited with $?"
 chk "$VMEXIT" report -i "$TMP/rec" --json >"$TMP/report" || fail "vmexit report exited with $?"
 
+# serve: the same split as a counter per state, summing to the duration histogram's _sum.
+"$VMEXIT" serve --split --listen 127.0.0.1:0 2>"$TMP/serve.err" &
+spid=$!
+for _ in $(seq 100); do
+	grep -q "listening on" "$TMP/serve.err" && break
+	sleep 0.1
+done
+url=$(grep -o 'http://[^ ]*/metrics' "$TMP/serve.err") ||
+	{ kill $spid; fail "vmexit serve --split did not start: $(cat "$TMP/serve.err")"; }
+"$OUT/vmexit-guest" --io $N --io-sleep-us $US --name splitserve >/dev/null 2>&1
+python3 -c 'import sys, urllib.request as u; print(u.urlopen(sys.argv[1]).read().decode())' \
+	"$url" >"$TMP/metrics" || { kill $spid; fail "cannot scrape $url"; }
+kill $spid
+wait $spid
+cat "$TMP/serve.err" >>"$TMP/all-stderr"
+
 python3 - "$TMP" $N $US <<'PY' || exit 1
 import csv, json, sys
 d, n, us = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
@@ -108,6 +124,20 @@ r = io_row("report")
 check("report of a --split recording: split exact, blocked >= 95 % of N x US",
       r["oncpu_ns"] + r["blocked_ns"] + r["runq_ns"] == r["total_ns"] and
       r["blocked_ns"] >= 0.95 * want, f"(blocked {ms(r['blocked_ns'])})")
+state, dsum = {}, None
+for l in open(f"{d}/metrics"):
+    if 'guest="splitserve"' not in l or 'reason="IO"' not in l:
+        continue
+    name, val = l.rsplit(" ", 1)
+    if name.startswith("vmexit_exit_state_seconds_total"):
+        state[name.split('state="')[1].split('"')[0]] = round(float(val) * 1e9)
+    elif name.startswith("vmexit_exit_duration_seconds_sum"):
+        dsum = round(float(val) * 1e9)
+check("serve: oncpu + blocked + runq == the duration _sum, exactly",
+      sorted(state) == ["blocked", "oncpu", "runq"] and sum(state.values()) == dsum,
+      f"({state}, _sum {dsum})")
+check("serve: the sleeping VMM's exits are blocked >= 95 % of N x US",
+      state.get("blocked", 0) >= 0.95 * want)
 plain = lines("plain")[-1]["rows"]
 check("without --split: no split fields", plain and not any("oncpu_ns" in r for r in plain))
 sys.exit(1 if bad else 0)
