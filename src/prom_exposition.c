@@ -356,6 +356,7 @@ static size_t exit_labels(char *out, const char *guest, __u32 tgid, __s32 vcpu, 
 {
 	char name[GUEST_MAX + 1], rb[REASON_STR_MAX];
 	size_t len = guest ? strnlen(guest, GUEST_MAX) : 0;
+	const char *name_s;
 	char *p = out;
 
 	memcpy(name, guest, len);
@@ -374,7 +375,9 @@ static size_t exit_labels(char *out, const char *guest, __u32 tgid, __s32 vcpu, 
 		p = fmt_str(p, isa_name(isa));
 	}
 	p = fmt_lit(p, "\",reason=\"");
-	p = prom_label_esc(p, reason_str(isa, reason, rb, sizeof(rb)));
+	/* The table's name when there is one: no printf for the common case. */
+	name_s = reason_name(isa, reason);
+	p = prom_label_esc(p, name_s ? name_s : reason_str(isa, reason, rb, sizeof(rb)));
 	*p++ = '"';
 	return p - out;
 }
