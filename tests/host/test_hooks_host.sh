@@ -7,8 +7,8 @@ set -u
 OUT=${1:-.output}
 . "$(dirname "$0")/lib.sh"
 need_kvm_bpf
-command -v bpftool >/dev/null || skip "bpftool not installed"
-command -v python3 >/dev/null || skip "python3 not installed"
+need_cmd bpftool bpftool
+need_cmd python3 python3
 TMP=$(mktemp -d)
 VMEXIT=$OUT/vmexit
 pid=

@@ -5,7 +5,7 @@ set -u
 OUT=${1:-.output}
 . "$(dirname "$0")/lib.sh"
 need_kvm_bpf
-command -v perf >/dev/null || skip "perf not installed (apt-get install linux-perf)"
+need_cmd perf linux-perf
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 VCPUS=3

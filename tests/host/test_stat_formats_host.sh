@@ -5,7 +5,9 @@ set -u
 OUT=${1:-.output}
 . "$(dirname "$0")/lib.sh"
 need_kvm_bpf
-command -v python3 >/dev/null || skip "python3 not installed"
+need_cmd python3 python3
+kfires=0
+kvm_exit_fires "$OUT/vmexit-guest" && kfires=1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 G=("$OUT/vmexit-guest" --vms 1 --vcpus 3 --io 400 --mmio 300 --hlt 200)
@@ -21,9 +23,10 @@ run reason --json --by reason
 run filt_r --json -r MMIO,user:HLT
 run filt_c --json -c 1 --by vcpu
 
-python3 - "$tmp" <<'PY'
-import csv, json, sys
-d = sys.argv[1]
+python3 - "$tmp" $kfires <<'PY'
+import csv, json, os, sys
+d, kfires = sys.argv[1], int(sys.argv[2])
+exec(os.environ["PY_KERNEL_REASONS"])
 vcpus, io, mmio, hlt = 3, 400, 300, 200
 bad = []
 def check(what, got, want):
@@ -52,21 +55,29 @@ for r in h["rows"]:
           all(b[0] < b[1] for b in r["hist"][:-1]) and r["hist"][0][0] <= r["min_ns"]
           and (r["hist"][-1][1] == 0 or r["max_ns"] < r["hist"][-1][1]), True)
 
+user = lambda o: [r for r in o["rows"] if r["kind"] == "user"]
+kern = lambda o, codes: [r["count"] for r in o["rows"] if (r["isa"], r["reason"]) in codes]
 rr = final("reason")
-check("--by reason: one row per reason", sorted(r["reason_name"] for r in rr["rows"]),
+check("--by reason: one user row per reason", sorted(r["reason_name"] for r in user(rr)),
       ["HLT", "IO", "MMIO"])
 check("--by reason: pid -1", {r["pid"] for r in rr["rows"]}, {-1})
-check("--by reason: MMIO count", [r["count"] for r in rr["rows"] if r["reason_name"] == "MMIO"],
+check("--by reason: MMIO count", [r["count"] for r in user(rr) if r["reason_name"] == "MMIO"],
       [vcpus * mmio])
+# Where kvm_exit fires, every `out` and `hlt` is a kernel exit too: one row each over all vCPUs.
+check("--by reason: kernel IO", kern(rr, KIO), [vcpus * (io + 1)] if kfires else [])
+check("--by reason: kernel HLT", kern(rr, KHLT), [vcpus * hlt] if kfires else [])
 
+# user:HLT is the VMM's only; MMIO names no kernel reason on x86.
 fr = final("filt_r")
-check("-r MMIO,user:HLT: reasons", sorted(r["reason_name"] for r in fr["rows"]), ["HLT", "MMIO"])
+check("-r MMIO,user:HLT: reasons", sorted((r["kind"], r["reason_name"]) for r in fr["rows"]),
+      [("user", "HLT"), ("user", "MMIO")])
 check("-r: MMIO count", sum(r["count"] for r in fr["rows"] if r["reason_name"] == "MMIO"), vcpus * mmio)
 check("-r: HLT count", sum(r["count"] for r in fr["rows"] if r["reason_name"] == "HLT"), vcpus * hlt)
 
 fc = final("filt_c")
 check("-c 1: only vCPU 1", {r["vcpu"] for r in fc["rows"]}, {1})
-check("-c 1: IO count", sum(r["count"] for r in fc["rows"] if r["reason_name"] == "IO"), io + 1)
+check("-c 1: IO count", sum(r["count"] for r in user(fc) if r["reason_name"] == "IO"), io + 1)
+check("-c 1: kernel IO count", sum(kern(fc, KIO)), io + 1 if kfires else 0)
 if bad:
     print("FAILED:", ", ".join(bad)); sys.exit(1)
 PY
@@ -93,8 +104,9 @@ got = {}
 for o in ivs:
     assert not o["final"]
     for r in o["rows"]:
-        got[r["reason_name"]] = got.get(r["reason_name"], 0) + r["count"]
-fin = {r["reason_name"]: r["count"] for r in final["rows"]}
+        if r["kind"] == "user":
+            got[r["reason_name"]] = got.get(r["reason_name"], 0) + r["count"]
+fin = {r["reason_name"]: r["count"] for r in final["rows"] if r["kind"] == "user"}
 print(f"{len(ivs)} intervals: {got}; summary {fin}; the VMM counted {want}")
 assert got == want and fin == want
 PY

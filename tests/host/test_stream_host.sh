@@ -27,6 +27,7 @@ pass() { echo "ok: $*"; }
 # Unlike lib.sh's, this fail counts and goes on: the test reports every mismatch.
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 command -v python3 >/dev/null || { echo "FAIL: python3 is needed to check JSON"; exit 1; }
+command -v perf >/dev/null || { echo "FAIL: perf not installed (apt-get install linux-perf)"; exit 1; }
 
 TMP=$(mktemp -d /tmp/vmexit-test-stream.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
@@ -34,13 +35,16 @@ chmod 755 "$TMP"
 
 need_stream
 "$GUEST" --io 1 >/dev/null 2>&1 || skip "the bundled guest cannot run a VM here (/dev/kvm unusable)"
+kfires=0
+kvm_exit_fires "$GUEST" && kfires=1
 
 # count_io FILE: user_exit IO events in `stream --json` output; checks every line is JSON with
-# the named fields, and sums {"lost":n} markers. Prints "EVENTS LOST".
+# the named fields, and sums {"lost":n} markers. Prints "EVENTS LOST KERNEL_IO_EVENTS TSC_EVENTS".
 count_io() {
 	python3 - "$1" <<'EOF'
-import json, sys
-n = lost = 0
+import json, os, sys
+exec(os.environ["PY_KERNEL_REASONS"])
+n = lost = kio = tsc = 0
 for i, line in enumerate(open(sys.argv[1]), 1):
     o = json.loads(line)
     if 'lost' in o:
@@ -52,7 +56,11 @@ for i, line in enumerate(open(sys.argv[1]), 1):
         assert 'reason_name' in o, f'line {i}: no reason_name'
         if o['reason_name'] == 'IO':
             n += 1
-print(n, lost)
+    elif o['type'] == 'exit' and (o['isa'], o['reason']) in KIO:
+        kio += 1
+    elif o['type'] == 'tsc_offset':
+        tsc += 1
+print(n, lost, kio, tsc)
 EOF
 }
 
@@ -65,13 +73,16 @@ stream_json() {
 
 # 1. Every completed exit, once.
 if stream_json all; then
-	read -r got lost < <(count_io "$TMP/all.json") || got=parse-error
+	read -r got lost kio _ < <(count_io "$TMP/all.json") || got=parse-error
 	if [ "$got" = "$EXPECT" ] && [ "$lost" = 0 ]; then
 		pass "stream --json: $got IO events (V*N = $V*$N)"
 	else
 		fail "stream --json: $got IO events, $lost lost; expected $EXPECT, 0"
 		cat "$TMP/all.err"
 	fi
+	# Where kvm_exit fires, each completed `out` was a kernel IO exit too.
+	[ "$kio" = $((kfires * EXPECT)) ] && pass "stream --json: $kio kernel IO exits" ||
+		fail "stream --json: $kio kernel IO exits, expected $((kfires * EXPECT))"
 	grep -Eq '^vmexit: [0-9]+ events, 0 lost' "$TMP/all.err" ||
 		fail "stream: no summary line on stderr: $(cat "$TMP/all.err")"
 else
@@ -99,9 +110,10 @@ EOF
 then pass "--min-latency 2us: every event >= 2000 ns"
 else fail "--min-latency 2us: filter not applied"; fi
 
-# 3. --sample K keeps exits 0, K, 2K, ... of each vCPU thread: ceil(N/K) per vCPU.
+# 3. --sample K keeps exits 0, K, 2K, ... of each vCPU thread: ceil(N/K) per vCPU. Kernel exits
+# share the thread's counter, so only the VMM's IO exits are selected (-r, in the kernel too).
 for k in 3 4 $((N + 5)); do
-	stream_json sample$k --sample $k
+	stream_json sample$k --sample $k -r user:IO
 	read -r got _ < <(count_io "$TMP/sample$k.json")
 	want=$((V * ((N + k - 1) / k)))
 	[ "$got" = "$want" ] && pass "--sample $k: $got (V*ceil(N/$k))" ||
@@ -123,15 +135,22 @@ print(len(io) if all(e["vcpu"] == 1 for e in io) else "wrong-vcpu")' "$TMP/c1.js
 [ "$got" = "$N" ] && pass "-c 1: $got IO events, all on vCPU 1" ||
 	fail "-c 1: $got IO events, expected $N on vCPU 1"
 
-# 5. Losses are never silent: with a tiny ring buffer, emitted + lost = every completed exit.
+# 5. Losses are never silent: with a tiny ring buffer, emitted + lost = every completed exit
+# (of the VMM's IO exits alone: -r keeps the kernel exits, whose number is not known, out) +
+# every kvm_write_tsc_offset (not an exit: no -r applies; some kernels write the offset at each
+# vcpu_load), which perf counts on the same run.
 BIG=3000
-chk "$VMEXIT" stream --json --ringbuf-kb 4 -- "$GUEST" --io $BIG --vcpus $V \
-	>"$TMP/lossy.json" 2>"$TMP/lossy.err"
-read -r got lost < <(count_io "$TMP/lossy.json")
-if [ $((got + lost)) = $((V * BIG)) ]; then
-	pass "--ringbuf-kb 4: $got emitted + $lost lost = $((V * BIG))"
+# tsc_count: the kvm:kvm_write_tsc_offset count perf wrote to $TMP/tsc.csv.
+tsc_count() { awk -F, '/kvm_write_tsc_offset/ { print $1 }' "$TMP/tsc.csv"; }
+PERF_TSC=(perf stat -x, -o "$TMP/tsc.csv" -e kvm:kvm_write_tsc_offset --)
+chk "${PERF_TSC[@]}" "$VMEXIT" stream --json --ringbuf-kb 4 -r user:IO -- "$GUEST" --io $BIG \
+	--vcpus $V >"$TMP/lossy.json" 2>"$TMP/lossy.err"
+read -r got lost _ tsc < <(count_io "$TMP/lossy.json")
+want=$((V * BIG + $(tsc_count)))
+if [ $((got + tsc + lost)) = $want ]; then
+	pass "--ringbuf-kb 4: $got + $tsc tsc_offset emitted + $lost lost = $want"
 else
-	fail "--ringbuf-kb 4: $got emitted + $lost lost != $((V * BIG))"
+	fail "--ringbuf-kb 4: $got + $tsc tsc_offset emitted + $lost lost != $want"
 fi
 if [ "$lost" != 0 ]; then
 	grep -q "ring buffer full $lost" "$TMP/lossy.err" &&
@@ -139,13 +158,15 @@ if [ "$lost" != 0 ]; then
 		fail "summary does not report $lost lost: $(cat "$TMP/lossy.err")"
 fi
 # The same in the default line format: '# LOST' markers.
-chk "$VMEXIT" stream --ringbuf-kb 4 -- "$GUEST" --io $BIG --vcpus $V \
-	>"$TMP/lossy.txt" 2>/dev/null
+chk "${PERF_TSC[@]}" "$VMEXIT" stream --ringbuf-kb 4 -r user:IO -- "$GUEST" --io $BIG \
+	--vcpus $V >"$TMP/lossy.txt" 2>/dev/null
 got=$(grep -c ' IO ' "$TMP/lossy.txt")
+tsc=$(grep -c ' tsc_offset ' "$TMP/lossy.txt")
 lost=$(awk '/^# LOST [0-9]+ records \(ring buffer full\) at /{s += $3} END {print s + 0}' \
 	"$TMP/lossy.txt")
-[ $((got + lost)) = $((V * BIG)) ] && pass "default lines: $got + # LOST $lost" ||
-	fail "default lines: $got lines + $lost lost != $((V * BIG))"
+want=$((V * BIG + $(tsc_count)))
+[ $((got + tsc + lost)) = $want ] && pass "default lines: $got + $tsc tsc_offset + # LOST $lost" ||
+	fail "default lines: $got + $tsc tsc_offset lines + $lost lost != $want"
 
 # 6. --perfetto: valid JSON, one complete ("X") slice per emitted exit.
 if chk "$VMEXIT" stream --perfetto "$TMP/trace.json" -- "$GUEST" --io $N --vcpus $V \
@@ -192,15 +213,18 @@ NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 "${NOBODY[@]}" true 2>/dev/null || NOBODY=()
 chk "${NOBODY[@]}" "$VMEXIT" report -i "$REC" --json >"$TMP/report.json" 2>"$TMP/report.err" ||
 	fail "report (${NOBODY[*]:-as root}) failed: $(cat "$TMP/report.err")"
-# Per reason name, completed exits, summed over VMs and vCPUs.
+# Per reason name, completed exits to the VMM (KIND=user, the default) or kernel exits, summed
+# over VMs and vCPUs.
 by_reason='import json, sys
+kind = sys.argv[2] if len(sys.argv) > 2 else "user"
 c = {}
 for l in open(sys.argv[1]):
     o = json.loads(l)
     if not o.get("final"):
         continue
     for r in o["rows"]:
-        c[r["reason_name"]] = c.get(r["reason_name"], 0) + r["completed"]
+        if r["kind"] == kind:
+            c[r["reason_name"]] = c.get(r["reason_name"], 0) + r["completed"]
 print(json.dumps(c, sort_keys=True))'
 s=$(python3 -c "$by_reason" "$TMP/stat.json")
 r=$(python3 -c "$by_reason" "$TMP/report.json")
@@ -209,6 +233,16 @@ if [ "$s" = "$r" ] && [ "$r" = "{\"IO\": $EXPECT}" ]; then
 else
 	fail "report --json $r, stat --json $s, expected {\"IO\": $EXPECT}"
 fi
+# Kernel IO exits: each completed `out` (host interrupts and first-touch faults vary by run).
+kio='import json, os, sys
+exec(os.environ["PY_KERNEL_REASONS"])
+print(sum(r["completed"] for r in json.loads(open(sys.argv[1]).readlines()[-1])["rows"]
+          if (r["isa"], r["reason"]) in KIO))'
+s=$(python3 -c "$kio" "$TMP/stat.json")
+r=$(python3 -c "$kio" "$TMP/report.json")
+[ "$s" = "$r" ] && [ "$r" = $((kfires * EXPECT)) ] &&
+	pass "report --json = stat --json, kernel IO exits: $r" ||
+	fail "kernel IO exits: report --json $r, stat --json $s, expected $((kfires * EXPECT))"
 # The other outputs run too, and agree on the count.
 chk "$VMEXIT" report -i "$REC" --csv | grep -q ",KVM_EXIT_IO,2,$EXPECT," && pass "report --csv" ||
 	fail "report --csv: $(chk "$VMEXIT" report -i "$REC" --csv 2>&1)"
@@ -224,7 +258,7 @@ chk "$VMEXIT" report -i "$REC" --perfetto "$TMP/rep-trace.json" &&
 	pass "report --perfetto parses" || fail "report --perfetto"
 got=$(chk "$VMEXIT" report -i "$REC" --by vcpu --json | python3 -c 'import json, sys
 o = json.load(sys.stdin)
-print(sorted((r["vcpu"], r["completed"]) for r in o["rows"]))')
+print(sorted((r["vcpu"], r["completed"]) for r in o["rows"] if r["kind"] == "user"))')
 want=$(python3 -c "print([(v, $N) for v in range($V)])")
 [ "$got" = "$want" ] && pass "report --by vcpu: $got" ||
 	fail "report --by vcpu: $got, expected $want"

@@ -13,7 +13,8 @@
 #   tests/vm/bed.sh [--bed NAME] [--kernel 6.1|6.12] [options] SCRIPT [FILE...]
 #
 # FILE is a host path copied to /<basename> in the bed (or SRC:DEST to pick the path). A dynamically
-# linked FILE brings its shared libraries and the dynamic loader along, at the paths ldd reports.
+# linked FILE brings its shared libraries and the dynamic loader along, at the paths ldd reports;
+# a directory is copied with everything under it.
 # The script's stdout/stderr come out on our stdout; the bed's own messages go to stderr as "bed: ...".
 #
 # Exit status: the script's; 77 (with a "bed: SKIP:" line) when the bed cannot run here; 125 when

@@ -19,6 +19,11 @@ copy_in() {		# copy_in SRC DEST (DEST absolute in the bed)
 }
 add_file() {		# add_file SRC DEST, with shared libraries when dynamically linked
 	local src=$1 dest=$2 lib
+	if [ -d "$src" ]; then	# a tree (python's library, say): copied as it is
+		mkdir -p "$ROOT$dest"
+		cp -rL "$src/." "$ROOT$dest/" || die "cannot copy $src into the bed"
+		return 0
+	fi
 	[ -f "$src" ] || die "file not found: $src"
 	copy_in "$src" "$dest"
 	# ldd prints "name => /path (addr)" and "/lib64/ld-linux-x86-64.so.2 (addr)"; static files

@@ -1,0 +1,91 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The host tests (tests/host/test_*.sh), unchanged, inside the nested SVM bed, where
+# kvm:kvm_exit and kvm:kvm_entry fire: what they expect must hold on any KVM host, and there
+# they check the kernel rows too (every guest `out` is one kernel IO exit, ...). One boot; bash,
+# python3 (with its library), perf, tmux and setpriv come along from this host.
+#
+#   tests/vm/test_nested_host.sh OUTDIR        (OUTDIR holds vmexit and vmexit-guest)
+#
+# Exit: 0 every host test passed in the bed, 1 one failed or skipped (the bed has root, KVM, BTF
+# and the tools: nothing there is a reason to skip), 77 the bed cannot run here.
+# Env: VMEXIT_BED_LOG (keep the serial log there), VMEXIT_BED_TIMEOUT (default 2400 s: TCG on a loaded machine),
+# VMEXIT_TEST_KEEP (keep the bed's output in that dir), VMEXIT_NESTED_HOST_TESTS (a
+# space-separated subset of test names, e.g. "test_stat_host").
+set -euo pipefail
+
+OUT=${1:-.output}
+HERE=$(cd "$(dirname "$0")" && pwd)
+HOSTT=$HERE/../host
+fail() { echo "FAIL: test_nested_host: $*"; exit 1; }
+skip() { echo "SKIP: test_nested_host: $*"; exit 77; }
+
+[ -x "$OUT/vmexit" ] && [ -x "$OUT/vmexit-guest" ] || fail "$OUT/vmexit or vmexit-guest not built"
+PY=/usr/bin/python3
+[ -x "$PY" ] || fail "$PY not installed (apt-get install python3)"
+[ -d /usr/lib/locale/C.utf8 ] || fail "/usr/lib/locale/C.utf8 missing (libc-bin)"
+PYVER=$("$PY" -c 'import sys; print("python%d.%d" % sys.version_info[:2])')
+# timeout too: busybox's would run its own setpriv applet, which lacks --reuid.
+TOOLS=(bash perf tmux setpriv timeout bpftool)
+for c in "${TOOLS[@]}"; do command -v $c >/dev/null || fail "$c not installed (tools/install-deps.sh)"; done
+TESTS=${VMEXIT_NESTED_HOST_TESTS:-$(cd "$HOSTT" && ls test_*.sh | sed 's/\.sh$//' | tr '\n' ' ')}
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/test_nested_host.XXXXXX")
+trap '[ -n "${VMEXIT_TEST_KEEP:-}" ] && mkdir -p "$VMEXIT_TEST_KEEP" && cp -r "$WORK"/bed.* "$VMEXIT_TEST_KEEP"/; rm -rf "$WORK"' EXIT
+
+# python's library without its own test suite and GUI (most of its size).
+mkdir "$WORK/pylib"
+cp -r "/usr/lib/$PYVER/." "$WORK/pylib/"
+rm -rf "$WORK/pylib"/{test,idlelib,tkinter,turtledemo,ensurepip,lib2to3,pydoc_data,config-*}
+
+echo "TESTS='$TESTS'" >"$WORK/inbed.sh"
+cat >>"$WORK/inbed.sh" <<'IN'
+# bash's <(...) needs /dev/fd, python's open("/dev/stdin") /dev/stdin: devtmpfs has neither.
+[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
+for i in 0:stdin 1:stdout 2:stderr; do [ -e /dev/${i#*:} ] || ln -s /proc/self/fd/${i%:*} /dev/${i#*:}; done
+# tmux wants a UTF-8 locale: C.UTF-8, from this host's /usr/lib/locale.
+export TMPDIR=/tmp HOME=/root LC_ALL=C.UTF-8
+rc=0
+for t in $TESTS; do
+	echo "=== $t"
+	bash /host/$t.sh /out 2>&1
+	r=$?
+	echo "RESULT $t $r"
+	[ $r = 0 ] || rc=1
+done
+exit $rc
+IN
+
+FILES=("$OUT/vmexit:/out/vmexit" "$OUT/vmexit-guest:/out/vmexit-guest"
+       "$PY:/usr/bin/python3" "$WORK/pylib:/usr/lib/$PYVER" "$HOSTT/lib.sh:/host/lib.sh"
+       /usr/lib/locale/C.utf8:/usr/lib/locale/C.utf8)
+# tmux's own terminal type, for vmexit top inside it.
+for t in tmux tmux-256color; do
+	for d in /lib/terminfo /usr/share/terminfo; do
+		[ -f "$d/t/$t" ] && { FILES+=("$d/t/$t:/usr/share/terminfo/t/$t"); break; }
+	done
+done
+# In /bin, ahead of busybox's applets of the same name (its setpriv lacks --reuid).
+for c in "${TOOLS[@]}"; do FILES+=("$(command -v $c):/bin/$c"); done
+for t in $TESTS; do FILES+=("$HOSTT/$t.sh:/host/$t.sh"); done
+
+set +e
+"$HERE/bed.sh" --timeout "${VMEXIT_BED_TIMEOUT:-2400}" --smp 2 --mem 2048 \
+	${VMEXIT_BED_LOG:+--log "$VMEXIT_BED_LOG"} "$WORK/inbed.sh" "${FILES[@]}" >"$WORK/bed.out"
+brc=$?
+set -e
+cat "$WORK/bed.out"
+[ $brc = 77 ] && skip "the nested bed cannot run here (see the bed: SKIP line above)"
+bad=0
+for t in $TESTS; do
+	r=$(sed -n "s/^RESULT $t \([0-9]*\)\r\?$/\1/p" "$WORK/bed.out")
+	case $r in
+	0) grep -q "^note: kvm:kvm_exit fires here: no" "$WORK/bed.out" &&
+		{ echo "$t: kvm_exit did not fire in the bed"; bad=1; } ;;
+	'') echo "$t: no result (the bed stopped?)"; bad=1 ;;
+	*) echo "$t: exit $r in the bed"; bad=1 ;;
+	esac
+done
+[ $brc = 0 ] && [ $bad = 0 ] || fail "host tests in the nested SVM bed (bed exit $brc)"
+echo "PASS: test_nested_host ($TESTS)"
