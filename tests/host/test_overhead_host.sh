@@ -7,7 +7,7 @@ set -u
 OUT=${1:-.output}
 . "$(dirname "$0")/lib.sh"
 need_kvm_bpf
-command -v python3 >/dev/null || skip "python3 not installed"
+need_cmd python3 python3
 TMP=$(mktemp -d)
 VMEXIT=$OUT/vmexit
 trap 'rm -rf "$TMP"' EXIT

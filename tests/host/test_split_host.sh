@@ -7,8 +7,8 @@ set -u
 OUT=${1:-.output}
 . "$(dirname "$0")/lib.sh"
 need_kvm_bpf
-command -v python3 >/dev/null || skip "python3 not installed"
-command -v taskset >/dev/null || skip "taskset not installed (util-linux)"
+need_cmd python3 python3
+need_cmd taskset util-linux
 TMP=$(mktemp -d)
 hog=
 trap '[ -n "$hog" ] && kill $hog 2>/dev/null; rm -rf "$TMP"' EXIT

@@ -27,7 +27,7 @@ PY=/usr/bin/python3
 [ -d /usr/lib/locale/C.utf8 ] || fail "/usr/lib/locale/C.utf8 missing (libc-bin)"
 PYVER=$("$PY" -c 'import sys; print("python%d.%d" % sys.version_info[:2])')
 # timeout too: busybox's would run its own setpriv applet, which lacks --reuid.
-TOOLS=(bash perf tmux setpriv timeout bpftool)
+TOOLS=(bash perf tmux setpriv timeout bpftool taskset)
 for c in "${TOOLS[@]}"; do command -v $c >/dev/null || fail "$c not installed (tools/install-deps.sh)"; done
 TESTS=${VMEXIT_NESTED_HOST_TESTS:-$(cd "$HOSTT" && ls test_*.sh | sed 's/\.sh$//' | tr '\n' ' ')}
 
