@@ -19,12 +19,13 @@ static const struct {
 	{ "serve", cmd_serve, "export exits to Prometheus / OpenMetrics scrapers over HTTP" },
 	{ "list", cmd_list, "list exit reason names, or running guests (list guests)" },
 };
+#define NR_COMMANDS	(sizeof(commands) / sizeof(commands[0]))
 
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: vmexit COMMAND [OPTION...]\n\n"
 		   "Why and for how long KVM guests leave guest mode.\n\nCommands:\n");
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+	for (size_t i = 0; i < NR_COMMANDS; i++)
 		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
 	fprintf(f, "\n'vmexit COMMAND --help' describes each command.\n");
 }
@@ -45,7 +46,7 @@ int main(int argc, char **argv)
 	}
 	/* Usage errors exit 2 like every other bad input, not argp's EX_USAGE. */
 	argp_err_exit_status = 2;
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+	for (size_t i = 0; i < NR_COMMANDS; i++) {
 		char name[32];
 
 		if (strcmp(argv[1], commands[i].name))
@@ -55,8 +56,9 @@ int main(int argc, char **argv)
 		argv[1] = name;
 		return commands[i].fn(argc - 1, argv + 1);
 	}
-	fprintf(stderr, "vmexit: unknown command '%s'; commands: stat, top, stream, "
-		"record, report, serve, list (vmexit --help)\n",
-		argv[1]);
+	fprintf(stderr, "vmexit: unknown command '%s'; commands:", argv[1]);
+	for (size_t i = 0; i < NR_COMMANDS; i++)
+		fprintf(stderr, "%s %s", i ? "," : "", commands[i].name);
+	fprintf(stderr, " (vmexit --help)\n");
 	return 2;
 }

@@ -27,6 +27,10 @@ expect 2 "invalid --tsc-mhz 'x'" "$V" stat --tsc-mhz x
 expect 2 "invalid vCPU 'one'" "$V" stat -c one
 expect 2 "NOT_A_REASON" "$V" stat -r NOT_A_REASON
 expect 2 "unknown command 'stats'" "$V" stats
+# The message names every command --help lists.
+for c in $("$V" --help | awk '/^Commands:/ { on = 1; next } on && /^  / { print $1 }'); do
+	expect 2 "commands:.* $c[,( ]" "$V" stats
+done
 expect 2 "unknown list 'x'" "$V" list x
 expect 2 "no process with pid 999999999" "$V" stat -p 999999999
 if [ "$(id -u)" = 0 ]; then
