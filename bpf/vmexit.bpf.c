@@ -150,7 +150,7 @@ int kvm_write_tsc_offset(struct trace_event_raw_kvm_write_tsc_offset *ctx)
  * ("?": not autoloaded), so that a stream without them costs nothing and a kernel lacking one
  * of them loses only that one.
  */
-#define KVM_EVENT_PROG(name)							\
+#define KVM_EVENT_PROG(ID, nr, name)						\
 SEC("?tp/kvm/kvm_" #name)							\
 int kvm_##name(struct trace_event_raw_kvm_##name *ctx)				\
 {										\
@@ -162,12 +162,7 @@ int kvm_##name(struct trace_event_raw_kvm_##name *ctx)				\
 	return TP_PASS;								\
 }
 
-KVM_EVENT_PROG(pio)
-KVM_EVENT_PROG(mmio)
-KVM_EVENT_PROG(msr)
-KVM_EVENT_PROG(cpuid)
-KVM_EVENT_PROG(inj_virq)
-KVM_EVENT_PROG(page_fault)
+VMEXIT_KVM_EVENTS(KVM_EVENT_PROG)
 
 /* --split: every context switch on the host; handle_sched_switch() says what it costs. */
 SEC("?tp_btf/sched_switch")

@@ -109,24 +109,12 @@ int run_kvm_record(struct test_kvm_ctx *c)
 	for (int i = 0; i < 8; i++)
 		rec[i] = c->rec[i];
 	switch (c->event) {
-	case VMEXIT_KVM_PIO:
-		kvm_pio_decode((void *)rec, &k);
+#define DECODE(ID, id, name)					\
+	case VMEXIT_KVM_##ID:					\
+		kvm_##name##_decode((void *)rec, &k);		\
 		break;
-	case VMEXIT_KVM_MMIO:
-		kvm_mmio_decode((void *)rec, &k);
-		break;
-	case VMEXIT_KVM_MSR:
-		kvm_msr_decode((void *)rec, &k);
-		break;
-	case VMEXIT_KVM_CPUID:
-		kvm_cpuid_decode((void *)rec, &k);
-		break;
-	case VMEXIT_KVM_INJ_VIRQ:
-		kvm_inj_virq_decode((void *)rec, &k);
-		break;
-	case VMEXIT_KVM_PAGE_FAULT:
-		kvm_page_fault_decode((void *)rec, &k);
-		break;
+	VMEXIT_KVM_EVENTS(DECODE)
+#undef DECODE
 	default:
 		return -1;
 	}

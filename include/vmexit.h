@@ -159,13 +159,24 @@ enum vmexit_event_type {
  * (*) mmio type: 0 unsatisfied read, 1 read, 2 write (KVM_TRACE_MMIO_*). vcpu is the vCPU
  * the thread's last kvm_exit named (page_fault carries its own since 6.1), else -1.
  */
+/*
+ * The one list of these events: X(ID, id, name) gives VMEXIT_KVM_<ID> = id (record files keep
+ * ids: never renumber), the tracepoint kvm:kvm_<name>, its BPF program kvm_<name> and decoder
+ * kvm_<name>_decode() (bpf/), and the name every output and option uses. Adding one here and
+ * its decoder and fields (src/reasons.c) is all it takes.
+ */
+#define VMEXIT_KVM_EVENTS(X)		\
+	X(PIO, 1, pio)			\
+	X(MMIO, 2, mmio)		\
+	X(MSR, 3, msr)			\
+	X(CPUID, 4, cpuid)		\
+	X(INJ_VIRQ, 5, inj_virq)	\
+	X(PAGE_FAULT, 6, page_fault)
+
 enum vmexit_kvm_event {
-	VMEXIT_KVM_PIO = 1,
-	VMEXIT_KVM_MMIO = 2,
-	VMEXIT_KVM_MSR = 3,
-	VMEXIT_KVM_CPUID = 4,
-	VMEXIT_KVM_INJ_VIRQ = 5,
-	VMEXIT_KVM_PAGE_FAULT = 6,
+#define VMEXIT_KVM_ENUM(ID, id, name) VMEXIT_KVM_##ID = id,
+	VMEXIT_KVM_EVENTS(VMEXIT_KVM_ENUM)
+#undef VMEXIT_KVM_ENUM
 	VMEXIT_KVM_NR,		/* one past the last */
 };
 

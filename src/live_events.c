@@ -27,8 +27,11 @@ static const struct argp_option options[] = {
 	  "Ring buffer size, a power of two >= 4 (default 16384): raise it if records are lost",
 	  3 },
 	{ "kvm-events", OPT_KVM_EVENTS, "LIST", 0,
-	  "Also capture these kvm tracepoints, one event each: pio, mmio, msr, cpuid, inj_virq, "
-	  "page_fault, comma-separated, or all (default none; -r, --min-latency and --sample "
+	  "Also capture these kvm tracepoints, one event each: "
+#define KVM_EVENT_HELP(ID, id, name) #name ", "
+	  VMEXIT_KVM_EVENTS(KVM_EVENT_HELP)
+#undef KVM_EVENT_HELP
+	  "comma-separated, or all (default none; -r, --min-latency and --sample "
 	  "apply to exits only)", 3 },
 	{},
 };

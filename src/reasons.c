@@ -773,13 +773,14 @@ void reason_list_print(FILE *f)
 }
 
 static const char *const kvm_event_names[VMEXIT_KVM_NR] = {
-	[VMEXIT_KVM_PIO] = "pio",
-	[VMEXIT_KVM_MMIO] = "mmio",
-	[VMEXIT_KVM_MSR] = "msr",
-	[VMEXIT_KVM_CPUID] = "cpuid",
-	[VMEXIT_KVM_INJ_VIRQ] = "inj_virq",
-	[VMEXIT_KVM_PAGE_FAULT] = "page_fault",
+#define NAME(ID, id, name) [VMEXIT_KVM_##ID] = #name,
+	VMEXIT_KVM_EVENTS(NAME)
+#undef NAME
 };
+#define COUNT_ONE(ID, id, name) +1
+_Static_assert(0 VMEXIT_KVM_EVENTS(COUNT_ONE) == VMEXIT_KVM_NR - 1,
+	       "kvm event ids run from 1 without gaps: the names table is indexed by them");
+#undef COUNT_ONE
 
 const char *kvm_event_name(__u32 id)
 {
@@ -795,6 +796,23 @@ int kvm_event_lookup(const char *name)
 			return i;
 	}
 	return -ENOENT;
+}
+
+const char *kvm_event_list(const char *prefix, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int id = 1; id < VMEXIT_KVM_NR && n < len; id++) {
+		int w = snprintf(buf + n, len - n, "%s%s%s",
+				 id == 1 ? "" : id == VMEXIT_KVM_NR - 1 ? " or " : ", ", prefix,
+				 kvm_event_names[id]);
+
+		if (w < 0)
+			break;
+		n += (size_t)w;
+	}
+	return buf;
 }
 
 int kvm_event_parse_list(const char *list, __u32 *mask, char *err, size_t errlen)

@@ -79,6 +79,8 @@ int reason_parse_list(const char *list, struct reason_sel *out, int max, char *e
 const char *kvm_event_name(__u32 id);	/* "pio", ...; NULL when unknown */
 /* id, or -ENOENT; "pio" and "kvm_pio", any case. */
 int kvm_event_lookup(const char *name);
+/* "kvm:pio, kvm:mmio, ... or kvm:page_fault" for prefix "kvm:", in buf (truncated to len). */
+const char *kvm_event_list(const char *prefix, char *buf, size_t len);
 /*
  * Parses a --kvm-events list: comma-separated names, or "all". 0 and *mask (bit id set for
  * each event), or -1 with err naming the bad item and the valid names.

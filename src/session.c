@@ -240,12 +240,9 @@ static int attach_in_order(struct vmexit_bpf *skel)
 		{ skel->progs.kvm_entry, &skel->links.kvm_entry },
 		{ skel->progs.kvm_entry_fast, &skel->links.kvm_entry_fast },
 		{ skel->progs.kvm_write_tsc_offset, &skel->links.kvm_write_tsc_offset },
-		{ skel->progs.kvm_pio, &skel->links.kvm_pio },
-		{ skel->progs.kvm_mmio, &skel->links.kvm_mmio },
-		{ skel->progs.kvm_msr, &skel->links.kvm_msr },
-		{ skel->progs.kvm_cpuid, &skel->links.kvm_cpuid },
-		{ skel->progs.kvm_inj_virq, &skel->links.kvm_inj_virq },
-		{ skel->progs.kvm_page_fault, &skel->links.kvm_page_fault },
+#define KVM_EVENT_ATTACH(ID, id, name) { skel->progs.kvm_##name, &skel->links.kvm_##name },
+		VMEXIT_KVM_EVENTS(KVM_EVENT_ATTACH)
+#undef KVM_EVENT_ATTACH
 		{ skel->progs.kvm_userspace_exit, &skel->links.kvm_userspace_exit },
 		{ skel->progs.kvm_exit, &skel->links.kvm_exit },
 		{ skel->progs.kvm_exit_fast, &skel->links.kvm_exit_fast },
@@ -271,12 +268,9 @@ static int attach_in_order(struct vmexit_bpf *skel)
 static void kvm_events_autoload(struct vmexit_bpf *skel, __u32 mask)
 {
 	struct bpf_program *progs[VMEXIT_KVM_NR] = {
-		[VMEXIT_KVM_PIO] = skel->progs.kvm_pio,
-		[VMEXIT_KVM_MMIO] = skel->progs.kvm_mmio,
-		[VMEXIT_KVM_MSR] = skel->progs.kvm_msr,
-		[VMEXIT_KVM_CPUID] = skel->progs.kvm_cpuid,
-		[VMEXIT_KVM_INJ_VIRQ] = skel->progs.kvm_inj_virq,
-		[VMEXIT_KVM_PAGE_FAULT] = skel->progs.kvm_page_fault,
+#define KVM_EVENT_PROG(ID, id, name) [VMEXIT_KVM_##ID] = skel->progs.kvm_##name,
+		VMEXIT_KVM_EVENTS(KVM_EVENT_PROG)
+#undef KVM_EVENT_PROG
 	};
 	char tp[64];
 

@@ -410,8 +410,8 @@ static int parse_item(struct parser *p, const char *at, const char *item, int ru
 	if (!strncasecmp(item, "kvm:", 4)) {
 		i = kvm_event_lookup(item + 4);
 		if (i < 0)
-			return perr(p, at, "unknown kvm event in '%s' (use kvm:pio, kvm:mmio, "
-				    "kvm:msr, kvm:cpuid, kvm:inj_virq or kvm:page_fault)", item);
+			return perr(p, at, "unknown kvm event in '%s' (use %s)", item,
+				    kvm_event_list("kvm:", rerr, sizeof(rerr)));
 		return bind_once(p, at, item, &r->kvm_line[i], &r->kvm_rule[i], rule);
 	}
 	if (parse_u32_strict(item, &v, &hex8)) {
