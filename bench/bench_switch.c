@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * What --split costs every context switch on the host: two processes pinned to one CPU play
- * ping-pong over pipes (every round trip is two switches between them), alone and with
- * vmexit's sched_switch program attached, alternating, best and median of several rounds.
+ * ping-pong over pipes (every round trip is two wakeups and two switches between them), alone
+ * and with vmexit's sched_switch and sched_wakeup programs attached, alternating, best and
+ * median of several rounds.
  * With the program attached, three cases:
  *   - tasks without BPF task storage: every process on the host that is not a vCPU thread;
  *   - tasks with vmexit's task storage but no exit in flight: a vCPU thread switching while
@@ -136,16 +137,27 @@ struct run_stats {
 	__u64 ns, cnt;
 };
 
+/* Run time of both programs, and the number of switches. */
 static int prog_stats(struct vmexit_bpf *skel, struct run_stats *s)
 {
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
+	struct bpf_prog_info sw = {}, wk = {};
+	__u32 len = sizeof(sw);
 
-	if (bpf_obj_get_info_by_fd(bpf_program__fd(skel->progs.sched_switch), &info, &len))
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(skel->progs.sched_switch), &sw, &len))
 		return -1;
-	s->ns = info.run_time_ns;
-	s->cnt = info.run_cnt;
+	len = sizeof(wk);
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(skel->progs.sched_wakeup), &wk, &len))
+		return -1;
+	s->ns = sw.run_time_ns + wk.run_time_ns;
+	s->cnt = sw.run_cnt;
 	return 0;
+}
+
+static void detach(struct bpf_link **links)
+{
+	bpf_link__destroy(links[0]);
+	bpf_link__destroy(links[1]);
+	links[0] = links[1] = NULL;
 }
 
 /* Gives a process vmexit's task storage; with an exit in flight (a userspace one) or not. */
@@ -193,7 +205,8 @@ static struct vmexit_bpf *load_split(void)
 	if (!skel)
 		return NULL;
 	bpf_object__for_each_program(prog, skel->obj)
-		bpf_program__set_autoload(prog, prog == skel->progs.sched_switch);
+		bpf_program__set_autoload(prog, prog == skel->progs.sched_switch ||
+						prog == skel->progs.sched_wakeup);
 	skel->rodata->use_task_storage = true;
 	skel->rodata->split_enabled = true;
 	skel->rodata->max_cells = 1;
@@ -229,7 +242,7 @@ int main(void)
 	struct run_stats s0, s1;
 	__u64 runs[NR_ST] = { 0 };
 	struct vmexit_bpf *skel;
-	struct bpf_link *link;
+	struct bpf_link *links[2] = {};
 	struct pong p;
 	int cpu, rc = 1;
 
@@ -240,7 +253,7 @@ int main(void)
 	libbpf_set_print(print_level);
 	skel = load_split();
 	if (!skel) {
-		fprintf(stderr, "bench_switch: cannot load the sched_switch program\n");
+		fprintf(stderr, "bench_switch: cannot load the --split programs\n");
 		return 1;
 	}
 	cpu = sched_getcpu();
@@ -252,21 +265,23 @@ int main(void)
 	trips_ns(&p, TRIPS);	/* warm up */
 	for (int r = 0; r < ROUNDS; r++) {
 		alone[r] = trips_ns(&p, TRIPS);
-		link = bpf_program__attach(skel->progs.sched_switch);
-		if (!link) {
+		links[0] = bpf_program__attach(skel->progs.sched_switch);
+		links[1] = bpf_program__attach(skel->progs.sched_wakeup);
+		if (!links[0] || !links[1]) {
 			fprintf(stderr, "bench_switch: cannot attach: %s\n", strerror(errno));
+			detach(links);
 			goto stop;
 		}
 		for (int s = 0; s < NR_ST; s++) {
+			int stats_fd;
+
 			if (s != ST_NONE && (storage_set(skel, getpid(), s == ST_IN_FLIGHT) ||
 					     storage_set(skel, p.pid, s == ST_IN_FLIGHT))) {
 				fprintf(stderr, "bench_switch: cannot set task storage: %s\n",
 					strerror(errno));
-				bpf_link__destroy(link);
+				detach(links);
 				goto stop;
 			}
-			int stats_fd;
-
 			with[s][r] = trips_ns(&p, TRIPS);
 			prog_ns[s][r] = -1;
 			stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
@@ -281,7 +296,7 @@ int main(void)
 		}
 		storage_clear(skel, getpid());
 		storage_clear(skel, p.pid);
-		bpf_link__destroy(link);
+		detach(links);
 		if (alone[r] < 0) {
 			fprintf(stderr, "bench_switch: ping-pong failed\n");
 			goto stop;
@@ -302,9 +317,9 @@ int main(void)
 		       runs[s] ? 100.0 * 2 * (TRIPS / 5) * ROUNDS / runs[s] : 0);
 	}
 	printf("added: best minus best, the end-to-end cost (dispatch included) of a switch that is\n"
-	       "also a pipe write, a wakeup and a read. prog ns: median of the program's own\n"
-	       "run time per switch (kernel statistics; -1: none); ours%%: the share of those\n"
-	       "runs that were the ping-pong's own switches.\n");
+	       "also a pipe write, a wakeup and a read. prog ns: median of the programs' own\n"
+	       "run time (switch + wakeup) per switch (kernel statistics; -1: none); ours%%: the\n"
+	       "share of the switches that were the ping-pong's own.\n");
 	rc = 0;
 stop:
 	pong_stop(&p);

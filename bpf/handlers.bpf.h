@@ -629,9 +629,27 @@ static __always_inline void split_switch_out(struct thread_state *ts, __u64 now,
 }
 
 /*
- * The thread is back on a CPU: its off-CPU period goes to the sums. A period that began before
- * we attached was not seen (off_ts 0) and counts as on CPU. The state the thread left in
- * decides for the whole period: a sleeper's wait for a CPU after its wakeup counts as blocked.
+ * A sleeping thread is woken: it was blocked until now, and from now on it waits for a CPU
+ * (a halted vCPU woken by an interrupt, then kept off its CPU by a busy neighbour). A wakeup
+ * not seen (attached mid-sleep) leaves the whole period blocked.
+ */
+static __always_inline void split_wakeup(struct thread_state *ts, __u64 now)
+{
+	__u64 off = ts->off_ts;
+
+	if (!off || (ts->flags & TS_OFF_RUNQ))
+		return;
+	if (now > off) {
+		ts->blocked_sum += now - off;
+		ts->off_ts = now;
+	}
+	ts->flags |= TS_OFF_RUNQ;
+}
+
+/*
+ * The thread is back on a CPU: its off-CPU period goes to the sums (runq since its wakeup or
+ * preemption, else blocked). A period that began before we attached was not seen (off_ts 0)
+ * and counts as on CPU.
  */
 static __always_inline void split_switch_in(struct thread_state *ts, __u64 now)
 {
@@ -674,6 +692,15 @@ static __always_inline bool task_runnable(struct task_struct *t)
 	if (bpf_core_field_exists(t->__state))
 		return BPF_CORE_READ(t, __state) == 0;
 	return BPF_CORE_READ((struct task_struct___pre514 *)t, state) == 0;
+}
+
+/* The sched_wakeup program: only a thread asleep during an exit reads the clock. */
+static __always_inline void handle_sched_wakeup(struct task_struct *p)
+{
+	struct thread_state *ts = switch_state(p);
+
+	if (ts && ts->off_ts && !(ts->flags & TS_OFF_RUNQ))
+		split_wakeup(ts, bpf_ktime_get_ns());
 }
 
 /* The sched_switch program (the bench runs it with the current task as both). */

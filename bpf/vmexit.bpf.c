@@ -172,6 +172,14 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	return 0;
 }
 
+/* --split: every wakeup on the host, where a sleeping vCPU starts to wait for a CPU. */
+SEC("?tp_btf/sched_wakeup")
+int BPF_PROG(sched_wakeup, struct task_struct *p)
+{
+	handle_sched_wakeup(p);
+	return 0;
+}
+
 /*
  * The tracepoint's own pid fields are thread ids and it fires for new threads too: with the
  * task pointers, follow only new processes, from whichever thread of a traced one forked.

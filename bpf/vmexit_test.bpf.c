@@ -49,14 +49,17 @@ static __always_inline int drive(const struct test_ctx *c)
 		return 0;
 	case TOP_SWITCH_OUT:
 	case TOP_SWITCH_IN:
-		/* What the sched_switch program does for one side once it has the thread. */
+	case TOP_WAKEUP:
+		/* What the sched_switch / sched_wakeup programs do once they have the thread. */
 		ts = thread_get(c->tgid, c->tid, false);
 		if (!ts)
 			return 0;
 		if (c->op == TOP_SWITCH_OUT)
 			split_switch_out(ts, c->now, c->err != 0);
-		else
+		else if (c->op == TOP_SWITCH_IN)
 			split_switch_in(ts, c->now);
+		else
+			split_wakeup(ts, c->now);
 		return 0;
 	}
 	return -1;	/* an unknown op is a bug in the test: make it visible */

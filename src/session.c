@@ -234,6 +234,7 @@ static int attach_in_order(struct vmexit_bpf *skel)
 		{ skel->progs.process_fork, &skel->links.process_fork },
 		/* Before any exit begins, so that none misses its thread's switches. */
 		{ skel->progs.sched_switch, &skel->links.sched_switch },
+		{ skel->progs.sched_wakeup, &skel->links.sched_wakeup },
 		{ skel->progs.kvm_run_fentry, &skel->links.kvm_run_fentry },
 		{ skel->progs.kvm_run_fpu, &skel->links.kvm_run_fpu },
 		{ skel->progs.kvm_run_ioctl, &skel->links.kvm_run_ioctl },
@@ -355,6 +356,7 @@ int session_open(struct session *s, struct session_opts *o)
 	}
 	/* Every context switch on the host pays for it: only when asked. */
 	bpf_program__set_autoload(skel->progs.sched_switch, o->split);
+	bpf_program__set_autoload(skel->progs.sched_wakeup, o->split);
 	/* The fork follower only matters when we run the command ourselves. */
 	bpf_program__set_autoload(skel->progs.process_fork, o->command != NULL);
 	/* TSC offsets are an x86 notion: arm64 has no such tracepoint. */

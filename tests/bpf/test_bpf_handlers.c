@@ -1290,6 +1290,11 @@ static void ev_in(struct fx *f, __u64 now, __u32 tgid, __u32 tid)
 	send(f, (struct test_ctx){ .op = TOP_SWITCH_IN, .now = now, .tgid = tgid, .tid = tid });
 }
 
+static void ev_wake(struct fx *f, __u64 now, __u32 tgid, __u32 tid)
+{
+	send(f, (struct test_ctx){ .op = TOP_WAKEUP, .now = now, .tgid = tgid, .tid = tid });
+}
+
 static void check_split(const struct cell *c, __u64 oncpu, __u64 blocked, __u64 runq)
 {
 	CHECK_EQ_U64(c->oncpu_ns, oncpu);
@@ -1333,14 +1338,29 @@ static void split_sequence(bool task)
 	ev_pair(&f, 30000, 1000, tgid, tid, 0, ISA_VMX, VMX_HLT);
 	check_split(cell_of(&f, tgid, tid, ISA_VMX, VMX_HLT), 1000, 0, 0);
 	/*
-	 * A halted vCPU: HLT at 40000, asleep until 90000, waits for a CPU until 90400, entry at
-	 * 90500. Counted by the state it left in: 50400 blocked, 100 on CPU.
+	 * A halted vCPU: HLT at 40000, asleep until its wakeup at 90000, waits for a CPU until
+	 * 90400, entry at 90500: 50000 blocked, 400 runq, 100 on CPU. A second wakeup while it
+	 * waits changes nothing.
 	 */
 	ev_exit(&f, 40000, tgid, tid, 0, ISA_VMX, VMX_HLT);
 	ev_out(&f, 40000, tgid, tid, false);
+	ev_wake(&f, 90000, tgid, tid);
+	ev_wake(&f, 90200, tgid, tid);
 	ev_in(&f, 90400, tgid, tid);
 	ev_entry(&f, 90500, tgid, tid);
-	check_split(cell_of(&f, tgid, tid, ISA_VMX, VMX_HLT), 1100, 50400, 0);
+	check_split(cell_of(&f, tgid, tid, ISA_VMX, VMX_HLT), 1100, 50000, 400);
+	/* Its wakeup not seen (attached mid-sleep): the whole period counts as blocked. */
+	ev_exit(&f, 50000 + 90500, tgid, tid, 0, ISA_VMX, VMX_HLT);
+	ev_out(&f, 50000 + 90500, tgid, tid, false);
+	ev_in(&f, 50000 + 91000, tgid, tid);
+	ev_entry(&f, 50000 + 91100, tgid, tid);
+	check_split(cell_of(&f, tgid, tid, ISA_VMX, VMX_HLT), 1200, 50500, 400);
+	/* A wakeup with no exit in flight, or of a thread on its CPU, does nothing. */
+	ev_wake(&f, 50000 + 91200, tgid, tid);
+	ev_exit(&f, 50000 + 92000, tgid, tid, 0, ISA_VMX, VMX_HLT);
+	ev_wake(&f, 50000 + 92100, tgid, tid);
+	ev_entry(&f, 50000 + 92500, tgid, tid);
+	check_split(cell_of(&f, tgid, tid, ISA_VMX, VMX_HLT), 1700, 50500, 400);
 	/*
 	 * Clocks of two CPUs a little apart: the switch-in stamped 200 ns after the entry that
 	 * followed it. Off CPU is clamped to the latency (1050 = 900 blocked + 150 runq), so that

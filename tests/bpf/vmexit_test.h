@@ -20,6 +20,7 @@ enum test_op {
 	TOP_ARM64_EXIT,		/* arm64 kvm_exit: err = ret, reason = esr_ec, rip = vcpu_pc */
 	TOP_SWITCH_OUT,		/* --split: the thread leaves the CPU (err != 0: runnable) */
 	TOP_SWITCH_IN,		/* --split: the thread is back on a CPU */
+	TOP_WAKEUP,		/* --split: the sleeping thread is woken */
 };
 
 struct test_ctx {
