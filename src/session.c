@@ -369,6 +369,9 @@ int session_open(struct session *s, struct session_opts *o)
 	if (err) {
 		fprintf(stderr, "vmexit: cannot load the BPF programs: %s (run with -v for the "
 			"verifier log)\n", strerror(-err));
+		if (o->split)
+			fprintf(stderr, "vmexit: --split needs BTF tracepoints (tp_btf, Linux 5.5+): "
+				"try without it\n");
 		goto fail;
 	}
 	err = fill_filters(s, o);
