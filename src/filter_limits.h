@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* How many -p pids and -r reason selections one filter holds, live (session) or offline (report). */
+/* How many -p pids and -r reason selections a filter holds, live (session) or offline (report). */
 #ifndef VMEXIT_FILTER_LIMITS_H
 #define VMEXIT_FILTER_LIMITS_H
 

@@ -15,7 +15,7 @@
 #define KVMTRACE_VMENTRY	0x00010001u
 #define KVMTRACE_VMEXIT		0x00010002u
 #define KVMTRACE_CLASS_BASE	0x00020000u	/* the per-cause ids, 0x00020001.. */
-#define KVMTRACE_NR_CLASS	0x14		/* low bits of the per-cause ids index a class table */
+#define KVMTRACE_NR_CLASS	0x14	/* low bits of the per-cause ids index a class table */
 #define KVMTRACE_NR_IDS		21		/* entries of the id table */
 
 /* Where a kvmtrace word comes from in our record. */
@@ -30,8 +30,8 @@ enum kvmtrace_word {
 struct kvmtrace_id {
 	__u32 id;
 	const char *name;
-	bool never;		/* no event of ours carries its meaning: accepted, never matches */
-	__u8 words[5];		/* enum kvmtrace_word of %(1)..%(5) */
+	bool never;	/* no event of ours carries its meaning: accepted, never matches */
+	__u8 words[5];	/* enum kvmtrace_word of %(1)..%(5) */
 };
 
 /* The words of an event selected other than by a per-cause id: the record's own fields. */

@@ -133,7 +133,8 @@ static int parse_num(struct parser *p, const char **s, const char *end, const ch
 	while (*s < end && isdigit((unsigned char)**s)) {
 		v = v * 10 + (**s - '0');
 		if (v > FMT_SPEC_WIDTH_MAX)
-			return perr(p, start, "%s too large (at most %d)", what, FMT_SPEC_WIDTH_MAX);
+			return perr(p, start, "%s too large (at most %d)", what,
+				    FMT_SPEC_WIDTH_MAX);
 		(*s)++;
 	}
 	*val = v;

@@ -73,7 +73,7 @@ struct rule {
 
 enum { LVL_BARE = 1, LVL_QUALIFIED = 2 };
 
-/* A selection for a reason code too large for the flat table. */
+/* Selections of reason codes too large for the flat table (SVM's 0x400 up, say). */
 struct reason_id {
 	__u32 isa, reason;
 };
@@ -91,12 +91,12 @@ struct tmpl_rules {
 	bool need_reltsc;
 	__u16 direct[NR_ISA][DIRECT_REASONS];	/* rule index + 1; 0: none */
 	__u8 level[NR_ISA][DIRECT_REASONS];
-	struct big_sels big;
+	struct big_sels big;			/* reasons from DIRECT_REASONS up */
 	__u16 kvmtrace_class[KVMTRACE_NR_CLASS];	/* 0x0002xxxx rules, by low bits */
 	__u16 type_rule[NR_EV_TYPES];		/* by enum vmexit_event_type */
 	__u16 kvm_rule[VMEXIT_KVM_NR];		/* kvm:NAME, by enum vmexit_kvm_event */
 	__u16 def;
-	int kvmtrace_line[KVMTRACE_NR_IDS];	/* duplicate detection, incl. never-matching ids */
+	int kvmtrace_line[KVMTRACE_NR_IDS];	/* duplicates, incl. never-matching ids */
 	int type_line[NR_EV_TYPES];
 	int kvm_line[VMEXIT_KVM_NR];
 	int def_line;
