@@ -27,20 +27,6 @@ static const struct argp_option options[] = {
 	{},
 };
 
-long parse_long_arg(const char *arg, const char *what, long min, long max,
-		       struct argp_state *state)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(arg, &end, 0);
-	if (errno || end == arg || *end || v < min || v > max)
-		argp_error(state, "invalid %s '%s': give a number from %ld to %ld", what, arg,
-			   min, max);
-	return v;
-}
-
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct cli_filters *f = state->input;
@@ -71,10 +57,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'r':
 		n = reason_parse_list(arg, o->reasons + o->nr_reasons,
 				      MAX_REASON_SEL - o->nr_reasons, err, sizeof(err));
-		if (n < 0) {
-			fprintf(stderr, "vmexit: %s\n", err);
-			exit(2);
-		}
+		if (n < 0)
+			argp_error(state, "%s", err);
 		o->nr_reasons += n;
 		break;
 	case OPT_MAX_CELLS:
@@ -123,19 +107,6 @@ int cli_filters_open_session(struct cli_filters *f, struct session *s)
 	return session_open(s, f->opts) ? -1 : 0;
 }
 
-double parse_tsc_mhz_arg(const char *arg, struct argp_state *state)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !(v > 0) || v > 1e5)
-		argp_error(state, "invalid --tsc-mhz '%s': give the TSC frequency in MHz, e.g. 2100",
-			   arg);
-	return v;
-}
-
 char **cli_split_command(int *argc, char **argv)
 {
 	for (int i = 1; i < *argc; i++) {
@@ -148,33 +119,3 @@ char **cli_split_command(int *argc, char **argv)
 	return NULL;
 }
 
-int parse_interval(const char *s, double *secs)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !isfinite(v) || v < 0.01 || v > 86400) {
-		fprintf(stderr, "vmexit: bad interval '%s': give seconds from 0.01 to 86400\n", s);
-		return -1;
-	}
-	*secs = v;
-	return 0;
-}
-
-int parse_count(const char *s, long *count)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < 1) {
-		fprintf(stderr, "vmexit: bad count '%s': give a whole number of intervals >= 1\n",
-			s);
-		return -1;
-	}
-	*count = v;
-	return 0;
-}

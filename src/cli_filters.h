@@ -4,6 +4,7 @@
 #define VMEXIT_CLI_FILTERS_H
 
 #include <argp.h>
+#include "option_values.h"
 #include "session.h"
 
 #define MAX_GUEST_NAMES	16
@@ -19,15 +20,7 @@ extern const struct argp cli_filters_argp;
 int cli_filters_resolve(struct cli_filters *f);
 /* Preflight, cli_filters_resolve(), session_open(): tracing as asked. Prints; -1 on failure. */
 int cli_filters_open_session(struct cli_filters *f, struct session *s);
-/* A number option in [min, max]; argp_error (exit 2) naming the option otherwise. */
-long parse_long_arg(const char *arg, const char *what, long min, long max,
-		    struct argp_state *state);
-/* --tsc-mhz: a TSC frequency in MHz; argp_error (exit 2) naming the option otherwise. */
-double parse_tsc_mhz_arg(const char *arg, struct argp_state *state);
 /* Splits "... -- COMMAND ARGS" off argv before argp sees it; the command, or NULL. */
 char **cli_split_command(int *argc, char **argv);
-/* Positional "[interval [count]]"; -1 with a message when malformed. */
-int parse_interval(const char *s, double *secs);
-int parse_count(const char *s, long *count);
 
 #endif /* VMEXIT_CLI_FILTERS_H */

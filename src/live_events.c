@@ -39,36 +39,26 @@ static const struct argp_option options[] = {
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct live_args *a = state->input;
-	char *end;
 	long v;
 
 	switch (key) {
 	case 'd':
-		errno = 0;
-		a->duration_s = strtod(arg, &end);
-		if (errno || end == arg || *end || !isfinite(a->duration_s) ||
-		    a->duration_s <= 0 || a->duration_s > 31536000)
+		if (!strict_double(arg, &a->duration_s) || a->duration_s <= 0 ||
+		    a->duration_s > 31536000)
 			argp_error(state, "invalid --duration '%s': give seconds > 0", arg);
 		break;
 	case OPT_MIN_LATENCY:
-		if (parse_duration_ns(arg, &a->opts->min_latency_ns))
-			argp_error(state, "invalid --min-latency '%s': give a duration such as 800 "
-				   "(ns), 250us, 1.5ms or 2s", arg);
+		a->opts->min_latency_ns = parse_min_latency_arg(arg, state);
 		break;
 	case OPT_SAMPLE:
-		errno = 0;
-		v = strtol(arg, &end, 10);
-		if (errno || end == arg || *end || v < 1 || v > 0x7fffffff)
+		if (!strict_long(arg, 10, &v) || v < 1 || v > 0x7fffffff)
 			argp_error(state, "invalid --sample '%s': give N >= 1 (keep 1 exit in N)",
 				   arg);
 		a->opts->sample_every = (__u32)v;
 		break;
 	case OPT_RINGBUF_KB:
-		errno = 0;
-		v = strtol(arg, &end, 10);
 		/* The kernel wants a power-of-two number of pages. */
-		if (errno || end == arg || *end || v < 4 || v > (1L << 22) ||
-		    (v & (v - 1)))
+		if (!strict_long(arg, 10, &v) || v < 4 || v > (1L << 22) || (v & (v - 1)))
 			argp_error(state, "invalid --ringbuf-kb '%s': give a power of two from 4 to "
 				   "4194304", arg);
 		a->opts->ringbuf_kb = (__u32)v;

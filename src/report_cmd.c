@@ -15,7 +15,7 @@
 #include "reasons.h"
 #include "stat_output.h"
 
-enum { OPT_JSON = 0x200, OPT_EVENTS, OPT_FORMAT, OPT_PERFETTO, OPT_MIN_LATENCY };
+enum { OPT_EVENTS = 0x200, OPT_FORMAT, OPT_PERFETTO, OPT_MIN_LATENCY };
 
 #define MAX_GUEST_SEL	16
 
@@ -26,7 +26,6 @@ struct report_args {
 	int nr_guests;
 	struct stat_view view;
 	bool events;			/* per-event output instead of the stat table */
-	bool json;
 	struct evout_opts out;
 };
 
@@ -62,16 +61,6 @@ static const struct argp_option options[] = {
 	  "Only these exit reasons: names or numbers, comma-separated (svm:npf, vmx:48, IO)", 1 },
 	{ "min-latency", OPT_MIN_LATENCY, "DURATION", 0,
 	  "Only exits that took at least this long (800, 250us, 1.5ms, 2s)", 1 },
-	{ NULL, 0, NULL, 0, "Summary output (as vmexit stat):", 2 },
-	{ "by", STAT_OPT_BY, "vm|vcpu|reason", 0, "Rows per VM x reason (default), per vCPU, or per "
-	  "reason over all VMs", 2 },
-	{ "sort", 's', "count|time|max|p99", 0, "Row order (default count)", 2 },
-	{ "csv", STAT_OPT_CSV, NULL, 0, "CSV with a header row", 2 },
-	{ "json", OPT_JSON, NULL, 0, "JSON (with --events: one object per exit)", 2 },
-	{ "hist", STAT_OPT_HIST, NULL, 0, "Latency histogram per row", 2 },
-	{ "units", 'u', "ns|us|ms", 0, "Print durations in this unit (default: scaled)", 2 },
-	{ "tsc-mhz", STAT_OPT_TSC_MHZ, "MHZ", 0, "TSC frequency for cycle columns (default: the "
-	  "one recorded, if any)", 2 },
 	{ NULL, 0, NULL, 0, "Per-event output (as vmexit stream):", 3 },
 	{ "events", OPT_EVENTS, NULL, 0, "One line per exit (the stream's default line)", 3 },
 	{ "format", OPT_FORMAT, "FILE", 0, "One line per exit, rendered with the rules in FILE",
@@ -85,24 +74,25 @@ static const struct argp_option options[] = {
 static void check_modes(struct report_args *a, struct argp_state *state)
 {
 	bool per_event = a->events || a->out.format_path || a->out.perfetto_path;
+	bool json = a->view.asked_json;
 
 	if (!a->path)
 		argp_error(state, "give the recording with -i FILE");
 	if (a->out.format_path && a->out.perfetto_path)
 		argp_error(state, "--format and --perfetto are different outputs: pick one");
-	if (per_event && (a->view.fmt == OUT_CSV || a->view.hist))
+	if (per_event && (a->view.asked_csv || a->view.hist))
 		argp_error(state, "--csv and --hist are summary outputs: drop --events, --format "
 			   "and --perfetto");
-	if (a->out.perfetto_path && a->json)
+	if (a->out.perfetto_path && json)
 		argp_error(state, "--perfetto and --json are different outputs: pick one");
-	if (a->json && a->out.format_path)
+	if (json && a->out.format_path)
 		argp_error(state, "--format renders lines: it cannot be combined with --json");
 	a->events = per_event;
 	if (a->out.perfetto_path)
 		a->out.mode = EVOUT_PERFETTO;
-	else if (a->json)
+	else if (json)
 		a->out.mode = a->events ? EVOUT_JSON : EVOUT_LINES;
-	if (a->json && !a->events)
+	if (json && !a->events)
 		a->view.fmt = OUT_JSON;
 }
 
@@ -114,6 +104,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	int n;
 
 	switch (key) {
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = &a->view;
+		break;
 	case 'i':
 		a->path = arg;
 		break;
@@ -133,19 +126,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'r':
 		n = reason_parse_list(arg, f->reasons + f->nr_reasons,
 				      MAX_REASON_SEL - f->nr_reasons, err, sizeof(err));
-		if (n < 0) {
-			fprintf(stderr, "vmexit: %s\n", err);
-			exit(2);
-		}
+		if (n < 0)
+			argp_error(state, "%s", err);
 		f->nr_reasons += n;
 		break;
 	case OPT_MIN_LATENCY:
-		if (parse_duration_ns(arg, &f->min_latency_ns))
-			argp_error(state, "invalid --min-latency '%s': give a duration such as 800 "
-				   "(ns), 250us, 1.5ms or 2s", arg);
-		break;
-	case OPT_JSON:
-		a->json = true;
+		f->min_latency_ns = parse_min_latency_arg(arg, state);
 		break;
 	case OPT_EVENTS:
 		a->events = true;
@@ -163,13 +149,19 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		check_modes(a, state);
 		break;
 	default:
-		return stat_view_parse_opt(&a->view, key, arg, state);
+		return ARGP_ERR_UNKNOWN;
 	}
 	return 0;
 }
 
+static const struct argp_child children[] = {
+	{ &stat_view_argp, 0, "Summary output (as vmexit stat):", 2 },
+	{},
+};
+
 static const struct argp report_argp = {
 	.options = options,
+	.children = children,
 	.parser = parse_opt,
 	.args_doc = "-i FILE",
 	.doc = doc,

@@ -9,7 +9,7 @@
 #include "sampler.h"
 #include "stat_output.h"
 
-enum { OPT_JSON = 0x200, OPT_OVERHEAD };
+enum { OPT_OVERHEAD = 0x200 };
 
 struct stat_args {
 	struct session_opts opts;
@@ -41,14 +41,6 @@ static const char doc[] =
 
 static const struct argp_option options[] = {
 	{ NULL, 0, NULL, 0, "Output:", 2 },
-	{ "by", STAT_OPT_BY, "vm|vcpu|reason", 0, "Rows per VM x reason (default), per vCPU, or per "
-	  "reason over all VMs", 2 },
-	{ "sort", 's', "count|time|max|p99", 0, "Row order (default count)", 2 },
-	{ "csv", STAT_OPT_CSV, NULL, 0, "CSV with a header row", 2 },
-	{ "json", OPT_JSON, NULL, 0, "One JSON object per interval, one per line", 2 },
-	{ "hist", STAT_OPT_HIST, NULL, 0, "Latency histogram per row", 2 },
-	{ "units", 'u', "ns|us|ms", 0, "Print durations in this unit (default: scaled)", 2 },
-	{ "tsc-mhz", STAT_OPT_TSC_MHZ, "MHZ", 0, "Add cycle columns at this TSC frequency", 2 },
 	{ "overhead", OPT_OVERHEAD, NULL, 0, "Add vmexit's own cost (kernel BPF run-time "
 	  "statistics, on while it runs) to the summary", 2 },
 	{},
@@ -61,30 +53,29 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case ARGP_KEY_INIT:
 		state->child_inputs[0] = &a->filters;
-		break;
-	case OPT_JSON:
-		a->view.fmt = OUT_JSON;
+		state->child_inputs[1] = &a->view;
 		break;
 	case OPT_OVERHEAD:
 		a->overhead = true;
 		break;
 	case ARGP_KEY_ARG:
-		if (a->nr_pos == 0 && parse_interval(arg, &a->interval))
-			exit(2);
-		if (a->nr_pos == 1 && parse_count(arg, &a->count))
-			exit(2);
+		if (a->nr_pos == 0)
+			a->interval = parse_interval_arg(arg, state);
+		if (a->nr_pos == 1)
+			a->count = parse_count_arg(arg, state);
 		if (a->nr_pos >= 2)
 			argp_error(state, "unexpected argument '%s' (use -- before a command)", arg);
 		a->nr_pos++;
 		break;
 	default:
-		return stat_view_parse_opt(&a->view, key, arg, state);
+		return ARGP_ERR_UNKNOWN;
 	}
 	return 0;
 }
 
 static const struct argp_child children[] = {
 	{ &cli_filters_argp, 0, NULL, 0 },
+	{ &stat_view_argp, 0, NULL, 2 },
 	{},
 };
 

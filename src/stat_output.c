@@ -29,28 +29,6 @@ const char *fmt_duration(__u64 unit_ns, __u64 ns, char *buf, size_t len)
 	return buf;
 }
 
-/* "250us", "1.5ms", "2s", "800" (ns). */
-int parse_duration_ns(const char *s, __u64 *ns)
-{
-	static const struct { const char *sfx; double mul; } units[] = {
-		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { "", 1 },
-	};
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || v < 0 || !isfinite(v))
-		return -EINVAL;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (!strcmp(end, units[i].sfx)) {
-			*ns = (__u64)(v * units[i].mul + 0.5);
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
 static const struct stat_view *sort_view;
 
 static __u64 sort_value(const struct row *r)
@@ -434,8 +412,25 @@ void stat_print(struct stat_view *v, const struct stat_report *r, FILE *f)
 	}
 }
 
-int stat_view_parse_opt(struct stat_view *v, int key, char *arg, struct argp_state *state)
+enum { VIEW_OPT_BY = 0x280, VIEW_OPT_CSV, VIEW_OPT_JSON, VIEW_OPT_HIST, VIEW_OPT_TSC_MHZ };
+
+static const struct argp_option view_options[] = {
+	{ "by", VIEW_OPT_BY, "vm|vcpu|reason", 0, "Rows per VM x reason (default), per vCPU, or per "
+	  "reason over all VMs", 0 },
+	{ "sort", 's', "count|time|max|p99", 0, "Row order (default count)", 0 },
+	{ "csv", VIEW_OPT_CSV, NULL, 0, "CSV with a header row", 0 },
+	{ "json", VIEW_OPT_JSON, NULL, 0, "JSON, one object per line: per interval (report "
+	  "--events: per exit)", 0 },
+	{ "hist", VIEW_OPT_HIST, NULL, 0, "Latency histogram per row", 0 },
+	{ "units", 'u', "ns|us|ms", 0, "Print durations in this unit (default: scaled)", 0 },
+	{ "tsc-mhz", VIEW_OPT_TSC_MHZ, "MHZ", 0, "Add cycle columns at this TSC frequency (report: "
+	  "default the one recorded, if any)", 0 },
+	{},
+};
+
+static error_t view_parse_opt(int key, char *arg, struct argp_state *state)
 {
+	struct stat_view *v = state->input;
 	static const char *const by[] = { [BY_VM] = "vm", [BY_VCPU] = "vcpu",
 					  [BY_REASON] = "reason" };
 	static const char *const sort[] = { [SORT_COUNT] = "count", [SORT_TIME] = "time",
@@ -445,7 +440,7 @@ int stat_view_parse_opt(struct stat_view *v, int key, char *arg, struct argp_sta
 	};
 
 	switch (key) {
-	case STAT_OPT_BY:
+	case VIEW_OPT_BY:
 		for (size_t i = 0; i < sizeof(by) / sizeof(by[0]); i++) {
 			if (!strcmp(arg, by[i])) {
 				v->by = (enum group_by)i;
@@ -472,16 +467,23 @@ int stat_view_parse_opt(struct stat_view *v, int key, char *arg, struct argp_sta
 		}
 		argp_error(state, "invalid --units '%s': use ns, us or ms", arg);
 		return 0;
-	case STAT_OPT_CSV:
+	case VIEW_OPT_CSV:
 		v->fmt = OUT_CSV;
+		v->asked_csv = true;
 		return 0;
-	case STAT_OPT_HIST:
+	case VIEW_OPT_JSON:
+		v->fmt = OUT_JSON;
+		v->asked_json = true;
+		return 0;
+	case VIEW_OPT_HIST:
 		v->hist = true;
 		return 0;
-	case STAT_OPT_TSC_MHZ:
+	case VIEW_OPT_TSC_MHZ:
 		v->tsc_mhz = parse_tsc_mhz_arg(arg, state);
 		return 0;
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
 }
+
+const struct argp stat_view_argp = { .options = view_options, .parser = view_parse_opt };

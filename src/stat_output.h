@@ -21,6 +21,7 @@ struct stat_view {
 	double tsc_mhz;		/* > 0: cycle columns */
 	bool hist;
 	bool split;		/* rows carry on CPU / blocked / runq (--split) */
+	bool asked_csv, asked_json;	/* as given: report lets --json win and go with --events */
 	struct vm_names *names;
 	bool csv_header_done;
 };
@@ -35,16 +36,15 @@ struct stat_report {
 	const struct overhead *overhead; /* --overhead: our programs' cost since start, or NULL */
 };
 
-/* Summary-view options shared by stat and report (with 's' --sort and 'u' --units). */
-enum { STAT_OPT_BY = 0x280, STAT_OPT_CSV, STAT_OPT_HIST, STAT_OPT_TSC_MHZ };
-struct argp_state;
-/* 0 when key is a view option (argp_error on a bad value), ARGP_ERR_UNKNOWN otherwise. */
-int stat_view_parse_opt(struct stat_view *v, int key, char *arg, struct argp_state *state);
+/*
+ * The summary-view options stat and report share, as an argp child (input: struct stat_view):
+ * --by, -s/--sort, --csv, --json, --hist, -u/--units, --tsc-mhz. A bad value is an argp_error.
+ */
+extern const struct argp stat_view_argp;
 
 void stat_print(struct stat_view *v, const struct stat_report *r, FILE *f);
 /* "12.3us": a duration scaled to its unit (unit_ns 0), or in unit_ns (1, 1000 or 1000000)
  * without a suffix. */
 const char *fmt_duration(__u64 unit_ns, __u64 ns, char *buf, size_t len);
-int parse_duration_ns(const char *s, __u64 *ns);
 
 #endif /* VMEXIT_STAT_OUTPUT_H */

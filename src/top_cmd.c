@@ -78,15 +78,14 @@ static const struct argp_option options[] = {
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct top_args *a = state->input;
-	char *end;
+	long v;
 
 	switch (key) {
 	case ARGP_KEY_INIT:
 		state->child_inputs[0] = &a->filters;
 		break;
 	case 'd':
-		if (parse_interval(arg, &a->delay))
-			exit(2);
+		a->delay = parse_interval_arg(arg, state);
 		break;
 	case 's':
 		if (top_sort_parse(arg, &a->sort))
@@ -112,15 +111,13 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		a->log = true;
 		break;
 	case 'n':
-		if (parse_count(arg, &a->count))
-			exit(2);
+		a->count = parse_count_arg(arg, state);
 		break;
 	case OPT_WIDTH:
-		errno = 0;
-		a->width = (int)strtol(arg, &end, 10);
-		if (errno || end == arg || *end || a->width < 40 || a->width > TOP_LINE_MAX - 1)
+		if (!strict_long(arg, 10, &v) || v < 40 || v > TOP_LINE_MAX - 1)
 			argp_error(state, "invalid --width '%s': give 40 to %d columns", arg,
 				   TOP_LINE_MAX - 1);
+		a->width = (int)v;
 		break;
 	case ARGP_KEY_ARG:
 		argp_error(state, "unexpected argument '%s' (the interval is -d SECONDS)", arg);
@@ -130,6 +127,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--once and --log exclude each other");
 		if (a->drill && a->vcpus)
 			argp_error(state, "-x and --vcpus exclude each other");
+		if (a->sort == TS_ONCPU && !a->opts.split)
+			argp_error(state, "--sort oncpu needs --split (time on CPU is only measured "
+				   "with it)");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -382,11 +382,6 @@ int cmd_top(int argc, char **argv)
 	a.filters.opts = &a.opts;
 	if (argp_parse(&top_argp, argc, argv, 0, NULL, &a))
 		return 2;
-	if (a.sort == TS_ONCPU && !a.opts.split) {
-		fprintf(stderr, "vmexit: --sort oncpu needs --split (time on CPU is only measured "
-			"with it)\n");
-		return 2;
-	}
 	top_ui_init(&tp.ui);
 	tp.ui.split = a.opts.split;
 	tp.ui.delay = a.delay;
