@@ -7,10 +7,12 @@ pkgs=(make gcc libc6-dev clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev lib
       xz-utils kmod libclang-rt-14-dev tmux util-linux zstd
       bochs bochsbios vgabios bochs-term isolinux syslinux-common xorriso
       libmicrohttpd-dev prometheus python3-prometheus-client curl
+      # tests/contrib: systemd-analyze verify checks the shipped unit
+      systemd
       # make ARCH=arm64 (a static cross build) and the arm64 bed (tests/vm)
       gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm
-      libbpf-dev:arm64 libelf-dev:arm64 zlib1g-dev:arm64 libzstd-dev:arm64 libncurses-dev:arm64
-      libmicrohttpd-dev:arm64)
+      # (no libmicrohttpd-dev:arm64: the static arm64 build has HTTP=0, see the Makefile)
+      libbpf-dev:arm64 libelf-dev:arm64 zlib1g-dev:arm64 libzstd-dev:arm64 libncurses-dev:arm64)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
