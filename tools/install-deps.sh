@@ -5,7 +5,7 @@ set -eu
 pkgs=(make gcc libc6-dev clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libzstd-dev
       pkg-config libncurses-dev linux-perf python3 jq qemu-system-x86 busybox-static cpio
       xz-utils kmod libclang-rt-14-dev tmux util-linux zstd
-      bochs bochsbios vgabios bochs-term isolinux syslinux-common xorriso
+      bochs bochsbios vgabios bochs-term isolinux syslinux-common xorriso procps
       libmicrohttpd-dev prometheus python3-prometheus-client curl
       # tests/contrib: systemd-analyze verify checks the shipped unit
       systemd

@@ -30,14 +30,21 @@ bed_prereqs() {
 # reads that screen here: once its buffer is full, Bochs blocks in the write and the machine
 # stops (seen after a few minutes of VGA cursor updates). Read and drop it.
 drain_display() {
-	local i pts
-	for i in $(seq 300); do
-		pts=$(grep -ao 'connected to screen /dev/pts/[0-9]*' "$WORK/bochs.term" 2>/dev/null | head -n 1)
-		[ -n "$pts" ] && break
-		sleep 0.1
+	local i pts= p f
+	# The screen's slave is the tty-index of the /dev/ptmx Bochs holds (bochs.term also says
+	# it, but only once Bochs got that far, which can take long on a busy host).
+	for i in $(seq 600); do
+		for p in $(pgrep -f "bochs-bin .*$WORK/bochsrc" 2>/dev/null); do
+			for f in /proc/$p/fd/*; do
+				[ "$(readlink "$f" 2>/dev/null)" = /dev/ptmx ] || continue
+				pts=/dev/pts/$(awk '/^tty-index:/{print $2}' "/proc/$p/fdinfo/${f##*/}" 2>/dev/null)
+			done
+		done
+		[ -n "$pts" ] && [ -c "$pts" ] && break
+		pts=
+		sleep 0.2
 	done
 	[ -n "$pts" ] || { say "warning: no Bochs screen pty to drain: the machine may stall"; return 0; }
-	pts=${pts##* }
 	stty -F "$pts" raw -echo 2>/dev/null || true
 	exec cat "$pts" >/dev/null 2>&1
 }
