@@ -6,7 +6,7 @@
  * Usage:
  *   vmexit-guest [--vms N] [--vcpus N] [--io N] [--mmio N] [--hlt N] [--cpuid N] [--msr N]
  *                [--wrmsr N] [--cr N] [--vmcall N] [--ud N] [--timer N]
- *                [--seconds S] [--name NAME] [--ring 0|3] [--json]
+ *                [--seconds S] [--linger S] [--name NAME] [--ring 0|3] [--json]
  *                [--io-sleep-us US] [--io-spin-us US]
  *
  * Each VM is one process, as with QEMU. The process carries a QEMU-style name on its command
@@ -188,6 +188,7 @@ struct opts {
 	uint64_t count[NR_KINDS];
 	bool kind_given;
 	double seconds;
+	double linger;		/* seconds the VM process stays after its vCPUs are done */
 	const char *name;
 	int ring;
 	bool ring_given;
@@ -1136,6 +1137,14 @@ static int run_vm_once(struct vm *vm)
 	print_summary(vm);
 	if (o->json)
 		print_json(vm);
+	if (o->linger > 0) {
+		/* Still there (with its VM), exiting no more: live views see it, counts final. */
+		struct timespec t = { .tv_sec = (time_t)o->linger,
+				      .tv_nsec = (long)((o->linger - (time_t)o->linger) * 1e9) };
+
+		while (nanosleep(&t, &t) < 0 && errno == EINTR)
+			;
+	}
 	return 0;
 }
 
@@ -1209,7 +1218,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			       "[--hlt N] [--cpuid N] [--msr N]\n"
 			       "                    [--wrmsr N] [--cr N] [--vmcall N] [--ud N] "
 			       "[--timer N]\n"
-			       "                    [--seconds S] [--name NAME] [--ring 0|3] "
+			       "                    [--seconds S] [--linger S] [--name NAME] "
+			       "[--ring 0|3] "
 			       "[--json]\n"
 			       "                    [--io-sleep-us US] [--io-spin-us US]\n");
 			exit(0);
@@ -1241,14 +1251,15 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			o->vms = parse_count(opt, val, 1, MAX_VMS);
 		} else if (!strcmp(opt, "--vcpus")) {
 			o->vcpus = parse_count(opt, val, 1, MAX_VCPUS);
-		} else if (!strcmp(opt, "--seconds")) {
+		} else if (!strcmp(opt, "--seconds") || !strcmp(opt, "--linger")) {
 			char *end;
+			double *d = !strcmp(opt, "--seconds") ? &o->seconds : &o->linger;
 
 			errno = 0;
-			o->seconds = strtod(val, &end);
-			if (!*val || *end || errno || !(o->seconds > 0) || o->seconds > 1e6)
-				usage_error("--seconds: '%s' is not a valid duration (use a number "
-					    "of seconds > 0, e.g. 5 or 0.5)", val);
+			*d = strtod(val, &end);
+			if (!*val || *end || errno || !(*d > 0) || *d > 1e6)
+				usage_error("%s: '%s' is not a valid duration (use a number "
+					    "of seconds > 0, e.g. 5 or 0.5)", opt, val);
 		} else if (!strcmp(opt, "--name")) {
 			if (!valid_name(val))
 				usage_error("--name: '%s' is not a valid name (use 1-%d letters, "
@@ -1301,8 +1312,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
  */
 static char **vm_argv(const char *argv0, const struct opts *o, const char *name)
 {
-	static char namebuf[MAX_NAME + 64], num[NR_KINDS + 5][32], opt[NR_KINDS][16];
-	static char *args[2 * (NR_KINDS + 6) + 4];
+	static char namebuf[MAX_NAME + 64], num[NR_KINDS + 6][32], opt[NR_KINDS][16];
+	static char *args[2 * (NR_KINDS + 7) + 4];
 	int n = 0;
 
 	snprintf(namebuf, sizeof(namebuf), "guest=%s,debug-threads=on", name);
@@ -1325,6 +1336,11 @@ static char **vm_argv(const char *argv0, const struct opts *o, const char *name)
 		snprintf(num[NR_KINDS + 2], sizeof(num[0]), "%.9g", o->seconds);
 		args[n++] = "--seconds";
 		args[n++] = num[NR_KINDS + 2];
+	}
+	if (o->linger > 0) {
+		snprintf(num[NR_KINDS + 5], sizeof(num[0]), "%.9g", o->linger);
+		args[n++] = "--linger";
+		args[n++] = num[NR_KINDS + 5];
 	}
 	snprintf(num[NR_KINDS + 3], sizeof(num[0]), "%" PRIu64, o->io_sleep_ns / 1000);
 	args[n++] = "--io-sleep-us";
