@@ -20,7 +20,7 @@
  *   --mmio N   mov [0x10000000],al (no memslot)     -> KVM_EXIT_MMIO (write, 1 byte)
  *   --hlt N    hlt (no in-kernel irqchip)           -> KVM_EXIT_HLT
  *   --cpuid N  cpuid leaf 0                         -> handled in the kernel, no KVM_EXIT
- *   --msr N    rdmsr MSR_IA32_TSC (0x10)            -> handled in the kernel, no KVM_EXIT
+ *   --msr N    rdmsr MSR_IA32_UCODE_REV (0x8b)      -> handled in the kernel, no KVM_EXIT
  *   --wrmsr N  wrmsr MSR_IA32_UCODE_REV (0x8b)      -> accepted and ignored in the kernel
  *   --cr N     mov rax,cr8; mov cr8,rax; flip CR0.MP -> in the kernel (VMX: 3 CR_ACCESS exits)
  *   --vmcall N vmcall (vmmcall on AMD), rax 0x7fff  -> unknown hypercall, -KVM_ENOSYS
@@ -124,9 +124,11 @@
 #define DONE_PORT		0xea
 /* An exception the guest does not expect: its vector goes out on this port and the VMM fails. */
 #define EXC_PORT		0xeb
-#define MSR_IA32_TSC		0x10
 #define MSR_IA32_APICBASE	0x1b
-/* Writes from the guest are accepted and ignored by KVM (kvm_set_msr_common), and intercepted. */
+/*
+ * Intercepted on SVM and VMX (neither passes it through), and handled in the kernel: reads give
+ * the microcode revision, writes from the guest are accepted and ignored (kvm_set_msr_common).
+ */
 #define MSR_IA32_UCODE_REV	0x8b
 #define APICBASE_EN_EXTD	0xc00	/* x2APIC mode */
 #define X2APIC_EOI		0x80b
@@ -434,10 +436,11 @@ static size_t build_guest(uint8_t *dst, bool amd, struct guest_entries *ent)
 	EMIT(&c, 0x0f, 0xa2);			/* cpuid */
 	emit_loop_tail(&c, 1, loop, skip);
 
+	/* Not the TSC: VMX lets the guest read that one without an exit. */
 	skip = emit_loop_head(&c, K_MSR, 1);
 	loop = c.len;
-	EMIT(&c, 0xb9);				/* mov ecx, MSR_IA32_TSC */
-	emit_imm32(&c, MSR_IA32_TSC);
+	EMIT(&c, 0xb9);				/* mov ecx, MSR_IA32_UCODE_REV */
+	emit_imm32(&c, MSR_IA32_UCODE_REV);
 	emit_tally(&c, T_RDMSR);
 	EMIT(&c, 0x0f, 0x32);			/* rdmsr */
 	emit_loop_tail(&c, 1, loop, skip);
