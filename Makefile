@@ -113,7 +113,7 @@ else
 TOOL_BINS := $(OUTPUT)/vmexit-guest
 endif
 
-.PHONY: all clean install test tests unit-tests bench fuzz demo deps
+.PHONY: all clean install test test-matrix tests unit-tests bench fuzz demo deps
 .DELETE_ON_ERROR:
 
 all: $(OUTPUT)/vmexit $(TOOL_BINS)
@@ -196,6 +196,12 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory all fuzz
 	$(Q)$(MAKE) --no-print-directory ARCH=arm64 OUTPUT=$(OUTPUT)/arm64 all
 	$(Q)tests/run-all.sh $(OUTPUT)
+
+# Only the nested beds, each on both kernels (make test runs VMX on one: tests/run-all.sh).
+test-matrix: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)VMEXIT_TEST_ONLY=vm VMEXIT_TEST_SVM_KERNELS="6.1 6.12" VMEXIT_TEST_VMX_KERNELS="6.1 6.12" \
+		tests/run-all.sh $(OUTPUT)
 
 install: $(OUTPUT)/vmexit
 	install -D -m 0755 $(OUTPUT)/vmexit $(DESTDIR)$(PREFIX)/sbin/vmexit

@@ -1,10 +1,16 @@
 #!/bin/bash
 # Runs every test: unit tests (ASan/UBSan build), BPF handler tests, fuzz smoke runs, real-kernel
-# tests on this host, and the nested SVM bed. Each test prints one PASS/FAIL/SKIP line; a SKIP
+# tests on this host, and the nested beds. Each test prints one PASS/FAIL/SKIP line; a SKIP
 # says why, and is never counted as a pass. A test skips only when this machine cannot run it
 # (no root, KVM, BTF or nested SVM; a missing package is a failure: `make test` installs them),
 # and the run still ends non-zero then, unless VMEXIT_ALLOW_SKIP=1 says that is expected (a
 # machine without KVM, say).
+#
+# Nested beds (tests/vm/test_*.sh): a test with a "# beds: svm vmx" line runs on each of those
+# beds (VMEXIT_BED) and, per bed, on each kernel (VMEXIT_BED_KERNEL) of VMEXIT_TEST_SVM_KERNELS
+# (default "6.1 6.12") or VMEXIT_TEST_VMX_KERNELS (default "6.12": a Bochs boot takes
+# minutes); a test without one runs once and picks its beds itself.
+# `make test-matrix` sets both to "6.1 6.12" and VMEXIT_TEST_ONLY=vm (only the beds).
 set -u
 OUT=${1:-.output}
 SAN=$OUT/san
@@ -14,10 +20,12 @@ failed=()
 run() {		# run NAME CMD...
 	local name=$1; shift
 	local log; log=$(mktemp)
+	local t0=$SECONDS
 	echo "=== $name"
 	"$@" >"$log" 2>&1
 	local rc=$?
 	cat "$log"
+	echo "--- $name: $((SECONDS - t0)) s"
 	if [ $rc -eq 0 ]; then pass=$((pass + 1))
 	elif [ $rc -eq 77 ]; then skip=$((skip + 1)); echo "*** SKIP: $name (see reason above)"
 	else fail=$((fail + 1)); failed+=("$name"); echo "*** FAIL: $name (exit $rc)"
@@ -27,21 +35,37 @@ run() {		# run NAME CMD...
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-for t in "$SAN"/tests/test_*; do
-	[ -x "$t" ] && run "$(basename "$t")" "$t"
-done
-for t in tests/fuzz/run-*.sh; do
-	[ -x "$t" ] && run "$(basename "$t" .sh)" "$t" "$OUT"
-done
-# The shipped integration files (systemd unit, dashboard): no kernel needed.
-for t in tests/contrib/test_*.sh; do
-	[ -x "$t" ] && run "$(basename "$t" .sh)" "$t" "$SAN"
-done
-for t in tests/host/test_*.sh; do
-	[ -x "$t" ] && run "$(basename "$t" .sh)" "$t" "$SAN"
-done
+if [ "${VMEXIT_TEST_ONLY:-}" != vm ]; then
+	for t in "$SAN"/tests/test_*; do
+		[ -x "$t" ] && run "$(basename "$t")" "$t"
+	done
+	for t in tests/fuzz/run-*.sh; do
+		[ -x "$t" ] && run "$(basename "$t" .sh)" "$t" "$OUT"
+	done
+	# The shipped integration files (systemd unit, dashboard): no kernel needed.
+	for t in tests/contrib/test_*.sh; do
+		[ -x "$t" ] && run "$(basename "$t" .sh)" "$t" "$SAN"
+	done
+	for t in tests/host/test_*.sh; do
+		[ -x "$t" ] && run "$(basename "$t" .sh)" "$t" "$SAN"
+	done
+fi
 for t in tests/vm/test_*.sh; do
-	[ -x "$t" ] && run "$(basename "$t" .sh)" "$t" "$OUT"
+	[ -x "$t" ] || continue
+	beds=$(sed -n 's/^# beds: //p' "$t" | head -n 1)
+	if [ -z "$beds" ]; then		# the test picks its beds and kernel itself
+		run "$(basename "$t" .sh)" "$t" "$OUT"
+		continue
+	fi
+	for bed in $beds; do
+		case $bed in
+		vmx) kernels=${VMEXIT_TEST_VMX_KERNELS:-6.12} ;;
+		*) kernels=${VMEXIT_TEST_SVM_KERNELS:-6.1 6.12} ;;
+		esac
+		for k in $kernels; do
+			run "$(basename "$t" .sh)[$bed/$k]" env VMEXIT_BED="$bed" VMEXIT_BED_KERNEL="$k" "$t" "$OUT"
+		done
+	done
 done
 echo
 echo "tests: $pass passed, $fail failed, $skip skipped"

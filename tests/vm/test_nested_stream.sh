@@ -29,9 +29,19 @@
 #
 #   tests/vm/test_nested_stream.sh OUTDIR     (OUTDIR holds vmexit and vmexit-guest)
 #
+# beds: svm vmx
+#
+# The bed is VMEXIT_BED (svm, the default, or vmx: Intel VMX under Bochs), the kernel
+# VMEXIT_BED_KERNEL (6.1 or 6.12). On vmx the same phases check VMX reasons, and two more run
+# in the same boot (Bochs takes minutes to boot, seconds per phase), with the guest's extended
+# kinds, whose expected counts are the guest's own tally:
+#   "wide":  stat --json -- stat (table) -- stream --json -- stream --format kvmtrace rules --
+#            vmexit-guest ARGS3 (io, mmio, hlt, cpuid, rdmsr, wrmsr, CR accesses, vmcall, #UD)
+#   "timer": stat --json -- stream --json -- vmexit-guest ARGS4 (local APIC timer interrupts)
+#
 # Exit: 0 pass, 1 fail, 77 skip (the bed cannot run here: bed.sh says why).
 # Env: VMEXIT_TEST_KEEP=DIR keeps the bed's output, the decoded files and the in-bed script;
-# VMEXIT_BED_LOG=FILE keeps the serial log; VMEXIT_BED_TIMEOUT (default 240 s).
+# VMEXIT_BED_LOG=FILE keeps the serial log; VMEXIT_BED_TIMEOUT (default 240 s, vmx 1800 s).
 set -euo pipefail
 
 OUT=${1:-.output}
@@ -40,8 +50,16 @@ BED=$HERE/bed.sh
 VMEXIT=$OUT/vmexit
 GUEST=$OUT/vmexit-guest
 
-fail() { echo "FAIL: test_nested_stream: $*"; exit 1; }
-skip() { echo "SKIP: test_nested_stream: $*"; exit 77; }
+BED_NAME=${VMEXIT_BED:-svm}
+KSERIES=${VMEXIT_BED_KERNEL:-6.1}
+TNAME="test_nested_stream[$BED_NAME/$KSERIES]"
+fail() { echo "FAIL: $TNAME: $*"; exit 1; }
+skip() { echo "SKIP: $TNAME: $*"; exit 77; }
+case $BED_NAME in
+svm) TIMEOUT=${VMEXIT_BED_TIMEOUT:-240} ;;
+vmx) TIMEOUT=${VMEXIT_BED_TIMEOUT:-1800} ;;
+*) fail "VMEXIT_BED=$BED_NAME: this test knows the svm and vmx beds" ;;
+esac
 
 [ -x "$VMEXIT" ] && [ -x "$GUEST" ] || fail "$VMEXIT or $GUEST not built (make all)"
 command -v python3 >/dev/null || skip "python3 not installed (the assertions are in python3)"
@@ -52,6 +70,16 @@ command -v python3 >/dev/null || skip "python3 not installed (the assertions are
 # exits in phase one, ~1,800 in the others; each phase takes a few seconds under TCG.
 ARGS1="--vms 2 --vcpus 2 --cpuid 200 --io 150 --hlt 80 --msr 120 --mmio 100 --name duo --json"
 ARGS2="--vms 1 --vcpus 2 --cpuid 300 --io 200 --hlt 100 --msr 250 --mmio 150 --name solo --json"
+if [ "$BED_NAME" = vmx ]; then
+	# Every file leaves Bochs through its emulated UART at ~6 KB/s: fewer exits, smaller files.
+	ARGS1="--vms 2 --vcpus 2 --cpuid 50 --io 40 --hlt 20 --msr 30 --mmio 25 --name duo --json"
+	ARGS2="--vms 1 --vcpus 2 --cpuid 60 --io 50 --hlt 25 --msr 50 --mmio 30 --name solo --json"
+fi
+ARGS3="--vms 1 --vcpus 2 --io 40 --mmio 40 --hlt 30 --cpuid 40 --msr 40 --wrmsr 40 --cr 40 --vmcall 40 --ud 40 --name wide --json"
+ARGS4="--vms 1 --vcpus 2 --timer 60 --wrmsr 20 --vmcall 20 --ud 20 --io 20 --cpuid 20 --name tick --json"
+# Phase "top": a guest started once `top --once` is attached, done before top's screen but
+# still there (--linger), so top shows it with every exit, as tracefs does.
+ARGS5="--vms 1 --vcpus 2 --io 150 --cpuid 150 --hlt 40 --linger 1000 --name toppy --json"
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/test_nested_stream.XXXXXX")
 keep() {
@@ -66,11 +94,16 @@ trap keep EXIT
 {
 	echo "ARGS1='$ARGS1'"
 	echo "ARGS2='$ARGS2'"
+	echo "ARGS3='$ARGS3'"
+	echo "ARGS4='$ARGS4'"
+	echo "ARGS5='$ARGS5'"
 } >"$WORK/inbed.sh"
 cat >>"$WORK/inbed.sh" <<'EOF'
 T=/sys/kernel/tracing
 die() { echo "T_ERROR $*"; exit 1; }
 [ "$BED_BTF" = 1 ] || die "kernel or kvm module BTF missing in the bed: vmexit cannot load its BPF programs"
+PT=120
+[ "$BED" = vmx ] && PT=300	# Bochs: seconds per vmexit start, ~50 us per guest exit
 echo 0 >$T/tracing_on
 echo 16384 >$T/buffer_size_kb || die "cannot size the trace buffer"
 for e in kvm_exit kvm_entry kvm_userspace_exit kvm_write_tsc_offset; do
@@ -120,7 +153,7 @@ send_outputs() {
 send format $T/events/kvm/kvm_exit/format
 
 phase_start stream
-timeout 120 sh /tmp/run.sh stat /vmexit stat --json --by vcpu -- \
+timeout $PT sh /tmp/run.sh stat /vmexit stat --json --by vcpu -- \
 	sh /tmp/run.sh stream /vmexit stream --json -- \
 	sh /tmp/run.sh guest /vmexit-guest $ARGS1
 echo "T_RC $?"
@@ -128,7 +161,7 @@ phase_end
 send_outputs
 
 phase_start perfetto
-timeout 120 sh /tmp/run.sh stat /vmexit stat --json --by vcpu -- \
+timeout $PT sh /tmp/run.sh stat /vmexit stat --json --by vcpu -- \
 	sh /tmp/run.sh stream /vmexit stream --perfetto /tmp/perfetto.json -- \
 	sh /tmp/run.sh guest /vmexit-guest $ARGS2
 echo "T_RC $?"
@@ -137,20 +170,89 @@ send_outputs
 send perfetto.json /tmp/perfetto.json
 
 phase_start record
-timeout 120 sh /tmp/run.sh record /vmexit record -o /tmp/rec.vmexit -- \
+timeout $PT sh /tmp/run.sh record /vmexit record -o /tmp/rec.vmexit -- \
 	sh /tmp/run.sh guest /vmexit-guest $ARGS2
 echo "T_RC $?"
 phase_end
 sh /tmp/run.sh report /vmexit report -i /tmp/rec.vmexit --json --by vcpu
 send_outputs
 send rec.vmexit /tmp/rec.vmexit
+
+# top --once: attached (its BPF links exist) before the guest starts; the guest is stopped
+# before top prints, and tracing ends before it resumes. Only counts leave the bed.
+echo "T_PHASE top"
+rm -f /tmp/*.out /tmp/*.err /tmp/*.rc
+echo >$T/trace
+echo 1 >$T/tracing_on
+/vmexit top --once -x -d 6 >/tmp/top.out 2>/tmp/top.err &
+tp=$!
+# Attached: its BPF links exist and their number has not changed for a second.
+i=0 last=-1 same=0
+while [ $i -lt 1200 ] && [ $same -lt 10 ]; do
+	n=$(ls -l /proc/$tp/fd 2>/dev/null | grep -c bpf_link)
+	if [ "$n" -gt 0 ] && [ "$n" = "$last" ]; then same=$((same + 1)); else same=0; fi
+	last=$n
+	sleep 0.1
+	i=$((i + 1))
+done
+echo "T_TOPWAIT $i"
+/vmexit-guest $ARGS5 >/tmp/guest.out 2>/tmp/guest.err &
+gp=$!
+# Done once it printed its JSON; then it lingers, making no exits, until top has printed.
+i=0
+while [ $i -lt 1200 ] && ! grep -q '^{"pid"' /tmp/guest.out; do sleep 0.1; i=$((i + 1)); done
+wait $tp
+rc=$?
+echo $rc >/tmp/top.rc
+echo "T_RC $rc"
+echo 0 >$T/tracing_on
+kill $gp
+wait $gp
+head -n 5 $T/trace | sed -n 's/.*entries-in-buffer\/entries-written: \([0-9]*\)\/\([0-9]*\).*/T_BUF \1 \2/p'
+echo "T_OVERRUN $(cat $T/per_cpu/cpu*/stats | awk '/^overrun:/{s+=$2} END{print s+0}')"
+cat $T/trace >/tmp/trace.txt	# one pass over tracefs: formatting every event is slow
+sed -n 's/.* kvm_exit: vcpu [0-9]* reason \(.*\) rip 0x.*/\1/p' /tmp/trace.txt | sort | uniq -c | sed 's/^ *\([0-9]*\) /T_TOPK \1 /'
+sed -n 's/.* kvm_userspace_exit: reason \(.*\) (\([0-9]*\)).*/\1 \2/p' /tmp/trace.txt | sort | uniq -c | sed 's/^ *\([0-9]*\) /T_TOPU \1 /'
+send_outputs
+[ "$BED" = vmx ] || exit 0
+
+# kvmtrace's per-cause event ids (docs/formats.md), each rendering the words it decodes; the
+# generic VMEXIT id and the user exits too, so every event makes exactly one line.
+{
+	for id in 00020001 00020004 00020005 00020006 00020007 00020008 00020009 0002000a \
+		  0002000b 0002000c 0002000d 0002000e 0002000f 00020010 00020011 00020012 \
+		  00020013 00010002; do
+		echo "0x$id K %(tid)d %(rip)x %(event)x %(1)x %(2)x"
+	done
+	echo "type:user_exit U %(tid)d %(reason)d"
+	echo "0x00000000 O %(type)s %(tid)d"
+} >/tmp/kvmtrace.formats
+phase_start wide
+timeout 300 sh /tmp/run.sh stat /vmexit stat --json --by vcpu -- \
+	sh /tmp/run.sh table /vmexit stat --by vcpu -- \
+	sh /tmp/run.sh stream /vmexit stream --json -- \
+	sh /tmp/run.sh kvmtrace /vmexit stream --format /tmp/kvmtrace.formats -- \
+	sh /tmp/run.sh guest /vmexit-guest $ARGS3
+echo "T_RC $?"
+phase_end
+send_outputs
+
+phase_start timer
+timeout 300 sh /tmp/run.sh stat /vmexit stat --json --by vcpu -- \
+	sh /tmp/run.sh stream /vmexit stream --json -- \
+	sh /tmp/run.sh guest /vmexit-guest $ARGS4
+echo "T_RC $?"
+phase_end
+send_outputs
 exit 0
 EOF
 
 # ------------------------------------------------------------------ run the bed
-echo "test_nested_stream: booting the bed"
+echo "$TNAME: booting the bed"
+BED_OPTS=()
+[ "$BED_NAME" = svm ] && BED_OPTS=(--smp 2 --mem 1024)
 set +e
-"$BED" --timeout "${VMEXIT_BED_TIMEOUT:-240}" --smp 2 --mem 1024 ${VMEXIT_BED_LOG:+--log "$VMEXIT_BED_LOG"} \
+"$BED" --bed "$BED_NAME" --kernel "$KSERIES" --timeout "$TIMEOUT" "${BED_OPTS[@]}" ${VMEXIT_BED_LOG:+--log "$VMEXIT_BED_LOG"} \
 	"$WORK/inbed.sh" "$GUEST:/vmexit-guest" "$VMEXIT:/vmexit" >"$WORK/bed.out" 2>"$WORK/bed.err"
 brc=$?
 set -e
@@ -160,24 +262,46 @@ cat "$WORK/bed.err"
 
 # ------------------------------------------------------------------ assertions (host side)
 prc=0
-python3 - "$WORK/bed.out" "$WORK" "$VMEXIT" "$ARGS1" "$ARGS2" <<'PYEOF' || prc=$?
+python3 - "$WORK/bed.out" "$WORK" "$VMEXIT" "$ARGS1" "$ARGS2" "$BED_NAME" "$TNAME" "$ARGS3" "$ARGS4" "$ARGS5" <<'PYEOF' || prc=$?
 import base64, gzip, hashlib, json, os, re, subprocess, sys
 from collections import Counter, defaultdict
 from decimal import Decimal
 
-bed_out, work, vmexit_host, ARGS1, ARGS2 = sys.argv[1:6]
+bed_out, work, vmexit_host, ARGS1, ARGS2, BED, TNAME, ARGS3, ARGS4, ARGS5 = sys.argv[1:11]
+VMX = BED == "vmx"
+ISA = "vmx" if VMX else "svm"
 
-# SVM exit codes and KVM_EXIT_* numbers the guest makes; its layout (tools/vmexit-guest.c).
-INTR, CPUID, HLT, IOIO, MSR, NPF = 0x60, 0x72, 0x78, 0x7b, 0x7c, 0x400
+# Exit codes (SVM: APM vol. 2 appendix C; VMX: SDM vol. 3 appendix C) and KVM_EXIT_* numbers
+# of what the guest makes; its layout (tools/vmexit-guest.c).
+if VMX:
+    INTR, CPUID, HLT, IOIO, MSR, MSR_W = 1, 10, 12, 30, 31, 32
+    # MMIO under EPT: the first access to the page is an EPT violation, after which KVM marks
+    # the page's EPT entry misconfigured, so further accesses (any vCPU) are EPT misconfigs.
+    NPFS = (48, 49)
+    EXC, CR, VMCALL, IRQ_WINDOW, PREEMPT = 0, 28, 18, 7, 52
+else:
+    INTR, CPUID, HLT, IOIO, MSR, MSR_W = 0x60, 0x72, 0x78, 0x7b, 0x7c, 0x7c
+    NPFS = (0x400,)
+NPF = NPFS[0]
 U_IO, U_HLT, U_MMIO = 2, 5, 6
 NAMES = {("kernel", CPUID): "cpuid", ("kernel", HLT): "hlt", ("kernel", IOIO): "ioio",
-         ("kernel", MSR): "msr", ("kernel", NPF): "npf", ("kernel", INTR): "intr",
+         ("kernel", MSR): "msr", ("kernel", INTR): "intr",
          ("user", U_IO): "IO", ("user", U_HLT): "HLT", ("user", U_MMIO): "MMIO"}
+for r in NPFS:
+    NAMES[("kernel", r)] = "npf" if r == NPF else "npf2"
+# Only in phases wide and timer (VMX): the extended kinds.
+NAMES_EXTRA = {}
+if VMX:
+    NAMES_EXTRA = {("kernel", MSR_W): "wrmsr", ("kernel", CR): "cr", ("kernel", VMCALL): "vmcall",
+                   ("kernel", EXC): "exception", ("kernel", IRQ_WINDOW): "irq_window",
+                   ("kernel", PREEMPT): "preemption_timer"}
 IO_PORT, DONE_PORT, MMIO_GPA = 0xe9, 0xea, 0x10000000
 CODE_LO, CODE_HI = 0x1000, 0x2000          # CODE_GPA: the guest's code page (identity mapped)
 NPF_RAM_SLACK = 32                          # NPFs of first touches of guest RAM: not exact
 # The userspace exit that each kernel exit hands to the VMM.
-USER_OF = {U_IO: IOIO, U_HLT: HLT, U_MMIO: NPF}
+USER_OF = {U_IO: (IOIO,), U_HLT: (HLT,), U_MMIO: NPFS}
+# Exits nobody can count in advance (host interrupts): compared with tracefs only.
+RANDOM = {INTR}
 
 errors = []
 def check(cond, msg):
@@ -190,10 +314,12 @@ def parse_args(s):
     for i, w in enumerate(a):
         if w.startswith("--") and i + 1 < len(a) and not a[i + 1].startswith("--"):
             d[w[2:]] = a[i + 1]
-    return {k: (v if k == "name" else int(v)) for k, v in d.items()}
+    A = {k: 0 for k in ("vms", "vcpus", "io", "mmio", "hlt", "cpuid", "msr", "wrmsr", "cr", "vmcall", "ud", "timer")}
+    A.update({k: (v if k == "name" else int(v)) for k, v in d.items()})
+    return A
 
 def kname(k):
-    return NAMES.get(k, f"{k[0]}:{k[1]:#x}")
+    return NAMES.get(k) or NAMES_EXTRA.get(k) or f"{k[0]}:{k[1]:#x}"
 
 # ---------------------------------------------------------------- the bed's output
 top = dict(files={}); phases = {}; cur = top; order = []
@@ -226,6 +352,11 @@ while i < len(lines):
     elif tag == "T_TIME": cur["secs"] = float(f[1]) - float(f[0])
     elif tag == "T_BUF": cur["buf"] = (int(f[0]), int(f[1]))
     elif tag == "T_OVERRUN": cur["overrun"] = int(f[0])
+    elif tag == "T_TOPWAIT": cur["topwait"] = int(f[0])
+    elif tag == "T_TOPK": cur.setdefault("topk", Counter())[rest.split(" ", 1)[1]] += int(f[0])
+    elif tag == "T_TOPU":
+        num = int(f[-1]) + (2 ** 31 if f[1] in ("restart", "error") else 0)
+        cur.setdefault("topu", Counter())[num] += int(f[0])
     elif tag == "T_NOFILE": check(False, f"phase {cur.get('name')}: {f[0]} was not written in the bed")
     elif tag == "T_ERROR": check(False, f"in the bed: {rest}")
     elif line.strip():
@@ -240,13 +371,22 @@ def text(P, name):
     return P["files"].get(name, b"").decode(errors="replace")
 
 # ---------------------------------------------------------------- tracefs
-# SVM reason name -> code, from the event's own format (pairs like { 0x072, "cpuid" } and
-# { 0x040 + 14, "PF excp" }); the trace prints SVM reasons by name.
+# Reason name -> code, from the event's own format: the trace prints reasons by name. The
+# format holds the VMX table (for isa == 1: pairs like { 10, "CPUID" }) then the SVM one (pairs
+# like { 0x072, "cpuid" } and { 0x040 + 14, "PF excp" }); only the bed's ISA's table counts.
+fmt_text = top["files"].get("format", b"").decode()
+tables = fmt_text.split("__print_symbolic(")
 CODE = {}
-for m in re.finditer(r'\{ (0x[0-9a-fA-F]+)(?: \+ (\d+))?, "([^"]*)" \}', top["files"].get("format", b"").decode()):
-    CODE.setdefault(m.group(3), int(m.group(1), 16) + int(m.group(2) or 0))
-check(CODE.get("cpuid") == CPUID and CODE.get("io") == IOIO and CODE.get("npf") == NPF,
-      f"kvm_exit format: SVM reason table not understood ({len(CODE)} names)")
+if len(tables) >= 3:
+    for m in re.finditer(r'\{ ((?:0x)?[0-9a-fA-F]+)(?: \+ (\d+))?, "([^"]*)" \}', tables[1 if VMX else 2]):
+        CODE.setdefault(m.group(3), int(m.group(1), 0) + int(m.group(2) or 0))
+NAME_OF = {v: k for k, v in CODE.items()}
+if VMX:
+    check(CODE.get("CPUID") == CPUID and CODE.get("IO_INSTRUCTION") == IOIO and CODE.get("EPT_VIOLATION") == NPF,
+          f"kvm_exit format: VMX reason table not understood ({len(CODE)} names)")
+else:
+    check(CODE.get("cpuid") == CPUID and CODE.get("io") == IOIO and CODE.get("npf") == NPF,
+          f"kvm_exit format: SVM reason table not understood ({len(CODE)} names)")
 
 LINE = re.compile(r"^\s*(.*?)-(\d+)\s+\[(\d+)\]\s+\S+\s+(\d+\.\d+): (kvm_exit|kvm_entry|kvm_userspace_exit|kvm_write_tsc_offset): (.*)$")
 EXIT = re.compile(r"vcpu (\d+) reason (.*) rip 0x([0-9a-f]+) info1 0x([0-9a-f]+) info2 0x([0-9a-f]+) intr_info 0x([0-9a-f]+) error_code 0x([0-9a-f]+)")
@@ -313,19 +453,38 @@ def expected_completed(A):
             ("kernel", MSR): A["msr"], ("user", U_IO): A["io"], ("user", U_HLT): A["hlt"],
             ("user", U_MMIO): A["mmio"]}
 
-def check_expected(pre, what, got, vkeys, A):
-    """got: Counter of ((pid, vcpu), kind, reason) -> completed exits."""
+def expected_from_tally(t, A):
+    """Per vCPU, completed exits from the guest's own tally (VMX phases wide and timer): each
+    counted instruction exits once; the done-port OUT never completes."""
+    e = {("kernel", IOIO): t["out"] - 1, ("kernel", CPUID): t["cpuid"], ("kernel", HLT): t["hlt"],
+         ("kernel", MSR): t["rdmsr"], ("kernel", MSR_W): t["wrmsr"], ("kernel", CR): t["cr_read"] + t["cr_write"],
+         ("kernel", VMCALL): t["vmcall"], ("kernel", EXC): t["ud"],
+         ("user", U_IO): t["out"] - 1, ("user", U_MMIO): t["mmio"],
+         # with the in-kernel APIC (--timer) hlt waits in the kernel, without it goes to the VMM
+         ("user", U_HLT): 0 if A["timer"] else t["hlt"]}
+    return {k: v for k, v in e.items()}
+
+def check_expected(pre, what, got, vkeys, A, tallies=None):
+    """got: Counter of ((pid, vcpu), kind, reason) -> completed exits. Expected: from the
+    guest's arguments, or (tallies: (pid, vcpu) -> the guest's tally) from its own tally."""
+    random = set(RANDOM)
+    if tallies is not None and A["timer"]:
+        random |= {IRQ_WINDOW, PREEMPT}     # when the timer fires relative to cli/sti is luck
     for key in vkeys:
-        for (kind, r), n in expected_completed(A).items():
+        exp = expected_from_tally(tallies[key], A) if tallies is not None else expected_completed(A)
+        for (kind, r), n in exp.items():
             check(got[(key, kind, r)] == n, f"{pre}: {what}: pid {key[0]} vCPU {key[1]} {kind} {kname((kind, r))}: "
                   f"{got[(key, kind, r)]} completed, expected {n}")
-        n = got[(key, "kernel", NPF)]
+        n = sum(got[(key, "kernel", r)] for r in NPFS)
         check(A["mmio"] <= n <= A["mmio"] + NPF_RAM_SLACK, f"{pre}: {what}: pid {key[0]} vCPU {key[1]} npf: {n}, "
               f"expected {A['mmio']} MMIO + at most {NPF_RAM_SLACK} RAM faults")
-    extra = {k: v for k, v in got.items() if v and (k[0] not in vkeys or (k[1], k[2]) not in NAMES)}
-    check(not extra, f"{pre}: {what}: exits the guest does not make, or on no vCPU of it: {extra}")
+        known = set(exp) | {("kernel", r) for r in set(NPFS) | random}
+        extra = {k: v for k, v in got.items() if v and k[0] == key and (k[1], k[2]) not in known}
+        check(not extra, f"{pre}: {what}: exits the guest does not make: {extra}")
+    extra = {k: v for k, v in got.items() if v and k[0] not in vkeys}
+    check(not extra, f"{pre}: {what}: exits on no vCPU of the guest: {extra}")
 
-def tracefs_truth(P, pre, A, tids):
+def tracefs_truth(P, pre, A, tids, tallies=None):
     """Checks tracefs against the guest's arguments; returns (counts, completed) per
     ((pid, vcpu), kind, reason), completed = counts minus each vCPU's unfinished last exits."""
     check(P.get("buf") is not None and P["buf"][0] == P["buf"][1] and P["buf"][0] > 0,
@@ -357,7 +516,7 @@ def tracefs_truth(P, pre, A, tids):
         done[(key, "kernel", IOIO)] -= 1
         done[(key, "user", U_IO)] -= 1
     vkeys = sorted(tids.values())
-    check_expected(pre, "tracefs", done, vkeys, A)
+    check_expected(pre, "tracefs", done, vkeys, A, tallies)
     return counts, +done, ex, us
 
 def stat_rows(P, pre, name):
@@ -376,9 +535,13 @@ def stat_counts(pre, what, rows, names):
     count = Counter(); done = Counter(); byname = Counter()
     for r in rows:
         key = (r.get("pid"), r.get("vcpu")); k = (key, r.get("kind"), r.get("reason"))
-        check((r.get("kind"), r.get("isa")) in (("kernel", "svm"), ("user", "user")), f"{pre}: {what}: row {k} kind/isa {r.get('kind')}/{r.get('isa')}")
+        check((r.get("kind"), r.get("isa")) in (("kernel", ISA), ("user", "user")), f"{pre}: {what}: row {k} kind/isa {r.get('kind')}/{r.get('isa')}")
         check(r.get("guest") == names.get(key[0]), f"{pre}: {what}: row {k} guest {r.get('guest')!r}, expected {names.get(key[0])!r}")
         check(r.get("hist_total") == r.get("completed"), f"{pre}: {what}: row {k} hist_total {r.get('hist_total')} != completed {r.get('completed')}")
+        if r.get("kind") == "kernel" and VMX:
+            # The kernel's own name for the code (the kvm_exit format's table).
+            check(r.get("reason_name") == NAME_OF.get(r.get("reason")), f"{pre}: {what}: row {k} reason_name "
+                  f"{r.get('reason_name')!r}, the kernel calls {r.get('reason')} {NAME_OF.get(r.get('reason'))!r}")
         count[k] += r.get("count", 0); done[k] += r.get("completed", 0)
         byname[(r.get("guest"), key[1], r.get("kind"), r.get("reason"))] += r.get("completed", 0)
     return count, +done, byname
@@ -396,6 +559,7 @@ def check_events(pre, what, evs, tids, names, ex, us, tsc):
     """Field sanity of stream-format events and, per vCPU thread, the same exits in the same
     order as tracefs (minus the unfinished last ones). Returns completed per key."""
     got = Counter(); per_k = defaultdict(list); per_u = defaultdict(list); bad = Counter(); mmio_npf = Counter()
+    npf_rip = Counter(); misconfig_rips = defaultdict(set)
     per_t = defaultdict(list)
     def bad_if(cond, why, e):
         if cond:
@@ -421,7 +585,7 @@ def check_events(pre, what, evs, tids, names, ex, us, tsc):
             continue
         bad_if(e.get("pid") != key[0] or e.get("vcpu") != key[1], "pid/vcpu do not match the guest's thread", e)
         kind = "kernel" if t == "exit" else "user"
-        bad_if(e.get("isa") != ("svm" if kind == "kernel" else "user"), "isa is not svm (exit) / user (user_exit)", e)
+        bad_if(e.get("isa") != (ISA if kind == "kernel" else "user"), f"isa is not {ISA} (exit) / user (user_exit)", e)
         bad_if(not isinstance(e.get("latency_ns"), int) or e["latency_ns"] <= 0, "latency_ns not > 0", e)
         bad_if(not e.get("reason_name"), "no reason_name", e)
         got[(key, kind, e.get("reason"))] += 1
@@ -430,8 +594,14 @@ def check_events(pre, what, evs, tids, names, ex, us, tsc):
             bad_if(not CODE_LO <= rip < CODE_HI, f"rip outside the guest's code page [{CODE_LO:#x}, {CODE_HI:#x})", e)
             if e.get("reason") == IOIO:
                 bad_if((int(e["info1"], 16) >> 16) & 0xffff != IO_PORT, f"ioio not to port {IO_PORT:#x}", e)
-            if e.get("reason") == NPF and int(e.get("info2", "0"), 16) == MMIO_GPA:
+            if not VMX and e.get("reason") == NPF and int(e.get("info2", "0"), 16) == MMIO_GPA:
                 mmio_npf[key] += 1
+            if VMX and e.get("reason") in NPFS:
+                # EPT exits do not record the GPA: the MMIO ones are at the store's rip, the
+                # one rip of the VM's EPT misconfigs (counted below).
+                npf_rip[(key, int(e["rip"], 16))] += 1
+                if e.get("reason") == NPFS[1]:
+                    misconfig_rips[key[0]].add(int(e["rip"], 16))
             per_k[e["tid"]].append(e)
         else:
             bad_if(e.get("errno") != 0, "user exit with errno != 0", e)
@@ -464,9 +634,16 @@ def check_events(pre, what, evs, tids, names, ex, us, tsc):
             while j + 1 < len(ks) and starts[j + 1] <= u["ts_ns"]:
                 j += 1
             k = ks[j] if ks and starts[j] <= u["ts_ns"] else None
-            if not (k and k["reason"] == USER_OF.get(u["reason"]) and u["ts_ns"] + u["latency_ns"] <= k["ts_ns"] + k["latency_ns"]):
+            if not (k and k["reason"] in USER_OF.get(u["reason"], ()) and u["ts_ns"] + u["latency_ns"] <= k["ts_ns"] + k["latency_ns"]):
                 outside += 1
         check(not outside, f"{pre}: {what}: thread {tid}: {outside} exits to the VMM not inside a kernel exit of the matching reason")
+    if VMX:
+        for pid, rips in misconfig_rips.items():
+            check(len(rips) == 1, f"{pre}: {what}: pid {pid}: EPT misconfigs at {len(rips)} rips {sorted(map(hex, rips))}, "
+                  "expected one (the guest's MMIO store)")
+        for (key, rip), n in npf_rip.items():
+            if rip in misconfig_rips.get(key[0], ()):
+                mmio_npf[key] += n
     return +got, mmio_npf, ntsc
 
 def stream_events(pre, raw):
@@ -514,7 +691,7 @@ def phase_stream():
     A = parse_args(ARGS1); nv = A["vms"] * A["vcpus"]
     if not need(P, pre, ("guest.out", "trace", "stat.out", "stream.out", "stream.err")):
         return
-    print(f"test_nested_stream: {pre}: stat -- stream --json -- vmexit-guest {ARGS1}: {P.get('secs', 0):.1f} s (bed clock)")
+    print(f"{TNAME}: {pre}: stat -- stream --json -- vmexit-guest {ARGS1}: {P.get('secs', 0):.1f} s (bed clock)")
     rcs(P, pre, ("stat", "stream", "guest"))
     tids, names = guests_of(P, pre, A)
     tcount, tdone, ex, us = tracefs_truth(P, pre, A, tids)
@@ -533,8 +710,8 @@ def phase_stream():
     check(got == sdone, f"{pre}: stream events != stat completed: {diff(got, sdone)}")
     check_expected(pre, "stream", got, sorted(tids.values()), A)
     for key in sorted(tids.values()):
-        check(mmio_npf[key] == A["mmio"], f"{pre}: stream: pid {key[0]} vCPU {key[1]}: {mmio_npf[key]} npf at GPA {MMIO_GPA:#x}, expected {A['mmio']}")
-    print(f"test_nested_stream:   tracefs kvm_exit {total(tcount, 'kernel')}, kvm_userspace_exit {total(tcount, 'user')}; "
+        check(mmio_npf[key] == A["mmio"], f"{pre}: stream: pid {key[0]} vCPU {key[1]}: {mmio_npf[key]} npf at GPA {MMIO_GPA:#x} (VMX: EPT exits at the MMIO store), expected {A['mmio']}")
+    print(f"{TNAME}:   tracefs kvm_exit {total(tcount, 'kernel')}, kvm_userspace_exit {total(tcount, 'user')}; "
           f"stat completed == stream events: kernel {total(got, 'kernel')}, user {total(got, 'user')} [{fmt(got)}]; "
           f"{ntsc} tsc_offset events == tracefs kvm_write_tsc_offset")
 
@@ -546,7 +723,7 @@ def phase_perfetto():
     A = parse_args(ARGS2); nv = A["vms"] * A["vcpus"]
     if not need(P, pre, ("guest.out", "trace", "stat.out", "stream.err", "perfetto.json")):
         return
-    print(f"test_nested_stream: {pre}: stat -- stream --perfetto -- vmexit-guest {ARGS2}: {P.get('secs', 0):.1f} s (bed clock)")
+    print(f"{TNAME}: {pre}: stat -- stream --perfetto -- vmexit-guest {ARGS2}: {P.get('secs', 0):.1f} s (bed clock)")
     rcs(P, pre, ("stat", "stream", "guest"))
     tids, names = guests_of(P, pre, A)
     vcpu_tid = {v: t for t, v in tids.items()}
@@ -601,7 +778,7 @@ def phase_perfetto():
             why = None
             if e.get("cat") != ("kvm_exit" if kind == "kernel" else "kvm_userspace_exit"): why = "cat does not match the track"
             elif tids.get(a.get("tid")) != key: why = "args.tid is not that vCPU's thread"
-            elif a.get("isa") != ("svm" if kind == "kernel" else "user"): why = "isa"
+            elif a.get("isa") != (ISA if kind == "kernel" else "user"): why = "isa"
             elif not (a.get("latency_ns", 0) > 0 and e["dur"] * 1000 == a["latency_ns"]): why = "dur != latency_ns / 1000 or not > 0"
             elif j and sl[j - 1]["ts"] + sl[j - 1]["dur"] > e["ts"]: why = "overlaps the previous slice on its track"
             elif kind == "kernel" and not CODE_LO <= int(a.get("rip", "0"), 16) < CODE_HI: why = "rip outside the guest's code page"
@@ -627,7 +804,7 @@ def phase_perfetto():
           f"tracefs has {ntsc} kvm_write_tsc_offset")
     check(n is None or n == nx + other[("i", "kvm_tsc_offset")], f"{pre}: stream says {n} events, the trace has {nx} slices + "
           f"{other[('i', 'kvm_tsc_offset')]} tsc_offset instants")
-    print(f"test_nested_stream:   tracefs kvm_exit {total(tcount, 'kernel')}, kvm_userspace_exit {total(tcount, 'user')}; "
+    print(f"{TNAME}:   tracefs kvm_exit {total(tcount, 'kernel')}, kvm_userspace_exit {total(tcount, 'user')}; "
           f"perfetto X slices == stat completed: {nx} [{fmt(got)}], {len(raw)} bytes")
 
 # ---------------------------------------------------------------- phase "record"
@@ -638,7 +815,7 @@ def phase_record():
     A = parse_args(ARGS2)
     if not need(P, pre, ("guest.out", "trace", "record.err", "report.out", "rec.vmexit")):
         return
-    print(f"test_nested_stream: {pre}: record -- vmexit-guest {ARGS2}: {P.get('secs', 0):.1f} s (bed clock)")
+    print(f"{TNAME}: {pre}: record -- vmexit-guest {ARGS2}: {P.get('secs', 0):.1f} s (bed clock)")
     rcs(P, pre, ("record", "guest", "report"))
     tids, names = guests_of(P, pre, A)
     tcount, tdone, ex, us = tracefs_truth(P, pre, A, tids)
@@ -679,18 +856,245 @@ def phase_record():
         check(nx == sum(rdone.values()), f"{pre}: report --perfetto: {nx} X slices, expected {sum(rdone.values())} (one per completed exit)")
     except (OSError, ValueError) as e:
         check(False, f"{pre}: report --perfetto is not valid JSON: {e}")
-    print(f"test_nested_stream:   tracefs kvm_exit {total(tcount, 'kernel')}, kvm_userspace_exit {total(tcount, 'user')}; "
+    print(f"{TNAME}:   tracefs kvm_exit {total(tcount, 'kernel')}, kvm_userspace_exit {total(tcount, 'user')}; "
           f"report completed kernel {total(rdone, 'kernel')}, user {total(rdone, 'user')} [{fmt(rdone)}]; "
           f"file {os.path.getsize(rec)} bytes, {len(evs)} events")
+
+
+# ---------------------------------------------------------------- VMX phases "wide" and "timer"
+# The kvmtrace per-cause ids and their words, decoded here from the SDM (vol. 3, "Exit
+# Qualification" tables and the VM-exit interruption-information format), independently of
+# src/template.c: (event id, %(1), %(2)) of a VMX exit.
+KT_VMEXIT = 0x10002
+def kvmtrace_of(x):
+    r, q, ii = x["reason"], x["info1"], x["intr_info"]
+    if r == IOIO:                                  # bits 2:0 size - 1, bit 3 IN, 31:16 port
+        return (0x20004 if q & 8 else 0x20005, (q >> 16) & 0xffff, (q & 7) + 1)
+    if r == CR:                                    # bits 3:0 CR, 5:4 access type
+        t = (q >> 4) & 3
+        return [(0x20007, q & 0xf, 0), (0x20006, q & 0xf, 0), (0x20011, 0, 0), (0x20012, (q >> 16) & 0xffff, 0)][t]
+    if r == 48:                                    # EPT violation: qualification, GPA not recorded
+        return (0x20001, q, 0)
+    if r == EXC and ii & 0x80000000:               # bits 10:8 type (2 NMI, 3 hw exception), 7:0 vector
+        if (ii >> 8) & 7 == 2:
+            return (0x2000e, 0, 0)
+        if (ii >> 8) & 7 == 3 and ii & 0xff == 14:
+            return (0x20001, x["error_code"], q)
+    if r == INTR:
+        return (0x2000d, ii & 0xff if ii & 0x80000000 else 0, 0)
+    simple = {CPUID: 0x2000c, HLT: 0x20010, VMCALL: 0x2000f, MSR: 0x2000a, MSR_W: 0x2000b}
+    if r in simple:
+        return (simple[r], 0, 0)
+    return (KT_VMEXIT, r, x["rip"])
+
+def tallies_of(P, pre, A, tids):
+    """(pid, vcpu) -> the guest's own tally, checked against its arguments where exact."""
+    out = {}
+    for l in text(P, "guest.out").split("\n"):
+        try:
+            g = json.loads(l)
+        except ValueError:
+            continue
+        for v in g.get("vcpus", []):
+            t = v.get("tally", {}); key = (g.get("pid"), v.get("vcpu"))
+            out[key] = t
+            want = {"out": A["io"] + 1, "mmio": A["mmio"], "cpuid": A["cpuid"], "rdmsr": A["msr"] + (1 if A["timer"] else 0),
+                    "wrmsr": A["wrmsr"] + (4 + 2 * A["timer"] if A["timer"] else 0), "cr_read": A["cr"],
+                    "cr_write": 2 * A["cr"], "vmcall": A["vmcall"], "ud": A["ud"], "irq": A["timer"]}
+            if not A["timer"]:
+                want["hlt"] = A["hlt"]
+            bad = {k: (t.get(k), n) for k, n in want.items() if t.get(k) != n}
+            check(not bad, f"{pre}: guest {key}: its tally disagrees with its arguments (tally, expected): {bad}")
+    check(sorted(out) == sorted(tids.values()), f"{pre}: tallies for {sorted(out)}, vCPUs {sorted(tids.values())}")
+    return out
+
+def check_decode(pre, ex, tids, tallies):
+    """The exit qualifications tracefs shows are those of what the guest did (per vCPU)."""
+    for tid, key in tids.items():
+        t = tallies.get(key, {}); xs = ex[tid]
+        io = [x for x in xs if x["reason"] == IOIO]
+        check(all(x["info1"] & 0x1f == 0 and (x["info1"] >> 16) & 0xffff in (IO_PORT, DONE_PORT) for x in io),
+              f"{pre}: thread {tid}: an IO exit is not a 1-byte OUT to {IO_PORT:#x}/{DONE_PORT:#x}: "
+              f"{[hex(x['info1']) for x in io if x['info1'] & 0x1f or (x['info1'] >> 16) & 0xffff not in (IO_PORT, DONE_PORT)][:3]}")
+        crs = Counter(((x["info1"] >> 4) & 3, x["info1"] & 0xf) for x in xs if x["reason"] == CR)
+        want = Counter({(1, 8): t.get("cr_read", 0), (0, 8): t.get("cr_read", 0), (0, 0): t.get("cr_read", 0)})
+        check(+crs == +want, f"{pre}: thread {tid}: CR accesses (type, CR) {dict(crs)}, expected {dict(+want)} "
+              "(mov from CR8, mov to CR8, mov to CR0 per iteration)")
+        exc = Counter(x["intr_info"] for x in xs if x["reason"] == EXC)
+        check(exc == Counter({0x80000306: t.get("ud", 0)}) or (not exc and not t.get("ud")),
+              f"{pre}: thread {tid}: exception exits by intr_info {dict(exc)}, expected {t.get('ud')} x 0x80000306 (#UD, hw exception)")
+
+def check_kvmtrace(pre, raw, tids, ex, us, tsc):
+    """The --format kvmtrace lines: per thread, one K line per completed kernel exit with the
+    per-cause id and words of kvmtrace_of(tracefs' exit), U lines = the user exits, O = the rest."""
+    K = defaultdict(list); U = defaultdict(list); O = Counter(); bad = []
+    for l in raw.split("\n"):
+        f = l.split()
+        if not f:
+            continue
+        try:
+            if f[0] == "K" and len(f) == 6:
+                K[int(f[1])].append((int(f[2], 16), int(f[3], 16), int(f[4], 16), int(f[5], 16)))
+            elif f[0] == "U" and len(f) == 3:
+                U[int(f[1])].append(int(f[2]))
+            elif f[0] == "O" and len(f) == 3:
+                O[f[1]] += 1
+            else:
+                bad.append(l)
+        except ValueError:
+            bad.append(l)
+    check(not bad, f"{pre}: kvmtrace: {len(bad)} lines not understood, e.g. {bad[:2]}")
+    classes = Counter()
+    for tid in tids:
+        want = [(x["rip"],) + kvmtrace_of(x) for x in ex[tid][:-1]]
+        got = K.get(tid, [])
+        classes.update(hex(w[1]) for w in got)
+        if got != want:
+            n = next((j for j in range(min(len(got), len(want))) if got[j] != want[j]), min(len(got), len(want)))
+            check(False, f"{pre}: kvmtrace: thread {tid}: line #{n} of {len(got)} is {got[n:n + 1]}, expected {want[n:n + 1]} "
+                  f"(from tracefs, {len(want)} exits)")
+        check(U.get(tid, []) == us[tid][:-1], f"{pre}: kvmtrace: thread {tid}: user exit lines differ from tracefs")
+    stray = set(K) - set(tids)
+    check(not stray, f"{pre}: kvmtrace: lines of threads {sorted(stray)} that are no vCPU")
+    ntsc = sum(len(v) for v in tsc.values())
+    check(O == (Counter({"tsc_offset": ntsc}) if ntsc else Counter()), f"{pre}: kvmtrace: other lines {dict(O)}, expected {ntsc} tsc_offset")
+    return classes
+
+def phase_vmx(name, args, tags):
+    pre = f"phase {name}"; P = phases.get(name)
+    if not check(P, f"{pre}: did not run"):
+        return
+    A = parse_args(args); nv = A["vms"] * A["vcpus"]
+    if not need(P, pre, ("guest.out", "trace", "stat.out", "stream.out", "stream.err") + tuple(f"{t}.out" for t in tags)):
+        return
+    print(f"{TNAME}: {pre}: {' -- '.join(['stat', 'stream'] + list(tags))} -- vmexit-guest {args}: {P.get('secs', 0):.1f} s (bed clock)")
+    rcs(P, pre, ("stat", "stream", "guest") + tuple(tags))
+    tids, names = guests_of(P, pre, A)
+    tallies = tallies_of(P, pre, A, tids)
+    tcount, tdone, ex, us = tracefs_truth(P, pre, A, tids, tallies)
+    check_decode(pre, ex, tids, tallies)
+    rows, lost = stat_rows(P, pre, "stat.out")
+    if rows is None:
+        return
+    scount, sdone, _ = stat_counts(pre, "stat", rows, names)
+    check(scount == tcount, f"{pre}: stat count != tracefs: {diff(scount, tcount)}")
+    check(sdone == tdone, f"{pre}: stat completed != tracefs minus the unfinished last exits: {diff(sdone, tdone)}")
+    check_lost(pre, "stat", lost, nv)
+    evs = stream_events(pre, text(P, "stream.out"))
+    n = summary_events(pre, "stream", text(P, "stream.err"))
+    check(n is None or n == len(evs), f"{pre}: stream says {n} events, printed {len(evs)}")
+    got, mmio_npf, ntsc = check_events(pre, "stream", evs, tids, names, ex, us, P["tsc"])
+    check(got == sdone, f"{pre}: stream events != stat completed: {diff(got, sdone)}")
+    check_expected(pre, "stream", got, sorted(tids.values()), A, tallies)
+    for key in sorted(tids.values()):
+        check(mmio_npf[key] == A["mmio"], f"{pre}: stream: pid {key[0]} vCPU {key[1]}: {mmio_npf[key]} EPT exits at the MMIO store, expected {A['mmio']}")
+    extra = ""
+    if "kvmtrace" in tags:
+        classes = check_kvmtrace(pre, text(P, "kvmtrace.out"), tids, ex, us, P["tsc"])
+        extra += f"; kvmtrace ids == tracefs decode [{' '.join(f'{k}:{v}' for k, v in sorted(classes.items()))}]"
+    if "table" in tags:
+        check_table(pre, text(P, "table.out"), rows)
+        extra += "; stat table == JSON"
+    irq = sum(t.get("irq", 0) for t in tallies.values())
+    print(f"{TNAME}:   tracefs kvm_exit {total(tcount, 'kernel')}, kvm_userspace_exit {total(tcount, 'user')}; "
+          f"stat == stream == tracefs == tally: kernel {total(got, 'kernel')}, user {total(got, 'user')} [{fmt(got)}]"
+          f"{'; timer interrupts ' + str(irq) if irq else ''}{extra}")
+
+def check_table(pre, raw, rows):
+    """stat's table (the same run, nested) shows the JSON's counts, by guest, vCPU and reason
+    (exits to the VMM are named KVM_EXIT_*), and the two TOTAL lines their sums."""
+    want = Counter(); tot = Counter()
+    for r in rows:
+        want[(r.get("guest"), r.get("vcpu"), r.get("reason_name"))] += r.get("count", 0)
+        tot["guest exits" if r.get("kind") == "kernel" else "exits to the VMM"] += r.get("count", 0)
+    got = Counter(); gtot = Counter(); summary = False
+    for l in raw.split("\n"):
+        if l.startswith("Summary"):
+            summary = True; got.clear(); gtot.clear()      # the final table only
+            continue
+        m = re.match(r"^TOTAL\s+(guest exits|exits to the VMM)\s+(\d+)\s", l)
+        if m:
+            gtot[m.group(1)] += int(m.group(2)); continue
+        m = re.match(r"^(\S+)\s+(\d+)\s+(\S+)\s+(\d+)\s", l)
+        if m:
+            name = m.group(3)[len("KVM_EXIT_"):] if m.group(3).startswith("KVM_EXIT_") else m.group(3)
+            got[(m.group(1), int(m.group(2)), name)] += int(m.group(4))
+    check(summary, f"{pre}: the stat table has no Summary")
+    check(got == want, f"{pre}: stat table {sorted(got.items())} != stat JSON {sorted(want.items())}")
+    check(gtot == tot, f"{pre}: stat table TOTAL lines {dict(gtot)} != JSON sums {dict(tot)}")
+
+# ---------------------------------------------------------------- phase "top"
+def list_names():
+    """vmexit's reason names per ISA (`vmexit list`, run on the host): name -> code."""
+    r = subprocess.run([vmexit_host, "list"], capture_output=True, text=True, timeout=60)
+    names = defaultdict(dict); sec = None
+    for l in r.stdout.split("\n"):
+        m = re.match(r"^(\w+): ", l)
+        if m:
+            sec = m.group(1); continue
+        m = re.match(r"^\s+(0x[0-9a-fA-F]+|\d+)\s+(.+?)\s*$", l)
+        if m and sec:
+            names[sec][m.group(2)] = int(m.group(1), 0)
+    return names
+
+def phase_top():
+    pre = "phase top"; P = phases.get("top")
+    if not check(P, f"{pre}: did not run"):
+        return
+    A = parse_args(ARGS5)
+    if not need(P, pre, ("guest.out", "top.out", "top.rc")):
+        return
+    print(f"{TNAME}: {pre}: top --once -x -d 6 while vmexit-guest {ARGS5} runs, then lingers "
+          f"(top attached after {P.get('topwait', 0) / 10:.1f} s, bed clock)")
+    rcs(P, pre, ("top",))
+    tids, _ = guests_of(P, pre, A)
+    check(P.get("buf") is not None and P["buf"][0] == P["buf"][1] and P["buf"][0] > 0,
+          f"{pre}: trace ring buffer lost events (entries-in-buffer/entries-written = {P.get('buf')})")
+    check(P.get("overrun") == 0, f"{pre}: trace ring buffer overrun = {P.get('overrun')}")
+    names = list_names()
+    tk = Counter()
+    for n, c in P.get("topk", Counter()).items():
+        if check(n in CODE, f"{pre}: trace reason {n!r} not in the format table"):
+            tk[CODE[n]] += c
+    tu = P.get("topu", Counter())
+    out = text(P, "top.out")
+    rows = {}
+    for l in out.split("\n"):
+        m = re.match(r"^\s*(kvm_exit|kvm_userspace_exit)(?:\((.+)\))?\s+(\d+)\s", l)
+        if m:
+            rows[(m.group(1), m.group(2))] = int(m.group(3))
+    check(re.search(r" - 1 VM - ", out), f"{pre}: top does not show exactly 1 VM: {out.splitlines()[:1]}")
+    vk = Counter(); vu = Counter()
+    for (ev, n), c in rows.items():
+        if n is None:
+            continue
+        tab = names[ISA] if ev == "kvm_exit" else names["user"]
+        if check(n in tab, f"{pre}: top row {ev}({n}): not a name `vmexit list` knows"):
+            (vk if ev == "kvm_exit" else vu)[tab[n]] += c
+    check(vk == tk, f"{pre}: top kvm_exit totals {dict(vk)} != tracefs {dict(tk)}")
+    check(vu == tu, f"{pre}: top kvm_userspace_exit totals {dict(vu)} != tracefs {dict(tu)}")
+    check(rows.get(("kvm_exit", None)) == sum(tk.values()) and rows.get(("kvm_userspace_exit", None)) == sum(tu.values()),
+          f"{pre}: top's kvm_exit / kvm_userspace_exit totals {rows.get(('kvm_exit', None))} / "
+          f"{rows.get(('kvm_userspace_exit', None))}, tracefs {sum(tk.values())} / {sum(tu.values())}")
+    # Both saw every exit of the guest: the deliberate ones are its arguments (+ the done port).
+    nv = A["vcpus"]
+    want = {IOIO: nv * (A["io"] + 1), CPUID: nv * A["cpuid"], HLT: nv * A["hlt"]}
+    check(all(tk[r] == n for r, n in want.items()), f"{pre}: tracefs kvm_exit {dict(tk)}, expected {want} and interrupts/npf")
+    print(f"{TNAME}:   top totals == tracefs: kvm_exit {sum(vk.values())} [{' '.join(f'{NAME_OF.get(k, k)}:{v}' for k, v in sorted(vk.items()))}], "
+          f"kvm_userspace_exit {sum(vu.values())}")
 
 phase_stream()
 phase_perfetto()
 phase_record()
+phase_top()
+if VMX:
+    phase_vmx("wide", ARGS3, ("table", "kvmtrace"))
+    phase_vmx("timer", ARGS4, ())
 
 if errors:
     for e in errors:
-        print("test_nested_stream: ASSERT: " + e)
+        print(f"{TNAME}: ASSERT: " + e)
     sys.exit(1)
 PYEOF
 [ $prc = 0 ] || fail "assertions failed (above)"
-echo "PASS: test_nested_stream"
+echo "PASS: $TNAME"

@@ -17,6 +17,8 @@
 #
 #   tests/vm/test_nested_svm.sh OUTDIR        (OUTDIR holds vmexit and vmexit-guest)
 #
+# beds: svm
+#
 # Exit: 0 pass, 1 fail, 77 skip. Without OUTDIR/vmexit only the bed smoke checks run (guest +
 # tracefs against the expected counts) and the test exits 77: it has not tested vmexit.
 # Env: VMEXIT_TEST_GUEST (another guest binary), VMEXIT_TEST_KEEP (keep the bed output in that
