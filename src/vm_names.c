@@ -4,28 +4,27 @@
 #include <stdlib.h>
 #include <string.h>
 #include "vm_names.h"
+#include "array_grow.h"
 #include "guest_names.h"
 
 static struct vm_name *find(struct vm_names *n, __u32 tgid)
 {
-	for (__u32 i = 0; i < n->nr; i++) {
-		if (n->v[i].tgid == tgid)
-			return &n->v[i];
-	}
-	return NULL;
+	__u32 *i = vm_name_index_find(&n->index, &tgid);
+
+	return i ? &n->v[*i] : NULL;
 }
 
 static struct vm_name *add(struct vm_names *n, __u32 tgid)
 {
-	if (n->nr == n->cap) {
-		__u32 cap = n->cap ? n->cap * 2 : 16;
-		struct vm_name *v = realloc(n->v, cap * sizeof(*v));
+	bool added;
+	__u32 *i;
 
-		if (!v)
-			return NULL;
-		n->v = v;
-		n->cap = cap;
-	}
+	if (array_reserve(n->v, n->nr, n->cap, 16))
+		return NULL;
+	i = vm_name_index_get(&n->index, &tgid, &added);
+	if (!i)
+		return NULL;
+	*i = n->nr;
 	n->v[n->nr].tgid = tgid;
 	n->v[n->nr].name[0] = 0;
 	return &n->v[n->nr++];
@@ -73,5 +72,6 @@ const char *vm_names_get(struct vm_names *n, __u32 tgid)
 void vm_names_free(struct vm_names *n)
 {
 	free(n->v);
+	vm_name_index_free(&n->index);
 	memset(n, 0, sizeof(*n));
 }
