@@ -44,6 +44,10 @@ chk "$VMEXIT" record --split -o "$TMP/rec" -- "$OUT/vmexit-guest" --io $N --io-s
 chk "$VMEXIT" report -i "$TMP/rec" --json >"$TMP/report" || fail "vmexit report exited with $?"
 
 # serve: the same split as a counter per state, summing to the duration histogram's _sum.
+# A bare machine (the nested bed's initramfs) may have its loopback down: bring it up.
+if [ $(( $(cat /sys/class/net/lo/flags 2>/dev/null || echo 1) & 1 )) = 0 ]; then
+	ip link set lo up || fail "the loopback interface is down and cannot be brought up"
+fi
 "$VMEXIT" serve --split --listen 127.0.0.1:0 2>"$TMP/serve.err" &
 spid=$!
 for _ in $(seq 100); do
@@ -53,8 +57,13 @@ done
 url=$(grep -o 'http://[^ ]*/metrics' "$TMP/serve.err") ||
 	{ kill $spid; fail "vmexit serve --split did not start: $(cat "$TMP/serve.err")"; }
 "$OUT/vmexit-guest" --io $N --io-sleep-us $US --name splitserve >/dev/null 2>&1
-python3 -c 'import sys, urllib.request as u; print(u.urlopen(sys.argv[1]).read().decode())' \
-	"$url" >"$TMP/metrics" || { kill $spid; fail "cannot scrape $url"; }
+# A scrape with bash alone: no HTTP client needed (the nested bed has none).
+port=${url#http://*:}
+port=${port%%/*}
+{ exec 3<>"/dev/tcp/127.0.0.1/$port" && printf 'GET /metrics HTTP/1.0\r\n\r\n' >&3 &&
+	cat <&3 >"$TMP/metrics"; } && grep -q '^vmexit_' "$TMP/metrics" ||
+	{ kill $spid; fail "cannot scrape $url: $(head -c 300 "$TMP/metrics" 2>&1)"; }
+exec 3<&-
 kill $spid
 wait $spid
 cat "$TMP/serve.err" >>"$TMP/all-stderr"
