@@ -27,6 +27,8 @@ what each benchmark prints:
   bench_stream    events/s the stream consumers (record file, default lines to /dev/null)
                   take from the 16 MB ring with zero lost records, a BPF generator on one
                   CPU and the consumer on the other; plus the unpaced maximum and its loss
+  bench_startup   `vmexit stat`'s start-up as a user sees it: exec to "Tracing KVM exits"
+                  (BTF, load, verification, attach), then SIGINT to exit (detach), medians
 serve figures:
   bench_serve     a `vmexit serve` scrape of 10,000 series (synthesized cells, all changing):
                   sample + snapshot + render per format, GET over loopback, resident memory
