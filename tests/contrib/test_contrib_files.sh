@@ -6,8 +6,8 @@
 set -u
 OUT=${1:-.output}
 . "$(dirname "$0")/../host/lib.sh"
-command -v systemd-analyze >/dev/null || skip "systemd-analyze not installed (package systemd)"
-command -v promtool >/dev/null || skip "promtool not installed (tools/install-deps.sh installs it)"
+need_cmd systemd-analyze systemd
+need_cmd promtool prometheus
 [ -x "$OUT/vmexit" ] || fail "$OUT/vmexit not built"
 [ -x "$OUT/tests/test_prom_exposition" ] || fail "$OUT/tests/test_prom_exposition not built"
 TMP=$(mktemp -d)

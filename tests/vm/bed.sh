@@ -39,6 +39,10 @@ CACHE=${VMEXIT_BED_CACHE:-/var/cache/vmexit-bed}
 say()  { echo "$PROG: $*" >&2; }
 skip() { echo "$PROG: SKIP: $*" >&2; exit 77; }
 die()  { echo "$PROG: error: $*" >&2; exit 125; }
+# need_cmd CMD PACKAGE: a missing package fails the bed (tools/install-deps.sh installs it); only
+# what this machine cannot do (no KVM in the emulator, no network for the kernel) skips.
+need_cmd() { command -v "$1" >/dev/null || die "$1 not installed (apt-get install $2; tools/install-deps.sh)"; }
+need_file() { [ -e "$1" ] || die "$1 missing (apt-get install $2; tools/install-deps.sh)"; }
 on_err() { echo "$PROG: error: unexpected failure (exit $1) at line $2" >&2; exit 125; }
 trap 'on_err $? $LINENO' ERR
 beds() { (cd "$HERE/beds" && ls -- *.sh | sed 's/\.sh$//' | tr '\n' ' '); }
@@ -100,14 +104,16 @@ if declare -F bed_busybox >/dev/null; then
 	bed_busybox
 else
 	BUSYBOX=$(command -v busybox || true)
-	[ -n "$BUSYBOX" ] || skip "busybox not installed (apt-get install busybox-static)"
+	[ -n "$BUSYBOX" ] || die "busybox not installed (apt-get install busybox-static; tools/install-deps.sh)"
 	if ldd "$BUSYBOX" >/dev/null 2>&1; then
-		skip "$BUSYBOX is dynamically linked: the bed needs busybox-static"
+		die "$BUSYBOX is dynamically linked: the bed needs busybox-static (tools/install-deps.sh)"
 	fi
 fi
-for c in cpio xz dpkg-deb modinfo flock; do
-	command -v $c >/dev/null || skip "$c not installed (tools/install-deps.sh)"
-done
+need_cmd cpio cpio
+need_cmd xz xz-utils
+need_cmd dpkg-deb dpkg
+need_cmd modinfo kmod
+need_cmd flock util-linux
 
 # ------------------------------------------------------------------ kernel (cached, never installed)
 get_kernel

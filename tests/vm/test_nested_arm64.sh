@@ -43,7 +43,7 @@ skip() { echo "SKIP: test_nested_arm64: $*"; exit 77; }
 
 [ -x "$VMEXIT" ] && [ -x "$GUEST" ] || fail "$VMEXIT or $GUEST not built (make ARCH=arm64)"
 [ -x "$VMEXIT_HOST" ] || fail "$VMEXIT_HOST not built (make)"
-command -v python3 >/dev/null || skip "python3 not installed (the assertions are in python3)"
+command -v python3 >/dev/null || fail "python3 not installed (apt-get install python3; tools/install-deps.sh)"
 
 # Two VMs at once in phase "stream" (keys differ in pid and vCPU; vmexit follows the forks), one
 # in "record". A few hundred exits per kind; WFIs cost a millisecond each (the guest's waker).

@@ -62,7 +62,7 @@ vmx) TIMEOUT=${VMEXIT_BED_TIMEOUT:-1800} ;;
 esac
 
 [ -x "$VMEXIT" ] && [ -x "$GUEST" ] || fail "$VMEXIT or $GUEST not built (make all)"
-command -v python3 >/dev/null || skip "python3 not installed (the assertions are in python3)"
+command -v python3 >/dev/null || fail "python3 not installed (apt-get install python3; tools/install-deps.sh)"
 
 # Phase "stream": two VM processes x two vCPUs, so keys differ in pid and in vCPU. Phases
 # "perfetto" and "record" run the identical workload ARGS2, so the recording's report must give

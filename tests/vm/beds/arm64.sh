@@ -13,10 +13,9 @@ BED_KAPPEND=${BED_KAPPEND:-}
 DEF_TIMEOUT=600 DEF_MEM=1024 DEF_SMP=2 DEF_CPU="max,pauth-impdef=on"
 
 bed_prereqs() {
-	command -v qemu-system-aarch64 >/dev/null ||
-		skip "qemu-system-aarch64 not installed (apt-get install qemu-system-arm; tools/install-deps.sh)"
+	need_cmd qemu-system-aarch64 qemu-system-arm
 	dpkg --print-foreign-architectures 2>/dev/null | grep -qx arm64 ||
-		skip "dpkg has no arm64 architecture, so apt cannot fetch the arm64 kernel and busybox (tools/install-deps.sh adds it)"
+		die "dpkg has no arm64 architecture, so apt cannot fetch the arm64 kernel and busybox (tools/install-deps.sh adds it)"
 }
 
 # Sets BUSYBOX to a static arm64 busybox, from $CACHE/busybox-arm64 (filled once).

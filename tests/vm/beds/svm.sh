@@ -8,8 +8,7 @@ BED_COMPRESS=cat
 DEF_TIMEOUT=600 DEF_MEM=1024 DEF_SMP=2 DEF_CPU="qemu64,+svm,+npt"
 
 bed_prereqs() {
-	command -v qemu-system-x86_64 >/dev/null ||
-		skip "qemu-system-x86_64 not installed (apt-get install qemu-system-x86; tools/install-deps.sh)"
+	need_cmd qemu-system-x86_64 qemu-system-x86
 }
 
 # bed_boot INITRAMFS: prints the serial console on stdout until the machine powers off or

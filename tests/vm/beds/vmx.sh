@@ -13,16 +13,15 @@ DEF_TIMEOUT=1800 DEF_MEM=512 DEF_SMP=1 DEF_CPU=corei7_skylake_x
 
 bed_prereqs() {
 	local c
-	command -v bochs >/dev/null || skip "bochs not installed (apt-get install bochs bochsbios vgabios bochs-term; tools/install-deps.sh)"
-	[ -f /usr/share/bochs/BIOS-bochs-latest ] || skip "bochsbios not installed (tools/install-deps.sh)"
-	[ -f /usr/share/vgabios/vgabios.bin ] || skip "vgabios not installed (tools/install-deps.sh)"
+	need_cmd bochs bochs
+	need_file /usr/share/bochs/BIOS-bochs-latest bochsbios
+	need_file /usr/share/vgabios/vgabios.bin vgabios
 	ls /usr/lib/x86_64-linux-gnu/bochs/plugins/libbx_term_gui.so* >/dev/null 2>&1 ||
-		skip "bochs-term not installed (tools/install-deps.sh)"
-	[ -f /usr/lib/ISOLINUX/isolinux.bin ] || skip "isolinux not installed (tools/install-deps.sh)"
-	[ -f /usr/lib/syslinux/modules/bios/ldlinux.c32 ] || skip "syslinux-common not installed (tools/install-deps.sh)"
-	for c in xorriso script; do
-		command -v $c >/dev/null || skip "$c not installed (tools/install-deps.sh)"
-	done
+		die "bochs-term not installed (apt-get install bochs-term; tools/install-deps.sh)"
+	need_file /usr/lib/ISOLINUX/isolinux.bin isolinux
+	need_file /usr/lib/syslinux/modules/bios/ldlinux.c32 syslinux-common
+	need_cmd xorriso xorriso
+	need_cmd script bsdutils
 }
 
 # With its debugger built in, Bochs keeps stdin for the debugger and draws the "term" display on
