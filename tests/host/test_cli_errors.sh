@@ -27,8 +27,15 @@ expect 2 "invalid --tsc-mhz 'x'" "$V" stat --tsc-mhz x
 expect 2 "invalid vCPU 'one'" "$V" stat -c one
 expect 2 "NOT_A_REASON" "$V" stat -r NOT_A_REASON
 expect 2 "unknown command 'stats'" "$V" stats
-# The message names every command --help lists.
-for c in $("$V" --help | awk '/^Commands:/ { on = 1; next } on && /^  / { print $1 }'); do
+# Every command vmexit has (this list, not --help's, so a changed --help format cannot make the
+# loop run zero times): --help lists it and the unknown-command message names it.
+help=$("$V" --help)
+for c in stat top stream record report list serve; do
+	if grep -qE "^  $c +[a-z]" <<<"$help"; then
+		echo "ok: vmexit --help lists $c"
+	else
+		echo "FAIL: vmexit --help does not list the command $c"; bad=1
+	fi
 	expect 2 "commands:.* $c[,( ]" "$V" stats
 done
 expect 2 "unknown list 'x'" "$V" list x
