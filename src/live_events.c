@@ -177,6 +177,44 @@ static void check_lost(struct live_ctx *c, const struct session *s)
 		c->sink->lost(c->sink->ctx, now_ns(), delta);
 }
 
+/* Hands events to the sink until Ctrl-C, the sink fails, the command exits or end (if set):
+ * 0, or 1 when the ring buffer could not be read. */
+static int poll_until_end(struct live_ctx *c, struct session *s, struct ring_buffer *rb,
+			  __u64 end)
+{
+	const struct live_sink *sink = c->sink;
+
+	while (!exiting && !c->err) {
+		int err = ring_buffer__poll(rb, 100);
+
+		/* A signal: Ctrl-C ends the loop through `exiting`; others (SIGCHLD) do not. */
+		if (err == -EINTR)
+			err = 0;
+		if (err < 0 && !c->err) {
+			fprintf(stderr, "vmexit: reading the ring buffer: %s\n", strerror(-err));
+			return 1;
+		}
+		check_lost(c, s);
+		if (!c->err && sink->tick)
+			c->err = sink->tick(sink->ctx, now_ns());
+		if (session_command_done(s, NULL))
+			break;
+		if (end && now_ns() >= end)
+			break;
+	}
+	return 0;
+}
+
+/* Whatever the kernel wrote before we stopped still belongs to the capture. */
+static void drain(struct live_ctx *c, const struct session *s, struct ring_buffer *rb)
+{
+	if (!c->err)
+		ring_buffer__consume(rb);
+	check_lost(c, s);
+	if (!c->err && c->sink->tick)
+		c->err = c->sink->tick(c->sink->ctx, now_ns());
+}
+
 int live_run(struct live_args *a, struct cli_filters *filters, struct vm_names *names,
 	     const struct live_sink *sink, struct live_result *res)
 {
@@ -184,7 +222,7 @@ int live_run(struct live_args *a, struct cli_filters *filters, struct vm_names *
 	struct ring_buffer *rb = NULL;
 	struct session s = {};
 	__u64 start, end = 0;
-	int err = 0, rc = 0;
+	int rc = 0;
 	bool opened = false;
 
 	memset(res, 0, sizeof(*res));
@@ -214,31 +252,9 @@ int live_run(struct live_args *a, struct cli_filters *filters, struct vm_names *
 		session_start_command(&s);
 	if (a->duration_s > 0)
 		end = start + (__u64)(a->duration_s * 1e9);
-	while (!exiting && !c.err) {
-		err = ring_buffer__poll(rb, 100);
-		/* A signal: Ctrl-C ends the loop through `exiting`; others (SIGCHLD) do not. */
-		if (err == -EINTR)
-			err = 0;
-		if (err < 0 && !c.err) {
-			fprintf(stderr, "vmexit: reading the ring buffer: %s\n", strerror(-err));
-			rc = 1;
-			break;
-		}
-		check_lost(&c, &s);
-		if (!c.err && sink->tick)
-			c.err = sink->tick(sink->ctx, now_ns());
-		if (session_command_done(&s, NULL))
-			break;
-		if (end && now_ns() >= end)
-			break;
-	}
+	rc = poll_until_end(&c, &s, rb, end);
 	res->end_ns = now_ns();
-	/* Whatever the kernel wrote before we stopped still belongs to the capture. */
-	if (!c.err)
-		ring_buffer__consume(rb);
-	check_lost(&c, &s);
-	if (!c.err && sink->tick)
-		c.err = sink->tick(sink->ctx, now_ns());
+	drain(&c, &s, rb);
 	if (c.err)
 		rc = 1;
 	rc = session_command_report(&s, rc);

@@ -288,34 +288,12 @@ static void kvm_events_autoload(struct vmexit_bpf *skel, __u32 mask)
 	}
 }
 
-int session_open(struct session *s, struct session_opts *o)
+/* The open object's tunables: where per-thread state lives, filters on or off, map sizes. */
+static void set_tunables(struct session *s, const struct session_opts *o)
 {
-	struct vmexit_bpf *skel;
+	struct vmexit_bpf *skel = s->skel;
 	const char *thread_hash;
-	size_t stride;
-	int err;
 
-	memset(s, 0, sizeof(*s));
-	s->child_go_fd = -1;
-	verbose = o->verbose;
-	libbpf_set_print(print_libbpf);
-
-	if (o->command) {
-		err = command_fork(s, o->command);
-		if (err) {
-			fprintf(stderr, "vmexit: cannot start '%s': %s\n", o->command[0],
-				strerror(-err));
-			return err;
-		}
-	}
-
-	skel = vmexit_bpf__open();
-	if (!skel) {
-		err = -errno;
-		fprintf(stderr, "vmexit: cannot open the BPF object: %s\n", strerror(errno));
-		goto fail;
-	}
-	s->skel = skel;
 	/* VMEXIT_THREAD_HASH=1: the tests run the pre-5.11 per-thread hash on a newer kernel. */
 	thread_hash = getenv("VMEXIT_THREAD_HASH");
 	s->task_storage = !o->force_thread_hash && !(thread_hash && !strcmp(thread_hash, "1")) &&
@@ -346,6 +324,13 @@ int session_open(struct session *s, struct session_opts *o)
 	if (o->stream)
 		bpf_map__set_max_entries(skel->maps.events,
 					 (o->ringbuf_kb ? o->ringbuf_kb : 16384) * 1024);
+}
+
+/* Which programs load: the hooks this kernel offers, and only what the options need. */
+static void choose_programs(struct session *s, const struct session_opts *o)
+{
+	struct vmexit_bpf *skel = s->skel;
+
 	hooks_choose_run(&s->hooks, skel);
 	hooks_choose_exit(&s->hooks, skel, o->stream, o->check_hooks ? 2.0 : 0.3, o->check_hooks);
 	if (s->hooks.run == RUN_HOOK_NONE) {
@@ -364,8 +349,54 @@ int session_open(struct session *s, struct session_opts *o)
 				  o->stream && tracepoint_exists("kvm/kvm_write_tsc_offset"));
 	if (o->stream)
 		kvm_events_autoload(skel, o->kvm_events);
+}
 
-	err = vmexit_bpf__load(skel);
+/* The cell array, read-only and shared with the kernel: samples read it without syscalls. */
+static int map_cells(struct session *s)
+{
+	size_t stride = (sizeof(struct cell) + 7) & ~7ul;
+	int err;
+
+	s->cells_len = stride * s->max_cells;
+	s->cells_len = (s->cells_len + getpagesize() - 1) & ~((size_t)getpagesize() - 1);
+	s->cells = mmap(NULL, s->cells_len, PROT_READ, MAP_SHARED,
+			bpf_map__fd(s->skel->maps.cells), 0);
+	if (s->cells == MAP_FAILED) {
+		err = -errno;
+		s->cells = NULL;
+		fprintf(stderr, "vmexit: cannot map the statistics: %s\n", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+int session_open(struct session *s, struct session_opts *o)
+{
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	s->child_go_fd = -1;
+	verbose = o->verbose;
+	libbpf_set_print(print_libbpf);
+
+	if (o->command) {
+		err = command_fork(s, o->command);
+		if (err) {
+			fprintf(stderr, "vmexit: cannot start '%s': %s\n", o->command[0],
+				strerror(-err));
+			return err;
+		}
+	}
+
+	s->skel = vmexit_bpf__open();
+	if (!s->skel) {
+		err = -errno;
+		fprintf(stderr, "vmexit: cannot open the BPF object: %s\n", strerror(errno));
+		goto fail;
+	}
+	set_tunables(s, o);
+	choose_programs(s, o);
+	err = vmexit_bpf__load(s->skel);
 	if (err) {
 		fprintf(stderr, "vmexit: cannot load the BPF programs: %s (run with -v for the "
 			"verifier log)\n", strerror(-err));
@@ -379,20 +410,9 @@ int session_open(struct session *s, struct session_opts *o)
 		fprintf(stderr, "vmexit: cannot set filters: %s\n", strerror(-err));
 		goto fail;
 	}
-
-	stride = (sizeof(struct cell) + 7) & ~7ul;
-	s->cells_len = stride * s->max_cells;
-	s->cells_len = (s->cells_len + getpagesize() - 1) & ~((size_t)getpagesize() - 1);
-	s->cells = mmap(NULL, s->cells_len, PROT_READ, MAP_SHARED,
-			bpf_map__fd(skel->maps.cells), 0);
-	if (s->cells == MAP_FAILED) {
-		err = -errno;
-		s->cells = NULL;
-		fprintf(stderr, "vmexit: cannot map the statistics: %s\n", strerror(-err));
-		goto fail;
-	}
-
-	err = attach_in_order(skel);
+	err = map_cells(s);
+	if (!err)
+		err = attach_in_order(s->skel);
 	if (err)
 		goto fail;
 	if (verbose)
