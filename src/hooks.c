@@ -277,6 +277,9 @@ void hooks_choose_exit(struct hooks *h, struct vmexit_bpf *skel, bool stream, do
 	if (err) {
 		snprintf(h->exit_note, sizeof(h->exit_note), "the fast path does not load: %s",
 			 strerror(-err));
+		/* Said as a mismatch is: the cheaper path is refused either way. */
+		fprintf(stderr, "vmexit: warning: the kvm_exit fast path does not load (%s): "
+			"using the classic tracepoint\n", strerror(-err));
 	} else if (k->mismatched || k->unreadable || k->unpaired) {
 		if (!k->mismatched)
 			snprintf(h->exit_note, sizeof(h->exit_note),

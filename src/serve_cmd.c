@@ -218,7 +218,7 @@ out:
 	if (pid_written && unlink(a->pidfile))
 		fprintf(stderr, "vmexit serve: cannot remove --pidfile %s: %s\n", a->pidfile,
 			strerror(errno));
-	if (stats_fd > 0)
+	if (stats_fd >= 0)
 		close(stats_fd);
 	exporter_free(&x);
 	e = sampler_close(&sp, e);
