@@ -17,13 +17,16 @@ static const struct argp_option options[] = {
 	{ "vcpu", 'c', "N", 0, "Only this vCPU", 1 },
 	{ "reason", 'r', "LIST", 0,
 	  "Only these exit reasons: names or numbers, comma-separated (svm:npf, vmx:48, IO)", 1 },
+	/* Not filters: how the kernel side traces and what it says about it. */
+	{ NULL, 0, NULL, 0, "Tracing:", 2 },
 	{ "max-cells", OPT_MAX_CELLS, "N", 0,
-	  "Statistics cells, one per thread and reason (default 4096)", 1 },
+	  "Statistics cells, one per thread and reason (default 4096)", 2 },
 	{ "split", OPT_SPLIT, NULL, 0,
-	  "Split exit time into on CPU, blocked (asleep) and runq (waiting for a CPU)", 1 },
-	{ "verbose", 'v', NULL, 0, "Show libbpf's messages, the verifier log and the hooks used", 1 },
+	  "Split exit time into on CPU, blocked (asleep) and runq (waiting for a CPU)", 2 },
+	{ "verbose", 'v', NULL, 0, "Show libbpf's messages, the verifier log and the hooks used", 2 },
 	{ "check-hooks", OPT_CHECK_HOOKS, NULL, 0, "Check the kvm_exit fast path against the "
-	  "classic tracepoint for 2 s (not 0.3) and print both sides' counts per reason", 1 },
+	  "classic tracepoint for 2 s (not 0.3) and print both sides' counts per reason (not for "
+	  "stream and record, which always use the classic tracepoint)", 2 },
 	{},
 };
 

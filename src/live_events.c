@@ -70,6 +70,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "invalid --kvm-events: %s", err);
 		break;
 	}
+	case ARGP_KEY_END:
+		/* A stream needs the classic record's fields: there is no fast path to check. */
+		if (a->opts->check_hooks)
+			argp_error(state, "--check-hooks checks the fast path of stat, top and serve: "
+				   "stream and record always use the classic kvm_exit tracepoint");
+		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}

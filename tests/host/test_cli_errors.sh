@@ -39,6 +39,9 @@ for c in stat top stream record report list serve; do
 	expect 2 "commands:.* $c[,( ]" "$V" stats
 done
 expect 2 "unknown list 'x'" "$V" list x
+# --check-hooks checks the stat path's kvm_exit fast path: a stream has none to check.
+expect 2 "check-hooks .*stream and record always use the classic" "$V" stream --check-hooks
+expect 2 "check-hooks .*stream and record always use the classic" "$V" record --check-hooks -o x
 expect 2 "no process with pid 999999999" "$V" stat -p 999999999
 if [ "$(id -u)" = 0 ]; then
 	# A copy the unprivileged user can reach, wherever the checkout lives.
