@@ -86,19 +86,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-static const struct argp_child children[] = {
-	{ &cli_filters_argp, 0, NULL, 0 },
-	{ &live_argp, 0, NULL, 0 },
-	{},
-};
-
-static const struct argp record_argp = {
-	.options = options,
-	.parser = parse_opt,
-	.args_doc = "-o FILE [-- COMMAND...]",
-	.doc = doc,
-	.children = children,
-};
+static const struct argp record_argp =
+	COMMAND_ARGP(options, parse_opt, "-o FILE [-- COMMAND...]", doc,
+		     { &cli_filters_argp, 0, NULL, 0 },
+		     { &live_argp, 0, NULL, 0 });
 
 struct recorder {
 	struct rec_writer *w;

@@ -154,18 +154,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-static const struct argp_child children[] = {
-	{ &stat_view_argp, 0, "Summary output (as vmexit stat):", 2 },
-	{},
-};
-
-static const struct argp report_argp = {
-	.options = options,
-	.children = children,
-	.parser = parse_opt,
-	.args_doc = "-i FILE",
-	.doc = doc,
-};
+static const struct argp report_argp =
+	COMMAND_ARGP(options, parse_opt, "-i FILE", doc,
+		     { &stat_view_argp, 0, "Summary output (as vmexit stat):", 2 });
 
 struct tsc_offset {
 	__u32 tgid;

@@ -73,19 +73,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-static const struct argp_child children[] = {
-	{ &cli_filters_argp, 0, NULL, 0 },
-	{ &stat_view_argp, 0, NULL, 2 },
-	{},
-};
-
-static const struct argp stat_argp = {
-	.options = options,
-	.parser = parse_opt,
-	.args_doc = "[interval [count]] [-- COMMAND...]",
-	.doc = doc,
-	.children = children,
-};
+static const struct argp stat_argp =
+	COMMAND_ARGP(options, parse_opt, "[interval [count]] [-- COMMAND...]", doc,
+		     { &cli_filters_argp, 0, NULL, 0 },
+		     { &stat_view_argp, 0, NULL, 2 });
 
 /* What the last sample saw, for stat_print(). */
 static struct stat_report sampled(struct sampler *sp)

@@ -94,19 +94,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-static const struct argp_child children[] = {
-	{ &cli_filters_argp, 0, NULL, 0 },
-	{ &live_argp, 0, NULL, 0 },
-	{},
-};
-
-static const struct argp stream_argp = {
-	.options = options,
-	.parser = parse_opt,
-	.args_doc = "[-- COMMAND...]",
-	.doc = doc,
-	.children = children,
-};
+static const struct argp stream_argp =
+	COMMAND_ARGP(options, parse_opt, "[-- COMMAND...]", doc,
+		     { &cli_filters_argp, 0, NULL, 0 },
+		     { &live_argp, 0, NULL, 0 });
 
 static int sink_event(void *ctx, const struct vmexit_event *ev)
 {

@@ -137,17 +137,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-static const struct argp_child children[] = {
-	{ &cli_filters_argp, 0, NULL, 0 },
-	{},
-};
-
-static const struct argp top_argp = {
-	.options = options,
-	.parser = parse_opt,
-	.doc = doc,
-	.children = children,
-};
+static const struct argp top_argp =
+	COMMAND_ARGP(options, parse_opt, NULL, doc,
+		     { &cli_filters_argp, 0, NULL, 0 });
 
 /* The running state shared by the three modes. */
 struct top {
