@@ -30,6 +30,9 @@ const volatile __u32 max_cells = 1;
 const volatile bool stream_enabled = false;	/* emit a vmexit_event per completed exit */
 const volatile __u64 stream_min_latency_ns = 0;
 const volatile __u32 stream_sample_every = 1;	/* emit 1 in N events per thread */
+/* Also emit the exits a thread leaves unfinished (VMEXIT_EV_IN_FLIGHT), for readers that know
+ * the flag. */
+const volatile bool stream_unfinished = false;
 const volatile bool split_enabled = false;	/* --split: exit time as on CPU, blocked, runq */
 
 /* Written by userspace through the mmapped .bss: start of a new reporting interval. */
@@ -37,6 +40,8 @@ __u32 epoch;
 /* Cells handed out so far; may run past max_cells when the array is full. */
 __u32 next_cell;
 __u64 lost[NR_LOST];
+/* Cells taken again from free_cells, after userspace handed them back (see cell.ended). */
+__u64 cells_reused;
 
 /* Dense reason slots: the per-thread cache covers these, everything else takes a hash. */
 #define RSLOT_VMX_N	128	/* VMX basic reasons 0..127 */
@@ -63,11 +68,15 @@ __u64 lost[NR_LOST];
 #define TS_IGNORED	2u
 #define TS_OFF_RUNQ	4u	/* --split: left the CPU runnable (preempted), not asleep */
 
+/*
+ * When an exit began is kept in its cell (cell.inflight_ts), where userspace sees it too: the
+ * exits in flight, and for how long, at every sample.
+ */
 struct thread_state {
-	__u64 exit_ts;		/* when the kvm_exit in flight happened */
-	__u64 uexit_ts;		/* when the kvm_userspace_exit waiting for KVM_RUN happened */
 	__u32 exit_cell;	/* CELL_NONE: no exit in flight */
 	__u32 uexit_cell;
+	__u32 last_cell;	/* the thread's newest cell: the head of its cell.thread_next chain */
+	__u32 __pad;
 	__s32 vcpu;		/* from kvm_exit; -1 until seen */
 	__u32 flags;
 	__u32 sample_ctr;
@@ -125,6 +134,13 @@ struct {
 	__type(key, struct other_key);
 	__type(value, __u32);
 } other_cells SEC(".maps");
+
+/* Indexes of cells userspace has read for the last time and zeroed: taken before new ones. */
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, 1);		/* sized by userspace: max_cells */
+	__type(value, __u32);
+} free_cells SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -290,13 +306,18 @@ static __noinline __u32 cell_alloc(__u32 tgid, __u32 tid, __s32 vcpu, __u32 isa,
 			return CELL_FILTERED;
 	}
 	/*
-	 * Once full, stay full without counting on: reasons that cache no CELL_FULL (other_cells)
-	 * come back here on every exit, and an ever-growing next_cell would wrap after 2^32 such
-	 * exits and hand out cell 0 again, to a second writer.
+	 * A cell userspace has handed back first: its thread has exited and it is zeroed. Else a
+	 * new one. Once full, stay full without counting on: reasons that cache no CELL_FULL
+	 * (other_cells) come back here on every exit, and an ever-growing next_cell would wrap
+	 * after 2^32 such exits and hand out cell 0 again, to a second writer.
 	 */
-	if (next_cell >= max_cells || next_cell >= CELL_MAX)
-		return CELL_FULL;
-	idx = __sync_fetch_and_add(&next_cell, 1);
+	if (!bpf_map_pop_elem(&free_cells, &idx)) {
+		__sync_fetch_and_add(&cells_reused, 1);
+	} else {
+		if (next_cell >= max_cells || next_cell >= CELL_MAX)
+			return CELL_FULL;
+		idx = __sync_fetch_and_add(&next_cell, 1);
+	}
 	if (idx >= max_cells || idx >= CELL_MAX)
 		return CELL_FULL;
 	c = bpf_map_lookup_elem(&cells, &idx);
@@ -316,6 +337,30 @@ static __noinline __u32 cell_alloc(__u32 tgid, __u32 tid, __s32 vcpu, __u32 isa,
 	return idx + 1;
 }
 
+static __always_inline struct cell *cell_get(__u32 ref)
+{
+	__u32 idx = ref - 1;
+
+	if (ref == CELL_NONE || ref >= CELL_FULL)
+		return NULL;
+	return bpf_map_lookup_elem(&cells, &idx);
+}
+
+/* cell.thread_next: the previous cell's reference, and whether this one is in other_cells. */
+#define THREAD_NEXT_OTHER	0x80000000u
+#define THREAD_NEXT_REF		0xffffu
+
+/* Slow path: a new cell joins its thread's chain, which the thread's exit walks. */
+static __always_inline void thread_link(struct thread_state *ts, __u32 ref, bool other)
+{
+	struct cell *c = cell_get(ref);
+
+	if (!c)
+		return;
+	c->thread_next = ts->last_cell | (other ? THREAD_NEXT_OTHER : 0);
+	ts->last_cell = ref;
+}
+
 static __always_inline __u32 cell_ref(struct thread_state *ts, __u32 tgid, __u32 tid, __u32 isa,
 				      __u32 reason)
 {
@@ -330,6 +375,7 @@ static __always_inline __u32 cell_ref(struct thread_state *ts, __u32 tgid, __u32
 		if (ref == CELL_NONE) {
 			ref = cell_alloc(tgid, tid, ts->vcpu, isa, reason);
 			ts->cells[slot] = ref;
+			thread_link(ts, ref, false);
 		}
 		return ref;
 	}
@@ -342,33 +388,37 @@ static __always_inline __u32 cell_ref(struct thread_state *ts, __u32 tgid, __u32
 		return *refp;
 	ref = cell_alloc(tgid, tid, ts->vcpu, isa, reason);
 	if (ref == CELL_FULL)
-		return ref;	/* retry later: cells may never free, but the hash might */
+		return ref;	/* retry later: a cell or the hash may have room then */
+	thread_link(ts, ref, true);	/* even if the hash is full: the cell is the thread's */
 	if (bpf_map_update_elem(&other_cells, &okey, &ref, BPF_NOEXIST))
 		return CELL_FULL;
 	return ref;
 }
 
-static __always_inline struct cell *cell_get(__u32 ref)
-{
-	__u32 idx = ref - 1;
 
-	if (ref == CELL_NONE || ref >= CELL_FULL)
-		return NULL;
-	return bpf_map_lookup_elem(&cells, &idx);
-}
-
-/* Counts the exit as started; returns the reference to keep until it completes. */
+/* Counts the exit as started at now; returns the reference to keep until it completes. */
 static __always_inline __u32 exit_begin(struct thread_state *ts, __u32 tgid, __u32 tid, __u32 isa,
-					__u32 reason)
+					__u32 reason, __u64 now)
 {
 	__u32 ref = cell_ref(ts, tgid, tid, isa, reason);
 	struct cell *c = cell_get(ref);
 
-	if (c)
+	if (c) {
 		c->started++;
-	else if (ref == CELL_FULL)
+		c->inflight_ts = now;
+	} else if (ref == CELL_FULL) {
 		lost_inc(LOST_CELLS_FULL);
+	}
 	return ref;
+}
+
+/* An exit that will never complete (overwritten, or its thread gone) is no longer in flight. */
+static __always_inline void exit_drop(__u32 ref)
+{
+	struct cell *c = cell_get(ref);
+
+	if (c)
+		c->inflight_ts = 0;
 }
 
 /* One completed exit's latency as on CPU + blocked + runq (--split). */
@@ -455,7 +505,8 @@ static __always_inline void cell_complete(struct cell *c, __u64 lat)
 		c->hist[b]++;
 }
 
-/* Ring-buffer record for a completed exit, after the stream filters. */
+/* Ring-buffer record for a completed exit (or, with VMEXIT_EV_IN_FLIGHT in type, one its thread
+ * left unfinished), after the stream filters. */
 static __always_inline void stream_emit(struct thread_state *ts, __u32 tgid, __u32 tid, __u64 start,
 					__u64 lat, __u16 type, const struct exit_split *s)
 {
@@ -481,7 +532,7 @@ static __always_inline void stream_emit(struct thread_state *ts, __u32 tgid, __u
 	ev->vcpu = ts->vcpu;
 	ev->cpu = bpf_get_smp_processor_id();
 	ev->type = type;
-	if (type == VMEXIT_EV_EXIT) {
+	if ((type & ~VMEXIT_EV_IN_FLIGHT) == VMEXIT_EV_EXIT) {
 		ev->rip = ts->exit.rip;
 		ev->info1 = ts->exit.info1;
 		ev->info2 = ts->exit.info2;
@@ -514,10 +565,11 @@ static __always_inline void handle_kvm_exit(__u64 now, __u32 tgid, __u32 tid,
 		ts->vcpu = x->vcpu;
 	if (filter_vcpu >= 0 && ts->vcpu != filter_vcpu)
 		return;
-	if (ts->exit_cell != CELL_NONE)
+	if (ts->exit_cell != CELL_NONE) {
 		lost_inc(LOST_OVERWRITTEN_EXIT);
-	ts->exit_cell = exit_begin(ts, tgid, tid, x->isa, x->reason);
-	ts->exit_ts = now;
+		exit_drop(ts->exit_cell);
+	}
+	ts->exit_cell = exit_begin(ts, tgid, tid, x->isa, x->reason, now);
 	if (split_enabled) {
 		ts->exit_blocked0 = ts->blocked_sum;
 		ts->exit_runq0 = ts->runq_sum;
@@ -527,18 +579,21 @@ static __always_inline void handle_kvm_exit(__u64 now, __u32 tgid, __u32 tid,
 }
 
 /*
- * Ends the exit in flight held in *ref, begun at start with the thread's off-CPU sums at
- * blocked0 and runq0: its latency, its split, and its stream record.
+ * Ends the exit in flight held in *ref, begun with the thread's off-CPU sums at blocked0 and
+ * runq0: its latency, its split, and its stream record.
  */
-static __always_inline void exit_end(struct thread_state *ts, __u32 *ref, __u64 start, __u64 now,
+static __always_inline void exit_end(struct thread_state *ts, __u32 *ref, __u64 now,
 				     __u64 blocked0, __u64 runq0, __u32 tgid, __u32 tid, __u16 type)
 {
 	struct cell *c = cell_get(*ref);
 	struct exit_split s = {};
+	__u64 start;
 
 	*ref = CELL_NONE;
 	if (!c)
 		return;		/* filtered out, or counted lost when it began */
+	start = c->inflight_ts;
+	c->inflight_ts = 0;	/* the one store in-flight tracking adds per exit */
 	if (split_enabled) {
 		split_of(&s, now - start, ts->blocked_sum - blocked0, ts->runq_sum - runq0);
 		cell_split(c, now - start, &s);
@@ -566,8 +621,8 @@ static __always_inline void handle_kvm_entry(__u64 now, __u32 tgid, __u32 tid)
 			lost_inc(LOST_UNMATCHED_ENTRY);
 		return;
 	}
-	exit_end(ts, &ts->exit_cell, ts->exit_ts, now, ts->exit_blocked0, ts->exit_runq0, tgid,
-		 tid, VMEXIT_EV_EXIT);
+	exit_end(ts, &ts->exit_cell, now, ts->exit_blocked0, ts->exit_runq0, tgid, tid,
+		 VMEXIT_EV_EXIT);
 }
 
 /* kvm_userspace_exit: KVM_RUN returns to the VMM; VMM time lasts until the next KVM_RUN. */
@@ -582,10 +637,11 @@ static __always_inline void handle_user_exit(__u64 now, __u32 tgid, __u32 tid, _
 		return;
 	if (err < 0)
 		reason = VMEXIT_UREASON_ERRNO | (__u32)-err;
-	if (ts->uexit_cell != CELL_NONE)
+	if (ts->uexit_cell != CELL_NONE) {
 		lost_inc(LOST_UNMATCHED_RUN);
-	ts->uexit_cell = exit_begin(ts, tgid, tid, VMEXIT_ISA_USER, reason);
-	ts->uexit_ts = now;
+		exit_drop(ts->uexit_cell);
+	}
+	ts->uexit_cell = exit_begin(ts, tgid, tid, VMEXIT_ISA_USER, reason, now);
 	if (split_enabled) {
 		ts->uexit_blocked0 = ts->blocked_sum;
 		ts->uexit_runq0 = ts->runq_sum;
@@ -603,8 +659,86 @@ static __always_inline void handle_kvm_run(__u64 now, __u32 tgid, __u32 tid)
 
 	if (!ts || (ts->flags & TS_IGNORED) || ts->uexit_cell == CELL_NONE)
 		return;		/* the thread's first KVM_RUN: nothing to complete */
-	exit_end(ts, &ts->uexit_cell, ts->uexit_ts, now, ts->uexit_blocked0, ts->uexit_runq0,
-		 tgid, tid, VMEXIT_EV_USER_EXIT);
+	exit_end(ts, &ts->uexit_cell, now, ts->uexit_blocked0, ts->uexit_runq0, tgid, tid,
+		 VMEXIT_EV_USER_EXIT);
+}
+
+/* Most cells one thread can own: a dense slot each, and reasons outside them (other_cells). */
+#define THREAD_CELLS_MAX	(NR_RSLOTS + 256)
+
+/*
+ * One cell of an exiting thread (tid): out of other_cells, stamped and marked ended, last.
+ * Returns the next cell of the chain. A global function, so the verifier checks it once
+ * instead of once per turn of the loop in handle_thread_exit().
+ */
+__noinline int thread_cell_end(__u32 ref, __u32 tid, __u64 now)
+{
+	struct cell *c = cell_get(ref);
+	struct other_key okey;
+	__u32 next;
+
+	if (!c)
+		return 0;
+	next = c->thread_next;
+	if (next & THREAD_NEXT_OTHER) {
+		okey.tid = tid;
+		okey.isa = c->key.isa;
+		okey.reason = c->key.reason;
+		bpf_map_delete_elem(&other_cells, &okey);
+	}
+	c->ended_ts = now;
+	/* Last: from here on userspace may zero the cell and hand it out again. */
+	__sync_fetch_and_add(&c->ended, 1);
+	return next & THREAD_NEXT_REF;
+}
+
+/* The stream record of an exit the thread leaves unfinished: its age so far as latency. */
+static __always_inline void stream_left(struct thread_state *ts, __u32 ref, __u64 now,
+					      __u64 blocked0, __u64 runq0, __u32 tgid, __u32 tid,
+					      __u16 type)
+{
+	struct cell *c = cell_get(ref);
+	struct exit_split s = {};
+	__u64 start;
+
+	if (!c || !c->inflight_ts)
+		return;
+	start = c->inflight_ts;
+	if (split_enabled)
+		split_of(&s, now - start, ts->blocked_sum - blocked0, ts->runq_sum - runq0);
+	stream_emit(ts, tgid, tid, start, now - start, type | VMEXIT_EV_IN_FLIGHT, &s);
+}
+
+/*
+ * The thread is exiting (sched_process_exit runs in do_exit(), after its last KVM_RUN): its
+ * exits in flight never complete. The stream gets them now, marked in flight, with their age
+ * as latency; each of its cells is marked ended, last, so that userspace reads the final
+ * values and recycles it. Its state goes, so that a new thread (the same task storage cannot
+ * come back; a reused tid can, in the hash) starts with cells of its own.
+ */
+static __always_inline void handle_thread_exit(__u64 now, __u32 tgid, __u32 tid)
+{
+	struct thread_state *ts = thread_get(tgid, tid, false);
+	__u32 ref, i;
+
+	if (!ts)
+		return;
+	if (!(ts->flags & TS_IGNORED)) {
+		if (stream_enabled && stream_unfinished) {
+			stream_left(ts, ts->exit_cell, now, ts->exit_blocked0,
+					  ts->exit_runq0, tgid, tid, VMEXIT_EV_EXIT);
+			stream_left(ts, ts->uexit_cell, now, ts->uexit_blocked0,
+					  ts->uexit_runq0, tgid, tid, VMEXIT_EV_USER_EXIT);
+		}
+		ids_fill(&tgid, &tid);
+		ref = ts->last_cell;
+		for (i = 0; i < THREAD_CELLS_MAX && ref; i++)
+			ref = thread_cell_end(ref, tid, now);
+	}
+	if (use_task_storage)
+		bpf_task_storage_delete(&thread_storage, bpf_get_current_task_btf());
+	else
+		bpf_map_delete_elem(&thread_hash, &tid);
 }
 
 /*

@@ -192,4 +192,14 @@ int BPF_PROG(process_fork, struct task_struct *parent, struct task_struct *child
 	return 0;
 }
 
+/* A thread's end: its unfinished exits and its cells (handlers.bpf.h, handle_thread_exit). */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(thread_exit, struct task_struct *task)
+{
+	__u64 id = hot_ids();
+
+	handle_thread_exit(bpf_ktime_get_ns(), id >> 32, (__u32)id);
+	return 0;
+}
+
 char LICENSE[] SEC("license") = "GPL";

@@ -61,6 +61,9 @@ static __always_inline int drive(const struct test_ctx *c)
 		else
 			split_wakeup(ts, c->now);
 		return 0;
+	case TOP_THREAD_EXIT:
+		handle_thread_exit(c->now, c->tgid, c->tid);
+		return 0;
 	}
 	return -1;	/* an unknown op is a bug in the test: make it visible */
 }

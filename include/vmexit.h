@@ -98,6 +98,18 @@ struct cell {
 	__u64 iv_min_ns;	/* min/max of the exits completed while iv_epoch was current */
 	__u64 iv_max_ns;
 	__u32 iv_epoch;
+	/*
+	 * Set (last) by the kernel when the owner thread has exited: nobody writes the cell any
+	 * more, its values are final. Userspace reads them, zeroes the cell and hands its index
+	 * back through the free_cells queue, so a host that starts and stops VMs for months
+	 * does not run out of cells.
+	 */
+	__u32 ended;
+	/* CLOCK_MONOTONIC ns when this cell's exit in flight began (0: none); after `ended`,
+	 * the exit the thread was in when it exited, which never completes. */
+	__u64 inflight_ts;
+	__u64 ended_ts;		/* when the owner thread exited */
+	__u32 thread_next;	/* kernel only: the owner thread's previous cell (a reference) */
 	__u32 __pad;
 	/*
 	 * --split: total_ns divided by what the thread was doing. blocked: asleep (a halted vCPU,
@@ -138,6 +150,11 @@ enum vmexit_event_type {
 	VMEXIT_EV_USER_EXIT = 2,/* a kvm_userspace_exit completed by the next KVM_RUN */
 	VMEXIT_EV_TSC_OFFSET = 3,/* kvm_write_tsc_offset: info1 = previous, info2 = next offset */
 	VMEXIT_EV_KVM_EVENT = 4,/* another kvm tracepoint (--kvm-events): reason = enum below */
+	/*
+	 * Flag on EV_EXIT / EV_USER_EXIT: the exit never completed (its thread exited, or the
+	 * session ended first); latency_ns is its age at that moment.
+	 */
+	VMEXIT_EV_IN_FLIGHT = 0x100,
 };
 
 /*

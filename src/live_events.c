@@ -95,6 +95,7 @@ struct live_ctx {
 	__u32 last_tgid;
 	__u64 events;
 	__u64 lost[NR_LOST];
+	__u8 *reap;			/* per cell: seen ended at the last poll */
 	int err;
 };
 
@@ -166,6 +167,27 @@ static int on_sample(void *ctx, void *data, size_t len)
 	return 0;
 }
 
+/*
+ * The cells of exited threads go back to the kernel (stream and record read no statistics
+ * from them), one poll after they ended: the thread's last events have been read by then, and
+ * its vCPU found from its cells.
+ */
+static void reap_cells(struct live_ctx *c, struct session *s)
+{
+	__u32 n = session_nr_cells(s);
+
+	for (__u32 i = 0; c->reap && i < n; i++) {
+		if (!__atomic_load_n(&s->cells[i].ended, __ATOMIC_ACQUIRE))
+			c->reap[i] = 0;
+		else if (!c->reap[i])
+			c->reap[i] = 1;
+		else {
+			session_release_cell(s, i);
+			c->reap[i] = 0;
+		}
+	}
+}
+
 static void check_lost(struct live_ctx *c, const struct session *s)
 {
 	__u64 cur[NR_LOST], delta[NR_LOST];
@@ -201,6 +223,7 @@ static int poll_until_end(struct live_ctx *c, struct session *s, struct ring_buf
 			return 1;
 		}
 		check_lost(c, s);
+		reap_cells(c, s);
 		if (!c->err && sink->tick)
 			c->err = sink->tick(sink->ctx, now_ns());
 		if (session_command_done(s, NULL))
@@ -243,6 +266,7 @@ int live_run(struct live_args *a, struct cli_filters *filters, struct vm_names *
 	names->args_ctx = &s;
 	c.vcpus.lookup = vcpu_from_cells;
 	c.vcpus.lookup_ctx = &s;
+	c.reap = calloc(s.max_cells, 1);	/* without it cells are not reused: no harm */
 	rb = ring_buffer__new(bpf_map__fd(s.skel->maps.events), on_sample, &c, NULL);
 	if (!rb) {
 		fprintf(stderr, "vmexit: cannot open the ring buffer: %s\n", strerror(errno));
@@ -274,6 +298,7 @@ out:
 	if (opened)
 		session_close(&s);
 	vcpu_cache_free(&c.vcpus);
+	free(c.reap);
 	tgid_set_free(&c.announced);
 	return rc;
 }

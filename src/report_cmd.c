@@ -14,6 +14,7 @@
 #include "cli_filters.h"
 #include "reasons.h"
 #include "stat_output.h"
+#include "out_write.h"
 
 enum { OPT_EVENTS = 0x200, OPT_FORMAT, OPT_PERFETTO, OPT_MIN_LATENCY };
 
@@ -333,7 +334,7 @@ static void print_summary(struct report *r, const struct rec_meta *meta)
 	rep.interval_s = r->last_ts > from ? (r->last_ts - from) / 1e9 : 0;
 	rep.elapsed_s = rep.interval_s;
 	memcpy(rep.lost, r->lost, sizeof(rep.lost));
-	stat_print(&r->a->view, &rep, stdout);
+	stat_print(&r->a->view, &rep, stdout);	/* checked with the rest, at the end */
 	if (r->a->view.fmt == OUT_TABLE)
 		print_tsc_offsets(r);
 }
@@ -409,7 +410,12 @@ int cmd_report(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	fflush(stdout);
+	ret = out_flush(stdout);
+	if (ret) {
+		out_write_error("the report", ret);
+		rc = 1;
+		goto out;
+	}
 	rc = check_selections(&r);
 	if (n < 0) {
 		fprintf(stderr, "vmexit: %s\n", err);

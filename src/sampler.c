@@ -41,6 +41,15 @@ static void session_lost_counters(void *ctx, __u64 lost[NR_LOST])
 }
 
 /* Everything but the session: sp is zeroed, sp->s and sp->opts set when there is one. */
+/* Names the guest of every cell found (new ones, and cells another VM reuses) while its VMM still
+ * exists: it may be gone by the next sample. */
+static void name_found_cell(void *ctx, const struct cell_key *k)
+{
+	struct sampler *sp = ctx;
+
+	vm_names_get(&sp->names, k->tgid);
+}
+
 static int setup(struct sampler *sp, const struct sampler_source *src,
 		 const struct sampler_opts *so)
 {
@@ -56,6 +65,8 @@ static int setup(struct sampler *sp, const struct sampler_source *src,
 			   src->use_proc);
 	/* --split: the cells carry on-CPU, blocked and runq sums, and so do the rows. */
 	sp->t.split = sp->opts && sp->opts->split;
+	sp->t.found = name_found_cell;
+	sp->t.found_ctx = sp;
 	if (!err)
 		err = -pthread_mutex_init(&sp->lock, NULL);
 	if (err)
@@ -73,7 +84,8 @@ int sampler_init(struct sampler *sp, const struct sampler_source *src,
 int sampler_open(struct sampler *sp, struct cli_filters *f, const struct sampler_opts *so)
 {
 	struct sampler_source src = {
-		.cells = { .nr_cells = session_cells, .ctx = &sp->s },
+		.cells = { .nr_cells = session_cells, .release = session_release_cell,
+			   .ctx = &sp->s },
 		.turn_epoch = session_turn_epoch,
 		.lost = session_lost_counters,
 		.proc_args = session_proc_args,
@@ -111,18 +123,11 @@ void sampler_start(struct sampler *sp)
 	sp->started = true;
 }
 
-/* Names new guests while their VMMs still exist: they may be gone by the next sample. */
-static void name_new_cells(struct sampler *sp)
-{
-	for (; sp->named < sp->t.seen; sp->named++)
-		vm_names_get(&sp->names, sp->t.prev[sp->named].key.tgid);
-}
 
 void sampler_poll(struct sampler *sp)
 {
 	pthread_mutex_lock(&sp->lock);
 	tracker_discover(&sp->t);
-	name_new_cells(sp);
 	pthread_mutex_unlock(&sp->lock);
 }
 
@@ -190,7 +195,6 @@ static int sample_locked(struct sampler *sp)
 
 	if (tracker_sample(&sp->t, closed, &sp->rows))
 		return -ENOMEM;
-	name_new_cells(sp);
 	sp->src.lost(sp->src.cells.ctx, sp->lost);
 	/* Cumulative like t.cum: the kernel's run-time statistics are never reset. */
 	if (sp->so.overhead)

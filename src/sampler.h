@@ -79,7 +79,6 @@ struct sampler {
 	/* Private. */
 	struct overhead ov;
 	double start, last, next, next_alive_check;
-	__u32 named;			/* cells whose guest was named */
 	bool started;
 	pthread_mutex_t lock;		/* tracker, names, rows: against sampler_snapshot() */
 };

@@ -232,6 +232,8 @@ static int attach_in_order(struct vmexit_bpf *skel)
 		struct bpf_link **link;
 	} order[] = {
 		{ skel->progs.process_fork, &skel->links.process_fork },
+		/* Before any cell is handed out: every thread's end then frees its cells. */
+		{ skel->progs.thread_exit, &skel->links.thread_exit },
 		/* Before any exit begins, so that none misses its thread's switches. */
 		{ skel->progs.sched_switch, &skel->links.sched_switch },
 		{ skel->progs.sched_wakeup, &skel->links.sched_wakeup },
@@ -315,6 +317,7 @@ static void set_tunables(struct session *s, const struct session_opts *o)
 	skel->rodata->split_enabled = o->split;
 
 	bpf_map__set_max_entries(skel->maps.cells, s->max_cells);
+	bpf_map__set_max_entries(skel->maps.free_cells, s->max_cells);
 	if (s->task_storage) {
 		bpf_map__set_autocreate(skel->maps.thread_hash, true);
 	} else {
@@ -428,6 +431,31 @@ __u32 session_nr_cells(const struct session *s)
 	__u32 n = __atomic_load_n(&s->skel->bss->next_cell, __ATOMIC_ACQUIRE);
 
 	return n < s->max_cells ? n : s->max_cells;
+}
+
+void session_release_cell(void *session, __u32 idx)
+{
+	static const struct cell zero;
+	struct session *s = session;
+
+	/* Zeroed through the syscall: the mapping stays read-only, so no stray write of ours can
+	 * reach a cell that is in use. No thread writes this one: its owner has exited. */
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.cells), &idx, &zero, BPF_ANY) ||
+	    bpf_map_update_elem(bpf_map__fd(s->skel->maps.free_cells), NULL, &idx, BPF_ANY)) {
+		s->cells_leaked++;
+		return;
+	}
+	s->cells_freed++;
+}
+
+void session_cell_counts(const struct session *s, struct cell_counts *c)
+{
+	c->handed_out = __atomic_load_n(&s->skel->bss->next_cell, __ATOMIC_RELAXED);
+	if (c->handed_out > s->max_cells)
+		c->handed_out = s->max_cells;
+	c->reused = __atomic_load_n(&s->skel->bss->cells_reused, __ATOMIC_RELAXED);
+	c->freed = s->cells_freed;
+	c->leaked = s->cells_leaked;
 }
 
 void session_lost(const struct session *s, __u64 lost[NR_LOST])

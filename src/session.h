@@ -43,6 +43,8 @@ struct session {
 	int child_status;		/* its wait status once session_command_done() said so */
 	int child_go_fd;		/* write end: closing it lets the child exec */
 	bool task_storage;
+	__u64 cells_freed;		/* handed back to the kernel (session_release_cell) */
+	__u64 cells_leaked;		/* could not be: lost for the rest of the session */
 	struct hooks hooks;		/* the kernel hooks in use */
 };
 
@@ -63,6 +65,18 @@ bool session_command_done(struct session *s, int *status);
 int session_command_report(const struct session *s, int rc);
 /* Cells handed out so far (bounded by max_cells). */
 __u32 session_nr_cells(const struct session *s);
+/* cell_source.release for the kernel's cells: zeroes cell idx and hands it to the kernel. */
+void session_release_cell(void *session, __u32 idx);
+
+struct cell_counts {
+	__u32 handed_out;		/* distinct cells ever used (bounded by max_cells) */
+	__u64 freed;			/* handed back by userspace */
+	__u64 reused;			/* taken again by the kernel */
+	__u64 leaked;			/* could not be handed back */
+};
+
+/* In use now: handed_out - (freed - reused); none is lost when that matches the live cells. */
+void session_cell_counts(const struct session *s, struct cell_counts *c);
 void session_lost(const struct session *s, __u64 lost[NR_LOST]);
 void session_new_epoch(struct session *s);
 __u32 session_epoch(const struct session *s);

@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "sampler.h"
 #include "stat_output.h"
+#include "out_write.h"
 
 enum { OPT_OVERHEAD = 0x200 };
 
@@ -90,18 +91,23 @@ static struct stat_report sampled(struct sampler *sp)
 }
 
 /* The last interval, unless it was printed already or saw nothing; then the whole run. */
-static void print_end(struct stat_args *a, struct sampler *sp, long printed)
+static int print_end(struct stat_args *a, struct sampler *sp, long printed)
 {
 	struct stat_report rep = sampled(sp);
+	int err;
 
-	if (a->interval && sp->rows.nr && !(a->count && printed >= a->count))
-		stat_print(&a->view, &rep, stdout);
+	if (a->interval && sp->rows.nr && !(a->count && printed >= a->count)) {
+		err = stat_print(&a->view, &rep, stdout);
+		if (err)
+			return err;
+	}
 	rep.rows = &sp->t.cum;
 	rep.interval_s = sp->elapsed_s;
 	rep.final = true;
-	stat_print(&a->view, &rep, stdout);
+	return stat_print(&a->view, &rep, stdout);
 }
 
+/* 0, -ENOMEM, or a failed write's -errno (said here: the run ends with status 1). */
 static int run(struct stat_args *a, struct sampler *sp)
 {
 	struct stat_report rep;
@@ -113,12 +119,19 @@ static int run(struct stat_args *a, struct sampler *sp)
 		if (err)
 			return err;
 		rep = sampled(sp);
-		stat_print(&a->view, &rep, stdout);
+		err = stat_print(&a->view, &rep, stdout);
+		if (err)
+			goto write_failed;
 		printed++;
 	}
 	err = sampler_sample(sp);
+	if (err)
+		return err;
+	err = print_end(a, sp, printed);
 	if (!err)
-		print_end(a, sp, printed);
+		return 0;
+write_failed:
+	out_write_error("the statistics", err);
 	return err;
 }
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "stat_output.h"
+#include "out_write.h"
 #include "cli_filters.h"
 #include "hist.h"
 #include "lost_causes.h"
@@ -279,7 +280,6 @@ static void print_table(struct stat_view *v, const struct stat_report *rep, FILE
 		for (__u32 i = 0; i < rt->nr; i++)
 			print_hist(v, &rt->rows[i], f);
 	}
-	fflush(f);
 }
 
 static void print_csv(struct stat_view *v, const struct stat_report *rep, FILE *f)
@@ -321,7 +321,6 @@ static void print_csv(struct stat_view *v, const struct stat_report *rep, FILE *
 				(unsigned long long)r->blocked_ns, (unsigned long long)r->runq_ns);
 		fputc('\n', f);
 	}
-	fflush(f);
 	print_overhead(rep, stderr);
 }
 
@@ -394,10 +393,9 @@ static void print_json(struct stat_view *v, const struct stat_report *rep, FILE 
 		overhead_json(rep->overhead, rt, f);
 	}
 	fprintf(f, "}\n");
-	fflush(f);
 }
 
-void stat_print(struct stat_view *v, const struct stat_report *r, FILE *f)
+int stat_print(struct stat_view *v, const struct stat_report *r, FILE *f)
 {
 	rows_sort(v, r->rows);
 	switch (v->fmt) {
@@ -410,6 +408,7 @@ void stat_print(struct stat_view *v, const struct stat_report *r, FILE *f)
 	default:
 		print_table(v, r, f);
 	}
+	return out_flush(f);
 }
 
 enum { VIEW_OPT_BY = 0x280, VIEW_OPT_CSV, VIEW_OPT_JSON, VIEW_OPT_HIST, VIEW_OPT_TSC_MHZ };

@@ -17,6 +17,7 @@
 #include "cli_filters.h"
 #include "commands.h"
 #include "sampler.h"
+#include "out_write.h"
 #include "signals.h"
 #include "top_view.h"
 
@@ -208,6 +209,8 @@ static void describe_filters(struct top *tp)
 
 static int run_once(struct top *tp)
 {
+	int err;
+
 	/* Ctrl-C cuts the interval short: print what it saw, as kvm_stat -1 would have. */
 	sampler_wait(&tp->sp);
 	if (sample(tp))
@@ -220,14 +223,17 @@ static int run_once(struct top *tp)
 		return -ENOMEM;
 	for (int i = 0; i < tp->v.nr_lines; i++)
 		printf("%s\n", tp->v.lines[i].text);
-	fflush(stdout);
-	return 0;
+	err = out_flush(stdout);
+	if (err)
+		out_write_error("the screen", err);
+	return err;
 }
 
 static int run_log(struct top *tp)
 {
 	long printed = 0;
 	char buf[2048];
+	int err;
 
 	while (sampler_wait(&tp->sp) == SAMPLER_DUE) {
 		char clock[16];
@@ -241,8 +247,11 @@ static int run_log(struct top *tp)
 		top_log_emit(&tp->log, &tp->sp.rows, &tp->tot, tp->d.interval_s, tp->d.lost, clock,
 			     tp->ui.have_re ? &tp->ui.re : NULL, buf, sizeof(buf));
 		fputs(buf, stdout);
-		if (fflush(stdout) || ferror(stdout))
-			return 0;	/* the reader went away */
+		err = out_flush(stdout);
+		if (err) {
+			out_write_error("the log", err);
+			return err;
+		}
 		if (tp->a->count && ++printed >= tp->a->count)
 			break;
 	}

@@ -22,6 +22,9 @@ void tracker_free(struct tracker *t)
 {
 	free(t->prev);
 	free(t->vcpu);
+	free(t->state);
+	free(t->freed);
+	free(t->inflight);
 	row_table_free(&t->cum);
 	memset(t, 0, sizeof(*t));
 }
@@ -29,7 +32,9 @@ void tracker_free(struct tracker *t)
 static int tracker_reserve(struct tracker *t, __u32 n)
 {
 	struct cell *prev;
+	__u32 *freed;
 	__s32 *vcpu;
+	__u8 *state;
 	__u32 cap;
 
 	if (n <= t->cap)
@@ -45,6 +50,15 @@ static int tracker_reserve(struct tracker *t, __u32 n)
 	if (!vcpu)
 		return -ENOMEM;
 	t->vcpu = vcpu;
+	freed = realloc(t->freed, (size_t)cap * sizeof(*freed));
+	if (!freed)
+		return -ENOMEM;
+	t->freed = freed;
+	state = realloc(t->state, (size_t)cap);
+	if (!state)
+		return -ENOMEM;
+	memset(state + t->cap, CELL_UNSEEN, cap - t->cap);
+	t->state = state;
 	t->cap = cap;
 	return 0;
 }
@@ -68,7 +82,8 @@ static __s32 resolve_vcpu(struct tracker *t, __u32 i)
 	__s32 v;
 
 	for (__u32 j = 0; j < t->seen; j++) {
-		if (j != i && t->prev[j].key.tid == c->key.tid && t->vcpu[j] >= 0)
+		if (j != i && t->state[j] == CELL_LIVE && t->prev[j].key.tid == c->key.tid &&
+		    t->vcpu[j] >= 0)
 			return t->vcpu[j];
 	}
 	v = cell_key_vcpu(&t->prev[i].key);
@@ -77,25 +92,86 @@ static __s32 resolve_vcpu(struct tracker *t, __u32 i)
 	return vcpu_for_thread(c->key.tgid, c->key.tid);
 }
 
+/* Cell i has a complete key: follow it from zero. */
+static bool cell_found(struct tracker *t, __u32 i)
+{
+	const struct cell *c = &t->src.cells[i];
+
+	if (!__atomic_load_n(&c->key.ready, __ATOMIC_ACQUIRE))
+		return false;		/* being filled in right now: next time */
+	memset(&t->prev[i], 0, sizeof(t->prev[i]));
+	t->prev[i].key = c->key;
+	t->vcpu[i] = c->key.vcpu;
+	t->state[i] = CELL_LIVE;
+	if (t->vcpu[i] < 0)
+		t->vcpu[i] = resolve_vcpu(t, i);
+	if (t->found)
+		t->found(t->found_ctx, &t->prev[i].key);
+	return true;
+}
+
 void tracker_discover(struct tracker *t)
 {
 	__u32 n = t->src.nr_cells(t->src.ctx);
 
 	if (tracker_reserve(t, n))
 		return;
-	while (t->seen < n) {
-		__u32 i = t->seen;
-		const struct cell *c = &t->src.cells[i];
-
-		if (!__atomic_load_n(&c->key.ready, __ATOMIC_ACQUIRE))
-			break;		/* being filled in right now: next time */
-		memset(&t->prev[i], 0, sizeof(t->prev[i]));
-		t->prev[i].key = c->key;
-		t->vcpu[i] = c->key.vcpu;
+	while (t->seen < n && cell_found(t, t->seen))
 		t->seen++;
-		if (t->vcpu[i] < 0)
-			t->vcpu[i] = resolve_vcpu(t, i);
+	/* Cells handed back come again with a new thread's key, in any order. */
+	for (__u32 k = 0; k < t->nr_freed;) {
+		if (cell_found(t, t->freed[k]))
+			t->freed[k] = t->freed[--t->nr_freed];
+		else
+			k++;
 	}
+}
+
+__u32 tracker_live_cells(const struct tracker *t)
+{
+	__u32 n = 0;
+
+	for (__u32 i = 0; i < t->seen; i++)
+		n += t->state[i] == CELL_LIVE;
+	return n;
+}
+
+static int inflight_add(struct tracker *t, __u32 i, const struct cell *now, bool ended)
+{
+	struct inflight_exit *e;
+
+	if (t->nr_inflight == t->inflight_cap) {
+		__u32 cap = t->inflight_cap ? t->inflight_cap * 2 : 16;
+
+		e = realloc(t->inflight, cap * sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		t->inflight = e;
+		t->inflight_cap = cap;
+	}
+	e = &t->inflight[t->nr_inflight++];
+	e->tgid = t->prev[i].key.tgid;
+	e->tid = t->prev[i].key.tid;
+	e->vcpu = t->vcpu[i];
+	e->isa = t->prev[i].key.isa;
+	e->reason = t->prev[i].key.reason;
+	e->start_ns = now->inflight_ts;
+	e->end_ns = ended ? now->ended_ts : 0;
+	return 0;
+}
+
+/* Cell i's thread has exited and its final values are in: back to the kernel, or (no way
+ * back) never looked at again. */
+static void cell_retire(struct tracker *t, __u32 i)
+{
+	if (!t->src.release) {
+		t->state[i] = CELL_GONE;
+		return;
+	}
+	t->src.release(t->src.ctx, i);
+	t->state[i] = CELL_FREED;
+	t->freed[t->nr_freed++] = i;
+	t->released++;
 }
 
 static void delta_row(struct row *d, const struct cell *now, const struct cell *prev,
@@ -156,31 +232,38 @@ int tracker_sample(struct tracker *t, __u32 closed_epoch, struct row_table *out)
 	tracker_discover(t);
 	/* Cells still unresolved get another chance once per interval, while threads live. */
 	for (__u32 i = 0; i < t->seen; i++) {
-		if (t->vcpu[i] < 0 && t->by == BY_VCPU)
+		if (t->state[i] == CELL_LIVE && t->vcpu[i] < 0 && t->by == BY_VCPU)
 			t->vcpu[i] = resolve_vcpu(t, i);
 	}
 	row_table_reset(out);
+	t->nr_inflight = 0;
 	for (__u32 i = 0; i < t->seen; i++) {
 		struct cell now;
 		struct row_key k;
 		struct row *r, *c;
+		bool ended, wanted;
 
+		if (t->state[i] != CELL_LIVE)
+			continue;
+		/* Read after `ended`: once it is set the values below are final. */
+		ended = __atomic_load_n(&t->src.cells[i].ended, __ATOMIC_ACQUIRE);
 		memcpy(&now, &t->src.cells[i], sizeof(now));
-		if (now.started == t->prev[i].started && now.count == t->prev[i].count)
-			continue;
-		if (t->vcpu_filter >= 0 && t->vcpu[i] != t->vcpu_filter) {
-			t->prev[i] = now;
-			continue;
-		}
-		delta_row(&d, &now, &t->prev[i], closed_epoch, t->split);
-		t->prev[i] = now;
-		row_key_for(t, i, &k);
-		r = row_table_get(out, &k);
-		c = row_table_get(&t->cum, &k);
-		if (!r || !c)
+		wanted = t->vcpu_filter < 0 || t->vcpu[i] == t->vcpu_filter;
+		if (wanted && now.inflight_ts && inflight_add(t, i, &now, ended))
 			return -ENOMEM;
-		row_add(r, &d);
-		row_add(c, &d);
+		if (wanted && (now.started != t->prev[i].started || now.count != t->prev[i].count)) {
+			delta_row(&d, &now, &t->prev[i], closed_epoch, t->split);
+			row_key_for(t, i, &k);
+			r = row_table_get(out, &k);
+			c = row_table_get(&t->cum, &k);
+			if (!r || !c)
+				return -ENOMEM;
+			row_add(r, &d);
+			row_add(c, &d);
+		}
+		t->prev[i] = now;
+		if (ended)
+			cell_retire(t, i);
 	}
 	return 0;
 }

@@ -14,20 +14,50 @@
 struct cell_source {		/* where the cells come from: the kernel map, or a test */
 	const struct cell *cells;
 	__u32 (*nr_cells)(void *ctx);
+	/*
+	 * Hands cell idx back to the kernel, zeroed, for another thread: its thread has exited
+	 * and its final values have been read. NULL: cells are never reused.
+	 */
+	void (*release)(void *ctx, __u32 idx);
 	void *ctx;
 };
+
+/* An exit that had not completed at a sample. Its age is the sample's CLOCK_MONOTONIC time minus
+ * start_ns, or end_ns - start_ns when its thread exited in it (then it never completes, and it
+ * is listed once, at the first sample after the thread's end). */
+struct inflight_exit {
+	__u32 tgid;
+	__u32 tid;
+	__s32 vcpu;			/* resolved as for rows; -1 unknown */
+	__u32 isa;
+	__u32 reason;
+	__u64 start_ns;
+	__u64 end_ns;			/* 0: still in flight */
+};
+
+enum cell_state { CELL_UNSEEN, CELL_LIVE, CELL_GONE, CELL_FREED };
 
 struct tracker {
 	struct cell_source src;
 	enum group_by by;
 	__s32 vcpu_filter;		/* -1: all; applied to resolved vCPUs */
-	__u32 seen;			/* cells discovered so far */
+	__u32 seen;			/* cells [0, seen) discovered at least once */
 	__u32 cap;
 	struct cell *prev;		/* last snapshot of each cell */
 	__s32 *vcpu;			/* resolved vCPU per cell, -1 unknown */
+	__u8 *state;			/* enum cell_state per cell */
+	__u32 *freed;			/* cells handed back, found again once the kernel reuses them */
+	__u32 nr_freed;
+	__u64 released;			/* cells handed back so far */
 	bool resolve_names;		/* look at /proc (off in tests) */
+	/* Told of every cell found, new or reused by another thread (NULL: nobody). */
+	void (*found)(void *ctx, const struct cell_key *k);
+	void *found_ctx;
 	bool split;			/* the cells carry --split sums: rows get them too */
 	struct row_table cum;		/* everything since start */
+	struct inflight_exit *inflight;	/* at the last sample, nr_inflight of them */
+	__u32 nr_inflight;
+	__u32 inflight_cap;
 };
 
 int tracker_init(struct tracker *t, const struct cell_source *src, enum group_by by,
@@ -36,8 +66,11 @@ void tracker_free(struct tracker *t);
 /* Picks up cells created since the last call; cheap, call it often. */
 void tracker_discover(struct tracker *t);
 /* Rows for what happened since the previous sample (closed_epoch: the epoch that just ended,
- * whose per-interval min/max the cells carry). Also adds them to t->cum. */
+ * whose per-interval min/max the cells carry). Also adds them to t->cum, lists the exits in
+ * flight in t->inflight, and hands back the cells of threads that have exited. */
 int tracker_sample(struct tracker *t, __u32 closed_epoch, struct row_table *out);
+/* Cells in use by live threads (discovered and not handed back). */
+__u32 tracker_live_cells(const struct tracker *t);
 
 /* A cell's vCPU as the kernel knew it: from its exits, else from the thread name it stored
  * ("CPU 3/KVM"); -1 when neither says. Works after the thread is gone. */

@@ -124,10 +124,12 @@ static int fx_open(struct fx *f, const struct fx_opts *o)
 	skel->rodata->stream_enabled = o->stream;
 	skel->rodata->stream_min_latency_ns = o->min_lat;
 	skel->rodata->stream_sample_every = o->sample_every ? o->sample_every : 1;
+	skel->rodata->stream_unfinished = o->stream;
 	skel->rodata->split_enabled = o->split;
 	f->split = o->split;
 
 	bpf_map__set_max_entries(skel->maps.cells, f->max_cells);
+	bpf_map__set_max_entries(skel->maps.free_cells, f->max_cells);
 	if (o->task_storage) {
 		bpf_program__set_autoload(skel->progs.run_event, false);
 	} else {
@@ -1471,7 +1473,7 @@ static void test_tracker(void)
 {
 	struct tracker tvm, tvcpu, tv1;
 	struct row_table rvm, rvcpu, rv1;
-	struct cell_source src;
+	struct cell_source src = {};
 	struct src_ctx sc;
 	const struct row *r;
 	__u32 closed;
@@ -1576,6 +1578,184 @@ static int silent(enum libbpf_print_level level, const char *fmt, va_list args)
 	return vfprintf(stderr, fmt, args);
 }
 
+static void ev_thread_exit(struct fx *f, __u64 now, __u32 tgid, __u32 tid)
+{
+	send(f, (struct test_ctx){ .op = TOP_THREAD_EXIT, .now = now, .tgid = tgid, .tid = tid });
+}
+
+/* What session_release_cell() does: zero the cell through the map, hand it to the kernel. */
+static void src_release(void *ctx, __u32 idx)
+{
+	struct fx *f = ((struct src_ctx *)ctx)->f;
+	static const struct cell zero;
+
+	CHECK(!bpf_map__update_elem(f->skel->maps.cells, &idx, sizeof(idx), &zero, sizeof(zero),
+				    BPF_ANY));
+	CHECK(!bpf_map__update_elem(f->skel->maps.free_cells, NULL, 0, &idx, sizeof(idx),
+				    BPF_ANY));
+}
+
+static const struct inflight_exit *inflight_find(const struct tracker *t, __u32 tid, __u32 isa,
+						 __u32 reason)
+{
+	for (__u32 i = 0; i < t->nr_inflight; i++) {
+		const struct inflight_exit *e = &t->inflight[i];
+
+		if (e->tid == tid && e->isa == isa && e->reason == reason)
+			return e;
+	}
+	return NULL;
+}
+
+/*
+ * The start of an exit in flight is in its cell until it completes; a sample lists it. When
+ * its thread exits in it, the cells are marked ended (with when), the stream gets the exit
+ * flagged in flight with its age as latency, and the thread's state and other_cells are gone.
+ */
+static void test_inflight(void)
+{
+	const struct inflight_exit *e;
+	struct src_ctx sc = {};
+	struct cell_source src = {};
+	struct row_table rows;
+	const struct cell *c;
+	struct tracker t;
+	struct other_key ok = { .tid = 11, .isa = ISA_VMX, .reason = 200 };
+	struct fx f;
+
+	if (fx_open(&f, &(struct fx_opts){ .stream = true })) {
+		check_failures++;
+		return;
+	}
+	sc.f = &f;
+	src.cells = f.cells;
+	src.nr_cells = src_nr_cells;
+	src.ctx = &sc;
+	tracker_init(&t, &src, BY_VCPU, -1, false);
+	row_table_init(&rows);
+
+	ev_exit(&f, 1000, 10, 11, 2, ISA_VMX, VMX_IO);
+	c = cell_of(&f, 10, 11, ISA_VMX, VMX_IO);
+	CHECK_EQ_U64(c->inflight_ts, 1000);
+	ev_uexit(&f, 1100, 10, 11, KVM_EXIT_IO_, 0);
+	CHECK(!tracker_sample(&t, 0, &rows));
+	CHECK_EQ_U64(t.nr_inflight, 2);
+	e = inflight_find(&t, 11, ISA_USER, KVM_EXIT_IO_);
+	CHECK(e && e->start_ns == 1100 && e->end_ns == 0 && e->vcpu == 2 && e->tgid == 10);
+	ev_run(&f, 1400, 10, 11);
+	ev_entry(&f, 1500, 10, 11);
+	CHECK_EQ_U64(c->inflight_ts, 0);
+	CHECK_EQ_U64(c->total_ns, 500);
+	CHECK(!tracker_sample(&t, 0, &rows));
+	CHECK_EQ_U64(t.nr_inflight, 0);
+	/* An exit outside the dense slots (other_cells), then one the thread never finishes. */
+	ev_pair(&f, 2000, 10, 10, 11, 2, ISA_VMX, 200);
+	CHECK_EQ_U64(map_count(f.skel->maps.other_cells), 1);
+	ev_exit(&f, 3000, 10, 11, 2, ISA_VMX, VMX_HLT);
+	ev_thread_exit(&f, 3700, 10, 11);
+	c = cell_of(&f, 10, 11, ISA_VMX, VMX_HLT);
+	CHECK_EQ_U64(c->ended, 1);
+	CHECK_EQ_U64(c->ended_ts, 3700);
+	CHECK_EQ_U64(cell_of(&f, 10, 11, ISA_VMX, VMX_IO)->ended, 1);
+	CHECK_EQ_U64(cell_of(&f, 10, 11, ISA_VMX, 200)->ended, 1);
+	CHECK_EQ_U64(map_count(f.skel->maps.thread_hash), 0);
+	CHECK(bpf_map__lookup_elem(f.skel->maps.other_cells, &ok, sizeof(ok), &(__u32){ 0 },
+				   sizeof(__u32), 0) != 0);
+	ring_buffer__consume(f.rb);
+	/* Three completed exits, then the one the thread left: flagged, its age as latency. */
+	CHECK_EQ_U64(f.nr_evs, 4);
+	for (int i = 0; i < 3; i++)
+		CHECK(!(f.evs[i].type & VMEXIT_EV_IN_FLIGHT));
+	CHECK_EQ_U64(f.evs[3].type, VMEXIT_EV_EXIT | VMEXIT_EV_IN_FLIGHT);
+	CHECK_EQ_U64(f.evs[3].ts_ns, 3000);
+	CHECK_EQ_U64(f.evs[3].latency_ns, 700);
+	CHECK_EQ_U64(f.evs[3].reason, VMX_HLT);
+	CHECK_EQ_U64(f.evs[3].tid, 11);
+	/* Listed once, as ended with the thread (no release hook: the cells are just dropped). */
+	CHECK(!tracker_sample(&t, 0, &rows));
+	CHECK_EQ_U64(t.nr_inflight, 1);
+	e = inflight_find(&t, 11, ISA_VMX, VMX_HLT);
+	CHECK(e && e->start_ns == 3000 && e->end_ns == 3700);
+	CHECK(!tracker_sample(&t, 0, &rows));
+	CHECK_EQ_U64(t.nr_inflight, 0);
+	tracker_free(&t);
+	row_table_free(&rows);
+	fx_close(&f);
+}
+
+/*
+ * Many more thread lifetimes than cells: every lifetime's exits are counted, exactly, in the
+ * rows since start, the cells go round through free_cells, and none is full or lost. The
+ * threads' ids come back (a reused tid must not find the old thread's cells); with task storage
+ * every lifetime is the test thread itself, one at a time.
+ */
+static void test_recycle(bool task_storage)
+{
+	const __u32 lives = 60, vcpus = task_storage ? 1 : 2, max_cells = 16;
+	__u64 io = 0, uio = 0, other = 0, inflight = 0, now = 1000;
+	__u32 self = syscall(SYS_gettid);
+	struct cell_source src = {};
+	struct src_ctx sc = {};
+	struct row_table rows;
+	struct tracker t;
+	struct fx f;
+
+	if (fx_open(&f, &(struct fx_opts){ .max_cells = max_cells, .task_storage = task_storage })) {
+		check_failures++;
+		return;
+	}
+	sc.f = &f;
+	src.cells = f.cells;
+	src.nr_cells = src_nr_cells;
+	src.release = src_release;
+	src.ctx = &sc;
+	tracker_init(&t, &src, BY_REASON, -1, false);
+	row_table_init(&rows);
+	for (__u32 l = 0; l < lives; l++) {
+		__u32 tgid = 5000 + l;
+
+		for (__u32 v = 0; v < vcpus; v++) {
+			__u32 tid = task_storage ? self : 100 + v;	/* the same tids every time */
+
+			for (int k = 0; k < 3; k++, io++, now += 100)
+				ev_pair(&f, now, 50, tgid, tid, v, ISA_VMX, VMX_IO);
+			ev_pair(&f, now, 20, tgid, tid, v, ISA_VMX, 200);	/* other_cells */
+			other++;
+			for (int k = 0; k < 2; k++, uio++, now += 100) {
+				ev_uexit(&f, now, tgid, tid, KVM_EXIT_IO_, 0);
+				ev_run(&f, now + 30, tgid, tid);
+			}
+			ev_uexit(&f, now, tgid, tid, KVM_EXIT_IO_, 0);	/* the last: never ends */
+			ev_thread_exit(&f, now + 5, tgid, tid);
+		}
+		CHECK(!tracker_sample(&t, 0, &rows));
+		inflight += t.nr_inflight;
+		for (__u32 i = 0; i < t.nr_inflight; i++)
+			CHECK(t.inflight[i].end_ns - t.inflight[i].start_ns == 5);
+		CHECK_EQ_U64(tracker_live_cells(&t), 0);
+	}
+	/* 3 cells per thread, 16 cells: every one but the first few came from free_cells. */
+	CHECK_EQ_U64(lost(&f, LOST_CELLS_FULL), 0);
+	CHECK(nr_cells(&f) <= max_cells);
+	CHECK_EQ_U64(f.skel->bss->cells_reused + nr_cells(&f), 3ull * lives * vcpus);
+	CHECK_EQ_U64(t.released, 3ull * lives * vcpus);
+	CHECK_EQ_U64(inflight, lives * vcpus);
+	{
+		const struct row *r;
+
+		r = row_find(&t.cum, 0, -1, ISA_VMX, VMX_IO);
+		CHECK(r && r->count == io && r->completed == io && r->total_ns == 50 * io);
+		r = row_find(&t.cum, 0, -1, ISA_VMX, 200);
+		CHECK(r && r->count == other && r->completed == other);
+		r = row_find(&t.cum, 0, -1, ISA_USER, KVM_EXIT_IO_);
+		CHECK(r && r->count == uio + lives * vcpus && r->completed == uio &&
+		      r->total_ns == 30 * uio);
+	}
+	tracker_free(&t);
+	row_table_free(&rows);
+	fx_close(&f);
+}
+
 int main(void)
 {
 	if (geteuid() != 0) {
@@ -1598,6 +1778,9 @@ int main(void)
 	test_task_storage();
 	test_kvm_records();
 	test_tracker();
+	test_inflight();
+	test_recycle(false);
+	test_recycle(true);
 	test_split();
 	CHECK_DONE("test_bpf_handlers");
 }

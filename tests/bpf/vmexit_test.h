@@ -21,6 +21,7 @@ enum test_op {
 	TOP_SWITCH_OUT,		/* --split: the thread leaves the CPU (err != 0: runnable) */
 	TOP_SWITCH_IN,		/* --split: the thread is back on a CPU */
 	TOP_WAKEUP,		/* --split: the sleeping thread is woken */
+	TOP_THREAD_EXIT,	/* handle_thread_exit: the thread ends */
 };
 
 struct test_ctx {

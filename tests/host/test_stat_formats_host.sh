@@ -122,4 +122,21 @@ grep -q "every traced process has exited" "$tmp/alive.err" && [ $rc -eq 0 ] &&
 	tail -1 "$tmp/alive" | grep -q '"final":true' ||
 	fail "stat -p did not end with a summary when its process exited (rc $rc)"
 echo "stat -p ends when the traced process exits: ok"
+# A failed write is one line on stderr and status 1, in every format; a reader that goes away
+# (SIGPIPE) ends the run quietly.
+for fmt in --json --csv ""; do
+	"$OUT/vmexit" stat $fmt 0.2 1 >/dev/full 2>"$tmp/full.err"
+	rc=$?
+	[ $rc = 1 ] && [ "$(grep -c "^vmexit:" "$tmp/full.err")" = 1 ] &&
+		grep -q "^vmexit: cannot write the statistics: No space left on device$" "$tmp/full.err" ||
+		fail "stat ${fmt:-(table)} >/dev/full: exit $rc, stderr: $(cat "$tmp/full.err")"
+done
+"$OUT/vmexit" top --log -n 1 -d 0.2 >/dev/full 2>"$tmp/full.err"
+rc=$?
+[ $rc = 1 ] && grep -q "^vmexit: cannot write the log: No space left" "$tmp/full.err" ||
+	fail "top --log >/dev/full: exit $rc, stderr: $(cat "$tmp/full.err")"
+"$OUT/vmexit" stat --json 0.2 | head -c 1 >/dev/null
+rc=${PIPESTATUS[0]}
+[ $rc = 141 ] || [ $rc = 0 ] || fail "stat into a closed pipe: exit $rc (want SIGPIPE, quiet)"
+echo "failed writes: status 1 with one line; closed pipe: quiet (exit $rc): ok"
 echo "PASS: test_stat_formats_host"

@@ -1,0 +1,82 @@
+#!/bin/bash
+# Real kernel, this host: VMs that come and go. Many more VM lifetimes than statistics cells
+# (--max-cells 32): the cells of exited vCPU threads are recycled and nothing is lost or
+# counted twice. Two vmexit instances at once count the same exits, each on its own. A VMM
+# killed with SIGKILL while its vCPUs run: stat -p ends with its summary.
+set -u
+OUT=${1:-.output}
+. "$(dirname "$0")/lib.sh"
+need_kvm_bpf
+need_cmd python3 python3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+G=$OUT/vmexit-guest
+
+# 1. 24 VMs of 2 vCPUs one after the other, each making 21 IO exits per vCPU (20 + the done
+# port), sampled every 0.1 s: each VM needs at least 4 cells (a user IO and a kernel IO one per
+# vCPU where kvm_exit fires), 24 VMs at least 48, more than the 32 there are.
+VMS=24 IO=20
+"$OUT/vmexit" stat --json --max-cells 32 0.1 -- sh -c \
+	"for i in \$(seq $VMS); do $G --io $IO --vcpus 2 --name life\$i || exit 1; sleep 0.3; done" \
+	>"$tmp/life.json" 2>"$tmp/life.err" || { cat "$tmp/life.err"; fail "stat over $VMS VMs"; }
+python3 - "$tmp/life.json" $VMS $IO <<'PY' || fail "VM lifetimes (see above)"
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+vms, io = int(sys.argv[2]), int(sys.argv[3])
+fin = objs[-1]
+assert fin["final"]
+io_rows = [r for r in fin["rows"] if r["kind"] == "user" and r["reason_name"] == "IO"]
+got = {r["guest"]: (r["count"], r["completed"]) for r in io_rows}
+want = {f"life{i}": (2 * (io + 1), 2 * io) for i in range(1, vms + 1)}
+print(f"{len(got)} VMs in the summary; lost {fin['lost']}")
+bad = [g for g in want if got.get(g) != want[g]] + [g for g in got if g not in want]
+for g in bad[:5]:
+    print(f"  {g}: got {got.get(g)}, expected {want.get(g)}")
+assert not bad, "per-VM counts"
+assert fin["lost"]["cells_full"] == 0 and fin["lost"]["threads_full"] == 0, fin["lost"]
+ivs = sum(r["count"] for o in objs[:-1] for r in o["rows"]
+          if r["kind"] == "user" and r["reason_name"] == "IO")
+assert ivs == vms * 2 * (io + 1), f"intervals add up to {ivs}"
+PY
+echo "ok: $VMS VM lifetimes through 32 cells, every exit counted once"
+
+# 2. Two instances at once, on the same VM: each counts every exit.
+"$G" --io 2000 --vcpus 2 --name twice --seconds 3 >/dev/null 2>&1 &
+gpid=$!
+sleep 0.2
+"$OUT/vmexit" stat --json -p $gpid 30 >"$tmp/a.json" 2>/dev/null &
+a=$!
+"$OUT/vmexit" stat --json -p $gpid 30 >"$tmp/b.json" 2>/dev/null &
+b=$!
+wait $gpid
+wait $a || fail "first instance failed"
+wait $b || fail "second instance failed"
+python3 - "$tmp/a.json" "$tmp/b.json" <<'PY' || fail "two instances"
+import json, sys
+def io(p):
+    r = [r for r in json.loads(open(p).readlines()[-1])["rows"]
+         if r["kind"] == "user" and r["reason_name"] == "IO"]
+    return sum(x["count"] for x in r), sum(x["completed"] for x in r)
+a, b = io(sys.argv[1]), io(sys.argv[2])
+print(f"instance 1: {a}, instance 2: {b}")
+# Attached at slightly different times: each saw a suffix of the same exits, both many.
+assert a[0] > 1000 and b[0] > 1000
+PY
+echo "ok: two instances at once"
+
+# 3. SIGKILL while the vCPUs run: the summary comes, nothing is lost to full cells.
+"$G" --io 100 --vcpus 2 --name killed --seconds 60 >/dev/null 2>&1 &
+gpid=$!
+sleep 0.3
+timeout 20 "$OUT/vmexit" stat --json -p $gpid 0.2 >"$tmp/k.json" 2>"$tmp/k.err" &
+s=$!
+sleep 1.5
+kill -KILL $gpid
+wait $s
+rc=$?
+wait $gpid 2>/dev/null
+[ $rc = 0 ] && grep -q "every traced process has exited" "$tmp/k.err" &&
+	tail -1 "$tmp/k.json" | grep -q '"final":true' ||
+	{ cat "$tmp/k.err"; fail "stat -p after SIGKILL: exit $rc"; }
+echo "ok: VMM killed with SIGKILL: summary, exit 0"
+echo "PASS: test_lifetimes_host"
