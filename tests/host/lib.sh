@@ -12,7 +12,8 @@ need_kvm_bpf() {
 	[ -r /sys/kernel/btf/vmlinux ] ||
 		skip "kernel has no BTF (/sys/kernel/btf/vmlinux): BPF CO-RE unavailable"
 	[ -c /dev/kvm ] || skip "/dev/kvm does not exist: no KVM on this host (load kvm)"
-	exec 9<>/dev/kvm 2>/dev/null || skip "/dev/kvm cannot be opened read-write"
+	# In braces: a bare exec with 2>/dev/null would send the rest of the test's stderr there.
+	{ exec 9<>/dev/kvm; } 2>/dev/null || skip "/dev/kvm cannot be opened read-write"
 	exec 9>&-
 	[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
 	[ -d /sys/kernel/tracing/events/kvm ] || skip "no kvm tracepoints (load the kvm module)"
