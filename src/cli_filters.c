@@ -17,16 +17,19 @@ static const struct argp_option options[] = {
 	{ "vcpu", 'c', "N", 0, "Only this vCPU", 1 },
 	{ "reason", 'r', "LIST", 0,
 	  "Only these exit reasons: names or numbers, comma-separated (svm:npf, vmx:48, IO)", 1 },
-	/* Not filters: how the kernel side traces and what it says about it. */
-	{ NULL, 0, NULL, 0, "Tracing:", 2 },
+	/*
+	 * Not filters: how the kernel side traces and what it says about it. Group 5, after
+	 * every command's own groups (2 and 3), which would otherwise absorb these options.
+	 */
+	{ NULL, 0, NULL, 0, "Tracing:", 5 },
 	{ "max-cells", OPT_MAX_CELLS, "N", 0,
-	  "Statistics cells, one per thread and reason (default 4096)", 2 },
+	  "Statistics cells, one per thread and reason (default 4096)", 5 },
 	{ "split", OPT_SPLIT, NULL, 0,
-	  "Split exit time into on CPU, blocked (asleep) and runq (waiting for a CPU)", 2 },
-	{ "verbose", 'v', NULL, 0, "Show libbpf's messages, the verifier log and the hooks used", 2 },
+	  "Split exit time into on CPU, blocked (asleep) and runq (waiting for a CPU)", 5 },
+	{ "verbose", 'v', NULL, 0, "Show libbpf's messages, the verifier log and the hooks used", 5 },
 	{ "check-hooks", OPT_CHECK_HOOKS, NULL, 0, "Check the kvm_exit fast path against the "
 	  "classic tracepoint for 2 s (not 0.3) and print both sides' counts per reason (not for "
-	  "stream and record, which always use the classic tracepoint)", 2 },
+	  "stream and record, which always use the classic tracepoint)", 5 },
 	{},
 };
 
