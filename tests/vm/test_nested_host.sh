@@ -4,7 +4,8 @@
 # The host tests (tests/host/test_*.sh), unchanged, inside the nested SVM bed, where
 # kvm:kvm_exit and kvm:kvm_entry fire: what they expect must hold on any KVM host, and there
 # they check the kernel rows too (every guest `out` is one kernel IO exit, ...). One boot; bash,
-# python3 (with its library), perf, tmux and setpriv come along from this host.
+# python3 (with its library and prometheus_client), perf, tmux, setpriv, prometheus, promtool and
+# curl come along from this host; the bed's init brings the loopback up.
 #
 #   tests/vm/test_nested_host.sh OUTDIR        (OUTDIR holds vmexit and vmexit-guest)
 #
@@ -22,12 +23,18 @@ fail() { echo "FAIL: test_nested_host: $*"; exit 1; }
 skip() { echo "SKIP: test_nested_host: $*"; exit 77; }
 
 [ -x "$OUT/vmexit" ] && [ -x "$OUT/vmexit-guest" ] || fail "$OUT/vmexit or vmexit-guest not built"
+# test_serve_host's synthetic exposition: `make test` builds the unit tests only under OUTDIR/san.
+PROMEXP=$OUT/tests/test_prom_exposition
+[ -x "$PROMEXP" ] || PROMEXP=$OUT/san/tests/test_prom_exposition
+[ -x "$PROMEXP" ] || fail "test_prom_exposition not built in $OUT/tests or $OUT/san/tests (make tests)"
 PY=/usr/bin/python3
 [ -x "$PY" ] || fail "$PY not installed (apt-get install python3)"
 [ -d /usr/lib/locale/C.utf8 ] || fail "/usr/lib/locale/C.utf8 missing (libc-bin)"
 PYVER=$("$PY" -c 'import sys; print("python%d.%d" % sys.version_info[:2])')
 # timeout too: busybox's would run its own setpriv applet, which lacks --reuid.
-TOOLS=(bash perf tmux setpriv timeout bpftool taskset)
+# prometheus, promtool and curl for test_serve_host (a real Prometheus scrapes vmexit serve
+# there), and date: busybox's has no %N.
+TOOLS=(bash perf tmux setpriv timeout bpftool taskset prometheus promtool curl date)
 for c in "${TOOLS[@]}"; do command -v $c >/dev/null || fail "$c not installed (tools/install-deps.sh)"; done
 TESTS=${VMEXIT_NESTED_HOST_TESTS:-$(cd "$HOSTT" && ls test_*.sh | sed 's/\.sh$//' | tr '\n' ' ')}
 
@@ -38,6 +45,11 @@ trap '[ -n "${VMEXIT_TEST_KEEP:-}" ] && mkdir -p "$VMEXIT_TEST_KEEP" && cp -r "$
 mkdir "$WORK/pylib"
 cp -r "/usr/lib/$PYVER/." "$WORK/pylib/"
 rm -rf "$WORK/pylib"/{test,idlelib,tkinter,turtledemo,ensurepip,lib2to3,pydoc_data,config-*}
+# test_serve_host's OpenMetrics parser: Debian's python3-prometheus-client (which imports
+# python3-decorator), from dist-packages.
+DIST=/usr/lib/python3/dist-packages
+[ -d $DIST/prometheus_client ] && [ -f $DIST/decorator.py ] ||
+	fail "$DIST/prometheus_client or decorator.py missing (apt-get install python3-prometheus-client)"
 
 echo "TESTS='$TESTS'" >"$WORK/inbed.sh"
 cat >>"$WORK/inbed.sh" <<'IN'
@@ -45,7 +57,7 @@ cat >>"$WORK/inbed.sh" <<'IN'
 [ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
 for i in 0:stdin 1:stdout 2:stderr; do [ -e /dev/${i#*:} ] || ln -s /proc/self/fd/${i%:*} /dev/${i#*:}; done
 # tmux wants a UTF-8 locale: C.UTF-8, from this host's /usr/lib/locale.
-export TMPDIR=/tmp HOME=/root LC_ALL=C.UTF-8
+export TMPDIR=/tmp HOME=/root LC_ALL=C.UTF-8 PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1
 rc=0
 for t in $TESTS; do
 	echo "=== $t"
@@ -58,8 +70,10 @@ exit $rc
 IN
 
 FILES=("$OUT/vmexit:/out/vmexit" "$OUT/vmexit-guest:/out/vmexit-guest"
+       "$PROMEXP:/out/tests/test_prom_exposition"
        "$PY:/usr/bin/python3" "$WORK/pylib:/usr/lib/$PYVER" "$HOSTT/lib.sh:/host/lib.sh"
-       /usr/lib/locale/C.utf8:/usr/lib/locale/C.utf8)
+       /usr/lib/locale/C.utf8:/usr/lib/locale/C.utf8 \
+       "$DIST/prometheus_client:$DIST/prometheus_client" "$DIST/decorator.py:$DIST/decorator.py")
 # tmux's own terminal type, for vmexit top inside it.
 for t in tmux tmux-256color; do
 	for d in /lib/terminfo /usr/share/terminfo; do

@@ -21,9 +21,8 @@ GUEST=$OUT/vmexit-guest
 fail() { echo "FAIL: test_nested_serve: $*"; exit 1; }
 skip() { echo "SKIP: test_nested_serve: $*"; exit 77; }
 
-[ -x "$GUEST" ] || skip "$GUEST not built (make all)"
-[ -x "$VMEXIT" ] || skip "$VMEXIT not built (make all)"
-command -v python3 >/dev/null || skip "python3 not installed"
+[ -x "$GUEST" ] && [ -x "$VMEXIT" ] || fail "$VMEXIT or $GUEST not built (make all)"
+command -v python3 >/dev/null || fail "python3 not installed (apt-get install python3; tools/install-deps.sh)"
 
 VCPUS=2 CPUID=300 IO=200 HLT=100 MSR=150 MMIO=120
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/test_nested_serve.XXXXXX")
@@ -36,7 +35,6 @@ cat >>"$WORK/inbed.sh" <<'EOF'
 T=/sys/kernel/tracing
 die() { echo "T_ERROR $*"; exit 1; }
 [ "$BED_BTF" = 1 ] || die "kernel or kvm module BTF missing in the bed"
-ip link set lo up || die "no loopback"
 /vmexit serve --listen 127.0.0.1:9477 2>/tmp/serve.err &
 srv=$!
 i=0

@@ -97,6 +97,8 @@ mount -t bpf bpf /sys/fs/bpf
 # Only emergencies on the console while the script runs: kernel chatter must not break its lines.
 echo 1 >/proc/sys/kernel/printk
 ulimit -l unlimited
+# The loopback, for every script: a server on 127.0.0.1 (vmexit serve, prometheus) needs it up.
+ip link set lo up || { m FAIL "cannot bring the loopback up"; bye; }
 m INFO "kernel $(uname -r) up $(cut -d' ' -f1 /proc/uptime)s, $(grep -c ^processor /proc/cpuinfo) cpu(s), $(awk '/MemTotal/{print int($2/1024)}' /proc/meminfo) MiB"
 if [ -n "$CPUFLAG" ] && ! grep -qw "$CPUFLAG" /proc/cpuinfo; then
 	m SKIP "the emulated CPU has no $CPUFLAG flag"; bye
