@@ -79,4 +79,16 @@ if bad:
     sys.exit(1)
 PY
 promtool check rules "$TMP/rules.yml" || fail "a dashboard query is not valid PromQL"
+
+# The man page and the README name every option each command's --help lists (no kernel needed).
+man=$(sed 's/\\-/-/g' docs/vmexit.8)
+for c in stat top stream record report serve; do
+	opts=$("$OUT/vmexit" $c --help | grep -oE '^ +(-[a-z0-9?], )*--[a-z][a-z-]*' | grep -oE -- '--[a-z-]+$')
+	[ -n "$opts" ] || fail "vmexit $c --help lists no options (format changed?)"
+	for o in $opts; do
+		case $o in --help|--usage) continue ;; esac
+		grep -qwF -- "$o" <<<"$man" || fail "docs/vmexit.8 does not describe $c's $o"
+		grep -qwF -- "$o" README.md || fail "README.md does not name $c's $o"
+	done
+done
 echo "PASS: test_contrib_files"
