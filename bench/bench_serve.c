@@ -175,7 +175,7 @@ int main(void)
 	src.cells.cells = f.cells;
 	expo_buckets_default(&bk);
 	if (sampler_init(&sp, &src, &(struct sampler_opts){ .by = BY_VCPU, .interval = 1 }) ||
-	    exporter_init(&x, &sp, &bk, true, 3600 * 1000)) {
+	    exporter_init(&x, &sp, &bk, true, 3600 * 1000, 1000000000ULL)) {
 		fprintf(stderr, "bench_serve: cannot set up\n");
 		return 1;
 	}

@@ -17,7 +17,7 @@ static __u64 unix_ms(void)
 }
 
 int exporter_init(struct exporter *x, struct sampler *sp, const struct expo_buckets *buckets,
-		  bool by_vcpu, __u64 keep_ms)
+		  bool by_vcpu, __u64 keep_ms, __u64 stuck_ns)
 {
 	struct utsname u;
 	int err;
@@ -26,6 +26,7 @@ int exporter_init(struct exporter *x, struct sampler *sp, const struct expo_buck
 	x->sp = sp;
 	x->buckets = buckets;
 	x->by_vcpu = by_vcpu;
+	x->stuck_ns = stuck_ns;
 	x->guests.start_ms = unix_ms();
 	x->guests.keep_ms = keep_ms;
 	snprintf(x->kernel, sizeof(x->kernel), "%s", uname(&u) ? "unknown" : u.release);
@@ -82,6 +83,42 @@ static int select_series(struct exporter *x, __u64 now_ms, struct expo_input *in
 	return 0;
 }
 
+/*
+ * The exits in flight for stuck_ns or more at the snapshot's sample. An exit whose thread
+ * exited in it is over, not stuck: its row counted it, and it never completes.
+ */
+static int select_stuck(struct exporter *x, struct expo_input *in)
+{
+	const struct sampler_snapshot *s = &x->snap;
+
+	if (s->nr_inflight > x->stuck_cap) {
+		struct expo_inflight *e = realloc(x->stuck, s->nr_inflight * sizeof(*e));
+
+		if (!e)
+			return -ENOMEM;
+		x->stuck = e;
+		x->stuck_cap = s->nr_inflight;
+	}
+	in->inflight = x->stuck;
+	in->nr_inflight = 0;
+	for (__u32 i = 0; i < s->nr_inflight; i++) {
+		const struct inflight_exit *f = &s->inflight[i];
+		__u64 age = s->now_ns > f->start_ns ? s->now_ns - f->start_ns : 0;
+
+		if (f->end_ns || age < x->stuck_ns)
+			continue;
+		x->stuck[in->nr_inflight++] = (struct expo_inflight){
+			.tgid = f->tgid,
+			.vcpu = f->vcpu,
+			.isa = f->isa,
+			.reason = f->reason,
+			.guest = vm_names_get(&x->snap.names, f->tgid),
+			.age_ns = age,
+		};
+	}
+	return 0;
+}
+
 int exporter_render(void *ctx, enum expo_format fmt, struct expo_buf *out)
 {
 	struct exporter *x = ctx;
@@ -102,6 +139,8 @@ int exporter_render(void *ctx, enum expo_format fmt, struct expo_buf *out)
 	pthread_mutex_lock(&x->guests_lock);
 	err = select_series(x, unix_ms(), &in);
 	pthread_mutex_unlock(&x->guests_lock);
+	if (!err)
+		err = select_stuck(x, &in);
 	if (err)
 		return err;
 	memcpy(in.lost, x->snap.lost, sizeof(in.lost));
@@ -117,5 +156,6 @@ void exporter_free(struct exporter *x)
 	sampler_snapshot_free(&x->snap);
 	serve_guests_free(&x->guests);
 	free(x->series);
+	free(x->stuck);
 	pthread_mutex_destroy(&x->guests_lock);
 }

@@ -25,6 +25,9 @@ struct exporter {
 	struct sampler_snapshot snap;
 	struct expo_series *series;
 	__u32 series_cap;
+	struct expo_inflight *stuck;		/* exits in flight for at least stuck_ns */
+	__u32 stuck_cap;
+	__u64 stuck_ns;
 	pthread_mutex_t guests_lock;	/* guests: HTTP thread vs the sampler's owner */
 	struct serve_guests guests;
 	struct expo_prog progs[EXPORTER_MAX_PROGS];
@@ -34,9 +37,9 @@ struct exporter {
 	char kernel[65];
 };
 
-/* An exporter over sp (started); 0 or -errno. */
+/* An exporter over sp (started); exits in flight for stuck_ns or more are listed. 0 or -errno. */
 int exporter_init(struct exporter *x, struct sampler *sp, const struct expo_buckets *buckets,
-		  bool by_vcpu, __u64 keep_ms);
+		  bool by_vcpu, __u64 keep_ms, __u64 stuck_ns);
 /* Exports the run time of obj's programs (run_stats: the kernel is accounting it). */
 void exporter_watch_progs(struct exporter *x, struct bpf_object *obj, bool run_stats);
 /* Notes the guests whose VMM has exited since the last call. */

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "sampler.h"
@@ -229,8 +230,35 @@ void sampler_snapshot_init(struct sampler_snapshot *snap)
 
 void sampler_snapshot_free(struct sampler_snapshot *snap)
 {
+	free(snap->inflight);
 	row_table_free(&snap->rows);
 	vm_names_free(&snap->names);
+}
+
+/* The exits in flight at the last sample, read against the clock now. */
+static int copy_inflight(struct sampler *sp, struct sampler_snapshot *snap)
+{
+	const struct tracker *t = &sp->t;
+	struct timespec ts;
+
+	if (t->nr_inflight > snap->inflight_cap) {
+		struct inflight_exit *e = realloc(snap->inflight, t->nr_inflight * sizeof(*e));
+
+		if (!e)
+			return -ENOMEM;
+		snap->inflight = e;
+		snap->inflight_cap = t->nr_inflight;
+	}
+	if (t->nr_inflight)
+		memcpy(snap->inflight, t->inflight, t->nr_inflight * sizeof(*t->inflight));
+	snap->nr_inflight = t->nr_inflight;
+	for (__u32 i = 0; i < t->nr_inflight; i++)
+		if (vm_names_set(&snap->names, t->inflight[i].tgid,
+				 vm_names_get(&sp->names, t->inflight[i].tgid)))
+			return -ENOMEM;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	snap->now_ns = (__u64)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	return 0;
 }
 
 static int copy_locked(struct sampler *sp, struct sampler_snapshot *snap)
@@ -250,6 +278,8 @@ static int copy_locked(struct sampler *sp, struct sampler_snapshot *snap)
 		    vm_names_set(&snap->names, src->key.tgid, vm_names_get(&sp->names, src->key.tgid)))
 			return -ENOMEM;
 	}
+	if (copy_inflight(sp, snap))
+		return -ENOMEM;
 	memcpy(snap->lost, sp->lost, sizeof(snap->lost));
 	snap->elapsed_s = sp->elapsed_s;
 	snap->has_bpf_runs = sp->overhead != NULL;

@@ -123,6 +123,12 @@ struct sampler_snapshot {
 	bool has_bpf_runs;		/* --overhead: the two below are known */
 	__u64 bpf_run_ns, bpf_runs;	/* vmexit's own programs since the start */
 	__u64 samples;			/* that sample's number: equal numbers, equal rows */
+	/* The exits in flight at that sample (tracker.h), and its CLOCK_MONOTONIC time, which
+	 * their start_ns is read against. */
+	struct inflight_exit *inflight;
+	__u32 nr_inflight;
+	__u32 inflight_cap;
+	__u64 now_ns;
 };
 
 /*

@@ -17,12 +17,13 @@
 #include "commands.h"
 #include "exporter.h"
 #include "metrics_http.h"
+#include "option_values.h"
 
 /* Seconds between the exporter's own samples (a vCPU makes at most ~10M exits/s: 2^32 takes
  * minutes). */
 #define SELF_SAMPLE_S	5
 
-enum { OPT_LISTEN = 0x300, OPT_BY, OPT_BUCKETS, OPT_KEEP, OPT_PIDFILE };
+enum { OPT_LISTEN = 0x300, OPT_BY, OPT_BUCKETS, OPT_KEEP, OPT_PIDFILE, OPT_STUCK };
 
 struct serve_args {
 	struct session_opts opts;
@@ -31,6 +32,7 @@ struct serve_args {
 	enum group_by by;
 	struct expo_buckets buckets;
 	__u64 keep_ns;
+	__u64 stuck_ns;
 	const char *pidfile;
 };
 
@@ -59,6 +61,8 @@ static const struct argp_option options[] = {
 	  "to 2.147483648s); each an edge of the kernel's histogram, e.g. 1.024us,1.048576ms", 2 },
 	{ "keep", OPT_KEEP, "DURATION", 0, "Keep an exited guest's series this long "
 	  "(default 5m; s, m or h)", 2 },
+	{ "stuck", OPT_STUCK, "DURATION", 0, "Export the exits in flight for this long or more "
+	  "(default 1s; ns, us, ms or s)", 2 },
 	{ "pidfile", OPT_PIDFILE, "FILE", 0, "Write the process id to FILE (removed at exit)", 2 },
 	{},
 };
@@ -111,6 +115,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_KEEP:
 		a->keep_ns = parse_keep(arg, state);
+		break;
+	case OPT_STUCK:
+		if (parse_duration_ns(arg, &a->stuck_ns) || !strpbrk(arg, "nums"))
+			argp_error(state, "invalid --stuck '%s': give a duration with its unit, e.g. "
+				   "500ms, 1s, 30s", arg);
 		break;
 	case OPT_PIDFILE:
 		a->pidfile = arg;
@@ -169,7 +178,8 @@ static int serve(struct serve_args *a, int listen_fd, const char *where)
 		close(listen_fd);
 		return 1;
 	}
-	e = exporter_init(&x, &sp, &a->buckets, a->by == BY_VCPU, a->keep_ns / 1000000);
+	e = exporter_init(&x, &sp, &a->buckets, a->by == BY_VCPU, a->keep_ns / 1000000,
+			  a->stuck_ns);
 	if (e) {
 		close(listen_fd);
 		return sampler_close(&sp, e);
@@ -228,7 +238,7 @@ out:
 int cmd_serve(int argc, char **argv)
 {
 	struct serve_args a = { .listen = HTTP_DEFAULT_LISTEN, .by = BY_VM,
-				.keep_ns = 300 * 1000000000ULL };
+				.keep_ns = 300 * 1000000000ULL, .stuck_ns = 1000000000ULL };
 	char where[128], err[512];
 	int fd;
 

@@ -188,6 +188,44 @@ $PY -c 'import sys; from prometheus_client.openmetrics.parser import text_string
 	"$TMP/openmetrics.prom" || fail "the escaped OpenMetrics exposition does not parse"
 
 
+# --- stuck exits: the VMM sleeps 1.5 s in each of its 2 IO exits per vCPU, so while it runs each
+# vCPU has one IO exit to the VMM in flight past --stuck (default 1 s); where kvm_exit fires, the
+# guest exit that led to it is in flight as long (it ends at the next entry). None is left once
+# the guest has exited.
+SNAME=stuck-$$
+"$OUT/vmexit-guest" --vcpus 2 --io 2 --io-sleep-us 1500000 --name $SNAME 2>/dev/null &
+gpid=$!
+for _ in $(seq 60); do
+	curl -sf "$URL" >"$TMP/stuck.txt" || fail "scrape during the stuck guest failed"
+	[ "$(grep -c "^vmexit_exits_in_flight{guest=\"$SNAME\".*kind=\"user\"" "$TMP/stuck.txt")" = 2 ] &&
+		break
+	sleep 0.1
+done
+wait $gpid || fail "the stuck guest failed"
+$PY - "$TMP/stuck.txt" "$SNAME" $gpid $KISA <<'PY' || fail "stuck exits (above)"
+import re, sys
+text, name, pid, kisa = open(sys.argv[1]).read(), sys.argv[2], sys.argv[3], sys.argv[4]
+def series(metric):
+    out = {}
+    for labels, v in re.findall(metric + r'\{([^}]*)\} (\S+)', text):
+        l = dict(re.findall(r'(\w+)="([^"]*)"', labels))
+        if l["guest"] == name:
+            out[(l["kind"], l["vcpu"])] = (l["pid"], l["reason"], float(v))
+    return out
+n, secs = series("vmexit_exits_in_flight"), series("vmexit_exit_in_flight_seconds")
+print(f"in flight: {n}\nseconds: {secs}")
+reason = {"none": None, "svm": "io", "vmx": "IO_INSTRUCTION"}.get(kisa, "?")
+want = {("user", v): (pid, "IO") for v in "01"}
+if reason:
+    want.update({("kernel", v): (pid, reason) for v in "01"})
+ok = {k: x[:2] for k, x in n.items()} == want and all(x[2] == 1.0 for x in n.values()) and \
+     {k: x[:2] for k, x in secs.items()} == want and all(1.0 <= x[2] < 3.0 for x in secs.values())
+sys.exit(0 if ok else 1)
+PY
+curl -sf "$URL" >"$TMP/unstuck.txt" || fail "scrape failed"
+! grep -q "^vmexit_exit.*in_flight.*guest=\"$SNAME\"" "$TMP/unstuck.txt" ||
+	fail "exits of the ended stuck guest still reported in flight"
+
 # --- concurrent scrapes of final counts agree
 cpids=()
 for i in 1 2 3 4; do
