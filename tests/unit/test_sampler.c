@@ -159,6 +159,21 @@ static void test_rows_and_names(void)
 	CHECK_STR(vm_names_get(&snap.names, 100), "web01");
 	CHECK_STR(vm_names_get(&snap.names, 200), "200");
 	CHECK_EQ_U64(f.args_calls, 2);	/* the snapshot never asks again */
+	CHECK_EQ_U64(snap.nr_inflight, 0);
+
+	/* An exit in flight in cell 2 since a known start: a snapshot lists it with its cell's
+	 * key and the clock to read its age against. */
+	f.cells[2].started++;
+	f.cells[2].inflight_ts = 1000;
+	CHECK(sampler_snapshot(&sp, true, &snap) == 0);
+	CHECK_EQ_U64(snap.nr_inflight, 1);
+	CHECK(snap.nr_inflight == 1 && snap.inflight[0].tgid == 200 &&
+	      snap.inflight[0].tid == 201 && snap.inflight[0].reason == 48 &&
+	      snap.inflight[0].start_ns == 1000 && snap.inflight[0].end_ns == 0);
+	CHECK(snap.now_ns > 1000);
+	f.cells[2].inflight_ts = 0;	/* completed */
+	CHECK(sampler_snapshot(&sp, true, &snap) == 0);
+	CHECK_EQ_U64(snap.nr_inflight, 0);
 	sampler_snapshot_free(&snap);
 	CHECK_EQ_U64(sampler_close(&sp, 0), 0);
 }
