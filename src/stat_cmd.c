@@ -8,9 +8,10 @@
 #include "commands.h"
 #include "sampler.h"
 #include "stat_output.h"
+#include "option_values.h"
 #include "out_write.h"
 
-enum { OPT_OVERHEAD = 0x200 };
+enum { OPT_OVERHEAD = 0x200, OPT_STUCK };
 
 struct stat_args {
 	struct session_opts opts;
@@ -19,6 +20,7 @@ struct stat_args {
 	double interval;	/* 0: only the summary at the end */
 	long count;		/* 0: until Ctrl-C / the command ends */
 	bool overhead;
+	__u64 stuck_ns;		/* --stuck */
 	int nr_pos;
 };
 
@@ -44,6 +46,8 @@ static const struct argp_option options[] = {
 	{ NULL, 0, NULL, 0, "Output:", 2 },
 	{ "overhead", OPT_OVERHEAD, NULL, 0, "Add vmexit's own cost (kernel BPF run-time "
 	  "statistics, on while it runs) to the summary", 2 },
+	{ "stuck", OPT_STUCK, "DURATION", 0, "List exits in flight this long or longer (default "
+	  "1s; e.g. 250ms)", 2 },
 	{},
 };
 
@@ -58,6 +62,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_OVERHEAD:
 		a->overhead = true;
+		break;
+	case OPT_STUCK:
+		if (parse_duration_ns(arg, &a->stuck_ns) || !a->stuck_ns)
+			argp_error(state, "invalid --stuck '%s': give a duration above 0, e.g. 1s or "
+				   "250ms", arg);
 		break;
 	case ARGP_KEY_ARG:
 		if (a->nr_pos == 0)
@@ -80,11 +89,13 @@ static const struct argp stat_argp =
 		     { &stat_view_argp, 0, NULL, 2 });
 
 /* What the last sample saw, for stat_print(). */
-static struct stat_report sampled(struct sampler *sp)
+static struct stat_report sampled(const struct stat_args *a, struct sampler *sp)
 {
 	struct stat_report rep = { .rows = &sp->rows, .interval_s = sp->interval_s,
 				   .elapsed_s = sp->elapsed_s, .hooks = &sp->s.hooks,
-				   .overhead = sp->overhead };
+				   .overhead = sp->overhead, .inflight = sp->t.inflight,
+				   .nr_inflight = sp->t.nr_inflight,
+				   .now_ns = (__u64)(sp->last * 1e9), .stuck_ns = a->stuck_ns };
 
 	memcpy(rep.lost, sp->lost, sizeof(rep.lost));
 	return rep;
@@ -93,7 +104,7 @@ static struct stat_report sampled(struct sampler *sp)
 /* The last interval, unless it was printed already or saw nothing; then the whole run. */
 static int print_end(struct stat_args *a, struct sampler *sp, long printed)
 {
-	struct stat_report rep = sampled(sp);
+	struct stat_report rep = sampled(a, sp);
 	int err;
 
 	if (a->interval && sp->rows.nr && !(a->count && printed >= a->count)) {
@@ -118,7 +129,7 @@ static int run(struct stat_args *a, struct sampler *sp)
 		err = sampler_sample(sp);
 		if (err)
 			return err;
-		rep = sampled(sp);
+		rep = sampled(a, sp);
 		err = stat_print(&a->view, &rep, stdout);
 		if (err)
 			goto write_failed;
@@ -142,6 +153,7 @@ int cmd_stat(int argc, char **argv)
 	int err;
 
 	a.opts.vcpu = -1;
+	a.stuck_ns = 1000000000ull;
 	a.filters.opts = &a.opts;
 	a.opts.command = cli_split_command(&argc, argv);
 	err = argp_parse(&stat_argp, argc, argv, ARGP_IN_ORDER, NULL, &a);

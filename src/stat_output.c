@@ -224,6 +224,68 @@ static void print_overhead(const struct stat_report *rep, FILE *f)
 	fprintf(f, "%s\n", line);
 }
 
+/* Worth listing: stuck (in flight for stuck_ns or more), or ended with its thread. */
+static bool inflight_listed(const struct stat_report *rep, const struct inflight_exit *e,
+			    __u64 *age)
+{
+	*age = e->end_ns ? e->end_ns - e->start_ns :
+	       rep->now_ns > e->start_ns ? rep->now_ns - e->start_ns : 0;
+	return e->end_ns || *age >= rep->stuck_ns;
+}
+
+static void print_stuck(const struct stat_view *v, const struct stat_report *rep, FILE *f)
+{
+	char rb[64], age_s[24], lim[24];
+	bool head = false;
+	__u64 age;
+
+	for (__u32 i = 0; i < rep->nr_inflight; i++) {
+		const struct inflight_exit *e = &rep->inflight[i];
+		struct row r = { .key = { .isa = e->isa, .reason = e->reason } };
+
+		if (!inflight_listed(rep, e, &age))
+			continue;
+		if (!head) {
+			fprintf(f, "STUCK: exits in flight for %s or more, or left by an exiting thread\n",
+				fmt_duration(v->unit_ns, rep->stuck_ns, lim, sizeof(lim)));
+			fprintf(f, "%-16s %4s %8s %-22s %10s\n", "GUEST", "vCPU", "TID", "REASON",
+				"FOR");
+			head = true;
+		}
+		fprintf(f, "%-16.16s %4d %8u %-22.22s %10s%s\n", vm_names_get(v->names, e->tgid),
+			e->vcpu, e->tid, row_reason(&r, rb, sizeof(rb)),
+			fmt_duration(v->unit_ns, age, age_s, sizeof(age_s)),
+			e->end_ns ? "  (ended with its thread)" : "");
+	}
+}
+
+static void print_json_inflight(const struct stat_view *v, const struct stat_report *rep,
+				FILE *f)
+{
+	bool first = true;
+	char rb[48];
+	__u64 age;
+
+	fprintf(f, ",\"in_flight\":[");
+	for (__u32 i = 0; i < rep->nr_inflight; i++) {
+		const struct inflight_exit *e = &rep->inflight[i];
+		bool user = e->isa == VMEXIT_ISA_USER;
+
+		if (!inflight_listed(rep, e, &age))
+			continue;
+		fprintf(f, "%s{\"pid\":%u,\"guest\":", first ? "" : ",", e->tgid);
+		json_put_str(f, vm_names_get(v->names, e->tgid));
+		fprintf(f, ",\"tid\":%u,\"vcpu\":%d,\"kind\":\"%s\",\"isa\":\"%s\",\"reason\":%u,"
+			   "\"reason_name\":", e->tid, e->vcpu, user ? "user" : "kernel",
+			isa_name(e->isa), e->reason);
+		json_put_str(f, reason_str(e->isa, e->reason, rb, sizeof(rb)));
+		fprintf(f, ",\"age_ns\":%llu,\"ended\":%s}", (unsigned long long)age,
+			e->end_ns ? "true" : "false");
+		first = false;
+	}
+	fputc(']', f);
+}
+
 static void print_table(struct stat_view *v, const struct stat_report *rep, FILE *f)
 {
 	struct row_table *rt = rep->rows;
@@ -270,6 +332,8 @@ static void print_table(struct stat_view *v, const struct stat_report *rep, FILE
 	if (in_flight && rep->final)
 		fprintf(f, "note: %llu exit(s) still in flight at the end: counted, no latency yet\n",
 			(unsigned long long)in_flight);
+	if (rep->stuck_ns)
+		print_stuck(v, rep, f);
 	for (int i = 0; i < NR_LOST; i++) {
 		if (rep->lost[i])
 			fprintf(f, "%s: %llu %s\n", i == LOST_UNMATCHED_ENTRY ? "note" : "LOST",
@@ -379,7 +443,10 @@ static void print_json(struct stat_view *v, const struct stat_report *rep, FILE 
 		}
 		fputc('}', f);
 	}
-	fprintf(f, "],\"lost\":{");
+	fputc(']', f);
+	if (rep->stuck_ns)	/* live: stat, not report */
+		print_json_inflight(v, rep, f);
+	fprintf(f, ",\"lost\":{");
 	for (int i = 0; i < NR_LOST; i++)
 		fprintf(f, "%s\"%s\":%llu", i ? "," : "", lost_cause_key(i),
 			(unsigned long long)rep->lost[i]);

@@ -8,6 +8,7 @@
 #include "hooks.h"
 #include "overhead.h"
 #include "rows.h"
+#include "tracker.h"
 #include "vm_names.h"
 
 enum out_format { OUT_TABLE, OUT_CSV, OUT_JSON };
@@ -34,6 +35,12 @@ struct stat_report {
 	__u64 lost[NR_LOST];	/* since tracing started */
 	const struct hooks *hooks;	/* the kernel hooks in use; NULL offline (report) */
 	const struct overhead *overhead; /* --overhead: our programs' cost since start, or NULL */
+	/* The exits in flight at the sample (NULL offline): those older than stuck_ns are listed
+	 * as stuck, those whose thread exited in them once, as ended. */
+	const struct inflight_exit *inflight;
+	__u32 nr_inflight;
+	__u64 now_ns;		/* CLOCK_MONOTONIC at the sample: ages are now_ns - start_ns */
+	__u64 stuck_ns;		/* 0: offline (report), no exits in flight to show */
 };
 
 /*

@@ -79,4 +79,40 @@ wait $gpid 2>/dev/null
 	tail -1 "$tmp/k.json" | grep -q '"final":true' ||
 	{ cat "$tmp/k.err"; fail "stat -p after SIGKILL: exit $rc"; }
 echo "ok: VMM killed with SIGKILL: summary, exit 0"
+# 4. Stuck exits: a VMM stopped (SIGSTOP) for 1.5 s holds each vCPU thread inside an exit to
+# the VMM (the one it was handling, or the KVM_RUN the signal interrupted): with --stuck 1s the
+# intervals while it is stopped list one user exit per vCPU, in flight for >= 1 s and, at most,
+# for as long as it has been stopped (CLOCK_MONOTONIC in the test, an independent clock, plus
+# one 0.2 s interval of slack for where the sample fell).
+"$G" --io 100 --vcpus 2 --name stopped --seconds 30 >/dev/null 2>&1 &
+gpid=$!
+sleep 0.3
+"$OUT/vmexit" stat --json --stuck 1s -p $gpid 0.2 >"$tmp/s.json" 2>"$tmp/s.err" &
+s=$!
+sleep 1
+t0=$(date +%s%N)
+kill -STOP $gpid
+sleep 1.5
+t1=$(date +%s%N)
+sleep 0.3
+kill -KILL $gpid
+kill -CONT $gpid 2>/dev/null
+wait $gpid 2>/dev/null
+wait $s || { cat "$tmp/s.err"; fail "stat --stuck"; }
+python3 - "$tmp/s.json" $gpid $(( (t1 - t0) )) <<'PY' || fail "stuck exits (see above)"
+import json, sys
+pid, stopped = int(sys.argv[2]), int(sys.argv[3])
+objs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+stuck = [o["in_flight"] for o in objs if not o["final"] and o["in_flight"]]
+live = [s for s in stuck if not any(e["ended"] for e in s)]
+print(f"{len(stuck)} intervals list stuck exits; the VMM was stopped {stopped / 1e9:.2f} s")
+assert live, "no interval listed a stuck exit"
+for s in live:
+    assert len(s) == 2 and {e["vcpu"] for e in s} == {0, 1}, s
+    for e in s:
+        assert e["pid"] == pid and e["kind"] == "user" and e["guest"] == "stopped", e
+        assert 1e9 <= e["age_ns"] <= stopped + 0.5e9, e
+print("ages:", [[e["age_ns"] for e in s] for s in live])
+PY
+echo "ok: a stopped VMM's vCPUs are listed as stuck, with their age"
 echo "PASS: test_lifetimes_host"
