@@ -137,6 +137,8 @@ int exporter_render(void *ctx, enum expo_format fmt, struct expo_buf *out)
 	if (err)
 		return err;
 	pthread_mutex_lock(&x->guests_lock);
+	/* Exited guests noticed now, not at the next tick: --keep counts from here. */
+	serve_guests_check(&x->guests, unix_ms());
 	err = select_series(x, unix_ms(), &in);
 	pthread_mutex_unlock(&x->guests_lock);
 	if (!err)

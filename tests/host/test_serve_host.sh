@@ -270,9 +270,10 @@ echo "port in use: exit $rc: $out"
 [ $rc -eq 1 ] && [[ $out == *"Address already in use"* ]] || fail "port in use: want exit 1 saying so"
 kill -0 $SPID || fail "vmexit serve died"
 
-# --- --keep: the ended guest's series go once it has been gone for longer
+# --- --keep: the ended guest's series go once it has been gone for longer; serve notices an
+# exit at its next scrape or its own sample (every 5 s), whichever comes first.
 now=$(date +%s.%N)
-sleep "$($PY -c "print(max(0.0, $GUEST_END + $KEEP + 2.5 - $now))")"
+sleep "$($PY -c "print(max(0.0, $GUEST_END + $KEEP + 5 + 1.5 - $now))")"
 curl -sf "$URL" >"$TMP/later.txt" || fail "scrape failed"
 ! grep -q "guest=\"$NAME\"" "$TMP/later.txt" || fail "the guest's series outlived --keep ${KEEP}s"
 
