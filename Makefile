@@ -115,6 +115,9 @@ endif
 
 .PHONY: all clean install test test-matrix tests unit-tests bench fuzz demo deps
 .DELETE_ON_ERROR:
+# Skeletons and BPF objects are intermediates of the pattern rules: without this make deletes
+# them after each build and the next `make` rebuilds every userspace object.
+.SECONDARY: $(BPF_OBJS) $(SKELS)
 
 all: $(OUTPUT)/vmexit $(TOOL_BINS)
 ifeq ($(ARCH),$(HOST_ARCH))
