@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,12 +10,8 @@
 enum { OPT_MAX_CELLS = 0x100, OPT_CHECK_HOOKS, OPT_SPLIT };
 
 static const struct argp_option options[] = {
-	{ NULL, 0, NULL, 0, "Filters (applied in the kernel):", 1 },
-	{ "pid", 'p', "PID", 0, "Only this VMM process (repeatable)", 1 },
-	{ "guest", 'g', "NAME", 0, "Only the guest with this name (QEMU -name; repeatable)", 1 },
-	{ "vcpu", 'c', "N", 0, "Only this vCPU", 1 },
-	{ "reason", 'r', "LIST", 0,
-	  "Only these exit reasons: names or numbers, comma-separated (svm:npf, vmx:48, IO)", 1 },
+	FILTER_OPTIONS("Filters (applied in the kernel):",
+		       "Only the guest with this name (QEMU -name; repeatable)", 1),
 	/*
 	 * Not filters: how the kernel side traces and what it says about it. Group 5, after
 	 * every command's own groups (2 and 3), which would otherwise absorb these options.
@@ -33,39 +28,36 @@ static const struct argp_option options[] = {
 	{},
 };
 
+/* A live -p must name a running process: list the guests that do. */
+static void check_running(const char *arg, __u32 pid)
+{
+	if (kill((pid_t)pid, 0) && errno == ESRCH) {
+		fprintf(stderr, "vmexit: no process with pid %s; running guests:\n", arg);
+		guests_list_print(stderr);
+		exit(2);
+	}
+}
+
+/* The kernel takes the filters from the session's options. */
+static void to_session(const struct event_filter *f, struct session_opts *o)
+{
+	for (int i = 0; i < f->nr_pids; i++)
+		o->pids[i] = (int)f->pids[i];
+	o->nr_pids = f->nr_pids;
+	o->vcpu = f->vcpu;
+	memcpy(o->reasons, f->reasons, f->nr_reasons * sizeof(f->reasons[0]));
+	o->nr_reasons = f->nr_reasons;
+}
+
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct cli_filters *f = state->input;
 	struct session_opts *o = f->opts;
-	char err[256];
-	int n;
 
 	switch (key) {
 	case 'p':
-		if (o->nr_pids >= MAX_PID_FILTER)
-			argp_error(state, "too many -p (at most %d)", MAX_PID_FILTER);
-		o->pids[o->nr_pids] = (int)parse_long_arg(arg, "pid", 1, 0x7fffffff, state);
-		if (kill(o->pids[o->nr_pids], 0) && errno == ESRCH) {
-			fprintf(stderr, "vmexit: no process with pid %s; running guests:\n", arg);
-			guests_list_print(stderr);
-			exit(2);
-		}
-		o->nr_pids++;
-		break;
-	case 'g':
-		if (f->nr_guests >= MAX_GUEST_NAMES)
-			argp_error(state, "too many -g (at most %d)", MAX_GUEST_NAMES);
-		f->guests[f->nr_guests++] = arg;
-		break;
-	case 'c':
-		o->vcpu = (int)parse_long_arg(arg, "vCPU", 0, 0x7fffffff, state);
-		break;
-	case 'r':
-		n = reason_parse_list(arg, o->reasons + o->nr_reasons,
-				      MAX_REASON_SEL - o->nr_reasons, err, sizeof(err));
-		if (n < 0)
-			argp_error(state, "%s", err);
-		o->nr_reasons += n;
+		filter_options_parse(key, arg, state, &f->sel);
+		check_running(arg, f->sel.f.pids[f->sel.f.nr_pids - 1]);
 		break;
 	case OPT_MAX_CELLS:
 		o->max_cells = (__u32)parse_long_arg(arg, "--max-cells", 16, 65000, state);
@@ -79,8 +71,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'v':
 		o->verbose = true;
 		break;
+	case ARGP_KEY_END:
+		to_session(&f->sel.f, o);
+		break;
 	default:
-		return ARGP_ERR_UNKNOWN;
+		return filter_options_parse(key, arg, state, &f->sel);
 	}
 	return 0;
 }
@@ -91,13 +86,13 @@ int cli_filters_resolve(struct cli_filters *f)
 {
 	struct session_opts *o = f->opts;
 
-	for (int i = 0; i < f->nr_guests; i++) {
+	for (int i = 0; i < f->sel.nr_guests; i++) {
 		int room = MAX_PID_FILTER - o->nr_pids;
-		int n = guests_find(f->guests[i], o->pids + o->nr_pids, room);
+		int n = guests_find(f->sel.guests[i], o->pids + o->nr_pids, room);
 
 		if (n <= 0) {
 			fprintf(stderr, "vmexit: no running guest named '%s'; running guests:\n",
-				f->guests[i]);
+				f->sel.guests[i]);
 			guests_list_print(stderr);
 			return -1;
 		}

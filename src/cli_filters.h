@@ -4,15 +4,13 @@
 #define VMEXIT_CLI_FILTERS_H
 
 #include <argp.h>
+#include "filter_options.h"
 #include "option_values.h"
 #include "session.h"
 
-#define MAX_GUEST_NAMES	16
-
 struct cli_filters {
-	struct session_opts *opts;
-	const char *guests[MAX_GUEST_NAMES];
-	int nr_guests;
+	struct session_opts *opts;	/* the filters land here once parsed, guests still named */
+	struct filter_options sel;	/* -p, -g, -c, -r as given */
 };
 
 extern const struct argp cli_filters_argp;

@@ -11,20 +11,17 @@
 #include "event_rows.h"
 #include "hashmap.h"
 #include "record_file.h"
-#include "cli_filters.h"
+#include "filter_options.h"
+#include "option_values.h"
 #include "reasons.h"
 #include "stat_output.h"
 #include "out_write.h"
 
-enum { OPT_EVENTS = 0x200, OPT_FORMAT, OPT_PERFETTO, OPT_MIN_LATENCY };
-
-#define MAX_GUEST_SEL	16
+enum { OPT_EVENTS = 0x200, OPT_FORMAT, OPT_PERFETTO };
 
 struct report_args {
 	const char *path;
-	struct event_filter filter;
-	const char *guests[MAX_GUEST_SEL];	/* -g: matched against the file's guest names */
-	int nr_guests;
+	struct filter_options sel;	/* -g: matched against the file's guest names */
 	struct stat_view view;
 	bool events;			/* per-event output instead of the stat table */
 	struct evout_opts out;
@@ -54,13 +51,9 @@ static const char doc[] =
 
 static const struct argp_option options[] = {
 	{ "input", 'i', "FILE", 0, "The recording (- for standard input)", 0 },
-	{ NULL, 0, NULL, 0, "Filters (matched against the recording):", 1 },
-	{ "pid", 'p', "PID", 0, "Only this VMM process (repeatable)", 1 },
-	{ "guest", 'g', "NAME", 0, "Only the guest with this name in the file (repeatable)", 1 },
-	{ "vcpu", 'c', "N", 0, "Only this vCPU", 1 },
-	{ "reason", 'r', "LIST", 0,
-	  "Only these exit reasons: names or numbers, comma-separated (svm:npf, vmx:48, IO)", 1 },
-	{ "min-latency", OPT_MIN_LATENCY, "DURATION", 0,
+	FILTER_OPTIONS("Filters (matched against the recording):",
+		       "Only the guest with this name in the file (repeatable)", 1),
+	{ "min-latency", FILTER_OPT_MIN_LATENCY, "DURATION", 0,
 	  "Only exits that took at least this long (800, 250us, 1.5ms, 2s)", 1 },
 	{ NULL, 0, NULL, 0, "Per-event output (as vmexit stream):", 3 },
 	{ "events", OPT_EVENTS, NULL, 0, "One line per exit (the stream's default line)", 3 },
@@ -100,39 +93,13 @@ static void check_modes(struct report_args *a, struct argp_state *state)
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct report_args *a = state->input;
-	struct event_filter *f = &a->filter;
-	char err[256];
-	int n;
 
 	switch (key) {
 	case ARGP_KEY_INIT:
 		state->child_inputs[0] = &a->view;
-		break;
+		return filter_options_parse(key, arg, state, &a->sel);
 	case 'i':
 		a->path = arg;
-		break;
-	case 'p':
-		if (f->nr_pids >= MAX_PID_FILTER)
-			argp_error(state, "too many -p (at most %d)", MAX_PID_FILTER);
-		f->pids[f->nr_pids++] = (__u32)parse_long_arg(arg, "pid", 1, 0x7fffffff, state);
-		break;
-	case 'g':
-		if (a->nr_guests >= MAX_GUEST_SEL)
-			argp_error(state, "too many -g (at most %d)", MAX_GUEST_SEL);
-		a->guests[a->nr_guests++] = arg;
-		break;
-	case 'c':
-		f->vcpu = (__s32)parse_long_arg(arg, "vCPU", 0, 0x7fffffff, state);
-		break;
-	case 'r':
-		n = reason_parse_list(arg, f->reasons + f->nr_reasons,
-				      MAX_REASON_SEL - f->nr_reasons, err, sizeof(err));
-		if (n < 0)
-			argp_error(state, "%s", err);
-		f->nr_reasons += n;
-		break;
-	case OPT_MIN_LATENCY:
-		f->min_latency_ns = parse_min_latency_arg(arg, state);
 		break;
 	case OPT_EVENTS:
 		a->events = true;
@@ -150,7 +117,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		check_modes(a, state);
 		break;
 	default:
-		return ARGP_ERR_UNKNOWN;
+		return filter_options_parse(key, arg, state, &a->sel);
 	}
 	return 0;
 }
@@ -233,11 +200,11 @@ static bool guest_wanted(struct report *r, __u32 tgid)
 {
 	const char *name;
 
-	if (!r->a->nr_guests)
+	if (!r->a->sel.nr_guests)
 		return true;
 	name = vm_names_get(&r->names, tgid);
-	for (int i = 0; i < r->a->nr_guests; i++) {
-		if (!strcmp(name, r->a->guests[i]))
+	for (int i = 0; i < r->a->sel.nr_guests; i++) {
+		if (!strcmp(name, r->a->sel.guests[i]))
 			return true;
 	}
 	return false;
@@ -245,8 +212,8 @@ static bool guest_wanted(struct report *r, __u32 tgid)
 
 static void note_pid(struct report *r, __u32 tgid)
 {
-	for (int i = 0; i < r->a->filter.nr_pids; i++) {
-		if (r->a->filter.pids[i] == tgid)
+	for (int i = 0; i < r->a->sel.f.nr_pids; i++) {
+		if (r->a->sel.f.pids[i] == tgid)
 			r->pid_seen[i] = true;
 	}
 }
@@ -254,8 +221,8 @@ static void note_pid(struct report *r, __u32 tgid)
 static void note_guest(struct report *r, __u32 tgid, const char *name)
 {
 	note_pid(r, tgid);
-	for (int i = 0; i < r->a->nr_guests; i++) {
-		if (!strcmp(name, r->a->guests[i]))
+	for (int i = 0; i < r->a->sel.nr_guests; i++) {
+		if (!strcmp(name, r->a->sel.guests[i]))
 			r->guest_seen[i] = true;
 	}
 	vm_names_set(&r->names, tgid, name);
@@ -276,7 +243,7 @@ static int one_event(struct report *r, const struct vmexit_event *ev)
 {
 	note_time(r, ev->ts_ns + ev->latency_ns);
 	note_pid(r, ev->tgid);
-	if (!event_filter_match(&r->a->filter, ev) || !guest_wanted(r, ev->tgid))
+	if (!event_filter_match(&r->a->sel.f, ev) || !guest_wanted(r, ev->tgid))
 		return 0;
 	r->events++;
 	if (r->a->events)
@@ -301,18 +268,18 @@ static int check_selections(struct report *r)
 {
 	int rc = 0;
 
-	for (int i = 0; i < r->a->nr_guests; i++) {
+	for (int i = 0; i < r->a->sel.nr_guests; i++) {
 		if (r->guest_seen[i])
 			continue;
 		fprintf(stderr, "vmexit: no guest named '%s' in %s; guests in it:\n",
-			r->a->guests[i], r->a->path);
+			r->a->sel.guests[i], r->a->path);
 		rc = 1;
 	}
-	for (int i = 0; i < r->a->filter.nr_pids; i++) {
+	for (int i = 0; i < r->a->sel.f.nr_pids; i++) {
 		if (r->pid_seen[i])
 			continue;
 		fprintf(stderr, "vmexit: no VMM with pid %u in %s; guests in it:\n",
-			r->a->filter.pids[i], r->a->path);
+			r->a->sel.f.pids[i], r->a->path);
 		rc = 1;
 	}
 	if (rc) {
@@ -354,7 +321,6 @@ int cmd_report(int argc, char **argv)
 	int rc = 0, ret = 0, n = 0, n_err;
 	bool out_open = false;
 
-	a.filter.vcpu = -1;
 	if (argp_parse(&report_argp, argc, argv, 0, NULL, &a))
 		return 2;
 	r.a = &a;
@@ -363,7 +329,7 @@ int cmd_report(int argc, char **argv)
 	row_table_init(&r.rows);
 	rd = rec_reader_open(a.path, err, sizeof(err));
 	it = calloc(1, sizeof(*it));
-	r.guest_seen = calloc(MAX_GUEST_SEL, sizeof(*r.guest_seen));
+	r.guest_seen = calloc(MAX_GUEST_NAMES, sizeof(*r.guest_seen));
 	if (!rd || !it || !r.guest_seen) {
 		fprintf(stderr, "vmexit: %s\n", rd ? strerror(ENOMEM) : err);
 		rc = 1;

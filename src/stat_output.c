@@ -7,7 +7,10 @@
 #include <string.h>
 #include "stat_output.h"
 #include "out_write.h"
-#include "cli_filters.h"
+#include "hooks.h"
+#include "option_values.h"
+#include "overhead.h"
+#include "tracker.h"
 #include "hist.h"
 #include "lost_causes.h"
 #include "reasons.h"

@@ -5,11 +5,12 @@
 
 #include <stdbool.h>
 #include <stdio.h>
-#include "hooks.h"
-#include "overhead.h"
 #include "rows.h"
-#include "tracker.h"
 #include "vm_names.h"
+
+struct hooks;
+struct inflight_exit;
+struct overhead;
 
 enum out_format { OUT_TABLE, OUT_CSV, OUT_JSON };
 enum sort_key { SORT_COUNT, SORT_TIME, SORT_MAX, SORT_P99 };

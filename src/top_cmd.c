@@ -193,10 +193,10 @@ static void describe_filters(struct top *tp)
 	size_t n = 0, len = sizeof(tp->filters);
 
 	tp->filters[0] = 0;
-	for (int i = 0; i < tp->a->filters.nr_guests && n < len; i++)
+	for (int i = 0; i < tp->a->filters.sel.nr_guests && n < len; i++)
 		n += snprintf(tp->filters + n, len - n, "%s-g %s", n ? " " : "",
-			      tp->a->filters.guests[i]);
-	if (!tp->a->filters.nr_guests) {
+			      tp->a->filters.sel.guests[i]);
+	if (!tp->a->filters.sel.nr_guests) {
 		for (int i = 0; i < o->nr_pids && n < len; i++)
 			n += snprintf(tp->filters + n, len - n, "%s%d", i ? "," : "-p ", o->pids[i]);
 	}
