@@ -273,6 +273,7 @@ int live_run(struct live_args *a, struct cli_filters *filters, struct vm_names *
 		rc = 1;
 		goto out;
 	}
+	/* Last, once the programs are attached: tests wait on it (lib.sh wait_tracing). */
 	install_signal_handlers();
 	res->started = true;
 	start = now_ns();

@@ -109,6 +109,7 @@ int sampler_open(struct sampler *sp, struct cli_filters *f, const struct sampler
 		session_close(&sp->s);
 		return -1;
 	}
+	/* Last, once the programs are attached: tests wait on it (lib.sh wait_tracing). */
 	install_signal_handlers();
 	return 0;
 }

@@ -231,8 +231,7 @@ static void print_overhead(const struct stat_report *rep, FILE *f)
 static bool inflight_listed(const struct stat_report *rep, const struct inflight_exit *e,
 			    __u64 *age)
 {
-	*age = e->end_ns ? e->end_ns - e->start_ns :
-	       rep->now_ns > e->start_ns ? rep->now_ns - e->start_ns : 0;
+	*age = inflight_age(e, rep->now_ns);
 	return e->end_ns || *age >= rep->stuck_ns;
 }
 
@@ -349,6 +348,36 @@ static void print_table(struct stat_view *v, const struct stat_report *rep, FILE
 	}
 }
 
+/*
+ * The exits of the STUCK section as rows of their own: In_Flight 1 (stuck) or 2 (left by its
+ * exiting thread), NR_Exit 0 (each is counted in its reason's row already), its age so far in
+ * Total_ns and, with --split, the age's split so far.
+ */
+static void print_csv_inflight(const struct stat_view *v, const struct stat_report *rep, FILE *f)
+{
+	char rb[64];
+	__u64 age;
+
+	for (__u32 i = 0; i < rep->nr_inflight; i++) {
+		const struct inflight_exit *e = &rep->inflight[i];
+		struct row r = { .key = { .isa = e->isa, .reason = e->reason } };
+
+		if (!inflight_listed(rep, e, &age))
+			continue;
+		fprintf(f, "%.3f,%d,%.3f,", rep->elapsed_s, rep->final, rep->interval_s);
+		csv_put_field(f, vm_names_get(v->names, e->tgid));
+		fprintf(f, ",%u,%d,%s,", e->tgid, e->vcpu, isa_name(e->isa));
+		csv_put_field(f, row_reason(&r, rb, sizeof(rb)));
+		fprintf(f, ",%u,0,0.000,", e->reason);
+		if (v->tsc_mhz > 0)
+			fprintf(f, "%.0f,", age * v->tsc_mhz / 1e3);
+		fprintf(f, "0.0000,%llu,0,0,0,0,0,0", (unsigned long long)age);
+		if (v->split)
+			fprintf(f, ",0,0,0");
+		fprintf(f, ",%d\n", e->end_ns ? 2 : 1);
+	}
+}
+
 static void print_csv(struct stat_view *v, const struct stat_report *rep, FILE *f)
 {
 	struct row_table *rt = rep->rows;
@@ -360,7 +389,7 @@ static void print_csv(struct stat_view *v, const struct stat_report *rep, FILE *
 		if (v->tsc_mhz > 0)
 			fprintf(f, "Time Consumed(cycles),");
 		fprintf(f, "Time Percentage,Total_ns,Completed,Avg_ns,Min_ns,P50_ns,P99_ns,"
-			   "Max_ns%s\n", v->split ? ",Oncpu_ns,Blocked_ns,Runq_ns" : "");
+			   "Max_ns%s,In_Flight\n", v->split ? ",Oncpu_ns,Blocked_ns,Runq_ns" : "");
 		v->csv_header_done = true;
 	}
 	for (__u32 i = 0; i < rt->nr; i++) {
@@ -386,8 +415,10 @@ static void print_csv(struct stat_view *v, const struct stat_report *rep, FILE *
 		if (v->split)
 			fprintf(f, ",%llu,%llu,%llu", (unsigned long long)r->oncpu_ns,
 				(unsigned long long)r->blocked_ns, (unsigned long long)r->runq_ns);
-		fputc('\n', f);
+		fprintf(f, ",0\n");
 	}
+	if (rep->stuck_ns)	/* live: stat, not report */
+		print_csv_inflight(v, rep, f);
 	print_overhead(rep, stderr);
 }
 

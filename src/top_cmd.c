@@ -16,12 +16,13 @@
 #include <unistd.h>
 #include "cli_filters.h"
 #include "commands.h"
+#include "option_values.h"
 #include "sampler.h"
 #include "out_write.h"
 #include "signals.h"
 #include "top_view.h"
 
-enum { OPT_VCPUS = 0x300, OPT_WIDTH, OPT_OVERHEAD };
+enum { OPT_VCPUS = 0x300, OPT_WIDTH, OPT_OVERHEAD, OPT_STUCK };
 
 struct top_args {
 	struct session_opts opts;
@@ -30,6 +31,7 @@ struct top_args {
 	bool once, log, drill, vcpus, overhead;
 	long count;
 	int width;
+	__u64 stuck_ns;		/* --stuck */
 	const char *fields;
 	enum top_sort sort;
 };
@@ -66,6 +68,8 @@ static const struct argp_option options[] = {
 	{ "vcpus", OPT_VCPUS, NULL, 0, "Start in the per-vCPU view", 2 },
 	{ "overhead", OPT_OVERHEAD, NULL, 0, "Show vmexit's own cost (kernel BPF run-time "
 	  "statistics, on while it runs) under the header; --log: at the end, on stderr", 2 },
+	{ "stuck", OPT_STUCK, "DURATION", 0, "Mark rows with an exit in flight this long or longer "
+	  "(default 1s; e.g. 250ms)", 2 },
 	{ NULL, 0, NULL, 0, "Non-interactive:", 3 },
 	{ "once", '1', NULL, 0, "Print one screen after one interval as plain text, and exit", 3 },
 	{ "batch", 0, NULL, OPTION_ALIAS, NULL, 3 },
@@ -104,6 +108,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_VCPUS:
 		a->vcpus = true;
+		break;
+	case OPT_STUCK:
+		if (parse_duration_ns(arg, &a->stuck_ns) || !a->stuck_ns)
+			argp_error(state, "invalid --stuck '%s': give a duration above 0, e.g. 1s or "
+				   "250ms", arg);
 		break;
 	case '1':
 		a->once = true;
@@ -170,6 +179,9 @@ static int sample(struct top *tp)
 		row_add(r, &cur->rows[i]);
 	}
 	tp->d.interval_s = tp->sp.interval_s;
+	tp->d.inflight = tp->sp.t.inflight;
+	tp->d.nr_inflight = tp->sp.t.nr_inflight;
+	tp->d.now_ns = (__u64)(tp->sp.last * 1e9);
 	memcpy(tp->d.lost, tp->sp.lost, sizeof(tp->d.lost));
 	/* Against every exit since start: the kernel's statistics are never reset. */
 	if (tp->sp.overhead) {
@@ -372,7 +384,7 @@ static int run_live(struct top *tp)
 
 int cmd_top(int argc, char **argv)
 {
-	struct top_args a = { .delay = 1, .sort = TS_RATE };
+	struct top_args a = { .delay = 1, .sort = TS_RATE, .stuck_ns = 1000000000ull };
 	struct top tp = { .a = &a };
 	struct sampler_opts so = { .by = BY_VCPU };
 	struct utsname u;
@@ -413,7 +425,8 @@ int cmd_top(int argc, char **argv)
 	snprintf(tp.kernel, sizeof(tp.kernel), "%s", u.release);
 	describe_filters(&tp);
 	tp.d = (struct top_data){ .cur = &tp.sp.rows, .tot = &tp.tot, .names = &tp.sp.names,
-				  .host = tp.host, .kernel = tp.kernel, .filters = tp.filters };
+				  .host = tp.host, .kernel = tp.kernel, .filters = tp.filters,
+				  .stuck_ns = a.stuck_ns };
 	setlocale(LC_ALL, "");
 	sampler_start(&tp.sp);
 	tp.reset_at = tp.sp.start;

@@ -437,6 +437,43 @@ static int reason_items(struct top_view *v, const struct top_ui *ui)
 	return 0;
 }
 
+/* Does stuck exit e belong to item it (in the view ui is at)? */
+static bool stuck_in_item(const struct top_ui *ui, const struct top_item *it,
+			  const struct inflight_exit *e)
+{
+	switch (it->kind) {
+	case TI_VM:
+		return e->tgid == it->key.tgid;
+	case TI_VCPU:
+		return e->tgid == it->key.tgid && e->vcpu == it->key.vcpu;
+	default:
+		break;
+	}
+	if ((ui->tgid && e->tgid != ui->tgid) || (ui->vcpu >= 0 && e->vcpu != ui->vcpu))
+		return false;
+	if (it->kind == TI_GROUP)
+		return section_of(e->isa) == it->section;
+	return e->isa == it->key.isa && e->reason == it->key.reason;
+}
+
+/* Each item's oldest exit in flight for stuck_ns or more, if it has one. */
+static void mark_stuck(struct top_view *v, const struct top_data *d, const struct top_ui *ui)
+{
+	for (int i = 0; i < v->nr_items; i++) {
+		struct top_item *it = &v->items[i];
+
+		it->stuck_ns = 0;
+		for (__u32 j = 0; d->stuck_ns && j < d->nr_inflight; j++) {
+			const struct inflight_exit *e = &d->inflight[j];
+			__u64 age = inflight_age(e, d->now_ns);
+
+			if (inflight_stuck(e, d->now_ns, d->stuck_ns) && stuck_in_item(ui, it, e) &&
+			    age > it->stuck_ns)
+				it->stuck_ns = age;
+		}
+	}
+}
+
 static int build_items(struct top_view *v, const struct top_data *d, const struct top_ui *ui)
 {
 	int err;
@@ -450,6 +487,8 @@ static int build_items(struct top_view *v, const struct top_data *d, const struc
 	if (err)
 		return err;
 	err = ui->level == LV_REASONS ? reason_items(v, ui) : entity_items(v, d, ui);
+	if (!err)
+		mark_stuck(v, d, ui);
 	return err ? err : sort_items(v, ui->sort);
 }
 
@@ -552,6 +591,32 @@ static int lost_lines(struct top_view *v, const struct top_data *d, int width)
 	return 0;
 }
 
+/* How many exits are stuck, and the oldest: never scrolled away, unlike its rows. */
+static int stuck_line(struct top_view *v, const struct top_data *d, int width)
+{
+	const struct inflight_exit *old = NULL;
+	char age[24], lim[24], rb[REASON_STR_MAX + 24];
+	__u32 n = 0;
+
+	for (__u32 i = 0; d->stuck_ns && i < d->nr_inflight; i++) {
+		const struct inflight_exit *e = &d->inflight[i];
+
+		if (!inflight_stuck(e, d->now_ns, d->stuck_ns))
+			continue;
+		n++;
+		if (!old || e->start_ns < old->start_ns)
+			old = e;
+	}
+	if (!n)
+		return 0;
+	reason_label(old->isa, old->reason, rb, sizeof(rb));
+	/* The figures first: a narrow screen cuts the names. */
+	return linef(v, width, TOP_A_ALERT | TOP_A_BOLD, "Stuck (in flight >= %s, rows !): %u; "
+		     "oldest %s: %s vCPU %d %s", fmt_duration(0, d->stuck_ns, lim, sizeof(lim)), n,
+		     fmt_duration(0, inflight_age(old, d->now_ns), age, sizeof(age)),
+		     vm_names_get(d->names, old->tgid), old->vcpu, rb);
+}
+
 static int header_lines(struct top_view *v, const struct top_data *d, const struct top_ui *ui,
 			int width)
 {
@@ -575,7 +640,7 @@ static int header_lines(struct top_view *v, const struct top_data *d, const stru
 			    ui->have_re ? "/" : "");
 	if (!err && d->overhead)
 		err = linef(v, width, 0, "%s", d->overhead);
-	return err ? err : lost_lines(v, d, width);
+	return err ? err : stuck_line(v, d, width) ? -ENOMEM : lost_lines(v, d, width);
 }
 
 static int label_width(const struct top_ui *ui, int width)
@@ -609,6 +674,7 @@ static int item_line(struct top_view *v, const struct top_data *d, const struct 
 	char label[LABEL_MAX + 2], pid[16] = "", flag[2] = "";
 	char avg[24] = "-", p99[24] = "-", max[24] = "-", pct[24], oncpu[24] = "";
 	double iv = d->interval_s;
+	unsigned int attr;
 
 	fit(label, sizeof(label), it->label, lw);
 	if (ui->level != LV_REASONS)
@@ -627,8 +693,14 @@ static int item_line(struct top_view *v, const struct top_data *d, const struct 
 			 100.0 * c->oncpu_ns / c->total_ns);
 	else if (ui->split)
 		snprintf(oncpu, sizeof(oncpu), " %*s", W_ONCPU, "-");
-	return linef(v, width, sel ? TOP_A_REVERSE : it->kind == TI_GROUP ? TOP_A_BOLD : 0,
-		     "%c%s%s%s %*llu %*.0f %*s %*s %*s %*s%s", sel ? '>' : ' ', label, flag, pid,
+	/* A stuck row: '!' in the cursor's column (a plain-text screen has no colours) and the
+	 * alert colour. */
+	attr = sel ? TOP_A_REVERSE : it->kind == TI_GROUP ? TOP_A_BOLD : 0;
+	if (it->stuck_ns)
+		attr |= TOP_A_ALERT;
+	return linef(v, width, attr,
+		     "%c%s%s%s %*llu %*.0f %*s %*s %*s %*s%s", sel ? '>' : it->stuck_ns ? '!' : ' ',
+		     label, flag, pid,
 		     W_TOTAL, (unsigned long long)it->tot->count, W_CUR,
 		     iv > 0 ? (double)c->count / iv : 0, W_PCT, pct, W_LAT, avg, W_LAT, p99,
 		     W_LAT, max, oncpu);
@@ -653,6 +725,8 @@ static const char *const help_text[] = {
 	"Avg, P99, Max: exit latency in the last interval.",
 	"VM and vCPU rows count guest exits (kvm_exit); '*' marks one without any,",
 	"counted from its exits to the VMM instead (software KVM backends).",
+	"!: a row with an exit in flight for --stuck (default 1s) or more: a vCPU",
+	"stuck in its VMM or in the kernel. The Stuck line names the oldest.",
 	"Lost: exits the kernel side could not record; unmatched_entry is benign",
 	"(a vCPU's first entry, or one in flight when tracing began).",
 	"",

@@ -52,6 +52,12 @@ struct top_data {
 	const char *kernel;
 	const char *filters;		/* the command-line filters as text, "" if none */
 	const char *overhead;		/* --overhead: vmexit's own cost, one line, or NULL */
+	/* The exits in flight at the last sample (tracker.h), read against now_ns: rows with one
+	 * in flight for stuck_ns or more are marked stuck. stuck_ns 0: none is. */
+	const struct inflight_exit *inflight;
+	__u32 nr_inflight;
+	__u64 now_ns;
+	__u64 stuck_ns;
 };
 
 struct top_ui {
@@ -86,6 +92,7 @@ struct top_item {
 	bool user_src;			/* VM/vCPU counted from its userspace exits (no kvm_exit) */
 	char label[96];
 	const struct row *tot, *cur;
+	__u64 stuck_ns;			/* age of its oldest stuck exit; 0: none */
 };
 
 struct top_line {
@@ -95,7 +102,7 @@ struct top_line {
 
 #define TOP_A_BOLD	1u
 #define TOP_A_REVERSE	2u		/* column header, cursor */
-#define TOP_A_ALERT	4u		/* lost counters, errors */
+#define TOP_A_ALERT	4u		/* lost counters, errors, stuck rows */
 
 struct top_view {
 	struct top_item *items;		/* shown rows, in order, filter applied */

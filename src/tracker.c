@@ -136,6 +136,18 @@ __u32 tracker_live_cells(const struct tracker *t)
 	return n;
 }
 
+__u64 inflight_age(const struct inflight_exit *e, __u64 now_ns)
+{
+	if (e->end_ns)
+		return e->end_ns > e->start_ns ? e->end_ns - e->start_ns : 0;
+	return now_ns > e->start_ns ? now_ns - e->start_ns : 0;
+}
+
+bool inflight_stuck(const struct inflight_exit *e, __u64 now_ns, __u64 stuck_ns)
+{
+	return !e->end_ns && inflight_age(e, now_ns) >= stuck_ns;
+}
+
 static int inflight_add(struct tracker *t, __u32 i, const struct cell *now, bool ended)
 {
 	struct inflight_exit *e;

@@ -35,6 +35,11 @@ struct inflight_exit {
 	__u64 end_ns;			/* 0: still in flight */
 };
 
+/* Its age at now_ns (CLOCK_MONOTONIC); for an exit its thread ended in, its age then. */
+__u64 inflight_age(const struct inflight_exit *e, __u64 now_ns);
+/* Still in flight (its thread lives) and for stuck_ns or more at now_ns. */
+bool inflight_stuck(const struct inflight_exit *e, __u64 now_ns, __u64 stuck_ns);
+
 enum cell_state { CELL_UNSEEN, CELL_LIVE, CELL_GONE, CELL_FREED };
 
 struct tracker {

@@ -77,3 +77,34 @@ kvm_exit_fires() {
 # syntax for the JSON checks: `out` is VMX 30 IO_INSTRUCTION / SVM 0x7b io, `hlt` VMX 12 / SVM
 # 0x78.
 export PY_KERNEL_REASONS='KIO = {("vmx", 30), ("svm", 0x7b)}; KHLT = {("vmx", 12), ("svm", 0x78)}'
+
+# wait_tracing PID...: waits until each vmexit PID is tracing: it catches SIGTERM from then on
+# (sampler_open() and live_run() install their handlers once the programs are attached), so a
+# slow machine (the nested bed under TCG) is waited for, not guessed at. Fails after 120 s or
+# when a PID is gone.
+wait_tracing() {
+	local p mask i
+	for p in "$@"; do
+		for i in $(seq 1200); do
+			mask=$(awk '/^SigCgt:/ { print $2 }' "/proc/$p/status" 2>/dev/null) ||
+				fail "vmexit (pid $p) ended before it was tracing"
+			[ -n "$mask" ] || fail "vmexit (pid $p) ended before it was tracing"
+			(( 16#$mask & 0x4000 )) && break
+			sleep 0.1
+		done
+		(( 16#$mask & 0x4000 )) || fail "vmexit (pid $p) not tracing after 120 s"
+	done
+}
+
+# stopped_guest ARGS...: starts vmexit-guest ARGS stopped (SIGSTOP, before its exec: the pid is
+# the VMM's), so that tracers attach before its first exit; its pid in $gpid. kill -CONT runs it.
+stopped_guest() {
+	sh -c 'kill -STOP $$; exec "$@"' sh "$OUT/vmexit-guest" "$@" >/dev/null 2>&1 &
+	gpid=$!
+	local i
+	for i in $(seq 600); do
+		[ "$(awk '/^State:/ { print $2 }' "/proc/$gpid/status" 2>/dev/null)" = T ] && return 0
+		sleep 0.1
+	done
+	fail "vmexit-guest $* did not stop before its start"
+}

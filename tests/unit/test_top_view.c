@@ -523,6 +523,70 @@ static void test_once(void)
 	teardown(&f);
 }
 
+/*
+ * Stuck exits: db02's vCPU 0 in a userspace IO exit for 3 s (stuck at --stuck 1s), web01's
+ * vCPU 1 in an EPT_VIOLATION for 0.5 s (not stuck), and a thread of web01 that exited in an IO
+ * exit 9 s old (over, not stuck).
+ */
+static void test_stuck(void)
+{
+	const __u64 s = 1000000000ull;
+	struct inflight_exit ex[] = {
+		{ .tgid = 200, .tid = 201, .vcpu = 0, .isa = USER, .reason = 2, .start_ns = 7 * s },
+		{ .tgid = 100, .tid = 102, .vcpu = 1, .isa = VMX, .reason = 48,
+		  .start_ns = 9 * s + s / 2 },
+		{ .tgid = 100, .tid = 101, .vcpu = 0, .isa = VMX, .reason = 30, .start_ns = 1,
+		  .end_ns = 9 * s },
+	};
+	struct fixture f;
+	int l;
+
+	setup(&f);
+	f.d.inflight = ex;
+	f.d.nr_inflight = 3;
+	f.d.now_ns = 10 * s;
+	f.d.stuck_ns = s;
+	f.ui.interactive = false;
+	f.ui.height = 0;
+	f.ui.width = 101;
+	build(&f);
+	l = find(&f.v, "Stuck ");
+	CHECK(l == 3);
+	CHECK_STR(f.v.lines[l].text, "Stuck (in flight >= 1.00s, rows !): 1; oldest 3.00s: db02 "
+		  "vCPU 0 kvm_userspace_exit(IO)");
+	CHECK(f.v.lines[l].attr & TOP_A_ALERT);
+	/* db02 is marked and in the alert colour; web01 (0.5 s, and an ended exit) is not. */
+	l = find(&f.v, "!db02 ");
+	CHECK(l > 0 && (f.v.lines[l].attr & TOP_A_ALERT));
+	l = find(&f.v, " web01 ");
+	CHECK(l > 0 && !(f.v.lines[l].attr & TOP_A_ALERT));
+	/* Per vCPU: db02's vCPU 0 alone. */
+	f.ui.level = LV_VCPUS;
+	build(&f);
+	CHECK(find(&f.v, "!db02 vCPU 0") > 0);
+	CHECK(find(&f.v, " web01 vCPU 0") > 0 && find(&f.v, " web01 vCPU 1") > 0);
+	/* Reasons of all VMs: the userspace group and its IO row, no guest exit. */
+	f.ui.level = LV_REASONS;
+	build(&f);
+	CHECK(find(&f.v, "!kvm_userspace_exit ") > 0);
+	CHECK(find(&f.v, "!kvm_userspace_exit(IO) ") > 0);
+	CHECK(find(&f.v, " kvm_exit ") > 0 && find(&f.v, " kvm_exit(EPT_VIOLATION) ") > 0);
+	/* Of web01 only: nothing stuck there. */
+	f.ui.tgid = 100;
+	build(&f);
+	CHECK(find(&f.v, "!") < 0 && find(&f.v, " kvm_userspace_exit(IO) ") > 0);
+	/* Once it passes --stuck, web01's EPT_VIOLATION is stuck too. */
+	f.d.stuck_ns = s / 4;
+	build(&f);
+	CHECK(find(&f.v, "!kvm_exit(EPT_VIOLATION) ") > 0 && find(&f.v, "!kvm_exit ") > 0);
+	CHECK(find(&f.v, " kvm_exit(IO_INSTRUCTION) ") > 0);
+	/* stuck_ns 0: nothing is marked. */
+	f.d.stuck_ns = 0;
+	build(&f);
+	CHECK(find(&f.v, "Stuck ") < 0 && find(&f.v, "!") < 0);
+	teardown(&f);
+}
+
 static void test_log(void)
 {
 	struct fixture f;
@@ -593,6 +657,7 @@ int main(void)
 	test_keys_misc();
 	test_scroll_and_small();
 	test_once();
+	test_stuck();
 	test_log();
 	CHECK_DONE("test_top_view");
 }
