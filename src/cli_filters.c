@@ -52,7 +52,7 @@ static void to_session(const struct event_filter *f, struct session_opts *o)
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct cli_filters *f = state->input;
-	struct session_opts *o = f->opts;
+	struct session_opts *o = &f->opts;
 
 	switch (key) {
 	case 'p':
@@ -84,7 +84,7 @@ const struct argp cli_filters_argp = { .options = options, .parser = parse_opt }
 
 int cli_filters_resolve(struct cli_filters *f)
 {
-	struct session_opts *o = f->opts;
+	struct session_opts *o = &f->opts;
 
 	for (int i = 0; i < f->sel.nr_guests; i++) {
 		int room = MAX_PID_FILTER - o->nr_pids;
@@ -105,7 +105,7 @@ int cli_filters_open_session(struct cli_filters *f, struct session *s)
 {
 	if (session_preflight() || cli_filters_resolve(f))
 		return -1;
-	return session_open(s, f->opts) ? -1 : 0;
+	return session_open(s, &f->opts) ? -1 : 0;
 }
 
 char **cli_split_command(int *argc, char **argv)

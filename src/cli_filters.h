@@ -9,7 +9,7 @@
 #include "session.h"
 
 struct cli_filters {
-	struct session_opts *opts;	/* the filters land here once parsed, guests still named */
+	struct session_opts opts;	/* the filters land here once parsed, guests still named */
 	struct filter_options sel;	/* -p, -g, -c, -r as given */
 };
 

@@ -18,7 +18,6 @@ enum { OPT_FORCE = 0x200, OPT_TSC_MHZ };
 #define FLUSH_EVERY_NS	1000000000ull
 
 struct record_args {
-	struct session_opts opts;
 	struct cli_filters filters;
 	struct live_args live;
 	const char *path;
@@ -159,15 +158,13 @@ int cmd_record(int argc, char **argv)
 	char err[512], tail[600];
 	int rc, ret;
 
-	a.opts.vcpu = -1;
-	a.filters.opts = &a.opts;
-	a.live.opts = &a.opts;
-	a.opts.command = cli_split_command(&argc, argv);
+	a.live.opts = &a.filters.opts;
+	a.filters.opts.command = cli_split_command(&argc, argv);
 	if (argp_parse(&record_argp, argc, argv, ARGP_IN_ORDER, NULL, &a))
 		return 2;
 	rec_meta_now(&meta);
 	meta.tsc_mhz = a.tsc_mhz;
-	meta.split = a.opts.split;
+	meta.split = a.filters.opts.split;
 	/* Before loading anything: an existing file must not cost a BPF load to refuse. */
 	rec.w = rec_writer_open(a.path, a.force, &meta, err, sizeof(err));
 	if (!rec.w) {

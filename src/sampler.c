@@ -96,7 +96,7 @@ int sampler_open(struct sampler *sp, struct cli_filters *f, const struct sampler
 	memset(sp, 0, sizeof(*sp));
 	if (cli_filters_open_session(f, &sp->s))
 		return -1;
-	sp->opts = f->opts;
+	sp->opts = &f->opts;
 	src.cells.cells = sp->s.cells;
 	sp->ov.stats_fd = -1;
 	if (so->overhead && overhead_start(&sp->ov, session_object(&sp->s))) {

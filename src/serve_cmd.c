@@ -26,7 +26,6 @@
 enum { OPT_LISTEN = 0x300, OPT_BY, OPT_BUCKETS, OPT_KEEP, OPT_PIDFILE, OPT_STUCK };
 
 struct serve_args {
-	struct session_opts opts;
 	struct cli_filters filters;
 	const char *listen;
 	enum group_by by;
@@ -196,7 +195,7 @@ static int serve(struct serve_args *a, int listen_fd, const char *where)
 	signal(SIGPIPE, SIG_IGN);
 	sampler_start(&sp);
 	srv = http_server_start(listen_fd, &http_default_limits, exporter_render, &x,
-				a->opts.verbose, err, sizeof(err));
+				a->filters.opts.verbose, err, sizeof(err));
 	if (!srv) {
 		fprintf(stderr, "vmexit serve: %s\n", err);
 		rc = 1;
@@ -242,8 +241,6 @@ int cmd_serve(int argc, char **argv)
 	char where[128], err[512];
 	int fd;
 
-	a.opts.vcpu = -1;
-	a.filters.opts = &a.opts;
 	expo_buckets_default(&a.buckets);
 	if (argp_parse(&serve_argp, argc, argv, 0, NULL, &a))
 		return 2;

@@ -14,7 +14,6 @@
 enum { OPT_OVERHEAD = 0x200, OPT_STUCK };
 
 struct stat_args {
-	struct session_opts opts;
 	struct cli_filters filters;
 	struct stat_view view;
 	double interval;	/* 0: only the summary at the end */
@@ -152,23 +151,21 @@ int cmd_stat(int argc, char **argv)
 	struct sampler sp;
 	int err;
 
-	a.opts.vcpu = -1;
 	a.stuck_ns = 1000000000ull;
-	a.filters.opts = &a.opts;
-	a.opts.command = cli_split_command(&argc, argv);
+	a.filters.opts.command = cli_split_command(&argc, argv);
 	err = argp_parse(&stat_argp, argc, argv, ARGP_IN_ORDER, NULL, &a);
 	if (err)
 		return 2;
-	if (!a.nr_pos && !a.opts.command)
+	if (!a.nr_pos && !a.filters.opts.command)
 		a.interval = 1;
 	if (sampler_open(&sp, &a.filters, &(struct sampler_opts){ .by = a.view.by,
 		.interval = a.interval, .end_with_pids = true, .overhead = a.overhead }))
 		return 1;
 	a.view.names = &sp.names;
-	a.view.split = a.opts.split;
+	a.view.split = a.filters.opts.split;
 	if (a.view.fmt == OUT_TABLE && a.interval)
 		fprintf(stderr, "Tracing KVM exits%s... Hit Ctrl-C to end.\n",
-			a.opts.command ? " of the command" : "");
+			a.filters.opts.command ? " of the command" : "");
 	sampler_start(&sp);
 	return sampler_close(&sp, run(&a, &sp));
 }

@@ -13,7 +13,6 @@
 enum { OPT_FORMAT = 0x200, OPT_JSON, OPT_PERFETTO, OPT_TSC_MHZ };
 
 struct stream_args {
-	struct session_opts opts;
 	struct cli_filters filters;
 	struct live_args live;
 	struct evout_opts out;
@@ -136,14 +135,12 @@ int cmd_stream(int argc, char **argv)
 	};
 	int rc, err;
 
-	a.opts.vcpu = -1;
-	a.filters.opts = &a.opts;
-	a.live.opts = &a.opts;
+	a.live.opts = &a.filters.opts;
 	a.out.names = &names;
-	a.opts.command = cli_split_command(&argc, argv);
+	a.filters.opts.command = cli_split_command(&argc, argv);
 	if (argp_parse(&stream_argp, argc, argv, ARGP_IN_ORDER, NULL, &a))
 		return 2;
-	a.out.split = a.opts.split;
+	a.out.split = a.filters.opts.split;
 	/* Before loading anything: a bad rules file is a usage error. */
 	err = evout_open(&out, &a.out);
 	if (err) {

@@ -25,7 +25,6 @@
 enum { OPT_VCPUS = 0x300, OPT_WIDTH, OPT_OVERHEAD, OPT_STUCK };
 
 struct top_args {
-	struct session_opts opts;
 	struct cli_filters filters;
 	double delay;
 	bool once, log, drill, vcpus, overhead;
@@ -137,7 +136,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--once and --log exclude each other");
 		if (a->drill && a->vcpus)
 			argp_error(state, "-x and --vcpus exclude each other");
-		if (a->sort == TS_ONCPU && !a->opts.split)
+		if (a->sort == TS_ONCPU && !a->filters.opts.split)
 			argp_error(state, "--sort oncpu needs --split (time on CPU is only measured "
 				   "with it)");
 		break;
@@ -201,7 +200,7 @@ static void update_times(struct top *tp)
 
 static void describe_filters(struct top *tp)
 {
-	const struct session_opts *o = &tp->a->opts;
+	const struct session_opts *o = &tp->a->filters.opts;
 	size_t n = 0, len = sizeof(tp->filters);
 
 	tp->filters[0] = 0;
@@ -391,12 +390,10 @@ int cmd_top(int argc, char **argv)
 	char err[192];
 	int rc = 0;
 
-	a.opts.vcpu = -1;
-	a.filters.opts = &a.opts;
 	if (argp_parse(&top_argp, argc, argv, 0, NULL, &a))
 		return 2;
 	top_ui_init(&tp.ui);
-	tp.ui.split = a.opts.split;
+	tp.ui.split = a.filters.opts.split;
 	tp.ui.delay = a.delay;
 	tp.ui.sort = a.sort;
 	if (a.fields && top_ui_set_filter(&tp.ui, a.fields, err, sizeof(err))) {
@@ -417,7 +414,7 @@ int cmd_top(int argc, char **argv)
 	/* -x / --vcpus: of the one guest asked for, else of all of them. */
 	if (a.drill || a.vcpus) {
 		tp.ui.level = a.drill ? LV_REASONS : LV_VCPUS;
-		tp.ui.tgid = a.opts.nr_pids == 1 ? (__u32)a.opts.pids[0] : 0;
+		tp.ui.tgid = a.filters.opts.nr_pids == 1 ? (__u32)a.filters.opts.pids[0] : 0;
 	}
 	row_table_init(&tp.tot);
 	uname(&u);
