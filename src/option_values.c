@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "durations.h"
 #include "option_values.h"
 
 bool strict_long(const char *s, int base, long *v)
@@ -25,23 +26,12 @@ bool strict_double(const char *s, double *v)
 
 int parse_duration_ns(const char *s, __u64 *ns)
 {
-	static const struct { const char *sfx; double mul; } units[] = {
-		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { "", 1 },
-	};
-	char *end;
 	double v;
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || v < 0 || !isfinite(v))
+	if (parse_duration(s, DUR_NS, DUR_NS, DUR_S, &v))
 		return -EINVAL;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (!strcmp(end, units[i].sfx)) {
-			*ns = (__u64)(v * units[i].mul + 0.5);
-			return 0;
-		}
-	}
-	return -EINVAL;
+	*ns = (__u64)(v + 0.5);
+	return 0;
 }
 
 long parse_long_arg(const char *arg, const char *what, long min, long max,
@@ -91,4 +81,34 @@ long parse_count_arg(const char *arg, struct argp_state *state)
 	if (!strict_long(arg, 10, &v) || v < 1)
 		argp_error(state, "bad count '%s': give a whole number of intervals >= 1", arg);
 	return v;
+}
+
+__u64 parse_stuck_arg(const char *arg, struct argp_state *state)
+{
+	__u64 ns = 0;
+
+	if (parse_duration_ns(arg, &ns) || !ns)
+		argp_error(state, "invalid --stuck '%s': give a duration above 0, e.g. 1s or 250ms",
+			   arg);
+	return ns;
+}
+
+__u64 parse_serve_stuck_arg(const char *arg, struct argp_state *state)
+{
+	double ns = 0;
+
+	if (parse_duration(arg, DUR_UNIT_REQUIRED, DUR_NS, DUR_S, &ns))
+		argp_error(state, "invalid --stuck '%s': give a duration with its unit, e.g. 500ms, "
+			   "1s, 30s", arg);
+	return (__u64)(ns + 0.5);
+}
+
+__u64 parse_keep_arg(const char *arg, struct argp_state *state)
+{
+	double ns = 0;
+
+	if (parse_duration(arg, DUR_UNIT_REQUIRED, DUR_S, DUR_H, &ns) || ns > 7 * 24 * DUR_H)
+		argp_error(state, "invalid --keep '%s': give a duration with its unit, e.g. 300s, 5m, "
+			   "1h (at most a week)", arg);
+	return (__u64)ns;
 }

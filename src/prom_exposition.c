@@ -12,6 +12,7 @@
 #include <strings.h>
 #include "fmt_num.h"
 #include "hist.h"
+#include "durations.h"
 #include "lost_causes.h"
 #include "prom_exposition.h"
 #include "reasons.h"
@@ -54,43 +55,30 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* A duration in ns with its unit, printed back in errors. */
+/* A duration in ns with its unit, printed back in errors: exact, unlike a table's. */
 static void ns_str(char *buf, size_t len, __u64 ns)
 {
-	if (ns < 1000)
-		snprintf(buf, len, "%lluns", (unsigned long long)ns);
-	else if (ns < 1000000)
-		snprintf(buf, len, "%.10gus", ns / 1e3);
-	else if (ns < 1000000000)
-		snprintf(buf, len, "%.10gms", ns / 1e6);
+	double per;
+	const char *unit = duration_unit(ns, &per);
+
+	if (per == DUR_NS)
+		snprintf(buf, len, "%llu%s", (unsigned long long)ns, unit);
 	else
-		snprintf(buf, len, "%.12gs", ns / 1e9);
+		snprintf(buf, len, "%.*g%s", per == DUR_S ? 12 : 10, ns / per, unit);
 }
 
 static int parse_bound(const char *item, __u32 *bucket, char *err, size_t errlen)
 {
-	static const struct {
-		const char *unit;
-		double ns;
-	} units[] = { { "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { "", 1e9 } };
-	char *end, lo[32], hi[32];
-	double v, ns;
+	char lo[32], hi[32];
+	double ns;
 	__u64 n;
 	__u32 b;
-	size_t u;
 
-	errno = 0;
-	v = strtod(item, &end);
-	for (u = 0; u < sizeof(units) / sizeof(units[0]); u++)
-		if (!strcmp(end, units[u].unit))
-			break;
-	if (end == item || errno || u == sizeof(units) / sizeof(units[0]) || !isfinite(v) ||
-	    v <= 0) {
+	if (parse_duration(item, DUR_S, DUR_NS, DUR_S, &ns) || ns <= 0) {
 		snprintf(err, errlen, "--buckets: '%s' is not a duration (e.g. 256ns, 1.024us, "
 			 "0.5s; a bare number is seconds)", item);
 		return -1;
 	}
-	ns = v * units[u].ns;
 	if (ns > (double)(1ULL << HIST_MAX_POW) + 0.5) {
 		snprintf(err, errlen, "--buckets: '%s' is above the kernel histogram's last edge "
 			 "(137.438953472s)", item);

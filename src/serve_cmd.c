@@ -66,28 +66,6 @@ static const struct argp_option options[] = {
 	{},
 };
 
-/* --keep: a duration with a unit, up to a week. */
-static __u64 parse_keep(const char *arg, struct argp_state *state)
-{
-	static const struct {
-		const char *unit;
-		double ns;
-	} units[] = { { "s", 1e9 }, { "m", 60e9 }, { "h", 3600e9 } };
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	for (size_t i = 0; end != arg && !errno && v >= 0 && v <= 7 * 24 * 3600 &&
-			   i < sizeof(units) / sizeof(units[0]); i++) {
-		if (!strcmp(end, units[i].unit) && v * units[i].ns <= 7 * 24 * 3600e9)
-			return (__u64)(v * units[i].ns);
-	}
-	argp_error(state, "invalid --keep '%s': give a duration with its unit, e.g. 300s, 5m, 1h "
-		   "(at most a week)", arg);
-	return 0;
-}
-
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct serve_args *a = state->input;
@@ -113,12 +91,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "%s", err);
 		break;
 	case OPT_KEEP:
-		a->keep_ns = parse_keep(arg, state);
+		a->keep_ns = parse_keep_arg(arg, state);
 		break;
 	case OPT_STUCK:
-		if (parse_duration_ns(arg, &a->stuck_ns) || !strpbrk(arg, "nums"))
-			argp_error(state, "invalid --stuck '%s': give a duration with its unit, e.g. "
-				   "500ms, 1s, 30s", arg);
+		a->stuck_ns = parse_serve_stuck_arg(arg, state);
 		break;
 	case OPT_PIDFILE:
 		a->pidfile = arg;

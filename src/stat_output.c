@@ -7,6 +7,7 @@
 #include <string.h>
 #include "stat_output.h"
 #include "out_write.h"
+#include "durations.h"
 #include "hooks.h"
 #include "option_values.h"
 #include "overhead.h"
@@ -18,18 +19,17 @@
 
 const char *fmt_duration(__u64 unit_ns, __u64 ns, char *buf, size_t len)
 {
+	double per;
+	const char *unit = duration_unit(ns, &per);
+
 	if (unit_ns == 1)
 		snprintf(buf, len, "%llu", (unsigned long long)ns);
 	else if (unit_ns)
 		snprintf(buf, len, "%.1f", (double)ns / (double)unit_ns);
-	else if (ns < 1000)
-		snprintf(buf, len, "%lluns", (unsigned long long)ns);
-	else if (ns < 1000000)
-		snprintf(buf, len, "%.1fus", ns / 1e3);
-	else if (ns < 1000000000)
-		snprintf(buf, len, "%.1fms", ns / 1e6);
+	else if (per == DUR_NS)
+		snprintf(buf, len, "%llu%s", (unsigned long long)ns, unit);
 	else
-		snprintf(buf, len, "%.2fs", ns / 1e9);
+		snprintf(buf, len, "%.*f%s", per == DUR_S ? 2 : 1, ns / per, unit);
 	return buf;
 }
 

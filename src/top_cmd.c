@@ -109,9 +109,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		a->vcpus = true;
 		break;
 	case OPT_STUCK:
-		if (parse_duration_ns(arg, &a->stuck_ns) || !a->stuck_ns)
-			argp_error(state, "invalid --stuck '%s': give a duration above 0, e.g. 1s or "
-				   "250ms", arg);
+		a->stuck_ns = parse_stuck_arg(arg, state);
 		break;
 	case '1':
 		a->once = true;
