@@ -1171,7 +1171,13 @@ static void log_label(__u32 isa, __u32 reason, char *buf, size_t len)
 	snprintf(buf, len, "%s%s", isa == VMEXIT_ISA_USER ? "KVM_EXIT_" : "", r);
 }
 
-static bool log_pick(struct top_log *lg, const struct row_table *tot, const regex_t *re)
+/*
+ * The columns: the busiest reasons of tot. With keep, the columns of the last header stay
+ * where they are and only reasons without one are added, so that a line never changes the
+ * meaning of the columns above it without a new header.
+ */
+static bool log_pick(struct top_log *lg, const struct row_table *tot, const regex_t *re,
+		     bool keep)
 {
 	struct log_sum *s = NULL;
 	__u32 n = 0;
@@ -1199,10 +1205,19 @@ static bool log_pick(struct top_log *lg, const struct row_table *tot, const rege
 	}
 	if (n)
 		qsort(s, n, sizeof(*s), log_sum_cmp);
-	lg->nr = n < TOP_LOG_COLS ? (int)n : TOP_LOG_COLS;
-	for (int i = 0; i < lg->nr; i++) {
-		lg->cols[i] = (struct row_key){ 0, -1, s[i].isa, s[i].reason };
-		log_label(s[i].isa, s[i].reason, lg->labels[i], sizeof(lg->labels[i]));
+	if (!keep)
+		lg->nr = 0;
+	for (__u32 i = 0; i < n && lg->nr < TOP_LOG_COLS; i++) {
+		struct row_key k = { 0, -1, s[i].isa, s[i].reason };
+		int c;
+
+		for (c = 0; c < lg->nr && key_cmp(&lg->cols[c], &k); c++)
+			;
+		if (c < lg->nr)
+			continue;
+		lg->cols[lg->nr] = k;
+		log_label(s[i].isa, s[i].reason, lg->labels[lg->nr], sizeof(lg->labels[lg->nr]));
+		lg->nr++;
 	}
 	free(s);
 	if (old.nr != lg->nr)
@@ -1231,7 +1246,7 @@ int top_log_emit(struct top_log *lg, const struct row_table *cur, const struct r
 
 	/* A reason new since the last header gets a column while there is room for it. */
 	if (due || lg->nr < TOP_LOG_COLS)
-		changed = log_pick(lg, tot, re);
+		changed = log_pick(lg, tot, re, !due);
 	buf[0] = 0;
 	if (due || changed) {
 		off += snprintf(buf + off, len - off, "%8s %9s %8s %6s", "time", "exits/s",

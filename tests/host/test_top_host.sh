@@ -26,7 +26,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$OUT/vmexit-guest" --name "$NAME" --vcpus 2 --io 200 --seconds 120 >/dev/null 2>"$tmp/guest.err" &
+# Long enough for the whole test in a slow nested bed; cleanup() stops it.
+"$OUT/vmexit-guest" --name "$NAME" --vcpus 2 --io 200 --seconds 3600 >/dev/null 2>"$tmp/guest.err" &
 gpid=$!
 for _ in $(seq 50); do
 	tr '\0' ' ' <"/proc/$gpid/cmdline" 2>/dev/null | grep -q "guest=$NAME" && break
@@ -54,6 +55,9 @@ wait_for() {
 }
 # The fields of the first screen line matching ERE.
 row() { grep -Em1 -- "$1" "$tmp/screen"; }
+# The Total column of the guest's VM row (after the name, the star where kvm_exit does not
+# fire, and the pid).
+vm_total() { row "^>$NAME " | sed -E "s/^>$NAME +(\* +)?[0-9]+ +//" | awk '{ print $1 }'; }
 
 echo "# live view at 80x24"
 tmux -S "$sock" new-session -d -s top -x 80 -y 24 \
@@ -65,7 +69,7 @@ grep -q "^Filters: -g $NAME$" "$tmp/screen" || fail "filters line"
 grep -Eq "^ VM +PID +Total +Current +Time% +Avg +P99 +Max$" "$tmp/screen" || fail "columns"
 grep -q "^q quit x drill" "$tmp/screen" || fail "status line"
 awk 'length > 80 { bad = 1 } END { exit bad }' "$tmp/screen" || fail "a line wider than 80"
-read -r _ _ _ total _ <<<"$(row "^>$NAME ")"
+total=$(vm_total)
 [ "$total" -gt 0 ] || fail "VM total $total"
 echo "ok: VM row: $(row "^>$NAME ")"
 
@@ -123,13 +127,15 @@ keys g Enter
 wait_for "^View: all VMs$" "g with nothing: all VMs"
 echo "ok: g / p"
 
-sleep 1
+# Total (the third column) over 3 s before the reset against the first screen after it (one
+# 0.5 s interval at most): exit rates in a nested bed vary, but not six-fold between two seconds.
+sleep 3
 screen
-read -r _ _ _ before _ <<<"$(row "^>$NAME ")"
+before=$(vm_total)
 keys r
 wait_for "Totals since reset" "r resets the totals"
 screen
-read -r _ _ _ after _ <<<"$(row "^>$NAME ")"
+after=$(vm_total)
 [ "$after" -lt "$before" ] || fail "total after reset ($after) not below before ($before)"
 echo "ok: reset: total $before -> $after"
 
@@ -177,7 +183,9 @@ echo "ok: --once"
 echo "# --log"
 "${TOP[@]}" --log -n 3 -d 0.5 >"$tmp/log" 2>"$tmp/err" || { cat "$tmp/err"; fail "--log failed"; }
 cat "$tmp/log"
-[ "$(wc -l <"$tmp/log")" = 4 ] || fail "--log -n 3: want a header and 3 lines"
+# A header first, then 3 lines; a reason that first shows up later (a timer interrupt, say)
+# gets its column under a header of its own, so more headers may follow.
+[ "$(grep -vc '^ *time ' "$tmp/log")" = 3 ] || fail "--log -n 3: want 3 lines"
 head -1 "$tmp/log" | grep -Eq "^ +time +exits/s +vmm/s +lost( .*)? KVM_EXIT_IO( |$)" ||
 	fail "--log header"
 # time, kvm_exit/s, VMM exits/s, lost, then a column per reason; KVM_EXIT_IO/s == VMM exits/s
@@ -185,8 +193,8 @@ head -1 "$tmp/log" | grep -Eq "^ +time +exits/s +vmm/s +lost( .*)? KVM_EXIT_IO( 
 # where it does, every VMM exit began as a kernel exit, one of which per vCPU (2) may have
 # begun in the interval before: kvm_exit/s >= VMM exits/s - 2 / 0.5 s. Lost is not required to
 # be 0: attaching while a vCPU is inside KVM_RUN may cost an exit or two.
-awk -v kf=$kfires 'NR == 1 { for (i = 5; i <= NF; i++) if ($i == "KVM_EXIT_IO") io = i }
-	NR > 1 && !((kf ? $2 >= $3 - 4 : $2 == 0) && $3 > 0 && $4 ~ /^[0-9]+$/ && $io == $3) {
+awk -v kf=$kfires '$1 == "time" { io = 0; for (i = 5; i <= NF; i++) if ($i == "KVM_EXIT_IO") io = i; next }
+	!(io && (kf ? $2 >= $3 - 4 : $2 == 0) && $3 > 0 && $4 ~ /^[0-9]+$/ && $io == $3) {
 		bad = 1 } END { exit bad }' "$tmp/log" || fail "--log lines"
 echo "ok: --log"
 

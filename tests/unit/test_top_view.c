@@ -608,18 +608,24 @@ static void test_log(void)
 		  "10:00:03       150      120      4         120            100            50\n");
 	top_log_emit(&lg, &f.cur, &f.tot, 2, lost, "10:00:05", NULL, buf, sizeof(buf));
 	CHECK(strstr(buf, "      0         120") != NULL);	/* a delta: 0 more lost */
-	/* A new reason takes a free column at once, with a new header. */
+	/* EPT_VIOLATION becomes the busiest: the columns stay as the header says, no new one. */
+	put(&f.tot, 100, 1, VMX, 48, 4000, 2000);
+	top_log_emit(&lg, &f.cur, &f.tot, 2, lost, "10:00:06", NULL, buf, sizeof(buf));
+	CHECK_STR(buf,
+		  "10:00:06       150      120      0         120            100            50\n");
+	/* A new reason takes a free column at once, after the others, with a new header. */
 	put(&f.tot, 100, 0, VMX, 10, 5000, 100);
 	put(&f.cur, 100, 0, VMX, 10, 5000, 100);
 	top_log_emit(&lg, &f.cur, &f.tot, 2, lost, "10:00:07", NULL, buf, sizeof(buf));
-	CHECK(!strncmp(buf, "    time   exits/s    vmm/s   lost     CPUID KVM_EXIT_IO", 56));
-	/* Then a header every 20 lines. */
+	CHECK(!strncmp(buf, "    time   exits/s    vmm/s   lost KVM_EXIT_IO IO_INSTRUCTION "
+			    "EPT_VIOLATION     CPUID\n", 81));
+	/* Then a header every 20 lines, with the columns sorted again: busiest first. */
 	for (int i = 0; i < 19; i++) {
 		top_log_emit(&lg, &f.cur, &f.tot, 2, lost, "10:00:09", NULL, buf, sizeof(buf));
 		CHECK(!strncmp(buf, "10:00:09", 8));
 	}
 	top_log_emit(&lg, &f.cur, &f.tot, 2, lost, "10:00:11", NULL, buf, sizeof(buf));
-	CHECK(!strncmp(buf, "    time", 8));
+	CHECK(!strncmp(buf, "    time   exits/s    vmm/s   lost     CPUID EPT_VIOLATION", 58));
 	/* -f picks the columns, matched on the drill-down names. */
 	CHECK(regcomp(&re, "userspace", REG_EXTENDED | REG_NOSUB | REG_ICASE) == 0);
 	memset(&lg, 0, sizeof(lg));
