@@ -140,9 +140,11 @@ static __always_inline bool vcpu_exit_reason(struct kvm_vcpu *vcpu, __u32 isa, _
  * verifier checks context reads against the running kernel's prototype, and raw_exit_shape is
  * a constant by then, so the other shapes' reads are dead code. Some kernels (Debian's 6.12)
  * type pointer arguments of raw tracepoints as maybe-NULL ("bpf: Mark raw_tp arguments with
- * PTR_MAYBE_NULL"): the vCPU is tested first. false: no reason readable.
+ * PTR_MAYBE_NULL"): the vCPU is tested first. false: no reason readable. The vCPU id is read
+ * only when want_vcpu: a thread runs its vCPU for its life (each QEMU vCPU has its thread), so
+ * the handlers read it once per thread (ts->vcpu) rather than once per exit.
  */
-static __always_inline bool raw_exit_read(__u64 *ctx, struct exit_info *x)
+static __always_inline bool raw_exit_read(__u64 *ctx, struct exit_info *x, bool want_vcpu)
 {
 	struct kvm_vcpu *vcpu;
 
@@ -156,7 +158,8 @@ static __always_inline bool raw_exit_read(__u64 *ctx, struct exit_info *x)
 		x->isa = (__u32)ctx[1];
 		if (!vcpu)
 			return false;
-		x->vcpu = vcpu->vcpu_id;
+		if (want_vcpu)
+			x->vcpu = vcpu->vcpu_id;
 		return vcpu_exit_reason(vcpu, x->isa, &x->reason);
 	case EXIT_SHAPE_REASON_VCPU_ISA:
 		vcpu = (struct kvm_vcpu *)ctx[1];
@@ -164,7 +167,8 @@ static __always_inline bool raw_exit_read(__u64 *ctx, struct exit_info *x)
 		x->isa = (__u32)ctx[2];
 		if (!vcpu)
 			return false;
-		x->vcpu = vcpu->vcpu_id;
+		if (want_vcpu)
+			x->vcpu = vcpu->vcpu_id;
 		return true;
 	case EXIT_SHAPE_ARM64:
 		/* The record keeps ARM_EXCEPTION_CODE(ret): the SError-pending bit 31 cleared. */

@@ -553,14 +553,21 @@ static __always_inline void stream_emit(struct thread_state *ts, __u32 tgid, __u
 }
 
 
-/* kvm_exit: the guest left; the exit completes at this thread's next kvm_entry. */
-static __always_inline void handle_kvm_exit(__u64 now, __u32 tgid, __u32 tid,
-					    const struct exit_info *x)
+/* kvm_exit's thread state, or NULL when the thread is not watched (another VMM, -p). */
+static __always_inline struct thread_state *exit_thread(__u32 tgid, __u32 tid)
 {
 	struct thread_state *ts = thread_get(tgid, tid, true);
 
-	if (!ts || (ts->flags & TS_IGNORED))
-		return;
+	return ts && !(ts->flags & TS_IGNORED) ? ts : NULL;
+}
+
+/*
+ * kvm_exit of a watched thread (exit_thread()): the guest left; the exit completes at this
+ * thread's next kvm_entry. x->vcpu < 0 keeps the vCPU the thread had.
+ */
+static __always_inline void exit_start(struct thread_state *ts, __u64 now, __u32 tgid, __u32 tid,
+				       const struct exit_info *x)
+{
 	if (x->vcpu >= 0)
 		ts->vcpu = x->vcpu;
 	if (filter_vcpu >= 0 && ts->vcpu != filter_vcpu)
@@ -576,6 +583,15 @@ static __always_inline void handle_kvm_exit(__u64 now, __u32 tgid, __u32 tid,
 	}
 	if (stream_enabled)
 		ts->exit = *x;
+}
+
+static __always_inline void handle_kvm_exit(__u64 now, __u32 tgid, __u32 tid,
+					    const struct exit_info *x)
+{
+	struct thread_state *ts = exit_thread(tgid, tid);
+
+	if (ts)
+		exit_start(ts, now, tgid, tid, x);
 }
 
 /*
@@ -743,8 +759,8 @@ static __always_inline void handle_thread_exit(__u64 now, __u32 tgid, __u32 tid)
 
 /*
  * --split, a context switch: the thread leaves the CPU. Only a thread with an exit in flight
- * starts an off-CPU period; runnable says whether it was preempted (it waits for a CPU) or
- * went to sleep.
+ * (split_leaving(), which the caller tests) starts an off-CPU period; runnable says whether it
+ * was preempted (it waits for a CPU) or went to sleep.
  */
 static __always_inline bool split_leaving(const struct thread_state *ts)
 {
@@ -753,8 +769,6 @@ static __always_inline bool split_leaving(const struct thread_state *ts)
 
 static __always_inline void split_switch_out(struct thread_state *ts, __u64 now, bool runnable)
 {
-	if (!split_leaving(ts))
-		return;
 	ts->off_ts = now;
 	if (runnable)
 		ts->flags |= TS_OFF_RUNQ;
@@ -765,14 +779,18 @@ static __always_inline void split_switch_out(struct thread_state *ts, __u64 now,
 /*
  * A sleeping thread is woken: it was blocked until now, and from now on it waits for a CPU
  * (a halted vCPU woken by an interrupt, then kept off its CPU by a busy neighbour). A wakeup
- * not seen (attached mid-sleep) leaves the whole period blocked.
+ * not seen (attached mid-sleep) leaves the whole period blocked. Only for a thread that
+ * split_asleep() (the caller tests it, before reading the clock).
  */
+static __always_inline bool split_asleep(const struct thread_state *ts)
+{
+	return ts->off_ts && !(ts->flags & TS_OFF_RUNQ);
+}
+
 static __always_inline void split_wakeup(struct thread_state *ts, __u64 now)
 {
 	__u64 off = ts->off_ts;
 
-	if (!off || (ts->flags & TS_OFF_RUNQ))
-		return;
 	if (now > off) {
 		ts->blocked_sum += now - off;
 		ts->off_ts = now;
@@ -783,14 +801,12 @@ static __always_inline void split_wakeup(struct thread_state *ts, __u64 now)
 /*
  * The thread is back on a CPU: its off-CPU period goes to the sums (runq since its wakeup or
  * preemption, else blocked). A period that began before we attached was not seen (off_ts 0)
- * and counts as on CPU.
+ * and counts as on CPU. Only for a thread with off_ts set (the caller tests it).
  */
 static __always_inline void split_switch_in(struct thread_state *ts, __u64 now)
 {
 	__u64 off = ts->off_ts;
 
-	if (!off)
-		return;
 	ts->off_ts = 0;
 	if (now < off)
 		return;
@@ -833,7 +849,7 @@ static __always_inline void handle_sched_wakeup(struct task_struct *p)
 {
 	struct thread_state *ts = switch_state(p);
 
-	if (ts && ts->off_ts && !(ts->flags & TS_OFF_RUNQ))
+	if (ts && split_asleep(ts))
 		split_wakeup(ts, bpf_ktime_get_ns());
 }
 

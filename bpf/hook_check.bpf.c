@@ -142,7 +142,7 @@ int check_exit_raw(__u64 *ctx)
 {
 	struct exit_info x = { .vcpu = -1 };
 
-	if (!raw_exit_read(ctx, &x)) {
+	if (!raw_exit_read(ctx, &x, true)) {
 		if (armed)
 			__sync_fetch_and_add(&result.unreadable, 1);
 		return TP_PASS;

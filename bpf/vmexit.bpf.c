@@ -48,11 +48,15 @@ int kvm_exit_fast(__u64 *ctx)
 	__u64 now = bpf_ktime_get_ns();
 	__u64 id = hot_ids();
 	struct exit_info x = { .vcpu = -1 };
+	struct thread_state *ts = exit_thread(id >> 32, (__u32)id);
 
+	/* An unwatched thread's exit reads nothing from its vCPU. */
+	if (!ts)
+		return TP_PASS;
 	/* Never false once the start-up check passed; an unknown reason stays visible. */
-	if (!raw_exit_read(ctx, &x))
+	if (!raw_exit_read(ctx, &x, ts->vcpu < 0))
 		x.reason = ~0u;
-	handle_kvm_exit(now, id >> 32, (__u32)id, &x);
+	exit_start(ts, now, id >> 32, (__u32)id, &x);
 	return TP_PASS;
 }
 

@@ -54,11 +54,11 @@ static __always_inline int drive(const struct test_ctx *c)
 		ts = thread_get(c->tgid, c->tid, false);
 		if (!ts)
 			return 0;
-		if (c->op == TOP_SWITCH_OUT)
+		if (c->op == TOP_SWITCH_OUT && split_leaving(ts))
 			split_switch_out(ts, c->now, c->err != 0);
-		else if (c->op == TOP_SWITCH_IN)
+		else if (c->op == TOP_SWITCH_IN && ts->off_ts)
 			split_switch_in(ts, c->now);
-		else
+		else if (c->op == TOP_WAKEUP && split_asleep(ts))
 			split_wakeup(ts, c->now);
 		return 0;
 	case TOP_THREAD_EXIT:
