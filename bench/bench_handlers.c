@@ -22,6 +22,8 @@
 #include "vmexit.h"
 #include "vmexit_bench.skel.h"
 #include "../bench/vmexit_bench.h"
+#include "../tests/bpf/bpf_test_util.h"
+#include "bench_time.h"
 
 #define ITERS		1000000
 #define REPS		7
@@ -152,26 +154,10 @@ static void print_row(const char *name, const struct result *r, const struct res
 #define DISP_ITERS	500000
 #define DISP_REPS	11
 
-/*
- * The loop's own CPU time: on a shared host, time spent preempted by other tasks would
- * otherwise swamp the few ns measured.
- */
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
 /* ns per getpgid() over one loop. */
-static double syscall_loop_ns(void)
+static double getpgid_loop_ns(void)
 {
-	double t0 = now_ns();
-
-	for (int i = 0; i < DISP_ITERS; i++)
-		syscall(SYS_getpgid, 0);
-	return (now_ns() - t0) / DISP_ITERS;
+	return syscall_loop_ns(SYS_getpgid, DISP_ITERS);
 }
 
 /* One loop with prog attached; negative errno if it does not attach. */
@@ -182,7 +168,7 @@ static double attached_loop_ns(struct bpf_program *prog)
 
 	if (!link)
 		return -errno;
-	v = syscall_loop_ns();
+	v = getpgid_loop_ns();
 	bpf_link__destroy(link);
 	return v;
 }
@@ -211,9 +197,9 @@ static int dispatch_measure(struct dispatch *d)
 	bpf_program__set_autoload(skel->progs.disp_raw, true);
 	bpf_program__set_autoload(skel->progs.disp_classic, true);
 	err = vmexit_bench_bpf__load(skel);
-	syscall_loop_ns();	/* warm-up */
+	getpgid_loop_ns();	/* warm-up */
 	for (int r = 0; !err && r < DISP_REPS; r++) {
-		double a = syscall_loop_ns();
+		double a = getpgid_loop_ns();
 		double w = attached_loop_ns(skel->progs.disp_raw);
 		double c = attached_loop_ns(skel->progs.disp_classic);
 
@@ -235,13 +221,6 @@ static int dispatch_measure(struct dispatch *d)
 	d->raw = raw[DISP_REPS / 2];
 	d->classic = classic[DISP_REPS / 2];
 	return 0;
-}
-
-static int print_level(enum libbpf_print_level level, const char *fmt, va_list args)
-{
-	if (level == LIBBPF_DEBUG)
-		return 0;
-	return vfprintf(stderr, fmt, args);
 }
 
 int main(void)
@@ -289,7 +268,7 @@ int main(void)
 		fprintf(stderr, "bench_handlers: needs root to load BPF programs\n");
 		return 77;
 	}
-	libbpf_set_print(print_level);
+	libbpf_set_print(libbpf_print_quiet);
 	/* One CPU for the whole run: the figures should not depend on migrations. */
 	cpu = sched_getcpu();
 	CPU_ZERO(&set);

@@ -15,31 +15,16 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "bench_time.h"
 
 #define ITERS		1000000
 #define ROUNDS		11
 #define TARGET_PCT	2.0
 
-/*
- * The loop's own CPU time: on a shared host, time spent preempted by other tasks would
- * otherwise swamp the few ns measured.
- */
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-/* ns per getppid(); the raw syscall, so that no libc caching can skip the kernel. */
+/* ns per getppid(). */
 static double loop_ns(void)
 {
-	double t0 = now_ns();
-
-	for (int i = 0; i < ITERS; i++)
-		syscall(SYS_getppid);
-	return (now_ns() - t0) / ITERS;
+	return syscall_loop_ns(SYS_getppid, ITERS);
 }
 
 /* Starts `vmexit stat -v 3600` and returns once its programs are attached. */

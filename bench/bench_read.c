@@ -19,6 +19,7 @@
 #include "tracker.h"
 #include "vm_names.h"
 #include "vmexit_bench.skel.h"
+#include "../tests/bpf/bpf_test_util.h"
 
 #define NR_VMS		100
 #define NR_VCPUS	8
@@ -181,13 +182,6 @@ static int run(struct bench *b, enum group_by by, enum out_format fmt, FILE *out
 	return 0;
 }
 
-static int print_level(enum libbpf_print_level level, const char *fmt, va_list args)
-{
-	if (level == LIBBPF_DEBUG)
-		return 0;
-	return vfprintf(stderr, fmt, args);
-}
-
 int main(void)
 {
 	static const struct { enum group_by by; enum out_format fmt; } runs[] = {
@@ -204,7 +198,7 @@ int main(void)
 		fprintf(stderr, "bench_read: needs root to create the BPF cell array\n");
 		return 77;
 	}
-	libbpf_set_print(print_level);
+	libbpf_set_print(libbpf_print_quiet);
 	b.skel = vmexit_bench_bpf__open();
 	if (!b.skel) {
 		fprintf(stderr, "bench_read: cannot open the BPF object: %s\n", strerror(errno));

@@ -42,6 +42,7 @@
 #include "vm_names.h"
 #include "vmexit_bench.skel.h"
 #include "../bench/vmexit_bench.h"
+#include "../tests/bpf/bpf_test_util.h"
 
 #define RINGBUF_BYTES	(16384u * 1024)		/* vmexit's default --ringbuf-kb */
 #define REC_BYTES	(8 + VMEXIT_EVENT_BASE_LEN)	/* ring record: header + event */
@@ -467,13 +468,6 @@ out:
 	return err;
 }
 
-static int print_level(enum libbpf_print_level level, const char *fmt, va_list args)
-{
-	if (level == LIBBPF_DEBUG)
-		return 0;
-	return vfprintf(stderr, fmt, args);
-}
-
 int main(void)
 {
 	struct vmexit_bench_bpf *skel;
@@ -488,7 +482,7 @@ int main(void)
 		printf("bench_stream: SKIP: needs 2 CPUs (generator and consumer each on one)\n");
 		return 0;
 	}
-	libbpf_set_print(print_level);
+	libbpf_set_print(libbpf_print_quiet);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* Paced batches are short sleeps: the default 50 us slack would distort the pacing. */
 	prctl(PR_SET_TIMERSLACK, 1000, 0, 0, 0);

@@ -30,6 +30,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "vmexit.skel.h"
+#include "../tests/bpf/bpf_test_util.h"
 
 #define TRIPS		50000
 #define ROUNDS		11
@@ -116,21 +117,7 @@ static double trips_ns(struct pong *p, int trips)
 /* Offset of a member of struct thread_state, from the object's BTF: no copy of the layout. */
 static long state_member(struct vmexit_bpf *skel, const char *name)
 {
-	const struct btf *btf = bpf_object__btf(skel->obj);
-	const struct btf_type *t;
-	const struct btf_member *m;
-	int id;
-
-	id = btf__find_by_name_kind(btf, "thread_state", BTF_KIND_STRUCT);
-	if (id < 0)
-		return -1;
-	t = btf__type_by_id(btf, id);
-	m = btf_members(t);
-	for (int i = 0; i < btf_vlen(t); i++, m++) {
-		if (!strcmp(btf__name_by_offset(btf, m->name_off), name))
-			return btf_member_bit_offset(t, i) / 8;
-	}
-	return -1;
+	return btf_struct_member_offset(skel->obj, "thread_state", name);
 }
 
 struct run_stats {
@@ -224,13 +211,6 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int print_level(enum libbpf_print_level level, const char *fmt, va_list args)
-{
-	if (level == LIBBPF_DEBUG)
-		return 0;
-	return vfprintf(stderr, fmt, args);
-}
-
 int main(void)
 {
 	static const char *const what[NR_ST] = {
@@ -250,7 +230,7 @@ int main(void)
 		fprintf(stderr, "bench_switch: needs root to load BPF programs\n");
 		return 77;
 	}
-	libbpf_set_print(print_level);
+	libbpf_set_print(libbpf_print_quiet);
 	skel = load_split();
 	if (!skel) {
 		fprintf(stderr, "bench_switch: cannot load the --split programs\n");

@@ -22,6 +22,7 @@
 #include "tracker.h"
 #include "vmexit_test.skel.h"
 #include "vmexit_test.h"
+#include "bpf_test_util.h"
 
 #define ISA_VMX		VMEXIT_ISA_VMX
 #define ISA_SVM		VMEXIT_ISA_SVM
@@ -1570,14 +1571,6 @@ static void test_tracker(void)
 	fx_close(&f);
 }
 
-static int silent(enum libbpf_print_level level, const char *fmt, va_list args)
-{
-	/* Warnings and the verifier log when something fails; no debug chatter. */
-	if (level == LIBBPF_DEBUG)
-		return 0;
-	return vfprintf(stderr, fmt, args);
-}
-
 static void ev_thread_exit(struct fx *f, __u64 now, __u32 tgid, __u32 tid)
 {
 	send(f, (struct test_ctx){ .op = TOP_THREAD_EXIT, .now = now, .tgid = tgid, .tid = tid });
@@ -1762,7 +1755,7 @@ int main(void)
 		printf("SKIP: test_bpf_handlers: needs root to load BPF programs (run as root)\n");
 		return 77;
 	}
-	libbpf_set_print(silent);
+	libbpf_set_print(libbpf_print_quiet);
 	test_exit_entry();
 	test_epoch();
 	test_user_exits();

@@ -20,27 +20,15 @@
 
 #include "../unit/check.h"
 #include "vmexit.skel.h"
+#include "bpf_test_util.h"
 
 #define SLEEP_NS	20000000ull	/* 20 ms */
 #define CELL_FULL	0xfffe		/* handlers.bpf.h: in flight, counted in no cell */
 
 /* Offset of a member of struct thread_state, from the object's BTF. */
-static long member(struct vmexit_bpf *skel, const char *name)
+static long state_member(struct vmexit_bpf *skel, const char *name)
 {
-	const struct btf *btf = bpf_object__btf(skel->obj);
-	const struct btf_member *m;
-	const struct btf_type *t;
-	int id = btf__find_by_name_kind(btf, "thread_state", BTF_KIND_STRUCT);
-
-	if (id < 0)
-		return -1;
-	t = btf__type_by_id(btf, id);
-	m = btf_members(t);
-	for (int i = 0; i < btf_vlen(t); i++, m++) {
-		if (!strcmp(btf__name_by_offset(btf, m->name_off), name))
-			return btf_member_bit_offset(t, i) / 8;
-	}
-	return -1;
+	return btf_struct_member_offset(skel->obj, "thread_state", name);
 }
 
 static __u64 get64(const unsigned char *v, long off)
@@ -95,10 +83,10 @@ static void run(bool task, bool in_flight)
 	}
 	fd = bpf_map__fd(task ? skel->maps.thread_storage : skel->maps.thread_hash);
 	len = bpf_map__value_size(task ? skel->maps.thread_storage : skel->maps.thread_hash);
-	o_cell = member(skel, "uexit_cell");
-	o_blocked = member(skel, "blocked_sum");
-	o_runq = member(skel, "runq_sum");
-	o_off = member(skel, "off_ts");
+	o_cell = state_member(skel, "uexit_cell");
+	o_blocked = state_member(skel, "blocked_sum");
+	o_runq = state_member(skel, "runq_sum");
+	o_off = state_member(skel, "off_ts");
 	v = calloc(1, len);
 	CHECK(v && o_cell >= 0 && o_blocked >= 0 && o_runq >= 0 && o_off >= 0);
 	if (!v || o_cell < 0 || o_blocked < 0 || o_runq < 0 || o_off < 0)
@@ -152,20 +140,13 @@ out:
 	vmexit_bpf__destroy(skel);
 }
 
-static int silent(enum libbpf_print_level level, const char *fmt, va_list args)
-{
-	if (level == LIBBPF_DEBUG)
-		return 0;
-	return vfprintf(stderr, fmt, args);
-}
-
 int main(void)
 {
 	if (geteuid() != 0) {
 		printf("SKIP: test_bpf_split: needs root to load BPF programs (run as root)\n");
 		return 77;
 	}
-	libbpf_set_print(silent);
+	libbpf_set_print(libbpf_print_quiet);
 	run(true, true);
 	run(true, false);
 	run(false, true);

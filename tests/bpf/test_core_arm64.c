@@ -18,6 +18,7 @@
 
 #include "../unit/check.h"
 #include "vmexit.skel.h"
+#include "bpf_test_util.h"
 
 #define OFF_RET		0x1f0
 #define OFF_ESR_EC	0x1f4
@@ -171,13 +172,6 @@ static void test_neither_layout(const char *path)
 	vmexit_bpf__destroy(skel);
 }
 
-static int silent(enum libbpf_print_level level, const char *fmt, va_list args)
-{
-	if (level == LIBBPF_DEBUG)
-		return 0;
-	return vfprintf(stderr, fmt, args);
-}
-
 int main(void)
 {
 	char path[] = "/tmp/vmexit-arm64-btf.XXXXXX";
@@ -187,7 +181,7 @@ int main(void)
 		printf("SKIP: test_core_arm64: needs root to load BPF programs (run as root)\n");
 		return 77;
 	}
-	libbpf_set_print(silent);
+	libbpf_set_print(libbpf_print_quiet);
 	fd = mkstemp(path);
 	if (fd < 0) {
 		perror("mkstemp");
