@@ -94,19 +94,24 @@ def check(what, got, want):
     print(f"{what}: got {got}, expected {want}")
     if got != want:
         bad.append(what)
+at = None    # evaluation time: the final scrape's, once found (later ones may have dropped the guest)
 def query(q):
-    url = prom + "/api/v1/query?" + urllib.parse.urlencode({"query": q})
+    args = {"query": q} if at is None else {"query": q, "time": f"{at:.3f}"}
+    url = prom + "/api/v1/query?" + urllib.parse.urlencode(args)
     r = json.load(urllib.request.urlopen(url, timeout=10))
     assert r["status"] == "success", r
     return r["data"]["result"]
 def by(q, label):
     return {s["metric"].get(label, ""): float(s["value"][1]) for s in query(q)}
 
-# Wait for a scrape taken well after the guest ended: its counts are final then.
+# Wait for a scrape taken well after the guest ended: its counts are final then. Every query
+# below is evaluated at that scrape's time: on a slow machine --keep may run out before they
+# are done, and the guest's series are stale at "now" from then on.
 sel = f'guest="{name}"'
 for _ in range(300):
     r = query(f"max(timestamp(vmexit_exits_total{{{sel}}}))")
     if r and float(r[0]["value"][1]) > end + 1.5:
+        at = float(r[0]["value"][1])
         break
     time.sleep(0.1)
 else:
