@@ -767,6 +767,31 @@ static __always_inline bool split_leaving(const struct thread_state *ts)
 	return ts->exit_cell != CELL_NONE || ts->uexit_cell != CELL_NONE;
 }
 
+/* One exit in flight's split so far into its cell, for userspace (cell.if_split_ts). */
+static __always_inline void split_publish_one(const struct thread_state *ts, __u32 ref,
+					      __u64 blocked0, __u64 runq0)
+{
+	struct cell *c = cell_get(ref);
+
+	if (!c || !c->inflight_ts)
+		return;
+	c->if_blocked_ns = ts->blocked_sum - blocked0;
+	c->if_runq_ns = ts->runq_sum - runq0;
+	c->if_off_ts = ts->off_ts;
+	c->if_off_runq = !!(ts->flags & TS_OFF_RUNQ);
+	c->if_split_ts = c->inflight_ts;
+}
+
+/*
+ * After each change of the thread's off-CPU state: a stuck vCPU that sleeps is a different
+ * alarm from one on CPU or waiting for one, and the exit's own end comes too late to tell.
+ */
+static __always_inline void split_publish(const struct thread_state *ts)
+{
+	split_publish_one(ts, ts->exit_cell, ts->exit_blocked0, ts->exit_runq0);
+	split_publish_one(ts, ts->uexit_cell, ts->uexit_blocked0, ts->uexit_runq0);
+}
+
 static __always_inline void split_switch_out(struct thread_state *ts, __u64 now, bool runnable)
 {
 	ts->off_ts = now;
@@ -774,6 +799,7 @@ static __always_inline void split_switch_out(struct thread_state *ts, __u64 now,
 		ts->flags |= TS_OFF_RUNQ;
 	else
 		ts->flags &= ~TS_OFF_RUNQ;
+	split_publish(ts);
 }
 
 /*
@@ -796,6 +822,7 @@ static __always_inline void split_wakeup(struct thread_state *ts, __u64 now)
 		ts->off_ts = now;
 	}
 	ts->flags |= TS_OFF_RUNQ;
+	split_publish(ts);
 }
 
 /*
@@ -808,12 +835,11 @@ static __always_inline void split_switch_in(struct thread_state *ts, __u64 now)
 	__u64 off = ts->off_ts;
 
 	ts->off_ts = 0;
-	if (now < off)
-		return;
-	if (ts->flags & TS_OFF_RUNQ)
+	if (now >= off && (ts->flags & TS_OFF_RUNQ))
 		ts->runq_sum += now - off;
-	else
+	else if (now >= off)
 		ts->blocked_sum += now - off;
+	split_publish(ts);
 }
 
 /*

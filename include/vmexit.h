@@ -110,7 +110,7 @@ struct cell {
 	__u64 inflight_ts;
 	__u64 ended_ts;		/* when the owner thread exited */
 	__u32 thread_next;	/* kernel only: the owner thread's previous cell (a reference) */
-	__u32 __pad;
+	__u32 if_off_runq;	/* --split: if_off_ts began runnable (preempted or woken) */
 	/*
 	 * --split: total_ns divided by what the thread was doing. blocked: asleep (a halted vCPU,
 	 * a VMM waiting on I/O); runq: runnable but preempted; oncpu: the rest, so the three add
@@ -119,6 +119,16 @@ struct cell {
 	__u64 oncpu_ns;
 	__u64 blocked_ns;
 	__u64 runq_ns;
+	/*
+	 * --split, the exit in flight so far: its blocked and runq time up to the thread's last
+	 * context switch, and since when the thread has been off CPU (0: on CPU). Written at the
+	 * thread's context switches only, not per exit: they belong to the exit that began at
+	 * if_split_ts (written last), and an exit with another inflight_ts has not been off CPU.
+	 */
+	__u64 if_split_ts;
+	__u64 if_blocked_ns;
+	__u64 if_runq_ns;
+	__u64 if_off_ts;
 	__u32 hist[HIST_SLOTS];	/* wraps after 2^32; userspace takes deltas modulo 2^32 */
 };
 

@@ -103,17 +103,21 @@ static int select_stuck(struct exporter *x, struct expo_input *in)
 	in->nr_inflight = 0;
 	for (__u32 i = 0; i < s->nr_inflight; i++) {
 		const struct inflight_exit *f = &s->inflight[i];
-		__u64 age = s->now_ns > f->start_ns ? s->now_ns - f->start_ns : 0;
+		__u64 on, blk, rq;
 
-		if (f->end_ns || age < x->stuck_ns)
+		if (!inflight_stuck(f, s->now_ns, x->stuck_ns))
 			continue;
+		inflight_split(f, s->now_ns, &on, &blk, &rq);
 		x->stuck[in->nr_inflight++] = (struct expo_inflight){
 			.tgid = f->tgid,
 			.vcpu = f->vcpu,
 			.isa = f->isa,
 			.reason = f->reason,
 			.guest = vm_names_get(&x->snap.names, f->tgid),
-			.age_ns = age,
+			.age_ns = inflight_age(f, s->now_ns),
+			.oncpu_ns = on,
+			.blocked_ns = blk,
+			.runq_ns = rq,
 		};
 	}
 	return 0;

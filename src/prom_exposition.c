@@ -468,6 +468,35 @@ static int render_states(const struct expo_input *in, enum expo_format fmt, stru
 	return err;
 }
 
+/* --split: a stuck vCPU asleep, spinning on CPU, or starved of a CPU: three different alarms. */
+static int render_inflight_states(const struct expo_input *in, enum expo_format fmt,
+				  struct expo_buf *b)
+{
+	static const char *const state[] = { "oncpu", "blocked", "runq" };
+	char labels[LABELS_MAX + 32];
+	int err;
+
+	err = family(b, fmt, "vmexit_exit_in_flight_state_seconds", "gauge", "seconds",
+		     "vmexit_exit_in_flight_seconds by what the vCPU thread has been doing: on "
+		     "CPU, blocked (asleep), runq (runnable, waiting for a CPU).");
+	for (__u32 i = 0; !err && i < in->nr_inflight; i++) {
+		const struct expo_inflight *f = &in->inflight[i];
+		const __u64 ns[] = { f->oncpu_ns, f->blocked_ns, f->runq_ns };
+		size_t n = exit_labels(labels, f->guest, f->tgid, f->vcpu, true, f->isa,
+				       f->reason, false);
+
+		for (int k = 0; !err && k < 3; k++) {
+			char *p = fmt_lit(labels + n, ",state=\"");
+
+			p = fmt_str(p, state[k]);
+			*p++ = '"';
+			err = sample_sec(b, "vmexit_exit_in_flight_state_seconds", labels,
+					 p - labels, ns[k]);
+		}
+	}
+	return err;
+}
+
 static int render_inflight(const struct expo_input *in, enum expo_format fmt,
 			   struct expo_buf *b)
 {
@@ -494,7 +523,7 @@ static int render_inflight(const struct expo_input *in, enum expo_format fmt,
 
 		err = sample_sec(b, "vmexit_exit_in_flight_seconds", labels, n, f->age_ns);
 	}
-	return err;
+	return err || !in->split ? err : render_inflight_states(in, fmt, b);
 }
 
 /* One counter per BPF program: its run time (seconds) or its number of runs. */

@@ -49,6 +49,7 @@ struct expo_inflight {
 	__u32 reason;
 	const char *guest;
 	__u64 age_ns;
+	__u64 oncpu_ns, blocked_ns, runq_ns;	/* --split: age_ns so far, in the three states */
 };
 
 struct expo_prog {

@@ -250,14 +250,27 @@ static void print_stuck(const struct stat_view *v, const struct stat_report *rep
 		if (!head) {
 			fprintf(f, "STUCK: exits in flight for %s or more, or left by an exiting thread\n",
 				fmt_duration(v->unit_ns, rep->stuck_ns, lim, sizeof(lim)));
-			fprintf(f, "%-16s %4s %8s %-22s %10s\n", "GUEST", "vCPU", "TID", "REASON",
+			fprintf(f, "%-16s %4s %8s %-22s %10s", "GUEST", "vCPU", "TID", "REASON",
 				"FOR");
+			if (v->split)
+				fprintf(f, " %9s %9s %9s", "ONCPU", "BLOCKED", "RUNQ");
+			fputc('\n', f);
 			head = true;
 		}
-		fprintf(f, "%-16.16s %4d %8u %-22.22s %10s%s\n", vm_names_get(v->names, e->tgid),
+		fprintf(f, "%-16.16s %4d %8u %-22.22s %10s", vm_names_get(v->names, e->tgid),
 			e->vcpu, e->tid, row_reason(&r, rb, sizeof(rb)),
-			fmt_duration(v->unit_ns, age, age_s, sizeof(age_s)),
-			e->end_ns ? "  (ended with its thread)" : "");
+			fmt_duration(v->unit_ns, age, age_s, sizeof(age_s)));
+		/* Where its time went so far: asleep, on CPU, or starved of a CPU. */
+		if (v->split) {
+			char on_s[24], blk_s[24], rq_s[24];
+			__u64 on, blk, rq;
+
+			inflight_split(e, rep->now_ns, &on, &blk, &rq);
+			fprintf(f, " %9s %9s %9s", fmt_duration(v->unit_ns, on, on_s, sizeof(on_s)),
+				fmt_duration(v->unit_ns, blk, blk_s, sizeof(blk_s)),
+				fmt_duration(v->unit_ns, rq, rq_s, sizeof(rq_s)));
+		}
+		fprintf(f, "%s\n", e->end_ns ? "  (ended with its thread)" : "");
 	}
 }
 
@@ -281,8 +294,17 @@ static void print_json_inflight(const struct stat_view *v, const struct stat_rep
 			   "\"reason_name\":", e->tid, e->vcpu, user ? "user" : "kernel",
 			isa_name(e->isa), e->reason);
 		json_put_str(f, reason_str(e->isa, e->reason, rb, sizeof(rb)));
-		fprintf(f, ",\"age_ns\":%llu,\"ended\":%s}", (unsigned long long)age,
+		fprintf(f, ",\"age_ns\":%llu,\"ended\":%s", (unsigned long long)age,
 			e->end_ns ? "true" : "false");
+		if (v->split) {
+			__u64 on, blk, rq;
+
+			inflight_split(e, rep->now_ns, &on, &blk, &rq);
+			fprintf(f, ",\"oncpu_ns\":%llu,\"blocked_ns\":%llu,\"runq_ns\":%llu",
+				(unsigned long long)on, (unsigned long long)blk,
+				(unsigned long long)rq);
+		}
+		fputc('}', f);
 		first = false;
 	}
 	fputc(']', f);
@@ -372,8 +394,13 @@ static void print_csv_inflight(const struct stat_view *v, const struct stat_repo
 		if (v->tsc_mhz > 0)
 			fprintf(f, "%.0f,", age * v->tsc_mhz / 1e3);
 		fprintf(f, "0.0000,%llu,0,0,0,0,0,0", (unsigned long long)age);
-		if (v->split)
-			fprintf(f, ",0,0,0");
+		if (v->split) {
+			__u64 on, blk, rq;
+
+			inflight_split(e, rep->now_ns, &on, &blk, &rq);
+			fprintf(f, ",%llu,%llu,%llu", (unsigned long long)on,
+				(unsigned long long)blk, (unsigned long long)rq);
+		}
 		fprintf(f, ",%d\n", e->end_ns ? 2 : 1);
 	}
 }

@@ -148,6 +148,28 @@ bool inflight_stuck(const struct inflight_exit *e, __u64 now_ns, __u64 stuck_ns)
 	return !e->end_ns && inflight_age(e, now_ns) >= stuck_ns;
 }
 
+void inflight_split(const struct inflight_exit *e, __u64 now_ns, __u64 *oncpu, __u64 *blocked,
+		    __u64 *runq)
+{
+	__u64 age = inflight_age(e, now_ns), end = e->end_ns ? e->end_ns : now_ns;
+	__u64 b = e->blocked_ns, r = e->runq_ns;
+
+	if (e->off_ts && end > e->off_ts) {
+		if (e->off_runq)
+			r += end - e->off_ts;
+		else
+			b += end - e->off_ts;
+	}
+	/* As the kernel clamps a completed exit's split: two CPUs' clocks may differ a little. */
+	if (b > age)
+		b = age;
+	if (r > age - b)
+		r = age - b;
+	*blocked = b;
+	*runq = r;
+	*oncpu = age - b - r;
+}
+
 static int inflight_add(struct tracker *t, __u32 i, const struct cell *now, bool ended)
 {
 	struct inflight_exit *e;
@@ -169,6 +191,14 @@ static int inflight_add(struct tracker *t, __u32 i, const struct cell *now, bool
 	e->reason = t->prev[i].key.reason;
 	e->start_ns = now->inflight_ts;
 	e->end_ns = ended ? now->ended_ts : 0;
+	e->blocked_ns = e->runq_ns = e->off_ts = 0;
+	e->off_runq = false;
+	if (t->split && now->if_split_ts == now->inflight_ts) {
+		e->blocked_ns = now->if_blocked_ns;
+		e->runq_ns = now->if_runq_ns;
+		e->off_ts = now->if_off_ts;
+		e->off_runq = now->if_off_runq;
+	}
 	return 0;
 }
 

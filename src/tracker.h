@@ -33,10 +33,22 @@ struct inflight_exit {
 	__u32 reason;
 	__u64 start_ns;
 	__u64 end_ns;			/* 0: still in flight */
+	/* --split (the cell's if_* fields): off CPU until the thread's last context switch, and
+	 * since when it has been off CPU (0: on CPU); all 0 when it has not left its CPU. */
+	__u64 blocked_ns;
+	__u64 runq_ns;
+	__u64 off_ts;
+	bool off_runq;
 };
 
 /* Its age at now_ns (CLOCK_MONOTONIC); for an exit its thread ended in, its age then. */
 __u64 inflight_age(const struct inflight_exit *e, __u64 now_ns);
+/*
+ * --split: its age at now_ns as on CPU + blocked + runq, exactly (the time since its thread
+ * left the CPU goes to blocked or runq, as the kernel will count it).
+ */
+void inflight_split(const struct inflight_exit *e, __u64 now_ns, __u64 *oncpu, __u64 *blocked,
+		    __u64 *runq);
 /* Still in flight (its thread lives) and for stuck_ns or more at now_ns. */
 bool inflight_stuck(const struct inflight_exit *e, __u64 now_ns, __u64 stuck_ns);
 

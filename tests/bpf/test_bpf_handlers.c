@@ -1676,6 +1676,92 @@ static void test_inflight(void)
 	fx_close(&f);
 }
 
+/* The split so far of the exit (tid, isa, reason) in flight at the tracker's last sample. */
+static void check_split_so_far(const struct tracker *t, __u32 isa, __u32 reason, __u64 now,
+			       __u64 oncpu, __u64 blocked, __u64 runq)
+{
+	const struct inflight_exit *e = inflight_find(t, 301, isa, reason);
+	__u64 on = 0, blk = 0, rq = 0;
+
+	CHECK(e != NULL);
+	if (e)
+		inflight_split(e, now, &on, &blk, &rq);
+	CHECK_EQ_U64(on, oncpu);
+	CHECK_EQ_U64(blk, blocked);
+	CHECK_EQ_U64(rq, runq);
+}
+
+/*
+ * --split: exits in flight report their split so far, from what the thread's context switches
+ * left in their cells; the time since it left its CPU counts as it will when it is back.
+ */
+static void test_inflight_split(void)
+{
+	const __u64 B = 1000000;	/* 0 would read as "no exit in flight" */
+	struct src_ctx sc = {};
+	struct cell_source src = {};
+	struct row_table rows;
+	struct tracker t;
+	struct fx f;
+
+	if (fx_open(&f, &(struct fx_opts){ .split = true })) {
+		check_failures++;
+		return;
+	}
+	sc.f = &f;
+	src.cells = f.cells;
+	src.nr_cells = src_nr_cells;
+	src.ctx = &sc;
+	tracker_init(&t, &src, BY_VCPU, -1, false);
+	t.split = true;
+	row_table_init(&rows);
+
+	/* A kernel IO exit at B, handed to the VMM at B + 1000, which sleeps from B + 2000. */
+	ev_exit(&f, B, 300, 301, 0, ISA_VMX, VMX_IO);
+	ev_uexit(&f, B + 1000, 300, 301, KVM_EXIT_IO_, 0);
+	ev_out(&f, B + 2000, 300, 301, false);
+	CHECK(!tracker_sample(&t, 0, &rows));
+	check_split_so_far(&t, ISA_USER, KVM_EXIT_IO_, B + 5000, 1000, 3000, 0);
+	check_split_so_far(&t, ISA_VMX, VMX_IO, B + 5000, 2000, 3000, 0);
+	/* Back on CPU at B + 7000: 5000 blocked, then on CPU again. */
+	ev_in(&f, B + 7000, 300, 301);
+	CHECK(!tracker_sample(&t, 0, &rows));
+	check_split_so_far(&t, ISA_USER, KVM_EXIT_IO_, B + 7500, 1500, 5000, 0);
+	/* Preempted at B + 8000: waiting for a CPU. */
+	ev_out(&f, B + 8000, 300, 301, true);
+	CHECK(!tracker_sample(&t, 0, &rows));
+	check_split_so_far(&t, ISA_USER, KVM_EXIT_IO_, B + 8100, 2000, 5000, 100);
+	/* Its CPU back at B + 8300, KVM_RUN at B + 10000: only the kernel exit is left. */
+	ev_in(&f, B + 8300, 300, 301);
+	ev_run(&f, B + 10000, 300, 301);
+	CHECK(!tracker_sample(&t, 0, &rows));
+	CHECK_EQ_U64(t.nr_inflight, 1);
+	check_split_so_far(&t, ISA_VMX, VMX_IO, B + 11000, 5700, 5000, 300);
+	/* Asleep in the kernel at B + 11500, woken at B + 12000: runq from then on. */
+	ev_out(&f, B + 11500, 300, 301, false);
+	ev_wake(&f, B + 12000, 300, 301);
+	CHECK(!tracker_sample(&t, 0, &rows));
+	check_split_so_far(&t, ISA_VMX, VMX_IO, B + 12100, 6200, 5500, 400);
+	ev_in(&f, B + 12200, 300, 301);
+	ev_entry(&f, B + 12500, 300, 301);
+	CHECK(!tracker_sample(&t, 0, &rows));
+	CHECK_EQ_U64(t.nr_inflight, 0);
+	/* The next exit in the same cell has not left its CPU: what the cell holds is the last
+	 * one's, and all of its age is on CPU. */
+	ev_exit(&f, B + 20000, 300, 301, 0, ISA_VMX, VMX_IO);
+	CHECK(!tracker_sample(&t, 0, &rows));
+	check_split_so_far(&t, ISA_VMX, VMX_IO, B + 21000, 1000, 0, 0);
+	/* Its thread exits in it, after a sleep: the split stops at the thread's end. */
+	ev_out(&f, B + 21000, 300, 301, false);
+	ev_in(&f, B + 24000, 300, 301);
+	ev_thread_exit(&f, B + 24500, 300, 301);
+	CHECK(!tracker_sample(&t, 0, &rows));
+	check_split_so_far(&t, ISA_VMX, VMX_IO, B + 99999, 1500, 3000, 0);
+	tracker_free(&t);
+	row_table_free(&rows);
+	fx_close(&f);
+}
+
 /*
  * Many more thread lifetimes than cells: every lifetime's exits are counted, exactly, in the
  * rows since start, the cells go round through free_cells, and none is full or lost. The
@@ -1772,6 +1858,7 @@ int main(void)
 	test_kvm_records();
 	test_tracker();
 	test_inflight();
+	test_inflight_split();
 	test_recycle(false);
 	test_recycle(true);
 	test_split();

@@ -2,7 +2,8 @@
 # Real kernel, this host: --split on a VMM whose exit handler is known to sleep, spin, or
 # compete for its CPU with a busy loop (vmexit-guest --io-sleep-us / --io-spin-us; only
 # userspace exits exist here, so the VMM's handling is what gets split). On CPU, blocked and
-# runq add up to each row's total exactly, in every interval, in JSON and CSV alike.
+# runq add up to each row's total exactly, in every interval, in JSON and CSV alike; exits in
+# flight (--stuck) report their split so far.
 set -u
 OUT=${1:-.output}
 . "$(dirname "$0")/lib.sh"
@@ -25,6 +26,11 @@ run sleep --split --json 0.2 -- "$OUT/vmexit-guest" --io $N --io-sleep-us $US
 run spin --split --json 0.2 -- "$OUT/vmexit-guest" --io $N --io-spin-us $US
 run csv --split --csv 0.2 -- "$OUT/vmexit-guest" --io $N --io-spin-us 500
 run plain --json -- "$OUT/vmexit-guest" --io 10
+# Exits in flight report their split so far: a VMM asleep 1.5 s in each of 2 IO exits is stuck
+# (--stuck 300ms) and blocked, more so at each sample.
+run stuck --split --json --stuck 300ms 0.2 -- "$OUT/vmexit-guest" --io 2 --io-sleep-us 1500000
+chk "$VMEXIT" stat --split --stuck 300ms 0.5 -- "$OUT/vmexit-guest" --io 1 \
+	--io-sleep-us 1500000 >"$TMP/stuck_table" || fail "vmexit stat --split --stuck exited with $?"
 # The vCPU and a busy loop on one CPU: the vCPU waits for its CPU about half the time (a floor
 # is checked: on a busy host it waits longer, and it may wait without the loop too).
 cpu=$(taskset -pc $$ | sed 's/.*: *//; s/[,-].*//')
@@ -147,6 +153,22 @@ check("serve: oncpu + blocked + runq == the duration _sum, exactly",
       f"({state}, _sum {dsum})")
 check("serve: the sleeping VMM's exits are blocked >= 95 % of N x US",
       state.get("blocked", 0) >= 0.95 * want)
+stuck = [(o["elapsed_s"], e) for o in lines("stuck") if not o["final"]
+         for e in o["in_flight"] if not e["ended"]]
+check(f"stuck: {len(stuck)} exits listed in flight, their split so far adds up to their age",
+      len(stuck) >= 2 and all(e["oncpu_ns"] + e["blocked_ns"] + e["runq_ns"] == e["age_ns"]
+                              for _, e in stuck))
+# Asleep from just after the exit began (the VMM's handling before nanosleep takes microseconds;
+# 0.1 of the age leaves room for a slow host).
+check("stuck: a sleeping VMM's exits in flight are blocked >= 90 % of their age",
+      all(e["blocked_ns"] >= 0.9 * e["age_ns"] for _, e in stuck),
+      f"({[(e['kind'], e['age_ns'], e['blocked_ns']) for _, e in stuck][:4]})")
+grew = [(a, b) for (ta, a), (tb, b) in zip(stuck, stuck[1:])
+        if tb > ta and (a["tid"], a["kind"], a["reason"]) == (b["tid"], b["kind"], b["reason"])
+        and b["age_ns"] > a["age_ns"]]
+check("stuck: the same exit at later samples: blocked grew with its age",
+      grew and all(b["blocked_ns"] - a["blocked_ns"] >= 0.9 * (b["age_ns"] - a["age_ns"])
+                   for a, b in grew), f"({len(grew)} pairs)")
 plain = lines("plain")[-1]["rows"]
 check("without --split: no split fields", plain and not any("oncpu_ns" in r for r in plain))
 sys.exit(1 if bad else 0)
@@ -154,6 +176,9 @@ PY
 # The table: the columns and the per-VM summary line.
 chk "$VMEXIT" stat --split -- "$OUT/vmexit-guest" --io 20 --io-sleep-us 1000 >"$TMP/table" ||
 	fail "vmexit stat --split (table) exited with $?"
+# The STUCK section has the split too.
+grep -q "^GUEST .*FOR  *ONCPU  *BLOCKED  *RUNQ" "$TMP/stuck_table" ||
+	{ cat "$TMP/stuck_table"; fail "the STUCK section has no split columns"; }
 grep -q "ONCPU%.*BLOCKED.*RUNQ" "$TMP/table" &&
 	grep -q "^demo .*exits to the VMM .*blocked" "$TMP/table" ||
 	{ cat "$TMP/table"; fail "the table has no split columns or no per-VM summary"; }

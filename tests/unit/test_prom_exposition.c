@@ -104,7 +104,8 @@ int main(int argc, char **argv)
 	struct expo_series series[3];
 	struct expo_inflight stuck = { .tgid = 42, .vcpu = 1, .isa = VMEXIT_ISA_USER,
 				       .reason = 2 /* KVM_EXIT_IO */, .guest = "web\"01",
-				       .age_ns = 2500000000ULL };
+				       .age_ns = 2500000000ULL, .oncpu_ns = 1000,
+				       .blocked_ns = 2499998000ULL, .runq_ns = 1000 };
 	struct expo_prog prog = { .name = "on_kvm_exit", .run_ns = 1500, .run_cnt = 7 };
 	struct expo_input in = {};
 	struct expo_buf text = {}, om = {};
@@ -171,6 +172,12 @@ int main(int argc, char **argv)
 			      "kind=\"user\",reason=\"IO\"} 1"));
 	CHECK(has_line(&text, "vmexit_exit_in_flight_seconds{guest=\"web\\\"01\",pid=\"42\","
 			      "vcpu=\"1\",kind=\"user\",reason=\"IO\"} 2.500000000"));
+	/* --split: the stuck exit so far, asleep (a VMM blocked in its handler). */
+	CHECK(has_line(&text, "# TYPE vmexit_exit_in_flight_state_seconds gauge"));
+	CHECK(has_line(&text, "vmexit_exit_in_flight_state_seconds{guest=\"web\\\"01\",pid=\"42\","
+			      "vcpu=\"1\",kind=\"user\",reason=\"IO\",state=\"blocked\"} 2.499998000"));
+	CHECK(has_line(&text, "vmexit_exit_in_flight_state_seconds{guest=\"web\\\"01\",pid=\"42\","
+			      "vcpu=\"1\",kind=\"user\",reason=\"IO\",state=\"runq\"} 0.000001000"));
 	CHECK(has_line(&text, "# TYPE vmexit_exit_state_seconds_total counter"));
 	CHECK(has_line(&text, "vmexit_exit_state_seconds_total{" L0 ",state=\"oncpu\"} "
 			      "0.000001400"));
