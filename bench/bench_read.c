@@ -17,7 +17,7 @@
 #include "hist.h"
 #include "stat_output.h"
 #include "tracker.h"
-#include "vm_names.h"
+#include "name_cache.h"
 #include "vmexit_bench.skel.h"
 #include "../tests/bpf/bpf_test_util.h"
 
@@ -136,7 +136,7 @@ static long status_kb(const char *field)
 
 static int run(struct bench *b, enum group_by by, enum out_format fmt, FILE *out)
 {
-	struct vm_names names = { .resolve = false };
+	struct name_cache names = { .resolve = false };
 	struct stat_view view = { .by = by, .fmt = fmt, .sort = SORT_COUNT, .names = &names };
 	struct stat_report rep = { .interval_s = 1, .elapsed_s = 1 };
 	struct cell_source src = { .cells = b->cells, .nr_cells = bench_nr_cells, .ctx = b };
@@ -178,7 +178,7 @@ static int run(struct bench *b, enum group_by by, enum out_format fmt, FILE *out
 	       sum / INTERVALS, worst, status_kb("VmRSS:") / 1024.0);
 	tracker_free(&t);
 	row_table_free(&rows);
-	vm_names_free(&names);
+	name_cache_free(&names);
 	return 0;
 }
 

@@ -39,7 +39,7 @@
 #include "event_rows.h"
 #include "record_file.h"
 #include "vcpu_cache.h"
-#include "vm_names.h"
+#include "name_cache.h"
 #include "vmexit_bench.skel.h"
 #include "../bench/vmexit_bench.h"
 #include "../tests/bpf/bpf_test_util.h"
@@ -66,7 +66,7 @@ struct consumer {
 	struct ring_buffer *rb;
 	__u64 *kernel_lost;		/* the BPF object's lost[] (mmapped .bss) */
 	/* live_run()'s per-capture state */
-	struct vm_names names;
+	struct name_cache names;
 	struct vcpu_cache vcpus;
 	__u32 last_tgid;
 	__u64 lost_seen[NR_LOST];
@@ -184,7 +184,7 @@ static long long sink_close(struct consumer *c)
 		err = evout_close(&c->out);
 		bytes = c->bytes;
 	}
-	vm_names_free(&c->names);
+	name_cache_free(&c->names);
 	vcpu_cache_free(&c->vcpus);
 	return err ? err : bytes;
 }
@@ -210,9 +210,9 @@ static int on_sample(void *ctx, void *data, size_t len)
 	if (ev.tgid != c->last_tgid) {
 		c->last_tgid = ev.tgid;
 		if (c->kind == SINK_RECORD)
-			rec_writer_add_guest(c->w, ev.tgid, vm_names_get(&c->names, ev.tgid));
+			rec_writer_add_guest(c->w, ev.tgid, name_cache_get(&c->names, ev.tgid));
 		else
-			evout_guest(&c->out, ev.tgid, vm_names_get(&c->names, ev.tgid));
+			evout_guest(&c->out, ev.tgid, name_cache_get(&c->names, ev.tgid));
 	}
 	err = sink_event(c, &ev);
 	if (err) {

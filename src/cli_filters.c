@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli_filters.h"
-#include "guest_names.h"
+#include "proc_names.h"
 
 enum { OPT_MAX_CELLS = 0x100, OPT_CHECK_HOOKS, OPT_SPLIT };
 

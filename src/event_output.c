@@ -19,7 +19,7 @@ bool lost_cause_drops_events(int cause)
 
 static const char *guest_cb(void *ctx, __u32 tgid)
 {
-	return vm_names_get(ctx, tgid);
+	return name_cache_get(ctx, tgid);
 }
 
 int evout_open(struct evout *o, const struct evout_opts *opts)
@@ -85,7 +85,7 @@ int evout_open(struct evout *o, const struct evout_opts *opts)
  * exactly what the printf version wrote (fmt_num.h).
  */
 #define JSON_LINE_MAX	2048	/* fixed fields < 700 bytes, names escaped < 400 each */
-#define JSON_NAME_MAX	64	/* names longer than vm_names keeps go the slow way */
+#define JSON_NAME_MAX	64	/* names longer than name_cache keeps go the slow way */
 
 /* ,"name": for the names of kvm event fields (reasons.c's table) */
 static char *put_name(char *p, const char *name)
@@ -163,7 +163,7 @@ static char *json_kvm_event(struct evout *o, char *buf, char *p, const struct vm
 static void json_event(struct evout *o, const struct vmexit_event *ev)
 {
 	char buf[JSON_LINE_MAX], rb[REASON_STR_MAX], *p = buf;
-	const char *guest = vm_names_get(o->names, ev->tgid), *rname;
+	const char *guest = name_cache_get(o->names, ev->tgid), *rname;
 
 	p = fmt_lit(p, "{\"type\":\"");
 	p = fmt_str(p, type_name(ev->type));

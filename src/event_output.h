@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include "vmexit.h"
-#include "vm_names.h"
+#include "name_cache.h"
 
 enum evout_mode { EVOUT_LINES, EVOUT_JSON, EVOUT_PERFETTO };
 
@@ -21,7 +21,7 @@ struct evout_opts {
 	const char *perfetto_path;	/* EVOUT_PERFETTO: "-" for standard output */
 	double tsc_mhz;			/* > 0: cycles in lines (%(tsc)) and in JSON */
 	bool split;			/* exits carry oncpu/blocked/runq: JSON has them */
-	struct vm_names *names;		/* guest names, owned by the caller */
+	struct name_cache *names;		/* guest names, owned by the caller */
 };
 
 struct tmpl_rules;
@@ -34,7 +34,7 @@ struct evout {
 	bool own_file;
 	double tsc_mhz;
 	bool split;
-	struct vm_names *names;
+	struct name_cache *names;
 	struct tmpl_rules *rules;
 	struct tmpl_env *env;
 	struct perfetto_writer *pw;

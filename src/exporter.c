@@ -75,7 +75,7 @@ static int select_series(struct exporter *x, __u64 now_ms, struct expo_input *in
 			continue;
 		x->series[in->nr_series++] = (struct expo_series){
 			.row = r,
-			.guest = vm_names_get(&x->snap.names, r->key.tgid),
+			.guest = name_cache_get(&x->snap.names, r->key.tgid),
 			.created_ms = g->created_ms,
 		};
 	}
@@ -113,7 +113,7 @@ static int select_stuck(struct exporter *x, struct expo_input *in)
 			.vcpu = f->vcpu,
 			.isa = f->isa,
 			.reason = f->reason,
-			.guest = vm_names_get(&x->snap.names, f->tgid),
+			.guest = name_cache_get(&x->snap.names, f->tgid),
 			.age_ns = inflight_age(f, s->now_ns),
 			.oncpu_ns = on,
 			.blocked_ns = blk,

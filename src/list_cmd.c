@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "commands.h"
-#include "guest_names.h"
+#include "proc_names.h"
 #include "reasons.h"
 
 int cmd_list(int argc, char **argv)

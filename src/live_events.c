@@ -88,7 +88,7 @@ DEFINE_HASHMAP(tgid_set, __u32, bool)
 
 struct live_ctx {
 	const struct live_sink *sink;
-	struct vm_names *names;
+	struct name_cache *names;
 	struct vcpu_cache vcpus;
 	__s32 vcpu_filter;
 	struct tgid_set announced;	/* VMMs announced to the sink */
@@ -121,7 +121,7 @@ static int announce_guest(struct live_ctx *c, __u32 tgid)
 	if (!added)
 		return 0;
 	if (c->sink->guest)
-		c->sink->guest(c->sink->ctx, tgid, vm_names_get(c->names, tgid));
+		c->sink->guest(c->sink->ctx, tgid, name_cache_get(c->names, tgid));
 	return 0;
 }
 
@@ -244,7 +244,7 @@ static void drain(struct live_ctx *c, const struct session *s, struct ring_buffe
 		c->err = c->sink->tick(c->sink->ctx, now_ns());
 }
 
-int live_run(struct live_args *a, struct cli_filters *filters, struct vm_names *names,
+int live_run(struct live_args *a, struct cli_filters *filters, struct name_cache *names,
 	     const struct live_sink *sink, struct live_result *res)
 {
 	struct live_ctx c = { .sink = sink, .names = names, .vcpu_filter = a->opts->vcpu };

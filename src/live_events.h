@@ -13,7 +13,7 @@
 #include "vmexit.h"
 #include "cli_filters.h"
 #include "session.h"
-#include "vm_names.h"
+#include "name_cache.h"
 
 struct live_args {
 	struct session_opts *opts;	/* --min-latency, --sample, --ringbuf-kb, --kvm-events */
@@ -51,7 +51,7 @@ struct live_result {
  * owns it, resolve = true). Returns the process exit status: 0, 1 when tracing could not
  * start or failed, or the traced command's failing status.
  */
-int live_run(struct live_args *a, struct cli_filters *filters, struct vm_names *names,
+int live_run(struct live_args *a, struct cli_filters *filters, struct name_cache *names,
 	     const struct live_sink *sink, struct live_result *res);
 
 #endif /* VMEXIT_LIVE_EVENTS_H */

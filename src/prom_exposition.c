@@ -20,7 +20,7 @@
 
 /* Room for one sample line but its labels' escaped guest name: names, numbers, le. */
 #define LINE_MAX	512
-#define GUEST_MAX	256	/* longer guest names are cut (vm_names keeps 63 bytes) */
+#define GUEST_MAX	256	/* longer guest names are cut (name_cache keeps 63 bytes) */
 #define LABELS_MAX	(PROM_ESC_MAX(GUEST_MAX) + 256)
 
 static void le_format(char *out, __u64 ns)

@@ -145,7 +145,7 @@ static int sink_tick(void *ctx, __u64 now_ns)
 int cmd_record(int argc, char **argv)
 {
 	struct record_args a = {};
-	struct vm_names names = { .resolve = true };
+	struct name_cache names = { .resolve = true };
 	struct recorder rec = {};
 	struct live_result res;
 	struct rec_meta meta;
@@ -189,6 +189,6 @@ int cmd_record(int argc, char **argv)
 			 a.path);
 		evout_summary(stderr, tail, res.events, res.lost);
 	}
-	vm_names_free(&names);
+	name_cache_free(&names);
 	return rc;
 }

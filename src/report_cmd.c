@@ -142,7 +142,7 @@ DEFINE_HASHMAP(tsc_index, struct vcpu_id, __u32)
 
 struct report {
 	struct report_args *a;
-	struct vm_names names;		/* from the file only: the VMMs are long gone */
+	struct name_cache names;		/* from the file only: the VMMs are long gone */
 	bool *guest_seen;		/* per -g: some guest in the file had that name */
 	bool pid_seen[MAX_PID_FILTER];	/* per -p: the pid is in the file */
 	struct row_table rows;
@@ -190,7 +190,7 @@ static void print_tsc_offsets(struct report *r)
 	for (__u32 i = 0; i < r->nr_tsc; i++) {
 		const struct tsc_offset *t = &r->tsc[i];
 
-		printf("%-16.16s %4d 0x%016llx %20lld %8llu\n", vm_names_get(&r->names, t->tgid),
+		printf("%-16.16s %4d 0x%016llx %20lld %8llu\n", name_cache_get(&r->names, t->tgid),
 		       t->vcpu, (unsigned long long)t->offset, (long long)t->offset,
 		       (unsigned long long)t->writes);
 	}
@@ -202,7 +202,7 @@ static bool guest_wanted(struct report *r, __u32 tgid)
 
 	if (!r->a->sel.nr_guests)
 		return true;
-	name = vm_names_get(&r->names, tgid);
+	name = name_cache_get(&r->names, tgid);
 	for (int i = 0; i < r->a->sel.nr_guests; i++) {
 		if (!strcmp(name, r->a->sel.guests[i]))
 			return true;
@@ -225,7 +225,7 @@ static void note_guest(struct report *r, __u32 tgid, const char *name)
 		if (!strcmp(name, r->a->sel.guests[i]))
 			r->guest_seen[i] = true;
 	}
-	vm_names_set(&r->names, tgid, name);
+	name_cache_set(&r->names, tgid, name);
 	if (r->a->events)
 		evout_guest(&r->out, tgid, name);
 }
@@ -395,7 +395,7 @@ out:
 	free(it);
 	free(r.guest_seen);
 	row_table_free(&r.rows);
-	vm_names_free(&r.names);
+	name_cache_free(&r.names);
 	free(r.tsc);
 	tsc_index_free(&r.tsc_index);
 	return rc;

@@ -48,7 +48,7 @@ static void name_found_cell(void *ctx, const struct cell_key *k)
 {
 	struct sampler *sp = ctx;
 
-	vm_names_get(&sp->names, k->tgid);
+	name_cache_get(&sp->names, k->tgid);
 }
 
 static int setup(struct sampler *sp, const struct sampler_source *src,
@@ -233,7 +233,7 @@ void sampler_snapshot_free(struct sampler_snapshot *snap)
 {
 	free(snap->inflight);
 	row_table_free(&snap->rows);
-	vm_names_free(&snap->names);
+	name_cache_free(&snap->names);
 }
 
 /* The exits in flight at the last sample, read against the clock now. */
@@ -254,8 +254,8 @@ static int copy_inflight(struct sampler *sp, struct sampler_snapshot *snap)
 		memcpy(snap->inflight, t->inflight, t->nr_inflight * sizeof(*t->inflight));
 	snap->nr_inflight = t->nr_inflight;
 	for (__u32 i = 0; i < t->nr_inflight; i++)
-		if (vm_names_set(&snap->names, t->inflight[i].tgid,
-				 vm_names_get(&sp->names, t->inflight[i].tgid)))
+		if (name_cache_set(&snap->names, t->inflight[i].tgid,
+				 name_cache_get(&sp->names, t->inflight[i].tgid)))
 			return -ENOMEM;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	snap->now_ns = (__u64)ts.tv_sec * 1000000000 + ts.tv_nsec;
@@ -276,7 +276,8 @@ static int copy_locked(struct sampler *sp, struct sampler_snapshot *snap)
 		*r = *src;
 		/* Every tgid in the rows was named when its cell was discovered: no /proc here. */
 		if (src->key.tgid &&
-		    vm_names_set(&snap->names, src->key.tgid, vm_names_get(&sp->names, src->key.tgid)))
+		    name_cache_set(&snap->names, src->key.tgid,
+				   name_cache_get(&sp->names, src->key.tgid)))
 			return -ENOMEM;
 	}
 	if (copy_inflight(sp, snap))
@@ -315,7 +316,7 @@ int sampler_close(struct sampler *sp, int err)
 		overhead_stop(&sp->ov);
 	tracker_free(&sp->t);
 	row_table_free(&sp->rows);
-	vm_names_free(&sp->names);
+	name_cache_free(&sp->names);
 	pthread_mutex_destroy(&sp->lock);
 	if (sp->s.skel)
 		session_close(&sp->s);

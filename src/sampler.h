@@ -33,7 +33,7 @@
 #include "overhead.h"
 #include "session.h"
 #include "tracker.h"
-#include "vm_names.h"
+#include "name_cache.h"
 
 struct sampler_opts {
 	enum group_by by;		/* how rows are keyed */
@@ -56,7 +56,7 @@ struct sampler_source {
 	/* Starts a new epoch; returns the one that just ended (whose min/max the cells carry). */
 	__u32 (*turn_epoch)(void *ctx);
 	void (*lost)(void *ctx, __u64 lost[NR_LOST]);
-	/* The command line the kernel kept for tgid (vm_names' args hook); may be NULL. */
+	/* The command line the kernel kept for tgid (name_cache' args hook); may be NULL. */
 	int (*proc_args)(void *ctx, __u32 tgid, char *buf, size_t len);
 	bool use_proc;			/* names and vCPUs from /proc as well (off in tests) */
 };
@@ -66,7 +66,7 @@ struct sampler {
 	struct session_opts *opts;	/* likewise: -p, the command */
 	struct sampler_source src;
 	struct tracker t;		/* t.cum: the rows since start */
-	struct vm_names names;		/* every guest seen, named while it ran */
+	struct name_cache names;		/* every guest seen, named while it ran */
 	struct sampler_opts so;
 	/* Filled by sampler_sample(): */
 	struct row_table rows;		/* since the previous sample */
@@ -117,7 +117,7 @@ int sampler_sample(struct sampler *sp);
 
 struct sampler_snapshot {
 	struct row_table rows;		/* everything since the start, keyed by so.by */
-	struct vm_names names;		/* the name of every guest in rows (never asks /proc) */
+	struct name_cache names;	/* the name of every guest in rows (never asks /proc) */
 	__u64 lost[NR_LOST];
 	double elapsed_s;		/* at the sample the rows come from */
 	bool has_bpf_runs;		/* --overhead: the two below are known */

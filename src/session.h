@@ -80,7 +80,7 @@ void session_cell_counts(const struct session *s, struct cell_counts *c);
 void session_lost(const struct session *s, __u64 lost[NR_LOST]);
 void session_new_epoch(struct session *s);
 __u32 session_epoch(const struct session *s);
-/* The VMM command line the kernel kept for tgid (vm_names' args hook); length or -errno. */
+/* The VMM command line the kernel kept for tgid (name_cache' args hook); length or -errno. */
 int session_proc_args(void *session, __u32 tgid, char *buf, size_t len);
 /* The loaded BPF object, for the kernel's statistics of its programs (--overhead). */
 struct bpf_object *session_object(const struct session *s);

@@ -88,7 +88,7 @@ static const char *row_reason(const struct row *r, char *buf, size_t len)
 
 static const char *row_vm(const struct stat_view *v, const struct row *r)
 {
-	return v->by == BY_REASON ? "*" : vm_names_get(v->names, r->key.tgid);
+	return v->by == BY_REASON ? "*" : name_cache_get(v->names, r->key.tgid);
 }
 
 static double pct(__u64 ns, double secs)
@@ -208,7 +208,7 @@ static void print_split_summary(const struct stat_view *v, const struct row_tabl
 	if (n)
 		fprintf(f, "Exit time per VM:\n");
 	for (__u32 j = 0; j < n; j++) {
-		const char *vm = v->by == BY_REASON ? "*" : vm_names_get(v->names, sums[j].tgid);
+		const char *vm = v->by == BY_REASON ? "*" : name_cache_get(v->names, sums[j].tgid);
 
 		print_split_line(vm, "guest exits", &sums[j].kernel, f);
 		print_split_line(vm, "exits to the VMM", &sums[j].user, f);
@@ -257,7 +257,7 @@ static void print_stuck(const struct stat_view *v, const struct stat_report *rep
 			fputc('\n', f);
 			head = true;
 		}
-		fprintf(f, "%-16.16s %4d %8u %-22.22s %10s", vm_names_get(v->names, e->tgid),
+		fprintf(f, "%-16.16s %4d %8u %-22.22s %10s", name_cache_get(v->names, e->tgid),
 			e->vcpu, e->tid, row_reason(&r, rb, sizeof(rb)),
 			fmt_duration(v->unit_ns, age, age_s, sizeof(age_s)));
 		/* Where its time went so far: asleep, on CPU, or starved of a CPU. */
@@ -289,7 +289,7 @@ static void print_json_inflight(const struct stat_view *v, const struct stat_rep
 		if (!inflight_listed(rep, e, &age))
 			continue;
 		fprintf(f, "%s{\"pid\":%u,\"guest\":", first ? "" : ",", e->tgid);
-		json_put_str(f, vm_names_get(v->names, e->tgid));
+		json_put_str(f, name_cache_get(v->names, e->tgid));
 		fprintf(f, ",\"tid\":%u,\"vcpu\":%d,\"kind\":\"%s\",\"isa\":\"%s\",\"reason\":%u,"
 			   "\"reason_name\":", e->tid, e->vcpu, user ? "user" : "kernel",
 			isa_name(e->isa), e->reason);
@@ -387,7 +387,7 @@ static void print_csv_inflight(const struct stat_view *v, const struct stat_repo
 		if (!inflight_listed(rep, e, &age))
 			continue;
 		fprintf(f, "%.3f,%d,%.3f,", rep->elapsed_s, rep->final, rep->interval_s);
-		csv_put_field(f, vm_names_get(v->names, e->tgid));
+		csv_put_field(f, name_cache_get(v->names, e->tgid));
 		fprintf(f, ",%u,%d,%s,", e->tgid, e->vcpu, isa_name(e->isa));
 		csv_put_field(f, row_reason(&r, rb, sizeof(rb)));
 		fprintf(f, ",%u,0,0.000,", e->reason);

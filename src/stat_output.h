@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include "rows.h"
-#include "vm_names.h"
+#include "name_cache.h"
 
 struct hooks;
 struct inflight_exit;
@@ -24,7 +24,7 @@ struct stat_view {
 	bool hist;
 	bool split;		/* rows carry on CPU / blocked / runq (--split) */
 	bool asked_csv, asked_json;	/* as given: report lets --json win and go with --events */
-	struct vm_names *names;
+	struct name_cache *names;
 	bool csv_header_done;
 };
 

@@ -126,7 +126,7 @@ static int sink_tick(void *ctx, __u64 now_ns)
 int cmd_stream(int argc, char **argv)
 {
 	struct stream_args a = {};
-	struct vm_names names = { .resolve = true };
+	struct name_cache names = { .resolve = true };
 	struct live_result res;
 	struct evout out;
 	struct live_sink sink = {
@@ -144,7 +144,7 @@ int cmd_stream(int argc, char **argv)
 	/* Before loading anything: a bad rules file is a usage error. */
 	err = evout_open(&out, &a.out);
 	if (err) {
-		vm_names_free(&names);
+		name_cache_free(&names);
 		return err == -EINVAL ? 2 : 1;
 	}
 	rc = live_run(&a.live, &a.filters, &names, &sink, &res);
@@ -157,6 +157,6 @@ int cmd_stream(int argc, char **argv)
 	}
 	if (res.started)
 		evout_summary(stderr, NULL, res.events, res.lost);
-	vm_names_free(&names);
+	name_cache_free(&names);
 	return rc;
 }

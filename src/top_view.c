@@ -347,7 +347,7 @@ static int sort_items(struct top_view *v, enum top_sort s)
 static void entity_label(const struct top_data *d, const struct top_ui *ui,
 			 const struct row_key *k, char *buf, size_t len)
 {
-	const char *vm = vm_names_get(d->names, k->tgid);
+	const char *vm = name_cache_get(d->names, k->tgid);
 
 	if (ui->level == LV_VMS)
 		snprintf(buf, len, "%s", vm);
@@ -542,7 +542,7 @@ static void view_name(const struct top_data *d, const struct top_ui *ui, char *b
 	char vm[96] = "all VMs";
 
 	if (ui->tgid)
-		snprintf(vm, sizeof(vm), "%s (pid %u)", vm_names_get(d->names, ui->tgid),
+		snprintf(vm, sizeof(vm), "%s (pid %u)", name_cache_get(d->names, ui->tgid),
 			 ui->tgid);
 	switch (ui->level) {
 	case LV_VMS:
@@ -614,7 +614,7 @@ static int stuck_line(struct top_view *v, const struct top_data *d, int width)
 	return linef(v, width, TOP_A_ALERT | TOP_A_BOLD, "Stuck (in flight >= %s, rows !): %u; "
 		     "oldest %s: %s vCPU %d %s", fmt_duration(0, d->stuck_ns, lim, sizeof(lim)), n,
 		     fmt_duration(0, inflight_age(old, d->now_ns), age, sizeof(age)),
-		     vm_names_get(d->names, old->tgid), old->vcpu, rb);
+		     name_cache_get(d->names, old->tgid), old->vcpu, rb);
 }
 
 static int header_lines(struct top_view *v, const struct top_data *d, const struct top_ui *ui,
@@ -971,7 +971,7 @@ static void choose_guest(struct top_ui *ui, const struct top_data *d, const char
 	size_t off;
 
 	for (int i = 0; i < n; i++) {
-		if (!strcmp(vm_names_get(d->names, vms[i]), name) && !found++)
+		if (!strcmp(name_cache_get(d->names, vms[i]), name) && !found++)
 			pid = vms[i];
 	}
 	if (found) {
@@ -985,7 +985,7 @@ static void choose_guest(struct top_ui *ui, const struct top_data *d, const char
 	off = snprintf(ui->msg, sizeof(ui->msg), "no VM named '%.40s' has exits; seen:", name);
 	for (int i = 0; i < n && off < sizeof(ui->msg); i++)
 		off += snprintf(ui->msg + off, sizeof(ui->msg) - off, " %s",
-				vm_names_get(d->names, vms[i]));
+				name_cache_get(d->names, vms[i]));
 	if (!n)
 		snprintf(ui->msg + off, sizeof(ui->msg) - off, " none");
 	free(vms);

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include "reasons.h"
 #include "tracker.h"
-#include "vm_names.h"
+#include "name_cache.h"
 
 #define TOP_LINE_MAX	512		/* widest line the model builds, NUL included */
 #define TOP_INPUT_MAX	128
@@ -46,7 +46,7 @@ struct top_data {
 	double since_s;			/* what tot covers */
 	double elapsed_s;		/* since tracing started */
 	bool was_reset;
-	struct vm_names *names;
+	struct name_cache *names;
 	__u64 lost[NR_LOST];		/* kernel counters, since tracing started */
 	const char *host;
 	const char *kernel;

@@ -4,7 +4,7 @@
 #include <string.h>
 #include "tracker.h"
 #include "hist.h"
-#include "guest_names.h"
+#include "proc_names.h"
 
 int tracker_init(struct tracker *t, const struct cell_source *src, enum group_by by,
 		 __s32 vcpu_filter, bool resolve_names)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-#include "guest_names.h"
+#include "proc_names.h"
 #include "vcpu_cache.h"
 
 __s32 vcpu_cache_resolve(struct vcpu_cache *c, struct vmexit_event *ev)

@@ -48,7 +48,7 @@ static const char want[] =
 
 int main(void)
 {
-	struct vm_names names = { 0 };
+	struct name_cache names = { 0 };
 	struct evout_opts opts = { .mode = EVOUT_JSON, .tsc_mhz = 2095.078, .names = &names };
 	struct evout o;
 	struct vmexit_event e[] = {
@@ -79,8 +79,8 @@ int main(void)
 	size_t size = 0;
 	FILE *f;
 
-	vm_names_set(&names, 100, "web01");
-	vm_names_set(&names, 200, "t\"en\\ant\x01\xff");
+	name_cache_set(&names, 100, "web01");
+	name_cache_set(&names, 200, "t\"en\\ant\x01\xff");
 	CHECK_EQ_U64(evout_open(&o, &opts), 0);
 	f = open_memstream(&buf, &size);
 	CHECK(f != NULL);
@@ -97,6 +97,6 @@ int main(void)
 		fputs(buf, stdout);
 	CHECK_STR(buf, want);
 	free(buf);
-	vm_names_free(&names);
+	name_cache_free(&names);
 	CHECK_DONE("event_output");
 }

@@ -124,8 +124,8 @@ static void test_rows_and_names(void)
 	sampler_poll(&sp);
 	/* Named while the VMM lives: asked once per guest, not per cell or per lookup. */
 	CHECK_EQ_U64(f.args_calls, 2);
-	CHECK_STR(vm_names_get(&sp.names, 100), "web01");
-	CHECK_STR(vm_names_get(&sp.names, 200), "200");
+	CHECK_STR(name_cache_get(&sp.names, 100), "web01");
+	CHECK_STR(name_cache_get(&sp.names, 200), "200");
 
 	exits(&f, 0, 3, 10);
 	exits(&f, 1, 2, 12);
@@ -156,8 +156,8 @@ static void test_rows_and_names(void)
 	CHECK_EQ_U64(total_count(&snap.rows), 11);
 	CHECK_EQ_U64(snap.samples, 3);
 	CHECK_EQ_U64(snap.lost[LOST_CELLS_FULL], 4);
-	CHECK_STR(vm_names_get(&snap.names, 100), "web01");
-	CHECK_STR(vm_names_get(&snap.names, 200), "200");
+	CHECK_STR(name_cache_get(&snap.names, 100), "web01");
+	CHECK_STR(name_cache_get(&snap.names, 200), "200");
 	CHECK_EQ_U64(f.args_calls, 2);	/* the snapshot never asks again */
 	CHECK_EQ_U64(snap.nr_inflight, 0);
 
@@ -252,7 +252,7 @@ static void *read_snapshots(void *arg)
 	for (int i = 0; i < rd->rounds; i++) {
 		if (sampler_snapshot(rd->sp, i % 7 == 0, &snap) ||
 		    total_count(&snap.rows) != snap.samples * 2 ||
-		    strcmp(vm_names_get(&snap.names, 100), "web01"))
+		    strcmp(name_cache_get(&snap.names, 100), "web01"))
 			rd->bad++;
 	}
 	sampler_snapshot_free(&snap);

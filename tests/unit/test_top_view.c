@@ -39,7 +39,7 @@ static void put(struct row_table *rt, __u32 tgid, __s32 vcpu, __u32 isa, __u32 r
 
 struct fixture {
 	struct row_table cur, tot;
-	struct vm_names names;
+	struct name_cache names;
 	struct top_data d;
 	struct top_ui ui;
 	struct top_view v;
@@ -50,8 +50,8 @@ static void setup(struct fixture *f)
 	memset(f, 0, sizeof(*f));
 	row_table_init(&f->cur);
 	row_table_init(&f->tot);
-	vm_names_set(&f->names, 100, "web01");
-	vm_names_set(&f->names, 200, "db02");
+	name_cache_set(&f->names, 100, "web01");
+	name_cache_set(&f->names, 200, "db02");
 	put(&f->tot, 100, 0, VMX, 30, 1000, 10000);
 	put(&f->tot, 100, 1, VMX, 48, 500, 2000);
 	put(&f->tot, 100, 0, USER, 2, 900, 5000);
@@ -75,7 +75,7 @@ static void teardown(struct fixture *f)
 	top_ui_free(&f->ui);
 	row_table_free(&f->cur);
 	row_table_free(&f->tot);
-	vm_names_free(&f->names);
+	name_cache_free(&f->names);
 }
 
 static void build(struct fixture *f)
@@ -466,7 +466,7 @@ static void test_scroll_and_small(void)
 	setup(&f);
 	for (__u32 p = 1; p <= 30; p++) {
 		snprintf(name, sizeof(name), "vm%02u", p);
-		vm_names_set(&f.names, 1000 + p, name);
+		name_cache_set(&f.names, 1000 + p, name);
 		/* 499.5/s down to 485/s: the rate order is vm01..vm30, then web01, db02. */
 		put(&f.cur, 1000 + p, 0, VMX, 12, 1000 - p, 1000);
 		put(&f.tot, 1000 + p, 0, VMX, 12, 1000 - p, 1000);

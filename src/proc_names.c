@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "guest_names.h"
+#include "proc_names.h"
 
 /* /proc/PID/cmdline is bounded by the argument limits; more than this is not a VMM's. */
 #define CMDLINE_MAX	(4u << 20)

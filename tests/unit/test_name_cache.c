@@ -2,7 +2,7 @@
 /* The run's guest names by VMM pid: learnt once, kept in first-seen order, found by pid. */
 #include <stdio.h>
 #include "check.h"
-#include "vm_names.h"
+#include "name_cache.h"
 
 static int asked;
 
@@ -18,16 +18,16 @@ static int fake_args(void *ctx, __u32 tgid, char *buf, size_t len)
 
 int main(void)
 {
-	struct vm_names n = { .args = fake_args };
+	struct name_cache n = { .args = fake_args };
 	char want[32];
 
 	/* Many guests: each asked once, then found by pid whatever the order. */
 	for (__u32 pid = 1000; pid < 3000; pid++)
-		vm_names_get(&n, pid);
+		name_cache_get(&n, pid);
 	CHECK_EQ_U64(asked, 2000);
 	for (__u32 pid = 2999; pid >= 1000; pid--) {
 		snprintf(want, sizeof(want), pid % 2 ? "%u" : "vm%u", pid);
-		CHECK_STR(vm_names_get(&n, pid), want);
+		CHECK_STR(name_cache_get(&n, pid), want);
 	}
 	CHECK_EQ_U64(asked, 2000);
 	CHECK_EQ_U64(n.nr, 2000);
@@ -36,14 +36,14 @@ int main(void)
 	CHECK_EQ_U64(n.v[1999].tgid, 2999);
 
 	/* A name learnt elsewhere replaces the one we had, and a new pid is added once. */
-	CHECK(vm_names_set(&n, 1001, "web01") == 0);
-	CHECK_STR(vm_names_get(&n, 1001), "web01");
-	CHECK(vm_names_set(&n, 5, "db") == 0);
-	CHECK(vm_names_set(&n, 5, "db2") == 0);
-	CHECK_STR(vm_names_get(&n, 5), "db2");
+	CHECK(name_cache_set(&n, 1001, "web01") == 0);
+	CHECK_STR(name_cache_get(&n, 1001), "web01");
+	CHECK(name_cache_set(&n, 5, "db") == 0);
+	CHECK(name_cache_set(&n, 5, "db2") == 0);
+	CHECK_STR(name_cache_get(&n, 5), "db2");
 	CHECK_EQ_U64(n.nr, 2001);
 	CHECK_EQ_U64(asked, 2000);
-	vm_names_free(&n);
+	name_cache_free(&n);
 	CHECK_EQ_U64(n.nr, 0);
-	CHECK_DONE("vm_names");
+	CHECK_DONE("name_cache");
 }

@@ -3,8 +3,8 @@
  * Naming guests (VMM processes) and vCPUs (their threads) from what /proc shows: the VMM's
  * command line and the thread names VMMs give their vCPU threads.
  */
-#ifndef VMEXIT_GUEST_NAMES_H
-#define VMEXIT_GUEST_NAMES_H
+#ifndef VMEXIT_PROC_NAMES_H
+#define VMEXIT_PROC_NAMES_H
 
 #include <stddef.h>
 #include <stdio.h>
@@ -40,4 +40,4 @@ int guests_find(const char *name, int *pids, int max);
 /* "  PID  NAME" for every VMM process, for "unknown guest" errors; "  (none found)" if none. */
 void guests_list_print(FILE *f);
 
-#endif /* VMEXIT_GUEST_NAMES_H */
+#endif /* VMEXIT_PROC_NAMES_H */

@@ -3,25 +3,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "vm_names.h"
+#include "name_cache.h"
 #include "array_grow.h"
-#include "guest_names.h"
+#include "proc_names.h"
 
-static struct vm_name *find(struct vm_names *n, __u32 tgid)
+static struct cached_name *find(struct name_cache *n, __u32 tgid)
 {
-	__u32 *i = vm_name_index_find(&n->index, &tgid);
+	__u32 *i = name_cache_index_find(&n->index, &tgid);
 
 	return i ? &n->v[*i] : NULL;
 }
 
-static struct vm_name *add(struct vm_names *n, __u32 tgid)
+static struct cached_name *add(struct name_cache *n, __u32 tgid)
 {
 	bool added;
 	__u32 *i;
 
 	if (array_reserve(n->v, n->nr, n->cap, 16))
 		return NULL;
-	i = vm_name_index_get(&n->index, &tgid, &added);
+	i = name_cache_index_get(&n->index, &tgid, &added);
 	if (!i)
 		return NULL;
 	*i = n->nr;
@@ -30,9 +30,9 @@ static struct vm_name *add(struct vm_names *n, __u32 tgid)
 	return &n->v[n->nr++];
 }
 
-int vm_names_set(struct vm_names *n, __u32 tgid, const char *name)
+int name_cache_set(struct name_cache *n, __u32 tgid, const char *name)
 {
-	struct vm_name *e = find(n, tgid);
+	struct cached_name *e = find(n, tgid);
 
 	if (!e)
 		e = add(n, tgid);
@@ -42,10 +42,10 @@ int vm_names_set(struct vm_names *n, __u32 tgid, const char *name)
 	return 0;
 }
 
-const char *vm_names_get(struct vm_names *n, __u32 tgid)
+const char *name_cache_get(struct name_cache *n, __u32 tgid)
 {
 	static char buf[16];
-	struct vm_name *e = find(n, tgid);
+	struct cached_name *e = find(n, tgid);
 
 	if (e && e->name[0])
 		return e->name;
@@ -69,9 +69,9 @@ const char *vm_names_get(struct vm_names *n, __u32 tgid)
 	return buf;
 }
 
-void vm_names_free(struct vm_names *n)
+void name_cache_free(struct name_cache *n)
 {
 	free(n->v);
-	vm_name_index_free(&n->index);
+	name_cache_index_free(&n->index);
 	memset(n, 0, sizeof(*n));
 }

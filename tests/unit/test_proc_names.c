@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 
 #include "check.h"
-#include "guest_names.h"
+#include "proc_names.h"
 
 /* A literal with embedded NULs, its length without the literal's own terminating NUL. */
 #define ARGS(lit)	lit, sizeof(lit) - 1
@@ -312,5 +312,5 @@ int main(int argc, char **argv)
 	test_thread_names();
 	test_self();
 	test_processes();
-	CHECK_DONE("guest_names");
+	CHECK_DONE("proc_names");
 }
