@@ -265,35 +265,7 @@ static const char *exit_name(uint32_t reason, char *buf, size_t len)
 	return buf;
 }
 
-static void __attribute__((format(printf, 1, 2))) errmsg(const char *fmt, ...)
-{
-	char line[512];
-	va_list ap;
-	int n;
-
-	/* One write per message: several VM processes may share stderr. */
-	n = snprintf(line, sizeof(line), PROG ": ");
-	va_start(ap, fmt);
-	n += vsnprintf(line + n, sizeof(line) - n, fmt, ap);
-	va_end(ap);
-	if (n >= (int)sizeof(line) - 1)
-		n = sizeof(line) - 2;
-	line[n++] = '\n';
-	if (write(STDERR_FILENO, line, n) < 0)
-		return;
-}
-
-static void __attribute__((noreturn, format(printf, 1, 2))) usage_error(const char *fmt, ...)
-{
-	char line[400];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	errmsg("%s", line);
-	exit(2);
-}
+#include "vmexit_guest_cli.h"
 
 /* ------------------------------------------------------------------ guest code */
 
@@ -1165,54 +1137,12 @@ static int run_vm(const struct opts *o)
 
 /* ------------------------------------------------------------------ arguments */
 
-static uint64_t parse_count(const char *opt, const char *val, uint64_t min, uint64_t max)
-{
-	char *end;
-	unsigned long long n;
-
-	errno = 0;
-	n = strtoull(val, &end, 0);
-	if (!*val || *end || errno || val[0] == '-' || n < min || n > max)
-		usage_error("%s: '%s' is not a valid count (use an integer from %" PRIu64 " to %"
-			    PRIu64 ")", opt, val, min, max);
-	return n;
-}
-
-static bool valid_name(const char *s)
-{
-	if (!*s || strlen(s) > MAX_NAME)
-		return false;
-	for (; *s; s++) {
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-		      (*s >= '0' && *s <= '9') || *s == '-' || *s == '_' || *s == '.'))
-			return false;
-	}
-	return true;
-}
-
-/* Parses "guest=NAME,debug-threads=on" (what we put there ourselves) and returns NAME. */
-static const char *parse_qemu_name(const char *val)
-{
-	static char name[MAX_NAME + 1];
-	const char *p = strncmp(val, "guest=", 6) ? val : val + 6;
-	size_t n = strcspn(p, ",");
-
-	if (n > MAX_NAME)
-		usage_error("-name: '%s' is too long (at most %d characters)", val, MAX_NAME);
-	memcpy(name, p, n);
-	name[n] = '\0';
-	if (!valid_name(name))
-		usage_error("-name: '%s' is not a valid name (use letters, digits, '.', '_', '-')",
-			    val);
-	return name;
-}
-
 static void parse_args(int argc, char **argv, struct opts *o)
 {
 	*o = (struct opts){ .vms = 1, .vcpus = 1, .name = "demo", .ring = DEFAULT_RING };
 
 	for (int i = 1; i < argc; i++) {
-		const char *arg = argv[i], *val = NULL, *eq;
+		const char *arg = argv[i], *val;
 		char opt[32];
 		int k;
 
@@ -1231,21 +1161,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			o->json = true;
 			continue;
 		}
-		if (strncmp(arg, "--", 2) && strcmp(arg, "-name"))
-			usage_error("unexpected argument '%s' (see --help)", arg);
-		eq = strchr(arg, '=');
-		snprintf(opt, sizeof(opt), "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
-		if (eq)
-			val = eq + 1;
-		else if (i + 1 < argc)
-			val = argv[++i];
-		else
-			usage_error("%s needs a value (see --help)", opt);
-
-		for (k = 0; k < NR_KINDS; k++) {
-			if (!strcmp(opt + 2, kind_opt[k]))
-				break;
-		}
+		val = option_value(argc, argv, &i, opt, sizeof(opt));
+		k = option_index(opt, kind_opt, NR_KINDS);
 		if (k < NR_KINDS) {
 			/* Bounded so that passes * count cannot overflow a 64-bit tally soon. */
 			o->count[k] = parse_count(opt, val, 0, MAX_COUNT);
@@ -1264,10 +1181,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 				usage_error("%s: '%s' is not a valid duration (use a number "
 					    "of seconds > 0, e.g. 5 or 0.5)", opt, val);
 		} else if (!strcmp(opt, "--name")) {
-			if (!valid_name(val))
-				usage_error("--name: '%s' is not a valid name (use 1-%d letters, "
-					    "digits, '.', '_', '-')", val, MAX_NAME);
-			o->name = val;
+			o->name = parse_name(val);
 		} else if (!strcmp(opt, "--ring")) {
 			if (strcmp(val, "0") && strcmp(val, "3"))
 				usage_error("--ring: '%s' is not a ring (use 0 or 3)", val);
