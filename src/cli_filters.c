@@ -71,6 +71,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'v':
 		o->verbose = true;
 		break;
+	case ARGP_KEY_ARG:
+		/* No command took it: the commands that trace a COMMAND take it after --. */
+		argp_error(state, "unexpected argument '%s' (use -- before a command)", arg);
+		break;
 	case ARGP_KEY_END:
 		to_session(&f->sel.f, o);
 		break;

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The filter options every tracing command shares: -p, -g, -c, -r, --max-cells, -v. */
+/*
+ * The options every tracing command shares: the filters (-p, -g, -c, -r), the Tracing group
+ * (--max-cells, --split, -v, --check-hooks), and the refusal of stray arguments.
+ */
 #ifndef VMEXIT_CLI_FILTERS_H
 #define VMEXIT_CLI_FILTERS_H
 

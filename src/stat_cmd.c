@@ -66,13 +66,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		a->stuck_ns = parse_stuck_arg(arg, state);
 		break;
 	case ARGP_KEY_ARG:
-		if (a->nr_pos == 0)
-			a->interval = parse_interval_arg(arg, state);
-		if (a->nr_pos == 1)
-			a->count = parse_count_arg(arg, state);
 		if (a->nr_pos >= 2)
-			argp_error(state, "unexpected argument '%s' (use -- before a command)", arg);
-		a->nr_pos++;
+			return ARGP_ERR_UNKNOWN;	/* cli_filters: "use -- before a command" */
+		if (a->nr_pos++ == 0)
+			a->interval = parse_interval_arg(arg, state);
+		else
+			a->count = parse_count_arg(arg, state);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

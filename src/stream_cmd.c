@@ -79,9 +79,6 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_TSC_MHZ:
 		a->out.tsc_mhz = parse_tsc_mhz_arg(arg, state);
 		break;
-	case ARGP_KEY_ARG:
-		argp_error(state, "unexpected argument '%s' (use -- before a command)", arg);
-		break;
 	case ARGP_KEY_END:
 		if (a->out.format_path && a->out.mode != EVOUT_LINES)
 			argp_error(state, "--format renders lines: it cannot be combined with "
