@@ -114,12 +114,28 @@ int sampler_open(struct sampler *sp, struct cli_filters *f, const struct sampler
 	return 0;
 }
 
+static int sample_locked(struct sampler *sp);
+
 void sampler_start(struct sampler *sp)
 {
 	double first = sp->so.first > 0 ? sp->so.first : sp->so.interval;
 
-	if (sp->s.skel)
+	if (sp->s.skel) {
+		/*
+		 * Counting starts once every program is attached. They are attached one by one
+		 * (session.c, attach_in_order()), and on a slow machine the VMs already running
+		 * make many exits meanwhile: seen by the programs attached first (the VMM's
+		 * exits), not by the last (guest exits). A sample taken now and forgotten keeps
+		 * that from the first interval. The traced command starts after it: none of its
+		 * exits is lost.
+		 */
+		pthread_mutex_lock(&sp->lock);
+		if (!sample_locked(sp))
+			tracker_restart(&sp->t);
+		sp->samples = 0;
+		pthread_mutex_unlock(&sp->lock);
 		session_start_command(&sp->s);
+	}
 	sp->start = sp->last = sampler_now();
 	sp->next = first > 0 ? sp->start + first : NEVER;
 	sp->started = true;

@@ -267,6 +267,12 @@ static void row_key_for(const struct tracker *t, __u32 i, struct row_key *k)
 	k->reason = ck->reason;
 }
 
+void tracker_restart(struct tracker *t)
+{
+	row_table_reset(&t->cum);
+	t->nr_inflight = 0;
+}
+
 int tracker_sample(struct tracker *t, __u32 closed_epoch, struct row_table *out)
 {
 	struct row d;

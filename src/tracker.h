@@ -86,6 +86,8 @@ void tracker_discover(struct tracker *t);
  * whose per-interval min/max the cells carry). Also adds them to t->cum, lists the exits in
  * flight in t->inflight, and hands back the cells of threads that have exited. */
 int tracker_sample(struct tracker *t, __u32 closed_epoch, struct row_table *out);
+/* Forgets t->cum and the exits in flight: what follows counts from the last sample on. */
+void tracker_restart(struct tracker *t);
 /* Cells in use by live threads (discovered and not handed back). */
 __u32 tracker_live_cells(const struct tracker *t);
 
