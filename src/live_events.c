@@ -244,13 +244,38 @@ static void drain(struct live_ctx *c, const struct session *s, struct ring_buffe
 		c->err = c->sink->tick(c->sink->ctx, now_ns());
 }
 
+/* From the start of tracing (and of the command) to its end, drained: the exit status. */
+static int capture(struct live_ctx *c, struct session *s, struct ring_buffer *rb,
+		   double duration_s, struct live_result *res)
+{
+	const struct live_sink *sink = c->sink;
+	__u64 start, end = 0;
+	int rc;
+
+	/* Last, once the programs are attached: tests wait on it (lib.sh wait_tracing). */
+	install_signal_handlers();
+	res->started = true;
+	start = now_ns();
+	if (sink->start)
+		c->err = sink->start(sink->ctx, start);
+	if (!c->err)
+		session_start_command(s);
+	if (duration_s > 0)
+		end = start + (__u64)(duration_s * 1e9);
+	rc = poll_until_end(c, s, rb, end);
+	res->end_ns = now_ns();
+	drain(c, s, rb);
+	if (c->err)
+		rc = 1;
+	return session_command_report(s, rc);
+}
+
 int live_run(struct live_args *a, struct cli_filters *filters, struct name_cache *names,
 	     const struct live_sink *sink, struct live_result *res)
 {
 	struct live_ctx c = { .sink = sink, .names = names, .vcpu_filter = a->opts->vcpu };
 	struct ring_buffer *rb = NULL;
 	struct session s = {};
-	__u64 start, end = 0;
 	int rc = 0;
 	bool opened = false;
 
@@ -273,22 +298,7 @@ int live_run(struct live_args *a, struct cli_filters *filters, struct name_cache
 		rc = 1;
 		goto out;
 	}
-	/* Last, once the programs are attached: tests wait on it (lib.sh wait_tracing). */
-	install_signal_handlers();
-	res->started = true;
-	start = now_ns();
-	if (sink->start)
-		c.err = sink->start(sink->ctx, start);
-	if (!c.err)
-		session_start_command(&s);
-	if (a->duration_s > 0)
-		end = start + (__u64)(a->duration_s * 1e9);
-	rc = poll_until_end(&c, &s, rb, end);
-	res->end_ns = now_ns();
-	drain(&c, &s, rb);
-	if (c.err)
-		rc = 1;
-	rc = session_command_report(&s, rc);
+	rc = capture(&c, &s, rb, a->duration_s, res);
 out:
 	res->events = c.events;
 	memcpy(res->lost, c.lost, sizeof(c.lost));
