@@ -123,10 +123,13 @@ assert got == want and fin == want
 PY
 
 # -p PID: like perf stat -p, tracing ends (with the summary) once the process is gone.
-"$OUT/vmexit-guest" --io 50 --seconds 1 --name alive01 2>/dev/null &
-gpid=$!
-sleep 0.3
-timeout 8 "$OUT/vmexit" stat --json -p $gpid 30 >"$tmp/alive" 2>"$tmp/alive.err"
+# The guest waits, stopped, until stat is tracing: start-up takes seconds in a slow nested bed.
+stopped_guest --io 50 --seconds 1 --name alive01
+timeout 300 "$OUT/vmexit" stat --json -p $gpid 30 >"$tmp/alive" 2>"$tmp/alive.err" &
+spid=$!
+wait_tracing $spid
+kill -CONT $gpid
+wait $spid
 rc=$?
 wait $gpid
 grep -q "every traced process has exited" "$tmp/alive.err" && [ $rc -eq 0 ] &&

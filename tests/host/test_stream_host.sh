@@ -337,6 +337,9 @@ gpid=$!
 sleep 0.3
 "$VMEXIT" record -o "$TMP/int.vmexit" -p $gpid --sample 10 >/dev/null 2>"$TMP/int.err" &
 rpid=$!
+# A background job of a script starts with SIGINT ignored: sent before record has its
+# handler (a slow start in the nested bed), it would be lost and record run on.
+wait_tracing $rpid
 sleep 2
 kill -INT $rpid
 wait $rpid
