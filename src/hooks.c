@@ -172,10 +172,37 @@ static void check_counts_print(struct hook_check_bpf *c, FILE *f)
 	}
 }
 
+/* The programs count into the mmapped .bss while userspace reads it. */
+static __u64 load_u64(const __u64 *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+/* The rule of the check window: hooks.h. */
+bool check_window_open(struct check_window *w, double now, __u64 seen, __u64 matched, __u64 bad)
+{
+	if (seen != w->last_seen) {
+		w->last_seen = seen;
+		w->last_seen_at = now;
+	}
+	if (now >= w->start + CHECK_MAX_WINDOWS * w->window_s)
+		return false;
+	/* --check-hooks prints both sides' counts over its whole window, refused or not. */
+	if (w->verbose)
+		return now < w->start + w->window_s || (!bad && matched < CHECK_MIN_MATCHED);
+	if (bad || matched >= CHECK_ENOUGH)
+		return false;
+	if (!seen)
+		return now < w->start + CHECK_IDLE_S;
+	if (now < w->start + w->window_s)
+		return true;
+	return matched < CHECK_MIN_MATCHED && now < w->last_seen_at + CHECK_IDLE_S;
+}
+
 /*
  * Attaches the raw and classic programs side by side (entries first, so that every exit seen
- * has its entry seen too), arms them for window_s (less once enough exits agreed) and keeps
- * the result in h->check. 0, or -errno when the fast path cannot even be loaded.
+ * has its entry seen too), arms them for the check window above and keeps the result in
+ * h->check. 0, or -errno when the fast path cannot even be loaded.
  */
 static int check_run(struct hooks *h, double window_s, bool verbose_check)
 {
@@ -184,7 +211,9 @@ static int check_run(struct hooks *h, double window_s, bool verbose_check)
 	struct bpf_link *links[4] = {};
 	struct bpf_program *order[4];
 	struct timespec tick = { 0, 10 * 1000 * 1000 };
-	double start, end;
+	struct check_window w = { .window_s = window_s, .verbose = verbose_check };
+	const struct check_result *r;
+	double now;
 	int err;
 
 	if (!c)
@@ -208,17 +237,15 @@ static int check_run(struct hooks *h, double window_s, bool verbose_check)
 		}
 	}
 	__atomic_store_n(&c->bss->armed, true, __ATOMIC_RELEASE);
-	start = mono_s();
-	end = start + window_s;
-	/*
-	 * Enough agreeing exits end the window early, and so does a host that made no exit at
-	 * all in its first 0.1 s (no VM running: nothing to judge), except when asked to look
-	 * longer.
-	 */
-	while (mono_s() < end && (verbose_check || (c->bss->result.matched < 5000 &&
-		(mono_s() < start + 0.1 || c->bss->result.seen))))
+	r = &c->bss->result;
+	w.start = w.last_seen_at = now = mono_s();
+	while (check_window_open(&w, now, load_u64(&r->seen), load_u64(&r->matched),
+				 load_u64(&r->mismatched) + load_u64(&r->unpaired) +
+				 load_u64(&r->unreadable))) {
 		nanosleep(&tick, NULL);
-	window_s = mono_s() - start;
+		now = mono_s();
+	}
+	window_s = mono_s() - w.start;
 	__atomic_store_n(&c->bss->armed, false, __ATOMIC_RELEASE);
 	h->check.ran = true;
 	h->check.window_s = window_s;
@@ -295,6 +322,10 @@ void hooks_choose_exit(struct hooks *h, struct vmexit_bpf *skel, bool stream, do
 	} else if (!k->matched) {
 		snprintf(h->exit_note, sizeof(h->exit_note),
 			 "not checked: no kvm_exit in the %.1f s check window", k->window_s);
+	} else if (k->matched < CHECK_MIN_MATCHED) {
+		snprintf(h->exit_note, sizeof(h->exit_note),
+			 "not checked: %llu exits read alike in the %.2f s check window, %d needed",
+			 (unsigned long long)k->matched, k->window_s, CHECK_MIN_MATCHED);
 	} else {
 		snprintf(h->exit_note, sizeof(h->exit_note),
 			 "checked: %llu exits and %llu entries read alike in %.2f s",

@@ -28,6 +28,36 @@ struct hook_check {
 	__u64 matched, mismatched, unpaired, unreadable, entries;
 };
 
+/*
+ * The check window. The fast path is trusted only once CHECK_MIN_MATCHED exits were read
+ * alike: a handful proves little, and a slow machine (Bochs: tens of us of emulated time per
+ * exit) may make that few in the nominal window. check_window_open() says whether to keep
+ * looking, given the exits the classic side saw (seen), those both read alike (matched) and
+ * those they did not (bad: read differently, by one side only, or unreadable).
+ * The window ends at the first of:
+ *  - a bad exit: the verdict is in, the fast path is refused;
+ *  - CHECK_ENOUGH exits agreed (not verbose: --check-hooks looks for the whole window);
+ *  - no exit at all in its first CHECK_IDLE_S: no VM runs, nothing to judge;
+ *  - window_s passed and CHECK_MIN_MATCHED exits agreed;
+ *  - window_s passed and no new exit came for CHECK_IDLE_S (the VMs stopped);
+ *  - CHECK_MAX_WINDOWS * window_s passed: start-up ends even if exits only trickle in.
+ * Fewer than CHECK_MIN_MATCHED agreeing exits then: the classic tracepoints run, and -v and
+ * the JSON note say that the fast path was not checked, and why.
+ */
+#define CHECK_MIN_MATCHED	100
+#define CHECK_ENOUGH		5000
+#define CHECK_IDLE_S		0.1
+#define CHECK_MAX_WINDOWS	10
+
+struct check_window {
+	double start, window_s;	/* seconds, any monotonic clock */
+	bool verbose;
+	__u64 last_seen;	/* seen at the last call, and since when */
+	double last_seen_at;
+};
+
+bool check_window_open(struct check_window *w, double now, __u64 seen, __u64 matched, __u64 bad);
+
 struct hooks {
 	enum run_hook run;
 	char run_note[160];	/* why the better hooks were not taken */
