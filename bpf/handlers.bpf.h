@@ -212,16 +212,31 @@ static __always_inline bool pid_wanted(__u32 tgid)
 	return !filter_pids || bpf_map_lookup_elem(&pid_filter, &tgid);
 }
 
-/* Keeps the VMM's command line once per process, for naming its guest later. */
+/* When the current process started: with its pid, the identity of a VMM. */
+static __always_inline __u64 proc_start_time(void)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+	return BPF_CORE_READ(task, group_leader, start_time);
+}
+
+/*
+ * Keeps the VMM's command line once per process, for naming its guest later. A pid reused by a
+ * new VMM replaces the old one's: the new guest must not get the old name.
+ */
 static __noinline void proc_note(__u32 tgid)
 {
 	struct task_struct *task;
-	struct proc_args *pa;
+	struct proc_args *pa, *old;
 	unsigned long start, end;
 	__u32 zero = 0, len;
+	__u64 born = proc_start_time();
 
-	if (bpf_map_lookup_elem(&procs, &tgid))
+	old = bpf_map_lookup_elem(&procs, &tgid);
+	if (old && old->start == born)
 		return;
+	if (old)
+		bpf_map_delete_elem(&procs, &tgid);
 	pa = bpf_map_lookup_elem(&proc_scratch, &zero);
 	if (!pa)
 		return;
@@ -238,7 +253,8 @@ static __noinline void proc_note(__u32 tgid)
 	if (!len || bpf_probe_read_user(pa->args, len, (void *)start))
 		return;
 	pa->len = len;
-	bpf_map_update_elem(&procs, &tgid, pa, BPF_NOEXIST);
+	pa->start = born;
+	bpf_map_update_elem(&procs, &tgid, pa, BPF_ANY);
 }
 
 static __always_inline struct thread_state *thread_get(__u32 tgid, __u32 tid, bool create)
@@ -330,6 +346,7 @@ static __noinline __u32 cell_alloc(__u32 tgid, __u32 tid, __s32 vcpu, __u32 isa,
 	c->key.reason = reason;
 	/* The thread name names the vCPU when the exits do not, even after the thread exits. */
 	bpf_get_current_comm(c->key.comm, sizeof(c->key.comm));
+	c->key.proc_start = proc_start_time();
 	c->min_ns = ~0ULL;
 	c->iv_epoch = ~0U;
 	/* Publish the key: an atomic orders it after the stores above on weakly ordered CPUs. */

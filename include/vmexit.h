@@ -86,6 +86,9 @@ struct cell_key {
 	__u32 reason;
 	__u32 ready;		/* set last, when the key above is complete */
 	char comm[16];		/* the thread's name when the cell was made ("CPU 3/KVM") */
+	/* When the VMM process started (its leader's start_time): a pid reused by a new VMM is
+	 * told from the old one by it. */
+	__u64 proc_start;
 };
 
 struct cell {
@@ -139,6 +142,7 @@ struct cell {
 #define PROC_ARGS_MAX		512
 
 struct proc_args {
+	__u64 start;		/* the process's start time: cell_key.proc_start */
 	__u32 len;
 	char args[PROC_ARGS_MAX];
 };

@@ -26,8 +26,24 @@ static struct cached_name *add(struct name_cache *n, __u32 tgid)
 		return NULL;
 	*i = n->nr;
 	n->v[n->nr].tgid = tgid;
+	n->v[n->nr].start = 0;
 	n->v[n->nr].name[0] = 0;
 	return &n->v[n->nr++];
+}
+
+int name_cache_born(struct name_cache *n, __u32 tgid, __u64 start)
+{
+	struct cached_name *e = find(n, tgid);
+
+	if (!e)
+		e = add(n, tgid);
+	if (!e)
+		return -ENOMEM;
+	if (e->start && start && e->start != start)
+		e->name[0] = 0;
+	if (start)
+		e->start = start;
+	return 0;
 }
 
 int name_cache_set(struct name_cache *n, __u32 tgid, const char *name)

@@ -13,6 +13,7 @@
 
 struct cached_name {
 	__u32 tgid;
+	__u64 start;		/* the process's start time (cell_key.proc_start); 0: unknown */
 	char name[64];
 };
 
@@ -31,6 +32,12 @@ struct name_cache {
 
 /* The guest's name; the pid as text when nothing better is known. */
 const char *name_cache_get(struct name_cache *n, __u32 tgid);
+/*
+ * The process tgid that started at start (cell_key.proc_start) makes exits. When that is not
+ * the process the name was learnt from, the pid has been reused by a new VMM: its name is
+ * asked again, at the next name_cache_get().
+ */
+int name_cache_born(struct name_cache *n, __u32 tgid, __u64 start);
 /* Records a name learnt elsewhere (a record file). */
 int name_cache_set(struct name_cache *n, __u32 tgid, const char *name);
 void name_cache_free(struct name_cache *n);

@@ -43,11 +43,13 @@ static void session_lost_counters(void *ctx, __u64 lost[NR_LOST])
 
 /* Everything but the session: sp is zeroed, sp->s and sp->opts set when there is one. */
 /* Names the guest of every cell found (new ones, and cells another VM reuses) while its VMM still
- * exists: it may be gone by the next sample. */
+ * exists: it may be gone by the next sample. A new VMM on a reused pid is named anew. */
 static void name_found_cell(void *ctx, const struct cell_key *k)
 {
 	struct sampler *sp = ctx;
 
+	/* Out of memory: the name stays as it was, nothing else is at stake. */
+	name_cache_born(&sp->names, k->tgid, k->proc_start);
 	name_cache_get(&sp->names, k->tgid);
 }
 

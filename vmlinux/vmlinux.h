@@ -71,6 +71,8 @@ struct task_struct {
 	struct task_struct *real_parent;
 	struct mm_struct *mm;
 	struct bpf_local_storage *bpf_storage;
+	struct task_struct *group_leader;
+	u64 start_time;
 };
 
 /* "sched: Change task_struct::state" (Linux 5.14) renamed state to __state. */

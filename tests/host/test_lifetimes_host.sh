@@ -10,6 +10,8 @@ OUT=${1:-.output}
 . "$(dirname "$0")/lib.sh"
 need_kvm_bpf
 need_cmd python3 python3
+kfires=0
+kvm_exit_fires "$OUT/vmexit-guest" && kfires=1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 G=$OUT/vmexit-guest
@@ -87,7 +89,8 @@ wait $gpid 2>/dev/null
 echo "ok: VMM killed with SIGKILL: summary, exit 0"
 # 4. Stuck exits: a VMM stopped (SIGSTOP) for 1.5 s holds each vCPU thread inside an exit to
 # the VMM (the one it was handling, or the KVM_RUN the signal interrupted): with --stuck 1s the
-# intervals while it is stopped list one user exit per vCPU, in flight for >= 1 s and, at most,
+# intervals while it is stopped list one user exit per vCPU (and, where kvm_exit fires, the guest
+# exit that led to it, which ends at the next entry), in flight for >= 1 s and, at most,
 # for as long as it has been stopped until the last sample (CLOCK_MONOTONIC in the test, an
 # independent clock, plus 0.5 s for the exit's start before the stop). The same in CSV
 # (In_Flight rows), and in top --once (a '!' row and the Stuck line), whose one screen comes
@@ -117,9 +120,10 @@ kill -CONT $gpid 2>/dev/null
 wait $gpid 2>/dev/null
 wait $s || { cat "$tmp/s.err"; fail "stat --stuck"; }
 wait $c || { cat "$tmp/c.err"; fail "stat --stuck --csv"; }
-python3 - "$tmp" $gpid $(( (t1 - t0) )) <<'PY' || fail "stuck exits (see above)"
+python3 - "$tmp" $gpid $(( (t1 - t0) )) $kfires <<'PY' || fail "stuck exits (see above)"
 import csv, json, sys
-d, pid, stopped = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+d, pid, stopped, kfires = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+per_vcpu = 2 if kfires else 1
 objs = [json.loads(l) for l in open(f"{d}/s.json") if l.strip()]
 stuck = [o["in_flight"] for o in objs if not o["final"] and o["in_flight"]]
 live = [s for s in stuck if not any(e["ended"] for e in s)]
@@ -127,9 +131,10 @@ print(f"{len(stuck)} intervals list stuck exits; stopped until the last sample: 
       f"{stopped / 1e9:.2f} s")
 assert live, "no interval listed a stuck exit"
 for s in live:
-    assert len(s) == 2 and {e["vcpu"] for e in s} == {0, 1}, s
+    kinds = sorted((e["vcpu"], e["kind"]) for e in s)
+    assert kinds == sorted((v, k) for v in (0, 1) for k in ("user", "kernel")[:per_vcpu]), s
     for e in s:
-        assert e["pid"] == pid and e["kind"] == "user" and e["guest"] == "stopped", e
+        assert e["pid"] == pid and e["guest"] == "stopped", e
         assert 1e9 <= e["age_ns"] <= stopped + 0.5e9, e
 print("ages:", [[e["age_ns"] for e in s] for s in live])
 rows = list(csv.DictReader(open(f"{d}/s.csv")))
@@ -137,15 +142,60 @@ fl = [r for r in rows if r["In_Flight"] == "1" and r["Final"] == "0"]
 assert fl, "no In_Flight=1 CSV row"
 for r in fl:
     assert r["VM"] == "stopped" and int(r["PID"]) == pid and r["vCPU"] in ("0", "1"), r
-    assert r["ISA"] == "user" and r["NR_Exit"] == "0", r
+    assert (r["ISA"] == "user" or kfires) and r["NR_Exit"] == "0", r
     assert 1e9 <= int(r["Total_ns"]) <= stopped + 0.5e9, r
 assert all(r["In_Flight"] == "0" for r in rows if r not in fl and r["In_Flight"] != "2"), \
     "ordinary rows are In_Flight=0"
 print(f"CSV: {len(fl)} In_Flight=1 rows, Total_ns {sorted(int(r['Total_ns']) for r in fl)}")
 top = open(f"{d}/top").read().splitlines()
 print("\n".join(top))
-assert any(l.startswith("Stuck (in flight >= 1.00s, rows !): 2;") for l in top), "Stuck line"
+assert any(l.startswith(f"Stuck (in flight >= 1.00s, rows !): {2 * per_vcpu};")
+           for l in top), "Stuck line"
 assert any(l.startswith("!stopped ") for l in top), "the stopped VM's row is marked"
 PY
 echo "ok: a stopped VMM's vCPUs are listed as stuck, with their age (JSON, CSV, top)"
+# 5. A pid reused by a new VMM: guest reuseA (1 vCPU, 10 + 1 IO exits) exits, and guest reuseB
+# (20 + 1) is started on the same pid (ns_last_pid set to the pid before it; another process may
+# take the pid first: then retry). Every interval names each one's exits by its own name, and
+# the summary's row of that pid has the new name. Two samples after reuseA's end come first,
+# so that no interval holds exits of both.
+cat >"$tmp/reuse.sh" <<'SH'
+G=$1 out=$2
+"$G" --io 10 --name reuseA >/dev/null &
+p=$!
+wait $p || exit 1
+n=$(wc -l <"$out")
+for _ in $(seq 1200); do
+	[ $(wc -l <"$out") -ge $((n + 2)) ] && break
+	sleep 0.1
+done
+for _ in $(seq 100); do
+	echo $((p - 1)) >/proc/sys/kernel/ns_last_pid || exit 5
+	sh -c '[ $$ = '$p' ] || exit 3; exec "$0" --io 20 --name reuseB' "$G" >/dev/null &
+	q=$!
+	wait $q
+	rc=$?
+	[ $q = $p ] && { echo $p >"$out.pid"; exit $rc; }
+done
+exit 4
+SH
+"$OUT/vmexit" stat --json 0.2 -- bash "$tmp/reuse.sh" "$G" "$tmp/reuse.json" >"$tmp/reuse.json" \
+	2>"$tmp/reuse.err" || { cat "$tmp/reuse.err"; fail "stat over a reused pid"; }
+[ -s "$tmp/reuse.json.pid" ] || fail "could not start a VMM on the same pid (100 tries)"
+python3 - "$tmp/reuse.json" $(cat "$tmp/reuse.json.pid") <<'PY' || fail "reused pid (see above)"
+import json, sys
+pid = int(sys.argv[2])
+objs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+io = {}
+for o in objs[:-1]:
+    for r in o["rows"]:
+        if r["pid"] == pid and r["kind"] == "user" and r["reason_name"] == "IO":
+            io[r["guest"]] = io.get(r["guest"], 0) + r["count"]
+print(f"pid {pid}: IO exits per name over the intervals: {io}")
+assert io == {"reuseA": 11, "reuseB": 21}, "each VMM's exits under its own name"
+names = {r["guest"] for r in objs[-1]["rows"] if r["pid"] == pid}
+print(f"summary: pid {pid} named {names}")
+assert names == {"reuseB"}, "the summary names the pid's new VMM"
+PY
+echo "ok: a pid reused by a new VMM gets the new VMM's name"
 echo "PASS: test_lifetimes_host"

@@ -5,12 +5,16 @@
 #include "name_cache.h"
 
 static int asked;
+static int generation;	/* the VMM now on pid 7000: "old" (0) or "new" (1) */
 
 /* Even pids ran as "qemu -name guest=vm<pid>"; odd ones left nothing. */
 static int fake_args(void *ctx, __u32 tgid, char *buf, size_t len)
 {
 	(void)ctx;
 	asked++;
+	if (tgid == 7000)
+		return snprintf(buf, len, "qemu%c-name%cguest=%s", 0, 0,
+				generation ? "new" : "old") + 1;
 	if (tgid % 2)
 		return -2;
 	return snprintf(buf, len, "qemu%c-name%cguest=vm%u", 0, 0, tgid) + 1;
@@ -43,6 +47,23 @@ int main(void)
 	CHECK_STR(name_cache_get(&n, 5), "db2");
 	CHECK_EQ_U64(n.nr, 2001);
 	CHECK_EQ_U64(asked, 2000);
+
+	/* A pid reused by a new VMM (another start time): its name is asked again, once. */
+	asked = 0;
+	CHECK(name_cache_born(&n, 7000, 111) == 0);
+	CHECK_STR(name_cache_get(&n, 7000), "old");
+	CHECK(name_cache_born(&n, 7000, 111) == 0);	/* the same process: kept */
+	generation = 1;
+	CHECK_STR(name_cache_get(&n, 7000), "old");
+	CHECK_EQ_U64(asked, 1);
+	CHECK(name_cache_born(&n, 7000, 222) == 0);
+	CHECK_STR(name_cache_get(&n, 7000), "new");
+	CHECK_STR(name_cache_get(&n, 7000), "new");
+	CHECK_EQ_U64(asked, 2);
+	/* Unknown start times (0) tell nothing: the name stays. */
+	CHECK(name_cache_born(&n, 7000, 0) == 0);
+	CHECK_STR(name_cache_get(&n, 7000), "new");
+	CHECK_EQ_U64(asked, 2);
 	name_cache_free(&n);
 	CHECK_EQ_U64(n.nr, 0);
 	CHECK_DONE("name_cache");
