@@ -124,6 +124,7 @@ python3 - "$tmp" $gpid $(( (t1 - t0) )) $kfires <<'PY' || fail "stuck exits (see
 import csv, json, sys
 d, pid, stopped, kfires = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 per_vcpu = 2 if kfires else 1
+want = {(v, k) for v in (0, 1) for k in ("user", "kernel")[:per_vcpu]}
 objs = [json.loads(l) for l in open(f"{d}/s.json") if l.strip()]
 stuck = [o["in_flight"] for o in objs if not o["final"] and o["in_flight"]]
 live = [s for s in stuck if not any(e["ended"] for e in s)]
@@ -131,11 +132,14 @@ print(f"{len(stuck)} intervals list stuck exits; stopped until the last sample: 
       f"{stopped / 1e9:.2f} s")
 assert live, "no interval listed a stuck exit"
 for s in live:
+    # The threads stop one after the other (far apart under TCG): at the first samples past
+    # 1 s some may not be listed yet; none twice, and a later interval lists them all.
     kinds = sorted((e["vcpu"], e["kind"]) for e in s)
-    assert kinds == sorted((v, k) for v in (0, 1) for k in ("user", "kernel")[:per_vcpu]), s
+    assert len(set(kinds)) == len(kinds) and set(kinds) <= want, s
     for e in s:
         assert e["pid"] == pid and e["guest"] == "stopped", e
         assert 1e9 <= e["age_ns"] <= stopped + 0.5e9, e
+assert any({(e["vcpu"], e["kind"]) for e in s} == want for s in live), "not every vCPU listed"
 print("ages:", [[e["age_ns"] for e in s] for s in live])
 rows = list(csv.DictReader(open(f"{d}/s.csv")))
 fl = [r for r in rows if r["In_Flight"] == "1" and r["Final"] == "0"]
