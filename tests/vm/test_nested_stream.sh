@@ -38,6 +38,12 @@
 #   "wide":  stat --json -- stat (table) -- stream --json -- stream --format kvmtrace rules --
 #            vmexit-guest ARGS3 (io, mmio, hlt, cpuid, rdmsr, wrmsr, CR accesses, vmcall, #UD)
 #   "timer": stat --json -- stream --json -- vmexit-guest ARGS4 (local APIC timer interrupts)
+#   "fast":  stat -v --json started while another VM runs, so that its start-up check of the
+#            kvm_exit fast path (src/hooks.c) judges real exits: the fast path (tp_btf) must be
+#            chosen, and its counts equal tracefs'; the traced command stops the other VM and
+#            turns tracing on, then runs vmexit-guest ARGS6
+#   "skew":  the same with the test-only VMEXIT_TEST_FAST_PATH_SKEW=1 (the fast path reads
+#            reason + 1): the check must refuse it, say so, and the classic counts equal tracefs'
 #
 # Exit: 0 pass, 1 fail, 77 skip (the bed cannot run here: bed.sh says why).
 # Env: VMEXIT_TEST_KEEP=DIR keeps the bed's output, the decoded files and the in-bed script;
@@ -77,6 +83,8 @@ if [ "$BED_NAME" = vmx ]; then
 fi
 ARGS3="--vms 1 --vcpus 2 --io 40 --mmio 40 --hlt 30 --cpuid 40 --msr 40 --wrmsr 40 --cr 40 --vmcall 40 --ud 40 --name wide --json"
 ARGS4="--vms 1 --vcpus 2 --timer 60 --wrmsr 20 --vmcall 20 --ud 20 --io 20 --cpuid 20 --name tick --json"
+# Phases "fast" and "skew" (VMX): small, the files cross Bochs' UART.
+ARGS6="--vms 1 --vcpus 2 --cpuid 40 --io 30 --hlt 15 --msr 30 --mmio 20 --name fastvm --json"
 # Phase "top": a guest started once `top --once` is attached, done before top's screen but
 # still there (--linger), so top shows it with every exit, as tracefs does.
 ARGS5="--vms 1 --vcpus 2 --io 150 --cpuid 150 --hlt 40 --linger 1000 --name toppy --json"
@@ -97,6 +105,7 @@ trap keep EXIT
 	echo "ARGS3='$ARGS3'"
 	echo "ARGS4='$ARGS4'"
 	echo "ARGS5='$ARGS5'"
+	echo "ARGS6='$ARGS6'"
 } >"$WORK/inbed.sh"
 cat >>"$WORK/inbed.sh" <<'EOF'
 T=/sys/kernel/tracing
@@ -244,6 +253,39 @@ timeout 300 sh /tmp/run.sh stat /vmexit stat --json --by vcpu -- \
 echo "T_RC $?"
 phase_end
 send_outputs
+
+# The fast path's start-up check, with exits to judge: a busy VM runs while stat starts; its
+# command stops that VM (and waits until its threads are gone), then turns tracing on, so that
+# tracefs and stat count the same exits.
+for h in fast skew; do
+	echo "T_PHASE $h"
+	rm -f /tmp/*.out /tmp/*.err /tmp/*.rc
+	echo >$T/trace
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	# Its VMM sleeps 2 ms per IO exit: a VM that never stops exiting slows Bochs' clock to a
+	# crawl (1 s of bed time took ~6 min of host time), this one still gives the check its
+	# 100 exits in a few ms of bed time.
+	/vmexit-guest --vcpus 1 --cpuid 20 --io 5 --io-sleep-us 2000 --seconds 1800 --name busy >/dev/null 2>&1 &
+	bg=$!
+	sleep 1
+	skew=0
+	[ $h = skew ] && skew=1
+	VMEXIT_TEST_FAST_PATH_SKEW=$skew timeout $PT sh /tmp/run.sh stat /vmexit stat -v --json --by vcpu -- sh -c "
+		kill $bg
+		while [ -d /proc/$bg/task ] && ! grep -q '^State:.*Z' /proc/$bg/status; do
+			sleep 0.02
+		done
+		echo 1 >$T/tracing_on
+		exec sh /tmp/run.sh guest /vmexit-guest $ARGS6"
+	echo "T_RC $?"
+	kill $bg 2>/dev/null
+	wait $bg
+	phase_end
+	# -v sends libbpf's debug log there too: only vmexit's own lines cross the UART.
+	grep -v '^libbpf' /tmp/stat.err >/tmp/stat.short
+	mv /tmp/stat.short /tmp/stat.err
+	send_outputs
+done
 exit 0
 EOF
 
@@ -262,12 +304,12 @@ cat "$WORK/bed.err"
 
 # ------------------------------------------------------------------ assertions (host side)
 prc=0
-python3 - "$WORK/bed.out" "$WORK" "$VMEXIT" "$ARGS1" "$ARGS2" "$BED_NAME" "$TNAME" "$ARGS3" "$ARGS4" "$ARGS5" <<'PYEOF' || prc=$?
+python3 - "$WORK/bed.out" "$WORK" "$VMEXIT" "$ARGS1" "$ARGS2" "$BED_NAME" "$TNAME" "$ARGS3" "$ARGS4" "$ARGS5" "$ARGS6" <<'PYEOF' || prc=$?
 import base64, gzip, hashlib, json, os, re, subprocess, sys
 from collections import Counter, defaultdict
 from decimal import Decimal
 
-bed_out, work, vmexit_host, ARGS1, ARGS2, BED, TNAME, ARGS3, ARGS4, ARGS5 = sys.argv[1:11]
+bed_out, work, vmexit_host, ARGS1, ARGS2, BED, TNAME, ARGS3, ARGS4, ARGS5, ARGS6 = sys.argv[1:12]
 VMX = BED == "vmx"
 ISA = "vmx" if VMX else "svm"
 
@@ -1000,6 +1042,51 @@ def phase_vmx(name, args, tags):
           f"stat == stream == tracefs == tally: kernel {total(got, 'kernel')}, user {total(got, 'user')} [{fmt(got)}]"
           f"{'; timer interrupts ' + str(irq) if irq else ''}{extra}")
 
+def phase_hooks(name, want):
+    """Phases fast and skew: which kvm_exit hooks the start-up check chose with a VM running,
+    said in -v and JSON, and the counts of the chosen hooks against tracefs."""
+    pre = f"phase {name}"; P = phases.get(name)
+    if not check(P, f"{pre}: did not run"):
+        return
+    A = parse_args(ARGS6); nv = A["vms"] * A["vcpus"]
+    if not need(P, pre, ("guest.out", "trace", "stat.out", "stat.err")):
+        return
+    print(f"{TNAME}: {pre}: stat -v started while a VM runs{' (VMEXIT_TEST_FAST_PATH_SKEW=1)' if want == 'skew' else ''} "
+          f"-- vmexit-guest {ARGS6}: {P.get('secs', 0):.1f} s (bed clock)")
+    rcs(P, pre, ("stat", "guest"))
+    tids, names = guests_of(P, pre, A)
+    tcount, tdone, ex, us = tracefs_truth(P, pre, A, tids)
+    rows, lost = stat_rows(P, pre, "stat.out")
+    if rows is None:
+        return
+    scount, sdone, _ = stat_counts(pre, "stat", rows, names)
+    check(scount == tcount, f"{pre}: stat count != tracefs: {diff(scount, tcount)}")
+    check(sdone == tdone, f"{pre}: stat completed != tracefs minus the unfinished last exits: {diff(sdone, tdone)}")
+    check_lost(pre, "stat", lost, nv)
+    h = json.loads([l for l in text(P, "stat.out").split("\n") if l.startswith('{"interval_s"')][-1]).get("hooks")
+    lines = [l for l in text(P, "stat.err").split("\n") if l.startswith("vmexit: ")]
+    if not check(isinstance(h, dict), f"{pre}: no \"hooks\" object in stat's JSON"):
+        return
+    c = h.get("fast_path_check") or {}
+    if want == "fast":
+        check(h.get("kvm_exit") == "tp_btf/kvm_exit" and h.get("kvm_entry") == "tp_btf/kvm_entry",
+              f"{pre}: the fast path was not chosen with a VM running: {h}")
+        # src/hooks.c trusts the fast path only after 100 exits read alike (CHECK_MIN_MATCHED).
+        check(c.get("matched", 0) >= 100 and c.get("mismatched") == 0 and c.get("unpaired") == 0
+              and c.get("unreadable") == 0, f"{pre}: fast path check {c}")
+        check(any(l.startswith("vmexit: hooks: kvm_exit tp_btf/kvm_exit") for l in lines),
+              f"{pre}: -v does not name the fast path: {lines}")
+    else:
+        check(h.get("kvm_exit") == "kvm:kvm_exit" and h.get("kvm_entry") == "kvm:kvm_entry",
+              f"{pre}: a skewed fast path was not refused: {h}")
+        check(c.get("mismatched", 0) > 0, f"{pre}: the check saw no mismatch: {c}")
+        check(any("warning: the kvm_exit fast path disagreed" in l for l in lines),
+              f"{pre}: the fallback was not said on stderr: {lines}")
+        check(any(l.startswith("vmexit: hooks: kvm_exit kvm:kvm_exit") for l in lines),
+              f"{pre}: -v does not name the classic tracepoint: {lines}")
+    print(f"{TNAME}:   hooks: kvm_exit {h.get('kvm_exit')}, kvm_entry {h.get('kvm_entry')}, check {c}; "
+          f"stat == tracefs: kernel {total(sdone, 'kernel')}, user {total(sdone, 'user')} completed [{fmt(sdone)}]")
+
 def check_table(pre, raw, rows):
     """stat's table (the same run, nested) shows the JSON's counts, by guest, vCPU and reason
     (exits to the VMM are named KVM_EXIT_*), and the two TOTAL lines their sums."""
@@ -1090,6 +1177,8 @@ phase_top()
 if VMX:
     phase_vmx("wide", ARGS3, ("table", "kvmtrace"))
     phase_vmx("timer", ARGS4, ())
+    phase_hooks("fast", "fast")
+    phase_hooks("skew", "skew")
 
 if errors:
     for e in errors:
