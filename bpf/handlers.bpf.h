@@ -30,9 +30,6 @@ const volatile __u32 max_cells = 1;
 const volatile bool stream_enabled = false;	/* emit a vmexit_event per completed exit */
 const volatile __u64 stream_min_latency_ns = 0;
 const volatile __u32 stream_sample_every = 1;	/* emit 1 in N events per thread */
-/* Also emit the exits a thread leaves unfinished (VMEXIT_EV_IN_FLIGHT), for readers that know
- * the flag. */
-const volatile bool stream_unfinished = false;
 const volatile bool split_enabled = false;	/* --split: exit time as on CPU, blocked, runq */
 
 /* Written by userspace through the mmapped .bss: start of a new reporting interval. */
@@ -42,6 +39,8 @@ __u32 next_cell;
 __u64 lost[NR_LOST];
 /* Cells taken again from free_cells, after userspace handed them back (see cell.ended). */
 __u64 cells_reused;
+/* Set by userspace before it runs flush_in_flight: when tracing stopped (CLOCK_MONOTONIC). */
+__u64 flush_ns;
 
 /* Dense reason slots: the per-thread cache covers these, everything else takes a hash. */
 #define RSLOT_VMX_N	128	/* VMX basic reasons 0..127 */
@@ -522,32 +521,29 @@ static __always_inline void cell_complete(struct cell *c, __u64 lat)
 		c->hist[b]++;
 }
 
-/* Ring-buffer record for a completed exit (or, with VMEXIT_EV_IN_FLIGHT in type, one its thread
- * left unfinished), after the stream filters. */
-static __always_inline void stream_emit(struct thread_state *ts, __u32 tgid, __u32 tid, __u64 start,
-					__u64 lat, __u16 type, const struct exit_split *s)
+/* The stream's filters (--min-latency, --sample), in the kernel: whether to emit this exit. */
+static __always_inline bool stream_wanted(struct thread_state *ts, __u64 lat)
 {
-	struct vmexit_event *ev;
-
 	if (lat < stream_min_latency_ns)
-		return;
-	if (stream_sample_every > 1 && ts->sample_ctr++ % stream_sample_every)
-		return;
-	ev = event_reserve();
-	if (!ev)
-		return;
+		return false;
+	return stream_sample_every <= 1 || !(ts->sample_ctr++ % stream_sample_every);
+}
+
+/* Fills the record of an exit of ts begun at start: every field but cpu. */
+static __always_inline void stream_fill(struct vmexit_event *ev, struct thread_state *ts,
+					__u32 tgid, __u32 tid, __u64 start, __u64 lat, __u16 type,
+					const struct exit_split *s)
+{
 	if (split_enabled) {
 		ev->blocked_ns = s->blocked;
 		ev->runq_ns = s->runq;
 		ev->oncpu_ns = lat - s->blocked - s->runq;
 	}
-	ids_fill(&tgid, &tid);
 	ev->ts_ns = start;
 	ev->latency_ns = lat;
 	ev->tgid = tgid;
 	ev->tid = tid;
 	ev->vcpu = ts->vcpu;
-	ev->cpu = bpf_get_smp_processor_id();
 	ev->type = type;
 	if ((type & ~VMEXIT_EV_IN_FLIGHT) == VMEXIT_EV_EXIT) {
 		ev->rip = ts->exit.rip;
@@ -566,6 +562,23 @@ static __always_inline void stream_emit(struct thread_state *ts, __u32 tgid, __u
 		ev->isa = VMEXIT_ISA_USER;
 		ev->reason = ts->uexit_reason;
 	}
+}
+
+/* Ring-buffer record for a completed exit (or, with VMEXIT_EV_IN_FLIGHT in type, one its thread
+ * left unfinished), after the stream filters. */
+static __always_inline void stream_emit(struct thread_state *ts, __u32 tgid, __u32 tid, __u64 start,
+					__u64 lat, __u16 type, const struct exit_split *s)
+{
+	struct vmexit_event *ev;
+
+	if (!stream_wanted(ts, lat))
+		return;
+	ev = event_reserve();
+	if (!ev)
+		return;
+	ids_fill(&tgid, &tid);
+	stream_fill(ev, ts, tgid, tid, start, lat, type, s);
+	ev->cpu = bpf_get_smp_processor_id();
 	bpf_ringbuf_submit(ev, 0);
 }
 
@@ -757,7 +770,7 @@ static __always_inline void handle_thread_exit(__u64 now, __u32 tgid, __u32 tid)
 	if (!ts)
 		return;
 	if (!(ts->flags & TS_IGNORED)) {
-		if (stream_enabled && stream_unfinished) {
+		if (stream_enabled) {
 			stream_left(ts, ts->exit_cell, now, ts->exit_blocked0,
 					  ts->exit_runq0, tgid, tid, VMEXIT_EV_EXIT);
 			stream_left(ts, ts->uexit_cell, now, ts->uexit_blocked0,
@@ -772,6 +785,66 @@ static __always_inline void handle_thread_exit(__u64 now, __u32 tgid, __u32 tid)
 		bpf_task_storage_delete(&thread_storage, bpf_get_current_task_btf());
 	else
 		bpf_map_delete_elem(&thread_hash, &tid);
+}
+
+/* Where the task last ran (task_cpu()). */
+static __always_inline __u32 task_last_cpu(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->thread_info.cpu))
+		return BPF_CORE_READ(t, thread_info.cpu);
+	return BPF_CORE_READ((struct task_struct___pre516 *)t, cpu);
+}
+
+/*
+ * The end of a stream: one exit of a thread still in flight when tracing stopped, written to
+ * the iterator's output with its age at flush_ns as latency, and no longer in flight, so that
+ * the thread's end (if its program still runs) does not emit it again.
+ */
+static __always_inline void flush_left(struct seq_file *seq, struct thread_state *ts, __u32 *ref,
+				       __u64 blocked0, __u64 runq0, struct task_struct *task,
+				       __u16 type)
+{
+	struct cell *c = cell_get(*ref);
+	struct exit_split s = {};
+	struct vmexit_event ev = {};
+	__u64 start, lat, blocked = ts->blocked_sum, runq = ts->runq_sum;
+
+	*ref = CELL_NONE;
+	if (!c || !c->inflight_ts)
+		return;
+	start = c->inflight_ts;
+	lat = flush_ns > start ? flush_ns - start : 0;
+	if (!stream_wanted(ts, lat))
+		return;
+	if (split_enabled) {
+		/* Off CPU when tracing stopped: that period has not reached the sums yet. */
+		if (ts->off_ts && flush_ns > ts->off_ts) {
+			if (ts->flags & TS_OFF_RUNQ)
+				runq += flush_ns - ts->off_ts;
+			else
+				blocked += flush_ns - ts->off_ts;
+		}
+		split_of(&s, lat, blocked - blocked0, runq - runq0);
+	}
+	stream_fill(&ev, ts, BPF_CORE_READ(task, tgid), BPF_CORE_READ(task, pid), start, lat,
+		    type | VMEXIT_EV_IN_FLIGHT, &s);
+	ev.cpu = task_last_cpu(task);
+	bpf_seq_write(seq, &ev, split_enabled ? sizeof(ev) : VMEXIT_EVENT_BASE_LEN);
+}
+
+static __always_inline struct thread_state *switch_state(struct task_struct *t);
+
+/* The flush_in_flight iterator, once per task on the host, after tracing stopped. */
+static __always_inline void handle_flush_task(struct seq_file *seq, struct task_struct *task)
+{
+	struct thread_state *ts = switch_state(task);
+
+	if (!ts || (ts->flags & TS_IGNORED))
+		return;
+	flush_left(seq, ts, &ts->exit_cell, ts->exit_blocked0, ts->exit_runq0, task,
+		   VMEXIT_EV_EXIT);
+	flush_left(seq, ts, &ts->uexit_cell, ts->uexit_blocked0, ts->uexit_runq0, task,
+		   VMEXIT_EV_USER_EXIT);
 }
 
 /*

@@ -206,4 +206,19 @@ int BPF_PROG(thread_exit, struct task_struct *task)
 	return 0;
 }
 
+/*
+ * stream and record, when tracing has stopped: every thread's exits still in flight, which no
+ * entry or KVM_RUN will complete while we trace (src/live_events.c reads them). Run once, so
+ * walking every task of the host costs nothing that matters.
+ */
+SEC("?iter/task")
+int flush_in_flight(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+
+	if (task)
+		handle_flush_task(ctx->meta->seq, task);
+	return 0;
+}
+
 char LICENSE[] SEC("license") = "GPL";

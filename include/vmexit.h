@@ -171,6 +171,9 @@ enum vmexit_event_type {
 	VMEXIT_EV_IN_FLIGHT = 0x100,
 };
 
+/* An event's type without the VMEXIT_EV_IN_FLIGHT flag. */
+#define VMEXIT_EV_TYPE(type)	((type) & ~VMEXIT_EV_IN_FLIGHT)
+
 /*
  * Which kvm tracepoint a VMEXIT_EV_KVM_EVENT came from (its reason; isa is 0). Names, in
  * userspace only: kvm_event_name() in src/reasons.c, the tracepoint being "kvm_" + name.

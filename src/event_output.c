@@ -164,9 +164,10 @@ static void json_event(struct evout *o, const struct vmexit_event *ev)
 {
 	char buf[JSON_LINE_MAX], rb[REASON_STR_MAX], *p = buf;
 	const char *guest = name_cache_get(o->names, ev->tgid), *rname;
+	__u16 type = VMEXIT_EV_TYPE(ev->type);
 
 	p = fmt_lit(p, "{\"type\":\"");
-	p = fmt_str(p, type_name(ev->type));
+	p = fmt_str(p, type_name(type));
 	p = fmt_lit(p, "\",\"ts_ns\":");
 	p = fmt_u64(p, ev->ts_ns);
 	p = fmt_sec9(json_key(p, "time"), ev->ts_ns);
@@ -183,14 +184,14 @@ static void json_event(struct evout *o, const struct vmexit_event *ev)
 	p = json_u64(p, "tid", ev->tid);
 	p = json_s64(p, "vcpu", ev->vcpu);
 	p = json_u64(p, "cpu", ev->cpu);
-	if (ev->type == VMEXIT_EV_KVM_EVENT) {
+	if (type == VMEXIT_EV_KVM_EVENT) {
 		p = json_kvm_event(o, buf, p, ev);
 		goto out;
 	}
 	p = fmt_lit(p, ",\"isa\":\"");
 	p = fmt_str(p, isa_name(ev->isa));
 	*p++ = '"';
-	if (ev->type == VMEXIT_EV_TSC_OFFSET) {
+	if (type == VMEXIT_EV_TSC_OFFSET) {
 		p = json_hex(p, "prev_offset", ev->info1);
 		p = json_hex(p, "next_offset", ev->info2);
 		goto out;
@@ -212,9 +213,12 @@ static void json_event(struct evout *o, const struct vmexit_event *ev)
 	p = json_hex(p, "info2", ev->info2);
 	p = json_u64(p, "intr_info", ev->intr_info);
 	p = json_u64(p, "error_code", ev->error_code);
-	if (ev->type == VMEXIT_EV_USER_EXIT)
+	if (type == VMEXIT_EV_USER_EXIT)
 		p = json_s64(p, "errno", (__s64)ev->info1);
-	if (o->split && (ev->type == VMEXIT_EV_EXIT || ev->type == VMEXIT_EV_USER_EXIT)) {
+	/* Never completed (tracing or its thread ended first): latency_ns is its age then. */
+	if (ev->type & VMEXIT_EV_IN_FLIGHT)
+		p = fmt_lit(p, ",\"in_flight\":true");
+	if (o->split && (type == VMEXIT_EV_EXIT || type == VMEXIT_EV_USER_EXIT)) {
 		p = json_u64(p, "oncpu_ns", ev->oncpu_ns);
 		p = json_u64(p, "blocked_ns", ev->blocked_ns);
 		p = json_u64(p, "runq_ns", ev->runq_ns);
@@ -259,6 +263,42 @@ void evout_guest(struct evout *o, __u32 tgid, const char *name)
 {
 	if (o->mode == EVOUT_PERFETTO && o->pw)
 		perfetto_guest(o->pw, tgid, name);
+}
+
+void evout_stuck(struct evout *o, const struct stuck_exit *e)
+{
+	char rb[REASON_STR_MAX], line[256];
+	const char *guest = name_cache_get(o->names, e->tgid);
+	const char *rname = reason_name(e->isa, e->reason);
+
+	if (o->err)
+		return;
+	if (!rname)
+		rname = reason_str(e->isa, e->reason, rb, sizeof(rb));
+	switch (o->mode) {
+	case EVOUT_LINES:
+		fprintf(o->f, "# STUCK %s pid %u tid %u vcpu %d %s in flight for %.6f s since %.6f\n",
+			guest, e->tgid, e->tid, e->vcpu, rname, e->age_ns / 1e9, e->start_ns / 1e9);
+		break;
+	case EVOUT_JSON:
+		fprintf(o->f, "{\"stuck\":true,\"ts_ns\":%llu,\"time\":%.9f,\"age_ns\":%llu,"
+			   "\"pid\":%u,\"guest\":", (unsigned long long)e->start_ns,
+			e->start_ns / 1e9, (unsigned long long)e->age_ns, e->tgid);
+		json_put_str(o->f, guest);
+		fprintf(o->f, ",\"tid\":%u,\"vcpu\":%d,\"kind\":\"%s\",\"isa\":\"%s\","
+			   "\"reason\":%u,\"reason_name\":", e->tid, e->vcpu,
+			e->isa == VMEXIT_ISA_USER ? "user" : "kernel", isa_name(e->isa), e->reason);
+		json_put_str(o->f, rname);
+		fputs("}\n", o->f);
+		break;
+	case EVOUT_PERFETTO:
+		snprintf(line, sizeof(line), "stuck: %s of %s (tid %u) in flight for %.6f s", rname,
+			 guest, e->tid, e->age_ns / 1e9);
+		perfetto_stuck(o->pw, e->start_ns + e->age_ns, line);
+		break;
+	}
+	if (ferror(o->f) && !o->err)
+		o->err = -EIO;
 }
 
 void evout_lost(struct evout *o, __u64 ts_ns, const __u64 delta[NR_LOST])

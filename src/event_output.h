@@ -24,6 +24,17 @@ struct evout_opts {
 	struct name_cache *names;		/* guest names, owned by the caller */
 };
 
+/* An exit in flight for a while (stream --stuck): what its statistics cell says. */
+struct stuck_exit {
+	__u64 start_ns;			/* when it began (CLOCK_MONOTONIC) */
+	__u64 age_ns;			/* in flight so far */
+	__u32 tgid;
+	__u32 tid;
+	__s32 vcpu;			/* -1 when unknown */
+	__u32 isa;
+	__u32 reason;
+};
+
 struct tmpl_rules;
 struct tmpl_env;
 struct perfetto_writer;
@@ -53,6 +64,8 @@ int evout_open(struct evout *o, const struct evout_opts *opts);
 int evout_event(struct evout *o, const struct vmexit_event *ev);
 /* A VM's name, as soon as it is known (perfetto process names; lines look names up). */
 void evout_guest(struct evout *o, __u32 tgid, const char *name);
+/* An exit passed the --stuck threshold while the stream runs: one marker. */
+void evout_stuck(struct evout *o, const struct stuck_exit *e);
 /* The kernel's loss counters grew by delta around ts_ns: one marker per cause that grew. */
 void evout_lost(struct evout *o, __u64 ts_ns, const __u64 delta[NR_LOST]);
 /* Pushes buffered lines out (called once per poll in live mode). */

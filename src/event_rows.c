@@ -14,7 +14,8 @@ bool event_filter_match(const struct event_filter *f, const struct vmexit_event 
 	if (f->vcpu >= 0 && ev->vcpu != f->vcpu)
 		return false;
 	/* Not exits: the kernel applies neither the reason nor the latency filter to them. */
-	if (ev->type == VMEXIT_EV_TSC_OFFSET || ev->type == VMEXIT_EV_KVM_EVENT)
+	if (VMEXIT_EV_TYPE(ev->type) == VMEXIT_EV_TSC_OFFSET ||
+	    VMEXIT_EV_TYPE(ev->type) == VMEXIT_EV_KVM_EVENT)
 		return true;
 	if (ev->latency_ns < f->min_latency_ns)
 		return false;
@@ -29,7 +30,8 @@ int event_rows_add(struct row_table *rt, enum group_by by, const struct vmexit_e
 	struct row_key k;
 	struct row *r;
 
-	if (ev->type != VMEXIT_EV_EXIT && ev->type != VMEXIT_EV_USER_EXIT)
+	if (VMEXIT_EV_TYPE(ev->type) != VMEXIT_EV_EXIT &&
+	    VMEXIT_EV_TYPE(ev->type) != VMEXIT_EV_USER_EXIT)
 		return 0;
 	k.tgid = by == BY_REASON ? 0 : ev->tgid;
 	k.vcpu = by == BY_VCPU ? ev->vcpu : -1;
@@ -38,8 +40,10 @@ int event_rows_add(struct row_table *rt, enum group_by by, const struct vmexit_e
 	r = row_table_get(rt, &k);
 	if (!r)
 		return -ENOMEM;
-	/* An event is a completed exit: it counts as seen and as completed, with its latency. */
+	/* Seen, as stat counts it; an exit still in flight has no latency yet (its age is not). */
 	r->count++;
+	if (ev->type & VMEXIT_EV_IN_FLIGHT)
+		return 0;
 	r->completed++;
 	r->total_ns += ev->latency_ns;
 	r->oncpu_ns += ev->oncpu_ns;

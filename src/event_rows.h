@@ -30,9 +30,10 @@ struct event_filter {
 bool event_filter_match(const struct event_filter *f, const struct vmexit_event *ev);
 
 /*
- * Adds one completed exit to the row it belongs to under `by` (the same keys the tracker uses:
- * tgid 0 for BY_REASON, vcpu -1 unless BY_VCPU). TSC offset and kvm events are not exits
- * and are ignored. 0, or -ENOMEM.
+ * Adds one exit to the row it belongs to under `by` (the same keys the tracker uses: tgid 0
+ * for BY_REASON, vcpu -1 unless BY_VCPU): counted, and with its latency when it completed (an
+ * exit flagged VMEXIT_EV_IN_FLIGHT is counted only, as stat counts it). TSC offset and kvm
+ * events are not exits and are ignored. 0, or -ENOMEM.
  */
 int event_rows_add(struct row_table *rt, enum group_by by, const struct vmexit_event *ev);
 

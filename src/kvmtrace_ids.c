@@ -100,7 +100,7 @@ __u32 kvmtrace_classify(const struct vmexit_event *ev)
 	__u32 r = ev->reason;
 	__u64 q = ev->info1;
 
-	if (ev->type != VMEXIT_EV_EXIT)
+	if (VMEXIT_EV_TYPE(ev->type) != VMEXIT_EV_EXIT)
 		return 0;
 	if (ev->isa == VMEXIT_ISA_VMX && !(r & VMX_FAILED_VMENTRY)) {
 		switch (r & VMX_BASIC_MASK) {

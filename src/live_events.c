@@ -96,6 +96,8 @@ struct live_ctx {
 	__u64 events;
 	__u64 lost[NR_LOST];
 	__u8 *reap;			/* per cell: seen ended at the last poll */
+	__u64 stuck_ns;			/* --stuck: report exits in flight this long; 0: off */
+	__u64 *stuck_seen;		/* per cell: the start of the exit last reported stuck */
 	int err;
 };
 
@@ -142,16 +144,13 @@ static __s32 vcpu_from_cells(void *ctx, const struct vmexit_event *ev)
 	return -1;
 }
 
-static int on_sample(void *ctx, void *data, size_t len)
+/* One event from the kernel, on its way to the sink: the ring buffer's, and the flush's. */
+static int deliver(void *ctx, const struct vmexit_event *kev)
 {
 	struct live_ctx *c = ctx;
-	struct vmexit_event ev = {};
+	struct vmexit_event ev = *kev;
 	int err;
 
-	/* Without --split the kernel sends the event without its split fields. */
-	if (len < VMEXIT_EVENT_BASE_LEN)
-		return 0;
-	memcpy(&ev, data, len < sizeof(ev) ? len : sizeof(ev));
 	vcpu_cache_resolve(&c->vcpus, &ev);
 	/* The kernel lets userspace exits of a thread with no known vCPU through -c. */
 	if (c->vcpu_filter >= 0 && ev.vcpu != c->vcpu_filter)
@@ -165,6 +164,17 @@ static int on_sample(void *ctx, void *data, size_t len)
 	}
 	c->events++;
 	return 0;
+}
+
+static int on_sample(void *ctx, void *data, size_t len)
+{
+	struct vmexit_event ev = {};
+
+	/* Without --split the kernel sends the event without its split fields. */
+	if (len < VMEXIT_EVENT_BASE_LEN)
+		return 0;
+	memcpy(&ev, data, len < sizeof(ev) ? len : sizeof(ev));
+	return deliver(ctx, &ev);
 }
 
 /*
@@ -185,6 +195,38 @@ static void reap_cells(struct live_ctx *c, struct session *s)
 			session_release_cell(s, i);
 			c->reap[i] = 0;
 		}
+	}
+}
+
+/*
+ * --stuck: each exit in flight for stuck_ns or more, once, while it still is. One load per cell
+ * in use at each poll, and nothing on the hot path: the kernel stamps every exit in its cell.
+ */
+static void check_stuck(struct live_ctx *c, const struct session *s, __u64 now)
+{
+	__u32 n = session_nr_cells(s);
+
+	for (__u32 i = 0; c->stuck_seen && i < n && !c->err; i++) {
+		const struct cell *cl = &s->cells[i];
+		__u64 start = __atomic_load_n(&cl->inflight_ts, __ATOMIC_ACQUIRE);
+		struct stuck_exit e;
+
+		if (!start || start == c->stuck_seen[i] || now < start + c->stuck_ns ||
+		    !__atomic_load_n(&cl->key.ready, __ATOMIC_ACQUIRE) ||
+		    __atomic_load_n(&cl->ended, __ATOMIC_ACQUIRE))
+			continue;
+		c->stuck_seen[i] = start;
+		e = (struct stuck_exit){
+			.start_ns = start, .age_ns = now - start, .tgid = cl->key.tgid,
+			.tid = cl->key.tid, .vcpu = cell_key_vcpu(&cl->key), .isa = cl->key.isa,
+			.reason = cl->key.reason,
+		};
+		/* The -c filter the kernel could not apply (a vCPU it did not know). */
+		if (c->vcpu_filter >= 0 && e.vcpu != c->vcpu_filter)
+			continue;
+		c->err = announce_guest(c, e.tgid);
+		if (!c->err)
+			c->sink->stuck(c->sink->ctx, &e);
 	}
 }
 
@@ -223,6 +265,8 @@ static int poll_until_end(struct live_ctx *c, struct session *s, struct ring_buf
 			return 1;
 		}
 		check_lost(c, s);
+		if (c->stuck_ns)
+			check_stuck(c, s, now_ns());
 		reap_cells(c, s);
 		if (!c->err && sink->tick)
 			c->err = sink->tick(sink->ctx, now_ns());
@@ -263,7 +307,20 @@ static int capture(struct live_ctx *c, struct session *s, struct ring_buffer *rb
 	if (duration_s > 0)
 		end = start + (__u64)(duration_s * 1e9);
 	rc = poll_until_end(c, s, rb, end);
+	/* Then every exit still in flight, once: nothing begins or completes after this. */
+	session_stop_exits(s);
 	res->end_ns = now_ns();
+	drain(c, s, rb);
+	if (!c->err) {
+		int err = session_flush_in_flight(s, res->end_ns, deliver, c);
+
+		if (err < 0 && !c->err) {
+			fprintf(stderr, "vmexit: cannot read the exits still in flight: %s\n",
+				strerror(-err));
+			rc = 1;
+		}
+	}
+	/* A thread that ended meanwhile emitted what it left in flight. */
 	drain(c, s, rb);
 	if (c->err)
 		rc = 1;
@@ -292,6 +349,15 @@ int live_run(struct live_args *a, struct cli_filters *filters, struct name_cache
 	c.vcpus.lookup = vcpu_from_cells;
 	c.vcpus.lookup_ctx = &s;
 	c.reap = calloc(s.max_cells, 1);	/* without it cells are not reused: no harm */
+	c.stuck_ns = a->stuck_ns;
+	if (c.stuck_ns) {
+		c.stuck_seen = calloc(s.max_cells, sizeof(*c.stuck_seen));
+		if (!c.stuck_seen) {
+			fprintf(stderr, "vmexit: out of memory\n");
+			rc = 1;
+			goto out;
+		}
+	}
 	rb = ring_buffer__new(bpf_map__fd(s.skel->maps.events), on_sample, &c, NULL);
 	if (!rb) {
 		fprintf(stderr, "vmexit: cannot open the ring buffer: %s\n", strerror(errno));
@@ -310,6 +376,7 @@ out:
 		session_close(&s);
 	vcpu_cache_free(&c.vcpus);
 	free(c.reap);
+	free(c.stuck_seen);
 	tgid_set_free(&c.announced);
 	return rc;
 }

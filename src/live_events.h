@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The live capture loop behind `vmexit stream` and `vmexit record`: loads the programs with the
- * ring buffer on, polls it until Ctrl-C, -d or the traced command ends, and hands each event to
+ * ring buffer on, polls it until Ctrl-C, -d or the traced command ends (then the exits still in
+ * flight, flagged VMEXIT_EV_IN_FLIGHT, so that every exit is emitted), and hands each event to
  * a sink after the userspace part of the filtering (vCPUs the kernel did not know), with the
  * guest's name first whenever a new VMM appears, and every growth of the kernel's loss
  * counters as it is seen. Also the options both commands share, as an argp child.
@@ -12,12 +13,14 @@
 #include <argp.h>
 #include "vmexit.h"
 #include "cli_filters.h"
+#include "event_output.h"
 #include "session.h"
 #include "name_cache.h"
 
 struct live_args {
 	struct session_opts *opts;	/* --min-latency, --sample, --ringbuf-kb, --kvm-events */
 	double duration_s;		/* -d; 0: until Ctrl-C or the command ends */
+	__u64 stuck_ns;			/* stream --stuck: 0 off */
 };
 
 /* -d/--duration, --min-latency, --sample, --ringbuf-kb, --kvm-events. Input: live_args. */
@@ -26,6 +29,8 @@ extern const struct argp live_argp;
 struct live_sink {
 	/* A completed exit, TSC offset write or kvm event; a negative return ends the capture. */
 	int (*event)(void *ctx, const struct vmexit_event *ev);
+	/* An exit in flight for live_args.stuck_ns or more, once (only with stuck_ns set). */
+	void (*stuck)(void *ctx, const struct stuck_exit *e);
 	/* A VMM seen for the first time, before its first event. */
 	void (*guest)(void *ctx, __u32 tgid, const char *name);
 	/* The loss counters grew by delta (some cause > 0) by ts_ns (CLOCK_MONOTONIC). */

@@ -365,21 +365,22 @@ void perfetto_event(struct perfetto_writer *w, const struct vmexit_event *ev,
 	char rb[REASON_STR_MAX], buf[PF_LINE_MAX], *p;
 	struct track *t;
 	__u32 tid;
-	bool user = ev->type == VMEXIT_EV_USER_EXIT;
+	__u16 type = VMEXIT_EV_TYPE(ev->type);
+	bool user = type == VMEXIT_EV_USER_EXIT;
 
-	if (ev->type != VMEXIT_EV_EXIT && !user && ev->type != VMEXIT_EV_TSC_OFFSET &&
-	    ev->type != VMEXIT_EV_KVM_EVENT)
+	if (type != VMEXIT_EV_EXIT && !user && type != VMEXIT_EV_TSC_OFFSET &&
+	    type != VMEXIT_EV_KVM_EVENT)
 		return;		/* a type this version doesn't know how to draw */
-	if (ev->type == VMEXIT_EV_EXIT || user)
+	if (type == VMEXIT_EV_EXIT || user)
 		rates_count(w, ev, user);
 	t = event_track(w, ev);
 	if (!t)
 		return;
-	if (ev->type == VMEXIT_EV_KVM_EVENT) {
+	if (type == VMEXIT_EV_KVM_EVENT) {
 		kvm_event_instant(w, t, ev);
 		return;
 	}
-	if (ev->type == VMEXIT_EV_TSC_OFFSET) {
+	if (type == VMEXIT_EV_TSC_OFFSET) {
 		tsc_offset_instant(w, t, ev);
 		return;
 	}
@@ -419,6 +420,9 @@ void perfetto_event(struct perfetto_writer *w, const struct vmexit_event *ev,
 	p = json_s64(p, "vcpu", ev->vcpu);
 	if (user)
 		p = json_s64(p, "errno", (__s64)ev->info1);
+	/* Not ended: the slice stops where tracing (or its thread) did. */
+	if (ev->type & VMEXIT_EV_IN_FLIGHT)
+		p = fmt_lit(p, ",\"in_flight\":true");
 	p = fmt_lit(p, "}}");
 	put_line(w, buf, p);
 }
@@ -436,6 +440,17 @@ void perfetto_lost(struct perfetto_writer *w, __u64 ts_ns, __u64 n, const char *
 	      w->f);
 	file_ts(w, ts_ns);
 	fprintf(w->f, ",\"args\":{\"lost\":%llu}}", (unsigned long long)n);
+}
+
+void perfetto_stuck(struct perfetto_writer *w, __u64 ts_ns, const char *what)
+{
+	begin(w);
+	fputs("{\"name\":", w->f);
+	json_put_str(w->f, what);
+	fputs(",\"cat\":\"vmexit_stuck\",\"ph\":\"i\",\"s\":\"g\",\"pid\":0,\"tid\":0,\"ts\":",
+	      w->f);
+	file_ts(w, ts_ns);
+	fputc('}', w->f);
 }
 
 int perfetto_close(struct perfetto_writer *w)

@@ -59,6 +59,8 @@ void perfetto_guest(struct perfetto_writer *w, __u32 tgid, const char *name);
 void perfetto_event(struct perfetto_writer *w, const struct vmexit_event *ev, const char *name);
 /* n records were lost around ts_ns (what: a short reason, e.g. "ring buffer full", or NULL). */
 void perfetto_lost(struct perfetto_writer *w, __u64 ts_ns, __u64 n, const char *what);
+/* An exit in flight for a while (stream --stuck): a global instant named by what. */
+void perfetto_stuck(struct perfetto_writer *w, __u64 ts_ns, const char *what);
 /* Writes per-vCPU metadata and the closing ']', flushes, frees. 0 or -errno (-EIO). */
 int perfetto_close(struct perfetto_writer *w);
 

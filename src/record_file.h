@@ -19,7 +19,7 @@
 #include "vmexit.h"
 
 #define REC_FORMAT_MAJOR	1	/* incompatible changes: readers refuse a larger major */
-#define REC_FORMAT_MINOR	1	/* compatible additions: readers skip the unknown */
+#define REC_FORMAT_MINOR	2	/* compatible additions: readers skip the unknown */
 
 #define REC_NAME_MAX		255	/* longest guest name stored; longer ones are cut */
 

@@ -221,16 +221,20 @@ static int fill_filters(struct session *s, struct session_opts *o)
 	return 0;
 }
 
+struct prog_link {
+	struct bpf_program *prog;
+	struct bpf_link **link;
+};
+
 /*
  * Programs that complete an exit go first, those that start one last: attached the other way
  * round, a vCPU running at attach time would show a userspace exit whose KVM_RUN was missed.
+ * Detached in reverse (session_stop_exits), an exit that began can still complete. Fills
+ * order[] and returns how many there are.
  */
-static int attach_in_order(struct vmexit_bpf *skel)
+static size_t link_order(struct vmexit_bpf *skel, struct prog_link order[32])
 {
-	struct {
-		struct bpf_program *prog;
-		struct bpf_link **link;
-	} order[] = {
+	const struct prog_link all[] = {
 		{ skel->progs.process_fork, &skel->links.process_fork },
 		/* Before any cell is handed out: every thread's end then frees its cells. */
 		{ skel->progs.thread_exit, &skel->links.thread_exit },
@@ -251,7 +255,17 @@ static int attach_in_order(struct vmexit_bpf *skel)
 		{ skel->progs.kvm_exit_fast, &skel->links.kvm_exit_fast },
 	};
 
-	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+	_Static_assert(sizeof(all) / sizeof(all[0]) <= 32, "link_order: order[] is too short");
+	memcpy(order, all, sizeof(all));
+	return sizeof(all) / sizeof(all[0]);
+}
+
+static int attach_in_order(struct vmexit_bpf *skel)
+{
+	struct prog_link order[32];
+	size_t n = link_order(skel, order);
+
+	for (size_t i = 0; i < n; i++) {
 		if (!bpf_program__autoload(order[i].prog))
 			continue;
 		*order[i].link = bpf_program__attach(order[i].prog);
@@ -262,6 +276,65 @@ static int attach_in_order(struct vmexit_bpf *skel)
 		}
 	}
 	return 0;
+}
+
+void session_stop_exits(struct session *s)
+{
+	struct prog_link order[32];
+	size_t n = link_order(s->skel, order);
+
+	while (n--) {
+		/* A thread that ends from here on still emits what it leaves in flight. */
+		if (order[n].prog == s->skel->progs.thread_exit)
+			continue;
+		bpf_link__destroy(*order[n].link);
+		*order[n].link = NULL;
+	}
+}
+
+/* The flush_in_flight iterator's output: whole event records of rec_len bytes each. */
+int session_flush_in_flight(struct session *s, __u64 end_ns,
+			    int (*fn)(void *ctx, const struct vmexit_event *ev), void *ctx)
+{
+	size_t rec_len = s->skel->rodata->split_enabled ? sizeof(struct vmexit_event) :
+			 VMEXIT_EVENT_BASE_LEN;
+	unsigned char buf[64 * sizeof(struct vmexit_event)];
+	struct bpf_link *link;
+	size_t have = 0;
+	int fd, err = 0;
+	ssize_t n;
+
+	s->skel->bss->flush_ns = end_ns;
+	link = bpf_program__attach_iter(s->skel->progs.flush_in_flight, NULL);
+	if (!link)
+		return -errno;
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	while (!err && (n = read(fd, buf + have, sizeof(buf) - have)) != 0) {
+		size_t off = 0;
+
+		if (n < 0) {
+			if (errno != EINTR)
+				err = -errno;
+			continue;
+		}
+		have += n;
+		for (; !err && have - off >= rec_len; off += rec_len) {
+			struct vmexit_event ev = {};
+
+			memcpy(&ev, buf + off, rec_len);
+			err = fn(ctx, &ev);
+		}
+		memmove(buf, buf + off, have - off);
+		have -= off;
+	}
+	close(fd);
+out:
+	bpf_link__destroy(link);
+	return err;
 }
 
 /*
@@ -352,6 +425,7 @@ static void choose_programs(struct session *s, const struct session_opts *o)
 				  o->stream && tracepoint_exists("kvm/kvm_write_tsc_offset"));
 	if (o->stream)
 		kvm_events_autoload(skel, o->kvm_events);
+	bpf_program__set_autoload(skel->progs.flush_in_flight, o->stream);
 }
 
 /* The cell array, read-only and shared with the kernel: samples read it without syscalls. */

@@ -63,6 +63,20 @@ bool session_command_done(struct session *s, int *status);
  * the exit status vmexit ends with: rc when non-zero, else the command's failing status.
  */
 int session_command_report(const struct session *s, int rc);
+/*
+ * The end of a stream: detaches every program but the thread-exit one, those that begin exits
+ * first, so that no exit begins or completes any more (a thread that ends still emits its
+ * unfinished exits).
+ */
+void session_stop_exits(struct session *s);
+/*
+ * After session_stop_exits(): calls fn once per exit still in flight (type flagged
+ * VMEXIT_EV_IN_FLIGHT, its age at end_ns as latency, after the stream's kernel filters), and
+ * marks them ended so that a thread exiting later does not emit them again. 0, fn's non-zero
+ * return, or -errno when the kernel's task iterator could not run.
+ */
+int session_flush_in_flight(struct session *s, __u64 end_ns,
+			    int (*fn)(void *ctx, const struct vmexit_event *ev), void *ctx);
 /* Cells handed out so far (bounded by max_cells). */
 __u32 session_nr_cells(const struct session *s);
 /* cell_source.release for the kernel's cells: zeroes cell idx and hands it to the kernel. */

@@ -9,8 +9,9 @@
 #include "commands.h"
 #include "event_output.h"
 #include "live_events.h"
+#include "option_values.h"
 
-enum { OPT_FORMAT = 0x200, OPT_JSON, OPT_PERFETTO, OPT_TSC_MHZ };
+enum { OPT_FORMAT = 0x200, OPT_JSON, OPT_PERFETTO, OPT_TSC_MHZ, OPT_STUCK };
 
 struct stream_args {
 	struct cli_filters filters;
@@ -24,11 +25,14 @@ static const char doc[] =
 "USAGE: vmexit stream [OPTION...] [-- COMMAND [ARG...]]\n"
 "\n"
 "Each exit is printed when the vCPU enters the guest again (kvm exits) or\n"
-"calls KVM_RUN again (exits to the VMM): an exit still in progress when\n"
-"tracing ends is not printed. Filters run in the kernel. Records the kernel\n"
-"could not hand over (ring buffer full, ...) are reported where they were\n"
-"lost, by a '# LOST' line ({\"lost\":N,...} with --json), and in the summary\n"
-"on stderr. --kvm-events adds other kvm tracepoints (port and MMIO accesses,\n"
+"calls KVM_RUN again (exits to the VMM). An exit still in progress when\n"
+"tracing ends, or when its thread exits, is printed then, once, marked\n"
+"in_flight, its age so far as latency: every exit is printed. --stuck\n"
+"prints a '# STUCK' line ({\"stuck\":true,...} with --json) as soon as an\n"
+"exit has been in flight that long. Filters run in the kernel. Records\n"
+"the kernel could not hand over (ring buffer full, ...) are reported where\n"
+"they were lost, by a '# LOST' line ({\"lost\":N,...} with --json), and in\n"
+"the summary on stderr. --kvm-events adds other kvm tracepoints (port and MMIO accesses,\n"
 "MSRs, CPUID, injected interrupts, page faults) as events of their own, with\n"
 "their fields, printed when they happen.\n"
 "\n"
@@ -40,6 +44,7 @@ static const char doc[] =
 "    vmexit stream --json | jq .reason_name   # one JSON object per exit\n"
 "    vmexit stream --perfetto trace.json -d 10   # for ui.perfetto.dev\n"
 "    vmexit stream --kvm-events pio,mmio -p 4242 # and each port / MMIO access\n"
+"    vmexit stream --stuck 1s -p 4242    # and say when a vCPU is stuck in one\n"
 "    vmexit stream -- qemu-system-x86_64 ...     # a VMM from its start\n";
 
 static const struct argp_option options[] = {
@@ -50,6 +55,8 @@ static const struct argp_option options[] = {
 	{ "perfetto", OPT_PERFETTO, "FILE", 0, "Write a Chrome/Perfetto trace to FILE (- for "
 	  "standard output) instead of lines", 2 },
 	{ "tsc-mhz", OPT_TSC_MHZ, "MHZ", 0, "TSC frequency: cycle fields in lines and JSON", 2 },
+	{ "stuck", OPT_STUCK, "DURATION", 0, "Also print a line when an exit has been in flight "
+	  "this long (e.g. 1s, 250ms; default off)", 2 },
 	{},
 };
 
@@ -79,6 +86,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_TSC_MHZ:
 		a->out.tsc_mhz = parse_tsc_mhz_arg(arg, state);
 		break;
+	case OPT_STUCK:
+		if (parse_duration_ns(arg, &a->live.stuck_ns) || !a->live.stuck_ns)
+			argp_error(state, "invalid --stuck '%s': give a duration above 0, e.g. 1s or "
+				   "250ms", arg);
+		break;
 	case ARGP_KEY_END:
 		if (a->out.format_path && a->out.mode != EVOUT_LINES)
 			argp_error(state, "--format renders lines: it cannot be combined with "
@@ -105,6 +117,11 @@ static void sink_guest(void *ctx, __u32 tgid, const char *name)
 	evout_guest(ctx, tgid, name);
 }
 
+static void sink_stuck(void *ctx, const struct stuck_exit *e)
+{
+	evout_stuck(ctx, e);
+}
+
 static void sink_lost(void *ctx, __u64 ts_ns, const __u64 delta[NR_LOST])
 {
 	evout_lost(ctx, ts_ns, delta);
@@ -128,7 +145,7 @@ int cmd_stream(int argc, char **argv)
 	struct evout out;
 	struct live_sink sink = {
 		.event = sink_event, .guest = sink_guest, .lost = sink_lost, .tick = sink_tick,
-		.ctx = &out,
+		.stuck = sink_stuck, .ctx = &out,
 	};
 	int rc, err;
 

@@ -8,25 +8,27 @@
  */
 #define P "%(reltime)13.6f %(time)17.6f %(guest)-16s %(vcpu)3d %(reason_name)-20s " \
 	"%(latency_us)11.3fus"
+/* Ends the line of an exit: " in_flight" when it never completed, its latency its age. */
+#define F "%(in_flight)s"
 /* kvm events (--kvm-events) happen at an instant: the same columns up to the vCPU. */
 #define K "%(reltime)13.6f %(time)17.6f %(guest)-16s %(vcpu)3d "
 const char tmpl_default_rules[] =
 	"# vmexit's built-in stream format (see docs/formats.md)\n"
 	"type:exit\t" P " rip=0x%(rip)x info1=0x%(info1)x info2=0x%(info2)x"
-	" intr_info=0x%(intr_info)x error_code=0x%(error_code)x\n"
-	"type:user_exit\t" P " errno=%(info1)d\n"
+	" intr_info=0x%(intr_info)x error_code=0x%(error_code)x" F "\n"
+	"type:user_exit\t" P " errno=%(info1)d" F "\n"
 	"type:tsc_offset\t%(reltime)13.6f %(time)17.6f %(guest)-16s %(vcpu)3d tsc_offset"
 	" 0x%(info1)x -> 0x%(info2)x\n"
 	"vmx:EXCEPTION_NMI\t" P " rip=0x%(rip)x intr_info=0x%(intr_info)x"
-	" error_code=0x%(error_code)x qual=0x%(info1)x\n"
-	"vmx:EPT_VIOLATION,vmx:EPT_MISCONFIG\t" P " rip=0x%(rip)x qual=0x%(info1)x\n"
-	"svm:npf\t" P " rip=0x%(rip)x error=0x%(info1)x gpa=0x%(info2)x\n"
-	"0x00020004\t" P " rip=0x%(rip)x in port=0x%(1)04x size=%(2)d\n"
-	"0x00020005\t" P " rip=0x%(rip)x out port=0x%(1)04x size=%(2)d\n"
-	"0x00020006\t" P " rip=0x%(rip)x read cr%(1)d\n"
-	"0x00020007\t" P " rip=0x%(rip)x write cr%(1)d\n"
-	"0x0002000D\t" P " rip=0x%(rip)x vector=0x%(1)02x\n"
-	"0x00020013\t" P " rip=0x%(rip)x offset=0x%(1)03x\n"
+	" error_code=0x%(error_code)x qual=0x%(info1)x" F "\n"
+	"vmx:EPT_VIOLATION,vmx:EPT_MISCONFIG\t" P " rip=0x%(rip)x qual=0x%(info1)x" F "\n"
+	"svm:npf\t" P " rip=0x%(rip)x error=0x%(info1)x gpa=0x%(info2)x" F "\n"
+	"0x00020004\t" P " rip=0x%(rip)x in port=0x%(1)04x size=%(2)d" F "\n"
+	"0x00020005\t" P " rip=0x%(rip)x out port=0x%(1)04x size=%(2)d" F "\n"
+	"0x00020006\t" P " rip=0x%(rip)x read cr%(1)d" F "\n"
+	"0x00020007\t" P " rip=0x%(rip)x write cr%(1)d" F "\n"
+	"0x0002000D\t" P " rip=0x%(rip)x vector=0x%(1)02x" F "\n"
+	"0x00020013\t" P " rip=0x%(rip)x offset=0x%(1)03x" F "\n"
 	"type:kvm_event\t" K "kvm_event %(kvm_event)s info1=0x%(info1)x info2=0x%(info2)x\n"
 	"kvm:pio\t" K "pio %(access)s port 0x%(port)x size %(size)d val 0x%(val)x\n"
 	"kvm:mmio\t" K "mmio %(access)s gpa 0x%(gpa)x size %(size)d val 0x%(val)x\n"
@@ -38,6 +40,7 @@ const char tmpl_default_rules[] =
 	"kvm:page_fault\t" K "page_fault rip 0x%(rip)x address 0x%(fault_address)x"
 	" error_code 0x%(error_code)x\n";
 #undef P
+#undef F
 #undef K
 
 int tmpl_rules_default(struct tmpl_rules **out, char *err, size_t errlen)

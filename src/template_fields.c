@@ -34,6 +34,7 @@ const struct field_def tmpl_fields[] = {
 	{ "time",	 F_TIME,	FK_U,	  64, 0, 1000000000 },
 	{ "reltime",	 F_RELTIME,	FK_S,	  64, 0, 1000000000 },
 	{ "type",	 F_TYPE,	FK_NAMED, 64, 0, 1 },
+	{ "in_flight",	 F_IN_FLIGHT,	FK_NAMED, 64, 0, 1 },
 	{ "kvm_event",	 F_KVM_EVENT,	FK_NAMED, 64, 0, 1 },
 	{ "access",	 F_ACCESS,	FK_STR,	  64, 0, 1 },
 	{ "port",	 F_KVM,		FK_U,	  64, 0, 1 },

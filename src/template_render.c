@@ -33,7 +33,9 @@ void tmpl_env_release(struct tmpl_env *env)
 /* Rendering */
 
 struct rctx {
-	const struct vmexit_event *ev;
+	const struct vmexit_event *ev;	/* &evc */
+	struct vmexit_event evc;	/* the event, its type without VMEXIT_EV_IN_FLIGHT */
+	bool in_flight;
 	struct tmpl_env *env;
 	const __u8 *words;
 	__s64 reltsc;
@@ -165,6 +167,7 @@ static __u64 field_value(const struct op *op, const struct rctx *c)
 	case F_REL_NS:
 	case F_RELTIME:		return ev->ts_ns - c->env->first_ts_ns;
 	case F_TYPE:		return ev->type;
+	case F_IN_FLIGHT:	return c->in_flight;
 	case F_KVM_EVENT:	return ev->type == VMEXIT_EV_KVM_EVENT ? ev->reason : 0;
 	case F_KVM: {
 		const struct kvm_event_field *kf;
@@ -224,6 +227,14 @@ static void render_rule(const struct rule *ru, const struct rctx *c, struct out 
 				continue;
 			}
 			break;
+		case F_IN_FLIGHT:
+			/* A marker to end a line with: nothing, or the word after a blank. */
+			if (op->spec.conv == 's') {
+				s = c->in_flight ? " in_flight" : "";
+				emit_str(o, op, s, strlen(s));
+				continue;
+			}
+			break;
 		case F_KVM_EVENT:
 			s = ev->type == VMEXIT_EV_KVM_EVENT ? kvm_event_name(ev->reason) : NULL;
 			if (op->spec.conv == 's' && s) {
@@ -274,7 +285,10 @@ static int match(const struct tmpl_rules *r, struct rctx *c)
 static int prepare(struct tmpl_rules *r, struct tmpl_env *env, const struct vmexit_event *ev,
 		   struct rctx *c)
 {
-	c->ev = ev;
+	c->evc = *ev;
+	c->evc.type = VMEXIT_EV_TYPE(ev->type);
+	c->in_flight = ev->type & VMEXIT_EV_IN_FLIGHT;
+	c->ev = ev = &c->evc;
 	c->env = env;
 	c->reltsc = 0;
 	c->cls = kvmtrace_classify(ev);

@@ -30,12 +30,13 @@ enum field_id {
 	F_KVM_EVENT,	/* which kvm tracepoint; %s its name */
 	F_ACCESS,	/* kvm events: read / write / unsatisfied-read */
 	F_KVM,		/* a named field of kvm events: reasons.c's table, by its name */
+	F_IN_FLIGHT,	/* 1: the exit never completed (tracing or its thread ended first) */
 };
 
 enum field_kind {
 	FK_U,		/* unsigned number */
 	FK_S,		/* signed number; x/o/u show its two's complement at its own width */
-	FK_NAMED,	/* unsigned number whose %s is a name (isa, type) */
+	FK_NAMED,	/* unsigned number whose %s is a name (isa, type, in_flight) */
 	FK_STR,		/* text only */
 };
 

@@ -64,7 +64,14 @@ struct mm_struct {
 
 struct bpf_local_storage;
 
+/* task_cpu(): where a task last ran, in thread_info since "sched: move CPU field back into
+ * thread_info if THREAD_INFO_IN_TASK" (Linux 5.16); in task_struct before. */
+struct thread_info {
+	u32 cpu;
+};
+
 struct task_struct {
+	struct thread_info thread_info;
 	unsigned int __state;
 	int pid;
 	int tgid;
@@ -78,6 +85,22 @@ struct task_struct {
 /* "sched: Change task_struct::state" (Linux 5.14) renamed state to __state. */
 struct task_struct___pre514 {
 	long state;
+};
+
+struct task_struct___pre516 {
+	unsigned int cpu;
+};
+
+/* The context of a task iterator program (iter/task), and its output. */
+struct seq_file;
+
+struct bpf_iter_meta {
+	struct seq_file *seq;
+};
+
+struct bpf_iter__task {
+	struct bpf_iter_meta *meta;
+	struct task_struct *task;
 };
 
 /*

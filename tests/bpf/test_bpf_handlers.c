@@ -125,7 +125,6 @@ static int fx_open(struct fx *f, const struct fx_opts *o)
 	skel->rodata->stream_enabled = o->stream;
 	skel->rodata->stream_min_latency_ns = o->min_lat;
 	skel->rodata->stream_sample_every = o->sample_every ? o->sample_every : 1;
-	skel->rodata->stream_unfinished = o->stream;
 	skel->rodata->split_enabled = o->split;
 	f->split = o->split;
 

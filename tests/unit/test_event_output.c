@@ -20,7 +20,7 @@ static const char want[] =
 	"\"guest\":\"t\\\"en\\\\ant\\u0001\\ufffd\",\"tid\":201,\"vcpu\":-1,\"cpu\":4294967295,"
 	"\"isa\":\"user\",\"reason\":2,\"reason_name\":\"IO\",\"rip\":\"0x0\","
 	"\"info1\":\"0xfffffffffffffffc\",\"info2\":\"0x0\",\"intr_info\":0,\"error_code\":0,"
-	"\"errno\":-4,\"latency_cycles\":0}\n"
+	"\"errno\":-4,\"in_flight\":true,\"latency_cycles\":0}\n"
 	"{\"type\":\"exit\",\"ts_ns\":1,\"time\":0.000000001,\"rel_ns\":-17280000123456788,"
 	"\"latency_ns\":18446744073709551615,\"pid\":4294967295,\"guest\":\"4294967295\","
 	"\"tid\":7,\"vcpu\":2147483647,\"cpu\":0,\"isa\":\"svm\",\"reason\":74565,"
@@ -44,7 +44,10 @@ static const char want[] =
 	"\"info1\":\"0x0\",\"info2\":\"0x0\",\"intr_info\":0,\"error_code\":0,"
 	"\"latency_cycles\":0}\n"
 	"{\"lost\":3,\"cause\":\"cells_full\",\"what\":\"statistics cells full\","
-	"\"ts_ns\":17280002000000000,\"time\":17280002.000000000}\n";
+	"\"ts_ns\":17280002000000000,\"time\":17280002.000000000}\n"
+	"{\"stuck\":true,\"ts_ns\":17280002000000000,\"time\":17280002.000000000,"
+	"\"age_ns\":1500000000,\"pid\":200,\"guest\":\"t\\\"en\\\\ant\\u0001\\ufffd\",\"tid\":201,"
+	"\"vcpu\":-1,\"kind\":\"user\",\"isa\":\"user\",\"reason\":6,\"reason_name\":\"MMIO\"}\n";
 
 int main(void)
 {
@@ -57,8 +60,9 @@ int main(void)
 		  .tgid = 100, .tid = 101, .vcpu = 0, .cpu = 3, .isa = VMEXIT_ISA_VMX,
 		  .reason = 48, .rip = UINT64_MAX, .info1 = 0x182, .info2 = 0xfee00000,
 		  .intr_info = 0x800000ec, .error_code = 0 },
-		/* earlier than the first: negative rel_ns; errno -4; a name to escape */
-		{ .type = VMEXIT_EV_USER_EXIT, .ts_ns = 17280000000000000ull, .latency_ns = 0,
+		/* earlier than the first: negative rel_ns; errno -4; a name to escape; never
+		 * completed */
+		{ .type = VMEXIT_EV_USER_EXIT | VMEXIT_EV_IN_FLIGHT, .ts_ns = 17280000000000000ull, .latency_ns = 0,
 		  .tgid = 200, .tid = 201, .vcpu = -1, .cpu = UINT32_MAX, .isa = VMEXIT_ISA_USER,
 		  .reason = 2, .info1 = (__u64)-4 },
 		{ .type = VMEXIT_EV_EXIT, .ts_ns = 1, .latency_ns = UINT64_MAX, .tgid = UINT32_MAX,
@@ -91,6 +95,9 @@ int main(void)
 		CHECK_EQ_U64(evout_event(&o, &e[i]), 0);
 	lost[0] = 3;
 	evout_lost(&o, 17280002000000000ull, lost);
+	evout_stuck(&o, &(struct stuck_exit){ .start_ns = 17280002000000000ull,
+					      .age_ns = 1500000000, .tgid = 200, .tid = 201,
+					      .vcpu = -1, .isa = VMEXIT_ISA_USER, .reason = 6 });
 	CHECK_EQ_U64(evout_close(&o), 0);	/* flushes; stdout is not closed */
 	fclose(f);
 	if (getenv("V"))

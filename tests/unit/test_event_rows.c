@@ -79,6 +79,16 @@ static void test_rows_by(void)
 	r = find(&reason, 0, -1, VMEXIT_ISA_VMX, 48);
 	CHECK(r && r->count == 7 && r->total_ns == total);
 
+	/* An exit that never completed: counted, as stat counts it, without a latency. */
+	e = ev(100, 200, 0, VMEXIT_ISA_VMX, 48, 777, VMEXIT_EV_EXIT | VMEXIT_EV_IN_FLIGHT);
+	CHECK(event_rows_add(&reason, BY_REASON, &e) == 0);
+	r = find(&reason, 0, -1, VMEXIT_ISA_VMX, 48);
+	CHECK(r && r->count == 8 && r->completed == 7 && r->total_ns == total &&
+	      row_hist_total(r) == 7);
+	CHECK(event_filter_match(&(struct event_filter){ .vcpu = -1, .min_latency_ns = 777 }, &e));
+	CHECK(!event_filter_match(&(struct event_filter){ .vcpu = -1, .min_latency_ns = 778 },
+				  &e));
+
 	/* Same code, other ISA: another row. */
 	e = ev(100, 200, 0, VMEXIT_ISA_USER, 48, 5, VMEXIT_EV_USER_EXIT);
 	CHECK(event_rows_add(&reason, BY_REASON, &e) == 0);

@@ -124,6 +124,18 @@ static void test_fields(void)
 	CHECK_STR(fmt1("%(isa)s", &ev), "vmx");
 	CHECK_STR(fmt1("%(isa)d", &ev), "1");
 	{
+		/* An exit that never completed: flagged, still of its type for the rules. */
+		struct vmexit_event left = ev;
+
+		left.type |= VMEXIT_EV_IN_FLIGHT;
+		CHECK_STR(fmt1("%(in_flight)d", &ev), "0");
+		CHECK_STR(fmt1("%(in_flight)d", &left), "1");
+		CHECK_STR(fmt1("[%(in_flight)s]", &ev), "[]");
+		CHECK_STR(fmt1("[%(in_flight)s]", &left), "[ in_flight]");
+		CHECK_STR(fmt1("%(type)s %(type)d", &left), "exit 1");
+		CHECK_STR(fmt1("%(event)x", &left), "20005");
+	}
+	{
 		struct vmexit_event arm = ev;
 
 		arm.isa = VMEXIT_ISA_ARM64;
@@ -461,7 +473,7 @@ static void test_errors(void)
 	check_err("default %(bogus)d", "t.fmt:1:11: unknown field 'bogus' (valid: tsc reltsc "
 		  "event vcpu pid 1 2 3 4 5 reason reason_name isa guest tid cpu rip info1 info2 "
 		  "intr_info error_code latency_ns latency_us oncpu_ns blocked_ns runq_ns ts_ns "
-		  "rel_ns time reltime type kvm_event access port gpa msr val size count exception function index eax ebx "
+		  "rel_ns time reltime type in_flight kvm_event access port gpa msr val size count exception function index eax ebx "
 		  "ecx edx found used_max_basic vector soft reinjected fault_address)", false);
 	check_err("default %(TSC)d", "t.fmt:1:11: unknown field 'TSC' (did you mean 'tsc'?)",
 		  false);
@@ -668,6 +680,11 @@ static void test_load_and_default(void)
 	tmpl_render(r, &env, &user, line, sizeof(line));
 	CHECK_STR(line, "     0.123457          5.123457 web1               1 MMIO            "
 		  "        1234.567us errno=0\n");
+	/* Never completed: the same line, marked at its end; the latency is its age. */
+	user.type |= VMEXIT_EV_IN_FLIGHT;
+	tmpl_render(r, &env, &user, line, sizeof(line));
+	CHECK_STR(line, "     0.123457          5.123457 web1               1 MMIO            "
+		  "        1234.567us errno=0 in_flight\n");
 
 	/* tmpl_render_file writes what tmpl_render returns, long lines included. */
 	f = tmpfile();
