@@ -1,0 +1,205 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Every exit accounted: stat, stream and record + report count the same N exits of a guest that
+# made exactly N, the exits still in flight included (flagged in_flight); a VMM stopped
+# mid-exit shows up in stream --stuck while the session runs and, once, at the session's end.
+#
+# Usage: tests/host/test_inflight_host.sh OUTDIR   (OUTDIR holds vmexit and vmexit-guest)
+# Exit 0 pass, 1 fail, 77 skip (no root, BPF or /dev/kvm; the reason is printed).
+#
+# Expected numbers come from the workload: vmexit-guest --json tallies, per vCPU, the KVM_RUN
+# results it got (exits.IO) and the `out` instructions its guest executed (tally.out); each
+# `out` is one kernel IO exit where kvm_exit fires (this host: never; the SVM bed: always).
+set -u
+OUT=${1:?usage: $0 OUTDIR}
+OUT=$(cd "$OUT" && pwd)
+VMEXIT=$OUT/vmexit
+GUEST=$OUT/vmexit-guest
+N=7
+V=2
+
+[ -x "$VMEXIT" ] && [ -x "$GUEST" ] || { echo "FAIL: $VMEXIT or $GUEST missing"; exit 1; }
+. "$(dirname "$0")/lib.sh"
+need_kvm_bpf
+fails=0
+pass() { echo "ok: $*"; }
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+command -v python3 >/dev/null || { echo "FAIL: python3 is needed to check JSON"; exit 1; }
+
+TMP=$(mktemp -d /tmp/vmexit-test-inflight.XXXXXX)
+gpid=
+cleanup() {
+	[ -n "$gpid" ] && { kill -CONT "$gpid"; kill "$gpid"; } 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+chmod 755 "$TMP"
+
+need_stream
+"$GUEST" --io 1 >/dev/null 2>&1 || { echo "FAIL: $GUEST --io 1 failed although /dev/kvm opens"; exit 1; }
+kfires=0
+kvm_exit_fires "$GUEST" && kfires=1
+
+# The guest as the traced command, its tally in $TMP/NAME.tally (exec: the same pid).
+run_guest() {	# run_guest NAME VMEXIT-ARGS...
+	local name=$1; shift
+	chk "$VMEXIT" "$@" -- sh -c "exec '$GUEST' --io $N --vcpus $V --json >'$TMP/$name.tally'" \
+		2>"$TMP/$name.err"
+}
+
+# Per kind, what the guest did: "USER_IO KERNEL_IO" (kernel IO only where kvm_exit fires).
+tally() {
+	python3 - "$1" "$kfires" <<'EOF'
+import json, sys
+vm = json.loads(open(sys.argv[1]).read())
+io = sum(v["exits"]["IO"] for v in vm["vcpus"])
+out = sum(v["tally"]["out"] for v in vm["vcpus"])
+print(io, out * int(sys.argv[2]))
+EOF
+}
+
+# 1. N of N. stat: rows' count; stream: events; record + report: rows' count, and the exits
+# that never completed (one user IO exit per vCPU, and the kernel exit that led to it) are
+# counted but have no latency.
+run_guest stat stat --json >"$TMP/stat.json" || fail "stat: $(cat "$TMP/stat.err")"
+run_guest stream stream --json >"$TMP/stream.json" || fail "stream: $(cat "$TMP/stream.err")"
+run_guest record record -o "$TMP/rec.vmexit" >/dev/null || fail "record: $(cat "$TMP/record.err")"
+chk "$VMEXIT" report -i "$TMP/rec.vmexit" --json >"$TMP/report.json" 2>"$TMP/report.err" ||
+	fail "report: $(cat "$TMP/report.err")"
+for name in stat stream record; do
+	read -r uio kio < <(tally "$TMP/$name.tally") || fail "$name: no tally from the guest"
+	[ "$uio" -gt "$((V * N))" ] || fail "$name: the guest made $uio IO exits, expected > V*N"
+	eval "${name}_want='$uio $kio'"
+done
+# Rows of the final object: "USER_IO_COUNT USER_IO_COMPLETED KERNEL_IO_COUNT KERNEL_IO_COMPLETED".
+rows='import json, os, sys
+exec(os.environ["PY_KERNEL_REASONS"])
+o = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")][-1]
+u = [r for r in o["rows"] if r["kind"] == "user" and r["reason_name"] == "IO"]
+k = [r for r in o["rows"] if (r["isa"], r["reason"]) in KIO]
+print(sum(r["count"] for r in u), sum(r["completed"] for r in u),
+      sum(r["count"] for r in k), sum(r["completed"] for r in k))'
+read -r uc ud kc kd < <(python3 -c "$rows" "$TMP/stat.json")
+read -r uio kio <<<"$stat_want"
+[ "$uc $kc" = "$uio $kio" ] && pass "stat: $uc IO exits to the VMM, $kc kernel IO exits" ||
+	fail "stat: $uc IO exits to the VMM, $kc kernel IO exits; the guest made $uio and $kio"
+[ "$ud" = $((uio - V)) ] && pass "stat: $ud completed, one per vCPU still in flight" ||
+	fail "stat: $ud IO exits completed, expected $((uio - V))"
+read -r uc ud kc kd < <(python3 -c "$rows" "$TMP/report.json")
+read -r uio kio <<<"$record_want"
+[ "$uc $kc" = "$uio $kio" ] && pass "record + report: $uc IO exits to the VMM, $kc kernel IO exits" ||
+	fail "record + report: $uc IO exits to the VMM, $kc kernel IO; the guest made $uio and $kio"
+[ "$ud $kd" = "$((uio - V)) $((kio - kfires * V))" ] &&
+	pass "record + report: $ud and $kd completed, the others in flight" ||
+	fail "record + report: $ud and $kd completed, expected $((uio - V)) $((kio - kfires * V))"
+# stream: every exit once; the in-flight ones are each vCPU's last (its thread ended first).
+read -r uio kio <<<"$stream_want"
+if got=$(python3 - "$TMP/stream.json" <<'EOF'
+import json, os, sys
+exec(os.environ["PY_KERNEL_REASONS"])
+ev = [json.loads(l) for l in open(sys.argv[1])]
+assert not [e for e in ev if "lost" in e], "records lost"
+u = [e for e in ev if e.get("type") == "user_exit" and e["reason_name"] == "IO"]
+k = [e for e in ev if e.get("type") == "exit" and (e["isa"], e["reason"]) in KIO]
+for tid in {e["tid"] for e in u}:
+    mine = sorted((e["ts_ns"], e.get("in_flight", False)) for e in u if e["tid"] == tid)
+    assert [f for _, f in mine] == [False] * (len(mine) - 1) + [True], f"tid {tid}: {mine}"
+print(len(u), len(k), sum(e.get("in_flight", False) for e in u + k))
+EOF
+); then
+	read -r gu gk gf <<<"$got"
+	[ "$gu $gk" = "$uio $kio" ] && pass "stream: $gu IO exits to the VMM, $gk kernel IO exits" ||
+		fail "stream: $gu IO exits to the VMM, $gk kernel IO exits; the guest made $uio, $kio"
+	[ "$gf" = $((V + kfires * V)) ] && pass "stream: $gf in flight, each vCPU's last" ||
+		fail "stream: $gf exits in flight, expected $((V + kfires * V))"
+else
+	fail "stream --json output: $got"
+fi
+
+# 2. A VMM stopped mid-exit. Its vCPUs spend their time in the VMM (--io-sleep-us), so SIGSTOP
+# stops each in a user exit: stream --stuck reports each once while it runs, then the session
+# ends and each is emitted once, in flight, as old as it was then. record, attached at the same
+# time (two vmexit sessions at once), keeps them too.
+"$GUEST" --io 3 --vcpus $V --seconds 600 --io-sleep-us 20000 >/dev/null 2>&1 &
+gpid=$!
+STUCK_MS=400
+"$VMEXIT" stream --json --stuck ${STUCK_MS}ms -p $gpid >"$TMP/stop.json" 2>"$TMP/stop.err" &
+spid=$!
+"$VMEXIT" record -o "$TMP/stop.vmexit" -p $gpid >/dev/null 2>"$TMP/stoprec.err" &
+rpid=$!
+# Both attached once each has seen an exit of every vCPU (the VMM completes one each 20 ms).
+seen() { grep -c "\"type\":\"user_exit\"" "$TMP/stop.json" 2>/dev/null; }
+# record's file has data once it flushed (once a second) an event. Generous for a TCG bed.
+for _ in $(seq 3000); do
+	[ "$(seen)" -ge $((4 * V)) ] && [ -s "$TMP/stop.vmexit" ] && break
+	sleep 0.1
+done
+kill -STOP $gpid
+stopped=$(date +%s%N)
+# Event-driven: wait for every vCPU's stuck line (generous for a slow TCG bed).
+for _ in $(seq 1200); do
+	[ "$(grep -c '"stuck":true' "$TMP/stop.json")" -ge $V ] && break
+	sleep 0.1
+done
+sleep 0.5
+ended=$(date +%s%N)	# the session ends after this: the exits stopped are at least this old
+kill -INT $spid $rpid
+wait $spid
+src=$?
+wait $rpid
+rrc=$?
+kill -CONT $gpid
+kill $gpid
+wait $gpid 2>/dev/null
+gpid=
+[ $src = 0 ] && [ $rrc = 0 ] || fail "stream/record after SIGINT: exit $src/$rrc: $(cat "$TMP/stop.err" "$TMP/stoprec.err")"
+if python3 - "$TMP/stop.json" $V $kfires $STUCK_MS $(((ended - stopped) / 1000000)) <<'EOF'
+import json, os, sys
+exec(os.environ["PY_KERNEL_REASONS"])
+lines = [json.loads(l) for l in open(sys.argv[1])]
+v, kfires, stuck_ms, stopped_ms = (int(a) for a in sys.argv[2:6])
+stuck = [o for o in lines if o.get("stuck")]
+ev = [o for o in lines if "type" in o]
+left = [e for e in ev if e.get("in_flight")]
+uleft = [e for e in left if e["type"] == "user_exit"]
+# Each exit reported stuck once, past the threshold, and emitted once at its end with its full
+# latency (a busy host can make a 20 ms handler that slow before the stop: those completed).
+ustuck = [s for s in stuck if s["kind"] == "user"]
+assert len({(s["tid"], s["ts_ns"]) for s in stuck}) == len(stuck), "an exit reported stuck twice"
+assert all(s["age_ns"] >= stuck_ms * 1e6 for s in stuck), "stuck before the threshold"
+for s in stuck:
+    same = [e for e in ev if e["tid"] == s["tid"] and e["ts_ns"] == s["ts_ns"]]
+    assert len(same) == 1 and same[0]["latency_ns"] >= s["age_ns"], f"stuck {s}: emitted as {same}"
+# Exactly one user exit per vCPU left in flight at the end, reported stuck before, as old as
+# the stop (at least the time from the stop to SIGINT, minus a 20 ms handler).
+assert len(uleft) == v == len({e["tid"] for e in uleft}), f"user exits in flight: {uleft}"
+for e in uleft:
+    assert [s for s in ustuck if (s["tid"], s["ts_ns"]) == (e["tid"], e["ts_ns"])], \
+        f"in flight at the end, never reported stuck: {e}"
+    assert e["latency_ns"] >= (stopped_ms - 20) * 1e6 > 0, f"age {e}"
+# Where kvm_exit fires, the kernel exit that led to each user exit is in flight too.
+kleft = [e for e in left if e["type"] == "exit"]
+assert len(kleft) == kfires * v, f"kernel exits in flight: {kleft}"
+assert len({e["tid"] for e in left}) == v
+print(f"{len(stuck)} stuck lines, {len(left)} exits in flight at the end, "
+      f"{min(e['latency_ns'] for e in uleft) / 1e6:.0f} ms old or more")
+EOF
+then pass "stream --stuck and the end of a session with a stopped VMM"
+else fail "stream with a stopped VMM: $(head -c 2000 "$TMP/stop.json")"; fi
+chk "$VMEXIT" report -i "$TMP/stop.vmexit" --events --json >"$TMP/stoprep.json" ||
+	fail "report of the stopped VMM's recording"
+got=$(python3 -c 'import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if "\"type\"" in l]
+print(sum(1 for e in ev if e.get("in_flight") and e["type"] == "user_exit"))' "$TMP/stoprep.json")
+[ "$got" = $V ] && pass "record: $got user exits in flight at the end, flag kept in the file" ||
+	fail "record: $got user exits in flight at the end, expected $V"
+
+cat "$TMP/stop.err" "$TMP/stoprec.err" >>"$TMP/all-stderr"
+sanitizer_reports && fail "sanitizer reports (above)"
+echo
+if [ $fails -ne 0 ]; then
+	echo "FAIL: $fails check(s) failed"
+	exit 1
+fi
+echo "PASS: every exit accounted (stat, stream, record + report), in flight and stuck"
+exit 0
