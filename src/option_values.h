@@ -29,7 +29,7 @@ __u64 parse_min_latency_arg(const char *arg, struct argp_state *state);
 double parse_interval_arg(const char *arg, struct argp_state *state);
 /* A number of intervals >= 1 (stat's positional count, top -n). */
 long parse_count_arg(const char *arg, struct argp_state *state);
-/* stat and top --stuck: a duration above 0 (parse_duration_ns()). */
+/* stat, top and stream --stuck: a duration above 0 (parse_duration_ns()). */
 __u64 parse_stuck_arg(const char *arg, struct argp_state *state);
 /* serve --stuck: a duration with its unit, ns to s; 0 allowed. */
 __u64 parse_serve_stuck_arg(const char *arg, struct argp_state *state);

@@ -9,7 +9,6 @@
 #include "commands.h"
 #include "event_output.h"
 #include "live_events.h"
-#include "option_values.h"
 
 enum { OPT_FORMAT = 0x200, OPT_JSON, OPT_PERFETTO, OPT_TSC_MHZ, OPT_STUCK };
 
@@ -87,9 +86,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		a->out.tsc_mhz = parse_tsc_mhz_arg(arg, state);
 		break;
 	case OPT_STUCK:
-		if (parse_duration_ns(arg, &a->live.stuck_ns) || !a->live.stuck_ns)
-			argp_error(state, "invalid --stuck '%s': give a duration above 0, e.g. 1s or "
-				   "250ms", arg);
+		a->live.stuck_ns = parse_stuck_arg(arg, state);
 		break;
 	case ARGP_KEY_END:
 		if (a->out.format_path && a->out.mode != EVOUT_LINES)
