@@ -87,8 +87,9 @@ if len(pids) != 1:
     bad.append(f'kvm events from pids {pids}, expected the one guest')
 if lost:
     bad.append(f'{lost} records lost')
-if io_exits != v * n:
-    bad.append(f'{io_exits} IO exits streamed alongside, expected {v * n}')
+# N+1 per vCPU: the last (the done port) emitted in flight when its thread exits.
+if io_exits != v * (n + 1):
+    bad.append(f'{io_exits} IO exits streamed alongside, expected {v * (n + 1)}')
 total_pio, total_mmio = sum(pio.values()), sum(mmio.values())
 print(f'kvm_pio {total_pio} (V*(N+1) = {v * (n + 1)}), kvm_mmio {total_mmio} (V*M = {v * m})')
 if total_pio != v * (n + 1) or total_mmio != v * m:
@@ -145,8 +146,9 @@ for c in range(v):
 print(f'instants {dict(inst)}, {slices} exit slices')
 if inst != want:
     bad.append(f'expected instants {want}')
-if slices != v * (n + m):
-    bad.append(f'{slices} X slices on the VMM tracks, expected {v * (n + m)} completed user exits')
+# Every user exit: N + 1 IO (the done port's in flight when its thread exits) and M MMIO.
+if slices != v * (n + 1 + m):
+    bad.append(f'{slices} X slices on the VMM tracks, expected {v * (n + 1 + m)} user exits')
 for b in bad[:10]:
     print('  ' + b)
 sys.exit(1 if bad else 0)
@@ -182,11 +184,11 @@ n, m, v = map(int, sys.argv[2:])
 rows = {r['reason_name']: r['count'] for r in json.loads(open(sys.argv[1]).readline())['rows']
         if r['kind'] == 'user'}
 print(f'report rows: {rows}')
-sys.exit(0 if rows == {'IO': v * n, 'MMIO': v * m} else 1)
+sys.exit(0 if rows == {'IO': v * (n + 1), 'MMIO': v * m} else 1)
 EOF
 		pass "report: the stat rows count exits only"
 	else
-		fail "report: stat rows are not just the $((V * N)) IO and $((V * M)) MMIO exits"
+		fail "report: stat rows are not just the $((V * (N + 1))) IO and $((V * M)) MMIO exits"
 	fi
 	chk "$VMEXIT" report -i "$REC" --perfetto "$TMP/rep-trace.json" &&
 		python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); sys.exit(0 if sum(
