@@ -25,7 +25,8 @@
 # (GPA 0x10000000) + a few RAM first touches; KVM_EXIT_IO = io + 1, HLT = hlt, MMIO = mmio. The
 # done-port exit is each vCPU's last: the thread then quits without another KVM_RUN or
 # kvm_entry, so exactly one ioio and one IO per vCPU never complete. stream, record and
-# perfetto emit completed exits only, so they must show the tracefs counts minus those two.
+# perfetto emit them too, when the thread exits, flagged in_flight: their completed exits are
+# the tracefs counts minus those two, and those two are each vCPU's last.
 #
 #   tests/vm/test_nested_stream.sh OUTDIR     (OUTDIR holds vmexit and vmexit-guest)
 #
@@ -599,8 +600,10 @@ def check_lost(pre, what, lost, nvcpus):
 
 def check_events(pre, what, evs, tids, names, ex, us, tsc):
     """Field sanity of stream-format events and, per vCPU thread, the same exits in the same
-    order as tracefs (minus the unfinished last ones). Returns completed per key."""
+    order as tracefs: the completed ones, then the unfinished last ones, flagged in_flight.
+    Returns completed per key."""
     got = Counter(); per_k = defaultdict(list); per_u = defaultdict(list); bad = Counter(); mmio_npf = Counter()
+    left = defaultdict(list)
     npf_rip = Counter(); misconfig_rips = defaultdict(set)
     per_t = defaultdict(list)
     def bad_if(cond, why, e):
@@ -630,6 +633,10 @@ def check_events(pre, what, evs, tids, names, ex, us, tsc):
         bad_if(e.get("isa") != (ISA if kind == "kernel" else "user"), f"isa is not {ISA} (exit) / user (user_exit)", e)
         bad_if(not isinstance(e.get("latency_ns"), int) or e["latency_ns"] <= 0, "latency_ns not > 0", e)
         bad_if(not e.get("reason_name"), "no reason_name", e)
+        if e.get("in_flight"):
+            bad_if(e["in_flight"] is not True, "in_flight is not true", e)
+            left[(e["tid"], kind)].append(e)
+            continue
         got[(key, kind, e.get("reason"))] += 1
         if kind == "kernel":
             rip = int(e.get("rip", "0"), 16)
@@ -666,6 +673,13 @@ def check_events(pre, what, evs, tids, names, ex, us, tsc):
                   f"({len(mine)} vs {len(theirs)} exits): {mine[n:n + 1]} vs {theirs[n:n + 1]}")
         check([e["reason"] for e in uu] == us[tid][:-1], f"{pre}: {what}: thread {tid}: userspace exits differ from tracefs's "
               f"({len(uu)} vs {len(us[tid]) - 1})")
+        # The last of each kind never completed: emitted once, in flight, when the thread exited.
+        kl = [(e["reason"], int(e["rip"], 16), int(e["info1"], 16), int(e["info2"], 16), e["intr_info"], e["error_code"])
+              for e in left[(tid, "kernel")]]
+        check(kl == theirs_all(ex[tid])[-1:], f"{pre}: {what}: thread {tid}: kernel exits in flight {kl}, "
+              f"expected the last of tracefs {theirs_all(ex[tid])[-1:]}")
+        check([e["reason"] for e in left[(tid, "user")]] == us[tid][-1:], f"{pre}: {what}: thread {tid}: user exits in flight "
+              f"{[e['reason'] for e in left[(tid, 'user')]]}, expected the last of tracefs {us[tid][-1:]}")
         # A vCPU thread's exits are sequential: none starts before the previous one ended, and
         # each exit to the VMM lies inside the kernel exit that caused it.
         for seq, nm in ((ks, "kernel"), (uu, "user")):
@@ -687,6 +701,9 @@ def check_events(pre, what, evs, tids, names, ex, us, tsc):
             if rip in misconfig_rips.get(key[0], ()):
                 mmio_npf[key] += n
     return +got, mmio_npf, ntsc
+
+def theirs_all(xs):
+    return [(x["reason"], x["rip"], x["info1"], x["info2"], x["intr_info"], x["error_code"]) for x in xs]
 
 def stream_events(pre, raw):
     evs = []; lost = []
@@ -788,6 +805,7 @@ def phase_perfetto():
         check(False, f"{pre}: the perfetto file is not valid JSON: {e}"); return
     evs = tr["traceEvents"] if isinstance(tr, dict) else tr
     pname = {}; tname = {}; got = Counter(); tracks = defaultdict(list); bad = Counter(); other = Counter(); rates = Counter()
+    left = Counter()
     for e in evs:
         ph = e.get("ph")
         if ph == "M" and e.get("name") == "process_name":
@@ -817,6 +835,7 @@ def phase_perfetto():
         sl.sort(key=lambda e: e["ts"])
         for j, e in enumerate(sl):
             a = e.get("args", {}); nx += 1
+            inflight = a.get("in_flight") is True
             why = None
             if e.get("cat") != ("kvm_exit" if kind == "kernel" else "kvm_userspace_exit"): why = "cat does not match the track"
             elif tids.get(a.get("tid")) != key: why = "args.tid is not that vCPU's thread"
@@ -828,13 +847,25 @@ def phase_perfetto():
                 if not bad[why]:
                     errors.append(f"{pre}: perfetto slice: {why}: first one: {json.dumps(e, default=str)[:300]}")
                 bad[why] += 1
+            if inflight:
+                # each vCPU's last exits, never completed: the last slice of their tracks
+                left[(key, kind)] += 1
+                if j != len(sl) - 1 and not bad["in flight, not the track's last"]:
+                    errors.append(f"{pre}: perfetto slice in flight, not the track's last: {json.dumps(e, default=str)[:300]}")
+                    bad["in flight, not the track's last"] += 1
+                continue
             got[(key, kind, a.get("reason"))] += 1
         check(tn == ("vCPU %d%s" % (vcpu, " (VMM)" if kind == "user" else "")) and vcpu in [k[1] for k in tids.values()],
               f"{pre}: track {tn!r}: no such vCPU")
-    # Exactly one X slice per completed exit, per (pid, vCPU, reason).
+    # Exactly one X slice per completed exit, per (pid, vCPU, reason); and one per vCPU and kind
+    # for the last exits, in flight when the thread exited.
     check(got == sdone, f"{pre}: perfetto slices != stat completed: {diff(got, sdone)}")
+    check(left == Counter({(key, kind): 1 for key in tids.values() for kind in ("kernel", "user")}),
+          f"{pre}: perfetto slices in flight {dict(left)}, expected one kernel and one user per vCPU")
     per_vm = Counter()
     for (key, kind, _), cnt in got.items():
+        per_vm[(key[0], kind)] += cnt
+    for (key, kind), cnt in left.items():
         per_vm[(key[0], kind)] += cnt
     check(Counter({k: v // 10 for k, v in rates.items() if v}) == per_vm and
           all(v % 10 == 0 for v in rates.values()),
@@ -866,7 +897,7 @@ def phase_record():
     if rows is None:
         return
     rcount, rdone, rbyname = stat_counts(pre, "report (in the bed)", rows, names)
-    check(rcount == rdone, f"{pre}: report: count != completed (a recording holds completed exits only): {diff(rcount, rdone)}")
+    check(rcount == tcount, f"{pre}: report: count != tracefs (a recording holds every exit): {diff(rcount, tcount)}")
     check(rdone == tdone, f"{pre}: report completed != tracefs minus the unfinished last exits: {diff(rdone, tdone)}")
     check_expected(pre, "report", rdone, sorted(tids.values()), A)
     sb = results.get("perfetto_stat_byname")
@@ -895,7 +926,7 @@ def phase_record():
         tr = json.load(open(pf))
         evp = tr["traceEvents"] if isinstance(tr, dict) else tr
         nx = sum(1 for e in evp if e.get("ph") == "X")
-        check(nx == sum(rdone.values()), f"{pre}: report --perfetto: {nx} X slices, expected {sum(rdone.values())} (one per completed exit)")
+        check(nx == sum(rcount.values()), f"{pre}: report --perfetto: {nx} X slices, expected {sum(rcount.values())} (one per exit)")
     except (OSError, ValueError) as e:
         check(False, f"{pre}: report --perfetto is not valid JSON: {e}")
     print(f"{TNAME}:   tracefs kvm_exit {total(tcount, 'kernel')}, kvm_userspace_exit {total(tcount, 'user')}; "
@@ -967,7 +998,7 @@ def check_decode(pre, ex, tids, tallies):
               f"{pre}: thread {tid}: exception exits by intr_info {dict(exc)}, expected {t.get('ud')} x 0x80000306 (#UD, hw exception)")
 
 def check_kvmtrace(pre, raw, tids, ex, us, tsc):
-    """The --format kvmtrace lines: per thread, one K line per completed kernel exit with the
+    """The --format kvmtrace lines: per thread, one K line per kernel exit (the last in flight) with the
     per-cause id and words of kvmtrace_of(tracefs' exit), U lines = the user exits, O = the rest."""
     K = defaultdict(list); U = defaultdict(list); O = Counter(); bad = []
     for l in raw.split("\n"):
@@ -988,14 +1019,14 @@ def check_kvmtrace(pre, raw, tids, ex, us, tsc):
     check(not bad, f"{pre}: kvmtrace: {len(bad)} lines not understood, e.g. {bad[:2]}")
     classes = Counter()
     for tid in tids:
-        want = [(x["rip"],) + kvmtrace_of(x) for x in ex[tid][:-1]]
+        want = [(x["rip"],) + kvmtrace_of(x) for x in ex[tid]]
         got = K.get(tid, [])
         classes.update(hex(w[1]) for w in got)
         if got != want:
             n = next((j for j in range(min(len(got), len(want))) if got[j] != want[j]), min(len(got), len(want)))
             check(False, f"{pre}: kvmtrace: thread {tid}: line #{n} of {len(got)} is {got[n:n + 1]}, expected {want[n:n + 1]} "
                   f"(from tracefs, {len(want)} exits)")
-        check(U.get(tid, []) == us[tid][:-1], f"{pre}: kvmtrace: thread {tid}: user exit lines differ from tracefs")
+        check(U.get(tid, []) == us[tid], f"{pre}: kvmtrace: thread {tid}: user exit lines differ from tracefs")
     stray = set(K) - set(tids)
     check(not stray, f"{pre}: kvmtrace: lines of threads {sorted(stray)} that are no vCPU")
     ntsc = sum(len(v) for v in tsc.values())
