@@ -29,18 +29,18 @@ int bpf_run_stats_enable(void)
 	return sysctl_on() ? 0 : fd;
 }
 
-int bpf_run_stats_progs(struct bpf_object *obj, struct expo_prog *progs, int *fds, int max)
+int bpf_run_stats_progs(struct bpf_program *const *list, int nr, struct expo_prog *progs, int *fds,
+			int max)
 {
-	struct bpf_program *prog;
 	int n = 0;
 
-	bpf_object__for_each_program(prog, obj) {
-		int fd = bpf_program__fd(prog);
+	for (int i = 0; i < nr && n < max; i++) {
+		int fd = bpf_program__fd(list[i]);
 
-		if (fd < 0 || n == max)	/* not loaded (autoload off) */
+		if (fd < 0)
 			continue;
 		memset(&progs[n], 0, sizeof(progs[n]));
-		snprintf(progs[n].name, sizeof(progs[n].name), "%s", bpf_program__name(prog));
+		snprintf(progs[n].name, sizeof(progs[n].name), "%s", bpf_program__name(list[i]));
 		fds[n++] = fd;
 	}
 	return n;

@@ -8,7 +8,7 @@
 
 #include "prom_exposition.h"
 
-struct bpf_object;
+struct bpf_program;
 
 /*
  * Turns run-time statistics on for as long as the returned fd stays open (BPF_ENABLE_STATS,
@@ -17,8 +17,9 @@ struct bpf_object;
  */
 int bpf_run_stats_enable(void);
 
-/* Up to max loaded programs of obj, their names and fds, for bpf_run_stats_read(). */
-int bpf_run_stats_progs(struct bpf_object *obj, struct expo_prog *progs, int *fds, int max);
+/* The names and fds of up to max of the nr programs in list, for bpf_run_stats_read(). */
+int bpf_run_stats_progs(struct bpf_program *const *list, int nr, struct expo_prog *progs, int *fds,
+			int max);
 /* Refreshes run_ns/run_cnt of each program from the kernel; 0 or -errno. */
 int bpf_run_stats_read(struct expo_prog *progs, const int *fds, int nr);
 

@@ -35,10 +35,11 @@ int exporter_init(struct exporter *x, struct sampler *sp, const struct expo_buck
 	return -err;
 }
 
-void exporter_watch_progs(struct exporter *x, struct bpf_object *obj, bool run_stats)
+void exporter_watch_progs(struct exporter *x, struct bpf_program *const *list, int nr,
+			  bool run_stats)
 {
 	x->run_stats = run_stats;
-	x->nr_progs = bpf_run_stats_progs(obj, x->progs, x->prog_fds, EXPORTER_MAX_PROGS);
+	x->nr_progs = bpf_run_stats_progs(list, nr, x->progs, x->prog_fds, EXPORTER_MAX_PROGS);
 }
 
 void exporter_tick(struct exporter *x)

@@ -40,8 +40,9 @@ struct exporter {
 /* An exporter over sp (started); exits in flight for stuck_ns or more are listed. 0 or -errno. */
 int exporter_init(struct exporter *x, struct sampler *sp, const struct expo_buckets *buckets,
 		  bool by_vcpu, __u64 keep_ms, __u64 stuck_ns);
-/* Exports the run time of obj's programs (run_stats: the kernel is accounting it). */
-void exporter_watch_progs(struct exporter *x, struct bpf_object *obj, bool run_stats);
+/* Exports the run time of the nr programs in list (run_stats: the kernel is accounting it). */
+void exporter_watch_progs(struct exporter *x, struct bpf_program *const *list, int nr,
+			  bool run_stats);
 /* Notes the guests whose VMM has exited since the last call. */
 void exporter_tick(struct exporter *x);
 /* A scrape (http_render_fn; ctx is the exporter). */

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Probing the running kernel for the cheapest hooks that measure the same thing. */
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,10 +13,12 @@
 #include "hooks.h"
 #include "reasons.h"
 #include "session.h"
+#include "startup_timing.h"
 #include "text_escape.h"
 #include "vmexit.skel.h"
 #include "hook_probe.skel.h"
 #include "hook_check.skel.h"
+#include "exit_watch.skel.h"
 
 /* vmexit runs on the kernel's architecture: only x86 KVM fires kvm:kvm_fpu. */
 #if defined(__x86_64__) || defined(__i386__)
@@ -49,6 +53,7 @@ static int fentry_probe(void)
 	if (!err)
 		err = hook_probe_bpf__attach(p);
 	hook_probe_bpf__destroy(p);
+	startup_mark("fentry probe");
 	return err;
 }
 
@@ -140,6 +145,7 @@ static __u32 exit_shape_probe(void)
 	}
 	btf__free(mod);
 	btf__free(vmlinux);
+	startup_mark("kvm_exit prototype (BTF)");
 	return shape;
 }
 
@@ -193,121 +199,177 @@ bool check_window_open(struct check_window *w, double now, __u64 seen, __u64 mat
 	if (bad || matched >= CHECK_ENOUGH)
 		return false;
 	if (!seen)
-		return now < w->start + CHECK_IDLE_S;
+		return now < w->start - w->quiet_s + CHECK_IDLE_S;
 	if (now < w->start + w->window_s)
 		return true;
 	return matched < CHECK_MIN_MATCHED && now < w->last_seen_at + CHECK_IDLE_S;
 }
 
 /*
- * Attaches the raw and classic programs side by side (entries first, so that every exit seen
- * has its entry seen too), arms them for the check window above and keeps the result in
- * h->check. 0, or -errno when the fast path cannot even be loaded.
+ * Counts kvm_exit from the very start, before the BTF work of the check: by the time the check
+ * is armed, a host where nothing exited for 0.1 s is known as one without waiting again. Best
+ * effort: without it the check's own window is the only clock.
  */
-static int check_run(struct hooks *h, double window_s, bool verbose_check)
+static void watch_start(struct hook_check_run *r)
 {
-	struct hook_check_bpf *c = hook_check_bpf__open();
+	r->watch = exit_watch_bpf__open_and_load();
+	if (r->watch && exit_watch_bpf__attach(r->watch)) {
+		exit_watch_bpf__destroy(r->watch);
+		r->watch = NULL;
+	}
+	r->watch_from = mono_s();
+	startup_mark("exit watch");
+}
+
+/*
+ * Loads the check and attaches the raw and classic programs side by side (entries first, so
+ * that every exit seen has its entry seen too), then arms it. 0, or -errno when the fast path
+ * cannot even be loaded.
+ */
+static int check_arm(struct hooks *h)
+{
+	struct hook_check_run *r = &h->run_state;
 	const char *skew = getenv("VMEXIT_TEST_FAST_PATH_SKEW");
-	struct bpf_link *links[4] = {};
+	struct hook_check_bpf *c = hook_check_bpf__open();
 	struct bpf_program *order[4];
-	struct timespec tick = { 0, 10 * 1000 * 1000 };
-	struct check_window w = { .window_s = window_s, .verbose = verbose_check };
-	const struct check_result *r;
-	double now;
 	int err;
 
 	if (!c)
 		return -errno;
+	r->obj = c;
 	c->rodata->raw_exit_shape = h->exit_shape;
 	/* Test-only: makes the fast path read wrong reasons, to see the check refuse it. */
 	if (skew)
 		c->rodata->check_skew = (__u32)strtoul(skew, NULL, 0);
 	err = hook_check_bpf__load(c);
+	startup_mark("check open and load");
 	if (err)
-		goto out;
+		return err;
 	order[0] = c->progs.check_entry_raw;
 	order[1] = c->progs.check_entry_classic;
 	order[2] = c->progs.check_exit_raw;
 	order[3] = c->progs.check_exit_classic;
 	for (int i = 0; i < 4; i++) {
-		links[i] = bpf_program__attach(order[i]);
-		if (!links[i]) {
-			err = -errno;
-			goto out;
-		}
+		r->links[i] = bpf_program__attach(order[i]);
+		if (!r->links[i])
+			return -errno;
 	}
 	__atomic_store_n(&c->bss->armed, true, __ATOMIC_RELEASE);
-	r = &c->bss->result;
-	w.start = w.last_seen_at = now = mono_s();
-	while (check_window_open(&w, now, load_u64(&r->seen), load_u64(&r->matched),
-				 load_u64(&r->mismatched) + load_u64(&r->unpaired) +
-				 load_u64(&r->unreadable))) {
-		nanosleep(&tick, NULL);
-		now = mono_s();
+	r->w = (struct check_window){ .window_s = r->w.window_s, .verbose = r->w.verbose };
+	r->w.start = r->w.last_seen_at = mono_s();
+	/* Read after arming: none yet means that none came since the watch attached. */
+	if (r->watch && !__atomic_load_n(&r->watch->bss->exits, __ATOMIC_RELAXED))
+		r->w.quiet_s = r->w.start - r->watch_from;
+	startup_mark("check attach");
+	return 0;
+}
+
+/* Detaching both objects: the classic tracepoints' perf events each wait for a grace period. */
+static void check_objects_destroy(struct hook_check_run *r)
+{
+	for (int i = 0; i < 4; i++) {
+		bpf_link__destroy(r->links[i]);
+		r->links[i] = NULL;
 	}
-	window_s = mono_s() - w.start;
-	__atomic_store_n(&c->bss->armed, false, __ATOMIC_RELEASE);
-	h->check.ran = true;
-	h->check.window_s = window_s;
-	h->check.matched = c->bss->result.matched;
-	h->check.mismatched = c->bss->result.mismatched;
-	h->check.unpaired = c->bss->result.unpaired;
-	h->check.unreadable = c->bss->result.unreadable;
-	h->check.entries = c->bss->result.entries;
-	if (h->check.mismatched)
-		snprintf(h->exit_note, sizeof(h->exit_note),
-			 "the fast path read %s reason %u where the classic tracepoint has %u",
-			 isa_name(c->bss->result.bad_isa), c->bss->result.bad_raw,
-			 c->bss->result.bad_classic);
-	if (verbose_check)
-		check_counts_print(c, stderr);
-out:
-	for (int i = 0; i < 4; i++)
-		bpf_link__destroy(links[i]);
-	hook_check_bpf__destroy(c);
-	return err;
+	hook_check_bpf__destroy(r->obj);
+	r->obj = NULL;
+	exit_watch_bpf__destroy(r->watch);
+	r->watch = NULL;
 }
 
-static void exit_hook_use(struct hooks *h, struct vmexit_bpf *skel, enum exit_hook e)
+void hooks_check_start(struct hooks *h, bool stream, double window_s, bool verbose_check)
 {
-	h->exit = e;
-	skel->rodata->raw_exit_shape = h->exit_shape;
-	bpf_program__set_autoload(skel->progs.kvm_exit_fast, e == EXIT_HOOK_FAST);
-	bpf_program__set_autoload(skel->progs.kvm_entry_fast, e == EXIT_HOOK_FAST);
-	bpf_program__set_autoload(skel->progs.kvm_exit, e == EXIT_HOOK_CLASSIC);
-	bpf_program__set_autoload(skel->progs.kvm_entry, e == EXIT_HOOK_CLASSIC);
-}
-
-void hooks_choose_exit(struct hooks *h, struct vmexit_bpf *skel, bool stream, double window_s,
-		       bool verbose_check)
-{
-	struct hook_check *k = &h->check;
+	struct hook_check_run *r = &h->run_state;
 	int err;
 
-	memset(k, 0, sizeof(*k));
+	memset(&h->check, 0, sizeof(h->check));
+	memset(r, 0, sizeof(*r));
+	r->w.window_s = window_s;
+	r->w.verbose = verbose_check;
 	h->exit_note[0] = 0;
 	h->exit_shape = EXIT_SHAPE_NONE;
+	h->exit = EXIT_HOOK_CLASSIC;
 	if (stream) {
 		snprintf(h->exit_note, sizeof(h->exit_note),
 			 "a stream needs the classic record's fields");
-		exit_hook_use(h, skel, EXIT_HOOK_CLASSIC);
 		return;
 	}
+	watch_start(r);
 	h->exit_shape = exit_shape_probe();
 	if (h->exit_shape == EXIT_SHAPE_NONE) {
 		snprintf(h->exit_note, sizeof(h->exit_note),
 			 "no known raw kvm_exit prototype in the kernel's BTF");
-		exit_hook_use(h, skel, EXIT_HOOK_CLASSIC);
 		return;
 	}
-	err = check_run(h, window_s, verbose_check);
+	err = check_arm(h);
 	if (err) {
+		check_objects_destroy(r);
 		snprintf(h->exit_note, sizeof(h->exit_note), "the fast path does not load: %s",
 			 strerror(-err));
 		/* Said as a mismatch is: the cheaper path is refused either way. */
 		fprintf(stderr, "vmexit: warning: the kvm_exit fast path does not load (%s): "
 			"using the classic tracepoint\n", strerror(-err));
-	} else if (k->mismatched || k->unreadable || k->unpaired) {
+	}
+}
+
+void hooks_exit_autoload(const struct hooks *h, struct vmexit_bpf *skel)
+{
+	/* Both, while the check runs: the window's end chooses which ones are attached. */
+	bool fast = h->run_state.obj != NULL;
+
+	skel->rodata->raw_exit_shape = h->exit_shape;
+	bpf_program__set_autoload(skel->progs.kvm_exit_fast, fast);
+	bpf_program__set_autoload(skel->progs.kvm_entry_fast, fast);
+	bpf_program__set_autoload(skel->progs.kvm_exit, true);
+	bpf_program__set_autoload(skel->progs.kvm_entry, true);
+}
+
+void hooks_exit_fast_refused(struct hooks *h, struct vmexit_bpf *skel, int err)
+{
+	check_objects_destroy(&h->run_state);
+	snprintf(h->exit_note, sizeof(h->exit_note), "the fast path does not load: %s",
+		 strerror(-err));
+	fprintf(stderr, "vmexit: warning: the kvm_exit fast path does not load (%s): "
+		"using the classic tracepoint\n", strerror(-err));
+	hooks_exit_autoload(h, skel);
+}
+
+void hooks_check_finish(struct hooks *h)
+{
+	struct hook_check_run *r = &h->run_state;
+	struct timespec tick = { 0, 2 * 1000 * 1000 };
+	struct hook_check *k = &h->check;
+	struct hook_check_bpf *c = r->obj;
+	const struct check_result *res;
+	double now, quiet;
+
+	if (!c)
+		return;
+	/* The window has run while the main object loaded: only the rest is waited for here. */
+	res = &c->bss->result;
+	while (check_window_open(&r->w, (now = mono_s()), load_u64(&res->seen),
+				 load_u64(&res->matched), load_u64(&res->mismatched) +
+				 load_u64(&res->unpaired) + load_u64(&res->unreadable)))
+		nanosleep(&tick, NULL);
+	__atomic_store_n(&c->bss->armed, false, __ATOMIC_RELEASE);
+	/* How long the host made no exit (when the check saw none): the watch's time counts. */
+	quiet = now - r->w.start + r->w.quiet_s;
+	startup_mark("check window");
+	k->ran = true;
+	k->window_s = now - r->w.start;
+	k->matched = c->bss->result.matched;
+	k->mismatched = c->bss->result.mismatched;
+	k->unpaired = c->bss->result.unpaired;
+	k->unreadable = c->bss->result.unreadable;
+	k->entries = c->bss->result.entries;
+	if (k->mismatched)
+		snprintf(h->exit_note, sizeof(h->exit_note),
+			 "the fast path read %s reason %u where the classic tracepoint has %u",
+			 isa_name(c->bss->result.bad_isa), c->bss->result.bad_raw,
+			 c->bss->result.bad_classic);
+	if (r->w.verbose)
+		check_counts_print(c, stderr);
+	if (k->mismatched || k->unreadable || k->unpaired) {
 		if (!k->mismatched)
 			snprintf(h->exit_note, sizeof(h->exit_note),
 				 "%llu exits unreadable, %llu seen by one side only",
@@ -319,9 +381,9 @@ void hooks_choose_exit(struct hooks *h, struct vmexit_bpf *skel, bool stream, do
 			(unsigned long long)(k->mismatched + k->unreadable + k->unpaired),
 			(unsigned long long)(k->matched + k->mismatched + k->unreadable +
 					     k->unpaired), h->exit_note);
-	} else if (!k->matched) {
+	} else if (!load_u64(&res->seen)) {
 		snprintf(h->exit_note, sizeof(h->exit_note),
-			 "not checked: no kvm_exit in the %.1f s check window", k->window_s);
+			 "not checked: no kvm_exit in the last %.1f s", quiet);
 	} else if (k->matched < CHECK_MIN_MATCHED) {
 		snprintf(h->exit_note, sizeof(h->exit_note),
 			 "not checked: %llu exits read alike in the %.2f s check window, %d needed",
@@ -331,10 +393,50 @@ void hooks_choose_exit(struct hooks *h, struct vmexit_bpf *skel, bool stream, do
 			 "checked: %llu exits and %llu entries read alike in %.2f s",
 			 (unsigned long long)k->matched, (unsigned long long)k->entries,
 			 k->window_s);
-		exit_hook_use(h, skel, EXIT_HOOK_FAST);
-		return;
+		h->exit = EXIT_HOOK_FAST;
 	}
-	exit_hook_use(h, skel, EXIT_HOOK_CLASSIC);
+}
+
+bool hooks_exit_prog_used(const struct hooks *h, const struct vmexit_bpf *skel,
+			  const struct bpf_program *prog)
+{
+	if (prog == skel->progs.kvm_exit_fast || prog == skel->progs.kvm_entry_fast)
+		return h->exit == EXIT_HOOK_FAST;
+	if (prog == skel->progs.kvm_exit || prog == skel->progs.kvm_entry)
+		return h->exit == EXIT_HOOK_CLASSIC;
+	return true;
+}
+
+static void *check_reaper(void *arg)
+{
+	check_objects_destroy(arg);
+	return NULL;
+}
+
+void hooks_check_release(struct hooks *h)
+{
+	struct hook_check_run *r = &h->run_state;
+	sigset_t all, old;
+
+	if (!r->obj && !r->watch)
+		return;
+	/* Signals stay with the main thread: its waits are what they must interrupt. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r->reaping = !pthread_create(&r->reaper, NULL, check_reaper, r);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!r->reaping)
+		check_objects_destroy(r);
+}
+
+void hooks_free(struct hooks *h)
+{
+	struct hook_check_run *r = &h->run_state;
+
+	if (r->reaping)
+		pthread_join(r->reaper, NULL);
+	r->reaping = false;
+	check_objects_destroy(r);
 }
 
 static const char *exit_hook_name(const struct hooks *h, bool entry)

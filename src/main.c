@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "commands.h"
+#include "startup_timing.h"
 
 static const struct {
 	const char *name;
@@ -32,6 +33,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	startup_mark("main");
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

@@ -5,7 +5,7 @@
 #include <unistd.h>
 #include "overhead.h"
 
-int overhead_start(struct overhead *o, struct bpf_object *obj)
+int overhead_start(struct overhead *o, struct bpf_program *const *list, int nr)
 {
 	int err;
 
@@ -17,7 +17,7 @@ int overhead_start(struct overhead *o, struct bpf_object *obj)
 			strerror(-o->stats_fd));
 		return o->stats_fd;
 	}
-	o->nr = bpf_run_stats_progs(obj, o->progs, o->fds, OVERHEAD_MAX_PROGS);
+	o->nr = bpf_run_stats_progs(list, nr, o->progs, o->fds, OVERHEAD_MAX_PROGS);
 	err = overhead_sample(o);
 	if (err) {
 		fprintf(stderr, "vmexit: --overhead: cannot read the programs' statistics: %s\n",

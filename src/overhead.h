@@ -23,10 +23,13 @@ struct overhead {
 	__u64 run_ns, run_cnt;		/* since start, all of our programs */
 };
 
-struct bpf_object;
+struct bpf_program;
 
-/* Turns the statistics on and takes the baseline; prints why and returns -errno if it can't. */
-int overhead_start(struct overhead *o, struct bpf_object *obj);
+/*
+ * Turns the statistics of the nr programs in list on and takes the baseline; prints why and
+ * returns -errno if it can't.
+ */
+int overhead_start(struct overhead *o, struct bpf_program *const *list, int nr);
 /* Refreshes run_ns/run_cnt; 0 or -errno. */
 int overhead_sample(struct overhead *o);
 void overhead_stop(struct overhead *o);

@@ -101,9 +101,14 @@ int sampler_open(struct sampler *sp, struct cli_filters *f, const struct sampler
 	sp->opts = &f->opts;
 	src.cells.cells = sp->s.cells;
 	sp->ov.stats_fd = -1;
-	if (so->overhead && overhead_start(&sp->ov, session_object(&sp->s))) {
-		session_close(&sp->s);
-		return -1;
+	if (so->overhead) {
+		struct bpf_program *progs[OVERHEAD_MAX_PROGS];
+		int n = session_progs(&sp->s, progs, OVERHEAD_MAX_PROGS);
+
+		if (overhead_start(&sp->ov, progs, n)) {
+			session_close(&sp->s);
+			return -1;
+		}
 	}
 	if (setup(sp, &src, so)) {
 		fprintf(stderr, "vmexit: cannot start the statistics: out of resources\n");

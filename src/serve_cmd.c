@@ -143,7 +143,8 @@ static int serve(struct serve_args *a, int listen_fd, const char *where)
 	struct exporter x;
 	struct http_server *srv = NULL;
 	char err[256];
-	int stats_fd, rc = 0, e;
+	struct bpf_program *progs[EXPORTER_MAX_PROGS];
+	int stats_fd, rc = 0, e, n;
 	bool pid_written = false;
 
 	/* Scrapes sample afresh; the loop's own samples keep each cell's 32-bit bucket deltas
@@ -164,7 +165,8 @@ static int serve(struct serve_args *a, int listen_fd, const char *where)
 	if (stats_fd < 0)
 		fprintf(stderr, "vmexit serve: BPF run-time statistics unavailable (%s): "
 			"vmexit_bpf_run_seconds_total is not exported\n", strerror(-stats_fd));
-	exporter_watch_progs(&x, session_object(&sp.s), stats_fd >= 0);
+	n = session_progs(&sp.s, progs, EXPORTER_MAX_PROGS);
+	exporter_watch_progs(&x, progs, n, stats_fd >= 0);
 
 	/* SIGHUP (a closed terminal, a reload out of habit) changes nothing. */
 	signal(SIGHUP, SIG_IGN);

@@ -18,6 +18,7 @@
 #include <bpf/libbpf.h>
 #include "hooks.h"
 #include "session.h"
+#include "startup_timing.h"
 #include "vmexit.skel.h"
 
 #ifndef CAP_PERFMON
@@ -260,13 +261,15 @@ static size_t link_order(struct vmexit_bpf *skel, struct prog_link order[32])
 	return sizeof(all) / sizeof(all[0]);
 }
 
-static int attach_in_order(struct vmexit_bpf *skel)
+static int attach_in_order(const struct hooks *h, struct vmexit_bpf *skel)
 {
 	struct prog_link order[32];
 	size_t n = link_order(skel, order);
 
 	for (size_t i = 0; i < n; i++) {
-		if (!bpf_program__autoload(order[i].prog))
+		/* Loaded while the fast path check ran: only the chosen kvm_exit pair runs. */
+		if (!bpf_program__autoload(order[i].prog) ||
+		    !hooks_exit_prog_used(h, skel, order[i].prog))
 			continue;
 		*order[i].link = bpf_program__attach(order[i].prog);
 		if (!*order[i].link) {
@@ -408,7 +411,7 @@ static void choose_programs(struct session *s, const struct session_opts *o)
 	struct vmexit_bpf *skel = s->skel;
 
 	hooks_choose_run(&s->hooks, skel);
-	hooks_choose_exit(&s->hooks, skel, o->stream, o->check_hooks ? 2.0 : 0.3, o->check_hooks);
+	hooks_exit_autoload(&s->hooks, skel);
 	if (s->hooks.run == RUN_HOOK_NONE) {
 		/* Userspace exits are still counted, and every one shows up as in flight. */
 		fprintf(stderr, "vmexit: warning: no hook for the start of KVM_RUN (%s, no "
@@ -447,6 +450,40 @@ static int map_cells(struct session *s)
 	return 0;
 }
 
+/*
+ * Opens and loads the main object; -EAGAIN when its fast path did not load (the next call
+ * loads the classic tracepoints only), else 0 or -errno, said on stderr.
+ */
+static int session_load(struct session *s, struct session_opts *o)
+{
+	bool fast;
+	int err;
+
+	vmexit_bpf__destroy(s->skel);
+	s->skel = vmexit_bpf__open();
+	if (!s->skel) {
+		err = -errno;
+		fprintf(stderr, "vmexit: cannot open the BPF object: %s\n", strerror(-err));
+		return err;
+	}
+	set_tunables(s, o);
+	choose_programs(s, o);
+	fast = bpf_program__autoload(s->skel->progs.kvm_exit_fast);
+	err = vmexit_bpf__load(s->skel);
+	if (err && fast) {
+		hooks_exit_fast_refused(&s->hooks, s->skel, err);
+		return -EAGAIN;
+	}
+	if (err) {
+		fprintf(stderr, "vmexit: cannot load the BPF programs: %s (run with -v for the "
+			"verifier log)\n", strerror(-err));
+		if (o->split)
+			fprintf(stderr, "vmexit: --split needs BTF tracepoints (tp_btf, Linux 5.5+): "
+				"try without it\n");
+	}
+	return err;
+}
+
 int session_open(struct session *s, struct session_opts *o)
 {
 	int err;
@@ -465,33 +502,32 @@ int session_open(struct session *s, struct session_opts *o)
 		}
 	}
 
-	s->skel = vmexit_bpf__open();
-	if (!s->skel) {
-		err = -errno;
-		fprintf(stderr, "vmexit: cannot open the BPF object: %s\n", strerror(errno));
-		goto fail;
+	startup_mark("session start");
+	/* The check window runs while the main object is opened and loaded. */
+	hooks_check_start(&s->hooks, o->stream, o->check_hooks ? 2.0 : 0.3, o->check_hooks);
+	err = session_load(s, o);
+	if (err == -EAGAIN) {
+		/* Its fast path did not load where the check's did: reload without it. */
+		err = session_load(s, o);
 	}
-	set_tunables(s, o);
-	choose_programs(s, o);
-	err = vmexit_bpf__load(s->skel);
-	if (err) {
-		fprintf(stderr, "vmexit: cannot load the BPF programs: %s (run with -v for the "
-			"verifier log)\n", strerror(-err));
-		if (o->split)
-			fprintf(stderr, "vmexit: --split needs BTF tracepoints (tp_btf, Linux 5.5+): "
-				"try without it\n");
+	startup_mark("main open and load");
+	if (err)
 		goto fail;
-	}
 	err = fill_filters(s, o);
 	if (err) {
 		fprintf(stderr, "vmexit: cannot set filters: %s\n", strerror(-err));
 		goto fail;
 	}
 	err = map_cells(s);
-	if (!err)
-		err = attach_in_order(s->skel);
 	if (err)
 		goto fail;
+	hooks_check_finish(&s->hooks);
+	err = attach_in_order(&s->hooks, s->skel);
+	if (err)
+		goto fail;
+	startup_mark("attach");
+	/* Off the critical path: tracing starts while the check's programs are detached. */
+	hooks_check_release(&s->hooks);
 	if (verbose)
 		hooks_print(&s->hooks, stderr);
 	return 0;
@@ -561,9 +597,16 @@ int session_proc_args(void *session, __u32 tgid, char *buf, size_t len)
 	return (int)pa.len;
 }
 
-struct bpf_object *session_object(const struct session *s)
+int session_progs(const struct session *s, struct bpf_program **progs, int max)
 {
-	return s->skel->obj;
+	const struct bpf_object_skeleton *sk = s->skel->skeleton;
+	int n = 0;
+
+	for (int i = 0; i < sk->prog_cnt && n < max; i++) {
+		if (*sk->progs[i].link)
+			progs[n++] = *sk->progs[i].prog;
+	}
+	return n;
 }
 
 void session_close(struct session *s)
@@ -580,4 +623,5 @@ void session_close(struct session *s)
 	s->cells = NULL;
 	vmexit_bpf__destroy(s->skel);
 	s->skel = NULL;
+	hooks_free(&s->hooks);
 }

@@ -96,8 +96,11 @@ void session_new_epoch(struct session *s);
 __u32 session_epoch(const struct session *s);
 /* The VMM command line the kernel kept for tgid (name_cache' args hook); length or -errno. */
 int session_proc_args(void *session, __u32 tgid, char *buf, size_t len);
-/* The loaded BPF object, for the kernel's statistics of its programs (--overhead). */
-struct bpf_object *session_object(const struct session *s);
+/*
+ * Up to max of the programs attached, for the kernel's statistics of their runs (--overhead,
+ * serve): those loaded but left unused by the start-up check are not.
+ */
+int session_progs(const struct session *s, struct bpf_program **progs, int max);
 void session_close(struct session *s);
 
 #endif /* VMEXIT_SESSION_H */

@@ -19,6 +19,23 @@ int main(void)
 	CHECK(check_window_open(&w, 100.05, 0, 0, 0));
 	CHECK(!check_window_open(&w, 100.1, 0, 0, 0));
 
+	/*
+	 * The host already quiet for 0.07 s before the window (start-up's kvm_exit watch): the
+	 * 0.1 s without exits is over by 0.04 s into the window; an exit in time keeps it open.
+	 */
+	w = win(false, 0.3);
+	w.quiet_s = 0.07;
+	CHECK(check_window_open(&w, 100.02, 0, 0, 0));
+	CHECK(!check_window_open(&w, 100.04, 0, 0, 0));
+	w = win(false, 0.3);
+	w.quiet_s = 0.07;
+	CHECK(check_window_open(&w, 100.02, 1, 0, 0));
+	CHECK(check_window_open(&w, 100.2, 150, 120, 0));
+	/* Quiet longer than CHECK_IDLE_S before it (a slow start-up): over at once. */
+	w = win(false, 0.3);
+	w.quiet_s = 0.15;
+	CHECK(!check_window_open(&w, 100.0, 0, 0, 0));
+
 	/* Plenty of exits: over as soon as CHECK_ENOUGH agreed, even early. */
 	w = win(false, 0.3);
 	CHECK(check_window_open(&w, 100.05, 4000, 4000, 0));
