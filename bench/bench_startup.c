@@ -4,7 +4,9 @@
  * until it prints "Tracing KVM exits" (after every program is loaded, verified and attached) is
  * the start-up; then SIGINT, and the time until it exited is the tear-down (detaching, the
  * final table). Medians and extremes of ROUNDS runs; figures are printed, not asserted. Runs
- * $VMEXIT_BIN (bench/run.sh sets it), default .output/vmexit.
+ * $VMEXIT_BIN (bench/run.sh sets it), default .output/vmexit; with $VMEXIT_BASE_BIN (another
+ * build, e.g. main's) both, run by run in turn so that both see the same host load, and the
+ * ratio of their medians. VMEXIT_DEBUG_TIMING=1 on a vmexit run shows where the time goes.
  */
 #include <errno.h>
 #include <signal.h>
@@ -80,20 +82,36 @@ static int one_run(const char *bin, double *up, double *down)
 	return 0;
 }
 
+/* The sorted figures of one binary's runs; the start-up median. */
+static double report(const char *what, double *up, double *down)
+{
+	qsort(up, ROUNDS, sizeof(up[0]), cmp);
+	qsort(down, ROUNDS, sizeof(down[0]), cmp);
+	printf("bench_startup: %s%d runs of `vmexit stat`: exec to tracing (load, verify, attach) "
+	       "median %.0f ms [%.0f-%.0f], SIGINT to exit median %.0f ms [%.0f-%.0f]\n", what,
+	       ROUNDS, up[ROUNDS / 2] * 1e3, up[0] * 1e3, up[ROUNDS - 1] * 1e3,
+	       down[ROUNDS / 2] * 1e3, down[0] * 1e3, down[ROUNDS - 1] * 1e3);
+	return up[ROUNDS / 2];
+}
+
 int main(void)
 {
 	const char *bin = getenv("VMEXIT_BIN") ? getenv("VMEXIT_BIN") : ".output/vmexit";
-	double up[ROUNDS], down[ROUNDS];
+	const char *base = getenv("VMEXIT_BASE_BIN");
+	double up[ROUNDS], down[ROUNDS], bup[ROUNDS], bdown[ROUNDS], med, bmed;
 
 	for (int i = 0; i < ROUNDS; i++) {
+		if (base && one_run(base, &bup[i], &bdown[i]))
+			return 1;
 		if (one_run(bin, &up[i], &down[i]))
 			return 1;
 	}
-	qsort(up, ROUNDS, sizeof(up[0]), cmp);
-	qsort(down, ROUNDS, sizeof(down[0]), cmp);
-	printf("bench_startup: %d runs of `vmexit stat`: exec to tracing (load, verify, attach) "
-	       "median %.0f ms [%.0f-%.0f], SIGINT to exit median %.0f ms [%.0f-%.0f]\n", ROUNDS,
-	       up[ROUNDS / 2] * 1e3, up[0] * 1e3, up[ROUNDS - 1] * 1e3, down[ROUNDS / 2] * 1e3,
-	       down[0] * 1e3, down[ROUNDS - 1] * 1e3);
+	if (!base) {
+		report("", up, down);
+		return 0;
+	}
+	bmed = report("base ($VMEXIT_BASE_BIN): ", bup, bdown);
+	med = report("this build: ", up, down);
+	printf("bench_startup: start-up median, this build / base: %.2f\n", med / bmed);
 	return 0;
 }

@@ -147,6 +147,11 @@ static int command_fork(struct session *s, char **argv)
 void session_start_command(struct session *s)
 {
 	if (s->child_go_fd >= 0) {
+		/*
+		 * The command's first moments are measured too: the check's detach (a thread,
+		 * freeing BTF, closing perf events) must not compete with it for a CPU.
+		 */
+		hooks_free(&s->hooks);
 		if (write(s->child_go_fd, "g", 1) != 1)
 			fprintf(stderr, "vmexit: cannot start the command: %s\n", strerror(errno));
 		close(s->child_go_fd);
