@@ -13,7 +13,8 @@
 # and the tools: nothing there is a reason to skip), 77 the bed cannot run here.
 # Env: VMEXIT_BED_LOG (keep the serial log there), VMEXIT_BED_TIMEOUT (default 2400 s: TCG on a loaded machine),
 # VMEXIT_TEST_KEEP (keep the bed's output in that dir), VMEXIT_NESTED_HOST_TESTS (a
-# space-separated subset of test names, e.g. "test_stat_host").
+# space-separated subset of test names, e.g. "test_stat_host"), VMEXIT_NESTED_HOST_TEST_TIMEOUT
+# (default 600 s: one test longer than that fails, with every task's state and kernel stack).
 set -euo pipefail
 
 OUT=${1:-.output}
@@ -34,7 +35,7 @@ PYVER=$("$PY" -c 'import sys; print("python%d.%d" % sys.version_info[:2])')
 # timeout too: busybox's would run its own setpriv applet, which lacks --reuid.
 # prometheus, promtool and curl for test_serve_host (a real Prometheus scrapes vmexit serve
 # there), and date: busybox's has no %N.
-TOOLS=(bash perf tmux setpriv timeout bpftool taskset prometheus promtool curl date)
+TOOLS=(bash perf tmux setpriv setsid timeout bpftool taskset prometheus promtool curl date)
 for c in "${TOOLS[@]}"; do command -v $c >/dev/null || fail "$c not installed (tools/install-deps.sh)"; done
 TESTS=${VMEXIT_NESTED_HOST_TESTS:-$(cd "$HOSTT" && ls test_*.sh | sed 's/\.sh$//' | tr '\n' ' ')}
 
@@ -51,17 +52,43 @@ DIST=/usr/lib/python3/dist-packages
 [ -d $DIST/prometheus_client ] && [ -f $DIST/decorator.py ] ||
 	fail "$DIST/prometheus_client or decorator.py missing (apt-get install python3-prometheus-client)"
 
-echo "TESTS='$TESTS'" >"$WORK/inbed.sh"
+echo "TESTS='$TESTS' PER_TEST=${VMEXIT_NESTED_HOST_TEST_TIMEOUT:-600}" >"$WORK/inbed.sh"
 cat >>"$WORK/inbed.sh" <<'IN'
 # bash's <(...) needs /dev/fd, python's open("/dev/stdin") /dev/stdin: devtmpfs has neither.
 [ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
 for i in 0:stdin 1:stdout 2:stderr; do [ -e /dev/${i#*:} ] || ln -s /proc/self/fd/${i%:*} /dev/${i#*:}; done
 # tmux wants a UTF-8 locale: C.UTF-8, from this host's /usr/lib/locale.
 export TMPDIR=/tmp HOME=/root LC_ALL=C.UTF-8 PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1
+# A test that hangs fails after PER_TEST seconds with what every task was doing (its kernel
+# stack too), and the others still run: one hang must not eat the whole bed's time unexplained.
+tasks() {	# the processes (not kernel threads) and each of their threads
+	local p t c cmd
+	for p in /proc/[0-9]*; do
+		cmd=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null | cut -c1-120)
+		[ -n "$cmd" ] || continue
+		echo "--- ${p#/proc/}: $cmd"
+		for t in "$p"/task/*; do
+			read -r c <"$t/comm" 2>/dev/null || continue
+			echo "    ${t##*/} $c $(grep -E '^State:' "$t/status" 2>/dev/null | tr '\t' ' ')"
+			sed 's/^/      /' "$t/stack" 2>/dev/null | head -n 12
+		done
+	done
+}
 rc=0
 for t in $TESTS; do
 	echo "=== $t"
-	bash /host/$t.sh /out 2>&1
+	setsid bash /host/$t.sh /out 2>&1 &
+	pid=$! waited=0
+	while kill -0 $pid 2>/dev/null && [ $waited -lt $PER_TEST ]; do
+		sleep 1
+		waited=$((waited + 1))
+	done
+	if kill -0 $pid 2>/dev/null; then
+		echo "TIMEOUT $t: still running after ${PER_TEST}s; the tasks:"
+		tasks
+		kill -9 -- -$pid 2>/dev/null
+	fi
+	wait $pid
 	r=$?
 	echo "RESULT $t $r"
 	[ $r = 0 ] || rc=1
