@@ -6,6 +6,8 @@ pkgs=(make gcc libc6-dev clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev lib
       pkg-config libncurses-dev linux-perf python3 jq qemu-system-x86 busybox-static cpio
       xz-utils kmod libclang-rt-14-dev tmux util-linux zstd
       bochs bochsbios vgabios bochs-term isolinux syslinux-common xorriso procps
+      # bench/bed_overhead.sh: the bpftrace baseline it compares vmexit with
+      bpftrace
       libmicrohttpd-dev prometheus python3-prometheus-client curl
       # tests/contrib: systemd-analyze verify checks the shipped unit
       systemd

@@ -1,0 +1,229 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# What tracing costs each KVM exit, measured on real kvm_exit/kvm_entry in a nested bed
+# (tests/vm): in ONE boot, a guest making a fixed number of exits is timed alone, under
+# `vmexit stat` (the tp_btf fast path), under `vmexit stat` on the classic tracepoints, and
+# under bpftrace's simplest exit->entry histogram. The four cases alternate for several rounds,
+# each timing --reps guests in a row under one tracer start. Noise on a shared host only ever
+# adds time, so the least time of each case is the estimate (the medians are printed too): ns
+# per exit over "alone", and the ratios vmexit/bpftrace and fast/classic.
+# Nothing is asserted: it prints figures and whether the targets of the design are met.
+# In the vmx bed the clock counts instructions (Bochs' ips), so the figures are the emulated work
+# each tracer adds. In the svm bed it is the host's clock: other jobs on the host add noise, which
+# alternation and medians only partly remove (QEMU's -icount does not boot the bed).
+# Not part of `make test`; `make bench-bed` runs it (~4 min on svm, ~20 min on vmx, here).
+#
+# usage: bench/bed_overhead.sh [--bed svm|vmx] [--kernel 6.1|6.12] [--rounds R] [--cpuid N]
+#                              [--reps N] [--io N] [--smp N] [OUTPUT dir, default .output]
+# One bed CPU by default: the guest, the tracer and the warm-up VM share it, as on a busy
+# host, and a 2-CPU svm bed hung twice (2026-11-23) at a tracer's start (once with soft
+# lockups, both CPUs idle).
+set -u
+cd "$(dirname "$0")/.." || exit 1
+BED=svm KERNEL=6.1 ROUNDS= REPS= CPUID= IO= OUT=.output SMP=1
+while [ $# -gt 0 ]; do
+	case $1 in
+	--bed) BED=$2; shift 2 ;;
+	--kernel) KERNEL=$2; shift 2 ;;
+	--rounds) ROUNDS=$2; shift 2 ;;
+	--reps) REPS=$2; shift 2 ;;
+	--smp) SMP=$2; shift 2 ;;
+	--cpuid) CPUID=$2; shift 2 ;;
+	--io) IO=$2; shift 2 ;;
+	-h|--help) sed -n '3,20p' "$0"; exit 0 ;;
+	-*) echo "bed_overhead: unknown option $1 (see --help)" >&2; exit 2 ;;
+	*) OUT=$1; shift ;;
+	esac
+done
+# Defaults per bed: Bochs' clock counts instructions, so runs repeat within 0.5 % and a few
+# suffice; every exit costs it much host time (2 rounds: ~20 min with a 6.12 boot).
+if [ "$BED" = vmx ]; then
+	: "${ROUNDS:=2}" "${REPS:=2}" "${CPUID:=1000}" "${IO:=200}"
+else
+	: "${ROUNDS:=3}" "${REPS:=3}" "${CPUID:=3000}" "${IO:=500}"
+fi
+for v in ROUNDS REPS CPUID IO SMP; do
+	case ${!v} in
+	''|*[!0-9]*) echo "bed_overhead: --${v,,} wants a number, not '${!v}'" >&2; exit 2 ;;
+	esac
+done
+[ "$ROUNDS" -ge 1 ] && [ "$REPS" -ge 1 ] || { echo "bed_overhead: --rounds and --reps want at least 1" >&2; exit 2; }
+for f in "$OUT/vmexit" "$OUT/vmexit-guest"; do
+	[ -x "$f" ] || { echo "bed_overhead: no $f: run make all (or give the OUTPUT dir)" >&2; exit 2; }
+done
+BPFTRACE=$(command -v bpftrace) || {
+	echo "bed_overhead: no bpftrace on this host: run tools/install-deps.sh" >&2; exit 2; }
+if [ "$(id -u)" -ne 0 ]; then
+	echo "bed_overhead: needs root (the bed's kernel cache, as tests/vm)" >&2
+	exit 2
+fi
+
+tmp=$(mktemp -d /tmp/bed_overhead.XXXXXX) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+# The in-bed script (busybox sh). Every case has the same shape, so that only the tracer
+# differs: a warm-up VM runs while the tracer starts (vmexit's start-up check needs exits to
+# judge the fast path by), it is stopped once the tracer is attached, then the timed guest
+# runs, then the tracer is stopped. The guest times itself: "ns" is its vCPU's wall time from
+# the first KVM_RUN to the done exit, which excludes the guest's and tracer's start-up.
+cat >"$tmp/script.sh" <<'EOF'
+G=/vmexit-guest
+ARGS="--vcpus 1 --cpuid $CPUID --io $IO --json --name timed"
+# wait_for FILE PATTERN: up to 10 min of bed time (bpftrace compiles with LLVM under emulation).
+wait_for() {
+	i=0
+	while ! grep -q "$2" "$1" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 12000 ] || { echo "NOTE: '$2' never showed in $1"; cat "$1"; return 1; }
+		sleep 0.05
+	done
+}
+# The warm-up VM sleeps 2 ms in its VMM per IO exit: enough exits for the check (hooks.h wants
+# 100), and the CPU left to the tracer's start-up (a busy VM slows Bochs' clock to a crawl).
+warm_start() {
+	$G --vcpus 1 --cpuid 20 --io 5 --io-sleep-us 2000 --seconds 1800 --name warm >/dev/null 2>&1 &
+	WARM=$!
+	sleep 0.5
+}
+warm_stop() { kill $WARM; wait $WARM 2>/dev/null; }
+# REPS timed guests in a row under the same tracer: NS lists their times.
+timed() {
+	NS=
+	k=0
+	while [ $k -lt $REPS ]; do
+		ns=$($G $ARGS 2>/tmp/g.err | sed -n 's/.*"ns":\([0-9]*\).*/\1/p')
+		[ -n "$ns" ] || { echo "NOTE: the timed guest failed: $(cat /tmp/g.err)"; ns=0; }
+		NS="$NS $ns"
+		k=$((k + 1))
+	done
+}
+run_case() {
+	warm_start
+	case $1 in
+	alone)
+		warm_stop; timed; hooks=- ;;
+	fast|classic)
+		rm -f /tmp/v.out /tmp/v.err
+		if [ $1 = classic ]; then
+			VMEXIT_TEST_FAST_PATH_SKEW=1 /vmexit stat --json -v >/tmp/v.out 2>/tmp/v.err &
+		else
+			/vmexit stat --json -v >/tmp/v.out 2>/tmp/v.err &
+		fi
+		T=$!
+		# -v says the hooks once every program is attached (session.c), in any output format.
+		wait_for /tmp/v.err 'vmexit: hooks: KVM_RUN' || { warm_stop; kill $T; wait $T; return; }
+		warm_stop; timed
+		kill -INT $T; wait $T
+		hooks=$(sed -n 's/.*"kvm_exit":"\([^"]*\)".*/\1/p' /tmp/v.out | head -1)
+		[ -n "$hooks" ] || { echo "NOTE: no hooks in vmexit's JSON:"; grep -v ^libbpf /tmp/v.err; }
+		grep '^vmexit: \(hooks: kvm_exit\|warning\)' /tmp/v.err | sed "s/^/HOOKS-$1 /" ;;
+	bpftrace)
+		rm -f /tmp/b.out
+		/bpftrace -e 'tracepoint:kvm:kvm_exit { @s[tid] = nsecs; }
+			tracepoint:kvm:kvm_entry /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]); }' \
+			>/tmp/b.out 2>&1 &
+		T=$!
+		wait_for /tmp/b.out 'Attaching'
+		sleep 0.5
+		warm_stop; timed
+		kill -INT $T; wait $T
+		grep -q '^@h:' /tmp/b.out && hooks=tracepoints || { hooks=none; cat /tmp/b.out; } ;;
+	esac
+	for ns in $NS; do echo "CASE $1 $r $ns $hooks"; done
+}
+echo "INFO kernel $(uname -r), $(nproc) CPUs, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)"
+# One guest alone first: faults its binary in and says the exit count works at all.
+$G --vcpus 1 --cpuid 10 --io 10 >/dev/null 2>&1 || echo "NOTE: the guest fails in this bed"
+# The tracers' first start pays for loading their files from the initramfs: not timed.
+/vmexit stat --json 1 1 >/dev/null 2>&1
+r=1
+while [ $r -le $ROUNDS ]; do
+	for c in alone fast classic bpftrace; do
+		run_case $c
+	done
+	r=$((r + 1))
+done
+EOF
+
+echo "bed_overhead: $BED bed, kernel $KERNEL, $ROUNDS rounds x $REPS runs, guest --vcpus 1 --cpuid $CPUID --io $IO" >&2
+timeout=3600
+[ "$BED" = vmx ] && timeout=7200
+# bpftrace brings libLLVM and libclang (~200 MB unpacked in the initramfs): more memory.
+mem=3072
+[ "$BED" = vmx ] && mem=1536	# Bochs' "megs"
+tests/vm/bed.sh --bed "$BED" --kernel "$KERNEL" --timeout "$timeout" --mem $mem --smp "$SMP" \
+	--env CPUID="$CPUID" --env IO="$IO" --env ROUNDS="$ROUNDS" --env REPS="$REPS" \
+	"$tmp/script.sh" "$OUT/vmexit" "$OUT/vmexit-guest" "$BPFTRACE" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ $rc -eq 77 ]; then
+	echo "bed_overhead: SKIP: the bed cannot run here: $(sed -n 's/^bed: SKIP: //p' "$tmp/err" | head -n 1)" >&2
+	exit 77
+fi
+if [ $rc -ne 0 ]; then
+	echo "bed_overhead: the bed failed (exit $rc):" >&2
+	cat "$tmp/err" "$tmp/out" >&2
+	exit 1
+fi
+grep -v '^CASE ' "$tmp/out" | grep -v '^HOOKS-' | sed 's/^/bed: /'
+grep '^HOOKS-' "$tmp/out" | sort | uniq -c
+python3 - "$tmp/out" "$BED" "$KERNEL" "$CPUID" "$IO" <<'PY'
+import statistics, sys
+path, bed, kernel, cpuid, io = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+# The guest's documented kvm_exits per pass: cpuid + io + the done port's out (tools/vmexit-guest.md);
+# a few first-touch NPF/EPT exits and host interrupts come on top, the same in every case.
+exits = cpuid + io + 1
+ns = {}
+hooks = {}
+for line in open(path):
+    f = line.split()
+    if len(f) >= 5 and f[0] == 'CASE':
+        if int(f[3]) > 0:
+            ns.setdefault(f[1], []).append(int(f[3]))
+        hooks.setdefault(f[1], set()).add(f[4])
+print(f"bed {bed}, kernel {kernel}: emulated latencies (QEMU TCG / Bochs), functional only; "
+      "only the ratios within this one boot carry over" +
+      (" (Bochs: the bed's clock counts instructions, a constant scale)" if bed == "vmx" else
+       " (QEMU TCG: the host's clock, other jobs on the host add noise)"))
+print(f"guest: 1 vCPU, {exits} kvm_exits per run (cpuid {cpuid}, io {io}, done 1), "
+      f"{io + 1} of them to userspace")
+need = ['alone', 'fast', 'classic', 'bpftrace']
+missing = [c for c in need if not ns.get(c)]
+if missing:
+    print("no figures for: " + ", ".join(missing))
+    sys.exit(1)
+med = {c: statistics.median(ns[c]) for c in need}
+low = {c: min(ns[c]) for c in need}
+print(f"{'case':10} {'runs':>4} {'least ms':>9} {'ns/exit':>8} {'over alone':>10}   "
+      f"{'median ms':>9} {'over alone':>10}  hook")
+for c in need:
+    print(f"{c:10} {len(ns[c]):4} {low[c] / 1e6:9.2f} {low[c] / exits:8.0f} "
+          f"{(low[c] - low['alone']) / exits:10.0f}   {med[c] / 1e6:9.2f} "
+          f"{(med[c] - med['alone']) / exits:10.0f}  {','.join(sorted(hooks[c]))}")
+print("(over alone: ns per exit; the least times are the estimate, the medians show the noise)")
+for c in need:
+    print(f"{c:10} runs ms: " + " ".join(f"{v / 1e6:.4g}" for v in ns[c]))
+o = {c: (low[c] - low['alone']) / exits for c in need}
+ok = True
+if hooks['fast'] != {'tp_btf/kvm_exit'}:
+    print("the fast case did not run the fast path in every round: " + ",".join(hooks['fast']))
+    ok = False
+if hooks['classic'] != {'kvm:kvm_exit'}:
+    print("the classic case did not run the classic tracepoints: " + ",".join(hooks['classic']))
+    ok = False
+def ratio(a, b):
+    return a / b if b > 0 else float('nan')
+r1 = ratio(o['fast'], o['bpftrace'])
+r2 = ratio(o['fast'], o['classic'])
+r3 = ratio(o['classic'], o['bpftrace'])
+print("overheads over alone, from the least times, ns per exit: " +
+      ", ".join(f"{c} {o[c]:.0f}" for c in need[1:]))
+print(f"vmexit(fast)/bpftrace overhead: {r1:.2f}   target <= 0.50: "
+      f"{'met' if o['bpftrace'] > 0 and r1 <= 0.5 else 'NOT met'}")
+print(f"vmexit(classic)/bpftrace overhead: {r3:.2f}")
+print(f"fast/classic overhead: {r2:.2f}   target < 1: "
+      f"{'met' if o['classic'] > 0 and o['fast'] < o['classic'] else 'NOT met'}")
+if min(o.values()) < 0 or any(o[c] <= 0 for c in need[1:]):
+    print("note: an overhead at or below zero: the bed's noise exceeds what is measured; "
+          "more rounds or exits (--rounds, --cpuid)")
+sys.exit(0 if ok else 1)
+PY
