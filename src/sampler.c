@@ -12,6 +12,12 @@
 #define NEVER		1e300
 /* How often a waiting sampler looks for new cells: their VMM and threads may not live long. */
 #define TICK_S		0.02
+/*
+ * How often the cells of exited threads are read and handed back between samples: samples may be
+ * far apart (stat -- CMD without an interval takes one at the end), VMs may come and go in the
+ * meantime, and a cell not handed back is one less for the next vCPU.
+ */
+#define REAP_S		0.25
 /* How often -p processes are checked for (a kill(pid, 0) each). */
 #define ALIVE_CHECK_S	1.0
 
@@ -151,8 +157,16 @@ void sampler_start(struct sampler *sp)
 
 void sampler_poll(struct sampler *sp)
 {
+	double now = sampler_now();
+
 	pthread_mutex_lock(&sp->lock);
 	tracker_discover(&sp->t);
+	/* Cells of exited threads go back to the kernel between samples too (see REAP_S). */
+	if (now >= sp->next_reap) {
+		sp->next_reap = now + REAP_S;
+		if (tracker_reap(&sp->t))
+			sp->reap_failed = true;
+	}
 	pthread_mutex_unlock(&sp->lock);
 }
 
@@ -218,7 +232,7 @@ static int sample_locked(struct sampler *sp)
 	double now = sampler_now();
 	__u32 closed = sp->src.turn_epoch(sp->src.cells.ctx);
 
-	if (tracker_sample(&sp->t, closed, &sp->rows))
+	if (sp->reap_failed || tracker_sample(&sp->t, closed, &sp->rows))
 		return -ENOMEM;
 	sp->src.lost(sp->src.cells.ctx, sp->lost);
 	/* Cumulative like t.cum: the kernel's run-time statistics are never reset. */

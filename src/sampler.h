@@ -78,7 +78,8 @@ struct sampler {
 	const struct overhead *overhead;
 	/* Private. */
 	struct overhead ov;
-	double start, last, next, next_alive_check;
+	double start, last, next, next_alive_check, next_reap;
+	bool reap_failed;		/* tracker_reap() ran out of memory: said at the next sample */
 	bool started;
 	pthread_mutex_t lock;		/* tracker, names, rows: against sampler_snapshot() */
 };

@@ -15,6 +15,7 @@ int tracker_init(struct tracker *t, const struct cell_source *src, enum group_by
 	t->vcpu_filter = vcpu_filter;
 	t->resolve_names = resolve_names;
 	row_table_init(&t->cum);
+	row_table_init(&t->reaped);
 	return 0;
 }
 
@@ -25,7 +26,9 @@ void tracker_free(struct tracker *t)
 	free(t->state);
 	free(t->freed);
 	free(t->inflight);
+	free(t->reaped_inflight);
 	row_table_free(&t->cum);
+	row_table_free(&t->reaped);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -170,20 +173,35 @@ void inflight_split(const struct inflight_exit *e, __u64 now_ns, __u64 *oncpu, _
 	*oncpu = age - b - r;
 }
 
-static int inflight_add(struct tracker *t, __u32 i, const struct cell *now, bool ended)
+/* Room for one more in a list of exits in flight (*v, *nr of them, *cap allocated). */
+static struct inflight_exit *inflight_push(struct inflight_exit **v, __u32 *nr, __u32 *cap)
 {
 	struct inflight_exit *e;
 
-	if (t->nr_inflight == t->inflight_cap) {
-		__u32 cap = t->inflight_cap ? t->inflight_cap * 2 : 16;
+	if (*nr == *cap) {
+		__u32 c = *cap ? *cap * 2 : 16;
 
-		e = realloc(t->inflight, cap * sizeof(*e));
+		e = realloc(*v, c * sizeof(*e));
 		if (!e)
-			return -ENOMEM;
-		t->inflight = e;
-		t->inflight_cap = cap;
+			return NULL;
+		*v = e;
+		*cap = c;
 	}
-	e = &t->inflight[t->nr_inflight++];
+	return &(*v)[(*nr)++];
+}
+
+static int inflight_add(struct tracker *t, __u32 i, const struct cell *now, bool ended,
+			bool reaping)
+{
+	struct inflight_exit *e;
+
+	if (reaping)
+		e = inflight_push(&t->reaped_inflight, &t->nr_reaped_inflight,
+				  &t->reaped_inflight_cap);
+	else
+		e = inflight_push(&t->inflight, &t->nr_inflight, &t->inflight_cap);
+	if (!e)
+		return -ENOMEM;
 	e->tgid = t->prev[i].key.tgid;
 	e->tid = t->prev[i].key.tid;
 	e->vcpu = t->vcpu[i];
@@ -270,13 +288,88 @@ static void row_key_for(const struct tracker *t, __u32 i, struct row_key *k)
 void tracker_restart(struct tracker *t)
 {
 	row_table_reset(&t->cum);
+	row_table_reset(&t->reaped);
 	t->nr_inflight = 0;
+	t->nr_reaped_inflight = 0;
+}
+
+/*
+ * Cell i since the last look: its delta into rows (and into cum), its exit in flight listed
+ * (reaping: for the next sample); handed back once its thread has exited. The delta's min and
+ * max come from the interval epoch closed_epoch when the cell's are of it, else from its
+ * buckets narrowed by its lifetime extremes.
+ */
+static int cell_take(struct tracker *t, __u32 i, __u32 closed_epoch, struct row_table *rows,
+		     struct row_table *cum, bool reaping)
+{
+	struct cell now;
+	struct row_key k;
+	struct row *r, *c;
+	struct row d;
+	bool ended, wanted;
+
+	/* Read after `ended`: once it is set the values below are final. */
+	ended = __atomic_load_n(&t->src.cells[i].ended, __ATOMIC_ACQUIRE);
+	if (reaping && !ended)
+		return 0;
+	memcpy(&now, &t->src.cells[i], sizeof(now));
+	wanted = t->vcpu_filter < 0 || t->vcpu[i] == t->vcpu_filter;
+	if (wanted && now.inflight_ts && inflight_add(t, i, &now, ended, reaping))
+		return -ENOMEM;
+	if (wanted && (now.started != t->prev[i].started || now.count != t->prev[i].count)) {
+		delta_row(&d, &now, &t->prev[i], closed_epoch, t->split);
+		row_key_for(t, i, &k);
+		r = row_table_get(rows, &k);
+		c = cum ? row_table_get(cum, &k) : NULL;
+		if (!r || (cum && !c))
+			return -ENOMEM;
+		row_add(r, &d);
+		if (c)
+			row_add(c, &d);
+	}
+	t->prev[i] = now;
+	if (ended)
+		cell_retire(t, i);
+	return 0;
+}
+
+int tracker_reap(struct tracker *t)
+{
+	for (__u32 i = 0; i < t->seen; i++) {
+		/* The epoch is still open: ~0 takes min and max from the buckets. */
+		if (t->state[i] == CELL_LIVE && cell_take(t, i, ~0U, &t->reaped, NULL, true))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* What tracker_reap() read since the last sample, into this one. */
+static int take_reaped(struct tracker *t, struct row_table *out)
+{
+	for (__u32 j = 0; j < t->reaped.nr; j++) {
+		const struct row *d = &t->reaped.rows[j];
+		struct row *r = row_table_get(out, &d->key), *c = row_table_get(&t->cum, &d->key);
+
+		if (!r || !c)
+			return -ENOMEM;
+		row_add(r, d);
+		row_add(c, d);
+	}
+	row_table_reset(&t->reaped);
+	for (__u32 j = 0; j < t->nr_reaped_inflight; j++) {
+		struct inflight_exit *e = inflight_push(&t->inflight, &t->nr_inflight,
+							&t->inflight_cap);
+
+		if (!e)
+			return -ENOMEM;
+		*e = t->reaped_inflight[j];
+	}
+	t->nr_reaped_inflight = 0;
+	return 0;
 }
 
 int tracker_sample(struct tracker *t, __u32 closed_epoch, struct row_table *out)
 {
-	struct row d;
-
 	tracker_discover(t);
 	/* Cells still unresolved get another chance once per interval, while threads live. */
 	for (__u32 i = 0; i < t->seen; i++) {
@@ -285,33 +378,11 @@ int tracker_sample(struct tracker *t, __u32 closed_epoch, struct row_table *out)
 	}
 	row_table_reset(out);
 	t->nr_inflight = 0;
+	if (take_reaped(t, out))
+		return -ENOMEM;
 	for (__u32 i = 0; i < t->seen; i++) {
-		struct cell now;
-		struct row_key k;
-		struct row *r, *c;
-		bool ended, wanted;
-
-		if (t->state[i] != CELL_LIVE)
-			continue;
-		/* Read after `ended`: once it is set the values below are final. */
-		ended = __atomic_load_n(&t->src.cells[i].ended, __ATOMIC_ACQUIRE);
-		memcpy(&now, &t->src.cells[i], sizeof(now));
-		wanted = t->vcpu_filter < 0 || t->vcpu[i] == t->vcpu_filter;
-		if (wanted && now.inflight_ts && inflight_add(t, i, &now, ended))
+		if (t->state[i] == CELL_LIVE && cell_take(t, i, closed_epoch, out, &t->cum, false))
 			return -ENOMEM;
-		if (wanted && (now.started != t->prev[i].started || now.count != t->prev[i].count)) {
-			delta_row(&d, &now, &t->prev[i], closed_epoch, t->split);
-			row_key_for(t, i, &k);
-			r = row_table_get(out, &k);
-			c = row_table_get(&t->cum, &k);
-			if (!r || !c)
-				return -ENOMEM;
-			row_add(r, &d);
-			row_add(c, &d);
-		}
-		t->prev[i] = now;
-		if (ended)
-			cell_retire(t, i);
 	}
 	return 0;
 }

@@ -75,6 +75,12 @@ struct tracker {
 	struct inflight_exit *inflight;	/* at the last sample, nr_inflight of them */
 	__u32 nr_inflight;
 	__u32 inflight_cap;
+	/* Cells of exited threads read by tracker_reap() since the last sample: their last
+	 * deltas and the exits they were left in, for the next sample. */
+	struct row_table reaped;
+	struct inflight_exit *reaped_inflight;
+	__u32 nr_reaped_inflight;
+	__u32 reaped_inflight_cap;
 };
 
 int tracker_init(struct tracker *t, const struct cell_source *src, enum group_by by,
@@ -88,6 +94,12 @@ void tracker_discover(struct tracker *t);
 int tracker_sample(struct tracker *t, __u32 closed_epoch, struct row_table *out);
 /* Forgets t->cum and the exits in flight: what follows counts from the last sample on. */
 void tracker_restart(struct tracker *t);
+/*
+ * Reads the cells of threads that have exited, for the next tracker_sample(), and hands them
+ * back at once: a run that samples seldom (stat -- CMD without an interval samples only at the
+ * end) does not run out of cells while VMs come and go. Cheap (one load per cell); 0 or -ENOMEM.
+ */
+int tracker_reap(struct tracker *t);
 /* Cells in use by live threads (discovered and not handed back). */
 __u32 tracker_live_cells(const struct tracker *t);
 
