@@ -90,13 +90,17 @@ static __noinline void cycle_judge(struct cycle *c)
 			result.bad_raw = c->raw.reason;
 			result.bad_classic = c->classic.reason;
 		}
-	} else if (raw || classic) {
+	} else if (classic) {
 		__sync_fetch_and_add(&result.unpaired, 1);
+	} else if (raw) {
+		__sync_fetch_and_add(&result.classic_missed, 1);
 	}
 	if (entries == (SEEN_RAW_ENTRY | SEEN_CLASSIC_ENTRY))
 		__sync_fetch_and_add(&result.entries, 1);
-	else if (entries)
+	else if (entries == SEEN_CLASSIC_ENTRY)
 		__sync_fetch_and_add(&result.unpaired, 1);
+	else if (entries)
+		__sync_fetch_and_add(&result.classic_missed, 1);
 }
 
 static __always_inline void saw_exit(const struct exit_info *x, bool raw)

@@ -47,7 +47,14 @@ enum vmexit_exit_shape {
 struct check_result {
 	__u64 matched;		/* exits both read the same (isa, reason, vCPU) */
 	__u64 mismatched;
-	__u64 unpaired;		/* exits or entries only one of the two saw */
+	__u64 unpaired;		/* exits or entries the classic side saw and the fast path not */
+	/*
+	 * Exits or entries only the fast path saw. Not held against it: a classic tracepoint's
+	 * program is skipped while any kprobe/tracepoint BPF program or a bpf() map syscall
+	 * (bpf_disable_instrumentation(), preemptible) holds this CPU's bpf_prog_active, which
+	 * tp_btf programs do not look at. vmexit's own start-up makes such syscalls.
+	 */
+	__u64 classic_missed;
 	__u64 unreadable;	/* exits whose reason the fast path could not read */
 	__u64 entries;		/* entries both saw */
 	__u64 seen;		/* exits the classic side saw while armed, judged or not */

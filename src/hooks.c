@@ -362,6 +362,7 @@ void hooks_check_finish(struct hooks *h)
 	k->unpaired = c->bss->result.unpaired;
 	k->unreadable = c->bss->result.unreadable;
 	k->entries = c->bss->result.entries;
+	k->classic_missed = c->bss->result.classic_missed;
 	if (k->mismatched)
 		snprintf(h->exit_note, sizeof(h->exit_note),
 			 "the fast path read %s reason %u where the classic tracepoint has %u",
@@ -390,9 +391,9 @@ void hooks_check_finish(struct hooks *h)
 			 (unsigned long long)k->matched, k->window_s, CHECK_MIN_MATCHED);
 	} else {
 		snprintf(h->exit_note, sizeof(h->exit_note),
-			 "checked: %llu exits and %llu entries read alike in %.2f s",
+			 "checked: %llu exits and %llu entries read alike in %.2f s%s",
 			 (unsigned long long)k->matched, (unsigned long long)k->entries,
-			 k->window_s);
+			 k->window_s, k->classic_missed ? " (the classic side missed some)" : "");
 		h->exit = EXIT_HOOK_FAST;
 	}
 }
@@ -464,12 +465,14 @@ void hooks_json(const struct hooks *h, FILE *f)
 		exit_hook_name(h, true));
 	if (h->check.ran)
 		fprintf(f, "{\"window_s\":%.3f,\"matched\":%llu,\"mismatched\":%llu,"
-			   "\"unpaired\":%llu,\"unreadable\":%llu,\"entries\":%llu}",
+			   "\"unpaired\":%llu,\"unreadable\":%llu,\"entries\":%llu,"
+			   "\"classic_missed\":%llu}",
 			h->check.window_s, (unsigned long long)h->check.matched,
 			(unsigned long long)h->check.mismatched,
 			(unsigned long long)h->check.unpaired,
 			(unsigned long long)h->check.unreadable,
-			(unsigned long long)h->check.entries);
+			(unsigned long long)h->check.entries,
+			(unsigned long long)h->check.classic_missed);
 	else
 		fputs("null", f);
 	fputs(",\"note\":", f);

@@ -26,7 +26,7 @@ enum exit_hook {
 struct hook_check {
 	bool ran;
 	double window_s;
-	__u64 matched, mismatched, unpaired, unreadable, entries;
+	__u64 matched, mismatched, unpaired, unreadable, entries, classic_missed;
 };
 
 /*
