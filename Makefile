@@ -223,4 +223,7 @@ clean:
 	$(call msg,CLEAN)
 	$(Q)rm -rf $(OUTPUT) vmexit
 
--include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/src/*.d $(OUTPUT)/tests/*.d $(OUTPUT)/bench/*.d)
+# A BPF object's dependencies only while its source exists: a removed bpf/X.bpf.c must not
+# leave a rule that asks for it.
+-include $(filter-out $(OUTPUT)/%.bpf.d,$(wildcard $(OUTPUT)/*.d)) $(wildcard $(BPF_OBJS:.o=.d))
+-include $(wildcard $(OUTPUT)/src/*.d $(OUTPUT)/tests/*.d $(OUTPUT)/bench/*.d)

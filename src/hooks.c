@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -16,7 +17,6 @@
 #include "startup_timing.h"
 #include "text_escape.h"
 #include "vmexit.skel.h"
-#include "hook_probe.skel.h"
 #include "hook_check.skel.h"
 #include "exit_watch.skel.h"
 
@@ -41,26 +41,105 @@ const char *run_hook_name(enum run_hook r)
 	}
 }
 
-/* 0 when a trampoline attaches to KVM_RUN here, else the -errno of the step that failed. */
-static int fentry_probe(void)
+/* vmlinux's BTF, parsed once for every start-up probe: each parse costs 10-50 ms. */
+static struct btf *btf_vmlinux(struct hook_check_run *r)
 {
-	struct hook_probe_bpf *p = hook_probe_bpf__open();
-	int err;
+	if (!r->vmlinux_btf)
+		r->vmlinux_btf = btf__load_vmlinux_btf();
+	return r->vmlinux_btf;
+}
 
-	if (!p)
+/* The kvm module's BTF (split on vmlinux's): KVM's functions and tracepoints live there. */
+static struct btf *btf_kvm(struct hook_check_run *r)
+{
+	if (!r->kvm_btf && btf_vmlinux(r))
+		r->kvm_btf = btf__load_module_btf("kvm", r->vmlinux_btf);
+	return r->kvm_btf;
+}
+
+static void kernel_btf_free(struct hook_check_run *r)
+{
+	btf__free(r->kvm_btf);
+	btf__free(r->vmlinux_btf);
+	r->kvm_btf = r->vmlinux_btf = NULL;
+}
+
+/* An fd of the kernel's BTF object of module name, to attach to its functions; -errno. */
+static int module_btf_fd(const char *name)
+{
+	__u32 id = 0;
+
+	while (!bpf_btf_get_next_id(id, &id)) {
+		char got[64] = "";
+		struct bpf_btf_info info = { .name = (__u64)(unsigned long)got,
+					     .name_len = sizeof(got) };
+		__u32 len = sizeof(info);
+		int fd = bpf_btf_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;	/* unloaded meanwhile */
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && !strcmp(got, name))
+			return fd;
+		close(fd);
+	}
+	return -ENOENT;
+}
+
+/*
+ * 0 when a trampoline attaches to KVM_RUN here, else the -errno of the step that failed. Some
+ * kernels refuse fentry programs (lockdown, no DYNAMIC_FTRACE_WITH_DIRECT_CALLS, a sandboxed
+ * host): only loading and attaching one tells. The program is two instructions (return 0)
+ * loaded by hand against the BTF already parsed: a libbpf object would parse vmlinux's again.
+ */
+static int fentry_probe(struct hook_check_run *r)
+{
+	static const char fn[] = "kvm_arch_vcpu_ioctl_run";
+	const struct bpf_insn ret0[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_FENTRY);
+	struct btf *vmlinux = btf_vmlinux(r), *kvm;
+	int id, obj_fd = -1, prog_fd, link_fd, err = 0;
+
+	if (!vmlinux)
 		return -errno;
-	err = hook_probe_bpf__load(p);
-	if (!err)
-		err = hook_probe_bpf__attach(p);
-	hook_probe_bpf__destroy(p);
+	/* Built in, KVM's functions are in vmlinux's BTF; as a module, in kvm's. */
+	id = btf__find_by_name_kind(vmlinux, fn, BTF_KIND_FUNC);
+	if (id < 0) {
+		kvm = btf_kvm(r);
+		id = kvm ? btf__find_by_name_kind(kvm, fn, BTF_KIND_FUNC) : -ENOENT;
+		obj_fd = id < 0 ? id : module_btf_fd("kvm");
+		if (obj_fd < 0)
+			return obj_fd;
+		opts.attach_btf_obj_fd = obj_fd;
+	}
+	opts.attach_btf_id = id;
+	prog_fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "probe_kvm_run", "GPL", ret0,
+				sizeof(ret0) / sizeof(ret0[0]), &opts);
+	if (prog_fd < 0) {
+		err = prog_fd;
+	} else {
+		link_fd = bpf_raw_tracepoint_open(NULL, prog_fd);
+		if (link_fd < 0)
+			err = link_fd;
+		else
+			close(link_fd);
+		close(prog_fd);
+	}
+	if (obj_fd >= 0)
+		close(obj_fd);
 	startup_mark("fentry probe");
 	return err;
 }
 
 void hooks_choose_run(struct hooks *h, struct vmexit_bpf *skel)
 {
-	int err = fentry_probe();
+	int err = fentry_probe(&h->run_state);
 	size_t n;
+
+	/* The last probe that needs it. */
+	kernel_btf_free(&h->run_state);
 
 	h->run_note[0] = 0;
 	if (!err) {
@@ -109,9 +188,9 @@ static char arg_kind(const struct btf *btf, __u32 type_id)
 }
 
 /* The raw kvm_exit prototype, from btf_trace_kvm_exit in vmlinux's BTF or kvm's. */
-static __u32 exit_shape_probe(void)
+static __u32 exit_shape_probe(struct hook_check_run *r)
 {
-	struct btf *vmlinux = btf__load_vmlinux_btf(), *mod = NULL, *btf;
+	struct btf *vmlinux = btf_vmlinux(r), *mod, *btf;
 	const struct btf_type *t;
 	const struct btf_param *p;
 	char kinds[8] = "";
@@ -123,7 +202,7 @@ static __u32 exit_shape_probe(void)
 	btf = vmlinux;
 	id = btf__find_by_name_kind(btf, "btf_trace_kvm_exit", BTF_KIND_TYPEDEF);
 	if (id < 0) {
-		mod = btf__load_module_btf("kvm", vmlinux);
+		mod = btf_kvm(r);
 		btf = mod;
 		id = mod ? btf__find_by_name_kind(mod, "btf_trace_kvm_exit", BTF_KIND_TYPEDEF)
 			 : -ENOENT;
@@ -143,8 +222,6 @@ static __u32 exit_shape_probe(void)
 		else if (!strcmp(kinds, "iii"))
 			shape = EXIT_SHAPE_ARM64;
 	}
-	btf__free(mod);
-	btf__free(vmlinux);
 	startup_mark("kvm_exit prototype (BTF)");
 	return shape;
 }
@@ -295,7 +372,7 @@ void hooks_check_start(struct hooks *h, bool stream, double window_s, bool verbo
 		return;
 	}
 	watch_start(r);
-	h->exit_shape = exit_shape_probe();
+	h->exit_shape = exit_shape_probe(r);
 	if (h->exit_shape == EXIT_SHAPE_NONE) {
 		snprintf(h->exit_note, sizeof(h->exit_note),
 			 "no known raw kvm_exit prototype in the kernel's BTF");
@@ -438,6 +515,7 @@ void hooks_free(struct hooks *h)
 		pthread_join(r->reaper, NULL);
 	r->reaping = false;
 	check_objects_destroy(r);
+	kernel_btf_free(r);
 }
 
 static const char *exit_hook_name(const struct hooks *h, bool entry)

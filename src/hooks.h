@@ -66,6 +66,7 @@ struct vmexit_bpf;
 struct hook_check_bpf;
 struct exit_watch_bpf;
 struct bpf_link;
+struct btf;
 struct bpf_program;
 
 /* The check's objects from start-up until they are detached, after tracing began. */
@@ -73,6 +74,7 @@ struct hook_check_run {
 	struct exit_watch_bpf *watch;	/* counts every kvm_exit from the start */
 	struct hook_check_bpf *obj;	/* NULL when the check did not load */
 	struct bpf_link *links[4];
+	struct btf *vmlinux_btf, *kvm_btf;	/* parsed once for the probes, until KVM_RUN's */
 	double watch_from;
 	struct check_window w;
 	bool reaping;			/* a thread detaches the objects */
