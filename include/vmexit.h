@@ -162,6 +162,13 @@ enum vmexit_lost {
 	LOST_OVERWRITTEN_EXIT,	/* kvm_exit while the thread's previous exit was still in flight */
 	LOST_UNMATCHED_RUN,	/* user exit overwritten before the next KVM_RUN */
 	LOST_RINGBUF_FULL,	/* stream record dropped: ring buffer full */
+	/*
+	 * Events the kernel did not hand to our programs: their recursion_misses (bpf_prog_info,
+	 * 5.12+). A classic tracepoint's program is skipped while another kprobe/tracepoint
+	 * program runs on that CPU, or while a task preempted inside a bpf() map syscall holds
+	 * its bpf_prog_active. Userspace fills it in; the kernel side never counts it.
+	 */
+	LOST_BPF_SKIPPED,
 	NR_LOST,
 };
 

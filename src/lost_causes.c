@@ -20,6 +20,9 @@ static const struct {
 				 "userspace exits not followed by KVM_RUN (latency unknown)" },
 	[LOST_RINGBUF_FULL] = { "ringbuf_full", "ring buffer full",
 				"stream records dropped: ring buffer full (raise --ringbuf-kb)" },
+	[LOST_BPF_SKIPPED] = { "bpf_skipped", "events the kernel skipped",
+			       "events the kernel did not run vmexit's programs for (another BPF "
+			       "program, or a bpf() syscall, held that CPU)" },
 };
 
 const char *lost_cause_key(int cause)

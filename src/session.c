@@ -573,10 +573,29 @@ void session_cell_counts(const struct session *s, struct cell_counts *c)
 	c->leaked = s->cells_leaked;
 }
 
+/* What the kernel skipped: the recursion misses of every program of ours it runs. */
+static __u64 programs_skipped(const struct session *s)
+{
+	struct bpf_program *p;
+	__u64 n = 0;
+
+	bpf_object__for_each_program(p, s->skel->obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(p);
+
+		/* bpf_prog_get_info_by_fd() arrived in libbpf 1.2; Debian 12 ships 1.1. */
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
+			n += info.recursion_misses;
+	}
+	return n;
+}
+
 void session_lost(const struct session *s, __u64 lost[NR_LOST])
 {
 	for (int i = 0; i < NR_LOST; i++)
 		lost[i] = __atomic_load_n(&s->skel->bss->lost[i], __ATOMIC_RELAXED);
+	lost[LOST_BPF_SKIPPED] = programs_skipped(s);
 }
 
 void session_new_epoch(struct session *s)
