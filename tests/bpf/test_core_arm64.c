@@ -26,13 +26,13 @@
 
 /*
  * The types the kvm_exit program's relocations name: the arm64 record (int ret; unsigned int
- * esr_ec; unsigned long vcpu_pc, at our offsets), and task_struct.mm -> mm_struct.arg_start /
- * arg_end for the VMM command line. No exit_reason, isa or vcpu_id: the x86 branch must go.
+ * esr_ec; unsigned long vcpu_pc, at our offsets), task_struct.mm -> mm_struct.arg_start /
+ * arg_end for the VMM command line, and task_struct.group_leader -> start_time for its identity. No exit_reason, isa or vcpu_id: the x86 branch must go.
  */
 static int write_arm64_btf(const char *path, bool with_esr_ec)
 {
 	struct btf *btf = btf__new_empty();
-	int t_int, t_uint, t_ulong, t_u8, t_ushort, t_ent, t_rec, t_mm, t_mmp, t_task, t_pad;
+	int t_int, t_uint, t_ulong, t_u8, t_ushort, t_ent, t_rec, t_mm, t_mmp, t_task, t_taskp, t_pad;
 	const void *raw;
 	__u32 size;
 	FILE *f;
@@ -65,12 +65,17 @@ static int write_arm64_btf(const char *path, bool with_esr_ec)
 	btf__add_field(btf, "arg_start", t_ulong, 0, 0);
 	btf__add_field(btf, "arg_end", t_ulong, 64, 0);
 	t_mmp = btf__add_ptr(btf, t_mm);
-	t_task = btf__add_struct(btf, "task_struct", 16);
+	/* task_struct *, ahead of the struct it points to: the next id but one. */
+	t_taskp = btf__add_ptr(btf, btf__type_cnt(btf) + 1);
+	t_task = btf__add_struct(btf, "task_struct", 32);
 	btf__add_field(btf, "pid", t_int, 0, 0);
 	btf__add_field(btf, "tgid", t_int, 32, 0);
 	btf__add_field(btf, "mm", t_mmp, 64, 0);
+	/* A VMM's identity with its pid (proc_start_time()): group_leader->start_time. */
+	btf__add_field(btf, "group_leader", t_taskp, 128, 0);
+	btf__add_field(btf, "start_time", t_ulong, 192, 0);
 
-	if (t_int < 0 || t_uint < 0 || t_ulong < 0 || t_rec < 0 || t_task < 0)
+	if (t_int < 0 || t_uint < 0 || t_ulong < 0 || t_rec < 0 || t_task < 0 || t_taskp < 0)
 		goto out;
 	raw = btf__raw_data(btf, &size);
 	f = raw ? fopen(path, "w") : NULL;
