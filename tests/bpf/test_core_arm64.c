@@ -27,7 +27,8 @@
 /*
  * The types the kvm_exit program's relocations name: the arm64 record (int ret; unsigned int
  * esr_ec; unsigned long vcpu_pc, at our offsets), task_struct.mm -> mm_struct.arg_start /
- * arg_end for the VMM command line, and task_struct.group_leader -> start_time for its identity. No exit_reason, isa or vcpu_id: the x86 branch must go.
+ * arg_end for the VMM command line, and task_struct.group_leader -> start_time for its
+ * identity. No exit_reason, isa or vcpu_id: the x86 branch must go.
  */
 static int write_arm64_btf(const char *path, bool with_esr_ec)
 {
