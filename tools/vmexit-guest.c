@@ -26,6 +26,7 @@
  *   --vmcall N vmcall (vmmcall on AMD), rax 0x7fff  -> unknown hypercall, -KVM_ENOSYS
  *   --ud N     ud2                                  -> #UD intercepted, reflected to the guest
  *   --timer N  one-shot x2APIC timer, sti; hlt       -> in-kernel APIC, interrupt to the guest
+ *              (--timer-us US: the timer's period in guest time, default 100)
  * then "out dx,al" to the done port 0xea (one more KVM_EXIT_IO) and jumps back to its start.
  * Without any kind option the mix is --io 1000. Without --seconds each vCPU makes one pass;
  * with --seconds S it resumes the guest for further passes until S seconds have gone by (the
@@ -138,8 +139,8 @@
 #define X2APIC_TDCR		0x83e
 #define TIMER_VECTOR		0x40
 #define SPURIOUS_VECTOR		0xff
-/* One-shot timer, divide by 1: KVM's APIC bus runs at 1 GHz, so 100 us of guest time. */
-#define TIMER_COUNT		100000
+/* One-shot timer, divide by 1: KVM's APIC bus runs at 1 GHz, so a count per ns of guest time. */
+#define TIMER_COUNTS_PER_US	1000
 /* An unknown hypercall number: KVM answers -KVM_ENOSYS in rax, in the kernel. */
 #define HC_UNKNOWN		0x7fff
 #define UD_VECTOR		6
@@ -198,6 +199,7 @@ struct opts {
 	const char *vm_name;	/* from "-name guest=...": this process is one VM */
 	bool amd;		/* the host CPU is AMD: vmmcall instead of vmcall */
 	uint64_t io_sleep_ns;	/* per --io exit, in the VMM: asleep, then spinning */
+	uint32_t timer_us;	/* --timer's period */
 	uint64_t io_spin_ns;
 };
 
@@ -367,7 +369,7 @@ struct guest_entries {
  * that exits is preceded by an increment of its slot in the vCPU's tally block (r15). vCPUs
  * share code and parameters; each has its own tally block and stack.
  */
-static size_t build_guest(uint8_t *dst, bool amd, struct guest_entries *ent)
+static size_t build_guest(uint8_t *dst, bool amd, uint32_t timer_us, struct guest_entries *ent)
 {
 	struct code c = { .p = dst };
 	size_t start, skip, loop, wait, got, common;
@@ -477,7 +479,7 @@ static size_t build_guest(uint8_t *dst, bool amd, struct guest_entries *ent)
 	loop = c.len;
 	EMIT(&c, 0xfa);				/* cli */
 	EMIT(&c, 0x49, 0x8b, 0x5f, 8 * T_IRQ);	/* mov rbx, [r15 + T_IRQ] */
-	emit_wrmsr(&c, X2APIC_TMICT, TIMER_COUNT);
+	emit_wrmsr(&c, X2APIC_TMICT, timer_us * TIMER_COUNTS_PER_US);
 	wait = c.len;
 	EMIT(&c, 0x49, 0x39, 0x5f, 8 * T_IRQ);	/* cmp [r15 + T_IRQ], rbx */
 	got = emit_jcc_fwd(&c, JNZ);
@@ -643,7 +645,7 @@ static int setup_memory(struct vm *vm)
 	pd[MMIO_GPA >> 21] = (MMIO_GPA & ~0x1fffffull) | PTE_P | PTE_RW | PTE_US | PTE_PS;
 
 	memcpy(vm->mem + PARAM_GPA, vm->o->count, sizeof(vm->o->count));
-	build_guest(vm->mem + CODE_GPA, vm->o->amd, &ent);
+	build_guest(vm->mem + CODE_GPA, vm->o->amd, vm->o->timer_us, &ent);
 
 	/* Flat 64-bit code and data segments of the guest's ring, for iretq to reload. */
 	gdt = (uint64_t *)(vm->mem + GDT_GPA);
@@ -1139,7 +1141,8 @@ static int run_vm(const struct opts *o)
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
-	*o = (struct opts){ .vms = 1, .vcpus = 1, .name = "demo", .ring = DEFAULT_RING };
+	*o = (struct opts){ .vms = 1, .vcpus = 1, .name = "demo", .ring = DEFAULT_RING,
+			    .timer_us = 100 };
 
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i], *val;
@@ -1150,7 +1153,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			printf("usage: " PROG " [--vms N] [--vcpus N] [--io N] [--mmio N] "
 			       "[--hlt N] [--cpuid N] [--msr N]\n"
 			       "                    [--wrmsr N] [--cr N] [--vmcall N] [--ud N] "
-			       "[--timer N]\n"
+			       "[--timer N] [--timer-us US]\n"
 			       "                    [--seconds S] [--linger S] [--name NAME] "
 			       "[--ring 0|3] "
 			       "[--json]\n"
@@ -1189,6 +1192,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			o->ring_given = true;
 		} else if (!strcmp(opt, "--io-sleep-us")) {
 			o->io_sleep_ns = parse_count(opt, val, 0, 10000000) * 1000;
+		} else if (!strcmp(opt, "--timer-us")) {
+			o->timer_us = (uint32_t)parse_count(opt, val, 1, 1000000);
 		} else if (!strcmp(opt, "--io-spin-us")) {
 			o->io_spin_ns = parse_count(opt, val, 0, 10000000) * 1000;
 		} else if (!strcmp(opt, "-name")) {
@@ -1229,8 +1234,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
  */
 static char **vm_argv(const char *argv0, const struct opts *o, const char *name)
 {
-	static char namebuf[MAX_NAME + 64], num[NR_KINDS + 6][32], opt[NR_KINDS][16];
-	static char *args[2 * (NR_KINDS + 7) + 4];
+	static char namebuf[MAX_NAME + 64], num[NR_KINDS + 7][32], opt[NR_KINDS][16];
+	static char *args[2 * (NR_KINDS + 8) + 4];
 	int n = 0;
 
 	snprintf(namebuf, sizeof(namebuf), "guest=%s,debug-threads=on", name);
@@ -1265,6 +1270,9 @@ static char **vm_argv(const char *argv0, const struct opts *o, const char *name)
 	snprintf(num[NR_KINDS + 4], sizeof(num[0]), "%" PRIu64, o->io_spin_ns / 1000);
 	args[n++] = "--io-spin-us";
 	args[n++] = num[NR_KINDS + 4];
+	snprintf(num[NR_KINDS + 6], sizeof(num[0]), "%" PRIu32, o->timer_us);
+	args[n++] = "--timer-us";
+	args[n++] = num[NR_KINDS + 6];
 	if (o->json)
 		args[n++] = "--json";
 	args[n] = NULL;

@@ -112,7 +112,7 @@ for c in "${TOOLS[@]}"; do FILES+=("$(command -v $c):/bin/$c"); done
 for t in $TESTS; do FILES+=("$HOSTT/$t.sh:/host/$t.sh"); done
 
 set +e
-"$HERE/bed.sh" --timeout "${VMEXIT_BED_TIMEOUT:-2400}" --smp 2 --mem 2048 \
+"$HERE/bed.sh" --timeout "${VMEXIT_BED_TIMEOUT:-2400}" --smp "${VMEXIT_BED_SMP:-1}" --mem 2048 \
 	${VMEXIT_BED_LOG:+--log "$VMEXIT_BED_LOG"} "$WORK/inbed.sh" "${FILES[@]}" >"$WORK/bed.out"
 brc=$?
 set -e

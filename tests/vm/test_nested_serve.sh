@@ -62,7 +62,7 @@ EOF
 
 echo "test_nested_serve: vmexit-guest --vcpus $VCPUS --cpuid $CPUID --io $IO --hlt $HLT --msr $MSR --mmio $MMIO"
 set +e
-"$BED" --timeout "${VMEXIT_BED_TIMEOUT:-240}" --smp 2 --mem 1024 \
+"$BED" --timeout "${VMEXIT_BED_TIMEOUT:-240}" --smp "${VMEXIT_BED_SMP:-1}" --mem 1024 \
 	${VMEXIT_BED_LOG:+--log "$VMEXIT_BED_LOG"} "$WORK/inbed.sh" "$GUEST:/vmexit-guest" \
 	"$VMEXIT:/vmexit" >"$WORK/bed.out"
 brc=$?

@@ -293,7 +293,7 @@ EOF
 # ------------------------------------------------------------------ run the bed
 echo "$TNAME: booting the bed"
 BED_OPTS=()
-[ "$BED_NAME" = svm ] && BED_OPTS=(--smp 2 --mem 1024)
+[ "$BED_NAME" = svm ] && BED_OPTS=(--smp "${VMEXIT_BED_SMP:-1}" --mem 1024)
 set +e
 "$BED" --bed "$BED_NAME" --kernel "$KSERIES" --timeout "$TIMEOUT" "${BED_OPTS[@]}" ${VMEXIT_BED_LOG:+--log "$VMEXIT_BED_LOG"} \
 	"$WORK/inbed.sh" "$GUEST:/vmexit-guest" "$VMEXIT:/vmexit" >"$WORK/bed.out" 2>"$WORK/bed.err"

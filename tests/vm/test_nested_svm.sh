@@ -10,8 +10,8 @@
 #   phase "skew": the same with the test-only VMEXIT_TEST_FAST_PATH_SKEW=1 (the fast path reads
 #                 reason + 1): the check must refuse it, say so, and use the classic tracepoints
 #   then "split": vmexit stat --split on a guest whose vCPU halts until its APIC timer fires
-#                 (--timer) and makes CPUID exits: HLT exits are mostly blocked, CPUID exits on
-#                 CPU, and on CPU + blocked + runq is each row's total, exactly
+#                 (--timer) and makes CPUID exits: HLT exits are mostly blocked, CPUID exits never
+#                 blocked, and on CPU + blocked + runq is each row's total, exactly
 # then checks vmexit's numbers against (a) the exact counts vmexit-guest documents for its
 # arguments and (b) tracefs' own count of the same run, event by event.
 #
@@ -179,10 +179,11 @@ done
 if [ $MODE = full ]; then
 	echo "T_SPLIT_PHASE"
 	# KVM polls a halted vCPU for a while before it sleeps (halt_poll_ns), on CPU. Without
-	# polling, a HLT exit is the vCPU asleep until its timer fires.
+	# polling, a HLT exit is the vCPU asleep until its timer fires: 2 ms later, long enough
+	# that the on-CPU part of an exit under TCG on a busy host (~0.1 ms) stays a small share.
 	echo 0 >/sys/module/kvm/parameters/halt_poll_ns 2>/dev/null
 	echo "T_SPLIT_POLL $(cat /sys/module/kvm/parameters/halt_poll_ns 2>/dev/null)"
-	/vmexit stat --split --json -- /vmexit-guest --vcpus 1 --timer 200 --cpuid 200 \
+	/vmexit stat --split --json -- /vmexit-guest --vcpus 1 --timer 200 --timer-us 2000 --cpuid 200 \
 		--name splitvm >/tmp/out 2>/tmp/err
 	echo "T_SPLIT_RC $?"
 	grep '^{"interval_s"' /tmp/out | tail -n 1 | sed 's/^/T_SPLIT_JSON /'
@@ -196,7 +197,7 @@ FILES=("$GUEST:/vmexit-guest")
 [ $MODE = full ] && FILES+=("$VMEXIT:/vmexit")
 echo "test_nested_svm: mode $MODE"
 set +e
-"$BED" --timeout "${VMEXIT_BED_TIMEOUT:-240}" --smp 2 --mem 1024 ${VMEXIT_BED_LOG:+--log "$VMEXIT_BED_LOG"} \
+"$BED" --timeout "${VMEXIT_BED_TIMEOUT:-240}" --smp "${VMEXIT_BED_SMP:-1}" --mem 1024 ${VMEXIT_BED_LOG:+--log "$VMEXIT_BED_LOG"} \
 	"$WORK/inbed.sh" "${FILES[@]}" >"$WORK/bed.out"
 brc=$?
 set -e
@@ -471,7 +472,10 @@ def check_split():
     if check(hlt is not None, f"{pre}: no completed HLT row: {rows}"):
         check(hlt["blocked_ns"] >= 0.5 * hlt["total_ns"], f"{pre}: HLT exits not mostly blocked: {hlt}")
     if check(cpuid is not None and cpuid["count"] == 200, f"{pre}: no CPUID row of 200 exits: {cpuid}"):
-        check(cpuid["oncpu_ns"] >= 0.9 * cpuid["total_ns"], f"{pre}: CPUID exits not on CPU: {cpuid}")
+        # KVM handles CPUID without sleeping: never blocked. How much of it waits for the CPU
+        # (runq) is up to the bed's other tasks on its one CPU, not to vmexit.
+        check(cpuid["oncpu_ns"] > 0 and cpuid["blocked_ns"] <= 0.05 * cpuid["total_ns"],
+              f"{pre}: CPUID exits blocked, or never on CPU: {cpuid}")
 
 if mode == "full":
     check_split()
