@@ -925,10 +925,12 @@ static __always_inline void split_switch_in(struct thread_state *ts, __u64 now)
 	__u64 off = ts->off_ts;
 
 	ts->off_ts = 0;
-	if (now >= off && (ts->flags & TS_OFF_RUNQ))
-		ts->runq_sum += now - off;
-	else if (now >= off)
-		ts->blocked_sum += now - off;
+	if (now >= off) {
+		if (ts->flags & TS_OFF_RUNQ)
+			ts->runq_sum += now - off;
+		else
+			ts->blocked_sum += now - off;
+	}
 	split_publish(ts);
 }
 

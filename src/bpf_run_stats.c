@@ -46,15 +46,23 @@ int bpf_run_stats_progs(struct bpf_program *const *list, int nr, struct expo_pro
 	return n;
 }
 
+int bpf_prog_info_read(int fd, struct bpf_prog_info *info)
+{
+	__u32 len = sizeof(*info);
+
+	memset(info, 0, sizeof(*info));
+	/* bpf_prog_get_info_by_fd() arrived in libbpf 1.2; Debian 12 ships 1.1. */
+	return bpf_obj_get_info_by_fd(fd, info, &len) ? -errno : 0;
+}
+
 int bpf_run_stats_read(struct expo_prog *progs, const int *fds, int nr)
 {
 	for (int i = 0; i < nr; i++) {
-		struct bpf_prog_info info = {};
-		__u32 len = sizeof(info);
+		struct bpf_prog_info info;
+		int err = bpf_prog_info_read(fds[i], &info);
 
-		/* bpf_prog_get_info_by_fd() arrived in libbpf 1.2; Debian 12 ships 1.1. */
-		if (bpf_obj_get_info_by_fd(fds[i], &info, &len))
-			return -errno;
+		if (err)
+			return err;
 		progs[i].run_ns = info.run_time_ns;
 		progs[i].run_cnt = info.run_cnt;
 	}

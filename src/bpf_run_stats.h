@@ -9,6 +9,10 @@
 #include "prom_exposition.h"
 
 struct bpf_program;
+struct bpf_prog_info;
+
+/* One program's bpf_prog_info (run time and count, recursion misses...); 0 or -errno. */
+int bpf_prog_info_read(int fd, struct bpf_prog_info *info);
 
 /*
  * Turns run-time statistics on for as long as the returned fd stays open (BPF_ENABLE_STATS,

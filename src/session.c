@@ -16,6 +16,7 @@
 #include <linux/capability.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "bpf_run_stats.h"
 #include "hooks.h"
 #include "session.h"
 #include "startup_timing.h"
@@ -580,12 +581,10 @@ static __u64 programs_skipped(const struct session *s)
 	__u64 n = 0;
 
 	bpf_object__for_each_program(p, s->skel->obj) {
-		struct bpf_prog_info info = {};
-		__u32 len = sizeof(info);
+		struct bpf_prog_info info;
 		int fd = bpf_program__fd(p);
 
-		/* bpf_prog_get_info_by_fd() arrived in libbpf 1.2; Debian 12 ships 1.1. */
-		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
+		if (fd >= 0 && !bpf_prog_info_read(fd, &info))
 			n += info.recursion_misses;
 	}
 	return n;
