@@ -131,7 +131,9 @@ static int generate(const char *path)
 			snprintf(name, sizeof(name), "tenant-%02d.production.example.org", vm);
 		else
 			snprintf(name, sizeof(name), "vm%02d", vm);
-		ret = rec_writer_add_guest(w, 20000 + vm * 100, name);
+		/* Each VMM started before the recording, as record writes it (format 1.3). */
+		ret = rec_writer_add_guest(w, 20000 + vm * 100, meta.mono_ns - (vm + 1) * 1000000000ull,
+					   name);
 	}
 	ts = meta.mono_ns;
 	if (!ret)

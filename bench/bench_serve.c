@@ -153,7 +153,7 @@ int main(void)
 	struct http_server *srv;
 	double t[SCRAPES];
 	char where[64], err[256];
-	long rss0 = status_kb("VmRSS:"), n = 0;
+	long rss0 = status_kb("VmRSS:"), rss_renders, n = 0;
 	__u32 series = 0;
 	int fd, port;
 
@@ -174,7 +174,9 @@ int main(void)
 	}
 	src.cells.cells = f.cells;
 	expo_buckets_default(&bk);
-	if (sampler_init(&sp, &src, &(struct sampler_opts){ .by = BY_VCPU, .interval = 1 }) ||
+	/* As serve opens its sampler: rows since the start only. */
+	if (sampler_init(&sp, &src, &(struct sampler_opts){ .by = BY_VCPU, .interval = 1,
+							     .no_interval_rows = true }) ||
 	    exporter_init(&x, &sp, &bk, true, 3600 * 1000, 1000000000ULL)) {
 		fprintf(stderr, "bench_serve: cannot set up\n");
 		return 1;
@@ -199,15 +201,18 @@ int main(void)
 			t[i] = t1 - t0;
 			/* The sampler's share: a fresh sample and the snapshot copy alone. */
 			advance(&f);
-			sampler_snapshot(&sp, true, &x.snap);
+			exporter_snapshot(&x);
 			snap[i] = now_s() - t1;
 		}
-		series = x.snap.rows.nr;
+		series = x.nr_series;
 		report(fmt == EXPO_TEXT ? "scrape, text 0.0.4:" : "scrape, OpenMetrics 1.0:", t,
 		       out.len, series);
 		report("  of which sample+snapshot:", snap, 0, series);
 	}
 
+	/* serve holds no buffer of its own besides the HTTP side's: the figures below are its. */
+	rss_renders = status_kb("VmRSS:");
+	expo_buf_free(&out);
 	fd = http_listen("127.0.0.1:0", where, sizeof(where), err, sizeof(err));
 	srv = fd >= 0 ? http_server_start(fd, &http_default_limits, exporter_render, &x, false,
 					  err, sizeof(err))
@@ -230,10 +235,11 @@ int main(void)
 		}
 	}
 	report("GET /metrics over loopback:", t, n, series);
-	http_server_stop(srv);
-	printf("  resident memory: %ld MB before, %ld MB after, peak %ld MB\n", rss0 / 1024,
+	/* With the server still up: what serve holds between scrapes. */
+	printf("  resident memory: %ld MB before, %ld MB after the renders (with the bench's own "
+	       "buffer), %ld MB after the GETs, peak %ld MB\n", rss0 / 1024, rss_renders / 1024,
 	       status_kb("VmRSS:") / 1024, status_kb("VmHWM:") / 1024);
-	expo_buf_free(&out);
+	http_server_stop(srv);
 	exporter_free(&x);
 	sampler_close(&sp, 0);
 	free(f.cells);

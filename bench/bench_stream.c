@@ -210,9 +210,10 @@ static int on_sample(void *ctx, void *data, size_t len)
 	if (ev.tgid != c->last_tgid) {
 		c->last_tgid = ev.tgid;
 		if (c->kind == SINK_RECORD)
-			rec_writer_add_guest(c->w, ev.tgid, name_cache_get(&c->names, ev.tgid));
+			rec_writer_add_guest(c->w, ev.tgid, 0,
+					     name_cache_get(&c->names, ev.tgid));
 		else
-			evout_guest(&c->out, ev.tgid, name_cache_get(&c->names, ev.tgid));
+			evout_guest(&c->out, ev.tgid, 0, name_cache_get(&c->names, ev.tgid));
 	}
 	err = sink_event(c, &ev);
 	if (err) {

@@ -2,9 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 # Soak (not in make test): vmexit stat and serve run for DURATION seconds (default 1800) while
 # VMs of the bundled guest start and stop every couple of seconds, some on a pid that another
-# VM just left. Prints, per minute, the RSS of both and the kernel's cell counters; at the end,
-# checks that every VM's IO exits (its own tally) are in stat's summary, under its own name, and
-# that no exit was lost to full cells.
+# VM just left. Prints, per minute, the RSS of both; at the end, checks that every VM's IO exits
+# (its own tally) are in stat's summary under its own name (a reused pid's VMMs apart), that
+# serve's last scrape has exactly those of the VMs that ended less than --keep ago and none of
+# the older ones, and that no exit was lost to full cells; and prints how RSS grew per minute
+# once serve's --keep window was full (stat keeps a summary row per VM it saw: it grows by
+# those; serve forgets guests past --keep: it should not grow).
 #
 #   bench/soak.sh [DURATION_S] [OUTDIR]     (as root; holds /tmp/vmexit-host.lock throughout)
 set -u
@@ -12,6 +15,7 @@ DUR=${1:-1800}
 OUT=${2:-.output}
 V=$OUT/vmexit G=$OUT/vmexit-guest
 PORT=$((20000 + $$ % 10000))
+KEEP=120	# serve --keep (s): short, so that most of the run is past it
 CELLS=64	# few: VMs come and go far more often than that, so cells must be reused
 tmp=$(mktemp -d)
 pids=()
@@ -23,7 +27,7 @@ stat=$!
 pids+=($stat)
 serve=
 if "$V" serve --help >/dev/null 2>&1; then
-	"$V" serve --listen 127.0.0.1:$PORT --max-cells $CELLS >/dev/null 2>"$tmp/serve.err" &
+	"$V" serve --listen 127.0.0.1:$PORT --max-cells $CELLS --keep ${KEEP}s >/dev/null 2>"$tmp/serve.err" &
 	serve=$!
 	pids+=($serve)
 fi
@@ -33,6 +37,7 @@ echo "minute  stat_rss_kB  serve_rss_kB  vms_started  vms_on_a_reused_pid"
 start=$(date +%s) n=0 reused=0 last_pid= next_min=$((start + 60)) min=0
 declare -A seen_pid=()
 while [ $(($(date +%s) - start)) -lt "$DUR" ]; do
+	printf '%s %(%s)T\n' $n -1 >>"$tmp/started"	# builtins: no fork takes the pid below
 	# Every 4th VM: ask for the pid the last one had (best effort; the kernel hands out the
 	# next free pid after ns_last_pid, and other processes may take it first).
 	if [ -n "$last_pid" ] && [ $((n % 4)) = 3 ]; then
@@ -48,19 +53,21 @@ while [ $(($(date +%s) - start)) -lt "$DUR" ]; do
 	if [ "$(date +%s)" -ge $next_min ]; then
 		min=$((min + 1))
 		next_min=$((next_min + 60))
-		printf "%6d  %11s  %12s  %11d  %19d\n" $min "$(rss $stat)" "${serve:+$(rss $serve)}" $n $reused
+		printf "%6d  %11s  %12s  %11d  %19d\n" $min "$(rss $stat)" "${serve:+$(rss $serve)}" $n $reused |
+			tee -a "$tmp/rss"
 	fi
 done
 wait_vms() { for j in $(seq 50); do pgrep -f "vmexit-guest --json --io 200" >/dev/null || return; sleep 0.2; done; }
 wait_vms
 sleep 6	# one more stat interval: the last VMs' cells are read
 [ -n "$serve" ] && { curl -s "http://127.0.0.1:$PORT/metrics" >"$tmp/metrics" || echo "soak: scrape failed"; }
+date +%s >"$tmp/scraped"
 kill -INT $stat
 wait $stat
 printf "end     %11s  %12s  %11d  %19d\n" "-" "-" $n $reused
-python3 - "$tmp" $n <<'PY'
-import glob, json, os, sys
-d, n = sys.argv[1], int(sys.argv[2])
+python3 - "$tmp" $n $KEEP <<'PY'
+import glob, json, os, re, sys
+d, n, keep = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 want = {}
 for i in range(n):
     try:
@@ -80,6 +87,40 @@ print(f"IO exits: the VMs counted {sum(want.values())}, stat {sum(got.values())}
 for k, (g, w) in list(bad.items())[:5]:
     print(f"  {k}: stat {g}, the VM {w}")
 ok = not bad and fin["lost"]["cells_full"] == 0 and fin["lost"]["threads_full"] == 0
+
+# serve: the VMs that ended less than --keep before the scrape are there, exactly; older
+# ones are gone. A VM runs ~1 s after its start; 10 s either side of the edge is not judged.
+if os.path.exists(f"{d}/metrics"):
+    scraped = int(open(f"{d}/scraped").read())
+    started = {f"soak{l.split()[0]}": int(l.split()[1]) for l in open(f"{d}/started")}
+    served = {}
+    pat = re.compile(r'^vmexit_exits_total\{guest="([^"]*)",.*kind="user".*reason="IO"\} (\d+)')
+    for line in open(f"{d}/metrics"):
+        m = pat.match(line)
+        if m:
+            served[m[1]] = served.get(m[1], 0) + int(m[2])
+    recent = [k for k in want if started[k] > scraped - keep + 10]
+    old = [k for k in want if started[k] < scraped - keep - 10]
+    missing = [k for k in recent if served.get(k) != want[k]]
+    stale = [k for k in old if k in served]
+    print(f"serve: {len(served)} guests in the last scrape; {len(recent)} VMs ended within "
+          f"--keep {keep}s, {len(missing)} of them missing or wrong; {len(stale)} older ones left")
+    for k in missing[:5]:
+        print(f"  {k}: serve {served.get(k)}, the VM {want[k]}")
+    ok = ok and not missing and not stale
+
+# RSS growth per minute once serve's --keep window is full (from the minute after it on).
+rows = [l.split() for l in open(f"{d}/rss")]
+first = keep // 60 + 2
+if len(rows) > first + 1:
+    a, b = rows[first - 1], rows[-1]
+    mins = int(b[0]) - int(a[0])
+    for name, col in (("stat", 1), ("serve", 2)):
+        if len(a) > col and a[col].isdigit() and b[col].isdigit():
+            g = int(b[col]) - int(a[col])
+            vms = int(b[3]) - int(a[3])
+            print(f"{name} RSS from minute {a[0]} to {b[0]}: {a[col]} -> {b[col]} kB, "
+                  f"{g / mins:+.1f} kB/min, {g * 1024 / max(vms, 1):+.0f} bytes per VM started")
 print("soak:", "counts add up, no cell lost" if ok else "MISMATCH")
 sys.exit(0 if ok else 1)
 PY

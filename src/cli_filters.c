@@ -7,24 +7,26 @@
 #include "cli_filters.h"
 #include "proc_names.h"
 
-enum { OPT_MAX_CELLS = 0x100, OPT_CHECK_HOOKS, OPT_SPLIT };
-
-static const struct argp_option options[] = {
+static const struct cmd_option options[] = {
 	FILTER_OPTIONS("Filters (applied in the kernel):",
-		       "Only the guest with this name (QEMU -name; repeatable)", 1),
+		       "Only the guest with this name (QEMU -name; repeatable)", 1,
+		       struct cli_filters, sel),
 	/*
 	 * Not filters: how the kernel side traces and what it says about it. Group 5, after
 	 * every command's own groups (2 and 3), which would otherwise absorb these options.
 	 */
-	{ NULL, 0, NULL, 0, "Tracing:", 5 },
-	{ "max-cells", OPT_MAX_CELLS, "N", 0,
-	  "Statistics cells, one per thread and reason (default 4096)", 5 },
-	{ "split", OPT_SPLIT, NULL, 0,
-	  "Split exit time into on CPU, blocked (asleep) and runq (waiting for a CPU)", 5 },
-	{ "verbose", 'v', NULL, 0, "Show libbpf's messages, the verifier log and the hooks used", 5 },
-	{ "check-hooks", OPT_CHECK_HOOKS, NULL, 0, "Check the kvm_exit fast path against the "
+	OPT_HEADER("Tracing:", 5),
+	{ "max-cells", 0, "N", 0, "Statistics cells, one per thread and reason (default 4096)", 5,
+	  OPT_TO(struct cli_filters, opts.max_cells, opt_max_cells) },
+	{ "split", 0, NULL, 0,
+	  "Split exit time into on CPU, blocked (asleep) and runq (waiting for a CPU)", 5,
+	  OPT_TO(struct cli_filters, opts.split, opt_true) },
+	{ "verbose", 'v', NULL, 0, "Show libbpf's messages, the verifier log and the hooks used", 5,
+	  OPT_TO(struct cli_filters, opts.verbose, opt_true) },
+	{ "check-hooks", 0, NULL, 0, "Check the kvm_exit fast path against the "
 	  "classic tracepoint for 2 s (not 0.3) and print both sides' counts per reason (not for "
-	  "stream and record, which always use the classic tracepoint)", 5 },
+	  "stream and record, which always use the classic tracepoint)", 5,
+	  OPT_TO(struct cli_filters, opts.check_hooks, opt_true) },
 	{},
 };
 
@@ -38,9 +40,22 @@ static void check_running(const char *arg, __u32 pid)
 	}
 }
 
-/* The kernel takes the filters from the session's options. */
-static void to_session(const struct event_filter *f, struct session_opts *o)
+static void init(void *input)
 {
+	struct cli_filters *f = input;
+
+	filter_options_init(&f->sel);
+	f->sel.pid_given = check_running;
+}
+
+/* The kernel takes the filters from the session's options. */
+static void to_session(void *input, struct argp_state *state)
+{
+	struct cli_filters *cf = input;
+	const struct event_filter *f = &cf->sel.f;
+	struct session_opts *o = &cf->opts;
+
+	(void)state;
 	for (int i = 0; i < f->nr_pids; i++)
 		o->pids[i] = (int)f->pids[i];
 	o->nr_pids = f->nr_pids;
@@ -49,42 +64,11 @@ static void to_session(const struct event_filter *f, struct session_opts *o)
 	o->nr_reasons = f->nr_reasons;
 }
 
-static error_t parse_opt(int key, char *arg, struct argp_state *state)
-{
-	struct cli_filters *f = state->input;
-	struct session_opts *o = &f->opts;
-
-	switch (key) {
-	case 'p':
-		filter_options_parse(key, arg, state, &f->sel);
-		check_running(arg, f->sel.f.pids[f->sel.f.nr_pids - 1]);
-		break;
-	case OPT_MAX_CELLS:
-		o->max_cells = (__u32)parse_long_arg(arg, "--max-cells", 16, 65000, state);
-		break;
-	case OPT_CHECK_HOOKS:
-		o->check_hooks = true;
-		break;
-	case OPT_SPLIT:
-		o->split = true;
-		break;
-	case 'v':
-		o->verbose = true;
-		break;
-	case ARGP_KEY_ARG:
-		/* No command took it: the commands that trace a COMMAND take it after --. */
-		argp_error(state, "unexpected argument '%s' (use -- before a command)", arg);
-		break;
-	case ARGP_KEY_END:
-		to_session(&f->sel.f, o);
-		break;
-	default:
-		return filter_options_parse(key, arg, state, &f->sel);
-	}
-	return 0;
-}
-
-const struct argp cli_filters_argp = { .options = options, .parser = parse_opt };
+const struct cmd_options cli_filters_options = {
+	.options = options, .init = init, .end = to_session,
+	/* No command took it: the commands that trace a COMMAND take it after --. */
+	.unexpected = " (use -- before a command)",
+};
 
 int cli_filters_resolve(struct cli_filters *f)
 {

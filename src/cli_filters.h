@@ -6,9 +6,7 @@
 #ifndef VMEXIT_CLI_FILTERS_H
 #define VMEXIT_CLI_FILTERS_H
 
-#include <argp.h>
 #include "filter_options.h"
-#include "option_values.h"
 #include "session.h"
 
 struct cli_filters {
@@ -16,7 +14,8 @@ struct cli_filters {
 	struct filter_options sel;	/* -p, -g, -c, -r as given */
 };
 
-extern const struct argp cli_filters_argp;
+/* The filters and the Tracing group; input: struct cli_filters. */
+extern const struct cmd_options cli_filters_options;
 /* Turns guest names into pids (now, while they run). Prints the error; -1 on failure. */
 int cli_filters_resolve(struct cli_filters *f);
 /* Preflight, cli_filters_resolve(), session_open(): tracing as asked. Prints; -1 on failure. */

@@ -17,9 +17,10 @@ bool lost_cause_drops_events(int cause)
 	return cause >= 0 && cause < NR_LOST && cause != LOST_UNMATCHED_ENTRY;
 }
 
-static const char *guest_cb(void *ctx, __u32 tgid)
+/* Each event is named by its own VMM: a pid's old VMM's late events keep the old name. */
+static const char *guest_cb(void *ctx, __u32 tgid, __u64 ts_ns)
 {
-	return name_cache_get(ctx, tgid);
+	return name_cache_get_at_time(ctx, tgid, ts_ns);
 }
 
 int evout_open(struct evout *o, const struct evout_opts *opts)
@@ -163,7 +164,7 @@ static char *json_kvm_event(struct evout *o, char *buf, char *p, const struct vm
 static void json_event(struct evout *o, const struct vmexit_event *ev)
 {
 	char buf[JSON_LINE_MAX], rb[REASON_STR_MAX], *p = buf;
-	const char *guest = name_cache_get(o->names, ev->tgid), *rname;
+	const char *guest = name_cache_get_at_time(o->names, ev->tgid, ev->ts_ns), *rname;
 	__u16 type = VMEXIT_EV_TYPE(ev->type);
 
 	p = fmt_lit(p, "{\"type\":\"");
@@ -259,8 +260,9 @@ int evout_event(struct evout *o, const struct vmexit_event *ev)
 	return o->err;
 }
 
-void evout_guest(struct evout *o, __u32 tgid, const char *name)
+void evout_guest(struct evout *o, __u32 tgid, __u64 start, const char *name)
 {
+	(void)start;	/* a trace's process is its pid: the name it shows is the latest */
 	if (o->mode == EVOUT_PERFETTO && o->pw)
 		perfetto_guest(o->pw, tgid, name);
 }
@@ -268,7 +270,7 @@ void evout_guest(struct evout *o, __u32 tgid, const char *name)
 void evout_stuck(struct evout *o, const struct stuck_exit *e)
 {
 	char rb[REASON_STR_MAX], line[256];
-	const char *guest = name_cache_get(o->names, e->tgid);
+	const char *guest = name_cache_get_at_time(o->names, e->tgid, e->start_ns);
 	const char *rname = reason_name(e->isa, e->reason);
 
 	if (o->err)

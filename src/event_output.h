@@ -62,8 +62,9 @@ struct evout {
 int evout_open(struct evout *o, const struct evout_opts *opts);
 /* 0, or the sticky output error (-EIO: e.g. the reader of a pipe went away). */
 int evout_event(struct evout *o, const struct vmexit_event *ev);
-/* A VM's name, as soon as it is known (perfetto process names; lines look names up). */
-void evout_guest(struct evout *o, __u32 tgid, const char *name);
+/* A VM's name, as soon as it is known (perfetto process names; lines look names up), with its
+ * VMM's start time (rec_item.start). */
+void evout_guest(struct evout *o, __u32 tgid, __u64 start, const char *name);
 /* An exit passed the --stuck threshold while the stream runs: one marker. */
 void evout_stuck(struct evout *o, const struct stuck_exit *e);
 /* The kernel's loss counters grew by delta around ts_ns: one marker per cause that grew. */

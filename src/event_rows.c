@@ -25,7 +25,8 @@ bool event_filter_match(const struct event_filter *f, const struct vmexit_event 
 	return found;
 }
 
-int event_rows_add(struct row_table *rt, enum group_by by, const struct vmexit_event *ev)
+int event_rows_add(struct row_table *rt, enum group_by by, const struct vmexit_event *ev,
+		   __u64 start)
 {
 	struct row_key k;
 	struct row *r;
@@ -34,6 +35,7 @@ int event_rows_add(struct row_table *rt, enum group_by by, const struct vmexit_e
 	    VMEXIT_EV_TYPE(ev->type) != VMEXIT_EV_USER_EXIT)
 		return 0;
 	k.tgid = by == BY_REASON ? 0 : ev->tgid;
+	k.start = by == BY_REASON ? 0 : start;
 	k.vcpu = by == BY_VCPU ? ev->vcpu : -1;
 	k.isa = ev->isa;
 	k.reason = ev->reason;

@@ -22,9 +22,14 @@ struct exporter {
 	const struct expo_buckets *buckets;
 	bool by_vcpu;
 	/* The HTTP thread's, reused across scrapes. */
-	struct sampler_snapshot snap;
+	struct sampler_snapshot snap;	/* no rows: each one is taken into counts */
+	/* Every row since the start (nr_series of them), then those exported, in the rows'
+	 * order: its numbers, and its guest. */
+	struct expo_counts *counts;
 	struct expo_series *series;
+	__u32 nr_series;
 	__u32 series_cap;
+	__u64 *le_counts;		/* buckets->nr + 1 per row taken, in the rows' order */
 	struct expo_inflight *stuck;		/* exits in flight for at least stuck_ns */
 	__u32 stuck_cap;
 	__u64 stuck_ns;
@@ -45,6 +50,9 @@ void exporter_watch_progs(struct exporter *x, struct bpf_program *const *list, i
 			  bool run_stats);
 /* Notes the guests whose VMM has exited since the last call. */
 void exporter_tick(struct exporter *x);
+/* What a scrape takes under the sampler's lock: a fresh sample, and of each row since the
+ * start what the exposition shows (x->counts, x->nr_series). 0 or -ENOMEM. */
+int exporter_snapshot(struct exporter *x);
 /* A scrape (http_render_fn; ctx is the exporter). */
 int exporter_render(void *ctx, enum expo_format fmt, struct expo_buf *out);
 void exporter_free(struct exporter *x);

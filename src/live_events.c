@@ -15,84 +15,75 @@
 #include "vcpu_cache.h"
 #include "vmexit.skel.h"
 
-enum { OPT_MIN_LATENCY = 0x300, OPT_SAMPLE, OPT_RINGBUF_KB, OPT_KVM_EVENTS };
+OPT_STATIC_STORE(opt_kvm_events, __u32);
+static void opt_kvm_events(const char *arg, void *to, struct argp_state *state)
+{
+	char err[256];
 
-static const struct argp_option options[] = {
-	{ NULL, 0, NULL, 0, "Capture:", 3 },
-	{ "duration", 'd', "SECONDS", 0, "Stop after this many seconds", 3 },
-	{ "min-latency", OPT_MIN_LATENCY, "DURATION", 0,
-	  "Only exits that took at least this long (800, 250us, 1.5ms, 2s; in the kernel)", 3 },
-	{ "sample", OPT_SAMPLE, "N", 0, "Only one exit in N per vCPU thread (in the kernel)", 3 },
-	{ "ringbuf-kb", OPT_RINGBUF_KB, "KB", 0,
+	if (kvm_event_parse_list(arg, to, err, sizeof(err)))
+		argp_error(state, "invalid --kvm-events: %s", err);
+}
+
+static const struct cmd_option options[] = {
+	OPT_HEADER("Capture:", 3),
+	{ "duration", 'd', "SECONDS", 0, "Stop after this many seconds", 3,
+	  OPT_TO(struct live_args, duration_s, opt_duration_s) },
+	{ "min-latency", 0, "DURATION", 0,
+	  "Only exits that took at least this long (800, 250us, 1.5ms, 2s; in the kernel)", 3,
+	  OPT_TO(struct live_args, filters.opts.min_latency_ns, opt_min_latency) },
+	{ "sample", 0, "N", 0, "Only one exit in N per vCPU thread (in the kernel)", 3,
+	  OPT_TO(struct live_args, filters.opts.sample_every, opt_sample) },
+	{ "ringbuf-kb", 0, "KB", 0,
 	  "Ring buffer size, a power of two >= 4 (default 16384): raise it if records are lost",
-	  3 },
-	{ "kvm-events", OPT_KVM_EVENTS, "LIST", 0,
+	  3, OPT_TO(struct live_args, filters.opts.ringbuf_kb, opt_ringbuf_kb) },
+	{ "kvm-events", 0, "LIST", 0,
 	  "Also capture these kvm tracepoints, one event each: "
 #define KVM_EVENT_HELP(ID, id, name) #name ", "
 	  VMEXIT_KVM_EVENTS(KVM_EVENT_HELP)
 #undef KVM_EVENT_HELP
 	  "comma-separated, or all (default none; -r, --min-latency and --sample "
-	  "apply to exits only)", 3 },
+	  "apply to exits only)", 3,
+	  OPT_TO(struct live_args, filters.opts.kvm_events, opt_kvm_events) },
 	{},
 };
 
-static error_t parse_opt(int key, char *arg, struct argp_state *state)
+/* A stream needs the classic record's fields: there is no fast path to check. */
+static void refuse_check_hooks(void *input, struct argp_state *state)
 {
-	struct live_args *a = state->input;
-	long v;
+	struct live_args *a = input;
 
-	switch (key) {
-	case 'd':
-		if (!strict_double(arg, &a->duration_s) || a->duration_s <= 0 ||
-		    a->duration_s > 31536000)
-			argp_error(state, "invalid --duration '%s': give seconds > 0", arg);
-		break;
-	case OPT_MIN_LATENCY:
-		a->opts->min_latency_ns = parse_min_latency_arg(arg, state);
-		break;
-	case OPT_SAMPLE:
-		if (!strict_long(arg, 10, &v) || v < 1 || v > 0x7fffffff)
-			argp_error(state, "invalid --sample '%s': give N >= 1 (keep 1 exit in N)",
-				   arg);
-		a->opts->sample_every = (__u32)v;
-		break;
-	case OPT_RINGBUF_KB:
-		/* The kernel wants a power-of-two number of pages. */
-		if (!strict_long(arg, 10, &v) || v < 4 || v > (1L << 22) || (v & (v - 1)))
-			argp_error(state, "invalid --ringbuf-kb '%s': give a power of two from 4 to "
-				   "4194304", arg);
-		a->opts->ringbuf_kb = (__u32)v;
-		break;
-	case OPT_KVM_EVENTS: {
-		char err[256];
-
-		if (kvm_event_parse_list(arg, &a->opts->kvm_events, err, sizeof(err)))
-			argp_error(state, "invalid --kvm-events: %s", err);
-		break;
-	}
-	case ARGP_KEY_END:
-		/* A stream needs the classic record's fields: there is no fast path to check. */
-		if (a->opts->check_hooks)
-			argp_error(state, "--check-hooks checks the fast path of stat, top and serve: "
-				   "stream and record always use the classic kvm_exit tracepoint");
-		break;
-	default:
-		return ARGP_ERR_UNKNOWN;
-	}
-	return 0;
+	if (a->filters.opts.check_hooks)
+		argp_error(state, "--check-hooks checks the fast path of stat, top and serve: "
+			   "stream and record always use the classic kvm_exit tracepoint");
 }
 
-const struct argp live_argp = { .options = options, .parser = parse_opt };
+const struct cmd_options live_options = {
+	.options = options, .end = refuse_check_hooks,
+	.children = (const struct cmd_child[]){
+		{ &cli_filters_options, offsetof(struct live_args, filters), NULL, 0 }, {} },
+};
 
-DEFINE_HASHMAP(tgid_set, __u32, bool)
+DEFINE_HASHMAP(guest_set, struct guest_key, bool)
+
+/* A thread's process, and the cell it was read from (which tells when the thread is gone). */
+struct thread_proc {
+	__u32 tgid;
+	__u32 cell;
+	__u64 start;
+};
+
+DEFINE_HASHMAP(thread_procs, __u32, struct thread_proc)
 
 struct live_ctx {
 	const struct live_sink *sink;
+	const struct session *session;
 	struct name_cache *names;
 	struct vcpu_cache vcpus;
 	__s32 vcpu_filter;
-	struct tgid_set announced;	/* VMMs announced to the sink */
+	struct guest_set announced;	/* VMM processes announced to the sink */
+	struct thread_procs procs;	/* tid -> its process */
 	__u32 last_tgid;
+	__u64 last_start;
 	__u64 events;
 	__u64 lost[NR_LOST];
 	__u8 *reap;			/* per cell: seen ended at the last poll */
@@ -110,21 +101,73 @@ static __u64 now_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
 }
 
-/* Names a VMM the first time one of its events arrives, while it most likely still runs. */
-static int announce_guest(struct live_ctx *c, __u32 tgid)
+/*
+ * Names a VMM process the first time one of its events arrives, while it most likely still
+ * runs; from then on names knows it, so that each event is named by the process that made it.
+ */
+static int announce_guest(struct live_ctx *c, __u32 tgid, __u64 start)
 {
+	struct guest_key k = guest_key_of(tgid, start);
 	bool added;
 
-	if (tgid == c->last_tgid)
+	if (tgid == c->last_tgid && start == c->last_start)
 		return 0;
 	c->last_tgid = tgid;
-	if (!tgid_set_get(&c->announced, &tgid, &added))
+	c->last_start = start;
+	if (!guest_set_get(&c->announced, &k, &added))
 		return -ENOMEM;
 	if (!added)
 		return 0;
+	if (start && name_cache_born(c->names, tgid, start))
+		return -ENOMEM;
 	if (c->sink->guest)
-		c->sink->guest(c->sink->ctx, tgid, name_cache_get(c->names, tgid));
+		c->sink->guest(c->sink->ctx, tgid, start, name_cache_get_at(c->names, tgid, start));
 	return 0;
+}
+
+/*
+ * Whether the thread of cell i can have made an event of tgid at ts: its key is (tid, tgid) and
+ * it had not exited by ts (a tid reused by a new thread, maybe of a new VMM on the same pid, is
+ * another thread; the old one's cell stays until one poll after it ended).
+ */
+static bool cell_made(const struct session *s, __u32 i, __u32 tgid, __u32 tid, __u64 ts)
+{
+	const struct cell *cl = &s->cells[i];
+
+	return __atomic_load_n(&cl->key.ready, __ATOMIC_ACQUIRE) && cl->key.tid == tid &&
+	       cl->key.tgid == tgid && cl->key.proc_start <= ts &&
+	       !(__atomic_load_n(&cl->ended, __ATOMIC_ACQUIRE) && ts > cl->ended_ts);
+}
+
+/*
+ * The start time of the process that made ev: its thread's cells say (the kernel made one at
+ * the thread's first exit of a reason, before any of its events came out), looked up once per
+ * thread and checked against the cell at each event. An event with no cell of its thread (a
+ * TSC offset write before the first exit) goes to the pid's process known then.
+ */
+static __u64 event_start(struct live_ctx *c, const struct session *s,
+			 const struct vmexit_event *ev)
+{
+	struct thread_proc *tp = thread_procs_find(&c->procs, &ev->tid);
+	__u32 n = session_nr_cells(s), best = n;
+	bool added;
+
+	/* The key is read once ready (cell_made): a recycled cell is another thread's. */
+	if (tp && tp->tgid == ev->tgid && tp->cell < n &&
+	    cell_made(s, tp->cell, ev->tgid, ev->tid, ev->ts_ns) &&
+	    s->cells[tp->cell].key.proc_start == tp->start)
+		return tp->start;
+	for (__u32 i = 0; i < n; i++) {
+		if (cell_made(s, i, ev->tgid, ev->tid, ev->ts_ns) &&
+		    (best == n || s->cells[i].key.proc_start > s->cells[best].key.proc_start))
+			best = i;
+	}
+	if (best == n)
+		return name_cache_start_at_time(c->names, ev->tgid, ev->ts_ns);
+	tp = thread_procs_get(&c->procs, &ev->tid, &added);
+	if (tp)		/* else no memory: looked up again next time */
+		*tp = (struct thread_proc){ ev->tgid, best, s->cells[best].key.proc_start };
+	return s->cells[best].key.proc_start;
 }
 
 /* A thread's vCPU from the name the kernel stored in its statistics cell when the thread
@@ -155,7 +198,7 @@ static int deliver(void *ctx, const struct vmexit_event *kev)
 	/* The kernel lets userspace exits of a thread with no known vCPU through -c. */
 	if (c->vcpu_filter >= 0 && ev.vcpu != c->vcpu_filter)
 		return 0;
-	err = announce_guest(c, ev.tgid);
+	err = announce_guest(c, ev.tgid, event_start(c, c->session, &ev));
 	if (!err)
 		err = c->sink->event(c->sink->ctx, &ev);
 	if (err) {
@@ -224,7 +267,7 @@ static void check_stuck(struct live_ctx *c, const struct session *s, __u64 now)
 		/* The -c filter the kernel could not apply (a vCPU it did not know). */
 		if (c->vcpu_filter >= 0 && e.vcpu != c->vcpu_filter)
 			continue;
-		c->err = announce_guest(c, e.tgid);
+		c->err = announce_guest(c, e.tgid, cl->key.proc_start);
 		if (!c->err)
 			c->sink->stuck(c->sink->ctx, &e);
 	}
@@ -327,10 +370,10 @@ static int capture(struct live_ctx *c, struct session *s, struct ring_buffer *rb
 	return session_command_report(s, rc);
 }
 
-int live_run(struct live_args *a, struct cli_filters *filters, struct name_cache *names,
-	     const struct live_sink *sink, struct live_result *res)
+int live_run(struct live_args *a, struct name_cache *names, const struct live_sink *sink,
+	     struct live_result *res)
 {
-	struct live_ctx c = { .sink = sink, .names = names, .vcpu_filter = a->opts->vcpu };
+	struct live_ctx c = { .sink = sink, .names = names, .vcpu_filter = a->filters.opts.vcpu };
 	struct ring_buffer *rb = NULL;
 	struct session s = {};
 	int rc = 0;
@@ -338,8 +381,8 @@ int live_run(struct live_args *a, struct cli_filters *filters, struct name_cache
 
 	memset(res, 0, sizeof(*res));
 	c.vcpus.use_proc = true;
-	a->opts->stream = true;
-	if (cli_filters_open_session(filters, &s)) {
+	a->filters.opts.stream = true;
+	if (cli_filters_open_session(&a->filters, &s)) {
 		rc = 1;
 		goto out;
 	}
@@ -348,6 +391,7 @@ int live_run(struct live_args *a, struct cli_filters *filters, struct name_cache
 	names->args_ctx = &s;
 	c.vcpus.lookup = vcpu_from_cells;
 	c.vcpus.lookup_ctx = &s;
+	c.session = &s;
 	c.reap = calloc(s.max_cells, 1);	/* without it cells are not reused: no harm */
 	c.stuck_ns = a->stuck_ns;
 	if (c.stuck_ns) {
@@ -377,6 +421,7 @@ out:
 	vcpu_cache_free(&c.vcpus);
 	free(c.reap);
 	free(c.stuck_seen);
-	tgid_set_free(&c.announced);
+	guest_set_free(&c.announced);
+	thread_procs_free(&c.procs);
 	return rc;
 }

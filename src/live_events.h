@@ -10,7 +10,6 @@
 #ifndef VMEXIT_LIVE_EVENTS_H
 #define VMEXIT_LIVE_EVENTS_H
 
-#include <argp.h>
 #include "vmexit.h"
 #include "cli_filters.h"
 #include "event_output.h"
@@ -18,21 +17,24 @@
 #include "name_cache.h"
 
 struct live_args {
-	struct session_opts *opts;	/* --min-latency, --sample, --ringbuf-kb, --kvm-events */
+	struct cli_filters filters;	/* and --min-latency, --sample, ... in filters.opts */
 	double duration_s;		/* -d; 0: until Ctrl-C or the command ends */
 	__u64 stuck_ns;			/* stream --stuck: 0 off */
 };
 
-/* -d/--duration, --min-latency, --sample, --ringbuf-kb, --kvm-events. Input: live_args. */
-extern const struct argp live_argp;
+/* -d/--duration, --min-latency, --sample, --ringbuf-kb, --kvm-events, and the filters
+ * (cli_filters_options). Input: live_args. */
+extern const struct cmd_options live_options;
 
 struct live_sink {
 	/* A completed exit, TSC offset write or kvm event; a negative return ends the capture. */
 	int (*event)(void *ctx, const struct vmexit_event *ev);
 	/* An exit in flight for live_args.stuck_ns or more, once (only with stuck_ns set). */
 	void (*stuck)(void *ctx, const struct stuck_exit *e);
-	/* A VMM seen for the first time, before its first event. */
-	void (*guest)(void *ctx, __u32 tgid, const char *name);
+	/* A VMM seen for the first time, before its first event: its pid, its process's start
+	 * time (cell_key.proc_start; 0 when unknown) and name. A pid reused by a new VMM is
+	 * another guest: an event of tgid at ts_ns is the one of the latest that started by then. */
+	void (*guest)(void *ctx, __u32 tgid, __u64 start, const char *name);
 	/* The loss counters grew by delta (some cause > 0) by ts_ns (CLOCK_MONOTONIC). */
 	void (*lost)(void *ctx, __u64 ts_ns, const __u64 delta[NR_LOST]);
 	/* Tracing is attached and about to begin (before the command starts): may be NULL. */
@@ -52,11 +54,11 @@ struct live_result {
 
 
 /*
- * Preflight, filters, load, attach, run, drain, close. names collects the guests (the caller
- * owns it, resolve = true). Returns the process exit status: 0, 1 when tracing could not
+ * Preflight, filters, load, attach, run, drain, close. names collects the guests, by
+ * process (the caller owns it, resolve = true): name_cache_get_at_time() names each event. Returns the process exit status: 0, 1 when tracing could not
  * start or failed, or the traced command's failing status.
  */
-int live_run(struct live_args *a, struct cli_filters *filters, struct name_cache *names,
-	     const struct live_sink *sink, struct live_result *res);
+int live_run(struct live_args *a, struct name_cache *names, const struct live_sink *sink,
+	     struct live_result *res);
 
 #endif /* VMEXIT_LIVE_EVENTS_H */

@@ -34,6 +34,13 @@ struct http_server {
 	struct http_limits lim;
 	size_t inflight;		/* bytes of /metrics responses not yet sent */
 	size_t size_hint;		/* the last rendering's size */
+	/*
+	 * The buffer of the last response sent, kept for the next scrape: a fresh one of tens of
+	 * MB would be faulted in page by page at every scrape (10,000 series: 37 MB, ~9,000
+	 * faults, a quarter of the GET's time). It is the memory a scrape needs anyway.
+	 */
+	char *spare;
+	size_t spare_cap;
 	bool verbose;
 };
 
@@ -217,15 +224,26 @@ struct body {
 	struct http_server *srv;
 	char *p;
 	size_t len;
+	size_t cap;
 };
 
-/* Called by the server thread once the response is sent or its connection gone. */
+/*
+ * Called by the server thread once the response is sent or its connection gone: the buffer
+ * becomes the spare unless there is one (concurrent scrapes), or it is much larger than what
+ * scrapes need now (series that have gone).
+ */
 static void body_free(void *cls)
 {
 	struct body *b = cls;
+	struct http_server *srv = b->srv;
 
-	b->srv->inflight -= b->len;
-	free(b->p);
+	srv->inflight -= b->len;
+	if (!srv->spare && b->cap <= 2 * srv->size_hint + 64 * 1024) {
+		srv->spare = b->p;
+		srv->spare_cap = b->cap;
+	} else {
+		free(b->p);
+	}
 	free(b);
 }
 
@@ -244,8 +262,13 @@ static enum MHD_Result metrics(struct http_server *srv, struct MHD_Connection *c
 	if (srv->inflight > srv->lim.inflight_bytes)
 		return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain; charset=utf-8",
 			     "503 too many scrapes in progress, retry\n");
-	/* Pre-sized from the last scrape: no doubling copies of a large exposition. */
-	if (srv->size_hint) {
+	/* The last response's buffer, or one pre-sized from the last scrape: no doubling
+	 * copies of a large exposition. */
+	if (srv->spare) {
+		out.p = srv->spare;
+		out.cap = srv->spare_cap;
+		srv->spare = NULL;
+	} else if (srv->size_hint) {
 		out.cap = srv->size_hint + srv->size_hint / 8;
 		out.p = malloc(out.cap);
 		if (!out.p)
@@ -261,7 +284,7 @@ static enum MHD_Result metrics(struct http_server *srv, struct MHD_Connection *c
 			     "500 cannot render the metrics (see vmexit's log)\n");
 	}
 	srv->size_hint = out.len;
-	*b = (struct body){ srv, out.p, out.len };
+	*b = (struct body){ srv, out.p, out.len, out.cap };
 	r = MHD_create_response_from_buffer_with_free_callback_cls(out.len, out.p, body_free, b);
 	if (!r) {
 		free(out.p);
@@ -351,5 +374,6 @@ void http_server_stop(struct http_server *srv)
 	if (!srv)
 		return;
 	MHD_stop_daemon(srv->d);	/* closes the listening socket too */
+	free(srv->spare);
 	free(srv);
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "durations.h"
@@ -45,70 +46,127 @@ long parse_long_arg(const char *arg, const char *what, long min, long max,
 	return v;
 }
 
-double parse_tsc_mhz_arg(const char *arg, struct argp_state *state)
+int parse_choice_arg(const char *arg, const char *what, const char *const *names, int n,
+		     struct argp_state *state)
 {
-	double v;
+	char list[256];
+	size_t len = 0;
 
-	if (!strict_double(arg, &v) || !(v > 0) || v > 1e5)
+	for (int i = 0; i < n; i++) {
+		if (!strcmp(arg, names[i]))
+			return i;
+	}
+	list[0] = 0;
+	for (int i = 0; i < n && len < sizeof(list); i++)
+		len += snprintf(list + len, sizeof(list) - len, "%s%s",
+				!i ? "" : i == n - 1 ? " or " : ", ", names[i]);
+	argp_error(state, "invalid %s '%s': use %s", what, arg, list);
+	return 0;
+}
+
+void opt_true(const char *arg, void *to, struct argp_state *state)
+{
+	(void)arg;
+	(void)state;
+	*(bool *)to = true;
+}
+
+void opt_string(const char *arg, void *to, struct argp_state *state)
+{
+	(void)state;
+	*(const char **)to = arg;
+}
+
+void opt_tsc_mhz(const char *arg, void *to, struct argp_state *state)
+{
+	double *v = to;
+
+	if (!strict_double(arg, v) || !(*v > 0) || *v > 1e5)
 		argp_error(state, "invalid --tsc-mhz '%s': give the TSC frequency in MHz, e.g. 2100",
 			   arg);
-	return v;
 }
 
-__u64 parse_min_latency_arg(const char *arg, struct argp_state *state)
+void opt_min_latency(const char *arg, void *to, struct argp_state *state)
 {
-	__u64 ns = 0;
-
-	if (parse_duration_ns(arg, &ns))
+	if (parse_duration_ns(arg, to))
 		argp_error(state, "invalid --min-latency '%s': give a duration such as 800 (ns), "
 			   "250us, 1.5ms or 2s", arg);
-	return ns;
 }
 
-double parse_interval_arg(const char *arg, struct argp_state *state)
+void opt_interval(const char *arg, void *to, struct argp_state *state)
 {
-	double v;
+	double *v = to;
 
-	if (!strict_double(arg, &v) || v < 0.01 || v > 86400)
+	if (!strict_double(arg, v) || *v < 0.01 || *v > 86400)
 		argp_error(state, "bad interval '%s': give seconds from 0.01 to 86400", arg);
-	return v;
 }
 
-long parse_count_arg(const char *arg, struct argp_state *state)
+void opt_count(const char *arg, void *to, struct argp_state *state)
 {
-	long v;
+	long *v = to;
 
-	if (!strict_long(arg, 10, &v) || v < 1)
+	if (!strict_long(arg, 10, v) || *v < 1)
 		argp_error(state, "bad count '%s': give a whole number of intervals >= 1", arg);
-	return v;
 }
 
-__u64 parse_stuck_arg(const char *arg, struct argp_state *state)
+void opt_stuck(const char *arg, void *to, struct argp_state *state)
 {
-	__u64 ns = 0;
+	__u64 *ns = to;
 
-	if (parse_duration_ns(arg, &ns) || !ns)
+	if (parse_duration_ns(arg, ns) || !*ns)
 		argp_error(state, "invalid --stuck '%s': give a duration above 0, e.g. 1s or 250ms",
 			   arg);
-	return ns;
 }
 
-__u64 parse_serve_stuck_arg(const char *arg, struct argp_state *state)
+void opt_serve_stuck(const char *arg, void *to, struct argp_state *state)
 {
 	double ns = 0;
 
 	if (parse_duration(arg, DUR_UNIT_REQUIRED, DUR_NS, DUR_S, &ns))
 		argp_error(state, "invalid --stuck '%s': give a duration with its unit, e.g. 500ms, "
 			   "1s, 30s", arg);
-	return (__u64)(ns + 0.5);
+	*(__u64 *)to = (__u64)(ns + 0.5);
 }
 
-__u64 parse_keep_arg(const char *arg, struct argp_state *state)
+void opt_keep(const char *arg, void *to, struct argp_state *state)
 {
 	double ns = 0;
 
 	if (parse_duration(arg, DUR_UNIT_REQUIRED, DUR_S, DUR_H, &ns) || ns > 7 * 24 * DUR_H)
 		argp_error(state, "invalid --keep '%s': give a duration with its unit, e.g. 300s, 5m, "
 			   "1h (at most a week)", arg);
-	return (__u64)ns;
+	*(__u64 *)to = (__u64)ns;
+}
+
+void opt_max_cells(const char *arg, void *to, struct argp_state *state)
+{
+	*(__u32 *)to = (__u32)parse_long_arg(arg, "--max-cells", 16, 65000, state);
+}
+
+void opt_duration_s(const char *arg, void *to, struct argp_state *state)
+{
+	double *v = to;
+
+	if (!strict_double(arg, v) || *v <= 0 || *v > 31536000)
+		argp_error(state, "invalid --duration '%s': give seconds > 0", arg);
+}
+
+void opt_sample(const char *arg, void *to, struct argp_state *state)
+{
+	long v;
+
+	if (!strict_long(arg, 10, &v) || v < 1 || v > 0x7fffffff)
+		argp_error(state, "invalid --sample '%s': give N >= 1 (keep 1 exit in N)", arg);
+	*(__u32 *)to = (__u32)v;
+}
+
+void opt_ringbuf_kb(const char *arg, void *to, struct argp_state *state)
+{
+	long v;
+
+	/* The kernel wants a power-of-two number of pages. */
+	if (!strict_long(arg, 10, &v) || v < 4 || v > (1L << 22) || (v & (v - 1)))
+		argp_error(state, "invalid --ringbuf-kb '%s': give a power of two from 4 to "
+			   "4194304", arg);
+	*(__u32 *)to = (__u32)v;
 }

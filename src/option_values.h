@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Checked parsers for option values. Every number an option takes goes through strict_long()
- * or strict_double() (the whole string, no overflow, finite); the *_arg() helpers report a bad
- * value the one way usage errors are reported: argp_error(), naming the option and what to
- * give, exit status 2.
+ * or strict_double() (the whole string, no overflow, finite); the opt_*() store functions that
+ * option tables name (cmd_options.h) report a bad value the one way usage errors are reported:
+ * argp_error(), naming the option and what to give, exit status 2.
  */
 #ifndef VMEXIT_OPTION_VALUES_H
 #define VMEXIT_OPTION_VALUES_H
@@ -21,19 +21,32 @@ int parse_duration_ns(const char *s, __u64 *ns);
 /* A number in [min, max]: "invalid WHAT 'ARG': give a number from MIN to MAX" otherwise. */
 long parse_long_arg(const char *arg, const char *what, long min, long max,
 		    struct argp_state *state);
-/* --tsc-mhz: a TSC frequency in MHz. */
-double parse_tsc_mhz_arg(const char *arg, struct argp_state *state);
-/* --min-latency: a duration (parse_duration_ns()) in ns. */
-__u64 parse_min_latency_arg(const char *arg, struct argp_state *state);
-/* An interval in seconds, 0.01 to 86400 (stat's positional interval, top -d). */
-double parse_interval_arg(const char *arg, struct argp_state *state);
-/* A number of intervals >= 1 (stat's positional count, top -n). */
-long parse_count_arg(const char *arg, struct argp_state *state);
-/* stat, top and stream --stuck: a duration above 0 (parse_duration_ns()). */
-__u64 parse_stuck_arg(const char *arg, struct argp_state *state);
-/* serve --stuck: a duration with its unit, ns to s; 0 allowed. */
-__u64 parse_serve_stuck_arg(const char *arg, struct argp_state *state);
-/* serve --keep: a duration with its unit, s, m or h, up to a week. */
-__u64 parse_keep_arg(const char *arg, struct argp_state *state);
+/* The index of arg in names[n]; else "invalid WHAT 'ARG': use A, B or C". */
+int parse_choice_arg(const char *arg, const char *what, const char *const *names, int n,
+		     struct argp_state *state);
+
+/*
+ * A store function parses an option's argument (NULL for an option without one) into the
+ * field `to` points at. OPT_STORE() declares one with the type of that field, which OPT_TO()
+ * (cmd_options.h) checks against the field an option table gives it at compile time.
+ */
+typedef void opt_store_fn(const char *arg, void *to, struct argp_state *state);
+#define OPT_STORE(fn, type)	typedef type fn##_type; opt_store_fn fn
+/* The same for a store function of one file. */
+#define OPT_STATIC_STORE(fn, type)	typedef type fn##_type; static opt_store_fn fn
+
+OPT_STORE(opt_true, bool);			/* a flag: true */
+OPT_STORE(opt_string, const char *);		/* the argument as given */
+OPT_STORE(opt_tsc_mhz, double);			/* --tsc-mhz: a TSC frequency in MHz */
+OPT_STORE(opt_min_latency, __u64);		/* --min-latency: parse_duration_ns() */
+OPT_STORE(opt_interval, double);		/* seconds, 0.01 to 86400 (stat, top -d) */
+OPT_STORE(opt_count, long);			/* a number of intervals >= 1 (stat, top -n) */
+OPT_STORE(opt_stuck, __u64);			/* stat, top, stream --stuck: a duration > 0 */
+OPT_STORE(opt_serve_stuck, __u64);		/* serve --stuck: with its unit, ns to s; 0 ok */
+OPT_STORE(opt_keep, __u64);			/* serve --keep: with its unit, s to h, a week */
+OPT_STORE(opt_max_cells, __u32);		/* --max-cells: 16 to 65000 */
+OPT_STORE(opt_duration_s, double);		/* stream, record -d: seconds > 0, up to a year */
+OPT_STORE(opt_sample, __u32);			/* --sample: N >= 1 */
+OPT_STORE(opt_ringbuf_kb, __u32);		/* --ringbuf-kb: a power of two, 4 to 4194304 */
 
 #endif /* VMEXIT_OPTION_VALUES_H */

@@ -370,20 +370,111 @@ static size_t exit_labels(char *out, const char *guest, __u32 tgid, __s32 vcpu, 
 	return p - out;
 }
 
-static int render_exits(const struct expo_input *in, enum expo_format fmt, struct expo_buf *b)
+/* Exits shorter than each bound (whole kernel buckets below it), then all of them. */
+static void le_counts_of(const struct row *r, const struct expo_buckets *bk, __u64 *out)
 {
-	char labels[LABELS_MAX];
+	__u64 cum = 0;
+	__u32 hb = 0;
+
+	for (__u32 j = 0; j <= bk->nr; j++) {
+		__u32 upto = j < bk->nr ? bk->bucket[j] : NR_BUCKETS;
+
+		for (; hb < upto; hb++)
+			cum += r->hist[hb];
+		out[j] = cum;
+	}
+}
+
+void expo_counts_of(struct expo_counts *c, const struct row *r, const struct expo_buckets *b,
+		    __u64 *le)
+{
+	c->key = r->key;
+	c->count = r->count;
+	c->total_ns = r->total_ns;
+	c->oncpu_ns = r->oncpu_ns;
+	c->blocked_ns = r->blocked_ns;
+	c->runq_ns = r->runq_ns;
+	le_counts_of(r, b, le);
+}
+
+/* Series i's numbers: its row's, or as taken into in->counts. */
+static const struct row_key *s_key(const struct expo_input *in, __u32 i)
+{
+	return in->counts ? &in->counts[i].key : &in->series[i].row->key;
+}
+
+static __u64 s_count(const struct expo_input *in, __u32 i)
+{
+	return in->counts ? in->counts[i].count : in->series[i].row->count;
+}
+
+static __u64 s_total(const struct expo_input *in, __u32 i)
+{
+	return in->counts ? in->counts[i].total_ns : in->series[i].row->total_ns;
+}
+
+/*
+ * The exit series' labels, formatted once per scrape: each family repeats them for every series
+ * (and the histogram once per bucket), and escaping a guest name is the costly part of a line.
+ */
+struct series_labels {
+	char *buf;		/* series i's labels: buf + off[i] up to buf + off[i + 1] */
+	size_t *off;
+};
+
+static int labels_make(const struct expo_input *in, struct series_labels *sl)
+{
+	size_t cap = (size_t)in->nr_series * 128 + LABELS_MAX, len = 0;
+
+	sl->off = malloc(((size_t)in->nr_series + 1) * sizeof(*sl->off));
+	sl->buf = malloc(cap);
+	if (!sl->off || !sl->buf)
+		return -ENOMEM;
+	for (__u32 i = 0; i < in->nr_series; i++) {
+		const struct expo_series *s = &in->series[i];
+		const struct row_key *k = s_key(in, i);
+
+		if (len + LABELS_MAX > cap) {
+			char *p = realloc(sl->buf, cap * 2);
+
+			if (!p)
+				return -ENOMEM;
+			sl->buf = p;
+			cap *= 2;
+		}
+		sl->off[i] = len;
+		len += exit_labels(sl->buf + len, s->guest, k->tgid, k->vcpu, in->by_vcpu, k->isa,
+				   k->reason, true);
+	}
+	sl->off[in->nr_series] = len;
+	return 0;
+}
+
+static void labels_free(struct series_labels *sl)
+{
+	free(sl->buf);
+	free(sl->off);
+}
+
+static const char *labels_of(const struct series_labels *sl, __u32 i, size_t *len)
+{
+	*len = sl->off[i + 1] - sl->off[i];
+	return sl->buf + sl->off[i];
+}
+
+static int render_exits(const struct expo_input *in, enum expo_format fmt, struct expo_buf *b,
+			const struct series_labels *sl)
+{
 	int err;
 
 	err = family(b, fmt, "vmexit_exits", "counter", NULL,
 		     "KVM exits seen, counted when they start.");
 	for (__u32 i = 0; !err && i < in->nr_series; i++) {
 		const struct expo_series *s = &in->series[i];
-		const struct row *r = s->row;
-		size_t n = exit_labels(labels, s->guest, r->key.tgid, r->key.vcpu, in->by_vcpu,
-				       r->key.isa, r->key.reason, true);
+		size_t n;
+		const char *labels = labels_of(sl, i, &n);
 
-		err = sample_u64(b, "vmexit_exits_total", labels, n, r->count);
+		err = sample_u64(b, "vmexit_exits_total", labels, n, s_count(in, i));
 		if (!err)
 			err = sample_created(b, fmt, "vmexit_exits_created", labels, n,
 					     s->created_ms);
@@ -392,42 +483,51 @@ static int render_exits(const struct expo_input *in, enum expo_format fmt, struc
 }
 
 static int render_durations(const struct expo_input *in, enum expo_format fmt,
-			    struct expo_buf *b)
+			    struct expo_buf *b, const struct series_labels *sl)
 {
+	static const char bucket[] = "vmexit_exit_duration_seconds_bucket{";
 	const struct expo_buckets *bk = in->buckets;
-	char labels[LABELS_MAX + EXPO_LE_MAX + 8];
+	size_t le_len[EXPO_MAX_BOUNDS + 1], le_max = 4;
+	__u64 own[EXPO_MAX_BOUNDS + 1];
 	int err;
 
 	err = family(b, fmt, "vmexit_exit_duration_seconds", "histogram", "seconds",
 		     "Time in completed KVM exits: kvm_exit to kvm_entry (kernel), "
 		     "kvm_userspace_exit to the next KVM_RUN (user).");
+	for (__u32 j = 0; j < bk->nr; j++) {
+		le_len[j] = strlen(bk->le[j]);
+		if (le_len[j] > le_max)
+			le_max = le_len[j];
+	}
+	le_len[bk->nr] = 4;	/* +Inf */
 	for (__u32 i = 0; !err && i < in->nr_series; i++) {
 		const struct expo_series *s = &in->series[i];
-		const struct row *r = s->row;
-		size_t n = exit_labels(labels, s->guest, r->key.tgid, r->key.vcpu, in->by_vcpu,
-				       r->key.isa, r->key.reason, true);
-		__u64 cum = 0;
-		__u32 hb = 0;
+		size_t n;
+		const char *labels = labels_of(sl, i, &n);
+		/* Room for the series' bucket lines at once: one check, not one per line. */
+		char *p = reserve(b, (bk->nr + 1) * (sizeof(bucket) + n + le_max + 16 +
+						     FMT_NUM_MAX));
+		const __u64 *cum = in->counts ? in->counts[i].le : own;
 
-		for (__u32 j = 0; !err && j <= bk->nr; j++) {
-			const char *le = j < bk->nr ? bk->le[j] : "+Inf";
-			__u32 upto = j < bk->nr ? bk->bucket[j] : NR_BUCKETS;
-			char *p = labels + n;
-
-			for (; hb < upto; hb++)
-				cum += r->hist[hb];
-			p = fmt_lit(p, ",le=\"");
-			p = fmt_str(p, le);
-			*p++ = '"';
-			err = sample_u64(b, "vmexit_exit_duration_seconds_bucket", labels,
-					 p - labels, cum);
+		if (!p)
+			return -ENOMEM;
+		if (!in->counts)
+			le_counts_of(s->row, bk, own);
+		for (__u32 j = 0; j <= bk->nr; j++) {
+			p = fmt_lit(p, bucket);
+			memcpy(p, labels, n);
+			p = fmt_lit(p + n, ",le=\"");
+			memcpy(p, j < bk->nr ? bk->le[j] : "+Inf", le_len[j]);
+			p = fmt_lit(p + le_len[j], "\"} ");
+			p = fmt_u64(p, cum[j]);
+			*p++ = '\n';
 		}
+		b->len = p - b->p;
 		/* _count is the +Inf bucket: the histogram's own total, so the two always agree. */
-		if (!err)
-			err = sample_u64(b, "vmexit_exit_duration_seconds_count", labels, n, cum);
+		err = sample_u64(b, "vmexit_exit_duration_seconds_count", labels, n, cum[bk->nr]);
 		if (!err)
 			err = sample_sec(b, "vmexit_exit_duration_seconds_sum", labels, n,
-					 r->total_ns);
+					 s_total(in, i));
 		if (!err)
 			err = sample_created(b, fmt, "vmexit_exit_duration_seconds_created", labels,
 					     n, s->created_ms);
@@ -436,7 +536,8 @@ static int render_durations(const struct expo_input *in, enum expo_format fmt,
 }
 
 /* --split: each series' exit time in three states, which add up to its duration sum. */
-static int render_states(const struct expo_input *in, enum expo_format fmt, struct expo_buf *b)
+static int render_states(const struct expo_input *in, enum expo_format fmt, struct expo_buf *b,
+			 const struct series_labels *sl)
 {
 	static const char *const state[] = { "oncpu", "blocked", "runq" };
 	char labels[LABELS_MAX + 32];
@@ -448,10 +549,14 @@ static int render_states(const struct expo_input *in, enum expo_format fmt, stru
 		     "vmexit_exit_duration_seconds_sum.");
 	for (__u32 i = 0; !err && i < in->nr_series; i++) {
 		const struct expo_series *s = &in->series[i];
+		const struct expo_counts *c = in->counts ? &in->counts[i] : NULL;
 		const struct row *r = s->row;
-		const __u64 ns[] = { r->oncpu_ns, r->blocked_ns, r->runq_ns };
-		size_t n = exit_labels(labels, s->guest, r->key.tgid, r->key.vcpu, in->by_vcpu,
-				       r->key.isa, r->key.reason, true);
+		const __u64 ns[] = { c ? c->oncpu_ns : r->oncpu_ns, c ? c->blocked_ns : r->blocked_ns,
+				     c ? c->runq_ns : r->runq_ns };
+		size_t n;
+		const char *l = labels_of(sl, i, &n);
+
+		memcpy(labels, l, n);
 
 		for (int k = 0; !err && k < 3; k++) {
 			char *p = fmt_lit(labels + n, ",state=\"");
@@ -608,12 +713,16 @@ static int render_process(const struct expo_input *in, enum expo_format fmt,
 
 int expo_render(const struct expo_input *in, enum expo_format fmt, struct expo_buf *out)
 {
-	int err = render_exits(in, fmt, out);
+	struct series_labels sl = {};
+	int err = labels_make(in, &sl);
 
 	if (!err)
-		err = render_durations(in, fmt, out);
+		err = render_exits(in, fmt, out, &sl);
+	if (!err)
+		err = render_durations(in, fmt, out, &sl);
 	if (!err && in->split)
-		err = render_states(in, fmt, out);
+		err = render_states(in, fmt, out, &sl);
+	labels_free(&sl);
 	if (!err && in->inflight)
 		err = render_inflight(in, fmt, out);
 	if (!err)

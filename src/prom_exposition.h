@@ -36,10 +36,25 @@ int expo_buckets_parse(const char *list, struct expo_buckets *b, char *err, size
 
 /* One exported row: counts since vmexit started, its guest's name and when it appeared. */
 struct expo_series {
-	const struct row *row;
+	const struct row *row;		/* NULL: expo_input.counts has its numbers */
 	const char *guest;
 	__u64 created_ms;		/* Unix time, ms */
 };
+
+/* What the exposition takes of a row (expo_counts_of()): kept instead of whole rows, 10,000
+ * series are 3 MB per scrape, not 23 MB. */
+struct expo_counts {
+	struct row_key key;
+	__u64 count;
+	__u64 total_ns;
+	__u64 oncpu_ns, blocked_ns, runq_ns;
+	const __u64 *le;		/* exits shorter than each bound, then all: nr + 1 */
+};
+
+/* c's numbers from r, its cumulative bucket counts into le (b->nr + 1 of them); c->le is left
+ * to the caller. */
+void expo_counts_of(struct expo_counts *c, const struct row *r, const struct expo_buckets *b,
+		    __u64 *le);
 
 /* An exit in flight for longer than the --stuck threshold. */
 struct expo_inflight {
@@ -60,6 +75,8 @@ struct expo_prog {
 
 struct expo_input {
 	const struct expo_series *series;
+	/* NULL: each series' numbers from its row; else series[i]'s are counts[i]. */
+	const struct expo_counts *counts;
 	__u32 nr_series;
 	bool by_vcpu;			/* a vcpu label on the exit series */
 	const struct expo_buckets *buckets;

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
 /* vmexit record: every exit, the guests' names and the losses into a file for `vmexit report`. */
-#include <argp.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,18 +11,8 @@
 #include "live_events.h"
 #include "record_file.h"
 
-enum { OPT_FORCE = 0x200, OPT_TSC_MHZ };
-
 /* How often buffered records reach the file: a kill -9 loses at most this much. */
 #define FLUSH_EVERY_NS	1000000000ull
-
-struct record_args {
-	struct cli_filters filters;
-	struct live_args live;
-	const char *path;
-	bool force;
-	double tsc_mhz;
-};
 
 static const char doc[] =
 "Record KVM exits into a file, for `vmexit report` (which needs no root).\n"
@@ -46,47 +35,35 @@ static const char doc[] =
 "    vmexit record -o io.vmexit --kvm-events all   # other kvm events too\n"
 "    vmexit report -i exits.vmexit         # then: the stat table, offline\n";
 
-static const struct argp_option options[] = {
-	{ NULL, 0, NULL, 0, "Output:", 2 },
-	{ "output", 'o', "FILE", 0, "Write the recording to FILE (- for standard output)", 2 },
-	{ "force", OPT_FORCE, NULL, 0, "Overwrite FILE if it exists", 2 },
-	{ "tsc-mhz", OPT_TSC_MHZ, "MHZ", 0, "Store the TSC frequency (report's cycle columns)",
-	  2 },
+struct record_args {
+	struct live_args live;
+	const char *path;
+	bool force;
+	double tsc_mhz;
+};
+
+static const struct cmd_option options[] = {
+	OPT_HEADER("Output:", 2),
+	{ "output", 'o', "FILE", 0, "Write the recording to FILE (- for standard output)", 2,
+	  OPT_TO(struct record_args, path, opt_string) },
+	{ "force", 0, NULL, 0, "Overwrite FILE if it exists", 2,
+	  OPT_TO(struct record_args, force, opt_true) },
+	{ "tsc-mhz", 0, "MHZ", 0, "Store the TSC frequency (report's cycle columns)", 2,
+	  OPT_TO(struct record_args, tsc_mhz, opt_tsc_mhz) },
 	{},
 };
 
-static error_t parse_opt(int key, char *arg, struct argp_state *state)
+static void need_output(void *input, struct argp_state *state)
 {
-	struct record_args *a = state->input;
-
-	switch (key) {
-	case ARGP_KEY_INIT:
-		state->child_inputs[0] = &a->filters;
-		state->child_inputs[1] = &a->live;
-		break;
-	case 'o':
-		a->path = arg;
-		break;
-	case OPT_FORCE:
-		a->force = true;
-		break;
-	case OPT_TSC_MHZ:
-		a->tsc_mhz = parse_tsc_mhz_arg(arg, state);
-		break;
-	case ARGP_KEY_END:
-		if (!a->path)
-			argp_error(state, "give the output file with -o FILE");
-		break;
-	default:
-		return ARGP_ERR_UNKNOWN;
-	}
-	return 0;
+	if (!((struct record_args *)input)->path)
+		argp_error(state, "give the output file with -o FILE");
 }
 
-static const struct argp record_argp =
-	COMMAND_ARGP(options, parse_opt, "-o FILE [-- COMMAND...]", doc,
-		     { &cli_filters_argp, 0, NULL, 0 },
-		     { &live_argp, 0, NULL, 0 });
+static const struct cmd_options record_options = {
+	.options = options, .end = need_output, .args_doc = "-o FILE [-- COMMAND...]", .doc = doc,
+	.children = (const struct cmd_child[]){
+		{ &live_options, offsetof(struct record_args, live), NULL, 0 }, {} },
+};
 
 struct recorder {
 	struct rec_writer *w;
@@ -101,10 +78,10 @@ static int sink_event(void *ctx, const struct vmexit_event *ev)
 	return r->err = rec_writer_add_event(r->w, ev);
 }
 
-static void sink_guest(void *ctx, __u32 tgid, const char *name)
+static void sink_guest(void *ctx, __u32 tgid, __u64 start, const char *name)
 {
 	struct recorder *r = ctx;
-	int err = rec_writer_add_guest(r->w, tgid, name);
+	int err = rec_writer_add_guest(r->w, tgid, start, name);
 
 	if (err && !r->err)
 		r->err = err;
@@ -156,20 +133,19 @@ int cmd_record(int argc, char **argv)
 	char err[512], tail[600];
 	int rc, ret;
 
-	a.live.opts = &a.filters.opts;
-	a.filters.opts.command = cli_split_command(&argc, argv);
-	if (argp_parse(&record_argp, argc, argv, ARGP_IN_ORDER, NULL, &a))
+	a.live.filters.opts.command = cli_split_command(&argc, argv);
+	if (cmd_options_parse(&record_options, argc, argv, ARGP_IN_ORDER, &a))
 		return 2;
 	rec_meta_now(&meta);
 	meta.tsc_mhz = a.tsc_mhz;
-	meta.split = a.filters.opts.split;
+	meta.split = a.live.filters.opts.split;
 	/* Before loading anything: an existing file must not cost a BPF load to refuse. */
 	rec.w = rec_writer_open(a.path, a.force, &meta, err, sizeof(err));
 	if (!rec.w) {
 		fprintf(stderr, "vmexit: %s\n", err);
 		return 1;
 	}
-	rc = live_run(&a.live, &a.filters, &names, &sink, &res);
+	rc = live_run(&a.live, &names, &sink, &res);
 	if (!rec.err && res.started)
 		rec.err = rec_writer_add_lost(rec.w, res.end_ns, zero);
 	if (rec.err)

@@ -34,6 +34,7 @@ enum hdr_item_type {
 	HI_REASONS = 3,
 	HI_GUEST = 4,
 	HI_SPLIT = 5,	/* no payload: event records carry the --split fields (1.1) */
+	HI_GUEST_START = 6,	/* the next guest item's process start time (1.3) */
 };
 
 enum rec_type {
@@ -41,12 +42,14 @@ enum rec_type {
 	RT_GUEST = 2,
 	RT_LOST = 3,
 	RT_END = 4,
+	RT_GUEST_START = 5,	/* the next guest record's process start time (1.3) */
 };
 
 #define REC_HDR_LEN		8
 #define EVENT_LEN		72	/* RT_EVENT payload: struct vmexit_event, little endian */
 #define EVENT_SPLIT_LEN		96	/* ... and its --split fields (1.1) */
 #define END_LEN			16
+#define GUEST_START_LEN		16	/* u32 tgid, u32 0, u64 start */
 #define IO_BUF_SIZE		(1u << 20)
 
 _Static_assert(sizeof(struct vmexit_event) == EVENT_SPLIT_LEN && VMEXIT_EVENT_BASE_LEN ==
@@ -275,6 +278,7 @@ void rec_meta_now(struct rec_meta *meta)
 
 struct pending_guest {
 	__u32 tgid;
+	__u64 start;
 	char name[REC_NAME_MAX + 1];
 };
 
@@ -376,8 +380,11 @@ static size_t header_len(const struct rec_writer *w, size_t host_len, size_t ker
 			len += 6 + strnlen(t[k].name, 0xffff);
 		total += 8 + pad8(len);
 	}
-	for (size_t i = 0; i < w->nr_guests; i++)
+	for (size_t i = 0; i < w->nr_guests; i++) {
 		total += 8 + pad8(4 + name_len(w->guests[i].name));
+		if (w->guests[i].start)
+			total += 8 + GUEST_START_LEN;
+	}
 	if (w->meta.split)
 		total += 8;
 	return total;
@@ -429,10 +436,24 @@ static unsigned char *put_reasons_item(unsigned char *p, __u32 isa)
 	return start + pad8(q - start);
 }
 
+/* A guest's start time, apart from its name: readers that know no start still read the name. */
+static void put_guest_start(unsigned char *p, __u32 tgid, __u64 start)
+{
+	put32(p, tgid);
+	put32(p + 4, 0);
+	put64(p + 8, start);
+}
+
 static unsigned char *put_guest_item(unsigned char *p, const struct pending_guest *g)
 {
 	size_t l = name_len(g->name);
 
+	if (g->start) {
+		put16(p, HI_GUEST_START);
+		put32(p + 4, GUEST_START_LEN);
+		put_guest_start(p + 8, g->tgid, g->start);
+		p += 8 + GUEST_START_LEN;
+	}
 	put16(p, HI_GUEST);
 	put32(p + 4, 4 + l);
 	put32(p + 8, g->tgid);
@@ -563,7 +584,7 @@ int rec_writer_add_event(struct rec_writer *w, const struct vmexit_event *ev)
 	return 0;
 }
 
-int rec_writer_add_guest(struct rec_writer *w, __u32 tgid, const char *name)
+int rec_writer_add_guest(struct rec_writer *w, __u32 tgid, __u64 start, const char *name)
 {
 	size_t l;
 	unsigned char *p;
@@ -580,9 +601,18 @@ int rec_writer_add_guest(struct rec_writer *w, __u32 tgid, const char *name)
 			return writer_fail(w, ENOMEM, "cannot add guest");
 		g = &w->guests[w->nr_guests++];
 		g->tgid = tgid;
+		g->start = start;
 		memcpy(g->name, name, l);
 		g->name[l] = '\0';
 		return 0;
+	}
+	if (start) {
+		p = begin_record(w, RT_GUEST_START, GUEST_START_LEN);
+		if (!p)
+			return w->error;
+		put_guest_start(p + REC_HDR_LEN, tgid, start);
+		end_record(w, p, GUEST_START_LEN);
+		w->records++;
 	}
 	p = begin_record(w, RT_GUEST, 4 + l);
 	if (!p)
@@ -675,6 +705,8 @@ struct rec_reader {
 	size_t nr_reasons;
 	struct pending_guest *guests;	/* from the header, handed out first */
 	size_t nr_guests, cap_guests, next_guest;
+	__u32 start_tgid;		/* a guest start record or item was read for this pid... */
+	__u64 start;			/* ...with this start: its next guest takes it (0: none) */
 	__u64 events, records;
 	char errmsg[512];
 };
@@ -783,6 +815,28 @@ static int parse_reasons(struct rec_reader *r, const unsigned char *p, size_t le
 	return 0;
 }
 
+/* A guest start (1.3) for the guest that follows it. */
+static int note_start(struct rec_reader *r, const unsigned char *p, __u32 len, __u64 off,
+		      const char *what)
+{
+	if (len < GUEST_START_LEN)
+		return reader_fail(r, off, "guest start %s too short (%u bytes, need %d)", what,
+				   len, GUEST_START_LEN);
+	r->start_tgid = get32(p);
+	r->start = get64(p + 8);
+	return 0;
+}
+
+/* The start time of the guest tgid that is being read: 0 (unknown) unless it came just before. */
+static __u64 take_start(struct rec_reader *r, __u32 tgid)
+{
+	__u64 start = r->start_tgid == tgid ? r->start : 0;
+
+	r->start = 0;
+	r->start_tgid = 0;
+	return start;
+}
+
 static int parse_guest_item(struct rec_reader *r, const unsigned char *p, __u32 len, __u64 off)
 {
 	struct pending_guest *g;
@@ -793,6 +847,7 @@ static int parse_guest_item(struct rec_reader *r, const unsigned char *p, __u32 
 		return reader_fail(r, off, "out of memory");
 	g = &r->guests[r->nr_guests++];
 	g->tgid = get32(p);
+	g->start = take_start(r, g->tgid);
 	copy_name(g->name, p + 4, len - 4);
 	return 0;
 }
@@ -833,6 +888,10 @@ static int parse_header_items(struct rec_reader *r, const unsigned char *h, __u3
 			break;
 		case HI_SPLIT:
 			r->meta.split = true;
+			break;
+		case HI_GUEST_START:
+			if (note_start(r, p, len, q, "item"))
+				return -1;
 			break;
 		default:
 			/* An item from a newer minor version: skipping it is the contract. */
@@ -1084,6 +1143,7 @@ static int decode_guest_record(struct rec_reader *r, const struct raw_record *re
 		return reader_fail(r, rec->off, "guest record too short (%u bytes)", rec->len);
 	item->kind = REC_GUEST;
 	item->tgid = get32(rec->p);
+	item->start = take_start(r, item->tgid);
 	copy_name(item->name, rec->p + 4, rec->len - 4);
 	r->records++;
 	return 1;
@@ -1139,6 +1199,7 @@ static bool next_header_guest(struct rec_reader *r, struct rec_item *item)
 	item->kind = REC_GUEST;
 	item->offset = 0;
 	item->tgid = g->tgid;
+	item->start = g->start;
 	memcpy(item->name, g->name, sizeof(item->name));
 	return true;
 }
@@ -1169,6 +1230,12 @@ int rec_reader_next(struct rec_reader *r, struct rec_item *item, char *err, size
 		case RT_END:
 			ret = decode_end_record(r, &rec);
 			break;
+		case RT_GUEST_START:
+			/* Not an item of its own: the guest record after it gets it. */
+			if (note_start(r, rec.p, rec.len, rec.off, "record"))
+				return finish(r, err, errlen);
+			r->records++;
+			continue;
 		default:
 			/* A record type from a newer minor version, checksum valid: skip it. */
 			r->records++;

@@ -19,7 +19,7 @@
 #include "vmexit.h"
 
 #define REC_FORMAT_MAJOR	1	/* incompatible changes: readers refuse a larger major */
-#define REC_FORMAT_MINOR	2	/* compatible additions: readers skip the unknown */
+#define REC_FORMAT_MINOR	3	/* compatible additions: readers skip the unknown */
 
 #define REC_NAME_MAX		255	/* longest guest name stored; longer ones are cut */
 
@@ -38,7 +38,7 @@ void rec_meta_now(struct rec_meta *meta);
 
 enum rec_kind {
 	REC_EVENT = 1,		/* item.ev is valid */
-	REC_GUEST = 2,		/* item.tgid / item.name: a VM's name, valid for later events */
+	REC_GUEST = 2,		/* item.tgid / .start / .name: a VM's name, for later events */
 	REC_LOST = 3,		/* item.ts_ns / item.lost[]: kernel loss counters grew by these */
 };
 
@@ -47,6 +47,10 @@ struct rec_item {
 	__u64 offset;				/* file offset of the record (for messages) */
 	struct vmexit_event ev;			/* REC_EVENT */
 	__u32 tgid;				/* REC_GUEST */
+	/* REC_GUEST: the VMM process's start time (cell_key.proc_start, CLOCK_MONOTONIC as the
+	 * events' ts_ns), 0 when unknown (files before 1.3): its pid's events from then on are
+	 * its own until the pid's next process starts. */
+	__u64 start;
 	char name[REC_NAME_MAX + 1];		/* REC_GUEST, NUL-terminated, any bytes but NUL */
 	__u64 ts_ns;				/* REC_LOST: CLOCK_MONOTONIC when sampled */
 	__u64 lost[NR_LOST];			/* REC_LOST: increase of each enum vmexit_lost */
@@ -68,7 +72,8 @@ struct rec_writer *rec_writer_open(const char *path, bool force, const struct re
  * gives the message).
  */
 int rec_writer_add_event(struct rec_writer *w, const struct vmexit_event *ev);
-int rec_writer_add_guest(struct rec_writer *w, __u32 tgid, const char *name);
+/* start: the VMM process's start time (rec_item.start), 0 if unknown. */
+int rec_writer_add_guest(struct rec_writer *w, __u32 tgid, __u64 start, const char *name);
 int rec_writer_add_lost(struct rec_writer *w, __u64 ts_ns, const __u64 lost[NR_LOST]);
 /*
  * Writes every buffered record. Records are only ever written whole and in order, so a

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
 /* vmexit report: `vmexit stat` and `vmexit stream` output from a record file, without root. */
-#include <argp.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,20 +11,9 @@
 #include "hashmap.h"
 #include "record_file.h"
 #include "filter_options.h"
-#include "option_values.h"
 #include "reasons.h"
 #include "stat_output.h"
 #include "out_write.h"
-
-enum { OPT_EVENTS = 0x200, OPT_FORMAT, OPT_PERFETTO };
-
-struct report_args {
-	const char *path;
-	struct filter_options sel;	/* -g: matched against the file's guest names */
-	struct stat_view view;
-	bool events;			/* per-event output instead of the stat table */
-	struct evout_opts out;
-};
 
 static const char doc[] =
 "Print what `vmexit stat` or `vmexit stream` would have printed, from a\n"
@@ -49,24 +37,37 @@ static const char doc[] =
 "    vmexit report -i exits.vmexit --format my.formats   # rules file lines\n"
 "    vmexit report -i exits.vmexit --perfetto out.json   # ui.perfetto.dev\n";
 
-static const struct argp_option options[] = {
-	{ "input", 'i', "FILE", 0, "The recording (- for standard input)", 0 },
+struct report_args {
+	const char *path;
+	struct filter_options sel;	/* -g: matched against the file's guest names */
+	struct stat_view view;
+	bool events;			/* per-event output instead of the stat table */
+	struct evout_opts out;
+};
+
+static const struct cmd_option options[] = {
+	{ "input", 'i', "FILE", 0, "The recording (- for standard input)", 0,
+	  OPT_TO(struct report_args, path, opt_string) },
 	FILTER_OPTIONS("Filters (matched against the recording):",
-		       "Only the guest with this name in the file (repeatable)", 1),
-	{ "min-latency", FILTER_OPT_MIN_LATENCY, "DURATION", 0,
-	  "Only exits that took at least this long (800, 250us, 1.5ms, 2s)", 1 },
-	{ NULL, 0, NULL, 0, "Per-event output (as vmexit stream):", 3 },
-	{ "events", OPT_EVENTS, NULL, 0, "One line per exit (the stream's default line)", 3 },
-	{ "format", OPT_FORMAT, "FILE", 0, "One line per exit, rendered with the rules in FILE",
-	  3 },
-	{ "perfetto", OPT_PERFETTO, "OUT", 0, "Write a Chrome/Perfetto trace to OUT (- for "
-	  "standard output) instead", 3 },
+		       "Only the guest with this name in the file (repeatable)", 1,
+		       struct report_args, sel),
+	{ "min-latency", 0, "DURATION", 0,
+	  "Only exits that took at least this long (800, 250us, 1.5ms, 2s)", 1,
+	  OPT_TO(struct report_args, sel.f.min_latency_ns, opt_min_latency) },
+	OPT_HEADER("Per-event output (as vmexit stream):", 3),
+	{ "events", 0, NULL, 0, "One line per exit (the stream's default line)", 3,
+	  OPT_TO(struct report_args, events, opt_true) },
+	{ "format", 0, "FILE", 0, "One line per exit, rendered with the rules in FILE", 3,
+	  OPT_TO(struct report_args, out.format_path, opt_string) },
+	{ "perfetto", 0, "OUT", 0, "Write a Chrome/Perfetto trace to OUT (- for standard output) "
+	  "instead", 3, OPT_TO(struct report_args, out.perfetto_path, opt_string) },
 	{},
 };
 
 /* Per-event and summary options exclude each other; say which, rather than ignore one. */
-static void check_modes(struct report_args *a, struct argp_state *state)
+static void check_modes(void *input, struct argp_state *state)
 {
+	struct report_args *a = input;
 	bool per_event = a->events || a->out.format_path || a->out.perfetto_path;
 	bool json = a->view.asked_json;
 
@@ -90,41 +91,18 @@ static void check_modes(struct report_args *a, struct argp_state *state)
 		a->view.fmt = OUT_JSON;
 }
 
-static error_t parse_opt(int key, char *arg, struct argp_state *state)
+static void init(void *input)
 {
-	struct report_args *a = state->input;
-
-	switch (key) {
-	case ARGP_KEY_INIT:
-		state->child_inputs[0] = &a->view;
-		return filter_options_parse(key, arg, state, &a->sel);
-	case 'i':
-		a->path = arg;
-		break;
-	case OPT_EVENTS:
-		a->events = true;
-		break;
-	case OPT_FORMAT:
-		a->out.format_path = arg;
-		break;
-	case OPT_PERFETTO:
-		a->out.perfetto_path = arg;
-		break;
-	case ARGP_KEY_ARG:
-		argp_error(state, "unexpected argument '%s'", arg);
-		break;
-	case ARGP_KEY_END:
-		check_modes(a, state);
-		break;
-	default:
-		return filter_options_parse(key, arg, state, &a->sel);
-	}
-	return 0;
+	filter_options_init(&((struct report_args *)input)->sel);
 }
 
-static const struct argp report_argp =
-	COMMAND_ARGP(options, parse_opt, "-i FILE", doc,
-		     { &stat_view_argp, 0, "Summary output (as vmexit stat):", 2 });
+static const struct cmd_options report_options = {
+	.options = options, .init = init, .end = check_modes, .unexpected = "",
+	.args_doc = "-i FILE", .doc = doc,
+	.children = (const struct cmd_child[]){
+		{ &stat_view_options, offsetof(struct report_args, view),
+		  "Summary output (as vmexit stat):", 2 }, {} },
+};
 
 struct tsc_offset {
 	__u32 tgid;
@@ -196,13 +174,13 @@ static void print_tsc_offsets(struct report *r)
 	}
 }
 
-static bool guest_wanted(struct report *r, __u32 tgid)
+static bool guest_wanted(struct report *r, __u32 tgid, __u64 start)
 {
 	const char *name;
 
 	if (!r->a->sel.nr_guests)
 		return true;
-	name = name_cache_get(&r->names, tgid);
+	name = name_cache_get_at(&r->names, tgid, start);
 	for (int i = 0; i < r->a->sel.nr_guests; i++) {
 		if (!strcmp(name, r->a->sel.guests[i]))
 			return true;
@@ -218,16 +196,18 @@ static void note_pid(struct report *r, __u32 tgid)
 	}
 }
 
-static void note_guest(struct report *r, __u32 tgid, const char *name)
+/* A VMM's name: from its start time on (0: unknown, files before 1.3), its pid's events are its
+ * own, until the pid's next VMM starts. */
+static void note_guest(struct report *r, __u32 tgid, __u64 start, const char *name)
 {
 	note_pid(r, tgid);
 	for (int i = 0; i < r->a->sel.nr_guests; i++) {
 		if (!strcmp(name, r->a->sel.guests[i]))
 			r->guest_seen[i] = true;
 	}
-	name_cache_set(&r->names, tgid, name);
+	name_cache_set_at(&r->names, tgid, start, name);
 	if (r->a->events)
-		evout_guest(&r->out, tgid, name);
+		evout_guest(&r->out, tgid, start, name);
 }
 
 static void note_time(struct report *r, __u64 ts)
@@ -241,16 +221,19 @@ static void note_time(struct report *r, __u64 ts)
 /* 0, or -errno when the output failed (memory, a closed pipe). */
 static int one_event(struct report *r, const struct vmexit_event *ev)
 {
+	/* The VMM that made it: its pid's process that had started by then. */
+	__u64 start = name_cache_start_at_time(&r->names, ev->tgid, ev->ts_ns);
+
 	note_time(r, ev->ts_ns + ev->latency_ns);
 	note_pid(r, ev->tgid);
-	if (!event_filter_match(&r->a->sel.f, ev) || !guest_wanted(r, ev->tgid))
+	if (!event_filter_match(&r->a->sel.f, ev) || !guest_wanted(r, ev->tgid, start))
 		return 0;
 	r->events++;
 	if (r->a->events)
 		return evout_event(&r->out, ev);
 	if (ev->type == VMEXIT_EV_TSC_OFFSET)
 		return note_tsc_offset(r, ev);
-	return event_rows_add(&r->rows, r->a->view.by, ev);
+	return event_rows_add(&r->rows, r->a->view.by, ev, start);
 }
 
 static void one_lost(struct report *r, const struct rec_item *it)
@@ -321,7 +304,7 @@ int cmd_report(int argc, char **argv)
 	int rc = 0, ret = 0, n = 0, n_err;
 	bool out_open = false;
 
-	if (argp_parse(&report_argp, argc, argv, 0, NULL, &a))
+	if (cmd_options_parse(&report_options, argc, argv, 0, &a))
 		return 2;
 	r.a = &a;
 	a.view.names = &r.names;
@@ -355,7 +338,7 @@ int cmd_report(int argc, char **argv)
 			ret = one_event(&r, &it->ev);
 			break;
 		case REC_GUEST:
-			note_guest(&r, it->tgid, it->name);
+			note_guest(&r, it->tgid, it->start, it->name);
 			break;
 		case REC_LOST:
 			one_lost(&r, it);

@@ -19,6 +19,10 @@ struct row_key {
 	__s32 vcpu;		/* -1 when not split by vCPU */
 	__u32 isa;
 	__u32 reason;
+	/* The VMM process's start time (cell_key.proc_start) with tgid: a pid reused by a new
+	 * VMM is another guest, never merged with the old one. 0 when grouped by reason, or
+	 * unknown (recordings). */
+	__u64 start;
 };
 
 struct row {
@@ -37,6 +41,18 @@ struct row {
 
 DEFINE_HASHMAP(row_index, struct row_key, __u32)
 
+/* A guest: its VMM process, as a hash map key (whole 32-bit words, no padding). */
+struct guest_key {
+	__u32 tgid;
+	__u32 start_lo;
+	__u32 start_hi;
+};
+
+static inline struct guest_key guest_key_of(__u32 tgid, __u64 start)
+{
+	return (struct guest_key){ tgid, (__u32)start, (__u32)(start >> 32) };
+}
+
 struct row_table {
 	struct row *rows;	/* in the order they were first seen, until sorted */
 	__u32 nr;
@@ -47,9 +63,14 @@ struct row_table {
 void row_table_init(struct row_table *rt);
 void row_table_reset(struct row_table *rt);
 void row_table_free(struct row_table *rt);
+/* Makes dst a copy of src (rows and index, as they are); 0 or -ENOMEM (dst then empty). */
+int row_table_copy(struct row_table *dst, const struct row_table *src);
 /* After the rows were reordered (sorted). */
 int row_table_reindex(struct row_table *rt);
 struct row *row_table_get(struct row_table *rt, const struct row_key *k);
+/* Keeps only the rows keep() says yes to, in their order; 0 or -ENOMEM. */
+int row_table_retain(struct row_table *rt, bool (*keep)(void *ctx, const struct row_key *k),
+		     void *ctx);
 void row_add(struct row *dst, const struct row *src);
 
 /* Value at percentile p (0..100) from the histogram, clamped to [min, max]; 0 if empty. */

@@ -56,7 +56,7 @@ static void name_found_cell(void *ctx, const struct cell_key *k)
 
 	/* Out of memory: the name stays as it was, nothing else is at stake. */
 	name_cache_born(&sp->names, k->tgid, k->proc_start);
-	name_cache_get(&sp->names, k->tgid);
+	name_cache_get_at(&sp->names, k->tgid, k->proc_start);
 }
 
 static int setup(struct sampler *sp, const struct sampler_source *src,
@@ -232,7 +232,8 @@ static int sample_locked(struct sampler *sp)
 	double now = sampler_now();
 	__u32 closed = sp->src.turn_epoch(sp->src.cells.ctx);
 
-	if (sp->reap_failed || tracker_sample(&sp->t, closed, &sp->rows))
+	if (sp->reap_failed ||
+	    tracker_sample(&sp->t, closed, sp->so.no_interval_rows ? NULL : &sp->rows))
 		return -ENOMEM;
 	sp->src.lost(sp->src.cells.ctx, sp->lost);
 	/* Cumulative like t.cum: the kernel's run-time statistics are never reset. */
@@ -290,10 +291,13 @@ static int copy_inflight(struct sampler *sp, struct sampler_snapshot *snap)
 	if (t->nr_inflight)
 		memcpy(snap->inflight, t->inflight, t->nr_inflight * sizeof(*t->inflight));
 	snap->nr_inflight = t->nr_inflight;
-	for (__u32 i = 0; i < t->nr_inflight; i++)
-		if (name_cache_set(&snap->names, t->inflight[i].tgid,
-				 name_cache_get(&sp->names, t->inflight[i].tgid)))
+	for (__u32 i = 0; i < t->nr_inflight; i++) {
+		const struct inflight_exit *e = &t->inflight[i];
+
+		if (name_cache_set_at(&snap->names, e->tgid, e->proc_start,
+				      name_cache_get_at(&sp->names, e->tgid, e->proc_start)))
 			return -ENOMEM;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	snap->now_ns = (__u64)ts.tv_sec * 1000000000 + ts.tv_nsec;
 	return 0;
@@ -302,19 +306,32 @@ static int copy_inflight(struct sampler *sp, struct sampler_snapshot *snap)
 static int copy_locked(struct sampler *sp, struct sampler_snapshot *snap)
 {
 	const struct row_table *cum = &sp->t.cum;
+	const struct row_key *named = NULL;
 
-	row_table_reset(&snap->rows);
+	if (snap->take) {
+		row_table_reset(&snap->rows);
+		for (__u32 i = 0; i < cum->nr; i++) {
+			int err = snap->take(snap->take_ctx, &cum->rows[i]);
+
+			if (err)
+				return err;
+		}
+	} else if (row_table_copy(&snap->rows, cum)) {
+		/* Whole: the rows and their index as they are, no row looked up. */
+		return -ENOMEM;
+	}
+	/* Only the names of these rows: guests forgotten since the last copy go. */
+	name_cache_clear(&snap->names);
 	for (__u32 i = 0; i < cum->nr; i++) {
-		const struct row *src = &cum->rows[i];
-		struct row *r = row_table_get(&snap->rows, &src->key);
+		const struct row_key *k = &cum->rows[i].key;
 
-		if (!r)
-			return -ENOMEM;
-		*r = *src;
+		/* A guest's rows mostly follow each other: its name is copied once. */
+		if (!k->tgid || (named && named->tgid == k->tgid && named->start == k->start))
+			continue;
+		named = k;
 		/* Every tgid in the rows was named when its cell was discovered: no /proc here. */
-		if (src->key.tgid &&
-		    name_cache_set(&snap->names, src->key.tgid,
-				   name_cache_get(&sp->names, src->key.tgid)))
+		if (name_cache_set_at(&snap->names, k->tgid, k->start,
+				      name_cache_get_at(&sp->names, k->tgid, k->start)))
 			return -ENOMEM;
 	}
 	if (copy_inflight(sp, snap))
@@ -337,6 +354,50 @@ int sampler_snapshot(struct sampler *sp, bool fresh, struct sampler_snapshot *sn
 		err = sample_locked(sp);
 	if (!err)
 		err = copy_locked(sp, snap);
+	pthread_mutex_unlock(&sp->lock);
+	return err;
+}
+
+int sampler_with_rows(struct sampler *sp, int (*fn)(void *ctx, const struct row_table *cum),
+		      void *ctx)
+{
+	int err;
+
+	pthread_mutex_lock(&sp->lock);
+	err = fn(ctx, &sp->t.cum);
+	pthread_mutex_unlock(&sp->lock);
+	return err;
+}
+
+struct forget {
+	bool (*gone)(void *ctx, __u32 tgid, __u64 start);
+	void *ctx;
+};
+
+static bool row_kept(void *ctx, const struct row_key *k)
+{
+	const struct forget *f = ctx;
+
+	return !k->tgid || !f->gone(f->ctx, k->tgid, k->start);
+}
+
+static bool name_kept(void *ctx, __u32 tgid, __u64 start)
+{
+	const struct forget *f = ctx;
+
+	return !f->gone(f->ctx, tgid, start);
+}
+
+int sampler_forget(struct sampler *sp, bool (*gone)(void *ctx, __u32 tgid, __u64 start),
+		   void *ctx)
+{
+	struct forget f = { gone, ctx };
+	int err;
+
+	pthread_mutex_lock(&sp->lock);
+	err = row_table_retain(&sp->t.cum, row_kept, &f);
+	if (!err)
+		err = name_cache_prune(&sp->names, name_kept, &f);
 	pthread_mutex_unlock(&sp->lock);
 	return err;
 }

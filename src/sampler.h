@@ -41,6 +41,9 @@ struct sampler_opts {
 	double first;			/* the first sample this long after the start; 0: interval */
 	bool end_with_pids;		/* -p: the run ends when every traced process has exited */
 	bool overhead;			/* --overhead: vmexit's own BPF run time, sampled too */
+	/* Rows since the start only: sp->rows stays empty (serve shows no interval; a
+	 * table of 10,000 rows less to fill per sample). */
+	bool no_interval_rows;
 };
 
 enum sampler_wake {
@@ -130,6 +133,13 @@ struct sampler_snapshot {
 	__u32 nr_inflight;
 	__u32 inflight_cap;
 	__u64 now_ns;
+	/*
+	 * Set by the caller: instead of copying them into rows (left empty), hands each row since
+	 * the start to take(), under the lock, for a consumer that keeps a few numbers of each
+	 * (serve: 10,000 rows of 2.3 KB). 0, or an error that ends the snapshot.
+	 */
+	int (*take)(void *ctx, const struct row *r);
+	void *take_ctx;
 };
 
 /*
@@ -140,6 +150,17 @@ struct sampler_snapshot {
 int sampler_snapshot(struct sampler *sp, bool fresh, struct sampler_snapshot *snap);
 void sampler_snapshot_init(struct sampler_snapshot *snap);
 void sampler_snapshot_free(struct sampler_snapshot *snap);
+
+/* Calls fn with the rows since start, under the sampler's lock (any thread); fn's result. */
+int sampler_with_rows(struct sampler *sp, int (*fn)(void *ctx, const struct row_table *cum),
+		      void *ctx);
+/*
+ * Forgets the rows since start and the names of the guests gone() says are over (serve: ended
+ * more than --keep ago), so that a sampler that runs for months holds only what it still
+ * shows. Thread-safe like sampler_snapshot(). 0, or -ENOMEM (then nothing is forgotten).
+ */
+int sampler_forget(struct sampler *sp, bool (*gone)(void *ctx, __u32 tgid, __u64 start),
+		   void *ctx);
 
 /*
  * Ends the run: says on stderr what err was (-ENOMEM: out of memory) and how the traced

@@ -4,7 +4,6 @@
  * ticks name new guests while they run, its samples keep the kernel's 32-bit bucket deltas
  * short); the HTTP thread takes a fresh snapshot of the rows since start for each scrape.
  */
-#include <argp.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -17,23 +16,10 @@
 #include "commands.h"
 #include "exporter.h"
 #include "metrics_http.h"
-#include "option_values.h"
 
 /* Seconds between the exporter's own samples (a vCPU makes at most ~10M exits/s: 2^32 takes
  * minutes). */
 #define SELF_SAMPLE_S	5
-
-enum { OPT_LISTEN = 0x300, OPT_BY, OPT_BUCKETS, OPT_KEEP, OPT_PIDFILE, OPT_STUCK };
-
-struct serve_args {
-	struct cli_filters filters;
-	const char *listen;
-	enum group_by by;
-	struct expo_buckets buckets;
-	__u64 keep_ns;
-	__u64 stuck_ns;
-	const char *pidfile;
-};
 
 static const char doc[] =
 "Export exit counts and latency histograms for Prometheus and OpenMetrics scrapers.\n"
@@ -50,74 +36,60 @@ static const char doc[] =
 "    vmexit serve -g 'web01' -r EPT_VIOLATION,HLT   # filters, in the kernel\n"
 "    vmexit serve --buckets 1.024us,32.768us,1.048576ms,33.554432ms\n";
 
-static const struct argp_option options[] = {
-	{ NULL, 0, NULL, 0, "Exporter:", 2 },
-	{ "listen", OPT_LISTEN, "[ADDR]:PORT", 0, "Where to serve (default " HTTP_DEFAULT_LISTEN
-	  "; :PORT for every address, [::1]:PORT for IPv6, port 0 for any free one)", 2 },
-	{ "by", OPT_BY, "vm|vcpu", 0, "Series per guest x reason (default), or per vCPU as well "
-	  "(a vcpu label)", 2 },
-	{ "buckets", OPT_BUCKETS, "LIST", 0, "Histogram bounds (default powers of two from 256ns "
-	  "to 2.147483648s); each an edge of the kernel's histogram, e.g. 1.024us,1.048576ms", 2 },
-	{ "keep", OPT_KEEP, "DURATION", 0, "Keep an exited guest's series this long "
-	  "(default 5m; s, m or h)", 2 },
-	{ "stuck", OPT_STUCK, "DURATION", 0, "Export the exits in flight for this long or more "
-	  "(default 1s; ns, us, ms or s)", 2 },
-	{ "pidfile", OPT_PIDFILE, "FILE", 0, "Write the process id to FILE (removed at exit)", 2 },
-	{},
+struct serve_args {
+	struct cli_filters filters;
+	const char *listen;
+	enum group_by by;
+	struct expo_buckets buckets;
+	__u64 keep_ns;
+	__u64 stuck_ns;
+	const char *pidfile;
 };
 
-static error_t parse_opt(int key, char *arg, struct argp_state *state)
+OPT_STATIC_STORE(opt_buckets, struct expo_buckets);
+static void opt_buckets(const char *arg, void *to, struct argp_state *state)
 {
-	struct serve_args *a = state->input;
 	char err[256];
 
-	switch (key) {
-	case ARGP_KEY_INIT:
-		state->child_inputs[0] = &a->filters;
-		break;
-	case OPT_LISTEN:
-		a->listen = arg;
-		break;
-	case OPT_BY:
-		if (!strcmp(arg, "vm"))
-			a->by = BY_VM;
-		else if (!strcmp(arg, "vcpu"))
-			a->by = BY_VCPU;
-		else
-			argp_error(state, "invalid --by '%s': give vm or vcpu", arg);
-		break;
-	case OPT_BUCKETS:
-		if (expo_buckets_parse(arg, &a->buckets, err, sizeof(err)))
-			argp_error(state, "%s", err);
-		break;
-	case OPT_KEEP:
-		a->keep_ns = parse_keep_arg(arg, state);
-		break;
-	case OPT_STUCK:
-		a->stuck_ns = parse_serve_stuck_arg(arg, state);
-		break;
-	case OPT_PIDFILE:
-		a->pidfile = arg;
-		break;
-	case ARGP_KEY_ARG:
-		argp_error(state, "unexpected argument '%s'", arg);
-		break;
-	default:
-		return ARGP_ERR_UNKNOWN;
-	}
-	return 0;
+	if (expo_buckets_parse(arg, to, err, sizeof(err)))
+		argp_error(state, "%s", err);
 }
 
-static const struct argp_child children[] = {
-	{ &cli_filters_argp, 0, NULL, 0 },
+OPT_STATIC_STORE(opt_by, enum group_by);
+static void opt_by(const char *arg, void *to, struct argp_state *state)
+{
+	if (!strcmp(arg, "vm"))
+		*(enum group_by *)to = BY_VM;
+	else if (!strcmp(arg, "vcpu"))
+		*(enum group_by *)to = BY_VCPU;
+	else
+		argp_error(state, "invalid --by '%s': give vm or vcpu", arg);
+}
+
+static const struct cmd_option options[] = {
+	OPT_HEADER("Exporter:", 2),
+	{ "listen", 0, "[ADDR]:PORT", 0, "Where to serve (default " HTTP_DEFAULT_LISTEN
+	  "; :PORT for every address, [::1]:PORT for IPv6, port 0 for any free one)", 2,
+	  OPT_TO(struct serve_args, listen, opt_string) },
+	{ "by", 0, "vm|vcpu", 0, "Series per guest x reason (default), or per vCPU as well "
+	  "(a vcpu label)", 2, OPT_TO(struct serve_args, by, opt_by) },
+	{ "buckets", 0, "LIST", 0, "Histogram bounds (default powers of two from 256ns "
+	  "to 2.147483648s); each an edge of the kernel's histogram, e.g. 1.024us,1.048576ms", 2,
+	  OPT_TO(struct serve_args, buckets, opt_buckets) },
+	{ "keep", 0, "DURATION", 0, "Keep an exited guest's series this long "
+	  "(default 5m; s, m or h)", 2, OPT_TO(struct serve_args, keep_ns, opt_keep) },
+	{ "stuck", 0, "DURATION", 0, "Export the exits in flight for this long or more "
+	  "(default 1s; ns, us, ms or s)", 2,
+	  OPT_TO(struct serve_args, stuck_ns, opt_serve_stuck) },
+	{ "pidfile", 0, "FILE", 0, "Write the process id to FILE (removed at exit)", 2,
+	  OPT_TO(struct serve_args, pidfile, opt_string) },
 	{},
 };
 
-static const struct argp serve_argp = {
-	.options = options,
-	.parser = parse_opt,
-	.doc = doc,
-	.children = children,
+static const struct cmd_options serve_options = {
+	.options = options, .unexpected = "", .doc = doc,
+	.children = (const struct cmd_child[]){
+		{ &cli_filters_options, offsetof(struct serve_args, filters), NULL, 0 }, {} },
 };
 
 static int write_pidfile(const char *path)
@@ -148,9 +120,11 @@ static int serve(struct serve_args *a, int listen_fd, const char *where)
 	bool pid_written = false;
 
 	/* Scrapes sample afresh; the loop's own samples keep each cell's 32-bit bucket deltas
-	 * far from wrapping and notice ended guests for --keep. */
+	 * far from wrapping and notice ended guests for --keep. Only the rows since the start
+	 * are exported: none per interval. */
 	if (sampler_open(&sp, &a->filters, &(struct sampler_opts){ .by = a->by,
-							.interval = SELF_SAMPLE_S })) {
+							.interval = SELF_SAMPLE_S,
+							.no_interval_rows = true })) {
 		close(listen_fd);
 		return 1;
 	}
@@ -220,7 +194,7 @@ int cmd_serve(int argc, char **argv)
 	int fd;
 
 	expo_buckets_default(&a.buckets);
-	if (argp_parse(&serve_argp, argc, argv, 0, NULL, &a))
+	if (cmd_options_parse(&serve_options, argc, argv, 0, &a))
 		return 2;
 	/* The port first: a busy one fails in a moment, before loading anything. */
 	fd = http_listen(a.listen, where, sizeof(where), err, sizeof(err));

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
 /* vmexit stat: per VM x reason counts and time-in-exit, periodic or once at the end. */
-#include <argp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,20 +7,7 @@
 #include "commands.h"
 #include "sampler.h"
 #include "stat_output.h"
-#include "option_values.h"
 #include "out_write.h"
-
-enum { OPT_OVERHEAD = 0x200, OPT_STUCK };
-
-struct stat_args {
-	struct cli_filters filters;
-	struct stat_view view;
-	double interval;	/* 0: only the summary at the end */
-	long count;		/* 0: until Ctrl-C / the command ends */
-	bool overhead;
-	__u64 stuck_ns;		/* --stuck */
-	int nr_pos;
-};
 
 static const char doc[] =
 "Count KVM exits per VM and reason, and how long they take.\n"
@@ -41,48 +27,45 @@ static const char doc[] =
 "    vmexit stat --json 2 1 | jq .       # JSON, one object per interval\n"
 "    vmexit stat -- qemu-system-x86_64 ...   # trace a VMM from its start\n";
 
-static const struct argp_option options[] = {
-	{ NULL, 0, NULL, 0, "Output:", 2 },
-	{ "overhead", OPT_OVERHEAD, NULL, 0, "Add vmexit's own cost (kernel BPF run-time "
-	  "statistics, on while it runs) to the summary", 2 },
-	{ "stuck", OPT_STUCK, "DURATION", 0, "List exits in flight this long or longer (default "
-	  "1s; e.g. 250ms)", 2 },
+struct stat_args {
+	struct cli_filters filters;
+	struct stat_view view;
+	double interval;	/* 0: only the summary at the end */
+	long count;		/* 0: until Ctrl-C / the command ends */
+	bool overhead;
+	__u64 stuck_ns;		/* --stuck */
+	int nr_pos;
+};
+
+static const struct cmd_option options[] = {
+	OPT_HEADER("Output:", 2),
+	{ "overhead", 0, NULL, 0, "Add vmexit's own cost (kernel BPF run-time statistics, on while "
+	  "it runs) to the summary", 2, OPT_TO(struct stat_args, overhead, opt_true) },
+	{ "stuck", 0, "DURATION", 0, "List exits in flight this long or longer (default 1s; e.g. "
+	  "250ms)", 2, OPT_TO(struct stat_args, stuck_ns, opt_stuck) },
 	{},
 };
 
-static error_t parse_opt(int key, char *arg, struct argp_state *state)
+/* [interval [count]]; a third is cli_filters': "use -- before a command". */
+static error_t positional(const char *arg, void *input, struct argp_state *state)
 {
-	struct stat_args *a = state->input;
+	struct stat_args *a = input;
 
-	switch (key) {
-	case ARGP_KEY_INIT:
-		state->child_inputs[0] = &a->filters;
-		state->child_inputs[1] = &a->view;
-		break;
-	case OPT_OVERHEAD:
-		a->overhead = true;
-		break;
-	case OPT_STUCK:
-		a->stuck_ns = parse_stuck_arg(arg, state);
-		break;
-	case ARGP_KEY_ARG:
-		if (a->nr_pos >= 2)
-			return ARGP_ERR_UNKNOWN;	/* cli_filters: "use -- before a command" */
-		if (a->nr_pos++ == 0)
-			a->interval = parse_interval_arg(arg, state);
-		else
-			a->count = parse_count_arg(arg, state);
-		break;
-	default:
+	if (a->nr_pos >= 2)
 		return ARGP_ERR_UNKNOWN;
-	}
+	if (a->nr_pos++ == 0)
+		opt_interval(arg, &a->interval, state);
+	else
+		opt_count(arg, &a->count, state);
 	return 0;
 }
 
-static const struct argp stat_argp =
-	COMMAND_ARGP(options, parse_opt, "[interval [count]] [-- COMMAND...]", doc,
-		     { &cli_filters_argp, 0, NULL, 0 },
-		     { &stat_view_argp, 0, NULL, 2 });
+static const struct cmd_options stat_options = {
+	.options = options, .arg = positional, .args_doc = "[interval [count]] [-- COMMAND...]",
+	.doc = doc, .children = (const struct cmd_child[]){
+		{ &cli_filters_options, offsetof(struct stat_args, filters), NULL, 0 },
+		{ &stat_view_options, offsetof(struct stat_args, view), NULL, 2 }, {} },
+};
 
 /* What the last sample saw, for stat_print(). */
 static struct stat_report sampled(const struct stat_args *a, struct sampler *sp)
@@ -150,7 +133,7 @@ int cmd_stat(int argc, char **argv)
 
 	a.stuck_ns = 1000000000ull;
 	a.filters.opts.command = cli_split_command(&argc, argv);
-	err = argp_parse(&stat_argp, argc, argv, ARGP_IN_ORDER, NULL, &a);
+	err = cmd_options_parse(&stat_options, argc, argv, ARGP_IN_ORDER, &a);
 	if (err)
 		return 2;
 	if (!a.nr_pos && !a.filters.opts.command)

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: GPL-2.0
-#include <argp.h>
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -9,7 +8,7 @@
 #include "out_write.h"
 #include "durations.h"
 #include "hooks.h"
-#include "option_values.h"
+#include "cmd_options.h"
 #include "overhead.h"
 #include "tracker.h"
 #include "hist.h"
@@ -62,7 +61,9 @@ static int row_cmp(const void *a, const void *b)
 		return x->key.vcpu < y->key.vcpu ? -1 : 1;
 	if (x->key.isa != y->key.isa)
 		return x->key.isa < y->key.isa ? -1 : 1;
-	return x->key.reason < y->key.reason ? -1 : x->key.reason > y->key.reason;
+	if (x->key.reason != y->key.reason)
+		return x->key.reason < y->key.reason ? -1 : 1;
+	return x->key.start < y->key.start ? -1 : x->key.start > y->key.start;
 }
 
 static void rows_sort(const struct stat_view *v, struct row_table *rt)
@@ -88,7 +89,8 @@ static const char *row_reason(const struct row *r, char *buf, size_t len)
 
 static const char *row_vm(const struct stat_view *v, const struct row *r)
 {
-	return v->by == BY_REASON ? "*" : name_cache_get(v->names, r->key.tgid);
+	return v->by == BY_REASON ? "*"
+				  : name_cache_get_at(v->names, r->key.tgid, r->key.start);
 }
 
 static double pct(__u64 ns, double secs)
@@ -170,6 +172,7 @@ static void print_table_row(const struct stat_view *v, const struct stat_report 
 
 struct split_sum {
 	__u32 tgid;
+	__u64 start;		/* with tgid: the process (row_key.start) */
 	struct row kernel, user;
 };
 
@@ -199,19 +202,23 @@ static void print_split_summary(const struct stat_view *v, const struct row_tabl
 		const struct row *r = &rt->rows[i];
 		__u32 j = 0;
 
-		while (j < n && sums[j].tgid != r->key.tgid)
+		while (j < n && (sums[j].tgid != r->key.tgid || sums[j].start != r->key.start))
 			j++;
-		if (j == n)
-			sums[n++].tgid = r->key.tgid;
+		if (j == n) {
+			sums[n].tgid = r->key.tgid;
+			sums[n++].start = r->key.start;
+		}
 		row_add(r->key.isa == VMEXIT_ISA_USER ? &sums[j].user : &sums[j].kernel, r);
 	}
 	if (n)
 		fprintf(f, "Exit time per VM:\n");
 	for (__u32 j = 0; j < n; j++) {
-		const char *vm = v->by == BY_REASON ? "*" : name_cache_get(v->names, sums[j].tgid);
+		const struct split_sum *x = &sums[j];
+		const char *vm = v->by == BY_REASON ? "*"
+				 : name_cache_get_at(v->names, x->tgid, x->start);
 
-		print_split_line(vm, "guest exits", &sums[j].kernel, f);
-		print_split_line(vm, "exits to the VMM", &sums[j].user, f);
+		print_split_line(vm, "guest exits", &x->kernel, f);
+		print_split_line(vm, "exits to the VMM", &x->user, f);
 	}
 	free(sums);
 }
@@ -257,7 +264,8 @@ static void print_stuck(const struct stat_view *v, const struct stat_report *rep
 			fputc('\n', f);
 			head = true;
 		}
-		fprintf(f, "%-16.16s %4d %8u %-22.22s %10s", name_cache_get(v->names, e->tgid),
+		fprintf(f, "%-16.16s %4d %8u %-22.22s %10s",
+			name_cache_get_at(v->names, e->tgid, e->proc_start),
 			e->vcpu, e->tid, row_reason(&r, rb, sizeof(rb)),
 			fmt_duration(v->unit_ns, age, age_s, sizeof(age_s)));
 		/* Where its time went so far: asleep, on CPU, or starved of a CPU. */
@@ -289,7 +297,7 @@ static void print_json_inflight(const struct stat_view *v, const struct stat_rep
 		if (!inflight_listed(rep, e, &age))
 			continue;
 		fprintf(f, "%s{\"pid\":%u,\"guest\":", first ? "" : ",", e->tgid);
-		json_put_str(f, name_cache_get(v->names, e->tgid));
+		json_put_str(f, name_cache_get_at(v->names, e->tgid, e->proc_start));
 		fprintf(f, ",\"tid\":%u,\"vcpu\":%d,\"kind\":\"%s\",\"isa\":\"%s\",\"reason\":%u,"
 			   "\"reason_name\":", e->tid, e->vcpu, user ? "user" : "kernel",
 			isa_name(e->isa), e->reason);
@@ -387,7 +395,7 @@ static void print_csv_inflight(const struct stat_view *v, const struct stat_repo
 		if (!inflight_listed(rep, e, &age))
 			continue;
 		fprintf(f, "%.3f,%d,%.3f,", rep->elapsed_s, rep->final, rep->interval_s);
-		csv_put_field(f, name_cache_get(v->names, e->tgid));
+		csv_put_field(f, name_cache_get_at(v->names, e->tgid, e->proc_start));
 		fprintf(f, ",%u,%d,%s,", e->tgid, e->vcpu, isa_name(e->isa));
 		csv_put_field(f, row_reason(&r, rb, sizeof(rb)));
 		fprintf(f, ",%u,0,0.000,", e->reason);
@@ -539,78 +547,70 @@ int stat_print(struct stat_view *v, const struct stat_report *r, FILE *f)
 	return out_flush(f);
 }
 
-enum { VIEW_OPT_BY = 0x280, VIEW_OPT_CSV, VIEW_OPT_JSON, VIEW_OPT_HIST, VIEW_OPT_TSC_MHZ };
+OPT_STATIC_STORE(view_by, enum group_by);
+static void view_by(const char *arg, void *to, struct argp_state *state)
+{
+	static const char *const by[] = { [BY_VM] = "vm", [BY_VCPU] = "vcpu",
+					  [BY_REASON] = "reason" };
 
-static const struct argp_option view_options[] = {
-	{ "by", VIEW_OPT_BY, "vm|vcpu|reason", 0, "Rows per VM x reason (default), per vCPU, or per "
-	  "reason over all VMs", 0 },
-	{ "sort", 's', "count|time|max|p99", 0, "Row order (default count)", 0 },
-	{ "csv", VIEW_OPT_CSV, NULL, 0, "CSV with a header row", 0 },
-	{ "json", VIEW_OPT_JSON, NULL, 0, "JSON, one object per line: per interval (report "
-	  "--events: per exit)", 0 },
-	{ "hist", VIEW_OPT_HIST, NULL, 0, "Latency histogram per row", 0 },
-	{ "units", 'u', "ns|us|ms", 0, "Print durations in this unit (default: scaled)", 0 },
-	{ "tsc-mhz", VIEW_OPT_TSC_MHZ, "MHZ", 0, "Add cycle columns at this TSC frequency (report: "
-	  "default the one recorded, if any)", 0 },
+	*(enum group_by *)to = parse_choice_arg(arg, "--by", by, 3, state);
+}
+
+OPT_STATIC_STORE(view_units, __u64);
+static void view_units(const char *arg, void *to, struct argp_state *state)
+{
+	static const char *const names[] = { "ns", "us", "ms" };
+	static const __u64 ns[] = { 1, 1000, 1000000 };
+
+	*(__u64 *)to = ns[parse_choice_arg(arg, "--units", names, 3, state)];
+}
+
+OPT_STATIC_STORE(view_sort, enum sort_key);
+static void view_sort(const char *arg, void *to, struct argp_state *state)
+{
+	static const char *const sort[] = { [SORT_COUNT] = "count", [SORT_TIME] = "time",
+					    [SORT_MAX] = "max", [SORT_P99] = "p99" };
+
+	*(enum sort_key *)to = parse_choice_arg(arg, "--sort", sort, 4, state);
+}
+
+/* --csv and --json: the format, and that it was asked for (report sorts out the rest). */
+static void set_format(struct stat_view *v, enum out_format fmt)
+{
+	v->fmt = fmt;
+	v->asked_csv |= fmt == OUT_CSV;
+	v->asked_json |= fmt == OUT_JSON;
+}
+
+OPT_STATIC_STORE(view_csv, struct stat_view);
+static void view_csv(const char *arg, void *to, struct argp_state *state)
+{
+	(void)arg, (void)state;
+	set_format(to, OUT_CSV);
+}
+
+OPT_STATIC_STORE(view_json, struct stat_view);
+static void view_json(const char *arg, void *to, struct argp_state *state)
+{
+	(void)arg, (void)state;
+	set_format(to, OUT_JSON);
+}
+
+static const struct cmd_option view_options[] = {
+	{ "by", 0, "vm|vcpu|reason", 0, "Rows per VM x reason (default), per vCPU, or per "
+	  "reason over all VMs", 0, OPT_TO(struct stat_view, by, view_by) },
+	{ "sort", 's', "count|time|max|p99", 0, "Row order (default count)", 0,
+	  OPT_TO(struct stat_view, sort, view_sort) },
+	{ "csv", 0, NULL, 0, "CSV with a header row", 0, OPT_INPUT(struct stat_view, view_csv) },
+	{ "json", 0, NULL, 0, "JSON, one object per line: per interval (report "
+	  "--events: per exit)", 0, OPT_INPUT(struct stat_view, view_json) },
+	{ "hist", 0, NULL, 0, "Latency histogram per row", 0,
+	  OPT_TO(struct stat_view, hist, opt_true) },
+	{ "units", 'u', "ns|us|ms", 0, "Print durations in this unit (default: scaled)", 0,
+	  OPT_TO(struct stat_view, unit_ns, view_units) },
+	{ "tsc-mhz", 0, "MHZ", 0, "Add cycle columns at this TSC frequency (report: "
+	  "default the one recorded, if any)", 0, OPT_TO(struct stat_view, tsc_mhz, opt_tsc_mhz) },
 	{},
 };
 
-static error_t view_parse_opt(int key, char *arg, struct argp_state *state)
-{
-	struct stat_view *v = state->input;
-	static const char *const by[] = { [BY_VM] = "vm", [BY_VCPU] = "vcpu",
-					  [BY_REASON] = "reason" };
-	static const char *const sort[] = { [SORT_COUNT] = "count", [SORT_TIME] = "time",
-					    [SORT_MAX] = "max", [SORT_P99] = "p99" };
-	static const struct { const char *name; __u64 ns; } units[] = {
-		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 },
-	};
-
-	switch (key) {
-	case VIEW_OPT_BY:
-		for (size_t i = 0; i < sizeof(by) / sizeof(by[0]); i++) {
-			if (!strcmp(arg, by[i])) {
-				v->by = (enum group_by)i;
-				return 0;
-			}
-		}
-		argp_error(state, "invalid --by '%s': use vm, vcpu or reason", arg);
-		return 0;
-	case 's':
-		for (size_t i = 0; i < sizeof(sort) / sizeof(sort[0]); i++) {
-			if (!strcmp(arg, sort[i])) {
-				v->sort = (enum sort_key)i;
-				return 0;
-			}
-		}
-		argp_error(state, "invalid --sort '%s': use count, time, max or p99", arg);
-		return 0;
-	case 'u':
-		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-			if (!strcmp(arg, units[i].name)) {
-				v->unit_ns = units[i].ns;
-				return 0;
-			}
-		}
-		argp_error(state, "invalid --units '%s': use ns, us or ms", arg);
-		return 0;
-	case VIEW_OPT_CSV:
-		v->fmt = OUT_CSV;
-		v->asked_csv = true;
-		return 0;
-	case VIEW_OPT_JSON:
-		v->fmt = OUT_JSON;
-		v->asked_json = true;
-		return 0;
-	case VIEW_OPT_HIST:
-		v->hist = true;
-		return 0;
-	case VIEW_OPT_TSC_MHZ:
-		v->tsc_mhz = parse_tsc_mhz_arg(arg, state);
-		return 0;
-	default:
-		return ARGP_ERR_UNKNOWN;
-	}
-}
-
-const struct argp stat_view_argp = { .options = view_options, .parser = view_parse_opt };
+const struct cmd_options stat_view_options = { .options = view_options };

@@ -8,6 +8,7 @@
 #include "rows.h"
 #include "name_cache.h"
 
+struct cmd_options;
 struct hooks;
 struct inflight_exit;
 struct overhead;
@@ -45,10 +46,10 @@ struct stat_report {
 };
 
 /*
- * The summary-view options stat and report share, as an argp child (input: struct stat_view):
- * --by, -s/--sort, --csv, --json, --hist, -u/--units, --tsc-mhz. A bad value is an argp_error.
+ * The summary-view options stat and report share (input: struct stat_view): --by, -s/--sort,
+ * --csv, --json, --hist, -u/--units, --tsc-mhz. A bad value is an argp_error.
  */
-extern const struct argp stat_view_argp;
+extern const struct cmd_options stat_view_options;
 
 /* 0, or -errno when the output could not be written (out_flush()). */
 int stat_print(struct stat_view *v, const struct stat_report *r, FILE *f);

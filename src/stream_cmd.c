@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
 /* vmexit stream: one line (or JSON object, or trace slice) per exit, as it happens. */
-#include <argp.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,14 +8,6 @@
 #include "commands.h"
 #include "event_output.h"
 #include "live_events.h"
-
-enum { OPT_FORMAT = 0x200, OPT_JSON, OPT_PERFETTO, OPT_TSC_MHZ, OPT_STUCK };
-
-struct stream_args {
-	struct cli_filters filters;
-	struct live_args live;
-	struct evout_opts out;
-};
 
 static const char doc[] =
 "Print KVM exits one by one as they complete, with their latency.\n"
@@ -46,72 +37,72 @@ static const char doc[] =
 "    vmexit stream --stuck 1s -p 4242    # and say when a vCPU is stuck in one\n"
 "    vmexit stream -- qemu-system-x86_64 ...     # a VMM from its start\n";
 
-static const struct argp_option options[] = {
-	{ NULL, 0, NULL, 0, "Output:", 2 },
-	{ "format", OPT_FORMAT, "FILE", 0, "Render lines with the rules in FILE "
-	  "(docs/formats.md)", 2 },
-	{ "json", OPT_JSON, NULL, 0, "One JSON object per exit, one per line", 2 },
-	{ "perfetto", OPT_PERFETTO, "FILE", 0, "Write a Chrome/Perfetto trace to FILE (- for "
-	  "standard output) instead of lines", 2 },
-	{ "tsc-mhz", OPT_TSC_MHZ, "MHZ", 0, "TSC frequency: cycle fields in lines and JSON", 2 },
-	{ "stuck", OPT_STUCK, "DURATION", 0, "Also print a line when an exit has been in flight "
-	  "this long (e.g. 1s, 250ms; default off)", 2 },
+struct stream_args {
+	struct live_args live;
+	struct evout_opts out;
+};
+
+/* --json and --perfetto: one output or the other. */
+static void set_mode(struct evout_opts *o, enum evout_mode mode, struct argp_state *state)
+{
+	if (o->mode != EVOUT_LINES && o->mode != mode)
+		argp_error(state, "--json and --perfetto are different outputs: pick one");
+	o->mode = mode;
+}
+
+OPT_STATIC_STORE(opt_json, struct evout_opts);
+static void opt_json(const char *arg, void *to, struct argp_state *state)
+{
+	(void)arg;
+	set_mode(to, EVOUT_JSON, state);
+}
+
+OPT_STATIC_STORE(opt_perfetto, struct evout_opts);
+static void opt_perfetto(const char *arg, void *to, struct argp_state *state)
+{
+	set_mode(to, EVOUT_PERFETTO, state);
+	((struct evout_opts *)to)->perfetto_path = arg;
+}
+
+static const struct cmd_option options[] = {
+	OPT_HEADER("Output:", 2),
+	{ "format", 0, "FILE", 0, "Render lines with the rules in FILE (docs/formats.md)", 2,
+	  OPT_TO(struct stream_args, out.format_path, opt_string) },
+	{ "json", 0, NULL, 0, "One JSON object per exit, one per line", 2,
+	  OPT_TO(struct stream_args, out, opt_json) },
+	{ "perfetto", 0, "FILE", 0, "Write a Chrome/Perfetto trace to FILE (- for standard "
+	  "output) instead of lines", 2, OPT_TO(struct stream_args, out, opt_perfetto) },
+	{ "tsc-mhz", 0, "MHZ", 0, "TSC frequency: cycle fields in lines and JSON", 2,
+	  OPT_TO(struct stream_args, out.tsc_mhz, opt_tsc_mhz) },
+	{ "stuck", 0, "DURATION", 0, "Also print a line when an exit has been in flight this long "
+	  "(e.g. 1s, 250ms; default off)", 2,
+	  OPT_TO(struct stream_args, live.stuck_ns, opt_stuck) },
 	{},
 };
 
-static error_t parse_opt(int key, char *arg, struct argp_state *state)
+static void check_format(void *input, struct argp_state *state)
 {
-	struct stream_args *a = state->input;
+	const struct evout_opts *o = &((struct stream_args *)input)->out;
 
-	switch (key) {
-	case ARGP_KEY_INIT:
-		state->child_inputs[0] = &a->filters;
-		state->child_inputs[1] = &a->live;
-		break;
-	case OPT_FORMAT:
-		a->out.format_path = arg;
-		break;
-	case OPT_JSON:
-		if (a->out.mode == EVOUT_PERFETTO)
-			argp_error(state, "--json and --perfetto are different outputs: pick one");
-		a->out.mode = EVOUT_JSON;
-		break;
-	case OPT_PERFETTO:
-		if (a->out.mode == EVOUT_JSON)
-			argp_error(state, "--json and --perfetto are different outputs: pick one");
-		a->out.mode = EVOUT_PERFETTO;
-		a->out.perfetto_path = arg;
-		break;
-	case OPT_TSC_MHZ:
-		a->out.tsc_mhz = parse_tsc_mhz_arg(arg, state);
-		break;
-	case OPT_STUCK:
-		a->live.stuck_ns = parse_stuck_arg(arg, state);
-		break;
-	case ARGP_KEY_END:
-		if (a->out.format_path && a->out.mode != EVOUT_LINES)
-			argp_error(state, "--format renders lines: it cannot be combined with "
-				   "--json or --perfetto");
-		break;
-	default:
-		return ARGP_ERR_UNKNOWN;
-	}
-	return 0;
+	if (o->format_path && o->mode != EVOUT_LINES)
+		argp_error(state, "--format renders lines: it cannot be combined with "
+			   "--json or --perfetto");
 }
 
-static const struct argp stream_argp =
-	COMMAND_ARGP(options, parse_opt, "[-- COMMAND...]", doc,
-		     { &cli_filters_argp, 0, NULL, 0 },
-		     { &live_argp, 0, NULL, 0 });
+static const struct cmd_options stream_options = {
+	.options = options, .end = check_format, .args_doc = "[-- COMMAND...]", .doc = doc,
+	.children = (const struct cmd_child[]){
+		{ &live_options, offsetof(struct stream_args, live), NULL, 0 }, {} },
+};
 
 static int sink_event(void *ctx, const struct vmexit_event *ev)
 {
 	return evout_event(ctx, ev);
 }
 
-static void sink_guest(void *ctx, __u32 tgid, const char *name)
+static void sink_guest(void *ctx, __u32 tgid, __u64 start, const char *name)
 {
-	evout_guest(ctx, tgid, name);
+	evout_guest(ctx, tgid, start, name);
 }
 
 static void sink_stuck(void *ctx, const struct stuck_exit *e)
@@ -146,19 +137,18 @@ int cmd_stream(int argc, char **argv)
 	};
 	int rc, err;
 
-	a.live.opts = &a.filters.opts;
 	a.out.names = &names;
-	a.filters.opts.command = cli_split_command(&argc, argv);
-	if (argp_parse(&stream_argp, argc, argv, ARGP_IN_ORDER, NULL, &a))
+	a.live.filters.opts.command = cli_split_command(&argc, argv);
+	if (cmd_options_parse(&stream_options, argc, argv, ARGP_IN_ORDER, &a))
 		return 2;
-	a.out.split = a.filters.opts.split;
+	a.out.split = a.live.filters.opts.split;
 	/* Before loading anything: a bad rules file is a usage error. */
 	err = evout_open(&out, &a.out);
 	if (err) {
 		name_cache_free(&names);
 		return err == -EINVAL ? 2 : 1;
 	}
-	rc = live_run(&a.live, &a.filters, &names, &sink, &res);
+	rc = live_run(&a.live, &names, &sink, &res);
 	err = evout_close(&out);
 	if (err && !res.sink_err)
 		res.sink_err = err;

@@ -26,8 +26,9 @@ struct tmpl_rules;
 struct tmpl_env {
 	double tsc_mhz;		/* > 0: %(tsc)/%(reltsc) are TSC cycles at this rate, else ns */
 	__u64 first_ts_ns;	/* origin of rel_ns/reltime; 0: the first event rendered */
-	/* Name of the VM owning tgid for %(guest); NULL callback or result: the decimal tgid. */
-	const char *(*guest_name)(void *ctx, __u32 tgid);
+	/* Name of the VM owning tgid at ts_ns (the event's: a pid can be reused by a new VMM)
+	 * for %(guest); NULL callback or result: the decimal tgid. */
+	const char *(*guest_name)(void *ctx, __u32 tgid, __u64 ts_ns);
 	void *ctx;
 	void *priv;		/* engine-owned (per-vCPU previous timestamps for %(reltsc)) */
 };

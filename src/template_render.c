@@ -205,7 +205,8 @@ static void render_rule(const struct rule *ru, const struct rctx *c, struct out 
 			emit_str(o, op, s, strlen(s));
 			continue;
 		case F_GUEST:
-			s = c->env->guest_name ? c->env->guest_name(c->env->ctx, ev->tgid) : NULL;
+			s = c->env->guest_name ? c->env->guest_name(c->env->ctx, ev->tgid, ev->ts_ns)
+						    : NULL;
 			if (s)
 				emit_str(o, op, s, strlen(s));
 			else	/* no name: the tgid, as a number */

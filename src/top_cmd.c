@@ -4,7 +4,6 @@
  * reasons; or, for scripts, one batch screen (--once) or a vmstat-like log (--log).
  * The screen itself is built by top_view.c; this file samples, reads keys and paints.
  */
-#include <argp.h>
 #include <curses.h>
 #include <errno.h>
 #include <locale.h>
@@ -16,24 +15,10 @@
 #include <unistd.h>
 #include "cli_filters.h"
 #include "commands.h"
-#include "option_values.h"
 #include "sampler.h"
 #include "out_write.h"
 #include "signals.h"
 #include "top_view.h"
-
-enum { OPT_VCPUS = 0x300, OPT_WIDTH, OPT_OVERHEAD, OPT_STUCK };
-
-struct top_args {
-	struct cli_filters filters;
-	double delay;
-	bool once, log, drill, vcpus, overhead;
-	long count;
-	int width;
-	__u64 stuck_ns;		/* --stuck */
-	const char *fields;
-	enum top_sort sort;
-};
 
 static const char doc[] =
 "Live view of KVM exits: per VM, per vCPU and per exit reason.\n"
@@ -55,98 +40,86 @@ static const char doc[] =
 "    vmexit top --log -n 60 > x.log  # a line a second for a minute\n"
 "    vmexit top -f 'io|mmio'         # only rows whose name matches\n";
 
-static const struct argp_option options[] = {
-	{ NULL, 0, NULL, 0, "View:", 2 },
-	{ "delay", 'd', "SECONDS", 0, "Refresh interval (default 1; fractions allowed)", 2 },
+struct top_args {
+	struct cli_filters filters;
+	double delay;
+	bool once, log, drill, vcpus, overhead;
+	long count;
+	int width;
+	__u64 stuck_ns;		/* --stuck */
+	const char *fields;
+	enum top_sort sort;
+};
+
+OPT_STATIC_STORE(opt_sort, enum top_sort);
+static void opt_sort(const char *arg, void *to, struct argp_state *state)
+{
+	if (top_sort_parse(arg, to))
+		argp_error(state, "invalid --sort '%s': use count, rate, time, max, p99 or oncpu",
+			   arg);
+}
+
+OPT_STATIC_STORE(opt_width, int);
+static void opt_width(const char *arg, void *to, struct argp_state *state)
+{
+	long v;
+
+	if (!strict_long(arg, 10, &v) || v < 40 || v > TOP_LINE_MAX - 1)
+		argp_error(state, "invalid --width '%s': give 40 to %d columns", arg,
+			   TOP_LINE_MAX - 1);
+	*(int *)to = (int)v;
+}
+
+static const struct cmd_option options[] = {
+	OPT_HEADER("View:", 2),
+	{ "delay", 'd', "SECONDS", 0, "Refresh interval (default 1; fractions allowed)", 2,
+	  OPT_TO(struct top_args, delay, opt_interval) },
 	{ "sort", 's', "count|rate|time|max|p99|oncpu", 0,
-	  "Row order (default rate: Current; oncpu: time on CPU, with --split)", 2 },
+	  "Row order (default rate: Current; oncpu: time on CPU, with --split)", 2,
+	  OPT_TO(struct top_args, sort, opt_sort) },
 	{ "fields", 'f', "REGEX", 0, "Only rows whose name matches (POSIX extended regex, any "
-	  "case; --log: reason columns)", 2 },
+	  "case; --log: reason columns)", 2, OPT_TO(struct top_args, fields, opt_string) },
 	{ "drilldown", 'x', NULL, 0, "Start in the exit-reason view (of the one -p/-g guest, "
-	  "else of all VMs)", 2 },
-	{ "vcpus", OPT_VCPUS, NULL, 0, "Start in the per-vCPU view", 2 },
-	{ "overhead", OPT_OVERHEAD, NULL, 0, "Show vmexit's own cost (kernel BPF run-time "
-	  "statistics, on while it runs) under the header; --log: at the end, on stderr", 2 },
-	{ "stuck", OPT_STUCK, "DURATION", 0, "Mark rows with an exit in flight this long or longer "
-	  "(default 1s; e.g. 250ms)", 2 },
-	{ NULL, 0, NULL, 0, "Non-interactive:", 3 },
-	{ "once", '1', NULL, 0, "Print one screen after one interval as plain text, and exit", 3 },
-	{ "batch", 0, NULL, OPTION_ALIAS, NULL, 3 },
+	  "else of all VMs)", 2, OPT_TO(struct top_args, drill, opt_true) },
+	{ "vcpus", 0, NULL, 0, "Start in the per-vCPU view", 2,
+	  OPT_TO(struct top_args, vcpus, opt_true) },
+	{ "overhead", 0, NULL, 0, "Show vmexit's own cost (kernel BPF run-time "
+	  "statistics, on while it runs) under the header; --log: at the end, on stderr", 2,
+	  OPT_TO(struct top_args, overhead, opt_true) },
+	{ "stuck", 0, "DURATION", 0, "Mark rows with an exit in flight this long or longer "
+	  "(default 1s; e.g. 250ms)", 2, OPT_TO(struct top_args, stuck_ns, opt_stuck) },
+	OPT_HEADER("Non-interactive:", 3),
+	{ "once", '1', NULL, 0, "Print one screen after one interval as plain text, and exit", 3,
+	  OPT_TO(struct top_args, once, opt_true) },
+	OPT_ALIAS("batch", 3),
 	{ "log", 'l', NULL, 0, "A line per interval with the busiest reasons, header every 20 "
-	  "lines (like vmstat)", 3 },
-	{ "count", 'n', "N", 0, "--log: stop after N lines", 3 },
-	{ "width", OPT_WIDTH, "COLUMNS", 0, "--once: line width (default 100)", 3 },
+	  "lines (like vmstat)", 3, OPT_TO(struct top_args, log, opt_true) },
+	{ "count", 'n', "N", 0, "--log: stop after N lines", 3,
+	  OPT_TO(struct top_args, count, opt_count) },
+	{ "width", 0, "COLUMNS", 0, "--once: line width (default 100)", 3,
+	  OPT_TO(struct top_args, width, opt_width) },
 	{},
 };
 
-static error_t parse_opt(int key, char *arg, struct argp_state *state)
+static void check_modes(void *input, struct argp_state *state)
 {
-	struct top_args *a = state->input;
-	long v;
+	struct top_args *a = input;
 
-	switch (key) {
-	case ARGP_KEY_INIT:
-		state->child_inputs[0] = &a->filters;
-		break;
-	case 'd':
-		a->delay = parse_interval_arg(arg, state);
-		break;
-	case 's':
-		if (top_sort_parse(arg, &a->sort))
-			argp_error(state, "invalid --sort '%s': use count, rate, time, max, p99 "
-				   "or oncpu", arg);
-		break;
-	case 'f':
-		a->fields = arg;
-		break;
-	case 'x':
-		a->drill = true;
-		break;
-	case OPT_OVERHEAD:
-		a->overhead = true;
-		break;
-	case OPT_VCPUS:
-		a->vcpus = true;
-		break;
-	case OPT_STUCK:
-		a->stuck_ns = parse_stuck_arg(arg, state);
-		break;
-	case '1':
-		a->once = true;
-		break;
-	case 'l':
-		a->log = true;
-		break;
-	case 'n':
-		a->count = parse_count_arg(arg, state);
-		break;
-	case OPT_WIDTH:
-		if (!strict_long(arg, 10, &v) || v < 40 || v > TOP_LINE_MAX - 1)
-			argp_error(state, "invalid --width '%s': give 40 to %d columns", arg,
-				   TOP_LINE_MAX - 1);
-		a->width = (int)v;
-		break;
-	case ARGP_KEY_ARG:
-		argp_error(state, "unexpected argument '%s' (the interval is -d SECONDS)", arg);
-		break;
-	case ARGP_KEY_END:
-		if (a->once && a->log)
-			argp_error(state, "--once and --log exclude each other");
-		if (a->drill && a->vcpus)
-			argp_error(state, "-x and --vcpus exclude each other");
-		if (a->sort == TS_ONCPU && !a->filters.opts.split)
-			argp_error(state, "--sort oncpu needs --split (time on CPU is only measured "
-				   "with it)");
-		break;
-	default:
-		return ARGP_ERR_UNKNOWN;
-	}
-	return 0;
+	if (a->once && a->log)
+		argp_error(state, "--once and --log exclude each other");
+	if (a->drill && a->vcpus)
+		argp_error(state, "-x and --vcpus exclude each other");
+	if (a->sort == TS_ONCPU && !a->filters.opts.split)
+		argp_error(state, "--sort oncpu needs --split (time on CPU is only measured "
+			   "with it)");
 }
 
-static const struct argp top_argp =
-	COMMAND_ARGP(options, parse_opt, NULL, doc,
-		     { &cli_filters_argp, 0, NULL, 0 });
+static const struct cmd_options top_options = {
+	.options = options, .end = check_modes, .doc = doc,
+	.unexpected = " (the interval is -d SECONDS)",
+	.children = (const struct cmd_child[]){
+		{ &cli_filters_options, offsetof(struct top_args, filters), NULL, 0 }, {} },
+};
 
 /* The running state shared by the three modes. */
 struct top {
@@ -388,7 +361,7 @@ int cmd_top(int argc, char **argv)
 	char err[192];
 	int rc = 0;
 
-	if (argp_parse(&top_argp, argc, argv, 0, NULL, &a))
+	if (cmd_options_parse(&top_options, argc, argv, 0, &a))
 		return 2;
 	top_ui_init(&tp.ui);
 	tp.ui.split = a.filters.opts.split;

@@ -179,22 +179,28 @@ static int section_of(__u32 isa)
 	return isa == VMEXIT_ISA_USER;
 }
 
+/* Is a row of the VM drilled into (any, at the top)? */
+static bool in_view(const struct top_ui *ui, const struct row_key *k)
+{
+	return !ui->tgid || (k->tgid == ui->tgid && (!ui->start || k->start == ui->start));
+}
+
 /* Where a source row goes at this level; false if the level does not show it. */
 static bool group_key(const struct top_ui *ui, const struct row_key *src, struct row_key *k)
 {
 	switch (ui->level) {
 	case LV_VMS:
-		*k = (struct row_key){ src->tgid, -1, section_of(src->isa), 0 };
+		*k = (struct row_key){ src->tgid, -1, section_of(src->isa), 0, src->start };
 		return true;
 	case LV_VCPUS:
-		if (ui->tgid && src->tgid != ui->tgid)
+		if (!in_view(ui, src))
 			return false;
-		*k = (struct row_key){ src->tgid, src->vcpu, section_of(src->isa), 0 };
+		*k = (struct row_key){ src->tgid, src->vcpu, section_of(src->isa), 0, src->start };
 		return true;
 	case LV_REASONS:
-		if ((ui->tgid && src->tgid != ui->tgid) || (ui->vcpu >= 0 && src->vcpu != ui->vcpu))
+		if (!in_view(ui, src) || (ui->vcpu >= 0 && src->vcpu != ui->vcpu))
 			return false;
-		*k = (struct row_key){ 0, -1, src->isa, src->reason };
+		*k = (struct row_key){ 0, -1, src->isa, src->reason, 0 };
 		return true;
 	}
 	return false;
@@ -215,7 +221,7 @@ static int group_into(struct row_table *dst, const struct row_table *src,
 		row_add(r, &src->rows[i]);
 		if (ui->level != LV_REASONS)
 			continue;
-		parent = (struct row_key){ 0, -1, 0, section_of(k.isa) };
+		parent = (struct row_key){ 0, -1, 0, section_of(k.isa), 0 };
 		r = row_table_get(dst, &parent);
 		if (!r)
 			return -ENOMEM;
@@ -305,7 +311,9 @@ static int key_cmp(const struct row_key *a, const struct row_key *b)
 		return a->vcpu < b->vcpu ? -1 : 1;
 	if (a->isa != b->isa)
 		return a->isa < b->isa ? -1 : 1;
-	return a->reason < b->reason ? -1 : a->reason > b->reason;
+	if (a->reason != b->reason)
+		return a->reason < b->reason ? -1 : 1;
+	return a->start < b->start ? -1 : a->start > b->start;
 }
 
 /* Sections in order, each parent before its children, then the sort key, busiest first. */
@@ -347,7 +355,7 @@ static int sort_items(struct top_view *v, enum top_sort s)
 static void entity_label(const struct top_data *d, const struct top_ui *ui,
 			 const struct row_key *k, char *buf, size_t len)
 {
-	const char *vm = name_cache_get(d->names, k->tgid);
+	const char *vm = name_cache_get_at(d->names, k->tgid, k->start);
 
 	if (ui->level == LV_VMS)
 		snprintf(buf, len, "%s", vm);
@@ -387,7 +395,7 @@ static int entity_items(struct top_view *v, const struct top_data *d, const stru
 		if (!it)
 			return -ENOMEM;
 		it->kind = ui->level == LV_VMS ? TI_VM : TI_VCPU;
-		it->key = (struct row_key){ kt->key.tgid, kt->key.vcpu, 0, 0 };
+		it->key = (struct row_key){ kt->key.tgid, kt->key.vcpu, 0, 0, kt->key.start };
 		it->user_src = user;
 		it->tot = t;
 		it->cur = c;
@@ -443,13 +451,15 @@ static bool stuck_in_item(const struct top_ui *ui, const struct top_item *it,
 {
 	switch (it->kind) {
 	case TI_VM:
-		return e->tgid == it->key.tgid;
+		return e->tgid == it->key.tgid && e->proc_start == it->key.start;
 	case TI_VCPU:
-		return e->tgid == it->key.tgid && e->vcpu == it->key.vcpu;
+		return e->tgid == it->key.tgid && e->proc_start == it->key.start &&
+		       e->vcpu == it->key.vcpu;
 	default:
 		break;
 	}
-	if ((ui->tgid && e->tgid != ui->tgid) || (ui->vcpu >= 0 && e->vcpu != ui->vcpu))
+	if (!in_view(ui, &(struct row_key){ .tgid = e->tgid, .start = e->proc_start }) ||
+	    (ui->vcpu >= 0 && e->vcpu != ui->vcpu))
 		return false;
 	if (it->kind == TI_GROUP)
 		return section_of(e->isa) == it->section;
@@ -542,7 +552,7 @@ static void view_name(const struct top_data *d, const struct top_ui *ui, char *b
 	char vm[96] = "all VMs";
 
 	if (ui->tgid)
-		snprintf(vm, sizeof(vm), "%s (pid %u)", name_cache_get(d->names, ui->tgid),
+		snprintf(vm, sizeof(vm), "%s (pid %u)", name_cache_get_at(d->names, ui->tgid, ui->start),
 			 ui->tgid);
 	switch (ui->level) {
 	case LV_VMS:
@@ -614,7 +624,7 @@ static int stuck_line(struct top_view *v, const struct top_data *d, int width)
 	return linef(v, width, TOP_A_ALERT | TOP_A_BOLD, "Stuck (in flight >= %s, rows !): %u; "
 		     "oldest %s: %s vCPU %d %s", fmt_duration(0, d->stuck_ns, lim, sizeof(lim)), n,
 		     fmt_duration(0, inflight_age(old, d->now_ns), age, sizeof(age)),
-		     name_cache_get(d->names, old->tgid), old->vcpu, rb);
+		     name_cache_get_at(d->names, old->tgid, old->proc_start), old->vcpu, rb);
 }
 
 static int header_lines(struct top_view *v, const struct top_data *d, const struct top_ui *ui,
@@ -843,10 +853,12 @@ int top_view_build(struct top_view *v, const struct top_data *d, struct top_ui *
 
 /* Keys */
 
-static void go_to(struct top_ui *ui, enum top_level level, __u32 tgid, __s32 vcpu)
+/* To a level, of the VM tgid (0: all) started at start (0: any process on the pid). */
+static void go_to(struct top_ui *ui, enum top_level level, __u32 tgid, __u64 start, __s32 vcpu)
 {
 	ui->level = level;
 	ui->tgid = tgid;
+	ui->start = start;
 	ui->vcpu = vcpu;
 	ui->have_sel = false;
 	ui->sel_idx = 0;
@@ -857,6 +869,7 @@ static void go_to(struct top_ui *ui, enum top_level level, __u32 tgid, __s32 vcp
 static void go_up(struct top_ui *ui)
 {
 	__u32 tgid = ui->tgid;
+	__u64 start = ui->start;
 	__s32 vcpu = ui->vcpu;
 
 	if (ui->level == LV_VMS) {
@@ -864,11 +877,11 @@ static void go_up(struct top_ui *ui)
 		return;
 	}
 	if (ui->level == LV_REASONS && vcpu >= 0) {
-		go_to(ui, LV_VCPUS, tgid, -1);
-		ui->sel = (struct top_sel){ TI_VCPU, { tgid, vcpu, 0, 0 } };
+		go_to(ui, LV_VCPUS, tgid, start, -1);
+		ui->sel = (struct top_sel){ TI_VCPU, { tgid, vcpu, 0, 0, start } };
 	} else {
-		go_to(ui, LV_VMS, 0, -1);
-		ui->sel = (struct top_sel){ TI_VM, { tgid, -1, 0, 0 } };
+		go_to(ui, LV_VMS, 0, 0, -1);
+		ui->sel = (struct top_sel){ TI_VM, { tgid, -1, 0, 0, start } };
 	}
 	ui->have_sel = tgid != 0;
 }
@@ -890,14 +903,14 @@ static void drill(struct top_ui *ui, const struct top_view *v, bool toggle)
 			snprintf(ui->msg, sizeof(ui->msg), "no VM to drill into");
 			return;
 		}
-		go_to(ui, LV_REASONS, it->key.tgid, -1);
+		go_to(ui, LV_REASONS, it->key.tgid, it->key.start, -1);
 		break;
 	case LV_VCPUS:
 		if (!it) {
 			snprintf(ui->msg, sizeof(ui->msg), "no vCPU to drill into");
 			return;
 		}
-		go_to(ui, LV_REASONS, it->key.tgid, it->key.vcpu);
+		go_to(ui, LV_REASONS, it->key.tgid, it->key.start, it->key.vcpu);
 		break;
 	case LV_REASONS:
 		if (toggle)
@@ -914,10 +927,10 @@ static void vcpus(struct top_ui *ui, const struct top_view *v)
 
 	switch (ui->level) {
 	case LV_VMS:
-		go_to(ui, LV_VCPUS, it ? it->key.tgid : 0, -1);
+		go_to(ui, LV_VCPUS, it ? it->key.tgid : 0, it ? it->key.start : 0, -1);
 		break;
 	case LV_REASONS:
-		go_to(ui, LV_VCPUS, ui->tgid, -1);
+		go_to(ui, LV_VCPUS, ui->tgid, ui->start, -1);
 		break;
 	case LV_VCPUS:
 		go_up(ui);
@@ -975,7 +988,7 @@ static void choose_guest(struct top_ui *ui, const struct top_data *d, const char
 			pid = vms[i];
 	}
 	if (found) {
-		go_to(ui, LV_REASONS, pid, -1);
+		go_to(ui, LV_REASONS, pid, 0, -1);
 		if (found > 1)
 			snprintf(ui->msg, sizeof(ui->msg), "%d VMs are named '%s': showing pid %u "
 				 "(p chooses by pid)", found, name, pid);
@@ -1009,7 +1022,7 @@ static void choose_pid(struct top_ui *ui, const struct top_data *d, const char *
 	for (int i = 0; i < n; i++)
 		seen |= vms[i] == pid;
 	free(vms);
-	go_to(ui, LV_REASONS, (__u32)pid, -1);
+	go_to(ui, LV_REASONS, (__u32)pid, 0, -1);
 	if (!seen)
 		snprintf(ui->msg, sizeof(ui->msg), "pid %lu: no exits seen (yet)", pid);
 }
@@ -1030,7 +1043,7 @@ static void prompt_done(struct top_ui *ui, const struct top_data *d)
 		return;
 	}
 	if (!ui->input[0]) {
-		go_to(ui, LV_VMS, 0, -1);
+		go_to(ui, LV_VMS, 0, 0, -1);
 		snprintf(ui->msg, sizeof(ui->msg), "all VMs");
 	} else if (p == PR_GUEST) {
 		choose_guest(ui, d, ui->input);
@@ -1208,7 +1221,7 @@ static bool log_pick(struct top_log *lg, const struct row_table *tot, const rege
 	if (!keep)
 		lg->nr = 0;
 	for (__u32 i = 0; i < n && lg->nr < TOP_LOG_COLS; i++) {
-		struct row_key k = { 0, -1, s[i].isa, s[i].reason };
+		struct row_key k = { 0, -1, s[i].isa, s[i].reason, 0 };
 		int c;
 
 		for (c = 0; c < lg->nr && key_cmp(&lg->cols[c], &k); c++)

@@ -63,6 +63,7 @@ struct top_data {
 struct top_ui {
 	enum top_level level;
 	__u32 tgid;			/* the VM drilled into; 0: all VMs */
+	__u64 start;			/* with tgid, its process (row_key.start); 0: any on the pid */
 	__s32 vcpu;			/* LV_REASONS of one vCPU; -1: all */
 	enum top_sort sort;
 	double delay;			/* refresh interval, seconds */

@@ -25,6 +25,7 @@ void tracker_free(struct tracker *t)
 	free(t->vcpu);
 	free(t->state);
 	free(t->freed);
+	free(t->cum_at);
 	free(t->inflight);
 	free(t->reaped_inflight);
 	row_table_free(&t->cum);
@@ -35,7 +36,7 @@ void tracker_free(struct tracker *t)
 static int tracker_reserve(struct tracker *t, __u32 n)
 {
 	struct cell *prev;
-	__u32 *freed;
+	__u32 *freed, *cum_at;
 	__s32 *vcpu;
 	__u8 *state;
 	__u32 cap;
@@ -57,6 +58,12 @@ static int tracker_reserve(struct tracker *t, __u32 n)
 	if (!freed)
 		return -ENOMEM;
 	t->freed = freed;
+	cum_at = realloc(t->cum_at, (size_t)cap * sizeof(*cum_at));
+	if (!cum_at)
+		return -ENOMEM;
+	/* No row yet: an index past any table's end. */
+	memset(cum_at + t->cap, 0xff, (size_t)(cap - t->cap) * sizeof(*cum_at));
+	t->cum_at = cum_at;
 	state = realloc(t->state, (size_t)cap);
 	if (!state)
 		return -ENOMEM;
@@ -204,6 +211,7 @@ static int inflight_add(struct tracker *t, __u32 i, const struct cell *now, bool
 		return -ENOMEM;
 	e->tgid = t->prev[i].key.tgid;
 	e->tid = t->prev[i].key.tid;
+	e->proc_start = t->prev[i].key.proc_start;
 	e->vcpu = t->vcpu[i];
 	e->isa = t->prev[i].key.isa;
 	e->reason = t->prev[i].key.reason;
@@ -237,8 +245,6 @@ static void cell_retire(struct tracker *t, __u32 i)
 static void delta_row(struct row *d, const struct cell *now, const struct cell *prev,
 		      __u32 closed_epoch, bool split)
 {
-	__u64 lo = ~0ULL, hi = 0;
-
 	d->count = now->started - prev->started;
 	d->completed = now->count - prev->count;
 	d->total_ns = now->total_ns - prev->total_ns;
@@ -253,14 +259,10 @@ static void delta_row(struct row *d, const struct cell *now, const struct cell *
 		 */
 		d->total_ns = d->oncpu_ns + d->blocked_ns + d->runq_ns;
 	}
-	for (__u32 b = 0; b < NR_BUCKETS; b++) {
+	/* No branch per bucket: a sample takes every cell's buckets, and only exits that
+	 * completed while the epoch turned need the first and last bucket that moved. */
+	for (__u32 b = 0; b < NR_BUCKETS; b++)
 		d->hist[b] = (__u32)(now->hist[b] - prev->hist[b]);	/* modulo 2^32 */
-		if (d->hist[b]) {
-			if (lo == ~0ULL)
-				lo = hist_bucket_low(b);
-			hi = hist_bucket_high(b) - 1;
-		}
-	}
 	if (!d->completed) {
 		d->min_ns = ~0ULL;
 		d->max_ns = 0;
@@ -268,8 +270,19 @@ static void delta_row(struct row *d, const struct cell *now, const struct cell *
 		d->min_ns = now->iv_min_ns;
 		d->max_ns = now->iv_max_ns;
 	} else {
-		/* An exit completed while the epoch turned: fall back to the buckets' bounds,
-		 * narrowed by the lifetime extremes. */
+		/* An exit completed while the epoch turned: fall back to the buckets' bounds
+		 * (of the first and last bucket that moved), narrowed by the lifetime extremes. */
+		__u64 lo = ~0ULL, hi = 0;
+		__u32 b = 0, e = NR_BUCKETS;
+
+		while (b < NR_BUCKETS && !d->hist[b])
+			b++;
+		while (e > b && !d->hist[e - 1])
+			e--;
+		if (b < NR_BUCKETS) {
+			lo = hist_bucket_low(b);
+			hi = hist_bucket_high(e - 1) - 1;
+		}
 		d->min_ns = lo > now->min_ns ? lo : now->min_ns;
 		d->max_ns = hi < now->max_ns ? hi : now->max_ns;
 	}
@@ -280,6 +293,7 @@ static void row_key_for(const struct tracker *t, __u32 i, struct row_key *k)
 	const struct cell_key *ck = &t->prev[i].key;
 
 	k->tgid = t->by == BY_REASON ? 0 : ck->tgid;
+	k->start = t->by == BY_REASON ? 0 : ck->proc_start;
 	k->vcpu = t->by == BY_VCPU ? t->vcpu[i] : -1;
 	k->isa = ck->isa;
 	k->reason = ck->reason;
@@ -291,6 +305,26 @@ void tracker_restart(struct tracker *t)
 	row_table_reset(&t->reaped);
 	t->nr_inflight = 0;
 	t->nr_reaped_inflight = 0;
+}
+
+/*
+ * Cell i's row in cum: where it was last time when that row still has its key (no lookup per
+ * cell and sample: serve samples 10,000 cells per scrape), else looked up and remembered. The
+ * key check covers rows forgotten or reordered since (sampler_forget(), tracker_restart()) and
+ * a cell reused by another thread.
+ */
+static struct row *cum_row(struct tracker *t, __u32 i, struct row_table *cum,
+			   const struct row_key *k)
+{
+	__u32 at = t->cum_at[i];
+	struct row *c;
+
+	if (at < cum->nr && hashmap_key_eq(&cum->rows[at].key, k, sizeof(*k)))
+		return &cum->rows[at];
+	c = row_table_get(cum, k);
+	if (c)
+		t->cum_at[i] = c - cum->rows;
+	return c;
 }
 
 /*
@@ -319,11 +353,12 @@ static int cell_take(struct tracker *t, __u32 i, __u32 closed_epoch, struct row_
 	if (wanted && (now.started != t->prev[i].started || now.count != t->prev[i].count)) {
 		delta_row(&d, &now, &t->prev[i], closed_epoch, t->split);
 		row_key_for(t, i, &k);
-		r = row_table_get(rows, &k);
-		c = cum ? row_table_get(cum, &k) : NULL;
-		if (!r || (cum && !c))
+		r = rows ? row_table_get(rows, &k) : NULL;
+		c = cum ? cum_row(t, i, cum, &k) : NULL;
+		if ((rows && !r) || (cum && !c))
 			return -ENOMEM;
-		row_add(r, &d);
+		if (r)
+			row_add(r, &d);
 		if (c)
 			row_add(c, &d);
 	}
@@ -348,11 +383,13 @@ static int take_reaped(struct tracker *t, struct row_table *out)
 {
 	for (__u32 j = 0; j < t->reaped.nr; j++) {
 		const struct row *d = &t->reaped.rows[j];
-		struct row *r = row_table_get(out, &d->key), *c = row_table_get(&t->cum, &d->key);
+		struct row *r = out ? row_table_get(out, &d->key) : NULL;
+		struct row *c = row_table_get(&t->cum, &d->key);
 
-		if (!r || !c)
+		if ((out && !r) || !c)
 			return -ENOMEM;
-		row_add(r, d);
+		if (r)
+			row_add(r, d);
 		row_add(c, d);
 	}
 	row_table_reset(&t->reaped);
@@ -376,7 +413,8 @@ int tracker_sample(struct tracker *t, __u32 closed_epoch, struct row_table *out)
 		if (t->state[i] == CELL_LIVE && t->vcpu[i] < 0 && t->by == BY_VCPU)
 			t->vcpu[i] = resolve_vcpu(t, i);
 	}
-	row_table_reset(out);
+	if (out)
+		row_table_reset(out);
 	t->nr_inflight = 0;
 	if (take_reaped(t, out))
 		return -ENOMEM;

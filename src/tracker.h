@@ -28,6 +28,7 @@ struct cell_source {		/* where the cells come from: the kernel map, or a test */
 struct inflight_exit {
 	__u32 tgid;
 	__u32 tid;
+	__u64 proc_start;		/* the process's start time, as in row_key.start */
 	__s32 vcpu;			/* resolved as for rows; -1 unknown */
 	__u32 isa;
 	__u32 reason;
@@ -64,6 +65,7 @@ struct tracker {
 	__s32 *vcpu;			/* resolved vCPU per cell, -1 unknown */
 	__u8 *state;			/* enum cell_state per cell */
 	__u32 *freed;			/* cells handed back, found again once the kernel reuses them */
+	__u32 *cum_at;			/* per cell: where its row was in cum (checked before use) */
 	__u32 nr_freed;
 	__u64 released;			/* cells handed back so far */
 	bool resolve_names;		/* look at /proc (off in tests) */
@@ -90,7 +92,8 @@ void tracker_free(struct tracker *t);
 void tracker_discover(struct tracker *t);
 /* Rows for what happened since the previous sample (closed_epoch: the epoch that just ended,
  * whose per-interval min/max the cells carry). Also adds them to t->cum, lists the exits in
- * flight in t->inflight, and hands back the cells of threads that have exited. */
+ * flight in t->inflight, and hands back the cells of threads that have exited. out NULL: into
+ * t->cum only (serve shows nothing per interval: a table less to fill per sample). */
 int tracker_sample(struct tracker *t, __u32 closed_epoch, struct row_table *out);
 /* Forgets t->cum and the exits in flight: what follows counts from the last sample on. */
 void tracker_restart(struct tracker *t);

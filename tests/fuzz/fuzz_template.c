@@ -26,9 +26,10 @@ static const struct vmexit_event events[] = {
 	{ .ts_ns = 7, .reason = 0xffffffff, .isa = VMEXIT_ISA_SVM, .type = 77 },
 };
 
-static const char *guest(void *ctx, uint32_t tgid)
+static const char *guest(void *ctx, __u32 tgid, __u64 ts_ns)
 {
 	(void)ctx;
+	(void)ts_ns;
 	return tgid == 4242 ? "vm-%s%n" : NULL;
 }
 

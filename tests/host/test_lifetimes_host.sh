@@ -2,7 +2,8 @@
 # Real kernel, this host: VMs that come and go. Many more VM lifetimes than statistics cells
 # (--max-cells 32): the cells of exited vCPU threads are recycled and nothing is lost or
 # counted twice. Two vmexit instances at once count the same exits, each on its own. A VMM
-# killed with SIGKILL while its vCPUs run: stat -p ends with its summary. Every wait for vmexit
+# killed with SIGKILL while its vCPUs run: stat -p ends with its summary. A pid reused by a new
+# VMM: stat, record + report and stream each keep the two apart. Every wait for vmexit
 # or the VMM is on an event (lib.sh wait_tracing, stopped_guest) with a generous bound: the
 # nested bed (TCG) is slow.
 set -u
@@ -168,18 +169,22 @@ echo "ok: a stopped VMM's vCPUs are listed as stuck, with their age (JSON, CSV, 
 # 5. A pid reused by a new VMM: guest reuseA (1 vCPU, 10 + 1 IO exits) exits, and guest reuseB
 # (20 + 1) is started on the same pid (ns_last_pid set to the pid before it; another process may
 # take the pid first: then retry). Every interval names each one's exits by its own name, and
-# the summary's row of that pid has the new name. Two samples after reuseA's end come first,
-# so that no interval holds exits of both.
+# the summary keeps them apart: two guests on one pid, each with its own exits and name. Two
+# samples after reuseA's end come first, so that no interval holds exits of both.
+# reuse.sh G OUT [nowait]: the pid goes to OUT.pid; without nowait it waits for the two samples
+# in OUT (stat's output).
 cat >"$tmp/reuse.sh" <<'SH'
-G=$1 out=$2
+G=$1 out=$2 mode=${3:-}
 "$G" --io 10 --name reuseA >/dev/null &
 p=$!
 wait $p || exit 1
-n=$(wc -l <"$out")
-for _ in $(seq 1200); do
-	[ $(wc -l <"$out") -ge $((n + 2)) ] && break
-	sleep 0.1
-done
+if [ "$mode" != nowait ]; then
+	n=$(wc -l <"$out")
+	for _ in $(seq 1200); do
+		[ $(wc -l <"$out") -ge $((n + 2)) ] && break
+		sleep 0.1
+	done
+fi
 for _ in $(seq 100); do
 	echo $((p - 1)) >/proc/sys/kernel/ns_last_pid || exit 5
 	sh -c '[ $$ = '$p' ] || exit 3; exec "$0" --io 20 --name reuseB' "$G" >/dev/null &
@@ -204,9 +209,53 @@ for o in objs[:-1]:
             io[r["guest"]] = io.get(r["guest"], 0) + r["count"]
 print(f"pid {pid}: IO exits per name over the intervals: {io}")
 assert io == {"reuseA": 11, "reuseB": 21}, "each VMM's exits under its own name"
-names = {r["guest"] for r in objs[-1]["rows"] if r["pid"] == pid}
-print(f"summary: pid {pid} named {names}")
-assert names == {"reuseB"}, "the summary names the pid's new VMM"
+summ = {}
+for r in objs[-1]["rows"]:
+    if r["pid"] == pid and r["kind"] == "user" and r["reason_name"] == "IO":
+        summ[r["guest"]] = summ.get(r["guest"], 0) + r["count"]
+print(f"summary: pid {pid}: IO exits per name {summ}")
+assert summ == {"reuseA": 11, "reuseB": 21}, "the summary keeps the two VMMs of the pid apart"
 PY
 echo "ok: a pid reused by a new VMM gets the new VMM's name"
+
+# 6. The same over record + report and over stream, with no pause between the two VMMs: each
+# event belongs to the pid's VMM that had started by its time (the recording keeps each guest's
+# start time), so report's summary keeps the two apart as stat's does, and every event, in
+# report --events and in stream, is named by its own VMM (reuseA's last exit, in flight when it
+# quit and emitted at its thread's end, too).
+count_io() {	# count_io FILE PID WHAT: IO exits to the VMM per name in JSON events or a summary
+	python3 - "$@" <<'PY'
+import json, sys
+path, pid, what = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+objs = [json.loads(l) for l in open(path) if l.strip()]
+io = {}
+if what == "summary":
+    assert len(objs) == 1 and objs[0]["final"], "one summary"
+    for r in objs[0]["rows"]:
+        if r["pid"] == pid and r["kind"] == "user" and r["reason_name"] == "IO":
+            io[r["guest"]] = io.get(r["guest"], 0) + r["count"]
+else:
+    for e in objs:
+        if e.get("pid") == pid and e.get("type") == "user_exit" and e["reason_name"] == "IO":
+            io[e["guest"]] = io.get(e["guest"], 0) + 1
+print(f"{what}: pid {pid}: IO exits per name {io}")
+assert io == {"reuseA": 11, "reuseB": 21}, f"{what}: each VMM's exits under its own name"
+PY
+}
+rm -f "$tmp/rec.pid"
+"$OUT/vmexit" record -o "$tmp/reuse.vmexit" -- bash "$tmp/reuse.sh" "$G" "$tmp/rec" nowait \
+	2>"$tmp/rec.err" || { cat "$tmp/rec.err"; fail "record over a reused pid"; }
+[ -s "$tmp/rec.pid" ] || fail "record: could not start a VMM on the same pid (100 tries)"
+"$OUT/vmexit" report -i "$tmp/reuse.vmexit" --json >"$tmp/rep.json" || fail "report --json"
+count_io "$tmp/rep.json" $(cat "$tmp/rec.pid") summary || fail "report: reused pid (see above)"
+"$OUT/vmexit" report -i "$tmp/reuse.vmexit" --events --json >"$tmp/repev.json" ||
+	fail "report --events --json"
+count_io "$tmp/repev.json" $(cat "$tmp/rec.pid") "report events" ||
+	fail "report --events: reused pid (see above)"
+rm -f "$tmp/str.pid"
+"$OUT/vmexit" stream --json -- bash "$tmp/reuse.sh" "$G" "$tmp/str" nowait >"$tmp/str.json" \
+	2>"$tmp/str.err" || { cat "$tmp/str.err"; fail "stream over a reused pid"; }
+[ -s "$tmp/str.pid" ] || fail "stream: could not start a VMM on the same pid (100 tries)"
+count_io "$tmp/str.json" $(cat "$tmp/str.pid") stream || fail "stream: reused pid (see above)"
+echo "ok: record + report and stream keep a reused pid's two VMMs apart, each named as itself"
 echo "PASS: test_lifetimes_host"

@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "event_rows.h"
+#include "name_cache.h"
 #include "vcpu_cache.h"
 #include "hist.h"
 
@@ -47,14 +48,14 @@ static void test_rows_by(void)
 		/* Alternate two VMs and two vCPUs; all the same reason (VMX 48). */
 		e = ev(100 + (i & 1), 200 + (i & 1), (__s32)(i & 1), VMEXIT_ISA_VMX, 48, lat[i],
 		       VMEXIT_EV_EXIT);
-		CHECK(event_rows_add(&vm, BY_VM, &e) == 0);
-		CHECK(event_rows_add(&vcpu, BY_VCPU, &e) == 0);
-		CHECK(event_rows_add(&reason, BY_REASON, &e) == 0);
+		CHECK(event_rows_add(&vm, BY_VM, &e, 0) == 0);
+		CHECK(event_rows_add(&vcpu, BY_VCPU, &e, 0) == 0);
+		CHECK(event_rows_add(&reason, BY_REASON, &e, 0) == 0);
 		total += lat[i];
 	}
 	/* TSC offset writes are not exits. */
 	e = ev(100, 1, 0, VMEXIT_ISA_USER, 0, 0, VMEXIT_EV_TSC_OFFSET);
-	CHECK(event_rows_add(&vm, BY_VM, &e) == 0);
+	CHECK(event_rows_add(&vm, BY_VM, &e, 0) == 0);
 
 	CHECK_EQ_U64(vm.nr, 2);
 	r = find(&vm, 100, -1, VMEXIT_ISA_VMX, 48);	/* lat[0], [2], [4], [6] */
@@ -81,7 +82,7 @@ static void test_rows_by(void)
 
 	/* An exit that never completed: counted, as stat counts it, without a latency. */
 	e = ev(100, 200, 0, VMEXIT_ISA_VMX, 48, 777, VMEXIT_EV_EXIT | VMEXIT_EV_IN_FLIGHT);
-	CHECK(event_rows_add(&reason, BY_REASON, &e) == 0);
+	CHECK(event_rows_add(&reason, BY_REASON, &e, 0) == 0);
 	r = find(&reason, 0, -1, VMEXIT_ISA_VMX, 48);
 	CHECK(r && r->count == 8 && r->completed == 7 && r->total_ns == total &&
 	      row_hist_total(r) == 7);
@@ -91,7 +92,7 @@ static void test_rows_by(void)
 
 	/* Same code, other ISA: another row. */
 	e = ev(100, 200, 0, VMEXIT_ISA_USER, 48, 5, VMEXIT_EV_USER_EXIT);
-	CHECK(event_rows_add(&reason, BY_REASON, &e) == 0);
+	CHECK(event_rows_add(&reason, BY_REASON, &e, 0) == 0);
 	CHECK_EQ_U64(reason.nr, 2);
 	row_table_free(&vm);
 	row_table_free(&vcpu);
@@ -109,7 +110,7 @@ static void test_many_rows(void)
 	for (__u32 round = 0; round < 2; round++) {
 		for (__u32 i = 0; i < 3000; i++) {
 			e = ev(i % 7 + 1, i, (__s32)(i % 5), VMEXIT_ISA_SVM, i, i, VMEXIT_EV_EXIT);
-			ok &= event_rows_add(&rt, BY_VCPU, &e) == 0;
+			ok &= event_rows_add(&rt, BY_VCPU, &e, 0) == 0;
 		}
 	}
 	CHECK(ok);
@@ -194,11 +195,64 @@ static void test_vcpu_cache(void)
 	vcpu_cache_free(&c);
 }
 
+/*
+ * A pid reused by a new VMM (report's path): each exit goes to the row of the process that ran
+ * at its time, as name_cache tells from the guests' start times, whatever order they come in.
+ */
+static void test_reused_pid(void)
+{
+	struct name_cache names = {};
+	struct row_table vm, reason;
+	/* pid 100: "old" started at 1000, ran until before 5000, when "new" started. */
+	static const struct { __u64 ts, lat; } evs[] = {
+		{ 1500, 10 }, { 4000, 20 }, { 5000, 400 }, { 3000, 30 }, { 9000, 500 }, { 6000, 600 },
+	};
+	__u64 start;
+	struct row *r;
+
+	row_table_init(&vm);
+	row_table_init(&reason);
+	CHECK(name_cache_set_at(&names, 100, 1000, "old") == 0);
+	CHECK(name_cache_set_at(&names, 100, 5000, "new") == 0);
+	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++) {
+		struct vmexit_event e = ev(100, 101, 0, VMEXIT_ISA_USER, 2, evs[i].lat,
+					   VMEXIT_EV_USER_EXIT);
+
+		e.ts_ns = evs[i].ts;
+		start = name_cache_start_at_time(&names, e.tgid, e.ts_ns);
+		CHECK(event_rows_add(&vm, BY_VM, &e, start) == 0);
+		CHECK(event_rows_add(&reason, BY_REASON, &e, start) == 0);
+	}
+	CHECK_EQ_U64(vm.nr, 2);
+	for (__u32 i = 0; i < vm.nr; i++) {
+		r = &vm.rows[i];
+		CHECK_EQ_U64(r->key.tgid, 100);
+		if (r->key.start == 1000) {
+			CHECK_STR(name_cache_get_at(&names, 100, r->key.start), "old");
+			CHECK_EQ_U64(r->count, 3);
+			CHECK_EQ_U64(r->total_ns, 10 + 20 + 30);
+		} else {
+			CHECK_EQ_U64(r->key.start, 5000);
+			CHECK_STR(name_cache_get_at(&names, 100, r->key.start), "new");
+			CHECK_EQ_U64(r->count, 3);
+			CHECK_EQ_U64(r->total_ns, 400 + 500 + 600);
+		}
+	}
+	/* By reason the pid's two VMMs are one row, as in stat. */
+	CHECK_EQ_U64(reason.nr, 1);
+	CHECK_EQ_U64(reason.rows[0].key.start, 0);
+	CHECK_EQ_U64(reason.rows[0].count, 6);
+	row_table_free(&vm);
+	row_table_free(&reason);
+	name_cache_free(&names);
+}
+
 int main(void)
 {
 	test_rows_by();
 	test_many_rows();
 	test_filter();
 	test_vcpu_cache();
+	test_reused_pid();
 	CHECK_DONE("event_rows");
 }

@@ -97,6 +97,86 @@ static ssize_t get(int port, const char *path, const char *extra, char *resp, si
 	return request(AF_INET, port, req, n, resp, cap);
 }
 
+/* Render k: a body of a size and bytes of its own, so a stale or cut body shows. */
+static size_t sized_body(int k, char *out)
+{
+	static const size_t sizes[] = { 200000, 3000, 150000, 50, 60, 120000 };
+	size_t n = sizes[k % 6];
+
+	for (size_t i = 0; out && i < n; i++)
+		out[i] = i % 64 == 63 ? '\n' : 'a' + (k + i / 64) % 26;
+	return n;
+}
+
+struct sized {
+	int renders;
+	size_t cap_in[6];	/* the room each render was given */
+};
+
+static int sized_render(void *ctx, enum expo_format fmt, struct expo_buf *out)
+{
+	struct sized *z = ctx;
+	int k = z->renders++;
+	size_t n = sized_body(k, NULL);
+
+	(void)fmt;
+	CHECK_EQ_U64(out->len, 0);
+	if (k < 6)
+		z->cap_in[k] = out->cap;
+	if (out->cap < n) {
+		char *p = realloc(out->p, n);
+
+		if (!p)
+			return -ENOMEM;
+		out->p = p;
+		out->cap = n;
+	}
+	sized_body(k, out->p);
+	out->len = n;
+	return 0;
+}
+
+/*
+ * The server keeps the last response's buffer for the next scrape (no fresh tens of MB to fault
+ * in at each), but not one far larger than scrapes now need: every body is whole and its own.
+ */
+static void test_buffer_reuse(void)
+{
+	static char resp[256 * 1024], want[256 * 1024];
+	struct sized z = {};
+	char where[128], err[512];
+	struct http_server *srv;
+	int fd = http_listen("127.0.0.1:0", where, sizeof(where), err, sizeof(err)), port;
+
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	port = atoi(where + 10);
+	srv = http_server_start(fd, &http_default_limits, sized_render, &z, false, err,
+				sizeof(err));
+	CHECK(srv);
+	if (!srv)
+		return;
+	for (int k = 0; k < 6; k++) {
+		ssize_t n = get(port, "/metrics", "", resp, sizeof(resp));
+		size_t len = sized_body(k, want);
+		char *body = n > 0 ? strstr(resp, "\r\n\r\n") : NULL;
+
+		CHECK(body && (size_t)(resp + n - body - 4) == len && !memcmp(body + 4, want, len));
+	}
+	CHECK_EQ_U64(z.renders, 6);
+	/*
+	 * The 3 KB body goes into the 200 KB one's buffer as it was (a new one would be sized
+	 * from the last body: 225,000 bytes), which is then freed, far too large for 3 KB; the
+	 * 150 KB body's buffer is reused for 50 bytes and freed, the 60-byte body gets 56.
+	 */
+	CHECK_EQ_U64(z.cap_in[1], 200000);
+	CHECK_EQ_U64(z.cap_in[2], 3000 + 3000 / 8);
+	CHECK_EQ_U64(z.cap_in[3], 150000);
+	CHECK_EQ_U64(z.cap_in[4], 50 + 50 / 8);
+	http_server_stop(srv);
+}
+
 static void test_listen_errors(void)
 {
 	char where[128], err[512];
@@ -128,6 +208,7 @@ int main(void)
 	ssize_t n;
 
 	test_listen_errors();
+	test_buffer_reuse();
 	fd = http_listen("127.0.0.1:0", where, sizeof(where), err, sizeof(err));
 	CHECK(fd >= 0);
 	if (fd < 0) {

@@ -20,6 +20,20 @@ static int fake_args(void *ctx, __u32 tgid, char *buf, size_t len)
 	return snprintf(buf, len, "qemu%c-name%cguest=vm%u", 0, 0, tgid) + 1;
 }
 
+/* Forgets pid 7000's processes that started before 222. */
+static bool keep_not_old(void *ctx, __u32 tgid, __u64 start)
+{
+	(void)ctx;
+	return tgid != 7000 || start >= 222;
+}
+
+/* Forgets pid 8000's second process. */
+static bool keep_not_second(void *ctx, __u32 tgid, __u64 start)
+{
+	(void)ctx;
+	return tgid != 8000 || start != 200;
+}
+
 int main(void)
 {
 	struct name_cache n = { .args = fake_args };
@@ -64,6 +78,78 @@ int main(void)
 	CHECK(name_cache_born(&n, 7000, 0) == 0);
 	CHECK_STR(name_cache_get(&n, 7000), "new");
 	CHECK_EQ_U64(asked, 2);
+	/* Each process keeps its own name: the old VMM's rows are still "old". */
+	CHECK_STR(name_cache_get_at(&n, 7000, 111), "old");
+	CHECK_STR(name_cache_get_at(&n, 7000, 222), "new");
+	CHECK_STR(name_cache_get_at(&n, 7000, 0), "new");
+	/* An old process found late (cells read out of order) does not become the latest. */
+	CHECK(name_cache_born(&n, 7000, 50) == 0);
+	CHECK_STR(name_cache_get(&n, 7000), "new");
+	/* ...and is never asked about: the pid names another process now. */
+	CHECK_STR(name_cache_get_at(&n, 7000, 50), "7000");
+	CHECK_EQ_U64(asked, 2);
+	/* A copy (snapshot) by process. */
+	CHECK(name_cache_set_at(&n, 7001, 5, "copy5") == 0);
+	CHECK(name_cache_set_at(&n, 7001, 9, "copy9") == 0);
+	CHECK_STR(name_cache_get_at(&n, 7001, 5), "copy5");
+	CHECK_STR(name_cache_get(&n, 7001), "copy9");
+	/* Named by pid before its start time was known: born adopts that name. */
+	CHECK(name_cache_set(&n, 7002, "early") == 0);
+	CHECK(name_cache_born(&n, 7002, 77) == 0);
+	CHECK_STR(name_cache_get_at(&n, 7002, 77), "early");
+
+	/* Pruning the old processes of 7000 keeps the new one as the pid's latest. */
+	{
+		__u32 before = n.nr;
+
+		CHECK(name_cache_prune(&n, keep_not_old, NULL) == 0);
+		CHECK_EQ_U64(n.nr, before - 2);
+		CHECK_STR(name_cache_get(&n, 7000), "new");
+		CHECK_STR(name_cache_get_at(&n, 7001, 9), "copy9");
+		CHECK_STR(name_cache_get(&n, 1001), "web01");
+		CHECK_EQ_U64(asked, 2);
+	}
+	/*
+	 * The process of a pid at a time: the latest that started by then. Pid 8000 had three
+	 * VMMs (starts 100, 200, 300), learnt out of order; an event before the first is none's.
+	 */
+	CHECK(name_cache_set_at(&n, 8000, 200, "second") == 0);
+	CHECK(name_cache_set_at(&n, 8000, 100, "first") == 0);
+	CHECK(name_cache_set_at(&n, 8000, 300, "third") == 0);
+	CHECK_EQ_U64(name_cache_start_at_time(&n, 8000, 100), 100);
+	CHECK_EQ_U64(name_cache_start_at_time(&n, 8000, 199), 100);
+	CHECK_EQ_U64(name_cache_start_at_time(&n, 8000, 200), 200);
+	CHECK_EQ_U64(name_cache_start_at_time(&n, 8000, 299), 200);
+	CHECK_EQ_U64(name_cache_start_at_time(&n, 8000, ~0ull), 300);
+	CHECK_EQ_U64(name_cache_start_at_time(&n, 8000, 99), 0);
+	CHECK_STR(name_cache_get_at_time(&n, 8000, 150), "first");
+	CHECK_STR(name_cache_get_at_time(&n, 8000, 250), "second");
+	CHECK_STR(name_cache_get_at_time(&n, 8000, 350), "third");
+	CHECK_STR(name_cache_get_at_time(&n, 8000, 50), "third");	/* unknown: the latest */
+	CHECK_STR(name_cache_get(&n, 8000), "third");
+	/* A pid known by name only (start 0, a file before 1.3) is its process at any time. */
+	CHECK(name_cache_set(&n, 8001, "only") == 0);
+	CHECK_EQ_U64(name_cache_start_at_time(&n, 8001, 5), 0);
+	CHECK_STR(name_cache_get_at_time(&n, 8001, 5), "only");
+	/* ...and a VMM started later on it takes over from its start. */
+	CHECK(name_cache_set_at(&n, 8001, 1000, "later") == 0);
+	CHECK_STR(name_cache_get_at_time(&n, 8001, 999), "only");
+	CHECK_STR(name_cache_get_at_time(&n, 8001, 1000), "later");
+	/* An unknown pid: no start; named as by pid alone (here the kernel's command line). */
+	CHECK_EQ_U64(name_cache_start_at_time(&n, 8002, 5), 0);
+	CHECK_STR(name_cache_get_at_time(&n, 8002, 5), "vm8002");
+	/* Pruning keeps the order of what is left. */
+	{
+		CHECK(name_cache_prune(&n, keep_not_second, NULL) == 0);
+		CHECK_EQ_U64(name_cache_start_at_time(&n, 8000, 250), 100);
+		CHECK_STR(name_cache_get_at_time(&n, 8000, 350), "third");
+		CHECK_STR(name_cache_get_at_time(&n, 8001, 999), "only");
+	}
+
+	name_cache_clear(&n);
+	CHECK_EQ_U64(n.nr, 0);
+	CHECK(name_cache_set(&n, 1, "one") == 0);
+	CHECK_STR(name_cache_get(&n, 1), "one");
 	name_cache_free(&n);
 	CHECK_EQ_U64(n.nr, 0);
 	CHECK_DONE("name_cache");

@@ -97,6 +97,143 @@ static void test_negotiate(void)
 	CHECK(expo_negotiate("application/openmetrics-text;q=0") == EXPO_TEXT);
 }
 
+/*
+ * The exit series' families whole, byte for byte, for one series and two bounds, and for two
+ * series of one guest with --by vcpu (the second series' lines follow the first's in each
+ * family): the layout every scrape repeats 10,000 times, written out from the formats' rules.
+ */
+static void test_whole_exit_families(void)
+{
+	static const char want_text[] =
+		"# HELP vmexit_exits_total KVM exits seen, counted when they start.\n"
+		"# TYPE vmexit_exits_total counter\n"
+		"vmexit_exits_total{guest=\"g\\\"1\",pid=\"7\",kind=\"kernel\",isa=\"vmx\","
+		"reason=\"EPT_VIOLATION\"} 4\n"
+		"# HELP vmexit_exit_duration_seconds Time in completed KVM exits: kvm_exit to "
+		"kvm_entry (kernel), kvm_userspace_exit to the next KVM_RUN (user).\n"
+		"# TYPE vmexit_exit_duration_seconds histogram\n"
+		"vmexit_exit_duration_seconds_bucket{guest=\"g\\\"1\",pid=\"7\",kind=\"kernel\","
+		"isa=\"vmx\",reason=\"EPT_VIOLATION\",le=\"2.56e-07\"} 1\n"
+		"vmexit_exit_duration_seconds_bucket{guest=\"g\\\"1\",pid=\"7\",kind=\"kernel\","
+		"isa=\"vmx\",reason=\"EPT_VIOLATION\",le=\"1.024e-06\"} 2\n"
+		"vmexit_exit_duration_seconds_bucket{guest=\"g\\\"1\",pid=\"7\",kind=\"kernel\","
+		"isa=\"vmx\",reason=\"EPT_VIOLATION\",le=\"+Inf\"} 3\n"
+		"vmexit_exit_duration_seconds_count{guest=\"g\\\"1\",pid=\"7\",kind=\"kernel\","
+		"isa=\"vmx\",reason=\"EPT_VIOLATION\"} 3\n"
+		"vmexit_exit_duration_seconds_sum{guest=\"g\\\"1\",pid=\"7\",kind=\"kernel\","
+		"isa=\"vmx\",reason=\"EPT_VIOLATION\"} 0.000002400\n"
+		"# HELP vmexit_lost_exits_total ";
+	static const char want_om[] =
+		"# HELP vmexit_exits KVM exits seen, counted when they start.\n"
+		"# TYPE vmexit_exits counter\n"
+		"vmexit_exits_total{guest=\"g\",pid=\"7\",vcpu=\"0\",kind=\"user\",isa=\"user\","
+		"reason=\"IO\"} 2\n"
+		"vmexit_exits_created{guest=\"g\",pid=\"7\",vcpu=\"0\",kind=\"user\","
+		"isa=\"user\",reason=\"IO\"} 1763884800.005\n"
+		"vmexit_exits_total{guest=\"g\",pid=\"7\",vcpu=\"1\",kind=\"user\",isa=\"user\","
+		"reason=\"IO\"} 0\n"
+		"vmexit_exits_created{guest=\"g\",pid=\"7\",vcpu=\"1\",kind=\"user\","
+		"isa=\"user\",reason=\"IO\"} 1763884800.005\n"
+		"# HELP vmexit_exit_duration_seconds Time in completed KVM exits: kvm_exit to "
+		"kvm_entry (kernel), kvm_userspace_exit to the next KVM_RUN (user).\n"
+		"# TYPE vmexit_exit_duration_seconds histogram\n"
+		"# UNIT vmexit_exit_duration_seconds seconds\n"
+		"vmexit_exit_duration_seconds_bucket{guest=\"g\",pid=\"7\",vcpu=\"0\",kind=\"user\","
+		"isa=\"user\",reason=\"IO\",le=\"2.56e-07\"} 1\n"
+		"vmexit_exit_duration_seconds_bucket{guest=\"g\",pid=\"7\",vcpu=\"0\",kind=\"user\","
+		"isa=\"user\",reason=\"IO\",le=\"1.024e-06\"} 1\n"
+		"vmexit_exit_duration_seconds_bucket{guest=\"g\",pid=\"7\",vcpu=\"0\",kind=\"user\","
+		"isa=\"user\",reason=\"IO\",le=\"+Inf\"} 2\n"
+		"vmexit_exit_duration_seconds_count{guest=\"g\",pid=\"7\",vcpu=\"0\",kind=\"user\","
+		"isa=\"user\",reason=\"IO\"} 2\n"
+		"vmexit_exit_duration_seconds_sum{guest=\"g\",pid=\"7\",vcpu=\"0\",kind=\"user\","
+		"isa=\"user\",reason=\"IO\"} 12.000000002\n"
+		"vmexit_exit_duration_seconds_created{guest=\"g\",pid=\"7\",vcpu=\"0\","
+		"kind=\"user\",isa=\"user\",reason=\"IO\"} 1763884800.005\n"
+		"vmexit_exit_duration_seconds_bucket{guest=\"g\",pid=\"7\",vcpu=\"1\",kind=\"user\","
+		"isa=\"user\",reason=\"IO\",le=\"2.56e-07\"} 0\n"
+		"vmexit_exit_duration_seconds_bucket{guest=\"g\",pid=\"7\",vcpu=\"1\",kind=\"user\","
+		"isa=\"user\",reason=\"IO\",le=\"1.024e-06\"} 0\n"
+		"vmexit_exit_duration_seconds_bucket{guest=\"g\",pid=\"7\",vcpu=\"1\",kind=\"user\","
+		"isa=\"user\",reason=\"IO\",le=\"+Inf\"} 0\n"
+		"vmexit_exit_duration_seconds_count{guest=\"g\",pid=\"7\",vcpu=\"1\",kind=\"user\","
+		"isa=\"user\",reason=\"IO\"} 0\n"
+		"vmexit_exit_duration_seconds_sum{guest=\"g\",pid=\"7\",vcpu=\"1\",kind=\"user\","
+		"isa=\"user\",reason=\"IO\"} 0.000000000\n"
+		"vmexit_exit_duration_seconds_created{guest=\"g\",pid=\"7\",vcpu=\"1\","
+		"kind=\"user\",isa=\"user\",reason=\"IO\"} 1763884800.005\n"
+		"# HELP vmexit_lost_exits ";
+	struct expo_buckets bk;
+	struct row r[2] = {};
+	struct expo_series s[2];
+	struct expo_input in = {};
+	struct expo_buf b = {};
+	char err[256];
+
+	CHECK(!expo_buckets_parse("256ns,1.024us", &bk, err, sizeof(err)));
+	r[0].key = (struct row_key){ .tgid = 7, .vcpu = -1, .isa = VMEXIT_ISA_VMX, .reason = 48 };
+	add_exit(&r[0], 100);
+	add_exit(&r[0], 300);
+	add_exit(&r[0], 2000);
+	r[0].count++;		/* in flight */
+	s[0] = (struct expo_series){ &r[0], "g\"1", 0 };
+	in.series = s;
+	in.nr_series = 1;
+	in.buckets = &bk;
+	in.version = "v";
+	in.kernel = "k";
+	CHECK(!expo_render(&in, EXPO_TEXT, &b));
+	CHECK(b.len > sizeof(want_text) && !memcmp(b.p, want_text, sizeof(want_text) - 1));
+	if (b.len > sizeof(want_text) && memcmp(b.p, want_text, sizeof(want_text) - 1))
+		fprintf(stderr, "got:\n%.*s\n", (int)(sizeof(want_text) + 40), b.p);
+
+	/* Two vCPUs' user IO exits (2 ns, under the first bound, and 12 s), one vCPU without
+	 * any: zeros, not left out. */
+	memset(r, 0, sizeof(r));
+	r[0].key = (struct row_key){ .tgid = 7, .vcpu = 0, .isa = VMEXIT_ISA_USER, .reason = 2 };
+	r[1].key = (struct row_key){ .tgid = 7, .vcpu = 1, .isa = VMEXIT_ISA_USER, .reason = 2 };
+	add_exit(&r[0], 2);
+	add_exit(&r[0], 12000000000ULL);
+	s[0] = (struct expo_series){ &r[0], "g", 1763884800005ULL };
+	s[1] = (struct expo_series){ &r[1], "g", 1763884800005ULL };
+	in.nr_series = 2;
+	in.by_vcpu = true;
+	b.len = 0;
+	CHECK(!expo_render(&in, EXPO_OPENMETRICS, &b));
+	CHECK(b.len > sizeof(want_om) && !memcmp(b.p, want_om, sizeof(want_om) - 1));
+	if (b.len > sizeof(want_om) && memcmp(b.p, want_om, sizeof(want_om) - 1))
+		fprintf(stderr, "got:\n%.*s\n", (int)(sizeof(want_om) + 40), b.p);
+
+	/* serve's way: the rows' numbers taken as counts, no rows: the same bytes, --split too. */
+	r[1].oncpu_ns = 5;
+	r[1].blocked_ns = 6000000000ULL;
+	r[1].runq_ns = 7;
+	in.split = true;
+	for (int fmt = EXPO_TEXT; fmt <= EXPO_OPENMETRICS; fmt++) {
+		struct expo_buf c = {};
+		struct expo_counts ec[2];
+		__u64 le[2][EXPO_MAX_BOUNDS + 1];
+
+		b.len = 0;
+		in.series = s;
+		in.counts = NULL;
+		CHECK(!expo_render(&in, fmt, &b));
+		for (int i = 0; i < 2; i++) {
+			expo_counts_of(&ec[i], &r[i], &bk, le[i]);
+			ec[i].le = le[i];
+		}
+		s[0].row = s[1].row = NULL;
+		in.counts = ec;
+		CHECK(!expo_render(&in, fmt, &c));
+		CHECK(c.len == b.len && !memcmp(c.p, b.p, b.len));
+		CHECK(memmem(c.p, c.len, "state=\"blocked\"} 6.000000000", 28));
+		s[0].row = &r[0];
+		s[1].row = &r[1];
+		expo_buf_free(&c);
+	}
+	expo_buf_free(&b);
+}
+
 int main(int argc, char **argv)
 {
 	struct expo_buckets bk;
@@ -112,6 +249,7 @@ int main(int argc, char **argv)
 
 	test_buckets();
 	test_negotiate();
+	test_whole_exit_families();
 
 	expo_buckets_default(&bk);
 	/* A guest name with every character the formats escape, and a byte that is not UTF-8. */

@@ -121,6 +121,12 @@ static __u32 le32(const unsigned char *p)
 	return p[0] | p[1] << 8 | p[2] << 16 | (__u32)p[3] << 24;
 }
 
+static void set_le32(unsigned char *p, __u32 v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = v >> 8 * i;
+}
+
 static void test_crc(void)
 {
 	CHECK_EQ_U64(rec_crc32c(0, "123456789", 9), 0xe3069283u);
@@ -150,15 +156,15 @@ static void test_round_trip(void)
 	if (!w)
 		return;
 	/* Before the first event: these go into the header's guest table. */
-	CHECK(!rec_writer_add_guest(w, 100, "vm \"one\"\\"));
-	CHECK(!rec_writer_add_guest(w, 101, "vm-two"));
+	CHECK(!rec_writer_add_guest(w, 100, 0, "vm \"one\"\\"));
+	CHECK(!rec_writer_add_guest(w, 101, 0, "vm-two"));
 	for (unsigned int i = 0; i < N; i++) {
 		make_event(&evs[i], i);
 		CHECK(!rec_writer_add_event(w, &evs[i]));
 		if (i == N / 2) {
 			memset(longname, 'x', sizeof(longname) - 1);
 			longname[sizeof(longname) - 1] = '\0';
-			CHECK(!rec_writer_add_guest(w, 102, longname));
+			CHECK(!rec_writer_add_guest(w, 102, 0, longname));
 			for (int k = 0; k < NR_LOST; k++)
 				lost[k] = k * 1000 + 7;
 			CHECK(!rec_writer_add_lost(w, 5555, lost));
@@ -358,15 +364,15 @@ static void build_small(struct layout *L)
 	test_meta(&meta);
 	w = rec_writer_open(path, true, &meta, err, sizeof(err));
 	CHECK(w);
-	rec_writer_add_guest(w, 100, "alpha");
-	rec_writer_add_guest(w, 101, "beta");
+	rec_writer_add_guest(w, 100, 0, "alpha");
+	rec_writer_add_guest(w, 101, 0, "beta");
 	L->nrec = 0;
 	for (; e < 4; e++) {
 		make_event(&L->evs[e], e);
 		rec_writer_add_event(w, &L->evs[e]);
 		sizes[L->nrec++] = EV_REC;
 	}
-	rec_writer_add_guest(w, 102, late);
+	rec_writer_add_guest(w, 102, 0, late);
 	sizes[L->nrec++] = 8 + pad8(4 + strlen(late));
 	rec_writer_add_lost(w, 42, lost);
 	sizes[L->nrec++] = LOST_REC;
@@ -653,6 +659,181 @@ static void test_versions(const struct layout *L)
 	free(d);
 }
 
+/* The guests of a file, in order: tgid, start, name. */
+struct guest_seen {
+	__u32 tgid;
+	__u64 start;
+	char name[16];
+};
+
+static size_t read_guests(const void *d, size_t len, struct guest_seen *g, size_t max,
+			  __u32 *version)
+{
+	struct rec_item *it = calloc(1, sizeof(*it));
+	char err[512];
+	struct rec_reader *r = rec_reader_open_mem(d, len, err, sizeof(err));
+	size_t n = 0;
+	int ret;
+
+	CHECK(r && it);
+	if (!r || !it) {
+		free(it);
+		return 0;
+	}
+	*version = rec_reader_version(r);
+	while ((ret = rec_reader_next(r, it, err, sizeof(err))) == 1) {
+		if (it->kind != REC_GUEST || n >= max)
+			continue;
+		g[n].tgid = it->tgid;
+		g[n].start = it->start;
+		snprintf(g[n].name, sizeof(g[n].name), "%.15s", it->name);
+		n++;
+	}
+	CHECK_EQ_U64(ret, 0);
+	rec_reader_close(r);
+	free(it);
+	return n;
+}
+
+/*
+ * 1.3: a guest carries its VMM's start time (a pid reused by a new VMM is another guest), in a
+ * start item / record of its own just before it (24 bytes: 8 + u32 tgid, u32 0, u64 start), so
+ * that older readers still read the name. Unknown (0): nothing more is written, and a file
+ * without starts (1.2 and before) reads with start 0 for every guest.
+ */
+static void test_guest_starts(void)
+{
+	static const struct guest_seen want[] = {
+		{ 300, 0, "a" }, { 301, 1111, "b" }, { 301, 9999, "b2" }, { 302, 0, "c" },
+		{ 302, 5, "c2" },
+	};
+	struct guest_seen got[8];
+	unsigned char *with, *without;
+	size_t len_with, len_without, n;
+	struct vmexit_event ev;
+	__u32 version;
+
+	for (int starts = 1; starts >= 0; starts--) {
+		char path[256], err[512];
+		struct rec_meta meta;
+		struct rec_writer *w;
+
+		snprintf(path, sizeof(path), "%s/starts%d.vmexit", dir, starts);
+		test_meta(&meta);
+		w = rec_writer_open(path, true, &meta, err, sizeof(err));
+		CHECK(w);
+		if (!w)
+			return;
+		/* Two in the header, three as records after the first event. */
+		for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+			if (i == 2) {
+				make_event(&ev, 1);
+				CHECK(!rec_writer_add_event(w, &ev));
+			}
+			CHECK(!rec_writer_add_guest(w, want[i].tgid, starts ? want[i].start : 0,
+						    want[i].name));
+		}
+		CHECK(!rec_writer_close(w));
+	}
+	{
+		char path[256];
+
+		snprintf(path, sizeof(path), "%s/starts1.vmexit", dir);
+		with = slurp(path, &len_with);
+		snprintf(path, sizeof(path), "%s/starts0.vmexit", dir);
+		without = slurp(path, &len_without);
+	}
+	CHECK(with && without);
+	if (!with || !without)
+		goto out;
+	/* One start item in the header, two start records: 24 bytes each. */
+	CHECK_EQ_U64(len_with, len_without + 3 * 24);
+
+	n = read_guests(with, len_with, got, 8, &version);
+	CHECK_EQ_U64(n, 5);
+	CHECK_EQ_U64(version, REC_FORMAT_MAJOR << 16 | REC_FORMAT_MINOR);
+	for (size_t i = 0; i < n && i < 5; i++) {
+		CHECK_EQ_U64(got[i].tgid, want[i].tgid);
+		CHECK_EQ_U64(got[i].start, want[i].start);
+		CHECK_STR(got[i].name, want[i].name);
+	}
+
+	/* A file written before 1.3 (no start anywhere; the version says 1.2): start 0. */
+	without[10] = 2;
+	fix_header_crc(without, le32(without + 12));
+	n = read_guests(without, len_without, got, 8, &version);
+	CHECK_EQ_U64(version, 1 << 16 | 2);
+	CHECK_EQ_U64(n, 5);
+	for (size_t i = 0; i < n && i < 5; i++) {
+		CHECK_EQ_U64(got[i].tgid, want[i].tgid);
+		CHECK_EQ_U64(got[i].start, 0);
+		CHECK_STR(got[i].name, want[i].name);
+	}
+out:
+	free(with);
+	free(without);
+}
+
+/* A start record is for the guest record right after it, of the same pid, and nothing else. */
+static void test_guest_start_mismatch(void)
+{
+	char path[256], err[512];
+	struct guest_seen got[4];
+	struct rec_meta meta;
+	struct rec_writer *w;
+	struct vmexit_event ev;
+	unsigned char *d;
+	size_t len, n, at;
+	__u32 version;
+
+	snprintf(path, sizeof(path), "%s/mismatch.vmexit", dir);
+	test_meta(&meta);
+	w = rec_writer_open(path, true, &meta, err, sizeof(err));
+	CHECK(w);
+	if (!w)
+		return;
+	make_event(&ev, 1);
+	CHECK(!rec_writer_add_event(w, &ev));
+	CHECK(!rec_writer_add_guest(w, 400, 4242, "x"));
+	CHECK(!rec_writer_add_guest(w, 401, 0, "y"));
+	CHECK(!rec_writer_close(w));
+	d = slurp(path, &len);
+	CHECK(d != NULL);
+	if (!d)
+		return;
+	/* Make the start record's pid 401's... */
+	at = le32(d + 12) + EV_REC;
+	CHECK_EQ_U64(le32(d + at + 4), 5 | 16 << 16);	/* type 5, 16 bytes */
+	d[at + 8] = 401 & 0xff;
+	d[at + 9] = 401 >> 8;
+	set_le32(d + at, rec_crc32c(0, d + at + 4, 4 + 16));
+	/* ...then it is not 400's, and 401 (not right after it) has none either. */
+	n = read_guests(d, len, got, 4, &version);
+	CHECK_EQ_U64(n, 2);
+	CHECK_EQ_U64(got[0].tgid, 400);
+	CHECK_EQ_U64(got[0].start, 0);
+	CHECK_EQ_U64(got[1].tgid, 401);
+	CHECK_EQ_U64(got[1].start, 0);
+
+	/* A start record shorter than 16 bytes is damage, said as such. */
+	d[at + 6] = 8;
+	set_le32(d + at, rec_crc32c(0, d + at + 4, 4 + 8));
+	{
+		struct rec_reader *r = rec_reader_open_mem(d, len, err, sizeof(err));
+		struct rec_item it;
+		char want[128];
+
+		CHECK(r);
+		while (r && rec_reader_next(r, &it, err, sizeof(err)) == 1)
+			;
+		snprintf(want, sizeof(want), "offset %zu: guest start record too short (8 bytes, "
+			 "need 16)", at);
+		CHECK(strstr(err, want) != NULL);
+		rec_reader_close(r);
+	}
+	free(d);
+}
+
 static void test_missing(void)
 {
 	char err[512];
@@ -682,6 +863,8 @@ int main(void)
 		free(L.data);
 	}
 	test_missing();
+	test_guest_starts();
+	test_guest_start_mismatch();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd))
 		fprintf(stderr, "cannot remove %s\n", dir);

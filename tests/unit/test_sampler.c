@@ -2,14 +2,18 @@
 /*
  * The sampling loop over hand-made cells: rows per interval and since the start, guests named
  * from the kernel's copy of their command line, epochs, the schedule after a stop, the end on
- * a signal, and snapshots taken by another thread while the owner samples.
+ * a signal, snapshots taken by another thread while the owner samples, a pid reused by a new
+ * VMM (two guests, never merged), forgetting guests, rows since the start only (serve), and
+ * min/max of an interval whose epoch a cell missed.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "check.h"
+#include "hist.h"
 #include "sampler.h"
 #include "signals.h"
 
@@ -21,6 +25,7 @@ struct fake {
 	__u32 epoch;
 	__u64 lost[NR_LOST];
 	int args_calls;
+	bool reused;		/* pid 300 is now the VMM "new" (else "old") */
 	bool bump;		/* two more exits in cell 0 at every epoch turn (every sample) */
 };
 
@@ -50,7 +55,12 @@ static int fake_args(void *ctx, __u32 tgid, char *buf, size_t len)
 {
 	static const char args[] = "qemu-system-x86_64\0-name\0guest=web01";
 
-	((struct fake *)ctx)->args_calls++;
+	struct fake *f = ctx;
+
+	f->args_calls++;
+	if (tgid == 300)
+		return snprintf(buf, len, "qemu%c-name%cguest=%s", 0, 0,
+				f->reused ? "new" : "old") + 1;
 	if (tgid != 100 || len < sizeof(args))
 		return -2;
 	memcpy(buf, args, sizeof(args));
@@ -282,11 +292,211 @@ static void test_snapshot_from_another_thread(void)
 	CHECK_EQ_U64(sampler_close(&sp, 0), 0);
 }
 
+static bool old_vmm_gone(void *ctx, __u32 tgid, __u64 start)
+{
+	(void)ctx;
+	return tgid == 300 && start == 1000;
+}
+
+static __u64 count_of(const struct row_table *rt, __u32 tgid, __u64 start)
+{
+	for (__u32 i = 0; i < rt->nr; i++)
+		if (rt->rows[i].key.tgid == tgid && rt->rows[i].key.start == start)
+			return rt->rows[i].count;
+	return ~0ULL;
+}
+
+/* Pid 300 ran the VMM "old", which exited; "new" then got the same pid. */
+static void test_reused_pid(void)
+{
+	struct fake f = {};
+	struct sampler sp;
+	struct sampler_snapshot snap;
+
+	add_cell(&f, 300, 301, 0, 30);
+	f.cells[0].key.proc_start = 1000;
+	open_fake(&sp, &f, BY_VM, 0);
+	sampler_start(&sp);
+	sampler_poll(&sp);
+	exits(&f, 0, 5, 10);
+	CHECK(sampler_sample(&sp) == 0);
+	f.reused = true;
+	add_cell(&f, 300, 305, 0, 30);
+	f.cells[1].key.proc_start = 2000;
+	sampler_poll(&sp);
+	exits(&f, 1, 7, 10);
+	CHECK(sampler_sample(&sp) == 0);
+	/* Two guests on one pid: each its own row since the start, and its own name. */
+	CHECK_EQ_U64(sp.t.cum.nr, 2);
+	CHECK_EQ_U64(count_of(&sp.t.cum, 300, 1000), 5);
+	CHECK_EQ_U64(count_of(&sp.t.cum, 300, 2000), 7);
+	CHECK_STR(name_cache_get_at(&sp.names, 300, 1000), "old");
+	CHECK_STR(name_cache_get_at(&sp.names, 300, 2000), "new");
+	CHECK_STR(name_cache_get(&sp.names, 300), "new");
+	sampler_snapshot_init(&snap);
+	CHECK(sampler_snapshot(&sp, false, &snap) == 0);
+	CHECK_EQ_U64(snap.rows.nr, 2);
+	CHECK_STR(name_cache_get_at(&snap.names, 300, 1000), "old");
+	CHECK_STR(name_cache_get_at(&snap.names, 300, 2000), "new");
+
+	/* The old one is forgotten (serve, past --keep): its row and name go, the new stay. */
+	CHECK(sampler_forget(&sp, old_vmm_gone, NULL) == 0);
+	CHECK_EQ_U64(sp.t.cum.nr, 1);
+	CHECK_EQ_U64(count_of(&sp.t.cum, 300, 2000), 7);
+	CHECK(sampler_snapshot(&sp, false, &snap) == 0);
+	CHECK_EQ_U64(snap.rows.nr, 1);
+	CHECK_EQ_U64(snap.names.nr, 1);
+	CHECK_STR(name_cache_get_at(&snap.names, 300, 2000), "new");
+	/* More exits of the new one still add to its row. */
+	exits(&f, 1, 2, 10);
+	CHECK(sampler_sample(&sp) == 0);
+	CHECK_EQ_U64(count_of(&sp.t.cum, 300, 2000), 9);
+	sampler_snapshot_free(&snap);
+	sampler_close(&sp, 0);
+}
+
+struct taken {
+	__u64 count;		/* of the rows handed over */
+	int rows;
+	int fail_at;		/* that row's take fails (0: none) */
+};
+
+static int take_row(void *ctx, const struct row *r)
+{
+	struct taken *t = ctx;
+
+	if (++t->rows == t->fail_at)
+		return -ENOMEM;
+	t->count += r->count;
+	return 0;
+}
+
+/* serve's sampler: rows since the start only, their rows moved by forgetting a guest. */
+static void test_cum_only_and_forget(void)
+{
+	struct fake f = {};
+	struct sampler sp;
+	struct sampler_snapshot snap;
+	struct sampler_source src = {
+		.cells = { .cells = f.cells, .nr_cells = fake_nr, .ctx = &f },
+		.turn_epoch = fake_turn_epoch,
+		.lost = fake_lost,
+		.proc_args = fake_args,
+	};
+
+	add_cell(&f, 300, 301, 0, 30);
+	f.cells[0].key.proc_start = 1000;
+	add_cell(&f, 400, 401, 0, 30);
+	add_cell(&f, 500, 501, 0, 30);
+	CHECK(sampler_init(&sp, &src, &(struct sampler_opts){ .by = BY_VM,
+							     .no_interval_rows = true }) == 0);
+	sampler_start(&sp);
+	exits(&f, 0, 5, 10);
+	exits(&f, 1, 7, 10);
+	exits(&f, 2, 9, 10);
+	CHECK(sampler_sample(&sp) == 0);
+	CHECK_EQ_U64(sp.rows.nr, 0);		/* no interval rows */
+	CHECK_EQ_U64(sp.t.cum.nr, 3);
+	CHECK_EQ_U64(count_of(&sp.t.cum, 500, 0), 9);
+
+	/* The snapshot's rows come with a working index: each key finds its own row. */
+	sampler_snapshot_init(&snap);
+	CHECK(sampler_snapshot(&sp, false, &snap) == 0);
+	CHECK_EQ_U64(snap.rows.nr, 3);
+	for (__u32 i = 0; i < snap.rows.nr; i++) {
+		__u32 *at = row_index_find(&snap.rows.index, &snap.rows.rows[i].key);
+
+		CHECK(at && *at == i);
+	}
+	CHECK(!row_index_find(&snap.rows.index, &(struct row_key){ .tgid = 600, .vcpu = -1 }));
+	CHECK_EQ_U64(count_of(&snap.rows, 400, 0), 7);
+
+	/* Rows handed to take() instead of copied: each once, none in rows; its error ends it. */
+	{
+		struct sampler_snapshot tk;
+		struct taken t = {};
+
+		sampler_snapshot_init(&tk);
+		tk.take = take_row;
+		tk.take_ctx = &t;
+		CHECK(sampler_snapshot(&sp, false, &tk) == 0);
+		CHECK_EQ_U64(t.rows, 3);
+		CHECK_EQ_U64(t.count, 5 + 7 + 9);
+		CHECK_EQ_U64(tk.rows.nr, 0);
+		CHECK_STR(name_cache_get_at(&tk.names, 400, 0), "400");
+		t = (struct taken){ .fail_at = 2 };
+		CHECK(sampler_snapshot(&sp, false, &tk) == -ENOMEM);
+		CHECK_EQ_U64(t.rows, 2);
+		sampler_snapshot_free(&tk);
+	}
+
+	/* 300 goes: 400 and 500 move up a row each, and their next exits still find theirs. */
+	CHECK(sampler_forget(&sp, old_vmm_gone, NULL) == 0);
+	CHECK_EQ_U64(sp.t.cum.nr, 2);
+	exits(&f, 1, 1, 10);
+	exits(&f, 2, 2, 10);
+	CHECK(sampler_sample(&sp) == 0);
+	CHECK_EQ_U64(sp.t.cum.nr, 2);
+	CHECK_EQ_U64(count_of(&sp.t.cum, 400, 0), 8);
+	CHECK_EQ_U64(count_of(&sp.t.cum, 500, 0), 11);
+	CHECK(sampler_snapshot(&sp, true, &snap) == 0);
+	CHECK_EQ_U64(snap.rows.nr, 2);
+	CHECK_EQ_U64(count_of(&snap.rows, 500, 0), 11);
+	sampler_snapshot_free(&snap);
+	CHECK_EQ_U64(sampler_close(&sp, 0), 0);
+}
+
+/*
+ * Exits that completed while the epoch turned: the cell's interval extremes are of another
+ * epoch, so the interval's min and max come from the first and last bucket that moved,
+ * narrowed by the cell's lifetime extremes.
+ */
+static void test_minmax_across_epoch_turn(void)
+{
+	struct fake f = {};
+	struct sampler sp;
+	const struct row *r;
+	__u32 lo = hist_bucket(300), hi = hist_bucket(5000);
+
+	add_cell(&f, 100, 101, 0, 30);
+	add_cell(&f, 200, 201, 0, 30);
+	open_fake(&sp, &f, BY_VM, 0);
+	sampler_start(&sp);
+	for (int i = 0; i < 2; i++) {
+		struct cell *c = &f.cells[i];
+
+		c->started = c->count = 2;
+		c->total_ns = 5300;
+		c->hist[lo]++;
+		c->hist[hi]++;
+		c->iv_epoch = f.epoch + 7;	/* not the epoch this sample closes */
+		c->iv_min_ns = 1;
+		c->iv_max_ns = 2;
+	}
+	/* 100's lifetime is wider than the buckets; 200's is the two exits themselves. */
+	f.cells[0].min_ns = 5;
+	f.cells[0].max_ns = 1000000;
+	f.cells[1].min_ns = 300;
+	f.cells[1].max_ns = 5000;
+	CHECK(sampler_sample(&sp) == 0);
+	r = row_table_get(&sp.rows, &(struct row_key){ .tgid = 100, .vcpu = -1,
+						   .isa = VMEXIT_ISA_VMX, .reason = 30 });
+	CHECK(r && r->min_ns == hist_bucket_low(lo) && r->max_ns == hist_bucket_high(hi) - 1);
+	r = row_table_get(&sp.rows, &(struct row_key){ .tgid = 200, .vcpu = -1,
+						   .isa = VMEXIT_ISA_VMX, .reason = 30 });
+	CHECK(r && r->min_ns == 300 && r->max_ns == 5000);
+	CHECK(lo != hi && hist_bucket_low(lo) < 300 && hist_bucket_high(hi) - 1 > 5000);
+	CHECK_EQ_U64(sampler_close(&sp, 0), 0);
+}
+
 int main(void)
 {
 	test_rows_and_names();
 	test_by_vcpu_and_reason();
 	test_schedule();
 	test_snapshot_from_another_thread();
+	test_reused_pid();
+	test_cum_only_and_forget();
+	test_minmax_across_epoch_turn();
 	CHECK_DONE("sampler");
 }

@@ -42,9 +42,10 @@ static struct vmexit_event ev_make(__u16 isa, __u32 reason, __u64 info1)
 	return ev;
 }
 
-static const char *guest_cb(void *ctx, __u32 tgid)
+static const char *guest_cb(void *ctx, __u32 tgid, __u64 ts_ns)
 {
 	(void)ctx;
+	(void)ts_ns;
 	if (tgid == 4242)
 		return "web1";
 	if (tgid == 666)
