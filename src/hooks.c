@@ -467,10 +467,15 @@ void hooks_check_finish(struct hooks *h)
 			 "not checked: %llu exits read alike in the %.2f s check window, %d needed",
 			 (unsigned long long)k->matched, k->window_s, CHECK_MIN_MATCHED);
 	} else {
+		char missed[64] = "";
+
+		if (k->classic_missed)
+			snprintf(missed, sizeof(missed), "; the classic side missed %llu",
+				 (unsigned long long)k->classic_missed);
 		snprintf(h->exit_note, sizeof(h->exit_note),
 			 "checked: %llu exits and %llu entries read alike in %.2f s%s",
 			 (unsigned long long)k->matched, (unsigned long long)k->entries,
-			 k->window_s, k->classic_missed ? " (the classic side missed some)" : "");
+			 k->window_s, missed);
 		h->exit = EXIT_HOOK_FAST;
 	}
 }

@@ -25,12 +25,14 @@
  *   kvm_exit DABT_LOW = mmio + 1   HVC64 = hvc   WFx = wfi   SYS64 = sysreg
  *   kvm_userspace_exit = KVM_RUN calls = "runs"; by reason MMIO = mmio + 1, INTR = "exits.INTR"
  * plus, not exact, IABT_LOW for the first fetch from the code page (once per VM, or once per
- * vCPU when they race for it) and IRQ for host interrupts.
+ * vCPU when they race for it) and IRQ for host interrupts. WFx is one less for each WFI that
+ * meets a host interrupt already pending (see below): that one is an IRQ exit at the next pc.
  *
  * WFI: with nothing pending KVM blocks the vCPU thread in the kernel until something wakes it.
  * With no in-kernel GIC the guest's timer cannot (Linux 6.1 wakes such a vCPU for a signal, an
  * interrupt line raised by KVM_IRQ_LINE, or WFIT only), and a pending interrupt would turn WFI
- * into a no-op that does not trap at all (QEMU, and allowed by the architecture). So while the
+ * into a no-op that does not trap at all (QEMU, and allowed by the architecture; a host interrupt
+ * pending for EL2 as the guest reaches its wfi does that too, now and then). So while the
  * guest has WFIs to do, a per-thread timer sends its vCPU thread SIGUSR1 every millisecond: the
  * blocked WFI ends and KVM_RUN returns EINTR (KVM_EXIT_INTR). A signal that lands while the
  * guest runs elsewhere costs an IRQ exit and an EINTR too. Every KVM_RUN result, EINTR

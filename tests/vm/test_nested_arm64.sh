@@ -17,7 +17,8 @@
 #
 # Every expected number comes from the guests' arguments, their own tally (--json) and what
 # tools/vmexit-guest-arm64.c documents, or from tracefs; never from vmexit. Per vCPU: kvm_exit
-# DABT_LOW = mmio + 1 (the done store), HVC64 = hvc, WFx = wfi, SYS64 = sysreg, IABT_LOW at most
+# DABT_LOW = mmio + 1 (the done store), HVC64 = hvc, SYS64 = sysreg, WFx = wfi but for WFIs
+# that met a pending host interrupt (each then an IRQ exit right after the wfi), IABT_LOW at most
 # once (the code page's first fetch, at least once per VM), IRQ at random (host interrupts; only
 # compared between vmexit and tracefs); kvm_userspace_exit MMIO = mmio + 1 and "restart"
 # (KVM_RUN returning EINTR: the signals that end the WFIs) = the guest's own INTR tally. The done
@@ -139,7 +140,9 @@ send rec.vmexit /tmp/rec.vmexit
 echo "T_PHASE fastpath"
 /vmexit-guest-arm64 --vcpus 2 --hvc 100000000 --name bg >/dev/null 2>&1 &
 sleep 1
-timeout 60 /vmexit stat --check-hooks -v 1 1 2>&1 | grep -E '^vmexit: (hooks: kvm_exit|check: )' | sed 's/^/T_FAST /'
+# -v's per-reason table on stderr, and the check's own counts from the JSON.
+timeout 60 /vmexit stat --check-hooks -v --json 1 1 2>&1 |
+	grep -oE '^vmexit: (hooks: kvm_exit|check: ).*|"fast_path_check":\{[^}]*\}' | sed 's/^/T_FAST /'
 kill $! 2>/dev/null
 wait
 exit 0
@@ -227,6 +230,8 @@ for part in fmt.split("print fmt:")[-1].split("__print_symbolic(REC->")[1:]:
 RET, EC = SYM.get("ret", {}), SYM.get("esr_ec", {})
 check(RET.get("TRAP") == 2 and RET.get("IRQ") == 0 and EC.get("DABT_LOW") == DABT_LOW and EC.get("WFx") == WFX,
       f"kvm_exit format not understood: ret {RET}, {len(EC)} exception classes")
+IRQ = EXC | RET.get("IRQ", 0)
+WFI_PC = CODE_LO + 40             # the guest's "5: wfi", the 11th instruction of its code page
 
 LINE = re.compile(r"^\s*(.*?)-(\d+)\s+\[(\d+)\]\s+\S+\s+(\d+\.\d+): (kvm_exit|kvm_entry|kvm_userspace_exit): (.*)$")
 EXIT = re.compile(r"(\w+): HSR_EC: 0x([0-9a-f]+) \((\w+)\), PC: 0x([0-9a-f]+)$")
@@ -281,8 +286,8 @@ def guests(P, pre, arglist):
         for v in g.get("vcpus", []):
             key = (pid, v["vcpu"]); tids[v["tid"]] = key
             x = v.get("exits", {}); tally[key] = v
-            # Each WFI blocks until the waker's signal: KVM_RUN returns EINTR at least once per WFI.
-            check(set(x) == {"MMIO", "INTR"} and x["MMIO"] == A["mmio"] + 1 and x["INTR"] >= A["wfi"]
+            # INTR against the WFIs that trapped: truth(), which has tracefs.
+            check(set(x) == {"MMIO", "INTR"} and x["MMIO"] == A["mmio"] + 1
                   and v.get("runs") == x["MMIO"] + x["INTR"],
                   f"{pre}: {A['name']} vCPU {v['vcpu']}: runs {v.get('runs')}, exits {x}")
     return tids, vms, tally
@@ -306,12 +311,21 @@ def truth(P, pre, arglist):
             counts[(key, "kernel", e["reason"])] += 1; names[("kernel", e["reason"])] = e["name"]
         for r, n in us[tid]:
             counts[(key, "user", r)] += 1; names[("user", r)] = n
-        want = {DABT_LOW: A["mmio"] + 1, HVC64: A["hvc"], WFX: A["wfi"], SYS64: A["sysreg"]}
+        want = {DABT_LOW: A["mmio"] + 1, HVC64: A["hvc"], SYS64: A["sysreg"]}
         got = {r: c[r] for r in want}
         check(got == want, f"{pre}: pid {key[0]} vCPU {key[1]}: tracefs kvm_exit {got}, expected {want}")
+        # A WFI with an interrupt already pending does not trap (the architecture allows it, QEMU
+        # does it): a host IRQ that is pending as the guest reaches its WFI makes an IRQ exit
+        # at the next instruction instead of a WFx (seen once in about 30 runs). Each WFI is
+        # one or the other; each that trapped blocked until the waker's signal: one EINTR at least.
+        wfx = c[WFX]; skipped = sum(1 for e in ex[tid] if e["reason"] == IRQ and e["pc"] == WFI_PC + 4)
+        check(A["wfi"] - skipped <= wfx <= A["wfi"], f"{pre}: pid {key[0]} vCPU {key[1]}: {wfx} WFx and "
+              f"{skipped} IRQ exits after the wfi, for {A['wfi']} WFIs")
+        check(tally[key]["exits"]["INTR"] >= wfx, f"{pre}: pid {key[0]} vCPU {key[1]}: "
+              f"{tally[key]['exits']['INTR']} EINTR returns for {wfx} WFIs that blocked")
         check(c[IABT_LOW] <= 1, f"{pre}: pid {key[0]} vCPU {key[1]}: {c[IABT_LOW]} IABT_LOW, expected at most 1")
         iabt[key[0]] += c[IABT_LOW]
-        other = set(c) - set(want) - {IABT_LOW, EXC | RET.get("IRQ", 0)}
+        other = set(c) - set(want) - {WFX, IABT_LOW, IRQ}
         check(not other, f"{pre}: pid {key[0]} vCPU {key[1]}: kvm_exit reasons the guest does not make: {other}")
         wu = {U_MMIO: A["mmio"] + 1, U_RESTART: tally[key]["exits"]["INTR"]}
         check(dict(u) == {k: v for k, v in wu.items() if v}, f"{pre}: pid {key[0]} vCPU {key[1]}: tracefs "
@@ -526,8 +540,14 @@ if check(P, f"{pre}: did not run"):
     # is tolerated, a reason read differently or an unreadable exit is not.
     one = re.search(r"\((\d+) exits unreadable, (\d+) seen by one side only\)", hk)
     check(ok or (one and one.group(1) == "0"), f"{pre}: the fast path was refused with a VM running: {hk or fl[:3]}")
-    nd = sum(abs(int(r[4]) - int(r[5])) for r in rows)
-    check(raw > 0 and nd <= (int(one.group(2)) if one and not ok else 0),
+    # An exit only the fast path saw is the classic side's miss (a tp/ program is skipped while
+    # a preempted bpf() syscall holds bpf_prog_active; tp_btf is not), counted as classic_missed;
+    # one only the classic side saw is "unpaired" (and refuses the fast path).
+    cj = [l for l in fl if l.startswith('"fast_path_check":')]
+    c = json.loads(cj[-1].split(":", 1)[1]) if cj else {}
+    over = sum(max(0, int(r[4]) - int(r[5])) for r in rows)
+    under = sum(max(0, int(r[5]) - int(r[4])) for r in rows)
+    check(raw > 0 and c and over <= c.get("classic_missed", 0) and under <= c.get("unpaired", 0),
           f"{pre}: the fast path and the classic tracepoints read different exits: {fl}")
     print(f"{PRE}: {pre}: {hk[len('vmexit: hooks: '):]}: " + ", ".join(f"{r[3]} {r[4]}/{r[5]}" for r in rows))
 
