@@ -114,9 +114,16 @@ static int run(struct stat_args *a, struct sampler *sp)
 			goto write_failed;
 		printed++;
 	}
-	err = sampler_sample(sp);
-	if (err)
-		return err;
+	/*
+	 * count intervals done: the summary is the sum of those printed, from the same sample.
+	 * Else (Ctrl-C, the command or every -p process ended) the stretch since the last
+	 * sample is sampled too, printed as a shorter interval of its own, and in the summary.
+	 */
+	if (!(a->count && printed >= a->count)) {
+		err = sampler_sample(sp);
+		if (err)
+			return err;
+	}
 	err = print_end(a, sp, printed);
 	if (!err)
 		return 0;

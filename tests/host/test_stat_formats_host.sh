@@ -122,6 +122,68 @@ print(f"{len(ivs)} intervals: {got}; summary {fin}; the VMM counted {want}")
 assert got == want and fin == want
 PY
 
+# `stat I N`: ending because N intervals are done, the summary is their sum, from the same sample
+# (same elapsed time), for every row: no stretch after the last interval that only it has.
+# Twice: a guest still making exits when the count is reached (a later sample would find more),
+# and one that runs wholly inside the intervals (then the rows equal its own tally). No filter:
+# every row, other VMs' too, must add up.
+ivsum_check() {	# ivsum_check FILE N [GUEST_TALLY]
+	python3 - "$@" <<'PY'
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+n = int(sys.argv[2])
+ivs, final = objs[:-1], objs[-1]
+assert final["final"] and len(ivs) == n and not any(o["final"] for o in ivs), (len(ivs), n)
+key = lambda r: (r["pid"], r["guest"], r["vcpu"], r["kind"], r["isa"], r["reason"])
+got, fin = {}, {key(r): r["count"] for r in final["rows"]}
+for o in ivs:
+    for r in o["rows"]:
+        got[key(r)] = got.get(key(r), 0) + r["count"]
+got = {k: c for k, c in got.items() if c}
+print(f"{n} intervals, summed: {sum(got.values())} exits in {len(got)} rows; "
+      f"summary: {sum(fin.values())} in {len(fin)}; elapsed {ivs[-1]['elapsed_s']} / "
+      f"{final['elapsed_s']} s")
+assert got == fin, sorted((k, got.get(k), fin.get(k)) for k in got.keys() | fin.keys()
+                          if got.get(k) != fin.get(k))
+assert final["elapsed_s"] == ivs[-1]["elapsed_s"] == final["interval_s"], \
+    (final["elapsed_s"], ivs[-1]["elapsed_s"], final["interval_s"])
+if len(sys.argv) > 3:
+    tally = [json.loads(l) for l in open(sys.argv[3]) if l.strip()][0]
+    want = {}
+    for v in tally["vcpus"]:
+        for name, c in v["exits"].items():
+            if c:
+                want[name] = want.get(name, 0) + c
+    mine = {}
+    for k, c in fin.items():
+        if k[0] == tally["pid"] and k[3] == "user":
+            name = [r["reason_name"] for r in final["rows"] if key(r) == k][0]
+            mine[name] = mine.get(name, 0) + c
+    print(f"the guest's exits to the VMM: {mine}; it counted {want}")
+    assert mine == want, (mine, want)
+PY
+}
+"$OUT/vmexit" stat --json 0.5 2 -- "$OUT/vmexit-guest" --io 1000 --seconds 3 >"$tmp/ivsum" \
+	2>"$tmp/ivsum.err" || { cat "$tmp/ivsum.err"; fail "vmexit stat 0.5 2 -- guest failed"; }
+ivsum_check "$tmp/ivsum" 2 || fail "stat 0.5 2: the summary is not the sum of its intervals"
+timeout 300 "$OUT/vmexit" stat --json 1 6 >"$tmp/ivsum2" 2>"$tmp/ivsum2.err" &
+spid=$!
+# The guest starts once the first interval is out: the counting has started for sure (exits
+# made between the programs' attach and the start of counting are forgotten, see sampler_start).
+wait_tracing $spid
+for i in $(seq 600); do
+	[ -s "$tmp/ivsum2" ] && break
+	sleep 0.05
+done
+[ -s "$tmp/ivsum2" ] || fail "stat 1 6 printed no interval in 30 s"
+"$OUT/vmexit-guest" --json --vcpus 2 --io 300 --mmio 50 --seconds 1 --name ivsum01 \
+	>"$tmp/ivsum2.guest" 2>/dev/null || fail "vmexit-guest failed"
+kill -0 $spid 2>/dev/null || fail "the guest ran longer than stat 1 6 (6 s): no check possible"
+wait $spid || { cat "$tmp/ivsum2.err"; fail "vmexit stat 1 6 failed"; }
+ivsum_check "$tmp/ivsum2" 6 "$tmp/ivsum2.guest" ||
+	fail "stat 1 6: the summary is not the sum of its intervals, or not the guest's tally"
+echo "stat I N: the summary is the sum of the N intervals: ok"
+
 # -p PID: like perf stat -p, tracing ends (with the summary) once the process is gone.
 # The guest waits, stopped, until stat is tracing: start-up takes seconds in a slow nested bed.
 stopped_guest --io 50 --seconds 1 --name alive01
