@@ -116,6 +116,7 @@ void row_add(struct row *dst, const struct row *src)
 	dst->oncpu_ns += src->oncpu_ns;
 	dst->blocked_ns += src->blocked_ns;
 	dst->runq_ns += src->runq_ns;
+	dst->inflight_ns += src->inflight_ns;
 	if (src->completed && src->min_ns < dst->min_ns)
 		dst->min_ns = src->min_ns;
 	if (src->completed && src->max_ns > dst->max_ns)

@@ -36,6 +36,13 @@ struct row {
 	__u64 oncpu_ns;
 	__u64 blocked_ns;
 	__u64 runq_ns;
+	/*
+	 * Live interval rows (tracker.h): the time in exit that fell inside the interval is
+	 * total_ns + inflight_ns: plus the ages at its end of the row's exits in flight then,
+	 * minus their ages at its start (total_ns books an exit's whole latency where it
+	 * completes). 0 elsewhere (rows since the start, recordings).
+	 */
+	__s64 inflight_ns;
 	__u64 hist[NR_BUCKETS];
 };
 

@@ -231,7 +231,11 @@ static int sample_locked(struct sampler *sp)
 {
 	double now = sampler_now();
 	__u32 closed = sp->src.turn_epoch(sp->src.cells.ctx);
+	struct timespec ts;
 
+	/* The interval's end, for the ages of the exits in flight then (the kernel's clock). */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	sp->t.now_ns = (__u64)ts.tv_sec * 1000000000 + ts.tv_nsec;
 	if (sp->reap_failed ||
 	    tracker_sample(&sp->t, closed, sp->so.no_interval_rows ? NULL : &sp->rows))
 		return -ENOMEM;

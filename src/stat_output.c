@@ -98,6 +98,15 @@ static double pct(__u64 ns, double secs)
 	return secs > 0 ? (double)ns / (secs * 1e9) * 100.0 : 0;
 }
 
+/* TIME%: the share of the period spent in the row's exits, counting only the part of each that
+ * fell inside it (rows.h, inflight_ns); never below 0 (an exit dropped takes back its share). */
+static double time_pct(const struct row *r, double secs)
+{
+	__s64 ns = (__s64)r->total_ns + r->inflight_ns;
+
+	return pct(ns > 0 ? (__u64)ns : 0, secs);
+}
+
 static void print_hist(const struct stat_view *v, const struct row *r, FILE *f)
 {
 	__u64 peak = 0, lo_b = NR_BUCKETS, hi_b = 0;
@@ -154,7 +163,7 @@ static void print_table_row(const struct stat_view *v, const struct stat_report 
 	}
 	fprintf(f, "%-22.22s %10llu %10.1f %6.2f%% %9s %9s %9s %9s %9s", reason,
 		(unsigned long long)r->count, rep->interval_s > 0 ? r->count / rep->interval_s : 0,
-		pct(r->total_ns, rep->interval_s),
+		time_pct(r, rep->interval_s),
 		fmt_duration(v->unit_ns, r->total_ns, tot, sizeof(tot)),
 		fmt_duration(v->unit_ns, a, avg, sizeof(avg)),
 		fmt_duration(v->unit_ns, row_percentile(r, 50), p50, sizeof(p50)),
@@ -440,7 +449,7 @@ static void print_csv(struct stat_view *v, const struct stat_report *rep, FILE *
 		if (v->tsc_mhz > 0)
 			fprintf(f, "%.0f,", r->total_ns * v->tsc_mhz / 1e3);
 		fprintf(f, "%.4f,%llu,%llu,%llu,%llu,%llu,%llu,%llu",
-			pct(r->total_ns, rep->interval_s), (unsigned long long)r->total_ns,
+			time_pct(r, rep->interval_s), (unsigned long long)r->total_ns,
 			(unsigned long long)r->completed,
 			(unsigned long long)(r->completed ? r->total_ns / r->completed : 0),
 			(unsigned long long)(r->completed ? r->min_ns : 0),
@@ -480,7 +489,7 @@ static void print_json(struct stat_view *v, const struct stat_report *rep, FILE 
 			   "\"p50_ns\":%llu,\"p90_ns\":%llu,\"p99_ns\":%llu,\"hist_total\":%llu",
 			(unsigned long long)r->count, (unsigned long long)r->completed,
 			rep->interval_s > 0 ? r->count / rep->interval_s : 0,
-			pct(r->total_ns, rep->interval_s), (unsigned long long)r->total_ns,
+			time_pct(r, rep->interval_s), (unsigned long long)r->total_ns,
 			(unsigned long long)(r->completed ? r->total_ns / r->completed : 0),
 			(unsigned long long)(r->completed ? r->min_ns : 0),
 			(unsigned long long)(r->completed ? r->max_ns : 0),

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "array_grow.h"
 #include "tracker.h"
 #include "hist.h"
 #include "proc_names.h"
@@ -28,6 +29,7 @@ void tracker_free(struct tracker *t)
 	free(t->cum_at);
 	free(t->inflight);
 	free(t->reaped_inflight);
+	free(t->pending);
 	row_table_free(&t->cum);
 	row_table_free(&t->reaped);
 	memset(t, 0, sizeof(*t));
@@ -249,6 +251,7 @@ static void delta_row(struct row *d, const struct cell *now, const struct cell *
 	d->completed = now->count - prev->count;
 	d->total_ns = now->total_ns - prev->total_ns;
 	d->oncpu_ns = d->blocked_ns = d->runq_ns = 0;
+	d->inflight_ns = 0;	/* the sample adds it to interval rows only (pending) */
 	if (split) {
 		d->oncpu_ns = now->oncpu_ns - prev->oncpu_ns;
 		d->blocked_ns = now->blocked_ns - prev->blocked_ns;
@@ -305,6 +308,7 @@ void tracker_restart(struct tracker *t)
 	row_table_reset(&t->reaped);
 	t->nr_inflight = 0;
 	t->nr_reaped_inflight = 0;
+	t->nr_pending = 0;
 }
 
 /*
@@ -328,6 +332,27 @@ static struct row *cum_row(struct tracker *t, __u32 i, struct row_table *cum,
 }
 
 /*
+ * How much of cell i's in-flight time the interval gains beyond its completed exits: the age at
+ * its end (this sample, or the thread's end) of the exit in flight then, minus the age at its
+ * start (the last sample) of the one in flight then. Summed over intervals, an exit's share is
+ * exactly its latency (or, left by its thread, its age then; dropped, nothing), each interval's
+ * share is the part inside it. Signed: an exit dropped (overwritten) takes back its share.
+ */
+static __s64 inflight_gain(const struct tracker *t, const struct cell *now,
+			   const struct cell *prev, bool ended)
+{
+	__s64 ns = 0;
+
+	if (!t->last_ns || !t->now_ns)
+		return 0;
+	if (prev->inflight_ts)
+		ns -= (__s64)(t->last_ns - prev->inflight_ts);
+	if (now->inflight_ts)
+		ns += (__s64)((ended ? now->ended_ts : t->now_ns) - now->inflight_ts);
+	return ns;
+}
+
+/*
  * Cell i since the last look: its delta into rows (and into cum), its exit in flight listed
  * (reaping: for the next sample); handed back once its thread has exited. The delta's min and
  * max come from the interval epoch closed_epoch when the cell's are of it, else from its
@@ -341,6 +366,7 @@ static int cell_take(struct tracker *t, __u32 i, __u32 closed_epoch, struct row_
 	struct row *r, *c;
 	struct row d;
 	bool ended, wanted;
+	__s64 gain;
 
 	/* Read after `ended`: once it is set the values below are final. */
 	ended = __atomic_load_n(&t->src.cells[i].ended, __ATOMIC_ACQUIRE);
@@ -350,6 +376,16 @@ static int cell_take(struct tracker *t, __u32 i, __u32 closed_epoch, struct row_
 	wanted = t->vcpu_filter < 0 || t->vcpu[i] == t->vcpu_filter;
 	if (wanted && now.inflight_ts && inflight_add(t, i, &now, ended, reaping))
 		return -ENOMEM;
+	gain = wanted ? inflight_gain(t, &now, &t->prev[i], ended) : 0;
+	if (gain) {
+		struct inflight_time *p;
+
+		if (array_reserve(t->pending, t->nr_pending, t->pending_cap, 16))
+			return -ENOMEM;
+		p = &t->pending[t->nr_pending++];
+		row_key_for(t, i, &p->key);
+		p->ns = gain;
+	}
 	if (wanted && (now.started != t->prev[i].started || now.count != t->prev[i].count)) {
 		delta_row(&d, &now, &t->prev[i], closed_epoch, t->split);
 		row_key_for(t, i, &k);
@@ -422,5 +458,14 @@ int tracker_sample(struct tracker *t, __u32 closed_epoch, struct row_table *out)
 		if (t->state[i] == CELL_LIVE && cell_take(t, i, closed_epoch, out, &t->cum, false))
 			return -ENOMEM;
 	}
+	/* Into the interval's rows that exist: a cell alone in flight makes no row. */
+	for (__u32 j = 0; out && j < t->nr_pending; j++) {
+		__u32 *at = row_index_find(&out->index, &t->pending[j].key);
+
+		if (at)
+			out->rows[*at].inflight_ns += t->pending[j].ns;
+	}
+	t->nr_pending = 0;
+	t->last_ns = t->now_ns;
 	return 0;
 }

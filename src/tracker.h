@@ -53,6 +53,12 @@ void inflight_split(const struct inflight_exit *e, __u64 now_ns, __u64 *oncpu, _
 /* Still in flight (its thread lives) and for stuck_ns or more at now_ns. */
 bool inflight_stuck(const struct inflight_exit *e, __u64 now_ns, __u64 stuck_ns);
 
+/* A cell's share of its interval row's inflight_ns, for the row once it exists. */
+struct inflight_time {
+	struct row_key key;
+	__s64 ns;
+};
+
 enum cell_state { CELL_UNSEEN, CELL_LIVE, CELL_GONE, CELL_FREED };
 
 struct tracker {
@@ -83,6 +89,16 @@ struct tracker {
 	struct inflight_exit *reaped_inflight;
 	__u32 nr_reaped_inflight;
 	__u32 reaped_inflight_cap;
+	/*
+	 * CLOCK_MONOTONIC ns of this sample (set by the caller before tracker_sample(); 0:
+	 * unknown, then rows get no inflight_ns) and of the last one. The change of each cell's
+	 * in-flight age between them goes to its interval row's inflight_ns (rows.h), once the
+	 * row exists (a cell whose exit spans the whole interval makes no row of its own).
+	 */
+	__u64 now_ns, last_ns;
+	struct inflight_time *pending;
+	__u32 nr_pending;
+	__u32 pending_cap;
 };
 
 int tracker_init(struct tracker *t, const struct cell_source *src, enum group_by by,

@@ -489,6 +489,94 @@ static void test_minmax_across_epoch_turn(void)
 	CHECK_EQ_U64(sampler_close(&sp, 0), 0);
 }
 
+static const struct row *row_of(struct row_table *rt, __u32 tgid)
+{
+	__u32 *at = row_index_find(&rt->index, &(struct row_key){ .tgid = tgid, .vcpu = -1,
+				   .isa = VMEXIT_ISA_VMX, .reason = 30 });
+
+	return at ? &rt->rows[*at] : NULL;
+}
+
+static int sample_at(struct tracker *t, struct fake *f, __u64 now_ns, struct row_table *rows)
+{
+	t->now_ns = now_ns;
+	return tracker_sample(t, f->epoch++, rows);
+}
+
+/*
+ * TIME% counts the part of each exit inside the interval: an interval row's inflight_ns is the
+ * ages at its end of its exits in flight then minus their ages at its start, also for a cell
+ * with no row of its own (its exit spans the interval) once the row exists; no row is made for
+ * it. Rows since the start and every other field stay as they were.
+ */
+static void test_time_inside_interval(void)
+{
+	struct fake f = {};
+	struct cell_source src = { .cells = f.cells, .nr_cells = fake_nr, .ctx = &f };
+	struct row_table rows;
+	struct tracker t;
+	const struct row *r;
+
+	add_cell(&f, 100, 101, 0, 30);	/* A */
+	add_cell(&f, 100, 102, 1, 30);	/* B: the same row (by VM) */
+	add_cell(&f, 200, 201, 0, 30);	/* C: alone */
+	row_table_init(&rows);
+	CHECK(tracker_init(&t, &src, BY_VM, -1, false) == 0);
+	f.cells[0].started = 1;
+	f.cells[0].inflight_ts = 900;
+	CHECK(sample_at(&t, &f, 1000, &rows) == 0);
+	tracker_restart(&t);
+
+	/* A's exit completes at 1500 (600 ns) and another starts at 1800: 500 + 200 inside. */
+	exits(&f, 0, 1, 600);
+	f.cells[0].started++;
+	f.cells[0].inflight_ts = 1800;
+	f.cells[2].started = 1;
+	f.cells[2].inflight_ts = 1950;
+	CHECK(sample_at(&t, &f, 2000, &rows) == 0);
+	r = row_of(&rows, 100);
+	CHECK(r && r->total_ns == 600 && (__s64)r->total_ns + r->inflight_ns == 700);
+	r = row_of(&rows, 200);
+	CHECK(r && r->count == 1 && r->total_ns == 0 && r->inflight_ns == 50);
+
+	/* A's exit spans the interval, B makes one of 50 ns: the row has both. C's spans it too,
+	 * with no exit started or completed: no row. */
+	exits(&f, 1, 1, 50);
+	CHECK(sample_at(&t, &f, 3000, &rows) == 0);
+	CHECK_EQ_U64(rows.nr, 1);
+	r = row_of(&rows, 100);
+	CHECK(r && r->count == 1 && r->total_ns == 50 && r->inflight_ns == 1000);
+
+	/* A's exit completes at 3500 (1700 ns): only its last 500 ns are in this interval. */
+	exits(&f, 0, 1, 1700);
+	f.cells[0].started--;	/* exits() counts a start: this one started before */
+	f.cells[0].inflight_ts = 0;
+	CHECK(sample_at(&t, &f, 4000, &rows) == 0);
+	r = row_of(&rows, 100);
+	CHECK(r && r->count == 0 && r->completed == 1 && r->total_ns == 1700 &&
+	      (__s64)r->total_ns + r->inflight_ns == 500);
+
+	/* C's exit completes at 4100 (2150 ns), another starts at 4200, and its thread exits in
+	 * it at 4500, read between samples: 100 + 300 inside, the second's age at its end. */
+	exits(&f, 2, 1, 2150);
+	f.cells[2].inflight_ts = 4200;
+	f.cells[2].ended_ts = 4500;
+	f.cells[2].ended = 1;
+	CHECK(tracker_reap(&t) == 0);
+	CHECK(sample_at(&t, &f, 5000, &rows) == 0);
+	r = row_of(&rows, 200);
+	CHECK(r && r->count == 1 && r->total_ns == 2150 &&
+	      (__s64)r->total_ns + r->inflight_ns == 400);
+
+	/* Since the start: the completed exits' latencies only. */
+	r = row_of(&t.cum, 100);
+	CHECK(r && r->count == 3 && r->total_ns == 600 + 50 + 1700 && r->inflight_ns == 0);
+	r = row_of(&t.cum, 200);
+	CHECK(r && r->count == 2 && r->total_ns == 2150 && r->inflight_ns == 0);
+	tracker_free(&t);
+	row_table_free(&rows);
+}
+
 int main(void)
 {
 	test_rows_and_names();
@@ -498,5 +586,6 @@ int main(void)
 	test_reused_pid();
 	test_cum_only_and_forget();
 	test_minmax_across_epoch_turn();
+	test_time_inside_interval();
 	CHECK_DONE("sampler");
 }
