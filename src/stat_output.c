@@ -161,14 +161,29 @@ static void print_table_row(const struct stat_view *v, const struct stat_report 
 		else
 			fprintf(f, "%4s ", total ? "" : "?");
 	}
-	fprintf(f, "%-22.22s %10llu %10.1f %6.2f%% %9s %9s %9s %9s %9s", reason,
+	fprintf(f, "%-22.22s %10llu %10.1f %6.2f%%", reason,
 		(unsigned long long)r->count, rep->interval_s > 0 ? r->count / rep->interval_s : 0,
-		time_pct(r, rep->interval_s),
+		time_pct(r, rep->interval_s));
+	/*
+	 * No exit of the row completed in its period (all still in flight): it has no latency
+	 * yet, which a 0ns would hide (its TIME% and the STUCK section say how long so far). CSV
+	 * and JSON keep their numbers: their Completed / completed field says 0.
+	 */
+	if (!r->completed) {
+		fprintf(f, " %9s %9s %9s %9s %9s", "-", "-", "-", "-", "-");
+		if (v->tsc_mhz > 0)
+			fprintf(f, " %14s %10s", "-", "-");
+		if (v->split)
+			fprintf(f, " %7s %9s %9s", "-", "-", "-");
+		fputc('\n', f);
+		return;
+	}
+	fprintf(f, " %9s %9s %9s %9s %9s",
 		fmt_duration(v->unit_ns, r->total_ns, tot, sizeof(tot)),
 		fmt_duration(v->unit_ns, a, avg, sizeof(avg)),
 		fmt_duration(v->unit_ns, row_percentile(r, 50), p50, sizeof(p50)),
 		fmt_duration(v->unit_ns, row_percentile(r, 99), p99, sizeof(p99)),
-		fmt_duration(v->unit_ns, r->completed ? r->max_ns : 0, max, sizeof(max)));
+		fmt_duration(v->unit_ns, r->max_ns, max, sizeof(max)));
 	if (v->tsc_mhz > 0)
 		fprintf(f, " %14.0f %10.0f", r->total_ns * v->tsc_mhz / 1e3, a * v->tsc_mhz / 1e3);
 	if (v->split)

@@ -216,6 +216,14 @@ assert objs[-1]["final"] and top <= 100.5 and most >= 50, (top, most)
 EOF
 then pass "TIME% per vCPU at most 100 % of each interval"
 else fail "TIME% of a VMM that sleeps in its exits: $(head -c 2000 "$TMP/pct.json")"; fi
+# In the table, a row none of whose exits completed in the interval (each vCPU's first 0.5 s exit,
+# begun in the 0.3 s interval) has no latency: `-`, never 0ns.
+chk "$VMEXIT" stat --by vcpu 0.3 -- "$GUEST" --vcpus $V --io 3 --io-sleep-us 500000 \
+	>"$TMP/pct.txt" || fail "stat (table) of a VMM that sleeps in its exits"
+nolat=$(grep -cE ' KVM_EXIT_IO +1 +[0-9.]+ +[0-9.]+% +- +- +- +- +-$' "$TMP/pct.txt")
+[ "$nolat" -ge 1 ] && ! grep -qE ' 0ns$' "$TMP/pct.txt" &&
+	pass "rows with no completed exit show - for their latency ($nolat)" ||
+	fail "rows with no completed exit: $(cat "$TMP/pct.txt")"
 
 cat "$TMP/stop.err" "$TMP/stoprec.err" >>"$TMP/all-stderr"
 sanitizer_reports && fail "sanitizer reports (above)"
