@@ -122,8 +122,6 @@ int sampler_open(struct sampler *sp, struct cli_filters *f, const struct sampler
 		session_close(&sp->s);
 		return -1;
 	}
-	/* Last, once the programs are attached: tests wait on it (lib.sh wait_tracing). */
-	install_signal_handlers();
 	return 0;
 }
 
@@ -147,8 +145,15 @@ void sampler_start(struct sampler *sp)
 			tracker_restart(&sp->t);
 		sp->samples = 0;
 		pthread_mutex_unlock(&sp->lock);
-		session_start_command(&sp->s);
 	}
+	/*
+	 * Ctrl-C ends the run gracefully from here on, once counting has started: before, there
+	 * is nothing to report. Tests take the handlers as "counting" (lib.sh wait_tracing): an
+	 * exit made between them and the sample above would be forgotten, not counted.
+	 */
+	install_signal_handlers();
+	if (sp->s.skel)
+		session_start_command(&sp->s);
 	sp->start = sp->last = sampler_now();
 	sp->next = first > 0 ? sp->start + first : NEVER;
 	sp->started = true;
