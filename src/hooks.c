@@ -241,13 +241,16 @@ static void check_counts_print(struct hook_check_bpf *c, FILE *f)
 	struct { __u64 raw, classic; } v;
 	__u64 key, *prev = NULL;
 	char rb[64];
+	int header = 0;
 
-	fprintf(f, "vmexit: check: %-8s %-24s %12s %12s\n", "isa", "reason", "fast path",
-		"classic");
 	while (!bpf_map_get_next_key(fd, prev, &key)) {
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, &v))
 			continue;
+		/* Over the first row only: no exit, no table (the hooks line says why). */
+		if (!header++)
+			fprintf(f, "vmexit: check: %-8s %-24s %12s %12s\n", "isa", "reason",
+				"fast path", "classic");
 		fprintf(f, "vmexit: check: %-8s %-24s %12llu %12llu%s\n", isa_name(key >> 32),
 			reason_str(key >> 32, (__u32)key, rb, sizeof(rb)),
 			(unsigned long long)v.raw, (unsigned long long)v.classic,
@@ -270,9 +273,16 @@ bool check_window_open(struct check_window *w, double now, __u64 seen, __u64 mat
 	}
 	if (now >= w->start + CHECK_MAX_WINDOWS * w->window_s)
 		return false;
-	/* --check-hooks prints both sides' counts over its whole window, refused or not. */
-	if (w->verbose)
-		return now < w->start + w->window_s || (!bad && matched < CHECK_MIN_MATCHED);
+	/*
+	 * --check-hooks prints both sides' counts over its whole window, refused or not; past it
+	 * only while exits still arrive: a host with none would otherwise wait for the cap.
+	 */
+	if (w->verbose) {
+		if (now < w->start + w->window_s)
+			return true;
+		return !bad && seen && matched < CHECK_MIN_MATCHED &&
+		       now < w->last_seen_at + CHECK_IDLE_S;
+	}
 	if (bad || matched >= CHECK_ENOUGH)
 		return false;
 	if (!seen)

@@ -37,13 +37,16 @@ struct hook_check {
  * those they did not (bad: read differently, by one side only, or unreadable).
  * The window ends at the first of:
  *  - a bad exit: the verdict is in, the fast path is refused;
- *  - CHECK_ENOUGH exits agreed (not verbose: --check-hooks looks for the whole window);
+ *  - CHECK_ENOUGH exits agreed;
  *  - no exit at all in its first CHECK_IDLE_S: no VM runs, nothing to judge (counted from
  *    quiet_s before start when the host was already seen to make no exit then: start-up
  *    watches kvm_exit before the BTF work that arming the check needs);
  *  - window_s passed and CHECK_MIN_MATCHED exits agreed;
- *  - window_s passed and no new exit came for CHECK_IDLE_S (the VMs stopped);
+ *  - window_s passed and no new exit came for CHECK_IDLE_S (the VMs stopped, or none ran);
  *  - CHECK_MAX_WINDOWS * window_s passed: start-up ends even if exits only trickle in.
+ * Verbose (--check-hooks, which prints both sides' counts over its window) skips the first
+ * three: it always looks for window_s, so that a VM started just before vmexit is still
+ * judged, and longer only while exits keep coming with fewer than CHECK_MIN_MATCHED agreed.
  * Fewer than CHECK_MIN_MATCHED agreeing exits then: the classic tracepoints run, and -v and
  * the JSON note say that the fast path was not checked, and why.
  */

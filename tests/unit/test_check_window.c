@@ -85,5 +85,20 @@ int main(void)
 	CHECK(check_window_open(&w, 101.0, 50, 0, 50));
 	CHECK(!check_window_open(&w, 102.0, 60, 0, 60));	/* refused: no need for more */
 
+	/* --check-hooks on a host with no exit at all: the 2 s window, not the cap. */
+	w = win(true, 2.0);
+	CHECK(check_window_open(&w, 101.99, 0, 0, 0));
+	CHECK(!check_window_open(&w, 102.0, 0, 0, 0));
+	/* Exits came early in the window, then stopped: over at 2 s, not extended. */
+	w = win(true, 2.0);
+	CHECK(check_window_open(&w, 100.5, 30, 30, 0));
+	CHECK(!check_window_open(&w, 102.0, 30, 30, 0));
+	/* Exits still coming at 2 s with too few agreed: extended, CHECK_IDLE_S after the last. */
+	w = win(true, 2.0);
+	CHECK(check_window_open(&w, 101.95, 40, 40, 0));
+	CHECK(check_window_open(&w, 102.04, 41, 41, 0));
+	CHECK(check_window_open(&w, 102.1, 45, 45, 0));
+	CHECK(!check_window_open(&w, 102.21, 45, 45, 0));
+
 	CHECK_DONE("check_window");
 }
