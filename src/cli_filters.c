@@ -56,7 +56,9 @@ static void to_session(void *input, struct argp_state *state)
 	const struct event_filter *f = &cf->sel.f;
 	struct session_opts *o = &cf->opts;
 
-	(void)state;
+	/* Else it would run as if no -- were given, until Ctrl-C. */
+	if (o->command && !o->command[0])
+		argp_error(state, "-- needs a command after it (or leave the -- out)");
 	for (int i = 0; i < f->nr_pids; i++)
 		o->pids[i] = (int)f->pids[i];
 	o->nr_pids = f->nr_pids;
@@ -103,7 +105,8 @@ char **cli_split_command(int *argc, char **argv)
 		if (!strcmp(argv[i], "--")) {
 			argv[i] = NULL;
 			*argc = i;
-			return argv[i + 1] ? &argv[i + 1] : NULL;
+			/* Empty after a trailing --: cli_filters_options refuses it. */
+			return &argv[i + 1];
 		}
 	}
 	return NULL;

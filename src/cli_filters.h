@@ -20,7 +20,10 @@ extern const struct cmd_options cli_filters_options;
 int cli_filters_resolve(struct cli_filters *f);
 /* Preflight, cli_filters_resolve(), session_open(): tracing as asked. Prints; -1 on failure. */
 int cli_filters_open_session(struct cli_filters *f, struct session *s);
-/* Splits "... -- COMMAND ARGS" off argv before argp sees it; the command, or NULL. */
+/*
+ * Splits "... -- COMMAND ARGS" off argv before argp sees it; the command, or NULL without --
+ * (a trailing -- gives an empty one, which cli_filters_options rejects).
+ */
 char **cli_split_command(int *argc, char **argv);
 
 #endif /* VMEXIT_CLI_FILTERS_H */

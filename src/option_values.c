@@ -64,6 +64,13 @@ int parse_choice_arg(const char *arg, const char *what, const char *const *names
 	return 0;
 }
 
+void opt_exclusive(struct argp_state *state, bool a, const char *a_name, bool b,
+		   const char *b_name)
+{
+	if (a && b)
+		argp_error(state, "%s and %s are different outputs: pick one", a_name, b_name);
+}
+
 void opt_true(const char *arg, void *to, struct argp_state *state)
 {
 	(void)arg;

@@ -26,6 +26,13 @@ int parse_choice_arg(const char *arg, const char *what, const char *const *names
 		     struct argp_state *state);
 
 /*
+ * Two options that choose different outputs, both given: "A and B are different outputs: pick
+ * one", rather than one of them silently dropped.
+ */
+void opt_exclusive(struct argp_state *state, bool a, const char *a_name, bool b,
+		   const char *b_name);
+
+/*
  * A store function parses an option's argument (NULL for an option without one) into the
  * field `to` points at. OPT_STORE() declares one with the type of that field, which OPT_TO()
  * (cmd_options.h) checks against the field an option table gives it at compile time.

@@ -45,9 +45,20 @@ struct report_args {
 	struct evout_opts out;
 };
 
+/* One recording: a second -i would otherwise replace the first unsaid. */
+OPT_STATIC_STORE(opt_input, const char *);
+static void opt_input(const char *arg, void *to, struct argp_state *state)
+{
+	const char **path = to;
+
+	if (*path)
+		argp_error(state, "-i given twice ('%s' and '%s'): give one recording", *path, arg);
+	*path = arg;
+}
+
 static const struct cmd_option options[] = {
 	{ "input", 'i', "FILE", 0, "The recording (- for standard input)", 0,
-	  OPT_TO(struct report_args, path, opt_string) },
+	  OPT_TO(struct report_args, path, opt_input) },
 	FILTER_OPTIONS("Filters (matched against the recording):",
 		       "Only the guest with this name in the file (repeatable)", 1,
 		       struct report_args, sel),
@@ -73,13 +84,13 @@ static void check_modes(void *input, struct argp_state *state)
 
 	if (!a->path)
 		argp_error(state, "give the recording with -i FILE");
-	if (a->out.format_path && a->out.perfetto_path)
-		argp_error(state, "--format and --perfetto are different outputs: pick one");
+	opt_exclusive(state, a->out.format_path, "--format", a->out.perfetto_path, "--perfetto");
+	opt_exclusive(state, a->events, "--events", a->out.perfetto_path, "--perfetto");
+	opt_exclusive(state, a->events, "--events", a->out.format_path, "--format");
 	if (per_event && (a->view.asked_csv || a->view.hist))
 		argp_error(state, "--csv and --hist are summary outputs: drop --events, --format "
 			   "and --perfetto");
-	if (a->out.perfetto_path && json)
-		argp_error(state, "--perfetto and --json are different outputs: pick one");
+	opt_exclusive(state, a->out.perfetto_path, "--perfetto", json, "--json");
 	if (json && a->out.format_path)
 		argp_error(state, "--format renders lines: it cannot be combined with --json");
 	a->events = per_event;

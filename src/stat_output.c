@@ -637,4 +637,13 @@ static const struct cmd_option view_options[] = {
 	{},
 };
 
-const struct cmd_options stat_view_options = { .options = view_options };
+/* One summary format; CSV has no histogram (JSON has: --json --hist is both). */
+static void view_check(void *input, struct argp_state *state)
+{
+	const struct stat_view *v = input;
+
+	opt_exclusive(state, v->asked_csv, "--csv", v->asked_json, "--json");
+	opt_exclusive(state, v->asked_csv, "--csv", v->hist, "--hist");
+}
+
+const struct cmd_options stat_view_options = { .options = view_options, .end = view_check };

@@ -24,7 +24,7 @@ struct stat_view {
 	double tsc_mhz;		/* > 0: cycle columns */
 	bool hist;
 	bool split;		/* rows carry on CPU / blocked / runq (--split) */
-	bool asked_csv, asked_json;	/* as given: report lets --json win and go with --events */
+	bool asked_csv, asked_json;	/* as given: one of them; report's --json goes with --events */
 	struct name_cache *names;
 	bool csv_header_done;
 };

@@ -39,6 +39,24 @@ for c in stat top stream record report list serve; do
 	expect 2 "commands:.* $c[,( ]" "$V" stats
 done
 expect 2 "unknown list 'x'" "$V" list x
+# Two outputs at once: a usage error naming both, never one of them silently dropped. The
+# recording need not exist: usage is checked before the file is opened. (--json --hist and
+# report --events --json are one output each: they stay valid.)
+expect 2 "--csv and --hist are different outputs" timeout 5 "$V" stat --csv --hist
+expect 2 "--csv and --json are different outputs" timeout 5 "$V" stat --json --csv
+expect 2 "--csv and --json are different outputs" "$V" report -i none.vmexit --csv --json
+expect 2 "--events and --perfetto are different outputs" "$V" report -i none.vmexit --events --perfetto x.json
+expect 2 "--events and --format are different outputs" "$V" report -i none.vmexit --events --format f
+expect 2 "-i given twice \('a' and 'b'\)" "$V" report -i a -i b
+expect 1 "none.vmexit: cannot open" "$V" report -i none.vmexit --json --hist
+expect 1 "none.vmexit: cannot open" "$V" report -i none.vmexit --events --json
+# A trailing -- with no command would otherwise trace everything until Ctrl-C.
+# (timeout: without the check each would trace until killed)
+expect 2 "-- needs a command" timeout 5 "$V" stat --
+expect 2 "-- needs a command" timeout 5 "$V" stream --
+tmp=$(mktemp -d)
+expect 2 "-- needs a command" timeout 5 "$V" record -o "$tmp/r.vmexit" --
+rm -rf "$tmp"
 # --check-hooks checks the stat path's kvm_exit fast path: a stream has none to check.
 expect 2 "check-hooks .*stream and record always use the classic" "$V" stream --check-hooks
 expect 2 "check-hooks .*stream and record always use the classic" "$V" record --check-hooks -o x

@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include "check.h"
 #include "cmd_options.h"
+#include "stat_output.h"
 
 struct child_args {
 	bool verbose;
@@ -75,8 +76,11 @@ static const struct cmd_options set = {
 		{ &child_set, offsetof(struct args, child), NULL, 0 }, {} },
 };
 
-/* Parses argv in a child process: its exit status, stdout and stderr (first 4 KiB each). */
-static int parse_apart(char **argv, char *out, char *err)
+/*
+ * Parses argv by s into input in a child process: its exit status, stdout and stderr (first
+ * 4 KiB each).
+ */
+static int parse_in(const struct cmd_options *s, void *input, char **argv, char *out, char *err)
 {
 	int po[2], pe[2], status;
 	ssize_t n;
@@ -86,7 +90,6 @@ static int parse_apart(char **argv, char *out, char *err)
 		return -1;
 	pid = fork();
 	if (!pid) {
-		struct args a = {};
 		int argc = 0;
 
 		while (argv[argc])
@@ -94,7 +97,7 @@ static int parse_apart(char **argv, char *out, char *err)
 		dup2(po[1], 1);
 		dup2(pe[1], 2);
 		argp_err_exit_status = 2;
-		exit(cmd_options_parse(&set, argc, argv, 0, &a) ? 3 : 0);
+		exit(cmd_options_parse(s, argc, argv, 0, input) ? 3 : 0);
 	}
 	close(po[1]);
 	close(pe[1]);
@@ -106,6 +109,22 @@ static int parse_apart(char **argv, char *out, char *err)
 	close(pe[0]);
 	waitpid(pid, &status, 0);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int parse_apart(char **argv, char *out, char *err)
+{
+	struct args a = {};
+
+	return parse_in(&set, &a, argv, out, err);
+}
+
+/* stat's and report's summary options: one format, and CSV has no histogram. */
+static int view_apart(char **argv, char *err)
+{
+	struct stat_view v = {};
+	char out[4096];
+
+	return parse_in(&stat_view_options, &v, argv, out, err);
 }
 
 int main(void)
@@ -150,5 +169,15 @@ int main(void)
 	CHECK(strstr(out, "      --count=N              A count\n"));
 	CHECK(strstr(out, "  -f, --flag, --other-flag   A flag\n"));
 	CHECK(strstr(out, "\n Child:\n      --tsc-mhz=MHZ          Child number\n"));
+
+	/* Two summary formats: a usage error naming both, whichever order; --json --hist is one. */
+	CHECK_EQ_U64(view_apart((char *[]){ "t", "--json", "--csv", NULL }, err), 2);
+	CHECK(strstr(err, "t: --csv and --json are different outputs: pick one\n") == err);
+	CHECK_EQ_U64(view_apart((char *[]){ "t", "--csv", "--json", NULL }, err), 2);
+	CHECK(strstr(err, "t: --csv and --json are different outputs: pick one\n") == err);
+	CHECK_EQ_U64(view_apart((char *[]){ "t", "--hist", "--csv", NULL }, err), 2);
+	CHECK(strstr(err, "t: --csv and --hist are different outputs: pick one\n") == err);
+	CHECK_EQ_U64(view_apart((char *[]){ "t", "--json", "--hist", NULL }, err), 0);
+	CHECK_EQ_U64(view_apart((char *[]){ "t", "--csv", "--csv", "--by", "vcpu", NULL }, err), 0);
 	CHECK_DONE("cmd_options");
 }
