@@ -134,13 +134,15 @@ check(f"stream: all {len(ev)} exits to the VMM split exactly", len(ev) == 31 and
       e["oncpu_ns"] + e["blocked_ns"] + e["runq_ns"] == e["latency_ns"] for e in ev))
 check("stream: the last in flight", [e.get("in_flight", False) for e in ev] == [False] * 30 + [True])
 ev = ev[:30]
-# Each sleep is at least 500 us, but its blocked part starts at the switch out, some way into
-# nanosleep (tens of us under TCG): per exit half of it at least, all of them 90 % of the sum.
-check("stream: the sleeping exits are blocked >= 250 us each, >= 90 % of 30 x 500 us in all",
-      all(e["blocked_ns"] >= 250000 for e in ev) and
+# Each exit lasts the VMM's sleep at least: 500 us. Its blocked part starts at the switch out,
+# some way into nanosleep, and there is none when the timer expires before the VMM gets to
+# switch out (seen in the TCG bed: a slow syscall path can use up 500 us): so no bound per exit;
+# all of them are blocked for 90 % of 30 x 500 us at least.
+check("stream: the sleeping exits last >= 500 us each and are blocked >= 90 % of 30 x 500 us in all",
+      all(e["latency_ns"] >= 500000 for e in ev) and
       sum(e["blocked_ns"] for e in ev) >= 0.9 * 30 * 500000,
-      f"(least {min(e['blocked_ns'] for e in ev) / 1e3:.0f} us, "
-      f"sum {sum(e['blocked_ns'] for e in ev) / 1e6:.2f} ms)")
+      f"(shortest {min(e['latency_ns'] for e in ev) / 1e3:.0f} us, least blocked "
+      f"{min(e['blocked_ns'] for e in ev) / 1e3:.0f} us, sum {sum(e['blocked_ns'] for e in ev) / 1e6:.2f} ms)")
 ln = [l.split("=") for l in open(f"{d}/lines") if "=" in l]
 check(f"rules file: all {len(ln)} lines latency = oncpu + blocked + runq",
       len(ln) >= 30 and all(int(a) == sum(map(int, b.split("+"))) for a, b in ln))
