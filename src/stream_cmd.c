@@ -72,7 +72,8 @@ static const struct cmd_option options[] = {
 	  OPT_TO(struct stream_args, out, opt_json) },
 	{ "perfetto", 0, "FILE", 0, "Write a Chrome/Perfetto trace to FILE (- for standard "
 	  "output) instead of lines", 2, OPT_TO(struct stream_args, out, opt_perfetto) },
-	{ "tsc-mhz", 0, "MHZ", 0, "TSC frequency: cycle fields in lines and JSON", 2,
+	{ "tsc-mhz", 0, "MHZ", 0, "TSC frequency: JSON gets latency_cycles, --format rules "
+	  "%(tsc) in cycles (the default lines do not change)", 2,
 	  OPT_TO(struct stream_args, out.tsc_mhz, opt_tsc_mhz) },
 	{ "stuck", 0, "DURATION", 0, "Also print a line when an exit has been in flight this long "
 	  "(e.g. 1s, 250ms; default off)", 2,
