@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "event_output.h"
+#include "out_write.h"
 #include "fmt_num.h"
 #include "lost_causes.h"
 #include "perfetto.h"
@@ -250,8 +251,7 @@ int evout_event(struct evout *o, const struct vmexit_event *ev)
 		break;
 	case EVOUT_JSON:
 		json_event(o, ev);
-		if (ferror(o->f))
-			o->err = -EIO;
+		o->err = out_error(o->f);
 		break;
 	case EVOUT_PERFETTO:
 		perfetto_event(o->pw, ev, NULL);
@@ -299,8 +299,8 @@ void evout_stuck(struct evout *o, const struct stuck_exit *e)
 		perfetto_stuck(o->pw, e->start_ns + e->age_ns, line);
 		break;
 	}
-	if (ferror(o->f) && !o->err)
-		o->err = -EIO;
+	if (!o->err)
+		o->err = out_error(o->f);
 }
 
 void evout_lost(struct evout *o, __u64 ts_ns, const __u64 delta[NR_LOST])

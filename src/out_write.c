@@ -12,6 +12,13 @@ int out_flush(FILE *f)
 	return errno ? -errno : -EIO;
 }
 
+int out_error(FILE *f)
+{
+	if (!ferror(f))
+		return 0;
+	return errno ? -errno : -EIO;
+}
+
 void out_write_error(const char *what, int err)
 {
 	if (err == -EPIPE)

@@ -9,6 +9,7 @@
 
 #include "fmt_num.h"
 #include "hashmap.h"
+#include "out_write.h"
 #include "perfetto.h"
 #include "reasons.h"
 #include "text_escape.h"
@@ -472,8 +473,8 @@ int perfetto_close(struct perfetto_writer *w)
 			put_thread_name(w, t, T_KVM);
 	}
 	fputs("\n]\n", w->f);
-	if (fflush(w->f) || ferror(w->f))
-		ret = -EIO;
+	if (!ret)
+		ret = out_flush(w->f);
 	tracks_free(&w->tracks);
 	free(w);
 	return ret;

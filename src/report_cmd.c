@@ -285,9 +285,11 @@ static int check_selections(struct report *r)
 	return rc;
 }
 
-static void print_summary(struct report *r, const struct rec_meta *meta)
+/* 0, or -errno of the summary's first failed write (a later flush would only say EIO). */
+static int print_summary(struct report *r, const struct rec_meta *meta)
 {
 	struct stat_report rep = { .rows = &r->rows, .final = true };
+	int err;
 	__u64 from = r->first_ts ? r->first_ts : meta->mono_ns;
 
 	/* The recording's span: record stamps when tracing began and ended with empty lost
@@ -295,9 +297,10 @@ static void print_summary(struct report *r, const struct rec_meta *meta)
 	rep.interval_s = r->last_ts > from ? (r->last_ts - from) / 1e9 : 0;
 	rep.elapsed_s = rep.interval_s;
 	memcpy(rep.lost, r->lost, sizeof(rep.lost));
-	stat_print(&r->a->view, &rep, stdout);	/* checked with the rest, at the end */
+	err = stat_print(&r->a->view, &rep, stdout);
 	if (r->a->view.fmt == OUT_TABLE)
 		print_tsc_offsets(r);
+	return err;
 }
 
 static const char *file_reason_name(void *reader, __u32 isa, __u32 reason)
@@ -312,7 +315,7 @@ int cmd_report(int argc, char **argv)
 	struct rec_reader *rd;
 	struct rec_item *it = NULL;
 	char err[512] = "";
-	int rc = 0, ret = 0, n = 0, n_err;
+	int rc = 0, ret = 0, n = 0, n_err, summary_err = 0;
 	bool out_open = false;
 
 	if (cmd_options_parse(&report_options, argc, argv, 0, &a))
@@ -358,7 +361,7 @@ int cmd_report(int argc, char **argv)
 	}
 	/* Everything read before any damage is output first, then what went wrong. */
 	if (!ret && !a.events)
-		print_summary(&r, rec_reader_meta(rd));
+		summary_err = print_summary(&r, rec_reader_meta(rd));
 	if (out_open) {
 		out_open = false;
 		n_err = evout_close(&r.out);
@@ -371,6 +374,8 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	ret = out_flush(stdout);
+	if (summary_err)
+		ret = summary_err;
 	if (ret) {
 		out_write_error("the report", ret);
 		rc = 1;

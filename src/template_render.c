@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "out_write.h"
 #include "reasons.h"
 #include "template.h"
 #include "template_rules.h"
@@ -346,7 +347,7 @@ int tmpl_render_file(struct tmpl_rules *r, struct tmpl_env *env, const struct vm
 		o = (struct out){ .buf = buf, .lim = o.pos };
 		render_rule(&r->rules[i], &c, &o);
 	}
-	ret = fwrite(buf, 1, o.pos, f) == o.pos ? (int)o.pos : -EIO;
+	ret = fwrite(buf, 1, o.pos, f) == o.pos ? (int)o.pos : out_error(f);
 	if (buf != stack)
 		free(buf);
 	return ret;

@@ -6,9 +6,9 @@ OUT=${1:-.output}
 V=$OUT/vmexit
 bad=0
 expect() {	# expect RC REGEX CMD...: exit code RC and one stderr line matching REGEX
-	local rc=$1 re=$2; shift 2
+	local rc=$1 re=$2; shift 2	# stdout goes to $to (to=/dev/full expect ...), else nowhere
 	local err got
-	err=$("$@" 2>&1 >/dev/null); got=$?
+	err=$("$@" 2>&1 >"${to:-/dev/null}"); got=$?
 	if [ $got -ne "$rc" ] || ! grep -qE -- "$re" <<<"$err"; then
 		echo "FAIL: $* -> exit $got (want $rc), stderr: $err"; bad=1
 	else
@@ -69,6 +69,21 @@ if [ "$(id -u)" = 0 ]; then
 	rm -rf "$nr"
 	expect 1 "no running guest named 'no-such-guest'" "$V" stat -g no-such-guest
 	expect 127 "cannot run 'no-such-command-xyz'" "$V" stat -- no-such-command-xyz
+	# A full disk: every report output says why (ENOSPC), not the EIO of an error flag found
+	# after the failed write's errno was gone.
+	rec=$(mktemp -d)
+	if "$V" record -o "$rec/r.vmexit" -- "$OUT/vmexit-guest" --io 100 >/dev/null 2>"$rec/err"
+	then
+		full="^vmexit: (writing the output|cannot write the report): No space left on device$"
+		for o in "" --events "--events --json" --csv --json "--perfetto -"; do
+			# shellcheck disable=SC2086 # $o is zero or more options
+			to=/dev/full expect 1 "$full" "$V" report -i "$rec/r.vmexit" $o
+		done
+		expect 1 "$full" "$V" report -i "$rec/r.vmexit" --perfetto /dev/full
+	else
+		echo "FAIL: vmexit record -- vmexit-guest --io 100: $(cat "$rec/err")"; bad=1
+	fi
+	rm -rf "$rec"
 else
 	echo "SKIP (partial): -g and -- COMMAND checks need root"
 fi
