@@ -3,20 +3,29 @@
 #include <stdio.h>
 #include <string.h>
 #include "commands.h"
+#include "out_write.h"
 #include "proc_names.h"
 #include "reasons.h"
 
 int cmd_list(int argc, char **argv)
 {
-	if (argc < 2 || !strcmp(argv[1], "reasons")) {
+	const char *what = argc < 2 ? "reasons" : argv[1];
+	int err;
+
+	if (strcmp(what, "reasons") && strcmp(what, "guests")) {
+		fprintf(stderr, "vmexit: unknown list '%s': use 'vmexit list reasons' or "
+			"'vmexit list guests'\n", what);
+		return 2;
+	}
+	if (!strcmp(what, "reasons"))
 		reason_list_print(stdout);
-		return 0;
-	}
-	if (!strcmp(argv[1], "guests")) {
+	else
 		guests_list_print(stdout);
-		return 0;
+	err = out_flush(stdout);
+	if (err) {
+		out_write_error(!strcmp(what, "reasons") ? "the reason list" : "the guest list",
+				err);
+		return 1;
 	}
-	fprintf(stderr, "vmexit: unknown list '%s': use 'vmexit list reasons' or "
-		"'vmexit list guests'\n", argv[1]);
-	return 2;
+	return 0;
 }

@@ -57,6 +57,8 @@ expect 2 "-- needs a command" timeout 5 "$V" stream --
 tmp=$(mktemp -d)
 expect 2 "-- needs a command" timeout 5 "$V" record -o "$tmp/r.vmexit" --
 rm -rf "$tmp"
+to=/dev/full expect 1 "^vmexit: cannot write the reason list: No space left on device$" "$V" list reasons
+to=/dev/full expect 1 "^vmexit: cannot write the guest list: No space left on device$" "$V" list guests
 # --check-hooks checks the stat path's kvm_exit fast path: a stream has none to check.
 expect 2 "check-hooks .*stream and record always use the classic" "$V" stream --check-hooks
 expect 2 "check-hooks .*stream and record always use the classic" "$V" record --check-hooks -o x
