@@ -57,6 +57,13 @@ expect 2 "-- needs a command" timeout 5 "$V" stream --
 tmp=$(mktemp -d)
 expect 2 "-- needs a command" timeout 5 "$V" record -o "$tmp/r.vmexit" --
 rm -rf "$tmp"
+expect 2 "unexpected argument 'extra'" "$V" list reasons extra
+expect 2 "unexpected argument '-x'" "$V" list guests -x
+if "$V" list --help | grep -q "^Usage: vmexit list"; then
+	echo "ok: vmexit list --help prints its usage"
+else
+	echo "FAIL: vmexit list --help: $("$V" list --help 2>&1)"; bad=1
+fi
 to=/dev/full expect 1 "^vmexit: cannot write the reason list: No space left on device$" "$V" list reasons
 to=/dev/full expect 1 "^vmexit: cannot write the guest list: No space left on device$" "$V" list guests
 # --check-hooks checks the stat path's kvm_exit fast path: a stream has none to check.
