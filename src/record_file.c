@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 
 #include "array_grow.h"
@@ -531,6 +532,7 @@ struct rec_writer *rec_writer_open(const char *path, bool force, const struct re
 {
 	struct rec_writer *w;
 	bool is_stdout = !strcmp(path, "-");
+	struct stat st;
 
 	w = calloc(1, sizeof(*w));
 	if (!w || !(w->buf = malloc(IO_BUF_SIZE)) || !(w->path = strdup(path))) {
@@ -543,6 +545,14 @@ struct rec_writer *rec_writer_open(const char *path, bool force, const struct re
 		/* O_EXCL: never clobber an earlier recording by accident. */
 		w->fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL),
 			     0644);
+		/* Only a regular file holds a recording to lose: a pipe or a device (/dev/stdout,
+		 * /dev/null) that exists is written to as it is. */
+		if (w->fd < 0 && errno == EEXIST) {
+			if (!stat(path, &st) && !S_ISREG(st.st_mode))
+				w->fd = open(path, O_WRONLY | O_CLOEXEC);
+			else
+				errno = EEXIST;	/* not stat's errno: a dangling link exists */
+		}
 		if (w->fd < 0) {
 			if (errno == EEXIST)
 				set_err(err, errlen, "%s: file exists; use --force to overwrite it",

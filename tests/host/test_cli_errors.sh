@@ -92,6 +92,9 @@ if [ "$(id -u)" = 0 ]; then
 	else
 		echo "FAIL: vmexit record -- vmexit-guest --io 100: $(cat "$rec/err")"; bad=1
 	fi
+	# Only a regular file that exists is refused: a device is written to as it is.
+	expect 1 "r.vmexit: file exists; use --force" "$V" record -o "$rec/r.vmexit" -- true
+	expect 0 "written to /dev/null" "$V" record -o /dev/null -- "$OUT/vmexit-guest" --io 10
 	rm -rf "$rec"
 else
 	echo "SKIP (partial): -g and -- COMMAND checks need root"
