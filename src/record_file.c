@@ -1109,10 +1109,11 @@ static int next_record(struct rec_reader *r, struct raw_record *rec)
 			return read_failed(r);
 		p = r->data + r->pos;
 		if ((size_t)avail < REC_HDR_LEN + body)
-			return reader_fail(r, rec->off, "%s record (type %u, %u bytes) is cut "
-					   "short: the file ends %zd bytes into it (truncated or "
-					   "corrupt)", type_name(rec->type), rec->type, rec->len,
-					   avail);
+			/* avail counts the header: so does the size it is compared with. */
+			return reader_fail(r, rec->off, "%s record (type %u, %u bytes; %zu in "
+					   "the file) is cut short: the file ends %zd bytes into it "
+					   "(truncated or corrupt)", type_name(rec->type),
+					   rec->type, rec->len, REC_HDR_LEN + body, avail);
 	}
 	stored = get32(p);
 	crc = rec_crc32c(0, p + 4, 4 + body);

@@ -17,6 +17,7 @@
 
 #define EV_REC		80			/* 8-byte record header + 72-byte event */
 #define END_REC		24
+#define REC_HDR		8			/* every record's header: crc, type, length */
 #define LOST_REC	(8 + 8 + 8 * NR_LOST)
 
 static char dir[] = "/tmp/vmexit-test-recXXXXXX";
@@ -415,7 +416,7 @@ static size_t read_all(struct rec_reader *r, const struct layout *L, int *last, 
 
 static void test_truncate(const struct layout *L)
 {
-	char path[256], err[512], want[64];
+	char path[256], err[512], want[96];
 
 	snprintf(path, sizeof(path), "%s/cut.vmexit", dir);
 	for (size_t cut = 0; cut <= L->len; cut++) {
@@ -460,6 +461,21 @@ static void test_truncate(const struct layout *L)
 				if (!strstr(err, want))
 					fprintf(stderr, "cut %zu: want \"%s\" in \"%s\"\n", cut,
 						want, err), check_failures++;
+				/* Cut after a record's header: the record's size and how far
+				 * into it the file ends count the same bytes (header included). */
+				for (size_t i = 0; i < L->nrec; i++) {
+					if (L->ends[i] <= cut)
+						continue;
+					if (cut - at < REC_HDR)
+						break;
+					snprintf(want, sizeof(want), "%zu in the file) is cut short: "
+						 "the file ends %zu bytes into it", L->ends[i] - at,
+						 cut - at);
+					if (!strstr(err, want))
+						fprintf(stderr, "cut %zu: want \"%s\" in \"%s\"\n",
+							cut, want, err), check_failures++;
+					break;
+				}
 			}
 			rec_reader_close(r);
 		}
