@@ -116,23 +116,35 @@ void opt_count(const char *arg, void *to, struct argp_state *state)
 		argp_error(state, "bad count '%s': give a whole number of intervals >= 1", arg);
 }
 
+/* How long an exit must be in flight to be stuck: any unit up to hours (as --keep), a week at
+ * most (the ns fit a __u64). */
+static int stuck_ns(const char *arg, double bare_ns, __u64 *ns)
+{
+	double v;
+
+	if (parse_duration(arg, bare_ns, DUR_NS, DUR_H, &v) || v > 7 * 24 * DUR_H)
+		return -EINVAL;
+	*ns = (__u64)(v + 0.5);
+	return 0;
+}
+
 void opt_stuck(const char *arg, void *to, struct argp_state *state)
 {
 	__u64 *ns = to;
 
-	if (parse_duration_ns(arg, ns) || !*ns)
+	if (stuck_ns(arg, DUR_NS, ns))
+		argp_error(state, "invalid --stuck '%s': give a duration such as 250ms, 1s, 5m or "
+			   "1h (at most a week)", arg);
+	if (!*ns)
 		argp_error(state, "invalid --stuck '%s': give a duration above 0, e.g. 1s or 250ms",
 			   arg);
 }
 
 void opt_serve_stuck(const char *arg, void *to, struct argp_state *state)
 {
-	double ns = 0;
-
-	if (parse_duration(arg, DUR_UNIT_REQUIRED, DUR_NS, DUR_S, &ns))
+	if (stuck_ns(arg, DUR_UNIT_REQUIRED, to))
 		argp_error(state, "invalid --stuck '%s': give a duration with its unit, e.g. 500ms, "
 			   "1s, 30s", arg);
-	*(__u64 *)to = (__u64)(ns + 0.5);
 }
 
 void opt_keep(const char *arg, void *to, struct argp_state *state)

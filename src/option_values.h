@@ -49,7 +49,7 @@ OPT_STORE(opt_min_latency, __u64);		/* --min-latency: parse_duration_ns() */
 OPT_STORE(opt_interval, double);		/* seconds, 0.01 to 86400 (stat, top -d) */
 OPT_STORE(opt_count, long);			/* a number of intervals >= 1 (stat, top -n) */
 OPT_STORE(opt_stuck, __u64);			/* stat, top, stream --stuck: a duration > 0 */
-OPT_STORE(opt_serve_stuck, __u64);		/* serve --stuck: with its unit, ns to s; 0 ok */
+OPT_STORE(opt_serve_stuck, __u64);		/* serve --stuck: with its unit, ns to h; 0 ok */
 OPT_STORE(opt_keep, __u64);			/* serve --keep: with its unit, s to h, a week */
 OPT_STORE(opt_max_cells, __u32);		/* --max-cells: 16 to 65000 */
 OPT_STORE(opt_duration_s, double);		/* stream, record -d: seconds > 0, up to a year */

@@ -79,7 +79,7 @@ static const struct cmd_option options[] = {
 	{ "keep", 0, "DURATION", 0, "Keep an exited guest's series this long "
 	  "(default 5m; s, m or h)", 2, OPT_TO(struct serve_args, keep_ns, opt_keep) },
 	{ "stuck", 0, "DURATION", 0, "Export the exits in flight for this long or more "
-	  "(default 1s; ns, us, ms or s)", 2,
+	  "(default 1s; ns, us, ms, s, m or h)", 2,
 	  OPT_TO(struct serve_args, stuck_ns, opt_serve_stuck) },
 	{ "pidfile", 0, "FILE", 0, "Write the process id to FILE (removed at exit)", 2,
 	  OPT_TO(struct serve_args, pidfile, opt_string) },

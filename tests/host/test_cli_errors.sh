@@ -26,6 +26,12 @@ expect 2 "invalid --units 'h'" "$V" stat -u h
 expect 2 "invalid --tsc-mhz 'x'" "$V" stat --tsc-mhz x
 expect 2 "invalid vCPU 'one'" "$V" stat -c one
 expect 2 "NOT_A_REASON" "$V" stat -r NOT_A_REASON
+# Every --stuck takes the units --keep does (one parser): --help after it runs no tracing.
+expect 0 "" "$V" stat --stuck 1h --help
+expect 0 "" "$V" serve --stuck 2m --keep 1h --help
+expect 2 "invalid --stuck '1d': give a duration such as" "$V" stream --stuck 1d
+expect 2 "invalid --stuck '169h'.*at most a week" "$V" top --stuck 169h
+expect 2 "invalid --stuck '0': give a duration above 0" "$V" stat --stuck 0
 expect 2 "unknown command 'stats'" "$V" stats
 # Every command vmexit has (this list, not --help's, so a changed --help format cannot make the
 # loop run zero times): --help lists it and the unknown-command message names it.
