@@ -119,26 +119,47 @@ int session_preflight(void)
 /* Forks the command stopped on a pipe, so that its pid can be filtered before it runs. */
 static int command_fork(struct session *s, char **argv)
 {
-	int fds[2];
+	int fds[2], ex[2];
 	pid_t pid;
 
 	if (pipe2(fds, O_CLOEXEC))
 		return -errno;
-	pid = fork();
-	if (pid < 0)
+	/* Closed by a successful exec (O_CLOEXEC): a failed one writes its errno instead, so a
+	 * command that could not run is told from one that ran and exited 127. */
+	if (pipe2(ex, O_CLOEXEC | O_NONBLOCK)) {
+		close(fds[0]);
+		close(fds[1]);
 		return -errno;
+	}
+	pid = fork();
+	if (pid < 0) {
+		int e = -errno;
+
+		close(fds[0]);
+		close(fds[1]);
+		close(ex[0]);
+		close(ex[1]);
+		return e;
+	}
 	if (pid == 0) {
 		char c;
+		int e;
 
 		close(fds[1]);
+		close(ex[0]);
 		/* One byte means go; EOF means the parent gave up: never run untraced. */
 		if (read(fds[0], &c, 1) != 1)
 			_exit(127);
 		execvp(argv[0], argv);
-		fprintf(stderr, "vmexit: cannot run '%s': %s\n", argv[0], strerror(errno));
+		e = errno;
+		fprintf(stderr, "vmexit: cannot run '%s': %s\n", argv[0], strerror(e));
+		if (write(ex[1], &e, sizeof(e)) != sizeof(e))
+			_exit(127);
 		_exit(127);
 	}
 	close(fds[0]);
+	close(ex[1]);
+	s->child_exec_fd = ex[0];
 	s->child = pid;
 	s->child_pid = pid;
 	s->child_go_fd = fds[1];
@@ -188,6 +209,15 @@ int session_command_report(const struct session *s, int rc)
 		WIFEXITED(st) ? "exited with status" : "was killed by signal",
 		WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
 	return rc ? rc : (WIFEXITED(st) ? WEXITSTATUS(st) : 1);
+}
+
+bool session_command_not_run(struct session *s)
+{
+	int e;
+
+	if (s->child_exec_fd >= 0 && read(s->child_exec_fd, &e, sizeof(e)) == sizeof(e))
+		s->child_not_run = true;
+	return s->child_not_run;
 }
 
 static bool task_storage_supported(void)
@@ -496,6 +526,7 @@ int session_open(struct session *s, struct session_opts *o)
 
 	memset(s, 0, sizeof(*s));
 	s->child_go_fd = -1;
+	s->child_exec_fd = -1;
 	verbose = o->verbose;
 	libbpf_set_print(print_libbpf);
 
@@ -641,6 +672,9 @@ void session_close(struct session *s)
 			waitpid(s->child, NULL, 0);
 		s->child = 0;
 	}
+	if (s->child_exec_fd >= 0)
+		close(s->child_exec_fd);
+	s->child_exec_fd = -1;
 	if (s->cells)
 		munmap(s->cells, s->cells_len);
 	s->cells = NULL;

@@ -42,6 +42,8 @@ struct session {
 	pid_t child_pid;		/* the traced command, or 0: kept after it exits */
 	int child_status;		/* its wait status once session_command_done() said so */
 	int child_go_fd;		/* write end: closing it lets the child exec */
+	int child_exec_fd;		/* read end: the child's errno if its exec failed, else EOF */
+	bool child_not_run;		/* it did: session_command_not_run() read it */
 	bool task_storage;
 	__u64 cells_freed;		/* handed back to the kernel (session_release_cell) */
 	__u64 cells_leaked;		/* could not be: lost for the rest of the session */
@@ -63,6 +65,9 @@ bool session_command_done(struct session *s, int *status);
  * the exit status vmexit ends with: rc when non-zero, else the command's failing status.
  */
 int session_command_report(const struct session *s, int rc);
+/* True when the command could not be run at all (its exec failed, and the child said why):
+ * there is no run to sum up. Never blocks. */
+bool session_command_not_run(struct session *s);
 /*
  * The end of a stream: detaches every program but the thread-exit one, those that begin exits
  * first, so that no exit begins or completes any more (a thread that ends still emits its

@@ -124,6 +124,9 @@ static int run(struct stat_args *a, struct sampler *sp)
 		if (err)
 			return err;
 	}
+	/* A command that could not even start (it said why) has no run to sum up. */
+	if (session_command_not_run(&sp->s))
+		return 0;
 	err = print_end(a, sp, printed);
 	if (!err)
 		return 0;

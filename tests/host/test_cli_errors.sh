@@ -84,6 +84,19 @@ if [ "$(id -u)" = 0 ]; then
 	rm -rf "$nr"
 	expect 1 "no running guest named 'no-such-guest'" "$V" stat -g no-such-guest
 	expect 127 "cannot run 'no-such-command-xyz'" "$V" stat -- no-such-command-xyz
+	# A command that never ran has no run to sum up; one that ran and exited 127 has.
+	out=$("$V" stat -- no-such-command-xyz 2>/dev/null)
+	if [ -z "$out" ]; then
+		echo "ok: stat -- a command that cannot run prints no summary"
+	else
+		echo "FAIL: stat -- no-such-command-xyz printed: $out"; bad=1
+	fi
+	out=$("$V" stat -- sh -c 'exit 127' 2>/dev/null)
+	if grep -q "^Summary" <<<"$out"; then
+		echo "ok: stat -- a command that exits 127 gets its summary"
+	else
+		echo "FAIL: stat -- sh -c 'exit 127' printed no summary: $out"; bad=1
+	fi
 	# A full disk: every report output says why (ENOSPC), not the EIO of an error flag found
 	# after the failed write's errno was gone.
 	rec=$(mktemp -d)
