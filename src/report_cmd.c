@@ -129,11 +129,15 @@ struct vcpu_id {
 
 DEFINE_HASHMAP(tsc_index, struct vcpu_id, __u32)
 
+#define VCPUS_LISTED	4096	/* KVM_MAX_VCPUS on x86 */
+
 struct report {
 	struct report_args *a;
 	struct name_cache names;		/* from the file only: the VMMs are long gone */
 	bool *guest_seen;		/* per -g: some guest in the file had that name */
 	bool pid_seen[MAX_PID_FILTER];	/* per -p: the pid is in the file */
+	bool vcpu_seen;			/* -c: some event of that vCPU is in the file */
+	unsigned char vcpus[VCPUS_LISTED / 8];	/* the vCPUs with events, to list if not */
 	struct row_table rows;
 	struct evout out;
 	__u64 events;			/* events that passed the filters */
@@ -237,6 +241,10 @@ static int one_event(struct report *r, const struct vmexit_event *ev)
 
 	note_time(r, ev->ts_ns + ev->latency_ns);
 	note_pid(r, ev->tgid);
+	if (ev->vcpu == r->a->sel.f.vcpu)
+		r->vcpu_seen = true;
+	if (ev->vcpu >= 0 && ev->vcpu < VCPUS_LISTED)
+		r->vcpus[ev->vcpu / 8] |= 1 << (ev->vcpu % 8);
 	if (!event_filter_match(&r->a->sel.f, ev) || !guest_wanted(r, ev->tgid, start))
 		return 0;
 	r->events++;
@@ -255,6 +263,43 @@ static void one_lost(struct report *r, const struct rec_item *it)
 		r->lost[i] += it->lost[i];
 	if (r->a->events)
 		evout_lost(&r->out, it->ts_ns, it->lost);
+}
+
+/* Did a -g, -p or -c match nothing in the file? */
+static bool selection_unmatched(const struct report *r)
+{
+	for (int i = 0; i < r->a->sel.nr_guests; i++) {
+		if (!r->guest_seen[i])
+			return true;
+	}
+	for (int i = 0; i < r->a->sel.f.nr_pids; i++) {
+		if (!r->pid_seen[i])
+			return true;
+	}
+	return r->a->sel.f.vcpu >= 0 && !r->vcpu_seen;
+}
+
+/* The file's guests, each (pid, name) once: a 1.3 file names a guest in its header and again
+ * where it started. */
+static void print_guests(struct report *r)
+{
+	__u32 shown = 0;
+
+	for (__u32 i = 0; i < r->names.nr; i++) {
+		const struct cached_name *c = &r->names.v[i];
+		__u32 j;
+
+		for (j = 0; j < i; j++) {
+			if (r->names.v[j].tgid == c->tgid && !strcmp(r->names.v[j].name, c->name))
+				break;
+		}
+		if (j < i)
+			continue;
+		fprintf(stderr, "  %7u  %s\n", c->tgid, c->name);
+		shown++;
+	}
+	if (!shown)
+		fprintf(stderr, "  (none)\n");
 }
 
 /* Selections that matched nothing in the file: say so, with what the file holds. */
@@ -276,11 +321,21 @@ static int check_selections(struct report *r)
 			r->a->sel.f.pids[i], r->a->path);
 		rc = 1;
 	}
-	if (rc) {
-		for (__u32 i = 0; i < r->names.nr; i++)
-			fprintf(stderr, "  %7u  %s\n", r->names.v[i].tgid, r->names.v[i].name);
-		if (!r->names.nr)
-			fprintf(stderr, "  (none)\n");
+	if (rc)
+		print_guests(r);
+	if (r->a->sel.f.vcpu >= 0 && !r->vcpu_seen) {
+		const char *sep = "";
+
+		fprintf(stderr, "vmexit: no vCPU %d in %s; vCPUs in it:", r->a->sel.f.vcpu,
+			r->a->path);
+		for (int v = 0; v < VCPUS_LISTED; v++) {
+			if (r->vcpus[v / 8] & (1 << (v % 8))) {
+				fprintf(stderr, "%s %d", sep, v);
+				sep = ",";
+			}
+		}
+		fprintf(stderr, "%s\n", *sep ? "" : " (none)");
+		rc = 1;
 	}
 	return rc;
 }
@@ -360,7 +415,8 @@ int cmd_report(int argc, char **argv)
 		}
 	}
 	/* Everything read before any damage is output first, then what went wrong. */
-	if (!ret && !a.events)
+	/* A -g, -p or -c that matched nothing: no empty table, the list of what is there. */
+	if (!ret && !a.events && (r.events || !selection_unmatched(&r)))
 		summary_err = print_summary(&r, rec_reader_meta(rd));
 	if (out_open) {
 		out_open = false;

@@ -108,6 +108,20 @@ if [ "$(id -u)" = 0 ]; then
 			to=/dev/full expect 1 "$full" "$V" report -i "$rec/r.vmexit" $o
 		done
 		expect 1 "$full" "$V" report -i "$rec/r.vmexit" --perfetto /dev/full
+		# A -g or -c that matches nothing in the file: rc 1, what the file holds (each guest
+		# once, though a 1.3 file names it twice), and no empty table.
+		expect 1 "no vCPU 5 in .*; vCPUs in it: 0$" "$V" report -i "$rec/r.vmexit" -c 5
+		for sel in "-g nosuch" "-c 5"; do
+			# shellcheck disable=SC2086 # $sel is an option and its value
+			out=$("$V" report -i "$rec/r.vmexit" $sel 2>"$rec/sel.err")
+			n=$(grep -c " demo$" "$rec/sel.err")
+			if [ -z "$out" ] && [ "$n" = "$([ "$sel" = "-c 5" ] && echo 0 || echo 1)" ]
+			then
+				echo "ok: report $sel: no table, what the file holds listed (each guest once)"
+			else
+				echo "FAIL: report $sel: stdout '$out', stderr $(cat "$rec/sel.err")"; bad=1
+			fi
+		done
 	else
 		echo "FAIL: vmexit record -- vmexit-guest --io 100: $(cat "$rec/err")"; bad=1
 	fi
