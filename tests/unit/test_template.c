@@ -669,6 +669,18 @@ static void test_load_and_default(void)
 		tmpl_rules_free(r);
 	}
 
+	/* docs/formats.md: the built-in rules are docs/examples/builtin.formats, byte for byte. */
+	if (access("docs/examples/builtin.formats", R_OK) == 0) {
+		FILE *bf = fopen("docs/examples/builtin.formats", "r");
+		static char text[16384];	/* well above the rules: a longer file fails */
+		size_t n = bf ? fread(text, 1, sizeof(text) - 1, bf) : 0;
+
+		if (bf)
+			fclose(bf);
+		text[n] = '\0';
+		CHECK_STR(text, tmpl_default_rules);
+	}
+
 	/* The built-in line: relative and absolute time, VM, vCPU, reason, latency, details. */
 	CHECK(!tmpl_rules_default(&r, err, sizeof(err)));
 	env.first_ts_ns = 5000000000ull;
