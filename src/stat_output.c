@@ -23,6 +23,9 @@ const char *fmt_duration(__u64 unit_ns, __u64 ns, char *buf, size_t len)
 
 	if (unit_ns == 1)
 		snprintf(buf, len, "%llu", (unsigned long long)ns);
+	else if (unit_ns == 1000000 && ns < unit_ns)
+		/* Most exits take microseconds: with one decimal they would all read 0.0. */
+		snprintf(buf, len, "%.3f", (double)ns / (double)unit_ns);
 	else if (unit_ns)
 		snprintf(buf, len, "%.1f", (double)ns / (double)unit_ns);
 	else if (per == DUR_NS)
@@ -279,8 +282,9 @@ static void print_stuck(const struct stat_view *v, const struct stat_report *rep
 		if (!inflight_listed(rep, e, &age))
 			continue;
 		if (!head) {
+			/* Scaled with its unit whatever -u says: the threshold as it was given. */
 			fprintf(f, "STUCK: exits in flight for %s or more, or left by an exiting thread\n",
-				fmt_duration(v->unit_ns, rep->stuck_ns, lim, sizeof(lim)));
+				fmt_duration(0, rep->stuck_ns, lim, sizeof(lim)));
 			fprintf(f, "%-16s %4s %8s %-22s %10s", "GUEST", "vCPU", "TID", "REASON",
 				"FOR");
 			if (v->split)
