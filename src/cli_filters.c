@@ -6,6 +6,7 @@
 #include <string.h>
 #include "cli_filters.h"
 #include "proc_names.h"
+#include "text_escape.h"
 
 static const struct cmd_option options[] = {
 	FILTER_OPTIONS("Filters (applied in the kernel):",
@@ -80,10 +81,11 @@ int cli_filters_resolve(struct cli_filters *f)
 	for (int i = 0; i < f->sel.nr_guests; i++) {
 		int room = MAX_PID_FILTER - o->nr_pids;
 		int n = guests_find(f->sel.guests[i], o->pids + o->nr_pids, room);
+		char nb[TEXT_NAME_MAX];
 
 		if (n <= 0) {
 			fprintf(stderr, "vmexit: no running guest named '%s'; running guests:\n",
-				f->sel.guests[i]);
+				text_esc(nb, f->sel.guests[i]));
 			guests_list_print(stderr);
 			return -1;
 		}

@@ -269,7 +269,7 @@ void evout_guest(struct evout *o, __u32 tgid, __u64 start, const char *name)
 
 void evout_stuck(struct evout *o, const struct stuck_exit *e)
 {
-	char rb[REASON_STR_MAX], line[256];
+	char rb[REASON_STR_MAX], line[256], nb[TEXT_NAME_MAX];
 	const char *guest = name_cache_get_at_time(o->names, e->tgid, e->start_ns);
 	const char *rname = reason_name(e->isa, e->reason);
 
@@ -280,7 +280,8 @@ void evout_stuck(struct evout *o, const struct stuck_exit *e)
 	switch (o->mode) {
 	case EVOUT_LINES:
 		fprintf(o->f, "# STUCK %s pid %u tid %u vcpu %d %s in flight for %.6f s since %.6f\n",
-			guest, e->tgid, e->tid, e->vcpu, rname, e->age_ns / 1e9, e->start_ns / 1e9);
+			text_esc(nb, guest), e->tgid, e->tid, e->vcpu, rname, e->age_ns / 1e9,
+			e->start_ns / 1e9);
 		break;
 	case EVOUT_JSON:
 		fprintf(o->f, "{\"stuck\":true,\"ts_ns\":%llu,\"time\":%.9f,\"age_ns\":%llu,"

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "proc_names.h"
+#include "text_escape.h"
 
 /* /proc/PID/cmdline is bounded by the argument limits; more than this is not a VMM's. */
 #define CMDLINE_MAX	(4u << 20)
@@ -390,8 +391,9 @@ struct print_ctx {
 static int print_one(int pid, const char *name, void *ctx)
 {
 	struct print_ctx *c = ctx;
+	char nb[TEXT_NAME_MAX];
 
-	fprintf(c->f, "  %7d  %s\n", pid, name);
+	fprintf(c->f, "  %7d  %s\n", pid, text_esc(nb, name));
 	c->count++;
 	return 0;
 }

@@ -14,6 +14,7 @@
 #include "reasons.h"
 #include "stat_output.h"
 #include "out_write.h"
+#include "text_escape.h"
 
 static const char doc[] =
 "Print what `vmexit stat` or `vmexit stream` would have printed, from a\n"
@@ -182,8 +183,10 @@ static void print_tsc_offsets(struct report *r)
 	printf("%-16s %4s %18s %20s %8s\n", "VM", "vCPU", "OFFSET", "(signed)", "WRITES");
 	for (__u32 i = 0; i < r->nr_tsc; i++) {
 		const struct tsc_offset *t = &r->tsc[i];
+		char nb[TEXT_NAME_MAX];
 
-		printf("%-16.16s %4d 0x%016llx %20lld %8llu\n", name_cache_get(&r->names, t->tgid),
+		printf("%s %4d 0x%016llx %20lld %8llu\n",
+		       text_fit(nb, sizeof(nb), name_cache_get(&r->names, t->tgid), 16, 16),
 		       t->vcpu, (unsigned long long)t->offset, (long long)t->offset,
 		       (unsigned long long)t->writes);
 	}
@@ -283,6 +286,7 @@ static bool selection_unmatched(const struct report *r)
  * where it started. */
 static void print_guests(struct report *r)
 {
+	char nb[TEXT_NAME_MAX];
 	__u32 shown = 0;
 
 	for (__u32 i = 0; i < r->names.nr; i++) {
@@ -295,7 +299,7 @@ static void print_guests(struct report *r)
 		}
 		if (j < i)
 			continue;
-		fprintf(stderr, "  %7u  %s\n", c->tgid, c->name);
+		fprintf(stderr, "  %7u  %s\n", c->tgid, text_esc(nb, c->name));
 		shown++;
 	}
 	if (!shown)
@@ -305,13 +309,14 @@ static void print_guests(struct report *r)
 /* Selections that matched nothing in the file: say so, with what the file holds. */
 static int check_selections(struct report *r)
 {
+	char nb[TEXT_NAME_MAX];
 	int rc = 0;
 
 	for (int i = 0; i < r->a->sel.nr_guests; i++) {
 		if (r->guest_seen[i])
 			continue;
 		fprintf(stderr, "vmexit: no guest named '%s' in %s; guests in it:\n",
-			r->a->sel.guests[i], r->a->path);
+			text_esc(nb, r->a->sel.guests[i]), r->a->path);
 		rc = 1;
 	}
 	for (int i = 0; i < r->a->sel.f.nr_pids; i++) {

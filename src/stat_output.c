@@ -113,7 +113,7 @@ static double time_pct(const struct row *r, double secs)
 static void print_hist(const struct stat_view *v, const struct row *r, FILE *f)
 {
 	__u64 peak = 0, lo_b = NR_BUCKETS, hi_b = 0;
-	char rb[64];
+	char rb[64], nb[TEXT_NAME_MAX];
 
 	for (__u32 b = 0; b < NR_BUCKETS; b++) {
 		if (!r->hist[b])
@@ -124,7 +124,7 @@ static void print_hist(const struct stat_view *v, const struct row *r, FILE *f)
 		if (r->hist[b] > peak)
 			peak = r->hist[b];
 	}
-	fprintf(f, "\n%s", row_vm(v, r));
+	fprintf(f, "\n%s", text_esc(nb, row_vm(v, r)));
 	if (r->key.vcpu >= 0)
 		fprintf(f, " vCPU %d", r->key.vcpu);
 	fprintf(f, " %s\n", row_reason(r, rb, sizeof(rb)));
@@ -154,10 +154,10 @@ static void print_table_row(const struct stat_view *v, const struct stat_report 
 			    const struct row *r, const char *vm, const char *reason, bool total,
 			    FILE *f)
 {
-	char tot[24], avg[24], p50[24], p99[24], max[24], blk[24], rq[24];
+	char tot[24], avg[24], p50[24], p99[24], max[24], blk[24], rq[24], nb[TEXT_NAME_MAX];
 	__u64 a = r->completed ? r->total_ns / r->completed : 0;
 
-	fprintf(f, "%-16.16s ", vm);
+	fprintf(f, "%s ", text_fit(nb, sizeof(nb), vm, 16, 16));
 	if (v->by == BY_VCPU) {
 		if (r->key.vcpu >= 0)
 			fprintf(f, "%4d ", r->key.vcpu);
@@ -206,11 +206,13 @@ struct split_sum {
 static void print_split_line(const char *vm, const char *what, const struct row *r, FILE *f)
 {
 	double t = r->total_ns ? (double)r->total_ns : 1;
+	char nb[TEXT_NAME_MAX];
 
 	if (!r->count)
 		return;
-	fprintf(f, "%-16.16s %-17s %5.1f%% on CPU (handled), %5.1f%% blocked (halted or "
-		"sleeping), %5.1f%% waiting for a CPU\n", vm, what, 100.0 * r->oncpu_ns / t,
+	fprintf(f, "%s %-17s %5.1f%% on CPU (handled), %5.1f%% blocked (halted or "
+		"sleeping), %5.1f%% waiting for a CPU\n", text_fit(nb, sizeof(nb), vm, 16, 16), what,
+		100.0 * r->oncpu_ns / t,
 		100.0 * r->blocked_ns / t, 100.0 * r->runq_ns / t);
 }
 
@@ -271,7 +273,7 @@ static bool inflight_listed(const struct stat_report *rep, const struct inflight
 
 static void print_stuck(const struct stat_view *v, const struct stat_report *rep, FILE *f)
 {
-	char rb[64], age_s[24], lim[24];
+	char rb[64], age_s[24], lim[24], nb[TEXT_NAME_MAX];
 	bool head = false;
 	__u64 age;
 
@@ -292,8 +294,9 @@ static void print_stuck(const struct stat_view *v, const struct stat_report *rep
 			fputc('\n', f);
 			head = true;
 		}
-		fprintf(f, "%-16.16s %4d %8u %-22.22s %10s",
-			name_cache_get_at(v->names, e->tgid, e->proc_start),
+		fprintf(f, "%s %4d %8u %-22.22s %10s",
+			text_fit(nb, sizeof(nb), name_cache_get_at(v->names, e->tgid, e->proc_start),
+				 16, 16),
 			e->vcpu, e->tid, row_reason(&r, rb, sizeof(rb)),
 			fmt_duration(v->unit_ns, age, age_s, sizeof(age_s)));
 		/* Where its time went so far: asleep, on CPU, or starved of a CPU. */

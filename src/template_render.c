@@ -13,6 +13,7 @@
 #include "reasons.h"
 #include "template.h"
 #include "template_rules.h"
+#include "text_escape.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Per-vCPU previous timestamps for %(reltsc), keyed by thread id (one thread per vCPU) */
@@ -93,6 +94,30 @@ static void emit_str(struct out *o, const struct op *op, const char *s, size_t n
 	if (fill && !(op->spec.flags & FMT_MINUS))
 		pad(o, ' ', fill);
 	put(o, s, n);
+	if (fill && (op->spec.flags & FMT_MINUS))
+		pad(o, ' ', fill);
+}
+
+/*
+ * A guest name: escaped as in every text output (text_escape.h), in a user's --format too.
+ * The formats are line-oriented (an event a line, and scripts read them so), so a newline in
+ * a name would forge an event and an escape sequence would reach the terminal; whoever needs
+ * a name's exact bytes has --json. Width and precision count display columns, as the tables
+ * do: a name of printable ASCII prints as printf would print it.
+ */
+static void emit_name(struct out *o, const struct op *op, const char *s)
+{
+	char nb[TEXT_NAME_MAX];
+	size_t n, fill;
+	int cols;
+
+	text_fit(nb, sizeof(nb), s, 0, op->spec.prec);
+	n = strlen(nb);
+	cols = text_cols(nb);
+	fill = op->spec.width > cols ? op->spec.width - cols : 0;
+	if (fill && !(op->spec.flags & FMT_MINUS))
+		pad(o, ' ', fill);
+	put(o, nb, n);
 	if (fill && (op->spec.flags & FMT_MINUS))
 		pad(o, ' ', fill);
 }
@@ -209,7 +234,7 @@ static void render_rule(const struct rule *ru, const struct rctx *c, struct out 
 			s = c->env->guest_name ? c->env->guest_name(c->env->ctx, ev->tgid, ev->ts_ns)
 						    : NULL;
 			if (s)
-				emit_str(o, op, s, strlen(s));
+				emit_name(o, op, s);
 			else	/* no name: the tgid, as a number */
 				emit_int(o, op, tmpl_pid_field, ev->tgid);
 			continue;

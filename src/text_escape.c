@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* JSON and CSV escaping. */
+/* JSON, Prometheus, CSV and human-readable text escaping. */
 #include <stdbool.h>
 #include <string.h>
 
@@ -202,4 +202,134 @@ void csv_put_field(FILE *f, const char *s)
 		fputc(*s, f);
 	}
 	fputc('"', f);
+}
+
+/* The code point of the well-formed UTF-8 sequence of n bytes at s. */
+static unsigned int utf8_cp(const unsigned char *s, int n)
+{
+	unsigned int cp = n == 1 ? s[0] : s[0] & (0x7f >> n);
+
+	for (int i = 1; i < n; i++)
+		cp = cp << 6 | (s[i] & 0x3f);
+	return cp;
+}
+
+/*
+ * Columns a printable code point takes on a terminal, without the locale's wcwidth() (the
+ * output must not depend on LANG): the zero-width combining blocks, and the East Asian Wide
+ * and Fullwidth blocks of Unicode's EastAsianWidth.txt, coarsely (whole blocks).
+ */
+static int cp_cols(unsigned int cp)
+{
+	static const struct { unsigned int lo, hi; unsigned char cols; } ranges[] = {
+		{ 0x0300, 0x036f, 0 },	/* combining diacritical marks */
+		{ 0x1100, 0x115f, 2 },	/* Hangul Jamo initials */
+		{ 0x1ab0, 0x1aff, 0 },	/* combining marks, extended and supplement */
+		{ 0x1dc0, 0x1dff, 0 },
+		{ 0x200b, 0x200f, 0 },	/* zero width space, joiners, marks */
+		{ 0x20d0, 0x20ff, 0 },	/* combining marks for symbols */
+		{ 0x2e80, 0x303e, 2 },	/* CJK radicals, punctuation */
+		{ 0x3041, 0x33ff, 2 },	/* kana, CJK compatibility */
+		{ 0x3400, 0x4dbf, 2 },	/* CJK extension A */
+		{ 0x4e00, 0x9fff, 2 },	/* CJK unified ideographs */
+		{ 0xa000, 0xa4cf, 2 },	/* Yi */
+		{ 0xac00, 0xd7a3, 2 },	/* Hangul syllables */
+		{ 0xf900, 0xfaff, 2 },	/* CJK compatibility ideographs */
+		{ 0xfe00, 0xfe0f, 0 },	/* variation selectors */
+		{ 0xfe20, 0xfe2f, 0 },	/* combining half marks */
+		{ 0xfe30, 0xfe4f, 2 },	/* CJK compatibility forms */
+		{ 0xff00, 0xff60, 2 },	/* fullwidth forms */
+		{ 0xffe0, 0xffe6, 2 },
+		{ 0x1f300, 0x1f64f, 2 },	/* pictographs, emoticons */
+		{ 0x1f900, 0x1f9ff, 2 },
+		{ 0x20000, 0x3fffd, 2 },	/* CJK extensions B.. */
+	};
+
+	if (cp < 0x300)
+		return 1;
+	for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++)
+		if (cp >= ranges[i].lo && cp <= ranges[i].hi)
+			return ranges[i].cols;
+	return 1;
+}
+
+/*
+ * The next unit of text at s (*s not NUL): one character as it is, or its escape. Writes it
+ * to out (at most 4 bytes), its columns to *cols; returns the input bytes it took (*n_out the
+ * output bytes).
+ */
+static int text_unit(const unsigned char *s, char *out, int *n_out, int *cols)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char c = s[0];
+	bool bad;
+	int n;
+
+	if (c >= 0x20 && c < 0x7f) {
+		out[0] = c;
+		*n_out = *cols = 1;
+		return 1;
+	}
+	n = c < 0x80 ? 1 : utf8_len(s, &bad);
+	if (c >= 0x80 && !bad && !(c == 0xc2 && s[1] < 0xa0)) {	/* but C1 controls */
+		memcpy(out, s, n);
+		*n_out = n;
+		*cols = cp_cols(utf8_cp(s, n));
+		return n;
+	}
+	/* A control character, or the first byte of an ill-formed sequence: one byte at a time,
+	 * so each shows its value (and a C1 control, both bytes of its encoding). */
+	out[0] = '\\';
+	if (c == '\n' || c == '\r' || c == '\t') {
+		out[1] = c == '\n' ? 'n' : c == '\r' ? 'r' : 't';
+		*n_out = *cols = 2;
+		return 1;
+	}
+	out[1] = 'x';
+	out[2] = hex[c >> 4];
+	out[3] = hex[c & 15];
+	*n_out = *cols = 4;
+	return 1;
+}
+
+char *text_fit(char *buf, size_t len, const char *str, int width, int prec)
+{
+	const unsigned char *s = (const unsigned char *)(str ? str : "");
+	size_t pos = 0;
+	int shown = 0;
+
+	if (!len)
+		return buf;
+	while (*s) {
+		char u[4];
+		int n_out, cols, n = text_unit(s, u, &n_out, &cols);
+
+		if ((prec >= 0 && shown + cols > prec) || pos + n_out >= len)
+			break;
+		memcpy(buf + pos, u, n_out);
+		pos += n_out;
+		shown += cols;
+		s += n;
+	}
+	while (shown < width && pos + 1 < len) {
+		buf[pos++] = ' ';
+		shown++;
+	}
+	buf[pos] = 0;
+	return buf;
+}
+
+int text_cols(const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	int shown = 0;
+
+	while (s && *s) {
+		char u[4];
+		int n_out, cols;
+
+		s += text_unit(s, u, &n_out, &cols);
+		shown += cols;
+	}
+	return shown;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Escaping for machine-readable output. Guest names come from arbitrary command lines, so
- * every string field goes through these.
+ * Escaping for machine-readable and human-readable output. Guest names come from arbitrary
+ * command lines, so every string field goes through these.
  */
 #ifndef VMEXIT_TEXT_ESCAPE_H
 #define VMEXIT_TEXT_ESCAPE_H
@@ -51,5 +51,31 @@ char *prom_label_esc(char *p, const char *s);
  * starts or ends with a space or tab; written as is otherwise. NULL is an empty field.
  */
 void csv_put_field(FILE *f, const char *s);
+
+/*
+ * Human-readable text (tables, stream lines, messages, lists): whoever starts a VM chooses its
+ * name, which must not be able to start a new line (forging rows in an operator's table) or
+ * send the terminal an escape sequence. The one rule: printable ASCII and well-formed UTF-8
+ * stay as they are (a name of printable ASCII prints exactly as it is); newline, carriage
+ * return and tab show as \n, \r and \t; every other control character (C0, DEL, C1
+ * U+0080..U+009F, which some terminals obey) and each byte of an ill-formed UTF-8 sequence
+ * show as \xHH. A backslash stays as it is (names like 'a\b' print as before): the output
+ * is for reading, not for decoding back.
+ *
+ * text_fit() writes s so escaped into buf (len bytes, always NUL-terminated), at most prec
+ * display columns of it (prec < 0: all), then spaces up to width columns: printf's "%-W.Ps"
+ * counted in columns, not bytes. It never cuts a character or an escape; a character counts
+ * as one column, an East Asian wide one (CJK, Hangul, fullwidth forms, emoji) as two and a
+ * combining mark as none, the same in every locale. When buf is too small, the output stops
+ * at the last whole character that fits. Returns buf. NULL is an empty string.
+ */
+char *text_fit(char *buf, size_t len, const char *s, int width, int prec);
+/* Room for any guest name (record files keep up to 255 bytes) escaped: 4 bytes per byte. */
+#define TEXT_NAME_MAX		(4 * 255 + 1)
+/* text_fit(buf, sizeof(buf), s, 0, -1): the whole name, escaped, for "%s". */
+#define text_esc(buf, s)	text_fit(buf, sizeof(buf), s, 0, -1)
+
+/* Display columns of s as text_fit() counts them (s escaped already, or to be). */
+int text_cols(const char *s);
 
 #endif /* VMEXIT_TEXT_ESCAPE_H */

@@ -22,6 +22,7 @@
 #include "lost_causes.h"
 #include "reasons.h"
 #include "stat_output.h"
+#include "text_escape.h"
 
 #define W_TOTAL		10
 #define W_CUR		8
@@ -33,6 +34,8 @@
 #define W_NUMBERS	(1 + W_TOTAL + 1 + W_CUR + 1 + W_PCT + 3 * (1 + W_LAT))
 #define LABEL_MIN	8
 #define LABEL_MAX	40
+/* A label of LABEL_MAX + 1 columns of 4-byte characters (or escapes), and its NUL. */
+#define LABEL_BUF	(4 * (LABEL_MAX + 1) + 1)
 #define LOG_REPEAT	20	/* --log: header every this many lines, like vmstat */
 
 static const char *const sort_names[NR_TOP_SORT] = {
@@ -134,33 +137,39 @@ static int linef(struct top_view *v, int width, unsigned int attr, const char *f
 static int linef(struct top_view *v, int width, unsigned int attr, const char *fmt, ...)
 {
 	struct top_line *l = add_line(v, attr);
+	char tmp[sizeof(l->text)];
 	va_list ap;
 
 	if (!l)
 		return -ENOMEM;
 	va_start(ap, fmt);
-	vsnprintf(l->text, sizeof(l->text), fmt, ap);
+	vsnprintf(tmp, sizeof(tmp), fmt, ap);
 	va_end(ap);
-	if (width >= 0 && width < (int)sizeof(l->text))
-		l->text[width] = 0;
+	/* Cut at a character, by columns; the names in it are escaped already, and anything
+	 * else that would reach the terminal unescaped is escaped here. */
+	text_fit(l->text, sizeof(l->text), tmp, 0, width);
 	return 0;
 }
 
-/* label into exactly w columns; a cut label ends in '~' so it is not mistaken for another. */
+/*
+ * label into exactly w columns (out has room for w columns of 4-byte characters); a cut label
+ * ends in '~' so it is not mistaken for another.
+ */
 static void fit(char *out, size_t len, const char *label, int w)
 {
-	size_t n = strlen(label);
+	size_t n;
 
-	if (w < 1 || (size_t)w >= len)
-		w = (int)len - 1;
-	if (n <= (size_t)w) {
-		memcpy(out, label, n);
-		memset(out + n, ' ', w - n);
-	} else {
-		memcpy(out, label, w - 1);
-		out[w - 1] = '~';
+	if (w < 1)
+		w = 1;
+	if (text_cols(label) <= w) {
+		text_fit(out, len, label, w, w);
+		return;
 	}
-	out[w] = 0;
+	text_fit(out, len - 1, label, 0, w - 1);
+	n = strlen(out);
+	out[n++] = '~';
+	/* A wide character that did not fit in the last column: a space for it. */
+	text_fit(out + n, len - n, "", w - text_cols(out), -1);
 }
 
 /* Grouping */
@@ -356,17 +365,22 @@ static void entity_label(const struct top_data *d, const struct top_ui *ui,
 			 const struct row_key *k, char *buf, size_t len)
 {
 	const char *vm = name_cache_get_at(d->names, k->tgid, k->start);
+	char vcpu[24];
+	size_t n;
 
-	if (ui->level == LV_VMS)
-		snprintf(buf, len, "%s", vm);
-	else if (ui->tgid && k->vcpu >= 0)
-		snprintf(buf, len, "vCPU %d", k->vcpu);
-	else if (ui->tgid)
-		snprintf(buf, len, "vCPU ?");
-	else if (k->vcpu >= 0)
-		snprintf(buf, len, "%s vCPU %d", vm, k->vcpu);
+	if (ui->level != LV_VMS && k->vcpu >= 0)
+		snprintf(vcpu, sizeof(vcpu), "vCPU %d", k->vcpu);
 	else
-		snprintf(buf, len, "%s vCPU ?", vm);
+		snprintf(vcpu, sizeof(vcpu), "vCPU ?");
+	if (ui->level != LV_VMS && ui->tgid) {
+		snprintf(buf, len, "%s", vcpu);
+		return;
+	}
+	/* The name escaped (text_escape.h), cut whole if it must be, then its vCPU. */
+	text_fit(buf, ui->level == LV_VMS ? len : len - strlen(vcpu) - 1, vm, 0, -1);
+	n = strlen(buf);
+	if (ui->level != LV_VMS)
+		snprintf(buf + n, len - n, " %s", vcpu);
 }
 
 /* VM and vCPU items: one per entity, from its guest exits, or its VMM exits if it has none. */
@@ -549,11 +563,15 @@ static const char *hms(double s, char *buf, size_t len)
 static void view_name(const struct top_data *d, const struct top_ui *ui, char *buf,
 		      size_t len)
 {
-	char vm[96] = "all VMs";
+	char vm[96] = "all VMs", nb[TEXT_NAME_MAX];
+	const char *name;
 
-	if (ui->tgid)
-		snprintf(vm, sizeof(vm), "%s (pid %u)", name_cache_get_at(d->names, ui->tgid, ui->start),
+	/* The name cut (whole characters) to leave room for its pid. */
+	if (ui->tgid) {
+		name = name_cache_get_at(d->names, ui->tgid, ui->start);
+		snprintf(vm, sizeof(vm), "%s (pid %u)", text_fit(nb, sizeof(vm) - 20, name, 0, -1),
 			 ui->tgid);
+	}
 	switch (ui->level) {
 	case LV_VMS:
 		snprintf(buf, len, "all VMs");
@@ -605,7 +623,7 @@ static int lost_lines(struct top_view *v, const struct top_data *d, int width)
 static int stuck_line(struct top_view *v, const struct top_data *d, int width)
 {
 	const struct inflight_exit *old = NULL;
-	char age[24], lim[24], rb[REASON_STR_MAX + 24];
+	char age[24], lim[24], rb[REASON_STR_MAX + 24], nb[TEXT_NAME_MAX];
 	__u32 n = 0;
 
 	for (__u32 i = 0; d->stuck_ns && i < d->nr_inflight; i++) {
@@ -624,7 +642,8 @@ static int stuck_line(struct top_view *v, const struct top_data *d, int width)
 	return linef(v, width, TOP_A_ALERT | TOP_A_BOLD, "Stuck (in flight >= %s, rows !): %u; "
 		     "oldest %s: %s vCPU %d %s", fmt_duration(0, d->stuck_ns, lim, sizeof(lim)), n,
 		     fmt_duration(0, inflight_age(old, d->now_ns), age, sizeof(age)),
-		     name_cache_get_at(d->names, old->tgid, old->proc_start), old->vcpu, rb);
+		     text_esc(nb, name_cache_get_at(d->names, old->tgid, old->proc_start)),
+		     old->vcpu, rb);
 }
 
 static int header_lines(struct top_view *v, const struct top_data *d, const struct top_ui *ui,
@@ -665,7 +684,7 @@ static int label_width(const struct top_ui *ui, int width)
 static int column_header(struct top_view *v, const struct top_ui *ui, int width, int lw)
 {
 	const char *what = ui->level == LV_VMS ? "VM" : ui->level == LV_VCPUS ? "vCPU" : "Event";
-	char label[LABEL_MAX + 2], pid[16] = "";
+	char label[LABEL_BUF], pid[16] = "";
 
 	fit(label, sizeof(label), what, lw + (ui->level == LV_REASONS ? 0 : 1));
 	if (ui->level == LV_VMS)
@@ -681,7 +700,7 @@ static int item_line(struct top_view *v, const struct top_data *d, const struct 
 	const struct top_item *it = &v->items[idx];
 	const struct row *c = it->cur;
 	bool sel = ui->interactive && idx == ui->sel_idx;
-	char label[LABEL_MAX + 2], pid[16] = "", flag[2] = "";
+	char label[LABEL_BUF], pid[16] = "", flag[2] = "";
 	char avg[24] = "-", p99[24] = "-", max[24] = "-", pct[24], oncpu[24] = "";
 	double iv = d->interval_s;
 	unsigned int attr;
@@ -981,6 +1000,7 @@ static void choose_guest(struct top_ui *ui, const struct top_data *d, const char
 {
 	int n, found = 0;
 	__u32 *vms = vm_list(d, &n), pid = 0;
+	char nb[TEXT_NAME_MAX];
 	size_t off;
 
 	for (int i = 0; i < n; i++) {
@@ -991,14 +1011,15 @@ static void choose_guest(struct top_ui *ui, const struct top_data *d, const char
 		go_to(ui, LV_REASONS, pid, 0, -1);
 		if (found > 1)
 			snprintf(ui->msg, sizeof(ui->msg), "%d VMs are named '%s': showing pid %u "
-				 "(p chooses by pid)", found, name, pid);
+				 "(p chooses by pid)", found, text_esc(nb, name), pid);
 		free(vms);
 		return;
 	}
-	off = snprintf(ui->msg, sizeof(ui->msg), "no VM named '%.40s' has exits; seen:", name);
+	off = snprintf(ui->msg, sizeof(ui->msg), "no VM named '%s' has exits; seen:",
+		       text_fit(nb, sizeof(nb), name, 0, 40));
 	for (int i = 0; i < n && off < sizeof(ui->msg); i++)
 		off += snprintf(ui->msg + off, sizeof(ui->msg) - off, " %s",
-				name_cache_get(d->names, vms[i]));
+				text_esc(nb, name_cache_get(d->names, vms[i])));
 	if (!n)
 		snprintf(ui->msg + off, sizeof(ui->msg) - off, " none");
 	free(vms);

@@ -104,6 +104,30 @@ int main(void)
 		fputs(buf, stdout);
 	CHECK_STR(buf, want);
 	free(buf);
+
+	/* The default lines: the name escaped (text_escape.h), a line for each event. */
+	buf = NULL;
+	size = 0;
+	opts.mode = EVOUT_LINES;
+	CHECK_EQ_U64(evout_open(&o, &opts), 0);
+	f = open_memstream(&buf, &size);
+	CHECK(f != NULL);
+	if (!f)
+		CHECK_DONE("event_output");
+	o.f = f;
+	CHECK_EQ_U64(evout_event(&o, &e[1]), 0);
+	evout_stuck(&o, &(struct stuck_exit){ .start_ns = 17280002000000000ull,
+					      .age_ns = 1500000000, .tgid = 200, .tid = 201,
+					      .vcpu = -1, .isa = VMEXIT_ISA_USER, .reason = 6 });
+	CHECK_EQ_U64(evout_close(&o), 0);
+	fclose(f);
+	if (getenv("V"))
+		fputs(buf, stdout);
+	CHECK_STR(buf, "     0.000000   17280000.000000 t\"en\\ant\\x01\\xff  -1 IO            "
+		  "             0.000us errno=18446744073709551612 in_flight\n"
+		  "# STUCK t\"en\\ant\\x01\\xff pid 200 tid 201 vcpu -1 MMIO in flight for "
+		  "1.500000 s since 17280002.000000\n");
+	free(buf);
 	name_cache_free(&names);
 	CHECK_DONE("event_output");
 }

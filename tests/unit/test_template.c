@@ -50,6 +50,10 @@ static const char *guest_cb(void *ctx, __u32 tgid, __u64 ts_ns)
 		return "web1";
 	if (tgid == 666)
 		return "%s%n%p";	/* a hostile VM name is only ever data */
+	if (tgid == 667)	/* and can neither end a line nor reach the terminal */
+		return "we ird \"na\\me\"\n\f\xfe; <b>x";
+	if (tgid == 668)
+		return "g\xc3\xa4st-\xc3\xbcn\xc3\xaf" "c\xc3\xb6" "d\xc3\xa9-sehr-lang";
 	return NULL;
 }
 
@@ -225,6 +229,18 @@ static void test_literals(void)
 	CHECK_STR(fmt1("%%n %%s %%p %%x %%08d %%%(cpu)d", &ev), "%n %s %p %x %08d %7");
 	CHECK_STR(fmt1("[%(guest)s] %%s", &evil), "[%s%n%p] %s");
 	CHECK_STR(fmt1("%(guest)-8s|", &evil), "%s%n%p  |");
+	/* Names are escaped as in every text output (text_escape.h); width and precision count
+	 * columns and never cut a character. */
+	evil.tgid = 667;
+	CHECK_STR(fmt1("[%(guest)s]", &evil), "[we ird \"na\\me\"\\n\\x0c\\xfe; <b>x]");
+	CHECK_STR(fmt1("[%(guest).9s]", &evil), "[we ird \"n]");
+	CHECK_STR(fmt1("[%(guest).13s]", &evil), "[we ird \"na\\me]");
+	CHECK_STR(fmt1("[%(guest).14s]", &evil), "[we ird \"na\\me\"]");
+	evil.tgid = 668;
+	CHECK_STR(fmt1("%(guest)-16.16s|", &evil),
+		  "g\xc3\xa4st-\xc3\xbcn\xc3\xaf" "c\xc3\xb6" "d\xc3\xa9-seh|");
+	CHECK_STR(fmt1("%(guest)24s|", &evil),
+		  "  g\xc3\xa4st-\xc3\xbcn\xc3\xaf" "c\xc3\xb6" "d\xc3\xa9-sehr-lang|");
 	/* Text that is not a field stays as written, '#' included; a trailing blank too. */
 	CHECK_STR(fmt1("a # b (x) ", &ev), "a # b (x) ");
 }

@@ -274,11 +274,76 @@ static void test_python(void)
 	free(hexes);
 }
 
+#define FIT(s, width, prec, want)					\
+	do {								\
+		char __b[TEXT_NAME_MAX];				\
+		CHECK_STR(text_fit(__b, sizeof(__b), s, width, prec), want); \
+		CHECK_EQ_U64(text_cols(__b), text_cols(want));		\
+	} while (0)
+
+/* The human-readable rule (text_escape.h): exact strings worked out by hand. */
+static void test_text_exact(void)
+{
+	char small[8];
+
+	/* Printable ASCII as it is, backslashes and quotes too: what printf("%-16.16s") does. */
+	FIT("web01", 16, 16, "web01           ");
+	FIT("a\\b \"q\" <b>x", 0, -1, "a\\b \"q\" <b>x");
+	FIT("abcdefghijklmnopqrstuvwxyz", 16, 16, "abcdefghijklmnop");
+	FIT("", 3, -1, "   ");
+	FIT(NULL, 0, -1, "");
+	/* Nothing a name holds can start a line or reach the terminal as a control. */
+	FIT("we ird \"na\\me\"\n\f\xfe; <b>x", 0, -1,
+	    "we ird \"na\\me\"\\n\\x0c\\xfe; <b>x");
+	FIT("a\r\tb\x1b[2Jc\x7f", 0, -1, "a\\r\\tb\\x1b[2Jc\\x7f");
+	/* C1 controls (U+0085 NEL, U+009B CSI) are controls too, byte by byte. */
+	FIT("x\xc2\x85y\xc2\x9b", 0, -1, "x\\xc2\\x85y\\xc2\\x9b");
+	/* Ill-formed UTF-8: overlong, surrogate, truncated, stray continuation. */
+	FIT("\xc0\xaf\xed\xa0\x80\xe2\x82", 0, -1,
+	    "\\xc0\\xaf\\xed\\xa0\\x80\\xe2\\x82");
+	FIT("\x80z", 0, -1, "\\x80z");
+	/* Well-formed UTF-8 as it is; U+00A0 is the first code point after the C1 block. */
+	FIT("g\xc3\xa4st\xc2\xa0", 0, -1, "g\xc3\xa4st\xc2\xa0");
+	/* Cut by characters, not bytes: 16 characters, 23 bytes, 16 columns. */
+	FIT("g\xc3\xa4st-\xc3\xbcn\xc3\xaf\xc3\xa7\xc3\xb6" "d\xc3\xa9-sehr-lang", 16, 16,
+	    "g\xc3\xa4st-\xc3\xbcn\xc3\xaf\xc3\xa7\xc3\xb6" "d\xc3\xa9-seh");
+	CHECK_EQ_U64(text_cols("g\xc3\xa4st-\xc3\xbcn\xc3\xaf\xc3\xa7\xc3\xb6" "d\xc3\xa9-seh"),
+		     16);
+	FIT("\xc3\xa4", 4, 4, "\xc3\xa4   ");
+	/* Wide characters take two columns; one that would overflow stays out whole. */
+	FIT("\xe6\x97\xa5\xe6\x9c\xac", 5, 5, "\xe6\x97\xa5\xe6\x9c\xac ");
+	FIT("\xe6\x97\xa5\xe6\x9c\xac", 3, 3, "\xe6\x97\xa5 ");
+	CHECK_EQ_U64(text_cols("\xe6\x97\xa5"), 2);
+	/* Emoji, and a combining mark on the letter before it. */
+	CHECK_EQ_U64(text_cols("\xf0\x9f\x98\x80"), 2);
+	CHECK_EQ_U64(text_cols("e\xcc\x81"), 1);
+	/* An escape is never cut: it shows whole or not at all. */
+	FIT("ab\n", 3, 3, "ab ");
+	FIT("ab\x01", 5, 5, "ab   ");
+	FIT("ab\x01", 6, 6, "ab\\x01");
+	/* A small buffer: the whole characters that fit, and the NUL. */
+	CHECK_STR(text_fit(small, sizeof(small), "abc\x1b\xc3\xa4", 0, -1), "abc\\x1b");
+	CHECK_STR(text_fit(small, sizeof(small), "\xc3\xa4\xc3\xa4\xc3\xa4\xc3\xa4", 0, -1),
+		  "\xc3\xa4\xc3\xa4\xc3\xa4");
+	CHECK_STR(text_fit(small, sizeof(small), "ab", 20, -1), "ab     ");
+	/* The output is clean text: escaping it again changes nothing. */
+	FIT("we ird \\n\\x0c\\xfe \xc3\xa4", 0, -1, "we ird \\n\\x0c\\xfe \xc3\xa4");
+	/* The longest name a record file keeps, every byte escaped, fits TEXT_NAME_MAX. */
+	{
+		char name[256], b[TEXT_NAME_MAX];
+
+		memset(name, 0x01, 255);
+		name[255] = 0;
+		CHECK_EQ_U64(strlen(text_fit(b, sizeof(b), name, 0, -1)), 4 * 255);
+	}
+}
+
 int main(void)
 {
 	test_json_exact();
 	test_json_long();
 	test_csv_exact();
 	test_python();
+	test_text_exact();
 	CHECK_DONE("text_escape");
 }

@@ -17,6 +17,7 @@
 #include "check.h"
 #include "hist.h"
 #include "reasons.h"
+#include "text_escape.h"
 #include "top_view.h"
 
 #define VMX	VMEXIT_ISA_VMX
@@ -159,6 +160,78 @@ static void test_vm_level(void)
 		  "h help");
 	for (int i = 0; i < f.v.nr_lines; i++)
 		CHECK(strlen(f.v.lines[i].text) <= 79);
+	teardown(&f);
+}
+
+/*
+ * Names are escaped, cut at a character and padded by columns (text_escape.h): a newline or
+ * an escape sequence in a name starts no line and reaches no terminal, and a long name of
+ * 2-byte characters keeps its row's columns where the header's are.
+ */
+static void test_odd_names(void)
+{
+	struct fixture f;
+	int hdr;
+
+	setup(&f);
+	name_cache_set(&f.names, 100,
+		       "g\xc3\xa4st-\xc3\xbcn\xc3\xaf" "c\xc3\xb6" "d\xc3\xa9-sehr-lang");
+	name_cache_set(&f.names, 200, "d\nb\x1b[2J");
+	build(&f);
+	hdr = find(&f.v, " VM");
+	CHECK(hdr == 3);
+	CHECK_STR(row_text(&f.v, 0), ">g\xc3\xa4st-\xc3\xbcn\xc3\xaf" "c\xc3\xb6" "d\xc3\xa9-sehr~"
+		  "      100       1500      150   0.1%   7.3us   9.7us  10.0us");
+	CHECK_STR(row_text(&f.v, 1),
+		  " d\\nb\\x1b[2J       *     200        300       30   0.3% 100.0us 100.0us "
+		  "100.0us");
+	CHECK_EQ_U64(text_cols(row_text(&f.v, 0)), text_cols(f.v.lines[hdr].text));
+	/* A name typed at the g prompt that no VM has: the names seen, escaped. */
+	key(&f, 'g');
+	type(&f, "nosuch");
+	CHECK_STR(f.v.lines[f.v.nr_lines - 1].text, "no VM named 'nosuch' has exits; seen: "
+		  "g\xc3\xa4st-\xc3\xbcn\xc3\xaf" "c\xc3\xb6" "d\xc3\xa9-sehr-lang d\\nb\\x1b[2J");
+	/* Drilled into by pid: the view line names it escaped too. */
+	key(&f, 'p');
+	type(&f, "200");
+	CHECK_STR(f.v.lines[1].text, "View: exits of d\\nb\\x1b[2J (pid 200)");
+	for (int i = 0; i < f.v.nr_lines; i++)
+		CHECK(!strpbrk(f.v.lines[i].text, "\n\x1b"));
+	teardown(&f);
+
+	/* --once, 100 columns: a 36-character name and a 2-byte one keep the header's columns. */
+	setup(&f);
+	name_cache_set(&f.names, 100, "abcdefghijklmnopqrstuvwxyz0123456789");
+	name_cache_set(&f.names, 200, "g\xc3\xa4st-\xc3\xbcn\xc3\xaf" "c\xc3\xb6" "d\xc3\xa9");
+	f.ui.interactive = false;
+	f.ui.height = 0;
+	f.ui.width = 101;
+	build(&f);
+	hdr = find(&f.v, " VM");
+	CHECK(hdr >= 0);
+	if (hdr >= 0) {
+		CHECK_STR(row_text(&f.v, 0), " abcdefghijklmnopqrstuvwxyz0123456789         100       1500"
+			  "      150   0.1%   7.3us   9.7us  10.0us");
+		CHECK_STR(row_text(&f.v, 1), " g\xc3\xa4st-\xc3\xbcn\xc3\xaf" "c\xc3\xb6" "d\xc3\xa9"
+			  "                           *     200        300       30   0.3% 100.0us 100.0us "
+			  "100.0us");
+		CHECK_EQ_U64(text_cols(row_text(&f.v, 0)), text_cols(f.v.lines[hdr].text));
+		CHECK_EQ_U64(text_cols(row_text(&f.v, 1)), text_cols(f.v.lines[hdr].text));
+	}
+	/* At every width, at every level: each row as wide as its header (the lines are full). */
+	for (int lv = LV_VMS; lv <= LV_VCPUS; lv++) {
+		for (int w = 60; w <= 140; w++) {
+			f.ui.width = w;
+			f.ui.level = lv;
+			build(&f);
+			hdr = find(&f.v, lv == LV_VMS ? " VM" : " vCPU");
+			CHECK(hdr >= 0);
+			for (int i = hdr + 1; hdr >= 0 && i < f.v.nr_lines; i++)
+				if (text_cols(f.v.lines[i].text) != text_cols(f.v.lines[hdr].text))
+					CHECK(!fprintf(stderr, "width %d: '%s' under '%s'\n", w,
+						       f.v.lines[i].text, f.v.lines[hdr].text));
+		}
+	}
 	teardown(&f);
 }
 
@@ -653,6 +726,7 @@ int main(void)
 	CHECK(top_sort_parse("oncpu", &s) == 0 && s == TS_ONCPU);
 
 	test_vm_level();
+	test_odd_names();
 	test_sort_keeps_cursor();
 	test_split();
 	test_drilldown();
