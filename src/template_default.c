@@ -16,7 +16,7 @@ const char tmpl_default_rules[] =
 	"# vmexit's built-in stream format (see docs/formats.md)\n"
 	"type:exit\t" P " rip=0x%(rip)x info1=0x%(info1)x info2=0x%(info2)x"
 	" intr_info=0x%(intr_info)x error_code=0x%(error_code)x" F "\n"
-	"type:user_exit\t" P " errno=%(info1)d" F "\n"
+	"type:user_exit\t" P " errno=%(errno)d" F "\n"
 	"type:tsc_offset\t%(reltime)13.6f %(time)17.6f %(guest)-16s %(vcpu)3d tsc_offset"
 	" 0x%(info1)x -> 0x%(info2)x\n"
 	"vmx:EXCEPTION_NMI\t" P " rip=0x%(rip)x intr_info=0x%(intr_info)x"

@@ -22,6 +22,8 @@ const struct field_def tmpl_fields[] = {
 	{ "rip",	 F_RIP,		FK_U,	  64, 0, 1 },
 	{ "info1",	 F_INFO1,	FK_U,	  64, 0, 1 },
 	{ "info2",	 F_INFO2,	FK_U,	  64, 0, 1 },
+	/* info1 of a user exit, signed: a KVM_RUN that failed with EINTR is -4, not 2^64 - 4. */
+	{ "errno",	 F_INFO1,	FK_S,	  64, 0, 1 },
 	{ "intr_info",	 F_INTR_INFO,	FK_U,	  64, 0, 1 },
 	{ "error_code",	 F_ERROR_CODE,	FK_U,	  64, 0, 1 },
 	{ "latency_ns",	 F_LATENCY_NS,	FK_U,	  64, 0, 1 },

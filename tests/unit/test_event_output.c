@@ -124,7 +124,7 @@ int main(void)
 	if (getenv("V"))
 		fputs(buf, stdout);
 	CHECK_STR(buf, "     0.000000   17280000.000000 t\"en\\ant\\x01\\xff  -1 IO            "
-		  "             0.000us errno=18446744073709551612 in_flight\n"
+		  "             0.000us errno=-4 in_flight\n"
 		  "# STUCK t\"en\\ant\\x01\\xff pid 200 tid 201 vcpu -1 MMIO in flight for "
 		  "1.500000 s since 17280002.000000\n");
 	free(buf);

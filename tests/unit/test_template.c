@@ -489,7 +489,7 @@ static void test_errors(void)
 		  "t.fmt:1:11: unknown field 'vcpuu' (did you mean 'vcpu' or 'cpu'?)", false);
 	check_err("default %(bogus)d", "t.fmt:1:11: unknown field 'bogus' (valid: tsc reltsc "
 		  "event vcpu pid 1 2 3 4 5 reason reason_name isa guest tid cpu rip info1 info2 "
-		  "intr_info error_code latency_ns latency_us oncpu_ns blocked_ns runq_ns ts_ns "
+		  "errno intr_info error_code latency_ns latency_us oncpu_ns blocked_ns runq_ns ts_ns "
 		  "rel_ns time reltime type in_flight kvm_event access port gpa msr val size count exception function index eax ebx "
 		  "ecx edx found used_max_basic vector soft reinjected fault_address)", false);
 	check_err("default %(TSC)d", "t.fmt:1:11: unknown field 'TSC' (did you mean 'tsc'?)",
