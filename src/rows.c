@@ -134,6 +134,13 @@ __u64 row_hist_total(const struct row *r)
 	return n;
 }
 
+__u64 row_time_in_ns(const struct row *r)
+{
+	__s64 ns = (__s64)r->total_ns + r->inflight_ns;
+
+	return ns > 0 ? (__u64)ns : 0;
+}
+
 __u64 row_percentile(const struct row *r, double p)
 {
 	__u64 total = row_hist_total(r), want, cum = 0, v;

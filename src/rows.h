@@ -82,6 +82,9 @@ void row_add(struct row *dst, const struct row *src);
 
 /* Value at percentile p (0..100) from the histogram, clamped to [min, max]; 0 if empty. */
 __u64 row_percentile(const struct row *r, double p);
+/* The time in exit that fell inside the row's interval (inflight_ns above), never below 0: an
+ * exit dropped takes back the share earlier intervals booked. */
+__u64 row_time_in_ns(const struct row *r);
 __u64 row_hist_total(const struct row *r);
 
 #endif /* VMEXIT_ROWS_H */

@@ -102,12 +102,10 @@ static double pct(__u64 ns, double secs)
 }
 
 /* TIME%: the share of the period spent in the row's exits, counting only the part of each that
- * fell inside it (rows.h, inflight_ns); never below 0 (an exit dropped takes back its share). */
+ * fell inside it (rows.h, row_time_in_ns). */
 static double time_pct(const struct row *r, double secs)
 {
-	__s64 ns = (__s64)r->total_ns + r->inflight_ns;
-
-	return pct(ns > 0 ? (__u64)ns : 0, secs);
+	return pct(row_time_in_ns(r), secs);
 }
 
 static void print_hist(const struct stat_view *v, const struct row *r, FILE *f)

@@ -295,7 +295,7 @@ static __u64 sort_value(enum top_sort s, const struct top_item *it)
 	case TS_COUNT:
 		return it->tot->count;
 	case TS_TIME:
-		return it->cur->total_ns;
+		return row_time_in_ns(it->cur);
 	case TS_MAX:
 		return it->cur->completed ? it->cur->max_ns : 0;
 	case TS_P99:
@@ -715,7 +715,9 @@ static int item_line(struct top_view *v, const struct top_data *d, const struct 
 		fmt_duration(0, row_percentile(c, 99), p99, sizeof(p99));
 		fmt_duration(0, c->max_ns, max, sizeof(max));
 	}
-	snprintf(pct, sizeof(pct), "%.1f%%", iv > 0 ? (double)c->total_ns / (iv * 1e9) * 100 : 0);
+	/* As stat's TIME%: only the part of each exit inside the interval (rows.h). */
+	snprintf(pct, sizeof(pct), "%.1f%%",
+		 iv > 0 ? (double)row_time_in_ns(c) / (iv * 1e9) * 100 : 0);
 	/* The share of this interval's exit time that was spent on CPU (the rest: off it). */
 	if (ui->split && c->total_ns)
 		snprintf(oncpu, sizeof(oncpu), " %*.1f%%", W_ONCPU - 1,
