@@ -107,7 +107,10 @@ r = io_row("sleep")
 # nanosleep sleeps at least US: the thread is off CPU, asleep, for nearly all of it.
 check("sleep: blocked >= 95 % of N x US", r["blocked_ns"] >= 0.95 * want,
       f"(blocked {ms(r['blocked_ns'])}, N x US {ms(want)})")
-check("sleep: on CPU < 10 % of blocked", r["oncpu_ns"] < 0.1 * r["blocked_ns"],
+# On CPU the VMM only makes its syscalls around each sleep: a few us on hardware, but up to a
+# quarter of a millisecond each in the TCG bed (26.7 ms for 100 exits seen there): a quarter of
+# the blocked time bounds both, and stays far below the spin's N x US on CPU.
+check("sleep: on CPU < 25 % of blocked", r["oncpu_ns"] < 0.25 * r["blocked_ns"],
       f"(on CPU {ms(r['oncpu_ns'])}, runq {ms(r['runq_ns'])})")
 r = io_row("spin")
 # The spin runs until the thread used US of CPU: on CPU at least that, never asleep long.
