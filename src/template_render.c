@@ -84,18 +84,23 @@ static __u64 tsc_of(const struct tmpl_env *env, __u64 ns)
 	return (__u64)((unsigned __int128)ns * hz / 1000000000u);
 }
 
-static void emit_str(struct out *o, const struct op *op, const char *s, size_t n)
+/* n bytes of s that take cols columns, padded to the field's width on the side it asks for. */
+static void emit_padded(struct out *o, const struct op *op, const char *s, size_t n, size_t cols)
 {
-	size_t fill;
+	size_t fill = op->spec.width > cols ? op->spec.width - cols : 0;
 
-	if (op->spec.prec >= 0 && n > (size_t)op->spec.prec)
-		n = op->spec.prec;
-	fill = op->spec.width > n ? op->spec.width - n : 0;
 	if (fill && !(op->spec.flags & FMT_MINUS))
 		pad(o, ' ', fill);
 	put(o, s, n);
 	if (fill && (op->spec.flags & FMT_MINUS))
 		pad(o, ' ', fill);
+}
+
+static void emit_str(struct out *o, const struct op *op, const char *s, size_t n)
+{
+	if (op->spec.prec >= 0 && n > (size_t)op->spec.prec)
+		n = op->spec.prec;
+	emit_padded(o, op, s, n, n);
 }
 
 /*
@@ -108,18 +113,9 @@ static void emit_str(struct out *o, const struct op *op, const char *s, size_t n
 static void emit_name(struct out *o, const struct op *op, const char *s)
 {
 	char nb[TEXT_NAME_MAX];
-	size_t n, fill;
-	int cols;
 
 	text_fit(nb, sizeof(nb), s, 0, op->spec.prec);
-	n = strlen(nb);
-	cols = text_cols(nb);
-	fill = op->spec.width > cols ? op->spec.width - cols : 0;
-	if (fill && !(op->spec.flags & FMT_MINUS))
-		pad(o, ' ', fill);
-	put(o, nb, n);
-	if (fill && (op->spec.flags & FMT_MINUS))
-		pad(o, ' ', fill);
+	emit_padded(o, op, nb, strlen(nb), (size_t)text_cols(nb));
 }
 
 /*
