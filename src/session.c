@@ -153,8 +153,8 @@ static int command_fork(struct session *s, char **argv)
 		execvp(argv[0], argv);
 		e = errno;
 		fprintf(stderr, "vmexit: cannot run '%s': %s\n", argv[0], strerror(e));
-		if (write(ex[1], &e, sizeof(e)) != sizeof(e))
-			_exit(127);
+		/* Best effort: without it the parent takes the 127 for the command's own. */
+		(void)!write(ex[1], &e, sizeof(e));
 		_exit(127);
 	}
 	close(fds[0]);

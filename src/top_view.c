@@ -623,7 +623,8 @@ static int lost_lines(struct top_view *v, const struct top_data *d, int width)
 static int stuck_line(struct top_view *v, const struct top_data *d, int width)
 {
 	const struct inflight_exit *old = NULL;
-	char age[24], lim[24], rb[REASON_STR_MAX + 24], nb[TEXT_NAME_MAX];
+	/* The name unescaped: linef escapes the whole line. */
+	char age[24], lim[24], rb[REASON_STR_MAX + 24];
 	__u32 n = 0;
 
 	for (__u32 i = 0; d->stuck_ns && i < d->nr_inflight; i++) {
@@ -642,7 +643,7 @@ static int stuck_line(struct top_view *v, const struct top_data *d, int width)
 	return linef(v, width, TOP_A_ALERT | TOP_A_BOLD, "Stuck (in flight >= %s, rows !): %u; "
 		     "oldest %s: %s vCPU %d %s", fmt_duration(0, d->stuck_ns, lim, sizeof(lim)), n,
 		     fmt_duration(0, inflight_age(old, d->now_ns), age, sizeof(age)),
-		     text_esc(nb, name_cache_get_at(d->names, old->tgid, old->proc_start)),
+		     name_cache_get_at(d->names, old->tgid, old->proc_start),
 		     old->vcpu, rb);
 }
 
