@@ -178,6 +178,14 @@ static void reason_label(__u32 isa, __u32 reason, char *buf, size_t len)
 {
 	char r[REASON_STR_MAX];
 
+	/* The tracepoint's own name, as kvm_stat lists it. */
+	if (isa == TOP_ISA_KVM_EVENT) {
+		if (kvm_event_name(reason))
+			snprintf(buf, len, "kvm_%s", kvm_event_name(reason));
+		else
+			snprintf(buf, len, "kvm_event(%u)", reason);
+		return;
+	}
 	reason_str(isa, reason, r, sizeof(r));
 	snprintf(buf, len, "%s(%s)", isa == VMEXIT_ISA_USER ? "kvm_userspace_exit" : "kvm_exit",
 		 r);
@@ -185,27 +193,54 @@ static void reason_label(__u32 isa, __u32 reason, char *buf, size_t len)
 
 static int section_of(__u32 isa)
 {
-	return isa == VMEXIT_ISA_USER;
+	return isa == VMEXIT_ISA_USER ? 1 : isa == TOP_ISA_KVM_EVENT ? 2 : 0;
 }
 
 /* Is a row of the VM drilled into (any, at the top)? */
 static bool in_view(const struct top_ui *ui, const struct row_key *k)
 {
-	return !ui->tgid || (k->tgid == ui->tgid && (!ui->start || k->start == ui->start));
+	/* Kvm event rows know no process start (0): they go with any VMM on their pid. */
+	return !ui->tgid ||
+	       (k->tgid == ui->tgid && (!ui->start || !k->start || k->start == ui->start));
+}
+
+static void entity_label(const struct top_data *d, const struct top_ui *ui,
+			 const struct row_key *k, char *buf, size_t len);
+
+/*
+ * -f at the VM and vCPU levels: an exit counts when its VM (vCPU) or its reason matches, so
+ * that `-f web01` shows that guest and `-f 'io|mmio'` every guest's IO and MMIO exits only.
+ */
+static bool exit_ok(const struct top_data *d, const struct top_ui *ui,
+		    const struct row_key *src, const struct row_key *k)
+{
+	char label[96];
+
+	if (!ui->have_re)
+		return true;
+	entity_label(d, ui, k, label, sizeof(label));
+	if (!regexec(&ui->re, label, 0, NULL, 0))
+		return true;
+	reason_label(src->isa, src->reason, label, sizeof(label));
+	return !regexec(&ui->re, label, 0, NULL, 0);
 }
 
 /* Where a source row goes at this level; false if the level does not show it. */
-static bool group_key(const struct top_ui *ui, const struct row_key *src, struct row_key *k)
+static bool group_key(const struct top_data *d, const struct top_ui *ui,
+		      const struct row_key *src, struct row_key *k)
 {
+	/* Kvm events are not exits: only the drill-down lists them. */
+	if (ui->level != LV_REASONS && src->isa == TOP_ISA_KVM_EVENT)
+		return false;
 	switch (ui->level) {
 	case LV_VMS:
 		*k = (struct row_key){ src->tgid, -1, section_of(src->isa), 0, src->start };
-		return true;
+		return exit_ok(d, ui, src, k);
 	case LV_VCPUS:
 		if (!in_view(ui, src))
 			return false;
 		*k = (struct row_key){ src->tgid, src->vcpu, section_of(src->isa), 0, src->start };
-		return true;
+		return exit_ok(d, ui, src, k);
 	case LV_REASONS:
 		if (!in_view(ui, src) || (ui->vcpu >= 0 && src->vcpu != ui->vcpu))
 			return false;
@@ -216,19 +251,20 @@ static bool group_key(const struct top_ui *ui, const struct row_key *src, struct
 }
 
 static int group_into(struct row_table *dst, const struct row_table *src,
-		      const struct top_ui *ui)
+		      const struct top_data *d, const struct top_ui *ui)
 {
 	for (__u32 i = 0; src && i < src->nr; i++) {
 		struct row_key k, parent;
 		struct row *r;
 
-		if (!group_key(ui, &src->rows[i].key, &k))
+		if (!group_key(d, ui, &src->rows[i].key, &k))
 			continue;
 		r = row_table_get(dst, &k);
 		if (!r)
 			return -ENOMEM;
 		row_add(r, &src->rows[i]);
-		if (ui->level != LV_REASONS)
+		/* Kvm events have no parent: each is a tracepoint of its own. */
+		if (ui->level != LV_REASONS || k.isa == TOP_ISA_KVM_EVENT)
 			continue;
 		parent = (struct row_key){ 0, -1, 0, section_of(k.isa), 0 };
 		r = row_table_get(dst, &parent);
@@ -413,16 +449,15 @@ static int entity_items(struct top_view *v, const struct top_data *d, const stru
 		it->user_src = user;
 		it->tot = t;
 		it->cur = c;
+		/* -f was applied to the exits it is made of (exit_ok). */
 		entity_label(d, ui, &it->key, it->label, sizeof(it->label));
-		if (!label_ok(ui, it->label))
-			v->nr_items--;
 	}
 	return 0;
 }
 
 static int reason_items(struct top_view *v, const struct top_ui *ui)
 {
-	int shown[2] = { 0, 0 };
+	int shown[3] = { 0, 0, 0 };
 
 	for (int pass = 0; pass < 2; pass++) {
 		/* Children first, so a parent knows whether any of them passed the filter. */
@@ -498,6 +533,18 @@ static void mark_stuck(struct top_view *v, const struct top_data *d, const struc
 	}
 }
 
+/* -z: rows without an exit (or event) in the last interval go, unless one is stuck. */
+static void drop_idle(struct top_view *v)
+{
+	int n = 0;
+
+	for (int i = 0; i < v->nr_items; i++) {
+		if (v->items[i].cur->count || v->items[i].stuck_ns)
+			v->items[n++] = v->items[i];
+	}
+	v->nr_items = n;
+}
+
 static int build_items(struct top_view *v, const struct top_data *d, const struct top_ui *ui)
 {
 	int err;
@@ -505,14 +552,16 @@ static int build_items(struct top_view *v, const struct top_data *d, const struc
 	row_table_reset(&v->g_tot);
 	row_table_reset(&v->g_cur);
 	v->nr_items = 0;
-	err = group_into(&v->g_tot, d->tot, ui);
-	err = err ? err : group_into(&v->g_cur, d->cur, ui);
+	err = group_into(&v->g_tot, d->tot, d, ui);
+	err = err ? err : group_into(&v->g_cur, d->cur, d, ui);
 	err = err ? err : union_keys(v, ui->level != LV_REASONS);
 	if (err)
 		return err;
 	err = ui->level == LV_REASONS ? reason_items(v, ui) : entity_items(v, d, ui);
 	if (!err)
 		mark_stuck(v, d, ui);
+	if (!err && ui->skip_zero)
+		drop_idle(v);
 	return err ? err : sort_items(v, ui->sort);
 }
 
@@ -663,11 +712,15 @@ static int header_lines(struct top_view *v, const struct top_data *d, const stru
 				top_sort_name(ui->sort), ui->delay,
 				d->was_reset ? "reset" : "start",
 				hms(d->since_s, since, sizeof(since)));
-	if (!err && ((d->filters && *d->filters) || ui->have_re))
-		err = linef(v, width, 0, "Filters: %s%s%s%s%s", d->filters ? d->filters : "",
-			    d->filters && *d->filters && ui->have_re ? " | " : "",
-			    ui->have_re ? "rows /" : "", ui->have_re ? ui->filter : "",
-			    ui->have_re ? "/" : "");
+	if (!err && ((d->filters && *d->filters) || ui->have_re || ui->skip_zero)) {
+		char re[TOP_INPUT_MAX + 16] = "";
+		bool cli = d->filters && *d->filters;
+
+		if (ui->have_re)
+			snprintf(re, sizeof(re), "%srows /%s/", cli ? " | " : "", ui->filter);
+		err = linef(v, width, 0, "Filters: %s%s%s", cli ? d->filters : "", re,
+			    !ui->skip_zero ? "" : cli || ui->have_re ? " | -z" : "-z");
+	}
 	if (!err && d->overhead)
 		err = linef(v, width, 0, "%s", d->overhead);
 	return err ? err : stuck_line(v, d, width) ? -ENOMEM : lost_lines(v, d, width);
@@ -716,9 +769,13 @@ static int item_line(struct top_view *v, const struct top_data *d, const struct 
 		fmt_duration(0, row_percentile(c, 99), p99, sizeof(p99));
 		fmt_duration(0, c->max_ns, max, sizeof(max));
 	}
-	/* As stat's TIME%: only the part of each exit inside the interval (rows.h). */
-	snprintf(pct, sizeof(pct), "%.1f%%",
-		 iv > 0 ? (double)row_time_in_ns(c) / (iv * 1e9) * 100 : 0);
+	/* As stat's TIME%: only the part of each exit inside the interval (rows.h). A kvm event
+	 * happens at an instant: it has no time. */
+	if (it->key.isa == TOP_ISA_KVM_EVENT)
+		snprintf(pct, sizeof(pct), "-");
+	else
+		snprintf(pct, sizeof(pct), "%.1f%%",
+			 iv > 0 ? (double)row_time_in_ns(c) / (iv * 1e9) * 100 : 0);
 	/* The share of this interval's exit time that was spent on CPU (the rest: off it). */
 	if (ui->split && c->total_ns)
 		snprintf(oncpu, sizeof(oncpu), " %*.1f%%", W_ONCPU - 1,
@@ -745,8 +802,11 @@ static const char *const help_text[] = {
 	"  v            per-vCPU rows of the selected VM (v again goes back)",
 	"  Left, Esc    back up one level",
 	"  Up/Down, k/j move the cursor (PgUp/PgDn, Home/End)",
+	"  b            all VMs' exit reasons together (kvm_stat's view), b again: per VM",
 	"  s            sort by: count (Total), rate (Current), time, max, p99, oncpu (--split)",
-	"  f            filter rows by a regex on their names (case-insensitive)",
+	"  o            sort by Total or by Current (toggle)",
+	"  f            filter by a regex on names and reasons (case-insensitive)",
+	"  c            clear the filter",
 	"  g / p        show one guest, by name / by pid (empty: all VMs)",
 	"  r            reset the totals (the kernel counters keep running)",
 	"  + / -        refresh less / more often",
@@ -755,6 +815,7 @@ static const char *const help_text[] = {
 	"Total: exits since start or reset. Current: exits/s in the last interval.",
 	"Time%: time in exit per interval (100% = one vCPU always out of the guest).",
 	"Avg, P99, Max: exit latency in the last interval.",
+	"kvm_pio, kvm_mmio...: other kvm events (--kvm-events), counted, no time.",
 	"VM and vCPU rows count guest exits (kvm_exit); '*' marks one without any,",
 	"counted from its exits to the VMM instead (software KVM backends).",
 	"!: a row with an exit in flight for --stuck (default 1s) or more: a vCPU",
@@ -762,7 +823,7 @@ static const char *const help_text[] = {
 	"Lost: exits the kernel side could not record; unmatched_entry is benign",
 	"(a vCPU's first entry, or one in flight when tracing began).",
 	"",
-	"Press any key to return.",
+	"Press any key (q too) to return.",
 };
 
 static const char *const prompts[] = {
@@ -960,6 +1021,21 @@ static void vcpus(struct top_ui *ui, const struct top_view *v)
 	}
 }
 
+/*
+ * kvm_stat's b: its default view is every VM's events together, b splits them by guest. Here
+ * the default is per VM: b goes to all VMs' reasons together, and back.
+ */
+static void by_guest(struct top_ui *ui)
+{
+	if (ui->level == LV_VMS) {
+		go_to(ui, LV_REASONS, 0, 0, -1);
+		snprintf(ui->msg, sizeof(ui->msg), "exit reasons of all VMs (b: per VM)");
+	} else {
+		go_to(ui, LV_VMS, 0, 0, -1);
+		snprintf(ui->msg, sizeof(ui->msg), "per VM (b: exit reasons of all VMs)");
+	}
+}
+
 static void move(struct top_ui *ui, const struct top_view *v, int by)
 {
 	int i = ui->sel_idx + by;
@@ -1101,9 +1177,10 @@ enum top_action top_ui_key(struct top_ui *ui, int key, const struct top_view *v,
 		return TA_NONE;
 	}
 	ui->msg[0] = 0;
+	/* As the help says: any key returns from it, q included (a second q quits). */
 	if (ui->help) {
 		ui->help = false;
-		return key == 'q' ? TA_QUIT : TA_NONE;
+		return TA_NONE;
 	}
 	switch (key) {
 	case 'q':
@@ -1151,6 +1228,19 @@ enum top_action top_ui_key(struct top_ui *ui, int key, const struct top_view *v,
 		if (ui->sort == TS_ONCPU && !ui->split)
 			ui->sort = (ui->sort + 1) % NR_TOP_SORT;
 		snprintf(ui->msg, sizeof(ui->msg), "sort by %s", top_sort_name(ui->sort));
+		break;
+	case 'o':
+		/* kvm_stat's o: Current or Total first. */
+		ui->sort = ui->sort == TS_RATE ? TS_COUNT : TS_RATE;
+		snprintf(ui->msg, sizeof(ui->msg), "sort by %s (%s)", top_sort_name(ui->sort),
+			 ui->sort == TS_RATE ? "Current" : "Total");
+		break;
+	case 'b':
+		by_guest(ui);
+		break;
+	case 'c':
+		top_ui_set_filter(ui, "", NULL, 0);
+		snprintf(ui->msg, sizeof(ui->msg), "filter cleared");
 		break;
 	case 'f':
 		ui->prompt = PR_FILTER;
@@ -1203,6 +1293,10 @@ static void log_label(__u32 isa, __u32 reason, char *buf, size_t len)
 {
 	char r[REASON_STR_MAX];
 
+	if (isa == TOP_ISA_KVM_EVENT) {
+		reason_label(isa, reason, buf, len);
+		return;
+	}
 	/* Short, and the same names `vmexit stat` prints. */
 	reason_str(isa, reason, r, sizeof(r));
 	snprintf(buf, len, "%s%s", isa == VMEXIT_ISA_USER ? "KVM_EXIT_" : "", r);
@@ -1277,14 +1371,32 @@ int top_log_emit(struct top_log *lg, const struct row_table *cur, const struct r
 		 double interval_s, const __u64 lost[NR_LOST], const char *clock,
 		 const regex_t *re, char *buf, size_t len)
 {
-	__u64 kexits = 0, uexits = 0, lost_now = 0, per[TOP_LOG_COLS] = {};
+	__u64 kexits = 0, uexits = 0, events = 0, lost_now = 0, per[TOP_LOG_COLS] = {};
 	bool changed = false, due = !lg->started || lg->lines >= LOG_REPEAT;
 	size_t off = 0;
 
+	buf[0] = 0;
+	for (__u32 i = 0; cur && i < cur->nr; i++) {
+		const struct row *r = &cur->rows[i];
+
+		if (r->key.isa == VMEXIT_ISA_USER)
+			uexits += r->count;
+		else if (r->key.isa == TOP_ISA_KVM_EVENT)
+			events += r->count;
+		else
+			kexits += r->count;
+	}
+	for (int i = 0; i < NR_LOST; i++) {
+		if (i != LOST_UNMATCHED_ENTRY)
+			lost_now += lost[i] - lg->lost_prev[i];
+		lg->lost_prev[i] = lost[i];
+	}
+	/* -z (kvm_stat's): an idle interval leaves no line, and no header for it. */
+	if (lg->skip_zero && !kexits && !uexits && !events && !lost_now)
+		return 0;
 	/* A reason new since the last header gets a column while there is room for it. */
 	if (due || lg->nr < TOP_LOG_COLS)
 		changed = log_pick(lg, tot, re, !due);
-	buf[0] = 0;
 	if (due || changed) {
 		off += snprintf(buf + off, len - off, "%8s %9s %8s %6s", "time", "exits/s",
 				"vmm/s", "lost");
@@ -1299,19 +1411,10 @@ int top_log_emit(struct top_log *lg, const struct row_table *cur, const struct r
 	for (__u32 i = 0; cur && i < cur->nr; i++) {
 		const struct row *r = &cur->rows[i];
 
-		if (r->key.isa == VMEXIT_ISA_USER)
-			uexits += r->count;
-		else
-			kexits += r->count;
 		for (int c = 0; c < lg->nr; c++) {
 			if (lg->cols[c].isa == r->key.isa && lg->cols[c].reason == r->key.reason)
 				per[c] += r->count;
 		}
-	}
-	for (int i = 0; i < NR_LOST; i++) {
-		if (i != LOST_UNMATCHED_ENTRY)
-			lost_now += lost[i] - lg->lost_prev[i];
-		lg->lost_prev[i] = lost[i];
 	}
 #define RATE(n) (interval_s > 0 ? (double)(n) / interval_s : 0)
 	if (off < len)

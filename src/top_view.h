@@ -16,6 +16,13 @@
 #define TOP_LINE_MAX	512		/* widest line the model builds, NUL included */
 #define TOP_INPUT_MAX	128
 #define TOP_LOG_COLS	6		/* reason columns in --log mode */
+/*
+ * Rows of other kvm tracepoints (top --kvm-events) sit in the same tables as exits, under this
+ * isa (no real one), their reason the event's id (enum vmexit_kvm_event): events, not exits,
+ * so they are listed in the drill-down (as kvm_stat lists kvm_pio...) and never summed into
+ * a VM's or vCPU's exits.
+ */
+#define TOP_ISA_KVM_EVENT	0x100
 
 /* What the rows are: all VMs, one VM's vCPUs, or the per-reason children of a VM (or vCPU). */
 enum top_level { LV_VMS, LV_VCPUS, LV_REASONS };
@@ -69,6 +76,7 @@ struct top_ui {
 	double delay;			/* refresh interval, seconds */
 	bool interactive;		/* cursor, status line and scrolling (not for --once) */
 	bool split;			/* --split: an OnCPU% column, sort by on-CPU time */
+	bool skip_zero;			/* -z: hide rows with no exits in the last interval */
 	int width, height;		/* height 0: as many lines as there are rows */
 
 	char filter[TOP_INPUT_MAX];	/* regex on row labels, "" for none */
@@ -89,7 +97,7 @@ struct top_ui {
 struct top_item {
 	enum top_item_kind kind;
 	struct row_key key;		/* TI_GROUP: isa 0, reason 0 kvm_exit / 1 kvm_userspace_exit */
-	int section;			/* reasons: 0 kernel, 1 userspace */
+	int section;			/* reasons: 0 kernel, 1 userspace, 2 kvm events */
 	bool user_src;			/* VM/vCPU counted from its userspace exits (no kvm_exit) */
 	char label[96];
 	const struct row *tot, *cur;
@@ -136,13 +144,16 @@ struct top_log {
 	char labels[TOP_LOG_COLS][REASON_STR_MAX + 16];
 	int lines;				/* since the last header */
 	bool started;
+	bool skip_zero;				/* -z: no line for an interval of zeros */
 	__u64 lost_prev[NR_LOST];
 };
 
 /*
  * One interval of --log into buf: a header first when one is due (the first line, every 20
- * lines, or when a new reason got a column), then the line. Columns: the busiest reasons in
- * tot, re (NULL: none) applied to their kvm_exit(R) / kvm_userspace_exit(R) names.
+ * lines, or when a new reason got a column), then the line; with lg->skip_zero, nothing ("")
+ * for an interval without exits, kvm events or losses. Columns: the busiest reasons (and
+ * kvm events) in tot, re (NULL: none) applied to their kvm_exit(R) / kvm_userspace_exit(R) /
+ * kvm_EVENT names.
  */
 int top_log_emit(struct top_log *lg, const struct row_table *cur, const struct row_table *tot,
 		 double interval_s, const __u64 lost[NR_LOST], const char *clock,

@@ -710,6 +710,170 @@ static void test_log(void)
 	teardown(&f);
 }
 
+/*
+ * kvm_stat habits: -f matches reasons in the default (per-VM) view, -z hides idle rows, the
+ * keys c (clear the filter), o (Current / Total), b (all VMs' reasons together, and back),
+ * and q on the help screen returns, as the help says.
+ */
+static void test_kvm_stat_habits(void)
+{
+	struct fixture f;
+	char b[256], err[160];
+
+	setup(&f);
+	/* kvm_stat's own -f example: every VM, counting only the exits whose reason matches. */
+	CHECK(top_ui_set_filter(&f.ui, "io|mmio", err, sizeof(err)) == 0);
+	build(&f);
+	CHECK_STR(labels(&f.v, b, sizeof(b)), "web01|db02");
+	/* EPT: web01 keeps its 500 EPT_VIOLATION exits only (100 now: 50/s); db02 has none. */
+	CHECK(top_ui_set_filter(&f.ui, "ept", err, sizeof(err)) == 0);
+	build(&f);
+	CHECK_STR(labels(&f.v, b, sizeof(b)), "web01");
+	CHECK_STR(row_text(&f.v, 0),
+		  ">web01                   100        500       50   0.0%   2.0us   2.0us   2.0us");
+	/* A guest's name still selects all of its exits. */
+	CHECK(top_ui_set_filter(&f.ui, "^web", err, sizeof(err)) == 0);
+	build(&f);
+	CHECK_STR(row_text(&f.v, 0),
+		  ">web01                   100       1500      150   0.1%   7.3us   9.7us  10.0us");
+	/* Per vCPU too: vCPU 1 of web01 has the EPT exits. */
+	CHECK(top_ui_set_filter(&f.ui, "ept", err, sizeof(err)) == 0);
+	key(&f, 'v');
+	CHECK_STR(labels(&f.v, b, sizeof(b)), "vCPU 1");
+	/* c clears the filter. */
+	key(&f, 'c');
+	CHECK_STR(f.ui.msg, "filter cleared");
+	CHECK(!f.ui.have_re && !f.ui.filter[0]);
+	CHECK_STR(labels(&f.v, b, sizeof(b)), "vCPU 0|vCPU 1");
+	key(&f, TK_LEFT);
+
+	/* o: Total first, then Current again. */
+	key(&f, 'o');
+	CHECK(f.ui.sort == TS_COUNT);
+	CHECK_STR(f.ui.msg, "sort by count (Total)");
+	key(&f, 'o');
+	CHECK(f.ui.sort == TS_RATE);
+	key(&f, 's');
+	key(&f, 's');
+	key(&f, 'o');
+	CHECK(f.ui.sort == TS_RATE);
+
+	/* b: every VM's reasons in one list, as kvm_stat shows them; b again: per VM. */
+	key(&f, 'b');
+	CHECK(f.ui.level == LV_REASONS && f.ui.tgid == 0);
+	CHECK_STR(f.v.lines[1].text, "View: exits of all VMs");
+	CHECK_STR(labels(&f.v, b, sizeof(b)), "kvm_exit|kvm_exit(IO_INSTRUCTION)|"
+		  "kvm_exit(EPT_VIOLATION)|kvm_userspace_exit|kvm_userspace_exit(IO)");
+	CHECK_STR(row_text(&f.v, 4),
+		  " kvm_userspace_exit(IO)            1200      120   0.3%  28.8us 100.0us 100.0us");
+	key(&f, 'b');
+	CHECK(f.ui.level == LV_VMS);
+	CHECK_STR(labels(&f.v, b, sizeof(b)), "web01|db02");
+
+	/* The help says any key returns: q too, and only a second q quits. */
+	key(&f, 'h');
+	CHECK(find(&f.v, "Press any key (q too) to return.") >= 0);
+	CHECK(top_ui_key(&f.ui, 'q', &f.v, &f.d) == TA_NONE);
+	CHECK(!f.ui.help);
+	build(&f);
+	CHECK(find(&f.v, " VM") >= 0);
+	CHECK(top_ui_key(&f.ui, 'q', &f.v, &f.d) == TA_QUIT);
+
+	/* -z: rows with no exit in the interval go (db02 is idle now), stuck ones stay. */
+	row_table_reset(&f.cur);
+	put(&f.cur, 100, 1, VMX, 48, 100, 2000);
+	f.ui.skip_zero = true;
+	build(&f);
+	CHECK_STR(labels(&f.v, b, sizeof(b)), "web01");
+	CHECK(find(&f.v, "Filters: -z") >= 0);
+	key(&f, 'x');
+	CHECK_STR(labels(&f.v, b, sizeof(b)), "kvm_exit|kvm_exit(EPT_VIOLATION)");
+	f.ui.skip_zero = false;
+	build(&f);
+	CHECK_STR(labels(&f.v, b, sizeof(b)), "kvm_exit|kvm_exit(EPT_VIOLATION)|"
+		  "kvm_exit(IO_INSTRUCTION)|kvm_userspace_exit|kvm_userspace_exit(IO)");
+	teardown(&f);
+}
+
+/*
+ * --kvm-events: rows of other kvm tracepoints (TOP_ISA_KVM_EVENT) are listed in the
+ * drill-down under their tracepoint names, counted but with no time, and never added to a
+ * VM's exits. web01 made 40 kvm_pio events (now 10) and 6 kvm_inj_virq (now 2).
+ */
+static void put_event(struct row_table *rt, __u32 tgid, __s32 vcpu, __u32 id, __u64 count)
+{
+	row_table_get(rt, &(struct row_key){ tgid, vcpu, TOP_ISA_KVM_EVENT, id, 0 })->count +=
+		count;
+}
+
+static void test_kvm_events(void)
+{
+	struct fixture f;
+	struct top_log lg = {};
+	__u64 lost[NR_LOST] = {};
+	char b[256], buf[1024], err[160];
+
+	setup(&f);
+	put_event(&f.tot, 100, 0, VMEXIT_KVM_PIO, 40);
+	put_event(&f.cur, 100, 0, VMEXIT_KVM_PIO, 10);
+	put_event(&f.tot, 100, 1, VMEXIT_KVM_INJ_VIRQ, 6);
+	put_event(&f.cur, 100, 1, VMEXIT_KVM_INJ_VIRQ, 2);
+	build(&f);
+	/* The VM rows are unchanged. */
+	CHECK_STR(row_text(&f.v, 0),
+		  ">web01                   100       1500      150   0.1%   7.3us   9.7us  10.0us");
+	key(&f, 'x');
+	CHECK_STR(labels(&f.v, b, sizeof(b)), "kvm_exit|kvm_exit(IO_INSTRUCTION)|"
+		  "kvm_exit(EPT_VIOLATION)|kvm_userspace_exit|kvm_userspace_exit(IO)|"
+		  "kvm_pio|kvm_inj_virq");
+	CHECK_STR(row_text(&f.v, 5),
+		  " kvm_pio                             40        5      -       -       -       -");
+	CHECK_STR(row_text(&f.v, 6),
+		  " kvm_inj_virq                         6        1      -       -       -       -");
+	/* A vCPU's: only its own. */
+	key(&f, 'v');
+	key(&f, TK_HOME);
+	key(&f, TK_ENTER);
+	CHECK_STR(f.v.lines[1].text, "View: exits of web01 (pid 100) vCPU 0");
+	CHECK(strstr(labels(&f.v, b, sizeof(b)), "|kvm_pio") != NULL);
+	CHECK(strstr(b, "kvm_inj_virq") == NULL);
+	/* -f finds them by name. */
+	CHECK(top_ui_set_filter(&f.ui, "pio", err, sizeof(err)) == 0);
+	build(&f);
+	CHECK_STR(labels(&f.v, b, sizeof(b)), "kvm_pio");
+	/* --log: a column of their own, not in exits/s or vmm/s. */
+	top_log_emit(&lg, &f.cur, &f.tot, 2, lost, "10:00:01", NULL, buf, sizeof(buf));
+	CHECK_STR(buf,
+		  "    time   exits/s    vmm/s   lost KVM_EXIT_IO IO_INSTRUCTION EPT_VIOLATION"
+		  "   kvm_pio kvm_inj_virq\n"
+		  "10:00:01       150      120      0         120            100            50"
+		  "         5            1\n");
+	teardown(&f);
+}
+
+/* --log -z: an interval without exits, events or losses prints nothing, not even a header. */
+static void test_log_skip_zero(void)
+{
+	struct fixture f;
+	struct top_log lg = { .skip_zero = true };
+	__u64 lost[NR_LOST] = {};
+	char buf[1024];
+
+	setup(&f);
+	row_table_reset(&f.cur);
+	top_log_emit(&lg, &f.cur, &f.tot, 2, lost, "10:00:01", NULL, buf, sizeof(buf));
+	CHECK_STR(buf, "");
+	lost[LOST_CELLS_FULL] = 1;		/* a loss is not zero */
+	top_log_emit(&lg, &f.cur, &f.tot, 2, lost, "10:00:03", NULL, buf, sizeof(buf));
+	CHECK(strstr(buf, "\n10:00:03         0        0      1 ") != NULL);
+	top_log_emit(&lg, &f.cur, &f.tot, 2, lost, "10:00:05", NULL, buf, sizeof(buf));
+	CHECK_STR(buf, "");
+	put(&f.cur, 200, 0, USER, 2, 2, 1000);
+	top_log_emit(&lg, &f.cur, &f.tot, 2, lost, "10:00:07", NULL, buf, sizeof(buf));
+	CHECK_STR(buf, "10:00:07         0        1      0           1              0             0\n");
+	teardown(&f);
+}
+
 int main(void)
 {
 	char err[160];
@@ -739,5 +903,8 @@ int main(void)
 	test_once();
 	test_stuck();
 	test_log();
+	test_kvm_stat_habits();
+	test_kvm_events();
+	test_log_skip_zero();
 	CHECK_DONE("test_top_view");
 }
