@@ -30,6 +30,8 @@ const volatile __u32 max_cells = 1;
 const volatile bool stream_enabled = false;	/* emit a vmexit_event per completed exit */
 const volatile __u64 stream_min_latency_ns = 0;
 const volatile __u32 stream_sample_every = 1;	/* emit 1 in N events per thread */
+/* top --kvm-events: the kvm event records alone, for counting (no exit records). */
+const volatile bool kvm_events_enabled = false;
 const volatile bool split_enabled = false;	/* --split: exit time as on CPU, blocked, runq */
 
 /* Written by userspace through the mmapped .bss: start of a new reporting interval. */
@@ -1117,7 +1119,7 @@ static __always_inline void handle_kvm_event(__u64 now, __u32 tgid, __u32 tid,
 	struct vmexit_event *ev;
 	__s32 vcpu = k->vcpu;
 
-	if (!stream_enabled || !pid_wanted(tgid))
+	if ((!stream_enabled && !kvm_events_enabled) || !pid_wanted(tgid))
 		return;
 	/* Most of these records do not say which vCPU: the thread's last kvm_exit did. */
 	if (vcpu < 0) {

@@ -15,15 +15,6 @@
 #include "vcpu_cache.h"
 #include "vmexit.skel.h"
 
-OPT_STATIC_STORE(opt_kvm_events, __u32);
-static void opt_kvm_events(const char *arg, void *to, struct argp_state *state)
-{
-	char err[256];
-
-	if (kvm_event_parse_list(arg, to, err, sizeof(err)))
-		argp_error(state, "invalid --kvm-events: %s", err);
-}
-
 static const struct cmd_option options[] = {
 	OPT_HEADER("Capture:", 3),
 	{ "duration", 'd', "SECONDS", 0, "Stop after this many seconds", 3,
@@ -38,9 +29,7 @@ static const struct cmd_option options[] = {
 	  3, OPT_TO(struct live_args, filters.opts.ringbuf_kb, opt_ringbuf_kb) },
 	{ "kvm-events", 0, "LIST", 0,
 	  "Also capture these kvm tracepoints, one event each: "
-#define KVM_EVENT_HELP(ID, id, name) #name ", "
-	  VMEXIT_KVM_EVENTS(KVM_EVENT_HELP)
-#undef KVM_EVENT_HELP
+	  VMEXIT_KVM_EVENTS(KVM_EVENT_HELP_NAME)
 	  "comma-separated, or all (default none; -r, --min-latency and --sample "
 	  "apply to exits only)", 3,
 	  OPT_TO(struct live_args, filters.opts.kvm_events, opt_kvm_events) },

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "durations.h"
 #include "option_values.h"
+#include "reasons.h"
 
 bool strict_long(const char *s, int base, long *v)
 {
@@ -188,4 +189,12 @@ void opt_ringbuf_kb(const char *arg, void *to, struct argp_state *state)
 		argp_error(state, "invalid --ringbuf-kb '%s': give a power of two from 4 to "
 			   "4194304", arg);
 	*(__u32 *)to = (__u32)v;
+}
+
+void opt_kvm_events(const char *arg, void *to, struct argp_state *state)
+{
+	char err[256];
+
+	if (kvm_event_parse_list(arg, to, err, sizeof(err)))
+		argp_error(state, "invalid --kvm-events: %s", err);
 }

@@ -55,5 +55,6 @@ OPT_STORE(opt_max_cells, __u32);		/* --max-cells: 16 to 65000 */
 OPT_STORE(opt_duration_s, double);		/* stream, record -d: seconds > 0, up to a year */
 OPT_STORE(opt_sample, __u32);			/* --sample: N >= 1 */
 OPT_STORE(opt_ringbuf_kb, __u32);		/* --ringbuf-kb: a power of two, 4 to 4194304 */
+OPT_STORE(opt_kvm_events, __u32);		/* --kvm-events: a mask of VMEXIT_KVM_* bits */
 
 #endif /* VMEXIT_OPTION_VALUES_H */

@@ -87,6 +87,8 @@ const char *kvm_event_list(const char *prefix, char *buf, size_t len);
  */
 int kvm_event_parse_list(const char *list, __u32 *mask, char *err, size_t errlen);
 #define KVM_EVENTS_ALL	(((1u << VMEXIT_KVM_NR) - 1) & ~1u)
+/* "pio, mmio, ..., " for option help texts: VMEXIT_KVM_EVENTS(KVM_EVENT_HELP_NAME) "or all" */
+#define KVM_EVENT_HELP_NAME(ID, id, name) #name ", "
 
 /*
  * The named fields of each kvm event: where include/vmexit.h packs them, and how they read.

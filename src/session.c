@@ -426,6 +426,7 @@ static void set_tunables(struct session *s, const struct session_opts *o)
 	skel->rodata->stream_enabled = o->stream;
 	skel->rodata->stream_min_latency_ns = o->min_latency_ns;
 	skel->rodata->stream_sample_every = o->sample_every ? o->sample_every : 1;
+	skel->rodata->kvm_events_enabled = o->kvm_events != 0;
 	skel->rodata->split_enabled = o->split;
 
 	bpf_map__set_max_entries(skel->maps.cells, s->max_cells);
@@ -436,7 +437,7 @@ static void set_tunables(struct session *s, const struct session_opts *o)
 		bpf_map__set_max_entries(skel->maps.thread_hash, 16384);
 		bpf_map__set_autocreate(skel->maps.thread_storage, false);
 	}
-	if (o->stream)
+	if (o->stream || o->kvm_events)
 		bpf_map__set_max_entries(skel->maps.events,
 					 (o->ringbuf_kb ? o->ringbuf_kb : 16384) * 1024);
 }
@@ -462,7 +463,7 @@ static void choose_programs(struct session *s, const struct session_opts *o)
 	/* TSC offsets are an x86 notion: arm64 has no such tracepoint. */
 	bpf_program__set_autoload(skel->progs.kvm_write_tsc_offset,
 				  o->stream && tracepoint_exists("kvm/kvm_write_tsc_offset"));
-	if (o->stream)
+	if (o->stream || o->kvm_events)
 		kvm_events_autoload(skel, o->kvm_events);
 	bpf_program__set_autoload(skel->progs.flush_in_flight, o->stream);
 }

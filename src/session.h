@@ -21,7 +21,9 @@ struct session_opts {
 	__u32 ringbuf_kb;
 	__u64 min_latency_ns;
 	__u32 sample_every;
-	__u32 kvm_events;		/* stream: bit VMEXIT_KVM_* per tracepoint to add */
+	/* Bit VMEXIT_KVM_* per tracepoint to add: stream, record; without stream (top), their
+	 * records alone go to the ring buffer. */
+	__u32 kvm_events;
 	char **command;			/* run this, trace it and its children, stop when it exits */
 	bool split;			/* exit time as on CPU, blocked, runq (sched_switch) */
 	bool verbose;

@@ -174,7 +174,7 @@ static void fit(char *out, size_t len, const char *label, int w)
 
 /* Grouping */
 
-static void reason_label(__u32 isa, __u32 reason, char *buf, size_t len)
+void top_reason_label(__u32 isa, __u32 reason, char *buf, size_t len)
 {
 	char r[REASON_STR_MAX];
 
@@ -221,7 +221,7 @@ static bool exit_ok(const struct top_data *d, const struct top_ui *ui,
 	entity_label(d, ui, k, label, sizeof(label));
 	if (!regexec(&ui->re, label, 0, NULL, 0))
 		return true;
-	reason_label(src->isa, src->reason, label, sizeof(label));
+	top_reason_label(src->isa, src->reason, label, sizeof(label));
 	return !regexec(&ui->re, label, 0, NULL, 0);
 }
 
@@ -482,7 +482,7 @@ static int reason_items(struct top_view *v, const struct top_ui *ui)
 				snprintf(it->label, sizeof(it->label), "%s",
 					 t->key.reason ? "kvm_userspace_exit" : "kvm_exit");
 			else
-				reason_label(t->key.isa, t->key.reason, it->label,
+				top_reason_label(t->key.isa, t->key.reason, it->label,
 					     sizeof(it->label));
 			/* A parent stays while any child of it does, or by its own name. */
 			if (label_ok(ui, it->label) || (group && shown[it->section]))
@@ -687,7 +687,7 @@ static int stuck_line(struct top_view *v, const struct top_data *d, int width)
 	}
 	if (!n)
 		return 0;
-	reason_label(old->isa, old->reason, rb, sizeof(rb));
+	top_reason_label(old->isa, old->reason, rb, sizeof(rb));
 	/* The figures first: a narrow screen cuts the names. */
 	return linef(v, width, TOP_A_ALERT | TOP_A_BOLD, "Stuck (in flight >= %s, rows !): %u; "
 		     "oldest %s: %s vCPU %d %s", fmt_duration(0, d->stuck_ns, lim, sizeof(lim)), n,
@@ -1294,7 +1294,7 @@ static void log_label(__u32 isa, __u32 reason, char *buf, size_t len)
 	char r[REASON_STR_MAX];
 
 	if (isa == TOP_ISA_KVM_EVENT) {
-		reason_label(isa, reason, buf, len);
+		top_reason_label(isa, reason, buf, len);
 		return;
 	}
 	/* Short, and the same names `vmexit stat` prints. */
@@ -1327,7 +1327,7 @@ static bool log_pick(struct top_log *lg, const struct row_table *tot, const rege
 		if (j == n) {
 			char label[96];
 
-			reason_label(r->key.isa, r->key.reason, label, sizeof(label));
+			top_reason_label(r->key.isa, r->key.reason, label, sizeof(label));
 			if (re && regexec(re, label, 0, NULL, 0))
 				continue;
 			s[n++] = (struct log_sum){ r->key.isa, r->key.reason, 0 };

@@ -129,6 +129,9 @@ int top_ui_set_filter(struct top_ui *ui, const char *re, char *err, size_t errle
 const char *top_sort_name(enum top_sort s);
 int top_sort_parse(const char *s, enum top_sort *out);
 
+/* A reason's row name: kvm_exit(R), kvm_userspace_exit(R), or kvm_EVENT for TOP_ISA_KVM_EVENT. */
+void top_reason_label(__u32 isa, __u32 reason, char *buf, size_t len);
+
 /* Rebuilds items and lines from d and ui (and fixes up ui's cursor). 0 or -ENOMEM. */
 int top_view_build(struct top_view *v, const struct top_data *d, struct top_ui *ui);
 void top_view_free(struct top_view *v);
