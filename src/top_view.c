@@ -800,22 +800,17 @@ static const char *const help_text[] = {
 	"  q            quit",
 	"  x, Enter     drill down: a VM's exit reasons, or a vCPU's; x again goes back",
 	"  v            per-vCPU rows of the selected VM (v again goes back)",
-	"  Left, Esc    back up one level",
-	"  Up/Down, k/j move the cursor (PgUp/PgDn, Home/End)",
-	"  b            all VMs' exit reasons together (kvm_stat's view), b again: per VM",
-	"  s            sort by: count (Total), rate (Current), time, max, p99, oncpu (--split)",
-	"  o            sort by Total or by Current (toggle)",
-	"  f            filter by a regex on names and reasons (case-insensitive)",
-	"  c            clear the filter",
+	"  b            all VMs' exit reasons together, as kvm_stat (b again: per VM)",
+	"  Left, Esc    back up one level; Up/Down, k/j, PgUp/PgDn, Home/End: move",
+	"  s / o        sort: count, rate, time, max, p99, oncpu / Total or Current",
+	"  f / c        filter names and reasons by a regex (any case) / clear it",
 	"  g / p        show one guest, by name / by pid (empty: all VMs)",
 	"  r            reset the totals (the kernel counters keep running)",
-	"  + / -        refresh less / more often",
-	"  h, ?         this help",
+	"  + / -        refresh less / more often; h, ?: this help",
 	"",
 	"Total: exits since start or reset. Current: exits/s in the last interval.",
 	"Time%: time in exit per interval (100% = one vCPU always out of the guest).",
-	"Avg, P99, Max: exit latency in the last interval.",
-	"kvm_pio, kvm_mmio...: other kvm events (--kvm-events), counted, no time.",
+	"Avg, P99, Max: exit latency in the last interval (kvm_pio...: events, no time).",
 	"VM and vCPU rows count guest exits (kvm_exit); '*' marks one without any,",
 	"counted from its exits to the VMM instead (software KVM backends).",
 	"!: a row with an exit in flight for --stuck (default 1s) or more: a vCPU",
@@ -894,7 +889,8 @@ int top_view_build(struct top_view *v, const struct top_data *d, struct top_ui *
 	vms = vm_list(d, &v->nr_vms);
 	free(vms);
 	err = build_items(v, d, ui);
-	err = err ? err : header_lines(v, d, ui, width);
+	/* The help takes the whole screen (24 lines): it has no room for the header. */
+	err = err || ui->help ? err : header_lines(v, d, ui, width);
 	if (err)
 		return err;
 	header = v->nr_lines;

@@ -521,7 +521,8 @@ static void test_keys_misc(void)
 	CHECK(f.ui.delay == 0.5);
 	key(&f, 'h');
 	CHECK(f.ui.help);
-	CHECK(find(&f.v, "  s            sort by: count (Total), rate (Current), time, max, p99") >= 0);
+	CHECK(find(&f.v, "  s / o        sort: count, rate, time, max, p99, oncpu / Total or "
+		   "Current") >= 0);
 	CHECK(find(&f.v, " VM") < 0);
 	CHECK(top_ui_key(&f.ui, 'j', &f.v, &f.d) == TA_NONE);	/* any key closes help */
 	CHECK(!f.ui.help);
@@ -772,7 +773,11 @@ static void test_kvm_stat_habits(void)
 
 	/* The help says any key returns: q too, and only a second q quits. */
 	key(&f, 'h');
-	CHECK(find(&f.v, "Press any key (q too) to return.") >= 0);
+	/* All of it on a 24-line screen, above the status line. */
+	CHECK(find(&f.v, "Press any key (q too) to return.") == 22);
+	CHECK_EQ_U64(f.v.nr_lines, 24);
+	for (int i = 0; i < f.v.nr_lines; i++)
+		CHECK(strlen(f.v.lines[i].text) <= 79);
 	CHECK(top_ui_key(&f.ui, 'q', &f.v, &f.d) == TA_NONE);
 	CHECK(!f.ui.help);
 	build(&f);
