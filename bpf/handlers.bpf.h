@@ -1111,6 +1111,34 @@ static __always_inline void kvm_page_fault_decode(const struct trace_event_raw_k
 	}
 }
 
+static __always_inline void kvm_msi_set_irq_decode(const struct trace_event_raw_kvm_msi_set_irq *r,
+						   struct kvm_ev *k)
+{
+	k->id = VMEXIT_KVM_MSI_SET_IRQ;
+	k->info1 = r->address;
+	k->info2 = r->data;
+}
+
+static __always_inline void
+kvm_apic_accept_irq_decode(const struct trace_event_raw_kvm_apic_accept_irq *r, struct kvm_ev *k)
+{
+	k->id = VMEXIT_KVM_APIC_ACCEPT_IRQ;
+	k->info1 = r->apicid;
+	k->info2 = r->vec;
+	k->intr_info = r->dm;
+	k->error_code = r->tm;
+}
+
+static __always_inline void kvm_halt_poll_ns_decode(const struct trace_event_raw_kvm_halt_poll_ns *r,
+						    struct kvm_ev *k)
+{
+	k->id = VMEXIT_KVM_HALT_POLL_NS;
+	k->info1 = r->new;
+	k->info2 = r->old;
+	k->intr_info = r->grow;
+	k->vcpu = r->vcpu_id;
+}
+
 /* Not an exit: the -r, --min-latency and --sample filters of the stream do not apply. */
 static __always_inline void handle_kvm_event(__u64 now, __u32 tgid, __u32 tid,
 					     const struct kvm_ev *k)

@@ -203,9 +203,14 @@ enum vmexit_event_type {
  * inj_virq   vector         0                      0                      soft       reinjected
  * page_fault fault_address  error_code (64 bits)   guest rip (6.1+, or 0) 0          error_code
  *                                                                                    (low 32)
+ * msi_set_irq     address   data                   0                      0          0
+ * apic_accept_irq apicid    vec                    0                      dm         tm
+ * halt_poll_ns    new       old                    0                      grow       0
  *
  * (*) mmio type: 0 unsatisfied read, 1 read, 2 write (KVM_TRACE_MMIO_*). vcpu is the vCPU
- * the thread's last kvm_exit named (page_fault carries its own since 6.1), else -1.
+ * the thread's last kvm_exit named (page_fault since 6.1 and halt_poll_ns carry their own),
+ * else -1. msi_set_irq and apic_accept_irq fire on the thread that raises the interrupt (the
+ * VMM, a sending vCPU, a kernel worker for irqfd), not on the vCPU that takes it.
  */
 /*
  * The one list of these events: X(ID, id, name) gives VMEXIT_KVM_<ID> = id (record files keep
@@ -219,7 +224,10 @@ enum vmexit_event_type {
 	X(MSR, 3, msr)			\
 	X(CPUID, 4, cpuid)		\
 	X(INJ_VIRQ, 5, inj_virq)	\
-	X(PAGE_FAULT, 6, page_fault)
+	X(PAGE_FAULT, 6, page_fault)	\
+	X(MSI_SET_IRQ, 7, msi_set_irq)	\
+	X(APIC_ACCEPT_IRQ, 8, apic_accept_irq)	\
+	X(HALT_POLL_NS, 9, halt_poll_ns)
 
 enum vmexit_kvm_event {
 #define VMEXIT_KVM_ENUM(ID, id, name) VMEXIT_KVM_##ID = id,

@@ -890,6 +890,15 @@ static const struct kvm_event_field kvm_fields[] = {
 	KF(PAGE_FAULT, KF_HEX, KS_INFO1, "fault_address"),
 	KF(PAGE_FAULT, KF_HEX, KS_INFO2, "error_code"),
 	KF(PAGE_FAULT, KF_HEX, KS_RIP, "rip"),
+	KF(MSI_SET_IRQ, KF_HEX, KS_INFO1, "address"),
+	KF(MSI_SET_IRQ, KF_HEX, KS_INFO2, "data"),
+	KF(APIC_ACCEPT_IRQ, KF_HEX, KS_INFO1, "apicid"),
+	KF(APIC_ACCEPT_IRQ, KF_HEX, KS_INFO2, "vector"),
+	KF(APIC_ACCEPT_IRQ, KF_HEX, KS_INTR_INFO, "dm"),
+	KF(APIC_ACCEPT_IRQ, KF_DEC, KS_ERROR_CODE, "tm"),
+	KF(HALT_POLL_NS, KF_DEC, KS_INFO1, "new"),
+	KF(HALT_POLL_NS, KF_DEC, KS_INFO2, "old"),
+	KF(HALT_POLL_NS, KF_DEC, KS_INTR_INFO, "grow"),
 };
 
 const struct kvm_event_field *kvm_event_fields(__u32 id, size_t *n)

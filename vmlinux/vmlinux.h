@@ -263,6 +263,28 @@ struct trace_event_raw_kvm_page_fault {
 	u64 error_code;
 };
 
+struct trace_event_raw_kvm_msi_set_irq {
+	struct trace_entry ent;
+	u64 address;
+	u64 data;
+};
+
+struct trace_event_raw_kvm_apic_accept_irq {
+	struct trace_entry ent;
+	u32 apicid;
+	u16 dm;
+	u16 tm;
+	u8 vec;
+};
+
+struct trace_event_raw_kvm_halt_poll_ns {
+	struct trace_entry ent;
+	bool grow;
+	unsigned int vcpu_id;
+	unsigned int new;
+	unsigned int old;
+};
+
 /* Context of the syscalls:sys_enter_* tracepoints (kernel/trace/trace_syscalls.c). */
 struct syscall_trace_enter {
 	struct trace_entry ent;

@@ -70,6 +70,7 @@ struct fx_opts {
 	__u32 sample_every;
 	bool task_storage;	/* raw_tp program, per-thread state in task storage */
 	bool kvm;		/* also load run_kvm_record (needs the kvm types in BTF) */
+	bool kvm_events;	/* top --kvm-events: kvm event records without stream */
 	bool split;		/* --split */
 };
 
@@ -126,6 +127,7 @@ static int fx_open(struct fx *f, const struct fx_opts *o)
 	skel->rodata->stream_min_latency_ns = o->min_lat;
 	skel->rodata->stream_sample_every = o->sample_every ? o->sample_every : 1;
 	skel->rodata->split_enabled = o->split;
+	skel->rodata->kvm_events_enabled = o->kvm_events;
 	f->split = o->split;
 
 	bpf_map__set_max_entries(skel->maps.cells, f->max_cells);
@@ -137,7 +139,7 @@ static int fx_open(struct fx *f, const struct fx_opts *o)
 		bpf_map__set_autocreate(skel->maps.thread_storage, false);
 		bpf_program__set_autoload(skel->progs.run_event_task, false);
 	}
-	if (o->stream)
+	if (o->stream || o->kvm_events)
 		bpf_map__set_max_entries(skel->maps.events, o->ring_bytes ? o->ring_bytes : 65536);
 	bpf_program__set_autoload(skel->progs.run_kvm_record, o->kvm);
 	err = vmexit_test_bpf__load(skel);
@@ -165,7 +167,7 @@ static int fx_open(struct fx *f, const struct fx_opts *o)
 		fprintf(stderr, "cannot mmap the cells: %s\n", strerror(errno));
 		return -1;
 	}
-	if (o->stream) {
+	if (o->stream || o->kvm_events) {
 		f->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), stream_cb, f, NULL);
 		if (!f->rb) {
 			fprintf(stderr, "cannot open the ring buffer: %s\n", strerror(errno));
@@ -1216,6 +1218,45 @@ static void test_kvm_records(void)
 		CHECK_EQ_U64(f.evs[0].vcpu, 3);
 		CHECK_EQ_U64(f.evs[1].tid, 82);
 		CHECK_EQ_U64(f.evs[1].vcpu, (__u64)-1);
+		fx_close(&f);
+	} else {
+		check_failures++;
+	}
+
+	/*
+	 * msi_set_irq, apic_accept_irq, halt_poll_ns, with the ring buffer on for kvm events alone
+	 * (top --kvm-events): their records arrive, completed exits send none. halt_poll_ns names
+	 * its vCPU (6); the others take thread 81's (3).
+	 */
+	if (!fx_open(&f, &(struct fx_opts){ .kvm_events = true, .kvm = true })) {
+		struct krec msi = { .type = "trace_event_raw_kvm_msi_set_irq" };
+		struct krec apic = { .type = "trace_event_raw_kvm_apic_accept_irq" };
+		struct krec halt = { .type = "trace_event_raw_kvm_halt_poll_ns" };
+
+		CHECK(krec_set(&msi, "address", 0xfee01000));
+		CHECK(krec_set(&msi, "data", 0x4031));
+		CHECK(krec_set(&apic, "apicid", 2));
+		CHECK(krec_set(&apic, "dm", 0x400));
+		CHECK(krec_set(&apic, "tm", 1));
+		CHECK(krec_set(&apic, "vec", 0xef));
+		CHECK(krec_set(&halt, "grow", 1));
+		CHECK(krec_set(&halt, "vcpu_id", 6));
+		CHECK(krec_set(&halt, "new", 20000));
+		CHECK(krec_set(&halt, "old", 10000));
+		ev_pair(&f, 10, 100, 80, 81, 3, ISA_VMX, VMX_IO);
+		send_kvm(&f, VMEXIT_KVM_MSI_SET_IRQ, 1000, 80, 81, &msi);
+		send_kvm(&f, VMEXIT_KVM_APIC_ACCEPT_IRQ, 2000, 80, 81, &apic);
+		send_kvm(&f, VMEXIT_KVM_HALT_POLL_NS, 3000, 80, 81, &halt);
+		CHECK_EQ_U64(ring_buffer__consume(f.rb), 3);
+		if (f.nr_evs == 3) {
+			/* msi_set_irq: address, data. */
+			CHECK_KVM_EV(&f.evs[0], VMEXIT_KVM_MSI_SET_IRQ, 0xfee01000, 0x4031, 0, 0, 0, 3);
+			/* apic_accept_irq: apicid, vec, -, dm, tm. */
+			CHECK_KVM_EV(&f.evs[1], VMEXIT_KVM_APIC_ACCEPT_IRQ, 2, 0xef, 0, 0x400, 1, 3);
+			/* halt_poll_ns: new, old, -, grow; the record's vCPU. */
+			CHECK_KVM_EV(&f.evs[2], VMEXIT_KVM_HALT_POLL_NS, 20000, 10000, 0, 1, 0, 6);
+		}
+		CHECK_EQ_U64(cell_of(&f, 80, 81, ISA_VMX, VMX_IO)->count, 1);
 		fx_close(&f);
 	} else {
 		check_failures++;

@@ -236,6 +236,46 @@ else
 	fail "stream --kvm-events msr,cpuid,inj_virq,page_fault exited $?: $(cat "$TMP/k6.err")"
 fi
 
+# 7. The interrupt events kvm_stat users read: msi_set_irq, apic_accept_irq, halt_poll_ns load
+# and emit exactly what perf counts in the same run. Each of the guest's T one-shot timer
+# interrupts is accepted once by the in-kernel local APIC (apic_accept_irq, of the guest's timer
+# vector 0x40), on the vCPU thread that takes it; the guest raises no MSI, and halt polling
+# (halt_poll_ns) changes where the host's polling decides: perf says how often.
+T=40
+if chk perf stat -x, -o "$TMP/perf7.csv" \
+	-e kvm:kvm_msi_set_irq,kvm:kvm_apic_accept_irq,kvm:kvm_halt_poll_ns -- \
+	"$VMEXIT" stream --json --kvm-events msi_set_irq,apic_accept_irq,halt_poll_ns -- "$GUEST" \
+	--timer $T >"$TMP/k7.json" 2>"$TMP/k7.err"; then
+	if python3 - "$TMP/k7.json" "$TMP/perf7.csv" $T <<'EOF'; then
+import collections, json, sys
+t = int(sys.argv[3])
+evs = [json.loads(l) for l in open(sys.argv[1])]
+got = collections.Counter(e.get('kvm_event') for e in evs)
+del got[None]
+perf = {}
+for l in open(sys.argv[2]):
+    f = l.strip().split(',')
+    if len(f) > 2 and f[2].startswith('kvm:kvm_'):
+        perf[f[2][len('kvm:kvm_'):]] = int(f[0])
+print(f'stream {dict(got)}, perf {perf}')
+bad = [k for k in ('msi_set_irq', 'apic_accept_irq', 'halt_poll_ns')
+       if got.get(k, 0) != perf.get(k)]
+if got['apic_accept_irq'] != t:
+    bad.append(f'apic_accept_irq {got["apic_accept_irq"]}, expected {t}')
+if any(e.get('vector') != '0x40' for e in evs if e.get('kvm_event') == 'apic_accept_irq'):
+    bad.append('an apic_accept_irq not of the timer vector 0x40')
+if bad:
+    print('mismatch:', bad)
+sys.exit(1 if bad else 0)
+EOF
+		pass "--kvm-events msi_set_irq,apic_accept_irq,halt_poll_ns: the counts perf sees"
+	else
+		fail "--kvm-events msi_set_irq,apic_accept_irq,halt_poll_ns (see above)"
+	fi
+else
+	fail "stream --kvm-events msi_set_irq,... exited $?: $(cat "$TMP/k7.err")"
+fi
+
 # 5. A bad list is a usage error, before anything is loaded.
 chk "$VMEXIT" stream --kvm-events pio,bogus -- true >/dev/null 2>"$TMP/bad.err"
 rc=$?

@@ -274,6 +274,25 @@ io=$(awk '$1 == "kvm_userspace_exit(IO)" { print $2 }' "$tmp/once")
 grep -Eq "^ kvm_pio +[0-9]+ +[0-9]+ +- +- +- +-$" "$tmp/once" || fail "kvm_pio row has times"
 echo "ok: --kvm-events: kvm_pio $pio, KVM_EXIT_IO $io"
 
+# --kvm-events all: a guest's T one-shot timer interrupts are T kvm_apic_accept_irq (in-kernel
+# local APIC, on the vCPU thread that takes them), whatever else the kernel does meanwhile.
+# The guest waits, under the pid top filters on (sh execs it), until top has attached (-v says
+# so) and has had half a second to start its interval.
+T=50
+sh -c 'while [ ! -e "$3" ]; do sleep 0.05; done; exec "$0" --name "$1" --timer "$2"' \
+	"$OUT/vmexit-guest" "$NAME-t" $T "$tmp/gate" >/dev/null 2>"$tmp/tguest.err" &
+tpid=$!
+"$OUT/vmexit" top -v -p $tpid --kvm-events all -x --once -d 4 >"$tmp/once" 2>"$tmp/err" &
+topid=$!
+for _ in $(seq 200); do grep -q "^vmexit: hooks: KVM_RUN" "$tmp/err" && break; sleep 0.1; done
+sleep 0.5
+touch "$tmp/gate"
+wait $tpid || { cat "$tmp/tguest.err"; fail "the timer guest failed"; }
+wait $topid || { cat "$tmp/err"; fail "--kvm-events all"; }
+acc=$(awk '$1 == "kvm_apic_accept_irq" { print $2 }' "$tmp/once")
+[ "$acc" = $T ] || { cat "$tmp/once"; fail "--kvm-events all: kvm_apic_accept_irq '$acc', not $T"; }
+echo "ok: --kvm-events all: kvm_apic_accept_irq $acc"
+
 # -L FILE: the log lines go to FILE; SIGHUP (logrotate moved it) reopens FILE, which gets a
 # header of its own, and the run goes on; SIGINT ends it with status 0.
 # until_lines FILE: until FILE has two log lines (10 s).

@@ -653,10 +653,11 @@ static void test_kvm_events(void)
 	CHECK(!kvm_event_parse_list("pio,kvm_mmio,MSR", &mask, err, sizeof(err)));
 	CHECK_EQ_U64(mask, 1u << 1 | 1u << 2 | 1u << 3);
 	CHECK(!kvm_event_parse_list("all", &mask, err, sizeof(err)));
-	CHECK_EQ_U64(mask, 0x7e);
+	CHECK_EQ_U64(mask, 0x3fe);	/* ids 1 (pio) to 9 (halt_poll_ns) */
 	CHECK(kvm_event_parse_list("pio,,mmio", &mask, err, sizeof(err)) == -1);
 	CHECK_STR(err, "unknown kvm event '' (valid: all, pio, mmio, msr, cpuid, inj_virq, "
-		  "page_fault)");
+		  "page_fault, msi_set_irq, apic_accept_irq, halt_poll_ns)");
+	CHECK_EQ_U64(kvm_event_lookup("kvm_halt_poll_ns"), VMEXIT_KVM_HALT_POLL_NS);
 	CHECK(kvm_event_parse_list("pio,exit", &mask, err, sizeof(err)) == -1);
 	CHECK(!strncmp(err, "unknown kvm event 'exit' (valid: all, pio,", 41));
 	CHECK(kvm_event_parse_list("pio,", &mask, err, 8) == -1);
@@ -671,7 +672,9 @@ static void test_kvm_events(void)
 		}
 		total += n;
 	}
-	CHECK_EQ_U64(total, 27);
+	/* pio 5, mmio 4, msr 4, cpuid 8, inj_virq 3, page_fault 3, msi_set_irq 2,
+	 * apic_accept_irq 4, halt_poll_ns 3. */
+	CHECK_EQ_U64(total, 36);
 	CHECK(kvm_event_fields(99, &n) == NULL && n == 0);
 	CHECK(kvm_event_field_find(VMEXIT_KVM_PIO, "gpa") == NULL);
 }

@@ -541,7 +541,8 @@ static void test_errors(void)
 	check_err("type:exits x", "t.fmt:1:1: unknown event type in 'type:exits' (use type:exit, "
 		  "type:user_exit, type:tsc_offset or type:kvm_event)", false);
 	check_err("kvm:pi x", "t.fmt:1:1: unknown kvm event in 'kvm:pi' (use kvm:pio, kvm:mmio, "
-		  "kvm:msr, kvm:cpuid, kvm:inj_virq or kvm:page_fault)", false);
+		  "kvm:msr, kvm:cpuid, kvm:inj_virq, kvm:page_fault, kvm:msi_set_irq, "
+		  "kvm:apic_accept_irq or kvm:halt_poll_ns)", false);
 	check_err("kvm:pio a\nkvm:KVM_PIO b\n",
 		  "t.fmt:2:1: duplicate selector 'kvm:KVM_PIO': already selected on line 1", false);
 	check_err("kvm:mmio %(access)x", "t.fmt:1:19: field 'access' is text: use %(access)s",
