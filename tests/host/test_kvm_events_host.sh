@@ -200,6 +200,29 @@ else
 	fail "record --kvm-events failed"
 fi
 
+# kvm_vs_perf JSON CSV EVENTS WANT: each of EVENTS (comma-separated) counted in the stream's
+# JSON exactly as often as perf counted it (CSV), and WANT, a Python expression over got (the
+# stream's counts) and evs (its records), a list of what else is wrong.
+kvm_vs_perf() {
+	python3 - "$@" <<'EOF'
+import collections, json, sys
+evs = [json.loads(l) for l in open(sys.argv[1])]
+got = collections.Counter(e.get('kvm_event') for e in evs)
+del got[None]
+perf = {}
+for l in open(sys.argv[2]):
+    f = l.strip().split(',')
+    if len(f) > 2 and f[2].startswith('kvm:kvm_'):
+        perf[f[2][len('kvm:kvm_'):]] = int(f[0])
+print(f'stream {dict(got)}, perf {perf}')
+bad = [k for k in sys.argv[3].split(',') if got.get(k, 0) != perf.get(k)]
+bad += eval('(' + sys.argv[4] + ')')
+if bad:
+    print('mismatch:', bad)
+sys.exit(1 if bad else 0)
+EOF
+}
+
 # 6. The other programs: msr, cpuid, inj_virq and page_fault load, and each emits exactly what
 # perf counts on the same tracepoints in the same run. In ring 0 each vCPU's `rdmsr` and `cpuid`
 # fire kvm_msr and kvm_cpuid once each (tools/vmexit-guest.md); page faults (the unbacked MMIO
@@ -210,24 +233,9 @@ if chk perf stat -x, -o "$TMP/perf6.csv" \
 	-e kvm:kvm_msr,kvm:kvm_cpuid,kvm:kvm_inj_virq,kvm:kvm_page_fault -- \
 	"$VMEXIT" stream --json --kvm-events msr,cpuid,inj_virq,page_fault -- "$GUEST" --vcpus $V \
 	--cpuid $C --msr $R --mmio $M >"$TMP/k6.json" 2>"$TMP/k6.err"; then
-	if python3 - "$TMP/k6.json" "$TMP/perf6.csv" $C $R $V <<'EOF'; then
-import collections, json, sys
-c, r, v = map(int, sys.argv[3:])
-got = collections.Counter(json.loads(l).get('kvm_event') for l in open(sys.argv[1]))
-del got[None]
-perf = {}
-for l in open(sys.argv[2]):
-    f = l.strip().split(',')
-    if len(f) > 2 and f[2].startswith('kvm:kvm_'):
-        perf[f[2][len('kvm:kvm_'):]] = int(f[0])
-print(f'stream {dict(got)}, perf {perf}')
-bad = [k for k in ('msr', 'cpuid', 'inj_virq', 'page_fault') if got.get(k, 0) != perf.get(k)]
-if got['cpuid'] != v * c or got['msr'] != v * r:
-    bad.append(f'cpuid {got["cpuid"]} / msr {got["msr"]}, expected {v * c} / {v * r}')
-if bad:
-    print('mismatch:', bad)
-sys.exit(1 if bad else 0)
-EOF
+	if kvm_vs_perf "$TMP/k6.json" "$TMP/perf6.csv" msr,cpuid,inj_virq,page_fault \
+		"[] if (got['cpuid'], got['msr']) == ($V * $C, $V * $R) else
+		 [f'cpuid {got[\"cpuid\"]} / msr {got[\"msr\"]}, expected $((V * C)) / $((V * R))']"; then
 		pass "--kvm-events msr,cpuid,inj_virq,page_fault: the counts perf sees"
 	else
 		fail "--kvm-events msr,cpuid,inj_virq,page_fault (see above)"
@@ -246,28 +254,12 @@ if chk perf stat -x, -o "$TMP/perf7.csv" \
 	-e kvm:kvm_msi_set_irq,kvm:kvm_apic_accept_irq,kvm:kvm_halt_poll_ns -- \
 	"$VMEXIT" stream --json --kvm-events msi_set_irq,apic_accept_irq,halt_poll_ns -- "$GUEST" \
 	--timer $T >"$TMP/k7.json" 2>"$TMP/k7.err"; then
-	if python3 - "$TMP/k7.json" "$TMP/perf7.csv" $T <<'EOF'; then
-import collections, json, sys
-t = int(sys.argv[3])
-evs = [json.loads(l) for l in open(sys.argv[1])]
-got = collections.Counter(e.get('kvm_event') for e in evs)
-del got[None]
-perf = {}
-for l in open(sys.argv[2]):
-    f = l.strip().split(',')
-    if len(f) > 2 and f[2].startswith('kvm:kvm_'):
-        perf[f[2][len('kvm:kvm_'):]] = int(f[0])
-print(f'stream {dict(got)}, perf {perf}')
-bad = [k for k in ('msi_set_irq', 'apic_accept_irq', 'halt_poll_ns')
-       if got.get(k, 0) != perf.get(k)]
-if got['apic_accept_irq'] != t:
-    bad.append(f'apic_accept_irq {got["apic_accept_irq"]}, expected {t}')
-if any(e.get('vector') != '0x40' for e in evs if e.get('kvm_event') == 'apic_accept_irq'):
-    bad.append('an apic_accept_irq not of the timer vector 0x40')
-if bad:
-    print('mismatch:', bad)
-sys.exit(1 if bad else 0)
-EOF
+	if kvm_vs_perf "$TMP/k7.json" "$TMP/perf7.csv" msi_set_irq,apic_accept_irq,halt_poll_ns \
+		"([] if got['apic_accept_irq'] == $T else
+		  [f'apic_accept_irq {got[\"apic_accept_irq\"]}, expected $T']) +
+		 (['an apic_accept_irq not of the timer vector 0x40'] if any(
+		  e.get('vector') != '0x40' for e in evs if e.get('kvm_event') == 'apic_accept_irq')
+		  else [])"; then
 		pass "--kvm-events msi_set_irq,apic_accept_irq,halt_poll_ns: the counts perf sees"
 	else
 		fail "--kvm-events msi_set_irq,apic_accept_irq,halt_poll_ns (see above)"
