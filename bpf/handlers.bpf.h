@@ -1111,8 +1111,8 @@ static __always_inline void kvm_page_fault_decode(const struct trace_event_raw_k
 	}
 }
 
-static __always_inline void kvm_msi_set_irq_decode(const struct trace_event_raw_kvm_msi_set_irq *r,
-						   struct kvm_ev *k)
+static __always_inline void
+kvm_msi_set_irq_decode(const struct trace_event_raw_kvm_msi_set_irq *r, struct kvm_ev *k)
 {
 	k->id = VMEXIT_KVM_MSI_SET_IRQ;
 	k->info1 = r->address;
@@ -1129,8 +1129,8 @@ kvm_apic_accept_irq_decode(const struct trace_event_raw_kvm_apic_accept_irq *r, 
 	k->error_code = r->tm;
 }
 
-static __always_inline void kvm_halt_poll_ns_decode(const struct trace_event_raw_kvm_halt_poll_ns *r,
-						    struct kvm_ev *k)
+static __always_inline void
+kvm_halt_poll_ns_decode(const struct trace_event_raw_kvm_halt_poll_ns *r, struct kvm_ev *k)
 {
 	k->id = VMEXIT_KVM_HALT_POLL_NS;
 	k->info1 = r->new;

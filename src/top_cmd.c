@@ -124,7 +124,8 @@ static void check_modes(void *input, struct argp_state *state)
 	if (a->log_file)
 		a->log = true;
 	if (a->once && a->log)
-		argp_error(state, "--once and --log%s exclude each other", a->log_file ? " (-L)" : "");
+		argp_error(state, "--once and --log%s exclude each other",
+			   a->log_file ? " (-L)" : "");
 	if (a->drill && a->vcpus)
 		argp_error(state, "-x and --vcpus exclude each other");
 	if (a->sort == TS_ONCPU && !a->filters.opts.split)
@@ -459,8 +460,10 @@ static const struct {
 
 static void kvm_stat_hints(int argc, char **argv)
 {
+	size_t n = sizeof(kvm_stat_letters) / sizeof(kvm_stat_letters[0]);
+
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
-		for (size_t k = 0; k < sizeof(kvm_stat_letters) / sizeof(kvm_stat_letters[0]); k++) {
+		for (size_t k = 0; k < n; k++) {
 			double v;
 
 			if (strcmp(argv[i], kvm_stat_letters[k].opt))

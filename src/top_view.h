@@ -76,7 +76,7 @@ struct top_ui {
 	double delay;			/* refresh interval, seconds */
 	bool interactive;		/* cursor, status line and scrolling (not for --once) */
 	bool split;			/* --split: an OnCPU% column, sort by on-CPU time */
-	bool skip_zero;			/* -z: hide rows with no exits in the last interval */
+	bool skip_zero;			/* -z: hide rows without exits in the interval */
 	int width, height;		/* height 0: as many lines as there are rows */
 
 	char filter[TOP_INPUT_MAX];	/* regex on row labels, "" for none */

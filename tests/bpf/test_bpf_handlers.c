@@ -1250,9 +1250,11 @@ static void test_kvm_records(void)
 		CHECK_EQ_U64(ring_buffer__consume(f.rb), 3);
 		if (f.nr_evs == 3) {
 			/* msi_set_irq: address, data. */
-			CHECK_KVM_EV(&f.evs[0], VMEXIT_KVM_MSI_SET_IRQ, 0xfee01000, 0x4031, 0, 0, 0, 3);
+			CHECK_KVM_EV(&f.evs[0], VMEXIT_KVM_MSI_SET_IRQ, 0xfee01000, 0x4031, 0, 0, 0,
+				     3);
 			/* apic_accept_irq: apicid, vec, -, dm, tm. */
-			CHECK_KVM_EV(&f.evs[1], VMEXIT_KVM_APIC_ACCEPT_IRQ, 2, 0xef, 0, 0x400, 1, 3);
+			CHECK_KVM_EV(&f.evs[1], VMEXIT_KVM_APIC_ACCEPT_IRQ, 2, 0xef, 0, 0x400, 1,
+				     3);
 			/* halt_poll_ns: new, old, -, grow; the record's vCPU. */
 			CHECK_KVM_EV(&f.evs[2], VMEXIT_KVM_HALT_POLL_NS, 20000, 10000, 0, 1, 0, 6);
 		}

@@ -875,7 +875,8 @@ static void test_log_skip_zero(void)
 	CHECK_STR(buf, "");
 	put(&f.cur, 200, 0, USER, 2, 2, 1000);
 	top_log_emit(&lg, &f.cur, &f.tot, 2, lost, "10:00:07", NULL, buf, sizeof(buf));
-	CHECK_STR(buf, "10:00:07         0        1      0           1              0             0\n");
+	CHECK_STR(buf, "10:00:07         0        1      0           1              0"
+		  "             0\n");
 	teardown(&f);
 }
 
