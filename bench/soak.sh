@@ -7,12 +7,15 @@
 # serve's last scrape has exactly those of the VMs that ended less than --keep ago and none of
 # the older ones, and that no exit was lost to full cells; and prints how RSS grew per minute
 # once serve's --keep window was full (stat keeps a summary row per VM it saw: it grows by
-# those; serve forgets guests past --keep: it should not grow).
+# those; serve forgets guests past --keep: it should not grow). SCRAPE_S > 0:
+# serve is scraped that often throughout, as a Prometheus server does (its upkeep must run
+# whatever the scrapes do); failed scrapes are counted.
 #
-#   bench/soak.sh [DURATION_S] [OUTDIR]     (as root; holds /tmp/vmexit-host.lock throughout)
+#   bench/soak.sh [DURATION_S] [OUTDIR] [SCRAPE_S]     (as root)
 set -u
 DUR=${1:-1800}
 OUT=${2:-.output}
+SCRAPE=${3:-0}
 V=$OUT/vmexit G=$OUT/vmexit-guest
 PORT=$((20000 + $$ % 10000))
 KEEP=120	# serve --keep (s): short, so that most of the run is past it
@@ -32,6 +35,13 @@ if "$V" serve --help >/dev/null 2>&1; then
 	pids+=($serve)
 fi
 sleep 2
+if [ -n "$serve" ] && [ "$SCRAPE" != 0 ]; then
+	while sleep "$SCRAPE"; do
+		curl -sf -o /dev/null "http://127.0.0.1:$PORT/metrics" || echo x >>"$tmp/scrape_failed"
+	done &
+	pids+=($!)
+	echo "serve scraped every ${SCRAPE} s"
+fi
 rss() { awk '/^VmRSS/ { print $2 }' /proc/$1/status 2>/dev/null; }
 echo "minute  stat_rss_kB  serve_rss_kB  vms_started  vms_on_a_reused_pid"
 start=$(date +%s) n=0 reused=0 last_pid= next_min=$((start + 60)) min=0
@@ -65,6 +75,7 @@ date +%s >"$tmp/scraped"
 kill -INT $stat
 wait $stat
 printf "end     %11s  %12s  %11d  %19d\n" "-" "-" $n $reused
+[ "$SCRAPE" != 0 ] && echo "scrapes failed: $(cat "$tmp/scrape_failed" 2>/dev/null | wc -l)"
 python3 - "$tmp" $n $KEEP <<'PY'
 import glob, json, os, re, sys
 d, n, keep = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])

@@ -252,21 +252,28 @@ static int sample_locked(struct sampler *sp)
 	sp->elapsed_s = now - sp->start;
 	sp->last = now;
 	sp->samples++;
-	if (sp->so.interval > 0 && sp->next != NEVER) {
-		sp->next += sp->so.interval;
-		if (sp->next < now)
-			sp->next = now + sp->so.interval;	/* we were stopped: no burst */
-	}
 	return 0;
 }
 
 int sampler_sample(struct sampler *sp)
 {
+	double now;
 	int err;
 
 	pthread_mutex_lock(&sp->lock);
 	err = sample_locked(sp);
 	pthread_mutex_unlock(&sp->lock);
+	/*
+	 * Only the owner's samples move its schedule: a scrape's (sampler_snapshot()) must not,
+	 * or scrapes more frequent than the interval would put the owner's next sample, and
+	 * serve's upkeep with it, off for ever.
+	 */
+	now = sampler_now();
+	if (!err && sp->so.interval > 0 && sp->next != NEVER) {
+		sp->next += sp->so.interval;
+		if (sp->next < now)
+			sp->next = now + sp->so.interval;	/* we were stopped: no burst */
+	}
 	return err;
 }
 

@@ -3,8 +3,9 @@
 # the bundled guest makes a known number of exits. Prometheus's query API must return exactly the
 # guest's own tally; both formats must parse (promtool for the text format, the strict
 # OpenMetrics parser of python3-prometheus-client and Prometheus itself, which asks for
-# OpenMetrics first); bad requests get clear answers and do not hurt scrapes; --keep, SIGHUP,
-# SIGTERM and --pidfile do what they say. $1: the build directory (the ASan build in `make test`).
+# OpenMetrics first); bad requests get clear answers and do not hurt scrapes; --keep (also after
+# frequent scrapes), SIGHUP, SIGTERM and --pidfile do what they say. $1: the build directory
+# (the ASan build in `make test`).
 set -u
 OUT=${1:-.output}
 . "$(dirname "$0")/lib.sh"
@@ -274,6 +275,31 @@ out=$(timeout 10 "$VMEXIT" serve --listen "$ADDR" 2>&1); rc=$?
 echo "port in use: exit $rc: $out"
 [ $rc -eq 1 ] && [[ $out == *"Address already in use"* ]] || fail "port in use: want exit 1 saying so"
 kill -0 $SPID || fail "vmexit serve died"
+
+# --- upkeep under frequent scrapes: its own clock. Three guests end after a stretch of scrapes 4
+# per second, then nobody scrapes: serve's own sample must notice their end (within 5 s), and
+# --keep later their series are gone. (Each scrape once pushed that sample 5 s further out: it
+# never came, and the next scrape found the guests just ended.)
+kill "$PPID_PROM"
+wait "$PPID_PROM" 2>/dev/null
+PPID_PROM=
+upids=()
+for i in 1 2 3; do
+	"$OUT/vmexit-guest" --io 50 --linger 6 --name upkeep$i-$$ >/dev/null 2>&1 &
+	upids+=($!)
+done
+for _ in $(seq 18); do
+	curl -sf "$URL" >"$TMP/upkeep.txt" || fail "scrape failed"
+	sleep 0.25
+done
+for i in 1 2 3; do
+	grep -q "guest=\"upkeep$i-$$\"" "$TMP/upkeep.txt" || fail "guest upkeep$i-$$ not exported"
+done
+wait "${upids[@]}" || fail "a guest failed"
+sleep $((KEEP + 5 + 2))
+curl -sf "$URL" >"$TMP/upkeep.txt" || fail "scrape failed"
+! grep -q "guest=\"upkeep[123]-$$\"" "$TMP/upkeep.txt" ||
+	fail "guests ended after frequent scrapes outlived --keep ${KEEP}s: serve's upkeep did not run"
 
 # --- --keep: the ended guest's series go once it has been gone for longer; serve notices an
 # exit at its next scrape or its own sample (every 5 s), whichever comes first.

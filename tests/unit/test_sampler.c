@@ -220,6 +220,7 @@ static void test_schedule(void)
 	struct fake f = {};
 	struct sampler sp;
 	struct timespec stop = { 0, 300 * 1000 * 1000 };
+	struct sampler_snapshot snap;
 
 	open_fake(&sp, &f, BY_VM, 0.1);
 	sampler_start(&sp);
@@ -234,6 +235,18 @@ static void test_schedule(void)
 	CHECK(sampler_sample(&sp) == 0);
 	CHECK(sampler_due_in(&sp) > 0 && sampler_due_in(&sp) <= 0.1);
 	CHECK(sp.interval_s >= 0.3);
+	/*
+	 * Scrapes sample afresh, as often as they like: the owner's next sample stays due when
+	 * it was (serve's upkeep runs at it), and comes due all the same.
+	 */
+	sampler_snapshot_init(&snap);
+	for (int i = 0; i < 20; i++)
+		CHECK(sampler_snapshot(&sp, true, &snap) == 0);
+	sampler_snapshot_free(&snap);
+	CHECK_EQ_U64(sp.samples, 22);
+	CHECK(sampler_due_in(&sp) <= 0.1);
+	CHECK(sampler_wait(&sp) == SAMPLER_DUE);
+	CHECK(sampler_sample(&sp) == 0);
 	/* A new interval counts from the last sample. */
 	sampler_set_interval(&sp, 5);
 	CHECK(sampler_due_in(&sp) > 4 && sampler_due_in(&sp) <= 5);
