@@ -137,11 +137,13 @@ static int select_series(struct exporter *x, __u64 now_ms, struct expo_input *in
 		if (!g || !serve_guest_exported(&x->guests, g, now_ms))
 			continue;
 		/*
-		 * An ended VMM whose pid now runs a VMM of the same name would export the same
-		 * label sets twice (an invalid exposition): the new one's series replace it,
-		 * starting from 0, as a restarted target's counters do (a reset to rate()).
+		 * An ended VMM whose pid later ran a VMM of the same guest label (names that
+		 * escape alike count) would export the same label sets twice (an invalid
+		 * exposition): the later one's series replace it, starting from 0, as a
+		 * restarted target's counters do (a reset to rate()).
 		 */
-		if (g->ended_ms && name_cache_shadowed(&x->snap.names, c.key.tgid, c.key.start))
+		if (g->ended_ms && name_cache_shadowed(&x->snap.names, c.key.tgid, c.key.start,
+						       expo_same_guest_label))
 			continue;
 		c.le = x->le_counts + (size_t)i * per;
 		x->counts[kept] = c;

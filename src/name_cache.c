@@ -175,12 +175,18 @@ const char *name_cache_get_at(struct name_cache *n, __u32 tgid, __u64 start)
 	return e ? resolve(n, e) : pid_text(tgid);
 }
 
-bool name_cache_shadowed(struct name_cache *n, __u32 tgid, __u64 start)
+bool name_cache_shadowed(struct name_cache *n, __u32 tgid, __u64 start,
+			 bool (*same)(const char *a, const char *b))
 {
 	struct cached_name *e = find_at(n, tgid, start), *l = latest(n, tgid);
 
-	return e && l && l != e && l->start > e->start &&
-	       !strcmp(resolve(n, e), resolve(n, l));
+	/* Every later one: with A, B, C on one pid, C's name may differ while B's matches A's. */
+	for (; e && l && l != e && l->start > e->start;
+	     l = l->prev == NAME_CACHE_NONE ? NULL : &n->v[l->prev]) {
+		if (same(resolve(n, e), resolve(n, l)))
+			return true;
+	}
+	return false;
 }
 
 static int set_name(struct cached_name *e, const char *name)

@@ -76,8 +76,12 @@ const char *name_cache_get_at_time(struct name_cache *n, __u32 tgid, __u64 ts);
  * lookup. Unknown start times (0) tell nothing: the latest stays.
  */
 int name_cache_born(struct name_cache *n, __u32 tgid, __u64 start);
-/* Does a later process of tgid have the same name as the one that started at start? */
-bool name_cache_shadowed(struct name_cache *n, __u32 tgid, __u64 start);
+/*
+ * Does any later process of tgid have the same name as the one that started at start, as same()
+ * sees names (serve: the same label value once escaped, where two ill-formed names can meet)?
+ */
+bool name_cache_shadowed(struct name_cache *n, __u32 tgid, __u64 start,
+			 bool (*same)(const char *a, const char *b));
 /* Records a name learnt elsewhere for tgid's latest process (a record file). */
 int name_cache_set(struct name_cache *n, __u32 tgid, const char *name);
 /* Records the name of the process tgid that started at start (a copy of another cache). */

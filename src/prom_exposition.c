@@ -338,19 +338,35 @@ static int sample_created(struct expo_buf *b, enum expo_format fmt, const char *
 	return 0;
 }
 
+/* The guest label's value, escaped, at p (PROM_ESC_MAX(GUEST_MAX) bytes of room); the end. */
+static char *guest_label(char *p, const char *guest)
+{
+	char name[GUEST_MAX + 1];
+	size_t len = guest ? strnlen(guest, GUEST_MAX) : 0;
+
+	memcpy(name, guest, len);
+	name[len] = 0;
+	return prom_label_esc(p, name);
+}
+
+bool expo_same_guest_label(const char *a, const char *b)
+{
+	char ea[PROM_ESC_MAX(GUEST_MAX)], eb[PROM_ESC_MAX(GUEST_MAX)];
+	size_t la = guest_label(ea, a) - ea, lb = guest_label(eb, b) - eb;
+
+	return la == lb && !memcmp(ea, eb, la);
+}
+
 /* guest="..",pid="..",[vcpu="..",]kind="..",isa="..",reason="..": the exit series' labels. */
 static size_t exit_labels(char *out, const char *guest, __u32 tgid, __s32 vcpu, bool with_vcpu,
 			  __u32 isa, __u32 reason, bool with_isa)
 {
-	char name[GUEST_MAX + 1], rb[REASON_STR_MAX];
-	size_t len = guest ? strnlen(guest, GUEST_MAX) : 0;
+	char rb[REASON_STR_MAX];
 	const char *name_s;
 	char *p = out;
 
-	memcpy(name, guest, len);
-	name[len] = 0;
 	p = fmt_lit(p, "guest=\"");
-	p = prom_label_esc(p, name);
+	p = guest_label(p, guest);
 	p = fmt_lit(p, "\",pid=\"");
 	p = fmt_u64(p, tgid);
 	if (with_vcpu) {

@@ -102,6 +102,11 @@ struct expo_buf {
 /* Appends the exposition of in to out; 0 or -ENOMEM. */
 int expo_render(const struct expo_input *in, enum expo_format fmt, struct expo_buf *out);
 void expo_buf_free(struct expo_buf *b);
+/*
+ * Whether two guest names make the same guest label (cut and escaped: two names that differ
+ * only in ill-formed UTF-8 do): a series' identity is its exported labels.
+ */
+bool expo_same_guest_label(const char *a, const char *b);
 
 /* The format an Accept header asks for (NULL: text). */
 enum expo_format expo_negotiate(const char *accept);

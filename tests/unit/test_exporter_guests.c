@@ -2,8 +2,9 @@
 /*
  * serve's memory over a long run: guests whose VMM ended more than --keep ago leave the
  * sampler's rows and names and the guest list at the owner's ticks, even when nobody scrapes;
- * running guests, and a new VMM on an old one's pid, stay. An ended VMM whose pid now runs a VMM
- * of the same name is not exported twice under the same labels.
+ * running guests, and a new VMM on an old one's pid, stay. An ended VMM whose pid later ran a
+ * VMM of the same guest label (names that differ only in ill-formed UTF-8 included) is not
+ * exported twice under the same labels.
  */
 #include <stdio.h>
 #include <string.h>
@@ -11,7 +12,7 @@
 #include "check.h"
 #include "exporter.h"
 
-#define NR_FAKE 3
+#define NR_FAKE 8
 
 struct fake {
 	struct cell cells[NR_FAKE];
@@ -35,21 +36,35 @@ static void fake_lost(void *ctx, __u64 lost[NR_LOST])
 	memset(lost, 0, NR_LOST * sizeof(*lost));
 }
 
-/* The processes running: pid 300 started at 2000 (the one of 1000 has ended), and pid 400. */
+/*
+ * The processes running: pid 300 started at 2000 (the one of 1000 has ended), pid 400, and the
+ * latest VMM on pids 500, 600 and 700.
+ */
 static bool fake_alive(void *ctx, __u32 tgid, __u64 start, __u64 *ms)
 {
 	(void)ctx;
 	*ms = 0;
-	return (tgid == 300 && start == 2000) || tgid == 400 || (tgid == 500 && start == 2);
+	return (tgid == 300 && start == 2000) || tgid == 400 || (tgid == 500 && start == 2) ||
+	       (tgid == 600 && start == 2) || (tgid == 700 && start == 3);
 }
 
-/* Pid 500's two VMMs were both started as "-name same". */
+/*
+ * The -name of each VMM on pids 500, 600 and 700, in the order they start (each is asked once,
+ * when its cell is found): pid 500's were both "same"; pid 600's differ only in a byte that is
+ * not UTF-8 (both export as "bad\uFFFD"); pid 700's first two match, its last differs.
+ */
+static const char *const vmm_names[][3] = { { "same", "same" }, { "bad\xff", "bad\xfe" },
+					    { "x", "x", "y" } };
+static int asked[3];
+
 static int fake_args(void *ctx, __u32 tgid, char *buf, size_t len)
 {
+	int pid = (int)tgid / 100 - 5;
+
 	(void)ctx;
-	if (tgid != 500)
+	if (pid < 0 || pid > 2 || asked[pid] > 2 || !vmm_names[pid][asked[pid]])
 		return -2;
-	return snprintf(buf, len, "qemu%c-name%csame", 0, 0) + 1;
+	return snprintf(buf, len, "qemu%c-name%c%s", 0, 0, vmm_names[pid][asked[pid]++]) + 1;
 }
 
 static void add_cell(struct fake *f, __u32 tgid, __u64 start, __u64 exits)
@@ -103,6 +118,11 @@ static void test_same_name_on_reused_pid(void)
 
 	add_cell(&f, 500, 1, 5);	/* ended */
 	add_cell(&f, 500, 2, 7);	/* runs, same name, same pid */
+	add_cell(&f, 600, 1, 3);	/* ended */
+	add_cell(&f, 600, 2, 4);	/* runs, a name of the same label */
+	add_cell(&f, 700, 1, 1);	/* ended */
+	add_cell(&f, 700, 2, 2);	/* ended, same name */
+	add_cell(&f, 700, 3, 6);	/* runs, another name */
 	CHECK(sampler_init(&sp, &src, &so) == 0);
 	CHECK(exporter_init(&x, &sp, &buckets, false, 60000, 1000000000) == 0);
 	x.guests.alive = fake_alive;
@@ -114,6 +134,12 @@ static void test_same_name_on_reused_pid(void)
 	/* One series, the running VMM's, not two with the same labels. */
 	CHECK_EQ_U64(series(&b, "vmexit_exits_total{guest=\"same\",pid=\"500\"", &v), 1);
 	CHECK_EQ_U64(v, 7);
+	CHECK_EQ_U64(series(&b, "vmexit_exits_total{guest=\"bad\xef\xbf\xbd\",pid=\"600\"", &v), 1);
+	CHECK_EQ_U64(v, 4);
+	CHECK_EQ_U64(series(&b, "vmexit_exits_total{guest=\"x\",pid=\"700\"", &v), 1);
+	CHECK_EQ_U64(v, 2);
+	CHECK_EQ_U64(series(&b, "vmexit_exits_total{guest=\"y\",pid=\"700\"", &v), 1);
+	CHECK_EQ_U64(v, 6);
 	expo_buf_free(&b);
 	exporter_free(&x);
 	sampler_close(&sp, 0);
