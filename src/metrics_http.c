@@ -2,7 +2,11 @@
 /*
  * HTTP for the exporter, on libmicrohttpd: it parses requests, bounds connections and their
  * memory, and times out idle clients. We own the listening socket so that a bad --listen or a
- * busy port gets an error naming it, and the thread that serves so that renders never overlap.
+ * busy port gets an error naming it, and the thread that serves (our loop around MHD_run_wait())
+ * so that renders never overlap and so that the loop can enforce what libmicrohttpd does not:
+ * a deadline for a whole request (its idle timeout restarts at every byte: a client trickling a
+ * header held its slot for ever) and, when the connections are all taken, room for a new one
+ * made by closing the one that has waited longest for its request.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -15,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include "metrics_http.h"
 
@@ -24,7 +30,22 @@ const struct http_limits http_default_limits = {
 	/* Request line and headers live in this pool: larger requests get a 431. */
 	.conn_memory = 32 * 1024,
 	.idle_timeout_s = 10,
+	.request_timeout_s = 10,
+	/* Longer than Prometheus's default scrape interval (1m): its connection is reused. */
+	.keepalive_s = 120,
 	.inflight_bytes = 64 << 20,
+};
+
+/* How often the loop looks for connections past their deadline. */
+#define SWEEP_MS	250
+
+/* A connection from accept to close: waiting for a whole request, or answering one. */
+struct http_conn {
+	struct http_conn *prev, *next;	/* in the server's waiting list, while waiting */
+	int fd;
+	double since;			/* waiting since: accepted, or its last answer sent */
+	unsigned int limit_s;		/* for at most this long */
+	bool waiting;
 };
 
 struct http_server {
@@ -32,6 +53,11 @@ struct http_server {
 	http_render_fn fn;
 	void *ctx;
 	struct http_limits lim;
+	/* The connections waiting for a request, longest waiting first, and all of them. */
+	struct http_conn *wait_head, *wait_tail;
+	unsigned int nr_conns;
+	pthread_t thread;
+	bool stopping;			/* __atomic: http_server_stop() to the loop */
 	size_t inflight;		/* bytes of /metrics responses not yet sent */
 	size_t size_hint;		/* the last rendering's size */
 	/*
@@ -201,6 +227,151 @@ int http_listen(const char *spec, char *where, size_t wherelen, char *err, size_
 	return fd;
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void wait_remove(struct http_server *srv, struct http_conn *c)
+{
+	if (!c->waiting)
+		return;
+	*(c->prev ? &c->prev->next : &srv->wait_head) = c->next;
+	*(c->next ? &c->next->prev : &srv->wait_tail) = c->prev;
+	c->prev = c->next = NULL;
+	c->waiting = false;
+}
+
+/* c waits for a request from now on, for at most limit_s. */
+static void wait_start(struct http_server *srv, struct http_conn *c, unsigned int limit_s)
+{
+	wait_remove(srv, c);
+	c->since = now_s();
+	c->limit_s = limit_s;
+	c->prev = srv->wait_tail;
+	*(srv->wait_tail ? &srv->wait_tail->next : &srv->wait_head) = c;
+	srv->wait_tail = c;
+	c->waiting = true;
+}
+
+/*
+ * Closes a waiting connection: libmicrohttpd sees its end at once and closes it (it tells
+ * on_connection() first, before the fd can be reused, and both run in our loop's thread).
+ */
+static void cut(struct http_server *srv, struct http_conn *c)
+{
+	wait_remove(srv, c);
+	shutdown(c->fd, SHUT_RDWR);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_ctx,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct http_server *srv = cls;
+	struct http_conn *c = *socket_ctx;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *fd =
+			MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+		c = calloc(1, sizeof(*c));
+		if (!c) {
+			/* Out of memory: no deadline could be kept, so no connection. */
+			if (fd)
+				shutdown(fd->connect_fd, SHUT_RDWR);
+			return;
+		}
+		c->fd = fd ? fd->connect_fd : -1;
+		wait_start(srv, c, srv->lim.request_timeout_s);
+		srv->nr_conns++;
+		*socket_ctx = c;
+	} else if (c) {
+		wait_remove(srv, c);
+		srv->nr_conns--;
+		free(c);
+		*socket_ctx = NULL;
+	}
+}
+
+/* A new client while every connection is taken: the one that has waited longest makes room. */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t len)
+{
+	struct http_server *srv = cls;
+
+	(void)addr;
+	(void)len;
+	if (srv->nr_conns >= srv->lim.connections && srv->wait_head)
+		cut(srv, srv->wait_head);
+	return MHD_YES;
+}
+
+static struct http_conn *conn_of(struct MHD_Connection *mc)
+{
+	const union MHD_ConnectionInfo *i =
+		MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return i ? i->socket_context : NULL;
+}
+
+/* The request is whole: answering it. A client that does not read is cut after idle_timeout_s. */
+static void answering(struct http_server *srv, struct MHD_Connection *mc)
+{
+	struct http_conn *c = conn_of(mc);
+
+	if (c)
+		wait_remove(srv, c);
+	MHD_set_connection_option(mc, MHD_CONNECTION_OPTION_TIMEOUT, srv->lim.idle_timeout_s);
+}
+
+/* Answered: the connection stays open (keep-alive) for the next request, keepalive_s at most. */
+static void on_completed(void *cls, struct MHD_Connection *mc, void **req,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct http_server *srv = cls;
+	struct http_conn *c = conn_of(mc);
+
+	(void)req;
+	if (!c || toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		return;
+	wait_start(srv, c, srv->lim.keepalive_s);
+	MHD_set_connection_option(mc, MHD_CONNECTION_OPTION_TIMEOUT, srv->lim.keepalive_s);
+}
+
+/* Closes the connections that have waited past their deadline for a whole request. */
+static void sweep(struct http_server *srv)
+{
+	double now = now_s();
+
+	for (struct http_conn *c = srv->wait_head, *next; c; c = next) {
+		next = c->next;
+		if (now - c->since >= c->limit_s)
+			cut(srv, c);
+	}
+}
+
+static void *serve_loop(void *arg)
+{
+	struct http_server *srv = arg;
+	double next_sweep = 0;
+
+	while (!__atomic_load_n(&srv->stopping, __ATOMIC_ACQUIRE)) {
+		if (MHD_run_wait(srv->d, SWEEP_MS) == MHD_NO) {
+			/* Cannot happen with our options; never spin if it does. */
+			struct timespec t = { 0, SWEEP_MS * 1000000L };
+
+			nanosleep(&t, NULL);
+		}
+		if (now_s() >= next_sweep) {
+			sweep(srv);
+			next_sweep = now_s() + SWEEP_MS / 1000.0;
+		}
+	}
+	return NULL;
+}
+
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned int status, const char *type,
 			     const char *body)
 {
@@ -308,14 +479,31 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 				  const char *method, const char *version, const char *upload,
 				  size_t *upload_size, void **req)
 {
+	static char request_seen;
+
 	(void)version;
 	(void)upload;
-	(void)upload_size;
-	(void)req;
-	/* Answered on the first call, before any body: a body is never read. */
-	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+	/* Other methods are answered on the first call, before any body: libmicrohttpd then
+	 * closes the connection rather than read one. */
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD)) {
+		answering(cls, c);
 		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
 			     "405 method not allowed: GET /metrics\n");
+	}
+	/*
+	 * A GET is answered once it is whole: a response queued on the first call (the headers)
+	 * closes the connection, as if a body were refused. A GET's body, if any, is dropped as
+	 * it comes (the request deadline bounds it).
+	 */
+	if (!*req) {
+		*req = &request_seen;
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	answering(cls, c);
 	if (!strcmp(url, "/metrics"))
 		return metrics(cls, c);
 	if (!strcmp(url, "/"))
@@ -353,15 +541,27 @@ struct http_server *http_server_start(int fd, const struct http_limits *lim, htt
 	sigaddset(&block, SIGHUP);
 	sigaddset(&block, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
+	/*
+	 * Past lim->connections the longest waiting connection is cut for each new one
+	 * (on_accept()); the cuts take effect at the loop's next turn, so libmicrohttpd's own
+	 * limit, at which it stops accepting, leaves room for the connections accepted until then.
+	 */
 	srv->d = MHD_start_daemon(
-		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | (verbose ? MHD_USE_ERROR_LOG : 0),
-		0, NULL, NULL, on_request, srv, MHD_OPTION_LISTEN_SOCKET, fd,
-		MHD_OPTION_CONNECTION_LIMIT, lim->connections, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+		MHD_USE_EPOLL | (verbose ? MHD_USE_ERROR_LOG : 0), 0, on_accept, srv, on_request,
+		srv, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT,
+		lim->connections + lim->connections / 8 + 1, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
 		lim->conn_memory, MHD_OPTION_CONNECTION_TIMEOUT, lim->idle_timeout_s,
-		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
+		MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv, MHD_OPTION_NOTIFY_COMPLETED,
+		on_completed, srv, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
+	if (srv->d && pthread_create(&srv->thread, NULL, serve_loop, srv)) {
+		MHD_stop_daemon(srv->d);
+		srv->d = NULL;
+		fd = -1;	/* closed with the daemon */
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!srv->d) {
-		close(fd);
+		if (fd >= 0)
+			close(fd);
 		free(srv);
 		snprintf(err, errlen, "cannot start the HTTP server (libmicrohttpd)");
 		return NULL;
@@ -373,7 +573,9 @@ void http_server_stop(struct http_server *srv)
 {
 	if (!srv)
 		return;
-	MHD_stop_daemon(srv->d);	/* closes the listening socket too */
+	__atomic_store_n(&srv->stopping, true, __ATOMIC_RELEASE);
+	pthread_join(srv->thread, NULL);
+	MHD_stop_daemon(srv->d);	/* closes the connections and the listening socket */
 	free(srv->spare);
 	free(srv);
 }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The exporter's HTTP side (libmicrohttpd): GET /metrics in the format the client's Accept
- * header asks for, GET / a page linking it, 404 and 405 otherwise. One server thread; bounded
- * connections, per-connection memory (which also caps the request header size), idle time and
- * bytes of responses in flight.
+ * header asks for, GET / a page linking it, 404 and 405 otherwise, HTTP/1.1 keep-alive and
+ * pipelining. One server thread; bounded connections (a new one takes the place of the one that
+ * has waited longest for its request), per-connection memory (which also caps the request
+ * header size), time to send a whole request, idle time and bytes of responses in flight.
  */
 #ifndef VMEXIT_METRICS_HTTP_H
 #define VMEXIT_METRICS_HTTP_H
@@ -26,9 +27,13 @@ int http_listen(const char *spec, char *where, size_t wherelen, char *err, size_
 typedef int (*http_render_fn)(void *ctx, enum expo_format fmt, struct expo_buf *out);
 
 struct http_limits {
-	unsigned int connections;	/* open at once; more are refused */
+	/* Open at once; past it each new one closes the one that has waited longest for a
+	 * request (accepted, or answered, and not sent a whole request since). */
+	unsigned int connections;
 	size_t conn_memory;		/* per connection: request line and headers must fit */
-	unsigned int idle_timeout_s;	/* a connection silent this long is closed */
+	unsigned int idle_timeout_s;	/* a client that reads no answer this long is cut */
+	unsigned int request_timeout_s;	/* a whole request within this of connecting */
+	unsigned int keepalive_s;	/* ...or of the last answer, on a kept connection */
 	size_t inflight_bytes;		/* responses being sent; past it scrapes get a 503 */
 };
 

@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The exporter's HTTP side on loopback, with a stand-in renderer: --listen parsing and its
- * errors, paths, methods, content negotiation, a huge header, many idle connections.
+ * errors, paths, methods, content negotiation, keep-alive and pipelining, a 1 MB header, 1,000
+ * idle connections, clients trickling their requests (slowloris) and clients that do not read
+ * a large answer.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include "check.h"
 #include "metrics_http.h"
@@ -52,31 +57,44 @@ static int connect_to(int family, int port)
 	return fd;
 }
 
-/*
- * Sends req (len bytes, 0: a string), reads the whole response (the server closes: Connection:
- * close); its length.
- */
-static ssize_t request(int family, int port, const char *req, size_t len, char *resp,
-		       size_t cap)
+static double now_s(void)
 {
-	int fd = connect_to(family, port);
-	size_t got = 0, sent = 0;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void sleep_s(double s)
+{
+	struct timespec ts = { (time_t)s, (long)((s - (time_t)s) * 1e9) };
+
+	nanosleep(&ts, NULL);
+}
+
+static void send_all(int fd, const char *req, size_t len)
+{
+	size_t sent = 0;
 	ssize_t n;
 
-	if (fd < 0)
-		return -1;
-	if (!len)
-		len = strlen(req);
 	while (sent < len) {
 		n = send(fd, req + sent, len - sent, MSG_NOSIGNAL);
 		if (n <= 0)
 			break;	/* the server may answer and close before reading it all */
 		sent += n;
 	}
+}
+
+/* Reads into resp until the server closes or is silent for timeout_ms; the length read. */
+static size_t read_until_close(int fd, char *resp, size_t cap, int timeout_ms)
+{
+	size_t got = 0;
+	ssize_t n;
+
 	for (;;) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 
-		if (poll(&p, 1, 5000) <= 0)
+		if (got + 1 >= cap || poll(&p, 1, timeout_ms) <= 0)
 			break;
 		n = recv(fd, resp + got, cap - 1 - got, 0);
 		if (n <= 0)
@@ -84,8 +102,55 @@ static ssize_t request(int family, int port, const char *req, size_t len, char *
 		got += n;
 	}
 	resp[got] = 0;
+	return got;
+}
+
+/* Reads one answer with a Content-Length (the connection stays open); its length, or 0. */
+static size_t read_answer(int fd, char *resp, size_t cap, int timeout_ms)
+{
+	size_t got = 0;
+	ssize_t n;
+
+	for (;;) {
+		const char *end, *cl;
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		resp[got] = 0;
+		end = strstr(resp, "\r\n\r\n");
+		cl = strcasestr(resp, "Content-Length:");
+		if (end && cl && cl < end && resp + got >= end + 4 + atol(cl + 15))
+			return got;
+		if (got + 1 >= cap || poll(&p, 1, timeout_ms) <= 0)
+			return 0;
+		n = recv(fd, resp + got, cap - 1 - got, 0);
+		if (n <= 0)
+			return 0;
+		got += n;
+	}
+}
+
+/*
+ * Sends req (len bytes, 0: a string), reads the whole response (the server closes: Connection:
+ * close), waiting at most timeout_ms for each part; its length.
+ */
+static ssize_t request_within(int family, int port, const char *req, size_t len, char *resp,
+			      size_t cap, int timeout_ms)
+{
+	int fd = connect_to(family, port);
+	size_t got;
+
+	if (fd < 0)
+		return -1;
+	send_all(fd, req, len ? len : strlen(req));
+	got = read_until_close(fd, resp, cap, timeout_ms);
 	close(fd);
 	return got;
+}
+
+static ssize_t request(int family, int port, const char *req, size_t len, char *resp,
+		       size_t cap)
+{
+	return request_within(family, port, req, len, resp, cap, 5000);
 }
 
 static ssize_t get(int port, const char *path, const char *extra, char *resp, size_t cap)
@@ -177,6 +242,298 @@ static void test_buffer_reuse(void)
 	http_server_stop(srv);
 }
 
+/* A server on a free loopback port with limits lim; its port in *port. */
+static struct http_server *start(const struct http_limits *lim, http_render_fn fn, void *ctx,
+				 int *port)
+{
+	char where[128], err[512];
+	int fd = http_listen("127.0.0.1:0", where, sizeof(where), err, sizeof(err));
+	struct http_server *srv;
+
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return NULL;
+	*port = atoi(where + 10);
+	srv = http_server_start(fd, lim, fn, ctx, false, err, sizeof(err));
+	CHECK(srv);
+	return srv;
+}
+
+static const char get_keep[] = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+static const char get_close[] = "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+
+/* How many times needle occurs in s. */
+static int occurrences(const char *s, const char *needle)
+{
+	int n = 0;
+
+	for (; (s = strstr(s, needle)); s++)
+		n++;
+	return n;
+}
+
+/*
+ * HTTP/1.1 connections stay open for the next request (Prometheus reuses its connection), and
+ * pipelined requests all get their answers, in order.
+ */
+static void test_keepalive(void)
+{
+	static char resp[64 * 1024];
+	struct http_limits lim = http_default_limits;
+	char req[4096];
+	struct http_server *srv;
+	int port, fd, len = 0;
+	size_t n;
+	char *end;
+
+	lim.keepalive_s = 1;
+	srv = start(&lim, fake_render, NULL, &port);
+	if (!srv)
+		return;
+	fd = connect_to(AF_INET, port);
+	CHECK(fd >= 0);
+	for (int i = 0; fd >= 0 && i < 3; i++) {
+		send_all(fd, get_keep, strlen(get_keep));
+		/* The answer, whole (its length known), and the connection still open. */
+		n = read_answer(fd, resp, sizeof(resp), 2000);
+		end = strstr(resp, "\r\n\r\n");
+		CHECK(!strncmp(resp, "HTTP/1.1 200", 12) && !strcasestr(resp, "Connection: close"));
+		CHECK(strcasestr(resp, "Content-Length: 10\r\n") && end && end + 4 + 10 == resp + n);
+	}
+	/* Silent for keepalive_s: closed (read_until_close() sees the end, not its timeout). */
+	if (fd >= 0) {
+		double t = now_s();
+
+		CHECK_EQ_U64(read_until_close(fd, resp, sizeof(resp), 5000), 0);
+		printf("kept connection closed after %.2f s silent (keepalive_s 1)\n", now_s() - t);
+		CHECK(now_s() - t < 3);
+		close(fd);
+	}
+
+	/* 20 requests in one write. */
+	for (int i = 0; i < 20; i++)
+		len += snprintf(req + len, sizeof(req) - len, "GET %s HTTP/1.1\r\nHost: x\r\n%s\r\n",
+				i % 2 ? "/" : "/metrics", i == 19 ? "Connection: close\r\n" : "");
+	n = request(AF_INET, port, req, len, resp, sizeof(resp));
+	CHECK_EQ_U64(occurrences(resp, "HTTP/1.1 200 OK\r\n"), 20);
+	CHECK_EQ_U64(occurrences(resp, "\r\n\r\nx_total 1\n"), 10);
+	CHECK_EQ_U64(occurrences(resp, "href=\"/metrics\""), 10);
+	printf("20 pipelined GETs: %d answers, %zu bytes\n", occurrences(resp, "HTTP/1.1 200"), n);
+	http_server_stop(srv);
+}
+
+/* A connection trickling its request is closed request_timeout_s after it connected. */
+static void test_request_deadline(void)
+{
+	struct http_limits lim = http_default_limits;
+	struct http_server *srv;
+	const char *head = "GET /metrics HTTP/1.1\r\nX-Slow: ";
+	int port, fd;
+	double t;
+	char c;
+
+	lim.request_timeout_s = 1;
+	srv = start(&lim, fake_render, NULL, &port);
+	if (!srv)
+		return;
+	fd = connect_to(AF_INET, port);
+	CHECK(fd >= 0);
+	if (fd < 0)
+		goto out;
+	t = now_s();
+	send_all(fd, head, strlen(head));
+	/* A byte every 0.1 s (each restarts libmicrohttpd's idle timeout) for up to 5 s. */
+	while (now_s() - t < 5) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		if (poll(&p, 1, 100) > 0 && recv(fd, &c, 1, 0) <= 0)
+			break;
+		if (send(fd, "a", 1, MSG_NOSIGNAL) != 1)
+			break;
+	}
+	printf("trickling client closed after %.2f s (request_timeout_s 1)\n", now_s() - t);
+	CHECK(now_s() - t >= 0.9 && now_s() - t < 2.5);
+	close(fd);
+out:
+	http_server_stop(srv);
+}
+
+/*
+ * Slowloris: twice as many clients as there are connections, each trickling a header byte
+ * every 0.2 s and reconnecting when cut, while a scraper asks every 0.4 s with a 2 s timeout:
+ * each scrape is answered.
+ */
+static void test_slowloris(void)
+{
+	static char resp[64 * 1024];
+	struct http_limits lim = http_default_limits;
+	const char *head = "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+	enum { ATTACKERS = 64 };
+	int att[ATTACKERS], port, scrapes = 0, answered = 0, reconnects = 0;
+	struct http_server *srv;
+	double t0, next_scrape;
+
+	lim.connections = 32;
+	srv = start(&lim, fake_render, NULL, &port);
+	if (!srv)
+		return;
+	for (int i = 0; i < ATTACKERS; i++) {
+		att[i] = connect_to(AF_INET, port);
+		if (att[i] >= 0) {
+			fcntl(att[i], F_SETFL, O_NONBLOCK);
+			send_all(att[i], head, strlen(head));
+		}
+	}
+	t0 = now_s();
+	next_scrape = t0 + 0.4;
+	while (now_s() - t0 < 4) {
+		for (int i = 0; i < ATTACKERS; i++) {
+			char c;
+
+			/* Cut: a determined attacker comes back at once. */
+			if (att[i] < 0 || recv(att[i], &c, 1, 0) == 0 ||
+			    send(att[i], "a", 1, MSG_NOSIGNAL) < 0) {
+				if (att[i] >= 0)
+					close(att[i]);
+				att[i] = connect_to(AF_INET, port);
+				reconnects++;
+				if (att[i] >= 0) {
+					fcntl(att[i], F_SETFL, O_NONBLOCK);
+					send_all(att[i], head, strlen(head));
+				}
+			}
+		}
+		if (now_s() >= next_scrape) {
+			ssize_t n = request_within(AF_INET, port, get_close, 0, resp, sizeof(resp),
+						   2000);
+
+			scrapes++;
+			answered += n > 0 && !strncmp(resp, "HTTP/1.1 200", 12) &&
+				    strstr(resp, "x_total 1\n");
+			next_scrape = now_s() + 0.4;
+		}
+		sleep_s(0.2);
+	}
+	printf("slowloris: %d clients trickling on %u connections, %d reconnects: %d of %d "
+	       "scrapes answered\n", ATTACKERS, lim.connections, reconnects, answered, scrapes);
+	CHECK(scrapes >= 5);
+	CHECK_EQ_U64(answered, scrapes);
+	for (int i = 0; i < ATTACKERS; i++)
+		if (att[i] >= 0)
+			close(att[i]);
+	http_server_stop(srv);
+}
+
+/* 1,000 clients connect and say nothing: a scrape is answered at once all the same. */
+static void test_idle_thousand(void)
+{
+	static char resp[64 * 1024];
+	struct rlimit rl;
+	struct http_server *srv;
+	int idle[1000], port, opened = 0;
+	double t;
+	ssize_t n;
+
+	/* 1,000 clients and the server's connections in one process. */
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < 4096) {
+		rl.rlim_cur = rl.rlim_max < 4096 ? rl.rlim_max : 4096;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	srv = start(&http_default_limits, fake_render, NULL, &port);
+	if (!srv)
+		return;
+	for (int i = 0; i < 1000; i++) {
+		struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port),
+					 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+
+		/* Not waiting for each: the server accepts as fast as it can. */
+		idle[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (idle[i] >= 0 && connect(idle[i], (void *)&a, sizeof(a)) && errno != EINPROGRESS) {
+			close(idle[i]);
+			idle[i] = -1;
+		}
+		opened += idle[i] >= 0;
+	}
+	CHECK_EQ_U64(opened, 1000);
+	sleep_s(0.5);
+	t = now_s();
+	n = request_within(AF_INET, port, get_close, 0, resp, sizeof(resp), 3000);
+	printf("scrape with 1,000 idle connections: %s in %.3f s\n",
+	       n > 0 ? "answered" : "no answer", now_s() - t);
+	CHECK(n > 0 && !strncmp(resp, "HTTP/1.1 200", 12) && now_s() - t < 2);
+	for (int i = 0; i < 1000; i++)
+		if (idle[i] >= 0)
+			close(idle[i]);
+	http_server_stop(srv);
+}
+
+static int big_render(void *ctx, enum expo_format fmt, struct expo_buf *out)
+{
+	size_t n = *(size_t *)ctx;
+
+	(void)fmt;
+	if (out->cap < n) {
+		free(out->p);
+		out->p = malloc(n);
+		out->cap = out->p ? n : 0;
+		if (!out->p)
+			return -ENOMEM;
+	}
+	memset(out->p, 'a', n);
+	out->len = n;
+	return 0;
+}
+
+/*
+ * Five clients ask for a 16 MB answer and do not read it: past the bytes-in-flight budget
+ * (40 MB) they get a 503; once the silent ones are cut (idle_timeout_s), their answers are
+ * freed and a scrape gets the whole answer again.
+ */
+static void test_non_readers(void)
+{
+	static char resp[256];
+	struct http_limits lim = http_default_limits;
+	size_t body = 16 << 20, got = 0;
+	int port, fd[5], ok = 0, busy = 0;
+	struct http_server *srv;
+	char *all;
+
+	lim.inflight_bytes = 40 << 20;
+	lim.idle_timeout_s = 1;
+	srv = start(&lim, big_render, &body, &port);
+	if (!srv)
+		return;
+	for (int i = 0; i < 5; i++) {
+		fd[i] = connect_to(AF_INET, port);
+		if (fd[i] < 0)
+			continue;
+		send_all(fd[i], get_keep, strlen(get_keep));
+		/* The status line only. */
+		if (poll(&(struct pollfd){ .fd = fd[i], .events = POLLIN }, 1, 3000) > 0 &&
+		    recv(fd[i], resp, 12, 0) == 12) {
+			ok += !strncmp(resp, "HTTP/1.1 200", 12);
+			busy += !strncmp(resp, "HTTP/1.1 503", 12);
+		}
+	}
+	printf("5 non-reading clients of a 16 MB answer: %d answered, %d got 503\n", ok, busy);
+	CHECK_EQ_U64(ok, 3);
+	CHECK_EQ_U64(busy, 2);
+	sleep_s(2);
+	all = malloc(body + 4096);
+	fd[0] >= 0 ? close(fd[0]) : 0;
+	fd[0] = connect_to(AF_INET, port);
+	if (all && fd[0] >= 0) {
+		send_all(fd[0], get_close, strlen(get_close));
+		got = read_until_close(fd[0], all, body + 4096, 3000);
+	}
+	CHECK(got > body && !strncmp(all, "HTTP/1.1 200", 12));
+	free(all);
+	for (int i = 0; i < 5; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
+	http_server_stop(srv);
+}
+
 static void test_listen_errors(void)
 {
 	char where[128], err[512];
@@ -204,11 +561,16 @@ int main(void)
 	static char resp[256 * 1024];
 	char where[128], where2[128], err[512], *big;
 	struct http_server *srv;
-	int fd, fd2, port, idle[200], nidle = 0;
+	int fd, fd2, port;
 	ssize_t n;
 
 	test_listen_errors();
 	test_buffer_reuse();
+	test_keepalive();
+	test_request_deadline();
+	test_slowloris();
+	test_idle_thousand();
+	test_non_readers();
 	fd = http_listen("127.0.0.1:0", where, sizeof(where), err, sizeof(err));
 	CHECK(fd >= 0);
 	if (fd < 0) {
@@ -258,35 +620,21 @@ int main(void)
 		    0, resp, sizeof(resp));
 	CHECK(n > 0 && !strncmp(resp, "HTTP/1.1 200", 12) && !strstr(resp, "x_total"));
 
-	/* A 100 KB header does not fit the connection's memory: refused, nothing else hurt. */
-	big = malloc(110 * 1024);
+	/* A 1 MB header does not fit the connection's memory: refused, nothing else hurt. */
+	big = malloc(1100 * 1024);
 	if (big) {
 		int len = snprintf(big, 64, "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: ");
 
-		memset(big + len, 'a', 100 * 1024);
-		len += 100 * 1024;
+		memset(big + len, 'a', 1024 * 1024);
+		len += 1024 * 1024;
 		len += snprintf(big + len, 64, "\r\nConnection: close\r\n\r\n");
 		n = request(AF_INET, port, big, len, resp, sizeof(resp));
 		CHECK(n <= 0 || !strncmp(resp, "HTTP/1.1 431", 12) ||
 		      !strncmp(resp, "HTTP/1.1 413", 12));
 		if (n > 0)
-			printf("100 KB header: %.*s\n", (int)strcspn(resp, "\r"), resp);
+			printf("1 MB header: %.*s\n", (int)strcspn(resp, "\r"), resp);
 		free(big);
 	}
-
-	/* 200 clients that connect and say nothing: a scrape still gets its answer. */
-	for (int i = 0; i < 200; i++) {
-		idle[i] = connect_to(AF_INET, port);
-		nidle += idle[i] >= 0;
-	}
-	CHECK_EQ_U64(nidle, 200);
-	renders = 0;
-	n = get(port, "/metrics", "", resp, sizeof(resp));
-	CHECK(n > 0 && !strncmp(resp, "HTTP/1.1 200", 12));
-	CHECK_EQ_U64(renders, 1);
-	for (int i = 0; i < 200; i++)
-		if (idle[i] >= 0)
-			close(idle[i]);
 
 	http_server_stop(srv);
 	/* Stopped: the port is free again at once (SO_REUSEADDR), and no one answers. */
