@@ -37,7 +37,8 @@ fi
 sleep 2
 if [ -n "$serve" ] && [ "$SCRAPE" != 0 ]; then
 	while sleep "$SCRAPE"; do
-		curl -sf -o /dev/null "http://127.0.0.1:$PORT/metrics" || echo x >>"$tmp/scrape_failed"
+		curl -sf -o /dev/null "http://127.0.0.1:$PORT/metrics" ||
+			echo x >>"$tmp/scrape_failed"
 	done &
 	pids+=($!)
 	echo "serve scraped every ${SCRAPE} s"

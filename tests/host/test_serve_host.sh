@@ -3,9 +3,10 @@
 # the bundled guest makes a known number of exits. Prometheus's query API must return exactly the
 # guest's own tally; both formats must parse (promtool for the text format, the strict
 # OpenMetrics parser of python3-prometheus-client and Prometheus itself, which asks for
-# OpenMetrics first); bad requests get clear answers and do not hurt scrapes; --keep (also after
-# frequent scrapes), SIGHUP, SIGTERM and --pidfile do what they say. $1: the build directory
-# (the ASan build in `make test`).
+# OpenMetrics first); bad requests get clear answers and do not hurt scrapes (a 1 MB header, 1,000
+# idle connections, 600 clients trickling their headers); keep-alive and pipelining work; --keep
+# (also after frequent scrapes), SIGHUP, SIGTERM and --pidfile do what they say. $1: the build
+# directory (the ASan build in `make test`).
 set -u
 OUT=${1:-.output}
 . "$(dirname "$0")/lib.sh"
@@ -249,23 +250,94 @@ code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
 [ "$(code "http://$ADDR/nope")" = 404 ] || fail "unknown path: not 404"
 [ "$(code -X POST -d x "$URL")" = 405 ] || fail "POST: not 405"
 [ "$(code "http://$ADDR/")" = 200 ] || fail "GET /: not 200"
-$PY - "$ADDR" <<'PY' || fail "huge header / idle connections (above)"
-import socket, sys, time, urllib.request
+$PY - "$ADDR" <<'PY' || fail "huge header / idle connections / keep-alive / slowloris (above)"
+import http.client, socket, sys, time, urllib.request
 host, port = sys.argv[1].rsplit(":", 1)
 port = int(port)
+def scrape(timeout):
+    t = time.time()
+    body = urllib.request.urlopen(f"http://{host}:{port}/metrics", timeout=timeout).read()
+    assert b"vmexit_build_info" in body
+    return time.time() - t
 s = socket.create_connection((host, port))
-s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * (100 * 1024) + b"\r\n\r\n")
+try:
+    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * (1 << 20) + b"\r\n\r\n")
+except (BrokenPipeError, ConnectionResetError):
+    pass	# answered and closed before the whole header was sent
 status = s.recv(64).split(b"\r\n")[0].decode()
-print(f"100 KB header: {status}")
+print(f"1 MB header: {status}")
 assert status.startswith("HTTP/1.1 431"), status
 s.close()
-idle = [socket.create_connection((host, port)) for _ in range(200)]
-t = time.time()
-body = urllib.request.urlopen(f"http://{host}:{port}/metrics", timeout=10).read()
-print(f"scrape with 200 idle connections open: {len(body)} bytes in {time.time() - t:.3f} s")
-assert b"vmexit_build_info" in body
+# 1,000 clients that connect and say nothing (more than the 512 connections).
+idle = []
+for _ in range(1000):
+    c = socket.socket()
+    c.setblocking(False)
+    c.connect_ex((host, port))
+    idle.append(c)
+time.sleep(0.5)
+print(f"scrape with 1,000 idle connections open: {scrape(2):.3f} s")
 for c in idle:
     c.close()
+# Keep-alive, as Prometheus uses it: three scrapes on one connection.
+conn = http.client.HTTPConnection(host, port, timeout=5)
+socks = set()
+for _ in range(3):
+    conn.request("GET", "/metrics")
+    r = conn.getresponse()
+    assert r.status == 200 and b"vmexit_build_info" in r.read(), r.status
+    socks.add(id(conn.sock))
+    assert conn.sock is not None, "the server closed the connection"
+print(f"keep-alive: 3 scrapes on {len(socks)} connection(s)")
+assert len(socks) == 1
+conn.close()
+# 20 pipelined GETs in one write: 20 answers.
+s = socket.create_connection((host, port))
+s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n" * 19 +
+          b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+s.settimeout(10)
+data = b""
+while True:
+    d = s.recv(1 << 16)
+    if not d:
+        break
+    data += d
+s.close()
+print(f"20 pipelined GETs: {data.count(b'HTTP/1.1 200 OK')} answers")
+assert data.count(b"HTTP/1.1 200 OK") == 20 and data.count(b"vmexit_build_info{") == 20
+# Slowloris: 600 clients trickle a header byte each second, coming back when cut, for 8 s;
+# a scrape every 0.5 s is answered within 2 s all the same.
+def attacker():
+    c = socket.socket()
+    c.setblocking(False)
+    c.connect_ex((host, port))
+    return [c, b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: "]
+att = [attacker() for _ in range(600)]
+t0, next_byte, worst, scrapes, cut = time.time(), 0, 0.0, 0, 0
+while time.time() - t0 < 8:
+    if time.time() >= next_byte:
+        next_byte = time.time() + 1
+        for i, a in enumerate(att):
+            try:
+                if a[1] is None:
+                    a[0].send(b"a")
+                elif a[0].send(a[1]):
+                    a[1] = None
+                if a[0].recv(1) == b"":
+                    raise ConnectionResetError
+            except (BlockingIOError, InterruptedError):
+                pass
+            except OSError:
+                a[0].close()
+                att[i] = attacker()
+                cut += 1
+    worst = max(worst, scrape(2))
+    scrapes += 1
+    time.sleep(0.5)
+print(f"slowloris, 600 clients at a byte per second, {cut} reconnects: {scrapes} scrapes "
+      f"answered, the slowest in {worst:.3f} s")
+for a in att:
+    a[0].close()
 PY
 out=$("$VMEXIT" serve --listen garbage 2>&1); rc=$?
 echo "--listen garbage: exit $rc: $out"
@@ -299,7 +371,7 @@ wait "${upids[@]}" || fail "a guest failed"
 sleep $((KEEP + 5 + 2))
 curl -sf "$URL" >"$TMP/upkeep.txt" || fail "scrape failed"
 ! grep -q "guest=\"upkeep[123]-$$\"" "$TMP/upkeep.txt" ||
-	fail "guests ended after frequent scrapes outlived --keep ${KEEP}s: serve's upkeep did not run"
+	fail "guests that ended after frequent scrapes outlived --keep ${KEEP}s: no upkeep"
 
 # --- --keep: the ended guest's series go once it has been gone for longer; serve notices an
 # exit at its next scrape or its own sample (every 5 s), whichever comes first.

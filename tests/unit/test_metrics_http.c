@@ -298,7 +298,8 @@ static void test_keepalive(void)
 		n = read_answer(fd, resp, sizeof(resp), 2000);
 		end = strstr(resp, "\r\n\r\n");
 		CHECK(!strncmp(resp, "HTTP/1.1 200", 12) && !strcasestr(resp, "Connection: close"));
-		CHECK(strcasestr(resp, "Content-Length: 10\r\n") && end && end + 4 + 10 == resp + n);
+		CHECK(strcasestr(resp, "Content-Length: 10\r\n") && end &&
+		      end + 4 + 10 == resp + n);
 	}
 	/* Silent for keepalive_s: closed (read_until_close() sees the end, not its timeout). */
 	if (fd >= 0) {
@@ -312,8 +313,9 @@ static void test_keepalive(void)
 
 	/* 20 requests in one write. */
 	for (int i = 0; i < 20; i++)
-		len += snprintf(req + len, sizeof(req) - len, "GET %s HTTP/1.1\r\nHost: x\r\n%s\r\n",
-				i % 2 ? "/" : "/metrics", i == 19 ? "Connection: close\r\n" : "");
+		len += snprintf(req + len, sizeof(req) - len,
+				"GET %s HTTP/1.1\r\nHost: x\r\n%s\r\n", i % 2 ? "/" : "/metrics",
+				i == 19 ? "Connection: close\r\n" : "");
 	n = request(AF_INET, port, req, len, resp, sizeof(resp));
 	CHECK_EQ_U64(occurrences(resp, "HTTP/1.1 200 OK\r\n"), 20);
 	CHECK_EQ_U64(occurrences(resp, "\r\n\r\nx_total 1\n"), 10);
@@ -448,7 +450,8 @@ static void test_idle_thousand(void)
 
 		/* Not waiting for each: the server accepts as fast as it can. */
 		idle[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-		if (idle[i] >= 0 && connect(idle[i], (void *)&a, sizeof(a)) && errno != EINPROGRESS) {
+		if (idle[i] >= 0 && connect(idle[i], (void *)&a, sizeof(a)) &&
+		    errno != EINPROGRESS) {
 			close(idle[i]);
 			idle[i] = -1;
 		}
