@@ -19,6 +19,7 @@ SCRAPE=${3:-0}
 V=$OUT/vmexit G=$OUT/vmexit-guest
 PORT=$((20000 + $$ % 10000))
 KEEP=120	# serve --keep (s): short, so that most of the run is past it
+PFX=soak$$-	# the VMs' names: this run's own, beside any other run's
 CELLS=64	# few: VMs come and go far more often than that, so cells must be reused
 tmp=$(mktemp -d)
 pids=()
@@ -54,7 +55,7 @@ while [ $(($(date +%s) - start)) -lt "$DUR" ]; do
 	if [ -n "$last_pid" ] && [ $((n % 4)) = 3 ]; then
 		echo $((last_pid - 1)) >/proc/sys/kernel/ns_last_pid 2>/dev/null
 	fi
-	"$G" --json --io 200 --vcpus 2 --seconds 1 --name soak$n >"$tmp/g$n.json" 2>/dev/null &
+	"$G" --json --io 200 --vcpus 2 --seconds 1 --name $PFX$n >"$tmp/g$n.json" 2>/dev/null &
 	p=$!
 	[ -n "${seen_pid[$p]:-}" ] && reused=$((reused + 1))
 	seen_pid[$p]=1
@@ -68,7 +69,9 @@ while [ $(($(date +%s) - start)) -lt "$DUR" ]; do
 			tee -a "$tmp/rss"
 	fi
 done
-wait_vms() { for j in $(seq 50); do pgrep -f "vmexit-guest --json --io 200" >/dev/null || return; sleep 0.2; done; }
+wait_vms() {
+	for j in $(seq 50); do pgrep -f -- "--name $PFX" >/dev/null || return; sleep 0.2; done
+}
 wait_vms
 sleep 6	# one more stat interval: the last VMs' cells are read
 [ -n "$serve" ] && { curl -s "http://127.0.0.1:$PORT/metrics" >"$tmp/metrics" || echo "soak: scrape failed"; }
@@ -77,9 +80,9 @@ kill -INT $stat
 wait $stat
 printf "end     %11s  %12s  %11d  %19d\n" "-" "-" $n $reused
 [ "$SCRAPE" != 0 ] && echo "scrapes failed: $(cat "$tmp/scrape_failed" 2>/dev/null | wc -l)"
-python3 - "$tmp" $n $KEEP <<'PY'
+python3 - "$tmp" $n $KEEP $PFX <<'PY'
 import glob, json, os, re, sys
-d, n, keep = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+d, n, keep, pfx = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 want = {}
 for i in range(n):
     try:
@@ -104,7 +107,7 @@ ok = not bad and fin["lost"]["cells_full"] == 0 and fin["lost"]["threads_full"] 
 # ones are gone. A VM runs ~1 s after its start; 10 s either side of the edge is not judged.
 if os.path.exists(f"{d}/metrics"):
     scraped = int(open(f"{d}/scraped").read())
-    started = {f"soak{l.split()[0]}": int(l.split()[1]) for l in open(f"{d}/started")}
+    started = {f"{pfx}{l.split()[0]}": int(l.split()[1]) for l in open(f"{d}/started")}
     served = {}
     pat = re.compile(r'^vmexit_exits_total\{guest="([^"]*)",.*kind="user".*reason="IO"\} (\d+)')
     for line in open(f"{d}/metrics"):
