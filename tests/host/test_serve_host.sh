@@ -339,6 +339,43 @@ print(f"slowloris, 600 clients at a byte per second, {cut} reconnects: {scrapes}
 for a in att:
     a[0].close()
 PY
+# --- a pid reused by a VMM whose name differs only in a byte that is not UTF-8: both names export
+# as guest="bad\uFFFD" on the same pid, so the later VMM's series must replace the ended one's,
+# never sit beside them with the same labels. The pid is handed on through ns_last_pid.
+$PY - "$URL" "$OUT/vmexit-guest" <<'PY' || fail "series after pid reuse (above)"
+import collections, os, re, subprocess, sys, time, urllib.request
+url, guest = sys.argv[1], sys.argv[2]
+def scrape():
+    return urllib.request.urlopen(url, timeout=10).read().decode()
+def vm(name, *extra):	# the guest reads its name from the first guest=, vmexit the last (QEMU)
+    return subprocess.Popen([guest, "--io", "20", *extra, b"-name", b"guest=ok,guest=" + name],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+a = vm(b"bad\xff")
+assert a.wait() == 0
+scrape()	# serve notes A's end
+# Other processes on the host may take the pid first: try again until B gets it.
+for attempt in range(100):
+    with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+        f.write(str(a.pid - 1))
+    b = vm(b"bad\xfe", "--linger", "0.5")
+    if b.pid == a.pid:
+        break
+    b.kill()
+    b.wait()
+else:
+    print(f"FAILED: pid {a.pid} was never free for the second VMM (100 tries)"); sys.exit(1)
+assert b.wait() == 0
+text = scrape()
+series = collections.Counter(l.rsplit(" ", 1)[0] for l in text.splitlines()
+                             if l and not l.startswith("#"))
+dups = [s for s, n in series.items() if n > 1]
+mine = {s: v for s, v in re.findall(r'^(vmexit_exits_total\{guest="bad\ufffd",pid="%d"[^}]*'
+                                    r'kind="user"[^}]*reason="IO"\}) (\d+)$' % b.pid, text, re.M)}
+print(f"pid {b.pid} reused after {attempt} tries: {len(dups)} duplicate series; {mine}")
+# B's own IO exits only (one vCPU: 20 + the last "done" write), once.
+sys.exit(0 if not dups and list(mine.values()) == ["21"] else 1)
+PY
+
 out=$("$VMEXIT" serve --listen garbage 2>&1); rc=$?
 echo "--listen garbage: exit $rc: $out"
 [ $rc -eq 2 ] && [ "$(echo "$out" | wc -l)" = 1 ] && [[ $out == *"--listen 'garbage'"* ]] ||
