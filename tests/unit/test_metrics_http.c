@@ -259,6 +259,16 @@ static struct http_server *start(const struct http_limits *lim, http_render_fn f
 	return srv;
 }
 
+/* A server with fake_render and limits lim, and a client connected to it (*fd, < 0: none). */
+static struct http_server *start_connected(const struct http_limits *lim, int *port, int *fd)
+{
+	struct http_server *srv = start(lim, fake_render, NULL, port);
+
+	*fd = srv ? connect_to(AF_INET, *port) : -1;
+	CHECK(*fd >= 0);
+	return srv;
+}
+
 static const char get_keep[] = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
 static const char get_close[] = "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
 
@@ -287,11 +297,9 @@ static void test_keepalive(void)
 	char *end;
 
 	lim.keepalive_s = 1;
-	srv = start(&lim, fake_render, NULL, &port);
+	srv = start_connected(&lim, &port, &fd);
 	if (!srv)
 		return;
-	fd = connect_to(AF_INET, port);
-	CHECK(fd >= 0);
 	for (int i = 0; fd >= 0 && i < 3; i++) {
 		send_all(fd, get_keep, strlen(get_keep));
 		/* The answer, whole (its length known), and the connection still open. */
@@ -335,11 +343,9 @@ static void test_request_deadline(void)
 	char c;
 
 	lim.request_timeout_s = 1;
-	srv = start(&lim, fake_render, NULL, &port);
+	srv = start_connected(&lim, &port, &fd);
 	if (!srv)
 		return;
-	fd = connect_to(AF_INET, port);
-	CHECK(fd >= 0);
 	if (fd < 0)
 		goto out;
 	t = now_s();
