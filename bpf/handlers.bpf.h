@@ -43,6 +43,12 @@ __u64 lost[NR_LOST];
 __u64 cells_reused;
 /* Set by userspace before it runs flush_in_flight: when tracing stopped (CLOCK_MONOTONIC). */
 __u64 flush_ns;
+/*
+ * Bumped by userspace after it adds pids to pid_filter (serve following a guest name): threads
+ * ignored before are looked up again, since a new VMM's vCPUs exit long before userspace
+ * finds it in /proc.
+ */
+__u32 filter_gen;
 
 /* Dense reason slots: the per-thread cache covers these, everything else takes a hash. */
 #define RSLOT_VMX_N	128	/* VMX basic reasons 0..127 */
@@ -77,7 +83,7 @@ struct thread_state {
 	__u32 exit_cell;	/* CELL_NONE: no exit in flight */
 	__u32 uexit_cell;
 	__u32 last_cell;	/* the thread's newest cell: the head of its cell.thread_next chain */
-	__u32 __pad;
+	__u32 filter_gen;	/* the filter_gen TS_IGNORED was decided at */
 	__s32 vcpu;		/* from kvm_exit; -1 until seen */
 	__u32 flags;
 	__u32 sample_ctr;
@@ -280,9 +286,18 @@ static __always_inline struct thread_state *thread_get(__u32 tgid, __u32 tid, bo
 	if (!(ts->flags & TS_INIT)) {
 		ids_fill(&tgid, &tid);
 		ts->flags = TS_INIT | (pid_wanted(tgid) ? 0 : TS_IGNORED);
+		ts->filter_gen = filter_gen;
 		ts->vcpu = -1;
 		if (!(ts->flags & TS_IGNORED))
 			proc_note(tgid);
+	} else if (filter_pids && (ts->flags & TS_IGNORED) && ts->filter_gen != filter_gen) {
+		/* Wanted from now on; an exit begun while ignored ends as an unmatched entry. */
+		ts->filter_gen = filter_gen;
+		ids_fill(&tgid, &tid);
+		if (pid_wanted(tgid)) {
+			ts->flags &= ~TS_IGNORED;
+			proc_note(tgid);
+		}
 	}
 	return ts;
 }

@@ -47,7 +47,7 @@ static void init(void *input)
 	struct cli_filters *f = input;
 
 	filter_options_init(&f->sel);
-	f->sel.pid_given = check_running;
+	f->sel.pid_given = f->follow ? NULL : check_running;
 }
 
 /* The kernel takes the filters from the session's options. */
@@ -83,6 +83,11 @@ int cli_filters_resolve(struct cli_filters *f)
 		int n = guests_find(f->sel.guests[i], o->pids + o->nr_pids, room);
 		char nb[TEXT_NAME_MAX];
 
+		if (n <= 0 && f->follow) {
+			fprintf(stderr, "vmexit: note: no running guest named '%s' yet: its VMMs "
+				"are traced as they start\n", text_esc(nb, f->sel.guests[i]));
+			continue;
+		}
 		if (n <= 0) {
 			fprintf(stderr, "vmexit: no running guest named '%s'; running guests:\n",
 				text_esc(nb, f->sel.guests[i]));
@@ -91,6 +96,13 @@ int cli_filters_resolve(struct cli_filters *f)
 		}
 		o->nr_pids += n < room ? n : room;
 	}
+	for (int i = 0; f->follow && i < f->sel.f.nr_pids; i++) {
+		if (kill((pid_t)f->sel.f.pids[i], 0) && errno == ESRCH)
+			fprintf(stderr, "vmexit: note: no process with pid %u yet: traced if one "
+				"starts\n", f->sel.f.pids[i]);
+	}
+	/* Followed names may match nothing yet: the filter is on all the same. */
+	o->pid_filter_on = f->follow && (f->sel.nr_guests || f->sel.f.nr_pids);
 	return 0;
 }
 

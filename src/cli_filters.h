@@ -12,11 +12,15 @@
 struct cli_filters {
 	struct session_opts opts;	/* the filters land here once parsed, guests still named */
 	struct filter_options sel;	/* -p, -g, -c, -r as given */
+	/* Set before parsing (serve): a -g or -p that matches no running process yet is a
+	 * note, not an error, for a guest_follow to pick up when it starts. */
+	bool follow;
 };
 
 /* The filters and the Tracing group; input: struct cli_filters. */
 extern const struct cmd_options cli_filters_options;
-/* Turns guest names into pids (now, while they run). Prints the error; -1 on failure. */
+/* Turns guest names into pids (now, while they run). Prints the error (with follow: a note
+ * and 0); -1 on failure. */
 int cli_filters_resolve(struct cli_filters *f);
 /* Preflight, cli_filters_resolve(), session_open(): tracing as asked. Prints; -1 on failure. */
 int cli_filters_open_session(struct cli_filters *f, struct session *s);

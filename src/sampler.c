@@ -205,6 +205,8 @@ enum sampler_wake sampler_wait(struct sampler *sp)
 
 		sleep_s(sp->next - now < TICK_S ? sp->next - now : TICK_S);
 		sampler_poll(sp);
+		if (sp->so.tick)
+			sp->so.tick(sp->so.tick_ctx, sampler_now());
 		if (sp->s.skel && session_command_done(&sp->s, NULL))
 			return SAMPLER_COMMAND_EXITED;
 		now = sampler_now();

@@ -44,6 +44,9 @@ struct sampler_opts {
 	/* Rows since the start only: sp->rows stays empty (serve shows no interval; a
 	 * table of 10,000 rows less to fill per sample). */
 	bool no_interval_rows;
+	/* Called on every tick of sampler_wait() with sampler_now() (serve: guest_follow). */
+	void (*tick)(void *ctx, double now);
+	void *tick_ctx;
 };
 
 enum sampler_wake {

@@ -15,6 +15,7 @@
 #include "cli_filters.h"
 #include "commands.h"
 #include "exporter.h"
+#include "guest_follow.h"
 #include "metrics_http.h"
 
 /* Seconds between the exporter's own samples (a vCPU makes at most ~10M exits/s: 2^32 takes
@@ -29,6 +30,8 @@ static const char doc[] =
 "Serves http://ADDR:PORT/metrics (text format 0.0.4, or OpenMetrics 1.0 when\n"
 "the Accept header asks for it) until SIGTERM or Ctrl-C. Counters run from\n"
 "vmexit's start; a guest's series stay --keep after its VMM exits, then go.\n"
+"-g follows the name: a VMM of that name that starts later (a restarted guest)\n"
+"is traced within a second; a -g or -p with no running process yet is a note.\n"
 "\n"
 "EXAMPLES:\n"
 "    vmexit serve                        # http://localhost:9477/metrics\n"
@@ -108,9 +111,21 @@ static int write_pidfile(const char *path)
 	return err;
 }
 
+static int follow_apply(void *ctx, const int *add, int nr_add, const int *del, int nr_del)
+{
+	return session_filter_pids(ctx, add, nr_add, del, nr_del);
+}
+
+static void follow_tick(void *ctx, double now)
+{
+	guest_follow_poll(ctx, now);
+}
+
 /* Loads the BPF side and serves until a signal; the process exit status. */
 static int serve(struct serve_args *a, int listen_fd, const char *where)
 {
+	static struct guest_follow follow;	/* 15 KB: not on the stack */
+	struct cli_filters *f = &a->filters;
 	struct sampler sp;
 	struct exporter x;
 	struct http_server *srv = NULL;
@@ -122,12 +137,20 @@ static int serve(struct serve_args *a, int listen_fd, const char *where)
 	/* Scrapes sample afresh; the loop's own samples keep each cell's 32-bit bucket deltas
 	 * far from wrapping and notice ended guests for --keep. Only the rows since the start
 	 * are exported: none per interval. */
-	if (sampler_open(&sp, &a->filters, &(struct sampler_opts){ .by = a->by,
-							.interval = SELF_SAMPLE_S,
-							.no_interval_rows = true })) {
+	if (sampler_open(&sp, f, &(struct sampler_opts){ .by = a->by,
+						 .interval = SELF_SAMPLE_S,
+						 .no_interval_rows = true,
+						 .tick = follow_tick, .tick_ctx = &follow })) {
 		close(listen_fd);
 		return 1;
 	}
+	/* -g names: the VMMs found at the start are in the filter; later ones join it. */
+	guest_follow_init(&follow, f->sel.guests, f->sel.nr_guests, f->opts.pids,
+			  f->sel.f.nr_pids, f->opts.pids + f->sel.f.nr_pids,
+			  f->opts.nr_pids - f->sel.f.nr_pids);
+	follow.apply = follow_apply;
+	follow.ctx = &sp.s;
+	follow.verbose = f->opts.verbose;
 	e = exporter_init(&x, &sp, &a->buckets, a->by == BY_VCPU, a->keep_ns / 1000000,
 			  a->stuck_ns);
 	if (e) {
@@ -194,6 +217,8 @@ int cmd_serve(int argc, char **argv)
 	int fd;
 
 	expo_buckets_default(&a.buckets);
+	/* Left running for months: guests come and go, -g and -p follow them. */
+	a.filters.follow = true;
 	if (cmd_options_parse(&serve_options, argc, argv, 0, &a))
 		return 2;
 	/* The port first: a busy one fails in a moment, before loading anything. */

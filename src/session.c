@@ -418,7 +418,7 @@ static void set_tunables(struct session *s, const struct session_opts *o)
 	s->max_cells = o->max_cells ? o->max_cells : 4096;
 
 	skel->rodata->use_task_storage = s->task_storage;
-	skel->rodata->filter_pids = o->nr_pids > 0 || o->command;
+	skel->rodata->filter_pids = o->nr_pids > 0 || o->command || o->pid_filter_on;
 	skel->rodata->follow_forks = o->command != NULL;
 	skel->rodata->filter_reasons = o->nr_reasons > 0;
 	skel->rodata->filter_vcpu = o->vcpu;
@@ -572,6 +572,32 @@ int session_open(struct session *s, struct session_opts *o)
 fail:
 	session_close(s);
 	return err ? err : -EINVAL;
+}
+
+int session_filter_pids(struct session *s, const int *add, int nr_add, const int *del,
+			int nr_del)
+{
+	int fd = bpf_map__fd(s->skel->maps.pid_filter), err = 0;
+	__u8 one = 1;
+
+	for (int i = 0; i < nr_del; i++) {
+		__u32 pid = del[i];
+
+		if (bpf_map_delete_elem(fd, &pid) && errno != ENOENT && !err)
+			err = -errno;
+	}
+	for (int i = 0; i < nr_add; i++) {
+		__u32 pid = add[i];
+
+		if (bpf_map_update_elem(fd, &pid, &one, BPF_ANY) && !err)
+			err = -errno;
+	}
+	/* After the map update (a syscall: ordered before this store), so that a thread that
+	 * sees the new generation finds its pid. */
+	if (nr_add)
+		__atomic_store_n(&s->skel->bss->filter_gen, s->skel->bss->filter_gen + 1,
+				 __ATOMIC_RELEASE);
+	return err;
 }
 
 __u32 session_nr_cells(const struct session *s)

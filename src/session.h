@@ -25,6 +25,7 @@ struct session_opts {
 	 * records alone go to the ring buffer. */
 	__u32 kvm_events;
 	char **command;			/* run this, trace it and its children, stop when it exits */
+	bool pid_filter_on;		/* the pid filter is on while empty (serve follows names) */
 	bool split;			/* exit time as on CPU, blocked, runq (sched_switch) */
 	bool verbose;
 	bool check_hooks;		/* a longer fast-path check, its counts on stderr */
@@ -84,6 +85,13 @@ void session_stop_exits(struct session *s);
  */
 int session_flush_in_flight(struct session *s, __u64 end_ns,
 			    int (*fn)(void *ctx, const struct vmexit_event *ev), void *ctx);
+/*
+ * Adds the nr_add pids in add to the kernel's pid filter and removes the nr_del in del; the
+ * threads of an added pid that the kernel ignored so far are traced from their next event.
+ * 0 or -errno (the first failure; the others are still tried).
+ */
+int session_filter_pids(struct session *s, const int *add, int nr_add, const int *del,
+			int nr_del);
 /* Cells handed out so far (bounded by max_cells). */
 __u32 session_nr_cells(const struct session *s);
 /* cell_source.release for the kernel's cells: zeroes cell idx and hands it to the kernel. */

@@ -565,8 +565,8 @@ static void test_other_reasons(void)
 static void test_pid_filter(void)
 {
 	static const __u32 pids[] = { 200 };
-	__u32 child = 201, stranger = 301, unfollowed = 202;
-	__u8 v;
+	__u32 child = 201, stranger = 301, unfollowed = 202, late = 400;
+	__u8 v, one = 1;
 	struct fx f;
 
 	if (fx_open(&f, &(struct fx_opts){ .pids = pids, .nr_pids = 1, .follow_forks = true })) {
@@ -597,6 +597,21 @@ static void test_pid_filter(void)
 	ev_uexit(&f, 5000, 300, 310, KVM_EXIT_IO_, 0);
 	ev_run(&f, 6000, 300, 310);
 	CHECK_EQ_U64(f.skel->bss->next_cell, 2);
+	/*
+	 * A pid added while its threads run (serve following a guest name): ignored until
+	 * filter_gen moves, then counted from the next exit; the exit in flight across the
+	 * change ends as an unmatched entry.
+	 */
+	ev_pair(&f, 7000, 100, late, 410, 0, ISA_VMX, VMX_HLT);
+	CHECK(!bpf_map__update_elem(f.skel->maps.pid_filter, &late, 4, &one, 1, BPF_ANY));
+	ev_pair(&f, 8000, 100, late, 410, 0, ISA_VMX, VMX_HLT);
+	CHECK(!has_cell(&f, late, 410, ISA_VMX, VMX_HLT));
+	ev_exit(&f, 9000, late, 410, 0, ISA_VMX, VMX_HLT);
+	f.skel->bss->filter_gen++;
+	ev_entry(&f, 9100, late, 410);
+	CHECK_EQ_U64(lost(&f, LOST_UNMATCHED_ENTRY), 2);
+	ev_pair(&f, 10000, 100, late, 410, 0, ISA_VMX, VMX_HLT);
+	CHECK_EQ_U64(cell_of(&f, late, 410, ISA_VMX, VMX_HLT)->count, 1);
 	fx_close(&f);
 
 	/* Without follow_forks, a fork adds nothing. */

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <stdio.h>
+#include <string.h>
+#include "guest_follow.h"
+#include "proc_names.h"
+
+void guest_follow_init(struct guest_follow *g, const char *const *names, int nr_names,
+		       const int *fixed, int nr_fixed, const int *pids, int nr)
+{
+	memset(g, 0, sizeof(*g));
+	g->names = names;
+	g->nr_names = nr_names;
+	g->fixed = fixed;
+	g->nr_fixed = nr_fixed;
+	g->nr = nr < GUEST_FOLLOW_MAX ? nr : GUEST_FOLLOW_MAX;
+	memcpy(g->pids, pids, g->nr * sizeof(*pids));
+	g->find = guests_find;
+}
+
+static bool has(const int *set, int n, int pid)
+{
+	for (int i = 0; i < n; i++)
+		if (set[i] == pid)
+			return true;
+	return false;
+}
+
+/* The names' VMMs now, less the -p pids (in the filter anyway); -errno if /proc failed. */
+static int look(struct guest_follow *g)
+{
+	int n = 0, found[GUEST_FOLLOW_MAX];
+
+	for (int i = 0; i < g->nr_names; i++) {
+		int k = g->find(g->names[i], found, GUEST_FOLLOW_MAX);
+
+		if (k < 0)
+			return k;
+		for (int j = 0; j < k; j++) {
+			if (has(g->fixed, g->nr_fixed, found[j]) || has(g->want, n, found[j]))
+				continue;
+			if (n == GUEST_FOLLOW_MAX) {
+				if (!g->said_full)
+					fprintf(stderr, "vmexit: warning: more than %d VMMs match "
+						"the -g names: the others are not traced\n",
+						GUEST_FOLLOW_MAX);
+				g->said_full = true;
+				return n;
+			}
+			g->want[n++] = found[j];
+		}
+	}
+	return n;
+}
+
+void guest_follow_poll(struct guest_follow *g, double now)
+{
+	int n, na = 0, nd = 0, err;
+
+	if (!g->nr_names || now < g->next)
+		return;
+	g->next = now + GUEST_FOLLOW_S;
+	n = look(g);
+	if (n < 0) {
+		if (!g->said_err)
+			fprintf(stderr, "vmexit: warning: cannot read /proc to follow the -g "
+				"names: %s\n", strerror(-n));
+		g->said_err = true;
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		if (!has(g->pids, g->nr, g->want[i]))
+			g->add[na++] = g->want[i];
+	for (int i = 0; i < g->nr; i++)
+		if (!has(g->want, n, g->pids[i]))
+			g->del[nd++] = g->pids[i];
+	if (!na && !nd)
+		return;
+	err = g->apply(g->ctx, g->add, na, g->del, nd);
+	if (err) {
+		/* The next look tries again: nothing is taken as done. */
+		if (!g->said_err)
+			fprintf(stderr, "vmexit: warning: cannot update the pid filter: %s\n",
+				strerror(-err));
+		g->said_err = true;
+		return;
+	}
+	for (int i = 0; g->verbose && i < na; i++)
+		fprintf(stderr, "vmexit: pid %d (a -g guest) traced from now on\n", g->add[i]);
+	for (int i = 0; g->verbose && i < nd; i++)
+		fprintf(stderr, "vmexit: pid %d (a -g guest) has exited\n", g->del[i]);
+	memcpy(g->pids, g->want, n * sizeof(*g->want));
+	g->nr = n;
+}

@@ -1,0 +1,106 @@
+#!/bin/bash
+# Real kernel, this host: `vmexit serve -g NAME` follows the name for its whole run, as a
+# long-running exporter must. Started before any VMM of that name exists (a note, not an exit),
+# it traces each VMM of the name that starts later (a guest restarted under the same name is a
+# new process), in the kernel's filter, within a second of its start; another guest running
+# meanwhile is not traced; the ended VMM's series stay for --keep with their final counts, as
+# any ended guest's. A -p pid with no process yet is a note too. $1: the build directory.
+set -u
+OUT=${1:-.output}
+. "$(dirname "$0")/lib.sh"
+need_kvm_bpf
+need_cmd curl curl
+TMP=$(mktemp -d)
+VMEXIT=$OUT/vmexit
+SPID=
+cleanup() {
+	[ -n "$SPID" ] && kill "$SPID" 2>/dev/null
+	wait 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+NAME=follow-$$ OTHER=other-$$
+# serve_start ARGS...: vmexit serve on a free loopback port; sets SPID and URL.
+serve_start() {
+	"$VMEXIT" serve --listen 127.0.0.1:0 "$@" 2>"$TMP/serve.err" &
+	SPID=$!
+	for _ in $(seq 100); do
+		grep -q "listening on" "$TMP/serve.err" && break
+		kill -0 $SPID 2>/dev/null || break
+		sleep 0.1
+	done
+	cat "$TMP/serve.err"
+	URL=$(grep -o 'http://[^ ]*/metrics' "$TMP/serve.err") ||
+		fail "vmexit serve $* did not start (see above)"
+}
+serve_stop() {
+	kill -TERM $SPID
+	wait $SPID
+	local rc=$?
+	SPID=
+	cat "$TMP/serve.err" >>"$TMP/all-stderr"
+	[ $rc -eq 0 ] || fail "vmexit serve exited with $rc on SIGTERM"
+}
+# value FILE SELECTOR: the sample of the one series that matches, else "none".
+value() {
+	local v
+	v=$(grep -F "$2" "$1" | grep -v '^#' | awk '{print $2}')
+	echo "${v:-none}"
+}
+
+# Each run: one vCPU, two IO exits to the VMM that it holds for 1.5 s each, then the done
+# exit. The first IO exit begins at once, before serve can have found the new process (it looks
+# every 0.5 s): the IO exits begun after 1.5 s are the second and the done one, 2 per run,
+# whichever of the first 1.5 s serve needed (at most a second, as promised).
+# $2: where its --json line goes (its VM process's pid).
+guest() {
+	"$OUT/vmexit-guest" --vcpus 1 --io 2 --io-sleep-us 1500000 --name "$1" --json >"$2"
+}
+vm_pid() { grep -o '"pid":[0-9]*' "$1" | cut -d: -f2; }
+
+serve_start -g "$NAME" --keep 60s
+grep -q "note: no running guest named '$NAME' yet" "$TMP/serve.err" ||
+	fail "serve -g of a guest not running yet: no note (or it exited)"
+kill -0 $SPID 2>/dev/null || fail "serve -g of a guest not running yet exited"
+
+guest "$NAME" "$TMP/run1.json" &
+g1=$!
+guest "$OTHER" "$TMP/other.json" &
+g0=$!
+wait $g1 || fail "the first run of the guest failed"
+wait $g0 || fail "the other guest failed"
+guest "$NAME" "$TMP/run2.json" &
+g2=$!
+sleep 2
+curl -sf "$URL" >"$TMP/during.txt" || fail "scrape during the second run failed"
+wait $g2 || fail "the second run of the guest failed"
+curl -sf "$URL" >"$TMP/after.txt" || fail "scrape after the second run failed"
+grep -E "^vmexit_(exits_total|guests)" "$TMP/after.txt"
+
+p1=$(vm_pid "$TMP/run1.json") p2=$(vm_pid "$TMP/run2.json")
+rc=0
+for pid in $p1 $p2; do
+	got=$(value "$TMP/after.txt" "vmexit_exits_total{guest=\"$NAME\",pid=\"$pid\",kind=\"user\",isa=\"user\",reason=\"IO\"}")
+	echo "run pid $pid: IO exits $got, expected 2"
+	[ "$got" = 2 ] || rc=1
+done
+[ $rc = 0 ] || fail "a run of the guest was not followed (above)"
+! grep -q "guest=\"$OTHER\"" "$TMP/after.txt" || fail "serve -g $NAME exported another guest"
+got=$(value "$TMP/during.txt" "vmexit_guests ")
+echo "vmexit_guests during the second run: $got, expected 1 (the first run has ended)"
+[ "$got" = 1 ] || fail "vmexit_guests during the second run"
+grep -q "pid=\"$p1\"" "$TMP/during.txt" || fail "the ended run's series left before --keep"
+serve_stop
+
+# -p of a pid no process has (yet): a note, and serve runs.
+pid_max=$(cat /proc/sys/kernel/pid_max)
+free=$((pid_max - 1))
+while kill -0 $free 2>/dev/null; do free=$((free - 1)); done
+serve_start -p $free
+grep -q "note: no process with pid $free yet" "$TMP/serve.err" || fail "serve -p $free: no note"
+sleep 1
+kill -0 $SPID 2>/dev/null || fail "serve -p of a pid not running yet exited"
+serve_stop
+sanitizer_reports && fail "sanitizer reports (above)"
+echo "PASS: test_serve_follow_host"
