@@ -17,6 +17,7 @@
 #include "exporter.h"
 #include "guest_follow.h"
 #include "metrics_http.h"
+#include "privileges.h"
 
 /* Seconds between the exporter's own samples (a vCPU makes at most ~10M exits/s: 2^32 takes
  * minutes). */
@@ -164,6 +165,11 @@ static int serve(struct serve_args *a, int listen_fd, const char *where)
 			"vmexit_bpf_run_seconds_total is not exported\n", strerror(-stats_fd));
 	n = session_progs(&sp.s, progs, EXPORTER_MAX_PROGS);
 	exporter_watch_progs(&x, progs, n, stats_fd >= 0);
+	/* Loaded, attached, statistics on: the fds held are all serve needs for months. */
+	e = privileges_drop();
+	if (e)
+		fprintf(stderr, "vmexit serve: warning: cannot drop capabilities: %s\n",
+			strerror(-e));
 
 	/* SIGHUP (a closed terminal, a reload out of habit) changes nothing. */
 	signal(SIGHUP, SIG_IGN);

@@ -49,6 +49,9 @@ static bool has_caps(void)
 		return true;
 	if (syscall(SYS_capget, &hdr, data))
 		return false;
+	/* The kernel takes CAP_SYS_ADMIN for both (bpf_capable(), perfmon_capable()). */
+	if (data[CAP_SYS_ADMIN / 32].effective & (1u << (CAP_SYS_ADMIN % 32)))
+		return true;
 	return (data[CAP_BPF / 32].effective & (1u << (CAP_BPF % 32))) &&
 	       (data[CAP_PERFMON / 32].effective & (1u << (CAP_PERFMON % 32)));
 }
