@@ -2,8 +2,9 @@
 /*
  * `vmexit serve` at scale: 10,000 series (100 guests x 4 vCPUs x 25 reasons, --by vcpu) from
  * synthesized cells, every cell changing between scrapes. Times a scrape as the exporter does
- * it (fresh sample, snapshot, render), in both formats, then over HTTP on loopback (request to
- * last byte), and prints the resident memory. Figures are printed, not asserted.
+ * it (fresh sample, snapshot, render), in both formats, what gzip adds to it and saves, then
+ * over HTTP on loopback (request to last byte, plain and gzipped), and prints the resident
+ * memory. Figures are printed, not asserted.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -13,8 +14,10 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 #include "exporter.h"
 #include "hist.h"
+#include "http_gzip.h"
 #include "metrics_http.h"
 
 #define NR_VMS		100
@@ -138,6 +141,41 @@ static long http_get(int port, const char *accept)
 	return total;
 }
 
+/*
+ * What gzip adds to a scrape (text format) against the bytes it saves: serve's level and
+ * zlib's default, each timed over SCRAPES fresh renders.
+ */
+static void gzip_cost(struct exporter *x, struct fake *f, struct expo_buf *out)
+{
+	static const int levels[] = { HTTP_GZIP_LEVEL, Z_DEFAULT_COMPRESSION };
+	double t[SCRAPES];
+
+	for (size_t l = 0; l < sizeof(levels) / sizeof(levels[0]); l++) {
+		size_t len = 0, cap;
+		char what[64];
+
+		for (int i = 0; i < SCRAPES; i++) {
+			double t0;
+			char *z;
+
+			advance(f);
+			out->len = 0;
+			if (exporter_render(x, EXPO_TEXT, out))
+				exit(1);
+			t0 = now_s();
+			z = http_gzip(out->p, out->len, levels[l], &len, &cap);
+			t[i] = now_s() - t0;
+			if (!z)
+				exit(1);
+			free(z);
+		}
+		snprintf(what, sizeof(what), "gzip level %d, text:", levels[l] < 0 ? 6 : levels[l]);
+		report(what, t, len, x->nr_series);
+		printf("  %-28s %.1f MB -> %.2f MB (%.1fx smaller)\n", "", out->len / 1e6,
+		       len / 1e6, (double)out->len / len);
+	}
+}
+
 int main(void)
 {
 	struct fake f = { .rng = 88172645463325252ULL };
@@ -210,6 +248,8 @@ int main(void)
 		report("  of which sample+snapshot:", snap, 0, series);
 	}
 
+	gzip_cost(&x, &f, &out);
+
 	/* serve holds no buffer of its own besides the HTTP side's: the figures below are its. */
 	rss_renders = status_kb("VmRSS:");
 	expo_buf_free(&out);
@@ -235,6 +275,20 @@ int main(void)
 		}
 	}
 	report("GET /metrics over loopback:", t, n, series);
+	for (int i = 0; i < SCRAPES; i++) {
+		double t0;
+
+		advance(&f);
+		t0 = now_s();
+		/* The header line this GET sends is "Accept: text/plain" and the one after it. */
+		n = http_get(port, "text/plain\r\nAccept-Encoding: gzip");
+		t[i] = now_s() - t0;
+		if (n < 0) {
+			fprintf(stderr, "bench_serve: GET failed\n");
+			return 1;
+		}
+	}
+	report("GET, Accept-Encoding: gzip:", t, n, series);
 	/* With the server still up: what serve holds between scrapes. */
 	printf("  resident memory: %ld MB before, %ld MB after the renders (with the bench's own "
 	       "buffer), %ld MB after the GETs, peak %ld MB\n", rss0 / 1024, rss_renders / 1024,

@@ -22,6 +22,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include "http_gzip.h"
 #include "metrics_http.h"
 
 const struct http_limits http_default_limits = {
@@ -396,6 +397,7 @@ struct body {
 	char *p;
 	size_t len;
 	size_t cap;
+	bool gzip;		/* p is compressed: no buffer to render into */
 };
 
 /*
@@ -409,13 +411,32 @@ static void body_free(void *cls)
 	struct http_server *srv = b->srv;
 
 	srv->inflight -= b->len;
-	if (!srv->spare && b->cap <= 2 * srv->size_hint + 64 * 1024) {
+	if (!b->gzip && !srv->spare && b->cap <= 2 * srv->size_hint + 64 * 1024) {
 		srv->spare = b->p;
 		srv->spare_cap = b->cap;
 	} else {
 		free(b->p);
 	}
 	free(b);
+}
+
+/* The body compressed (http_gzip.h); the rendered buffer is the next scrape's. Out of
+ * memory: it stays plain, which the client accepts as well. */
+static void gzip_body(struct body *b)
+{
+	struct http_server *srv = b->srv;
+	size_t len, cap;
+	char *z = http_gzip(b->p, b->len, HTTP_GZIP_LEVEL, &len, &cap);
+
+	if (!z)
+		return;
+	if (!srv->spare) {
+		srv->spare = b->p;
+		srv->spare_cap = b->cap;
+	} else {
+		free(b->p);
+	}
+	*b = (struct body){ srv, z, len, cap, true };
 }
 
 static enum MHD_Result metrics(struct http_server *srv, struct MHD_Connection *c)
@@ -455,16 +476,21 @@ static enum MHD_Result metrics(struct http_server *srv, struct MHD_Connection *c
 			     "500 cannot render the metrics (see vmexit's log)\n");
 	}
 	srv->size_hint = out.len;
-	*b = (struct body){ srv, out.p, out.len, out.cap };
-	r = MHD_create_response_from_buffer_with_free_callback_cls(out.len, out.p, body_free, b);
+	*b = (struct body){ srv, out.p, out.len, out.cap, false };
+	if (http_gzip_accepted(MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+							   MHD_HTTP_HEADER_ACCEPT_ENCODING)))
+		gzip_body(b);
+	r = MHD_create_response_from_buffer_with_free_callback_cls(b->len, b->p, body_free, b);
 	if (!r) {
-		free(out.p);
+		free(b->p);
 		free(b);
 		return MHD_NO;
 	}
-	srv->inflight += out.len;
+	srv->inflight += b->len;
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, expo_content_type(fmt));
-	MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT);
+	if (b->gzip)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept, Accept-Encoding");
 	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
 	MHD_destroy_response(r);
 	return ret;

@@ -5,8 +5,8 @@
 # OpenMetrics parser of python3-prometheus-client and Prometheus itself, which asks for
 # OpenMetrics first); bad requests get clear answers and do not hurt scrapes (a 1 MB header, 1,000
 # idle connections, 600 clients trickling their headers); keep-alive and pipelining work; --keep
-# (also after frequent scrapes), SIGHUP, SIGTERM and --pidfile do what they say. $1: the build
-# directory (the ASan build in `make test`).
+# (also after frequent scrapes), SIGHUP, SIGTERM and --pidfile do what they say; responses are
+# gzipped when the client asks. $1: the build directory (the ASan build in `make test`).
 set -u
 OUT=${1:-.output}
 . "$(dirname "$0")/lib.sh"
@@ -188,6 +188,42 @@ fams = list(text_string_to_metric_families(open(sys.argv[1]).read()))
 print(f"OpenMetrics: {len(fams)} families, {sum(len(f.samples) for f in fams)} samples parsed")
 PY
 tail -1 "$TMP/om.prom" | grep -qx '# EOF' || fail "OpenMetrics exposition does not end with # EOF"
+# gzip when asked, as Prometheus does: curl --compressed, and python's urllib with its own
+# gzip module; the same families as a plain scrape taken just before (other VMs on the host
+# may come and go in between), the ended guest's final counts the same, in both formats; no
+# gzip unless asked (q=0 refuses it).
+hdr=$(curl -s --compressed -D - -o "$TMP/gz.prom" "$URL" | tr -d '\r')
+grep -qix 'content-encoding: gzip' <<<"$hdr" || fail "curl --compressed did not get gzip: $hdr"
+promtool check metrics <"$TMP/gz.prom" || fail "promtool check metrics rejects the gzipped scrape"
+hdr=$(curl -s -H 'Accept-Encoding: gzip;q=0, identity' -D - -o /dev/null "$URL" | tr -d '\r')
+! grep -qi '^content-encoding' <<<"$hdr" || fail "gzip;q=0 got gzip: $hdr"
+$PY - "$URL" "$NAME" "$PROM_ACCEPT" <<'PY' || fail "gzip scrapes (above)"
+import gzip, re, sys, urllib.request
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
+url, name, om = sys.argv[1:]
+def get(accept, enc):
+    h = {"Accept": accept}
+    if enc:
+        h["Accept-Encoding"] = enc
+    r = urllib.request.urlopen(urllib.request.Request(url, headers=h), timeout=10)
+    body = r.read()
+    return r.headers.get("Content-Encoding"), len(body), body
+for accept in ("", om):
+    _, plain_len, plain = get(accept, None)
+    enc, gz_len, gz = get(accept, "gzip")
+    assert enc == "gzip", f"Content-Encoding {enc}"
+    text = gzip.decompress(gz).decode()
+    print(f"Accept '{accept[:30]}': {plain_len} bytes plain, {gz_len} gzipped, {len(text)} inflated")
+    def families(t):
+        return {l for l in t.splitlines() if l.startswith("# TYPE ")}
+    def guest(t):
+        return sorted(l for l in t.splitlines() if f'guest="{name}"' in l)
+    assert families(text) == families(plain.decode()), "gzipped and plain: other families"
+    assert guest(text) and guest(text) == guest(plain.decode()), "the ended guest's counts differ"
+    if accept:
+        fams = list(text_string_to_metric_families(text))
+        print(f"  gzipped OpenMetrics: {len(fams)} families parsed")
+PY
 # The exposition of synthetic rows with every escape (quotes, backslashes, newlines, bad UTF-8).
 chk "$OUT/tests/test_prom_exposition" "$TMP" >/dev/null || fail "test_prom_exposition"
 promtool check metrics <"$TMP/text.prom" || fail "promtool rejects the escaped exposition"
