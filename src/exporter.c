@@ -218,12 +218,18 @@ int exporter_render(void *ctx, enum expo_format fmt, struct expo_buf *out)
 		/* --split: the sampler's rows carry on CPU / blocked / runq. */
 		.split = x->sp->opts && x->sp->opts->split,
 	};
+	struct process_stats self;
+	struct timespec t0, t1;
 	int err;
 
 	/* The guest list is held from the snapshot on: a tick in between could forget a guest
 	 * whose rows the snapshot still has, and they would come back as a new guest. */
 	pthread_mutex_lock(&x->guests_lock);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	err = exporter_snapshot(x);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	in.sample_ns = (t1.tv_sec - t0.tv_sec) * 1000000000ULL + t1.tv_nsec - t0.tv_nsec;
+	in.sample_ms = unix_ms();
 	if (!err) {
 		/* Exited guests noticed now, not at the next tick: --keep counts from here. */
 		serve_guests_check(&x->guests, unix_ms());
@@ -235,6 +241,9 @@ int exporter_render(void *ctx, enum expo_format fmt, struct expo_buf *out)
 	if (err)
 		return err;
 	memcpy(in.lost, x->snap.lost, sizeof(in.lost));
+	/* /proc unreadable: the exit metrics still go out, without process_*. */
+	if (!process_stats_read(&self))
+		in.self = &self;
 	if (x->run_stats && !bpf_run_stats_read(x->progs, x->prog_fds, x->nr_progs)) {
 		in.progs = x->progs;
 		in.nr_progs = x->nr_progs;

@@ -324,18 +324,21 @@ static int sample_sec(struct expo_buf *b, const char *name, const char *labels, 
 	return 0;
 }
 
-static int sample_created(struct expo_buf *b, enum expo_format fmt, const char *name,
-			  const char *labels, size_t llen, __u64 ms)
+static int sample_ms(struct expo_buf *b, const char *name, const char *labels, size_t llen,
+		     __u64 ms)
 {
-	char *p;
+	char *p = sample_start(b, name, labels, llen);
 
-	if (fmt != EXPO_OPENMETRICS)
-		return 0;
-	p = sample_start(b, name, labels, llen);
 	if (!p)
 		return -ENOMEM;
 	sample_end(b, put_ms(p, ms));
 	return 0;
+}
+
+static int sample_created(struct expo_buf *b, enum expo_format fmt, const char *name,
+			  const char *labels, size_t llen, __u64 ms)
+{
+	return fmt == EXPO_OPENMETRICS ? sample_ms(b, name, labels, llen, ms) : 0;
 }
 
 /* The guest label's value, escaped, at p (PROM_ESC_MAX(GUEST_MAX) bytes of room); the end. */
@@ -727,6 +730,65 @@ static int render_process(const struct expo_input *in, enum expo_format fmt,
 	return err;
 }
 
+/*
+ * The exporter itself: the kernel sample behind the counts, and its process as every client
+ * library exports it (names, types and units as theirs, so that dashboards for any exporter
+ * work).
+ */
+static int render_self(const struct expo_input *in, enum expo_format fmt, struct expo_buf *b)
+{
+	enum { NS, MS, NUM };
+	const struct process_stats *ps = in->self;
+	const struct {
+		const char *name, *type, *unit, *help;
+		int kind;
+		__u64 v;
+		bool on;
+	} m[] = {
+		{ "vmexit_sample_duration_seconds", "gauge", "seconds",
+		  "How long the kernel sample behind these counts took (read and copied).",
+		  NS, in->sample_ns, in->sample_ms },
+		{ "vmexit_last_sample_timestamp_seconds", "gauge", "seconds",
+		  "When the kernel sample behind these counts was taken, in Unix time.",
+		  MS, in->sample_ms, in->sample_ms },
+		{ "process_cpu_seconds", "counter", "seconds",
+		  "Total user and system CPU time spent in seconds.", NS, ps ? ps->cpu_ns : 0, ps },
+		{ "process_resident_memory_bytes", "gauge", "bytes", "Resident memory size in bytes.",
+		  NUM, ps ? ps->resident_bytes : 0, ps },
+		{ "process_virtual_memory_bytes", "gauge", "bytes", "Virtual memory size in bytes.",
+		  NUM, ps ? ps->virtual_bytes : 0, ps },
+		{ "process_open_fds", "gauge", NULL, "Number of open file descriptors.",
+		  NUM, ps ? ps->open_fds : 0, ps },
+		{ "process_max_fds", "gauge", NULL, "Maximum number of open file descriptors.",
+		  NUM, ps ? ps->max_fds : 0, ps },
+		{ "process_start_time_seconds", "gauge", "seconds",
+		  "Start time of the process since unix epoch in seconds.",
+		  MS, ps ? ps->start_ms : 0, ps },
+	};
+	int err = 0;
+
+	for (size_t i = 0; !err && i < sizeof(m) / sizeof(m[0]); i++) {
+		char name[64];
+		bool counter = !strcmp(m[i].type, "counter");
+
+		if (!m[i].on)
+			continue;
+		snprintf(name, sizeof(name), "%s%s", m[i].name, counter ? "_total" : "");
+		err = family(b, fmt, m[i].name, m[i].type, m[i].unit, m[i].help);
+		if (!err && m[i].kind == NS)
+			err = sample_sec(b, name, "", 0, m[i].v);
+		else if (!err && m[i].kind == MS)
+			err = sample_ms(b, name, "", 0, m[i].v);
+		else if (!err)
+			err = sample_u64(b, name, "", 0, m[i].v);
+		if (!err && counter) {
+			snprintf(name, sizeof(name), "%s_created", m[i].name);
+			err = sample_created(b, fmt, name, "", 0, ps->start_ms);
+		}
+	}
+	return err;
+}
+
 int expo_render(const struct expo_input *in, enum expo_format fmt, struct expo_buf *out)
 {
 	struct series_labels sl = {};
@@ -743,6 +805,8 @@ int expo_render(const struct expo_input *in, enum expo_format fmt, struct expo_b
 		err = render_inflight(in, fmt, out);
 	if (!err)
 		err = render_process(in, fmt, out);
+	if (!err)
+		err = render_self(in, fmt, out);
 	if (!err && fmt == EXPO_OPENMETRICS)
 		err = put(out, "# EOF\n");
 	return err;

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include "process_stats.h"
 #include "rows.h"
 
 enum expo_format { EXPO_TEXT, EXPO_OPENMETRICS };
@@ -90,6 +91,11 @@ struct expo_input {
 	const char *kernel;
 	__u64 start_ms;			/* _created of the process-wide counters */
 	bool split;			/* --split: the rows carry on CPU / blocked / runq */
+	/* The kernel sample the counts come from: how long it took, and when (Unix ms; 0: no
+	 * vmexit_sample_* metrics). */
+	__u64 sample_ns;
+	__u64 sample_ms;
+	const struct process_stats *self;	/* NULL: no process_* metrics */
 };
 
 /* A growing output buffer. */

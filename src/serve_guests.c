@@ -6,31 +6,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "process_stats.h"
 #include "serve_guests.h"
-
-/* Boot time in Unix ms (/proc/stat btime), 0 if unknown. */
-static __u64 boot_ms(void)
-{
-	static __u64 cached;
-	char line[256];
-	FILE *f;
-
-	if (cached)
-		return cached;
-	f = fopen("/proc/stat", "r");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long b;
-
-		if (sscanf(line, "btime %llu", &b) == 1) {
-			cached = b * 1000;
-			break;
-		}
-	}
-	fclose(f);
-	return cached;
-}
 
 static __u64 clock_ns(clockid_t id)
 {
@@ -77,7 +54,7 @@ static bool proc_alive(void *ctx, __u32 tgid, __u64 start, __u64 *ms)
 	suspended = clock_ns(CLOCK_BOOTTIME) - clock_ns(CLOCK_MONOTONIC);
 	if (start && ticks * tick_ns > start + suspended + 2 * tick_ns)
 		return false;
-	*ms = boot_ms() ? boot_ms() + ticks * 1000 / hz : 0;
+	*ms = boot_unix_ms() ? boot_unix_ms() + ticks * 1000 / hz : 0;
 	return true;
 }
 

@@ -244,6 +244,9 @@ int main(int argc, char **argv)
 				       .age_ns = 2500000000ULL, .oncpu_ns = 1000,
 				       .blocked_ns = 2499998000ULL, .runq_ns = 1000 };
 	struct expo_prog prog = { .name = "on_kvm_exit", .run_ns = 1500, .run_cnt = 7 };
+	struct process_stats self = { .cpu_ns = 1250000000ULL, .resident_bytes = 12 << 20,
+				      .virtual_bytes = 160 << 20, .open_fds = 38, .max_fds = 1024,
+				      .start_ms = 1763884798500ULL };
 	struct expo_input in = {};
 	struct expo_buf text = {}, om = {};
 
@@ -285,6 +288,9 @@ int main(int argc, char **argv)
 	in.kernel = "6.1.0-test";
 	in.start_ms = 1763884799000ULL;
 	in.split = true;
+	in.sample_ns = 12345678;
+	in.sample_ms = 1763884900250ULL;
+	in.self = &self;
 	CHECK(!expo_render(&in, EXPO_TEXT, &text));
 	CHECK(!expo_render(&in, EXPO_OPENMETRICS, &om));
 
@@ -333,6 +339,17 @@ int main(int argc, char **argv)
 	CHECK(has_line(&text, "vmexit_guests 2"));
 	CHECK(has_line(&text, "# TYPE vmexit_build_info gauge"));
 	CHECK(has_line(&text, "vmexit_build_info{version=\"0.1\",kernel=\"6.1.0-test\"} 1"));
+	/* The exporter's own: its sample, and process_* as client libraries name them. */
+	CHECK(has_line(&text, "# TYPE vmexit_sample_duration_seconds gauge"));
+	CHECK(has_line(&text, "vmexit_sample_duration_seconds 0.012345678"));
+	CHECK(has_line(&text, "vmexit_last_sample_timestamp_seconds 1763884900.250"));
+	CHECK(has_line(&text, "# TYPE process_cpu_seconds_total counter"));
+	CHECK(has_line(&text, "process_cpu_seconds_total 1.250000000"));
+	CHECK(has_line(&text, "process_resident_memory_bytes 12582912"));
+	CHECK(has_line(&text, "process_virtual_memory_bytes 167772160"));
+	CHECK(has_line(&text, "process_open_fds 38"));
+	CHECK(has_line(&text, "process_max_fds 1024"));
+	CHECK(has_line(&text, "process_start_time_seconds 1763884798.500"));
 	CHECK(!memmem(text.p, text.len, "_created", 8));
 	CHECK(!memmem(text.p, text.len, "# EOF", 5));
 	CHECK(!memmem(text.p, text.len, "# UNIT", 6));
@@ -346,17 +363,26 @@ int main(int argc, char **argv)
 	CHECK(has_line(&om, "# UNIT vmexit_exit_state_seconds seconds"));
 	CHECK(has_line(&om, "vmexit_exit_state_seconds_created{" L1 ",state=\"runq\"} "
 			    "1763884801.000"));
+	CHECK(has_line(&om, "# TYPE process_cpu_seconds counter"));
+	CHECK(has_line(&om, "# UNIT process_cpu_seconds seconds"));
+	CHECK(has_line(&om, "process_cpu_seconds_total 1.250000000"));
+	CHECK(has_line(&om, "process_cpu_seconds_created 1763884798.500"));
+	CHECK(has_line(&om, "# UNIT process_resident_memory_bytes bytes"));
 	CHECK(has_line(&om, "# TYPE vmexit_build_info gauge"));
 	CHECK(has_line(&om, "vmexit_build_info{version=\"0.1\",kernel=\"6.1.0-test\"} 1"));
 	CHECK(om.len > 6 && !memcmp(om.p + om.len - 6, "# EOF\n", 6));
 
-	/* No in-flight data, no --split: the families are left out, not exported empty. */
+	/* No in-flight data, no --split, /proc unread: the families are left out, not exported
+	 * empty. */
 	in.inflight = NULL;
 	in.split = false;
+	in.self = NULL;
 	expo_buf_free(&text);
 	CHECK(!expo_render(&in, EXPO_TEXT, &text));
 	CHECK(!memmem(text.p, text.len, "in_flight", 9));
 	CHECK(!memmem(text.p, text.len, "state_seconds", 13));
+	CHECK(!memmem(text.p, text.len, "process_", 8));
+	in.self = &self;
 
 	if (argc > 1) {
 		char path[4096];
