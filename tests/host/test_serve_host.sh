@@ -45,6 +45,7 @@ fi
 PROM_ACCEPT='application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1'
 
 # --- the exporter, on a free port of the loopback
+TEST_START=$(date +%s.%N)
 "$VMEXIT" serve --listen 127.0.0.1:0 --keep ${KEEP}s --pidfile "$TMP/serve.pid" \
 	2>"$TMP/serve.err" &
 SPID=$!
@@ -223,6 +224,30 @@ for accept in ("", om):
     if accept:
         fams = list(text_string_to_metric_families(text))
         print(f"  gzipped OpenMetrics: {len(fams)} families parsed")
+PY
+# The exporter's own metrics, against what the kernel says of its process now.
+curl -sf "$URL" >"$TMP/self.prom" || fail "scrape failed"
+$PY - "$TMP/self.prom" $SPID "$(date +%s.%N)" "$TEST_START" <<'PY' || fail "process_* / vmexit_sample_* (above)"
+import os, sys
+text, pid, now, started = open(sys.argv[1]).read(), sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+v = {l.split()[0]: float(l.split()[1]) for l in text.splitlines() if l and l[0] != "#" and "{" not in l}
+status = dict(l.split(":", 1) for l in open(f"/proc/{pid}/status"))
+rss = int(status["VmRSS"].split()[0]) * 1024
+fds = len(os.listdir(f"/proc/{pid}/fd"))
+checks = [
+    ("process_start_time_seconds between the test's start and now",
+     started - 1 <= v["process_start_time_seconds"] <= now),
+    ("vmexit_last_sample_timestamp_seconds within 5 s of now",
+     abs(v["vmexit_last_sample_timestamp_seconds"] - now) < 5),
+    ("vmexit_sample_duration_seconds in (0, 1)", 0 < v["vmexit_sample_duration_seconds"] < 1),
+    ("process_resident_memory_bytes within 25 % of VmRSS", abs(v["process_resident_memory_bytes"] - rss) < rss / 4),
+    ("process_open_fds within 4 of /proc/PID/fd", abs(v["process_open_fds"] - fds) <= 4),
+    ("process_cpu_seconds_total > 0", v["process_cpu_seconds_total"] > 0),
+    ("process_max_fds > process_open_fds", v["process_max_fds"] > v["process_open_fds"]),
+]
+for what, ok in checks:
+    print(f"{what}: {'ok' if ok else 'NO'}")
+sys.exit(0 if all(ok for _, ok in checks) else 1)
 PY
 # The exposition of synthetic rows with every escape (quotes, backslashes, newlines, bad UTF-8).
 chk "$OUT/tests/test_prom_exposition" "$TMP" >/dev/null || fail "test_prom_exposition"
