@@ -50,6 +50,58 @@ def need(what, ok):
         bad.append(what)
 need("dashboard fields", isinstance(dash.get("schemaVersion"), int) and dash.get("uid")
      and dash.get("title") and isinstance(dash.get("panels"), list))
+# The fields Grafana's dashboard schema defines (grafana/grafana kinds/dashboard/
+# dashboard_kind.cue: the dashboard, #Panel and #FieldConfig are closed), and the values it
+# allows, for the fields this dashboard uses. __inputs is an export's placeholder list: any
+# one listed must be used as ${NAME}.
+DASH = {"id", "uid", "title", "description", "revision", "gnetId", "tags", "style", "timezone",
+        "editable", "graphTooltip", "time", "timepicker", "fiscalYearStartMonth", "liveNow",
+        "weekStart", "refresh", "schemaVersion", "version", "panels", "templating",
+        "annotations", "links", "snapshot", "__inputs", "__requires"}
+PANEL = {"type", "id", "pluginVersion", "tags", "targets", "title", "description", "transparent",
+         "datasource", "gridPos", "links", "repeat", "repeatDirection", "repeatPanelId",
+         "maxDataPoints", "thresholds", "timeRegions", "transformations", "interval",
+         "timeFrom", "timeShift", "libraryPanel", "options", "fieldConfig"}
+FIELD = {"displayName", "displayNameFromDS", "description", "path", "writeable", "filterable",
+         "unit", "decimals", "min", "max", "mappings", "thresholds", "color", "links", "noValue",
+         "custom"}
+VARTYPES = {"query", "adhoc", "constant", "datasource", "interval", "textbox", "custom", "system"}
+text = open(sys.argv[1]).read()
+need("dashboard: only schema fields", set(dash) <= DASH)
+need("graphTooltip 0, 1 or 2", dash.get("graphTooltip", 0) in (0, 1, 2))
+need("time {from, to}", set(dash.get("time", {})) <= {"from", "to"})
+for i in dash.get("__inputs", []):
+    need(f"__inputs {i['name']} used", "${" + i["name"] + "}" in text)
+for v in dash["templating"]["list"]:
+    need(f"variable {v['name']}: type, hide", v["type"] in VARTYPES and v.get("hide", 0) in (0, 1, 2))
+for p in dash["panels"]:
+    t = p.get("title")
+    need(f"panel '{t}': only schema fields", set(p) <= PANEL)
+    need(f"panel '{t}': field config", set(p.get("fieldConfig", {}).get("defaults", {})) <= FIELD
+         and set(p.get("fieldConfig", {})) <= {"defaults", "overrides"})
+    need(f"panel '{t}': datasource ref", set(p.get("datasource", {})) <= {"type", "uid"})
+    need(f"panel '{t}': repeat", p.get("repeatDirection", "h") in ("h", "v")
+         and p.get("repeat", "instance") in {v["name"] for v in dash["templating"]["list"]})
+    g = p.get("gridPos", {})
+    need(f"panel '{t}': grid", 0 < g.get("w", 0) <= 24 and 0 <= g.get("x", -1) < 24
+         and g.get("h", 0) > 0 and g.get("y", -1) >= 0)
+# A fleet has many hosts: every aggregation keeps instance (by it, or not without it), except in
+# a panel repeated per instance, whose query names one.
+AGG = re.compile(r"\b(sum|min|max|avg|count|group|stddev|stdvar|topk|bottomk|quantile)"
+                 r"\s*(?:(by|without)\s*\(([^)]*)\))?\s*\(")
+for p in dash["panels"]:
+    for tg in p.get("targets", []):
+        e = tg["expr"]
+        for fn, how, labels in AGG.findall(e):
+            keeps = (how == "by" and "instance" in labels.replace(" ", "").split(",")) or \
+                    (how == "without" and "instance" not in labels)
+            if not keeps and p.get("repeat") == "instance":
+                keeps = 'instance=~"$instance"' in e
+            need(f"panel '{p['title']}': {fn} {how or ''}({labels}) keeps instance", keeps)
+        # unmatched_entry is benign (an exit begun before vmexit attached): not "lost".
+        if "vmexit_lost_exits_total" in e:
+            need(f"panel '{p['title']}': lost without unmatched_entry",
+                 'cause!="unmatched_entry"' in e)
 ids = [p.get("id") for p in dash["panels"]]
 need("unique panel ids", len(ids) == len(set(ids)) and None not in ids)
 exprs = []
