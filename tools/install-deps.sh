@@ -9,8 +9,9 @@ pkgs=(make gcc libc6-dev clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev lib
       # bench/bed_overhead.sh: the bpftrace baseline it compares vmexit with
       bpftrace
       libmicrohttpd-dev prometheus python3-prometheus-client curl
-      # tests/contrib: systemd-analyze verify checks the shipped unit
-      systemd
+      # tests/contrib: systemd-analyze verify checks the shipped unit, python3-yaml reads the
+      # alert rules' tests; tests/host/test_unit_caps_host.sh: capsh
+      systemd python3-yaml libcap2-bin
       # make ARCH=arm64 (a static cross build) and the arm64 bed (tests/vm)
       gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm
       # (no libmicrohttpd-dev:arm64: the static arm64 build has HTTP=0, see the Makefile)

@@ -2,7 +2,8 @@
 # The shipped integration files, no kernel needed: `make install` puts the systemd unit where
 # systemd looks, with the installed binary's path; systemd-analyze verify accepts it; the Grafana
 # dashboard is dashboard JSON whose every query parses as PromQL (promtool check rules) and
-# names only metrics vmexit serve exports. $1: the build directory.
+# names only metrics vmexit serve exports; the alert rules pass promtool check rules and their
+# promtool test cases, one that fires and one that must not per rule. $1: the build directory.
 set -u
 OUT=${1:-.output}
 . "$(dirname "$0")/../host/lib.sh"
@@ -132,6 +133,30 @@ if bad:
     sys.exit(1)
 PY
 promtool check rules "$TMP/rules.yml" || fail "a dashboard query is not valid PromQL"
+
+# The alert rules: valid, naming only exported metrics, and each with a promtool test case
+# that must fire it and one that must not.
+promtool check rules contrib/vmexit-alerts.yml || fail "contrib/vmexit-alerts.yml is not valid"
+$PY - contrib/vmexit-alerts.yml tests/contrib/vmexit-alerts.test.yml "$TMP/text.prom" <<'PY' ||
+import re, sys, yaml
+rules = [r for g in yaml.safe_load(open(sys.argv[1]))["groups"] for r in g["rules"]]
+tests = yaml.safe_load(open(sys.argv[2]))["tests"]
+exported = {l.split()[2] for l in open(sys.argv[3]) if l.startswith("# TYPE ")}
+bad = []
+for r in rules:
+    name = r["alert"]
+    cases = [c for t in tests for c in t.get("alert_rule_test", []) if c["alertname"] == name]
+    fires = any(c.get("exp_alerts") for c in cases)
+    quiet = any(not c.get("exp_alerts") for c in cases)
+    names = [n for n in re.findall(r"\b(?:vmexit|process)_[a-z_]+", r["expr"])
+             if n not in exported and re.sub(r"_(bucket|sum|count)$", "", n) not in exported]
+    print(f"{name}: a case that fires: {fires}, one that must not: {quiet}, unexported: {names}")
+    if not (fires and quiet) or names:
+        bad.append(name)
+sys.exit(1 if bad else 0)
+PY
+	fail "an alert rule lacks a firing or a quiet test case, or names a metric serve lacks"
+promtool test rules tests/contrib/vmexit-alerts.test.yml || fail "promtool test rules failed"
 
 # The man page and the README name every option each command's --help lists (no kernel needed).
 man=$(sed 's/\\-/-/g' docs/vmexit.8)
