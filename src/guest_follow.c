@@ -4,6 +4,14 @@
 #include "guest_follow.h"
 #include "proc_names.h"
 
+static bool has(const int *set, int n, int pid)
+{
+	for (int i = 0; i < n; i++)
+		if (set[i] == pid)
+			return true;
+	return false;
+}
+
 void guest_follow_init(struct guest_follow *g, const char *const *names, int nr_names,
 		       const int *fixed, int nr_fixed, const int *pids, int nr)
 {
@@ -12,17 +20,11 @@ void guest_follow_init(struct guest_follow *g, const char *const *names, int nr_
 	g->nr_names = nr_names;
 	g->fixed = fixed;
 	g->nr_fixed = nr_fixed;
-	g->nr = nr < GUEST_FOLLOW_MAX ? nr : GUEST_FOLLOW_MAX;
-	memcpy(g->pids, pids, g->nr * sizeof(*pids));
+	/* A -p pid that a name matches too is the -p's: never taken out of the filter. */
+	for (int i = 0; i < nr && g->nr < GUEST_FOLLOW_MAX; i++)
+		if (!has(fixed, nr_fixed, pids[i]) && !has(g->pids, g->nr, pids[i]))
+			g->pids[g->nr++] = pids[i];
 	g->find = guests_find;
-}
-
-static bool has(const int *set, int n, int pid)
-{
-	for (int i = 0; i < n; i++)
-		if (set[i] == pid)
-			return true;
-	return false;
 }
 
 /* The names' VMMs now, less the -p pids (in the filter anyway); -errno if /proc failed. */

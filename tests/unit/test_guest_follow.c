@@ -34,12 +34,14 @@ int main(void)
 {
 	static struct guest_follow g;
 	static const char *const names[] = { "web", "db" };
-	static const int fixed[] = { 7 }, found[] = { 10 };
+	/* At the start, -g web found 10, and 7, which is also a -p pid. */
+	static const int fixed[] = { 7 }, found[] = { 10, 7 };
 	double t = 100;
 
 	web[0] = 10;
-	nr_web = 1;
-	guest_follow_init(&g, names, 2, fixed, 1, found, 1);
+	web[1] = 7;
+	nr_web = 2;
+	guest_follow_init(&g, names, 2, fixed, 1, found, 2);
 	g.find = fake_find;
 	g.apply = fake_apply;
 
@@ -47,9 +49,11 @@ int main(void)
 	guest_follow_poll(&g, t);
 	CHECK_EQ_U64(nr_added + nr_removed, 0);
 
-	/* web restarts (pid 10 gone, pid 11 new), db starts as pid 7 too (a -p pid, in already)
-	 * and pid 12: within one period nothing is looked at, then both names are. */
+	/* web restarts (pid 10 gone, pid 11 new; 7 gone from web's), db starts as pid 7 too (a
+	 * -p pid, in already) and pid 12: within one period nothing is looked at, then both
+	 * names are. */
 	web[0] = 11;
+	nr_web = 1;
 	db[0] = 7;
 	db[1] = 12;
 	nr_db = 2;
