@@ -7,7 +7,10 @@
 #ifndef VMEXIT_PRIVILEGES_H
 #define VMEXIT_PRIVILEGES_H
 
-/* Empties the effective, permitted, inheritable and ambient sets. 0 or -errno. */
-int privileges_drop(void);
+#include <linux/types.h>
+
+/* Keeps, of the capabilities held, only those in keep (bit CAP_X: 1ull << CAP_X), in the
+ * effective and permitted sets; empties the inheritable and ambient ones. 0 or -errno. */
+int privileges_keep_only(__u64 keep);
 
 #endif /* VMEXIT_PRIVILEGES_H */

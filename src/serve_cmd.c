@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/capability.h>
 #include "bpf_run_stats.h"
 #include "cli_filters.h"
 #include "commands.h"
@@ -166,8 +167,12 @@ static int serve(struct serve_args *a, int listen_fd, const char *where)
 			"vmexit_bpf_run_seconds_total is not exported\n", strerror(-stats_fd));
 	n = session_progs(&sp.s, progs, EXPORTER_MAX_PROGS);
 	exporter_watch_progs(&x, progs, n, stats_fd >= 0);
-	/* Loaded, attached, statistics on: the fds held are all serve needs for months. */
-	e = privileges_drop();
+	/*
+	 * Loaded, attached, statistics on: the fds held are all serve needs for months, but to
+	 * tell a VMM that is not a known VMM binary by its open /dev/kvm (-g), it reads the fds of
+	 * processes that may hold more capabilities or run as another user: CAP_SYS_PTRACE.
+	 */
+	e = privileges_keep_only(1ull << CAP_SYS_PTRACE);
 	if (e)
 		fprintf(stderr, "vmexit serve: warning: cannot drop capabilities: %s\n",
 			strerror(-e));

@@ -109,3 +109,27 @@ stopped_guest() {
 	done
 	fail "vmexit-guest $* did not stop before its start"
 }
+
+# serve_bg CMD...: runs CMD (vmexit serve --listen 127.0.0.1:0 ..., perhaps under setpriv) in the
+# background, its stderr in $TMP/serve.err; sets SPID, and URL once it listens. 1 if it did not
+# start.
+serve_bg() {
+	"$@" 2>"$TMP/serve.err" &
+	SPID=$!
+	for _ in $(seq 100); do
+		grep -q "listening on" "$TMP/serve.err" && break
+		kill -0 $SPID 2>/dev/null || break
+		sleep 0.1
+	done
+	URL=$(grep -o 'http://[^ ]*/metrics' "$TMP/serve.err")
+}
+# serve_end: SIGTERM to SPID, its stderr kept for sanitizer_reports; its exit status.
+serve_end() {
+	local rc
+	kill -TERM $SPID
+	wait $SPID
+	rc=$?
+	SPID=
+	cat "$TMP/serve.err" >>"$TMP/all-stderr"
+	return $rc
+}

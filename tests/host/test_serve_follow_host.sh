@@ -23,24 +23,12 @@ trap cleanup EXIT
 NAME=follow-$$ OTHER=other-$$
 # serve_start ARGS...: vmexit serve on a free loopback port; sets SPID and URL.
 serve_start() {
-	"$VMEXIT" serve --listen 127.0.0.1:0 "$@" 2>"$TMP/serve.err" &
-	SPID=$!
-	for _ in $(seq 100); do
-		grep -q "listening on" "$TMP/serve.err" && break
-		kill -0 $SPID 2>/dev/null || break
-		sleep 0.1
-	done
+	serve_bg "$VMEXIT" serve --listen 127.0.0.1:0 "$@"
 	cat "$TMP/serve.err"
-	URL=$(grep -o 'http://[^ ]*/metrics' "$TMP/serve.err") ||
-		fail "vmexit serve $* did not start (see above)"
+	[ -n "$URL" ] || fail "vmexit serve $* did not start (see above)"
 }
 serve_stop() {
-	kill -TERM $SPID
-	wait $SPID
-	local rc=$?
-	SPID=
-	cat "$TMP/serve.err" >>"$TMP/all-stderr"
-	[ $rc -eq 0 ] || fail "vmexit serve exited with $rc on SIGTERM"
+	serve_end || fail "vmexit serve exited with $? on SIGTERM"
 }
 # value FILE SELECTOR: the sample of the one series that matches, else "none".
 value() {
@@ -50,9 +38,9 @@ value() {
 }
 
 # Each run: one vCPU, two IO exits to the VMM that it holds for 1.5 s each, then the done
-# exit. The first IO exit begins at once, before serve can have found the new process (it looks
-# every 0.5 s): the IO exits begun after 1.5 s are the second and the done one, 2 per run,
-# whichever of the first 1.5 s serve needed (at most a second, as promised).
+# exit. The first IO exit begins at once, as a rule before serve has found the new process (it
+# looks every 0.5 s), but serve may find it first; the second and the done one begin after
+# 1.5 s, when serve has followed it (within a second, as promised): 2 or 3 IO exits per run.
 # $2: where its --json line goes (its VM process's pid).
 guest() {
 	"$OUT/vmexit-guest" --vcpus 1 --io 2 --io-sleep-us 1500000 --name "$1" --json >"$2"
@@ -82,8 +70,8 @@ p1=$(vm_pid "$TMP/run1.json") p2=$(vm_pid "$TMP/run2.json")
 rc=0
 for pid in $p1 $p2; do
 	got=$(value "$TMP/after.txt" "vmexit_exits_total{guest=\"$NAME\",pid=\"$pid\",kind=\"user\",isa=\"user\",reason=\"IO\"}")
-	echo "run pid $pid: IO exits $got, expected 2"
-	[ "$got" = 2 ] || rc=1
+	echo "run pid $pid: IO exits $got, expected 2 or 3"
+	[ "$got" = 2 ] || [ "$got" = 3 ] || rc=1
 done
 [ $rc = 0 ] || fail "a run of the guest was not followed (above)"
 ! grep -q "guest=\"$OTHER\"" "$TMP/after.txt" || fail "serve -g $NAME exported another guest"

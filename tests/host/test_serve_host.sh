@@ -46,17 +46,9 @@ PROM_ACCEPT='application/openmetrics-text;version=1.0.0,application/openmetrics-
 
 # --- the exporter, on a free port of the loopback
 TEST_START=$(date +%s.%N)
-"$VMEXIT" serve --listen 127.0.0.1:0 --keep ${KEEP}s --pidfile "$TMP/serve.pid" \
-	2>"$TMP/serve.err" &
-SPID=$!
-for _ in $(seq 100); do
-	grep -q "listening on" "$TMP/serve.err" && break
-	kill -0 $SPID 2>/dev/null || break
-	sleep 0.1
-done
+serve_bg "$VMEXIT" serve --listen 127.0.0.1:0 --keep ${KEEP}s --pidfile "$TMP/serve.pid"
 cat "$TMP/serve.err"
-URL=$(grep -o 'http://[^ ]*/metrics' "$TMP/serve.err") ||
-	fail "vmexit serve did not start (see above)"
+[ -n "$URL" ] || fail "vmexit serve did not start (see above)"
 ADDR=${URL#http://}
 ADDR=${ADDR%/metrics}
 PORT=${ADDR##*:}

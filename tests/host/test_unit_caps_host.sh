@@ -56,25 +56,10 @@ esac
 serve_caps() {
 	local keep=-all c
 	for c in "$@"; do keep+=",+$(echo "${c#CAP_}" | tr A-Z a-z)"; done
-	setpriv --bounding-set="$keep" --no-new-privs "$VMEXIT" serve -v --listen 127.0.0.1:0 \
-		2>"$TMP/serve.err" &
-	SPID=$!
-	URL=
-	for _ in $(seq 100); do
-		grep -q "listening on" "$TMP/serve.err" && break
-		kill -0 $SPID 2>/dev/null || break
-		sleep 0.1
-	done
+	serve_bg setpriv --bounding-set="$keep" --no-new-privs "$VMEXIT" serve -v \
+		--listen 127.0.0.1:0
 	grep -v '^libbpf' "$TMP/serve.err" | grep -v '^$' >"$TMP/said"
-	URL=$(grep -o 'http://[^ ]*/metrics' "$TMP/said") || return 1
-}
-serve_stop() {
-	kill -TERM $SPID
-	wait $SPID
-	local rc=$?
-	SPID=
-	cat "$TMP/serve.err" >>"$TMP/all-stderr"
-	return $rc
+	[ -n "$URL" ]
 }
 # degraded: what serve said it lost (the fast path, the run-time statistics), if anything.
 degraded() {
@@ -108,7 +93,7 @@ runs=$(sed -n 's/^vmexit_bpf_runs_total{program="kvm_userspace_exit"} //p' "$TMP
 	fail "vmexit_bpf_runs_total{program=\"kvm_userspace_exit\"} is '${runs}', want >= 11"
 grep -q '^vmexit_bpf_run_seconds_total{program="kvm_userspace_exit"} ' "$TMP/metrics.txt" ||
 	fail "no vmexit_bpf_run_seconds_total"
-serve_stop || fail "serve under the unit's capabilities exited with an error"
+serve_end || fail "serve under the unit's capabilities exited with an error"
 
 # --- each capability is needed: without it serve loses the fast path or the statistics, or
 # does not start
@@ -117,7 +102,7 @@ for c in "${GRANT[@]}"; do
 	for d in "${GRANT[@]}"; do [ "$d" = "$c" ] || less+=("$d"); done
 	if serve_caps "${less[@]}"; then
 		lost=$(degraded)
-		serve_stop
+		serve_end
 	else
 		lost="does not start: $(tail -1 "$TMP/said")"
 		wait $SPID 2>/dev/null
