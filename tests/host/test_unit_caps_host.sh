@@ -1,17 +1,19 @@
 #!/bin/bash
 # Real kernel, this host: `vmexit serve` under exactly the capabilities the shipped unit
 # (contrib/vmexit.service) grants, read from the unit so that the two cannot disagree: the
-# kvm_exit fast path loads (and is chosen where kvm:kvm_exit fires; this host's software KVM
-# fires none, so the check says "not checked" there and the test says so), the kernel's BPF
-# run-time statistics are on (vmexit_bpf_run_seconds_total and _runs_total counting the
-# bundled guest's exits), and serve holds no capability once started. Each capability in the
-# unit is needed: without it, serve loses one of those. $1: the build directory.
+# kvm_exit fast path loads (serve holds its tp_btf programs) and is chosen where kvm:kvm_exit
+# fires (this host's software KVM fires none: the check says "not checked", and so does the
+# test); the kernel's BPF run-time statistics are on (vmexit_bpf_run_seconds_total and
+# _runs_total counting the bundled guest's exits); serve holds no capability once started.
+# Each capability in the unit is needed: without it, serve loses one of those.
+# $1: the build directory.
 set -u
 OUT=${1:-.output}
 . "$(dirname "$0")/lib.sh"
 need_kvm_bpf
 need_cmd setpriv util-linux
 need_cmd capsh libcap2-bin
+need_cmd bpftool bpftool
 need_cmd curl curl
 UNIT=$(dirname "$0")/../../contrib/vmexit.service
 TMP=$(mktemp -d)
@@ -80,6 +82,14 @@ else
 	[[ $hooks == *"not checked: no kvm_exit"* ]] || fail "unexpected hooks line: $hooks"
 	echo "fast path: loaded; chosen: not checked (kvm:kvm_exit does not fire on this host)"
 fi
+# The fast path's programs are loaded, whichever was chosen: serve holds them (its fds' fdinfo
+# names the programs' ids).
+held=$(for f in /proc/$SPID/fdinfo/*; do sed -n 's/^prog_id:\t*//p' "$f"; done |
+	while read -r id; do bpftool prog show id "$id" | sed -n 's/^[0-9]*: \([a-z_]*\) *name \([a-z_]*\) .*/\1:\2/p'; done)
+echo "programs serve holds: $(echo $held)"
+for p in tracing:kvm_exit_fast tracing:kvm_entry_fast; do
+	grep -qx "$p" <<<"$held" || fail "serve does not hold the fast path's ${p#*:} (tp_btf)"
+done
 caps=$(sed -n 's/^CapEff:\t//p' /proc/$SPID/status)
 echo "serve's effective capabilities once started: $caps"
 [ "$((16#$caps))" = 0 ] || fail "serve still holds capabilities once started: $(capsh --decode=$caps)"
