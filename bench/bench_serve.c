@@ -178,6 +178,11 @@ static void gzip_cost(struct exporter *x, struct fake *f, struct expo_buf *out)
 
 int main(void)
 {
+	static const struct { const char *what, *accept; } gets[] = {
+		{ "GET /metrics over loopback:", "text/plain" },
+		/* The Accept line this GET sends, and one more header line after it. */
+		{ "GET, Accept-Encoding: gzip:", "text/plain\r\nAccept-Encoding: gzip" },
+	};
 	struct fake f = { .rng = 88172645463325252ULL };
 	struct sampler_source src = {
 		.cells = { .nr_cells = fake_nr, .ctx = &f },
@@ -262,33 +267,21 @@ int main(void)
 		return 1;
 	}
 	port = atoi(strrchr(where, ':') + 1);
-	for (int i = 0; i < SCRAPES; i++) {
-		double t0;
+	for (size_t g = 0; g < sizeof(gets) / sizeof(gets[0]); g++) {
+		for (int i = 0; i < SCRAPES; i++) {
+			double t0;
 
-		advance(&f);
-		t0 = now_s();
-		n = http_get(port, "text/plain");
-		t[i] = now_s() - t0;
-		if (n < 0) {
-			fprintf(stderr, "bench_serve: GET failed\n");
-			return 1;
+			advance(&f);
+			t0 = now_s();
+			n = http_get(port, gets[g].accept);
+			t[i] = now_s() - t0;
+			if (n < 0) {
+				fprintf(stderr, "bench_serve: GET failed\n");
+				return 1;
+			}
 		}
+		report(gets[g].what, t, n, series);
 	}
-	report("GET /metrics over loopback:", t, n, series);
-	for (int i = 0; i < SCRAPES; i++) {
-		double t0;
-
-		advance(&f);
-		t0 = now_s();
-		/* The header line this GET sends is "Accept: text/plain" and the one after it. */
-		n = http_get(port, "text/plain\r\nAccept-Encoding: gzip");
-		t[i] = now_s() - t0;
-		if (n < 0) {
-			fprintf(stderr, "bench_serve: GET failed\n");
-			return 1;
-		}
-	}
-	report("GET, Accept-Encoding: gzip:", t, n, series);
 	/* With the server still up: what serve holds between scrapes. */
 	printf("  resident memory: %ld MB before, %ld MB after the renders (with the bench's own "
 	       "buffer), %ld MB after the GETs, peak %ld MB\n", rss0 / 1024, rss_renders / 1024,

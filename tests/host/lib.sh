@@ -110,17 +110,30 @@ stopped_guest() {
 	fail "vmexit-guest $* did not stop before its start"
 }
 
+# wait_said FILE PATTERN PID: waits up to 10 s for PID to write PATTERN to FILE (its stderr),
+# less if PID ends first.
+wait_said() {
+	for _ in $(seq 100); do
+		grep -q "$2" "$1" && return 0
+		kill -0 "$3" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+# serve_test_init: $TMP, $VMEXIT, and a trap that stops the serve_bg server left running.
+serve_test_init() {
+	TMP=$(mktemp -d)
+	VMEXIT=$OUT/vmexit
+	SPID=
+	trap '[ -n "$SPID" ] && kill "$SPID" 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
+}
 # serve_bg CMD...: runs CMD (vmexit serve --listen 127.0.0.1:0 ..., perhaps under setpriv) in the
 # background, its stderr in $TMP/serve.err; sets SPID, and URL once it listens. 1 if it did not
 # start.
 serve_bg() {
 	"$@" 2>"$TMP/serve.err" &
 	SPID=$!
-	for _ in $(seq 100); do
-		grep -q "listening on" "$TMP/serve.err" && break
-		kill -0 $SPID 2>/dev/null || break
-		sleep 0.1
-	done
+	wait_said "$TMP/serve.err" "listening on" $SPID
 	URL=$(grep -o 'http://[^ ]*/metrics' "$TMP/serve.err")
 }
 # serve_end: SIGTERM to SPID, its stderr kept for sanitizer_reports; its exit status.

@@ -16,11 +16,7 @@ trap '[ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$TMP"' EXIT
 
 "$VMEXIT" stat -v 3600 >/dev/null 2>"$TMP/err" &
 pid=$!
-for _ in $(seq 100); do
-	grep -q "Hit Ctrl-C" "$TMP/err" && break
-	kill -0 $pid 2>/dev/null || break
-	sleep 0.1
-done
+wait_said "$TMP/err" "Hit Ctrl-C" $pid
 grep -q "Hit Ctrl-C" "$TMP/err" || { grep -v '^libbpf' "$TMP/err"; fail "vmexit stat did not start"; }
 bpftool perf show -j >"$TMP/perf.json" || fail "bpftool perf show failed"
 bpftool link show -j >"$TMP/link.json" || fail "bpftool link show failed"

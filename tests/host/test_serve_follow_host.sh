@@ -10,15 +10,7 @@ OUT=${1:-.output}
 . "$(dirname "$0")/lib.sh"
 need_kvm_bpf
 need_cmd curl curl
-TMP=$(mktemp -d)
-VMEXIT=$OUT/vmexit
-SPID=
-cleanup() {
-	[ -n "$SPID" ] && kill "$SPID" 2>/dev/null
-	wait 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+serve_test_init
 
 NAME=follow-$$ OTHER=other-$$
 # serve_start ARGS...: vmexit serve on a free loopback port; sets SPID and URL.

@@ -16,15 +16,7 @@ need_cmd capsh libcap2-bin
 need_cmd bpftool bpftool
 need_cmd curl curl
 UNIT=$(dirname "$0")/../../contrib/vmexit.service
-TMP=$(mktemp -d)
-VMEXIT=$OUT/vmexit
-SPID=
-cleanup() {
-	[ -n "$SPID" ] && kill "$SPID" 2>/dev/null
-	wait 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+serve_test_init
 
 # --- what the unit grants: its one bounding set, the same ambient set, root's uid, no new
 # privileges
