@@ -42,12 +42,27 @@ static void check_running(const char *arg, __u32 pid)
 	}
 }
 
+/* A followed -p need not run yet, but it must be a pid a process can have. */
+static void check_possible(const char *arg, __u32 pid)
+{
+	FILE *f = fopen("/proc/sys/kernel/pid_max", "r");
+	unsigned long max = 0;
+
+	if (f && fscanf(f, "%lu", &max) == 1 && pid >= max) {
+		fprintf(stderr, "vmexit: -p %s: no process can have it (kernel.pid_max is %lu)\n",
+			arg, max);
+		exit(2);
+	}
+	if (f)
+		fclose(f);
+}
+
 static void init(void *input)
 {
 	struct cli_filters *f = input;
 
 	filter_options_init(&f->sel);
-	f->sel.pid_given = f->follow ? NULL : check_running;
+	f->sel.pid_given = f->follow ? check_possible : check_running;
 }
 
 /* The kernel takes the filters from the session's options. */

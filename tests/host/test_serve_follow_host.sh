@@ -82,5 +82,10 @@ grep -q "note: no process with pid $free yet" "$TMP/serve.err" || fail "serve -p
 sleep 1
 kill -0 $SPID 2>/dev/null || fail "serve -p of a pid not running yet exited"
 serve_stop
+# ... but one no process can have is a usage error.
+out=$("$VMEXIT" serve -p $pid_max --listen 127.0.0.1:0 2>&1); rc=$?
+echo "serve -p $pid_max: exit $rc: $out"
+[ $rc = 2 ] && [[ $out == *"-p $pid_max: no process can have it"* ]] ||
+	fail "serve -p above kernel.pid_max: want exit 2 saying so"
 sanitizer_reports && fail "sanitizer reports (above)"
 echo "PASS: test_serve_follow_host"
