@@ -177,6 +177,18 @@ struct {
 	__type(value, struct proc_args);
 } procs SEC(".maps");
 
+/*
+ * With the pid filter on: the processes whose threads made KVM events while not wanted, each
+ * noted at a thread's first event. serve looks for the VMMs of a -g name among them (no scan of
+ * every process's command line, and proof that each one is a VMM).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} unwanted_vmms SEC(".maps");
+
 /* Scratch for a proc_args: too big for the BPF stack. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -288,8 +300,13 @@ static __always_inline struct thread_state *thread_get(__u32 tgid, __u32 tid, bo
 		ts->flags = TS_INIT | (pid_wanted(tgid) ? 0 : TS_IGNORED);
 		ts->filter_gen = filter_gen;
 		ts->vcpu = -1;
-		if (!(ts->flags & TS_IGNORED))
+		if (!(ts->flags & TS_IGNORED)) {
 			proc_note(tgid);
+		} else {
+			__u8 one = 1;
+
+			bpf_map_update_elem(&unwanted_vmms, &tgid, &one, BPF_ANY);
+		}
 	} else if (filter_pids && (ts->flags & TS_IGNORED) && ts->filter_gen != filter_gen) {
 		/* Wanted from now on; an exit begun while ignored ends as an unmatched entry. */
 		ts->filter_gen = filter_gen;

@@ -24,32 +24,44 @@ void guest_follow_init(struct guest_follow *g, const char *const *names, int nr_
 	for (int i = 0; i < nr && g->nr < GUEST_FOLLOW_MAX; i++)
 		if (!has(fixed, nr_fixed, pids[i]) && !has(g->pids, g->nr, pids[i]))
 			g->pids[g->nr++] = pids[i];
-	g->find = guests_find;
+	g->name_of = guest_cmdline_name;
 }
 
-/* The names' VMMs now, less the -p pids (in the filter anyway); -errno if /proc failed. */
+static bool named(struct guest_follow *g, int pid)
+{
+	char name[256];
+
+	if (g->name_of(pid, name, sizeof(name)))
+		return false;
+	for (int i = 0; i < g->nr_names; i++)
+		if (!strcmp(name, g->names[i]))
+			return true;
+	return false;
+}
+
+/*
+ * The names' VMMs now: those followed that still run under a name, and those the kernel saw
+ * since, less the -p pids (in the filter anyway).
+ */
 static int look(struct guest_follow *g)
 {
-	int n = 0, found[GUEST_FOLLOW_MAX];
+	int n = 0, nc = g->nr;
 
-	for (int i = 0; i < g->nr_names; i++) {
-		int k = g->find(g->names[i], found, GUEST_FOLLOW_MAX);
+	memcpy(g->cand, g->pids, g->nr * sizeof(*g->pids));
+	nc += g->seen(g->ctx, g->cand + nc, GUEST_FOLLOW_SEEN);
+	for (int i = 0; i < nc; i++) {
+		int pid = g->cand[i];
 
-		if (k < 0)
-			return k;
-		for (int j = 0; j < k; j++) {
-			if (has(g->fixed, g->nr_fixed, found[j]) || has(g->want, n, found[j]))
-				continue;
-			if (n == GUEST_FOLLOW_MAX) {
-				if (!g->said_full)
-					fprintf(stderr, "vmexit: warning: more than %d VMMs match "
-						"the -g names: the others are not traced\n",
-						GUEST_FOLLOW_MAX);
-				g->said_full = true;
-				return n;
-			}
-			g->want[n++] = found[j];
+		if (has(g->fixed, g->nr_fixed, pid) || has(g->want, n, pid) || !named(g, pid))
+			continue;
+		if (n == GUEST_FOLLOW_MAX) {
+			if (!g->said_full)
+				fprintf(stderr, "vmexit: warning: more than %d VMMs match the -g "
+					"names: the others are not traced\n", GUEST_FOLLOW_MAX);
+			g->said_full = true;
+			break;
 		}
+		g->want[n++] = pid;
 	}
 	return n;
 }
@@ -62,13 +74,6 @@ void guest_follow_poll(struct guest_follow *g, double now)
 		return;
 	g->next = now + GUEST_FOLLOW_S;
 	n = look(g);
-	if (n < 0) {
-		if (!g->said_err)
-			fprintf(stderr, "vmexit: warning: cannot read /proc to follow the -g "
-				"names: %s\n", strerror(-n));
-		g->said_err = true;
-		return;
-	}
 	for (int i = 0; i < n; i++)
 		if (!has(g->pids, g->nr, g->want[i]))
 			g->add[na++] = g->want[i];

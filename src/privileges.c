@@ -5,20 +5,13 @@
 #include <linux/capability.h>
 #include "privileges.h"
 
-int privileges_keep_only(__u64 keep)
+int privileges_drop(void)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct caps[2];
+	struct __user_cap_data_struct none[2] = {};
 
-	if (syscall(SYS_capget, &hdr, caps))
-		return -errno;
-	for (int i = 0; i < 2; i++) {
-		caps[i].permitted &= (__u32)(keep >> (32 * i));
-		caps[i].effective &= caps[i].permitted;
-		/* The ambient set goes with it (it is kept within permitted and inheritable). */
-		caps[i].inheritable = 0;
-	}
-	if (syscall(SYS_capset, &hdr, caps))
+	/* The ambient set goes with the permitted one (it is kept within it). */
+	if (syscall(SYS_capset, &hdr, none))
 		return -errno;
 	return 0;
 }

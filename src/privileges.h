@@ -7,10 +7,7 @@
 #ifndef VMEXIT_PRIVILEGES_H
 #define VMEXIT_PRIVILEGES_H
 
-#include <linux/types.h>
-
-/* Keeps, of the capabilities held, only those in keep (bit CAP_X: 1ull << CAP_X), in the
- * effective and permitted sets; empties the inheritable and ambient ones. 0 or -errno. */
-int privileges_keep_only(__u64 keep);
+/* Empties the effective, permitted, inheritable and ambient sets. 0 or -errno. */
+int privileges_drop(void);
 
 #endif /* VMEXIT_PRIVILEGES_H */

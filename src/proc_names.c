@@ -197,7 +197,7 @@ int guest_name_from_cmdline(const char *args, size_t len, char *out, size_t outl
 	return 0;
 }
 
-int guest_name_for_pid(int pid, char *out, size_t outlen)
+int guest_cmdline_name(int pid, char *out, size_t outlen)
 {
 	char path[64], *args;
 	size_t len;
@@ -206,11 +206,19 @@ int guest_name_for_pid(int pid, char *out, size_t outlen)
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
 	args = read_proc_file(path, &len);
 	if (!args)
-		return -errno;
+		return errno == ENOENT ? -ESRCH : -errno;
 	err = guest_name_from_cmdline(args, len, out, outlen);
 	free(args);
-	if (!err)
-		return 0;
+	return err;
+}
+
+int guest_name_for_pid(int pid, char *out, size_t outlen)
+{
+	char path[64];
+	int err = guest_cmdline_name(pid, out, outlen);
+
+	if (err != -ENOENT)
+		return err == -ESRCH ? -ENOENT : err;
 	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
 	return read_proc_line(path, out, outlen);
 }

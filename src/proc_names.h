@@ -17,6 +17,9 @@
  */
 int guest_name_from_cmdline(const char *args, size_t len, char *out, size_t outlen);
 
+/* The command-line name alone: 0, -ENOENT if the command line names no guest, -ESRCH if the
+ * process is gone, or -errno. */
+int guest_cmdline_name(int pid, char *out, size_t outlen);
 /* The command-line name, else the process's comm. 0, or -errno (-ENOENT: process gone). */
 int guest_name_for_pid(int pid, char *out, size_t outlen);
 

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <linux/capability.h>
 #include "bpf_run_stats.h"
 #include "cli_filters.h"
 #include "commands.h"
@@ -34,7 +33,8 @@ static const char doc[] =
 "SIGTERM or Ctrl-C. Counters run from vmexit's start; a guest's series stay\n"
 "--keep after its VMM exits, then go.\n"
 "-g follows the name: a VMM of that name that starts later (a restarted guest)\n"
-"is traced within a second; a -g or -p with no running process yet is a note.\n"
+"is traced within a second of its first exit; a -g or -p with no running process\n"
+"yet is a note.\n"
 "\n"
 "EXAMPLES:\n"
 "    vmexit serve                        # http://localhost:9477/metrics\n"
@@ -119,6 +119,11 @@ static int follow_apply(void *ctx, const int *add, int nr_add, const int *del, i
 	return session_filter_pids(ctx, add, nr_add, del, nr_del);
 }
 
+static int follow_seen(void *ctx, int *pids, int max)
+{
+	return session_unwanted_vmms(ctx, pids, max);
+}
+
 static void follow_tick(void *ctx, double now)
 {
 	guest_follow_poll(ctx, now);
@@ -151,6 +156,7 @@ static int serve(struct serve_args *a, int listen_fd, const char *where)
 	guest_follow_init(&follow, f->sel.guests, f->sel.nr_guests, f->opts.pids,
 			  f->sel.f.nr_pids, f->opts.pids + f->sel.f.nr_pids,
 			  f->opts.nr_pids - f->sel.f.nr_pids);
+	follow.seen = follow_seen;
 	follow.apply = follow_apply;
 	follow.ctx = &sp.s;
 	follow.verbose = f->opts.verbose;
@@ -167,12 +173,8 @@ static int serve(struct serve_args *a, int listen_fd, const char *where)
 			"vmexit_bpf_run_seconds_total is not exported\n", strerror(-stats_fd));
 	n = session_progs(&sp.s, progs, EXPORTER_MAX_PROGS);
 	exporter_watch_progs(&x, progs, n, stats_fd >= 0);
-	/*
-	 * Loaded, attached, statistics on: the fds held are all serve needs for months, but to
-	 * tell a VMM that is not a known VMM binary by its open /dev/kvm (-g), it reads the fds of
-	 * processes that may hold more capabilities or run as another user: CAP_SYS_PTRACE.
-	 */
-	e = privileges_keep_only(1ull << CAP_SYS_PTRACE);
+	/* Loaded, attached, statistics on: the fds held are all serve needs for months. */
+	e = privileges_drop();
 	if (e)
 		fprintf(stderr, "vmexit serve: warning: cannot drop capabilities: %s\n",
 			strerror(-e));

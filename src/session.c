@@ -603,6 +603,28 @@ int session_filter_pids(struct session *s, const int *add, int nr_add, const int
 	return err;
 }
 
+int session_unwanted_vmms(struct session *s, int *pids, int max)
+{
+	int fd = bpf_map__fd(s->skel->maps.unwanted_vmms), n = 0, nr_gone = 0;
+	__u32 key, next, gone[64];
+	bool first = true;
+
+	while (n < max && !bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
+		first = false;
+		key = next;
+		if (kill((pid_t)key, 0) && errno == ESRCH) {
+			/* Forgotten after the walk: a deleted key would restart it. */
+			if (nr_gone < (int)(sizeof(gone) / sizeof(gone[0])))
+				gone[nr_gone++] = key;
+			continue;
+		}
+		pids[n++] = (int)key;
+	}
+	for (int i = 0; i < nr_gone; i++)
+		bpf_map_delete_elem(fd, &gone[i]);
+	return n;
+}
+
 __u32 session_nr_cells(const struct session *s)
 {
 	__u32 n = __atomic_load_n(&s->skel->bss->next_cell, __ATOMIC_ACQUIRE);

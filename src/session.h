@@ -92,6 +92,11 @@ int session_flush_in_flight(struct session *s, __u64 end_ns,
  */
 int session_filter_pids(struct session *s, const int *add, int nr_add, const int *del,
 			int nr_del);
+/*
+ * With the pid filter on: up to max of the processes whose threads made KVM events while not
+ * traced (still running; those gone are forgotten). Their number.
+ */
+int session_unwanted_vmms(struct session *s, int *pids, int max);
 /* Cells handed out so far (bounded by max_cells). */
 __u32 session_nr_cells(const struct session *s);
 /* cell_source.release for the kernel's cells: zeroes cell idx and hands it to the kernel. */

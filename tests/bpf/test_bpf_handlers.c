@@ -578,6 +578,9 @@ static void test_pid_filter(void)
 	CHECK_EQ_U64(f.skel->bss->next_cell, 1);
 	CHECK_EQ_U64(cell_of(&f, 200, 210, ISA_VMX, VMX_HLT)->count, 1);
 	CHECK(!has_cell(&f, 300, 310, ISA_VMX, VMX_HLT));
+	/* The unwanted VMM is noted for serve to look at (-g), the wanted one is not. */
+	CHECK(!bpf_map__lookup_elem(f.skel->maps.unwanted_vmms, &(__u32){ 300 }, 4, &v, 1, 0));
+	CHECK(bpf_map__lookup_elem(f.skel->maps.unwanted_vmms, &(__u32){ 200 }, 4, &v, 1, 0));
 	/* Entries of unwanted pids are not "unmatched": known thread or not. */
 	ev_entry(&f, 3000, 300, 310);
 	ev_entry(&f, 3000, 300, 311);
