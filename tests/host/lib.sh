@@ -110,10 +110,10 @@ stopped_guest() {
 	fail "vmexit-guest $* did not stop before its start"
 }
 
-# wait_said FILE PATTERN PID: waits up to 10 s for PID to write PATTERN to FILE (its stderr),
-# less if PID ends first.
+# wait_said FILE PATTERN PID: waits up to 30 s (an ASan build on a loaded host may start that
+# slowly) for PID to write PATTERN to FILE (its stderr), less if PID ends first.
 wait_said() {
-	for _ in $(seq 100); do
+	for _ in $(seq 300); do
 		grep -q "$2" "$1" && return 0
 		kill -0 "$3" 2>/dev/null || return 1
 		sleep 0.1
