@@ -571,14 +571,16 @@ struct http_server *http_server_start(int fd, const struct http_limits *lim, htt
 	 * Past lim->connections the longest waiting connection is cut for each new one
 	 * (on_accept()); the cuts take effect at the loop's next turn, so libmicrohttpd's own
 	 * limit, at which it stops accepting, leaves room for the connections accepted until then.
+	 * The logger goes first: libmicrohttpd warns about options parsed before it.
 	 */
 	srv->d = MHD_start_daemon(
 		MHD_USE_EPOLL | (verbose ? MHD_USE_ERROR_LOG : 0), 0, on_accept, srv, on_request,
-		srv, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT,
+		srv, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_LISTEN_SOCKET, fd,
+		MHD_OPTION_CONNECTION_LIMIT,
 		lim->connections + lim->connections / 8 + 1, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
 		lim->conn_memory, MHD_OPTION_CONNECTION_TIMEOUT, lim->idle_timeout_s,
 		MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv, MHD_OPTION_NOTIFY_COMPLETED,
-		on_completed, srv, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
+		on_completed, srv, MHD_OPTION_END);
 	if (srv->d && pthread_create(&srv->thread, NULL, serve_loop, srv)) {
 		MHD_stop_daemon(srv->d);
 		srv->d = NULL;
