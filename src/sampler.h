@@ -48,7 +48,7 @@ struct sampler_opts {
 
 enum sampler_wake {
 	SAMPLER_DUE,			/* the interval is over: sampler_sample() */
-	SAMPLER_SIGNALLED,		/* Ctrl-C or SIGTERM (`exiting`) */
+	SAMPLER_SIGNALLED,		/* Ctrl-C, SIGTERM or SIGHUP (`exiting`) */
 	SAMPLER_COMMAND_EXITED,		/* the traced command exited */
 	SAMPLER_PIDS_EXITED,		/* every -p process has exited (end_with_pids; said on stderr) */
 };
