@@ -163,6 +163,16 @@ int sampler_forget(struct sampler *sp, bool (*gone)(void *ctx, __u32 tgid, __u64
 		   void *ctx);
 
 /*
+ * The same for a consumer that must keep every count (stat's summary): the rows since start
+ * of the guests gone() says are over join one row per reason of guest 0, named
+ * SAMPLER_ENDED_NAME, so that a run of months holds only the guests it still shows and its
+ * totals stay exact. 0, or -ENOMEM (then nothing changes).
+ */
+#define SAMPLER_ENDED_NAME	"(ended)"
+int sampler_fold(struct sampler *sp, bool (*gone)(void *ctx, __u32 tgid, __u64 start),
+		 void *ctx);
+
+/*
  * Ends the run: says on stderr what err was (-ENOMEM: out of memory) and how the traced
  * command ended (left running, failed), frees everything. Returns vmexit's exit status:
  * 1 on err, else the failing command's status, else 0.
