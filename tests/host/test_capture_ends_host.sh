@@ -12,12 +12,8 @@
 #    reached the file, and report finds exactly that many there.
 # Usage: tests/host/test_capture_ends_host.sh OUTDIR
 set -u
-OUT=${1:?usage: $0 OUTDIR}
-OUT=$(cd "$OUT" && pwd)
-VMEXIT=$OUT/vmexit
-GUEST=$OUT/vmexit-guest
 . "$(dirname "$0")/lib.sh"
-[ -x "$VMEXIT" ] && [ -x "$GUEST" ] || fail "no $VMEXIT or $GUEST"
+host_binaries "${1:?usage: $0 OUTDIR}"
 need_kvm_bpf
 need_cmd tmux tmux
 need_cmd bpftool bpftool
@@ -38,13 +34,7 @@ trap cleanup EXIT
 need_stream
 
 # A guest making IO exits without pause for the whole test; every vmexit below traces it only.
-"$GUEST" --name "$NAME" --io 200 --seconds 3600 >/dev/null 2>"$TMP/guest.err" &
-gpid=$!
-for _ in $(seq 50); do
-	tr '\0' ' ' <"/proc/$gpid/cmdline" 2>/dev/null | grep -q "guest=$NAME" && break
-	sleep 0.1
-done
-kill -0 "$gpid" 2>/dev/null || { cat "$TMP/guest.err"; fail "vmexit-guest did not start"; }
+named_guest "$NAME" "$TMP/guest.err" --io 200 --seconds 3600
 
 # hangup NAME CMD...: starts CMD (a vmexit) in the background, out to $TMP/NAME.out and .err,
 # sends it SIGHUP once it has traced for a second; its exit status in $rc.

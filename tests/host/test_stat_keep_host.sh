@@ -9,12 +9,8 @@
 # -- COMMAND`; the command then waits 6 s, well past --keep and the sample that notices them.
 # Usage: tests/host/test_stat_keep_host.sh OUTDIR
 set -u
-OUT=${1:?usage: $0 OUTDIR}
-OUT=$(cd "$OUT" && pwd)
-VMEXIT=$OUT/vmexit
-GUEST=$OUT/vmexit-guest
 . "$(dirname "$0")/lib.sh"
-[ -x "$VMEXIT" ] && [ -x "$GUEST" ] || fail "no $VMEXIT or $GUEST"
+host_binaries "${1:?usage: $0 OUTDIR}"
 need_kvm_bpf
 need_cmd python3 python3
 TMP=$(mktemp -d /tmp/vmexit-test-keep.XXXXXX)
