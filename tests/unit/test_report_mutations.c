@@ -4,8 +4,9 @@
  * (make SAN=1): each run ends with status 0 or 1 and says what is wrong in lines of its own,
  * never a crash, an out-of-bounds access, undefined behaviour or a leak. The files are two
  * valid recordings (with and without --split) mutated by a fixed-seed generator: the same 500
- * every run. Half the mutations get their checksums recomputed (record_crcs.h), so that bad
- * lengths, counts and tables reach the parsers behind the checksums.
+ * every run. Half the mutations, and all that set a record's length or type, get their
+ * checksums recomputed (record_crcs.h), so that bad lengths, counts and tables reach the
+ * parsers behind the checksums.
  *
  * Each report runs in a child whose stderr goes to a file: LeakSanitizer checks it when it
  * exits, and a sanitizer report there fails the test.
@@ -118,13 +119,44 @@ static unsigned char *slurp(const char *path, size_t *len)
 	return p;
 }
 
+/*
+ * A record's header (docs/record-format.md: crc, type, length) picked at random, a guest or
+ * lost record as often as an event, which far outnumber them; 0 when there is none.
+ */
+static size_t some_record(const unsigned char *m, size_t n)
+{
+	size_t off = le32(m + 12), pick = 0, seen = 0;
+	bool rare = rnd() % 2;
+
+	while (off + 8 <= n) {
+		if ((!rare || m[off + 4] != 1) && rnd() % ++seen == 0)
+			pick = off;
+		off += 8 + ((m[off + 6] | m[off + 7] << 8) + 7) / 8 * 8;
+	}
+	return pick;
+}
+
 /* One mutation of base into m (room for 2 * len); the new length. */
 static size_t mutate(const unsigned char *base, size_t len, unsigned char *m, unsigned int run)
 {
+	static const __u16 lens[] = { 0, 1, 4, 7, 8, 12, 255, 256, 300, 0xfff8, 0xffff };
 	size_t n = len, at, from, k;
 
 	memcpy(m, base, len);
-	switch (run % 5) {
+	switch (run % 6) {
+	case 5:		/* a record's length or type (its checksum always fixed) */
+		at = some_record(m, n);
+		if (!at)
+			break;
+		if (rnd() % 3) {
+			k = lens[rnd() % (sizeof(lens) / sizeof(lens[0]))];
+			m[at + 6] = k;
+			m[at + 7] = k >> 8;
+		} else {
+			m[at + 4] = rnd() % 8;
+		}
+		fix_crcs(m, n);
+		return n;
 	case 0:		/* a few random bytes */
 		for (k = 1 + rnd() % 8; k; k--)
 			m[rnd() % n] = rnd();
@@ -231,7 +263,7 @@ int main(void)
 	m = malloc(2 * max);
 	snprintf(mpath, sizeof(mpath), "%s/m.vmexit", dir);
 	for (unsigned int run = 0; m && run < RUNS; run++) {
-		int b = run / 5 % 2, status, fd;
+		int b = run / 6 % 2, status, fd;
 		size_t n = mutate(base[b], len[b], m, run);
 
 		fd = open(mpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -241,7 +273,7 @@ int main(void)
 		if (!WIFEXITED(status) || WEXITSTATUS(status) > 1 || !messages_clean(errpath)) {
 			snprintf(cmd, sizeof(cmd), "cat %s >&2", errpath);
 			fprintf(stderr, "run %u (mutation %u of base %d, %zu bytes): wait status 0x%x\n",
-				run, run % 5, b, n, status);
+				run, run % 6, b, n, status);
 			if (system(cmd))
 				fprintf(stderr, "(cannot show its stderr)\n");
 			check_failures++;
