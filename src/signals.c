@@ -20,8 +20,8 @@ void install_signal_handlers(void)
 	/*
 	 * A hang-up (the ssh session that started us dropped) ends the run as Ctrl-C does: the
 	 * default action would lose the summary and leave a record file cut inside its header.
-	 * Unless it was ignored on purpose: nohup, or serve, which outlives its terminal.
+	 * Unless something chose otherwise: nohup and serve ignore it, top -L reopens its file.
 	 */
-	if (!sigaction(SIGHUP, NULL, &old) && old.sa_handler != SIG_IGN)
+	if (!sigaction(SIGHUP, NULL, &old) && old.sa_handler == SIG_DFL)
 		sigaction(SIGHUP, &sa, NULL);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Ctrl-C, SIGTERM and SIGHUP (unless ignored: nohup, serve) end a trace cleanly: every loop
- * checks `exiting`, then prints its end. */
+/* Ctrl-C, SIGTERM and SIGHUP (unless ignored or handled already: nohup, serve, top -L) end a
+ * trace cleanly: every loop checks `exiting`, then prints its end. */
 #ifndef VMEXIT_SIGNALS_H
 #define VMEXIT_SIGNALS_H
 
