@@ -6,6 +6,7 @@
 #include "name_cache.h"
 #include "array_grow.h"
 #include "proc_names.h"
+#include "text_escape.h"
 
 static struct cached_name *find_at(struct name_cache *n, __u32 tgid, __u64 start)
 {
@@ -193,7 +194,7 @@ static int set_name(struct cached_name *e, const char *name)
 {
 	if (!e)
 		return -ENOMEM;
-	snprintf(e->name, sizeof(e->name), "%s", name);
+	utf8_copy(e->name, sizeof(e->name), name);
 	return 0;
 }
 

@@ -193,7 +193,7 @@ int guest_name_from_cmdline(const char *args, size_t len, char *out, size_t outl
 	}
 	if (!found)
 		return -ENOENT;
-	snprintf(out, outlen, "%s", name);
+	utf8_copy(out, outlen, name);
 	return 0;
 }
 

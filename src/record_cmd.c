@@ -22,9 +22,10 @@ static const char doc[] =
 "Stores every exit with its details (one still in flight when recording\n"
 "ends, or when its thread exits, flagged in_flight with its age so far), the\n"
 "guests' names, and how many records the kernel lost and why. Ends on\n"
-"Ctrl-C, after -d seconds or when COMMAND exits; the file is complete and\n"
-"closed in each case. Records reach the file at least once a second, so even\n"
-"a killed recorder leaves a readable file. --kvm-events records other kvm\n"
+"Ctrl-C, SIGTERM or SIGHUP, after -d seconds or when COMMAND exits; the file\n"
+"is complete and closed in each case. Records reach the file at least once a\n"
+"second, so even a killed recorder leaves a readable file; on a full disk it\n"
+"says how many exits the file holds. --kvm-events records other kvm\n"
 "tracepoints too (see `vmexit stream --help`).\n"
 "\n"
 "EXAMPLES:\n"
@@ -129,8 +130,9 @@ int cmd_record(int argc, char **argv)
 		.tick = sink_tick,
 		.ctx = &rec,
 	};
-	__u64 zero[NR_LOST] = {};
+	__u64 zero[NR_LOST] = {}, in_file;
 	char err[512], tail[600];
+	bool regular;
 	int rc, ret;
 
 	a.live.filters.opts.command = cli_split_command(&argc, argv);
@@ -148,6 +150,11 @@ int cmd_record(int argc, char **argv)
 	rc = live_run(&a.live, &names, &sink, &res);
 	if (!rec.err && res.started)
 		rec.err = rec_writer_add_lost(rec.w, res.end_ns, zero);
+	/* Every event handed over is in the file or never will be: count those that are. */
+	if (!rec.err)
+		rec.err = rec_writer_flush(rec.w);
+	in_file = rec_writer_events_written(rec.w);
+	regular = rec_writer_regular(rec.w);
 	if (rec.err)
 		fprintf(stderr, "vmexit: %s\n", rec_writer_error(rec.w));
 	ret = rec_writer_close(rec.w);
@@ -155,12 +162,16 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "vmexit: cannot finish %s: %s\n", a.path, strerror(-ret));
 	if (ret || rec.err)
 		rc = rc ? rc : 1;
-	/* Tracing never started: leave no empty recording behind to block the next try. */
-	if (!res.started && strcmp(a.path, "-"))
+	/* Tracing never started: leave no empty recording behind to block the next try (but
+	 * never remove what is not ours: -o /dev/null --force). */
+	if (!res.started && regular)
 		unlink(a.path);
 	if (res.started) {
-		snprintf(tail, sizeof(tail), "%s %s", ret || rec.err ? "incomplete:" : "written to",
-			 a.path);
+		if (ret || rec.err)
+			snprintf(tail, sizeof(tail), "incomplete: %llu of them in %s",
+				 (unsigned long long)in_file, a.path);
+		else
+			snprintf(tail, sizeof(tail), "written to %s", a.path);
 		evout_summary(stderr, tail, res.events, res.lost);
 	}
 	name_cache_free(&names);

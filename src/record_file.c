@@ -286,6 +286,7 @@ struct pending_guest {
 struct rec_writer {
 	int fd;
 	bool close_fd;
+	bool regular;			/* fd is a regular file (not stdout, a pipe, a device) */
 	bool header_done;
 	int error;			/* sticky -errno */
 	char *path;
@@ -294,6 +295,8 @@ struct rec_writer {
 	size_t len;
 	__u64 offset;			/* file offset of buf[0] */
 	__u64 events, records;		/* records: after the header, without the end record */
+	__u64 events_written;		/* of events: those whole in the file */
+	size_t rec_from;		/* where buf's records start (after the header) */
 	struct pending_guest *guests;	/* added before the header was written */
 	size_t nr_guests, cap_guests;
 	char errmsg[512];
@@ -326,14 +329,34 @@ static int write_all(struct rec_writer *w, const unsigned char *p, size_t n)
 	return 0;
 }
 
+/* Event records whole in buf[from, to): what a write that stopped at to left in the file. */
+static __u64 events_in(const unsigned char *buf, size_t from, size_t to)
+{
+	__u64 n = 0;
+
+	while (from + REC_HDR_LEN <= to) {
+		size_t size = REC_HDR_LEN + pad8(get16(buf + from + 6));
+
+		if (from + size > to)
+			break;
+		n += get16(buf + from + 4) == RT_EVENT;
+		from += size;
+	}
+	return n;
+}
+
 static int flush_buf(struct rec_writer *w)
 {
+	__u64 at = w->offset;
 	int ret;
 
 	if (w->error)
 		return w->error;
 	ret = write_all(w, w->buf, w->len);
+	/* A full disk takes part of the buffer: the events it holds are counted one by one. */
+	w->events_written += events_in(w->buf, w->rec_from, w->offset - at);
 	w->len = 0;
+	w->rec_from = 0;
 	return ret;
 }
 
@@ -497,6 +520,7 @@ static int emit_header(struct rec_writer *w)
 	} else {
 		memcpy(w->buf + w->len, h, total);
 		w->len += total;
+		w->rec_from = w->len;
 		ret = 0;
 	}
 	free(h);
@@ -563,6 +587,7 @@ struct rec_writer *rec_writer_open(const char *path, bool force, const struct re
 			goto fail;
 		}
 		w->close_fd = true;
+		w->regular = !fstat(w->fd, &st) && S_ISREG(st.st_mode);
 	}
 	if (meta)
 		w->meta = *meta;
@@ -687,6 +712,16 @@ const char *rec_writer_error(const struct rec_writer *w)
 __u64 rec_writer_events(const struct rec_writer *w)
 {
 	return w->events;
+}
+
+__u64 rec_writer_events_written(const struct rec_writer *w)
+{
+	return w->events_written;
+}
+
+bool rec_writer_regular(const struct rec_writer *w)
+{
+	return w->regular;
 }
 
 /* ---- reader ------------------------------------------------------------------------------ */

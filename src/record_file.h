@@ -86,6 +86,11 @@ int rec_writer_close(struct rec_writer *w);
 const char *rec_writer_error(const struct rec_writer *w);
 /* Events written so far (buffered or not). */
 __u64 rec_writer_events(const struct rec_writer *w);
+/* Events whose records reached the file whole (a full disk takes part of a buffer). */
+__u64 rec_writer_events_written(const struct rec_writer *w);
+/* Writes to a regular file it created or truncated (not "-", a pipe or a device such as
+ * /dev/null): one that may be removed again when recording never started. */
+bool rec_writer_regular(const struct rec_writer *w);
 
 struct rec_reader;
 

@@ -403,7 +403,7 @@ static bool name_kept(void *ctx, __u32 tgid, __u64 start)
 {
 	const struct forget *f = ctx;
 
-	return !f->gone(f->ctx, tgid, start);
+	return !tgid || !f->gone(f->ctx, tgid, start);
 }
 
 int sampler_forget(struct sampler *sp, bool (*gone)(void *ctx, __u32 tgid, __u64 start),
@@ -417,6 +417,58 @@ int sampler_forget(struct sampler *sp, bool (*gone)(void *ctx, __u32 tgid, __u64
 	if (!err)
 		err = name_cache_prune(&sp->names, name_kept, &f);
 	pthread_mutex_unlock(&sp->lock);
+	return err;
+}
+
+/* The row an ended guest's row joins: its reason's, of no guest (tgid 0) and no vCPU. */
+static struct row_key ended_key(const struct row_key *k)
+{
+	return (struct row_key){ .vcpu = -1, .isa = k->isa, .reason = k->reason };
+}
+
+/* cum with the rows of gone guests summed into their ended rows, into out: 0 or -ENOMEM. */
+static int fold_rows(const struct row_table *cum, const struct forget *f, struct row_table *out)
+{
+	for (__u32 i = 0; i < cum->nr; i++) {
+		const struct row *r = &cum->rows[i];
+		struct row_key k = row_kept((void *)f, &r->key) ? r->key : ended_key(&r->key);
+		struct row *o = row_table_get(out, &k);
+
+		if (!o)
+			return -ENOMEM;
+		row_add(o, r);
+	}
+	return 0;
+}
+
+int sampler_fold(struct sampler *sp, bool (*gone)(void *ctx, __u32 tgid, __u64 start),
+		 void *ctx)
+{
+	struct forget f = { gone, ctx };
+	struct row_table folded;
+	__u32 i;
+	int err = 0;
+
+	row_table_init(&folded);
+	pthread_mutex_lock(&sp->lock);
+	for (i = 0; i < sp->t.cum.nr && row_kept(&f, &sp->t.cum.rows[i].key); i++)
+		;
+	/* Into a new table, swapped in whole: out of memory changes nothing. */
+	if (i < sp->t.cum.nr) {
+		err = fold_rows(&sp->t.cum, &f, &folded);
+		if (!err)
+			err = name_cache_set(&sp->names, 0, SAMPLER_ENDED_NAME);
+		if (!err)
+			err = name_cache_prune(&sp->names, name_kept, &f);
+		if (!err) {
+			struct row_table old = sp->t.cum;
+
+			sp->t.cum = folded;
+			folded = old;
+		}
+	}
+	pthread_mutex_unlock(&sp->lock);
+	row_table_free(&folded);
 	return err;
 }
 

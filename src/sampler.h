@@ -51,7 +51,7 @@ struct sampler_opts {
 
 enum sampler_wake {
 	SAMPLER_DUE,			/* the interval is over: sampler_sample() */
-	SAMPLER_SIGNALLED,		/* Ctrl-C or SIGTERM (`exiting`) */
+	SAMPLER_SIGNALLED,		/* Ctrl-C, SIGTERM or SIGHUP (`exiting`) */
 	SAMPLER_COMMAND_EXITED,		/* the traced command exited */
 	SAMPLER_PIDS_EXITED,		/* every -p process has exited (end_with_pids; said on stderr) */
 };
@@ -164,6 +164,16 @@ int sampler_with_rows(struct sampler *sp, int (*fn)(void *ctx, const struct row_
  */
 int sampler_forget(struct sampler *sp, bool (*gone)(void *ctx, __u32 tgid, __u64 start),
 		   void *ctx);
+
+/*
+ * The same for a consumer that must keep every count (stat's summary): the rows since start
+ * of the guests gone() says are over join one row per reason of guest 0, named
+ * SAMPLER_ENDED_NAME, so that a run of months holds only the guests it still shows and its
+ * totals stay exact. 0, or -ENOMEM (then nothing changes).
+ */
+#define SAMPLER_ENDED_NAME	"(ended)"
+int sampler_fold(struct sampler *sp, bool (*gone)(void *ctx, __u32 tgid, __u64 start),
+		 void *ctx);
 
 /*
  * Ends the run: says on stderr what err was (-ENOMEM: out of memory) and how the traced

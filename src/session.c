@@ -40,20 +40,32 @@ static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, args);
 }
 
-static bool has_caps(void)
+static bool cap_effective(const struct __user_cap_data_struct *d, int cap)
+{
+	return d[cap / 32].effective & (1u << (cap % 32));
+}
+
+/*
+ * The capabilities loading and attaching tracing programs takes that the effective set lacks,
+ * as text, or NULL when it has them. Root is no proof: capsh --drop, setpriv and containers
+ * leave uid 0 without them, and the load then fails with a bare EPERM. CAP_SYS_ADMIN stands
+ * for both (the kernels before 5.8 know no other).
+ */
+static const char *missing_caps(void)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[2] = {};
+	bool bpf, perfmon;
 
-	if (geteuid() == 0)
-		return true;
 	if (syscall(SYS_capget, &hdr, data))
-		return false;
-	/* The kernel takes CAP_SYS_ADMIN for both (bpf_capable(), perfmon_capable()). */
-	if (data[CAP_SYS_ADMIN / 32].effective & (1u << (CAP_SYS_ADMIN % 32)))
-		return true;
-	return (data[CAP_BPF / 32].effective & (1u << (CAP_BPF % 32))) &&
-	       (data[CAP_PERFMON / 32].effective & (1u << (CAP_PERFMON % 32)));
+		return geteuid() == 0 ? NULL : "CAP_BPF and CAP_PERFMON";
+	if (cap_effective(data, CAP_SYS_ADMIN))
+		return NULL;
+	bpf = cap_effective(data, CAP_BPF);
+	perfmon = cap_effective(data, CAP_PERFMON);
+	if (bpf && perfmon)
+		return NULL;
+	return bpf ? "CAP_PERFMON" : perfmon ? "CAP_BPF" : "CAP_BPF and CAP_PERFMON";
 }
 
 static const char *tracefs_dir(void)
@@ -84,11 +96,16 @@ bool tracepoint_exists(const char *name)
 
 int session_preflight(void)
 {
-	const char *tfs;
+	const char *missing = missing_caps(), *tfs;
 	char p[128];
 
-	if (!has_caps()) {
+	if (missing && geteuid() != 0) {
 		fprintf(stderr, "vmexit: needs root (or CAP_BPF and CAP_PERFMON): run it with sudo\n");
+		return -1;
+	}
+	if (missing) {
+		fprintf(stderr, "vmexit: running as root without %s (dropped by capsh, setpriv or "
+			"a container): grant %s (or CAP_SYS_ADMIN) to vmexit\n", missing, missing);
 		return -1;
 	}
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Ctrl-C and SIGTERM end a trace cleanly: every loop checks `exiting`, then prints its end. */
+/* Ctrl-C, SIGTERM and SIGHUP (unless ignored or handled already: nohup, serve, top -L) end a
+ * trace cleanly: every loop checks `exiting`, then prints its end. */
 #ifndef VMEXIT_SIGNALS_H
 #define VMEXIT_SIGNALS_H
 

@@ -6,6 +6,7 @@
 #include "cli_filters.h"
 #include "commands.h"
 #include "sampler.h"
+#include "serve_guests.h"
 #include "stat_output.h"
 #include "out_write.h"
 
@@ -16,7 +17,10 @@ static const char doc[] =
 "\n"
 "Every interval seconds (default 1 without a COMMAND) a table of the exits seen\n"
 "in it; at the end (Ctrl-C, count reached, or COMMAND exited) a summary of the\n"
-"whole run. With a COMMAND, only it and its children are traced.\n"
+"whole run. With a COMMAND, only it and its children are traced. The rows of\n"
+"a guest that ended more than --keep ago join their reason's (ended) row (pid\n"
+"0), so that the summary of a long run stays exact in memory that does not grow\n"
+"with every short-lived VM.\n"
 "\n"
 "EXAMPLES:\n"
 "    vmexit stat                         # all VMs, every second until Ctrl-C\n"
@@ -34,6 +38,7 @@ struct stat_args {
 	long count;		/* 0: until Ctrl-C / the command ends */
 	bool overhead;
 	__u64 stuck_ns;		/* --stuck */
+	__u64 keep_ns;		/* --keep */
 	int nr_pos;
 };
 
@@ -43,6 +48,8 @@ static const struct cmd_option options[] = {
 	  "it runs) to the summary", 2, OPT_TO(struct stat_args, overhead, opt_true) },
 	{ "stuck", 0, "DURATION", 0, "List exits in flight this long or longer (default 1s; e.g. "
 	  "250ms)", 2, OPT_TO(struct stat_args, stuck_ns, opt_stuck) },
+	{ "keep", 0, "DURATION", 0, "Rows of a guest that ended this long ago join the (ended) "
+	  "rows (default 5m; s, m or h)", 2, OPT_TO(struct stat_args, keep_ns, opt_keep) },
 	{},
 };
 
@@ -97,9 +104,33 @@ static int print_end(struct stat_args *a, struct sampler *sp, long printed)
 	return stat_print(&a->view, &rep, stdout);
 }
 
+/* --keep counts on the sampler's clock: only the time since a guest ended matters here. */
+static __u64 now_ms(void)
+{
+	return (__u64)(sampler_now() * 1000);
+}
+
+static bool guest_expired(void *ctx, __u32 tgid, __u64 start)
+{
+	return serve_guests_expired(ctx, tgid, start, now_ms());
+}
+
+/* --keep, after each sample: the guests over for longer join the (ended) rows. 0 or -ENOMEM. */
+static int keep_upkeep(struct sampler *sp, struct serve_guests *g)
+{
+	__u64 now = now_ms();
+	int err = serve_guests_learn(g, &sp->t.cum, now);
+
+	serve_guests_check(g, now);
+	if (!err)
+		err = sampler_fold(sp, guest_expired, g);
+	return err ? err : serve_guests_prune(g, now);
+}
+
 /* 0, -ENOMEM, or a failed write's -errno (said here: the run ends with status 1). */
 static int run(struct stat_args *a, struct sampler *sp)
 {
+	struct serve_guests g = { .start_ms = now_ms(), .keep_ms = a->keep_ns / 1000000 };
 	struct stat_report rep;
 	long printed = 0;
 	int err;
@@ -107,13 +138,17 @@ static int run(struct stat_args *a, struct sampler *sp)
 	while (!(a->count && printed >= a->count) && sampler_wait(sp) == SAMPLER_DUE) {
 		err = sampler_sample(sp);
 		if (err)
-			return err;
+			goto out;
 		rep = sampled(a, sp);
 		err = stat_print(&a->view, &rep, stdout);
 		if (err)
 			goto write_failed;
 		printed++;
+		err = keep_upkeep(sp, &g);
+		if (err)
+			goto out;
 	}
+	serve_guests_free(&g);
 	/*
 	 * count intervals done: the summary is the sum of those printed, from the same sample.
 	 * Else (Ctrl-C, the command or every -p process ended) the stretch since the last
@@ -132,6 +167,8 @@ static int run(struct stat_args *a, struct sampler *sp)
 		return 0;
 write_failed:
 	out_write_error("the statistics", err);
+out:
+	serve_guests_free(&g);
 	return err;
 }
 
@@ -142,6 +179,7 @@ int cmd_stat(int argc, char **argv)
 	int err;
 
 	a.stuck_ns = 1000000000ull;
+	a.keep_ns = 300 * 1000000000ull;
 	a.filters.opts.command = cli_split_command(&argc, argv);
 	err = cmd_options_parse(&stat_options, argc, argv, ARGP_IN_ORDER, &a);
 	if (err)

@@ -49,6 +49,27 @@ static int utf8_len(const unsigned char *s, bool *bad)
 	return n;
 }
 
+char *utf8_copy(char *buf, size_t size, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t n = 0;
+
+	if (!size)
+		return buf;
+	/* Whole sequences (an ill-formed one is one unit, as it is escaped) while they fit. */
+	while (s[n]) {
+		bool bad;
+		int l = utf8_len(s + n, &bad);
+
+		if (n + l > size - 1)
+			break;
+		n += l;
+	}
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	return buf;
+}
+
 /* Bytes a JSON string holds as they are: printable ASCII but '"' and '\' (DEL included). */
 static inline bool json_plain(unsigned char c)
 {

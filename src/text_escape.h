@@ -6,9 +6,17 @@
 #ifndef VMEXIT_TEXT_ESCAPE_H
 #define VMEXIT_TEXT_ESCAPE_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 #include "fmt_num.h"
+
+/*
+ * str into buf (size bytes, always NUL-terminated), cut where it must be at the end of a
+ * character, never inside one: a guest name cut mid-sequence would end in U+FFFD or \xHH
+ * where its text has none. Returns buf.
+ */
+char *utf8_copy(char *buf, size_t size, const char *str);
 
 /*
  * A JSON string literal, quotes included: '"' and '\' escaped, control characters as \n, \t,

@@ -146,3 +146,25 @@ serve_end() {
 	cat "$TMP/serve.err" >>"$TMP/all-stderr"
 	return $rc
 }
+
+# host_binaries OUTDIR: OUT (made absolute), VMEXIT and GUEST, the binaries under test; fails
+# when either is missing.
+host_binaries() {
+	OUT=$(cd "$1" && pwd) || fail "no directory $1"
+	VMEXIT=$OUT/vmexit
+	GUEST=$OUT/vmexit-guest
+	[ -x "$VMEXIT" ] && [ -x "$GUEST" ] || fail "no $VMEXIT or $GUEST"
+}
+
+# named_guest NAME ERRFILE ARGS...: starts `vmexit-guest --name NAME ARGS` in the background,
+# its stderr to ERRFILE, its pid in $gpid, and waits until its command line names it (5 s).
+named_guest() {
+	local name=$1 err=$2; shift 2
+	"$OUT/vmexit-guest" --name "$name" "$@" >/dev/null 2>"$err" &
+	gpid=$!
+	for _ in $(seq 50); do
+		tr '\0' ' ' <"/proc/$gpid/cmdline" 2>/dev/null | grep -q "guest=$name" && break
+		sleep 0.1
+	done
+	kill -0 "$gpid" 2>/dev/null || { cat "$err"; fail "vmexit-guest did not start"; }
+}

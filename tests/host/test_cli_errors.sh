@@ -82,6 +82,22 @@ if [ "$(id -u)" = 0 ]; then
 	expect 1 "needs root \(or CAP_BPF and CAP_PERFMON\)" \
 		setpriv --reuid=65534 --regid=65534 --clear-groups "$nr/vmexit" stat
 	rm -rf "$nr"
+	# Root whose capabilities were dropped: the missing ones named, not a bare EPERM at load.
+	expect 1 "^vmexit: running as root without CAP_BPF and CAP_PERFMON .*grant CAP_BPF and CAP_PERFMON \(or CAP_SYS_ADMIN\)" \
+		setpriv --inh-caps=-all --bounding-set=-all "$V" stat
+	# record -o DEVICE --force that never starts tracing removes no device node (it did:
+	# /dev/null became a regular file for every process on the host). A private node here.
+	dev=$(mktemp -d); mknod "$dev/null" c 1 3
+	expect 1 "^vmexit: running as root without CAP_PERFMON .*grant CAP_PERFMON \(or CAP_SYS_ADMIN\)" \
+		setpriv --bounding-set=-perfmon,-sys_admin "$V" record -o "$dev/null" --force
+	if [ -c "$dev/null" ]; then
+		echo "ok: record -o $dev/null --force that could not start left the device"
+	else
+		echo "FAIL: record -o $dev/null --force that could not start removed the device"; bad=1
+	fi
+	rm -rf "$dev"
+	expect 1 "^vmexit: running as root without CAP_BPF .*grant CAP_BPF \(or CAP_SYS_ADMIN\)" \
+		setpriv --bounding-set=-bpf,-sys_admin "$V" stream
 	expect 1 "no running guest named 'no-such-guest'" "$V" stat -g no-such-guest
 	expect 127 "cannot run 'no-such-command-xyz'" "$V" stat -- no-such-command-xyz
 	# A command that never ran has no run to sum up; one that ran and exited 127 has.

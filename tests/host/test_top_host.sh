@@ -27,13 +27,7 @@ cleanup() {
 trap cleanup EXIT
 
 # Long enough for the whole test in a slow nested bed; cleanup() stops it.
-"$OUT/vmexit-guest" --name "$NAME" --vcpus 2 --io 200 --seconds 3600 >/dev/null 2>"$tmp/guest.err" &
-gpid=$!
-for _ in $(seq 50); do
-	tr '\0' ' ' <"/proc/$gpid/cmdline" 2>/dev/null | grep -q "guest=$NAME" && break
-	sleep 0.1
-done
-kill -0 "$gpid" 2>/dev/null || { cat "$tmp/guest.err"; fail "vmexit-guest did not start"; }
+named_guest "$NAME" "$tmp/guest.err" --vcpus 2 --io 200 --seconds 3600
 
 # Everything below filters on the guest (-g): other VMs on this host do not disturb it.
 TOP=("$OUT/vmexit" top -g "$NAME")

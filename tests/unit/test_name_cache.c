@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The run's guest names by VMM pid: learnt once, kept in first-seen order, found by pid. */
 #include <stdio.h>
+#include <string.h>
 #include "check.h"
 #include "name_cache.h"
 
@@ -61,6 +62,17 @@ int main(void)
 	CHECK_STR(name_cache_get(&n, 5), "db2");
 	CHECK_EQ_U64(n.nr, 2001);
 	CHECK_EQ_U64(asked, 2000);
+	/* A long name (a recording keeps 255 bytes) is cut at a character: "a" and 40
+	 * three-byte characters keep 20 of them (61 bytes), not two bytes of the 21st. */
+	{
+		char name[128] = "a";
+
+		for (int i = 0; i < 40; i++)
+			strcat(name, "\xe6\x97\xa5");
+		CHECK(name_cache_set(&n, 6, name) == 0);
+		name[61] = '\0';
+		CHECK_STR(name_cache_get(&n, 6), name);
+	}
 
 	/* A pid reused by a new VMM (another start time): its name is asked again, once. */
 	asked = 0;

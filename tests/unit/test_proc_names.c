@@ -106,6 +106,19 @@ static void test_cmdline(void)
 	CHECK_EQ_U64(guest_name_from_cmdline(ARGS("qemu\0-name\0abcdef\0"), small, sizeof(small)),
 		     0);
 	CHECK_STR(small, "abc");
+	/* Cut at a character: "xy" and 40 two-byte characters into the name cache's 64 bytes
+	 * keep 30 of them (62 bytes), not the first byte of the 31st. */
+	{
+		char args[128] = "qemu\0-name\0guest=xy", out[64];
+		size_t len = 5 + 6 + 8;
+
+		for (int i = 0; i < 40; i++, len += 2)
+			memcpy(args + len, "\xc3\xa9", 2);
+		args[len++] = '\0';
+		CHECK_EQ_U64(guest_name_from_cmdline(args, len, out, sizeof(out)), 0);
+		CHECK_EQ_U64(strlen(out), 62);
+		CHECK(!memcmp(out, args + 17, 62));
+	}
 }
 
 static void test_thread_names(void)

@@ -7,8 +7,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "check.h"
@@ -298,6 +300,86 @@ static void test_split(void)
 	split_file("nosplit.vmexit", false, &without);
 	/* 3 x 24 bytes of split fields, and the 8-byte empty header item. */
 	CHECK_EQ_U64(with - without, 3 * 24 + 8);
+}
+
+/* Opens path and adds the two guests test_full_disk()'s files start with; NULL on failure. */
+static struct rec_writer *open_with_guests(const char *path, const struct rec_meta *meta)
+{
+	char err[512];
+	struct rec_writer *w = rec_writer_open(path, true, meta, err, sizeof(err));
+
+	CHECK(w);
+	if (w) {
+		CHECK(!rec_writer_add_guest(w, 100, 7, "vm-one"));
+		CHECK(!rec_writer_add_guest(w, 101, 8, "vm-two"));
+	}
+	return w;
+}
+
+/*
+ * A full disk takes part of a buffer, cutting a record: the writer counts the events whole in
+ * the file (record says how many), which the reader finds there. RLIMIT_FSIZE cuts the file at
+ * an exact size, as a full disk does at a block.
+ */
+static void test_full_disk(void)
+{
+	char path[256], err[512];
+	struct rec_meta meta;
+	struct rec_writer *w;
+	struct rec_reader *r;
+	struct rec_item *it = malloc(sizeof(*it));
+	struct vmexit_event ev;
+	struct rlimit old, lim;
+	struct stat st;
+	__u64 hdr, events = 0;
+	int ret = 0;
+
+	snprintf(path, sizeof(path), "%s/full.vmexit", dir);
+	test_meta(&meta);
+	/* The header's size: an empty file is the header and the end record. */
+	w = open_with_guests(path, &meta);
+	CHECK(w && !rec_writer_close(w));
+	CHECK(!stat(path, &st));
+	hdr = st.st_size - END_REC;
+	CHECK(it && !getrlimit(RLIMIT_FSIZE, &old));
+	if (!it)
+		return;
+	/* Room for 500 events and 37 bytes of the 501st. */
+	lim = old;
+	lim.rlim_cur = hdr + 500 * EV_REC + 37;
+	signal(SIGXFSZ, SIG_IGN);
+	w = open_with_guests(path, &meta);
+	CHECK(w && !setrlimit(RLIMIT_FSIZE, &lim));
+	if (!w)
+		goto out;
+	/* A first flush that fits, then one the limit cuts. */
+	for (unsigned int i = 0; i < 300; i++) {
+		make_event(&ev, i);
+		CHECK(!rec_writer_add_event(w, &ev));
+	}
+	CHECK(!rec_writer_flush(w));
+	CHECK_EQ_U64(rec_writer_events_written(w), 300);
+	for (unsigned int i = 300; i < 2000; i++) {
+		make_event(&ev, i);
+		CHECK(!rec_writer_add_event(w, &ev));
+	}
+	CHECK_EQ_U64(rec_writer_flush(w), -EFBIG);
+	CHECK_EQ_U64(rec_writer_events(w), 2000);
+	CHECK_EQ_U64(rec_writer_events_written(w), 500);
+	CHECK(strstr(rec_writer_error(w), "write failed") != NULL);
+	CHECK_EQ_U64(rec_writer_close(w), -EFBIG);
+	CHECK(!setrlimit(RLIMIT_FSIZE, &old));
+	r = rec_reader_open(path, err, sizeof(err));
+	CHECK(r);
+	while (r && (ret = rec_reader_next(r, it, err, sizeof(err))) == 1)
+		events += it->kind == REC_EVENT;
+	CHECK(r && ret == -1);
+	CHECK_EQ_U64(events, 500);
+	rec_reader_close(r);
+out:
+	setrlimit(RLIMIT_FSIZE, &old);
+	signal(SIGXFSZ, SIG_DFL);
+	free(it);
 }
 
 static void test_overwrite(void)
@@ -871,6 +953,7 @@ int main(void)
 	test_round_trip();
 	test_split();
 	test_overwrite();
+	test_full_disk();
 	build_small(&L);
 	if (L.data) {
 		test_truncate(&L);

@@ -3,8 +3,8 @@
  * The sampling loop over hand-made cells: rows per interval and since the start, guests named
  * from the kernel's copy of their command line, epochs, the schedule after a stop, the end on
  * a signal, snapshots taken by another thread while the owner samples, a pid reused by a new
- * VMM (two guests, never merged), forgetting guests, rows since the start only (serve), and
- * min/max of an interval whose epoch a cell missed.
+ * VMM (two guests, never merged), forgetting guests or folding them into (ended) rows, rows
+ * since the start only (serve), and min/max of an interval whose epoch a cell missed.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -459,6 +459,67 @@ static void test_cum_only_and_forget(void)
 	CHECK_EQ_U64(sampler_close(&sp, 0), 0);
 }
 
+static const struct row *row_at(const struct row_table *rt, __u32 tgid, __s32 vcpu, __u32 reason)
+{
+	for (__u32 i = 0; i < rt->nr; i++) {
+		const struct row_key *k = &rt->rows[i].key;
+
+		if (k->tgid == tgid && k->vcpu == vcpu && k->reason == reason)
+			return &rt->rows[i];
+	}
+	return NULL;
+}
+
+/* stat --keep: an ended guest's rows join its reasons' (ended) rows, every count kept. */
+static void test_fold(void)
+{
+	struct fake f = {};
+	struct sampler sp;
+	const struct row *r;
+
+	add_cell(&f, 300, 301, 0, 30);
+	add_cell(&f, 300, 302, 1, 30);
+	add_cell(&f, 300, 302, 1, 48);
+	add_cell(&f, 400, 401, 0, 30);
+	for (int i = 0; i < 3; i++)
+		f.cells[i].key.proc_start = 1000;
+	open_fake(&sp, &f, BY_VCPU, 0);
+	sampler_start(&sp);
+	exits(&f, 0, 5, 10);
+	exits(&f, 1, 3, 14);
+	exits(&f, 2, 2, 7);
+	exits(&f, 3, 4, 12);
+	CHECK(sampler_sample(&sp) == 0);
+	CHECK_EQ_U64(sp.t.cum.nr, 4);
+	CHECK_STR(name_cache_get_at(&sp.names, 300, 1000), "old");
+
+	CHECK(sampler_fold(&sp, old_vmm_gone, NULL) == 0);
+	/* One row per reason of guest 0, no vCPU; 400's as it was. */
+	CHECK_EQ_U64(sp.t.cum.nr, 3);
+	r = row_at(&sp.t.cum, 0, -1, 30);
+	CHECK(r && r->count == 8 && r->completed == 8 && r->total_ns == 5 * 10 + 3 * 14 &&
+	      r->min_ns == 10 && r->max_ns == 14 && r->hist[10] == 5 && r->hist[14] == 3);
+	r = row_at(&sp.t.cum, 0, -1, 48);
+	CHECK(r && r->count == 2 && r->total_ns == 14 && r->min_ns == 7 && r->max_ns == 7);
+	r = row_at(&sp.t.cum, 400, 0, 30);
+	CHECK(r && r->count == 4);
+	CHECK_EQ_U64(total_count(&sp.t.cum), 5 + 3 + 2 + 4);
+	CHECK_STR(name_cache_get_at(&sp.names, 0, 0), SAMPLER_ENDED_NAME);
+	/* The ended guest's name went with its rows. */
+	for (__u32 i = 0; i < sp.names.nr; i++)
+		CHECK(sp.names.v[i].tgid != 300);
+
+	/* Nothing more to fold: nothing changes; the rows left still count. */
+	CHECK(sampler_fold(&sp, old_vmm_gone, NULL) == 0);
+	CHECK_EQ_U64(sp.t.cum.nr, 3);
+	exits(&f, 3, 2, 12);
+	CHECK(sampler_sample(&sp) == 0);
+	r = row_at(&sp.t.cum, 400, 0, 30);
+	CHECK(r && r->count == 6);
+	CHECK_EQ_U64(total_count(&sp.t.cum), 5 + 3 + 2 + 6);
+	CHECK_EQ_U64(sampler_close(&sp, 0), 0);
+}
+
 /*
  * Exits that completed while the epoch turned: the cell's interval extremes are of another
  * epoch, so the interval's min and max come from the first and last bucket that moved,
@@ -598,6 +659,7 @@ int main(void)
 	test_snapshot_from_another_thread();
 	test_reused_pid();
 	test_cum_only_and_forget();
+	test_fold();
 	test_minmax_across_epoch_turn();
 	test_time_inside_interval();
 	CHECK_DONE("sampler");

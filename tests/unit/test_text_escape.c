@@ -338,6 +338,38 @@ static void test_text_exact(void)
 	}
 }
 
+/* Names are cut at a character: never a lead byte without its continuation bytes. */
+static void test_utf8_copy(void)
+{
+	char b3[3], b4[4], b5[5], b64[64], one[1], name[84], esc[TEXT_NAME_MAX];
+
+	CHECK_STR(utf8_copy(b3, sizeof(b3), "g\xc3\xa4st"), "g");
+	CHECK_STR(utf8_copy(b4, sizeof(b4), "g\xc3\xa4st"), "g\xc3\xa4");
+	CHECK_STR(utf8_copy(b4, sizeof(b4), "abc"), "abc");
+	CHECK_STR(utf8_copy(one, sizeof(one), "abc"), "");
+	/* A 4-byte emoji whole or not at all; a 3-byte character likewise. */
+	CHECK_STR(utf8_copy(b5, sizeof(b5), "a\xf0\x9f\x98\x80"), "a");
+	CHECK_STR(utf8_copy(b5, sizeof(b5), "\xf0\x9f\x98\x80z"), "\xf0\x9f\x98\x80");
+	CHECK_STR(utf8_copy(b5, sizeof(b5), "ab\xe6\x97\xa5"), "ab");
+	/* Bytes that are no character (shown as \xHH) are cut between any two of them. */
+	CHECK_STR(utf8_copy(b4, sizeof(b4), "ab\xff\xfe"), "ab\xff");
+	CHECK_STR(utf8_copy(b4, sizeof(b4), "a\x80\x80\x80"), "a\x80\x80");
+	/* The name cache's 64 bytes: "x" and 40 two-byte characters keep 31 of them (63 bytes);
+	 * "xy" and 40 keep 30 (62 bytes), not half of the 31st. */
+	strcpy(name, "x");
+	for (int i = 0; i < 40; i++)
+		strcat(name, "\xc3\xa9");
+	CHECK_EQ_U64(strlen(utf8_copy(b64, sizeof(b64), name)), 63);
+	CHECK(!strncmp(b64, name, 63));
+	name[0] = 'y';
+	memmove(name + 1, name, strlen(name) + 1);
+	name[0] = 'x';
+	CHECK_EQ_U64(strlen(utf8_copy(b64, sizeof(b64), name)), 62);
+	CHECK(!strncmp(b64, name, 62));
+	/* Shown as it is: no \xHH of half a character at the end. */
+	CHECK(!strstr(text_esc(esc, b64), "\\x"));
+}
+
 int main(void)
 {
 	test_json_exact();
@@ -345,5 +377,6 @@ int main(void)
 	test_csv_exact();
 	test_python();
 	test_text_exact();
+	test_utf8_copy();
 	CHECK_DONE("text_escape");
 }
