@@ -566,8 +566,9 @@ int session_open(struct session *s, struct session_opts *o)
 	startup_mark("attach");
 	/* Off the critical path: tracing starts while the check's programs are detached. */
 	hooks_check_release(&s->hooks);
-	if (verbose)
-		hooks_print(&s->hooks, stderr);
+	/* --check-hooks asked a question: its answer is said without -v too. */
+	if (verbose || o->check_hooks)
+		hooks_print(&s->hooks, !verbose, stderr);
 	return 0;
 fail:
 	session_close(s);
