@@ -5,6 +5,7 @@
 #include <string.h>
 #include "cli_filters.h"
 #include "commands.h"
+#include "durations.h"
 #include "sampler.h"
 #include "stat_output.h"
 #include "out_write.h"
@@ -25,7 +26,10 @@ static const char doc[] =
 "    vmexit stat -r EPT_VIOLATION,npf    # only these reasons\n"
 "    vmexit stat --csv 10 1 > exits.csv  # one 10 s interval as CSV\n"
 "    vmexit stat --json 2 1 | jq .       # JSON, one object per interval\n"
-"    vmexit stat -- qemu-system-x86_64 ...   # trace a VMM from its start\n";
+"    vmexit stat -- qemu-system-x86_64 ...   # trace a VMM from its start\n"
+"\v" DURATION_HELP
+"The interval is in seconds, as vmstat's (a bare number; 500ms works too); the count "
+"is a number of intervals.\n";
 
 struct stat_args {
 	struct cli_filters filters;

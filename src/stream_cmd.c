@@ -6,6 +6,7 @@
 #include <string.h>
 #include "cli_filters.h"
 #include "commands.h"
+#include "durations.h"
 #include "event_output.h"
 #include "live_events.h"
 
@@ -29,13 +30,14 @@ static const char doc[] =
 "EXAMPLES:\n"
 "    vmexit stream -p 4242               # one line per exit of one VMM\n"
 "    vmexit stream -r EPT_VIOLATION --min-latency 50us   # slow ones only\n"
-"    vmexit stream --sample 100 -d 5     # 1 exit in 100, for 5 seconds\n"
+"    vmexit stream --sample 100 -d 5s    # 1 exit in 100, for 5 seconds\n"
 "    vmexit stream --format my.formats   # lines rendered from a rules file\n"
 "    vmexit stream --json | jq .reason_name   # one JSON object per exit\n"
-"    vmexit stream --perfetto trace.json -d 10   # for ui.perfetto.dev\n"
+"    vmexit stream --perfetto trace.json -d 10s  # for ui.perfetto.dev\n"
 "    vmexit stream --kvm-events pio,mmio -p 4242 # and each port / MMIO access\n"
 "    vmexit stream --stuck 1s -p 4242    # and say when a vCPU is stuck in one\n"
-"    vmexit stream -- qemu-system-x86_64 ...     # a VMM from its start\n";
+"    vmexit stream -- qemu-system-x86_64 ...     # a VMM from its start\n"
+"\v" DURATION_HELP;
 
 struct stream_args {
 	struct live_args live;
