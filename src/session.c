@@ -428,6 +428,7 @@ static void set_tunables(struct session *s, const struct session_opts *o)
 	skel->rodata->stream_sample_every = o->sample_every ? o->sample_every : 1;
 	skel->rodata->kvm_events_enabled = o->kvm_events != 0;
 	skel->rodata->split_enabled = o->split;
+	skel->rodata->stuck_min_ns = o->stuck_ns;
 
 	bpf_map__set_max_entries(skel->maps.cells, s->max_cells);
 	bpf_map__set_max_entries(skel->maps.free_cells, s->max_cells);
