@@ -38,6 +38,13 @@ void reason_names_fallback(const char *(*fn)(void *ctx, __u32 isa, __u32 reason)
  * NUL-terminated (truncated to len); returns buf.
  */
 const char *reason_str(__u32 isa, __u32 reason, char *buf, size_t len);
+/*
+ * The name text outputs print (tables, CSV, stream lines, top --log, list): reason_str(), an
+ * exit to the VMM as KVM's API names it (KVM_EXIT_IO: IO alone would read as any ISA's). JSON
+ * and Prometheus keep reason_str() next to their kind field; top's drill-down, kvm_stat's
+ * kvm_userspace_exit(IO). reason_parse_list() accepts each. Returns buf.
+ */
+const char *reason_label(__u32 isa, __u32 reason, char *buf, size_t len);
 
 /* Longest string reason_str() can produce, with its NUL. */
 #define REASON_STR_MAX		64

@@ -80,14 +80,7 @@ static void rows_sort(const struct stat_view *v, struct row_table *rt)
 
 static const char *row_reason(const struct row *r, char *buf, size_t len)
 {
-	char tmp[48];
-
-	reason_str(r->key.isa, r->key.reason, tmp, sizeof(tmp));
-	if (r->key.isa == VMEXIT_ISA_USER)
-		snprintf(buf, len, "KVM_EXIT_%s", tmp);
-	else
-		snprintf(buf, len, "%s", tmp);
-	return buf;
+	return reason_label(r->key.isa, r->key.reason, buf, len);
 }
 
 static const char *row_vm(const struct stat_view *v, const struct row *r)
