@@ -23,7 +23,7 @@ int cmd_list(int argc, char **argv)
 {
 	const char *what = argc < 2 ? "reasons" : argv[1];
 	bool incomplete = false;
-	int err;
+	int err = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (is_help(argv[i])) {
@@ -46,10 +46,11 @@ int cmd_list(int argc, char **argv)
 		return 2;
 	}
 	if (!strcmp(what, "reasons"))
-		reason_list_print(stdout);
+		err = reason_list_print(stdout);
 	else
 		incomplete = guests_list_print(stdout) != 0;
-	err = out_flush(stdout);
+	if (!err)
+		err = out_flush(stdout);
 	if (err) {
 		out_write_error(!strcmp(what, "reasons") ? "the reason list" : "the guest list",
 				err);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "out_write.h"
 #include "reasons.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -767,7 +768,7 @@ const char *reason_label(__u32 isa, __u32 reason, char *buf, size_t len)
 	return buf;
 }
 
-void reason_list_print(FILE *f)
+int reason_list_print(FILE *f)
 {
 	static const char *const titles[] = {
 		[VMEXIT_ISA_VMX] = "Intel VMX basic exit reasons",
@@ -795,12 +796,15 @@ void reason_list_print(FILE *f)
 				snprintf(code, sizeof(code), "%u", t[j].code);
 			fprintf(f, "  %10s  %s%s\n", code, isa == VMEXIT_ISA_USER &&
 				!(t[j].code & VMEXIT_UREASON_ERRNO) ? "KVM_EXIT_" : "", t[j].name);
+			if (out_error(f))
+				return out_error(f);
 		}
 	}
 	fprintf(f, "\nSelect with NAME, NUMBER or ISA:NAME (ISA: vmx, svm, user, arm64), "
 		"comma-separated;\nnames match case-insensitively, and a bare NUMBER selects "
 		"that code in every ISA.\nKVM_EXIT_ is optional (IO, user:IO), and top's "
 		"kvm_exit(NAME) and kvm_userspace_exit(NAME) are taken too.\n");
+	return out_error(f);
 }
 
 static const char *const kvm_event_names[VMEXIT_KVM_NR] = {

@@ -119,7 +119,8 @@ __u64 kvm_event_field_value(const struct kvm_event_field *f, const struct vmexit
 /* pio/msr: "read" or "write"; mmio: also "unsatisfied-read"; other events: "". */
 const char *kvm_event_access(const struct vmexit_event *ev);
 
-/* Every known name, grouped by ISA, for `vmexit list` and error help. */
-void reason_list_print(FILE *f);
+/* Every known name, grouped by ISA, for `vmexit list` and error help. 0, or the -errno of the
+ * first write that failed (out_error(): it is gone by the end of a list longer than a buffer). */
+int reason_list_print(FILE *f);
 
 #endif /* VMEXIT_REASONS_H */
