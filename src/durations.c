@@ -85,3 +85,27 @@ void duration_str(char *buf, size_t len, double ns)
 	else
 		snprintf(buf, len, "%.*g%s", per == DUR_S ? 12 : 10, ns / per, unit);
 }
+
+const char *fmt_duration(__u64 unit_ns, __u64 ns, char *buf, size_t len)
+{
+	double per;
+	const char *unit = duration_unit(ns, &per);
+
+	if (unit_ns == 1)
+		snprintf(buf, len, "%llu", (unsigned long long)ns);
+	else if (unit_ns == 1000000 && ns < unit_ns)
+		/* Most exits take microseconds: with one decimal they would all read 0.0. */
+		snprintf(buf, len, "%.3f", (double)ns / (double)unit_ns);
+	else if (unit_ns)
+		snprintf(buf, len, "%.1f", (double)ns / (double)unit_ns);
+	else if (per == DUR_NS)
+		snprintf(buf, len, "%llu%s", (unsigned long long)ns, unit);
+	else
+		snprintf(buf, len, "%.*f%s", per == DUR_S ? 2 : 1, ns / per, unit);
+	return buf;
+}
+
+const char *fixed_unit_suffix(__u64 unit_ns)
+{
+	return unit_ns == 1 ? "ns" : unit_ns == 1000 ? "us" : unit_ns ? "ms" : "";
+}

@@ -39,6 +39,11 @@ void duration_refusal(char *buf, size_t len, const char *what, const char *s, do
 /* The unit ns reads best in: ns below 1 us, else the largest of us, ms and s not above it.
  * Returns its suffix; *per_unit: ns in one of it. */
 const char *duration_unit(__u64 ns, double *per_unit);
+/* "12.3us": a duration scaled to its unit (unit_ns 0), or in unit_ns (1, 1000 or 1000000)
+ * without a suffix: one decimal, three in ms below 1 ms ("0.008"). For tables and lines. */
+const char *fmt_duration(__u64 unit_ns, __u64 ns, char *buf, size_t len);
+/* The suffix of unit_ns (1, 1000, 1000000): "ns", "us", "ms"; "" for 0 (scaled). */
+const char *fixed_unit_suffix(__u64 unit_ns);
 /* ns exactly, in the unit it reads best in ("960ns", "1.024us", "137.438953472s"), or in whole
  * minutes or hours when it is a number of them ("5m", "168h"): for errors, not tables. */
 void duration_str(char *buf, size_t len, double ns);

@@ -398,6 +398,10 @@ int cmd_report(int argc, char **argv)
 		a.view.tsc_mhz = rec_reader_meta(rd)->tsc_mhz;
 	reason_names_fallback(file_reason_name, rd);
 	a.out.tsc_mhz = a.view.tsc_mhz;
+	a.out.unit_ns = a.view.unit_ns;
+	if (rec_reader_meta(rd)->real_ns && rec_reader_meta(rd)->mono_ns)
+		a.out.real_offset_ns = (__s64)(rec_reader_meta(rd)->real_ns -
+					       rec_reader_meta(rd)->mono_ns);
 	/* Recorded with --split (format 1.1): the summary and JSON events show it. */
 	a.view.split = a.out.split = rec_reader_meta(rd)->split;
 	if (a.events) {

@@ -16,25 +16,6 @@
 #include "reasons.h"
 #include "text_escape.h"
 
-const char *fmt_duration(__u64 unit_ns, __u64 ns, char *buf, size_t len)
-{
-	double per;
-	const char *unit = duration_unit(ns, &per);
-
-	if (unit_ns == 1)
-		snprintf(buf, len, "%llu", (unsigned long long)ns);
-	else if (unit_ns == 1000000 && ns < unit_ns)
-		/* Most exits take microseconds: with one decimal they would all read 0.0. */
-		snprintf(buf, len, "%.3f", (double)ns / (double)unit_ns);
-	else if (unit_ns)
-		snprintf(buf, len, "%.1f", (double)ns / (double)unit_ns);
-	else if (per == DUR_NS)
-		snprintf(buf, len, "%llu%s", (unsigned long long)ns, unit);
-	else
-		snprintf(buf, len, "%.*f%s", per == DUR_S ? 2 : 1, ns / per, unit);
-	return buf;
-}
-
 static const struct stat_view *sort_view;
 
 static __u64 sort_value(const struct row *r)
@@ -671,7 +652,8 @@ static const struct cmd_option view_options[] = {
 	  "--events: per exit)", 0, OPT_INPUT(struct stat_view, view_json) },
 	{ "hist", 0, NULL, 0, "Latency histogram per row", 0,
 	  OPT_TO(struct stat_view, hist, opt_true) },
-	{ "units", 'u', "ns|us|ms", 0, "Print durations in this unit (default: scaled)", 0,
+	{ "units", 'u', "ns|us|ms", 0,
+	  "Print durations in this unit (default: scaled; report --events: its latencies)", 0,
 	  OPT_TO(struct stat_view, unit_ns, view_units) },
 	{ "tsc-mhz", 0, "MHZ", 0, "Add cycle columns at this TSC frequency (report: "
 	  "default the one recorded, if any)", 0, OPT_TO(struct stat_view, tsc_mhz, opt_tsc_mhz) },

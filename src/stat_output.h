@@ -61,8 +61,5 @@ extern const struct cmd_options stat_view_options;
 
 /* 0, or -errno when the output could not be written (out_flush()). */
 int stat_print(struct stat_view *v, const struct stat_report *r, FILE *f);
-/* "12.3us": a duration scaled to its unit (unit_ns 0), or in unit_ns (1, 1000 or 1000000)
- * without a suffix: one decimal, three in ms below 1 ms ("0.008"). */
-const char *fmt_duration(__u64 unit_ns, __u64 ns, char *buf, size_t len);
 
 #endif /* VMEXIT_STAT_OUTPUT_H */

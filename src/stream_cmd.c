@@ -9,6 +9,7 @@
 #include "durations.h"
 #include "event_output.h"
 #include "live_events.h"
+#include "record_file.h"
 
 static const char doc[] =
 "Print KVM exits one by one as they complete, with their latency.\n"
@@ -138,6 +139,7 @@ int cmd_stream(int argc, char **argv)
 		.event = sink_event, .guest = sink_guest, .lost = sink_lost, .tick = sink_tick,
 		.stuck = sink_stuck, .ctx = &out,
 	};
+	struct rec_meta meta;
 	int rc, err;
 
 	a.out.names = &names;
@@ -145,6 +147,10 @@ int cmd_stream(int argc, char **argv)
 	if (cmd_options_parse(&stream_options, argc, argv, ARGP_IN_ORDER, &a))
 		return 2;
 	a.out.split = a.live.filters.opts.split;
+	/* The kernel's times are CLOCK_MONOTONIC; lines show wall-clock time, as report does
+	 * from the offset a recording keeps. */
+	rec_meta_now(&meta);
+	a.out.real_offset_ns = (__s64)(meta.real_ns - meta.mono_ns);
 	/* Before loading anything: a bad rules file is a usage error. */
 	err = evout_open(&out, &a.out);
 	if (err) {

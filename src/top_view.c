@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "array_grow.h"
+#include "durations.h"
 #include "top_view.h"
 #include "lost_causes.h"
 #include "reasons.h"

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "durations.h"
 #include "stat_output.h"
 #include "tracker.h"
 
