@@ -18,8 +18,8 @@
 #define DUR_WEEK	(7 * 24 * DUR_H)
 
 /* The rule, said at the end of every --help with a DURATION. */
-#define DURATION_HELP	"A DURATION takes its unit: ns, us, ms, s, m or h (500ms, 2s); a bare " \
-			"number is refused.\n"
+#define DURATION_HELP \
+	"A DURATION takes its unit: ns, us, ms, s, m or h (500ms, 2s); a bare number is refused.\n"
 
 /*
  * s as a number and its unit, the whole string, finite, from min_ns to max_ns (a range is

@@ -93,8 +93,8 @@ static void lines_header(struct evout *o)
 		return;
 	o->header_due = false;
 	fprintf(o->f, "#%12s %17s %-16s %4s %-22s %10s\n", "REL_TIME(s)",
-		o->env->real_offset_ns ? "CLOCK_REALTIME(s)" : "CLOCK_MONOTONIC(s)", "GUEST", "vCPU",
-		"REASON", "LATENCY");
+		o->env->real_offset_ns ? "CLOCK_REALTIME(s)" : "CLOCK_MONOTONIC(s)", "GUEST",
+		"vCPU", "REASON", "LATENCY");
 }
 
 /*

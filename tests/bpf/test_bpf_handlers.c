@@ -1644,6 +1644,17 @@ static const struct inflight_exit *inflight_find(const struct tracker *t, __u32 
 	return NULL;
 }
 
+/* A tracker over the fixture's cells, through sc and src (which live as long as it). */
+static void fx_tracker(struct fx *f, struct src_ctx *sc, struct cell_source *src,
+		       struct tracker *t, enum group_by by)
+{
+	sc->f = f;
+	src->cells = f->cells;
+	src->nr_cells = src_nr_cells;
+	src->ctx = sc;
+	tracker_init(t, src, by, -1, false);
+}
+
 /*
  * The start of an exit in flight is in its cell until it completes; a sample lists it. When
  * its thread exits in it, the cells are marked ended (with when), the stream gets the exit
@@ -1664,11 +1675,7 @@ static void test_inflight(void)
 		check_failures++;
 		return;
 	}
-	sc.f = &f;
-	src.cells = f.cells;
-	src.nr_cells = src_nr_cells;
-	src.ctx = &sc;
-	tracker_init(&t, &src, BY_VCPU, -1, false);
+	fx_tracker(&f, &sc, &src, &t, BY_VCPU);
 	row_table_init(&rows);
 
 	ev_exit(&f, 1000, 10, 11, 2, ISA_VMX, VMX_IO);
@@ -1741,11 +1748,7 @@ static void test_stuck_done(void)
 		check_failures++;
 		return;
 	}
-	sc.f = &f;
-	src.cells = f.cells;
-	src.nr_cells = src_nr_cells;
-	src.ctx = &sc;
-	tracker_init(&t, &src, BY_VM, -1, false);
+	fx_tracker(&f, &sc, &src, &t, BY_VM);
 	t.stuck_ns = 1000;
 	row_table_init(&rows);
 

@@ -1,8 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The one duration parser (a unit always, a range), its one message, and the print units. */
+#include <errno.h>
 #include <math.h>
 #include "check.h"
 #include "durations.h"
+
+static const char *const refused[] = {
+	"1e99ns", "18446744073709551615ns", "18446744073709551615", "1e12s", "1e99",
+	"-1s", "nan", "nans", "s", "", "1 s", "1S",
+};
 
 int main(void)
 {
@@ -29,25 +35,19 @@ int main(void)
 	CHECK(parse_duration("5ms", DUR_S, DUR_WEEK, &ns) < 0);
 	CHECK(parse_duration("5d", 0, DUR_WEEK, &ns) < 0);
 	/* Past 2^64 ns: refused by the range, never cast into a small number (1e99 ns, 2^64 - 1
-	 * ns as written, 1e12 s all turned --min-latency off). */
-	CHECK(parse_duration_ns("1e99ns", 0, DUR_WEEK, &n) < 0);
-	CHECK(parse_duration_ns("18446744073709551615ns", 0, DUR_WEEK, &n) < 0);
-	CHECK(parse_duration_ns("18446744073709551615", 0, DUR_WEEK, &n) < 0);
-	CHECK(parse_duration_ns("1e12s", 0, DUR_WEEK, &n) < 0);
-	CHECK(parse_duration_ns("1e99", 0, DUR_WEEK, &n) < 0);
+	 * ns as written, 1e12 s all turned --min-latency off); and what is no duration at all. */
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		if (parse_duration_ns(refused[i], 0, DUR_WEEK, &n) != -EINVAL) {
+			fprintf(stderr, "'%s' taken as a duration\n", refused[i]);
+			check_failures++;
+		}
+	}
 	CHECK(!parse_duration_ns("1000s", 0, DUR_WEEK, &n) && n == 1000000000000ull);
 	CHECK(!parse_duration_ns("168h", 0, DUR_WEEK, &n) && n == 604800000000000ull);
 	CHECK(!parse_duration_ns("1.5ns", 0, DUR_WEEK, &n) && n == 2);	/* rounded */
 	/* Not a duration whatever the range. */
-	CHECK(parse_duration("-1s", 0, DUR_WEEK, &ns) < 0);
-	CHECK(parse_duration("nan", 0, DUR_WEEK, &ns) < 0);
-	CHECK(parse_duration("nans", 0, DUR_WEEK, &ns) < 0);
 	CHECK(parse_duration("infs", 0, INFINITY, &ns) < 0);
 	CHECK(parse_duration("1e999s", 0, INFINITY, &ns) < 0);
-	CHECK(parse_duration("s", 0, DUR_WEEK, &ns) < 0);
-	CHECK(parse_duration("", 0, DUR_WEEK, &ns) < 0);
-	CHECK(parse_duration("1 s", 0, DUR_WEEK, &ns) < 0);
-	CHECK(parse_duration("1S", 0, DUR_WEEK, &ns) < 0);
 
 	/* The one message: the option, the value, the units, the range. */
 	duration_refusal(buf, sizeof(buf), "--min-latency", "1e99", 0, DUR_WEEK);
