@@ -33,6 +33,7 @@ const volatile __u32 stream_sample_every = 1;	/* emit 1 in N events per thread *
 /* top --kvm-events: the kvm event records alone, for counting (no exit records). */
 const volatile bool kvm_events_enabled = false;
 const volatile bool split_enabled = false;	/* --split: exit time as on CPU, blocked, runq */
+const volatile __u64 stuck_min_ns = 0;		/* stat --stuck: cell.stuck_* (0: off) */
 
 /* Written by userspace through the mmapped .bss: start of a new reporting interval. */
 __u32 epoch;
@@ -679,6 +680,20 @@ static __always_inline void exit_end(struct thread_state *ts, __u32 *ref, __u64 
 		cell_split(c, now - start, &s);
 	}
 	cell_complete(c, now - start);
+	/* Its longest exit of stuck_min_ns or more in the interval: one stuck between two samples
+	 * is listed too. Count last: a reader that sees it sees one such exit. */
+	if (stuck_min_ns && now - start >= stuck_min_ns) {
+		__u32 ep = epoch;
+
+		if (c->stuck_epoch != ep || now - start > c->stuck_lat_ns) {
+			c->stuck_epoch = ep;
+			c->stuck_ts = start;
+			c->stuck_lat_ns = now - start;
+			c->stuck_blocked_ns = s.blocked;
+			c->stuck_runq_ns = s.runq;
+		}
+		c->stuck_done++;
+	}
 	if (stream_enabled)
 		stream_emit(ts, tgid, tid, start, now - start, type, &s);
 }

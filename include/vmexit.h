@@ -139,6 +139,18 @@ struct cell {
 	__u64 if_blocked_ns;
 	__u64 if_runq_ns;
 	__u64 if_off_ts;
+	/*
+	 * stat --stuck (stuck_min_ns): exits that completed after stuck_min_ns or more, and the
+	 * start, latency (and --split parts) of the longest of them while stuck_epoch was
+	 * current, so that an exit stuck between two samples is listed, not only one still stuck
+	 * at a sample. Zero otherwise.
+	 */
+	__u32 stuck_epoch;
+	__u64 stuck_done;
+	__u64 stuck_ts;
+	__u64 stuck_lat_ns;
+	__u64 stuck_blocked_ns;
+	__u64 stuck_runq_ns;
 	__u32 hist[HIST_SLOTS];	/* wraps after 2^32; userspace takes deltas modulo 2^32 */
 };
 

@@ -26,7 +26,8 @@ static const struct cmd_option options[] = {
 	  OPT_TO(struct cli_filters, opts.verbose, opt_true) },
 	{ "check-hooks", 0, NULL, 0, "Check the kvm_exit fast path against the "
 	  "classic tracepoint for 2 s (not 0.3), longer only while exits still arrive with fewer "
-	  "than 100 read alike (at most 20 s), and print both sides' counts per reason (not for "
+	  "than 100 read alike (at most 20 s), and print both sides' counts per reason and the "
+	  "verdict, also without -v (not for "
 	  "stream and record, which always use the classic tracepoint)", 5,
 	  OPT_TO(struct cli_filters, opts.check_hooks, opt_true) },
 	{},

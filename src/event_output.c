@@ -46,10 +46,14 @@ int evout_open(struct evout *o, const struct evout_opts *opts)
 		o->env->tsc_mhz = opts->tsc_mhz;
 		o->env->guest_name = guest_cb;
 		o->env->ctx = opts->names;
-		if (opts->format_path)
+		o->env->real_offset_ns = opts->real_offset_ns;
+		o->env->unit_ns = opts->unit_ns;
+		if (opts->format_path) {
 			ret = tmpl_rules_load(opts->format_path, &o->rules, err, sizeof(err));
-		else
+		} else {
 			ret = tmpl_rules_default(&o->rules, err, sizeof(err));
+			o->header_due = true;
+		}
 		/* Every rules-file problem is a usage error, whatever errno the engine chose. */
 		if (ret && ret != -ENOMEM)
 			ret = -EINVAL;
@@ -79,6 +83,18 @@ int evout_open(struct evout *o, const struct evout_opts *opts)
 		evout_close(o);
 	}
 	return ret;
+}
+
+/* The built-in line's columns, and which clock its absolute time is: once, before its first
+ * line (the output may be another file than at open). */
+static void lines_header(struct evout *o)
+{
+	if (!o->header_due)
+		return;
+	o->header_due = false;
+	fprintf(o->f, "#%12s %17s %-16s %4s %-22s %10s\n", "REL_TIME(s)",
+		o->env->real_offset_ns ? "CLOCK_REALTIME(s)" : "CLOCK_MONOTONIC(s)", "GUEST",
+		"vCPU", "REASON", "LATENCY");
 }
 
 /*
@@ -210,13 +226,16 @@ static void json_event(struct evout *o, const struct vmexit_event *ev)
 		p = json_room(o, buf, p, JSON_LINE_MAX);
 		json_put_str(o->f, rname);
 	}
-	p = json_hex(p, "rip", ev->rip);
-	p = json_hex(p, "info1", ev->info1);
-	p = json_hex(p, "info2", ev->info2);
-	p = json_u64(p, "intr_info", ev->intr_info);
-	p = json_u64(p, "error_code", ev->error_code);
-	if (type == VMEXIT_EV_USER_EXIT)
+	/* An exit to the VMM has no guest RIP or exit information: 0x0 would read as data. */
+	if (type == VMEXIT_EV_USER_EXIT) {
 		p = json_s64(p, "errno", (__s64)ev->info1);
+	} else {
+		p = json_hex(p, "rip", ev->rip);
+		p = json_hex(p, "info1", ev->info1);
+		p = json_hex(p, "info2", ev->info2);
+		p = json_u64(p, "intr_info", ev->intr_info);
+		p = json_u64(p, "error_code", ev->error_code);
+	}
 	/* Never completed (tracing or its thread ended first): latency_ns is its age then. */
 	if (ev->type & VMEXIT_EV_IN_FLIGHT)
 		p = fmt_lit(p, ",\"in_flight\":true");
@@ -245,6 +264,7 @@ int evout_event(struct evout *o, const struct vmexit_event *ev)
 	o->events++;
 	switch (o->mode) {
 	case EVOUT_LINES:
+		lines_header(o);
 		ret = tmpl_render_file(o->rules, o->env, ev, o->f);
 		if (ret < 0)
 			o->err = ret;
@@ -279,9 +299,12 @@ void evout_stuck(struct evout *o, const struct stuck_exit *e)
 		rname = reason_str(e->isa, e->reason, rb, sizeof(rb));
 	switch (o->mode) {
 	case EVOUT_LINES:
+		lines_header(o);
+		/* The names and the clock of the lines around it. */
 		fprintf(o->f, "# STUCK %s pid %u tid %u vcpu %d %s in flight for %.6f s since %.6f\n",
-			text_esc(nb, guest), e->tgid, e->tid, e->vcpu, rname, e->age_ns / 1e9,
-			e->start_ns / 1e9);
+			text_esc(nb, guest), e->tgid, e->tid, e->vcpu,
+			reason_label(e->isa, e->reason, rb, sizeof(rb)), e->age_ns / 1e9,
+			(e->start_ns + o->env->real_offset_ns) / 1e9);
 		break;
 	case EVOUT_JSON:
 		fprintf(o->f, "{\"stuck\":true,\"ts_ns\":%llu,\"time\":%.9f,\"age_ns\":%llu,"
@@ -314,8 +337,10 @@ void evout_lost(struct evout *o, __u64 ts_ns, const __u64 delta[NR_LOST])
 			continue;
 		switch (o->mode) {
 		case EVOUT_LINES:
+			lines_header(o);
 			fprintf(o->f, "# LOST %llu records (%s) at %.6f\n",
-				(unsigned long long)delta[i], lost_cause_text(i), ts_ns / 1e9);
+				(unsigned long long)delta[i], lost_cause_text(i),
+				(ts_ns + o->env->real_offset_ns) / 1e9);
 			break;
 		case EVOUT_JSON:
 			fprintf(o->f, "{\"lost\":%llu,\"cause\":\"%s\",\"what\":\"%s\","

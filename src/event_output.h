@@ -21,6 +21,10 @@ struct evout_opts {
 	const char *perfetto_path;	/* EVOUT_PERFETTO: "-" for standard output */
 	double tsc_mhz;			/* > 0: cycles in lines (%(tsc)) and in JSON */
 	bool split;			/* exits carry oncpu/blocked/runq: JSON has them */
+	/* CLOCK_REALTIME - CLOCK_MONOTONIC at capture, for the default line's wall-clock time
+	 * (0: unknown, the line then shows CLOCK_MONOTONIC and its header says so). */
+	__s64 real_offset_ns;
+	__u64 unit_ns;			/* report -u: latencies in lines in this unit; 0 scaled */
 	struct name_cache *names;		/* guest names, owned by the caller */
 };
 
@@ -49,6 +53,7 @@ struct evout {
 	struct tmpl_rules *rules;
 	struct tmpl_env *env;
 	struct perfetto_writer *pw;
+	bool header_due;		/* the built-in lines: their header before the first */
 	__u64 first_ts;			/* relative times in JSON and lost markers */
 	__u64 events;			/* events written */
 	__u64 lost[NR_LOST];		/* totals of the lost counters reported so far */

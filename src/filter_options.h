@@ -39,6 +39,7 @@ OPT_STORE(opt_reasons, struct event_filter);		/* -r: more reasons */
 	{ "guest", 'g', "NAME", 0, guest_doc, group, OPT_TO(type, member, opt_guest) },       \
 	{ "vcpu", 'c', "N", 0, "Only this vCPU", group, OPT_TO(type, member.f.vcpu, opt_vcpu) }, \
 	{ "reason", 'r', "LIST", 0, "Only these exit reasons: names or numbers, comma-separated " \
-	  "(svm:npf, vmx:48, IO)", group, OPT_TO(type, member.f, opt_reasons) }
+	  "(svm:npf, vmx:48, IO, KVM_EXIT_IO, kvm_userspace_exit(IO))", group,               \
+	  OPT_TO(type, member.f, opt_reasons) }
 
 #endif /* VMEXIT_FILTER_OPTIONS_H */

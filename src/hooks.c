@@ -540,10 +540,12 @@ static const char *exit_hook_name(const struct hooks *h, bool entry)
 	return entry ? "kvm:kvm_entry" : "kvm:kvm_exit";
 }
 
-void hooks_print(const struct hooks *h, FILE *f)
+void hooks_print(const struct hooks *h, bool exit_only, FILE *f)
 {
 	fprintf(f, "vmexit: hooks: kvm_exit %s, kvm_entry %s (%s)\n", exit_hook_name(h, false),
 		exit_hook_name(h, true), h->exit_note);
+	if (exit_only)
+		return;
 	fprintf(f, "vmexit: hooks: KVM_RUN %s%s%s%s\n", run_hook_name(h->run),
 		h->run_note[0] ? " (" : "", h->run_note, h->run_note[0] ? ")" : "");
 	if (h->run == RUN_HOOK_IOCTL)

@@ -117,8 +117,9 @@ bool hooks_exit_prog_used(const struct hooks *h, const struct vmexit_bpf *skel,
 void hooks_check_release(struct hooks *h);
 void hooks_free(struct hooks *h);
 const char *run_hook_name(enum run_hook r);
-/* The -v lines: which hooks are in use and why. */
-void hooks_print(const struct hooks *h, FILE *f);
+/* The -v lines: which hooks are in use and why. exit_only: the kvm_exit line alone, the
+ * --check-hooks verdict (checked, not checked, refused: and why). */
+void hooks_print(const struct hooks *h, bool exit_only, FILE *f);
 /* "hooks":{...} for JSON outputs, without a leading comma. */
 void hooks_json(const struct hooks *h, FILE *f);
 

@@ -17,10 +17,10 @@
 
 static const struct cmd_option options[] = {
 	OPT_HEADER("Capture:", 3),
-	{ "duration", 'd', "SECONDS", 0, "Stop after this many seconds", 3,
+	{ "duration", 'd', "DURATION", 0, "Stop after this long (with its unit: 10s, 5m)", 3,
 	  OPT_TO(struct live_args, duration_s, opt_duration_s) },
 	{ "min-latency", 0, "DURATION", 0,
-	  "Only exits that took at least this long (800, 250us, 1.5ms, 2s; in the kernel)", 3,
+	  "Only exits that took at least this long (250us, 1.5ms, 2s; in the kernel)", 3,
 	  OPT_TO(struct live_args, filters.opts.min_latency_ns, opt_min_latency) },
 	{ "sample", 0, "N", 0, "Only one exit in N per vCPU thread (in the kernel)", 3,
 	  OPT_TO(struct live_args, filters.opts.sample_every, opt_sample) },

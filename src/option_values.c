@@ -26,14 +26,18 @@ bool strict_double(const char *s, double *v)
 	return !errno && end != s && !*end && isfinite(*v);
 }
 
-int parse_duration_ns(const char *s, __u64 *ns)
+/* A duration option's value in [min_ns, max_ns], or the one message durations are refused with. */
+static __u64 duration_arg(const char *arg, const char *what, double min_ns, double max_ns,
+			  struct argp_state *state)
 {
-	double v;
+	char msg[256];
+	__u64 ns = 0;
 
-	if (parse_duration(s, DUR_NS, DUR_NS, DUR_S, &v))
-		return -EINVAL;
-	*ns = (__u64)(v + 0.5);
-	return 0;
+	if (parse_duration_ns(arg, min_ns, max_ns, &ns)) {
+		duration_refusal(msg, sizeof(msg), what, arg, min_ns, max_ns);
+		argp_error(state, "%s", msg);
+	}
+	return ns;
 }
 
 long parse_long_arg(const char *arg, const char *what, long min, long max,
@@ -96,17 +100,25 @@ void opt_tsc_mhz(const char *arg, void *to, struct argp_state *state)
 
 void opt_min_latency(const char *arg, void *to, struct argp_state *state)
 {
-	if (parse_duration_ns(arg, to))
-		argp_error(state, "invalid --min-latency '%s': give a duration such as 800 (ns), "
-			   "250us, 1.5ms or 2s", arg);
+	*(__u64 *)to = duration_arg(arg, "--min-latency", 0, DUR_WEEK, state);
 }
 
+/*
+ * An interval: seconds, as vmstat's and top's (a bare number), or a duration with its unit;
+ * 10 ms (a sample costs a pass over the cells) to a day.
+ */
 void opt_interval(const char *arg, void *to, struct argp_state *state)
 {
-	double *v = to;
+	double *v = to, ns;
+	bool ok;
 
-	if (!strict_double(arg, v) || *v < 0.01 || *v > 86400)
-		argp_error(state, "bad interval '%s': give seconds from 0.01 to 86400", arg);
+	if (strict_double(arg, v))
+		ok = *v >= 0.01 && *v <= 86400;
+	else if ((ok = !parse_duration(arg, 10 * DUR_MS, 24 * DUR_H, &ns)))
+		*v = ns / DUR_S;
+	if (!ok)
+		argp_error(state, "bad interval '%s': give seconds from 0.01 to 86400 (a bare number "
+			   "is seconds), or a duration with its unit, e.g. 500ms", arg);
 }
 
 void opt_count(const char *arg, void *to, struct argp_state *state)
@@ -117,45 +129,21 @@ void opt_count(const char *arg, void *to, struct argp_state *state)
 		argp_error(state, "bad count '%s': give a whole number of intervals >= 1", arg);
 }
 
-/* How long an exit must be in flight to be stuck: any unit up to hours (as --keep), a week at
- * most (the ns fit a __u64). */
-static int stuck_ns(const char *arg, double bare_ns, __u64 *ns)
-{
-	double v;
-
-	if (parse_duration(arg, bare_ns, DUR_NS, DUR_H, &v) || v > 7 * 24 * DUR_H)
-		return -EINVAL;
-	*ns = (__u64)(v + 0.5);
-	return 0;
-}
-
+/* How long an exit must be in flight to be stuck: up to a week (as --keep). */
 void opt_stuck(const char *arg, void *to, struct argp_state *state)
 {
-	__u64 *ns = to;
-
-	if (stuck_ns(arg, DUR_NS, ns))
-		argp_error(state, "invalid --stuck '%s': give a duration such as 250ms, 1s, 5m or "
-			   "1h (at most a week)", arg);
-	if (!*ns)
-		argp_error(state, "invalid --stuck '%s': give a duration above 0, e.g. 1s or 250ms",
-			   arg);
+	*(__u64 *)to = duration_arg(arg, "--stuck", DUR_NS, DUR_WEEK, state);
 }
 
+/* serve: 0 exports every exit in flight. */
 void opt_serve_stuck(const char *arg, void *to, struct argp_state *state)
 {
-	if (stuck_ns(arg, DUR_UNIT_REQUIRED, to))
-		argp_error(state, "invalid --stuck '%s': give a duration with its unit, e.g. 500ms, "
-			   "1s, 30s", arg);
+	*(__u64 *)to = duration_arg(arg, "--stuck", 0, DUR_WEEK, state);
 }
 
 void opt_keep(const char *arg, void *to, struct argp_state *state)
 {
-	double ns = 0;
-
-	if (parse_duration(arg, DUR_UNIT_REQUIRED, DUR_S, DUR_H, &ns) || ns > 7 * 24 * DUR_H)
-		argp_error(state, "invalid --keep '%s': give a duration with its unit, e.g. 300s, 5m, "
-			   "1h (at most a week)", arg);
-	*(__u64 *)to = (__u64)ns;
+	*(__u64 *)to = duration_arg(arg, "--keep", 0, DUR_WEEK, state);
 }
 
 void opt_max_cells(const char *arg, void *to, struct argp_state *state)
@@ -165,10 +153,7 @@ void opt_max_cells(const char *arg, void *to, struct argp_state *state)
 
 void opt_duration_s(const char *arg, void *to, struct argp_state *state)
 {
-	double *v = to;
-
-	if (!strict_double(arg, v) || *v <= 0 || *v > 31536000)
-		argp_error(state, "invalid --duration '%s': give seconds > 0", arg);
+	*(double *)to = duration_arg(arg, "--duration", DUR_NS, 365 * 24 * DUR_H, state) / DUR_S;
 }
 
 void opt_sample(const char *arg, void *to, struct argp_state *state)

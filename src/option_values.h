@@ -15,8 +15,6 @@
 /* The whole of s as a number (base 0: 0x.. and 0.. prefixes too); false if it is not one. */
 bool strict_long(const char *s, int base, long *v);
 bool strict_double(const char *s, double *v);
-/* "250us", "1.5ms", "2s", "800" (ns): parse_duration() rounded to ns. 0, or -EINVAL. */
-int parse_duration_ns(const char *s, __u64 *ns);
 
 /* A number in [min, max]: "invalid WHAT 'ARG': give a number from MIN to MAX" otherwise. */
 long parse_long_arg(const char *arg, const char *what, long min, long max,
@@ -45,14 +43,16 @@ typedef void opt_store_fn(const char *arg, void *to, struct argp_state *state);
 OPT_STORE(opt_true, bool);			/* a flag: true */
 OPT_STORE(opt_string, const char *);		/* the argument as given */
 OPT_STORE(opt_tsc_mhz, double);			/* --tsc-mhz: a TSC frequency in MHz */
-OPT_STORE(opt_min_latency, __u64);		/* --min-latency: parse_duration_ns() */
+/* Durations (durations.h: with their unit, one message), in ns unless said: */
+OPT_STORE(opt_min_latency, __u64);		/* --min-latency: 0 to a week */
+OPT_STORE(opt_stuck, __u64);			/* stat, top, stream --stuck: 1ns to a week */
+OPT_STORE(opt_serve_stuck, __u64);		/* serve --stuck: 0 to a week */
+OPT_STORE(opt_keep, __u64);			/* serve --keep: 0 to a week */
+OPT_STORE(opt_duration_s, double);		/* stream, record -d: in s, 1ns to a year */
+/* The conventions of vmstat and top: a bare number of seconds, or a duration with its unit. */
 OPT_STORE(opt_interval, double);		/* seconds, 0.01 to 86400 (stat, top -d) */
 OPT_STORE(opt_count, long);			/* a number of intervals >= 1 (stat, top -n) */
-OPT_STORE(opt_stuck, __u64);			/* stat, top, stream --stuck: a duration > 0 */
-OPT_STORE(opt_serve_stuck, __u64);		/* serve --stuck: with its unit, ns to h; 0 ok */
-OPT_STORE(opt_keep, __u64);			/* serve --keep: with its unit, s to h, a week */
 OPT_STORE(opt_max_cells, __u32);		/* --max-cells: 16 to 65000 */
-OPT_STORE(opt_duration_s, double);		/* stream, record -d: seconds > 0, up to a year */
 OPT_STORE(opt_sample, __u32);			/* --sample: N >= 1 */
 OPT_STORE(opt_ringbuf_kb, __u32);		/* --ringbuf-kb: a power of two, 4 to 4194304 */
 OPT_STORE(opt_kvm_events, __u32);		/* --kvm-events: a mask of VMEXIT_KVM_* bits */

@@ -275,7 +275,8 @@ int vcpu_for_thread(int tgid, int tid)
 }
 
 /* Whether pid holds /dev/kvm or a KVM VM fd: every KVM VMM does, whatever its binary's name. */
-static bool holds_kvm(int pid)
+/* 1: pid has /dev/kvm or a VM open; 0: not; -1: its open files are not ours to read. */
+static int holds_kvm(int pid)
 {
 	char path[64], link[64];
 	struct dirent *de;
@@ -285,7 +286,7 @@ static bool holds_kvm(int pid)
 	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
 	dir = opendir(path);
 	if (!dir)
-		return false;
+		return errno == EACCES || errno == EPERM ? -1 : 0;
 	while (!found && (de = readdir(dir))) {
 		ssize_t n;
 
@@ -322,9 +323,10 @@ static bool vmm_binary(const char *argv0)
  * Calls fn(pid, name, ctx) for every process that looks like a VMM, with its guest name (its
  * comm if the command line has none). With want set, only for VMMs whose command-line name is
  * want, which also spares the fd scan of every other process. Stops when fn returns non-zero.
+ * *unreadable (if given): processes that could not be checked (not ours to read).
  */
 static int for_each_vmm(const char *want, int (*fn)(int pid, const char *name, void *ctx),
-			void *ctx)
+			void *ctx, int *unreadable)
 {
 	struct dirent *de;
 	DIR *proc;
@@ -350,8 +352,16 @@ static int for_each_vmm(const char *want, int (*fn)(int pid, const char *name, v
 		if (want && (!named || strcmp(name, want)))
 			goto next;
 		/* args starts with argv[0]; a len of 0 is a kernel thread or a zombie. */
-		if (!len || !((named && vmm_binary(args)) || holds_kvm(pid)))
+		if (!len)
 			goto next;
+		if (!(named && vmm_binary(args))) {
+			int held = holds_kvm(pid);
+
+			if (held < 0 && unreadable)
+				(*unreadable)++;
+			if (held <= 0)
+				goto next;
+		}
 		if (!named) {
 			snprintf(path, sizeof(path), "/proc/%d/comm", pid);
 			if (read_proc_line(path, name, sizeof(name)))
@@ -387,7 +397,7 @@ int guests_find(const char *name, int *pids, int max)
 
 	if (!name || !*name || max <= 0)
 		return 0;
-	err = for_each_vmm(name, find_one, &c);
+	err = for_each_vmm(name, find_one, &c, NULL);
 	return err ? err : c.n;
 }
 
@@ -406,10 +416,22 @@ static int print_one(int pid, const char *name, void *ctx)
 	return 0;
 }
 
-void guests_list_print(FILE *f)
+int guests_list_print(FILE *f)
 {
 	struct print_ctx c = { .f = f };
+	int unreadable = 0;
 
-	if (for_each_vmm(NULL, print_one, &c) || !c.count)
+	int err = for_each_vmm(NULL, print_one, &c, &unreadable);
+
+	if (err) {
+		fprintf(stderr, "vmexit: cannot list the processes in /proc: %s\n", strerror(-err));
+		return -1;
+	}
+	if (!c.count && !unreadable)
 		fprintf(f, "  (none found)\n");
+	/* Not "none": a VMM whose binary has no known name is found by its open /dev/kvm. */
+	if (unreadable)
+		fprintf(stderr, "vmexit: cannot read the open files of %d processes of other "
+			"users: run as root to list every guest\n", unreadable);
+	return unreadable;
 }

@@ -40,7 +40,11 @@ int vcpu_for_thread(int tgid, int tid);
  */
 int guests_find(const char *name, int *pids, int max);
 
-/* "  PID  NAME" for every VMM process, for "unknown guest" errors; "  (none found)" if none. */
-void guests_list_print(FILE *f);
+/*
+ * "  PID  NAME" for every VMM process, for "unknown guest" errors; "  (none found)" if none
+ * and every process could be checked; if some could not be (not ours to read: another user's,
+ * without root), a line on stderr says so. Returns how many, or -1 if /proc cannot be read.
+ */
+int guests_list_print(FILE *f);
 
 #endif /* VMEXIT_PROC_NAMES_H */

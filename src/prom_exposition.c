@@ -55,18 +55,6 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* A duration in ns with its unit, printed back in errors: exact, unlike a table's. */
-static void ns_str(char *buf, size_t len, __u64 ns)
-{
-	double per;
-	const char *unit = duration_unit(ns, &per);
-
-	if (per == DUR_NS)
-		snprintf(buf, len, "%llu%s", (unsigned long long)ns, unit);
-	else
-		snprintf(buf, len, "%.*g%s", per == DUR_S ? 12 : 10, ns / per, unit);
-}
-
 static int parse_bound(const char *item, __u32 *bucket, char *err, size_t errlen)
 {
 	char lo[32], hi[32];
@@ -74,14 +62,10 @@ static int parse_bound(const char *item, __u32 *bucket, char *err, size_t errlen
 	__u64 n;
 	__u32 b;
 
-	if (parse_duration(item, DUR_S, DUR_NS, DUR_S, &ns) || ns <= 0) {
-		snprintf(err, errlen, "--buckets: '%s' is not a duration (e.g. 256ns, 1.024us, "
-			 "0.5s; a bare number is seconds)", item);
-		return -1;
-	}
-	if (ns > (double)(1ULL << HIST_MAX_POW) + 0.5) {
-		snprintf(err, errlen, "--buckets: '%s' is above the kernel histogram's last edge "
-			 "(137.438953472s)", item);
+	/* From the first edge to the last (137.438953472s, as its decimal digits read). */
+	if (parse_duration(item, DUR_NS, (double)(1ULL << HIST_MAX_POW) + 0.5, &ns)) {
+		duration_refusal(err, errlen, "--buckets bound", item, DUR_NS,
+				 (double)(1ULL << HIST_MAX_POW));
 		return -1;
 	}
 	n = (__u64)llround(ns);
@@ -91,8 +75,8 @@ static int parse_bound(const char *item, __u32 *bucket, char *err, size_t errlen
 		if (n < 1)
 			n = 1;
 		b = hist_bucket(n);
-		ns_str(lo, sizeof(lo), hist_bucket_low(b));
-		ns_str(hi, sizeof(hi), hist_bucket_high(b));
+		duration_str(lo, sizeof(lo), hist_bucket_low(b));
+		duration_str(hi, sizeof(hi), hist_bucket_high(b));
 		snprintf(err, errlen,
 			 "--buckets: %s is not an edge of the in-kernel histogram, whose bucket "
 			 "counts would have to be split; the nearest edges are %s and %s",

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "out_write.h"
 #include "reasons.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -643,16 +644,33 @@ static int add_sel(struct reason_sel *out, int *n, int max, __u32 isa, __u32 rea
 }
 
 /* One selector, already trimmed; appends its pairs. 0, -ENOENT (unknown) or -E2BIG. */
+/* NAME of fn(NAME), top's (kvm_stat's) spelling, or NULL. */
+static char *unwrap_call(char *item, const char *fn)
+{
+	size_t l = strlen(fn), n = strlen(item);
+
+	if (n < l + 3 || strncasecmp(item, fn, l) || item[l] != '(' || item[n - 1] != ')')
+		return NULL;
+	item[n - 1] = '\0';
+	return item + l + 1;
+}
+
 static int parse_item(char *item, struct reason_sel *out, int *n, int max)
 {
-	char *colon = strchr(item, ':');
+	char *colon = strchr(item, ':'), *inner;
 	const char *what = item;
-	bool found = false;
+	bool found = false, kernel_only = false;
 	__u32 isa = 0, v;
 	size_t i;
 	int err;
 
-	if (colon) {
+	if ((inner = unwrap_call(item, "kvm_userspace_exit"))) {
+		isa = VMEXIT_ISA_USER;
+		what = inner;
+	} else if ((inner = unwrap_call(item, "kvm_exit"))) {
+		kernel_only = true;
+		what = inner;
+	} else if (colon) {
 		*colon = '\0';
 		err = isa_parse(item, &isa);
 		*colon = ':';
@@ -667,7 +685,8 @@ static int parse_item(char *item, struct reason_sel *out, int *n, int max)
 
 	if (!parse_u32(what, &v)) {
 		for (i = 0; i < ARRAY_SIZE(all_isas); i++) {
-			if (isa && isa != all_isas[i])
+			if ((isa && isa != all_isas[i]) ||
+			    (kernel_only && all_isas[i] == VMEXIT_ISA_USER))
 				continue;
 			err = add_sel(out, n, max, all_isas[i], v);
 			if (err)
@@ -676,7 +695,7 @@ static int parse_item(char *item, struct reason_sel *out, int *n, int max)
 		return 0;
 	}
 	for (i = 0; i < ARRAY_SIZE(all_isas); i++) {
-		if (isa && isa != all_isas[i])
+		if ((isa && isa != all_isas[i]) || (kernel_only && all_isas[i] == VMEXIT_ISA_USER))
 			continue;
 		if (reason_lookup(all_isas[i], what, &v))
 			continue;
@@ -738,7 +757,18 @@ int reason_parse_list(const char *list, struct reason_sel *out, int max, char *e
 	return n;
 }
 
-void reason_list_print(FILE *f)
+const char *reason_label(__u32 isa, __u32 reason, char *buf, size_t len)
+{
+	char r[REASON_STR_MAX];
+
+	reason_str(isa, reason, r, sizeof(r));
+	/* A failed KVM_RUN (EINTR, error(EIO)) is no KVM_EXIT_* reason. */
+	snprintf(buf, len, "%s%s",
+		 isa == VMEXIT_ISA_USER && !(reason & VMEXIT_UREASON_ERRNO) ? "KVM_EXIT_" : "", r);
+	return buf;
+}
+
+int reason_list_print(FILE *f)
 {
 	static const char *const titles[] = {
 		[VMEXIT_ISA_VMX] = "Intel VMX basic exit reasons",
@@ -764,12 +794,17 @@ void reason_list_print(FILE *f)
 				snprintf(code, sizeof(code), "0x%x", t[j].code);
 			else
 				snprintf(code, sizeof(code), "%u", t[j].code);
-			fprintf(f, "  %10s  %s\n", code, t[j].name);
+			fprintf(f, "  %10s  %s%s\n", code, isa == VMEXIT_ISA_USER &&
+				!(t[j].code & VMEXIT_UREASON_ERRNO) ? "KVM_EXIT_" : "", t[j].name);
+			if (out_error(f))
+				return out_error(f);
 		}
 	}
 	fprintf(f, "\nSelect with NAME, NUMBER or ISA:NAME (ISA: vmx, svm, user, arm64), "
 		"comma-separated;\nnames match case-insensitively, and a bare NUMBER selects "
-		"that code in every ISA.\n");
+		"that code in every ISA.\nKVM_EXIT_ is optional (IO, user:IO), and top's "
+		"kvm_exit(NAME) and kvm_userspace_exit(NAME) are taken too.\n");
+	return out_error(f);
 }
 
 static const char *const kvm_event_names[VMEXIT_KVM_NR] = {

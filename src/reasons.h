@@ -38,6 +38,13 @@ void reason_names_fallback(const char *(*fn)(void *ctx, __u32 isa, __u32 reason)
  * NUL-terminated (truncated to len); returns buf.
  */
 const char *reason_str(__u32 isa, __u32 reason, char *buf, size_t len);
+/*
+ * The name text outputs print (tables, CSV, stream lines, top --log, list): reason_str(), an
+ * exit to the VMM as KVM's API names it (KVM_EXIT_IO: IO alone would read as any ISA's). JSON
+ * and Prometheus keep reason_str() next to their kind field; top's drill-down, kvm_stat's
+ * kvm_userspace_exit(IO). reason_parse_list() accepts each. Returns buf.
+ */
+const char *reason_label(__u32 isa, __u32 reason, char *buf, size_t len);
 
 /* Longest string reason_str() can produce, with its NUL. */
 #define REASON_STR_MAX		64
@@ -112,7 +119,8 @@ __u64 kvm_event_field_value(const struct kvm_event_field *f, const struct vmexit
 /* pio/msr: "read" or "write"; mmio: also "unsatisfied-read"; other events: "". */
 const char *kvm_event_access(const struct vmexit_event *ev);
 
-/* Every known name, grouped by ISA, for `vmexit list` and error help. */
-void reason_list_print(FILE *f);
+/* Every known name, grouped by ISA, for `vmexit list` and error help. 0, or the -errno of the
+ * first write that failed (out_error(): it is gone by the end of a list longer than a buffer). */
+int reason_list_print(FILE *f);
 
 #endif /* VMEXIT_REASONS_H */

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include "cli_filters.h"
 #include "commands.h"
+#include "durations.h"
 #include "event_output.h"
 #include "live_events.h"
 #include "record_file.h"
@@ -29,12 +30,13 @@ static const char doc[] =
 "tracepoints too (see `vmexit stream --help`).\n"
 "\n"
 "EXAMPLES:\n"
-"    vmexit record -o exits.vmexit -d 60   # one minute of every VM\n"
+"    vmexit record -o exits.vmexit -d 60s  # one minute of every VM\n"
 "    vmexit record -o web.vmexit -g web01  # one guest, until Ctrl-C\n"
 "    vmexit record -o slow.vmexit --min-latency 100us   # slow exits only\n"
 "    vmexit record -o run.vmexit -- qemu-system-x86_64 ...   # from its start\n"
 "    vmexit record -o io.vmexit --kvm-events all   # other kvm events too\n"
-"    vmexit report -i exits.vmexit         # then: the stat table, offline\n";
+"    vmexit report -i exits.vmexit         # then: the stat table, offline\n"
+"\v" DURATION_HELP;
 
 struct record_args {
 	struct live_args live;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "array_grow.h"
 #include "commands.h"
+#include "durations.h"
 #include "event_output.h"
 #include "event_rows.h"
 #include "hashmap.h"
@@ -36,7 +37,8 @@ static const char doc[] =
 "    vmexit report -i exits.vmexit --events     # the stream's lines\n"
 "    vmexit report -i exits.vmexit --events --json   # one object per exit\n"
 "    vmexit report -i exits.vmexit --format my.formats   # rules file lines\n"
-"    vmexit report -i exits.vmexit --perfetto out.json   # ui.perfetto.dev\n";
+"    vmexit report -i exits.vmexit --perfetto out.json   # ui.perfetto.dev\n"
+"\v" DURATION_HELP;
 
 struct report_args {
 	const char *path;
@@ -64,7 +66,7 @@ static const struct cmd_option options[] = {
 		       "Only the guest with this name in the file (repeatable)", 1,
 		       struct report_args, sel),
 	{ "min-latency", 0, "DURATION", 0,
-	  "Only exits that took at least this long (800, 250us, 1.5ms, 2s)", 1,
+	  "Only exits that took at least this long (250us, 1.5ms, 2s)", 1,
 	  OPT_TO(struct report_args, sel.f.min_latency_ns, opt_min_latency) },
 	OPT_HEADER("Per-event output (as vmexit stream):", 3),
 	{ "events", 0, NULL, 0, "One line per exit (the stream's default line)", 3,
@@ -396,6 +398,10 @@ int cmd_report(int argc, char **argv)
 		a.view.tsc_mhz = rec_reader_meta(rd)->tsc_mhz;
 	reason_names_fallback(file_reason_name, rd);
 	a.out.tsc_mhz = a.view.tsc_mhz;
+	a.out.unit_ns = a.view.unit_ns;
+	if (rec_reader_meta(rd)->real_ns && rec_reader_meta(rd)->mono_ns)
+		a.out.real_offset_ns = (__s64)(rec_reader_meta(rd)->real_ns -
+					       rec_reader_meta(rd)->mono_ns);
 	/* Recorded with --split (format 1.1): the summary and JSON events show it. */
 	a.view.split = a.out.split = rec_reader_meta(rd)->split;
 	if (a.events) {

@@ -14,6 +14,7 @@
 #include "bpf_run_stats.h"
 #include "cli_filters.h"
 #include "commands.h"
+#include "durations.h"
 #include "exporter.h"
 #include "guest_follow.h"
 #include "metrics_http.h"
@@ -40,7 +41,8 @@ static const char doc[] =
 "    vmexit serve                        # http://localhost:9477/metrics\n"
 "    vmexit serve --listen :9477 --by vcpu   # every address, per-vCPU series\n"
 "    vmexit serve -g 'web01' -r EPT_VIOLATION,HLT   # filters, in the kernel\n"
-"    vmexit serve --buckets 1.024us,32.768us,1.048576ms,33.554432ms\n";
+"    vmexit serve --buckets 1.024us,32.768us,1.048576ms,33.554432ms\n"
+"\v" DURATION_HELP;
 
 struct serve_args {
 	struct cli_filters filters;
@@ -83,7 +85,7 @@ static const struct cmd_option options[] = {
 	  "to 2.147483648s); each an edge of the kernel's histogram, e.g. 1.024us,1.048576ms", 2,
 	  OPT_TO(struct serve_args, buckets, opt_buckets) },
 	{ "keep", 0, "DURATION", 0, "Keep an exited guest's series this long "
-	  "(default 5m; s, m or h)", 2, OPT_TO(struct serve_args, keep_ns, opt_keep) },
+	  "(default 5m)", 2, OPT_TO(struct serve_args, keep_ns, opt_keep) },
 	{ "stuck", 0, "DURATION", 0, "Export the exits in flight for this long or more "
 	  "(default 1s; ns, us, ms, s, m or h)", 2,
 	  OPT_TO(struct serve_args, stuck_ns, opt_serve_stuck) },

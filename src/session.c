@@ -448,6 +448,7 @@ static void set_tunables(struct session *s, const struct session_opts *o)
 	skel->rodata->stream_sample_every = o->sample_every ? o->sample_every : 1;
 	skel->rodata->kvm_events_enabled = o->kvm_events != 0;
 	skel->rodata->split_enabled = o->split;
+	skel->rodata->stuck_min_ns = o->stuck_ns;
 
 	bpf_map__set_max_entries(skel->maps.cells, s->max_cells);
 	bpf_map__set_max_entries(skel->maps.free_cells, s->max_cells);
@@ -586,8 +587,9 @@ int session_open(struct session *s, struct session_opts *o)
 	startup_mark("attach");
 	/* Off the critical path: tracing starts while the check's programs are detached. */
 	hooks_check_release(&s->hooks);
-	if (verbose)
-		hooks_print(&s->hooks, stderr);
+	/* --check-hooks asked a question: its answer is said without -v too. */
+	if (verbose || o->check_hooks)
+		hooks_print(&s->hooks, !verbose, stderr);
 	return 0;
 fail:
 	session_close(s);

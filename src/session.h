@@ -27,6 +27,7 @@ struct session_opts {
 	char **command;			/* run this, trace it and its children, stop when it exits */
 	bool pid_filter_on;		/* the pid filter is on while empty (serve follows names) */
 	bool split;			/* exit time as on CPU, blocked, runq (sched_switch) */
+	__u64 stuck_ns;			/* stat --stuck: cells keep exits this long (0: off) */
 	bool verbose;
 	bool check_hooks;		/* a longer fast-path check, its counts on stderr */
 	bool force_thread_hash;		/* test/bench knob: per-thread state in a hash */

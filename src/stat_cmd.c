@@ -5,6 +5,7 @@
 #include <string.h>
 #include "cli_filters.h"
 #include "commands.h"
+#include "durations.h"
 #include "sampler.h"
 #include "serve_guests.h"
 #include "stat_output.h"
@@ -29,7 +30,10 @@ static const char doc[] =
 "    vmexit stat -r EPT_VIOLATION,npf    # only these reasons\n"
 "    vmexit stat --csv 10 1 > exits.csv  # one 10 s interval as CSV\n"
 "    vmexit stat --json 2 1 | jq .       # JSON, one object per interval\n"
-"    vmexit stat -- qemu-system-x86_64 ...   # trace a VMM from its start\n";
+"    vmexit stat -- qemu-system-x86_64 ...   # trace a VMM from its start\n"
+"\v" DURATION_HELP
+"The interval is in seconds, as vmstat's (a bare number; 500ms works too); the count "
+"is a number of intervals.\n";
 
 struct stat_args {
 	struct cli_filters filters;
@@ -46,10 +50,11 @@ static const struct cmd_option options[] = {
 	OPT_HEADER("Output:", 2),
 	{ "overhead", 0, NULL, 0, "Add vmexit's own cost (kernel BPF run-time statistics, on while "
 	  "it runs) to the summary", 2, OPT_TO(struct stat_args, overhead, opt_true) },
-	{ "stuck", 0, "DURATION", 0, "List exits in flight this long or longer (default 1s; e.g. "
-	  "250ms)", 2, OPT_TO(struct stat_args, stuck_ns, opt_stuck) },
+	{ "stuck", 0, "DURATION", 0, "List exits in flight this long or longer, and only those "
+	  "(still, or until they completed or their thread exited; default 1s; e.g. 250ms)", 2,
+	  OPT_TO(struct stat_args, stuck_ns, opt_stuck) },
 	{ "keep", 0, "DURATION", 0, "Rows of a guest that ended this long ago join the (ended) "
-	  "rows (default 5m; s, m or h)", 2, OPT_TO(struct stat_args, keep_ns, opt_keep) },
+	  "rows (default 5m)", 2, OPT_TO(struct stat_args, keep_ns, opt_keep) },
 	{},
 };
 
@@ -80,7 +85,8 @@ static struct stat_report sampled(const struct stat_args *a, struct sampler *sp)
 	struct stat_report rep = { .rows = &sp->rows, .interval_s = sp->interval_s,
 				   .elapsed_s = sp->elapsed_s, .hooks = &sp->s.hooks,
 				   .overhead = sp->overhead, .inflight = sp->t.inflight,
-				   .nr_inflight = sp->t.nr_inflight,
+				   .nr_inflight = sp->t.nr_inflight, .stuck = sp->t.stuck,
+				   .nr_stuck = sp->t.nr_stuck,
 				   .now_ns = (__u64)(sp->last * 1e9), .stuck_ns = a->stuck_ns };
 
 	memcpy(rep.lost, sp->lost, sizeof(rep.lost));
@@ -101,6 +107,9 @@ static int print_end(struct stat_args *a, struct sampler *sp, long printed)
 	rep.rows = &sp->t.cum;
 	rep.interval_s = sp->elapsed_s;
 	rep.final = true;
+	rep.stuck = sp->t.cum_stuck;
+	rep.nr_stuck = sp->t.nr_cum_stuck;
+	rep.ended = sp->t.cum_ended;
 	return stat_print(&a->view, &rep, stdout);
 }
 
@@ -186,10 +195,14 @@ int cmd_stat(int argc, char **argv)
 		return 2;
 	if (!a.nr_pos && !a.filters.opts.command)
 		a.interval = 1;
+	/* The kernel keeps the exits that took --stuck or more: one stuck between two samples
+	 * (or before the only one, at the end) is listed too. */
+	a.filters.opts.stuck_ns = a.stuck_ns;
 	if (sampler_open(&sp, &a.filters, &(struct sampler_opts){ .by = a.view.by,
 		.interval = a.interval, .end_with_pids = true, .overhead = a.overhead }))
 		return 1;
 	a.view.names = &sp.names;
+	sp.t.stuck_ns = a.stuck_ns;
 	a.view.split = a.filters.opts.split;
 	if (a.view.fmt == OUT_TABLE && a.interval)
 		fprintf(stderr, "Tracing KVM exits%s... Hit Ctrl-C to end.\n",

@@ -16,25 +16,6 @@
 #include "reasons.h"
 #include "text_escape.h"
 
-const char *fmt_duration(__u64 unit_ns, __u64 ns, char *buf, size_t len)
-{
-	double per;
-	const char *unit = duration_unit(ns, &per);
-
-	if (unit_ns == 1)
-		snprintf(buf, len, "%llu", (unsigned long long)ns);
-	else if (unit_ns == 1000000 && ns < unit_ns)
-		/* Most exits take microseconds: with one decimal they would all read 0.0. */
-		snprintf(buf, len, "%.3f", (double)ns / (double)unit_ns);
-	else if (unit_ns)
-		snprintf(buf, len, "%.1f", (double)ns / (double)unit_ns);
-	else if (per == DUR_NS)
-		snprintf(buf, len, "%llu%s", (unsigned long long)ns, unit);
-	else
-		snprintf(buf, len, "%.*f%s", per == DUR_S ? 2 : 1, ns / per, unit);
-	return buf;
-}
-
 static const struct stat_view *sort_view;
 
 static __u64 sort_value(const struct row *r)
@@ -80,14 +61,7 @@ static void rows_sort(const struct stat_view *v, struct row_table *rt)
 
 static const char *row_reason(const struct row *r, char *buf, size_t len)
 {
-	char tmp[48];
-
-	reason_str(r->key.isa, r->key.reason, tmp, sizeof(tmp));
-	if (r->key.isa == VMEXIT_ISA_USER)
-		snprintf(buf, len, "KVM_EXIT_%s", tmp);
-	else
-		snprintf(buf, len, "%s", tmp);
-	return buf;
+	return reason_label(r->key.isa, r->key.reason, buf, len);
 }
 
 static const char *row_vm(const struct stat_view *v, const struct row *r)
@@ -261,30 +235,58 @@ static void print_overhead(const struct stat_report *rep, FILE *f)
 	fprintf(f, "%s\n", line);
 }
 
-/* Worth listing: stuck (in flight for stuck_ns or more), or ended with its thread. */
-static bool inflight_listed(const struct stat_report *rep, const struct inflight_exit *e,
-			    __u64 *age)
+/*
+ * The next exit the STUCK section lists from *i on, NULL after the last: in flight for stuck_ns
+ * or more (still, or until its thread exited), or completed after as long. *age: its age, or
+ * its latency. Only exits that were stuck: an alert on a non-empty list has no false positive.
+ */
+static const struct inflight_exit *stuck_next(const struct stat_report *rep, __u32 *i,
+					      __u64 *age)
 {
-	*age = inflight_age(e, rep->now_ns);
-	return e->end_ns || *age >= rep->stuck_ns;
+	while (*i < rep->nr_inflight + rep->nr_stuck) {
+		__u32 k = (*i)++;
+		const struct inflight_exit *e;
+
+		if (k >= rep->nr_inflight) {
+			e = &rep->stuck[k - rep->nr_inflight];
+			*age = inflight_age(e, rep->now_ns);
+			return e;
+		}
+		e = &rep->inflight[k];
+		*age = inflight_age(e, rep->now_ns);
+		if (*age >= rep->stuck_ns && !(rep->final && e->end_ns))
+			return e;
+	}
+	return NULL;
+}
+
+/* How an exit of the STUCK section ended, if it did. */
+static const char *stuck_state(const struct inflight_exit *e, char *buf, size_t len)
+{
+	if (e->completed && e->nr > 1)
+		snprintf(buf, len, "  (completed; %llu such exits)", (unsigned long long)e->nr);
+	else
+		snprintf(buf, len, "%s", e->completed ? "  (completed)" :
+			 e->end_ns ? "  (ended with its thread)" : "");
+	return buf;
 }
 
 static void print_stuck(const struct stat_view *v, const struct stat_report *rep, FILE *f)
 {
-	char rb[64], age_s[24], lim[24], nb[TEXT_NAME_MAX];
+	char rb[64], age_s[24], lim[24], nb[TEXT_NAME_MAX], st[48];
+	const struct inflight_exit *e;
 	bool head = false;
+	__u32 i = 0;
 	__u64 age;
 
-	for (__u32 i = 0; i < rep->nr_inflight; i++) {
-		const struct inflight_exit *e = &rep->inflight[i];
+	while ((e = stuck_next(rep, &i, &age))) {
 		struct row r = { .key = { .isa = e->isa, .reason = e->reason } };
 
-		if (!inflight_listed(rep, e, &age))
-			continue;
 		if (!head) {
 			/* Scaled with its unit whatever -u says: the threshold as it was given. */
-			fprintf(f, "STUCK: exits in flight for %s or more, or left by an exiting thread\n",
-				fmt_duration(0, rep->stuck_ns, lim, sizeof(lim)));
+			fprintf(f, "STUCK: exits in flight for %s or more%s\n",
+				fmt_duration(0, rep->stuck_ns, lim, sizeof(lim)),
+				rep->final ? " during the run" : "");
 			fprintf(f, "%-16s %4s %8s %-22s %10s", "GUEST", "vCPU", "TID", "REASON",
 				"FOR");
 			if (v->split)
@@ -307,32 +309,32 @@ static void print_stuck(const struct stat_view *v, const struct stat_report *rep
 				fmt_duration(v->unit_ns, blk, blk_s, sizeof(blk_s)),
 				fmt_duration(v->unit_ns, rq, rq_s, sizeof(rq_s)));
 		}
-		fprintf(f, "%s\n", e->end_ns ? "  (ended with its thread)" : "");
+		fprintf(f, "%s\n", stuck_state(e, st, sizeof(st)));
 	}
 }
 
 static void print_json_inflight(const struct stat_view *v, const struct stat_report *rep,
 				FILE *f)
 {
+	const struct inflight_exit *e;
 	bool first = true;
+	__u32 i = 0;
 	char rb[48];
 	__u64 age;
 
 	fprintf(f, ",\"in_flight\":[");
-	for (__u32 i = 0; i < rep->nr_inflight; i++) {
-		const struct inflight_exit *e = &rep->inflight[i];
+	while ((e = stuck_next(rep, &i, &age))) {
 		bool user = e->isa == VMEXIT_ISA_USER;
 
-		if (!inflight_listed(rep, e, &age))
-			continue;
 		fprintf(f, "%s{\"pid\":%u,\"guest\":", first ? "" : ",", e->tgid);
 		json_put_str(f, name_cache_get_at(v->names, e->tgid, e->proc_start));
 		fprintf(f, ",\"tid\":%u,\"vcpu\":%d,\"kind\":\"%s\",\"isa\":\"%s\",\"reason\":%u,"
 			   "\"reason_name\":", e->tid, e->vcpu, user ? "user" : "kernel",
 			isa_name(e->isa), e->reason);
 		json_put_str(f, reason_str(e->isa, e->reason, rb, sizeof(rb)));
-		fprintf(f, ",\"age_ns\":%llu,\"ended\":%s", (unsigned long long)age,
-			e->end_ns ? "true" : "false");
+		fprintf(f, ",\"age_ns\":%llu,\"ended\":%s,\"completed\":%s,\"count\":%llu",
+			(unsigned long long)age, e->end_ns && !e->completed ? "true" : "false",
+			e->completed ? "true" : "false", (unsigned long long)e->nr);
 		if (v->split) {
 			__u64 on, blk, rq;
 
@@ -345,6 +347,23 @@ static void print_json_inflight(const struct stat_view *v, const struct stat_rep
 		first = false;
 	}
 	fputc(']', f);
+}
+
+/*
+ * The summary's exits counted with no latency: those their thread exited in (a vCPU's last
+ * exit as its VMM quits: no alarm) and those still in flight at the end.
+ */
+static void print_no_latency(const struct stat_report *rep, __u64 in_flight, FILE *f)
+{
+	__u64 ended = rep->ended < in_flight ? rep->ended : in_flight;
+
+	fprintf(f, "note: %llu exit(s) counted with no latency:", (unsigned long long)in_flight);
+	if (ended)
+		fprintf(f, " %llu ended with their thread%s", (unsigned long long)ended,
+			ended < in_flight ? "," : "");
+	if (ended < in_flight)
+		fprintf(f, " %llu still in flight at the end", (unsigned long long)(in_flight - ended));
+	fputc('\n', f);
 }
 
 static void print_table(struct stat_view *v, const struct stat_report *rep, FILE *f)
@@ -391,8 +410,7 @@ static void print_table(struct stat_view *v, const struct stat_report *rep, FILE
 	if (v->split && rep->final)
 		print_split_summary(v, rt, f);
 	if (in_flight && rep->final)
-		fprintf(f, "note: %llu exit(s) still in flight at the end: counted, no latency yet\n",
-			(unsigned long long)in_flight);
+		print_no_latency(rep, in_flight, f);
 	if (rep->stuck_ns)
 		print_stuck(v, rep, f);
 	for (int i = 0; i < NR_LOST; i++) {
@@ -408,21 +426,20 @@ static void print_table(struct stat_view *v, const struct stat_report *rep, FILE
 }
 
 /*
- * The exits of the STUCK section as rows of their own: In_Flight 1 (stuck) or 2 (left by its
- * exiting thread), NR_Exit 0 (each is counted in its reason's row already), its age so far in
- * Total_ns and, with --split, the age's split so far.
+ * The exits of the STUCK section as rows of their own: In_Flight 1 (still in flight), 2 (left by
+ * its exiting thread) or 3 (completed), NR_Exit 0 (each is counted in its reason's row
+ * already), its age so far (or its latency) in Total_ns and, with --split, its split so far.
  */
 static void print_csv_inflight(const struct stat_view *v, const struct stat_report *rep, FILE *f)
 {
+	const struct inflight_exit *e;
+	__u32 i = 0;
 	char rb[64];
 	__u64 age;
 
-	for (__u32 i = 0; i < rep->nr_inflight; i++) {
-		const struct inflight_exit *e = &rep->inflight[i];
+	while ((e = stuck_next(rep, &i, &age))) {
 		struct row r = { .key = { .isa = e->isa, .reason = e->reason } };
 
-		if (!inflight_listed(rep, e, &age))
-			continue;
 		fprintf(f, "%.3f,%d,%.3f,", rep->elapsed_s, rep->final, rep->interval_s);
 		csv_put_field(f, name_cache_get_at(v->names, e->tgid, e->proc_start));
 		fprintf(f, ",%u,%d,%s,", e->tgid, e->vcpu, isa_name(e->isa));
@@ -438,7 +455,7 @@ static void print_csv_inflight(const struct stat_view *v, const struct stat_repo
 			fprintf(f, ",%llu,%llu,%llu", (unsigned long long)on,
 				(unsigned long long)blk, (unsigned long long)rq);
 		}
-		fprintf(f, ",%d\n", e->end_ns ? 2 : 1);
+		fprintf(f, ",%d\n", e->completed ? 3 : e->end_ns ? 2 : 1);
 	}
 }
 
@@ -635,7 +652,8 @@ static const struct cmd_option view_options[] = {
 	  "--events: per exit)", 0, OPT_INPUT(struct stat_view, view_json) },
 	{ "hist", 0, NULL, 0, "Latency histogram per row", 0,
 	  OPT_TO(struct stat_view, hist, opt_true) },
-	{ "units", 'u', "ns|us|ms", 0, "Print durations in this unit (default: scaled)", 0,
+	{ "units", 'u', "ns|us|ms", 0,
+	  "Print durations in this unit (default: scaled; report --events: its latencies)", 0,
 	  OPT_TO(struct stat_view, unit_ns, view_units) },
 	{ "tsc-mhz", 0, "MHZ", 0, "Add cycle columns at this TSC frequency (report: "
 	  "default the one recorded, if any)", 0, OPT_TO(struct stat_view, tsc_mhz, opt_tsc_mhz) },

@@ -37,10 +37,18 @@ struct stat_report {
 	__u64 lost[NR_LOST];	/* since tracing started */
 	const struct hooks *hooks;	/* the kernel hooks in use; NULL offline (report) */
 	const struct overhead *overhead; /* --overhead: our programs' cost since start, or NULL */
-	/* The exits in flight at the sample (NULL offline): those older than stuck_ns are listed
-	 * as stuck, those whose thread exited in them once, as ended. */
+	/*
+	 * The STUCK section (NULL offline): the exits in flight at the sample for stuck_ns or more
+	 * (an interval's: also those their thread exited in after as long; the summary's: not,
+	 * they are in stuck), and the exits stuck in the period that completed or were left by
+	 * their thread (the interval's: tracker.stuck; the summary's: tracker.cum_stuck). A
+	 * thread's last exit, shorter, is no stuck exit: the summary counts them (ended).
+	 */
 	const struct inflight_exit *inflight;
 	__u32 nr_inflight;
+	const struct inflight_exit *stuck;
+	__u32 nr_stuck;
+	__u64 ended;		/* final: exits left by their exiting thread (tracker.cum_ended) */
 	__u64 now_ns;		/* CLOCK_MONOTONIC at the sample: ages are now_ns - start_ns */
 	__u64 stuck_ns;		/* 0: offline (report), no exits in flight to show */
 };
@@ -53,8 +61,5 @@ extern const struct cmd_options stat_view_options;
 
 /* 0, or -errno when the output could not be written (out_flush()). */
 int stat_print(struct stat_view *v, const struct stat_report *r, FILE *f);
-/* "12.3us": a duration scaled to its unit (unit_ns 0), or in unit_ns (1, 1000 or 1000000)
- * without a suffix: one decimal, three in ms below 1 ms ("0.008"). */
-const char *fmt_duration(__u64 unit_ns, __u64 ns, char *buf, size_t len);
 
 #endif /* VMEXIT_STAT_OUTPUT_H */

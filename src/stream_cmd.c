@@ -6,8 +6,10 @@
 #include <string.h>
 #include "cli_filters.h"
 #include "commands.h"
+#include "durations.h"
 #include "event_output.h"
 #include "live_events.h"
+#include "record_file.h"
 
 static const char doc[] =
 "Print KVM exits one by one as they complete, with their latency.\n"
@@ -29,13 +31,14 @@ static const char doc[] =
 "EXAMPLES:\n"
 "    vmexit stream -p 4242               # one line per exit of one VMM\n"
 "    vmexit stream -r EPT_VIOLATION --min-latency 50us   # slow ones only\n"
-"    vmexit stream --sample 100 -d 5     # 1 exit in 100, for 5 seconds\n"
+"    vmexit stream --sample 100 -d 5s    # 1 exit in 100, for 5 seconds\n"
 "    vmexit stream --format my.formats   # lines rendered from a rules file\n"
 "    vmexit stream --json | jq .reason_name   # one JSON object per exit\n"
-"    vmexit stream --perfetto trace.json -d 10   # for ui.perfetto.dev\n"
+"    vmexit stream --perfetto trace.json -d 10s  # for ui.perfetto.dev\n"
 "    vmexit stream --kvm-events pio,mmio -p 4242 # and each port / MMIO access\n"
 "    vmexit stream --stuck 1s -p 4242    # and say when a vCPU is stuck in one\n"
-"    vmexit stream -- qemu-system-x86_64 ...     # a VMM from its start\n";
+"    vmexit stream -- qemu-system-x86_64 ...     # a VMM from its start\n"
+"\v" DURATION_HELP;
 
 struct stream_args {
 	struct live_args live;
@@ -136,6 +139,7 @@ int cmd_stream(int argc, char **argv)
 		.event = sink_event, .guest = sink_guest, .lost = sink_lost, .tick = sink_tick,
 		.stuck = sink_stuck, .ctx = &out,
 	};
+	struct rec_meta meta;
 	int rc, err;
 
 	a.out.names = &names;
@@ -143,6 +147,10 @@ int cmd_stream(int argc, char **argv)
 	if (cmd_options_parse(&stream_options, argc, argv, ARGP_IN_ORDER, &a))
 		return 2;
 	a.out.split = a.live.filters.opts.split;
+	/* The kernel's times are CLOCK_MONOTONIC; lines show wall-clock time, as report does
+	 * from the offset a recording keeps. */
+	rec_meta_now(&meta);
+	a.out.real_offset_ns = (__s64)(meta.real_ns - meta.mono_ns);
 	/* Before loading anything: a bad rules file is a usage error. */
 	err = evout_open(&out, &a.out);
 	if (err) {

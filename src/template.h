@@ -26,6 +26,10 @@ struct tmpl_rules;
 struct tmpl_env {
 	double tsc_mhz;		/* > 0: %(tsc)/%(reltsc) are TSC cycles at this rate, else ns */
 	__u64 first_ts_ns;	/* origin of rel_ns/reltime; 0: the first event rendered */
+	/* CLOCK_REALTIME minus CLOCK_MONOTONIC when the events were taken, for %(walltime);
+	 * 0: unknown, walltime is then time (CLOCK_MONOTONIC). */
+	__s64 real_offset_ns;
+	__u64 unit_ns;		/* %(latency): 0 scaled as the tables, else in ns, us or ms */
 	/* Name of the VM owning tgid at ts_ns (the event's: a pid can be reused by a new VMM)
 	 * for %(guest); NULL callback or result: the decimal tgid. */
 	const char *(*guest_name)(void *ctx, __u32 tgid, __u64 ts_ns);

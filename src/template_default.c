@@ -6,18 +6,18 @@
  * The stream line without --format. The per-cause kvmtrace ids decode I/O ports and CR
  * numbers for both VMX and SVM in one rule each; reason names win over them.
  */
-#define P "%(reltime)13.6f %(time)17.6f %(guest)-16s %(vcpu)3d %(reason_name)-20s " \
-	"%(latency_us)11.3fus"
+#define P "%(reltime)13.6f %(walltime)17.6f %(guest)-16s %(vcpu)4d %(reason_label)-22s " \
+	"%(latency)10s"
 /* Ends the line of an exit: " in_flight" when it never completed, its latency its age. */
 #define F "%(in_flight)s"
 /* kvm events (--kvm-events) happen at an instant: the same columns up to the vCPU. */
-#define K "%(reltime)13.6f %(time)17.6f %(guest)-16s %(vcpu)3d "
+#define K "%(reltime)13.6f %(walltime)17.6f %(guest)-16s %(vcpu)4d "
 const char tmpl_default_rules[] =
 	"# vmexit's built-in stream format (see docs/formats.md)\n"
 	"type:exit\t" P " rip=0x%(rip)x info1=0x%(info1)x info2=0x%(info2)x"
 	" intr_info=0x%(intr_info)x error_code=0x%(error_code)x" F "\n"
 	"type:user_exit\t" P " errno=%(errno)d" F "\n"
-	"type:tsc_offset\t%(reltime)13.6f %(time)17.6f %(guest)-16s %(vcpu)3d tsc_offset"
+	"type:tsc_offset\t%(reltime)13.6f %(walltime)17.6f %(guest)-16s %(vcpu)4d tsc_offset"
 	" 0x%(info1)x -> 0x%(info2)x\n"
 	"vmx:EXCEPTION_NMI\t" P " rip=0x%(rip)x intr_info=0x%(intr_info)x"
 	" error_code=0x%(error_code)x qual=0x%(info1)x" F "\n"

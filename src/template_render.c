@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "durations.h"
 #include "out_write.h"
 #include "reasons.h"
 #include "template.h"
@@ -188,6 +189,7 @@ static __u64 field_value(const struct op *op, const struct rctx *c)
 	case F_TIME:		return ev->ts_ns;
 	case F_REL_NS:
 	case F_RELTIME:		return ev->ts_ns - c->env->first_ts_ns;
+	case F_WALLTIME:	return ev->ts_ns + c->env->real_offset_ns;
 	case F_TYPE:		return ev->type;
 	case F_IN_FLIGHT:	return c->in_flight;
 	case F_KVM_EVENT:	return ev->type == VMEXIT_EV_KVM_EVENT ? ev->reason : 0;
@@ -226,6 +228,21 @@ static void render_rule(const struct rule *ru, const struct rctx *c, struct out 
 				s = reason_str(ev->isa, ev->reason, tmp, sizeof(tmp));
 			emit_str(o, op, s, strlen(s));
 			continue;
+		case F_REASON_LABEL:
+			s = reason_label(ev->isa, ev->reason, tmp, sizeof(tmp));
+			emit_str(o, op, s, strlen(s));
+			continue;
+		case F_LATENCY: {
+			char d[48];
+			size_t n;
+
+			/* As the tables print it; a fixed unit keeps its suffix on a line. */
+			fmt_duration(c->env->unit_ns, ev->latency_ns, d, sizeof(d) - 3);
+			n = strlen(d);
+			snprintf(d + n, sizeof(d) - n, "%s", fixed_unit_suffix(c->env->unit_ns));
+			emit_str(o, op, d, strlen(d));
+			continue;
+		}
 		case F_GUEST:
 			s = c->env->guest_name ? c->env->guest_name(c->env->ctx, ev->tgid, ev->ts_ns)
 						    : NULL;

@@ -31,6 +31,9 @@ enum field_id {
 	F_ACCESS,	/* kvm events: read / write / unsatisfied-read */
 	F_KVM,		/* a named field of kvm events: reasons.c's table, by its name */
 	F_IN_FLIGHT,	/* 1: the exit never completed (tracing or its thread ended first) */
+	F_WALLTIME,	/* ts_ns on CLOCK_REALTIME (env->real_offset_ns) */
+	F_REASON_LABEL,	/* reason_label(): the tables' KVM_EXIT_IO */
+	F_LATENCY,	/* latency_ns as the tables print it (env->unit_ns), with its unit */
 };
 
 enum field_kind {

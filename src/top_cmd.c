@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "cli_filters.h"
 #include "commands.h"
+#include "durations.h"
 #include "kvm_event_counts.h"
 #include "sampler.h"
 #include "out_write.h"
@@ -44,7 +45,9 @@ static const char doc[] =
 "    vmexit top -f 'io|mmio'         # only exits whose reason (or guest) matches\n"
 "    vmexit top -f help              # the names -f matches\n"
 "    vmexit top -z --kvm-events all  # busy rows only; kvm_pio, kvm_inj_virq... too\n"
-"    vmexit top -L /var/log/kvm.log  # --log to a file, reopened on SIGHUP\n";
+"    vmexit top -L /var/log/kvm.log  # --log to a file, reopened on SIGHUP\n"
+"\v" DURATION_HELP
+"-d is in seconds, as top's (a bare number; 500ms works too).\n";
 
 struct top_args {
 	struct cli_filters filters;
@@ -79,7 +82,8 @@ static void opt_width(const char *arg, void *to, struct argp_state *state)
 
 static const struct cmd_option options[] = {
 	OPT_HEADER("View:", 2),
-	{ "delay", 'd', "SECONDS", 0, "Refresh interval (default 1; fractions allowed)", 2,
+	{ "delay", 'd', "SECONDS", 0, "Refresh interval in seconds, as top's (default 1; "
+	  "fractions allowed; or with a unit: 500ms)", 2,
 	  OPT_TO(struct top_args, delay, opt_interval) },
 	{ "sort", 's', "count|rate|time|max|p99|oncpu", 0,
 	  "Row order (default rate: Current; oncpu: time on CPU, with --split)", 2,

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "array_grow.h"
+#include "durations.h"
 #include "top_view.h"
 #include "lost_causes.h"
 #include "reasons.h"
@@ -1285,17 +1286,13 @@ static int log_sum_cmp(const void *pa, const void *pb)
 	return a->reason < b->reason ? -1 : a->reason > b->reason;
 }
 
+/* Kvm events by their tracepoint's name; exits short, as `vmexit stat` prints them. */
 static void log_label(__u32 isa, __u32 reason, char *buf, size_t len)
 {
-	char r[REASON_STR_MAX];
-
-	if (isa == TOP_ISA_KVM_EVENT) {
+	if (isa == TOP_ISA_KVM_EVENT)
 		top_reason_label(isa, reason, buf, len);
-		return;
-	}
-	/* Short, and the same names `vmexit stat` prints. */
-	reason_str(isa, reason, r, sizeof(r));
-	snprintf(buf, len, "%s%s", isa == VMEXIT_ISA_USER ? "KVM_EXIT_" : "", r);
+	else
+		reason_label(isa, reason, buf, len);
 }
 
 /*

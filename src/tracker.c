@@ -29,6 +29,8 @@ void tracker_free(struct tracker *t)
 	free(t->cum_at);
 	free(t->inflight);
 	free(t->reaped_inflight);
+	free(t->stuck);
+	free(t->cum_stuck);
 	free(t->pending);
 	row_table_free(&t->cum);
 	row_table_free(&t->reaped);
@@ -157,7 +159,7 @@ __u64 inflight_age(const struct inflight_exit *e, __u64 now_ns)
 
 bool inflight_stuck(const struct inflight_exit *e, __u64 now_ns, __u64 stuck_ns)
 {
-	return !e->end_ns && inflight_age(e, now_ns) >= stuck_ns;
+	return !e->end_ns && !e->completed && inflight_age(e, now_ns) >= stuck_ns;
 }
 
 void inflight_split(const struct inflight_exit *e, __u64 now_ns, __u64 *oncpu, __u64 *blocked,
@@ -199,6 +201,47 @@ static struct inflight_exit *inflight_push(struct inflight_exit **v, __u32 *nr, 
 	return &(*v)[(*nr)++];
 }
 
+/* Cell i's thread, guest, vCPU and reason; nothing else set. */
+static void inflight_of_cell(const struct tracker *t, __u32 i, struct inflight_exit *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->tgid = t->prev[i].key.tgid;
+	e->tid = t->prev[i].key.tid;
+	e->proc_start = t->prev[i].key.proc_start;
+	e->vcpu = t->vcpu[i];
+	e->isa = t->prev[i].key.isa;
+	e->reason = t->prev[i].key.reason;
+	e->nr = 1;
+}
+
+/* Into the run's list of stuck exits: one per thread, reason and kind (completed or left by its
+ * thread), the longest, with how many there were. */
+static int cum_stuck_add(struct tracker *t, const struct inflight_exit *x)
+{
+	struct inflight_exit *e;
+
+	for (__u32 j = 0; j < t->nr_cum_stuck; j++) {
+		e = &t->cum_stuck[j];
+		if (e->tid != x->tid || e->tgid != x->tgid || e->proc_start != x->proc_start ||
+		    e->isa != x->isa || e->reason != x->reason || e->completed != x->completed)
+			continue;
+		if (x->end_ns - x->start_ns > e->end_ns - e->start_ns) {
+			__u64 nr = e->nr;
+
+			*e = *x;
+			e->nr += nr;
+		} else {
+			e->nr += x->nr;
+		}
+		return 0;
+	}
+	e = inflight_push(&t->cum_stuck, &t->nr_cum_stuck, &t->cum_stuck_cap);
+	if (!e)
+		return -ENOMEM;
+	*e = *x;
+	return 0;
+}
+
 static int inflight_add(struct tracker *t, __u32 i, const struct cell *now, bool ended,
 			bool reaping)
 {
@@ -211,23 +254,42 @@ static int inflight_add(struct tracker *t, __u32 i, const struct cell *now, bool
 		e = inflight_push(&t->inflight, &t->nr_inflight, &t->inflight_cap);
 	if (!e)
 		return -ENOMEM;
-	e->tgid = t->prev[i].key.tgid;
-	e->tid = t->prev[i].key.tid;
-	e->proc_start = t->prev[i].key.proc_start;
-	e->vcpu = t->vcpu[i];
-	e->isa = t->prev[i].key.isa;
-	e->reason = t->prev[i].key.reason;
+	inflight_of_cell(t, i, e);
 	e->start_ns = now->inflight_ts;
 	e->end_ns = ended ? now->ended_ts : 0;
-	e->blocked_ns = e->runq_ns = e->off_ts = 0;
-	e->off_runq = false;
 	if (t->split && now->if_split_ts == now->inflight_ts) {
 		e->blocked_ns = now->if_blocked_ns;
 		e->runq_ns = now->if_runq_ns;
 		e->off_ts = now->if_off_ts;
 		e->off_runq = now->if_off_runq;
 	}
+	if (!ended)
+		return 0;
+	/* It never completes: counted once here; stuck only if it lasted stuck_ns. */
+	t->cum_ended++;
+	if (t->stuck_ns && inflight_age(e, 0) >= t->stuck_ns)
+		return cum_stuck_add(t, e);
 	return 0;
+}
+
+/* The exits of cell i that took stuck_ns or more since the last look: the longest (of the
+ * kernel's epoch: the interval), with their number, into this sample's list and the run's. */
+static int stuck_add(struct tracker *t, __u32 i, const struct cell *now)
+{
+	struct inflight_exit *e = inflight_push(&t->stuck, &t->nr_stuck, &t->stuck_cap);
+
+	if (!e)
+		return -ENOMEM;
+	inflight_of_cell(t, i, e);
+	e->completed = true;
+	e->nr = now->stuck_done - t->prev[i].stuck_done;
+	e->start_ns = now->stuck_ts;
+	e->end_ns = now->stuck_ts + now->stuck_lat_ns;
+	if (t->split) {
+		e->blocked_ns = now->stuck_blocked_ns;
+		e->runq_ns = now->stuck_runq_ns;
+	}
+	return cum_stuck_add(t, e);
 }
 
 /* Cell i's thread has exited and its final values are in: back to the kernel, or (no way
@@ -309,6 +371,9 @@ void tracker_restart(struct tracker *t)
 	t->nr_inflight = 0;
 	t->nr_reaped_inflight = 0;
 	t->nr_pending = 0;
+	t->nr_stuck = t->stuck_from = 0;
+	t->nr_cum_stuck = 0;
+	t->cum_ended = 0;
 }
 
 /*
@@ -375,6 +440,8 @@ static int cell_take(struct tracker *t, __u32 i, __u32 closed_epoch, struct row_
 	memcpy(&now, &t->src.cells[i], sizeof(now));
 	wanted = t->vcpu_filter < 0 || t->vcpu[i] == t->vcpu_filter;
 	if (wanted && now.inflight_ts && inflight_add(t, i, &now, ended, reaping))
+		return -ENOMEM;
+	if (wanted && now.stuck_done != t->prev[i].stuck_done && stuck_add(t, i, &now))
 		return -ENOMEM;
 	gain = wanted ? inflight_gain(t, &now, &t->prev[i], ended) : 0;
 	if (gain) {
@@ -452,6 +519,11 @@ int tracker_sample(struct tracker *t, __u32 closed_epoch, struct row_table *out)
 	if (out)
 		row_table_reset(out);
 	t->nr_inflight = 0;
+	/* The last sample's stuck exits go; those reaped since stay, first. */
+	if (t->stuck_from) {
+		t->nr_stuck -= t->stuck_from;
+		memmove(t->stuck, t->stuck + t->stuck_from, t->nr_stuck * sizeof(*t->stuck));
+	}
 	if (take_reaped(t, out))
 		return -ENOMEM;
 	for (__u32 i = 0; i < t->seen; i++) {
@@ -467,5 +539,6 @@ int tracker_sample(struct tracker *t, __u32 closed_epoch, struct row_table *out)
 	}
 	t->nr_pending = 0;
 	t->last_ns = t->now_ns;
+	t->stuck_from = t->nr_stuck;
 	return 0;
 }

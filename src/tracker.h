@@ -22,9 +22,12 @@ struct cell_source {		/* where the cells come from: the kernel map, or a test */
 	void *ctx;
 };
 
-/* An exit that had not completed at a sample. Its age is the sample's CLOCK_MONOTONIC time minus
+/*
+ * An exit that had not completed at a sample. Its age is the sample's CLOCK_MONOTONIC time minus
  * start_ns, or end_ns - start_ns when its thread exited in it (then it never completes, and it
- * is listed once, at the first sample after the thread's end). */
+ * is listed once, at the first sample after the thread's end). Or (completed) one that took
+ * stuck_ns or more and completed since the last sample: end_ns - start_ns is its latency.
+ */
 struct inflight_exit {
 	__u32 tgid;
 	__u32 tid;
@@ -40,6 +43,10 @@ struct inflight_exit {
 	__u64 runq_ns;
 	__u64 off_ts;
 	bool off_runq;
+	bool completed;
+	/* completed: exits of the thread and reason that took stuck_ns or more, this one the
+	 * longest of them; else 1. */
+	__u64 nr;
 };
 
 /* Its age at now_ns (CLOCK_MONOTONIC); for an exit its thread ended in, its age then. */
@@ -50,7 +57,7 @@ __u64 inflight_age(const struct inflight_exit *e, __u64 now_ns);
  */
 void inflight_split(const struct inflight_exit *e, __u64 now_ns, __u64 *oncpu, __u64 *blocked,
 		    __u64 *runq);
-/* Still in flight (its thread lives) and for stuck_ns or more at now_ns. */
+/* Still in flight (its thread lives, it has not completed) and for stuck_ns or more at now_ns. */
 bool inflight_stuck(const struct inflight_exit *e, __u64 now_ns, __u64 stuck_ns);
 
 /* A cell's share of its interval row's inflight_ns, for the row once it exists. */
@@ -89,6 +96,18 @@ struct tracker {
 	struct inflight_exit *reaped_inflight;
 	__u32 nr_reaped_inflight;
 	__u32 reaped_inflight_cap;
+	/*
+	 * stat --stuck (the cells' stuck_* fields, 0: off): exits that took stuck_ns or more and
+	 * completed since the last sample (stuck[0, nr_stuck) after tracker_sample(); those
+	 * reaped since are appended from stuck_from on), and since the start, one per thread
+	 * and reason, with the exits left by an exiting thread after stuck_ns or more.
+	 */
+	__u64 stuck_ns;
+	struct inflight_exit *stuck;
+	__u32 nr_stuck, stuck_from, stuck_cap;
+	struct inflight_exit *cum_stuck;
+	__u32 nr_cum_stuck, cum_stuck_cap;
+	__u64 cum_ended;		/* exits left by their exiting thread since the start */
 	/*
 	 * CLOCK_MONOTONIC ns of this sample (set by the caller before tracker_sample(); 0:
 	 * unknown, then rows get no inflight_ns) and of the last one. The change of each cell's

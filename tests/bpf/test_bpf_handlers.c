@@ -72,6 +72,7 @@ struct fx_opts {
 	bool kvm;		/* also load run_kvm_record (needs the kvm types in BTF) */
 	bool kvm_events;	/* top --kvm-events: kvm event records without stream */
 	bool split;		/* --split */
+	__u64 stuck;		/* stat --stuck */
 };
 
 #define MAX_EVS		256
@@ -128,6 +129,7 @@ static int fx_open(struct fx *f, const struct fx_opts *o)
 	skel->rodata->stream_sample_every = o->sample_every ? o->sample_every : 1;
 	skel->rodata->split_enabled = o->split;
 	skel->rodata->kvm_events_enabled = o->kvm_events;
+	skel->rodata->stuck_min_ns = o->stuck;
 	f->split = o->split;
 
 	bpf_map__set_max_entries(skel->maps.cells, f->max_cells);
@@ -1660,6 +1662,17 @@ static const struct inflight_exit *inflight_find(const struct tracker *t, __u32 
 	return NULL;
 }
 
+/* A tracker over the fixture's cells, through sc and src (which live as long as it). */
+static void fx_tracker(struct fx *f, struct src_ctx *sc, struct cell_source *src,
+		       struct tracker *t, enum group_by by)
+{
+	sc->f = f;
+	src->cells = f->cells;
+	src->nr_cells = src_nr_cells;
+	src->ctx = sc;
+	tracker_init(t, src, by, -1, false);
+}
+
 /*
  * The start of an exit in flight is in its cell until it completes; a sample lists it. When
  * its thread exits in it, the cells are marked ended (with when), the stream gets the exit
@@ -1680,11 +1693,7 @@ static void test_inflight(void)
 		check_failures++;
 		return;
 	}
-	sc.f = &f;
-	src.cells = f.cells;
-	src.nr_cells = src_nr_cells;
-	src.ctx = &sc;
-	tracker_init(&t, &src, BY_VCPU, -1, false);
+	fx_tracker(&f, &sc, &src, &t, BY_VCPU);
 	row_table_init(&rows);
 
 	ev_exit(&f, 1000, 10, 11, 2, ISA_VMX, VMX_IO);
@@ -1733,6 +1742,86 @@ static void test_inflight(void)
 	CHECK_EQ_U64(t.nr_inflight, 0);
 	tracker_free(&t);
 	row_table_free(&rows);
+	fx_close(&f);
+}
+
+/*
+ * stat --stuck: the kernel keeps, per cell, how many exits took stuck_min_ns or more and the last
+ * one's start and latency; the tracker lists them per sample (an exit stuck between two samples,
+ * never seen in flight by one), and since the start one per thread and reason, the longest, with
+ * the exits left by their thread after as long. A thread's last exit of microseconds is not
+ * stuck: only counted.
+ */
+static void test_stuck_done(void)
+{
+	const struct inflight_exit *e;
+	struct src_ctx sc = {};
+	struct cell_source src = {};
+	struct row_table rows;
+	const struct cell *c;
+	struct tracker t;
+	struct fx f;
+
+	if (fx_open(&f, &(struct fx_opts){ .stuck = 1000 })) {
+		check_failures++;
+		return;
+	}
+	fx_tracker(&f, &sc, &src, &t, BY_VM);
+	t.stuck_ns = 1000;
+	row_table_init(&rows);
+
+	/* Sample 1: 5000 ns (stuck, the longest), 999 ns (not) and 1000 ns (stuck) on one
+	 * thread; a thread that ends 50 ns into an exit; one that ends 3000 ns into one. */
+	ev_pair(&f, 10000, 5000, 10, 11, 0, ISA_VMX, VMX_IO);
+	ev_pair(&f, 20000, 999, 10, 11, 0, ISA_VMX, VMX_IO);
+	ev_pair(&f, 30000, 1000, 10, 11, 0, ISA_VMX, VMX_IO);
+	c = cell_of(&f, 10, 11, ISA_VMX, VMX_IO);
+	CHECK_EQ_U64(c->stuck_done, 2);
+	CHECK_EQ_U64(c->stuck_ts, 10000);
+	CHECK_EQ_U64(c->stuck_lat_ns, 5000);
+	ev_exit(&f, 40000, 10, 12, 1, ISA_VMX, VMX_HLT);
+	ev_thread_exit(&f, 40050, 10, 12);
+	ev_exit(&f, 40000, 10, 13, 2, ISA_VMX, VMX_HLT);
+	ev_thread_exit(&f, 43000, 10, 13);
+	CHECK(!tracker_sample(&t, 0, &rows));
+	CHECK_EQ_U64(t.nr_stuck, 1);
+	e = t.nr_stuck ? &t.stuck[0] : NULL;
+	CHECK(e && e->completed && e->tid == 11 && e->nr == 2 && e->start_ns == 10000 &&
+	      e->end_ns == 15000);
+	CHECK_EQ_U64(t.nr_inflight, 2);		/* both ended: the output picks by age */
+	CHECK_EQ_U64(t.cum_ended, 2);
+	CHECK_EQ_U64(t.nr_cum_stuck, 2);	/* the completed ones, and the 3000 ns ended one */
+	e = t.nr_cum_stuck == 2 ? &t.cum_stuck[1] : NULL;
+	CHECK(e && !e->completed && e->tid == 13 && e->end_ns - e->start_ns == 3000);
+
+	/* Sample 2: nothing stuck since; the list is of the sample, the run's stays. */
+	ev_pair(&f, 50000, 10, 10, 11, 0, ISA_VMX, VMX_IO);
+	CHECK(!tracker_sample(&t, 0, &rows));
+	CHECK_EQ_U64(t.nr_stuck, 0);
+	CHECK_EQ_U64(t.nr_cum_stuck, 2);
+
+	/* Sample 3, a new epoch: 2000 then 1500 ns: the interval's longest is listed (not sample
+	 * 1's 5000 ns), the run keeps its longest and counts 4. */
+	close_interval(&f);
+	ev_pair(&f, 60000, 2000, 10, 11, 0, ISA_VMX, VMX_IO);
+	ev_pair(&f, 70000, 1500, 10, 11, 0, ISA_VMX, VMX_IO);
+	CHECK(!tracker_sample(&t, 0, &rows));
+	CHECK_EQ_U64(t.nr_stuck, 1);
+	e = t.nr_stuck ? &t.stuck[0] : NULL;
+	CHECK(e && e->nr == 2 && e->start_ns == 60000 && e->end_ns == 62000);
+	e = t.nr_cum_stuck ? &t.cum_stuck[0] : NULL;
+	CHECK(e && e->completed && e->nr == 4 && e->start_ns == 10000 && e->end_ns == 15000);
+	tracker_free(&t);
+	row_table_free(&rows);
+	fx_close(&f);
+
+	/* Off (stuck_min_ns 0, top and serve): the cells keep nothing. */
+	if (fx_open(&f, &(struct fx_opts){ 0 })) {
+		check_failures++;
+		return;
+	}
+	ev_pair(&f, 10000, 5000000, 10, 11, 0, ISA_VMX, VMX_IO);
+	CHECK_EQ_U64(cell_of(&f, 10, 11, ISA_VMX, VMX_IO)->stuck_done, 0);
 	fx_close(&f);
 }
 
@@ -1919,6 +2008,7 @@ int main(void)
 	test_tracker();
 	test_inflight();
 	test_inflight_split();
+	test_stuck_done();
 	test_recycle(false);
 	test_recycle(true);
 	test_split();

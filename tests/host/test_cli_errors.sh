@@ -26,12 +26,44 @@ expect 2 "invalid --units 'h'" "$V" stat -u h
 expect 2 "invalid --tsc-mhz 'x'" "$V" stat --tsc-mhz x
 expect 2 "invalid vCPU 'one'" "$V" stat -c one
 expect 2 "NOT_A_REASON" "$V" stat -r NOT_A_REASON
-# Every --stuck takes the units --keep does (one parser): --help after it runs no tracing.
+# Durations: one rule (a unit, ns to h), one message naming the units and the range, for every
+# option that takes one; --help after a valid one runs no tracing (options parse in order; a
+# refused value exits 2 before it, an accepted one would reach --help and exit 0).
 expect 0 "" "$V" stat --stuck 1h --help
-expect 0 "" "$V" serve --stuck 2m --keep 1h --help
-expect 2 "invalid --stuck '1d': give a duration such as" "$V" stream --stuck 1d
-expect 2 "invalid --stuck '169h'.*at most a week" "$V" top --stuck 169h
-expect 2 "invalid --stuck '0': give a duration above 0" "$V" stat --stuck 0
+expect 0 "" "$V" serve --stuck 2m --keep 1h --buckets 256ns,1.048576ms --help
+expect 0 "" "$V" stream --min-latency 0.5s -d 1m --help
+expect 0 "" "$V" record --min-latency 168h -d 8760h --help
+units="give a duration with its unit \(ns, us, ms, s, m or h\) from"
+expect 2 "invalid --stuck '1d': $units 1ns to 168h, e.g. 500ms or 2s$" "$V" stream --stuck 1d
+expect 2 "invalid --stuck '169h': $units 1ns to 168h" "$V" top --stuck 169h
+expect 2 "invalid --stuck '0s': $units 1ns to 168h" "$V" stat --stuck 0s
+# A bare number is refused (it was ns for --stuck and --min-latency, seconds for --buckets and
+# -d): the same message everywhere.
+for o in "stat --stuck" "top --stuck" "stream --stuck" "stream --min-latency" \
+	"record --min-latency" "report -i x --min-latency" "stream -d" "record -d" \
+	"serve --stuck" "serve --keep"; do
+	# shellcheck disable=SC2086 # $o is a command and an option
+	expect 2 "invalid --[a-z-]+ '5': $units [0-9]+ns to [0-9]+h, e.g. 500ms or 2s$" \
+		"$V" $o 5 --help
+done
+expect 2 "invalid --buckets bound '0.5': $units 1ns to 137.438953472s" "$V" serve --buckets 256ns,0.5
+# Past 2^64 ns: refused with the range, never wrapped into a tiny threshold that turns the
+# filter off (1e99 ns, 2^64 - 1 ns, 1e12 s all printed every exit).
+for m in 1e99ns 18446744073709551615ns 1e12s 1e99; do
+	for c in stream record "report -i x"; do
+		# shellcheck disable=SC2086 # $c is a command and its options
+		expect 2 "invalid --min-latency '$m': $units 0ns to 168h" "$V" $c --min-latency $m --help
+	done
+done
+expect 2 "invalid --keep '1e300h': $units 0ns to 168h" "$V" serve --keep 1e300h --help
+# The conventions kept: an interval is seconds (vmstat's, top's -d), a count a number; both
+# interval forms are taken, and refused with one message.
+expect 0 "" "$V" stat 0.5 --help
+expect 0 "" "$V" stat 500ms 3 --help
+expect 0 "" "$V" top -d 2 --help
+expect 0 "" "$V" top -d 250ms --help
+expect 2 "bad interval '5ms': give seconds from 0.01 to 86400 \(a bare number is seconds\), or a duration with its unit" "$V" top -d 5ms
+expect 2 "bad interval '2d'" "$V" stat 2d
 expect 2 "unknown command 'stats'" "$V" stats
 # Every command vmexit has (this list, not --help's, so a changed --help format cannot make the
 # loop run zero times): --help lists it and the unknown-command message names it.
@@ -81,6 +113,16 @@ if [ "$(id -u)" = 0 ]; then
 	nr=$(mktemp -d); chmod 755 "$nr"; cp "$V" "$nr/vmexit"; chmod 755 "$nr/vmexit"
 	expect 1 "needs root \(or CAP_BPF and CAP_PERFMON\)" \
 		setpriv --reuid=65534 --regid=65534 --clear-groups "$nr/vmexit" stat
+	# Not root: other users' open files (where /dev/kvm shows) cannot be read, so the list
+	# may miss guests: said, exit 1, never "(none found)" (init's are always unreadable).
+	expect 1 "^vmexit: cannot read the open files of [0-9]+ processes of other users: run as root" \
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$nr/vmexit" list guests
+	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$nr/vmexit" list guests 2>/dev/null)
+	if grep -q "none found" <<<"$out"; then
+		echo "FAIL: list guests as nobody says '(none found)'"; bad=1
+	else
+		echo "ok: list guests as nobody does not say '(none found)'"
+	fi
 	rm -rf "$nr"
 	# Root whose capabilities were dropped: the missing ones named, not a bare EPERM at load.
 	expect 1 "^vmexit: running as root without CAP_BPF and CAP_PERFMON .*grant CAP_BPF and CAP_PERFMON \(or CAP_SYS_ADMIN\)" \

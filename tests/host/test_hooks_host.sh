@@ -76,4 +76,18 @@ ok = not note.startswith("the fast path does not load") and \
 print(f"the fast path check loaded and ran: {'ok' if ok else 'FAILED'}")
 sys.exit(0 if ok else 1)
 PY
+# --check-hooks asks a question: its verdict (checked, not checked and why, refused and why) is
+# said without -v, on one line, whatever the host's exits; the JSON's note is the same verdict.
+chk "$VMEXIT" stat --check-hooks --json 0.1 1 >"$TMP/ch.json" 2>"$TMP/ch.err" ||
+	fail "vmexit stat --check-hooks exited with $?"
+note=$(python3 -c 'import json, sys
+print([json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")][-1]["hooks"]["note"])' \
+	"$TMP/ch.json") || fail "stat --check-hooks --json: no hooks note"
+verdict=$(grep "^vmexit: hooks: kvm_exit " "$TMP/ch.err")
+if [ -n "$note" ] && [ "${verdict##* (}" = "$note)" ]; then
+	echo "ok: --check-hooks without -v: $verdict"
+else
+	grep -v '^libbpf' "$TMP/ch.err"
+	fail "--check-hooks without -v does not print its verdict '$note'"
+fi
 echo "PASS: test_hooks_host"

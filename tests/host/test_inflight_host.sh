@@ -225,6 +225,44 @@ nolat=$(grep -cE ' KVM_EXIT_IO +1 +[0-9.]+ +[0-9.]+% +- +- +- +- +-$' "$TMP/pct.
 	pass "rows with no completed exit show - for their latency ($nolat)" ||
 	fail "rows with no completed exit: $(cat "$TMP/pct.txt")"
 
+# STUCK lists only exits in flight for --stuck or more. (1) make demo's run: every vCPU thread
+# ends in its last exit (the done port's, microseconds): no STUCK section, no JSON in_flight
+# entry, at any sample; the summary counts them ("ended with their thread"), one per vCPU
+# thread at least (two where kvm_exit fires: the guest exit too).
+chk "$VMEXIT" stat 0.2 -- "$GUEST" --vms 2 --vcpus 2 --io 200 --mmio 50 >"$TMP/demo.txt" ||
+	fail "stat 0.2 -- $GUEST --vms 2 --vcpus 2"
+chk "$VMEXIT" stat --json 0.2 -- "$GUEST" --vms 2 --vcpus 2 --io 200 --mmio 50 \
+	>"$TMP/demo.json" || fail "stat --json 0.2 -- $GUEST --vms 2 --vcpus 2"
+ended=$(sed -n 's/^note: [0-9]* exit(s) counted with no latency: \([0-9]*\) ended with their thread.*/\1/p' \
+	"$TMP/demo.txt")
+if ! grep -q STUCK "$TMP/demo.txt" && [ "${ended:-0}" -ge 4 ] &&
+	python3 -c 'import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+sys.exit(0 if objs and objs[-1]["final"] and not any(o["in_flight"] for o in objs) else 1)' \
+	"$TMP/demo.json"
+then pass "a thread's last exit is not stuck: no STUCK, in_flight empty; $ended counted as ended"
+else fail "make demo's run lists exits that are not stuck: $(grep -A8 -E 'STUCK|^note' "$TMP/demo.txt"; grep -o '"in_flight":\[[^]]' "$TMP/demo.json" | head -3)"
+fi
+# (2) A VMM asleep 1.5 s in an IO exit, stat without an interval (one sample, at the end, when
+# the exit is over): the summary's STUCK lists it, completed, >= 1.5 s; and nothing shorter
+# than --stuck (the done port's exit, ended with its thread). The same in JSON.
+chk "$VMEXIT" stat --stuck 500ms -- "$GUEST" --io 1 --io-sleep-us 1500000 >"$TMP/slept.txt" ||
+	fail "stat --stuck 500ms -- $GUEST --io-sleep-us 1500000"
+chk "$VMEXIT" stat --json --stuck 500ms -- "$GUEST" --io 1 --io-sleep-us 1500000 \
+	>"$TMP/slept.json" || fail "stat --json --stuck 500ms -- $GUEST --io-sleep-us 1500000"
+if grep -qE '^demo +0 +[0-9]+ KVM_EXIT_IO +1\.5[0-9]s  \(completed\)$' "$TMP/slept.txt" &&
+	! grep -q "ended with its thread)" "$TMP/slept.txt" &&
+	python3 -c 'import json, sys
+o = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")][-1]
+f = o["in_flight"]
+print(f)
+sys.exit(0 if o["final"] and all(e["age_ns"] >= 5e8 and not e["ended"] for e in f) and
+         any(e["kind"] == "user" and e["reason_name"] == "IO" and e["completed"] and
+             e["age_ns"] >= 1.5e9 for e in f) else 1)' "$TMP/slept.json"
+then pass "the summary's STUCK lists the 1.5 s exit that completed before the only sample"
+else fail "stat --stuck 500ms of a 1.5 s exit: $(cat "$TMP/slept.txt")"
+fi
+
 cat "$TMP/stop.err" "$TMP/stoprec.err" >>"$TMP/all-stderr"
 sanitizer_reports && fail "sanitizer reports (above)"
 echo

@@ -119,7 +119,7 @@ no_controls "$TMP/stream" "stream"
 bad=$(N=$SHOWN awk '!/^#/ && index($0, " " ENVIRON["N"] " ") == 0' "$TMP/stream" | head -3)
 [ -z "$bad" ] || fail "stream: lines without the escaped name: $bad"
 # Each vCPU's io outs and its done exit, to the VMM.
-user_io=$(named "$TMP/stream" | grep -cE ' IO +[0-9.]+us errno=')
+user_io=$(named "$TMP/stream" | grep -cE ' KVM_EXIT_IO +[0-9.]+(ns|us|ms|s) errno=')
 [ "$user_io" = $((vcpus * (io + 1))) ] ||
 	fail "stream: $user_io exits to the VMM for IO, expected $((vcpus * (io + 1)))"
 echo "stream: $user_io IO exits to the VMM, one line each, the name escaped: ok"
@@ -131,7 +131,7 @@ no_controls "$TMP/report" "report"
 [ "$(count "$TMP/report" "$CUT")" -ge $vcpus ] || fail "report: no rows for '$CUT'"
 chk "$VMEXIT" report -i "$TMP/rec" --events >"$TMP/events" || fail "vmexit report --events: exit $?"
 no_controls "$TMP/events" "report --events"
-user_io=$(named "$TMP/events" | grep -cE ' IO +[0-9.]+us errno=')
+user_io=$(named "$TMP/events" | grep -cE ' KVM_EXIT_IO +[0-9.]+(ns|us|ms|s) errno=')
 [ "$user_io" = $((vcpus * (io + 1))) ] ||
 	fail "report --events: $user_io exits to the VMM for IO, expected $((vcpus * (io + 1)))"
 "$VMEXIT" report -i "$TMP/rec" -g nosuch >/dev/null 2>"$TMP/rg.err" && fail "report -g nosuch: exit 0"

@@ -38,17 +38,10 @@ def final(name):
 
 rows = list(csv.DictReader(open(f"{d}/csv")))
 fin = [r for r in rows if r["Final"] == "1" and r["In_Flight"] == "0"]
-# Each vCPU's done exit never completes (the VMM quits in it): a row with In_Flight 2 (left by
-# its exiting thread), once: for its exit to the VMM and, where kvm_exit fires, its kernel IO
-# exit.
-left = [r for r in rows if r["In_Flight"] == "2"]
-check("CSV exits to the VMM left in flight (In_Flight 2)",
-      sorted((int(r["vCPU"]), r["Exit_Reason"], r["NR_Exit"]) for r in left if r["ISA"] == "user"),
-      [(v, "KVM_EXIT_IO", "0") for v in range(vcpus)])
-check("CSV kernel exits left in flight (In_Flight 2)",
-      sorted(int(r["vCPU"]) for r in left
-             if r["ISA"] != "user" and (r["ISA"], int(r["Reason_Code"])) in KIO),
-      list(range(vcpus)) if kfires else [])
+# Each vCPU's done exit never completes (the VMM quits in it), after microseconds: not stuck,
+# so no In_Flight row (an alert on them would be a false positive); the summary counts them.
+check("CSV: no In_Flight row for exits that were never stuck",
+      [(r["vCPU"], r["Exit_Reason"], r["In_Flight"]) for r in rows if r["In_Flight"] != "0"], [])
 check("CSV has the ACRN columns", all(k in rows[0] for k in
       ("Exit_Reason", "NR_Exit", "NR_Exit/Sec", "Time Consumed(cycles)", "Time Percentage")), True)
 check("CSV vCPUs", sorted({int(r["vCPU"]) for r in fin}), list(range(vcpus)))

@@ -165,7 +165,7 @@ fi
 # The same in the default line format: '# LOST' markers.
 chk "${PERF_TSC[@]}" "$VMEXIT" stream --ringbuf-kb 4 -r user:IO -- "$GUEST" --io $BIG \
 	--vcpus $V >"$TMP/lossy.txt" 2>/dev/null
-got=$(grep -c ' IO ' "$TMP/lossy.txt")
+got=$(grep -c ' KVM_EXIT_IO ' "$TMP/lossy.txt")
 tsc=$(grep -c ' tsc_offset ' "$TMP/lossy.txt")
 lost=$(awk '/^# LOST [0-9]+ records \(ring buffer full\) at /{s += $3} END {print s + 0}' \
 	"$TMP/lossy.txt")
@@ -255,7 +255,7 @@ r = [r for r in csv.DictReader(sys.stdin) if r["Exit_Reason"] == "KVM_EXIT_IO"]
 sys.exit(0 if [(r["NR_Exit"], r["Completed"]) for r in r] == [tuple(sys.argv[1:3])] else 1)' $ALL $EXPECT &&
 	pass "report --csv" ||
 	fail "report --csv: $(chk "$VMEXIT" report -i "$REC" --csv 2>&1)"
-got=$(chk "$VMEXIT" report -i "$REC" --events | grep -c ' IO ')
+got=$(chk "$VMEXIT" report -i "$REC" --events | grep -c ' KVM_EXIT_IO ')
 [ "$got" = "$ALL" ] && pass "report --events: $got lines" ||
 	fail "report --events: $got lines, expected $ALL"
 chk "$VMEXIT" report -i "$REC" --events --json >"$TMP/rep-ev.json"
@@ -364,6 +364,48 @@ then
 else
 	fail "record after Ctrl-C: exit $rc, said '$said', report exit $rrc with $inrep:" \
 		"$(cat "$TMP/int.err" "$TMP/int-rep.err")"
+fi
+
+# The default line: a header naming its columns and clock; wall-clock time (CLOCK_REALTIME: the
+# test's `date +%s` around the run, an independent reading); the tables' reason names and scaled
+# latencies (a VMM asleep 20 ms per IO exit: ms); in JSON, an exit to the VMM has no rip or info
+# fields; report --events follows -u.
+t0=$(date +%s)
+chk "$VMEXIT" stream -- "$GUEST" --io 3 --io-sleep-us 20000 >"$TMP/line" 2>>"$TMP/all-stderr" ||
+	fail "stream -- vmexit-guest --io-sleep-us 20000"
+t1=$(date +%s)
+chk "$VMEXIT" stream --json -- "$GUEST" --io 3 >"$TMP/line.json" 2>>"$TMP/all-stderr" ||
+	fail "stream --json -- vmexit-guest --io 3"
+chk "$VMEXIT" record -o "$TMP/line.vmexit" -- "$GUEST" --io 3 >/dev/null 2>>"$TMP/all-stderr" ||
+	fail "record -- vmexit-guest --io 3"
+for u in ns us ms; do
+	chk "$VMEXIT" report -i "$TMP/line.vmexit" --events -u $u >"$TMP/line.$u" ||
+		fail "report --events -u $u"
+done
+if python3 - "$TMP" "$t0" "$t1" <<'EOF'
+import json, re, sys
+d, t0, t1 = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+lines = open(f"{d}/line").read().splitlines()
+head = lines[0].split()
+assert head == ["#", "REL_TIME(s)", "CLOCK_REALTIME(s)", "GUEST", "vCPU", "REASON", "LATENCY"], lines[0]
+ev = [l.split() for l in lines[1:] if not l.startswith("#")]
+io = [e for e in ev if e[4] == "KVM_EXIT_IO"]
+print(f"{len(io)} KVM_EXIT_IO lines, e.g. {' '.join(io[0])}")
+assert len(io) == 4, ev		# 3 handled, and the done port's, in flight
+assert all(t0 - 1 <= float(e[1]) <= t1 + 1 for e in ev), (t0, t1, [e[1] for e in ev])
+slept = [e for e in io if "in_flight" not in e]
+assert all(re.fullmatch(r"(19|2\d|[3-9]\d)\.\dms", e[5]) for e in slept), slept
+for o in (json.loads(l) for l in open(f"{d}/line.json")):
+    if o.get("type") == "user_exit":
+        assert "errno" in o and not {"rip", "info1", "info2", "intr_info", "error_code"} & set(o), o
+for u in ("ns", "us", "ms"):
+    ev = [l.split() for l in open(f"{d}/line.{u}") if not l.startswith("#")]
+    lat = [e[5] for e in ev if e[4] == "KVM_EXIT_IO"]
+    pat = r"\d+ns" if u == "ns" else r"\d+\.\d+" + u
+    assert lat and all(re.fullmatch(pat, x) for x in lat), (u, lat)
+EOF
+then pass "stream line: header, wall-clock time, KVM_EXIT_IO, scaled latency; JSON; report -u"
+else fail "the stream line: $(head -5 "$TMP/line")"
 fi
 
 cat "$TMP/int.err" >>"$TMP/all-stderr"

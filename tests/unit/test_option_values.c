@@ -8,7 +8,6 @@ int main(void)
 {
 	long l;
 	double d;
-	__u64 ns;
 
 	CHECK(strict_long("42", 10, &l) && l == 42);
 	CHECK(strict_long("-7", 10, &l) && l == -7);
@@ -28,14 +27,5 @@ int main(void)
 	CHECK(!strict_double("1.5s", &d));
 	CHECK(!strict_double("", &d));
 
-	CHECK(!parse_duration_ns("800", &ns) && ns == 800);
-	CHECK(!parse_duration_ns("250us", &ns) && ns == 250000);
-	CHECK(!parse_duration_ns("1.5ms", &ns) && ns == 1500000);
-	CHECK(!parse_duration_ns("2s", &ns) && ns == 2000000000ull);
-	CHECK(!parse_duration_ns("3ns", &ns) && ns == 3);
-	CHECK(parse_duration_ns("-1us", &ns) < 0);
-	CHECK(parse_duration_ns("5m", &ns) < 0);		/* minutes are not a unit here */
-	CHECK(parse_duration_ns("us", &ns) < 0);
-	CHECK(parse_duration_ns("nan", &ns) < 0);
 	CHECK_DONE("option_values");
 }

@@ -358,6 +358,27 @@ static void test_parse(void)
 	CHECK(has(sel, n, VMEXIT_ISA_VMX, EXIT_REASON_IO_INSTRUCTION));
 	PARSE_OK("user:MMIO", 1);
 	CHECK(has(sel, n, VMEXIT_ISA_USER, KVM_EXIT_MMIO));
+	/* Every spelling an output prints parses back: the tables' KVM_EXIT_IO, top's (kvm_stat's)
+	 * kvm_userspace_exit(IO) and kvm_exit(HLT), the latter kernel exits only. */
+	PARSE_OK("KVM_EXIT_IO", 1);
+	CHECK(has(sel, n, VMEXIT_ISA_USER, KVM_EXIT_IO));
+	PARSE_OK("kvm_userspace_exit(IO)", 1);
+	CHECK(has(sel, n, VMEXIT_ISA_USER, KVM_EXIT_IO));
+	PARSE_OK("kvm_exit(hlt)", 2);
+	CHECK(has(sel, n, VMEXIT_ISA_VMX, EXIT_REASON_HLT));
+	CHECK(has(sel, n, VMEXIT_ISA_SVM, SVM_EXIT_HLT));
+	PARSE_OK("kvm_exit(EPT_VIOLATION),kvm_userspace_exit(MMIO)", 2);
+	PARSE_BAD("kvm_exit()", "unknown exit reason 'kvm_exit()'");
+	PARSE_BAD("kvm_userspace_exit(npf)", "unknown exit reason");
+	PARSE_BAD("kvm_exit(IO", "unknown exit reason");
+	{
+		char b[64];
+
+		CHECK_STR(reason_label(VMEXIT_ISA_USER, KVM_EXIT_IO, b, sizeof(b)), "KVM_EXIT_IO");
+		CHECK_STR(reason_label(VMEXIT_ISA_USER, VMEXIT_UREASON_ERRNO | EINTR, b, sizeof(b)),
+			  "restart");
+		CHECK_STR(reason_label(VMEXIT_ISA_SVM, SVM_EXIT_NPF, b, sizeof(b)), "npf");
+	}
 	PARSE_OK("user:io", 1);
 	CHECK(has(sel, n, VMEXIT_ISA_USER, KVM_EXIT_IO));
 	PARSE_OK("AMD:io", 1);
@@ -459,6 +480,8 @@ static void test_list_print(void)
 	}
 	CHECK_EQ_U64(n, total);
 	CHECK(strstr(text, " EPT_VIOLATION\n") != NULL);
+	/* Exits to the VMM as the tables print them. */
+	CHECK(strstr(text, "           2  KVM_EXIT_IO\n") != NULL);
 	CHECK(strstr(text, "     0x400  npf\n") != NULL);
 	CHECK(strstr(text, "vmx: ") && strstr(text, "svm: ") && strstr(text, "user: "));
 	CHECK(strstr(text, "\narm64: ") != NULL);

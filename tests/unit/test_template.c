@@ -490,7 +490,7 @@ static void test_errors(void)
 	check_err("default %(bogus)d", "t.fmt:1:11: unknown field 'bogus' (valid: tsc reltsc "
 		  "event vcpu pid 1 2 3 4 5 reason reason_name isa guest tid cpu rip info1 info2 "
 		  "errno intr_info error_code latency_ns latency_us oncpu_ns blocked_ns runq_ns ts_ns "
-		  "rel_ns time reltime type in_flight kvm_event access port gpa msr val size count exception function index eax ebx "
+		  "rel_ns time reltime walltime reason_label latency type in_flight kvm_event access port gpa msr val size count exception function index eax ebx "
 		  "ecx edx found used_max_basic vector soft reinjected fault_address)", false);
 	check_err("default %(TSC)d", "t.fmt:1:11: unknown field 'TSC' (did you mean 'tsc'?)",
 		  false);
@@ -596,7 +596,7 @@ static void test_kvm_events(void)
 
 	/* The built-in line: the exit columns up to the vCPU, then the event's own fields. */
 	CHECK(!tmpl_rules_default(&r, err, sizeof(err)));
-#define PFX "     0.123457          5.123457 web1               1 "
+#define PFX "     0.123457          5.123457 web1                1 "
 	tmpl_render(r, &env, &pio, line, sizeof(line));
 	CHECK_STR(line, PFX "pio write port 0x3f8 size 1 val 0x41\n");
 	tmpl_render(r, &env, &mmio, line, sizeof(line));
@@ -702,19 +702,33 @@ static void test_load_and_default(void)
 	CHECK(!tmpl_rules_default(&r, err, sizeof(err)));
 	env.first_ts_ns = 5000000000ull;
 	tmpl_render(r, &env, &ev, line, sizeof(line));
-	/* %13.6f %17.6f %-16s %3d %-20s %11.3fus, then the IO_WRITE rule's decoded port. */
-	CHECK_STR(line, "     0.123457          5.123457 web1               1 IO_INSTRUCTION  "
-		  "           2.500us rip=0xfffff80012345678 out port=0x03f8 size=1\n");
+	/* %13.6f %17.6f %-16s %4d %-22s %10s (the tables' reason names and latencies), then
+	 * the IO_WRITE rule's decoded port. No CLOCK_REALTIME offset: the time is ts_ns. */
+	CHECK_STR(line, "     0.123457          5.123457 web1                1 IO_INSTRUCTION  "
+		  "            2.5us rip=0xfffff80012345678 out port=0x03f8 size=1\n");
 	user.type = VMEXIT_EV_USER_EXIT;
 	user.latency_ns = 1234567;
 	tmpl_render(r, &env, &user, line, sizeof(line));
-	CHECK_STR(line, "     0.123457          5.123457 web1               1 MMIO            "
-		  "        1234.567us errno=0\n");
+	CHECK_STR(line, "     0.123457          5.123457 web1                1 KVM_EXIT_MMIO   "
+		  "            1.2ms errno=0\n");
 	/* Never completed: the same line, marked at its end; the latency is its age. */
 	user.type |= VMEXIT_EV_IN_FLIGHT;
 	tmpl_render(r, &env, &user, line, sizeof(line));
-	CHECK_STR(line, "     0.123457          5.123457 web1               1 MMIO            "
-		  "        1234.567us errno=0 in_flight\n");
+	CHECK_STR(line, "     0.123457          5.123457 web1                1 KVM_EXIT_MMIO   "
+		  "            1.2ms errno=0 in_flight\n");
+	/* Wall-clock time (CLOCK_REALTIME = CLOCK_MONOTONIC + the offset taken at capture), a
+	 * fixed unit (report -u) keeping its suffix, seconds scaled as the tables. */
+	env.real_offset_ns = 1700000000000000000ll;
+	env.unit_ns = 1000;
+	tmpl_render(r, &env, &user, line, sizeof(line));
+	CHECK_STR(line, "     0.123457 1700000005.123457 web1                1 KVM_EXIT_MMIO   "
+		  "         1234.6us errno=0 in_flight\n");
+	env.unit_ns = 0;
+	user.latency_ns = 1500000000;
+	tmpl_render(r, &env, &user, line, sizeof(line));
+	CHECK_STR(line, "     0.123457 1700000005.123457 web1                1 KVM_EXIT_MMIO   "
+		  "            1.50s errno=0 in_flight\n");
+	env.real_offset_ns = 0;
 
 	/* tmpl_render_file writes what tmpl_render returns, long lines included. */
 	f = tmpfile();
