@@ -104,6 +104,8 @@ BPFTEST_SRCS := $(wildcard tests/bpf/test_*.c)
 BPFTEST_BINS := $(patsubst tests/bpf/%.c,$(OUTPUT)/tests/%,$(BPFTEST_SRCS))
 BENCH_SRCS := $(wildcard bench/bench_*.c)
 BENCH_BINS := $(patsubst bench/%.c,$(OUTPUT)/bench/%,$(BENCH_SRCS))
+# Not a benchmark: the empty programs the benchmarks compare vmexit with (bench/floor_progs.c).
+FLOOR_BIN := $(OUTPUT)/bench/floor_progs
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
 # The bundled guest workloads are per ISA: x86 (tools/vmexit-guest.c) and arm64.
@@ -179,13 +181,14 @@ $(OUTPUT)/fuzz/%: tests/fuzz/%.c $(filter-out src/main.c,$(SRCS)) $(SKELS) | $(O
 
 tests: $(OUTPUT)/vmexit $(TOOL_BINS) $(UNIT_BINS) $(BPFTEST_BINS)
 
-bench: $(OUTPUT)/vmexit $(TOOL_BINS) $(BENCH_BINS)
+bench: $(OUTPUT)/vmexit $(TOOL_BINS) $(BENCH_BINS) $(FLOOR_BIN)
 	$(Q)bench/run.sh $(OUTPUT)
 
-# The per-exit cost of vmexit and bpftrace on real kvm_exit, in a nested bed (tests/vm): a boot
-# of its own (~4 min on svm, ~20 min on vmx), so not part of `make bench`.
+# The per-exit cost of vmexit, bpftrace and empty programs (the floor) on real kvm_exit, in a
+# nested bed (tests/vm): a boot of its own (~5 min on svm, ~25 min on vmx), so not part of
+# `make bench`.
 # BED=svm|vmx, KERNEL=6.1|6.12.
-bench-bed: $(OUTPUT)/vmexit $(TOOL_BINS)
+bench-bed: $(OUTPUT)/vmexit $(TOOL_BINS) $(FLOOR_BIN)
 	$(Q)bench/bed_overhead.sh --bed $(or $(BED),svm) --kernel $(or $(KERNEL),6.1) $(OUTPUT)
 
 fuzz: $(FUZZ_BINS)

@@ -29,6 +29,10 @@ what each benchmark prints:
                   CPU and the consumer on the other; plus the unpaced maximum and its loss
   bench_startup   `vmexit stat`'s start-up as a user sees it: exec to "Tracing KVM exits"
                   (BTF, load, verification, attach), then SIGINT to exit (detach), medians
+  bench_user_exits the bundled guest's KVM_EXIT_IO exits alone, under empty programs on
+                  vmexit's hooks (the floor), `vmexit stat` and bpftrace's VMM-time histogram,
+                  alternating: BPF run time per exit (kernel statistics) and the guest's CPU
+                  time per exit over alone, medians and ratios (targets 0.45x, 0.40x bpftrace's)
 serve figures:
   bench_serve     a `vmexit serve` scrape of 10,000 series (synthesized cells, all changing):
                   sample + snapshot + render per format, GET over loopback, resident memory

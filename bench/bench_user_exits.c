@@ -1,0 +1,479 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What a userspace exit costs under `vmexit stat`, against its floor and its peer, on this host:
+ * the bundled guest's KVM_EXIT_IO exits, alone, under empty BPF programs on the same hooks
+ * (bench/floor_progs), under vmexit, and under bpftrace's VMM-time histogram on the same hooks,
+ * the four cases alternating for several rounds. Two figures per case and round:
+ *  - BPF run time per user exit: the kernel's own accounting (BPF_ENABLE_STATS) of the
+ *    tracer's programs, summed, over the runs of its kvm_userspace_exit program (other VMs of
+ *    the host fire the hooks too: the programs' own count is the denominator);
+ *  - end to end: the guest's CPU time (user + system, its rusage) per exit over alone, with the
+ *    statistics off (they cost two clock reads per program run). CPU time, not wall time: time
+ *    the guest waits for a CPU busy with other jobs does not count.
+ * Medians of the rounds, and the ratios against the floor and bpftrace. Nothing is asserted.
+ * Runs $VMEXIT_BIN (bench/run.sh sets it) and the guest and floor_progs next to it.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "bpf_run_stats.h"
+
+#define EXITS		50000
+#define ROUNDS		7
+#define MAX_PROGS	32
+#define TARGET_BPF	0.45	/* vmexit/bpftrace, BPF run time per exit */
+#define TARGET_E2E	0.40	/* vmexit/bpftrace, end to end per exit */
+
+enum bench_case { C_ALONE, C_FLOOR, C_VMEXIT, C_BPFTRACE, NR_CASES };
+
+static const char *const case_name[NR_CASES] = {
+	[C_ALONE] = "alone",
+	[C_FLOOR] = "empty programs",
+	[C_VMEXIT] = "vmexit stat",
+	[C_BPFTRACE] = "bpftrace",
+};
+
+/* One program of a tracer: summed over the rounds' stats runs. */
+struct prog_sum {
+	char name[BPF_OBJ_NAME_LEN];
+	double ns_per_exit[ROUNDS], runs_per_exit[ROUNDS];
+};
+
+struct case_res {
+	double cpu[ROUNDS];	/* guest CPU ns per exit, statistics off */
+	double bpf[ROUNDS];	/* BPF run time ns per user exit */
+	int nr_cpu, nr_bpf;
+	struct prog_sum progs[MAX_PROGS];
+	int nr_progs;
+};
+
+struct tracer {
+	pid_t pid;
+	FILE *out;		/* its stderr (stdout for bpftrace), read until the marker */
+	int fds[MAX_PROGS];
+	struct bpf_prog_info before[MAX_PROGS];
+	int nr;
+};
+
+static char vmexit_bin[PATH_MAX], guest_bin[PATH_MAX], floor_bin[PATH_MAX];
+/* vmexit's hooks (its -v lines), for the floor and bpftrace. */
+static char run_hook[16] = "fpu", exit_hook[16] = "classic";
+static const char *bpftrace_bin;
+
+/* The bpftrace script: VMM time as a histogram, ended at the hook vmexit ends it at. */
+static const char *bpftrace_script(void)
+{
+	if (!strcmp(run_hook, "fentry"))
+		return "tracepoint:kvm:kvm_userspace_exit { @s[tid] = nsecs; }\n"
+		       "kfunc:kvm_arch_vcpu_ioctl_run /@s[tid]/ { @h = hist(nsecs - @s[tid]); "
+		       "delete(@s[tid]); }";
+	if (!strcmp(run_hook, "ioctl"))
+		return "tracepoint:kvm:kvm_userspace_exit { @s[tid] = nsecs; }\n"
+		       "tracepoint:syscalls:sys_enter_ioctl /args->cmd == 0xae80 && @s[tid]/ "
+		       "{ @h = hist(nsecs - @s[tid]); delete(@s[tid]); }";
+	return "tracepoint:kvm:kvm_userspace_exit { @s[tid] = nsecs; }\n"
+	       "tracepoint:kvm:kvm_fpu /args->load && @s[tid]/ { @h = hist(nsecs - @s[tid]); "
+	       "delete(@s[tid]); }";
+}
+
+/* Starts argv with the stream it reports on in a pipe; returns once a line holds marker. */
+static int tracer_start(struct tracer *t, char *const argv[], bool on_stdout, const char *marker)
+{
+	char line[512];
+	int p[2];
+
+	memset(t, 0, sizeof(*t));
+	if (pipe(p))
+		return -errno;
+	t->pid = fork();
+	if (t->pid < 0)
+		return -errno;
+	if (!t->pid) {
+		int devnull = open("/dev/null", O_WRONLY);
+
+		dup2(p[1], on_stdout ? 1 : 2);
+		dup2(devnull, on_stdout ? 2 : 1);
+		close(p[0]);
+		close(p[1]);
+		execv(argv[0], argv);
+		fprintf(on_stdout ? stdout : stderr, "cannot run %s: %s\n", argv[0],
+			strerror(errno));
+		_exit(127);
+	}
+	close(p[1]);
+	t->out = fdopen(p[0], "r");
+	while (t->out && fgets(line, sizeof(line), t->out)) {
+		const char *h = strstr(line, "hooks: KVM_RUN ");
+
+		if (strstr(line, "hooks: kvm_exit "))
+			snprintf(exit_hook, sizeof(exit_hook), "%s",
+				 strstr(line, "tp_btf") ? "fast" : "classic");
+		if (h) {
+			h += strlen("hooks: KVM_RUN ");
+			if (!strncmp(h, "fentry", 6))
+				snprintf(run_hook, sizeof(run_hook), "fentry");
+			else if (!strncmp(h, "kvm:kvm_fpu", 11))
+				snprintf(run_hook, sizeof(run_hook), "fpu");
+			else if (!strncmp(h, "syscalls", 8))
+				snprintf(run_hook, sizeof(run_hook), "ioctl");
+		}
+		if (strstr(line, marker))
+			return 0;
+	}
+	fprintf(stderr, "bench_user_exits: %s did not start\n", argv[0]);
+	kill(t->pid, SIGKILL);
+	waitpid(t->pid, NULL, 0);
+	return -1;
+}
+
+static int tracer_stop(struct tracer *t)
+{
+	char buf[4096];
+	int st;
+
+	for (int i = 0; i < t->nr; i++)
+		close(t->fds[i]);
+	kill(t->pid, SIGINT);
+	/* Whatever it prints at the end (bpftrace's histogram), then EOF. */
+	while (fread(buf, 1, sizeof(buf), t->out) > 0)
+		;
+	fclose(t->out);
+	if (waitpid(t->pid, &st, 0) != t->pid)
+		return -1;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+/* The BPF programs the tracer holds, from its fds (/proc/PID/fdinfo says prog_id). */
+static void tracer_progs(struct tracer *t)
+{
+	char dir[64], path[320], line[128];
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fdinfo", t->pid);
+	d = opendir(dir);
+	while (d && (e = readdir(d)) && t->nr < MAX_PROGS) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		f = fopen(path, "r");
+		while (f && fgets(line, sizeof(line), f)) {
+			unsigned int id;
+			int fd;
+
+			if (sscanf(line, "prog_id: %u", &id) != 1)
+				continue;
+			/* Gone meanwhile: vmexit drops its start-up check's programs. */
+			fd = bpf_prog_get_fd_by_id(id);
+			for (int i = 0; fd >= 0 && i < t->nr; i++) {
+				struct bpf_prog_info a = {};
+
+				if (!bpf_prog_info_read(t->fds[i], &a) && a.id == id) {
+					close(fd);
+					fd = -1;
+				}
+			}
+			if (fd >= 0)
+				t->fds[t->nr++] = fd;
+		}
+		if (f)
+			fclose(f);
+	}
+	if (d)
+		closedir(d);
+}
+
+/* Runs the guest: its CPU ns per exit, or < 0. */
+static double guest_run(void)
+{
+	char io[16];
+	struct rusage ru;
+	pid_t pid;
+	int st;
+
+	snprintf(io, sizeof(io), "%d", EXITS);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		/* Its summary line on stderr, once per run, would bury the figures. */
+		if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))
+			_exit(127);
+		execl(guest_bin, guest_bin, "--vcpus", "1", "--io", io, (char *)NULL);
+		_exit(127);
+	}
+	if (wait4(pid, &st, 0, &ru) != pid || !WIFEXITED(st) || WEXITSTATUS(st)) {
+		fprintf(stderr, "bench_user_exits: %s --vcpus 1 --io %s failed: run it alone to see "
+			"why\n", guest_bin, io);
+		return -1;
+	}
+	/* io exits and the done port's */
+	return ((ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e9 +
+		(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e3) / (EXITS + 1);
+}
+
+static bool is_user_exit_prog(const char *name)
+{
+	return !strncmp(name, "kvm_userspace", 13) || !strncmp(name, "floor_user_exit", 15);
+}
+
+/*
+ * Programs on kvm_exit and kvm_entry (vmexit's and the floor's: bpftrace's script has none) run
+ * for the guest's exits too where those fire (not on every host): apart from the user-exit sum.
+ */
+static bool is_kernel_exit_prog(const char *name)
+{
+	return !strncmp(name, "kvm_exit", 8) || !strncmp(name, "kvm_entry", 9) ||
+	       !strncmp(name, "floor_exit", 10) || !strncmp(name, "floor_entry", 11);
+}
+
+static struct prog_sum *prog_sum_get(struct case_res *r, const char *name)
+{
+	for (int i = 0; i < r->nr_progs; i++)
+		if (!strcmp(r->progs[i].name, name))
+			return &r->progs[i];
+	if (r->nr_progs == MAX_PROGS)
+		return NULL;
+	snprintf(r->progs[r->nr_progs].name, BPF_OBJ_NAME_LEN, "%s", name);
+	return &r->progs[r->nr_progs++];
+}
+
+/* A stats run: the guest again, the tracer's programs' run time over it. */
+static int stats_run(struct tracer *t, struct case_res *r, int round)
+{
+	struct bpf_prog_info after[MAX_PROGS];
+	double total = 0, user_runs = 0;
+	int stats = bpf_run_stats_enable();
+
+	if (stats < 0) {
+		fprintf(stderr, "bench_user_exits: cannot turn on BPF run-time statistics: %s\n",
+			strerror(-stats));
+		return -1;
+	}
+	for (int i = 0; i < t->nr; i++)
+		bpf_prog_info_read(t->fds[i], &t->before[i]);
+	if (guest_run() < 0) {
+		if (stats > 0)
+			close(stats);
+		return -1;
+	}
+	for (int i = 0; i < t->nr; i++)
+		bpf_prog_info_read(t->fds[i], &after[i]);
+	if (stats > 0)
+		close(stats);
+	for (int i = 0; i < t->nr; i++) {
+		if (!is_kernel_exit_prog(after[i].name))
+			total += after[i].run_time_ns - t->before[i].run_time_ns;
+		if (is_user_exit_prog(after[i].name))
+			user_runs += after[i].run_cnt - t->before[i].run_cnt;
+	}
+	if (user_runs < EXITS) {
+		fprintf(stderr, "bench_user_exits: the user-exit program ran %.0f times for %d exits\n",
+			user_runs, EXITS + 1);
+		return -1;
+	}
+	for (int i = 0; i < t->nr; i++) {
+		double runs = after[i].run_cnt - t->before[i].run_cnt;
+		struct prog_sum *p;
+
+		if (!runs)
+			continue;
+		p = prog_sum_get(r, after[i].name);
+		if (!p)
+			continue;
+		p->ns_per_exit[round] = (after[i].run_time_ns - t->before[i].run_time_ns) / user_runs;
+		p->runs_per_exit[round] = runs / user_runs;
+	}
+	r->bpf[r->nr_bpf++] = total / user_runs;
+	return 0;
+}
+
+static int start_case(enum bench_case c, struct tracer *t)
+{
+	char *vmexit_argv[] = { vmexit_bin, "stat", "-v", "3600", NULL };
+	char *floor_argv[] = { floor_bin, "--exit", exit_hook, "--run", run_hook, NULL };
+	char *bpftrace_argv[] = { (char *)bpftrace_bin, "-e", (char *)bpftrace_script(), NULL };
+
+	switch (c) {
+	case C_VMEXIT:
+		return tracer_start(t, vmexit_argv, false, "Hit Ctrl-C");
+	case C_FLOOR:
+		return tracer_start(t, floor_argv, false, "floor: attached");
+	case C_BPFTRACE:
+		return tracer_start(t, bpftrace_argv, true, "Attaching");
+	default:
+		return 0;
+	}
+}
+
+static int run_case(enum bench_case c, struct case_res *r, int round)
+{
+	struct tracer t;
+	double cpu;
+	int err = 0;
+
+	if (start_case(c, &t))
+		return -1;
+	if (c != C_ALONE) {
+		/* vmexit drops its start-up check's programs in a thread after it says so. */
+		usleep(300 * 1000);
+		tracer_progs(&t);
+	}
+	cpu = guest_run();
+	if (cpu < 0)
+		err = -1;
+	else
+		r->cpu[r->nr_cpu++] = cpu;
+	if (c != C_ALONE) {
+		if (!err)
+			err = stats_run(&t, r, round);
+		if (tracer_stop(&t) && !err) {
+			fprintf(stderr, "bench_user_exits: %s failed at its end\n", case_name[c]);
+			err = -1;
+		}
+	}
+	return err;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(const double *v, int n)
+{
+	double s[ROUNDS];
+
+	if (!n)
+		return 0;
+	memcpy(s, v, n * sizeof(*v));
+	qsort(s, n, sizeof(*s), cmp_double);
+	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+static double least(const double *v, int n)
+{
+	double m = n ? v[0] : 0;
+
+	for (int i = 1; i < n; i++)
+		if (v[i] < m)
+			m = v[i];
+	return m;
+}
+
+/* a/b, or 0 when b is not positive (noise hid the overhead). */
+static double ratio(double a, double b)
+{
+	return b > 0 ? a / b : 0;
+}
+
+/* A file next to vmexit in its build directory; false when the path does not fit. */
+static bool sibling(char *out, const char *dir, const char *name)
+{
+	return snprintf(out, PATH_MAX, "%s/%s", dir, name) < PATH_MAX;
+}
+
+int main(void)
+{
+	const char *bin = getenv("VMEXIT_BIN") ? getenv("VMEXIT_BIN") : ".output/vmexit";
+	static struct case_res res[NR_CASES];
+	double alone, alone_min, bpf[NR_CASES], e2e[NR_CASES], e2e_min[NR_CASES];
+	char dir[PATH_MAX - 32], *slash;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "bench_user_exits: needs root to load BPF programs\n");
+		return 77;
+	}
+	snprintf(vmexit_bin, sizeof(vmexit_bin), "%s", bin);
+	snprintf(dir, sizeof(dir), "%s", bin);
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = 0;
+	else
+		snprintf(dir, sizeof(dir), ".");
+	if (!sibling(guest_bin, dir, "vmexit-guest") || !sibling(floor_bin, dir, "bench/floor_progs") ||
+	    access(guest_bin, X_OK) || access(floor_bin, X_OK)) {
+		fprintf(stderr, "bench_user_exits: no %s or %s: run make bench\n", guest_bin,
+			floor_bin);
+		return 1;
+	}
+	if (access("/dev/kvm", R_OK | W_OK)) {
+		fprintf(stderr, "bench_user_exits: no /dev/kvm: the guest cannot run here\n");
+		return 77;
+	}
+	bpftrace_bin = getenv("BPFTRACE");
+	if (!bpftrace_bin && !access("/usr/bin/bpftrace", X_OK))
+		bpftrace_bin = "/usr/bin/bpftrace";
+	if (!bpftrace_bin && !access("/usr/local/bin/bpftrace", X_OK))
+		bpftrace_bin = "/usr/local/bin/bpftrace";
+	/* vmexit first in the first round: it says which KVM_RUN hook the others use. */
+	for (int r = 0; r < ROUNDS; r++) {
+		for (int k = 0; k < NR_CASES; k++) {
+			enum bench_case c = (C_VMEXIT + k) % NR_CASES;
+
+			if (c == C_BPFTRACE && !bpftrace_bin)
+				continue;
+			if (run_case(c, &res[c], r))
+				return 1;
+		}
+	}
+	alone = median(res[C_ALONE].cpu, res[C_ALONE].nr_cpu);
+	alone_min = least(res[C_ALONE].cpu, res[C_ALONE].nr_cpu);
+	printf("user exits: the guest's %d KVM_EXIT_IO exits (1 vCPU), %d rounds of the cases in "
+	       "turn; KVM_RUN hook %s\n", EXITS + 1, ROUNDS, run_hook);
+	printf("  %-16s %10s %10s %10s   %s\n", "case", "BPF ns", "e2e ns", "(least)",
+	       "per exit: BPF run time; guest CPU time over alone, medians");
+	for (int c = 0; c < NR_CASES; c++) {
+		struct case_res *r = &res[c];
+
+		if (!r->nr_cpu)
+			continue;
+		bpf[c] = median(r->bpf, r->nr_bpf);
+		e2e[c] = median(r->cpu, r->nr_cpu) - alone;
+		e2e_min[c] = least(r->cpu, r->nr_cpu) - alone_min;
+		if (c == C_ALONE)
+			printf("  %-16s %10s %10.0f %10.0f   guest CPU ns per exit\n", case_name[c],
+			       "-", alone, alone_min);
+		else
+			printf("  %-16s %10.0f %+10.0f %+10.0f\n", case_name[c], bpf[c], e2e[c],
+			       e2e_min[c]);
+		for (int i = 0; i < r->nr_progs; i++) {
+			struct prog_sum *p = &r->progs[i];
+			double ns = median(p->ns_per_exit, r->nr_bpf);
+			double runs = median(p->runs_per_exit, r->nr_bpf);
+
+			printf("      %-16s %6.0f ns per exit, %.2f runs per exit, %.0f ns per run%s\n",
+			       p->name, ns, runs, runs > 0 ? ns / runs : 0,
+			       is_kernel_exit_prog(p->name) ? " (a kernel exit's: not summed)" : "");
+		}
+	}
+	printf("  vmexit / empty programs: BPF %.2fx, end to end %.2fx\n",
+	       ratio(bpf[C_VMEXIT], bpf[C_FLOOR]), ratio(e2e[C_VMEXIT], e2e[C_FLOOR]));
+	if (!bpftrace_bin) {
+		printf("  no bpftrace here (tools/install-deps.sh): no peer to compare with\n");
+		return 0;
+	}
+	printf("  vmexit / bpftrace: BPF %.2fx (target <= %.2f) -> %s, end to end %.2fx "
+	       "(target <= %.2f) -> %s\n",
+	       ratio(bpf[C_VMEXIT], bpf[C_BPFTRACE]), TARGET_BPF,
+	       ratio(bpf[C_VMEXIT], bpf[C_BPFTRACE]) <= TARGET_BPF ? "met" : "NOT met",
+	       ratio(e2e[C_VMEXIT], e2e[C_BPFTRACE]), TARGET_E2E,
+	       e2e[C_BPFTRACE] > 0 && ratio(e2e[C_VMEXIT], e2e[C_BPFTRACE]) <= TARGET_E2E ?
+	       "met" : "NOT met");
+	printf("  empty programs / bpftrace: BPF %.2fx, end to end %.2fx\n",
+	       ratio(bpf[C_FLOOR], bpf[C_BPFTRACE]), ratio(e2e[C_FLOOR], e2e[C_BPFTRACE]));
+	return 0;
+}

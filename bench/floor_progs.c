@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * floor_progs: attaches empty BPF programs (bpf/floor.bpf.c) on the hooks vmexit uses and waits
+ * for SIGINT or SIGTERM. The benchmarks run it as a tracer of its own, next to vmexit and
+ * bpftrace, so that a cost can be read as a multiple of what any BPF program there costs.
+ *
+ * usage: floor_progs [--exit fast|classic|none] [--run auto|fentry|fpu|ioctl|none]
+ * Default --exit fast --run auto: the KVM_RUN hook vmexit would choose (src/hooks.c), the first
+ * that loads and attaches of a trampoline, kvm_fpu (x86) and the ioctl syscall. kvm_userspace_exit
+ * always. Prints "floor: attached ..." on stderr once every program is attached.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include "floor.skel.h"
+
+/* vmexit runs on the kernel's architecture: only x86 KVM fires kvm:kvm_fpu. */
+#if defined(__x86_64__) || defined(__i386__)
+#define KVM_FPU_FIRES	1
+#else
+#define KVM_FPU_FIRES	0
+#endif
+
+/* The KVM_RUN hooks in the order vmexit prefers them. */
+static const char *const run_hooks[] = { "fentry", "fpu", "ioctl" };
+#define NR_RUN_HOOKS	(sizeof(run_hooks) / sizeof(run_hooks[0]))
+
+static bool run_hook_known(const char *hook)
+{
+	for (size_t i = 0; i < NR_RUN_HOOKS; i++)
+		if (!strcmp(hook, run_hooks[i]))
+			return true;
+	return false;
+}
+
+static struct bpf_program *run_prog(struct floor_bpf *skel, const char *hook)
+{
+	if (!strcmp(hook, "fentry"))
+		return skel->progs.floor_run_fentry;
+	if (!strcmp(hook, "fpu"))
+		return skel->progs.floor_run_fpu;
+	if (!strcmp(hook, "ioctl"))
+		return skel->progs.floor_run_ioctl;
+	return NULL;
+}
+
+/* Opens, loads and attaches the programs of exit_hook and run_hook; NULL and errno on failure. */
+static struct floor_bpf *floor_attach(const char *exit_hook, const char *run_hook)
+{
+	struct floor_bpf *skel = floor_bpf__open();
+	int err;
+
+	if (!skel)
+		return NULL;
+	if (!strcmp(exit_hook, "fast")) {
+		bpf_program__set_autoload(skel->progs.floor_exit_fast, true);
+		bpf_program__set_autoload(skel->progs.floor_entry_fast, true);
+	} else if (!strcmp(exit_hook, "classic")) {
+		bpf_program__set_autoload(skel->progs.floor_exit, true);
+		bpf_program__set_autoload(skel->progs.floor_entry, true);
+	}
+	if (run_prog(skel, run_hook))
+		bpf_program__set_autoload(run_prog(skel, run_hook), true);
+	bpf_program__set_autoload(skel->progs.floor_user_exit, true);
+	err = floor_bpf__load(skel);
+	if (!err)
+		err = floor_bpf__attach(skel);
+	if (err) {
+		floor_bpf__destroy(skel);
+		errno = -err;
+		return NULL;
+	}
+	return skel;
+}
+
+static int usage(const char *why)
+{
+	fprintf(stderr, "floor_progs: %s\nusage: floor_progs [--exit fast|classic|none] "
+		"[--run auto|fentry|fpu|ioctl|none]\n", why);
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	const char *exit_hook = "fast", *run_hook = "auto";
+	struct floor_bpf *skel = NULL;
+	sigset_t stop;
+	int sig;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--exit") && i + 1 < argc)
+			exit_hook = argv[++i];
+		else if (!strcmp(argv[i], "--run") && i + 1 < argc)
+			run_hook = argv[++i];
+		else
+			return usage("unknown argument");
+	}
+	if (strcmp(exit_hook, "fast") && strcmp(exit_hook, "classic") && strcmp(exit_hook, "none"))
+		return usage("--exit wants fast, classic or none");
+	if (strcmp(run_hook, "auto") && strcmp(run_hook, "none") && !run_hook_known(run_hook))
+		return usage("--run wants auto, fentry, fpu, ioctl or none");
+	if (!strcmp(run_hook, "auto")) {
+		/* Quiet while trying: a refused trampoline is an answer, not an error. */
+		libbpf_set_print(NULL);
+		for (size_t i = 0; i < NR_RUN_HOOKS; i++) {
+			if (!strcmp(run_hooks[i], "fpu") && !KVM_FPU_FIRES)
+				continue;
+			skel = floor_attach(exit_hook, run_hooks[i]);
+			if (skel) {
+				run_hook = run_hooks[i];
+				break;
+			}
+		}
+	} else {
+		skel = floor_attach(exit_hook, run_hook);
+	}
+	if (!skel) {
+		fprintf(stderr, "floor_progs: cannot load or attach the empty programs (kvm_exit/"
+			"kvm_entry %s, KVM_RUN %s): %s\n", exit_hook, run_hook, strerror(errno));
+		return 1;
+	}
+	/* Blocked before the line that tells the caller it may signal: none is missed. */
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigprocmask(SIG_BLOCK, &stop, NULL);
+	fprintf(stderr, "floor: attached: kvm_exit/kvm_entry %s, kvm_userspace_exit, KVM_RUN %s\n",
+		exit_hook, run_hook);
+	sigwait(&stop, &sig);
+	floor_bpf__destroy(skel);
+	return 0;
+}
