@@ -8,53 +8,17 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 
-SEC("?tp_btf/kvm_exit")
-int floor_exit_fast(void *ctx)
-{
-	return 1;
-}
+#define EMPTY_PROG(sec, name, ret)	SEC("?" sec) int name(void *ctx) { return ret; }
 
-SEC("?tp_btf/kvm_entry")
-int floor_entry_fast(void *ctx)
-{
-	return 1;
-}
-
-SEC("?tp/kvm/kvm_exit")
-int floor_exit(void *ctx)
-{
-	return 1;
-}
-
-SEC("?tp/kvm/kvm_entry")
-int floor_entry(void *ctx)
-{
-	return 1;
-}
-
-SEC("?tp/kvm/kvm_userspace_exit")
-int floor_user_exit(void *ctx)
-{
-	return 1;
-}
-
+/* kvm_exit and kvm_entry: the fast path's raw tracepoints and the classic ones. */
+EMPTY_PROG("tp_btf/kvm_exit", floor_exit_fast, 1)
+EMPTY_PROG("tp_btf/kvm_entry", floor_entry_fast, 1)
+EMPTY_PROG("tp/kvm/kvm_exit", floor_exit, 1)
+EMPTY_PROG("tp/kvm/kvm_entry", floor_entry, 1)
+EMPTY_PROG("tp/kvm/kvm_userspace_exit", floor_user_exit, 1)
 /* The KVM_RUN hooks, as src/hooks.c chooses one: a trampoline, kvm_fpu, the ioctl syscall. */
-SEC("?fentry/kvm_arch_vcpu_ioctl_run")
-int floor_run_fentry(void *ctx)
-{
-	return 0;
-}
-
-SEC("?tp/kvm/kvm_fpu")
-int floor_run_fpu(void *ctx)
-{
-	return 1;
-}
-
-SEC("?tp/syscalls/sys_enter_ioctl")
-int floor_run_ioctl(void *ctx)
-{
-	return 1;
-}
+EMPTY_PROG("fentry/kvm_arch_vcpu_ioctl_run", floor_run_fentry, 0)
+EMPTY_PROG("tp/kvm/kvm_fpu", floor_run_fpu, 1)
+EMPTY_PROG("tp/syscalls/sys_enter_ioctl", floor_run_ioctl, 1)
 
 char LICENSE[] SEC("license") = "GPL";
