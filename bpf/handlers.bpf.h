@@ -34,9 +34,12 @@ const volatile __u32 stream_sample_every = 1;	/* emit 1 in N events per thread *
 const volatile bool kvm_events_enabled = false;
 const volatile bool split_enabled = false;	/* --split: exit time as on CPU, blocked, runq */
 const volatile __u64 stuck_min_ns = 0;		/* stat --stuck: cell.stuck_* (0: off) */
+const volatile bool count_gated = false;	/* no exit counts until userspace sets counting */
 
 /* Written by userspace through the mmapped .bss: start of a new reporting interval. */
 __u32 epoch;
+/* count_gated: set by userspace once every program is attached (see cell_alloc). */
+__u32 counting;
 /* Cells handed out so far; may run past max_cells when the array is full. */
 __u32 next_cell;
 __u64 lost[NR_LOST];
@@ -68,9 +71,10 @@ __u32 filter_gen;
 
 /* Per-thread cell references are cell index + 1; these mark exits that are not recorded. */
 #define CELL_NONE	0
+#define CELL_WAIT	0xfffd	/* begun before counting started: never counted */
 #define CELL_FULL	0xfffe
 #define CELL_FILTERED	0xffff
-#define CELL_MAX	0xfffd
+#define CELL_MAX	0xfffc
 
 #define TS_INIT		1u
 #define TS_IGNORED	2u
@@ -348,6 +352,15 @@ static __noinline __u32 cell_alloc(__u32 tgid, __u32 tid, __s32 vcpu, __u32 isa,
 	struct cell *c;
 	__u32 idx;
 
+	/*
+	 * count_gated: an exit begun before counting started (stat, top and serve start counting
+	 * once every program is attached) is neither begun nor completed in the cells, so that
+	 * no front end ever counts the completion of an exit whose start it did not see. Here,
+	 * on the slow path: no cell exists before counting starts, so every exit comes here
+	 * until then, and CELL_WAIT is not kept as the thread's cell.
+	 */
+	if (count_gated && !counting)
+		return CELL_WAIT;
 	ids_fill(&tgid, &tid);
 	if (filter_reasons) {
 		__u64 rkey = (__u64)isa << 32 | reason;
@@ -392,7 +405,7 @@ static __always_inline struct cell *cell_get(__u32 ref)
 {
 	__u32 idx = ref - 1;
 
-	if (ref == CELL_NONE || ref >= CELL_FULL)
+	if (ref == CELL_NONE || ref >= CELL_WAIT)
 		return NULL;
 	return bpf_map_lookup_elem(&cells, &idx);
 }
@@ -425,6 +438,8 @@ static __always_inline __u32 cell_ref(struct thread_state *ts, __u32 tgid, __u32
 		ref = ts->cells[slot];
 		if (ref == CELL_NONE) {
 			ref = cell_alloc(tgid, tid, ts->vcpu, isa, reason);
+			if (ref == CELL_WAIT)
+				return ref;
 			ts->cells[slot] = ref;
 			thread_link(ts, ref, false);
 		}
@@ -438,7 +453,7 @@ static __always_inline __u32 cell_ref(struct thread_state *ts, __u32 tgid, __u32
 	if (refp)
 		return *refp;
 	ref = cell_alloc(tgid, tid, ts->vcpu, isa, reason);
-	if (ref == CELL_FULL)
+	if (ref == CELL_FULL || ref == CELL_WAIT)
 		return ref;	/* retry later: a cell or the hash may have room then */
 	thread_link(ts, ref, true);	/* even if the hash is full: the cell is the thread's */
 	if (bpf_map_update_elem(&other_cells, &okey, &ref, BPF_NOEXIST))

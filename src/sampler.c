@@ -102,6 +102,7 @@ int sampler_open(struct sampler *sp, struct cli_filters *f, const struct sampler
 	};
 
 	memset(sp, 0, sizeof(*sp));
+	f->opts.count_later = true;	/* sampler_start() starts counting */
 	if (cli_filters_open_session(f, &sp->s))
 		return -1;
 	sp->opts = &f->opts;
@@ -136,14 +137,17 @@ void sampler_start(struct sampler *sp)
 		 * Counting starts once every program is attached. They are attached one by one
 		 * (session.c, attach_in_order()), and on a slow machine the VMs already running
 		 * make many exits meanwhile: seen by the programs attached first (the VMM's
-		 * exits), not by the last (guest exits). A sample taken now and forgotten keeps
-		 * that from the first interval. The traced command starts after it: none of its
-		 * exits is lost.
+		 * exits), not by the last (guest exits). The kernel counts none of them, and
+		 * never the completion of an exit begun before counting started: a forgotten
+		 * first sample did count those (completed = count + 1 on a busy guest). This
+		 * sample only sets when the first interval began, for the exits in flight at its
+		 * end. The traced command starts after: none of its exits is lost.
 		 */
 		pthread_mutex_lock(&sp->lock);
 		if (!sample_locked(sp))
 			tracker_restart(&sp->t);
 		sp->samples = 0;
+		session_start_counting(&sp->s);
 		pthread_mutex_unlock(&sp->lock);
 	}
 	/*

@@ -449,6 +449,7 @@ static void set_tunables(struct session *s, const struct session_opts *o)
 	skel->rodata->kvm_events_enabled = o->kvm_events != 0;
 	skel->rodata->split_enabled = o->split;
 	skel->rodata->stuck_min_ns = o->stuck_ns;
+	skel->rodata->count_gated = o->count_later;
 
 	bpf_map__set_max_entries(skel->maps.cells, s->max_cells);
 	bpf_map__set_max_entries(skel->maps.free_cells, s->max_cells);
@@ -697,6 +698,11 @@ void session_lost(const struct session *s, __u64 lost[NR_LOST])
 	for (int i = 0; i < NR_LOST; i++)
 		lost[i] = __atomic_load_n(&s->skel->bss->lost[i], __ATOMIC_RELAXED);
 	lost[LOST_BPF_SKIPPED] = programs_skipped(s);
+}
+
+void session_start_counting(struct session *s)
+{
+	__atomic_store_n(&s->skel->bss->counting, 1, __ATOMIC_RELEASE);
 }
 
 void session_new_epoch(struct session *s)

@@ -31,6 +31,7 @@ struct session_opts {
 	bool verbose;
 	bool check_hooks;		/* a longer fast-path check, its counts on stderr */
 	bool force_thread_hash;		/* test/bench knob: per-thread state in a hash */
+	bool count_later;		/* statistics count from session_start_counting() on */
 };
 
 struct vmexit_bpf;
@@ -113,6 +114,11 @@ struct cell_counts {
 /* In use now: handed_out - (freed - reused); none is lost when that matches the live cells. */
 void session_cell_counts(const struct session *s, struct cell_counts *c);
 void session_lost(const struct session *s, __u64 lost[NR_LOST]);
+/*
+ * count_later: counting starts now. An exit begun before never counts, not even when it
+ * completes later (the kernel keeps no cell for it): completed never exceeds count.
+ */
+void session_start_counting(struct session *s);
 void session_new_epoch(struct session *s);
 __u32 session_epoch(const struct session *s);
 /* The VMM command line the kernel kept for tgid (name_cache' args hook); length or -errno. */

@@ -398,7 +398,9 @@ static void print_table(struct stat_view *v, const struct stat_report *rep, FILE
 
 		print_table_row(v, rep, r, row_vm(v, r), row_reason(r, rb, sizeof(rb)), false, f);
 		row_add(r->key.isa == VMEXIT_ISA_USER ? &utot : &ktot, r);
-		in_flight += r->count - r->completed;
+		/* An interval's row may complete more than it began (begun in an earlier one). */
+		if (r->count > r->completed)
+			in_flight += r->count - r->completed;
 	}
 	if (!rt->nr)
 		fprintf(f, "(no exits)\n");

@@ -438,6 +438,13 @@ static int cell_take(struct tracker *t, __u32 i, __u32 closed_epoch, struct row_
 	if (reaping && !ended)
 		return 0;
 	memcpy(&now, &t->src.cells[i], sizeof(now));
+	/*
+	 * The kernel counts an exit started before completed, but the copy is not taken at once:
+	 * an exit begun and completed while it is taken can show in count only. Its start came
+	 * first: never more exits completed than begun.
+	 */
+	if (now.count > now.started)
+		now.started = now.count;
 	wanted = t->vcpu_filter < 0 || t->vcpu[i] == t->vcpu_filter;
 	if (wanted && now.inflight_ts && inflight_add(t, i, &now, ended, reaping))
 		return -ENOMEM;

@@ -73,6 +73,7 @@ struct fx_opts {
 	bool kvm_events;	/* top --kvm-events: kvm event records without stream */
 	bool split;		/* --split */
 	__u64 stuck;		/* stat --stuck */
+	bool count_later;	/* no exit counts until bss->counting is set */
 };
 
 #define MAX_EVS		256
@@ -130,6 +131,7 @@ static int fx_open(struct fx *f, const struct fx_opts *o)
 	skel->rodata->split_enabled = o->split;
 	skel->rodata->kvm_events_enabled = o->kvm_events;
 	skel->rodata->stuck_min_ns = o->stuck;
+	skel->rodata->count_gated = o->count_later;
 	f->split = o->split;
 
 	bpf_map__set_max_entries(skel->maps.cells, f->max_cells);
@@ -497,6 +499,47 @@ static void test_user_exits(void)
 	CHECK_EQ_U64(cell_of(&f, 10, 11, ISA_USER, 7)->count, 1);
 	CHECK_EQ_U64(lost(&f, LOST_UNMATCHED_RUN), 1);
 	CHECK_EQ_U64(lost(&f, LOST_UNMATCHED_ENTRY), 0);
+	fx_close(&f);
+}
+
+/*
+ * stat, top and serve count from when every program is attached: an exit begun before (a
+ * kernel exit, a user exit, one of a reason outside the dense slots) completes into no cell
+ * and is not lost either; the next ones count, begun and completed.
+ */
+static void test_count_later(void)
+{
+	const struct cell *c;
+	struct fx f;
+
+	if (fx_open(&f, &(struct fx_opts){ .count_later = true })) {
+		check_failures++;
+		return;
+	}
+	ev_exit(&f, 500, 10, 11, 0, ISA_VMX, VMX_IO);
+	ev_uexit(&f, 1000, 10, 12, KVM_EXIT_IO_, 0);
+	ev_uexit(&f, 1000, 10, 13, 0, -EINTR);
+	CHECK_EQ_U64(f.skel->bss->next_cell, 0);
+	f.skel->bss->counting = 1;
+	ev_entry(&f, 2000, 10, 11);
+	ev_run(&f, 2500, 10, 12);
+	ev_run(&f, 2500, 10, 13);
+	CHECK_EQ_U64(f.skel->bss->next_cell, 0);
+	CHECK(lost_all_zero_but(&f, -1));
+
+	ev_pair(&f, 3000, 100, 10, 11, 0, ISA_VMX, VMX_IO);
+	c = cell_of(&f, 10, 11, ISA_VMX, VMX_IO);
+	CHECK(c->started == 1 && c->count == 1 && c->total_ns == 100 && !c->inflight_ts);
+	ev_uexit(&f, 4000, 10, 12, KVM_EXIT_IO_, 0);
+	ev_run(&f, 4700, 10, 12);
+	c = cell_of(&f, 10, 12, ISA_USER, KVM_EXIT_IO_);
+	CHECK(c->started == 1 && c->count == 1 && c->total_ns == 700);
+	ev_uexit(&f, 5000, 10, 13, 0, -EINTR);
+	ev_run(&f, 5300, 10, 13);
+	c = cell_of(&f, 10, 13, ISA_USER, VMEXIT_UREASON_ERRNO | EINTR);
+	CHECK(c->started == 1 && c->count == 1 && c->total_ns == 300);
+	CHECK_EQ_U64(map_count(f.skel->maps.other_cells), 1);
+	CHECK(lost_all_zero_but(&f, -1));
 	fx_close(&f);
 }
 
@@ -1994,6 +2037,7 @@ int main(void)
 	test_exit_entry();
 	test_epoch();
 	test_user_exits();
+	test_count_later();
 	test_other_reasons();
 	test_arm64_exits();
 	test_pid_filter();

@@ -79,7 +79,7 @@ kvm_exit_fires() {
 export PY_KERNEL_REASONS='KIO = {("vmx", 30), ("svm", 0x7b)}; KHLT = {("vmx", 12), ("svm", 0x78)}'
 
 # wait_tracing PID...: waits until each vmexit PID is tracing: it catches SIGTERM from then on
-# (sampler_start() installs its handlers once counting starts, after the sample it forgets;
+# (sampler_start() installs its handlers once counting starts (session_start_counting());
 # live_run() once the programs are attached: an exit made from then on is counted), so a
 # slow machine (the nested bed under TCG) is waited for, not guessed at. Fails after 120 s or
 # when a PID is gone.

@@ -651,6 +651,42 @@ static void test_time_inside_interval(void)
 	row_table_free(&rows);
 }
 
+/*
+ * A cell copied while its thread began and completed an exit: the copy may hold the exit in
+ * count (read last) and not in started (read first). Never more completed than begun, in the
+ * interval or since the start; the next copy adds the start it missed no second time.
+ */
+static void test_torn_copy(void)
+{
+	struct fake f = {};
+	struct cell_source src = { .cells = f.cells, .nr_cells = fake_nr, .ctx = &f };
+	struct row_table rows;
+	struct tracker t;
+	const struct row *r;
+
+	add_cell(&f, 100, 101, 0, 30);
+	row_table_init(&rows);
+	CHECK(tracker_init(&t, &src, BY_VM, -1, false) == 0);
+	exits(&f, 0, 4, 100);
+	CHECK(sample_at(&t, &f, 1000, &rows) == 0);
+	/* The fifth exit, as a torn copy shows it: completed, not begun. */
+	exits(&f, 0, 1, 100);
+	f.cells[0].started--;
+	CHECK(sample_at(&t, &f, 2000, &rows) == 0);
+	r = row_of(&rows, 100);
+	CHECK(r && r->count == 1 && r->completed == 1);
+	/* The copy is whole again, a sixth exit in flight. */
+	f.cells[0].started += 2;
+	f.cells[0].inflight_ts = 2500;
+	CHECK(sample_at(&t, &f, 3000, &rows) == 0);
+	r = row_of(&rows, 100);
+	CHECK(r && r->count == 1 && r->completed == 0);
+	r = row_of(&t.cum, 100);
+	CHECK(r && r->count == 6 && r->completed == 5);
+	tracker_free(&t);
+	row_table_free(&rows);
+}
+
 int main(void)
 {
 	test_rows_and_names();
@@ -662,5 +698,6 @@ int main(void)
 	test_fold();
 	test_minmax_across_epoch_turn();
 	test_time_inside_interval();
+	test_torn_copy();
 	CHECK_DONE("sampler");
 }
