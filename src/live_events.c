@@ -167,11 +167,10 @@ static __s32 vcpu_from_cells(void *ctx, const struct vmexit_event *ev)
 	const struct session *s = ctx;
 	__u32 n = session_nr_cells(s);
 
+	/* Not the cell of an exited thread whose tid ev's thread now has (cell_made). */
 	for (__u32 i = 0; i < n; i++) {
-		const struct cell_key *k = &s->cells[i].key;
-
-		if (__atomic_load_n(&k->ready, __ATOMIC_ACQUIRE) && k->tid == ev->tid)
-			return cell_key_vcpu(k);
+		if (cell_made(s, i, ev->tgid, ev->tid, ev->ts_ns))
+			return cell_key_vcpu(&s->cells[i].key);
 	}
 	return -1;
 }
@@ -181,13 +180,14 @@ static int deliver(void *ctx, const struct vmexit_event *kev)
 {
 	struct live_ctx *c = ctx;
 	struct vmexit_event ev = *kev;
+	__u64 start = event_start(c, c->session, &ev);
 	int err;
 
-	vcpu_cache_resolve(&c->vcpus, &ev);
+	vcpu_cache_resolve(&c->vcpus, &ev, start);
 	/* The kernel lets userspace exits of a thread with no known vCPU through -c. */
 	if (c->vcpu_filter >= 0 && ev.vcpu != c->vcpu_filter)
 		return 0;
-	err = announce_guest(c, ev.tgid, event_start(c, c->session, &ev));
+	err = announce_guest(c, ev.tgid, start);
 	if (!err)
 		err = c->sink->event(c->sink->ctx, &ev);
 	if (err) {

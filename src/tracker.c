@@ -77,8 +77,9 @@ static int tracker_reserve(struct tracker *t, __u32 n)
 	return 0;
 }
 
-/* The vCPU of a cell whose exits did not say: another cell of the same thread, else the
- * thread's name (QEMU's "CPU 3/KVM") as the kernel saw it, else as /proc says now. */
+/* The vCPU of a cell whose exits did not say: another cell of the same thread (not of another
+ * VMM's thread that had its tid before), else the thread's name (QEMU's "CPU 3/KVM") as the
+ * kernel saw it, else as /proc says now. */
 __s32 cell_key_vcpu(const struct cell_key *k)
 {
 	char comm[sizeof(k->comm) + 1];
@@ -96,7 +97,10 @@ static __s32 resolve_vcpu(struct tracker *t, __u32 i)
 	__s32 v;
 
 	for (__u32 j = 0; j < t->seen; j++) {
-		if (j != i && t->state[j] == CELL_LIVE && t->prev[j].key.tid == c->key.tid &&
+		const struct cell_key *o = &t->prev[j].key;
+
+		if (j != i && t->state[j] == CELL_LIVE && o->tid == c->key.tid &&
+		    o->tgid == c->key.tgid && o->proc_start == c->key.proc_start &&
 		    t->vcpu[j] >= 0)
 			return t->vcpu[j];
 	}

@@ -2,15 +2,16 @@
 #include "proc_names.h"
 #include "vcpu_cache.h"
 
-__s32 vcpu_cache_resolve(struct vcpu_cache *c, struct vmexit_event *ev)
+__s32 vcpu_cache_resolve(struct vcpu_cache *c, struct vmexit_event *ev, __u64 start)
 {
+	struct thread_vcpu_key k = { .tgid = ev->tgid, .tid = ev->tid, .start = start };
 	struct thread_vcpu *e;
 	bool added;
 
 	/* tid 0 is the idle task, never a vCPU */
 	if (!ev->tid)
 		return ev->vcpu;
-	e = thread_vcpus_get(&c->by_tid, &ev->tid, &added);
+	e = thread_vcpus_get(&c->by_thread, &k, &added);
 	if (!e)
 		return ev->vcpu;	/* no memory: the event keeps what the kernel said */
 	if (added) {
@@ -32,5 +33,5 @@ __s32 vcpu_cache_resolve(struct vcpu_cache *c, struct vmexit_event *ev)
 
 void vcpu_cache_free(struct vcpu_cache *c)
 {
-	thread_vcpus_free(&c->by_tid);
+	thread_vcpus_free(&c->by_thread);
 }

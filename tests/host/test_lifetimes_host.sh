@@ -3,7 +3,8 @@
 # (--max-cells 32): the cells of exited vCPU threads are recycled and nothing is lost or
 # counted twice. Two vmexit instances at once count the same exits, each on its own. A VMM
 # killed with SIGKILL while its vCPUs run: stat -p ends with its summary. A pid reused by a new
-# VMM: stat, record + report and stream each keep the two apart. Every wait for vmexit
+# VMM: stat, record + report and stream each keep the two apart. A thread id reused by another
+# VMM's vCPU: each gives it its own thread's vCPU. Every wait for vmexit
 # or the VMM is on an event (lib.sh wait_tracing, stopped_guest) with a generous bound: the
 # nested bed (TCG) is slow.
 set -u
@@ -258,4 +259,78 @@ rm -f "$tmp/str.pid"
 [ -s "$tmp/str.pid" ] || fail "stream: could not start a VMM on the same pid (100 tries)"
 count_io "$tmp/str.json" $(cat "$tmp/str.pid") stream || fail "stream: reused pid (see above)"
 echo "ok: record + report and stream keep a reused pid's two VMMs apart, each named as itself"
+
+# 7. A thread id reused by another VMM's vCPU: guest tidA (2 vCPUs) exits, and guest tidB (1
+# vCPU) is started so that its vCPU 0 gets the tid of tidA's vCPU 1 (ns_last_pid set to two
+# below it: tidB's process takes the next pid, its vCPU thread the one after; another process
+# may take one first: then retry). stream, record + report --by vcpu and stat --by vcpu give
+# tidB's exits vCPU 0, its thread's own, never the vCPU tidA's thread of that tid had.
+# tidreuse.sh G OUT: the reused tid goes to OUT.tid.
+cat >"$tmp/tidreuse.sh" <<'SH'
+G=$1 out=$2
+"$G" --io 10 --vcpus 2 --name tidA --json >"$out.a" || exit 1
+vtid() {	# vtid FILE VCPU: the tid of that vCPU in the guest's --json line
+	python3 -c 'import json, sys
+print([v["tid"] for v in json.load(open(sys.argv[1]))["vcpus"] if v["vcpu"] == int(sys.argv[2])][0])' "$@"
+}
+t=$(vtid "$out.a" 1) || exit 1
+for _ in $(seq 100); do
+	echo $((t - 2)) >/proc/sys/kernel/ns_last_pid || exit 5
+	sh -c '[ $$ = '$((t - 1))' ] || exit 3; exec "$0" --io 20 --name tidB --json' "$G" \
+		>"$out.b" &
+	wait $!
+	rc=$?
+	[ $rc = 3 ] && continue
+	[ $rc = 0 ] || exit $rc
+	[ "$(vtid "$out.b" 0)" = "$t" ] && { echo "$t" >"$out.tid"; exit 0; }
+done
+exit 4
+SH
+# tid_vcpus FILE TID WHAT: the vCPUs of tidA's and of tidB's exits, in JSON events or the last
+# JSON object's rows (summary); tidB's are all 0, tidA's thread of the reused tid was 1.
+tid_vcpus() {
+	python3 - "$@" <<'PY'
+import json, sys
+path, tid, what = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+objs = [json.loads(l) for l in open(path) if l.startswith("{")]
+seen = {"tidA": set(), "tidB": set()}
+if what == "events":
+    for e in objs:
+        if e.get("type") == "user_exit" and e.get("guest") in seen:
+            seen[e["guest"]].add(e["vcpu"])
+            if e["tid"] == tid and e["guest"] == "tidA":
+                assert e["vcpu"] == 1, f"tidA's thread {tid} is vCPU 1: {e}"
+    assert any(e.get("tid") == tid and e.get("guest") == "tidB" for e in objs), \
+        f"no exit of tidB's thread {tid}"
+else:
+    assert objs[-1]["final"], "no summary"
+    for r in objs[-1]["rows"]:
+        if r["kind"] == "user" and r["guest"] in seen:
+            seen[r["guest"]].add(r["vcpu"])
+print(f"{what}: tid {tid}: vCPUs of tidA {sorted(seen['tidA'])}, of tidB {sorted(seen['tidB'])}")
+assert seen == {"tidA": {0, 1}, "tidB": {0}}, "tidB's exits on vCPU 0 only"
+PY
+}
+for how in stream record stat; do
+	rm -f "$tmp/tid-$how.tid"
+	case $how in
+	stream) args=(stream --json) ;;
+	record) args=(record -o "$tmp/tid.vmexit") ;;
+	stat) args=(stat --json --by vcpu) ;;
+	esac
+	"$OUT/vmexit" "${args[@]}" -- bash "$tmp/tidreuse.sh" "$G" "$tmp/tid-$how" \
+		>"$tmp/tid-$how.json" 2>"$tmp/tid-$how.err" ||
+		{ cat "$tmp/tid-$how.err"; fail "$how over a reused thread id"; }
+	[ -s "$tmp/tid-$how.tid" ] || fail "$how: could not start a vCPU on the same tid (100 tries)"
+	t=$(cat "$tmp/tid-$how.tid")
+	case $how in
+	stream) tid_vcpus "$tmp/tid-$how.json" $t events ;;
+	record)
+		"$OUT/vmexit" report -i "$tmp/tid.vmexit" --by vcpu --json >"$tmp/tid-rep.json" ||
+			fail "report --by vcpu --json"
+		tid_vcpus "$tmp/tid-rep.json" $t summary ;;
+	stat) tid_vcpus "$tmp/tid-$how.json" $t summary ;;
+	esac || fail "$how: a reused thread id (see above)"
+done
+echo "ok: stream, record + report and stat give a reused thread id its own thread's vCPU"
 echo "PASS: test_lifetimes_host"

@@ -158,6 +158,16 @@ static __s32 lookup_tid_mod(void *ctx, const struct vmexit_event *e)
 	return (__s32)(e->tid % 10);
 }
 
+/* Pid 10's VMM of start time 1000 ran tid 11 as vCPU 1, pid 20's as vCPU 0, pid 10's of 3000
+ * as vCPU 2 (the event's time tells the two of pid 10 apart). */
+static __s32 lookup_by_process(void *ctx, const struct vmexit_event *e)
+{
+	(*(int *)ctx)++;
+	if (e->tgid == 10)
+		return e->ts_ns >= 3000 ? 2 : 1;
+	return 0;
+}
+
 static void test_vcpu_cache(void)
 {
 	struct vcpu_cache c = { .use_proc = false };
@@ -165,22 +175,22 @@ static void test_vcpu_cache(void)
 	struct vmexit_event b = ev(10, 11, 4, VMEXIT_ISA_VMX, 30, 1, VMEXIT_EV_EXIT);
 	bool ok = true;
 
-	CHECK(vcpu_cache_resolve(&c, &a) == -1);	/* nothing known yet */
-	CHECK(vcpu_cache_resolve(&c, &b) == 4);	/* the kernel says */
+	CHECK(vcpu_cache_resolve(&c, &a, 1000) == -1);	/* nothing known yet */
+	CHECK(vcpu_cache_resolve(&c, &b, 1000) == 4);	/* the kernel says */
 	a.vcpu = -1;
-	CHECK(vcpu_cache_resolve(&c, &a) == 4);	/* learnt from the thread's kvm_exit */
+	CHECK(vcpu_cache_resolve(&c, &a, 1000) == 4);	/* learnt from the thread's kvm_exit */
 	CHECK_EQ_U64(a.vcpu, 4);
 	for (__u32 tid = 1000; tid < 1500; tid++) {
 		struct vmexit_event e = ev(10, tid, (__s32)(tid % 9), VMEXIT_ISA_VMX, 1, 1,
 					   VMEXIT_EV_EXIT);
 
-		vcpu_cache_resolve(&c, &e);
+		vcpu_cache_resolve(&c, &e, 1000);
 	}
 	for (__u32 tid = 1000; tid < 1500; tid++) {
 		struct vmexit_event e = ev(10, tid, -1, VMEXIT_ISA_USER, 2, 1,
 					   VMEXIT_EV_USER_EXIT);
 
-		ok &= vcpu_cache_resolve(&c, &e) == (__s32)(tid % 9);
+		ok &= vcpu_cache_resolve(&c, &e, 1000) == (__s32)(tid % 9);
 	}
 	CHECK(ok);
 	vcpu_cache_free(&c);
@@ -188,10 +198,28 @@ static void test_vcpu_cache(void)
 	/* A thread seen first with vcpu -1 asks lookup() once, and keeps its answer. */
 	c = (struct vcpu_cache){ .lookup = lookup_tid_mod, .lookup_ctx = &lookups };
 	a = ev(10, 23, -1, VMEXIT_ISA_USER, 2, 1, VMEXIT_EV_USER_EXIT);
-	CHECK(vcpu_cache_resolve(&c, &a) == 3);
+	CHECK(vcpu_cache_resolve(&c, &a, 1000) == 3);
 	a.vcpu = -1;
-	CHECK(vcpu_cache_resolve(&c, &a) == 3);
+	CHECK(vcpu_cache_resolve(&c, &a, 1000) == 3);
 	CHECK_EQ_U64(lookups, 1);
+	vcpu_cache_free(&c);
+
+	/*
+	 * Guest A's vCPU 1 is tid 11; A exits, and guest B's vCPU 0 gets tid 11; then a VMM on A's
+	 * pid gets it too: three threads, each looked up once, each with its own vCPU.
+	 */
+	c = (struct vcpu_cache){ .lookup = lookup_by_process, .lookup_ctx = &lookups };
+	lookups = 0;
+	a = ev(10, 11, -1, VMEXIT_ISA_USER, 2, 1, VMEXIT_EV_USER_EXIT);
+	CHECK(vcpu_cache_resolve(&c, &a, 1000) == 1);
+	a = ev(20, 11, -1, VMEXIT_ISA_USER, 2, 1, VMEXIT_EV_USER_EXIT);
+	CHECK(vcpu_cache_resolve(&c, &a, 2000) == 0);
+	a = ev(10, 11, -1, VMEXIT_ISA_USER, 2, 1, VMEXIT_EV_USER_EXIT);
+	a.ts_ns = 3000;
+	CHECK(vcpu_cache_resolve(&c, &a, 3000) == 2);
+	a = ev(20, 11, -1, VMEXIT_ISA_USER, 2, 1, VMEXIT_EV_USER_EXIT);
+	CHECK(vcpu_cache_resolve(&c, &a, 2000) == 0);
+	CHECK_EQ_U64(lookups, 3);
 	vcpu_cache_free(&c);
 }
 

@@ -215,6 +215,37 @@ static void test_by_vcpu_and_reason(void)
 	CHECK_EQ_U64(sampler_close(&sp, 0), 0);
 }
 
+/*
+ * Guest A's vCPU 1 (tid 101, its kvm_exit said) is still being read when guest B's vCPU 0 gets
+ * tid 101 (its name says, its user exits do not): B's row is vCPU 0, not A's vCPU of that tid.
+ */
+static void test_reused_tid(void)
+{
+	struct fake f = {};
+	struct sampler sp;
+	bool b0 = false;
+
+	add_cell(&f, 100, 101, 1, 30);
+	add_cell(&f, 200, 101, -1, 30);
+	f.cells[1].key.isa = VMEXIT_ISA_USER;
+	f.cells[1].key.reason = 2;
+	memcpy(f.cells[1].key.comm, "CPU 0/KVM", 10);
+	open_fake(&sp, &f, BY_VCPU, 0);
+	sampler_start(&sp);
+	exits(&f, 0, 1, 5);
+	exits(&f, 1, 1, 5);
+	CHECK(sampler_sample(&sp) == 0);
+	CHECK_EQ_U64(sp.rows.nr, 2);
+	for (__u32 i = 0; i < sp.rows.nr; i++) {
+		const struct row_key *k = &sp.rows.rows[i].key;
+
+		CHECK(k->tgid == 200 ? k->vcpu == 0 : k->vcpu == 1);
+		b0 |= k->tgid == 200;
+	}
+	CHECK(b0);
+	CHECK_EQ_U64(sampler_close(&sp, 0), 0);
+}
+
 static void test_schedule(void)
 {
 	struct fake f = {};
@@ -691,6 +722,7 @@ int main(void)
 {
 	test_rows_and_names();
 	test_by_vcpu_and_reason();
+	test_reused_tid();
 	test_schedule();
 	test_snapshot_from_another_thread();
 	test_reused_pid();
