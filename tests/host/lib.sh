@@ -97,6 +97,18 @@ wait_tracing() {
 	done
 }
 
+# wait_line FILE PATTERN PID: waits (up to 60 s: the nested bed is slow) until FILE has a line
+# matching PATTERN (grep -E), while PID lives; false if it never came.
+wait_line() {
+	local i
+	for i in $(seq 600); do
+		grep -qE "$2" "$1" 2>/dev/null && return 0
+		kill -0 "$3" 2>/dev/null || break
+		sleep 0.1
+	done
+	grep -qE "$2" "$1" 2>/dev/null
+}
+
 # stopped_guest ARGS...: starts vmexit-guest ARGS stopped (SIGSTOP, before its exec: the pid is
 # the VMM's), so that tracers attach before its first exit; its pid in $gpid. kill -CONT runs it.
 stopped_guest() {

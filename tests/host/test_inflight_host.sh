@@ -305,11 +305,7 @@ over=0
 for _ in $(seq 5); do
 	"$VMEXIT" serve --listen 127.0.0.1:0 -p $gpid 2>"$TMP/busy-serve.err" &
 	spid=$!
-	for _ in $(seq 600); do
-		grep -q "listening on" "$TMP/busy-serve.err" && break
-		kill -0 $spid 2>/dev/null || break
-		sleep 0.1
-	done
+	wait_line "$TMP/busy-serve.err" "listening on" $spid
 	url=$(grep -o 'http://[^ ]*/metrics' "$TMP/busy-serve.err")
 	python3 - "$url" <<'EOF' || over=$((over + 1))
 import re, sys, urllib.request
