@@ -292,8 +292,9 @@ done
 	pass "stat started $RUNS times on a busy guest: completed <= count in every row" ||
 	fail "stat started $runs times on a busy guest: completed > count in $over: $(cat "$TMP/busy.out")"
 # The table's note: at most one exit in flight per vCPU and kind, never a wrapped difference.
+# Fewer runs from here on: each start of vmexit takes seconds in the nested bed.
 over=0
-for _ in $(seq 10); do
+for _ in $(seq 3); do
 	"$VMEXIT" stat 0.2 1 -p $gpid >"$TMP/busy.txt" 2>>"$TMP/busy.err" || break
 	n=$(sed -n 's/^note: \([0-9]*\) exit(s) counted with no latency.*/\1/p' "$TMP/busy.txt")
 	[ "${n:-0}" -le $((2 * V)) ] || { over=$((over + 1)); cat "$TMP/busy.txt"; }
@@ -302,7 +303,7 @@ done
 	fail "stat's table noted more exits in flight than vCPUs can have, $over times (above)"
 # serve: each series' histogram _count (completed) never above its exits_total.
 over=0
-for _ in $(seq 5); do
+for _ in $(seq 2); do
 	"$VMEXIT" serve --listen 127.0.0.1:0 -p $gpid 2>"$TMP/busy-serve.err" &
 	spid=$!
 	wait_line "$TMP/busy-serve.err" "listening on" $spid
@@ -322,8 +323,8 @@ EOF
 	wait $spid || over=$((over + 1))
 	cat "$TMP/busy-serve.err" >>"$TMP/all-stderr"
 done
-[ $over = 0 ] && pass "serve started 5 times on a busy guest: _count <= exits_total" ||
-	fail "serve on a busy guest: $over of 5 scrapes with _count > exits_total or a failure"
+[ $over = 0 ] && pass "serve started twice on a busy guest: _count <= exits_total" ||
+	fail "serve on a busy guest: $over of 2 scrapes with _count > exits_total or a failure"
 kill $gpid
 wait $gpid 2>/dev/null
 gpid=

@@ -261,28 +261,32 @@ count_io "$tmp/str.json" $(cat "$tmp/str.pid") stream || fail "stream: reused pi
 echo "ok: record + report and stream keep a reused pid's two VMMs apart, each named as itself"
 
 # 7. A thread id reused by another VMM's vCPU: guest tidA (2 vCPUs) exits, and guest tidB (1
-# vCPU) is started so that its vCPU 0 gets the tid of tidA's vCPU 1 (ns_last_pid set to two
-# below it: tidB's process takes the next pid, its vCPU thread the one after; another process
-# may take one first: then retry). stream, record + report --by vcpu and stat --by vcpu give
-# tidB's exits vCPU 0, its thread's own, never the vCPU tidA's thread of that tid had.
+# vCPU) is started so that its vCPU 0 gets the tid of tidA's vCPU 1, through ns_last_pid: set to
+# d + 1 below it, where d is how many tasks a VMM makes before its vCPU 0 (itself, and on
+# hardware KVM the VM's kvm-nx-lpage-recovery thread; measured, and measured again on each try);
+# another process may take a pid first: then retry. stream, record + report --by vcpu and stat
+# --by vcpu give tidB's exits vCPU 0, its thread's own, never the vCPU tidA's thread had.
 # tidreuse.sh G OUT: the reused tid goes to OUT.tid.
 cat >"$tmp/tidreuse.sh" <<'SH'
 G=$1 out=$2
 "$G" --io 10 --vcpus 2 --name tidA --json >"$out.a" || exit 1
-vtid() {	# vtid FILE VCPU: the tid of that vCPU in the guest's --json line
+vtid() {	# vtid FILE VCPU: the tid of that vCPU in the guest's --json line, minus ITS pid if -d
 	python3 -c 'import json, sys
-print([v["tid"] for v in json.load(open(sys.argv[1]))["vcpus"] if v["vcpu"] == int(sys.argv[2])][0])' "$@"
+g = json.load(open(sys.argv[1]))
+t = [v["tid"] for v in g["vcpus"] if v["vcpu"] == int(sys.argv[2])][0]
+print(t - g["pid"] if len(sys.argv) > 3 else t)' "$@"
 }
-t=$(vtid "$out.a" 1) || exit 1
+t=$(vtid "$out.a" 1) && d=$(vtid "$out.a" 0 -d) || exit 1
 for _ in $(seq 100); do
-	echo $((t - 2)) >/proc/sys/kernel/ns_last_pid || exit 5
-	sh -c '[ $$ = '$((t - 1))' ] || exit 3; exec "$0" --io 20 --name tidB --json' "$G" \
+	echo $((t - d - 1)) >/proc/sys/kernel/ns_last_pid || exit 5
+	sh -c '[ $$ = '$((t - d))' ] || exit 3; exec "$0" --io 20 --name tidB --json' "$G" \
 		>"$out.b" &
 	wait $!
 	rc=$?
 	[ $rc = 3 ] && continue
 	[ $rc = 0 ] || exit $rc
 	[ "$(vtid "$out.b" 0)" = "$t" ] && { echo "$t" >"$out.tid"; exit 0; }
+	d=$(vtid "$out.b" 0 -d) || exit 1
 done
 exit 4
 SH
