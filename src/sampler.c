@@ -153,7 +153,7 @@ void sampler_start(struct sampler *sp)
 	/*
 	 * Ctrl-C ends the run gracefully from here on, once counting has started: before, there
 	 * is nothing to report. Tests take the handlers as "counting" (lib.sh wait_tracing): an
-	 * exit made between them and the sample above would be forgotten, not counted.
+	 * exit begun before counting started is not counted.
 	 */
 	install_signal_handlers();
 	if (sp->s.skel)
