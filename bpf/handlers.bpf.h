@@ -1246,4 +1246,15 @@ static __always_inline void handle_fork(__u32 parent, __u32 child)
 		bpf_map_update_elem(&pid_filter, &child, &one, BPF_ANY);
 }
 
+/*
+ * A followed process has ended (its last thread is exiting): its pid leaves the filter, or a
+ * later, unrelated process given the same pid (pid_max wraps; 32768 by default) would be traced
+ * as a child of the command. Threads already running keep their verdict (TS_INIT).
+ */
+static __always_inline void handle_process_gone(__u32 tgid)
+{
+	if (follow_forks)
+		bpf_map_delete_elem(&pid_filter, &tgid);
+}
+
 #endif /* VMEXIT_HANDLERS_BPF_H */

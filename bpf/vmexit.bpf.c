@@ -196,13 +196,19 @@ int BPF_PROG(process_fork, struct task_struct *parent, struct task_struct *child
 	return 0;
 }
 
-/* A thread's end: its unfinished exits and its cells (handlers.bpf.h, handle_thread_exit). */
+/*
+ * A thread's end: its unfinished exits and its cells (handlers.bpf.h, handle_thread_exit); the
+ * process's, when it was the last thread: do_exit() has counted it out of signal->live before
+ * this tracepoint (the tracepoint's group_dead argument is newer than 6.1).
+ */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(thread_exit, struct task_struct *task)
 {
 	__u64 id = hot_ids();
 
 	handle_thread_exit(bpf_ktime_get_ns(), id >> 32, (__u32)id);
+	if (follow_forks && BPF_CORE_READ(task, signal, live.counter) == 0)
+		handle_process_gone(id >> 32);
 	return 0;
 }
 

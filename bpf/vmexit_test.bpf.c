@@ -64,6 +64,9 @@ static __always_inline int drive(const struct test_ctx *c)
 	case TOP_THREAD_EXIT:
 		handle_thread_exit(c->now, c->tgid, c->tid);
 		return 0;
+	case TOP_PROCESS_GONE:
+		handle_process_gone(c->tgid);
+		return 0;
 	}
 	return -1;	/* an unknown op is a bug in the test: make it visible */
 }

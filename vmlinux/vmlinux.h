@@ -70,6 +70,13 @@ struct thread_info {
 	u32 cpu;
 };
 
+/* The threads of a process not yet past do_exit()'s count (sched_process_exit). */
+struct signal_struct {
+	struct {
+		int counter;
+	} live;
+};
+
 struct task_struct {
 	struct thread_info thread_info;
 	unsigned int __state;
@@ -80,6 +87,7 @@ struct task_struct {
 	struct bpf_local_storage *bpf_storage;
 	struct task_struct *group_leader;
 	u64 start_time;
+	struct signal_struct *signal;
 };
 
 /* "sched: Change task_struct::state" (Linux 5.14) renamed state to __state. */

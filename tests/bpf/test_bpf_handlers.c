@@ -660,6 +660,14 @@ static void test_pid_filter(void)
 	CHECK_EQ_U64(lost(&f, LOST_UNMATCHED_ENTRY), 2);
 	ev_pair(&f, 10000, 100, late, 410, 0, ISA_VMX, VMX_HLT);
 	CHECK_EQ_U64(cell_of(&f, late, 410, ISA_VMX, VMX_HLT)->count, 1);
+	/*
+	 * The followed child ends: its pid leaves the filter, so a stranger later given that pid
+	 * (a new thread, as the first of its process) is not counted.
+	 */
+	send(&f, (struct test_ctx){ .op = TOP_PROCESS_GONE, .tgid = child });
+	CHECK(bpf_map__lookup_elem(f.skel->maps.pid_filter, &child, 4, &v, 1, 0));
+	ev_pair(&f, 11000, 100, child, child + 1000, 0, ISA_VMX, VMX_HLT);
+	CHECK(!has_cell(&f, child, child + 1000, ISA_VMX, VMX_HLT));
 	fx_close(&f);
 
 	/* Without follow_forks, a fork adds nothing. */
@@ -669,6 +677,9 @@ static void test_pid_filter(void)
 	}
 	send(&f, (struct test_ctx){ .op = TOP_FORK, .tgid = 200, .tid = unfollowed });
 	CHECK(bpf_map__lookup_elem(f.skel->maps.pid_filter, &unfollowed, 4, &v, 1, 0));
+	CHECK_EQ_U64(map_count(f.skel->maps.pid_filter), 1);
+	/* Nor does a -p pid's end take it out: serve and stat -p keep what they were given. */
+	send(&f, (struct test_ctx){ .op = TOP_PROCESS_GONE, .tgid = 200 });
 	CHECK_EQ_U64(map_count(f.skel->maps.pid_filter), 1);
 	fx_close(&f);
 }

@@ -22,6 +22,7 @@ enum test_op {
 	TOP_SWITCH_IN,		/* --split: the thread is back on a CPU */
 	TOP_WAKEUP,		/* --split: the sleeping thread is woken */
 	TOP_THREAD_EXIT,	/* handle_thread_exit: the thread ends */
+	TOP_PROCESS_GONE,	/* handle_process_gone: process tgid has no thread left */
 };
 
 struct test_ctx {
