@@ -458,9 +458,14 @@ static void set_tunables(struct session *s, const struct session_opts *o)
 		bpf_map__set_max_entries(skel->maps.thread_hash, 16384);
 		bpf_map__set_autocreate(skel->maps.thread_storage, false);
 	}
-	if (o->stream || o->kvm_events)
-		bpf_map__set_max_entries(skel->maps.events,
-					 (o->ringbuf_kb ? o->ringbuf_kb : 16384) * 1024);
+	if (o->stream || o->kvm_events) {
+		__u64 ring = (o->ringbuf_kb ? o->ringbuf_kb : 16384) * 1024ull;
+
+		bpf_map__set_max_entries(skel->maps.events, ring);
+		/* stream and record read on their own clock; top's kvm event counts at a wakeup. */
+		if (o->stream)
+			skel->rodata->stream_wake_shift = stream_wake_shift_of(ring);
+	}
 }
 
 /* Which programs load: the hooks this kernel offers, and only what the options need. */
