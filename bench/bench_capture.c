@@ -12,8 +12,7 @@
  *
  * Each tracer attaches with -p to the guest, stopped before its exec, and the guest is let go
  * once the tracer is tracing: perf started with its events disabled and enabled through its
- * control fifo (the ack says they are on); vmexit once it catches SIGTERM (live_run()
- * installs its handlers after attaching, as tests/host/lib.sh's wait_tracing knows). So
+ * control fifo (the ack says they are on); vmexit once it catches SIGTERM (bench_proc.h). So
  * neither's start-up (vmexit's verification) is in its figures. Outputs go to files in /tmp,
  * as a user's would. Figures are printed, not asserted; the exit status is 1 when a tracer
  * failed, or captured fewer exits than the guest made without reporting the rest as lost.
@@ -34,6 +33,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "bench_proc.h"
 
 #define ROUNDS		5
 #define ROUNDS_MAX_RATE	3
@@ -96,22 +96,6 @@ static long long cpu_ns(pid_t pid)
 	return sum;
 }
 
-static bool catches_sigterm(pid_t pid)
-{
-	char path[64], line[256];
-	unsigned long long mask = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f) && sscanf(line, "SigCgt: %llx", &mask) != 1)
-		;
-	fclose(f);
-	return mask & (1ull << (SIGTERM - 1));
-}
-
 static bool alive(pid_t pid)
 {
 	return waitpid(pid, NULL, WNOHANG) == 0;
@@ -158,7 +142,7 @@ static int vmexit_tracing(pid_t pid)
 	double t0 = now_s();
 
 	while (now_s() - t0 < WAIT_S && alive(pid)) {
-		if (catches_sigterm(pid))
+		if (catches_sigterm(pid) == 1)
 			return 0;
 		usleep(1000);
 	}
@@ -273,11 +257,23 @@ static long long count_lines(FILE *f, const char *a, const char *b)
 	return n;
 }
 
+/* The number that ends right before the first `what` in text. */
+static int number_before(const char *text, const char *what, long long *n)
+{
+	const char *p = strstr(text, what);
+
+	if (!p)
+		return -1;
+	while (p > text && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	*n = atoll(p);
+	return 0;
+}
+
 /* The exits t captured (user exits, IO) and the loss it reported. */
 static int captured(enum tracer t, struct run *r)
 {
 	char out[96], err[96], cmd[PATH_MAX + 160], text[4096] = "";
-	const char *p;
 	FILE *f;
 	size_t len;
 
@@ -291,22 +287,14 @@ static int captured(enum tracer t, struct run *r)
 	fclose(f);
 	if (t == T_PERF) {
 		/* "[ perf record: Captured and wrote 8.1 MB FILE (100001 samples) ]" */
-		p = strstr(text, " samples)");
-		while (p && p > text && p[-1] != '(')
-			p--;
-		if (!p)
+		if (number_before(text, " samples)", &r->captured))
 			return -1;
-		r->captured = atoll(p);
 		r->lost = r->made - r->captured;
 		return 0;
 	}
 	/* "vmexit: 100002 events, 0 lost" */
-	p = strstr(text, " lost");
-	while (p && p > text && p[-1] != ' ')
-		p--;
-	if (!p)
+	if (number_before(text, " lost", &r->lost))
 		return -1;
-	r->lost = atoll(p);
 	if (t == T_RECORD) {
 		snprintf(cmd, sizeof(cmd), "'%s' report -i '%s' --events --json", vmexit_bin, out);
 		f = popen(cmd, "r");

@@ -4,9 +4,8 @@
  * until it prints "Tracing KVM exits" (after every program is loaded, verified and attached) is
  * the start-up; then SIGINT, and the time until it exited is the tear-down (detaching, the
  * final table). The same for `vmexit stream` (to /dev/null), whose tracing has begun once it
- * catches SIGTERM (live_run() installs its handlers after attaching, as tests/host/lib.sh's
- * wait_tracing knows) and whose tear-down also drains the ring and flushes the exits in
- * flight. Medians and extremes of ROUNDS runs; figures are printed, not asserted. Runs
+ * catches SIGTERM (bench_proc.h) and whose tear-down also drains the ring and flushes the
+ * exits in flight. Medians and extremes of ROUNDS runs; figures are printed, not asserted. Runs
  * $VMEXIT_BIN (bench/run.sh sets it), default .output/vmexit; with $VMEXIT_BASE_BIN (another
  * build, e.g. main's) both, run by run in turn so that both see the same host load, and the
  * ratio of their medians. VMEXIT_DEBUG_TIMING=1 on a vmexit run shows where the time goes.
@@ -20,6 +19,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "bench_proc.h"
 
 #define ROUNDS	7
 
@@ -36,25 +36,6 @@ static int cmp(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return (x > y) - (x < y);
-}
-
-/* Whether pid catches SIGTERM yet (SigCgt in /proc/PID/status). */
-static int catches_sigterm(pid_t pid)
-{
-	char path[64], line[256];
-	unsigned long long mask = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "SigCgt: %llx", &mask) == 1)
-			break;
-	}
-	fclose(f);
-	return !!(mask & (1ull << (SIGTERM - 1)));
 }
 
 /* One run of `vmexit CMD`: start-up and tear-down seconds; -1 when vmexit did not get as far

@@ -16,24 +16,9 @@
 set -u
 OUT=${1:?usage: $0 OUTDIR}
 OUT=$(cd "$OUT" && pwd)
-VMEXIT=$OUT/vmexit
-GUEST=$OUT/vmexit-guest
 DELAY_MAX_MS=1000
-
-[ -x "$VMEXIT" ] && [ -x "$GUEST" ] || { echo "FAIL: $VMEXIT or $GUEST missing"; exit 1; }
 . "$(dirname "$0")/lib.sh"
-need_kvm_bpf
-fails=0
-pass() { echo "ok: $*"; }
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-command -v python3 >/dev/null || { echo "FAIL: python3 is needed to check JSON"; exit 1; }
-
-TMP=$(mktemp -d /tmp/vmexit-test-delivery.XXXXXX)
-trap 'rm -rf "$TMP"' EXIT
-chmod 755 "$TMP"
-
-need_stream
-"$GUEST" --io 1 >/dev/null 2>&1 || { echo "FAIL: $GUEST --io 1 failed although /dev/kvm opens"; exit 1; }
+stream_test_start delivery
 
 # timed_stream NAME ARGS...: runs `vmexit ARGS` with stdout on a pipe; each line it writes,
 # prefixed with CLOCK_MONOTONIC ns when it came out of the pipe, into $TMP/NAME.
