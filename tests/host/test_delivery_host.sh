@@ -120,6 +120,24 @@ EOF
 	fi
 done
 
+# 3. `stream | head -1` at 10 exits a second: head has its line, and vmexit is gone (its next
+# write fails), within DELAY_MAX_MS plus a start-up, long before the guest's 60 s are up.
+"$GUEST" --io 100 --io-sleep-us 100000 --seconds 60 >/dev/null 2>&1 &
+gpid=$!
+t0=$(date +%s%N)
+line=$( (chk "$VMEXIT" stream -p $gpid 2>"$TMP/head.err"; echo "exit $?" >"$TMP/head.rc") |
+	head -1)
+# The subshell has ended once head's pipe closed and vmexit exited: the rc file says when.
+for _ in $(seq 600); do [ -s "$TMP/head.rc" ] && break; sleep 0.1; done
+ms=$((($(date +%s%N) - t0) / 1000000))
+kill $gpid 2>/dev/null
+wait $gpid 2>/dev/null
+if [ -n "$line" ] && [ -s "$TMP/head.rc" ] && [ $ms -le $((DELAY_MAX_MS + 20000)) ]; then
+	pass "stream | head -1: a line, and vmexit gone after $ms ms ($(cat "$TMP/head.rc"))"
+else
+	fail "stream | head -1: line '$line', vmexit: $(cat "$TMP/head.rc" 2>/dev/null) after $ms ms"
+fi
+
 if sanitizer_reports; then
 	fail "sanitizer reports (above)"
 fi
