@@ -3,11 +3,12 @@
  * Per-event capture against its peer, `perf record -e kvm:kvm_userspace_exit`: the bundled
  * guest makes N KVM_EXIT_IO exits untraced, under perf record, under `vmexit record`, `vmexit
  * stream` (the default lines) and `vmexit stream --json`, in turn, ROUNDS times. Per tracer:
- * what it costs the guest per exit (its vCPU loop's time, from its own --json line, against
- * the untraced run of the same round), the tracer's CPU time while the guest ran and until it
- * had written everything (from the moment the guest is let go to the tracer's exit), and how
- * many exits it captured against the count the guest made (exits.IO) and the loss it
- * reported. Then the same with one vCPU per CPU, flat out, for the loss at the highest rate
+ * what it costs the guest per exit (its vCPU loop's time, from its own --json line, and the
+ * guest's CPU time, which holds the tracer's kernel work on its exits and, unlike time, not
+ * the waits for a CPU of a busy host; each against the untraced run of the same round), the
+ * tracer's CPU time while the guest ran and until it had written everything (from the moment
+ * the guest is let go to the tracer's exit), and how many exits it captured against the count
+ * the guest made (exits.IO) and the loss it reported. Then the same with one vCPU per CPU, flat out, for the loss at the highest rate
  * the guest reaches. Medians; ratios to perf's figures of the same runs.
  *
  * Each tracer attaches with -p to the guest, stopped before its exec, and the guest is let go
@@ -23,6 +24,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -49,6 +51,7 @@ static const char *const tracer_names[NR_TRACERS] = {
 
 struct run {
 	double guest_s;			/* the slowest vCPU's loop */
+	double guest_cpu_s;		/* the guest's CPU time, its exits' kernel work included */
 	double cpu_s;			/* the tracer's, from the guest's start to its own end */
 	long long made, captured, lost;
 };
@@ -313,6 +316,12 @@ static int captured(enum tracer t, struct run *r)
 	return 0;
 }
 
+static double rusage_s(const struct rusage *ru)
+{
+	return ru->ru_utime.tv_sec + ru->ru_utime.tv_usec * 1e-6 + ru->ru_stime.tv_sec +
+	       ru->ru_stime.tv_usec * 1e-6;
+}
+
 static int run_once(enum tracer t, int vcpus, struct run *r)
 {
 	char buf[65536];
@@ -349,12 +358,12 @@ static int run_once(enum tracer t, int vcpus, struct run *r)
 		len += n;
 	buf[len] = '\0';
 	close(out);
-	waitpid(guest, &st, 0);
-	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+	if (wait4(guest, &st, 0, &ru) != guest || !WIFEXITED(st) || WEXITSTATUS(st)) {
 		fprintf(stderr, "bench_capture: the guest failed under %s\n", tracer_names[t]);
 		return -1;
 	}
 	r->guest_s = json_nums(buf, "\"ns\":", true) / 1e9;
+	r->guest_cpu_s = rusage_s(&ru);
 	r->made = json_nums(buf, "\"IO\":", false);
 	if (t == T_NONE)
 		return 0;
@@ -365,8 +374,7 @@ static int run_once(enum tracer t, int vcpus, struct run *r)
 		fprintf(stderr, "bench_capture: %s failed (see %s/err)\n", tracer_names[t], dir);
 		return -1;
 	}
-	r->cpu_s = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec +
-		   ru.ru_stime.tv_usec * 1e-6 - cpu0 * 1e-9;
+	r->cpu_s = rusage_s(&ru) - cpu0 * 1e-9;
 	if (captured(t, r)) {
 		fprintf(stderr, "bench_capture: cannot read what %s captured (%s)\n",
 			tracer_names[t], dir);
@@ -388,13 +396,39 @@ static double median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* "%.2f" of x / perf, or "-" when perf's figure is lost in the noise (not above 0). */
+static const char *ratio(char *buf, size_t len, double x, double perf)
+{
+	if (perf > 0)
+		snprintf(buf, len, "%.2f", x / perf);
+	else
+		snprintf(buf, len, "-");
+	return buf;
+}
+
+/* The median over rounds of a run's figure; against the untraced run of each round with
+ * minus_untraced (the host's load drifts), per exit with per. */
+static double med_of(struct run runs[NR_TRACERS][ROUNDS], int t, int rounds, size_t field,
+		     bool minus_untraced, double per)
+{
+	double v[ROUNDS];
+
+	for (int i = 0; i < rounds; i++) {
+		v[i] = *(double *)((char *)&runs[t][i] + field);
+		if (minus_untraced)
+			v[i] -= *(double *)((char *)&runs[T_NONE][i] + field);
+		v[i] /= per;
+	}
+	return median(v, rounds);
+}
+
 /* ROUNDS of every tracer in turn (rotated, so that none always follows the same one). */
 static int bench(int vcpus, int rounds)
 {
 	struct run runs[NR_TRACERS][ROUNDS];
-	double guest[NR_TRACERS], over[NR_TRACERS], cpu[NR_TRACERS], v[ROUNDS];
+	double wall[NR_TRACERS], over[NR_TRACERS], gcpu[NR_TRACERS], cpu[NR_TRACERS];
 	long long exits = (long long)vcpus * (IO_EXITS + 1);
-	char ratio[16];
+	char r1[16], r2[16], r3[16];
 	int bad = 0;
 
 	for (int i = 0; i < rounds; i++) {
@@ -406,21 +440,16 @@ static int bench(int vcpus, int rounds)
 		}
 	}
 	for (int t = 0; t < NR_TRACERS; t++) {
-		for (int i = 0; i < rounds; i++)
-			v[i] = runs[t][i].guest_s;
-		guest[t] = median(v, rounds) / IO_EXITS;
-		/* Against the untraced run of the same round: the host's load drifts. */
-		for (int i = 0; i < rounds; i++)
-			v[i] = (runs[t][i].guest_s - runs[T_NONE][i].guest_s) / IO_EXITS;
-		over[t] = median(v, rounds);
-		for (int i = 0; i < rounds; i++)
-			v[i] = runs[t][i].cpu_s;
-		cpu[t] = median(v, rounds);
+		wall[t] = med_of(runs, t, rounds, offsetof(struct run, guest_s), false, IO_EXITS);
+		over[t] = med_of(runs, t, rounds, offsetof(struct run, guest_s), true, IO_EXITS);
+		gcpu[t] = med_of(runs, t, rounds, offsetof(struct run, guest_cpu_s), true,
+				 (double)exits);
+		cpu[t] = med_of(runs, t, rounds, offsetof(struct run, cpu_s), false, 1);
 	}
 	printf("\n%d vCPU(s) x %d KVM_EXIT_IO (+1 each), %d rounds; medians; x perf: against "
 	       "perf record's figure\n", vcpus, IO_EXITS, rounds);
-	printf("  %-14s %9s %11s %7s %11s %7s  %s\n", "tracer", "us/exit", "+us/exit",
-	       "x perf", "tracer CPU", "x perf", "captured of made, lost (worst run)");
+	printf("  %-14s %8s %8s %6s %9s %6s %9s %6s  %s\n", "tracer", "us/exit", "+us/exit",
+	       "x perf", "+CPU us", "x perf", "tracer", "x perf", "captured of made, lost");
 	for (int t = 0; t < NR_TRACERS; t++) {
 		const struct run *w = &runs[t][0];
 
@@ -440,18 +469,14 @@ static int bench(int vcpus, int rounds)
 			}
 		}
 		if (t == T_NONE) {
-			printf("  %-14s %9.3f\n", tracer_names[t], guest[t] * 1e6);
+			printf("  %-14s %8.3f\n", tracer_names[t], wall[t] * 1e6);
 			continue;
 		}
-		/* A ratio to an increase lost in the noise would mean nothing. */
-		if (over[T_PERF] > 0)
-			snprintf(ratio, sizeof(ratio), "%.2f", over[t] / over[T_PERF]);
-		else
-			snprintf(ratio, sizeof(ratio), "-");
-		printf("  %-14s %9.3f %11.3f %7s %10.3fs %7.2f  %lld of %lld, %lld lost\n",
-		       tracer_names[t], guest[t] * 1e6, over[t] * 1e6, ratio, cpu[t],
-		       cpu[T_PERF] > 0 ? cpu[t] / cpu[T_PERF] : 0.0, w->captured, w->made,
-		       w->lost);
+		printf("  %-14s %8.3f %8.3f %6s %9.3f %6s %8.3fs %6s  %lld of %lld, %lld lost"
+		       " (worst run)\n", tracer_names[t], wall[t] * 1e6, over[t] * 1e6,
+		       ratio(r1, sizeof(r1), over[t], over[T_PERF]), gcpu[t] * 1e6,
+		       ratio(r2, sizeof(r2), gcpu[t], gcpu[T_PERF]), cpu[t],
+		       ratio(r3, sizeof(r3), cpu[t], cpu[T_PERF]), w->captured, w->made, w->lost);
 	}
 	return bad;
 }
@@ -485,9 +510,11 @@ int main(void)
 	if (mkfifo(ctl, 0600) || mkfifo(ack, 0600))
 		return 1;
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	printf("Per-event capture: the guest's time per exit and its increase under each tracer "
-	       "(+us/exit, against the untraced run of the same round), the tracer's CPU from "
-	       "the guest's start to its own end, and the exits captured.\n");
+	printf("Per-event capture: the guest's time per exit (its vCPU loop) and its increase "
+	       "under each tracer (+us/exit, against the untraced run of the same round); the "
+	       "increase of the guest's CPU time per exit (+CPU us: what the tracer's kernel "
+	       "work costs the guest, steadier than time on a busy host); the tracer's CPU "
+	       "time from the guest's start to its own end; the exits captured.\n");
 	err = bench(1, ROUNDS);
 	/* Flat out on every CPU: the highest rate the guest reaches, and what is lost there. */
 	if (err >= 0) {
