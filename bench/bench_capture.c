@@ -8,8 +8,9 @@
  * the waits for a CPU of a busy host; each against the untraced run of the same round), the
  * tracer's CPU time while the guest ran and until it had written everything (from the moment
  * the guest is let go to the tracer's exit), and how many exits it captured against the count
- * the guest made (exits.IO) and the loss it reported. Then the same with one vCPU per CPU, flat out, for the loss at the highest rate
- * the guest reaches. Medians; ratios to perf's figures of the same runs.
+ * the guest made (exits.IO) and the loss it reported. Then the same with one vCPU per CPU,
+ * flat out, for the loss at the highest rate the guest reaches. Medians; ratios to perf's
+ * figures of the same runs.
  *
  * Each tracer attaches with -p to the guest, stopped before its exec, and the guest is let go
  * once the tracer is tracing: perf started with its events disabled and enabled through its
