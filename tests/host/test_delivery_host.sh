@@ -21,7 +21,8 @@ DELAY_MAX_MS=1000
 stream_test_start delivery
 
 # timed_stream NAME ARGS...: runs `vmexit ARGS` with stdout on a pipe; each line it writes,
-# prefixed with CLOCK_MONOTONIC ns when it came out of the pipe, into $TMP/NAME.
+# prefixed with the CLOCK_MONOTONIC and CLOCK_REALTIME ns when it came out of the pipe (JSON
+# times are monotonic, the text lines' wall clock), into $TMP/NAME.
 timed_stream() {
 	local name=$1; shift
 	local rc
@@ -30,7 +31,7 @@ import subprocess, sys, time
 with open(sys.argv[1], "w") as out:
     p = subprocess.Popen(sys.argv[2:], stdout=subprocess.PIPE)
     for line in p.stdout:
-        out.write(f"{time.monotonic_ns()} {line.decode()}")
+        out.write(f"{time.monotonic_ns()} {time.time_ns()} {line.decode()}")
     sys.exit(p.wait())
 EOF
 	rc=$?
@@ -48,7 +49,7 @@ import json, sys
 n, max_ms = int(sys.argv[2]), int(sys.argv[3])
 ev = []
 for l in open(sys.argv[1]):
-    t, js = l.split(" ", 1)
+    t, _, js = l.split(" ", 2)
     o = json.loads(js)
     assert "lost" not in o, f"records lost: {o}"
     if o.get("type") == "user_exit" and o["reason_name"] == "IO" and not o.get("in_flight"):
@@ -87,7 +88,7 @@ mode, n, stuck_ms, sleep_us, max_ms = sys.argv[2], *map(int, sys.argv[3:])
 stuck = []	# (kind, start ns, age ns, arrival ns)
 ended = {}	# JSON: start ns -> latency ns of each exit
 for l in open(sys.argv[1]):
-    t, line = l.split(" ", 1)
+    t, real, line = l.split(" ", 2)
     if mode == "json":
         o = json.loads(line)
         if o.get("stuck"):
@@ -95,11 +96,12 @@ for l in open(sys.argv[1]):
         elif "latency_ns" in o:
             ended.setdefault(o["ts_ns"], []).append(o["latency_ns"])
         continue
-    # "# STUCK guest pid P tid T vcpu V REASON in flight for A s since S"
+    # "# STUCK guest pid P tid T vcpu V REASON in flight for A s since S" (S: wall clock)
     m = re.match(r"# STUCK .* (\S+) in flight for ([0-9.]+) s since ([0-9.]+)$", line)
     if m:
-        kind = "user" if m.group(1) == "IO" else "kernel"
-        stuck.append((kind, int(float(m.group(3)) * 1e9), int(float(m.group(2)) * 1e9), int(t)))
+        kind = "user" if m.group(1).startswith("KVM_EXIT_") else "kernel"
+        stuck.append((kind, int(float(m.group(3)) * 1e9), int(float(m.group(2)) * 1e9),
+                      int(real)))
 user = [s for s in stuck if s[0] == "user"]
 assert len(user) == n, f"{len(user)} user exits reported stuck, the VMM sat in {n}: {stuck}"
 delays = []
@@ -120,20 +122,21 @@ EOF
 	fi
 done
 
-# 3. `stream | head -1` at 10 exits a second: head has its line, and vmexit is gone (its next
-# write fails), within DELAY_MAX_MS plus a start-up, long before the guest's 60 s are up.
+# 3. `stream --json | head -1` at 10 exits a second: head has an event, and vmexit is gone (its
+# next write fails), within DELAY_MAX_MS plus a start-up, long before the guest's 60 s are up.
 "$GUEST" --io 100 --io-sleep-us 100000 --seconds 60 >/dev/null 2>&1 &
 gpid=$!
 t0=$(date +%s%N)
-line=$( (chk "$VMEXIT" stream -p $gpid 2>"$TMP/head.err"; echo "exit $?" >"$TMP/head.rc") |
+line=$( (chk "$VMEXIT" stream --json -p $gpid 2>"$TMP/head.err"; echo "exit $?" >"$TMP/head.rc") |
 	head -1)
 # The subshell has ended once head's pipe closed and vmexit exited: the rc file says when.
 for _ in $(seq 600); do [ -s "$TMP/head.rc" ] && break; sleep 0.1; done
 ms=$((($(date +%s%N) - t0) / 1000000))
 kill $gpid 2>/dev/null
 wait $gpid 2>/dev/null
-if [ -n "$line" ] && [ -s "$TMP/head.rc" ] && [ $ms -le $((DELAY_MAX_MS + 20000)) ]; then
-	pass "stream | head -1: a line, and vmexit gone after $ms ms ($(cat "$TMP/head.rc"))"
+if [[ $line == *'"type":"'* ]] && [ -s "$TMP/head.rc" ] &&
+   [ $ms -le $((DELAY_MAX_MS + 20000)) ]; then
+	pass "stream | head -1: an event, and vmexit gone after $ms ms ($(cat "$TMP/head.rc"))"
 else
 	fail "stream | head -1: line '$line', vmexit: $(cat "$TMP/head.rc" 2>/dev/null) after $ms ms"
 fi
