@@ -33,8 +33,8 @@ what each benchmark prints:
   bench_capture   the guest's 100,000 IO exits untraced, under `perf record -e
                   kvm:kvm_userspace_exit`, `vmexit record`, `stream`, `stream --json`, in
                   turn: the guest's cost per exit (time, CPU) and the tracer's CPU as
-                  ratios to perf's,
-                  every exit captured; then one vCPU per CPU flat out, with the loss
+                  ratios to perf's, every exit captured; then one vCPU per CPU flat out,
+                  with the loss
                   (targets: guest <= 1x perf; tracer CPU <= 0.5x record, <= 1x stream)
   bench_user_exits the bundled guest's KVM_EXIT_IO exits alone, under empty programs on
                   vmexit's hooks (the floor), `vmexit stat` and bpftrace's VMM-time histogram,
