@@ -7,9 +7,10 @@
  * Generator: the real handlers with stream_enabled (BV_STREAM_MIX in bpf/vmexit_bench.bpf.c,
  * same `events` ring buffer, default 16 MB), in batches of BATCH completed exits per
  * BPF_PROG_TEST_RUN, from a thread pinned to one CPU and paced to a target rate.
- * Consumer: pinned to the other CPU, it does what live_run() does for every event (poll,
- * copy, vCPU cache, guest announcement, sink, loss counters, per-poll tick) with the real
- * sinks (rec_writer_*, evout_*). live_run() itself cannot be used: it loads and attaches the
+ * Consumer: pinned to the other CPU, it does what live_run() does (woken by the kernel once a
+ * batch is pending, and reading on the clock of capture_clock.h: per event a copy, the vCPU
+ * cache, the guest announcement, the sink; per read the sink's tick; the loss counters with
+ * the chores) with the real sinks (rec_writer_*, evout_*). live_run() itself cannot be used: it loads and attaches the
  * tracepoint programs of vmexit.bpf.c and polls their ring buffer, with no way to hand it
  * another one.
  *
@@ -35,6 +36,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "vmexit.h"
+#include "capture_clock.h"
 #include "event_output.h"
 #include "event_rows.h"
 #include "record_file.h"
@@ -224,13 +226,13 @@ static int on_sample(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-/* live_events.c: check_lost() and the sinks' tick, after every poll. */
-static void after_poll(struct consumer *c)
+/* live_events.c: the sinks' tick after each read, and check_lost() with the chores. */
+static void after_read(struct consumer *c, bool chores)
 {
 	__u64 delta[NR_LOST];
 	bool grew = false;
 
-	for (int i = 0; i < NR_LOST; i++) {
+	for (int i = 0; chores && i < NR_LOST; i++) {
 		__u64 cur = __atomic_load_n(&c->kernel_lost[i], __ATOMIC_RELAXED);
 
 		delta[i] = cur - c->lost_seen[i];
@@ -265,20 +267,26 @@ static __u64 thread_cpu_ns(void)
 static void *consumer_main(void *arg)
 {
 	struct consumer *c = arg;
+	struct capture_clock clock;
 	__u64 cpu0;
 
 	pin(CONS_CPU);
 	cpu0 = thread_cpu_ns();
+	capture_clock_start(&clock, now_ns());
 	while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE) && !c->err) {
-		int err = ring_buffer__poll(c->rb, 100);
+		int err = ring_buffer__poll(c->rb, capture_clock_wait_ms(&clock, now_ns(), 0));
+		unsigned int due = capture_clock_due(&clock, now_ns());
 
+		if (err >= 0 && due && !c->err)
+			err = ring_buffer__consume(c->rb);
 		if (err < 0 && err != -EINTR && !c->err)
 			c->err = err;
-		after_poll(c);
+		if (due)
+			after_read(c, due & CAPTURE_CHORES);
 	}
 	if (!c->err)
 		ring_buffer__consume(c->rb);
-	after_poll(c);
+	after_read(c, true);
 	c->cpu_ns = thread_cpu_ns() - cpu0;
 	return NULL;
 }
@@ -496,6 +504,7 @@ int main(void)
 	skel->rodata->max_cells = 64;
 	bpf_map__set_max_entries(skel->maps.cells, 64);
 	bpf_map__set_max_entries(skel->maps.events, RINGBUF_BYTES);
+	skel->rodata->stream_wake_shift = stream_wake_shift_of(RINGBUF_BYTES);
 	bpf_program__set_autoload(skel->progs.bench_sys, false);
 	err = vmexit_bench_bpf__load(skel);
 	if (err) {

@@ -27,8 +27,15 @@ what each benchmark prints:
   bench_stream    events/s the stream consumers (record file, default lines to /dev/null)
                   take from the 16 MB ring with zero lost records, a BPF generator on one
                   CPU and the consumer on the other; plus the unpaced maximum and its loss
-  bench_startup   `vmexit stat`'s start-up as a user sees it: exec to "Tracing KVM exits"
-                  (BTF, load, verification, attach), then SIGINT to exit (detach), medians
+  bench_startup   `vmexit stat`'s and `vmexit stream`'s start-up as a user sees it: exec to
+                  tracing (BTF, load, verification, attach), then SIGINT to exit (detach;
+                  stream's drain), medians (targets: <= 150 ms up, <= 100 ms down)
+  bench_capture   the guest's 100,000 IO exits untraced, under `perf record -e
+                  kvm:kvm_userspace_exit`, `vmexit record`, `stream`, `stream --json`, in
+                  turn: the guest's cost per exit (time, CPU) and the tracer's CPU as
+                  ratios to perf's, every exit captured; then one vCPU per CPU flat out,
+                  with the loss
+                  (targets: guest <= 1x perf; tracer CPU <= 0.5x record, <= 1x stream)
   bench_user_exits the bundled guest's KVM_EXIT_IO exits alone, under empty programs on
                   vmexit's hooks (the floor), `vmexit stat` and bpftrace's VMM-time histogram,
                   alternating: BPF run time per exit (kernel statistics) and the guest's CPU

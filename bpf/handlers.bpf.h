@@ -35,6 +35,14 @@ const volatile bool kvm_events_enabled = false;
 const volatile bool split_enabled = false;	/* --split: exit time as on CPU, blocked, runq */
 const volatile __u64 stuck_min_ns = 0;		/* stat --stuck: cell.stuck_* (0: off) */
 const volatile bool count_gated = false;	/* no exit counts until userspace sets counting */
+/*
+ * Ring records pending before the reader is woken, as a power of two (set with the ring's size;
+ * 0: woken at every record, the ring buffer's default). Below it records wait, unannounced, for
+ * the reader's own clock (src/capture_clock.h, 20 ms), and a record that takes the backlog
+ * past a multiple of it wakes the reader: one wakeup per batch, not per record, and none per
+ * record while a busy reader lags (each forced wakeup is an interrupt on this CPU).
+ */
+const volatile __u32 stream_wake_shift = 0;
 
 /* Written by userspace through the mmapped .bss: start of a new reporting interval. */
 __u32 epoch;
@@ -53,6 +61,11 @@ __u64 flush_ns;
  * finds it in /proc.
  */
 __u32 filter_gen;
+/*
+ * A new VMM process was seen (proc_note): the next record wakes the reader at once, which names
+ * the process from its command line while the pid is surely still the process's.
+ */
+bool stream_wake_now;
 
 /* Dense reason slots: the per-thread cache covers these, everything else takes a hash. */
 #define RSLOT_VMX_N	128	/* VMX basic reasons 0..127 */
@@ -259,6 +272,7 @@ static __noinline void proc_note(__u32 tgid)
 	old = bpf_map_lookup_elem(&procs, &tgid);
 	if (old && old->start == born)
 		return;
+	stream_wake_now = true;
 	if (old)
 		bpf_map_delete_elem(&procs, &tgid);
 	pa = bpf_map_lookup_elem(&proc_scratch, &zero);
@@ -529,6 +543,23 @@ static __always_inline struct vmexit_event *event_reserve(void)
 	return ev;
 }
 
+static __always_inline void event_submit(struct vmexit_event *ev)
+{
+	__u64 flags = 0, pending, len;
+
+	if (stream_wake_shift && stream_wake_now) {
+		stream_wake_now = false;
+		flags = BPF_RB_FORCE_WAKEUP;
+	} else if (stream_wake_shift) {
+		/* What is unread, this record (reserved, so counted) included. */
+		pending = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+		len = BPF_RINGBUF_HDR_SZ + (split_enabled ? sizeof(*ev) : VMEXIT_EVENT_BASE_LEN);
+		flags = pending >> stream_wake_shift != (pending - len) >> stream_wake_shift ?
+			BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	}
+	bpf_ringbuf_submit(ev, flags);
+}
+
 /* For records that are not exits: everything 0 but what the caller fills in. */
 static __always_inline struct vmexit_event *event_reserve_zeroed(void)
 {
@@ -629,7 +660,7 @@ static __always_inline void stream_emit(struct thread_state *ts, __u32 tgid, __u
 	ids_fill(&tgid, &tid);
 	stream_fill(ev, ts, tgid, tid, start, lat, type, s);
 	ev->cpu = bpf_get_smp_processor_id();
-	bpf_ringbuf_submit(ev, 0);
+	event_submit(ev);
 }
 
 
@@ -1075,7 +1106,7 @@ static __always_inline void handle_tsc_offset(__u64 now, __u32 tgid, __u32 tid, 
 	ev->info2 = next;
 	ev->isa = VMEXIT_ISA_USER;
 	ev->type = VMEXIT_EV_TSC_OFFSET;
-	bpf_ringbuf_submit(ev, 0);
+	event_submit(ev);
 }
 
 /*
@@ -1235,7 +1266,7 @@ static __always_inline void handle_kvm_event(__u64 now, __u32 tgid, __u32 tid,
 	ev->error_code = k->error_code;
 	ev->reason = k->id;
 	ev->type = VMEXIT_EV_KVM_EVENT;
-	bpf_ringbuf_submit(ev, 0);
+	event_submit(ev);
 }
 
 static __always_inline void handle_fork(__u32 parent, __u32 child)

@@ -274,4 +274,14 @@ struct vmexit_event {
 
 #define VMEXIT_EVENT_BASE_LEN	72	/* struct vmexit_event up to type */
 
+/*
+ * The kernel wakes the stream reader once 1/64 of the ring is pending (handlers.bpf.h,
+ * stream_wake_shift): a batch of thousands of records in the default 16 MB, woken long before
+ * the ring fills. The rest waits for the reader's clock (src/capture_clock.h).
+ */
+static inline __u32 stream_wake_shift_of(__u64 ring_bytes)
+{
+	return (__u32)__builtin_ctzll(ring_bytes) - 6;
+}
+
 #endif /* VMEXIT_H */

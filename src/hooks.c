@@ -12,6 +12,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "hooks.h"
+#include "links_destroy.h"
 #include "reasons.h"
 #include "session.h"
 #include "startup_timing.h"
@@ -351,13 +352,16 @@ static int check_arm(struct hooks *h)
 	return 0;
 }
 
-/* Detaching both objects: the classic tracepoints' perf events each wait for a grace period. */
+/* Detaching both objects: the classic tracepoints' perf events each wait for a grace period,
+ * all at once (links_destroy.h). */
 static void check_objects_destroy(struct hook_check_run *r)
 {
-	for (int i = 0; i < 4; i++) {
-		bpf_link__destroy(r->links[i]);
-		r->links[i] = NULL;
-	}
+	struct bpf_link **links[5] = { &r->links[0], &r->links[1], &r->links[2], &r->links[3] };
+	int n = 4;
+
+	if (r->watch)
+		links[n++] = &r->watch->links.watch_exit;
+	links_destroy(links, n);
 	hook_check_bpf__destroy(r->obj);
 	r->obj = NULL;
 	exit_watch_bpf__destroy(r->watch);

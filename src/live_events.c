@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 #include <bpf/libbpf.h>
+#include "capture_clock.h"
 #include "event_rows.h"
 #include "hashmap.h"
 #include "live_events.h"
@@ -75,7 +76,7 @@ struct live_ctx {
 	__u64 last_start;
 	__u64 events;
 	__u64 lost[NR_LOST];
-	__u8 *reap;			/* per cell: seen ended at the last poll */
+	__u8 *reap;			/* per cell: seen ended at the last chores */
 	__u64 stuck_ns;			/* --stuck: report exits in flight this long; 0: off */
 	__u64 *stuck_seen;		/* per cell: the start of the exit last reported stuck */
 	int err;
@@ -117,7 +118,7 @@ static int announce_guest(struct live_ctx *c, __u32 tgid, __u64 start)
 /*
  * Whether the thread of cell i can have made an event of tgid at ts: its key is (tid, tgid) and
  * it had not exited by ts (a tid reused by a new thread, maybe of a new VMM on the same pid, is
- * another thread; the old one's cell stays until one poll after it ended).
+ * another thread; the old one's cell stays until a round of chores after it ended).
  */
 static bool cell_made(const struct session *s, __u32 i, __u32 tgid, __u32 tid, __u64 ts)
 {
@@ -211,8 +212,8 @@ static int on_sample(void *ctx, void *data, size_t len)
 
 /*
  * The cells of exited threads go back to the kernel (stream and record read no statistics
- * from them), one poll after they ended: the thread's last events have been read by then, and
- * its vCPU found from its cells.
+ * from them), one round of chores (capture_clock.h) after they ended: each round reads the ring
+ * first, so the thread's last events have been read by then, and its vCPU found from its cells.
  */
 static void reap_cells(struct live_ctx *c, struct session *s)
 {
@@ -232,7 +233,7 @@ static void reap_cells(struct live_ctx *c, struct session *s)
 
 /*
  * --stuck: each exit in flight for stuck_ns or more, once, while it still is. One load per cell
- * in use at each poll, and nothing on the hot path: the kernel stamps every exit in its cell.
+ * in use at each read, and nothing on the hot path: the kernel stamps every exit in its cell.
  */
 static void check_stuck(struct live_ctx *c, const struct session *s, __u64 now)
 {
@@ -279,32 +280,58 @@ static void check_lost(struct live_ctx *c, const struct session *s)
 		c->sink->lost(c->sink->ctx, now_ns(), delta);
 }
 
+/*
+ * What the reader does on its clock (capture_clock.h): the records the kernel did not wake it
+ * for, the --stuck lines (at once), the output written out; with the chores, the loss counters
+ * and the cells to reap, after the read so that every event of a thread that ended is in.
+ */
+static int read_due(struct live_ctx *c, struct session *s, struct ring_buffer *rb,
+		    unsigned int due)
+{
+	const struct live_sink *sink = c->sink;
+	int err = 0;
+
+	if (!c->err)
+		err = ring_buffer__consume(rb);
+	if (c->stuck_ns)
+		check_stuck(c, s, now_ns());
+	if (due & CAPTURE_CHORES) {
+		check_lost(c, s);
+		reap_cells(c, s);
+	}
+	if (!c->err && sink->tick)
+		c->err = sink->tick(sink->ctx, now_ns());
+	return err < 0 ? err : 0;
+}
+
 /* Hands events to the sink until Ctrl-C, the sink fails, the command exits or end (if set):
  * 0, or 1 when the ring buffer could not be read. */
 static int poll_until_end(struct live_ctx *c, struct session *s, struct ring_buffer *rb,
 			  __u64 end)
 {
-	const struct live_sink *sink = c->sink;
+	struct capture_clock clock;
+	__u64 now = now_ns();
 
+	capture_clock_start(&clock, now);
 	while (!exiting && !c->err) {
-		int err = ring_buffer__poll(rb, 100);
+		/* The kernel wakes it only for a batch: see capture_clock.h. */
+		int err = ring_buffer__poll(rb, capture_clock_wait_ms(&clock, now, end));
+		unsigned int due;
 
 		/* A signal: Ctrl-C ends the loop through `exiting`; others (SIGCHLD) do not. */
 		if (err == -EINTR)
 			err = 0;
+		now = now_ns();
+		due = capture_clock_due(&clock, now);
+		if (err >= 0 && due)
+			err = read_due(c, s, rb, due);
 		if (err < 0 && !c->err) {
 			fprintf(stderr, "vmexit: reading the ring buffer: %s\n", strerror(-err));
 			return 1;
 		}
-		check_lost(c, s);
-		if (c->stuck_ns)
-			check_stuck(c, s, now_ns());
-		reap_cells(c, s);
-		if (!c->err && sink->tick)
-			c->err = sink->tick(sink->ctx, now_ns());
 		if (session_command_done(s, NULL))
 			break;
-		if (end && now_ns() >= end)
+		if (end && now >= end)
 			break;
 	}
 	return 0;

@@ -39,7 +39,8 @@ struct live_sink {
 	void (*lost)(void *ctx, __u64 ts_ns, const __u64 delta[NR_LOST]);
 	/* Tracing is attached and about to begin (before the command starts): may be NULL. */
 	int (*start)(void *ctx, __u64 now_ns);
-	/* After every poll (about 10 times a second): flush; a negative return ends it. */
+	/* After each read on the reader's clock (CAPTURE_READ_NS, capture_clock.h), and at the
+	 * end: write out what the events made; a negative return ends the capture. */
 	int (*tick)(void *ctx, __u64 now_ns);
 	void *ctx;
 };

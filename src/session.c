@@ -18,6 +18,7 @@
 #include <bpf/libbpf.h>
 #include "bpf_run_stats.h"
 #include "hooks.h"
+#include "links_destroy.h"
 #include "session.h"
 #include "startup_timing.h"
 #include "vmexit.skel.h"
@@ -278,38 +279,50 @@ static int fill_filters(struct session *s, struct session_opts *o)
 	return 0;
 }
 
+/*
+ * When session_stop_exits() detaches each program: a group together (links_destroy.h), the
+ * groups in this order, so that an exit that began can still complete.
+ */
+enum stop_group {
+	STOP_BEGINS,		/* what begins exits, and the other events */
+	STOP_COMPLETES,		/* what completes them */
+	STOP_LAST,		/* what the exits in flight still need: their switches, forks */
+	STOP_NEVER,		/* a thread that ends still emits the exits it leaves in flight */
+};
+
 struct prog_link {
 	struct bpf_program *prog;
 	struct bpf_link **link;
+	enum stop_group stop;
 };
 
 /*
  * Programs that complete an exit go first, those that start one last: attached the other way
  * round, a vCPU running at attach time would show a userspace exit whose KVM_RUN was missed.
- * Detached in reverse (session_stop_exits), an exit that began can still complete. Fills
- * order[] and returns how many there are.
+ * Fills order[] and returns how many there are.
  */
 static size_t link_order(struct vmexit_bpf *skel, struct prog_link order[32])
 {
 	const struct prog_link all[] = {
-		{ skel->progs.process_fork, &skel->links.process_fork },
+		{ skel->progs.process_fork, &skel->links.process_fork, STOP_LAST },
 		/* Before any cell is handed out: every thread's end then frees its cells. */
-		{ skel->progs.thread_exit, &skel->links.thread_exit },
+		{ skel->progs.thread_exit, &skel->links.thread_exit, STOP_NEVER },
 		/* Before any exit begins, so that none misses its thread's switches. */
-		{ skel->progs.sched_switch, &skel->links.sched_switch },
-		{ skel->progs.sched_wakeup, &skel->links.sched_wakeup },
-		{ skel->progs.kvm_run_fentry, &skel->links.kvm_run_fentry },
-		{ skel->progs.kvm_run_fpu, &skel->links.kvm_run_fpu },
-		{ skel->progs.kvm_run_ioctl, &skel->links.kvm_run_ioctl },
-		{ skel->progs.kvm_entry, &skel->links.kvm_entry },
-		{ skel->progs.kvm_entry_fast, &skel->links.kvm_entry_fast },
-		{ skel->progs.kvm_write_tsc_offset, &skel->links.kvm_write_tsc_offset },
-#define KVM_EVENT_ATTACH(ID, id, name) { skel->progs.kvm_##name, &skel->links.kvm_##name },
+		{ skel->progs.sched_switch, &skel->links.sched_switch, STOP_LAST },
+		{ skel->progs.sched_wakeup, &skel->links.sched_wakeup, STOP_LAST },
+		{ skel->progs.kvm_run_fentry, &skel->links.kvm_run_fentry, STOP_COMPLETES },
+		{ skel->progs.kvm_run_fpu, &skel->links.kvm_run_fpu, STOP_COMPLETES },
+		{ skel->progs.kvm_run_ioctl, &skel->links.kvm_run_ioctl, STOP_COMPLETES },
+		{ skel->progs.kvm_entry, &skel->links.kvm_entry, STOP_COMPLETES },
+		{ skel->progs.kvm_entry_fast, &skel->links.kvm_entry_fast, STOP_COMPLETES },
+		{ skel->progs.kvm_write_tsc_offset, &skel->links.kvm_write_tsc_offset, STOP_BEGINS },
+#define KVM_EVENT_ATTACH(ID, id, name) \
+		{ skel->progs.kvm_##name, &skel->links.kvm_##name, STOP_BEGINS },
 		VMEXIT_KVM_EVENTS(KVM_EVENT_ATTACH)
 #undef KVM_EVENT_ATTACH
-		{ skel->progs.kvm_userspace_exit, &skel->links.kvm_userspace_exit },
-		{ skel->progs.kvm_exit, &skel->links.kvm_exit },
-		{ skel->progs.kvm_exit_fast, &skel->links.kvm_exit_fast },
+		{ skel->progs.kvm_userspace_exit, &skel->links.kvm_userspace_exit, STOP_BEGINS },
+		{ skel->progs.kvm_exit, &skel->links.kvm_exit, STOP_BEGINS },
+		{ skel->progs.kvm_exit_fast, &skel->links.kvm_exit_fast, STOP_BEGINS },
 	};
 
 	_Static_assert(sizeof(all) / sizeof(all[0]) <= 32, "link_order: order[] is too short");
@@ -342,12 +355,15 @@ void session_stop_exits(struct session *s)
 	struct prog_link order[32];
 	size_t n = link_order(s->skel, order);
 
-	while (n--) {
-		/* A thread that ends from here on still emits what it leaves in flight. */
-		if (order[n].prog == s->skel->progs.thread_exit)
-			continue;
-		bpf_link__destroy(*order[n].link);
-		*order[n].link = NULL;
+	for (enum stop_group g = STOP_BEGINS; g < STOP_NEVER; g++) {
+		struct bpf_link **links[32];
+		int k = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			if (order[i].stop == g)
+				links[k++] = order[i].link;
+		}
+		links_destroy(links, k);
 	}
 }
 
@@ -459,9 +475,14 @@ static void set_tunables(struct session *s, const struct session_opts *o)
 		bpf_map__set_max_entries(skel->maps.thread_hash, 16384);
 		bpf_map__set_autocreate(skel->maps.thread_storage, false);
 	}
-	if (o->stream || o->kvm_events)
-		bpf_map__set_max_entries(skel->maps.events,
-					 (o->ringbuf_kb ? o->ringbuf_kb : 16384) * 1024);
+	if (o->stream || o->kvm_events) {
+		__u64 ring = (o->ringbuf_kb ? o->ringbuf_kb : 16384) * 1024ull;
+
+		bpf_map__set_max_entries(skel->maps.events, ring);
+		/* stream and record read on their own clock; top's kvm event counts at a wakeup. */
+		if (o->stream)
+			skel->rodata->stream_wake_shift = stream_wake_shift_of(ring);
+	}
 }
 
 /* Which programs load: the hooks this kernel offers, and only what the options need. */
@@ -755,6 +776,16 @@ void session_close(struct session *s)
 	if (s->cells)
 		munmap(s->cells, s->cells_len);
 	s->cells = NULL;
+	if (s->skel) {
+		const struct bpf_object_skeleton *sk = s->skel->skeleton;
+		struct bpf_link **links[64];
+		int n = 0;
+
+		/* Nothing is read any more: every program at once, not one grace period each. */
+		for (int i = 0; i < sk->prog_cnt && n < 64; i++)
+			links[n++] = sk->progs[i].link;
+		links_destroy(links, n);
+	}
 	vmexit_bpf__destroy(s->skel);
 	s->skel = NULL;
 	hooks_free(&s->hooks);

@@ -55,6 +55,20 @@ enum {
 	BPF_LOCAL_STORAGE_GET_F_CREATE = (1ULL << 0),
 };
 
+/* bpf_ringbuf_submit() flags, bpf_ringbuf_query() flags, and the record header's size. */
+enum {
+	BPF_RB_NO_WAKEUP = (1ULL << 0),
+	BPF_RB_FORCE_WAKEUP = (1ULL << 1),
+};
+
+enum {
+	BPF_RB_AVAIL_DATA = 0,
+};
+
+enum {
+	BPF_RINGBUF_HDR_SZ = 8,
+};
+
 #pragma clang attribute push(__attribute__((preserve_access_index)), apply_to = record)
 
 struct mm_struct {

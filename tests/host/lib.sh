@@ -180,3 +180,21 @@ named_guest() {
 	done
 	kill -0 "$gpid" 2>/dev/null || { cat "$err"; fail "vmexit-guest did not start"; }
 }
+
+# stream_test_start NAME: the start of a host test of stream that reports every mismatch: needs
+# $OUT/vmexit and $OUT/vmexit-guest (host_binaries), KVM and BPF, python3 and a guest
+# that runs; pass/fail print and count in $fails; a scratch $TMP, removed at exit.
+stream_test_start() {
+	host_binaries "$OUT"
+	need_kvm_bpf
+	need_cmd python3 python3
+	TMP=$(mktemp -d "/tmp/vmexit-test-$1.XXXXXX")
+	trap 'rm -rf "$TMP"' EXIT
+	chmod 755 "$TMP"
+	need_stream
+	# need_kvm_bpf showed /dev/kvm opens: a guest that cannot run now is a failure.
+	"$GUEST" --io 1 >/dev/null 2>&1 || fail "$GUEST --io 1 failed although /dev/kvm opens"
+	fails=0
+	pass() { echo "ok: $*"; }
+	fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+}
