@@ -1153,6 +1153,9 @@ def list_names():
         m = re.match(r"^\s+(0x[0-9a-fA-F]+|\d+)\s+(.+?)\s*$", l)
         if m and sec:
             names[sec][m.group(2)] = int(m.group(1), 0)
+            # The list prints KVM's API name (KVM_EXIT_IO); top's rows keep kvm_stat's (IO).
+            if sec == "user" and m.group(2).startswith("KVM_EXIT_"):
+                names[sec][m.group(2)[len("KVM_EXIT_"):]] = int(m.group(1), 0)
     return names
 
 def phase_top():
