@@ -34,8 +34,9 @@ PY=/usr/bin/python3
 PYVER=$("$PY" -c 'import sys; print("python%d.%d" % sys.version_info[:2])')
 # timeout too: busybox's would run its own setpriv applet, which lacks --reuid.
 # prometheus, promtool and curl for test_serve_host (a real Prometheus scrapes vmexit serve
-# there), and date: busybox's has no %N.
-TOOLS=(bash perf tmux setpriv setsid timeout bpftool taskset prometheus promtool curl date)
+# there), date: busybox's has no %N; pgrep (test_capture_ends_host) and capsh (test_unit_caps_host):
+# busybox has neither.
+TOOLS=(bash perf tmux setpriv setsid timeout bpftool taskset prometheus promtool curl date pgrep capsh)
 for c in "${TOOLS[@]}"; do command -v $c >/dev/null || fail "$c not installed (tools/install-deps.sh)"; done
 TESTS=${VMEXIT_NESTED_HOST_TESTS:-$(cd "$HOSTT" && ls test_*.sh | sed 's/\.sh$//' | tr '\n' ' ')}
 
