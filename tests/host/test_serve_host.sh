@@ -183,7 +183,8 @@ PY
 tail -1 "$TMP/om.prom" | grep -qx '# EOF' || fail "OpenMetrics exposition does not end with # EOF"
 # gzip when asked, as Prometheus does: curl --compressed, and python's urllib with its own
 # gzip module; the same families as a plain scrape taken just before (other VMs on the host
-# may come and go in between), the ended guest's final counts the same, in both formats; no
+# may come and go in between), the exit and lost counters the same (the pair taken again while
+# they move), in both formats; no
 # gzip unless asked (q=0 refuses it).
 hdr=$(curl -s --compressed -D - -o "$TMP/gz.prom" "$URL" | tr -d '\r')
 grep -qix 'content-encoding: gzip' <<<"$hdr" || fail "curl --compressed did not get gzip: $hdr"
@@ -191,7 +192,7 @@ promtool check metrics <"$TMP/gz.prom" || fail "promtool check metrics rejects t
 hdr=$(curl -s -H 'Accept-Encoding: gzip;q=0, identity' -D - -o /dev/null "$URL" | tr -d '\r')
 ! grep -qi '^content-encoding' <<<"$hdr" || fail "gzip;q=0 got gzip: $hdr"
 $PY - "$URL" "$NAME" "$PROM_ACCEPT" <<'PY' || fail "gzip scrapes (above)"
-import gzip, re, sys, urllib.request
+import gzip, re, sys, time, urllib.request
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 url, name, om = sys.argv[1:]
 def get(accept, enc):
@@ -201,20 +202,29 @@ def get(accept, enc):
     r = urllib.request.urlopen(urllib.request.Request(url, headers=h), timeout=10)
     body = r.read()
     return r.headers.get("Content-Encoding"), len(body), body
+def families(t):
+    return {l for l in t.splitlines() if l.startswith("# TYPE ")}
+def guest(t):
+    # The exit and lost counters (gauges such as an in-flight age move between two scrapes);
+    # of every guest: the ended one's may be past --keep already on a slow machine (the bed).
+    return sorted(l for l in t.splitlines() if
+                  re.match(r"vmexit_(exits|exit_duration_seconds|lost_exits)_"
+                           r"(total|count|sum|bucket|created)\{", l))
 for accept in ("", om):
-    _, plain_len, plain = get(accept, None)
-    enc, gz_len, gz = get(accept, "gzip")
-    assert enc == "gzip", f"Content-Encoding {enc}"
-    text = gzip.decompress(gz).decode()
+    # Two scrapes, not one answer twice: where the guest's last exits were still being
+    # accounted for (its threads' ends, noticed by serve's upkeep) the pair is taken again.
+    for attempt in range(5):
+        _, plain_len, plain = get(accept, None)
+        enc, gz_len, gz = get(accept, "gzip")
+        assert enc == "gzip", f"Content-Encoding {enc}"
+        text = gzip.decompress(gz).decode()
+        if guest(text) == guest(plain.decode()):
+            break
+        print("the pair differs:", sorted(set(guest(text)) ^ set(guest(plain.decode())))[:6])
+        time.sleep(1)
     print(f"Accept '{accept[:30]}': {plain_len} bytes plain, {gz_len} gzipped, {len(text)} inflated")
-    def families(t):
-        return {l for l in t.splitlines() if l.startswith("# TYPE ")}
-    def guest(t):
-        # Its counters only: an in-flight gauge's age moves between the two scrapes.
-        return sorted(l for l in t.splitlines() if f'guest="{name}"' in l and
-                      re.match(r"\w+_(total|count|sum|bucket|created)\{", l))
     assert families(text) == families(plain.decode()), "gzipped and plain: other families"
-    assert guest(text) and guest(text) == guest(plain.decode()), "the ended guest's counts differ"
+    assert guest(text) and guest(text) == guest(plain.decode()), "gzipped and plain: other counts"
     if accept:
         fams = list(text_string_to_metric_families(text))
         print(f"  gzipped OpenMetrics: {len(fams)} families parsed")

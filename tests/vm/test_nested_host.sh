@@ -100,6 +100,7 @@ IN
 FILES=("$OUT/vmexit:/out/vmexit" "$OUT/vmexit-guest:/out/vmexit-guest"
        "$PROMEXP:/out/tests/test_prom_exposition"
        "$PY:/usr/bin/python3" "$WORK/pylib:/usr/lib/$PYVER" "$HOSTT/lib.sh:/host/lib.sh"
+       "$HOSTT/../../contrib/vmexit.service:/contrib/vmexit.service"
        /usr/lib/locale/C.utf8:/usr/lib/locale/C.utf8 \
        "$DIST/prometheus_client:$DIST/prometheus_client" "$DIST/decorator.py:$DIST/decorator.py")
 # tmux's own terminal type, for vmexit top inside it.
