@@ -27,6 +27,7 @@
 #include <sys/statvfs.h>
 #include <sys/wait.h>
 #include "record_file.h"
+#include "../tests/xorshift64.h"
 
 #define NR_EVENTS	10000000ull
 #define NR_VMS		16
@@ -70,14 +71,11 @@ static const struct mix svm_mix[] = {
 	{ VMEXIT_ISA_USER, 6, 3, 8000 },	/* KVM_EXIT_MMIO */
 };
 
-static __u64 rng = 0x9e3779b97f4a7c15ull;
+static __u64 rng = XORSHIFT64_SEED;
 
 static __u64 rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return xorshift64(&rng);
 }
 
 static const struct mix *pick(const struct mix *m, size_t n)

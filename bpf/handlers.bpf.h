@@ -1242,6 +1242,12 @@ static __always_inline void handle_kvm_event(__u64 now, __u32 tgid, __u32 tid,
 
 	if ((!stream_enabled && !kvm_events_enabled) || !pid_wanted(tgid))
 		return;
+	/*
+	 * Counted as exits are (count_gated): from when every program is attached. top counts
+	 * these beside the exits of its intervals; one sent before would have no exit beside it.
+	 */
+	if (count_gated && !counting)
+		return;
 	/* Most of these records do not say which vCPU: the thread's last kvm_exit did. */
 	if (vcpu < 0) {
 		ts = thread_get(tgid, tid, false);

@@ -52,6 +52,16 @@ int kvm_event_counts_poll(struct kvm_event_counts *c, int timeout_ms)
 {
 	int n = ring_buffer__poll(c->rb, timeout_ms);
 
+	/*
+	 * The kernel wakes this reader only once a batch is pending (event_submit), so a poll
+	 * alone leaves a partial batch unread: an interval would miss up to a batch of events.
+	 * Consume reads whatever is there, woken or not.
+	 */
+	if (n >= 0 || n == -EINTR) {
+		int m = ring_buffer__consume(c->rb);
+
+		n = m < 0 ? m : n;
+	}
 	if (c->err)
 		return c->err;	/* -ENOMEM: sampler_close() says it */
 	if (n < 0 && n != -EINTR) {

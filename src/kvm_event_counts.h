@@ -21,7 +21,10 @@ struct kvm_event_counts {
 
 /* Reads s's ring buffer (opened with kvm_events set). 0, or -errno (said on stderr). */
 int kvm_event_counts_open(struct kvm_event_counts *c, struct session *s, __s32 vcpu);
-/* Counts the records waiting, waiting up to timeout_ms for the first. 0, or -errno. */
+/*
+ * Waits up to timeout_ms for a wakeup, then counts every record waiting: woken or not, as the
+ * kernel wakes readers per batch (event_submit). 0, or -errno.
+ */
 int kvm_event_counts_poll(struct kvm_event_counts *c, int timeout_ms);
 /* Adds the counts since the last take into a table (top: the interval's rows), starts anew. */
 int kvm_event_counts_take(struct kvm_event_counts *c, struct row_table *into);

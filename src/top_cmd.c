@@ -585,9 +585,11 @@ int cmd_top(int argc, char **argv)
 	setlocale(LC_ALL, "");
 	sampler_start(&tp.sp);
 	tp.reset_at = tp.sp.start;
-	/* The events before the start are not in the first interval's exits either. */
-	if (tp.ev.rb && !kvm_event_counts_poll(&tp.ev, 0))
-		row_table_reset(&tp.ev.rows);
+	/*
+	 * Nothing to drop here: the kernel sends kvm events, as it counts exits, only from when
+	 * counting starts (sampler_start()); draining the ring now would drop the events of exits
+	 * counted meanwhile (10 % of an interval on a slow machine).
+	 */
 
 	if (!rc && a.once)
 		rc = run_once(&tp);

@@ -1338,6 +1338,25 @@ static void test_kvm_records(void)
 		check_failures++;
 	}
 
+	/*
+	 * top counts kvm events beside the exits of its intervals, and exits count from when
+	 * counting starts (count_gated): a kvm event before that is not sent either.
+	 */
+	if (!fx_open(&f, &(struct fx_opts){ .kvm_events = true, .kvm = true,
+					   .count_later = true })) {
+		send_kvm(&f, VMEXIT_KVM_PIO, 1000, 80, 81, &pio);
+		CHECK_EQ_U64(ring_buffer__consume(f.rb), 0);
+		f.skel->bss->counting = 1;
+		send_kvm(&f, VMEXIT_KVM_PIO, 2000, 80, 81, &pio);
+		CHECK_EQ_U64(ring_buffer__consume(f.rb), 1);
+		CHECK_EQ_U64(f.nr_evs, 1);
+		CHECK_EQ_U64(f.evs[0].ts_ns, 2000);
+		CHECK(lost_all_zero_but(&f, -1));
+		fx_close(&f);
+	} else {
+		check_failures++;
+	}
+
 	/* A full ring buffer counts them lost like exits: 51 of 60 fit in a page (see above). */
 	if (!fx_open(&f, &(struct fx_opts){ .stream = true, .kvm = true, .ring_bytes = 4096 })) {
 		for (int i = 0; i < 60; i++)

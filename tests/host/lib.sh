@@ -148,6 +148,31 @@ serve_bg() {
 	wait_said "$TMP/serve.err" "listening on" $SPID
 	URL=$(grep -o 'http://[^ ]*/metrics' "$TMP/serve.err")
 }
+# signal_ends SIGNAL PID SECONDS WHAT: sends SIGNAL to PID, which must end within SECONDS (else
+# fail, naming WHAT); its exit status in $rc.
+signal_ends() {
+	kill -"$1" "$2"
+	for _ in $(seq $(($3 * 10))); do kill -0 "$2" 2>/dev/null || break; sleep 0.1; done
+	kill -0 "$2" 2>/dev/null && fail "$4 still running $3 s after SIG$1"
+	wait "$2"
+	rc=$?
+}
+# ends_within SECONDS PID WHAT ERRFILE: waits for PID (a child) to end; its exit status. Past
+# SECONDS it fails, naming WHAT, with ERRFILE and the kernel stack of each of its threads.
+ends_within() {
+	local t
+	for _ in $(seq $(($1 * 10))); do kill -0 "$2" 2>/dev/null || break; sleep 0.1; done
+	if kill -0 "$2" 2>/dev/null; then
+		cat "$4"
+		for t in /proc/$2/task/*; do
+			echo "--- thread ${t##*/} $(cat "$t/comm" 2>/dev/null):"
+			cat "$t/stack" 2>/dev/null
+		done
+		kill -9 "$2"
+		fail "$3 still running after $1 s"
+	fi
+	wait "$2"
+}
 # serve_end: SIGTERM to SPID, its stderr kept for sanitizer_reports; its exit status.
 serve_end() {
 	local rc

@@ -44,11 +44,7 @@ hangup() {
 	vpid=$!
 	wait_tracing $vpid
 	sleep 1
-	kill -HUP $vpid
-	for _ in $(seq 100); do kill -0 $vpid 2>/dev/null || break; sleep 0.1; done
-	kill -0 $vpid 2>/dev/null && fail "$n: still running 10 s after SIGHUP"
-	wait $vpid
-	rc=$?
+	signal_ends HUP $vpid 10 "$n"
 	vpid=
 	cat "$TMP/$n.err" >>"$TMP/all-stderr"
 }

@@ -487,11 +487,7 @@ kill -HUP $SPID
 sleep 0.5
 kill -0 $SPID 2>/dev/null || fail "SIGHUP stopped vmexit serve"
 [ "$(code "$URL")" = 200 ] || fail "no scrape after SIGHUP"
-kill -TERM $SPID
-for _ in $(seq 50); do kill -0 $SPID 2>/dev/null || break; sleep 0.1; done
-kill -0 $SPID 2>/dev/null && fail "vmexit serve still running 5 s after SIGTERM"
-wait $SPID
-rc=$?
+signal_ends TERM $SPID 5 "vmexit serve"
 SPID=
 cat "$TMP/serve.err" >>"$TMP/all-stderr"
 [ $rc -eq 0 ] || { cat "$TMP/serve.err"; fail "vmexit serve exited with $rc on SIGTERM"; }

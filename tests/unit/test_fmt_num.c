@@ -12,6 +12,7 @@
 
 #include "check.h"
 #include "fmt_num.h"
+#include "../xorshift64.h"
 
 static char out[(FMT_F0_MAX > FMT_SPEC_MAX ? FMT_F0_MAX : FMT_SPEC_MAX) + 1];
 
@@ -68,14 +69,11 @@ static void test_exact(void)
 	CHECK_STR(FMT(fmt_f0(P, INFINITY)), "inf");
 }
 
-static __u64 rng = 0x9e3779b97f4a7c15ull;
+static __u64 rng = XORSHIFT64_SEED;
 
 static __u64 rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return xorshift64(&rng);
 }
 
 static int bad;

@@ -10,6 +10,7 @@
 #include "check.h"
 #include "hist.h"
 #include "tracker.h"
+#include "../xorshift64.h"
 
 static void test_layout(void)
 {
@@ -159,9 +160,7 @@ static void test_exhaustive(void)
 	}
 	/* And a million pseudo-random values over every magnitude (xorshift64). */
 	for (int i = 0; i < 1000000; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
+		xorshift64(&x);
 		check_value(x >> (x & 63), &prev, true, &bad);
 	}
 	CHECK_EQ_U64(bad, 0);

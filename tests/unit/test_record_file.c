@@ -16,6 +16,7 @@
 #include "check.h"
 #include "record_file.h"
 #include "reasons.h"
+#include "../xorshift64.h"
 
 #define EV_REC		80			/* 8-byte record header + 72-byte event */
 #define END_REC		24
@@ -29,14 +30,11 @@ static size_t pad8(size_t n)
 	return (n + 7) & ~(size_t)7;
 }
 
-static __u64 rng = 0x9e3779b97f4a7c15ull;
+static __u64 rng = XORSHIFT64_SEED;
 
 static __u64 rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return xorshift64(&rng);
 }
 
 static void make_event(struct vmexit_event *ev, unsigned int i)

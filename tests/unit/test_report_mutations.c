@@ -21,6 +21,7 @@
 #include "check.h"
 #include "commands.h"
 #include "../fuzz/record_crcs.h"
+#include "../xorshift64.h"
 
 #define RUNS		500
 
@@ -29,10 +30,7 @@ static __u64 rng = 0x2545f4914f6cdd1dull;
 
 static __u64 rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return xorshift64(&rng);
 }
 
 /* A recording with something of everything report reads: guests (before and after the
