@@ -65,10 +65,15 @@ ifeq ($(SAN),1)
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 endif
 
+# src/ is in folders by layer (docs/design.md); includes name headers without their folder, so
+# every folder is on the include path, and `make check-layers` says which folder may include which.
+SRC_DIRS := src $(addprefix src/,commands serve live options kernel output output/rules model lib)
+SRC_INC := $(addprefix -I,$(SRC_DIRS))
+
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -g $(OPT)
 ALL_CFLAGS := $(CFLAGS) $(WARN) $(SAN_FLAGS) -std=gnu11 -D_GNU_SOURCE -MMD -MP \
-	-Iinclude -I$(OUTPUT) $(LIBBPF_CFLAGS) $(MHD_CFLAGS)
+	-Iinclude $(SRC_INC) -I$(OUTPUT) $(LIBBPF_CFLAGS) $(MHD_CFLAGS)
 ALL_LDFLAGS := $(LDFLAGS) $(SAN_FLAGS)
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARN) -Wno-unused-function -Wno-unused-parameter \
 	-Ivmlinux -Iinclude -Ibpf -MMD -MP
@@ -86,10 +91,11 @@ BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
 
 # HTTP=0 builds the exporter's HTTP side as a stub that refuses to serve (no libmicrohttpd).
+ALL_SRCS := $(wildcard $(addsuffix /*.c,$(SRC_DIRS)))
 ifeq ($(HTTP),1)
-SRCS := $(filter-out src/metrics_http_none.c,$(wildcard src/*.c))
+SRCS := $(filter-out src/serve/metrics_http_none.c,$(ALL_SRCS))
 else
-SRCS := $(filter-out src/metrics_http.c,$(wildcard src/*.c))
+SRCS := $(filter-out src/serve/metrics_http.c,$(ALL_SRCS))
 endif
 OBJS := $(patsubst src/%.c,$(OUTPUT)/src/%.o,$(SRCS))
 LIB_OBJS := $(filter-out $(OUTPUT)/src/main.o,$(OBJS))
@@ -115,7 +121,8 @@ else
 TOOL_BINS := $(OUTPUT)/vmexit-guest
 endif
 
-.PHONY: all clean install test test-matrix tests unit-tests bench bench-bed fuzz demo deps
+.PHONY: all clean install test test-matrix tests unit-tests bench bench-bed fuzz demo deps \
+	check-layers
 .DELETE_ON_ERROR:
 # Skeletons and BPF objects are intermediates of the pattern rules: without this make deletes
 # them after each build and the next `make` rebuilds every userspace object.
@@ -140,6 +147,7 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 # Every userspace object may include any skeleton: generate them first.
 $(OUTPUT)/src/%.o: src/%.c $(SKELS) | $(OUTPUT)/src
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 $(LIB): $(LIB_OBJS)
@@ -163,21 +171,26 @@ $(OUTPUT)/vmexit-guest-arm64: tools/vmexit-guest-arm64.c | $(OUTPUT)
 
 $(OUTPUT)/tests/%: tests/unit/%.c $(LIB) | $(OUTPUT)/tests
 	$(call msg,TEST-CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Isrc $< $(LIB) $(ALL_LDFLAGS) $(LIBS) -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB) $(ALL_LDFLAGS) $(LIBS) -o $@
 
 $(OUTPUT)/tests/%: tests/bpf/%.c $(LIB) $(SKELS) | $(OUTPUT)/tests
 	$(call msg,TEST-CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Isrc $< $(LIB) $(ALL_LDFLAGS) $(LIBS) -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB) $(ALL_LDFLAGS) $(LIBS) -o $@
 
 $(OUTPUT)/bench/%: bench/%.c $(LIB) $(SKELS) | $(OUTPUT)/bench
 	$(call msg,BENCH-CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Isrc $< $(LIB) $(ALL_LDFLAGS) $(LIBS) -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB) $(ALL_LDFLAGS) $(LIBS) -o $@
 
 # libFuzzer targets: clang, with the library sources compiled in (not the gcc archive).
 $(OUTPUT)/fuzz/%: tests/fuzz/%.c $(filter-out src/main.c,$(SRCS)) $(SKELS) | $(OUTPUT)/fuzz
 	$(call msg,FUZZ-CC,$@)
 	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 -D_GNU_SOURCE \
-		-Iinclude -Isrc -I$(OUTPUT) $(LIBBPF_CFLAGS) $(filter %.c,$^) $(LIBS) -o $@
+		-Iinclude $(SRC_INC) -I$(OUTPUT) $(LIBBPF_CFLAGS) $(filter %.c,$^) $(LIBS) -o $@
+
+# Every #include in src/ points down the layers (docs/design.md): a file names the first one
+# that does not.
+check-layers:
+	$(Q)tools/check-layers.sh
 
 tests: $(OUTPUT)/vmexit $(TOOL_BINS) $(UNIT_BINS) $(BPFTEST_BINS)
 
@@ -203,7 +216,7 @@ demo: deps
 
 # Unit tests run under ASan/UBSan; the same build runs the kernel tests; the arm64 bed runs the
 # static arm64 build.
-test: deps
+test: deps check-layers
 	$(Q)$(MAKE) --no-print-directory SAN=1 OUTPUT=$(OUTPUT)/san tests
 	$(Q)$(MAKE) --no-print-directory all fuzz
 	$(Q)$(MAKE) --no-print-directory ARCH=arm64 OUTPUT=$(OUTPUT)/arm64 all
@@ -229,4 +242,4 @@ clean:
 # A BPF object's dependencies only while its source exists: a removed bpf/X.bpf.c must not
 # leave a rule that asks for it.
 -include $(filter-out $(OUTPUT)/%.bpf.d,$(wildcard $(OUTPUT)/*.d)) $(wildcard $(BPF_OBJS:.o=.d))
--include $(wildcard $(OUTPUT)/src/*.d $(OUTPUT)/tests/*.d $(OUTPUT)/bench/*.d)
+-include $(wildcard $(patsubst %,$(OUTPUT)/%/*.d,$(SRC_DIRS)) $(OUTPUT)/tests/*.d $(OUTPUT)/bench/*.d)

@@ -204,7 +204,7 @@ int main(void)
 		fprintf(stderr, "bench_read: cannot open the BPF object: %s\n", strerror(errno));
 		return 1;
 	}
-	/* The cell array as src/session.c sizes it; nothing runs, so no program is loaded. */
+	/* The cell array as src/kernel/session.c sizes it; nothing runs, so no program is loaded. */
 	b.skel->rodata->max_cells = NR_CELLS;
 	b.skel->rodata->use_task_storage = false;
 	bpf_map__set_max_entries(b.skel->maps.cells, NR_CELLS);

@@ -5,7 +5,7 @@
  * bpftrace, so that a cost can be read as a multiple of what any BPF program there costs.
  *
  * usage: floor_progs [--exit fast|classic|none] [--run auto|fentry|fpu|ioctl|none]
- * Default --exit fast --run auto: the KVM_RUN hook vmexit would choose (src/hooks.c), the first
+ * Default --exit fast --run auto: the KVM_RUN hook vmexit would choose (src/kernel/hooks.c), the first
  * that loads and attaches of a trampoline, kvm_fpu (x86) and the ioctl syscall. kvm_userspace_exit
  * always. Prints "floor: attached ..." on stderr once every program is attached.
  */

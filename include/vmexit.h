@@ -34,7 +34,7 @@
 
 /*
  * The arguments of the raw kvm_exit tracepoint (its prototype, read from the kernel's BTF by
- * src/hooks.c), which the fast path reads instead of the classic record.
+ * src/kernel/hooks.c), which the fast path reads instead of the classic record.
  */
 enum vmexit_exit_shape {
 	EXIT_SHAPE_NONE,		/* unknown: no fast path */
@@ -43,7 +43,7 @@ enum vmexit_exit_shape {
 	EXIT_SHAPE_ARM64,		/* arm64: (ret, esr_ec, vcpu_pc) */
 };
 
-/* What the start-up check of the fast path saw (bpf/hook_check.bpf.c, src/hooks.c). */
+/* What the start-up check of the fast path saw (bpf/hook_check.bpf.c, src/kernel/hooks.c). */
 struct check_result {
 	__u64 matched;		/* exits both read the same (isa, reason, vCPU) */
 	__u64 mismatched;
@@ -202,7 +202,7 @@ enum vmexit_event_type {
 
 /*
  * Which kvm tracepoint a VMEXIT_EV_KVM_EVENT came from (its reason; isa is 0). Names, in
- * userspace only: kvm_event_name() in src/reasons.c, the tracepoint being "kvm_" + name.
+ * userspace only: kvm_event_name() in src/model/reasons.c, the tracepoint being "kvm_" + name.
  * These events happen at an instant (latency_ns = 0) and their fields fill the slots below;
  * 32-bit values are zero-extended. Layout per event:
  *
@@ -228,7 +228,7 @@ enum vmexit_event_type {
  * The one list of these events: X(ID, id, name) gives VMEXIT_KVM_<ID> = id (record files keep
  * ids: never renumber), the tracepoint kvm:kvm_<name>, its BPF program kvm_<name> and decoder
  * kvm_<name>_decode() (bpf/), and the name every output and option uses. Adding one here and
- * its decoder and fields (src/reasons.c) is all it takes.
+ * its decoder and fields (src/model/reasons.c) is all it takes.
  */
 #define VMEXIT_KVM_EVENTS(X)		\
 	X(PIO, 1, pio)			\
@@ -277,7 +277,7 @@ struct vmexit_event {
 /*
  * The kernel wakes the stream reader once 1/64 of the ring is pending (handlers.bpf.h,
  * stream_wake_shift): a batch of thousands of records in the default 16 MB, woken long before
- * the ring fills. The rest waits for the reader's clock (src/capture_clock.h).
+ * the ring fills. The rest waits for the reader's clock (src/live/capture_clock.h).
  */
 static inline __u32 stream_wake_shift_of(__u64 ring_bytes)
 {

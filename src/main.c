@@ -6,6 +6,7 @@
 #include <string.h>
 #include "commands.h"
 #include "startup_timing.h"
+#include "version.h"
 
 static const struct {
 	const char *name;

@@ -103,7 +103,7 @@ static int stream_cb(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-/* Open, set the tunables and size the maps as src/session.c does, load, fill the filters. */
+/* Open, set the tunables and size the maps as src/kernel/session.c does, load, fill the filters. */
 static int fx_open(struct fx *f, const struct fx_opts *o)
 {
 	struct vmexit_test_bpf *skel;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The rule that ends the fast path's start-up check window (src/hooks.c, hooks.h). */
+/* The rule that ends the fast path's start-up check window (src/kernel/hooks.c, hooks.h). */
 #include "check.h"
 #include "hooks.h"
 

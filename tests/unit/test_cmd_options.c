@@ -6,6 +6,7 @@
 #include "check.h"
 #include "cmd_options.h"
 #include "stat_output.h"
+#include "view_options.h"
 
 struct child_args {
 	bool verbose;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The one hash map (src/hashmap.h): lookups, insertion across growth, iteration, clearing, and
+ * The one hash map (src/lib/hashmap.h): lookups, insertion across growth, iteration, clearing, and
  * keys that all hash alike. Expected contents are what the test put in, kept in plain arrays.
  */
 #include "check.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The log-linear histogram of include/hist.h (shared by the BPF handlers and userspace) and
- * the percentiles src/tracker.c reads from it, against values worked out from the definition:
+ * the percentiles src/live/tracker.c reads from it, against values worked out from the definition:
  * below HIST_EXACT (16) every value is its own bucket; from 2^e (e >= 4) on, each power of two
  * is cut into 8 buckets of 2^(e-3), bucket 16 + (e - 4) * 8 + sub; everything from 2^37 up
  * goes to the last bucket.

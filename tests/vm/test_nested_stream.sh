@@ -40,7 +40,7 @@
 #            vmexit-guest ARGS3 (io, mmio, hlt, cpuid, rdmsr, wrmsr, CR accesses, vmcall, #UD)
 #   "timer": stat --json -- stream --json -- vmexit-guest ARGS4 (local APIC timer interrupts)
 #   "fast":  stat -v --json started while another VM runs, so that its start-up check of the
-#            kvm_exit fast path (src/hooks.c) judges real exits: the fast path (tp_btf) must be
+#            kvm_exit fast path (src/kernel/hooks.c) judges real exits: the fast path (tp_btf) must be
 #            chosen, and its counts equal tracefs'; the traced command stops the other VM and
 #            turns tracing on, then runs vmexit-guest ARGS6
 #   "skew":  the same with the test-only VMEXIT_TEST_FAST_PATH_SKEW=1 (the fast path reads
@@ -937,7 +937,7 @@ def phase_record():
 # ---------------------------------------------------------------- VMX phases "wide" and "timer"
 # The kvmtrace per-cause ids and their words, decoded here from the SDM (vol. 3, "Exit
 # Qualification" tables and the VM-exit interruption-information format), independently of
-# src/template.c: (event id, %(1), %(2)) of a VMX exit.
+# src/output/rules/: (event id, %(1), %(2)) of a VMX exit.
 KT_VMEXIT = 0x10002
 def kvmtrace_of(x):
     r, q, ii = x["reason"], x["info1"], x["intr_info"]
@@ -1102,7 +1102,7 @@ def phase_hooks(name, want):
     if want == "fast":
         check(h.get("kvm_exit") == "tp_btf/kvm_exit" and h.get("kvm_entry") == "tp_btf/kvm_entry",
               f"{pre}: the fast path was not chosen with a VM running: {h}")
-        # src/hooks.c trusts the fast path only after 100 exits read alike (CHECK_MIN_MATCHED).
+        # src/kernel/hooks.c trusts the fast path only after 100 exits read alike (CHECK_MIN_MATCHED).
         check(c.get("matched", 0) >= 100 and c.get("mismatched") == 0 and c.get("unpaired") == 0
               and c.get("unreadable") == 0, f"{pre}: fast path check {c}")
         check(any(l.startswith("vmexit: hooks: kvm_exit tp_btf/kvm_exit") for l in lines),

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: GPL-2.0
+/* vmexit stat: per VM x reason counts and time-in-exit, periodic or once at the end. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli_filters.h"
+#include "commands.h"
+#include "durations.h"
+#include "sampler.h"
+#include "serve_guests.h"
+#include "stat_output.h"
+#include "view_options.h"
+#include "out_write.h"
+
+static const char doc[] =
+"Count KVM exits per VM and reason, and how long they take.\n"
+"\n"
+"USAGE: vmexit stat [OPTION...] [interval [count]] [-- COMMAND [ARG...]]\n"
+"\n"
+"Every interval seconds (default 1 without a COMMAND) a table of the exits seen\n"
+"in it; at the end (Ctrl-C, count reached, or COMMAND exited) a summary of the\n"
+"whole run. With a COMMAND, only it and its children are traced. The rows of\n"
+"a guest that ended more than --keep ago join their reason's (ended) row (pid\n"
+"0), so that the summary of a long run stays exact in memory that does not grow\n"
+"with every short-lived VM.\n"
+"\n"
+"EXAMPLES:\n"
+"    vmexit stat                         # all VMs, every second until Ctrl-C\n"
+"    vmexit stat -p 4242 5 3             # one VMM pid, 5 s intervals, 3 times\n"
+"    vmexit stat -g web01 --by vcpu --hist   # one guest, per vCPU, histograms\n"
+"    vmexit stat -r EPT_VIOLATION,npf    # only these reasons\n"
+"    vmexit stat --csv 10 1 > exits.csv  # one 10 s interval as CSV\n"
+"    vmexit stat --json 2 1 | jq .       # JSON, one object per interval\n"
+"    vmexit stat -- qemu-system-x86_64 ...   # trace a VMM from its start\n"
+"\v" DURATION_HELP
+"The interval is in seconds, as vmstat's (a bare number; 500ms works too); the count "
+"is a number of intervals.\n";
+
+struct stat_args {
+	struct cli_filters filters;
+	struct stat_view view;
+	double interval;	/* 0: only the summary at the end */
+	long count;		/* 0: until Ctrl-C / the command ends */
+	bool overhead;
+	__u64 stuck_ns;		/* --stuck */
+	__u64 keep_ns;		/* --keep */
+	int nr_pos;
+};
+
+static const struct cmd_option options[] = {
+	OPT_HEADER("Output:", 2),
+	{ "overhead", 0, NULL, 0, "Add vmexit's own cost (kernel BPF run-time statistics, on while "
+	  "it runs) to the summary", 2, OPT_TO(struct stat_args, overhead, opt_true) },
+	{ "stuck", 0, "DURATION", 0, "List exits in flight this long or longer, and only those "
+	  "(still, or until they completed or their thread exited; default 1s; e.g. 250ms)", 2,
+	  OPT_TO(struct stat_args, stuck_ns, opt_stuck) },
+	{ "keep", 0, "DURATION", 0, "Rows of a guest that ended this long ago join the (ended) "
+	  "rows (default 5m)", 2, OPT_TO(struct stat_args, keep_ns, opt_keep) },
+	{},
+};
+
+/* [interval [count]]; a third is cli_filters': "use -- before a command". */
+static error_t positional(const char *arg, void *input, struct argp_state *state)
+{
+	struct stat_args *a = input;
+
+	if (a->nr_pos >= 2)
+		return ARGP_ERR_UNKNOWN;
+	if (a->nr_pos++ == 0)
+		opt_interval(arg, &a->interval, state);
+	else
+		opt_count(arg, &a->count, state);
+	return 0;
+}
+
+static const struct cmd_options stat_options = {
+	.options = options, .arg = positional, .args_doc = "[interval [count]] [-- COMMAND...]",
+	.doc = doc, .children = (const struct cmd_child[]){
+		{ &cli_filters_options, offsetof(struct stat_args, filters), NULL, 0 },
+		{ &stat_view_options, offsetof(struct stat_args, view), NULL, 2 }, {} },
+};
+
+/* What the last sample saw, for stat_print(). */
+static struct stat_report sampled(const struct stat_args *a, struct sampler *sp,
+				  struct hooks_info *hooks)
+{
+	struct stat_report rep = { .rows = &sp->rows, .interval_s = sp->interval_s,
+				   .elapsed_s = sp->elapsed_s, .hooks = hooks,
+				   .overhead = sp->overhead ? &sp->overhead->cost : NULL, .inflight = sp->t.inflight,
+				   .nr_inflight = sp->t.nr_inflight, .stuck = sp->t.stuck,
+				   .nr_stuck = sp->t.nr_stuck,
+				   .now_ns = (__u64)(sp->last * 1e9), .stuck_ns = a->stuck_ns };
+
+	hooks_info(&sp->s.hooks, hooks);
+	memcpy(rep.lost, sp->lost, sizeof(rep.lost));
+	return rep;
+}
+
+/* The last interval, unless it was printed already or saw nothing; then the whole run. */
+static int print_end(struct stat_args *a, struct sampler *sp, long printed)
+{
+	struct hooks_info hooks;
+	struct stat_report rep = sampled(a, sp, &hooks);
+	int err;
+
+	if (a->interval && sp->rows.nr && !(a->count && printed >= a->count)) {
+		err = stat_print(&a->view, &rep, stdout);
+		if (err)
+			return err;
+	}
+	rep.rows = &sp->t.cum;
+	rep.interval_s = sp->elapsed_s;
+	rep.final = true;
+	rep.stuck = sp->t.cum_stuck;
+	rep.nr_stuck = sp->t.nr_cum_stuck;
+	rep.ended = sp->t.cum_ended;
+	return stat_print(&a->view, &rep, stdout);
+}
+
+/* --keep counts on the sampler's clock: only the time since a guest ended matters here. */
+static __u64 now_ms(void)
+{
+	return (__u64)(sampler_now() * 1000);
+}
+
+static bool guest_expired(void *ctx, __u32 tgid, __u64 start)
+{
+	return serve_guests_expired(ctx, tgid, start, now_ms());
+}
+
+/* --keep, after each sample: the guests over for longer join the (ended) rows. 0 or -ENOMEM. */
+static int keep_upkeep(struct sampler *sp, struct serve_guests *g)
+{
+	__u64 now = now_ms();
+	int err = serve_guests_learn(g, &sp->t.cum, now);
+
+	serve_guests_check(g, now);
+	if (!err)
+		err = sampler_fold(sp, guest_expired, g);
+	return err ? err : serve_guests_prune(g, now);
+}
+
+/* 0, -ENOMEM, or a failed write's -errno (said here: the run ends with status 1). */
+static int run(struct stat_args *a, struct sampler *sp)
+{
+	struct serve_guests g = { .start_ms = now_ms(), .keep_ms = a->keep_ns / 1000000 };
+	struct hooks_info hooks;
+	struct stat_report rep;
+	long printed = 0;
+	int err;
+
+	while (!(a->count && printed >= a->count) && sampler_wait(sp) == SAMPLER_DUE) {
+		err = sampler_sample(sp);
+		if (err)
+			goto out;
+		rep = sampled(a, sp, &hooks);
+		err = stat_print(&a->view, &rep, stdout);
+		if (err)
+			goto write_failed;
+		printed++;
+		err = keep_upkeep(sp, &g);
+		if (err)
+			goto out;
+	}
+	serve_guests_free(&g);
+	/*
+	 * count intervals done: the summary is the sum of those printed, from the same sample.
+	 * Else (Ctrl-C, the command or every -p process ended) the stretch since the last
+	 * sample is sampled too, printed as a shorter interval of its own, and in the summary.
+	 */
+	if (!(a->count && printed >= a->count)) {
+		err = sampler_sample(sp);
+		if (err)
+			return err;
+	}
+	/* A command that could not even start (it said why) has no run to sum up. */
+	if (session_command_not_run(&sp->s))
+		return 0;
+	err = print_end(a, sp, printed);
+	if (!err)
+		return 0;
+write_failed:
+	out_write_error("the statistics", err);
+out:
+	serve_guests_free(&g);
+	return err;
+}
+
+int cmd_stat(int argc, char **argv)
+{
+	struct stat_args a = {};
+	struct sampler sp;
+	int err;
+
+	a.stuck_ns = 1000000000ull;
+	a.keep_ns = 300 * 1000000000ull;
+	a.filters.opts.command = cli_split_command(&argc, argv);
+	err = cmd_options_parse(&stat_options, argc, argv, ARGP_IN_ORDER, &a);
+	if (err)
+		return 2;
+	if (!a.nr_pos && !a.filters.opts.command)
+		a.interval = 1;
+	/* The kernel keeps the exits that took --stuck or more: one stuck between two samples
+	 * (or before the only one, at the end) is listed too. */
+	a.filters.opts.stuck_ns = a.stuck_ns;
+	if (sampler_open(&sp, &a.filters, &(struct sampler_opts){ .by = a.view.by,
+		.interval = a.interval, .end_with_pids = true, .overhead = a.overhead }))
+		return 1;
+	a.view.names = &sp.names;
+	sp.t.stuck_ns = a.stuck_ns;
+	a.view.split = a.filters.opts.split;
+	if (a.view.fmt == OUT_TABLE && a.interval)
+		fprintf(stderr, "Tracing KVM exits%s... Hit Ctrl-C to end.\n",
+			a.filters.opts.command ? " of the command" : "");
+	sampler_start(&sp);
+	return sampler_close(&sp, run(&a, &sp));
+}

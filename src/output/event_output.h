@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Per-event output shared by `vmexit stream` (live) and `vmexit report --events` (from a
+ * record file): the default line or a --format rules file (template engine), one JSON object
+ * per line, or a Perfetto/Chrome trace. Lost records are never silent: each increase of a
+ * kernel loss counter becomes a marker in the same output, and the summary states the totals.
+ */
+#ifndef VMEXIT_EVENT_OUTPUT_H
+#define VMEXIT_EVENT_OUTPUT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "vmexit.h"
+#include "inflight.h"
+#include "name_cache.h"
+
+enum evout_mode { EVOUT_LINES, EVOUT_JSON, EVOUT_PERFETTO };
+
+struct evout_opts {
+	enum evout_mode mode;
+	const char *format_path;	/* EVOUT_LINES: rules file; NULL: the built-in rules */
+	const char *perfetto_path;	/* EVOUT_PERFETTO: "-" for standard output */
+	double tsc_mhz;			/* > 0: cycles in lines (%(tsc)) and in JSON */
+	bool split;			/* exits carry oncpu/blocked/runq: JSON has them */
+	/* CLOCK_REALTIME - CLOCK_MONOTONIC at capture, for the default line's wall-clock time
+	 * (0: unknown, the line then shows CLOCK_MONOTONIC and its header says so). */
+	__s64 real_offset_ns;
+	__u64 unit_ns;			/* report -u: latencies in lines in this unit; 0 scaled */
+	struct name_cache *names;		/* guest names, owned by the caller */
+};
+
+struct tmpl_rules;
+struct tmpl_env;
+struct perfetto_writer;
+
+struct evout {
+	enum evout_mode mode;
+	FILE *f;
+	bool own_file;
+	double tsc_mhz;
+	bool split;
+	struct name_cache *names;
+	struct tmpl_rules *rules;
+	struct tmpl_env *env;
+	struct perfetto_writer *pw;
+	bool header_due;		/* the built-in lines: their header before the first */
+	__u64 first_ts;			/* relative times in JSON and lost markers */
+	__u64 events;			/* events written */
+	__u64 lost[NR_LOST];		/* totals of the lost counters reported so far */
+	int err;			/* first output error (-EIO, -ENOMEM), sticky */
+};
+
+/*
+ * Opens the output. On failure prints one line on stderr (for a bad rules file the engine's
+ * "file:line:col: ..." message) and returns -EINVAL for a bad rules file, else -errno.
+ */
+int evout_open(struct evout *o, const struct evout_opts *opts);
+/* 0, or the sticky output error (-EIO: e.g. the reader of a pipe went away). */
+int evout_event(struct evout *o, const struct vmexit_event *ev);
+/* A VM's name, as soon as it is known (perfetto process names; lines look names up), with its
+ * VMM's start time (rec_item.start). */
+void evout_guest(struct evout *o, __u32 tgid, __u64 start, const char *name);
+/* An exit passed the --stuck threshold while the stream runs: one marker. */
+void evout_stuck(struct evout *o, const struct stuck_exit *e);
+/* The kernel's loss counters grew by delta around ts_ns: one marker per cause that grew. */
+void evout_lost(struct evout *o, __u64 ts_ns, const __u64 delta[NR_LOST]);
+/* Pushes buffered lines out (called once per poll in live mode). */
+void evout_flush(struct evout *o);
+/* Finishes the output and frees it; 0 or the first error. */
+int evout_close(struct evout *o);
+
+/* Whether a cause means an exit is missing from the stream (unmatched entries do not). */
+bool lost_cause_drops_events(int cause);
+/* "vmexit: N events, M lost (cause n, ...)[; tail]" on f: the last line of stream and record. */
+void evout_summary(FILE *f, const char *tail, __u64 events, const __u64 lost[NR_LOST]);
+
+#endif /* VMEXIT_EVENT_OUTPUT_H */

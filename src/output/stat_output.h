@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* `vmexit stat` output: table, histograms, CSV and JSON, from rows. */
+#ifndef VMEXIT_STAT_OUTPUT_H
+#define VMEXIT_STAT_OUTPUT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "rows.h"
+#include "name_cache.h"
+#include "tracing_info.h"
+
+struct inflight_exit;
+
+enum out_format { OUT_TABLE, OUT_CSV, OUT_JSON };
+enum sort_key { SORT_COUNT, SORT_TIME, SORT_MAX, SORT_P99 };
+
+struct stat_view {
+	enum group_by by;
+	enum out_format fmt;
+	enum sort_key sort;
+	__u64 unit_ns;		/* 0: scale each value; else 1, 1000 or 1000000 */
+	double tsc_mhz;		/* > 0: cycle columns */
+	bool hist;
+	bool split;		/* rows carry on CPU / blocked / runq (--split) */
+	bool asked_csv, asked_json;	/* as given: one of them; report's --json goes with --events */
+	struct name_cache *names;
+	bool csv_header_done;
+};
+
+struct stat_report {
+	struct row_table *rows;
+	double interval_s;	/* the period the rows cover */
+	double elapsed_s;	/* since tracing started */
+	bool final;		/* the summary of the whole run */
+	__u64 lost[NR_LOST];	/* since tracing started */
+	const struct hooks_info *hooks;	/* the kernel hooks in use; NULL offline (report) */
+	const struct bpf_cost *overhead; /* --overhead: our programs' cost since start, or NULL */
+	/*
+	 * The STUCK section (NULL offline): the exits in flight at the sample for stuck_ns or more
+	 * (an interval's: also those their thread exited in after as long; the summary's: not,
+	 * they are in stuck), and the exits stuck in the period that completed or were left by
+	 * their thread (the interval's: tracker.stuck; the summary's: tracker.cum_stuck). A
+	 * thread's last exit, shorter, is no stuck exit: the summary counts them (ended).
+	 */
+	const struct inflight_exit *inflight;
+	__u32 nr_inflight;
+	const struct inflight_exit *stuck;
+	__u32 nr_stuck;
+	__u64 ended;		/* final: exits left by their exiting thread (tracker.cum_ended) */
+	__u64 now_ns;		/* CLOCK_MONOTONIC at the sample: ages are now_ns - start_ns */
+	__u64 stuck_ns;		/* 0: offline (report), no exits in flight to show */
+};
+
+/* 0, or -errno when the output could not be written (out_flush()). */
+int stat_print(struct stat_view *v, const struct stat_report *r, FILE *f);
+
+#endif /* VMEXIT_STAT_OUTPUT_H */

@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include "bpf_run_stats.h"
+#include "exporter.h"
+#include "version.h"
+
+static __u64 unix_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (__u64)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Under the sampler's lock: of a row, only what the exposition shows. */
+static int take_row(void *ctx, const struct row *r)
+{
+	struct exporter *x = ctx;
+	__u32 per = x->buckets->nr + 1;
+
+	if (x->nr_series == x->series_cap) {
+		__u32 cap = x->series_cap ? x->series_cap * 2 : 256;
+		struct expo_series *s = reallocarray(x->series, cap, sizeof(*s));
+		struct expo_counts *c;
+		__u64 *le;
+
+		if (!s)
+			return -ENOMEM;
+		x->series = s;
+		c = reallocarray(x->counts, cap, sizeof(*c));
+		if (!c)
+			return -ENOMEM;
+		x->counts = c;
+		le = reallocarray(x->le_counts, (size_t)cap * per, sizeof(*le));
+		if (!le)
+			return -ENOMEM;
+		x->le_counts = le;
+		x->series_cap = cap;
+	}
+	/* Its le pointer is set once all are taken: le_counts may move until then. */
+	expo_counts_of(&x->counts[x->nr_series], r, x->buckets,
+		       x->le_counts + (size_t)x->nr_series * per);
+	x->nr_series++;
+	return 0;
+}
+
+int exporter_init(struct exporter *x, struct sampler *sp, const struct expo_buckets *buckets,
+		  bool by_vcpu, __u64 keep_ms, __u64 stuck_ns)
+{
+	struct utsname u;
+	int err;
+
+	memset(x, 0, sizeof(*x));
+	x->sp = sp;
+	x->buckets = buckets;
+	x->by_vcpu = by_vcpu;
+	x->stuck_ns = stuck_ns;
+	x->guests.start_ms = unix_ms();
+	x->guests.keep_ms = keep_ms;
+	snprintf(x->kernel, sizeof(x->kernel), "%s", uname(&u) ? "unknown" : u.release);
+	sampler_snapshot_init(&x->snap);
+	x->snap.take = take_row;
+	x->snap.take_ctx = x;
+	err = pthread_mutex_init(&x->guests_lock, NULL);
+	return -err;
+}
+
+void exporter_watch_progs(struct exporter *x, struct bpf_program *const *list, int nr,
+			  bool run_stats)
+{
+	x->run_stats = run_stats;
+	x->nr_progs = bpf_run_stats_progs(list, nr, x->progs, x->prog_fds, EXPORTER_MAX_PROGS);
+}
+
+struct expiry {
+	struct serve_guests *guests;
+	__u64 now_ms;
+};
+
+static bool guest_expired(void *ctx, __u32 tgid, __u64 start)
+{
+	const struct expiry *e = ctx;
+
+	return serve_guests_expired(e->guests, tgid, start, e->now_ms);
+}
+
+static int learn_guests(void *ctx, const struct row_table *cum)
+{
+	struct expiry *e = ctx;
+
+	return serve_guests_learn(e->guests, cum, e->now_ms);
+}
+
+void exporter_tick(struct exporter *x)
+{
+	struct expiry e = { &x->guests, unix_ms() };
+
+	pthread_mutex_lock(&x->guests_lock);
+	/* Guests are learnt here too, not only at scrapes: with nobody scraping, those that
+	 * end must still expire. Out of memory: learnt at a later tick or scrape. */
+	sampler_with_rows(x->sp, learn_guests, &e);
+	serve_guests_check(&x->guests, e.now_ms);
+	/*
+	 * Guests over for longer than --keep leave the sampler's rows and names, then the
+	 * guest list: a server that runs for months holds only what it exports. Out of memory:
+	 * they stay (unexported) until the next tick.
+	 */
+	if (!sampler_forget(x->sp, guest_expired, &e))
+		serve_guests_prune(&x->guests, e.now_ms);
+	pthread_mutex_unlock(&x->guests_lock);
+}
+
+/*
+ * The exported series: those of guests still exported, with their names and start times, in
+ * the rows' order (the taken series are kept in place, the others dropped).
+ */
+static int select_series(struct exporter *x, __u64 now_ms, struct expo_input *in)
+{
+	__u32 per = x->buckets->nr + 1, kept = 0;
+	struct row_key prev = {};
+
+	for (__u32 i = 0; i < x->nr_series; i++) {
+		struct expo_counts c = x->counts[i];
+		const struct serve_guest *g;
+
+		/* Rows come grouped by guest mostly: each guest learnt once. */
+		if (!i || prev.tgid != c.key.tgid || prev.start != c.key.start) {
+			if (serve_guests_learn_one(&x->guests, c.key.tgid, c.key.start, now_ms))
+				return -ENOMEM;
+		}
+		prev = c.key;
+		g = serve_guests_find(&x->guests, c.key.tgid, c.key.start);
+		if (!g || !serve_guest_exported(&x->guests, g, now_ms))
+			continue;
+		/*
+		 * An ended VMM whose pid later ran a VMM of the same guest label (names that
+		 * escape alike count) would export the same label sets twice (an invalid
+		 * exposition): the later one's series replace it, starting from 0, as a
+		 * restarted target's counters do (a reset to rate()).
+		 */
+		if (g->ended_ms && name_cache_shadowed(&x->snap.names, c.key.tgid, c.key.start,
+						       expo_same_guest_label))
+			continue;
+		c.le = x->le_counts + (size_t)i * per;
+		x->counts[kept] = c;
+		x->series[kept++] = (struct expo_series){
+			.row = NULL,
+			.guest = name_cache_get_at(&x->snap.names, c.key.tgid, c.key.start),
+			.created_ms = g->created_ms,
+		};
+	}
+	in->series = x->series;
+	in->counts = x->counts;
+	in->nr_series = kept;
+	in->guests = serve_guests_running(&x->guests);
+	return 0;
+}
+
+int exporter_snapshot(struct exporter *x)
+{
+	x->nr_series = 0;
+	return sampler_snapshot(x->sp, true, &x->snap);
+}
+
+/*
+ * The exits in flight for stuck_ns or more at the snapshot's sample. An exit whose thread
+ * exited in it is over, not stuck: its row counted it, and it never completes.
+ */
+static int select_stuck(struct exporter *x, struct expo_input *in)
+{
+	const struct sampler_snapshot *s = &x->snap;
+
+	if (s->nr_inflight > x->stuck_cap) {
+		struct expo_inflight *e = realloc(x->stuck, s->nr_inflight * sizeof(*e));
+
+		if (!e)
+			return -ENOMEM;
+		x->stuck = e;
+		x->stuck_cap = s->nr_inflight;
+	}
+	in->inflight = x->stuck;
+	in->nr_inflight = 0;
+	for (__u32 i = 0; i < s->nr_inflight; i++) {
+		const struct inflight_exit *f = &s->inflight[i];
+		__u64 on, blk, rq;
+
+		if (!inflight_stuck(f, s->now_ns, x->stuck_ns))
+			continue;
+		inflight_split(f, s->now_ns, &on, &blk, &rq);
+		x->stuck[in->nr_inflight++] = (struct expo_inflight){
+			.tgid = f->tgid,
+			.vcpu = f->vcpu,
+			.isa = f->isa,
+			.reason = f->reason,
+			.guest = name_cache_get_at(&x->snap.names, f->tgid, f->proc_start),
+			.age_ns = inflight_age(f, s->now_ns),
+			.oncpu_ns = on,
+			.blocked_ns = blk,
+			.runq_ns = rq,
+		};
+	}
+	return 0;
+}
+
+int exporter_render(void *ctx, enum expo_format fmt, struct expo_buf *out)
+{
+	struct exporter *x = ctx;
+	struct expo_input in = {
+		.by_vcpu = x->by_vcpu,
+		.buckets = x->buckets,
+		.version = VMEXIT_VERSION,
+		.kernel = x->kernel,
+		.start_ms = x->guests.start_ms,
+		/* --split: the sampler's rows carry on CPU / blocked / runq. */
+		.split = x->sp->opts && x->sp->opts->split,
+	};
+	struct process_stats self;
+	struct timespec t0, t1;
+	int err;
+
+	/* The guest list is held from the snapshot on: a tick in between could forget a guest
+	 * whose rows the snapshot still has, and they would come back as a new guest. */
+	pthread_mutex_lock(&x->guests_lock);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	err = exporter_snapshot(x);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	in.sample_ns = (t1.tv_sec - t0.tv_sec) * 1000000000ULL + t1.tv_nsec - t0.tv_nsec;
+	in.sample_ms = unix_ms();
+	if (!err) {
+		/* Exited guests noticed now, not at the next tick: --keep counts from here. */
+		serve_guests_check(&x->guests, unix_ms());
+		err = select_series(x, unix_ms(), &in);
+	}
+	pthread_mutex_unlock(&x->guests_lock);
+	if (!err)
+		err = select_stuck(x, &in);
+	if (err)
+		return err;
+	memcpy(in.lost, x->snap.lost, sizeof(in.lost));
+	/* /proc unreadable: the exit metrics still go out, without process_*. */
+	if (!process_stats_read(&self))
+		in.self = &self;
+	if (x->run_stats && !bpf_run_stats_read(x->progs, x->prog_fds, x->nr_progs)) {
+		in.progs = x->progs;
+		in.nr_progs = x->nr_progs;
+	}
+	return expo_render(&in, fmt, out);
+}
+
+void exporter_free(struct exporter *x)
+{
+	sampler_snapshot_free(&x->snap);
+	serve_guests_free(&x->guests);
+	free(x->series);
+	free(x->counts);
+	free(x->le_counts);
+	free(x->stuck);
+	pthread_mutex_destroy(&x->guests_lock);
+}

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The metrics `vmexit serve` exports, rendered in the Prometheus text format 0.0.4 or in
+ * OpenMetrics 1.0. The metric names and labels are the exporter's contract (README, "serve").
+ */
+#ifndef VMEXIT_PROM_EXPOSITION_H
+#define VMEXIT_PROM_EXPOSITION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "bpf_run_stats.h"
+#include "process_stats.h"
+#include "rows.h"
+
+enum expo_format { EXPO_TEXT, EXPO_OPENMETRICS };
+
+/*
+ * Histogram bounds. Each is an edge of the in-kernel log-linear histogram, so the cumulative
+ * count of a bound is a sum of whole kernel buckets: exits shorter than the bound.
+ */
+#define EXPO_MAX_BOUNDS		64
+#define EXPO_LE_MAX		32
+
+struct expo_buckets {
+	__u32 nr;
+	__u32 bucket[EXPO_MAX_BOUNDS];	/* kernel bucket starting at the bound */
+	char le[EXPO_MAX_BOUNDS][EXPO_LE_MAX];	/* the bound in seconds, as the le label */
+};
+
+/* Powers of two from 256 ns to 2^31 ns (2.15 s). */
+void expo_buckets_default(struct expo_buckets *b);
+/*
+ * A --buckets list: comma-separated durations with a unit (ns, us, ms, s; a bare number is
+ * seconds, as in le labels), each an edge of the kernel histogram. Sorted, duplicates dropped.
+ * 0, or -1 with err naming the bad item and the nearest edges.
+ */
+int expo_buckets_parse(const char *list, struct expo_buckets *b, char *err, size_t errlen);
+
+/* One exported row: counts since vmexit started, its guest's name and when it appeared. */
+struct expo_series {
+	const struct row *row;		/* NULL: expo_input.counts has its numbers */
+	const char *guest;
+	__u64 created_ms;		/* Unix time, ms */
+};
+
+/* What the exposition takes of a row (expo_counts_of()): kept instead of whole rows, 10,000
+ * series are 3 MB per scrape, not 23 MB. */
+struct expo_counts {
+	struct row_key key;
+	__u64 count;
+	__u64 total_ns;
+	__u64 oncpu_ns, blocked_ns, runq_ns;
+	const __u64 *le;		/* exits shorter than each bound, then all: nr + 1 */
+};
+
+/* c's numbers from r, its cumulative bucket counts into le (b->nr + 1 of them); c->le is left
+ * to the caller. */
+void expo_counts_of(struct expo_counts *c, const struct row *r, const struct expo_buckets *b,
+		    __u64 *le);
+
+/* An exit in flight for longer than the --stuck threshold. */
+struct expo_inflight {
+	__u32 tgid;
+	__s32 vcpu;
+	__u32 isa;
+	__u32 reason;
+	const char *guest;
+	__u64 age_ns;
+	__u64 oncpu_ns, blocked_ns, runq_ns;	/* --split: age_ns so far, in the three states */
+};
+
+struct expo_input {
+	const struct expo_series *series;
+	/* NULL: each series' numbers from its row; else series[i]'s are counts[i]. */
+	const struct expo_counts *counts;
+	__u32 nr_series;
+	bool by_vcpu;			/* a vcpu label on the exit series */
+	const struct expo_buckets *buckets;
+	const struct expo_inflight *inflight;	/* NULL: the metrics are not exported */
+	__u32 nr_inflight;
+	__u64 lost[NR_LOST];
+	const struct expo_prog *progs;	/* NULL: the kernel does not account run time */
+	__u32 nr_progs;
+	__u32 guests;			/* VMM processes running */
+	const char *version;
+	const char *kernel;
+	__u64 start_ms;			/* _created of the process-wide counters */
+	bool split;			/* --split: the rows carry on CPU / blocked / runq */
+	/* The kernel sample the counts come from: how long it took, and when (Unix ms; 0: no
+	 * vmexit_sample_* metrics). */
+	__u64 sample_ns;
+	__u64 sample_ms;
+	const struct process_stats *self;	/* NULL: no process_* metrics */
+};
+
+/* A growing output buffer. */
+struct expo_buf {
+	char *p;
+	size_t len;
+	size_t cap;
+};
+
+/* Appends the exposition of in to out; 0 or -ENOMEM. */
+int expo_render(const struct expo_input *in, enum expo_format fmt, struct expo_buf *out);
+void expo_buf_free(struct expo_buf *b);
+/*
+ * Whether two guest names make the same guest label (cut and escaped: two names that differ
+ * only in ill-formed UTF-8 do): a series' identity is its exported labels.
+ */
+bool expo_same_guest_label(const char *a, const char *b);
+
+/* The format an Accept header asks for (NULL: text). */
+enum expo_format expo_negotiate(const char *accept);
+const char *expo_content_type(enum expo_format fmt);
+
+#endif /* VMEXIT_PROM_EXPOSITION_H */
