@@ -38,7 +38,8 @@ static const char doc[] =
 "    vmexit report -i exits.vmexit --events     # the stream's lines\n"
 "    vmexit report -i exits.vmexit --events --json   # one object per exit\n"
 "    vmexit report -i exits.vmexit --format my.formats   # rules file lines\n"
-"    vmexit report -i exits.vmexit --perfetto out.json   # ui.perfetto.dev\n"
+"    vmexit report -i exits.vmexit --perfetto out.pftrace   # ui.perfetto.dev\n"
+"    vmexit report -i exits.vmexit --perfetto out.json   # Chrome JSON\n"
 "\v" DURATION_HELP;
 
 struct report_args {
@@ -74,8 +75,11 @@ static const struct cmd_option options[] = {
 	  OPT_TO(struct report_args, events, opt_true) },
 	{ "format", 0, "FILE", 0, "One line per exit, rendered with the rules in FILE", 3,
 	  OPT_TO(struct report_args, out.format_path, opt_string) },
-	{ "perfetto", 0, "OUT", 0, "Write a Chrome/Perfetto trace to OUT (- for standard output) "
-	  "instead", 3, OPT_TO(struct report_args, out.perfetto_path, opt_string) },
+	{ "perfetto", 0, "OUT", 0, "Write a Perfetto trace to OUT (- for standard output) "
+	  "instead: protobuf if OUT ends in .pftrace, else Chrome JSON", 3,
+	  OPT_TO(struct report_args, out.perfetto_path, opt_string) },
+	{ "perfetto-format", 0, "proto|json", 0, "The --perfetto trace's format, whatever OUT's "
+	  "name", 3, OPT_TO(struct report_args, out.perfetto_format, opt_perfetto_format) },
 	{},
 };
 
@@ -97,6 +101,8 @@ static void check_modes(void *input, struct argp_state *state)
 	opt_exclusive(state, a->out.perfetto_path, "--perfetto", json, "--json");
 	if (json && a->out.format_path)
 		argp_error(state, "--format renders lines: it cannot be combined with --json");
+	if (a->out.perfetto_format && !a->out.perfetto_path)
+		argp_error(state, "--perfetto-format is the format of --perfetto OUT: give both");
 	a->events = per_event;
 	if (a->out.perfetto_path)
 		a->out.mode = EVOUT_PERFETTO;

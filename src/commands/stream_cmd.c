@@ -36,7 +36,7 @@ static const char doc[] =
 "    vmexit stream --sample 100 -d 5s    # 1 exit in 100, for 5 seconds\n"
 "    vmexit stream --format my.formats   # lines rendered from a rules file\n"
 "    vmexit stream --json | jq .reason_name   # one JSON object per exit\n"
-"    vmexit stream --perfetto trace.json -d 10s  # for ui.perfetto.dev\n"
+"    vmexit stream --perfetto trace.pftrace -d 10s  # for ui.perfetto.dev\n"
 "    vmexit stream --kvm-events pio,mmio -p 4242 # and each port / MMIO access\n"
 "    vmexit stream --stuck 1s -p 4242    # and say when a vCPU is stuck in one\n"
 "    vmexit stream -- qemu-system-x86_64 ...     # a VMM from its start\n"
@@ -75,8 +75,11 @@ static const struct cmd_option options[] = {
 	  OPT_TO(struct stream_args, out.format_path, opt_string) },
 	{ "json", 0, NULL, 0, "One JSON object per exit, one per line", 2,
 	  OPT_TO(struct stream_args, out, opt_json) },
-	{ "perfetto", 0, "FILE", 0, "Write a Chrome/Perfetto trace to FILE (- for standard "
-	  "output) instead of lines", 2, OPT_TO(struct stream_args, out, opt_perfetto) },
+	{ "perfetto", 0, "FILE", 0, "Write a Perfetto trace to FILE (- for standard output) "
+	  "instead of lines: protobuf if FILE ends in .pftrace, else Chrome JSON", 2,
+	  OPT_TO(struct stream_args, out, opt_perfetto) },
+	{ "perfetto-format", 0, "proto|json", 0, "The --perfetto trace's format, whatever "
+	  "FILE's name", 2, OPT_TO(struct stream_args, out.perfetto_format, opt_perfetto_format) },
 	{ "tsc-mhz", 0, "MHZ", 0, "TSC frequency: JSON gets latency_cycles, --format rules "
 	  "%(tsc) in cycles (the default lines do not change)", 2,
 	  OPT_TO(struct stream_args, out.tsc_mhz, opt_tsc_mhz) },
@@ -90,6 +93,8 @@ static void check_format(void *input, struct argp_state *state)
 {
 	const struct evout_opts *o = &((struct stream_args *)input)->out;
 
+	if (o->perfetto_format && o->mode != EVOUT_PERFETTO)
+		argp_error(state, "--perfetto-format is the format of --perfetto FILE: give both");
 	if (o->format_path && o->mode != EVOUT_LINES)
 		argp_error(state, "--format renders lines: it cannot be combined with "
 			   "--json or --perfetto");

@@ -6,10 +6,10 @@
 #include "out_write.h"
 #include "fmt_num.h"
 #include "lost_causes.h"
-#include "perfetto.h"
 #include "reasons.h"
 #include "template.h"
 #include "text_escape.h"
+#include "trace_writer.h"
 
 bool lost_cause_drops_events(int cause)
 {
@@ -69,7 +69,8 @@ int evout_open(struct evout *o, const struct evout_opts *opts)
 			}
 			o->own_file = true;
 		}
-		o->pw = perfetto_open(o->f);
+		o->tw = trace_writer_for(opts->perfetto_format, opts->perfetto_path);
+		o->pw = o->tw->open(o->f);
 		if (!o->pw) {
 			ret = -ENOMEM;
 			snprintf(err, sizeof(err), "out of memory");
@@ -274,7 +275,7 @@ int evout_event(struct evout *o, const struct vmexit_event *ev)
 		o->err = out_error(o->f);
 		break;
 	case EVOUT_PERFETTO:
-		perfetto_event(o->pw, ev, NULL);
+		o->tw->event(o->pw, ev, NULL);
 		break;
 	}
 	return o->err;
@@ -284,7 +285,7 @@ void evout_guest(struct evout *o, __u32 tgid, __u64 start, const char *name)
 {
 	(void)start;	/* a trace's process is its pid: the name it shows is the latest */
 	if (o->mode == EVOUT_PERFETTO && o->pw)
-		perfetto_guest(o->pw, tgid, name);
+		o->tw->guest(o->pw, tgid, name);
 }
 
 void evout_stuck(struct evout *o, const struct stuck_exit *e)
@@ -320,7 +321,7 @@ void evout_stuck(struct evout *o, const struct stuck_exit *e)
 	case EVOUT_PERFETTO:
 		snprintf(line, sizeof(line), "stuck: %s of %s (tid %u) in flight for %.6f s", rname,
 			 guest, e->tid, e->age_ns / 1e9);
-		perfetto_stuck(o->pw, e->start_ns + e->age_ns, line);
+		o->tw->stuck(o->pw, e->start_ns + e->age_ns, line);
 		break;
 	}
 	if (!o->err)
@@ -349,7 +350,7 @@ void evout_lost(struct evout *o, __u64 ts_ns, const __u64 delta[NR_LOST])
 				(unsigned long long)ts_ns, ts_ns / 1e9);
 			break;
 		case EVOUT_PERFETTO:
-			perfetto_lost(o->pw, ts_ns, delta[i], lost_cause_text(i));
+			o->tw->lost(o->pw, ts_ns, delta[i], lost_cause_text(i));
 			break;
 		}
 	}
@@ -366,7 +367,7 @@ int evout_close(struct evout *o)
 	int ret;
 
 	if (o->pw) {
-		ret = perfetto_close(o->pw);
+		ret = o->tw->close(o->pw);
 		if (ret && !o->err)
 			o->err = ret;
 		o->pw = NULL;

@@ -20,6 +20,7 @@ struct evout_opts {
 	enum evout_mode mode;
 	const char *format_path;	/* EVOUT_LINES: rules file; NULL: the built-in rules */
 	const char *perfetto_path;	/* EVOUT_PERFETTO: "-" for standard output */
+	int perfetto_format;		/* enum trace_format: TRACE_AUTO by the path */
 	double tsc_mhz;			/* > 0: cycles in lines (%(tsc)) and in JSON */
 	bool split;			/* exits carry oncpu/blocked/runq: JSON has them */
 	/* CLOCK_REALTIME - CLOCK_MONOTONIC at capture, for the default line's wall-clock time
@@ -31,7 +32,7 @@ struct evout_opts {
 
 struct tmpl_rules;
 struct tmpl_env;
-struct perfetto_writer;
+struct trace_writer_ops;
 
 struct evout {
 	enum evout_mode mode;
@@ -42,7 +43,8 @@ struct evout {
 	struct name_cache *names;
 	struct tmpl_rules *rules;
 	struct tmpl_env *env;
-	struct perfetto_writer *pw;
+	const struct trace_writer_ops *tw;	/* EVOUT_PERFETTO: the format's writer */
+	void *pw;
 	bool header_due;		/* the built-in lines: their header before the first */
 	__u64 first_ts;			/* relative times in JSON and lost markers */
 	__u64 events;			/* events written */

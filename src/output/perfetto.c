@@ -8,11 +8,12 @@
 #include <string.h>
 
 #include "fmt_num.h"
-#include "hashmap.h"
 #include "out_write.h"
 #include "perfetto.h"
 #include "reasons.h"
 #include "text_escape.h"
+#include "trace_tracks.h"
+#include "trace_writer.h"
 
 /*
  * Synthetic track ids start far above any real tid (the kernel caps pid_max at 2^22), so they
@@ -20,78 +21,12 @@
  */
 #define TRACK_TID_BASE		0x40000000u
 
-/* The values are hashed (track_hash): changing them reorders the trace's counters. */
-enum track_kind {
-	K_VCPU = 1,		/* id = vcpu: the tracks of one vCPU */
-	K_THREAD,	/* id = tid: the thread's vCPU once known, its own tracks before */
-	K_VM,		/* id = 0: the VM's exit-rate counters */
-};
-
-/* Exit rates are drawn as counter tracks, one value per window (like perf stat -I 100). */
-#define RATE_WINDOW_NS	100000000ULL
-
-enum { T_KVM, T_VMM, NR_T };
-
-struct track_key {
-	__u32 tgid;
-	__u32 id;
-	__u32 kind;
-};
-
-struct track {
-	__u32 tgid;		/* the key again, for the writers below */
-	__u32 id;
-	__u8 kind;
-	bool vcpu_known;	/* K_THREAD */
-	bool has_tsc;
-	__s32 vcpu;		/* K_THREAD */
-	__u32 tid[NR_T];	/* synthetic tids, 0 until the track is first used */
-	__u64 tsc;		/* latest TSC offset (K_VCPU / K_THREAD) */
-	__u64 win_kvm;		/* K_VM: exits in the current rate window */
-	__u64 win_vmm;
-	bool win_active;	/* K_VM: drew a non-zero rate last window (so draw the drop to 0) */
-};
-
-/*
- * The counters of the VMs are drawn in the map's slot order, so this hash (and the map's
- * growth) decides the order of the lines in a trace: kept as it was for byte-identical output.
- */
-static __u64 track_hash(const struct track_key *k)
-{
-	__u64 h = ((__u64)k->tgid << 32 | k->id) * 0x9e3779b97f4a7c15ull;
-
-	return (h ^ (h >> 29) ^ (__u8)k->kind) * 0xbf58476d1ce4e5b9ull >> 17;
-}
-
-DEFINE_HASHMAP_HASH(tracks, struct track_key, struct track, track_hash)
-
 struct perfetto_writer {
 	FILE *f;
 	bool first;		/* no event written yet: no separator needed */
-	struct tracks tracks;
-	__u32 next_tid;
+	struct trace_tracks tt;
 	__u64 base_ns;		/* subtracted from every timestamp */
-	__u64 win;		/* current rate window: ts / RATE_WINDOW_NS */
-	bool win_started;
 };
-
-/* The entry for (tgid, kind, id), created if create is set; NULL if absent or on ENOMEM. */
-static struct track *get(struct perfetto_writer *w, __u32 tgid, __u8 kind, __u32 id, bool create)
-{
-	struct track_key k = { .tgid = tgid, .id = id, .kind = kind };
-	struct track *t;
-	bool added;
-
-	if (!create)
-		return tracks_find(&w->tracks, &k);
-	t = tracks_get(&w->tracks, &k, &added);
-	if (t && added) {
-		t->tgid = tgid;
-		t->kind = kind;
-		t->id = id;
-	}
-	return t;
-}
 
 /* Every event starts on its own line: a trace cut short is then at worst one partial line. */
 static char *sep(struct perfetto_writer *w, char *p)
@@ -130,41 +65,45 @@ static void file_ts(struct perfetto_writer *w, __u64 ns)
 	fwrite(buf, 1, put_ts(w, buf, ns) - buf, w->f);
 }
 
-static void track_name(const struct track *t, int which, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s %u%s", t->kind == K_VCPU ? "vCPU" : "thread", t->id,
-		 which == T_VMM ? " (VMM)" : "");
-}
-
-static void put_thread_name(struct perfetto_writer *w, const struct track *t, int which)
+static void put_thread_name(struct perfetto_writer *w, const struct trace_track *t, int which)
 {
 	char name[64];
 
-	track_name(t, which, name, sizeof(name));
+	trace_track_name(t, which, name, sizeof(name));
 	begin(w);
 	fprintf(w->f, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,"
 		"\"args\":{\"name\":\"%s\"", t->tgid, t->tid[which], name);
-	if (which == T_KVM && t->has_tsc)
+	if (which == TT_KVM && t->has_tsc)
 		fprintf(w->f, ",\"tsc_offset\":\"%lld\",\"tsc_offset_hex\":\"0x%llx\"",
 			(long long)t->tsc, (unsigned long long)t->tsc);
 	fputs("}}", w->f);
 }
 
 /* The synthetic tid of one of t's tracks, announcing the track the first time. */
-static __u32 track_tid(struct perfetto_writer *w, struct track *t, int which)
+static __u32 track_tid(struct perfetto_writer *w, struct trace_track *t, int which)
 {
-	long long sort;
+	bool added;
+	__u32 tid = trace_track_id(&w->tt, t, which, &added);
 
-	if (t->tid[which])
-		return t->tid[which];
-	t->tid[which] = w->next_tid++;
+	if (!added)
+		return tid;
 	put_thread_name(w, t, which);
-	/* vCPUs in numeric order, each VMM track right below its vCPU, threads after. */
-	sort = (t->kind == K_VCPU ? 0 : 1ll << 32) + 2ll * t->id + which;
 	begin(w);
 	fprintf(w->f, "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,"
-		"\"args\":{\"sort_index\":%lld}}", t->tgid, t->tid[which], sort);
-	return t->tid[which];
+		"\"args\":{\"sort_index\":%lld}}", t->tgid, tid, trace_track_sort(t, which));
+	return tid;
+}
+
+/* One VM's exit rates for one window. */
+static void draw_rates(void *ctx, struct trace_track *vm, __u64 ts_ns, __u64 kvm, __u64 vmm)
+{
+	struct perfetto_writer *w = ctx;
+
+	begin(w);
+	fprintf(w->f, "{\"name\":\"exits/s\",\"ph\":\"C\",\"pid\":%u,\"ts\":", vm->tgid);
+	file_ts(w, ts_ns);
+	fprintf(w->f, ",\"args\":{\"guest exits\":%llu,\"exits to VMM\":%llu}}",
+		(unsigned long long)kvm, (unsigned long long)vmm);
 }
 
 struct perfetto_writer *perfetto_open(FILE *f)
@@ -175,7 +114,7 @@ struct perfetto_writer *perfetto_open(FILE *f)
 		return NULL;
 	w->f = f;
 	w->first = true;
-	w->next_tid = TRACK_TID_BASE;
+	trace_tracks_init(&w->tt, TRACK_TID_BASE, draw_rates, w);
 	fputs("[", f);
 	return w;
 }
@@ -192,73 +131,6 @@ void perfetto_guest(struct perfetto_writer *w, __u32 tgid, const char *name)
 		tgid);
 	json_put_str(w->f, name ? name : "");
 	fputs("}}", w->f);
-}
-
-/* Which track entry an event belongs to; NULL only on ENOMEM. */
-static struct track *event_track(struct perfetto_writer *w, const struct vmexit_event *ev)
-{
-	__s32 vcpu = ev->vcpu;
-	struct track *th;
-
-	if (vcpu >= 0) {
-		/* Remember the thread's vCPU for its later vcpu -1 user exits. */
-		th = get(w, ev->tgid, K_THREAD, ev->tid, true);
-		if (th) {
-			th->vcpu_known = true;
-			th->vcpu = vcpu;
-		}
-	} else {
-		th = get(w, ev->tgid, K_THREAD, ev->tid, false);
-		if (th && th->vcpu_known)
-			vcpu = th->vcpu;
-	}
-	if (vcpu >= 0)
-		return get(w, ev->tgid, K_VCPU, vcpu, true);
-	return get(w, ev->tgid, K_THREAD, ev->tid, true);
-}
-
-/* Draws every VM's rates for the window that ends, then moves to window `next`. */
-static void rates_flush(struct perfetto_writer *w, __u64 next)
-{
-	struct tracks_slot *s;
-
-	hashmap_for_each(s, &w->tracks) {
-		struct track *t = &s->val;
-
-		if (t->kind != K_VM || (!t->win_kvm && !t->win_vmm && !t->win_active))
-			continue;
-		begin(w);
-		fprintf(w->f, "{\"name\":\"exits/s\",\"ph\":\"C\",\"pid\":%u,\"ts\":", t->tgid);
-		file_ts(w, w->win * RATE_WINDOW_NS);
-		fprintf(w->f, ",\"args\":{\"guest exits\":%llu,\"exits to VMM\":%llu}}",
-			(unsigned long long)(t->win_kvm * (1000000000ULL / RATE_WINDOW_NS)),
-			(unsigned long long)(t->win_vmm * (1000000000ULL / RATE_WINDOW_NS)));
-		t->win_active = t->win_kvm || t->win_vmm;
-		t->win_kvm = t->win_vmm = 0;
-	}
-	w->win = next;
-}
-
-static void rates_count(struct perfetto_writer *w, const struct vmexit_event *ev, bool user)
-{
-	__u64 win = ev->ts_ns / RATE_WINDOW_NS;
-	struct track *vm;
-
-	if (!w->win_started) {
-		w->win = win;
-		w->win_started = true;
-	}
-	/* Records come in completion order, slightly out of start order: late ones count in
-	 * the current window rather than reopening a drawn one. */
-	if (win > w->win)
-		rates_flush(w, win);
-	vm = get(w, ev->tgid, K_VM, 0, true);
-	if (!vm)
-		return;
-	if (user)
-		vm->win_vmm++;
-	else
-		vm->win_kvm++;
 }
 
 /*
@@ -279,7 +151,7 @@ static void put_line(struct perfetto_writer *w, const char *buf, const char *end
  * during the IO exit that it belongs to), and an instant cannot break the nesting of the exit
  * slices there the way a slice of made-up length could.
  */
-static void kvm_event_instant(struct perfetto_writer *w, struct track *t,
+static void kvm_event_instant(struct perfetto_writer *w, struct trace_track *t,
 			      const struct vmexit_event *ev)
 {
 	const struct kvm_event_field *kf;
@@ -288,7 +160,7 @@ static void kvm_event_instant(struct perfetto_writer *w, struct track *t,
 	__u32 tid;
 	size_t n;
 
-	tid = track_tid(w, t, T_KVM);	/* may announce the track: before this line */
+	tid = track_tid(w, t, TT_KVM);	/* may announce the track: before this line */
 	p = sep(w, buf);
 	if (name) {
 		p = fmt_lit(p, "{\"name\":\"kvm_");
@@ -334,7 +206,7 @@ static void kvm_event_instant(struct perfetto_writer *w, struct track *t,
 	put_line(w, buf, p);
 }
 
-static void tsc_offset_instant(struct perfetto_writer *w, struct track *t,
+static void tsc_offset_instant(struct perfetto_writer *w, struct trace_track *t,
 			       const struct vmexit_event *ev)
 {
 	char buf[PF_LINE_MAX], *p;
@@ -342,7 +214,7 @@ static void tsc_offset_instant(struct perfetto_writer *w, struct track *t,
 
 	t->has_tsc = true;
 	t->tsc = ev->info2;
-	tid = track_tid(w, t, T_KVM);
+	tid = track_tid(w, t, TT_KVM);
 	p = sep(w, buf);
 	p = fmt_lit(p, "{\"name\":\"tsc_offset\",\"cat\":\"kvm_tsc_offset\",\"ph\":\"i\","
 		    "\"s\":\"t\"");
@@ -364,7 +236,7 @@ void perfetto_event(struct perfetto_writer *w, const struct vmexit_event *ev,
 		    const char *name)
 {
 	char rb[REASON_STR_MAX], buf[PF_LINE_MAX], *p;
-	struct track *t;
+	struct trace_track *t;
 	__u32 tid;
 	__u16 type = VMEXIT_EV_TYPE(ev->type);
 	bool user = type == VMEXIT_EV_USER_EXIT;
@@ -373,8 +245,8 @@ void perfetto_event(struct perfetto_writer *w, const struct vmexit_event *ev,
 	    type != VMEXIT_EV_KVM_EVENT)
 		return;		/* a type this version doesn't know how to draw */
 	if (type == VMEXIT_EV_EXIT || user)
-		rates_count(w, ev, user);
-	t = event_track(w, ev);
+		trace_tracks_count(&w->tt, ev, user);
+	t = trace_tracks_of_event(&w->tt, ev);
 	if (!t)
 		return;
 	if (type == VMEXIT_EV_KVM_EVENT) {
@@ -385,7 +257,7 @@ void perfetto_event(struct perfetto_writer *w, const struct vmexit_event *ev,
 		tsc_offset_instant(w, t, ev);
 		return;
 	}
-	tid = track_tid(w, t, user ? T_VMM : T_KVM);
+	tid = track_tid(w, t, user ? TT_VMM : TT_KVM);
 	/* The table's name as is; reason_str() only for the ones it has to make up. */
 	if (!name)
 		name = reason_name(ev->isa, ev->reason);
@@ -456,26 +328,64 @@ void perfetto_stuck(struct perfetto_writer *w, __u64 ts_ns, const char *what)
 
 int perfetto_close(struct perfetto_writer *w)
 {
-	struct tracks_slot *s;
+	struct trace_track_map_slot *s;
 	int ret = 0;
 
 	if (!w)
 		return 0;
-	if (w->win_started) {
-		rates_flush(w, w->win + 1);
-		rates_flush(w, w->win + 1);	/* and the drop to 0 after the last window */
-	}
+	trace_tracks_finish(&w->tt);
 	/* Re-announce tracks whose TSC offset is known: the last thread_name wins. */
-	hashmap_for_each(s, &w->tracks) {
-		const struct track *t = &s->val;
+	trace_tracks_for_each(s, &w->tt) {
+		const struct trace_track *t = &s->val;
 
-		if (t->has_tsc && t->tid[T_KVM])
-			put_thread_name(w, t, T_KVM);
+		if (t->has_tsc && t->tid[TT_KVM])
+			put_thread_name(w, t, TT_KVM);
 	}
 	fputs("\n]\n", w->f);
 	if (!ret)
 		ret = out_flush(w->f);
-	tracks_free(&w->tracks);
+	trace_tracks_free(&w->tt);
 	free(w);
 	return ret;
 }
+
+/* The same through the table of writers (trace_writer.h). */
+static void *json_open(FILE *f)
+{
+	return perfetto_open(f);
+}
+
+static void json_guest(void *w, __u32 tgid, const char *name)
+{
+	perfetto_guest(w, tgid, name);
+}
+
+static void json_event(void *w, const struct vmexit_event *ev, const char *name)
+{
+	perfetto_event(w, ev, name);
+}
+
+static void json_lost(void *w, __u64 ts_ns, __u64 n, const char *what)
+{
+	perfetto_lost(w, ts_ns, n, what);
+}
+
+static void json_stuck(void *w, __u64 ts_ns, const char *what)
+{
+	perfetto_stuck(w, ts_ns, what);
+}
+
+static int json_close(void *w)
+{
+	return perfetto_close(w);
+}
+
+const struct trace_writer_ops perfetto_json_ops = {
+	.name = "json",
+	.open = json_open,
+	.guest = json_guest,
+	.event = json_event,
+	.lost = json_lost,
+	.stuck = json_stuck,
+	.close = json_close,
+};

@@ -1,0 +1,578 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Perfetto's native protobuf trace (`--perfetto FILE.pftrace`, `--perfetto-format proto`):
+ * the tracks and events of the JSON writer (perfetto.h; trace_tracks.h has the track model),
+ * written as TracePackets of one sequence, for ui.perfetto.dev and trace_processor. The fields
+ * written are exactly those of docs/perfetto-subset.proto; its operations are
+ * perfetto_proto_ops (trace_writer.h).
+ *
+ *  - one process track per VM (pid = VMM tgid, named after the guest), its children ordered:
+ *    the exit-rate counters ("guest exits/s", "exits to VMM/s"), then per vCPU "vCPU N" and
+ *    "vCPU N (VMM)", then the tracks of threads whose vCPU is not known yet;
+ *  - an exit is a slice (a begin and an end packet) on its track, named after the reason, with
+ *    the JSON writer's args as debug annotations; TSC offset writes and the other kvm
+ *    tracepoints are instants on the vCPU track; lost records and stuck exits are instants on
+ *    a global "vmexit" track;
+ *  - timestamps are CLOCK_MONOTONIC ns (clock 3) as the events'; a clock snapshot tells the
+ *    importer that trace time is that clock too;
+ *  - event, category and argument names are interned: each is written once, in the packet
+ *    that first uses it.
+ * Streamed: each packet goes to the file as it is made; memory is one entry per VM, vCPU,
+ * thread and interned name.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hashmap.h"
+#include "out_write.h"
+#include "proto_enc.h"
+#include "reasons.h"
+#include "trace_tracks.h"
+#include "trace_writer.h"
+
+/* Field numbers, as docs/perfetto-subset.proto names them. */
+enum {
+	TRACE_PACKET = 1,
+
+	PKT_TIMESTAMP = 8,
+	PKT_SEQUENCE_ID = 10,
+	PKT_INTERNED_DATA = 12,
+	PKT_SEQUENCE_FLAGS = 13,
+	PKT_DEFAULTS = 59,
+	PKT_CLOCK_SNAPSHOT = 6,
+	PKT_TRACK_EVENT = 11,
+	PKT_TRACK_DESCRIPTOR = 60,
+
+	DEFAULTS_CLOCK_ID = 58,
+	SNAPSHOT_CLOCKS = 1,
+	CLOCK_ID = 1,
+	CLOCK_TIMESTAMP = 2,
+
+	INTERNED_IID = 1,
+	INTERNED_NAME = 2,
+
+	TD_UUID = 1,
+	TD_PARENT_UUID = 5,
+	TD_NAME = 2,
+	TD_PROCESS = 3,
+	TD_COUNTER = 8,
+	TD_CHILD_ORDERING = 11,
+	TD_SIBLING_RANK = 12,
+	PD_PID = 1,
+	PD_NAME = 6,
+	CD_UNIT_NAME = 6,
+
+	TE_TYPE = 9,
+	TE_TRACK_UUID = 11,
+	TE_CATEGORY_IIDS = 3,
+	TE_NAME_IID = 10,
+	TE_NAME = 23,
+	TE_COUNTER_VALUE = 30,
+	TE_DEBUG_ANNOTATIONS = 4,
+
+	DA_NAME_IID = 1,
+	DA_BOOL = 2,
+	DA_UINT = 3,
+	DA_INT = 4,
+	DA_STRING = 6,
+	DA_POINTER = 7,
+};
+
+enum { SEQ_CLEARED = 1, SEQ_NEEDS_STATE = 2 };
+enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4 };
+enum { CLOCK_MONOTONIC_ID = 3, CLOCK_BOOTTIME_ID = 6 };
+enum { CHILD_ORDERING_EXPLICIT = 3 };
+
+/* The three interned tables, numbered as InternedData's fields. */
+enum intern_kind { IN_CATEGORY = 1, IN_EVENT_NAME = 2, IN_ARG_NAME = 3, IN_KVM_EVENT = 4 };
+
+/* The sequence every packet is on: one writer, one sequence. */
+#define SEQ_ID		1
+
+/*
+ * Track uuids: the tracks events are drawn on most get small ones (the synthetic ids of
+ * trace_tracks.h, short varints in every event); the VMs' own tracks, their counters and the
+ * global track live above 2^32.
+ */
+#define UUID_PROCESS(tgid)	(1ull << 32 | (tgid))
+#define UUID_COUNTER(tgid, i)	(2ull << 32 | (__u64)(tgid) << 1 | (i))
+#define UUID_GLOBAL		(3ull << 32)
+
+/* A packet is a few hundred bytes; a guest name or a kvm event's fields can't come near. */
+#define PACKET_MAX	8192
+#define INTERNED_MAX	2048
+
+/* Interned strings are keyed by where they live: the tables of reasons.c, the literals here. */
+struct intern_key {
+	__u32 kind;
+	__u32 lo;
+	__u32 hi;
+};
+
+DEFINE_HASHMAP(interned, struct intern_key, __u64)
+
+struct pftrace_writer {
+	FILE *f;
+	struct trace_tracks tt;
+	struct interned interned;
+	__u64 next_iid[IN_KVM_EVENT + 1];
+	bool started;		/* the sequence's first packets are out */
+	bool global_announced;
+	int err;		/* first error, sticky */
+	struct pb pkt;		/* the packet being made */
+	struct pb in;		/* the interned names it introduces */
+	__u8 pkt_buf[PACKET_MAX];
+	__u8 in_buf[INTERNED_MAX];
+};
+
+static __u64 intern(struct pftrace_writer *w, enum intern_kind kind, const char *s)
+{
+	struct intern_key k = { .kind = kind, .lo = (__u32)(unsigned long)s,
+				.hi = (__u32)((unsigned long long)(unsigned long)s >> 32) };
+	enum intern_kind table = kind == IN_KVM_EVENT ? IN_EVENT_NAME : kind;
+	bool added;
+	__u64 *iid = interned_get(&w->interned, &k, &added);
+	__u8 *m;
+
+	if (!iid) {
+		w->err = -ENOMEM;
+		return 0;
+	}
+	if (!added)
+		return *iid;
+	*iid = ++w->next_iid[table];
+	m = pb_open(&w->in, table);
+	pb_uint(&w->in, INTERNED_IID, *iid);
+	if (kind == IN_KVM_EVENT) {	/* named as the JSON writer names them: "kvm_pio" */
+		char name[64];
+
+		snprintf(name, sizeof(name), "kvm_%s", s);
+		pb_str(&w->in, INTERNED_NAME, name);
+	} else {
+		pb_str(&w->in, INTERNED_NAME, s);
+	}
+	pb_close(&w->in, m);
+	return *iid;
+}
+
+/* Starts a packet on the sequence: an event's, at ts_ns, or (NO_TS) a description. */
+#define NO_TS	UINT64_MAX
+static void packet_begin(struct pftrace_writer *w, __u64 ts_ns)
+{
+	pb_init(&w->pkt, w->pkt_buf, sizeof(w->pkt_buf));
+	pb_init(&w->in, w->in_buf, sizeof(w->in_buf));
+	if (ts_ns != NO_TS)
+		pb_uint(&w->pkt, PKT_TIMESTAMP, ts_ns);
+	pb_uint(&w->pkt, PKT_SEQUENCE_ID, SEQ_ID);
+}
+
+/* Adds the names the packet introduced and writes it to the file as one Trace.packet. */
+static void packet_end(struct pftrace_writer *w, bool uses_interned)
+{
+	__u8 head[16];
+	struct pb h;
+
+	if (pb_len(&w->in))
+		pb_bytes(&w->pkt, PKT_INTERNED_DATA, w->in_buf, pb_len(&w->in));
+	if (uses_interned)
+		pb_uint(&w->pkt, PKT_SEQUENCE_FLAGS, SEQ_NEEDS_STATE);
+	if (w->pkt.full || w->in.full) {
+		if (!w->err)
+			w->err = -EOVERFLOW;
+		return;
+	}
+	pb_init(&h, head, sizeof(head));
+	pb_tag(&h, TRACE_PACKET, PB_LEN);
+	pb_varint(&h, pb_len(&w->pkt));
+	fwrite(head, 1, pb_len(&h), w->f);
+	fwrite(w->pkt_buf, 1, pb_len(&w->pkt), w->f);
+}
+
+/*
+ * The sequence's start: its interning begins here, its timestamps are CLOCK_MONOTONIC, and a
+ * snapshot equating that clock with the importer's default (boottime) makes it the trace's
+ * time base, so the timestamps show as they are (and line up with other monotonic traces).
+ */
+static void start(struct pftrace_writer *w)
+{
+	__u8 *d, *snap, *c;
+
+	if (w->started)
+		return;
+	w->started = true;
+	packet_begin(w, NO_TS);
+	pb_uint(&w->pkt, PKT_SEQUENCE_FLAGS, SEQ_CLEARED);
+	d = pb_open(&w->pkt, PKT_DEFAULTS);
+	pb_uint(&w->pkt, DEFAULTS_CLOCK_ID, CLOCK_MONOTONIC_ID);
+	pb_close(&w->pkt, d);
+	packet_end(w, false);
+
+	packet_begin(w, NO_TS);
+	snap = pb_open(&w->pkt, PKT_CLOCK_SNAPSHOT);
+	c = pb_open(&w->pkt, SNAPSHOT_CLOCKS);
+	pb_uint(&w->pkt, CLOCK_ID, CLOCK_MONOTONIC_ID);
+	pb_uint(&w->pkt, CLOCK_TIMESTAMP, 0);
+	pb_close(&w->pkt, c);
+	c = pb_open(&w->pkt, SNAPSHOT_CLOCKS);
+	pb_uint(&w->pkt, CLOCK_ID, CLOCK_BOOTTIME_ID);
+	pb_uint(&w->pkt, CLOCK_TIMESTAMP, 0);
+	pb_close(&w->pkt, c);
+	pb_close(&w->pkt, snap);
+	packet_end(w, false);
+}
+
+/* A TrackDescriptor packet; its body is written by the caller between these two. */
+static __u8 *descriptor_begin(struct pftrace_writer *w, __u64 uuid)
+{
+	__u8 *d;
+
+	packet_begin(w, NO_TS);
+	d = pb_open(&w->pkt, PKT_TRACK_DESCRIPTOR);
+	pb_uint(&w->pkt, TD_UUID, uuid);
+	return d;
+}
+
+static void descriptor_end(struct pftrace_writer *w, __u8 *d)
+{
+	pb_close(&w->pkt, d);
+	packet_end(w, false);
+}
+
+static void describe_process(struct pftrace_writer *w, __u32 tgid, const char *name)
+{
+	__u8 *d = descriptor_begin(w, UUID_PROCESS(tgid)), *p;
+
+	p = pb_open(&w->pkt, TD_PROCESS);
+	pb_uint(&w->pkt, PD_PID, tgid);
+	if (name)
+		pb_str(&w->pkt, PD_NAME, name);
+	pb_close(&w->pkt, p);
+	pb_uint(&w->pkt, TD_CHILD_ORDERING, CHILD_ORDERING_EXPLICIT);
+	descriptor_end(w, d);
+}
+
+/* The VM's process track, described once (again by pftrace_guest to name it). */
+static void need_process(struct pftrace_writer *w, __u32 tgid)
+{
+	struct trace_track *vm = trace_tracks_vm(&w->tt, tgid);
+
+	if (!vm) {
+		w->err = -ENOMEM;
+		return;
+	}
+	if (vm->announced)
+		return;
+	vm->announced = true;
+	describe_process(w, tgid, NULL);
+}
+
+/* The uuid of one of t's tracks, described the first time. */
+static __u64 track_uuid(struct pftrace_writer *w, struct trace_track *t, int which)
+{
+	bool added;
+	__u32 id = trace_track_id(&w->tt, t, which, &added);
+	__u64 uuid = id;
+	long long sort;
+	char name[64];
+	__u8 *d;
+
+	if (!added)
+		return uuid;
+	need_process(w, t->tgid);
+	/* trace_track_sort() in an int32 rank: threads after vCPUs, each kind in order. */
+	sort = trace_track_sort(t, which);
+	if (sort >> 32)
+		sort = (1ll << 24) + (sort & 0xffffffffll);
+	trace_track_name(t, which, name, sizeof(name));
+	d = descriptor_begin(w, uuid);
+	pb_uint(&w->pkt, TD_PARENT_UUID, UUID_PROCESS(t->tgid));
+	pb_str(&w->pkt, TD_NAME, name);
+	pb_uint(&w->pkt, TD_SIBLING_RANK, (__u64)(__s64)sort);
+	descriptor_end(w, d);
+	return uuid;
+}
+
+static const char *const rate_names[TT_NR] = { "guest exits/s", "exits to VMM/s" };
+
+static void draw_rates(void *ctx, struct trace_track *vm, __u64 ts_ns, __u64 kvm, __u64 vmm)
+{
+	struct pftrace_writer *w = ctx;
+	__u64 v[TT_NR] = { kvm, vmm };
+
+	need_process(w, vm->tgid);
+	if (!vm->counters) {
+		for (int i = 0; i < TT_NR; i++) {
+			__u8 *d = descriptor_begin(w, UUID_COUNTER(vm->tgid, i)), *c;
+
+			pb_uint(&w->pkt, TD_PARENT_UUID, UUID_PROCESS(vm->tgid));
+			pb_str(&w->pkt, TD_NAME, rate_names[i]);
+			pb_uint(&w->pkt, TD_SIBLING_RANK, (__u64)(__s64)(i - TT_NR));
+			c = pb_open(&w->pkt, TD_COUNTER);
+			pb_str(&w->pkt, CD_UNIT_NAME, "exits/s");
+			pb_close(&w->pkt, c);
+			descriptor_end(w, d);
+		}
+		vm->counters = true;
+	}
+	for (int i = 0; i < TT_NR; i++) {
+		__u8 *e;
+
+		packet_begin(w, ts_ns);
+		e = pb_open(&w->pkt, PKT_TRACK_EVENT);
+		pb_uint(&w->pkt, TE_TYPE, TYPE_COUNTER);
+		pb_uint(&w->pkt, TE_TRACK_UUID, UUID_COUNTER(vm->tgid, i));
+		pb_uint(&w->pkt, TE_COUNTER_VALUE, v[i]);
+		pb_close(&w->pkt, e);
+		packet_end(w, false);
+	}
+}
+
+static void *pftrace_open(FILE *f)
+{
+	struct pftrace_writer *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	w->f = f;
+	trace_tracks_init(&w->tt, 1, draw_rates, w);
+	return w;
+}
+
+static void pftrace_guest(void *pw, __u32 tgid, const char *name)
+{
+	struct pftrace_writer *w = pw;
+	struct trace_track *vm = trace_tracks_vm(&w->tt, tgid);
+
+	if (!vm) {
+		w->err = -ENOMEM;
+		return;
+	}
+	vm->announced = true;
+	start(w);
+	describe_process(w, tgid, name ? name : "");
+}
+
+/* Argument helpers: each a DebugAnnotation with an interned name. */
+static __u8 *arg_open(struct pftrace_writer *w, const char *name)
+{
+	__u8 *a = pb_open(&w->pkt, TE_DEBUG_ANNOTATIONS);
+
+	pb_uint(&w->pkt, DA_NAME_IID, intern(w, IN_ARG_NAME, name));
+	return a;
+}
+
+static void arg_uint(struct pftrace_writer *w, const char *name, int type, __u64 v)
+{
+	__u8 *a = arg_open(w, name);
+
+	pb_uint(&w->pkt, type, v);
+	pb_close(&w->pkt, a);
+}
+
+static void arg_str(struct pftrace_writer *w, const char *name, const char *v)
+{
+	__u8 *a = arg_open(w, name);
+
+	pb_str(&w->pkt, DA_STRING, v);
+	pb_close(&w->pkt, a);
+}
+
+/* Opens the packet and TrackEvent of an event at ts on track uuid; returns the event's mark. */
+static __u8 *event_begin(struct pftrace_writer *w, __u64 ts_ns, int type, __u64 uuid,
+			 const char *category)
+{
+	__u8 *e;
+
+	start(w);
+	packet_begin(w, ts_ns);
+	e = pb_open(&w->pkt, PKT_TRACK_EVENT);
+	pb_uint(&w->pkt, TE_TYPE, type);
+	pb_uint(&w->pkt, TE_TRACK_UUID, uuid);
+	if (category)
+		pb_uint(&w->pkt, TE_CATEGORY_IIDS, intern(w, IN_CATEGORY, category));
+	return e;
+}
+
+static void event_end(struct pftrace_writer *w, __u8 *e)
+{
+	pb_close(&w->pkt, e);
+	packet_end(w, true);
+}
+
+/* An instant on the vCPU's kvm track, as the JSON writer's (perfetto.c says why). */
+static void kvm_event_instant(struct pftrace_writer *w, __u64 uuid, const struct vmexit_event *ev)
+{
+	const struct kvm_event_field *kf;
+	const char *name = kvm_event_name(ev->reason);
+	__u8 *e = event_begin(w, ev->ts_ns, TYPE_INSTANT, uuid, "kvm_event");
+	size_t n;
+
+	if (name) {
+		pb_uint(&w->pkt, TE_NAME_IID, intern(w, IN_KVM_EVENT, name));
+	} else {
+		char nb[32];
+
+		snprintf(nb, sizeof(nb), "kvm_event_%u", ev->reason);
+		pb_str(&w->pkt, TE_NAME, nb);
+	}
+	kf = kvm_event_fields(ev->reason, &n);
+	for (size_t i = 0; i < n; i++) {
+		if (kf[i].fmt == KF_STR)
+			arg_str(w, kf[i].name, kvm_event_access(ev));
+		else
+			arg_uint(w, kf[i].name, kf[i].fmt == KF_HEX ? DA_POINTER : DA_UINT,
+				 kvm_event_field_value(&kf[i], ev));
+	}
+	arg_uint(w, "cpu", DA_UINT, ev->cpu);
+	arg_uint(w, "tid", DA_UINT, ev->tid);
+	arg_uint(w, "vcpu", DA_INT, (__u64)(__s64)ev->vcpu);
+	event_end(w, e);
+}
+
+static void tsc_offset_instant(struct pftrace_writer *w, __u64 uuid, const struct vmexit_event *ev)
+{
+	__u8 *e = event_begin(w, ev->ts_ns, TYPE_INSTANT, uuid, "kvm_tsc_offset");
+
+	pb_uint(&w->pkt, TE_NAME_IID, intern(w, IN_EVENT_NAME, "tsc_offset"));
+	arg_uint(w, "previous", DA_INT, ev->info1);
+	arg_uint(w, "next", DA_INT, ev->info2);
+	arg_uint(w, "cpu", DA_UINT, ev->cpu);
+	arg_uint(w, "tid", DA_UINT, ev->tid);
+	event_end(w, e);
+}
+
+static void pftrace_event(void *pw, const struct vmexit_event *ev, const char *name)
+{
+	struct pftrace_writer *w = pw;
+	__u16 type = VMEXIT_EV_TYPE(ev->type);
+	bool user = type == VMEXIT_EV_USER_EXIT;
+	char rb[REASON_STR_MAX];
+	struct trace_track *t;
+	__u64 uuid;
+	__u8 *e;
+
+	if (type != VMEXIT_EV_EXIT && !user && type != VMEXIT_EV_TSC_OFFSET &&
+	    type != VMEXIT_EV_KVM_EVENT)
+		return;		/* a type this version doesn't know how to draw */
+	start(w);
+	if (type == VMEXIT_EV_EXIT || user)
+		trace_tracks_count(&w->tt, ev, user);
+	t = trace_tracks_of_event(&w->tt, ev);
+	if (!t) {
+		w->err = -ENOMEM;
+		return;
+	}
+	uuid = track_uuid(w, t, user ? TT_VMM : TT_KVM);
+	if (type == VMEXIT_EV_KVM_EVENT) {
+		kvm_event_instant(w, uuid, ev);
+		return;
+	}
+	if (type == VMEXIT_EV_TSC_OFFSET) {
+		tsc_offset_instant(w, uuid, ev);
+		return;
+	}
+	e = event_begin(w, ev->ts_ns, TYPE_SLICE_BEGIN, uuid,
+			user ? "kvm_userspace_exit" : "kvm_exit");
+	/* Table names are interned; a caller's or a made-up one is written as is. */
+	if (!name && (name = reason_name(ev->isa, ev->reason)))
+		pb_uint(&w->pkt, TE_NAME_IID, intern(w, IN_EVENT_NAME, name));
+	else
+		pb_str(&w->pkt, TE_NAME, name ? name : reason_str(ev->isa, ev->reason, rb, sizeof(rb)));
+	arg_uint(w, "reason", DA_UINT, ev->reason);
+	arg_str(w, "isa", isa_name(ev->isa));
+	/* An exit to the VMM has no guest RIP or exit information (as in stream --json). */
+	if (!user) {
+		arg_uint(w, "rip", DA_POINTER, ev->rip);
+		arg_uint(w, "info1", DA_POINTER, ev->info1);
+		arg_uint(w, "info2", DA_POINTER, ev->info2);
+		arg_uint(w, "intr_info", DA_POINTER, ev->intr_info);
+		arg_uint(w, "error_code", DA_POINTER, ev->error_code);
+	}
+	arg_uint(w, "latency_ns", DA_UINT, ev->latency_ns);
+	arg_uint(w, "cpu", DA_UINT, ev->cpu);
+	arg_uint(w, "tid", DA_UINT, ev->tid);
+	arg_uint(w, "vcpu", DA_INT, (__u64)(__s64)ev->vcpu);
+	if (user)
+		arg_uint(w, "errno", DA_INT, ev->info1);
+	/* Not ended: the slice stops where tracing (or its thread) did. */
+	if (ev->type & VMEXIT_EV_IN_FLIGHT)
+		arg_uint(w, "in_flight", DA_BOOL, 1);
+	event_end(w, e);
+
+	/* Each track's exits are strictly sequential: the end can follow right away. */
+	packet_begin(w, ev->ts_ns + ev->latency_ns);
+	e = pb_open(&w->pkt, PKT_TRACK_EVENT);
+	pb_uint(&w->pkt, TE_TYPE, TYPE_SLICE_END);
+	pb_uint(&w->pkt, TE_TRACK_UUID, uuid);
+	pb_close(&w->pkt, e);
+	packet_end(w, false);
+}
+
+/* A global instant (lost records, stuck exits) on the trace's own "vmexit" track. */
+static __u8 *global_instant(struct pftrace_writer *w, __u64 ts_ns, const char *category,
+			    const char *name)
+{
+	__u8 *e;
+
+	start(w);
+	if (!w->global_announced) {
+		__u8 *d = descriptor_begin(w, UUID_GLOBAL);
+
+		pb_str(&w->pkt, TD_NAME, "vmexit");
+		descriptor_end(w, d);
+		w->global_announced = true;
+	}
+	e = event_begin(w, ts_ns, TYPE_INSTANT, UUID_GLOBAL, category);
+	pb_str(&w->pkt, TE_NAME, name);
+	return e;
+}
+
+static void pftrace_lost(void *pw, __u64 ts_ns, __u64 n, const char *what)
+{
+	struct pftrace_writer *w = pw;
+	char name[128];
+	__u8 *e;
+
+	snprintf(name, sizeof(name), "lost %llu record%s%s%s%s", (unsigned long long)n,
+		 n == 1 ? "" : "s", what ? " (" : "", what ? what : "", what ? ")" : "");
+	e = global_instant(w, ts_ns, "vmexit_lost", name);
+	arg_uint(w, "lost", DA_UINT, n);
+	event_end(w, e);
+}
+
+static void pftrace_stuck(void *pw, __u64 ts_ns, const char *what)
+{
+	struct pftrace_writer *w = pw;
+
+	event_end(w, global_instant(w, ts_ns, "vmexit_stuck", what));
+}
+
+static int pftrace_close(void *pw)
+{
+	struct pftrace_writer *w = pw;
+	int ret;
+
+	if (!w)
+		return 0;
+	trace_tracks_finish(&w->tt);
+	ret = w->err;
+	if (!ret)
+		ret = out_flush(w->f);
+	trace_tracks_free(&w->tt);
+	interned_free(&w->interned);
+	free(w);
+	return ret;
+}
+
+const struct trace_writer_ops perfetto_proto_ops = {
+	.name = "proto",
+	.open = pftrace_open,
+	.guest = pftrace_guest,
+	.event = pftrace_event,
+	.lost = pftrace_lost,
+	.stuck = pftrace_stuck,
+	.close = pftrace_close,
+};

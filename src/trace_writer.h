@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The Perfetto trace writers behind one table of operations: Chrome trace-event JSON
+ * (perfetto.h) and Perfetto's protobuf (perfetto_proto.h). Both draw the same tracks
+ * (trace_tracks.h) from the same calls; a new format is one file and one line here.
+ */
+#ifndef VMEXIT_TRACE_WRITER_H
+#define VMEXIT_TRACE_WRITER_H
+
+#include <stdio.h>
+#include <linux/types.h>
+
+#include "vmexit.h"
+
+enum trace_format {
+	TRACE_AUTO,	/* by the file name: .pftrace, .perfetto-trace, .pb are protobuf */
+	TRACE_JSON,
+	TRACE_PROTO,
+};
+
+struct trace_writer_ops {
+	const char *name;	/* --perfetto-format's value */
+	/* Starts the trace on f (the caller closes f after close). NULL on ENOMEM. */
+	void *(*open)(FILE *f);
+	/* Names a VM; before or after its events, and again to rename it. */
+	void (*guest)(void *w, __u32 tgid, const char *name);
+	/* One event; name NULL: the reason's. */
+	void (*event)(void *w, const struct vmexit_event *ev, const char *name);
+	/* n records lost around ts_ns (what: a short cause, or NULL). */
+	void (*lost)(void *w, __u64 ts_ns, __u64 n, const char *what);
+	/* An exit in flight for a while: a global marker named what. */
+	void (*stuck)(void *w, __u64 ts_ns, const char *what);
+	/* Finishes the trace, flushes f, frees w: 0 or -errno. */
+	int (*close)(void *w);
+};
+
+extern const struct trace_writer_ops perfetto_json_ops;
+extern const struct trace_writer_ops perfetto_proto_ops;
+
+/* The writer for format (TRACE_AUTO: by path's extension; "-" is JSON). */
+const struct trace_writer_ops *trace_writer_for(enum trace_format format, const char *path);
+
+#endif /* VMEXIT_TRACE_WRITER_H */
