@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * `vmexit report` throughput on a 10-million-event recording: the stat table, the default
- * event line, a --format rules file, --events --json and --perfetto, each to /dev/null, run as
- * the real .output/vmexit binary (report needs no root). Figures are printed, not asserted.
+ * event line, a --format rules file, --events --json, each to /dev/null, and --perfetto in
+ * both formats (Chrome JSON, protobuf) into a pipe that counts the output's bytes per event,
+ * run as the real .output/vmexit binary (report needs no root). Figures are printed, not
+ * asserted.
  *
  * The recording is synthetic but made by the real writer (rec_writer_*): 16 VMs (12 VMX, 4
  * SVM) x 8 vCPUs, a weighted mix of kernel and userspace exit reasons, log-spread latencies
@@ -17,6 +19,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,25 +230,45 @@ static int warm(const char *path)
 	return n < 0 ? -errno : 0;
 }
 
-static int run(const char *what, char *const argv[], double mb)
+/*
+ * Runs argv with its standard output to /dev/null, or (sized) into a pipe this process reads
+ * and counts: the output's bytes per event, for the formats whose size matters (--perfetto).
+ */
+static int run(const char *what, char *const argv[], double mb, bool sized)
 {
+	unsigned long long bytes = 0;
 	struct rusage ru;
 	double t0, secs, cpu;
-	int status;
+	char per[32] = "-";
+	int status, pfd[2] = { -1, -1 };
 	pid_t pid;
 
 	fflush(stdout);
+	if (sized && pipe(pfd))
+		return -errno;
 	t0 = now_s();
 	pid = fork();
 	if (pid < 0)
 		return -errno;
 	if (!pid) {
-		int fd = open("/dev/null", O_WRONLY);
+		int fd = sized ? pfd[1] : open("/dev/null", O_WRONLY);
 
 		dup2(fd, STDOUT_FILENO);
+		if (sized)
+			close(pfd[0]);
 		execv(argv[0], argv);
 		fprintf(stderr, "bench_report: cannot run %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
+	}
+	if (sized) {
+		static char buf[1 << 16];
+		ssize_t n;
+
+		close(pfd[1]);
+		while ((n = read(pfd[0], buf, sizeof(buf))) > 0)
+			bytes += n;
+		close(pfd[0]);
+		snprintf(per, sizeof(per), "%.1f", (double)bytes / NR_EVENTS);
 	}
 	if (wait4(pid, &status, 0, &ru) < 0)
 		return -errno;
@@ -256,7 +279,8 @@ static int run(const char *what, char *const argv[], double mb)
 		printf("%-44s FAILED (status 0x%x)\n", what, status);
 		return -1;
 	}
-	printf("%-44s %7.2f %7.2f %12.0f %8.1f\n", what, secs, cpu, NR_EVENTS / secs, mb / secs);
+	printf("%-44s %7.2f %7.2f %12.0f %8.1f %9s\n", what, secs, cpu, NR_EVENTS / secs, mb / secs,
+	       per);
 	return 0;
 }
 
@@ -326,24 +350,29 @@ int main(int argc, char **argv)
 
 	printf("vmexit report on %llu events (%.0f MB, in the page cache), output to /dev/null; "
 	       "one run each\n", (unsigned long long)NR_EVENTS, mb);
-	printf("%-44s %7s %7s %12s %8s\n", "output", "wall-s", "cpu-s", "events/s", "in-MB/s");
+	printf("%-44s %7s %7s %12s %8s %9s\n", "output", "wall-s", "cpu-s", "events/s", "in-MB/s",
+	       "out-B/ev");
 	{
 		char *stat_argv[] = { bin, "report", "-i", path, NULL };
 		char *lines_argv[] = { bin, "report", "-i", path, "--events", NULL };
 		char *fmt_argv[] = { bin, "report", "-i", path, "--format", fmt, NULL };
 		char *json_argv[] = { bin, "report", "-i", path, "--events", "--json", NULL };
-		char *pf_argv[] = { bin, "report", "-i", path, "--perfetto", "/dev/null", NULL };
+		char *pf_argv[] = { bin, "report", "-i", path, "--perfetto", "-", NULL };
+		char *pb_argv[] = { bin, "report", "-i", path, "--perfetto", "-",
+				    "--perfetto-format", "proto", NULL };
 		char label[PATH_MAX + 32];
 
-		rc |= run("stat table (default)", stat_argv, mb);
-		rc |= run("--events (default line)", lines_argv, mb);
+		rc |= run("stat table (default)", stat_argv, mb, false);
+		rc |= run("--events (default line)", lines_argv, mb, false);
 		snprintf(label, sizeof(label), "--format %s", fmt);
 		if (access(fmt, R_OK))
 			printf("%-44s SKIP: cannot read %s (set VMEXIT_BENCH_FORMATS)\n", label, fmt);
 		else
-			rc |= run(label, fmt_argv, mb);
-		rc |= run("--events --json", json_argv, mb);
-		rc |= run("--perfetto /dev/null", pf_argv, mb);
+			rc |= run(label, fmt_argv, mb, false);
+		rc |= run("--events --json", json_argv, mb, false);
+		/* Both Perfetto formats through a pipe, sized: what a minute of exits costs. */
+		rc |= run("--perfetto - (Chrome JSON)", pf_argv, mb, true);
+		rc |= run("--perfetto - --perfetto-format proto", pb_argv, mb, true);
 	}
 	return rc ? 1 : 0;
 }

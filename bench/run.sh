@@ -18,7 +18,8 @@ export VMEXIT_BIN="$OUT/vmexit"
 cat <<'EOF'
 what each benchmark prints:
   bench_report    `vmexit report` on a 10 M-event recording, per output, to /dev/null:
-                  wall and CPU seconds, events/s and input MB/s (the recording is cached
+                  wall and CPU seconds, events/s and input MB/s; --perfetto in both
+                  formats (JSON, protobuf) also its bytes per event (the recording is cached
                   under /tmp; skipped when it is missing and < 3 GB are free)
   bench_handlers  the BPF handlers per exit pair, in the kernel with bpf_loop: dispatch (raw
                   and classic tracepoint), the handlers' own work, the clock reads

@@ -71,6 +71,7 @@ enum {
 	TE_NAME_IID = 10,
 	TE_NAME = 23,
 	TE_COUNTER_VALUE = 30,
+	TE_DOUBLE_COUNTER_VALUE = 44,
 	TE_DEBUG_ANNOTATIONS = 4,
 
 	DA_NAME_IID = 1,
@@ -100,6 +101,7 @@ enum intern_kind { IN_CATEGORY = 1, IN_EVENT_NAME = 2, IN_ARG_NAME = 3, IN_KVM_E
 #define UUID_PROCESS(tgid)	(1ull << 32 | (tgid))
 #define UUID_COUNTER(tgid, i)	(2ull << 32 | (__u64)(tgid) << 1 | (i))
 #define UUID_GLOBAL		(3ull << 32)
+#define UUID_OUTSIDE(i)		(4ull << 32 | (i))	/* report --counters, in order of use */
 
 /* A packet is a few hundred bytes; a guest name or a kvm event's fields can't come near. */
 #define PACKET_MAX	8192
@@ -121,6 +123,8 @@ struct pftrace_writer {
 	__u64 next_iid[IN_KVM_EVENT + 1];
 	bool started;		/* the sequence's first packets are out */
 	bool global_announced;
+	char **outside;		/* the names of the outside counters, index = track */
+	size_t nr_outside;
 	int err;		/* first error, sticky */
 	struct pb pkt;		/* the packet being made */
 	struct pb in;		/* the interned names it introduces */
@@ -530,6 +534,42 @@ static __u8 *global_instant(struct pftrace_writer *w, __u64 ts_ns, const char *c
 	return e;
 }
 
+static void pftrace_counter(void *pw, const char *name, __u64 ts_ns, double value)
+{
+	struct pftrace_writer *w = pw;
+	size_t i;
+	__u8 *e;
+
+	start(w);
+	for (i = 0; i < w->nr_outside && strcmp(w->outside[i], name); i++)
+		;
+	if (i == w->nr_outside) {
+		char **v = realloc(w->outside, (i + 1) * sizeof(*v));
+		__u8 *d;
+
+		if (!v || !(v[i] = strdup(name))) {
+			if (v)
+				w->outside = v;
+			w->err = -ENOMEM;
+			return;
+		}
+		w->outside = v;
+		w->nr_outside++;
+		d = descriptor_begin(w, UUID_OUTSIDE(i));
+		pb_str(&w->pkt, TD_NAME, name);
+		e = pb_open(&w->pkt, TD_COUNTER);
+		pb_close(&w->pkt, e);
+		descriptor_end(w, d);
+	}
+	packet_begin(w, ts_ns);
+	e = pb_open(&w->pkt, PKT_TRACK_EVENT);
+	pb_uint(&w->pkt, TE_TYPE, TYPE_COUNTER);
+	pb_uint(&w->pkt, TE_TRACK_UUID, UUID_OUTSIDE(i));
+	pb_double(&w->pkt, TE_DOUBLE_COUNTER_VALUE, value);
+	pb_close(&w->pkt, e);
+	packet_end(w, false);
+}
+
 static void pftrace_lost(void *pw, __u64 ts_ns, __u64 n, const char *what)
 {
 	struct pftrace_writer *w = pw;
@@ -563,6 +603,9 @@ static int pftrace_close(void *pw)
 		ret = out_flush(w->f);
 	trace_tracks_free(&w->tt);
 	interned_free(&w->interned);
+	for (size_t i = 0; i < w->nr_outside; i++)
+		free(w->outside[i]);
+	free(w->outside);
 	free(w);
 	return ret;
 }
@@ -573,6 +616,7 @@ const struct trace_writer_ops perfetto_proto_ops = {
 	.guest = pftrace_guest,
 	.event = pftrace_event,
 	.lost = pftrace_lost,
+	.counter = pftrace_counter,
 	.stuck = pftrace_stuck,
 	.close = pftrace_close,
 };

@@ -28,6 +28,8 @@ struct trace_writer_ops {
 	void (*event)(void *w, const struct vmexit_event *ev, const char *name);
 	/* n records lost around ts_ns (what: a short cause, or NULL). */
 	void (*lost)(void *w, __u64 ts_ns, __u64 n, const char *what);
+	/* A value of a counter from outside (perf stat): a global counter track per name. */
+	void (*counter)(void *w, const char *name, __u64 ts_ns, double value);
 	/* An exit in flight for a while: a global marker named what. */
 	void (*stuck)(void *w, __u64 ts_ns, const char *what);
 	/* Finishes the trace, flushes f, frees w: 0 or -errno. */

@@ -16,6 +16,8 @@
 #include "stat_output.h"
 #include "view_options.h"
 #include "out_write.h"
+#include "option_values.h"
+#include "perf_counters.h"
 #include "text_escape.h"
 
 static const char doc[] =
@@ -47,6 +49,7 @@ struct report_args {
 	struct filter_options sel;	/* -g: matched against the file's guest names */
 	struct stat_view view;
 	bool events;			/* per-event output instead of the stat table */
+	const char *counters;		/* --counters FILE[,start=S]: perf stat -I -x, output */
 	struct evout_opts out;
 };
 
@@ -78,6 +81,10 @@ static const struct cmd_option options[] = {
 	{ "perfetto", 0, "OUT", 0, "Write a Perfetto trace to OUT (- for standard output) "
 	  "instead: protobuf if OUT ends in .pftrace, else Chrome JSON", 3,
 	  OPT_TO(struct report_args, out.perfetto_path, opt_string) },
+	{ "counters", 0, "FILE[,start=S]", 0, "With --perfetto: add the counters of FILE (`perf "
+	  "stat -I MS -x, ...` output) as counter tracks; perf's time 0 is its '# started on' "
+	  "line (to the second) or S, in CLOCK_MONOTONIC seconds", 3,
+	  OPT_TO(struct report_args, counters, opt_string) },
 	{ "perfetto-format", 0, "proto|json", 0, "The --perfetto trace's format, whatever OUT's "
 	  "name", 3, OPT_TO(struct report_args, out.perfetto_format, opt_perfetto_format) },
 	{},
@@ -101,6 +108,8 @@ static void check_modes(void *input, struct argp_state *state)
 	opt_exclusive(state, a->out.perfetto_path, "--perfetto", json, "--json");
 	if (json && a->out.format_path)
 		argp_error(state, "--format renders lines: it cannot be combined with --json");
+	if (a->counters && !a->out.perfetto_path)
+		argp_error(state, "--counters adds counter tracks to a --perfetto trace: give both");
 	if (a->out.perfetto_format && !a->out.perfetto_path)
 		argp_error(state, "--perfetto-format is the format of --perfetto OUT: give both");
 	a->events = per_event;
@@ -372,6 +381,71 @@ static int print_summary(struct report *r, const struct rec_meta *meta)
 	return err;
 }
 
+struct counters_ctx {
+	struct evout *out;
+	const struct rec_meta *meta;
+	bool placed;		/* zero_ns is known */
+	__u64 zero_ns;		/* perf's time 0 on the recording's clock */
+	__s64 started;		/* perf's "# started on", seconds since 1970 (0: none) */
+};
+
+/* perf stat gives its start only as a wall-clock time to the second; the recording's two
+ * clocks turn that into its own. */
+static int one_counter(void *ctx, const struct perf_count *c)
+{
+	struct counters_ctx *cc = ctx;
+	const struct rec_meta *m = cc->meta;
+
+	if (!cc->placed) {
+		if (!cc->started || !m->real_ns || !m->mono_ns)
+			return -ESRCH;
+		cc->zero_ns = (__u64)cc->started * 1000000000ull - (m->real_ns - m->mono_ns);
+		cc->placed = true;
+		fprintf(stderr, "vmexit: note: --counters: perf stat gives its start to the second: "
+			"its counters may be drawn up to 1 s early (,start=S places them exactly)\n");
+	}
+	/* The count of the interval, drawn from its start, as the exit rates are. */
+	evout_counter(cc->out, c->name, cc->zero_ns + c->from_ns, c->value);
+	return cc->out->err;
+}
+
+/* --counters FILE[,start=S]: perf stat's values as counter tracks. 0, or 1 after a message. */
+static int add_counters(struct report *r, const struct rec_meta *meta)
+{
+	char path[4096], err[512];
+	const char *opt = strstr(r->a->counters, ",start=");
+	struct counters_ctx cc = { .out = &r->out, .meta = meta };
+	double start_s;
+	int ret;
+
+	snprintf(path, sizeof(path), "%.*s", opt ? (int)(opt - r->a->counters) : 4095,
+		 r->a->counters);
+	if (opt) {
+		if (!strict_double(opt + strlen(",start="), &start_s) || start_s < 0) {
+			fprintf(stderr, "vmexit: --counters %s: start=%s is not CLOCK_MONOTONIC "
+				"seconds (e.g. start=12345.678)\n", path, opt + strlen(",start="));
+			return 1;
+		}
+		cc.zero_ns = (__u64)(start_s * 1e9 + 0.5);
+		cc.placed = true;
+	}
+	ret = perf_counters_read(path, one_counter, &cc, &cc.started, err, sizeof(err));
+	if (ret == -ESRCH) {
+		fprintf(stderr, "vmexit: --counters %s: %s, so its times cannot be placed: give "
+			"--counters %s,start=S (CLOCK_MONOTONIC seconds when perf began)\n", path,
+			!cc.started ? "no '# started on' line" : "the recording has no wall-clock time",
+			path);
+		return 1;
+	}
+	if (ret && ret == r->out.err)
+		return 1;	/* the output failed: said where it is closed */
+	if (ret) {
+		fprintf(stderr, "vmexit: %s\n", err);
+		return 1;
+	}
+	return 0;
+}
+
 static const char *file_reason_name(void *reader, __u32 isa, __u32 reason)
 {
 	return rec_reader_reason_name(reader, isa, reason);
@@ -384,7 +458,7 @@ int cmd_report(int argc, char **argv)
 	struct rec_reader *rd;
 	struct rec_item *it = NULL;
 	char err[512] = "";
-	int rc = 0, ret = 0, n = 0, n_err, summary_err = 0;
+	int rc = 0, ret = 0, n = 0, n_err, summary_err = 0, counters_rc = 0;
 	bool out_open = false;
 
 	if (cmd_options_parse(&report_options, argc, argv, 0, &a))
@@ -432,6 +506,8 @@ int cmd_report(int argc, char **argv)
 			break;
 		}
 	}
+	if (!ret && a.counters)
+		counters_rc = add_counters(&r, rec_reader_meta(rd));
 	/* Everything read before any damage is output first, then what went wrong. */
 	/* A -g, -p or -c that matched nothing: no empty table, the list of what is there. */
 	if (!ret && !a.events && (r.events || !selection_unmatched(&r)))
@@ -455,7 +531,7 @@ int cmd_report(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	rc = check_selections(&r);
+	rc = check_selections(&r) || counters_rc;
 	if (n < 0) {
 		fprintf(stderr, "vmexit: %s\n", err);
 		rc = 1;

@@ -356,6 +356,12 @@ void evout_lost(struct evout *o, __u64 ts_ns, const __u64 delta[NR_LOST])
 	}
 }
 
+void evout_counter(struct evout *o, const char *name, __u64 ts_ns, double value)
+{
+	if (o->mode == EVOUT_PERFETTO && o->pw && !o->err)
+		o->tw->counter(o->pw, name, ts_ns, value);
+}
+
 void evout_flush(struct evout *o)
 {
 	if (o->mode != EVOUT_PERFETTO && fflush(o->f) && !o->err)

@@ -66,6 +66,8 @@ void evout_guest(struct evout *o, __u32 tgid, __u64 start, const char *name);
 void evout_stuck(struct evout *o, const struct stuck_exit *e);
 /* The kernel's loss counters grew by delta around ts_ns: one marker per cause that grew. */
 void evout_lost(struct evout *o, __u64 ts_ns, const __u64 delta[NR_LOST]);
+/* A value of an outside counter (report --counters) at ts_ns: Perfetto output only. */
+void evout_counter(struct evout *o, const char *name, __u64 ts_ns, double value);
 /* Pushes buffered lines out (called once per poll in live mode). */
 void evout_flush(struct evout *o);
 /* Finishes the output and frees it; 0 or the first error. */

@@ -315,6 +315,17 @@ void perfetto_lost(struct perfetto_writer *w, __u64 ts_ns, __u64 n, const char *
 	fprintf(w->f, ",\"args\":{\"lost\":%llu}}", (unsigned long long)n);
 }
 
+void perfetto_counter(struct perfetto_writer *w, const char *name, __u64 ts_ns, double value)
+{
+	begin(w);
+	fputs("{\"name\":", w->f);
+	json_put_str(w->f, name);
+	fputs(",\"ph\":\"C\",\"pid\":0,\"ts\":", w->f);
+	file_ts(w, ts_ns);
+	fputs(",\"args\":{\"value\":", w->f);
+	fprintf(w->f, "%.17g}}", value);
+}
+
 void perfetto_stuck(struct perfetto_writer *w, __u64 ts_ns, const char *what)
 {
 	begin(w);
@@ -370,6 +381,11 @@ static void json_lost(void *w, __u64 ts_ns, __u64 n, const char *what)
 	perfetto_lost(w, ts_ns, n, what);
 }
 
+static void json_counter(void *w, const char *name, __u64 ts_ns, double value)
+{
+	perfetto_counter(w, name, ts_ns, value);
+}
+
 static void json_stuck(void *w, __u64 ts_ns, const char *what)
 {
 	perfetto_stuck(w, ts_ns, what);
@@ -386,6 +402,7 @@ const struct trace_writer_ops perfetto_json_ops = {
 	.guest = json_guest,
 	.event = json_event,
 	.lost = json_lost,
+	.counter = json_counter,
 	.stuck = json_stuck,
 	.close = json_close,
 };

@@ -28,7 +28,8 @@
  *    (reasons.h) plus cpu, tid, vcpu; they are not exits and the rates leave them out;
  *  - each VM has an "exits/s" counter track (guest exits, exits to the VMM), one value per
  *    100 ms window of the exits' start times, as perf stat -I would give;
- *  - lost records are global instant events.
+ *  - lost records are global instant events; counters from perf stat (report --counters)
+ *    global counter events, one name each.
  * The output is the JSON Array Format, one event per line: close adds the final ']', and a file
  * cut short before that (kill -9) still loads in both UIs, which accept a missing ']'.
  * Memory is constant apart from one small entry per VM, vCPU and thread.
@@ -59,6 +60,8 @@ void perfetto_guest(struct perfetto_writer *w, __u32 tgid, const char *name);
 void perfetto_event(struct perfetto_writer *w, const struct vmexit_event *ev, const char *name);
 /* n records were lost around ts_ns (what: a short reason, e.g. "ring buffer full", or NULL). */
 void perfetto_lost(struct perfetto_writer *w, __u64 ts_ns, __u64 n, const char *what);
+/* A value of an outside counter (report --counters): a "C" event of pid 0, args {"value"}. */
+void perfetto_counter(struct perfetto_writer *w, const char *name, __u64 ts_ns, double value);
 /* An exit in flight for a while (stream --stuck): a global instant named by what. */
 void perfetto_stuck(struct perfetto_writer *w, __u64 ts_ns, const char *what);
 /* Writes per-vCPU metadata and the closing ']', flushes, frees. 0 or -errno (-EIO). */

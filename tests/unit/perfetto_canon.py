@@ -34,6 +34,10 @@ def norm_json_args(args, cat):
     return json.dumps(out, sort_keys=True)
 
 
+def num(v):
+    return '%.9g' % float(v)
+
+
 def ns(us):
     return int(decimal.Decimal(us) * 1000)
 
@@ -59,7 +63,9 @@ def from_json(path):
                 norm_json_args(e.get('args'), e['cat'])))
         elif ph == 'C':
             for k, v in e['args'].items():
-                lines.append('C|%d|%d|%s/s|%d' % (e['pid'], ns(e['ts']), k, v))
+                # vmexit's exit rates are one event of two series; outside counters one each
+                series = k + '/s' if e['name'] == 'exits/s' else e['name']
+                lines.append('C|%d|%d|%s|%s' % (e['pid'], ns(e['ts']), series, num(v)))
         elif ph != 'M':
             raise ValueError('unexpected event %r' % e)
     heads = ['P|%d|%s' % (p, n) for p, n in sorted(procs.items())]
@@ -131,7 +137,9 @@ def from_proto(path):
                                                          b[1], b[2], b[3]))
                 continue
             if typ == 'TYPE_COUNTER':
-                lines.append('C|%d|%d|%s|%d' % (pid, ts, track, one(te, 'counter_value')))
+                v = one(te, 'counter_value') if 'counter_value' in te else \
+                    float(one(te, 'double_counter_value'))
+                lines.append('C|%d|%d|%s|%s' % (pid, ts, one(td, 'name'), num(v)))
                 continue
             cats = [interned[('event_categories', i)] for i in te.get('category_iids', [])]
             name = one(te, 'name') if 'name' in te else interned[('event_names',
