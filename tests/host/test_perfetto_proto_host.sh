@@ -40,11 +40,38 @@ pios=$(grep -c '^I|t|[0-9]*|vCPU [0-9]*|[0-9]*|kvm_event|kvm_pio|' "$TMP/live.ca
 [ "$pios" -ge "$made" ] && pass "stream: $pios kvm_pio instants" ||
 	fail "stream: $pios kvm_pio instants for $made IO exits"
 
-# 2. report: the same trace in both formats.
-chk "$VMEXIT" record --kvm-events pio -o "$TMP/r.vmexit" -- "$GUEST" --io $N --vcpus $V \
+# 2. report: the same trace in both formats, with perf stat's counters of the same run.
+chk perf stat -I 100 -x, -e task-clock,context-switches -o "$TMP/ps.csv" -- \
+	"$VMEXIT" record --kvm-events pio -o "$TMP/r.vmexit" -- "$GUEST" --io $N --vcpus $V \
 	--mmio 20 --hlt 10 --name pf-guest >/dev/null || fail "record"
-chk "$VMEXIT" report -i "$TMP/r.vmexit" --perfetto "$TMP/r.pftrace" || fail "report .pftrace"
+values=$(grep -cE '^ *[0-9.]+,[0-9.]+,' "$TMP/ps.csv")
+chk "$VMEXIT" report -i "$TMP/r.vmexit" --perfetto "$TMP/r.pftrace" ||
+	fail "report .pftrace"
 chk "$VMEXIT" report -i "$TMP/r.vmexit" --perfetto "$TMP/r.json" || fail "report .json"
+chk "$VMEXIT" report -i "$TMP/r.vmexit" --perfetto "$TMP/c.pftrace" --counters "$TMP/ps.csv" \
+	2>"$TMP/c.err" || fail "report --counters: $(cat "$TMP/c.err")"
+grep -q "up to 1 s early" "$TMP/c.err" || fail "--counters placed by the second, unsaid"
+chk "$VMEXIT" report -i "$TMP/r.vmexit" --perfetto "$TMP/c.json" --counters "$TMP/ps.csv,start=100.25" ||
+	fail "report --counters FILE,start=S"
+chk "$VMEXIT" report -i "$TMP/r.vmexit" --perfetto "$TMP/c2.pftrace" \
+	--counters "$TMP/ps.csv,start=100.25" || fail "report --counters FILE,start=S (proto)"
+canon proto "$TMP/c2.pftrace" >"$TMP/c2.canon" && canon json "$TMP/c.json" >"$TMP/cj.canon" &&
+	diff -q "$TMP/c2.canon" "$TMP/cj.canon" >/dev/null || fail "--counters: formats differ"
+got=$(grep -c '^C|0|' "$TMP/c2.canon")
+first=$(grep -m1 '^C|0|' "$TMP/c2.canon" | cut -d'|' -f3)
+[ "$got" = "$values" ] && [ "$values" -gt 0 ] && [ "$first" = 100250000000 ] &&
+	pass "--counters: $got values of perf stat, from start=100.25 s" ||
+	fail "--counters: $got values (perf wrote $values), first at $first"
+canon proto "$TMP/c.pftrace" | grep -c '^C|0|' | grep -qx "$values" ||
+	fail "--counters placed by '# started on': not every value"
+printf '1.27,msec,task-clock,1274148,100.00\n' >"$TMP/bad.csv"
+err=$("$VMEXIT" report -i "$TMP/r.vmexit" --perfetto "$TMP/x.pftrace" --counters "$TMP/bad.csv" 2>&1)
+[ $? = 1 ] && [ "$(wc -l <<<"$err")" = 1 ] && [[ $err == *"$TMP/bad.csv:1: "* ]] &&
+	pass "counters of another shape: $err" || fail "counters of another shape: '$err'"
+grep -v started "$TMP/ps.csv" >"$TMP/nostart.csv"
+err=$("$VMEXIT" report -i "$TMP/r.vmexit" --perfetto "$TMP/x.pftrace" --counters "$TMP/nostart.csv" 2>&1)
+[ $? = 1 ] && [[ $err == *"no '# started on' line"*",start=S"* ]] &&
+	pass "counters without a start: $err" || fail "counters without a start: '$err'"
 canon proto "$TMP/r.pftrace" >"$TMP/p.canon" || fail "report's protobuf does not decode"
 canon json "$TMP/r.json" >"$TMP/j.canon" || fail "report's JSON does not load"
 diff "$TMP/j.canon" "$TMP/p.canon" >"$TMP/diff" ||
