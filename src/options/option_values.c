@@ -6,6 +6,7 @@
 #include <string.h>
 #include "durations.h"
 #include "option_values.h"
+#include "trace_writer.h"
 #include "reasons.h"
 
 bool strict_long(const char *s, int base, long *v)
@@ -182,4 +183,12 @@ void opt_kvm_events(const char *arg, void *to, struct argp_state *state)
 
 	if (kvm_event_parse_list(arg, to, err, sizeof(err)))
 		argp_error(state, "invalid --kvm-events: %s", err);
+}
+
+void opt_perfetto_format(const char *arg, void *to, struct argp_state *state)
+{
+	static const char *const names[] = { "json", "proto" };
+
+	*(int *)to = TRACE_JSON + parse_choice_arg(arg, "--perfetto-format", names,
+								 2, state);
 }

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "option_values.h"
+#include <math.h>
 #include "perf_counters.h"
 
 #define MAX_FIELDS	16
@@ -19,6 +19,16 @@ struct counter_seen {
 	char name[NAME_MAX_LEN];
 	__u64 last_ns;
 };
+
+/* The whole of s as a finite number. */
+static bool number(const char *s, double *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtod(s, &end);
+	return *s && !*end && !errno && isfinite(*v);
+}
 
 /* "# started on Thu Nov 26 15:11:31 2026" (perf prints it with ctime(), local time). */
 static __s64 started_on(const char *line)
@@ -91,7 +101,7 @@ int perf_counters_read(const char *path, perf_count_fn fn, void *ctx, __s64 *sta
 		}
 		while (n < MAX_FIELDS && (f[n] = strsep(&p, ",")))
 			n++;
-		if (!strict_double(f[0], &t) || t < 0 || t > 1e9) {
+		if (!number(f[0], &t) || t < 0 || t > 1e9) {
 			ret = bad_line(err, errlen, path, lineno, "no interval time first");
 			break;
 		}
@@ -103,7 +113,7 @@ int perf_counters_read(const char *path, perf_count_fn fn, void *ctx, __s64 *sta
 		}
 		if (f[k][0] == '<')	/* <not counted>, <not supported> */
 			continue;
-		if (!strict_double(f[k], &c.value)) {
+		if (!number(f[k], &c.value)) {
 			ret = bad_line(err, errlen, path, lineno, "the count is not a number");
 			break;
 		}

@@ -2,7 +2,6 @@
 /* Which Perfetto writer a --perfetto FILE gets; trace_writer.h lists them. */
 #include <string.h>
 
-#include "option_values.h"
 #include "trace_writer.h"
 
 static const struct trace_writer_ops *const writers[] = {
@@ -26,12 +25,4 @@ const struct trace_writer_ops *trace_writer_for(enum trace_format format, const 
 			return writers[TRACE_PROTO];
 	}
 	return writers[TRACE_JSON];
-}
-
-void opt_perfetto_format(const char *arg, void *to, struct argp_state *state)
-{
-	static const char *const names[] = { "json", "proto" };
-
-	*(int *)to = TRACE_JSON + parse_choice_arg(arg, "--perfetto-format", names,
-								 2, state);
 }
