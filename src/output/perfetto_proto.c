@@ -116,11 +116,49 @@ struct intern_key {
 
 DEFINE_HASHMAP(interned, struct intern_key, __u64)
 
+/*
+ * The names this writer gives itself, each interned through its own slot: an exit names a
+ * dozen arguments, and a hash lookup each cost more than the rest of its encoding.
+ */
+#define FIXED_NAMES(X)								\
+	X(ARG_REASON, IN_ARG_NAME, "reason")					\
+	X(ARG_ISA, IN_ARG_NAME, "isa")						\
+	X(ARG_RIP, IN_ARG_NAME, "rip")						\
+	X(ARG_INFO1, IN_ARG_NAME, "info1")					\
+	X(ARG_INFO2, IN_ARG_NAME, "info2")					\
+	X(ARG_INTR_INFO, IN_ARG_NAME, "intr_info")				\
+	X(ARG_ERROR_CODE, IN_ARG_NAME, "error_code")				\
+	X(ARG_LATENCY, IN_ARG_NAME, "latency_ns")				\
+	X(ARG_CPU, IN_ARG_NAME, "cpu")						\
+	X(ARG_TID, IN_ARG_NAME, "tid")						\
+	X(ARG_VCPU, IN_ARG_NAME, "vcpu")					\
+	X(ARG_ERRNO, IN_ARG_NAME, "errno")					\
+	X(ARG_IN_FLIGHT, IN_ARG_NAME, "in_flight")				\
+	X(ARG_PREVIOUS, IN_ARG_NAME, "previous")				\
+	X(ARG_NEXT, IN_ARG_NAME, "next")					\
+	X(ARG_LOST, IN_ARG_NAME, "lost")					\
+	X(CAT_EXIT, IN_CATEGORY, "kvm_exit")					\
+	X(CAT_USER_EXIT, IN_CATEGORY, "kvm_userspace_exit")			\
+	X(CAT_KVM_EVENT, IN_CATEGORY, "kvm_event")				\
+	X(CAT_TSC_OFFSET, IN_CATEGORY, "kvm_tsc_offset")			\
+	X(CAT_LOST, IN_CATEGORY, "vmexit_lost")					\
+	X(CAT_STUCK, IN_CATEGORY, "vmexit_stuck")				\
+	X(NAME_TSC_OFFSET, IN_EVENT_NAME, "tsc_offset")
+
+#define FIXED_ENUM(id, table, name)	id,
+enum fixed_name { FIXED_NAMES(FIXED_ENUM) NR_FIXED };
+#define FIXED_ENTRY(id, table, name)	[id] = { table, name },
+static const struct {
+	enum intern_kind table;
+	const char *name;
+} fixed[NR_FIXED] = { FIXED_NAMES(FIXED_ENTRY) };
+
 struct pftrace_writer {
 	FILE *f;
 	struct trace_tracks tt;
 	struct interned interned;
 	__u64 next_iid[IN_KVM_EVENT + 1];
+	__u64 fixed_iid[NR_FIXED];	/* 0 until interned */
 	bool started;		/* the sequence's first packets are out */
 	bool global_announced;
 	char **outside;		/* the names of the outside counters, index = track */
@@ -132,34 +170,47 @@ struct pftrace_writer {
 	__u8 in_buf[INTERNED_MAX];
 };
 
+/* Gives s the table's next iid and adds it to the packet's interned data (prefix: "kvm_"). */
+static __u64 intern_new(struct pftrace_writer *w, enum intern_kind table, const char *prefix,
+			const char *s)
+{
+	__u64 iid = ++w->next_iid[table];
+	__u8 *m = pb_open(&w->in, table);
+	char name[64];
+
+	pb_uint(&w->in, INTERNED_IID, iid);
+	if (prefix) {
+		snprintf(name, sizeof(name), "%s%s", prefix, s);
+		s = name;
+	}
+	pb_str(&w->in, INTERNED_NAME, s);
+	pb_close(&w->in, m);
+	return iid;
+}
+
+/* A name from the tables of reasons.c, by where it lives. */
 static __u64 intern(struct pftrace_writer *w, enum intern_kind kind, const char *s)
 {
 	struct intern_key k = { .kind = kind, .lo = (__u32)(unsigned long)s,
 				.hi = (__u32)((unsigned long long)(unsigned long)s >> 32) };
-	enum intern_kind table = kind == IN_KVM_EVENT ? IN_EVENT_NAME : kind;
 	bool added;
 	__u64 *iid = interned_get(&w->interned, &k, &added);
-	__u8 *m;
 
 	if (!iid) {
 		w->err = -ENOMEM;
 		return 0;
 	}
-	if (!added)
-		return *iid;
-	*iid = ++w->next_iid[table];
-	m = pb_open(&w->in, table);
-	pb_uint(&w->in, INTERNED_IID, *iid);
-	if (kind == IN_KVM_EVENT) {	/* named as the JSON writer names them: "kvm_pio" */
-		char name[64];
-
-		snprintf(name, sizeof(name), "kvm_%s", s);
-		pb_str(&w->in, INTERNED_NAME, name);
-	} else {
-		pb_str(&w->in, INTERNED_NAME, s);
-	}
-	pb_close(&w->in, m);
+	if (added)	/* kvm events are named as the JSON writer names them: "kvm_pio" */
+		*iid = kind == IN_KVM_EVENT ? intern_new(w, IN_EVENT_NAME, "kvm_", s) :
+					      intern_new(w, kind, NULL, s);
 	return *iid;
+}
+
+static __u64 fixed_iid(struct pftrace_writer *w, enum fixed_name n)
+{
+	if (!w->fixed_iid[n])
+		w->fixed_iid[n] = intern_new(w, fixed[n].table, NULL, fixed[n].name);
+	return w->fixed_iid[n];
 }
 
 /* Starts a packet on the sequence: an event's, at ts_ns, or (NO_TS) a description. */
@@ -360,25 +411,25 @@ static void pftrace_guest(void *pw, __u32 tgid, const char *name)
 }
 
 /* Argument helpers: each a DebugAnnotation with an interned name. */
-static __u8 *arg_open(struct pftrace_writer *w, const char *name)
+static __u8 *arg_open(struct pftrace_writer *w, __u64 name_iid)
 {
 	__u8 *a = pb_open(&w->pkt, TE_DEBUG_ANNOTATIONS);
 
-	pb_uint(&w->pkt, DA_NAME_IID, intern(w, IN_ARG_NAME, name));
+	pb_uint(&w->pkt, DA_NAME_IID, name_iid);
 	return a;
 }
 
-static void arg_uint(struct pftrace_writer *w, const char *name, int type, __u64 v)
+static void arg_uint(struct pftrace_writer *w, __u64 name_iid, int type, __u64 v)
 {
-	__u8 *a = arg_open(w, name);
+	__u8 *a = arg_open(w, name_iid);
 
 	pb_uint(&w->pkt, type, v);
 	pb_close(&w->pkt, a);
 }
 
-static void arg_str(struct pftrace_writer *w, const char *name, const char *v)
+static void arg_str(struct pftrace_writer *w, __u64 name_iid, const char *v)
 {
-	__u8 *a = arg_open(w, name);
+	__u8 *a = arg_open(w, name_iid);
 
 	pb_str(&w->pkt, DA_STRING, v);
 	pb_close(&w->pkt, a);
@@ -386,7 +437,7 @@ static void arg_str(struct pftrace_writer *w, const char *name, const char *v)
 
 /* Opens the packet and TrackEvent of an event at ts on track uuid; returns the event's mark. */
 static __u8 *event_begin(struct pftrace_writer *w, __u64 ts_ns, int type, __u64 uuid,
-			 const char *category)
+			 enum fixed_name category)
 {
 	__u8 *e;
 
@@ -395,8 +446,7 @@ static __u8 *event_begin(struct pftrace_writer *w, __u64 ts_ns, int type, __u64 
 	e = pb_open(&w->pkt, PKT_TRACK_EVENT);
 	pb_uint(&w->pkt, TE_TYPE, type);
 	pb_uint(&w->pkt, TE_TRACK_UUID, uuid);
-	if (category)
-		pb_uint(&w->pkt, TE_CATEGORY_IIDS, intern(w, IN_CATEGORY, category));
+	pb_uint(&w->pkt, TE_CATEGORY_IIDS, fixed_iid(w, category));
 	return e;
 }
 
@@ -411,7 +461,7 @@ static void kvm_event_instant(struct pftrace_writer *w, __u64 uuid, const struct
 {
 	const struct kvm_event_field *kf;
 	const char *name = kvm_event_name(ev->reason);
-	__u8 *e = event_begin(w, ev->ts_ns, TYPE_INSTANT, uuid, "kvm_event");
+	__u8 *e = event_begin(w, ev->ts_ns, TYPE_INSTANT, uuid, CAT_KVM_EVENT);
 	size_t n;
 
 	if (name) {
@@ -425,26 +475,26 @@ static void kvm_event_instant(struct pftrace_writer *w, __u64 uuid, const struct
 	kf = kvm_event_fields(ev->reason, &n);
 	for (size_t i = 0; i < n; i++) {
 		if (kf[i].fmt == KF_STR)
-			arg_str(w, kf[i].name, kvm_event_access(ev));
+			arg_str(w, intern(w, IN_ARG_NAME, kf[i].name), kvm_event_access(ev));
 		else
-			arg_uint(w, kf[i].name, kf[i].fmt == KF_HEX ? DA_POINTER : DA_UINT,
+			arg_uint(w, intern(w, IN_ARG_NAME, kf[i].name), kf[i].fmt == KF_HEX ? DA_POINTER : DA_UINT,
 				 kvm_event_field_value(&kf[i], ev));
 	}
-	arg_uint(w, "cpu", DA_UINT, ev->cpu);
-	arg_uint(w, "tid", DA_UINT, ev->tid);
-	arg_uint(w, "vcpu", DA_INT, (__u64)(__s64)ev->vcpu);
+	arg_uint(w, fixed_iid(w, ARG_CPU), DA_UINT, ev->cpu);
+	arg_uint(w, fixed_iid(w, ARG_TID), DA_UINT, ev->tid);
+	arg_uint(w, fixed_iid(w, ARG_VCPU), DA_INT, (__u64)(__s64)ev->vcpu);
 	event_end(w, e);
 }
 
 static void tsc_offset_instant(struct pftrace_writer *w, __u64 uuid, const struct vmexit_event *ev)
 {
-	__u8 *e = event_begin(w, ev->ts_ns, TYPE_INSTANT, uuid, "kvm_tsc_offset");
+	__u8 *e = event_begin(w, ev->ts_ns, TYPE_INSTANT, uuid, CAT_TSC_OFFSET);
 
-	pb_uint(&w->pkt, TE_NAME_IID, intern(w, IN_EVENT_NAME, "tsc_offset"));
-	arg_uint(w, "previous", DA_INT, ev->info1);
-	arg_uint(w, "next", DA_INT, ev->info2);
-	arg_uint(w, "cpu", DA_UINT, ev->cpu);
-	arg_uint(w, "tid", DA_UINT, ev->tid);
+	pb_uint(&w->pkt, TE_NAME_IID, fixed_iid(w, NAME_TSC_OFFSET));
+	arg_uint(w, fixed_iid(w, ARG_PREVIOUS), DA_INT, ev->info1);
+	arg_uint(w, fixed_iid(w, ARG_NEXT), DA_INT, ev->info2);
+	arg_uint(w, fixed_iid(w, ARG_CPU), DA_UINT, ev->cpu);
+	arg_uint(w, fixed_iid(w, ARG_TID), DA_UINT, ev->tid);
 	event_end(w, e);
 }
 
@@ -479,31 +529,31 @@ static void pftrace_event(void *pw, const struct vmexit_event *ev, const char *n
 		return;
 	}
 	e = event_begin(w, ev->ts_ns, TYPE_SLICE_BEGIN, uuid,
-			user ? "kvm_userspace_exit" : "kvm_exit");
+			user ? CAT_USER_EXIT : CAT_EXIT);
 	/* Table names are interned; a caller's or a made-up one is written as is. */
 	if (!name && (name = reason_name(ev->isa, ev->reason)))
 		pb_uint(&w->pkt, TE_NAME_IID, intern(w, IN_EVENT_NAME, name));
 	else
 		pb_str(&w->pkt, TE_NAME, name ? name : reason_str(ev->isa, ev->reason, rb, sizeof(rb)));
-	arg_uint(w, "reason", DA_UINT, ev->reason);
-	arg_str(w, "isa", isa_name(ev->isa));
+	arg_uint(w, fixed_iid(w, ARG_REASON), DA_UINT, ev->reason);
+	arg_str(w, fixed_iid(w, ARG_ISA), isa_name(ev->isa));
 	/* An exit to the VMM has no guest RIP or exit information (as in stream --json). */
 	if (!user) {
-		arg_uint(w, "rip", DA_POINTER, ev->rip);
-		arg_uint(w, "info1", DA_POINTER, ev->info1);
-		arg_uint(w, "info2", DA_POINTER, ev->info2);
-		arg_uint(w, "intr_info", DA_POINTER, ev->intr_info);
-		arg_uint(w, "error_code", DA_POINTER, ev->error_code);
+		arg_uint(w, fixed_iid(w, ARG_RIP), DA_POINTER, ev->rip);
+		arg_uint(w, fixed_iid(w, ARG_INFO1), DA_POINTER, ev->info1);
+		arg_uint(w, fixed_iid(w, ARG_INFO2), DA_POINTER, ev->info2);
+		arg_uint(w, fixed_iid(w, ARG_INTR_INFO), DA_POINTER, ev->intr_info);
+		arg_uint(w, fixed_iid(w, ARG_ERROR_CODE), DA_POINTER, ev->error_code);
 	}
-	arg_uint(w, "latency_ns", DA_UINT, ev->latency_ns);
-	arg_uint(w, "cpu", DA_UINT, ev->cpu);
-	arg_uint(w, "tid", DA_UINT, ev->tid);
-	arg_uint(w, "vcpu", DA_INT, (__u64)(__s64)ev->vcpu);
+	arg_uint(w, fixed_iid(w, ARG_LATENCY), DA_UINT, ev->latency_ns);
+	arg_uint(w, fixed_iid(w, ARG_CPU), DA_UINT, ev->cpu);
+	arg_uint(w, fixed_iid(w, ARG_TID), DA_UINT, ev->tid);
+	arg_uint(w, fixed_iid(w, ARG_VCPU), DA_INT, (__u64)(__s64)ev->vcpu);
 	if (user)
-		arg_uint(w, "errno", DA_INT, ev->info1);
+		arg_uint(w, fixed_iid(w, ARG_ERRNO), DA_INT, ev->info1);
 	/* Not ended: the slice stops where tracing (or its thread) did. */
 	if (ev->type & VMEXIT_EV_IN_FLIGHT)
-		arg_uint(w, "in_flight", DA_BOOL, 1);
+		arg_uint(w, fixed_iid(w, ARG_IN_FLIGHT), DA_BOOL, 1);
 	event_end(w, e);
 
 	/* Each track's exits are strictly sequential: the end can follow right away. */
@@ -516,7 +566,7 @@ static void pftrace_event(void *pw, const struct vmexit_event *ev, const char *n
 }
 
 /* A global instant (lost records, stuck exits) on the trace's own "vmexit" track. */
-static __u8 *global_instant(struct pftrace_writer *w, __u64 ts_ns, const char *category,
+static __u8 *global_instant(struct pftrace_writer *w, __u64 ts_ns, enum fixed_name category,
 			    const char *name)
 {
 	__u8 *e;
@@ -578,8 +628,8 @@ static void pftrace_lost(void *pw, __u64 ts_ns, __u64 n, const char *what)
 
 	snprintf(name, sizeof(name), "lost %llu record%s%s%s%s", (unsigned long long)n,
 		 n == 1 ? "" : "s", what ? " (" : "", what ? what : "", what ? ")" : "");
-	e = global_instant(w, ts_ns, "vmexit_lost", name);
-	arg_uint(w, "lost", DA_UINT, n);
+	e = global_instant(w, ts_ns, CAT_LOST, name);
+	arg_uint(w, fixed_iid(w, ARG_LOST), DA_UINT, n);
 	event_end(w, e);
 }
 
@@ -587,7 +637,7 @@ static void pftrace_stuck(void *pw, __u64 ts_ns, const char *what)
 {
 	struct pftrace_writer *w = pw;
 
-	event_end(w, global_instant(w, ts_ns, "vmexit_stuck", what));
+	event_end(w, global_instant(w, ts_ns, CAT_STUCK, what));
 }
 
 static int pftrace_close(void *pw)
