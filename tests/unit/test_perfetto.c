@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "trace_events.h"
 #include "perfetto.h"
 
 /*
@@ -89,18 +90,6 @@ static int count_prefix(const char *prefix)
 	for (int i = 0; i < nlines; i++)
 		n += !strncmp(lines[i], prefix, strlen(prefix));
 	return n;
-}
-
-static struct vmexit_event ev(__u16 type, __u32 tgid, __u32 tid, __s32 vcpu, __u64 ts,
-			      __u64 lat, __u16 isa, __u32 reason)
-{
-	struct vmexit_event e = {
-		.ts_ns = ts, .latency_ns = lat, .rip = 0xffffffff81000000ull + ts,
-		.info1 = 0x10, .info2 = 0xdeadbeefcafef00dull, .intr_info = 0x800000ec,
-		.error_code = 3, .tgid = tgid, .tid = tid, .vcpu = vcpu, .reason = reason,
-		.cpu = 7, .isa = isa, .type = type,
-	};
-	return e;
 }
 
 /* The args line python prints for e (sorted keys, json.dumps separators). */

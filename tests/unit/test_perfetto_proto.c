@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "trace_events.h"
 #include "trace_writer.h"
 
 #define SCHEMA	"docs/perfetto-subset.proto"
@@ -38,18 +39,6 @@ static int count(const char *text, const char *needle)
 	for (const char *p = text; (p = strstr(p, needle)); p++)
 		n++;
 	return n;
-}
-
-static struct vmexit_event ev(__u16 type, __u32 tgid, __u32 tid, __s32 vcpu, __u64 ts,
-			      __u64 lat, __u16 isa, __u32 reason)
-{
-	struct vmexit_event e = {
-		.ts_ns = ts, .latency_ns = lat, .rip = 0xffffffff81000000ull + ts,
-		.info1 = 0x10, .info2 = 0xdeadbeefcafef00dull, .intr_info = 0x800000ec,
-		.error_code = 3, .tgid = tgid, .tid = tid, .vcpu = vcpu, .reason = reason,
-		.cpu = 7, .isa = isa, .type = type,
-	};
-	return e;
 }
 
 /* Every kind of call the writers get, through the table: both formats see the same. */
