@@ -12,9 +12,8 @@ pkgs=(make gcc libc6-dev clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev lib
       # tests/contrib: systemd-analyze verify checks the shipped unit, python3-yaml reads the
       # alert rules' tests; tests/host/test_unit_caps_host.sh: capsh
       systemd python3-yaml libcap2-bin
-      # --perfetto FILE.pftrace: tests decode it with protoc against docs/perfetto-subset.proto;
-      # --guest-trace: a real uftrace Chrome JSON
-      protobuf-compiler uftrace
+      # --perfetto FILE.pftrace: tests decode it with protoc against docs/perfetto-subset.proto
+      protobuf-compiler
       # make ARCH=arm64 (a static cross build) and the arm64 bed (tests/vm)
       gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm
       # (no libmicrohttpd-dev:arm64: the static arm64 build has HTTP=0, see the Makefile)
