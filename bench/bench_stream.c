@@ -208,7 +208,7 @@ static int on_sample(void *ctx, void *data, size_t len)
 	if (len < VMEXIT_EVENT_BASE_LEN)
 		return 0;
 	memcpy(&ev, data, VMEXIT_EVENT_BASE_LEN);
-	vcpu_cache_resolve(&c->vcpus, &ev);
+	vcpu_cache_resolve(&c->vcpus, &ev, 0);	/* one synthetic process */
 	if (ev.tgid != c->last_tgid) {
 		c->last_tgid = ev.tgid;
 		if (c->kind == SINK_RECORD)
