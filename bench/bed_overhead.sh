@@ -120,13 +120,17 @@ run_case() {
 			/vmexit stat --json -v >/tmp/v.out 2>/tmp/v.err &
 		fi
 		T=$!
-		# -v says the hooks once every program is attached (session.c), in any output format.
+		# -v says the hooks once every program is attached (session.c), in any output format,
+		# and when the start-up check's programs are gone (a grace period or more after, in a
+		# thread): what is timed is vmexit's programs alone, not that transient.
 		wait_for /tmp/v.err 'vmexit: hooks: KVM_RUN' || { warm_stop; kill $T; wait $T; return; }
+		wait_for /tmp/v.err 'vmexit: hooks: start-up check detached' ||
+			{ warm_stop; kill $T; wait $T; return; }
 		warm_stop; timed
 		kill -INT $T; wait $T
 		hooks=$(sed -n 's/.*"kvm_exit":"\([^"]*\)".*/\1/p' /tmp/v.out | head -1)
 		[ -n "$hooks" ] || { echo "NOTE: no hooks in vmexit's JSON:"; grep -v ^libbpf /tmp/v.err; }
-		grep '^vmexit: \(hooks: kvm_exit\|warning\)' /tmp/v.err | sed "s/^/HOOKS-$1 /" ;;
+		grep '^vmexit: \(hooks: kvm_exit\|hooks: start-up\|warning\)' /tmp/v.err | sed "s/^/HOOKS-$1 /" ;;
 	bpftrace)
 		rm -f /tmp/b.out
 		/bpftrace -e 'tracepoint:kvm:kvm_exit { @s[tid] = nsecs; }

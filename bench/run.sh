@@ -40,7 +40,9 @@ what each benchmark prints:
   bench_user_exits the bundled guest's KVM_EXIT_IO exits alone, under empty programs on
                   vmexit's hooks (the floor), `vmexit stat` and bpftrace's VMM-time histogram,
                   alternating: BPF run time per exit (kernel statistics) and the guest's CPU
-                  time per exit over alone, medians and ratios (targets 0.45x, 0.40x bpftrace's)
+                  time per exit over alone, medians and ratios (targets 0.45x, 0.40x bpftrace's),
+                  the end-to-end verdict against the rounds' quartiles; VMEXIT_BENCH_ROUNDS=N
+                  (default 11) and VMEXIT_BENCH_CPU=N (the guest pinned) for steadier figures
 serve figures:
   bench_serve     a `vmexit serve` scrape of 10,000 series (synthesized cells, all changing):
                   sample + snapshot + render per format, GET over loopback, resident memory

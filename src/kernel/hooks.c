@@ -461,6 +461,8 @@ void hooks_check_finish(struct hooks *h)
 			 c->bss->result.bad_classic);
 	if (r->w.verbose)
 		check_counts_print(c, stderr);
+	/* Until their links are gone (hooks_check_release()), the programs return at once. */
+	__atomic_store_n(&c->bss->done, true, __ATOMIC_RELEASE);
 	if (k->mismatched || k->unreadable || k->unpaired) {
 		if (!k->mismatched)
 			snprintf(h->exit_note, sizeof(h->exit_note),
@@ -506,24 +508,35 @@ bool hooks_exit_prog_used(const struct hooks *h, const struct vmexit_bpf *skel,
 
 static void *check_reaper(void *arg)
 {
-	check_objects_destroy(arg);
+	struct hook_check_run *r = arg;
+
+	check_objects_destroy(r);
+	/* -v: benches time exits once the programs that stay are the only ones (bench/). */
+	if (r->say_detached)
+		fprintf(stderr, "vmexit: hooks: start-up check detached in %.0f ms\n",
+			(mono_s() - r->released_at) * 1e3);
 	return NULL;
 }
 
-void hooks_check_release(struct hooks *h)
+void hooks_check_release(struct hooks *h, bool verbose)
 {
 	struct hook_check_run *r = &h->run_state;
 	sigset_t all, old;
 
-	if (!r->obj && !r->watch)
+	if (!r->obj && !r->watch) {
+		if (verbose)
+			fprintf(stderr, "vmexit: hooks: start-up check detached in 0 ms\n");
 		return;
+	}
+	r->say_detached = verbose;
+	r->released_at = mono_s();
 	/* Signals stay with the main thread: its waits are what they must interrupt. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	r->reaping = !pthread_create(&r->reaper, NULL, check_reaper, r);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!r->reaping)
-		check_objects_destroy(r);
+		check_reaper(r);
 }
 
 void hooks_free(struct hooks *h)

@@ -75,6 +75,8 @@ struct hook_check_run {
 	double watch_from;
 	struct check_window w;
 	bool reaping;			/* a thread detaches the objects */
+	bool say_detached;		/* -v: it says when they are gone */
+	double released_at;
 	pthread_t reaper;
 };
 
@@ -108,7 +110,8 @@ void hooks_exit_fast_refused(struct hooks *h, struct vmexit_bpf *skel, int err);
 void hooks_check_finish(struct hooks *h);
 bool hooks_exit_prog_used(const struct hooks *h, const struct vmexit_bpf *skel,
 			  const struct bpf_program *prog);
-void hooks_check_release(struct hooks *h);
+/* verbose: "vmexit: hooks: start-up check detached" on stderr once they are. */
+void hooks_check_release(struct hooks *h, bool verbose);
 void hooks_free(struct hooks *h);
 const char *run_hook_name(enum run_hook r);
 /* The -v lines: which hooks are in use and why. exit_only: the kvm_exit line alone, the

@@ -583,7 +583,7 @@ int session_open(struct session *s, struct session_opts *o)
 		goto fail;
 	startup_mark("attach");
 	/* Off the critical path: tracing starts while the check's programs are detached. */
-	hooks_check_release(&s->hooks);
+	hooks_check_release(&s->hooks, verbose);
 	/* --check-hooks asked a question: its answer is said without -v too. */
 	if (verbose || o->check_hooks)
 		hooks_print(&s->hooks, !verbose, stderr);

@@ -62,6 +62,27 @@ PY
 rc=$?
 [ $rc -eq 0 ] || fail "hooks"
 
+# -v says when the start-up check's programs (the check pair and the kvm_exit watch, attached
+# before tracing began) are gone: benches time exits from then on (bench/bed_overhead.sh). By
+# then the process holds none of them, and still holds its own.
+"$VMEXIT" stat -v 3600 >/dev/null 2>"$TMP/det.err" &
+pid=$!
+wait_said "$TMP/det.err" "start-up check detached" $pid ||
+	{ grep -v '^libbpf' "$TMP/det.err"; fail "-v does not say when the start-up check is detached"; }
+progs=
+for f in /proc/$pid/fdinfo/*; do
+	id=$(sed -n 's/^prog_id:\s*//p' "$f" 2>/dev/null)
+	[ -n "$id" ] && progs="$progs $(bpftool prog show id "$id" | sed -n 's/.* name \([^ ]*\) .*/\1/p')"
+done
+kill -INT $pid
+wait $pid || fail "vmexit stat exited with $?"
+pid=
+echo "$(grep 'start-up check detached' "$TMP/det.err"); programs held then:$progs"
+case " $progs " in *" kvm_userspace_exit "*) ;; *) fail "no kvm_userspace_exit among$progs" ;; esac
+case " $progs " in *" check_"*|*" watch_exit "*)
+	fail "the start-up check's programs are still held when -v says they are detached" ;;
+esac
+
 # The kvm_exit fast path's start-up check must load and attach wherever the kernel's BTF has the
 # raw prototype (whether exits then come is up to the host): a program that does not load is a
 # failure, not a fallback to hide.
