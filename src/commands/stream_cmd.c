@@ -111,9 +111,9 @@ static void sink_guest(void *ctx, __u32 tgid, __u64 start, const char *name)
 	evout_guest(ctx, tgid, start, name);
 }
 
-static void sink_stuck(void *ctx, const struct stuck_exit *e)
+static void sink_stuck(void *ctx, const struct inflight_exit *e, __u64 now_ns)
 {
-	evout_stuck(ctx, e);
+	evout_stuck(ctx, e, now_ns);
 }
 
 static void sink_lost(void *ctx, __u64 ts_ns, const __u64 delta[NR_LOST])

@@ -287,8 +287,9 @@ void evout_guest(struct evout *o, __u32 tgid, __u64 start, const char *name)
 		perfetto_guest(o->pw, tgid, name);
 }
 
-void evout_stuck(struct evout *o, const struct stuck_exit *e)
+void evout_stuck(struct evout *o, const struct inflight_exit *e, __u64 now_ns)
 {
+	__u64 age_ns = inflight_age(e, now_ns);
 	char rb[REASON_STR_MAX], line[256], nb[TEXT_NAME_MAX];
 	const char *guest = name_cache_get_at_time(o->names, e->tgid, e->start_ns);
 	const char *rname = reason_name(e->isa, e->reason);
@@ -303,13 +304,13 @@ void evout_stuck(struct evout *o, const struct stuck_exit *e)
 		/* The names and the clock of the lines around it. */
 		fprintf(o->f, "# STUCK %s pid %u tid %u vcpu %d %s in flight for %.6f s since %.6f\n",
 			text_esc(nb, guest), e->tgid, e->tid, e->vcpu,
-			reason_label(e->isa, e->reason, rb, sizeof(rb)), e->age_ns / 1e9,
+			reason_label(e->isa, e->reason, rb, sizeof(rb)), age_ns / 1e9,
 			(e->start_ns + o->env->real_offset_ns) / 1e9);
 		break;
 	case EVOUT_JSON:
 		fprintf(o->f, "{\"stuck\":true,\"ts_ns\":%llu,\"time\":%.9f,\"age_ns\":%llu,"
 			   "\"pid\":%u,\"guest\":", (unsigned long long)e->start_ns,
-			e->start_ns / 1e9, (unsigned long long)e->age_ns, e->tgid);
+			e->start_ns / 1e9, (unsigned long long)age_ns, e->tgid);
 		json_put_str(o->f, guest);
 		fprintf(o->f, ",\"tid\":%u,\"vcpu\":%d,\"kind\":\"%s\",\"isa\":\"%s\","
 			   "\"reason\":%u,\"reason_name\":", e->tid, e->vcpu,
@@ -319,8 +320,8 @@ void evout_stuck(struct evout *o, const struct stuck_exit *e)
 		break;
 	case EVOUT_PERFETTO:
 		snprintf(line, sizeof(line), "stuck: %s of %s (tid %u) in flight for %.6f s", rname,
-			 guest, e->tid, e->age_ns / 1e9);
-		perfetto_stuck(o->pw, e->start_ns + e->age_ns, line);
+			 guest, e->tid, age_ns / 1e9);
+		perfetto_stuck(o->pw, e->start_ns + age_ns, line);
 		break;
 	}
 	if (!o->err)

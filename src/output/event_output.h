@@ -60,8 +60,8 @@ int evout_event(struct evout *o, const struct vmexit_event *ev);
 /* A VM's name, as soon as it is known (perfetto process names; lines look names up), with its
  * VMM's start time (rec_item.start). */
 void evout_guest(struct evout *o, __u32 tgid, __u64 start, const char *name);
-/* An exit passed the --stuck threshold while the stream runs: one marker. */
-void evout_stuck(struct evout *o, const struct stuck_exit *e);
+/* An exit passed the --stuck threshold while the stream runs: one marker, its age at now_ns. */
+void evout_stuck(struct evout *o, const struct inflight_exit *e, __u64 now_ns);
 /* The kernel's loss counters grew by delta around ts_ns: one marker per cause that grew. */
 void evout_lost(struct evout *o, __u64 ts_ns, const __u64 delta[NR_LOST]);
 /* Pushes buffered lines out (called once per poll in live mode). */

@@ -576,6 +576,15 @@ static int render_states(const struct expo_input *in, enum expo_format fmt, stru
 	return err;
 }
 
+/* The labels of an exported exit in flight (expo_input.inflight), its guest named. */
+static size_t inflight_labels(const struct expo_input *in, const struct inflight_exit *f,
+			      char *labels)
+{
+	const char *guest = name_cache_get_at(in->names, f->tgid, f->proc_start);
+
+	return exit_labels(labels, guest, f->tgid, f->vcpu, true, f->isa, f->reason, false);
+}
+
 /* --split: a stuck vCPU asleep, spinning on CPU, or starved of a CPU: three different alarms. */
 static int render_inflight_states(const struct expo_input *in, enum expo_format fmt,
 				  struct expo_buf *b)
@@ -588,11 +597,14 @@ static int render_inflight_states(const struct expo_input *in, enum expo_format 
 		     "vmexit_exit_in_flight_seconds by what the vCPU thread has been doing: on "
 		     "CPU, blocked (asleep), runq (runnable, waiting for a CPU).");
 	for (__u32 i = 0; !err && i < in->nr_inflight; i++) {
-		const struct expo_inflight *f = &in->inflight[i];
-		const __u64 ns[] = { f->oncpu_ns, f->blocked_ns, f->runq_ns };
-		size_t n = exit_labels(labels, f->guest, f->tgid, f->vcpu, true, f->isa,
-				       f->reason, false);
+		const struct inflight_exit *f = &in->inflight[i];
+		__u64 ns[3];
+		size_t n;
 
+		if (!inflight_stuck(f, in->now_ns, in->stuck_ns))
+			continue;
+		inflight_split(f, in->now_ns, &ns[0], &ns[1], &ns[2]);
+		n = inflight_labels(in, f, labels);
 		for (int k = 0; !err && k < 3; k++) {
 			char *p = fmt_lit(labels + n, ",state=\"");
 
@@ -605,6 +617,8 @@ static int render_inflight_states(const struct expo_input *in, enum expo_format 
 	return err;
 }
 
+/* The exits in flight for --stuck or more. An exit whose thread exited in it is over, not
+ * stuck: its row counted it, and it never completes. */
 static int render_inflight(const struct expo_input *in, enum expo_format fmt,
 			   struct expo_buf *b)
 {
@@ -615,21 +629,22 @@ static int render_inflight(const struct expo_input *in, enum expo_format fmt,
 		     "Exits in flight for longer than --stuck: a vCPU stuck in its VMM or in the "
 		     "kernel.");
 	for (__u32 i = 0; !err && i < in->nr_inflight; i++) {
-		const struct expo_inflight *f = &in->inflight[i];
-		size_t n = exit_labels(labels, f->guest, f->tgid, f->vcpu, true, f->isa,
-				       f->reason, false);
+		const struct inflight_exit *f = &in->inflight[i];
 
-		err = sample_u64(b, "vmexit_exits_in_flight", labels, n, 1);
+		if (inflight_stuck(f, in->now_ns, in->stuck_ns))
+			err = sample_u64(b, "vmexit_exits_in_flight", labels,
+					 inflight_labels(in, f, labels), 1);
 	}
 	if (!err)
 		err = family(b, fmt, "vmexit_exit_in_flight_seconds", "gauge", "seconds",
 			     "How long the exits in vmexit_exits_in_flight have been in flight.");
 	for (__u32 i = 0; !err && i < in->nr_inflight; i++) {
-		const struct expo_inflight *f = &in->inflight[i];
-		size_t n = exit_labels(labels, f->guest, f->tgid, f->vcpu, true, f->isa,
-				       f->reason, false);
+		const struct inflight_exit *f = &in->inflight[i];
 
-		err = sample_sec(b, "vmexit_exit_in_flight_seconds", labels, n, f->age_ns);
+		if (inflight_stuck(f, in->now_ns, in->stuck_ns))
+			err = sample_sec(b, "vmexit_exit_in_flight_seconds", labels,
+					 inflight_labels(in, f, labels),
+					 inflight_age(f, in->now_ns));
 	}
 	return err || !in->split ? err : render_inflight_states(in, fmt, b);
 }
@@ -785,7 +800,7 @@ int expo_render(const struct expo_input *in, enum expo_format fmt, struct expo_b
 	if (!err && in->split)
 		err = render_states(in, fmt, out, &sl);
 	labels_free(&sl);
-	if (!err && in->inflight)
+	if (!err && in->export_stuck)
 		err = render_inflight(in, fmt, out);
 	if (!err)
 		err = render_process(in, fmt, out);

@@ -242,10 +242,19 @@ int main(int argc, char **argv)
 	struct expo_buckets bk;
 	struct row rows[3] = {};
 	struct expo_series series[3];
-	struct expo_inflight stuck = { .tgid = 42, .vcpu = 1, .isa = VMEXIT_ISA_USER,
-				       .reason = 2 /* KVM_EXIT_IO */, .guest = "web\"01",
-				       .age_ns = 2500000000ULL, .oncpu_ns = 1000,
-				       .blocked_ns = 2499998000ULL, .runq_ns = 1000 };
+	/* In flight for 2.5 s at now: 1000 ns on CPU, then asleep, then 1000 ns runnable. */
+	const __u64 now = 100 * 1000000000ULL;
+	struct inflight_exit stuck[] = {
+		{ .tgid = 42, .tid = 45, .proc_start = 7, .vcpu = 1, .isa = VMEXIT_ISA_USER,
+		  .reason = 2 /* KVM_EXIT_IO */, .start_ns = now - 2500000000ULL,
+		  .blocked_ns = 2499998000ULL, .runq_ns = 1000 },
+		/* Below --stuck (1 s), and one its thread exited in: neither is exported. */
+		{ .tgid = 42, .tid = 46, .proc_start = 7, .vcpu = 2, .isa = VMEXIT_ISA_USER,
+		  .reason = 2, .start_ns = now - 999999999ULL },
+		{ .tgid = 42, .tid = 47, .proc_start = 7, .vcpu = 3, .isa = VMEXIT_ISA_USER,
+		  .reason = 2, .start_ns = now - 5000000000ULL, .end_ns = now - 1 },
+	};
+	struct name_cache names = { 0 };
 	struct expo_prog prog = { .name = "on_kvm_exit", .run_ns = 1500, .run_cnt = 7 };
 	struct process_stats self = { .cpu_ns = 1250000000ULL, .resident_bytes = 12 << 20,
 				      .virtual_bytes = 160 << 20, .open_fds = 38, .max_fds = 1024,
@@ -281,8 +290,13 @@ int main(int argc, char **argv)
 	in.series = series;
 	in.nr_series = 3;
 	in.buckets = &bk;
-	in.inflight = &stuck;
-	in.nr_inflight = 1;
+	CHECK(!name_cache_set_at(&names, 42, 7, "web\"01"));
+	in.export_stuck = true;
+	in.inflight = stuck;
+	in.nr_inflight = 3;
+	in.now_ns = now;
+	in.stuck_ns = 1000000000ULL;
+	in.names = &names;
 	in.lost[LOST_CELLS_FULL] = 5;
 	in.progs = &prog;
 	in.nr_progs = 1;
@@ -325,6 +339,11 @@ int main(int argc, char **argv)
 			      "vcpu=\"1\",kind=\"user\",reason=\"IO\",state=\"blocked\"} 2.499998000"));
 	CHECK(has_line(&text, "vmexit_exit_in_flight_state_seconds{guest=\"web\\\"01\",pid=\"42\","
 			      "vcpu=\"1\",kind=\"user\",reason=\"IO\",state=\"runq\"} 0.000001000"));
+	CHECK(has_line(&text, "vmexit_exit_in_flight_state_seconds{guest=\"web\\\"01\",pid=\"42\","
+			      "vcpu=\"1\",kind=\"user\",reason=\"IO\",state=\"oncpu\"} 0.000001000"));
+	/* Younger than --stuck, or over with its thread: not stuck. */
+	CHECK(!memmem(text.p, text.len, "vcpu=\"2\"", 8));
+	CHECK(!memmem(text.p, text.len, "vcpu=\"3\"", 8));
 	CHECK(has_line(&text, "# TYPE vmexit_exit_state_seconds_total counter"));
 	CHECK(has_line(&text, "vmexit_exit_state_seconds_total{" L0 ",state=\"oncpu\"} "
 			      "0.000001400"));
@@ -377,7 +396,7 @@ int main(int argc, char **argv)
 
 	/* No in-flight data, no --split, /proc unread: the families are left out, not exported
 	 * empty. */
-	in.inflight = NULL;
+	in.export_stuck = false;
 	in.split = false;
 	in.self = NULL;
 	expo_buf_free(&text);
@@ -391,7 +410,7 @@ int main(int argc, char **argv)
 		char path[4096];
 		FILE *f;
 
-		in.inflight = &stuck;
+		in.export_stuck = true;
 		in.split = true;
 		expo_buf_free(&text);
 		CHECK(!expo_render(&in, EXPO_TEXT, &text));
@@ -404,5 +423,6 @@ int main(int argc, char **argv)
 	}
 	expo_buf_free(&text);
 	expo_buf_free(&om);
+	name_cache_free(&names);
 	CHECK_DONE("test_prom_exposition");
 }
