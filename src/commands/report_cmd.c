@@ -212,7 +212,7 @@ static bool guest_wanted(struct report *r, __u32 tgid, __u64 start)
 static void note_pid(struct report *r, __u32 tgid)
 {
 	for (int i = 0; i < r->a->sel.f.nr_pids; i++) {
-		if (r->a->sel.f.pids[i] == tgid)
+		if ((__u32)r->a->sel.f.pids[i] == tgid)
 			r->pid_seen[i] = true;
 	}
 }
@@ -325,7 +325,7 @@ static int check_selections(struct report *r)
 	for (int i = 0; i < r->a->sel.f.nr_pids; i++) {
 		if (r->pid_seen[i])
 			continue;
-		fprintf(stderr, "vmexit: no VMM with pid %u in %s; guests in it:\n",
+		fprintf(stderr, "vmexit: no VMM with pid %d in %s; guests in it:\n",
 			r->a->sel.f.pids[i], r->a->path);
 		rc = 1;
 	}

@@ -22,7 +22,7 @@ static const struct cmd_option options[] = {
 	  OPT_TO(struct live_args, duration_s, opt_duration_s) },
 	{ "min-latency", 0, "DURATION", 0,
 	  "Only exits that took at least this long (250us, 1.5ms, 2s; in the kernel)", 3,
-	  OPT_TO(struct live_args, filters.opts.min_latency_ns, opt_min_latency) },
+	  OPT_TO(struct live_args, filters.sel.f.min_latency_ns, opt_min_latency) },
 	{ "sample", 0, "N", 0, "Only one exit in N per vCPU thread (in the kernel)", 3,
 	  OPT_TO(struct live_args, filters.opts.sample_every, opt_sample) },
 	{ "ringbuf-kb", 0, "KB", 0,
@@ -387,7 +387,7 @@ static int capture(struct live_ctx *c, struct session *s, struct ring_buffer *rb
 int live_run(struct live_args *a, struct name_cache *names, const struct live_sink *sink,
 	     struct live_result *res)
 {
-	struct live_ctx c = { .sink = sink, .names = names, .vcpu_filter = a->filters.opts.vcpu };
+	struct live_ctx c = { .sink = sink, .names = names, .vcpu_filter = a->filters.opts.filter.vcpu };
 	struct ring_buffer *rb = NULL;
 	struct session s = {};
 	int rc = 0;

@@ -70,7 +70,7 @@ static int setup(struct sampler *sp, const struct sampler_source *src,
 	sp->names.args = src->proc_args;
 	sp->names.args_ctx = src->cells.ctx;
 	row_table_init(&sp->rows);
-	err = tracker_init(&sp->t, &src->cells, so->by, sp->opts ? sp->opts->vcpu : -1,
+	err = tracker_init(&sp->t, &src->cells, so->by, sp->opts ? sp->opts->filter.vcpu : -1,
 			   src->use_proc);
 	/* --split: the cells carry on-CPU, blocked and runq sums, and so do the rows. */
 	sp->t.split = sp->opts && sp->opts->split;
@@ -182,10 +182,10 @@ void sampler_poll(struct sampler *sp)
 /* Like perf stat -p: tracing given pids ends when the last of them is gone. */
 static bool traced_pids_alive(const struct session_opts *o)
 {
-	if (!o || !o->nr_pids || o->command)
+	if (!o || !o->filter.nr_pids || o->command)
 		return true;
-	for (int i = 0; i < o->nr_pids; i++) {
-		if (!kill(o->pids[i], 0) || errno != ESRCH)
+	for (int i = 0; i < o->filter.nr_pids; i++) {
+		if (!kill(o->filter.pids[i], 0) || errno != ESRCH)
 			return true;
 	}
 	return false;
