@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "durations.h"
 #include "event_output.h"
+#include "event_output_options.h"
 #include "event_rows.h"
 #include "hashmap.h"
 #include "record_file.h"
@@ -72,10 +73,6 @@ static const struct cmd_option options[] = {
 	OPT_HEADER("Per-event output (as vmexit stream):", 3),
 	{ "events", 0, NULL, 0, "One line per exit (the stream's default line)", 3,
 	  OPT_TO(struct report_args, events, opt_true) },
-	{ "format", 0, "FILE", 0, "One line per exit, rendered with the rules in FILE", 3,
-	  OPT_TO(struct report_args, out.format_path, opt_string) },
-	{ "perfetto", 0, "OUT", 0, "Write a Chrome/Perfetto trace to OUT (- for standard output) "
-	  "instead", 3, OPT_TO(struct report_args, out.perfetto_path, opt_string) },
 	{},
 };
 
@@ -88,20 +85,15 @@ static void check_modes(void *input, struct argp_state *state)
 
 	if (!a->path)
 		argp_error(state, "give the recording with -i FILE");
-	opt_exclusive(state, a->out.format_path, "--format", a->out.perfetto_path, "--perfetto");
+	/* --events is the default lines: another format is another output. */
 	opt_exclusive(state, a->events, "--events", a->out.perfetto_path, "--perfetto");
 	opt_exclusive(state, a->events, "--events", a->out.format_path, "--format");
 	if (per_event && (a->view.asked_csv || a->view.hist))
 		argp_error(state, "--csv and --hist are summary outputs: drop --events, --format "
 			   "and --perfetto");
-	opt_exclusive(state, a->out.perfetto_path, "--perfetto", json, "--json");
-	if (json && a->out.format_path)
-		argp_error(state, "--format renders lines: it cannot be combined with --json");
+	a->out.json = json;
+	evout_opts_check(&a->out, state);
 	a->events = per_event;
-	if (a->out.perfetto_path)
-		a->out.mode = EVOUT_PERFETTO;
-	else if (json)
-		a->out.mode = a->events ? EVOUT_JSON : EVOUT_LINES;
 	if (json && !a->events)
 		a->view.fmt = OUT_JSON;
 }
@@ -116,7 +108,8 @@ static const struct cmd_options report_options = {
 	.args_doc = "-i FILE", .doc = doc,
 	.children = (const struct cmd_child[]){
 		{ &stat_view_options, offsetof(struct report_args, view),
-		  "Summary output (as vmexit stat):", 2 }, {} },
+		  "Summary output (as vmexit stat):", 2 },
+		{ &evout_file_options, offsetof(struct report_args, out), NULL, 3 }, {} },
 };
 
 struct tsc_offset {

@@ -2,8 +2,9 @@
 /*
  * Per-event output shared by `vmexit stream` (live) and `vmexit report --events` (from a
  * record file): the default line or a --format rules file (template engine), one JSON object
- * per line, or a Perfetto/Chrome trace. Lost records are never silent: each increase of a
- * kernel loss counter becomes a marker in the same output, and the summary states the totals.
+ * per line, or a Perfetto/Chrome trace, each a format of its own (EVOUT_FORMATS below). Lost
+ * records are never silent: each increase of a kernel loss counter becomes a marker in the
+ * same output, and the summary states the totals.
  */
 #ifndef VMEXIT_EVENT_OUTPUT_H
 #define VMEXIT_EVENT_OUTPUT_H
@@ -14,11 +15,26 @@
 #include "inflight.h"
 #include "name_cache.h"
 
-enum evout_mode { EVOUT_LINES, EVOUT_JSON, EVOUT_PERFETTO };
+/*
+ * The per-event formats, once: X(MODE, name) is the format EVOUT_MODE, whose operations are
+ * evout_name in event_name.c (event_format.h says what a format provides). LINES, the
+ * default, stays first.
+ */
+#define EVOUT_FORMATS(X)		\
+	X(LINES, lines)			\
+	X(JSON, json)			\
+	X(PERFETTO, perfetto)
+
+enum evout_mode {
+#define EVOUT_MODE_ENUM(M, name) EVOUT_##M,
+	EVOUT_FORMATS(EVOUT_MODE_ENUM)
+#undef EVOUT_MODE_ENUM
+};
 
 struct evout_opts {
-	enum evout_mode mode;
+	enum evout_mode mode;		/* from what was asked: evout_opts_check() */
 	const char *format_path;	/* EVOUT_LINES: rules file; NULL: the built-in rules */
+	bool json;			/* --json */
 	const char *perfetto_path;	/* EVOUT_PERFETTO: "-" for standard output */
 	double tsc_mhz;			/* > 0: cycles in lines (%(tsc)) and in JSON */
 	bool split;			/* exits carry oncpu/blocked/runq: JSON has them */
@@ -32,18 +48,21 @@ struct evout_opts {
 struct tmpl_rules;
 struct tmpl_env;
 struct perfetto_writer;
+struct evout_ops;
 
 struct evout {
 	enum evout_mode mode;
+	const struct evout_ops *ops;	/* the mode's (event_format.h) */
 	FILE *f;
 	bool own_file;
 	double tsc_mhz;
 	bool split;
 	struct name_cache *names;
-	struct tmpl_rules *rules;
-	struct tmpl_env *env;
-	struct perfetto_writer *pw;
-	bool header_due;		/* the built-in lines: their header before the first */
+	/* The formats' own state. */
+	struct tmpl_rules *rules;	/* lines */
+	struct tmpl_env *env;		/* lines */
+	bool header_due;		/* lines: the built-in lines' header before the first */
+	struct perfetto_writer *pw;	/* perfetto */
 	__u64 first_ts;			/* relative times in JSON and lost markers */
 	__u64 events;			/* events written */
 	__u64 lost[NR_LOST];		/* totals of the lost counters reported so far */
