@@ -286,13 +286,11 @@ int sampler_sample(struct sampler *sp)
 void sampler_snapshot_init(struct sampler_snapshot *snap)
 {
 	memset(snap, 0, sizeof(*snap));
-	row_table_init(&snap->rows);
 }
 
 void sampler_snapshot_free(struct sampler_snapshot *snap)
 {
 	free(snap->inflight);
-	row_table_free(&snap->rows);
 	name_cache_free(&snap->names);
 }
 
@@ -330,17 +328,11 @@ static int copy_locked(struct sampler *sp, struct sampler_snapshot *snap)
 	const struct row_table *cum = &sp->t.cum;
 	const struct row_key *named = NULL;
 
-	if (snap->take) {
-		row_table_reset(&snap->rows);
-		for (__u32 i = 0; i < cum->nr; i++) {
-			int err = snap->take(snap->take_ctx, &cum->rows[i]);
+	for (__u32 i = 0; i < cum->nr; i++) {
+		int err = snap->take(snap->take_ctx, &cum->rows[i]);
 
-			if (err)
-				return err;
-		}
-	} else if (row_table_copy(&snap->rows, cum)) {
-		/* Whole: the rows and their index as they are, no row looked up. */
-		return -ENOMEM;
+		if (err)
+			return err;
 	}
 	/* Only the names of these rows: guests forgotten since the last copy go. */
 	name_cache_clear(&snap->names);
@@ -360,9 +352,6 @@ static int copy_locked(struct sampler *sp, struct sampler_snapshot *snap)
 		return -ENOMEM;
 	memcpy(snap->lost, sp->lost, sizeof(snap->lost));
 	snap->elapsed_s = sp->elapsed_s;
-	snap->has_bpf_runs = sp->overhead != NULL;
-	snap->bpf_run_ns = sp->overhead ? sp->overhead->cost.run_ns : 0;
-	snap->bpf_runs = sp->overhead ? sp->overhead->cost.run_cnt : 0;
 	snap->samples = sp->samples;
 	return 0;
 }
