@@ -148,7 +148,6 @@ static int select_series(struct exporter *x, __u64 now_ms, struct expo_input *in
 		c.le = x->le_counts + (size_t)i * per;
 		x->counts[kept] = c;
 		x->series[kept++] = (struct expo_series){
-			.row = NULL,
 			.guest = name_cache_get_at(&x->snap.names, c.key.tgid, c.key.start),
 			.created_ms = g->created_ms,
 		};

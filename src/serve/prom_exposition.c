@@ -400,20 +400,20 @@ void expo_counts_of(struct expo_counts *c, const struct row *r, const struct exp
 	le_counts_of(r, b, le);
 }
 
-/* Series i's numbers: its row's, or as taken into in->counts. */
+/* Series i's numbers, as taken into in->counts. */
 static const struct row_key *s_key(const struct expo_input *in, __u32 i)
 {
-	return in->counts ? &in->counts[i].key : &in->series[i].row->key;
+	return &in->counts[i].key;
 }
 
 static __u64 s_count(const struct expo_input *in, __u32 i)
 {
-	return in->counts ? in->counts[i].count : in->series[i].row->count;
+	return in->counts[i].count;
 }
 
 static __u64 s_total(const struct expo_input *in, __u32 i)
 {
-	return in->counts ? in->counts[i].total_ns : in->series[i].row->total_ns;
+	return in->counts[i].total_ns;
 }
 
 /*
@@ -491,7 +491,6 @@ static int render_durations(const struct expo_input *in, enum expo_format fmt,
 	static const char bucket[] = "vmexit_exit_duration_seconds_bucket{";
 	const struct expo_buckets *bk = in->buckets;
 	size_t le_len[EXPO_MAX_BOUNDS + 1], le_max = 4;
-	__u64 own[EXPO_MAX_BOUNDS + 1];
 	int err;
 
 	err = family(b, fmt, "vmexit_exit_duration_seconds", "histogram", "seconds",
@@ -510,12 +509,10 @@ static int render_durations(const struct expo_input *in, enum expo_format fmt,
 		/* Room for the series' bucket lines at once: one check, not one per line. */
 		char *p = reserve(b, (bk->nr + 1) * (sizeof(bucket) + n + le_max + 16 +
 						     FMT_NUM_MAX));
-		const __u64 *cum = in->counts ? in->counts[i].le : own;
+		const __u64 *cum = in->counts[i].le;
 
 		if (!p)
 			return -ENOMEM;
-		if (!in->counts)
-			le_counts_of(s->row, bk, own);
 		for (__u32 j = 0; j <= bk->nr; j++) {
 			p = fmt_lit(p, bucket);
 			memcpy(p, labels, n);
@@ -552,10 +549,8 @@ static int render_states(const struct expo_input *in, enum expo_format fmt, stru
 		     "vmexit_exit_duration_seconds_sum.");
 	for (__u32 i = 0; !err && i < in->nr_series; i++) {
 		const struct expo_series *s = &in->series[i];
-		const struct expo_counts *c = in->counts ? &in->counts[i] : NULL;
-		const struct row *r = s->row;
-		const __u64 ns[] = { c ? c->oncpu_ns : r->oncpu_ns, c ? c->blocked_ns : r->blocked_ns,
-				     c ? c->runq_ns : r->runq_ns };
+		const struct expo_counts *c = &in->counts[i];
+		const __u64 ns[] = { c->oncpu_ns, c->blocked_ns, c->runq_ns };
 		size_t n;
 		const char *l = labels_of(sl, i, &n);
 

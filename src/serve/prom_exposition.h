@@ -38,9 +38,8 @@ void expo_buckets_default(struct expo_buckets *b);
  */
 int expo_buckets_parse(const char *list, struct expo_buckets *b, char *err, size_t errlen);
 
-/* One exported row: counts since vmexit started, its guest's name and when it appeared. */
+/* One exported row: its guest's name and when it appeared (its numbers: expo_counts). */
 struct expo_series {
-	const struct row *row;		/* NULL: expo_input.counts has its numbers */
 	const char *guest;
 	__u64 created_ms;		/* Unix time, ms */
 };
@@ -62,8 +61,7 @@ void expo_counts_of(struct expo_counts *c, const struct row *r, const struct exp
 
 struct expo_input {
 	const struct expo_series *series;
-	/* NULL: each series' numbers from its row; else series[i]'s are counts[i]. */
-	const struct expo_counts *counts;
+	const struct expo_counts *counts;	/* series[i]'s numbers, since vmexit started */
 	__u32 nr_series;
 	bool by_vcpu;			/* a vcpu label on the exit series */
 	const struct expo_buckets *buckets;
