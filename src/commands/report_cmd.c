@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "durations.h"
 #include "event_output.h"
+#include "event_output_options.h"
 #include "event_rows.h"
 #include "hashmap.h"
 #include "record_file.h"
@@ -76,17 +77,10 @@ static const struct cmd_option options[] = {
 	OPT_HEADER("Per-event output (as vmexit stream):", 3),
 	{ "events", 0, NULL, 0, "One line per exit (the stream's default line)", 3,
 	  OPT_TO(struct report_args, events, opt_true) },
-	{ "format", 0, "FILE", 0, "One line per exit, rendered with the rules in FILE", 3,
-	  OPT_TO(struct report_args, out.format_path, opt_string) },
-	{ "perfetto", 0, "OUT", 0, "Write a Perfetto trace to OUT (- for standard output) "
-	  "instead: protobuf if OUT ends in .pftrace, else Chrome JSON", 3,
-	  OPT_TO(struct report_args, out.perfetto_path, opt_string) },
 	{ "counters", 0, "FILE[,start=S]", 0, "With --perfetto: add the counters of FILE (`perf "
 	  "stat -I MS -x, ...` output) as counter tracks; perf's time 0 is its '# started on' "
 	  "line (to the second) or S, in CLOCK_MONOTONIC seconds", 3,
 	  OPT_TO(struct report_args, counters, opt_string) },
-	{ "perfetto-format", 0, "proto|json", 0, "The --perfetto trace's format, whatever OUT's "
-	  "name", 3, OPT_TO(struct report_args, out.perfetto_format, opt_perfetto_format) },
 	{},
 };
 
@@ -99,24 +93,17 @@ static void check_modes(void *input, struct argp_state *state)
 
 	if (!a->path)
 		argp_error(state, "give the recording with -i FILE");
-	opt_exclusive(state, a->out.format_path, "--format", a->out.perfetto_path, "--perfetto");
+	/* --events is the default lines: another format is another output. */
 	opt_exclusive(state, a->events, "--events", a->out.perfetto_path, "--perfetto");
 	opt_exclusive(state, a->events, "--events", a->out.format_path, "--format");
 	if (per_event && (a->view.asked_csv || a->view.hist))
 		argp_error(state, "--csv and --hist are summary outputs: drop --events, --format "
 			   "and --perfetto");
-	opt_exclusive(state, a->out.perfetto_path, "--perfetto", json, "--json");
-	if (json && a->out.format_path)
-		argp_error(state, "--format renders lines: it cannot be combined with --json");
+	a->out.json = json;
+	evout_opts_check(&a->out, state);
 	if (a->counters && !a->out.perfetto_path)
 		argp_error(state, "--counters adds counter tracks to a --perfetto trace: give both");
-	if (a->out.perfetto_format && !a->out.perfetto_path)
-		argp_error(state, "--perfetto-format is the format of --perfetto OUT: give both");
 	a->events = per_event;
-	if (a->out.perfetto_path)
-		a->out.mode = EVOUT_PERFETTO;
-	else if (json)
-		a->out.mode = a->events ? EVOUT_JSON : EVOUT_LINES;
 	if (json && !a->events)
 		a->view.fmt = OUT_JSON;
 }
@@ -131,7 +118,8 @@ static const struct cmd_options report_options = {
 	.args_doc = "-i FILE", .doc = doc,
 	.children = (const struct cmd_child[]){
 		{ &stat_view_options, offsetof(struct report_args, view),
-		  "Summary output (as vmexit stat):", 2 }, {} },
+		  "Summary output (as vmexit stat):", 2 },
+		{ &evout_file_options, offsetof(struct report_args, out), NULL, 3 }, {} },
 };
 
 struct tsc_offset {
@@ -227,7 +215,7 @@ static bool guest_wanted(struct report *r, __u32 tgid, __u64 start)
 static void note_pid(struct report *r, __u32 tgid)
 {
 	for (int i = 0; i < r->a->sel.f.nr_pids; i++) {
-		if (r->a->sel.f.pids[i] == tgid)
+		if ((__u32)r->a->sel.f.pids[i] == tgid)
 			r->pid_seen[i] = true;
 	}
 }
@@ -340,7 +328,7 @@ static int check_selections(struct report *r)
 	for (int i = 0; i < r->a->sel.f.nr_pids; i++) {
 		if (r->pid_seen[i])
 			continue;
-		fprintf(stderr, "vmexit: no VMM with pid %u in %s; guests in it:\n",
+		fprintf(stderr, "vmexit: no VMM with pid %d in %s; guests in it:\n",
 			r->a->sel.f.pids[i], r->a->path);
 		rc = 1;
 	}

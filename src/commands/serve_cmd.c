@@ -155,9 +155,9 @@ static int serve(struct serve_args *a, int listen_fd, const char *where)
 		return 1;
 	}
 	/* -g names: the VMMs found at the start are in the filter; later ones join it. */
-	guest_follow_init(&follow, f->sel.guests, f->sel.nr_guests, f->opts.pids,
-			  f->sel.f.nr_pids, f->opts.pids + f->sel.f.nr_pids,
-			  f->opts.nr_pids - f->sel.f.nr_pids);
+	guest_follow_init(&follow, f->sel.guests, f->sel.nr_guests, f->opts.filter.pids,
+			  f->sel.f.nr_pids, f->opts.filter.pids + f->sel.f.nr_pids,
+			  f->opts.filter.nr_pids - f->sel.f.nr_pids);
 	follow.seen = follow_seen;
 	follow.apply = follow_apply;
 	follow.ctx = &sp.s;

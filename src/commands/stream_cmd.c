@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "durations.h"
 #include "event_output.h"
+#include "event_output_options.h"
 #include "live_events.h"
 #include "record_file.h"
 
@@ -47,39 +48,8 @@ struct stream_args {
 	struct evout_opts out;
 };
 
-/* --json and --perfetto: one output or the other. */
-static void set_mode(struct evout_opts *o, enum evout_mode mode, struct argp_state *state)
-{
-	if (o->mode != EVOUT_LINES && o->mode != mode)
-		argp_error(state, "--json and --perfetto are different outputs: pick one");
-	o->mode = mode;
-}
-
-OPT_STATIC_STORE(opt_json, struct evout_opts);
-static void opt_json(const char *arg, void *to, struct argp_state *state)
-{
-	(void)arg;
-	set_mode(to, EVOUT_JSON, state);
-}
-
-OPT_STATIC_STORE(opt_perfetto, struct evout_opts);
-static void opt_perfetto(const char *arg, void *to, struct argp_state *state)
-{
-	set_mode(to, EVOUT_PERFETTO, state);
-	((struct evout_opts *)to)->perfetto_path = arg;
-}
-
 static const struct cmd_option options[] = {
 	OPT_HEADER("Output:", 2),
-	{ "format", 0, "FILE", 0, "Render lines with the rules in FILE (docs/formats.md)", 2,
-	  OPT_TO(struct stream_args, out.format_path, opt_string) },
-	{ "json", 0, NULL, 0, "One JSON object per exit, one per line", 2,
-	  OPT_TO(struct stream_args, out, opt_json) },
-	{ "perfetto", 0, "FILE", 0, "Write a Perfetto trace to FILE (- for standard output) "
-	  "instead of lines: protobuf if FILE ends in .pftrace, else Chrome JSON", 2,
-	  OPT_TO(struct stream_args, out, opt_perfetto) },
-	{ "perfetto-format", 0, "proto|json", 0, "The --perfetto trace's format, whatever "
-	  "FILE's name", 2, OPT_TO(struct stream_args, out.perfetto_format, opt_perfetto_format) },
 	{ "tsc-mhz", 0, "MHZ", 0, "TSC frequency: JSON gets latency_cycles, --format rules "
 	  "%(tsc) in cycles (the default lines do not change)", 2,
 	  OPT_TO(struct stream_args, out.tsc_mhz, opt_tsc_mhz) },
@@ -89,21 +59,11 @@ static const struct cmd_option options[] = {
 	{},
 };
 
-static void check_format(void *input, struct argp_state *state)
-{
-	const struct evout_opts *o = &((struct stream_args *)input)->out;
-
-	if (o->perfetto_format && o->mode != EVOUT_PERFETTO)
-		argp_error(state, "--perfetto-format is the format of --perfetto FILE: give both");
-	if (o->format_path && o->mode != EVOUT_LINES)
-		argp_error(state, "--format renders lines: it cannot be combined with "
-			   "--json or --perfetto");
-}
-
 static const struct cmd_options stream_options = {
-	.options = options, .end = check_format, .args_doc = "[-- COMMAND...]", .doc = doc,
+	.options = options, .args_doc = "[-- COMMAND...]", .doc = doc,
 	.children = (const struct cmd_child[]){
-		{ &live_options, offsetof(struct stream_args, live), NULL, 0 }, {} },
+		{ &live_options, offsetof(struct stream_args, live), NULL, 0 },
+		{ &evout_options, offsetof(struct stream_args, out), NULL, 2 }, {} },
 };
 
 static int sink_event(void *ctx, const struct vmexit_event *ev)
@@ -116,9 +76,9 @@ static void sink_guest(void *ctx, __u32 tgid, __u64 start, const char *name)
 	evout_guest(ctx, tgid, start, name);
 }
 
-static void sink_stuck(void *ctx, const struct stuck_exit *e)
+static void sink_stuck(void *ctx, const struct inflight_exit *e, __u64 now_ns)
 {
-	evout_stuck(ctx, e);
+	evout_stuck(ctx, e, now_ns);
 }
 
 static void sink_lost(void *ctx, __u64 ts_ns, const __u64 delta[NR_LOST])

@@ -222,14 +222,15 @@ static void describe_filters(struct top *tp)
 		n += snprintf(tp->filters + n, len - n, "%s-g %s", n ? " " : "",
 			      tp->a->filters.sel.guests[i]);
 	if (!tp->a->filters.sel.nr_guests) {
-		for (int i = 0; i < o->nr_pids && n < len; i++)
-			n += snprintf(tp->filters + n, len - n, "%s%d", i ? "," : "-p ", o->pids[i]);
+		for (int i = 0; i < o->filter.nr_pids && n < len; i++)
+			n += snprintf(tp->filters + n, len - n, "%s%d", i ? "," : "-p ",
+				      o->filter.pids[i]);
 	}
-	if (o->vcpu >= 0 && n < len)
-		n += snprintf(tp->filters + n, len - n, "%s-c %d", n ? " " : "", o->vcpu);
-	if (o->nr_reasons && n < len)
+	if (o->filter.vcpu >= 0 && n < len)
+		n += snprintf(tp->filters + n, len - n, "%s-c %d", n ? " " : "", o->filter.vcpu);
+	if (o->filter.nr_reasons && n < len)
 		snprintf(tp->filters + n, len - n, "%s-r (%d reason%s)", n ? " " : "",
-			 o->nr_reasons, o->nr_reasons == 1 ? "" : "s");
+			 o->filter.nr_reasons, o->filter.nr_reasons == 1 ? "" : "s");
 }
 
 /*
@@ -565,15 +566,17 @@ int cmd_top(int argc, char **argv)
 		return 1;
 	}
 	if (a.filters.opts.kvm_events &&
-	    kvm_event_counts_open(&tp.ev, &tp.sp.s, a.filters.opts.vcpu))
+	    kvm_event_counts_open(&tp.ev, &tp.sp.s, a.filters.opts.filter.vcpu))
 		rc = 1;
 	/* After sampler_open(): its handlers would end the run on SIGHUP. */
 	if (a.log_file)
 		sigaction(SIGHUP, &(struct sigaction){ .sa_handler = on_sighup }, NULL);
 	/* -x / --vcpus: of the one guest asked for, else of all of them. */
 	if (a.drill || a.vcpus) {
+		const struct event_filter *ef = &a.filters.opts.filter;
+
 		tp.ui.level = a.drill ? LV_REASONS : LV_VCPUS;
-		tp.ui.tgid = a.filters.opts.nr_pids == 1 ? (__u32)a.filters.opts.pids[0] : 0;
+		tp.ui.tgid = ef->nr_pids == 1 ? (__u32)ef->pids[0] : 0;
 	}
 	row_table_init(&tp.tot);
 	uname(&u);

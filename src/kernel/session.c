@@ -229,8 +229,8 @@ static int fill_filters(struct session *s, struct session_opts *o)
 	int fd, err;
 
 	fd = bpf_map__fd(s->skel->maps.pid_filter);
-	for (int i = 0; i < o->nr_pids; i++) {
-		__u32 pid = o->pids[i];
+	for (int i = 0; i < o->filter.nr_pids; i++) {
+		__u32 pid = o->filter.pids[i];
 
 		err = bpf_map_update_elem(fd, &pid, &one, BPF_ANY);
 		if (err)
@@ -244,8 +244,8 @@ static int fill_filters(struct session *s, struct session_opts *o)
 			return err;
 	}
 	fd = bpf_map__fd(s->skel->maps.reason_filter);
-	for (int i = 0; i < o->nr_reasons; i++) {
-		__u64 key = (__u64)o->reasons[i].isa << 32 | o->reasons[i].reason;
+	for (int i = 0; i < o->filter.nr_reasons; i++) {
+		__u64 key = (__u64)o->filter.reasons[i].isa << 32 | o->filter.reasons[i].reason;
 
 		err = bpf_map_update_elem(fd, &key, &one, BPF_ANY);
 		if (err)
@@ -429,13 +429,13 @@ static void set_tunables(struct session *s, const struct session_opts *o)
 	s->max_cells = o->max_cells ? o->max_cells : 4096;
 
 	skel->rodata->use_task_storage = s->task_storage;
-	skel->rodata->filter_pids = o->nr_pids > 0 || o->command || o->pid_filter_on;
+	skel->rodata->filter_pids = o->filter.nr_pids > 0 || o->command || o->pid_filter_on;
 	skel->rodata->follow_forks = o->command != NULL;
-	skel->rodata->filter_reasons = o->nr_reasons > 0;
-	skel->rodata->filter_vcpu = o->vcpu;
+	skel->rodata->filter_reasons = o->filter.nr_reasons > 0;
+	skel->rodata->filter_vcpu = o->filter.vcpu;
 	skel->rodata->max_cells = s->max_cells;
 	skel->rodata->stream_enabled = o->stream;
-	skel->rodata->stream_min_latency_ns = o->min_latency_ns;
+	skel->rodata->stream_min_latency_ns = o->filter.min_latency_ns;
 	skel->rodata->stream_sample_every = o->sample_every ? o->sample_every : 1;
 	skel->rodata->kvm_events_enabled = o->kvm_events != 0;
 	skel->rodata->split_enabled = o->split;

@@ -8,18 +8,13 @@
 #include "hooks.h"
 #include "vmexit.h"
 #include "reasons.h"
-#include "filter_limits.h"
+#include "event_filter.h"
 
 struct session_opts {
-	int pids[MAX_PID_FILTER];
-	int nr_pids;
-	int vcpu;			/* -1: all */
-	struct reason_sel reasons[MAX_REASON_SEL];
-	int nr_reasons;
+	struct event_filter filter;	/* -p (and -g's VMMs), -c, -r, --min-latency */
 	__u32 max_cells;
 	bool stream;			/* ring buffer of events */
 	__u32 ringbuf_kb;
-	__u64 min_latency_ns;
 	__u32 sample_every;
 	/* Bit VMEXIT_KVM_* per tracepoint to add: stream, record; without stream (top), their
 	 * records alone go to the ring buffer. */

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <bpf/libbpf.h>
 #include "capture_clock.h"
+#include "cells.h"
 #include "event_rows.h"
 #include "hashmap.h"
 #include "live_events.h"
@@ -21,7 +22,7 @@ static const struct cmd_option options[] = {
 	  OPT_TO(struct live_args, duration_s, opt_duration_s) },
 	{ "min-latency", 0, "DURATION", 0,
 	  "Only exits that took at least this long (250us, 1.5ms, 2s; in the kernel)", 3,
-	  OPT_TO(struct live_args, filters.opts.min_latency_ns, opt_min_latency) },
+	  OPT_TO(struct live_args, filters.sel.f.min_latency_ns, opt_min_latency) },
 	{ "sample", 0, "N", 0, "Only one exit in N per vCPU thread (in the kernel)", 3,
 	  OPT_TO(struct live_args, filters.opts.sample_every, opt_sample) },
 	{ "ringbuf-kb", 0, "KB", 0,
@@ -65,7 +66,7 @@ DEFINE_HASHMAP(thread_procs, __u32, struct thread_proc)
 
 struct live_ctx {
 	const struct live_sink *sink;
-	const struct session *session;
+	struct session *session;
 	struct name_cache *names;
 	struct vcpu_cache vcpus;
 	__s32 vcpu_filter;
@@ -78,6 +79,8 @@ struct live_ctx {
 	__u8 *reap;			/* per cell: seen ended at the last chores */
 	__u64 stuck_ns;			/* --stuck: report exits in flight this long; 0: off */
 	__u64 *stuck_seen;		/* per cell: the start of the exit last reported stuck */
+	__u64 now;			/* the time of this read's look at the cells */
+	bool reaping;			/* this read does the chores */
 	int err;
 };
 
@@ -123,9 +126,8 @@ static bool cell_made(const struct session *s, __u32 i, __u32 tgid, __u32 tid, _
 {
 	const struct cell *cl = &s->cells[i];
 
-	return __atomic_load_n(&cl->key.ready, __ATOMIC_ACQUIRE) && cl->key.tid == tid &&
-	       cl->key.tgid == tgid && cl->key.proc_start <= ts &&
-	       !(__atomic_load_n(&cl->ended, __ATOMIC_ACQUIRE) && ts > cl->ended_ts);
+	return cell_ready(cl) && cl->key.tid == tid && cl->key.tgid == tgid &&
+	       cl->key.proc_start <= ts && !(cell_ended(cl) && ts > cl->ended_ts);
 }
 
 /*
@@ -214,19 +216,15 @@ static int on_sample(void *ctx, void *data, size_t len)
  * from them), one round of chores (capture_clock.h) after they ended: each round reads the ring
  * first, so the thread's last events have been read by then, and its vCPU found from its cells.
  */
-static void reap_cells(struct live_ctx *c, struct session *s)
+static void reap_cell(struct live_ctx *c, __u32 i, const struct cell *cl)
 {
-	__u32 n = session_nr_cells(s);
-
-	for (__u32 i = 0; c->reap && i < n; i++) {
-		if (!__atomic_load_n(&s->cells[i].ended, __ATOMIC_ACQUIRE))
-			c->reap[i] = 0;
-		else if (!c->reap[i])
-			c->reap[i] = 1;
-		else {
-			session_release_cell(s, i);
-			c->reap[i] = 0;
-		}
+	if (!cell_ended(cl))
+		c->reap[i] = 0;
+	else if (!c->reap[i])
+		c->reap[i] = 1;
+	else {
+		session_release_cell(c->session, i);
+		c->reap[i] = 0;
 	}
 }
 
@@ -234,32 +232,33 @@ static void reap_cells(struct live_ctx *c, struct session *s)
  * --stuck: each exit in flight for stuck_ns or more, once, while it still is. One load per cell
  * in use at each read, and nothing on the hot path: the kernel stamps every exit in its cell.
  */
-static void check_stuck(struct live_ctx *c, const struct session *s, __u64 now)
+static void check_stuck(struct live_ctx *c, __u32 i, const struct cell *cl)
 {
-	__u32 n = session_nr_cells(s);
+	__u64 start = cell_inflight_ts(cl);
+	struct inflight_exit e;
 
-	for (__u32 i = 0; c->stuck_seen && i < n && !c->err; i++) {
-		const struct cell *cl = &s->cells[i];
-		__u64 start = __atomic_load_n(&cl->inflight_ts, __ATOMIC_ACQUIRE);
-		struct stuck_exit e;
+	if (!start || start == c->stuck_seen[i] || c->now < start + c->stuck_ns || cell_ended(cl))
+		return;
+	c->stuck_seen[i] = start;
+	inflight_of_cell(&e, &cl->key, cell_key_vcpu(&cl->key), start);
+	/* The -c filter the kernel could not apply (a vCPU it did not know). */
+	if (c->vcpu_filter >= 0 && e.vcpu != c->vcpu_filter)
+		return;
+	c->err = announce_guest(c, e.tgid, cl->key.proc_start);
+	if (!c->err)
+		c->sink->stuck(c->sink->ctx, &e, c->now);
+}
 
-		if (!start || start == c->stuck_seen[i] || now < start + c->stuck_ns ||
-		    !__atomic_load_n(&cl->key.ready, __ATOMIC_ACQUIRE) ||
-		    __atomic_load_n(&cl->ended, __ATOMIC_ACQUIRE))
-			continue;
-		c->stuck_seen[i] = start;
-		e = (struct stuck_exit){
-			.start_ns = start, .age_ns = now - start, .tgid = cl->key.tgid,
-			.tid = cl->key.tid, .vcpu = cell_key_vcpu(&cl->key), .isa = cl->key.isa,
-			.reason = cl->key.reason,
-		};
-		/* The -c filter the kernel could not apply (a vCPU it did not know). */
-		if (c->vcpu_filter >= 0 && e.vcpu != c->vcpu_filter)
-			continue;
-		c->err = announce_guest(c, e.tgid, cl->key.proc_start);
-		if (!c->err)
-			c->sink->stuck(c->sink->ctx, &e);
-	}
+/* One walk over the cells in use per read: --stuck, and with the chores the reaping. */
+static int cell_due(void *ctx, __u32 i, const struct cell *cl)
+{
+	struct live_ctx *c = ctx;
+
+	if (c->stuck_seen && !c->err)
+		check_stuck(c, i, cl);
+	if (c->reaping && c->reap)
+		reap_cell(c, i, cl);
+	return 0;
 }
 
 static void check_lost(struct live_ctx *c, const struct session *s)
@@ -292,12 +291,12 @@ static int read_due(struct live_ctx *c, struct session *s, struct ring_buffer *r
 
 	if (!c->err)
 		err = ring_buffer__consume(rb);
-	if (c->stuck_ns)
-		check_stuck(c, s, now_ns());
-	if (due & CAPTURE_CHORES) {
+	c->now = now_ns();
+	c->reaping = due & CAPTURE_CHORES;
+	if (c->stuck_ns || c->reaping)
+		cells_walk(s->cells, session_nr_cells(s), cell_due, c);
+	if (c->reaping)
 		check_lost(c, s);
-		reap_cells(c, s);
-	}
 	if (!c->err && sink->tick)
 		c->err = sink->tick(sink->ctx, now_ns());
 	return err < 0 ? err : 0;
@@ -388,7 +387,7 @@ static int capture(struct live_ctx *c, struct session *s, struct ring_buffer *rb
 int live_run(struct live_args *a, struct name_cache *names, const struct live_sink *sink,
 	     struct live_result *res)
 {
-	struct live_ctx c = { .sink = sink, .names = names, .vcpu_filter = a->filters.opts.vcpu };
+	struct live_ctx c = { .sink = sink, .names = names, .vcpu_filter = a->filters.opts.filter.vcpu };
 	struct ring_buffer *rb = NULL;
 	struct session s = {};
 	int rc = 0;

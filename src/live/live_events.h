@@ -29,8 +29,9 @@ extern const struct cmd_options live_options;
 struct live_sink {
 	/* A completed exit, TSC offset write or kvm event; a negative return ends the capture. */
 	int (*event)(void *ctx, const struct vmexit_event *ev);
-	/* An exit in flight for live_args.stuck_ns or more, once (only with stuck_ns set). */
-	void (*stuck)(void *ctx, const struct stuck_exit *e);
+	/* An exit in flight for live_args.stuck_ns or more at now_ns, once (only with stuck_ns
+	 * set). */
+	void (*stuck)(void *ctx, const struct inflight_exit *e, __u64 now_ns);
 	/* A VMM seen for the first time, before its first event: its pid, its process's start
 	 * time (cell_key.proc_start; 0 when unknown) and name. A pid reused by a new VMM is
 	 * another guest: an event of tgid at ts_ns is the one of the latest that started by then. */

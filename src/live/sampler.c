@@ -70,7 +70,7 @@ static int setup(struct sampler *sp, const struct sampler_source *src,
 	sp->names.args = src->proc_args;
 	sp->names.args_ctx = src->cells.ctx;
 	row_table_init(&sp->rows);
-	err = tracker_init(&sp->t, &src->cells, so->by, sp->opts ? sp->opts->vcpu : -1,
+	err = tracker_init(&sp->t, &src->cells, so->by, sp->opts ? sp->opts->filter.vcpu : -1,
 			   src->use_proc);
 	/* --split: the cells carry on-CPU, blocked and runq sums, and so do the rows. */
 	sp->t.split = sp->opts && sp->opts->split;
@@ -182,10 +182,10 @@ void sampler_poll(struct sampler *sp)
 /* Like perf stat -p: tracing given pids ends when the last of them is gone. */
 static bool traced_pids_alive(const struct session_opts *o)
 {
-	if (!o || !o->nr_pids || o->command)
+	if (!o || !o->filter.nr_pids || o->command)
 		return true;
-	for (int i = 0; i < o->nr_pids; i++) {
-		if (!kill(o->pids[i], 0) || errno != ESRCH)
+	for (int i = 0; i < o->filter.nr_pids; i++) {
+		if (!kill(o->filter.pids[i], 0) || errno != ESRCH)
 			return true;
 	}
 	return false;
@@ -286,13 +286,11 @@ int sampler_sample(struct sampler *sp)
 void sampler_snapshot_init(struct sampler_snapshot *snap)
 {
 	memset(snap, 0, sizeof(*snap));
-	row_table_init(&snap->rows);
 }
 
 void sampler_snapshot_free(struct sampler_snapshot *snap)
 {
 	free(snap->inflight);
-	row_table_free(&snap->rows);
 	name_cache_free(&snap->names);
 }
 
@@ -330,17 +328,11 @@ static int copy_locked(struct sampler *sp, struct sampler_snapshot *snap)
 	const struct row_table *cum = &sp->t.cum;
 	const struct row_key *named = NULL;
 
-	if (snap->take) {
-		row_table_reset(&snap->rows);
-		for (__u32 i = 0; i < cum->nr; i++) {
-			int err = snap->take(snap->take_ctx, &cum->rows[i]);
+	for (__u32 i = 0; i < cum->nr; i++) {
+		int err = snap->take(snap->take_ctx, &cum->rows[i]);
 
-			if (err)
-				return err;
-		}
-	} else if (row_table_copy(&snap->rows, cum)) {
-		/* Whole: the rows and their index as they are, no row looked up. */
-		return -ENOMEM;
+		if (err)
+			return err;
 	}
 	/* Only the names of these rows: guests forgotten since the last copy go. */
 	name_cache_clear(&snap->names);
@@ -360,9 +352,6 @@ static int copy_locked(struct sampler *sp, struct sampler_snapshot *snap)
 		return -ENOMEM;
 	memcpy(snap->lost, sp->lost, sizeof(snap->lost));
 	snap->elapsed_s = sp->elapsed_s;
-	snap->has_bpf_runs = sp->overhead != NULL;
-	snap->bpf_run_ns = sp->overhead ? sp->overhead->cost.run_ns : 0;
-	snap->bpf_runs = sp->overhead ? sp->overhead->cost.run_cnt : 0;
 	snap->samples = sp->samples;
 	return 0;
 }

@@ -123,12 +123,9 @@ void sampler_set_interval(struct sampler *sp, double interval);
 int sampler_sample(struct sampler *sp);
 
 struct sampler_snapshot {
-	struct row_table rows;		/* everything since the start, keyed by so.by */
-	struct name_cache names;	/* the name of every guest in rows (never asks /proc) */
+	struct name_cache names;	/* the name of every guest taken (never asks /proc) */
 	__u64 lost[NR_LOST];
 	double elapsed_s;		/* at the sample the rows come from */
-	bool has_bpf_runs;		/* --overhead: the two below are known */
-	__u64 bpf_run_ns, bpf_runs;	/* vmexit's own programs since the start */
 	__u64 samples;			/* that sample's number: equal numbers, equal rows */
 	/* The exits in flight at that sample (tracker.h), and its CLOCK_MONOTONIC time, which
 	 * their start_ns is read against. */
@@ -137,18 +134,18 @@ struct sampler_snapshot {
 	__u32 inflight_cap;
 	__u64 now_ns;
 	/*
-	 * Set by the caller: instead of copying them into rows (left empty), hands each row since
-	 * the start to take(), under the lock, for a consumer that keeps a few numbers of each
-	 * (serve: 10,000 rows of 2.3 KB). 0, or an error that ends the snapshot.
+	 * Set by the caller: hands each row since the start (keyed by so.by) to take(), under
+	 * the lock, for a consumer that keeps what it needs of each (serve: a few numbers of
+	 * 10,000 rows of 2.3 KB). 0, or an error that ends the snapshot.
 	 */
 	int (*take)(void *ctx, const struct row *r);
 	void *take_ctx;
 };
 
 /*
- * Thread-safe (see above): copies the rows since start, their guests' names and the loss
- * counters into snap (initialised by the caller with sampler_snapshot_init(), reused across
- * calls). fresh: take a sample first, as sampler_sample() does. 0, or -ENOMEM.
+ * Thread-safe (see above): hands the rows since start to snap->take and copies their guests'
+ * names and the loss counters into snap (initialised by the caller with
+ * sampler_snapshot_init(), reused across calls). fresh: take a sample first, as sampler_sample() does. 0, or -ENOMEM.
  */
 int sampler_snapshot(struct sampler *sp, bool fresh, struct sampler_snapshot *snap);
 void sampler_snapshot_init(struct sampler_snapshot *snap);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "array_grow.h"
+#include "cells.h"
 #include "tracker.h"
 #include "hist.h"
 #include "proc_names.h"
@@ -80,17 +81,6 @@ static int tracker_reserve(struct tracker *t, __u32 n)
 /* The vCPU of a cell whose exits did not say: another cell of the same thread (not of another
  * VMM's thread that had its tid before), else the thread's name (QEMU's "CPU 3/KVM") as the
  * kernel saw it, else as /proc says now. */
-__s32 cell_key_vcpu(const struct cell_key *k)
-{
-	char comm[sizeof(k->comm) + 1];
-
-	if (k->vcpu >= 0)
-		return k->vcpu;
-	memcpy(comm, k->comm, sizeof(k->comm));
-	comm[sizeof(k->comm)] = 0;
-	return vcpu_from_thread_name(comm);
-}
-
 static __s32 resolve_vcpu(struct tracker *t, __u32 i)
 {
 	const struct cell *c = &t->src.cells[i];
@@ -115,7 +105,7 @@ static bool cell_found(struct tracker *t, __u32 i)
 {
 	const struct cell *c = &t->src.cells[i];
 
-	if (!__atomic_load_n(&c->key.ready, __ATOMIC_ACQUIRE))
+	if (!cell_ready(c))
 		return false;		/* being filled in right now: next time */
 	memset(&t->prev[i], 0, sizeof(t->prev[i]));
 	t->prev[i].key = c->key;
@@ -171,19 +161,6 @@ static struct inflight_exit *inflight_push(struct inflight_exit **v, __u32 *nr, 
 	return &(*v)[(*nr)++];
 }
 
-/* Cell i's thread, guest, vCPU and reason; nothing else set. */
-static void inflight_of_cell(const struct tracker *t, __u32 i, struct inflight_exit *e)
-{
-	memset(e, 0, sizeof(*e));
-	e->tgid = t->prev[i].key.tgid;
-	e->tid = t->prev[i].key.tid;
-	e->proc_start = t->prev[i].key.proc_start;
-	e->vcpu = t->vcpu[i];
-	e->isa = t->prev[i].key.isa;
-	e->reason = t->prev[i].key.reason;
-	e->nr = 1;
-}
-
 /* Into the run's list of stuck exits: one per thread, reason and kind (completed or left by its
  * thread), the longest, with how many there were. */
 static int cum_stuck_add(struct tracker *t, const struct inflight_exit *x)
@@ -224,8 +201,7 @@ static int inflight_add(struct tracker *t, __u32 i, const struct cell *now, bool
 		e = inflight_push(&t->inflight, &t->nr_inflight, &t->inflight_cap);
 	if (!e)
 		return -ENOMEM;
-	inflight_of_cell(t, i, e);
-	e->start_ns = now->inflight_ts;
+	inflight_of_cell(e, &t->prev[i].key, t->vcpu[i], now->inflight_ts);
 	e->end_ns = ended ? now->ended_ts : 0;
 	if (t->split && now->if_split_ts == now->inflight_ts) {
 		e->blocked_ns = now->if_blocked_ns;
@@ -250,10 +226,9 @@ static int stuck_add(struct tracker *t, __u32 i, const struct cell *now)
 
 	if (!e)
 		return -ENOMEM;
-	inflight_of_cell(t, i, e);
+	inflight_of_cell(e, &t->prev[i].key, t->vcpu[i], now->stuck_ts);
 	e->completed = true;
 	e->nr = now->stuck_done - t->prev[i].stuck_done;
-	e->start_ns = now->stuck_ts;
 	e->end_ns = now->stuck_ts + now->stuck_lat_ns;
 	if (t->split) {
 		e->blocked_ns = now->stuck_blocked_ns;
@@ -404,7 +379,7 @@ static int cell_take(struct tracker *t, __u32 i, __u32 closed_epoch, struct row_
 	__s64 gain;
 
 	/* Read after `ended`: once it is set the values below are final. */
-	ended = __atomic_load_n(&t->src.cells[i].ended, __ATOMIC_ACQUIRE);
+	ended = cell_ended(&t->src.cells[i]);
 	if (reaping && !ended)
 		return 0;
 	memcpy(&now, &t->src.cells[i], sizeof(now));

@@ -104,8 +104,4 @@ int tracker_reap(struct tracker *t);
 /* Cells in use by live threads (discovered and not handed back). */
 __u32 tracker_live_cells(const struct tracker *t);
 
-/* A cell's vCPU as the kernel knew it: from its exits, else from the thread name it stored
- * ("CPU 3/KVM"); -1 when neither says. Works after the thread is gone. */
-__s32 cell_key_vcpu(const struct cell_key *k);
-
 #endif /* VMEXIT_TRACKER_H */

@@ -11,23 +11,8 @@
 #include <stdbool.h>
 #include "vmexit.h"
 #include "reasons.h"
-#include "filter_limits.h"
+#include "event_filter.h"
 #include "rows.h"
-
-struct event_filter {
-	__u32 pids[MAX_PID_FILTER];
-	int nr_pids;			/* 0: every VMM */
-	__s32 vcpu;			/* -1: every vCPU */
-	struct reason_sel reasons[MAX_REASON_SEL];
-	int nr_reasons;			/* 0: every reason */
-	__u64 min_latency_ns;
-};
-
-/*
- * Whether ev passes the filter, with the kernel's rules: TSC offset writes and kvm events are
- * kept whatever the reason and latency filters say (they are not exits), exits must pass all.
- */
-bool event_filter_match(const struct event_filter *f, const struct vmexit_event *ev);
 
 /*
  * Adds one exit to the row it belongs to under `by` (the same keys the tracker uses: tgid 0

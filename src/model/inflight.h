@@ -47,15 +47,4 @@ void inflight_split(const struct inflight_exit *e, __u64 now_ns, __u64 *oncpu, _
 /* Still in flight (its thread lives, it has not completed) and for stuck_ns or more at now_ns. */
 bool inflight_stuck(const struct inflight_exit *e, __u64 now_ns, __u64 stuck_ns);
 
-/* An exit in flight for a while (stream --stuck): what its statistics cell says. */
-struct stuck_exit {
-	__u64 start_ns;			/* when it began (CLOCK_MONOTONIC) */
-	__u64 age_ns;			/* in flight so far */
-	__u32 tgid;
-	__u32 tid;
-	__s32 vcpu;			/* -1 when unknown */
-	__u32 isa;
-	__u32 reason;
-};
-
 #endif /* VMEXIT_INFLIGHT_H */

@@ -26,38 +26,6 @@ void row_table_free(struct row_table *rt)
 	memset(rt, 0, sizeof(*rt));
 }
 
-int row_table_copy(struct row_table *dst, const struct row_table *src)
-{
-	row_table_reset(dst);
-	if (src->nr > dst->cap) {
-		struct row *r = reallocarray(dst->rows, src->cap, sizeof(*r));
-
-		if (!r)
-			return -ENOMEM;
-		dst->rows = r;
-		dst->cap = src->cap;
-	}
-	if (src->index.cap != dst->index.cap) {
-		/* The same slots: a copy, not a rehash of every key. */
-		struct row_index_slot *s = src->index.cap ?
-			calloc(src->index.cap, sizeof(*s)) : NULL;
-
-		if (src->index.cap && !s)
-			return -ENOMEM;
-		row_index_free(&dst->index);
-		dst->index.slots = s;
-		dst->index.cap = src->index.cap;
-	}
-	if (src->nr)
-		memcpy(dst->rows, src->rows, (size_t)src->nr * sizeof(*src->rows));
-	if (src->index.cap)
-		memcpy(dst->index.slots, src->index.slots,
-		       (size_t)src->index.cap * sizeof(*src->index.slots));
-	dst->index.nr = src->index.nr;
-	dst->nr = src->nr;
-	return 0;
-}
-
 int row_table_reindex(struct row_table *rt)
 {
 	bool added;

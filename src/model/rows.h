@@ -78,8 +78,6 @@ struct row_table {
 void row_table_init(struct row_table *rt);
 void row_table_reset(struct row_table *rt);
 void row_table_free(struct row_table *rt);
-/* Makes dst a copy of src (rows and index, as they are); 0 or -ENOMEM (dst then empty). */
-int row_table_copy(struct row_table *dst, const struct row_table *src);
 /* After the rows were reordered (sorted). */
 int row_table_reindex(struct row_table *rt);
 struct row *row_table_get(struct row_table *rt, const struct row_key *k);

@@ -76,12 +76,7 @@ static void to_session(void *input, struct argp_state *state)
 	/* Else it would run as if no -- were given, until Ctrl-C. */
 	if (o->command && !o->command[0])
 		argp_error(state, "-- needs a command after it (or leave the -- out)");
-	for (int i = 0; i < f->nr_pids; i++)
-		o->pids[i] = (int)f->pids[i];
-	o->nr_pids = f->nr_pids;
-	o->vcpu = f->vcpu;
-	memcpy(o->reasons, f->reasons, f->nr_reasons * sizeof(f->reasons[0]));
-	o->nr_reasons = f->nr_reasons;
+	o->filter = *f;
 }
 
 const struct cmd_options cli_filters_options = {
@@ -95,8 +90,8 @@ int cli_filters_resolve(struct cli_filters *f)
 	struct session_opts *o = &f->opts;
 
 	for (int i = 0; i < f->sel.nr_guests; i++) {
-		int room = MAX_PID_FILTER - o->nr_pids;
-		int n = guests_find(f->sel.guests[i], o->pids + o->nr_pids, room);
+		int room = MAX_PID_FILTER - o->filter.nr_pids;
+		int n = guests_find(f->sel.guests[i], o->filter.pids + o->filter.nr_pids, room);
 		char nb[TEXT_NAME_MAX];
 
 		if (n <= 0 && f->follow) {
@@ -110,11 +105,11 @@ int cli_filters_resolve(struct cli_filters *f)
 			guests_list_print(stderr);
 			return -1;
 		}
-		o->nr_pids += n < room ? n : room;
+		o->filter.nr_pids += n < room ? n : room;
 	}
 	for (int i = 0; f->follow && i < f->sel.f.nr_pids; i++) {
 		if (kill((pid_t)f->sel.f.pids[i], 0) && errno == ESRCH)
-			fprintf(stderr, "vmexit: note: no process with pid %u yet: traced if one "
+			fprintf(stderr, "vmexit: note: no process with pid %d yet: traced if one "
 				"starts\n", f->sel.f.pids[i]);
 	}
 	/* Followed names may match nothing yet: the filter is on all the same. */

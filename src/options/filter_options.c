@@ -13,9 +13,9 @@ void opt_pid(const char *arg, void *to, struct argp_state *state)
 
 	if (f->nr_pids >= MAX_PID_FILTER)
 		argp_error(state, "too many -p (at most %d)", MAX_PID_FILTER);
-	f->pids[f->nr_pids++] = (__u32)parse_long_arg(arg, "pid", 1, 0x7fffffff, state);
+	f->pids[f->nr_pids++] = (int)parse_long_arg(arg, "pid", 1, 0x7fffffff, state);
 	if (fo->pid_given)
-		fo->pid_given(arg, f->pids[f->nr_pids - 1]);
+		fo->pid_given(arg, (__u32)f->pids[f->nr_pids - 1]);
 }
 
 void opt_guest(const char *arg, void *to, struct argp_state *state)

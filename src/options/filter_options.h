@@ -8,7 +8,7 @@
 #define VMEXIT_FILTER_OPTIONS_H
 
 #include "cmd_options.h"
-#include "event_rows.h"
+#include "event_filter.h"
 
 #define MAX_GUEST_NAMES	16
 

@@ -2,8 +2,9 @@
 /*
  * Per-event output shared by `vmexit stream` (live) and `vmexit report --events` (from a
  * record file): the default line or a --format rules file (template engine), one JSON object
- * per line, or a Perfetto/Chrome trace. Lost records are never silent: each increase of a
- * kernel loss counter becomes a marker in the same output, and the summary states the totals.
+ * per line, or a Perfetto/Chrome trace, each a format of its own (EVOUT_FORMATS below). Lost
+ * records are never silent: each increase of a kernel loss counter becomes a marker in the
+ * same output, and the summary states the totals.
  */
 #ifndef VMEXIT_EVENT_OUTPUT_H
 #define VMEXIT_EVENT_OUTPUT_H
@@ -14,11 +15,26 @@
 #include "inflight.h"
 #include "name_cache.h"
 
-enum evout_mode { EVOUT_LINES, EVOUT_JSON, EVOUT_PERFETTO };
+/*
+ * The per-event formats, once: X(MODE, name) is the format EVOUT_MODE, whose operations are
+ * evout_name in event_name.c (event_format.h says what a format provides). LINES, the
+ * default, stays first.
+ */
+#define EVOUT_FORMATS(X)		\
+	X(LINES, lines)			\
+	X(JSON, json)			\
+	X(PERFETTO, perfetto)
+
+enum evout_mode {
+#define EVOUT_MODE_ENUM(M, name) EVOUT_##M,
+	EVOUT_FORMATS(EVOUT_MODE_ENUM)
+#undef EVOUT_MODE_ENUM
+};
 
 struct evout_opts {
-	enum evout_mode mode;
+	enum evout_mode mode;		/* from what was asked: evout_opts_check() */
 	const char *format_path;	/* EVOUT_LINES: rules file; NULL: the built-in rules */
+	bool json;			/* --json */
 	const char *perfetto_path;	/* EVOUT_PERFETTO: "-" for standard output */
 	int perfetto_format;		/* enum trace_format: TRACE_AUTO by the path */
 	double tsc_mhz;			/* > 0: cycles in lines (%(tsc)) and in JSON */
@@ -33,19 +49,22 @@ struct evout_opts {
 struct tmpl_rules;
 struct tmpl_env;
 struct trace_writer_ops;
+struct evout_ops;
 
 struct evout {
 	enum evout_mode mode;
+	const struct evout_ops *ops;	/* the mode's (event_format.h) */
 	FILE *f;
 	bool own_file;
 	double tsc_mhz;
 	bool split;
 	struct name_cache *names;
-	struct tmpl_rules *rules;
-	struct tmpl_env *env;
-	const struct trace_writer_ops *tw;	/* EVOUT_PERFETTO: the format's writer */
-	void *pw;
-	bool header_due;		/* the built-in lines: their header before the first */
+	/* The formats' own state. */
+	struct tmpl_rules *rules;	/* lines */
+	struct tmpl_env *env;		/* lines */
+	bool header_due;		/* lines: the built-in lines' header before the first */
+	const struct trace_writer_ops *tw; /* perfetto: the trace format's writer */
+	void *pw;			/* perfetto: its state */
 	__u64 first_ts;			/* relative times in JSON and lost markers */
 	__u64 events;			/* events written */
 	__u64 lost[NR_LOST];		/* totals of the lost counters reported so far */
@@ -62,8 +81,8 @@ int evout_event(struct evout *o, const struct vmexit_event *ev);
 /* A VM's name, as soon as it is known (perfetto process names; lines look names up), with its
  * VMM's start time (rec_item.start). */
 void evout_guest(struct evout *o, __u32 tgid, __u64 start, const char *name);
-/* An exit passed the --stuck threshold while the stream runs: one marker. */
-void evout_stuck(struct evout *o, const struct stuck_exit *e);
+/* An exit passed the --stuck threshold while the stream runs: one marker, its age at now_ns. */
+void evout_stuck(struct evout *o, const struct inflight_exit *e, __u64 now_ns);
 /* The kernel's loss counters grew by delta around ts_ns: one marker per cause that grew. */
 void evout_lost(struct evout *o, __u64 ts_ns, const __u64 delta[NR_LOST]);
 /* A value of an outside counter (report --counters) at ts_ns: Perfetto output only. */

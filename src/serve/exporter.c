@@ -148,7 +148,6 @@ static int select_series(struct exporter *x, __u64 now_ms, struct expo_input *in
 		c.le = x->le_counts + (size_t)i * per;
 		x->counts[kept] = c;
 		x->series[kept++] = (struct expo_series){
-			.row = NULL,
 			.guest = name_cache_get_at(&x->snap.names, c.key.tgid, c.key.start),
 			.created_ms = g->created_ms,
 		};
@@ -164,46 +163,6 @@ int exporter_snapshot(struct exporter *x)
 {
 	x->nr_series = 0;
 	return sampler_snapshot(x->sp, true, &x->snap);
-}
-
-/*
- * The exits in flight for stuck_ns or more at the snapshot's sample. An exit whose thread
- * exited in it is over, not stuck: its row counted it, and it never completes.
- */
-static int select_stuck(struct exporter *x, struct expo_input *in)
-{
-	const struct sampler_snapshot *s = &x->snap;
-
-	if (s->nr_inflight > x->stuck_cap) {
-		struct expo_inflight *e = realloc(x->stuck, s->nr_inflight * sizeof(*e));
-
-		if (!e)
-			return -ENOMEM;
-		x->stuck = e;
-		x->stuck_cap = s->nr_inflight;
-	}
-	in->inflight = x->stuck;
-	in->nr_inflight = 0;
-	for (__u32 i = 0; i < s->nr_inflight; i++) {
-		const struct inflight_exit *f = &s->inflight[i];
-		__u64 on, blk, rq;
-
-		if (!inflight_stuck(f, s->now_ns, x->stuck_ns))
-			continue;
-		inflight_split(f, s->now_ns, &on, &blk, &rq);
-		x->stuck[in->nr_inflight++] = (struct expo_inflight){
-			.tgid = f->tgid,
-			.vcpu = f->vcpu,
-			.isa = f->isa,
-			.reason = f->reason,
-			.guest = name_cache_get_at(&x->snap.names, f->tgid, f->proc_start),
-			.age_ns = inflight_age(f, s->now_ns),
-			.oncpu_ns = on,
-			.blocked_ns = blk,
-			.runq_ns = rq,
-		};
-	}
-	return 0;
 }
 
 int exporter_render(void *ctx, enum expo_format fmt, struct expo_buf *out)
@@ -236,10 +195,14 @@ int exporter_render(void *ctx, enum expo_format fmt, struct expo_buf *out)
 		err = select_series(x, unix_ms(), &in);
 	}
 	pthread_mutex_unlock(&x->guests_lock);
-	if (!err)
-		err = select_stuck(x, &in);
 	if (err)
 		return err;
+	in.export_stuck = true;
+	in.inflight = x->snap.inflight;
+	in.nr_inflight = x->snap.nr_inflight;
+	in.now_ns = x->snap.now_ns;
+	in.stuck_ns = x->stuck_ns;
+	in.names = &x->snap.names;
 	memcpy(in.lost, x->snap.lost, sizeof(in.lost));
 	/* /proc unreadable: the exit metrics still go out, without process_*. */
 	if (!process_stats_read(&self))
@@ -258,6 +221,5 @@ void exporter_free(struct exporter *x)
 	free(x->series);
 	free(x->counts);
 	free(x->le_counts);
-	free(x->stuck);
 	pthread_mutex_destroy(&x->guests_lock);
 }

@@ -30,8 +30,6 @@ struct exporter {
 	__u32 nr_series;
 	__u32 series_cap;
 	__u64 *le_counts;		/* buckets->nr + 1 per row taken, in the rows' order */
-	struct expo_inflight *stuck;		/* exits in flight for at least stuck_ns */
-	__u32 stuck_cap;
 	__u64 stuck_ns;
 	pthread_mutex_t guests_lock;	/* guests: HTTP thread vs the sampler's owner */
 	struct serve_guests guests;

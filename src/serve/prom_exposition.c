@@ -400,20 +400,20 @@ void expo_counts_of(struct expo_counts *c, const struct row *r, const struct exp
 	le_counts_of(r, b, le);
 }
 
-/* Series i's numbers: its row's, or as taken into in->counts. */
+/* Series i's numbers, as taken into in->counts. */
 static const struct row_key *s_key(const struct expo_input *in, __u32 i)
 {
-	return in->counts ? &in->counts[i].key : &in->series[i].row->key;
+	return &in->counts[i].key;
 }
 
 static __u64 s_count(const struct expo_input *in, __u32 i)
 {
-	return in->counts ? in->counts[i].count : in->series[i].row->count;
+	return in->counts[i].count;
 }
 
 static __u64 s_total(const struct expo_input *in, __u32 i)
 {
-	return in->counts ? in->counts[i].total_ns : in->series[i].row->total_ns;
+	return in->counts[i].total_ns;
 }
 
 /*
@@ -491,7 +491,6 @@ static int render_durations(const struct expo_input *in, enum expo_format fmt,
 	static const char bucket[] = "vmexit_exit_duration_seconds_bucket{";
 	const struct expo_buckets *bk = in->buckets;
 	size_t le_len[EXPO_MAX_BOUNDS + 1], le_max = 4;
-	__u64 own[EXPO_MAX_BOUNDS + 1];
 	int err;
 
 	err = family(b, fmt, "vmexit_exit_duration_seconds", "histogram", "seconds",
@@ -510,12 +509,10 @@ static int render_durations(const struct expo_input *in, enum expo_format fmt,
 		/* Room for the series' bucket lines at once: one check, not one per line. */
 		char *p = reserve(b, (bk->nr + 1) * (sizeof(bucket) + n + le_max + 16 +
 						     FMT_NUM_MAX));
-		const __u64 *cum = in->counts ? in->counts[i].le : own;
+		const __u64 *cum = in->counts[i].le;
 
 		if (!p)
 			return -ENOMEM;
-		if (!in->counts)
-			le_counts_of(s->row, bk, own);
 		for (__u32 j = 0; j <= bk->nr; j++) {
 			p = fmt_lit(p, bucket);
 			memcpy(p, labels, n);
@@ -552,10 +549,8 @@ static int render_states(const struct expo_input *in, enum expo_format fmt, stru
 		     "vmexit_exit_duration_seconds_sum.");
 	for (__u32 i = 0; !err && i < in->nr_series; i++) {
 		const struct expo_series *s = &in->series[i];
-		const struct expo_counts *c = in->counts ? &in->counts[i] : NULL;
-		const struct row *r = s->row;
-		const __u64 ns[] = { c ? c->oncpu_ns : r->oncpu_ns, c ? c->blocked_ns : r->blocked_ns,
-				     c ? c->runq_ns : r->runq_ns };
+		const struct expo_counts *c = &in->counts[i];
+		const __u64 ns[] = { c->oncpu_ns, c->blocked_ns, c->runq_ns };
 		size_t n;
 		const char *l = labels_of(sl, i, &n);
 
@@ -576,6 +571,15 @@ static int render_states(const struct expo_input *in, enum expo_format fmt, stru
 	return err;
 }
 
+/* The labels of an exported exit in flight (expo_input.inflight), its guest named. */
+static size_t inflight_labels(const struct expo_input *in, const struct inflight_exit *f,
+			      char *labels)
+{
+	const char *guest = name_cache_get_at(in->names, f->tgid, f->proc_start);
+
+	return exit_labels(labels, guest, f->tgid, f->vcpu, true, f->isa, f->reason, false);
+}
+
 /* --split: a stuck vCPU asleep, spinning on CPU, or starved of a CPU: three different alarms. */
 static int render_inflight_states(const struct expo_input *in, enum expo_format fmt,
 				  struct expo_buf *b)
@@ -588,11 +592,14 @@ static int render_inflight_states(const struct expo_input *in, enum expo_format 
 		     "vmexit_exit_in_flight_seconds by what the vCPU thread has been doing: on "
 		     "CPU, blocked (asleep), runq (runnable, waiting for a CPU).");
 	for (__u32 i = 0; !err && i < in->nr_inflight; i++) {
-		const struct expo_inflight *f = &in->inflight[i];
-		const __u64 ns[] = { f->oncpu_ns, f->blocked_ns, f->runq_ns };
-		size_t n = exit_labels(labels, f->guest, f->tgid, f->vcpu, true, f->isa,
-				       f->reason, false);
+		const struct inflight_exit *f = &in->inflight[i];
+		__u64 ns[3];
+		size_t n;
 
+		if (!inflight_stuck(f, in->now_ns, in->stuck_ns))
+			continue;
+		inflight_split(f, in->now_ns, &ns[0], &ns[1], &ns[2]);
+		n = inflight_labels(in, f, labels);
 		for (int k = 0; !err && k < 3; k++) {
 			char *p = fmt_lit(labels + n, ",state=\"");
 
@@ -605,6 +612,8 @@ static int render_inflight_states(const struct expo_input *in, enum expo_format 
 	return err;
 }
 
+/* The exits in flight for --stuck or more. An exit whose thread exited in it is over, not
+ * stuck: its row counted it, and it never completes. */
 static int render_inflight(const struct expo_input *in, enum expo_format fmt,
 			   struct expo_buf *b)
 {
@@ -615,21 +624,22 @@ static int render_inflight(const struct expo_input *in, enum expo_format fmt,
 		     "Exits in flight for longer than --stuck: a vCPU stuck in its VMM or in the "
 		     "kernel.");
 	for (__u32 i = 0; !err && i < in->nr_inflight; i++) {
-		const struct expo_inflight *f = &in->inflight[i];
-		size_t n = exit_labels(labels, f->guest, f->tgid, f->vcpu, true, f->isa,
-				       f->reason, false);
+		const struct inflight_exit *f = &in->inflight[i];
 
-		err = sample_u64(b, "vmexit_exits_in_flight", labels, n, 1);
+		if (inflight_stuck(f, in->now_ns, in->stuck_ns))
+			err = sample_u64(b, "vmexit_exits_in_flight", labels,
+					 inflight_labels(in, f, labels), 1);
 	}
 	if (!err)
 		err = family(b, fmt, "vmexit_exit_in_flight_seconds", "gauge", "seconds",
 			     "How long the exits in vmexit_exits_in_flight have been in flight.");
 	for (__u32 i = 0; !err && i < in->nr_inflight; i++) {
-		const struct expo_inflight *f = &in->inflight[i];
-		size_t n = exit_labels(labels, f->guest, f->tgid, f->vcpu, true, f->isa,
-				       f->reason, false);
+		const struct inflight_exit *f = &in->inflight[i];
 
-		err = sample_sec(b, "vmexit_exit_in_flight_seconds", labels, n, f->age_ns);
+		if (inflight_stuck(f, in->now_ns, in->stuck_ns))
+			err = sample_sec(b, "vmexit_exit_in_flight_seconds", labels,
+					 inflight_labels(in, f, labels),
+					 inflight_age(f, in->now_ns));
 	}
 	return err || !in->split ? err : render_inflight_states(in, fmt, b);
 }
@@ -785,7 +795,7 @@ int expo_render(const struct expo_input *in, enum expo_format fmt, struct expo_b
 	if (!err && in->split)
 		err = render_states(in, fmt, out, &sl);
 	labels_free(&sl);
-	if (!err && in->inflight)
+	if (!err && in->export_stuck)
 		err = render_inflight(in, fmt, out);
 	if (!err)
 		err = render_process(in, fmt, out);

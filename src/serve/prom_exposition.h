@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "bpf_run_stats.h"
+#include "inflight.h"
+#include "name_cache.h"
 #include "process_stats.h"
 #include "rows.h"
 
@@ -36,9 +38,8 @@ void expo_buckets_default(struct expo_buckets *b);
  */
 int expo_buckets_parse(const char *list, struct expo_buckets *b, char *err, size_t errlen);
 
-/* One exported row: counts since vmexit started, its guest's name and when it appeared. */
+/* One exported row: its guest's name and when it appeared (its numbers: expo_counts). */
 struct expo_series {
-	const struct row *row;		/* NULL: expo_input.counts has its numbers */
 	const char *guest;
 	__u64 created_ms;		/* Unix time, ms */
 };
@@ -58,26 +59,20 @@ struct expo_counts {
 void expo_counts_of(struct expo_counts *c, const struct row *r, const struct expo_buckets *b,
 		    __u64 *le);
 
-/* An exit in flight for longer than the --stuck threshold. */
-struct expo_inflight {
-	__u32 tgid;
-	__s32 vcpu;
-	__u32 isa;
-	__u32 reason;
-	const char *guest;
-	__u64 age_ns;
-	__u64 oncpu_ns, blocked_ns, runq_ns;	/* --split: age_ns so far, in the three states */
-};
-
 struct expo_input {
 	const struct expo_series *series;
-	/* NULL: each series' numbers from its row; else series[i]'s are counts[i]. */
-	const struct expo_counts *counts;
+	const struct expo_counts *counts;	/* series[i]'s numbers, since vmexit started */
 	__u32 nr_series;
 	bool by_vcpu;			/* a vcpu label on the exit series */
 	const struct expo_buckets *buckets;
-	const struct expo_inflight *inflight;	/* NULL: the metrics are not exported */
+	/* export_stuck: of the exits in flight at now_ns (CLOCK_MONOTONIC), those in flight for
+	 * stuck_ns or more (inflight_stuck()) are exported, their guests named from names. */
+	bool export_stuck;
+	const struct inflight_exit *inflight;
 	__u32 nr_inflight;
+	__u64 now_ns;
+	__u64 stuck_ns;
+	struct name_cache *names;
 	__u64 lost[NR_LOST];
 	const struct expo_prog *progs;	/* NULL: the kernel does not account run time */
 	__u32 nr_progs;

@@ -85,6 +85,11 @@ expect 2 "--csv and --json are different outputs" timeout 5 "$V" stat --json --c
 expect 2 "--csv and --json are different outputs" "$V" report -i none.vmexit --csv --json
 expect 2 "--events and --perfetto are different outputs" "$V" report -i none.vmexit --events --perfetto x.json
 expect 2 "--events and --format are different outputs" "$V" report -i none.vmexit --events --format f
+# The per-event formats stream and report share (one option group): at most one.
+expect 2 "--json and --perfetto are different outputs" timeout 5 "$V" stream --json --perfetto x.json
+expect 2 "--format and --json are different outputs" timeout 5 "$V" stream --format f --json
+expect 2 "--format and --perfetto are different outputs" "$V" report -i none.vmexit --format f --perfetto -
+expect 2 "--json and --perfetto are different outputs" "$V" report -i none.vmexit --perfetto - --json
 expect 2 "-i given twice \('a' and 'b'\)" "$V" report -i a -i b
 expect 1 "none.vmexit: cannot open" "$V" report -i none.vmexit --json --hist
 expect 1 "none.vmexit: cannot open" "$V" report -i none.vmexit --events --json

@@ -94,9 +94,10 @@ int main(void)
 		CHECK_EQ_U64(evout_event(&o, &e[i]), 0);
 	lost[0] = 3;
 	evout_lost(&o, 17280002000000000ull, lost);
-	evout_stuck(&o, &(struct stuck_exit){ .start_ns = 17280002000000000ull,
-					      .age_ns = 1500000000, .tgid = 200, .tid = 201,
-					      .vcpu = -1, .isa = VMEXIT_ISA_USER, .reason = 6 });
+	evout_stuck(&o, &(struct inflight_exit){ .start_ns = 17280002000000000ull, .tgid = 200,
+						 .tid = 201, .vcpu = -1, .isa = VMEXIT_ISA_USER,
+						 .reason = 6 },
+		    17280002000000000ull + 1500000000);
 	CHECK_EQ_U64(evout_close(&o), 0);	/* flushes; stdout is not closed */
 	fclose(f);
 	if (getenv("V"))
@@ -115,9 +116,10 @@ int main(void)
 		CHECK_DONE("event_output");
 	o.f = f;
 	CHECK_EQ_U64(evout_event(&o, &e[1]), 0);
-	evout_stuck(&o, &(struct stuck_exit){ .start_ns = 17280002000000000ull,
-					      .age_ns = 1500000000, .tgid = 200, .tid = 201,
-					      .vcpu = -1, .isa = VMEXIT_ISA_USER, .reason = 6 });
+	evout_stuck(&o, &(struct inflight_exit){ .start_ns = 17280002000000000ull, .tgid = 200,
+						 .tid = 201, .vcpu = -1, .isa = VMEXIT_ISA_USER,
+						 .reason = 6 },
+		    17280002000000000ull + 1500000000);
 	CHECK_EQ_U64(evout_close(&o), 0);
 	fclose(f);
 	if (getenv("V"))

@@ -105,6 +105,22 @@ static void test_negotiate(void)
  * series of one guest with --by vcpu (the second series' lines follow the first's in each
  * family): the layout every scrape repeats 10,000 times, written out from the formats' rules.
  */
+/* The numbers of n rows as serve hands them to the exposition (expo_counts_of()). */
+struct taken_counts {
+	struct expo_counts c[3];
+	__u64 le[3][EXPO_MAX_BOUNDS + 1];
+};
+
+static void take_counts(struct expo_input *in, const struct row *rows, int n,
+			struct taken_counts *t)
+{
+	for (int i = 0; i < n; i++) {
+		expo_counts_of(&t->c[i], &rows[i], in->buckets, t->le[i]);
+		t->c[i].le = t->le[i];
+	}
+	in->counts = t->c;
+}
+
 static void test_whole_exit_families(void)
 {
 	static const char want_text[] =
@@ -171,6 +187,7 @@ static void test_whole_exit_families(void)
 	struct expo_series s[2];
 	struct expo_input in = {};
 	struct expo_buf b = {};
+	struct taken_counts tc;
 	char err[256];
 
 	CHECK(!expo_buckets_parse("256ns,1.024us", &bk, err, sizeof(err)));
@@ -179,12 +196,13 @@ static void test_whole_exit_families(void)
 	add_exit(&r[0], 300);
 	add_exit(&r[0], 2000);
 	r[0].count++;		/* in flight */
-	s[0] = (struct expo_series){ &r[0], "g\"1", 0 };
+	s[0] = (struct expo_series){ "g\"1", 0 };
 	in.series = s;
 	in.nr_series = 1;
 	in.buckets = &bk;
 	in.version = "v";
 	in.kernel = "k";
+	take_counts(&in, r, 1, &tc);
 	CHECK(!expo_render(&in, EXPO_TEXT, &b));
 	CHECK(b.len > sizeof(want_text) && !memcmp(b.p, want_text, sizeof(want_text) - 1));
 	if (b.len > sizeof(want_text) && memcmp(b.p, want_text, sizeof(want_text) - 1))
@@ -197,42 +215,28 @@ static void test_whole_exit_families(void)
 	r[1].key = (struct row_key){ .tgid = 7, .vcpu = 1, .isa = VMEXIT_ISA_USER, .reason = 2 };
 	add_exit(&r[0], 2);
 	add_exit(&r[0], 12000000000ULL);
-	s[0] = (struct expo_series){ &r[0], "g", 1763884800005ULL };
-	s[1] = (struct expo_series){ &r[1], "g", 1763884800005ULL };
+	s[0] = (struct expo_series){ "g", 1763884800005ULL };
+	s[1] = (struct expo_series){ "g", 1763884800005ULL };
 	in.nr_series = 2;
 	in.by_vcpu = true;
+	take_counts(&in, r, 2, &tc);
 	b.len = 0;
 	CHECK(!expo_render(&in, EXPO_OPENMETRICS, &b));
 	CHECK(b.len > sizeof(want_om) && !memcmp(b.p, want_om, sizeof(want_om) - 1));
 	if (b.len > sizeof(want_om) && memcmp(b.p, want_om, sizeof(want_om) - 1))
 		fprintf(stderr, "got:\n%.*s\n", (int)(sizeof(want_om) + 40), b.p);
 
-	/* serve's way: the rows' numbers taken as counts, no rows: the same bytes, --split too. */
+	/* --split: each series' time in the three states, in both formats. */
 	r[1].oncpu_ns = 5;
 	r[1].blocked_ns = 6000000000ULL;
 	r[1].runq_ns = 7;
 	in.split = true;
+	take_counts(&in, r, 2, &tc);
 	for (int fmt = EXPO_TEXT; fmt <= EXPO_OPENMETRICS; fmt++) {
-		struct expo_buf c = {};
-		struct expo_counts ec[2];
-		__u64 le[2][EXPO_MAX_BOUNDS + 1];
-
 		b.len = 0;
-		in.series = s;
-		in.counts = NULL;
 		CHECK(!expo_render(&in, fmt, &b));
-		for (int i = 0; i < 2; i++) {
-			expo_counts_of(&ec[i], &r[i], &bk, le[i]);
-			ec[i].le = le[i];
-		}
-		s[0].row = s[1].row = NULL;
-		in.counts = ec;
-		CHECK(!expo_render(&in, fmt, &c));
-		CHECK(c.len == b.len && !memcmp(c.p, b.p, b.len));
-		CHECK(memmem(c.p, c.len, "state=\"blocked\"} 6.000000000", 28));
-		s[0].row = &r[0];
-		s[1].row = &r[1];
-		expo_buf_free(&c);
+		CHECK(memmem(b.p, b.len, "state=\"blocked\"} 6.000000000", 28));
+		CHECK(memmem(b.p, b.len, "state=\"runq\"} 0.000000007", 25));
 	}
 	expo_buf_free(&b);
 }
@@ -242,10 +246,20 @@ int main(int argc, char **argv)
 	struct expo_buckets bk;
 	struct row rows[3] = {};
 	struct expo_series series[3];
-	struct expo_inflight stuck = { .tgid = 42, .vcpu = 1, .isa = VMEXIT_ISA_USER,
-				       .reason = 2 /* KVM_EXIT_IO */, .guest = "web\"01",
-				       .age_ns = 2500000000ULL, .oncpu_ns = 1000,
-				       .blocked_ns = 2499998000ULL, .runq_ns = 1000 };
+	struct taken_counts tc;
+	/* In flight for 2.5 s at now: 1000 ns on CPU, then asleep, then 1000 ns runnable. */
+	const __u64 now = 100 * 1000000000ULL;
+	struct inflight_exit stuck[] = {
+		{ .tgid = 42, .tid = 45, .proc_start = 7, .vcpu = 1, .isa = VMEXIT_ISA_USER,
+		  .reason = 2 /* KVM_EXIT_IO */, .start_ns = now - 2500000000ULL,
+		  .blocked_ns = 2499998000ULL, .runq_ns = 1000 },
+		/* Below --stuck (1 s), and one its thread exited in: neither is exported. */
+		{ .tgid = 42, .tid = 46, .proc_start = 7, .vcpu = 2, .isa = VMEXIT_ISA_USER,
+		  .reason = 2, .start_ns = now - 999999999ULL },
+		{ .tgid = 42, .tid = 47, .proc_start = 7, .vcpu = 3, .isa = VMEXIT_ISA_USER,
+		  .reason = 2, .start_ns = now - 5000000000ULL, .end_ns = now - 1 },
+	};
+	struct name_cache names = { 0 };
 	struct expo_prog prog = { .name = "on_kvm_exit", .run_ns = 1500, .run_cnt = 7 };
 	struct process_stats self = { .cpu_ns = 1250000000ULL, .resident_bytes = 12 << 20,
 				      .virtual_bytes = 160 << 20, .open_fds = 38, .max_fds = 1024,
@@ -275,14 +289,20 @@ int main(int argc, char **argv)
 	add_exit(&rows[1], 256);		/* exactly on an edge: counts above it */
 	rows[2].key = (struct row_key){ .tgid = 44, .vcpu = -1, .isa = VMEXIT_ISA_VMX,
 					.reason = 48 };
-	series[0] = (struct expo_series){ &rows[0], "web\"01\\a\nb\xff", 1763884800123ULL };
-	series[1] = (struct expo_series){ &rows[1], "db", 1763884801000ULL };
-	series[2] = (struct expo_series){ &rows[2], "idle", 1763884802005ULL };
+	series[0] = (struct expo_series){ "web\"01\\a\nb\xff", 1763884800123ULL };
+	series[1] = (struct expo_series){ "db", 1763884801000ULL };
+	series[2] = (struct expo_series){ "idle", 1763884802005ULL };
 	in.series = series;
 	in.nr_series = 3;
 	in.buckets = &bk;
-	in.inflight = &stuck;
-	in.nr_inflight = 1;
+	take_counts(&in, rows, 3, &tc);
+	CHECK(!name_cache_set_at(&names, 42, 7, "web\"01"));
+	in.export_stuck = true;
+	in.inflight = stuck;
+	in.nr_inflight = 3;
+	in.now_ns = now;
+	in.stuck_ns = 1000000000ULL;
+	in.names = &names;
 	in.lost[LOST_CELLS_FULL] = 5;
 	in.progs = &prog;
 	in.nr_progs = 1;
@@ -325,6 +345,11 @@ int main(int argc, char **argv)
 			      "vcpu=\"1\",kind=\"user\",reason=\"IO\",state=\"blocked\"} 2.499998000"));
 	CHECK(has_line(&text, "vmexit_exit_in_flight_state_seconds{guest=\"web\\\"01\",pid=\"42\","
 			      "vcpu=\"1\",kind=\"user\",reason=\"IO\",state=\"runq\"} 0.000001000"));
+	CHECK(has_line(&text, "vmexit_exit_in_flight_state_seconds{guest=\"web\\\"01\",pid=\"42\","
+			      "vcpu=\"1\",kind=\"user\",reason=\"IO\",state=\"oncpu\"} 0.000001000"));
+	/* Younger than --stuck, or over with its thread: not stuck. */
+	CHECK(!memmem(text.p, text.len, "vcpu=\"2\"", 8));
+	CHECK(!memmem(text.p, text.len, "vcpu=\"3\"", 8));
 	CHECK(has_line(&text, "# TYPE vmexit_exit_state_seconds_total counter"));
 	CHECK(has_line(&text, "vmexit_exit_state_seconds_total{" L0 ",state=\"oncpu\"} "
 			      "0.000001400"));
@@ -377,7 +402,7 @@ int main(int argc, char **argv)
 
 	/* No in-flight data, no --split, /proc unread: the families are left out, not exported
 	 * empty. */
-	in.inflight = NULL;
+	in.export_stuck = false;
 	in.split = false;
 	in.self = NULL;
 	expo_buf_free(&text);
@@ -391,7 +416,7 @@ int main(int argc, char **argv)
 		char path[4096];
 		FILE *f;
 
-		in.inflight = &stuck;
+		in.export_stuck = true;
 		in.split = true;
 		expo_buf_free(&text);
 		CHECK(!expo_render(&in, EXPO_TEXT, &text));
@@ -404,5 +429,6 @@ int main(int argc, char **argv)
 	}
 	expo_buf_free(&text);
 	expo_buf_free(&om);
+	name_cache_free(&names);
 	CHECK_DONE("test_prom_exposition");
 }

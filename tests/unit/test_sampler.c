@@ -110,6 +110,27 @@ static void open_fake(struct sampler *sp, struct fake *f, enum group_by by, doub
 	CHECK(sampler_init(sp, &src, &so) == 0);
 }
 
+/* A snapshot's take(): each row it hands over, kept in a table of the test's. */
+static int keep_row(void *ctx, const struct row *r)
+{
+	struct row *c = row_table_get(ctx, &r->key);
+
+	if (!c)
+		return -ENOMEM;
+	*c = *r;
+	return 0;
+}
+
+/* sampler_snapshot() with the rows it hands over in rows (emptied first). */
+static int snapshot(struct sampler *sp, bool fresh, struct sampler_snapshot *snap,
+		    struct row_table *rows)
+{
+	row_table_reset(rows);
+	snap->take = keep_row;
+	snap->take_ctx = rows;
+	return sampler_snapshot(sp, fresh, snap);
+}
+
 static __u64 total_count(const struct row_table *rt)
 {
 	__u64 n = 0;
@@ -124,6 +145,7 @@ static void test_rows_and_names(void)
 	struct fake f = {};
 	struct sampler sp;
 	struct sampler_snapshot snap;
+	struct row_table rows;
 	const struct row *r;
 
 	add_cell(&f, 100, 101, 0, 30);
@@ -159,11 +181,12 @@ static void test_rows_and_names(void)
 
 	exits(&f, 2, 1, 9);
 	sampler_snapshot_init(&snap);
-	CHECK(sampler_snapshot(&sp, false, &snap) == 0);
-	CHECK_EQ_U64(total_count(&snap.rows), 10);	/* as of the last sample */
+	row_table_init(&rows);
+	CHECK(snapshot(&sp, false, &snap, &rows) == 0);
+	CHECK_EQ_U64(total_count(&rows), 10);	/* as of the last sample */
 	CHECK_EQ_U64(snap.samples, 2);
-	CHECK(sampler_snapshot(&sp, true, &snap) == 0);	/* a scrape: sample first */
-	CHECK_EQ_U64(total_count(&snap.rows), 11);
+	CHECK(snapshot(&sp, true, &snap, &rows) == 0);	/* a scrape: sample first */
+	CHECK_EQ_U64(total_count(&rows), 11);
 	CHECK_EQ_U64(snap.samples, 3);
 	CHECK_EQ_U64(snap.lost[LOST_CELLS_FULL], 4);
 	CHECK_STR(name_cache_get(&snap.names, 100), "web01");
@@ -175,16 +198,17 @@ static void test_rows_and_names(void)
 	 * key and the clock to read its age against. */
 	f.cells[2].started++;
 	f.cells[2].inflight_ts = 1000;
-	CHECK(sampler_snapshot(&sp, true, &snap) == 0);
+	CHECK(snapshot(&sp, true, &snap, &rows) == 0);
 	CHECK_EQ_U64(snap.nr_inflight, 1);
 	CHECK(snap.nr_inflight == 1 && snap.inflight[0].tgid == 200 &&
 	      snap.inflight[0].tid == 201 && snap.inflight[0].reason == 48 &&
 	      snap.inflight[0].start_ns == 1000 && snap.inflight[0].end_ns == 0);
 	CHECK(snap.now_ns > 1000);
 	f.cells[2].inflight_ts = 0;	/* completed */
-	CHECK(sampler_snapshot(&sp, true, &snap) == 0);
+	CHECK(snapshot(&sp, true, &snap, &rows) == 0);
 	CHECK_EQ_U64(snap.nr_inflight, 0);
 	sampler_snapshot_free(&snap);
+	row_table_free(&rows);
 	CHECK_EQ_U64(sampler_close(&sp, 0), 0);
 }
 
@@ -252,6 +276,7 @@ static void test_schedule(void)
 	struct sampler sp;
 	struct timespec stop = { 0, 300 * 1000 * 1000 };
 	struct sampler_snapshot snap;
+	struct row_table rows;
 
 	open_fake(&sp, &f, BY_VM, 0.1);
 	sampler_start(&sp);
@@ -271,9 +296,11 @@ static void test_schedule(void)
 	 * it was (serve's upkeep runs at it), and comes due all the same.
 	 */
 	sampler_snapshot_init(&snap);
+	row_table_init(&rows);
 	for (int i = 0; i < 20; i++)
-		CHECK(sampler_snapshot(&sp, true, &snap) == 0);
+		CHECK(snapshot(&sp, true, &snap, &rows) == 0);
 	sampler_snapshot_free(&snap);
+	row_table_free(&rows);
 	CHECK_EQ_U64(sp.samples, 22);
 	CHECK(sampler_due_in(&sp) <= 0.1);
 	CHECK(sampler_wait(&sp) == SAMPLER_DUE);
@@ -301,15 +328,18 @@ static void *read_snapshots(void *arg)
 {
 	struct reader *rd = arg;
 	struct sampler_snapshot snap;
+	struct row_table rows;
 
 	sampler_snapshot_init(&snap);
+	row_table_init(&rows);
 	for (int i = 0; i < rd->rounds; i++) {
-		if (sampler_snapshot(rd->sp, i % 7 == 0, &snap) ||
-		    total_count(&snap.rows) != snap.samples * 2 ||
+		if (snapshot(rd->sp, i % 7 == 0, &snap, &rows) ||
+		    total_count(&rows) != snap.samples * 2 ||
 		    strcmp(name_cache_get(&snap.names, 100), "web01"))
 			rd->bad++;
 	}
 	sampler_snapshot_free(&snap);
+	row_table_free(&rows);
 	return NULL;
 }
 
@@ -356,6 +386,7 @@ static void test_reused_pid(void)
 	struct fake f = {};
 	struct sampler sp;
 	struct sampler_snapshot snap;
+	struct row_table rows;
 
 	add_cell(&f, 300, 301, 0, 30);
 	f.cells[0].key.proc_start = 1000;
@@ -378,8 +409,9 @@ static void test_reused_pid(void)
 	CHECK_STR(name_cache_get_at(&sp.names, 300, 2000), "new");
 	CHECK_STR(name_cache_get(&sp.names, 300), "new");
 	sampler_snapshot_init(&snap);
-	CHECK(sampler_snapshot(&sp, false, &snap) == 0);
-	CHECK_EQ_U64(snap.rows.nr, 2);
+	row_table_init(&rows);
+	CHECK(snapshot(&sp, false, &snap, &rows) == 0);
+	CHECK_EQ_U64(rows.nr, 2);
 	CHECK_STR(name_cache_get_at(&snap.names, 300, 1000), "old");
 	CHECK_STR(name_cache_get_at(&snap.names, 300, 2000), "new");
 
@@ -387,8 +419,8 @@ static void test_reused_pid(void)
 	CHECK(sampler_forget(&sp, old_vmm_gone, NULL) == 0);
 	CHECK_EQ_U64(sp.t.cum.nr, 1);
 	CHECK_EQ_U64(count_of(&sp.t.cum, 300, 2000), 7);
-	CHECK(sampler_snapshot(&sp, false, &snap) == 0);
-	CHECK_EQ_U64(snap.rows.nr, 1);
+	CHECK(snapshot(&sp, false, &snap, &rows) == 0);
+	CHECK_EQ_U64(rows.nr, 1);
 	CHECK_EQ_U64(snap.names.nr, 1);
 	CHECK_STR(name_cache_get_at(&snap.names, 300, 2000), "new");
 	/* More exits of the new one still add to its row. */
@@ -396,6 +428,7 @@ static void test_reused_pid(void)
 	CHECK(sampler_sample(&sp) == 0);
 	CHECK_EQ_U64(count_of(&sp.t.cum, 300, 2000), 9);
 	sampler_snapshot_free(&snap);
+	row_table_free(&rows);
 	sampler_close(&sp, 0);
 }
 
@@ -421,6 +454,7 @@ static void test_cum_only_and_forget(void)
 	struct fake f = {};
 	struct sampler sp;
 	struct sampler_snapshot snap;
+	struct row_table rows;
 	struct sampler_source src = {
 		.cells = { .cells = f.cells, .nr_cells = fake_nr, .ctx = &f },
 		.turn_epoch = fake_turn_epoch,
@@ -443,19 +477,13 @@ static void test_cum_only_and_forget(void)
 	CHECK_EQ_U64(sp.t.cum.nr, 3);
 	CHECK_EQ_U64(count_of(&sp.t.cum, 500, 0), 9);
 
-	/* The snapshot's rows come with a working index: each key finds its own row. */
 	sampler_snapshot_init(&snap);
-	CHECK(sampler_snapshot(&sp, false, &snap) == 0);
-	CHECK_EQ_U64(snap.rows.nr, 3);
-	for (__u32 i = 0; i < snap.rows.nr; i++) {
-		__u32 *at = row_index_find(&snap.rows.index, &snap.rows.rows[i].key);
+	row_table_init(&rows);
+	CHECK(snapshot(&sp, false, &snap, &rows) == 0);
+	CHECK_EQ_U64(rows.nr, 3);
+	CHECK_EQ_U64(count_of(&rows, 400, 0), 7);
 
-		CHECK(at && *at == i);
-	}
-	CHECK(!row_index_find(&snap.rows.index, &(struct row_key){ .tgid = 600, .vcpu = -1 }));
-	CHECK_EQ_U64(count_of(&snap.rows, 400, 0), 7);
-
-	/* Rows handed to take() instead of copied: each once, none in rows; its error ends it. */
+	/* Rows handed to take(): each once; its error ends the snapshot. */
 	{
 		struct sampler_snapshot tk;
 		struct taken t = {};
@@ -466,7 +494,6 @@ static void test_cum_only_and_forget(void)
 		CHECK(sampler_snapshot(&sp, false, &tk) == 0);
 		CHECK_EQ_U64(t.rows, 3);
 		CHECK_EQ_U64(t.count, 5 + 7 + 9);
-		CHECK_EQ_U64(tk.rows.nr, 0);
 		CHECK_STR(name_cache_get_at(&tk.names, 400, 0), "400");
 		t = (struct taken){ .fail_at = 2 };
 		CHECK(sampler_snapshot(&sp, false, &tk) == -ENOMEM);
@@ -483,10 +510,11 @@ static void test_cum_only_and_forget(void)
 	CHECK_EQ_U64(sp.t.cum.nr, 2);
 	CHECK_EQ_U64(count_of(&sp.t.cum, 400, 0), 8);
 	CHECK_EQ_U64(count_of(&sp.t.cum, 500, 0), 11);
-	CHECK(sampler_snapshot(&sp, true, &snap) == 0);
-	CHECK_EQ_U64(snap.rows.nr, 2);
-	CHECK_EQ_U64(count_of(&snap.rows, 500, 0), 11);
+	CHECK(snapshot(&sp, true, &snap, &rows) == 0);
+	CHECK_EQ_U64(rows.nr, 2);
+	CHECK_EQ_U64(count_of(&rows, 500, 0), 11);
 	sampler_snapshot_free(&snap);
+	row_table_free(&rows);
 	CHECK_EQ_U64(sampler_close(&sp, 0), 0);
 }
 

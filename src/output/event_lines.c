@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The per-event format of lines: the built-in line, or the rules of a --format file
+ * (output/rules/, docs/formats.md).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include "event_format.h"
+#include "lost_causes.h"
+#include "reasons.h"
+#include "template.h"
+#include "text_escape.h"
+
+/* Each event is named by its own VMM: a pid's old VMM's late events keep the old name. */
+static const char *guest_cb(void *ctx, __u32 tgid, __u64 ts_ns)
+{
+	return name_cache_get_at_time(ctx, tgid, ts_ns);
+}
+
+static int lines_open(struct evout *o, const struct evout_opts *opts, char *err, size_t errlen)
+{
+	int ret;
+
+	o->env = calloc(1, sizeof(*o->env));
+	if (!o->env) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	o->env->tsc_mhz = opts->tsc_mhz;
+	o->env->guest_name = guest_cb;
+	o->env->ctx = opts->names;
+	o->env->real_offset_ns = opts->real_offset_ns;
+	o->env->unit_ns = opts->unit_ns;
+	if (opts->format_path) {
+		ret = tmpl_rules_load(opts->format_path, &o->rules, err, errlen);
+	} else {
+		ret = tmpl_rules_default(&o->rules, err, errlen);
+		o->header_due = true;
+	}
+	/* Every rules-file problem is a usage error, whatever errno the engine chose. */
+	return ret && ret != -ENOMEM ? -EINVAL : ret;
+}
+
+/* The built-in line's columns, and which clock its absolute time is: once, before its first
+ * line (the output may be another file than at open). */
+static void lines_header(struct evout *o)
+{
+	if (!o->header_due)
+		return;
+	o->header_due = false;
+	fprintf(o->f, "#%12s %17s %-16s %4s %-22s %10s\n", "REL_TIME(s)",
+		o->env->real_offset_ns ? "CLOCK_REALTIME(s)" : "CLOCK_MONOTONIC(s)", "GUEST",
+		"vCPU", "REASON", "LATENCY");
+}
+
+static int lines_event(struct evout *o, const struct vmexit_event *ev)
+{
+	int ret;
+
+	lines_header(o);
+	ret = tmpl_render_file(o->rules, o->env, ev, o->f);
+	return ret < 0 ? ret : 0;
+}
+
+static void lines_stuck(struct evout *o, const struct inflight_exit *e, __u64 age_ns,
+			const char *guest, const char *rname)
+{
+	char rb[REASON_STR_MAX], nb[TEXT_NAME_MAX];
+
+	(void)rname;
+	lines_header(o);
+	/* The names and the clock of the lines around it. */
+	fprintf(o->f, "# STUCK %s pid %u tid %u vcpu %d %s in flight for %.6f s since %.6f\n",
+		text_esc(nb, guest), e->tgid, e->tid, e->vcpu,
+		reason_label(e->isa, e->reason, rb, sizeof(rb)), age_ns / 1e9,
+		(e->start_ns + o->env->real_offset_ns) / 1e9);
+}
+
+static void lines_lost(struct evout *o, __u64 ts_ns, __u64 n, int cause)
+{
+	lines_header(o);
+	fprintf(o->f, "# LOST %llu records (%s) at %.6f\n", (unsigned long long)n,
+		lost_cause_text(cause), (ts_ns + o->env->real_offset_ns) / 1e9);
+}
+
+static int lines_close(struct evout *o)
+{
+	if (o->rules)
+		tmpl_rules_free(o->rules);
+	o->rules = NULL;
+	if (o->env) {
+		tmpl_env_release(o->env);
+		free(o->env);
+		o->env = NULL;
+	}
+	return 0;
+}
+
+const struct evout_ops evout_lines = {
+	.open = lines_open, .event = lines_event, .stuck = lines_stuck, .lost = lines_lost,
+	.flush = evout_flush_file, .close = lines_close,
+};

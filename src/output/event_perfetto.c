@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The per-event format of --perfetto: a Perfetto trace, in the trace format asked for
+ * (--perfetto-format, or by the file name): trace_writer.h lists the writers.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "event_format.h"
+#include "lost_causes.h"
+#include "trace_writer.h"
+
+static int perfetto_fmt_open(struct evout *o, const struct evout_opts *opts, char *err,
+			     size_t errlen)
+{
+	if (strcmp(opts->perfetto_path, "-")) {
+		o->f = fopen(opts->perfetto_path, "we");
+		if (!o->f) {
+			int e = errno;
+
+			snprintf(err, errlen, "cannot create %s: %s", opts->perfetto_path,
+				 strerror(e));
+			return -e;
+		}
+		o->own_file = true;
+	}
+	o->tw = trace_writer_for(opts->perfetto_format, opts->perfetto_path);
+	o->pw = o->tw->open(o->f);
+	if (!o->pw) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int perfetto_fmt_event(struct evout *o, const struct vmexit_event *ev)
+{
+	o->tw->event(o->pw, ev, NULL);
+	return 0;
+}
+
+static void perfetto_fmt_guest(struct evout *o, __u32 tgid, const char *name)
+{
+	if (o->pw)
+		o->tw->guest(o->pw, tgid, name);
+}
+
+static void perfetto_fmt_stuck(struct evout *o, const struct inflight_exit *e, __u64 age_ns,
+			       const char *guest, const char *rname)
+{
+	char line[256];
+
+	snprintf(line, sizeof(line), "stuck: %s of %s (tid %u) in flight for %.6f s", rname,
+		 guest, e->tid, age_ns / 1e9);
+	o->tw->stuck(o->pw, e->start_ns + age_ns, line);
+}
+
+static void perfetto_fmt_lost(struct evout *o, __u64 ts_ns, __u64 n, int cause)
+{
+	o->tw->lost(o->pw, ts_ns, n, lost_cause_text(cause));
+}
+
+static void perfetto_fmt_counter(struct evout *o, const char *name, __u64 ts_ns, double value)
+{
+	if (o->pw)
+		o->tw->counter(o->pw, name, ts_ns, value);
+}
+
+static int perfetto_fmt_close(struct evout *o)
+{
+	int ret = 0;
+
+	if (o->pw)
+		ret = o->tw->close(o->pw);
+	o->pw = NULL;
+	return ret;
+}
+
+/* No flush: the trace is one JSON document, whole only at close. */
+const struct evout_ops evout_perfetto = {
+	.open = perfetto_fmt_open, .event = perfetto_fmt_event, .guest = perfetto_fmt_guest,
+	.stuck = perfetto_fmt_stuck, .lost = perfetto_fmt_lost, .counter = perfetto_fmt_counter,
+	.close = perfetto_fmt_close,
+};
