@@ -27,6 +27,8 @@ endif
 PKG_ENV :=
 PKG_STATIC :=
 HTTP ?= 1
+# report -i trace.dat needs libtracecmd (make deps installs it); without it the build says so.
+TRACECMD ?= $(shell $(PKG_CONFIG) --exists libtracecmd 2>/dev/null && echo 1 || echo 0)
 else ifeq ($(ARCH),arm64)
 # Cross build: the target's libraries come from Debian's :arm64 -dev packages (make deps), and
 # the binaries are static so that a bare arm64 initramfs (tests/vm) or host runs them as they are.
@@ -42,6 +44,8 @@ LDFLAGS += -static
 # Debian's static libmicrohttpd needs GnuTLS, and GnuTLS needs p11-kit, which has no static
 # library: the static build has no HTTP exporter (`serve` says so).
 HTTP ?= 0
+# No static libtracecmd in Debian: the static build reads no trace.dat (report says so).
+TRACECMD ?= 0
 else
 $(error ARCH=$(ARCH): cross builds are for arm64 only (native: $(HOST_ARCH)))
 endif
@@ -54,7 +58,11 @@ ifeq ($(HTTP),1)
 MHD_CFLAGS := $(shell $(PKG_ENV) $(PKG_CONFIG) --cflags libmicrohttpd 2>/dev/null)
 MHD_LIBS := $(call PKG_LIBS,libmicrohttpd,-lmicrohttpd)
 endif
-LIBS := $(LIBBPF_LIBS) -lelf -lz $(NCURSES_LIBS) $(MHD_LIBS) -lpthread -lm
+ifeq ($(TRACECMD),1)
+TRACECMD_CFLAGS := $(shell $(PKG_ENV) $(PKG_CONFIG) --cflags libtracecmd 2>/dev/null)
+TRACECMD_LIBS := $(call PKG_LIBS,libtracecmd,-ltracecmd -ltracefs -ltraceevent)
+endif
+LIBS := $(LIBBPF_LIBS) -lelf -lz $(NCURSES_LIBS) $(MHD_LIBS) $(TRACECMD_LIBS) -lpthread -lm
 
 OPT := -O2
 ifeq ($(DEBUG),1)
@@ -73,7 +81,7 @@ SRC_INC := $(addprefix -I,$(SRC_DIRS))
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -g $(OPT)
 ALL_CFLAGS := $(CFLAGS) $(WARN) $(SAN_FLAGS) -std=gnu11 -D_GNU_SOURCE -MMD -MP \
-	-Iinclude $(SRC_INC) -I$(OUTPUT) $(LIBBPF_CFLAGS) $(MHD_CFLAGS)
+	-Iinclude $(SRC_INC) -I$(OUTPUT) $(LIBBPF_CFLAGS) $(MHD_CFLAGS) $(TRACECMD_CFLAGS)
 ALL_LDFLAGS := $(LDFLAGS) $(SAN_FLAGS)
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARN) -Wno-unused-function -Wno-unused-parameter \
 	-Ivmlinux -Iinclude -Ibpf -MMD -MP
@@ -96,6 +104,12 @@ ifeq ($(HTTP),1)
 SRCS := $(filter-out src/serve/metrics_http_none.c,$(ALL_SRCS))
 else
 SRCS := $(filter-out src/serve/metrics_http.c,$(ALL_SRCS))
+endif
+# TRACECMD=0 builds the trace.dat importer as a stub that refuses the file, with the fix.
+ifeq ($(TRACECMD),1)
+SRCS := $(filter-out %/import_tracedat_none.c,$(SRCS))
+else
+SRCS := $(filter-out %/import_tracedat.c,$(SRCS))
 endif
 OBJS := $(patsubst src/%.c,$(OUTPUT)/src/%.o,$(SRCS))
 LIB_OBJS := $(filter-out $(OUTPUT)/src/main.o,$(OBJS))
