@@ -13,22 +13,25 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include "capture_import.h"
 
 extern char **environ;
 
+/* Called for every sample (its sample dict is most of perf's cost): kept to one write. */
 static const char perf_handler[] =
+	"import sys\n"
+	"w = sys.stdout.write\n"
 	"def trace_unhandled(event_name, context, fields, sample):\n"
-	"    if not event_name.startswith('kvm__'):\n"
+	"    if event_name[:5] != 'kvm__':\n"
 	"        return\n"
 	"    s = sample['sample']\n"
-	"    comm = str(sample.get('comm', '')).replace('\\t', ' ').replace('\\n', ' ')\n"
-	"    kv = ' '.join('%s=%d' % (k, v) for k, v in fields.items()\n"
-	"                  if isinstance(v, int) and not k.startswith('common_'))\n"
-	"    print('%s\\t%d\\t%d\\t%d\\t%d\\t%s\\t%s' % (event_name[5:], s['time'], s['pid'],\n"
-	"                                            s['tid'], s['cpu'], comm, kv))\n";
+	"    w('%s\\t%d\\t%d\\t%d\\t%d\\t%s\\t%s\\n' % (event_name[5:], s['time'], s['pid'],\n"
+	"      s['tid'], s['cpu'], str(sample.get('comm', '')).replace('\\t', ' ')\n"
+	"      .replace('\\n', ' '), ' '.join([k + '=' + str(v) for k, v in fields.items()\n"
+	"      if v.__class__ is int and k[:7] != 'common_'])))\n";
 
 #define PERF_FIELDS_MAX	32
 
@@ -41,8 +44,8 @@ struct perf_fields {
 struct perf_source {
 	struct event_source s;
 	const char *path;
-	char script[64];		/* the handler, in a file of its own while perf runs */
-	char errfile[64];		/* perf's stderr, for the message when it fails */
+	int script_fd;			/* the handler, in memory (no file left behind) */
+	int err_fd;			/* perf's stderr, in memory, for the messages */
 	pid_t pid;
 	FILE *out;			/* perf script's standard output */
 	char *line;
@@ -103,10 +106,27 @@ static bool parse_line(char *line, struct tp_record *r, struct perf_fields *f)
 	return true;
 }
 
+/* What perf wrote on its standard error, from the start; NULL if it cannot be read. */
+static FILE *perf_stderr(struct perf_source *p)
+{
+	int fd = dup(p->err_fd);
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		return NULL;
+	}
+	rewind(f);
+	return f;
+}
+
 /* perf's first line of complaint, for the one-line error. */
 static void perf_complaint(struct perf_source *p, char *buf, size_t len)
 {
-	FILE *f = fopen(p->errfile, "r");
+	FILE *f = perf_stderr(p);
 	char line[160];
 
 	snprintf(buf, len, "perf script failed");
@@ -121,6 +141,31 @@ static void perf_complaint(struct perf_source *p, char *buf, size_t len)
 	}
 	if (f)
 		fclose(f);
+}
+
+/*
+ * perf's ring buffers overflowed while it recorded: it says "lost N chunks" at the end, not how
+ * many events those chunks held (one or more each): at least N are missing, said so.
+ */
+static void perf_lost(struct perf_source *p)
+{
+	FILE *f = perf_stderr(p);
+	unsigned long long n = 0;
+	char line[160];
+	const char *at;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		at = strstr(line, " and lost ");
+		if (at && sscanf(at, " and lost %llu chunks", &n) == 1)
+			break;
+	}
+	if (f)
+		fclose(f);
+	if (!n)
+		return;
+	fprintf(stderr, "vmexit: %s: perf lost %llu chunks of events while recording (one or more "
+		"events each): counted as %llu lost, at least that many\n", p->path, n, n);
+	capture_import_missed(p->ci, 0, n);
 }
 
 /* Waits for perf; 0 when it succeeded, else -1 with the message. */
@@ -162,6 +207,7 @@ static int perf_next(struct event_source *s, struct rec_item *item, char *err, s
 		if (getline(&p->line, &p->line_cap, p->out) < 0) {
 			if (perf_wait(p, err, errlen))
 				return -1;
+			perf_lost(p);
 			p->ended = true;
 			capture_import_end(p->ci);
 			capture_import_notes(p->ci);
@@ -190,10 +236,10 @@ static void perf_close(struct event_source *s)
 		kill(p->pid, SIGTERM);
 		waitpid(p->pid, NULL, 0);
 	}
-	if (*p->script)
-		unlink(p->script);
-	if (*p->errfile)
-		unlink(p->errfile);
+	if (p->script_fd >= 0)
+		close(p->script_fd);
+	if (p->err_fd >= 0)
+		close(p->err_fd);
 	free(p->line);
 	capture_import_free(p->ci);
 	free(p);
@@ -203,21 +249,6 @@ static const struct event_source_ops perf_ops = {
 	.next = perf_next, .close = perf_close,
 };
 
-/* A file of ours in $TMPDIR (or /tmp) named name-XXXXXX<suffix>; its fd, or -errno. */
-static int temp_file(char *buf, size_t len, const char *name, const char *suffix)
-{
-	const char *dir = getenv("TMPDIR");
-	int fd;
-
-	snprintf(buf, len, "%s/vmexit-%s-XXXXXX%s", dir && *dir ? dir : "/tmp", name, suffix);
-	fd = mkstemps(buf, (int)strlen(suffix));
-	if (fd < 0) {
-		fd = -errno;
-		*buf = 0;
-	}
-	return fd;
-}
-
 /* perf.data's fixed header: magic, size, attr_size, (offset, size) of attrs, data and event
  * types, then the bitmap of the feature sections that follow the data. */
 struct perf_file_head {
@@ -226,7 +257,7 @@ struct perf_file_head {
 	__u64 features[4];
 };
 
-/* Whether [off, off + size) lies in a file of len bytes; if not, *end is where it ends. */
+/* Whether [off, off + size) lies in a file of len bytes; *end is where it ends. */
 static bool section_fits(__u64 off, __u64 size, __u64 len, __u64 *end)
 {
 	*end = off + size;
@@ -290,35 +321,40 @@ struct event_source *perf_source_open(const char *path, char *err, size_t errlen
 {
 	struct perf_source *p = calloc(1, sizeof(*p));
 	posix_spawn_file_actions_t fa;
-	int sfd = -1, efd = -1, pfd[2] = { -1, -1 }, ret;
-	char *argv[] = { "perf", "script", "-f", "-i", (char *)path, "-s", NULL, NULL };
+	int pfd[2] = { -1, -1 }, ret;
+	char script[40];
+	char *argv[] = { "perf", "script", "-f", "-i", (char *)path, "-s", script, NULL };
 
 	if (!p) {
 		snprintf(err, errlen, "%s: %s", path, strerror(ENOMEM));
 		return NULL;
 	}
+	p->script_fd = p->err_fd = -1;
 	if (perf_header_check(path, err, errlen)) {
-		free(p);
+		perf_close(&p->s);
 		return NULL;
 	}
 	p->s.ops = &perf_ops;
 	p->path = path;
 	p->ci = capture_import_new(path, "perf.data", false);
-	sfd = temp_file(p->script, sizeof(p->script), "perf", ".py");
-	efd = temp_file(p->errfile, sizeof(p->errfile), "perf", ".err");
-	if (!p->ci || sfd < 0 || efd < 0 || pipe2(pfd, O_CLOEXEC)) {
+	/* Both inherited by perf (no CLOEXEC): it runs the handler as /proc/self/fd/N. */
+	p->script_fd = memfd_create("vmexit-perf-handler", 0);
+	p->err_fd = memfd_create("vmexit-perf-stderr", 0);
+	if (!p->ci || p->script_fd < 0 || p->err_fd < 0 || pipe2(pfd, O_CLOEXEC)) {
 		snprintf(err, errlen, "%s: cannot prepare perf script: %s", path,
-			 strerror(!p->ci ? ENOMEM : sfd < 0 ? -sfd : efd < 0 ? -efd : errno));
+			 strerror(!p->ci ? ENOMEM : errno));
 		goto fail;
 	}
-	if (write(sfd, perf_handler, sizeof(perf_handler) - 1) != sizeof(perf_handler) - 1) {
-		snprintf(err, errlen, "%s: cannot write %s: %s", path, p->script, strerror(errno));
+	if (write(p->script_fd, perf_handler, sizeof(perf_handler) - 1) !=
+	    sizeof(perf_handler) - 1) {
+		snprintf(err, errlen, "%s: cannot prepare perf script: %s", path, strerror(errno));
 		goto fail;
 	}
-	argv[6] = p->script;
+	/* The language given: a path without ".py" does not tell perf. */
+	snprintf(script, sizeof(script), "python:/proc/self/fd/%d", p->script_fd);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, pfd[1], STDOUT_FILENO);
-	posix_spawn_file_actions_adddup2(&fa, efd, STDERR_FILENO);
+	posix_spawn_file_actions_adddup2(&fa, p->err_fd, STDERR_FILENO);
 	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
 	ret = posix_spawnp(&p->pid, "perf", &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
@@ -336,18 +372,12 @@ struct event_source *perf_source_open(const char *path, char *err, size_t errlen
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		goto fail;
 	}
-	close(sfd);
-	close(efd);
 	return &p->s;
 fail:
 	for (int i = 0; i < 2; i++) {
-		if (pfd[i] >= 0)
+		if (pfd[i] >= 0 && !(i == 0 && p->out))
 			close(pfd[i]);
 	}
-	if (sfd >= 0)
-		close(sfd);
-	if (efd >= 0)
-		close(efd);
 	perf_close(&p->s);
 	return NULL;
 }

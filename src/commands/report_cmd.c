@@ -32,6 +32,13 @@ static const char doc[] =
 "the results of every record before the damage, then a message with its\n"
 "byte offset, and exit status 1.\n"
 "\n"
+"FILE may also be a capture of kvm tracepoints (told by its content): a\n"
+"trace-cmd trace.dat (read with libtracecmd) or a perf.data (read with the\n"
+"installed perf). Exits get a latency where the capture has kvm_entry, user\n"
+"exits where it has kvm_fpu; captures name no guests (pids only), and a\n"
+"trace.dat keeps thread ids only (each vCPU thread shown as its own VMM):\n"
+"what a capture lacks is said once on stderr.\n"
+"\n"
 "EXAMPLES:\n"
 "    vmexit report -i exits.vmexit              # the stat table\n"
 "    vmexit report -i exits.vmexit --by vcpu --hist   # per vCPU, histograms\n"
@@ -42,6 +49,8 @@ static const char doc[] =
 "    vmexit report -i exits.vmexit --format my.formats   # rules file lines\n"
 "    vmexit report -i exits.vmexit --perfetto out.pftrace   # ui.perfetto.dev\n"
 "    vmexit report -i exits.vmexit --perfetto out.json   # Chrome JSON\n"
+"    vmexit report -i trace.dat --by reason     # trace-cmd record -e kvm\n"
+"    vmexit report -i perf.data --events        # perf record -e 'kvm:*'\n"
 "\v" DURATION_HELP;
 
 struct report_args {
@@ -65,7 +74,8 @@ static void opt_input(const char *arg, void *to, struct argp_state *state)
 }
 
 static const struct cmd_option options[] = {
-	{ "input", 'i', "FILE", 0, "The recording (- for standard input)", 0,
+	{ "input", 'i', "FILE", 0, "The recording (- for standard input), a trace.dat or a "
+	  "perf.data", 0,
 	  OPT_TO(struct report_args, path, opt_input) },
 	FILTER_OPTIONS("Filters (matched against the recording):",
 		       "Only the guest with this name in the file (repeatable)", 1,
