@@ -67,7 +67,7 @@ struct event_source *event_source_open(const char *path, char *err, size_t errle
 	if (strcmp(path, "-")) {
 		f = fopen(path, "rb");
 		if (!f) {
-			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
 			return NULL;
 		}
 		n = fread(head, 1, sizeof(head) - 1, f);
