@@ -81,7 +81,7 @@ SRC_INC := $(addprefix -I,$(SRC_DIRS))
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -g $(OPT)
 ALL_CFLAGS := $(CFLAGS) $(WARN) $(SAN_FLAGS) -std=gnu11 -D_GNU_SOURCE -MMD -MP \
-	-Iinclude $(SRC_INC) -I$(OUTPUT) $(LIBBPF_CFLAGS) $(MHD_CFLAGS) $(TRACECMD_CFLAGS)
+	-Iinclude $(SRC_INC) -I$(OUTPUT) $(LIBBPF_CFLAGS) $(MHD_CFLAGS)
 ALL_LDFLAGS := $(LDFLAGS) $(SAN_FLAGS)
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARN) -Wno-unused-function -Wno-unused-parameter \
 	-Ivmlinux -Iinclude -Ibpf -MMD -MP
@@ -163,6 +163,10 @@ $(OUTPUT)/src/%.o: src/%.c $(SKELS) | $(OUTPUT)/src
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# The trace.dat reader alone sees libtracecmd's headers, ahead of ours: trace-cmd.h includes
+# "tracefs.h", which is also the name of src/kernel/tracefs.h.
+$(OUTPUT)/src/output/import_tracedat.o: ALL_CFLAGS := $(TRACECMD_CFLAGS) $(ALL_CFLAGS)
 
 $(LIB): $(LIB_OBJS)
 	$(call msg,AR,$@)
