@@ -144,27 +144,44 @@ static void event_base(struct vmexit_event *ev, const struct tp_record *r, __u32
 	ev->vcpu = vcpu;
 }
 
+/*
+ * A new exit of the thread, whose last one (*ev, *open) may not have ended: lost, as the
+ * kernel side counts it, once the capture is known to hold what ends exits (ends_seen); else
+ * the capture cannot end any, and the old one is sent, counted without latency. Then *ev is
+ * the new one, of the given type.
+ */
+static int exit_begin(struct capture_import *ci, struct vmexit_event *ev, bool *open,
+		      bool ends_seen, enum vmexit_lost cause, const struct tp_record *r, __u32 tgid,
+		      __s32 vcpu, __u16 type)
+{
+	int err = 0;
+
+	if (*open) {
+		if (ends_seen)
+			lose(ci, cause, r->ts_ns);
+		else
+			err = send_open(ci, ev, ev->ts_ns);
+	}
+	event_base(ev, r, tgid, vcpu);
+	ev->type = type;
+	*open = true;
+	return err;
+}
+
 /* kvm_exit: x86 (exit_reason, isa...) or arm64 (ret, esr_ec, vcpu_pc). */
 static int on_kvm_exit(struct capture_import *ci, struct thread_run *t, const struct tp_record *r,
 		   __u32 tgid)
 {
 	struct vmexit_event *ev = &t->exit;
 	__u64 v;
-	int err = 0;
+	int err;
 
 	ci->seen_exit = true;
 	/* vcpu_id joined kvm_exit in Linux 5.4. */
 	if (r->field(r->ctx, "vcpu_id", &v))
 		t->vcpu = (__s32)v;
-	if (t->in_exit) {
-		/* As the kernel side counts it, once entries are known to be in the capture. */
-		if (ci->seen_entry)
-			lose(ci, LOST_OVERWRITTEN_EXIT, r->ts_ns);
-		else
-			err = send_open(ci, ev, ev->ts_ns);
-	}
-	event_base(ev, r, tgid, t->vcpu);
-	ev->type = VMEXIT_EV_EXIT;
+	err = exit_begin(ci, ev, &t->in_exit, ci->seen_entry, LOST_OVERWRITTEN_EXIT, r, tgid,
+			 t->vcpu, VMEXIT_EV_EXIT);
 	if (has_field(r, "exit_reason")) {
 		ev->isa = (__u16)field_or_zero(r, "isa");
 		ev->reason = (__u32)field_or_zero(r, "exit_reason");
@@ -179,7 +196,6 @@ static int on_kvm_exit(struct capture_import *ci, struct thread_run *t, const st
 						 (__u32)field_or_zero(r, "esr_ec"));
 		ev->rip = field_or_zero(r, "vcpu_pc");
 	}
-	t->in_exit = true;
 	return err;
 }
 
@@ -199,23 +215,16 @@ static int on_user_exit(struct capture_import *ci, struct thread_run *t,
 {
 	struct vmexit_event *ev = &t->user_exit;
 	__s32 err = (__s32)field_or_zero(r, "errno");
-	int ret = 0;
+	int ret;
 
 	ci->seen_user_exit = true;
-	if (t->in_user_exit) {
-		if (ci->seen_run)
-			lose(ci, LOST_UNMATCHED_RUN, r->ts_ns);
-		else
-			ret = send_open(ci, ev, ev->ts_ns);
-	}
-	event_base(ev, r, tgid, t->vcpu);
-	ev->type = VMEXIT_EV_USER_EXIT;
+	ret = exit_begin(ci, ev, &t->in_user_exit, ci->seen_run, LOST_UNMATCHED_RUN, r, tgid,
+			 t->vcpu, VMEXIT_EV_USER_EXIT);
 	ev->isa = VMEXIT_ISA_USER;
 	ev->reason = (__u32)field_or_zero(r, "reason");
 	if (err < 0)
 		ev->reason = VMEXIT_UREASON_ERRNO | (__u32)-err;
 	ev->info1 = (__u64)(__s64)err;
-	t->in_user_exit = true;
 	return ret;
 }
 
