@@ -35,7 +35,7 @@ struct capture_import {
 	bool lost_due;
 	__u64 last_ts;
 	/* What the capture held, for the notes and for the completions it can make. */
-	bool seen_exit, seen_entry, seen_user_exit, seen_run;
+	bool seen_kvm, seen_exit, seen_entry, seen_user_exit, seen_run;
 };
 
 /*
@@ -303,6 +303,7 @@ int capture_import_add(struct capture_import *ci, const struct tp_record *r)
 	bool added;
 	__u32 id;
 
+	ci->seen_kvm = true;
 	if (r->ts_ns > ci->last_ts)
 		ci->last_ts = r->ts_ns;
 	t = thread_runs_get(&ci->threads, &k, &added);
@@ -368,6 +369,11 @@ int capture_import_pop(struct capture_import *ci, struct rec_item *item)
 
 void capture_import_notes(struct capture_import *ci)
 {
+	if (!ci->seen_kvm) {
+		fprintf(stderr, "vmexit: %s: no kvm events in this %s (record them: trace-cmd "
+			"record -e kvm, perf record -e 'kvm:*')\n", ci->path, ci->kind);
+		return;
+	}
 	fprintf(stderr, "vmexit: %s: a %s names no guests: VMMs are shown by pid\n", ci->path,
 		ci->kind);
 	if (ci->no_tgid)
