@@ -118,7 +118,8 @@ grep -q "keeps thread ids" "$TMP/t.dat.err" || fail "t.dat: no note that pids ar
 
 # Per-event outputs: JSON events, the stream's lines, a rules file's lines, Perfetto; the same
 # exits in each.
-RULES=$(cd "$(dirname "$0")/../.." && pwd)/docs/examples/default.formats
+RULES=$TMP/imports.formats
+printf 'type:user_exit\tuser %%(reason_name)s %%(latency_ns)d\ndefault\tother %%(type)s\n' >"$RULES"
 for f in t.dat p.data; do
 	chk "$VMEXIT" report -i "$TMP/$f" --events --json >"$TMP/$f.json" 2>/dev/null ||
 		fail "$f: --events --json"
@@ -136,7 +137,7 @@ for line in open(base + '.json'):
     io += o.get('type') == 'user_exit' and o.get('reason_name') == 'IO'
     pio += o.get('type') == 'kvm_event' and o.get('kvm_event') == 'pio' and o.get('port') == '0xe9'
 lines = sum(' KVM_EXIT_IO ' in l for l in open(base + '.lines'))
-rules = sum(' -> VMM IO ' in l for l in open(base + '.rules'))
+rules = sum(l.startswith('user IO ') for l in open(base + '.rules'))
 tr = json.load(open(base + '.trace.json'))
 ev = tr['traceEvents'] if isinstance(tr, dict) else tr
 slices = sum(e.get('ph') == 'X' and e.get('name') == 'IO' for e in ev)
