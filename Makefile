@@ -27,6 +27,8 @@ endif
 PKG_ENV :=
 PKG_STATIC :=
 HTTP ?= 1
+# report -i trace.dat needs libtracecmd (make deps installs it); without it the build says so.
+TRACECMD ?= $(shell $(PKG_CONFIG) --exists libtracecmd 2>/dev/null && echo 1 || echo 0)
 else ifeq ($(ARCH),arm64)
 # Cross build: the target's libraries come from Debian's :arm64 -dev packages (make deps), and
 # the binaries are static so that a bare arm64 initramfs (tests/vm) or host runs them as they are.
@@ -42,6 +44,8 @@ LDFLAGS += -static
 # Debian's static libmicrohttpd needs GnuTLS, and GnuTLS needs p11-kit, which has no static
 # library: the static build has no HTTP exporter (`serve` says so).
 HTTP ?= 0
+# No static libtracecmd in Debian: the static build reads no trace.dat (report says so).
+TRACECMD ?= 0
 else
 $(error ARCH=$(ARCH): cross builds are for arm64 only (native: $(HOST_ARCH)))
 endif
@@ -54,7 +58,11 @@ ifeq ($(HTTP),1)
 MHD_CFLAGS := $(shell $(PKG_ENV) $(PKG_CONFIG) --cflags libmicrohttpd 2>/dev/null)
 MHD_LIBS := $(call PKG_LIBS,libmicrohttpd,-lmicrohttpd)
 endif
-LIBS := $(LIBBPF_LIBS) -lelf -lz $(NCURSES_LIBS) $(MHD_LIBS) -lpthread -lm
+ifeq ($(TRACECMD),1)
+TRACECMD_CFLAGS := $(shell $(PKG_ENV) $(PKG_CONFIG) --cflags libtracecmd 2>/dev/null)
+TRACECMD_LIBS := $(call PKG_LIBS,libtracecmd,-ltracecmd -ltracefs -ltraceevent)
+endif
+LIBS := $(LIBBPF_LIBS) -lelf -lz $(NCURSES_LIBS) $(MHD_LIBS) $(TRACECMD_LIBS) -lpthread -lm
 
 OPT := -O2
 ifeq ($(DEBUG),1)
@@ -96,6 +104,12 @@ ifeq ($(HTTP),1)
 SRCS := $(filter-out src/serve/metrics_http_none.c,$(ALL_SRCS))
 else
 SRCS := $(filter-out src/serve/metrics_http.c,$(ALL_SRCS))
+endif
+# TRACECMD=0 builds the trace.dat importer as a stub that refuses the file, with the fix.
+ifeq ($(TRACECMD),1)
+SRCS := $(filter-out %/import_tracedat_none.c,$(SRCS))
+else
+SRCS := $(filter-out %/import_tracedat.c,$(SRCS))
 endif
 OBJS := $(patsubst src/%.c,$(OUTPUT)/src/%.o,$(SRCS))
 LIB_OBJS := $(filter-out $(OUTPUT)/src/main.o,$(OBJS))
@@ -149,6 +163,10 @@ $(OUTPUT)/src/%.o: src/%.c $(SKELS) | $(OUTPUT)/src
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# The trace.dat reader alone sees libtracecmd's headers, ahead of ours: trace-cmd.h includes
+# "tracefs.h", which is also the name of src/kernel/tracefs.h.
+$(OUTPUT)/src/output/import_tracedat.o: ALL_CFLAGS := $(TRACECMD_CFLAGS) $(ALL_CFLAGS)
 
 $(LIB): $(LIB_OBJS)
 	$(call msg,AR,$@)

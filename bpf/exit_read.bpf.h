@@ -26,12 +26,6 @@ struct exit_info {
 	__u64 info2;
 };
 
-/* An arm64 kvm_exit's (ret, esr_ec) as one reason, encoded as include/vmexit.h says. */
-static __always_inline __u32 arm64_exit_reason(__u32 ret, __u32 esr_ec)
-{
-	return ret == VMEXIT_ARM64_TRAP ? esr_ec : VMEXIT_ARM64_EXC | ret;
-}
-
 /*
  * The x86 record (arch/x86/kvm/trace.h). exit_reason, guest_rip, isa, info1 and info2 are far
  * older than BTF; they are checked anyway, so that a layout missing one still loads. info is
@@ -71,7 +65,7 @@ static __always_inline void kvm_exit_arm64(struct trace_event_raw_kvm_exit___arm
 					   struct exit_info *x)
 {
 	x->isa = VMEXIT_ISA_ARM64;
-	x->reason = arm64_exit_reason(ctx->ret, ctx->esr_ec);
+	x->reason = vmexit_arm64_reason(ctx->ret, ctx->esr_ec);
 	x->rip = ctx->vcpu_pc;
 }
 
@@ -173,7 +167,7 @@ static __always_inline bool raw_exit_read(__u64 *ctx, struct exit_info *x, bool 
 	case EXIT_SHAPE_ARM64:
 		/* The record keeps ARM_EXCEPTION_CODE(ret): the SError-pending bit 31 cleared. */
 		x->isa = VMEXIT_ISA_ARM64;
-		x->reason = arm64_exit_reason((__u32)ctx[0] & ~(1u << 31), (__u32)ctx[1]);
+		x->reason = vmexit_arm64_reason((__u32)ctx[0] & ~(1u << 31), (__u32)ctx[1]);
 		x->rip = ctx[2];
 		return true;
 	}

@@ -42,7 +42,7 @@ static __always_inline int drive(const struct test_ctx *c)
 	case TOP_ARM64_EXIT:
 		/* What the kvm_exit program makes of an arm64 record, minus the field reads. */
 		x.isa = VMEXIT_ISA_ARM64;
-		x.reason = arm64_exit_reason(c->err, c->reason);
+		x.reason = vmexit_arm64_reason(c->err, c->reason);
 		x.vcpu = -1;
 		x.rip = c->rip;
 		handle_kvm_exit(c->now, c->tgid, c->tid, &x);

@@ -26,6 +26,12 @@
 #define VMEXIT_ARM64_EXC	0x100u
 #define VMEXIT_ARM64_TRAP	2	/* ARM_EXCEPTION_TRAP: the one kind that has an EC */
 
+/* An arm64 kvm_exit's (ret, esr_ec) as one reason: by the BPF side and by capture imports. */
+static inline __u32 vmexit_arm64_reason(__u32 ret, __u32 esr_ec)
+{
+	return ret == VMEXIT_ARM64_TRAP ? esr_ec : VMEXIT_ARM64_EXC | ret;
+}
+
 /*
  * A kvm_userspace_exit with errno < 0 carries no KVM_EXIT_* reason (the run was interrupted
  * or failed); it is accounted as reason VMEXIT_UREASON_ERRNO | -errno.

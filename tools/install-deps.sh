@@ -9,6 +9,9 @@ pkgs=(make gcc libc6-dev clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev lib
       # bench/bed_overhead.sh: the bpftrace baseline it compares vmexit with
       bpftrace
       libmicrohttpd-dev prometheus python3-prometheus-client curl
+      # report -i trace.dat (libtracecmd and what its pkg-config file requires); the host test
+      # captures with trace-cmd
+      trace-cmd libtracecmd-dev libtracefs-dev libtraceevent-dev
       # tests/contrib: systemd-analyze verify checks the shipped unit, python3-yaml reads the
       # alert rules' tests; tests/host/test_unit_caps_host.sh: capsh
       systemd python3-yaml libcap2-bin

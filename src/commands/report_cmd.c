@@ -11,7 +11,7 @@
 #include "event_output_options.h"
 #include "event_rows.h"
 #include "hashmap.h"
-#include "record_file.h"
+#include "event_source.h"
 #include "filter_options.h"
 #include "reasons.h"
 #include "stat_output.h"
@@ -33,6 +33,13 @@ static const char doc[] =
 "the results of every record before the damage, then a message with its\n"
 "byte offset, and exit status 1.\n"
 "\n"
+"FILE may also be a capture of kvm tracepoints (told by its content): a\n"
+"trace-cmd trace.dat (read with libtracecmd) or a perf.data (read with the\n"
+"installed perf). Exits get a latency where the capture has kvm_entry, user\n"
+"exits where it has kvm_fpu; captures name no guests (pids only), and a\n"
+"trace.dat keeps thread ids only (each vCPU thread shown as its own VMM):\n"
+"what a capture lacks is said once on stderr.\n"
+"\n"
 "EXAMPLES:\n"
 "    vmexit report -i exits.vmexit              # the stat table\n"
 "    vmexit report -i exits.vmexit --by vcpu --hist   # per vCPU, histograms\n"
@@ -43,6 +50,8 @@ static const char doc[] =
 "    vmexit report -i exits.vmexit --format my.formats   # rules file lines\n"
 "    vmexit report -i exits.vmexit --perfetto out.pftrace   # ui.perfetto.dev\n"
 "    vmexit report -i exits.vmexit --perfetto out.json   # Chrome JSON\n"
+"    vmexit report -i trace.dat --by reason     # trace-cmd record -e kvm\n"
+"    vmexit report -i perf.data --events        # perf record -e 'kvm:*'\n"
 "\v" DURATION_HELP;
 
 struct report_args {
@@ -66,7 +75,8 @@ static void opt_input(const char *arg, void *to, struct argp_state *state)
 }
 
 static const struct cmd_option options[] = {
-	{ "input", 'i', "FILE", 0, "The recording (- for standard input)", 0,
+	{ "input", 'i', "FILE", 0, "The recording (- for standard input), a trace.dat or a "
+	  "perf.data", 0,
 	  OPT_TO(struct report_args, path, opt_input) },
 	FILTER_OPTIONS("Filters (matched against the recording):",
 		       "Only the guest with this name in the file (repeatable)", 1,
@@ -434,16 +444,16 @@ static int add_counters(struct report *r, const struct rec_meta *meta)
 	return 0;
 }
 
-static const char *file_reason_name(void *reader, __u32 isa, __u32 reason)
+static const char *file_reason_name(void *src, __u32 isa, __u32 reason)
 {
-	return rec_reader_reason_name(reader, isa, reason);
+	return event_source_reason_name(src, isa, reason);
 }
 
 int cmd_report(int argc, char **argv)
 {
 	struct report_args a = {};
 	struct report r = {};
-	struct rec_reader *rd;
+	struct event_source *rd;
 	struct rec_item *it = NULL;
 	char err[512] = "";
 	int rc = 0, ret = 0, n = 0, n_err, summary_err = 0, counters_rc = 0;
@@ -455,7 +465,7 @@ int cmd_report(int argc, char **argv)
 	a.view.names = &r.names;
 	a.out.names = &r.names;
 	row_table_init(&r.rows);
-	rd = rec_reader_open(a.path, err, sizeof(err));
+	rd = event_source_open(a.path, err, sizeof(err));
 	it = calloc(1, sizeof(*it));
 	r.guest_seen = calloc(MAX_GUEST_NAMES, sizeof(*r.guest_seen));
 	if (!rd || !it || !r.guest_seen) {
@@ -464,15 +474,14 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	if (!a.view.tsc_mhz)
-		a.view.tsc_mhz = rec_reader_meta(rd)->tsc_mhz;
+		a.view.tsc_mhz = rd->meta.tsc_mhz;
 	reason_names_fallback(file_reason_name, rd);
 	a.out.tsc_mhz = a.view.tsc_mhz;
 	a.out.unit_ns = a.view.unit_ns;
-	if (rec_reader_meta(rd)->real_ns && rec_reader_meta(rd)->mono_ns)
-		a.out.real_offset_ns = (__s64)(rec_reader_meta(rd)->real_ns -
-					       rec_reader_meta(rd)->mono_ns);
+	if (rd->meta.real_ns && rd->meta.mono_ns)
+		a.out.real_offset_ns = (__s64)(rd->meta.real_ns - rd->meta.mono_ns);
 	/* Recorded with --split (format 1.1): the summary and JSON events show it. */
-	a.view.split = a.out.split = rec_reader_meta(rd)->split;
+	a.view.split = a.out.split = rd->meta.split;
 	if (a.events) {
 		ret = evout_open(&r.out, &a.out);
 		if (ret) {
@@ -481,7 +490,7 @@ int cmd_report(int argc, char **argv)
 		}
 		out_open = true;
 	}
-	while (!ret && (n = rec_reader_next(rd, it, err, sizeof(err))) == 1) {
+	while (!ret && (n = event_source_next(rd, it, err, sizeof(err))) == 1) {
 		switch (it->kind) {
 		case REC_EVENT:
 			ret = one_event(&r, &it->ev);
@@ -495,11 +504,11 @@ int cmd_report(int argc, char **argv)
 		}
 	}
 	if (!ret && a.counters)
-		counters_rc = add_counters(&r, rec_reader_meta(rd));
+		counters_rc = add_counters(&r, &rd->meta);
 	/* Everything read before any damage is output first, then what went wrong. */
 	/* A -g, -p or -c that matched nothing: no empty table, the list of what is there. */
 	if (!ret && !a.events && (r.events || !selection_unmatched(&r)))
-		summary_err = print_summary(&r, rec_reader_meta(rd));
+		summary_err = print_summary(&r, &rd->meta);
 	if (out_open) {
 		out_open = false;
 		n_err = evout_close(&r.out);
@@ -528,7 +537,7 @@ out:
 	if (out_open)
 		evout_close(&r.out);
 	reason_names_fallback(NULL, NULL);
-	rec_reader_close(rd);
+	event_source_close(rd);
 	free(it);
 	free(r.guest_seen);
 	row_table_free(&r.rows);

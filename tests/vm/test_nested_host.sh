@@ -4,8 +4,8 @@
 # The host tests (tests/host/test_*.sh), unchanged, inside the nested SVM bed, where
 # kvm:kvm_exit and kvm:kvm_entry fire: what they expect must hold on any KVM host, and there
 # they check the kernel rows too (every guest `out` is one kernel IO exit, ...). One boot; bash,
-# python3 (with its library and prometheus_client), perf, tmux, setpriv, prometheus, promtool and
-# curl come along from this host; the bed's init brings the loopback up.
+# python3 (with its library and prometheus_client), perf, trace-cmd, tmux, setpriv, prometheus,
+# promtool and curl come along from this host; the bed's init brings the loopback up.
 #
 #   tests/vm/test_nested_host.sh OUTDIR        (OUTDIR holds vmexit and vmexit-guest)
 #
@@ -35,8 +35,9 @@ PYVER=$("$PY" -c 'import sys; print("python%d.%d" % sys.version_info[:2])')
 # timeout too: busybox's would run its own setpriv applet, which lacks --reuid.
 # prometheus, promtool and curl for test_serve_host (a real Prometheus scrapes vmexit serve
 # there), date: busybox's has no %N; pgrep (test_capture_ends_host) and capsh (test_unit_caps_host):
-# busybox has neither.
-TOOLS=(bash perf tmux setpriv setsid timeout bpftool taskset prometheus promtool curl date pgrep capsh)
+# busybox has neither; trace-cmd: test_report_imports_host's capture.
+TOOLS=(bash perf tmux setpriv setsid timeout bpftool taskset prometheus promtool curl date pgrep capsh
+       trace-cmd)
 for c in "${TOOLS[@]}"; do command -v $c >/dev/null || fail "$c not installed (tools/install-deps.sh)"; done
 TESTS=${VMEXIT_NESTED_HOST_TESTS:-$(cd "$HOSTT" && ls test_*.sh | sed 's/\.sh$//' | tr '\n' ' ')}
 

@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * report -i trace.dat: a trace-cmd capture, read with libtracecmd (the records of every CPU of
+ * the top buffer and of each instance, merged by time) and decoded with libtraceevent from the
+ * event formats the file carries, so that the capture's kernel layout is the one read.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <trace-cmd.h>
+#include "capture_import.h"
+
+/*
+ * For `make SAN=1` builds (LeakSanitizer asks for it at start; unused otherwise): libtraceevent
+ * 1.7 leaks a token when an event format fails to parse (kvm_inj_exception's on recent kernels,
+ * inside tep_parse_event() called by tracecmd_open()), which tracecmd_close() cannot free.
+ */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void)
+{
+	return "leak:libtraceevent.so\n";
+}
+
+struct cpu_cursor {
+	struct tracecmd_input *in;
+	int cpu;
+	struct tep_record *rec;		/* the CPU's next record, NULL when done */
+};
+
+struct tracedat_source {
+	struct event_source s;
+	const char *path;
+	struct tracecmd_input *top;
+	struct tracecmd_input **inst;	/* the instances' buffers */
+	int nr_inst;
+	struct tep_handle *tep;
+	struct cpu_cursor *cur;
+	int nr_cur;
+	struct capture_import *ci;
+	bool ended;
+};
+
+struct field_ctx {
+	struct tep_event *event;
+	struct tep_record *rec;
+};
+
+static bool tep_field(const void *ctx, const char *name, __u64 *val)
+{
+	const struct field_ctx *c = ctx;
+	struct tep_format_field *f = tep_find_field(c->event, name);
+	unsigned long long v;
+
+	if (!f || tep_read_number_field(f, c->rec->data, &v))
+		return false;
+	/* Signed fields (kvm_userspace_exit's errno) come back zero-extended. */
+	if ((f->flags & TEP_FIELD_IS_SIGNED) && f->size > 0 && f->size < 8 &&
+	    (v & (1ull << (f->size * 8 - 1))))
+		v |= ~0ull << (f->size * 8);
+	*val = v;
+	return true;
+}
+
+/* The cursor whose record comes first, or NULL when every CPU is done. */
+static struct cpu_cursor *earliest(struct tracedat_source *t)
+{
+	struct cpu_cursor *best = NULL;
+
+	for (int i = 0; i < t->nr_cur; i++) {
+		if (t->cur[i].rec && (!best || t->cur[i].rec->ts < best->rec->ts))
+			best = &t->cur[i];
+	}
+	return best;
+}
+
+static int feed(struct tracedat_source *t, struct tep_record *rec)
+{
+	struct tep_event *e = tep_find_event_by_record(t->tep, rec);
+	struct field_ctx fc = { .event = e, .rec = rec };
+	struct tp_record r = { .field = tep_field, .ctx = &fc };
+	int pid;
+
+	if (rec->missed_events)
+		/* -1: the buffer lost some, it does not know how many; at least one. */
+		capture_import_missed(t->ci, rec->ts,
+				      rec->missed_events > 0 ? (__u64)rec->missed_events : 1);
+	if (!e || !e->system || strcmp(e->system, "kvm"))
+		return 0;
+	pid = tep_data_pid(t->tep, rec);
+	r.event = e->name;
+	r.ts_ns = rec->ts;
+	r.tid = pid > 0 ? (__u32)pid : 0;
+	r.cpu = (__u32)rec->cpu;
+	r.comm = pid > 0 ? tep_data_comm_from_pid(t->tep, pid) : "";
+	return capture_import_add(t->ci, &r);
+}
+
+static int tracedat_next(struct event_source *s, struct rec_item *item, char *err,
+			 size_t errlen)
+{
+	struct tracedat_source *t = (struct tracedat_source *)s;
+
+	while (!capture_import_pop(t->ci, item)) {
+		struct cpu_cursor *c;
+		int ret;
+
+		if (t->ended)
+			return 0;
+		c = earliest(t);
+		if (!c) {
+			t->ended = true;
+			capture_import_end(t->ci);
+			capture_import_notes(t->ci);
+			continue;
+		}
+		ret = feed(t, c->rec);
+		if (ret) {
+			snprintf(err, errlen, "%s: offset %llu: %s", t->path, c->rec->offset,
+				 strerror(-ret));
+			return -1;
+		}
+		tracecmd_free_record(c->rec);
+		c->rec = tracecmd_read_data(c->in, c->cpu);
+	}
+	return 1;
+}
+
+static void tracedat_close(struct event_source *s)
+{
+	struct tracedat_source *t = (struct tracedat_source *)s;
+
+	for (int i = 0; i < t->nr_cur; i++) {
+		if (t->cur[i].rec)
+			tracecmd_free_record(t->cur[i].rec);
+	}
+	free(t->cur);
+	for (int i = 0; i < t->nr_inst; i++)
+		tracecmd_close(t->inst[i]);
+	free(t->inst);
+	if (t->top)
+		tracecmd_close(t->top);
+	capture_import_free(t->ci);
+	free(t);
+}
+
+static const struct event_source_ops tracedat_ops = {
+	.next = tracedat_next, .close = tracedat_close,
+};
+
+/* A cursor on each CPU of in; 0 or -ENOMEM. */
+static int add_cursors(struct tracedat_source *t, struct tracecmd_input *in)
+{
+	int cpus = tep_get_cpus(tracecmd_get_tep(in));
+	struct cpu_cursor *n;
+
+	if (cpus <= 0)
+		return 0;
+	n = reallocarray(t->cur, t->nr_cur + cpus, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	t->cur = n;
+	for (int cpu = 0; cpu < cpus; cpu++) {
+		struct cpu_cursor *c = &t->cur[t->nr_cur++];
+
+		c->in = in;
+		c->cpu = cpu;
+		c->rec = tracecmd_read_data(in, cpu);
+	}
+	return 0;
+}
+
+struct event_source *tracedat_source_open(const char *path, char *err, size_t errlen)
+{
+	struct tracedat_source *t = calloc(1, sizeof(*t));
+	struct stat st;
+	int n;
+
+	if (!t)
+		goto nomem;
+	t->s.ops = &tracedat_ops;
+	t->path = path;
+	/* The library's own warnings (formats it cannot parse) would say nothing to our user. */
+	tracecmd_set_loglevel(TEP_LOG_NONE);
+	t->top = tracecmd_open(path, TRACECMD_FL_LOAD_NO_PLUGINS);
+	if (!t->top) {
+		/* libtracecmd says neither where nor why: a file cut short fails here (it checks
+		 * every section against the file's size), so its end is where to look. */
+		snprintf(err, errlen, "%s: offset %lld (its end): libtracecmd cannot read this "
+			 "trace-cmd trace.dat: truncated or damaged", path,
+			 stat(path, &st) ? 0ll : (long long)st.st_size);
+		free(t);
+		return NULL;
+	}
+	t->tep = tracecmd_get_tep(t->top);
+	t->ci = capture_import_new(path, "trace-cmd trace.dat", true);
+	if (!t->ci || add_cursors(t, t->top))
+		goto nomem_close;
+	/* `trace-cmd record -B` / `extract -B` keep a tracefs instance's events apart. */
+	n = tracecmd_buffer_instances(t->top);
+	t->inst = n > 0 ? calloc(n, sizeof(*t->inst)) : NULL;
+	if (n > 0 && !t->inst)
+		goto nomem_close;
+	for (int i = 0; i < n; i++) {
+		struct tracecmd_input *in = tracecmd_buffer_instance_handle(t->top, i);
+
+		if (!in)
+			continue;
+		t->inst[t->nr_inst++] = in;
+		if (add_cursors(t, in))
+			goto nomem_close;
+	}
+	return &t->s;
+nomem_close:
+	tracedat_close(&t->s);
+nomem:
+	snprintf(err, errlen, "%s: %s", path, strerror(ENOMEM));
+	return NULL;
+}

@@ -1,0 +1,11 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Built without libtracecmd (TRACECMD=0): a trace.dat is recognised and refused, with the fix. */
+#include <stdio.h>
+#include "event_source.h"
+
+struct event_source *tracedat_source_open(const char *path, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "%s: offset 0: a trace-cmd trace.dat, and this vmexit was built "
+		 "without trace.dat support (install libtracecmd-dev and rebuild)", path);
+	return NULL;
+}

@@ -1,0 +1,193 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# report -i on the captures operators already have: one run of the bundled guest captured at
+# once by `vmexit record`, by trace-cmd (kvm:*) and by `perf record -e 'kvm:*'`.
+#
+# Usage: tests/host/test_report_imports_host.sh OUTDIR   (OUTDIR holds vmexit and vmexit-guest)
+# Exit 0 pass, 1 fail, 77 skip (no root, BPF or /dev/kvm; the reason is printed).
+#
+# Expected numbers come from the workload (tools/vmexit-guest.md): each of V vCPUs of
+# `vmexit-guest --io N --mmio M` does N `out 0xe9`, M stores to unbacked MMIO and one `out 0xea`,
+# so the VMM sees V*(N+1) KVM_EXIT_IO and V*M KVM_EXIT_MMIO, and nothing else; the last exit of
+# each vCPU (0xea) never sees another KVM_RUN: counted, in flight. kvm_pio fires V*(N+1) times.
+# Where kvm_exit fires (hardware KVM, the nested beds) the kernel's rows of the three reports
+# must agree too. trace-cmd record needs to write ftrace_enabled, which some hosts refuse: then
+# the events are enabled in a private tracefs instance, following the guest's pid, and
+# `trace-cmd extract` writes the trace.dat.
+set -u
+OUT=${1:?usage: $0 OUTDIR}
+. "$(dirname "$0")/lib.sh"
+stream_test_start imports
+need_cmd perf linux-perf
+need_cmd trace-cmd trace-cmd
+N=40
+M=15
+V=2
+WORK=("$GUEST" --io $N --mmio $M --vcpus $V)
+INST=vmexit-imports-$$
+ITD=/sys/kernel/tracing/instances/$INST
+trap '[ -d "$ITD" ] && rmdir "$ITD"; rm -rf "$TMP"' EXIT
+
+die() { echo "FAIL: $*"; exit 1; }
+
+# perf and vmexit record around the guest, whose shell first runs the command in $1.
+cat >"$TMP/capture.sh" <<EOF
+exec perf record -q -e 'kvm:*' -o $TMP/p.data -- \\
+	$VMEXIT record --force --kvm-events all -o $TMP/r.vmexit -- sh -c "\$1; exec \\"\\\$@\\"" sh ${WORK[*]} >/dev/null
+EOF
+# One capture in a private instance: 0 when t.dat holds the instance's events alone.
+# `extract` consumes the buffers and also copies the top one, where another tracer's events
+# (or old ones nobody read) would be counted besides ours; it fails when /proc/kallsyms
+# changes while it copies it (BPF programs loading): such a capture is made again.
+instance_capture() {
+	rm -f "$TMP/t.dat" "$TMP/p.data" "$TMP/r.vmexit"
+	mkdir "$ITD" || die "cannot create the tracefs instance $ITD"
+	echo 1 >"$ITD/options/event-fork"
+	# The guest's own shell, then its threads (event-fork); events on only once it is listed.
+	sh "$TMP/capture.sh" "echo \$\$ > $ITD/set_event_pid; echo 1 > $ITD/events/kvm/enable" \
+		2>"$TMP/capture.err" ||
+		die "perf record / vmexit record failed: $(cat "$TMP/capture.err")"
+	echo 0 >"$ITD/tracing_on"
+	trace-cmd extract -B "$INST" -o "$TMP/t.dat" >"$TMP/tc.out" 2>&1
+	local rc=$?
+	[ -d "$ITD" ] && rmdir "$ITD"
+	[ $rc = 0 ] || { echo "note: trace-cmd extract: $(tr '\n' ' ' <"$TMP/tc.out")"; return 1; }
+	trace-cmd dump -i "$TMP/t.dat" --flyrecord 2>/dev/null |
+		grep -q '"buffer flyrecord ", flags [x0-9]*, 0 bytes' && return 0
+	echo "note: the top tracefs buffer held events too (another tracer): captured again"
+	return 1
+}
+method=record
+if ! trace-cmd record -q -e kvm -F -c -o "$TMP/t.dat" -- sh "$TMP/capture.sh" : \
+	>"$TMP/tc.out" 2>"$TMP/capture.err"; then
+	method="tracefs instance + extract ($(grep -m1 -iE 'error|not permitted|cannot' \
+		"$TMP/capture.err"))"
+	for try in 1 2 3 4; do
+		instance_capture && break
+		[ $try = 4 ] && die "no clean trace-cmd capture in $try tries (above)"
+	done
+fi
+cat "$TMP/capture.err" >>"$TMP/all-stderr"
+echo "note: trace.dat by trace-cmd $method"
+
+# The --by reason CSV of each as {(isa, reason): [count, completed]}; the three must agree.
+for f in r.vmexit t.dat p.data; do
+	chk "$VMEXIT" report -i "$TMP/$f" --by reason --csv >"$TMP/$f.csv" 2>"$TMP/$f.err" ||
+		{ fail "report -i $f exited $?: $(cat "$TMP/$f.err")"; continue; }
+	cat "$TMP/$f.err" >>"$TMP/all-stderr"
+	chk "$VMEXIT" report -i "$TMP/$f" --by vcpu --csv >"$TMP/$f.vcpu.csv" 2>/dev/null ||
+		fail "report -i $f --by vcpu"
+done
+if python3 - "$TMP" $N $M $V <<'EOF'; then
+import csv, sys
+tmp, n, m, v = sys.argv[1], *map(int, sys.argv[2:])
+def rows(name, by_vcpu=False):
+    out = {}
+    for r in csv.DictReader(open(f'{tmp}/{name}.{"vcpu." if by_vcpu else ""}csv')):
+        k = (r['ISA'], r['Exit_Reason']) + ((r['vCPU'],) if by_vcpu else ())
+        out[k] = (int(r['NR_Exit']), int(r['Completed']))
+    return out
+bad = []
+want = {('user', 'KVM_EXIT_IO'): (v * (n + 1), v * n), ('user', 'KVM_EXIT_MMIO'): (v * m, v * m)}
+own = rows('r.vmexit')
+for f in ('r.vmexit', 't.dat', 'p.data'):
+    got = rows(f)
+    user = {k: c for k, c in got.items() if k[0] == 'user'}
+    print(f'{f}: user rows {user}')
+    if user != want:
+        bad.append(f'{f}: user rows {user}, expected (count, completed) {want}')
+    if got != own:
+        bad.append(f'{f}: rows {got} differ from vmexit record\'s {own}')
+    if rows(f, True) != rows('r.vmexit', True):
+        bad.append(f'{f}: --by vcpu rows {rows(f, True)} differ from vmexit record\'s')
+kernel = sum(c for (isa, _), (c, _) in own.items() if isa != 'user')
+print(f'kernel exits in all three: {kernel}')
+for b in bad:
+    print('  ' + b)
+sys.exit(1 if bad else 0)
+EOF
+	pass "report of trace.dat and perf.data: the workload's exact tally, the rows of vmexit record's"
+else
+	fail "report rows of the captures (see above)"
+fi
+for f in t.dat p.data; do
+	grep -q "names no guests" "$TMP/$f.err" || fail "$f: no note that the capture names no guests"
+	[ "$(grep -c "names no guests" "$TMP/$f.err")" = 1 ] || fail "$f: the note said more than once"
+done
+grep -q "keeps thread ids" "$TMP/t.dat.err" || fail "t.dat: no note that pids are thread ids"
+
+# Per-event outputs: JSON events, the stream's lines, a rules file's lines, Perfetto; the same
+# exits in each.
+RULES=$TMP/imports.formats
+printf 'type:user_exit\tuser %%(reason_name)s %%(latency_ns)d\ndefault\tother %%(type)s\n' >"$RULES"
+for f in t.dat p.data; do
+	chk "$VMEXIT" report -i "$TMP/$f" --events --json >"$TMP/$f.json" 2>/dev/null ||
+		fail "$f: --events --json"
+	chk "$VMEXIT" report -i "$TMP/$f" --events >"$TMP/$f.lines" 2>/dev/null || fail "$f: --events"
+	chk "$VMEXIT" report -i "$TMP/$f" --perfetto "$TMP/$f.trace.json" 2>/dev/null ||
+		fail "$f: --perfetto"
+	chk "$VMEXIT" report -i "$TMP/$f" --format "$RULES" >"$TMP/$f.rules" 2>/dev/null ||
+		fail "$f: --format"
+	if python3 - "$TMP/$f" $N $M $V <<'EOF'; then
+import json, sys
+base, n, m, v = sys.argv[1], *map(int, sys.argv[2:])
+io = pio = 0
+for line in open(base + '.json'):
+    o = json.loads(line)
+    io += o.get('type') == 'user_exit' and o.get('reason_name') == 'IO'
+    pio += o.get('type') == 'kvm_event' and o.get('kvm_event') == 'pio' and o.get('port') == '0xe9'
+lines = sum(' KVM_EXIT_IO ' in l for l in open(base + '.lines'))
+rules = sum(l.startswith('user IO ') for l in open(base + '.rules'))
+tr = json.load(open(base + '.trace.json'))
+ev = tr['traceEvents'] if isinstance(tr, dict) else tr
+slices = sum(e.get('ph') == 'X' and e.get('name') == 'IO' for e in ev)
+print(f'{base}: json IO {io}, pio to 0xe9 {pio}, lines IO {lines}, rules-file lines IO {rules}, '
+      f'perfetto IO slices {slices}')
+ok = pio == v * n and io == lines == rules == slices == v * (n + 1)
+sys.exit(0 if ok else 1)
+EOF
+		pass "$f: --events --json, lines, --format and --perfetto carry the workload's exits"
+	else
+		fail "$f: per-event outputs (see above)"
+	fi
+done
+
+# Bad input: one line naming the file and an offset, exit status 1, never a crash.
+bad_input() {	# bad_input FILE WHAT
+	local rc
+	chk "$VMEXIT" report -i "$1" >"$TMP/bad.out" 2>"$TMP/bad.err"
+	rc=$?
+	if [ $rc = 1 ] && [ "$(wc -l <"$TMP/bad.err")" = 1 ] &&
+		grep -qE "^vmexit: $1: offset [0-9]+" "$TMP/bad.err"; then
+		pass "$2: $(cat "$TMP/bad.err")"
+	else
+		fail "$2: exit $rc, stderr: $(cat "$TMP/bad.err")"
+	fi
+}
+# trace.dat: also inside its last CPU's events (trace-cmd's own dump of the data sections).
+# Past them (the trailing option list) libtracecmd reads every event still: nothing is lost.
+in_data=$(trace-cmd dump -i "$TMP/t.dat" --flyrecord 2>/dev/null |
+	awk '/data offset and size/ && $3 > 0 { c = $2 + int($3 / 2) } END { print c + 0 }')
+[ "$in_data" -gt 0 ] || fail "trace-cmd dump --flyrecord shows no CPU data in t.dat"
+perf_in_data=$(perf report --header-only -i "$TMP/p.data" 2>/dev/null |
+	awk '/# data offset/ { o = $NF } /# data size/ { print o + int($NF / 2) }')
+[ "${perf_in_data:-0}" -gt 0 ] || fail "perf report --header-only shows no data section"
+for f in t.dat p.data; do
+	size=$(stat -c %s "$TMP/$f")
+	cuts="200 $((size / 2))"
+	[ $f = t.dat ] && cuts="$cuts $in_data" || cuts="$cuts $((size - 1)) $perf_in_data"
+	for cut in $cuts; do
+		head -c $cut "$TMP/$f" >"$TMP/cut-$f"
+		bad_input "$TMP/cut-$f" "$f cut to $cut of $size bytes"
+	done
+done
+printf 'PERFILE2' >"$TMP/magic-only.data"
+bad_input "$TMP/magic-only.data" "a perf.data that is only its magic"
+cp /bin/true "$TMP/other.bin"
+bad_input "$TMP/other.bin" "a file of another kind"
+
+if sanitizer_reports; then
+	fail "sanitizer reports (above)"
+fi
+[ $fails = 0 ] || { echo "FAIL: test_report_imports_host: $fails check(s) failed"; exit 1; }
+echo "PASS: test_report_imports_host"

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The capture importer's engine: tracepoint records in, the events vmexit's own programs would
+ * have sent out. Records are made here by hand (fields named as the kernel's formats name them);
+ * every expected value follows from the records fed in.
+ */
+#include <stdlib.h>
+
+#include "check.h"
+#include "capture_import.h"
+
+struct kv {
+	const char *name;
+	__u64 val;
+};
+
+struct rec_fields {
+	struct kv f[12];
+};
+
+static bool get(const void *ctx, const char *name, __u64 *val)
+{
+	const struct rec_fields *r = ctx;
+
+	for (int i = 0; i < 12 && r->f[i].name; i++) {
+		if (!strcmp(r->f[i].name, name)) {
+			*val = r->f[i].val;
+			return true;
+		}
+	}
+	return false;
+}
+
+static void feed(struct capture_import *ci, const char *event, __u64 ts, __u32 tgid, __u32 tid,
+		 const char *comm, struct rec_fields f)
+{
+	struct tp_record r = {
+		.event = event, .ts_ns = ts, .tgid = tgid, .tid = tid, .cpu = 1, .comm = comm,
+		.field = get, .ctx = &f,
+	};
+
+	CHECK(capture_import_add(ci, &r) == 0);
+}
+
+/* The next item, which must be an event. */
+static struct vmexit_event next_event(struct capture_import *ci)
+{
+	struct rec_item it = {};
+
+	CHECK(capture_import_pop(ci, &it) == 1);
+	CHECK(it.kind == REC_EVENT);
+	return it.ev;
+}
+
+static void test_pairs(void)
+{
+	struct capture_import *ci = capture_import_new("x.dat", "test", false);
+	struct vmexit_event e;
+	struct rec_item it;
+
+	/* An SVM io exit of vCPU 1, its entry 50 ns later; then a KVM_EXIT_IO and the next run. */
+	feed(ci, "kvm_exit", 100, 7, 8, "CPU 1/KVM", (struct rec_fields){ {
+		{ "exit_reason", 0x7b }, { "guest_rip", 0xfff0 }, { "isa", VMEXIT_ISA_SVM },
+		{ "info1", 0xe90210 }, { "info2", 0x1003 }, { "intr_info", 0 },
+		{ "error_code", 0 }, { "vcpu_id", 1 } } });
+	CHECK(capture_import_pop(ci, &it) == 0);	/* nothing until its entry */
+	feed(ci, "kvm_entry", 150, 7, 8, "CPU 1/KVM", (struct rec_fields){ { { "vcpu_id", 1 } } });
+	e = next_event(ci);
+	CHECK_EQ_U64(e.type, VMEXIT_EV_EXIT);
+	CHECK_EQ_U64(e.ts_ns, 100);
+	CHECK_EQ_U64(e.latency_ns, 50);
+	CHECK_EQ_U64(e.isa, VMEXIT_ISA_SVM);
+	CHECK_EQ_U64(e.reason, 0x7b);
+	CHECK_EQ_U64(e.rip, 0xfff0);
+	CHECK_EQ_U64(e.info1, 0xe90210);
+	CHECK_EQ_U64(e.vcpu, 1);
+	CHECK_EQ_U64(e.tgid, 7);
+	CHECK_EQ_U64(e.tid, 8);
+	feed(ci, "kvm_userspace_exit", 160, 7, 8, "", (struct rec_fields){ {
+		{ "reason", 2 }, { "errno", 0 } } });
+	/* The FPU put at the end of KVM_RUN does not start a run; the load does. */
+	feed(ci, "kvm_fpu", 165, 7, 8, "", (struct rec_fields){ { { "load", 0 } } });
+	CHECK(capture_import_pop(ci, &it) == 0);
+	feed(ci, "kvm_fpu", 190, 7, 8, "", (struct rec_fields){ { { "load", 1 } } });
+	e = next_event(ci);
+	CHECK_EQ_U64(e.type, VMEXIT_EV_USER_EXIT);
+	CHECK_EQ_U64(e.isa, VMEXIT_ISA_USER);
+	CHECK_EQ_U64(e.reason, 2);
+	CHECK_EQ_U64(e.latency_ns, 30);
+	CHECK_EQ_U64(e.vcpu, 1);
+	/* A run that failed (-EINTR): the errno is the reason, as the live side accounts it. */
+	feed(ci, "kvm_userspace_exit", 200, 7, 8, "", (struct rec_fields){ {
+		{ "reason", 0 }, { "errno", (__u64)-4ll } } });
+	/* The end: an exit still open is sent in flight, aged to the last record. */
+	feed(ci, "kvm_fpu", 260, 7, 9, "", (struct rec_fields){ { { "load", 0 } } });
+	capture_import_end(ci);
+	e = next_event(ci);
+	CHECK_EQ_U64(e.type, VMEXIT_EV_USER_EXIT | VMEXIT_EV_IN_FLIGHT);
+	CHECK_EQ_U64(e.reason, VMEXIT_UREASON_ERRNO | 4);
+	CHECK_EQ_U64(e.info1, (__u64)-4ll);
+	CHECK_EQ_U64(e.latency_ns, 60);
+	CHECK(capture_import_pop(ci, &it) == 0);
+	capture_import_free(ci);
+}
+
+/* A capture without kvm_entry: every exit is counted, none gets a latency, none is lost. */
+static void test_no_entry(void)
+{
+	struct capture_import *ci = capture_import_new("x.dat", "test", false);
+	struct vmexit_event e;
+	struct rec_item it;
+
+	for (int i = 0; i < 3; i++)
+		feed(ci, "kvm_exit", 100 + 10 * i, 7, 8, "", (struct rec_fields){ {
+			{ "exit_reason", 30 }, { "isa", VMEXIT_ISA_VMX } } });
+	for (int i = 0; i < 2; i++) {
+		e = next_event(ci);
+		CHECK_EQ_U64(e.type, VMEXIT_EV_EXIT | VMEXIT_EV_IN_FLIGHT);
+		CHECK_EQ_U64(e.latency_ns, 0);
+		CHECK_EQ_U64(e.ts_ns, 100 + 10 * i);
+		CHECK_EQ_U64(e.vcpu, (__u64)-1);	/* no vcpu_id, no vCPU thread name */
+	}
+	capture_import_end(ci);
+	e = next_event(ci);
+	CHECK_EQ_U64(e.type, VMEXIT_EV_EXIT | VMEXIT_EV_IN_FLIGHT);
+	CHECK_EQ_U64(e.ts_ns, 120);
+	CHECK(capture_import_pop(ci, &it) == 0);
+	capture_import_free(ci);
+}
+
+/* Once entries are in the capture, an exit overwritten before its entry is lost, as live. */
+static void test_lost(void)
+{
+	struct capture_import *ci = capture_import_new("x.dat", "test", false);
+	struct rec_item it;
+
+	feed(ci, "kvm_entry", 90, 7, 8, "", (struct rec_fields){ {} });
+	CHECK(capture_import_pop(ci, &it) == 1);
+	CHECK(it.kind == REC_LOST);
+	CHECK_EQ_U64(it.lost[LOST_UNMATCHED_ENTRY], 1);
+	feed(ci, "kvm_exit", 100, 7, 8, "", (struct rec_fields){ { { "exit_reason", 30 } } });
+	feed(ci, "kvm_exit", 110, 7, 8, "", (struct rec_fields){ { { "exit_reason", 12 } } });
+	CHECK(capture_import_pop(ci, &it) == 1);
+	CHECK(it.kind == REC_LOST);
+	CHECK_EQ_U64(it.lost[LOST_OVERWRITTEN_EXIT], 1);
+	CHECK_EQ_U64(it.lost[LOST_UNMATCHED_ENTRY], 0);	/* handed out once */
+	capture_import_missed(ci, 115, 5);
+	CHECK(capture_import_pop(ci, &it) == 1);
+	CHECK(it.kind == REC_LOST);
+	CHECK_EQ_U64(it.lost[LOST_RINGBUF_FULL], 5);
+	CHECK_EQ_U64(it.ts_ns, 115);
+	feed(ci, "kvm_entry", 130, 7, 8, "", (struct rec_fields){ {} });
+	CHECK_EQ_U64(next_event(ci).reason, 12);
+	CHECK(capture_import_pop(ci, &it) == 0);
+	capture_import_free(ci);
+}
+
+static void test_kvm_events(void)
+{
+	struct capture_import *ci = capture_import_new("x.dat", "test", true);
+	struct vmexit_event e;
+
+	/* No tgid in the capture: the thread stands for its VMM; its vCPU from its name. */
+	feed(ci, "kvm_pio", 10, 0, 42, "CPU 3/KVM", (struct rec_fields){ {
+		{ "rw", 1 }, { "port", 0xe9 }, { "size", 1 }, { "count", 1 }, { "val", 0x41 } } });
+	e = next_event(ci);
+	CHECK_EQ_U64(e.type, VMEXIT_EV_KVM_EVENT);
+	CHECK_EQ_U64(e.reason, VMEXIT_KVM_PIO);
+	CHECK_EQ_U64(e.tgid, 42);
+	CHECK_EQ_U64(e.vcpu, 3);
+	CHECK_EQ_U64(e.info1, 0xe9);
+	CHECK_EQ_U64(e.info2, 0x41);
+	CHECK_EQ_U64(e.rip, 1);
+	CHECK_EQ_U64(e.intr_info, 1);
+	CHECK_EQ_U64(e.error_code, 1);
+	feed(ci, "kvm_cpuid", 20, 0, 42, "CPU 3/KVM", (struct rec_fields){ {
+		{ "function", 0 }, { "index", 0 }, { "rax", 0xd }, { "rbx", 0x756e6547 },
+		{ "rcx", 0x6c65746e }, { "rdx", 0x49656e69 }, { "found", 1 },
+		{ "used_max_basic", 0 } } });
+	e = next_event(ci);
+	CHECK_EQ_U64(e.reason, VMEXIT_KVM_CPUID);
+	CHECK_EQ_U64(e.info2, 0x756e65470000000dull);
+	CHECK_EQ_U64(e.rip, 0x49656e696c65746eull);
+	CHECK_EQ_U64(e.error_code, 1);
+	/* Before Linux 5.19 kvm_inj_virq's vector was called irq. */
+	feed(ci, "kvm_inj_virq", 30, 0, 42, "", (struct rec_fields){ { { "irq", 0xec } } });
+	CHECK_EQ_U64(next_event(ci).info1, 0xec);
+	feed(ci, "kvm_write_tsc_offset", 40, 0, 41, "", (struct rec_fields){ {
+		{ "vcpu_id", 2 }, { "previous_tsc_offset", 0 }, { "next_tsc_offset", 0xfff0 } } });
+	e = next_event(ci);
+	CHECK_EQ_U64(e.type, VMEXIT_EV_TSC_OFFSET);
+	CHECK_EQ_U64(e.vcpu, 2);
+	CHECK_EQ_U64(e.info2, 0xfff0);
+	/* Tracepoints that are no event of ours are passed over. */
+	feed(ci, "kvm_set_irq", 50, 0, 42, "", (struct rec_fields){ {} });
+	/* arm64: a trap's reason is its exception class, other kinds VMEXIT_ARM64_EXC | ret. */
+	feed(ci, "kvm_exit", 60, 0, 43, "", (struct rec_fields){ {
+		{ "ret", VMEXIT_ARM64_TRAP }, { "esr_ec", 0x16 }, { "vcpu_pc", 0x4000 } } });
+	feed(ci, "kvm_exit", 70, 0, 44, "", (struct rec_fields){ { { "ret", 0 } } });
+	capture_import_end(ci);
+	for (int i = 0; i < 2; i++) {
+		e = next_event(ci);
+		CHECK_EQ_U64(e.isa, VMEXIT_ISA_ARM64);
+		CHECK_EQ_U64(e.reason, e.tid == 43 ? 0x16 : VMEXIT_ARM64_EXC);
+		CHECK_EQ_U64(e.rip, e.tid == 43 ? 0x4000 : 0);
+	}
+	capture_import_free(ci);
+}
+
+int main(void)
+{
+	test_pairs();
+	test_no_entry();
+	test_lost();
+	test_kvm_events();
+	CHECK_DONE("capture_import");
+}
