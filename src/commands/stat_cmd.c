@@ -8,6 +8,9 @@
 #include "durations.h"
 #include "sampler.h"
 #include "serve_guests.h"
+#include "stack_options.h"
+#include "stack_read.h"
+#include "kallsyms.h"
 #include "stat_output.h"
 #include "view_options.h"
 #include "out_write.h"
@@ -45,6 +48,7 @@ struct stat_args {
 	__u64 stuck_ns;		/* --stuck */
 	__u64 keep_ns;		/* --keep */
 	int nr_pos;
+	struct stack_opts stk;	/* --stacks, --folded, ... */
 };
 
 static const struct cmd_option options[] = {
@@ -73,11 +77,19 @@ static error_t positional(const char *arg, void *input, struct argp_state *state
 	return 0;
 }
 
+static void end(void *input, struct argp_state *state)
+{
+	struct stat_args *a = input;
+
+	stack_opts_apply(&a->stk, &a->filters.opts, true, state);
+}
+
 static const struct cmd_options stat_options = {
 	.options = options, .arg = positional, .args_doc = "[interval [count]] [-- COMMAND...]",
-	.doc = doc, .children = (const struct cmd_child[]){
+	.doc = doc, .end = end, .children = (const struct cmd_child[]){
 		{ &cli_filters_options, offsetof(struct stat_args, filters), NULL, 0 },
-		{ &stat_view_options, offsetof(struct stat_args, view), NULL, 2 }, {} },
+		{ &stat_view_options, offsetof(struct stat_args, view), NULL, 2 },
+		{ &stack_options, offsetof(struct stat_args, stk), NULL, 6 }, {} },
 };
 
 /* What the last sample saw, for stat_print(). */
@@ -96,17 +108,40 @@ static struct stat_report sampled(const struct stat_args *a, struct sampler *sp,
 	return rep;
 }
 
+/* --stacks: what the kernel charged over the whole run, frames named from this kernel. */
+static int stacks_get(struct sampler *sp, struct stack_table *t)
+{
+	char err[256];
+	struct symbol_map *ksyms = kallsyms_load(err, sizeof(err));
+	int rc;
+
+	if (!ksyms)
+		fprintf(stderr, "vmexit: note: %s\n", err);
+	rc = stack_read(&sp->s, ksyms, t);
+	symbol_map_free(ksyms);
+	stack_table_sort(t);
+	return rc;
+}
+
 /* The last interval, unless it was printed already or saw nothing; then the whole run. */
 static int print_end(struct stat_args *a, struct sampler *sp, long printed)
 {
 	struct hooks_info hooks;
 	struct stat_report rep = sampled(a, sp, &hooks);
+	struct stack_table stacks = {};
 	int err;
 
+	/* A stack table that could not be read whole was said: the rest is still shown. */
+	if (a->stk.stacks)
+		stacks_get(sp, &stacks);
+	if (a->stk.folded) {
+		err = stat_print_folded(&a->view, &stacks, stdout);
+		goto out;
+	}
 	if (a->interval && sp->rows.nr && !(a->count && printed >= a->count)) {
 		err = stat_print(&a->view, &rep, stdout);
 		if (err)
-			return err;
+			goto out;
 	}
 	rep.rows = &sp->t.cum;
 	rep.interval_s = sp->elapsed_s;
@@ -114,7 +149,12 @@ static int print_end(struct stat_args *a, struct sampler *sp, long printed)
 	rep.stuck = sp->t.cum_stuck;
 	rep.nr_stuck = sp->t.nr_cum_stuck;
 	rep.ended = sp->t.cum_ended;
-	return stat_print(&a->view, &rep, stdout);
+	if (a->stk.stacks)
+		rep.stacks = &stacks;
+	err = stat_print(&a->view, &rep, stdout);
+out:
+	stack_table_free(&stacks);
+	return err;
 }
 
 /* --keep counts on the sampler's clock: only the time since a guest ended matters here. */
@@ -154,7 +194,8 @@ static int run(struct stat_args *a, struct sampler *sp)
 		if (err)
 			goto out;
 		rep = sampled(a, sp, &hooks);
-		err = stat_print(&a->view, &rep, stdout);
+		/* --folded: the stacks alone, at the end. */
+		err = a->stk.folded ? 0 : stat_print(&a->view, &rep, stdout);
 		if (err)
 			goto write_failed;
 		printed++;

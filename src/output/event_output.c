@@ -14,8 +14,10 @@
 bool lost_cause_drops_events(int cause)
 {
 	/* An entry without an exit is a vCPU's first run (or one in flight at attach time):
-	 * nothing that happened while we traced is missing. */
-	return cause >= 0 && cause < NR_LOST && cause != LOST_UNMATCHED_ENTRY;
+	 * nothing that happened while we traced is missing. A stack not kept (--stacks) drops
+	 * no event either. */
+	return cause >= 0 && cause < NR_LOST && cause != LOST_UNMATCHED_ENTRY &&
+	       cause != LOST_STACK_COLLISION && cause != LOST_STACKS_FULL;
 }
 
 /* Each event is named by its own VMM: a pid's old VMM's late events keep the old name. */
