@@ -38,6 +38,7 @@ static const char doc[] =
 "    vmexit record -o slow.vmexit --min-latency 100us   # slow exits only\n"
 "    vmexit record -o run.vmexit -- qemu-system-x86_64 ...   # from its start\n"
 "    vmexit record -o io.vmexit --kvm-events all   # other kvm events too\n"
+"    vmexit record -o st.vmexit --split --stacks   # kernel stacks too\n"
 "    vmexit report -i exits.vmexit         # then: the stat table, offline\n"
 "\v" DURATION_HELP;
 
@@ -66,7 +67,7 @@ static void need_output(void *input, struct argp_state *state)
 
 	if (!a->path)
 		argp_error(state, "give the output file with -o FILE");
-	stack_opts_apply(&a->stk, &a->live.filters.opts, false, state);
+	stack_opts_apply(&a->stk, &a->live.filters.opts, state);
 }
 
 static const struct cmd_options record_options = {

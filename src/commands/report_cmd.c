@@ -43,6 +43,7 @@ static const char doc[] =
 "    vmexit report -i exits.vmexit --format my.formats   # rules file lines\n"
 "    vmexit report -i exits.vmexit --perfetto out.pftrace   # ui.perfetto.dev\n"
 "    vmexit report -i exits.vmexit --perfetto out.json   # Chrome JSON\n"
+"    vmexit report -i st.vmexit --stacks --folded > x.folded  # flame graph\n"
 "\v" DURATION_HELP;
 
 struct report_args {

@@ -35,6 +35,8 @@ static const char doc[] =
 "    vmexit stat --csv 10 1 > exits.csv  # one 10 s interval as CSV\n"
 "    vmexit stat --json 2 1 | jq .       # JSON, one object per interval\n"
 "    vmexit stat -- qemu-system-x86_64 ...   # trace a VMM from its start\n"
+"    vmexit stat --split --stacks 10 1   # blocked exits by kernel stack\n"
+"    vmexit stat --split --stacks --folded 10 1 > x.folded   # flame graph\n"
 "\v" DURATION_HELP
 "The interval is in seconds, as vmstat's (a bare number; 500ms works too); the count "
 "is a number of intervals.\n";
@@ -60,6 +62,9 @@ static const struct cmd_option options[] = {
 	  OPT_TO(struct stat_args, stuck_ns, opt_stuck) },
 	{ "keep", 0, "DURATION", 0, "Rows of a guest that ended this long ago join the (ended) "
 	  "rows (default 5m)", 2, OPT_TO(struct stat_args, keep_ns, opt_keep) },
+	{ "folded", 0, NULL, 0, "With --stacks: only the stacks, at the end, as folded lines "
+	  "'guest;reason;frame;...;frame NS' (flamegraph.pl, speedscope)", 2,
+	  OPT_TO(struct stat_args, stk.folded, opt_true) },
 	{},
 };
 
@@ -81,7 +86,9 @@ static void end(void *input, struct argp_state *state)
 {
 	struct stat_args *a = input;
 
-	stack_opts_apply(&a->stk, &a->filters.opts, true, state);
+	stack_opts_apply(&a->stk, &a->filters.opts, state);
+	if (a->stk.folded && (a->view.asked_csv || a->view.asked_json || a->view.hist))
+		argp_error(state, "--folded prints only the stacks: drop --csv, --json and --hist");
 }
 
 static const struct cmd_options stat_options = {

@@ -30,19 +30,14 @@ static const struct cmd_option options[] = {
 	{ "max-stacks", 0, "N", 0, "Distinct stacks, and (guest, reason, stack) entries, the "
 	  "kernel keeps (default 1024); more are counted lost", 6,
 	  OPT_INPUT(struct stack_opts, max_stacks) },
-	{ "folded", 0, NULL, 0, "Only the stacks, as folded lines 'guest;reason;frame;...;frame "
-	  "NS' (flamegraph.pl, speedscope)", 6, OPT_TO(struct stack_opts, folded, opt_true) },
 	{},
 };
 
 const struct cmd_options stack_options = { .options = options };
 
-void stack_opts_apply(const struct stack_opts *so, struct session_opts *o, bool folded_ok,
+void stack_opts_apply(const struct stack_opts *so, struct session_opts *o,
 		      struct argp_state *state)
 {
-	if (so->folded && !folded_ok)
-		argp_error(state, "--folded is an output of stat and report: record keeps the "
-			   "stacks, `vmexit report --stacks --folded` prints them");
 	if (so->stacks && !o->split)
 		argp_error(state, "--stacks needs --split: the stacks are of the time --split "
 			   "measures off CPU (add --split)");

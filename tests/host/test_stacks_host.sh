@@ -136,7 +136,8 @@ usage "--stacks needs --split" stat --stacks 1 1
 usage "--stacks needs --split" record --stacks -o "$TMP/x"
 usage "add --split --stacks" stat --split --folded 1 1
 usage "add --split --stacks" stat --split --stack-min 1ms 1 1
-usage "record keeps the stacks" record --split --stacks --folded -o "$TMP/x"
+usage "unrecognized option '--folded'" record --split --stacks --folded -o "$TMP/x"
+usage "drop --csv, --json and --hist" stat --split --stacks --folded --csv 1 1
 usage "add --stacks" report -i "$TMP/rec" --folded
 usage "drop --csv, --json and --hist" report -i "$TMP/rec" --stacks --folded --json
 usage "invalid --stack-min '5'" stat --split --stacks --stack-min 5 1 1
