@@ -19,6 +19,7 @@
 #include <bpf/libbpf.h>
 
 #include "../unit/check.h"
+#include "vmexit.h"
 #include "vmexit.skel.h"
 #include "bpf_test_util.h"
 
@@ -140,6 +141,120 @@ out:
 	vmexit_bpf__destroy(skel);
 }
 
+/* cell 0 as the kernel keeps it for an exit in flight since ts, of reason (user exits). */
+static int cell_set(struct vmexit_bpf *skel, __u32 reason, __u64 ts)
+{
+	struct cell c = { .key = { .tgid = getpid(), .tid = syscall(SYS_gettid), .vcpu = -1,
+				   .isa = VMEXIT_ISA_USER, .reason = reason, .ready = 1 },
+			  .inflight_ts = ts };
+	__u32 zero = 0;
+
+	return bpf_map_update_elem(bpf_map__fd(skel->maps.cells), &zero, &c, BPF_ANY);
+}
+
+static __u64 mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000ull + t.tv_nsec;
+}
+
+/*
+ * --stacks on the real programs: the thread, in an exit of cell 0, sleeps; its stack and the
+ * sleep go to (pid, reason, stack). A table of one entry then refuses a second reason, counted
+ * lost (stacks_full). With --stack-min 1s, an exit 20 ms old is not charged, and nothing is
+ * lost.
+ */
+static void run_stacks(bool min)
+{
+	struct vmexit_bpf *skel = vmexit_bpf__open();
+	struct bpf_program *prog;
+	struct bpf_link *sw = NULL, *wk = NULL;
+	struct stack_key k, next;
+	struct stack_val val = {};
+	__u64 ips[STACK_DEPTH_MAX] = {};
+	unsigned char *v = NULL;
+	int fd, key_fd = -1, n = 0;
+	long o_cell;
+	__u32 ref = 1;
+
+	if (!skel) {
+		check_failures++;
+		return;
+	}
+	bpf_object__for_each_program(prog, skel->obj)
+		bpf_program__set_autoload(prog, prog == skel->progs.sched_switch ||
+						prog == skel->progs.sched_wakeup);
+	skel->rodata->split_enabled = true;
+	skel->rodata->stacks_enabled = true;
+	skel->rodata->stack_min_ns = min ? 1000000000ull : 0;
+	skel->rodata->max_cells = 1;
+	bpf_map__set_autocreate(skel->maps.thread_hash, false);
+	bpf_map__set_max_entries(skel->maps.stack_map, 16);
+	bpf_map__set_max_entries(skel->maps.stack_time, 1);
+	if (vmexit_bpf__load(skel)) {
+		fprintf(stderr, "cannot load the --split --stacks programs\n");
+		check_failures++;
+		goto out;
+	}
+	fd = bpf_map__fd(skel->maps.thread_storage);
+	v = calloc(1, bpf_map__value_size(skel->maps.thread_storage));
+	o_cell = state_member(skel, "uexit_cell");
+	key_fd = syscall(SYS_pidfd_open, getpid(), 0);
+	CHECK(v && o_cell >= 0 && key_fd >= 0);
+	if (!v || o_cell < 0 || key_fd < 0)
+		goto out;
+	memcpy(v + o_cell, &ref, sizeof(ref));
+	CHECK(!bpf_map_update_elem(fd, &key_fd, v, BPF_ANY));
+	CHECK(!cell_set(skel, 2, min ? mono_ns() : 1));
+	sw = bpf_program__attach(skel->progs.sched_switch);
+	wk = bpf_program__attach(skel->progs.sched_wakeup);
+	CHECK(sw && wk);
+	if (!sw || !wk)
+		goto out;
+	sleep_ns(SLEEP_NS);
+	if (!min) {
+		/* Another reason: a second key, for which the table has no room. */
+		CHECK(!cell_set(skel, 3, 1));
+		sleep_ns(SLEEP_NS);
+	}
+	bpf_link__destroy(wk);
+	bpf_link__destroy(sw);
+	wk = sw = NULL;
+	for (void *prev = NULL; !bpf_map_get_next_key(bpf_map__fd(skel->maps.stack_time), prev,
+						      &next); prev = &k) {
+		k = next;
+		n++;
+		CHECK(!bpf_map_lookup_elem(bpf_map__fd(skel->maps.stack_time), &k, &val));
+	}
+	printf("--stacks%s: %d entries; ns %llu, count %llu; lost: collision %llu, full %llu\n",
+	       min ? " --stack-min 1s" : "", n, (unsigned long long)val.ns,
+	       (unsigned long long)val.count,
+	       (unsigned long long)skel->bss->lost[LOST_STACK_COLLISION],
+	       (unsigned long long)skel->bss->lost[LOST_STACKS_FULL]);
+	if (min) {
+		CHECK_EQ_U64(n, 0);
+		CHECK_EQ_U64(skel->bss->lost[LOST_STACKS_FULL], 0);
+		goto out;
+	}
+	CHECK_EQ_U64(n, 1);
+	CHECK_EQ_U64(k.tgid, getpid());
+	CHECK_EQ_U64(k.isa, VMEXIT_ISA_USER);
+	CHECK_EQ_U64(k.reason, 2);
+	CHECK(val.ns >= SLEEP_NS / 100 * 99 && val.count >= 1);
+	CHECK(!bpf_map_lookup_elem(bpf_map__fd(skel->maps.stack_map), &k.stack_id, ips) && ips[0]);
+	/* The second sleep's period, at least, found the table full: counted, not dropped. */
+	CHECK(skel->bss->lost[LOST_STACKS_FULL] >= 1);
+out:
+	bpf_link__destroy(wk);
+	bpf_link__destroy(sw);
+	if (key_fd >= 0)
+		close(key_fd);
+	free(v);
+	vmexit_bpf__destroy(skel);
+}
+
 int main(void)
 {
 	if (geteuid() != 0) {
@@ -151,5 +266,7 @@ int main(void)
 	run(true, false);
 	run(false, true);
 	run(false, false);
+	run_stacks(false);
+	run_stacks(true);
 	CHECK_DONE("test_bpf_split");
 }
