@@ -48,10 +48,39 @@ static void sleep_ns(__u64 ns)
 		;
 }
 
-static void run(bool task, bool in_flight)
+/* The object with --split's two programs to load, and one cell; NULL (a failure) if not. */
+static struct vmexit_bpf *open_split(void)
 {
 	struct vmexit_bpf *skel = vmexit_bpf__open();
 	struct bpf_program *prog;
+
+	if (!skel) {
+		fprintf(stderr, "cannot open the vmexit object\n");
+		check_failures++;
+		return NULL;
+	}
+	bpf_object__for_each_program(prog, skel->obj)
+		bpf_program__set_autoload(prog, prog == skel->progs.sched_switch ||
+						prog == skel->progs.sched_wakeup);
+	skel->rodata->split_enabled = true;
+	skel->rodata->max_cells = 1;
+	return skel;
+}
+
+static void run_end(struct vmexit_bpf *skel, struct bpf_link *sw, struct bpf_link *wk, int key_fd,
+		    void *v)
+{
+	bpf_link__destroy(wk);
+	bpf_link__destroy(sw);
+	if (key_fd >= 0)
+		close(key_fd);
+	free(v);
+	vmexit_bpf__destroy(skel);
+}
+
+static void run(bool task, bool in_flight)
+{
+	struct vmexit_bpf *skel = open_split();
 	struct bpf_link *sw = NULL, *wk = NULL;
 	unsigned char *v = NULL;
 	long o_cell, o_blocked, o_runq, o_off;
@@ -60,17 +89,9 @@ static void run(bool task, bool in_flight)
 	size_t len;
 	const void *key;
 
-	if (!skel) {
-		fprintf(stderr, "cannot open the vmexit object\n");
-		check_failures++;
+	if (!skel)
 		return;
-	}
-	bpf_object__for_each_program(prog, skel->obj)
-		bpf_program__set_autoload(prog, prog == skel->progs.sched_switch ||
-						prog == skel->progs.sched_wakeup);
 	skel->rodata->use_task_storage = task;
-	skel->rodata->split_enabled = true;
-	skel->rodata->max_cells = 1;
 	if (task) {
 		bpf_map__set_autocreate(skel->maps.thread_hash, false);
 	} else {
@@ -133,12 +154,7 @@ static void run(bool task, bool in_flight)
 	/* Back on its CPU: no off-CPU period open. */
 	CHECK_EQ_U64(get64(v, o_off), 0);
 out:
-	bpf_link__destroy(wk);
-	bpf_link__destroy(sw);
-	if (key_fd >= 0)
-		close(key_fd);
-	free(v);
-	vmexit_bpf__destroy(skel);
+	run_end(skel, sw, wk, key_fd, v);
 }
 
 /* cell 0 as the kernel keeps it for an exit in flight since ts, of reason (user exits). */
@@ -168,8 +184,7 @@ static __u64 mono_ns(void)
  */
 static void run_stacks(bool min)
 {
-	struct vmexit_bpf *skel = vmexit_bpf__open();
-	struct bpf_program *prog;
+	struct vmexit_bpf *skel = open_split();
 	struct bpf_link *sw = NULL, *wk = NULL;
 	struct stack_key k, next;
 	struct stack_val val = {};
@@ -179,17 +194,10 @@ static void run_stacks(bool min)
 	long o_cell;
 	__u32 ref = 1;
 
-	if (!skel) {
-		check_failures++;
+	if (!skel)
 		return;
-	}
-	bpf_object__for_each_program(prog, skel->obj)
-		bpf_program__set_autoload(prog, prog == skel->progs.sched_switch ||
-						prog == skel->progs.sched_wakeup);
-	skel->rodata->split_enabled = true;
 	skel->rodata->stacks_enabled = true;
 	skel->rodata->stack_min_ns = min ? 1000000000ull : 0;
-	skel->rodata->max_cells = 1;
 	bpf_map__set_autocreate(skel->maps.thread_hash, false);
 	bpf_map__set_max_entries(skel->maps.stack_map, 16);
 	bpf_map__set_max_entries(skel->maps.stack_time, 1);
@@ -247,12 +255,7 @@ static void run_stacks(bool min)
 	/* The second sleep's period, at least, found the table full: counted, not dropped. */
 	CHECK(skel->bss->lost[LOST_STACKS_FULL] >= 1);
 out:
-	bpf_link__destroy(wk);
-	bpf_link__destroy(sw);
-	if (key_fd >= 0)
-		close(key_fd);
-	free(v);
-	vmexit_bpf__destroy(skel);
+	run_end(skel, sw, wk, key_fd, v);
 }
 
 int main(void)
