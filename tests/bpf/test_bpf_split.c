@@ -67,6 +67,15 @@ static struct vmexit_bpf *open_split(void)
 	return skel;
 }
 
+/* Both programs attached (a failure if not). */
+static bool attach_split(struct vmexit_bpf *skel, struct bpf_link **sw, struct bpf_link **wk)
+{
+	*sw = bpf_program__attach(skel->progs.sched_switch);
+	*wk = bpf_program__attach(skel->progs.sched_wakeup);
+	CHECK(*sw && *wk);
+	return *sw && *wk;
+}
+
 static void run_end(struct vmexit_bpf *skel, struct bpf_link *sw, struct bpf_link *wk, int key_fd,
 		    void *v)
 {
@@ -126,10 +135,7 @@ static void run(bool task, bool in_flight)
 		key = &tid;
 	}
 	CHECK(!bpf_map_update_elem(fd, key, v, BPF_ANY));
-	sw = bpf_program__attach(skel->progs.sched_switch);
-	wk = bpf_program__attach(skel->progs.sched_wakeup);
-	CHECK(sw && wk);
-	if (!sw || !wk)
+	if (!attach_split(skel, &sw, &wk))
 		goto out;
 	sleep_ns(SLEEP_NS);
 	bpf_link__destroy(wk);
@@ -216,10 +222,7 @@ static void run_stacks(bool min)
 	memcpy(v + o_cell, &ref, sizeof(ref));
 	CHECK(!bpf_map_update_elem(fd, &key_fd, v, BPF_ANY));
 	CHECK(!cell_set(skel, 2, min ? mono_ns() : 1));
-	sw = bpf_program__attach(skel->progs.sched_switch);
-	wk = bpf_program__attach(skel->progs.sched_wakeup);
-	CHECK(sw && wk);
-	if (!sw || !wk)
+	if (!attach_split(skel, &sw, &wk))
 		goto out;
 	sleep_ns(SLEEP_NS);
 	if (!min) {
