@@ -9,7 +9,9 @@
  *   - tasks with vmexit's task storage but no exit in flight: a vCPU thread switching while
  *     in the guest or idle (or a task another tool gave task storage to);
  *   - tasks with an exit in flight: a vCPU thread sleeping or preempted during an exit, the
- *     full cost (clock read, stamp, sums).
+ *     full cost (clock read, stamp, sums);
+ *   - the same with --stacks: the kernel stack taken at every switch out (bpf_get_stackid)
+ *     and the period charged to it at every switch in (a hash lookup, two atomic adds).
  * The storage is put on the two processes from here, through their pidfds. Next to the
  * ping-pong's end-to-end figure, the kernel's own run-time statistics of the program
  * (bpf_prog_info run_time_ns / run_cnt over every switch on the host during a shorter run
@@ -29,13 +31,16 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include "vmexit.h"
 #include "vmexit.skel.h"
 #include "../tests/bpf/bpf_test_util.h"
 
 #define TRIPS		50000
 #define ROUNDS		11
 
-enum storage { ST_NONE, ST_IDLE, ST_IN_FLIGHT, NR_ST };
+enum storage { ST_NONE, ST_IDLE, ST_IN_FLIGHT, ST_STACKS, NR_ST };
+
+#define CELL_FULL	0xfffe	/* handlers.bpf.h: an exit in flight that counts in no cell */
 
 static double now_ns(void)
 {
@@ -147,8 +152,11 @@ static void detach(struct bpf_link **links)
 	links[0] = links[1] = NULL;
 }
 
-/* Gives a process vmexit's task storage; with an exit in flight (a userspace one) or not. */
-static int storage_set(struct vmexit_bpf *skel, pid_t pid, bool in_flight)
+/*
+ * Gives a process vmexit's task storage; with an exit in flight (a userspace one, in cell
+ * reference ref: CELL_FULL counts in no cell, 1 is cell 0) or not (ref 0).
+ */
+static int storage_set(struct vmexit_bpf *skel, pid_t pid, unsigned int ref)
 {
 	size_t len = bpf_map__value_size(skel->maps.thread_storage);
 	long off = state_member(skel, "uexit_cell");
@@ -161,12 +169,7 @@ static int storage_set(struct vmexit_bpf *skel, pid_t pid, bool in_flight)
 			close(fd);
 		return -1;
 	}
-	if (in_flight) {
-		/* CELL_FULL: an exit in flight that counts in no cell, so nothing is written. */
-		unsigned int ref = 0xfffe;
-
-		memcpy(v + off, &ref, sizeof(ref));
-	}
+	memcpy(v + off, &ref, sizeof(ref));
 	err = bpf_map_update_elem(bpf_map__fd(skel->maps.thread_storage), &fd, v, BPF_ANY);
 	close(fd);
 	free(v);
@@ -184,7 +187,16 @@ static int storage_clear(struct vmexit_bpf *skel, pid_t pid)
 	return err && errno != ENOENT ? -1 : 0;
 }
 
-static struct vmexit_bpf *load_split(void)
+/* --stacks: cell 0 has an exit in flight since long ago, so every period is charged. */
+static int cell_in_flight(struct vmexit_bpf *skel)
+{
+	struct cell c = { .inflight_ts = 1 };
+	__u32 zero = 0;
+
+	return bpf_map_update_elem(bpf_map__fd(skel->maps.cells), &zero, &c, BPF_ANY);
+}
+
+static struct vmexit_bpf *load_split(bool stacks)
 {
 	struct vmexit_bpf *skel = vmexit_bpf__open();
 	struct bpf_program *prog;
@@ -196,8 +208,13 @@ static struct vmexit_bpf *load_split(void)
 						prog == skel->progs.sched_wakeup);
 	skel->rodata->use_task_storage = true;
 	skel->rodata->split_enabled = true;
+	skel->rodata->stacks_enabled = stacks;
 	skel->rodata->max_cells = 1;
-	if (vmexit_bpf__load(skel)) {
+	if (stacks) {
+		bpf_map__set_max_entries(skel->maps.stack_map, 1024);
+		bpf_map__set_max_entries(skel->maps.stack_time, 1024);
+	}
+	if (vmexit_bpf__load(skel) || (stacks && cell_in_flight(skel))) {
 		vmexit_bpf__destroy(skel);
 		return NULL;
 	}
@@ -217,11 +234,12 @@ int main(void)
 		[ST_NONE] = "attached, tasks without task storage (not vCPUs)",
 		[ST_IDLE] = "attached, vmexit task storage, no exit in flight",
 		[ST_IN_FLIGHT] = "attached, an exit in flight (off-CPU accounting)",
+		[ST_STACKS] = "attached, an exit in flight, --stacks",
 	};
 	double alone[ROUNDS], with[NR_ST][ROUNDS], prog_ns[NR_ST][ROUNDS];
 	struct run_stats s0, s1;
 	__u64 runs[NR_ST] = { 0 };
-	struct vmexit_bpf *skel;
+	struct vmexit_bpf *skel, *skel_st;
 	struct bpf_link *links[2] = {};
 	struct pong p;
 	int cpu, rc = 1;
@@ -231,9 +249,13 @@ int main(void)
 		return 77;
 	}
 	libbpf_set_print(libbpf_print_quiet);
-	skel = load_split();
-	if (!skel) {
-		fprintf(stderr, "bench_switch: cannot load the --split programs\n");
+	skel = load_split(false);
+	skel_st = load_split(true);
+	if (!skel || !skel_st) {
+		fprintf(stderr, "bench_switch: cannot load the --split%s programs\n",
+			skel ? " --stacks" : "");
+		vmexit_bpf__destroy(skel);
+		vmexit_bpf__destroy(skel_st);
 		return 1;
 	}
 	cpu = sched_getcpu();
@@ -245,18 +267,20 @@ int main(void)
 	trips_ns(&p, TRIPS);	/* warm up */
 	for (int r = 0; r < ROUNDS; r++) {
 		alone[r] = trips_ns(&p, TRIPS);
-		links[0] = bpf_program__attach(skel->progs.sched_switch);
-		links[1] = bpf_program__attach(skel->progs.sched_wakeup);
-		if (!links[0] || !links[1]) {
-			fprintf(stderr, "bench_switch: cannot attach: %s\n", strerror(errno));
-			detach(links);
-			goto stop;
-		}
 		for (int s = 0; s < NR_ST; s++) {
+			struct vmexit_bpf *sk = s == ST_STACKS ? skel_st : skel;
+			unsigned int ref = s == ST_STACKS ? 1 : s == ST_IN_FLIGHT ? CELL_FULL : 0;
 			int stats_fd;
 
-			if (s != ST_NONE && (storage_set(skel, getpid(), s == ST_IN_FLIGHT) ||
-					     storage_set(skel, p.pid, s == ST_IN_FLIGHT))) {
+			links[0] = bpf_program__attach(sk->progs.sched_switch);
+			links[1] = bpf_program__attach(sk->progs.sched_wakeup);
+			if (!links[0] || !links[1]) {
+				fprintf(stderr, "bench_switch: cannot attach: %s\n", strerror(errno));
+				detach(links);
+				goto stop;
+			}
+			if (s != ST_NONE && (storage_set(sk, getpid(), ref) ||
+					     storage_set(sk, p.pid, ref))) {
 				fprintf(stderr, "bench_switch: cannot set task storage: %s\n",
 					strerror(errno));
 				detach(links);
@@ -265,18 +289,18 @@ int main(void)
 			with[s][r] = trips_ns(&p, TRIPS);
 			prog_ns[s][r] = -1;
 			stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
-			if (stats_fd >= 0 && !prog_stats(skel, &s0) &&
-			    trips_ns(&p, TRIPS / 5) > 0 && !prog_stats(skel, &s1) &&
+			if (stats_fd >= 0 && !prog_stats(sk, &s0) &&
+			    trips_ns(&p, TRIPS / 5) > 0 && !prog_stats(sk, &s1) &&
 			    s1.cnt > s0.cnt) {
 				prog_ns[s][r] = (double)(s1.ns - s0.ns) / (s1.cnt - s0.cnt);
 				runs[s] += s1.cnt - s0.cnt;
 			}
 			if (stats_fd >= 0)
 				close(stats_fd);
+			storage_clear(sk, getpid());
+			storage_clear(sk, p.pid);
+			detach(links);
 		}
-		storage_clear(skel, getpid());
-		storage_clear(skel, p.pid);
-		detach(links);
 		if (alone[r] < 0) {
 			fprintf(stderr, "bench_switch: ping-pong failed\n");
 			goto stop;
@@ -305,5 +329,6 @@ stop:
 	pong_stop(&p);
 out:
 	vmexit_bpf__destroy(skel);
+	vmexit_bpf__destroy(skel_st);
 	return rc;
 }

@@ -43,6 +43,9 @@ what each benchmark prints:
                   time per exit over alone, medians and ratios (targets 0.45x, 0.40x bpftrace's),
                   the end-to-end verdict against the rounds' quartiles; VMEXIT_BENCH_ROUNDS=N
                   (default 11) and VMEXIT_BENCH_CPU=N (the guest pinned) for steadier figures
+  bench_switch    what --split adds to a context switch (pipe ping-pong on one CPU): tasks
+                  without vmexit's state, vCPU threads idle, with an exit in flight, and
+                  with --stacks (a stack taken per switch out, charged per switch in)
 serve figures:
   bench_serve     a `vmexit serve` scrape of 10,000 series (synthesized cells, all changing):
                   sample + snapshot + render per format, GET over loopback, resident memory

@@ -120,6 +120,10 @@ struct thread_state {
 	__u64 exit_runq0;
 	__u64 uexit_blocked0;
 	__u64 uexit_runq0;
+	/* --stacks: the stack it left the CPU with, the exit that is charged, and when. */
+	__u64 stack_off_ts;	/* 0: no period to charge */
+	__s32 stack_id;
+	__u32 stack_ref;
 	__u16 cells[NR_RSLOTS];
 };
 
@@ -1066,8 +1070,13 @@ static __always_inline void handle_sched_wakeup(struct task_struct *p)
 		split_wakeup(ts, bpf_ktime_get_ns());
 }
 
-/* The sched_switch program (the bench runs it with the current task as both). */
-static __always_inline void handle_sched_switch(bool preempt, struct task_struct *prev,
+#include "stacks.bpf.h"
+
+/*
+ * The sched_switch program (the bench runs it with the current task as both). ctx is the
+ * program's, for --stacks' bpf_get_stackid().
+ */
+static __always_inline void handle_sched_switch(void *ctx, bool preempt, struct task_struct *prev,
 						struct task_struct *next)
 {
 	struct thread_state *out = switch_state(prev), *in = switch_state(next);
@@ -1077,11 +1086,15 @@ static __always_inline void handle_sched_switch(bool preempt, struct task_struct
 	if (out && split_leaving(out)) {
 		now = bpf_ktime_get_ns();
 		split_switch_out(out, now, preempt || task_runnable(prev));
+		if (stacks_enabled)
+			stack_switch_out(ctx, out, now);
 	}
 	if (in && in->off_ts) {
 		if (!now)
 			now = bpf_ktime_get_ns();
 		split_switch_in(in, now);
+		if (stacks_enabled && in->stack_off_ts)
+			stack_switch_in(in, now);
 	}
 }
 

@@ -172,7 +172,7 @@ VMEXIT_KVM_EVENTS(KVM_EVENT_PROG)
 SEC("?tp_btf/sched_switch")
 int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	handle_sched_switch(preempt, prev, next);
+	handle_sched_switch(ctx, preempt, prev, next);
 	return 0;
 }
 

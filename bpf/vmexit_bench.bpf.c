@@ -141,7 +141,8 @@ static long cb_switch(__u64 i, struct loop_ctx *c)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 
-	handle_sched_switch(i & 1, t, t);
+	/* No program context here: stacks_enabled stays false in this object. */
+	handle_sched_switch(NULL, i & 1, t, t);
 	return 0;
 }
 

@@ -187,6 +187,14 @@ enum vmexit_lost {
 	 * its bpf_prog_active. Userspace fills it in; the kernel side never counts it.
 	 */
 	LOST_BPF_SKIPPED,
+	/*
+	 * --stacks: an off-CPU period whose stack was not kept. Not exits: the exit itself is
+	 * counted as usual. STACK_COLLISION: another stack holds its slot of the stack map
+	 * (bpf_get_stackid -EEXIST), or the stack could not be read; STACKS_FULL: the stack map or
+	 * the table of (guest, reason, stack) is full (raise --max-stacks).
+	 */
+	LOST_STACK_COLLISION,
+	LOST_STACKS_FULL,
 	NR_LOST,
 };
 
@@ -279,6 +287,26 @@ struct vmexit_event {
 };
 
 #define VMEXIT_EVENT_BASE_LEN	72	/* struct vmexit_event up to type */
+
+/*
+ * --stacks: off-CPU time of vCPU threads during exits, by the kernel stack they left the CPU
+ * with. The key's reason is the exit the thread was in: its userspace exit when one is in
+ * flight (the VMM at work), else its guest exit.
+ */
+#define STACK_DEPTH_MAX		64	/* frames kept per stack: deeper ones are cut */
+
+struct stack_key {
+	__u32 tgid;
+	__u32 isa;
+	__u32 reason;
+	__s32 stack_id;		/* in the stack map */
+	__u64 proc_start;	/* cell_key.proc_start: a reused pid is another guest */
+};
+
+struct stack_val {
+	__u64 ns;		/* off-CPU time, blocked and runq */
+	__u64 count;		/* off-CPU periods */
+};
 
 /*
  * The kernel wakes the stream reader once 1/64 of the ring is pending (handlers.bpf.h,

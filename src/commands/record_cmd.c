@@ -10,7 +10,10 @@
 #include "durations.h"
 #include "event_output.h"
 #include "live_events.h"
+#include "kallsyms.h"
 #include "record_file.h"
+#include "stack_options.h"
+#include "stack_read.h"
 
 /* How often buffered records reach the file: a kill -9 loses at most this much. */
 #define FLUSH_EVERY_NS	1000000000ull
@@ -35,6 +38,7 @@ static const char doc[] =
 "    vmexit record -o slow.vmexit --min-latency 100us   # slow exits only\n"
 "    vmexit record -o run.vmexit -- qemu-system-x86_64 ...   # from its start\n"
 "    vmexit record -o io.vmexit --kvm-events all   # other kvm events too\n"
+"    vmexit record -o st.vmexit --split --stacks   # kernel stacks too\n"
 "    vmexit report -i exits.vmexit         # then: the stat table, offline\n"
 "\v" DURATION_HELP;
 
@@ -43,6 +47,7 @@ struct record_args {
 	const char *path;
 	bool force;
 	double tsc_mhz;
+	struct stack_opts stk;
 };
 
 static const struct cmd_option options[] = {
@@ -58,18 +63,23 @@ static const struct cmd_option options[] = {
 
 static void need_output(void *input, struct argp_state *state)
 {
-	if (!((struct record_args *)input)->path)
+	struct record_args *a = input;
+
+	if (!a->path)
 		argp_error(state, "give the output file with -o FILE");
+	stack_opts_apply(&a->stk, &a->live.filters.opts, state);
 }
 
 static const struct cmd_options record_options = {
 	.options = options, .end = need_output, .args_doc = "-o FILE [-- COMMAND...]", .doc = doc,
 	.children = (const struct cmd_child[]){
-		{ &live_options, offsetof(struct record_args, live), NULL, 0 }, {} },
+		{ &live_options, offsetof(struct record_args, live), NULL, 0 },
+		{ &stack_options, offsetof(struct record_args, stk), NULL, 6 }, {} },
 };
 
 struct recorder {
 	struct rec_writer *w;
+	bool stacks;			/* --stacks: the kernel's table goes in at the end */
 	__u64 last_flush;
 	int err;			/* first write error: the file is incomplete */
 };
@@ -120,6 +130,29 @@ static int sink_tick(void *ctx, __u64 now_ns)
 	return r->err;
 }
 
+/* --stacks: the whole recording's, frames named here (report may run on another host). */
+static int sink_end(void *ctx, struct session *s)
+{
+	struct recorder *r = ctx;
+	struct stack_table t = {};
+	struct symbol_map *ksyms;
+	char err[256];
+
+	if (!r->stacks)
+		return 0;
+	ksyms = kallsyms_load(err, sizeof(err));
+	if (!ksyms)
+		fprintf(stderr, "vmexit: note: %s\n", err);
+	/* A table not read whole was said; what was read is kept. */
+	stack_read(s, ksyms, &t);
+	symbol_map_free(ksyms);
+	stack_table_sort(&t);
+	for (size_t i = 0; !r->err && i < t.nr; i++)
+		r->err = rec_writer_add_stack(r->w, &t.rows[i]);
+	stack_table_free(&t);
+	return r->err;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record_args a = {};
@@ -129,7 +162,7 @@ int cmd_record(int argc, char **argv)
 	struct rec_meta meta;
 	struct live_sink sink = {
 		.event = sink_event, .guest = sink_guest, .lost = sink_lost, .start = sink_start,
-		.tick = sink_tick,
+		.tick = sink_tick, .end = sink_end,
 		.ctx = &rec,
 	};
 	__u64 zero[NR_LOST] = {}, in_file;
@@ -143,6 +176,7 @@ int cmd_record(int argc, char **argv)
 	rec_meta_now(&meta);
 	meta.tsc_mhz = a.tsc_mhz;
 	meta.split = a.live.filters.opts.split;
+	rec.stacks = a.stk.stacks;
 	/* Before loading anything: an existing file must not cost a BPF load to refuse. */
 	rec.w = rec_writer_open(a.path, a.force, &meta, err, sizeof(err));
 	if (!rec.w) {

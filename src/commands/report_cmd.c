@@ -14,6 +14,7 @@
 #include "event_source.h"
 #include "filter_options.h"
 #include "reasons.h"
+#include "stack_table.h"
 #include "stat_output.h"
 #include "view_options.h"
 #include "out_write.h"
@@ -52,6 +53,7 @@ static const char doc[] =
 "    vmexit report -i exits.vmexit --perfetto out.json   # Chrome JSON\n"
 "    vmexit report -i trace.dat --by reason     # trace-cmd record -e kvm\n"
 "    vmexit report -i perf.data --events        # perf record -e 'kvm:*'\n"
+"    vmexit report -i st.vmexit --stacks --folded > x.folded  # flame graph\n"
 "\v" DURATION_HELP;
 
 struct report_args {
@@ -61,6 +63,7 @@ struct report_args {
 	bool events;			/* per-event output instead of the stat table */
 	const char *counters;		/* --counters FILE[,start=S]: perf stat -I -x, output */
 	struct evout_opts out;
+	bool stacks, folded;		/* --stacks, --folded */
 };
 
 /* One recording: a second -i would otherwise replace the first unsaid. */
@@ -91,6 +94,12 @@ static const struct cmd_option options[] = {
 	  "stat -I MS -x, ...` output) as counter tracks; perf's time 0 is its '# started on' "
 	  "line (to the second) or S, in CLOCK_MONOTONIC seconds", 3,
 	  OPT_TO(struct report_args, counters, opt_string) },
+	OPT_HEADER("Kernel stacks (recorded with --split --stacks):", 4),
+	{ "stacks", 0, NULL, 0, "The top kernel stacks of the time off CPU during exits, per "
+	  "guest and reason, after the summary (JSON: a stacks array)", 4,
+	  OPT_TO(struct report_args, stacks, opt_true) },
+	{ "folded", 0, NULL, 0, "Only the stacks, as folded lines 'guest;reason;frame;...;frame "
+	  "NS' (flamegraph.pl, speedscope)", 4, OPT_TO(struct report_args, folded, opt_true) },
 	{},
 };
 
@@ -113,6 +122,13 @@ static void check_modes(void *input, struct argp_state *state)
 	evout_opts_check(&a->out, state);
 	if (a->counters && !a->out.perfetto_path)
 		argp_error(state, "--counters adds counter tracks to a --perfetto trace: give both");
+	if (a->folded && !a->stacks)
+		argp_error(state, "--folded is an output of --stacks (add --stacks)");
+	if (a->stacks && per_event)
+		argp_error(state, "--stacks is a summary output: drop --events, --format and "
+			   "--perfetto");
+	if (a->folded && (json || a->view.asked_csv || a->view.hist))
+		argp_error(state, "--folded prints only the stacks: drop --csv, --json and --hist");
 	a->events = per_event;
 	if (json && !a->events)
 		a->view.fmt = OUT_JSON;
@@ -163,6 +179,8 @@ struct report {
 	struct tsc_offset *tsc;		/* latest guest TSC offset per vCPU, in order of first write */
 	__u32 nr_tsc, cap_tsc;
 	struct tsc_index tsc_index;	/* vCPU -> its place in tsc */
+	struct stack_table stacks;	/* --stacks: the file's, after the filters */
+	bool any_stacks;		/* the file has some, filtered or not */
 };
 
 /* kvm_write_tsc_offset: guest TSC = host TSC + offset; keep each vCPU's latest. */
@@ -274,6 +292,21 @@ static int one_event(struct report *r, const struct vmexit_event *ev)
 	return event_rows_add(&r->rows, r->a->view.by, ev, start);
 }
 
+/* A recorded stack passes the filters of its guest, pid and reason (it has no vCPU). */
+static int one_stack(struct report *r, const struct stack_row *s)
+{
+	struct vmexit_event ev = { .tgid = s->tgid, .isa = s->isa, .reason = s->reason,
+				   .vcpu = r->a->sel.f.vcpu, .latency_ns = ~0ull,
+				   .type = s->isa == VMEXIT_ISA_USER ? VMEXIT_EV_USER_EXIT :
+				   VMEXIT_EV_EXIT };
+
+	r->any_stacks = true;
+	if (!r->a->stacks || !event_filter_match(&r->a->sel.f, &ev) ||
+	    !guest_wanted(r, s->tgid, s->proc_start))
+		return 0;
+	return stack_table_add(&r->stacks, s);
+}
+
 static void one_lost(struct report *r, const struct rec_item *it)
 {
 	if (it->ts_ns)
@@ -373,6 +406,11 @@ static int print_summary(struct report *r, const struct rec_meta *meta)
 	rep.interval_s = r->last_ts > from ? (r->last_ts - from) / 1e9 : 0;
 	rep.elapsed_s = rep.interval_s;
 	memcpy(rep.lost, r->lost, sizeof(rep.lost));
+	stack_table_sort(&r->stacks);
+	if (r->a->folded)
+		return stat_print_folded(&r->a->view, &r->stacks, stdout);
+	if (r->a->stacks)
+		rep.stacks = &r->stacks;
 	err = stat_print(&r->a->view, &rep, stdout);
 	if (r->a->view.fmt == OUT_TABLE)
 		print_tsc_offsets(r);
@@ -501,10 +539,16 @@ int cmd_report(int argc, char **argv)
 		case REC_LOST:
 			one_lost(&r, it);
 			break;
+		case REC_STACK:
+			ret = one_stack(&r, &it->stack);
+			break;
 		}
 	}
 	if (!ret && a.counters)
 		counters_rc = add_counters(&r, &rd->meta);
+	if (a.stacks && !r.any_stacks)
+		fprintf(stderr, "vmexit: note: %s holds no stacks (recorded without --split "
+			"--stacks, or nothing was blocked)\n", a.path);
 	/* Everything read before any damage is output first, then what went wrong. */
 	/* A -g, -p or -c that matched nothing: no empty table, the list of what is there. */
 	if (!ret && !a.events && (r.events || !selection_unmatched(&r)))
@@ -544,5 +588,6 @@ out:
 	name_cache_free(&r.names);
 	free(r.tsc);
 	tsc_index_free(&r.tsc_index);
+	stack_table_free(&r.stacks);
 	return rc;
 }

@@ -8,6 +8,9 @@
 #include "durations.h"
 #include "sampler.h"
 #include "serve_guests.h"
+#include "stack_options.h"
+#include "stack_read.h"
+#include "kallsyms.h"
 #include "stat_output.h"
 #include "view_options.h"
 #include "out_write.h"
@@ -32,6 +35,8 @@ static const char doc[] =
 "    vmexit stat --csv 10 1 > exits.csv  # one 10 s interval as CSV\n"
 "    vmexit stat --json 2 1 | jq .       # JSON, one object per interval\n"
 "    vmexit stat -- qemu-system-x86_64 ...   # trace a VMM from its start\n"
+"    vmexit stat --split --stacks 10 1   # blocked exits by kernel stack\n"
+"    vmexit stat --split --stacks --folded 10 1 > x.folded   # flame graph\n"
 "\v" DURATION_HELP
 "The interval is in seconds, as vmstat's (a bare number; 500ms works too); the count "
 "is a number of intervals.\n";
@@ -45,6 +50,7 @@ struct stat_args {
 	__u64 stuck_ns;		/* --stuck */
 	__u64 keep_ns;		/* --keep */
 	int nr_pos;
+	struct stack_opts stk;	/* --stacks, --folded, ... */
 };
 
 static const struct cmd_option options[] = {
@@ -56,6 +62,9 @@ static const struct cmd_option options[] = {
 	  OPT_TO(struct stat_args, stuck_ns, opt_stuck) },
 	{ "keep", 0, "DURATION", 0, "Rows of a guest that ended this long ago join the (ended) "
 	  "rows (default 5m)", 2, OPT_TO(struct stat_args, keep_ns, opt_keep) },
+	{ "folded", 0, NULL, 0, "With --stacks: only the stacks, at the end, as folded lines "
+	  "'guest;reason;frame;...;frame NS' (flamegraph.pl, speedscope)", 2,
+	  OPT_TO(struct stat_args, stk.folded, opt_true) },
 	{},
 };
 
@@ -73,11 +82,21 @@ static error_t positional(const char *arg, void *input, struct argp_state *state
 	return 0;
 }
 
+static void end(void *input, struct argp_state *state)
+{
+	struct stat_args *a = input;
+
+	stack_opts_apply(&a->stk, &a->filters.opts, state);
+	if (a->stk.folded && (a->view.asked_csv || a->view.asked_json || a->view.hist))
+		argp_error(state, "--folded prints only the stacks: drop --csv, --json and --hist");
+}
+
 static const struct cmd_options stat_options = {
 	.options = options, .arg = positional, .args_doc = "[interval [count]] [-- COMMAND...]",
-	.doc = doc, .children = (const struct cmd_child[]){
+	.doc = doc, .end = end, .children = (const struct cmd_child[]){
 		{ &cli_filters_options, offsetof(struct stat_args, filters), NULL, 0 },
-		{ &stat_view_options, offsetof(struct stat_args, view), NULL, 2 }, {} },
+		{ &stat_view_options, offsetof(struct stat_args, view), NULL, 2 },
+		{ &stack_options, offsetof(struct stat_args, stk), NULL, 6 }, {} },
 };
 
 /* What the last sample saw, for stat_print(). */
@@ -96,17 +115,40 @@ static struct stat_report sampled(const struct stat_args *a, struct sampler *sp,
 	return rep;
 }
 
+/* --stacks: what the kernel charged over the whole run, frames named from this kernel. */
+static int stacks_get(struct sampler *sp, struct stack_table *t)
+{
+	char err[256];
+	struct symbol_map *ksyms = kallsyms_load(err, sizeof(err));
+	int rc;
+
+	if (!ksyms)
+		fprintf(stderr, "vmexit: note: %s\n", err);
+	rc = stack_read(&sp->s, ksyms, t);
+	symbol_map_free(ksyms);
+	stack_table_sort(t);
+	return rc;
+}
+
 /* The last interval, unless it was printed already or saw nothing; then the whole run. */
 static int print_end(struct stat_args *a, struct sampler *sp, long printed)
 {
 	struct hooks_info hooks;
 	struct stat_report rep = sampled(a, sp, &hooks);
+	struct stack_table stacks = {};
 	int err;
 
+	/* A stack table that could not be read whole was said: the rest is still shown. */
+	if (a->stk.stacks)
+		stacks_get(sp, &stacks);
+	if (a->stk.folded) {
+		err = stat_print_folded(&a->view, &stacks, stdout);
+		goto out;
+	}
 	if (a->interval && sp->rows.nr && !(a->count && printed >= a->count)) {
 		err = stat_print(&a->view, &rep, stdout);
 		if (err)
-			return err;
+			goto out;
 	}
 	rep.rows = &sp->t.cum;
 	rep.interval_s = sp->elapsed_s;
@@ -114,7 +156,12 @@ static int print_end(struct stat_args *a, struct sampler *sp, long printed)
 	rep.stuck = sp->t.cum_stuck;
 	rep.nr_stuck = sp->t.nr_cum_stuck;
 	rep.ended = sp->t.cum_ended;
-	return stat_print(&a->view, &rep, stdout);
+	if (a->stk.stacks)
+		rep.stacks = &stacks;
+	err = stat_print(&a->view, &rep, stdout);
+out:
+	stack_table_free(&stacks);
+	return err;
 }
 
 /* --keep counts on the sampler's clock: only the time since a guest ended matters here. */
@@ -154,7 +201,8 @@ static int run(struct stat_args *a, struct sampler *sp)
 		if (err)
 			goto out;
 		rep = sampled(a, sp, &hooks);
-		err = stat_print(&a->view, &rep, stdout);
+		/* --folded: the stacks alone, at the end. */
+		err = a->stk.folded ? 0 : stat_print(&a->view, &rep, stdout);
 		if (err)
 			goto write_failed;
 		printed++;

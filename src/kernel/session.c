@@ -413,6 +413,11 @@ static void kvm_events_autoload(struct vmexit_bpf *skel, __u32 mask)
 	}
 }
 
+__u32 stacks_max(const struct session_opts *o)
+{
+	return o->max_stacks ? o->max_stacks : 1024;
+}
+
 /* The open object's tunables: where per-thread state lives, filters on or off, map sizes. */
 static void set_tunables(struct session *s, const struct session_opts *o)
 {
@@ -439,10 +444,16 @@ static void set_tunables(struct session *s, const struct session_opts *o)
 	skel->rodata->stream_sample_every = o->sample_every ? o->sample_every : 1;
 	skel->rodata->kvm_events_enabled = o->kvm_events != 0;
 	skel->rodata->split_enabled = o->split;
+	skel->rodata->stacks_enabled = o->split && o->stacks;
+	skel->rodata->stack_min_ns = o->stack_min_ns;
 	skel->rodata->stuck_min_ns = o->stuck_ns;
 	skel->rodata->count_gated = o->count_later;
 
 	bpf_map__set_max_entries(skel->maps.cells, s->max_cells);
+	if (o->split && o->stacks) {
+		bpf_map__set_max_entries(skel->maps.stack_map, stacks_max(o));
+		bpf_map__set_max_entries(skel->maps.stack_time, stacks_max(o));
+	}
 	bpf_map__set_max_entries(skel->maps.free_cells, s->max_cells);
 	if (s->task_storage) {
 		bpf_map__set_autocreate(skel->maps.thread_hash, true);

@@ -22,6 +22,9 @@ struct session_opts {
 	char **command;			/* run this, trace it and its children, stop when it exits */
 	bool pid_filter_on;		/* the pid filter is on while empty (serve follows names) */
 	bool split;			/* exit time as on CPU, blocked, runq (sched_switch) */
+	bool stacks;			/* --stacks (needs split): off-CPU time by kernel stack */
+	__u64 stack_min_ns;		/* --stack-min */
+	__u32 max_stacks;		/* --max-stacks: stack map and table sizes (0: default) */
 	__u64 stuck_ns;			/* stat --stuck: cells keep exits this long (0: off) */
 	bool verbose;
 	bool check_hooks;		/* a longer fast-path check, its counts on stderr */
@@ -54,6 +57,8 @@ struct session {
  * something is missing. Mounts tracefs when it is absent and we may. */
 int session_preflight(void);
 int session_open(struct session *s, struct session_opts *o);
+/* --max-stacks as the kernel's maps are sized. */
+__u32 stacks_max(const struct session_opts *o);
 /* Lets the command start (after attach). */
 void session_start_command(struct session *s);
 /* Returns true once the traced command has exited (its wait status in *status, may be NULL). */

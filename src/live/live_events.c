@@ -379,6 +379,8 @@ static int capture(struct live_ctx *c, struct session *s, struct ring_buffer *rb
 	}
 	/* A thread that ended meanwhile emitted what it left in flight. */
 	drain(c, s, rb);
+	if (!c->err && c->sink->end)
+		c->err = c->sink->end(c->sink->ctx, s);
 	if (c->err)
 		rc = 1;
 	return session_command_report(s, rc);

@@ -43,6 +43,9 @@ struct live_sink {
 	/* After each read on the reader's clock (CAPTURE_READ_NS, capture_clock.h), and at the
 	 * end: write out what the events made; a negative return ends the capture. */
 	int (*tick)(void *ctx, __u64 now_ns);
+	/* Tracing has stopped and every event was handed over: the kernel's tables may be read
+	 * (record --stacks). A negative return fails the run. May be NULL. */
+	int (*end)(void *ctx, struct session *s);
 	void *ctx;
 };
 

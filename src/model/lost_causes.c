@@ -23,6 +23,12 @@ static const struct {
 	[LOST_BPF_SKIPPED] = { "bpf_skipped", "events the kernel skipped",
 			       "events the kernel did not run vmexit's programs for (another BPF "
 			       "program, or a bpf() syscall, held that CPU)" },
+	[LOST_STACK_COLLISION] = { "stack_collision", "stacks not kept (collision)",
+				   "off-CPU periods not charged to a stack: its slot in the stack "
+				   "map was taken (raise --max-stacks)" },
+	[LOST_STACKS_FULL] = { "stacks_full", "stack table full",
+			       "off-CPU periods not charged to a stack: stack table full (raise "
+			       "--max-stacks)" },
 };
 
 const char *lost_cause_key(int cause)

@@ -152,6 +152,16 @@ void opt_max_cells(const char *arg, void *to, struct argp_state *state)
 	*(__u32 *)to = (__u32)parse_long_arg(arg, "--max-cells", 16, 65000, state);
 }
 
+void opt_stack_min(const char *arg, void *to, struct argp_state *state)
+{
+	*(__u64 *)to = duration_arg(arg, "--stack-min", 0, DUR_WEEK, state);
+}
+
+void opt_max_stacks(const char *arg, void *to, struct argp_state *state)
+{
+	*(__u32 *)to = (__u32)parse_long_arg(arg, "--max-stacks", 16, 1 << 20, state);
+}
+
 void opt_duration_s(const char *arg, void *to, struct argp_state *state)
 {
 	*(double *)to = duration_arg(arg, "--duration", DUR_NS, 365 * 24 * DUR_H, state) / DUR_S;

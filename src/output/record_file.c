@@ -44,6 +44,7 @@ enum rec_type {
 	RT_LOST = 3,
 	RT_END = 4,
 	RT_GUEST_START = 5,	/* the next guest record's process start time (1.3) */
+	RT_STACK = 6,		/* --stacks: one (guest, reason, stack) and its time (1.4) */
 };
 
 #define REC_HDR_LEN		8
@@ -51,6 +52,8 @@ enum rec_type {
 #define EVENT_SPLIT_LEN		96	/* ... and its --split fields (1.1) */
 #define END_LEN			16
 #define GUEST_START_LEN		16	/* u32 tgid, u32 0, u64 start */
+#define STACK_FIXED_LEN		40	/* then the frames, each NUL-terminated */
+#define STACK_FRAME_MAX		255	/* longest frame name stored; longer ones are cut */
 #define IO_BUF_SIZE		(1u << 20)
 
 _Static_assert(sizeof(struct vmexit_event) == EVENT_SPLIT_LEN && VMEXIT_EVENT_BASE_LEN ==
@@ -674,6 +677,37 @@ int rec_writer_add_lost(struct rec_writer *w, __u64 ts_ns, const __u64 lost[NR_L
 	return 0;
 }
 
+int rec_writer_add_stack(struct rec_writer *w, const struct stack_row *r)
+{
+	__u32 nr = r->nr_frames < STACK_DEPTH_MAX ? r->nr_frames : STACK_DEPTH_MAX;
+	size_t len = STACK_FIXED_LEN, off;
+	unsigned char *p;
+
+	for (__u32 i = 0; i < nr; i++)
+		len += strnlen(r->frames[i], STACK_FRAME_MAX) + 1;
+	p = begin_record(w, RT_STACK, len);
+	if (!p)
+		return w->error;
+	put32(p + REC_HDR_LEN, r->tgid);
+	put32(p + REC_HDR_LEN + 4, r->isa);
+	put32(p + REC_HDR_LEN + 8, r->reason);
+	put32(p + REC_HDR_LEN + 12, nr);
+	put64(p + REC_HDR_LEN + 16, r->proc_start);
+	put64(p + REC_HDR_LEN + 24, r->ns);
+	put64(p + REC_HDR_LEN + 32, r->count);
+	off = REC_HDR_LEN + STACK_FIXED_LEN;
+	for (__u32 i = 0; i < nr; i++) {
+		size_t l = strnlen(r->frames[i], STACK_FRAME_MAX);
+
+		memcpy(p + off, r->frames[i], l);
+		p[off + l] = 0;
+		off += l + 1;
+	}
+	end_record(w, p, len);
+	w->records++;
+	return 0;
+}
+
 int rec_writer_flush(struct rec_writer *w)
 {
 	if (!w->header_done && emit_header(w))
@@ -1210,6 +1244,40 @@ static int decode_lost_record(struct rec_reader *r, const struct raw_record *rec
 	return 1;
 }
 
+/* Frames point into the record: valid until the next rec_reader_next(). */
+static int decode_stack_record(struct rec_reader *r, const struct raw_record *rec,
+			       struct rec_item *item)
+{
+	const char *p = (const char *)rec->p + STACK_FIXED_LEN, *end = (const char *)rec->p + rec->len;
+	struct stack_row *s = &item->stack;
+
+	if (rec->len < STACK_FIXED_LEN)
+		return reader_fail(r, rec->off, "stack record too short (%u bytes)", rec->len);
+	memset(s, 0, sizeof(*s));
+	s->tgid = get32(rec->p);
+	s->isa = get32(rec->p + 4);
+	s->reason = get32(rec->p + 8);
+	s->proc_start = get64(rec->p + 16);
+	s->ns = get64(rec->p + 24);
+	s->count = get64(rec->p + 32);
+	if (get32(rec->p + 12) > STACK_DEPTH_MAX)
+		return reader_fail(r, rec->off, "stack record with %u frames (at most %u)",
+				   get32(rec->p + 12), STACK_DEPTH_MAX);
+	s->frames = item->frames;
+	for (__u32 i = 0; i < get32(rec->p + 12); i++) {
+		const char *nul = memchr(p, 0, (size_t)(end - p));
+
+		if (!nul)
+			return reader_fail(r, rec->off, "stack record: frame %u runs past the "
+					   "record", i);
+		item->frames[s->nr_frames++] = (char *)p;
+		p = nul + 1;
+	}
+	item->kind = REC_STACK;
+	r->records++;
+	return 1;
+}
+
 /* The end record's counts must match what was read, and nothing may follow it. */
 static int decode_end_record(struct rec_reader *r, const struct raw_record *rec)
 {
@@ -1275,6 +1343,9 @@ int rec_reader_next(struct rec_reader *r, struct rec_item *item, char *err, size
 			break;
 		case RT_END:
 			ret = decode_end_record(r, &rec);
+			break;
+		case RT_STACK:
+			ret = decode_stack_record(r, &rec, item);
 			break;
 		case RT_GUEST_START:
 			/* Not an item of its own: the guest record after it gets it. */

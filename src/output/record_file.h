@@ -17,9 +17,10 @@
 #include <linux/types.h>
 
 #include "vmexit.h"
+#include "stack_table.h"
 
 #define REC_FORMAT_MAJOR	1	/* incompatible changes: readers refuse a larger major */
-#define REC_FORMAT_MINOR	3	/* compatible additions: readers skip the unknown */
+#define REC_FORMAT_MINOR	4	/* compatible additions: readers skip the unknown */
 
 #define REC_NAME_MAX		255	/* longest guest name stored; longer ones are cut */
 
@@ -40,6 +41,7 @@ enum rec_kind {
 	REC_EVENT = 1,		/* item.ev is valid */
 	REC_GUEST = 2,		/* item.tgid / .start / .name: a VM's name, for later events */
 	REC_LOST = 3,		/* item.ts_ns / item.lost[]: kernel loss counters grew by these */
+	REC_STACK = 4,		/* item.stack: --stacks, at the end of a recording (1.4) */
 };
 
 struct rec_item {
@@ -54,6 +56,9 @@ struct rec_item {
 	char name[REC_NAME_MAX + 1];		/* REC_GUEST, NUL-terminated, any bytes but NUL */
 	__u64 ts_ns;				/* REC_LOST: CLOCK_MONOTONIC when sampled */
 	__u64 lost[NR_LOST];			/* REC_LOST: increase of each enum vmexit_lost */
+	/* REC_STACK: frames point into the reader's buffer, valid until its next call. */
+	struct stack_row stack;
+	char *frames[STACK_DEPTH_MAX];
 };
 
 struct rec_writer;
@@ -75,6 +80,8 @@ int rec_writer_add_event(struct rec_writer *w, const struct vmexit_event *ev);
 /* start: the VMM process's start time (rec_item.start), 0 if unknown. */
 int rec_writer_add_guest(struct rec_writer *w, __u32 tgid, __u64 start, const char *name);
 int rec_writer_add_lost(struct rec_writer *w, __u64 ts_ns, const __u64 lost[NR_LOST]);
+/* --stacks: one (guest, reason, stack) row, frames named (each cut at 255 bytes). */
+int rec_writer_add_stack(struct rec_writer *w, const struct stack_row *r);
 /*
  * Writes every buffered record. Records are only ever written whole and in order, so a
  * file cut at any point (kill -9, full disk) holds every record of the last flush before it.

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "stat_output.h"
+#include "stack_output.h"
 #include "out_write.h"
 #include "durations.h"
 #include "inflight.h"
@@ -67,6 +68,14 @@ static const char *row_vm(const struct stat_view *v, const struct row *r)
 	return v->by == BY_REASON ? "*"
 				  : name_cache_get_at(v->names, r->key.tgid, r->key.start);
 }
+
+/* --stacks: guests named as the rows are. */
+static const char *stack_guest(void *ctx, __u32 tgid, __u64 start)
+{
+	return name_cache_get_at(ctx, tgid, start);
+}
+
+#define STAT_STACK_VIEW(v)	{ .guest = stack_guest, .ctx = (v)->names, .unit_ns = (v)->unit_ns }
 
 static double pct(__u64 ns, double secs)
 {
@@ -423,6 +432,8 @@ static void print_table(struct stat_view *v, const struct stat_report *rep, FILE
 		for (__u32 i = 0; i < rt->nr; i++)
 			print_hist(v, &rt->rows[i], f);
 	}
+	if (rep->stacks)
+		stacks_print_table(&(struct stack_view)STAT_STACK_VIEW(v), rep->stacks, f);
 }
 
 /*
@@ -574,6 +585,8 @@ static void print_json(struct stat_view *v, const struct stat_report *rep, FILE 
 		fputc(',', f);
 		overhead_json(rep->overhead, rt, f);
 	}
+	if (rep->stacks)
+		stacks_print_json(&(struct stack_view)STAT_STACK_VIEW(v), rep->stacks, f);
 	fprintf(f, "}\n");
 }
 
@@ -590,5 +603,11 @@ int stat_print(struct stat_view *v, const struct stat_report *r, FILE *f)
 	default:
 		print_table(v, r, f);
 	}
+	return out_flush(f);
+}
+
+int stat_print_folded(const struct stat_view *v, const struct stack_table *t, FILE *f)
+{
+	stacks_print_folded(&(struct stack_view)STAT_STACK_VIEW(v), t, f);
 	return out_flush(f);
 }

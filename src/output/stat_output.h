@@ -10,6 +10,7 @@
 #include "tracing_info.h"
 
 struct inflight_exit;
+struct stack_table;
 
 enum out_format { OUT_TABLE, OUT_CSV, OUT_JSON };
 enum sort_key { SORT_COUNT, SORT_TIME, SORT_MAX, SORT_P99 };
@@ -49,9 +50,12 @@ struct stat_report {
 	__u64 ended;		/* final: exits left by their exiting thread (tracker.cum_ended) */
 	__u64 now_ns;		/* CLOCK_MONOTONIC at the sample: ages are now_ns - start_ns */
 	__u64 stuck_ns;		/* 0: offline (report), no exits in flight to show */
+	const struct stack_table *stacks;	/* --stacks, sorted: after the table, in JSON */
 };
 
 /* 0, or -errno when the output could not be written (out_flush()). */
 int stat_print(struct stat_view *v, const struct stat_report *r, FILE *f);
+/* --stacks --folded: the stacks alone, as folded lines (stack_output.h). 0 or -errno. */
+int stat_print_folded(const struct stat_view *v, const struct stack_table *t, FILE *f);
 
 #endif /* VMEXIT_STAT_OUTPUT_H */

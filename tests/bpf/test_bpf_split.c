@@ -19,6 +19,7 @@
 #include <bpf/libbpf.h>
 
 #include "../unit/check.h"
+#include "vmexit.h"
 #include "vmexit.skel.h"
 #include "bpf_test_util.h"
 
@@ -47,10 +48,48 @@ static void sleep_ns(__u64 ns)
 		;
 }
 
-static void run(bool task, bool in_flight)
+/* The object with --split's two programs to load, and one cell; NULL (a failure) if not. */
+static struct vmexit_bpf *open_split(void)
 {
 	struct vmexit_bpf *skel = vmexit_bpf__open();
 	struct bpf_program *prog;
+
+	if (!skel) {
+		fprintf(stderr, "cannot open the vmexit object\n");
+		check_failures++;
+		return NULL;
+	}
+	bpf_object__for_each_program(prog, skel->obj)
+		bpf_program__set_autoload(prog, prog == skel->progs.sched_switch ||
+						prog == skel->progs.sched_wakeup);
+	skel->rodata->split_enabled = true;
+	skel->rodata->max_cells = 1;
+	return skel;
+}
+
+/* Both programs attached (a failure if not). */
+static bool attach_split(struct vmexit_bpf *skel, struct bpf_link **sw, struct bpf_link **wk)
+{
+	*sw = bpf_program__attach(skel->progs.sched_switch);
+	*wk = bpf_program__attach(skel->progs.sched_wakeup);
+	CHECK(*sw && *wk);
+	return *sw && *wk;
+}
+
+static void run_end(struct vmexit_bpf *skel, struct bpf_link *sw, struct bpf_link *wk, int key_fd,
+		    void *v)
+{
+	bpf_link__destroy(wk);
+	bpf_link__destroy(sw);
+	if (key_fd >= 0)
+		close(key_fd);
+	free(v);
+	vmexit_bpf__destroy(skel);
+}
+
+static void run(bool task, bool in_flight)
+{
+	struct vmexit_bpf *skel = open_split();
 	struct bpf_link *sw = NULL, *wk = NULL;
 	unsigned char *v = NULL;
 	long o_cell, o_blocked, o_runq, o_off;
@@ -59,17 +98,9 @@ static void run(bool task, bool in_flight)
 	size_t len;
 	const void *key;
 
-	if (!skel) {
-		fprintf(stderr, "cannot open the vmexit object\n");
-		check_failures++;
+	if (!skel)
 		return;
-	}
-	bpf_object__for_each_program(prog, skel->obj)
-		bpf_program__set_autoload(prog, prog == skel->progs.sched_switch ||
-						prog == skel->progs.sched_wakeup);
 	skel->rodata->use_task_storage = task;
-	skel->rodata->split_enabled = true;
-	skel->rodata->max_cells = 1;
 	if (task) {
 		bpf_map__set_autocreate(skel->maps.thread_hash, false);
 	} else {
@@ -104,10 +135,7 @@ static void run(bool task, bool in_flight)
 		key = &tid;
 	}
 	CHECK(!bpf_map_update_elem(fd, key, v, BPF_ANY));
-	sw = bpf_program__attach(skel->progs.sched_switch);
-	wk = bpf_program__attach(skel->progs.sched_wakeup);
-	CHECK(sw && wk);
-	if (!sw || !wk)
+	if (!attach_split(skel, &sw, &wk))
 		goto out;
 	sleep_ns(SLEEP_NS);
 	bpf_link__destroy(wk);
@@ -132,12 +160,120 @@ static void run(bool task, bool in_flight)
 	/* Back on its CPU: no off-CPU period open. */
 	CHECK_EQ_U64(get64(v, o_off), 0);
 out:
+	run_end(skel, sw, wk, key_fd, v);
+}
+
+/* cell 0 as the kernel keeps it for an exit in flight since ts, of reason (user exits). */
+static int cell_set(struct vmexit_bpf *skel, __u32 reason, __u64 ts)
+{
+	struct cell c = { .key = { .tgid = getpid(), .tid = syscall(SYS_gettid), .vcpu = -1,
+				   .isa = VMEXIT_ISA_USER, .reason = reason, .ready = 1 },
+			  .inflight_ts = ts };
+	__u32 zero = 0;
+
+	return bpf_map_update_elem(bpf_map__fd(skel->maps.cells), &zero, &c, BPF_ANY);
+}
+
+static __u64 mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000ull + t.tv_nsec;
+}
+
+enum stacks_case { STACKS_CHARGED, STACKS_FULL, STACKS_MIN };
+
+/*
+ * --stacks on the real programs: the thread, in an exit of cell 0, sleeps. CHARGED: the sleep
+ * goes to (pid, reason, its stack), the stack in the stack map (other switches of the thread
+ * may add entries of their own). FULL: a table of one entry, taken beforehand by a key no
+ * thread makes, refuses every charge and counts each lost (stacks_full). MIN: with
+ * --stack-min 1s, an exit 20 ms old is not charged and nothing is lost.
+ */
+static void run_stacks(enum stacks_case what)
+{
+	static const char *const name[] = { "charged", "table full", "--stack-min 1s" };
+	struct vmexit_bpf *skel = open_split();
+	struct bpf_link *sw = NULL, *wk = NULL;
+	struct stack_key k, next, taken = { .tgid = 0, .stack_id = -1 };
+	struct stack_val val, best = {}, zero = {};
+	__u64 ips[STACK_DEPTH_MAX] = {};
+	unsigned char *v = NULL;
+	int fd, key_fd = -1, n = 0;
+	long o_cell;
+	__u32 ref = 1;
+	bool found = false;
+
+	if (!skel)
+		return;
+	skel->rodata->stacks_enabled = true;
+	skel->rodata->stack_min_ns = what == STACKS_MIN ? 1000000000ull : 0;
+	bpf_map__set_autocreate(skel->maps.thread_hash, false);
+	bpf_map__set_max_entries(skel->maps.stack_map, 64);
+	bpf_map__set_max_entries(skel->maps.stack_time, what == STACKS_FULL ? 1 : 64);
+	if (vmexit_bpf__load(skel)) {
+		fprintf(stderr, "cannot load the --split --stacks programs\n");
+		check_failures++;
+		goto out;
+	}
+	if (what == STACKS_FULL)
+		CHECK(!bpf_map_update_elem(bpf_map__fd(skel->maps.stack_time), &taken, &zero,
+					   BPF_NOEXIST));
+	fd = bpf_map__fd(skel->maps.thread_storage);
+	v = calloc(1, bpf_map__value_size(skel->maps.thread_storage));
+	o_cell = state_member(skel, "uexit_cell");
+	key_fd = syscall(SYS_pidfd_open, getpid(), 0);
+	CHECK(v && o_cell >= 0 && key_fd >= 0);
+	if (!v || o_cell < 0 || key_fd < 0)
+		goto out;
+	memcpy(v + o_cell, &ref, sizeof(ref));
+	CHECK(!bpf_map_update_elem(fd, &key_fd, v, BPF_ANY));
+	CHECK(!cell_set(skel, 2, what == STACKS_MIN ? mono_ns() : 1));
+	if (!attach_split(skel, &sw, &wk))
+		goto out;
+	sleep_ns(SLEEP_NS);
 	bpf_link__destroy(wk);
 	bpf_link__destroy(sw);
-	if (key_fd >= 0)
-		close(key_fd);
-	free(v);
-	vmexit_bpf__destroy(skel);
+	wk = sw = NULL;
+	for (void *prev = NULL; !bpf_map_get_next_key(bpf_map__fd(skel->maps.stack_time), prev,
+						      &next); prev = &k) {
+		k = next;
+		n++;
+		CHECK(!bpf_map_lookup_elem(bpf_map__fd(skel->maps.stack_time), &k, &val));
+		CHECK(k.tgid == 0 || (k.tgid == (__u32)getpid() && k.isa == VMEXIT_ISA_USER &&
+				      k.reason == 2));
+		/* The sleep's: the one entry that long (the test's other switches are short). */
+		if (k.tgid && val.ns >= SLEEP_NS / 100 * 99 && !found) {
+			found = true;
+			best = val;
+			CHECK(!bpf_map_lookup_elem(bpf_map__fd(skel->maps.stack_map), &k.stack_id,
+						   ips) && ips[0]);
+		}
+	}
+	printf("--stacks, %s: %d entries, the sleep's %s (ns %llu, count %llu); lost: collision "
+	       "%llu, full %llu\n", name[what], n, found ? "found" : "not found",
+	       (unsigned long long)best.ns, (unsigned long long)best.count,
+	       (unsigned long long)skel->bss->lost[LOST_STACK_COLLISION],
+	       (unsigned long long)skel->bss->lost[LOST_STACKS_FULL]);
+	switch (what) {
+	case STACKS_CHARGED:
+		CHECK(found && best.count >= 1);
+		CHECK_EQ_U64(skel->bss->lost[LOST_STACKS_FULL], 0);
+		break;
+	case STACKS_FULL:
+		CHECK_EQ_U64(n, 1);
+		CHECK(!found);
+		/* The sleep's period, at least, found the table full: counted, not dropped. */
+		CHECK(skel->bss->lost[LOST_STACKS_FULL] >= 1);
+		break;
+	case STACKS_MIN:
+		CHECK_EQ_U64(n, 0);
+		CHECK_EQ_U64(skel->bss->lost[LOST_STACKS_FULL], 0);
+		break;
+	}
+out:
+	run_end(skel, sw, wk, key_fd, v);
 }
 
 int main(void)
@@ -151,5 +287,8 @@ int main(void)
 	run(true, false);
 	run(false, true);
 	run(false, false);
+	run_stacks(STACKS_CHARGED);
+	run_stacks(STACKS_FULL);
+	run_stacks(STACKS_MIN);
 	CHECK_DONE("test_bpf_split");
 }

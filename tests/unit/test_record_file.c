@@ -146,7 +146,7 @@ static void test_round_trip(void)
 	struct vmexit_event *evs = calloc(N, sizeof(*evs));
 	__u64 lost[NR_LOST];
 	char longname[400];
-	size_t n, got = 0, guests = 0, losts = 0;
+	size_t n, got = 0, guests = 0, losts = 0, stacks = 0;
 	const struct reason_entry *t;
 	int ret;
 
@@ -171,6 +171,11 @@ static void test_round_trip(void)
 			CHECK(!rec_writer_add_lost(w, 5555, lost));
 		}
 	}
+	/* --stacks (1.4): rows at the end, frames as given, a long one cut at 255 bytes. */
+	memset(longname, 'f', sizeof(longname) - 1);
+	CHECK(!rec_writer_add_stack(w, &(struct stack_row){ .tgid = 100, .isa = 3, .reason = 2,
+		.proc_start = 77, .ns = 123456789, .count = 42, .nr_frames = 3,
+		.frames = (char *[]){ "__schedule+0x1", "", longname } }));
 	CHECK_EQ_U64(rec_writer_events(w), N);
 	CHECK_STR(rec_writer_error(w), "");
 	CHECK(!rec_writer_close(w));
@@ -225,9 +230,26 @@ static void test_round_trip(void)
 				CHECK_EQ_U64(it->lost[k], lost[k]);
 			losts++;
 			break;
+		case REC_STACK:
+			CHECK_EQ_U64(got, N);
+			CHECK_EQ_U64(it->stack.tgid, 100);
+			CHECK_EQ_U64(it->stack.isa, 3);
+			CHECK_EQ_U64(it->stack.reason, 2);
+			CHECK_EQ_U64(it->stack.proc_start, 77);
+			CHECK_EQ_U64(it->stack.ns, 123456789);
+			CHECK_EQ_U64(it->stack.count, 42);
+			CHECK_EQ_U64(it->stack.nr_frames, 3);
+			if (it->stack.nr_frames == 3) {
+				CHECK_STR(it->stack.frames[0], "__schedule+0x1");
+				CHECK_STR(it->stack.frames[1], "");
+				CHECK_EQ_U64(strlen(it->stack.frames[2]), 255);
+			}
+			stacks++;
+			break;
 		}
 	}
 	CHECK_EQ_U64(ret, 0);
+	CHECK_EQ_U64(stacks, 1);
 	CHECK_EQ_U64(got, N);
 	CHECK_EQ_U64(guests, 3);
 	CHECK_EQ_U64(losts, 1);
