@@ -28,7 +28,7 @@ bool event_filter_match(const struct event_filter *f, const struct vmexit_event 
 int event_rows_add(struct row_table *rt, enum group_by by, const struct vmexit_event *ev,
 		   __u64 start)
 {
-	struct row_key k;
+	struct row_key k = {};
 	struct row *r;
 
 	if (VMEXIT_EV_TYPE(ev->type) != VMEXIT_EV_EXIT &&

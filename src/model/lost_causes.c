@@ -23,6 +23,8 @@ static const struct {
 	[LOST_BPF_SKIPPED] = { "bpf_skipped", "events the kernel skipped",
 			       "events the kernel did not run vmexit's programs for (another BPF "
 			       "program, or a bpf() syscall, held that CPU)" },
+	[LOST_KEYS_FULL] = { "keys_full", "key table full",
+			     "exits charged to a key row `other`: key table full (raise --max-keys)" },
 };
 
 const char *lost_cause_key(int cause)
