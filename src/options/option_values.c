@@ -154,7 +154,7 @@ void opt_max_cells(const char *arg, void *to, struct argp_state *state)
 
 void opt_max_keys(const char *arg, void *to, struct argp_state *state)
 {
-	*(__u32 *)to = (__u32)parse_long_arg(arg, "--max-keys", 16, 1000000, state);
+	*(__u32 *)to = (__u32)parse_long_arg(arg, "--max-keys", 1, 1000000, state);
 }
 
 void opt_duration_s(const char *arg, void *to, struct argp_state *state)
