@@ -483,6 +483,23 @@ static __always_inline __u32 cell_ref(struct thread_state *ts, __u32 tgid, __u32
 	return ref;
 }
 
+/* One completed exit of latency lat into a cell's or a key's counts, extremes and histogram. */
+static __always_inline void lat_add(__u64 *count, __u64 *total, __u64 *min, __u64 *max,
+				    __u32 *hist, __u64 lat)
+{
+	__u32 b = hist_bucket(lat);
+
+	(*count)++;
+	*total += lat;
+	if (lat < *min)
+		*min = lat;
+	if (lat > *max)
+		*max = lat;
+	barrier_var(b);
+	if (b < NR_BUCKETS)
+		hist[b]++;
+}
+
 #include "keys.bpf.h"
 
 /* Counts the exit as started at now; returns the reference to keep until it completes. */
@@ -587,15 +604,9 @@ static __always_inline struct vmexit_event *event_reserve_zeroed(void)
 
 static __always_inline void cell_complete(struct cell *c, __u64 lat)
 {
-	__u32 b = hist_bucket(lat);
 	__u32 ep = epoch;
 
-	c->count++;
-	c->total_ns += lat;
-	if (lat < c->min_ns)
-		c->min_ns = lat;
-	if (lat > c->max_ns)
-		c->max_ns = lat;
+	lat_add(&c->count, &c->total_ns, &c->min_ns, &c->max_ns, c->hist, lat);
 	if (c->iv_epoch != ep) {
 		c->iv_epoch = ep;
 		c->iv_min_ns = lat;
@@ -606,9 +617,6 @@ static __always_inline void cell_complete(struct cell *c, __u64 lat)
 		if (lat > c->iv_max_ns)
 			c->iv_max_ns = lat;
 	}
-	barrier_var(b);
-	if (b < NR_BUCKETS)
-		c->hist[b]++;
 }
 
 /* The stream's filters (--min-latency, --sample), in the kernel: whether to emit this exit. */

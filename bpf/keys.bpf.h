@@ -188,22 +188,12 @@ static __always_inline void key_charge(__u32 ref, const struct cell *c, const st
 {
 	struct key_id id = { .cell = ref, .tid = c->key.tid, .k = *k };
 	struct key_stats *st;
-	__u32 b = hist_bucket(lat);
 
 	st = bpf_map_lookup_elem(&key_table, &id);
 	if (!st)
 		st = key_add(&id, c);
-	if (!st)
-		return;
-	st->count++;
-	st->total_ns += lat;
-	if (lat < st->min_ns)
-		st->min_ns = lat;
-	if (lat > st->max_ns)
-		st->max_ns = lat;
-	barrier_var(b);
-	if (b < NR_BUCKETS)
-		st->hist[b]++;
+	if (st)
+		lat_add(&st->count, &st->total_ns, &st->min_ns, &st->max_ns, st->hist, lat);
 }
 
 /* A key tracepoint's program, on the current thread (ids as hot_ids() gives them). */
