@@ -124,6 +124,14 @@ struct thread_state {
 	__u64 stack_off_ts;	/* 0: no period to charge */
 	__s32 stack_id;
 	__u32 stack_ref;
+	/* Keys (bpf/keys.bpf.h): what the exits in flight are about, the last key event of
+	 * this KVM_RUN, and an IO exit to the VMM that completed, waiting for its key. */
+	struct key_note exit_key;
+	struct key_note uexit_key;
+	struct key_note pend_key;
+	struct key_note late_key;
+	__u64 late_lat;
+	__u32 late_ref;
 	__u16 cells[NR_RSLOTS];
 };
 
@@ -479,6 +487,24 @@ static __always_inline __u32 cell_ref(struct thread_state *ts, __u32 tgid, __u32
 	return ref;
 }
 
+/* One completed exit of latency lat into a cell's or a key's counts, extremes and histogram. */
+static __always_inline void lat_add(__u64 *count, __u64 *total, __u64 *min, __u64 *max,
+				    __u32 *hist, __u64 lat)
+{
+	__u32 b = hist_bucket(lat);
+
+	(*count)++;
+	*total += lat;
+	if (lat < *min)
+		*min = lat;
+	if (lat > *max)
+		*max = lat;
+	barrier_var(b);
+	if (b < NR_BUCKETS)
+		hist[b]++;
+}
+
+#include "keys.bpf.h"
 
 /* Counts the exit as started at now; returns the reference to keep until it completes. */
 static __always_inline __u32 exit_begin(struct thread_state *ts, __u32 tgid, __u32 tid, __u32 isa,
@@ -582,15 +608,9 @@ static __always_inline struct vmexit_event *event_reserve_zeroed(void)
 
 static __always_inline void cell_complete(struct cell *c, __u64 lat)
 {
-	__u32 b = hist_bucket(lat);
 	__u32 ep = epoch;
 
-	c->count++;
-	c->total_ns += lat;
-	if (lat < c->min_ns)
-		c->min_ns = lat;
-	if (lat > c->max_ns)
-		c->max_ns = lat;
+	lat_add(&c->count, &c->total_ns, &c->min_ns, &c->max_ns, c->hist, lat);
 	if (c->iv_epoch != ep) {
 		c->iv_epoch = ep;
 		c->iv_min_ns = lat;
@@ -601,9 +621,6 @@ static __always_inline void cell_complete(struct cell *c, __u64 lat)
 		if (lat > c->iv_max_ns)
 			c->iv_max_ns = lat;
 	}
-	barrier_var(b);
-	if (b < NR_BUCKETS)
-		c->hist[b]++;
 }
 
 /* The stream's filters (--min-latency, --sample), in the kernel: whether to emit this exit. */
@@ -692,6 +709,8 @@ static __always_inline void exit_start(struct thread_state *ts, __u64 now, __u32
 		exit_drop(ts->exit_cell);
 	}
 	ts->exit_cell = exit_begin(ts, tgid, tid, x->isa, x->reason, now);
+	if (key_mode)
+		key_exit_start(ts, x);
 	if (split_enabled) {
 		ts->exit_blocked0 = ts->blocked_sum;
 		ts->exit_runq0 = ts->runq_sum;
@@ -714,9 +733,11 @@ static __always_inline void handle_kvm_exit(__u64 now, __u32 tgid, __u32 tid,
  * runq0: its latency, its split, and its stream record.
  */
 static __always_inline void exit_end(struct thread_state *ts, __u32 *ref, __u64 now,
-				     __u64 blocked0, __u64 runq0, __u32 tgid, __u32 tid, __u16 type)
+				     __u64 blocked0, __u64 runq0, __u32 tgid, __u32 tid, __u16 type,
+				     const struct key_note *key)
 {
-	struct cell *c = cell_get(*ref);
+	__u32 r = *ref;
+	struct cell *c = cell_get(r);
 	struct exit_split s = {};
 	__u64 start;
 
@@ -730,6 +751,8 @@ static __always_inline void exit_end(struct thread_state *ts, __u32 *ref, __u64 
 		cell_split(c, now - start, &s);
 	}
 	cell_complete(c, now - start);
+	if (key_mode)
+		key_exit_done(ts, r, c, key, now - start, type == VMEXIT_EV_USER_EXIT);
 	/* Its longest exit of stuck_min_ns or more in the interval: one stuck between two samples
 	 * is listed too. Count last: a reader that sees it sees one such exit. */
 	if (stuck_min_ns && now - start >= stuck_min_ns) {
@@ -767,7 +790,7 @@ static __always_inline void handle_kvm_entry(__u64 now, __u32 tgid, __u32 tid)
 		return;
 	}
 	exit_end(ts, &ts->exit_cell, now, ts->exit_blocked0, ts->exit_runq0, tgid, tid,
-		 VMEXIT_EV_EXIT);
+		 VMEXIT_EV_EXIT, &ts->exit_key);
 }
 
 /* kvm_userspace_exit: KVM_RUN returns to the VMM; VMM time lasts until the next KVM_RUN. */
@@ -787,6 +810,8 @@ static __always_inline void handle_user_exit(__u64 now, __u32 tgid, __u32 tid, _
 		exit_drop(ts->uexit_cell);
 	}
 	ts->uexit_cell = exit_begin(ts, tgid, tid, VMEXIT_ISA_USER, reason, now);
+	if (key_mode)
+		key_user_exit(ts, reason);
 	if (split_enabled) {
 		ts->uexit_blocked0 = ts->blocked_sum;
 		ts->uexit_runq0 = ts->runq_sum;
@@ -805,7 +830,7 @@ static __always_inline void handle_kvm_run(__u64 now, __u32 tgid, __u32 tid)
 	if (!ts || (ts->flags & TS_IGNORED) || ts->uexit_cell == CELL_NONE)
 		return;		/* the thread's first KVM_RUN: nothing to complete */
 	exit_end(ts, &ts->uexit_cell, now, ts->uexit_blocked0, ts->uexit_runq0, tgid, tid,
-		 VMEXIT_EV_USER_EXIT);
+		 VMEXIT_EV_USER_EXIT, &ts->uexit_key);
 }
 
 /* Most cells one thread can own: a dense slot each, and reasons outside them (other_cells). */
@@ -875,6 +900,8 @@ static __always_inline void handle_thread_exit(__u64 now, __u32 tgid, __u32 tid)
 			stream_left(ts, ts->uexit_cell, now, ts->uexit_blocked0,
 					  ts->uexit_runq0, tgid, tid, VMEXIT_EV_USER_EXIT);
 		}
+		if (key_mode && ts->late_ref)
+			key_settle(ts);
 		ids_fill(&tgid, &tid);
 		ref = ts->last_cell;
 		for (i = 0; i < THREAD_CELLS_MAX && ref; i++)

@@ -168,6 +168,48 @@ int kvm_##name(struct trace_event_raw_kvm_##name *ctx)				\
 
 VMEXIT_KVM_EVENTS(KVM_EVENT_PROG)
 
+/*
+ * Keys (--by key): the kvm tracepoints that say what the exit in flight is about, one program
+ * each, loaded only with keys and only where the tracepoint exists (src/session.c).
+ */
+#define KEY_PROG(name, ...)							\
+SEC("?tp/kvm/kvm_" #name)							\
+int key_##name(struct trace_event_raw_kvm_##name *ctx)				\
+{										\
+	struct key_note k = { __VA_ARGS__ };					\
+										\
+	handle_key(bpf_get_current_pid_tgid(), &k, false);			\
+	return TP_PASS;								\
+}
+
+/*
+ * The raw tracepoint, for its data argument: an IN that went to the VMM is traced when it
+ * completes, in the next KVM_RUN, with the vCPU's pio_data page as data (complete_emulator_
+ * pio_in(); before KVM's 2022 rework of emulator_pio_in, emulator_pio_in_emulated() passed the
+ * same page); an IN handled in the kernel passes the caller's buffer. The arguments are (rw,
+ * port, size, count, data) on every kernel with BTF.
+ */
+SEC("?tp_btf/kvm_pio")
+int BPF_PROG(key_pio, unsigned int rw, unsigned int port, unsigned int size, unsigned int count,
+	     const void *data)
+{
+	struct key_note k = { .kind = KEY_PORT, .dir = rw ? KEY_DIR_OUT : KEY_DIR_IN, .key = port };
+
+	handle_key(bpf_get_current_pid_tgid(), &k, !rw && !((unsigned long)data & 0xfff));
+	return 0;
+}
+
+/* type 0 is a read that goes to userspace, 1 its completion, 2 a write (KVM_TRACE_MMIO_*). */
+KEY_PROG(mmio, .kind = KEY_MMIO, .dir = ctx->type == 2 ? KEY_DIR_WRITE : KEY_DIR_READ,
+	 .key = ctx->gpa)
+KEY_PROG(msr, .kind = KEY_MSR, .dir = ctx->write ? KEY_DIR_WRITE : KEY_DIR_READ, .key = ctx->ecx)
+KEY_PROG(cpuid, .kind = KEY_CPUID, .key = ctx->function)
+KEY_PROG(hypercall, .kind = KEY_HYPERCALL, .key = ctx->nr)
+KEY_PROG(hv_hypercall, .kind = KEY_HYPERCALL, .dir = KEY_DIR_HV, .key = ctx->code)
+/* The guest physical page; bit 1 of the error code is a write (PFERR_WRITE_MASK). */
+KEY_PROG(page_fault, .kind = KEY_GPA, .dir = ctx->error_code & 2 ? KEY_DIR_WRITE : KEY_DIR_READ,
+	 .key = ctx->fault_address & ~0xfffULL)
+
 /* --split: every context switch on the host; handle_sched_switch() says what it costs. */
 SEC("?tp_btf/sched_switch")
 int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)

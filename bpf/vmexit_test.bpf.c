@@ -67,6 +67,13 @@ static __always_inline int drive(const struct test_ctx *c)
 	case TOP_PROCESS_GONE:
 		handle_process_gone(c->tgid);
 		return 0;
+	case TOP_KEY: {
+		struct key_note k = { .key = c->info1, .kind = c->info2 >> 16,
+				      .dir = c->info2 & 0xffff };
+
+		handle_key(c->tgid << 32 | c->tid, &k, c->err != 0);
+		return 0;
+	}
 	}
 	return -1;	/* an unknown op is a bug in the test: make it visible */
 }

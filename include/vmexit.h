@@ -195,7 +195,62 @@ enum vmexit_lost {
 	 */
 	LOST_STACK_COLLISION,
 	LOST_STACKS_FULL,
+	LOST_KEYS_FULL,		/* exits charged to a key's `other` row: key table full (--max-keys) */
 	NR_LOST,
+};
+
+/*
+ * Keys (--by key, --by rip): what an exit was about, noted while it is in flight (kvm_pio,
+ * kvm_mmio, kvm_msr, ... or the exit's guest RIP) and charged with its latency, at completion,
+ * to a bounded table of its own (bpf/keys.bpf.h). Record files keep these numbers: never
+ * renumber.
+ */
+enum vmexit_key_kind {
+	KEY_NONE,		/* an exit that no key event described */
+	KEY_PORT,		/* x86 IO port */
+	KEY_MMIO,		/* guest physical address of an MMIO access */
+	KEY_GPA,		/* guest physical page of a stage-2 / EPT / NPT fault */
+	KEY_MSR,
+	KEY_CPUID,		/* leaf */
+	KEY_HYPERCALL,		/* KVM hypercall number, or Hyper-V call code (dir "hv") */
+	KEY_VECTOR,
+	KEY_RIP,		/* the guest RIP of the exit (--by rip) */
+	KEY_OTHER,		/* the key table was full: counted under lost as keys_full */
+	NR_KEY_KINDS,
+};
+
+enum vmexit_key_dir { KEY_DIR_NONE, KEY_DIR_IN, KEY_DIR_OUT, KEY_DIR_READ, KEY_DIR_WRITE,
+		      KEY_DIR_HV, NR_KEY_DIRS };
+
+/* What --by asks the kernel to key exits by (key_mode). */
+enum vmexit_key_mode { KEY_MODE_OFF, KEY_MODE_DEVICE, KEY_MODE_RIP };
+
+/* One key of one exit, and of one key table entry. */
+struct key_note {
+	__u64 key;
+	__u16 kind;		/* enum vmexit_key_kind */
+	__u16 dir;		/* enum vmexit_key_dir */
+	__u32 __pad;
+};
+
+/*
+ * A key table entry: the cell (the thread and reason) its exits were charged to, and the
+ * thread's id, which tells an entry of a cell's earlier owner (the cell was recycled).
+ */
+struct key_id {
+	__u32 cell;		/* cell reference (index + 1) */
+	__u32 tid;
+	struct key_note k;
+};
+
+/* Its statistics, with the cell's identity copied in: readable after the cell is reused. */
+struct key_stats {
+	struct cell_key id;
+	__u64 count;
+	__u64 total_ns;
+	__u64 min_ns;
+	__u64 max_ns;
+	__u32 hist[HIST_SLOTS];
 };
 
 /* Ring-buffer / record-file event. Fixed size; every field little-endian host order. */

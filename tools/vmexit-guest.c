@@ -4,7 +4,8 @@
  * so that vmexit's demo, tests and benchmarks can compare what the tracer saw with the truth.
  *
  * Usage:
- *   vmexit-guest [--vms N] [--vcpus N] [--io N] [--mmio N] [--hlt N] [--cpuid N] [--msr N]
+ *   vmexit-guest [--vms N] [--vcpus N] [--io N] [--in N] [--mmio N] [--hlt N] [--cpuid N]
+ *                [--msr N]
  *                [--wrmsr N] [--cr N] [--vmcall N] [--ud N] [--timer N]
  *                [--seconds S] [--linger S] [--name NAME] [--ring 0|3] [--json]
  *                [--io-sleep-us US] [--io-spin-us US]
@@ -17,6 +18,7 @@
  *
  * One pass of the guest, per vCPU, runs the kinds in this order, each exactly N times:
  *   --io N     out dx,al to port 0xe9               -> KVM_EXIT_IO (out, 1 byte)
+ *   --in N     in al,dx from port 0xe8              -> KVM_EXIT_IO (in, 1 byte)
  *   --mmio N   mov [0x10000000],al (no memslot)     -> KVM_EXIT_MMIO (write, 1 byte)
  *   --hlt N    hlt (no in-kernel irqchip)           -> KVM_EXIT_HLT
  *   --cpuid N  cpuid leaf 0                         -> handled in the kernel, no KVM_EXIT
@@ -40,10 +42,10 @@
  * Both may be given: the sleep comes first. The done exit is not delayed.
  *
  * Exact counts per vCPU, P = passes (1 without --seconds; reported in the output):
- *   KVM_RUN calls = kvm:kvm_userspace_exit = P * (io + 1 + mmio + hlt)
- *   KVM_EXIT_IO = kvm:kvm_pio = P * (io + 1)   KVM_EXIT_MMIO = P * mmio   KVM_EXIT_HLT = P * hlt
+ *   KVM_RUN calls = kvm:kvm_userspace_exit = P * (io + in + 1 + mmio + hlt)
+ *   KVM_EXIT_IO = kvm:kvm_pio = P * (io + in + 1)   KVM_EXIT_MMIO = P * mmio   KVM_EXIT_HLT = P * hlt
  * On an SVM host (the nested test bed) kvm:kvm_exit additionally shows, exactly:
- *   IOIO (0x7b) = P * (io + 1)   CPUID (0x72) = P * cpuid   HLT (0x78) = P * hlt
+ *   IOIO (0x7b) = P * (io + in + 1)   CPUID (0x72) = P * cpuid   HLT (0x78) = P * hlt
  *   MSR (0x7c) = P * msr
  * and NPF (0x400) = P * mmio plus a handful for the first touches of guest RAM, plus whatever
  * host interrupts (INTR 0x60) happen to land; those two are not exact.
@@ -122,6 +124,7 @@
 #define MMIO_GPA		0x10000000ull
 
 #define IO_PORT			0xe9
+#define IN_PORT			0xe8	/* --in: read by the guest, answered by the VMM */
 #define DONE_PORT		0xea
 /* An exception the guest does not expect: its vector goes out on this port and the VMM fails. */
 #define EXC_PORT		0xeb
@@ -167,10 +170,11 @@
 #define NR_EXIT_NAMES		64
 
 /* Per-kind repeat counts, read by the guest from PARAM_GPA at the start of every pass. */
-enum kind { K_IO, K_MMIO, K_HLT, K_CPUID, K_MSR, K_WRMSR, K_CR, K_VMCALL, K_UD, K_TIMER, NR_KINDS };
+enum kind { K_IO, K_MMIO, K_HLT, K_CPUID, K_MSR, K_WRMSR, K_CR, K_VMCALL, K_UD, K_TIMER, K_IN,
+	    NR_KINDS };
 
 static const char *const kind_opt[NR_KINDS] = {
-	"io", "mmio", "hlt", "cpuid", "msr", "wrmsr", "cr", "vmcall", "ud", "timer",
+	"io", "mmio", "hlt", "cpuid", "msr", "wrmsr", "cr", "vmcall", "ud", "timer", "in",
 };
 
 /*
@@ -178,11 +182,11 @@ static const char *const kind_opt[NR_KINDS] = {
  * incremented right before the instruction it counts (or in the handler, for irq and ud).
  */
 enum tally_slot { T_OUT, T_MMIO, T_HLT, T_CPUID, T_RDMSR, T_WRMSR, T_CR_READ, T_CR_WRITE,
-		  T_VMCALL, T_UD, T_IRQ, NR_TALLY };
+		  T_VMCALL, T_UD, T_IRQ, T_IN, NR_TALLY };
 
 static const char *const tally_name[NR_TALLY] = {
 	"out", "mmio", "hlt", "cpuid", "rdmsr", "wrmsr", "cr_read", "cr_write", "vmcall", "ud",
-	"irq",
+	"irq", "in",
 };
 
 struct opts {
@@ -385,6 +389,15 @@ static size_t build_guest(uint8_t *dst, bool amd, uint32_t timer_us, struct gues
 	loop = c.len;
 	emit_tally(&c, T_OUT);
 	EMIT(&c, 0xee);				/* out dx, al */
+	emit_loop_tail(&c, 0, loop, skip);
+
+	/* in: port in dx, the VMM's answer in al */
+	skip = emit_loop_head(&c, K_IN, 0);
+	EMIT(&c, 0xba);				/* mov edx, IN_PORT */
+	emit_imm32(&c, IN_PORT);
+	loop = c.len;
+	emit_tally(&c, T_IN);
+	EMIT(&c, 0xec);				/* in al, dx */
 	emit_loop_tail(&c, 0, loop, skip);
 
 	/* one-byte store to unbacked guest-physical memory */
@@ -802,7 +815,7 @@ static int check_tally(const struct vcpu *v)
 		/* timer: APIC base, SVR, TDCR, LVTT once; TMICT and EOI per interrupt */
 		[T_WRMSR] = n[K_WRMSR] + (n[K_TIMER] ? 4 + 2 * n[K_TIMER] : 0),
 		[T_CR_READ] = n[K_CR], [T_CR_WRITE] = 2 * n[K_CR], [T_VMCALL] = n[K_VMCALL],
-		[T_UD] = n[K_UD], [T_IRQ] = n[K_TIMER],
+		[T_UD] = n[K_UD], [T_IRQ] = n[K_TIMER], [T_IN] = n[K_IN],
 	};
 
 	for (int i = 0; i < NR_TALLY; i++) {
@@ -868,6 +881,10 @@ static void *vcpu_thread(void *arg)
 		    r->io.size == 1 && r->io.count == 1 && r->io.port == IO_PORT) {
 			pass[K_IO]++;
 			handle_io(o);
+		} else if (r->exit_reason == KVM_EXIT_IO && r->io.direction == KVM_EXIT_IO_IN &&
+			   r->io.size == 1 && r->io.count == 1 && r->io.port == IN_PORT) {
+			pass[K_IN]++;
+			*((uint8_t *)r + r->io.data_offset) = 0x5a;
 		} else if (r->exit_reason == KVM_EXIT_MMIO && r->mmio.is_write &&
 			   r->mmio.len == 1 && r->mmio.phys_addr == MMIO_GPA) {
 			pass[K_MMIO]++;
@@ -882,8 +899,8 @@ static void *vcpu_thread(void *arg)
 			   r->io.size == 1 && r->io.count == 1 && r->io.port == DONE_PORT) {
 			if (check_tally(v))
 				goto fail;
-			for (int k = K_IO; k <= K_HLT; k++) {
-				if (pass[k] == o->count[k])
+			for (int k = K_IO; k < NR_KINDS; k++) {
+				if ((k > K_HLT && k != K_IN) || pass[k] == o->count[k])
 					continue;
 				errmsg("%s vCPU %d: pass %" PRIu64 " made %" PRIu64 " --%s exits, "
 				       "expected %" PRIu64, v->vm->name, v->index, v->passes + 1,
@@ -1150,7 +1167,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		int k;
 
 		if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
-			printf("usage: " PROG " [--vms N] [--vcpus N] [--io N] [--mmio N] "
+			printf("usage: " PROG " [--vms N] [--vcpus N] [--io N] [--in N] [--mmio N] "
 			       "[--hlt N] [--cpuid N] [--msr N]\n"
 			       "                    [--wrmsr N] [--cr N] [--vmcall N] [--ud N] "
 			       "[--timer N] [--timer-us US]\n"
@@ -1210,7 +1227,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		usage_error("--hlt needs --ring 0 (hlt is privileged and faults in ring 3)");
 	if (o->ring == 3 && o->count[K_MSR])
 		usage_error("--msr needs --ring 0 (rdmsr is privileged and faults in ring 3)");
-	for (int k = K_WRMSR; k < NR_KINDS; k++) {
+	for (int k = K_WRMSR; k <= K_TIMER; k++) {
 		if (o->ring == 3 && o->count[k])
 			usage_error("--%s needs --ring 0 (privileged instructions, or the guest's "
 				    "handlers, fault in ring 3)", kind_opt[k]);

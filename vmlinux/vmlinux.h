@@ -131,8 +131,11 @@ struct bpf_iter__task {
  * is in vmlinux's BTF or kvm's; vcpu_vmx in kvm_intel's, vcpu_svm and vmcb in kvm_amd's: only
  * one of the two is loaded, and CO-RE drops the branch of the other.
  */
+struct kvm_run;
+
 struct kvm_vcpu {
 	int vcpu_id;
+	struct kvm_run *run;	/* keys: the user exit's port or address (bpf/keys.bpf.h) */
 };
 
 union vmx_exit_reason {
@@ -284,6 +287,16 @@ struct trace_event_raw_kvm_page_fault {
 	unsigned long guest_rip;
 	u64 fault_address;
 	u64 error_code;
+};
+
+struct trace_event_raw_kvm_hypercall {
+	struct trace_entry ent;
+	unsigned long nr;
+};
+
+struct trace_event_raw_kvm_hv_hypercall {
+	struct trace_entry ent;
+	u16 code;
 };
 
 struct trace_event_raw_kvm_msi_set_irq {

@@ -112,6 +112,10 @@ static void check_modes(void *input, struct argp_state *state)
 
 	if (!a->path)
 		argp_error(state, "give the recording with -i FILE");
+	/* Recordings do not carry keys yet: say so rather than print rows without them. */
+	if (a->view.key_mode)
+		argp_error(state, "--by key/rip: recordings carry no keys yet; use vmexit stat --by "
+			   "key on the live host");
 	/* --events is the default lines: another format is another output. */
 	opt_exclusive(state, a->events, "--events", a->out.perfetto_path, "--perfetto");
 	opt_exclusive(state, a->events, "--events", a->out.format_path, "--format");

@@ -14,6 +14,8 @@
 #include "stat_output.h"
 #include "view_options.h"
 #include "out_write.h"
+#include "key_rows.h"
+#include "vmexit.skel.h"
 
 static const char doc[] =
 "Count KVM exits per VM and reason, and how long they take.\n"
@@ -51,6 +53,8 @@ struct stat_args {
 	__u64 keep_ns;		/* --keep */
 	int nr_pos;
 	struct stack_opts stk;	/* --stacks, --folded, ... */
+	struct key_rows keys;	/* --by key / rip: the rows printed instead of the cells' */
+	struct row_table key_interval;
 };
 
 static const struct cmd_option options[] = {
@@ -100,7 +104,7 @@ static const struct cmd_options stat_options = {
 };
 
 /* What the last sample saw, for stat_print(). */
-static struct stat_report sampled(const struct stat_args *a, struct sampler *sp,
+static struct stat_report sampled(struct stat_args *a, struct sampler *sp,
 				  struct hooks_info *hooks)
 {
 	struct stat_report rep = { .rows = &sp->rows, .interval_s = sp->interval_s,
@@ -112,6 +116,8 @@ static struct stat_report sampled(const struct stat_args *a, struct sampler *sp,
 
 	hooks_info(&sp->s.hooks, hooks);
 	memcpy(rep.lost, sp->lost, sizeof(rep.lost));
+	if (a->view.key_mode)
+		rep.rows = &a->key_interval;
 	return rep;
 }
 
@@ -150,7 +156,7 @@ static int print_end(struct stat_args *a, struct sampler *sp, long printed)
 		if (err)
 			goto out;
 	}
-	rep.rows = &sp->t.cum;
+	rep.rows = a->view.key_mode ? &a->keys.cum : &sp->t.cum;
 	rep.interval_s = sp->elapsed_s;
 	rep.final = true;
 	rep.stuck = sp->t.cum_stuck;
@@ -187,6 +193,19 @@ static int keep_upkeep(struct sampler *sp, struct serve_guests *g)
 	return err ? err : serve_guests_prune(g, now);
 }
 
+/* The cells, and with --by key the key table, after them: no exit is in the keys only. */
+static int sample(struct stat_args *a, struct sampler *sp)
+{
+	int err = sampler_sample(sp);
+
+	if (!err && a->view.key_mode) {
+		err = key_rows_sample(&a->keys, &a->key_interval);
+		if (err && err != -ENOMEM)
+			fprintf(stderr, "vmexit: cannot read the key table: %s\n", strerror(-err));
+	}
+	return err;
+}
+
 /* 0, -ENOMEM, or a failed write's -errno (said here: the run ends with status 1). */
 static int run(struct stat_args *a, struct sampler *sp)
 {
@@ -197,7 +216,7 @@ static int run(struct stat_args *a, struct sampler *sp)
 	int err;
 
 	while (!(a->count && printed >= a->count) && sampler_wait(sp) == SAMPLER_DUE) {
-		err = sampler_sample(sp);
+		err = sample(a, sp);
 		if (err)
 			goto out;
 		rep = sampled(a, sp, &hooks);
@@ -217,7 +236,7 @@ static int run(struct stat_args *a, struct sampler *sp)
 	 * sample is sampled too, printed as a shorter interval of its own, and in the summary.
 	 */
 	if (!(a->count && printed >= a->count)) {
-		err = sampler_sample(sp);
+		err = sample(a, sp);
 		if (err)
 			return err;
 	}
@@ -251,15 +270,22 @@ int cmd_stat(int argc, char **argv)
 	/* The kernel keeps the exits that took --stuck or more: one stuck between two samples
 	 * (or before the only one, at the end) is listed too. */
 	a.filters.opts.stuck_ns = a.stuck_ns;
+	a.filters.opts.key_mode = a.view.key_mode;
 	if (sampler_open(&sp, &a.filters, &(struct sampler_opts){ .by = a.view.by,
 		.interval = a.interval, .end_with_pids = true, .overhead = a.overhead }))
 		return 1;
 	a.view.names = &sp.names;
 	sp.t.stuck_ns = a.stuck_ns;
 	a.view.split = a.filters.opts.split;
+	key_rows_init(&a.keys, a.view.key_mode ? bpf_map__fd(sp.s.skel->maps.key_table) : -1,
+		      a.view.by, a.filters.opts.filter.vcpu);
+	row_table_init(&a.key_interval);
 	if (a.view.fmt == OUT_TABLE && a.interval)
 		fprintf(stderr, "Tracing KVM exits%s... Hit Ctrl-C to end.\n",
 			a.filters.opts.command ? " of the command" : "");
 	sampler_start(&sp);
-	return sampler_close(&sp, run(&a, &sp));
+	err = sampler_close(&sp, run(&a, &sp));
+	key_rows_free(&a.keys);
+	row_table_free(&a.key_interval);
+	return err;
 }

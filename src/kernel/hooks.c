@@ -368,7 +368,8 @@ static void check_objects_destroy(struct hook_check_run *r)
 	r->watch = NULL;
 }
 
-void hooks_check_start(struct hooks *h, bool stream, double window_s, bool verbose_check)
+void hooks_check_start(struct hooks *h, const char *classic_why, double window_s,
+		       bool verbose_check)
 {
 	struct hook_check_run *r = &h->run_state;
 	int err;
@@ -380,9 +381,8 @@ void hooks_check_start(struct hooks *h, bool stream, double window_s, bool verbo
 	h->exit_note[0] = 0;
 	h->exit_shape = EXIT_SHAPE_NONE;
 	h->exit = EXIT_HOOK_CLASSIC;
-	if (stream) {
-		snprintf(h->exit_note, sizeof(h->exit_note),
-			 "a stream needs the classic record's fields");
+	if (classic_why) {
+		snprintf(h->exit_note, sizeof(h->exit_note), "%s", classic_why);
 		return;
 	}
 	watch_start(r);

@@ -103,7 +103,9 @@ void hooks_choose_run(struct hooks *h, struct vmexit_bpf *skel);
  * attach, and hooks_check_release() detaches the check's programs in a thread once tracing
  * began (a classic tracepoint's detach waits for an RCU grace period). hooks_free() at the end.
  */
-void hooks_check_start(struct hooks *h, bool stream, double window_s, bool verbose_check);
+/* classic_why: the classic tracepoint is needed (its note says why); NULL: the check runs. */
+void hooks_check_start(struct hooks *h, const char *classic_why, double window_s,
+		       bool verbose_check);
 void hooks_exit_autoload(const struct hooks *h, struct vmexit_bpf *skel);
 /* Reloading the main object with the classic tracepoints only: its fast path did not load. */
 void hooks_exit_fast_refused(struct hooks *h, struct vmexit_bpf *skel, int err);

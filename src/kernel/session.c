@@ -254,6 +254,9 @@ static int fill_filters(struct session *s, struct session_opts *o)
 	return 0;
 }
 
+/* The programs of bpf/vmexit.bpf.c that note keys, key_<name> on the tracepoint kvm_<name>. */
+#define KEY_PROGS(X) X(pio) X(mmio) X(msr) X(cpuid) X(hypercall) X(hv_hypercall) X(page_fault)
+
 /*
  * When session_stop_exits() detaches each program: a group together (links_destroy.h), the
  * groups in this order, so that an exit that began can still complete.
@@ -295,6 +298,9 @@ static size_t link_order(struct vmexit_bpf *skel, struct prog_link order[32])
 		{ skel->progs.kvm_##name, &skel->links.kvm_##name, STOP_BEGINS },
 		VMEXIT_KVM_EVENTS(KVM_EVENT_ATTACH)
 #undef KVM_EVENT_ATTACH
+#define KEY_ATTACH(name) { skel->progs.key_##name, &skel->links.key_##name, STOP_BEGINS },
+		KEY_PROGS(KEY_ATTACH)
+#undef KEY_ATTACH
 		{ skel->progs.kvm_userspace_exit, &skel->links.kvm_userspace_exit, STOP_BEGINS },
 		{ skel->progs.kvm_exit, &skel->links.kvm_exit, STOP_BEGINS },
 		{ skel->progs.kvm_exit_fast, &skel->links.kvm_exit_fast, STOP_BEGINS },
@@ -418,6 +424,39 @@ __u32 stacks_max(const struct session_opts *o)
 	return o->max_stacks ? o->max_stacks : 1024;
 }
 
+/*
+ * Keys: the table sized --max-keys plus a reserve for each cell's none and other rows (see
+ * bpf/keys.bpf.h); an empty table of one entry otherwise.
+ */
+static void keys_tunables(struct session *s, const struct session_opts *o)
+{
+	__u32 reserve = 2 * (s->max_cells < KEYS_RESERVE_CELLS ? s->max_cells : KEYS_RESERVE_CELLS);
+
+	s->max_keys = o->max_keys ? o->max_keys : KEYS_DEFAULT_MAX;
+	s->skel->rodata->key_mode = o->key_mode;
+	s->skel->rodata->max_keys = s->max_keys;
+	if (o->key_mode)
+		bpf_map__set_max_entries(s->skel->maps.key_table, s->max_keys + reserve);
+}
+
+/* The key tracepoints (--by key), where this kernel has them; --by rip needs none. */
+static void keys_autoload(struct vmexit_bpf *skel, __u32 key_mode)
+{
+	static const struct { const char *tp; size_t prog; } key_progs[] = {
+#define KEY_TP(name) { "kvm/kvm_" #name, offsetof(struct vmexit_bpf, progs.key_##name) },
+		KEY_PROGS(KEY_TP)
+#undef KEY_TP
+	};
+
+	if (key_mode != KEY_MODE_DEVICE)
+		return;
+	for (size_t i = 0; i < sizeof(key_progs) / sizeof(key_progs[0]); i++) {
+		struct bpf_program **p = (void *)((char *)skel + key_progs[i].prog);
+
+		bpf_program__set_autoload(*p, tracepoint_exists(key_progs[i].tp));
+	}
+}
+
 /* The open object's tunables: where per-thread state lives, filters on or off, map sizes. */
 static void set_tunables(struct session *s, const struct session_opts *o)
 {
@@ -448,6 +487,7 @@ static void set_tunables(struct session *s, const struct session_opts *o)
 	skel->rodata->stack_min_ns = o->stack_min_ns;
 	skel->rodata->stuck_min_ns = o->stuck_ns;
 	skel->rodata->count_gated = o->count_later;
+	keys_tunables(s, o);
 
 	bpf_map__set_max_entries(skel->maps.cells, s->max_cells);
 	if (o->split && o->stacks) {
@@ -495,6 +535,7 @@ static void choose_programs(struct session *s, const struct session_opts *o)
 	if (o->stream || o->kvm_events)
 		kvm_events_autoload(skel, o->kvm_events);
 	bpf_program__set_autoload(skel->progs.flush_in_flight, o->stream);
+	keys_autoload(skel, o->key_mode);
 }
 
 /* The cell array, read-only and shared with the kernel: samples read it without syscalls. */
@@ -571,7 +612,9 @@ int session_open(struct session *s, struct session_opts *o)
 
 	startup_mark("session start");
 	/* The check window runs while the main object is opened and loaded. */
-	hooks_check_start(&s->hooks, o->stream, o->check_hooks ? 2.0 : 0.3, o->check_hooks);
+	hooks_check_start(&s->hooks, o->stream ? "a stream needs the classic record's fields" :
+			  o->key_mode == KEY_MODE_RIP ? "--by rip needs the classic record's RIP" :
+			  NULL, o->check_hooks ? 2.0 : 0.3, o->check_hooks);
 	err = session_load(s, o);
 	if (err == -EAGAIN) {
 		/* Its fast path did not load where the check's did: reload without it. */

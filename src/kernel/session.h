@@ -30,7 +30,12 @@ struct session_opts {
 	bool check_hooks;		/* a longer fast-path check, its counts on stderr */
 	bool force_thread_hash;		/* test/bench knob: per-thread state in a hash */
 	bool count_later;		/* statistics count from session_start_counting() on */
+	__u32 key_mode;			/* enum vmexit_key_mode: --by key / --by rip */
+	__u32 max_keys;			/* --max-keys (0: KEYS_DEFAULT_MAX) */
 };
+
+#define KEYS_DEFAULT_MAX	1024
+#define KEYS_RESERVE_CELLS	1024	/* cells whose none and other rows the table keeps room for */
 
 struct vmexit_bpf;
 struct bpf_object;
@@ -41,6 +46,7 @@ struct session {
 	struct cell *cells;		/* mmapped cell array */
 	size_t cells_len;
 	__u32 max_cells;
+	__u32 max_keys;
 	pid_t child;			/* the traced command while it runs, or 0 */
 	pid_t child_pid;		/* the traced command, or 0: kept after it exits */
 	int child_status;		/* its wait status once session_command_done() said so */

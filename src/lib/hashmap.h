@@ -35,7 +35,7 @@
  * the shift brings the products' high bits, which depend on every bit of a word, down to the
  * slot index.
  */
-#define HASHMAP_MAX_KEY	32
+#define HASHMAP_MAX_KEY	48
 
 static inline __u32 hashmap_word(const void *key, size_t i)
 {
@@ -50,11 +50,12 @@ static inline __u64 hashmap_hash_bytes(const void *key, size_t size)
 	static const __u64 mul[HASHMAP_MAX_KEY / 4] = {
 		0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full, 0x165667b19e3779f9ull,
 		0xd6e8feb86659fd93ull, 0xbf58476d1ce4e5b9ull, 0x94d049bb133111ebull,
-		0xff51afd7ed558ccdull, 0xc4ceb9fe1a85ec53ull,
+		0xff51afd7ed558ccdull, 0xc4ceb9fe1a85ec53ull, 0x9fb21c651e98df25ull,
+		0xa0761d6478bd642full, 0xe7037ed1a0b428dbull, 0x8ebc6af09c88c6e3ull,
 	};
 	__u64 h = size;
 
-#pragma GCC unroll 8
+#pragma GCC unroll 12
 	for (size_t i = 0; i < size / 4; i++)
 		h += hashmap_word(key, i) * mul[i];
 	return h ^ (h >> 29);
@@ -63,7 +64,7 @@ static inline __u64 hashmap_hash_bytes(const void *key, size_t size)
 /* Bytewise equality, word by word for the reason above. */
 static inline bool hashmap_key_eq(const void *a, const void *b, size_t size)
 {
-#pragma GCC unroll 8
+#pragma GCC unroll 12
 	for (size_t i = 0; i < size / 4; i++)
 		if (hashmap_word(a, i) != hashmap_word(b, i))
 			return false;

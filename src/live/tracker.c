@@ -280,21 +280,8 @@ static void delta_row(struct row *d, const struct cell *now, const struct cell *
 		d->min_ns = now->iv_min_ns;
 		d->max_ns = now->iv_max_ns;
 	} else {
-		/* An exit completed while the epoch turned: fall back to the buckets' bounds
-		 * (of the first and last bucket that moved), narrowed by the lifetime extremes. */
-		__u64 lo = ~0ULL, hi = 0;
-		__u32 b = 0, e = NR_BUCKETS;
-
-		while (b < NR_BUCKETS && !d->hist[b])
-			b++;
-		while (e > b && !d->hist[e - 1])
-			e--;
-		if (b < NR_BUCKETS) {
-			lo = hist_bucket_low(b);
-			hi = hist_bucket_high(e - 1) - 1;
-		}
-		d->min_ns = lo > now->min_ns ? lo : now->min_ns;
-		d->max_ns = hi < now->max_ns ? hi : now->max_ns;
+		/* An exit completed while the epoch turned. */
+		row_minmax_from_hist(d, now->min_ns, now->max_ns);
 	}
 }
 
@@ -302,6 +289,7 @@ static void row_key_for(const struct tracker *t, __u32 i, struct row_key *k)
 {
 	const struct cell_key *ck = &t->prev[i].key;
 
+	*k = (struct row_key){};
 	k->tgid = t->by == BY_REASON ? 0 : ck->tgid;
 	k->start = t->by == BY_REASON ? 0 : ck->proc_start;
 	k->vcpu = t->by == BY_VCPU ? t->vcpu[i] : -1;
@@ -372,7 +360,7 @@ static int cell_take(struct tracker *t, __u32 i, __u32 closed_epoch, struct row_
 		     struct row_table *cum, bool reaping)
 {
 	struct cell now;
-	struct row_key k;
+	struct row_key k = {};
 	struct row *r, *c;
 	struct row d;
 	bool ended, wanted;

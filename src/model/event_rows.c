@@ -6,7 +6,7 @@
 int event_rows_add(struct row_table *rt, enum group_by by, const struct vmexit_event *ev,
 		   __u64 start)
 {
-	struct row_key k;
+	struct row_key k = {};
 	struct row *r;
 
 	if (VMEXIT_EV_TYPE(ev->type) != VMEXIT_EV_EXIT &&

@@ -29,6 +29,8 @@ static const struct {
 	[LOST_STACKS_FULL] = { "stacks_full", "stack table full",
 			       "off-CPU periods not charged to a stack: stack table full (raise "
 			       "--max-stacks)" },
+	[LOST_KEYS_FULL] = { "keys_full", "key table full",
+			     "exits charged to a key row `other`: key table full (raise --max-keys)" },
 };
 
 const char *lost_cause_key(int cause)

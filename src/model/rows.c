@@ -139,3 +139,20 @@ __u64 row_percentile(const struct row *r, double p)
 		v = r->max_ns;
 	return v;
 }
+
+void row_minmax_from_hist(struct row *d, __u64 life_min, __u64 life_max)
+{
+	__u64 lo = ~0ULL, hi = 0;
+	__u32 b = 0, e = NR_BUCKETS;
+
+	while (b < NR_BUCKETS && !d->hist[b])
+		b++;
+	while (e > b && !d->hist[e - 1])
+		e--;
+	if (b < NR_BUCKETS) {
+		lo = hist_bucket_low(b);
+		hi = hist_bucket_high(e - 1) - 1;
+	}
+	d->min_ns = lo > life_min ? lo : life_min;
+	d->max_ns = hi < life_max ? hi : life_max;
+}

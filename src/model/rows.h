@@ -31,6 +31,8 @@ struct row_key {
 	 * VMM is another guest, never merged with the old one. 0 when grouped by reason, or
 	 * unknown (recordings). */
 	__u64 start;
+	/* --by key / --by rip: what the row's exits were about; all 0 (KEY_NONE) otherwise. */
+	struct key_note key;
 };
 
 struct row {
@@ -92,5 +94,10 @@ __u64 row_percentile(const struct row *r, double p);
  * exit dropped takes back the share earlier intervals booked. */
 __u64 row_time_in_ns(const struct row *r);
 __u64 row_hist_total(const struct row *r);
+/*
+ * The min and max of a delta row whose exact extremes are unknown (an epoch turned while it was
+ * taken): the bounds of its first and last bucket, narrowed by the lifetime extremes.
+ */
+void row_minmax_from_hist(struct row *d, __u64 life_min, __u64 life_max);
 
 #endif /* VMEXIT_ROWS_H */

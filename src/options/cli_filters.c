@@ -19,6 +19,9 @@ static const struct cmd_option options[] = {
 	OPT_HEADER("Tracing:", 5),
 	{ "max-cells", 0, "N", 0, "Statistics cells, one per thread and reason (default 4096)", 5,
 	  OPT_TO(struct cli_filters, opts.max_cells, opt_max_cells) },
+	{ "max-keys", 0, "N", 0, "Keys kept by --by key / rip, over all threads and reasons "
+	  "(default 1024); exits past them go to a row (other), counted under lost as keys_full",
+	  5, OPT_TO(struct cli_filters, opts.max_keys, opt_max_keys) },
 	{ "split", 0, NULL, 0,
 	  "Split exit time into on CPU, blocked (asleep) and runq (waiting for a CPU)", 5,
 	  OPT_TO(struct cli_filters, opts.split, opt_true) },

@@ -1,14 +1,42 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <stdio.h>
+#include <string.h>
 #include "cmd_options.h"
 #include "view_options.h"
 
-OPT_STATIC_STORE(view_by, enum group_by);
-static void view_by(const char *arg, void *to, struct argp_state *state)
+/* --by: a grouping (vm, vcpu, reason) with or without a key kind (key, rip), in either order. */
+static void stat_view_parse_by(struct stat_view *v, const char *arg, struct argp_state *state)
 {
 	static const char *const by[] = { [BY_VM] = "vm", [BY_VCPU] = "vcpu",
-					  [BY_REASON] = "reason" };
+					  [BY_REASON] = "reason", [BY_REASON + 1] = "key",
+					  [BY_REASON + 2] = "rip" };
+	const char *comma = strchr(arg, ',');
+	char first[16];
+	int a, b = -1;
 
-	*(enum group_by *)to = parse_choice_arg(arg, "--by", by, 3, state);
+	snprintf(first, sizeof(first), "%.*s", comma ? (int)(comma - arg) : (int)strlen(arg), arg);
+	a = parse_choice_arg(first, "--by", by, 5, state);
+	if (comma)
+		b = parse_choice_arg(comma + 1, "--by", by, 5, state);
+	/* One grouping and at most one key: "vcpu,key", "key,vcpu", "key". */
+	if (b >= 0 && (a > BY_REASON) == (b > BY_REASON))
+		argp_error(state, "--by %s: combine one of vm, vcpu, reason with one of key, rip "
+			   "(e.g. --by vcpu,key)", arg);
+	if (a > BY_REASON) {
+		int t = a;
+
+		a = b;
+		b = t;
+	}
+	v->by = a < 0 ? BY_VM : (enum group_by)a;
+	v->key_mode = b == BY_REASON + 1 ? KEY_MODE_DEVICE :
+		      b == BY_REASON + 2 ? KEY_MODE_RIP : KEY_MODE_OFF;
+}
+
+OPT_STATIC_STORE(view_by, struct stat_view);
+static void view_by(const char *arg, void *to, struct argp_state *state)
+{
+	stat_view_parse_by(to, arg, state);
 }
 
 OPT_STATIC_STORE(view_units, __u64);
@@ -52,8 +80,10 @@ static void view_json(const char *arg, void *to, struct argp_state *state)
 }
 
 static const struct cmd_option view_options[] = {
-	{ "by", 0, "vm|vcpu|reason", 0, "Rows per VM x reason (default), per vCPU, or per "
-	  "reason over all VMs", 0, OPT_TO(struct stat_view, by, view_by) },
+	{ "by", 0, "vm|vcpu|reason[,key|rip]", 0, "Rows per VM x reason (default), per vCPU, or "
+	  "per reason over all VMs; with key, split by what each exit was about (port, address, "
+	  "MSR, CPUID leaf, hypercall); with rip, by the exit's guest RIP (stat only)", 0,
+	  OPT_INPUT(struct stat_view, view_by) },
 	{ "sort", 's', "count|time|max|p99", 0, "Row order (default count)", 0,
 	  OPT_TO(struct stat_view, sort, view_sort) },
 	{ "csv", 0, NULL, 0, "CSV with a header row", 0, OPT_INPUT(struct stat_view, view_csv) },

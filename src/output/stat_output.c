@@ -14,6 +14,7 @@
 #include "reasons.h"
 #include "text_escape.h"
 #include "tracing_info_print.h"
+#include "key_names.h"
 
 static const struct stat_view *sort_view;
 
@@ -46,6 +47,12 @@ static int row_cmp(const void *a, const void *b)
 		return x->key.isa < y->key.isa ? -1 : 1;
 	if (x->key.reason != y->key.reason)
 		return x->key.reason < y->key.reason ? -1 : 1;
+	if (x->key.key.kind != y->key.key.kind)
+		return x->key.key.kind < y->key.key.kind ? -1 : 1;
+	if (x->key.key.key != y->key.key.key)
+		return x->key.key.key < y->key.key.key ? -1 : 1;
+	if (x->key.key.dir != y->key.key.dir)
+		return x->key.key.dir < y->key.key.dir ? -1 : 1;
 	return x->key.start < y->key.start ? -1 : x->key.start > y->key.start;
 }
 
@@ -76,6 +83,12 @@ static const char *stack_guest(void *ctx, __u32 tgid, __u64 start)
 }
 
 #define STAT_STACK_VIEW(v)	{ .guest = stack_guest, .ctx = (v)->names, .unit_ns = (v)->unit_ns }
+
+/* The KEY column: "0x3f8 out serial". */
+static const char *row_key_str(const struct row *r, char *buf, size_t len)
+{
+	return key_str(&r->key.key, key_builtin_name(&r->key.key), buf, len);
+}
 
 static double pct(__u64 ns, double secs)
 {
@@ -142,6 +155,11 @@ static void print_table_row(const struct stat_view *v, const struct stat_report 
 			fprintf(f, "%4d ", r->key.vcpu);
 		else
 			fprintf(f, "%4s ", total ? "" : "?");
+	}
+	if (v->key_mode) {
+		char kb[64];
+
+		fprintf(f, "%-26.26s ", total ? "" : row_key_str(r, kb, sizeof(kb)));
 	}
 	fprintf(f, "%-22.22s %10llu %10.1f %6.2f%%", reason,
 		(unsigned long long)r->count, rep->interval_s > 0 ? r->count / rep->interval_s : 0,
@@ -393,6 +411,8 @@ static void print_table(struct stat_view *v, const struct stat_report *rep, FILE
 	fprintf(f, "%-16s ", "VM");
 	if (v->by == BY_VCPU)
 		fprintf(f, "%4s ", "vCPU");
+	if (v->key_mode)
+		fprintf(f, "%-26s ", "KEY");
 	fprintf(f, "%-22s %10s %10s %7s %9s %9s %9s %9s %9s", "REASON", "COUNT", "RATE/s",
 		"TIME%", "TOTAL", "AVG", "P50", "P99", "MAX");
 	if (v->tsc_mhz > 0)
@@ -481,7 +501,8 @@ static void print_csv(struct stat_view *v, const struct stat_report *rep, FILE *
 		if (v->tsc_mhz > 0)
 			fprintf(f, "Time Consumed(cycles),");
 		fprintf(f, "Time Percentage,Total_ns,Completed,Avg_ns,Min_ns,P50_ns,P99_ns,"
-			   "Max_ns%s,In_Flight\n", v->split ? ",Oncpu_ns,Blocked_ns,Runq_ns" : "");
+			   "Max_ns%s,In_Flight%s\n", v->split ? ",Oncpu_ns,Blocked_ns,Runq_ns" : "",
+			v->key_mode ? ",Key_Kind,Key,Key_Dir,Key_Name" : "");
 		v->csv_header_done = true;
 	}
 	for (__u32 i = 0; i < rt->nr; i++) {
@@ -507,7 +528,13 @@ static void print_csv(struct stat_view *v, const struct stat_report *rep, FILE *
 		if (v->split)
 			fprintf(f, ",%llu,%llu,%llu", (unsigned long long)r->oncpu_ns,
 				(unsigned long long)r->blocked_ns, (unsigned long long)r->runq_ns);
-		fprintf(f, ",0\n");
+		fprintf(f, ",0");
+		if (v->key_mode) {
+			fprintf(f, ",%s,%llu,%s,", key_kind_name(r->key.key.kind),
+				(unsigned long long)r->key.key.key, key_dir_name(r->key.key.dir));
+			csv_put_field(f, key_builtin_name(&r->key.key));
+		}
+		fputc('\n', f);
 	}
 	if (rep->stuck_ns)	/* live: stat, not report */
 		print_csv_inflight(v, rep, f);
@@ -547,6 +574,12 @@ static void print_json(struct stat_view *v, const struct stat_report *rep, FILE 
 			(unsigned long long)row_hist_total(r));
 		if (v->tsc_mhz > 0)
 			fprintf(f, ",\"cycles\":%.0f", r->total_ns * v->tsc_mhz / 1e3);
+		if (v->key_mode) {
+			fprintf(f, ",\"key_kind\":\"%s\",\"key\":%llu,\"key_dir\":\"%s\",\"key_name\":",
+				key_kind_name(r->key.key.kind), (unsigned long long)r->key.key.key,
+				key_dir_name(r->key.key.dir));
+			json_put_str(f, key_builtin_name(&r->key.key));
+		}
 		if (v->split)
 			fprintf(f, ",\"oncpu_ns\":%llu,\"blocked_ns\":%llu,\"runq_ns\":%llu",
 				(unsigned long long)r->oncpu_ns, (unsigned long long)r->blocked_ns,

@@ -17,6 +17,7 @@ enum sort_key { SORT_COUNT, SORT_TIME, SORT_MAX, SORT_P99 };
 
 struct stat_view {
 	enum group_by by;
+	__u32 key_mode;		/* --by key / rip (enum vmexit_key_mode): a key per row */
 	enum out_format fmt;
 	enum sort_key sort;
 	__u64 unit_ns;		/* 0: scale each value; else 1, 1000 or 1000000 */

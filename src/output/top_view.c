@@ -234,17 +234,17 @@ static bool group_key(const struct top_data *d, const struct top_ui *ui,
 		return false;
 	switch (ui->level) {
 	case LV_VMS:
-		*k = (struct row_key){ src->tgid, -1, section_of(src->isa), 0, src->start };
+		*k = (struct row_key){ src->tgid, -1, section_of(src->isa), 0, src->start, {} };
 		return exit_ok(d, ui, src, k);
 	case LV_VCPUS:
 		if (!in_view(ui, src))
 			return false;
-		*k = (struct row_key){ src->tgid, src->vcpu, section_of(src->isa), 0, src->start };
+		*k = (struct row_key){ src->tgid, src->vcpu, section_of(src->isa), 0, src->start, {} };
 		return exit_ok(d, ui, src, k);
 	case LV_REASONS:
 		if (!in_view(ui, src) || (ui->vcpu >= 0 && src->vcpu != ui->vcpu))
 			return false;
-		*k = (struct row_key){ 0, -1, src->isa, src->reason, 0 };
+		*k = (struct row_key){ 0, -1, src->isa, src->reason, 0, {} };
 		return true;
 	}
 	return false;
@@ -266,7 +266,7 @@ static int group_into(struct row_table *dst, const struct row_table *src,
 		/* Kvm events have no parent: each is a tracepoint of its own. */
 		if (ui->level != LV_REASONS || k.isa == TOP_ISA_KVM_EVENT)
 			continue;
-		parent = (struct row_key){ 0, -1, 0, section_of(k.isa), 0 };
+		parent = (struct row_key){ 0, -1, 0, section_of(k.isa), 0, {} };
 		r = row_table_get(dst, &parent);
 		if (!r)
 			return -ENOMEM;
@@ -445,7 +445,7 @@ static int entity_items(struct top_view *v, const struct top_data *d, const stru
 		if (!it)
 			return -ENOMEM;
 		it->kind = ui->level == LV_VMS ? TI_VM : TI_VCPU;
-		it->key = (struct row_key){ kt->key.tgid, kt->key.vcpu, 0, 0, kt->key.start };
+		it->key = (struct row_key){ kt->key.tgid, kt->key.vcpu, 0, 0, kt->key.start, {} };
 		it->user_src = user;
 		it->tot = t;
 		it->cur = c;
@@ -957,10 +957,10 @@ static void go_up(struct top_ui *ui)
 	}
 	if (ui->level == LV_REASONS && vcpu >= 0) {
 		go_to(ui, LV_VCPUS, tgid, start, -1);
-		ui->sel = (struct top_sel){ TI_VCPU, { tgid, vcpu, 0, 0, start } };
+		ui->sel = (struct top_sel){ TI_VCPU, { tgid, vcpu, 0, 0, start, {} } };
 	} else {
 		go_to(ui, LV_VMS, 0, 0, -1);
-		ui->sel = (struct top_sel){ TI_VM, { tgid, -1, 0, 0, start } };
+		ui->sel = (struct top_sel){ TI_VM, { tgid, -1, 0, 0, start, {} } };
 	}
 	ui->have_sel = tgid != 0;
 }
@@ -1331,7 +1331,7 @@ static bool log_pick(struct top_log *lg, const struct row_table *tot, const rege
 	if (!keep)
 		lg->nr = 0;
 	for (__u32 i = 0; i < n && lg->nr < TOP_LOG_COLS; i++) {
-		struct row_key k = { 0, -1, s[i].isa, s[i].reason, 0 };
+		struct row_key k = { 0, -1, s[i].isa, s[i].reason, 0, {} };
 		int c;
 
 		for (c = 0; c < lg->nr && key_cmp(&lg->cols[c], &k); c++)

@@ -23,6 +23,7 @@ enum test_op {
 	TOP_WAKEUP,		/* --split: the sleeping thread is woken */
 	TOP_THREAD_EXIT,	/* handle_thread_exit: the thread ends */
 	TOP_PROCESS_GONE,	/* handle_process_gone: process tgid has no thread left */
+	TOP_KEY,		/* handle_key: info1 = key, info2 = kind << 16 | dir, err = in_done */
 };
 
 struct test_ctx {

@@ -20,7 +20,7 @@ expect 2 "bad interval '0'" "$V" stat 0
 expect 2 "bad count '0'" "$V" stat 1 0
 expect 2 "invalid option" "$V" stat 1 -3
 expect 2 "unexpected argument 'x'" "$V" stat 1 2 x
-expect 2 "invalid --by 'vmm'.*vm, vcpu or reason" "$V" stat --by vmm
+expect 2 "invalid --by 'vmm'.*vm, vcpu, reason, key or rip" "$V" stat --by vmm
 expect 2 "invalid --sort 'fast'" "$V" stat -s fast
 expect 2 "invalid --units 'h'" "$V" stat -u h
 expect 2 "invalid --tsc-mhz 'x'" "$V" stat --tsc-mhz x

@@ -26,7 +26,7 @@
 static void put(struct row_table *rt, __u32 tgid, __s32 vcpu, __u32 isa, __u32 reason,
 		__u64 count, __u64 lat_ns)
 {
-	struct row *r = row_table_get(rt, &(struct row_key){ tgid, vcpu, isa, reason, 0 });
+	struct row *r = row_table_get(rt, &(struct row_key){ tgid, vcpu, isa, reason, 0, {} });
 
 	r->count += count;
 	r->completed += count;
@@ -274,10 +274,10 @@ static void test_split(void)
 
 	setup(&f);
 	f.ui.split = true;
-	row_table_get(&f.cur, &(struct row_key){ 100, 0, VMX, 30, 0 })->oncpu_ns = 2000000;
-	row_table_get(&f.cur, &(struct row_key){ 100, 1, VMX, 48, 0 })->oncpu_ns = 200000;
-	row_table_get(&f.cur, &(struct row_key){ 200, 0, USER, 2, 0 })->blocked_ns = 5400000;
-	row_table_get(&f.cur, &(struct row_key){ 200, 0, USER, 2, 0 })->oncpu_ns = 600000;
+	row_table_get(&f.cur, &(struct row_key){ 100, 0, VMX, 30, 0, {} })->oncpu_ns = 2000000;
+	row_table_get(&f.cur, &(struct row_key){ 100, 1, VMX, 48, 0, {} })->oncpu_ns = 200000;
+	row_table_get(&f.cur, &(struct row_key){ 200, 0, USER, 2, 0, {} })->blocked_ns = 5400000;
+	row_table_get(&f.cur, &(struct row_key){ 200, 0, USER, 2, 0, {} })->oncpu_ns = 600000;
 	f.ui.sort = TS_TIME;
 	build(&f);
 	CHECK_STR(labels(&f.v, b, sizeof(b)), "db02|web01");
@@ -807,7 +807,7 @@ static void test_kvm_stat_habits(void)
  */
 static void put_event(struct row_table *rt, __u32 tgid, __s32 vcpu, __u32 id, __u64 count)
 {
-	row_table_get(rt, &(struct row_key){ tgid, vcpu, TOP_ISA_KVM_EVENT, id, 0 })->count +=
+	row_table_get(rt, &(struct row_key){ tgid, vcpu, TOP_ISA_KVM_EVENT, id, 0, {} })->count +=
 		count;
 }
 

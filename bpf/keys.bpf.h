@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Keys (--by key, --by rip): what each exit was about. The exit in flight is annotated with a
+ * key (a port, an address, an MSR, a leaf, a hypercall, or its guest RIP), a userspace exit
+ * takes the key of the guest exit that led to it, and at completion the latency goes to the
+ * key table as well as to the cell. Included by handlers.bpf.h; every call is behind key_mode,
+ * a constant the verifier folds: without keys the per-exit path is the same instructions.
+ *
+ * The table is a hash of its own, sized max_keys plus a reserve for the two rows every cell
+ * may need besides its keys: `none` (exits nothing described) and `other` (exits whose key
+ * found the table full, each counted in lost[LOST_KEYS_FULL]). One writer per entry (the
+ * cell's thread), like the cells: no atomics per exit.
+ */
+#ifndef VMEXIT_KEYS_BPF_H
+#define VMEXIT_KEYS_BPF_H
+
+const volatile __u32 key_mode = KEY_MODE_OFF;	/* enum vmexit_key_mode */
+const volatile __u32 max_keys = 0;
+/* Entries made for real keys (not none/other); may run a few past max_keys (racing CPUs). */
+__u32 keys_used;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);		/* sized by userspace: max_keys + the reserve */
+	__type(key, struct key_id);
+	__type(value, struct key_stats);
+} key_table SEC(".maps");
+
+/* A new entry's first value: its histogram is never written, so it stays zero. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct key_stats);
+} key_scratch SEC(".maps");
+
+#define KEY_KVM_EXIT_IO		2
+#define KEY_KVM_EXIT_HYPERCALL	3
+#define KEY_KVM_EXIT_MMIO	6
+#define KEY_KVM_EXIT_X86_RDMSR	29
+#define KEY_KVM_EXIT_X86_WRMSR	30
+
+/* Whether a key of this kind can describe an exit to the VMM of this KVM_EXIT_* reason. */
+static __always_inline bool key_fits_user_exit(__u32 kind, __u32 reason)
+{
+	switch (reason) {
+	case KEY_KVM_EXIT_IO:
+		return kind == KEY_PORT;
+	case KEY_KVM_EXIT_MMIO:
+		return kind == KEY_MMIO;
+	case KEY_KVM_EXIT_HYPERCALL:
+		return kind == KEY_HYPERCALL;
+	case KEY_KVM_EXIT_X86_RDMSR:
+	case KEY_KVM_EXIT_X86_WRMSR:
+		return kind == KEY_MSR;
+	}
+	return false;
+}
+
+static __always_inline void key_charge(__u32 ref, const struct cell *c, const struct key_note *k,
+				       __u64 lat);
+
+/*
+ * An IO exit to the VMM that completed (at KVM_RUN) and waits for its key: the next key event
+ * of the thread, if it is the completion of an IN (see key_seen), or else whatever key it had.
+ */
+static __always_inline void key_settle(struct thread_state *ts)
+{
+	__u32 ref = ts->late_ref;
+	struct cell *c = cell_get(ref);
+
+	ts->late_ref = CELL_NONE;
+	if (c)
+		key_charge(ref, c, &ts->late_key, ts->late_lat);
+}
+
+/* A kvm_exit begins: its key so far (its RIP with --by rip, else none yet). */
+static __always_inline void key_exit_start(struct thread_state *ts, const struct exit_info *x)
+{
+	if (ts->late_ref)
+		key_settle(ts);
+	ts->exit_key = (struct key_note){};
+	if (key_mode == KEY_MODE_RIP) {
+		ts->exit_key.kind = KEY_RIP;
+		ts->exit_key.key = x->rip;
+	}
+}
+
+/*
+ * A userspace exit begins: the key of the guest exit in flight that led to it, else (where
+ * kvm_exit does not fire) the last key event of this KVM_RUN if it can be this exit's: KVM
+ * traces an OUT, an MMIO access and an MSR before it exits to the VMM. An IN is traced only
+ * when its data is there, in the next KVM_RUN: key_seen() corrects the key then.
+ */
+static __always_inline void key_user_exit(struct thread_state *ts, __u32 reason)
+{
+	if (ts->late_ref)
+		key_settle(ts);
+	if (ts->exit_cell != CELL_NONE && ts->exit_key.kind != KEY_NONE)
+		ts->uexit_key = ts->exit_key;
+	else if (key_fits_user_exit(ts->pend_key.kind, reason))
+		ts->uexit_key = ts->pend_key;
+	else
+		ts->uexit_key = (struct key_note){};
+	ts->pend_key.kind = KEY_NONE;
+	ts->uexit_reason = reason;
+}
+
+/*
+ * A kvm tracepoint described what the thread is doing. The guest exit in flight takes the
+ * first such key (an MMIO access replaces the stage-2 fault that led to it); the next exit to
+ * the VMM may take it (key_user_exit). in_done: the completion of an IN that went to the VMM,
+ * which names the IO exit waiting for it (key_settle).
+ */
+static __always_inline void key_seen(struct thread_state *ts, const struct key_note *k,
+				     bool in_done)
+{
+	if (ts->late_ref) {
+		if (in_done)
+			ts->late_key = *k;
+		key_settle(ts);
+	}
+	if (ts->exit_cell != CELL_NONE &&
+	    (ts->exit_key.kind == KEY_NONE || (ts->exit_key.kind == KEY_GPA && k->kind == KEY_MMIO)))
+		ts->exit_key = *k;
+	ts->pend_key = *k;
+}
+
+/*
+ * A completed exit. An IO exit to the VMM waits (key_settle) when it is charged: the IN's
+ * completion comes right after the next KVM_RUN began.
+ */
+static __always_inline void key_exit_done(struct thread_state *ts, __u32 ref, const struct cell *c,
+					  const struct key_note *k, __u64 lat, bool user)
+{
+	if (user) {
+		/* A new KVM_RUN: what was traced in the last one describes no exit to come. */
+		ts->pend_key.kind = KEY_NONE;
+		if (ts->uexit_reason == KEY_KVM_EXIT_IO) {
+			ts->late_ref = ref;
+			ts->late_lat = lat;
+			ts->late_key = *k;
+			return;
+		}
+	}
+	key_charge(ref, c, k, lat);
+}
+
+/* Slow path: the first exit of a key on this cell. NULL when not even `other` has room. */
+static __noinline struct key_stats *key_add(struct key_id *id, const struct cell *c)
+{
+	struct key_stats *st;
+	__u32 zero = 0;
+	bool real = id->k.kind != KEY_NONE && id->k.kind != KEY_OTHER;
+
+	if (real && keys_used >= max_keys) {
+		lost_inc(LOST_KEYS_FULL);
+		id->k.kind = KEY_OTHER;
+		id->k.dir = KEY_DIR_NONE;
+		id->k.key = 0;
+		st = bpf_map_lookup_elem(&key_table, id);
+		if (st)
+			return st;
+		real = false;
+	}
+	st = bpf_map_lookup_elem(&key_scratch, &zero);
+	if (!st)
+		return NULL;
+	__builtin_memcpy(&st->id, &c->key, sizeof(st->id));
+	st->count = 0;
+	st->total_ns = 0;
+	st->max_ns = 0;
+	st->min_ns = ~0ULL;
+	if (bpf_map_update_elem(&key_table, id, st, BPF_NOEXIST)) {
+		/* The reserve is gone too (more cells than it was sized for). */
+		if (id->k.kind != KEY_OTHER)
+			lost_inc(LOST_KEYS_FULL);
+		return NULL;
+	}
+	if (real)
+		__sync_fetch_and_add(&keys_used, 1);
+	return bpf_map_lookup_elem(&key_table, id);
+}
+
+/* A completed exit of cell ref (c), latency lat, about k. */
+static __always_inline void key_charge(__u32 ref, const struct cell *c, const struct key_note *k,
+				       __u64 lat)
+{
+	struct key_id id = { .cell = ref, .tid = c->key.tid, .k = *k };
+	struct key_stats *st;
+
+	st = bpf_map_lookup_elem(&key_table, &id);
+	if (!st)
+		st = key_add(&id, c);
+	if (st)
+		lat_add(&st->count, &st->total_ns, &st->min_ns, &st->max_ns, st->hist, lat);
+}
+
+/* A key tracepoint's program, on the current thread (ids as hot_ids() gives them). */
+static __always_inline void handle_key(__u64 id, const struct key_note *k, bool in_done)
+{
+	struct thread_state *ts = thread_get(id >> 32, (__u32)id, true);
+
+	if (ts && !(ts->flags & TS_IGNORED))
+		key_seen(ts, k, in_done);
+}
+
+#endif /* VMEXIT_KEYS_BPF_H */

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include "array_grow.h"
+#include "cells.h"
+#include "key_rows.h"
+#include "tracker.h"
+
+void key_rows_init(struct key_rows *kr, int map_fd, enum group_by by, __s32 vcpu_filter)
+{
+	memset(kr, 0, sizeof(*kr));
+	kr->map_fd = map_fd;
+	kr->by = by;
+	kr->vcpu_filter = vcpu_filter;
+	row_table_init(&kr->cum);
+}
+
+void key_rows_free(struct key_rows *kr)
+{
+	key_prev_index_free(&kr->index);
+	free(kr->prev);
+	row_table_free(&kr->cum);
+	memset(kr, 0, sizeof(*kr));
+}
+
+void key_row_key(const struct key_id *id, const struct key_stats *st, enum group_by by,
+		 struct row_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->tgid = by == BY_REASON ? 0 : st->id.tgid;
+	k->start = by == BY_REASON ? 0 : st->id.proc_start;
+	k->vcpu = by == BY_VCPU ? cell_key_vcpu(&st->id) : -1;
+	k->isa = st->id.isa;
+	k->reason = st->id.reason;
+	k->key = id->k;
+}
+
+void key_delta_row(struct row *d, const struct key_stats *now, const struct key_stats *prev)
+{
+	memset(d, 0, sizeof(*d));
+	d->count = now->count - prev->count;
+	d->completed = d->count;
+	d->total_ns = now->total_ns - prev->total_ns;
+	for (__u32 b = 0; b < NR_BUCKETS; b++)
+		d->hist[b] = (__u32)(now->hist[b] - prev->hist[b]);	/* modulo 2^32 */
+	if (!prev->count) {
+		d->min_ns = now->min_ns;
+		d->max_ns = now->max_ns;
+	} else {
+		row_minmax_from_hist(d, now->min_ns, now->max_ns);
+	}
+}
+
+/* One entry read at this sample: its growth into out and cum. */
+static int key_take(struct key_rows *kr, const struct key_id *id, const struct key_stats *now,
+		    struct row_table *out)
+{
+	static const struct key_stats zero;
+	const struct key_stats *prev = &zero;
+	struct row_key k;
+	struct row d, *r;
+	bool added;
+	__u32 *slot;
+
+	slot = key_prev_index_get(&kr->index, id, &added);
+	if (!slot)
+		return -ENOMEM;
+	if (added) {
+		if (array_reserve(kr->prev, kr->nr_prev, kr->cap_prev, 64))
+			return -ENOMEM;
+		*slot = kr->nr_prev++;
+	} else {
+		prev = &kr->prev[*slot];
+	}
+	/* A copy is not taken at once: never fewer exits than the last one saw. */
+	if (now->count > prev->count) {
+		key_row_key(id, now, kr->by, &k);
+		if (kr->vcpu_filter < 0 || k.vcpu < 0 || cell_key_vcpu(&now->id) == kr->vcpu_filter) {
+			key_delta_row(&d, now, prev);
+			r = out ? row_table_get(out, &k) : NULL;
+			if (out && !r)
+				return -ENOMEM;
+			if (r)
+				row_add(r, &d);
+			r = row_table_get(&kr->cum, &k);
+			if (!r)
+				return -ENOMEM;
+			row_add(r, &d);
+		}
+		kr->prev[*slot] = *now;
+	} else if (added) {
+		kr->prev[*slot] = *now;
+	}
+	return 0;
+}
+
+int key_rows_sample(struct key_rows *kr, struct row_table *out)
+{
+	struct key_id id, next;
+	struct key_stats st;
+	bool first = true;
+	int err;
+
+	if (out)
+		row_table_reset(out);
+	while (!bpf_map_get_next_key(kr->map_fd, first ? NULL : &id, &next)) {
+		first = false;
+		id = next;
+		if (bpf_map_lookup_elem(kr->map_fd, &id, &st))
+			continue;	/* deleted meanwhile */
+		err = key_take(kr, &id, &st, out);
+		if (err)
+			return err;
+	}
+	return errno == ENOENT || first ? 0 : -errno;
+}

@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Keys (bpf/keys.bpf.h) through BPF_PROG_TEST_RUN with hand-made events, on the very handlers
+ * the tracepoint programs run: which key each completed exit is charged to, with which
+ * latency, in the order KVM traces them on hosts where kvm_exit fires and where it does not,
+ * and a full table's exits in (other), counted as lost keys_full.
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "../unit/check.h"
+#include "vmexit.h"
+#include "vmexit_test.skel.h"
+#include "vmexit_test.h"
+#include "bpf_test_util.h"
+
+#define TGID		500
+#define TID		501
+#define VMX_IO		30	/* IO_INSTRUCTION */
+#define VMX_HLT		12
+#define U_IO		2	/* KVM_EXIT_IO */
+#define U_HLT		5
+#define U_MMIO		6
+
+static struct vmexit_test_bpf *skel;
+static int prog_fd;
+
+static int open_fx(__u32 max_keys)
+{
+	skel = vmexit_test_bpf__open();
+	if (!skel)
+		return -1;
+	skel->rodata->use_task_storage = false;
+	skel->rodata->filter_vcpu = -1;
+	skel->rodata->max_cells = 64;
+	skel->rodata->key_mode = KEY_MODE_DEVICE;
+	skel->rodata->max_keys = max_keys;
+	bpf_map__set_max_entries(skel->maps.cells, 64);
+	bpf_map__set_max_entries(skel->maps.free_cells, 64);
+	bpf_map__set_max_entries(skel->maps.thread_hash, 1024);
+	bpf_map__set_autocreate(skel->maps.thread_storage, false);
+	bpf_map__set_max_entries(skel->maps.key_table, max_keys + 2 * 64);
+	bpf_program__set_autoload(skel->progs.run_event_task, false);
+	if (vmexit_test_bpf__load(skel)) {
+		fprintf(stderr, "cannot load the test object: %s\n", strerror(errno));
+		return -1;
+	}
+	prog_fd = bpf_program__fd(skel->progs.run_event);
+	return 0;
+}
+
+static void send(struct test_ctx c)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, o, .ctx_in = &c, .ctx_size_in = sizeof(c));
+
+	c.tgid = TGID;
+	c.tid = TID;
+	if (bpf_prog_test_run_opts(prog_fd, &o) || o.retval) {
+		fprintf(stderr, "test_run op %llu failed\n", (unsigned long long)c.op);
+		check_failures++;
+	}
+}
+
+static void key(__u64 now, __u32 kind, __u32 dir, __u64 k, bool in_done)
+{
+	send((struct test_ctx){ .op = TOP_KEY, .now = now, .info1 = k,
+				.info2 = kind << 16 | dir, .err = in_done });
+}
+
+static void uexit(__u64 now, __u32 reason)
+{
+	send((struct test_ctx){ .op = TOP_USER_EXIT, .now = now, .reason = reason });
+}
+
+static void run(__u64 now)
+{
+	send((struct test_ctx){ .op = TOP_RUN, .now = now });
+}
+
+static void kexit(__u64 now, __u32 reason)
+{
+	send((struct test_ctx){ .op = TOP_EXIT, .now = now, .vcpu = 0, .isa = VMEXIT_ISA_VMX,
+				.reason = reason });
+}
+
+static void kentry(__u64 now)
+{
+	send((struct test_ctx){ .op = TOP_ENTRY, .now = now });
+}
+
+/* The entry of (isa, reason, kind, dir, key); count 0 when there is none. */
+static struct key_stats entry(__u32 isa, __u32 reason, __u32 kind, __u32 dir, __u64 k)
+{
+	int fd = bpf_map__fd(skel->maps.key_table);
+	struct key_stats st, none = {};
+	struct key_id id, next;
+	bool first = true;
+
+	while (!bpf_map_get_next_key(fd, first ? NULL : &id, &next)) {
+		first = false;
+		id = next;
+		if (bpf_map_lookup_elem(fd, &id, &st))
+			continue;
+		if (st.id.isa == isa && st.id.reason == reason && id.k.kind == kind &&
+		    id.k.dir == dir && id.k.key == k && id.tid == TID)
+			return st;
+	}
+	return none;
+}
+
+static __u32 entries(void)
+{
+	int fd = bpf_map__fd(skel->maps.key_table);
+	struct key_id id, next;
+	__u32 n = 0;
+
+	while (!bpf_map_get_next_key(fd, n ? &id : NULL, &next)) {
+		id = next;
+		n++;
+	}
+	return n;
+}
+
+static void check_entry(__u32 isa, __u32 reason, __u32 kind, __u32 dir, __u64 k, __u64 count,
+			__u64 total)
+{
+	struct key_stats st = entry(isa, reason, kind, dir, k);
+
+	CHECK_EQ_U64(st.count, count);
+	CHECK_EQ_U64(st.total_ns, total);
+}
+
+/* Where kvm_exit does not fire: exits to the VMM take the kvm_pio / kvm_mmio of their run. */
+static void test_user_only(void)
+{
+	if (open_fx(16))
+		return;
+	/* An OUT handled in the kernel, then an IN to the VMM (traced when it completes). */
+	key(90, KEY_PORT, KEY_DIR_OUT, 0x40, false);
+	uexit(100, U_IO);
+	run(150);
+	key(151, KEY_PORT, KEY_DIR_IN, 0x71, true);
+	/* An OUT to the VMM, and a new IN handled in the kernel after it: not its completion. */
+	key(190, KEY_PORT, KEY_DIR_OUT, 0x3f8, false);
+	uexit(200, U_IO);
+	run(230);
+	key(240, KEY_PORT, KEY_DIR_IN, 0x60, false);
+	/* An MMIO write, then a HLT: a stale key of another kind names no HLT. */
+	key(390, KEY_MMIO, KEY_DIR_WRITE, 0xfee000b0, false);
+	uexit(400, U_MMIO);
+	run(420);
+	uexit(500, U_HLT);
+	run(510);
+	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_IN, 0x71, 1, 50);
+	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0x3f8, 1, 30);
+	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0x40, 0, 0);
+	check_entry(VMEXIT_ISA_USER, U_MMIO, KEY_MMIO, KEY_DIR_WRITE, 0xfee000b0, 1, 20);
+	check_entry(VMEXIT_ISA_USER, U_HLT, KEY_NONE, KEY_DIR_NONE, 0, 1, 10);
+	CHECK_EQ_U64(entries(), 4);
+	CHECK_EQ_U64(skel->bss->lost[LOST_KEYS_FULL], 0);
+	vmexit_test_bpf__destroy(skel);
+}
+
+/* Where kvm_exit fires: the guest exit takes the key, the exit to the VMM it leads to too. */
+static void test_carried_over(void)
+{
+	if (open_fx(16))
+		return;
+	kexit(1000, VMX_IO);
+	key(1001, KEY_PORT, KEY_DIR_OUT, 0x3f8, false);
+	uexit(1010, U_IO);
+	run(1020);
+	kentry(1030);
+	/* An IN: the guest exit learns its port only when the VMM has answered. */
+	kexit(2000, VMX_IO);
+	uexit(2010, U_IO);
+	run(2040);
+	key(2041, KEY_PORT, KEY_DIR_IN, 0x511, true);
+	kentry(2050);
+	kexit(3000, VMX_HLT);
+	kentry(3005);
+	check_entry(VMEXIT_ISA_VMX, VMX_IO, KEY_PORT, KEY_DIR_OUT, 0x3f8, 1, 30);
+	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0x3f8, 1, 10);
+	check_entry(VMEXIT_ISA_VMX, VMX_IO, KEY_PORT, KEY_DIR_IN, 0x511, 1, 50);
+	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_IN, 0x511, 1, 30);
+	check_entry(VMEXIT_ISA_VMX, VMX_HLT, KEY_NONE, KEY_DIR_NONE, 0, 1, 5);
+	vmexit_test_bpf__destroy(skel);
+}
+
+/* One key fits: the next ones go to the cell's (other), each exit counted as keys_full. */
+static void test_full(void)
+{
+	if (open_fx(1))
+		return;
+	for (__u64 port = 0x70; port < 0x73; port++) {
+		key(port * 100, KEY_PORT, KEY_DIR_OUT, port, false);
+		uexit(port * 100 + 1, U_IO);
+		run(port * 100 + 5);
+	}
+	uexit(10000, U_HLT);	/* settles the last IO exit */
+	run(10001);
+	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0x70, 1, 4);
+	check_entry(VMEXIT_ISA_USER, U_IO, KEY_OTHER, KEY_DIR_NONE, 0, 2, 8);
+	check_entry(VMEXIT_ISA_USER, U_HLT, KEY_NONE, KEY_DIR_NONE, 0, 1, 1);
+	CHECK_EQ_U64(skel->bss->lost[LOST_KEYS_FULL], 2);
+	CHECK_EQ_U64(skel->bss->keys_used, 1);
+	vmexit_test_bpf__destroy(skel);
+}
+
+int main(void)
+{
+	if (geteuid() != 0) {
+		printf("SKIP: test_bpf_keys: needs root to load BPF programs (run as root)\n");
+		return 77;
+	}
+	libbpf_set_print(libbpf_print_quiet);
+	test_user_only();
+	test_carried_over();
+	test_full();
+	CHECK_DONE("test_bpf_keys");
+}

@@ -1,0 +1,107 @@
+#!/bin/bash
+# Real kernel, this host: stat --by key counts each port and address exactly as the bundled
+# guest makes them (outs to 0xe9, ins from 0xe8, MMIO writes to 0x10000000, HLTs with no key),
+# per vCPU with --by vcpu,key; a key table too small charges the rest to (other) and counts
+# them under lost as keys_full.
+set -u
+OUT=${1:-.output}
+. "$(dirname "$0")/lib.sh"
+need_kvm_bpf
+need_cmd python3 python3
+kfires=0
+kvm_exit_fires "$OUT/vmexit-guest" && kfires=1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+run() {	# run NAME VCPUS VMEXIT-ARGS...: vmexit stat ARGS -- guest, output in $tmp/NAME
+	local name=$1 vcpus=$2; shift 2
+	"$OUT/vmexit" stat "$@" -- "$OUT/vmexit-guest" --vcpus "$vcpus" --io 300 --in 200 \
+		--mmio 100 --hlt 50 >"$tmp/$name" 2>"$tmp/$name.err" ||
+		{ cat "$tmp/$name.err"; fail "vmexit stat $* exited with $?"; }
+}
+run vm 2 --json --by key
+run vcpu 2 --csv --by vcpu,key
+run table 2 --by key
+run full 1 --json --by key --max-keys 1
+
+python3 - "$tmp" $kfires <<'PY'
+import csv, json, sys
+d, kfires = sys.argv[1], int(sys.argv[2])
+io, inn, mmio, hlt = 300, 200, 100, 50
+bad = []
+def check(what, got, want):
+    print(f"{what}: got {got}, expected {want}")
+    if got != want:
+        bad.append(what)
+def final(name):
+    return [json.loads(l) for l in open(f"{d}/{name}") if l.strip()][-1]
+def user_keys(rows):
+    out = {}
+    for r in rows:
+        if r["kind"] == "user":
+            k = (r["reason_name"], r["key_kind"], r["key"], r["key_dir"], r["key_name"])
+            out[k] = out.get(k, 0) + r["count"]
+    return out
+
+# Each vCPU's last exit (the done port, 0xea) never completes: the VMM quits in it.
+want = {("IO", "port", 0xe9, "out", "debugcon"): 2 * io,
+        ("IO", "port", 0xe8, "in", ""): 2 * inn,
+        ("MMIO", "mmio", 0x10000000, "write", ""): 2 * mmio,
+        ("HLT", "none", 0, "", ""): 2 * hlt}
+j = final("vm")
+check("--by key: exits to the VMM per key", user_keys(j["rows"]), want)
+check("--by key: nothing lost", {k: v for k, v in j["lost"].items()
+                                 if v and k != "unmatched_entry"}, {})
+if kfires:
+    # Where kvm_exit fires, the guest exits behind them carry the same ports.
+    kern = {}
+    for r in j["rows"]:
+        if r["kind"] == "kernel" and r["key_kind"] == "port":
+            kern[(r["key"], r["key_dir"])] = kern.get((r["key"], r["key_dir"]), 0) + r["count"]
+    check("--by key: guest IO exits per port", kern, {(0xe9, "out"): 2 * io, (0xe8, "in"): 2 * inn})
+
+rows = [r for r in csv.DictReader(open(f"{d}/vcpu")) if r["Final"] == "1" and r["ISA"] == "user"]
+per = {}
+for r in rows:
+    k = (r["vCPU"], r["Exit_Reason"], r["Key_Kind"], r["Key"], r["Key_Dir"], r["Key_Name"])
+    per[k] = per.get(k, 0) + int(r["NR_Exit"])
+wantv = {}
+for v in ("0", "1"):
+    wantv[(v, "KVM_EXIT_IO", "port", str(0xe9), "out", "debugcon")] = io
+    wantv[(v, "KVM_EXIT_IO", "port", str(0xe8), "in", "")] = inn
+    wantv[(v, "KVM_EXIT_MMIO", "mmio", str(0x10000000), "write", "")] = mmio
+    wantv[(v, "KVM_EXIT_HLT", "none", "0", "", "")] = hlt
+check("--by vcpu,key (CSV): per vCPU and key", per, wantv)
+
+t = open(f"{d}/table").read()
+line = [l for l in t.splitlines() if "0xe9 out debugcon" in l and "KVM_EXIT_IO" in l]
+check("table: a KEY column reading '0xe9 out debugcon'", len(line), 1)
+tok = line[0].split() if line else []
+check("table: its count", tok[tok.index("KVM_EXIT_IO") + 1] if tok else None, str(2 * io))
+
+# One key fits: the first the vCPU makes (its outs); its ins and MMIO writes go to (other).
+f = final("full")
+wantf = {("IO", "port", 0xe9, "out", "debugcon"): io,
+         ("IO", "other", 0, "", ""): inn,
+         ("MMIO", "other", 0, "", ""): mmio,
+         ("HLT", "none", 0, "", ""): hlt}
+got = user_keys(f["rows"])
+if kfires:	# the guest exits take keys too: which ones fit first is the kernel's order
+    got = {k: v for k, v in got.items() if k[1] in ("none",)}
+    wantf = {k: v for k, v in wantf.items() if k[1] in ("none",)}
+check("--max-keys 1: the rest in (other)", got, wantf)
+if not kfires:
+    check("--max-keys 1: keys_full counts them", f["lost"]["keys_full"], inn + mmio)
+else:
+    check("--max-keys 1: keys_full counts them", f["lost"]["keys_full"] > 0, True)
+sys.exit(1 if bad else 0)
+PY
+rc=$?
+[ $rc -eq 0 ] || fail "per-key counts differ (above)"
+# Bad input: one grouping and one key kind at most, said in one line.
+"$OUT/vmexit" stat --by vcpu,reason 1 1 >/dev/null 2>"$tmp/err" && fail "--by vcpu,reason accepted"
+grep -q "combine one of vm, vcpu, reason with one of key, rip" "$tmp/err" ||
+	fail "--by vcpu,reason: no hint: $(cat "$tmp/err")"
+"$OUT/vmexit" report -i /dev/null --by key >/dev/null 2>"$tmp/err" && fail "report --by key accepted"
+grep -q "recordings carry no keys" "$tmp/err" || fail "report --by key: $(cat "$tmp/err")"
+echo "PASS: keys_host"
