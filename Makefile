@@ -199,8 +199,12 @@ $(OUTPUT)/bench/%: bench/%.c $(LIB) $(SKELS) | $(OUTPUT)/bench
 	$(call msg,BENCH-CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB) $(ALL_LDFLAGS) $(LIBS) -o $@
 
-# libFuzzer targets: clang, with the library sources compiled in (not the gcc archive).
-$(OUTPUT)/fuzz/%: tests/fuzz/%.c $(filter-out src/main.c,$(SRCS)) $(SKELS) | $(OUTPUT)/fuzz
+# libFuzzer targets: clang, with the library sources compiled in (not the gcc archive). They
+# take the trace.dat stub: libtracecmd's headers need an include order of their own (see
+# import_tracedat.o above), and no fuzzer reads a trace.dat.
+FUZZ_LIB_SRCS := $(filter-out src/main.c %/import_tracedat.c %/import_tracedat_none.c,$(SRCS)) \
+	src/output/import_tracedat_none.c
+$(OUTPUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRCS) $(SKELS) | $(OUTPUT)/fuzz
 	$(call msg,FUZZ-CC,$@)
 	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 -D_GNU_SOURCE \
 		-Iinclude $(SRC_INC) -I$(OUTPUT) $(LIBBPF_CFLAGS) $(filter %.c,$^) $(LIBS) -o $@
