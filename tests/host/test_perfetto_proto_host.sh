@@ -13,15 +13,17 @@ VMEXIT=$OUT/vmexit
 GUEST=$OUT/vmexit-guest
 TMP=$(mktemp -d /tmp/vmexit-test-pftrace.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
+# The schema and the canonical-lines script, from the tree (in the nested bed: /docs, /tests).
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 pass() { echo "ok: $*"; }
 decode() {	# decode TRACE > TEXT: protoc's text of a protobuf trace
-	protoc --decode=vmexit.perfetto.Trace -I docs docs/perfetto-subset.proto <"$1"
+	protoc --decode=vmexit.perfetto.Trace -I "$ROOT/docs" "$ROOT/docs/perfetto-subset.proto" <"$1"
 }
 canon() {	# canon json|proto FILE: the canonical lines of a trace
 	if [ "$1" = proto ]; then
-		decode "$2" >"$2.txt" && python3 tests/unit/perfetto_canon.py proto "$2.txt"
+		decode "$2" >"$2.txt" && python3 "$ROOT/tests/unit/perfetto_canon.py" proto "$2.txt"
 	else
-		python3 tests/unit/perfetto_canon.py json "$2"
+		python3 "$ROOT/tests/unit/perfetto_canon.py" json "$2"
 	fi
 }
 V=2 N=200

@@ -35,9 +35,10 @@ PYVER=$("$PY" -c 'import sys; print("python%d.%d" % sys.version_info[:2])')
 # timeout too: busybox's would run its own setpriv applet, which lacks --reuid.
 # prometheus, promtool and curl for test_serve_host (a real Prometheus scrapes vmexit serve
 # there), date: busybox's has no %N; pgrep (test_capture_ends_host) and capsh (test_unit_caps_host):
-# busybox has neither; trace-cmd: test_report_imports_host's capture.
+# busybox has neither; trace-cmd: test_report_imports_host's capture; protoc:
+# test_perfetto_proto_host's decoding (with the schema and its script, in FILES below).
 TOOLS=(bash perf tmux setpriv setsid timeout bpftool taskset prometheus promtool curl date pgrep capsh
-       trace-cmd)
+       trace-cmd protoc)
 for c in "${TOOLS[@]}"; do command -v $c >/dev/null || fail "$c not installed (tools/install-deps.sh)"; done
 TESTS=${VMEXIT_NESTED_HOST_TESTS:-$(cd "$HOSTT" && ls test_*.sh | sed 's/\.sh$//' | tr '\n' ' ')}
 
@@ -102,6 +103,8 @@ FILES=("$OUT/vmexit:/out/vmexit" "$OUT/vmexit-guest:/out/vmexit-guest"
        "$PROMEXP:/out/tests/test_prom_exposition"
        "$PY:/usr/bin/python3" "$WORK/pylib:/usr/lib/$PYVER" "$HOSTT/lib.sh:/host/lib.sh"
        "$HOSTT/../../contrib/vmexit.service:/contrib/vmexit.service"
+       "$HOSTT/../../docs/perfetto-subset.proto:/docs/perfetto-subset.proto"
+       "$HOSTT/../unit/perfetto_canon.py:/tests/unit/perfetto_canon.py"
        /usr/lib/locale/C.utf8:/usr/lib/locale/C.utf8 \
        "$DIST/prometheus_client:$DIST/prometheus_client" "$DIST/decorator.py:$DIST/decorator.py")
 # tmux's own terminal type, for vmexit top inside it.
