@@ -187,9 +187,11 @@ int key_##name(struct trace_event_raw_kvm_##name *ctx)				\
  * completes, in the next KVM_RUN, with the vCPU's pio_data page as data (complete_emulator_
  * pio_in(); before KVM's 2022 rework of emulator_pio_in, emulator_pio_in_emulated() passed the
  * same page); an IN handled in the kernel passes the caller's buffer. The arguments are (rw,
- * port, size, count, data) on every kernel with BTF.
+ * port, size, count, data) on every kernel with BTF. A raw tracepoint, not tp_btf: tp_btf may read
+ * a `const void *` argument only since "bpf: Allow access to int pointer arguments in tracing
+ * programs" (Linux 6.9); 6.1 refuses the program ("invalid bpf_context access off=32").
  */
-SEC("?tp_btf/kvm_pio")
+SEC("?raw_tp/kvm_pio")
 int BPF_PROG(key_pio, unsigned int rw, unsigned int port, unsigned int size, unsigned int count,
 	     const void *data)
 {
