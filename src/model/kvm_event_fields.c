@@ -8,8 +8,6 @@
 
 #include "kvm_event_fields.h"
 
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
-
 /* Where a field sits in the packed event (include/vmexit.h has the layout). */
 enum kvm_slot {
 	KS_INFO1, KS_INFO2, KS_RIP, KS_INTR_INFO, KS_ERROR_CODE,
@@ -60,13 +58,15 @@ static const struct kvm_event_field kvm_fields[] = {
 	KF(HALT_POLL_NS, KF_DEC, KS_INTR_INFO, "grow"),
 };
 
+#define NR_KVM_FIELDS	(sizeof(kvm_fields) / sizeof(kvm_fields[0]))
+
 const struct kvm_event_field *kvm_event_fields(__u32 id, size_t *n)
 {
 	size_t i = 0, j;
 
-	while (i < ARRAY_SIZE(kvm_fields) && kvm_fields[i].event != id)
+	while (i < NR_KVM_FIELDS && kvm_fields[i].event != id)
 		i++;
-	for (j = i; j < ARRAY_SIZE(kvm_fields) && kvm_fields[j].event == id; j++)
+	for (j = i; j < NR_KVM_FIELDS && kvm_fields[j].event == id; j++)
 		;
 	*n = j - i;
 	return *n ? &kvm_fields[i] : NULL;
