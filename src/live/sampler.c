@@ -126,8 +126,6 @@ int sampler_open(struct sampler *sp, struct cli_filters *f, const struct sampler
 	return 0;
 }
 
-static int sample_locked(struct sampler *sp);
-
 void sampler_start(struct sampler *sp)
 {
 	double first = sp->so.first > 0 ? sp->so.first : sp->so.interval;
@@ -144,7 +142,7 @@ void sampler_start(struct sampler *sp)
 		 * end. The traced command starts after: none of its exits is lost.
 		 */
 		pthread_mutex_lock(&sp->lock);
-		if (!sample_locked(sp))
+		if (!sampler_sample_locked(sp))
 			tracker_restart(&sp->t);
 		sp->samples = 0;
 		session_start_counting(&sp->s);
@@ -238,7 +236,7 @@ void sampler_set_interval(struct sampler *sp, double interval)
 	sp->next = interval > 0 ? sp->last + interval : NEVER;
 }
 
-static int sample_locked(struct sampler *sp)
+int sampler_sample_locked(struct sampler *sp)
 {
 	double now = sampler_now();
 	__u32 closed = sp->src.turn_epoch(sp->src.cells.ctx);
@@ -267,7 +265,7 @@ int sampler_sample(struct sampler *sp)
 	int err;
 
 	pthread_mutex_lock(&sp->lock);
-	err = sample_locked(sp);
+	err = sampler_sample_locked(sp);
 	pthread_mutex_unlock(&sp->lock);
 	/*
 	 * Only the owner's samples move its schedule: a scrape's (sampler_snapshot()) must not,
@@ -280,103 +278,6 @@ int sampler_sample(struct sampler *sp)
 		if (sp->next < now)
 			sp->next = now + sp->so.interval;	/* we were stopped: no burst */
 	}
-	return err;
-}
-
-void sampler_snapshot_init(struct sampler_snapshot *snap)
-{
-	memset(snap, 0, sizeof(*snap));
-}
-
-void sampler_snapshot_free(struct sampler_snapshot *snap)
-{
-	free(snap->inflight);
-	name_cache_free(&snap->names);
-}
-
-/* The exits in flight at the last sample, read against the clock now. */
-static int copy_inflight(struct sampler *sp, struct sampler_snapshot *snap)
-{
-	const struct tracker *t = &sp->t;
-	struct timespec ts;
-
-	if (t->nr_inflight > snap->inflight_cap) {
-		struct inflight_exit *e = realloc(snap->inflight, t->nr_inflight * sizeof(*e));
-
-		if (!e)
-			return -ENOMEM;
-		snap->inflight = e;
-		snap->inflight_cap = t->nr_inflight;
-	}
-	if (t->nr_inflight)
-		memcpy(snap->inflight, t->inflight, t->nr_inflight * sizeof(*t->inflight));
-	snap->nr_inflight = t->nr_inflight;
-	for (__u32 i = 0; i < t->nr_inflight; i++) {
-		const struct inflight_exit *e = &t->inflight[i];
-
-		if (name_cache_set_at(&snap->names, e->tgid, e->proc_start,
-				      name_cache_get_at(&sp->names, e->tgid, e->proc_start)))
-			return -ENOMEM;
-	}
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	snap->now_ns = (__u64)ts.tv_sec * 1000000000 + ts.tv_nsec;
-	return 0;
-}
-
-static int copy_locked(struct sampler *sp, struct sampler_snapshot *snap)
-{
-	const struct row_table *cum = &sp->t.cum;
-	const struct row_key *named = NULL;
-
-	for (__u32 i = 0; i < cum->nr; i++) {
-		int err = snap->take(snap->take_ctx, &cum->rows[i]);
-
-		if (err)
-			return err;
-	}
-	/* Only the names of these rows: guests forgotten since the last copy go. */
-	name_cache_clear(&snap->names);
-	for (__u32 i = 0; i < cum->nr; i++) {
-		const struct row_key *k = &cum->rows[i].key;
-
-		/* A guest's rows mostly follow each other: its name is copied once. */
-		if (!k->tgid || (named && named->tgid == k->tgid && named->start == k->start))
-			continue;
-		named = k;
-		/* Every tgid in the rows was named when its cell was discovered: no /proc here. */
-		if (name_cache_set_at(&snap->names, k->tgid, k->start,
-				      name_cache_get_at(&sp->names, k->tgid, k->start)))
-			return -ENOMEM;
-	}
-	if (copy_inflight(sp, snap))
-		return -ENOMEM;
-	memcpy(snap->lost, sp->lost, sizeof(snap->lost));
-	snap->elapsed_s = sp->elapsed_s;
-	snap->samples = sp->samples;
-	return 0;
-}
-
-int sampler_snapshot(struct sampler *sp, bool fresh, struct sampler_snapshot *snap)
-{
-	int err = 0;
-
-	pthread_mutex_lock(&sp->lock);
-	if (fresh)
-		err = sample_locked(sp);
-	if (!err)
-		err = copy_locked(sp, snap);
-	pthread_mutex_unlock(&sp->lock);
-	return err;
-}
-
-int sampler_with_rows(struct sampler *sp, int (*fn)(void *ctx, const struct row_table *cum),
-		      void *ctx)
-{
-	int err;
-
-	pthread_mutex_lock(&sp->lock);
-	err = fn(ctx, &sp->t.cum);
-	pthread_mutex_unlock(&sp->lock);
 	return err;
 }
 

@@ -19,10 +19,10 @@
  * Threads. A sampler has one owner thread, the one that opened it; the owner calls the
  * functions below (sampler_sample() may also be called by another thread that the owner
  * hands it to, never by two at once). Only the owner reads the public fields. The exception
- * is sampler_snapshot(): any thread may call it at any time between sampler_start() and
- * sampler_close(), concurrently with the owner's calls: it copies, under the sampler's lock,
- * the rows since start, the loss counters and the guests' names, and may take a fresh sample
- * first (a scrape). The owner's wait never holds the lock while it sleeps.
+ * is sampler_snapshot() (serve/sampler_share.h): any thread may call it at any time between
+ * sampler_start() and sampler_close(), concurrently with the owner's calls: it copies, under
+ * the sampler's lock, the rows since start, the loss counters and the guests' names, and may
+ * take a fresh sample first (a scrape). The owner's wait never holds the lock while it sleeps.
  */
 #ifndef VMEXIT_SAMPLER_H
 #define VMEXIT_SAMPLER_H
@@ -121,39 +121,10 @@ void sampler_set_interval(struct sampler *sp, double interval);
  * interval from now: no burst of catch-up samples). 0, or -ENOMEM.
  */
 int sampler_sample(struct sampler *sp);
+/* sampler_sample()'s sample without the schedule, for a caller that holds sp->lock
+ * (serve/sampler_share.c). 0, or -ENOMEM. */
+int sampler_sample_locked(struct sampler *sp);
 
-struct sampler_snapshot {
-	struct name_cache names;	/* the name of every guest taken (never asks /proc) */
-	__u64 lost[NR_LOST];
-	double elapsed_s;		/* at the sample the rows come from */
-	__u64 samples;			/* that sample's number: equal numbers, equal rows */
-	/* The exits in flight at that sample (tracker.h), and its CLOCK_MONOTONIC time, which
-	 * their start_ns is read against. */
-	struct inflight_exit *inflight;
-	__u32 nr_inflight;
-	__u32 inflight_cap;
-	__u64 now_ns;
-	/*
-	 * Set by the caller: hands each row since the start (keyed by so.by) to take(), under
-	 * the lock, for a consumer that keeps what it needs of each (serve: a few numbers of
-	 * 10,000 rows of 2.3 KB). 0, or an error that ends the snapshot.
-	 */
-	int (*take)(void *ctx, const struct row *r);
-	void *take_ctx;
-};
-
-/*
- * Thread-safe (see above): hands the rows since start to snap->take and copies their guests'
- * names and the loss counters into snap (initialised by the caller with
- * sampler_snapshot_init(), reused across calls). fresh: take a sample first, as sampler_sample() does. 0, or -ENOMEM.
- */
-int sampler_snapshot(struct sampler *sp, bool fresh, struct sampler_snapshot *snap);
-void sampler_snapshot_init(struct sampler_snapshot *snap);
-void sampler_snapshot_free(struct sampler_snapshot *snap);
-
-/* Calls fn with the rows since start, under the sampler's lock (any thread); fn's result. */
-int sampler_with_rows(struct sampler *sp, int (*fn)(void *ctx, const struct row_table *cum),
-		      void *ctx);
 /*
  * Forgets the rows since start and the names of the guests gone() says are over (serve: ended
  * more than --keep ago), so that a sampler that runs for months holds only what it still

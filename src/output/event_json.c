@@ -6,6 +6,7 @@
 #include "fmt_num.h"
 #include "lost_causes.h"
 #include "out_write.h"
+#include "kvm_event_fields.h"
 #include "reasons.h"
 #include "text_escape.h"
 

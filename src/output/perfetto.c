@@ -10,6 +10,7 @@
 #include "fmt_num.h"
 #include "out_write.h"
 #include "perfetto.h"
+#include "kvm_event_fields.h"
 #include "reasons.h"
 #include "text_escape.h"
 #include "trace_tracks.h"

@@ -29,6 +29,7 @@
 #include "hashmap.h"
 #include "out_write.h"
 #include "proto_enc.h"
+#include "kvm_event_fields.h"
 #include "reasons.h"
 #include "trace_tracks.h"
 #include "trace_writer.h"

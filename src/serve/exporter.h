@@ -10,7 +10,7 @@
 
 #include <pthread.h>
 #include "prom_exposition.h"
-#include "sampler.h"
+#include "sampler_share.h"
 #include "serve_guests.h"
 
 #define EXPORTER_MAX_PROGS	32

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "http_gzip.h"
+#include "expo_accept.h"
 #include "metrics_http.h"
 
 const struct http_limits http_default_limits = {

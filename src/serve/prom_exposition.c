@@ -5,14 +5,10 @@
  * only), in the info type, and in the closing "# EOF".
  */
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include "fmt_num.h"
-#include "hist.h"
-#include "durations.h"
 #include "lost_causes.h"
 #include "prom_exposition.h"
 #include "reasons.h"
@@ -22,162 +18,6 @@
 #define LINE_MAX	512
 #define GUEST_MAX	256	/* longer guest names are cut (name_cache keeps 63 bytes) */
 #define LABELS_MAX	(PROM_ESC_MAX(GUEST_MAX) + 256)
-
-static void le_format(char *out, __u64 ns)
-{
-	double v = ns / 1e9;
-
-	/* The shortest decimal that reads back as the same double: "2.56e-07", not 17 digits. */
-	for (int prec = 1; prec <= 17; prec++) {
-		snprintf(out, EXPO_LE_MAX, "%.*g", prec, v);
-		if (strtod(out, NULL) == v)
-			return;
-	}
-}
-
-static void bounds_set(struct expo_buckets *b, __u32 i, __u32 bucket)
-{
-	b->bucket[i] = bucket;
-	le_format(b->le[i], hist_bucket_low(bucket));
-}
-
-void expo_buckets_default(struct expo_buckets *b)
-{
-	b->nr = 0;
-	for (__u32 e = 8; e <= 31; e++)
-		bounds_set(b, b->nr++, hist_bucket(1ULL << e));
-}
-
-static int cmp_u32(const void *a, const void *b)
-{
-	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static int parse_bound(const char *item, __u32 *bucket, char *err, size_t errlen)
-{
-	char lo[32], hi[32];
-	double ns;
-	__u64 n;
-	__u32 b;
-
-	/* From the first edge to the last (137.438953472s, as its decimal digits read). */
-	if (parse_duration(item, DUR_NS, (double)(1ULL << HIST_MAX_POW) + 0.5, &ns)) {
-		duration_refusal(err, errlen, "--buckets bound", item, DUR_NS,
-				 (double)(1ULL << HIST_MAX_POW));
-		return -1;
-	}
-	n = (__u64)llround(ns);
-	b = hist_bucket(n);
-	if (n < 1 || fabs(ns - (double)n) > 1e-6 * ns || hist_bucket_low(b) != n) {
-		/* The edges around it: where n falls, and the next one. */
-		if (n < 1)
-			n = 1;
-		b = hist_bucket(n);
-		duration_str(lo, sizeof(lo), hist_bucket_low(b));
-		duration_str(hi, sizeof(hi), hist_bucket_high(b));
-		snprintf(err, errlen,
-			 "--buckets: %s is not an edge of the in-kernel histogram, whose bucket "
-			 "counts would have to be split; the nearest edges are %s and %s",
-			 item, lo, hi);
-		return -1;
-	}
-	*bucket = b;
-	return 0;
-}
-
-int expo_buckets_parse(const char *list, struct expo_buckets *b, char *err, size_t errlen)
-{
-	char *copy = strdup(list), *save = NULL, *item;
-	__u32 found[EXPO_MAX_BOUNDS], nr = 0;
-
-	if (!copy) {
-		snprintf(err, errlen, "--buckets: out of memory");
-		return -1;
-	}
-	for (item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-		if (nr == EXPO_MAX_BOUNDS) {
-			snprintf(err, errlen, "--buckets: more than %d bounds", EXPO_MAX_BOUNDS);
-			goto fail;
-		}
-		if (parse_bound(item, &found[nr], err, errlen))
-			goto fail;
-		nr++;
-	}
-	if (!nr) {
-		snprintf(err, errlen, "--buckets: an empty list (give bounds like 1us,10ms,1s)");
-		goto fail;
-	}
-	free(copy);
-	qsort(found, nr, sizeof(found[0]), cmp_u32);
-	b->nr = 0;
-	for (__u32 i = 0; i < nr; i++)
-		if (!i || found[i] != found[i - 1])
-			bounds_set(b, b->nr++, found[i]);
-	return 0;
-fail:
-	free(copy);
-	return -1;
-}
-
-/*
- * Accept: media ranges with optional q; OpenMetrics when it is offered a q at least that of
- * the text format (explicitly, or through a wildcard). Only OpenMetrics 1.0.0 is spoken: a
- * range naming another version does not count.
- */
-enum expo_format expo_negotiate(const char *accept)
-{
-	double q_om = 0, q_text = 0;
-	const char *p = accept;
-
-	if (!accept)
-		return EXPO_TEXT;
-	while (*p) {
-		const char *end = strchr(p, ',');
-		size_t len = end ? (size_t)(end - p) : strlen(p);
-		char range[256], *params, *tok, *save = NULL;
-		double q = 1;
-		bool om = false, text = false, any = false, version_ok = true;
-
-		if (len >= sizeof(range))
-			len = sizeof(range) - 1;
-		memcpy(range, p, len);
-		range[len] = 0;
-		p = end ? end + 1 : p + strlen(p);
-		params = strchr(range, ';');
-		if (params)
-			*params++ = 0;
-		tok = range + strspn(range, " \t");
-		tok[strcspn(tok, " \t")] = 0;
-		om = !strcasecmp(tok, "application/openmetrics-text");
-		text = !strcasecmp(tok, "text/plain");
-		any = !strcmp(tok, "*/*") || !strcasecmp(tok, "text/*") ||
-		      !strcasecmp(tok, "application/*");
-		for (tok = params ? strtok_r(params, ";", &save) : NULL; tok;
-		     tok = strtok_r(NULL, ";", &save)) {
-			tok += strspn(tok, " \t");
-			if (!strncasecmp(tok, "q=", 2))
-				q = strtod(tok + 2, NULL);
-			else if (om && !strncasecmp(tok, "version=", 8))
-				version_ok = !strncmp(tok + 8, "1.0.0", 5);
-		}
-		if (!isfinite(q) || q < 0)
-			q = 0;
-		if (om && version_ok && q > q_om)
-			q_om = q;
-		if ((text || any) && q > q_text)
-			q_text = q;
-	}
-	return q_om > 0 && q_om >= q_text ? EXPO_OPENMETRICS : EXPO_TEXT;
-}
-
-const char *expo_content_type(enum expo_format fmt)
-{
-	if (fmt == EXPO_OPENMETRICS)
-		return "application/openmetrics-text; version=1.0.0; charset=utf-8";
-	return "text/plain; version=0.0.4; charset=utf-8";
-}
 
 void expo_buf_free(struct expo_buf *b)
 {

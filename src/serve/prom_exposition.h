@@ -9,34 +9,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "bpf_run_stats.h"
+#include "expo_buckets.h"
 #include "inflight.h"
 #include "name_cache.h"
 #include "process_stats.h"
 #include "rows.h"
 
 enum expo_format { EXPO_TEXT, EXPO_OPENMETRICS };
-
-/*
- * Histogram bounds. Each is an edge of the in-kernel log-linear histogram, so the cumulative
- * count of a bound is a sum of whole kernel buckets: exits shorter than the bound.
- */
-#define EXPO_MAX_BOUNDS		64
-#define EXPO_LE_MAX		32
-
-struct expo_buckets {
-	__u32 nr;
-	__u32 bucket[EXPO_MAX_BOUNDS];	/* kernel bucket starting at the bound */
-	char le[EXPO_MAX_BOUNDS][EXPO_LE_MAX];	/* the bound in seconds, as the le label */
-};
-
-/* Powers of two from 256 ns to 2^31 ns (2.15 s). */
-void expo_buckets_default(struct expo_buckets *b);
-/*
- * A --buckets list: comma-separated durations with a unit (ns, us, ms, s; a bare number is
- * seconds, as in le labels), each an edge of the kernel histogram. Sorted, duplicates dropped.
- * 0, or -1 with err naming the bad item and the nearest edges.
- */
-int expo_buckets_parse(const char *list, struct expo_buckets *b, char *err, size_t errlen);
 
 /* One exported row: its guest's name and when it appeared (its numbers: expo_counts). */
 struct expo_series {
@@ -103,9 +82,5 @@ void expo_buf_free(struct expo_buf *b);
  * only in ill-formed UTF-8 do): a series' identity is its exported labels.
  */
 bool expo_same_guest_label(const char *a, const char *b);
-
-/* The format an Accept header asks for (NULL: text). */
-enum expo_format expo_negotiate(const char *accept);
-const char *expo_content_type(enum expo_format fmt);
 
 #endif /* VMEXIT_PROM_EXPOSITION_H */

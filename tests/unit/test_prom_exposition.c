@@ -7,6 +7,7 @@
 #include <string.h>
 #include "check.h"
 #include "hist.h"
+#include "expo_accept.h"
 #include "prom_exposition.h"
 
 static bool has_line(const struct expo_buf *b, const char *line)

@@ -14,6 +14,7 @@
 #include <asm/svm.h>
 
 #include "check.h"
+#include "kvm_event_fields.h"
 #include "reasons.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))

@@ -14,7 +14,7 @@
 #include <time.h>
 #include "check.h"
 #include "hist.h"
-#include "sampler.h"
+#include "sampler_share.h"
 #include "signals.h"
 
 #define NR_FAKE	4

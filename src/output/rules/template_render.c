@@ -11,6 +11,7 @@
 
 #include "durations.h"
 #include "out_write.h"
+#include "kvm_event_fields.h"
 #include "reasons.h"
 #include "template.h"
 #include "template_rules.h"
