@@ -3,11 +3,25 @@
 #ifndef VMEXIT_LOST_CAUSES_H
 #define VMEXIT_LOST_CAUSES_H
 
+#include <stdbool.h>
+
+/* What a cause's count means, for the outputs that tell them apart. */
+enum lost_effect {
+	LOST_EFFECT_EXITS,	/* exits, or their records, are missing from the output */
+	LOST_EFFECT_NONE,	/* nothing is missing (an entry whose exit began before attach) */
+	LOST_EFFECT_DETAIL,	/* every exit is there; a detail of it (stack, key) was not kept */
+};
+
 /* JSON/CSV key: "ringbuf_full". */
 const char *lost_cause_key(int cause);
 /* Short phrase for lines: "ring buffer full". */
 const char *lost_cause_text(int cause);
 /* A sentence for the table footer, with the fix where there is one. */
 const char *lost_cause_help(int cause);
+
+/* Its effect; a new cause states one in the table, so no output can forget it. */
+enum lost_effect lost_cause_effect(int cause);
+/* Whether per-event outputs miss records for it (those report it by time). */
+bool lost_cause_drops_events(int cause);
 
 #endif /* VMEXIT_LOST_CAUSES_H */

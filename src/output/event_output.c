@@ -16,16 +16,6 @@ static const struct evout_ops *const formats[] = {
 #undef EVOUT_OPS_ENTRY
 };
 
-bool lost_cause_drops_events(int cause)
-{
-	/* An entry without an exit is a vCPU's first run (or one in flight at attach time):
-	 * nothing that happened while we traced is missing. A stack not kept (--stacks) drops
-	 * no event either, nor does an exit charged to its key row `other` (--by key). */
-	return cause >= 0 && cause < NR_LOST && cause != LOST_UNMATCHED_ENTRY &&
-	       cause != LOST_STACK_COLLISION && cause != LOST_STACKS_FULL &&
-	       cause != LOST_KEYS_FULL;
-}
-
 int evout_open(struct evout *o, const struct evout_opts *opts)
 {
 	char err[512];

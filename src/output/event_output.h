@@ -91,9 +91,6 @@ void evout_counter(struct evout *o, const char *name, __u64 ts_ns, double value)
 void evout_flush(struct evout *o);
 /* Finishes the output and frees it; 0 or the first error. */
 int evout_close(struct evout *o);
-
-/* Whether a cause means an exit is missing from the stream (unmatched entries do not). */
-bool lost_cause_drops_events(int cause);
 /* "vmexit: N events, M lost (cause n, ...)[; tail]" on f: the last line of stream and record. */
 void evout_summary(FILE *f, const char *tail, __u64 events, const __u64 lost[NR_LOST]);
 

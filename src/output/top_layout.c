@@ -143,7 +143,7 @@ static int lost_lines(struct top_view *v, const struct top_data *d, int width)
 		if (!d->lost[i])
 			continue;
 		/* An entry with no exit is a vCPU's first run, not a loss: not an alert. */
-		if (i != LOST_UNMATCHED_ENTRY)
+		if (lost_cause_effect(i) != LOST_EFFECT_NONE)
 			attr = TOP_A_ALERT | TOP_A_BOLD;
 		len = snprintf(item, sizeof(item), "%s%s %llu", n ? ", " : "Lost: ",
 			       lost_cause_key(i), (unsigned long long)d->lost[i]);

@@ -511,26 +511,47 @@ static int render_progs(const struct expo_input *in, enum expo_format fmt, struc
 	return err;
 }
 
+/* One family of lost counters: the causes that lose exits (details false) or details. */
+static int render_lost(const struct expo_input *in, enum expo_format fmt, struct expo_buf *b,
+		       const char *family_name, bool details)
+{
+	char labels[LABELS_MAX], total[64], created[64];
+	int err = 0;
+	size_t n;
+	char *p;
+
+	snprintf(total, sizeof(total), "%s_total", family_name);
+	snprintf(created, sizeof(created), "%s_created", family_name);
+	for (int c = 0; !err && c < NR_LOST; c++) {
+		if ((lost_cause_effect(c) == LOST_EFFECT_DETAIL) != details)
+			continue;
+		p = fmt_lit(labels, "cause=\"");
+		p = fmt_str(p, lost_cause_key(c));
+		*p++ = '"';
+		n = p - labels;
+		err = sample_u64(b, total, labels, n, in->lost[c]);
+		if (!err)
+			err = sample_created(b, fmt, created, labels, n, in->start_ms);
+	}
+	return err;
+}
+
 static int render_process(const struct expo_input *in, enum expo_format fmt,
 			  struct expo_buf *b)
 {
 	char labels[LABELS_MAX], version[64], kernel[GUEST_MAX];
-	size_t n;
 	char *p;
 	int err;
 
 	err = family(b, fmt, "vmexit_lost_exits", "counter", NULL,
 		     "Exits the kernel side could not record, by cause.");
-	for (int c = 0; !err && c < NR_LOST; c++) {
-		p = fmt_lit(labels, "cause=\"");
-		p = fmt_str(p, lost_cause_key(c));
-		*p++ = '"';
-		n = p - labels;
-		err = sample_u64(b, "vmexit_lost_exits_total", labels, n, in->lost[c]);
-		if (!err)
-			err = sample_created(b, fmt, "vmexit_lost_exits_created", labels, n,
-					     in->start_ms);
-	}
+	if (!err)
+		err = render_lost(in, fmt, b, "vmexit_lost_exits", false);
+	if (!err)
+		err = family(b, fmt, "vmexit_lost_details", "counter", NULL,
+			     "Exits counted whose detail (stack, key) was not kept, by cause.");
+	if (!err)
+		err = render_lost(in, fmt, b, "vmexit_lost_details", true);
 	if (!err && in->progs)
 		err = family(b, fmt, "vmexit_bpf_run_seconds", "counter", "seconds",
 			     "CPU time spent in vmexit's BPF programs, as the kernel accounts it.");

@@ -305,6 +305,7 @@ int main(int argc, char **argv)
 	in.stuck_ns = 1000000000ULL;
 	in.names = &names;
 	in.lost[LOST_CELLS_FULL] = 5;
+	in.lost[LOST_KEYS_FULL] = 9;
 	in.progs = &prog;
 	in.nr_progs = 1;
 	in.guests = 2;
@@ -362,6 +363,11 @@ int main(int argc, char **argv)
 			      "0.000000000"));
 	CHECK(has_line(&text, "vmexit_lost_exits_total{cause=\"cells_full\"} 5"));
 	CHECK(has_line(&text, "vmexit_lost_exits_total{cause=\"ringbuf_full\"} 0"));
+	/* A key not kept loses no exit: its own family, never summed into lost exits. */
+	CHECK(has_line(&text, "vmexit_lost_details_total{cause=\"keys_full\"} 9"));
+	CHECK(has_line(&text, "vmexit_lost_details_total{cause=\"stacks_full\"} 0"));
+	CHECK(!memmem(text.p, text.len, "exits_total{cause=\"keys_full", 28));
+	CHECK(!memmem(text.p, text.len, "details_total{cause=\"cells_full", 31));
 	CHECK(has_line(&text, "vmexit_bpf_run_seconds_total{program=\"on_kvm_exit\"} "
 			      "0.000001500"));
 	CHECK(has_line(&text, "vmexit_bpf_runs_total{program=\"on_kvm_exit\"} 7"));
