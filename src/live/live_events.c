@@ -26,7 +26,8 @@ static const struct cmd_option options[] = {
 	{ "sample", 0, "N", 0, "Only one exit in N per vCPU thread (in the kernel)", 3,
 	  OPT_TO(struct live_args, filters.opts.sample_every, opt_sample) },
 	{ "ringbuf-kb", 0, "KB", 0,
-	  "Ring buffer size, a power of two >= 4 (default 16384): raise it if records are lost",
+	  "Ring buffer size, a power of two from 4 to 2097152 (default 16384): raise it if "
+	  "records are lost",
 	  3, OPT_TO(struct live_args, filters.opts.ringbuf_kb, opt_ringbuf_kb) },
 	{ "kvm-events", 0, "LIST", 0,
 	  "Also capture these kvm tracepoints, one event each: "

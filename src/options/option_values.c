@@ -185,10 +185,11 @@ void opt_ringbuf_kb(const char *arg, void *to, struct argp_state *state)
 {
 	long v;
 
-	/* The kernel wants a power-of-two number of pages. */
-	if (!strict_long(arg, 10, &v) || v < 4 || v > (1L << 22) || (v & (v - 1)))
+	/* The kernel wants a power-of-two number of pages, and a size that fits its __u32
+	 * max_entries: 4 GiB would wrap to 0 and fail the load with EINVAL. */
+	if (!strict_long(arg, 10, &v) || v < 4 || v > (1L << 21) || (v & (v - 1)))
 		argp_error(state, "invalid --ringbuf-kb '%s': give a power of two from 4 to "
-			   "4194304", arg);
+			   "2097152", arg);
 	*(__u32 *)to = (__u32)v;
 }
 

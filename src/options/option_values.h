@@ -55,7 +55,7 @@ OPT_STORE(opt_count, long);			/* a number of intervals >= 1 (stat, top -n) */
 OPT_STORE(opt_max_cells, __u32);		/* --max-cells: 16 to 65000 */
 OPT_STORE(opt_max_keys, __u32);		/* --max-keys: 1 to 1000000 */
 OPT_STORE(opt_sample, __u32);			/* --sample: N >= 1 */
-OPT_STORE(opt_ringbuf_kb, __u32);		/* --ringbuf-kb: a power of two, 4 to 4194304 */
+OPT_STORE(opt_ringbuf_kb, __u32);		/* --ringbuf-kb: a power of two, 4 to 2097152 */
 OPT_STORE(opt_kvm_events, __u32);		/* --kvm-events: a mask of VMEXIT_KVM_* bits */
 OPT_STORE(opt_perfetto_format, int);		/* --perfetto-format: enum trace_format */
 OPT_STORE(opt_stack_min, __u64);		/* --stack-min: 0 to a week */

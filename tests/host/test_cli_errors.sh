@@ -34,6 +34,8 @@ expect 0 "" "$V" serve --stuck 2m --keep 1h --buckets 256ns,1.048576ms --help
 expect 0 "" "$V" stream --min-latency 0.5s -d 1m --help
 expect 0 "" "$V" record --min-latency 168h -d 8760h --help
 units="give a duration with its unit \(ns, us, ms, s, m or h\) from"
+# 4 GiB would wrap the kernel's __u32 map size to 0 (a load failure, not a usage error).
+expect 2 "invalid --ringbuf-kb '4194304': give a power of two from 4 to 2097152$" "$V" stream --ringbuf-kb 4194304
 expect 2 "invalid --stuck '1d': $units 1ns to 168h, e.g. 500ms or 2s$" "$V" stream --stuck 1d
 expect 2 "invalid --stuck '169h': $units 1ns to 168h" "$V" top --stuck 169h
 expect 2 "invalid --stuck '0s': $units 1ns to 168h" "$V" stat --stuck 0s
