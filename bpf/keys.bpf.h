@@ -16,6 +16,8 @@
 
 const volatile __u32 key_mode = KEY_MODE_OFF;	/* enum vmexit_key_mode */
 const volatile __u32 max_keys = 0;
+/* --key-gpa-shift: a guest-physical fault's key is its address in units of 2^shift bytes. */
+const volatile __u32 key_gpa_shift = 12;
 /* Entries made for real keys (not none/other); may run a few past max_keys (racing CPUs). */
 __u32 keys_used;
 
@@ -200,9 +202,16 @@ static __always_inline void key_charge(__u32 ref, const struct cell *c, const st
 static __always_inline void handle_key(__u64 id, const struct key_note *k, bool in_done)
 {
 	struct thread_state *ts = thread_get(id >> 32, (__u32)id, true);
+	struct key_note g;
 
-	if (ts && !(ts->flags & TS_IGNORED))
-		key_seen(ts, k, in_done);
+	if (!ts || (ts->flags & TS_IGNORED))
+		return;
+	if (k->kind == KEY_GPA) {
+		g = *k;
+		g.key &= ~0ULL << (key_gpa_shift & 63);
+		k = &g;
+	}
+	key_seen(ts, k, in_done);
 }
 
 #endif /* VMEXIT_KEYS_BPF_H */

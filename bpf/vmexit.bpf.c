@@ -208,9 +208,10 @@ KEY_PROG(msr, .kind = KEY_MSR, .dir = ctx->write ? KEY_DIR_WRITE : KEY_DIR_READ,
 KEY_PROG(cpuid, .kind = KEY_CPUID, .key = ctx->function)
 KEY_PROG(hypercall, .kind = KEY_HYPERCALL, .key = ctx->nr)
 KEY_PROG(hv_hypercall, .kind = KEY_HYPERCALL, .dir = KEY_DIR_HV, .key = ctx->code)
-/* The guest physical page; bit 1 of the error code is a write (PFERR_WRITE_MASK). */
+/* The guest physical address (handle_key groups it by --key-gpa-shift); bit 1 of the error
+ * code is a write (PFERR_WRITE_MASK). */
 KEY_PROG(page_fault, .kind = KEY_GPA, .dir = ctx->error_code & 2 ? KEY_DIR_WRITE : KEY_DIR_READ,
-	 .key = ctx->fault_address & ~0xfffULL)
+	 .key = ctx->fault_address)
 
 /* --split: every context switch on the host; handle_sched_switch() says what it costs. */
 SEC("?tp_btf/sched_switch")

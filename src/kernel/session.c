@@ -435,6 +435,8 @@ static void keys_tunables(struct session *s, const struct session_opts *o)
 	s->max_keys = o->max_keys ? o->max_keys : KEYS_DEFAULT_MAX;
 	s->skel->rodata->key_mode = o->key_mode;
 	s->skel->rodata->max_keys = s->max_keys;
+	if (o->key_gpa_shift)
+		s->skel->rodata->key_gpa_shift = o->key_gpa_shift;
 	if (o->key_mode)
 		bpf_map__set_max_entries(s->skel->maps.key_table, s->max_keys + reserve);
 }

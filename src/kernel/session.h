@@ -32,6 +32,7 @@ struct session_opts {
 	bool count_later;		/* statistics count from session_start_counting() on */
 	__u32 key_mode;			/* enum vmexit_key_mode: --by key / --by rip */
 	__u32 max_keys;			/* --max-keys (0: KEYS_DEFAULT_MAX) */
+	__u32 key_gpa_shift;		/* --key-gpa-shift (0: 12, a page) */
 };
 
 #define KEYS_DEFAULT_MAX	1024

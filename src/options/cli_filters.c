@@ -22,6 +22,9 @@ static const struct cmd_option options[] = {
 	{ "max-keys", 0, "N", 0, "Keys kept by --by key / rip, over all threads and reasons "
 	  "(default 1024); exits past them go to a row (other), counted under lost as keys_full",
 	  5, OPT_TO(struct cli_filters, opts.max_keys, opt_max_keys) },
+	{ "key-gpa-shift", 0, "BITS", 0, "--by key: group guest-physical fault addresses (EPT "
+	  "violation, npf, stage-2 faults) by 2^BITS bytes (default 12, a page; 21: 2 MiB)", 5,
+	  OPT_TO(struct cli_filters, opts.key_gpa_shift, opt_key_gpa_shift) },
 	{ "split", 0, NULL, 0,
 	  "Split exit time into on CPU, blocked (asleep) and runq (waiting for a CPU)", 5,
 	  OPT_TO(struct cli_filters, opts.split, opt_true) },

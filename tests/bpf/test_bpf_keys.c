@@ -21,12 +21,14 @@
 #define TID		501
 #define VMX_IO		30	/* IO_INSTRUCTION */
 #define VMX_HLT		12
+#define VMX_EPT_VIOLATION	48
 #define U_IO		2	/* KVM_EXIT_IO */
 #define U_HLT		5
 #define U_MMIO		6
 
 static struct vmexit_test_bpf *skel;
 static int prog_fd;
+static __u32 gpa_shift;		/* --key-gpa-shift for the next fixture (0: the default) */
 
 static int open_fx(__u32 max_keys)
 {
@@ -38,6 +40,8 @@ static int open_fx(__u32 max_keys)
 	skel->rodata->max_cells = 64;
 	skel->rodata->key_mode = KEY_MODE_DEVICE;
 	skel->rodata->max_keys = max_keys;
+	if (gpa_shift)
+		skel->rodata->key_gpa_shift = gpa_shift;
 	bpf_map__set_max_entries(skel->maps.cells, 64);
 	bpf_map__set_max_entries(skel->maps.free_cells, 64);
 	bpf_map__set_max_entries(skel->maps.thread_hash, 1024);
@@ -210,6 +214,30 @@ static void test_full(void)
 	vmexit_test_bpf__destroy(skel);
 }
 
+/* A guest-physical fault's key is its page, or its 2^shift block with --key-gpa-shift. */
+static void test_gpa_shift(void)
+{
+	static const struct { __u32 shift; __u64 want; } cases[] = {
+		{ 0, 0x12345000 }, { 21, 0x12200000 }, { 30, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		gpa_shift = cases[i].shift;
+		if (open_fx(16))
+			return;
+		for (__u64 n = 0; n < 3; n++) {
+			kexit(100 * n, VMX_EPT_VIOLATION);
+			key(100 * n + 1, KEY_GPA, KEY_DIR_WRITE, 0x12345678 + (n << 12), false);
+			kentry(100 * n + 7);
+		}
+		check_entry(VMEXIT_ISA_VMX, VMX_EPT_VIOLATION, KEY_GPA, KEY_DIR_WRITE,
+			    cases[i].want, cases[i].shift ? 3 : 1, cases[i].shift ? 21 : 7);
+		CHECK_EQ_U64(entries(), cases[i].shift ? 1 : 3);
+		vmexit_test_bpf__destroy(skel);
+	}
+	gpa_shift = 0;
+}
+
 int main(void)
 {
 	if (geteuid() != 0) {
@@ -220,5 +248,6 @@ int main(void)
 	test_user_only();
 	test_carried_over();
 	test_full();
+	test_gpa_shift();
 	CHECK_DONE("test_bpf_keys");
 }
