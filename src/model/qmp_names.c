@@ -65,7 +65,7 @@ static void note(struct qmp_guest *g, struct name_cache *names, const char *path
 	fprintf(stderr, "vmexit: note: --qmp: guest %s (pid %u): ",
 		text_esc(nb, name_cache_get_at(names, g->tgid, g->start)), g->tgid);
 	if (path)
-		fprintf(stderr, "QMP at %s %s", text_esc(nb, path), why);
+		fprintf(stderr, "QMP at %s: %s", text_esc(nb, path), why);
 	else
 		fputs(why, stderr);
 	fputs("; its ports and addresses keep built-in names\n", stderr);
