@@ -69,6 +69,17 @@ static int wait_fd(struct qmp_conn *c, short ev)
 	}
 }
 
+/* After a send or recv that failed: 0 to try again (interrupted, or the socket is ready). */
+static int io_retry(struct qmp_conn *c, const char *what, short ev)
+{
+	if (errno == EINTR)
+		return 0;
+	if (errno == EAGAIN)
+		return wait_fd(c, ev);
+	snprintf(c->err, c->errlen, "cannot %s: %s", what, strerror(errno));
+	return -errno;
+}
+
 static int send_all(struct qmp_conn *c, const char *msg)
 {
 	size_t n = strlen(msg), off = 0;
@@ -81,11 +92,7 @@ static int send_all(struct qmp_conn *c, const char *msg)
 			off += w;
 			continue;
 		}
-		if (errno == EINTR)
-			continue;
-		if (errno != EAGAIN)
-			return say(c, -errno, "cannot send: %s", strerror(errno));
-		err = wait_fd(c, POLLOUT);
+		err = io_retry(c, "send", POLLOUT);
 		if (err)
 			return err;
 	}
@@ -130,11 +137,7 @@ static int read_msg(struct qmp_conn *c, char **msg)
 		}
 		if (!r)
 			return say(c, -ECONNRESET, "%s", "closed the connection");
-		if (errno == EINTR)
-			continue;
-		if (errno != EAGAIN)
-			return say(c, -errno, "cannot read: %s", strerror(errno));
-		err = wait_fd(c, POLLIN);
+		err = io_retry(c, "read", POLLIN);
 		if (err)
 			return err;
 	}

@@ -20,24 +20,6 @@
 
 enum { SPACE_NONE, SPACE_IO, SPACE_MEM };
 
-static int add_name(struct mtree_map *m, const char *s, size_t n, __u32 *off)
-{
-	while (m->names_len + n + 1 > m->names_cap) {
-		size_t cap = m->names_cap ? m->names_cap * 2 : 4096;
-		char *p = realloc(m->names, cap);
-
-		if (!p)
-			return -ENOMEM;
-		m->names = p;
-		m->names_cap = cap;
-	}
-	memcpy(m->names + m->names_len, s, n);
-	m->names[m->names_len + n] = '\0';
-	*off = (__u32)m->names_len;
-	m->names_len += n + 1;
-	return 0;
-}
-
 /* The region name of a range line's tail (after "): "), without " @OFFSET" and " KVM". */
 static size_t name_len(const char *s, size_t n)
 {
@@ -59,7 +41,7 @@ static int add_range(struct mtree_map *m, struct mtree_space *sp, const char *li
 	const char *end = line + len, *colon;
 	char *e;
 	__u64 lo, hi;
-	size_t n;
+	size_t n, off;
 
 	lo = strtoull(line, &e, 16);
 	if (e == line || *e != '-')
@@ -78,8 +60,9 @@ static int add_range(struct mtree_map *m, struct mtree_space *sp, const char *li
 		return -ENOMEM;
 	sp->r[sp->nr].lo = lo;
 	sp->r[sp->nr].hi = hi;
-	if (add_name(m, colon, n, &sp->r[sp->nr].name))
+	if (string_pool_add(&m->names, colon, n, &off))
 		return -ENOMEM;
+	sp->r[sp->nr].name = off;
 	sp->nr++;
 	return 0;
 }
@@ -159,13 +142,13 @@ const char *mtree_map_name(const struct mtree_map *m, bool io, __u64 addr)
 	}
 	if (!lo || addr > sp->r[lo - 1].hi)
 		return NULL;
-	return m->names + sp->r[lo - 1].name;
+	return m->names.buf + sp->r[lo - 1].name;
 }
 
 void mtree_map_free(struct mtree_map *m)
 {
 	free(m->io.r);
 	free(m->mem.r);
-	free(m->names);
+	string_pool_free(&m->names);
 	memset(m, 0, sizeof(*m));
 }

@@ -10,10 +10,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
+#include "string_pool.h"
 
 struct mtree_range {
 	__u64 lo, hi;		/* inclusive */
-	__u32 name;		/* offset in mtree_map.names */
+	__u32 name;		/* offset in mtree_map.names.buf */
 };
 
 struct mtree_space {
@@ -23,8 +24,7 @@ struct mtree_space {
 
 struct mtree_map {
 	struct mtree_space io, mem;	/* AS "I/O", AS "memory" */
-	char *names;
-	size_t names_len, names_cap;
+	struct string_pool names;
 };
 
 /*
