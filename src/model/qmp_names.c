@@ -166,8 +166,38 @@ static struct qmp_guest *guest_get(struct qmp_names *q, __u32 tgid, __u64 start)
 	return g;
 }
 
+/* Forgets the guests the name cache forgot (serve's --keep), and their maps. */
+static void prune(struct qmp_names *q, struct name_cache *names)
+{
+	__u32 kept = 0;
+
+	pthread_mutex_lock(&q->lock);
+	qmp_guest_index_clear(&q->index);
+	for (__u32 i = 0; i < q->nr; i++) {
+		struct qmp_guest *g = &q->g[i];
+		struct guest_key k = guest_key_of(g->tgid, g->start);
+		__u32 *idx = NULL;
+		bool added;
+
+		/* Out of memory: the guest is asked again if it shows up again. */
+		if (name_cache_index_find(&names->index, &k))
+			idx = qmp_guest_index_get(&q->index, &k, &added);
+		if (!idx) {
+			mtree_map_free(&g->map);
+			continue;
+		}
+		q->g[kept] = *g;
+		*idx = kept++;
+	}
+	q->nr = kept;
+	pthread_mutex_unlock(&q->lock);
+}
+
 void qmp_names_tick(struct qmp_names *q, struct name_cache *names, double now)
 {
+	/* Rebuilt now and then, not at every guest forgotten: the index has no removal. */
+	if (q->nr > names->nr + QMP_PRUNE_SLACK)
+		prune(q, names);
 	for (__u32 i = 0; i < names->nr; i++) {
 		const struct cached_name *c = &names->v[i];
 		struct qmp_guest *g;

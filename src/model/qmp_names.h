@@ -24,6 +24,7 @@
 #define QMP_REASK_S	2.0	/* the first re-ask; doubled while they bring nothing new */
 #define QMP_REASK_MAX_S	300.0
 #define QMP_PATHS	4	/* QMP sockets tried per guest (--qmp auto) */
+#define QMP_PRUNE_SLACK	64	/* guests kept past the name cache's before they are pruned */
 
 struct qmp_guest {
 	__u32 tgid;
@@ -57,7 +58,7 @@ void qmp_names_free(struct qmp_names *q);
 /*
  * On the owner's tick (now: seconds, any monotonic base): asks the guests of names not asked
  * yet, and those due again; says a note on stderr for each guest whose QMP fails the first
- * time. Blocks at most QMP_TIMEOUT_MS per guest asked.
+ * time; forgets the guests names forgot. Blocks at most QMP_TIMEOUT_MS per guest asked.
  */
 void qmp_names_tick(struct qmp_names *q, struct name_cache *names, double now);
 /*

@@ -202,6 +202,13 @@ static void put(int fd, const char *s)
 	}
 }
 
+/* What the first client said: the rest say the same. */
+static void record(struct fake_qemu *f, const char *line)
+{
+	if (f->conns == 1 && strlen(f->got) + strlen(line) < sizeof(f->got))
+		strcat(f->got, line);
+}
+
 static void *fake_run(void *arg)
 {
 	struct fake_qemu *f = arg;
@@ -224,12 +231,12 @@ static void *fake_run(void *arg)
 			put(fd, greet);
 			if (!read_line(fd, line, sizeof(line)))
 				break;
-			strcat(f->got, line);
+			record(f, line);
 			put(fd, event);
 			put(fd, "{\"return\": {}}\r\n");
 			if (!read_line(fd, line, sizeof(line)))
 				break;
-			strcat(f->got, line);
+			record(f, line);
 			put(fd, event);
 			ans = malloc(JSON_ESC_MAX(strlen(f->text)) + 32);
 			p = ans + sprintf(ans, "{\"return\": ");
@@ -361,6 +368,12 @@ static void test_client(const char *fixture)
 	CHECK_STR(err, "no such socket");
 }
 
+static bool keep_42(void *ctx, __u32 tgid, __u64 start)
+{
+	(void)ctx, (void)tgid;
+	return start == 42;
+}
+
 /* qmp_names with --qmp PATH served by this process (the guest, as SO_PEERCRED sees it). */
 static void test_names(const char *fixture)
 {
@@ -414,6 +427,22 @@ static void test_names(const char *fixture)
 	CHECK(q.nr == 1 && q.g[0].noted);
 	qmp_names_tick(&q, &names, 100.0 + QMP_REASK_S);
 	CHECK(f.conns == 2);
+	qmp_names_free(&q);
+	fake_stop(&f);
+
+	/* Guests the name cache forgets (serve --keep) leave qmp_names too, with their maps. */
+	fake_start(&f, GOOD, fixture);
+	qmp_names_init(&q, f.path);
+	for (__u32 i = 1; i <= QMP_PRUNE_SLACK + 1; i++)
+		name_cache_set_at(&names, me, 42 + i, "again");
+	qmp_names_tick(&q, &names, 100.0);
+	CHECK_EQ_U64(q.nr, QMP_PRUNE_SLACK + 2);
+	CHECK_STR(qmp_key_name(&q, me, 50, &vga, b, sizeof(b)), "vga");
+	name_cache_prune(&names, keep_42, NULL);
+	qmp_names_tick(&q, &names, 100.1);
+	CHECK_EQ_U64(q.nr, 1);
+	CHECK_STR(qmp_key_name(&q, me, 42, &notify, b, sizeof(b)), "virtio-pci-notify-virtio-rng");
+	CHECK_STR(qmp_key_name(&q, me, 50, &notify, b, sizeof(b)), "");
 	qmp_names_free(&q);
 	fake_stop(&f);
 	name_cache_free(&names);
