@@ -19,6 +19,8 @@
 #include "guest_follow.h"
 #include "metrics_http.h"
 #include "privileges.h"
+#include "qmp_option.h"
+#include "vmexit.skel.h"
 
 /* Seconds between the exporter's own samples (a vCPU makes at most ~10M exits/s: 2^32 takes
  * minutes). */
@@ -42,6 +44,7 @@ static const char doc[] =
 "    vmexit serve --listen :9477 --by vcpu   # every address, per-vCPU series\n"
 "    vmexit serve -g 'web01' -r EPT_VIOLATION,HLT   # filters, in the kernel\n"
 "    vmexit serve --buckets 1.024us,32.768us,1.048576ms,33.554432ms\n"
+"    vmexit serve --keys 20 --qmp auto   # top 20 keys per guest x reason\n"
 "\v" DURATION_HELP;
 
 struct serve_args {
@@ -52,6 +55,8 @@ struct serve_args {
 	__u64 keep_ns;
 	__u64 stuck_ns;
 	const char *pidfile;
+	__u32 keys;		/* --keys N; 0: none */
+	const char *qmp;	/* --qmp */
 };
 
 OPT_STATIC_STORE(opt_buckets, struct expo_buckets);
@@ -74,6 +79,12 @@ static void opt_by(const char *arg, void *to, struct argp_state *state)
 		argp_error(state, "invalid --by '%s': give vm or vcpu", arg);
 }
 
+OPT_STATIC_STORE(opt_keys, __u32);
+static void opt_keys(const char *arg, void *to, struct argp_state *state)
+{
+	*(__u32 *)to = (__u32)parse_long_arg(arg, "--keys", 1, 1000, state);
+}
+
 static const struct cmd_option options[] = {
 	OPT_HEADER("Exporter:", 2),
 	{ "listen", 0, "[ADDR]:PORT", 0, "Where to serve (default " HTTP_DEFAULT_LISTEN
@@ -91,11 +102,26 @@ static const struct cmd_option options[] = {
 	  OPT_TO(struct serve_args, stuck_ns, opt_serve_stuck) },
 	{ "pidfile", 0, "FILE", 0, "Write the process id to FILE (removed at exit)", 2,
 	  OPT_TO(struct serve_args, pidfile, opt_string) },
+	{ "keys", 0, "N", 0, "Also series per key (port, address, MSR, ...): each guest x "
+	  "reason's N busiest, the rest summed as key=\"other\" (vmexit_key_exits_total, "
+	  "vmexit_key_exit_seconds_total)", 2, OPT_TO(struct serve_args, keys, opt_keys) },
+	QMP_OPTION(struct serve_args, qmp, 2),
 	{},
 };
 
+static void serve_end_check(void *input, struct argp_state *state)
+{
+	struct serve_args *a = input;
+
+	if (a->qmp && !a->keys)
+		argp_error(state, "--qmp names ports and addresses: add --keys N");
+	/* The kernel keys exits only when asked: its programs load with --keys. */
+	if (a->keys)
+		a->filters.opts.key_mode = KEY_MODE_DEVICE;
+}
+
 static const struct cmd_options serve_options = {
-	.options = options, .unexpected = "", .doc = doc,
+	.options = options, .unexpected = "", .doc = doc, .end = serve_end_check,
 	.children = (const struct cmd_child[]){
 		{ &cli_filters_options, offsetof(struct serve_args, filters), NULL, 0 }, {} },
 };
@@ -126,9 +152,20 @@ static int follow_seen(void *ctx, int *pids, int max)
 	return session_unwanted_vmms(ctx, pids, max);
 }
 
-static void follow_tick(void *ctx, double now)
+/* What the sampler's owner does on each tick. */
+struct serve_tick {
+	struct guest_follow *follow;
+	struct qmp_names *qmp;		/* --qmp, or NULL */
+	struct sampler *sp;
+};
+
+static void serve_tick(void *ctx, double now)
 {
-	guest_follow_poll(ctx, now);
+	struct serve_tick *t = ctx;
+
+	guest_follow_poll(t->follow, now);
+	if (t->qmp)
+		qmp_names_tick(t->qmp, &t->sp->names, now);
 }
 
 /* Loads the BPF side and serves until a signal; the process exit status. */
@@ -137,6 +174,9 @@ static int serve(struct serve_args *a, int listen_fd, const char *where)
 	static struct guest_follow follow;	/* 15 KB: not on the stack */
 	struct cli_filters *f = &a->filters;
 	struct sampler sp;
+	struct qmp_names qmp;
+	struct key_series keys;
+	struct serve_tick tick = { &follow, a->qmp ? &qmp : NULL, &sp };
 	struct exporter x;
 	struct http_server *srv = NULL;
 	char err[256];
@@ -150,10 +190,12 @@ static int serve(struct serve_args *a, int listen_fd, const char *where)
 	if (sampler_open(&sp, f, &(struct sampler_opts){ .by = a->by,
 						 .interval = SELF_SAMPLE_S,
 						 .no_interval_rows = true,
-						 .tick = follow_tick, .tick_ctx = &follow })) {
+						 .tick = serve_tick, .tick_ctx = &tick })) {
 		close(listen_fd);
 		return 1;
 	}
+	if (a->qmp)
+		qmp_names_init(&qmp, a->qmp);
 	/* -g names: the VMMs found at the start are in the filter; later ones join it. */
 	guest_follow_init(&follow, f->sel.guests, f->sel.nr_guests, f->opts.filter.pids,
 			  f->sel.f.nr_pids, f->opts.filter.pids + f->sel.f.nr_pids,
@@ -166,7 +208,14 @@ static int serve(struct serve_args *a, int listen_fd, const char *where)
 			  a->stuck_ns);
 	if (e) {
 		close(listen_fd);
+		if (a->qmp)
+			qmp_names_free(&qmp);
 		return sampler_close(&sp, e);
+	}
+	if (a->keys) {
+		key_series_init(&keys, bpf_map__fd(sp.s.skel->maps.key_table), a->keys,
+				a->qmp ? &qmp : NULL);
+		x.keys = &keys;
 	}
 	/* Run-time accounting costs two clock reads per program run: only while serving. */
 	stats_fd = bpf_run_stats_enable();
@@ -221,6 +270,10 @@ out:
 	if (stats_fd >= 0)
 		close(stats_fd);
 	exporter_free(&x);
+	if (a->keys)
+		key_series_free(&keys);
+	if (a->qmp)
+		qmp_names_free(&qmp);
 	e = sampler_close(&sp, e);
 	return rc ? rc : e;
 }

@@ -15,6 +15,8 @@
 #include "view_options.h"
 #include "out_write.h"
 #include "key_rows.h"
+#include "qmp_names.h"
+#include "qmp_option.h"
 #include "vmexit.skel.h"
 
 static const char doc[] =
@@ -39,6 +41,7 @@ static const char doc[] =
 "    vmexit stat -- qemu-system-x86_64 ...   # trace a VMM from its start\n"
 "    vmexit stat --split --stacks 10 1   # blocked exits by kernel stack\n"
 "    vmexit stat --split --stacks --folded 10 1 > x.folded   # flame graph\n"
+"    vmexit stat --by key --qmp auto     # devices as QEMU names them\n"
 "\v" DURATION_HELP
 "The interval is in seconds, as vmstat's (a bare number; 500ms works too); the count "
 "is a number of intervals.\n";
@@ -55,6 +58,9 @@ struct stat_args {
 	struct stack_opts stk;	/* --stacks, --folded, ... */
 	struct key_rows keys;	/* --by key / rip: the rows printed instead of the cells' */
 	struct row_table key_interval;
+	const char *qmp;	/* --qmp */
+	struct qmp_names qmp_names;
+	struct sampler *sp;
 };
 
 static const struct cmd_option options[] = {
@@ -69,6 +75,7 @@ static const struct cmd_option options[] = {
 	{ "folded", 0, NULL, 0, "With --stacks: only the stacks, at the end, as folded lines "
 	  "'guest;reason;frame;...;frame NS' (flamegraph.pl, speedscope)", 2,
 	  OPT_TO(struct stat_args, stk.folded, opt_true) },
+	QMP_OPTION(struct stat_args, qmp, 2),
 	{},
 };
 
@@ -93,6 +100,8 @@ static void end(void *input, struct argp_state *state)
 	stack_opts_apply(&a->stk, &a->filters.opts, state);
 	if (a->stk.folded && (a->view.asked_csv || a->view.asked_json || a->view.hist))
 		argp_error(state, "--folded prints only the stacks: drop --csv, --json and --hist");
+	if (a->qmp && a->view.key_mode != KEY_MODE_DEVICE)
+		argp_error(state, "--qmp names ports and addresses: add --by key");
 }
 
 static const struct cmd_options stat_options = {
@@ -168,6 +177,14 @@ static int print_end(struct stat_args *a, struct sampler *sp, long printed)
 out:
 	stack_table_free(&stacks);
 	return err;
+}
+
+/* --qmp: new guests asked their memory map while they run, and again when a key left it. */
+static void qmp_tick(void *ctx, double now)
+{
+	struct stat_args *a = ctx;
+
+	qmp_names_tick(&a->qmp_names, &a->sp->names, now);
 }
 
 /* --keep counts on the sampler's clock: only the time since a guest ended matters here. */
@@ -271,9 +288,18 @@ int cmd_stat(int argc, char **argv)
 	 * (or before the only one, at the end) is listed too. */
 	a.filters.opts.stuck_ns = a.stuck_ns;
 	a.filters.opts.key_mode = a.view.key_mode;
+	if (a.qmp) {
+		qmp_names_init(&a.qmp_names, a.qmp);
+		a.view.qmp = &a.qmp_names;
+		a.sp = &sp;
+	}
 	if (sampler_open(&sp, &a.filters, &(struct sampler_opts){ .by = a.view.by,
-		.interval = a.interval, .end_with_pids = true, .overhead = a.overhead }))
+		.interval = a.interval, .end_with_pids = true, .overhead = a.overhead,
+		.tick = a.qmp ? qmp_tick : NULL, .tick_ctx = &a })) {
+		if (a.qmp)
+			qmp_names_free(&a.qmp_names);
 		return 1;
+	}
 	a.view.names = &sp.names;
 	sp.t.stuck_ns = a.stuck_ns;
 	a.view.split = a.filters.opts.split;
@@ -287,5 +313,7 @@ int cmd_stat(int argc, char **argv)
 	err = sampler_close(&sp, run(&a, &sp));
 	key_rows_free(&a.keys);
 	row_table_free(&a.key_interval);
+	if (a.qmp)
+		qmp_names_free(&a.qmp_names);
 	return err;
 }

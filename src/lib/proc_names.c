@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "proc_names.h"
+#include "qemu_opts.h"
 #include "text_escape.h"
 
 /* /proc/PID/cmdline is bounded by the argument limits; more than this is not a VMM's. */
@@ -91,52 +92,13 @@ static const char *basename_of(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-/*
- * The guest name in a QEMU -name value, QemuOpts syntax: the first element names the guest if
- * it is not KEY=VALUE, otherwise the guest=VALUE element does; ",," is a literal comma.
- * Elements without '=' after the first are boolean flags. Returns false if no non-empty name.
- */
+/* The guest name in a QEMU -name value: NAME or guest=NAME. false if no non-empty name. */
 static bool qemu_name_value(const char *val, char *out, size_t outlen)
 {
-	const char *p = val;
-	bool first = true, found = false;
-
-	while (*p) {
-		const char *key = p, *value;
-		size_t keylen = strcspn(p, "=,");
-		bool is_name;
-		size_t n = 0;
-
-		if (p[keylen] == '=') {
-			is_name = keylen == 5 && !strncmp(key, "guest", 5);
-			value = p + keylen + 1;
-		} else {
-			is_name = first;
-			value = p;
-		}
-		/* Copy (or skip) the value up to a single comma, undoubling ",,". */
-		for (p = value; *p; p++) {
-			if (*p == ',') {
-				if (p[1] != ',')
-					break;
-				p++;
-			}
-			if (is_name && n + 1 < outlen)
-				out[n++] = *p;
-		}
-		if (is_name && outlen) {
-			out[n] = '\0';
-			found = n > 0;
-		}
-		if (*p == ',')
-			p++;
-		first = false;
-	}
-	return found;
+	return qemu_opts_get(val, "guest", "guest", out, outlen) && *out;
 }
 
-/* The argument at arg (its length in *alen) and where the next one starts (end if none). */
-static const char *next_arg(const char *arg, const char *end, size_t *alen)
+const char *cmdline_next_arg(const char *arg, const char *end, size_t *alen)
 {
 	const char *nul = memchr(arg, '\0', end - arg);
 
@@ -155,7 +117,7 @@ int guest_name_from_cmdline(const char *args, size_t len, char *out, size_t outl
 	if (!args || !len || !outlen)
 		return -ENOENT;
 	end = args + len;
-	next = next_arg(args, end, &alen);
+	next = cmdline_next_arg(args, end, &alen);
 	/* firecracker's --id is a generic option name: only trust it from firecracker. */
 	for (base = args, i = 0; i < alen; i++)
 		if (args[i] == '/')
@@ -163,14 +125,14 @@ int guest_name_from_cmdline(const char *args, size_t len, char *out, size_t outl
 	firecracker = memmem(base, args + alen - base, "firecracker", 11) != NULL;
 
 	for (arg = next; arg < end; arg = next) {
-		next = next_arg(arg, end, &alen);
+		next = cmdline_next_arg(arg, end, &alen);
 		/* QEMU takes "-opt" and "--opt", the value in the next argument. */
 		if ((alen == 5 && !memcmp(arg, "-name", 5)) ||
 		    (alen == 6 && !memcmp(arg, "--name", 6))) {
 			if (next >= end)
 				break;
 			arg = next;
-			next = next_arg(arg, end, &alen);
+			next = cmdline_next_arg(arg, end, &alen);
 			snprintf(val, sizeof(val), "%.*s", (int)alen, arg);
 			/* The last guest name wins, as in QEMU (which merges repeated -name). */
 			if (qemu_name_value(val, tmp, sizeof(tmp))) {
@@ -181,7 +143,7 @@ int guest_name_from_cmdline(const char *args, size_t len, char *out, size_t outl
 			if (next >= end)
 				break;
 			arg = next;
-			next = next_arg(arg, end, &alen);
+			next = cmdline_next_arg(arg, end, &alen);
 			if (alen) {
 				snprintf(name, sizeof(name), "%.*s", (int)alen, arg);
 				found = true;
@@ -197,14 +159,21 @@ int guest_name_from_cmdline(const char *args, size_t len, char *out, size_t outl
 	return 0;
 }
 
+char *proc_cmdline(int pid, size_t *len)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	return read_proc_file(path, len);
+}
+
 int guest_cmdline_name(int pid, char *out, size_t outlen)
 {
-	char path[64], *args;
+	char *args;
 	size_t len;
 	int err;
 
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
-	args = read_proc_file(path, &len);
+	args = proc_cmdline(pid, &len);
 	if (!args)
 		return errno == ENOENT ? -ESRCH : -errno;
 	err = guest_name_from_cmdline(args, len, out, outlen);

@@ -17,6 +17,11 @@
  */
 int guest_name_from_cmdline(const char *args, size_t len, char *out, size_t outlen);
 
+/* The argument at arg of a command line ending at end (its length in *alen) and where the
+ * next one starts (end if none); the last NUL may be missing (a truncated read). */
+const char *cmdline_next_arg(const char *arg, const char *end, size_t *alen);
+/* /proc/PID/cmdline (NUL-separated argv) in a malloc'd buffer, *len bytes; NULL with errno. */
+char *proc_cmdline(int pid, size_t *len);
 /* The command-line name alone: 0, -ENOENT if the command line names no guest, -ESRCH if the
  * process is gone, or -errno. */
 int guest_cmdline_name(int pid, char *out, size_t outlen);

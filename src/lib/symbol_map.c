@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "array_grow.h"
+#include "string_pool.h"
 #include "symbol_map.h"
 
 /* How far past the last symbol an address may lie and still be its code (no sizes in the file). */
@@ -17,27 +18,9 @@ struct symbol {
 struct symbol_map {
 	struct symbol *syms;
 	size_t nr, cap;
-	char *pool;
-	size_t pool_len, pool_cap;
+	struct string_pool pool;
 	bool any_address;
 };
-
-static int pool_add(struct symbol_map *m, const char *s, size_t len)
-{
-	while (m->pool_len + len + 1 > m->pool_cap) {
-		size_t cap = m->pool_cap ? m->pool_cap * 2 : 4096;
-		char *p = realloc(m->pool, cap);
-
-		if (!p)
-			return -ENOMEM;
-		m->pool = p;
-		m->pool_cap = cap;
-	}
-	memcpy(m->pool + m->pool_len, s, len);
-	m->pool[m->pool_len + len] = 0;
-	m->pool_len += len + 1;
-	return 0;
-}
 
 static bool is_blank(char c)
 {
@@ -142,8 +125,7 @@ struct symbol_map *symbol_map_read(FILE *f, const char *name, char *err, size_t 
 		if (array_reserve(m->syms, m->nr, m->cap, 1024))
 			goto nomem;
 		m->syms[m->nr].addr = addr;
-		m->syms[m->nr].name = m->pool_len;
-		if (pool_add(m, sym, sym_len))
+		if (string_pool_add(&m->pool, sym, sym_len, &m->syms[m->nr].name))
 			goto nomem;
 		m->nr++;
 	}
@@ -202,9 +184,9 @@ bool symbol_map_lookup(const struct symbol_map *m, __u64 addr, char *buf, size_t
 	}
 	s = &m->syms[lo - 1];
 	if (addr == s->addr)
-		snprintf(buf, len, "%s", m->pool + s->name);
+		snprintf(buf, len, "%s", m->pool.buf + s->name);
 	else
-		snprintf(buf, len, "%s+0x%llx", m->pool + s->name,
+		snprintf(buf, len, "%s+0x%llx", m->pool.buf + s->name,
 			 (unsigned long long)(addr - s->addr));
 	return true;
 }
@@ -224,6 +206,6 @@ void symbol_map_free(struct symbol_map *m)
 	if (!m)
 		return;
 	free(m->syms);
-	free(m->pool);
+	string_pool_free(&m->pool);
 	free(m);
 }

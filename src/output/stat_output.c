@@ -15,6 +15,7 @@
 #include "text_escape.h"
 #include "tracing_info_print.h"
 #include "key_names.h"
+#include "qmp_names.h"
 
 static const struct stat_view *sort_view;
 
@@ -84,10 +85,20 @@ static const char *stack_guest(void *ctx, __u32 tgid, __u64 start)
 
 #define STAT_STACK_VIEW(v)	{ .guest = stack_guest, .ctx = (v)->names, .unit_ns = (v)->unit_ns }
 
-/* The KEY column: "0x3f8 out serial". */
-static const char *row_key_str(const struct row *r, char *buf, size_t len)
+/* The key's name: QEMU's (--qmp), else the built-in one, else "". */
+static const char *row_key_name(const struct stat_view *v, const struct row *r, char *buf,
+				size_t len)
 {
-	return key_str(&r->key.key, key_builtin_name(&r->key.key), buf, len);
+	return qmp_key_name(v->qmp, r->key.tgid, r->key.start, &r->key.key, buf, len);
+}
+
+/* The KEY column: "0x3f8 out serial". */
+static const char *row_key_str(const struct stat_view *v, const struct row *r, char *buf,
+			       size_t len)
+{
+	char nb[64], eb[TEXT_NAME_MAX];
+
+	return key_str(&r->key.key, text_esc(eb, row_key_name(v, r, nb, sizeof(nb))), buf, len);
 }
 
 static double pct(__u64 ns, double secs)
@@ -159,7 +170,7 @@ static void print_table_row(const struct stat_view *v, const struct stat_report 
 	if (v->key_mode) {
 		char kb[64];
 
-		fprintf(f, "%-26.26s ", total ? "" : row_key_str(r, kb, sizeof(kb)));
+		fprintf(f, "%-26.26s ", total ? "" : row_key_str(v, r, kb, sizeof(kb)));
 	}
 	fprintf(f, "%-22.22s %10llu %10.1f %6.2f%%", reason,
 		(unsigned long long)r->count, rep->interval_s > 0 ? r->count / rep->interval_s : 0,
@@ -493,7 +504,7 @@ static void print_csv_inflight(const struct stat_view *v, const struct stat_repo
 static void print_csv(struct stat_view *v, const struct stat_report *rep, FILE *f)
 {
 	struct row_table *rt = rep->rows;
-	char rb[64];
+	char rb[64], nb[64];
 
 	if (!v->csv_header_done) {
 		fprintf(f, "Time,Final,Interval_s,VM,PID,vCPU,ISA,Exit_Reason,Reason_Code,NR_Exit,"
@@ -532,7 +543,7 @@ static void print_csv(struct stat_view *v, const struct stat_report *rep, FILE *
 		if (v->key_mode) {
 			fprintf(f, ",%s,%llu,%s,", key_kind_name(r->key.key.kind),
 				(unsigned long long)r->key.key.key, key_dir_name(r->key.key.dir));
-			csv_put_field(f, key_builtin_name(&r->key.key));
+			csv_put_field(f, row_key_name(v, r, nb, sizeof(nb)));
 		}
 		fputc('\n', f);
 	}
@@ -544,7 +555,7 @@ static void print_csv(struct stat_view *v, const struct stat_report *rep, FILE *
 static void print_json(struct stat_view *v, const struct stat_report *rep, FILE *f)
 {
 	struct row_table *rt = rep->rows;
-	char rb[48];
+	char rb[48], nb[64];
 
 	fprintf(f, "{\"interval_s\":%.6f,\"elapsed_s\":%.6f,\"final\":%s,\"rows\":[",
 		rep->interval_s, rep->elapsed_s, rep->final ? "true" : "false");
@@ -578,7 +589,7 @@ static void print_json(struct stat_view *v, const struct stat_report *rep, FILE 
 			fprintf(f, ",\"key_kind\":\"%s\",\"key\":%llu,\"key_dir\":\"%s\",\"key_name\":",
 				key_kind_name(r->key.key.kind), (unsigned long long)r->key.key.key,
 				key_dir_name(r->key.key.dir));
-			json_put_str(f, key_builtin_name(&r->key.key));
+			json_put_str(f, row_key_name(v, r, nb, sizeof(nb)));
 		}
 		if (v->split)
 			fprintf(f, ",\"oncpu_ns\":%llu,\"blocked_ns\":%llu,\"runq_ns\":%llu",

@@ -10,6 +10,7 @@
 #include "tracing_info.h"
 
 struct inflight_exit;
+struct qmp_names;
 struct stack_table;
 
 enum out_format { OUT_TABLE, OUT_CSV, OUT_JSON };
@@ -26,6 +27,7 @@ struct stat_view {
 	bool split;		/* rows carry on CPU / blocked / runq (--split) */
 	bool asked_csv, asked_json;	/* as given: one of them; report's --json goes with --events */
 	struct name_cache *names;
+	struct qmp_names *qmp;	/* --qmp: keys named by each QEMU's memory map; may be NULL */
 	bool csv_header_done;
 };
 

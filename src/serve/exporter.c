@@ -114,6 +114,38 @@ void exporter_tick(struct exporter *x)
 	pthread_mutex_unlock(&x->guests_lock);
 }
 
+/* The guest (tgid, start) if its series are exported now, else NULL. */
+static const struct serve_guest *exported_guest(struct exporter *x, __u32 tgid, __u64 start,
+						__u64 now_ms)
+{
+	const struct serve_guest *g = serve_guests_find(&x->guests, tgid, start);
+
+	if (!g || !serve_guest_exported(&x->guests, g, now_ms))
+		return NULL;
+	/*
+	 * An ended VMM whose pid later ran a VMM of the same guest label (names that escape
+	 * alike count) would export the same label sets twice (an invalid exposition): the
+	 * later one's series replace it, starting from 0, as a restarted target's counters do
+	 * (a reset to rate()).
+	 */
+	if (g->ended_ms && name_cache_shadowed(&x->snap.names, tgid, start, expo_same_guest_label))
+		return NULL;
+	return g;
+}
+
+/* serve --keys: the guests whose series are exported, named as those are. */
+static bool key_guest(void *ctx, __u32 tgid, __u64 start, const char **guest, __u64 *created_ms)
+{
+	struct exporter *x = ctx;
+	const struct serve_guest *g = exported_guest(x, tgid, start, x->scrape_ms);
+
+	if (!g)
+		return false;
+	*guest = name_cache_get_at(&x->snap.names, tgid, start);
+	*created_ms = g->created_ms;
+	return true;
+}
+
 /*
  * The exported series: those of guests still exported, with their names and start times, in
  * the rows' order (the taken series are kept in place, the others dropped).
@@ -133,17 +165,8 @@ static int select_series(struct exporter *x, __u64 now_ms, struct expo_input *in
 				return -ENOMEM;
 		}
 		prev = c.key;
-		g = serve_guests_find(&x->guests, c.key.tgid, c.key.start);
-		if (!g || !serve_guest_exported(&x->guests, g, now_ms))
-			continue;
-		/*
-		 * An ended VMM whose pid later ran a VMM of the same guest label (names that
-		 * escape alike count) would export the same label sets twice (an invalid
-		 * exposition): the later one's series replace it, starting from 0, as a
-		 * restarted target's counters do (a reset to rate()).
-		 */
-		if (g->ended_ms && name_cache_shadowed(&x->snap.names, c.key.tgid, c.key.start,
-						       expo_same_guest_label))
+		g = exported_guest(x, c.key.tgid, c.key.start, now_ms);
+		if (!g)
 			continue;
 		c.le = x->le_counts + (size_t)i * per;
 		x->counts[kept] = c;
@@ -192,7 +215,10 @@ int exporter_render(void *ctx, enum expo_format fmt, struct expo_buf *out)
 	if (!err) {
 		/* Exited guests noticed now, not at the next tick: --keep counts from here. */
 		serve_guests_check(&x->guests, unix_ms());
-		err = select_series(x, unix_ms(), &in);
+		x->scrape_ms = unix_ms();
+		err = select_series(x, x->scrape_ms, &in);
+		if (!err && x->keys)
+			err = key_series_take(x->keys, key_guest, x);
 	}
 	pthread_mutex_unlock(&x->guests_lock);
 	if (err)
@@ -204,6 +230,11 @@ int exporter_render(void *ctx, enum expo_format fmt, struct expo_buf *out)
 	in.stuck_ns = x->stuck_ns;
 	in.names = &x->snap.names;
 	memcpy(in.lost, x->snap.lost, sizeof(in.lost));
+	if (x->keys) {
+		in.keys_on = true;
+		in.keys = x->keys->out;
+		in.nr_keys = x->keys->nr_out;
+	}
 	/* /proc unreadable: the exit metrics still go out, without process_*. */
 	if (!process_stats_read(&self))
 		in.self = &self;

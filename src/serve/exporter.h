@@ -9,6 +9,7 @@
 #define VMEXIT_EXPORTER_H
 
 #include <pthread.h>
+#include "key_series.h"
 #include "prom_exposition.h"
 #include "sampler_share.h"
 #include "serve_guests.h"
@@ -37,6 +38,8 @@ struct exporter {
 	int prog_fds[EXPORTER_MAX_PROGS];
 	int nr_progs;
 	bool run_stats;			/* the kernel accounts the programs' run time */
+	struct key_series *keys;	/* --keys, or NULL; the HTTP thread's */
+	__u64 scrape_ms;		/* the scrape's time (Unix ms), for key_guest() */
 	char kernel[65];
 };
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fmt_num.h"
+#include "key_names.h"
 #include "lost_causes.h"
 #include "prom_exposition.h"
 #include "reasons.h"
@@ -644,6 +645,59 @@ static int render_self(const struct expo_input *in, enum expo_format fmt, struct
 	return err;
 }
 
+/* An exit series' labels, then key_kind="..",key="..",key_dir="..",key_name="..". */
+static size_t key_labels(char *out, const struct expo_key *e)
+{
+	const struct key_note *k = &e->key.key;
+	bool real = k->kind != KEY_NONE && k->kind != KEY_OTHER;
+	char *p = out + exit_labels(out, e->guest, e->key.tgid, 0, false, e->key.isa,
+				    e->key.reason, true);
+
+	p = fmt_lit(p, ",key_kind=\"");
+	p = fmt_str(p, key_kind_name(k->kind));
+	p = fmt_lit(p, "\",key=\"");
+	/* "none", "other" or the key in hex: JSON numbers it, a label cannot. */
+	p = real ? fmt_hex(fmt_lit(p, "0x"), k->key) : fmt_str(p, key_kind_name(k->kind));
+	p = fmt_lit(p, "\",key_dir=\"");
+	p = fmt_str(p, key_dir_name(k->dir));
+	p = fmt_lit(p, "\",key_name=\"");
+	p = prom_label_esc(p, e->name);
+	*p++ = '"';
+	return p - out;
+}
+
+/* serve --keys: completed exits and their time per key (key_series.h). */
+static int render_keys(const struct expo_input *in, enum expo_format fmt, struct expo_buf *b)
+{
+	char labels[LABELS_MAX + PROM_ESC_MAX(64) + 128];
+	int err;
+
+	err = family(b, fmt, "vmexit_key_exits", "counter", NULL,
+		     "Completed KVM exits per key (serve --keys: each guest x reason's top keys, "
+		     "the rest as key=\"other\").");
+	for (__u32 i = 0; !err && i < in->nr_keys; i++) {
+		size_t n = key_labels(labels, &in->keys[i]);
+
+		err = sample_u64(b, "vmexit_key_exits_total", labels, n, in->keys[i].count);
+		if (!err)
+			err = sample_created(b, fmt, "vmexit_key_exits_created", labels, n,
+					     in->keys[i].created_ms);
+	}
+	if (!err)
+		err = family(b, fmt, "vmexit_key_exit_seconds", "counter", "seconds",
+			     "Time in completed KVM exits per key (serve --keys).");
+	for (__u32 i = 0; !err && i < in->nr_keys; i++) {
+		size_t n = key_labels(labels, &in->keys[i]);
+
+		err = sample_sec(b, "vmexit_key_exit_seconds_total", labels, n,
+				 in->keys[i].total_ns);
+		if (!err)
+			err = sample_created(b, fmt, "vmexit_key_exit_seconds_created", labels, n,
+					     in->keys[i].created_ms);
+	}
+	return err;
+}
+
 int expo_render(const struct expo_input *in, enum expo_format fmt, struct expo_buf *out)
 {
 	struct series_labels sl = {};
@@ -656,6 +710,8 @@ int expo_render(const struct expo_input *in, enum expo_format fmt, struct expo_b
 	if (!err && in->split)
 		err = render_states(in, fmt, out, &sl);
 	labels_free(&sl);
+	if (!err && in->keys_on)
+		err = render_keys(in, fmt, out);
 	if (!err && in->export_stuck)
 		err = render_inflight(in, fmt, out);
 	if (!err)

@@ -38,6 +38,16 @@ struct expo_counts {
 void expo_counts_of(struct expo_counts *c, const struct row *r, const struct expo_buckets *b,
 		    __u64 *le);
 
+/* serve --keys: one key series, its guest x reason's own or the rest of them (kind other). */
+struct expo_key {
+	const char *guest;
+	__u64 created_ms;		/* Unix time, ms */
+	struct row_key key;
+	char name[64];			/* key_name */
+	__u64 count;			/* completed exits */
+	__u64 total_ns;
+};
+
 struct expo_input {
 	const struct expo_series *series;
 	const struct expo_counts *counts;	/* series[i]'s numbers, since vmexit started */
@@ -65,6 +75,9 @@ struct expo_input {
 	__u64 sample_ns;
 	__u64 sample_ms;
 	const struct process_stats *self;	/* NULL: no process_* metrics */
+	bool keys_on;			/* --keys: the vmexit_key_* families */
+	const struct expo_key *keys;
+	__u32 nr_keys;
 };
 
 /* A growing output buffer. */

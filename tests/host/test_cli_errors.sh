@@ -26,6 +26,11 @@ expect 2 "invalid --units 'h'" "$V" stat -u h
 expect 2 "invalid --tsc-mhz 'x'" "$V" stat --tsc-mhz x
 expect 2 "invalid vCPU 'one'" "$V" stat -c one
 expect 2 "NOT_A_REASON" "$V" stat -r NOT_A_REASON
+expect 2 "--qmp names ports and addresses: add --by key" "$V" stat --qmp auto
+expect 2 "--qmp names ports and addresses: add --by key" "$V" stat --by rip --qmp auto
+expect 2 "--qmp: give auto or the path of a QMP socket" "$V" stat --by key --qmp ''
+expect 2 "--qmp names ports and addresses: add --keys N" "$V" serve --qmp auto
+expect 2 "invalid --keys '0': give a number from 1 to 1000" "$V" serve --keys 0
 # Durations: one rule (a unit, ns to h), one message naming the units and the range, for every
 # option that takes one; --help after a valid one runs no tracing (options parse in order; a
 # refused value exits 2 before it, an accepted one would reach --help and exit 0).

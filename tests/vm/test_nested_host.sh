@@ -40,7 +40,11 @@ PYVER=$("$PY" -c 'import sys; print("python%d.%d" % sys.version_info[:2])')
 TOOLS=(bash perf tmux setpriv setsid timeout bpftool taskset prometheus promtool curl date pgrep capsh
        trace-cmd protoc)
 for c in "${TOOLS[@]}"; do command -v $c >/dev/null || fail "$c not installed (tools/install-deps.sh)"; done
-TESTS=${VMEXIT_NESTED_HOST_TESTS:-$(cd "$HOSTT" && ls test_*.sh | sed 's/\.sh$//' | tr '\n' ' ')}
+# Host tests the bed cannot run: test_qmp_host needs a real QEMU with KVM (the bed has no QEMU,
+# nor its firmware).
+NOT_IN_BED="test_qmp_host"
+TESTS=${VMEXIT_NESTED_HOST_TESTS:-$(cd "$HOSTT" && ls test_*.sh | sed 's/\.sh$//' |
+	grep -vxF "$(tr ' ' '\n' <<<"$NOT_IN_BED")" | tr '\n' ' ')}
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/test_nested_host.XXXXXX")
 trap '[ -n "${VMEXIT_TEST_KEEP:-}" ] && mkdir -p "$VMEXIT_TEST_KEEP" && cp -r "$WORK"/bed.* "$VMEXIT_TEST_KEEP"/; rm -rf "$WORK"' EXIT

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * --qmp: names of ports and addresses from each QEMU's own memory map, asked over QMP (`info
+ * mtree -f` through human-monitor-command; nothing but that query is ever sent). A guest is
+ * asked when first seen, and again when a key falls outside the map it gave (a device mapped
+ * since, such as PCI BARs the firmware assigns), at most every QMP_REASK_S, longer while asks
+ * bring nothing new or fail. A QMP that cannot be reached is a one-line note per guest; its
+ * keys keep their built-in names.
+ *
+ * Threads: the owner calls qmp_names_tick(); qmp_key_name() may be called from any thread.
+ */
+#ifndef VMEXIT_QMP_NAMES_H
+#define VMEXIT_QMP_NAMES_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include "hashmap.h"
+#include "mtree_map.h"
+#include "name_cache.h"
+#include "qmp_cmdline.h"
+#include "rows.h"
+
+#define QMP_TIMEOUT_MS	500	/* a whole ask: connect, handshake, the answer */
+#define QMP_REASK_S	2.0	/* the first re-ask; doubled while they bring nothing new */
+#define QMP_REASK_MAX_S	300.0
+#define QMP_PATHS	4	/* QMP sockets tried per guest (--qmp auto) */
+#define QMP_PRUNE_SLACK	64	/* guests kept past the name cache's before they are pruned */
+
+struct qmp_guest {
+	__u32 tgid;
+	__u64 start;
+	char paths[QMP_PATHS][QMP_PATH_MAX];
+	int nr_paths;		/* -1: not looked for yet */
+	struct mtree_map map;
+	bool asked, answered;	/* asked at least once; answered with a map */
+	bool missed;		/* a key fell outside the map since the last ask */
+	bool noted;		/* its note is said */
+	bool not_ours;		/* --qmp PATH is another process's */
+	double next_ask;	/* sampler_now() seconds */
+	double backoff;
+	__u64 text_hash;	/* of the last answer: the same again doubles backoff */
+};
+
+DEFINE_HASHMAP(qmp_guest_index, struct guest_key, __u32)
+
+struct qmp_names {
+	const char *path;	/* --qmp PATH; NULL: auto */
+	struct qmp_guest *g;
+	__u32 nr, cap;
+	struct qmp_guest_index index;
+	pthread_mutex_t lock;	/* g's maps and flags against qmp_key_name() */
+	int timeout_ms;
+};
+
+/* spec: "auto" or a socket path. */
+void qmp_names_init(struct qmp_names *q, const char *spec);
+void qmp_names_free(struct qmp_names *q);
+/*
+ * On the owner's tick (now: seconds, any monotonic base): asks the guests of names not asked
+ * yet, and those due again; says a note on stderr for each guest whose QMP fails the first
+ * time; forgets the guests names forgot. Blocks at most QMP_TIMEOUT_MS per guest asked.
+ */
+void qmp_names_tick(struct qmp_names *q, struct name_cache *names, double now);
+/*
+ * The name of key k of guest (tgid, start): its QEMU's region (ports and addresses, when q has
+ * its map), else the built-in one (key_names.h), else "". Copied to buf. q may be NULL.
+ */
+const char *qmp_key_name(struct qmp_names *q, __u32 tgid, __u64 start, const struct key_note *k,
+			 char *buf, size_t len);
+
+#endif /* VMEXIT_QMP_NAMES_H */

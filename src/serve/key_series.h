@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * serve --keys N: per guest x reason, its N busiest keys as series of their own and the rest
+ * summed in one series "other". A key once exported stays so, and only keys first seen after
+ * the guest x reason had its N go to "other": every series is a counter that only grows (a
+ * key moving between its own series and "other" would make both jump). Keys seen in the same
+ * scrape compete by count for the places left.
+ */
+#ifndef VMEXIT_KEY_SERIES_H
+#define VMEXIT_KEY_SERIES_H
+
+#include <pthread.h>
+#include "hashmap.h"
+#include "key_rows.h"
+#include "prom_exposition.h"
+#include "qmp_names.h"
+
+DEFINE_HASHMAP(key_series_chosen, struct row_key, __u32)
+
+struct key_series {
+	struct key_rows kr;		/* guest x reason x key, since the start */
+	__u32 top;			/* --keys */
+	struct qmp_names *qmp;		/* --qmp, or NULL */
+	struct key_series_chosen chosen;	/* key rows exported by their key: 1 */
+	struct key_series_chosen places;	/* guest x reason (key zeroed): keys chosen */
+	struct expo_key *out;		/* the last key_series_take()'s */
+	__u32 nr_out, cap_out;
+	const struct row **sorted;
+	__u32 cap_sorted;
+};
+
+/*
+ * The guests a scrape exports: false for one that is not, else its label and _created time
+ * (Unix ms).
+ */
+typedef bool key_series_guest_fn(void *ctx, __u32 tgid, __u64 start, const char **guest,
+				 __u64 *created_ms);
+
+void key_series_init(struct key_series *ks, int map_fd, __u32 top, struct qmp_names *qmp);
+void key_series_free(struct key_series *ks);
+/* Reads the key table into ks->out (the exported guests' series). 0, or -errno. */
+int key_series_take(struct key_series *ks, key_series_guest_fn *guest, void *ctx);
+
+#endif /* VMEXIT_KEY_SERIES_H */

@@ -1,0 +1,222 @@
+#!/bin/bash
+# A real QEMU on this host (SeaBIOS alone makes hundreds of port exits): `stat --by key --qmp
+# auto` counts each port's exits to the VMM exactly as ftrace's kvm_pio of the same run, and
+# names each busy port as QEMU's own `info mtree -f` does. The windows match: the tracefs
+# instance is on before vmexit starts QEMU and off after QEMU quit, and the guest is paused
+# (QMP stop) before it quits, so that no IO exit is left in flight.
+# Not run in the nested bed (tests/vm/test_nested_host.sh): no QEMU there.
+set -u
+OUT=${1:-.output}
+. "$(dirname "$0")/lib.sh"
+need_kvm_bpf
+need_cmd python3 python3
+need_cmd qemu-system-x86_64 qemu-system-x86
+host_binaries "$OUT"
+TMP=$(mktemp -d)
+TR=/sys/kernel/tracing/instances/vmexit-qmp-$$
+VPID= QPID=
+cleanup() {
+	[ -n "$VPID" ] && kill "$VPID" 2>/dev/null
+	[ -n "$QPID" ] && kill "$QPID" 2>/dev/null
+	[ -d "$TR" ] && { echo 0 >"$TR/tracing_on"; rmdir "$TR"; }
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+# Bad sockets (--qmp PATH): a note each, the counts exact, no wait past the ask's 500 ms. The
+# guest lingers so that vmexit sees it running and asks.
+python3 - "$TMP" <<'PY' &
+import os, socket, sys, time
+d = sys.argv[1]
+socks = {}
+for mode in ("silent", "garbage", "halfway"):
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(f"{d}/{mode}.qmp")
+    s.listen(8)
+    socks[mode] = s
+open(f"{d}/fake.ready", "w").close()
+greet = b'{"QMP": {"version": {}, "capabilities": []}}\r\n'
+end = time.time() + 60
+while time.time() < end and not os.path.exists(f"{d}/fake.done"):
+    for mode, s in socks.items():
+        if mode == "silent":
+            continue	# accepts nothing: a QMP another client holds
+        s.settimeout(0.05)
+        try:
+            c, _ = s.accept()
+        except socket.timeout:
+            continue
+        if mode == "garbage":
+            c.sendall(b"SSH-2.0-OpenSSH_9.2\r\n")
+        else:
+            c.sendall(greet)
+            c.recv(4096)
+            c.sendall(b'{"return": {}}\r\n')
+            c.recv(4096)
+            c.sendall(b'{"return": "FlatView #0\\r\\n AS \\"I/O\\", ro')
+        c.close()
+PY
+FPID=$!
+for _ in $(seq 50); do [ -e "$TMP/fake.ready" ] && break; sleep 0.1; done
+for q in /dev/null "$TMP/none.qmp" "$TMP/silent.qmp" "$TMP/garbage.qmp" "$TMP/halfway.qmp"; do
+	t0=$(date +%s%N)
+	"$VMEXIT" stat --by key --qmp "$q" --json -- "$GUEST" --io 300 --linger 0.5 \
+		>"$TMP/bad.out" 2>"$TMP/bad.err" || { cat "$TMP/bad.err"; fail "--qmp $q: exit $?"; }
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	grep -q "^vmexit: note: --qmp: guest .*QMP at $q: .*keep built-in names$" "$TMP/bad.err" ||
+		{ cat "$TMP/bad.err"; fail "--qmp $q: no note"; }
+	[ "$(grep -c "note: --qmp" "$TMP/bad.err")" = 1 ] || fail "--qmp $q: more than one note"
+	python3 -c '
+import json, sys
+j = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][-1]
+n = sum(r["count"] for r in j["rows"] if r["kind"] == "user" and r["key_kind"] == "port"
+        and r["key"] == 0xe9 and r["key_dir"] == "out" and r["key_name"] == "debugcon")
+sys.exit(0 if n == 300 else f"0xe9 out debugcon: {n} exits, expected 300")' "$TMP/bad.out" ||
+		fail "--qmp $q: counts changed"
+	echo "ok: --qmp $q: $(grep -o 'QMP at .*' "$TMP/bad.err" | cut -c1-90), 300 exits, ${ms} ms"
+done
+touch "$TMP/fake.done"
+wait $FPID
+
+# A tracefs instance of its own: other users of the top-level buffer are not disturbed.
+mkdir "$TR" || fail "cannot make the tracefs instance $TR"
+echo 0 >"$TR/tracing_on"
+echo 16384 >"$TR/buffer_size_kb"
+echo 1 >"$TR/options/record-tgid"
+echo 1 >"$TR/events/kvm/kvm_pio/enable" || fail "cannot enable kvm:kvm_pio"
+echo 1 >"$TR/events/kvm/kvm_userspace_exit/enable" || fail "cannot enable kvm:kvm_userspace_exit"
+echo 1 >"$TR/tracing_on"
+
+# vmexit's QMP is a chardev + -mon (auto must find it); the test asks on a -qmp of its own.
+"$VMEXIT" stat --by key --qmp auto --json 1 -- qemu-system-x86_64 -accel kvm -m 64 \
+	-display none -device virtio-rng-pci -pidfile "$TMP/q.pid" \
+	-chardev "socket,id=vq,path=$TMP/vmexit.qmp,server=on,wait=off" -mon chardev=vq,mode=control \
+	-qmp "unix:$TMP/test.qmp,server=on,wait=off" >"$TMP/out" 2>"$TMP/err" &
+VPID=$!
+for _ in $(seq 100); do [ -S "$TMP/test.qmp" ] && [ -s "$TMP/q.pid" ] && break; sleep 0.1; done
+[ -S "$TMP/test.qmp" ] || { cat "$TMP/err"; fail "QEMU made no QMP socket in 10 s"; }
+QPID=$(cat "$TMP/q.pid")	# QEMU removes the file when it quits
+sleep 6	# SeaBIOS: PCI enumeration, fw_cfg, VGA, the boot devices tried
+
+# The test's own questions, then stop (vCPUs out of KVM_RUN, every IO exit completed), quit.
+python3 - "$TMP/test.qmp" "$TMP/mtree" <<'PY' || fail "the test's QMP conversation failed"
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(10)
+s.connect(sys.argv[1])
+f = s.makefile("rw")
+json.loads(f.readline())
+def ask(cmd, **args):
+    f.write(json.dumps({"execute": cmd, "arguments": args} if args else {"execute": cmd}) + "\n")
+    f.flush()
+    while True:
+        r = json.loads(f.readline())
+        if "event" not in r:
+            if "error" in r:
+                sys.exit(f"{cmd}: {r['error']}")
+            return r["return"]
+ask("qmp_capabilities")
+open(sys.argv[2], "w").write(ask("human-monitor-command", **{"command-line": "info mtree -f"}))
+ask("stop")
+ask("quit")
+PY
+ends_within 20 "$VPID" "vmexit stat -- qemu" "$TMP/err"
+rc=$?
+VPID=
+echo 0 >"$TR/tracing_on"
+cat "$TR/trace" >"$TMP/trace"
+[ $rc -eq 0 ] || { cat "$TMP/err"; fail "vmexit stat exited with $rc"; }
+grep -q "note: --qmp" "$TMP/err" && { cat "$TMP/err"; fail "vmexit could not ask QEMU"; }
+
+python3 - "$TMP" "$QPID" <<'PY'
+import json, re, sys
+d, qpid = sys.argv[1], int(sys.argv[2])
+bad = []
+def check(what, ok, detail=""):
+    print(("ok: " if ok else "FAIL: ") + what + (f" ({detail})" if detail else ""))
+    if not ok:
+        bad.append(what)
+
+# ftrace: every port access and every exit to the VMM of QEMU's threads (tgid in parens).
+head = open(f"{d}/trace").read()
+m = re.search(r"entries-in-buffer/entries-written: (\d+)/(\d+)", head)
+check("ftrace kept every event", m and m.group(1) == m.group(2), m and m.group(0))
+pio, uexit_io = {}, 0
+for line in head.splitlines():
+    t = re.match(r"\s*.+?-\d+\s+\(\s*(\d+)\)\s.*?(kvm_pio|kvm_userspace_exit): (.*)", line)
+    if not t or int(t.group(1)) != qpid:
+        continue
+    if t.group(2) == "kvm_pio":
+        p = re.match(r"pio_(read|write) at 0x([0-9a-f]+) ", t.group(3))
+        k = (int(p.group(2), 16), "in" if p.group(1) == "read" else "out")
+        pio[k] = pio.get(k, 0) + 1
+    elif "KVM_EXIT_IO" in t.group(3):
+        uexit_io += 1
+
+# QEMU's I/O flat view, as the test read it: (lo, hi, name); the root's own ranges are no device.
+io, cur, root = [], None, None
+for line in open(f"{d}/mtree").read().splitlines():
+    line = line.rstrip("\r")
+    if line.startswith("FlatView"):
+        cur = None
+    elif line.startswith(' AS "I/O"'):
+        cur = "io"
+    elif line.startswith(" Root memory region: "):
+        root = line.split(": ", 1)[1]
+    elif cur == "io" and line.startswith("  "):
+        r = re.match(r"\s+([0-9a-f]+)-([0-9a-f]+) \(prio [-0-9]+, [^)]*\): (.*?)( @[0-9a-f]+)?( KVM)?$", line)
+        if r:
+            io.append((int(r.group(1), 16), int(r.group(2), 16), r.group(3), r.group(3) == root))
+def region(port):
+    for lo, hi, name, is_root in io:
+        if lo <= port <= hi:
+            return None if is_root else name
+    return None
+
+j = [json.loads(l) for l in open(f"{d}/out") if l.strip()][-1]
+user, user_io_total, names, kern = {}, 0, {}, {}
+for r in j["rows"]:
+    if r["reason_name"] != "IO":
+        continue
+    if r["kind"] == "user":
+        user_io_total += r["count"]
+        if r["key_kind"] == "port":
+            k = (r["key"], r["key_dir"])
+            user[k] = user.get(k, 0) + r["count"]
+            names[k] = r["key_name"]
+    elif r["key_kind"] == "port":
+        k = (r["key"], r["key_dir"])
+        kern[k] = kern.get(k, 0) + r["count"]
+
+check("QEMU made port exits to the VMM", user_io_total >= 100, f"{user_io_total}")
+check("exits to the VMM for IO: vmexit's total is ftrace's", user_io_total == uexit_io,
+      f"vmexit {user_io_total}, ftrace kvm_userspace_exit(KVM_EXIT_IO) {uexit_io}")
+check("every IO exit to the VMM has its port", sum(user.values()) == user_io_total)
+# Each port the VMM handled: as many exits as ftrace saw accesses.
+for k in sorted(user):
+    check(f"port {k[0]:#x} {k[1]}: {user[k]} exits", user[k] == pio.get(k, 0),
+          f"ftrace kvm_pio {pio.get(k, 0)}")
+# Ports ftrace saw that never reached the VMM are the ones KVM emulates itself: QEMU maps them to
+# its kvm-* proxies (PIC, PIT, ELCR), and the PIT's speaker port 0x61; and the RTC index writes,
+# which QEMU has KVM batch (coalesced PIO) rather than exit for each.
+for k in sorted(set(pio) - set(user)):
+    n = region(k[0]) or ""
+    check(f"port {k[0]:#x} {k[1]}: not an exit of its own ({n})",
+          n.startswith("kvm-") or k[0] == 0x61 or k == (0x70, "out"))
+if kern:	# where kvm_exit fires, every access is a guest IO exit of its port
+    check("guest IO exits per port = kvm_pio", kern == pio)
+# Each busy port is named as QEMU names it; where QEMU maps nothing, not after its root.
+busy = [k for k in user if user[k] >= 10]
+check("busy ports", len(busy) >= 3, f"{len(busy)}")
+for k in sorted(busy):
+    want = region(k[0])
+    if want:
+        check(f"port {k[0]:#x} named as QEMU does", names[k] == want,
+              f"'{names[k]}', QEMU '{want}'")
+    else:
+        check(f"port {k[0]:#x} (no QEMU device) not named after the I/O root",
+              names[k] != root, f"'{names[k]}'")
+sys.exit(1 if bad else 0)
+PY
+[ $? -eq 0 ] || fail "per-port counts or names differ (above)"
+echo "PASS: qmp_host"
