@@ -37,6 +37,7 @@ static const char doc[] =
 "    vmexit stat --csv 10 1 > exits.csv  # one 10 s interval as CSV\n"
 "    vmexit stat --json 2 1 | jq .       # JSON, one object per interval\n"
 "    vmexit stat -- qemu-system-x86_64 ...   # trace a VMM from its start\n"
+"    vmexit stat --by rip --guest-symbols web01=System.map   # hot guest code\n"
 "    vmexit stat --split --stacks 10 1   # blocked exits by kernel stack\n"
 "    vmexit stat --split --stacks --folded 10 1 > x.folded   # flame graph\n"
 "\v" DURATION_HELP
@@ -267,13 +268,18 @@ int cmd_stat(int argc, char **argv)
 		return 2;
 	if (!a.nr_pos && !a.filters.opts.command)
 		a.interval = 1;
+	/* Before a command it runs, a guest is not up yet: the note would only be noise. */
+	if (!a.filters.opts.command)
+		guest_symbols_note_absent(&a.view.syms, stderr);
 	/* The kernel keeps the exits that took --stuck or more: one stuck between two samples
 	 * (or before the only one, at the end) is listed too. */
 	a.filters.opts.stuck_ns = a.stuck_ns;
 	a.filters.opts.key_mode = a.view.key_mode;
 	if (sampler_open(&sp, &a.filters, &(struct sampler_opts){ .by = a.view.by,
-		.interval = a.interval, .end_with_pids = true, .overhead = a.overhead }))
+		.interval = a.interval, .end_with_pids = true, .overhead = a.overhead })) {
+		guest_symbols_free(&a.view.syms);
 		return 1;
+	}
 	a.view.names = &sp.names;
 	sp.t.stuck_ns = a.stuck_ns;
 	a.view.split = a.filters.opts.split;
@@ -287,5 +293,6 @@ int cmd_stat(int argc, char **argv)
 	err = sampler_close(&sp, run(&a, &sp));
 	key_rows_free(&a.keys);
 	row_table_free(&a.key_interval);
+	guest_symbols_free(&a.view.syms);
 	return err;
 }

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include "guest_symbols.h"
 #include "rows.h"
 #include "name_cache.h"
 #include "tracing_info.h"
@@ -26,6 +27,10 @@ struct stat_view {
 	bool split;		/* rows carry on CPU / blocked / runq (--split) */
 	bool asked_csv, asked_json;	/* as given: one of them; report's --json goes with --events */
 	struct name_cache *names;
+	/* --by rip: symbols of guests' addresses (--guest-symbols), rows kept per guest x reason
+	 * (--top; 0 before the options' end) */
+	struct guest_symbols syms;
+	__u32 top;
 	bool csv_header_done;
 };
 
