@@ -272,6 +272,21 @@ static void print_split_summary(const struct stat_view *v, const struct row_tabl
 	free(sums);
 }
 
+/* --by rip: why some exits have no RIP, rather than leave (none) to be guessed. */
+static void print_rip_none(const struct stat_view *v, const struct row_table *rt, FILE *f)
+{
+	__u64 none = 0;
+
+	for (__u32 i = 0; v->key_mode == KEY_MODE_RIP && i < rt->nr; i++) {
+		if (rt->rows[i].key.key.kind == KEY_NONE)
+			none += rt->rows[i].count;
+	}
+	if (none)
+		fprintf(f, "note: %llu exit(s) to the VMM with no RIP, (none): no guest exit was in "
+			"flight when they began (kvm_exit does not fire on this host, or missed them)\n",
+			(unsigned long long)none);
+}
+
 /* The --overhead line, for the summary of the whole run only (the statistics are cumulative). */
 static void print_overhead(const struct stat_report *rep, FILE *f)
 {
@@ -465,6 +480,7 @@ static void print_table(struct stat_view *v, const struct stat_report *rep, FILE
 		print_split_summary(v, rt, f);
 	if (in_flight && rep->final)
 		print_no_latency(rep, in_flight, f);
+	print_rip_none(v, rt, f);
 	if (rep->stuck_ns)
 		print_stuck(v, rep, f);
 	for (int i = 0; i < NR_LOST; i++) {

@@ -199,6 +199,7 @@ static void test_outputs(void)
 	CHECK(text && strstr(text, "SYMBOL"));
 	CHECK(text && strstr(text, "0x1010") && strstr(text, "guest_cpuid "));
 	CHECK(text && strstr(text, "native_safe_halt+0x6"));
+	CHECK(text && strstr(text, "note: 1 exit(s) to the VMM with no RIP, (none)"));
 	free(text);
 	v.fmt = OUT_CSV;
 	text = print_rows(&v, &rt);
