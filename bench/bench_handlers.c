@@ -46,8 +46,11 @@ static int drain_cb(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-/* --by key: key programs' table on, each exit charged to its key (none here) as well. */
-static bool bench_keys;
+/*
+ * --by key: key programs' table on, each exit charged to its key (none here) as well; --by
+ * rip: each guest exit to its RIP (one of 8).
+ */
+static __u32 bench_keys;	/* enum vmexit_key_mode */
 
 static int inst_open(struct inst *in, bool task, bool stream, bool split)
 {
@@ -64,7 +67,7 @@ static int inst_open(struct inst *in, bool task, bool stream, bool split)
 	skel->rodata->max_cells = 64;
 	skel->rodata->stream_enabled = stream;
 	skel->rodata->split_enabled = split;
-	skel->rodata->key_mode = bench_keys ? KEY_MODE_DEVICE : KEY_MODE_OFF;
+	skel->rodata->key_mode = bench_keys;
 	skel->rodata->max_keys = 1024;
 	if (bench_keys)
 		bpf_map__set_max_entries(skel->maps.key_table, 1024 + 128);
@@ -304,18 +307,20 @@ int main(void)
 			  &base[t][1], &base[t][0], NULL);
 		inst_close(&in);
 	}
-	/* The second pass: the default exit pairs again with --by key's charging on. */
-	for (size_t k = 0; k < 2 * sizeof(rows) / sizeof(rows[0]); k++) {
+	/* The second and third passes: the default exit pairs again with --by key's and --by
+	 * rip's charging on. */
+	for (size_t k = 0; k < 3 * sizeof(rows) / sizeof(rows[0]); k++) {
 		size_t i = k % (sizeof(rows) / sizeof(rows[0]));
 		char name[80];
 		struct result r;
 		__u64 lost_rb, expect_cells;
 
-		bench_keys = k >= sizeof(rows) / sizeof(rows[0]);
+		bench_keys = (__u32)(k / (sizeof(rows) / sizeof(rows[0])));
 		if (bench_keys && !(rows[i].task && !rows[i].stream && !rows[i].split &&
 				    (rows[i].variant == BV_EXIT_ENTRY || rows[i].variant == BV_USER_RUN)))
 			continue;
-		snprintf(name, sizeof(name), "%s%s", rows[i].name, bench_keys ? ", --by key" : "");
+		snprintf(name, sizeof(name), "%s%s", rows[i].name,
+			 bench_keys == KEY_MODE_RIP ? ", --by rip" : bench_keys ? ", --by key" : "");
 		if (inst_open(&in, rows[i].task, rows[i].stream, rows[i].split)) {
 			fprintf(stderr, "bench_handlers: cannot load the benchmark object (%s)\n",
 				rows[i].name);
@@ -344,6 +349,10 @@ int main(void)
 			       in.skel->bss->next_cell, (unsigned long long)lost_rb,
 			       (unsigned long long)in.drained);
 		}
+		if (bench_keys == KEY_MODE_RIP && rows[i].variant == BV_EXIT_ENTRY &&
+		    (in.skel->bss->keys_used != 8 || in.skel->bss->lost[LOST_KEYS_FULL]))
+			printf("  (unexpected: %u RIP keys, not the loop's 8)\n",
+			       in.skel->bss->keys_used);
 		inst_close(&in);
 	}
 	printf("minus-empty: the pair as the tracepoints run it (clock reads included); "

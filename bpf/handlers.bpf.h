@@ -656,11 +656,14 @@ static __always_inline void stream_fill(struct vmexit_event *ev, struct thread_s
 		ev->isa = ts->exit.isa;
 		ev->reason = ts->exit.reason;
 	} else {
-		ev->rip = 0;
+		/* The guest exit in flight led to this one: its RIP (report --by rip, as stat's). */
+		bool from_guest = ts->exit_cell != CELL_NONE;
+
+		ev->rip = from_guest ? ts->exit.rip : 0;
 		ev->info1 = (__u64)ts->uexit_errno;
 		ev->info2 = 0;
 		ev->intr_info = 0;
-		ev->error_code = 0;
+		ev->error_code = from_guest ? VMEXIT_UEXIT_RIP : 0;
 		ev->isa = VMEXIT_ISA_USER;
 		ev->reason = ts->uexit_reason;
 	}

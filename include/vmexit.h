@@ -266,6 +266,12 @@ enum vmexit_event_type {
 	VMEXIT_EV_IN_FLIGHT = 0x100,
 };
 
+/*
+ * EV_USER_EXIT's error_code: its rip is the guest RIP of the kvm_exit in flight that led to
+ * it (0 and no flag where no kvm_exit was in flight, e.g. on hosts where it does not fire).
+ */
+#define VMEXIT_UEXIT_RIP	1u
+
 /* An event's type without the VMEXIT_EV_IN_FLIGHT flag. */
 #define VMEXIT_EV_TYPE(type)	((type) & ~VMEXIT_EV_IN_FLIGHT)
 

@@ -8,7 +8,7 @@
  *                [--msr N]
  *                [--wrmsr N] [--cr N] [--vmcall N] [--ud N] [--timer N]
  *                [--seconds S] [--linger S] [--name NAME] [--ring 0|3] [--json]
- *                [--io-sleep-us US] [--io-spin-us US]
+ *                [--io-sleep-us US] [--io-spin-us US] [--symbols FILE]
  *
  * Each VM is one process, as with QEMU. The process carries a QEMU-style name on its command
  * line, "-name guest=NAME,debug-threads=on" (NAME-<i> with --vms > 1), so tools that name VMs
@@ -53,6 +53,10 @@
  * the requested IO/MMIO/HLT exits at the expected port/address and nothing else. The guest
  * counts itself too (struct tally_slot, per vCPU): the VMM checks that tally after each pass
  * and prints it with --json; on VMX it is the expected kvm_exit count (tools/vmexit-guest.md).
+ *
+ * --symbols FILE writes the guest code's labels as a System.map (guest_cpuid, guest_hlt, ...:
+ * each kind's exit instruction, at its guest address) and exits without running a VM:
+ * vmexit stat --by rip --guest-symbols NAME=FILE names each exit's RIP with them.
  *
  * Rings. --ring 0 (the default) runs the guest as a kernel would: every kind works, here and
  * on SVM/VMX. --ring 3 runs it as user code (CPL 3, IOPL 3), like the reference PVM probe:
@@ -205,6 +209,7 @@ struct opts {
 	uint64_t io_sleep_ns;	/* per --io exit, in the VMM: asleep, then spinning */
 	uint32_t timer_us;	/* --timer's period */
 	uint64_t io_spin_ns;
+	const char *symbols;	/* --symbols FILE: write the code's labels there, run nothing */
 };
 
 struct vcpu {
@@ -359,11 +364,27 @@ static void emit_wrmsr(struct code *c, uint32_t msr, uint32_t lo)
 	EMIT(c, 0x0f, 0x30);			/* wrmsr */
 }
 
-/* Where build_guest put the exception and interrupt handlers, for the IDT. */
+/*
+ * Code labels (--symbols): each kind's exit instruction (for --cr and --timer, which exit at
+ * several, the loop's start), the pass's end and the handlers, in the order of the code.
+ */
+enum label { L_START, L_OUT, L_IN, L_MMIO, L_HLT, L_CPUID, L_RDMSR, L_WRMSR, L_CR, L_VMCALL,
+	     L_UD, L_TIMER, L_DONE, L_UD_HANDLER, L_TIMER_HANDLER, L_SPURIOUS, L_EXCEPTION,
+	     NR_LABELS };
+
+static const char *const label_name[NR_LABELS] = {
+	"guest_start", "guest_out", "guest_in", "guest_mmio", "guest_hlt", "guest_cpuid",
+	"guest_rdmsr", "guest_wrmsr", "guest_cr", "guest_vmcall", "guest_ud2", "guest_timer",
+	"guest_done", "guest_ud_handler", "guest_timer_handler", "guest_spurious",
+	"guest_exception",
+};
+
+/* Where build_guest put the exception and interrupt handlers, for the IDT, and its labels. */
 struct guest_entries {
 	size_t exc[32];		/* vectors 0-31; #UD's resumes after the ud2, the others fail */
 	size_t timer;
 	size_t spurious;
+	size_t label[NR_LABELS];	/* offsets from the start of the code */
 };
 
 /*
@@ -379,6 +400,7 @@ static size_t build_guest(uint8_t *dst, bool amd, uint32_t timer_us, struct gues
 	size_t start, skip, loop, wait, got, common, hlt_at;
 
 	start = c.len;
+	ent->label[L_START] = c.len;
 	EMIT(&c, 0xbe);				/* mov esi, PARAM_GPA */
 	emit_imm32(&c, PARAM_GPA);
 
@@ -388,6 +410,7 @@ static size_t build_guest(uint8_t *dst, bool amd, uint32_t timer_us, struct gues
 	emit_imm32(&c, IO_PORT);
 	loop = c.len;
 	emit_tally(&c, T_OUT);
+	ent->label[L_OUT] = c.len;
 	EMIT(&c, 0xee);				/* out dx, al */
 	emit_loop_tail(&c, 0, loop, skip);
 
@@ -397,6 +420,7 @@ static size_t build_guest(uint8_t *dst, bool amd, uint32_t timer_us, struct gues
 	emit_imm32(&c, IN_PORT);
 	loop = c.len;
 	emit_tally(&c, T_IN);
+	ent->label[L_IN] = c.len;
 	EMIT(&c, 0xec);				/* in al, dx */
 	emit_loop_tail(&c, 0, loop, skip);
 
@@ -406,12 +430,14 @@ static size_t build_guest(uint8_t *dst, bool amd, uint32_t timer_us, struct gues
 	emit_imm32(&c, MMIO_GPA);
 	loop = c.len;
 	emit_tally(&c, T_MMIO);
+	ent->label[L_MMIO] = c.len;
 	EMIT(&c, 0x88, 0x07);			/* mov [rdi], al */
 	emit_loop_tail(&c, 0, loop, skip);
 
 	skip = emit_loop_head(&c, K_HLT, 0);
 	loop = c.len;
 	emit_tally(&c, T_HLT);
+	ent->label[L_HLT] = c.len;
 	EMIT(&c, 0xf4);				/* hlt */
 	emit_loop_tail(&c, 0, loop, skip);
 
@@ -420,6 +446,7 @@ static size_t build_guest(uint8_t *dst, bool amd, uint32_t timer_us, struct gues
 	EMIT(&c, 0x31, 0xc0);			/* xor eax, eax: leaf 0 */
 	EMIT(&c, 0x31, 0xc9);			/* xor ecx, ecx: subleaf 0 */
 	emit_tally(&c, T_CPUID);
+	ent->label[L_CPUID] = c.len;
 	EMIT(&c, 0x0f, 0xa2);			/* cpuid */
 	emit_loop_tail(&c, 1, loop, skip);
 
@@ -429,12 +456,14 @@ static size_t build_guest(uint8_t *dst, bool amd, uint32_t timer_us, struct gues
 	EMIT(&c, 0xb9);				/* mov ecx, MSR_IA32_UCODE_REV */
 	emit_imm32(&c, MSR_IA32_UCODE_REV);
 	emit_tally(&c, T_RDMSR);
+	ent->label[L_RDMSR] = c.len;
 	EMIT(&c, 0x0f, 0x32);			/* rdmsr */
 	emit_loop_tail(&c, 1, loop, skip);
 
 	skip = emit_loop_head(&c, K_WRMSR, 1);
 	loop = c.len;
 	emit_wrmsr(&c, MSR_IA32_UCODE_REV, 0);
+	ent->label[L_WRMSR] = c.len - 2;	/* the wrmsr itself */
 	emit_loop_tail(&c, 1, loop, skip);
 
 	/*
@@ -444,6 +473,7 @@ static size_t build_guest(uint8_t *dst, bool amd, uint32_t timer_us, struct gues
 	 */
 	skip = emit_loop_head(&c, K_CR, 0);
 	loop = c.len;
+	ent->label[L_CR] = c.len;
 	emit_tally(&c, T_CR_READ);
 	EMIT(&c, 0x44, 0x0f, 0x20, 0xc0);	/* mov rax, cr8 */
 	emit_tally(&c, T_CR_WRITE);
@@ -459,6 +489,7 @@ static size_t build_guest(uint8_t *dst, bool amd, uint32_t timer_us, struct gues
 	EMIT(&c, 0xb8);				/* mov eax, HC_UNKNOWN */
 	emit_imm32(&c, HC_UNKNOWN);
 	emit_tally(&c, T_VMCALL);
+	ent->label[L_VMCALL] = c.len;
 	if (amd)
 		EMIT(&c, 0x0f, 0x01, 0xd9);	/* vmmcall */
 	else
@@ -468,6 +499,7 @@ static size_t build_guest(uint8_t *dst, bool amd, uint32_t timer_us, struct gues
 	/* ud2: KVM intercepts #UD and reflects it; the handler counts it and skips the ud2. */
 	skip = emit_loop_head(&c, K_UD, 0);
 	loop = c.len;
+	ent->label[L_UD] = c.len;
 	EMIT(&c, 0x0f, 0x0b);			/* ud2 */
 	emit_loop_tail(&c, 0, loop, skip);
 
@@ -478,6 +510,7 @@ static size_t build_guest(uint8_t *dst, bool amd, uint32_t timer_us, struct gues
 	 * to "sti; hlt" (sti's shadow), so an early interrupt cannot be missed.
 	 */
 	skip = emit_loop_head(&c, K_TIMER, 2);
+	ent->label[L_TIMER] = c.len;
 	EMIT(&c, 0xb9);				/* mov ecx, MSR_IA32_APICBASE */
 	emit_imm32(&c, MSR_IA32_APICBASE);
 	emit_tally(&c, T_RDMSR);
@@ -510,12 +543,14 @@ static size_t build_guest(uint8_t *dst, bool amd, uint32_t timer_us, struct gues
 	EMIT(&c, 0xba);				/* mov edx, DONE_PORT */
 	emit_imm32(&c, DONE_PORT);
 	emit_tally(&c, T_OUT);
+	ent->label[L_DONE] = c.len;
 	EMIT(&c, 0xee);				/* out dx, al */
 	EMIT(&c, 0xe9);				/* jmp start (rel32) */
 	emit_imm32(&c, (uint32_t)(start - (c.len + 4)));
 
 	/* #UD: count it, step over the 2-byte ud2, resume. */
 	ent->exc[UD_VECTOR] = c.len;
+	ent->label[L_UD_HANDLER] = c.len;
 	emit_tally(&c, T_UD);
 	EMIT(&c, 0x48, 0x83, 0x04, 0x24, 0x02);	/* add qword [rsp], 2 */
 	EMIT(&c, 0x48, 0xcf);			/* iretq */
@@ -529,6 +564,7 @@ static size_t build_guest(uint8_t *dst, bool amd, uint32_t timer_us, struct gues
 	 * delivered before the hlt ran, the vCPU blocked in kvm_vcpu_halt for ever, 1 run in 6).
 	 */
 	ent->timer = c.len;
+	ent->label[L_TIMER_HANDLER] = c.len;
 	emit_tally(&c, T_IRQ);
 	EMIT(&c, 0x50, 0x51, 0x52);		/* push rax; push rcx; push rdx */
 	emit_wrmsr(&c, X2APIC_EOI, 0);
@@ -541,10 +577,12 @@ static size_t build_guest(uint8_t *dst, bool amd, uint32_t timer_us, struct gues
 	EMIT(&c, 0x48, 0xcf);			/* iretq */
 
 	ent->spurious = c.len;
+	ent->label[L_SPURIOUS] = c.len;
 	EMIT(&c, 0x48, 0xcf);			/* iretq (no EOI for a spurious interrupt) */
 
 	/* Any other exception: its vector out to EXC_PORT, for the VMM to report and fail. */
 	common = c.len;
+	ent->label[L_EXCEPTION] = c.len;
 	EMIT(&c, 0xba);				/* mov edx, EXC_PORT */
 	emit_imm32(&c, EXC_PORT);
 	EMIT(&c, 0xee);				/* out dx, al */
@@ -559,6 +597,34 @@ static size_t build_guest(uint8_t *dst, bool amd, uint32_t timer_us, struct gues
 		emit_imm32(&c, (uint32_t)(common - (c.len + 4)));
 	}
 	return c.len;
+}
+
+/*
+ * --symbols: the guest code's labels as a System.map (ADDRESS TYPE NAME, by address), at the
+ * guest addresses the code runs at (identity mapped from CODE_GPA): vmexit stat --by rip
+ * --guest-symbols NAME=FILE names the exits' RIPs with it. The layout does not depend on the
+ * mix, so one file serves every run.
+ */
+static int write_symbols(const struct opts *o)
+{
+	static uint8_t code[PML4_GPA - CODE_GPA];
+	struct guest_entries ent = {};
+	FILE *f = fopen(o->symbols, "w");
+	int rc = 0;
+
+	if (!f) {
+		errmsg("--symbols %s: %s", o->symbols, strerror(errno));
+		return 1;
+	}
+	build_guest(code, o->amd, o->timer_us, &ent);
+	for (int l = 0; l < NR_LABELS; l++)
+		fprintf(f, "%016llx %c %s\n", CODE_GPA + ent.label[l], l == L_START ? 'T' : 't',
+			label_name[l]);
+	if (ferror(f) | fclose(f)) {
+		errmsg("--symbols %s: cannot write: %s", o->symbols, strerror(errno));
+		rc = 1;
+	}
+	return rc;
 }
 
 /* ------------------------------------------------------------------ VM setup */
@@ -1188,7 +1254,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			       "                    [--seconds S] [--linger S] [--name NAME] "
 			       "[--ring 0|3] "
 			       "[--json]\n"
-			       "                    [--io-sleep-us US] [--io-spin-us US]\n");
+			       "                    [--io-sleep-us US] [--io-spin-us US] "
+			       "[--symbols FILE]\n");
 			exit(0);
 		}
 		if (!strcmp(arg, "--json")) {
@@ -1229,6 +1296,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			o->io_spin_ns = parse_count(opt, val, 0, 10000000) * 1000;
 		} else if (!strcmp(opt, "-name")) {
 			o->vm_name = parse_qemu_name(val);
+		} else if (!strcmp(opt, "--symbols")) {
+			o->symbols = val;
 		} else {
 			usage_error("unknown option '%s' (see --help)", opt);
 		}
@@ -1373,6 +1442,8 @@ int main(int argc, char **argv)
 	int kvm_fd;
 
 	parse_args(argc, argv, &o);
+	if (o.symbols)
+		return write_symbols(&o);
 	if (o.vm_name)
 		return run_vm(&o);
 	if (o.vms == 1) {

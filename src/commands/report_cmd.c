@@ -14,6 +14,7 @@
 #include "event_source.h"
 #include "filter_options.h"
 #include "reasons.h"
+#include "rip_rows.h"
 #include "stack_table.h"
 #include "stat_output.h"
 #include "view_options.h"
@@ -44,6 +45,7 @@ static const char doc[] =
 "EXAMPLES:\n"
 "    vmexit report -i exits.vmexit              # the stat table\n"
 "    vmexit report -i exits.vmexit --by vcpu --hist   # per vCPU, histograms\n"
+"    vmexit report -i exits.vmexit --by rip --guest-symbols web01=System.map\n"
 "    vmexit report -i exits.vmexit -g web01 -r IO --json\n"
 "    vmexit report -i exits.vmexit --csv > exits.csv\n"
 "    vmexit report -i exits.vmexit --events     # the stream's lines\n"
@@ -112,9 +114,9 @@ static void check_modes(void *input, struct argp_state *state)
 
 	if (!a->path)
 		argp_error(state, "give the recording with -i FILE");
-	/* Recordings do not carry keys yet: say so rather than print rows without them. */
-	if (a->view.key_mode)
-		argp_error(state, "--by key/rip: recordings carry no keys yet; use vmexit stat --by "
+	/* Recordings do not carry keys yet (their RIPs they do): say so, no rows without them. */
+	if (a->view.key_mode == KEY_MODE_DEVICE)
+		argp_error(state, "--by key: recordings carry no keys yet; use vmexit stat --by "
 			   "key on the live host");
 	/* --events is the default lines: another format is another output. */
 	opt_exclusive(state, a->events, "--events", a->out.perfetto_path, "--perfetto");
@@ -293,6 +295,15 @@ static int one_event(struct report *r, const struct vmexit_event *ev)
 		return evout_event(&r->out, ev);
 	if (ev->type == VMEXIT_EV_TSC_OFFSET)
 		return note_tsc_offset(r, ev);
+	if (r->a->view.key_mode == KEY_MODE_RIP) {
+		struct key_note k;
+
+		/* As stat's key rows: an exit is charged to its key when it completes. */
+		if (ev->type & VMEXIT_EV_IN_FLIGHT)
+			return 0;
+		rip_event_key(ev, &k);
+		return event_rows_add_key(&r->rows, r->a->view.by, ev, start, &k);
+	}
 	return event_rows_add(&r->rows, r->a->view.by, ev, start);
 }
 
@@ -357,6 +368,23 @@ static void print_guests(struct report *r)
 	}
 	if (!shown)
 		fprintf(stderr, "  (none)\n");
+}
+
+/* --guest-symbols for a guest the file does not name: a note (a typo, or another recording). */
+static void note_symbols_unmatched(const struct report *r)
+{
+	const struct guest_symbols *g = &r->a->view.syms;
+	char nb[TEXT_NAME_MAX];
+
+	for (size_t i = 0; i < g->nr; i++) {
+		__u32 j = 0;
+
+		while (j < r->names.nr && strcmp(r->names.v[j].name, g->files[i].guest))
+			j++;
+		if (j == r->names.nr)
+			fprintf(stderr, "vmexit: note: --guest-symbols %s: no guest has this name in "
+				"%s\n", text_esc(nb, g->files[i].guest), r->a->path);
+	}
 }
 
 /* Selections that matched nothing in the file: say so, with what the file holds. */
@@ -550,6 +578,7 @@ int cmd_report(int argc, char **argv)
 	}
 	if (!ret && a.counters)
 		counters_rc = add_counters(&r, &rd->meta);
+	note_symbols_unmatched(&r);
 	if (a.stacks && !r.any_stacks)
 		fprintf(stderr, "vmexit: note: %s holds no stacks (recorded without --split "
 			"--stacks, or nothing was blocked)\n", a.path);
@@ -593,5 +622,6 @@ out:
 	free(r.tsc);
 	tsc_index_free(&r.tsc_index);
 	stack_table_free(&r.stacks);
+	guest_symbols_free(&a.view.syms);
 	return rc;
 }

@@ -39,6 +39,7 @@ static const char doc[] =
 "    vmexit stat --csv 10 1 > exits.csv  # one 10 s interval as CSV\n"
 "    vmexit stat --json 2 1 | jq .       # JSON, one object per interval\n"
 "    vmexit stat -- qemu-system-x86_64 ...   # trace a VMM from its start\n"
+"    vmexit stat --by rip --guest-symbols web01=System.map   # hot guest code\n"
 "    vmexit stat --split --stacks 10 1   # blocked exits by kernel stack\n"
 "    vmexit stat --split --stacks --folded 10 1 > x.folded   # flame graph\n"
 "    vmexit stat --by key --qmp auto     # devices as QEMU names them\n"
@@ -284,6 +285,9 @@ int cmd_stat(int argc, char **argv)
 		return 2;
 	if (!a.nr_pos && !a.filters.opts.command)
 		a.interval = 1;
+	/* Before a command it runs, a guest is not up yet: the note would only be noise. */
+	if (!a.filters.opts.command)
+		guest_symbols_note_absent(&a.view.syms, stderr);
 	/* The kernel keeps the exits that took --stuck or more: one stuck between two samples
 	 * (or before the only one, at the end) is listed too. */
 	a.filters.opts.stuck_ns = a.stuck_ns;
@@ -298,6 +302,7 @@ int cmd_stat(int argc, char **argv)
 		.tick = a.qmp ? qmp_tick : NULL, .tick_ctx = &a })) {
 		if (a.qmp)
 			qmp_names_free(&a.qmp_names);
+		guest_symbols_free(&a.view.syms);
 		return 1;
 	}
 	a.view.names = &sp.names;
@@ -315,5 +320,6 @@ int cmd_stat(int argc, char **argv)
 	row_table_free(&a.key_interval);
 	if (a.qmp)
 		qmp_names_free(&a.qmp_names);
+	guest_symbols_free(&a.view.syms);
 	return err;
 }

@@ -6,6 +6,14 @@
 int event_rows_add(struct row_table *rt, enum group_by by, const struct vmexit_event *ev,
 		   __u64 start)
 {
+	static const struct key_note none;
+
+	return event_rows_add_key(rt, by, ev, start, &none);
+}
+
+int event_rows_add_key(struct row_table *rt, enum group_by by, const struct vmexit_event *ev,
+		       __u64 start, const struct key_note *key)
+{
 	struct row_key k = {};
 	struct row *r;
 
@@ -17,6 +25,7 @@ int event_rows_add(struct row_table *rt, enum group_by by, const struct vmexit_e
 	k.vcpu = by == BY_VCPU ? ev->vcpu : -1;
 	k.isa = ev->isa;
 	k.reason = ev->reason;
+	k.key = *key;
 	r = row_table_get(rt, &k);
 	if (!r)
 		return -ENOMEM;

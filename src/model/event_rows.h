@@ -24,5 +24,8 @@
  */
 int event_rows_add(struct row_table *rt, enum group_by by, const struct vmexit_event *ev,
 		   __u64 start);
+/* The same into the row of key (--by rip: rip_rows.h). */
+int event_rows_add_key(struct row_table *rt, enum group_by by, const struct vmexit_event *ev,
+		       __u64 start, const struct key_note *key);
 
 #endif /* VMEXIT_EVENT_ROWS_H */

@@ -173,6 +173,11 @@ void opt_key_gpa_shift(const char *arg, void *to, struct argp_state *state)
 	*(__u32 *)to = (__u32)parse_long_arg(arg, "--key-gpa-shift", 12, 52, state);
 }
 
+void opt_top(const char *arg, void *to, struct argp_state *state)
+{
+	*(__u32 *)to = (__u32)parse_long_arg(arg, "--top", 1, 1000000, state);
+}
+
 void opt_duration_s(const char *arg, void *to, struct argp_state *state)
 {
 	*(double *)to = duration_arg(arg, "--duration", DUR_NS, 365 * 24 * DUR_H, state) / DUR_S;

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cmd_options.h"
+#include "rip_rows.h"
 #include "view_options.h"
 
 /* --by: a grouping (vm, vcpu, reason) with or without a key kind (key, rip), in either order. */
@@ -57,6 +58,19 @@ static void view_sort(const char *arg, void *to, struct argp_state *state)
 	*(enum sort_key *)to = parse_choice_arg(arg, "--sort", sort, 4, state);
 }
 
+/* A file that does not parse ends the run with the parser's line (FILE:LINE:COLUMN: what). */
+OPT_STATIC_STORE(view_guest_symbols, struct stat_view);
+static void view_guest_symbols(const char *arg, void *to, struct argp_state *state)
+{
+	struct stat_view *v = to;
+	char err[512];
+
+	if (guest_symbols_add(&v->syms, arg, err, sizeof(err))) {
+		guest_symbols_free(&v->syms);
+		argp_failure(state, 1, 0, "%s", err);
+	}
+}
+
 /* --csv and --json: the format, and that it was asked for (report sorts out the rest). */
 static void set_format(struct stat_view *v, enum out_format fmt)
 {
@@ -82,8 +96,14 @@ static void view_json(const char *arg, void *to, struct argp_state *state)
 static const struct cmd_option view_options[] = {
 	{ "by", 0, "vm|vcpu|reason[,key|rip]", 0, "Rows per VM x reason (default), per vCPU, or "
 	  "per reason over all VMs; with key, split by what each exit was about (port, address, "
-	  "MSR, CPUID leaf, hypercall); with rip, by the exit's guest RIP (stat only)", 0,
+	  "MSR, CPUID leaf, hypercall); with rip, by the exit's guest RIP", 0,
 	  OPT_INPUT(struct stat_view, view_by) },
+	{ "guest-symbols", 0, "GUEST=FILE", 0, "With --by rip: name GUEST's RIPs symbol+offset "
+	  "from FILE, its System.map or a copy of its /proc/kallsyms (repeatable)", 0,
+	  OPT_INPUT(struct stat_view, view_guest_symbols) },
+	{ "top", 0, "N", 0, "With --by rip: the N RIPs of each guest and reason with the most "
+	  "exits (by --sort), the rest summed as (other) (default 10)", 0,
+	  OPT_TO(struct stat_view, top, opt_top) },
 	{ "sort", 's', "count|time|max|p99", 0, "Row order (default count)", 0,
 	  OPT_TO(struct stat_view, sort, view_sort) },
 	{ "csv", 0, NULL, 0, "CSV with a header row", 0, OPT_INPUT(struct stat_view, view_csv) },
@@ -102,10 +122,15 @@ static const struct cmd_option view_options[] = {
 /* One summary format; CSV has no histogram (JSON has: --json --hist is both). */
 static void view_check(void *input, struct argp_state *state)
 {
-	const struct stat_view *v = input;
+	struct stat_view *v = input;
 
 	opt_exclusive(state, v->asked_csv, "--csv", v->asked_json, "--json");
 	opt_exclusive(state, v->asked_csv, "--csv", v->hist, "--hist");
+	if (v->key_mode != KEY_MODE_RIP && (v->syms.nr || v->top))
+		argp_error(state, "%s is an option of --by rip (add --by rip)",
+			   v->syms.nr ? "--guest-symbols" : "--top");
+	if (!v->top)
+		v->top = RIP_TOP_DEFAULT;
 }
 
 const struct cmd_options stat_view_options = { .options = view_options, .end = view_check };

@@ -16,6 +16,7 @@
 #include "tracing_info_print.h"
 #include "key_names.h"
 #include "qmp_names.h"
+#include "rip_rows.h"
 
 static const struct stat_view *sort_view;
 
@@ -101,6 +102,22 @@ static const char *row_key_str(const struct stat_view *v, const struct row *r, c
 	return key_str(&r->key.key, text_esc(eb, row_key_name(v, r, nb, sizeof(nb))), buf, len);
 }
 
+/* --by rip: a RIP row's symbol+offset from its guest's --guest-symbols table, else NULL. */
+static const char *row_symbol(const struct stat_view *v, const struct row *r, char *buf,
+			      size_t len)
+{
+	if (r->key.key.kind != KEY_RIP || v->by == BY_REASON ||
+	    !guest_symbols_lookup(&v->syms, row_vm(v, r), r->key.key.key, buf, len))
+		return NULL;
+	return buf;
+}
+
+/* The SYMBOL column: with --by rip and --guest-symbols. */
+static bool symbol_column(const struct stat_view *v)
+{
+	return v->key_mode == KEY_MODE_RIP && v->syms.nr;
+}
+
 static double pct(__u64 ns, double secs)
 {
 	return secs > 0 ? (double)ns / (secs * 1e9) * 100.0 : 0;
@@ -171,6 +188,12 @@ static void print_table_row(const struct stat_view *v, const struct stat_report 
 		char kb[64];
 
 		fprintf(f, "%-26.26s ", total ? "" : row_key_str(v, r, kb, sizeof(kb)));
+	}
+	if (symbol_column(v)) {
+		char sb[128];
+		const char *sym = total ? "" : row_symbol(v, r, sb, sizeof(sb));
+
+		fprintf(f, "%-30.30s ", sym ? sym : "-");
 	}
 	fprintf(f, "%-22.22s %10llu %10.1f %6.2f%%", reason,
 		(unsigned long long)r->count, rep->interval_s > 0 ? r->count / rep->interval_s : 0,
@@ -258,6 +281,21 @@ static void print_split_summary(const struct stat_view *v, const struct row_tabl
 		print_split_line(vm, "exits to the VMM", &x->user, f);
 	}
 	free(sums);
+}
+
+/* --by rip: why some exits have no RIP, rather than leave (none) to be guessed. */
+static void print_rip_none(const struct stat_view *v, const struct row_table *rt, FILE *f)
+{
+	__u64 none = 0;
+
+	for (__u32 i = 0; v->key_mode == KEY_MODE_RIP && i < rt->nr; i++) {
+		if (rt->rows[i].key.key.kind == KEY_NONE)
+			none += rt->rows[i].count;
+	}
+	if (none)
+		fprintf(f, "note: %llu exit(s) to the VMM with no RIP, (none): no guest exit was in "
+			"flight when they began (kvm_exit does not fire on this host, or missed them)\n",
+			(unsigned long long)none);
 }
 
 /* The --overhead line, for the summary of the whole run only (the statistics are cumulative). */
@@ -423,7 +461,9 @@ static void print_table(struct stat_view *v, const struct stat_report *rep, FILE
 	if (v->by == BY_VCPU)
 		fprintf(f, "%4s ", "vCPU");
 	if (v->key_mode)
-		fprintf(f, "%-26s ", "KEY");
+		fprintf(f, "%-26s ", v->key_mode == KEY_MODE_RIP ? "RIP" : "KEY");
+	if (symbol_column(v))
+		fprintf(f, "%-30s ", "SYMBOL");
 	fprintf(f, "%-22s %10s %10s %7s %9s %9s %9s %9s %9s", "REASON", "COUNT", "RATE/s",
 		"TIME%", "TOTAL", "AVG", "P50", "P99", "MAX");
 	if (v->tsc_mhz > 0)
@@ -451,6 +491,7 @@ static void print_table(struct stat_view *v, const struct stat_report *rep, FILE
 		print_split_summary(v, rt, f);
 	if (in_flight && rep->final)
 		print_no_latency(rep, in_flight, f);
+	print_rip_none(v, rt, f);
 	if (rep->stuck_ns)
 		print_stuck(v, rep, f);
 	for (int i = 0; i < NR_LOST; i++) {
@@ -512,8 +553,9 @@ static void print_csv(struct stat_view *v, const struct stat_report *rep, FILE *
 		if (v->tsc_mhz > 0)
 			fprintf(f, "Time Consumed(cycles),");
 		fprintf(f, "Time Percentage,Total_ns,Completed,Avg_ns,Min_ns,P50_ns,P99_ns,"
-			   "Max_ns%s,In_Flight%s\n", v->split ? ",Oncpu_ns,Blocked_ns,Runq_ns" : "",
-			v->key_mode ? ",Key_Kind,Key,Key_Dir,Key_Name" : "");
+			   "Max_ns%s,In_Flight%s%s\n", v->split ? ",Oncpu_ns,Blocked_ns,Runq_ns" : "",
+			v->key_mode ? ",Key_Kind,Key,Key_Dir,Key_Name" : "",
+			v->key_mode == KEY_MODE_RIP ? ",Symbol,Guest_Mode" : "");
 		v->csv_header_done = true;
 	}
 	for (__u32 i = 0; i < rt->nr; i++) {
@@ -545,11 +587,42 @@ static void print_csv(struct stat_view *v, const struct stat_report *rep, FILE *
 				(unsigned long long)r->key.key.key, key_dir_name(r->key.key.dir));
 			csv_put_field(f, row_key_name(v, r, nb, sizeof(nb)));
 		}
+		if (v->key_mode == KEY_MODE_RIP) {
+			char sb[128];
+			const char *sym = row_symbol(v, r, sb, sizeof(sb));
+			bool rip = r->key.key.kind == KEY_RIP;
+
+			fputc(',', f);
+			csv_put_field(f, sym ? sym : "");
+			fprintf(f, ",%s", rip ? rip_guest_mode(r->key.key.key) : "");
+		}
 		fputc('\n', f);
 	}
 	if (rep->stuck_ns)	/* live: stat, not report */
 		print_csv_inflight(v, rep, f);
 	print_overhead(rep, stderr);
+}
+
+/* A --by rip row: its RIP (hex: JSON numbers lose bits past 2^53), symbol and guest mode. */
+static void print_json_rip(const struct stat_view *v, const struct row *r, FILE *f)
+{
+	bool rip = r->key.key.kind == KEY_RIP;
+	char sb[128];
+	const char *sym = row_symbol(v, r, sb, sizeof(sb));
+
+	if (rip)
+		fprintf(f, ",\"rip\":\"%#llx\"", (unsigned long long)r->key.key.key);
+	else
+		fprintf(f, ",\"rip\":null");
+	fprintf(f, ",\"symbol\":");
+	if (sym)
+		json_put_str(f, sym);
+	else
+		fprintf(f, "null");
+	if (rip)
+		fprintf(f, ",\"guest_mode\":\"%s\"", rip_guest_mode(r->key.key.key));
+	else
+		fprintf(f, ",\"guest_mode\":null");
 }
 
 static void print_json(struct stat_view *v, const struct stat_report *rep, FILE *f)
@@ -591,6 +664,8 @@ static void print_json(struct stat_view *v, const struct stat_report *rep, FILE 
 				key_dir_name(r->key.key.dir));
 			json_put_str(f, row_key_name(v, r, nb, sizeof(nb)));
 		}
+		if (v->key_mode == KEY_MODE_RIP)
+			print_json_rip(v, r, f);
 		if (v->split)
 			fprintf(f, ",\"oncpu_ns\":%llu,\"blocked_ns\":%llu,\"runq_ns\":%llu",
 				(unsigned long long)r->oncpu_ns, (unsigned long long)r->blocked_ns,
@@ -636,18 +711,34 @@ static void print_json(struct stat_view *v, const struct stat_report *rep, FILE 
 
 int stat_print(struct stat_view *v, const struct stat_report *r, FILE *f)
 {
+	struct stat_report top = *r;
+	struct row_table shown;
+	int err;
+
 	rows_sort(v, r->rows);
+	row_table_init(&shown);
+	/* --by rip: the top RIPs per guest x reason, picked by the sort; the rest as (other). */
+	if (v->key_mode == KEY_MODE_RIP && v->top) {
+		if (rip_rows_top(r->rows, v->top, &shown)) {
+			row_table_free(&shown);
+			return -ENOMEM;
+		}
+		rows_sort(v, &shown);
+		top.rows = &shown;
+	}
 	switch (v->fmt) {
 	case OUT_CSV:
-		print_csv(v, r, f);
+		print_csv(v, &top, f);
 		break;
 	case OUT_JSON:
-		print_json(v, r, f);
+		print_json(v, &top, f);
 		break;
 	default:
-		print_table(v, r, f);
+		print_table(v, &top, f);
 	}
-	return out_flush(f);
+	row_table_free(&shown);
+	err = out_flush(f);
+	return err;
 }
 
 int stat_print_folded(const struct stat_view *v, const struct stack_table *t, FILE *f)

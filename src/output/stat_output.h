@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include "guest_symbols.h"
 #include "rows.h"
 #include "name_cache.h"
 #include "tracing_info.h"
@@ -28,6 +29,10 @@ struct stat_view {
 	bool asked_csv, asked_json;	/* as given: one of them; report's --json goes with --events */
 	struct name_cache *names;
 	struct qmp_names *qmp;	/* --qmp: keys named by each QEMU's memory map; may be NULL */
+	/* --by rip: symbols of guests' addresses (--guest-symbols), rows kept per guest x reason
+	 * (--top; 0 before the options' end) */
+	struct guest_symbols syms;
+	__u32 top;
 	bool csv_header_done;
 };
 

@@ -845,13 +845,20 @@ static void test_stream(void)
 	ev_run(&f, 302000, 50, 51);
 	ev_uexit(&f, 310000, 50, 51, 0, -EINTR);
 	ev_run(&f, 310040, 50, 51);
+	/* An IO exit to the VMM in a guest IO exit: it carries the guest exit's RIP, flagged. */
+	send(&f, (struct test_ctx){ .op = TOP_EXIT, .now = 320000, .tgid = 50, .tid = 51,
+				    .vcpu = 4, .isa = ISA_VMX, .reason = VMX_IO,
+				    .rip = 0xffffffff81001234ull });
+	ev_uexit(&f, 320100, 50, 51, KVM_EXIT_IO_, 0);
+	ev_run(&f, 320500, 50, 51);
+	ev_entry(&f, 320600, 50, 51);
 	/* A TSC offset write: vCPU from the event, offsets in info1/info2. */
 	send(&f, (struct test_ctx){ .op = TOP_TSC, .now = 400000, .tgid = 50, .tid = 51,
 				    .vcpu = 4, .info1 = 1234, .info2 = (__u64)-5678 });
 	n = ring_buffer__consume(f.rb);
 	unpin_cpu();
-	CHECK_EQ_U64(n, 13);
-	CHECK_EQ_U64(f.nr_evs, 13);
+	CHECK_EQ_U64(n, 15);
+	CHECK_EQ_U64(f.nr_evs, 15);
 	for (int i = 0; i < 10 && i < f.nr_evs; i++) {
 		e = &f.evs[i];
 		CHECK_EQ_U64(e->type, VMEXIT_EV_EXIT);
@@ -869,7 +876,7 @@ static void test_stream(void)
 		CHECK_EQ_U64(e->reason, VMX_EPT_VIOL);
 		CHECK_EQ_U64(e->cpu, cpu);
 	}
-	if (f.nr_evs == 13) {
+	if (f.nr_evs == 15) {
 		e = &f.evs[10];
 		CHECK_EQ_U64(e->type, VMEXIT_EV_USER_EXIT);
 		CHECK_EQ_U64(e->ts_ns, 300000);
@@ -878,6 +885,7 @@ static void test_stream(void)
 		CHECK_EQ_U64(e->reason, KVM_EXIT_MMIO_);
 		CHECK_EQ_U64(e->info1, 0);
 		CHECK_EQ_U64(e->rip, 0);
+		CHECK_EQ_U64(e->error_code, 0);
 		CHECK_EQ_U64(e->vcpu, 4);
 		e = &f.evs[11];
 		CHECK_EQ_U64(e->type, VMEXIT_EV_USER_EXIT);
@@ -886,6 +894,14 @@ static void test_stream(void)
 		CHECK_EQ_U64(e->reason, VMEXIT_UREASON_ERRNO | EINTR);
 		CHECK_EQ_U64(e->info1, (__u64)(__s64)-EINTR);
 		e = &f.evs[12];
+		CHECK_EQ_U64(e->type, VMEXIT_EV_USER_EXIT);
+		CHECK_EQ_U64(e->reason, KVM_EXIT_IO_);
+		CHECK_EQ_U64(e->rip, 0xffffffff81001234ull);
+		CHECK_EQ_U64(e->error_code, VMEXIT_UEXIT_RIP);
+		e = &f.evs[13];
+		CHECK_EQ_U64(e->type, VMEXIT_EV_EXIT);
+		CHECK_EQ_U64(e->rip, 0xffffffff81001234ull);
+		e = &f.evs[14];
 		CHECK_EQ_U64(e->type, VMEXIT_EV_TSC_OFFSET);
 		CHECK_EQ_U64(e->ts_ns, 400000);
 		CHECK_EQ_U64(e->latency_ns, 0);

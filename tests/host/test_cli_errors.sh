@@ -106,6 +106,21 @@ expect 2 "-- needs a command" timeout 5 "$V" stat --
 expect 2 "-- needs a command" timeout 5 "$V" stream --
 tmp=$(mktemp -d)
 expect 2 "-- needs a command" timeout 5 "$V" record -o "$tmp/r.vmexit" --
+# --guest-symbols: a file that does not parse is named with its line and column (before any
+# tracing or reading); the options of --by rip without it are usage errors.
+printf '0000000000001000 T guest_start\nffffffff8100 T\n' >"$tmp/bad.map"
+expect 1 "^vmexit stat: $tmp/bad.map:2:14: expected a one-letter symbol type and a name" \
+	"$V" stat --by rip --guest-symbols web01="$tmp/bad.map"
+expect 1 "^vmexit report: $tmp/bad.map:2:14: expected a one-letter symbol type" \
+	"$V" report -i x --by rip --guest-symbols web01="$tmp/bad.map"
+expect 1 "^vmexit report: $tmp/none.map: No such file or directory$" \
+	"$V" report -i x --by rip --guest-symbols web01="$tmp/none.map"
+expect 1 "--guest-symbols 'web01': expected GUEST=FILE" "$V" report -i x --by rip --guest-symbols web01
+head -n 1 "$tmp/bad.map" >"$tmp/good.map"
+expect 2 "--guest-symbols is an option of --by rip \(add --by rip\)" \
+	"$V" report -i x --guest-symbols web01="$tmp/good.map"
+expect 2 "--top is an option of --by rip" "$V" stat --by key --top 5
+expect 2 "invalid --top '0'" "$V" report -i x --by rip --top 0
 rm -rf "$tmp"
 expect 2 "unexpected argument 'extra'" "$V" list reasons extra
 expect 2 "unexpected argument '-x'" "$V" list guests -x

@@ -12,6 +12,11 @@
 #   then "split": vmexit stat --split on a guest whose vCPU halts until its APIC timer fires
 #                 (--timer) and makes CPUID exits: HLT exits are mostly blocked, CPUID exits never
 #                 blocked, and on CPU + blocked + runq is each row's total, exactly
+#   then "rip":   vmexit stat --by rip --guest-symbols (the guest's own --symbols file) around
+#                 vmexit record of a guest making N cpuid and M hlt exits: exactly N CPUID exits
+#                 at guest_cpuid and M HLT exits (and M KVM_EXIT_HLT) at guest_hlt, every RIP
+#                 row equal to tracefs' kvm_exit rip count, and report --by rip of the recording
+#                 giving the same rows
 # then checks vmexit's numbers against (a) the exact counts vmexit-guest documents for its
 # arguments and (b) tracefs' own count of the same run, event by event.
 #
@@ -65,11 +70,11 @@ for e in kvm_exit kvm_entry kvm_userspace_exit; do
 	echo 1 >$T/events/kvm/$e/enable || die "cannot enable kvm:$e"
 done
 
-# Counts the trace per thread, vCPU and raw reason. The trace prints SVM reasons by name: the
-# name -> code table comes from the event's own format (pairs like { 0x072, "cpuid" } or
-# { 0x040 + 14, "PF excp" }).
+# Counts the trace per thread, vCPU and raw reason (with an argument, per thread, reason and
+# rip too: T_RIP lines). The trace prints SVM reasons by name: the name -> code table comes
+# from the event's own format (pairs like { 0x072, "cpuid" } or { 0x040 + 14, "PF excp" }).
 count_trace() {
-	awk '
+	awk -v rips="${1:-}" '
 	function hex(s,   i, c, v) {
 		s = tolower(s); sub(/^0x/, "", s); v = 0
 		for (i = 1; i <= length(s); i++) { c = index("0123456789abcdef", substr(s, i, 1)); v = v * 16 + c - 1 }
@@ -97,6 +102,7 @@ count_trace() {
 			else if (name ~ /^0x[0-9a-f]+$/) r = hex(name)
 			else { r = -1; unk[name]++ }
 			ex[tid " " vc " " r]++
+			if (rips != "") { ip = substr(rest, n + 5); sub(/ .*/, "", ip); rp[tid " " r " " ip]++ }
 		} else if (match($0, / kvm_entry: vcpu [0-9]+,/)) {
 			vc = substr($0, RSTART + 17, RLENGTH - 18); en[tid " " vc]++
 		} else if (match($0, / kvm_userspace_exit: reason [^ ]+ \([0-9]+\)/)) {
@@ -111,6 +117,7 @@ count_trace() {
 		for (k in en) print "T_ENTRY " k " " en[k]
 		for (k in us) print "T_USER " k " " us[k]
 		for (k in unk) print "T_UNKNOWN_REASON " k " " unk[k]
+		for (k in rp) print "T_RIP " k " " rp[k]
 	}' $T/events/kvm/kvm_exit/format $T/trace
 }
 
@@ -188,6 +195,28 @@ if [ $MODE = full ]; then
 	echo "T_SPLIT_RC $?"
 	grep '^{"interval_s"' /tmp/out | tail -n 1 | sed 's/^/T_SPLIT_JSON /'
 	grep -v '^libbpf' /tmp/err | head -n 20 | sed 's/^/T_SPLIT_ERR /'
+
+	echo "T_RIPPH_PHASE"
+	/vmexit-guest --symbols /tmp/guest.map
+	echo "T_RIPPH_SYMS_RC $?"
+	sed 's/^/T_RIPPH_SYM /' /tmp/guest.map
+	echo >$T/trace
+	echo 1 >$T/tracing_on
+	/vmexit stat --by rip --guest-symbols ripvm=/tmp/guest.map --json -- \
+		/vmexit record -o /tmp/rip.vmexit -- /vmexit-guest --cpuid 300 --hlt 120 --name ripvm \
+		>/tmp/out 2>/tmp/err
+	echo "T_RIPPH_RC $?"
+	echo 0 >$T/tracing_on
+	grep '^{"interval_s"' /tmp/out | tail -n 1 | sed 's/^/T_RIPPH_STAT /'
+	grep -v '^libbpf' /tmp/err | head -n 20 | sed 's/^/T_RIPPH_ERR /'
+	/vmexit report -i /tmp/rip.vmexit --by rip --guest-symbols ripvm=/tmp/guest.map --json \
+		>/tmp/out 2>/tmp/err
+	echo "T_RIPPH_REPORT_RC $?"
+	sed 's/^/T_RIPPH_REPORT /' /tmp/out
+	head -n 20 /tmp/err | sed 's/^/T_RIPPH_ERR /'
+	/vmexit report -i /tmp/rip.vmexit --by rip --guest-symbols ripvm=/tmp/guest.map --top 3 \
+		2>&1 | sed 's/^/T_RIPPH_TABLE /'
+	count_trace rips | sed 's/^/T_RIPPH_/'
 fi
 exit 0
 EOF
@@ -232,13 +261,15 @@ def new_phase():
                 hooks_lines=[])
 
 # ---- parse the bed's stdout into phases
-phases = {}; cur = None; preamble = []; split = {}
+phases = {}; cur = None; preamble = []; split = {}; ripph = {}
 for line in open(path, errors="replace"):
     line = line.rstrip("\n")
     tag, _, rest = line.partition(" ")
     f = rest.split()
     if tag.startswith("T_SPLIT"):
         split.setdefault(tag, []).append(rest); continue
+    if tag.startswith("T_RIPPH"):
+        ripph.setdefault(tag[len("T_RIPPH_"):], []).append(rest); continue
     if tag == "T_PHASE":
         cur = phases[f[0]] = new_phase(); continue
     if cur is None:
@@ -477,8 +508,71 @@ def check_split():
         check(cpuid["oncpu_ns"] > 0 and cpuid["blocked_ns"] <= 0.05 * cpuid["total_ns"],
               f"{pre}: CPUID exits blocked, or never on CPU: {cpuid}")
 
+def check_rip():
+    """--by rip: the guest's own symbols name its exit instructions; counts from its options."""
+    pre = "phase rip"
+    N_CPUID, M_HLT = 300, 120        # the guest's --cpuid and --hlt in the bed script
+    if not check("PHASE" in ripph, f"{pre}: did not run"):
+        return
+    for l in ripph.get("ERR", []):
+        print("  | " + l)
+    check(ripph.get("SYMS_RC") == ["0"], f"{pre}: vmexit-guest --symbols exited {ripph.get('SYMS_RC')}")
+    check(ripph.get("RC") == ["0"], f"{pre}: vmexit stat --by rip exited {ripph.get('RC')}")
+    check(ripph.get("REPORT_RC") == ["0"], f"{pre}: vmexit report --by rip exited {ripph.get('REPORT_RC')}")
+    addr = {}
+    for l in ripph.get("SYM", []):
+        a, _, name = l.split()
+        addr[name] = int(a, 16)
+    if not check({"guest_cpuid", "guest_hlt", "guest_done"} <= set(addr), f"{pre}: symbols {addr}"):
+        return
+    try:
+        stat = json.loads(ripph["STAT"][-1])["rows"]
+        rep = json.loads(ripph["REPORT"][-1])["rows"]
+    except (KeyError, IndexError, ValueError) as e:
+        check(False, f"{pre}: no JSON summary from stat or report: {e}")
+        return
+    def rows_at(rows, kind, reason):
+        return [r for r in rows if r.get("kind") == kind and r.get("reason") == reason]
+    def exact(rows, what, kind, reason, sym, n):
+        m = rows_at(rows, kind, reason)
+        ok = len(m) == 1 and m[0].get("rip") == hex(addr[sym]) and m[0].get("symbol") == sym \
+            and m[0].get("count") == n and m[0].get("guest_mode") == "user" and m[0].get("key_kind") == "rip"
+        check(ok, f"{pre}: {what}: {kind} reason {reason:#x}: expected one row of {n} exits at "
+                  f"{sym} ({addr[sym]:#x}, guest_mode user), got {m}")
+    for what, rows in (("stat", stat), ("report", rep)):
+        exact(rows, what, "kernel", SVM_CPUID, "guest_cpuid", N_CPUID)
+        exact(rows, what, "kernel", SVM_HLT, "guest_hlt", M_HLT)
+        # An exit to the VMM is charged to the RIP of the guest exit that led to it.
+        exact(rows, what, "user", KVM_EXIT_HLT, "guest_hlt", M_HLT)
+        for r in rows:
+            check(r.get("guest") == "ripvm", f"{pre}: {what}: row of guest {r.get('guest')!r}")
+    # The kernel's RIPs are tracefs' kvm_exit rip fields of the same run, row by row.
+    traced = Counter()
+    for l in ripph.get("T_RIP", []):
+        tid, r, ip, n = l.split()
+        traced[(int(r), int(ip, 16))] += int(n)
+    check(traced[(SVM_CPUID, addr["guest_cpuid"])] == N_CPUID and traced[(SVM_HLT, addr["guest_hlt"])] == M_HLT,
+          f"{pre}: tracefs: {traced[(SVM_CPUID, addr['guest_cpuid'])]} cpuid at guest_cpuid, "
+          f"{traced[(SVM_HLT, addr['guest_hlt'])]} hlt at guest_hlt")
+    for r in stat:
+        if r.get("kind") == "kernel" and r.get("key_kind") == "rip":
+            k = (r["reason"], int(r["rip"], 16))
+            check(r["count"] == traced[k], f"{pre}: stat {r['reason_name']} at {r['rip']}: {r['count']} exits, "
+                                           f"tracefs {traced[k]}")
+    # report of the recording: the same rows as stat of the same run.
+    def keyed(rows):
+        return sorted((r.get("kind"), r.get("reason"), r.get("key_kind"), r.get("rip"), r.get("symbol"),
+                       r.get("guest_mode"), r.get("count"), r.get("completed")) for r in rows)
+    check(keyed(stat) == keyed(rep), f"{pre}: report --by rip differs from stat --by rip:\n  stat   {keyed(stat)}\n"
+                                     f"  report {keyed(rep)}")
+    for l in ripph.get("TABLE", []):
+        print("  | " + l)
+    print(f"test_nested_svm:   rip: " + ", ".join(f"{r['reason_name']} {r.get('symbol') or r.get('rip')} {r['count']}"
+                                                  for r in stat if r.get("count", 0) > 1))
+
 if mode == "full":
     check_split()
+    check_rip()
 
 if errors:
     for e in errors:
