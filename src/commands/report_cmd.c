@@ -524,6 +524,8 @@ int cmd_report(int argc, char **argv)
 		a.out.real_offset_ns = (__s64)(rd->meta.real_ns - rd->meta.mono_ns);
 	/* Recorded with --split (format 1.1): the summary and JSON events show it. */
 	a.view.split = a.out.split = rd->meta.split;
+	/* Recorded with --keys (1.5): the events show them. */
+	a.out.keys = rd->meta.keys;
 	if (a.events) {
 		ret = evout_open(&r.out, &a.out);
 		if (ret) {

@@ -2,7 +2,9 @@
 # Real kernel, this host: stat --by key counts each port and address exactly as the bundled
 # guest makes them (outs to 0xe9, ins from 0xe8, MMIO writes to 0x10000000, HLTs with no key),
 # per vCPU with --by vcpu,key; a key table too small charges the rest to (other) and counts
-# them under lost as keys_full.
+# them under lost as keys_full. stream --keys and record --keys + report --events give the same
+# per-key counts from each exit's own record (and keep the exits left in flight, which stat's
+# key table does not have), with no key table to fill.
 set -u
 OUT=${1:-.output}
 . "$(dirname "$0")/lib.sh"
@@ -23,6 +25,19 @@ run vm 2 --json --by key
 run vcpu 2 --csv --by vcpu,key
 run table 2 --by key
 run full 1 --json --by key --max-keys 1
+# The same guest under stream and record --keys (the table they do not use is one entry).
+GUEST=("$OUT/vmexit-guest" --vcpus 2 --io 300 --in 200 --mmio 100 --hlt 50)
+cap() {	# cap NAME vmexit ARGS...: output in $tmp/NAME
+	local name=$1; shift
+	"$@" -- "${GUEST[@]}" >"$tmp/$name" 2>"$tmp/$name.err" ||
+		{ cat "$tmp/$name.err"; fail "$* exited with $?"; }
+}
+cap sjson "$OUT/vmexit" stream --keys --json --max-keys 1
+cap sline "$OUT/vmexit" stream --keys
+cap splain "$OUT/vmexit" stream --json
+cap rec.log "$OUT/vmexit" record --keys -o "$tmp/rec.vmexit"
+"$OUT/vmexit" report -i "$tmp/rec.vmexit" --events --json >"$tmp/revents" ||
+	fail "report --events --json exited with $?"
 
 python3 - "$tmp" $kfires <<'PY'
 import csv, json, sys
@@ -94,6 +109,45 @@ if not kfires:
     check("--max-keys 1: keys_full counts them", f["lost"]["keys_full"], inn + mmio)
 else:
     check("--max-keys 1: keys_full counts them", f["lost"]["keys_full"] > 0, True)
+
+# stream --keys: one record per exit, each with its key; the done port's exits never complete
+# (in_flight). --max-keys 1 does not matter: a stream fills no key table, loses nothing.
+def stream_keys(lines, kind):
+    done, left = {}, {}
+    for e in lines:
+        if e.get("type") != kind:
+            continue
+        if kind == "user_exit":
+            k = (e["reason_name"], e["key_kind"], e["key"], e["key_dir"], e["key_name"])
+        else:
+            if e["key_kind"] != "port":
+                continue
+            k = (e["key"], e["key_dir"])
+        side = left if e.get("in_flight") else done
+        side[k] = side.get(k, 0) + 1
+    return done, left
+inflight = {("IO", "port", 0xea, "out", ""): 2}
+for name in ("sjson", "revents"):
+    ev = [json.loads(l) for l in open(f"{d}/{name}") if l.strip()]
+    done, left = stream_keys(ev, "user_exit")
+    what = "stream --keys --json" if name == "sjson" else "record --keys, report --events --json"
+    check(f"{what}: exits to the VMM per key", done, want)
+    check(f"{what}: left in flight per key", left, inflight)
+    check(f"{what}: no loss", [e for e in ev if "lost" in e], [])
+    if kfires:
+        done, _ = stream_keys(ev, "exit")
+        check(f"{what}: guest IO exits per port", done, {(0xe9, "out"): 2 * io, (0xe8, "in"): 2 * inn})
+plain = [json.loads(l) for l in open(f"{d}/splain") if l.strip()]
+check("stream without --keys: no key fields", [e for e in plain if "key_kind" in e], [])
+
+# The stream's line: a KEY column after the latency, as stat's.
+lines = open(f"{d}/sline").read().splitlines()
+check("stream --keys: header has KEY", lines[0].split()[-1] if lines else None, "KEY")
+check("stream --keys: lines of 0xe9 out debugcon",
+      len([l for l in lines if " KVM_EXIT_IO " in l and " 0xe9 out debugcon " in l
+           and "in_flight" not in l]), 2 * io)
+check("stream --keys: lines of 0xe8 in",
+      len([l for l in lines if " KVM_EXIT_IO " in l and " 0xe8 in " in l]), 2 * inn)
 sys.exit(1 if bad else 0)
 PY
 rc=$?
