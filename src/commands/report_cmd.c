@@ -112,10 +112,11 @@ static void check_modes(void *input, struct argp_state *state)
 
 	if (!a->path)
 		argp_error(state, "give the recording with -i FILE");
-	/* Recordings do not carry keys yet: say so rather than print rows without them. */
-	if (a->view.key_mode)
-		argp_error(state, "--by key/rip: recordings carry no keys yet; use vmexit stat --by "
-			   "key on the live host");
+	/* A recording's kernel exits have their RIP, but an exit to the VMM not the RIP of the
+	 * guest exit behind it: --by rip is stat's. */
+	if (a->view.key_mode == KEY_MODE_RIP)
+		argp_error(state, "--by rip: recordings do not say which guest RIP led to each exit "
+			   "to the VMM; use vmexit stat --by rip on the live host");
 	/* --events is the default lines: another format is another output. */
 	opt_exclusive(state, a->events, "--events", a->out.perfetto_path, "--perfetto");
 	opt_exclusive(state, a->events, "--events", a->out.format_path, "--format");
@@ -293,7 +294,7 @@ static int one_event(struct report *r, const struct vmexit_event *ev)
 		return evout_event(&r->out, ev);
 	if (ev->type == VMEXIT_EV_TSC_OFFSET)
 		return note_tsc_offset(r, ev);
-	return event_rows_add(&r->rows, r->a->view.by, ev, start);
+	return event_rows_add(&r->rows, r->a->view.by, ev, start, r->a->view.key_mode);
 }
 
 /* A recorded stack passes the filters of its guest, pid and reason (it has no vCPU). */
@@ -524,8 +525,14 @@ int cmd_report(int argc, char **argv)
 		a.out.real_offset_ns = (__s64)(rd->meta.real_ns - rd->meta.mono_ns);
 	/* Recorded with --split (format 1.1): the summary and JSON events show it. */
 	a.view.split = a.out.split = rd->meta.split;
-	/* Recorded with --keys (1.5): the events show them. */
+	/* Recorded with --keys (1.5): the events show them, and --by key can count them. */
 	a.out.keys = rd->meta.keys;
+	if (a.view.key_mode && !rd->meta.keys) {
+		fprintf(stderr, "vmexit: --by key: %s was recorded without keys (record it with "
+			"vmexit record --keys)\n", a.path);
+		rc = 1;
+		goto out;
+	}
 	if (a.events) {
 		ret = evout_open(&r.out, &a.out);
 		if (ret) {

@@ -4,7 +4,7 @@
 #include "hist.h"
 
 int event_rows_add(struct row_table *rt, enum group_by by, const struct vmexit_event *ev,
-		   __u64 start)
+		   __u64 start, bool keys)
 {
 	struct row_key k = {};
 	struct row *r;
@@ -17,6 +17,8 @@ int event_rows_add(struct row_table *rt, enum group_by by, const struct vmexit_e
 	k.vcpu = by == BY_VCPU ? ev->vcpu : -1;
 	k.isa = ev->isa;
 	k.reason = ev->reason;
+	if (keys)
+		k.key = ev->key;
 	r = row_table_get(rt, &k);
 	if (!r)
 		return -ENOMEM;

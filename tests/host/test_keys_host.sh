@@ -2,7 +2,7 @@
 # Real kernel, this host: stat --by key counts each port and address exactly as the bundled
 # guest makes them (outs to 0xe9, ins from 0xe8, MMIO writes to 0x10000000, HLTs with no key),
 # per vCPU with --by vcpu,key; a key table too small charges the rest to (other) and counts
-# them under lost as keys_full. stream --keys and record --keys + report --events give the same
+# them under lost as keys_full. stream --keys and record --keys + report --by key give the same
 # per-key counts from each exit's own record (and keep the exits left in flight, which stat's
 # key table does not have), with no key table to fill.
 set -u
@@ -36,6 +36,10 @@ cap sjson "$OUT/vmexit" stream --keys --json --max-keys 1
 cap sline "$OUT/vmexit" stream --keys
 cap splain "$OUT/vmexit" stream --json
 cap rec.log "$OUT/vmexit" record --keys -o "$tmp/rec.vmexit"
+"$OUT/vmexit" report -i "$tmp/rec.vmexit" --by key --json >"$tmp/rjson" ||
+	fail "report --by key exited with $?"
+"$OUT/vmexit" report -i "$tmp/rec.vmexit" --by vcpu,key --csv >"$tmp/rcsv" ||
+	fail "report --by vcpu,key --csv exited with $?"
 "$OUT/vmexit" report -i "$tmp/rec.vmexit" --events --json >"$tmp/revents" ||
 	fail "report --events --json exited with $?"
 
@@ -140,6 +144,28 @@ for name in ("sjson", "revents"):
 plain = [json.loads(l) for l in open(f"{d}/splain") if l.strip()]
 check("stream without --keys: no key fields", [e for e in plain if "key_kind" in e], [])
 
+# report --by key: stat --by key's rows, and the exits left in flight (counted, no latency).
+r = final("rjson")
+done = {}
+left = {}
+for row in r["rows"]:
+    if row["kind"] == "user":
+        k = (row["reason_name"], row["key_kind"], row["key"], row["key_dir"], row["key_name"])
+        if row["completed"]:
+            done[k] = done.get(k, 0) + row["completed"]
+        if row["count"] > row["completed"]:
+            left[k] = left.get(k, 0) + row["count"] - row["completed"]
+check("report --by key: exits to the VMM per key", done, want)
+check("report --by key: as stat --by key", done, {k: v for k, v in user_keys(j["rows"]).items()})
+check("report --by key: left in flight", left, inflight)
+rows = [x for x in csv.DictReader(open(f"{d}/rcsv")) if x["ISA"] == "user"]
+per = {}
+for x in rows:
+    k = (x["vCPU"], x["Exit_Reason"], x["Key_Kind"], x["Key"], x["Key_Dir"], x["Key_Name"])
+    per[k] = per.get(k, 0) + int(x["Completed"])
+per = {k: v for k, v in per.items() if v}
+check("report --by vcpu,key (CSV): per vCPU and key", per, wantv)
+
 # The stream's line: a KEY column after the latency, as stat's.
 lines = open(f"{d}/sline").read().splitlines()
 check("stream --keys: header has KEY", lines[0].split()[-1] if lines else None, "KEY")
@@ -156,6 +182,14 @@ rc=$?
 "$OUT/vmexit" stat --by vcpu,reason 1 1 >/dev/null 2>"$tmp/err" && fail "--by vcpu,reason accepted"
 grep -q "combine one of vm, vcpu, reason with one of key, rip" "$tmp/err" ||
 	fail "--by vcpu,reason: no hint: $(cat "$tmp/err")"
-"$OUT/vmexit" report -i /dev/null --by key >/dev/null 2>"$tmp/err" && fail "report --by key accepted"
-grep -q "recordings carry no keys" "$tmp/err" || fail "report --by key: $(cat "$tmp/err")"
+# A recording made without --keys has none to count; --by rip is stat's.
+"$OUT/vmexit" record -o "$tmp/nokeys.vmexit" -- "$OUT/vmexit-guest" --io 3 >/dev/null 2>&1 ||
+	fail "record without --keys exited with $?"
+"$OUT/vmexit" report -i "$tmp/nokeys.vmexit" --by key >/dev/null 2>"$tmp/err" &&
+	fail "report --by key of a recording without keys accepted"
+grep -q "nokeys.vmexit was recorded without keys (record it with vmexit record --keys)" "$tmp/err" ||
+	fail "report --by key without keys: $(cat "$tmp/err")"
+[ "$(wc -l <"$tmp/err")" = 1 ] || fail "report --by key without keys: not one line: $(cat "$tmp/err")"
+"$OUT/vmexit" report -i "$tmp/rec.vmexit" --by rip >/dev/null 2>"$tmp/err" && fail "report --by rip accepted"
+grep -q "use vmexit stat --by rip" "$tmp/err" || fail "report --by rip: $(cat "$tmp/err")"
 echo "PASS: keys_host"
