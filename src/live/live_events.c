@@ -16,13 +16,6 @@
 #include "vcpu_cache.h"
 #include "vmexit.skel.h"
 
-OPT_STATIC_STORE(opt_keys, __u32);
-static void opt_keys(const char *arg, void *to, struct argp_state *state)
-{
-	(void)arg, (void)state;
-	*(__u32 *)to = KEY_MODE_DEVICE;
-}
-
 static const struct cmd_option options[] = {
 	OPT_HEADER("Capture:", 3),
 	{ "duration", 'd', "DURATION", 0, "Stop after this long (with its unit: 10s, 5m)", 3,
@@ -44,7 +37,7 @@ static const struct cmd_option options[] = {
 	  OPT_TO(struct live_args, filters.opts.kvm_events, opt_kvm_events) },
 	{ "keys", 0, NULL, 0, "Each exit with its key, what it was about (port, address, MSR, "
 	  "CPUID leaf, hypercall), as stat --by key counts it", 3,
-	  OPT_TO(struct live_args, filters.opts.key_mode, opt_keys) },
+	  OPT_TO(struct live_args, filters.opts.key_mode, opt_key_device) },
 	{},
 };
 

@@ -43,6 +43,25 @@ cap rec.log "$OUT/vmexit" record --keys -o "$tmp/rec.vmexit"
 "$OUT/vmexit" report -i "$tmp/rec.vmexit" --events --json >"$tmp/revents" ||
 	fail "report --events --json exited with $?"
 
+# top --keys: -x starts in the view of every reason's keys; --once prints it when the
+# interval ends, here cut short (SIGINT) once the guest is done, so that the whole run is in.
+# Without --keys no key program is loaded.
+stopped_guest --vcpus 2 --io 30 --in 20 --mmio 10 --hlt 5
+"$OUT/vmexit" top --once --keys -x -p "$gpid" -d 120 --width 160 >"$tmp/top" 2>"$tmp/top.err" &
+tpid=$!
+wait_tracing $tpid
+bpftool prog show >"$tmp/progs.keys" 2>&1 || fail "bpftool prog show failed"
+kill -CONT "$gpid"
+ends_within 120 "$gpid" "the guest" "$tmp/top.err" >/dev/null
+signal_ends INT $tpid 60 "top --once --keys" || { cat "$tmp/top.err"; fail "top --once --keys failed"; }
+"$OUT/vmexit" top --once -d 10 >/dev/null 2>"$tmp/top2.err" &
+tpid=$!
+wait_tracing $tpid
+bpftool prog show >"$tmp/progs.nokeys" 2>&1 || fail "bpftool prog show failed"
+signal_ends INT $tpid 60 "top --once" || { cat "$tmp/top2.err"; fail "top --once failed"; }
+grep -q " name key_pio " "$tmp/progs.keys" || fail "top --keys: no key_pio program loaded"
+grep -q " name key_pio " "$tmp/progs.nokeys" && fail "top without --keys loaded key_pio"
+
 python3 - "$tmp" $kfires <<'PY'
 import csv, json, sys
 d, kfires = sys.argv[1], int(sys.argv[2])
@@ -174,6 +193,24 @@ check("stream --keys: lines of 0xe9 out debugcon",
            and "in_flight" not in l]), 2 * io)
 check("stream --keys: lines of 0xe8 in",
       len([l for l in lines if " KVM_EXIT_IO " in l and " 0xe8 in " in l]), 2 * inn)
+
+# top --once --keys -x: a row per reason and key, its Total the whole run's.
+import re
+t = open(f"{d}/top").read().splitlines()
+print("\n".join(t))
+rows = {}
+for l in t:
+    m = re.match(r"^[ >](kvm_(?:userspace_)?exit\(\w+\)) (.+?) +(\d+) +\d+ ", l)
+    if m:
+        rows[(m.group(1), m.group(2))] = int(m.group(3))
+check("top --keys: the view's title", any(l.startswith("View: keys of exits of ") for l in t), True)
+check("top --once --keys -x: exits to the VMM per key",
+      {k: v for k, v in rows.items() if k[0].startswith("kvm_userspace_exit")},
+      {("kvm_userspace_exit(IO)", "0xe9 out debugcon"): 60, ("kvm_userspace_exit(IO)", "0xe8 in"): 40,
+       ("kvm_userspace_exit(MMIO)", "0x10000000 write"): 20, ("kvm_userspace_exit(HLT)", "(none)"): 10})
+if kfires:
+    kern = {k[1]: v for k, v in rows.items() if k[0].startswith("kvm_exit(") and k[1].startswith("0xe")}
+    check("top --once --keys -x: guest IO exits per port", kern, {"0xe9 out debugcon": 60, "0xe8 in": 40})
 sys.exit(1 if bad else 0)
 PY
 rc=$?
