@@ -633,8 +633,10 @@ int rec_writer_add_event(struct rec_writer *w, const struct vmexit_event *ev)
 		return w->error;
 	encode_event(p + REC_HDR_LEN, ev);
 	/* With keys and without --split, the split fields are there as 0. */
-	if (w->meta.split || w->meta.keys)
+	if (w->meta.split)
 		encode_split(p + REC_HDR_LEN, ev);
+	else if (w->meta.keys)
+		memset(p + REC_HDR_LEN + EVENT_LEN, 0, EVENT_SPLIT_LEN - EVENT_LEN);
 	if (w->meta.keys)
 		encode_key(p + REC_HDR_LEN, ev);
 	end_record(w, p, len);

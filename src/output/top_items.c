@@ -226,25 +226,6 @@ struct sorted {
 	__u64 v;
 };
 
-int top_key_cmp(const struct row_key *a, const struct row_key *b)
-{
-	if (a->tgid != b->tgid)
-		return a->tgid < b->tgid ? -1 : 1;
-	if (a->vcpu != b->vcpu)
-		return a->vcpu < b->vcpu ? -1 : 1;
-	if (a->isa != b->isa)
-		return a->isa < b->isa ? -1 : 1;
-	if (a->reason != b->reason)
-		return a->reason < b->reason ? -1 : 1;
-	if (a->key.kind != b->key.kind)
-		return a->key.kind < b->key.kind ? -1 : 1;
-	if (a->key.key != b->key.key)
-		return a->key.key < b->key.key ? -1 : 1;
-	if (a->key.dir != b->key.dir)
-		return a->key.dir < b->key.dir ? -1 : 1;
-	return a->start < b->start ? -1 : a->start > b->start;
-}
-
 /* Sections in order, each parent before its children, then the sort key, busiest first. */
 static int item_cmp(const void *pa, const void *pb)
 {
@@ -258,7 +239,7 @@ static int item_cmp(const void *pa, const void *pb)
 		return a->v < b->v ? 1 : -1;
 	if (a->it.tot->count != b->it.tot->count)
 		return a->it.tot->count < b->it.tot->count ? 1 : -1;
-	return top_key_cmp(&a->it.key, &b->it.key);
+	return row_key_cmp(&a->it.key, &b->it.key);
 }
 
 static int sort_items(struct top_view *v, enum top_sort s)

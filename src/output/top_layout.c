@@ -357,7 +357,7 @@ static void fix_cursor(const struct top_view *v, struct top_ui *ui, int avail)
 
 	for (i = 0; ui->have_sel && i < v->nr_items; i++) {
 		if (v->items[i].kind == ui->sel.kind &&
-		    !top_key_cmp(&v->items[i].key, &ui->sel.key))
+		    !row_key_cmp(&v->items[i].key, &ui->sel.key))
 			break;
 	}
 	if (ui->have_sel && i < v->nr_items)

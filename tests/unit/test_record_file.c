@@ -261,6 +261,37 @@ static void test_round_trip(void)
 }
 
 /*
+ * Three events with split fields (on CPU 100 + i, blocked 600, runq 300, latency 1000 + i) and
+ * keys (port 0x3f8 + i out, of kind 1 + i), into path with meta; its size. False on failure.
+ */
+static bool write_three(const char *path, const struct rec_meta *meta, size_t *size)
+{
+	struct vmexit_event ev;
+	struct rec_writer *w;
+	struct stat st;
+	char err[512];
+
+	w = rec_writer_open(path, false, meta, err, sizeof(err));
+	CHECK(w);
+	if (!w)
+		return false;
+	for (unsigned int i = 0; i < 3; i++) {
+		make_event(&ev, i);
+		ev.latency_ns = 1000 + i;
+		ev.oncpu_ns = 100 + i;
+		ev.blocked_ns = 600;
+		ev.runq_ns = 300;
+		ev.key = (struct key_note){ .key = 0x3f8 + i, .kind = KEY_PORT + i,
+					    .dir = KEY_DIR_OUT };
+		CHECK(!rec_writer_add_event(w, &ev));
+	}
+	CHECK(!rec_writer_close(w));
+	CHECK(!stat(path, &st));
+	*size = st.st_size;
+	return true;
+}
+
+/*
  * --split (format 1.1): a header item says so and every event record is 96 bytes, the split
  * fields after the 72 of 1.0 (which a 1.0 reader reads and skips the rest). Without --split the
  * file is byte for byte what 1.0 wrote: 72-byte events, no item, the fields read as 0.
@@ -268,32 +299,16 @@ static void test_round_trip(void)
 static void split_file(const char *name, bool split, size_t *size)
 {
 	char path[256], err[512];
-	struct vmexit_event ev;
 	struct rec_meta meta;
-	struct rec_writer *w;
 	struct rec_reader *r;
 	struct rec_item it;
 	unsigned int got = 0;
-	struct stat st;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	test_meta(&meta);
 	meta.split = split;
-	w = rec_writer_open(path, false, &meta, err, sizeof(err));
-	CHECK(w);
-	if (!w)
+	if (!write_three(path, &meta, size))
 		return;
-	for (unsigned int i = 0; i < 3; i++) {
-		make_event(&ev, i);
-		ev.latency_ns = 1000 + i;
-		ev.oncpu_ns = 100 + i;
-		ev.blocked_ns = 600;
-		ev.runq_ns = 300;
-		CHECK(!rec_writer_add_event(w, &ev));
-	}
-	CHECK(!rec_writer_close(w));
-	CHECK(!stat(path, &st));
-	*size = st.st_size;
 	r = rec_reader_open(path, err, sizeof(err));
 	CHECK(r);
 	if (!r)
@@ -332,33 +347,18 @@ static void keys_file(const char *name, bool split, size_t *size)
 {
 	char path[256], err[512];
 	static unsigned char raw[1 << 16];
-	struct vmexit_event ev;
 	struct rec_meta meta;
-	struct rec_writer *w;
 	struct rec_reader *r;
 	struct rec_item it;
 	unsigned int got = 0, hlen;
-	struct stat st;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	test_meta(&meta);
 	meta.split = split;
 	meta.keys = true;
-	w = rec_writer_open(path, false, &meta, err, sizeof(err));
-	CHECK(w);
-	if (!w)
+	if (!write_three(path, &meta, size))
 		return;
-	for (unsigned int i = 0; i < 3; i++) {
-		make_event(&ev, i);
-		ev.oncpu_ns = split ? 100 + i : 0;
-		ev.key = (struct key_note){ .key = 0x3f8 + i, .kind = KEY_PORT + i,
-					    .dir = KEY_DIR_OUT };
-		CHECK(!rec_writer_add_event(w, &ev));
-	}
-	CHECK(!rec_writer_close(w));
-	CHECK(!stat(path, &st));
-	*size = st.st_size;
 	/* The first record, right after the header: an event of 112 bytes, its key at 96. */
 	f = fopen(path, "rb");
 	CHECK(f && fread(raw, 1, sizeof(raw), f) > 48);

@@ -23,10 +23,10 @@
 #define VMX	VMEXIT_ISA_VMX
 #define USER	VMEXIT_ISA_USER
 
-static void put(struct row_table *rt, __u32 tgid, __s32 vcpu, __u32 isa, __u32 reason,
-		__u64 count, __u64 lat_ns)
+/* count exits of lat_ns each into the row of k. */
+static void put_row(struct row_table *rt, const struct row_key *k, __u64 count, __u64 lat_ns)
 {
-	struct row *r = row_table_get(rt, &(struct row_key){ tgid, vcpu, isa, reason, 0, {} });
+	struct row *r = row_table_get(rt, k);
 
 	r->count += count;
 	r->completed += count;
@@ -36,6 +36,12 @@ static void put(struct row_table *rt, __u32 tgid, __s32 vcpu, __u32 isa, __u32 r
 	if (lat_ns > r->max_ns)
 		r->max_ns = lat_ns;
 	r->hist[hist_bucket(lat_ns)] += count;
+}
+
+static void put(struct row_table *rt, __u32 tgid, __s32 vcpu, __u32 isa, __u32 reason,
+		__u64 count, __u64 lat_ns)
+{
+	put_row(rt, &(struct row_key){ tgid, vcpu, isa, reason, 0, {} }, count, lat_ns);
 }
 
 struct fixture {
@@ -349,16 +355,7 @@ static void test_drilldown(void)
 static void put_key(struct row_table *rt, __s32 vcpu, __u32 isa, __u32 reason,
 		    struct key_note k, __u64 count, __u64 lat_ns)
 {
-	struct row *r = row_table_get(rt, &(struct row_key){ 100, vcpu, isa, reason, 0, k });
-
-	r->count += count;
-	r->completed += count;
-	r->total_ns += count * lat_ns;
-	if (lat_ns < r->min_ns)
-		r->min_ns = lat_ns;
-	if (lat_ns > r->max_ns)
-		r->max_ns = lat_ns;
-	r->hist[hist_bucket(lat_ns)] += count;
+	put_row(rt, &(struct row_key){ 100, vcpu, isa, reason, 0, k }, count, lat_ns);
 }
 
 static void test_key_view(void)
