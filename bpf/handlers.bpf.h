@@ -93,6 +93,12 @@ bool stream_wake_now;
 #define TS_IGNORED	2u
 #define TS_OFF_RUNQ	4u	/* --split: left the CPU runnable (preempted), not asleep */
 
+/* One completed exit's latency as on CPU + blocked + runq (--split). */
+struct exit_split {
+	__u64 blocked;
+	__u64 runq;
+};
+
 /*
  * When an exit began is kept in its cell (cell.inflight_ts), where userspace sees it too: the
  * exits in flight, and for how long, at every sample.
@@ -132,6 +138,9 @@ struct thread_state {
 	struct key_note late_key;
 	__u64 late_lat;
 	__u32 late_ref;
+	__u32 late_stream;	/* stream --keys: its record waits for the key too */
+	__u64 late_start;
+	struct exit_split late_split;
 	__u16 cells[NR_RSLOTS];
 };
 
@@ -531,12 +540,6 @@ static __always_inline void exit_drop(__u32 ref)
 		c->inflight_ts = 0;
 }
 
-/* One completed exit's latency as on CPU + blocked + runq (--split). */
-struct exit_split {
-	__u64 blocked;
-	__u64 runq;
-};
-
 /*
  * An exit's time off CPU: what the thread's sums grew by since the exit began. Clamped to its
  * latency (clocks of two CPUs may disagree by a few ns), so that on CPU is never negative and
@@ -559,13 +562,15 @@ static __always_inline void cell_split(struct cell *c, __u64 lat, const struct e
 	c->oncpu_ns += lat - s->blocked - s->runq;
 }
 
-/* Stream records are shorter without --split: the split fields are not sent. */
+/* Stream records are shorter without --split and keys: the fields not asked are not sent. */
 static __always_inline struct vmexit_event *event_reserve(void)
 {
 	struct vmexit_event *ev;
 
-	if (split_enabled)
+	if (key_mode)
 		ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	else if (split_enabled)
+		ev = bpf_ringbuf_reserve(&events, VMEXIT_EVENT_SPLIT_LEN, 0);
 	else
 		ev = bpf_ringbuf_reserve(&events, VMEXIT_EVENT_BASE_LEN, 0);
 	if (!ev)
@@ -583,7 +588,7 @@ static __always_inline void event_submit(struct vmexit_event *ev)
 	} else if (stream_wake_shift) {
 		/* What is unread, this record (reserved, so counted) included. */
 		pending = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
-		len = BPF_RINGBUF_HDR_SZ + (split_enabled ? sizeof(*ev) : VMEXIT_EVENT_BASE_LEN);
+		len = BPF_RINGBUF_HDR_SZ + vmexit_event_len(split_enabled, key_mode);
 		flags = pending >> stream_wake_shift != (pending - len) >> stream_wake_shift ?
 			BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 	}
@@ -598,11 +603,13 @@ static __always_inline struct vmexit_event *event_reserve_zeroed(void)
 	if (!ev)
 		return NULL;
 	__builtin_memset(ev, 0, VMEXIT_EVENT_BASE_LEN);
-	if (split_enabled) {
+	if (split_enabled || key_mode) {
 		ev->oncpu_ns = 0;
 		ev->blocked_ns = 0;
 		ev->runq_ns = 0;
 	}
+	if (key_mode)
+		ev->key = (struct key_note){};
 	return ev;
 }
 
@@ -631,16 +638,22 @@ static __always_inline bool stream_wanted(struct thread_state *ts, __u64 lat)
 	return stream_sample_every <= 1 || !(ts->sample_ctr++ % stream_sample_every);
 }
 
-/* Fills the record of an exit of ts begun at start: every field but cpu. */
+/* Fills the record of an exit of ts begun at start, about key: every field but cpu. */
 static __always_inline void stream_fill(struct vmexit_event *ev, struct thread_state *ts,
 					__u32 tgid, __u32 tid, __u64 start, __u64 lat, __u16 type,
-					const struct exit_split *s)
+					const struct exit_split *s, const struct key_note *key)
 {
 	if (split_enabled) {
 		ev->blocked_ns = s->blocked;
 		ev->runq_ns = s->runq;
 		ev->oncpu_ns = lat - s->blocked - s->runq;
+	} else if (key_mode) {
+		ev->blocked_ns = 0;
+		ev->runq_ns = 0;
+		ev->oncpu_ns = 0;
 	}
+	if (key_mode)
+		ev->key = *key;
 	ev->ts_ns = start;
 	ev->latency_ns = lat;
 	ev->tgid = tgid;
@@ -670,21 +683,28 @@ static __always_inline void stream_fill(struct vmexit_event *ev, struct thread_s
 }
 
 /* Ring-buffer record for a completed exit (or, with VMEXIT_EV_IN_FLIGHT in type, one its thread
- * left unfinished), after the stream filters. */
-static __always_inline void stream_emit(struct thread_state *ts, __u32 tgid, __u32 tid, __u64 start,
-					__u64 lat, __u16 type, const struct exit_split *s)
+ * left unfinished) that passed the stream filters. */
+static __always_inline void stream_send(struct thread_state *ts, __u32 tgid, __u32 tid, __u64 start,
+					__u64 lat, __u16 type, const struct exit_split *s,
+					const struct key_note *key)
 {
-	struct vmexit_event *ev;
+	struct vmexit_event *ev = event_reserve();
 
-	if (!stream_wanted(ts, lat))
-		return;
-	ev = event_reserve();
 	if (!ev)
 		return;
 	ids_fill(&tgid, &tid);
-	stream_fill(ev, ts, tgid, tid, start, lat, type, s);
+	stream_fill(ev, ts, tgid, tid, start, lat, type, s, key);
 	ev->cpu = bpf_get_smp_processor_id();
 	event_submit(ev);
+}
+
+/* The same after the stream filters. */
+static __always_inline void stream_emit(struct thread_state *ts, __u32 tgid, __u32 tid, __u64 start,
+					__u64 lat, __u16 type, const struct exit_split *s,
+					const struct key_note *key)
+{
+	if (stream_wanted(ts, lat))
+		stream_send(ts, tgid, tid, start, lat, type, s, key);
 }
 
 
@@ -742,6 +762,7 @@ static __always_inline void exit_end(struct thread_state *ts, __u32 *ref, __u64 
 	__u32 r = *ref;
 	struct cell *c = cell_get(r);
 	struct exit_split s = {};
+	bool keyed_later = false;
 	__u64 start;
 
 	*ref = CELL_NONE;
@@ -754,8 +775,10 @@ static __always_inline void exit_end(struct thread_state *ts, __u32 *ref, __u64 
 		cell_split(c, now - start, &s);
 	}
 	cell_complete(c, now - start);
+	/* An IO exit to the VMM waits for its key: its stream record too. */
 	if (key_mode)
-		key_exit_done(ts, r, c, key, now - start, type == VMEXIT_EV_USER_EXIT);
+		keyed_later = key_exit_done(ts, r, c, key, start, now - start, &s,
+					    type == VMEXIT_EV_USER_EXIT);
 	/* Its longest exit of stuck_min_ns or more in the interval: one stuck between two samples
 	 * is listed too. Count last: a reader that sees it sees one such exit. */
 	if (stuck_min_ns && now - start >= stuck_min_ns) {
@@ -770,8 +793,8 @@ static __always_inline void exit_end(struct thread_state *ts, __u32 *ref, __u64 
 		}
 		c->stuck_done++;
 	}
-	if (stream_enabled)
-		stream_emit(ts, tgid, tid, start, now - start, type, &s);
+	if (stream_enabled && !keyed_later)
+		stream_emit(ts, tgid, tid, start, now - start, type, &s, key);
 }
 
 static __always_inline void handle_kvm_entry(__u64 now, __u32 tgid, __u32 tid)
@@ -868,7 +891,7 @@ __noinline int thread_cell_end(__u32 ref, __u32 tid, __u64 now)
 /* The stream record of an exit the thread leaves unfinished: its age so far as latency. */
 static __always_inline void stream_left(struct thread_state *ts, __u32 ref, __u64 now,
 					      __u64 blocked0, __u64 runq0, __u32 tgid, __u32 tid,
-					      __u16 type)
+					      __u16 type, const struct key_note *key)
 {
 	struct cell *c = cell_get(ref);
 	struct exit_split s = {};
@@ -879,7 +902,7 @@ static __always_inline void stream_left(struct thread_state *ts, __u32 ref, __u6
 	start = c->inflight_ts;
 	if (split_enabled)
 		split_of(&s, now - start, ts->blocked_sum - blocked0, ts->runq_sum - runq0);
-	stream_emit(ts, tgid, tid, start, now - start, type | VMEXIT_EV_IN_FLIGHT, &s);
+	stream_emit(ts, tgid, tid, start, now - start, type | VMEXIT_EV_IN_FLIGHT, &s, key);
 }
 
 /*
@@ -899,9 +922,10 @@ static __always_inline void handle_thread_exit(__u64 now, __u32 tgid, __u32 tid)
 	if (!(ts->flags & TS_IGNORED)) {
 		if (stream_enabled) {
 			stream_left(ts, ts->exit_cell, now, ts->exit_blocked0,
-					  ts->exit_runq0, tgid, tid, VMEXIT_EV_EXIT);
+					  ts->exit_runq0, tgid, tid, VMEXIT_EV_EXIT, &ts->exit_key);
 			stream_left(ts, ts->uexit_cell, now, ts->uexit_blocked0,
-					  ts->uexit_runq0, tgid, tid, VMEXIT_EV_USER_EXIT);
+					  ts->uexit_runq0, tgid, tid, VMEXIT_EV_USER_EXIT,
+					  &ts->uexit_key);
 		}
 		if (key_mode && ts->late_ref)
 			key_settle(ts);
@@ -931,7 +955,7 @@ static __always_inline __u32 task_last_cpu(struct task_struct *t)
  */
 static __always_inline void flush_left(struct seq_file *seq, struct thread_state *ts, __u32 *ref,
 				       __u64 blocked0, __u64 runq0, struct task_struct *task,
-				       __u16 type)
+				       __u16 type, const struct key_note *key)
 {
 	struct cell *c = cell_get(*ref);
 	struct exit_split s = {};
@@ -956,9 +980,27 @@ static __always_inline void flush_left(struct seq_file *seq, struct thread_state
 		split_of(&s, lat, blocked - blocked0, runq - runq0);
 	}
 	stream_fill(&ev, ts, BPF_CORE_READ(task, tgid), BPF_CORE_READ(task, pid), start, lat,
-		    type | VMEXIT_EV_IN_FLIGHT, &s);
+		    type | VMEXIT_EV_IN_FLIGHT, &s, key);
 	ev.cpu = task_last_cpu(task);
-	bpf_seq_write(seq, &ev, split_enabled ? sizeof(ev) : VMEXIT_EVENT_BASE_LEN);
+	bpf_seq_write(seq, &ev, vmexit_event_len(split_enabled, key_mode));
+}
+
+/*
+ * --keys: an IO exit to the VMM that completed but still waited for its key (key_settle) when
+ * tracing stopped: its record, with the key it has.
+ */
+static __always_inline void flush_late(struct seq_file *seq, struct thread_state *ts,
+				       struct task_struct *task)
+{
+	struct vmexit_event ev = {};
+
+	if (!ts->late_stream)
+		return;
+	ts->late_stream = 0;
+	stream_fill(&ev, ts, BPF_CORE_READ(task, tgid), BPF_CORE_READ(task, pid), ts->late_start,
+		    ts->late_lat, VMEXIT_EV_USER_EXIT, &ts->late_split, &ts->late_key);
+	ev.cpu = task_last_cpu(task);
+	bpf_seq_write(seq, &ev, vmexit_event_len(split_enabled, key_mode));
 }
 
 static __always_inline struct thread_state *switch_state(struct task_struct *t);
@@ -970,10 +1012,12 @@ static __always_inline void handle_flush_task(struct seq_file *seq, struct task_
 
 	if (!ts || (ts->flags & TS_IGNORED))
 		return;
+	if (key_mode && ts->late_ref)
+		flush_late(seq, ts, task);
 	flush_left(seq, ts, &ts->exit_cell, ts->exit_blocked0, ts->exit_runq0, task,
-		   VMEXIT_EV_EXIT);
+		   VMEXIT_EV_EXIT, &ts->exit_key);
 	flush_left(seq, ts, &ts->uexit_cell, ts->uexit_blocked0, ts->uexit_runq0, task,
-		   VMEXIT_EV_USER_EXIT);
+		   VMEXIT_EV_USER_EXIT, &ts->uexit_key);
 }
 
 /*

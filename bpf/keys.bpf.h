@@ -18,6 +18,8 @@ const volatile __u32 key_mode = KEY_MODE_OFF;	/* enum vmexit_key_mode */
 const volatile __u32 max_keys = 0;
 /* --key-gpa-shift: a guest-physical fault's key is its address in units of 2^shift bytes. */
 const volatile __u32 key_gpa_shift = 12;
+/* stream/record --keys put the key in each record: the table is stat's, top's and serve's. */
+const volatile bool key_table_enabled = true;
 /* Entries made for real keys (not none/other); may run a few past max_keys (racing CPUs). */
 __u32 keys_used;
 
@@ -61,6 +63,10 @@ static __always_inline bool key_fits_user_exit(__u32 kind, __u32 reason)
 
 static __always_inline void key_charge(__u32 ref, const struct cell *c, const struct key_note *k,
 				       __u64 lat);
+static __always_inline void stream_send(struct thread_state *ts, __u32 tgid, __u32 tid, __u64 start,
+					__u64 lat, __u16 type, const struct exit_split *s,
+					const struct key_note *key);
+static __always_inline bool stream_wanted(struct thread_state *ts, __u64 lat);
 
 /*
  * An IO exit to the VMM that completed (at KVM_RUN) and waits for its key: the next key event
@@ -74,6 +80,12 @@ static __always_inline void key_settle(struct thread_state *ts)
 	ts->late_ref = CELL_NONE;
 	if (c)
 		key_charge(ref, c, &ts->late_key, ts->late_lat);
+	/* stream --keys: the exit's record, which waited for the same key. */
+	if (stream_enabled && ts->late_stream) {
+		ts->late_stream = 0;
+		stream_send(ts, 0, 0, ts->late_start, ts->late_lat, VMEXIT_EV_USER_EXIT,
+			    &ts->late_split, &ts->late_key);
+	}
 }
 
 /* A kvm_exit begins: its key so far (its RIP with --by rip, else none yet). */
@@ -129,11 +141,13 @@ static __always_inline void key_seen(struct thread_state *ts, const struct key_n
 }
 
 /*
- * A completed exit. An IO exit to the VMM waits (key_settle) when it is charged: the IN's
- * completion comes right after the next KVM_RUN began.
+ * A completed exit, begun at start, its split s. An IO exit to the VMM waits (key_settle) when
+ * it is charged, and its stream record with it (true: it waits): the IN's completion comes
+ * right after the next KVM_RUN began.
  */
-static __always_inline void key_exit_done(struct thread_state *ts, __u32 ref, const struct cell *c,
-					  const struct key_note *k, __u64 lat, bool user)
+static __always_inline bool key_exit_done(struct thread_state *ts, __u32 ref, const struct cell *c,
+					  const struct key_note *k, __u64 start, __u64 lat,
+					  const struct exit_split *s, bool user)
 {
 	if (user) {
 		/* A new KVM_RUN: what was traced in the last one describes no exit to come. */
@@ -142,10 +156,16 @@ static __always_inline void key_exit_done(struct thread_state *ts, __u32 ref, co
 			ts->late_ref = ref;
 			ts->late_lat = lat;
 			ts->late_key = *k;
-			return;
+			if (stream_enabled) {
+				ts->late_stream = stream_wanted(ts, lat);
+				ts->late_start = start;
+				ts->late_split = *s;
+			}
+			return true;
 		}
 	}
 	key_charge(ref, c, k, lat);
+	return false;
 }
 
 /* Slow path: the first exit of a key on this cell. NULL when not even `other` has room. */
@@ -191,6 +211,8 @@ static __always_inline void key_charge(__u32 ref, const struct cell *c, const st
 	struct key_id id = { .cell = ref, .tid = c->key.tid, .k = *k };
 	struct key_stats *st;
 
+	if (!key_table_enabled)
+		return;
 	st = bpf_map_lookup_elem(&key_table, &id);
 	if (!st)
 		st = key_add(&id, c);

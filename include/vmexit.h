@@ -345,9 +345,23 @@ struct vmexit_event {
 	__u64 oncpu_ns;
 	__u64 blocked_ns;
 	__u64 runq_ns;
+	/*
+	 * stream/record --keys (EV_EXIT, EV_USER_EXIT): what the exit was about, as stat --by
+	 * key charges it. With keys the kernel sends the whole record, split fields 0 without
+	 * --split.
+	 */
+	struct key_note key;
 };
 
 #define VMEXIT_EVENT_BASE_LEN	72	/* struct vmexit_event up to type */
+#define VMEXIT_EVENT_SPLIT_LEN	96	/* ... and the --split fields */
+
+/* The bytes of each record the kernel sends: only the parts asked for. */
+static inline __u32 vmexit_event_len(int split, int keys)
+{
+	return keys ? sizeof(struct vmexit_event) : split ? VMEXIT_EVENT_SPLIT_LEN :
+	       VMEXIT_EVENT_BASE_LEN;
+}
 
 /*
  * --stacks: off-CPU time of vCPU threads during exits, by the kernel stack they left the CPU

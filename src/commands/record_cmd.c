@@ -176,6 +176,7 @@ int cmd_record(int argc, char **argv)
 	rec_meta_now(&meta);
 	meta.tsc_mhz = a.tsc_mhz;
 	meta.split = a.live.filters.opts.split;
+	meta.keys = a.live.filters.opts.key_mode != KEY_MODE_OFF;
 	rec.stacks = a.stk.stacks;
 	/* Before loading anything: an existing file must not cost a BPF load to refuse. */
 	rec.w = rec_writer_open(a.path, a.force, &meta, err, sizeof(err));

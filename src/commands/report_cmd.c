@@ -114,10 +114,6 @@ static void check_modes(void *input, struct argp_state *state)
 
 	if (!a->path)
 		argp_error(state, "give the recording with -i FILE");
-	/* Recordings do not carry keys yet (their RIPs they do): say so, no rows without them. */
-	if (a->view.key_mode == KEY_MODE_DEVICE)
-		argp_error(state, "--by key: recordings carry no keys yet; use vmexit stat --by "
-			   "key on the live host");
 	/* --events is the default lines: another format is another output. */
 	opt_exclusive(state, a->events, "--events", a->out.perfetto_path, "--perfetto");
 	opt_exclusive(state, a->events, "--events", a->out.format_path, "--format");
@@ -304,7 +300,8 @@ static int one_event(struct report *r, const struct vmexit_event *ev)
 		rip_event_key(ev, &k);
 		return event_rows_add_key(&r->rows, r->a->view.by, ev, start, &k);
 	}
-	return event_rows_add(&r->rows, r->a->view.by, ev, start);
+	return event_rows_add(&r->rows, r->a->view.by, ev, start,
+			      r->a->view.key_mode == KEY_MODE_DEVICE);
 }
 
 /* A recorded stack passes the filters of its guest, pid and reason (it has no vCPU). */
@@ -552,6 +549,14 @@ int cmd_report(int argc, char **argv)
 		a.out.real_offset_ns = (__s64)(rd->meta.real_ns - rd->meta.mono_ns);
 	/* Recorded with --split (format 1.1): the summary and JSON events show it. */
 	a.view.split = a.out.split = rd->meta.split;
+	/* Recorded with --keys (1.5): the events show them, and --by key can count them. */
+	a.out.keys = rd->meta.keys;
+	if (a.view.key_mode == KEY_MODE_DEVICE && !rd->meta.keys) {
+		fprintf(stderr, "vmexit: --by key: %s was recorded without keys (record it with "
+			"vmexit record --keys)\n", a.path);
+		rc = 1;
+		goto out;
+	}
 	if (a.events) {
 		ret = evout_open(&r.out, &a.out);
 		if (ret) {

@@ -114,6 +114,7 @@ int cmd_stream(int argc, char **argv)
 	if (cmd_options_parse(&stream_options, argc, argv, ARGP_IN_ORDER, &a))
 		return 2;
 	a.out.split = a.live.filters.opts.split;
+	a.out.keys = a.live.filters.opts.key_mode != KEY_MODE_OFF;
 	/* The kernel's times are CLOCK_MONOTONIC; lines show wall-clock time, as report does
 	 * from the offset a recording keeps. */
 	rec_meta_now(&meta);

@@ -17,12 +17,14 @@
 #include "cli_filters.h"
 #include "commands.h"
 #include "durations.h"
+#include "key_rows.h"
 #include "kvm_event_counts.h"
 #include "sampler.h"
 #include "out_write.h"
 #include "signals.h"
 #include "top_view.h"
 #include "tracing_info_print.h"
+#include "vmexit.skel.h"
 
 static const char doc[] =
 "Live view of KVM exits: per VM, per vCPU and per exit reason.\n"
@@ -99,7 +101,11 @@ static const struct cmd_option options[] = {
 	  "kvm_pio... in the drill-down, columns in --log", 2,
 	  OPT_TO(struct top_args, filters.opts.kvm_events, opt_kvm_events) },
 	{ "drilldown", 'x', NULL, 0, "Start in the exit-reason view (of the one -p/-g guest, "
-	  "else of all VMs)", 2, OPT_TO(struct top_args, drill, opt_true) },
+	  "else of all VMs); with --keys, in the view of every reason's keys", 2,
+	  OPT_TO(struct top_args, drill, opt_true) },
+	{ "keys", 0, NULL, 0, "Load the key programs at start (what each exit was about, as "
+	  "stat --by key): x on a reason row lists its keys, with names", 2,
+	  OPT_TO(struct top_args, filters.opts.key_mode, opt_key_device) },
 	{ "vcpus", 0, NULL, 0, "Start in the per-vCPU view", 2,
 	  OPT_TO(struct top_args, vcpus, opt_true) },
 	{ "overhead", 0, NULL, 0, "Show vmexit's own cost (kernel BPF run-time "
@@ -158,6 +164,8 @@ struct top {
 	char host[65], kernel[65], filters[160];
 	char ov_line[256];		/* --overhead */
 	struct kvm_event_counts ev;	/* --kvm-events; ev.rb NULL without */
+	struct key_rows keys;		/* --keys: keys.cum the totals since start / reset */
+	struct row_table key_cur;	/* --keys: the last interval's */
 	FILE *out;			/* --log: stdout or -L FILE */
 };
 
@@ -181,6 +189,15 @@ static int sample(struct top *tp)
 		int err = kvm_event_counts_poll(&tp->ev, 0);
 
 		err = err ? err : kvm_event_counts_take(&tp->ev, cur);
+		if (err)
+			return err;
+	}
+	/* --keys: the key table after the cells, as stat reads it. */
+	if (tp->d.key_tot) {
+		int err = key_rows_sample(&tp->keys, &tp->key_cur);
+
+		if (err && err != -ENOMEM)
+			fprintf(stderr, "vmexit: cannot read the key table: %s\n", strerror(-err));
 		if (err)
 			return err;
 	}
@@ -431,6 +448,7 @@ static int run_live(struct top *tp)
 				break;
 			if (act == TA_RESET) {
 				row_table_reset(&tp->tot);
+				row_table_reset(&tp->keys.cum);
 				tp->reset_at = sampler_now();
 				tp->d.was_reset = true;
 			}
@@ -539,10 +557,10 @@ int cmd_top(int argc, char **argv)
 	if (!a.once && !a.log && (!isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO)))
 		a.log = true;
 	/* Not silently dropped: --log has no views to start in. */
-	if (a.log && (a.drill || a.vcpus)) {
+	if (a.log && (a.drill || a.vcpus || a.filters.opts.key_mode)) {
 		fprintf(stderr, "vmexit: %s: --log%s prints the reasons of every VM selected "
 			"(-p/-g), with no views; use --once for one screen of a view\n",
-			a.drill ? "-x" : "--vcpus", a.log_file ? " (-L)" : log_given ? "" :
+			a.drill ? "-x" : a.vcpus ? "--vcpus" : "--keys", a.log_file ? " (-L)" : log_given ? "" :
 			" (the default without a terminal)");
 		top_ui_free(&tp.ui);
 		return 2;
@@ -577,6 +595,10 @@ int cmd_top(int argc, char **argv)
 
 		tp.ui.level = a.drill ? LV_REASONS : LV_VCPUS;
 		tp.ui.tgid = ef->nr_pids == 1 ? (__u32)ef->pids[0] : 0;
+		if (a.drill && a.filters.opts.key_mode) {
+			tp.ui.level = LV_KEYS;
+			tp.ui.key_all = true;
+		}
 	}
 	row_table_init(&tp.tot);
 	uname(&u);
@@ -586,6 +608,13 @@ int cmd_top(int argc, char **argv)
 	tp.d = (struct top_data){ .cur = &tp.sp.rows, .tot = &tp.tot, .names = &tp.sp.names,
 				  .host = tp.host, .kernel = tp.kernel, .filters = tp.filters,
 				  .stuck_ns = a.stuck_ns };
+	key_rows_init(&tp.keys, a.filters.opts.key_mode ?
+		      bpf_map__fd(tp.sp.s.skel->maps.key_table) : -1, BY_VCPU, -1);
+	row_table_init(&tp.key_cur);
+	if (a.filters.opts.key_mode) {
+		tp.d.key_cur = &tp.key_cur;
+		tp.d.key_tot = &tp.keys.cum;
+	}
 	setlocale(LC_ALL, "");
 	sampler_start(&tp.sp);
 	tp.reset_at = tp.sp.start;
@@ -614,5 +643,7 @@ int cmd_top(int argc, char **argv)
 	top_view_free(&tp.v);
 	top_ui_free(&tp.ui);
 	row_table_free(&tp.tot);
+	key_rows_free(&tp.keys);
+	row_table_free(&tp.key_cur);
 	return sampler_close(&tp.sp, rc);
 }

@@ -352,8 +352,8 @@ void session_stop_exits(struct session *s)
 int session_flush_in_flight(struct session *s, __u64 end_ns,
 			    int (*fn)(void *ctx, const struct vmexit_event *ev), void *ctx)
 {
-	size_t rec_len = s->skel->rodata->split_enabled ? sizeof(struct vmexit_event) :
-			 VMEXIT_EVENT_BASE_LEN;
+	size_t rec_len = vmexit_event_len(s->skel->rodata->split_enabled,
+					  s->skel->rodata->key_mode);
 	unsigned char buf[64 * sizeof(struct vmexit_event)];
 	struct bpf_link *link;
 	size_t have = 0;
@@ -437,7 +437,9 @@ static void keys_tunables(struct session *s, const struct session_opts *o)
 	s->skel->rodata->max_keys = s->max_keys;
 	if (o->key_gpa_shift)
 		s->skel->rodata->key_gpa_shift = o->key_gpa_shift;
-	if (o->key_mode)
+	/* A stream's records carry their keys: no table to fill (nor keys_full to count). */
+	s->skel->rodata->key_table_enabled = !o->stream;
+	if (o->key_mode && !o->stream)
 		bpf_map__set_max_entries(s->skel->maps.key_table, s->max_keys + reserve);
 }
 

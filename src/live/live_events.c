@@ -35,6 +35,9 @@ static const struct cmd_option options[] = {
 	  "comma-separated, or all (default none; -r, --min-latency and --sample "
 	  "apply to exits only)", 3,
 	  OPT_TO(struct live_args, filters.opts.kvm_events, opt_kvm_events) },
+	{ "keys", 0, NULL, 0, "Each exit with its key, what it was about (port, address, MSR, "
+	  "CPUID leaf, hypercall), as stat --by key counts it", 3,
+	  OPT_TO(struct live_args, filters.opts.key_mode, opt_key_device) },
 	{},
 };
 

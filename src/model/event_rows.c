@@ -4,11 +4,11 @@
 #include "hist.h"
 
 int event_rows_add(struct row_table *rt, enum group_by by, const struct vmexit_event *ev,
-		   __u64 start)
+		   __u64 start, bool keys)
 {
 	static const struct key_note none;
 
-	return event_rows_add_key(rt, by, ev, start, &none);
+	return event_rows_add_key(rt, by, ev, start, keys ? &ev->key : &none);
 }
 
 int event_rows_add_key(struct row_table *rt, enum group_by by, const struct vmexit_event *ev,

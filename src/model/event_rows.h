@@ -19,11 +19,12 @@
  * for BY_REASON, vcpu -1 unless BY_VCPU): counted, and with its latency when it completed (an
  * exit flagged VMEXIT_EV_IN_FLIGHT is counted only, as stat counts it). start is its VMM
  * process's start time (row_key.start; name_cache_start_at_time()), 0 if unknown: the exits
- * of two VMMs on one pid stay apart. TSC offset and kvm events are not exits and are ignored.
+ * of two VMMs on one pid stay apart. keys: a row per key as well (report --by key of a
+ * recording made with --keys). TSC offset and kvm events are not exits and are ignored.
  * 0, or -ENOMEM.
  */
 int event_rows_add(struct row_table *rt, enum group_by by, const struct vmexit_event *ev,
-		   __u64 start);
+		   __u64 start, bool keys);
 /* The same into the row of key (--by rip: rip_rows.h). */
 int event_rows_add_key(struct row_table *rt, enum group_by by, const struct vmexit_event *ev,
 		       __u64 start, const struct key_note *key);

@@ -156,3 +156,22 @@ void row_minmax_from_hist(struct row *d, __u64 life_min, __u64 life_max)
 	d->min_ns = lo > life_min ? lo : life_min;
 	d->max_ns = hi < life_max ? hi : life_max;
 }
+
+int row_key_cmp(const struct row_key *a, const struct row_key *b)
+{
+	if (a->tgid != b->tgid)
+		return a->tgid < b->tgid ? -1 : 1;
+	if (a->vcpu != b->vcpu)
+		return a->vcpu < b->vcpu ? -1 : 1;
+	if (a->isa != b->isa)
+		return a->isa < b->isa ? -1 : 1;
+	if (a->reason != b->reason)
+		return a->reason < b->reason ? -1 : 1;
+	if (a->key.kind != b->key.kind)
+		return a->key.kind < b->key.kind ? -1 : 1;
+	if (a->key.key != b->key.key)
+		return a->key.key < b->key.key ? -1 : 1;
+	if (a->key.dir != b->key.dir)
+		return a->key.dir < b->key.dir ? -1 : 1;
+	return a->start < b->start ? -1 : a->start > b->start;
+}

@@ -83,6 +83,8 @@ void row_table_free(struct row_table *rt);
 /* After the rows were reordered (sorted). */
 int row_table_reindex(struct row_table *rt);
 struct row *row_table_get(struct row_table *rt, const struct row_key *k);
+/* The rows' one order by identity: guest, vCPU, ISA, reason, key, process start. */
+int row_key_cmp(const struct row_key *a, const struct row_key *b);
 /* Keeps only the rows keep() says yes to, in their order; 0 or -ENOMEM. */
 int row_table_retain(struct row_table *rt, bool (*keep)(void *ctx, const struct row_key *k),
 		     void *ctx);

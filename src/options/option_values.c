@@ -178,6 +178,12 @@ void opt_top(const char *arg, void *to, struct argp_state *state)
 	*(__u32 *)to = (__u32)parse_long_arg(arg, "--top", 1, 1000000, state);
 }
 
+void opt_key_device(const char *arg, void *to, struct argp_state *state)
+{
+	(void)arg, (void)state;
+	*(__u32 *)to = KEY_MODE_DEVICE;
+}
+
 void opt_duration_s(const char *arg, void *to, struct argp_state *state)
 {
 	*(double *)to = duration_arg(arg, "--duration", DUR_NS, 365 * 24 * DUR_H, state) / DUR_S;

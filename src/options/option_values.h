@@ -56,6 +56,7 @@ OPT_STORE(opt_max_cells, __u32);		/* --max-cells: 16 to 65000 */
 OPT_STORE(opt_max_keys, __u32);		/* --max-keys: 1 to 1000000 */
 OPT_STORE(opt_key_gpa_shift, __u32);	/* --key-gpa-shift: 12 to 52 */
 OPT_STORE(opt_top, __u32);			/* --top: 1 to 1000000 */
+OPT_STORE(opt_key_device, __u32);		/* stream, record, top --keys: KEY_MODE_DEVICE */
 OPT_STORE(opt_sample, __u32);			/* --sample: N >= 1 */
 OPT_STORE(opt_ringbuf_kb, __u32);		/* --ringbuf-kb: a power of two, 4 to 2097152 */
 OPT_STORE(opt_kvm_events, __u32);		/* --kvm-events: a mask of VMEXIT_KVM_* bits */

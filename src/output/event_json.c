@@ -6,6 +6,7 @@
 #include "fmt_num.h"
 #include "lost_causes.h"
 #include "out_write.h"
+#include "key_names.h"
 #include "kvm_event_fields.h"
 #include "reasons.h"
 #include "text_escape.h"
@@ -91,6 +92,19 @@ static char *json_kvm_event(struct evout *o, char *buf, char *p, const struct vm
 	return p;
 }
 
+/* --keys: what the exit was about, as stat --by key's JSON rows say it. */
+static char *json_key_fields(struct evout *o, char *buf, char *p, const struct key_note *k)
+{
+	p = json_room(o, buf, p, 256);
+	p = fmt_lit(p, ",\"key_kind\":\"");
+	p = fmt_str(p, key_kind_name(k->kind));
+	p = json_u64(fmt_lit(p, "\""), "key", k->key);
+	p = fmt_lit(p, ",\"key_dir\":\"");
+	p = fmt_str(p, key_dir_name(k->dir));
+	p = fmt_lit(p, "\",\"key_name\":");
+	return json_esc(p, key_builtin_name(k));
+}
+
 static void json_line(struct evout *o, const struct vmexit_event *ev)
 {
 	char buf[JSON_LINE_MAX], rb[REASON_STR_MAX], *p = buf;
@@ -157,6 +171,8 @@ static void json_line(struct evout *o, const struct vmexit_event *ev)
 		p = json_u64(p, "blocked_ns", ev->blocked_ns);
 		p = json_u64(p, "runq_ns", ev->runq_ns);
 	}
+	if (o->keys)
+		p = json_key_fields(o, buf, p, &ev->key);
 	if (o->tsc_mhz > 0) {
 		p = json_room(o, buf, p, FMT_F0_MAX + 32);
 		p = fmt_f0(json_key(p, "latency_cycles"), ev->latency_ns * o->tsc_mhz / 1e3);

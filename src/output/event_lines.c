@@ -34,7 +34,8 @@ static int lines_open(struct evout *o, const struct evout_opts *opts, char *err,
 	if (opts->format_path) {
 		ret = tmpl_rules_load(opts->format_path, &o->rules, err, errlen);
 	} else {
-		ret = tmpl_rules_default(&o->rules, err, errlen);
+		ret = opts->keys ? tmpl_rules_default_keys(&o->rules, err, errlen) :
+		      tmpl_rules_default(&o->rules, err, errlen);
 		o->header_due = true;
 	}
 	/* Every rules-file problem is a usage error, whatever errno the engine chose. */
@@ -48,9 +49,9 @@ static void lines_header(struct evout *o)
 	if (!o->header_due)
 		return;
 	o->header_due = false;
-	fprintf(o->f, "#%12s %17s %-16s %4s %-22s %10s\n", "REL_TIME(s)",
+	fprintf(o->f, "#%12s %17s %-16s %4s %-22s %10s%s\n", "REL_TIME(s)",
 		o->env->real_offset_ns ? "CLOCK_REALTIME(s)" : "CLOCK_MONOTONIC(s)", "GUEST",
-		"vCPU", "REASON", "LATENCY");
+		"vCPU", "REASON", "LATENCY", o->keys ? " KEY" : "");
 }
 
 static int lines_event(struct evout *o, const struct vmexit_event *ev)

@@ -26,6 +26,7 @@ int evout_open(struct evout *o, const struct evout_opts *opts)
 	o->ops = formats[opts->mode];
 	o->tsc_mhz = opts->tsc_mhz;
 	o->split = opts->split;
+	o->keys = opts->keys;
 	o->names = opts->names;
 	o->f = stdout;
 	if (o->ops->open)

@@ -39,6 +39,7 @@ struct evout_opts {
 	int perfetto_format;		/* enum trace_format: TRACE_AUTO by the path */
 	double tsc_mhz;			/* > 0: cycles in lines (%(tsc)) and in JSON */
 	bool split;			/* exits carry oncpu/blocked/runq: JSON has them */
+	bool keys;			/* exits carry their key (--keys): JSON, lines show it */
 	/* CLOCK_REALTIME - CLOCK_MONOTONIC at capture, for the default line's wall-clock time
 	 * (0: unknown, the line then shows CLOCK_MONOTONIC and its header says so). */
 	__s64 real_offset_ns;
@@ -58,6 +59,7 @@ struct evout {
 	bool own_file;
 	double tsc_mhz;
 	bool split;
+	bool keys;
 	struct name_cache *names;
 	/* The formats' own state. */
 	struct tmpl_rules *rules;	/* lines */

@@ -36,6 +36,7 @@ enum hdr_item_type {
 	HI_GUEST = 4,
 	HI_SPLIT = 5,	/* no payload: event records carry the --split fields (1.1) */
 	HI_GUEST_START = 6,	/* the next guest item's process start time (1.3) */
+	HI_KEYS = 7,	/* no payload: event records carry the --keys fields (1.5) */
 };
 
 enum rec_type {
@@ -50,15 +51,16 @@ enum rec_type {
 #define REC_HDR_LEN		8
 #define EVENT_LEN		72	/* RT_EVENT payload: struct vmexit_event, little endian */
 #define EVENT_SPLIT_LEN		96	/* ... and its --split fields (1.1) */
+#define EVENT_KEYS_LEN		112	/* ... and its key (1.5; split fields 0 without --split) */
 #define END_LEN			16
 #define GUEST_START_LEN		16	/* u32 tgid, u32 0, u64 start */
 #define STACK_FIXED_LEN		40	/* then the frames, each NUL-terminated */
 #define STACK_FRAME_MAX		255	/* longest frame name stored; longer ones are cut */
 #define IO_BUF_SIZE		(1u << 20)
 
-_Static_assert(sizeof(struct vmexit_event) == EVENT_SPLIT_LEN && VMEXIT_EVENT_BASE_LEN ==
-	       EVENT_LEN, "vmexit_event layout changed: bump the record format and update "
-	       "docs/record-format.md");
+_Static_assert(sizeof(struct vmexit_event) == EVENT_KEYS_LEN && VMEXIT_EVENT_BASE_LEN ==
+	       EVENT_LEN && VMEXIT_EVENT_SPLIT_LEN == EVENT_SPLIT_LEN, "vmexit_event layout "
+	       "changed: bump the record format and update docs/record-format.md");
 
 static inline size_t pad8(size_t n)
 {
@@ -216,6 +218,14 @@ static void encode_split(unsigned char *p, const struct vmexit_event *ev)
 	put64(p + 88, ev->runq_ns);
 }
 
+static void encode_key(unsigned char *p, const struct vmexit_event *ev)
+{
+	put64(p + 96, ev->key.key);
+	put16(p + 104, ev->key.kind);
+	put16(p + 106, ev->key.dir);
+	put32(p + 108, 0);
+}
+
 static void decode_event(const unsigned char *p, struct vmexit_event *ev)
 {
 	ev->ts_ns = get64(p + 0);
@@ -239,6 +249,13 @@ static void decode_split(const unsigned char *p, struct vmexit_event *ev)
 	ev->oncpu_ns = get64(p + 72);
 	ev->blocked_ns = get64(p + 80);
 	ev->runq_ns = get64(p + 88);
+}
+
+static void decode_key(const unsigned char *p, struct vmexit_event *ev)
+{
+	ev->key.key = get64(p + 96);
+	ev->key.kind = get16(p + 104);
+	ev->key.dir = get16(p + 106);
 }
 
 __attribute__((format(printf, 3, 4)))
@@ -412,8 +429,7 @@ static size_t header_len(const struct rec_writer *w, size_t host_len, size_t ker
 		if (w->guests[i].start)
 			total += 8 + GUEST_START_LEN;
 	}
-	if (w->meta.split)
-		total += 8;
+	total += 8 * (w->meta.split + w->meta.keys);
 	return total;
 }
 
@@ -509,6 +525,8 @@ static int emit_header(struct rec_writer *w)
 		p = put_guest_item(p, &w->guests[i]);
 	if (w->meta.split)
 		p = put_item(p, HI_SPLIT, "", 0);
+	if (w->meta.keys)
+		p = put_item(p, HI_KEYS, "", 0);
 	put32(h + HDR_CRC_OFF, header_crc(h, total));
 
 	w->header_done = true;
@@ -608,14 +626,19 @@ fail:
 
 int rec_writer_add_event(struct rec_writer *w, const struct vmexit_event *ev)
 {
-	size_t len = w->meta.split ? EVENT_SPLIT_LEN : EVENT_LEN;
+	size_t len = w->meta.keys ? EVENT_KEYS_LEN : w->meta.split ? EVENT_SPLIT_LEN : EVENT_LEN;
 	unsigned char *p = begin_record(w, RT_EVENT, len);
 
 	if (!p)
 		return w->error;
 	encode_event(p + REC_HDR_LEN, ev);
+	/* With keys and without --split, the split fields are there as 0. */
 	if (w->meta.split)
 		encode_split(p + REC_HDR_LEN, ev);
+	else if (w->meta.keys)
+		memset(p + REC_HDR_LEN + EVENT_LEN, 0, EVENT_SPLIT_LEN - EVENT_LEN);
+	if (w->meta.keys)
+		encode_key(p + REC_HDR_LEN, ev);
 	end_record(w, p, len);
 	w->events++;
 	w->records++;
@@ -968,6 +991,9 @@ static int parse_header_items(struct rec_reader *r, const unsigned char *h, __u3
 		case HI_SPLIT:
 			r->meta.split = true;
 			break;
+		case HI_KEYS:
+			r->meta.keys = true;
+			break;
 		case HI_GUEST_START:
 			if (note_start(r, p, len, q, "item"))
 				return -1;
@@ -1211,6 +1237,11 @@ static int decode_event_record(struct rec_reader *r, const struct raw_record *re
 		decode_split(rec->p, &item->ev);
 	else
 		item->ev.oncpu_ns = item->ev.blocked_ns = item->ev.runq_ns = 0;
+	/* Files before 1.5 and recordings without --keys: every exit's key is none. */
+	if (rec->len >= EVENT_KEYS_LEN)
+		decode_key(rec->p, &item->ev);
+	else
+		item->ev.key = (struct key_note){};
 	r->events++;
 	r->records++;
 	return 1;

@@ -20,7 +20,7 @@
 #include "stack_table.h"
 
 #define REC_FORMAT_MAJOR	1	/* incompatible changes: readers refuse a larger major */
-#define REC_FORMAT_MINOR	4	/* compatible additions: readers skip the unknown */
+#define REC_FORMAT_MINOR	5	/* compatible additions: readers skip the unknown */
 
 #define REC_NAME_MAX		255	/* longest guest name stored; longer ones are cut */
 
@@ -32,6 +32,7 @@ struct rec_meta {
 	__u64 real_ns;		/* CLOCK_REALTIME at the same moment: wall = real + (ts - mono) */
 	double tsc_mhz;		/* 0 when unknown */
 	bool split;		/* recorded with --split: exits carry oncpu/blocked/runq (1.1) */
+	bool keys;		/* recorded with --keys: exits carry their key (1.5) */
 };
 
 /* Fills host, kernel and the two clocks from uname() / clock_gettime(); tsc_mhz = 0. */

@@ -41,21 +41,7 @@ static int row_cmp(const void *a, const void *b)
 
 	if (vx != vy)
 		return vx < vy ? 1 : -1;
-	if (x->key.tgid != y->key.tgid)
-		return x->key.tgid < y->key.tgid ? -1 : 1;
-	if (x->key.vcpu != y->key.vcpu)
-		return x->key.vcpu < y->key.vcpu ? -1 : 1;
-	if (x->key.isa != y->key.isa)
-		return x->key.isa < y->key.isa ? -1 : 1;
-	if (x->key.reason != y->key.reason)
-		return x->key.reason < y->key.reason ? -1 : 1;
-	if (x->key.key.kind != y->key.key.kind)
-		return x->key.key.kind < y->key.key.kind ? -1 : 1;
-	if (x->key.key.key != y->key.key.key)
-		return x->key.key.key < y->key.key.key ? -1 : 1;
-	if (x->key.key.dir != y->key.key.dir)
-		return x->key.key.dir < y->key.key.dir ? -1 : 1;
-	return x->key.start < y->key.start ? -1 : x->key.start > y->key.start;
+	return row_key_cmp(&x->key, &y->key);
 }
 
 static void rows_sort(const struct stat_view *v, struct row_table *rt)

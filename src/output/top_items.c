@@ -7,6 +7,8 @@
  *   LV_VCPUS    one item per vCPU of the chosen VM (or of every VM)
  *   LV_REASONS  the parents kvm_exit and kvm_userspace_exit, each followed by its children
  *               kvm_exit(REASON) / kvm_userspace_exit(REASON), like kvm_stat's drill-down
+ *   LV_KEYS     (top --keys) one item per key of a reason, or of every reason, from the
+ *               key rows, named: kvm_userspace_exit(IO) 0x3f8 out serial
  * A VM or vCPU item counts its guest exits (kvm_exit). Exits to the VMM are not added on top:
  * each of them already is one of those guest exits (and its time part of that exit's time), so
  * adding them would count it twice. Only when an entity has no kvm_exit at all (a software KVM
@@ -18,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "array_grow.h"
+#include "key_names.h"
 #include "reasons.h"
 #include "text_escape.h"
 #include "top_view_int.h"
@@ -114,6 +117,12 @@ static bool group_key(const struct top_data *d, const struct top_ui *ui,
 		if (!in_view(ui, src) || (ui->vcpu >= 0 && src->vcpu != ui->vcpu))
 			return false;
 		*k = (struct row_key){ 0, -1, src->isa, src->reason, 0, {} };
+		return true;
+	case LV_KEYS:
+		if (!in_view(ui, src) || (ui->vcpu >= 0 && src->vcpu != ui->vcpu) ||
+		    (!ui->key_all && (src->isa != ui->key_isa || src->reason != ui->key_reason)))
+			return false;
+		*k = (struct row_key){ 0, -1, src->isa, src->reason, 0, src->key };
 		return true;
 	}
 	return false;
@@ -217,19 +226,6 @@ struct sorted {
 	__u64 v;
 };
 
-int top_key_cmp(const struct row_key *a, const struct row_key *b)
-{
-	if (a->tgid != b->tgid)
-		return a->tgid < b->tgid ? -1 : 1;
-	if (a->vcpu != b->vcpu)
-		return a->vcpu < b->vcpu ? -1 : 1;
-	if (a->isa != b->isa)
-		return a->isa < b->isa ? -1 : 1;
-	if (a->reason != b->reason)
-		return a->reason < b->reason ? -1 : 1;
-	return a->start < b->start ? -1 : a->start > b->start;
-}
-
 /* Sections in order, each parent before its children, then the sort key, busiest first. */
 static int item_cmp(const void *pa, const void *pb)
 {
@@ -243,7 +239,7 @@ static int item_cmp(const void *pa, const void *pb)
 		return a->v < b->v ? 1 : -1;
 	if (a->it.tot->count != b->it.tot->count)
 		return a->it.tot->count < b->it.tot->count ? 1 : -1;
-	return top_key_cmp(&a->it.key, &b->it.key);
+	return row_key_cmp(&a->it.key, &b->it.key);
 }
 
 static int sort_items(struct top_view *v, enum top_sort s)
@@ -363,6 +359,35 @@ static int reason_items(struct top_view *v, const struct top_ui *ui)
 	return 0;
 }
 
+/* LV_KEYS: an item per key, named by its reason and key (the -f filter sees both). */
+static int key_items(struct top_view *v, const struct top_ui *ui)
+{
+	for (__u32 i = 0; i < v->g_tot.nr; i++) {
+		const struct row *t = &v->g_tot.rows[i];
+		struct top_item *it;
+		char kb[64];
+		size_t n;
+
+		it = add_item(v);
+		if (!it)
+			return -ENOMEM;
+		it->kind = TI_KEY;
+		it->key = t->key;
+		it->section = section_of(t->key.isa);
+		it->tot = t;
+		it->cur = row_table_get(&v->g_cur, &t->key);
+		if (!it->cur)
+			return -ENOMEM;
+		top_reason_label(t->key.isa, t->key.reason, it->label, sizeof(it->label));
+		n = strlen(it->label);
+		snprintf(it->label + n, sizeof(it->label) - n, " %s",
+			 key_str(&t->key.key, key_builtin_name(&t->key.key), kb, sizeof(kb)));
+		if (!label_ok(ui, it->label))
+			v->nr_items--;
+	}
+	return 0;
+}
+
 /* Does stuck exit e belong to item it (in the view ui is at)? */
 static bool stuck_in_item(const struct top_ui *ui, const struct top_item *it,
 			  const struct inflight_exit *e)
@@ -373,6 +398,8 @@ static bool stuck_in_item(const struct top_ui *ui, const struct top_item *it,
 	case TI_VCPU:
 		return e->tgid == it->key.tgid && e->proc_start == it->key.start &&
 		       e->vcpu == it->key.vcpu;
+	case TI_KEY:
+		return false;	/* what an exit in flight is about is the kernel's alone */
 	default:
 		break;
 	}
@@ -421,12 +448,20 @@ int top_build_items(struct top_view *v, const struct top_data *d, const struct t
 	row_table_reset(&v->g_tot);
 	row_table_reset(&v->g_cur);
 	v->nr_items = 0;
-	err = group_into(&v->g_tot, d->tot, d, ui);
-	err = err ? err : group_into(&v->g_cur, d->cur, d, ui);
-	err = err ? err : union_keys(v, ui->level != LV_REASONS);
+	if (ui->level == LV_KEYS) {
+		err = group_into(&v->g_tot, d->key_tot, d, ui);
+		err = err ? err : group_into(&v->g_cur, d->key_cur, d, ui);
+	} else {
+		err = group_into(&v->g_tot, d->tot, d, ui);
+		err = err ? err : group_into(&v->g_cur, d->cur, d, ui);
+	}
+	err = err ? err : union_keys(v, ui->level < LV_REASONS);
 	if (err)
 		return err;
-	err = ui->level == LV_REASONS ? reason_items(v, ui) : entity_items(v, d, ui);
+	if (ui->level == LV_KEYS)
+		err = key_items(v, ui);
+	else
+		err = ui->level == LV_REASONS ? reason_items(v, ui) : entity_items(v, d, ui);
 	if (!err)
 		mark_stuck(v, d, ui);
 	if (!err && ui->skip_zero)

@@ -81,6 +81,14 @@ static void go_up(struct top_ui *ui)
 		snprintf(ui->msg, sizeof(ui->msg), "already at the top (all VMs)");
 		return;
 	}
+	if (ui->level == LV_KEYS) {
+		bool one = !ui->key_all;
+
+		go_to(ui, LV_REASONS, tgid, start, vcpu);
+		ui->sel = (struct top_sel){ TI_REASON, { 0, -1, ui->key_isa, ui->key_reason, 0, {} } };
+		ui->have_sel = one;
+		return;
+	}
 	if (ui->level == LV_REASONS && vcpu >= 0) {
 		go_to(ui, LV_VCPUS, tgid, start, -1);
 		ui->sel = (struct top_sel){ TI_VCPU, { tgid, vcpu, 0, 0, start, {} } };
@@ -98,7 +106,17 @@ static const struct top_item *selected(const struct top_ui *ui, const struct top
 	return &v->items[ui->sel_idx];
 }
 
-static void drill(struct top_ui *ui, const struct top_view *v, bool toggle)
+/* top --keys: a reason's keys, in the scope of its row (VM, vCPU or all). */
+static void to_keys(struct top_ui *ui, const struct top_item *it)
+{
+	go_to(ui, LV_KEYS, ui->tgid, ui->start, ui->vcpu);
+	ui->key_all = false;
+	ui->key_isa = it->key.isa;
+	ui->key_reason = it->key.reason;
+}
+
+static void drill(struct top_ui *ui, const struct top_view *v, const struct top_data *d,
+		  bool toggle)
 {
 	const struct top_item *it = selected(ui, v);
 
@@ -118,10 +136,20 @@ static void drill(struct top_ui *ui, const struct top_view *v, bool toggle)
 		go_to(ui, LV_REASONS, it->key.tgid, it->key.start, it->key.vcpu);
 		break;
 	case LV_REASONS:
+		if (it && it->kind == TI_REASON && it->key.isa != TOP_ISA_KVM_EVENT && d->key_tot)
+			to_keys(ui, it);
+		else if (toggle)
+			go_up(ui);
+		else if (!d->key_tot)
+			snprintf(ui->msg, sizeof(ui->msg), "exit reasons are the deepest level");
+		else
+			snprintf(ui->msg, sizeof(ui->msg), "no exit reason to list the keys of");
+		break;
+	case LV_KEYS:
 		if (toggle)
 			go_up(ui);
 		else
-			snprintf(ui->msg, sizeof(ui->msg), "exit reasons are the deepest level");
+			snprintf(ui->msg, sizeof(ui->msg), "keys are the deepest level");
 		break;
 	}
 }
@@ -135,6 +163,7 @@ static void vcpus(struct top_ui *ui, const struct top_view *v)
 		go_to(ui, LV_VCPUS, it ? it->key.tgid : 0, it ? it->key.start : 0, -1);
 		break;
 	case LV_REASONS:
+	case LV_KEYS:
 		go_to(ui, LV_VCPUS, ui->tgid, ui->start, -1);
 		break;
 	case LV_VCPUS:
@@ -329,13 +358,13 @@ enum top_action top_ui_key(struct top_ui *ui, int key, const struct top_view *v,
 		move(ui, v, v->nr_items);
 		break;
 	case 'x':
-		drill(ui, v, true);
+		drill(ui, v, d, true);
 		break;
 	case TK_ENTER:
 	case TK_RIGHT:
 	case '\n':
 	case '\r':
-		drill(ui, v, false);
+		drill(ui, v, d, false);
 		break;
 	case TK_LEFT:
 	case TK_ESC:

@@ -24,8 +24,9 @@
 #define W_NUMBERS	(1 + W_TOTAL + 1 + W_CUR + 1 + W_PCT + 3 * (1 + W_LAT))
 #define LABEL_MIN	8
 #define LABEL_MAX	40
-/* A label of LABEL_MAX + 1 columns of 4-byte characters (or escapes), and its NUL. */
-#define LABEL_BUF	(4 * (LABEL_MAX + 1) + 1)
+#define KEY_LABEL_MAX	64	/* LV_KEYS: a reason and a key, "kvm_exit(MSR_WRITE) 0x6e0 ..." */
+/* A label of KEY_LABEL_MAX + 1 columns of 4-byte characters (or escapes), and its NUL. */
+#define LABEL_BUF	(4 * (KEY_LABEL_MAX + 1) + 1)
 
 void top_view_free(struct top_view *v)
 {
@@ -126,6 +127,17 @@ static void view_name(const struct top_data *d, const struct top_ui *ui, char *b
 		else
 			snprintf(buf, len, "exits of %s", vm);
 		break;
+	case LV_KEYS: {
+		char r[64] = "exits";
+
+		if (!ui->key_all)
+			top_reason_label(ui->key_isa, ui->key_reason, r, sizeof(r));
+		if (ui->vcpu >= 0)
+			snprintf(buf, len, "keys of %s of %s vCPU %d", r, vm, ui->vcpu);
+		else
+			snprintf(buf, len, "keys of %s of %s", r, vm);
+		break;
+	}
 	}
 }
 
@@ -220,19 +232,20 @@ static int header_lines(struct top_view *v, const struct top_data *d, const stru
 
 static int label_width(const struct top_ui *ui, int width)
 {
-	int fixed = 1 + W_NUMBERS + (ui->level == LV_REASONS ? 0 : 1) +
+	int fixed = 1 + W_NUMBERS + (ui->level >= LV_REASONS ? 0 : 1) +
 		    (ui->level == LV_VMS ? 1 + W_PID : 0) + (ui->split ? 1 + W_ONCPU : 0);
-	int w = width - fixed;
+	int w = width - fixed, max = ui->level == LV_KEYS ? KEY_LABEL_MAX : LABEL_MAX;
 
-	return w < LABEL_MIN ? LABEL_MIN : w > LABEL_MAX ? LABEL_MAX : w;
+	return w < LABEL_MIN ? LABEL_MIN : w > max ? max : w;
 }
 
 static int column_header(struct top_view *v, const struct top_ui *ui, int width, int lw)
 {
-	const char *what = ui->level == LV_VMS ? "VM" : ui->level == LV_VCPUS ? "vCPU" : "Event";
+	const char *what = ui->level == LV_VMS ? "VM" : ui->level == LV_VCPUS ? "vCPU" :
+			   ui->level == LV_KEYS ? "Event and key" : "Event";
 	char label[LABEL_BUF], pid[16] = "";
 
-	fit(label, sizeof(label), what, lw + (ui->level == LV_REASONS ? 0 : 1));
+	fit(label, sizeof(label), what, lw + (ui->level >= LV_REASONS ? 0 : 1));
 	if (ui->level == LV_VMS)
 		snprintf(pid, sizeof(pid), " %*s", W_PID, "PID");
 	return linef(v, width, TOP_A_REVERSE, " %s%s %*s %*s %*s %*s %*s %*s%s", label, pid,
@@ -252,7 +265,7 @@ static int item_line(struct top_view *v, const struct top_data *d, const struct 
 	unsigned int attr;
 
 	fit(label, sizeof(label), it->label, lw);
-	if (ui->level != LV_REASONS)
+	if (ui->level < LV_REASONS)
 		snprintf(flag, sizeof(flag), "%s", it->user_src ? "*" : " ");
 	if (ui->level == LV_VMS)
 		snprintf(pid, sizeof(pid), " %*u", W_PID, it->key.tgid);
@@ -290,7 +303,7 @@ static int item_line(struct top_view *v, const struct top_data *d, const struct 
 static const char *const help_text[] = {
 	"Keys:",
 	"  q            quit",
-	"  x, Enter     drill down: a VM's exit reasons, or a vCPU's; x again goes back",
+	"  x, Enter     drill down: VM/vCPU to reasons, reason to keys (--keys); x: back",
 	"  v            per-vCPU rows of the selected VM (v again goes back)",
 	"  b            all VMs' exit reasons together, as kvm_stat (b again: per VM)",
 	"  Left, Esc    back up one level; Up/Down, k/j, PgUp/PgDn, Home/End: move",
@@ -344,7 +357,7 @@ static void fix_cursor(const struct top_view *v, struct top_ui *ui, int avail)
 
 	for (i = 0; ui->have_sel && i < v->nr_items; i++) {
 		if (v->items[i].kind == ui->sel.kind &&
-		    !top_key_cmp(&v->items[i].key, &ui->sel.key))
+		    !row_key_cmp(&v->items[i].key, &ui->sel.key))
 			break;
 	}
 	if (ui->have_sel && i < v->nr_items)

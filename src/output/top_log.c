@@ -77,7 +77,7 @@ static bool log_pick(struct top_log *lg, const struct row_table *tot, const rege
 		struct row_key k = { 0, -1, s[i].isa, s[i].reason, 0, {} };
 		int c;
 
-		for (c = 0; c < lg->nr && top_key_cmp(&lg->cols[c], &k); c++)
+		for (c = 0; c < lg->nr && row_key_cmp(&lg->cols[c], &k); c++)
 			;
 		if (c < lg->nr)
 			continue;
@@ -89,7 +89,7 @@ static bool log_pick(struct top_log *lg, const struct row_table *tot, const rege
 	if (old.nr != lg->nr)
 		return true;
 	for (int i = 0; i < lg->nr; i++) {
-		if (top_key_cmp(&old.cols[i], &lg->cols[i]))
+		if (row_key_cmp(&old.cols[i], &lg->cols[i]))
 			return true;
 	}
 	return false;

@@ -16,8 +16,9 @@
 #define TOP_LINE_MAX	512		/* widest line the model builds, NUL included */
 #define TOP_INPUT_MAX	128
 #define TOP_LOG_COLS	6		/* reason columns in --log mode */
-/* What the rows are: all VMs, one VM's vCPUs, or the per-reason children of a VM (or vCPU). */
-enum top_level { LV_VMS, LV_VCPUS, LV_REASONS };
+/* What the rows are: all VMs, one VM's vCPUs, the per-reason children of a VM (or vCPU), or
+ * (top --keys) the keys of one reason of them, or of all. */
+enum top_level { LV_VMS, LV_VCPUS, LV_REASONS, LV_KEYS };
 enum top_sort { TS_COUNT, TS_RATE, TS_TIME, TS_MAX, TS_P99, TS_ONCPU, NR_TOP_SORT };
 enum top_prompt { PR_NONE, PR_FILTER, PR_GUEST, PR_PID };
 
@@ -29,7 +30,7 @@ enum {
 
 enum top_action { TA_NONE, TA_QUIT, TA_RESET, TA_DELAY };
 
-enum top_item_kind { TI_VM, TI_VCPU, TI_GROUP, TI_REASON };
+enum top_item_kind { TI_VM, TI_VCPU, TI_GROUP, TI_REASON, TI_KEY };
 
 /* Which item the cursor is on, by identity, so that it follows its row when the order changes. */
 struct top_sel {
@@ -57,6 +58,9 @@ struct top_data {
 	__u32 nr_inflight;
 	__u64 now_ns;
 	__u64 stuck_ns;
+	/* top --keys: rows keyed as cur and tot, and by key (key_rows.h); NULL without. */
+	struct row_table *key_cur;
+	struct row_table *key_tot;
 };
 
 struct top_ui {
@@ -64,6 +68,8 @@ struct top_ui {
 	__u32 tgid;			/* the VM drilled into; 0: all VMs */
 	__u64 start;			/* with tgid, its process (row_key.start); 0: any on the pid */
 	__s32 vcpu;			/* LV_REASONS of one vCPU; -1: all */
+	bool key_all;			/* LV_KEYS: of every reason, else of this one: */
+	__u32 key_isa, key_reason;
 	enum top_sort sort;
 	double delay;			/* refresh interval, seconds */
 	bool interactive;		/* cursor, status line and scrolling (not for --once) */

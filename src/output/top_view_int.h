@@ -8,8 +8,6 @@
 
 #include "top_view.h"
 
-/* Row keys in a total order: VM, vCPU, isa, reason, process start. */
-int top_key_cmp(const struct row_key *a, const struct row_key *b);
 /* v's items for the level ui is at, grouped, filtered, sorted, stuck ones marked. */
 int top_build_items(struct top_view *v, const struct top_data *d, const struct top_ui *ui);
 /* The VMs with any rows, sorted, duplicates dropped; *n of them (NULL with n 0 if none). */

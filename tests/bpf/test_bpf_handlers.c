@@ -96,7 +96,7 @@ static int stream_cb(void *ctx, void *data, size_t len)
 	struct fx *f = ctx;
 
 	/* The split fields are sent with --split only. */
-	CHECK_EQ_U64(len, f->split ? sizeof(struct vmexit_event) : VMEXIT_EVENT_BASE_LEN);
+	CHECK_EQ_U64(len, f->split ? VMEXIT_EVENT_SPLIT_LEN : VMEXIT_EVENT_BASE_LEN);
 	if (f->nr_evs < MAX_EVS && len <= sizeof(struct vmexit_event))
 		memcpy(&f->evs[f->nr_evs], data, len);
 	f->nr_evs++;

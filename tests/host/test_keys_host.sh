@@ -2,7 +2,9 @@
 # Real kernel, this host: stat --by key counts each port and address exactly as the bundled
 # guest makes them (outs to 0xe9, ins from 0xe8, MMIO writes to 0x10000000, HLTs with no key),
 # per vCPU with --by vcpu,key; a key table too small charges the rest to (other) and counts
-# them under lost as keys_full.
+# them under lost as keys_full. stream --keys and record --keys + report --by key give the same
+# per-key counts from each exit's own record (and keep the exits left in flight, which stat's
+# key table does not have), with no key table to fill.
 set -u
 OUT=${1:-.output}
 . "$(dirname "$0")/lib.sh"
@@ -23,6 +25,42 @@ run vm 2 --json --by key
 run vcpu 2 --csv --by vcpu,key
 run table 2 --by key
 run full 1 --json --by key --max-keys 1
+# The same guest under stream and record --keys (the table they do not use is one entry).
+GUEST=("$OUT/vmexit-guest" --vcpus 2 --io 300 --in 200 --mmio 100 --hlt 50)
+cap() {	# cap NAME vmexit ARGS...: output in $tmp/NAME
+	local name=$1; shift
+	"$@" -- "${GUEST[@]}" >"$tmp/$name" 2>"$tmp/$name.err" ||
+		{ cat "$tmp/$name.err"; fail "$* exited with $?"; }
+}
+cap sjson "$OUT/vmexit" stream --keys --json --max-keys 1
+cap sline "$OUT/vmexit" stream --keys
+cap splain "$OUT/vmexit" stream --json
+cap rec.log "$OUT/vmexit" record --keys -o "$tmp/rec.vmexit"
+"$OUT/vmexit" report -i "$tmp/rec.vmexit" --by key --json >"$tmp/rjson" ||
+	fail "report --by key exited with $?"
+"$OUT/vmexit" report -i "$tmp/rec.vmexit" --by vcpu,key --csv >"$tmp/rcsv" ||
+	fail "report --by vcpu,key --csv exited with $?"
+"$OUT/vmexit" report -i "$tmp/rec.vmexit" --events --json >"$tmp/revents" ||
+	fail "report --events --json exited with $?"
+
+# top --keys: -x starts in the view of every reason's keys; --once prints it when the
+# interval ends, here cut short (SIGINT) once the guest is done, so that the whole run is in.
+# Without --keys no key program is loaded.
+stopped_guest --vcpus 2 --io 30 --in 20 --mmio 10 --hlt 5
+"$OUT/vmexit" top --once --keys -x -p "$gpid" -d 120 --width 160 >"$tmp/top" 2>"$tmp/top.err" &
+tpid=$!
+wait_tracing $tpid
+bpftool prog show >"$tmp/progs.keys" 2>&1 || fail "bpftool prog show failed"
+kill -CONT "$gpid"
+ends_within 120 "$gpid" "the guest" "$tmp/top.err" >/dev/null
+signal_ends INT $tpid 60 "top --once --keys" || { cat "$tmp/top.err"; fail "top --once --keys failed"; }
+"$OUT/vmexit" top --once -d 10 >/dev/null 2>"$tmp/top2.err" &
+tpid=$!
+wait_tracing $tpid
+bpftool prog show >"$tmp/progs.nokeys" 2>&1 || fail "bpftool prog show failed"
+signal_ends INT $tpid 60 "top --once" || { cat "$tmp/top2.err"; fail "top --once failed"; }
+grep -q " name key_pio " "$tmp/progs.keys" || fail "top --keys: no key_pio program loaded"
+grep -q " name key_pio " "$tmp/progs.nokeys" && fail "top without --keys loaded key_pio"
 
 python3 - "$tmp" $kfires <<'PY'
 import csv, json, sys
@@ -94,6 +132,85 @@ if not kfires:
     check("--max-keys 1: keys_full counts them", f["lost"]["keys_full"], inn + mmio)
 else:
     check("--max-keys 1: keys_full counts them", f["lost"]["keys_full"] > 0, True)
+
+# stream --keys: one record per exit, each with its key; the done port's exits never complete
+# (in_flight). --max-keys 1 does not matter: a stream fills no key table, loses nothing.
+def stream_keys(lines, kind):
+    done, left = {}, {}
+    for e in lines:
+        if e.get("type") != kind:
+            continue
+        if kind == "user_exit":
+            k = (e["reason_name"], e["key_kind"], e["key"], e["key_dir"], e["key_name"])
+        else:
+            if e["key_kind"] != "port":
+                continue
+            k = (e["key"], e["key_dir"])
+        side = left if e.get("in_flight") else done
+        side[k] = side.get(k, 0) + 1
+    return done, left
+inflight = {("IO", "port", 0xea, "out", ""): 2}
+for name in ("sjson", "revents"):
+    ev = [json.loads(l) for l in open(f"{d}/{name}") if l.strip()]
+    done, left = stream_keys(ev, "user_exit")
+    what = "stream --keys --json" if name == "sjson" else "record --keys, report --events --json"
+    check(f"{what}: exits to the VMM per key", done, want)
+    check(f"{what}: left in flight per key", left, inflight)
+    check(f"{what}: no loss", [e for e in ev if "lost" in e], [])
+    if kfires:
+        done, _ = stream_keys(ev, "exit")
+        check(f"{what}: guest IO exits per port", done, {(0xe9, "out"): 2 * io, (0xe8, "in"): 2 * inn})
+plain = [json.loads(l) for l in open(f"{d}/splain") if l.strip()]
+check("stream without --keys: no key fields", [e for e in plain if "key_kind" in e], [])
+
+# report --by key: stat --by key's rows, and the exits left in flight (counted, no latency).
+r = final("rjson")
+done = {}
+left = {}
+for row in r["rows"]:
+    if row["kind"] == "user":
+        k = (row["reason_name"], row["key_kind"], row["key"], row["key_dir"], row["key_name"])
+        if row["completed"]:
+            done[k] = done.get(k, 0) + row["completed"]
+        if row["count"] > row["completed"]:
+            left[k] = left.get(k, 0) + row["count"] - row["completed"]
+check("report --by key: exits to the VMM per key", done, want)
+check("report --by key: as stat --by key", done, {k: v for k, v in user_keys(j["rows"]).items()})
+check("report --by key: left in flight", left, inflight)
+rows = [x for x in csv.DictReader(open(f"{d}/rcsv")) if x["ISA"] == "user"]
+per = {}
+for x in rows:
+    k = (x["vCPU"], x["Exit_Reason"], x["Key_Kind"], x["Key"], x["Key_Dir"], x["Key_Name"])
+    per[k] = per.get(k, 0) + int(x["Completed"])
+per = {k: v for k, v in per.items() if v}
+check("report --by vcpu,key (CSV): per vCPU and key", per, wantv)
+
+# The stream's line: a KEY column after the latency, as stat's.
+lines = open(f"{d}/sline").read().splitlines()
+check("stream --keys: header has KEY", lines[0].split()[-1] if lines else None, "KEY")
+check("stream --keys: lines of 0xe9 out debugcon",
+      len([l for l in lines if " KVM_EXIT_IO " in l and " 0xe9 out debugcon " in l
+           and "in_flight" not in l]), 2 * io)
+check("stream --keys: lines of 0xe8 in",
+      len([l for l in lines if " KVM_EXIT_IO " in l and " 0xe8 in " in l]), 2 * inn)
+
+# top --once --keys -x: a row per reason and key, its Total the whole run's.
+import re
+t = open(f"{d}/top").read().splitlines()
+print("\n".join(t))
+rows = {}
+for l in t:
+    m = re.match(r"^[ >](kvm_(?:userspace_)?exit\(\w+\)) (.+?) +(\d+) +\d+ ", l)
+    if m:
+        rows[(m.group(1), m.group(2))] = int(m.group(3))
+check("top --keys: the view's title", any(l.startswith("View: keys of exits of ") for l in t), True)
+check("top --once --keys -x: exits to the VMM per key",
+      {k: v for k, v in rows.items() if k[0].startswith("kvm_userspace_exit")},
+      {("kvm_userspace_exit(IO)", "0xe9 out debugcon"): 60, ("kvm_userspace_exit(IO)", "0xe8 in"): 40,
+       ("kvm_userspace_exit(MMIO)", "0x10000000 write"): 20, ("kvm_userspace_exit(HLT)", "(none)"): 10})
+if kfires:
+    kern = {k[1]: v for k, v in rows.items() if k[0].startswith("kvm_exit(") and k[1].startswith("0xe")}
+    check("top --once --keys -x: guest IO exits per port", kern, {"0xe9 out debugcon": 60, "0xe8 in": 40})
 sys.exit(1 if bad else 0)
 PY
 rc=$?
@@ -102,6 +219,12 @@ rc=$?
 "$OUT/vmexit" stat --by vcpu,reason 1 1 >/dev/null 2>"$tmp/err" && fail "--by vcpu,reason accepted"
 grep -q "combine one of vm, vcpu, reason with one of key, rip" "$tmp/err" ||
 	fail "--by vcpu,reason: no hint: $(cat "$tmp/err")"
-"$OUT/vmexit" report -i /dev/null --by key >/dev/null 2>"$tmp/err" && fail "report --by key accepted"
-grep -q "recordings carry no keys" "$tmp/err" || fail "report --by key: $(cat "$tmp/err")"
+# A recording made without --keys has none to count (--by rip: test_rip_host).
+"$OUT/vmexit" record -o "$tmp/nokeys.vmexit" -- "$OUT/vmexit-guest" --io 3 >/dev/null 2>&1 ||
+	fail "record without --keys exited with $?"
+"$OUT/vmexit" report -i "$tmp/nokeys.vmexit" --by key >/dev/null 2>"$tmp/err" &&
+	fail "report --by key of a recording without keys accepted"
+grep -q "nokeys.vmexit was recorded without keys (record it with vmexit record --keys)" "$tmp/err" ||
+	fail "report --by key without keys: $(cat "$tmp/err")"
+[ "$(wc -l <"$tmp/err")" = 1 ] || fail "report --by key without keys: not one line: $(cat "$tmp/err")"
 echo "PASS: keys_host"

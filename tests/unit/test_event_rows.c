@@ -48,14 +48,14 @@ static void test_rows_by(void)
 		/* Alternate two VMs and two vCPUs; all the same reason (VMX 48). */
 		e = ev(100 + (i & 1), 200 + (i & 1), (__s32)(i & 1), VMEXIT_ISA_VMX, 48, lat[i],
 		       VMEXIT_EV_EXIT);
-		CHECK(event_rows_add(&vm, BY_VM, &e, 0) == 0);
-		CHECK(event_rows_add(&vcpu, BY_VCPU, &e, 0) == 0);
-		CHECK(event_rows_add(&reason, BY_REASON, &e, 0) == 0);
+		CHECK(event_rows_add(&vm, BY_VM, &e, 0, false) == 0);
+		CHECK(event_rows_add(&vcpu, BY_VCPU, &e, 0, false) == 0);
+		CHECK(event_rows_add(&reason, BY_REASON, &e, 0, false) == 0);
 		total += lat[i];
 	}
 	/* TSC offset writes are not exits. */
 	e = ev(100, 1, 0, VMEXIT_ISA_USER, 0, 0, VMEXIT_EV_TSC_OFFSET);
-	CHECK(event_rows_add(&vm, BY_VM, &e, 0) == 0);
+	CHECK(event_rows_add(&vm, BY_VM, &e, 0, false) == 0);
 
 	CHECK_EQ_U64(vm.nr, 2);
 	r = find(&vm, 100, -1, VMEXIT_ISA_VMX, 48);	/* lat[0], [2], [4], [6] */
@@ -82,7 +82,7 @@ static void test_rows_by(void)
 
 	/* An exit that never completed: counted, as stat counts it, without a latency. */
 	e = ev(100, 200, 0, VMEXIT_ISA_VMX, 48, 777, VMEXIT_EV_EXIT | VMEXIT_EV_IN_FLIGHT);
-	CHECK(event_rows_add(&reason, BY_REASON, &e, 0) == 0);
+	CHECK(event_rows_add(&reason, BY_REASON, &e, 0, false) == 0);
 	r = find(&reason, 0, -1, VMEXIT_ISA_VMX, 48);
 	CHECK(r && r->count == 8 && r->completed == 7 && r->total_ns == total &&
 	      row_hist_total(r) == 7);
@@ -92,7 +92,7 @@ static void test_rows_by(void)
 
 	/* Same code, other ISA: another row. */
 	e = ev(100, 200, 0, VMEXIT_ISA_USER, 48, 5, VMEXIT_EV_USER_EXIT);
-	CHECK(event_rows_add(&reason, BY_REASON, &e, 0) == 0);
+	CHECK(event_rows_add(&reason, BY_REASON, &e, 0, false) == 0);
 	CHECK_EQ_U64(reason.nr, 2);
 	row_table_free(&vm);
 	row_table_free(&vcpu);
@@ -110,7 +110,7 @@ static void test_many_rows(void)
 	for (__u32 round = 0; round < 2; round++) {
 		for (__u32 i = 0; i < 3000; i++) {
 			e = ev(i % 7 + 1, i, (__s32)(i % 5), VMEXIT_ISA_SVM, i, i, VMEXIT_EV_EXIT);
-			ok &= event_rows_add(&rt, BY_VCPU, &e, 0) == 0;
+			ok &= event_rows_add(&rt, BY_VCPU, &e, 0, false) == 0;
 		}
 	}
 	CHECK(ok);
@@ -248,8 +248,8 @@ static void test_reused_pid(void)
 
 		e.ts_ns = evs[i].ts;
 		start = name_cache_start_at_time(&names, e.tgid, e.ts_ns);
-		CHECK(event_rows_add(&vm, BY_VM, &e, start) == 0);
-		CHECK(event_rows_add(&reason, BY_REASON, &e, start) == 0);
+		CHECK(event_rows_add(&vm, BY_VM, &e, start, false) == 0);
+		CHECK(event_rows_add(&reason, BY_REASON, &e, start, false) == 0);
 	}
 	CHECK_EQ_U64(vm.nr, 2);
 	for (__u32 i = 0; i < vm.nr; i++) {
@@ -275,9 +275,46 @@ static void test_reused_pid(void)
 	name_cache_free(&names);
 }
 
+/* report --by key: a row per key of a recording made with --keys; one per reason without. */
+static void test_rows_by_key(void)
+{
+	static const struct key_note keys[] = {
+		{ .key = 0x3f8, .kind = KEY_PORT, .dir = KEY_DIR_OUT },
+		{ .key = 0x3f8, .kind = KEY_PORT, .dir = KEY_DIR_IN },
+		{ .key = 0x3f8, .kind = KEY_PORT, .dir = KEY_DIR_OUT },
+		{ .key = 0x70, .kind = KEY_PORT, .dir = KEY_DIR_OUT },
+	};
+	struct row_table keyed, plain;
+	struct vmexit_event e;
+
+	row_table_init(&keyed);
+	row_table_init(&plain);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		e = ev(100, 200, 0, VMEXIT_ISA_USER, 2, 10 + i, VMEXIT_EV_USER_EXIT);
+		e.key = keys[i];
+		CHECK(event_rows_add(&keyed, BY_VM, &e, 0, true) == 0);
+		CHECK(event_rows_add(&plain, BY_VM, &e, 0, false) == 0);
+	}
+	CHECK_EQ_U64(keyed.nr, 3);
+	CHECK_EQ_U64(plain.nr, 1);
+	CHECK_EQ_U64(plain.rows[0].count, 4);
+	CHECK_EQ_U64(plain.rows[0].key.key.kind, KEY_NONE);
+	for (__u32 i = 0; i < keyed.nr; i++) {
+		const struct row *r = &keyed.rows[i];
+		bool out3f8 = r->key.key.key == 0x3f8 && r->key.key.dir == KEY_DIR_OUT;
+
+		CHECK_EQ_U64(r->key.key.kind, KEY_PORT);
+		CHECK_EQ_U64(r->count, out3f8 ? 2 : 1);
+		CHECK_EQ_U64(r->total_ns, out3f8 ? 10 + 12 : r->key.key.key == 0x70 ? 13 : 11);
+	}
+	row_table_free(&keyed);
+	row_table_free(&plain);
+}
+
 int main(void)
 {
 	test_rows_by();
+	test_rows_by_key();
 	test_many_rows();
 	test_filter();
 	test_vcpu_cache();

@@ -261,6 +261,37 @@ static void test_round_trip(void)
 }
 
 /*
+ * Three events with split fields (on CPU 100 + i, blocked 600, runq 300, latency 1000 + i) and
+ * keys (port 0x3f8 + i out, of kind 1 + i), into path with meta; its size. False on failure.
+ */
+static bool write_three(const char *path, const struct rec_meta *meta, size_t *size)
+{
+	struct vmexit_event ev;
+	struct rec_writer *w;
+	struct stat st;
+	char err[512];
+
+	w = rec_writer_open(path, false, meta, err, sizeof(err));
+	CHECK(w);
+	if (!w)
+		return false;
+	for (unsigned int i = 0; i < 3; i++) {
+		make_event(&ev, i);
+		ev.latency_ns = 1000 + i;
+		ev.oncpu_ns = 100 + i;
+		ev.blocked_ns = 600;
+		ev.runq_ns = 300;
+		ev.key = (struct key_note){ .key = 0x3f8 + i, .kind = KEY_PORT + i,
+					    .dir = KEY_DIR_OUT };
+		CHECK(!rec_writer_add_event(w, &ev));
+	}
+	CHECK(!rec_writer_close(w));
+	CHECK(!stat(path, &st));
+	*size = st.st_size;
+	return true;
+}
+
+/*
  * --split (format 1.1): a header item says so and every event record is 96 bytes, the split
  * fields after the 72 of 1.0 (which a 1.0 reader reads and skips the rest). Without --split the
  * file is byte for byte what 1.0 wrote: 72-byte events, no item, the fields read as 0.
@@ -268,32 +299,16 @@ static void test_round_trip(void)
 static void split_file(const char *name, bool split, size_t *size)
 {
 	char path[256], err[512];
-	struct vmexit_event ev;
 	struct rec_meta meta;
-	struct rec_writer *w;
 	struct rec_reader *r;
 	struct rec_item it;
 	unsigned int got = 0;
-	struct stat st;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	test_meta(&meta);
 	meta.split = split;
-	w = rec_writer_open(path, false, &meta, err, sizeof(err));
-	CHECK(w);
-	if (!w)
+	if (!write_three(path, &meta, size))
 		return;
-	for (unsigned int i = 0; i < 3; i++) {
-		make_event(&ev, i);
-		ev.latency_ns = 1000 + i;
-		ev.oncpu_ns = 100 + i;
-		ev.blocked_ns = 600;
-		ev.runq_ns = 300;
-		CHECK(!rec_writer_add_event(w, &ev));
-	}
-	CHECK(!rec_writer_close(w));
-	CHECK(!stat(path, &st));
-	*size = st.st_size;
 	r = rec_reader_open(path, err, sizeof(err));
 	CHECK(r);
 	if (!r)
@@ -306,6 +321,7 @@ static void split_file(const char *name, bool split, size_t *size)
 		CHECK_EQ_U64(it.ev.oncpu_ns, split ? 100 + got : 0);
 		CHECK_EQ_U64(it.ev.blocked_ns, split ? 600 : 0);
 		CHECK_EQ_U64(it.ev.runq_ns, split ? 300 : 0);
+		CHECK_EQ_U64(it.ev.key.kind, KEY_NONE);
 		got++;
 	}
 	CHECK_EQ_U64(got, 3);
@@ -320,6 +336,76 @@ static void test_split(void)
 	split_file("nosplit.vmexit", false, &without);
 	/* 3 x 24 bytes of split fields, and the 8-byte empty header item. */
 	CHECK_EQ_U64(with - without, 3 * 24 + 8);
+}
+
+/*
+ * --keys (format 1.5): a header item says so and every event record is 112 bytes, the key
+ * (u64 key, u16 kind, u16 dir, u32 0) after the split fields, which are there as 0 without
+ * --split: a 1.4 reader reads its 72 or 96 bytes and skips the rest.
+ */
+static void keys_file(const char *name, bool split, size_t *size)
+{
+	char path[256], err[512];
+	static unsigned char raw[1 << 16];
+	struct rec_meta meta;
+	struct rec_reader *r;
+	struct rec_item it;
+	unsigned int got = 0, hlen;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	test_meta(&meta);
+	meta.split = split;
+	meta.keys = true;
+	if (!write_three(path, &meta, size))
+		return;
+	/* The first record, right after the header: an event of 112 bytes, its key at 96. */
+	f = fopen(path, "rb");
+	CHECK(f && fread(raw, 1, sizeof(raw), f) > 48);
+	if (f)
+		fclose(f);
+	hlen = raw[12] | raw[13] << 8 | raw[14] << 16 | (unsigned int)raw[15] << 24;
+	CHECK(hlen + REC_HDR + 112 <= sizeof(raw));
+	if (hlen + REC_HDR + 112 <= sizeof(raw)) {
+		const unsigned char *p = raw + hlen;
+
+		CHECK_EQ_U64(p[4] | p[5] << 8, 1);		/* type: event */
+		CHECK_EQ_U64(p[6] | p[7] << 8, 112);		/* len */
+		CHECK_EQ_U64(p[8 + 96] | p[8 + 97] << 8, 0x3f8);
+		CHECK_EQ_U64(p[8 + 104] | p[8 + 105] << 8, KEY_PORT);
+		CHECK_EQ_U64(p[8 + 106] | p[8 + 107] << 8, KEY_DIR_OUT);
+	}
+	r = rec_reader_open(path, err, sizeof(err));
+	CHECK(r);
+	if (!r)
+		return;
+	CHECK(rec_reader_meta(r)->keys);
+	CHECK(rec_reader_meta(r)->split == split);
+	CHECK(rec_reader_version(r) >= (1 << 16 | 5));
+	while (rec_reader_next(r, &it, err, sizeof(err)) == 1) {
+		if (it.kind != REC_EVENT)
+			continue;
+		CHECK_EQ_U64(it.ev.key.key, 0x3f8 + got);
+		CHECK_EQ_U64(it.ev.key.kind, KEY_PORT + got);
+		CHECK_EQ_U64(it.ev.key.dir, KEY_DIR_OUT);
+		CHECK_EQ_U64(it.ev.oncpu_ns, split ? 100 + got : 0);
+		got++;
+	}
+	CHECK_EQ_U64(got, 3);
+	rec_reader_close(r);
+}
+
+static void test_keys(void)
+{
+	size_t keys = 0, keys_split = 0, plain = 0;
+
+	keys_file("keys.vmexit", false, &keys);
+	keys_file("keys-split.vmexit", true, &keys_split);
+	split_file("plain.vmexit", false, &plain);
+	/* 3 x 40 bytes of split and key fields, and the 8-byte empty header item. */
+	CHECK_EQ_U64(keys - plain, 3 * 40 + 8);
+	/* And the split item. */
+	CHECK_EQ_U64(keys_split - keys, 8);
 }
 
 /* Opens path and adds the two guests test_full_disk()'s files start with; NULL on failure. */
@@ -972,6 +1058,7 @@ int main(void)
 	test_crc();
 	test_round_trip();
 	test_split();
+	test_keys();
 	test_overwrite();
 	test_full_disk();
 	build_small(&L);

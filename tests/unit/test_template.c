@@ -126,6 +126,15 @@ static void test_fields(void)
 	CHECK_STR(fmt1("%(reason)d", &ev), "30");
 	CHECK_STR(fmt1("%(reason)s", &ev), "30");
 	CHECK_STR(fmt1("%(reason_name)s", &ev), "IO_INSTRUCTION");
+	/* --keys: the exit's key, its parts and stat --by key's KEY column; none without. */
+	CHECK_STR(fmt1("%(key_label)s|%(key_kind)s|%(key_dir)s|%(key_name)s|%(key)x", &ev),
+		  "(none)|none|||0");
+	ev.key = (struct key_note){ .key = 0x3f8, .kind = KEY_PORT, .dir = KEY_DIR_OUT };
+	CHECK_STR(fmt1("%(key_label)s|%(key_kind)s|%(key_dir)s|%(key_name)s|%(key)x", &ev),
+		  "0x3f8 out serial|port|out|serial|3f8");
+	CHECK_STR(fmt1("%(key_kind)d %(key_dir)d %(key_label)-18s|", &ev),
+		  "1 2 0x3f8 out serial  |");
+	ev.key = (struct key_note){};
 	CHECK_STR(fmt1("%(isa)s", &ev), "vmx");
 	CHECK_STR(fmt1("%(isa)d", &ev), "1");
 	{
@@ -491,7 +500,7 @@ static void test_errors(void)
 		  "event vcpu pid 1 2 3 4 5 reason reason_name isa guest tid cpu rip info1 info2 "
 		  "errno intr_info error_code latency_ns latency_us oncpu_ns blocked_ns runq_ns ts_ns "
 		  "rel_ns time reltime walltime reason_label latency type in_flight kvm_event access port gpa msr val size count exception function index eax ebx "
-		  "ecx edx found used_max_basic vector soft reinjected fault_address)", false);
+		  "ecx edx found used_max_basic vector soft reinjected fault_address key key_kind key_dir key_name key_label)", false);
 	check_err("default %(TSC)d", "t.fmt:1:11: unknown field 'TSC' (did you mean 'tsc'?)",
 		  false);
 	check_err("default %()d", "t.fmt:1:9: empty field name in '%()'", false);
@@ -711,6 +720,20 @@ static void test_load_and_default(void)
 	tmpl_render(r, &env, &user, line, sizeof(line));
 	CHECK_STR(line, "     0.123457          5.123457 web1                1 KVM_EXIT_MMIO   "
 		  "            1.2ms errno=0\n");
+	/* --keys: the same line with the KEY column after the latency. */
+	{
+		struct tmpl_rules *kr;
+		char kline[1024];
+
+		CHECK(!tmpl_rules_default_keys(&kr, err, sizeof(err)));
+		user.key = (struct key_note){ .key = 0x10000000, .kind = KEY_MMIO,
+					      .dir = KEY_DIR_WRITE };
+		tmpl_render(kr, &env, &user, kline, sizeof(kline));
+		CHECK_STR(kline, "     0.123457          5.123457 web1                1 "
+			  "KVM_EXIT_MMIO               1.2ms 0x10000000 write           errno=0\n");
+		user.key = (struct key_note){};
+		tmpl_rules_free(kr);
+	}
 	/* Never completed: the same line, marked at its end; the latency is its age. */
 	user.type |= VMEXIT_EV_IN_FLIGHT;
 	tmpl_render(r, &env, &user, line, sizeof(line));

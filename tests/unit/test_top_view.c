@@ -23,10 +23,10 @@
 #define VMX	VMEXIT_ISA_VMX
 #define USER	VMEXIT_ISA_USER
 
-static void put(struct row_table *rt, __u32 tgid, __s32 vcpu, __u32 isa, __u32 reason,
-		__u64 count, __u64 lat_ns)
+/* count exits of lat_ns each into the row of k. */
+static void put_row(struct row_table *rt, const struct row_key *k, __u64 count, __u64 lat_ns)
 {
-	struct row *r = row_table_get(rt, &(struct row_key){ tgid, vcpu, isa, reason, 0, {} });
+	struct row *r = row_table_get(rt, k);
 
 	r->count += count;
 	r->completed += count;
@@ -36,6 +36,12 @@ static void put(struct row_table *rt, __u32 tgid, __s32 vcpu, __u32 isa, __u32 r
 	if (lat_ns > r->max_ns)
 		r->max_ns = lat_ns;
 	r->hist[hist_bucket(lat_ns)] += count;
+}
+
+static void put(struct row_table *rt, __u32 tgid, __s32 vcpu, __u32 isa, __u32 reason,
+		__u64 count, __u64 lat_ns)
+{
+	put_row(rt, &(struct row_key){ tgid, vcpu, isa, reason, 0, {} }, count, lat_ns);
 }
 
 struct fixture {
@@ -342,6 +348,71 @@ static void test_drilldown(void)
 	key(&f, TK_ENTER);
 	CHECK(f.ui.level == LV_REASONS && f.ui.tgid == 200);
 	CHECK_STR(labels(&f.v, b, sizeof(b)), "kvm_userspace_exit|kvm_userspace_exit(IO)");
+	teardown(&f);
+}
+
+/* top --keys: rows per key (as key_rows makes them, BY_VCPU x key) for web01's reasons. */
+static void put_key(struct row_table *rt, __s32 vcpu, __u32 isa, __u32 reason,
+		    struct key_note k, __u64 count, __u64 lat_ns)
+{
+	put_row(rt, &(struct row_key){ 100, vcpu, isa, reason, 0, k }, count, lat_ns);
+}
+
+static void test_key_view(void)
+{
+	const struct key_note serial = { .key = 0x3f8, .kind = KEY_PORT, .dir = KEY_DIR_OUT };
+	const struct key_note cmos = { .key = 0x70, .kind = KEY_PORT, .dir = KEY_DIR_OUT };
+	struct row_table kcur, ktot;
+	struct fixture f;
+	char b[256];
+
+	setup(&f);
+	row_table_init(&kcur);
+	row_table_init(&ktot);
+	/* web01's 1000 IO_INSTRUCTION exits: 700 to the serial port, 300 to the RTC's index. */
+	put_key(&ktot, 0, VMX, 30, serial, 700, 10000);
+	put_key(&ktot, 0, VMX, 30, cmos, 300, 10000);
+	put_key(&ktot, 0, USER, 2, serial, 900, 5000);
+	put_key(&kcur, 0, VMX, 30, serial, 40, 10000);
+	put_key(&kcur, 0, VMX, 30, cmos, 160, 10000);
+	build(&f);
+	/* Without --keys a reason row is the deepest level, as before. */
+	key(&f, 'x');
+	CHECK(f.ui.level == LV_REASONS);
+	key(&f, TK_DOWN);	/* kvm_exit(IO_INSTRUCTION) */
+	key(&f, TK_ENTER);
+	CHECK(f.ui.level == LV_REASONS);
+	CHECK_STR(f.ui.msg, "exit reasons are the deepest level");
+	f.d.key_cur = &kcur;
+	f.d.key_tot = &ktot;
+	key(&f, 'x');
+	CHECK(f.ui.level == LV_KEYS && !f.ui.key_all && f.ui.key_isa == VMX &&
+	      f.ui.key_reason == 30 && f.ui.tgid == 100);
+	CHECK_STR(f.v.lines[1].text, "View: keys of kvm_exit(IO_INSTRUCTION) of web01 (pid 100)");
+	/* Busiest now first (rate): the RTC's 160 in 2 s, then the serial port's 40. */
+	CHECK_STR(labels(&f.v, b, sizeof(b)), "kvm_exit(IO_INSTRUCTION) 0x70 out rtc|"
+		  "kvm_exit(IO_INSTRUCTION) 0x3f8 out serial");
+	/* The label column is 27 wide at 80 columns (test_drilldown): cut, with a '~'. */
+	CHECK_STR(row_text(&f.v, 0),
+		  ">kvm_exit(IO_INSTRUCTION) 0~        300       80   0.1%  10.0us  10.0us  10.0us");
+	key(&f, TK_ENTER);
+	CHECK_STR(f.ui.msg, "keys are the deepest level");
+	/* x goes back, onto the reason it came from. */
+	key(&f, 'x');
+	CHECK(f.ui.level == LV_REASONS);
+	CHECK_STR(f.v.items[f.ui.sel_idx].label, "kvm_exit(IO_INSTRUCTION)");
+	/* -x --keys: every reason's keys; -f sees the key's name. */
+	f.ui.level = LV_KEYS;
+	f.ui.key_all = true;
+	build(&f);
+	CHECK_STR(f.v.lines[1].text, "View: keys of exits of web01 (pid 100)");
+	CHECK_EQ_U64(f.v.nr_items, 3);
+	CHECK(!top_ui_set_filter(&f.ui, "serial", NULL, 0));
+	build(&f);
+	CHECK_STR(labels(&f.v, b, sizeof(b)), "kvm_exit(IO_INSTRUCTION) 0x3f8 out serial|"
+		  "kvm_userspace_exit(IO) 0x3f8 out serial");
+	row_table_free(&kcur);
+	row_table_free(&ktot);
 	teardown(&f);
 }
 
@@ -900,6 +971,7 @@ int main(void)
 	test_sort_keeps_cursor();
 	test_split();
 	test_drilldown();
+	test_key_view();
 	test_vcpus();
 	test_filter();
 	test_guest_prompts();

@@ -50,6 +50,9 @@ int tmpl_rules_load(const char *path, struct tmpl_rules **out, char *err, size_t
 /* The built-in rules used when no --format is given (also printed by docs/formats.md). */
 extern const char tmpl_default_rules[];
 int tmpl_rules_default(struct tmpl_rules **out, char *err, size_t errlen);
+/* The same with a KEY column after the latency (stream --keys, report of such a recording). */
+extern const char tmpl_default_key_rules[];
+int tmpl_rules_default_keys(struct tmpl_rules **out, char *err, size_t errlen);
 
 void tmpl_rules_free(struct tmpl_rules *r);
 

@@ -61,6 +61,11 @@ const struct field_def tmpl_fields[] = {
 	{ "soft",	 F_KVM,		FK_U,	  64, 0, 1 },
 	{ "reinjected",	 F_KVM,		FK_U,	  64, 0, 1 },
 	{ "fault_address", F_KVM,	FK_U,	  64, 0, 1 },
+	{ "key",	 F_KEY,		FK_U,	  64, 0, 1 },
+	{ "key_kind",	 F_KEY_KIND,	FK_NAMED, 64, 0, 1 },
+	{ "key_dir",	 F_KEY_DIR,	FK_NAMED, 64, 0, 1 },
+	{ "key_name",	 F_KEY_NAME,	FK_STR,	  64, 0, 1 },
+	{ "key_label",	 F_KEY_LABEL,	FK_STR,	  64, 0, 1 },
 };
 
 const unsigned int tmpl_nr_fields = ARRAY_SIZE(tmpl_fields);

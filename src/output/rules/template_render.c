@@ -11,6 +11,7 @@
 
 #include "durations.h"
 #include "out_write.h"
+#include "key_names.h"
 #include "kvm_event_fields.h"
 #include "reasons.h"
 #include "template.h"
@@ -194,6 +195,9 @@ static __u64 field_value(const struct op *op, const struct rctx *c)
 	case F_TYPE:		return ev->type;
 	case F_IN_FLIGHT:	return c->in_flight;
 	case F_KVM_EVENT:	return ev->type == VMEXIT_EV_KVM_EVENT ? ev->reason : 0;
+	case F_KEY:		return ev->key.key;
+	case F_KEY_KIND:	return ev->key.kind;
+	case F_KEY_DIR:		return ev->key.dir;
 	case F_KVM: {
 		const struct kvm_event_field *kf;
 
@@ -287,6 +291,26 @@ static void render_rule(const struct rule *ru, const struct rctx *c, struct out 
 			s = kvm_event_access(ev);
 			emit_str(o, op, s, strlen(s));
 			continue;
+		case F_KEY_KIND:
+		case F_KEY_DIR:
+			if (op->spec.conv == 's') {
+				s = op->field == F_KEY_KIND ? key_kind_name(ev->key.kind)
+							    : key_dir_name(ev->key.dir);
+				emit_str(o, op, s, strlen(s));
+				continue;
+			}
+			break;
+		case F_KEY_NAME:
+			s = key_builtin_name(&ev->key);
+			emit_str(o, op, s, strlen(s));
+			continue;
+		case F_KEY_LABEL: {
+			char kb[96];
+
+			s = key_str(&ev->key, key_builtin_name(&ev->key), kb, sizeof(kb));
+			emit_str(o, op, s, strlen(s));
+			continue;
+		}
 		}
 		emit_int(o, op, f, field_value(op, c));
 	}

@@ -34,6 +34,11 @@ enum field_id {
 	F_WALLTIME,	/* ts_ns on CLOCK_REALTIME (env->real_offset_ns) */
 	F_REASON_LABEL,	/* reason_label(): the tables' KVM_EXIT_IO */
 	F_LATENCY,	/* latency_ns as the tables print it (env->unit_ns), with its unit */
+	F_KEY,		/* --keys: the exit's key (port, address, ...), 0 without */
+	F_KEY_KIND,	/* its kind; %s its name (port, mmio, ..., none) */
+	F_KEY_DIR,	/* its direction; %s in, out, read, write, hv or "" */
+	F_KEY_NAME,	/* the built-in name of the key, "" if none */
+	F_KEY_LABEL,	/* stat --by key's KEY column: "0x3f8 out serial", "(none)" */
 };
 
 enum field_kind {
