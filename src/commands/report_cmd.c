@@ -546,6 +546,9 @@ int cmd_report(int argc, char **argv)
 		case REC_STACK:
 			ret = one_stack(&r, &it->stack);
 			break;
+		case REC_TSC_CLOCK:
+		case REC_TSC_SCALE:
+			break;
 		}
 	}
 	if (!ret && a.counters)
