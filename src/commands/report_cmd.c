@@ -52,6 +52,8 @@ static const char doc[] =
 "    vmexit report -i exits.vmexit --format my.formats   # rules file lines\n"
 "    vmexit report -i exits.vmexit --perfetto out.pftrace   # ui.perfetto.dev\n"
 "    vmexit report -i exits.vmexit --perfetto out.json   # Chrome JSON\n"
+"    vmexit report -i exits.vmexit --perfetto m.pftrace --guest-trace \\\n"
+"        web01=guest.json,clock=ns   # + web01's uftrace dump --chrome\n"
 "    vmexit report -i trace.dat --by reason     # trace-cmd record -e kvm\n"
 "    vmexit report -i perf.data --events        # perf record -e 'kvm:*'\n"
 "    vmexit report -i st.vmexit --stacks --folded > x.folded  # flame graph\n"

@@ -81,6 +81,8 @@ static int track_of(struct merge *m, const struct guest_trace_event *e, char *na
 		snprintf(name, len, "guest vCPU %d", e->vcpu);
 	else if (e->tid >= 0)
 		snprintf(name, len, "guest tid %lld", (long long)e->tid);
+	else if (e->pid >= 0)	/* uftrace leaves tid out of a single-threaded trace */
+		snprintf(name, len, "guest pid %lld", (long long)e->pid);
 	else
 		snprintf(name, len, "guest");
 	return (int)i;
