@@ -174,25 +174,51 @@ static int number(struct jp *j, __u64 *v, bool *neg)
 	return 0;
 }
 
-static int skip_value(struct jp *j, int depth);
+typedef int (*member_fn)(struct jp *j, const char *key, void *ctx);
 
-static int skip_container(struct jp *j, char close, int depth)
+/* An object's members: fn reads each value, after its key (cut at 31 bytes) and ':'. */
+static int members(struct jp *j, member_fn fn, void *ctx)
 {
-	if (eat(j, close))
+	char key[32];
+	int ret;
+
+	if (!eat(j, '{'))
+		return fail(j, "an object was expected");
+	if (eat(j, '}'))
 		return 0;
 	do {
-		if (close == '}') {
-			if (string(j, NULL, 0))
-				return -EINVAL;
-			if (!eat(j, ':'))
-				return fail(j, "':' was expected");
-		}
+		if (string(j, key, sizeof(key)))
+			return -EINVAL;
+		if (!eat(j, ':'))
+			return fail(j, "':' was expected");
+		ret = fn(j, key, ctx);
+		if (ret)
+			return ret;
+	} while (eat(j, ','));
+	if (!eat(j, '}'))
+		return fail(j, "'}' or ',' was expected");
+	return 0;
+}
+
+static int skip_value(struct jp *j, int depth);
+
+static int skip_member(struct jp *j, const char *key, void *ctx)
+{
+	(void)key;
+	return skip_value(j, *(int *)ctx + 1);
+}
+
+static int skip_array(struct jp *j, int depth)
+{
+	j->p++;
+	if (eat(j, ']'))
+		return 0;
+	do {
 		if (skip_value(j, depth + 1))
 			return -EINVAL;
 	} while (eat(j, ','));
-	if (!eat(j, close))
-		return fail(j, close == '}' ? "'}' or ',' was expected" :
-			    "']' or ',' was expected");
+	if (!eat(j, ']'))
+		return fail(j, "']' or ',' was expected");
 	return 0;
 }
 
@@ -210,11 +236,9 @@ static int skip_value(struct jp *j, int depth)
 	case '"':
 		return string(j, NULL, 0);
 	case '{':
-		j->p++;
-		return skip_container(j, '}', depth);
+		return members(j, skip_member, &depth);
 	case '[':
-		j->p++;
-		return skip_container(j, ']', depth);
+		return skip_array(j, depth);
 	case 't':
 	case 'f':
 	case 'n': {
@@ -257,96 +281,80 @@ static int integer(struct jp *j, __s64 *out)
 }
 
 /* args: only vcpu is wanted. */
-static int args(struct jp *j, struct guest_trace_event *e)
+static int arg_member(struct jp *j, const char *key, void *ctx)
 {
-	char key[32];
+	struct guest_trace_event *e = ctx;
+	__s64 v;
 
-	if (!eat(j, '{'))
-		return skip_value(j, 1);
-	if (eat(j, '}'))
-		return 0;
-	do {
-		if (string(j, key, sizeof(key)))
-			return -EINVAL;
-		if (!eat(j, ':'))
-			return fail(j, "':' was expected");
-		if (!strcmp(key, "vcpu")) {
-			__s64 v;
-
-			if (integer(j, &v))
-				return -EINVAL;
-			e->vcpu = v >= 0 && v < (1 << 20) ? (__s32)v : -1;
-		} else if (skip_value(j, 2)) {
-			return -EINVAL;
-		}
-	} while (eat(j, ','));
-	if (!eat(j, '}'))
-		return fail(j, "'}' or ',' was expected");
+	if (strcmp(key, "vcpu"))
+		return skip_value(j, 2);
+	if (integer(j, &v))
+		return -EINVAL;
+	e->vcpu = v >= 0 && v < (1 << 20) ? (__s32)v : -1;
 	return 0;
+}
+
+struct event_read {
+	struct guest_trace_event e;
+	char ph[8];
+	char name[NAME_MAX_LEN];
+	bool has_ts;
+};
+
+static int non_negative(struct jp *j, __u64 *v, const char *what)
+{
+	bool neg;
+
+	if (number(j, v, &neg))
+		return -EINVAL;
+	return neg ? fail(j, "a negative %s", what) : 0;
+}
+
+static int event_member(struct jp *j, const char *key, void *ctx)
+{
+	struct event_read *r = ctx;
+
+	if (!strcmp(key, "ts")) {
+		r->has_ts = true;
+		return non_negative(j, &r->e.ts, "ts");
+	}
+	if (!strcmp(key, "dur"))
+		return non_negative(j, &r->e.dur, "dur");
+	if (!strcmp(key, "ph"))
+		return string(j, r->ph, sizeof(r->ph));
+	if (!strcmp(key, "name"))
+		return string(j, r->name, sizeof(r->name));
+	if (!strcmp(key, "pid"))
+		return integer(j, &r->e.pid);
+	if (!strcmp(key, "tid"))
+		return integer(j, &r->e.tid);
+	if (!strcmp(key, "args")) {
+		ws(j);
+		if (j->p < j->end && *j->p == '{')
+			return members(j, arg_member, &r->e);
+	}
+	return skip_value(j, 1);
 }
 
 static int event(struct jp *j, guest_trace_fn fn, void *ctx)
 {
-	struct guest_trace_event e = { .pid = -1, .tid = -1, .vcpu = -1 };
-	char key[32], ph[8] = "", name[NAME_MAX_LEN];
-	bool has_ts = false, neg = false;
+	struct event_read r = { .e = { .pid = -1, .tid = -1, .vcpu = -1 } };
 	const char *at;
 
 	ws(j);
 	at = j->p;
-	e.line = line_of(j, at);
-	name[0] = '\0';
-	if (!eat(j, '{'))
-		return fail(j, "an event object was expected");
-	if (!eat(j, '}')) {
-		do {
-			if (string(j, key, sizeof(key)))
-				return -EINVAL;
-			if (!eat(j, ':'))
-				return fail(j, "':' was expected");
-			if (!strcmp(key, "ts")) {
-				if (number(j, &e.ts, &neg))
-					return -EINVAL;
-				if (neg)
-					return fail(j, "a negative ts");
-				has_ts = true;
-			} else if (!strcmp(key, "dur")) {
-				if (number(j, &e.dur, &neg))
-					return -EINVAL;
-				if (neg)
-					return fail(j, "a negative dur");
-			} else if (!strcmp(key, "ph")) {
-				if (string(j, ph, sizeof(ph)))
-					return -EINVAL;
-			} else if (!strcmp(key, "name")) {
-				if (string(j, name, sizeof(name)))
-					return -EINVAL;
-			} else if (!strcmp(key, "pid")) {
-				if (integer(j, &e.pid))
-					return -EINVAL;
-			} else if (!strcmp(key, "tid")) {
-				if (integer(j, &e.tid))
-					return -EINVAL;
-			} else if (!strcmp(key, "args")) {
-				if (args(j, &e))
-					return -EINVAL;
-			} else if (skip_value(j, 1)) {
-				return -EINVAL;
-			}
-		} while (eat(j, ','));
-		if (!eat(j, '}'))
-			return fail(j, "'}' or ',' was expected");
+	r.e.line = line_of(j, at);
+	if (members(j, event_member, &r))
+		return -EINVAL;
+	r.e.ph = r.ph[0] == 'I' ? 'i' : r.ph[0];
+	if (r.ph[1] || !strchr("BEXi", r.e.ph) || !r.e.ph)
+		return 0;	/* metadata and the phases not drawn */
+	if (!r.has_ts) {
+		j->p = at;
+		return fail(j, "an event of phase %s has no ts", r.ph);
 	}
-	e.ph = ph[0] == 'I' ? 'i' : ph[0];
-	if (!ph[1] && (e.ph == 'B' || e.ph == 'E' || e.ph == 'X' || e.ph == 'i')) {
-		if (!has_ts) {
-			j->p = at;
-			return fail(j, "an event of phase %s has no ts", ph);
-		}
-		e.name = name;
-		return fn(ctx, &e);
-	}
-	return 0;
+	r.e.name = r.name;
+	return fn(ctx, &r.e);
 }
 
 static int events(struct jp *j, guest_trace_fn fn, void *ctx)
@@ -370,41 +378,38 @@ static int events(struct jp *j, guest_trace_fn fn, void *ctx)
 	return 0;
 }
 
+struct doc_read {
+	guest_trace_fn fn;
+	void *ctx;
+	bool found;
+};
+
+static int doc_member(struct jp *j, const char *key, void *ctx)
+{
+	struct doc_read *d = ctx;
+
+	if (strcmp(key, "traceEvents"))
+		return skip_value(j, 1);
+	d->found = true;
+	return events(j, d->fn, d->ctx);
+}
+
 static int document(struct jp *j, guest_trace_fn fn, void *ctx)
 {
-	char key[32];
-	bool found = false;
+	struct doc_read d = { .fn = fn, .ctx = ctx };
 	int ret;
 
 	ws(j);
-	if (j->p < j->end && *j->p == '[')
+	if (j->p < j->end && *j->p == '[') {
 		ret = events(j, fn, ctx);
-	else if (!eat(j, '{'))
-		return fail(j, "not a Chrome trace: '{' or '[' was expected");
-	else {
-		ret = 0;
-		if (!eat(j, '}')) {
-			do {
-				if (string(j, key, sizeof(key)))
-					return -EINVAL;
-				if (!eat(j, ':'))
-					return fail(j, "':' was expected");
-				if (!strcmp(key, "traceEvents")) {
-					ret = events(j, fn, ctx);
-					found = true;
-				} else {
-					ret = skip_value(j, 1);
-				}
-				if (ret)
-					return ret;
-			} while (eat(j, ','));
-			if (!eat(j, '}'))
-				return fail(j, "'}' or ',' was expected");
-		}
-		if (!found) {
+	} else if (j->p < j->end && *j->p == '{') {
+		ret = members(j, doc_member, &d);
+		if (!ret && !d.found) {
 			j->p = j->s;
 			return fail(j, "no \"traceEvents\" array: not a Chrome trace");
 		}
+	} else {
+		return fail(j, "not a Chrome trace: '{' or '[' was expected");
 	}
 	if (ret)
 		return ret;

@@ -462,6 +462,19 @@ static void event_end(struct pftrace_writer *w, __u8 *e)
 	packet_end(w, true);
 }
 
+/* The end of the slice last begun on track uuid: no name, no category. */
+static void slice_end(struct pftrace_writer *w, __u64 ts_ns, __u64 uuid)
+{
+	__u8 *e;
+
+	packet_begin(w, ts_ns);
+	e = pb_open(&w->pkt, PKT_TRACK_EVENT);
+	pb_uint(&w->pkt, TE_TYPE, TYPE_SLICE_END);
+	pb_uint(&w->pkt, TE_TRACK_UUID, uuid);
+	pb_close(&w->pkt, e);
+	packet_end(w, false);
+}
+
 /* An instant on the vCPU's kvm track, as the JSON writer's (perfetto.c says why). */
 static void kvm_event_instant(struct pftrace_writer *w, __u64 uuid, const struct vmexit_event *ev)
 {
@@ -563,12 +576,7 @@ static void pftrace_event(void *pw, const struct vmexit_event *ev, const char *n
 	event_end(w, e);
 
 	/* Each track's exits are strictly sequential: the end can follow right away. */
-	packet_begin(w, ev->ts_ns + ev->latency_ns);
-	e = pb_open(&w->pkt, PKT_TRACK_EVENT);
-	pb_uint(&w->pkt, TE_TYPE, TYPE_SLICE_END);
-	pb_uint(&w->pkt, TE_TRACK_UUID, uuid);
-	pb_close(&w->pkt, e);
-	packet_end(w, false);
+	slice_end(w, ev->ts_ns + ev->latency_ns, uuid);
 }
 
 /* A global instant (lost records, stuck exits) on the trace's own "vmexit" track. */
@@ -664,14 +672,8 @@ static void pftrace_guest_event(void *pw, const struct trace_guest_event *ge)
 	if (type != TYPE_SLICE_END)
 		pb_str(&w->pkt, TE_NAME, ge->name ? ge->name : "");
 	event_end(w, e);
-	if (ge->ph != 'X')
-		return;
-	packet_begin(w, ge->ts_ns + ge->dur_ns);
-	e = pb_open(&w->pkt, PKT_TRACK_EVENT);
-	pb_uint(&w->pkt, TE_TYPE, TYPE_SLICE_END);
-	pb_uint(&w->pkt, TE_TRACK_UUID, uuid);
-	pb_close(&w->pkt, e);
-	packet_end(w, false);
+	if (ge->ph == 'X')
+		slice_end(w, ge->ts_ns + ge->dur_ns, uuid);
 }
 
 static void pftrace_lost(void *pw, __u64 ts_ns, __u64 n, const char *what)
