@@ -191,6 +191,11 @@ $(OUTPUT)/tests/%: tests/unit/%.c $(LIB) | $(OUTPUT)/tests
 	$(call msg,TEST-CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB) $(ALL_LDFLAGS) $(LIBS) -o $@
 
+# uftrace's tracee: -pg, not sanitized (libmcount and ASan would both want to come first).
+$(OUTPUT)/tests/uftrace_tiny: tests/host/progs/uftrace_tiny.c | $(OUTPUT)/tests
+	$(call msg,TEST-CC,$@)
+	$(Q)$(CC) -pg -O0 -g $< -o $@
+
 $(OUTPUT)/tests/%: tests/bpf/%.c $(LIB) $(SKELS) | $(OUTPUT)/tests
 	$(call msg,TEST-CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB) $(ALL_LDFLAGS) $(LIBS) -o $@
@@ -214,7 +219,7 @@ $(OUTPUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRCS) $(SKELS) | $(OUTPUT)/fuzz
 check-layers:
 	$(Q)tools/check-layers.sh
 
-tests: $(OUTPUT)/vmexit $(TOOL_BINS) $(UNIT_BINS) $(BPFTEST_BINS)
+tests: $(OUTPUT)/vmexit $(TOOL_BINS) $(UNIT_BINS) $(BPFTEST_BINS) $(OUTPUT)/tests/uftrace_tiny
 
 bench: $(OUTPUT)/vmexit $(TOOL_BINS) $(BENCH_BINS) $(FLOOR_BIN)
 	$(Q)bench/run.sh $(OUTPUT)

@@ -17,6 +17,8 @@ pkgs=(make gcc libc6-dev clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev lib
       systemd python3-yaml libcap2-bin
       # --perfetto FILE.pftrace: tests decode it with protoc against docs/perfetto-subset.proto
       protobuf-compiler
+      # report --guest-trace: a test loads a real uftrace trace (uftrace dump --chrome)
+      uftrace
       # make ARCH=arm64 (a static cross build) and the arm64 bed (tests/vm)
       gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm
       # (no libmicrohttpd-dev:arm64: the static arm64 build has HTTP=0, see the Makefile)

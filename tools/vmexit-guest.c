@@ -9,6 +9,7 @@
  *                [--wrmsr N] [--cr N] [--vmcall N] [--ud N] [--timer N]
  *                [--seconds S] [--linger S] [--name NAME] [--ring 0|3] [--json]
  *                [--io-sleep-us US] [--io-spin-us US] [--symbols FILE]
+ *                [--guest-trace-out FILE] [--tsc-offset TICKS]
  *
  * Each VM is one process, as with QEMU. The process carries a QEMU-style name on its command
  * line, "-name guest=NAME,debug-threads=on" (NAME-<i> with --vms > 1), so tools that name VMs
@@ -40,6 +41,9 @@
  *   --io-spin-us US   spins until the thread has used US microseconds of CPU time: on
  *                     CPU that long, however long a busy host makes it wait for a CPU.
  * Both may be given: the sleep comes first. The done exit is not delayed.
+ *
+ * --guest-trace-out FILE and --tsc-offset TICKS: the guest's TSC around each --io exit as a
+ * Chrome trace, with a known TSC offset, for report --guest-trace (vmexit_guest_stamps.h).
  *
  * Exact counts per vCPU, P = passes (1 without --seconds; reported in the output):
  *   KVM_RUN calls = kvm:kvm_userspace_exit = P * (io + in + 1 + mmio + hlt)
@@ -107,6 +111,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <x86intrin.h>
 
 #define PROG			"vmexit-guest"
 
@@ -210,6 +215,9 @@ struct opts {
 	uint32_t timer_us;	/* --timer's period */
 	uint64_t io_spin_ns;
 	const char *symbols;	/* --symbols FILE: write the code's labels there, run nothing */
+	const char *trace_out;	/* --guest-trace-out: the guest's TSC stamps as a Chrome trace */
+	bool tsc_offset_given;
+	int64_t tsc_offset;	/* --tsc-offset */
 };
 
 struct vcpu {
@@ -277,6 +285,7 @@ static const char *exit_name(uint32_t reason, char *buf, size_t len)
 }
 
 #include "vmexit_guest_cli.h"
+#include "vmexit_guest_stamps.h"
 
 /* ------------------------------------------------------------------ guest code */
 
@@ -394,7 +403,18 @@ struct guest_entries {
  * that exits is preceded by an increment of its slot in the vCPU's tally block (r15). vCPUs
  * share code and parameters; each has its own tally block and stack.
  */
-static size_t build_guest(uint8_t *dst, bool amd, uint32_t timer_us, struct guest_entries *ent)
+/* rdtsc; mov [rdi + at], eax; mov [rdi + at + 4], edx; mov edx, IO_PORT (rdtsc took edx). */
+static void emit_stamp(struct code *c, uint8_t at)
+{
+	EMIT(c, 0x0f, 0x31);			/* rdtsc */
+	EMIT(c, 0x89, 0x47, at);		/* mov [rdi + at], eax */
+	EMIT(c, 0x89, 0x57, at + 4);		/* mov [rdi + at + 4], edx */
+	EMIT(c, 0xba);				/* mov edx, IO_PORT */
+	emit_imm32(c, IO_PORT);
+}
+
+static size_t build_guest(uint8_t *dst, bool amd, uint32_t timer_us, bool stamps,
+			  struct guest_entries *ent)
 {
 	struct code c = { .p = dst };
 	size_t start, skip, loop, wait, got, common, hlt_at;
@@ -408,10 +428,18 @@ static size_t build_guest(uint8_t *dst, bool amd, uint32_t timer_us, struct gues
 	skip = emit_loop_head(&c, K_IO, 0);
 	EMIT(&c, 0xba);				/* mov edx, IO_PORT */
 	emit_imm32(&c, IO_PORT);
+	if (stamps)
+		EMIT(&c, 0x4c, 0x89, 0xf7);	/* mov rdi, r14: this vCPU's stamps */
 	loop = c.len;
+	if (stamps)
+		emit_stamp(&c, 0);
 	emit_tally(&c, T_OUT);
 	ent->label[L_OUT] = c.len;
 	EMIT(&c, 0xee);				/* out dx, al */
+	if (stamps) {
+		emit_stamp(&c, 8);
+		EMIT(&c, 0x48, 0x83, 0xc7, 0x10);	/* add rdi, 16 */
+	}
 	emit_loop_tail(&c, 0, loop, skip);
 
 	/* in: port in dx, the VMM's answer in al */
@@ -616,7 +644,7 @@ static int write_symbols(const struct opts *o)
 		errmsg("--symbols %s: %s", o->symbols, strerror(errno));
 		return 1;
 	}
-	build_guest(code, o->amd, o->timer_us, &ent);
+	build_guest(code, o->amd, o->timer_us, o->trace_out, &ent);
 	for (int l = 0; l < NR_LABELS; l++)
 		fprintf(f, "%016llx %c %s\n", CODE_GPA + ent.label[l], l == L_START ? 'T' : 't',
 			label_name[l]);
@@ -738,7 +766,7 @@ static int setup_memory(struct vm *vm)
 	pd[MMIO_GPA >> 21] = (MMIO_GPA & ~0x1fffffull) | PTE_P | PTE_RW | PTE_US | PTE_PS;
 
 	memcpy(vm->mem + PARAM_GPA, vm->o->count, sizeof(vm->o->count));
-	build_guest(vm->mem + CODE_GPA, vm->o->amd, vm->o->timer_us, &ent);
+	build_guest(vm->mem + CODE_GPA, vm->o->amd, vm->o->timer_us, vm->o->trace_out, &ent);
 
 	/* Flat 64-bit code and data segments of the guest's ring, for iretq to reload. */
 	gdt = (uint64_t *)(vm->mem + GDT_GPA);
@@ -792,6 +820,8 @@ static int setup_vcpu(struct vm *vm, struct vcpu *v)
 			return -1;
 		}
 	}
+	if (vm->o->tsc_offset_given && set_tsc_offset(v->fd, vm->o->tsc_offset, vm->name))
+		return -1;
 	if (vm->cpuid && ioctl(v->fd, KVM_SET_CPUID2, vm->cpuid) < 0) {
 		errmsg("%s: KVM_SET_CPUID2: %s", vm->name, strerror(errno));
 		return -1;
@@ -820,6 +850,7 @@ static int setup_vcpu(struct vm *vm, struct vcpu *v)
 	regs.rip = CODE_GPA;
 	regs.rsp = MEM_SIZE - STACK_SIZE * v->index;
 	regs.r15 = TALLY_GPA + TALLY_SIZE * v->index;
+	regs.r14 = STAMP_GPA + STAMP_SIZE * v->index;
 	regs.rflags = GUEST_RFLAGS;
 	if (ioctl(v->fd, KVM_SET_REGS, &regs) < 0) {
 		errmsg("%s: KVM_SET_REGS: %s", vm->name, strerror(errno));
@@ -1148,6 +1179,7 @@ static int run_vm_once(struct vm *vm)
 	const struct opts *o = vm->o;
 	unsigned long started = 0;
 	int mmap_size, rc = 0;
+	uint64_t tsc_before, tsc_after;
 
 	vm->kvm_fd = open_kvm();
 	if (vm->kvm_fd < 0)
@@ -1190,6 +1222,7 @@ static int run_vm_once(struct vm *vm)
 
 	clock_gettime(CLOCK_MONOTONIC, &vm->deadline);
 	timespec_add(&vm->deadline, o->seconds);
+	tsc_before = __rdtsc();
 	for (; started < o->vcpus; started++) {
 		int e = pthread_create(&vm->vcpus[started].thread, NULL, vcpu_thread,
 				       &vm->vcpus[started]);
@@ -1205,9 +1238,12 @@ static int run_vm_once(struct vm *vm)
 		if (vm->vcpus[i].failed)
 			rc = 1;
 	}
+	tsc_after = __rdtsc();
 	if (rc)
 		return rc;
 
+	if (o->trace_out && write_stamps(vm, o->trace_out, tsc_before, tsc_after))
+		return 1;
 	print_summary(vm);
 	if (o->json)
 		print_json(vm);
@@ -1255,7 +1291,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			       "[--ring 0|3] "
 			       "[--json]\n"
 			       "                    [--io-sleep-us US] [--io-spin-us US] "
-			       "[--symbols FILE]\n");
+			       "[--symbols FILE]\n"
+			       "                    [--guest-trace-out FILE] [--tsc-offset TICKS]\n");
 			exit(0);
 		}
 		if (!strcmp(arg, "--json")) {
@@ -1294,6 +1331,16 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			o->timer_us = (uint32_t)parse_count(opt, val, 1, 1000000);
 		} else if (!strcmp(opt, "--io-spin-us")) {
 			o->io_spin_ns = parse_count(opt, val, 0, 10000000) * 1000;
+		} else if (!strcmp(opt, "--guest-trace-out")) {
+			o->trace_out = val;
+		} else if (!strcmp(opt, "--tsc-offset")) {
+			char *end;
+
+			errno = 0;
+			o->tsc_offset = strtoll(val, &end, 0);
+			if (!*val || *end || errno)
+				usage_error("--tsc-offset: '%s' is not a number of TSC ticks", val);
+			o->tsc_offset_given = true;
 		} else if (!strcmp(opt, "-name")) {
 			o->vm_name = parse_qemu_name(val);
 		} else if (!strcmp(opt, "--symbols")) {
@@ -1318,6 +1365,11 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	/* The in-kernel APIC of --timer keeps hlt in the kernel and CR8 accesses in the TPR shadow. */
 	if (o->count[K_TIMER] && (o->count[K_HLT] || o->count[K_CR]))
 		usage_error("--timer cannot be combined with --hlt or --cr (run them in another VM)");
+	if (o->trace_out && (o->vms != 1 || o->vcpus > STAMP_MAX_VCPUS || o->seconds > 0 ||
+			     o->count[K_IO] < 2 || o->count[K_IO] > STAMP_MAX_EXITS))
+		usage_error("--guest-trace-out stamps one pass of one VM: --vms 1, --vcpus at most "
+			    "%d, --io 2 to %llu, no --seconds", STAMP_MAX_VCPUS,
+			    (unsigned long long)STAMP_MAX_EXITS);
 	{
 		unsigned int a, b, c, d;
 
@@ -1335,7 +1387,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 static char **vm_argv(const char *argv0, const struct opts *o, const char *name)
 {
 	static char namebuf[MAX_NAME + 64], num[NR_KINDS + 7][32], opt[NR_KINDS][16];
-	static char *args[2 * (NR_KINDS + 8) + 4];
+	static char num2[32];
+	static char *args[2 * (NR_KINDS + 10) + 4];
 	int n = 0;
 
 	snprintf(namebuf, sizeof(namebuf), "guest=%s,debug-threads=on", name);
@@ -1375,6 +1428,15 @@ static char **vm_argv(const char *argv0, const struct opts *o, const char *name)
 	args[n++] = num[NR_KINDS + 6];
 	if (o->json)
 		args[n++] = "--json";
+	if (o->trace_out) {
+		args[n++] = "--guest-trace-out";
+		args[n++] = (char *)o->trace_out;
+	}
+	if (o->tsc_offset_given) {
+		snprintf(num2, sizeof(num2), "%" PRId64, o->tsc_offset);
+		args[n++] = "--tsc-offset";
+		args[n++] = num2;
+	}
 	args[n] = NULL;
 	return args;
 }

@@ -11,6 +11,7 @@
 #include "event_output.h"
 #include "live_events.h"
 #include "kallsyms.h"
+#include "kvm_tsc_scale.h"
 #include "record_file.h"
 #include "stack_options.h"
 #include "stack_read.h"
@@ -153,6 +154,24 @@ static int sink_end(void *ctx, struct session *s)
 	return r->err;
 }
 
+static int add_tsc_scale(void *ctx, __u32 tgid, __s32 vcpu, __u64 ratio, __u32 frac_bits)
+{
+	return rec_writer_add_tsc_scale(ctx, tgid, vcpu, ratio, frac_bits);
+}
+
+/*
+ * The second TSC pair (with the header's, the TSC's rate over the recording) and the scaling
+ * ratios of the VMs still running: what report --guest-trace needs to place guest TSCs.
+ */
+static int add_tsc_clock(struct rec_writer *w)
+{
+	struct tsc_pair p;
+
+	if (tsc_pair_now(&p))
+		return 0;
+	return rec_writer_add_tsc_clock(w, &p) ?: kvm_tsc_scale_each(add_tsc_scale, w);
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record_args a = {};
@@ -187,6 +206,8 @@ int cmd_record(int argc, char **argv)
 	rc = live_run(&a.live, &names, &sink, &res);
 	if (!rec.err && res.started)
 		rec.err = rec_writer_add_lost(rec.w, res.end_ns, zero);
+	if (!rec.err && res.started)
+		rec.err = add_tsc_clock(rec.w);
 	/* Every event handed over is in the file or never will be: count those that are. */
 	if (!rec.err)
 		rec.err = rec_writer_flush(rec.w);

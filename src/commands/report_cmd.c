@@ -20,6 +20,7 @@
 #include "view_options.h"
 #include "out_write.h"
 #include "option_values.h"
+#include "guest_merge.h"
 #include "perf_counters.h"
 #include "text_escape.h"
 
@@ -53,10 +54,16 @@ static const char doc[] =
 "    vmexit report -i exits.vmexit --format my.formats   # rules file lines\n"
 "    vmexit report -i exits.vmexit --perfetto out.pftrace   # ui.perfetto.dev\n"
 "    vmexit report -i exits.vmexit --perfetto out.json   # Chrome JSON\n"
+"    vmexit report -i exits.vmexit --perfetto m.pftrace --guest-trace \\\n"
+"        web01=guest.json,clock=ns   # + web01's uftrace dump --chrome\n"
 "    vmexit report -i trace.dat --by reason     # trace-cmd record -e kvm\n"
 "    vmexit report -i perf.data --events        # perf record -e 'kvm:*'\n"
 "    vmexit report -i st.vmexit --stacks --folded > x.folded  # flame graph\n"
 "\v" DURATION_HELP;
+
+struct guest_trace_args {
+	const char *v[GUEST_TRACES_MAX];
+};
 
 struct report_args {
 	const char *path;
@@ -64,6 +71,7 @@ struct report_args {
 	struct stat_view view;
 	bool events;			/* per-event output instead of the stat table */
 	const char *counters;		/* --counters FILE[,start=S]: perf stat -I -x, output */
+	struct guest_trace_args guest_traces;	/* --guest-trace GUEST=FILE[,clock=ns] */
 	struct evout_opts out;
 	bool stacks, folded;		/* --stacks, --folded */
 };
@@ -77,6 +85,26 @@ static void opt_input(const char *arg, void *to, struct argp_state *state)
 	if (*path)
 		argp_error(state, "-i given twice ('%s' and '%s'): give one recording", *path, arg);
 	*path = arg;
+}
+
+/* --guest-trace, repeatable: checked here, parsed again where it is read. */
+OPT_STATIC_STORE(opt_guest_trace, struct guest_trace_args);
+static void opt_guest_trace(const char *arg, void *to, struct argp_state *state)
+{
+	const char **v = ((struct guest_trace_args *)to)->v;
+	struct guest_trace_spec *s = malloc(sizeof(*s));
+	char err[512];
+	int i, bad;
+
+	for (i = 0; i < GUEST_TRACES_MAX && v[i]; i++)
+		;
+	if (i == GUEST_TRACES_MAX)
+		argp_error(state, "too many --guest-trace (at most %d)", GUEST_TRACES_MAX);
+	bad = !s || guest_trace_spec_parse(arg, s, err, sizeof(err));
+	free(s);
+	if (bad)
+		argp_error(state, "--guest-trace %s", s ? err : strerror(ENOMEM));
+	v[i] = arg;
 }
 
 static const struct cmd_option options[] = {
@@ -96,6 +124,10 @@ static const struct cmd_option options[] = {
 	  "stat -I MS -x, ...` output) as counter tracks; perf's time 0 is its '# started on' "
 	  "line (to the second) or S, in CLOCK_MONOTONIC seconds", 3,
 	  OPT_TO(struct report_args, counters, opt_string) },
+	{ "guest-trace", 0, "GUEST=FILE[,clock=ns]", 0, "With --perfetto: add GUEST's own trace "
+	  "(Chrome JSON, `uftrace dump --chrome`), its times guest TSC ticks (ts = ticks / 1000) "
+	  "or guest ns (clock=ns), placed by the recorded TSC offsets as tracks of GUEST "
+	  "(repeatable)", 3, OPT_TO(struct report_args, guest_traces, opt_guest_trace) },
 	OPT_HEADER("Kernel stacks (recorded with --split --stacks):", 4),
 	{ "stacks", 0, NULL, 0, "The top kernel stacks of the time off CPU during exits, per "
 	  "guest and reason, after the summary (JSON: a stacks array)", 4,
@@ -124,6 +156,8 @@ static void check_modes(void *input, struct argp_state *state)
 	evout_opts_check(&a->out, state);
 	if (a->counters && !a->out.perfetto_path)
 		argp_error(state, "--counters adds counter tracks to a --perfetto trace: give both");
+	if (a->guest_traces.v[0] && !a->out.perfetto_path)
+		argp_error(state, "--guest-trace adds tracks to a --perfetto trace: give both");
 	if (a->folded && !a->stacks)
 		argp_error(state, "--folded is an output of --stacks (add --stacks)");
 	if (a->stacks && per_event)
@@ -182,6 +216,7 @@ struct report {
 	__u32 nr_tsc, cap_tsc;
 	struct tsc_index tsc_index;	/* vCPU -> its place in tsc */
 	struct stack_table stacks;	/* --stacks: the file's, after the filters */
+	struct guest_clock gc;		/* --guest-trace: TSC pairs, offsets, scaling */
 	bool any_stacks;		/* the file has some, filtered or not */
 };
 
@@ -280,6 +315,10 @@ static int one_event(struct report *r, const struct vmexit_event *ev)
 
 	note_time(r, ev->ts_ns + ev->latency_ns);
 	note_pid(r, ev->tgid);
+	/* Every offset, whatever the filters: guest traces are placed by them. */
+	if (r->a->guest_traces.v[0] && ev->type == VMEXIT_EV_TSC_OFFSET &&
+	    guest_clock_add_offset(&r->gc, ev->tgid, ev->vcpu, ev->ts_ns, ev->info2))
+		return -ENOMEM;
 	if (ev->vcpu == r->a->sel.f.vcpu)
 		r->vcpu_seen = true;
 	if (ev->vcpu >= 0 && ev->vcpu < VCPUS_LISTED)
@@ -511,6 +550,64 @@ static int add_counters(struct report *r, const struct rec_meta *meta)
 	return 0;
 }
 
+/* The VMM named guest: of several (a reused pid, a restart), the last with a TSC offset. */
+static int guest_tgid(struct report *r, const char *guest, __u32 *tgid)
+{
+	bool found = false;
+
+	for (__u32 i = 0; i < r->names.nr; i++) {
+		const struct cached_name *c = &r->names.v[i];
+
+		if (strcmp(c->name, guest))
+			continue;
+		if (!found || guest_clock_vcpu(&r->gc, c->tgid, -1) >= 0)
+			*tgid = c->tgid;
+		found = true;
+	}
+	return found ? 0 : -ENOENT;
+}
+
+/* --guest-trace GUEST=FILE...: each guest's own trace as tracks of its process. 0, or 1
+ * after a message. */
+static int add_guest_traces(struct report *r, const struct rec_meta *meta)
+{
+	struct guest_trace_spec *s = malloc(sizeof(*s));
+	char err[512], nb[TEXT_NAME_MAX];
+	int rc = 0;
+
+	r->gc.start = meta->tsc_start;
+	if (!s || guest_clock_set_rate(&r->gc, r->a->view.tsc_mhz, meta->tsc_khz, err,
+				       sizeof(err))) {
+		fprintf(stderr, "vmexit: --guest-trace: %s %s\n", r->a->path,
+			s ? err : strerror(ENOMEM));
+		free(s);
+		return 1;
+	}
+	for (int i = 0; !rc && i < GUEST_TRACES_MAX && r->a->guest_traces.v[i]; i++) {
+		__u32 tgid = 0;
+
+		if (guest_trace_spec_parse(r->a->guest_traces.v[i], s, err, sizeof(err)))
+			continue;	/* checked with the options */
+		if (guest_tgid(r, s->guest, &tgid)) {
+			fprintf(stderr, "vmexit: --guest-trace %s: no guest named '%s' in %s; "
+				"guests in it:\n", r->a->guest_traces.v[i], text_esc(nb, s->guest),
+				r->a->path);
+			print_guests(r);
+			rc = 1;
+		} else if (guest_clock_vcpu(&r->gc, tgid, -1) < 0) {
+			fprintf(stderr, "vmexit: --guest-trace %s: guest '%s' has no TSC offset in "
+				"%s (KVM writes it as each vCPU is created: record from before the "
+				"VM starts)\n", r->a->guest_traces.v[i], text_esc(nb, s->guest),
+				r->a->path);
+			rc = 1;
+		} else if (guest_merge(s, tgid, &r->gc, &r->out, r->a->path)) {
+			rc = 1;
+		}
+	}
+	free(s);
+	return rc;
+}
+
 static const char *file_reason_name(void *src, __u32 isa, __u32 reason)
 {
 	return event_source_reason_name(src, isa, reason);
@@ -579,11 +676,20 @@ int cmd_report(int argc, char **argv)
 		case REC_STACK:
 			ret = one_stack(&r, &it->stack);
 			break;
+		case REC_TSC_CLOCK:
+			r.gc.end = it->tsc_pair;
+			break;
+		case REC_TSC_SCALE:
+			ret = guest_clock_add_scale(&r.gc, it->tgid, it->vcpu, it->ratio,
+						    it->frac_bits);
+			break;
 		}
 	}
 	if (!ret && a.counters)
 		counters_rc = add_counters(&r, &rd->meta);
 	note_symbols_unmatched(&r);
+	if (!ret && !counters_rc && a.guest_traces.v[0])
+		counters_rc = add_guest_traces(&r, &rd->meta);
 	if (a.stacks && !r.any_stacks)
 		fprintf(stderr, "vmexit: note: %s holds no stacks (recorded without --split "
 			"--stacks, or nothing was blocked)\n", a.path);
@@ -626,6 +732,7 @@ out:
 	name_cache_free(&r.names);
 	free(r.tsc);
 	tsc_index_free(&r.tsc_index);
+	guest_clock_free(&r.gc);
 	stack_table_free(&r.stacks);
 	guest_symbols_free(&a.view.syms);
 	return rc;

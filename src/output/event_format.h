@@ -34,6 +34,8 @@ struct evout_ops {
 	void (*lost)(struct evout *o, __u64 ts_ns, __u64 n, int cause);
 	/* A value of an outside counter (report --counters); NULL: the format has no counters. */
 	void (*counter)(struct evout *o, const char *name, __u64 ts_ns, double value);
+	/* An event of a guest's own trace (report --guest-trace); NULL: the format has none. */
+	void (*guest_event)(struct evout *o, const struct trace_guest_event *e);
 	/* Pushes what is buffered out, once per read while live; NULL: written at close. */
 	void (*flush)(struct evout *o);
 	/* Writes what is left and frees the format's state, before o->f is flushed and closed;

@@ -88,6 +88,17 @@ void evout_counter(struct evout *o, const char *name, __u64 ts_ns, double value)
 		o->ops->counter(o, name, ts_ns, value);
 }
 
+void evout_guest_event(struct evout *o, const struct trace_guest_event *e)
+{
+	if (!o->err && o->ops->guest_event)
+		o->ops->guest_event(o, e);
+}
+
+bool evout_has_guest_events(const struct evout *o)
+{
+	return o->ops && o->ops->guest_event;
+}
+
 void evout_flush_file(struct evout *o)
 {
 	if (fflush(o->f) && !o->err)

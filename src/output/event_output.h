@@ -89,6 +89,11 @@ void evout_stuck(struct evout *o, const struct inflight_exit *e, __u64 now_ns);
 void evout_lost(struct evout *o, __u64 ts_ns, const __u64 delta[NR_LOST]);
 /* A value of an outside counter (report --counters) at ts_ns: Perfetto output only. */
 void evout_counter(struct evout *o, const char *name, __u64 ts_ns, double value);
+struct trace_guest_event;
+/* An event of a guest's own trace on the host's clock (report --guest-trace): Perfetto only. */
+void evout_guest_event(struct evout *o, const struct trace_guest_event *e);
+/* Whether the format draws guest traces (evout_guest_event does something). */
+bool evout_has_guest_events(const struct evout *o);
 /* Pushes buffered lines out (called once per poll in live mode). */
 void evout_flush(struct evout *o);
 /* Finishes the output and frees it; 0 or the first error. */

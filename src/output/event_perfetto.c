@@ -66,6 +66,12 @@ static void perfetto_fmt_counter(struct evout *o, const char *name, __u64 ts_ns,
 		o->tw->counter(o->pw, name, ts_ns, value);
 }
 
+static void perfetto_fmt_guest_event(struct evout *o, const struct trace_guest_event *e)
+{
+	if (o->pw)
+		o->tw->guest_event(o->pw, e);
+}
+
 static int perfetto_fmt_close(struct evout *o)
 {
 	int ret = 0;
@@ -80,5 +86,5 @@ static int perfetto_fmt_close(struct evout *o)
 const struct evout_ops evout_perfetto = {
 	.open = perfetto_fmt_open, .event = perfetto_fmt_event, .guest = perfetto_fmt_guest,
 	.stuck = perfetto_fmt_stuck, .lost = perfetto_fmt_lost, .counter = perfetto_fmt_counter,
-	.close = perfetto_fmt_close,
+	.guest_event = perfetto_fmt_guest_event, .close = perfetto_fmt_close,
 };

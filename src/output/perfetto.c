@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array_grow.h"
 #include "fmt_num.h"
 #include "out_write.h"
 #include "perfetto.h"
@@ -21,12 +22,21 @@
  * can't be mistaken for, or collide with, the threads of other processes in a merged trace.
  */
 #define TRACK_TID_BASE		0x40000000u
+/* The tracks of guest traces, below those: a VM has far fewer guest threads than 2^28. */
+#define GUEST_TID_BASE		0x30000000u
+
+struct guest_track_key {
+	__u32 tgid;
+	__u32 track;
+};
 
 struct perfetto_writer {
 	FILE *f;
 	bool first;		/* no event written yet: no separator needed */
 	struct trace_tracks tt;
 	__u64 base_ns;		/* subtracted from every timestamp */
+	struct guest_track_key *guest_tracks;	/* announced so far */
+	size_t nr_guest_tracks, cap_guest_tracks;
 };
 
 /* Every event starts on its own line: a trace cut short is then at worst one partial line. */
@@ -327,6 +337,46 @@ void perfetto_counter(struct perfetto_writer *w, const char *name, __u64 ts_ns, 
 	fprintf(w->f, "%.17g}}", value);
 }
 
+/* Names a guest track the first time it is used. */
+static void guest_track(struct perfetto_writer *w, const struct trace_guest_event *e)
+{
+	struct guest_track_key k = { e->tgid, e->track };
+
+	for (size_t i = 0; i < w->nr_guest_tracks; i++) {
+		if (w->guest_tracks[i].tgid == k.tgid && w->guest_tracks[i].track == k.track)
+			return;
+	}
+	if (!array_reserve(w->guest_tracks, w->nr_guest_tracks, w->cap_guest_tracks, 8))
+		w->guest_tracks[w->nr_guest_tracks++] = k;
+	begin(w);
+	fprintf(w->f, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,"
+		"\"args\":{\"name\":", e->tgid, GUEST_TID_BASE + e->track);
+	json_put_str(w->f, e->track_name);
+	fputs("}}", w->f);
+	begin(w);
+	fprintf(w->f, "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,"
+		"\"args\":{\"sort_index\":%lld}}", e->tgid, GUEST_TID_BASE + e->track,
+		TRACE_GUEST_SORT(e->track));
+}
+
+void perfetto_guest_event(struct perfetto_writer *w, const struct trace_guest_event *e)
+{
+	guest_track(w, e);
+	begin(w);
+	fputs("{\"name\":", w->f);
+	json_put_str(w->f, e->name ? e->name : "");
+	fprintf(w->f, ",\"cat\":\"guest\",\"ph\":\"%c\",%s\"pid\":%u,\"tid\":%u,\"ts\":", e->ph,
+		e->ph == 'i' ? "\"s\":\"t\"," : "", e->tgid, GUEST_TID_BASE + e->track);
+	file_ts(w, e->ts_ns);
+	if (e->ph == 'X') {
+		char buf[FMT_NUM_MAX];
+
+		fputs(",\"dur\":", w->f);
+		fwrite(buf, 1, fmt_us3(buf, e->dur_ns) - buf, w->f);
+	}
+	fputc('}', w->f);
+}
+
 void perfetto_stuck(struct perfetto_writer *w, __u64 ts_ns, const char *what)
 {
 	begin(w);
@@ -357,6 +407,7 @@ int perfetto_close(struct perfetto_writer *w)
 	if (!ret)
 		ret = out_flush(w->f);
 	trace_tracks_free(&w->tt);
+	free(w->guest_tracks);
 	free(w);
 	return ret;
 }
@@ -387,6 +438,11 @@ static void json_counter(void *w, const char *name, __u64 ts_ns, double value)
 	perfetto_counter(w, name, ts_ns, value);
 }
 
+static void json_guest_event(void *w, const struct trace_guest_event *e)
+{
+	perfetto_guest_event(w, e);
+}
+
 static void json_stuck(void *w, __u64 ts_ns, const char *what)
 {
 	perfetto_stuck(w, ts_ns, what);
@@ -404,6 +460,7 @@ const struct trace_writer_ops perfetto_json_ops = {
 	.event = json_event,
 	.lost = json_lost,
 	.counter = json_counter,
+	.guest_event = json_guest_event,
 	.stuck = json_stuck,
 	.close = json_close,
 };

@@ -28,6 +28,8 @@
  *    (reasons.h) plus cpu, tid, vcpu; they are not exits and the rates leave them out;
  *  - each VM has an "exits/s" counter track (guest exits, exits to the VMM), one value per
  *    100 ms window of the exits' start times, as perf stat -I would give;
+ *  - the events of a guest's own trace (report --guest-trace) on tracks "guest ..." of their
+ *    own in the VM's process, above its vCPUs (cat "guest"), their phases kept;
  *  - lost records are global instant events; counters from perf stat (report --counters)
  *    global counter events, one name each.
  * The output is the JSON Array Format, one event per line: close adds the final ']', and a file
@@ -62,6 +64,9 @@ void perfetto_event(struct perfetto_writer *w, const struct vmexit_event *ev, co
 void perfetto_lost(struct perfetto_writer *w, __u64 ts_ns, __u64 n, const char *what);
 /* A value of an outside counter (report --counters): a "C" event of pid 0, args {"value"}. */
 void perfetto_counter(struct perfetto_writer *w, const char *name, __u64 ts_ns, double value);
+struct trace_guest_event;
+/* An event of a guest's own trace, on its guest track (announced the first time). */
+void perfetto_guest_event(struct perfetto_writer *w, const struct trace_guest_event *e);
 /* An exit in flight for a while (stream --stuck): a global instant named by what. */
 void perfetto_stuck(struct perfetto_writer *w, __u64 ts_ns, const char *what);
 /* Writes per-vCPU metadata and the closing ']', flushes, frees. 0 or -errno (-EIO). */

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array_grow.h"
 #include "hashmap.h"
 #include "out_write.h"
 #include "proto_enc.h"
@@ -103,6 +104,7 @@ enum intern_kind { IN_CATEGORY = 1, IN_EVENT_NAME = 2, IN_ARG_NAME = 3, IN_KVM_E
 #define UUID_COUNTER(tgid, i)	(2ull << 32 | (__u64)(tgid) << 1 | (i))
 #define UUID_GLOBAL		(3ull << 32)
 #define UUID_OUTSIDE(i)		(4ull << 32 | (i))	/* report --counters, in order of use */
+#define UUID_GUEST(tgid, track)	(5ull << 56 | (__u64)(tgid) << 24 | (track))	/* --guest-trace */
 
 /* A packet is a few hundred bytes; a guest name or a kvm event's fields can't come near. */
 #define PACKET_MAX	8192
@@ -144,6 +146,7 @@ DEFINE_HASHMAP(interned, struct intern_key, __u64)
 	X(CAT_TSC_OFFSET, IN_CATEGORY, "kvm_tsc_offset")			\
 	X(CAT_LOST, IN_CATEGORY, "vmexit_lost")					\
 	X(CAT_STUCK, IN_CATEGORY, "vmexit_stuck")				\
+	X(CAT_GUEST, IN_CATEGORY, "guest")					\
 	X(NAME_TSC_OFFSET, IN_EVENT_NAME, "tsc_offset")
 
 #define FIXED_ENUM(id, table, name)	id,
@@ -164,6 +167,8 @@ struct pftrace_writer {
 	bool global_announced;
 	char **outside;		/* the names of the outside counters, index = track */
 	size_t nr_outside;
+	__u64 *guest_uuids;	/* guest tracks described so far */
+	size_t nr_guest_uuids, cap_guest_uuids;
 	int err;		/* first error, sticky */
 	struct pb pkt;		/* the packet being made */
 	struct pb in;		/* the interned names it introduces */
@@ -457,6 +462,19 @@ static void event_end(struct pftrace_writer *w, __u8 *e)
 	packet_end(w, true);
 }
 
+/* The end of the slice last begun on track uuid: no name, no category. */
+static void slice_end(struct pftrace_writer *w, __u64 ts_ns, __u64 uuid)
+{
+	__u8 *e;
+
+	packet_begin(w, ts_ns);
+	e = pb_open(&w->pkt, PKT_TRACK_EVENT);
+	pb_uint(&w->pkt, TE_TYPE, TYPE_SLICE_END);
+	pb_uint(&w->pkt, TE_TRACK_UUID, uuid);
+	pb_close(&w->pkt, e);
+	packet_end(w, false);
+}
+
 /* An instant on the vCPU's kvm track, as the JSON writer's (perfetto.c says why). */
 static void kvm_event_instant(struct pftrace_writer *w, __u64 uuid, const struct vmexit_event *ev)
 {
@@ -558,12 +576,7 @@ static void pftrace_event(void *pw, const struct vmexit_event *ev, const char *n
 	event_end(w, e);
 
 	/* Each track's exits are strictly sequential: the end can follow right away. */
-	packet_begin(w, ev->ts_ns + ev->latency_ns);
-	e = pb_open(&w->pkt, PKT_TRACK_EVENT);
-	pb_uint(&w->pkt, TE_TYPE, TYPE_SLICE_END);
-	pb_uint(&w->pkt, TE_TRACK_UUID, uuid);
-	pb_close(&w->pkt, e);
-	packet_end(w, false);
+	slice_end(w, ev->ts_ns + ev->latency_ns, uuid);
 }
 
 /* A global instant (lost records, stuck exits) on the trace's own "vmexit" track. */
@@ -621,6 +634,48 @@ static void pftrace_counter(void *pw, const char *name, __u64 ts_ns, double valu
 	packet_end(w, false);
 }
 
+/* A guest trace's track, described the first time, as a child of the VM's process. */
+static __u64 guest_uuid(struct pftrace_writer *w, const struct trace_guest_event *ge)
+{
+	__u64 uuid = UUID_GUEST(ge->tgid, ge->track & 0xffffff);
+	__u8 *d;
+
+	for (size_t i = 0; i < w->nr_guest_uuids; i++) {
+		if (w->guest_uuids[i] == uuid)
+			return uuid;
+	}
+	if (array_reserve(w->guest_uuids, w->nr_guest_uuids, w->cap_guest_uuids, 8)) {
+		w->err = -ENOMEM;
+		return uuid;
+	}
+	w->guest_uuids[w->nr_guest_uuids++] = uuid;
+	need_process(w, ge->tgid);
+	d = descriptor_begin(w, uuid);
+	pb_uint(&w->pkt, TD_PARENT_UUID, UUID_PROCESS(ge->tgid));
+	pb_str(&w->pkt, TD_NAME, ge->track_name);
+	pb_uint(&w->pkt, TD_SIBLING_RANK, (__u64)TRACE_GUEST_SORT(ge->track));
+	descriptor_end(w, d);
+	return uuid;
+}
+
+static void pftrace_guest_event(void *pw, const struct trace_guest_event *ge)
+{
+	struct pftrace_writer *w = pw;
+	__u64 uuid;
+	__u8 *e;
+	int type = ge->ph == 'E' ? TYPE_SLICE_END : ge->ph == 'i' ? TYPE_INSTANT :
+		   TYPE_SLICE_BEGIN;
+
+	start(w);
+	uuid = guest_uuid(w, ge);
+	e = event_begin(w, ge->ts_ns, type, uuid, CAT_GUEST);
+	if (type != TYPE_SLICE_END)
+		pb_str(&w->pkt, TE_NAME, ge->name ? ge->name : "");
+	event_end(w, e);
+	if (ge->ph == 'X')
+		slice_end(w, ge->ts_ns + ge->dur_ns, uuid);
+}
+
 static void pftrace_lost(void *pw, __u64 ts_ns, __u64 n, const char *what)
 {
 	struct pftrace_writer *w = pw;
@@ -657,6 +712,7 @@ static int pftrace_close(void *pw)
 	for (size_t i = 0; i < w->nr_outside; i++)
 		free(w->outside[i]);
 	free(w->outside);
+	free(w->guest_uuids);
 	free(w);
 	return ret;
 }
@@ -668,6 +724,7 @@ const struct trace_writer_ops perfetto_proto_ops = {
 	.event = pftrace_event,
 	.lost = pftrace_lost,
 	.counter = pftrace_counter,
+	.guest_event = pftrace_guest_event,
 	.stuck = pftrace_stuck,
 	.close = pftrace_close,
 };

@@ -37,6 +37,7 @@ enum hdr_item_type {
 	HI_SPLIT = 5,	/* no payload: event records carry the --split fields (1.1) */
 	HI_GUEST_START = 6,	/* the next guest item's process start time (1.3) */
 	HI_KEYS = 7,	/* no payload: event records carry the --keys fields (1.5) */
+	HI_TSC_CLOCK = 8,	/* host TSC / mono pair at start, sysfs TSC kHz (1.6) */
 };
 
 enum rec_type {
@@ -46,6 +47,8 @@ enum rec_type {
 	RT_END = 4,
 	RT_GUEST_START = 5,	/* the next guest record's process start time (1.3) */
 	RT_STACK = 6,		/* --stacks: one (guest, reason, stack) and its time (1.4) */
+	RT_TSC_CLOCK = 7,	/* host TSC / mono pair, at the end (1.6) */
+	RT_TSC_SCALE = 8,	/* a vCPU's TSC scaling ratio (1.6) */
 };
 
 #define REC_HDR_LEN		8
@@ -55,6 +58,9 @@ enum rec_type {
 #define END_LEN			16
 #define GUEST_START_LEN		16	/* u32 tgid, u32 0, u64 start */
 #define STACK_FIXED_LEN		40	/* then the frames, each NUL-terminated */
+#define TSC_ITEM_LEN		24	/* u64 tsc, u64 mono_ns, u32 khz, u32 0 */
+#define TSC_CLOCK_LEN		16	/* u64 tsc, u64 mono_ns */
+#define TSC_SCALE_LEN		24	/* u32 tgid, s32 vcpu, u64 ratio, u32 frac_bits, u32 0 */
 #define STACK_FRAME_MAX		255	/* longest frame name stored; longer ones are cut */
 #define IO_BUF_SIZE		(1u << 20)
 
@@ -293,6 +299,8 @@ void rec_meta_now(struct rec_meta *meta)
 	clock_gettime(CLOCK_REALTIME, &real);
 	meta->mono_ns = (__u64)mono.tv_sec * 1000000000ull + mono.tv_nsec;
 	meta->real_ns = (__u64)real.tv_sec * 1000000000ull + real.tv_nsec;
+	tsc_pair_now(&meta->tsc_start);
+	meta->tsc_khz = tsc_sysfs_khz();
 }
 
 /* ---- writer ------------------------------------------------------------------------------ */
@@ -430,6 +438,8 @@ static size_t header_len(const struct rec_writer *w, size_t host_len, size_t ker
 			total += 8 + GUEST_START_LEN;
 	}
 	total += 8 * (w->meta.split + w->meta.keys);
+	if (w->meta.tsc_start.mono_ns)
+		total += 8 + TSC_ITEM_LEN;
 	return total;
 }
 
@@ -527,6 +537,14 @@ static int emit_header(struct rec_writer *w)
 		p = put_item(p, HI_SPLIT, "", 0);
 	if (w->meta.keys)
 		p = put_item(p, HI_KEYS, "", 0);
+	if (w->meta.tsc_start.mono_ns) {
+		unsigned char t[TSC_ITEM_LEN] = { 0 };
+
+		put64(t, w->meta.tsc_start.tsc);
+		put64(t + 8, w->meta.tsc_start.mono_ns);
+		put32(t + 16, w->meta.tsc_khz);
+		p = put_item(p, HI_TSC_CLOCK, t, sizeof(t));
+	}
 	put32(h + HDR_CRC_OFF, header_crc(h, total));
 
 	w->header_done = true;
@@ -727,6 +745,36 @@ int rec_writer_add_stack(struct rec_writer *w, const struct stack_row *r)
 		off += l + 1;
 	}
 	end_record(w, p, len);
+	w->records++;
+	return 0;
+}
+
+int rec_writer_add_tsc_clock(struct rec_writer *w, const struct tsc_pair *t)
+{
+	unsigned char *p = begin_record(w, RT_TSC_CLOCK, TSC_CLOCK_LEN);
+
+	if (!p)
+		return w->error;
+	put64(p + REC_HDR_LEN, t->tsc);
+	put64(p + REC_HDR_LEN + 8, t->mono_ns);
+	end_record(w, p, TSC_CLOCK_LEN);
+	w->records++;
+	return 0;
+}
+
+int rec_writer_add_tsc_scale(struct rec_writer *w, __u32 tgid, __s32 vcpu, __u64 ratio,
+			     __u32 frac_bits)
+{
+	unsigned char *p = begin_record(w, RT_TSC_SCALE, TSC_SCALE_LEN);
+
+	if (!p)
+		return w->error;
+	put32(p + REC_HDR_LEN, tgid);
+	put32(p + REC_HDR_LEN + 4, (__u32)vcpu);
+	put64(p + REC_HDR_LEN + 8, ratio);
+	put32(p + REC_HDR_LEN + 16, frac_bits);
+	put32(p + REC_HDR_LEN + 20, 0);
+	end_record(w, p, TSC_SCALE_LEN);
 	w->records++;
 	return 0;
 }
@@ -997,6 +1045,14 @@ static int parse_header_items(struct rec_reader *r, const unsigned char *h, __u3
 		case HI_GUEST_START:
 			if (note_start(r, p, len, q, "item"))
 				return -1;
+			break;
+		case HI_TSC_CLOCK:
+			if (len < TSC_ITEM_LEN)
+				return reader_fail(r, q, "TSC clock item too short (%u bytes, %u "
+						   "expected)", len, TSC_ITEM_LEN);
+			r->meta.tsc_start.tsc = get64(p);
+			r->meta.tsc_start.mono_ns = get64(p + 8);
+			r->meta.tsc_khz = get32(p + 16);
 			break;
 		default:
 			/* An item from a newer minor version: skipping it is the contract. */
@@ -1275,6 +1331,30 @@ static int decode_lost_record(struct rec_reader *r, const struct raw_record *rec
 	return 1;
 }
 
+static int decode_tsc_record(struct rec_reader *r, const struct raw_record *rec,
+			     struct rec_item *item)
+{
+	bool scale = rec->type == RT_TSC_SCALE;
+	__u32 need = scale ? TSC_SCALE_LEN : TSC_CLOCK_LEN;
+
+	if (rec->len < need)
+		return reader_fail(r, rec->off, "%s record too short (%u bytes)",
+				   scale ? "TSC scale" : "TSC clock", rec->len);
+	if (scale) {
+		item->kind = REC_TSC_SCALE;
+		item->tgid = get32(rec->p);
+		item->vcpu = (__s32)get32(rec->p + 4);
+		item->ratio = get64(rec->p + 8);
+		item->frac_bits = get32(rec->p + 16);
+	} else {
+		item->kind = REC_TSC_CLOCK;
+		item->tsc_pair.tsc = get64(rec->p);
+		item->tsc_pair.mono_ns = get64(rec->p + 8);
+	}
+	r->records++;
+	return 1;
+}
+
 /* Frames point into the record: valid until the next rec_reader_next(). */
 static int decode_stack_record(struct rec_reader *r, const struct raw_record *rec,
 			       struct rec_item *item)
@@ -1377,6 +1457,10 @@ int rec_reader_next(struct rec_reader *r, struct rec_item *item, char *err, size
 			break;
 		case RT_STACK:
 			ret = decode_stack_record(r, &rec, item);
+			break;
+		case RT_TSC_CLOCK:
+		case RT_TSC_SCALE:
+			ret = decode_tsc_record(r, &rec, item);
 			break;
 		case RT_GUEST_START:
 			/* Not an item of its own: the guest record after it gets it. */

@@ -18,9 +18,10 @@
 
 #include "vmexit.h"
 #include "stack_table.h"
+#include "tsc_clock.h"
 
 #define REC_FORMAT_MAJOR	1	/* incompatible changes: readers refuse a larger major */
-#define REC_FORMAT_MINOR	5	/* compatible additions: readers skip the unknown */
+#define REC_FORMAT_MINOR	6	/* compatible additions: readers skip the unknown */
 
 #define REC_NAME_MAX		255	/* longest guest name stored; longer ones are cut */
 
@@ -33,9 +34,14 @@ struct rec_meta {
 	double tsc_mhz;		/* 0 when unknown */
 	bool split;		/* recorded with --split: exits carry oncpu/blocked/runq (1.1) */
 	bool keys;		/* recorded with --keys: exits carry their key (1.5) */
+	/* Host TSC against mono at start (1.6; mono_ns 0: none), and the kernel's TSC kHz
+	 * from sysfs (0: not exported). The pair at the end is a REC_TSC_CLOCK item. */
+	struct tsc_pair tsc_start;
+	__u32 tsc_khz;
 };
 
-/* Fills host, kernel and the two clocks from uname() / clock_gettime(); tsc_mhz = 0. */
+/* Fills host, kernel and the two clocks from uname() / clock_gettime(), the TSC pair and
+ * kHz where the host has them; tsc_mhz = 0. */
 void rec_meta_now(struct rec_meta *meta);
 
 enum rec_kind {
@@ -43,6 +49,8 @@ enum rec_kind {
 	REC_GUEST = 2,		/* item.tgid / .start / .name: a VM's name, for later events */
 	REC_LOST = 3,		/* item.ts_ns / item.lost[]: kernel loss counters grew by these */
 	REC_STACK = 4,		/* item.stack: --stacks, at the end of a recording (1.4) */
+	REC_TSC_CLOCK = 5,	/* item.tsc_pair: host TSC against mono when recording ended (1.6) */
+	REC_TSC_SCALE = 6,	/* item.tgid, .vcpu, .ratio, .frac_bits: a vCPU's TSC scaling (1.6) */
 };
 
 struct rec_item {
@@ -60,6 +68,11 @@ struct rec_item {
 	/* REC_STACK: frames point into the reader's buffer, valid until its next call. */
 	struct stack_row stack;
 	char *frames[STACK_DEPTH_MAX];
+	struct tsc_pair tsc_pair;		/* REC_TSC_CLOCK */
+	/* REC_TSC_SCALE: guest TSC = host TSC * ratio / 2^frac_bits + offset */
+	__s32 vcpu;
+	__u32 frac_bits;
+	__u64 ratio;
 };
 
 struct rec_writer;
@@ -81,6 +94,11 @@ int rec_writer_add_event(struct rec_writer *w, const struct vmexit_event *ev);
 /* start: the VMM process's start time (rec_item.start), 0 if unknown. */
 int rec_writer_add_guest(struct rec_writer *w, __u32 tgid, __u64 start, const char *name);
 int rec_writer_add_lost(struct rec_writer *w, __u64 ts_ns, const __u64 lost[NR_LOST]);
+/* A host TSC / mono pair (record writes one as it ends: with the header's, the TSC rate). */
+int rec_writer_add_tsc_clock(struct rec_writer *w, const struct tsc_pair *p);
+/* A vCPU's TSC scaling ratio (KVM's fixed point, frac_bits fraction bits), where not 1. */
+int rec_writer_add_tsc_scale(struct rec_writer *w, __u32 tgid, __s32 vcpu, __u64 ratio,
+			     __u32 frac_bits);
 /* --stacks: one (guest, reason, stack) row, frames named (each cut at 255 bytes). */
 int rec_writer_add_stack(struct rec_writer *w, const struct stack_row *r);
 /*

@@ -18,6 +18,23 @@ enum trace_format {
 	TRACE_PROTO,
 };
 
+/*
+ * An event of a guest's own trace (report --guest-trace), already on the host's clock: drawn
+ * on a track of its own inside the VM's process, above its vCPUs' tracks.
+ */
+struct trace_guest_event {
+	__u32 tgid;		/* the VM */
+	__u32 track;		/* the guest thread's track in the VM, numbered from 0 */
+	const char *track_name;	/* "guest tid 7", "guest vCPU 0" */
+	char ph;		/* 'B' begin, 'E' end, 'X' complete (dur_ns), 'i' instant */
+	__u64 ts_ns;
+	__u64 dur_ns;
+	const char *name;
+};
+
+/* Guest tracks sort above every vCPU track, in the order they were first used. */
+#define TRACE_GUEST_SORT(track)	(-(1ll << 20) + (long long)(track))
+
 struct trace_writer_ops {
 	const char *name;	/* --perfetto-format's value */
 	/* Starts the trace on f (the caller closes f after close). NULL on ENOMEM. */
@@ -30,6 +47,8 @@ struct trace_writer_ops {
 	void (*lost)(void *w, __u64 ts_ns, __u64 n, const char *what);
 	/* A value of a counter from outside (perf stat): a global counter track per name. */
 	void (*counter)(void *w, const char *name, __u64 ts_ns, double value);
+	/* An event of a guest's own trace. */
+	void (*guest_event)(void *w, const struct trace_guest_event *e);
 	/* An exit in flight for a while: a global marker named what. */
 	void (*stuck)(void *w, __u64 ts_ns, const char *what);
 	/* Finishes the trace, flushes f, frees w: 0 or -errno. */

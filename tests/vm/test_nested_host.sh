@@ -28,6 +28,10 @@ skip() { echo "SKIP: test_nested_host: $*"; exit 77; }
 PROMEXP=$OUT/tests/test_prom_exposition
 [ -x "$PROMEXP" ] || PROMEXP=$OUT/san/tests/test_prom_exposition
 [ -x "$PROMEXP" ] || fail "test_prom_exposition not built in $OUT/tests or $OUT/san/tests (make tests)"
+UFTINY=$OUT/tests/uftrace_tiny
+[ -x "$UFTINY" ] || UFTINY=$OUT/san/tests/uftrace_tiny
+[ -x "$UFTINY" ] || fail "uftrace_tiny not built in $OUT/tests or $OUT/san/tests (make tests)"
+UFTLIB=/usr/lib/x86_64-linux-gnu/uftrace
 PY=/usr/bin/python3
 [ -x "$PY" ] || fail "$PY not installed (apt-get install python3)"
 [ -d /usr/lib/locale/C.utf8 ] || fail "/usr/lib/locale/C.utf8 missing (libc-bin)"
@@ -36,9 +40,11 @@ PYVER=$("$PY" -c 'import sys; print("python%d.%d" % sys.version_info[:2])')
 # prometheus, promtool and curl for test_serve_host (a real Prometheus scrapes vmexit serve
 # there), date: busybox's has no %N; pgrep (test_capture_ends_host) and capsh (test_unit_caps_host):
 # busybox has neither; trace-cmd: test_report_imports_host's capture; protoc:
-# test_perfetto_proto_host's decoding (with the schema and its script, in FILES below).
+# test_perfetto_proto_host's decoding (with the schema and its script, in FILES below);
+# uftrace: test_guest_trace_uftrace_host's trace (its libmcount, whose libraries its own ldd
+# lists, and the tracee in FILES below).
 TOOLS=(bash perf tmux setpriv setsid timeout bpftool taskset prometheus promtool curl date pgrep capsh
-       trace-cmd protoc)
+       trace-cmd protoc uftrace)
 for c in "${TOOLS[@]}"; do command -v $c >/dev/null || fail "$c not installed (tools/install-deps.sh)"; done
 # Host tests the bed cannot run: test_qmp_host needs a real QEMU with KVM (the bed has no QEMU,
 # nor its firmware).
@@ -64,6 +70,8 @@ cat >>"$WORK/inbed.sh" <<'IN'
 # bash's <(...) needs /dev/fd, python's open("/dev/stdin") /dev/stdin: devtmpfs has neither.
 [ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
 for i in 0:stdin 1:stdout 2:stderr; do [ -e /dev/${i#*:} ] || ln -s /proc/self/fd/${i%:*} /dev/${i#*:}; done
+# POSIX shared memory (uftrace's trace buffers): a tmpfs at /dev/shm, which devtmpfs lacks.
+[ -d /dev/shm ] || { mkdir /dev/shm && mount -t tmpfs shm /dev/shm; }
 # tmux wants a UTF-8 locale: C.UTF-8, from this host's /usr/lib/locale.
 export TMPDIR=/tmp HOME=/root LC_ALL=C.UTF-8 PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1
 # A test that hangs fails after PER_TEST seconds with what every task was doing (its kernel
@@ -104,7 +112,8 @@ exit $rc
 IN
 
 FILES=("$OUT/vmexit:/out/vmexit" "$OUT/vmexit-guest:/out/vmexit-guest"
-       "$PROMEXP:/out/tests/test_prom_exposition"
+       "$PROMEXP:/out/tests/test_prom_exposition" "$UFTINY:/out/tests/uftrace_tiny"
+       "$UFTLIB:$UFTLIB" "$UFTLIB/libmcount.so:$UFTLIB/libmcount.so"
        "$PY:/usr/bin/python3" "$WORK/pylib:/usr/lib/$PYVER" "$HOSTT/lib.sh:/host/lib.sh"
        "$HOSTT/../../contrib/vmexit.service:/contrib/vmexit.service"
        "$HOSTT/../../docs/perfetto-subset.proto:/docs/perfetto-subset.proto"

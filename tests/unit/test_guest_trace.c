@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * report --guest-trace's two jobs apart: the Chrome JSON reader (phases, exact fixed-point
+ * times past 2^53, both document shapes, args.vcpu, skipped metadata; a file cut at every byte
+ * is an error naming an offset, never a crash) and the clock (guest TSC to host ns through an
+ * offset, a scaling ratio and the recording's two pairs, an offset rewritten mid-run, the
+ * rate's sources and their errors). Expected values come from the arithmetic of guest_clock.h.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "guest_clock.h"
+#include "guest_trace.h"
+
+static char path[] = "/tmp/vmexit-test-gtXXXXXX";
+
+static void put(const char *text, size_t len)
+{
+	FILE *f = fopen(path, "w");
+
+	CHECK(f && fwrite(text, 1, len, f) == len);
+	if (f)
+		fclose(f);
+}
+
+struct got {
+	int n;
+	struct guest_trace_event e[8];
+	char names[8][32];
+};
+
+static int collect(void *ctx, const struct guest_trace_event *e)
+{
+	struct got *g = ctx;
+
+	if (g->n < 8) {
+		g->e[g->n] = *e;
+		snprintf(g->names[g->n], sizeof(g->names[0]), "%s", e->name);
+	}
+	g->n++;
+	return 0;
+}
+
+static const char doc[] =
+	"{\"otherData\":{\"x\":[1,2,{\"y\":null}]},\"traceEvents\":[\n"
+	"{\"ts\":1125963164599852.123,\"ph\":\"B\",\"pid\":7,\"tid\":8,\"name\":\"main\"},\n"
+	"{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":7,\"tid\":8,\"args\":{\"name\":\"t\"}},\n"
+	"{\"ts\":2.5,\"ph\":\"X\",\"dur\":0.0016,\"name\":\"a\\\"b\\u0041\",\"args\":"
+	"{\"vcpu\":3,\"z\":[true,false]}},\n"
+	"{\"ts\":3,\"ph\":\"I\",\"tid\":\"9\"},\n"
+	"{\"ts\":4e3,\"ph\":\"E\",\"pid\":7,\"tid\":8},\n"
+	"],\"displayTimeUnit\":\"ns\"}\n";
+
+static void test_reader(void)
+{
+	struct got g = {};
+	char err[512] = "";
+
+	put(doc, sizeof(doc) - 1);
+	CHECK_EQ_U64(guest_trace_read(path, collect, &g, err, sizeof(err)), 0);
+	CHECK_EQ_U64(g.n, 4);
+	CHECK_EQ_U64(g.e[0].ph, 'B');
+	/* Past 2^53: a double would have lost the last digits. */
+	CHECK_EQ_U64(g.e[0].ts, 1125963164599852123ull);
+	CHECK_EQ_U64(g.e[0].pid, 7);
+	CHECK_EQ_U64(g.e[0].tid, 8);
+	CHECK_EQ_U64((__u64)(__s64)g.e[0].vcpu, (__u64)-1);
+	CHECK_EQ_U64(g.e[0].line, 2);
+	CHECK_STR(g.names[0], "main");
+	CHECK_EQ_U64(g.e[1].ph, 'X');
+	CHECK_EQ_U64(g.e[1].ts, 2500);
+	CHECK_EQ_U64(g.e[1].dur, 2);		/* 1.6 rounds to 2 */
+	CHECK_EQ_U64(g.e[1].vcpu, 3);
+	CHECK_STR(g.names[1], "a\"bA");
+	CHECK_EQ_U64(g.e[1].line, 4);
+	CHECK_EQ_U64(g.e[2].ph, 'i');
+	CHECK_EQ_U64(g.e[2].tid, 9);
+	CHECK_EQ_U64(g.e[3].ph, 'E');
+	CHECK_EQ_U64(g.e[3].ts, 4000000);
+
+	/* The bare array form. */
+	g.n = 0;
+	put("[{\"ts\":1,\"ph\":\"B\",\"name\":\"x\"}]",
+	    strlen("[{\"ts\":1,\"ph\":\"B\",\"name\":\"x\"}]"));
+	CHECK_EQ_U64(guest_trace_read(path, collect, &g, err, sizeof(err)), 0);
+	CHECK_EQ_U64(g.n, 1);
+}
+
+static void bad(const char *text, const char *want)
+{
+	struct got g = {};
+	char err[512] = "";
+
+	put(text, strlen(text));
+	CHECK_EQ_U64(guest_trace_read(path, collect, &g, err, sizeof(err)), (__u64)-EINVAL);
+	if (!strstr(err, want))
+		fprintf(stderr, "  '%s': got '%s', want '%s'\n", text, err, want);
+	CHECK(strstr(err, want) != NULL);
+}
+
+static void test_errors(void)
+{
+	char want[600];
+
+	/* Cut at every byte: an error naming the file (none of the prefixes is a whole trace). */
+	for (size_t len = 0; len < sizeof(doc) - 2; len++) {
+		struct got g = {};
+		char err[512] = "";
+		int ret;
+
+		put(doc, len);
+		ret = guest_trace_read(path, collect, &g, err, sizeof(err));
+		CHECK(ret == -EINVAL && strncmp(err, path, strlen(path)) == 0);
+	}
+	snprintf(want, sizeof(want), "%s: offset 17: the file ends inside the trace", path);
+	bad("{\"traceEvents\":[{", want);
+	snprintf(want, sizeof(want), "%s:3: an event of phase B has no ts", path);
+	bad("{\"traceEvents\":[\n{\"ts\":1,\"ph\":\"E\"},\n{\"ph\":\"B\"}]}", want);
+	snprintf(want, sizeof(want), "%s:2: a negative ts", path);
+	bad("[\n{\"ts\":-1,\"ph\":\"B\"}]", want);
+	snprintf(want, sizeof(want), "%s:1: no \"traceEvents\" array", path);
+	bad("{\"a\":1}", want);
+	snprintf(want, sizeof(want), "%s:1: data after the trace", path);
+	bad("[] x", want);
+}
+
+/* 3 GHz: start pair (10^12 ticks, 5 s), end pair one second later. */
+static void clock_init(struct guest_clock *gc)
+{
+	memset(gc, 0, sizeof(*gc));
+	gc->start = (struct tsc_pair){ .tsc = 1000000000000ull, .mono_ns = 5000000000ull };
+	gc->end = (struct tsc_pair){ .tsc = 1003000000000ull, .mono_ns = 6000000000ull };
+}
+
+static void test_clock(void)
+{
+	struct guest_clock gc;
+	char err[256];
+	__u64 ns = 0, off = 1ull << 50;
+
+	clock_init(&gc);
+	CHECK_EQ_U64(guest_clock_set_rate(&gc, 0, 0, err, sizeof(err)), 0);
+	CHECK(gc.tsc_hz > 2999999999.0 && gc.tsc_hz < 3000000001.0);
+	CHECK_EQ_U64(guest_clock_to_host(&gc, 10, 0, 5, &ns), (__u64)-ENOENT);
+	CHECK_EQ_U64(guest_clock_vcpu(&gc, 10, -1), (__u64)-1);
+	/* Written at 5 s, rewritten at 5.5 s to 1000 ticks less (the guest's clock stepped). */
+	CHECK(!guest_clock_add_offset(&gc, 10, 1, 5000000000ull, off));
+	CHECK(!guest_clock_add_offset(&gc, 10, 2, 5000000000ull, off));
+	CHECK(!guest_clock_add_offset(&gc, 10, 1, 5500000000ull, off - 3000));
+	CHECK_EQ_U64(guest_clock_vcpu(&gc, 10, -1), 1);
+	CHECK_EQ_U64(guest_clock_vcpu(&gc, 10, 2), 2);
+	CHECK_EQ_U64((__u64)(__s64)guest_clock_vcpu(&gc, 10, 7), (__u64)-1);
+	/* 3 ms after the start pair, under the first offset. */
+	CHECK_EQ_U64(guest_clock_to_host(&gc, 10, 1, 1000009000000ull + off, &ns), 0);
+	CHECK_EQ_U64(ns, 5003000000ull);
+	/* 0.6 s in: placed by the second offset, which is 1 us (3000 ticks) less. */
+	CHECK_EQ_U64(guest_clock_to_host(&gc, 10, 1, 1001800000000ull + off - 3000, &ns), 0);
+	CHECK_EQ_U64(ns, 5600000000ull);
+	/* vCPU 2 kept its offset. */
+	CHECK_EQ_U64(guest_clock_to_host(&gc, 10, 2, 1001800000000ull + off, &ns), 0);
+	CHECK_EQ_U64(ns, 5600000000ull);
+	/* A guest TSC that lands before the clock's 0. */
+	CHECK_EQ_U64(guest_clock_to_host(&gc, 10, 2, off, &ns), (__u64)-ERANGE);
+
+	/* Scaled by 1.5: guest = host * 1.5 + offset. */
+	CHECK(!guest_clock_add_scale(&gc, 10, 2, 3ull << 47, 48));
+	CHECK_EQ_U64(guest_clock_to_host(&gc, 10, 2, 1500004500000ull + off, &ns), 0);
+	CHECK_EQ_U64(ns, 5001000000ull);
+	CHECK((__u64)guest_clock_guest_hz(&gc, 10, 2) == 4500000000ull);
+	guest_clock_free(&gc);
+
+	/* The rate: --tsc-mhz, then the kernel's kHz, then the pairs; errors without them. */
+	clock_init(&gc);
+	CHECK_EQ_U64(guest_clock_set_rate(&gc, 2000, 2500000, err, sizeof(err)), 0);
+	CHECK(gc.tsc_hz == 2e9);
+	gc.tsc_hz = 0;
+	CHECK_EQ_U64(guest_clock_set_rate(&gc, 0, 2500000, err, sizeof(err)), 0);
+	CHECK(gc.tsc_hz == 2.5e9);
+	gc.tsc_hz = 0;
+	gc.end.mono_ns = 0;
+	CHECK_EQ_U64(guest_clock_set_rate(&gc, 0, 0, err, sizeof(err)), (__u64)-EINVAL);
+	CHECK(strstr(err, "give --tsc-mhz") != NULL);
+	gc.start.mono_ns = 0;
+	CHECK_EQ_U64(guest_clock_set_rate(&gc, 3000, 0, err, sizeof(err)), (__u64)-EINVAL);
+	CHECK(strstr(err, "has no host TSC clock") != NULL);
+	guest_clock_free(&gc);
+}
+
+int main(void)
+{
+	int fd = mkstemp(path);
+
+	if (fd < 0) {
+		perror("mkstemp");
+		return 1;
+	}
+	close(fd);
+	test_reader();
+	test_errors();
+	test_clock();
+	unlink(path);
+	CHECK_DONE("guest_trace");
+}
