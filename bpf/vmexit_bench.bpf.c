@@ -206,8 +206,12 @@ static __always_inline int run(__u64 variant, __u64 iters, __u32 reason)
 	return 0;
 }
 
-/* Thread state in the LRU hash (use_task_storage = false). */
-SEC("syscall")
+/*
+ * Thread state in the LRU hash (use_task_storage = false). A raw_tp program, as bench_task: a
+ * syscall program is sleepable, and a sleepable program may not hold the stack map --stacks
+ * added to the handlers (the verifier refuses it whether or not the code that uses it is dead).
+ */
+SEC("raw_tp")
 int bench_sys(struct bench_args *a)
 {
 	return run(a->variant, a->iters, a->reason);
