@@ -12,6 +12,16 @@
 #    reached the file, and report finds exactly that many there.
 # Usage: tests/host/test_capture_ends_host.sh OUTDIR
 set -u
+# Whoever started the tests may ignore SIGHUP (nohup, a CI runner): every vmexit started here
+# would inherit that and rightly keep running on SIGHUP (the nohup case below). A shell cannot
+# undo an ignore it inherited, so start again from the default disposition.
+ign=0
+while read -r k v; do [ "$k" = SigIgn: ] && ign=$v; done </proc/$$/status
+if [ $((0x$ign & 1)) = 1 ]; then
+	exec python3 -c 'import os, signal, sys
+signal.signal(signal.SIGHUP, signal.SIG_DFL)
+os.execvp(sys.argv[1], sys.argv[1:])' bash "$0" "$@"
+fi
 . "$(dirname "$0")/lib.sh"
 host_binaries "${1:?usage: $0 OUTDIR}"
 need_kvm_bpf
