@@ -6,6 +6,8 @@
 # exit before it and the start of the exit after it, on both vCPUs, in the JSON and the protobuf
 # output alike; without the shift it would land days away. Then the bad inputs: a guest not in
 # the recording, a truncated trace, a vCPU without an offset, a trace without --perfetto.
+# bed-only: a software KVM (kvm_pvm) traces TSC offsets it does not apply; tests/run-all.sh
+# leaves this test to the SVM bed (tests/vm/test_nested_host.sh), where offsets are applied.
 set -u
 OUT=${1:-.output}
 . "$(dirname "$0")/lib.sh"
