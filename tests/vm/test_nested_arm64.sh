@@ -72,6 +72,7 @@ T=/sys/kernel/tracing
 die() { echo "T_ERROR $*"; exit 1; }
 [ "$BED_BTF" = 1 ] || die "kernel BTF missing in the bed: vmexit cannot load its BPF programs"
 echo "T_MODE $(dmesg | grep -oE '(VHE|Hyp|Protected nVHE) mode initialized successfully' | head -n 1)"
+dmesg -c >/dev/null 2>&1	# each phase sends the kernel's messages since the last
 echo 0 >$T/tracing_on
 echo 16384 >$T/buffer_size_kb || die "cannot size the trace buffer"
 for e in kvm_exit kvm_entry kvm_userspace_exit; do
@@ -116,6 +117,10 @@ phase_end() {
 	for f in /tmp/*.out /tmp/*.err /tmp/*.rc; do
 		[ -f "$f" ] && send "$(basename "$f")" "$f"
 	done
+	# The kernel's messages of this phase: a crash (of a guest, vmexit or the bed kernel) is
+	# diagnosed from the run that had it, not from reruns that may not.
+	dmesg -c >/tmp/kernel.log 2>/dev/null
+	send kernel.log /tmp/kernel.log
 	return 0
 }
 send format $T/events/kvm/kvm_exit/format
@@ -554,12 +559,35 @@ if check(P, f"{pre}: did not run"):
 if errors:
     for e in errors:
         print(f"{PRE}: ASSERT: {e}")
+    # What the kernel said during each phase, for a crash or a signal nobody sent.
+    for P in phases.values():
+        log = [l for l in text(P, "kernel.log").split("\n") if l.strip()]
+        if log:
+            print(f"{PRE}: phase {P['name']}: kernel messages (last 40 of {len(log)}):")
+            for l in log[-40:]:
+                print(f"  | {l}")
+    # A workload killed by a fault signal while each vmexit around it only passed its status
+    # on: the guest VMM (not vmexit, which cannot signal it) met a fault of the emulated bed
+    # (seen once in ~100 runs: both guests of phase stream killed by SIGSEGV mid-run). The run's
+    # truth is gone, so its checks mean nothing; the caller boots the bed once more.
+    FAULTS = {132: "SIGILL", 135: "SIGBUS", 139: "SIGSEGV"}
+    for P in phases.values():
+        rc = text(P, "guest.rc").strip()
+        vm = [t for t in ("stat", "stream", "record") if f"{t}.rc" in P["files"]]
+        if (rc.isdigit() and int(rc) in FAULTS and
+                all(text(P, t + ".rc").strip() in (rc, "0") and
+                    (text(P, t + ".rc").strip() == "0" or
+                     f"the command exited with status {rc}" in text(P, t + ".err")) for t in vm)):
+            print(f"{PRE}: phase {P['name']}: the guest workload died of {FAULTS[int(rc)]}, "
+                  "vmexit only reported it: a fault of the bed, not a result")
+            sys.exit(3)
     sys.exit(1)
 PYEOF
 
 # ------------------------------------------------------------------ one boot per KVM mode
 for bed in ${VMEXIT_TEST_BEDS:-arm64 arm64-nvhe}; do
-	echo "test_nested_arm64: booting the $bed bed"
+for try in 1 2; do
+	echo "test_nested_arm64: booting the $bed bed (boot $try)"
 	set +e
 	"$BED" --bed "$bed" --timeout "${VMEXIT_BED_TIMEOUT:-300}" --smp 2 --mem 1024 \
 		${VMEXIT_BED_LOG:+--log "$VMEXIT_BED_LOG.$bed"} "$WORK/inbed.sh" \
@@ -569,7 +597,14 @@ for bed in ${VMEXIT_TEST_BEDS:-arm64 arm64-nvhe}; do
 	cat "$WORK/$bed.err"
 	[ $brc = 77 ] && skip "the $bed bed cannot run here: $(sed -n 's/^bed: SKIP: //p' "$WORK/$bed.err" | head -n 1)"
 	[ $brc = 0 ] || { grep -v '^[A-Za-z0-9+/=]*$' "$WORK/$bed.out" | sed 's/^/  | /' | tail -n 60; fail "the $bed bed failed (exit $brc)"; }
-	python3 "$WORK/check.py" "$WORK/$bed.out" "$WORK" "$VMEXIT_HOST" "$bed" "$ARGSA" "$ARGSB" "$ARGSC" ||
-		fail "$bed: assertions failed (above)"
+	set +e
+	python3 "$WORK/check.py" "$WORK/$bed.out" "$WORK" "$VMEXIT_HOST" "$bed" "$ARGSA" "$ARGSB" "$ARGSC"
+	crc=$?
+	set -e
+	# 3: the workload crashed under the emulator (check.py says why); one more boot, not two.
+	[ $crc = 3 ] && [ $try = 1 ] && { echo "test_nested_arm64: $bed: booting it again, once"; continue; }
+	[ $crc = 0 ] || fail "$bed: assertions failed (above)"
+	break
+done
 done
 echo "PASS: test_nested_arm64"
