@@ -17,11 +17,14 @@
 #include "cli_filters.h"
 #include "commands.h"
 #include "durations.h"
+#include "kallsyms.h"
 #include "key_rows.h"
 #include "kvm_event_counts.h"
 #include "sampler.h"
 #include "out_write.h"
 #include "signals.h"
+#include "stack_options.h"
+#include "stack_read.h"
 #include "top_view.h"
 #include "tracing_info_print.h"
 #include "vmexit.skel.h"
@@ -49,6 +52,7 @@ static const char doc[] =
 "    vmexit top -f help              # the names -f matches\n"
 "    vmexit top -z --kvm-events all  # busy rows only; kvm_pio, kvm_inj_virq... too\n"
 "    vmexit top -L /var/log/kvm.log  # --log to a file, reopened on SIGHUP\n"
+"    vmexit top --split --stacks     # x on a reason: the kernel stacks it blocked on\n"
 "\v" DURATION_HELP
 "-d is in seconds, as top's (a bare number; 500ms works too).\n";
 
@@ -62,6 +66,7 @@ struct top_args {
 	__u64 stuck_ns;		/* --stuck */
 	const char *fields;
 	enum top_sort sort;
+	struct stack_opts stk;	/* --stacks, --stack-min, --max-stacks */
 };
 
 OPT_STATIC_STORE(opt_sort, enum top_sort);
@@ -101,7 +106,8 @@ static const struct cmd_option options[] = {
 	  "kvm_pio... in the drill-down, columns in --log", 2,
 	  OPT_TO(struct top_args, filters.opts.kvm_events, opt_kvm_events) },
 	{ "drilldown", 'x', NULL, 0, "Start in the exit-reason view (of the one -p/-g guest, "
-	  "else of all VMs); with --keys, in the view of every reason's keys", 2,
+	  "else of all VMs); with --keys, in the view of every reason's keys; with --stacks "
+	  "(no --keys), of every reason's kernel stacks", 2,
 	  OPT_TO(struct top_args, drill, opt_true) },
 	{ "keys", 0, NULL, 0, "Load the key programs at start (what each exit was about, as "
 	  "stat --by key): x on a reason row lists its keys, with names", 2,
@@ -139,6 +145,7 @@ static void check_modes(void *input, struct argp_state *state)
 			   a->log_file ? " (-L)" : "");
 	if (a->drill && a->vcpus)
 		argp_error(state, "-x and --vcpus exclude each other");
+	stack_opts_apply(&a->stk, &a->filters.opts, state);
 	if (a->sort == TS_ONCPU && !a->filters.opts.split)
 		argp_error(state, "--sort oncpu needs --split (time on CPU is only measured "
 			   "with it)");
@@ -148,7 +155,8 @@ static const struct cmd_options top_options = {
 	.options = options, .end = check_modes, .doc = doc,
 	.unexpected = " (the interval is -d SECONDS)",
 	.children = (const struct cmd_child[]){
-		{ &cli_filters_options, offsetof(struct top_args, filters), NULL, 0 }, {} },
+		{ &cli_filters_options, offsetof(struct top_args, filters), NULL, 0 },
+		{ &stack_options, offsetof(struct top_args, stk), NULL, 6 }, {} },
 };
 
 /* The running state shared by the three modes. */
@@ -166,6 +174,8 @@ struct top {
 	struct kvm_event_counts ev;	/* --kvm-events; ev.rb NULL without */
 	struct key_rows keys;		/* --keys: keys.cum the totals since start / reset */
 	struct row_table key_cur;	/* --keys: the last interval's */
+	struct stack_table stacks;	/* --stacks: the kernel's since start, read each sample */
+	struct symbol_map *ksyms;	/* --stacks: their frames' names; NULL: addresses */
 	FILE *out;			/* --log: stdout or -L FILE */
 };
 
@@ -200,6 +210,16 @@ static int sample(struct top *tp)
 			fprintf(stderr, "vmexit: cannot read the key table: %s\n", strerror(-err));
 		if (err)
 			return err;
+	}
+	/* --stacks: the kernel's whole table again, named as stat names it. */
+	if (tp->d.stacks) {
+		int err;
+
+		stack_table_free(&tp->stacks);
+		err = stack_read(&tp->sp.s, tp->ksyms, &tp->stacks);
+		if (err)
+			return err;
+		stack_table_sort(&tp->stacks);
 	}
 	for (__u32 i = 0; i < cur->nr; i++) {
 		struct row *r = row_table_get(&tp->tot, &cur->rows[i].key);
@@ -557,11 +577,11 @@ int cmd_top(int argc, char **argv)
 	if (!a.once && !a.log && (!isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO)))
 		a.log = true;
 	/* Not silently dropped: --log has no views to start in. */
-	if (a.log && (a.drill || a.vcpus || a.filters.opts.key_mode)) {
+	if (a.log && (a.drill || a.vcpus || a.filters.opts.key_mode || a.stk.stacks)) {
 		fprintf(stderr, "vmexit: %s: --log%s prints the reasons of every VM selected "
 			"(-p/-g), with no views; use --once for one screen of a view\n",
-			a.drill ? "-x" : a.vcpus ? "--vcpus" : "--keys", a.log_file ? " (-L)" : log_given ? "" :
-			" (the default without a terminal)");
+			a.drill ? "-x" : a.vcpus ? "--vcpus" : a.stk.stacks ? "--stacks" : "--keys",
+			a.log_file ? " (-L)" : log_given ? "" : " (the default without a terminal)");
 		top_ui_free(&tp.ui);
 		return 2;
 	}
@@ -595,8 +615,8 @@ int cmd_top(int argc, char **argv)
 
 		tp.ui.level = a.drill ? LV_REASONS : LV_VCPUS;
 		tp.ui.tgid = ef->nr_pids == 1 ? (__u32)ef->pids[0] : 0;
-		if (a.drill && a.filters.opts.key_mode) {
-			tp.ui.level = LV_KEYS;
+		if (a.drill && (a.filters.opts.key_mode || a.stk.stacks)) {
+			tp.ui.level = a.filters.opts.key_mode ? LV_KEYS : LV_STACKS;
 			tp.ui.key_all = true;
 		}
 	}
@@ -614,6 +634,12 @@ int cmd_top(int argc, char **argv)
 	if (a.filters.opts.key_mode) {
 		tp.d.key_cur = &tp.key_cur;
 		tp.d.key_tot = &tp.keys.cum;
+	}
+	if (a.stk.stacks) {
+		tp.ksyms = kallsyms_load(err, sizeof(err));
+		if (!tp.ksyms)
+			fprintf(stderr, "vmexit: note: %s\n", err);
+		tp.d.stacks = &tp.stacks;
 	}
 	setlocale(LC_ALL, "");
 	sampler_start(&tp.sp);
@@ -645,5 +671,7 @@ int cmd_top(int argc, char **argv)
 	row_table_free(&tp.tot);
 	key_rows_free(&tp.keys);
 	row_table_free(&tp.key_cur);
+	stack_table_free(&tp.stacks);
+	symbol_map_free(tp.ksyms);
 	return sampler_close(&tp.sp, rc);
 }

@@ -23,7 +23,8 @@ static const struct cmd_option options[] = {
 	OPT_HEADER("Kernel stacks of blocked exits (with --split):", 6),
 	{ "stacks", 0, NULL, 0, "Charge the time a vCPU thread spends off CPU during an exit "
 	  "(blocked and runq) to the kernel stack it left the CPU with, per guest and reason; "
-	  "the top stacks follow the summary", 6, OPT_TO(struct stack_opts, stacks, opt_true) },
+	  "the top stacks follow the summary (top: x on a reason row lists them)", 6,
+	  OPT_TO(struct stack_opts, stacks, opt_true) },
 	{ "stack-min", 0, "DURATION", 0, "Charge only periods off CPU that end when their exit "
 	  "has lasted this long (default 0): exits shorter are never charged", 6,
 	  OPT_INPUT(struct stack_opts, stack_min) },

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* --stacks, --stack-min, --max-stacks: the options of stat and record that trace stacks. */
+/* --stacks, --stack-min, --max-stacks: the options of stat, top and record that trace stacks. */
 #ifndef VMEXIT_STACK_OPTIONS_H
 #define VMEXIT_STACK_OPTIONS_H
 

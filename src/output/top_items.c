@@ -9,6 +9,7 @@
  *               kvm_exit(REASON) / kvm_userspace_exit(REASON), like kvm_stat's drill-down
  *   LV_KEYS     (top --keys) one item per key of a reason, or of every reason, from the
  *               key rows, named: kvm_userspace_exit(IO) 0x3f8 out serial
+ *   LV_STACKS   (top --stacks) no items: top_stacks.c lists the reason's kernel stacks
  * A VM or vCPU item counts its guest exits (kvm_exit). Exits to the VMM are not added on top:
  * each of them already is one of those guest exits (and its time part of that exit's time), so
  * adding them would count it twice. Only when an entity has no kvm_exit at all (a software KVM
@@ -68,12 +69,15 @@ static int section_of(__u32 isa)
 	return isa == VMEXIT_ISA_USER ? 1 : isa == TOP_ISA_KVM_EVENT ? 2 : 0;
 }
 
-/* Is a row of the VM drilled into (any, at the top)? */
-static bool in_view(const struct top_ui *ui, const struct row_key *k)
+bool top_in_view(const struct top_ui *ui, __u32 tgid, __u64 start)
 {
 	/* Kvm event rows know no process start (0): they go with any VMM on their pid. */
-	return !ui->tgid ||
-	       (k->tgid == ui->tgid && (!ui->start || !k->start || k->start == ui->start));
+	return !ui->tgid || (tgid == ui->tgid && (!ui->start || !start || start == ui->start));
+}
+
+static bool in_view(const struct top_ui *ui, const struct row_key *k)
+{
+	return top_in_view(ui, k->tgid, k->start);
 }
 
 static void entity_label(const struct top_data *d, const struct top_ui *ui,
@@ -124,6 +128,8 @@ static bool group_key(const struct top_data *d, const struct top_ui *ui,
 			return false;
 		*k = (struct row_key){ 0, -1, src->isa, src->reason, 0, src->key };
 		return true;
+	case LV_STACKS:
+		return false;	/* its lines are the stacks' (top_stacks.c), no rows */
 	}
 	return false;
 }
@@ -448,6 +454,8 @@ int top_build_items(struct top_view *v, const struct top_data *d, const struct t
 	row_table_reset(&v->g_tot);
 	row_table_reset(&v->g_cur);
 	v->nr_items = 0;
+	if (ui->level == LV_STACKS)
+		return 0;
 	if (ui->level == LV_KEYS) {
 		err = group_into(&v->g_tot, d->key_tot, d, ui);
 		err = err ? err : group_into(&v->g_cur, d->key_cur, d, ui);

@@ -81,7 +81,7 @@ static void go_up(struct top_ui *ui)
 		snprintf(ui->msg, sizeof(ui->msg), "already at the top (all VMs)");
 		return;
 	}
-	if (ui->level == LV_KEYS) {
+	if (ui->level == LV_KEYS || ui->level == LV_STACKS) {
 		bool one = !ui->key_all;
 
 		go_to(ui, LV_REASONS, tgid, start, vcpu);
@@ -106,13 +106,41 @@ static const struct top_item *selected(const struct top_ui *ui, const struct top
 	return &v->items[ui->sel_idx];
 }
 
-/* top --keys: a reason's keys, in the scope of its row (VM, vCPU or all). */
-static void to_keys(struct top_ui *ui, const struct top_item *it)
+/* top --keys (--stacks): a reason's keys (stacks), in the scope of its row (VM, vCPU or all). */
+static void to_reason(struct top_ui *ui, enum top_level level, __u32 isa, __u32 reason)
 {
-	go_to(ui, LV_KEYS, ui->tgid, ui->start, ui->vcpu);
+	go_to(ui, level, ui->tgid, ui->start, ui->vcpu);
 	ui->key_all = false;
-	ui->key_isa = it->key.isa;
-	ui->key_reason = it->key.reason;
+	ui->key_isa = isa;
+	ui->key_reason = reason;
+}
+
+/* Has a reason row (not a kvm event's) under the cursor. */
+static const struct top_item *reason_row(const struct top_ui *ui, const struct top_view *v)
+{
+	const struct top_item *it = selected(ui, v);
+
+	return ui->level == LV_REASONS && it && it->kind == TI_REASON &&
+	       it->key.isa != TOP_ISA_KVM_EVENT ? it : NULL;
+}
+
+/* S: the kernel stacks of the reason under the cursor, or of the keys' reason; S again: back. */
+static void stacks(struct top_ui *ui, const struct top_view *v, const struct top_data *d)
+{
+	const struct top_item *it = reason_row(ui, v);
+
+	if (!d->stacks)
+		snprintf(ui->msg, sizeof(ui->msg), "no kernel stacks: start top with --split "
+			 "--stacks");
+	else if (it)
+		to_reason(ui, LV_STACKS, it->key.isa, it->key.reason);
+	else if (ui->level == LV_KEYS && !ui->key_all)
+		to_reason(ui, LV_STACKS, ui->key_isa, ui->key_reason);
+	else if (ui->level == LV_STACKS)
+		go_up(ui);
+	else
+		snprintf(ui->msg, sizeof(ui->msg), "S lists an exit reason's stacks: choose one "
+			 "(x on a VM)");
 }
 
 static void drill(struct top_ui *ui, const struct top_view *v, const struct top_data *d,
@@ -136,20 +164,24 @@ static void drill(struct top_ui *ui, const struct top_view *v, const struct top_
 		go_to(ui, LV_REASONS, it->key.tgid, it->key.start, it->key.vcpu);
 		break;
 	case LV_REASONS:
-		if (it && it->kind == TI_REASON && it->key.isa != TOP_ISA_KVM_EVENT && d->key_tot)
-			to_keys(ui, it);
+		/* Keys first (S lists the stacks then), else the stacks. */
+		if (reason_row(ui, v) && (d->key_tot || d->stacks))
+			to_reason(ui, d->key_tot ? LV_KEYS : LV_STACKS, it->key.isa, it->key.reason);
 		else if (toggle)
 			go_up(ui);
-		else if (!d->key_tot)
+		else if (!d->key_tot && !d->stacks)
 			snprintf(ui->msg, sizeof(ui->msg), "exit reasons are the deepest level");
 		else
-			snprintf(ui->msg, sizeof(ui->msg), "no exit reason to list the keys of");
+			snprintf(ui->msg, sizeof(ui->msg), "no exit reason to list the %s of",
+				 d->key_tot ? "keys" : "stacks");
 		break;
 	case LV_KEYS:
+	case LV_STACKS:
 		if (toggle)
 			go_up(ui);
 		else
-			snprintf(ui->msg, sizeof(ui->msg), "keys are the deepest level");
+			snprintf(ui->msg, sizeof(ui->msg), "%s are the deepest level",
+				 ui->level == LV_KEYS ? "keys" : "stacks");
 		break;
 	}
 }
@@ -164,6 +196,7 @@ static void vcpus(struct top_ui *ui, const struct top_view *v)
 		break;
 	case LV_REASONS:
 	case LV_KEYS:
+	case LV_STACKS:
 		go_to(ui, LV_VCPUS, ui->tgid, ui->start, -1);
 		break;
 	case LV_VCPUS:
@@ -190,6 +223,12 @@ static void by_guest(struct top_ui *ui)
 static void move(struct top_ui *ui, const struct top_view *v, int by)
 {
 	int i = ui->sel_idx + by;
+
+	/* No cursor among the stacks' lines: they scroll (the build keeps them in range). */
+	if (ui->level == LV_STACKS) {
+		ui->first += by;
+		return;
+	}
 
 	if (i >= v->nr_items)
 		i = v->nr_items - 1;
@@ -352,10 +391,10 @@ enum top_action top_ui_key(struct top_ui *ui, int key, const struct top_view *v,
 		move(ui, v, ui->page > 1 ? ui->page - 1 : 1);
 		break;
 	case TK_HOME:
-		move(ui, v, -v->nr_items);
+		move(ui, v, -v->nr_items - v->nr_text);
 		break;
 	case TK_END:
-		move(ui, v, v->nr_items);
+		move(ui, v, v->nr_items + v->nr_text);
 		break;
 	case 'x':
 		drill(ui, v, d, true);
@@ -373,6 +412,9 @@ enum top_action top_ui_key(struct top_ui *ui, int key, const struct top_view *v,
 		break;
 	case 'v':
 		vcpus(ui, v);
+		break;
+	case 'S':
+		stacks(ui, v, d);
 		break;
 	case 's':
 		ui->sort = (ui->sort + 1) % NR_TOP_SORT;

@@ -4,6 +4,7 @@
  * width, the help and the status line; and the cursor kept in view.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,12 +128,17 @@ static void view_name(const struct top_data *d, const struct top_ui *ui, char *b
 		else
 			snprintf(buf, len, "exits of %s", vm);
 		break;
-	case LV_KEYS: {
+	case LV_KEYS:
+	case LV_STACKS: {
 		char r[64] = "exits";
 
 		if (!ui->key_all)
 			top_reason_label(ui->key_isa, ui->key_reason, r, sizeof(r));
-		if (ui->vcpu >= 0)
+		/* The kernel charges stacks per guest, not per vCPU: a vCPU's are its VM's. */
+		if (ui->level == LV_STACKS)
+			snprintf(buf, len, "kernel stacks of %s of %s%s", r, vm,
+				 ui->vcpu >= 0 ? " (all vCPUs)" : "");
+		else if (ui->vcpu >= 0)
 			snprintf(buf, len, "keys of %s of %s vCPU %d", r, vm, ui->vcpu);
 		else
 			snprintf(buf, len, "keys of %s of %s", r, vm);
@@ -303,8 +309,8 @@ static int item_line(struct top_view *v, const struct top_data *d, const struct 
 static const char *const help_text[] = {
 	"Keys:",
 	"  q            quit",
-	"  x, Enter     drill down: VM/vCPU to reasons, reason to keys (--keys); x: back",
-	"  v            per-vCPU rows of the selected VM (v again goes back)",
+	"  x, Enter     drill down: VM/vCPU to reasons, reason to keys/stacks; x: back",
+	"  v / S        a VM's vCPUs (v again: back) / a reason's stacks (--stacks)",
 	"  b            all VMs' exit reasons together, as kvm_stat (b again: per VM)",
 	"  Left, Esc    back up one level; Up/Down, k/j, PgUp/PgDn, Home/End: move",
 	"  s / o        sort: count, rate, time, max, p99, oncpu / Total or Current",
@@ -335,6 +341,7 @@ static const char *const prompts[] = {
 static int status_line(struct top_view *v, const struct top_ui *ui, int width, int avail)
 {
 	char range[48] = "";
+	int n = ui->level == LV_STACKS ? v->nr_text : v->nr_items;
 
 	if (ui->prompt != PR_NONE)
 		return linef(v, width, TOP_A_BOLD, "%s: %s_", prompts[ui->prompt], ui->input);
@@ -342,10 +349,9 @@ static int status_line(struct top_view *v, const struct top_ui *ui, int width, i
 		return linef(v, width, TOP_A_BOLD, "%s", ui->msg);
 	if (ui->help)
 		return linef(v, width, 0, "any key: back");
-	if (v->nr_items > avail)
+	if (n > avail)
 		snprintf(range, sizeof(range), "  [%d-%d/%d]", ui->first + 1,
-			 ui->first + avail < v->nr_items ? ui->first + avail : v->nr_items,
-			 v->nr_items);
+			 ui->first + avail < n ? ui->first + avail : n, n);
 	return linef(v, width, 0, "q quit x drill v vCPUs s sort f filter g/p guest r reset "
 		     "h help%s", range);
 }
@@ -406,7 +412,9 @@ int top_view_build(struct top_view *v, const struct top_data *d, struct top_ui *
 	if (avail < 1)
 		avail = 1;
 	ui->page = avail;
-	fix_cursor(v, ui, avail);
+	/* The stacks' level scrolls its lines (top_stacks.c): it has no items, no cursor. */
+	if (ui->level != LV_STACKS)
+		fix_cursor(v, ui, avail);
 
 	lw = label_width(ui, width);
 	if (ui->help) {
@@ -414,6 +422,9 @@ int top_view_build(struct top_view *v, const struct top_data *d, struct top_ui *
 			if (linef(v, width, 0, "%s", help_text[i]))
 				return -ENOMEM;
 		}
+	} else if (ui->level == LV_STACKS) {
+		if (top_stack_lines(v, d, ui, width, ui->height > 0 ? avail : INT_MAX))
+			return -ENOMEM;
 	} else {
 		if (column_header(v, ui, width, lw))
 			return -ENOMEM;
@@ -434,4 +445,16 @@ int top_view_build(struct top_view *v, const struct top_data *d, struct top_ui *
 			return -ENOMEM;
 	}
 	return status_line(v, ui, width, avail);
+}
+
+/* linef() for top_stacks.c. */
+int top_linef(struct top_view *v, int width, unsigned int attr, const char *fmt, ...)
+{
+	char tmp[TOP_LINE_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	return linef(v, width, attr, "%s", tmp);
 }

@@ -12,13 +12,15 @@
 #include "reasons.h"
 #include "inflight.h"
 #include "name_cache.h"
+#include "stack_table.h"
 
 #define TOP_LINE_MAX	512		/* widest line the model builds, NUL included */
 #define TOP_INPUT_MAX	128
 #define TOP_LOG_COLS	6		/* reason columns in --log mode */
-/* What the rows are: all VMs, one VM's vCPUs, the per-reason children of a VM (or vCPU), or
- * (top --keys) the keys of one reason of them, or of all. */
-enum top_level { LV_VMS, LV_VCPUS, LV_REASONS, LV_KEYS };
+/* What the rows are: all VMs, one VM's vCPUs, the per-reason children of a VM (or vCPU),
+ * (top --keys) the keys of one reason of them, or of all; or (top --stacks) the kernel stacks
+ * of one reason's time off CPU, or of all reasons'. */
+enum top_level { LV_VMS, LV_VCPUS, LV_REASONS, LV_KEYS, LV_STACKS };
 enum top_sort { TS_COUNT, TS_RATE, TS_TIME, TS_MAX, TS_P99, TS_ONCPU, NR_TOP_SORT };
 enum top_prompt { PR_NONE, PR_FILTER, PR_GUEST, PR_PID };
 
@@ -61,6 +63,9 @@ struct top_data {
 	/* top --keys: rows keyed as cur and tot, and by key (key_rows.h); NULL without. */
 	struct row_table *key_cur;
 	struct row_table *key_tot;
+	/* top --split --stacks: the kernel's stacks since start, stack_table_sort()ed; NULL
+	 * without. */
+	const struct stack_table *stacks;
 };
 
 struct top_ui {
@@ -68,7 +73,7 @@ struct top_ui {
 	__u32 tgid;			/* the VM drilled into; 0: all VMs */
 	__u64 start;			/* with tgid, its process (row_key.start); 0: any on the pid */
 	__s32 vcpu;			/* LV_REASONS of one vCPU; -1: all */
-	bool key_all;			/* LV_KEYS: of every reason, else of this one: */
+	bool key_all;			/* LV_KEYS, LV_STACKS: of every reason, else of: */
 	__u32 key_isa, key_reason;
 	enum top_sort sort;
 	double delay;			/* refresh interval, seconds */
@@ -118,6 +123,7 @@ struct top_view {
 	int nr_lines, cap_lines;
 	struct row_table g_tot, g_cur;	/* the grouped rows the items point into */
 	int nr_vms;
+	int nr_text;			/* LV_STACKS: its lines, to scroll through */
 };
 
 void top_ui_init(struct top_ui *ui);

@@ -12,5 +12,16 @@
 int top_build_items(struct top_view *v, const struct top_data *d, const struct top_ui *ui);
 /* The VMs with any rows, sorted, duplicates dropped; *n of them (NULL with n 0 if none). */
 __u32 *top_vm_list(const struct top_data *d, int *n);
+/* Is a row of tgid (process start, 0: unknown) in the VM drilled into (any, at the top)? */
+bool top_in_view(const struct top_ui *ui, __u32 tgid, __u64 start);
+/*
+ * LV_STACKS: the column header and the stacks' lines from ui->first (fixed up), at most avail
+ * of them; v->nr_text says how many there are. 0 or -ENOMEM.
+ */
+int top_stack_lines(struct top_view *v, const struct top_data *d, struct top_ui *ui,
+		    int width, int avail);
+/* A line cut at width columns, names in it escaped (top_layout.c). 0 or -ENOMEM. */
+int top_linef(struct top_view *v, int width, unsigned int attr, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 #endif

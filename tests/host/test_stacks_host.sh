@@ -6,8 +6,10 @@
 # runs through the kernel's nanosleep path and holds >= 90 % of N * US, in >= N periods.
 # --stack-min above every exit's length charges nothing. Folded lines are checked as the format
 # flamegraph.pl and speedscope read (neither is packaged here): "frame;frame;... VALUE", one
-# line per distinct stack. record keeps the stacks, report --stacks prints the same. Bad input:
-# --stacks without --split and the other combinations, each a usage error (status 2).
+# line per distinct stack. record keeps the stacks, report --stacks prints the same. top
+# --split --stacks -x --once prints the stacks level of every reason: its top KVM_EXIT_IO stack
+# is the same nanosleep path with the same share of the sleeps. Bad input: --stacks without
+# --split and the other combinations, each a usage error (status 2).
 set -u
 OUT=${1:-.output}
 . "$(dirname "$0")/lib.sh"
@@ -42,6 +44,19 @@ chk "$VMEXIT" report -i "$TMP/plain" --stacks >"$TMP/plain.out" 2>"$TMP/plain.er
 	fail "vmexit report --stacks of a file without stacks exited with $?"
 grep -q "holds no stacks" "$TMP/plain.err" ||
 	fail "report --stacks of a file without stacks says nothing: $(cat "$TMP/plain.err")"
+
+# top: -x --stacks starts in every reason's stacks; --once prints them when its interval ends,
+# cut short (SIGINT) once the guest is done, so that the whole run is in.
+stopped_guest --io $N --io-sleep-us $US
+"$VMEXIT" top --once --split --stacks -x -p "$gpid" -d 120 --width 200 >"$TMP/top" \
+	2>"$TMP/top.err" &
+tpid=$!
+wait_tracing $tpid
+kill -CONT "$gpid"
+ends_within 120 "$gpid" "the guest" "$TMP/top.err" >/dev/null
+signal_ends INT $tpid 60 "top --once --stacks" ||
+	{ cat "$TMP/top.err"; fail "top --once --split --stacks failed"; }
+[ $rc = 0 ] || { cat "$TMP/top.err"; fail "top --once --split --stacks exited with $rc"; }
 
 python3 - "$TMP" $N $US <<'PY' || exit 1
 import json, re, sys
@@ -120,6 +135,31 @@ rf = folded("rfolded", "stk-rec")
 check("report: the folded values add up to the JSON stacks' time",
       sum(rf.values()) == sum(s["ns"] for s in rj["stacks"]),
       f"({sum(rf.values())} vs {sum(s['ns'] for s in rj['stacks'])})")
+# top's stacks level: a head line per stack (time, share, periods, guest, exit), its frames
+# under it, innermost first.
+top = open(f"{d}/top").read()
+heads, cur = [], None
+for l in top.splitlines():
+    m = re.fullmatch(r" +([0-9.]+)(ns|us|ms|s) +([0-9.]+)% +([0-9]+)  (\S+) (\S+)", l)
+    if m:
+        scale = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}[m[2]]
+        cur = {"ns": float(m[1]) * scale, "count": int(m[4]), "reason": m[6], "frames": []}
+        heads.append(cur)
+    elif cur and l.startswith("      "):
+        cur["frames"].append(l.strip())
+check("top: the view is every reason's stacks", "View: kernel stacks of exits of " in top,
+      top[:300])
+io = [h for h in heads if h["reason"] == "kvm_userspace_exit(IO)"]
+check("top: kvm_userspace_exit(IO) has stacks", bool(io), f"({top[-800:]!r})")
+if io:
+    # Sorted by time: the first is the top one.
+    check("top: its top stack is the nanosleep path", sleeps_in(io[0]["frames"]),
+          f"({io[0]['frames']})")
+    # Its time is printed to 0.1 of its unit.
+    check(f"top: its time >= 90 % of the {n} sleeps of {us} us", io[0]["ns"] >= 0.9 * sleeps,
+          f"({io[0]['ns']} ns of {sleeps})")
+    check("top: a period for every sleep but at most one (see above)",
+          io[0]["count"] >= n - 1, f"({io[0]['count']})")
 table = open(f"{d}/table").read()
 check("table: a STACKS section naming the guest, reason and nanosleep frames",
       "STACKS:" in table and re.search(r"^stk-table KVM_EXIT_IO: .* off CPU in \d+ periods$",
@@ -146,6 +186,8 @@ usage "add --stacks" report -i "$TMP/rec" --folded
 usage "drop --csv, --json and --hist" report -i "$TMP/rec" --stacks --folded --json
 usage "invalid --stack-min '5'" stat --split --stacks --stack-min 5 1 1
 usage "invalid --max-stacks" stat --split --stacks --max-stacks 3 1 1
+usage "--stacks needs --split" top --stacks --once
+usage "--stacks: --log prints" top --split --stacks --log
 [ ! -e "$TMP/x" ] || fail "a refused record left $TMP/x behind"
 if sanitizer_reports; then
 	fail "sanitizer reports (above)"

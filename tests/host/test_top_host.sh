@@ -3,7 +3,9 @@
 # KVM_EXIT_IO exits without pause. Keys go in with send-keys and the screen comes back with
 # capture-pane; the test checks the VM row, the drill-down into reasons and vCPUs, sort, the row
 # filter (a bad regex too), reset, help, a resize, and quit; then --once, --log, and the log
-# format a pipe gets by default.
+# format a pipe gets by default. --split --stacks: x on a reason row of a guest whose VMM sleeps
+# in nanosleep on each IO exit lists the kernel stacks, the nanosleep path under
+# kvm_userspace_exit(IO), and x goes back onto the reason.
 set -u
 OUT=${1:-.output}
 . "$(dirname "$0")/lib.sh"
@@ -315,6 +317,47 @@ head -1 "$tmp/top.log" | grep -Eq "^ +time +exits/s" || fail "-L: the reopened f
 [ "$(grep -c '^[0-9]' "$tmp/top.log.1")" = "$n1" ] || fail "-L: the rotated file still grew"
 [ -s "$tmp/err" ] && { cat "$tmp/err"; fail "-L wrote to stderr"; }
 echo "ok: -L: $n1 lines, then SIGHUP, $(grep -c '^[0-9]' "$tmp/top.log") in the new file"
+
+echo "# --split --stacks: the stacks level"
+tmux -S "$sock" kill-session -t top
+rm -f "$tmp/rc"
+vm_gpid=$gpid
+named_guest "$NAME-s" "$tmp/sguest.err" --io 100000 --io-sleep-us 2000 --seconds 3600
+tmux -S "$sock" new-session -d -s top -x 100 -y 40 \
+	"$OUT/vmexit top -g $NAME-s --split --stacks -d 0.5 2>$tmp/top.err; echo \$? >$tmp/rc; sleep 60"
+wait_for "^>$NAME-s +$star$gpid " "--stacks: the VM row"
+keys x
+wait_for "^View: exits of $NAME-s \(pid $gpid\)$" "--stacks: x drills into the VM"
+wait_for "^ kvm_userspace_exit\(IO\) " "--stacks: kvm_userspace_exit(IO) row"
+# The cursor onto it (the rows in between depend on the host: kvm_exit's where it fires).
+for _ in $(seq 20); do
+	screen
+	grep -q "^>kvm_userspace_exit(IO) " "$tmp/screen" && break
+	keys j
+	sleep 0.2
+done
+wait_for "^>kvm_userspace_exit\(IO\) " "--stacks: the cursor on kvm_userspace_exit(IO)"
+keys x
+wait_for "^View: kernel stacks of kvm_userspace_exit\(IO\) of $NAME-s \(pid $gpid\)$" \
+	"--stacks: x on the reason lists its stacks"
+# The top stack (the first) is the VMM's nanosleep: its frames up to the next stack's line.
+wait_for "^      (do_nanosleep|hrtimer_nanosleep)\+0x" "--stacks: the nanosleep path"
+awk '/^ +[0-9.]+[mun]?s +[0-9.]+% +[0-9]+  / { n++ } n == 1 && /^      / { print $1 }' \
+	"$tmp/screen" | grep -Eq "^(do_nanosleep|hrtimer_nanosleep)\+0x" ||
+	{ cat "$tmp/screen"; fail "--stacks: the top stack is not the nanosleep path"; }
+grep -Eq "^ +[0-9.]+[mun]?s +[0-9.]+% +[1-9][0-9]*  $NAME-s kvm_userspace_exit\(IO\)$" \
+	"$tmp/screen" || { cat "$tmp/screen"; fail "--stacks: the stack's head line"; }
+keys x
+wait_for "^View: exits of $NAME-s \(pid $gpid\)$" "--stacks: x goes back to the reasons"
+wait_for "^>kvm_userspace_exit\(IO\) " "--stacks: back onto kvm_userspace_exit(IO)"
+keys q
+for _ in $(seq 50); do [ -s "$tmp/rc" ] && break; sleep 0.1; done
+rc=$(cat "$tmp/rc" 2>/dev/null)
+[ "$rc" = 0 ] || { cat "$tmp/top.err"; fail "--stacks: q: exit status '$rc'"; }
+[ -s "$tmp/top.err" ] && { cat "$tmp/top.err"; fail "--stacks: vmexit top wrote to stderr"; }
+kill "$gpid" && wait "$gpid" 2>/dev/null
+gpid=$vm_gpid
+echo "ok: --stacks: x on kvm_userspace_exit(IO) lists the nanosleep stack, x goes back"
 
 echo "# errors"
 "$OUT/vmexit" top -f '(' >/dev/null 2>"$tmp/err" && fail "-f '(' accepted"

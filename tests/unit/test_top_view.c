@@ -416,6 +416,129 @@ static void test_key_view(void)
 	teardown(&f);
 }
 
+/* top --split --stacks: the kernel's stack rows (stack_read.c's, sorted), worked out by hand. */
+static void put_stack(struct stack_table *t, __u32 tgid, __u32 isa, __u32 reason, __u64 ms,
+		      __u64 count, char **frames, __u32 nr)
+{
+	struct stack_row r = { .tgid = tgid, .isa = isa, .reason = reason, .nr_frames = nr,
+			       .ns = ms * 1000000, .count = count, .frames = frames };
+
+	CHECK(!stack_table_add(t, &r));
+}
+
+static void test_stack_view(void)
+{
+	char *sleep[] = { "__schedule+0x1", "schedule+0x2", "do_nanosleep+0x3",
+			  "hrtimer_nanosleep+0x4" };
+	char *futex[] = { "__schedule+0x1", "schedule+0x2", "futex_wait+0x5" };
+	char *uffd[] = { "schedule+0x2", "handle_userfault+0x9" };
+	char *io[] = { "schedule+0x2", "io_schedule+0x6" };
+	struct stack_table t = {};
+	struct row_table kcur, ktot;
+	struct fixture f;
+	int h;
+
+	setup(&f);
+	row_table_init(&kcur);
+	row_table_init(&ktot);
+	/* web01's IO exits to the VMM: 180 ms in nanosleep over 36 periods, 20 ms on a futex
+	 * over 4; its EPT violations 50 ms in handle_userfault; db02's IO 70 ms in io_schedule. */
+	put_stack(&t, 100, USER, 2, 180, 36, sleep, 4);
+	put_stack(&t, 100, USER, 2, 20, 4, futex, 3);
+	put_stack(&t, 100, VMX, 48, 50, 5, uffd, 2);
+	put_stack(&t, 200, USER, 2, 70, 7, io, 2);
+	stack_table_sort(&t);
+	build(&f);
+	key(&f, 'S');
+	CHECK_STR(f.ui.msg, "no kernel stacks: start top with --split --stacks");
+	f.d.stacks = &t;
+	key(&f, 'S');		/* on web01, no reason */
+	CHECK(f.ui.level == LV_VMS);
+	CHECK_STR(f.ui.msg, "S lists an exit reason's stacks: choose one (x on a VM)");
+	key(&f, 'x');
+	for (int i = 0; i < 4; i++)
+		key(&f, TK_DOWN);	/* kvm_userspace_exit(IO) */
+	/* Without --keys, x on a reason row opens its stacks. */
+	key(&f, 'x');
+	CHECK(f.ui.level == LV_STACKS && !f.ui.key_all && f.ui.key_isa == USER &&
+	      f.ui.key_reason == 2 && f.ui.tgid == 100);
+	CHECK_STR(f.v.lines[1].text, "View: kernel stacks of kvm_userspace_exit(IO) of web01 "
+		  "(pid 100)");
+	h = find(&f.v, "   Off CPU");
+	CHECK(h == 3 && (f.v.lines[h].attr & TOP_A_REVERSE));
+	CHECK_STR(f.v.lines[h].text, "   Off CPU  Share  Periods  Guest and exit; kernel stack, "
+		  "innermost frame first");
+	/* Its two stacks (not db02's, not the EPT violations'), 200 ms in 40 periods: 90 % and
+	 * 10 %, frames innermost first. */
+	CHECK_STR(f.v.lines[h + 1].text, "  200.0ms off CPU in 40 periods since start, 2 stacks");
+	CHECK_STR(f.v.lines[h + 2].text, "   180.0ms  90.0%       36  web01 kvm_userspace_exit(IO)");
+	CHECK_STR(f.v.lines[h + 3].text, "      __schedule+0x1");
+	CHECK_STR(f.v.lines[h + 5].text, "      do_nanosleep+0x3");
+	CHECK_STR(f.v.lines[h + 6].text, "      hrtimer_nanosleep+0x4");
+	CHECK_STR(f.v.lines[h + 7].text, "    20.0ms  10.0%        4  web01 kvm_userspace_exit(IO)");
+	CHECK_STR(f.v.lines[h + 10].text, "      futex_wait+0x5");
+	CHECK_EQ_U64(f.v.nr_text, 10);
+	CHECK(find(&f.v, "      handle_userfault") < 0 && find(&f.v, "      io_schedule") < 0);
+	key(&f, TK_ENTER);
+	CHECK_STR(f.ui.msg, "stacks are the deepest level");
+	/* Scrolling: 24 lines hold them all; 10 lines show 5 (3 header, column, status). */
+	f.ui.height = 10;
+	key(&f, TK_RESIZE);
+	CHECK_STR(f.v.lines[4].text, "  200.0ms off CPU in 40 periods since start, 2 stacks");
+	CHECK_STR(f.v.lines[9].text, "q quit x drill v vCPUs s sort f filter g/p guest r reset "
+		  "h help  [1-5/10]");
+	key(&f, TK_DOWN);
+	CHECK_STR(f.v.lines[4].text, "   180.0ms  90.0%       36  web01 kvm_userspace_exit(IO)");
+	key(&f, TK_END);
+	CHECK_STR(f.v.lines[8].text, "      futex_wait+0x5");
+	CHECK(strstr(f.v.lines[9].text, "  [6-10/10]") != NULL);
+	key(&f, TK_HOME);
+	CHECK(f.ui.first == 0);
+	f.ui.height = 24;
+	/* x goes back, onto the reason it came from. */
+	key(&f, 'x');
+	CHECK(f.ui.level == LV_REASONS);
+	CHECK_STR(f.v.items[f.ui.sel_idx].label, "kvm_userspace_exit(IO)");
+	/* --keys too: x lists the keys, S the stacks (of a reason row or of the keys' reason);
+	 * S again goes back. */
+	f.d.key_cur = &kcur;
+	f.d.key_tot = &ktot;
+	key(&f, 'x');
+	CHECK(f.ui.level == LV_KEYS);
+	key(&f, 'S');
+	CHECK(f.ui.level == LV_STACKS && f.ui.key_isa == USER && f.ui.key_reason == 2);
+	key(&f, 'S');
+	CHECK(f.ui.level == LV_REASONS);
+	CHECK_STR(f.v.items[f.ui.sel_idx].label, "kvm_userspace_exit(IO)");
+	key(&f, 'S');
+	CHECK(f.ui.level == LV_STACKS && f.ui.key_reason == 2);
+	/* -x --stacks (--once): every reason's stacks of every VM, most time first; shares of
+	 * 320 ms. */
+	f.d.key_cur = f.d.key_tot = NULL;
+	f.ui = (struct top_ui){ .level = LV_STACKS, .key_all = true, .vcpu = -1,
+				.sort = TS_RATE, .delay = 1, .width = 101 };
+	build(&f);
+	CHECK_STR(f.v.lines[1].text, "View: kernel stacks of exits of all VMs");
+	CHECK_STR(f.v.lines[4].text, "  320.0ms off CPU in 52 periods since start, 4 stacks");
+	CHECK_STR(f.v.lines[5].text, "   180.0ms  56.2%       36  web01 kvm_userspace_exit(IO)");
+	CHECK_STR(f.v.lines[10].text, "    70.0ms  21.9%        7  db02 kvm_userspace_exit(IO)");
+	CHECK_STR(f.v.lines[13].text, "    50.0ms  15.6%        5  web01 kvm_exit(EPT_VIOLATION)");
+	CHECK_EQ_U64(f.v.nr_lines, 20);
+	/* -f finds stacks by a frame. */
+	CHECK(!top_ui_set_filter(&f.ui, "userfault", NULL, 0));
+	build(&f);
+	CHECK_STR(f.v.lines[5].text, "  50.0ms off CPU in 5 periods since start, 1 stack");
+	CHECK_STR(f.v.lines[7].text, "      schedule+0x2");
+	CHECK_EQ_U64(f.v.nr_lines, 9);
+	CHECK(!top_ui_set_filter(&f.ui, "nothing-like-it", NULL, 0));
+	build(&f);
+	CHECK_STR(f.v.lines[f.v.nr_lines - 1].text, "  (no stack matches the filter)");
+	stack_table_free(&t);
+	row_table_free(&kcur);
+	row_table_free(&ktot);
+	teardown(&f);
+}
+
 static void test_vcpus(void)
 {
 	struct fixture f;
@@ -972,6 +1095,7 @@ int main(void)
 	test_split();
 	test_drilldown();
 	test_key_view();
+	test_stack_view();
 	test_vcpus();
 	test_filter();
 	test_guest_prompts();
