@@ -9,7 +9,8 @@
  *                [--wrmsr N] [--cr N] [--vmcall N] [--ud N] [--timer N]
  *                [--seconds S] [--linger S] [--name NAME] [--ring 0|3] [--json]
  *                [--io-sleep-us US] [--io-spin-us US] [--symbols FILE]
- *                [--guest-trace-out FILE] [--tsc-offset TICKS]
+ *                [--guest-trace-out FILE] [--tsc-offset TICKS] [--touch N]
+ *                [--uffd-delay-us US]
  *
  * Each VM is one process, as with QEMU. The process carries a QEMU-style name on its command
  * line, "-name guest=NAME,debug-threads=on" (NAME-<i> with --vms > 1), so tools that name VMs
@@ -30,6 +31,11 @@
  *   --ud N     ud2                                  -> #UD intercepted, reflected to the guest
  *   --timer N  one-shot x2APIC timer, sti; hlt       -> in-kernel APIC, interrupt to the guest
  *              (--timer-us US: the timer's period in guest time, default 100)
+ *   --touch N  mov [page],al on N pages of its own   -> the first pass's N first touches fault
+ *              (vCPU i: N pages from 0x200000 + i*N*4K,  in the host (SVM NPF, VMX EPT
+ *              a memslot of their own; vcpus*N <= 512)   violation), handled in the kernel
+ *              (--uffd-delay-us US: that memory is userfaultfd's, each fault answered US
+ *              microseconds late; vmexit_guest_uffd.h)
  * then "out dx,al" to the done port 0xea (one more KVM_EXIT_IO) and jumps back to its start.
  * Without any kind option the mix is --io 1000. Without --seconds each vCPU makes one pass;
  * with --seconds S it resumes the guest for further passes until S seconds have gone by (the
@@ -129,6 +135,10 @@
 #define TALLY_SIZE		128ull
 /* Per-vCPU stacks (exceptions and interrupts push frames), growing down from MEM_SIZE. */
 #define STACK_SIZE		0x1000ull
+/* --touch: a memslot of its own, mapped by the guest's second 2 MiB page. */
+#define DATA_GPA		0x200000ull
+#define DATA_SIZE		0x200000ull
+#define DATA_PAGE		0x1000ull
 /* Mapped by the guest page tables but outside every memslot, so a store there is MMIO. */
 #define MMIO_GPA		0x10000000ull
 
@@ -178,12 +188,15 @@
 #define MAX_COUNT		1000000000000ull
 #define NR_EXIT_NAMES		64
 
+#include "vmexit_guest_cli.h"
+#include "vmexit_guest_uffd.h"
+
 /* Per-kind repeat counts, read by the guest from PARAM_GPA at the start of every pass. */
 enum kind { K_IO, K_MMIO, K_HLT, K_CPUID, K_MSR, K_WRMSR, K_CR, K_VMCALL, K_UD, K_TIMER, K_IN,
-	    NR_KINDS };
+	    K_TOUCH, NR_KINDS };
 
 static const char *const kind_opt[NR_KINDS] = {
-	"io", "mmio", "hlt", "cpuid", "msr", "wrmsr", "cr", "vmcall", "ud", "timer", "in",
+	"io", "mmio", "hlt", "cpuid", "msr", "wrmsr", "cr", "vmcall", "ud", "timer", "in", "touch",
 };
 
 /*
@@ -191,11 +204,11 @@ static const char *const kind_opt[NR_KINDS] = {
  * incremented right before the instruction it counts (or in the handler, for irq and ud).
  */
 enum tally_slot { T_OUT, T_MMIO, T_HLT, T_CPUID, T_RDMSR, T_WRMSR, T_CR_READ, T_CR_WRITE,
-		  T_VMCALL, T_UD, T_IRQ, T_IN, NR_TALLY };
+		  T_VMCALL, T_UD, T_IRQ, T_IN, T_TOUCH, NR_TALLY };
 
 static const char *const tally_name[NR_TALLY] = {
 	"out", "mmio", "hlt", "cpuid", "rdmsr", "wrmsr", "cr_read", "cr_write", "vmcall", "ud",
-	"irq", "in",
+	"irq", "in", "touch",
 };
 
 struct opts {
@@ -218,6 +231,8 @@ struct opts {
 	const char *trace_out;	/* --guest-trace-out: the guest's TSC stamps as a Chrome trace */
 	bool tsc_offset_given;
 	int64_t tsc_offset;	/* --tsc-offset */
+	bool uffd;		/* --uffd-delay-us given */
+	uint64_t uffd_delay_ns;
 };
 
 struct vcpu {
@@ -242,6 +257,8 @@ struct vm {
 	int vm_fd;
 	size_t run_size;
 	uint8_t *mem;
+	uint8_t *data;		/* --touch: DATA_GPA's memslot */
+	struct uffd uffd;	/* --uffd-delay-us */
 	struct kvm_cpuid2 *cpuid;
 	struct timespec deadline;
 	struct vcpu *vcpus;
@@ -284,7 +301,6 @@ static const char *exit_name(uint32_t reason, char *buf, size_t len)
 	return buf;
 }
 
-#include "vmexit_guest_cli.h"
 #include "vmexit_guest_stamps.h"
 
 /* ------------------------------------------------------------------ guest code */
@@ -567,6 +583,16 @@ static size_t build_guest(uint8_t *dst, bool amd, uint32_t timer_us, bool stamps
 	EMIT(&c, 0xfb);				/* sti */
 	emit_loop_tail(&c, 2, loop, skip);
 
+	/* touch: a byte into each of this vCPU's pages (r13: its first, set by the VMM) */
+	skip = emit_loop_head(&c, K_TOUCH, 0);
+	EMIT(&c, 0x4c, 0x89, 0xef);		/* mov rdi, r13 */
+	loop = c.len;
+	emit_tally(&c, T_TOUCH);
+	EMIT(&c, 0x88, 0x07);			/* mov [rdi], al */
+	EMIT(&c, 0x48, 0x81, 0xc7);		/* add rdi, DATA_PAGE */
+	emit_imm32(&c, DATA_PAGE);
+	emit_loop_tail(&c, 0, loop, skip);
+
 	/* Tell the VMM the pass is complete; if it resumes us, start over. */
 	EMIT(&c, 0xba);				/* mov edx, DONE_PORT */
 	emit_imm32(&c, DONE_PORT);
@@ -728,6 +754,40 @@ static struct kvm_cpuid2 *supported_cpuid(int kvm_fd)
 	return NULL;
 }
 
+/*
+ * --touch: the pages' own memslot, left untouched by the VMM so that each first touch by the
+ * guest faults in the host. 4 KiB pages: a transparent huge page would satisfy 512 touches
+ * with one fault.
+ */
+static int setup_data(struct vm *vm)
+{
+	struct kvm_userspace_memory_region region;
+
+	vm->data = mmap(NULL, DATA_SIZE, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (vm->data == MAP_FAILED) {
+		vm->data = NULL;
+		errmsg("%s: --touch memory: %s", vm->name, strerror(errno));
+		return -1;
+	}
+	if (madvise(vm->data, DATA_SIZE, MADV_NOHUGEPAGE))
+		errmsg("%s: note: MADV_NOHUGEPAGE: %s", vm->name, strerror(errno));
+	if (vm->o->uffd &&
+	    uffd_start(&vm->uffd, vm->data, DATA_SIZE, vm->o->uffd_delay_ns, vm->name))
+		return -1;
+	region = (struct kvm_userspace_memory_region){
+		.slot = 1,
+		.guest_phys_addr = DATA_GPA,
+		.memory_size = DATA_SIZE,
+		.userspace_addr = (uintptr_t)vm->data,
+	};
+	if (ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &region) < 0) {
+		errmsg("%s: KVM_SET_USER_MEMORY_REGION (--touch): %s", vm->name, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 static int setup_memory(struct vm *vm)
 {
 	struct kvm_userspace_memory_region region;
@@ -764,6 +824,11 @@ static int setup_memory(struct vm *vm)
 	pdpt[0] = PD_GPA | PTE_P | PTE_RW | PTE_US;
 	pd[0] = 0 | PTE_P | PTE_RW | PTE_US | PTE_PS;
 	pd[MMIO_GPA >> 21] = (MMIO_GPA & ~0x1fffffull) | PTE_P | PTE_RW | PTE_US | PTE_PS;
+	if (vm->o->count[K_TOUCH]) {
+		if (setup_data(vm))
+			return -1;
+		pd[DATA_GPA >> 21] = DATA_GPA | PTE_P | PTE_RW | PTE_US | PTE_PS;
+	}
 
 	memcpy(vm->mem + PARAM_GPA, vm->o->count, sizeof(vm->o->count));
 	build_guest(vm->mem + CODE_GPA, vm->o->amd, vm->o->timer_us, vm->o->trace_out, &ent);
@@ -851,6 +916,7 @@ static int setup_vcpu(struct vm *vm, struct vcpu *v)
 	regs.rsp = MEM_SIZE - STACK_SIZE * v->index;
 	regs.r15 = TALLY_GPA + TALLY_SIZE * v->index;
 	regs.r14 = STAMP_GPA + STAMP_SIZE * v->index;
+	regs.r13 = DATA_GPA + DATA_PAGE * vm->o->count[K_TOUCH] * v->index;
 	regs.rflags = GUEST_RFLAGS;
 	if (ioctl(v->fd, KVM_SET_REGS, &regs) < 0) {
 		errmsg("%s: KVM_SET_REGS: %s", vm->name, strerror(errno));
@@ -927,6 +993,7 @@ static int check_tally(const struct vcpu *v)
 		[T_WRMSR] = n[K_WRMSR] + (n[K_TIMER] ? 4 + 2 * n[K_TIMER] : 0),
 		[T_CR_READ] = n[K_CR], [T_CR_WRITE] = 2 * n[K_CR], [T_VMCALL] = n[K_VMCALL],
 		[T_UD] = n[K_UD], [T_IRQ] = n[K_TIMER], [T_IN] = n[K_IN],
+		[T_TOUCH] = n[K_TOUCH],
 	};
 
 	for (int i = 0; i < NR_TALLY; i++) {
@@ -1115,10 +1182,28 @@ static void print_json(const struct vm *vm)
 			sb_printf(&s, "%s\"%s\":%" PRIu64, t ? "," : "", tally_name[t], tally_of(v)[t]);
 		sb_printf(&s, "}}");
 	}
-	sb_printf(&s, "]}\n");
+	sb_printf(&s, "]");
+	if (o->uffd)
+		sb_printf(&s, ",\"uffd\":{\"faults\":%" PRIu64 ",\"delay_ns\":%" PRIu64 "}",
+			  vm->uffd.faults, o->uffd_delay_ns);
+	sb_printf(&s, "}\n");
 	/* One write: the lines of concurrent VM processes must not interleave. */
 	write_all(STDOUT_FILENO, s.p, s.len);
 	free(s.p);
+}
+
+/* --uffd-delay-us: each --touch page faulted once, on its first pass, and was answered. */
+static int uffd_check(struct vm *vm)
+{
+	uint64_t want = vm->o->vcpus * vm->o->count[K_TOUCH];
+
+	uffd_stop(&vm->uffd);
+	if (vm->uffd.faults == want)
+		return 0;
+	errmsg("%s: userfaultfd answered %" PRIu64 " faults, expected %" PRIu64 " (%lu vCPU(s) "
+	       "x --touch %" PRIu64 ")", vm->name, vm->uffd.faults, want, vm->o->vcpus,
+	       vm->o->count[K_TOUCH]);
+	return -1;
 }
 
 static void print_summary(const struct vm *vm)
@@ -1165,6 +1250,9 @@ static void vm_destroy(struct vm *vm)
 	}
 	free(vm->vcpus);
 	free(vm->cpuid);
+	uffd_stop(&vm->uffd);
+	if (vm->data)
+		munmap(vm->data, DATA_SIZE);
 	if (vm->mem)
 		munmap(vm->mem, MEM_SIZE);
 	if (vm->vm_fd >= 0)
@@ -1241,6 +1329,8 @@ static int run_vm_once(struct vm *vm)
 	tsc_after = __rdtsc();
 	if (rc)
 		return rc;
+	if (o->uffd && uffd_check(vm))
+		return 1;
 
 	if (o->trace_out && write_stamps(vm, o->trace_out, tsc_before, tsc_after))
 		return 1;
@@ -1292,7 +1382,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			       "[--json]\n"
 			       "                    [--io-sleep-us US] [--io-spin-us US] "
 			       "[--symbols FILE]\n"
-			       "                    [--guest-trace-out FILE] [--tsc-offset TICKS]\n");
+			       "                    [--guest-trace-out FILE] [--tsc-offset TICKS] "
+			       "[--touch N]\n"
+			       "                    [--uffd-delay-us US]\n");
 			exit(0);
 		}
 		if (!strcmp(arg, "--json")) {
@@ -1327,6 +1419,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			o->ring_given = true;
 		} else if (!strcmp(opt, "--io-sleep-us")) {
 			o->io_sleep_ns = parse_count(opt, val, 0, 10000000) * 1000;
+		} else if (!strcmp(opt, "--uffd-delay-us")) {
+			o->uffd_delay_ns = parse_count(opt, val, 0, 10000000) * 1000;
+			o->uffd = true;
 		} else if (!strcmp(opt, "--timer-us")) {
 			o->timer_us = (uint32_t)parse_count(opt, val, 1, 1000000);
 		} else if (!strcmp(opt, "--io-spin-us")) {
@@ -1362,6 +1457,11 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			usage_error("--%s needs --ring 0 (privileged instructions, or the guest's "
 				    "handlers, fault in ring 3)", kind_opt[k]);
 	}
+	if (o->count[K_TOUCH] * o->vcpus > DATA_SIZE / DATA_PAGE)
+		usage_error("--touch %" PRIu64 " x %lu vCPU(s): at most %llu pages in all",
+			    o->count[K_TOUCH], o->vcpus, DATA_SIZE / DATA_PAGE);
+	if (o->uffd && !o->count[K_TOUCH])
+		usage_error("--uffd-delay-us delays the faults of --touch: add --touch N");
 	/* The in-kernel APIC of --timer keeps hlt in the kernel and CR8 accesses in the TPR shadow. */
 	if (o->count[K_TIMER] && (o->count[K_HLT] || o->count[K_CR]))
 		usage_error("--timer cannot be combined with --hlt or --cr (run them in another VM)");
@@ -1386,7 +1486,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
  */
 static char **vm_argv(const char *argv0, const struct opts *o, const char *name)
 {
-	static char namebuf[MAX_NAME + 64], num[NR_KINDS + 7][32], opt[NR_KINDS][16];
+	static char namebuf[MAX_NAME + 64], num[NR_KINDS + 8][32], opt[NR_KINDS][16];
 	static char num2[32];
 	static char *args[2 * (NR_KINDS + 10) + 4];
 	int n = 0;
@@ -1426,6 +1526,11 @@ static char **vm_argv(const char *argv0, const struct opts *o, const char *name)
 	snprintf(num[NR_KINDS + 6], sizeof(num[0]), "%" PRIu32, o->timer_us);
 	args[n++] = "--timer-us";
 	args[n++] = num[NR_KINDS + 6];
+	if (o->uffd) {
+		snprintf(num[NR_KINDS + 7], sizeof(num[0]), "%" PRIu64, o->uffd_delay_ns / 1000);
+		args[n++] = "--uffd-delay-us";
+		args[n++] = num[NR_KINDS + 7];
+	}
 	if (o->json)
 		args[n++] = "--json";
 	if (o->trace_out) {

@@ -34,6 +34,17 @@ chk() {
 	return $rc
 }
 
+# expect_usage WANT CMD ARGS...: CMD ARGS must be refused as a usage error (status 2) with WANT
+# in what it says; its output in $TMP/out and $TMP/err.
+expect_usage() {
+	local want=$1 rc
+	shift
+	"$@" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	[ $rc = 2 ] && grep -q -- "$want" "$TMP/err" ||
+		fail "$*: status $rc (want 2), said: $(cat "$TMP/err")"
+}
+
 # need_stream ARGS...: can `vmexit stream ARGS -- true` load here? Only vmexit's own "this host
 # lacks X" messages skip; a program that fails to load or attach, a crash or a sanitizer report
 # fails the test.

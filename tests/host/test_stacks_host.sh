@@ -169,13 +169,7 @@ PY
 [ $? = 0 ] || exit 1
 
 # Bad input: each a usage error naming the fix, before anything is loaded.
-usage() {	# usage WANT ARGS...: status 2 and WANT in the message
-	local want=$1; shift
-	"$VMEXIT" "$@" >"$TMP/out" 2>"$TMP/err"
-	local rc=$?
-	[ $rc = 2 ] && grep -q -- "$want" "$TMP/err" ||
-		fail "vmexit $*: status $rc (want 2), said: $(cat "$TMP/err")"
-}
+usage() { expect_usage "$1" "$VMEXIT" "${@:2}"; }
 usage "--stacks needs --split" stat --stacks 1 1
 usage "--stacks needs --split" record --stacks -o "$TMP/x"
 usage "add --split --stacks" stat --split --folded 1 1
