@@ -319,7 +319,7 @@ head -1 "$tmp/top.log" | grep -Eq "^ +time +exits/s" || fail "-L: the reopened f
 echo "ok: -L: $n1 lines, then SIGHUP, $(grep -c '^[0-9]' "$tmp/top.log") in the new file"
 
 echo "# --split --stacks: the stacks level"
-tmux -S "$sock" kill-session -t top
+tmux -S "$sock" kill-session -t top 2>/dev/null
 rm -f "$tmp/rc"
 vm_gpid=$gpid
 named_guest "$NAME-s" "$tmp/sguest.err" --io 100000 --io-sleep-us 2000 --seconds 3600
