@@ -105,11 +105,14 @@ SRCS := $(filter-out src/serve/metrics_http_none.c,$(ALL_SRCS))
 else
 SRCS := $(filter-out src/serve/metrics_http.c,$(ALL_SRCS))
 endif
-# TRACECMD=0 builds the trace.dat importer as a stub that refuses the file, with the fix.
+# TRACECMD=0 builds the trace.dat importer as a stub that refuses the file, with the fix, and
+# leaves every perf.data to perf script: the readers that need libtraceevent, and their stubs.
+TEP_SRCS := src/output/import_tracedat.c src/output/import_perfdata.c src/output/tep_field.c
+TEP_NONE_SRCS := src/output/import_tracedat_none.c src/output/import_perfdata_none.c
 ifeq ($(TRACECMD),1)
-SRCS := $(filter-out %/import_tracedat_none.c,$(SRCS))
+SRCS := $(filter-out $(TEP_NONE_SRCS),$(SRCS))
 else
-SRCS := $(filter-out %/import_tracedat.c,$(SRCS))
+SRCS := $(filter-out $(TEP_SRCS),$(SRCS))
 endif
 OBJS := $(patsubst src/%.c,$(OUTPUT)/src/%.o,$(SRCS))
 LIB_OBJS := $(filter-out $(OUTPUT)/src/main.o,$(OBJS))
@@ -164,9 +167,9 @@ $(OUTPUT)/src/%.o: src/%.c $(SKELS) | $(OUTPUT)/src
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-# The trace.dat reader alone sees libtracecmd's headers, ahead of ours: trace-cmd.h includes
+# The libtraceevent readers alone see libtracecmd's headers, ahead of ours: trace-cmd.h includes
 # "tracefs.h", which is also the name of src/kernel/tracefs.h.
-$(OUTPUT)/src/output/import_tracedat.o: ALL_CFLAGS := $(TRACECMD_CFLAGS) $(ALL_CFLAGS)
+$(patsubst src/%.c,$(OUTPUT)/src/%.o,$(TEP_SRCS)): ALL_CFLAGS := $(TRACECMD_CFLAGS) $(ALL_CFLAGS)
 
 $(LIB): $(LIB_OBJS)
 	$(call msg,AR,$@)
@@ -205,10 +208,9 @@ $(OUTPUT)/bench/%: bench/%.c $(LIB) $(SKELS) | $(OUTPUT)/bench
 	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB) $(ALL_LDFLAGS) $(LIBS) -o $@
 
 # libFuzzer targets: clang, with the library sources compiled in (not the gcc archive). They
-# take the trace.dat stub: libtracecmd's headers need an include order of their own (see
-# import_tracedat.o above), and no fuzzer reads a trace.dat.
-FUZZ_LIB_SRCS := $(filter-out src/main.c %/import_tracedat.c %/import_tracedat_none.c,$(SRCS)) \
-	src/output/import_tracedat_none.c
+# take the libtraceevent stubs: libtracecmd's headers need an include order of their own (see
+# above), and no fuzzer reads a trace.dat or a perf.data.
+FUZZ_LIB_SRCS := $(filter-out src/main.c $(TEP_SRCS) $(TEP_NONE_SRCS),$(SRCS)) $(TEP_NONE_SRCS)
 $(OUTPUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRCS) $(SKELS) | $(OUTPUT)/fuzz
 	$(call msg,FUZZ-CC,$@)
 	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 -D_GNU_SOURCE \

@@ -46,6 +46,8 @@ what each benchmark prints:
   bench_switch    what --split adds to a context switch (pipe ping-pong on one CPU): tasks
                   without vmexit's state, vCPU threads idle, with an exit in flight, and
                   with --stacks (a stack taken per switch out, charged per switch in)
+  import_perf     `vmexit report -i perf.data` (a perf capture of the guest's IO exits): the
+                  native reader against perf script's, wall seconds and records/s, ratio
 serve figures:
   bench_serve     a `vmexit serve` scrape of 10,000 series (synthesized cells, all changing):
                   sample + snapshot + render per format, GET over loopback, resident memory
@@ -62,4 +64,7 @@ for b in "$OUT"/bench/bench_*; do
 	[ $r -eq 0 ] || { echo "*** $(basename "$b") failed (exit $r)"; rc=1; }
 done
 [ $found -eq 1 ] || { echo "bench: nothing built in $OUT/bench (run make bench)" >&2; exit 1; }
+echo
+echo "=== import_perf"
+bench/import_perf.sh "$OUT" || { echo "*** import_perf failed"; rc=1; }
 exit $rc

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * report -i perf.data: a perf capture of kvm tracepoints, read by the installed perf. `perf
+ * report -i perf.data: a perf capture of kvm tracepoints. import_perfdata.c reads most files
+ * itself; the rest (perf record -o -, -z, see there) are read by the installed perf: `perf
  * script` runs a small Python handler of ours that prints each kvm record's numeric fields as
  * numbers (the tracepoints' print formats would turn them into text to parse back), one line:
  *	kvm_exit <TAB> time_ns <TAB> pid <TAB> tid <TAB> cpu <TAB> comm <TAB> name=value ...
@@ -17,6 +18,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include "capture_import.h"
+#include "import_perfdata.h"
 
 extern char **environ;
 
@@ -333,6 +335,16 @@ struct event_source *perf_source_open(const char *path, char *err, size_t errlen
 	if (perf_header_check(path, err, errlen)) {
 		perf_close(&p->s);
 		return NULL;
+	}
+	/* VMEXIT_PERF_SCRIPT=1: perf script even where the native reader would do (tests). */
+	if (!getenv("VMEXIT_PERF_SCRIPT")) {
+		bool fallback;
+		struct event_source *n = perfdata_source_open(path, &fallback, err, errlen);
+
+		if (n || !fallback) {
+			perf_close(&p->s);
+			return n;
+		}
 	}
 	p->s.ops = &perf_ops;
 	p->path = path;

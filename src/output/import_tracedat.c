@@ -11,17 +11,7 @@
 #include <sys/stat.h>
 #include <trace-cmd.h>
 #include "capture_import.h"
-
-/*
- * For `make SAN=1` builds (LeakSanitizer asks for it at start; unused otherwise): libtraceevent
- * 1.7 leaks a token when an event format fails to parse (kvm_inj_exception's on recent kernels,
- * inside tep_parse_event() called by tracecmd_open()), which tracecmd_close() cannot free.
- */
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void)
-{
-	return "leak:libtraceevent.so\n";
-}
+#include "tep_field.h"
 
 struct cpu_cursor {
 	struct tracecmd_input *in;
@@ -42,27 +32,6 @@ struct tracedat_source {
 	bool ended;
 };
 
-struct field_ctx {
-	struct tep_event *event;
-	struct tep_record *rec;
-};
-
-static bool tep_field(const void *ctx, const char *name, __u64 *val)
-{
-	const struct field_ctx *c = ctx;
-	struct tep_format_field *f = tep_find_field(c->event, name);
-	unsigned long long v;
-
-	if (!f || tep_read_number_field(f, c->rec->data, &v))
-		return false;
-	/* Signed fields (kvm_userspace_exit's errno) come back zero-extended. */
-	if ((f->flags & TEP_FIELD_IS_SIGNED) && f->size > 0 && f->size < 8 &&
-	    (v & (1ull << (f->size * 8 - 1))))
-		v |= ~0ull << (f->size * 8);
-	*val = v;
-	return true;
-}
-
 /* The cursor whose record comes first, or NULL when every CPU is done. */
 static struct cpu_cursor *earliest(struct tracedat_source *t)
 {
@@ -78,7 +47,7 @@ static struct cpu_cursor *earliest(struct tracedat_source *t)
 static int feed(struct tracedat_source *t, struct tep_record *rec)
 {
 	struct tep_event *e = tep_find_event_by_record(t->tep, rec);
-	struct field_ctx fc = { .event = e, .rec = rec };
+	struct tep_field_ctx fc = { .event = e, .rec = rec };
 	struct tp_record r = { .field = tep_field, .ctx = &fc };
 	int pid;
 
