@@ -225,6 +225,7 @@ static __noinline struct key_stats *key_add(struct key_id *id, const struct cell
 		return NULL;
 	__builtin_memcpy(&st->id, &c->key, sizeof(st->id));
 	st->count = 0;
+	st->left = 0;
 	st->total_ns = 0;
 	st->max_ns = 0;
 	st->min_ns = ~0ULL;
@@ -239,20 +240,46 @@ static __noinline struct key_stats *key_add(struct key_id *id, const struct cell
 	return bpf_map_lookup_elem(&key_table, id);
 }
 
-/* A completed exit of cell ref (c), latency lat, about k. */
-static __always_inline void key_charge(__u32 ref, const struct cell *c, const struct key_note *k,
-				       __u64 lat)
+/* The entry of cell ref (c) for key k, made if new; NULL without a table or room. */
+static __always_inline struct key_stats *key_entry(__u32 ref, const struct cell *c,
+						   const struct key_note *k)
 {
 	struct key_id id = { .cell = ref, .tid = c->key.tid, .k = *k };
 	struct key_stats *st;
 
 	if (!key_table_enabled)
-		return;
+		return NULL;
 	st = bpf_map_lookup_elem(&key_table, &id);
-	if (!st)
-		st = key_add(&id, c);
+	return st ? st : key_add(&id, c);
+}
+
+/* A completed exit of cell ref (c), latency lat, about k. */
+static __always_inline void key_charge(__u32 ref, const struct cell *c, const struct key_note *k,
+				       __u64 lat)
+{
+	struct key_stats *st = key_entry(ref, c, k);
+
 	if (st)
 		lat_add(&st->count, &st->total_ns, &st->min_ns, &st->max_ns, st->hist, lat);
+}
+
+/*
+ * The exit in flight of cell ref, about k, that its ending thread leaves unfinished (a VMM
+ * that quits in an exit to it, and the guest exit behind it): counted, as its cell counts it
+ * started, with its age at now in the time, but in no latency (it has none).
+ */
+static __always_inline void key_left(__u32 ref, const struct key_note *k, __u64 now)
+{
+	struct cell *c = cell_get(ref);
+	struct key_stats *st;
+
+	if (!c || !c->inflight_ts)
+		return;
+	st = key_entry(ref, c, k);
+	if (st) {
+		st->left++;
+		st->total_ns += now - c->inflight_ts;
+	}
 }
 
 /* A key tracepoint's program, on the current thread (ids as hot_ids() gives them). */

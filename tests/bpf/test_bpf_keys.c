@@ -3,7 +3,8 @@
  * Keys (bpf/keys.bpf.h) through BPF_PROG_TEST_RUN with hand-made events, on the very handlers
  * the tracepoint programs run: which key each completed exit is charged to, with which
  * latency, in the order KVM traces them on hosts where kvm_exit fires and where it does not,
- * a full table's exits in (other), counted as lost keys_full, and interrupt exits' vectors.
+ * a full table's exits in (other), counted as lost keys_full, interrupt exits' vectors, and
+ * the exits an ending thread leaves in flight.
  */
 #include <errno.h>
 #include <string.h>
@@ -280,6 +281,35 @@ static void test_vectors(void)
 	}
 }
 
+/*
+ * A thread that ends in an exit to the VMM (and, where kvm_exit fires, in the guest exit
+ * behind it): each is counted under its key as left, its age as time, in no latency.
+ */
+static void test_left(void)
+{
+	struct key_stats st;
+
+	if (open_fx(16))
+		return;
+	key(90, KEY_PORT, KEY_DIR_OUT, 0xe9, false);
+	uexit(100, U_IO);
+	run(110);
+	kexit(200, VMX_IO);
+	key(201, KEY_PORT, KEY_DIR_OUT, 0xea, false);
+	uexit(210, U_IO);
+	send((struct test_ctx){ .op = TOP_THREAD_EXIT, .now = 250 });
+	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0xe9, 1, 10);
+	st = entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0xea);
+	CHECK_EQ_U64(st.count, 0);
+	CHECK_EQ_U64(st.left, 1);
+	CHECK_EQ_U64(st.total_ns, 40);
+	CHECK_EQ_U64(st.max_ns, 0);
+	st = entry(VMEXIT_ISA_VMX, VMX_IO, KEY_PORT, KEY_DIR_OUT, 0xea);
+	CHECK_EQ_U64(st.left, 1);
+	CHECK_EQ_U64(st.total_ns, 50);
+	vmexit_test_bpf__destroy(skel);
+}
+
 int main(void)
 {
 	if (geteuid() != 0) {
@@ -292,5 +322,6 @@ int main(void)
 	test_full();
 	test_gpa_shift();
 	test_vectors();
+	test_left();
 	CHECK_DONE("test_bpf_keys");
 }
