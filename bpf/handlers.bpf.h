@@ -929,6 +929,10 @@ static __always_inline void handle_thread_exit(__u64 now, __u32 tgid, __u32 tid)
 		}
 		if (key_mode && ts->late_ref)
 			key_settle(ts);
+		if (key_mode) {
+			key_left(ts->exit_cell, &ts->exit_key, now);
+			key_left(ts->uexit_cell, &ts->uexit_key, now);
+		}
 		ids_fill(&tgid, &tid);
 		ref = ts->last_cell;
 		for (i = 0; i < THREAD_CELLS_MAX && ref; i++)

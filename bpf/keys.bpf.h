@@ -88,7 +88,40 @@ static __always_inline void key_settle(struct thread_state *ts)
 	}
 }
 
-/* A kvm_exit begins: its key so far (its RIP with --by rip, else none yet). */
+#define KEY_VMX_EXCEPTION_NMI	0
+#define KEY_VMX_EXTERNAL_INTERRUPT 1
+#define KEY_SVM_EXIT_NMI	0x61
+#define KEY_NMI_VECTOR		2
+/* VMX interruption information: bits 7:0 the vector, 10:8 the type (2: NMI), 31 valid. */
+#define KEY_INTR_VALID		(1u << 31)
+#define KEY_INTR_TYPE_NMI	2
+
+/*
+ * The vector of an external interrupt or NMI exit, from the exit itself; false for any other.
+ * VMX gives it in the interruption information, which only the classic record has (the
+ * session uses the classic tracepoint for keys on VMX: see src/kernel/session.c). SVM's NMI
+ * exit is always vector 2; its INTR exit carries no vector (the host takes the interrupt once
+ * it re-enables them, after the exit): it stays keyless.
+ */
+static __always_inline bool key_exit_vector(const struct exit_info *x, __u64 *vector)
+{
+	__u32 info = x->intr_info;
+
+	if (x->isa == VMEXIT_ISA_SVM && x->reason == KEY_SVM_EXIT_NMI) {
+		*vector = KEY_NMI_VECTOR;
+		return true;
+	}
+	if (x->isa != VMEXIT_ISA_VMX || !(info & KEY_INTR_VALID))
+		return false;
+	if (x->reason != KEY_VMX_EXTERNAL_INTERRUPT &&
+	    !(x->reason == KEY_VMX_EXCEPTION_NMI && ((info >> 8) & 7) == KEY_INTR_TYPE_NMI))
+		return false;
+	*vector = info & 0xff;
+	return true;
+}
+
+/* A kvm_exit begins: its key so far (its RIP with --by rip, an interrupt's vector, else none
+ * yet). */
 static __always_inline void key_exit_start(struct thread_state *ts, const struct exit_info *x)
 {
 	if (ts->late_ref)
@@ -97,6 +130,8 @@ static __always_inline void key_exit_start(struct thread_state *ts, const struct
 	if (key_mode == KEY_MODE_RIP) {
 		ts->exit_key.kind = KEY_RIP;
 		ts->exit_key.key = x->rip;
+	} else if (key_exit_vector(x, &ts->exit_key.key)) {
+		ts->exit_key.kind = KEY_VECTOR;
 	}
 }
 
@@ -190,6 +225,7 @@ static __noinline struct key_stats *key_add(struct key_id *id, const struct cell
 		return NULL;
 	__builtin_memcpy(&st->id, &c->key, sizeof(st->id));
 	st->count = 0;
+	st->left = 0;
 	st->total_ns = 0;
 	st->max_ns = 0;
 	st->min_ns = ~0ULL;
@@ -204,20 +240,46 @@ static __noinline struct key_stats *key_add(struct key_id *id, const struct cell
 	return bpf_map_lookup_elem(&key_table, id);
 }
 
-/* A completed exit of cell ref (c), latency lat, about k. */
-static __always_inline void key_charge(__u32 ref, const struct cell *c, const struct key_note *k,
-				       __u64 lat)
+/* The entry of cell ref (c) for key k, made if new; NULL without a table or room. */
+static __always_inline struct key_stats *key_entry(__u32 ref, const struct cell *c,
+						   const struct key_note *k)
 {
 	struct key_id id = { .cell = ref, .tid = c->key.tid, .k = *k };
 	struct key_stats *st;
 
 	if (!key_table_enabled)
-		return;
+		return NULL;
 	st = bpf_map_lookup_elem(&key_table, &id);
-	if (!st)
-		st = key_add(&id, c);
+	return st ? st : key_add(&id, c);
+}
+
+/* A completed exit of cell ref (c), latency lat, about k. */
+static __always_inline void key_charge(__u32 ref, const struct cell *c, const struct key_note *k,
+				       __u64 lat)
+{
+	struct key_stats *st = key_entry(ref, c, k);
+
 	if (st)
 		lat_add(&st->count, &st->total_ns, &st->min_ns, &st->max_ns, st->hist, lat);
+}
+
+/*
+ * The exit in flight of cell ref, about k, that its ending thread leaves unfinished (a VMM
+ * that quits in an exit to it, and the guest exit behind it): counted, as its cell counts it
+ * started, with its age at now in the time, but in no latency (it has none).
+ */
+static __always_inline void key_left(__u32 ref, const struct key_note *k, __u64 now)
+{
+	struct cell *c = cell_get(ref);
+	struct key_stats *st;
+
+	if (!c || !c->inflight_ts)
+		return;
+	st = key_entry(ref, c, k);
+	if (st) {
+		st->left++;
+		st->total_ns += now - c->inflight_ts;
+	}
 }
 
 /* A key tracepoint's program, on the current thread (ids as hot_ids() gives them). */

@@ -27,7 +27,8 @@ int kvm_exit(struct trace_event_raw_kvm_exit *ctx)
 	__u64 id = hot_ids();
 	struct exit_info x = { .vcpu = -1 };
 
-	classic_exit_read(ctx, &x, stream_enabled);
+	/* --by key: an interrupt exit's vector is in the record's intr_info (keys.bpf.h). */
+	classic_exit_read(ctx, &x, stream_enabled || key_mode == KEY_MODE_DEVICE);
 	handle_kvm_exit(now, id >> 32, (__u32)id, &x);
 	return TP_PASS;
 }

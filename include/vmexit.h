@@ -246,10 +246,11 @@ struct key_id {
 /* Its statistics, with the cell's identity copied in: readable after the cell is reused. */
 struct key_stats {
 	struct cell_key id;
-	__u64 count;
-	__u64 total_ns;
+	__u64 count;		/* completed exits: in min, max and the histogram */
+	__u64 total_ns;		/* theirs, and the age of the left ones at their thread's end */
 	__u64 min_ns;
 	__u64 max_ns;
+	__u64 left;		/* exits their thread left in flight: counted as a cell's started */
 	__u32 hist[HIST_SLOTS];
 };
 

@@ -103,6 +103,7 @@ static void end(void *input, struct argp_state *state)
 		argp_error(state, "--folded prints only the stacks: drop --csv, --json and --hist");
 	if (a->qmp && a->view.key_mode != KEY_MODE_DEVICE)
 		argp_error(state, "--qmp names ports and addresses: add --by key");
+	cli_filters_keys_check(&a->filters, a->view.key_mode, "--by key or --by rip", state);
 }
 
 static const struct cmd_options stat_options = {

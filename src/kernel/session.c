@@ -595,6 +595,22 @@ static int session_load(struct session *s, struct session_opts *o)
 	return err;
 }
 
+/*
+ * Why this session's kvm_exit must be the classic tracepoint, or NULL. VMX keeps an exit's
+ * interruption information in the VMCS until KVM handles the interrupt, after kvm_exit: only
+ * the classic record (get_exit_info() VMREADs it) has the vector --by key keys it by.
+ */
+static const char *classic_needed(const struct session_opts *o)
+{
+	if (o->stream)
+		return "a stream needs the classic record's fields";
+	if (o->key_mode == KEY_MODE_RIP)
+		return "--by rip needs the classic record's RIP";
+	if (o->key_mode == KEY_MODE_DEVICE && !access("/sys/module/kvm_intel", F_OK))
+		return "keys need the classic record's interrupt vector (VMX)";
+	return NULL;
+}
+
 int session_open(struct session *s, struct session_opts *o)
 {
 	int err;
@@ -616,9 +632,8 @@ int session_open(struct session *s, struct session_opts *o)
 
 	startup_mark("session start");
 	/* The check window runs while the main object is opened and loaded. */
-	hooks_check_start(&s->hooks, o->stream ? "a stream needs the classic record's fields" :
-			  o->key_mode == KEY_MODE_RIP ? "--by rip needs the classic record's RIP" :
-			  NULL, o->check_hooks ? 2.0 : 0.3, o->check_hooks);
+	hooks_check_start(&s->hooks, classic_needed(o), o->check_hooks ? 2.0 : 0.3,
+			  o->check_hooks);
 	err = session_load(s, o);
 	if (err == -EAGAIN) {
 		/* Its fast path did not load where the check's did: reload without it. */

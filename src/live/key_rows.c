@@ -40,12 +40,16 @@ void key_row_key(const struct key_id *id, const struct key_stats *st, enum group
 void key_delta_row(struct row *d, const struct key_stats *now, const struct key_stats *prev)
 {
 	memset(d, 0, sizeof(*d));
-	d->count = now->count - prev->count;
-	d->completed = d->count;
+	/* As a cell's row: the exits left in flight are counted, not completed. */
+	d->count = now->count + now->left - prev->count - prev->left;
+	d->completed = now->count - prev->count;
 	d->total_ns = now->total_ns - prev->total_ns;
 	for (__u32 b = 0; b < NR_BUCKETS; b++)
 		d->hist[b] = (__u32)(now->hist[b] - prev->hist[b]);	/* modulo 2^32 */
-	if (!prev->count) {
+	if (!d->completed) {
+		d->min_ns = ~0ULL;
+		d->max_ns = 0;
+	} else if (!prev->count) {
 		d->min_ns = now->min_ns;
 		d->max_ns = now->max_ns;
 	} else {
@@ -75,7 +79,7 @@ static int key_take(struct key_rows *kr, const struct key_id *id, const struct k
 		prev = &kr->prev[*slot];
 	}
 	/* A copy is not taken at once: never fewer exits than the last one saw. */
-	if (now->count > prev->count) {
+	if (now->count + now->left > prev->count + prev->left) {
 		key_row_key(id, now, kr->by, &k);
 		if (kr->vcpu_filter < 0 || k.vcpu < 0 || cell_key_vcpu(&now->id) == kr->vcpu_filter) {
 			key_delta_row(&d, now, prev);

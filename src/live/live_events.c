@@ -41,18 +41,21 @@ static const struct cmd_option options[] = {
 	{},
 };
 
-/* A stream needs the classic record's fields: there is no fast path to check. */
-static void refuse_check_hooks(void *input, struct argp_state *state)
+/* What only stat, top and serve have: the fast path (a stream needs the classic record's
+ * fields) and the key table. */
+static void refuse_table_options(void *input, struct argp_state *state)
 {
 	struct live_args *a = input;
 
 	if (a->filters.opts.check_hooks)
 		argp_error(state, "--check-hooks checks the fast path of stat, top and serve: "
 			   "stream and record always use the classic kvm_exit tracepoint");
+	/* The kernel fills no key table for a stream: --keys or not, nothing to size. */
+	cli_filters_keys_check(&a->filters, KEY_MODE_OFF, NULL, state);
 }
 
 const struct cmd_options live_options = {
-	.options = options, .end = refuse_check_hooks,
+	.options = options, .end = refuse_table_options,
 	.children = (const struct cmd_child[]){
 		{ &cli_filters_options, offsetof(struct live_args, filters), NULL, 0 }, {} },
 };

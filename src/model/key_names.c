@@ -2,7 +2,8 @@
 /*
  * Built-in names of keys: x86 legacy ports and the ones QEMU adds, the x86 MMIO windows of
  * the interrupt controllers and timer, MSRs (architectural, KVM and Hyper-V paravirtual),
- * CPUID leaves, KVM and Hyper-V hypercalls. One table per kind; a range names every key in it.
+ * CPUID leaves, KVM and Hyper-V hypercalls, the host's interrupt vectors. One table per kind;
+ * a range names every key in it.
  */
 #include <stdio.h>
 #include "key_names.h"
@@ -110,6 +111,25 @@ static const struct key_range hv_calls[] = {
 	{ 0x5d, 0x5d, "HvSignalEvent" },
 };
 
+/*
+ * The host's system vectors, which an external-interrupt exit reports, as current Linux
+ * assigns them (arch/x86/include/asm/irq_vectors.h; Hyper-V's two only with CONFIG_HYPERV).
+ * Vectors below 0xec go to devices (0xeb is POSTED_MSI_NOTIFICATION only from Linux 6.10).
+ */
+static const struct key_range vectors[] = {
+	{ 0x02, 0x02, "NMI" },
+	{ 0xec, 0xec, "LOCAL_TIMER" },		{ 0xed, 0xed, "HYPERV_STIMER0" },
+	{ 0xee, 0xee, "HYPERV_REENLIGHTENMENT" }, { 0xef, 0xef, "MANAGED_IRQ_SHUTDOWN" },
+	{ 0xf0, 0xf0, "POSTED_INTR_NESTED" },	{ 0xf1, 0xf1, "POSTED_INTR_WAKEUP" },
+	{ 0xf2, 0xf2, "POSTED_INTR" },		{ 0xf3, 0xf3, "HYPERVISOR_CALLBACK" },
+	{ 0xf4, 0xf4, "DEFERRED_ERROR" },	{ 0xf6, 0xf6, "IRQ_WORK" },
+	{ 0xf7, 0xf7, "X86_PLATFORM_IPI" },	{ 0xf8, 0xf8, "REBOOT" },
+	{ 0xf9, 0xf9, "THRESHOLD_APIC" },	{ 0xfa, 0xfa, "THERMAL_APIC" },
+	{ 0xfb, 0xfb, "CALL_FUNCTION_SINGLE" },	{ 0xfc, 0xfc, "CALL_FUNCTION" },
+	{ 0xfd, 0xfd, "RESCHEDULE" },		{ 0xfe, 0xfe, "ERROR_APIC" },
+	{ 0xff, 0xff, "SPURIOUS_APIC" },
+};
+
 static const char *range_name(const struct key_range *t, size_t n, __u64 key)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -131,6 +151,8 @@ const char *key_builtin_name(const struct key_note *k)
 		return range_name(msrs, NR(msrs), k->key);
 	case KEY_CPUID:
 		return range_name(leaves, NR(leaves), k->key);
+	case KEY_VECTOR:
+		return range_name(vectors, NR(vectors), k->key);
 	case KEY_HYPERCALL:
 		return k->dir == KEY_DIR_HV ? range_name(hv_calls, NR(hv_calls), k->key)
 					    : range_name(kvm_calls, NR(kvm_calls), k->key);

@@ -19,8 +19,9 @@ static const struct cmd_option options[] = {
 	OPT_HEADER("Tracing:", 5),
 	{ "max-cells", 0, "N", 0, "Statistics cells, one per thread and reason (default 4096)", 5,
 	  OPT_TO(struct cli_filters, opts.max_cells, opt_max_cells) },
-	{ "max-keys", 0, "N", 0, "Keys kept by --by key / rip, over all threads and reasons "
-	  "(default 1024); exits past them go to a row (other), counted under lost as keys_full",
+	{ "max-keys", 0, "N", 0, "Keys kept by stat --by key / rip, top and serve --keys, over "
+	  "all threads and reasons (default 1024); exits past them go to a row (other), counted "
+	  "under lost as keys_full",
 	  5, OPT_TO(struct cli_filters, opts.max_keys, opt_max_keys) },
 	{ "key-gpa-shift", 0, "BITS", 0, "--by key: group guest-physical fault addresses (EPT "
 	  "violation, npf, stage-2 faults) by 2^BITS bytes (default 12, a page; 21: 2 MiB)", 5,
@@ -83,6 +84,18 @@ static void to_session(void *input, struct argp_state *state)
 	if (o->command && !o->command[0])
 		argp_error(state, "-- needs a command after it (or leave the -- out)");
 	o->filter = *f;
+}
+
+void cli_filters_keys_check(const struct cli_filters *f, __u32 key_mode, const char *fix,
+			    struct argp_state *state)
+{
+	if (!f->opts.max_keys || key_mode)
+		return;
+	if (!fix)
+		argp_error(state, "--max-keys sizes the key table of stat, top and serve: a "
+			   "stream's records carry their keys, drop it");
+	else
+		argp_error(state, "--max-keys sizes the key table, which is off: add %s", fix);
 }
 
 const struct cmd_options cli_filters_options = {

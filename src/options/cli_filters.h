@@ -25,6 +25,12 @@ int cli_filters_resolve(struct cli_filters *f);
 /* Preflight, cli_filters_resolve(), session_open(): tracing as asked. Prints; -1 on failure. */
 int cli_filters_open_session(struct cli_filters *f, struct session *s);
 /*
+ * In a command's end hook, once key_mode is known: --max-keys without the key table it sizes
+ * is a usage error naming fix (the command's way to turn keys on; NULL: it has no table).
+ */
+void cli_filters_keys_check(const struct cli_filters *f, __u32 key_mode, const char *fix,
+			    struct argp_state *state);
+/*
  * Splits "... -- COMMAND ARGS" off argv before argp sees it; the command, or NULL without --
  * (a trailing -- gives an empty one, which cli_filters_options rejects).
  */

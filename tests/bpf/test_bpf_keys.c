@@ -3,7 +3,8 @@
  * Keys (bpf/keys.bpf.h) through BPF_PROG_TEST_RUN with hand-made events, on the very handlers
  * the tracepoint programs run: which key each completed exit is charged to, with which
  * latency, in the order KVM traces them on hosts where kvm_exit fires and where it does not,
- * and a full table's exits in (other), counted as lost keys_full.
+ * a full table's exits in (other), counted as lost keys_full, interrupt exits' vectors, and
+ * the exits an ending thread leaves in flight.
  */
 #include <errno.h>
 #include <string.h>
@@ -88,6 +89,13 @@ static void kexit(__u64 now, __u32 reason)
 {
 	send((struct test_ctx){ .op = TOP_EXIT, .now = now, .vcpu = 0, .isa = VMEXIT_ISA_VMX,
 				.reason = reason });
+}
+
+/* A kvm_exit as the classic record gives it, with its interruption information. */
+static void kexit_intr(__u64 now, __u32 isa, __u32 reason, __u32 intr_info)
+{
+	send((struct test_ctx){ .op = TOP_EXIT, .now = now, .vcpu = 0, .isa = isa,
+				.reason = reason, .intr_err = (__u64)intr_info << 32 });
 }
 
 static void kentry(__u64 now)
@@ -238,6 +246,70 @@ static void test_gpa_shift(void)
 	gpa_shift = 0;
 }
 
+/*
+ * External interrupts and NMIs are keyed by their vector: VMX's from the interruption
+ * information (valid bit 31, type 10:8, vector 7:0), SVM's NMI exit as vector 2. A VMX
+ * exception other than an NMI, interruption information without its valid bit (kernels before
+ * 5.10 trace none) and SVM's INTR exit (which carries no vector) stay keyless.
+ */
+static void test_vectors(void)
+{
+	static const struct { __u32 isa, reason, intr_info, kind; __u64 vector; } cases[] = {
+		{ VMEXIT_ISA_VMX, 1, 0x800000ec, KEY_VECTOR, 0xec },	/* LOCAL_TIMER */
+		{ VMEXIT_ISA_VMX, 1, 0x800000fd, KEY_VECTOR, 0xfd },	/* RESCHEDULE */
+		{ VMEXIT_ISA_VMX, 1, 0x80000041, KEY_VECTOR, 0x41 },	/* a device's */
+		{ VMEXIT_ISA_VMX, 0, 0x80000202, KEY_VECTOR, 2 },	/* NMI: type 2 */
+		{ VMEXIT_ISA_VMX, 0, 0x80000b0e, KEY_NONE, 0 },	/* #PF: type 3 */
+		{ VMEXIT_ISA_VMX, 0, 0x80000612, KEY_NONE, 0 },	/* int $0x12 */
+		{ VMEXIT_ISA_VMX, 1, 0x000000ec, KEY_NONE, 0 },	/* not valid */
+		{ VMEXIT_ISA_VMX, 30, 0x800000ec, KEY_NONE, 0 },	/* not an interrupt exit */
+		{ VMEXIT_ISA_SVM, 0x61, 0, KEY_VECTOR, 2 },		/* SVM NMI */
+		{ VMEXIT_ISA_SVM, 0x60, 0x800000ec, KEY_NONE, 0 },	/* SVM INTR */
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (open_fx(16))
+			return;
+		for (__u64 n = 0; n < 2; n++) {
+			kexit_intr(100 * n, cases[i].isa, cases[i].reason, cases[i].intr_info);
+			kentry(100 * n + 3 + n);
+		}
+		check_entry(cases[i].isa, cases[i].reason, cases[i].kind, KEY_DIR_NONE,
+			    cases[i].vector, 2, 7);
+		CHECK_EQ_U64(entries(), 1);
+		vmexit_test_bpf__destroy(skel);
+	}
+}
+
+/*
+ * A thread that ends in an exit to the VMM (and, where kvm_exit fires, in the guest exit
+ * behind it): each is counted under its key as left, its age as time, in no latency.
+ */
+static void test_left(void)
+{
+	struct key_stats st;
+
+	if (open_fx(16))
+		return;
+	key(90, KEY_PORT, KEY_DIR_OUT, 0xe9, false);
+	uexit(100, U_IO);
+	run(110);
+	kexit(200, VMX_IO);
+	key(201, KEY_PORT, KEY_DIR_OUT, 0xea, false);
+	uexit(210, U_IO);
+	send((struct test_ctx){ .op = TOP_THREAD_EXIT, .now = 250 });
+	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0xe9, 1, 10);
+	st = entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0xea);
+	CHECK_EQ_U64(st.count, 0);
+	CHECK_EQ_U64(st.left, 1);
+	CHECK_EQ_U64(st.total_ns, 40);
+	CHECK_EQ_U64(st.max_ns, 0);
+	st = entry(VMEXIT_ISA_VMX, VMX_IO, KEY_PORT, KEY_DIR_OUT, 0xea);
+	CHECK_EQ_U64(st.left, 1);
+	CHECK_EQ_U64(st.total_ns, 50);
+	vmexit_test_bpf__destroy(skel);
+}
+
 int main(void)
 {
 	if (geteuid() != 0) {
@@ -249,5 +321,7 @@ int main(void)
 	test_carried_over();
 	test_full();
 	test_gpa_shift();
+	test_vectors();
+	test_left();
 	CHECK_DONE("test_bpf_keys");
 }

@@ -31,6 +31,18 @@ expect 2 "--qmp names ports and addresses: add --by key" "$V" stat --by rip --qm
 expect 2 "--qmp: give auto or the path of a QMP socket" "$V" stat --by key --qmp ''
 expect 2 "--qmp names ports and addresses: add --keys N" "$V" serve --qmp auto
 expect 2 "invalid --keys '0': give a number from 1 to 1000" "$V" serve --keys 0
+# --max-keys sizes the key table: without the option that fills it, it would do nothing.
+# (timeout: without the check each would trace until killed)
+keysoff="--max-keys sizes the key table, which is off: add"
+expect 2 "$keysoff --by key or --by rip$" timeout 5 "$V" stat --max-keys 10
+expect 2 "$keysoff --by key or --by rip$" timeout 5 "$V" stat --by vcpu --max-keys 10
+expect 2 "$keysoff --keys$" timeout 5 "$V" top --max-keys 10
+expect 2 "$keysoff --keys N$" timeout 5 "$V" serve --max-keys 10
+# A stream has no key table at all, --keys or not.
+nokt="--max-keys sizes the key table of stat, top and serve: a stream's records carry their keys"
+expect 2 "$nokt" timeout 5 "$V" stream --max-keys 10
+expect 2 "$nokt" timeout 5 "$V" stream --keys --max-keys 10
+expect 2 "$nokt" timeout 5 "$V" record --keys --max-keys 10 -o x
 # Durations: one rule (a unit, ns to h), one message naming the units and the range, for every
 # option that takes one; --help after a valid one runs no tracing (options parse in order; a
 # refused value exits 2 before it, an accepted one would reach --help and exit 0).
@@ -213,6 +225,8 @@ if [ "$(id -u)" = 0 ]; then
 	# Only a regular file that exists is refused: a device is written to as it is.
 	expect 1 "r.vmexit: file exists; use --force" "$V" record -o "$rec/r.vmexit" -- true
 	expect 0 "written to /dev/null" "$V" record -o /dev/null -- "$OUT/vmexit-guest" --io 10
+	# With the key table on, --max-keys is taken (test_keys_host checks what it does).
+	expect 0 "" "$V" stat --by key --max-keys 10 -- true
 	rm -rf "$rec"
 else
 	echo "SKIP (partial): -g and -- COMMAND checks need root"
