@@ -88,7 +88,10 @@ void trace_tracks_count(struct trace_tracks *tt, const struct vmexit_event *ev, 
 		tt->win_started = true;
 	}
 	/* Records come in completion order, slightly out of start order: late ones count in
-	 * the current window rather than reopening a drawn one. */
+	 * the current window rather than reopening a drawn one. After a quiet gap the rates
+	 * drop to 0 where it begins, not where the next exit comes. */
+	if (win > tt->win)
+		rates_flush(tt, tt->win + 1);
 	if (win > tt->win)
 		rates_flush(tt, win);
 	vm = trace_tracks_vm(tt, ev->tgid);

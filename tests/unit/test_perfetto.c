@@ -224,6 +224,9 @@ static void test_exact_text(void)
 		"\"vcpu\":0}},\n"
 		"{\"name\":\"exits/s\",\"ph\":\"C\",\"pid\":4294967295,\"ts\":-0.001,"
 		"\"args\":{\"guest exits\":10,\"exits to VMM\":0}},\n"
+		/* the drop to 0 where the quiet begins, not where the next exit comes */
+		"{\"name\":\"exits/s\",\"ph\":\"C\",\"pid\":4294967295,\"ts\":99999.999,"
+		"\"args\":{\"guest exits\":0,\"exits to VMM\":0}},\n"
 		"{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":9,\"tid\":1073741825,"
 		"\"args\":{\"name\":\"thread 10 (VMM)\"}},\n"
 		"{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":9,\"tid\":1073741825,"
@@ -259,8 +262,6 @@ static void test_exact_text(void)
 		"\"error_code\":\"0x3\",\"latency_ns\":1000,\"cpu\":7,\"tid\":11,\"vcpu\":3}},\n"
 		"{\"name\":\"lost 1 record\",\"cat\":\"vmexit_lost\",\"ph\":\"i\",\"s\":\"g\","
 		"\"pid\":0,\"tid\":0,\"ts\":-0.001,\"args\":{\"lost\":1}},\n"
-		"{\"name\":\"exits/s\",\"ph\":\"C\",\"pid\":4294967295,\"ts\":31535999099999.999,"
-		"\"args\":{\"guest exits\":0,\"exits to VMM\":0}},\n"
 		"{\"name\":\"exits/s\",\"ph\":\"C\",\"pid\":9,\"ts\":31535999099999.999,"
 		"\"args\":{\"guest exits\":10,\"exits to VMM\":10}},\n"
 		"{\"name\":\"exits/s\",\"ph\":\"C\",\"pid\":9,\"ts\":31535999199999.999,"
@@ -406,13 +407,15 @@ int main(void)
 	 * window; close draws that window and then the drop to 0 of every VM that had exits.
 	 */
 	CHECK(has_line("C|100|0|{\"exits to VMM\": 10, \"guest exits\": 10}"));
+	/* The year of quiet after window 0 starts with the drop to 0. */
+	CHECK(has_line("C|100|100000000|{\"exits to VMM\": 0, \"guest exits\": 0}"));
 	CHECK(has_line("C|100|31536000100000000|{\"exits to VMM\": 20, \"guest exits\": 20}"));
 	CHECK(has_line("C|200|31536000100000000|{\"exits to VMM\": 0, \"guest exits\": 10}"));
 	CHECK(has_line("C|300|31536000100000000|{\"exits to VMM\": 0, \"guest exits\": 10}"));
 	CHECK(has_line("C|100|31536000200000000|{\"exits to VMM\": 0, \"guest exits\": 0}"));
 	CHECK(has_line("C|200|31536000200000000|{\"exits to VMM\": 0, \"guest exits\": 0}"));
 	CHECK(has_line("C|300|31536000200000000|{\"exits to VMM\": 0, \"guest exits\": 0}"));
-	CHECK_EQ_U64(count_prefix("C|"), 7);
+	CHECK_EQ_U64(count_prefix("C|"), 8);
 
 	/* A time base: timestamps become relative, earlier ones negative; durations unchanged. */
 	f = fopen(path, "w");
