@@ -122,7 +122,8 @@ static const struct cmd_option options[] = {
 	  OPT_TO(struct report_args, events, opt_true) },
 	{ "counters", 0, "FILE[,start=S]", 0, "With --perfetto: add the counters of FILE (`perf "
 	  "stat -I MS -x, ...` output) as counter tracks; perf's time 0 is its '# started on' "
-	  "line (to the second) or S, in CLOCK_MONOTONIC seconds", 3,
+	  "line (to the second) or S, in seconds on the events' clock (CLOCK_MONOTONIC; an "
+	  "import's own)", 3,
 	  OPT_TO(struct report_args, counters, opt_string) },
 	{ "guest-trace", 0, "GUEST=FILE[,clock=ns]", 0, "With --perfetto: add GUEST's own trace "
 	  "(Chrome JSON, `uftrace dump --chrome`), its times guest TSC ticks (ts = ticks / 1000) "
@@ -513,8 +514,11 @@ static int one_counter(void *ctx, const struct perf_count *c)
 	return cc->out->err;
 }
 
-/* --counters FILE[,start=S]: perf stat's values as counter tracks. 0, or 1 after a message. */
-static int add_counters(struct report *r, const struct rec_meta *meta)
+/*
+ * --counters FILE[,start=S]: perf stat's values as counter tracks, S on the events' clock
+ * (clock names it). 0, or 1 after a message.
+ */
+static int add_counters(struct report *r, const struct rec_meta *meta, const char *clock)
 {
 	char path[4096], err[512];
 	const char *opt = strstr(r->a->counters, ",start=");
@@ -526,8 +530,8 @@ static int add_counters(struct report *r, const struct rec_meta *meta)
 		 r->a->counters);
 	if (opt) {
 		if (!strict_double(opt + strlen(",start="), &start_s) || start_s < 0) {
-			fprintf(stderr, "vmexit: --counters %s: start=%s is not CLOCK_MONOTONIC "
-				"seconds (e.g. start=12345.678)\n", path, opt + strlen(",start="));
+			fprintf(stderr, "vmexit: --counters %s: start=%s is not %s seconds "
+				"(e.g. start=12345.678)\n", path, opt + strlen(",start="), clock);
 			return 1;
 		}
 		cc.zero_ns = (__u64)(start_s * 1e9 + 0.5);
@@ -536,9 +540,9 @@ static int add_counters(struct report *r, const struct rec_meta *meta)
 	ret = perf_counters_read(path, one_counter, &cc, &cc.started, err, sizeof(err));
 	if (ret == -ESRCH) {
 		fprintf(stderr, "vmexit: --counters %s: %s, so its times cannot be placed: give "
-			"--counters %s,start=S (CLOCK_MONOTONIC seconds when perf began)\n", path,
+			"--counters %s,start=S (%s seconds when perf began)\n", path,
 			!cc.started ? "no '# started on' line" : "the recording has no wall-clock time",
-			path);
+			path, clock);
 		return 1;
 	}
 	if (ret && ret == r->out.err)
@@ -644,6 +648,7 @@ int cmd_report(int argc, char **argv)
 	a.out.unit_ns = a.view.unit_ns;
 	if (rd->meta.real_ns && rd->meta.mono_ns)
 		a.out.real_offset_ns = (__s64)(rd->meta.real_ns - rd->meta.mono_ns);
+	a.out.clock = rd->clock;
 	/* Recorded with --split (format 1.1): the summary and JSON events show it. */
 	a.view.split = a.out.split = rd->meta.split;
 	/* Recorded with --keys (1.5): the events show them, and --by key can count them. */
@@ -686,7 +691,7 @@ int cmd_report(int argc, char **argv)
 		}
 	}
 	if (!ret && a.counters)
-		counters_rc = add_counters(&r, &rd->meta);
+		counters_rc = add_counters(&r, &rd->meta, event_source_clock(rd));
 	note_symbols_unmatched(&r);
 	if (!ret && !counters_rc && a.guest_traces.v[0])
 		counters_rc = add_guest_traces(&r, &rd->meta);

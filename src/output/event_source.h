@@ -24,6 +24,9 @@ struct event_source_ops {
 struct event_source {
 	const struct event_source_ops *ops;
 	struct rec_meta meta;		/* what the file says of its host and clocks; 0 unknown */
+	/* The clock of the events' timestamps as the capture says ("trace_clock_local",
+	 * "perf_clock"); NULL: CLOCK_MONOTONIC, vmexit's own. */
+	const char *clock;
 };
 
 /*
@@ -42,6 +45,12 @@ static inline const char *event_source_reason_name(struct event_source *s, __u32
 						   __u32 reason)
 {
 	return s->ops->reason_name ? s->ops->reason_name(s, isa, reason) : NULL;
+}
+
+/* The name of the events' clock, for headers and messages: "CLOCK_MONOTONIC" for our own. */
+static inline const char *event_source_clock(const struct event_source *s)
+{
+	return s->clock ? s->clock : "CLOCK_MONOTONIC";
 }
 
 static inline void event_source_close(struct event_source *s)
