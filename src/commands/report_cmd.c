@@ -464,7 +464,8 @@ static int check_selections(struct report *r)
 }
 
 /* 0, or -errno of the summary's first failed write (a later flush would only say EIO). */
-static int print_summary(struct report *r, const struct rec_meta *meta)
+static int print_summary(struct report *r, const struct rec_meta *meta,
+			 enum lost_source lost_source)
 {
 	struct stat_report rep = { .rows = &r->rows, .final = true };
 	int err;
@@ -475,6 +476,7 @@ static int print_summary(struct report *r, const struct rec_meta *meta)
 	rep.interval_s = r->last_ts > from ? (r->last_ts - from) / 1e9 : 0;
 	rep.elapsed_s = rep.interval_s;
 	memcpy(rep.lost, r->lost, sizeof(rep.lost));
+	rep.lost_source = lost_source;
 	stack_table_sort(&r->stacks);
 	if (r->a->folded)
 		return stat_print_folded(&r->a->view, &r->stacks, stdout);
@@ -701,7 +703,7 @@ int cmd_report(int argc, char **argv)
 	/* Everything read before any damage is output first, then what went wrong. */
 	/* A -g, -p or -c that matched nothing: no empty table, the list of what is there. */
 	if (!ret && !a.events && (r.events || !selection_unmatched(&r)))
-		summary_err = print_summary(&r, &rd->meta);
+		summary_err = print_summary(&r, &rd->meta, rd->lost_source);
 	if (out_open) {
 		out_open = false;
 		n_err = evout_close(&r.out);

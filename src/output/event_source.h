@@ -9,6 +9,7 @@
 #define VMEXIT_EVENT_SOURCE_H
 
 #include <stddef.h>
+#include "lost_causes.h"
 #include "record_file.h"
 
 struct event_source;
@@ -27,6 +28,7 @@ struct event_source {
 	/* The clock of the events' timestamps as the capture says ("trace_clock_local",
 	 * "perf_clock"); NULL: CLOCK_MONOTONIC, vmexit's own. */
 	const char *clock;
+	enum lost_source lost_source;	/* who took the events, for the fix of a loss */
 };
 
 /*

@@ -380,6 +380,7 @@ struct event_source *perf_source_open(const char *path, char *err, size_t errlen
 		return NULL;
 	}
 	p->s.ops = &perf_ops;
+	p->s.lost_source = LOST_SRC_PERF;
 	p->s.clock = p->clock;
 	p->path = path;
 	p->ci = capture_import_new(path, "perf.data", false);

@@ -215,6 +215,7 @@ struct event_source *tracedat_source_open(const char *path, char *err, size_t er
 	if (!t)
 		goto nomem;
 	t->s.ops = &tracedat_ops;
+	t->s.lost_source = LOST_SRC_TRACE_CMD;
 	t->path = path;
 	/* The library's own warnings (formats it cannot parse) would say nothing to our user. */
 	tracecmd_set_loglevel(TEP_LOG_NONE);
