@@ -105,11 +105,11 @@ SRCS := $(filter-out src/serve/metrics_http_none.c,$(ALL_SRCS))
 else
 SRCS := $(filter-out src/serve/metrics_http.c,$(ALL_SRCS))
 endif
-# TRACECMD=0 builds the trace.dat importer as a stub that refuses the file, with the fix.
+# TRACECMD=0 builds the trace.dat readers as a stub that refuses the file, with the fix.
 ifeq ($(TRACECMD),1)
 SRCS := $(filter-out %/import_tracedat_none.c,$(SRCS))
 else
-SRCS := $(filter-out %/import_tracedat.c,$(SRCS))
+SRCS := $(filter-out %/import_tracedat.c %/guest_tracedat.c,$(SRCS))
 endif
 OBJS := $(patsubst src/%.c,$(OUTPUT)/src/%.o,$(SRCS))
 LIB_OBJS := $(filter-out $(OUTPUT)/src/main.o,$(OBJS))
@@ -164,9 +164,10 @@ $(OUTPUT)/src/%.o: src/%.c $(SKELS) | $(OUTPUT)/src
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-# The trace.dat reader alone sees libtracecmd's headers, ahead of ours: trace-cmd.h includes
+# The trace.dat readers alone see libtracecmd's headers, ahead of ours: trace-cmd.h includes
 # "tracefs.h", which is also the name of src/kernel/tracefs.h.
-$(OUTPUT)/src/output/import_tracedat.o: ALL_CFLAGS := $(TRACECMD_CFLAGS) $(ALL_CFLAGS)
+TRACECMD_OBJS := $(OUTPUT)/src/output/import_tracedat.o $(OUTPUT)/src/output/guest_tracedat.o
+$(TRACECMD_OBJS): ALL_CFLAGS := $(TRACECMD_CFLAGS) $(ALL_CFLAGS)
 
 $(LIB): $(LIB_OBJS)
 	$(call msg,AR,$@)
@@ -207,7 +208,8 @@ $(OUTPUT)/bench/%: bench/%.c $(LIB) $(SKELS) | $(OUTPUT)/bench
 # libFuzzer targets: clang, with the library sources compiled in (not the gcc archive). They
 # take the trace.dat stub: libtracecmd's headers need an include order of their own (see
 # import_tracedat.o above), and no fuzzer reads a trace.dat.
-FUZZ_LIB_SRCS := $(filter-out src/main.c %/import_tracedat.c %/import_tracedat_none.c,$(SRCS)) \
+FUZZ_LIB_SRCS := $(filter-out src/main.c %/import_tracedat.c %/guest_tracedat.c \
+		   %/import_tracedat_none.c,$(SRCS)) \
 	src/output/import_tracedat_none.c
 $(OUTPUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRCS) $(SKELS) | $(OUTPUT)/fuzz
 	$(call msg,FUZZ-CC,$@)

@@ -127,8 +127,8 @@ static const struct cmd_option options[] = {
 	  OPT_TO(struct report_args, counters, opt_string) },
 	{ "guest-trace", 0, "GUEST=FILE[,clock=ns]", 0, "With --perfetto: add GUEST's own trace "
 	  "(Chrome JSON, `uftrace dump --chrome`), its times guest TSC ticks (ts = ticks / 1000) "
-	  "or guest ns (clock=ns), placed by the recorded TSC offsets as tracks of GUEST "
-	  "(repeatable)", 3, OPT_TO(struct report_args, guest_traces, opt_guest_trace) },
+	  "or guest ns (clock=ns); or its trace.dat of `trace-cmd record -C x86-tsc`; placed "
+	  "by the recorded TSC offsets as tracks of GUEST (repeatable)", 3, OPT_TO(struct report_args, guest_traces, opt_guest_trace) },
 	OPT_HEADER("Kernel stacks (recorded with --split --stacks):", 4),
 	{ "stacks", 0, NULL, 0, "The top kernel stacks of the time off CPU during exits, per "
 	  "guest and reason, after the summary (JSON: a stacks array)", 4,

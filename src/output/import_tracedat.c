@@ -11,10 +11,7 @@
 #include <sys/stat.h>
 #include <trace-cmd.h>
 #include "capture_import.h"
-
-/* libtracecmd exports it (trace-cmd-private.h declares it; the installed header does not):
- * the file's trace_clock option, "local" ..., NULL when the file has none. */
-const char *tracecmd_get_trace_clock(struct tracecmd_input *handle);
+#include "tracedat_file.h"
 
 /*
  * For `make SAN=1` builds (LeakSanitizer asks for it at start; unused otherwise): libtraceevent
