@@ -15,16 +15,9 @@
 set -u
 OUT=${1:?usage: $0 OUTDIR}
 . "$(dirname "$0")/lib.sh"
-host_binaries "$OUT"
-need_kvm_bpf
+capture_test_start clock "$OUT"
 need_cmd python3 python3
 need_cmd perf linux-perf
-need_cmd trace-cmd trace-cmd
-TMP=$(mktemp -d /tmp/vmexit-test-clock.XXXXXX)
-INST=vmexit-clock-$$
-ITD=/sys/kernel/tracing/instances/$INST
-trap '[ -d "$ITD" ] && rmdir "$ITD"; rm -rf "$TMP"' EXIT
-chmod 755 "$TMP"
 fails=0
 pass() { echo "ok: $*"; }
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }

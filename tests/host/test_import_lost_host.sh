@@ -13,14 +13,7 @@
 set -u
 OUT=${1:?usage: $0 OUTDIR}
 . "$(dirname "$0")/lib.sh"
-host_binaries "$OUT"
-need_kvm_bpf
-need_cmd trace-cmd trace-cmd
-TMP=$(mktemp -d /tmp/vmexit-test-lost.XXXXXX)
-INST=vmexit-lost-$$
-ITD=/sys/kernel/tracing/instances/$INST
-trap '[ -d "$ITD" ] && rmdir "$ITD"; rm -rf "$TMP"' EXIT
-chmod 755 "$TMP"
+capture_test_start lost "$OUT"
 
 for try in 1 2 3; do
 	rm -f "$TMP/t.dat"
