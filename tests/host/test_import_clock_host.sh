@@ -72,6 +72,7 @@ grep -q "start=S (perf_clock seconds" "$TMP/c.err" && pass "--counters: start=S 
 top_clock() { sed 's/.*\[\(.*\)\].*/\1/' /sys/kernel/tracing/trace_clock; }
 for try in 1 2 3; do
 	rm -f "$TMP/t.dat"
+	[ -d "$ITD" ] && rmdir "$ITD"	# a failed extract leaves it
 	mkdir "$ITD" || { fail "cannot create the tracefs instance $ITD"; break; }
 	echo 1 >"$ITD/options/event-fork"
 	sh -c "echo \$\$ >$ITD/set_event_pid; echo 1 >$ITD/events/kvm/enable; exec $GUEST --io 5" \

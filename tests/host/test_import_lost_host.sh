@@ -17,6 +17,7 @@ capture_test_start lost "$OUT"
 
 for try in 1 2 3; do
 	rm -f "$TMP/t.dat"
+	[ -d "$ITD" ] && rmdir "$ITD"	# a failed extract leaves it
 	mkdir "$ITD" || fail "cannot create the tracefs instance $ITD"
 	echo 4 >"$ITD/buffer_size_kb"
 	echo 1 >"$ITD/options/event-fork"
