@@ -105,9 +105,11 @@ SRCS := $(filter-out src/serve/metrics_http_none.c,$(ALL_SRCS))
 else
 SRCS := $(filter-out src/serve/metrics_http.c,$(ALL_SRCS))
 endif
-# TRACECMD=0 builds the trace.dat importer as a stub that refuses the file, with the fix, and
-# leaves every perf.data to perf script: the readers that need libtraceevent, and their stubs.
-TEP_SRCS := src/output/import_tracedat.c src/output/import_perfdata.c src/output/tep_field.c
+# TRACECMD=0 builds the trace.dat readers (host capture, guest trace) as stubs that refuse the
+# file, with the fix, and leaves every perf.data to perf script: the readers that need
+# libtraceevent, and their stubs.
+TEP_SRCS := src/output/import_tracedat.c src/output/guest_tracedat.c src/output/import_perfdata.c \
+	src/output/tep_field.c
 TEP_NONE_SRCS := src/output/import_tracedat_none.c src/output/import_perfdata_none.c
 ifeq ($(TRACECMD),1)
 SRCS := $(filter-out $(TEP_NONE_SRCS),$(SRCS))

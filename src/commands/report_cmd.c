@@ -122,12 +122,13 @@ static const struct cmd_option options[] = {
 	  OPT_TO(struct report_args, events, opt_true) },
 	{ "counters", 0, "FILE[,start=S]", 0, "With --perfetto: add the counters of FILE (`perf "
 	  "stat -I MS -x, ...` output) as counter tracks; perf's time 0 is its '# started on' "
-	  "line (to the second) or S, in CLOCK_MONOTONIC seconds", 3,
+	  "line (to the second) or S, in seconds on the events' clock (CLOCK_MONOTONIC; an "
+	  "import's own)", 3,
 	  OPT_TO(struct report_args, counters, opt_string) },
 	{ "guest-trace", 0, "GUEST=FILE[,clock=ns]", 0, "With --perfetto: add GUEST's own trace "
 	  "(Chrome JSON, `uftrace dump --chrome`), its times guest TSC ticks (ts = ticks / 1000) "
-	  "or guest ns (clock=ns), placed by the recorded TSC offsets as tracks of GUEST "
-	  "(repeatable)", 3, OPT_TO(struct report_args, guest_traces, opt_guest_trace) },
+	  "or guest ns (clock=ns); or its trace.dat of `trace-cmd record -C x86-tsc`; placed "
+	  "by the recorded TSC offsets as tracks of GUEST (repeatable)", 3, OPT_TO(struct report_args, guest_traces, opt_guest_trace) },
 	OPT_HEADER("Kernel stacks (recorded with --split --stacks):", 4),
 	{ "stacks", 0, NULL, 0, "The top kernel stacks of the time off CPU during exits, per "
 	  "guest and reason, after the summary (JSON: a stacks array)", 4,
@@ -463,7 +464,8 @@ static int check_selections(struct report *r)
 }
 
 /* 0, or -errno of the summary's first failed write (a later flush would only say EIO). */
-static int print_summary(struct report *r, const struct rec_meta *meta)
+static int print_summary(struct report *r, const struct rec_meta *meta,
+			 enum lost_source lost_source)
 {
 	struct stat_report rep = { .rows = &r->rows, .final = true };
 	int err;
@@ -474,6 +476,7 @@ static int print_summary(struct report *r, const struct rec_meta *meta)
 	rep.interval_s = r->last_ts > from ? (r->last_ts - from) / 1e9 : 0;
 	rep.elapsed_s = rep.interval_s;
 	memcpy(rep.lost, r->lost, sizeof(rep.lost));
+	rep.lost_source = lost_source;
 	stack_table_sort(&r->stacks);
 	if (r->a->folded)
 		return stat_print_folded(&r->a->view, &r->stacks, stdout);
@@ -513,8 +516,11 @@ static int one_counter(void *ctx, const struct perf_count *c)
 	return cc->out->err;
 }
 
-/* --counters FILE[,start=S]: perf stat's values as counter tracks. 0, or 1 after a message. */
-static int add_counters(struct report *r, const struct rec_meta *meta)
+/*
+ * --counters FILE[,start=S]: perf stat's values as counter tracks, S on the events' clock
+ * (clock names it). 0, or 1 after a message.
+ */
+static int add_counters(struct report *r, const struct rec_meta *meta, const char *clock)
 {
 	char path[4096], err[512];
 	const char *opt = strstr(r->a->counters, ",start=");
@@ -526,8 +532,8 @@ static int add_counters(struct report *r, const struct rec_meta *meta)
 		 r->a->counters);
 	if (opt) {
 		if (!strict_double(opt + strlen(",start="), &start_s) || start_s < 0) {
-			fprintf(stderr, "vmexit: --counters %s: start=%s is not CLOCK_MONOTONIC "
-				"seconds (e.g. start=12345.678)\n", path, opt + strlen(",start="));
+			fprintf(stderr, "vmexit: --counters %s: start=%s is not %s seconds "
+				"(e.g. start=12345.678)\n", path, opt + strlen(",start="), clock);
 			return 1;
 		}
 		cc.zero_ns = (__u64)(start_s * 1e9 + 0.5);
@@ -536,9 +542,9 @@ static int add_counters(struct report *r, const struct rec_meta *meta)
 	ret = perf_counters_read(path, one_counter, &cc, &cc.started, err, sizeof(err));
 	if (ret == -ESRCH) {
 		fprintf(stderr, "vmexit: --counters %s: %s, so its times cannot be placed: give "
-			"--counters %s,start=S (CLOCK_MONOTONIC seconds when perf began)\n", path,
+			"--counters %s,start=S (%s seconds when perf began)\n", path,
 			!cc.started ? "no '# started on' line" : "the recording has no wall-clock time",
-			path);
+			path, clock);
 		return 1;
 	}
 	if (ret && ret == r->out.err)
@@ -644,6 +650,7 @@ int cmd_report(int argc, char **argv)
 	a.out.unit_ns = a.view.unit_ns;
 	if (rd->meta.real_ns && rd->meta.mono_ns)
 		a.out.real_offset_ns = (__s64)(rd->meta.real_ns - rd->meta.mono_ns);
+	a.out.clock = rd->clock;
 	/* Recorded with --split (format 1.1): the summary and JSON events show it. */
 	a.view.split = a.out.split = rd->meta.split;
 	/* Recorded with --keys (1.5): the events show them, and --by key can count them. */
@@ -686,7 +693,7 @@ int cmd_report(int argc, char **argv)
 		}
 	}
 	if (!ret && a.counters)
-		counters_rc = add_counters(&r, &rd->meta);
+		counters_rc = add_counters(&r, &rd->meta, event_source_clock(rd));
 	note_symbols_unmatched(&r);
 	if (!ret && !counters_rc && a.guest_traces.v[0])
 		counters_rc = add_guest_traces(&r, &rd->meta);
@@ -696,7 +703,7 @@ int cmd_report(int argc, char **argv)
 	/* Everything read before any damage is output first, then what went wrong. */
 	/* A -g, -p or -c that matched nothing: no empty table, the list of what is there. */
 	if (!ret && !a.events && (r.events || !selection_unmatched(&r)))
-		summary_err = print_summary(&r, &rd->meta);
+		summary_err = print_summary(&r, &rd->meta, rd->lost_source);
 	if (out_open) {
 		out_open = false;
 		n_err = evout_close(&r.out);

@@ -45,9 +45,23 @@ const char *lost_cause_text(int cause)
 	return cause >= 0 && cause < NR_LOST ? causes[cause].text : "?";
 }
 
-const char *lost_cause_help(int cause)
+/* The losses another tool's capture had, fixed in that tool: by cause, then by source. */
+static const char *const capture_help[NR_LOST][LOST_SRC_PERF + 1] = {
+	[LOST_RINGBUF_FULL] = {
+		[LOST_SRC_TRACE_CMD] = "events the capture lost: trace-cmd's ring buffers were full "
+				       "(record again with a larger trace-cmd record -b KB)",
+		[LOST_SRC_PERF] = "events the capture lost: perf's ring buffers were full (record "
+				  "again with a larger perf record -m PAGES)",
+	},
+};
+
+const char *lost_cause_help(int cause, enum lost_source src)
 {
-	return cause >= 0 && cause < NR_LOST ? causes[cause].help : "?";
+	if (cause < 0 || cause >= NR_LOST)
+		return "?";
+	if (src > LOST_SRC_VMEXIT && src <= LOST_SRC_PERF && capture_help[cause][src])
+		return capture_help[cause][src];
+	return causes[cause].help;
 }
 
 enum lost_effect lost_cause_effect(int cause)

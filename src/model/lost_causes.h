@@ -12,12 +12,22 @@ enum lost_effect {
 	LOST_EFFECT_DETAIL,	/* every exit is there; a detail of it (stack, key) was not kept */
 };
 
+/*
+ * Where the events were taken: a loss is fixed where it happened, so the fix a help sentence
+ * names depends on it (vmexit's --ringbuf-kb, trace-cmd record -b, perf record -m).
+ */
+enum lost_source {
+	LOST_SRC_VMEXIT,	/* vmexit's own programs, live or recorded */
+	LOST_SRC_TRACE_CMD,	/* report -i trace.dat */
+	LOST_SRC_PERF,		/* report -i perf.data */
+};
+
 /* JSON/CSV key: "ringbuf_full". */
 const char *lost_cause_key(int cause);
 /* Short phrase for lines: "ring buffer full". */
 const char *lost_cause_text(int cause);
-/* A sentence for the table footer, with the fix where there is one. */
-const char *lost_cause_help(int cause);
+/* A sentence for the table footer, with the fix where there is one (for src's events). */
+const char *lost_cause_help(int cause, enum lost_source src);
 
 /* Its effect; a new cause states one in the table, so no output can forget it. */
 enum lost_effect lost_cause_effect(int cause);

@@ -46,11 +46,14 @@ static int lines_open(struct evout *o, const struct evout_opts *opts, char *err,
  * line (the output may be another file than at open). */
 static void lines_header(struct evout *o)
 {
+	char clock[80];
+
 	if (!o->header_due)
 		return;
 	o->header_due = false;
-	fprintf(o->f, "#%12s %17s %-16s %4s %-22s %10s%s\n", "REL_TIME(s)",
-		o->env->real_offset_ns ? "CLOCK_REALTIME(s)" : "CLOCK_MONOTONIC(s)", "GUEST",
+	snprintf(clock, sizeof(clock), "%s(s)", o->env->real_offset_ns ? "CLOCK_REALTIME" :
+		 o->clock ? o->clock : "CLOCK_MONOTONIC");
+	fprintf(o->f, "#%12s %17s %-16s %4s %-22s %10s%s\n", "REL_TIME(s)", clock, "GUEST",
 		"vCPU", "REASON", "LATENCY", o->keys ? " KEY" : "");
 }
 

@@ -27,6 +27,7 @@ int evout_open(struct evout *o, const struct evout_opts *opts)
 	o->tsc_mhz = opts->tsc_mhz;
 	o->split = opts->split;
 	o->keys = opts->keys;
+	o->clock = opts->clock;
 	o->names = opts->names;
 	o->f = stdout;
 	if (o->ops->open)

@@ -43,6 +43,9 @@ struct evout_opts {
 	/* CLOCK_REALTIME - CLOCK_MONOTONIC at capture, for the default line's wall-clock time
 	 * (0: unknown, the line then shows CLOCK_MONOTONIC and its header says so). */
 	__s64 real_offset_ns;
+	/* The clock the events' times are on, for the lines' header (an import's: trace-cmd's
+	 * "trace_clock_local", ...); NULL: CLOCK_MONOTONIC. */
+	const char *clock;
 	__u64 unit_ns;			/* report -u: latencies in lines in this unit; 0 scaled */
 	struct name_cache *names;		/* guest names, owned by the caller */
 };
@@ -60,6 +63,7 @@ struct evout {
 	double tsc_mhz;
 	bool split;
 	bool keys;
+	const char *clock;		/* evout_opts' */
 	struct name_cache *names;
 	/* The formats' own state. */
 	struct tmpl_rules *rules;	/* lines */

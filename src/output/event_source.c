@@ -4,9 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "event_source.h"
+#include "tracedat_file.h"
 
-/* The first bytes of each kind: trace-cmd's "\x17\x08D" + "tracing", perf's "PERFILE2". */
-static const char tracedat_magic[] = "\x17\x08\x44tracing";
+/* The first bytes of each kind: trace-cmd's (tracedat_file.h), perf's "PERFILE2". */
+static const char tracedat_magic[] = TRACEDAT_MAGIC;
 static const char perf_magic[] = "PERFILE2";
 
 struct record_source {

@@ -9,6 +9,7 @@
 #define VMEXIT_EVENT_SOURCE_H
 
 #include <stddef.h>
+#include "lost_causes.h"
 #include "record_file.h"
 
 struct event_source;
@@ -24,6 +25,10 @@ struct event_source_ops {
 struct event_source {
 	const struct event_source_ops *ops;
 	struct rec_meta meta;		/* what the file says of its host and clocks; 0 unknown */
+	/* The clock of the events' timestamps as the capture says ("trace_clock_local",
+	 * "perf_clock"); NULL: CLOCK_MONOTONIC, vmexit's own. */
+	const char *clock;
+	enum lost_source lost_source;	/* who took the events, for the fix of a loss */
 };
 
 /*
@@ -42,6 +47,12 @@ static inline const char *event_source_reason_name(struct event_source *s, __u32
 						   __u32 reason)
 {
 	return s->ops->reason_name ? s->ops->reason_name(s, isa, reason) : NULL;
+}
+
+/* The name of the events' clock, for headers and messages: "CLOCK_MONOTONIC" for our own. */
+static inline const char *event_source_clock(const struct event_source *s)
+{
+	return s->clock ? s->clock : "CLOCK_MONOTONIC";
 }
 
 static inline void event_source_close(struct event_source *s)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "guest_trace.h"
+#include "tracedat_file.h"
 
 #define NAME_MAX_LEN	512	/* longer event names are cut */
 #define DEPTH_MAX	64
@@ -476,6 +477,10 @@ int guest_trace_read(const char *path, guest_trace_fn fn, void *ctx, char *err, 
 
 	if (!buf)
 		return -errno;
+	if (len >= TRACEDAT_MAGIC_LEN && !memcmp(buf, TRACEDAT_MAGIC, TRACEDAT_MAGIC_LEN)) {
+		free(buf);
+		return guest_tracedat_read(path, fn, ctx, err, errlen);
+	}
 	j.s = j.p = j.counted = buf;
 	j.line = 1;
 	j.end = buf + len;

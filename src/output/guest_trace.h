@@ -34,4 +34,12 @@ typedef int (*guest_trace_fn)(void *ctx, const struct guest_trace_event *e);
  */
 int guest_trace_read(const char *path, guest_trace_fn fn, void *ctx, char *err, size_t errlen);
 
+/*
+ * The same for a guest's own trace-cmd trace.dat recorded with -C x86-tsc (guest_trace_read()
+ * hands one over, told by its first bytes): each record an instant ('i') named "system:event",
+ * ts its guest TSC, vcpu the guest CPU it was taken on, line its number in the file.
+ */
+int guest_tracedat_read(const char *path, guest_trace_fn fn, void *ctx, char *err,
+			size_t errlen);
+
 #endif /* VMEXIT_GUEST_TRACE_H */

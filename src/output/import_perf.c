@@ -11,12 +11,15 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <linux/perf_event.h>
 #include "capture_import.h"
 #include "import_perfdata.h"
 
@@ -55,6 +58,7 @@ struct perf_source {
 	__u64 lineno;
 	struct capture_import *ci;
 	bool ended;
+	char clock[32];
 };
 
 static bool perf_field(const void *ctx, const char *name, __u64 *val)
@@ -267,10 +271,43 @@ static bool section_fits(__u64 off, __u64 size, __u64 len, __u64 *end)
 }
 
 /*
- * Every section perf.data's header points to must lie within the file: perf itself crashes on
- * some files cut short instead of saying so. 0, or -1 with the message.
+ * The clock of the samples' times, from the first event's attributes (perf record takes one
+ * clock for all): perf_clock unless recorded with -k/--clockid. off: where the attributes
+ * start. The POSIX clocks by their names, as perf's -k takes them.
  */
-static int perf_header_check(const char *path, char *err, size_t errlen)
+static void perf_clock_name(FILE *f, __u64 off, char *buf, size_t len)
+{
+	static const char *const posix[] = {
+		[CLOCK_REALTIME] = "CLOCK_REALTIME", [CLOCK_MONOTONIC] = "CLOCK_MONOTONIC",
+		[CLOCK_MONOTONIC_RAW] = "CLOCK_MONOTONIC_RAW", [CLOCK_BOOTTIME] = "CLOCK_BOOTTIME",
+		[CLOCK_TAI] = "CLOCK_TAI",
+	};
+	struct perf_event_attr a = { 0 };
+	size_t n;
+
+	snprintf(buf, len, "perf_clock");
+	if (fseeko(f, (off_t)off, SEEK_SET))
+		return;
+	n = fread(&a, 1, sizeof(a), f);
+	/* clockid came with the attributes' fourth size (Linux 4.1); before, no -k. */
+	if (n < offsetof(struct perf_event_attr, clockid) + sizeof(a.clockid) ||
+	    a.size < offsetof(struct perf_event_attr, clockid) + sizeof(a.clockid) ||
+	    !a.use_clockid)
+		return;
+	if (a.clockid >= 0 && (size_t)a.clockid < sizeof(posix) / sizeof(posix[0]) &&
+	    posix[a.clockid])
+		snprintf(buf, len, "%s", posix[a.clockid]);
+	else
+		snprintf(buf, len, "clockid=%d", a.clockid);
+}
+
+/*
+ * Every section perf.data's header points to must lie within the file: perf itself crashes on
+ * some files cut short instead of saying so. clock gets the samples' clock
+ * (perf_clock_name()). 0, or -1 with the message.
+ */
+static int perf_header_check(const char *path, char *clock, size_t clocklen, char *err,
+			     size_t errlen)
 {
 	static const char *const section[] = { "attributes", "data" };
 	struct perf_file_head h;
@@ -286,8 +323,15 @@ static int perf_header_check(const char *path, char *err, size_t errlen)
 		goto out;
 	}
 	len = (__u64)st.st_size;
-	/* `perf record -o -` writes a stream with a 16-byte header and no section table. */
+	/* `perf record -o -` writes a stream with a 16-byte header and no section table; its
+	 * attributes come as its first record (PERF_RECORD_HEADER_ATTR, 64), after its own
+	 * 8-byte header. */
 	if (h.size == 16) {
+		struct perf_event_header eh;
+
+		snprintf(clock, clocklen, "perf_clock");
+		if (!fseeko(f, 16, SEEK_SET) && fread(&eh, sizeof(eh), 1, f) == 1 && eh.type == 64)
+			perf_clock_name(f, 16 + sizeof(eh), clock, clocklen);
 		ret = 0;
 		goto out;
 	}
@@ -312,6 +356,7 @@ static int perf_header_check(const char *path, char *err, size_t errlen)
 			goto out;
 		}
 	}
+	perf_clock_name(f, h.sec[0][0], clock, clocklen);
 	ret = 0;
 out:
 	if (f)
@@ -332,14 +377,15 @@ struct event_source *perf_source_open(const char *path, char *err, size_t errlen
 		return NULL;
 	}
 	p->script_fd = p->err_fd = -1;
-	if (perf_header_check(path, err, errlen)) {
+	if (perf_header_check(path, p->clock, sizeof(p->clock), err, errlen)) {
 		perf_close(&p->s);
 		return NULL;
 	}
 	/* VMEXIT_PERF_SCRIPT=1: perf script even where the native reader would do (tests). */
 	if (!getenv("VMEXIT_PERF_SCRIPT")) {
 		bool fallback;
-		struct event_source *n = perfdata_source_open(path, &fallback, err, errlen);
+		struct event_source *n = perfdata_source_open(path, p->clock, &fallback, err,
+							       errlen);
 
 		if (n || !fallback) {
 			perf_close(&p->s);
@@ -347,6 +393,8 @@ struct event_source *perf_source_open(const char *path, char *err, size_t errlen
 		}
 	}
 	p->s.ops = &perf_ops;
+	p->s.lost_source = LOST_SRC_PERF;
+	p->s.clock = p->clock;
 	p->path = path;
 	p->ci = capture_import_new(path, "perf.data", false);
 	/* Both inherited by perf (no CLOEXEC): it runs the handler as /proc/self/fd/N. */

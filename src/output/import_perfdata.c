@@ -88,6 +88,7 @@ struct perfdata_source {
 	__u64 lost_samples;		/* ... and those perf's PERF_RECORD_LOST_SAMPLES said */
 	struct capture_import *ci;
 	bool ended;
+	char clock[32];
 };
 
 /* What a sample says that the importer needs. */
@@ -604,8 +605,8 @@ static void match_events(struct perfdata_source *d)
 	}
 }
 
-struct event_source *perfdata_source_open(const char *path, bool *fallback, char *err,
-					  size_t errlen)
+struct event_source *perfdata_source_open(const char *path, const char *clock, bool *fallback,
+					  char *err, size_t errlen)
 {
 	struct perfdata_source *d = calloc(1, sizeof(*d));
 	struct file_header h;
@@ -617,6 +618,9 @@ struct event_source *perfdata_source_open(const char *path, bool *fallback, char
 	if (!d)
 		goto nomem;
 	d->s.ops = &perfdata_ops;
+	d->s.lost_source = LOST_SRC_PERF;
+	snprintf(d->clock, sizeof(d->clock), "%s", clock);
+	d->s.clock = d->clock;
 	d->path = path;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st)) {

@@ -8,9 +8,10 @@
 
 /*
  * The capture's kvm records, or NULL: with *fallback set, a perf.data this reader leaves to
- * perf script (no message); without, err says what is wrong with the file.
+ * perf script (no message); without, err says what is wrong with the file. clock: the name of
+ * the samples' clock, as import_perf.c read it from the header.
  */
-struct event_source *perfdata_source_open(const char *path, bool *fallback, char *err,
-					  size_t errlen);
+struct event_source *perfdata_source_open(const char *path, const char *clock, bool *fallback,
+					  char *err, size_t errlen);
 
 #endif /* VMEXIT_IMPORT_PERFDATA_H */

@@ -12,6 +12,7 @@
 #include <trace-cmd.h>
 #include "capture_import.h"
 #include "tep_field.h"
+#include "tracedat_file.h"
 
 struct cpu_cursor {
 	struct tracecmd_input *in;
@@ -30,6 +31,7 @@ struct tracedat_source {
 	int nr_cur;
 	struct capture_import *ci;
 	bool ended;
+	char clock[48];
 };
 
 /* The cursor whose record comes first, or NULL when every CPU is done. */
@@ -114,6 +116,36 @@ static void tracedat_close(struct event_source *s)
 	free(t);
 }
 
+/*
+ * The capture's clock as the header names it: the tracefs clocks that are the kernel's POSIX
+ * ones by that name, the others as the trace_clock setting they came from. Each buffer says
+ * its own (format 7): the first that holds records speaks for the capture.
+ */
+static void tracedat_clock(struct tracedat_source *t)
+{
+	struct tracecmd_input *in = t->top;
+	static const char *const posix[][2] = {
+		{ "mono", "CLOCK_MONOTONIC" }, { "mono_raw", "CLOCK_MONOTONIC_RAW" },
+		{ "boot", "CLOCK_BOOTTIME" }, { "tai", "CLOCK_TAI" },
+	};
+	const char *c;
+
+	for (int i = t->nr_cur - 1; i >= 0; i--) {
+		if (t->cur[i].rec)
+			in = t->cur[i].in;
+	}
+	c = tracecmd_get_trace_clock(in);
+	/* A file without the option was taken on trace-cmd's default. */
+	if (!c || !*c)
+		c = "local";
+	snprintf(t->clock, sizeof(t->clock), "trace_clock=%s", c);
+	for (size_t i = 0; i < sizeof(posix) / sizeof(posix[0]); i++) {
+		if (!strcmp(c, posix[i][0]))
+			snprintf(t->clock, sizeof(t->clock), "%s", posix[i][1]);
+	}
+	t->s.clock = t->clock;
+}
+
 static const struct event_source_ops tracedat_ops = {
 	.next = tracedat_next, .close = tracedat_close,
 };
@@ -149,6 +181,7 @@ struct event_source *tracedat_source_open(const char *path, char *err, size_t er
 	if (!t)
 		goto nomem;
 	t->s.ops = &tracedat_ops;
+	t->s.lost_source = LOST_SRC_TRACE_CMD;
 	t->path = path;
 	/* The library's own warnings (formats it cannot parse) would say nothing to our user. */
 	tracecmd_set_loglevel(TEP_LOG_NONE);
@@ -180,6 +213,7 @@ struct event_source *tracedat_source_open(const char *path, char *err, size_t er
 		if (add_cursors(t, in))
 			goto nomem_close;
 	}
+	tracedat_clock(t);
 	return &t->s;
 nomem_close:
 	tracedat_close(&t->s);

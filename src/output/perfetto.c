@@ -117,6 +117,21 @@ static void draw_rates(void *ctx, struct trace_track *vm, __u64 ts_ns, __u64 kvm
 		(unsigned long long)kvm, (unsigned long long)vmm);
 }
 
+/* One reason's rate in one VM for one window: a counter of its own, as outside counters are. */
+static void draw_reason_rate(void *ctx, struct trace_rate *r, __u64 ts_ns, __u64 per_s)
+{
+	struct perfetto_writer *w = ctx;
+	char name[REASON_STR_MAX + 32];
+
+	trace_rate_name(r, name, sizeof(name));
+	begin(w);
+	fputs("{\"name\":", w->f);
+	json_put_str(w->f, name);
+	fprintf(w->f, ",\"ph\":\"C\",\"pid\":%u,\"ts\":", r->k.tgid);
+	file_ts(w, ts_ns);
+	fprintf(w->f, ",\"args\":{\"value\":%llu}}", (unsigned long long)per_s);
+}
+
 struct perfetto_writer *perfetto_open(FILE *f)
 {
 	struct perfetto_writer *w = calloc(1, sizeof(*w));
@@ -125,7 +140,7 @@ struct perfetto_writer *perfetto_open(FILE *f)
 		return NULL;
 	w->f = f;
 	w->first = true;
-	trace_tracks_init(&w->tt, TRACK_TID_BASE, draw_rates, w);
+	trace_tracks_init(&w->tt, TRACK_TID_BASE, draw_rates, draw_reason_rate, w);
 	fputs("[", f);
 	return w;
 }

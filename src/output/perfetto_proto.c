@@ -7,8 +7,9 @@
  * perfetto_proto_ops (trace_writer.h).
  *
  *  - one process track per VM (pid = VMM tgid, named after the guest), its children ordered:
- *    the exit-rate counters ("guest exits/s", "exits to VMM/s"), then per vCPU "vCPU N" and
- *    "vCPU N (VMM)", then the tracks of threads whose vCPU is not known yet;
+ *    the exit-rate counters ("guest exits/s", "exits to VMM/s", then one per reason, "HLT
+ *    exits/s", "IO exits to VMM/s"), then per vCPU "vCPU N" and "vCPU N (VMM)", then the
+ *    tracks of threads whose vCPU is not known yet;
  *  - an exit is a slice (a begin and an end packet) on its track, named after the reason, with
  *    the JSON writer's args as debug annotations; TSC offset writes and the other kvm
  *    tracepoints are instants on the vCPU track; lost records and stuck exits are instants on
@@ -105,6 +106,10 @@ enum intern_kind { IN_CATEGORY = 1, IN_EVENT_NAME = 2, IN_ARG_NAME = 3, IN_KVM_E
 #define UUID_GLOBAL		(3ull << 32)
 #define UUID_OUTSIDE(i)		(4ull << 32 | (i))	/* report --counters, in order of use */
 #define UUID_GUEST(tgid, track)	(5ull << 56 | (__u64)(tgid) << 24 | (track))	/* --guest-trace */
+#define UUID_REASON(seq)	(6ull << 32 | (seq))	/* per-reason rates, in order of use */
+
+/* A VM's children from the top: guest tracks (TRACE_GUEST_SORT), rates, then vCPUs from 0. */
+#define RANK_RATES		(-(1ll << 19))
 
 /* A packet is a few hundred bytes; a guest name or a kvm event's fields can't come near. */
 #define PACKET_MAX	8192
@@ -358,6 +363,20 @@ static __u64 track_uuid(struct pftrace_writer *w, struct trace_track *t, int whi
 
 static const char *const rate_names[TT_NR] = { "guest exits/s", "exits to VMM/s" };
 
+/* One value of an exit-rate counter track. */
+static void rate_value(struct pftrace_writer *w, __u64 ts_ns, __u64 uuid, __u64 v)
+{
+	__u8 *e;
+
+	packet_begin(w, ts_ns);
+	e = pb_open(&w->pkt, PKT_TRACK_EVENT);
+	pb_uint(&w->pkt, TE_TYPE, TYPE_COUNTER);
+	pb_uint(&w->pkt, TE_TRACK_UUID, uuid);
+	pb_uint(&w->pkt, TE_COUNTER_VALUE, v);
+	pb_close(&w->pkt, e);
+	packet_end(w, false);
+}
+
 static void draw_rates(void *ctx, struct trace_track *vm, __u64 ts_ns, __u64 kvm, __u64 vmm)
 {
 	struct pftrace_writer *w = ctx;
@@ -370,7 +389,7 @@ static void draw_rates(void *ctx, struct trace_track *vm, __u64 ts_ns, __u64 kvm
 
 			pb_uint(&w->pkt, TD_PARENT_UUID, UUID_PROCESS(vm->tgid));
 			pb_str(&w->pkt, TD_NAME, rate_names[i]);
-			pb_uint(&w->pkt, TD_SIBLING_RANK, (__u64)(__s64)(i - TT_NR));
+			pb_uint(&w->pkt, TD_SIBLING_RANK, (__u64)(RANK_RATES + i));
 			c = pb_open(&w->pkt, TD_COUNTER);
 			pb_str(&w->pkt, CD_UNIT_NAME, "exits/s");
 			pb_close(&w->pkt, c);
@@ -378,17 +397,30 @@ static void draw_rates(void *ctx, struct trace_track *vm, __u64 ts_ns, __u64 kvm
 		}
 		vm->counters = true;
 	}
-	for (int i = 0; i < TT_NR; i++) {
-		__u8 *e;
+	for (int i = 0; i < TT_NR; i++)
+		rate_value(w, ts_ns, UUID_COUNTER(vm->tgid, i), v[i]);
+}
 
-		packet_begin(w, ts_ns);
-		e = pb_open(&w->pkt, PKT_TRACK_EVENT);
-		pb_uint(&w->pkt, TE_TYPE, TYPE_COUNTER);
-		pb_uint(&w->pkt, TE_TRACK_UUID, UUID_COUNTER(vm->tgid, i));
-		pb_uint(&w->pkt, TE_COUNTER_VALUE, v[i]);
-		pb_close(&w->pkt, e);
-		packet_end(w, false);
+static void draw_reason_rate(void *ctx, struct trace_rate *r, __u64 ts_ns, __u64 per_s)
+{
+	struct pftrace_writer *w = ctx;
+
+	need_process(w, r->k.tgid);
+	if (!r->announced) {
+		__u8 *d = descriptor_begin(w, UUID_REASON(r->seq)), *c;
+		char name[REASON_STR_MAX + 32];
+
+		trace_rate_name(r, name, sizeof(name));
+		pb_uint(&w->pkt, TD_PARENT_UUID, UUID_PROCESS(r->k.tgid));
+		pb_str(&w->pkt, TD_NAME, name);
+		pb_uint(&w->pkt, TD_SIBLING_RANK, (__u64)(RANK_RATES + TT_NR + r->seq));
+		c = pb_open(&w->pkt, TD_COUNTER);
+		pb_str(&w->pkt, CD_UNIT_NAME, "exits/s");
+		pb_close(&w->pkt, c);
+		descriptor_end(w, d);
+		r->announced = true;
 	}
+	rate_value(w, ts_ns, UUID_REASON(r->seq), per_s);
 }
 
 static void *pftrace_open(FILE *f)
@@ -398,7 +430,7 @@ static void *pftrace_open(FILE *f)
 	if (!w)
 		return NULL;
 	w->f = f;
-	trace_tracks_init(&w->tt, 1, draw_rates, w);
+	trace_tracks_init(&w->tt, 1, draw_rates, draw_reason_rate, w);
 	return w;
 }
 

@@ -483,7 +483,7 @@ static void print_table(struct stat_view *v, const struct stat_report *rep, FILE
 	for (int i = 0; i < NR_LOST; i++) {
 		if (rep->lost[i])
 			fprintf(f, "%s: %llu %s\n", lost_cause_effect(i) == LOST_EFFECT_NONE ? "note" : "LOST",
-				(unsigned long long)rep->lost[i], lost_cause_help(i));
+				(unsigned long long)rep->lost[i], lost_cause_help(i, rep->lost_source));
 	}
 	print_overhead(rep, f);
 	if (v->hist) {

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include "guest_symbols.h"
+#include "lost_causes.h"
 #include "rows.h"
 #include "name_cache.h"
 #include "tracing_info.h"
@@ -42,6 +43,7 @@ struct stat_report {
 	double elapsed_s;	/* since tracing started */
 	bool final;		/* the summary of the whole run */
 	__u64 lost[NR_LOST];	/* since tracing started */
+	enum lost_source lost_source;	/* who took the events: whose fix the footer names */
 	const struct hooks_info *hooks;	/* the kernel hooks in use; NULL offline (report) */
 	const struct bpf_cost *overhead; /* --overhead: our programs' cost since start, or NULL */
 	/*

@@ -234,3 +234,17 @@ stream_test_start() {
 	pass() { echo "ok: $*"; }
 	fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 }
+
+# capture_test_start NAME OUTDIR: a test of another tool's captures (trace-cmd, perf) of the
+# bundled guest: root, KVM and trace-cmd; $TMP a scratch directory, $INST / $ITD the name and
+# directory of a private tracefs instance, both removed at exit.
+capture_test_start() {
+	host_binaries "$2"
+	need_kvm_bpf
+	need_cmd trace-cmd trace-cmd
+	TMP=$(mktemp -d "/tmp/vmexit-test-$1.XXXXXX")
+	INST=vmexit-$1-$$
+	ITD=/sys/kernel/tracing/instances/$INST
+	trap '[ -d "$ITD" ] && rmdir "$ITD"; rm -rf "$TMP"' EXIT
+	chmod 755 "$TMP"
+}

@@ -94,6 +94,141 @@ static void write_trace(const struct trace_writer_ops *ops, const char *path)
 	fclose(f);
 }
 
+/*
+ * Per-reason exit rates: a known pattern of exits per 100 ms window, each series on a thread
+ * of its own. A series' value is drawn in window w when it had exits in w or in w - 1 (the
+ * drop to 0), worth count * 10 exits/s; the expectations are computed from the pattern here.
+ */
+#define RATE_WINDOWS	21
+static const struct rate_series {
+	__u32 tgid;
+	__u16 type;
+	__u16 isa;
+	__u32 reason;
+	const char *name;	/* the counter track's */
+	int count[RATE_WINDOWS];
+} rate_series[] = {
+	{ 100, VMEXIT_EV_EXIT, VMEXIT_ISA_VMX, 12, "HLT exits/s", { 1, 2, 3, 4, 0, 0, 2 } },
+	{ 100, VMEXIT_EV_EXIT, VMEXIT_ISA_VMX, 30, "IO_INSTRUCTION exits/s",
+	  { 0, 3, 0, 3, 0, 3, 0, 3 } },
+	{ 100, VMEXIT_EV_USER_EXIT, VMEXIT_ISA_USER, 2, "IO exits to VMM/s", { 1, 1, 1 } },
+	/* KVM_EXIT_HLT: a series apart from the guest's HLT exits */
+	{ 100, VMEXIT_EV_USER_EXIT, VMEXIT_ISA_USER, 5, "HLT exits to VMM/s", { 1 } },
+	/* and after a stretch with no exits anywhere (windows 8 to 19) */
+	{ 200, VMEXIT_EV_EXIT, VMEXIT_ISA_SVM, 0x78, "hlt exits/s",
+	  { 0, 0, 0, 5, [RATE_WINDOWS - 1] = 1 } },
+};
+#define NR_RATE_SERIES	(sizeof(rate_series) / sizeof(rate_series[0]))
+
+static void write_rates(const struct trace_writer_ops *ops, const char *path)
+{
+	FILE *f = fopen(path, "w");
+	void *w;
+
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	w = ops->open(f);
+	CHECK(w != NULL);
+	for (int win = 0; win < RATE_WINDOWS; win++) {
+		__u64 ts = win * 100000000ull;
+
+		for (size_t i = 0; i < NR_RATE_SERIES; i++) {
+			const struct rate_series *r = &rate_series[i];
+
+			for (int n = 0; n < r->count[win]; n++) {
+				struct vmexit_event e = ev(r->type, r->tgid, r->tgid + i, i,
+							   ts += 1000, 10, r->isa, r->reason);
+
+				ops->event(w, &e, NULL);
+			}
+		}
+	}
+	CHECK_EQ_U64(ops->close(w), 0);
+	fclose(f);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The lines of text that start with "C|" and are not a VM's total rates, sorted, one string. */
+static char *reason_rate_lines(char *text)
+{
+	char *lines[1024], *out = calloc(1, strlen(text) + 1);
+	size_t n = 0;
+
+	for (char *l = strtok(text, "\n"); l && n < 1024; l = strtok(NULL, "\n")) {
+		if (!strncmp(l, "C|", 2) && !strstr(l, "|guest exits/s|") &&
+		    !strstr(l, "|exits to VMM/s|"))
+			lines[n++] = l;
+	}
+	qsort(lines, n, sizeof(*lines), cmp_str);
+	for (size_t i = 0; i < n; i++)
+		strcat(strcat(out, lines[i]), "\n");
+	return out;
+}
+
+static void check_reason_rates(const char *json, const char *proto)
+{
+	char cmd[1024], *expected[NR_RATE_SERIES * RATE_WINDOWS], *want, *got, *out;
+	size_t n = 0;
+
+	write_rates(&perfetto_json_ops, json);
+	write_rates(&perfetto_proto_ops, proto);
+	for (size_t i = 0; i < NR_RATE_SERIES; i++) {
+		const struct rate_series *r = &rate_series[i];
+
+		for (int win = 0; win < RATE_WINDOWS; win++) {
+			int c = r->count[win], before = win ? r->count[win - 1] : 0;
+			char line[128];
+
+			if (!c && !before)
+				continue;
+			snprintf(line, sizeof(line), "C|%u|%llu|%s|%d", r->tgid,
+				 win * 100000000ull, r->name, c * 10);
+			expected[n++] = strdup(line);
+		}
+	}
+	/* the last window's drop to 0 */
+	for (size_t i = 0; i < NR_RATE_SERIES; i++) {
+		const struct rate_series *r = &rate_series[i];
+		char line[128];
+
+		if (!r->count[RATE_WINDOWS - 1])
+			continue;
+		snprintf(line, sizeof(line), "C|%u|%llu|%s|0", r->tgid,
+			 RATE_WINDOWS * 100000000ull, r->name);
+		expected[n++] = strdup(line);
+	}
+	qsort(expected, n, sizeof(*expected), cmp_str);
+	want = calloc(n, 128);
+	for (size_t i = 0; i < n; i++) {
+		strcat(strcat(want, expected[i]), "\n");
+		free(expected[i]);
+	}
+
+	snprintf(cmd, sizeof(cmd), "protoc --decode=vmexit.perfetto.Trace -I docs " SCHEMA
+		 " < %s > %s.txt && python3 " CANON " proto %s.txt", proto, proto, proto);
+	out = slurp(cmd);
+	CHECK(out != NULL);
+	got = reason_rate_lines(out ? out : (char[]){ "" });
+	if (getenv("V"))
+		printf("%s", got);
+	CHECK_STR(got, want);
+	free(got);
+	snprintf(cmd, sizeof(cmd), "python3 " CANON " json %s", json);
+	out = slurp(cmd);
+	CHECK(out != NULL);
+	got = reason_rate_lines(out ? out : (char[]){ "" });
+	CHECK_STR(got, want);
+	free(got);
+	free(want);
+	snprintf(cmd, sizeof(cmd), "%s.txt", proto);
+	unlink(cmd);
+}
+
 int main(void)
 {
 	char json[] = "/tmp/vmexit-test-pftrace-jXXXXXX", proto[] = "/tmp/vmexit-test-pftraceXXXXXX";
@@ -159,13 +294,21 @@ int main(void)
 	CHECK(strstr(pl, "I|g|0|-|9600000|vmexit_stuck|stuck: HLT of web"));
 	CHECK_EQ_U64(count(pl, "\nX|"), 10);
 	CHECK_EQ_U64(count(pl, "\nI|"), 4);
-	/* VM 100's exit rates: 3 of each kind in the window at 0, 1 guest exit in the one at
-	 * 200 ms, then the year's one and the drop to 0 after it. */
+	/* VM 100's exit rates: 3 of each kind in the window at 0, none at 100 ms, 1 guest exit
+	 * in the one at 200 ms, none at 300 ms, then the year's one and the drop to 0 after it:
+	 * each quiet stretch begins with a 0. */
 	CHECK(strstr(pl, "C|100|0|guest exits/s|30\nC|100|0|exits to VMM/s|30\n"));
+	CHECK(strstr(pl, "C|100|100000000|guest exits/s|0\nC|100|100000000|exits to VMM/s|0\n"));
 	CHECK(strstr(pl, "C|100|200000000|guest exits/s|10\nC|100|200000000|exits to VMM/s|0\n"));
+	CHECK(strstr(pl, "C|100|300000000|guest exits/s|0\nC|100|300000000|exits to VMM/s|0\n"));
 	CHECK(strstr(pl, "C|100|31536000100000000|guest exits/s|10\n"));
 	CHECK(strstr(pl, "C|100|31536000200000000|guest exits/s|0\n"));
-	CHECK_EQ_U64(count(pl, "\nC|"), 16);
+	CHECK(strstr(pl, "C|100|0|IO_INSTRUCTION exits/s|20\n"));
+	CHECK(strstr(pl, "C|100|200000000|IO_INSTRUCTION exits/s|10\n"));
+	/* 20 totals; per reason a window and its drop each, IO_INSTRUCTION two of them */
+	CHECK_EQ_U64(count(pl, "\nC|"), 20 + 8 * 2);
+
+	check_reason_rates(json, proto);
 
 	snprintf(cmd, sizeof(cmd), "%s.txt", proto);
 	unlink(cmd);

@@ -162,10 +162,49 @@ static void test_stuck_only(void)
 	row_table_free(&rows);
 }
 
+/*
+ * A loss is fixed where it happened: vmexit's own ring buffer (--ringbuf-kb), or the buffers of
+ * the tool whose capture report reads (trace-cmd record -b, perf record -m), never the other's.
+ */
+static void test_lost_hint_by_source(void)
+{
+	static const struct {
+		enum lost_source src;
+		const char *fix;
+	} want[] = {
+		{ LOST_SRC_VMEXIT, "(raise --ringbuf-kb)" },
+		{ LOST_SRC_TRACE_CMD, "trace-cmd record -b KB)" },
+		{ LOST_SRC_PERF, "perf record -m PAGES)" },
+	};
+	static const char *const fixes[] = { "--ringbuf-kb", "record -b", "record -m" };
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		struct row_table rows;
+		struct stat_report rep = { .rows = &rows, .final = true,
+					   .lost_source = want[i].src };
+		char *text;
+
+		row_table_init(&rows);
+		rep.lost[LOST_RINGBUF_FULL] = 7;
+		rep.lost[LOST_UNMATCHED_RUN] = 2;	/* the same wherever the events came from */
+		text = printed(&rep, false);
+		CHECK(text && strstr(text, "LOST: 7 "));
+		CHECK(text && strstr(text, want[i].fix));
+		CHECK(text && strstr(text, "LOST: 2 userspace exits not followed by KVM_RUN"));
+		for (size_t j = 0; j < sizeof(fixes) / sizeof(fixes[0]); j++)
+			CHECK(!text || j == i || !strstr(text, fixes[j]));
+		if (text && !strstr(text, want[i].fix))
+			fprintf(stderr, "%s", text);
+		free(text);
+		row_table_free(&rows);
+	}
+}
+
 int main(void)
 {
 	test_fmt_duration();
 	test_stuck_header();
 	test_stuck_only();
+	test_lost_hint_by_source();
 	CHECK_DONE("stat_output");
 }
