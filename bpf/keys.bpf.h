@@ -14,6 +14,8 @@
 #ifndef VMEXIT_KEYS_BPF_H
 #define VMEXIT_KEYS_BPF_H
 
+#include "key_rules.h"
+
 const volatile __u32 key_mode = KEY_MODE_OFF;	/* enum vmexit_key_mode */
 const volatile __u32 max_keys = 0;
 /* --key-gpa-shift: a guest-physical fault's key is its address in units of 2^shift bytes. */
@@ -37,29 +39,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct key_stats);
 } key_scratch SEC(".maps");
-
-#define KEY_KVM_EXIT_IO		2
-#define KEY_KVM_EXIT_HYPERCALL	3
-#define KEY_KVM_EXIT_MMIO	6
-#define KEY_KVM_EXIT_X86_RDMSR	29
-#define KEY_KVM_EXIT_X86_WRMSR	30
-
-/* Whether a key of this kind can describe an exit to the VMM of this KVM_EXIT_* reason. */
-static __always_inline bool key_fits_user_exit(__u32 kind, __u32 reason)
-{
-	switch (reason) {
-	case KEY_KVM_EXIT_IO:
-		return kind == KEY_PORT;
-	case KEY_KVM_EXIT_MMIO:
-		return kind == KEY_MMIO;
-	case KEY_KVM_EXIT_HYPERCALL:
-		return kind == KEY_HYPERCALL;
-	case KEY_KVM_EXIT_X86_RDMSR:
-	case KEY_KVM_EXIT_X86_WRMSR:
-		return kind == KEY_MSR;
-	}
-	return false;
-}
 
 static __always_inline void key_charge(__u32 ref, const struct cell *c, const struct key_note *k,
 				       __u64 lat);
@@ -88,38 +67,6 @@ static __always_inline void key_settle(struct thread_state *ts)
 	}
 }
 
-#define KEY_VMX_EXCEPTION_NMI	0
-#define KEY_VMX_EXTERNAL_INTERRUPT 1
-#define KEY_SVM_EXIT_NMI	0x61
-#define KEY_NMI_VECTOR		2
-/* VMX interruption information: bits 7:0 the vector, 10:8 the type (2: NMI), 31 valid. */
-#define KEY_INTR_VALID		(1u << 31)
-#define KEY_INTR_TYPE_NMI	2
-
-/*
- * The vector of an external interrupt or NMI exit, from the exit itself; false for any other.
- * VMX gives it in the interruption information, which only the classic record has (the
- * session uses the classic tracepoint for keys on VMX: see src/kernel/session.c). SVM's NMI
- * exit is always vector 2; its INTR exit carries no vector (the host takes the interrupt once
- * it re-enables them, after the exit): it stays keyless.
- */
-static __always_inline bool key_exit_vector(const struct exit_info *x, __u64 *vector)
-{
-	__u32 info = x->intr_info;
-
-	if (x->isa == VMEXIT_ISA_SVM && x->reason == KEY_SVM_EXIT_NMI) {
-		*vector = KEY_NMI_VECTOR;
-		return true;
-	}
-	if (x->isa != VMEXIT_ISA_VMX || !(info & KEY_INTR_VALID))
-		return false;
-	if (x->reason != KEY_VMX_EXTERNAL_INTERRUPT &&
-	    !(x->reason == KEY_VMX_EXCEPTION_NMI && ((info >> 8) & 7) == KEY_INTR_TYPE_NMI))
-		return false;
-	*vector = info & 0xff;
-	return true;
-}
-
 /* A kvm_exit begins: its key so far (its RIP with --by rip, an interrupt's vector, else none
  * yet). */
 static __always_inline void key_exit_start(struct thread_state *ts, const struct exit_info *x)
@@ -130,7 +77,7 @@ static __always_inline void key_exit_start(struct thread_state *ts, const struct
 	if (key_mode == KEY_MODE_RIP) {
 		ts->exit_key.kind = KEY_RIP;
 		ts->exit_key.key = x->rip;
-	} else if (key_exit_vector(x, &ts->exit_key.key)) {
+	} else if (key_exit_vector(x->isa, x->reason, x->intr_info, &ts->exit_key.key)) {
 		ts->exit_key.kind = KEY_VECTOR;
 	}
 }
@@ -169,8 +116,7 @@ static __always_inline void key_seen(struct thread_state *ts, const struct key_n
 			ts->late_key = *k;
 		key_settle(ts);
 	}
-	if (ts->exit_cell != CELL_NONE &&
-	    (ts->exit_key.kind == KEY_NONE || (ts->exit_key.kind == KEY_GPA && k->kind == KEY_MMIO)))
+	if (ts->exit_cell != CELL_NONE && key_replaces(ts->exit_key.kind, k->kind))
 		ts->exit_key = *k;
 	ts->pend_key = *k;
 }

@@ -6,6 +6,7 @@
 #include "array_grow.h"
 #include "capture_import.h"
 #include "hashmap.h"
+#include "key_rules.h"
 #include "proc_names.h"
 #include "reasons.h"
 
@@ -18,8 +19,16 @@ struct thread_run {
 	__s32 vcpu;			/* the last kvm_exit's vcpu_id, else from the thread name */
 	bool named;			/* vcpu looked up from the thread name once */
 	bool in_exit, in_user_exit;
-	struct vmexit_event exit;	/* the kvm_exit in flight */
-	struct vmexit_event user_exit;	/* the kvm_userspace_exit in flight */
+	struct vmexit_event exit;	/* the kvm_exit in flight, its key in exit.key */
+	struct vmexit_event user_exit;	/* the kvm_userspace_exit in flight, its key too */
+	/*
+	 * Keys, as bpf/keys.bpf.h gives them live (include/key_rules.h): the last key event of
+	 * this KVM_RUN, and an IO exit to the VMM that has ended and waits for the next key event
+	 * (an IN's data is traced in the next KVM_RUN, with its port).
+	 */
+	struct key_note pend_key;
+	bool late;
+	struct vmexit_event late_exit;
 };
 
 DEFINE_HASHMAP(thread_runs, struct thread_id, struct thread_run)
@@ -35,7 +44,7 @@ struct capture_import {
 	bool lost_due;
 	__u64 last_ts;
 	/* What the capture held, for the notes and for the completions it can make. */
-	bool seen_kvm, seen_exit, seen_entry, seen_user_exit, seen_run;
+	bool seen_kvm, seen_exit, seen_entry, seen_user_exit, seen_run, seen_key;
 };
 
 /*
@@ -133,6 +142,8 @@ static int send_done(struct capture_import *ci, struct vmexit_event *ev, __u64 n
 	return push(ci, ev);
 }
 
+static int settle(struct capture_import *ci, struct thread_run *t);
+
 static void event_base(struct vmexit_event *ev, const struct tp_record *r, __u32 tgid,
 		       __s32 vcpu)
 {
@@ -180,8 +191,10 @@ static int on_kvm_exit(struct capture_import *ci, struct thread_run *t, const st
 	/* vcpu_id joined kvm_exit in Linux 5.4. */
 	if (r->field(r->ctx, "vcpu_id", &v))
 		t->vcpu = (__s32)v;
-	err = exit_begin(ci, ev, &t->in_exit, ci->seen_entry, LOST_OVERWRITTEN_EXIT, r, tgid,
-			 t->vcpu, VMEXIT_EV_EXIT);
+	err = settle(ci, t);
+	if (!err)
+		err = exit_begin(ci, ev, &t->in_exit, ci->seen_entry, LOST_OVERWRITTEN_EXIT, r,
+				 tgid, t->vcpu, VMEXIT_EV_EXIT);
 	if (has_field(r, "exit_reason")) {
 		ev->isa = (__u16)field_or_zero(r, "isa");
 		ev->reason = (__u32)field_or_zero(r, "exit_reason");
@@ -190,6 +203,8 @@ static int on_kvm_exit(struct capture_import *ci, struct thread_run *t, const st
 		ev->info2 = field_or_zero(r, "info2");
 		ev->intr_info = (__u32)field_or_zero(r, "intr_info");
 		ev->error_code = (__u32)field_or_zero(r, "error_code");
+		if (key_exit_vector(ev->isa, ev->reason, ev->intr_info, &ev->key.key))
+			ev->key.kind = KEY_VECTOR;
 	} else {
 		ev->isa = VMEXIT_ISA_ARM64;
 		ev->reason = vmexit_arm64_reason((__u32)field_or_zero(r, "ret"),
@@ -218,13 +233,21 @@ static int on_user_exit(struct capture_import *ci, struct thread_run *t,
 	int ret;
 
 	ci->seen_user_exit = true;
-	ret = exit_begin(ci, ev, &t->in_user_exit, ci->seen_run, LOST_UNMATCHED_RUN, r, tgid,
-			 t->vcpu, VMEXIT_EV_USER_EXIT);
+	ret = settle(ci, t);
+	if (!ret)
+		ret = exit_begin(ci, ev, &t->in_user_exit, ci->seen_run, LOST_UNMATCHED_RUN, r,
+				 tgid, t->vcpu, VMEXIT_EV_USER_EXIT);
 	ev->isa = VMEXIT_ISA_USER;
 	ev->reason = (__u32)field_or_zero(r, "reason");
 	if (err < 0)
 		ev->reason = VMEXIT_UREASON_ERRNO | (__u32)-err;
 	ev->info1 = (__u64)(__s64)err;
+	/* The key of the guest exit that led to it, else what this KVM_RUN traced last. */
+	if (t->in_exit && t->exit.key.kind != KEY_NONE)
+		ev->key = t->exit.key;
+	else if (key_fits_user_exit(t->pend_key.kind, ev->reason))
+		ev->key = t->pend_key;
+	t->pend_key.kind = KEY_NONE;
 	return ret;
 }
 
@@ -234,10 +257,91 @@ static int on_fpu(struct capture_import *ci, struct thread_run *t, const struct 
 	if (!field_or_zero(r, "load"))
 		return 0;
 	ci->seen_run = true;
+	/* A new KVM_RUN: what the last one traced describes no exit to come. */
+	t->pend_key.kind = KEY_NONE;
 	if (!t->in_user_exit)
 		return 0;
 	t->in_user_exit = false;
+	if (t->user_exit.reason == KEY_KVM_EXIT_IO) {
+		/* Its IN's port comes next, if it was one: it waits (settle). */
+		t->user_exit.latency_ns = r->ts_ns > t->user_exit.ts_ns ?
+					  r->ts_ns - t->user_exit.ts_ns : 0;
+		t->late_exit = t->user_exit;
+		t->late = true;
+		return 0;
+	}
 	return send_done(ci, &t->user_exit, r->ts_ns);
+}
+
+/* The IO exit to the VMM that waited for its IN's completion, sent with the key it has. */
+static int settle(struct capture_import *ci, struct thread_run *t)
+{
+	if (!t->late)
+		return 0;
+	t->late = false;
+	return push(ci, &t->late_exit);
+}
+
+/*
+ * A kvm event that says what the thread is doing (key_rules.h, as bpf/vmexit.bpf.c's key
+ * programs read them). A capture has no kvm_pio data pointer: an IN seen while an IO exit
+ * waits is taken as its completion, which it is wherever kvm_exit is traced (any IN the guest
+ * makes after the next entry follows a kvm_exit, which settles the wait first).
+ */
+static int on_key_event(struct capture_import *ci, struct thread_run *t, __u32 id,
+			const struct tp_record *r)
+{
+	struct key_note k = { 0 };
+	__u64 v;
+
+	switch (id) {
+	case VMEXIT_KVM_PIO:
+		k.kind = KEY_PORT;
+		k.dir = field_or_zero(r, "rw") ? KEY_DIR_OUT : KEY_DIR_IN;
+		k.key = field_or_zero(r, "port");
+		break;
+	case VMEXIT_KVM_MMIO:
+		/* type 0: a read that goes to userspace, 1 its completion, 2 a write */
+		k.kind = KEY_MMIO;
+		k.dir = field_or_zero(r, "type") == 2 ? KEY_DIR_WRITE : KEY_DIR_READ;
+		k.key = field_or_zero(r, "gpa");
+		break;
+	case VMEXIT_KVM_MSR:
+		k.kind = KEY_MSR;
+		k.dir = field_or_zero(r, "write") ? KEY_DIR_WRITE : KEY_DIR_READ;
+		k.key = field_or_zero(r, "ecx");
+		break;
+	case VMEXIT_KVM_CPUID:
+		k.kind = KEY_CPUID;
+		k.key = field_or_zero(r, "function");
+		break;
+	case VMEXIT_KVM_PAGE_FAULT:
+		/* By page, as record --keys keys it by default (--key-gpa-shift 12). */
+		k.kind = KEY_GPA;
+		k.dir = field_or_zero(r, "error_code") & 2 ? KEY_DIR_WRITE : KEY_DIR_READ;
+		k.key = field_or_zero(r, "fault_address") & ~0xfffull;
+		break;
+	default:
+		if (!strcmp(r->event, "kvm_hypercall") && r->field(r->ctx, "nr", &v)) {
+			k = (struct key_note){ .kind = KEY_HYPERCALL, .key = v };
+		} else if (!strcmp(r->event, "kvm_hv_hypercall") && r->field(r->ctx, "code", &v)) {
+			k = (struct key_note){ .kind = KEY_HYPERCALL, .dir = KEY_DIR_HV,
+					       .key = v };
+		} else {
+			return 0;
+		}
+	}
+	ci->seen_key = true;
+	if (t->late) {
+		if (k.kind == KEY_PORT && k.dir == KEY_DIR_IN)
+			t->late_exit.key = k;
+		if (settle(ci, t))
+			return -ENOMEM;
+	}
+	if (t->in_exit && key_replaces(t->exit.key.kind, k.kind))
+		t->exit.key = k;
+	t->pend_key = k;
+	return 0;
 }
 
 static int on_tsc_offset(struct capture_import *ci, const struct tp_record *r, __u32 tgid)
@@ -302,6 +406,7 @@ int capture_import_add(struct capture_import *ci, const struct tp_record *r)
 	__u32 tgid = r->tgid ? r->tgid : r->tid;
 	bool added;
 	__u32 id;
+	int ret;
 
 	ci->seen_kvm = true;
 	if (r->ts_ns > ci->last_ts)
@@ -327,7 +432,10 @@ int capture_import_add(struct capture_import *ci, const struct tp_record *r)
 	if (!strcmp(r->event, "kvm_write_tsc_offset"))
 		return on_tsc_offset(ci, r, tgid);
 	id = kvm_event_id(r->event);
-	return id ? on_kvm_event(ci, t, id, r, tgid) : 0;
+	/* Its own event (--kvm-events) and what it says of the exit in flight (--by key). */
+	if (id && (ret = on_kvm_event(ci, t, id, r, tgid)))
+		return ret;
+	return on_key_event(ci, t, id, r);
 }
 
 void capture_import_missed(struct capture_import *ci, __u64 ts_ns, __u64 n)
@@ -342,6 +450,7 @@ void capture_import_end(struct capture_import *ci)
 	struct thread_runs_slot *s;
 
 	hashmap_for_each(s, &ci->threads) {
+		settle(ci, &s->val);
 		if (s->val.in_exit)
 			send_open(ci, &s->val.exit, ci->last_ts);
 		if (s->val.in_user_exit)

@@ -394,6 +394,8 @@ struct event_source *perf_source_open(const char *path, char *err, size_t errlen
 	}
 	p->s.ops = &perf_ops;
 	p->s.lost_source = LOST_SRC_PERF;
+	/* Keys from the capture's own kvm_pio, kvm_mmio... (capture_import.c). */
+	p->s.meta.keys = true;
 	p->s.clock = p->clock;
 	p->path = path;
 	p->ci = capture_import_new(path, "perf.data", false);

@@ -619,6 +619,8 @@ struct event_source *perfdata_source_open(const char *path, const char *clock, b
 		goto nomem;
 	d->s.ops = &perfdata_ops;
 	d->s.lost_source = LOST_SRC_PERF;
+	/* Keys from the capture's own kvm_pio, kvm_mmio... (capture_import.c). */
+	d->s.meta.keys = true;
 	snprintf(d->clock, sizeof(d->clock), "%s", clock);
 	d->s.clock = d->clock;
 	d->path = path;

@@ -182,6 +182,8 @@ struct event_source *tracedat_source_open(const char *path, char *err, size_t er
 		goto nomem;
 	t->s.ops = &tracedat_ops;
 	t->s.lost_source = LOST_SRC_TRACE_CMD;
+	/* Keys from the capture's own kvm_pio, kvm_mmio... (capture_import.c). */
+	t->s.meta.keys = true;
 	t->path = path;
 	/* The library's own warnings (formats it cannot parse) would say nothing to our user. */
 	tracecmd_set_loglevel(TEP_LOG_NONE);

@@ -21,9 +21,10 @@ stream_test_start imports
 need_cmd perf linux-perf
 need_cmd trace-cmd trace-cmd
 N=40
+I=10
 M=15
 V=2
-WORK=("$GUEST" --io $N --mmio $M --vcpus $V)
+WORK=("$GUEST" --io $N --in $I --mmio $M --vcpus $V)
 INST=vmexit-imports-$$
 ITD=/sys/kernel/tracing/instances/$INST
 trap '[ -d "$ITD" ] && rmdir "$ITD"; rm -rf "$TMP"' EXIT
@@ -33,7 +34,7 @@ die() { echo "FAIL: $*"; exit 1; }
 # perf and vmexit record around the guest, whose shell first runs the command in $1.
 cat >"$TMP/capture.sh" <<EOF
 exec perf record -q -e 'kvm:*' -o $TMP/p.data -- \\
-	$VMEXIT record --force --kvm-events all -o $TMP/r.vmexit -- sh -c "\$1; exec \\"\\\$@\\"" sh ${WORK[*]} >/dev/null
+	$VMEXIT record --force --kvm-events all --keys -o $TMP/r.vmexit -- sh -c "\$1; exec \\"\\\$@\\"" sh ${WORK[*]} >/dev/null
 EOF
 # One capture in a private instance: 0 when t.dat holds the instance's events alone.
 # `extract` consumes the buffers and also copies the top one, where another tracer's events
@@ -78,7 +79,7 @@ for f in r.vmexit t.dat p.data; do
 	chk "$VMEXIT" report -i "$TMP/$f" --by vcpu --csv >"$TMP/$f.vcpu.csv" 2>/dev/null ||
 		fail "report -i $f --by vcpu"
 done
-if python3 - "$TMP" $N $M $V <<'EOF'; then
+if python3 - "$TMP" $((N + I)) $M $V <<'EOF'; then
 import csv, sys
 tmp, n, m, v = sys.argv[1], *map(int, sys.argv[2:])
 def rows(name, by_vcpu=False):
@@ -110,6 +111,36 @@ EOF
 else
 	fail "report rows of the captures (see above)"
 fi
+# Keys: each capture's kvm_pio and kvm_mmio key its exits as vmexit record --keys keys them:
+# the guest's OUTs to 0xe9, INs from 0xe8 (the port comes with the IN's data, in the next
+# KVM_RUN), its done OUT to 0xea (left in flight) and its MMIO writes.
+for f in r.vmexit t.dat p.data; do
+	chk "$VMEXIT" report -i "$TMP/$f" --by key --csv >"$TMP/$f.key.csv" 2>/dev/null ||
+		fail "report -i $f --by key"
+done
+if python3 - "$TMP" $N $M $V $I <<'EOF'; then
+import csv, sys
+tmp, n, m, v, i = sys.argv[1], *map(int, sys.argv[2:])
+want = {('port', '233', 'out', 'KVM_EXIT_IO'): (v * n, v * n),
+        ('port', '232', 'in', 'KVM_EXIT_IO'): (v * i, v * i),
+        ('port', '234', 'out', 'KVM_EXIT_IO'): (v, 0),
+        ('mmio', str(0x10000000), 'write', 'KVM_EXIT_MMIO'): (v * m, v * m)}
+bad = 0
+for f in ('r.vmexit', 't.dat', 'p.data'):
+    got = {}	# summed over VMs: a trace.dat shows each vCPU thread as one
+    for r in csv.DictReader(open(f'{tmp}/{f}.key.csv')):
+        if r['ISA'] == 'user':
+            k = (r['Key_Kind'], r['Key'], r['Key_Dir'], r['Exit_Reason'])
+            c = got.get(k, (0, 0))
+            got[k] = (c[0] + int(r['NR_Exit']), c[1] + int(r['Completed']))
+    print(f'{f}: user key rows {got}')
+    bad += got != want
+sys.exit(1 if bad else 0)
+EOF
+	pass "report --by key of trace.dat and perf.data: the workload's ports and address, as vmexit record --keys"
+else
+	fail "report --by key rows (see above): expected the workload's keys"
+fi
 for f in t.dat p.data; do
 	grep -q "names no guests" "$TMP/$f.err" || fail "$f: no note that the capture names no guests"
 	[ "$(grep -c "names no guests" "$TMP/$f.err")" = 1 ] || fail "$f: the note said more than once"
@@ -128,9 +159,9 @@ for f in t.dat p.data; do
 		fail "$f: --perfetto"
 	chk "$VMEXIT" report -i "$TMP/$f" --format "$RULES" >"$TMP/$f.rules" 2>/dev/null ||
 		fail "$f: --format"
-	if python3 - "$TMP/$f" $N $M $V <<'EOF'; then
+	if python3 - "$TMP/$f" $N $M $V $I <<'EOF'; then
 import json, sys
-base, n, m, v = sys.argv[1], *map(int, sys.argv[2:])
+base, n, m, v, i = sys.argv[1], *map(int, sys.argv[2:])
 io = pio = 0
 for line in open(base + '.json'):
     o = json.loads(line)
@@ -143,7 +174,7 @@ ev = tr['traceEvents'] if isinstance(tr, dict) else tr
 slices = sum(e.get('ph') == 'X' and e.get('name') == 'IO' for e in ev)
 print(f'{base}: json IO {io}, pio to 0xe9 {pio}, lines IO {lines}, rules-file lines IO {rules}, '
       f'perfetto IO slices {slices}')
-ok = pio == v * n and io == lines == rules == slices == v * (n + 1)
+ok = pio == v * n and io == lines == rules == slices == v * (n + i + 1)
 sys.exit(0 if ok else 1)
 EOF
 		pass "$f: --events --json, lines, --format and --perfetto carry the workload's exits"
@@ -166,7 +197,7 @@ fi
 perf record -q -e 'kvm:*' -o - -- "${WORK[@]}" 2>"$TMP/pipe-rec.err" | cat >"$TMP/p.pipe"
 chk "$VMEXIT" report -i "$TMP/p.pipe" --by reason --csv >"$TMP/p.pipe.csv" 2>"$TMP/pipe.err" ||
 	fail "report -i p.pipe: $(cat "$TMP/pipe.err")"
-if python3 - "$TMP/p.pipe.csv" $N $M $V <<'EOF'; then
+if python3 - "$TMP/p.pipe.csv" $((N + I)) $M $V <<'EOF'; then
 import csv, sys
 path, n, m, v = sys.argv[1], *map(int, sys.argv[2:])
 got = {r['Exit_Reason']: (int(r['NR_Exit']), int(r['Completed']))

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The rules that tie a key to an exit, shared by the kernel side (bpf/keys.bpf.h, live) and by
+ * report's imports of other tools' captures (src/output/capture_import.c), so that a capture's
+ * keys are the ones vmexit record --keys would have written. Plain C on fixed-size types: it
+ * compiles as BPF and as userspace.
+ */
+#ifndef VMEXIT_KEY_RULES_H
+#define VMEXIT_KEY_RULES_H
+
+#include "vmexit.h"
+
+#define KEY_VMX_EXCEPTION_NMI	0
+#define KEY_VMX_EXTERNAL_INTERRUPT 1
+#define KEY_SVM_EXIT_NMI	0x61
+#define KEY_NMI_VECTOR		2
+/* VMX interruption information: bits 7:0 the vector, 10:8 the type (2: NMI), 31 valid. */
+#define KEY_INTR_VALID		(1u << 31)
+#define KEY_INTR_TYPE_NMI	2
+
+#define KEY_KVM_EXIT_IO		2
+#define KEY_KVM_EXIT_HYPERCALL	3
+#define KEY_KVM_EXIT_MMIO	6
+#define KEY_KVM_EXIT_X86_RDMSR	29
+#define KEY_KVM_EXIT_X86_WRMSR	30
+
+/*
+ * The vector of an external interrupt or NMI exit, from the exit itself; false for any other.
+ * VMX gives it in the interruption information, which only the classic record has (the live
+ * session uses the classic tracepoint for keys on VMX: see src/kernel/session.c). SVM's NMI
+ * exit is always vector 2; its INTR exit carries no vector (the host takes the interrupt once
+ * it re-enables them, after the exit): it stays keyless.
+ */
+static inline __attribute__((always_inline)) int key_exit_vector(__u32 isa, __u32 reason,
+								 __u32 intr_info, __u64 *vector)
+{
+	if (isa == VMEXIT_ISA_SVM && reason == KEY_SVM_EXIT_NMI) {
+		*vector = KEY_NMI_VECTOR;
+		return 1;
+	}
+	if (isa != VMEXIT_ISA_VMX || !(intr_info & KEY_INTR_VALID))
+		return 0;
+	if (reason != KEY_VMX_EXTERNAL_INTERRUPT &&
+	    !(reason == KEY_VMX_EXCEPTION_NMI && ((intr_info >> 8) & 7) == KEY_INTR_TYPE_NMI))
+		return 0;
+	*vector = intr_info & 0xff;
+	return 1;
+}
+
+/* Whether a key of this kind can describe an exit to the VMM of this KVM_EXIT_* reason. */
+static inline __attribute__((always_inline)) int key_fits_user_exit(__u32 kind, __u32 reason)
+{
+	switch (reason) {
+	case KEY_KVM_EXIT_IO:
+		return kind == KEY_PORT;
+	case KEY_KVM_EXIT_MMIO:
+		return kind == KEY_MMIO;
+	case KEY_KVM_EXIT_HYPERCALL:
+		return kind == KEY_HYPERCALL;
+	case KEY_KVM_EXIT_X86_RDMSR:
+	case KEY_KVM_EXIT_X86_WRMSR:
+		return kind == KEY_MSR;
+	}
+	return 0;
+}
+
+/*
+ * Whether a key event's key k replaces the key the guest exit in flight has (cur): the first
+ * one does, and an MMIO access replaces the stage-2 fault that led to it.
+ */
+static inline __attribute__((always_inline)) int key_replaces(__u16 cur, __u16 k)
+{
+	return cur == KEY_NONE || (cur == KEY_GPA && k == KEY_MMIO);
+}
+
+#endif /* VMEXIT_KEY_RULES_H */
