@@ -432,10 +432,10 @@ int capture_import_add(struct capture_import *ci, const struct tp_record *r)
 	if (!strcmp(r->event, "kvm_write_tsc_offset"))
 		return on_tsc_offset(ci, r, tgid);
 	id = kvm_event_id(r->event);
-	/* Its own event (--kvm-events) and what it says of the exit in flight (--by key). */
-	if (id && (ret = on_kvm_event(ci, t, id, r, tgid)))
-		return ret;
-	return on_key_event(ci, t, id, r);
+	/* What it says of the exit in flight (--by key; an exit waiting for it goes first), and
+	 * its own event (--kvm-events). */
+	ret = on_key_event(ci, t, id, r);
+	return ret || !id ? ret : on_kvm_event(ci, t, id, r, tgid);
 }
 
 void capture_import_missed(struct capture_import *ci, __u64 ts_ns, __u64 n)

@@ -82,12 +82,23 @@ static void test_pairs(void)
 	feed(ci, "kvm_fpu", 165, 7, 8, "", (struct rec_fields){ { { "load", 0 } } });
 	CHECK(capture_import_pop(ci, &it) == 0);
 	feed(ci, "kvm_fpu", 190, 7, 8, "", (struct rec_fields){ { { "load", 1 } } });
+	/* An IO exit waits: if it was an IN, its port is traced with its data, in this run. */
+	CHECK(capture_import_pop(ci, &it) == 0);
+	feed(ci, "kvm_pio", 192, 7, 8, "", (struct rec_fields){ {
+		{ "rw", 0 }, { "port", 0xe8 }, { "size", 1 }, { "count", 1 }, { "val", 0 } } });
 	e = next_event(ci);
 	CHECK_EQ_U64(e.type, VMEXIT_EV_USER_EXIT);
 	CHECK_EQ_U64(e.isa, VMEXIT_ISA_USER);
 	CHECK_EQ_U64(e.reason, 2);
 	CHECK_EQ_U64(e.latency_ns, 30);
 	CHECK_EQ_U64(e.vcpu, 1);
+	CHECK_EQ_U64(e.key.kind, KEY_PORT);
+	CHECK_EQ_U64(e.key.dir, KEY_DIR_IN);
+	CHECK_EQ_U64(e.key.key, 0xe8);
+	e = next_event(ci);				/* then the kvm_pio itself */
+	CHECK_EQ_U64(e.type, VMEXIT_EV_KVM_EVENT);
+	CHECK_EQ_U64(e.reason, VMEXIT_KVM_PIO);
+	CHECK_EQ_U64(e.ts_ns, 192);
 	/* A run that failed (-EINTR): the errno is the reason, as the live side accounts it. */
 	feed(ci, "kvm_userspace_exit", 200, 7, 8, "", (struct rec_fields){ {
 		{ "reason", 0 }, { "errno", (__u64)-4ll } } });
