@@ -116,6 +116,8 @@ static void serve_end_check(void *input, struct argp_state *state)
 	if (a->qmp && !a->keys)
 		argp_error(state, "--qmp names ports and addresses: add --keys N");
 	cli_filters_keys_check(&a->filters, a->keys, "--keys N", state);
+	cli_filters_gpa_check(&a->filters, a->keys ? KEY_MODE_DEVICE : KEY_MODE_OFF, "--keys N",
+			      state);
 	/* The kernel keys exits only when asked: its programs load with --keys. */
 	if (a->keys)
 		a->filters.opts.key_mode = KEY_MODE_DEVICE;

@@ -104,6 +104,7 @@ static void end(void *input, struct argp_state *state)
 	if (a->qmp && a->view.key_mode != KEY_MODE_DEVICE)
 		argp_error(state, "--qmp names ports and addresses: add --by key");
 	cli_filters_keys_check(&a->filters, a->view.key_mode, "--by key or --by rip", state);
+	cli_filters_gpa_check(&a->filters, a->view.key_mode, "--by key", state);
 }
 
 static const struct cmd_options stat_options = {

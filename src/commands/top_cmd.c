@@ -150,6 +150,7 @@ static void check_modes(void *input, struct argp_state *state)
 		argp_error(state, "--sort oncpu needs --split (time on CPU is only measured "
 			   "with it)");
 	cli_filters_keys_check(&a->filters, a->filters.opts.key_mode, "--keys", state);
+	cli_filters_gpa_check(&a->filters, a->filters.opts.key_mode, "--keys", state);
 }
 
 static const struct cmd_options top_options = {

@@ -52,6 +52,7 @@ static void refuse_table_options(void *input, struct argp_state *state)
 			   "stream and record always use the classic kvm_exit tracepoint");
 	/* The kernel fills no key table for a stream: --keys or not, nothing to size. */
 	cli_filters_keys_check(&a->filters, KEY_MODE_OFF, NULL, state);
+	cli_filters_gpa_check(&a->filters, a->filters.opts.key_mode, "--keys", state);
 }
 
 const struct cmd_options live_options = {

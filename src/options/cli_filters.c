@@ -98,6 +98,14 @@ void cli_filters_keys_check(const struct cli_filters *f, __u32 key_mode, const c
 		argp_error(state, "--max-keys sizes the key table, which is off: add %s", fix);
 }
 
+void cli_filters_gpa_check(const struct cli_filters *f, __u32 key_mode, const char *fix,
+			   struct argp_state *state)
+{
+	if (f->opts.key_gpa_shift && key_mode != KEY_MODE_DEVICE)
+		argp_error(state, "--key-gpa-shift groups the guest-physical keys of --by key, "
+			   "which is off: add %s", fix);
+}
+
 const struct cmd_options cli_filters_options = {
 	.options = options, .init = init, .end = to_session,
 	/* No command took it: the commands that trace a COMMAND take it after --. */

@@ -30,6 +30,9 @@ int cli_filters_open_session(struct cli_filters *f, struct session *s);
  */
 void cli_filters_keys_check(const struct cli_filters *f, __u32 key_mode, const char *fix,
 			    struct argp_state *state);
+/* --key-gpa-shift without device keys (--by key, --keys): refused, naming fix. */
+void cli_filters_gpa_check(const struct cli_filters *f, __u32 key_mode, const char *fix,
+			   struct argp_state *state);
 /*
  * Splits "... -- COMMAND ARGS" off argv before argp sees it; the command, or NULL without --
  * (a trailing -- gives an empty one, which cli_filters_options rejects).

@@ -39,6 +39,14 @@ expect 2 "$keysoff --by key or --by rip$" timeout 5 "$V" stat --by vcpu --max-ke
 expect 2 "$keysoff --keys$" timeout 5 "$V" top --max-keys 10
 expect 2 "$keysoff --keys N$" timeout 5 "$V" serve --max-keys 10
 # A stream has no key table at all, --keys or not.
+# --key-gpa-shift groups --by key's guest-physical keys: without device keys it would do nothing.
+gpaoff="--key-gpa-shift groups the guest-physical keys of --by key, which is off: add"
+expect 2 "$gpaoff --by key$" timeout 5 "$V" stat --key-gpa-shift 21
+expect 2 "$gpaoff --by key$" timeout 5 "$V" stat --by rip --key-gpa-shift 21
+expect 2 "$gpaoff --keys$" timeout 5 "$V" top --key-gpa-shift 21
+expect 2 "$gpaoff --keys N$" timeout 5 "$V" serve --key-gpa-shift 21
+expect 2 "$gpaoff --keys$" timeout 5 "$V" stream --key-gpa-shift 21
+expect 2 "$gpaoff --keys$" timeout 5 "$V" record --key-gpa-shift 21 -o x
 nokt="--max-keys sizes the key table of stat, top and serve: a stream's records carry their keys"
 expect 2 "$nokt" timeout 5 "$V" stream --max-keys 10
 expect 2 "$nokt" timeout 5 "$V" stream --keys --max-keys 10
@@ -227,6 +235,8 @@ if [ "$(id -u)" = 0 ]; then
 	expect 0 "written to /dev/null" "$V" record -o /dev/null -- "$OUT/vmexit-guest" --io 10
 	# With the key table on, --max-keys is taken (test_keys_host checks what it does).
 	expect 0 "" "$V" stat --by key --max-keys 10 -- true
+	expect 0 "" "$V" stat --by key --key-gpa-shift 21 -- true
+	expect 0 "" "$V" stream --keys --key-gpa-shift 21 -- true
 	rm -rf "$rec"
 else
 	echo "SKIP (partial): -g and -- COMMAND checks need root"
