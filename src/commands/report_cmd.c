@@ -334,9 +334,7 @@ static int one_event(struct report *r, const struct vmexit_event *ev)
 	if (r->a->view.key_mode == KEY_MODE_RIP) {
 		struct key_note k;
 
-		/* As stat's key rows: an exit is charged to its key when it completes. */
-		if (ev->type & VMEXIT_EV_IN_FLIGHT)
-			return 0;
+		/* As stat's key rows: an exit left in flight is counted, with no latency. */
 		rip_event_key(ev, &k);
 		return event_rows_add_key(&r->rows, r->a->view.by, ev, start, &k);
 	}
