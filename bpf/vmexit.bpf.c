@@ -209,6 +209,8 @@ KEY_PROG(msr, .kind = KEY_MSR, .dir = ctx->write ? KEY_DIR_WRITE : KEY_DIR_READ,
 KEY_PROG(cpuid, .kind = KEY_CPUID, .key = ctx->function)
 KEY_PROG(hypercall, .kind = KEY_HYPERCALL, .key = ctx->nr)
 KEY_PROG(hv_hypercall, .kind = KEY_HYPERCALL, .dir = KEY_DIR_HV, .key = ctx->code)
+/* arm64: x0 of an HVC is its SMCCC function id (PSCI, SMCCC_ARCH_*, ...); dir "smccc" says so. */
+KEY_PROG(hvc_arm64, .kind = KEY_HYPERCALL, .dir = KEY_DIR_SMCCC, .key = ctx->r0)
 /* The guest physical address (handle_key groups it by --key-gpa-shift); bit 1 of the error
  * code is a write (PFERR_WRITE_MASK). */
 KEY_PROG(page_fault, .kind = KEY_GPA, .dir = ctx->error_code & 2 ? KEY_DIR_WRITE : KEY_DIR_READ,

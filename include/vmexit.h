@@ -212,7 +212,8 @@ enum vmexit_key_kind {
 	KEY_GPA,		/* guest physical page of a stage-2 / EPT / NPT fault */
 	KEY_MSR,
 	KEY_CPUID,		/* leaf */
-	KEY_HYPERCALL,		/* KVM hypercall number, or Hyper-V call code (dir "hv") */
+	KEY_HYPERCALL,		/* KVM hypercall number, Hyper-V call code (dir "hv"), or arm64
+				 * SMCCC function id (dir "smccc") */
 	KEY_VECTOR,
 	KEY_RIP,		/* the guest RIP of the exit (--by rip) */
 	KEY_OTHER,		/* the key table was full: counted under lost as keys_full */
@@ -220,7 +221,7 @@ enum vmexit_key_kind {
 };
 
 enum vmexit_key_dir { KEY_DIR_NONE, KEY_DIR_IN, KEY_DIR_OUT, KEY_DIR_READ, KEY_DIR_WRITE,
-		      KEY_DIR_HV, NR_KEY_DIRS };
+		      KEY_DIR_HV, KEY_DIR_SMCCC, NR_KEY_DIRS };
 
 /* What --by asks the kernel to key exits by (key_mode). */
 enum vmexit_key_mode { KEY_MODE_OFF, KEY_MODE_DEVICE, KEY_MODE_RIP };

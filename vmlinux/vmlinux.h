@@ -299,6 +299,17 @@ struct trace_event_raw_kvm_hv_hypercall {
 	u16 code;
 };
 
+/*
+ * arm64's HVC, traced by kvm_handle_hvc() before KVM handles the call
+ * (arch/arm64/kvm/trace_handle_exit.h): r0 is the guest's x0, the SMCCC function id.
+ */
+struct trace_event_raw_kvm_hvc_arm64 {
+	struct trace_entry ent;
+	unsigned long vcpu_pc;
+	unsigned long r0;
+	unsigned long imm;
+};
+
 struct trace_event_raw_kvm_msi_set_irq {
 	struct trace_entry ent;
 	u64 address;

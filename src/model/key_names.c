@@ -2,8 +2,8 @@
 /*
  * Built-in names of keys: x86 legacy ports and the ones QEMU adds, the x86 MMIO windows of
  * the interrupt controllers and timer, MSRs (architectural, KVM and Hyper-V paravirtual),
- * CPUID leaves, KVM and Hyper-V hypercalls, the host's interrupt vectors. One table per kind;
- * a range names every key in it.
+ * CPUID leaves, KVM and Hyper-V hypercalls, arm64 SMCCC/PSCI function ids, the host's
+ * interrupt vectors. One table per kind; a range names every key in it.
  */
 #include <stdio.h>
 #include "key_names.h"
@@ -112,6 +112,66 @@ static const struct key_range hv_calls[] = {
 };
 
 /*
+ * arm64 HVC function ids (dir "smccc": only kvm_hvc_arm64 notes them, so an x86 hypercall
+ * number never meets this table nor an arm64 id KVM_HC_*'s). PSCI 0.2 to 1.3 from
+ * include/uapi/linux/psci.h (PSCI_0_2_FN*, PSCI_1_x_FN*; SMC32 ids 0x84..., SMC64 0xc4...),
+ * the Arm architecture calls, TRNG and KVM's vendor calls from include/linux/arm-smccc.h.
+ */
+static const struct key_range smccc_calls[] = {
+	{ 0x80000000, 0x80000000, "SMCCC_VERSION" },
+	{ 0x80000001, 0x80000001, "SMCCC_ARCH_FEATURES" },
+	{ 0x80000002, 0x80000002, "SMCCC_ARCH_SOC_ID" },
+	{ 0x80003fff, 0x80003fff, "SMCCC_ARCH_WORKAROUND_3" },
+	{ 0x80007fff, 0x80007fff, "SMCCC_ARCH_WORKAROUND_2" },
+	{ 0x80008000, 0x80008000, "SMCCC_ARCH_WORKAROUND_1" },
+	{ 0x84000000, 0x84000000, "PSCI_VERSION" },
+	{ 0x84000001, 0x84000001, "CPU_SUSPEND" },
+	{ 0x84000002, 0x84000002, "CPU_OFF" },
+	{ 0x84000003, 0x84000003, "CPU_ON" },
+	{ 0x84000004, 0x84000004, "AFFINITY_INFO" },
+	{ 0x84000005, 0x84000005, "MIGRATE" },
+	{ 0x84000006, 0x84000006, "MIGRATE_INFO_TYPE" },
+	{ 0x84000007, 0x84000007, "MIGRATE_INFO_UP_CPU" },
+	{ 0x84000008, 0x84000008, "SYSTEM_OFF" },
+	{ 0x84000009, 0x84000009, "SYSTEM_RESET" },
+	{ 0x8400000a, 0x8400000a, "PSCI_FEATURES" },
+	{ 0x8400000b, 0x8400000b, "CPU_FREEZE" },
+	{ 0x8400000c, 0x8400000c, "CPU_DEFAULT_SUSPEND" },
+	{ 0x8400000d, 0x8400000d, "NODE_HW_STATE" },
+	{ 0x8400000e, 0x8400000e, "SYSTEM_SUSPEND" },
+	{ 0x8400000f, 0x8400000f, "SET_SUSPEND_MODE" },
+	{ 0x84000010, 0x84000010, "STAT_RESIDENCY" },
+	{ 0x84000011, 0x84000011, "STAT_COUNT" },
+	{ 0x84000012, 0x84000012, "SYSTEM_RESET2" },
+	{ 0x84000013, 0x84000013, "MEM_PROTECT" },
+	{ 0x84000014, 0x84000014, "MEM_PROTECT_CHECK_RANGE" },
+	{ 0x84000015, 0x84000015, "SYSTEM_OFF2" },
+	{ 0x84000050, 0x84000050, "TRNG_VERSION" },
+	{ 0x84000051, 0x84000051, "TRNG_FEATURES" },
+	{ 0x84000052, 0x84000052, "TRNG_GET_UUID" },
+	{ 0x84000053, 0x84000053, "TRNG_RND32" },
+	{ 0x86000000, 0x86000000, "KVM_FEATURES" },
+	{ 0x86000001, 0x86000001, "KVM_PTP" },
+	{ 0x8600ff01, 0x8600ff01, "VENDOR_HYP_CALL_UID" },
+	{ 0xc4000001, 0xc4000001, "CPU_SUSPEND" },
+	{ 0xc4000003, 0xc4000003, "CPU_ON" },
+	{ 0xc4000004, 0xc4000004, "AFFINITY_INFO" },
+	{ 0xc4000005, 0xc4000005, "MIGRATE" },
+	{ 0xc4000007, 0xc4000007, "MIGRATE_INFO_UP_CPU" },
+	{ 0xc400000c, 0xc400000c, "CPU_DEFAULT_SUSPEND" },
+	{ 0xc400000d, 0xc400000d, "NODE_HW_STATE" },
+	{ 0xc400000e, 0xc400000e, "SYSTEM_SUSPEND" },
+	{ 0xc4000010, 0xc4000010, "STAT_RESIDENCY" },
+	{ 0xc4000011, 0xc4000011, "STAT_COUNT" },
+	{ 0xc4000012, 0xc4000012, "SYSTEM_RESET2" },
+	{ 0xc4000014, 0xc4000014, "MEM_PROTECT_CHECK_RANGE" },
+	{ 0xc4000015, 0xc4000015, "SYSTEM_OFF2" },
+	{ 0xc4000053, 0xc4000053, "TRNG_RND64" },
+	{ 0xc5000020, 0xc5000020, "PV_TIME_FEATURES" },
+	{ 0xc5000021, 0xc5000021, "PV_TIME_ST" },
+};
+
+/*
  * The host's system vectors, which an external-interrupt exit reports, as current Linux
  * assigns them (arch/x86/include/asm/irq_vectors.h; Hyper-V's two only with CONFIG_HYPERV).
  * Vectors below 0xec go to devices (0xeb is POSTED_MSI_NOTIFICATION only from Linux 6.10).
@@ -154,8 +214,11 @@ const char *key_builtin_name(const struct key_note *k)
 	case KEY_VECTOR:
 		return range_name(vectors, NR(vectors), k->key);
 	case KEY_HYPERCALL:
-		return k->dir == KEY_DIR_HV ? range_name(hv_calls, NR(hv_calls), k->key)
-					    : range_name(kvm_calls, NR(kvm_calls), k->key);
+		if (k->dir == KEY_DIR_HV)
+			return range_name(hv_calls, NR(hv_calls), k->key);
+		if (k->dir == KEY_DIR_SMCCC)
+			return range_name(smccc_calls, NR(smccc_calls), k->key);
+		return range_name(kvm_calls, NR(kvm_calls), k->key);
 	}
 	return "";
 }
@@ -170,6 +233,7 @@ static const char *const kind_names[NR_KEY_KINDS] = {
 static const char *const dir_names[NR_KEY_DIRS] = {
 	[KEY_DIR_NONE] = "", [KEY_DIR_IN] = "in", [KEY_DIR_OUT] = "out",
 	[KEY_DIR_READ] = "read", [KEY_DIR_WRITE] = "write", [KEY_DIR_HV] = "hv",
+	[KEY_DIR_SMCCC] = "smccc",
 };
 
 const char *key_kind_name(__u32 kind)

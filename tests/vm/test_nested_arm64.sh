@@ -8,6 +8,8 @@
 #
 #   "stream":  vmexit stat -v --json --by vcpu -- vmexit stream --json -- (guest A & guest B)
 #   "record":  vmexit record -o R -- guest C;  vmexit report -i R --json --by vcpu
+#   "keys":    vmexit stat --by key --json -- guest K: HVC64 keyed by x0 (kvm_hvc_arm64), the
+#              guest's PSCI_VERSION, named so, and DABT_LOW / KVM_EXIT_MMIO by the store's address
 #   "fastpath": a VM first, then vmexit stat --check-hooks -v: the tp_btf fast path is taken
 #
 # stat and stream are nested, so both are attached before the guests' first KVM_RUN and until the
@@ -51,6 +53,7 @@ command -v python3 >/dev/null || fail "python3 not installed (apt-get install py
 ARGSA="--vcpus 2 --mmio 150 --hvc 100 --wfi 15 --sysreg 80 --name armA --json"
 ARGSB="--vcpus 1 --mmio 120 --hvc 60 --wfi 10 --sysreg 50 --name armB --json"
 ARGSC="--vcpus 2 --mmio 100 --hvc 80 --wfi 10 --sysreg 60 --name armC --json"
+ARGSK="--vcpus 1 --mmio 70 --hvc 90 --wfi 0 --sysreg 0 --name armK --json"
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/test_nested_arm64.XXXXXX")
 keep() {
@@ -66,6 +69,7 @@ trap keep EXIT
 	echo "ARGSA='$ARGSA'"
 	echo "ARGSB='$ARGSB'"
 	echo "ARGSC='$ARGSC'"
+	echo "ARGSK='$ARGSK'"
 } >"$WORK/inbed.sh"
 cat >>"$WORK/inbed.sh" <<'EOF'
 T=/sys/kernel/tracing
@@ -140,6 +144,12 @@ sh /tmp/run.sh report /vmexit report -i /tmp/rec.vmexit --json --by vcpu
 phase_end
 send rec.vmexit /tmp/rec.vmexit
 
+phase_start keys
+timeout 120 sh /tmp/run.sh stat /vmexit stat --by key --json -- \
+	sh /tmp/run.sh guest /vmexit-guest-arm64 $ARGSK
+echo "T_RC $?"
+phase_end
+
 # The kvm_exit fast path (tp_btf, arm64 prototype) is only taken after a start-up check that
 # sees exits; in the phases above the VMs start after vmexit. Here one runs already.
 echo "T_PHASE fastpath"
@@ -158,7 +168,7 @@ cat >"$WORK/check.py" <<'PYEOF'
 import base64, gzip, hashlib, json, os, re, subprocess, sys
 from collections import Counter, defaultdict
 
-bed_out, work, vmexit_host, bed, ARGSA, ARGSB, ARGSC = sys.argv[1:8]
+bed_out, work, vmexit_host, bed, ARGSA, ARGSB, ARGSC, ARGSK = sys.argv[1:9]
 PRE = f"test_nested_arm64 [{bed}]"
 WANT_MODE = {"arm64": "VHE mode initialized successfully",
              "arm64-nvhe": "Hyp mode initialized successfully"}[bed]
@@ -532,6 +542,33 @@ if check(P, f"{pre}: did not run"):
         print(f"{PRE}: {pre}: {P.get('secs', 0):.1f} s (bed clock); report (bed) == report (host) == "
               f"events == tracefs minus the done exits: {fmt(rdone, names)}; file {os.path.getsize(rec)} bytes")
 
+# ---------------------------------------------------------------- phase "keys"
+# One vCPU: its HVCs all carry x0 = PSCI_VERSION (kvm_hvc_arm64's r0), its MMIO stores go to
+# the MMIO base (kvm_mmio, a write), the done store to base + 8. Each kind's rows must hold
+# exactly the guest's counts under those keys, none left keyless.
+P = phases.get("keys"); pre = "phase keys"
+if check(P, f"{pre}: did not run"):
+    A = parse_args(ARGSK)
+    rcs(P, pre, ("stat", "guest"))
+    tids, vms, tcount, tdone, names, ex, us = truth(P, pre, [A])
+    rows, lost = stat_rows(P, pre, "stat.out")
+    if rows is not None:
+        by = Counter()
+        for r in rows:
+            by[(r.get("kind"), r.get("reason"), r.get("key_kind"), r.get("key"), r.get("key_dir"),
+                r.get("key_name"))] += r.get("count", 0)
+        def keyed(kind, reason):
+            return {k[2:]: v for k, v in by.items() if k[:2] == (kind, reason)}
+        PSCI_VERSION, MMIO_BASE = 0x84000000, 0x10000000
+        want = {("hypercall", PSCI_VERSION, "smccc", "PSCI_VERSION"): A["hvc"]}
+        check(keyed("kernel", HVC64) == want, f"{pre}: HVC64 rows by key {keyed('kernel', HVC64)}, expected {want}")
+        for kind, reason in (("kernel", DABT_LOW), ("user", U_MMIO)):
+            want = {("mmio", MMIO_BASE, "write", ""): A["mmio"], ("mmio", MMIO_BASE + 8, "write", ""): 1}
+            got = keyed(kind, reason)
+            check(got == want, f"{pre}: {kind} {reason:#x} rows by key {got}, expected {want}")
+        print(f"{PRE}: {pre}: HVC64 keyed hypercall {PSCI_VERSION:#x} smccc PSCI_VERSION x {A['hvc']}, "
+              f"DABT_LOW and KVM_EXIT_MMIO keyed mmio {MMIO_BASE:#x} write x {A['mmio']} (+1 done store)")
+
 # ---------------------------------------------------------------- phase "fastpath"
 P = phases.get("fastpath"); pre = "phase fastpath"
 if check(P, f"{pre}: did not run"):
@@ -598,7 +635,7 @@ for try in 1 2; do
 	[ $brc = 77 ] && skip "the $bed bed cannot run here: $(sed -n 's/^bed: SKIP: //p' "$WORK/$bed.err" | head -n 1)"
 	[ $brc = 0 ] || { grep -v '^[A-Za-z0-9+/=]*$' "$WORK/$bed.out" | sed 's/^/  | /' | tail -n 60; fail "the $bed bed failed (exit $brc)"; }
 	set +e
-	python3 "$WORK/check.py" "$WORK/$bed.out" "$WORK" "$VMEXIT_HOST" "$bed" "$ARGSA" "$ARGSB" "$ARGSC"
+	python3 "$WORK/check.py" "$WORK/$bed.out" "$WORK" "$VMEXIT_HOST" "$bed" "$ARGSA" "$ARGSB" "$ARGSC" "$ARGSK"
 	crc=$?
 	set -e
 	# 3: the workload crashed under the emulator (check.py says why); one more boot, not two.
