@@ -327,6 +327,10 @@ static int on_key_event(struct capture_import *ci, struct thread_run *t, __u32 i
 		} else if (!strcmp(r->event, "kvm_hv_hypercall") && r->field(r->ctx, "code", &v)) {
 			k = (struct key_note){ .kind = KEY_HYPERCALL, .dir = KEY_DIR_HV,
 					       .key = v };
+		} else if (!strcmp(r->event, "kvm_hvc_arm64") && r->field(r->ctx, "r0", &v)) {
+			/* arm64: x0 is the SMCCC function id */
+			k = (struct key_note){ .kind = KEY_HYPERCALL, .dir = KEY_DIR_SMCCC,
+					       .key = v };
 		} else {
 			return 0;
 		}

@@ -207,6 +207,9 @@ static void test_kvm_events(void)
 	/* arm64: a trap's reason is its exception class, other kinds VMEXIT_ARM64_EXC | ret. */
 	feed(ci, "kvm_exit", 60, 0, 43, "", (struct rec_fields){ {
 		{ "ret", VMEXIT_ARM64_TRAP }, { "esr_ec", 0x16 }, { "vcpu_pc", 0x4000 } } });
+	/* Its HVC's kvm_hvc_arm64: the exit is keyed by x0, the SMCCC function id. */
+	feed(ci, "kvm_hvc_arm64", 65, 0, 43, "", (struct rec_fields){ {
+		{ "vcpu_pc", 0x4000 }, { "r0", 0x84000000 }, { "imm", 0 } } });
 	feed(ci, "kvm_exit", 70, 0, 44, "", (struct rec_fields){ { { "ret", 0 } } });
 	capture_import_end(ci);
 	for (int i = 0; i < 2; i++) {
@@ -214,6 +217,9 @@ static void test_kvm_events(void)
 		CHECK_EQ_U64(e.isa, VMEXIT_ISA_ARM64);
 		CHECK_EQ_U64(e.reason, e.tid == 43 ? 0x16 : VMEXIT_ARM64_EXC);
 		CHECK_EQ_U64(e.rip, e.tid == 43 ? 0x4000 : 0);
+		CHECK_EQ_U64(e.key.kind, e.tid == 43 ? KEY_HYPERCALL : KEY_NONE);
+		CHECK_EQ_U64(e.key.dir, e.tid == 43 ? KEY_DIR_SMCCC : KEY_DIR_NONE);
+		CHECK_EQ_U64(e.key.key, e.tid == 43 ? 0x84000000 : 0);
 	}
 	capture_import_free(ci);
 }
