@@ -805,7 +805,7 @@ def phase_perfetto():
         check(False, f"{pre}: the perfetto file is not valid JSON: {e}"); return
     evs = tr["traceEvents"] if isinstance(tr, dict) else tr
     pname = {}; tname = {}; got = Counter(); tracks = defaultdict(list); bad = Counter(); other = Counter(); rates = Counter()
-    left = Counter()
+    left = Counter(); rrates = Counter(); slices = Counter()
     for e in evs:
         ph = e.get("ph")
         if ph == "M" and e.get("name") == "process_name":
@@ -814,6 +814,14 @@ def phase_perfetto():
             tname[(e.get("pid"), e.get("tid"))] = e["args"]["name"]
         elif ph == "X":
             tracks[(e.get("pid"), e.get("tid"))].append(e)
+            slices[(e.get("pid"), "user" if e.get("cat") == "kvm_userspace_exit" else "kernel",
+                    e.get("name"))] += 1
+        elif ph == "C" and (e.get("name") or "").endswith((" exits/s", " exits to VMM/s")):
+            # Per-reason rate counters ("HLT exits/s", "IO exits to VMM/s"): the same windows,
+            # summed back per VM and reason they give that reason's slices.
+            user = e["name"].endswith(" exits to VMM/s")
+            reason = e["name"][:-len(" exits to VMM/s" if user else " exits/s")]
+            rrates[(e.get("pid"), "user" if user else "kernel", reason)] += e["args"]["value"]
         elif ph == "C" and e.get("name") == "exits/s":
             # Rate counters: value = exits in a 100 ms window x 10; summed back they must
             # give every exit slice of the VM exactly once.
@@ -870,6 +878,9 @@ def phase_perfetto():
     check(Counter({k: v // 10 for k, v in rates.items() if v}) == per_vm and
           all(v % 10 == 0 for v in rates.values()),
           f"{pre}: exits/s counters summed back {dict(rates)} (x10) != slices per VM {dict(per_vm)}")
+    check(Counter({k: v // 10 for k, v in rrates.items() if v}) == slices and
+          all(v % 10 == 0 for v in rrates.values()),
+          f"{pre}: per-reason exits/s counters summed back {dict(rrates)} (x10) != slices per VM and reason {dict(slices)}")
     check(got == tdone, f"{pre}: perfetto slices != tracefs minus the unfinished last exits: {diff(got, tdone)}")
     check_expected(pre, "perfetto", got, sorted(tids.values()), A)
     ntsc = sum(len(v) for v in P["tsc"].values())
