@@ -53,6 +53,8 @@ ends = len([u for u in re.findall(r"type: TYPE_SLICE_END\s+track_uuid: (\d+)", t
 pb = [n for u, n in begins if int(u) >= 5 << 56]
 print(f"protobuf: {len(pb)} guest slice begins, {ends} ends")
 assert pb == [n for ph, n in want if ph == "B"], pb[:6]
-assert ends == len(pb), ends
+# One end per E of the file: uftrace's dump may hold an E whose B it did not record (seen in
+# the TCG bed: 17 events, 9 of them E), and vmexit writes the file as it is.
+assert ends == sum(ph == "E" for ph, _ in want), ends
 PY
 echo "PASS: test_guest_trace_uftrace_host"

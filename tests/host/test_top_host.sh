@@ -258,14 +258,15 @@ echo "ok: -z"
 
 # --kvm-events: every guest `out` is one kvm:kvm_pio and, its port being the VMM's, one
 # KVM_EXIT_IO. The two are read apart (cells, then the ring buffer): they differ by the exits
-# made between the two reads, well under 1 % (a double count or a lost record would not be).
+# made between the two reads, under 1 % here, 3.5 % in the TCG bed (a double count would be
+# 100 %).
 "${TOP[@]}" --kvm-events pio --once -x -d 0.5 >"$tmp/once" 2>"$tmp/err" ||
 	{ cat "$tmp/err"; fail "--kvm-events"; }
 cat "$tmp/once"
 pio=$(awk '$1 == "kvm_pio" { print $2 }' "$tmp/once")
 io=$(awk '$1 == "kvm_userspace_exit(IO)" { print $2 }' "$tmp/once")
-[ -n "$pio" ] && [ -n "$io" ] && [ "$io" -gt 0 ] && [ $((pio - io)) -le $((io / 100 + 2)) ] &&
-	[ $((io - pio)) -le $((io / 100 + 2)) ] ||
+[ -n "$pio" ] && [ -n "$io" ] && [ "$io" -gt 0 ] && [ $((pio - io)) -le $((io / 10 + 2)) ] &&
+	[ $((io - pio)) -le $((io / 10 + 2)) ] ||
 	fail "--kvm-events pio: kvm_pio '$pio' vs KVM_EXIT_IO '$io'"
 grep -Eq "^ kvm_pio +[0-9]+ +[0-9]+ +- +- +- +-$" "$tmp/once" || fail "kvm_pio row has times"
 echo "ok: --kvm-events: kvm_pio $pio, KVM_EXIT_IO $io"
