@@ -44,7 +44,7 @@ struct capture_import {
 	bool lost_due;
 	__u64 last_ts;
 	/* What the capture held, for the notes and for the completions it can make. */
-	bool seen_kvm, seen_exit, seen_entry, seen_user_exit, seen_run, seen_key;
+	bool seen_kvm, seen_exit, seen_entry, seen_user_exit, seen_run;
 };
 
 /*
@@ -335,7 +335,6 @@ static int on_key_event(struct capture_import *ci, struct thread_run *t, __u32 i
 			return 0;
 		}
 	}
-	ci->seen_key = true;
 	if (t->late) {
 		if (k.kind == KEY_PORT && k.dir == KEY_DIR_IN)
 			t->late_exit.key = k;
