@@ -22,6 +22,8 @@
 #include "kvm_event_counts.h"
 #include "sampler.h"
 #include "out_write.h"
+#include "qmp_names.h"
+#include "qmp_option.h"
 #include "signals.h"
 #include "stack_options.h"
 #include "stack_read.h"
@@ -53,6 +55,7 @@ static const char doc[] =
 "    vmexit top -z --kvm-events all  # busy rows only; kvm_pio, kvm_inj_virq... too\n"
 "    vmexit top -L /var/log/kvm.log  # --log to a file, reopened on SIGHUP\n"
 "    vmexit top --split --stacks     # x on a reason: the kernel stacks it blocked on\n"
+"    vmexit top -x --keys --qmp auto # every reason's keys, devices as QEMU names them\n"
 "\v" DURATION_HELP
 "-d is in seconds, as top's (a bare number; 500ms works too).\n";
 
@@ -67,6 +70,7 @@ struct top_args {
 	const char *fields;
 	enum top_sort sort;
 	struct stack_opts stk;	/* --stacks, --stack-min, --max-stacks */
+	const char *qmp;	/* --qmp */
 };
 
 OPT_STATIC_STORE(opt_sort, enum top_sort);
@@ -112,6 +116,7 @@ static const struct cmd_option options[] = {
 	{ "keys", 0, NULL, 0, "Load the key programs at start (what each exit was about, as "
 	  "stat --by key): x on a reason row lists its keys, with names", 2,
 	  OPT_TO(struct top_args, filters.opts.key_mode, opt_key_device) },
+	QMP_OPTION(struct top_args, qmp, 2),
 	{ "vcpus", 0, NULL, 0, "Start in the per-vCPU view", 2,
 	  OPT_TO(struct top_args, vcpus, opt_true) },
 	{ "overhead", 0, NULL, 0, "Show vmexit's own cost (kernel BPF run-time "
@@ -151,6 +156,8 @@ static void check_modes(void *input, struct argp_state *state)
 			   "with it)");
 	cli_filters_keys_check(&a->filters, a->filters.opts.key_mode, "--keys", state);
 	cli_filters_gpa_check(&a->filters, a->filters.opts.key_mode, "--keys", state);
+	if (a->qmp && !a->filters.opts.key_mode)
+		argp_error(state, "--qmp names ports and addresses: add --keys");
 }
 
 static const struct cmd_options top_options = {
@@ -178,8 +185,17 @@ struct top {
 	struct row_table key_cur;	/* --keys: the last interval's */
 	struct stack_table stacks;	/* --stacks: the kernel's since start, read each sample */
 	struct symbol_map *ksyms;	/* --stacks: their frames' names; NULL: addresses */
+	struct qmp_names qmp;		/* --qmp */
 	FILE *out;			/* --log: stdout or -L FILE */
 };
+
+/* --qmp: new guests asked their memory map while they run, and again when a key left it. */
+static void qmp_tick(void *ctx, double now)
+{
+	struct top *tp = ctx;
+
+	qmp_names_tick(&tp->qmp, &tp->sp.names, now);
+}
 
 /* -L: SIGHUP reopens the file (logrotate's habit) instead of ending the run as it would. */
 static volatile sig_atomic_t reopen_log;
@@ -599,7 +615,14 @@ int cmd_top(int argc, char **argv)
 	/* Counted from their records: a ring buffer with room for a busy second. */
 	if (a.filters.opts.kvm_events)
 		a.filters.opts.ringbuf_kb = 4096;
+	if (a.qmp) {
+		qmp_names_init(&tp.qmp, a.qmp);
+		so.tick = qmp_tick;
+		so.tick_ctx = &tp;
+	}
 	if (sampler_open(&tp.sp, &a.filters, &so)) {
+		if (a.qmp)
+			qmp_names_free(&tp.qmp);
 		top_ui_free(&tp.ui);
 		if (tp.out != stdout)
 			fclose(tp.out);
@@ -636,6 +659,7 @@ int cmd_top(int argc, char **argv)
 	if (a.filters.opts.key_mode) {
 		tp.d.key_cur = &tp.key_cur;
 		tp.d.key_tot = &tp.keys.cum;
+		tp.d.qmp = a.qmp ? &tp.qmp : NULL;
 	}
 	if (a.stk.stacks) {
 		tp.ksyms = kallsyms_load(err, sizeof(err));
@@ -675,5 +699,8 @@ int cmd_top(int argc, char **argv)
 	row_table_free(&tp.key_cur);
 	stack_table_free(&tp.stacks);
 	symbol_map_free(tp.ksyms);
-	return sampler_close(&tp.sp, rc);
+	rc = sampler_close(&tp.sp, rc);
+	if (a.qmp)
+		qmp_names_free(&tp.qmp);
+	return rc;
 }

@@ -214,25 +214,58 @@ void qmp_names_tick(struct qmp_names *q, struct name_cache *names, double now)
 	}
 }
 
+/*
+ * Any guest's name for a key, with tgid 0 (top's views summed over guests) or start 0 (one pid,
+ * any process on it) as wildcards: the name every answered guest that maps the key agrees on;
+ * guests that disagree leave it to the built-in name. Under q->lock.
+ */
+static const char *any_guest_name(struct qmp_names *q, __u32 tgid, __u64 start, bool io,
+				  __u64 key)
+{
+	const char *name = NULL;
+	bool any = false;
+
+	for (__u32 i = 0; i < q->nr; i++) {
+		struct qmp_guest *g = &q->g[i];
+		const char *n;
+
+		if ((tgid && g->tgid != tgid) || (start && g->start != start) || !g->answered)
+			continue;
+		any = true;
+		n = mtree_map_name(&g->map, io, key);
+		if (n && name && strcmp(n, name))
+			return NULL;
+		if (n)
+			name = n;
+	}
+	/* None maps it: a device mapped since, in some guest (which one is not known here). */
+	for (__u32 i = 0; any && !name && i < q->nr; i++)
+		if ((!tgid || q->g[i].tgid == tgid) && (!start || q->g[i].start == start))
+			q->g[i].missed = true;
+	return name;
+}
+
 const char *qmp_key_name(struct qmp_names *q, __u32 tgid, __u64 start, const struct key_note *k,
 			 char *buf, size_t len)
 {
 	bool io = k->kind == KEY_PORT;
 	const char *name = NULL;
 
-	if (q && tgid && (io || k->kind == KEY_MMIO || k->kind == KEY_GPA)) {
+	if (q && (io || k->kind == KEY_MMIO || k->kind == KEY_GPA)) {
 		struct guest_key gk = guest_key_of(tgid, start);
 		__u32 *idx;
 
 		pthread_mutex_lock(&q->lock);
-		idx = qmp_guest_index_find(&q->index, &gk);
+		idx = tgid && start ? qmp_guest_index_find(&q->index, &gk) : NULL;
 		if (idx && q->g[*idx].answered) {
 			name = mtree_map_name(&q->g[*idx].map, io, k->key);
-			if (name)
-				snprintf(buf, len, "%s", name);
-			else
+			if (!name)
 				q->g[*idx].missed = true;
+		} else if (!tgid || !start) {
+			name = any_guest_name(q, tgid, start, io, k->key);
 		}
+		if (name)
+			snprintf(buf, len, "%s", name);
 		pthread_mutex_unlock(&q->lock);
 	}
 	if (!name)

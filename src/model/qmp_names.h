@@ -63,7 +63,8 @@ void qmp_names_free(struct qmp_names *q);
 void qmp_names_tick(struct qmp_names *q, struct name_cache *names, double now);
 /*
  * The name of key k of guest (tgid, start): its QEMU's region (ports and addresses, when q has
- * its map), else the built-in one (key_names.h), else "". Copied to buf. q may be NULL.
+ * its map), else the built-in one (key_names.h), else "". Copied to buf. q may be NULL. tgid 0
+ * (any guest) or start 0 (any process of pid tgid): the name the guests that map k agree on.
  */
 const char *qmp_key_name(struct qmp_names *q, __u32 tgid, __u64 start, const struct key_note *k,
 			 char *buf, size_t len);

@@ -22,6 +22,7 @@
 #include <string.h>
 #include "array_grow.h"
 #include "key_names.h"
+#include "qmp_names.h"
 #include "reasons.h"
 #include "text_escape.h"
 #include "top_view_int.h"
@@ -366,12 +367,12 @@ static int reason_items(struct top_view *v, const struct top_ui *ui)
 }
 
 /* LV_KEYS: an item per key, named by its reason and key (the -f filter sees both). */
-static int key_items(struct top_view *v, const struct top_ui *ui)
+static int key_items(struct top_view *v, const struct top_data *d, const struct top_ui *ui)
 {
 	for (__u32 i = 0; i < v->g_tot.nr; i++) {
 		const struct row *t = &v->g_tot.rows[i];
 		struct top_item *it;
-		char kb[64];
+		char kb[64], nb[64];
 		size_t n;
 
 		it = add_item(v);
@@ -387,7 +388,9 @@ static int key_items(struct top_view *v, const struct top_ui *ui)
 		top_reason_label(t->key.isa, t->key.reason, it->label, sizeof(it->label));
 		n = strlen(it->label);
 		snprintf(it->label + n, sizeof(it->label) - n, " %s",
-			 key_str(&t->key.key, key_builtin_name(&t->key.key), kb, sizeof(kb)));
+			 key_str(&t->key.key, qmp_key_name(d->qmp, ui->tgid, ui->start,
+							   &t->key.key, nb, sizeof(nb)),
+				 kb, sizeof(kb)));
 		if (!label_ok(ui, it->label))
 			v->nr_items--;
 	}
@@ -467,7 +470,7 @@ int top_build_items(struct top_view *v, const struct top_data *d, const struct t
 	if (err)
 		return err;
 	if (ui->level == LV_KEYS)
-		err = key_items(v, ui);
+		err = key_items(v, d, ui);
 	else
 		err = ui->level == LV_REASONS ? reason_items(v, ui) : entity_items(v, d, ui);
 	if (!err)

@@ -3,7 +3,8 @@
 # auto` counts each port's exits to the VMM exactly as ftrace's kvm_pio of the same run, and
 # names each busy port as QEMU's own `info mtree -f` does. The windows match: the tracefs
 # instance is on before vmexit starts QEMU and off after QEMU quit, and the guest is paused
-# (QMP stop) before it quits, so that no IO exit is left in flight.
+# (QMP stop) before it quits, so that no IO exit is left in flight. Then `top -x --keys --qmp
+# auto` on a running QEMU names its keys as that QEMU's map does.
 # Not run in the nested bed (tests/vm/test_nested_host.sh): no QEMU there.
 set -u
 OUT=${1:-.output}
@@ -219,4 +220,73 @@ for k in sorted(busy):
 sys.exit(1 if bad else 0)
 PY
 [ $? -eq 0 ] || fail "per-port counts or names differ (above)"
+
+# top --keys --qmp auto: a running QEMU's keys in the drill-down, named as its map names them.
+# Its own QMP (a chardev + -mon, found on the command line) and the test's -qmp, as above.
+rm -f "$TMP/q.pid"
+qemu-system-x86_64 -accel kvm -m 64 -display none -device virtio-rng-pci -pidfile "$TMP/q.pid" \
+	-chardev "socket,id=vq,path=$TMP/top.qmp,server=on,wait=off" -mon chardev=vq,mode=control \
+	-qmp "unix:$TMP/test2.qmp,server=on,wait=off" -daemonize 2>"$TMP/qemu2.err" ||
+	{ cat "$TMP/qemu2.err"; fail "QEMU did not start"; }
+QPID=$(cat "$TMP/q.pid")
+"$VMEXIT" top --once -x --keys --qmp auto -d 4 -p "$QPID" --width 160 >"$TMP/top" 2>"$TMP/top.err" ||
+	{ cat "$TMP/top.err"; fail "vmexit top --keys --qmp auto exited with $?"; }
+grep -q "note: --qmp" "$TMP/top.err" && { cat "$TMP/top.err"; fail "top could not ask QEMU"; }
+python3 - "$TMP/test2.qmp" "$TMP/mtree2" <<'PY' || fail "the test's second QMP conversation failed"
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(10)
+s.connect(sys.argv[1])
+f = s.makefile("rw")
+json.loads(f.readline())
+for cmd in ({"execute": "qmp_capabilities"},
+            {"execute": "human-monitor-command", "arguments": {"command-line": "info mtree -f"}},
+            {"execute": "quit"}):
+    f.write(json.dumps(cmd) + "\n")
+    f.flush()
+    while True:
+        r = json.loads(f.readline())
+        if "event" not in r:
+            break
+    if "error" in r:
+        sys.exit(f"{cmd}: {r['error']}")
+    if cmd["execute"] == "human-monitor-command":
+        open(sys.argv[2], "w").write(r["return"])
+PY
+# Not our child (-daemonize): gone once its pid is.
+for _ in $(seq 200); do kill -0 "$QPID" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$QPID" 2>/dev/null && fail "QEMU still running 20 s after quit"
+QPID=
+python3 - "$TMP/top" "$TMP/mtree2" <<'PY' || fail "top's key names differ from QEMU's (above)"
+import re, sys
+io, cur, root = [], None, None
+for line in open(sys.argv[2]).read().splitlines():
+    line = line.rstrip("\r")
+    if line.startswith("FlatView"):
+        cur = None
+    elif line.startswith(' AS "I/O"'):
+        cur = "io"
+    elif line.startswith(" Root memory region: "):
+        root = line.split(": ", 1)[1]
+    elif cur == "io" and line.startswith("  "):
+        r = re.match(r"\s+([0-9a-f]+)-([0-9a-f]+) \(prio [-0-9]+, [^)]*\): (.*?)( @[0-9a-f]+)?( KVM)?$", line)
+        if r and r.group(3) != root:
+            io.append((int(r.group(1), 16), int(r.group(2), 16), r.group(3)))
+# "kvm_userspace_exit(IO) 0x3d4 out vga   Total ...": port, direction, name (may be empty).
+rows = []
+for line in open(sys.argv[1]):
+    m = re.match(r"\s*kvm_userspace_exit\(IO\) (0x[0-9a-f]+) (in|out) ?(.*?)\s+(\d+)\s", line)
+    if m:
+        rows.append((int(m.group(1), 16), m.group(2), m.group(3), int(m.group(4))))
+bad, named = 0, 0
+for port, d, name, total in rows:
+    want = next((n for lo, hi, n in io if lo <= port <= hi), None)
+    if want:
+        named += 1
+        ok = name == want
+        print(("ok: " if ok else "FAIL: ") + f"top: port {port:#x} {d} named '{name}', QEMU '{want}' ({total} exits)")
+        bad += not ok
+print(f"top: {len(rows)} port rows, {named} of them in QEMU's map")
+sys.exit(1 if bad or named < 3 else 0)
+PY
 echo "PASS: qmp_host"

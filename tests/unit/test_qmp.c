@@ -399,6 +399,11 @@ static void test_names(const char *fixture)
 	CHECK_STR(qmp_key_name(&q, me, 42, &msr, b, sizeof(b)), "EFER");
 	/* Another guest (another start) has no map: built-in names. */
 	CHECK_STR(qmp_key_name(&q, me, 43, &notify, b, sizeof(b)), "");
+	/* top's views summed over guests (tgid 0) or over one pid's processes (start 0): the map
+	 * of the guests that match; none matching, the built-in name. */
+	CHECK_STR(qmp_key_name(&q, 0, 0, &notify, b, sizeof(b)), "virtio-pci-notify-virtio-rng");
+	CHECK_STR(qmp_key_name(&q, me, 0, &notify, b, sizeof(b)), "virtio-pci-notify-virtio-rng");
+	CHECK_STR(qmp_key_name(&q, me + 1, 0, &notify, b, sizeof(b)), "");
 	/* A port QEMU maps to nothing keeps its built-in name, and asks again, rate-limited. */
 	CHECK_STR(qmp_key_name(&q, me, 42, &dbg, b, sizeof(b)), "isa-debugcon");
 	qmp_names_tick(&q, &names, 100.5);
