@@ -25,7 +25,7 @@ static int perfetto_fmt_open(struct evout *o, const struct evout_opts *opts, cha
 		o->own_file = true;
 	}
 	o->tw = trace_writer_for(opts->perfetto_format, opts->perfetto_path);
-	o->pw = o->tw->open(o->f);
+	o->pw = o->tw->open(o->f, opts->clock);
 	if (!o->pw) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;

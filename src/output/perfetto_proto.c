@@ -14,8 +14,10 @@
  *    the JSON writer's args as debug annotations; TSC offset writes and the other kvm
  *    tracepoints are instants on the vCPU track; lost records and stuck exits are instants on
  *    a global "vmexit" track;
- *  - timestamps are CLOCK_MONOTONIC ns (clock 3) as the events'; a clock snapshot tells the
- *    importer that trace time is that clock too;
+ *  - timestamps are on the events' clock: CLOCK_MONOTONIC ns (clock 3) for vmexit's own, a
+ *    POSIX clock Perfetto knows by its builtin id, or (an import on trace_clock=local,
+ *    perf_clock...) a clock of the sequence's own (id 64), so that the trace never claims a
+ *    clock its times are not on; a clock snapshot makes that clock the trace's time base;
  *  - event, category and argument names are interned: each is written once, in the packet
  *    that first uses it.
  * Streamed: each packet goes to the file as it is made; memory is one entry per VM, vCPU,
@@ -87,7 +89,9 @@ enum {
 
 enum { SEQ_CLEARED = 1, SEQ_NEEDS_STATE = 2 };
 enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4 };
-enum { CLOCK_MONOTONIC_ID = 3, CLOCK_BOOTTIME_ID = 6 };
+/* ClockSnapshot.Clock's builtin ids, and the first of the sequence-scoped ones (64-127). */
+enum { CLOCK_REALTIME_ID = 1, CLOCK_MONOTONIC_ID = 3, CLOCK_MONOTONIC_RAW_ID = 5,
+       CLOCK_BOOTTIME_ID = 6, CLOCK_SEQUENCE_ID = 64 };
 enum { CHILD_ORDERING_EXPLICIT = 3 };
 
 /* The three interned tables, numbered as InternedData's fields. */
@@ -169,6 +173,7 @@ struct pftrace_writer {
 	__u64 next_iid[IN_KVM_EVENT + 1];
 	__u64 fixed_iid[NR_FIXED];	/* 0 until interned */
 	bool started;		/* the sequence's first packets are out */
+	__u32 clock_id;		/* the timestamps' clock (clock_id_of()) */
 	bool global_announced;
 	char **outside;		/* the names of the outside counters, index = track */
 	size_t nr_outside;
@@ -258,9 +263,30 @@ static void packet_end(struct pftrace_writer *w, bool uses_interned)
 }
 
 /*
- * The sequence's start: its interning begins here, its timestamps are CLOCK_MONOTONIC, and a
+ * The clock of the events' times (trace_writer_ops.open's name) as Perfetto numbers clocks:
+ * the POSIX ones it has builtin ids for; any other (ftrace's local or global clock, perf's
+ * perf_clock, x86-tsc) is none of those, so it gets a clock of this sequence's own.
+ */
+static __u32 clock_id_of(const char *clock)
+{
+	static const struct { const char *name; __u32 id; } builtin[] = {
+		{ "CLOCK_MONOTONIC", CLOCK_MONOTONIC_ID }, { "CLOCK_REALTIME", CLOCK_REALTIME_ID },
+		{ "CLOCK_MONOTONIC_RAW", CLOCK_MONOTONIC_RAW_ID },
+		{ "CLOCK_BOOTTIME", CLOCK_BOOTTIME_ID },
+	};
+
+	if (!clock)
+		return CLOCK_MONOTONIC_ID;
+	for (size_t i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
+		if (!strcmp(clock, builtin[i].name))
+			return builtin[i].id;
+	return CLOCK_SEQUENCE_ID;
+}
+
+/*
+ * The sequence's start: its interning begins here, its timestamps are on w->clock_id, and a
  * snapshot equating that clock with the importer's default (boottime) makes it the trace's
- * time base, so the timestamps show as they are (and line up with other monotonic traces).
+ * time base, so the timestamps show as they are (and line up with other traces on it).
  */
 static void start(struct pftrace_writer *w)
 {
@@ -272,14 +298,16 @@ static void start(struct pftrace_writer *w)
 	packet_begin(w, NO_TS);
 	pb_uint(&w->pkt, PKT_SEQUENCE_FLAGS, SEQ_CLEARED);
 	d = pb_open(&w->pkt, PKT_DEFAULTS);
-	pb_uint(&w->pkt, DEFAULTS_CLOCK_ID, CLOCK_MONOTONIC_ID);
+	pb_uint(&w->pkt, DEFAULTS_CLOCK_ID, w->clock_id);
 	pb_close(&w->pkt, d);
 	packet_end(w, false);
+	if (w->clock_id == CLOCK_BOOTTIME_ID)
+		return;		/* the default time base already */
 
 	packet_begin(w, NO_TS);
 	snap = pb_open(&w->pkt, PKT_CLOCK_SNAPSHOT);
 	c = pb_open(&w->pkt, SNAPSHOT_CLOCKS);
-	pb_uint(&w->pkt, CLOCK_ID, CLOCK_MONOTONIC_ID);
+	pb_uint(&w->pkt, CLOCK_ID, w->clock_id);
 	pb_uint(&w->pkt, CLOCK_TIMESTAMP, 0);
 	pb_close(&w->pkt, c);
 	c = pb_open(&w->pkt, SNAPSHOT_CLOCKS);
@@ -423,13 +451,14 @@ static void draw_reason_rate(void *ctx, struct trace_rate *r, __u64 ts_ns, __u64
 	rate_value(w, ts_ns, UUID_REASON(r->seq), per_s);
 }
 
-static void *pftrace_open(FILE *f)
+static void *pftrace_open(FILE *f, const char *clock)
 {
 	struct pftrace_writer *w = calloc(1, sizeof(*w));
 
 	if (!w)
 		return NULL;
 	w->f = f;
+	w->clock_id = clock_id_of(clock);
 	trace_tracks_init(&w->tt, 1, draw_rates, draw_reason_rate, w);
 	return w;
 }

@@ -37,8 +37,12 @@ struct trace_guest_event {
 
 struct trace_writer_ops {
 	const char *name;	/* --perfetto-format's value */
-	/* Starts the trace on f (the caller closes f after close). NULL on ENOMEM. */
-	void *(*open)(FILE *f);
+	/*
+	 * Starts the trace on f (the caller closes f after close). clock: what the events' times
+	 * are, as event_source.h names it ("CLOCK_MONOTONIC", an import's "trace_clock=local",
+	 * "perf_clock"...); NULL: CLOCK_MONOTONIC. NULL on ENOMEM.
+	 */
+	void *(*open)(FILE *f, const char *clock);
 	/* Names a VM; before or after its events, and again to rename it. */
 	void (*guest)(void *w, __u32 tgid, const char *name);
 	/* One event; name NULL: the reason's. */

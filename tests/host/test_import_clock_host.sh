@@ -9,6 +9,8 @@
 #  - trace.dat: the trace_clock the file records. trace-cmd extract records the top buffer's
 #    (whatever an instance's), which is tracefs's trace_clock as the capture is extracted:
 #    mono is named CLOCK_MONOTONIC, any other by its setting ("trace_clock=local").
+# The --perfetto protobuf of each declares that clock: Perfetto's builtin id of a POSIX clock,
+# else a clock of the trace's own (never CLOCK_MONOTONIC for perf_clock or trace_clock=local).
 #
 # Usage: tests/host/test_import_clock_host.sh OUTDIR   (OUTDIR holds vmexit and vmexit-guest)
 # Exit 0 pass, 1 fail, 77 skip (no root or /dev/kvm; the reason is printed).
@@ -18,11 +20,41 @@ OUT=${1:?usage: $0 OUTDIR}
 capture_test_start clock "$OUT"
 need_cmd python3 python3
 need_cmd perf linux-perf
+need_cmd protoc protobuf-compiler
 fails=0
 pass() { echo "ok: $*"; }
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 mono_ns() { python3 -c 'import time; print(time.clock_gettime_ns(time.CLOCK_MONOTONIC))'; }
 EVENTS=(-e kvm:kvm_userspace_exit -e kvm:kvm_fpu)
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)	# the schema (in the nested bed: /docs)
+# The clocks FILE's --perfetto protobuf declares: "DEFAULT SNAPSHOT-IDS..." (protoc's text).
+proto_clocks() {
+	chk "$VMEXIT" report -i "$1" --perfetto "$TMP/clk.pftrace" >/dev/null 2>&1 || { echo "(report failed)"; return; }
+	protoc --decode=vmexit.perfetto.Trace -I "$ROOT/docs" "$ROOT/docs/perfetto-subset.proto" \
+		<"$TMP/clk.pftrace" 2>/dev/null | python3 -c '
+import re, sys
+t = sys.stdin.read()
+d = re.search(r"trace_packet_defaults \{\s*timestamp_clock_id: (\d+)", t)
+s = re.search(r"clock_snapshot \{(.*?)\n  \}", t, re.S)
+ids = re.findall(r"clock_id: (\d+)", s.group(1)) if s else []
+print(d.group(1) if d else "none", *ids)'
+}
+# What it must declare for a capture on clock C: Perfetto's builtin id of a POSIX clock, else
+# one of the sequence's own (64), either made the time base by a snapshot against boottime (6).
+want_proto() {
+	case $1 in
+	CLOCK_MONOTONIC) echo "3 3 6" ;; CLOCK_MONOTONIC_RAW) echo "5 5 6" ;;
+	CLOCK_BOOTTIME) echo "6" ;; *) echo "64 64 6" ;;
+	esac
+}
+check_proto() {	# check_proto FILE CLOCK WHAT
+	local got want
+	got=$(proto_clocks "$1")
+	want=$(want_proto "$2")
+	[ "$got" = "$want" ] && pass "$3: protobuf declares clock ids $got ($2)" ||
+		fail "$3: protobuf declares clock ids '$got', expected '$want' ($2)"
+}
 
 # The clock column of FILE's default-line header.
 header_clock() {
@@ -43,6 +75,7 @@ for k in "" mono raw; do
 	got=$(header_clock "$f")
 	[ "$got" = "$want(s)" ] && pass "perf record ${k:+-k $k}: header says $got" ||
 		fail "perf record ${k:+-k $k}: header says $got, expected $want(s)"
+	check_proto "$f" "$want" "perf record ${k:+-k $k}"
 	[ "$k" = mono ] || continue
 	# Said CLOCK_MONOTONIC: the 6 exits' times are that clock's, within the guest's run.
 	chk "$VMEXIT" report -i "$f" --events --json >"$TMP/mono.json" 2>/dev/null
@@ -93,6 +126,10 @@ esac
 got=$(header_clock "$TMP/t.dat")
 [ "$got" = "$want(s)" ] && pass "trace.dat (trace_clock $clock): header says $got" ||
 	fail "trace.dat (trace_clock $clock): header says $got, expected $want(s)"
+check_proto "$TMP/t.dat" "$want" "trace.dat (trace_clock $clock)"
+# vmexit's own recording: CLOCK_MONOTONIC.
+chk "$VMEXIT" record -o "$TMP/r.vmexit" -- "$GUEST" --io 5 >/dev/null 2>&1
+check_proto "$TMP/r.vmexit" CLOCK_MONOTONIC "vmexit record"
 
 if sanitizer_reports; then
 	fail "sanitizer reports (above)"

@@ -77,7 +77,7 @@ static void write_trace(const struct trace_writer_ops *ops, const char *path)
 	e[10] = ev(VMEXIT_EV_EXIT, 100, 1001, 0, 1004000, 100, VMEXIT_ISA_VMX, 30);
 	e[11] = ev(VMEXIT_EV_EXIT, 100, 1001, 0, 250000000, 100, VMEXIT_ISA_VMX, 30);
 	e[0].rip = 0xffffffff81000000ull;
-	w = ops->open(f);
+	w = ops->open(f, NULL);
 	CHECK(w != NULL);
 	ops->guest(w, 100, "web \"prod\"");
 	ops->guest(w, 200, "ctl");
@@ -128,7 +128,7 @@ static void write_rates(const struct trace_writer_ops *ops, const char *path)
 	CHECK(f != NULL);
 	if (!f)
 		return;
-	w = ops->open(f);
+	w = ops->open(f, NULL);
 	CHECK(w != NULL);
 	for (int win = 0; win < RATE_WINDOWS; win++) {
 		__u64 ts = win * 100000000ull;
