@@ -6,10 +6,13 @@
 # the KVM_RUN hook, bench/floor_progs), under `vmexit stat` (the tp_btf fast path), under
 # `vmexit stat` on the classic tracepoints, under empty programs on the classic tracepoints
 # (empty-classic: the classic path's own floor, whose dispatch builds the trace record), and
-# under bpftrace's simplest exit->entry histogram. The cases alternate for several rounds,
+# under bpftrace's simplest exit->entry histogram, and under `vmexit stat --by key` (keys:
+# its key programs on kvm_pio, kvm_cpuid... too; on VMX that is the classic kvm_exit, whose
+# record still holds the exit's VMCS fields) and `--by rip` (rip). The cases alternate for several rounds,
 # each timing --reps guests in a row under one tracer start. Noise on a shared host only ever
 # adds time, so the least time of each case is the estimate (the medians are printed too): ns
-# per exit over "alone", and the ratios vmexit/floor, vmexit/bpftrace and fast/classic.
+# per exit over "alone", and the ratios vmexit/floor, vmexit/bpftrace, fast/classic and
+# keys/rip over plain stat.
 # Nothing is asserted: it prints figures and whether the targets of the design are met.
 # In the vmx bed the clock counts instructions (Bochs' ips), so the figures are the emulated work
 # each tracer adds. In the svm bed it is the host's clock: other jobs on the host add noise, which
@@ -18,7 +21,7 @@
 #
 # usage: bench/bed_overhead.sh [--bed svm|vmx] [--kernel 6.1|6.12] [--rounds R] [--cpuid N]
 #                              [--reps N] [--io N] [--smp N] [--cases LIST] [OUTPUT dir]
-# --cases: a comma-separated subset of alone,empty,empty-classic,fast,classic,bpftrace (default
+# --cases: a comma-separated subset of alone,empty,empty-classic,fast,classic,bpftrace,keys,rip (default
 # all; alone is always run); without bpftrace the bed boots without its 200 MB of LLVM.
 # One bed CPU by default: the guest, the tracer and the warm-up VM share it, as on a busy
 # host, and a 2-CPU svm bed hung twice (2026-11-23) at a tracer's start (once with soft
@@ -26,7 +29,7 @@
 set -u
 cd "$(dirname "$0")/.." || exit 1
 BED=svm KERNEL=6.1 ROUNDS= REPS= CPUID= IO= OUT=.output SMP=1
-CASES=alone,empty,empty-classic,fast,classic,bpftrace
+CASES=alone,empty,empty-classic,fast,classic,bpftrace,keys,rip
 while [ $# -gt 0 ]; do
 	case $1 in
 	--bed) BED=$2; shift 2 ;;
@@ -60,8 +63,8 @@ for f in "$OUT/vmexit" "$OUT/vmexit-guest" "$OUT/bench/floor_progs"; do
 done
 for c in $(echo "$CASES" | tr , ' '); do
 	case $c in
-	alone|empty|empty-classic|fast|classic|bpftrace) ;;
-	*) echo "bed_overhead: --cases: no case '$c' (alone, empty, empty-classic, fast, classic, bpftrace)" >&2; exit 2 ;;
+	alone|empty|empty-classic|fast|classic|bpftrace|keys|rip) ;;
+	*) echo "bed_overhead: --cases: no case '$c' (alone, empty, empty-classic, fast, classic, bpftrace, keys, rip)" >&2; exit 2 ;;
 	esac
 done
 BPFTRACE=
@@ -128,13 +131,14 @@ run_case() {
 		warm_stop; timed
 		kill -INT $T; wait $T
 		hooks=$(sed -n 's/^floor: attached: kvm_exit\/kvm_entry \([a-z]*\),.*KVM_RUN \([a-z]*\)$/\1,\2/p' /tmp/f.err) ;;
-	fast|classic)
+	fast|classic|keys|rip)
 		rm -f /tmp/v.out /tmp/v.err
-		if [ $1 = classic ]; then
-			VMEXIT_TEST_FAST_PATH_SKEW=1 /vmexit stat --json -v >/tmp/v.out 2>/tmp/v.err &
-		else
-			/vmexit stat --json -v >/tmp/v.out 2>/tmp/v.err &
-		fi
+		case $1 in
+		classic) VMEXIT_TEST_FAST_PATH_SKEW=1 /vmexit stat --json -v >/tmp/v.out 2>/tmp/v.err & ;;
+		keys) /vmexit stat --json -v --by key >/tmp/v.out 2>/tmp/v.err & ;;
+		rip) /vmexit stat --json -v --by rip >/tmp/v.out 2>/tmp/v.err & ;;
+		*) /vmexit stat --json -v >/tmp/v.out 2>/tmp/v.err & ;;
+		esac
 		T=$!
 		# -v says the hooks once every program is attached (session.c), in any output format,
 		# and when the start-up check's programs are gone (a grace period or more after, in a
@@ -219,7 +223,7 @@ print(f"bed {bed}, kernel {kernel}: emulated latencies (QEMU TCG / Bochs), funct
        " (QEMU TCG: the host's clock, other jobs on the host add noise)"))
 print(f"guest: 1 vCPU, {exits} kvm_exits per run (cpuid {cpuid}, io {io}, done 1), "
       f"{io + 1} of them to userspace")
-order = ['alone', 'empty', 'empty-classic', 'fast', 'classic', 'bpftrace']
+order = ['alone', 'empty', 'empty-classic', 'fast', 'classic', 'bpftrace', 'keys', 'rip']
 need = [c for c in order if c in asked]
 missing = [c for c in need if not ns.get(c)]
 if missing:
@@ -267,7 +271,13 @@ lines = [('fast', 'empty', 'vmexit(fast)/empty programs', 1.5),
          ('bpftrace', 'empty', 'bpftrace/empty programs', None),
          ('fast', 'bpftrace', 'vmexit(fast)/bpftrace', 0.5),
          ('classic', 'bpftrace', 'vmexit(classic)/bpftrace', None),
-         ('fast', 'classic', 'fast/classic', 1.0)]
+         ('fast', 'classic', 'fast/classic', 1.0),
+         # What asking "which device" / "which guest code" adds to plain stat: on VMX keys and
+         # RIPs ride the classic tracepoint, so classic is their peer there.
+         ('keys', 'fast', 'stat --by key/stat', None),
+         ('keys', 'classic', 'stat --by key/stat (classic)', None),
+         ('rip', 'fast', 'stat --by rip/stat', None),
+         ('rip', 'classic', 'stat --by rip/stat (classic)', None)]
 for a, b, what, target in lines:
     if a in o and b in o:
         r = ratio(a, b)

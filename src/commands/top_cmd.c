@@ -17,6 +17,7 @@
 #include "cli_filters.h"
 #include "commands.h"
 #include "durations.h"
+#include "guest_symbols.h"
 #include "kallsyms.h"
 #include "key_rows.h"
 #include "kvm_event_counts.h"
@@ -56,6 +57,7 @@ static const char doc[] =
 "    vmexit top -L /var/log/kvm.log  # --log to a file, reopened on SIGHUP\n"
 "    vmexit top --split --stacks     # x on a reason: the kernel stacks it blocked on\n"
 "    vmexit top -x --keys --qmp auto # every reason's keys, devices as QEMU names them\n"
+"    vmexit top -x --rips --guest-symbols web01=System.map  # hot guest code per reason\n"
 "\v" DURATION_HELP
 "-d is in seconds, as top's (a bare number; 500ms works too).\n";
 
@@ -71,6 +73,8 @@ struct top_args {
 	enum top_sort sort;
 	struct stack_opts stk;	/* --stacks, --stack-min, --max-stacks */
 	const char *qmp;	/* --qmp */
+	bool rips;		/* --rips */
+	struct guest_symbols syms;	/* --guest-symbols */
 };
 
 OPT_STATIC_STORE(opt_sort, enum top_sort);
@@ -92,6 +96,18 @@ static void opt_width(const char *arg, void *to, struct argp_state *state)
 	*(int *)to = (int)v;
 }
 
+/* A file that does not parse ends the run with the parser's line (FILE:LINE:COLUMN: what). */
+OPT_STATIC_STORE(top_guest_symbols, struct guest_symbols);
+static void top_guest_symbols(const char *arg, void *to, struct argp_state *state)
+{
+	char err[512];
+
+	if (guest_symbols_add(to, arg, err, sizeof(err))) {
+		guest_symbols_free(to);
+		argp_failure(state, 1, 0, "%s", err);
+	}
+}
+
 static const struct cmd_option options[] = {
 	OPT_HEADER("View:", 2),
 	{ "delay", 'd', "SECONDS", 0, "Refresh interval in seconds, as top's (default 1; "
@@ -110,13 +126,19 @@ static const struct cmd_option options[] = {
 	  "kvm_pio... in the drill-down, columns in --log", 2,
 	  OPT_TO(struct top_args, filters.opts.kvm_events, opt_kvm_events) },
 	{ "drilldown", 'x', NULL, 0, "Start in the exit-reason view (of the one -p/-g guest, "
-	  "else of all VMs); with --keys, in the view of every reason's keys; with --stacks "
+	  "else of all VMs); with --keys (--rips), in the view of every reason's keys (RIPs); with --stacks "
 	  "(no --keys), of every reason's kernel stacks", 2,
 	  OPT_TO(struct top_args, drill, opt_true) },
 	{ "keys", 0, NULL, 0, "Load the key programs at start (what each exit was about, as "
 	  "stat --by key): x on a reason row lists its keys, with names", 2,
 	  OPT_TO(struct top_args, filters.opts.key_mode, opt_key_device) },
 	QMP_OPTION(struct top_args, qmp, 2),
+	{ "rips", 0, NULL, 0, "Load the guest RIP programs at start (which guest code made each "
+	  "exit, as stat --by rip): x on a reason row lists its RIPs", 2,
+	  OPT_TO(struct top_args, rips, opt_true) },
+	{ "guest-symbols", 0, "GUEST=FILE", 0, "With --rips: name GUEST's RIPs symbol+offset "
+	  "from FILE (its System.map or a copy of its /proc/kallsyms), in that guest's views; "
+	  "repeatable", 2, OPT_TO(struct top_args, syms, top_guest_symbols) },
 	{ "vcpus", 0, NULL, 0, "Start in the per-vCPU view", 2,
 	  OPT_TO(struct top_args, vcpus, opt_true) },
 	{ "overhead", 0, NULL, 0, "Show vmexit's own cost (kernel BPF run-time "
@@ -154,9 +176,17 @@ static void check_modes(void *input, struct argp_state *state)
 	if (a->sort == TS_ONCPU && !a->filters.opts.split)
 		argp_error(state, "--sort oncpu needs --split (time on CPU is only measured "
 			   "with it)");
-	cli_filters_keys_check(&a->filters, a->filters.opts.key_mode, "--keys", state);
+	/* One key table: devices or RIPs. */
+	if (a->rips && a->filters.opts.key_mode)
+		argp_error(state, "--keys and --rips exclude each other (one key table: run two "
+			   "tops)");
+	if (a->rips)
+		a->filters.opts.key_mode = KEY_MODE_RIP;
+	if (a->syms.nr && !a->rips)
+		argp_error(state, "--guest-symbols names guest RIPs: add --rips");
+	cli_filters_keys_check(&a->filters, a->filters.opts.key_mode, "--keys or --rips", state);
 	cli_filters_gpa_check(&a->filters, a->filters.opts.key_mode, "--keys", state);
-	if (a->qmp && !a->filters.opts.key_mode)
+	if (a->qmp && a->filters.opts.key_mode != KEY_MODE_DEVICE)
 		argp_error(state, "--qmp names ports and addresses: add --keys");
 }
 
@@ -567,81 +597,79 @@ static int print_fields(void)
 	return err ? 1 : 0;
 }
 
-int cmd_top(int argc, char **argv)
+/* The run, once the options are parsed; its exit status. */
+static int top_main(struct top_args *a)
 {
-	struct top_args a = { .delay = 1, .sort = TS_RATE, .stuck_ns = 1000000000ull };
-	struct top tp = { .a = &a, .out = stdout };
+	struct top tp = { .a = a, .out = stdout };
 	struct sampler_opts so = { .by = BY_VCPU };
 	struct utsname u;
 	char err[192];
 	bool log_given;
 	int rc = 0;
 
-	kvm_stat_hints(argc, argv);
-	if (cmd_options_parse(&top_options, argc, argv, 0, &a))
-		return 2;
-	if (a.fields && !strcmp(a.fields, "help"))
+	if (a->fields && !strcmp(a->fields, "help"))
 		return print_fields();
 	top_ui_init(&tp.ui);
-	tp.ui.split = a.filters.opts.split;
-	tp.ui.delay = a.delay;
-	tp.ui.sort = a.sort;
-	tp.ui.skip_zero = tp.log.skip_zero = a.skip_zero;
-	if (a.fields && top_ui_set_filter(&tp.ui, a.fields, err, sizeof(err))) {
+	tp.ui.split = a->filters.opts.split;
+	tp.ui.delay = a->delay;
+	tp.ui.sort = a->sort;
+	tp.ui.skip_zero = tp.log.skip_zero = a->skip_zero;
+	if (a->fields && top_ui_set_filter(&tp.ui, a->fields, err, sizeof(err))) {
 		fprintf(stderr, "vmexit: -f: %s\n", err);
 		return 2;
 	}
-	log_given = a.log;
-	if (!a.once && !a.log && (!isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO)))
-		a.log = true;
+	log_given = a->log;
+	if (!a->once && !a->log && (!isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO)))
+		a->log = true;
 	/* Not silently dropped: --log has no views to start in. */
-	if (a.log && (a.drill || a.vcpus || a.filters.opts.key_mode || a.stk.stacks)) {
+	if (a->log && (a->drill || a->vcpus || a->filters.opts.key_mode || a->stk.stacks)) {
 		fprintf(stderr, "vmexit: %s: --log%s prints the reasons of every VM selected "
 			"(-p/-g), with no views; use --once for one screen of a view\n",
-			a.drill ? "-x" : a.vcpus ? "--vcpus" : a.stk.stacks ? "--stacks" : "--keys",
-			a.log_file ? " (-L)" : log_given ? "" : " (the default without a terminal)");
+			a->drill ? "-x" : a->vcpus ? "--vcpus" : a->stk.stacks ? "--stacks" :
+			a->rips ? "--rips" : "--keys",
+			a->log_file ? " (-L)" : log_given ? "" : " (the default without a terminal)");
 		top_ui_free(&tp.ui);
 		return 2;
 	}
-	if (a.log_file && open_log(&tp)) {
+	if (a->log_file && open_log(&tp)) {
 		top_ui_free(&tp.ui);
 		return 1;
 	}
-	so.interval = a.delay;
-	so.overhead = a.overhead;
+	so.interval = a->delay;
+	so.overhead = a->overhead;
 	/* The live view's first screen comes quickly; its Current column is a rate all the same. */
-	if (!a.once && !a.log && a.delay > 0.25)
+	if (!a->once && !a->log && a->delay > 0.25)
 		so.first = 0.25;
 	/* Counted from their records: a ring buffer with room for a busy second. */
-	if (a.filters.opts.kvm_events)
-		a.filters.opts.ringbuf_kb = 4096;
-	if (a.qmp) {
-		qmp_names_init(&tp.qmp, a.qmp);
+	if (a->filters.opts.kvm_events)
+		a->filters.opts.ringbuf_kb = 4096;
+	if (a->qmp) {
+		qmp_names_init(&tp.qmp, a->qmp);
 		so.tick = qmp_tick;
 		so.tick_ctx = &tp;
 	}
-	if (sampler_open(&tp.sp, &a.filters, &so)) {
-		if (a.qmp)
+	if (sampler_open(&tp.sp, &a->filters, &so)) {
+		if (a->qmp)
 			qmp_names_free(&tp.qmp);
 		top_ui_free(&tp.ui);
 		if (tp.out != stdout)
 			fclose(tp.out);
 		return 1;
 	}
-	if (a.filters.opts.kvm_events &&
-	    kvm_event_counts_open(&tp.ev, &tp.sp.s, a.filters.opts.filter.vcpu))
+	if (a->filters.opts.kvm_events &&
+	    kvm_event_counts_open(&tp.ev, &tp.sp.s, a->filters.opts.filter.vcpu))
 		rc = 1;
 	/* After sampler_open(): its handlers would end the run on SIGHUP. */
-	if (a.log_file)
+	if (a->log_file)
 		sigaction(SIGHUP, &(struct sigaction){ .sa_handler = on_sighup }, NULL);
 	/* -x / --vcpus: of the one guest asked for, else of all of them. */
-	if (a.drill || a.vcpus) {
-		const struct event_filter *ef = &a.filters.opts.filter;
+	if (a->drill || a->vcpus) {
+		const struct event_filter *ef = &a->filters.opts.filter;
 
-		tp.ui.level = a.drill ? LV_REASONS : LV_VCPUS;
+		tp.ui.level = a->drill ? LV_REASONS : LV_VCPUS;
 		tp.ui.tgid = ef->nr_pids == 1 ? (__u32)ef->pids[0] : 0;
-		if (a.drill && (a.filters.opts.key_mode || a.stk.stacks)) {
-			tp.ui.level = a.filters.opts.key_mode ? LV_KEYS : LV_STACKS;
+		if (a->drill && (a->filters.opts.key_mode || a->stk.stacks)) {
+			tp.ui.level = a->filters.opts.key_mode ? LV_KEYS : LV_STACKS;
 			tp.ui.key_all = true;
 		}
 	}
@@ -652,16 +680,17 @@ int cmd_top(int argc, char **argv)
 	describe_filters(&tp);
 	tp.d = (struct top_data){ .cur = &tp.sp.rows, .tot = &tp.tot, .names = &tp.sp.names,
 				  .host = tp.host, .kernel = tp.kernel, .filters = tp.filters,
-				  .stuck_ns = a.stuck_ns };
-	key_rows_init(&tp.keys, a.filters.opts.key_mode ?
+				  .stuck_ns = a->stuck_ns };
+	key_rows_init(&tp.keys, a->filters.opts.key_mode ?
 		      bpf_map__fd(tp.sp.s.skel->maps.key_table) : -1, BY_VCPU, -1);
 	row_table_init(&tp.key_cur);
-	if (a.filters.opts.key_mode) {
+	if (a->filters.opts.key_mode) {
 		tp.d.key_cur = &tp.key_cur;
 		tp.d.key_tot = &tp.keys.cum;
-		tp.d.qmp = a.qmp ? &tp.qmp : NULL;
+		tp.d.qmp = a->qmp ? &tp.qmp : NULL;
+		tp.d.syms = &a->syms;
 	}
-	if (a.stk.stacks) {
+	if (a->stk.stacks) {
 		tp.ksyms = kallsyms_load(err, sizeof(err));
 		if (!tp.ksyms)
 			fprintf(stderr, "vmexit: note: %s\n", err);
@@ -676,13 +705,13 @@ int cmd_top(int argc, char **argv)
 	 * counted meanwhile (10 % of an interval on a slow machine).
 	 */
 
-	if (!rc && a.once)
+	if (!rc && a->once)
 		rc = run_once(&tp);
-	else if (!rc && a.log)
+	else if (!rc && a->log)
 		rc = run_log(&tp);
 	else if (!rc)
 		rc = run_live(&tp);
-	if (a.log && tp.d.overhead)
+	if (a->log && tp.d.overhead)
 		fprintf(stderr, "%s\n", tp.d.overhead);
 	/* The last lines reached the file at their out_flush(); a failed close still counts. */
 	if (tp.out != stdout && fclose(tp.out) && !rc) {
@@ -700,7 +729,22 @@ int cmd_top(int argc, char **argv)
 	stack_table_free(&tp.stacks);
 	symbol_map_free(tp.ksyms);
 	rc = sampler_close(&tp.sp, rc);
-	if (a.qmp)
+	if (a->qmp)
 		qmp_names_free(&tp.qmp);
+	return rc;
+}
+
+int cmd_top(int argc, char **argv)
+{
+	struct top_args a = { .delay = 1, .sort = TS_RATE, .stuck_ns = 1000000000ull };
+	int rc;
+
+	kvm_stat_hints(argc, argv);
+	if (cmd_options_parse(&top_options, argc, argv, 0, &a))
+		return 2;
+	/* top traces running guests: a name none of them has is likely a typo. */
+	guest_symbols_note_absent(&a.syms, stderr);
+	rc = top_main(&a);
+	guest_symbols_free(&a.syms);
 	return rc;
 }

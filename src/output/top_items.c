@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "array_grow.h"
+#include "guest_symbols.h"
 #include "key_names.h"
 #include "qmp_names.h"
 #include "reasons.h"
@@ -127,7 +128,12 @@ static bool group_key(const struct top_data *d, const struct top_ui *ui,
 		if (!in_view(ui, src) || (ui->vcpu >= 0 && src->vcpu != ui->vcpu) ||
 		    (!ui->key_all && (src->isa != ui->key_isa || src->reason != ui->key_reason)))
 			return false;
-		*k = (struct row_key){ 0, -1, src->isa, src->reason, 0, src->key };
+		/* A RIP is an address in one guest: its rows stay that guest's (and its symbols). */
+		if (src->key.kind == KEY_RIP)
+			*k = (struct row_key){ src->tgid, -1, src->isa, src->reason, src->start,
+					       src->key };
+		else
+			*k = (struct row_key){ 0, -1, src->isa, src->reason, 0, src->key };
 		return true;
 	case LV_STACKS:
 		return false;	/* its lines are the stacks' (top_stacks.c), no rows */
@@ -366,13 +372,32 @@ static int reason_items(struct top_view *v, const struct top_ui *ui)
 	return 0;
 }
 
+/*
+ * top --rips: a RIP's symbol+offset from its guest's --guest-symbols, else ""; in the view of
+ * all VMs followed by the guest's name, since each guest's RIPs are its own rows.
+ */
+static const char *rip_symbol(const struct top_data *d, const struct top_ui *ui,
+			      const struct row_key *k, char *buf, size_t len)
+{
+	const char *vm = name_cache_get_at(d->names, k->tgid, k->start);
+	bool sym = d->syms && guest_symbols_lookup(d->syms, vm, k->key.key, buf, len);
+	size_t n = sym ? strlen(buf) : 0;
+
+	if (!sym)
+		buf[0] = '\0';
+	if (!ui->tgid)
+		snprintf(buf + n, len - n, "%s(%s)", n ? " " : "", vm);
+	return buf;
+}
+
 /* LV_KEYS: an item per key, named by its reason and key (the -f filter sees both). */
 static int key_items(struct top_view *v, const struct top_data *d, const struct top_ui *ui)
 {
 	for (__u32 i = 0; i < v->g_tot.nr; i++) {
 		const struct row *t = &v->g_tot.rows[i];
 		struct top_item *it;
-		char kb[64], nb[64];
+		char kb[96], nb[96];
+		const char *name;
 		size_t n;
 
 		it = add_item(v);
@@ -387,10 +412,13 @@ static int key_items(struct top_view *v, const struct top_data *d, const struct 
 			return -ENOMEM;
 		top_reason_label(t->key.isa, t->key.reason, it->label, sizeof(it->label));
 		n = strlen(it->label);
+		if (t->key.key.kind == KEY_RIP)
+			name = rip_symbol(d, ui, &t->key, nb, sizeof(nb));
+		else
+			name = qmp_key_name(d->qmp, ui->tgid, ui->start, &t->key.key, nb,
+					    sizeof(nb));
 		snprintf(it->label + n, sizeof(it->label) - n, " %s",
-			 key_str(&t->key.key, qmp_key_name(d->qmp, ui->tgid, ui->start,
-							   &t->key.key, nb, sizeof(nb)),
-				 kb, sizeof(kb)));
+			 key_str(&t->key.key, name, kb, sizeof(kb)));
 		if (!label_ok(ui, it->label))
 			v->nr_items--;
 	}

@@ -34,6 +34,7 @@ enum top_action { TA_NONE, TA_QUIT, TA_RESET, TA_DELAY };
 
 enum top_item_kind { TI_VM, TI_VCPU, TI_GROUP, TI_REASON, TI_KEY };
 
+struct guest_symbols;
 struct qmp_names;
 
 /* Which item the cursor is on, by identity, so that it follows its row when the order changes. */
@@ -66,6 +67,7 @@ struct top_data {
 	struct row_table *key_cur;
 	struct row_table *key_tot;
 	struct qmp_names *qmp;		/* --qmp: keys named by each QEMU's memory map; may be NULL */
+	const struct guest_symbols *syms;	/* --rips --guest-symbols; may be NULL */
 	/* top --split --stacks: the kernel's stacks since start, stack_table_sort()ed; NULL
 	 * without. */
 	const struct stack_table *stacks;

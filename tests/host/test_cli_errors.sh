@@ -30,13 +30,19 @@ expect 2 "--qmp names ports and addresses: add --by key" "$V" stat --qmp auto
 expect 2 "--qmp names ports and addresses: add --by key" "$V" stat --by rip --qmp auto
 expect 2 "--qmp: give auto or the path of a QMP socket" "$V" stat --by key --qmp ''
 expect 2 "--qmp names ports and addresses: add --keys N" "$V" serve --qmp auto
+expect 2 "--qmp names ports and addresses: add --keys$" "$V" top --qmp auto
+expect 2 "--qmp names ports and addresses: add --keys$" "$V" top --rips --qmp auto
+expect 2 "--keys and --rips exclude each other" "$V" top --keys --rips
+printf '0000000000001000 T guest_start\n' >/tmp/vmexit-cli-errors.map.$$
+expect 2 "--guest-symbols names guest RIPs: add --rips" "$V" top --guest-symbols g=/tmp/vmexit-cli-errors.map.$$
+rm -f /tmp/vmexit-cli-errors.map.$$
 expect 2 "invalid --keys '0': give a number from 1 to 1000" "$V" serve --keys 0
 # --max-keys sizes the key table: without the option that fills it, it would do nothing.
 # (timeout: without the check each would trace until killed)
 keysoff="--max-keys sizes the key table, which is off: add"
 expect 2 "$keysoff --by key or --by rip$" timeout 5 "$V" stat --max-keys 10
 expect 2 "$keysoff --by key or --by rip$" timeout 5 "$V" stat --by vcpu --max-keys 10
-expect 2 "$keysoff --keys$" timeout 5 "$V" top --max-keys 10
+expect 2 "$keysoff --keys or --rips$" timeout 5 "$V" top --max-keys 10
 expect 2 "$keysoff --keys N$" timeout 5 "$V" serve --max-keys 10
 # A stream has no key table at all, --keys or not.
 # --key-gpa-shift groups --by key's guest-physical keys: without device keys it would do nothing.

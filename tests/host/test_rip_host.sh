@@ -1,6 +1,7 @@
 #!/bin/bash
 # Real kernel, this host: stat --by rip around record of the bundled guest, named with the
-# guest's own symbol file (vmexit-guest --symbols), and report --by rip of that recording.
+# guest's own symbol file (vmexit-guest --symbols), report --by rip of that recording, and
+# top --rips (every reason's RIPs, one screen) of another run.
 # Where kvm_exit fires, each exit to the VMM is charged to the RIP of the guest instruction
 # that made it (IO at guest_out, MMIO at guest_mmio, HLT at guest_hlt); where it does not (a
 # software KVM such as this development host's), to (none). Either way the counts are the
@@ -61,4 +62,42 @@ check("report's rows are stat's", keyed(rep), keyed(stat))
 sys.exit(1 if bad else 0)
 PY
 [ $? = 0 ] || fail "stat/report --by rip rows differ from the guest's exits (above)"
+
+# top --rips: attached before the guest's first exit (it starts stopped), one screen of every
+# reason's RIPs once the guest is done, named from the same symbol file.
+stopped_guest --io 300 --mmio 100 --hlt 50 --linger 8 --name riptop
+"$OUT/vmexit" top --once -x --rips --guest-symbols riptop="$tmp/guest.map" -d 5 -p "$gpid" \
+	--width 160 >"$tmp/top" 2>"$tmp/top.err" &
+tpid=$!
+wait_tracing $tpid
+kill -CONT "$gpid"
+ends_within 60 $tpid "vmexit top --rips" "$tmp/top.err" || { cat "$tmp/top.err"; fail "vmexit top --rips exited with $?"; }
+kill "$gpid" 2>/dev/null
+python3 - "$tmp" $kfires <<'PY'
+import re, sys
+d, kfires = sys.argv[1], int(sys.argv[2])
+io, mmio, hlt = 300, 100, 50
+addr = {l.split()[2]: int(l.split()[0], 16) for l in open(f"{d}/guest.map")}
+# "kvm_userspace_exit(IO) 0x1017 guest_out   Total ...", "kvm_userspace_exit(IO) (none)   Total ..."
+rows = {}
+for l in open(f"{d}/top"):
+    m = re.match(r"\s*kvm_userspace_exit\((\w+)\) (\(none\)|0x[0-9a-f]+(?: \S+)?)\s+(\d+)\s", l)
+    if m:
+        rows[(m[1], m[2])] = int(m[3])
+print(f"top: {rows}")
+bad = []
+for reason, n, sym in (("IO", io, "guest_out"), ("MMIO", mmio, "guest_mmio"), ("HLT", hlt, "guest_hlt")):
+    got = {k[1]: v for k, v in rows.items() if k[0] == reason}
+    if kfires:
+        key = f"{addr[sym]:#x} {sym}"
+        ok = got.get(key) == n
+        print(("ok: " if ok else "FAIL: ") + f"top: {reason} at {key}: {got.get(key)}, expected {n}")
+    else:	# no kvm_exit: every exit to the VMM under (none); the done exit may be counted
+        ok = got.get("(none)") in ((n, n + 1) if reason == "IO" else (n,)) and len(got) == 1
+        print(("ok: " if ok else "FAIL: ") + f"top: {reason} under (none): {got}, expected {n}")
+    if not ok:
+        bad.append(reason)
+sys.exit(1 if bad else 0)
+PY
+[ $? = 0 ] || { cat "$tmp/top"; fail "top --rips rows differ from the guest's exits (above)"; }
 echo "PASS: test_rip_host"
