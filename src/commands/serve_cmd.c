@@ -27,7 +27,7 @@
 #define SELF_SAMPLE_S	5
 
 static const char doc[] =
-"Export exit counts and latency histograms for Prometheus and OpenMetrics scrapers.\n"
+"Export exit counts and latency histograms to Prometheus and OpenMetrics.\n"
 "\n"
 "USAGE: vmexit serve [OPTION...]\n"
 "\n"
@@ -36,8 +36,8 @@ static const char doc[] =
 "SIGTERM or Ctrl-C. Counters run from vmexit's start; a guest's series stay\n"
 "--keep after its VMM exits, then go.\n"
 "-g follows the name: a VMM of that name that starts later (a restarted guest)\n"
-"is traced within a second of its first exit; a -g or -p with no running process\n"
-"yet is a note.\n"
+"is traced within a second of its first exit; a -g or -p with no running\n"
+"process yet is a note.\n"
 "\n"
 "EXAMPLES:\n"
 "    vmexit serve                        # http://localhost:9477/metrics\n"

@@ -51,13 +51,14 @@ static const char doc[] =
 "    vmexit top -d 0.5 -s p99        # twice a second, worst latency first\n"
 "    vmexit top --once -x            # one plain-text screen (kvm_stat -1)\n"
 "    vmexit top --log -n 60 > x.log  # a line a second for a minute\n"
-"    vmexit top -f 'io|mmio'         # only exits whose reason (or guest) matches\n"
+"    vmexit top -f 'io|mmio'         # exits whose reason or guest matches\n"
 "    vmexit top -f help              # the names -f matches\n"
-"    vmexit top -z --kvm-events all  # busy rows only; kvm_pio, kvm_inj_virq... too\n"
+"    vmexit top -z --kvm-events all  # busy rows; kvm_pio, kvm_inj_virq.. too\n"
 "    vmexit top -L /var/log/kvm.log  # --log to a file, reopened on SIGHUP\n"
-"    vmexit top --split --stacks     # x on a reason: the kernel stacks it blocked on\n"
-"    vmexit top -x --keys --qmp auto # every reason's keys, devices as QEMU names them\n"
-"    vmexit top -x --rips --guest-symbols web01=System.map  # hot guest code per reason\n"
+"    vmexit top --split --stacks     # x on a reason: where it blocked\n"
+"    vmexit top -x --keys --qmp auto # keys, devices named by QEMU\n"
+"    vmexit top -x --rips --guest-symbols web01=System.map\n"
+"                                    # hot guest code, per reason\n"
 "\v" DURATION_HELP
 "-d is in seconds, as top's (a bare number; 500ms works too).\n";
 
