@@ -218,6 +218,8 @@ static int serve(struct serve_args *a, int listen_fd, const char *where)
 	if (a->keys) {
 		key_series_init(&keys, bpf_map__fd(sp.s.skel->maps.key_table), a->keys,
 				a->qmp ? &qmp : NULL);
+		/* Expired guests' keys leave the kernel's table: room for the guests that come. */
+		keys.kr.used = &sp.s.skel->bss->keys_used;
 		x.keys = &keys;
 	}
 	/* Run-time accounting costs two clock reads per program run: only while serving. */

@@ -201,8 +201,12 @@ static bool guest_expired(void *ctx, __u32 tgid, __u64 start)
 	return serve_guests_expired(ctx, tgid, start, now_ms());
 }
 
-/* --keep, after each sample: the guests over for longer join the (ended) rows. 0 or -ENOMEM. */
-static int keep_upkeep(struct sampler *sp, struct serve_guests *g)
+/*
+ * --keep, after each sample: the guests over for longer join the (ended) rows, and their
+ * keys leave the kernel's key table (their rows stay: the summary has them), so that a
+ * long run keeps room for the guests that come. 0 or -ENOMEM.
+ */
+static int keep_upkeep(struct stat_args *a, struct sampler *sp, struct serve_guests *g)
 {
 	__u64 now = now_ms();
 	int err = serve_guests_learn(g, &sp->t.cum, now);
@@ -210,6 +214,8 @@ static int keep_upkeep(struct sampler *sp, struct serve_guests *g)
 	serve_guests_check(g, now);
 	if (!err)
 		err = sampler_fold(sp, guest_expired, g);
+	if (!err && a->view.key_mode)
+		err = key_rows_forget(&a->keys, guest_expired, g, false);
 	return err ? err : serve_guests_prune(g, now);
 }
 
@@ -245,7 +251,7 @@ static int run(struct stat_args *a, struct sampler *sp)
 		if (err)
 			goto write_failed;
 		printed++;
-		err = keep_upkeep(sp, &g);
+		err = keep_upkeep(a, sp, &g);
 		if (err)
 			goto out;
 	}
@@ -312,6 +318,7 @@ int cmd_stat(int argc, char **argv)
 	a.view.split = a.filters.opts.split;
 	key_rows_init(&a.keys, a.view.key_mode ? bpf_map__fd(sp.s.skel->maps.key_table) : -1,
 		      a.view.by, a.filters.opts.filter.vcpu);
+	a.keys.used = &sp.s.skel->bss->keys_used;
 	row_table_init(&a.key_interval);
 	if (a.view.fmt == OUT_TABLE && a.interval)
 		fprintf(stderr, "Tracing KVM exits%s... Hit Ctrl-C to end.\n",

@@ -120,3 +120,86 @@ int key_rows_sample(struct key_rows *kr, struct row_table *out)
 	}
 	return errno == ENOENT || first ? 0 : -errno;
 }
+
+struct forget_ctx {
+	bool (*gone)(void *ctx, __u32 tgid, __u64 start);
+	void *ctx;
+};
+
+static bool row_kept(void *ctx, const struct row_key *k)
+{
+	const struct forget_ctx *f = ctx;
+
+	return !k->tgid || !f->gone(f->ctx, k->tgid, k->start);
+}
+
+/* The kernel's entries of gone guests, deleted after the walk (a deleted key restarts it). */
+static void forget_kernel(struct key_rows *kr, const struct forget_ctx *f)
+{
+	struct key_id id, next, *del = NULL;
+	__u32 nr = 0, cap = 0;
+	struct key_stats st;
+	bool first = true;
+
+	while (!bpf_map_get_next_key(kr->map_fd, first ? NULL : &id, &next)) {
+		first = false;
+		id = next;
+		if (bpf_map_lookup_elem(kr->map_fd, &id, &st) ||
+		    !f->gone(f->ctx, st.id.tgid, st.id.proc_start))
+			continue;
+		if (array_reserve(del, nr, cap, 64))
+			break;		/* out of memory: the rest at the next call */
+		del[nr++] = id;
+	}
+	for (__u32 i = 0; i < nr; i++) {
+		bool real = del[i].k.kind != KEY_NONE && del[i].k.kind != KEY_OTHER;
+
+		/* Room for a new key once its entry is gone (only this thread lowers it). */
+		if (!bpf_map_delete_elem(kr->map_fd, &del[i]) && real && kr->used &&
+		    __atomic_load_n(kr->used, __ATOMIC_RELAXED))
+			__atomic_fetch_sub(kr->used, 1, __ATOMIC_RELAXED);
+	}
+	free(del);
+}
+
+int key_rows_forget(struct key_rows *kr, bool (*gone)(void *ctx, __u32 tgid, __u64 start),
+		    void *ctx, bool drop_rows)
+{
+	struct forget_ctx f = { gone, ctx };
+	struct key_prev_index index = {};
+	struct key_prev_index_slot *slot;
+	struct key_stats *prev = NULL;
+	__u32 nr = 0, cap = 0;
+	bool any = false;
+
+	if (kr->map_fd >= 0 && kr->used)
+		forget_kernel(kr, &f);
+	for (__u32 i = 0; i < kr->nr_prev && !any; i++)
+		any = gone(ctx, kr->prev[i].id.tgid, kr->prev[i].id.proc_start);
+	/* The index has no removal: the entries kept move to a new one, with their copies. */
+	if (any) {
+		hashmap_for_each(slot, &kr->index) {
+			const struct key_stats *st = &kr->prev[slot->val];
+			__u32 *to;
+			bool added;
+
+			if (gone(ctx, st->id.tgid, st->id.proc_start))
+				continue;
+			to = key_prev_index_get(&index, &slot->key, &added);
+			if (!to || array_reserve(prev, nr, cap, 64)) {
+				key_prev_index_free(&index);
+				free(prev);
+				return -ENOMEM;
+			}
+			*to = nr;
+			prev[nr++] = *st;
+		}
+		key_prev_index_free(&kr->index);
+		free(kr->prev);
+		kr->index = index;
+		kr->prev = prev;
+		kr->nr_prev = nr;
+		kr->cap_prev = cap;
+	}
+	return drop_rows ? row_table_retain(&kr->cum, row_kept, &f) : 0;
+}

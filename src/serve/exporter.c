@@ -109,7 +109,8 @@ void exporter_tick(struct exporter *x)
 	 * guest list: a server that runs for months holds only what it exports. Out of memory:
 	 * they stay (unexported) until the next tick.
 	 */
-	if (!sampler_forget(x->sp, guest_expired, &e))
+	if (!sampler_forget(x->sp, guest_expired, &e) &&
+	    !(x->keys && key_series_forget(x->keys, guest_expired, &e)))
 		serve_guests_prune(&x->guests, e.now_ms);
 	pthread_mutex_unlock(&x->guests_lock);
 }

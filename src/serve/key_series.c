@@ -86,6 +86,43 @@ static int choose(struct key_series *ks, const struct row *r, bool *own)
 	return 0;
 }
 
+/* m without the keys of gone guests (the map has no removal: a new one). 0 or -ENOMEM. */
+static int chosen_forget(struct key_series_chosen *m,
+			 bool (*gone)(void *ctx, __u32 tgid, __u64 start), void *ctx)
+{
+	struct key_series_chosen kept = {};
+	struct key_series_chosen_slot *slot;
+
+	hashmap_for_each(slot, m) {
+		__u32 *v;
+		bool added;
+
+		if (gone(ctx, slot->key.tgid, slot->key.start))
+			continue;
+		v = key_series_chosen_get(&kept, &slot->key, &added);
+		if (!v) {
+			key_series_chosen_free(&kept);
+			return -ENOMEM;
+		}
+		*v = slot->val;
+	}
+	key_series_chosen_free(m);
+	*m = kept;
+	return 0;
+}
+
+int key_series_forget(struct key_series *ks, bool (*gone)(void *ctx, __u32 tgid, __u64 start),
+		      void *ctx)
+{
+	int err = key_rows_forget(&ks->kr, gone, ctx, true);
+
+	if (!err)
+		err = chosen_forget(&ks->chosen, gone, ctx);
+	if (!err)
+		err = chosen_forget(&ks->places, gone, ctx);
+	return err;
+}
+
 int key_series_take(struct key_series *ks, key_series_guest_fn *guest, void *ctx)
 {
 	struct row_table *cum = &ks->kr.cum;

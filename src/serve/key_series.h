@@ -38,6 +38,12 @@ typedef bool key_series_guest_fn(void *ctx, __u32 tgid, __u64 start, const char 
 
 void key_series_init(struct key_series *ks, int map_fd, __u32 top, struct qmp_names *qmp);
 void key_series_free(struct key_series *ks);
+/*
+ * Forgets the guests gone() says are no longer exported: their kernel entries, rows and
+ * chosen keys (key_rows_forget()). 0 or -ENOMEM.
+ */
+int key_series_forget(struct key_series *ks, bool (*gone)(void *ctx, __u32 tgid, __u64 start),
+		      void *ctx);
 /* Reads the key table into ks->out (the exported guests' series). 0, or -errno. */
 int key_series_take(struct key_series *ks, key_series_guest_fn *guest, void *ctx);
 

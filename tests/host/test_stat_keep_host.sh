@@ -73,5 +73,24 @@ print("\n".join(bad) or f"ok: 12 guests folded: (ended) IO row {io[0]['count']} 
       f"{io[0]['completed']} completed; summary = sum of {len(objs) - 1} intervals")
 sys.exit(1 if bad else 0)
 EOF
+# --by key: an ended guest's keys leave the kernel's table once folded, so that --max-keys
+# counts the running guests'. Each guest's 2 keys (outs to 0xe9, the done exit to 0xea) fill
+# --max-keys 2; the second guest, started once the first is folded, gets its own keys: no
+# exit counted as keys_full, each guest's 10 outs under 0xe9. (Kept, the second's go to other.)
+chk "$VMEXIT" stat --by key --max-keys 2 --keep 1s 0.5 --json -- bash -c \
+	"'$GUEST' --name ${NAME}k1 --io 10 >/dev/null 2>&1 && sleep 3 &&
+	 '$GUEST' --name ${NAME}k2 --io 10 >/dev/null 2>&1" >"$TMP/keys.json" ||
+	fail "stat --by key --keep 1s -- ... failed"
+python3 - "$TMP/keys.json" <<'EOF' || fail "stat --by key --keep (above)"
+import json, sys
+final = [json.loads(l) for l in open(sys.argv[1])][-1]
+outs = {}
+for r in final["rows"]:
+    if r["reason_name"] == "IO" and r["key_kind"] == "port" and r["key"] == 0xe9:
+        outs[r["pid"]] = outs.get(r["pid"], 0) + r["count"]
+full = final["lost"]["keys_full"]
+print(f"outs to 0xe9 per guest pid: {outs}; keys_full {full}")
+sys.exit(0 if full == 0 and sorted(outs.values()) == [10, 10] else 1)
+EOF
 sanitizer_reports && fail "sanitizer reports (above)"
 echo "PASS: test_stat_keep_host"
