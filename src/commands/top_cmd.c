@@ -127,8 +127,8 @@ static const struct cmd_option options[] = {
 	  "kvm_pio... in the drill-down, columns in --log", 2,
 	  OPT_TO(struct top_args, filters.opts.kvm_events, opt_kvm_events) },
 	{ "drilldown", 'x', NULL, 0, "Start in the exit-reason view (of the one -p/-g guest, "
-	  "else of all VMs); with --keys (--rips), in the view of every reason's keys (RIPs); with --stacks "
-	  "(no --keys), of every reason's kernel stacks", 2,
+	  "else of all VMs); with --keys (--rips), in the view of every reason's keys (RIPs); "
+	  "with --stacks (no --keys), of every reason's kernel stacks", 2,
 	  OPT_TO(struct top_args, drill, opt_true) },
 	{ "keys", 0, NULL, 0, "Load the key programs at start (what each exit was about, as "
 	  "stat --by key): x on a reason row lists its keys, with names", 2,

@@ -121,20 +121,8 @@ int key_rows_sample(struct key_rows *kr, struct row_table *out)
 	return errno == ENOENT || first ? 0 : -errno;
 }
 
-struct forget_ctx {
-	bool (*gone)(void *ctx, __u32 tgid, __u64 start);
-	void *ctx;
-};
-
-static bool row_kept(void *ctx, const struct row_key *k)
-{
-	const struct forget_ctx *f = ctx;
-
-	return !k->tgid || !f->gone(f->ctx, k->tgid, k->start);
-}
-
 /* The kernel's entries of gone guests, deleted after the walk (a deleted key restarts it). */
-static void forget_kernel(struct key_rows *kr, const struct forget_ctx *f)
+static void forget_kernel(struct key_rows *kr, const struct row_forget *f)
 {
 	struct key_id id, next, *del = NULL;
 	__u32 nr = 0, cap = 0;
@@ -165,7 +153,7 @@ static void forget_kernel(struct key_rows *kr, const struct forget_ctx *f)
 int key_rows_forget(struct key_rows *kr, bool (*gone)(void *ctx, __u32 tgid, __u64 start),
 		    void *ctx, bool drop_rows)
 {
-	struct forget_ctx f = { gone, ctx };
+	struct row_forget f = { gone, ctx };
 	struct key_prev_index index = {};
 	struct key_prev_index_slot *slot;
 	struct key_stats *prev = NULL;
@@ -201,5 +189,5 @@ int key_rows_forget(struct key_rows *kr, bool (*gone)(void *ctx, __u32 tgid, __u
 		kr->nr_prev = nr;
 		kr->cap_prev = cap;
 	}
-	return drop_rows ? row_table_retain(&kr->cum, row_kept, &f) : 0;
+	return drop_rows ? row_table_retain(&kr->cum, row_forget_kept, &f) : 0;
 }

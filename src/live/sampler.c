@@ -281,21 +281,9 @@ int sampler_sample(struct sampler *sp)
 	return err;
 }
 
-struct forget {
-	bool (*gone)(void *ctx, __u32 tgid, __u64 start);
-	void *ctx;
-};
-
-static bool row_kept(void *ctx, const struct row_key *k)
-{
-	const struct forget *f = ctx;
-
-	return !k->tgid || !f->gone(f->ctx, k->tgid, k->start);
-}
-
 static bool name_kept(void *ctx, __u32 tgid, __u64 start)
 {
-	const struct forget *f = ctx;
+	const struct row_forget *f = ctx;
 
 	return !tgid || !f->gone(f->ctx, tgid, start);
 }
@@ -303,11 +291,11 @@ static bool name_kept(void *ctx, __u32 tgid, __u64 start)
 int sampler_forget(struct sampler *sp, bool (*gone)(void *ctx, __u32 tgid, __u64 start),
 		   void *ctx)
 {
-	struct forget f = { gone, ctx };
+	struct row_forget f = { gone, ctx };
 	int err;
 
 	pthread_mutex_lock(&sp->lock);
-	err = row_table_retain(&sp->t.cum, row_kept, &f);
+	err = row_table_retain(&sp->t.cum, row_forget_kept, &f);
 	if (!err)
 		err = name_cache_prune(&sp->names, name_kept, &f);
 	pthread_mutex_unlock(&sp->lock);
@@ -321,11 +309,12 @@ static struct row_key ended_key(const struct row_key *k)
 }
 
 /* cum with the rows of gone guests summed into their ended rows, into out: 0 or -ENOMEM. */
-static int fold_rows(const struct row_table *cum, const struct forget *f, struct row_table *out)
+static int fold_rows(const struct row_table *cum, const struct row_forget *f,
+		     struct row_table *out)
 {
 	for (__u32 i = 0; i < cum->nr; i++) {
 		const struct row *r = &cum->rows[i];
-		struct row_key k = row_kept((void *)f, &r->key) ? r->key : ended_key(&r->key);
+		struct row_key k = row_forget_kept((void *)f, &r->key) ? r->key : ended_key(&r->key);
 		struct row *o = row_table_get(out, &k);
 
 		if (!o)
@@ -338,14 +327,14 @@ static int fold_rows(const struct row_table *cum, const struct forget *f, struct
 int sampler_fold(struct sampler *sp, bool (*gone)(void *ctx, __u32 tgid, __u64 start),
 		 void *ctx)
 {
-	struct forget f = { gone, ctx };
+	struct row_forget f = { gone, ctx };
 	struct row_table folded;
 	__u32 i;
 	int err = 0;
 
 	row_table_init(&folded);
 	pthread_mutex_lock(&sp->lock);
-	for (i = 0; i < sp->t.cum.nr && row_kept(&f, &sp->t.cum.rows[i].key); i++)
+	for (i = 0; i < sp->t.cum.nr && row_forget_kept(&f, &sp->t.cum.rows[i].key); i++)
 		;
 	/* Into a new table, swapped in whole: out of memory changes nothing. */
 	if (i < sp->t.cum.nr) {

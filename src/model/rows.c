@@ -55,6 +55,13 @@ int row_table_retain(struct row_table *rt, bool (*keep)(void *ctx, const struct 
 	return row_table_reindex(rt);
 }
 
+bool row_forget_kept(void *forget, const struct row_key *k)
+{
+	const struct row_forget *f = forget;
+
+	return !k->tgid || !f->gone(f->ctx, k->tgid, k->start);
+}
+
 struct row *row_table_get(struct row_table *rt, const struct row_key *k)
 {
 	__u32 *idx = row_index_find(&rt->index, k);

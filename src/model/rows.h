@@ -88,6 +88,13 @@ int row_key_cmp(const struct row_key *a, const struct row_key *b);
 /* Keeps only the rows keep() says yes to, in their order; 0 or -ENOMEM. */
 int row_table_retain(struct row_table *rt, bool (*keep)(void *ctx, const struct row_key *k),
 		     void *ctx);
+/* Which guests are over, for row_table_retain(): gone(ctx, tgid, start). */
+struct row_forget {
+	bool (*gone)(void *ctx, __u32 tgid, __u64 start);
+	void *ctx;
+};
+/* row_table_retain()'s keep with a struct row_forget: rows of no guest (tgid 0) or a live one. */
+bool row_forget_kept(void *forget, const struct row_key *k);
 void row_add(struct row *dst, const struct row *src);
 
 /* Value at percentile p (0..100) from the histogram, clamped to [min, max]; 0 if empty. */

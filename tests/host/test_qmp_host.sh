@@ -23,6 +23,49 @@ cleanup() {
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
+# The test's own QMP questions (SOCKET MTREE-FILE): the flat views into the file, then stop (vCPUs
+# out of KVM_RUN, every IO exit completed) and quit.
+cat >"$TMP/ask.py" <<'PY'
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(10)
+s.connect(sys.argv[1])
+f = s.makefile("rw")
+json.loads(f.readline())
+def ask(cmd, **args):
+    f.write(json.dumps({"execute": cmd, "arguments": args} if args else {"execute": cmd}) + "\n")
+    f.flush()
+    while True:
+        r = json.loads(f.readline())
+        if "event" not in r:
+            if "error" in r:
+                sys.exit(f"{cmd}: {r['error']}")
+            return r["return"]
+ask("qmp_capabilities")
+open(sys.argv[2], "w").write(ask("human-monitor-command", **{"command-line": "info mtree -f"}))
+ask("stop")
+ask("quit")
+PY
+# QEMU's I/O flat view as `info mtree -f` prints it, read the test's own way (not vmexit's):
+# [(lo, hi, name, is_root)], root; the root region's own ranges are no device.
+cat >"$TMP/mtree_io.py" <<'PY'
+import re
+def io_view(path):
+    io, cur, root = [], None, None
+    for line in open(path).read().splitlines():
+        line = line.rstrip("\r")
+        if line.startswith("FlatView"):
+            cur = None
+        elif line.startswith(' AS "I/O"'):
+            cur = "io"
+        elif line.startswith(" Root memory region: "):
+            root = line.split(": ", 1)[1]
+        elif cur == "io" and line.startswith("  "):
+            r = re.match(r"\s+([0-9a-f]+)-([0-9a-f]+) \(prio [-0-9]+, [^)]*\): (.*?)( @[0-9a-f]+)?( KVM)?$", line)
+            if r:
+                io.append((int(r.group(1), 16), int(r.group(2), 16), r.group(3), r.group(3) == root))
+    return io, root
+PY
 
 # Bad sockets (--qmp PATH): a note each, the counts exact, no wait past the ask's 500 ms. The
 # guest lingers so that vmexit sees it running and asks.
@@ -99,28 +142,7 @@ for _ in $(seq 100); do [ -S "$TMP/test.qmp" ] && [ -s "$TMP/q.pid" ] && break; 
 QPID=$(cat "$TMP/q.pid")	# QEMU removes the file when it quits
 sleep 6	# SeaBIOS: PCI enumeration, fw_cfg, VGA, the boot devices tried
 
-# The test's own questions, then stop (vCPUs out of KVM_RUN, every IO exit completed), quit.
-python3 - "$TMP/test.qmp" "$TMP/mtree" <<'PY' || fail "the test's QMP conversation failed"
-import json, socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.settimeout(10)
-s.connect(sys.argv[1])
-f = s.makefile("rw")
-json.loads(f.readline())
-def ask(cmd, **args):
-    f.write(json.dumps({"execute": cmd, "arguments": args} if args else {"execute": cmd}) + "\n")
-    f.flush()
-    while True:
-        r = json.loads(f.readline())
-        if "event" not in r:
-            if "error" in r:
-                sys.exit(f"{cmd}: {r['error']}")
-            return r["return"]
-ask("qmp_capabilities")
-open(sys.argv[2], "w").write(ask("human-monitor-command", **{"command-line": "info mtree -f"}))
-ask("stop")
-ask("quit")
-PY
+python3 "$TMP/ask.py" "$TMP/test.qmp" "$TMP/mtree" || fail "the test's QMP conversation failed"
 ends_within 20 "$VPID" "vmexit stat -- qemu" "$TMP/err"
 rc=$?
 VPID=
@@ -154,20 +176,9 @@ for line in head.splitlines():
     elif "KVM_EXIT_IO" in t.group(3):
         uexit_io += 1
 
-# QEMU's I/O flat view, as the test read it: (lo, hi, name); the root's own ranges are no device.
-io, cur, root = [], None, None
-for line in open(f"{d}/mtree").read().splitlines():
-    line = line.rstrip("\r")
-    if line.startswith("FlatView"):
-        cur = None
-    elif line.startswith(' AS "I/O"'):
-        cur = "io"
-    elif line.startswith(" Root memory region: "):
-        root = line.split(": ", 1)[1]
-    elif cur == "io" and line.startswith("  "):
-        r = re.match(r"\s+([0-9a-f]+)-([0-9a-f]+) \(prio [-0-9]+, [^)]*\): (.*?)( @[0-9a-f]+)?( KVM)?$", line)
-        if r:
-            io.append((int(r.group(1), 16), int(r.group(2), 16), r.group(3), r.group(3) == root))
+sys.path.insert(0, d)
+from mtree_io import io_view
+io, root = io_view(f"{d}/mtree")
 def region(port):
     for lo, hi, name, is_root in io:
         if lo <= port <= hi:
@@ -232,46 +243,17 @@ QPID=$(cat "$TMP/q.pid")
 "$VMEXIT" top --once -x --keys --qmp auto -d 4 -p "$QPID" --width 160 >"$TMP/top" 2>"$TMP/top.err" ||
 	{ cat "$TMP/top.err"; fail "vmexit top --keys --qmp auto exited with $?"; }
 grep -q "note: --qmp" "$TMP/top.err" && { cat "$TMP/top.err"; fail "top could not ask QEMU"; }
-python3 - "$TMP/test2.qmp" "$TMP/mtree2" <<'PY' || fail "the test's second QMP conversation failed"
-import json, socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.settimeout(10)
-s.connect(sys.argv[1])
-f = s.makefile("rw")
-json.loads(f.readline())
-for cmd in ({"execute": "qmp_capabilities"},
-            {"execute": "human-monitor-command", "arguments": {"command-line": "info mtree -f"}},
-            {"execute": "quit"}):
-    f.write(json.dumps(cmd) + "\n")
-    f.flush()
-    while True:
-        r = json.loads(f.readline())
-        if "event" not in r:
-            break
-    if "error" in r:
-        sys.exit(f"{cmd}: {r['error']}")
-    if cmd["execute"] == "human-monitor-command":
-        open(sys.argv[2], "w").write(r["return"])
-PY
+python3 "$TMP/ask.py" "$TMP/test2.qmp" "$TMP/mtree2" ||
+	fail "the test's second QMP conversation failed"
 # Not our child (-daemonize): gone once its pid is.
 for _ in $(seq 200); do kill -0 "$QPID" 2>/dev/null || break; sleep 0.1; done
 kill -0 "$QPID" 2>/dev/null && fail "QEMU still running 20 s after quit"
 QPID=
 python3 - "$TMP/top" "$TMP/mtree2" <<'PY' || fail "top's key names differ from QEMU's (above)"
-import re, sys
-io, cur, root = [], None, None
-for line in open(sys.argv[2]).read().splitlines():
-    line = line.rstrip("\r")
-    if line.startswith("FlatView"):
-        cur = None
-    elif line.startswith(' AS "I/O"'):
-        cur = "io"
-    elif line.startswith(" Root memory region: "):
-        root = line.split(": ", 1)[1]
-    elif cur == "io" and line.startswith("  "):
-        r = re.match(r"\s+([0-9a-f]+)-([0-9a-f]+) \(prio [-0-9]+, [^)]*\): (.*?)( @[0-9a-f]+)?( KVM)?$", line)
-        if r and r.group(3) != root:
-            io.append((int(r.group(1), 16), int(r.group(2), 16), r.group(3)))
+import os, re, sys
+sys.path.insert(0, os.path.dirname(sys.argv[2]))
+from mtree_io import io_view
+io = [(lo, hi, n) for lo, hi, n, is_root in io_view(sys.argv[2])[0] if not is_root]
 # "kvm_userspace_exit(IO) 0x3d4 out vga   Total ...": port, direction, name (may be empty).
 rows = []
 for line in open(sys.argv[1]):
