@@ -215,6 +215,11 @@ KEY_PROG(hvc_arm64, .kind = KEY_HYPERCALL, .dir = KEY_DIR_SMCCC, .key = ctx->r0)
  * code is a write (PFERR_WRITE_MASK). */
 KEY_PROG(page_fault, .kind = KEY_GPA, .dir = ctx->error_code & 2 ? KEY_DIR_WRITE : KEY_DIR_READ,
 	 .key = ctx->fault_address)
+/*
+ * arm64's stage-2 fault: the IPA (of the page: KVM reads it from HPFAR_EL2), as the x86 one.
+ * A fault to MMIO then traces kvm_mmio, whose key replaces this one (key_replaces).
+ */
+KEY_PROG(guest_fault, .kind = KEY_GPA, .dir = key_arm64_fault_dir(ctx->hsr), .key = ctx->ipa)
 
 /* --split: every context switch on the host; handle_sched_switch() says what it costs. */
 SEC("?tp_btf/sched_switch")

@@ -47,6 +47,22 @@ static inline __attribute__((always_inline)) int key_exit_vector(__u32 isa, __u3
 	return 1;
 }
 
+/*
+ * arm64's stage-2 fault (kvm:kvm_guest_fault, traced by kvm_handle_guest_abort() for every
+ * DABT_LOW / IABT_LOW exit, to RAM and to MMIO alike): its hsr field is the exit's ESR_EL2.
+ * A data abort (EC 0x24) says write or read in WnR (bit 6, ISS of asm/esr.h); an instruction
+ * abort is a fetch: a read.
+ */
+#define KEY_ESR_EC_SHIFT	26
+#define KEY_ESR_EC_DABT_LOW	0x24
+#define KEY_ESR_WNR		(1u << 6)
+
+static inline __attribute__((always_inline)) __u16 key_arm64_fault_dir(__u64 esr)
+{
+	return ((esr >> KEY_ESR_EC_SHIFT) & 0x3f) == KEY_ESR_EC_DABT_LOW && (esr & KEY_ESR_WNR) ?
+	       KEY_DIR_WRITE : KEY_DIR_READ;
+}
+
 /* Whether a key of this kind can describe an exit to the VMM of this KVM_EXIT_* reason. */
 static inline __attribute__((always_inline)) int key_fits_user_exit(__u32 kind, __u32 reason)
 {

@@ -310,6 +310,18 @@ struct trace_event_raw_kvm_hvc_arm64 {
 	unsigned long imm;
 };
 
+/*
+ * arm64's stage-2 fault, traced by kvm_handle_guest_abort() (arch/arm64/kvm/trace_arm.h): the
+ * same four fields since the arm64 port (2013) to 6.12 and later; hsr is the exit's ESR_EL2.
+ */
+struct trace_event_raw_kvm_guest_fault {
+	struct trace_entry ent;
+	unsigned long vcpu_pc;
+	unsigned long hsr;
+	unsigned long hxfar;
+	unsigned long long ipa;
+};
+
 struct trace_event_raw_kvm_msi_set_irq {
 	struct trace_entry ent;
 	u64 address;

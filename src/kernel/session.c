@@ -256,7 +256,7 @@ static int fill_filters(struct session *s, struct session_opts *o)
 
 /* The programs of bpf/vmexit.bpf.c that note keys, key_<name> on the tracepoint kvm_<name>. */
 #define KEY_PROGS(X) X(pio) X(mmio) X(msr) X(cpuid) X(hypercall) X(hv_hypercall) X(hvc_arm64) \
-	X(page_fault)
+	X(page_fault) X(guest_fault)
 
 /*
  * When session_stop_exits() detaches each program: a group together (links_destroy.h), the

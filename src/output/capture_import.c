@@ -331,6 +331,10 @@ static int on_key_event(struct capture_import *ci, struct thread_run *t, __u32 i
 			/* arm64: x0 is the SMCCC function id */
 			k = (struct key_note){ .kind = KEY_HYPERCALL, .dir = KEY_DIR_SMCCC,
 					       .key = v };
+		} else if (!strcmp(r->event, "kvm_guest_fault") && r->field(r->ctx, "ipa", &v)) {
+			/* arm64's stage-2 fault: by page, as kvm_page_fault */
+			k = (struct key_note){ .kind = KEY_GPA, .key = v & ~0xfffull,
+					       .dir = key_arm64_fault_dir(field_or_zero(r, "hsr")) };
 		} else {
 			return 0;
 		}

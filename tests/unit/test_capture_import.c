@@ -211,15 +211,52 @@ static void test_kvm_events(void)
 	feed(ci, "kvm_hvc_arm64", 65, 0, 43, "", (struct rec_fields){ {
 		{ "vcpu_pc", 0x4000 }, { "r0", 0x84000000 }, { "imm", 0 } } });
 	feed(ci, "kvm_exit", 70, 0, 44, "", (struct rec_fields){ { { "ret", 0 } } });
+	/*
+	 * A stage-2 data abort to RAM: kvm_guest_fault keys it by its IPA page, write from the
+	 * hsr's WnR (ESR EC 0x24, bit 6); an instruction abort (EC 0x20) reads; one to MMIO
+	 * takes the kvm_mmio that follows its fault.
+	 */
+	feed(ci, "kvm_exit", 80, 0, 45, "", (struct rec_fields){ {
+		{ "ret", VMEXIT_ARM64_TRAP }, { "esr_ec", 0x24 }, { "vcpu_pc", 0x4010 } } });
+	feed(ci, "kvm_guest_fault", 81, 0, 45, "", (struct rec_fields){ {
+		{ "vcpu_pc", 0x4010 }, { "hsr", 0x93c00046 }, { "hxfar", 0x40003007 },
+		{ "ipa", 0x40003000 } } });
+	feed(ci, "kvm_exit", 90, 0, 46, "", (struct rec_fields){ {
+		{ "ret", VMEXIT_ARM64_TRAP }, { "esr_ec", 0x20 }, { "vcpu_pc", 0x40000000 } } });
+	feed(ci, "kvm_guest_fault", 91, 0, 46, "", (struct rec_fields){ {
+		{ "vcpu_pc", 0x40000000 }, { "hsr", 0x82000046 },
+		{ "hxfar", 0x40000000 }, { "ipa", 0x40000000 } } });
+	feed(ci, "kvm_exit", 100, 0, 47, "", (struct rec_fields){ {
+		{ "ret", VMEXIT_ARM64_TRAP }, { "esr_ec", 0x24 }, { "vcpu_pc", 0x4014 } } });
+	feed(ci, "kvm_guest_fault", 101, 0, 47, "", (struct rec_fields){ {
+		{ "vcpu_pc", 0x4014 }, { "hsr", 0x93c00046 }, { "hxfar", 0x10000008 },
+		{ "ipa", 0x10000000 } } });
+	feed(ci, "kvm_mmio", 102, 0, 47, "", (struct rec_fields){ {
+		{ "type", 2 }, { "len", 1 }, { "gpa", 0x10000008 }, { "val", 0 } } });
 	capture_import_end(ci);
-	for (int i = 0; i < 2; i++) {
-		e = next_event(ci);
+	for (int i = 0; i < 5; i++) {
+		static const struct { __u32 tid; __u64 reason, rip, key; __u16 kind, dir; } want[] = {
+			{ 43, 0x16, 0x4000, 0x84000000, KEY_HYPERCALL, KEY_DIR_SMCCC },
+			{ 44, VMEXIT_ARM64_EXC, 0, 0, KEY_NONE, KEY_DIR_NONE },
+			{ 45, 0x24, 0x4010, 0x40003000, KEY_GPA, KEY_DIR_WRITE },
+			{ 46, 0x20, 0x40000000, 0x40000000, KEY_GPA, KEY_DIR_READ },
+			{ 47, 0x24, 0x4014, 0x10000008, KEY_MMIO, KEY_DIR_WRITE },
+		};
+		int w = 0;
+
+		/* kvm_mmio is also an event of its own (--kvm-events), before the exit it keys. */
+		do
+			e = next_event(ci);
+		while (e.type == VMEXIT_EV_KVM_EVENT);
+		while (w < 4 && want[w].tid != e.tid)
+			w++;
+		CHECK_EQ_U64(e.tid, want[w].tid);
 		CHECK_EQ_U64(e.isa, VMEXIT_ISA_ARM64);
-		CHECK_EQ_U64(e.reason, e.tid == 43 ? 0x16 : VMEXIT_ARM64_EXC);
-		CHECK_EQ_U64(e.rip, e.tid == 43 ? 0x4000 : 0);
-		CHECK_EQ_U64(e.key.kind, e.tid == 43 ? KEY_HYPERCALL : KEY_NONE);
-		CHECK_EQ_U64(e.key.dir, e.tid == 43 ? KEY_DIR_SMCCC : KEY_DIR_NONE);
-		CHECK_EQ_U64(e.key.key, e.tid == 43 ? 0x84000000 : 0);
+		CHECK_EQ_U64(e.reason, want[w].reason);
+		CHECK_EQ_U64(e.rip, want[w].rip);
+		CHECK_EQ_U64(e.key.kind, want[w].kind);
+		CHECK_EQ_U64(e.key.dir, want[w].dir);
+		CHECK_EQ_U64(e.key.key, want[w].key);
 	}
 	capture_import_free(ci);
 }
