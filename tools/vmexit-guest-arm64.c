@@ -4,25 +4,39 @@
  * an exactly known number of times, so that tests can compare what vmexit saw with the truth.
  *
  * Usage:
- *   vmexit-guest-arm64 [--vcpus N] [--mmio N] [--hvc N] [--wfi N] [--sysreg N] [--name NAME]
- *                      [--json]
+ *   vmexit-guest-arm64 [--vcpus N] [--mmio N] [--touch N] [--hvc N] [--wfi N] [--sysreg N]
+ *                      [--name NAME] [--json]
+ *   vmexit-guest-arm64 --symbols FILE
  *
  * One VM per process, as with QEMU: the process re-execs itself (same pid) with
  * "-name guest=NAME,debug-threads=on" first on its command line, so tools that name VMs from
  * /proc/PID/cmdline see what they would see with QEMU, and every vCPU is a thread named
  * "CPU <i>/KVM". No in-kernel interrupt controller: the guest never takes an interrupt.
  *
- * Every vCPU runs at EL1 with the MMU off from one 64 KiB memslot, its counts in x19-x22 (set
- * by the VMM, so the guest never touches RAM with data accesses), and does, in this order:
+ * Every vCPU runs at EL1 with the MMU off from one 64 KiB memslot, its counts in x19-x22 and
+ * x24 (set by the VMM, so the guest never touches that RAM with data accesses), and does, in
+ * this order:
  *   --mmio N    strb to GPA 0x10000000 (no memslot)  kvm_exit DABT_LOW  -> KVM_EXIT_MMIO
+ *   --touch N   strb to N pages of its own           kvm_exit DABT_LOW  (stage-2 faults to RAM)
  *   --hvc N     hvc #0, x0 = PSCI_VERSION             kvm_exit HVC64     (PSCI, in the kernel)
  *   --wfi N     wfi                                   kvm_exit WFx       (blocks; see below)
  *   --sysreg N  mrs ID_AA64PFR0_EL1 (HCR_EL2.TID3)    kvm_exit SYS64     (emulated in the kernel)
  * then one strb to the done address 0x10000008 (one more DABT_LOW and KVM_EXIT_MMIO), after which
  * the VMM stops running it. Without any kind option the mix is --mmio 1000.
  *
+ * --touch: a memslot of its own at GPA 0x50000000 that the VMM never touches (no transparent
+ * huge pages), in host pages (4 KiB on Debian's arm64 kernels): vCPU v writes one byte at the
+ * start of pages v * N to v * N + N - 1 of it, each a first touch, so one stage-2 translation
+ * fault (kvm:kvm_guest_fault, ipa = the page) handled in the kernel. vcpus x N <= 512.
+ *
+ * --symbols FILE writes the guest code's labels as a System.map at the guest addresses they
+ * run at (guest_start, and each kind's exit instruction: guest_mmio, guest_touch, guest_hvc,
+ * guest_wfi, guest_sysreg, guest_done) and exits without running a VM; the layout is the same
+ * for every mix. kvm_exit's vcpu_pc is the exit's instruction, but for HVC64: the instruction
+ * after the hvc (ELR_EL2 of an HVC is its return address), guest_hvc+0x4.
+ *
  * Exact counts per vCPU:
- *   kvm_exit DABT_LOW = mmio + 1   HVC64 = hvc   WFx = wfi   SYS64 = sysreg
+ *   kvm_exit DABT_LOW = mmio + touch + 1   HVC64 = hvc   WFx = wfi   SYS64 = sysreg
  *   kvm_userspace_exit = KVM_RUN calls = "runs"; by reason MMIO = mmio + 1, INTR = "exits.INTR"
  * plus, not exact, IABT_LOW for the first fetch from the code page (once per VM, or once per
  * vCPU when they race for it) and IRQ for host interrupts. WFx is one less for each WFI that
@@ -75,6 +89,8 @@
 #define RAM_SIZE	0x10000ull
 #define MMIO_GPA	0x10000000ull
 #define DONE_GPA	(MMIO_GPA + 8)
+#define TOUCH_GPA	0x50000000ull
+#define MAX_TOUCH	512
 
 #define MAX_VCPUS	64
 #define MAX_NAME	64
@@ -82,38 +98,66 @@
 #define NR_EXIT_NAMES	40
 #define WFI_KICK_NS	1000000
 
-enum kind { K_MMIO, K_HVC, K_WFI, K_SYSREG, NR_KINDS };
+enum kind { K_MMIO, K_HVC, K_WFI, K_SYSREG, K_TOUCH, NR_KINDS };
 
-static const char *const kind_opt[NR_KINDS] = { "mmio", "hvc", "wfi", "sysreg" };
+static const char *const kind_opt[NR_KINDS] = { "mmio", "hvc", "wfi", "sysreg", "touch" };
+/* The register that holds each kind's count (see guest_code). */
+static const int kind_reg[NR_KINDS] = { 19, 20, 21, 22, 24 };
+
+/* The labels of guest_code that --symbols writes: guest_<name>, at label_guest_<name>. */
+#define GUEST_LABELS(X) X(start) X(mmio) X(touch) X(hvc) X(wfi) X(sysreg) X(done)
+#define GUEST_LABEL_DECL(name) extern const uint32_t label_guest_##name[];
+GUEST_LABELS(GUEST_LABEL_DECL)
+#undef GUEST_LABEL_DECL
 
 /*
- * The guest. x19-x22 hold the four counts, x23 the MMIO base; hvc may clobber x0-x17 (SMCCC),
- * so nothing the loops need lives there. Each loop is skipped when its count is 0.
+ * The guest. x19-x22 and x24 hold the counts, x23 the MMIO base, x25 the vCPU's first --touch
+ * page and x26 the page size; hvc may clobber x0-x17 (SMCCC), so nothing the loops need lives
+ * there. Each loop is skipped when its count is 0. The label_guest_* are --symbols' labels.
  */
 extern const uint32_t guest_code[], guest_code_end[];
 __asm__(".pushsection .rodata\n"
 	".balign 4\n"
 	/* global: a local label would leave the C references to unrelocated GOT slots */
-	".global guest_code, guest_code_end\n"
+	".global guest_code, guest_code_end, label_guest_start, label_guest_mmio\n"
+	".global label_guest_touch, label_guest_hvc, label_guest_wfi, label_guest_sysreg\n"
+	".global label_guest_done\n"
 	"guest_code:\n"
+	"label_guest_start:\n"
 	"	cbz	x19, 2f\n"
-	"1:	strb	w0, [x23]\n"			/* MMIO: stage-2 data abort */
+	"1:\n"
+	"label_guest_mmio:\n"
+	"	strb	w0, [x23]\n"			/* MMIO: stage-2 data abort */
 	"	subs	x19, x19, #1\n"
 	"	b.ne	1b\n"
-	"2:	cbz	x20, 4f\n"
+	"2:	cbz	x24, 12f\n"
+	"11:\n"
+	"label_guest_touch:\n"
+	"	strb	w0, [x25]\n"			/* RAM, first touch: stage-2 fault */
+	"	add	x25, x25, x26\n"
+	"	subs	x24, x24, #1\n"
+	"	b.ne	11b\n"
+	"12:	cbz	x20, 4f\n"
 	"3:	movz	x0, #0x8400, lsl #16\n"		/* PSCI_VERSION, 0x84000000 */
+	"label_guest_hvc:\n"
 	"	hvc	#0\n"
 	"	subs	x20, x20, #1\n"
 	"	b.ne	3b\n"
 	"4:	cbz	x21, 6f\n"
-	"5:	wfi\n"
+	"5:\n"
+	"label_guest_wfi:\n"
+	"	wfi\n"
 	"	subs	x21, x21, #1\n"
 	"	b.ne	5b\n"
 	"6:	cbz	x22, 8f\n"
-	"7:	mrs	x0, id_aa64pfr0_el1\n"		/* ID register: TID3 trap */
+	"7:\n"
+	"label_guest_sysreg:\n"
+	"	mrs	x0, id_aa64pfr0_el1\n"		/* ID register: TID3 trap */
 	"	subs	x22, x22, #1\n"
 	"	b.ne	7b\n"
-	"8:	strb	w0, [x23, #8]\n"		/* done */
+	"8:\n"
+	"label_guest_done:\n"
+	"	strb	w0, [x23, #8]\n"		/* done */
 	"9:	b	9b\n"
 	"guest_code_end:\n"
 	".popsection\n");
@@ -123,6 +167,7 @@ struct opts {
 	uint64_t count[NR_KINDS];
 	const char *name;
 	const char *vm_name;	/* from "-name guest=...": this process is the VM */
+	const char *symbols;	/* --symbols FILE: write the code's labels there, run nothing */
 	bool json;
 };
 
@@ -165,6 +210,11 @@ static const char *exit_name(uint32_t reason, char *buf, size_t len)
 
 /* ------------------------------------------------------------------ vCPUs */
 
+static uint64_t page_size(void)
+{
+	return (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
 #define CORE_REG(field) (KVM_REG_ARM64 | KVM_REG_SIZE_U64 | KVM_REG_ARM_CORE | \
 			 (offsetof(struct kvm_regs, field) / sizeof(uint32_t)))
 
@@ -197,10 +247,13 @@ static int setup_vcpu(int vm_fd, const struct kvm_vcpu_init *init, struct vcpu *
 		errmsg("vCPU %d: mmap kvm_run: %s", v->index, strerror(errno));
 		return -1;
 	}
-	if (set_reg(v, CORE_REG(regs.pc), RAM_GPA) || set_reg(v, CORE_REG(regs.regs[23]), MMIO_GPA))
+	if (set_reg(v, CORE_REG(regs.pc), RAM_GPA) || set_reg(v, CORE_REG(regs.regs[23]), MMIO_GPA) ||
+	    set_reg(v, CORE_REG(regs.regs[25]),
+		    TOUCH_GPA + (uint64_t)v->index * v->o->count[K_TOUCH] * page_size()) ||
+	    set_reg(v, CORE_REG(regs.regs[26]), page_size()))
 		return -1;
 	for (int k = 0; k < NR_KINDS; k++) {
-		if (set_reg(v, CORE_REG(regs.regs[19 + k]), v->o->count[k]))
+		if (set_reg(v, CORE_REG(regs.regs[kind_reg[k]]), v->o->count[k]))
 			return -1;
 	}
 	return 0;
@@ -352,6 +405,61 @@ static void print_json(const struct opts *o, const struct vcpu *vcpus)
 
 /* ------------------------------------------------------------------ the VM */
 
+/*
+ * --touch: the pages' own memslot, which the VMM never touches, so that each first store of
+ * the guest faults at stage 2 (and in the host). No transparent huge page: one would let KVM
+ * map many of the pages with one fault.
+ */
+static int add_touch_slot(int vm_fd, const struct opts *o)
+{
+	uint64_t size = o->vcpus * o->count[K_TOUCH] * page_size();
+	void *mem = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	struct kvm_userspace_memory_region region = {
+		.slot = 1, .guest_phys_addr = TOUCH_GPA, .memory_size = size,
+		.userspace_addr = (uint64_t)(uintptr_t)mem,
+	};
+
+	if (mem == MAP_FAILED) {
+		errmsg("mmap --touch memory: %s", strerror(errno));
+		return -1;
+	}
+	if (madvise(mem, size, MADV_NOHUGEPAGE))
+		errmsg("note: MADV_NOHUGEPAGE: %s", strerror(errno));
+	if (ioctl(vm_fd, KVM_SET_USER_MEMORY_REGION, &region) < 0) {
+		errmsg("KVM_SET_USER_MEMORY_REGION (--touch): %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* --symbols: guest_code's labels as a System.map (ADDRESS TYPE NAME, by address). */
+static int write_symbols(const char *path)
+{
+	static const struct { const char *name; const uint32_t *at; } labels[] = {
+#define GUEST_LABEL(name) { "guest_" #name, label_guest_##name },
+		GUEST_LABELS(GUEST_LABEL)
+#undef GUEST_LABEL
+	};
+	FILE *f = fopen(path, "w");
+	int rc = 0;
+
+	if (!f) {
+		errmsg("--symbols %s: %s", path, strerror(errno));
+		return 1;
+	}
+	for (size_t i = 0; i < sizeof(labels) / sizeof(labels[0]); i++)
+		fprintf(f, "%016llx %c %s\n",
+			RAM_GPA + (unsigned long long)((const char *)labels[i].at -
+						      (const char *)guest_code),
+			i ? 't' : 'T', labels[i].name);
+	if (ferror(f) | fclose(f)) {
+		errmsg("--symbols %s: cannot write: %s", path, strerror(errno));
+		rc = 1;
+	}
+	return rc;
+}
+
 static int run_vm(const struct opts *o)
 {
 	struct vcpu vcpus[MAX_VCPUS] = { 0 };
@@ -397,6 +505,8 @@ static int run_vm(const struct opts *o)
 		errmsg("KVM_SET_USER_MEMORY_REGION: %s", strerror(errno));
 		return 1;
 	}
+	if (o->count[K_TOUCH] && add_touch_slot(vm_fd, o))
+		return 1;
 	if (ioctl(vm_fd, KVM_ARM_PREFERRED_TARGET, &init) < 0) {
 		errmsg("KVM_ARM_PREFERRED_TARGET: %s", strerror(errno));
 		return 1;
@@ -429,10 +539,11 @@ static int run_vm(const struct opts *o)
 	if (rc)
 		return 1;
 	errmsg("%s (pid %d): %lu vCPU(s): %" PRIu64 " KVM_RUN, MMIO %" PRIu64 " INTR %" PRIu64
-	       ", hvc %" PRIu64 " wfi %" PRIu64 " sysreg %" PRIu64 " (no exit to the VMM), %.3f s",
+	       ", hvc %" PRIu64 " wfi %" PRIu64 " sysreg %" PRIu64 " touch %" PRIu64
+	       " (no exit to the VMM), %.3f s",
 	       o->vm_name, (int)getpid(), o->vcpus, runs, mmio, intr,
 	       o->vcpus * o->count[K_HVC], o->vcpus * o->count[K_WFI],
-	       o->vcpus * o->count[K_SYSREG], ns / 1e9);
+	       o->vcpus * o->count[K_SYSREG], o->vcpus * o->count[K_TOUCH], ns / 1e9);
 	if (o->json)
 		print_json(o, vcpus);
 	return 0;
@@ -451,8 +562,16 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		int k;
 
 		if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
-			printf("usage: " PROG " [--vcpus N] [--mmio N] [--hvc N] [--wfi N] "
-			       "[--sysreg N] [--name NAME] [--json]\n");
+			printf("usage: " PROG " [--vcpus N] [--mmio N] [--touch N] [--hvc N] "
+			       "[--wfi N] [--sysreg N] [--name NAME] [--json]\n"
+			       "       " PROG " --symbols FILE\n"
+			       "  --touch N       store to N pages of the vCPU's own at GPA 0x%llx:\n"
+			       "                  N first touches, stage-2 faults (vcpus x N <= %d)\n"
+			       "  --symbols FILE  write the guest code's labels to FILE as a "
+			       "System.map\n"
+			       "                  (for vmexit --by rip --guest-symbols), run nothing\n"
+			       "See the comment at the top of tools/vmexit-guest-arm64.c for the exact "
+			       "exit counts.\n", TOUCH_GPA, MAX_TOUCH);
 			exit(0);
 		}
 		if (!strcmp(arg, "--json")) {
@@ -468,6 +587,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			o->vcpus = parse_count(opt, val, 1, MAX_VCPUS);
 		} else if (!strcmp(opt, "--name")) {
 			o->name = parse_name(val);
+		} else if (!strcmp(opt, "--symbols")) {
+			o->symbols = val;
 		} else if (!strcmp(opt, "-name")) {
 			o->vm_name = parse_qemu_name(val);
 		} else {
@@ -476,6 +597,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	}
 	if (!kind_given)
 		o->count[K_MMIO] = 1000;
+	if (o->vcpus * o->count[K_TOUCH] > MAX_TOUCH)
+		usage_error("--touch %" PRIu64 " x %lu vCPU(s): at most %d pages in all",
+			    o->count[K_TOUCH], o->vcpus, MAX_TOUCH);
 }
 
 /* Re-execs this program as the VM process: QEMU's "-name" first, every option explicit. */
@@ -516,6 +640,8 @@ int main(int argc, char **argv)
 	struct opts o;
 
 	parse_args(argc, argv, &o);
+	if (o.symbols)
+		return write_symbols(o.symbols);
 	if (o.vm_name)
 		return run_vm(&o);
 	exec_vm(argv[0], &o);

@@ -4,12 +4,17 @@
 # vmexit built for arm64 against real arm64 KVM exits: boots the arm64 bed twice (tests/vm/bed.sh
 # --bed arm64: KVM in VHE mode; --bed arm64-nvhe: kvm-arm.mode=nvhe) and in each, with the tracefs
 # events kvm_exit, kvm_entry and kvm_userspace_exit enabled (an independent record of every exit,
-# which comes out whole through the serial console, gzip'd and base64'd), runs:
+# which comes out whole through the serial console, gzip'd and base64'd), and kvm_mmio,
+# kvm_guest_fault and kvm_hvc_arm64 (what each exit was about), runs:
 #
 #   "stream":  vmexit stat -v --json --by vcpu -- vmexit stream --json -- (guest A & guest B)
 #   "record":  vmexit record -o R -- guest C;  vmexit report -i R --json --by vcpu
 #   "keys":    vmexit stat --by key --json -- guest K: HVC64 keyed by x0 (kvm_hvc_arm64), the
-#              guest's PSCI_VERSION, named so, and DABT_LOW / KVM_EXIT_MMIO by the store's address
+#              guest's PSCI_VERSION, named so; DABT_LOW / KVM_EXIT_MMIO to MMIO by the store's
+#              address and direction (kvm_mmio); DABT_LOW to RAM (the guest's --touch pages) and
+#              IABT_LOW by their IPA page (kvm_guest_fault): per key, what tracefs traced
+#   "rip":     vmexit stat --by rip --guest-symbols armR=MAP --json -- guest R, MAP from the
+#              guest's --symbols: per (reason, PC) tracefs' kvm_exit vcpu_pc count, named from MAP
 #   "fastpath": a VM first, then vmexit stat --check-hooks -v: the tp_btf fast path is taken
 #
 # stat and stream are nested, so both are attached before the guests' first KVM_RUN and until the
@@ -19,7 +24,7 @@
 #
 # Every expected number comes from the guests' arguments, their own tally (--json) and what
 # tools/vmexit-guest-arm64.c documents, or from tracefs; never from vmexit. Per vCPU: kvm_exit
-# DABT_LOW = mmio + 1 (the done store), HVC64 = hvc, SYS64 = sysreg, WFx = wfi but for WFIs
+# DABT_LOW = mmio + touch + 1 (the done store), HVC64 = hvc, SYS64 = sysreg, WFx = wfi but for WFIs
 # that met a pending host interrupt (each then an IRQ exit right after the wfi), IABT_LOW at most
 # once (the code page's first fetch, at least once per VM), IRQ at random (host interrupts; only
 # compared between vmexit and tracefs); kvm_userspace_exit MMIO = mmio + 1 and "restart"
@@ -53,7 +58,8 @@ command -v python3 >/dev/null || fail "python3 not installed (apt-get install py
 ARGSA="--vcpus 2 --mmio 150 --hvc 100 --wfi 15 --sysreg 80 --name armA --json"
 ARGSB="--vcpus 1 --mmio 120 --hvc 60 --wfi 10 --sysreg 50 --name armB --json"
 ARGSC="--vcpus 2 --mmio 100 --hvc 80 --wfi 10 --sysreg 60 --name armC --json"
-ARGSK="--vcpus 1 --mmio 70 --hvc 90 --wfi 0 --sysreg 0 --name armK --json"
+ARGSK="--vcpus 1 --mmio 70 --hvc 90 --wfi 0 --sysreg 0 --touch 12 --name armK --json"
+ARGSR="--vcpus 2 --mmio 40 --hvc 50 --wfi 4 --sysreg 30 --touch 6 --name armR --json"
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/test_nested_arm64.XXXXXX")
 keep() {
@@ -70,6 +76,7 @@ trap keep EXIT
 	echo "ARGSB='$ARGSB'"
 	echo "ARGSC='$ARGSC'"
 	echo "ARGSK='$ARGSK'"
+	echo "ARGSR='$ARGSR'"
 } >"$WORK/inbed.sh"
 cat >>"$WORK/inbed.sh" <<'EOF'
 T=/sys/kernel/tracing
@@ -79,7 +86,7 @@ echo "T_MODE $(dmesg | grep -oE '(VHE|Hyp|Protected nVHE) mode initialized succe
 dmesg -c >/dev/null 2>&1	# each phase sends the kernel's messages since the last
 echo 0 >$T/tracing_on
 echo 16384 >$T/buffer_size_kb || die "cannot size the trace buffer"
-for e in kvm_exit kvm_entry kvm_userspace_exit; do
+for e in kvm_exit kvm_entry kvm_userspace_exit kvm_mmio kvm_guest_fault kvm_hvc_arm64; do
 	echo 1 >$T/events/kvm/$e/enable || die "cannot enable kvm:$e"
 done
 # send NAME FILE: the file through the serial console, gzip'd and base64'd, with its size and md5.
@@ -150,6 +157,15 @@ timeout 120 sh /tmp/run.sh stat /vmexit stat --by key --json -- \
 echo "T_RC $?"
 phase_end
 
+phase_start rip
+/vmexit-guest-arm64 --symbols /tmp/guest.map
+echo "T_SYMS_RC $?"
+timeout 120 sh /tmp/run.sh stat /vmexit stat --by rip --guest-symbols armR=/tmp/guest.map \
+	--top 1000 --json -- sh /tmp/run.sh guest /vmexit-guest-arm64 $ARGSR
+echo "T_RC $?"
+phase_end
+send guest.map /tmp/guest.map
+
 # The kvm_exit fast path (tp_btf, arm64 prototype) is only taken after a start-up check that
 # sees exits; in the phases above the VMs start after vmexit. Here one runs already.
 echo "T_PHASE fastpath"
@@ -168,13 +184,18 @@ cat >"$WORK/check.py" <<'PYEOF'
 import base64, gzip, hashlib, json, os, re, subprocess, sys
 from collections import Counter, defaultdict
 
-bed_out, work, vmexit_host, bed, ARGSA, ARGSB, ARGSC, ARGSK = sys.argv[1:9]
+bed_out, work, vmexit_host, bed, ARGSA, ARGSB, ARGSC, ARGSK, ARGSR = sys.argv[1:10]
 PRE = f"test_nested_arm64 [{bed}]"
 WANT_MODE = {"arm64": "VHE mode initialized successfully",
              "arm64-nvhe": "Hyp mode initialized successfully"}[bed]
 
-# tools/vmexit-guest-arm64.c: its code page, and the exception classes its kinds trap with.
+# tools/vmexit-guest-arm64.c: its code page, the 64 KiB memslot around it, its MMIO store's
+# and done store's addresses, its --touch pages (host pages: 4 KiB on Debian's arm64 kernels),
+# and the exception classes its kinds trap with.
 CODE_LO, CODE_HI = 0x40000000, 0x40001000
+RAM_LO, RAM_HI = 0x40000000, 0x40010000
+MMIO_BASE, DONE_GPA = 0x10000000, 0x10000008
+TOUCH_GPA, PAGE = 0x50000000, 4096
 WFX, HVC64, SYS64, IABT_LOW, DABT_LOW = 0x01, 0x16, 0x18, 0x20, 0x24
 EXC = 0x100                       # include/vmexit.h: VMEXIT_ARM64_EXC | ARM_EXCEPTION_* (not traps)
 U_MMIO, U_RESTART = 6, 2 ** 31 + 4  # KVM_EXIT_MMIO; KVM_RUN failed with EINTR (vmexit's code)
@@ -221,6 +242,7 @@ while i < len(lines):
     elif tag == "T_HOOK": cur["hook"] = (cur.get("hook", "") + "; " + rest).lstrip("; ")
     elif tag == "T_FAST": cur.setdefault("fast", []).append(rest)
     elif tag == "T_RC": cur["rc"] = int(f[0])
+    elif tag == "T_SYMS_RC": cur["syms_rc"] = int(f[0])
     elif tag == "T_TIME": cur["secs"] = float(f[1]) - float(f[0])
     elif tag == "T_BUF": cur["buf"] = (int(f[0]), int(f[1]))
     elif tag == "T_OVERRUN": cur["overrun"] = int(f[0])
@@ -248,12 +270,19 @@ check(RET.get("TRAP") == 2 and RET.get("IRQ") == 0 and EC.get("DABT_LOW") == DAB
 IRQ = EXC | RET.get("IRQ", 0)
 WFI_PC = CODE_LO + 40             # the guest's "5: wfi", the 11th instruction of its code page
 
-LINE = re.compile(r"^\s*(.*?)-(\d+)\s+\[(\d+)\]\s+\S+\s+(\d+\.\d+): (kvm_exit|kvm_entry|kvm_userspace_exit): (.*)$")
+LINE = re.compile(r"^\s*(.*?)-(\d+)\s+\[(\d+)\]\s+\S+\s+(\d+\.\d+): (kvm_exit|kvm_entry|kvm_userspace_exit"
+                  r"|kvm_mmio|kvm_guest_fault|kvm_hvc_arm64): (.*)$")
 EXIT = re.compile(r"(\w+): HSR_EC: 0x([0-9a-f]+) \((\w+)\), PC: 0x([0-9a-f]+)$")
+# What each exit was about, as TP_printk prints it (include/trace/events/kvm.h kvm_mmio,
+# arch/arm64/kvm/trace_arm.h kvm_guest_fault, trace_handle_exit.h kvm_hvc_arm64).
+KEYEV = {"kvm_mmio": re.compile(r"mmio (\S+) len (\d+) gpa 0x([0-9a-f]+) val "),
+         "kvm_guest_fault": re.compile(r"ipa 0x([0-9a-f]+), hsr 0x([0-9a-f]+), hxfar (?:0x)?([0-9a-f]+), pc 0x([0-9a-f]+)$"),
+         "kvm_hvc_arm64": re.compile(r"HVC at 0x([0-9a-f]+) \(r0: 0x([0-9a-f]+), imm: 0x([0-9a-f]+)\)$")}
 
 def parse_trace(P, pre):
     """Per thread, in order: kernel exits {reason, name, pc}, kvm_entry count, user exits (code, name)."""
     ex = defaultdict(list); en = Counter(); us = defaultdict(list); bad = []
+    kev = P["keyev"] = defaultdict(list)      # tid -> [(event, regex groups)]
     for l in text(P, "trace").split("\n"):
         if not l or l.startswith("#"):
             continue
@@ -271,6 +300,11 @@ def parse_trace(P, pre):
                                 pc=int(e.group(4), 16)))
         elif ev == "kvm_entry":
             en[tid] += 1
+        elif ev in KEYEV:
+            k = KEYEV[ev].match(rest)
+            if not k:
+                bad.append(l); continue
+            kev[tid].append((ev, k.groups()))
         else:
             u = re.match(r"reason (\S+) \((\d+)\)$", rest)
             if not u:
@@ -296,7 +330,8 @@ def guests(P, pre, arglist):
         if not check(A, f"{pre}: guest named {g.get('name')!r}, expected one of {list(byname)}"):
             continue
         pid = g["pid"]; vms[pid] = (A["name"], A)
-        check(g.get("mix") == {k: A[k] for k in ("mmio", "hvc", "wfi", "sysreg")}, f"{pre}: {A['name']}: mix {g.get('mix')}")
+        check(g.get("mix") == {k: A.get(k, 0) for k in ("mmio", "hvc", "wfi", "sysreg", "touch")},
+              f"{pre}: {A['name']}: mix {g.get('mix')}")
         check(len(g.get("vcpus", [])) == A["vcpus"], f"{pre}: {A['name']}: {len(g.get('vcpus', []))} vCPUs")
         for v in g.get("vcpus", []):
             key = (pid, v["vcpu"]); tids[v["tid"]] = key
@@ -326,7 +361,7 @@ def truth(P, pre, arglist):
             counts[(key, "kernel", e["reason"])] += 1; names[("kernel", e["reason"])] = e["name"]
         for r, n in us[tid]:
             counts[(key, "user", r)] += 1; names[("user", r)] = n
-        want = {DABT_LOW: A["mmio"] + 1, HVC64: A["hvc"], SYS64: A["sysreg"]}
+        want = {DABT_LOW: A["mmio"] + A.get("touch", 0) + 1, HVC64: A["hvc"], SYS64: A["sysreg"]}
         got = {r: c[r] for r in want}
         check(got == want, f"{pre}: pid {key[0]} vCPU {key[1]}: tracefs kvm_exit {got}, expected {want}")
         # A WFI with an interrupt already pending does not trap (the architecture allows it, QEMU
@@ -544,14 +579,57 @@ if check(P, f"{pre}: did not run"):
 
 # ---------------------------------------------------------------- phase "keys"
 # One vCPU: its HVCs all carry x0 = PSCI_VERSION (kvm_hvc_arm64's r0), its MMIO stores go to
-# the MMIO base (kvm_mmio, a write), the done store to base + 8. Each kind's rows must hold
-# exactly the guest's counts under those keys, none left keyless.
+# the MMIO base (kvm_mmio, a write), the done store to base + 8, its --touch stores to pages of
+# their own (kvm_guest_fault, a write to RAM), its first fetch from the code page may fault
+# (IABT_LOW, a read). Per key, the rows must hold what tracefs traced, which must be what the
+# guest's arguments say; none left keyless. An MMIO store faults at stage 2 too
+# (kvm_guest_fault, then kvm_mmio): its key is the MMIO address (mmio beats gpa).
+def fault_key(ipa, hsr):
+    """A kvm_guest_fault as the key program reads it: its exception class and (page, dir)."""
+    ec = hsr >> 26 & 0x3f
+    return ec, (ipa & ~(PAGE - 1), "write" if ec == DABT_LOW and hsr & 0x40 else "read")
+
+def is_ram(ipa, A):
+    return RAM_LO <= ipa < RAM_HI or TOUCH_GPA <= ipa < TOUCH_GPA + A["vcpus"] * A.get("touch", 0) * PAGE
+
 P = phases.get("keys"); pre = "phase keys"
 if check(P, f"{pre}: did not run"):
     A = parse_args(ARGSK)
     rcs(P, pre, ("stat", "guest"))
     tids, vms, tcount, tdone, names, ex, us = truth(P, pre, [A])
     rows, lost = stat_rows(P, pre, "stat.out")
+    # tracefs: what each exit was about. kvm_mmio: the access at the exit (a write, or the
+    # read going to the VMM; "read" is a read's completion, not an exit of its own).
+    t_mmio = Counter(); t_gpa = defaultdict(Counter); t_mmio_faults = 0; t_hvc = Counter()
+    for tid in tids:
+        for ev, g in P.get("keyev", {}).get(tid, []):
+            if ev == "kvm_mmio" and g[0] != "read":
+                t_mmio[(int(g[2], 16), "read" if g[0] == "unsatisfied-read" else "write")] += 1
+            elif ev == "kvm_guest_fault":
+                ipa = int(g[0], 16)
+                if is_ram(ipa, A):
+                    ec, k = fault_key(ipa, int(g[1], 16))
+                    t_gpa[ec][k] += 1
+                else:
+                    t_mmio_faults += 1
+            elif ev == "kvm_hvc_arm64":
+                t_hvc[int(g[1], 16)] += 1
+    PSCI_VERSION = 0x84000000
+    # tracefs against the guest's arguments.
+    want_mmio = {(MMIO_BASE, "write"): A["mmio"], (DONE_GPA, "write"): 1}
+    check(t_mmio == want_mmio, f"{pre}: tracefs kvm_mmio {dict(t_mmio)}, expected {want_mmio}")
+    check(t_mmio_faults == A["mmio"] + 1, f"{pre}: tracefs kvm_guest_fault outside RAM: {t_mmio_faults}, "
+          f"expected one per MMIO store ({A['mmio'] + 1})")
+    touched = {TOUCH_GPA + i * PAGE for i in range(A["touch"])}
+    dabt = t_gpa.get(DABT_LOW, Counter())
+    check({p for p, _ in dabt} == touched and all(d == "write" and n >= 1 for (_, d), n in dabt.items()),
+          f"{pre}: tracefs kvm_guest_fault DABT_LOW to RAM {dict(dabt)}, expected a write fault on each of the "
+          f"{A['touch']} --touch pages {sorted(hex(p) for p in touched)}")
+    iabt = t_gpa.get(IABT_LOW, Counter())
+    check(set(iabt) <= {(CODE_LO, "read")} and set(t_gpa) <= {DABT_LOW, IABT_LOW},
+          f"{pre}: tracefs RAM faults {dict(t_gpa)}: only the --touch pages' and the code page's expected")
+    check(t_hvc == {PSCI_VERSION: A["hvc"]}, f"{pre}: tracefs kvm_hvc_arm64 r0 {dict(t_hvc)}, expected "
+          f"{{{PSCI_VERSION:#x}: {A['hvc']}}}")
     if rows is not None:
         by = Counter()
         for r in rows:
@@ -559,15 +637,82 @@ if check(P, f"{pre}: did not run"):
                 r.get("key_name"))] += r.get("count", 0)
         def keyed(kind, reason):
             return {k[2:]: v for k, v in by.items() if k[:2] == (kind, reason)}
-        PSCI_VERSION, MMIO_BASE = 0x84000000, 0x10000000
-        want = {("hypercall", PSCI_VERSION, "smccc", "PSCI_VERSION"): A["hvc"]}
+        # vmexit against tracefs, key by key.
+        want = {("hypercall", r0, "smccc", "PSCI_VERSION"): n for r0, n in t_hvc.items()}
         check(keyed("kernel", HVC64) == want, f"{pre}: HVC64 rows by key {keyed('kernel', HVC64)}, expected {want}")
-        for kind, reason in (("kernel", DABT_LOW), ("user", U_MMIO)):
-            want = {("mmio", MMIO_BASE, "write", ""): A["mmio"], ("mmio", MMIO_BASE + 8, "write", ""): 1}
+        mmio_rows = {("mmio", gpa, d, ""): n for (gpa, d), n in t_mmio.items()}
+        gpa_rows = {ec: {("gpa", p, d, ""): n for (p, d), n in c.items()} for ec, c in t_gpa.items()}
+        for kind, reason, want in (("kernel", DABT_LOW, {**mmio_rows, **gpa_rows.get(DABT_LOW, {})}),
+                                   ("user", U_MMIO, mmio_rows),
+                                   ("kernel", IABT_LOW, gpa_rows.get(IABT_LOW, {}))):
             got = keyed(kind, reason)
-            check(got == want, f"{pre}: {kind} {reason:#x} rows by key {got}, expected {want}")
+            check(got == want, f"{pre}: {kind} {reason:#x} rows by key {got}, expected (tracefs) {want}")
         print(f"{PRE}: {pre}: HVC64 keyed hypercall {PSCI_VERSION:#x} smccc PSCI_VERSION x {A['hvc']}, "
-              f"DABT_LOW and KVM_EXIT_MMIO keyed mmio {MMIO_BASE:#x} write x {A['mmio']} (+1 done store)")
+              f"DABT_LOW and KVM_EXIT_MMIO keyed mmio {MMIO_BASE:#x} write x {A['mmio']} (+1 done store), "
+              f"DABT_LOW gpa: {len(dabt)} --touch pages x {sorted(set(dabt.values()))} fault(s), IABT_LOW gpa "
+              f"{sum(iabt.values())}: as tracefs kvm_hvc_arm64 / kvm_mmio / kvm_guest_fault")
+
+# ---------------------------------------------------------------- phase "rip"
+# Two vCPUs; the guest's own symbol file (--symbols) names its exit instructions. Per (reason,
+# PC), the rows count what tracefs' kvm_exit vcpu_pc says (the done store, in flight at the
+# end, included, as stat counts it), named by the last label at or below the PC; and tracefs
+# counts what the guest's arguments say at each label (an HVC64's PC is the instruction after
+# the hvc: ELR_EL2 of an HVC is its return address).
+LABELS = ("guest_start", "guest_mmio", "guest_touch", "guest_hvc", "guest_wfi", "guest_sysreg", "guest_done")
+P = phases.get("rip"); pre = "phase rip"
+if check(P, f"{pre}: did not run"):
+    A = parse_args(ARGSR)
+    rcs(P, pre, ("stat", "guest"))
+    check(P.get("syms_rc") == 0, f"{pre}: vmexit-guest-arm64 --symbols exited {P.get('syms_rc')}")
+    tids, vms, tcount, tdone, names, ex, us = truth(P, pre, [A])
+    syms = {}
+    for l in text(P, "guest.map").split("\n"):
+        f = l.split()
+        if len(f) == 3:
+            syms[f[2]] = int(f[0], 16)
+    check(set(syms) == set(LABELS) and all(CODE_LO <= a < CODE_HI for a in syms.values()),
+          f"{pre}: guest.map labels {syms}, expected {LABELS} in the code page")
+    bya = sorted((a, n) for n, a in syms.items())
+    def sym(pc):
+        below = [(a, n) for a, n in bya if a <= pc]
+        if not below:
+            return None
+        a, n = below[-1]
+        return n if a == pc else f"{n}+{pc - a:#x}"
+    t_rip = Counter((e["reason"], e["pc"]) for tid in tids for e in ex[tid])
+    at = lambda reason, label, off=0: t_rip[(reason, syms.get(label, -1) + off)]
+    nv = A["vcpus"]
+    want = {"DABT_LOW at guest_mmio": nv * A["mmio"], "DABT_LOW at guest_touch": nv * A["touch"],
+            "DABT_LOW at guest_done": nv, "HVC64 at guest_hvc+0x4": nv * A["hvc"],
+            "SYS64 at guest_sysreg": nv * A["sysreg"]}
+    got = {"DABT_LOW at guest_mmio": at(DABT_LOW, "guest_mmio"), "DABT_LOW at guest_touch": at(DABT_LOW, "guest_touch"),
+           "DABT_LOW at guest_done": at(DABT_LOW, "guest_done"), "HVC64 at guest_hvc+0x4": at(HVC64, "guest_hvc", 4),
+           "SYS64 at guest_sysreg": at(SYS64, "guest_sysreg")}
+    check(got == want, f"{pre}: tracefs kvm_exit per PC {got}, expected (the guest's args) {want}")
+    wfx = sum(n for (r, pc), n in t_rip.items() if r == WFX)
+    # How many WFIs trap, truth() checks; each that does, at the wfi.
+    check(wfx == at(WFX, "guest_wfi"), f"{pre}: tracefs WFx {wfx}, {at(WFX, 'guest_wfi')} at guest_wfi")
+    rows, lost = stat_rows(P, pre, "stat.out")
+    if rows is not None:
+        got = Counter(); bad = []
+        for r in rows:
+            if r.get("kind") != "kernel":
+                continue
+            rip = r.get("rip")
+            if r.get("key_kind") != "rip" or not isinstance(rip, str):
+                bad.append(r); continue
+            pc = int(rip, 16)
+            got[(r["reason"], pc)] += r.get("count", 0)
+            if r.get("symbol") != sym(pc) or r.get("guest") != "armR":
+                bad.append(r)
+        check(not bad, f"{pre}: {len(bad)} kernel rows not keyed by a RIP named from guest.map, e.g. "
+              f"{[(x.get('reason_name'), x.get('rip'), x.get('symbol'), x.get('guest')) for x in bad[:3]]}")
+        d = {k: (got[k], t_rip[k]) for k in set(got) | set(t_rip) if got[k] != t_rip[k]}
+        check(not d, f"{pre}: stat --by rip per (reason, PC) != tracefs kvm_exit vcpu_pc: "
+              f"{ {f'{r:#x} {pc:#x}': v for (r, pc), v in d.items()} }")
+        print(f"{PRE}: {pre}: {len(t_rip)} (reason, PC) rows == tracefs kvm_exit vcpu_pc, named from the guest's "
+              f"map: " + ", ".join(f"{names.get(('kernel', r), hex(r))} {sym(pc)} {n}"
+                                   for (r, pc), n in sorted(t_rip.items(), key=lambda x: -x[1])[:6]))
 
 # ---------------------------------------------------------------- phase "fastpath"
 P = phases.get("fastpath"); pre = "phase fastpath"
@@ -635,7 +780,7 @@ for try in 1 2; do
 	[ $brc = 77 ] && skip "the $bed bed cannot run here: $(sed -n 's/^bed: SKIP: //p' "$WORK/$bed.err" | head -n 1)"
 	[ $brc = 0 ] || { grep -v '^[A-Za-z0-9+/=]*$' "$WORK/$bed.out" | sed 's/^/  | /' | tail -n 60; fail "the $bed bed failed (exit $brc)"; }
 	set +e
-	python3 "$WORK/check.py" "$WORK/$bed.out" "$WORK" "$VMEXIT_HOST" "$bed" "$ARGSA" "$ARGSB" "$ARGSC" "$ARGSK"
+	python3 "$WORK/check.py" "$WORK/$bed.out" "$WORK" "$VMEXIT_HOST" "$bed" "$ARGSA" "$ARGSB" "$ARGSC" "$ARGSK" "$ARGSR"
 	crc=$?
 	set -e
 	# 3: the workload crashed under the emulator (check.py says why); one more boot, not two.
