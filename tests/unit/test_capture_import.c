@@ -166,6 +166,16 @@ static void test_lost(void)
 	capture_import_free(ci);
 }
 
+/* An arm64 stage-2 abort at ts: its kvm_exit (the ESR's class) and kvm_guest_fault. */
+static void guest_abort(struct capture_import *ci, __u64 ts, __u32 tid, __u64 pc, __u64 esr,
+			__u64 far, __u64 ipa)
+{
+	feed(ci, "kvm_exit", ts, 0, tid, "", (struct rec_fields){ {
+		{ "ret", VMEXIT_ARM64_TRAP }, { "esr_ec", esr >> 26 }, { "vcpu_pc", pc } } });
+	feed(ci, "kvm_guest_fault", ts + 1, 0, tid, "", (struct rec_fields){ {
+		{ "vcpu_pc", pc }, { "hsr", esr }, { "hxfar", far }, { "ipa", ipa } } });
+}
+
 static void test_kvm_events(void)
 {
 	struct capture_import *ci = capture_import_new("x.dat", "test", true);
@@ -216,21 +226,9 @@ static void test_kvm_events(void)
 	 * hsr's WnR (ESR EC 0x24, bit 6); an instruction abort (EC 0x20) reads; one to MMIO
 	 * takes the kvm_mmio that follows its fault.
 	 */
-	feed(ci, "kvm_exit", 80, 0, 45, "", (struct rec_fields){ {
-		{ "ret", VMEXIT_ARM64_TRAP }, { "esr_ec", 0x24 }, { "vcpu_pc", 0x4010 } } });
-	feed(ci, "kvm_guest_fault", 81, 0, 45, "", (struct rec_fields){ {
-		{ "vcpu_pc", 0x4010 }, { "hsr", 0x93c00046 }, { "hxfar", 0x40003007 },
-		{ "ipa", 0x40003000 } } });
-	feed(ci, "kvm_exit", 90, 0, 46, "", (struct rec_fields){ {
-		{ "ret", VMEXIT_ARM64_TRAP }, { "esr_ec", 0x20 }, { "vcpu_pc", 0x40000000 } } });
-	feed(ci, "kvm_guest_fault", 91, 0, 46, "", (struct rec_fields){ {
-		{ "vcpu_pc", 0x40000000 }, { "hsr", 0x82000046 },
-		{ "hxfar", 0x40000000 }, { "ipa", 0x40000000 } } });
-	feed(ci, "kvm_exit", 100, 0, 47, "", (struct rec_fields){ {
-		{ "ret", VMEXIT_ARM64_TRAP }, { "esr_ec", 0x24 }, { "vcpu_pc", 0x4014 } } });
-	feed(ci, "kvm_guest_fault", 101, 0, 47, "", (struct rec_fields){ {
-		{ "vcpu_pc", 0x4014 }, { "hsr", 0x93c00046 }, { "hxfar", 0x10000008 },
-		{ "ipa", 0x10000000 } } });
+	guest_abort(ci, 80, 45, 0x4010, 0x93c00046, 0x40003007, 0x40003000);
+	guest_abort(ci, 90, 46, 0x40000000, 0x82000046, 0x40000000, 0x40000000);
+	guest_abort(ci, 100, 47, 0x4014, 0x93c00046, 0x10000008, 0x10000000);
 	feed(ci, "kvm_mmio", 102, 0, 47, "", (struct rec_fields){ {
 		{ "type", 2 }, { "len", 1 }, { "gpa", 0x10000008 }, { "val", 0 } } });
 	capture_import_end(ci);
