@@ -258,12 +258,13 @@ check(top.get("mode") == WANT_MODE, f"KVM says {top.get('mode')!r} in dmesg, exp
 
 # ---------------------------------------------------------------- tracefs
 # The kinds of exit by name (ARM_EXCEPTION_*: IRQ, SERROR, TRAP, ...) and the trap classes by
-# name, from the event's own format: __print_symbolic(REC->ret, ...) then (REC->esr_ec, ...).
+# name, from the event's own format: __print_symbolic(REC->ret, ...) then (REC->esr_ec, ...),
+# whose values 6.1 prints as (0x24) and 6.12 as (((0x24UL))).
 fmt = top["files"].get("format", b"").decode()
 SYM = {}
 for part in fmt.split("print fmt:")[-1].split("__print_symbolic(REC->")[1:]:
     field, _, body = part.partition(",")
-    SYM[field] = {n: int(v, 0) for v, n in re.findall(r'\{\s*\(?(0x[0-9a-fA-F]+|\d+)\)?,\s*"([^"]*)"\s*\}', body)}
+    SYM[field] = {n: int(v, 0) for v, n in re.findall(r'\{\s*\(*(0x[0-9a-fA-F]+|\d+)U?L*\)*,\s*"([^"]*)"\s*\}', body)}
 RET, EC = SYM.get("ret", {}), SYM.get("esr_ec", {})
 check(RET.get("TRAP") == 2 and RET.get("IRQ") == 0 and EC.get("DABT_LOW") == DABT_LOW and EC.get("WFx") == WFX,
       f"kvm_exit format not understood: ret {RET}, {len(EC)} exception classes")
