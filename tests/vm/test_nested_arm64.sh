@@ -135,6 +135,9 @@ phase_end() {
 	return 0
 }
 send format $T/events/kvm/kvm_exit/format
+# The guest code's labels (where its wfi is), as it writes them for --by rip.
+/vmexit-guest-arm64 --symbols /tmp/labels.map || die "vmexit-guest-arm64 --symbols failed"
+send labels.map /tmp/labels.map
 
 phase_start stream
 timeout 120 sh /tmp/run.sh stat /vmexit stat -v --json --by vcpu -- \
@@ -269,7 +272,11 @@ RET, EC = SYM.get("ret", {}), SYM.get("esr_ec", {})
 check(RET.get("TRAP") == 2 and RET.get("IRQ") == 0 and EC.get("DABT_LOW") == DABT_LOW and EC.get("WFx") == WFX,
       f"kvm_exit format not understood: ret {RET}, {len(EC)} exception classes")
 IRQ = EXC | RET.get("IRQ", 0)
-WFI_PC = CODE_LO + 40             # the guest's "5: wfi", the 11th instruction of its code page
+# The guest's wfi, from its own --symbols map (sent before the phases).
+LABEL_AT = {f[2]: int(f[0], 16) for f in (l.split() for l in top["files"].get("labels.map", b"").decode().split("\n"))
+            if len(f) == 3}
+WFI_PC = LABEL_AT.get("guest_wfi", -1)
+check(CODE_LO <= WFI_PC < CODE_HI, f"the guest's --symbols map has no guest_wfi in its code page: {LABEL_AT}")
 
 LINE = re.compile(r"^\s*(.*?)-(\d+)\s+\[(\d+)\]\s+\S+\s+(\d+\.\d+): (kvm_exit|kvm_entry|kvm_userspace_exit"
                   r"|kvm_mmio|kvm_guest_fault|kvm_hvc_arm64): (.*)$")
