@@ -6,7 +6,8 @@
 # guest-trace merge (report --perfetto --guest-trace). One boot of the nested bed
 # (tests/vm/bed.sh); inside it, with tracefs recording the same run:
 #
-#   "keys":  vmexit stat --json --by key -- vmexit stat --json --by rip --guest-symbols ... --
+#   "keys":  vmexit stat --json --by key -- vmexit stat --json --by rip --top 1000 (each RIP its
+#            own row: the guest's code is under 1 KiB) --guest-symbols ... --
 #            vmexit record --keys -o R -- vmexit-guest ARGS
 #            tracefs: kvm_exit, kvm_entry and the key events kvm_pio, kvm_mmio, kvm_msr,
 #            kvm_cpuid, kvm_hypercall, kvm_page_fault. The three tracers are nested, each
@@ -132,7 +133,7 @@ stop() {
 start keys
 echo 1 >$T/tracing_on
 timeout $PT sh /tmp/run.sh stat /vmexit stat --json --by key -- \
-	sh /tmp/run.sh rip /vmexit stat --json --by rip --guest-symbols drill=/guest.map -- \
+	sh /tmp/run.sh rip /vmexit stat --json --by rip --top 1000 --guest-symbols drill=/guest.map -- \
 	sh /tmp/run.sh record /vmexit record --keys -o /tmp/keys.vmexit -- \
 	sh /tmp/run.sh guest /vmexit-guest $ARGS
 echo "T_RC $?"
@@ -362,7 +363,8 @@ def name_of(rip):
         return hex(rip)
     a = max(below)
     return sym[a] if a == rip else f"{sym[a]}+{rip - a:#x}"
-rr = rows("keys", "rip.out")[0]
+rr, st = rows("keys", "rip.out")
+check("keys: stat --by rip's kvm_exit hook", st.get("hooks", {}).get("kvm_exit"), "kvm:kvm_exit")
 got = Counter()
 for r in rr:
     check(f"keys: rip {r['rip']}: symbol", r["symbol"], name_of(int(r["rip"], 16)) if r["rip"] else None)
