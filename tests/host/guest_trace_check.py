@@ -1,16 +1,46 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""The exact guest-trace merge check (report --perfetto --guest-trace of vmexit-guest
---guest-trace-out with --io N on two vCPUs): in the JSON and in the protobuf (as protoc
---decode prints it), every guest stretch k of a vCPU lies between the end of its exit k and
-the start of its exit k + 1. Used by tests/host/test_guest_trace_host.sh and by the VMX and SVM
-beds (tests/vm/test_nested_drill.sh).
+"""The exact guest-trace merge check, of a recording of vmexit-guest --name NAME --vcpus 2 --io N
+--guest-trace-out GUEST.json --tsc-offset OFFSET: report gives OFFSET as both vCPUs' latest
+TSC offset; report --perfetto --guest-trace NAME=GUEST.json merges it, as JSON and as protobuf
+(decoded by protoc with the project's schema subset); in both, every guest stretch k of a vCPU
+lies between the end of its exit k and the start of its exit k + 1. Used by
+tests/host/test_guest_trace_host.sh and by tests/vm/test_nested_drill.sh on bed recordings.
 
-    guest_trace_check.py MERGED.json MERGED.txt N
+    guest_trace_check.py VMEXIT RECORDING NAME=GUEST.json N OFFSET WORKDIR
+
+Exit 0 when all holds, 1 (with what does not on stdout) when not.
 """
-import json, re, sys
+import json, os, re, subprocess, sys
 from collections import defaultdict
-jpath, tpath, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+vmexit, rec, guest, n, off, work = sys.argv[1:7]
+n, off = int(n), int(off, 0)
+docs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs")
+
+def run(*args, stdin=None, out=None):
+    r = subprocess.run(args, stdin=stdin, stdout=out or subprocess.PIPE, stderr=subprocess.PIPE)
+    if r.returncode:
+        print(f"{' '.join(args)}: exit {r.returncode}: {r.stderr.decode(errors='replace')}")
+        sys.exit(1)
+    return r.stdout.decode(errors="replace") if out is None else None
+
+# The recording's latest offsets: the "Guest TSC offsets" table of report (5 columns a row).
+rows, on = [], False
+for line in run(vmexit, "report", "-i", rec).split("\n"):
+    if line.startswith("Guest TSC offsets"):
+        on = True
+    elif on and len(line.split()) == 5 and line.split()[0] != "VM":
+        rows.append((line.split()[1], line.split()[2]))
+want = [("0", f"{off:#018x}"), ("1", f"{off:#018x}")]
+if sorted(rows) != want:
+    print(f"the recording's latest TSC offsets {sorted(rows)}, expected {want}")
+    sys.exit(1)
+jpath, ppath, tpath = (os.path.join(work, f"merged.{x}") for x in ("json", "pftrace", "txt"))
+for path in (jpath, ppath):
+    run(vmexit, "report", "-i", rec, "--perfetto", path, "--guest-trace", guest)
+with open(ppath, "rb") as pf, open(tpath, "wb") as tf:
+    run("protoc", "--decode=vmexit.perfetto.Trace", "-I", docs,
+        os.path.join(docs, "perfetto-subset.proto"), stdin=pf, out=tf)
 
 def check(fmt, exits, spans):
     bad = 0

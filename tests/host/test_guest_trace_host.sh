@@ -14,6 +14,7 @@ OUT=${1:-.output}
 need_kvm_bpf
 PY=python3
 need_cmd $PY python3
+need_cmd protoc protobuf-compiler
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 N=200
@@ -27,26 +28,9 @@ applied=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["metadata"
 [ "$applied" = yes ] || skip "this KVM traces TSC offsets it does not apply to the guest" \
 	"(tsc_offset_applied: $applied; kvm_pvm lets the guest read the host's TSC): the SVM bed" \
 	"runs this test (tests/vm/test_nested_host.sh)"
-"$OUT/vmexit" report -i "$tmp/r.vmexit" >"$tmp/report" || fail "report failed"
-offs=$(awk '/^Guest TSC offsets/ {on = 1; getline; next} on && NF == 5 {print $2, $3}' "$tmp/report" |
-	sort | tr '\n' ' ')
-[ "$offs" = "0 0x0004000000000000 1 0x0004000000000000 " ] ||
-	fail "the recording's latest offsets are not $OFF on vCPUs 0 and 1: $offs"
-
-for fmt in json pftrace; do
-	"$OUT/vmexit" report -i "$tmp/r.vmexit" --perfetto "$tmp/m.$fmt" \
-		--guest-trace gt="$tmp/g.json" 2>"$tmp/err" || { cat "$tmp/err"; fail "merge ($fmt) failed"; }
-done
-# The protobuf as text, for the same check (protoc and the project's schema subset).
-DOCS=$(cd "$(dirname "$0")/../../docs" && pwd)
-if command -v protoc >/dev/null; then
-	protoc --decode=vmexit.perfetto.Trace -I "$DOCS" "$DOCS/perfetto-subset.proto" \
-		<"$tmp/m.pftrace" >"$tmp/m.txt" || fail "protoc cannot decode the merged trace"
-else
-	fail "protoc not installed (apt-get install protobuf-compiler; tools/install-deps.sh)"
-fi
-$PY "$(dirname "$0")/guest_trace_check.py" "$tmp/m.json" "$tmp/m.txt" $N ||
-	fail "guest stretches misplaced (above)"
+# The recording's offsets, both merges (JSON, protobuf decoded by protoc) and every stretch.
+$PY "$(dirname "$0")/guest_trace_check.py" "$OUT/vmexit" "$tmp/r.vmexit" gt="$tmp/g.json" $N $OFF \
+	"$tmp" || fail "the merge is not exact (above)"
 
 # Bad input: one line each, naming what is wrong, status 1.
 bad() {	# bad WHAT GREP ARGS...: report with ARGS fails with one line matching GREP

@@ -44,24 +44,10 @@
 # keeps the serial log; VMEXIT_BED_TIMEOUT (default 300 s, vmx 1500 s).
 set -euo pipefail
 
-OUT=${1:-.output}
 HERE=$(cd "$(dirname "$0")" && pwd)
-VMEXIT=$OUT/vmexit
-GUEST=$OUT/vmexit-guest
-BED_NAME=${VMEXIT_BED:-svm}
-KSERIES=${VMEXIT_BED_KERNEL:-6.1}
-TNAME="test_nested_drill[$BED_NAME/$KSERIES]"
-fail() { echo "FAIL: $TNAME: $*"; exit 1; }
-skip() { echo "SKIP: $TNAME: $*"; exit 77; }
-case $BED_NAME in
-svm) TIMEOUT=${VMEXIT_BED_TIMEOUT:-300} ;;
-vmx) TIMEOUT=${VMEXIT_BED_TIMEOUT:-1500} ;;
-*) fail "VMEXIT_BED=$BED_NAME: this test knows the svm and vmx beds" ;;
-esac
-[ -x "$VMEXIT" ] && [ -x "$GUEST" ] || fail "$VMEXIT or $GUEST not built (make all)"
-for c in python3 protoc; do
-	command -v $c >/dev/null || fail "$c not installed (tools/install-deps.sh)"
-done
+TEST=test_nested_drill SVM_TIMEOUT=300 VMX_TIMEOUT=1500
+. "$HERE/lib/x86_test.sh"	# OUT, VMEXIT, GUEST, TNAME, fail, skip, TIMEOUT, WORK
+command -v protoc >/dev/null || fail "protoc not installed (apt-get install protobuf-compiler; tools/install-deps.sh)"
 
 # Two vCPUs; each key kind a different count, so that a key charged to another is seen. --timer
 # (in-kernel APIC: its timer interrupts are the vector keys on VMX) excludes --hlt. Bochs' UART
@@ -74,21 +60,13 @@ if [ "$BED_NAME" = vmx ]; then
 fi
 ARGS="$ARGS --name drill --json"
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/test_nested_drill.XXXXXX")
-keep() {
-	if [ -n "${VMEXIT_TEST_KEEP:-}" ]; then
-		mkdir -p "$VMEXIT_TEST_KEEP" && cp -r "$WORK"/. "$VMEXIT_TEST_KEEP"/
-	fi
-	rm -rf "$WORK"
-}
-trap keep EXIT
 "$GUEST" --symbols "$WORK/guest.map" || fail "vmexit-guest --symbols exited with $?"
 
 # ------------------------------------------------------------------ the script run inside the bed
 printf "ARGS='%s'\nN=%s\n" "$ARGS" "$N" >"$WORK/inbed.sh"
+cat "$HERE/lib/inbed.sh" >>"$WORK/inbed.sh"	# die, send, /tmp/run.sh
 cat >>"$WORK/inbed.sh" <<'EOF'
 T=/sys/kernel/tracing
-die() { echo "T_ERROR $*"; exit 1; }
 [ "$BED_BTF" = 1 ] || die "kernel or kvm module BTF missing in the bed: vmexit cannot load its BPF programs"
 PT=120
 [ "$BED" = vmx ] && PT=600	# Bochs: seconds per vmexit start
@@ -97,21 +75,6 @@ echo 8192 >$T/buffer_size_kb || die "cannot size the trace buffer"
 for e in kvm_exit kvm_entry kvm_pio kvm_mmio kvm_msr kvm_cpuid kvm_hypercall kvm_page_fault; do
 	echo 1 >$T/events/kvm/$e/enable || die "cannot enable kvm:$e"
 done
-# send NAME FILE: gzip'd, base64'd, with size and md5 for the host to tell a damaged copy.
-send() {
-	[ -f "$2" ] || { echo "T_NOFILE $1"; return; }
-	echo "T_FILE $1 $(wc -c <"$2") $(md5sum "$2" | cut -d' ' -f1)"
-	gzip -c "$2" | base64
-	echo "T_FILE_END $1"
-}
-# run.sh TAG CMD...: CMD's stdout to /tmp/TAG.out, stderr to /tmp/TAG.err, status to /tmp/TAG.rc.
-cat >/tmp/run.sh <<'R'
-tag=$1; shift
-"$@" >/tmp/$tag.out 2>/tmp/$tag.err
-rc=$?
-echo $rc >/tmp/$tag.rc
-exit $rc
-R
 start() {
 	echo "T_PHASE $1"
 	rm -f /tmp/*.out /tmp/*.err /tmp/*.rc
@@ -142,21 +105,11 @@ send keys.vmexit /tmp/keys.vmexit
 
 if [ "$BED" = svm ]; then
 	start fast
-	# Exits for the start-up check to judge (its VMM sleeps 2 ms per IO exit, so it leaves the
-	# CPU to the rest); the command stops it before tracing starts.
-	/vmexit-guest --vcpus 1 --cpuid 20 --io 5 --io-sleep-us 2000 --seconds 600 --name busy >/dev/null 2>&1 &
-	bg=$!
-	sleep 1
-	timeout $PT sh /tmp/run.sh stat /vmexit stat --json --by key -- sh -c "
-		kill $bg
-		while [ -d /proc/$bg/task ] && ! grep -q '^State:.*Z' /proc/$bg/status; do
-			sleep 0.02
-		done
-		echo 1 >$T/tracing_on
-		exec sh /tmp/run.sh guest /vmexit-guest $ARGS"
+	busy_start
+	timeout $PT sh /tmp/run.sh stat /vmexit stat --json --by key -- \
+		sh /tmp/quiet.sh $BUSY sh /tmp/run.sh guest /vmexit-guest $ARGS
 	echo "T_RC $?"
-	kill $bg 2>/dev/null
-	wait $bg
+	busy_stop
 	stop
 fi
 
@@ -399,19 +352,7 @@ PY
 M=$WORK/merge
 applied=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["metadata"]["tsc_offset_applied"])' "$M/g.json")
 [ "$applied" = yes ] || fail "merge: the bed's KVM did not apply the TSC offset (tsc_offset_applied: $applied)"
-"$VMEXIT" report -i "$M/gt.vmexit" >"$M/report" || fail "merge: report failed"
-offs=$(awk '/^Guest TSC offsets/ {on = 1; getline; next} on && NF == 5 {print $2, $3}' "$M/report" |
-	sort | tr '\n' ' ')
-[ "$offs" = "0 0x0004000000000000 1 0x0004000000000000 " ] ||
-	fail "merge: the recording's latest offsets are not 0x4000000000000 on vCPUs 0 and 1: $offs"
-for fmt in json pftrace; do
-	"$VMEXIT" report -i "$M/gt.vmexit" --perfetto "$M/m.$fmt" --guest-trace gt="$M/g.json" \
-		2>"$M/err" || { cat "$M/err"; fail "merge: report --perfetto ($fmt) failed"; }
-done
-DOCS=$HERE/../../docs
-protoc --decode=vmexit.perfetto.Trace -I "$DOCS" "$DOCS/perfetto-subset.proto" <"$M/m.pftrace" \
-	>"$M/m.txt" || fail "merge: protoc cannot decode the merged trace"
-python3 "$HERE/../host/guest_trace_check.py" "$M/m.json" "$M/m.txt" $N >"$M/check" ||
-	{ cat "$M/check"; fail "merge: guest stretches misplaced (above)"; }
+python3 "$HERE/../host/guest_trace_check.py" "$VMEXIT" "$M/gt.vmexit" gt="$M/g.json" $N \
+	0x4000000000000 "$M" >"$M/check" || { cat "$M/check"; fail "merge: the merge is not exact (above)"; }
 while IFS= read -r l; do echo "$TNAME: merge: $l"; done <"$M/check"
 echo "PASS: $TNAME"
