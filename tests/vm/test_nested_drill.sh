@@ -26,13 +26,15 @@
 #            exit before it and the one after it (as tests/host/test_guest_trace_host.sh does).
 #
 # Every expectation comes from the guest's arguments (tools/vmexit-guest.c) and from tracefs,
-# never from vmexit's output. From tracefs, per thread: each kvm_exit opens an exit (keyed by its
-# vector if it is an external interrupt or NMI), the first key event before the next kvm_entry
-# keys it (an MMIO access replaces the stage-2 fault that led to it), kvm_entry ends it; the
-# last exit of each vCPU (the done port) never ends and is counted as vmexit counts it. Per
-# (reason, key) those counts must equal stat's and report's rows; per (reason, RIP) of
-# kvm_exit, stat --by rip's rows, named with the symbol at that address. The IO, MMIO, MSR,
-# CPUID and hypercall keys the guest makes must also equal its arguments times its vCPUs.
+# never from vmexit's output. From tracefs, per thread: each kvm_exit opens an exit (keyed by
+# its vector if it is an external interrupt or NMI; SVM's INTR exit has none), the first key
+# event before the next kvm_entry keys it (an MMIO access replaces the stage-2 fault that led to
+# it), kvm_entry ends it; the last exit of each vCPU (the done port) never ends and is counted
+# as vmexit counts it. Per (reason, key) those counts must equal stat's and report's rows; per
+# (reason, RIP) of kvm_exit, stat --by rip's rows, named with the symbol at that address. The
+# IO, MMIO, MSR, CPUID and hypercall keys the guest makes, and its exits to the VMM per key and
+# per RIP (guest_out, guest_in, guest_done, guest_mmio), must also equal its arguments times
+# its vCPUs.
 #
 #   tests/vm/test_nested_drill.sh OUTDIR     (OUTDIR holds vmexit and vmexit-guest)
 #
@@ -334,6 +336,12 @@ named = {("guest_out", R["io"]): n("--io"), ("guest_in", R["io"]): n("--in"),
          ("guest_vmcall", R["vmcall"]): n("--vmcall")}
 check("keys: stat --by rip at the guest's labels != its arguments",
       {k: got.get((k[1], addr[k[0]]), 0) for k in named}, named)
+ur = Counter()
+for r in rows("keys", "rip.out", "user")[0]:
+    ur[(r["reason_name"], r["symbol"])] += r["count"]
+check("keys: stat --by rip: exits to the VMM per RIP != the guest's", dict(ur),
+      {("IO", "guest_out"): n("--io"), ("IO", "guest_in"): n("--in"), ("IO", "guest_done"): V,
+       ("MMIO", "guest_mmio"): n("--mmio")})
 print(f"{tname}: keys: stat --by rip: {sum(got.values())} exits at {len(set(k[1] for k in got))} "
       f"RIPs == tracefs' kvm_exit rip; at the labels {named}")
 
