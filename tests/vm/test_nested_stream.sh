@@ -51,25 +51,10 @@
 # VMEXIT_BED_LOG=FILE keeps the serial log; VMEXIT_BED_TIMEOUT (default 240 s, vmx 1800 s).
 set -euo pipefail
 
-OUT=${1:-.output}
 HERE=$(cd "$(dirname "$0")" && pwd)
 BED=$HERE/bed.sh
-VMEXIT=$OUT/vmexit
-GUEST=$OUT/vmexit-guest
-
-BED_NAME=${VMEXIT_BED:-svm}
-KSERIES=${VMEXIT_BED_KERNEL:-6.1}
-TNAME="test_nested_stream[$BED_NAME/$KSERIES]"
-fail() { echo "FAIL: $TNAME: $*"; exit 1; }
-skip() { echo "SKIP: $TNAME: $*"; exit 77; }
-case $BED_NAME in
-svm) TIMEOUT=${VMEXIT_BED_TIMEOUT:-240} ;;
-vmx) TIMEOUT=${VMEXIT_BED_TIMEOUT:-1800} ;;
-*) fail "VMEXIT_BED=$BED_NAME: this test knows the svm and vmx beds" ;;
-esac
-
-[ -x "$VMEXIT" ] && [ -x "$GUEST" ] || fail "$VMEXIT or $GUEST not built (make all)"
-command -v python3 >/dev/null || fail "python3 not installed (apt-get install python3; tools/install-deps.sh)"
+TEST=test_nested_stream SVM_TIMEOUT=240 VMX_TIMEOUT=1800
+. "$HERE/lib/x86_test.sh"	# OUT, VMEXIT, GUEST, TNAME, fail, skip, TIMEOUT, WORK
 
 # Phase "stream": two VM processes x two vCPUs, so keys differ in pid and in vCPU. Phases
 # "perfetto" and "record" run the identical workload ARGS2, so the recording's report must give
@@ -90,15 +75,6 @@ ARGS6="--vms 1 --vcpus 2 --cpuid 40 --io 30 --hlt 15 --msr 30 --mmio 20 --name f
 # still there (--linger), so top shows it with every exit, as tracefs does.
 ARGS5="--vms 1 --vcpus 2 --io 150 --cpuid 150 --hlt 40 --linger 1000 --name toppy --json"
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/test_nested_stream.XXXXXX")
-keep() {
-	if [ -n "${VMEXIT_TEST_KEEP:-}" ]; then
-		mkdir -p "$VMEXIT_TEST_KEEP" && cp -r "$WORK"/. "$VMEXIT_TEST_KEEP"/
-	fi
-	rm -rf "$WORK"
-}
-trap keep EXIT
-
 # ------------------------------------------------------------------ the script run inside the bed
 {
 	echo "ARGS1='$ARGS1'"
@@ -108,9 +84,9 @@ trap keep EXIT
 	echo "ARGS5='$ARGS5'"
 	echo "ARGS6='$ARGS6'"
 } >"$WORK/inbed.sh"
+cat "$HERE/lib/inbed.sh" >>"$WORK/inbed.sh"	# die, send, /tmp/run.sh
 cat >>"$WORK/inbed.sh" <<'EOF'
 T=/sys/kernel/tracing
-die() { echo "T_ERROR $*"; exit 1; }
 [ "$BED_BTF" = 1 ] || die "kernel or kvm module BTF missing in the bed: vmexit cannot load its BPF programs"
 PT=120
 [ "$BED" = vmx ] && PT=300	# Bochs: seconds per vmexit start, ~50 us per guest exit
@@ -120,23 +96,6 @@ for e in kvm_exit kvm_entry kvm_userspace_exit kvm_write_tsc_offset; do
 	echo 1 >$T/events/kvm/$e/enable || die "cannot enable kvm:$e"
 done
 
-# send NAME FILE: the file through the serial console, gzip'd and base64'd, with its size and
-# md5 so that the host can tell a damaged copy.
-send() {
-	if [ ! -f "$2" ]; then echo "T_NOFILE $1"; return; fi
-	echo "T_FILE $1 $(wc -c <"$2") $(md5sum "$2" | cut -d' ' -f1)"
-	gzip -c "$2" | base64
-	echo "T_FILE_END $1"
-}
-# run.sh TAG CMD...: runs CMD with stdout in /tmp/TAG.out, stderr in /tmp/TAG.err, its exit
-# status in /tmp/TAG.rc. Nested as the COMMAND of another vmexit, it keeps the outputs apart.
-cat >/tmp/run.sh <<'R'
-tag=$1; shift
-"$@" >/tmp/$tag.out 2>/tmp/$tag.err
-rc=$?
-echo $rc >/tmp/$tag.rc
-exit $rc
-R
 phase_start() {
 	echo "T_PHASE $1"
 	rm -f /tmp/*.out /tmp/*.err /tmp/*.rc /tmp/*.json /tmp/*.vmexit
@@ -263,24 +222,13 @@ for h in fast skew; do
 	rm -f /tmp/*.out /tmp/*.err /tmp/*.rc
 	echo >$T/trace
 	t0=$(cut -d' ' -f1 /proc/uptime)
-	# Its VMM sleeps 2 ms per IO exit: a VM that never stops exiting slows Bochs' clock to a
-	# crawl (1 s of bed time took ~6 min of host time), this one still gives the check its
-	# 100 exits in a few ms of bed time.
-	/vmexit-guest --vcpus 1 --cpuid 20 --io 5 --io-sleep-us 2000 --seconds 1800 --name busy >/dev/null 2>&1 &
-	bg=$!
-	sleep 1
+	busy_start
 	skew=0
 	[ $h = skew ] && skew=1
-	VMEXIT_TEST_FAST_PATH_SKEW=$skew timeout $PT sh /tmp/run.sh stat /vmexit stat -v --json --by vcpu -- sh -c "
-		kill $bg
-		while [ -d /proc/$bg/task ] && ! grep -q '^State:.*Z' /proc/$bg/status; do
-			sleep 0.02
-		done
-		echo 1 >$T/tracing_on
-		exec sh /tmp/run.sh guest /vmexit-guest $ARGS6"
+	VMEXIT_TEST_FAST_PATH_SKEW=$skew timeout $PT sh /tmp/run.sh stat /vmexit stat -v --json --by vcpu -- \
+		sh /tmp/quiet.sh $BUSY sh /tmp/run.sh guest /vmexit-guest $ARGS6
 	echo "T_RC $?"
-	kill $bg 2>/dev/null
-	wait $bg
+	busy_stop
 	phase_end
 	# -v sends libbpf's debug log there too: only vmexit's own lines cross the UART.
 	grep -v '^libbpf' /tmp/stat.err >/tmp/stat.short
