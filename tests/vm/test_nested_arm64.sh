@@ -78,9 +78,9 @@ trap keep EXIT
 	echo "ARGSK='$ARGSK'"
 	echo "ARGSR='$ARGSR'"
 } >"$WORK/inbed.sh"
+cat "$HERE/lib/inbed.sh" >>"$WORK/inbed.sh"	# die, send, /tmp/run.sh
 cat >>"$WORK/inbed.sh" <<'EOF'
 T=/sys/kernel/tracing
-die() { echo "T_ERROR $*"; exit 1; }
 [ "$BED_BTF" = 1 ] || die "kernel BTF missing in the bed: vmexit cannot load its BPF programs"
 echo "T_MODE $(dmesg | grep -oE '(VHE|Hyp|Protected nVHE) mode initialized successfully' | head -n 1)"
 dmesg -c >/dev/null 2>&1	# each phase sends the kernel's messages since the last
@@ -89,21 +89,6 @@ echo 16384 >$T/buffer_size_kb || die "cannot size the trace buffer"
 for e in kvm_exit kvm_entry kvm_userspace_exit kvm_mmio kvm_guest_fault kvm_hvc_arm64; do
 	echo 1 >$T/events/kvm/$e/enable || die "cannot enable kvm:$e"
 done
-# send NAME FILE: the file through the serial console, gzip'd and base64'd, with its size and md5.
-send() {
-	if [ ! -f "$2" ]; then echo "T_NOFILE $1"; return; fi
-	echo "T_FILE $1 $(wc -c <"$2") $(md5sum "$2" | cut -d' ' -f1)"
-	gzip -c "$2" | base64
-	echo "T_FILE_END $1"
-}
-# run.sh TAG CMD...: stdout to /tmp/TAG.out, stderr to /tmp/TAG.err, exit status to /tmp/TAG.rc.
-cat >/tmp/run.sh <<'R'
-tag=$1; shift
-"$@" >/tmp/$tag.out 2>/tmp/$tag.err
-rc=$?
-echo $rc >/tmp/$tag.rc
-exit $rc
-R
 # two.sh: guests A and B at once; fails if either does.
 cat >/tmp/two.sh <<R
 /vmexit-guest-arm64 $ARGSA & a=\$!
