@@ -17,7 +17,7 @@
 #include "cli_filters.h"
 #include "commands.h"
 #include "durations.h"
-#include "guest_symbols.h"
+#include "guest_symbols_option.h"
 #include "kallsyms.h"
 #include "key_rows.h"
 #include "kvm_event_counts.h"
@@ -97,18 +97,6 @@ static void opt_width(const char *arg, void *to, struct argp_state *state)
 	*(int *)to = (int)v;
 }
 
-/* A file that does not parse ends the run with the parser's line (FILE:LINE:COLUMN: what). */
-OPT_STATIC_STORE(top_guest_symbols, struct guest_symbols);
-static void top_guest_symbols(const char *arg, void *to, struct argp_state *state)
-{
-	char err[512];
-
-	if (guest_symbols_add(to, arg, err, sizeof(err))) {
-		guest_symbols_free(to);
-		argp_failure(state, 1, 0, "%s", err);
-	}
-}
-
 static const struct cmd_option options[] = {
 	OPT_HEADER("View:", 2),
 	{ "delay", 'd', "SECONDS", 0, "Refresh interval in seconds, as top's (default 1; "
@@ -139,7 +127,7 @@ static const struct cmd_option options[] = {
 	  OPT_TO(struct top_args, rips, opt_true) },
 	{ "guest-symbols", 0, "GUEST=FILE", 0, "With --rips: name GUEST's RIPs symbol+offset "
 	  "from FILE (its System.map or a copy of its /proc/kallsyms), in that guest's views; "
-	  "repeatable", 2, OPT_TO(struct top_args, syms, top_guest_symbols) },
+	  "repeatable", 2, OPT_TO(struct top_args, syms, opt_guest_symbols) },
 	{ "vcpus", 0, NULL, 0, "Start in the per-vCPU view", 2,
 	  OPT_TO(struct top_args, vcpus, opt_true) },
 	{ "overhead", 0, NULL, 0, "Show vmexit's own cost (kernel BPF run-time "

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cmd_options.h"
+#include "guest_symbols_option.h"
 #include "rip_rows.h"
 #include "view_options.h"
 
@@ -58,19 +59,6 @@ static void view_sort(const char *arg, void *to, struct argp_state *state)
 	*(enum sort_key *)to = parse_choice_arg(arg, "--sort", sort, 4, state);
 }
 
-/* A file that does not parse ends the run with the parser's line (FILE:LINE:COLUMN: what). */
-OPT_STATIC_STORE(view_guest_symbols, struct stat_view);
-static void view_guest_symbols(const char *arg, void *to, struct argp_state *state)
-{
-	struct stat_view *v = to;
-	char err[512];
-
-	if (guest_symbols_add(&v->syms, arg, err, sizeof(err))) {
-		guest_symbols_free(&v->syms);
-		argp_failure(state, 1, 0, "%s", err);
-	}
-}
-
 /* --csv and --json: the format, and that it was asked for (report sorts out the rest). */
 static void set_format(struct stat_view *v, enum out_format fmt)
 {
@@ -100,7 +88,7 @@ static const struct cmd_option view_options[] = {
 	  OPT_INPUT(struct stat_view, view_by) },
 	{ "guest-symbols", 0, "GUEST=FILE", 0, "With --by rip: name GUEST's RIPs symbol+offset "
 	  "from FILE, its System.map or a copy of its /proc/kallsyms (repeatable)", 0,
-	  OPT_INPUT(struct stat_view, view_guest_symbols) },
+	  OPT_TO(struct stat_view, syms, opt_guest_symbols) },
 	{ "top", 0, "N", 0, "With --by rip: the N RIPs of each guest and reason with the most "
 	  "exits (by --sort), the rest summed as (other) (default 10)", 0,
 	  OPT_TO(struct stat_view, top, opt_top) },
