@@ -316,10 +316,9 @@ static int on_key_event(struct capture_import *ci, struct thread_run *t, __u32 i
 		k.key = field_or_zero(r, "function");
 		break;
 	case VMEXIT_KVM_PAGE_FAULT:
-		/* By page, as record --keys keys it by default (--key-gpa-shift 12). */
 		k.kind = KEY_GPA;
 		k.dir = field_or_zero(r, "error_code") & 2 ? KEY_DIR_WRITE : KEY_DIR_READ;
-		k.key = field_or_zero(r, "fault_address") & ~0xfffull;
+		k.key = field_or_zero(r, "fault_address");
 		break;
 	default:
 		if (!strcmp(r->event, "kvm_hypercall") && r->field(r->ctx, "nr", &v)) {
@@ -332,13 +331,17 @@ static int on_key_event(struct capture_import *ci, struct thread_run *t, __u32 i
 			k = (struct key_note){ .kind = KEY_HYPERCALL, .dir = KEY_DIR_SMCCC,
 					       .key = v };
 		} else if (!strcmp(r->event, "kvm_guest_fault") && r->field(r->ctx, "ipa", &v)) {
-			/* arm64's stage-2 fault: by page, as kvm_page_fault */
-			k = (struct key_note){ .kind = KEY_GPA, .key = v & ~0xfffull,
+			/* arm64's stage-2 fault */
+			k = (struct key_note){ .kind = KEY_GPA, .key = v,
 					       .dir = key_arm64_fault_dir(field_or_zero(r, "hsr")) };
 		} else {
 			return 0;
 		}
 	}
+	/* A guest-physical fault by its page, as record --keys keys it by default (--key-gpa-shift
+	 * 12), whichever event said it. */
+	if (k.kind == KEY_GPA)
+		k.key &= ~0xfffull;
 	if (t->late) {
 		if (k.kind == KEY_PORT && k.dir == KEY_DIR_IN)
 			t->late_exit.key = k;
