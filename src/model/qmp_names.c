@@ -214,6 +214,12 @@ void qmp_names_tick(struct qmp_names *q, struct name_cache *names, double now)
 	}
 }
 
+/* Whether g is guest (tgid, start), 0 in either standing for any. */
+static bool guest_matches(const struct qmp_guest *g, __u32 tgid, __u64 start)
+{
+	return (!tgid || g->tgid == tgid) && (!start || g->start == start);
+}
+
 /*
  * Any guest's name for a key, with tgid 0 (top's views summed over guests) or start 0 (one pid,
  * any process on it) as wildcards: the name every answered guest that maps the key agrees on;
@@ -229,7 +235,7 @@ static const char *any_guest_name(struct qmp_names *q, __u32 tgid, __u64 start, 
 		struct qmp_guest *g = &q->g[i];
 		const char *n;
 
-		if ((tgid && g->tgid != tgid) || (start && g->start != start) || !g->answered)
+		if (!guest_matches(g, tgid, start) || !g->answered)
 			continue;
 		any = true;
 		n = mtree_map_name(&g->map, io, key);
@@ -240,7 +246,7 @@ static const char *any_guest_name(struct qmp_names *q, __u32 tgid, __u64 start, 
 	}
 	/* None maps it: a device mapped since, in some guest (which one is not known here). */
 	for (__u32 i = 0; any && !name && i < q->nr; i++)
-		if ((!tgid || q->g[i].tgid == tgid) && (!start || q->g[i].start == start))
+		if (guest_matches(&q->g[i], tgid, start))
 			q->g[i].missed = true;
 	return name;
 }
