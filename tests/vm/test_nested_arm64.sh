@@ -61,14 +61,8 @@ ARGSC="--vcpus 2 --mmio 100 --hvc 80 --wfi 10 --sysreg 60 --name armC --json"
 ARGSK="--vcpus 1 --mmio 70 --hvc 90 --wfi 0 --sysreg 0 --touch 12 --name armK --json"
 ARGSR="--vcpus 2 --mmio 40 --hvc 50 --wfi 4 --sysreg 30 --touch 6 --name armR --json"
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/test_nested_arm64.XXXXXX")
-keep() {
-	if [ -n "${VMEXIT_TEST_KEEP:-}" ]; then
-		mkdir -p "$VMEXIT_TEST_KEEP" && cp -r "$WORK"/. "$VMEXIT_TEST_KEEP"/
-	fi
-	rm -rf "$WORK"
-}
-trap keep EXIT
+TEST=test_nested_arm64
+. "$HERE/lib/work.sh"	# WORK, removed (or kept) at exit
 
 # ------------------------------------------------------------------ the script run inside the bed
 {

@@ -20,11 +20,4 @@ vmx) TIMEOUT=${VMEXIT_BED_TIMEOUT:-$VMX_TIMEOUT} ;;
 esac
 [ -x "$VMEXIT" ] && [ -x "$GUEST" ] || fail "$VMEXIT or $GUEST not built (make all)"
 command -v python3 >/dev/null || fail "python3 not installed (apt-get install python3; tools/install-deps.sh)"
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/$TEST.XXXXXX")
-keep() {
-	if [ -n "${VMEXIT_TEST_KEEP:-}" ]; then
-		mkdir -p "$VMEXIT_TEST_KEEP" && cp -r "$WORK"/. "$VMEXIT_TEST_KEEP"/
-	fi
-	rm -rf "$WORK"
-}
-trap keep EXIT
+. "$HERE/lib/work.sh"	# WORK, removed (or kept) at exit
