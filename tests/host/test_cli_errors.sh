@@ -211,7 +211,12 @@ if [ "$(id -u)" = 0 ]; then
 	# A full disk: every report output says why (ENOSPC), not the EIO of an error flag found
 	# after the failed write's errno was gone.
 	rec=$(mktemp -d)
-	if "$V" record -o "$rec/r.vmexit" -- "$OUT/vmexit-guest" --io 100 >/dev/null 2>"$rec/err"
+	if [ ! -c /dev/kvm ]; then
+		# The bundled guest needs KVM: these checks cannot run here (test_nested_host runs
+		# this test in the SVM bed, which has it); the test ends as a skip, not a pass.
+		echo "SKIP (partial): no /dev/kvm: the report checks of a recorded guest not run"
+		no_kvm=1
+	elif "$V" record -o "$rec/r.vmexit" -- "$OUT/vmexit-guest" --io 100 >/dev/null 2>"$rec/err"
 	then
 		full="^vmexit: (writing the output|cannot write the report): No space left on device$"
 		for o in "" --events "--events --json" --csv --json "--perfetto -"; do
@@ -237,8 +242,10 @@ if [ "$(id -u)" = 0 ]; then
 		echo "FAIL: vmexit record -- vmexit-guest --io 100: $(cat "$rec/err")"; bad=1
 	fi
 	# Only a regular file that exists is refused: a device is written to as it is.
+	[ -e "$rec/r.vmexit" ] || : >"$rec/r.vmexit"	# the recording above, or a stand-in
 	expect 1 "r.vmexit: file exists; use --force" "$V" record -o "$rec/r.vmexit" -- true
-	expect 0 "written to /dev/null" "$V" record -o /dev/null -- "$OUT/vmexit-guest" --io 10
+	[ -n "${no_kvm:-}" ] ||
+		expect 0 "written to /dev/null" "$V" record -o /dev/null -- "$OUT/vmexit-guest" --io 10
 	# With the key table on, --max-keys is taken (test_keys_host checks what it does).
 	expect 0 "" "$V" stat --by key --max-keys 10 -- true
 	expect 0 "" "$V" stat --by key --key-gpa-shift 21 -- true
@@ -248,4 +255,5 @@ else
 	echo "SKIP (partial): -g and -- COMMAND checks need root"
 fi
 [ $bad -eq 0 ] || fail "some bad inputs were not handled as expected"
+[ -z "${no_kvm:-}" ] || skip "every other check passed; those of a running guest need /dev/kvm"
 echo "PASS: test_cli_errors"
