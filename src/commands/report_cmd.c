@@ -201,7 +201,7 @@ struct tsc_offset {
 	__s32 vcpu;
 	__u64 offset;
 	__u64 writes;
-	bool applied;		/* offset is KVM's debugfs' (1.7), else the latest traced write */
+	bool applied;		/* offset read from KVM's debugfs (1.7), else traced */
 	bool differ;		/* a traced write that KVM applied otherwise */
 	__u64 traced;		/* differ: the first such write's value */
 };

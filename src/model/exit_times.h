@@ -16,7 +16,7 @@
 struct exit_times_vm {
 	__u32 tgid;
 	__u64 n;
-	__u64 bucket[EXIT_TIMES_BUCKETS];	/* [k]: latency in [2^k, 2^(k+1)) ns; [0]: 0 or 1 */
+	__u64 bucket[EXIT_TIMES_BUCKETS];	/* [k]: [2^k, 2^(k+1)) ns; [0]: 0 or 1 */
 };
 
 struct exit_times {

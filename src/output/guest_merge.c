@@ -235,8 +235,8 @@ static int say_outside(const struct merge *m)
 		(unsigned long long)m->events, out == 1 ? "s" : "", text_esc(nb, m->s->guest),
 		(mc->span_to - mc->span_from) / 1e9);
 	if (m->before)
-		fprintf(stderr, ": %llu before its start, by up to %s", (unsigned long long)m->before,
-			a);
+		fprintf(stderr, ": %llu before its start, by up to %s",
+			(unsigned long long)m->before, a);
 	if (m->after)
 		fprintf(stderr, "%s %llu after its end, by %s to %s", m->before ? ";" : ":",
 			(unsigned long long)m->after, b, c);
@@ -256,16 +256,16 @@ static void say_bound(const struct merge *m, enum guest_trace_kind kind)
 
 	if (kind == GUEST_TRACE_UFTRACE && !m->s->ns)
 		fprintf(stderr, "vmexit: warning: --guest-trace %s: a uftrace trace read as guest "
-			"TSC ticks: uftrace stamps nanoseconds of the guest's clock (add ,clock=ns) "
-			"unless it was patched to stamp the TSC\n", m->s->path);
+			"TSC ticks: uftrace stamps nanoseconds of the guest's clock (add "
+			"',clock=ns') unless it was patched to stamp the TSC\n", m->s->path);
 	if (!m->mc->exit_ns)
 		return;
 	if (m->s->ns)
 		fprintf(stderr, "vmexit: warning: --guest-trace %s: clock=ns places guest '%s' "
 			"only as well as its clock matches its TSC (the guest's boot offset: from "
-			"its vCPUs' creation to its clock's start, unknown here and typically 0.1 s "
-			"or more), far more than its exits (about %llu ns): for an exact timeline "
-			"trace the guest with `trace-cmd record -C x86-tsc`\n", m->s->path,
+			"its vCPUs' creation to its clock's start, unknown here and typically "
+			"0.1 s or more), far more than its exits (about %llu ns): for an exact "
+			"timeline trace the guest with `trace-cmd record -C x86-tsc`\n", m->s->path,
 			text_esc(nb, m->s->guest), (unsigned long long)m->mc->exit_ns);
 	else if (m->err_max > (double)m->mc->exit_ns)
 		fprintf(stderr, "vmexit: warning: --guest-trace %s: guest TSCs are placed to "

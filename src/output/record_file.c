@@ -49,7 +49,7 @@ enum rec_type {
 	RT_STACK = 6,		/* --stacks: one (guest, reason, stack) and its time (1.4) */
 	RT_TSC_CLOCK = 7,	/* host TSC / mono pair, at the end (1.6) */
 	RT_TSC_SCALE = 8,	/* a vCPU's TSC scaling ratio (1.6) */
-	RT_TSC_APPLIED = 9,	/* a vCPU's TSC offset and scaling read from KVM's debugfs (1.7) */
+	RT_TSC_APPLIED = 9,	/* a vCPU's TSC offset and scaling from KVM's debugfs (1.7) */
 };
 
 #define REC_HDR_LEN		8

@@ -97,7 +97,8 @@ static int write_base(const char *path, bool split)
 		 * what was traced. */
 		if (ev.type == VMEXIT_EV_TSC_OFFSET && ev.vcpu >= 0)
 			rec_writer_add_tsc_applied(w, ev.tgid, ev.vcpu, ev.ts_ns + 1, ev.ts_ns,
-						   i % 2 ? ev.info2 : 0, i % 4 ? 0 : 3ull << 47, 48);
+						   i % 2 ? ev.info2 : 0,
+						   i % 4 ? 0 : 3ull << 47, 48);
 		if (i == 200) {
 			/* pid 102 reused by a new VMM, and a fourth guest. */
 			rec_writer_add_guest(w, 102, ev.ts_ns, names[2]);
