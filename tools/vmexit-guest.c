@@ -10,7 +10,7 @@
  *                [--seconds S] [--linger S] [--name NAME] [--ring 0|3] [--json]
  *                [--io-sleep-us US] [--io-spin-us US] [--symbols FILE]
  *                [--guest-trace-out FILE] [--tsc-offset TICKS] [--touch N]
- *                [--uffd-delay-us US]
+ *                [--uffd-delay-us US] [--hold-until PATH]
  *
  * Each VM is one process, as with QEMU. The process carries a QEMU-style name on its command
  * line, "-name guest=NAME,debug-threads=on" (NAME-<i> with --vms > 1), so tools that name VMs
@@ -63,6 +63,11 @@
  * the requested IO/MMIO/HLT exits at the expected port/address and nothing else. The guest
  * counts itself too (struct tally_slot, per vCPU): the VMM checks that tally after each pass
  * and prints it with --json; on VMX it is the expected kvm_exit count (tools/vmexit-guest.md).
+ *
+ * --hold-until PATH: the VM and its vCPUs are created (TSC offsets set) and then wait, without
+ * ever having run, until PATH exists; "held until PATH" on stderr says they are there. So a
+ * tracer can start with the guest already running, as a production guest is (report
+ * --guest-trace of a guest started before record).
  *
  * --symbols FILE writes the guest code's labels as a System.map (guest_cpuid, guest_hlt, ...:
  * each kind's exit instruction, at its guest address) and exits without running a VM:
@@ -231,6 +236,7 @@ struct opts {
 	const char *trace_out;	/* --guest-trace-out: the guest's TSC stamps as a Chrome trace */
 	bool tsc_offset_given;
 	int64_t tsc_offset;	/* --tsc-offset */
+	const char *hold;	/* --hold-until PATH */
 	bool uffd;		/* --uffd-delay-us given */
 	uint64_t uffd_delay_ns;
 };
@@ -1262,6 +1268,22 @@ static void vm_destroy(struct vm *vm)
 }
 
 /* Builds the VM, runs every vCPU to completion and reports; returns the exit status. */
+/* --hold-until: created, not yet run, until path exists (polled: no signal to race with). */
+static int hold_until(const char *name, const char *path)
+{
+	struct timespec t = { .tv_nsec = 10000000 };
+
+	fprintf(stderr, "vmexit-guest: %s: created, held until %s exists\n", name, path);
+	while (access(path, F_OK)) {
+		if (errno != ENOENT) {
+			errmsg("%s: --hold-until %s: %s", name, path, strerror(errno));
+			return -1;
+		}
+		nanosleep(&t, NULL);
+	}
+	return 0;
+}
+
 static int run_vm_once(struct vm *vm)
 {
 	const struct opts *o = vm->o;
@@ -1308,6 +1330,8 @@ static int run_vm_once(struct vm *vm)
 			return 1;
 	}
 
+	if (o->hold && hold_until(vm->name, o->hold))
+		return 1;
 	clock_gettime(CLOCK_MONOTONIC, &vm->deadline);
 	timespec_add(&vm->deadline, o->seconds);
 	tsc_before = __rdtsc();
@@ -1384,7 +1408,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			       "[--symbols FILE]\n"
 			       "                    [--guest-trace-out FILE] [--tsc-offset TICKS] "
 			       "[--touch N]\n"
-			       "                    [--uffd-delay-us US]\n");
+			       "                    [--uffd-delay-us US] [--hold-until PATH]\n");
 			exit(0);
 		}
 		if (!strcmp(arg, "--json")) {
@@ -1428,6 +1452,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			o->io_spin_ns = parse_count(opt, val, 0, 10000000) * 1000;
 		} else if (!strcmp(opt, "--guest-trace-out")) {
 			o->trace_out = val;
+		} else if (!strcmp(opt, "--hold-until")) {
+			o->hold = val;
 		} else if (!strcmp(opt, "--tsc-offset")) {
 			char *end;
 
@@ -1488,7 +1514,7 @@ static char **vm_argv(const char *argv0, const struct opts *o, const char *name)
 {
 	static char namebuf[MAX_NAME + 64], num[NR_KINDS + 8][32], opt[NR_KINDS][16];
 	static char num2[32];
-	static char *args[2 * (NR_KINDS + 10) + 4];
+	static char *args[2 * (NR_KINDS + 12) + 4];
 	int n = 0;
 
 	snprintf(namebuf, sizeof(namebuf), "guest=%s,debug-threads=on", name);
@@ -1536,6 +1562,10 @@ static char **vm_argv(const char *argv0, const struct opts *o, const char *name)
 	if (o->trace_out) {
 		args[n++] = "--guest-trace-out";
 		args[n++] = (char *)o->trace_out;
+	}
+	if (o->hold) {
+		args[n++] = "--hold-until";
+		args[n++] = (char *)o->hold;
 	}
 	if (o->tsc_offset_given) {
 		snprintf(num2, sizeof(num2), "%" PRId64, o->tsc_offset);

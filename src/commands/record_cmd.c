@@ -11,8 +11,9 @@
 #include "event_output.h"
 #include "live_events.h"
 #include "kallsyms.h"
-#include "kvm_tsc_scale.h"
+#include "kvm_tsc_state.h"
 #include "record_file.h"
+#include "record_tsc.h"
 #include "stack_options.h"
 #include "stack_read.h"
 
@@ -31,7 +32,11 @@ static const char doc[] =
 "is complete and closed in each case. Records reach the file at least once a\n"
 "second, so even a killed recorder leaves a readable file; on a full disk it\n"
 "says how many exits the file holds. --kvm-events records other kvm\n"
-"tracepoints too (see `vmexit stream --help`).\n"
+"tracepoints too (see `vmexit stream --help`). Each traced vCPU's TSC offset\n"
+"and scaling as KVM applies them are read from KVM's debugfs as recording\n"
+"starts, when a VMM appears and after each offset write, for report\n"
+"--guest-trace of guests started long before (mount -t debugfs none\n"
+"/sys/kernel/debug where it is not mounted).\n"
 "\n"
 "EXAMPLES:\n"
 "    vmexit record -o exits.vmexit -d 60s  # one minute of every VM\n"
@@ -80,6 +85,7 @@ static const struct cmd_options record_options = {
 
 struct recorder {
 	struct rec_writer *w;
+	struct record_tsc tsc;		/* the guests' applied TSC offsets */
 	bool stacks;			/* --stacks: the kernel's table goes in at the end */
 	__u64 last_flush;
 	int err;			/* first write error: the file is incomplete */
@@ -89,13 +95,16 @@ static int sink_event(void *ctx, const struct vmexit_event *ev)
 {
 	struct recorder *r = ctx;
 
-	return r->err = rec_writer_add_event(r->w, ev);
+	r->err = rec_writer_add_event(r->w, ev);
+	if (!r->err && VMEXIT_EV_TYPE(ev->type) == VMEXIT_EV_TSC_OFFSET)
+		r->err = record_tsc_write(&r->tsc, ev);
+	return r->err;
 }
 
 static void sink_guest(void *ctx, __u32 tgid, __u64 start, const char *name)
 {
 	struct recorder *r = ctx;
-	int err = rec_writer_add_guest(r->w, tgid, start, name);
+	int err = rec_writer_add_guest(r->w, tgid, start, name) ?: record_tsc_guest(&r->tsc, tgid);
 
 	if (err && !r->err)
 		r->err = err;
@@ -117,7 +126,8 @@ static int sink_start(void *ctx, __u64 now_ns)
 	__u64 zero[NR_LOST] = {};
 
 	r->last_flush = now_ns;
-	return r->err = rec_writer_add_lost(r->w, now_ns, zero);
+	return r->err = rec_writer_add_lost(r->w, now_ns, zero) ?:
+			record_tsc_start(&r->tsc, r->tsc.f != NULL);
 }
 
 static int sink_tick(void *ctx, __u64 now_ns)
@@ -154,9 +164,12 @@ static int sink_end(void *ctx, struct session *s)
 	return r->err;
 }
 
-static int add_tsc_scale(void *ctx, __u32 tgid, __s32 vcpu, __u64 ratio, __u32 frac_bits)
+/* For readers of 1.6, which know no applied records: the ratios that are not 1. */
+static int add_tsc_scale(void *ctx, const struct kvm_tsc_state *st)
 {
-	return rec_writer_add_tsc_scale(ctx, tgid, vcpu, ratio, frac_bits);
+	if (!st->ratio || st->ratio == 1ull << st->frac_bits)
+		return 0;
+	return rec_writer_add_tsc_scale(ctx, st->tgid, st->vcpu, st->ratio, st->frac_bits);
 }
 
 /*
@@ -169,7 +182,7 @@ static int add_tsc_clock(struct rec_writer *w)
 
 	if (tsc_pair_now(&p))
 		return 0;
-	return rec_writer_add_tsc_clock(w, &p) ?: kvm_tsc_scale_each(add_tsc_scale, w);
+	return rec_writer_add_tsc_clock(w, &p) ?: kvm_tsc_state_each(0, -1, add_tsc_scale, w);
 }
 
 int cmd_record(int argc, char **argv)
@@ -197,8 +210,10 @@ int cmd_record(int argc, char **argv)
 	meta.split = a.live.filters.opts.split;
 	meta.keys = a.live.filters.opts.key_mode != KEY_MODE_OFF;
 	rec.stacks = a.stk.stacks;
+	/* Hosts with a TSC (x86) have guest TSC offsets to read. */
+	rec.tsc.f = meta.tsc_start.mono_ns ? &a.live.filters.opts.filter : NULL;
 	/* Before loading anything: an existing file must not cost a BPF load to refuse. */
-	rec.w = rec_writer_open(a.path, a.force, &meta, err, sizeof(err));
+	rec.w = rec.tsc.w = rec_writer_open(a.path, a.force, &meta, err, sizeof(err));
 	if (!rec.w) {
 		fprintf(stderr, "vmexit: %s\n", err);
 		return 1;

@@ -20,6 +20,7 @@
 #include "view_options.h"
 #include "out_write.h"
 #include "option_values.h"
+#include "exit_times.h"
 #include "guest_merge.h"
 #include "perf_counters.h"
 #include "text_escape.h"
@@ -55,7 +56,9 @@ static const char doc[] =
 "    vmexit report -i exits.vmexit --perfetto out.pftrace   # ui.perfetto.dev\n"
 "    vmexit report -i exits.vmexit --perfetto out.json   # Chrome JSON\n"
 "    vmexit report -i exits.vmexit --perfetto m.pftrace --guest-trace \\\n"
-"        web01=guest.json,clock=ns   # + web01's uftrace dump --chrome\n"
+"        web01=guest.dat   # + web01's trace-cmd record -C x86-tsc: exact\n"
+"    vmexit report -i exits.vmexit --perfetto m.pftrace --guest-trace \\\n"
+"        web01=guest.json,clock=ns   # + its uftrace dump --chrome: ~0.1 s\n"
 "    vmexit report -i trace.dat --by reason     # trace-cmd record -e kvm\n"
 "    vmexit report -i perf.data --events        # perf record -e 'kvm:*'\n"
 "    vmexit report -i st.vmexit --stacks --folded > x.folded  # flame graph\n"
@@ -72,6 +75,7 @@ struct report_args {
 	bool events;			/* per-event output instead of the stat table */
 	const char *counters;		/* --counters FILE[,start=S]: perf stat -I -x, output */
 	struct guest_trace_args guest_traces;	/* --guest-trace GUEST=FILE[,clock=ns] */
+	bool keep_outside;		/* --keep-outside */
 	struct evout_opts out;
 	bool stacks, folded;		/* --stacks, --folded */
 };
@@ -126,9 +130,14 @@ static const struct cmd_option options[] = {
 	  "import's own)", 3,
 	  OPT_TO(struct report_args, counters, opt_string) },
 	{ "guest-trace", 0, "GUEST=FILE[,clock=ns]", 0, "With --perfetto: add GUEST's own trace "
-	  "(Chrome JSON, `uftrace dump --chrome`), its times guest TSC ticks (ts = ticks / 1000) "
-	  "or guest ns (clock=ns); or its trace.dat of `trace-cmd record -C x86-tsc`; placed "
-	  "by the recorded TSC offsets as tracks of GUEST (repeatable)", 3, OPT_TO(struct report_args, guest_traces, opt_guest_trace) },
+	  "as tracks of GUEST, placed by the recorded TSC offsets (repeatable). Exact: its "
+	  "trace.dat of `trace-cmd record -C x86-tsc` (or Chrome JSON stamped with its TSC, ts = "
+	  "ticks / 1000). Only to within the guest's boot offset (0.1 s or more): `uftrace dump "
+	  "--chrome` JSON, which is in ns of the guest's clock: give clock=ns", 3,
+	  OPT_TO(struct report_args, guest_traces, opt_guest_trace) },
+	{ "keep-outside", 0, NULL, 0, "With --guest-trace: write a guest trace even when none of "
+	  "its events falls inside the recording (a note, not an error)", 3,
+	  OPT_TO(struct report_args, keep_outside, opt_true) },
 	OPT_HEADER("Kernel stacks (recorded with --split --stacks):", 4),
 	{ "stacks", 0, NULL, 0, "The top kernel stacks of the time off CPU during exits, per "
 	  "guest and reason, after the summary (JSON: a stacks array)", 4,
@@ -159,6 +168,8 @@ static void check_modes(void *input, struct argp_state *state)
 		argp_error(state, "--counters adds counter tracks to a --perfetto trace: give both");
 	if (a->guest_traces.v[0] && !a->out.perfetto_path)
 		argp_error(state, "--guest-trace adds tracks to a --perfetto trace: give both");
+	if (a->keep_outside && !a->guest_traces.v[0])
+		argp_error(state, "--keep-outside applies to --guest-trace: give both");
 	if (a->folded && !a->stacks)
 		argp_error(state, "--folded is an output of --stacks (add --stacks)");
 	if (a->stacks && per_event)
@@ -190,6 +201,9 @@ struct tsc_offset {
 	__s32 vcpu;
 	__u64 offset;
 	__u64 writes;
+	bool applied;		/* offset read from KVM's debugfs (1.7), else traced */
+	bool differ;		/* a traced write that KVM applied otherwise */
+	__u64 traced;		/* differ: the first such write's value */
 };
 
 struct vcpu_id {
@@ -218,11 +232,14 @@ struct report {
 	struct tsc_index tsc_index;	/* vCPU -> its place in tsc */
 	struct stack_table stacks;	/* --stacks: the file's, after the filters */
 	struct guest_clock gc;		/* --guest-trace: TSC pairs, offsets, scaling */
+	struct exit_times exits;	/* --guest-trace: each guest's exit latencies */
 	bool any_stacks;		/* the file has some, filtered or not */
 };
 
-/* kvm_write_tsc_offset: guest TSC = host TSC + offset; keep each vCPU's latest. */
-static int note_tsc_offset(struct report *r, const struct vmexit_event *ev)
+/* kvm_write_tsc_offset, or a debugfs read (applied): guest TSC = host TSC + offset; keep each
+ * vCPU's latest. */
+static int note_tsc_offset(struct report *r, const struct vmexit_event *ev, bool applied,
+			   __u64 write_ns)
 {
 	struct vcpu_id id = { .tgid = ev->tgid, .vcpu = ev->vcpu };
 	__u32 *idx = tsc_index_find(&r->tsc_index, &id);
@@ -242,8 +259,13 @@ static int note_tsc_offset(struct report *r, const struct vmexit_event *ev)
 		t->vcpu = ev->vcpu;
 	}
 	t = &r->tsc[*idx];
+	if (applied && write_ns && !t->applied && t->offset != ev->info2 && !t->differ) {
+		t->differ = true;
+		t->traced = t->offset;
+	}
 	t->offset = ev->info2;
-	t->writes++;
+	t->applied = applied;
+	t->writes += !applied;
 	return 0;
 }
 
@@ -252,15 +274,25 @@ static void print_tsc_offsets(struct report *r)
 	if (!r->nr_tsc)
 		return;
 	printf("\nGuest TSC offsets (guest TSC = host TSC + offset), latest per vCPU:\n");
-	printf("%-16s %4s %18s %20s %8s\n", "VM", "vCPU", "OFFSET", "(signed)", "WRITES");
+	printf("%-16s %4s %18s %20s %8s %s\n", "VM", "vCPU", "OFFSET", "(signed)", "WRITES",
+	       "FROM");
 	for (__u32 i = 0; i < r->nr_tsc; i++) {
 		const struct tsc_offset *t = &r->tsc[i];
 		char nb[TEXT_NAME_MAX];
 
-		printf("%s %4d 0x%016llx %20lld %8llu\n",
+		printf("%s %4d 0x%016llx %20lld %8llu %s\n",
 		       text_fit(nb, sizeof(nb), name_cache_get(&r->names, t->tgid), 16, 16),
 		       t->vcpu, (unsigned long long)t->offset, (long long)t->offset,
-		       (unsigned long long)t->writes);
+		       (unsigned long long)t->writes, t->applied ? "debugfs" : "trace");
+	}
+	/* KVM's trace and its debugfs disagree: the applied one is the guest's truth. */
+	for (__u32 i = 0; i < r->nr_tsc; i++) {
+		const struct tsc_offset *t = &r->tsc[i];
+
+		if (t->differ)
+			printf("  vCPU %d: KVM traced the offset %lld but applies %lld (debugfs): "
+			       "the guest runs with the applied one\n", t->vcpu,
+			       (long long)t->traced, (long long)t->offset);
 	}
 }
 
@@ -316,9 +348,12 @@ static int one_event(struct report *r, const struct vmexit_event *ev)
 
 	note_time(r, ev->ts_ns + ev->latency_ns);
 	note_pid(r, ev->tgid);
-	/* Every offset, whatever the filters: guest traces are placed by them. */
+	/* Every offset and exit, whatever the filters: guest traces are placed by them, and
+	 * lined up with the exits. */
 	if (r->a->guest_traces.v[0] && ev->type == VMEXIT_EV_TSC_OFFSET &&
 	    guest_clock_add_offset(&r->gc, ev->tgid, ev->vcpu, ev->ts_ns, ev->info2))
+		return -ENOMEM;
+	if (r->a->guest_traces.v[0] && exit_times_add(&r->exits, ev))
 		return -ENOMEM;
 	if (ev->vcpu == r->a->sel.f.vcpu)
 		r->vcpu_seen = true;
@@ -330,7 +365,7 @@ static int one_event(struct report *r, const struct vmexit_event *ev)
 	if (r->a->events)
 		return evout_event(&r->out, ev);
 	if (ev->type == VMEXIT_EV_TSC_OFFSET)
-		return note_tsc_offset(r, ev);
+		return note_tsc_offset(r, ev, false, 0);
 	if (r->a->view.key_mode == KEY_MODE_RIP) {
 		struct key_note k;
 
@@ -340,6 +375,25 @@ static int one_event(struct report *r, const struct vmexit_event *ev)
 	}
 	return event_rows_add(&r->rows, r->a->view.by, ev, start,
 			      r->a->view.key_mode == KEY_MODE_DEVICE);
+}
+
+/* A vCPU's offset read from KVM's debugfs (1.7): placement, and the table (filters applied). */
+static int one_tsc_applied(struct report *r, const struct rec_item *it)
+{
+	struct vmexit_event ev = { .type = VMEXIT_EV_TSC_OFFSET, .tgid = it->tgid,
+				   .vcpu = it->vcpu, .ts_ns = it->ts_ns, .info2 = it->tsc_offset };
+	__u64 start = name_cache_start_at_time(&r->names, it->tgid, it->ts_ns);
+
+	if (r->a->guest_traces.v[0] &&
+	    (guest_clock_add_applied(&r->gc, it->tgid, it->vcpu, it->ts_ns, it->write_ns,
+				     it->tsc_offset) ||
+	     (it->ratio && it->frac_bits < 64 && it->ratio != 1ull << it->frac_bits &&
+	      guest_clock_add_scale(&r->gc, it->tgid, it->vcpu, it->ratio, it->frac_bits))))
+		return -ENOMEM;
+	if (r->a->events || !event_filter_match(&r->a->sel.f, &ev) ||
+	    !guest_wanted(r, it->tgid, start))
+		return 0;
+	return note_tsc_offset(r, &ev, true, it->write_ns);
 }
 
 /* A recorded stack passes the filters of its guest, pid and reason (it has no vCPU). */
@@ -580,8 +634,9 @@ static int add_guest_traces(struct report *r, const struct rec_meta *meta)
 	int rc = 0;
 
 	r->gc.start = meta->tsc_start;
-	if (!s || guest_clock_set_rate(&r->gc, r->a->view.tsc_mhz, meta->tsc_khz, err,
-				       sizeof(err))) {
+	if (!s || guest_clock_resolve(&r->gc) ||
+	    guest_clock_set_rate(&r->gc, r->a->view.tsc_mhz, meta->tsc_khz, err,
+				 sizeof(err))) {
 		fprintf(stderr, "vmexit: --guest-trace: %s %s\n", r->a->path,
 			s ? err : strerror(ENOMEM));
 		free(s);
@@ -600,12 +655,19 @@ static int add_guest_traces(struct report *r, const struct rec_meta *meta)
 			rc = 1;
 		} else if (guest_clock_vcpu(&r->gc, tgid, -1) < 0) {
 			fprintf(stderr, "vmexit: --guest-trace %s: guest '%s' has no TSC offset in "
-				"%s (KVM writes it as each vCPU is created: record from before the "
-				"VM starts)\n", r->a->guest_traces.v[i], text_esc(nb, s->guest),
-				r->a->path);
+				"%s (record reads a running guest's from debugfs: mount -t debugfs "
+				"none /sys/kernel/debug; or record from before the VM starts)\n",
+				r->a->guest_traces.v[i], text_esc(nb, s->guest), r->a->path);
 			rc = 1;
-		} else if (guest_merge(s, tgid, &r->gc, &r->out, r->a->path)) {
-			rc = 1;
+		} else {
+			struct guest_merge_ctx mc = {
+				.capture = r->a->path, .keep_outside = r->a->keep_outside,
+				.span_from = r->first_ts ? r->first_ts : meta->mono_ns,
+				.span_to = r->last_ts,
+				.exit_ns = exit_times_median(&r->exits, tgid) };
+
+			if (guest_merge(s, tgid, &r->gc, &mc, &r->out))
+				rc = 1;
 		}
 	}
 	free(s);
@@ -688,6 +750,9 @@ int cmd_report(int argc, char **argv)
 			ret = guest_clock_add_scale(&r.gc, it->tgid, it->vcpu, it->ratio,
 						    it->frac_bits);
 			break;
+		case REC_TSC_APPLIED:
+			ret = one_tsc_applied(&r, it);
+			break;
 		}
 	}
 	if (!ret && a.counters)
@@ -738,6 +803,7 @@ out:
 	free(r.tsc);
 	tsc_index_free(&r.tsc_index);
 	guest_clock_free(&r.gc);
+	exit_times_free(&r.exits);
 	stack_table_free(&r.stacks);
 	guest_symbols_free(&a.view.syms);
 	return rc;

@@ -7,6 +7,10 @@
  *	host ns = mono_ns + (host TSC - tsc) / rate.
  * An offset rewritten mid-recording (a guest writing its TSC, a migration) is applied from
  * its time on: a guest TSC is placed with the latest offset that puts it after its write.
+ * Offsets come from two sources: kvm_write_tsc_offset as traced (only when written: at vCPU
+ * creation, a TSC write, a migration), and KVM's debugfs as applied, read by record at its
+ * start (guests already running) and after each traced write. Where both speak of the same
+ * write the applied one is believed: a KVM may trace an offset it does not apply (kvm_pvm).
  */
 #ifndef VMEXIT_GUEST_CLOCK_H
 #define VMEXIT_GUEST_CLOCK_H
@@ -24,6 +28,23 @@ struct guest_tsc_offset {
 	__u64 offset;		/* guest - host, two's complement */
 };
 
+/* An offset read from KVM's debugfs at read_ns, after the traced write of write_ns (0: none). */
+struct guest_tsc_applied {
+	__u32 tgid;
+	__s32 vcpu;
+	__u64 read_ns, write_ns;
+	__u64 offset;
+	bool used;		/* guest_clock_resolve: it replaced a traced write */
+};
+
+/* A traced write that KVM did not apply as traced (guest_clock_resolve). */
+struct guest_tsc_mismatch {
+	__u32 tgid;
+	__s32 vcpu;
+	__u64 ts_ns;
+	__u64 traced, applied;
+};
+
 struct guest_tsc_scale {
 	__u32 tgid;
 	__s32 vcpu;
@@ -34,8 +55,13 @@ struct guest_tsc_scale {
 struct guest_clock {
 	struct tsc_pair start, end;	/* the recording's (end.mono_ns 0: none) */
 	double tsc_hz;			/* host TSC ticks per second, once set */
+	double rate_err;		/* its relative error bound, once set */
 	struct guest_tsc_offset *offs;	/* in the order written: time order per vCPU */
 	size_t nr_offs, cap_offs;
+	struct guest_tsc_applied *applied;	/* in the order read */
+	size_t nr_applied, cap_applied;
+	struct guest_tsc_mismatch *mis;
+	size_t nr_mis, cap_mis;
 	struct guest_tsc_scale *scales;
 	size_t nr_scales, cap_scales;
 };
@@ -43,8 +69,18 @@ struct guest_clock {
 /* 0 or -ENOMEM. */
 int guest_clock_add_offset(struct guest_clock *gc, __u32 tgid, __s32 vcpu, __u64 ts_ns,
 			   __u64 offset);
+int guest_clock_add_applied(struct guest_clock *gc, __u32 tgid, __s32 vcpu, __u64 read_ns,
+			    __u64 write_ns, __u64 offset);
 int guest_clock_add_scale(struct guest_clock *gc, __u32 tgid, __s32 vcpu, __u64 ratio,
 			  __u32 frac_bits);
+
+/*
+ * Once every offset is in: the offsets guest times are placed by (offs), each vCPU's in time
+ * order: each traced write with the value read from debugfs after it where there is one (a
+ * differing one noted in mis), and the value read at the start for a vCPU that was running
+ * before (in effect from before the recording). 0 or -ENOMEM.
+ */
+int guest_clock_resolve(struct guest_clock *gc);
 
 /*
  * The host TSC's rate: tsc_mhz if > 0 (--tsc-mhz), else tsc_khz (the kernel's, from the
@@ -53,6 +89,10 @@ int guest_clock_add_scale(struct guest_clock *gc, __u32 tgid, __s32 vcpu, __u64 
  */
 int guest_clock_set_rate(struct guest_clock *gc, double tsc_mhz, __u32 tsc_khz, char *err,
 			 size_t errlen);
+
+/* How far off a guest TSC placed at host_ns may be: the start pair's reading error plus the
+ * TSC rate's error over the time from it (the offset itself is exact). */
+double guest_clock_error_ns(const struct guest_clock *gc, __u64 host_ns);
 
 /* The vCPU a guest event names (vcpu < 0: none) as placed: vcpu, or the guest's lowest vCPU
  * with an offset; -1 when the guest has no offset at all. */

@@ -53,12 +53,40 @@ struct merge {
 	const struct guest_trace_spec *s;
 	__u32 tgid;
 	const struct guest_clock *gc;
+	const struct guest_merge_ctx *mc;
 	struct evout *out;
-	const char *capture;
+	bool dry;			/* the first pass: placed and counted, not written */
 	struct merge_track *tracks;
 	size_t nr, cap;
 	__u64 events;
+	__u64 before, after;		/* events placed outside the recording's span */
+	__u64 before_max, after_max;	/* and how far out, ns */
+	__u64 after_min;		/* the nearest after its end */
+	double err_max;			/* the largest error bound of a placed time, ns */
+	__u64 neg;			/* times that land before the clock's 0 */
+	unsigned int neg_line;		/* the first of them */
+	__u64 neg_t;
 };
+
+/* Where a placed time falls against the recording (first pass). */
+static void tally(struct merge *m, __u64 ns)
+{
+	const struct guest_merge_ctx *mc = m->mc;
+	double e = guest_clock_error_ns(m->gc, ns);
+
+	if (e > m->err_max)
+		m->err_max = e;
+	if (ns < mc->span_from) {
+		m->before++;
+		if (mc->span_from - ns > m->before_max)
+			m->before_max = mc->span_from - ns;
+	} else if (ns > mc->span_to) {
+		if (!m->after++ || ns - mc->span_to < m->after_min)
+			m->after_min = ns - mc->span_to;
+		if (ns - mc->span_to > m->after_max)
+			m->after_max = ns - mc->span_to;
+	}
+}
 
 static int track_of(struct merge *m, const struct guest_trace_event *e, char *name, size_t len)
 {
@@ -92,18 +120,28 @@ static int track_of(struct merge *m, const struct guest_trace_event *e, char *na
 static int place(struct merge *m, const struct guest_trace_event *e, __s32 vcpu, __u64 t,
 		 __u64 *ns)
 {
-	char nb[TEXT_NAME_MAX];
 	int ret;
 
 	if (m->s->ns)	/* guest ns to guest ticks, at the vCPU's guest TSC rate */
 		t = (__u64)((long double)t * guest_clock_guest_hz(m->gc, m->tgid, vcpu) / 1e9L);
 	ret = guest_clock_to_host(m->gc, m->tgid, vcpu, t, ns);
-	if (ret == -ERANGE)
-		fprintf(stderr, "vmexit: %s:%u: guest time %llu lands before the host clock's "
-			"0 for guest '%s' (%s): a trace of another run or clock (clock=ns?)\n",
-			m->s->path, e->line, (unsigned long long)t, text_esc(nb, m->s->guest),
-			m->s->ns ? "clock=ns" : "TSC ticks");
+	/* Said after the first pass, with what the whole file tells (a uftrace file). */
+	if (ret == -ERANGE && !m->neg++) {
+		m->neg_line = e->line;
+		m->neg_t = t;
+	}
 	return ret;
+}
+
+static void say_negative(const struct merge *m)
+{
+	char nb[TEXT_NAME_MAX];
+
+	fprintf(stderr, "vmexit: %s:%u: guest time %llu lands before the host clock's 0 for "
+		"guest '%s' (%s; %llu event%s so): a trace of another run or clock (clock=ns?)\n",
+		m->s->path, m->neg_line, (unsigned long long)m->neg_t, text_esc(nb, m->s->guest),
+		m->s->ns ? "clock=ns" : "TSC ticks", (unsigned long long)m->neg,
+		m->neg == 1 ? "" : "s");
 }
 
 static int one_event(void *ctx, const struct guest_trace_event *e)
@@ -112,46 +150,156 @@ static int one_event(void *ctx, const struct guest_trace_event *e)
 	struct trace_guest_event ge = { .tgid = m->tgid, .ph = e->ph, .name = e->name };
 	char track[64], nb[TEXT_NAME_MAX];
 	__s32 vcpu = guest_clock_vcpu(m->gc, m->tgid, e->vcpu);
-	int idx;
+	int idx, ret;
 
 	if (vcpu < 0) {
 		if (e->vcpu >= 0)
 			fprintf(stderr, "vmexit: %s:%u: vCPU %d of guest '%s' has no TSC offset "
 				"in %s\n", m->s->path, e->line, e->vcpu,
-				text_esc(nb, m->s->guest), m->capture);
+				text_esc(nb, m->s->guest), m->mc->capture);
 		else
 			fprintf(stderr, "vmexit: --guest-trace %s: guest '%s' has no TSC offset "
-				"in %s (KVM writes it as the vCPU is created: record from before "
-				"the VM starts)\n", m->s->path, text_esc(nb, m->s->guest),
-				m->capture);
+				"in %s (record it with debugfs mounted, or from before the VM "
+				"starts)\n", m->s->path, text_esc(nb, m->s->guest),
+				m->mc->capture);
 		return -EINVAL;
+	}
+	ret = place(m, e, vcpu, e->ts, &ge.ts_ns);
+	if (!ret && e->ph == 'X') {
+		__u64 end;
+
+		ret = place(m, e, vcpu, e->ts + e->dur, &end);
+		ge.dur_ns = end > ge.ts_ns ? end - ge.ts_ns : 0;
+	}
+	if (ret == -ERANGE && m->dry)
+		return 0;	/* counted: the first pass goes on to learn the file's kind */
+	if (ret)
+		return -EINVAL;
+	m->events++;
+	if (m->dry) {
+		tally(m, ge.ts_ns);
+		return 0;
 	}
 	idx = track_of(m, e, track, sizeof(track));
 	if (idx < 0)
 		return idx;
 	ge.track = idx;
 	ge.track_name = track;
-	if (place(m, e, vcpu, e->ts, &ge.ts_ns))
-		return -EINVAL;
-	if (e->ph == 'X') {
-		__u64 end;
-
-		if (place(m, e, vcpu, e->ts + e->dur, &end))
-			return -EINVAL;
-		ge.dur_ns = end > ge.ts_ns ? end - ge.ts_ns : 0;
-	}
-	m->events++;
 	evout_guest_event(m->out, &ge);
 	return m->out->err;
 }
 
-int guest_merge(const struct guest_trace_spec *s, __u32 tgid, const struct guest_clock *gc,
-		struct evout *out, const char *capture)
+/* KVM traced offsets of this guest that it did not apply: placed by the applied ones. */
+static void say_mismatch(const struct merge *m)
 {
-	struct merge m = { .s = s, .tgid = tgid, .gc = gc, .out = out, .capture = capture };
-	char err[512] = "";
-	int ret = guest_trace_read(s->path, one_event, &m, err, sizeof(err));
+	const struct guest_tsc_mismatch *last = NULL;
+	char nb[TEXT_NAME_MAX];
+	size_t n = 0;
 
+	/* The latest: the offset the guest was meant to run with last. */
+	for (size_t i = 0; i < m->gc->nr_mis; i++) {
+		if (m->gc->mis[i].tgid != m->tgid)
+			continue;
+		n++;
+		last = &m->gc->mis[i];
+	}
+	if (!n)
+		return;
+	fprintf(stderr, "vmexit: note: --guest-trace %s: KVM traced the TSC offset %lld for "
+		"vCPU %d of guest '%s' but applies %lld (its debugfs tsc-offset; %zu write%s so): "
+		"placed by the applied one\n", m->s->path, (long long)last->traced, last->vcpu,
+		text_esc(nb, m->s->guest), (long long)last->applied, n, n == 1 ? "" : "s");
+}
+
+static void fmt_s(char *buf, size_t len, __u64 ns)
+{
+	snprintf(buf, len, "%.6f s", ns / 1e9);
+}
+
+/* Events outside the recording: all of them is an error (unless kept), some a note. */
+static int say_outside(const struct merge *m)
+{
+	const struct guest_merge_ctx *mc = m->mc;
+	__u64 out = m->before + m->after;
+	char a[32], b[32], c[32], nb[TEXT_NAME_MAX];
+
+	if (!out)
+		return 0;
+	fmt_s(a, sizeof(a), m->before_max);
+	fmt_s(b, sizeof(b), m->after_min);
+	fmt_s(c, sizeof(c), m->after_max);
+	fprintf(stderr, "vmexit: %s--guest-trace %s: %s%llu of its %llu events fall%s outside "
+		"the recording of guest '%s' (%.3f s long)",
+		out == m->events && !mc->keep_outside ? "" : "note: ", m->s->path,
+		out == m->events ? "all " : "", (unsigned long long)out,
+		(unsigned long long)m->events, out == 1 ? "s" : "", text_esc(nb, m->s->guest),
+		(mc->span_to - mc->span_from) / 1e9);
+	if (m->before)
+		fprintf(stderr, ": %llu before its start, by up to %s",
+			(unsigned long long)m->before, a);
+	if (m->after)
+		fprintf(stderr, "%s %llu after its end, by %s to %s", m->before ? ";" : ":",
+			(unsigned long long)m->after, b, c);
+	if (out < m->events) {
+		fprintf(stderr, " (the trace runs longer than the recording)\n");
+		return 0;
+	}
+	fprintf(stderr, ": a trace of another run, another clock (clock=ns?) or an offset KVM "
+		"did not apply%s\n", mc->keep_outside ? "" : " (--keep-outside writes it anyway)");
+	return mc->keep_outside ? 0 : -EINVAL;
+}
+
+/* The route's error bound against the exits the trace is lined up with. */
+static void say_bound(const struct merge *m, enum guest_trace_kind kind)
+{
+	char nb[TEXT_NAME_MAX];
+
+	if (kind == GUEST_TRACE_UFTRACE && !m->s->ns)
+		fprintf(stderr, "vmexit: warning: --guest-trace %s: a uftrace trace read as guest "
+			"TSC ticks: uftrace stamps nanoseconds of the guest's clock (add "
+			"',clock=ns') unless it was patched to stamp the TSC\n", m->s->path);
+	if (!m->mc->exit_ns)
+		return;
+	if (m->s->ns)
+		fprintf(stderr, "vmexit: warning: --guest-trace %s: clock=ns places guest '%s' "
+			"only as well as its clock matches its TSC (the guest's boot offset: from "
+			"its vCPUs' creation to its clock's start, unknown here and typically "
+			"0.1 s or more), far more than its exits (about %llu ns): for an exact "
+			"timeline trace the guest with `trace-cmd record -C x86-tsc`\n", m->s->path,
+			text_esc(nb, m->s->guest), (unsigned long long)m->mc->exit_ns);
+	else if (m->err_max > (double)m->mc->exit_ns)
+		fprintf(stderr, "vmexit: warning: --guest-trace %s: guest TSCs are placed to "
+			"within %.0f ns (the host TSC's rate over the recording), more than guest "
+			"'%s''s exits (about %llu ns): give the rate with --tsc-mhz, or record "
+			"shorter\n", m->s->path, m->err_max, text_esc(nb, m->s->guest),
+			(unsigned long long)m->mc->exit_ns);
+}
+
+int guest_merge(const struct guest_trace_spec *s, __u32 tgid, const struct guest_clock *gc,
+		const struct guest_merge_ctx *mc, struct evout *out)
+{
+	struct merge m = { .s = s, .tgid = tgid, .gc = gc, .mc = mc, .out = out, .dry = true };
+	enum guest_trace_kind kind = GUEST_TRACE_JSON;
+	char err[512] = "";
+	int ret;
+
+	say_mismatch(&m);
+	/* Placed twice: nothing is written of a trace that lands wholly outside. */
+	ret = guest_trace_read_kind(s->path, one_event, &m, &kind, err, sizeof(err));
+	if (!ret) {
+		say_bound(&m, kind);
+		if (m.neg) {
+			say_negative(&m);
+			free(m.tracks);
+			return -EINVAL;
+		}
+		ret = say_outside(&m);
+		if (ret)
+			return ret;
+		m.dry = false;
+		m.events = 0;
+		ret = guest_trace_read(s->path, one_event, &m, err, sizeof(err));
+	}
 	free(m.tracks);
 	if (ret && ret == out->err)
 		return ret;

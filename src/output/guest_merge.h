@@ -28,12 +28,22 @@ struct guest_trace_spec {
 int guest_trace_spec_parse(const char *arg, struct guest_trace_spec *s, char *err,
 			   size_t errlen);
 
+/* What the recording says around the guest's trace. */
+struct guest_merge_ctx {
+	const char *capture;		/* names the recording in messages */
+	__u64 span_from, span_to;	/* tracing began and ended (CLOCK_MONOTONIC) */
+	__u64 exit_ns;			/* the guest's median exit, about (0: no exits) */
+	bool keep_outside;		/* --keep-outside: a trace wholly outside is a note */
+};
+
 /*
- * Writes s's events as events of VM tgid to out; capture names the recording in messages.
- * 0, or -EINVAL after a one-line message on stderr (a bad file, a vCPU with no offset),
- * or out's error.
+ * Writes s's events as events of VM tgid to out, once all of them are placed: says where KVM
+ * traced offsets it did not apply, where events fall outside the recording, where the route's
+ * error bound exceeds the guest's exits, and a uftrace file read as TSC ticks. 0, or -EINVAL
+ * after a one-line message on stderr (a bad file, a vCPU with no offset, every event outside
+ * the recording without keep_outside), or out's error.
  */
 int guest_merge(const struct guest_trace_spec *s, __u32 tgid, const struct guest_clock *gc,
-		struct evout *out, const char *capture);
+		const struct guest_merge_ctx *mc, struct evout *out);
 
 #endif /* VMEXIT_GUEST_MERGE_H */

@@ -383,19 +383,39 @@ struct doc_read {
 	guest_trace_fn fn;
 	void *ctx;
 	bool found;
+	enum guest_trace_kind kind;
 };
+
+/* uftrace dump --chrome says who wrote it: metadata.version "uftrace v0.13 ...". */
+static int meta_member(struct jp *j, const char *key, void *ctx)
+{
+	struct doc_read *d = ctx;
+	char v[16];
+
+	ws(j);
+	if (strcmp(key, "version") || j->p >= j->end || *j->p != '"')
+		return skip_value(j, 2);
+	if (string(j, v, sizeof(v)))
+		return -EINVAL;
+	if (!strncmp(v, "uftrace", 7))
+		d->kind = GUEST_TRACE_UFTRACE;
+	return 0;
+}
 
 static int doc_member(struct jp *j, const char *key, void *ctx)
 {
 	struct doc_read *d = ctx;
 
+	ws(j);
+	if (!strcmp(key, "metadata") && j->p < j->end && *j->p == '{')
+		return members(j, meta_member, d);
 	if (strcmp(key, "traceEvents"))
 		return skip_value(j, 1);
 	d->found = true;
 	return events(j, d->fn, d->ctx);
 }
 
-static int document(struct jp *j, guest_trace_fn fn, void *ctx)
+static int document(struct jp *j, guest_trace_fn fn, void *ctx, enum guest_trace_kind *kind)
 {
 	struct doc_read d = { .fn = fn, .ctx = ctx };
 	int ret;
@@ -417,6 +437,7 @@ static int document(struct jp *j, guest_trace_fn fn, void *ctx)
 	ws(j);
 	if (j->p < j->end)
 		return fail(j, "data after the trace");
+	*kind = d.kind;
 	return 0;
 }
 
@@ -468,9 +489,11 @@ static char *slurp(const char *path, size_t *len, char *err, size_t errlen)
 	return buf;
 }
 
-int guest_trace_read(const char *path, guest_trace_fn fn, void *ctx, char *err, size_t errlen)
+int guest_trace_read_kind(const char *path, guest_trace_fn fn, void *ctx,
+			  enum guest_trace_kind *kind, char *err, size_t errlen)
 {
 	struct jp j = { .path = path, .err = err, .errlen = errlen };
+	enum guest_trace_kind k = GUEST_TRACE_JSON;
 	size_t len = 0;
 	char *buf = slurp(path, &len, err, errlen);
 	int ret;
@@ -479,12 +502,21 @@ int guest_trace_read(const char *path, guest_trace_fn fn, void *ctx, char *err, 
 		return -errno;
 	if (len >= TRACEDAT_MAGIC_LEN && !memcmp(buf, TRACEDAT_MAGIC, TRACEDAT_MAGIC_LEN)) {
 		free(buf);
+		if (kind)
+			*kind = GUEST_TRACE_TRACEDAT;
 		return guest_tracedat_read(path, fn, ctx, err, errlen);
 	}
 	j.s = j.p = j.counted = buf;
 	j.line = 1;
 	j.end = buf + len;
-	ret = document(&j, fn, ctx);
+	ret = document(&j, fn, ctx, &k);
 	free(buf);
+	if (kind)
+		*kind = k;
 	return ret;
+}
+
+int guest_trace_read(const char *path, guest_trace_fn fn, void *ctx, char *err, size_t errlen)
+{
+	return guest_trace_read_kind(path, fn, ctx, NULL, err, errlen);
 }

@@ -34,6 +34,17 @@ typedef int (*guest_trace_fn)(void *ctx, const struct guest_trace_event *e);
  */
 int guest_trace_read(const char *path, guest_trace_fn fn, void *ctx, char *err, size_t errlen);
 
+/* Who wrote the file: its precision differs (README "Guest traces"). */
+enum guest_trace_kind {
+	GUEST_TRACE_JSON,	/* Chrome JSON of another writer (a TSC-stamped trace) */
+	GUEST_TRACE_UFTRACE,	/* uftrace dump --chrome (metadata.version): ns of its clock */
+	GUEST_TRACE_TRACEDAT,	/* trace-cmd's trace.dat */
+};
+
+/* guest_trace_read(), and who wrote the file in *kind (known once the whole file is read). */
+int guest_trace_read_kind(const char *path, guest_trace_fn fn, void *ctx,
+			  enum guest_trace_kind *kind, char *err, size_t errlen);
+
 /*
  * The same for a guest's own trace-cmd trace.dat recorded with -C x86-tsc (guest_trace_read()
  * hands one over, told by its first bytes): each record an instant ('i') named "system:event",

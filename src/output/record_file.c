@@ -49,6 +49,7 @@ enum rec_type {
 	RT_STACK = 6,		/* --stacks: one (guest, reason, stack) and its time (1.4) */
 	RT_TSC_CLOCK = 7,	/* host TSC / mono pair, at the end (1.6) */
 	RT_TSC_SCALE = 8,	/* a vCPU's TSC scaling ratio (1.6) */
+	RT_TSC_APPLIED = 9,	/* a vCPU's TSC offset and scaling from KVM's debugfs (1.7) */
 };
 
 #define REC_HDR_LEN		8
@@ -61,6 +62,8 @@ enum rec_type {
 #define TSC_ITEM_LEN		24	/* u64 tsc, u64 mono_ns, u32 khz, u32 0 */
 #define TSC_CLOCK_LEN		16	/* u64 tsc, u64 mono_ns */
 #define TSC_SCALE_LEN		24	/* u32 tgid, s32 vcpu, u64 ratio, u32 frac_bits, u32 0 */
+/* u32 tgid, s32 vcpu, u64 read_ns, write_ns, offset, ratio, u32 frac_bits, u32 0 */
+#define TSC_APPLIED_LEN		48
 #define STACK_FRAME_MAX		255	/* longest frame name stored; longer ones are cut */
 #define IO_BUF_SIZE		(1u << 20)
 
@@ -779,6 +782,26 @@ int rec_writer_add_tsc_scale(struct rec_writer *w, __u32 tgid, __s32 vcpu, __u64
 	return 0;
 }
 
+int rec_writer_add_tsc_applied(struct rec_writer *w, __u32 tgid, __s32 vcpu, __u64 read_ns,
+			       __u64 write_ns, __u64 offset, __u64 ratio, __u32 frac_bits)
+{
+	unsigned char *p = begin_record(w, RT_TSC_APPLIED, TSC_APPLIED_LEN);
+
+	if (!p)
+		return w->error;
+	put32(p + REC_HDR_LEN, tgid);
+	put32(p + REC_HDR_LEN + 4, (__u32)vcpu);
+	put64(p + REC_HDR_LEN + 8, read_ns);
+	put64(p + REC_HDR_LEN + 16, write_ns);
+	put64(p + REC_HDR_LEN + 24, offset);
+	put64(p + REC_HDR_LEN + 32, ratio);
+	put32(p + REC_HDR_LEN + 40, frac_bits);
+	put32(p + REC_HDR_LEN + 44, 0);
+	end_record(w, p, TSC_APPLIED_LEN);
+	w->records++;
+	return 0;
+}
+
 int rec_writer_flush(struct rec_writer *w)
 {
 	if (!w->header_done && emit_header(w))
@@ -1355,6 +1378,24 @@ static int decode_tsc_record(struct rec_reader *r, const struct raw_record *rec,
 	return 1;
 }
 
+static int decode_tsc_applied_record(struct rec_reader *r, const struct raw_record *rec,
+				     struct rec_item *item)
+{
+	if (rec->len < TSC_APPLIED_LEN)
+		return reader_fail(r, rec->off, "TSC applied record too short (%u bytes)",
+				   rec->len);
+	item->kind = REC_TSC_APPLIED;
+	item->tgid = get32(rec->p);
+	item->vcpu = (__s32)get32(rec->p + 4);
+	item->ts_ns = get64(rec->p + 8);
+	item->write_ns = get64(rec->p + 16);
+	item->tsc_offset = get64(rec->p + 24);
+	item->ratio = get64(rec->p + 32);
+	item->frac_bits = get32(rec->p + 40);
+	r->records++;
+	return 1;
+}
+
 /* Frames point into the record: valid until the next rec_reader_next(). */
 static int decode_stack_record(struct rec_reader *r, const struct raw_record *rec,
 			       struct rec_item *item)
@@ -1461,6 +1502,9 @@ int rec_reader_next(struct rec_reader *r, struct rec_item *item, char *err, size
 		case RT_TSC_CLOCK:
 		case RT_TSC_SCALE:
 			ret = decode_tsc_record(r, &rec, item);
+			break;
+		case RT_TSC_APPLIED:
+			ret = decode_tsc_applied_record(r, &rec, item);
 			break;
 		case RT_GUEST_START:
 			/* Not an item of its own: the guest record after it gets it. */

@@ -21,7 +21,7 @@
 #include "tsc_clock.h"
 
 #define REC_FORMAT_MAJOR	1	/* incompatible changes: readers refuse a larger major */
-#define REC_FORMAT_MINOR	6	/* compatible additions: readers skip the unknown */
+#define REC_FORMAT_MINOR	7	/* compatible additions: readers skip the unknown */
 
 #define REC_NAME_MAX		255	/* longest guest name stored; longer ones are cut */
 
@@ -51,6 +51,8 @@ enum rec_kind {
 	REC_STACK = 4,		/* item.stack: --stacks, at the end of a recording (1.4) */
 	REC_TSC_CLOCK = 5,	/* item.tsc_pair: host TSC against mono when recording ended (1.6) */
 	REC_TSC_SCALE = 6,	/* item.tgid, .vcpu, .ratio, .frac_bits: a vCPU's TSC scaling (1.6) */
+	REC_TSC_APPLIED = 7,	/* item.tgid, .vcpu, .ts_ns, .write_ns, .tsc_offset, .ratio,
+				 * .frac_bits: a vCPU's TSC as KVM applied it, read (1.7) */
 };
 
 struct rec_item {
@@ -73,6 +75,11 @@ struct rec_item {
 	__s32 vcpu;
 	__u32 frac_bits;
 	__u64 ratio;
+	/* REC_TSC_APPLIED: the offset KVM's debugfs gave at ts_ns (ratio 0: no scaling files),
+	 * read after the kvm_write_tsc_offset event of write_ns (0: at the start of recording, or
+	 * when the VMM was first seen) */
+	__u64 tsc_offset;
+	__u64 write_ns;
 };
 
 struct rec_writer;
@@ -99,6 +106,10 @@ int rec_writer_add_tsc_clock(struct rec_writer *w, const struct tsc_pair *p);
 /* A vCPU's TSC scaling ratio (KVM's fixed point, frac_bits fraction bits), where not 1. */
 int rec_writer_add_tsc_scale(struct rec_writer *w, __u32 tgid, __s32 vcpu, __u64 ratio,
 			     __u32 frac_bits);
+/* A vCPU's TSC offset and scaling as KVM applies it, read at read_ns (after the offset write
+ * traced at write_ns; 0: none, read at the start or when the VMM appeared). ratio 0: unknown. */
+int rec_writer_add_tsc_applied(struct rec_writer *w, __u32 tgid, __s32 vcpu, __u64 read_ns,
+			       __u64 write_ns, __u64 offset, __u64 ratio, __u32 frac_bits);
 /* --stacks: one (guest, reason, stack) row, frames named (each cut at 255 bytes). */
 int rec_writer_add_stack(struct rec_writer *w, const struct stack_row *r);
 /*

@@ -6,38 +6,50 @@ TSC offset; report --perfetto --guest-trace NAME=GUEST.json merges it, as JSON a
 (decoded by protoc with the project's schema subset); in both, every guest stretch k of a vCPU
 lies between the end of its exit k and the start of its exit k + 1. Used by
 tests/host/test_guest_trace_host.sh and by tests/vm/test_nested_drill.sh on bed recordings.
+With FROM (debugfs or trace), the table must say each offset came from there: debugfs for a
+guest that was running before record started (no kvm_write_tsc_offset in the recording).
 
-    guest_trace_check.py VMEXIT RECORDING NAME=GUEST.json N OFFSET WORKDIR
+    guest_trace_check.py VMEXIT RECORDING NAME=GUEST.json N OFFSET WORKDIR [FROM] [REPORT-ARG...]
 
 Exit 0 when all holds, 1 (with what does not on stdout) when not.
 """
 import json, os, re, subprocess, sys
 from collections import defaultdict
 vmexit, rec, guest, n, off, work = sys.argv[1:7]
-n, off = int(n), int(off, 0)
+want_from = sys.argv[7] if len(sys.argv) > 7 else None
+extra = sys.argv[8:]
+n, off = int(n), int(off, 0) & (2**64 - 1)
 docs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs")
 
-def run(*args, stdin=None, out=None):
+def run(*args, stdin=None, out=None, show=False):
     r = subprocess.run(args, stdin=stdin, stdout=out or subprocess.PIPE, stderr=subprocess.PIPE)
     if r.returncode:
         print(f"{' '.join(args)}: exit {r.returncode}: {r.stderr.decode(errors='replace')}")
         sys.exit(1)
+    for line in r.stderr.decode(errors="replace").splitlines() if show else ():
+        print(f"report said: {line}")
     return r.stdout.decode(errors="replace") if out is None else None
 
-# The recording's latest offsets: the "Guest TSC offsets" table of report (5 columns a row).
-rows, on = [], False
+# The recording's latest offsets: the "Guest TSC offsets" table of report (VM, vCPU, OFFSET,
+# (signed), WRITES, FROM a row).
+rows, on, writes = [], False, []
 for line in run(vmexit, "report", "-i", rec).split("\n"):
+    w = line.split()
     if line.startswith("Guest TSC offsets"):
         on = True
-    elif on and len(line.split()) == 5 and line.split()[0] != "VM":
-        rows.append((line.split()[1], line.split()[2]))
-want = [("0", f"{off:#018x}"), ("1", f"{off:#018x}")]
+    elif on and len(w) == 6 and w[0] != "VM":
+        rows.append((w[1], w[2]) + ((w[5],) if want_from else ()))
+        writes.append(int(w[4]))
+want = [(v, f"{off:#018x}") + ((want_from,) if want_from else ()) for v in ("0", "1")]
 if sorted(rows) != want:
     print(f"the recording's latest TSC offsets {sorted(rows)}, expected {want}")
     sys.exit(1)
+print(f"offsets: {len(rows)} vCPUs at {off:#x}" + (f" from {want_from}" if want_from else "") +
+      f", {sum(writes)} kvm_write_tsc_offset in the recording")
 jpath, ppath, tpath = (os.path.join(work, f"merged.{x}") for x in ("json", "pftrace", "txt"))
 for path in (jpath, ppath):
-    run(vmexit, "report", "-i", rec, "--perfetto", path, "--guest-trace", guest)
+    run(vmexit, "report", "-i", rec, "--perfetto", path, "--guest-trace", guest, *extra,
+        show=path == jpath)
 with open(ppath, "rb") as pf, open(tpath, "wb") as tf:
     run("protoc", "--decode=vmexit.perfetto.Trace", "-I", docs,
         os.path.join(docs, "perfetto-subset.proto"), stdin=pf, out=tf)

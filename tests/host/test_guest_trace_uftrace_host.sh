@@ -26,9 +26,18 @@ uftrace dump -d "$tmp/ud" --chrome >"$tmp/u.json" 2>"$tmp/err" ||
 	{ cat "$tmp/err"; fail "uftrace dump --chrome failed"; }
 for fmt in json pftrace; do
 	"$OUT/vmexit" report -i "$tmp/r.vmexit" --perfetto "$tmp/m.$fmt" \
-		--guest-trace ut="$tmp/u.json",clock=ns 2>"$tmp/err" ||
+		--guest-trace ut="$tmp/u.json",clock=ns --keep-outside 2>"$tmp/err" ||
 		{ cat "$tmp/err"; fail "report --guest-trace of uftrace's trace ($fmt) failed"; }
+	grep -q "warning: --guest-trace $tmp/u.json: clock=ns places guest 'ut' only as well as its clock matches its TSC" "$tmp/err" ||
+		{ cat "$tmp/err"; fail "no warning that clock=ns is coarser than the guest's exits"; }
 done
+echo "clock=ns: $(grep -o "warning: .*clock=ns places.*exits (about [0-9]* ns)" "$tmp/err")"
+# Without clock=ns uftrace's ns would be taken for TSC ticks: said.
+"$OUT/vmexit" report -i "$tmp/r.vmexit" --perfetto "$tmp/t.json" --guest-trace ut="$tmp/u.json" \
+	--keep-outside >/dev/null 2>"$tmp/err"
+grep -q "warning: --guest-trace $tmp/u.json: a uftrace trace read as guest TSC ticks" "$tmp/err" ||
+	{ cat "$tmp/err"; fail "a uftrace trace without clock=ns merged without a word"; }
+echo "no clock=ns: $(grep -o "warning: .*read as guest TSC ticks" "$tmp/err")"
 DOCS=$(cd "$(dirname "$0")/../../docs" && pwd)
 need_cmd protoc protobuf-compiler
 protoc --decode=vmexit.perfetto.Trace -I "$DOCS" "$DOCS/perfetto-subset.proto" \

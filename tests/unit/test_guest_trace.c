@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "exit_times.h"
 #include "guest_clock.h"
 #include "guest_trace.h"
 
@@ -188,6 +189,101 @@ static void test_clock(void)
 	guest_clock_free(&gc);
 }
 
+/* Who wrote it: uftrace says so in metadata.version (after the events), others do not. */
+static void test_kind(void)
+{
+	static const char uf[] = "{\"traceEvents\":[{\"ts\":1,\"ph\":\"B\",\"name\":\"m\"}], "
+		"\"displayTimeUnit\": \"ns\", \"metadata\": {\"x\":{\"version\":1},"
+		"\"version\":\"uftrace v0.13 ( x86_64 dwarf )\",\"command_line\":\"a\"} }";
+	static const char other[] = "{\"traceEvents\":[], \"metadata\": {\"version\":\"x\"}}";
+	enum guest_trace_kind kind = GUEST_TRACE_TRACEDAT;
+	struct got g = {};
+	char err[512] = "";
+
+	put(uf, sizeof(uf) - 1);
+	CHECK_EQ_U64(guest_trace_read_kind(path, collect, &g, &kind, err, sizeof(err)), 0);
+	CHECK_EQ_U64(kind, GUEST_TRACE_UFTRACE);
+	CHECK_EQ_U64(g.n, 1);
+	put(other, sizeof(other) - 1);
+	CHECK_EQ_U64(guest_trace_read_kind(path, collect, &g, &kind, err, sizeof(err)), 0);
+	CHECK_EQ_U64(kind, GUEST_TRACE_JSON);
+	put(doc, sizeof(doc) - 1);
+	CHECK_EQ_U64(guest_trace_read_kind(path, collect, &g, &kind, err, sizeof(err)), 0);
+	CHECK_EQ_U64(kind, GUEST_TRACE_JSON);
+}
+
+/*
+ * Offsets read from KVM's debugfs (record 1.7): a vCPU running before the recording has only
+ * the start's read, in effect from before it; a traced write KVM did not apply as traced (the
+ * read made for it differs) is placed by the read and noted; a write with no read after it
+ * (the vCPU gone first) stays as traced.
+ */
+static void test_applied(void)
+{
+	struct guest_clock gc;
+	char err[256];
+	__u64 ns = 0, off = 1ull << 50, bad = (__u64)-2285378128520ll;
+
+	clock_init(&gc);
+	CHECK_EQ_U64(guest_clock_set_rate(&gc, 0, 0, err, sizeof(err)), 0);
+	/* Guest 10, vCPU 0: running before; read at 5.1 s (after the start pair). */
+	CHECK(!guest_clock_add_applied(&gc, 10, 0, 5100000000ull, 0, off));
+	/* Guest 20, vCPU 0: created at 5.2 s, traced bad, read 0 right after. vCPU 1: traced
+	 * at 5.3 s, never read. */
+	CHECK(!guest_clock_add_offset(&gc, 20, 0, 5200000000ull, bad));
+	CHECK(!guest_clock_add_applied(&gc, 20, 0, 5200100000ull, 5200000000ull, 0));
+	CHECK(!guest_clock_add_offset(&gc, 20, 1, 5300000000ull, off));
+	CHECK(!guest_clock_resolve(&gc));
+	CHECK_EQ_U64(gc.nr_mis, 1);
+	if (gc.nr_mis == 1) {
+		CHECK_EQ_U64(gc.mis[0].tgid, 20);
+		CHECK_EQ_U64(gc.mis[0].traced, bad);
+		CHECK_EQ_U64(gc.mis[0].applied, 0);
+	}
+	CHECK_EQ_U64(guest_clock_vcpu(&gc, 10, -1), 0);
+	/* 3 ms after the start pair, before the read: the read's offset holds from before. */
+	CHECK_EQ_U64(guest_clock_to_host(&gc, 10, 0, 1000009000000ull + off, &ns), 0);
+	CHECK_EQ_U64(ns, 5003000000ull);
+	/* Guest 20 vCPU 0 at 0.6 s in, placed with the applied 0, not the traced offset. */
+	CHECK_EQ_U64(guest_clock_to_host(&gc, 20, 0, 1001800000000ull, &ns), 0);
+	CHECK_EQ_U64(ns, 5600000000ull);
+	CHECK_EQ_U64(guest_clock_to_host(&gc, 20, 1, 1001800000000ull + off, &ns), 0);
+	CHECK_EQ_U64(ns, 5600000000ull);
+	/* The error bound: 50 ns at the start pair, plus the rate's over the time from it. */
+	CHECK(guest_clock_error_ns(&gc, 5000000000ull) == 50.0);
+	CHECK(guest_clock_error_ns(&gc, 6000000000ull) > 149.0 &&
+	      guest_clock_error_ns(&gc, 6000000000ull) < 151.0);
+	guest_clock_free(&gc);
+}
+
+/* The median exit of each guest, as the lower end of its power-of-two bucket. */
+static void test_exit_times(void)
+{
+	struct exit_times t = {};
+	struct vmexit_event ev = { .type = VMEXIT_EV_USER_EXIT, .tgid = 7 };
+	__u64 lat[] = { 900, 5000, 6000, 7000, 1000000 };
+
+	CHECK_EQ_U64(exit_times_median(&t, 7), 0);
+	for (size_t i = 0; i < sizeof(lat) / sizeof(lat[0]); i++) {
+		ev.latency_ns = lat[i];
+		CHECK(!exit_times_add(&t, &ev));
+	}
+	/* Not exits, or still in flight: not counted. */
+	ev.type = VMEXIT_EV_USER_EXIT | VMEXIT_EV_IN_FLIGHT;
+	ev.latency_ns = 1;
+	CHECK(!exit_times_add(&t, &ev));
+	ev.type = VMEXIT_EV_TSC_OFFSET;
+	CHECK(!exit_times_add(&t, &ev));
+	ev.type = VMEXIT_EV_EXIT;
+	ev.tgid = 8;
+	ev.latency_ns = 0;
+	CHECK(!exit_times_add(&t, &ev));
+	CHECK_EQ_U64(exit_times_median(&t, 7), 4096);
+	CHECK_EQ_U64(exit_times_median(&t, 8), 1);
+	CHECK_EQ_U64(exit_times_median(&t, 9), 0);
+	exit_times_free(&t);
+}
+
 int main(void)
 {
 	int fd = mkstemp(path);
@@ -200,6 +296,9 @@ int main(void)
 	test_reader();
 	test_errors();
 	test_clock();
+	test_kind();
+	test_applied();
+	test_exit_times();
 	unlink(path);
 	CHECK_DONE("guest_trace");
 }

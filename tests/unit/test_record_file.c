@@ -248,6 +248,7 @@ static void test_round_trip(void)
 			break;
 		case REC_TSC_CLOCK:
 		case REC_TSC_SCALE:
+		case REC_TSC_APPLIED:
 			CHECK(!"no TSC records were written");
 			break;
 		}
@@ -1045,7 +1046,8 @@ static void test_guest_start_mismatch(void)
 /*
  * 1.6: the header's TSC pair and kHz, a TSC clock record and a scaling record come back as
  * written; a file written without a pair (a 1.4 writer, an arm64 host) reads with none. The
- * item is 8 + 24 bytes and each record 8 + 16 / 8 + 24, as documented.
+ * item is 8 + 24 bytes and each record 8 + 16 / 8 + 24, as documented. 1.7: an applied
+ * record (8 + 48 bytes) with a negative offset, read at the start and after a write.
  */
 static void tsc_file(const char *name, bool pair, size_t *size)
 {
@@ -1055,7 +1057,8 @@ static void tsc_file(const char *name, bool pair, size_t *size)
 	struct rec_reader *r;
 	struct rec_item *it = calloc(1, sizeof(*it));
 	struct tsc_pair end = { .tsc = 0xfedcba9876543210ull, .mono_ns = 987654321ull };
-	int n, clocks = 0, scales = 0;
+	int n, clocks = 0, scales = 0, applied = 0;
+	size_t before;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	test_meta(&m);
@@ -1069,6 +1072,13 @@ static void tsc_file(const char *name, bool pair, size_t *size)
 		return;
 	CHECK(!rec_writer_add_tsc_clock(w, &end));
 	CHECK(!rec_writer_add_tsc_scale(w, 4242, 3, 3ull << 47, 48));
+	CHECK(!rec_writer_flush(w));
+	free(slurp(path, &before));
+	CHECK(!rec_writer_add_tsc_applied(w, 4242, 1, 1000, 0, (__u64)-2285378128520ll, 0, 0));
+	CHECK(!rec_writer_add_tsc_applied(w, 4242, 2, 3000, 2000, 1ull << 50, 3ull << 47, 48));
+	CHECK(!rec_writer_flush(w));
+	free(slurp(path, size));
+	CHECK_EQ_U64(*size - before, 2 * (8 + 48));
 	CHECK(!rec_writer_close(w));
 	r = rec_reader_open(path, err, sizeof(err));
 	CHECK(r);
@@ -1088,11 +1098,22 @@ static void tsc_file(const char *name, bool pair, size_t *size)
 			CHECK_EQ_U64(it->vcpu, 3);
 			CHECK_EQ_U64(it->ratio, 3ull << 47);
 			CHECK_EQ_U64(it->frac_bits, 48);
+		} else if (it->kind == REC_TSC_APPLIED) {
+			bool start = !applied++;
+
+			CHECK_EQ_U64(it->tgid, 4242);
+			CHECK_EQ_U64(it->vcpu, start ? 1 : 2);
+			CHECK_EQ_U64(it->ts_ns, start ? 1000 : 3000);
+			CHECK_EQ_U64(it->write_ns, start ? 0 : 2000);
+			CHECK_EQ_U64(it->tsc_offset, start ? (__u64)-2285378128520ll : 1ull << 50);
+			CHECK_EQ_U64(it->ratio, start ? 0 : 3ull << 47);
+			CHECK_EQ_U64(it->frac_bits, start ? 0 : 48);
 		}
 	}
 	CHECK_EQ_U64(n, 0);
 	CHECK_EQ_U64(clocks, 1);
 	CHECK_EQ_U64(scales, 1);
+	CHECK_EQ_U64(applied, 2);
 	rec_reader_close(r);
 	free(it);
 	free(slurp(path, size));

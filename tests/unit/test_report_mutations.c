@@ -34,7 +34,8 @@ static __u64 rnd(void)
 }
 
 /* A recording with something of everything report reads: guests (before and after the
- * header, a pid reused, names with UTF-8 and quotes), every event type, losses. */
+ * header, a pid reused, names with UTF-8 and quotes), every event type, losses, applied TSC
+ * offsets. */
 static int write_base(const char *path, bool split)
 {
 	static const char *const names[] = { "web01", "g\xc3\xa4st \"q\"", "db", "web01" };
@@ -52,6 +53,8 @@ static int write_base(const char *path, bool split)
 	}
 	for (unsigned int g = 0; g < 2; g++)
 		rec_writer_add_guest(w, 100 + g, 1000 + g, names[g]);
+	/* A guest already running: its offset read as recording starts (format 1.7). */
+	rec_writer_add_tsc_applied(w, 100, 0, meta.mono_ns, 0, (__u64)-2285378128520ll, 0, 0);
 	for (unsigned int i = 0; i < 400; i++) {
 		struct vmexit_event ev = {
 			.ts_ns = meta.mono_ns + 5000ull * i, .latency_ns = 100 + rnd() % 100000,
@@ -90,6 +93,12 @@ static int write_base(const char *path, bool split)
 			ev.runq_ns = ev.latency_ns - ev.oncpu_ns - ev.blocked_ns;
 		}
 		rec_writer_add_event(w, &ev);
+		/* What record reads from debugfs after an offset write: here half the time not
+		 * what was traced. */
+		if (ev.type == VMEXIT_EV_TSC_OFFSET && ev.vcpu >= 0)
+			rec_writer_add_tsc_applied(w, ev.tgid, ev.vcpu, ev.ts_ns + 1, ev.ts_ns,
+						   i % 2 ? ev.info2 : 0,
+						   i % 4 ? 0 : 3ull << 47, 48);
 		if (i == 200) {
 			/* pid 102 reused by a new VMM, and a fourth guest. */
 			rec_writer_add_guest(w, 102, ev.ts_ns, names[2]);
@@ -151,7 +160,7 @@ static size_t mutate(const unsigned char *base, size_t len, unsigned char *m, un
 			m[at + 6] = k;
 			m[at + 7] = k >> 8;
 		} else {
-			m[at + 4] = rnd() % 8;
+			m[at + 4] = rnd() % 10;	/* every type, 1 to 9, and 0 */
 		}
 		fix_crcs(m, n);
 		return n;

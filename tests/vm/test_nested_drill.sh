@@ -19,8 +19,10 @@
 #            real exits and chooses the fast path (tp_btf); its command stops the busy VM, turns
 #            tracing on and runs vmexit-guest ARGS. On VMX keys never take the fast path: the
 #            phase "keys" checks that the classic one is used and says why.
-#   "merge": vmexit record -o G -- vmexit-guest --vcpus 2 --io N --guest-trace-out F
-#            --tsc-offset 0x4000000000000; the recording and F go to the host, where
+#   "merge": vmexit-guest --vcpus 2 --io N --guest-trace-out F --tsc-offset 0x4000000000000
+#            --hold-until GO is created first (its TSC offsets written, as a production
+#            guest's were long ago), then vmexit record -g gt -o G starts, lets it run and is
+#            stopped with SIGINT at its end: record takes the offsets from debugfs. The recording and F go to the host, where
 #            report --perfetto (JSON and protobuf) --guest-trace merges them and
 #            tests/host/guest_trace_check.py checks that every guest stretch lies between the
 #            exit before it and the one after it (as tests/host/test_guest_trace_host.sh does).
@@ -115,11 +117,44 @@ if [ "$BED" = svm ]; then
 	stop
 fi
 
+# The guest is created (vCPUs, TSC offsets written) before record starts, as a production
+# guest is: record (-g, no command: it would trace only the command's children) must take
+# its offsets from debugfs. Once record traces (it catches SIGINT), the guest runs; at its end
+# (run.sh writes guest.rc) record is stopped.
 start merge
-timeout $PT sh /tmp/run.sh record /vmexit record -o /tmp/gt.vmexit -- /vmexit-guest --name gt \
-	--vcpus 2 --io $N --guest-trace-out /tmp/g.json --tsc-offset 0x4000000000000
+rm -f /tmp/go
+sh /tmp/run.sh guest /vmexit-guest --name gt --vcpus 2 --io $N --guest-trace-out /tmp/g.json \
+	--tsc-offset 0x4000000000000 --hold-until /tmp/go &
+tracing() {
+	m=$(awk '/^SigCgt:/ { print $2 }' /proc/$1/status 2>/dev/null)
+	[ -n "$m" ] && [ $((0x$m & 0x4000)) != 0 ]
+}
+i=0
+until grep -q "held until" /tmp/guest.err 2>/dev/null; do
+	i=$((i + 1))
+	[ $i -lt $((PT * 20)) ] || die "merge: the guest never got held"
+	sleep 0.05
+done
+/vmexit record -g gt -o /tmp/gt.vmexit 2>/tmp/record.err &
+RPID=$!
+i=0
+until tracing $RPID; do
+	i=$((i + 1))
+	[ $i -lt $((PT * 20)) ] || { touch /tmp/go; die "merge: record never started tracing"; }
+	sleep 0.05
+done
+touch /tmp/go
+i=0
+until [ -f /tmp/guest.rc ]; do
+	i=$((i + 1))
+	[ $i -lt $((PT * 20)) ] || break
+	sleep 0.05
+done
+kill -INT $RPID
+wait $RPID
 echo "T_RC $?"
-for f in record.err gt.vmexit g.json; do send $f /tmp/$f; done
+wait
+for f in record.err guest.err guest.rc gt.vmexit g.json; do send $f /tmp/$f; done
 exit 0
 EOF
 
@@ -356,11 +391,14 @@ if bed == "svm":
 sys.exit(1 if bad else 0)
 PY
 
-# Phase "merge": the exact guest-trace merge of the bed's recording (tests/host/test_guest_trace_host.sh).
+# Phase "merge": the exact guest-trace merge of a guest that ran before the recording began
+# (tests/host/test_guest_trace_host.sh does it on the host): its offsets from debugfs.
 M=$WORK/merge
+[ "$(cat "$M/guest.rc" 2>/dev/null)" = 0 ] || { cat "$M/guest.err"; fail "merge: the guest failed"; }
 applied=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["metadata"]["tsc_offset_applied"])' "$M/g.json")
 [ "$applied" = yes ] || fail "merge: the bed's KVM did not apply the TSC offset (tsc_offset_applied: $applied)"
+! grep -q "debugfs" "$M/record.err" || { cat "$M/record.err"; fail "merge: record could not read debugfs"; }
 python3 "$HERE/../host/guest_trace_check.py" "$VMEXIT" "$M/gt.vmexit" gt="$M/g.json" $N \
-	0x4000000000000 "$M" >"$M/check" || { cat "$M/check"; fail "merge: the merge is not exact (above)"; }
+	0x4000000000000 "$M" debugfs >"$M/check" || { cat "$M/check"; fail "merge: the merge is not exact (above)"; }
 while IFS= read -r l; do echo "$TNAME: merge: $l"; done <"$M/check"
 echo "PASS: $TNAME"
