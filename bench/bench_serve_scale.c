@@ -190,7 +190,7 @@ int main(void)
 		       modes[m].what, (unsigned long long)series, median(t) * 1e3, median(c) * 1e3,
 		       bytes[m] / 1e6,
 		       gz[m] / 1e6, series > SERIES_CAP_DEFAULT ?
-		       "  (past the default --max-series: capped)" : "");
+		       "  (over the default --max-series: a scrape keeps 30,000)" : "");
 	}
 	/* The duration families alone: both = rest + classic + native. */
 	printf("  native vs classic (target >= 5x fewer bytes): whole scrape, native protobuf vs "

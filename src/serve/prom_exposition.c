@@ -20,6 +20,9 @@
 #define GUEST_MAX	256	/* longer guest names are cut (name_cache keeps 63 bytes) */
 #define LABELS_MAX	(PROM_ESC_MAX(GUEST_MAX) + 256)
 
+const char expo_duration_help[] = "Time in completed KVM exits: kvm_exit to kvm_entry (kernel), "
+				  "kvm_userspace_exit to the next KVM_RUN (user).";
+
 void expo_buf_free(struct expo_buf *b)
 {
 	free(b->p);
@@ -345,8 +348,7 @@ static int render_durations(const struct expo_input *in, enum expo_format fmt,
 	int err;
 
 	err = family(b, fmt, "vmexit_exit_duration_seconds", "histogram", "seconds",
-		     "Time in completed KVM exits: kvm_exit to kvm_entry (kernel), "
-		     "kvm_userspace_exit to the next KVM_RUN (user).");
+		     expo_duration_help);
 	for (__u32 j = 0; j < bk->nr; j++) {
 		le_len[j] = strlen(bk->le[j]);
 		if (le_len[j] > le_max)

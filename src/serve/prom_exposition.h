@@ -97,6 +97,9 @@ struct expo_buf {
 	size_t cap;
 };
 
+/* vmexit_exit_duration_seconds' help, for both renderers. */
+extern const char expo_duration_help[];
+
 /* Series i's labels, escaped as in the text formats, into out (EXPO_LABELS_MAX); the length. */
 #define EXPO_LABELS_MAX		1536
 size_t expo_series_labels(const struct expo_input *in, __u32 i, char *out);

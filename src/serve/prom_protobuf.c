@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The protobuf exposition. Every family but the native histogram is translated from the text
- * format's rendering of the same input, so each family, label and value is defined once (in
- * prom_exposition.c) and the two formats cannot drift apart. The native histograms have no text
- * form: they are encoded here, from each series' merged kernel buckets.
+ * The protobuf exposition. The counter and gauge families are translated from the text format's
+ * rendering of the same input, so each of them, its labels and values are defined once (in
+ * prom_exposition.c) and the two formats cannot drift apart. The histograms are encoded here
+ * from the counts (a histogram is one message, not lines): classic from the cumulative bound
+ * counts, native from each series' merged kernel buckets; their labels are the text format's.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "hist.h"
 #include "native_hist.h"
 #include "prom_protobuf.h"
 #include "proto_enc.h"
@@ -25,7 +27,7 @@ enum {
 enum { B_CUMULATIVE = 1, B_UPPER = 2 };
 enum { SPAN_OFFSET = 1, SPAN_LENGTH = 2 };
 
-/* One Metric message at most: an exit series' labels, 65 buckets or 39 native ones. */
+/* One Metric message at most: an exit series' labels, 64 bounds or 39 native buckets. */
 #define METRIC_MAX	(EXPO_LABELS_MAX * 2 + 4096)
 
 static int append(struct expo_buf *b, const void *p, size_t n)
@@ -125,11 +127,9 @@ static size_t unescape(char *out, const char *s, size_t n)
 	return p - out;
 }
 
-/*
- * The labels of a sample line, `a="x",b="y"` (as the text renderer writes them), as LabelPair
- * fields of m; the le label, when there is one, goes to *le instead. -EINVAL when malformed.
- */
-static int put_labels(struct pb *m, const char *s, size_t n, const char **le, size_t *le_len)
+/* The labels of a sample line, `a="x",b="y"` (as the text renderer writes them), as LabelPair
+ * fields of m. -EINVAL when malformed. */
+static int put_labels(struct pb *m, const char *s, size_t n)
 {
 	char val[EXPO_LABELS_MAX];
 	const char *end = s + n;
@@ -146,15 +146,10 @@ static int put_labels(struct pb *m, const char *s, size_t n, const char **le, si
 				q++;
 		if (q >= end || (size_t)(q - v) > sizeof(val))
 			return -EINVAL;
-		if (le && eq - s == 2 && !memcmp(s, "le", 2)) {
-			*le = v;
-			*le_len = q - v;
-		} else {
-			lp = pb_open(m, M_LABEL);
-			pb_bytes(m, LP_NAME, s, eq - s);
-			pb_bytes(m, LP_VALUE, val, unescape(val, v, q - v));
-			pb_close(m, lp);
-		}
+		lp = pb_open(m, M_LABEL);
+		pb_bytes(m, LP_NAME, s, eq - s);
+		pb_bytes(m, LP_VALUE, val, unescape(val, v, q - v));
+		pb_close(m, lp);
 		s = q + 1;
 		if (s < end && *s == ',')
 			s++;
@@ -162,130 +157,35 @@ static int put_labels(struct pb *m, const char *s, size_t n, const char **le, si
 	return 0;
 }
 
-/* A classic histogram series being gathered from its _bucket, _count and _sum lines. */
-struct classic {
-	bool on;
-	char labels[EXPO_LABELS_MAX];	/* without le */
-	size_t llen;
-	__u32 nr;
-	double upper[EXPO_MAX_BOUNDS];
-	__u64 cum[EXPO_MAX_BOUNDS];
-	__u64 count;
-	double sum;
-};
-
-static int classic_flush(struct classic *c, struct family *f)
-{
-	__u8 buf[METRIC_MAX], *h, *bk;
-	struct pb m;
-
-	if (!c->on)
-		return 0;
-	c->on = false;
-	pb_init(&m, buf, sizeof(buf));
-	if (put_labels(&m, c->labels, c->llen, NULL, NULL))
-		return -EINVAL;
-	h = pb_open(&m, M_HISTOGRAM);
-	pb_uint(&m, H_COUNT, c->count);
-	pb_double(&m, H_SUM, c->sum);
-	/* +Inf is not a bucket of the protobuf format: it is sample_count. */
-	for (__u32 j = 0; j < c->nr; j++) {
-		bk = pb_open(&m, H_BUCKET);
-		pb_uint(&m, B_CUMULATIVE, c->cum[j]);
-		pb_double(&m, B_UPPER, c->upper[j]);
-		pb_close(&m, bk);
-	}
-	pb_close(&m, h);
-	return family_metric(f, &m);
-}
-
-static bool has_suffix(const char *s, size_t n, const char *suffix, size_t *base)
-{
-	size_t k = strlen(suffix);
-
-	if (n < k || memcmp(s + n - k, suffix, k))
-		return false;
-	*base = n - k;
-	return true;
-}
-
-/* One sample line of family type into f (classic histograms gathered in c). */
-static int sample_line(const char *line, size_t n, int type, struct family *f, struct classic *c)
+/* One sample line of a counter or gauge family into f. */
+static int sample_line(const char *line, size_t n, int type, struct family *f)
 {
 	const char *sp = memrchr(line, ' ', n), *lb = memchr(line, '{', n), *labels = "";
-	size_t name_len, llen = 0, base;
+	__u8 buf[METRIC_MAX], *val;
+	size_t llen = 0;
 	char num[64];
-	double v;
+	struct pb m;
 
 	if (!sp || (size_t)(line + n - sp - 1) >= sizeof(num))
 		return -EINVAL;
 	memcpy(num, sp + 1, line + n - sp - 1);
 	num[line + n - sp - 1] = 0;
-	v = strtod(num, NULL);
 	if (lb && lb < sp) {
-		name_len = lb - line;
 		labels = lb + 1;
 		llen = sp - labels - 1;	/* up to the closing brace */
-	} else {
-		name_len = sp - line;
 	}
-	if (type != MT_HISTOGRAM) {
-		__u8 buf[METRIC_MAX], *val;
-		struct pb m;
-
-		pb_init(&m, buf, sizeof(buf));
-		if (put_labels(&m, labels, llen, NULL, NULL))
-			return -EINVAL;
-		val = pb_open(&m, type == MT_COUNTER ? M_COUNTER : M_GAUGE);
-		pb_double(&m, VALUE, v);
-		pb_close(&m, val);
-		return family_metric(f, &m);
-	}
-	if (has_suffix(line, name_len, "_bucket", &base)) {
-		/* le is the last label: the series is what comes before it. */
-		const char *le = llen >= 6 ? memmem(labels, llen, "le=\"", 4) : NULL;
-		size_t slen;
-
-		while (le && memmem(le + 1, labels + llen - le - 1, ",le=\"", 5))
-			le = memmem(le + 1, labels + llen - le - 1, ",le=\"", 5) + 1;
-		if (!le)
-			return -EINVAL;
-		slen = le > labels ? (size_t)(le - labels - 1) : 0;
-		if (c->on && (slen != c->llen || memcmp(labels, c->labels, slen))) {
-			int err = classic_flush(c, f);
-
-			if (err)
-				return err;
-		}
-		if (!c->on) {
-			if (slen > sizeof(c->labels))
-				return -EINVAL;
-			memset(c, 0, sizeof(*c));
-			c->on = true;
-			memcpy(c->labels, labels, slen);
-			c->llen = slen;
-		}
-		if (!strncmp(le + 4, "+Inf\"", 5))
-			return 0;
-		if (c->nr == EXPO_MAX_BOUNDS)
-			return -EINVAL;
-		c->upper[c->nr] = strtod(le + 4, NULL);
-		c->cum[c->nr++] = (__u64)v;
-		return 0;
-	}
-	if (!c->on || llen != c->llen || memcmp(labels, c->labels, llen))
+	pb_init(&m, buf, sizeof(buf));
+	if (put_labels(&m, labels, llen))
 		return -EINVAL;
-	if (has_suffix(line, name_len, "_count", &base))
-		c->count = (__u64)v;
-	else if (has_suffix(line, name_len, "_sum", &base))
-		c->sum = v;
-	return 0;
+	val = pb_open(&m, type == MT_COUNTER ? M_COUNTER : M_GAUGE);
+	pb_double(&m, VALUE, strtod(num, NULL));
+	pb_close(&m, val);
+	return family_metric(f, &m);
 }
 
 /* The text exposition text[0..len) (as prom_exposition.c writes it) as protobuf onto out. */
 static int translate(const char *text, size_t len, struct expo_buf *out)
 {
-	struct classic c = {};
 	struct family f = {};
 	const char *p = text, *end = text + len;
 	char name[256], help[1024];
@@ -299,9 +199,7 @@ static int translate(const char *text, size_t len, struct expo_buf *out)
 			const char *sp = memchr(p + 7, ' ', n - 7);
 			size_t nn = sp ? (size_t)(sp - p - 7) : 0, hn;
 
-			err = classic_flush(&c, &f);
-			if (!err)
-				err = family_end(&f, out);
+			err = family_end(&f, out);
 			if (!sp || nn >= sizeof(name) || n - 7 - nn - 1 >= sizeof(help)) {
 				err = err ? err : -EINVAL;
 				break;
@@ -311,20 +209,48 @@ static int translate(const char *text, size_t len, struct expo_buf *out)
 			hn = unescape(help, sp + 1, p + n - sp - 1);
 			help[hn] = 0;
 		} else if (n > 7 && !memcmp(p, "# TYPE ", 7)) {
-			type = memmem(p, n, " counter", 8) ? MT_COUNTER :
-			       memmem(p, n, " histogram", 10) ? MT_HISTOGRAM : MT_GAUGE;
-			err = family_start(&f, name, help, type);
+			/* Counters and gauges: the histograms are encoded from the counts. */
+			if (memmem(p, n, " histogram", 10))
+				err = -EINVAL;
+			type = memmem(p, n, " counter", 8) ? MT_COUNTER : MT_GAUGE;
+			if (!err)
+				err = family_start(&f, name, help, type);
 		} else if (n && *p != '#') {
-			err = f.open ? sample_line(p, n, type, &f, &c) : -EINVAL;
+			err = f.open ? sample_line(p, n, type, &f) : -EINVAL;
 		}
 		p += n + 1;
 	}
 	if (!err)
-		err = classic_flush(&c, &f);
-	if (!err)
 		err = family_end(&f, out);
 	expo_buf_free(&f.body);
 	return err;
+}
+
+/* Series i's classic histogram (its bounds' cumulative counts) as a Metric of f. The values are
+ * the doubles the text format's numbers read back as: le_format()'s shortest round trip of
+ * ns / 1e9, and the sum's exact decimal. */
+static int classic_metric(const struct expo_input *in, __u32 i, struct family *f)
+{
+	const struct expo_buckets *bk = in->buckets;
+	const struct expo_counts *c = &in->counts[i];
+	__u8 buf[METRIC_MAX], *h, *b;
+	char labels[EXPO_LABELS_MAX];
+	struct pb m;
+
+	pb_init(&m, buf, sizeof(buf));
+	if (put_labels(&m, labels, expo_series_labels(in, i, labels)))
+		return -EINVAL;
+	h = pb_open(&m, M_HISTOGRAM);
+	pb_uint(&m, H_COUNT, c->le[bk->nr]);	/* the +Inf bucket: sample_count, as in text */
+	pb_double(&m, H_SUM, (double)c->total_ns / 1e9);
+	for (__u32 j = 0; j < bk->nr; j++) {
+		b = pb_open(&m, H_BUCKET);
+		pb_uint(&m, B_CUMULATIVE, c->le[j]);
+		pb_double(&m, B_UPPER, (double)hist_bucket_low(bk->bucket[j]) / 1e9);
+		pb_close(&m, b);
+	}
+	pb_close(&m, h);
+	return family_metric(f, &m);
 }
 
 /* Series i's native histogram (NATIVE_SLOTS counts) as a Metric of f. */
@@ -338,7 +264,7 @@ static int native_metric(const struct expo_input *in, __u32 i, struct family *f)
 	struct pb m;
 
 	pb_init(&m, buf, sizeof(buf));
-	if (put_labels(&m, labels, expo_series_labels(in, i, labels), NULL, NULL))
+	if (put_labels(&m, labels, expo_series_labels(in, i, labels)))
 		return -EINVAL;
 	for (__u32 s = 0; s < NATIVE_SLOTS; s++) {
 		total += slot[s];
@@ -374,17 +300,25 @@ static int native_metric(const struct expo_input *in, __u32 i, struct family *f)
 	return family_metric(f, &m);
 }
 
-static int render_native(const struct expo_input *in, struct expo_buf *out)
+static int render_histograms(const struct expo_input *in, bool native, struct expo_buf *out)
 {
 	struct family f = {};
 	int err;
 
-	err = family_start(&f, "vmexit_exit_duration_nanoseconds",
-			   "Time in completed KVM exits, as a native histogram of schema 0 in "
-			   "nanoseconds: the kernel's buckets merged exactly (a bucket spans a "
-			   "factor of 2).", MT_HISTOGRAM);
-	for (__u32 i = 0; !err && i < in->nr_series; i++)
-		err = in->counts[i].native ? native_metric(in, i, &f) : -EINVAL;
+	if (native)
+		err = family_start(&f, "vmexit_exit_duration_nanoseconds",
+				   "Time in completed KVM exits, as a native histogram of schema 0 "
+				   "in nanoseconds: the kernel's buckets merged exactly (a bucket "
+				   "spans a factor of 2).", MT_HISTOGRAM);
+	else
+		err = family_start(&f, "vmexit_exit_duration_seconds", expo_duration_help,
+				   MT_HISTOGRAM);
+	for (__u32 i = 0; !err && i < in->nr_series; i++) {
+		if (!native)
+			err = classic_metric(in, i, &f);
+		else
+			err = in->counts[i].native ? native_metric(in, i, &f) : -EINVAL;
+	}
 	if (!err)
 		err = family_end(&f, out);
 	expo_buf_free(&f.body);
@@ -397,12 +331,14 @@ int expo_render_protobuf(const struct expo_input *in, enum expo_hists hists, str
 	struct expo_buf text = {};
 	int err;
 
-	t.no_classic = hists == EXPO_HISTS_NATIVE;
+	t.no_classic = true;
 	err = expo_render(&t, EXPO_TEXT, &text);
 	if (!err)
 		err = translate(text.p, text.len, out);
 	expo_buf_free(&text);
+	if (!err && hists != EXPO_HISTS_NATIVE)
+		err = render_histograms(in, false, out);
 	if (!err && hists != EXPO_HISTS_CLASSIC)
-		err = render_native(in, out);
+		err = render_histograms(in, true, out);
 	return err;
 }
