@@ -201,6 +201,11 @@ $(OUTPUT)/tests/uftrace_tiny: tests/host/progs/uftrace_tiny.c | $(OUTPUT)/tests
 	$(call msg,TEST-CC,$@)
 	$(Q)$(CC) -pg -O0 -g $< -o $@
 
+# serve's exporter over synthesized cells, for the serve tests that need no KVM.
+$(OUTPUT)/tests/serve_synth: tests/host/progs/serve_synth.c $(LIB) | $(OUTPUT)/tests
+	$(call msg,TEST-CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB) $(ALL_LDFLAGS) $(LIBS) -o $@
+
 $(OUTPUT)/tests/%: tests/bpf/%.c $(LIB) $(SKELS) | $(OUTPUT)/tests
 	$(call msg,TEST-CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB) $(ALL_LDFLAGS) $(LIBS) -o $@
@@ -223,7 +228,8 @@ $(OUTPUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRCS) $(SKELS) | $(OUTPUT)/fuzz
 check-layers:
 	$(Q)tools/check-layers.sh
 
-tests: $(OUTPUT)/vmexit $(TOOL_BINS) $(UNIT_BINS) $(BPFTEST_BINS) $(OUTPUT)/tests/uftrace_tiny
+tests: $(OUTPUT)/vmexit $(TOOL_BINS) $(UNIT_BINS) $(BPFTEST_BINS) $(OUTPUT)/tests/uftrace_tiny \
+	$(OUTPUT)/tests/serve_synth
 
 bench: $(OUTPUT)/vmexit $(TOOL_BINS) $(BENCH_BINS) $(FLOOR_BIN)
 	$(Q)bench/run.sh $(OUTPUT)

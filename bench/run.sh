@@ -51,6 +51,10 @@ what each benchmark prints:
 serve figures:
   bench_serve     a `vmexit serve` scrape of 10,000 series (synthesized cells, all changing):
                   sample + snapshot + render per format, GET over loopback, resident memory
+  bench_serve_scale  serve at microVM density: 1,000 guests x 4 vCPUs x 10 reasons (40,000
+                  synthesized cells): series, render time and CPU, bytes plain and gzipped per
+                  exposition (text classic, protobuf native/classic/both), CPU per gzipped GET
+                  as a share of a core at 15 s, resident memory, against issue 30's targets
 EOF
 rc=0
 found=0

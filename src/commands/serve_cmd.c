@@ -20,6 +20,7 @@
 #include "metrics_http.h"
 #include "privileges.h"
 #include "qmp_option.h"
+#include "series_cap.h"
 #include "vmexit.skel.h"
 
 /* Seconds between the exporter's own samples (a vCPU makes at most ~10M exits/s: 2^32 takes
@@ -31,10 +32,10 @@ static const char doc[] =
 "\n"
 "USAGE: vmexit serve [OPTION...]\n"
 "\n"
-"Serves http://ADDR:PORT/metrics (text format 0.0.4, or OpenMetrics 1.0 when\n"
-"the Accept header asks for it; gzipped when Accept-Encoding allows gzip) until\n"
-"SIGTERM or Ctrl-C. Counters run from vmexit's start; a guest's series stay\n"
-"--keep after its VMM exits, then go.\n"
+"Serves http://ADDR:PORT/metrics (text format 0.0.4, OpenMetrics 1.0 or the\n"
+"protobuf format with native histograms, as the Accept header asks; gzipped\n"
+"when Accept-Encoding allows gzip) until SIGTERM or Ctrl-C. Counters run from\n"
+"vmexit's start; a guest's series stay --keep after its VMM exits, then go.\n"
 "-g follows the name: a VMM of that name that starts later (a restarted guest)\n"
 "is traced within a second of its first exit; a -g or -p with no running\n"
 "process yet is a note.\n"
@@ -45,6 +46,7 @@ static const char doc[] =
 "    vmexit serve -g 'web01' -r EPT_VIOLATION,HLT   # filters, in the kernel\n"
 "    vmexit serve --buckets 1.024us,32.768us,1.048576ms,33.554432ms\n"
 "    vmexit serve --keys 20 --qmp auto   # top 20 keys per guest x reason\n"
+"    vmexit serve --histograms both      # native and classic to Prometheus\n"
 "\v" DURATION_HELP;
 
 struct serve_args {
@@ -57,7 +59,28 @@ struct serve_args {
 	const char *pidfile;
 	__u32 keys;		/* --keys N; 0: none */
 	const char *qmp;	/* --qmp */
+	enum expo_hists hists;	/* --histograms */
+	__u64 max_series;	/* --max-series */
 };
+
+OPT_STATIC_STORE(opt_hists, enum expo_hists);
+static void opt_hists(const char *arg, void *to, struct argp_state *state)
+{
+	if (!strcmp(arg, "native"))
+		*(enum expo_hists *)to = EXPO_HISTS_NATIVE;
+	else if (!strcmp(arg, "classic"))
+		*(enum expo_hists *)to = EXPO_HISTS_CLASSIC;
+	else if (!strcmp(arg, "both"))
+		*(enum expo_hists *)to = EXPO_HISTS_BOTH;
+	else
+		argp_error(state, "invalid --histograms '%s': give native, classic or both", arg);
+}
+
+OPT_STATIC_STORE(opt_max_series, __u64);
+static void opt_max_series(const char *arg, void *to, struct argp_state *state)
+{
+	*(__u64 *)to = (__u64)parse_long_arg(arg, "--max-series", 1, 100000000, state);
+}
 
 OPT_STATIC_STORE(opt_buckets, struct expo_buckets);
 static void opt_buckets(const char *arg, void *to, struct argp_state *state)
@@ -105,6 +128,14 @@ static const struct cmd_option options[] = {
 	{ "keys", 0, "N", 0, "Also series per key (port, address, MSR, ...): each guest x "
 	  "reason's N busiest, the rest summed as key=\"other\" (vmexit_key_exits_total, "
 	  "vmexit_key_exit_seconds_total)", 2, OPT_TO(struct serve_args, keys, opt_keys) },
+	{ "histograms", 0, "native|classic|both", 0, "Duration histograms for scrapers that "
+	  "take protobuf (Prometheus with native histograms on): native "
+	  "vmexit_exit_duration_nanoseconds (default, one series each), classic "
+	  "vmexit_exit_duration_seconds, or both; text scrapers always get classic", 2,
+	  OPT_TO(struct serve_args, hists, opt_hists) },
+	{ "max-series", 0, "N", 0, "At most N per-guest series per scrape (default 30000); "
+	  "past it whole rows are left out, counted in vmexit_series_dropped and said once "
+	  "in the log", 2, OPT_TO(struct serve_args, max_series, opt_max_series) },
 	QMP_OPTION(struct serve_args, qmp, 2),
 	{},
 };
@@ -215,6 +246,8 @@ static int serve(struct serve_args *a, int listen_fd, const char *where)
 			qmp_names_free(&qmp);
 		return sampler_close(&sp, e);
 	}
+	x.hists = a->hists;
+	x.max_series = a->max_series;
 	if (a->keys) {
 		key_series_init(&keys, bpf_map__fd(sp.s.skel->maps.key_table), a->keys,
 				a->qmp ? &qmp : NULL);
@@ -286,7 +319,8 @@ out:
 int cmd_serve(int argc, char **argv)
 {
 	struct serve_args a = { .listen = HTTP_DEFAULT_LISTEN, .by = BY_VM,
-				.keep_ns = 300 * 1000000000ULL, .stuck_ns = 1000000000ULL };
+				.keep_ns = 300 * 1000000000ULL, .stuck_ns = 1000000000ULL,
+				.hists = EXPO_HISTS_NATIVE, .max_series = SERIES_CAP_DEFAULT };
 	char where[128], err[512];
 	int fd;
 

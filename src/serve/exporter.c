@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include "bpf_run_stats.h"
 #include "exporter.h"
+#include "native_hist.h"
+#include "prom_protobuf.h"
+#include "series_cap.h"
 #include "version.h"
 
 static __u64 unix_ms(void)
@@ -26,7 +30,7 @@ static int take_row(void *ctx, const struct row *r)
 		__u32 cap = x->series_cap ? x->series_cap * 2 : 256;
 		struct expo_series *s = reallocarray(x->series, cap, sizeof(*s));
 		struct expo_counts *c;
-		__u64 *le;
+		__u64 *le, *nat;
 
 		if (!s)
 			return -ENOMEM;
@@ -39,11 +43,16 @@ static int take_row(void *ctx, const struct row *r)
 		if (!le)
 			return -ENOMEM;
 		x->le_counts = le;
+		nat = reallocarray(x->native_counts, (size_t)cap * NATIVE_SLOTS, sizeof(*nat));
+		if (!nat)
+			return -ENOMEM;
+		x->native_counts = nat;
 		x->series_cap = cap;
 	}
 	/* Its le pointer is set once all are taken: le_counts may move until then. */
 	expo_counts_of(&x->counts[x->nr_series], r, x->buckets,
 		       x->le_counts + (size_t)x->nr_series * per);
+	native_hist_of(r->hist, x->native_counts + (size_t)x->nr_series * NATIVE_SLOTS);
 	x->nr_series++;
 	return 0;
 }
@@ -59,6 +68,7 @@ int exporter_init(struct exporter *x, struct sampler *sp, const struct expo_buck
 	x->buckets = buckets;
 	x->by_vcpu = by_vcpu;
 	x->stuck_ns = stuck_ns;
+	x->max_series = SERIES_CAP_DEFAULT;
 	x->guests.start_ms = unix_ms();
 	x->guests.keep_ms = keep_ms;
 	snprintf(x->kernel, sizeof(x->kernel), "%s", uname(&u) ? "unknown" : u.release);
@@ -170,6 +180,7 @@ static int select_series(struct exporter *x, __u64 now_ms, struct expo_input *in
 		if (!g)
 			continue;
 		c.le = x->le_counts + (size_t)i * per;
+		c.native = x->native_counts + (size_t)i * NATIVE_SLOTS;
 		x->counts[kept] = c;
 		x->series[kept++] = (struct expo_series){
 			.guest = name_cache_get_at(&x->snap.names, c.key.tgid, c.key.start),
@@ -243,6 +254,17 @@ int exporter_render(void *ctx, enum expo_format fmt, struct expo_buf *out)
 		in.progs = x->progs;
 		in.nr_progs = x->nr_progs;
 	}
+	series_cap_apply(&in, fmt, x->hists, x->max_series);
+	if (in.series_dropped && !x->max_series_said) {
+		x->max_series_said = true;
+		fprintf(stderr, "vmexit serve: --max-series %llu reached: %llu series left out of "
+			"a scrape (said once; vmexit_series_dropped counts them at each scrape); "
+			"raise --max-series, or scrape with native histograms, fewer --buckets, "
+			"without --by vcpu or --keys\n", (unsigned long long)x->max_series,
+			(unsigned long long)in.series_dropped);
+	}
+	if (fmt == EXPO_PROTOBUF)
+		return expo_render_protobuf(&in, x->hists, out);
 	return expo_render(&in, fmt, out);
 }
 
@@ -253,5 +275,6 @@ void exporter_free(struct exporter *x)
 	free(x->series);
 	free(x->counts);
 	free(x->le_counts);
+	free(x->native_counts);
 	pthread_mutex_destroy(&x->guests_lock);
 }

@@ -31,6 +31,10 @@ struct exporter {
 	__u32 nr_series;
 	__u32 series_cap;
 	__u64 *le_counts;		/* buckets->nr + 1 per row taken, in the rows' order */
+	__u64 *native_counts;		/* NATIVE_SLOTS per row taken, in the rows' order */
+	enum expo_hists hists;		/* --histograms: what a protobuf scrape gets */
+	__u64 max_series;		/* --max-series */
+	bool max_series_said;		/* the cap's log line is written once */
 	__u64 stuck_ns;
 	pthread_mutex_t guests_lock;	/* guests: HTTP thread vs the sampler's owner */
 	struct serve_guests guests;

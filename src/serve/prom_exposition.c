@@ -20,6 +20,9 @@
 #define GUEST_MAX	256	/* longer guest names are cut (name_cache keeps 63 bytes) */
 #define LABELS_MAX	(PROM_ESC_MAX(GUEST_MAX) + 256)
 
+const char expo_duration_help[] = "Time in completed KVM exits: kvm_exit to kvm_entry (kernel), "
+				  "kvm_userspace_exit to the next KVM_RUN (user).";
+
 void expo_buf_free(struct expo_buf *b)
 {
 	free(b->p);
@@ -300,6 +303,16 @@ static void labels_free(struct series_labels *sl)
 	free(sl->off);
 }
 
+_Static_assert(LABELS_MAX <= EXPO_LABELS_MAX, "EXPO_LABELS_MAX holds an exit series' labels");
+
+size_t expo_series_labels(const struct expo_input *in, __u32 i, char *out)
+{
+	const struct row_key *k = s_key(in, i);
+
+	return exit_labels(out, in->series[i].guest, k->tgid, k->vcpu, in->by_vcpu, k->isa,
+			   k->reason, true);
+}
+
 static const char *labels_of(const struct series_labels *sl, __u32 i, size_t *len)
 {
 	*len = sl->off[i + 1] - sl->off[i];
@@ -335,8 +348,7 @@ static int render_durations(const struct expo_input *in, enum expo_format fmt,
 	int err;
 
 	err = family(b, fmt, "vmexit_exit_duration_seconds", "histogram", "seconds",
-		     "Time in completed KVM exits: kvm_exit to kvm_entry (kernel), "
-		     "kvm_userspace_exit to the next KVM_RUN (user).");
+		     expo_duration_help);
 	for (__u32 j = 0; j < bk->nr; j++) {
 		le_len[j] = strlen(bk->le[j]);
 		if (le_len[j] > le_max)
@@ -537,6 +549,24 @@ static int render_lost(const struct expo_input *in, enum expo_format fmt, struct
 	return err;
 }
 
+/* --max-series: the cap, and how many series it left out of this scrape. */
+static int render_series_cap(const struct expo_input *in, enum expo_format fmt,
+			     struct expo_buf *b)
+{
+	int err;
+
+	err = family(b, fmt, "vmexit_series_dropped", "gauge", NULL,
+		     "Per-guest series left out of this scrape by --max-series (0: none).");
+	if (!err)
+		err = sample_u64(b, "vmexit_series_dropped", "", 0, in->series_dropped);
+	if (!err)
+		err = family(b, fmt, "vmexit_series_max", "gauge", NULL,
+			     "The per-guest series a scrape may hold (--max-series).");
+	if (!err)
+		err = sample_u64(b, "vmexit_series_max", "", 0, in->max_series);
+	return err;
+}
+
 static int render_process(const struct expo_input *in, enum expo_format fmt,
 			  struct expo_buf *b)
 {
@@ -563,6 +593,8 @@ static int render_process(const struct expo_input *in, enum expo_format fmt,
 			     "Runs of vmexit's BPF programs, as the kernel accounts them.");
 	if (!err && in->progs)
 		err = render_progs(in, fmt, b, "vmexit_bpf_runs", false);
+	if (!err && in->max_series)
+		err = render_series_cap(in, fmt, b);
 	if (!err)
 		err = family(b, fmt, "vmexit_guests", "gauge", NULL,
 			     "VMM processes that made exits and are still running.");
@@ -705,7 +737,7 @@ int expo_render(const struct expo_input *in, enum expo_format fmt, struct expo_b
 
 	if (!err)
 		err = render_exits(in, fmt, out, &sl);
-	if (!err)
+	if (!err && !in->no_classic)
 		err = render_durations(in, fmt, out, &sl);
 	if (!err && in->split)
 		err = render_states(in, fmt, out, &sl);

@@ -15,7 +15,12 @@
 #include "process_stats.h"
 #include "rows.h"
 
-enum expo_format { EXPO_TEXT, EXPO_OPENMETRICS };
+/* EXPO_PROTOBUF: delimited io.prometheus.client.MetricFamily messages (prom_protobuf.h). */
+enum expo_format { EXPO_TEXT, EXPO_OPENMETRICS, EXPO_PROTOBUF };
+
+/* The duration histograms a protobuf scrape gets (serve --histograms); text scrapes get the
+ * classic ones whatever it says, as the text formats have no native histograms. */
+enum expo_hists { EXPO_HISTS_NATIVE, EXPO_HISTS_CLASSIC, EXPO_HISTS_BOTH };
 
 /* One exported row: its guest's name and when it appeared (its numbers: expo_counts). */
 struct expo_series {
@@ -31,6 +36,7 @@ struct expo_counts {
 	__u64 total_ns;
 	__u64 oncpu_ns, blocked_ns, runq_ns;
 	const __u64 *le;		/* exits shorter than each bound, then all: nr + 1 */
+	const __u64 *native;		/* the native histogram's NATIVE_SLOTS, or NULL */
 };
 
 /* c's numbers from r, its cumulative bucket counts into le (b->nr + 1 of them); c->le is left
@@ -78,6 +84,10 @@ struct expo_input {
 	bool keys_on;			/* --keys: the vmexit_key_* families */
 	const struct expo_key *keys;
 	__u32 nr_keys;
+	bool no_classic;		/* no vmexit_exit_duration_seconds (a native-only scrape) */
+	/* --max-series: the cap (0: no vmexit_series_* metrics) and the series it left out. */
+	__u64 max_series;
+	__u64 series_dropped;
 };
 
 /* A growing output buffer. */
@@ -87,7 +97,14 @@ struct expo_buf {
 	size_t cap;
 };
 
-/* Appends the exposition of in to out; 0 or -ENOMEM. */
+/* vmexit_exit_duration_seconds' help, for both renderers. */
+extern const char expo_duration_help[];
+
+/* Series i's labels, escaped as in the text formats, into out (EXPO_LABELS_MAX); the length. */
+#define EXPO_LABELS_MAX		1536
+size_t expo_series_labels(const struct expo_input *in, __u32 i, char *out);
+
+/* Appends the exposition of in to out (EXPO_TEXT or EXPO_OPENMETRICS); 0 or -ENOMEM. */
 int expo_render(const struct expo_input *in, enum expo_format fmt, struct expo_buf *out);
 void expo_buf_free(struct expo_buf *b);
 /*

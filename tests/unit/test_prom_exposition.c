@@ -99,6 +99,22 @@ static void test_negotiate(void)
 	CHECK(expo_negotiate("text/plain;q=0.5,application/openmetrics-text;q=0.6") ==
 	      EXPO_OPENMETRICS);
 	CHECK(expo_negotiate("application/openmetrics-text;q=0") == EXPO_TEXT);
+	/* Prometheus with native histograms on: protobuf first. */
+	CHECK(expo_negotiate("application/vnd.google.protobuf;proto=io.prometheus.client."
+			     "MetricFamily;encoding=delimited;q=0.7,text/plain;version=0.0.4;"
+			     "q=0.3,*/*;q=0.2") == EXPO_PROTOBUF);
+	CHECK(expo_negotiate("application/vnd.google.protobuf; proto=io.prometheus.client."
+			     "MetricFamily; encoding=delimited ; q=0.5, application/openmetrics-"
+			     "text;version=1.0.0;q=0.4") == EXPO_PROTOBUF);
+	/* Not the delimited MetricFamily stream, or offered less than text: not protobuf. */
+	CHECK(expo_negotiate("application/vnd.google.protobuf;proto=io.prometheus.client."
+			     "MetricFamily;encoding=text") == EXPO_TEXT);
+	CHECK(expo_negotiate("application/vnd.google.protobuf;encoding=delimited") == EXPO_TEXT);
+	CHECK(expo_negotiate("application/vnd.google.protobuf;proto=io.prometheus.client."
+			     "MetricFamily;encoding=delimited;q=0.2,text/plain;q=0.5") == EXPO_TEXT);
+	CHECK(expo_negotiate("application/*") == EXPO_TEXT);
+	CHECK(!strcmp(expo_content_type(EXPO_PROTOBUF), "application/vnd.google.protobuf; "
+		      "proto=io.prometheus.client.MetricFamily; encoding=delimited"));
 }
 
 /*

@@ -47,8 +47,9 @@ TOOLS=(bash perf tmux setpriv setsid timeout bpftool taskset prometheus promtool
        trace-cmd protoc uftrace)
 for c in "${TOOLS[@]}"; do command -v $c >/dev/null || fail "$c not installed (tools/install-deps.sh)"; done
 # Host tests the bed cannot run: test_qmp_host needs a real QEMU with KVM (the bed has no QEMU,
-# nor its firmware).
-NOT_IN_BED="test_qmp_host"
+# nor its firmware). test_serve_native_synth_host needs no KVM (synthesized cells): it runs on
+# the host.
+NOT_IN_BED="test_qmp_host test_serve_native_synth_host"
 TESTS=${VMEXIT_NESTED_HOST_TESTS:-$(cd "$HOSTT" && ls test_*.sh | sed 's/\.sh$//' |
 	grep -vxF "$(tr ' ' '\n' <<<"$NOT_IN_BED")" | tr '\n' ' ')}
 
