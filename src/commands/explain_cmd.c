@@ -193,7 +193,7 @@ static int trace_live(const struct explain_args *a, struct run_profile *p, char 
 }
 
 /* The guests to explain: -g's, else every one, most time in exits first. */
-static int explain_all(const struct explain_args *a, const struct run_profile *p,
+static int explain_all(const struct explain_args *a, struct run_profile *p,
 		       const struct explain_source *src)
 {
 	struct explain *e = calloc(p->nr_guests ? p->nr_guests : 1, sizeof(*e));
@@ -215,6 +215,13 @@ static int explain_all(const struct explain_args *a, const struct run_profile *p
 			e[i] = e[i - 1];
 			e[i - 1] = t;
 		}
+	}
+	/* Live, a guest named but silent: no exits this host can see is an answer too. */
+	if (!n && src->live && a->guest) {
+		int g = run_profile_guest(p, a->guest);
+
+		if (g >= 0)
+			explain_guest(p, (__u32)g, &e[n++]);
 	}
 	if (!n) {
 		if (a->guest)

@@ -170,20 +170,21 @@ static enum explain_cause cause(const struct explain *e)
 		return e->idle_share >= EXPLAIN_QUIET_SHARE ? EXPLAIN_IDLE : EXPLAIN_NOTHING;
 	if (!e->part[PART_ONCPU] && !e->part[PART_BLOCKED] && !e->part[PART_RUNQ])
 		return EXPLAIN_EXIT_RATE;	/* no split: the rate is what is known */
-	switch (e->main_part) {
-	case PART_RUNQ:
-		return EXPLAIN_STARVED;
-	case PART_BLOCKED:
+	/*
+	 * Blocked the most: the handler sleeps. Else a quarter of the time waiting for a CPU is
+	 * starvation: a CPU hog preempts the vCPU thread wherever it runs, inside exits or in
+	 * guest mode alike, so even a vCPU that gets half its CPU waits only about as long
+	 * in its exits as it runs in them.
+	 */
+	if (e->main_part == PART_BLOCKED)
 		/* handle_userfault: the fault waits for the VMM's userfaultfd handler */
 		return top_stack_has(e, "handle_userfault") ? EXPLAIN_USERFAULTFD :
 		       EXPLAIN_SLOW_HANDLER;
-	default: {
-		/* Short exits handled on CPU: their number is the cost; long ones: the handler. */
-		__u64 p50 = prof_row_percentile(e->top, 50);
-
-		return !e->p->hist || p50 < 100000 ? EXPLAIN_EXIT_RATE : EXPLAIN_BUSY_HANDLER;
-	}
-	}
+	if (e->part[PART_RUNQ] >= EXPLAIN_STARVED_SHARE)
+		return EXPLAIN_STARVED;
+	/* Short exits handled on CPU: their number is the cost; long ones: the handler. */
+	return !e->p->hist || prof_row_percentile(e->top, 50) < EXPLAIN_SHORT_NS ?
+	       EXPLAIN_EXIT_RATE : EXPLAIN_BUSY_HANDLER;
 }
 
 void explain_guest(const struct run_profile *p, __u32 g, struct explain *e)

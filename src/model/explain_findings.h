@@ -13,6 +13,10 @@
 
 /* Below this share of vCPU time in exits (other than idle HLT), nothing stands out. */
 #define EXPLAIN_QUIET_SHARE	0.05
+/* Of the top reason's time waiting for a CPU, from which the vCPU is starved. */
+#define EXPLAIN_STARVED_SHARE	0.25
+/* A p50 below this is a short exit: many of them are a rate problem, not a slow handler. */
+#define EXPLAIN_SHORT_NS	100000
 #define EXPLAIN_TOP		3	/* reasons, keys, stacks, RIPs listed per step */
 
 #define EXPLAIN_CAUSES(X)                                                                    \
@@ -22,7 +26,7 @@
 	X(EXIT_RATE, "exit_rate", "too many exits: each is short and handled on CPU")         \
 	X(SLOW_HANDLER, "slow_handler", "slow exit handling: the time is blocked (asleep)")  \
 	X(BUSY_HANDLER, "busy_handler", "slow exit handling: the time is spent on CPU")       \
-	X(STARVED, "starved", "vCPU starved: the exits' time is spent waiting for a CPU")     \
+	X(STARVED, "starved", "vCPU starved: its exits wait for a CPU that another task holds")     \
 	X(USERFAULTFD, "userfaultfd", "faults served late by userfaultfd")
 
 #define EXPLAIN_CAUSE_ENUM(id, key, words) EXPLAIN_##id,

@@ -83,7 +83,14 @@ static void answer(const struct explain *e, FILE *f)
 	const char *name = e->p->guests[e->guest].name;
 	char rb[48], kb[96], d1[24], d2[24], wb[128];
 	const struct prof_row *t = e->top;
+	/* The part that names the cause: waiting for a CPU need not be the largest. */
+	enum explain_part shown = e->cause == EXPLAIN_STARVED ? PART_RUNQ : e->main_part;
 
+	if (!e->nr_reasons) {
+		fprintf(f, "%s made no exits that could be seen: %s.\n", name,
+			explain_cause_words(e->cause));
+		return;
+	}
 	fprintf(f, "%s spent %.1f %% of its vCPU time in exits", name, e->exit_share * 100);
 	if (e->cause == EXPLAIN_NOTHING || e->cause == EXPLAIN_IDLE) {
 		if (e->idle_share > 0)
@@ -102,10 +109,10 @@ static void answer(const struct explain *e, FILE *f)
 			row_key(e->keys[0].row, kb, sizeof(kb)));
 	if (t->id.isa == VMEXIT_ISA_USER)
 		fprintf(f, ", handled by the VMM");
-	if (e->part[e->main_part] > 0)
-		fprintf(f, "; %.1f %% of those exits' time was %s", e->part[e->main_part] * 100,
-			part_words[e->main_part]);
-	if (e->main_part == PART_BLOCKED && e->nr_stacks)
+	if (e->part[shown] > 0)
+		fprintf(f, "; %.1f %% of those exits' time was %s", e->part[shown] * 100,
+			part_words[shown]);
+	if (shown == PART_BLOCKED && e->nr_stacks)
 		fprintf(f, ", %.1f %% of it in %s", e->stacks[0].share * 100,
 			explain_wait_frame(e->stacks[0].stack->folded, wb, sizeof(wb)));
 	fprintf(f, ": %s.\n", explain_cause_words(e->cause));
