@@ -12,6 +12,7 @@
 #include "explain_output.h"
 #include "option_values.h"
 #include "out_write.h"
+#include "proc_names.h"
 #include "reasons.h"
 #include "run_load.h"
 
@@ -63,8 +64,10 @@ static void check(void *input, struct argp_state *state)
 {
 	struct explain_args *a = input;
 
-	opt_exclusive(state, a->pid, "-p", a->guest, "-g");
-	opt_exclusive(state, a->input, "-i", a->duration_s > 0, "-d");
+	if (a->pid && a->guest)
+		argp_error(state, "give the guest by -p PID or by -g NAME, not both");
+	if (a->input && a->duration_s > 0)
+		argp_error(state, "-d is how long to trace live: drop it with -i FILE");
 	if (a->input && a->pid)
 		argp_error(state, "-p is for live tracing: with -i FILE give the guest's name "
 			   "(-g NAME)");
@@ -87,7 +90,7 @@ static const struct cmd_options explain_options = {
 /* One step of live tracing: `vmexit record` for the duration, into path. 0, or -1 said. */
 static int record_step(const struct explain_args *a, const char *path, const char *extra[])
 {
-	char dur[32];
+	char dur[32], log[4096 + 32];
 	const char *argv[24];
 	int n = 0, status;
 	pid_t pid;
@@ -111,6 +114,7 @@ static int record_step(const struct explain_args *a, const char *path, const cha
 	for (int i = 0; extra[i]; i++)
 		argv[n++] = extra[i];
 	argv[n] = NULL;
+	snprintf(log, sizeof(log), "%s.log", path);
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
@@ -118,17 +122,26 @@ static int record_step(const struct explain_args *a, const char *path, const cha
 		return -1;
 	}
 	if (!pid) {
-		/* record says what it traced on stderr: keep explain's output to the answer. */
-		if (!freopen("/dev/null", "w", stdout))
+		/* record's summary lines would bury the answer: its stderr is shown if it fails. */
+		if (!freopen("/dev/null", "w", stdout) || !freopen(log, "w", stderr))
 			_exit(1);
 		execv("/proc/self/exe", (char **)argv);
 		fprintf(stderr, "vmexit: explain: cannot run vmexit record: %s\n", strerror(errno));
 		_exit(1);
 	}
 	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
-		fprintf(stderr, "vmexit: explain: tracing failed (vmexit record, above)\n");
+		FILE *f = fopen(log, "re");
+		char line[1024];
+
+		while (f && fgets(line, sizeof(line), f))
+			fputs(line, stderr);
+		if (f)
+			fclose(f);
+		fprintf(stderr, "vmexit: explain: tracing failed (vmexit record said the above)\n");
+		unlink(log);
 		return -1;
 	}
+	unlink(log);
 	return 0;
 }
 
@@ -217,9 +230,15 @@ static int explain_all(const struct explain_args *a, struct run_profile *p,
 		}
 	}
 	/* Live, a guest named but silent: no exits this host can see is an answer too. */
-	if (!n && src->live && a->guest) {
-		int g = run_profile_guest(p, a->guest);
+	if (!n && src->live && (a->guest || a->pid)) {
+		char name[PROF_NAME_MAX];
+		int g;
 
+		if (a->guest)
+			snprintf(name, sizeof(name), "%s", a->guest);
+		else if (guest_name_for_pid(atoi(a->pid), name, sizeof(name)) < 0)
+			snprintf(name, sizeof(name), "pid %s", a->pid);
+		g = run_profile_guest(p, name);
 		if (g >= 0)
 			explain_guest(p, (__u32)g, &e[n++]);
 	}
@@ -271,11 +290,10 @@ int cmd_explain(int argc, char **argv)
 		made_dir = true;
 		if (trace_live(&a, &p, dir))
 			goto out;
-		snprintf(what, sizeof(what), "traced live for %.9g s", a.duration_s);
+		snprintf(what, sizeof(what), "%.9g s of live tracing", a.duration_s);
 		src.live = true;
 	}
 	src.what = what;
-	src.kvm_exit_fires = p.kernel_exits;
 	rc = explain_all(&a, &p, &src);
 out:
 	if (made_dir) {

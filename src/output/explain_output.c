@@ -165,9 +165,10 @@ static __u32 not_seen(const struct explain *e, const struct explain_source *src,
 	__u32 n = 0;
 
 	if (e->no_kernel_exits)
-		v[n++] = src->live && !src->kvm_exit_fires ?
+		v[n++] = src->live ?
 			 "exits handled in the kernel (faults, HLT with an in-kernel irqchip, MSRs): "
-			 "kvm_exit does not fire on this host, only exits to the VMM are seen" :
+			 "kvm_exit did not fire while tracing (it never does on a software KVM such "
+			 "as kvm_pvm), only exits to the VMM were seen" :
 			 "exits handled in the kernel: the data has only exits to the VMM "
 			 "(kvm_exit did not fire)";
 	if (e->no_split)

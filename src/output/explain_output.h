@@ -10,7 +10,6 @@
 struct explain_source {
 	const char *what;	/* "FILE (recording)", "live, 2 s" */
 	bool live;
-	bool kvm_exit_fires;	/* live: the host's kvm_exit fired in the capture (else unknown) */
 };
 
 /* One guest's findings; json: one object per line. 0, or -errno of the failed write. */

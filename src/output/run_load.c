@@ -86,6 +86,9 @@ static int load_events(const char *path, struct loader *l, struct run_profile *p
 			break;
 		}
 	}
+	/* What the file was recorded with, whether or not its exits show it. */
+	p->keys |= rd->meta.keys;
+	p->split |= rd->meta.split;
 	if (!l->first_ts)
 		l->first_ts = rd->meta.mono_ns;
 	p->span_s = l->last_ts > l->first_ts ? (l->last_ts - l->first_ts) / 1e9 : 0;
