@@ -129,8 +129,8 @@ static void test_false_positives(void)
 	}
 	printf("false positives: %u of 20 identical pairs (--min-change 0%%), %u with 10%%; "
 	       "%u tests each, family-wise alpha 0.01\n", flagged, flagged_min, tests);
-	/* Each pair is flagged with probability <= 0.01: 3 or more of 20 has p < 0.001. */
-	CHECK(flagged <= 2);
+	/* Each pair is flagged with probability <= 0.01: 2 or more of 20 has p < 0.02. */
+	CHECK(flagged <= 1);
 	CHECK(flagged_min == 0);
 	CHECK(tests >= 20);	/* rates and latencies of reasons, keys and vCPUs */
 }
