@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "explain_findings.h"
 #include "explain_output.h"
+#include "guest_symbols_option.h"
 #include "option_values.h"
 #include "out_write.h"
 #include "proc_names.h"
@@ -38,9 +39,11 @@ static const char doc[] =
 "    vmexit explain -g web01             # 2 s of web01, then the answer\n"
 "    vmexit explain -p 4242 -d 5s --json  # for tools and agents\n"
 "    vmexit explain -i exits.vmexit       # every guest of a recording\n"
-"    vmexit explain -i exits.vmexit -g web01\n";
+"    vmexit explain -i exits.vmexit -g web01\n"
+"    vmexit explain -g web01 --guest-symbols web01=System.map   # RIPs named\n";
 
 struct explain_args {
+	struct guest_symbols syms;	/* --guest-symbols */
 	const char *pid, *guest, *input;
 	double duration_s;
 	bool json;
@@ -55,6 +58,9 @@ static const struct cmd_option options[] = {
 	  OPT_TO(struct explain_args, duration_s, opt_duration_s) },
 	{ "input", 'i', "FILE", 0, "Explain a recording, capture or stat --json file instead", 0,
 	  OPT_TO(struct explain_args, input, opt_string) },
+	{ "guest-symbols", 0, "GUEST=FILE", 0, "Name GUEST's RIPs symbol+offset from FILE, its System.map or a "
+	  "copy of its /proc/kallsyms (repeatable)", 0,
+	  OPT_TO(struct explain_args, syms, opt_guest_symbols) },
 	{ "json", 0, NULL, 0, "One JSON object per guest, the same findings and figures", 0,
 	  OPT_TO(struct explain_args, json, opt_true) },
 	{},
@@ -294,6 +300,7 @@ int cmd_explain(int argc, char **argv)
 		src.live = true;
 	}
 	src.what = what;
+	src.syms = &a.syms;
 	rc = explain_all(&a, &p, &src);
 out:
 	if (made_dir) {
@@ -306,5 +313,6 @@ out:
 		rmdir(dir);
 	}
 	run_profile_free(&p);
+	guest_symbols_free(&a.syms);
 	return rc;
 }

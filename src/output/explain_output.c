@@ -77,8 +77,22 @@ static const char *dur(__u64 ns, char *buf, size_t len)
 	return buf;
 }
 
+/* A guest RIP as "0xADDR (symbol+0xoff)", or "0xADDR" without a symbol for it. */
+static const char *rip_str(const struct explain *e, const struct explain_source *src, __u64 rip,
+			   char *buf, size_t len)
+{
+	char sym[128];
+	const char *guest = e->p->guests[e->guest].name;
+
+	if (src->syms && guest_symbols_lookup(src->syms, guest, rip, sym, sizeof(sym)))
+		snprintf(buf, len, "%#llx (%s)", (unsigned long long)rip, sym);
+	else
+		snprintf(buf, len, "%#llx", (unsigned long long)rip);
+	return buf;
+}
+
 /* The one-paragraph answer. */
-static void answer(const struct explain *e, FILE *f)
+static void answer(const struct explain *e, const struct explain_source *src, FILE *f)
 {
 	const char *name = e->p->guests[e->guest].name;
 	char rb[48], kb[96], d1[24], d2[24], wb[128];
@@ -115,12 +129,15 @@ static void answer(const struct explain *e, FILE *f)
 	if (shown == PART_BLOCKED && e->nr_stacks)
 		fprintf(f, ", %.1f %% of it in %s", e->stacks[0].share * 100,
 			explain_wait_frame(e->stacks[0].stack->folded, wb, sizeof(wb)));
+	if (e->nr_rips)
+		fprintf(f, "; %.1f %% of them leave the guest at %s", e->rips[0].share * 100,
+			rip_str(e, src, e->rips[0].row->id.key.key, wb, sizeof(wb)));
 	fprintf(f, ": %s.\n", explain_cause_words(e->cause));
 }
 
-static void evidence(const struct explain *e, FILE *f)
+static void evidence(const struct explain *e, const struct explain_source *src, FILE *f)
 {
-	char rb[48], kb[96], d1[24], d2[24];
+	char rb[48], kb[96], d1[24], d2[24], sb[192];
 	const struct prof_row *t = e->top;
 
 	fprintf(f, "  reasons (share of exit time):");
@@ -153,8 +170,9 @@ static void evidence(const struct explain *e, FILE *f)
 			e->stacks[i].share * 100, dur(e->stacks[i].stack->ns, d1, sizeof(d1)),
 			e->stacks[i].stack->folded);
 	for (__u32 i = 0; i < e->nr_rips; i++)
-		fprintf(f, "  guest RIP %#llx: %.1f %% of its exits\n",
-			(unsigned long long)e->rips[i].row->id.key.key, e->rips[i].share * 100);
+		fprintf(f, "  guest RIP %s: %.1f %% of its exits\n",
+			rip_str(e, src, e->rips[i].row->id.key.key, sb, sizeof(sb)),
+			e->rips[i].share * 100);
 	(void)d2;
 }
 
@@ -189,9 +207,9 @@ static void print_text(const struct explain *e, const struct explain_source *src
 
 	fprintf(f, "%s, %.2f s of vCPU time (%s):\n", e->p->guests[e->guest].name, e->guest_s,
 		src->what);
-	answer(e, f);
+	answer(e, src, f);
 	fprintf(f, "evidence:\n");
-	evidence(e, f);
+	evidence(e, src, f);
 	for (__u32 i = 0; i < n; i++)
 		fprintf(f, "not seen: %s\n", nots[i]);
 }
@@ -268,10 +286,20 @@ static void print_json(const struct explain *e, const struct explain_source *src
 		fputc('}', f);
 	}
 	fprintf(f, "],\"rips\":[");
-	for (__u32 i = 0; i < e->nr_rips; i++)
-		fprintf(f, "%s{\"rip\":\"%#llx\",\"count\":%llu,\"share\":%.6f}", i ? "," : "",
-			(unsigned long long)e->rips[i].row->id.key.key,
+	for (__u32 i = 0; i < e->nr_rips; i++) {
+		__u64 rip = e->rips[i].row->id.key.key;
+		char sym[128];
+
+		fprintf(f, "%s{\"rip\":\"%#llx\",\"symbol\":", i ? "," : "",
+			(unsigned long long)rip);
+		if (src->syms && guest_symbols_lookup(src->syms, e->p->guests[e->guest].name, rip,
+						      sym, sizeof(sym)))
+			json_put_str(f, sym);
+		else
+			fprintf(f, "null");
+		fprintf(f, ",\"count\":%llu,\"share\":%.6f}",
 			(unsigned long long)e->rips[i].row->count, e->rips[i].share);
+	}
 	fprintf(f, "],\"not_seen\":[");
 	for (__u32 i = 0; i < n; i++) {
 		if (i)

@@ -6,10 +6,12 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include "explain_findings.h"
+#include "guest_symbols.h"
 
 struct explain_source {
 	const char *what;	/* "FILE (recording)", "live, 2 s" */
 	bool live;
+	const struct guest_symbols *syms;	/* --guest-symbols: names of guest RIPs; may be NULL */
 };
 
 /* One guest's findings; json: one object per line. 0, or -errno of the failed write. */
