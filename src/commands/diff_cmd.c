@@ -10,6 +10,7 @@
 #include "cmd_options.h"
 #include "out_write.h"
 #include "run_diff.h"
+#include "lost_causes.h"
 #include "run_load.h"
 
 static const char doc[] =
@@ -32,7 +33,8 @@ static const char doc[] =
 "histograms' buckets (merged until each expects 5 exits). Holm's correction\n"
 "over every test of the diff holds the chance of calling any row of two runs of\n"
 "one workload different at --alpha (default 0.01); a change must also be at\n"
-"least --min-change (default 10 %) of the before value.\n"
+"least --min-change (default 10 %) of the before value: of the rate, or of the\n"
+"median latency.\n"
 "\n"
 "Exit status: 0 no significant difference, 1 some, 2 usage or an unreadable\n"
 "file (as diff(1)).\n"
@@ -136,11 +138,9 @@ static int load(const char *path, struct run_profile *p, bool all)
 		return -1;
 	}
 	for (int i = 0; i < NR_LOST; i++) {
-		if (info.lost[i]) {
-			fprintf(stderr, "vmexit: note: %s lost events (vmexit report -i %s says "
-				"which): its rates are low\n", path, path);
-			break;
-		}
+		if (info.lost[i])
+			fprintf(stderr, "vmexit: note: %s: %llu lost (%s): its figures miss those\n",
+				path, (unsigned long long)info.lost[i], lost_cause_key(i));
 	}
 	return 0;
 }

@@ -200,6 +200,7 @@ static int trace_live(const struct explain_args *a, struct run_profile *p, char 
 		snprintf(reason, sizeof(reason), "%s:%u", isa_name(e.top->id.isa),
 			 e.top->id.reason);
 		snprintf(path, sizeof(path), "%s/step2.vmexit", dir);
+		run_profile_init(&p2, false);
 		if (record_step(a, path, step2) || load(path, &p2, &info)) {
 			run_profile_free(&p2);
 			return -1;

@@ -41,6 +41,7 @@ static void side(struct diff_row *dr, int s, const struct prof_row *r, double gu
 	dr->cost[s] = r->total_ns / guest_s;
 	dr->share[s] = dr->cost[s] / 1e9;
 	dr->mean_ns[s] = r->completed ? (double)r->total_ns / r->completed : 0;
+	dr->median_ns[s] = prof_row_median(r);
 	dr->p50[s] = prof_row_percentile(r, 50);
 	dr->p99[s] = prof_row_percentile(r, 99);
 }
@@ -74,7 +75,7 @@ static int add_row(struct run_diff *d, const struct run_profile *pb, const struc
 	dr->lat_change = NAN;
 	dr->p_lat = NAN;
 	if (d->hist && rb && ra && rb->completed && ra->completed) {
-		dr->lat_change = rel_change(dr->mean_ns[0], dr->mean_ns[1]);
+		dr->lat_change = rel_change(dr->median_ns[0], dr->median_ns[1]);
 		dr->p_lat = hist_test_p(rb->hist, ra->hist, NR_BUCKETS);
 	}
 	return 0;

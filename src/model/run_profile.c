@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "array_grow.h"
+#include "hist.h"
 #include "run_profile.h"
 
 void run_profile_init(struct run_profile *p, bool all)
@@ -211,6 +212,31 @@ int run_profile_add_stack(struct run_profile *p, const char *guest, __u32 isa, _
 	p->stacks[p->nr_stacks++] = (struct prof_stack){ .guest = (__u32)g, .isa = isa,
 		.reason = reason, .folded = f, .ns = ns, .count = count };
 	return 0;
+}
+
+double prof_row_median(const struct prof_row *r)
+{
+	double total = 0, half, cum = 0;
+
+	for (__u32 b = 0; b < NR_BUCKETS; b++)
+		total += (double)r->hist[b];
+	if (!total)
+		return 0;
+	half = total / 2;
+	for (__u32 b = 0; b < NR_BUCKETS; b++) {
+		double n = (double)r->hist[b], lo, hi;
+
+		if (!n || cum + n < half) {
+			cum += n;
+			continue;
+		}
+		if (b >= NR_BUCKETS - 1)
+			return (double)r->max_ns;
+		lo = (double)hist_bucket_low(b);
+		hi = b < HIST_EXACT ? lo + 1 : (double)hist_bucket_high(b);
+		return lo + (hi - lo) * (half - cum) / n;
+	}
+	return (double)r->max_ns;
 }
 
 __u64 prof_row_percentile(const struct prof_row *r, double pct)

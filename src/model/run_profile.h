@@ -95,6 +95,12 @@ int run_profile_guest(struct run_profile *p, const char *name);
 /* Seconds of vCPU time of a guest in the run: the span times its vCPUs. */
 double run_profile_guest_s(const struct run_profile *p, __u32 guest);
 const struct prof_row *run_profile_find(const struct run_profile *p, const struct prof_id *id);
+/*
+ * The median of a row's histogram, interpolated within its bucket (the exits spread evenly in
+ * it): it moves smoothly with the distribution, where the bucket middle that p50 shows jumps by
+ * a bucket (up to 1/8) at once. 0 when the row has none.
+ */
+double prof_row_median(const struct prof_row *r);
 /* p50 etc. of a row's histogram; 0 when it has none. */
 __u64 prof_row_percentile(const struct prof_row *r, double pct);
 
