@@ -10,6 +10,7 @@
 #include "rip_rows.h"
 #include "run_load.h"
 #include "stat_json_read.h"
+#include "time_span.h"
 
 static const char *cached_name(void *ctx, __u32 tgid, __u64 start)
 {
@@ -20,16 +21,8 @@ struct loader {
 	struct row_table rows;		/* by vCPU, with keys where the file has them */
 	struct row_table rips;		/* by VM, keyed by the guest RIP (rip_rows.h) */
 	struct name_cache names;
-	__u64 first_ts, last_ts;
+	struct time_span span;		/* as report's */
 };
-
-static void span(struct loader *l, __u64 ts)
-{
-	if (!l->first_ts || ts < l->first_ts)
-		l->first_ts = ts;
-	if (ts > l->last_ts)
-		l->last_ts = ts;
-}
 
 static int keep_stack(struct loader *l, struct run_profile *p, const struct stack_row *s)
 {
@@ -65,7 +58,7 @@ static int load_events(const char *path, struct loader *l, struct run_profile *p
 			ret = name_cache_set_at(&l->names, it->tgid, it->start, it->name);
 			break;
 		case REC_EVENT:
-			span(l, it->ev.ts_ns + it->ev.latency_ns);
+			time_span_note(&l->span, it->ev.ts_ns + it->ev.latency_ns);
 			start = name_cache_start_at_time(&l->names, it->ev.tgid, it->ev.ts_ns);
 			ret = event_rows_add(&l->rows, BY_VCPU, &it->ev, start, rd->meta.keys);
 			rip_event_key(&it->ev, &k);
@@ -75,7 +68,7 @@ static int load_events(const char *path, struct loader *l, struct run_profile *p
 			break;
 		case REC_LOST:
 			if (it->ts_ns)
-				span(l, it->ts_ns);
+				time_span_note(&l->span, it->ts_ns);
 			for (int i = 0; i < NR_LOST; i++)
 				info->lost[i] += it->lost[i];
 			break;
@@ -89,9 +82,7 @@ static int load_events(const char *path, struct loader *l, struct run_profile *p
 	/* What the file was recorded with, whether or not its exits show it. */
 	p->keys |= rd->meta.keys;
 	p->split |= rd->meta.split;
-	if (!l->first_ts)
-		l->first_ts = rd->meta.mono_ns;
-	p->span_s = l->last_ts > l->first_ts ? (l->last_ts - l->first_ts) / 1e9 : 0;
+	p->span_s = time_span_s(&l->span, rd->meta.mono_ns);
 	event_source_close(rd);
 	free(it);
 	if (ret) {
