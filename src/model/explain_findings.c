@@ -64,6 +64,16 @@ static bool same_reason(const struct prof_row *a, const struct prof_row *b)
 	       a->id.reason == b->id.reason;
 }
 
+/*
+ * Where kvm_exit fires, an exit handed to the VMM lies inside the guest exit that caused it
+ * (kvm_exit .. kvm_entry spans kvm_userspace_exit .. KVM_RUN): the guest exits alone add up
+ * to the time out of guest mode; summing both would count the VMM's part twice.
+ */
+static bool counted(const struct explain *e, const struct prof_row *r)
+{
+	return !e->nested || r->id.isa != VMEXIT_ISA_USER;
+}
+
 static void reasons(struct explain *e)
 {
 	const struct run_profile *p = e->p;
@@ -73,9 +83,16 @@ static void reasons(struct explain *e)
 
 	for (__u32 i = 0; i < p->nr; i++) {
 		const struct prof_row *r = &p->rows[i];
+
+		if (r->id.guest == e->guest && r->id.level == PROF_REASON &&
+		    r->id.isa != VMEXIT_ISA_USER)
+			e->nested = true;
+	}
+	for (__u32 i = 0; i < p->nr; i++) {
+		const struct prof_row *r = &p->rows[i];
 		bool is_idle;
 
-		if (r->id.guest != e->guest || r->id.level != PROF_REASON)
+		if (r->id.guest != e->guest || r->id.level != PROF_REASON || !counted(e, r))
 			continue;
 		is_idle = explain_reason_idle(r->id.isa, r->id.reason);
 		total += (double)r->total_ns;
@@ -145,8 +162,13 @@ static void stacks(struct explain *e)
 	for (__u32 i = 0; i < p->nr_stacks; i++) {
 		const struct prof_stack *s = &p->stacks[i];
 
-		if (s->guest != e->guest || s->isa != e->top->id.isa ||
-		    s->reason != e->top->id.reason)
+		/* A guest exit's off-CPU time in the VMM is charged to the exit to the VMM
+		 * inside it (the innermost in flight): its stacks are the guest exit's too. */
+		bool inside = e->nested && e->top->id.isa != VMEXIT_ISA_USER &&
+			      s->isa == VMEXIT_ISA_USER;
+
+		if (s->guest != e->guest || (!inside && (s->isa != e->top->id.isa ||
+							 s->reason != e->top->id.reason)))
 			continue;
 		total += (double)s->ns;
 		top_insert(e->stacks, &e->nr_stacks, (struct explain_item){ .stack = s },

@@ -61,6 +61,7 @@ struct explain {
 	__u32 nr_stacks;
 	struct explain_item rips[EXPLAIN_TOP];		/* share: of top's exits */
 	__u32 nr_rips;
+	bool nested;			/* guest exits seen: exits to the VMM lie inside them */
 	enum explain_cause cause;
 	/* What the data could not show, each a flag: said in words by the output. */
 	bool no_kernel_exits, no_split, no_keys, no_stacks;
