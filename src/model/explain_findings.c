@@ -193,12 +193,13 @@ static enum explain_cause cause(const struct explain *e)
 	if (!e->part[PART_ONCPU] && !e->part[PART_BLOCKED] && !e->part[PART_RUNQ])
 		return EXPLAIN_EXIT_RATE;	/* no split: the rate is what is known */
 	/*
-	 * Blocked the most: the handler sleeps. Else a quarter of the time waiting for a CPU is
+	 * A third of the time asleep: the handler waits for something (a guest exit's time on
+	 * CPU includes the kernel's own handling and, under an emulator, much more). Else a quarter of the time waiting for a CPU is
 	 * starvation: a CPU hog preempts the vCPU thread wherever it runs, inside exits or in
 	 * guest mode alike, so even a vCPU that gets half its CPU waits only about as long
 	 * in its exits as it runs in them.
 	 */
-	if (e->main_part == PART_BLOCKED)
+	if (e->part[PART_BLOCKED] >= EXPLAIN_BLOCKED_SHARE)
 		/* handle_userfault: the fault waits for the VMM's userfaultfd handler */
 		return top_stack_has(e, "handle_userfault") ? EXPLAIN_USERFAULTFD :
 		       EXPLAIN_SLOW_HANDLER;

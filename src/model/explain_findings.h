@@ -13,6 +13,8 @@
 
 /* Below this share of vCPU time in exits (other than idle HLT), nothing stands out. */
 #define EXPLAIN_QUIET_SHARE	0.05
+/* Of the top reason's time asleep, from which its handling is slow because it waits. */
+#define EXPLAIN_BLOCKED_SHARE	(1.0 / 3)
 /* Of the top reason's time waiting for a CPU, from which the vCPU is starved. */
 #define EXPLAIN_STARVED_SHARE	0.25
 /* A p50 below this is a short exit: many of them are a rate problem, not a slow handler. */

@@ -98,7 +98,9 @@ static void answer(const struct explain *e, const struct explain_source *src, FI
 	char rb[48], kb[96], d1[24], d2[24], wb[128];
 	const struct prof_row *t = e->top;
 	/* The part that names the cause: waiting for a CPU need not be the largest. */
-	enum explain_part shown = e->cause == EXPLAIN_STARVED ? PART_RUNQ : e->main_part;
+	enum explain_part shown = e->cause == EXPLAIN_STARVED ? PART_RUNQ :
+				  e->cause == EXPLAIN_SLOW_HANDLER || e->cause == EXPLAIN_USERFAULTFD ?
+				  PART_BLOCKED : e->main_part;
 
 	if (!e->nr_reasons) {
 		fprintf(f, "%s made no exits that could be seen: %s.\n", name,
