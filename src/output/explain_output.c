@@ -22,7 +22,8 @@ static bool sched_frame(const char *f, size_t n)
 	static const char *const sched[] = { "schedule", "__schedule", "preempt_schedule",
 					     "io_schedule", "finish_task_switch", "__traceiter",
 					     "schedule_timeout", "schedule_hrtimeout",
-					     "schedule_preempt_disabled" };
+					     "schedule_preempt_disabled", "__cond_resched",
+					     "preempt_schedule_common" };
 
 	for (size_t i = 0; i < sizeof(sched) / sizeof(sched[0]); i++) {
 		size_t l = strlen(sched[i]);
