@@ -18,6 +18,8 @@ static const struct {
 	{ "stream", cmd_stream, "print exits one by one as they happen (lines, JSON, Perfetto)" },
 	{ "record", cmd_record, "record exits into a file for report" },
 	{ "report", cmd_report, "stat and stream output from a recorded file, without root" },
+	{ "diff", cmd_diff, "compare two runs: significant changes, ranked by their cost" },
+	{ "explain", cmd_explain, "why a guest leaves guest mode, in words, with the figures" },
 	{ "serve", cmd_serve, "export exits to Prometheus / OpenMetrics scrapers over HTTP" },
 	{ "list", cmd_list, "list exit reason names, or running guests (list guests)" },
 };

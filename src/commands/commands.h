@@ -10,5 +10,7 @@ int cmd_report(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_explain(int argc, char **argv);
 
 #endif /* VMEXIT_COMMANDS_H */

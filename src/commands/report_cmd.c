@@ -24,6 +24,7 @@
 #include "guest_merge.h"
 #include "perf_counters.h"
 #include "text_escape.h"
+#include "time_span.h"
 
 static const char doc[] =
 "Print what `vmexit stat` or `vmexit stream` would have printed, from a\n"
@@ -225,7 +226,7 @@ struct report {
 	struct row_table rows;
 	struct evout out;
 	__u64 events;			/* events that passed the filters */
-	__u64 first_ts, last_ts;	/* span of the recording, for rates and TIME% */
+	struct time_span span;		/* of the recording, for rates and TIME% */
 	__u64 lost[NR_LOST];
 	struct tsc_offset *tsc;		/* latest guest TSC offset per vCPU, in order of first write */
 	__u32 nr_tsc, cap_tsc;
@@ -332,21 +333,13 @@ static void note_guest(struct report *r, __u32 tgid, __u64 start, const char *na
 		evout_guest(&r->out, tgid, start, name);
 }
 
-static void note_time(struct report *r, __u64 ts)
-{
-	if (!r->first_ts || ts < r->first_ts)
-		r->first_ts = ts;
-	if (ts > r->last_ts)
-		r->last_ts = ts;
-}
-
 /* 0, or -errno when the output failed (memory, a closed pipe). */
 static int one_event(struct report *r, const struct vmexit_event *ev)
 {
 	/* The VMM that made it: its pid's process that had started by then. */
 	__u64 start = name_cache_start_at_time(&r->names, ev->tgid, ev->ts_ns);
 
-	note_time(r, ev->ts_ns + ev->latency_ns);
+	time_span_note(&r->span, ev->ts_ns + ev->latency_ns);
 	note_pid(r, ev->tgid);
 	/* Every offset and exit, whatever the filters: guest traces are placed by them, and
 	 * lined up with the exits. */
@@ -414,7 +407,7 @@ static int one_stack(struct report *r, const struct stack_row *s)
 static void one_lost(struct report *r, const struct rec_item *it)
 {
 	if (it->ts_ns)
-		note_time(r, it->ts_ns);
+		time_span_note(&r->span, it->ts_ns);
 	for (int i = 0; i < NR_LOST; i++)
 		r->lost[i] += it->lost[i];
 	if (r->a->events)
@@ -521,11 +514,10 @@ static int print_summary(struct report *r, const struct rec_meta *meta,
 {
 	struct stat_report rep = { .rows = &r->rows, .final = true };
 	int err;
-	__u64 from = r->first_ts ? r->first_ts : meta->mono_ns;
 
 	/* The recording's span: record stamps when tracing began and ended with empty lost
 	 * records; the header's clock was read before the programs were loaded. */
-	rep.interval_s = r->last_ts > from ? (r->last_ts - from) / 1e9 : 0;
+	rep.interval_s = time_span_s(&r->span, meta->mono_ns);
 	rep.elapsed_s = rep.interval_s;
 	memcpy(rep.lost, r->lost, sizeof(rep.lost));
 	rep.lost_source = lost_source;

@@ -160,7 +160,7 @@ promtool test rules tests/contrib/vmexit-alerts.test.yml || fail "promtool test 
 
 # The man page and the README name every option each command's --help lists (no kernel needed).
 man=$(sed 's/\\-/-/g' docs/vmexit.8)
-for c in stat top stream record report serve; do
+for c in stat top stream record report serve diff explain; do
 	opts=$("$OUT/vmexit" $c --help | grep -oE '^ +(-[a-z0-9?], )*--[a-z][a-z-]*' | grep -oE -- '--[a-z-]+$')
 	[ -n "$opts" ] || fail "vmexit $c --help lists no options (format changed?)"
 	for o in $opts; do

@@ -27,6 +27,19 @@ expect 2 "invalid --tsc-mhz 'x'" "$V" stat --tsc-mhz x
 expect 2 "invalid vCPU 'one'" "$V" stat -c one
 expect 2 "NOT_A_REASON" "$V" stat -r NOT_A_REASON
 expect 2 "--qmp names ports and addresses: add --by key" "$V" stat --qmp auto
+# diff and explain (no kernel needed): usage errors 2, diff's unreadable file 2 (1 means
+# "differences"), a file that is no run named with what to give.
+expect 2 "give two runs" "$V" diff only-one.vmexit
+expect 2 "--min-change x: give a percentage" "$V" diff a b --min-change x
+expect 2 "--alpha 2: give a false-positive level" "$V" diff a b --alpha 2
+expect 2 "/nonexistent/a: cannot open" "$V" diff /nonexistent/a /nonexistent/b
+printf '{"rows":[{"pid":1,' >/tmp/vmexit-cli-errors.json.$$
+expect 2 "vmexit-cli-errors.json.$$: byte .*stat --json" "$V" diff /tmp/vmexit-cli-errors.json.$$ /tmp/vmexit-cli-errors.json.$$
+rm -f /tmp/vmexit-cli-errors.json.$$
+expect 2 "by -p PID or by -g NAME, not both" "$V" explain -p 1 -g x
+expect 2 "drop it with -i FILE" "$V" explain -i x -d 1s
+expect 2 "with -i FILE give the guest's name" "$V" explain -i x -p 1
+expect 1 "/nonexistent/x: cannot open" "$V" explain -i /nonexistent/x
 expect 2 "--qmp names ports and addresses: add --by key" "$V" stat --by rip --qmp auto
 expect 2 "--qmp: give auto or the path of a QMP socket" "$V" stat --by key --qmp ''
 expect 2 "--qmp names ports and addresses: add --keys N" "$V" serve --qmp auto

@@ -1,0 +1,94 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# vmexit explain, live, on five runs of the bundled guest whose cause is known, each named
+# within 10 s of the start of its capture (explain -p PID -d 1s --json):
+#   --io                   port hammering: exit_rate, its top key port 0xe9
+#   --io-sleep-us 50       a slow VMM: slow_handler, the blocked time waiting in nanosleep
+#   a CPU hog pinned with the vCPU to one CPU (its VMM spinning 20 us per exit): starved
+#   --touch --uffd-delay-us  faults served late by userfaultfd: userfaultfd where kvm_exit fires
+#                          (its blocked kernel exits wait in handle_userfault); where it does not
+#                          (this host's kvm_pvm) the faults are no exits vmexit can see: nothing
+#                          stands out, and explain says kvm_exit did not fire
+#   --hlt                  an idle guest: idle, "nothing stands out"
+set -u
+OUT=${1:-.output}
+. "$(dirname "$0")/lib.sh"
+need_kvm_bpf
+need_cmd python3 python3
+need_cmd taskset util-linux
+TMP=$(mktemp -d)
+gpid= hog=
+trap '[ -n "$gpid" ] && kill $gpid 2>/dev/null; [ -n "$hog" ] && kill $hog 2>/dev/null; rm -rf "$TMP"' EXIT
+VMEXIT=$OUT/vmexit
+GUEST=$OUT/vmexit-guest
+cpu=$(taskset -pc $$ | sed 's/.*: *//; s/[,-].*//')
+kexit=0
+kvm_exit_fires "$GUEST" && kexit=1
+
+# scenario NAME GUEST-ARGS...: the guest (on CPU $cpu, up to 8 s) explained; JSON in
+# $TMP/NAME.json, the seconds explain took in $TMP/NAME.s.
+scenario() {
+	local name=$1 t0 t1; shift
+	taskset -c "$cpu" "$GUEST" --name "ex-$name" --seconds 8 "$@" >/dev/null 2>&1 &
+	gpid=$!
+	t0=$(date +%s%N)
+	chk "$VMEXIT" explain -p $gpid -d 1s --json >"$TMP/$name.json" ||
+		fail "vmexit explain of $name: status $?"
+	t1=$(date +%s%N)
+	echo "$(( (t1 - t0) / 1000000 ))e-3" >"$TMP/$name.s"
+	kill $gpid 2>/dev/null
+	wait $gpid 2>/dev/null
+	gpid=
+	echo "--- $name ($(cat "$TMP/$name.s") s):"
+	python3 -c 'import json,sys; j=json.loads(open(sys.argv[1]).readline()); print(j["cause"], "-", j["cause_words"])' "$TMP/$name.json"
+}
+scenario io --io 1000
+scenario slow --io 1000 --io-sleep-us 50
+taskset -c "$cpu" sh -c 'while :; do :; done' &
+hog=$!
+scenario hog --io 1000 --io-spin-us 20
+kill $hog
+hog=
+scenario uffd --touch 300 --uffd-delay-us 20000
+scenario idle --hlt 1000
+
+python3 - "$TMP" $kexit <<'PY' || exit 1
+import json, sys
+d, kexit = sys.argv[1], sys.argv[2] == "1"
+bad = []
+def check(what, ok, detail=""):
+    print(("ok   " if ok else "FAIL ") + what + (" " + detail if detail else ""))
+    if not ok:
+        bad.append(what)
+def load(n):
+    j = json.loads(open(f"{d}/{n}.json").readline())
+    s = float(open(f"{d}/{n}.s").read())
+    check(f"{n}: named within 10 s", s <= 10, f"{s:.1f} s")
+    return j
+j = load("io")
+check("io: exit_rate", j["cause"] == "exit_rate", j["cause"])
+check("io: its top key is port 0xe9", bool(j["keys"]) and j["keys"][0]["key"] == 0xe9
+      and j["keys"][0]["key_kind"] == "port", str(j["keys"][:1]))
+j = load("slow")
+check("slow: slow_handler", j["cause"] == "slow_handler", j["cause"])
+check("slow: blocked in nanosleep", bool(j["stacks"]) and "nanosleep" in j["stacks"][0]["waits_in"],
+      str([s["waits_in"] for s in j["stacks"]]))
+j = load("hog")
+check("hog: starved", j["cause"] == "starved", f'{j["cause"]} {j["split"]}')
+j = load("uffd")
+if kexit:
+    check("uffd: userfaultfd", j["cause"] == "userfaultfd", j["cause"])
+else:
+    check("uffd: nothing stands out (its faults are no exits here)",
+          j["cause"] == "nothing_stands_out", j["cause"])
+    check("uffd: says kvm_exit did not fire", any("kvm_exit did not fire" in s for s in j["not_seen"]),
+          str(j["not_seen"]))
+j = load("idle")
+check("idle: idle", j["cause"] == "idle", j["cause"])
+check("idle: nothing stands out", "nothing stands out" in j["cause_words"])
+sys.exit(1 if bad else 0)
+PY
+expect_usage "-p" "$VMEXIT" explain -p 1 -g x
+expect_usage "-i" "$VMEXIT" explain -i x -d 1s
+sanitizer_reports && fail "sanitizer reports (above)"
+echo "PASS: test_explain_host"
