@@ -211,9 +211,8 @@ int stat_kvm_run(const struct stat_kvm_opts *o)
 	err = kvm_source_update(&ks, start);
 	if (err)
 		goto out;
-	if (!o->json)
-		fprintf(stderr, "Reading KVM's statistics of %d guest%s (no BPF)... Hit Ctrl-C to "
-			"end.\n", ks.nr, ks.nr == 1 ? "" : "s");
+	fprintf(stderr, "Reading KVM's statistics of %d guest%s (no BPF)... Hit Ctrl-C to "
+		"end.\n", ks.nr, ks.nr == 1 ? "" : "s");
 	next = o->interval ? start + o->interval : 1e300;
 	while (!exiting && !(o->count && printed >= o->count)) {
 		double now = now_s();

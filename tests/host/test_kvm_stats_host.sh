@@ -1,0 +1,120 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Real kernel, this host: KVM's own statistics as vmexit's source (stat --source kvm) and the
+# cross-check of the BPF rows against them (stat --kvm-check).
+#  - stat --source kvm --by vcpu, started before the bundled guests (2 VMs x 2 vCPUs, each
+#    gone 0.3 s after its pass): per VM and vCPU, IO (io_exits), HLT (halt_exits) and MMIO
+#    (mmio_exits) equal what the guests' arguments make and the guests' own tallies; exits
+#    (KVM's every VM exit) holds at least those; and no BPF program is held by that vmexit (by
+#    bpftool's pids of each program; the same probe finds the BPF stat's programs below).
+#  - stat --kvm-check -p on a guest that starts after it: no disagreement, exit status 0; the
+#    same with the test-only VMEXIT_TEST_KVM_STATS_SKEW=io_exits:3 (KVM's io_exits read 3 too
+#    many): the IO line says DIFFER by +3, exit status 3.
+# Which statistics this kernel has is printed (the descriptors' names). $1: the build directory.
+set -u
+OUT=${1:-.output}
+. "$(dirname "$0")/lib.sh"
+[ "$(id -u)" = 0 ] || skip "needs root (pidfd_getfd of another user's VMM, BPF for --kvm-check)"
+[ -c /dev/kvm ] || skip "/dev/kvm does not exist: no KVM on this host (load kvm)"
+host_binaries "$OUT"
+need_cmd bpftool bpftool
+PY=/usr/bin/python3
+[ -x $PY ] || PY=python3
+TMP=$(mktemp -d /tmp/vmexit-test-kvmstats.XXXXXX)
+KPID= gpid=
+trap '[ -n "$KPID" ] && kill $KPID 2>/dev/null; [ -n "$gpid" ] && kill -9 $gpid 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
+chmod 755 "$TMP"
+NAME=kvst-$$ VCPUS=2 IO=40 IN=10 MMIO=7 HLT=5
+
+# bpf_progs_of PID: the ids of the BPF programs whose fds PID holds (bpftool's pid iterator).
+bpf_progs_of() {
+	bpftool prog show --json | $PY -c '
+import json, sys
+pid = int(sys.argv[1])
+print(" ".join(str(p["id"]) for p in json.load(sys.stdin)
+               if any(h.get("pid") == pid for h in p.get("pids", []))))' "$1"
+}
+
+# --- stat --source kvm, started first: each guest found as it starts, counted whole
+chk "$VMEXIT" stat --source kvm --by vcpu --json -g $NAME-0 -g $NAME-1 >"$TMP/kvm.json" \
+	2>"$TMP/kvm.err" &
+KPID=$!
+wait_said "$TMP/kvm.err" "Reading KVM's statistics" $KPID ||
+	{ cat "$TMP/kvm.err"; fail "stat --source kvm did not start"; }
+"$GUEST" --vms 2 --vcpus $VCPUS --io $IO --in $IN --mmio $MMIO --hlt $HLT --linger 0.3 \
+	--name $NAME --json >"$TMP/guest.json" 2>"$TMP/guest.err" ||
+	{ cat "$TMP/guest.err"; fail "vmexit-guest failed"; }
+held=$(bpf_progs_of $KPID)
+[ -z "$held" ] || fail "stat --source kvm holds BPF programs: ids $held"
+kill -INT $KPID
+wait $KPID
+rc=$?
+KPID=
+cat "$TMP/kvm.err"
+[ $rc = 0 ] || fail "stat --source kvm: exit status $rc"
+$PY - "$TMP/kvm.json" "$TMP/guest.json" $IO $IN $MMIO $HLT $VCPUS <<'PYEOF' || fail "KVM's counts differ (above)"
+import json, sys
+kvm = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+guests = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+io, inn, mmio, hlt, vcpus = map(int, sys.argv[3:8])
+final = kvm[-1]
+assert final["final"], "the last object is not the summary"
+names = sorted({r["kvm"] for r in final["rows"]})
+print("KVM statistics this kernel reports (non-zero):", " ".join(names))
+rows = {(r["pid"], r["vcpu"], r["stat"]): r for r in final["rows"]}
+bad = 0
+assert len(guests) == 2, "want 2 guest lines, got %d" % len(guests)
+for g in guests:
+    assert len(g["vcpus"]) == vcpus
+    for v in g["vcpus"]:
+        p = v["passes"]
+        want = {"IO": p * (io + inn + 1), "HLT": p * hlt, "MMIO": p * mmio}
+        tally = {"IO": v["exits"]["IO"], "HLT": v["exits"]["HLT"], "MMIO": v["exits"]["MMIO"]}
+        for stat, n in want.items():
+            got = rows.get((g["pid"], v["vcpu"], stat), {}).get("total", 0)
+            ok = got == n == tally[stat]
+            bad += not ok
+            print("%s pid %d vcpu %d %s: kvm %d, from the arguments %d, the guest's tally %d" %
+                  ("ok:" if ok else "FAIL:", g["pid"], v["vcpu"], stat, got, n, tally[stat]))
+        ex = rows.get((g["pid"], v["vcpu"], "exits"), {}).get("total")
+        if ex is not None and ex < sum(want.values()) - want["MMIO"]:
+            bad += 1
+            print("FAIL: pid %d vcpu %d exits %d < IO + HLT %d" %
+                  (g["pid"], v["vcpu"], ex, want["IO"] + want["HLT"]))
+sys.exit(1 if bad else 0)
+PYEOF
+
+# --- the cross-check, on a guest that starts after vmexit: its whole life on both sides
+cross() {	# cross OUTFILE [ENV...]: stat --kvm-check -p of a stopped guest run to its end
+	local out=$1 spid
+	shift
+	stopped_guest --vcpus $VCPUS --io $IO --in $IN --mmio $MMIO --hlt $HLT --linger 0.3
+	env "$@" "$VMEXIT" stat --kvm-check -p $gpid 0.5 >"$out" 2>"$TMP/cross.err" &
+	spid=$!
+	wait_tracing $spid
+	[ -n "$(bpf_progs_of $spid)" ] || fail "the BPF programs of stat (pid $spid) were not found: the no-BPF probe above proves nothing"
+	kill -CONT $gpid
+	wait $gpid || fail "vmexit-guest failed"
+	gpid=
+	ends_within 60 $spid "stat --kvm-check" "$TMP/cross.err"
+	rc=$?
+	cat "$TMP/cross.err" >>"$TMP/all-stderr"
+	sed -n '/^KVM statistics against/,$p' "$out"
+}
+cross "$TMP/cross.out"
+[ $rc = 0 ] || { cat "$TMP/cross.err"; fail "stat --kvm-check on a normal run: status $rc (want 0)"; }
+grep -q '^0 disagreements' "$TMP/cross.out" || fail "stat --kvm-check: no '0 disagreements'"
+for r in IO HLT MMIO; do
+	grep -qE " $r +agree:" "$TMP/cross.out" || fail "stat --kvm-check: $r not compared"
+done
+if kvm_exit_fires "$GUEST"; then
+	grep -qE " exits +agree:" "$TMP/cross.out" ||
+		fail "stat --kvm-check: kvm_exit fires here but exits did not agree"
+fi
+cross "$TMP/skew.out" VMEXIT_TEST_KVM_STATS_SKEW=io_exits:3
+[ $rc = 3 ] || fail "stat --kvm-check with a planted difference: status $rc (want 3)"
+grep -qE " IO +DIFFER: .*, \+3: " "$TMP/skew.out" ||
+	fail "stat --kvm-check did not report the planted io_exits difference"
+grep -q '^1 disagreement$' "$TMP/skew.out" || fail "stat --kvm-check: want exactly 1 disagreement"
+sanitizer_reports && fail "sanitizer reports (above)"
+echo "PASS: test_kvm_stats_host"
