@@ -20,6 +20,8 @@
 #include "metrics_http.h"
 #include "privileges.h"
 #include "qmp_option.h"
+#include "kvm_serve.h"
+#include "source_option.h"
 #include "vmexit.skel.h"
 
 /* Seconds between the exporter's own samples (a vCPU makes at most ~10M exits/s: 2^32 takes
@@ -45,6 +47,7 @@ static const char doc[] =
 "    vmexit serve -g 'web01' -r EPT_VIOLATION,HLT   # filters, in the kernel\n"
 "    vmexit serve --buckets 1.024us,32.768us,1.048576ms,33.554432ms\n"
 "    vmexit serve --keys 20 --qmp auto   # top 20 keys per guest x reason\n"
+"    vmexit serve --source kvm           # KVM's own counters, no BPF at all\n"
 "\v" DURATION_HELP;
 
 struct serve_args {
@@ -57,6 +60,7 @@ struct serve_args {
 	const char *pidfile;
 	__u32 keys;		/* --keys N; 0: none */
 	const char *qmp;	/* --qmp */
+	enum exit_source source;	/* --source */
 };
 
 OPT_STATIC_STORE(opt_buckets, struct expo_buckets);
@@ -106,6 +110,7 @@ static const struct cmd_option options[] = {
 	  "reason's N busiest, the rest summed as key=\"other\" (vmexit_key_exits_total, "
 	  "vmexit_key_exit_seconds_total)", 2, OPT_TO(struct serve_args, keys, opt_keys) },
 	QMP_OPTION(struct serve_args, qmp, 2),
+	SOURCE_OPTION(struct serve_args, source, 2),
 	{},
 };
 
@@ -118,6 +123,11 @@ static void serve_end_check(void *input, struct argp_state *state)
 	cli_filters_keys_check(&a->filters, a->keys, "--keys N", state);
 	cli_filters_gpa_check(&a->filters, a->keys ? KEY_MODE_DEVICE : KEY_MODE_OFF, "--keys N",
 			      state);
+	if (a->source == SOURCE_KVM &&
+	    (a->keys || a->qmp || a->filters.opts.split || a->filters.sel.f.nr_reasons ||
+	     a->filters.sel.f.vcpu >= 0))
+		argp_error(state, "--source kvm exports KVM's counters per guest or vCPU only: drop "
+			   "--keys, --qmp, --split, -r and -c");
 	/* The kernel keys exits only when asked: its programs load with --keys. */
 	if (a->keys)
 		a->filters.opts.key_mode = KEY_MODE_DEVICE;
@@ -301,5 +311,9 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "vmexit serve: %s\n", err);
 		return fd == -EINVAL ? 2 : 1;
 	}
+	if (a.source == SOURCE_KVM)
+		return kvm_serve(&(struct kvm_serve_opts){ .filters = &a.filters,
+			.by_vcpu = a.by == BY_VCPU, .keep_s = a.keep_ns / 1e9,
+			.verbose = a.filters.opts.verbose }, fd, where);
 	return serve(&a, fd, where);
 }
