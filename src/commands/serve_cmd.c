@@ -191,6 +191,8 @@ static int serve(struct serve_args *a, int listen_fd, const char *where)
 	struct key_series keys;
 	struct serve_tick tick = { &follow, a->qmp ? &qmp : NULL, &sp };
 	struct exporter x;
+	struct guest_select select = { f->sel.f.pids, f->sel.f.nr_pids, f->sel.guests,
+				       f->sel.nr_guests };
 	struct http_server *srv = NULL;
 	char err[256];
 	struct bpf_program *progs[EXPORTER_MAX_PROGS];
@@ -209,9 +211,10 @@ static int serve(struct serve_args *a, int listen_fd, const char *where)
 	}
 	if (a->qmp)
 		qmp_names_init(&qmp, a->qmp);
-	/* -g names: the VMMs found at the start are in the filter; later ones join it. */
-	guest_follow_init(&follow, f->sel.guests, f->sel.nr_guests, f->opts.filter.pids,
-			  f->sel.f.nr_pids, f->opts.filter.pids + f->sel.f.nr_pids,
+	/* -p alone: the kernel's pid filter, followed as pids come and go. -g: every VMM
+	 * counted, the named ones exported (guest_select.h): nothing for guest_follow to do. */
+	guest_follow_init(&follow, NULL, 0, f->opts.filter.pids, f->sel.f.nr_pids,
+			  f->opts.filter.pids + f->sel.f.nr_pids,
 			  f->opts.filter.nr_pids - f->sel.f.nr_pids);
 	follow.seen = follow_seen;
 	follow.apply = follow_apply;
@@ -225,6 +228,8 @@ static int serve(struct serve_args *a, int listen_fd, const char *where)
 			qmp_names_free(&qmp);
 		return sampler_close(&sp, e);
 	}
+	if (f->sel.nr_guests)
+		x.select = &select;
 	if (a->keys) {
 		key_series_init(&keys, bpf_map__fd(sp.s.skel->maps.key_table), a->keys,
 				a->qmp ? &qmp : NULL);
@@ -303,6 +308,7 @@ int cmd_serve(int argc, char **argv)
 	expo_buckets_default(&a.buckets);
 	/* Left running for months: guests come and go, -g and -p follow them. */
 	a.filters.follow = true;
+	a.filters.names_later = true;
 	if (cmd_options_parse(&serve_options, argc, argv, 0, &a))
 		return 2;
 	/* The port first: a busy one fails in a moment, before loading anything. */

@@ -116,6 +116,12 @@ int cli_filters_resolve(struct cli_filters *f)
 {
 	struct session_opts *o = &f->opts;
 
+	if (f->names_later && f->sel.nr_guests) {
+		/* A -p among them is matched there too: the kernel filters no pid. */
+		o->filter.nr_pids = 0;
+		o->pid_filter_on = false;
+		return 0;
+	}
 	for (int i = 0; i < f->sel.nr_guests; i++) {
 		int room = MAX_PID_FILTER - o->filter.nr_pids;
 		int n = guests_find(f->sel.guests[i], o->filter.pids + o->filter.nr_pids, room);

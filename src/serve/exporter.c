@@ -79,12 +79,18 @@ void exporter_watch_progs(struct exporter *x, struct bpf_program *const *list, i
 struct expiry {
 	struct serve_guests *guests;
 	__u64 now_ms;
+	struct exporter *x;
 };
 
 static bool guest_expired(void *ctx, __u32 tgid, __u64 start)
 {
 	const struct expiry *e = ctx;
+	const struct guest_select *sel = e->x->select;
 
+	/* serve -g: another VMM's rows, once its name says so, are not kept either. */
+	if (sel && guest_select_pick(sel, tgid, name_cache_get_at(&e->x->sp->names, tgid, start)) ==
+		   GUEST_UNWANTED)
+		return true;
 	return serve_guests_expired(e->guests, tgid, start, e->now_ms);
 }
 
@@ -97,7 +103,7 @@ static int learn_guests(void *ctx, const struct row_table *cum)
 
 void exporter_tick(struct exporter *x)
 {
-	struct expiry e = { &x->guests, unix_ms() };
+	struct expiry e = { &x->guests, unix_ms(), x };
 
 	pthread_mutex_lock(&x->guests_lock);
 	/* Guests are learnt here too, not only at scrapes: with nobody scraping, those that
@@ -122,6 +128,9 @@ static const struct serve_guest *exported_guest(struct exporter *x, __u32 tgid, 
 	const struct serve_guest *g = serve_guests_find(&x->guests, tgid, start);
 
 	if (!g || !serve_guest_exported(&x->guests, g, now_ms))
+		return NULL;
+	if (x->select && guest_select_pick(x->select, tgid, name_cache_get_at(&x->snap.names, tgid,
+									      start)) != GUEST_WANTED)
 		return NULL;
 	/*
 	 * An ended VMM whose pid later ran a VMM of the same guest label (names that escape

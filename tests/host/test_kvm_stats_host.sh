@@ -7,6 +7,8 @@
 #    (mmio_exits) equal what the guests' arguments make and the guests' own tallies; exits
 #    (KVM's every VM exit) holds at least those; and no BPF program is held by that vmexit (by
 #    bpftool's pids of each program; the same probe finds the BPF stat's programs below).
+#  - serve --source kvm --by vcpu, the same for a guest that starts after it: its
+#    vmexit_exits_total{isa="kvm"} series; promtool accepts the exposition; no BPF held.
 #  - stat --kvm-check -p on a guest that starts after it: no disagreement, exit status 0; the
 #    same with the test-only VMEXIT_TEST_KVM_STATS_SKEW=io_exits:3 (KVM's io_exits read 3 too
 #    many): the IO line says DIFFER by +3, exit status 3.
@@ -18,6 +20,7 @@ OUT=${1:-.output}
 [ -c /dev/kvm ] || skip "/dev/kvm does not exist: no KVM on this host (load kvm)"
 host_binaries "$OUT"
 need_cmd bpftool bpftool
+need_cmd curl curl
 PY=/usr/bin/python3
 [ -x $PY ] || PY=python3
 TMP=$(mktemp -d /tmp/vmexit-test-kvmstats.XXXXXX)
@@ -81,6 +84,47 @@ for g in guests:
             bad += 1
             print("FAIL: pid %d vcpu %d exits %d < IO + HLT %d" %
                   (g["pid"], v["vcpu"], ex, want["IO"] + want["HLT"]))
+sys.exit(1 if bad else 0)
+PYEOF
+
+# --- serve --source kvm: the same counts as series, a valid exposition, no BPF
+"$VMEXIT" serve --source kvm --by vcpu --listen 127.0.0.1:0 -g $NAME-s >/dev/null \
+	2>"$TMP/serve.err" &
+KPID=$!
+wait_said "$TMP/serve.err" "listening on" $KPID || { cat "$TMP/serve.err"; fail "serve did not start"; }
+URL=$(grep -o 'http://[^ ]*/metrics' "$TMP/serve.err")
+"$GUEST" --vcpus $VCPUS --io $IO --in $IN --mmio $MMIO --hlt $HLT --linger 0.3 --name $NAME-s \
+	--json >"$TMP/sguest.json" 2>"$TMP/guest.err" || { cat "$TMP/guest.err"; fail "vmexit-guest failed"; }
+curl -sf "$URL" >"$TMP/metrics.txt" || fail "no answer from $URL"
+held=$(bpf_progs_of $KPID)
+[ -z "$held" ] || fail "serve --source kvm holds BPF programs: ids $held"
+kill -TERM $KPID
+wait $KPID
+rc=$?
+KPID=
+cat "$TMP/serve.err" >>"$TMP/all-stderr"
+[ $rc = 0 ] || { cat "$TMP/serve.err"; fail "serve --source kvm: exit status $rc"; }
+if command -v promtool >/dev/null; then
+	promtool check metrics <"$TMP/metrics.txt" >"$TMP/promtool.out" 2>&1 ||
+		{ cat "$TMP/promtool.out"; fail "promtool refuses serve --source kvm's exposition"; }
+fi
+$PY - "$TMP/metrics.txt" "$TMP/sguest.json" $IO $IN $MMIO $HLT <<'PYEOF' || fail "serve's series differ (above)"
+import json, re, sys
+series = {}
+for l in open(sys.argv[1]):
+    m = re.match(r'vmexit_exits_total\{guest="[^"]*",pid="(\d+)",vcpu="(\d+)",kind="\w+",isa="kvm",reason="(\w+)"\} (\d+)', l)
+    if m:
+        series[(int(m[1]), int(m[2]), m[3])] = int(m[4])
+io, inn, mmio, hlt = map(int, sys.argv[3:7])
+bad = 0
+for g in (json.loads(l) for l in open(sys.argv[2]) if l.strip()):
+    for v in g["vcpus"]:
+        p = v["passes"]
+        for r, n in (("IO", p * (io + inn + 1)), ("HLT", p * hlt), ("MMIO", p * mmio)):
+            got = series.get((g["pid"], v["vcpu"], r))
+            print("%s serve pid %d vcpu %d %s: %s, want %d" % ("ok:" if got == n else "FAIL:",
+                  g["pid"], v["vcpu"], r, got, n))
+            bad += got != n
 sys.exit(1 if bad else 0)
 PYEOF
 
