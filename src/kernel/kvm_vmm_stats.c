@@ -6,11 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include <linux/kvm.h>
 #include "kvm_vmm_stats.h"
 
 #define DEBUGFS_KVM	"/sys/kernel/debug/kvm"
@@ -25,7 +24,10 @@ static int sys_pidfd_getfd(int pidfd, int fd)
 	return syscall(SYS_pidfd_getfd, pidfd, fd, 0);
 }
 
-/* Link target of /proc/PID/fd/FD: -1 kvm-vm, N >= 0 kvm-vcpu:N, -2 anything else. */
+/* What /proc/PID/fd/FD links to. */
+enum { FD_OTHER = -2, FD_VM = -1, FD_VM_STATS = -3, FD_VCPU_STATS = -4 };
+
+/* FD_* or, for "anon_inode:kvm-vcpu:N", N. */
 static int kvm_fd_kind(int pid, int fd)
 {
 	char path[64], link[64];
@@ -34,13 +36,19 @@ static int kvm_fd_kind(int pid, int fd)
 	snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, fd);
 	n = readlink(path, link, sizeof(link) - 1);
 	if (n < 0)
-		return -2;
+		return FD_OTHER;
 	link[n] = 0;
-	if (!strcmp(link, "anon_inode:kvm-vm"))
-		return -1;
-	if (!strncmp(link, "anon_inode:kvm-vcpu:", 20) && isdigit((unsigned char)link[20]))
+	if (strncmp(link, "anon_inode:kvm-", 15))
+		return FD_OTHER;
+	if (!strcmp(link + 15, "vm"))
+		return FD_VM;
+	if (!strcmp(link + 15, "vm-stats"))
+		return FD_VM_STATS;
+	if (!strcmp(link + 15, "vcpu-stats"))
+		return FD_VCPU_STATS;
+	if (!strncmp(link + 15, "vcpu:", 5) && isdigit((unsigned char)link[20]))
 		return atoi(link + 20);
-	return -2;
+	return FD_OTHER;
 }
 
 unsigned long long kvm_vmm_proc_start(int pid)
@@ -64,19 +72,17 @@ unsigned long long kvm_vmm_proc_start(int pid)
 	return t;
 }
 
+/*
+ * A stats fd the VMM holds, copied. KVM_GET_STATS_FD itself cannot be asked of another
+ * process's VM or vCPU fd: KVM answers -EIO to any ioctl from outside the VM's mm.
+ */
 static int stats_of(int pidfd, int fd, struct kvm_stats_fd *out)
 {
-	int copy = sys_pidfd_getfd(pidfd, fd), sfd, err;
+	int copy = sys_pidfd_getfd(pidfd, fd);
 
 	if (copy < 0)
 		return -errno;
-	sfd = ioctl(copy, KVM_GET_STATS_FD, NULL);
-	err = sfd < 0 ? -errno : 0;
-	/* The stats fd holds its own reference on the VM: the copy is not needed. */
-	close(copy);
-	if (err)
-		return err;
-	return kvm_stats_fd_open(out, sfd);
+	return kvm_stats_fd_open(out, copy);
 }
 
 static struct kvm_vm_stats *vm_add(struct kvm_vmm_stats *v, int vm_fd)
@@ -140,12 +146,24 @@ static bool vm_known(const struct kvm_vmm_stats *v, int fd)
 	return false;
 }
 
-/* One pass over /proc/PID/fd: VMs first (a vCPU's stats name their VM), then vCPUs. */
-static int scan_fds(struct kvm_vmm_stats *v, int pidfd)
+/* N of a vCPU stats id "kvm-PID/vcpu-N"; -1 if it is not one. */
+static int vcpu_of_id(const char *id)
+{
+	const char *p = strstr(id, "/vcpu-");
+
+	return p && isdigit((unsigned char)p[6]) ? atoi(p + 6) : -1;
+}
+
+/*
+ * One pass over /proc/PID/fd for the stats fds the VMM holds: VMs' first (a vCPU's stats name
+ * their VM), then vCPUs'. *vm_fds: how many VM fds it has besides (for debugfs).
+ */
+static int scan_fds(struct kvm_vmm_stats *v, int pidfd, int *vm_fds)
 {
 	char path[64];
 	int err = 0;
 
+	*vm_fds = 0;
 	for (int pass = 0; pass < 2 && !err; pass++) {
 		struct dirent *e;
 		DIR *d;
@@ -153,125 +171,178 @@ static int scan_fds(struct kvm_vmm_stats *v, int pidfd)
 		snprintf(path, sizeof(path), "/proc/%d/fd", v->pid);
 		d = opendir(path);
 		if (!d)
-			return -errno == -ENOENT ? -ESRCH : -errno;
+			return errno == ENOENT ? -ESRCH : -errno;
 		while (!err && (e = readdir(d))) {
-			int fd, kind;
 			struct kvm_stats_fd f;
+			int fd, kind, vcpu;
 
 			if (!isdigit((unsigned char)e->d_name[0]))
 				continue;
 			fd = atoi(e->d_name);
 			kind = kvm_fd_kind(v->pid, fd);
-			if (pass == 0 && kind == -1 && !vm_known(v, fd)) {
-				struct kvm_vm_stats *vm;
-
-				err = stats_of(pidfd, fd, &f);
-				if (err == -EBADF)	/* closed meanwhile */
-					err = 0;
-				else if (!err && !(vm = vm_add(v, fd)))
-					err = -ENOMEM;
-				else if (!err)
-					vm->f = f;
-			} else if (pass == 1 && kind >= 0) {
-				err = stats_of(pidfd, fd, &f);
-				if (err == -EBADF) {
-					err = 0;
-					continue;
-				}
-				if (err)
-					break;
-				if (vcpu_known(v, kind, f.id)) {
-					kvm_stats_fd_close(&f);
-					continue;
-				}
-				err = vcpu_add(v, kind, &f);
-				if (err)
-					kvm_stats_fd_close(&f);
+			*vm_fds += pass == 0 && kind == FD_VM;
+			if (!(pass == 0 && kind == FD_VM_STATS && !vm_known(v, fd)) &&
+			    !(pass == 1 && kind == FD_VCPU_STATS))
+				continue;
+			err = stats_of(pidfd, fd, &f);
+			if (err == -EBADF) {		/* closed meanwhile */
+				err = 0;
+				continue;
 			}
+			if (err)
+				break;
+			if (pass == 0) {
+				struct kvm_vm_stats *vm = vm_add(v, fd);
+
+				if (!vm) {
+					kvm_stats_fd_close(&f);
+					err = -ENOMEM;
+				} else {
+					vm->f = f;
+				}
+				continue;
+			}
+			vcpu = vcpu_of_id(f.id);
+			if (vcpu < 0 || vcpu_known(v, vcpu, f.id)) {
+				kvm_stats_fd_close(&f);
+				continue;
+			}
+			err = vcpu_add(v, vcpu, &f);
+			if (err)
+				kvm_stats_fd_close(&f);
 		}
 		closedir(d);
 	}
 	return err;
 }
 
-/* debugfs: kvm/<pid>-<fd>/<stat>, one number per file. */
-static int debugfs_read_vm(struct kvm_vmm_stats *v, struct kvm_vm_stats *vm, bool descs)
+/* The files a debugfs VM keeps open: one per statistic, ~90 per VM. */
+static void raise_nofile(void)
+{
+	static bool done;
+	struct rlimit r;
+
+	if (done || getrlimit(RLIMIT_NOFILE, &r))
+		return;
+	done = true;
+	r.rlim_cur = r.rlim_max;
+	setrlimit(RLIMIT_NOFILE, &r);
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), t = strlen(tail);
+
+	return n >= t && !strcmp(s + n - t, tail);
+}
+
+/*
+ * debugfs kvm/<pid>-<fd>/: one file per statistic, the VM's own and its vCPUs' summed, each
+ * opened once and held: an open file holds a reference on the VM, so its values stay readable
+ * after the VMM exits, as a stats fd's do. Histograms are skipped (a file shows their first
+ * bucket only); the file mode tells cumulative and peak (0644, clearable) from instant (0444).
+ */
+static int debugfs_open_vm(struct kvm_vmm_stats *v, struct kvm_vm_stats *vm)
 {
 	char path[128];
 	struct dirent *e;
+	__u32 n = 0, cap = 0;
 	DIR *d;
-	__u32 n = 0;
+	int err = 0;
 
 	snprintf(path, sizeof(path), DEBUGFS_KVM "/%d-%d", v->pid, vm->vm_fd);
 	d = opendir(path);
 	if (!d)
 		return -errno;
+	raise_nofile();
 	while ((e = readdir(d))) {
-		char file[512];
 		struct stat st;
-		unsigned long long val;
-		FILE *f;
+		int fd;
 
-		snprintf(file, sizeof(file), "%s/%s", path, e->d_name);
-		if (e->d_name[0] == '.' || stat(file, &st) || !S_ISREG(st.st_mode) ||
-		    strlen(e->d_name) >= KVM_STAT_NAME_MAX)
+		if (e->d_name[0] == '.' || strlen(e->d_name) >= KVM_STAT_NAME_MAX ||
+		    ends_with(e->d_name, "_hist"))
 			continue;
-		f = fopen(file, "r");
-		if (!f)
+		fd = openat(dirfd(d), e->d_name, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+			err = -errno;
+			break;
+		}
+		if (fd < 0)
 			continue;
-		if (fscanf(f, "%llu", &val) != 1) {
-			fclose(f);
+		if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+			close(fd);
 			continue;
 		}
-		fclose(f);
-		if (descs) {
-			struct kvm_stat_desc *nd = realloc(vm->f.descs, (n + 1) * sizeof(*nd));
-			__u64 *dd = realloc(vm->f.data, (n + 1) * sizeof(*dd));
+		if (n == cap) {
+			__u32 c = cap ? 2 * cap : 128;
+			struct kvm_stat_desc *nd = realloc(vm->f.descs, c * sizeof(*nd));
+			int *nf;
 
 			if (nd)
 				vm->f.descs = nd;
-			if (dd)
-				vm->f.data = dd;
-			if (!nd || !dd) {
-				closedir(d);
-				return -ENOMEM;
+			nf = nd ? realloc(vm->dfds, c * sizeof(*nf)) : NULL;
+			if (!nf) {
+				close(fd);
+				err = -ENOMEM;
+				break;
 			}
-			memset(&nd[n], 0, sizeof(nd[n]));
-			snprintf(nd[n].name, sizeof(nd[n].name), "%s", e->d_name);
-			/* Clearable files (write 0) are the cumulative and peak ones. */
-			nd[n].type = st.st_mode & 0200 ? KVM_STAT_CUMULATIVE : KVM_STAT_INSTANT;
-			nd[n].size = 1;
-			nd[n].index = n;
-			vm->f.data[n] = val;
-			vm->f.nr_descs = vm->f.nr_data = ++n;
-		} else {
-			const struct kvm_stat_desc *sd = kvm_stats_fd_find(&vm->f, e->d_name);
-
-			if (sd)
-				vm->f.data[sd->index] = val;
+			vm->dfds = nf;
+			cap = c;
 		}
+		memset(&vm->f.descs[n], 0, sizeof(vm->f.descs[n]));
+		snprintf(vm->f.descs[n].name, KVM_STAT_NAME_MAX, "%s", e->d_name);
+		vm->f.descs[n].type = st.st_mode & 0200 ? KVM_STAT_CUMULATIVE : KVM_STAT_INSTANT;
+		vm->f.descs[n].size = 1;
+		vm->f.descs[n].index = n;
+		vm->dfds[n] = fd;
+		vm->f.nr_descs = ++n;
 	}
 	closedir(d);
-	if (descs) {
-		vm->f.base = calloc(n ? n : 1, sizeof(__u64));
-		vm->f.prev = calloc(n ? n : 1, sizeof(__u64));
-		if (!vm->f.base || !vm->f.prev)
-			return -ENOMEM;
+	vm->f.nr_data = n;
+	vm->f.data = calloc(n ? n : 1, sizeof(__u64));
+	vm->f.base = calloc(n ? n : 1, sizeof(__u64));
+	vm->f.prev = calloc(n ? n : 1, sizeof(__u64));
+	if (!err && (!vm->f.data || !vm->f.base || !vm->f.prev))
+		err = -ENOMEM;
+	return err;
+}
+
+static int debugfs_read_vm(struct kvm_vm_stats *vm)
+{
+	for (__u32 i = 0; i < vm->f.nr_descs; i++) {
+		char buf[32];
+		ssize_t n = pread(vm->dfds[i], buf, sizeof(buf) - 1, 0);
+
+		if (n < 0)
+			return -errno;
+		buf[n] = 0;
+		vm->f.data[i] = strtoull(buf, NULL, 10);
 	}
 	return 0;
+}
+
+static void vm_close(struct kvm_vm_stats *vm)
+{
+	for (int j = 0; j < vm->nr_vcpus; j++)
+		kvm_stats_fd_close(&vm->vcpus[j].f);
+	free(vm->vcpus);
+	for (__u32 i = 0; vm->dfds && i < vm->f.nr_descs; i++)
+		close(vm->dfds[i]);
+	free(vm->dfds);
+	kvm_stats_fd_close(&vm->f);
 }
 
 static int open_debugfs(struct kvm_vmm_stats *v)
 {
 	char path[64];
 	struct dirent *e;
-	int err = -ENOENT;
+	int err = 0;
 	DIR *d;
 
 	snprintf(path, sizeof(path), "/proc/%d/fd", v->pid);
 	d = opendir(path);
 	if (!d)
-		return -errno;
+		return errno == ENOENT ? -ESRCH : -errno;
 	while ((e = readdir(d))) {
 		struct kvm_vm_stats *vm;
 		int fd;
@@ -279,7 +350,7 @@ static int open_debugfs(struct kvm_vmm_stats *v)
 		if (!isdigit((unsigned char)e->d_name[0]))
 			continue;
 		fd = atoi(e->d_name);
-		if (kvm_fd_kind(v->pid, fd) != -1 || vm_known(v, fd))
+		if (kvm_fd_kind(v->pid, fd) != FD_VM || vm_known(v, fd))
 			continue;
 		vm = vm_add(v, fd);
 		if (!vm) {
@@ -287,22 +358,27 @@ static int open_debugfs(struct kvm_vmm_stats *v)
 			break;
 		}
 		snprintf(vm->f.id, sizeof(vm->f.id), "kvm-%d", v->pid);
-		err = debugfs_read_vm(v, vm, true);
+		err = debugfs_open_vm(v, vm);
 		if (err) {
+			vm_close(vm);
 			v->nr_vms--;
 			break;
 		}
 	}
 	closedir(d);
-	if (!err && !v->nr_vms)
-		err = -ENOENT;
-	v->debugfs = !err;
+	if (!err)
+		v->debugfs = v->nr_vms > 0;
 	return err;
+}
+
+static bool debugfs_mounted(void)
+{
+	return !access(DEBUGFS_KVM, R_OK | X_OK);
 }
 
 int kvm_vmm_stats_open(struct kvm_vmm_stats *v, int pid, char *why, size_t why_len)
 {
-	int pidfd, err;
+	int pidfd, err, vm_fds = 0;
 
 	memset(v, 0, sizeof(*v));
 	v->pid = pid;
@@ -314,17 +390,28 @@ int kvm_vmm_stats_open(struct kvm_vmm_stats *v, int pid, char *why, size_t why_l
 			snprintf(why, why_len, "pid %d: pidfd_open: %s", pid, strerror(-err));
 		return err;
 	}
-	err = scan_fds(v, pidfd);
+	err = scan_fds(v, pidfd, &vm_fds);
 	close(pidfd);
-	if ((err == -EPERM || err == -EACCES) && !open_debugfs(v))
-		return 0;
+	/* No stats fds of its own (most VMMs): debugfs, where it is mounted and readable. */
+	if ((!err && !v->nr_vms && vm_fds) || ((err == -EPERM || err == -EACCES) && vm_fds)) {
+		int derr = debugfs_mounted() ? open_debugfs(v) : -ENOENT;
+
+		if (!derr && v->nr_vms)
+			return 0;
+		if (!err)
+			err = derr == -ENOENT ? -ENOTSUP : derr;
+	}
 	if (!err && !v->nr_vms)
 		err = -ENOENT;
 	if (err && why) {
 		if (err == -EPERM || err == -EACCES)
-			snprintf(why, why_len, "pid %d: cannot copy its KVM fds (pidfd_getfd: %s): "
-				 "run as its user or with CAP_SYS_PTRACE, or as root with debugfs "
-				 "mounted at /sys/kernel/debug", pid, strerror(-err));
+			snprintf(why, why_len, "pid %d: cannot copy its KVM stats fds (pidfd_getfd: %s) "
+				 "nor read debugfs: run as its user or with CAP_SYS_PTRACE, or as root "
+				 "with debugfs mounted at /sys/kernel/debug", pid, strerror(-err));
+		else if (err == -ENOTSUP)
+			snprintf(why, why_len, "pid %d: KVM's statistics of its VM are not reachable: "
+				 "mount debugfs (mount -t debugfs none /sys/kernel/debug) and run as "
+				 "root, or have the VMM hold its stats fds (KVM_GET_STATS_FD)", pid);
 		else if (err == -ENOENT)
 			snprintf(why, why_len, "pid %d holds no KVM VM", pid);
 		else
@@ -337,14 +424,16 @@ int kvm_vmm_stats_open(struct kvm_vmm_stats *v, int pid, char *why, size_t why_l
 
 int kvm_vmm_stats_rescan(struct kvm_vmm_stats *v)
 {
-	int pidfd, err;
+	int pidfd, err, vm_fds;
 
-	if (v->debugfs || kvm_vmm_proc_start(v->pid) != v->start)
+	if (kvm_vmm_proc_start(v->pid) != v->start)
 		return 0;
+	if (v->debugfs)
+		return open_debugfs(v);
 	pidfd = sys_pidfd_open(v->pid);
 	if (pidfd < 0)
 		return -errno;
-	err = scan_fds(v, pidfd);
+	err = scan_fds(v, pidfd, &vm_fds);
 	close(pidfd);
 	return err;
 }
@@ -353,10 +442,9 @@ int kvm_vmm_stats_read(struct kvm_vmm_stats *v)
 {
 	for (int i = 0; i < v->nr_vms; i++) {
 		struct kvm_vm_stats *vm = &v->vms[i];
-		int err = v->debugfs ? debugfs_read_vm(v, vm, false) : kvm_stats_fd_read(&vm->f);
+		int err = v->debugfs ? debugfs_read_vm(vm) : kvm_stats_fd_read(&vm->f);
 
-		/* debugfs' directory goes with the VM: its last values stay. */
-		if (err && !v->debugfs)
+		if (err)
 			return err;
 		for (int j = 0; j < vm->nr_vcpus; j++) {
 			err = kvm_stats_fd_read(&vm->vcpus[j].f);
@@ -369,12 +457,8 @@ int kvm_vmm_stats_read(struct kvm_vmm_stats *v)
 
 void kvm_vmm_stats_close(struct kvm_vmm_stats *v)
 {
-	for (int i = 0; i < v->nr_vms; i++) {
-		for (int j = 0; j < v->vms[i].nr_vcpus; j++)
-			kvm_stats_fd_close(&v->vms[i].vcpus[j].f);
-		free(v->vms[i].vcpus);
-		kvm_stats_fd_close(&v->vms[i].f);
-	}
+	for (int i = 0; i < v->nr_vms; i++)
+		vm_close(&v->vms[i]);
 	free(v->vms);
 	v->vms = NULL;
 	v->nr_vms = 0;
@@ -401,7 +485,7 @@ int kvm_vmm_pids(int *pids, int max)
 			continue;
 		while ((e = readdir(fds))) {
 			if (isdigit((unsigned char)e->d_name[0]) &&
-			    kvm_fd_kind(atoi(p->d_name), atoi(e->d_name)) == -1) {
+			    kvm_fd_kind(atoi(p->d_name), atoi(e->d_name)) == FD_VM) {
 				pids[n++] = atoi(p->d_name);
 				break;
 			}

@@ -1,18 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * One VMM's KVM statistics: its VMs and vCPUs, found by their fds (/proc/PID/fd links
- * "anon_inode:kvm-vm" and "anon_inode:kvm-vcpu:N"), each fd copied here with pidfd_getfd()
- * and asked for its binary statistics (KVM_GET_STATS_FD). No BPF, nothing per exit: KVM keeps
- * these counters anyway.
- *
- * Privilege: pidfd_getfd() needs PTRACE_MODE_ATTACH_REALCREDS on the VMM, i.e. the same uid
- * (and Yama's ptrace_scope <= 0... 1 only for descendants) or CAP_SYS_PTRACE. Where that fails
- * and debugfs is mounted, kvm/<pid>-<fd>/ is read instead (root: debugfs is 0700): one file
- * per statistic, per VM only (the vCPUs' summed), no descriptors (the file mode says
- * cumulative 0644 from instant 0444; histograms are not there).
- *
- * A stats fd holds a reference on its VM: its counts stay readable after the VMM exits, until
- * kvm_vmm_stats_close(). So a VMM found once is counted whole, whatever its life afterwards.
+ * One VMM's KVM statistics, found from its fds (/proc/PID/fd). No BPF, nothing per exit: KVM
+ * keeps these counters anyway. Two ways in:
+ *  - binary stats fds ("anon_inode:kvm-vm-stats", "anon_inode:kvm-vcpu-stats") the VMM holds,
+ *    copied with pidfd_getfd(): typed descriptors, per vCPU, histograms. Only the VMM can make
+ *    them: KVM answers -EIO to a KVM_GET_STATS_FD (any ioctl) from outside the VM's mm, so
+ *    a VM fd copied here is no use. pidfd_getfd() needs PTRACE_MODE_ATTACH_REALCREDS on the
+ *    VMM: its uid (with Yama's ptrace_scope 0) or CAP_SYS_PTRACE.
+ *  - debugfs kvm/<pid>-<fd>/ for a VMM that holds a VM fd ("anon_inode:kvm-vm") and no stats
+ *    fds (most): one file per statistic, the VM's and its vCPUs' summed, no vCPU rows, no
+ *    histograms; root (debugfs is 0700) and debugfs mounted.
+ * A stats fd, and a held debugfs file, holds a reference on its VM: its counts stay readable
+ * after the VMM exits, until kvm_vmm_stats_close(). A VMM found once is counted whole.
  */
 #ifndef VMEXIT_KVM_VMM_STATS_H
 #define VMEXIT_KVM_VMM_STATS_H
@@ -29,7 +28,8 @@ struct kvm_vcpu_stats {
 
 struct kvm_vm_stats {
 	int vm_fd;			/* the VMM's fd number (debugfs names the VM by it) */
-	struct kvm_stats_fd f;		/* the VM's own statistics */
+	struct kvm_stats_fd f;		/* the VM's own statistics (debugfs: its vCPUs' too) */
+	int *dfds;			/* debugfs: the file of each of f's statistics, held */
 	struct kvm_vcpu_stats *vcpus;
 	int nr_vcpus;
 };
