@@ -156,6 +156,22 @@ static bool key_guest(void *ctx, __u32 tgid, __u64 start, const char **guest, __
 	return true;
 }
 
+/* serve -g: the running guests it exports (the kernel counts other VMMs too). */
+static __u32 selected_running(struct exporter *x)
+{
+	const struct serve_guest_map_slot *slot;
+	__u32 n = 0;
+
+	hashmap_for_each(slot, &x->guests.map) {
+		const struct serve_guest *g = &slot->val;
+
+		n += !g->ended_ms &&
+		     guest_select_pick(x->select, g->tgid, name_cache_get_at(&x->snap.names, g->tgid,
+									    g->start)) == GUEST_WANTED;
+	}
+	return n;
+}
+
 /*
  * The exported series: those of guests still exported, with their names and start times, in
  * the rows' order (the taken series are kept in place, the others dropped).
@@ -188,7 +204,7 @@ static int select_series(struct exporter *x, __u64 now_ms, struct expo_input *in
 	in->series = x->series;
 	in->counts = x->counts;
 	in->nr_series = kept;
-	in->guests = serve_guests_running(&x->guests);
+	in->guests = x->select ? selected_running(x) : serve_guests_running(&x->guests);
 	return 0;
 }
 
