@@ -207,6 +207,7 @@ int stat_kvm_run(const struct stat_kvm_opts *o)
 	int err = 0;
 
 	kvm_source_init(&ks, f->sel.f.pids, f->sel.f.nr_pids, f->sel.guests, f->sel.nr_guests);
+	ks.verbose = f->opts.verbose;
 	install_signal_handlers();
 	err = kvm_source_update(&ks, start);
 	if (err)

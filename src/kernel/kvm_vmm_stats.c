@@ -251,6 +251,9 @@ static int debugfs_open_vm(struct kvm_vmm_stats *v, struct kvm_vm_stats *vm)
 	int err = 0;
 
 	snprintf(path, sizeof(path), DEBUGFS_KVM "/%d-%d", v->pid, vm->vm_fd);
+	vm->dir_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (vm->dir_fd < 0)
+		return -errno;
 	d = opendir(path);
 	if (!d)
 		return -errno;
@@ -307,12 +310,23 @@ static int debugfs_open_vm(struct kvm_vmm_stats *v, struct kvm_vm_stats *vm)
 	return err;
 }
 
+/*
+ * A debugfs attribute file prints its value afresh at offset 0. Where it refuses pread (no
+ * llseek), the file is opened again by name in the held directory: the held file keeps the VM.
+ */
 static int debugfs_read_vm(struct kvm_vm_stats *vm)
 {
 	for (__u32 i = 0; i < vm->f.nr_descs; i++) {
 		char buf[32];
 		ssize_t n = pread(vm->dfds[i], buf, sizeof(buf) - 1, 0);
 
+		if (n < 0 && errno == ESPIPE) {
+			int fd = openat(vm->dir_fd, vm->f.descs[i].name, O_RDONLY | O_CLOEXEC);
+
+			n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+			if (fd >= 0)
+				close(fd);
+		}
 		if (n < 0)
 			return -errno;
 		buf[n] = 0;
@@ -329,6 +343,8 @@ static void vm_close(struct kvm_vm_stats *vm)
 	for (__u32 i = 0; vm->dfds && i < vm->f.nr_descs; i++)
 		close(vm->dfds[i]);
 	free(vm->dfds);
+	if (vm->dir_fd > 0)
+		close(vm->dir_fd);
 	kvm_stats_fd_close(&vm->f);
 }
 

@@ -30,6 +30,7 @@ struct kvm_vm_stats {
 	int vm_fd;			/* the VMM's fd number (debugfs names the VM by it) */
 	struct kvm_stats_fd f;		/* the VM's own statistics (debugfs: its vCPUs' too) */
 	int *dfds;			/* debugfs: the file of each of f's statistics, held */
+	int dir_fd;			/* debugfs: the VM's directory (0: none) */
 	struct kvm_vcpu_stats *vcpus;
 	int nr_vcpus;
 };

@@ -131,6 +131,8 @@ static int add(struct kvm_source *ks, int pid, const char *name)
 	snprintf(g->name, sizeof(g->name), "%s", name);
 	err = kvm_vmm_stats_read(&g->v);
 	if (err) {
+		fprintf(stderr, "vmexit: pid %d: cannot read KVM's statistics: %s\n", pid,
+			strerror(-err));
 		guest_free(g);
 		return 0;
 	}
@@ -145,6 +147,16 @@ static int add(struct kvm_source *ks, int pid, const char *name)
 	}
 	ks->nr++;
 	apply_skew(ks, g);
+	if (ks->verbose) {
+		int vcpus = 0;
+
+		for (int m = 0; m < g->v.nr_vms; m++)
+			vcpus += g->v.vms[m].nr_vcpus;
+		fprintf(stderr, "vmexit: pid %d (%s): KVM statistics from %s: %d VM%s, %d vCPU "
+			"file%s, %u statistics\n", pid, name, g->v.debugfs ? "debugfs" :
+			"its stats fds", g->v.nr_vms, g->v.nr_vms == 1 ? "" : "s", vcpus,
+			vcpus == 1 ? "" : "s", g->v.nr_vms ? g->v.vms[0].f.nr_descs : 0);
+	}
 	return 0;
 }
 

@@ -33,6 +33,7 @@ struct kvm_source {
 	int nr, cap;
 	bool started;			/* the first scan is done: VMs found later count from 0 */
 	bool said_perm;			/* a permission failure said once */
+	bool verbose;			/* say each guest found, and how it is read */
 	/* Test-only VMEXIT_TEST_KVM_STATS_SKEW=NAME:N adds N to statistic NAME as read (a
 	 * planted disagreement for the cross-check's test). */
 	char skew_name[64];

@@ -48,6 +48,7 @@ int kvm_serve(const struct kvm_serve_opts *o, int listen_fd, const char *where)
 	int rc = 0, e;
 
 	kvm_source_init(&k.ks, f->sel.f.pids, f->sel.f.nr_pids, f->sel.guests, f->sel.nr_guests);
+	k.ks.verbose = o->verbose;
 	pthread_mutex_init(&k.lock, NULL);
 	install_signal_handlers();
 	signal(SIGHUP, SIG_IGN);

@@ -46,7 +46,7 @@ kvm_stat_run() {
 	local way=$1 by=
 	shift
 	[ $way = vcpu ] && by="--by vcpu"
-	"$VMEXIT" stat --source kvm $by --json -g $NAME-$way-0 -g $NAME-$way-1 \
+	"$VMEXIT" stat --source kvm -v $by --json -g $NAME-$way-0 -g $NAME-$way-1 \
 		>"$TMP/kvm-$way.json" 2>"$TMP/kvm.err" &
 	KPID=$!
 	wait_said "$TMP/kvm.err" "Reading KVM's statistics" $KPID ||
@@ -97,7 +97,7 @@ for g in guests:
             print("FAIL: pid %d vcpu %d exits %d < IO + HLT" % (g["pid"], vcpu, ex))
 sys.exit(1 if bad else 0)
 PYEOF
-		fail "KVM's counts differ (above)"
+		{ ls /sys/kernel/debug/kvm; fail "KVM's counts differ (above)"; }
 }
 
 # debugfs: the way in for a VMM that holds no stats fds (all but a few).
