@@ -107,11 +107,56 @@ static const char *prom_type(const struct kvm_stat_desc *d)
 	}
 }
 
+/*
+ * raw x 10^exponent written exactly ("1.5" for 1500000000 ns, "0.000001023" for 1023 ns): the
+ * same bucket bound every scrape, no binary rounding. A power-of-two exponent: %.17g.
+ */
+static void fmt_scaled(char *out, size_t len, const struct kvm_stat_desc *d, __u64 raw)
+{
+	char dig[32], tmp[96], *p = tmp;
+	int n, e = d->exponent;
+
+	if (d->pow2 && e) {
+		snprintf(out, len, "%.17g", kvm_stat_scale(d, (double)raw));
+		return;
+	}
+	n = snprintf(dig, sizeof(dig), "%llu", (unsigned long long)raw);
+	if (!e || !raw || e > 40 || e < -40) {
+		if (!e || !raw)
+			snprintf(out, len, "%s", dig);
+		else
+			snprintf(out, len, "%se%d", dig, e);
+		return;
+	}
+	if (e > 0) {
+		p += sprintf(p, "%s", dig);
+		while (e--)
+			*p++ = '0';
+		*p = 0;
+	} else if (n > -e) {
+		p += sprintf(p, "%.*s.%s", n + e, dig, dig + n + e);
+	} else {
+		p += sprintf(p, "0.");
+		for (int i = 0; i < -e - n; i++)
+			*p++ = '0';
+		p += sprintf(p, "%s", dig);
+	}
+	/* No trailing zeros after a point. */
+	if (strchr(tmp, '.')) {
+		while (p > tmp && p[-1] == '0')
+			*--p = 0;
+		if (p > tmp && p[-1] == '.')
+			*--p = 0;
+	}
+	snprintf(out, len, "%s", tmp);
+}
+
 static int put_value(struct expo_buf *b, const struct kvm_stat_desc *d, __u64 raw)
 {
-	if (!d->exponent)
-		return put(b, " %llu\n", (unsigned long long)raw);
-	return put(b, " %.17g\n", kvm_stat_scale(d, (double)raw));
+	char v[96];
+
+	fmt_scaled(v, sizeof(v), d, raw);
+	return put(b, " %s\n", v);
 }
 
 static int render_stat(struct expo_buf *b, struct kvm_source *ks, const struct kvm_stat_desc *rep,
@@ -169,10 +214,13 @@ static int render_stat(struct expo_buf *b, struct kvm_source *ks, const struct k
 					if (isinf(le))
 						err = put(b, "%s_bucket{%s,le=\"+Inf\"} %llu\n", fam, lab,
 							  (unsigned long long)cum);
-					else
-						err = put(b, "%s_bucket{%s,le=\"%.17g\"} %llu\n", fam,
-							  lab, kvm_stat_scale(d, le),
-							  (unsigned long long)cum);
+					else {
+						char v[96];
+
+						fmt_scaled(v, sizeof(v), d, (__u64)le);
+						err = put(b, "%s_bucket{%s,le=\"%s\"} %llu\n", fam,
+							  lab, v, (unsigned long long)cum);
+					}
 				}
 				if (!err)
 					err = put(b, "%s_count{%s} %llu\n", fam, lab,
