@@ -44,7 +44,8 @@ static int kvm_fd_kind(int pid, int fd)
 		return FD_VM;
 	if (!strcmp(link + 15, "vm-stats"))
 		return FD_VM_STATS;
-	if (!strcmp(link + 15, "vcpu-stats"))
+	/* "kvm-vcpu-stats:N" (its vCPU id; the id inside the file says it too). */
+	if (!strncmp(link + 15, "vcpu-stats", 10))
 		return FD_VCPU_STATS;
 	if (!strncmp(link + 15, "vcpu:", 5) && isdigit((unsigned char)link[20]))
 		return atoi(link + 20);

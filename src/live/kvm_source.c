@@ -122,8 +122,8 @@ static int add(struct kvm_source *ks, int pid, const char *name)
 	if (err) {
 		bool perm = err == -EPERM || err == -EACCES;
 
-		/* -ENOENT: a VMM between its VM's fd and... gone, or a race: the next tick. */
-		if (err != -ENOENT && err != -ESRCH && (!perm || !ks->said_perm))
+		/* -ENOENT, -ESRCH: no VM (yet, or any more), the process gone: the next scan. */
+		if ((err != -ENOENT && err != -ESRCH && (!perm || !ks->said_perm)) || ks->verbose)
 			fprintf(stderr, "vmexit: %s\n", why);
 		ks->said_perm |= perm;
 		return 0;
