@@ -7,7 +7,7 @@
 #    stats fds the guest holds (--stats-fds, per vCPU): IO (io_exits), HLT (halt_exits) and
 #    MMIO (mmio_exits) equal what the guests' arguments make and the guests' own tallies; exits
 #    (KVM's every VM exit) holds at least IO + HLT; and no BPF program is held by that vmexit
-#    (bpftool's pids of each program; the same probe finds the BPF stat's programs below).
+#    (the program and link fds of that process; the same probe finds the BPF stat's below).
 #  - serve --source kvm --by vcpu, the same for a guest that starts after it: its
 #    vmexit_exits_total{isa="kvm"} series; promtool accepts the exposition; no BPF held.
 #  - stat --kvm-check -p on a guest that starts after it: no disagreement, exit status 0; the
@@ -20,7 +20,6 @@ OUT=${1:-.output}
 [ "$(id -u)" = 0 ] || skip "needs root (pidfd_getfd of another user's VMM, BPF for --kvm-check)"
 [ -c /dev/kvm ] || skip "/dev/kvm does not exist: no KVM on this host (load kvm)"
 host_binaries "$OUT"
-need_cmd bpftool bpftool
 need_cmd curl curl
 PY=/usr/bin/python3
 [ -x $PY ] || PY=python3
@@ -30,13 +29,18 @@ trap '[ -n "$KPID" ] && kill $KPID 2>/dev/null; [ -n "$gpid" ] && kill -9 $gpid 
 chmod 755 "$TMP"
 NAME=kvst-$$ VCPUS=2 IO=40 IN=10 MMIO=7 HLT=5
 
-# bpf_progs_of PID: the ids of the BPF programs whose fds PID holds (bpftool's pid iterator).
+# bpf_progs_of PID: the ids of the BPF programs PID holds, by a program fd or a link fd (their
+# /proc fdinfo's prog_id; bpftool's pids need a pid iterator not every kernel and bpftool has).
 bpf_progs_of() {
-	bpftool prog show --json | $PY -c '
-import json, sys
-pid = int(sys.argv[1])
-print(" ".join(str(p["id"]) for p in json.load(sys.stdin)
-               if any(h.get("pid") == pid for h in p.get("pids", []))))' "$1"
+	local fd t ids=
+	for fd in /proc/$1/fd/*; do
+		t=$(readlink "$fd" 2>/dev/null) || continue
+		case $t in
+		anon_inode:bpf-prog|anon_inode:bpf_link)
+			ids="$ids $(awk '/^prog_id:/ { print $2 }' "/proc/$1/fdinfo/${fd##*/}" 2>/dev/null)" ;;
+		esac
+	done
+	echo $ids
 }
 
 # kvm_stat_run WAY [GUEST ARGS...]: stat --source kvm (per vCPU for WAY vcpu) started first,
