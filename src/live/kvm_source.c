@@ -92,9 +92,11 @@ static void apply_skew(struct kvm_source *ks, struct kvm_guest *g)
 		struct kvm_stats_fd *f = kvm_guest_fd(g, i, &vcpu);
 		const struct kvm_stat_desc *d = kvm_stats_fd_find(f, ks->skew_name);
 
-		if (d && vcpu >= 0) {
+		/* The first fd that has it (a vCPU's, or debugfs' VM sums): the guest's total is
+		 * off by skew. */
+		if (d) {
 			f->data[d->index] += ks->skew;
-			return;		/* one vCPU: the whole guest's total is off by skew */
+			return;
 		}
 	}
 }
