@@ -10,7 +10,7 @@
  *                [--seconds S] [--linger S] [--name NAME] [--ring 0|3] [--json]
  *                [--io-sleep-us US] [--io-spin-us US] [--symbols FILE]
  *                [--guest-trace-out FILE] [--tsc-offset TICKS] [--touch N]
- *                [--uffd-delay-us US] [--hold-until PATH]
+ *                [--uffd-delay-us US] [--hold-until PATH] [--stats-fds]
  *
  * Each VM is one process, as with QEMU. The process carries a QEMU-style name on its command
  * line, "-name guest=NAME,debug-threads=on" (NAME-<i> with --vms > 1), so tools that name VMs
@@ -72,6 +72,10 @@
  * --symbols FILE writes the guest code's labels as a System.map (guest_cpuid, guest_hlt, ...:
  * each kind's exit instruction, at its guest address) and exits without running a VM:
  * vmexit stat --by rip --guest-symbols NAME=FILE names each exit's RIP with them.
+ *
+ * --stats-fds: the VMM opens KVM's binary statistics (KVM_GET_STATS_FD) of its VM and of each
+ * vCPU and holds them, as a VMM that exports its own statistics does: vmexit --source kvm
+ * copies them (pidfd_getfd) and reads them per vCPU. Only the VMM can make them.
  *
  * Rings. --ring 0 (the default) runs the guest as a kernel would: every kind works, here and
  * on SVM/VMX. --ring 3 runs it as user code (CPL 3, IOPL 3), like the reference PVM probe:
@@ -227,6 +231,7 @@ struct opts {
 	int ring;
 	bool ring_given;
 	bool json;
+	bool stats_fds;		/* --stats-fds: hold the VM's and vCPUs' KVM stats fds */
 	const char *vm_name;	/* from "-name guest=...": this process is one VM */
 	bool amd;		/* the host CPU is AMD: vmmcall instead of vmcall */
 	uint64_t io_sleep_ns;	/* per --io exit, in the VMM: asleep, then spinning */
@@ -876,6 +881,11 @@ static int setup_vcpu(struct vm *vm, struct vcpu *v)
 		errmsg("%s: KVM_CREATE_VCPU %d: %s", vm->name, v->index, strerror(errno));
 		return -1;
 	}
+	/* Held until exit: a reader takes them with pidfd_getfd() (the ioctl is the VMM's). */
+	if (vm->o->stats_fds && ioctl(v->fd, KVM_GET_STATS_FD, NULL) < 0) {
+		errmsg("%s: KVM_GET_STATS_FD on vCPU %d: %s", vm->name, v->index, strerror(errno));
+		return -1;
+	}
 	v->run = mmap(NULL, vm->run_size, PROT_READ | PROT_WRITE, MAP_SHARED, v->fd, 0);
 	if (v->run == MAP_FAILED) {
 		v->run = NULL;
@@ -1299,6 +1309,10 @@ static int run_vm_once(struct vm *vm)
 		errmsg("%s: KVM_CREATE_VM: %s", vm->name, strerror(errno));
 		return 1;
 	}
+	if (vm->o->stats_fds && ioctl(vm->vm_fd, KVM_GET_STATS_FD, NULL) < 0) {
+		errmsg("%s: KVM_GET_STATS_FD: %s", vm->name, strerror(errno));
+		return 1;
+	}
 	mmap_size = ioctl(vm->kvm_fd, KVM_GET_VCPU_MMAP_SIZE, 0);
 	if (mmap_size < (int)sizeof(struct kvm_run)) {
 		errmsg("%s: KVM_GET_VCPU_MMAP_SIZE: %s", vm->name, strerror(errno));
@@ -1408,11 +1422,16 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			       "[--symbols FILE]\n"
 			       "                    [--guest-trace-out FILE] [--tsc-offset TICKS] "
 			       "[--touch N]\n"
-			       "                    [--uffd-delay-us US] [--hold-until PATH]\n");
+			       "                    [--uffd-delay-us US] [--hold-until PATH] "
+			       "[--stats-fds]\n");
 			exit(0);
 		}
 		if (!strcmp(arg, "--json")) {
 			o->json = true;
+			continue;
+		}
+		if (!strcmp(arg, "--stats-fds")) {
+			o->stats_fds = true;
 			continue;
 		}
 		val = option_value(argc, argv, &i, opt, sizeof(opt));
@@ -1559,6 +1578,8 @@ static char **vm_argv(const char *argv0, const struct opts *o, const char *name)
 	}
 	if (o->json)
 		args[n++] = "--json";
+	if (o->stats_fds)
+		args[n++] = "--stats-fds";
 	if (o->trace_out) {
 		args[n++] = "--guest-trace-out";
 		args[n++] = (char *)o->trace_out;

@@ -654,8 +654,8 @@ static int add_guest_traces(struct report *r, const struct rec_meta *meta)
 		} else {
 			struct guest_merge_ctx mc = {
 				.capture = r->a->path, .keep_outside = r->a->keep_outside,
-				.span_from = r->first_ts ? r->first_ts : meta->mono_ns,
-				.span_to = r->last_ts,
+				.span_from = r->span.first_ns ? r->span.first_ns : meta->mono_ns,
+				.span_to = r->span.last_ns,
 				.exit_ns = exit_times_median(&r->exits, tgid) };
 
 			if (guest_merge(s, tgid, &r->gc, &mc, &r->out))

@@ -21,6 +21,8 @@
 #include "privileges.h"
 #include "qmp_option.h"
 #include "series_cap.h"
+#include "kvm_serve.h"
+#include "source_option.h"
 #include "vmexit.skel.h"
 
 /* Seconds between the exporter's own samples (a vCPU makes at most ~10M exits/s: 2^32 takes
@@ -47,6 +49,7 @@ static const char doc[] =
 "    vmexit serve --buckets 1.024us,32.768us,1.048576ms,33.554432ms\n"
 "    vmexit serve --keys 20 --qmp auto   # top 20 keys per guest x reason\n"
 "    vmexit serve --histograms both      # native and classic to Prometheus\n"
+"    vmexit serve --source kvm           # KVM's own counters, no BPF at all\n"
 "\v" DURATION_HELP;
 
 struct serve_args {
@@ -61,6 +64,7 @@ struct serve_args {
 	const char *qmp;	/* --qmp */
 	enum expo_hists hists;	/* --histograms */
 	__u64 max_series;	/* --max-series */
+	enum exit_source source;	/* --source */
 };
 
 OPT_STATIC_STORE(opt_hists, enum expo_hists);
@@ -137,6 +141,7 @@ static const struct cmd_option options[] = {
 	  "past it whole rows are left out, counted in vmexit_series_dropped and said once "
 	  "in the log", 2, OPT_TO(struct serve_args, max_series, opt_max_series) },
 	QMP_OPTION(struct serve_args, qmp, 2),
+	SOURCE_OPTION(struct serve_args, source, 2),
 	{},
 };
 
@@ -149,6 +154,11 @@ static void serve_end_check(void *input, struct argp_state *state)
 	cli_filters_keys_check(&a->filters, a->keys, "--keys N", state);
 	cli_filters_gpa_check(&a->filters, a->keys ? KEY_MODE_DEVICE : KEY_MODE_OFF, "--keys N",
 			      state);
+	if (a->source == SOURCE_KVM &&
+	    (a->keys || a->qmp || a->filters.opts.split || a->filters.sel.f.nr_reasons ||
+	     a->filters.sel.f.vcpu >= 0))
+		argp_error(state, "--source kvm exports KVM's counters per guest or vCPU only: drop "
+			   "--keys, --qmp, --split, -r and -c");
 	/* The kernel keys exits only when asked: its programs load with --keys. */
 	if (a->keys)
 		a->filters.opts.key_mode = KEY_MODE_DEVICE;
@@ -212,6 +222,8 @@ static int serve(struct serve_args *a, int listen_fd, const char *where)
 	struct key_series keys;
 	struct serve_tick tick = { &follow, a->qmp ? &qmp : NULL, &sp };
 	struct exporter x;
+	struct guest_select select = { f->sel.f.pids, f->sel.f.nr_pids, f->sel.guests,
+				       f->sel.nr_guests };
 	struct http_server *srv = NULL;
 	char err[256];
 	struct bpf_program *progs[EXPORTER_MAX_PROGS];
@@ -230,9 +242,10 @@ static int serve(struct serve_args *a, int listen_fd, const char *where)
 	}
 	if (a->qmp)
 		qmp_names_init(&qmp, a->qmp);
-	/* -g names: the VMMs found at the start are in the filter; later ones join it. */
-	guest_follow_init(&follow, f->sel.guests, f->sel.nr_guests, f->opts.filter.pids,
-			  f->sel.f.nr_pids, f->opts.filter.pids + f->sel.f.nr_pids,
+	/* -p alone: the kernel's pid filter, followed as pids come and go. -g: every VMM
+	 * counted, the named ones exported (guest_select.h): nothing for guest_follow to do. */
+	guest_follow_init(&follow, NULL, 0, f->opts.filter.pids, f->sel.f.nr_pids,
+			  f->opts.filter.pids + f->sel.f.nr_pids,
 			  f->opts.filter.nr_pids - f->sel.f.nr_pids);
 	follow.seen = follow_seen;
 	follow.apply = follow_apply;
@@ -248,6 +261,8 @@ static int serve(struct serve_args *a, int listen_fd, const char *where)
 	}
 	x.hists = a->hists;
 	x.max_series = a->max_series;
+	if (f->sel.nr_guests)
+		x.select = &select;
 	if (a->keys) {
 		key_series_init(&keys, bpf_map__fd(sp.s.skel->maps.key_table), a->keys,
 				a->qmp ? &qmp : NULL);
@@ -327,6 +342,7 @@ int cmd_serve(int argc, char **argv)
 	expo_buckets_default(&a.buckets);
 	/* Left running for months: guests come and go, -g and -p follow them. */
 	a.filters.follow = true;
+	a.filters.names_later = true;
 	if (cmd_options_parse(&serve_options, argc, argv, 0, &a))
 		return 2;
 	/* The port first: a busy one fails in a moment, before loading anything. */
@@ -335,5 +351,9 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "vmexit serve: %s\n", err);
 		return fd == -EINVAL ? 2 : 1;
 	}
+	if (a.source == SOURCE_KVM)
+		return kvm_serve(&(struct kvm_serve_opts){ .filters = &a.filters,
+			.by_vcpu = a.by == BY_VCPU, .keep_s = a.keep_ns / 1e9,
+			.verbose = a.filters.opts.verbose }, fd, where);
 	return serve(&a, fd, where);
 }

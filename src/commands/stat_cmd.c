@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* vmexit stat: per VM x reason counts and time-in-exit, periodic or once at the end. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,9 @@
 #include "key_rows.h"
 #include "qmp_names.h"
 #include "qmp_option.h"
+#include "kvm_cross_check.h"
+#include "source_option.h"
+#include "stat_kvm.h"
 #include "vmexit.skel.h"
 
 static const char doc[] =
@@ -43,6 +47,8 @@ static const char doc[] =
 "    vmexit stat --split --stacks 10 1   # blocked exits by kernel stack\n"
 "    vmexit stat --split --stacks --folded 10 1 > x.folded   # flame graph\n"
 "    vmexit stat --by key --qmp auto     # devices as QEMU names them\n"
+"    vmexit stat --source kvm --by vcpu  # KVM's own counters, no BPF at all\n"
+"    vmexit stat --kvm-check -g web01 10 1   # BPF rows against KVM's counters\n"
 "\v" DURATION_HELP
 "The interval is in seconds, as vmstat's (a bare number; 500ms works too); the count "
 "is a number of intervals.\n";
@@ -62,6 +68,10 @@ struct stat_args {
 	const char *qmp;	/* --qmp */
 	struct qmp_names qmp_names;
 	struct sampler *sp;
+	enum exit_source source;	/* --source */
+	bool kvm_check;			/* --kvm-check */
+	struct kvm_source kvm;		/* --kvm-check: KVM's counters over the same run */
+	double kvm_next_scan;
 };
 
 static const struct cmd_option options[] = {
@@ -77,6 +87,10 @@ static const struct cmd_option options[] = {
 	  "'guest;reason;frame;...;frame NS' (flamegraph.pl, speedscope)", 2,
 	  OPT_TO(struct stat_args, stk.folded, opt_true) },
 	QMP_OPTION(struct stat_args, qmp, 2),
+	SOURCE_OPTION(struct stat_args, source, 2),
+	{ "kvm-check", 0, NULL, 0, "At the end, compare the exit counts with KVM's own "
+	  "statistics of the same guests over the same run (within 0.1 %, or why not); exit "
+	  "status 3 when they disagree", 2, OPT_TO(struct stat_args, kvm_check, opt_true) },
 	{},
 };
 
@@ -105,6 +119,17 @@ static void end(void *input, struct argp_state *state)
 		argp_error(state, "--qmp names ports and addresses: add --by key");
 	cli_filters_keys_check(&a->filters, a->view.key_mode, "--by key or --by rip", state);
 	cli_filters_gpa_check(&a->filters, a->view.key_mode, "--by key", state);
+	if (a->source != SOURCE_KVM)
+		return;
+	/* KVM's statistics are counts per VM and vCPU: nothing else to show. */
+	if (a->filters.opts.command)
+		argp_error(state, "--source kvm reads VMMs that run: start the VMM, then give -p or "
+			   "-g (or drop --source kvm to trace a COMMAND)");
+	if (a->kvm_check || a->view.hist || a->filters.opts.split || a->view.key_mode ||
+	    a->stk.stacks || a->overhead || a->view.asked_csv || a->filters.sel.f.nr_reasons ||
+	    a->qmp)
+		argp_error(state, "--source kvm shows KVM's counters only: drop --kvm-check, --hist, "
+			   "--split, --by key/rip, --stacks, --overhead, --csv, -r and --qmp");
 }
 
 static const struct cmd_options stat_options = {
@@ -182,12 +207,21 @@ out:
 	return err;
 }
 
-/* --qmp: new guests asked their memory map while they run, and again when a key left it. */
-static void qmp_tick(void *ctx, double now)
+/*
+ * --qmp: new guests asked their memory map while they run, and again when a key left it.
+ * --kvm-check: new VMMs' KVM statistics opened while they run (then kept to the end).
+ */
+static void stat_tick(void *ctx, double now)
 {
 	struct stat_args *a = ctx;
 
-	qmp_names_tick(&a->qmp_names, &a->sp->names, now);
+	if (a->qmp)
+		qmp_names_tick(&a->qmp_names, &a->sp->names, now);
+	if (a->kvm_check && now >= a->kvm_next_scan) {
+		if (kvm_source_update(&a->kvm, now))
+			fprintf(stderr, "vmexit: out of memory reading KVM's statistics\n");
+		a->kvm_next_scan = now + 0.05;
+	}
 }
 
 /* --keep counts on the sampler's clock: only the time since a guest ended matters here. */
@@ -283,6 +317,7 @@ int cmd_stat(int argc, char **argv)
 {
 	struct stat_args a = {};
 	struct sampler sp;
+	bool kvm_bad = false;
 	int err;
 
 	a.stuck_ns = 1000000000ull;
@@ -300,14 +335,18 @@ int cmd_stat(int argc, char **argv)
 	 * (or before the only one, at the end) is listed too. */
 	a.filters.opts.stuck_ns = a.stuck_ns;
 	a.filters.opts.key_mode = a.view.key_mode;
+	if (a.source == SOURCE_KVM)
+		return stat_kvm_run(&(struct stat_kvm_opts){ .filters = &a.filters,
+			.by_vcpu = a.view.by == BY_VCPU, .json = a.view.fmt == OUT_JSON,
+			.interval = a.interval, .count = a.count });
 	if (a.qmp) {
 		qmp_names_init(&a.qmp_names, a.qmp);
 		a.view.qmp = &a.qmp_names;
-		a.sp = &sp;
 	}
+	a.sp = &sp;
 	if (sampler_open(&sp, &a.filters, &(struct sampler_opts){ .by = a.view.by,
 		.interval = a.interval, .end_with_pids = true, .overhead = a.overhead,
-		.tick = a.qmp ? qmp_tick : NULL, .tick_ctx = &a })) {
+		.tick = a.qmp || a.kvm_check ? stat_tick : NULL, .tick_ctx = &a })) {
 		if (a.qmp)
 			qmp_names_free(&a.qmp_names);
 		guest_symbols_free(&a.view.syms);
@@ -323,8 +362,32 @@ int cmd_stat(int argc, char **argv)
 	if (a.view.fmt == OUT_TABLE && a.interval)
 		fprintf(stderr, "Tracing KVM exits%s... Hit Ctrl-C to end.\n",
 			a.filters.opts.command ? " of the command" : "");
+	if (a.kvm_check) {
+		/* The base: the VMs running now count from here, as the BPF rows do. */
+		kvm_source_init(&a.kvm, a.filters.sel.f.pids, a.filters.sel.f.nr_pids,
+				a.filters.sel.guests, a.filters.sel.nr_guests);
+		err = kvm_source_update(&a.kvm, sampler_now());
+		if (err)
+			fprintf(stderr, "vmexit: out of memory reading KVM's statistics\n");
+	}
 	sampler_start(&sp);
-	err = sampler_close(&sp, run(&a, &sp));
+	err = run(&a, &sp);
+	if (a.kvm_check && !err) {
+		int bad;
+
+		if (kvm_source_update(&a.kvm, sampler_now()))
+			fprintf(stderr, "vmexit: out of memory reading KVM's statistics\n");
+		bad = kvm_cross_check(&a.kvm, &sp.t.cum, stdout);
+		if (out_flush(stdout))
+			err = -EIO;
+		else if (bad)
+			kvm_bad = true;
+	}
+	if (a.kvm_check)
+		kvm_source_free(&a.kvm);
+	err = sampler_close(&sp, err);
+	if (!err && kvm_bad)
+		err = 3;
 	key_rows_free(&a.keys);
 	row_table_free(&a.key_interval);
 	if (a.qmp)

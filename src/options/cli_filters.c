@@ -116,6 +116,21 @@ int cli_filters_resolve(struct cli_filters *f)
 {
 	struct session_opts *o = &f->opts;
 
+	if (f->names_later && f->sel.nr_guests) {
+		for (int i = 0; i < f->sel.nr_guests; i++) {
+			int pid;
+			char nb[TEXT_NAME_MAX];
+
+			if (guests_find(f->sel.guests[i], &pid, 1) <= 0)
+				fprintf(stderr, "vmexit: note: no running guest named '%s' yet: its "
+					"VMMs are counted from their first exit\n",
+					text_esc(nb, f->sel.guests[i]));
+		}
+		/* A -p among them is matched there too: the kernel filters no pid. */
+		o->filter.nr_pids = 0;
+		o->pid_filter_on = false;
+		return 0;
+	}
 	for (int i = 0; i < f->sel.nr_guests; i++) {
 		int room = MAX_PID_FILTER - o->filter.nr_pids;
 		int n = guests_find(f->sel.guests[i], o->filter.pids + o->filter.nr_pids, room);

@@ -15,6 +15,9 @@ struct cli_filters {
 	/* Set before parsing (serve): a -g or -p that matches no running process yet is a
 	 * note, not an error, for a guest_follow to pick up when it starts. */
 	bool follow;
+	/* Set before parsing (serve): -g names are matched in userspace against the rows' guests
+	 * (guest_select.h), so the kernel counts every VMM and neither -g nor -p filters there. */
+	bool names_later;
 };
 
 /* The filters and the Tracing group; input: struct cli_filters. */

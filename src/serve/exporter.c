@@ -89,12 +89,18 @@ void exporter_watch_progs(struct exporter *x, struct bpf_program *const *list, i
 struct expiry {
 	struct serve_guests *guests;
 	__u64 now_ms;
+	struct exporter *x;
 };
 
 static bool guest_expired(void *ctx, __u32 tgid, __u64 start)
 {
 	const struct expiry *e = ctx;
+	const struct guest_select *sel = e->x->select;
 
+	/* serve -g: another VMM's rows, once its name says so, are not kept either. */
+	if (sel && guest_select_pick(sel, tgid, name_cache_get_at(&e->x->sp->names, tgid, start)) ==
+		   GUEST_UNWANTED)
+		return true;
 	return serve_guests_expired(e->guests, tgid, start, e->now_ms);
 }
 
@@ -107,7 +113,7 @@ static int learn_guests(void *ctx, const struct row_table *cum)
 
 void exporter_tick(struct exporter *x)
 {
-	struct expiry e = { &x->guests, unix_ms() };
+	struct expiry e = { &x->guests, unix_ms(), x };
 
 	pthread_mutex_lock(&x->guests_lock);
 	/* Guests are learnt here too, not only at scrapes: with nobody scraping, those that
@@ -133,6 +139,9 @@ static const struct serve_guest *exported_guest(struct exporter *x, __u32 tgid, 
 
 	if (!g || !serve_guest_exported(&x->guests, g, now_ms))
 		return NULL;
+	if (x->select && guest_select_pick(x->select, tgid, name_cache_get_at(&x->snap.names, tgid,
+									      start)) != GUEST_WANTED)
+		return NULL;
 	/*
 	 * An ended VMM whose pid later ran a VMM of the same guest label (names that escape
 	 * alike count) would export the same label sets twice (an invalid exposition): the
@@ -155,6 +164,22 @@ static bool key_guest(void *ctx, __u32 tgid, __u64 start, const char **guest, __
 	*guest = name_cache_get_at(&x->snap.names, tgid, start);
 	*created_ms = g->created_ms;
 	return true;
+}
+
+/* serve -g: the running guests it exports (the kernel counts other VMMs too). */
+static __u32 selected_running(struct exporter *x)
+{
+	const struct serve_guest_map_slot *slot;
+	__u32 n = 0;
+
+	hashmap_for_each(slot, &x->guests.map) {
+		const struct serve_guest *g = &slot->val;
+
+		n += !g->ended_ms &&
+		     guest_select_pick(x->select, g->tgid, name_cache_get_at(&x->snap.names, g->tgid,
+									    g->start)) == GUEST_WANTED;
+	}
+	return n;
 }
 
 /*
@@ -190,7 +215,7 @@ static int select_series(struct exporter *x, __u64 now_ms, struct expo_input *in
 	in->series = x->series;
 	in->counts = x->counts;
 	in->nr_series = kept;
-	in->guests = serve_guests_running(&x->guests);
+	in->guests = x->select ? selected_running(x) : serve_guests_running(&x->guests);
 	return 0;
 }
 

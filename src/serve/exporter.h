@@ -9,6 +9,7 @@
 #define VMEXIT_EXPORTER_H
 
 #include <pthread.h>
+#include "guest_select.h"
 #include "key_series.h"
 #include "prom_exposition.h"
 #include "sampler_share.h"
@@ -44,6 +45,8 @@ struct exporter {
 	bool run_stats;			/* the kernel accounts the programs' run time */
 	struct key_series *keys;	/* --keys, or NULL; the HTTP thread's */
 	__u64 scrape_ms;		/* the scrape's time (Unix ms), for key_guest() */
+	/* serve -g: the guests exported, picked from all the kernel counts; NULL: all. */
+	const struct guest_select *select;
 	char kernel[65];
 };
 

@@ -1,0 +1,191 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Real kernel, this host: KVM's own statistics as vmexit's source (stat --source kvm) and the
+# cross-check of the BPF rows against them (stat --kvm-check).
+#  - stat --source kvm, started before the bundled guests (2 VMs x 2 vCPUs, each gone 0.3 s
+#    after its pass), read through debugfs (per VM; mounted here if it is not) and through the
+#    stats fds the guest holds (--stats-fds, per vCPU): IO (io_exits), HLT (halt_exits) and
+#    MMIO (mmio_exits) equal what the guests' arguments make and the guests' own tallies; exits
+#    (KVM's every VM exit) holds at least IO + HLT; and no BPF program is held by that vmexit
+#    (the program and link fds of that process; the same probe finds the BPF stat's below).
+#  - serve --source kvm --by vcpu, the same for a guest that starts after it: its
+#    vmexit_exits_total{isa="kvm"} series; promtool accepts the exposition; no BPF held.
+#  - stat --kvm-check -p on a guest that starts after it: no disagreement, exit status 0; the
+#    same with the test-only VMEXIT_TEST_KVM_STATS_SKEW=io_exits:3 (KVM's io_exits read 3 too
+#    many): the IO line says DIFFER by +3, exit status 3.
+# Which statistics this kernel has is printed (the descriptors' names). $1: the build directory.
+set -u
+OUT=${1:-.output}
+. "$(dirname "$0")/lib.sh"
+[ "$(id -u)" = 0 ] || skip "needs root (pidfd_getfd of another user's VMM, BPF for --kvm-check)"
+[ -c /dev/kvm ] || skip "/dev/kvm does not exist: no KVM on this host (load kvm)"
+host_binaries "$OUT"
+need_cmd curl curl
+PY=/usr/bin/python3
+[ -x $PY ] || PY=python3
+TMP=$(mktemp -d /tmp/vmexit-test-kvmstats.XXXXXX)
+KPID= gpid= MOUNTED=
+trap '[ -n "$KPID" ] && kill $KPID 2>/dev/null; [ -n "$gpid" ] && kill -9 $gpid 2>/dev/null; wait 2>/dev/null; [ -n "$MOUNTED" ] && umount /sys/kernel/debug; rm -rf "$TMP"' EXIT
+chmod 755 "$TMP"
+NAME=kvst-$$ VCPUS=2 IO=40 IN=10 MMIO=7 HLT=5
+
+# bpf_progs_of PID: the ids of the BPF programs PID holds, by a program fd or a link fd (their
+# /proc fdinfo's prog_id; bpftool's pids need a pid iterator not every kernel and bpftool has).
+bpf_progs_of() {
+	local fd t ids=
+	for fd in /proc/$1/fd/*; do
+		t=$(readlink "$fd" 2>/dev/null) || continue
+		case $t in
+		anon_inode:bpf-prog|anon_inode:bpf_link)
+			ids="$ids $(awk '/^prog_id:/ { print $2 }' "/proc/$1/fdinfo/${fd##*/}" 2>/dev/null)" ;;
+		esac
+	done
+	echo $ids
+}
+
+# kvm_stat_run WAY [GUEST ARGS...]: stat --source kvm (per vCPU for WAY vcpu) started first,
+# then 2 VMs x $VCPUS vCPUs of the bundled guest, each gone 0.3 s after its pass: every count
+# from the guests' whole lives, checked against their arguments and tallies.
+kvm_stat_run() {
+	local way=$1 by=
+	shift
+	[ $way = vcpu ] && by="--by vcpu"
+	"$VMEXIT" stat --source kvm -v $by --json -g $NAME-$way-0 -g $NAME-$way-1 \
+		>"$TMP/kvm-$way.json" 2>"$TMP/kvm.err" &
+	KPID=$!
+	wait_said "$TMP/kvm.err" "Reading KVM's statistics" $KPID ||
+		{ cat "$TMP/kvm.err"; fail "stat --source kvm did not start"; }
+	"$GUEST" --vms 2 --vcpus $VCPUS --io $IO --in $IN --mmio $MMIO --hlt $HLT --linger 0.3 \
+		--name $NAME-$way --json "$@" >"$TMP/guest-$way.json" 2>"$TMP/guest.err" ||
+		{ cat "$TMP/guest.err"; fail "vmexit-guest failed"; }
+	held=$(bpf_progs_of $KPID)
+	[ -z "$held" ] || fail "stat --source kvm holds BPF programs: ids $held"
+	kill -INT $KPID
+	wait $KPID
+	rc=$?
+	KPID=
+	cat "$TMP/kvm.err" | tee -a "$TMP/all-stderr"
+	[ $rc = 0 ] || fail "stat --source kvm: exit status $rc"
+	$PY - "$TMP/kvm-$way.json" "$TMP/guest-$way.json" $IO $IN $MMIO $HLT $VCPUS $way <<'PYEOF' ||
+import json, sys
+kvm = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+guests = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+io, inn, mmio, hlt, vcpus = map(int, sys.argv[3:8])
+per_vcpu = sys.argv[8] == "vcpu"
+final = kvm[-1]
+assert final["final"], "the last object is not the summary"
+print("KVM statistics read (%s, non-zero):" % ("stats fds, per vCPU" if per_vcpu else
+      "per VM"), " ".join(sorted({r["kvm"] for r in final["rows"]})))
+rows = {(r["pid"], r["vcpu"], r["stat"]): r["total"] for r in final["rows"]}
+bad = 0
+assert len(guests) == 2, "want 2 guest lines, got %d" % len(guests)
+for g in guests:
+    assert len(g["vcpus"]) == vcpus
+    want, tally = {}, {}
+    for v in g["vcpus"]:
+        p = v["passes"]
+        w = {"IO": p * (io + inn + 1), "HLT": p * hlt, "MMIO": p * mmio}
+        for stat, n in w.items():
+            key = v["vcpu"] if per_vcpu else -1
+            want[(key, stat)] = want.get((key, stat), 0) + n
+            tally[(key, stat)] = tally.get((key, stat), 0) + v["exits"][stat]
+    for (vcpu, stat), n in sorted(want.items()):
+        got = rows.get((g["pid"], vcpu, stat), 0)
+        ok = got == n == tally[(vcpu, stat)]
+        bad += not ok
+        print("%s pid %d vcpu %d %s: kvm %d, from the arguments %d, the guest's tally %d" %
+              ("ok:" if ok else "FAIL:", g["pid"], vcpu, stat, got, n, tally[(vcpu, stat)]))
+        ex = rows.get((g["pid"], vcpu, "exits"))
+        if stat == "IO" and ex is not None and ex < n + want[(vcpu, "HLT")]:
+            bad += 1
+            print("FAIL: pid %d vcpu %d exits %d < IO + HLT" % (g["pid"], vcpu, ex))
+sys.exit(1 if bad else 0)
+PYEOF
+		{ ls /sys/kernel/debug/kvm; fail "KVM's counts differ (above)"; }
+}
+
+# debugfs: the way in for a VMM that holds no stats fds (all but a few).
+MOUNTED=
+if [ ! -d /sys/kernel/debug/kvm ]; then
+	mount -t debugfs none /sys/kernel/debug 2>/dev/null && MOUNTED=1
+fi
+[ -d /sys/kernel/debug/kvm ] || fail "no /sys/kernel/debug/kvm although root and KVM"
+kvm_stat_run vm
+# The VMM's own stats fds (vmexit-guest --stats-fds), copied with pidfd_getfd: per vCPU.
+kvm_stat_run vcpu --stats-fds
+
+# --- serve --source kvm: the same counts as series, a valid exposition, no BPF
+"$VMEXIT" serve --source kvm --by vcpu --listen 127.0.0.1:0 -g $NAME-s >/dev/null \
+	2>"$TMP/serve.err" &
+KPID=$!
+wait_said "$TMP/serve.err" "listening on" $KPID || { cat "$TMP/serve.err"; fail "serve did not start"; }
+URL=$(grep -o 'http://[^ ]*/metrics' "$TMP/serve.err")
+"$GUEST" --vcpus $VCPUS --io $IO --in $IN --mmio $MMIO --hlt $HLT --linger 0.3 --name $NAME-s \
+	--stats-fds --json >"$TMP/sguest.json" 2>"$TMP/guest.err" || { cat "$TMP/guest.err"; fail "vmexit-guest failed"; }
+curl -sf "$URL" >"$TMP/metrics.txt" || fail "no answer from $URL"
+held=$(bpf_progs_of $KPID)
+[ -z "$held" ] || fail "serve --source kvm holds BPF programs: ids $held"
+kill -TERM $KPID
+wait $KPID
+rc=$?
+KPID=
+cat "$TMP/serve.err" >>"$TMP/all-stderr"
+[ $rc = 0 ] || { cat "$TMP/serve.err"; fail "serve --source kvm: exit status $rc"; }
+if command -v promtool >/dev/null; then
+	promtool check metrics <"$TMP/metrics.txt" >"$TMP/promtool.out" 2>&1 ||
+		{ cat "$TMP/promtool.out"; fail "promtool refuses serve --source kvm's exposition"; }
+fi
+$PY - "$TMP/metrics.txt" "$TMP/sguest.json" $IO $IN $MMIO $HLT <<'PYEOF' || fail "serve's series differ (above)"
+import json, re, sys
+series = {}
+for l in open(sys.argv[1]):
+    m = re.match(r'vmexit_exits_total\{guest="[^"]*",pid="(\d+)",vcpu="(\d+)",kind="\w+",isa="kvm",reason="(\w+)"\} (\d+)', l)
+    if m:
+        series[(int(m[1]), int(m[2]), m[3])] = int(m[4])
+io, inn, mmio, hlt = map(int, sys.argv[3:7])
+bad = 0
+for g in (json.loads(l) for l in open(sys.argv[2]) if l.strip()):
+    for v in g["vcpus"]:
+        p = v["passes"]
+        for r, n in (("IO", p * (io + inn + 1)), ("HLT", p * hlt), ("MMIO", p * mmio)):
+            got = series.get((g["pid"], v["vcpu"], r))
+            print("%s serve pid %d vcpu %d %s: %s, want %d" % ("ok:" if got == n else "FAIL:",
+                  g["pid"], v["vcpu"], r, got, n))
+            bad += got != n
+sys.exit(1 if bad else 0)
+PYEOF
+
+# --- the cross-check, on a guest that starts after vmexit: its whole life on both sides
+cross() {	# cross OUTFILE [ENV...]: stat --kvm-check -p of a stopped guest run to its end
+	local out=$1 spid
+	shift
+	stopped_guest --vcpus $VCPUS --io $IO --in $IN --mmio $MMIO --hlt $HLT --linger 0.3
+	env "$@" "$VMEXIT" stat --kvm-check -p $gpid 0.5 >"$out" 2>"$TMP/cross.err" &
+	spid=$!
+	wait_tracing $spid
+	[ -n "$(bpf_progs_of $spid)" ] || fail "the BPF programs of stat (pid $spid) were not found: the no-BPF probe above proves nothing"
+	kill -CONT $gpid
+	wait $gpid || fail "vmexit-guest failed"
+	gpid=
+	ends_within 60 $spid "stat --kvm-check" "$TMP/cross.err"
+	rc=$?
+	cat "$TMP/cross.err" >>"$TMP/all-stderr"
+	sed -n '/^KVM statistics against/,$p' "$out"
+}
+cross "$TMP/cross.out"
+[ $rc = 0 ] || { cat "$TMP/cross.err"; fail "stat --kvm-check on a normal run: status $rc (want 0)"; }
+grep -q '^0 disagreements' "$TMP/cross.out" || fail "stat --kvm-check: no '0 disagreements'"
+for r in IO HLT MMIO; do
+	grep -qE " $r +agree:" "$TMP/cross.out" || fail "stat --kvm-check: $r not compared"
+done
+if kvm_exit_fires "$GUEST"; then
+	grep -qE " exits +agree:" "$TMP/cross.out" ||
+		fail "stat --kvm-check: kvm_exit fires here but exits did not agree"
+fi
+cross "$TMP/skew.out" VMEXIT_TEST_KVM_STATS_SKEW=io_exits:3
+[ $rc = 3 ] || fail "stat --kvm-check with a planted difference: status $rc (want 3)"
+grep -qE " IO +DIFFER: .*, \+3: " "$TMP/skew.out" ||
+	fail "stat --kvm-check did not report the planted io_exits difference"
+grep -q '^1 disagreement$' "$TMP/skew.out" || fail "stat --kvm-check: want exactly 1 disagreement"
+sanitizer_reports && fail "sanitizer reports (above)"
+echo "PASS: test_kvm_stats_host"
