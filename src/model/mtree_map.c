@@ -126,7 +126,7 @@ int mtree_map_parse(struct mtree_map *m, const char *text)
 	return 0;
 }
 
-const char *mtree_map_name(const struct mtree_map *m, bool io, __u64 addr)
+const struct mtree_range *mtree_map_find(const struct mtree_map *m, bool io, __u64 addr)
 {
 	const struct mtree_space *sp = io ? &m->io : &m->mem;
 	__u32 lo = 0, hi = sp->nr;
@@ -142,7 +142,14 @@ const char *mtree_map_name(const struct mtree_map *m, bool io, __u64 addr)
 	}
 	if (!lo || addr > sp->r[lo - 1].hi)
 		return NULL;
-	return m->names.buf + sp->r[lo - 1].name;
+	return &sp->r[lo - 1];
+}
+
+const char *mtree_map_name(const struct mtree_map *m, bool io, __u64 addr)
+{
+	const struct mtree_range *r = mtree_map_find(m, io, addr);
+
+	return r ? m->names.buf + r->name : NULL;
 }
 
 void mtree_map_free(struct mtree_map *m)

@@ -61,12 +61,24 @@ void qmp_names_free(struct qmp_names *q);
  * time; forgets the guests names forgot. Blocks at most QMP_TIMEOUT_MS per guest asked.
  */
 void qmp_names_tick(struct qmp_names *q, struct name_cache *names, double now);
+/* The name of a port or address its guest's QEMU maps to nothing (no built-in name then). */
+#define QMP_UNMAPPED	"unmapped"
+
 /*
  * The name of key k of guest (tgid, start): its QEMU's region (ports and addresses, when q has
- * its map), else the built-in one (key_names.h), else "". Copied to buf. q may be NULL. tgid 0
- * (any guest) or start 0 (any process of pid tgid): the name the guests that map k agree on.
+ * its map; QMP_UNMAPPED where that map has none), else the built-in one (key_names.h), else "".
+ * Copied to buf. q may be NULL. tgid 0 (any guest) or start 0 (any process of pid tgid): the
+ * name the guests that map k agree on.
  */
 const char *qmp_key_name(struct qmp_names *q, __u32 tgid, __u64 start, const struct key_note *k,
 			 char *buf, size_t len);
+
+/*
+ * The region of port or address k in its guest's QEMU map, as qmp_key_name() finds it: 1 with
+ * its flat range [*lo, *hi] and name (in buf); 0 when the map has none there; -1 when there is
+ * no map (q NULL, not answered, not a port or address, guests that disagree).
+ */
+int qmp_key_region(struct qmp_names *q, __u32 tgid, __u64 start, const struct key_note *k,
+		   __u64 *lo, __u64 *hi, char *buf, size_t len);
 
 #endif /* VMEXIT_QMP_NAMES_H */
