@@ -494,6 +494,15 @@ static void print_table(struct stat_view *v, const struct stat_report *rep, FILE
 		print_table_row(v, rep, &ktot, "TOTAL", "guest exits", true, f);
 	if (utot.count)
 		print_table_row(v, rep, &utot, "TOTAL", "exits to the VMM", true, f);
+	/*
+	 * Exits to the VMM and not one guest exit: kvm_exit never fired (a host whose KVM does
+	 * not trace it, such as kvm_pvm): what KVM handles in the kernel (PIC, PIT and coalesced
+	 * RTC port writes, CPUID, MSRs, HLT...) is absent, not zero.
+	 */
+	if (rep->final && !ktot.count && utot.count)
+		fprintf(f, "note: no guest exit seen (kvm:kvm_exit did not fire): exits KVM handles "
+			"in the kernel are not in this table; vmexit top --kvm-events pio,cpuid (or "
+			"record --kvm-events) counts them\n");
 	if (v->split && rep->final)
 		print_split_summary(v, rt, f);
 	if (in_flight && rep->final)
