@@ -22,6 +22,7 @@
 #include "option_values.h"
 #include "guest_merge.h"
 #include "perf_counters.h"
+#include "qmp_names.h"
 #include "text_escape.h"
 
 static const char doc[] =
@@ -623,6 +624,7 @@ int cmd_report(int argc, char **argv)
 	struct report r = {};
 	struct event_source *rd;
 	struct rec_item *it = NULL;
+	struct qmp_names qmp;	/* record --qmp's maps (REC_KEY_REGION) */
 	char err[512] = "";
 	int rc = 0, ret = 0, n = 0, n_err, summary_err = 0, counters_rc = 0;
 	bool out_open = false;
@@ -630,6 +632,7 @@ int cmd_report(int argc, char **argv)
 	if (cmd_options_parse(&report_options, argc, argv, 0, &a))
 		return 2;
 	r.a = &a;
+	qmp_names_init(&qmp, "auto");
 	a.view.names = &r.names;
 	a.out.names = &r.names;
 	row_table_init(&r.rows);
@@ -688,6 +691,12 @@ int cmd_report(int argc, char **argv)
 			ret = guest_clock_add_scale(&r.gc, it->tgid, it->vcpu, it->ratio,
 						    it->frac_bits);
 			break;
+		case REC_KEY_REGION:
+			/* record --qmp's maps: keys named and grouped as they were live. */
+			ret = qmp_names_add_region(&qmp, it->tgid, it->start, it->io, it->lo,
+						   it->hi, it->name);
+			a.view.qmp = &qmp;
+			break;
 		}
 	}
 	if (!ret && a.counters)
@@ -727,6 +736,7 @@ int cmd_report(int argc, char **argv)
 		rc = 1;
 	}
 out:
+	qmp_names_free(&qmp);
 	if (out_open)
 		evout_close(&r.out);
 	reason_names_fallback(NULL, NULL);

@@ -193,6 +193,55 @@ static void prune(struct qmp_names *q, struct name_cache *names)
 	pthread_mutex_unlock(&q->lock);
 }
 
+int qmp_names_add_region(struct qmp_names *q, __u32 tgid, __u64 start, bool io, __u64 lo,
+			 __u64 hi, const char *name)
+{
+	struct qmp_guest *g;
+	int err = -ENOMEM;
+
+	pthread_mutex_lock(&q->lock);
+	g = guest_get(q, tgid, start);
+	if (g) {
+		/* Known, never asked: nothing on the command line, no socket to find. */
+		g->nr_paths = 0;
+		g->asked = g->answered = true;
+		err = mtree_map_add(&g->map, io, lo, hi, name);
+	}
+	pthread_mutex_unlock(&q->lock);
+	return err;
+}
+
+void qmp_names_watch(struct qmp_names *q)
+{
+	pthread_mutex_lock(&q->lock);
+	for (__u32 i = 0; i < q->nr; i++)
+		if (q->g[i].answered)
+			q->g[i].missed = true;
+	pthread_mutex_unlock(&q->lock);
+}
+
+int qmp_names_each_region(struct qmp_names *q,
+			  int (*fn)(void *ctx, __u32 tgid, __u64 start, bool io, __u64 lo, __u64 hi,
+				    const char *name), void *ctx)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&q->lock);
+	for (__u32 i = 0; !err && i < q->nr; i++) {
+		const struct qmp_guest *g = &q->g[i];
+
+		for (int s = 0; g->answered && s < 2; s++) {
+			const struct mtree_space *sp = s ? &g->map.mem : &g->map.io;
+
+			for (__u32 j = 0; !err && j < sp->nr; j++)
+				err = fn(ctx, g->tgid, g->start, !s, sp->r[j].lo, sp->r[j].hi,
+					 g->map.names.buf + sp->r[j].name);
+		}
+	}
+	pthread_mutex_unlock(&q->lock);
+	return err;
+}
+
 void qmp_names_tick(struct qmp_names *q, struct name_cache *names, double now)
 {
 	/* Rebuilt now and then, not at every guest forgotten: the index has no removal. */

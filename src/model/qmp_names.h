@@ -61,6 +61,24 @@ void qmp_names_free(struct qmp_names *q);
  * time; forgets the guests names forgot. Blocks at most QMP_TIMEOUT_MS per guest asked.
  */
 void qmp_names_tick(struct qmp_names *q, struct name_cache *names, double now);
+/*
+ * A region of guest (tgid, start)'s map as a recording kept it (report): the guest counts as
+ * answered, and is never asked. 0 or -ENOMEM.
+ */
+int qmp_names_add_region(struct qmp_names *q, __u32 tgid, __u64 start, bool io, __u64 lo,
+			 __u64 hi, const char *name);
+/*
+ * record --qmp: every answered guest is asked again when due (backoff doubling while the map
+ * stays the same), as if a key had left its map: the firmware maps devices (PCI BARs) after
+ * the first ask, and no lookup tells a recorder so.
+ */
+void qmp_names_watch(struct qmp_names *q);
+/* fn for every region of every answered guest's map (record --qmp, at its end); stops at and
+ * returns fn's first non-zero. */
+int qmp_names_each_region(struct qmp_names *q,
+			  int (*fn)(void *ctx, __u32 tgid, __u64 start, bool io, __u64 lo, __u64 hi,
+				    const char *name), void *ctx);
+
 /* The name of a port or address its guest's QEMU maps to nothing (no built-in name then). */
 #define QMP_UNMAPPED	"unmapped"
 

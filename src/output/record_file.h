@@ -21,7 +21,7 @@
 #include "tsc_clock.h"
 
 #define REC_FORMAT_MAJOR	1	/* incompatible changes: readers refuse a larger major */
-#define REC_FORMAT_MINOR	6	/* compatible additions: readers skip the unknown */
+#define REC_FORMAT_MINOR	7	/* compatible additions: readers skip the unknown */
 
 #define REC_NAME_MAX		255	/* longest guest name stored; longer ones are cut */
 
@@ -51,6 +51,9 @@ enum rec_kind {
 	REC_STACK = 4,		/* item.stack: --stacks, at the end of a recording (1.4) */
 	REC_TSC_CLOCK = 5,	/* item.tsc_pair: host TSC against mono when recording ended (1.6) */
 	REC_TSC_SCALE = 6,	/* item.tgid, .vcpu, .ratio, .frac_bits: a vCPU's TSC scaling (1.6) */
+	/* item.tgid, .start, .io, .lo, .hi, .name: a region of a guest's QEMU map (record --qmp,
+	 * 1.7): report names and groups that guest's keys with it as stat --qmp does live. */
+	REC_KEY_REGION = 8,
 };
 
 struct rec_item {
@@ -73,6 +76,9 @@ struct rec_item {
 	__s32 vcpu;
 	__u32 frac_bits;
 	__u64 ratio;
+	/* REC_KEY_REGION: [lo, hi] in the I/O space (io) or memory, named name */
+	bool io;
+	__u64 lo, hi;
 };
 
 struct rec_writer;
@@ -99,6 +105,9 @@ int rec_writer_add_tsc_clock(struct rec_writer *w, const struct tsc_pair *p);
 /* A vCPU's TSC scaling ratio (KVM's fixed point, frac_bits fraction bits), where not 1. */
 int rec_writer_add_tsc_scale(struct rec_writer *w, __u32 tgid, __s32 vcpu, __u64 ratio,
 			     __u32 frac_bits);
+/* record --qmp: a region of guest (tgid, start)'s QEMU map (a flat range of `info mtree -f`). */
+int rec_writer_add_key_region(struct rec_writer *w, __u32 tgid, __u64 start, bool io, __u64 lo,
+			      __u64 hi, const char *name);
 /* --stacks: one (guest, reason, stack) row, frames named (each cut at 255 bytes). */
 int rec_writer_add_stack(struct rec_writer *w, const struct stack_row *r);
 /*
