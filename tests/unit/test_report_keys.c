@@ -30,7 +30,7 @@ static void add(struct rec_writer *w, __u64 *ts, __u32 reason, __u16 kind, __u16
 	CHECK(!rec_writer_add_event(w, &ev));
 }
 
-static void write_file(const char *path, bool regions)
+static void write_file(const char *path, bool regions, bool named)
 {
 	struct rec_meta meta;
 	struct rec_writer *w;
@@ -44,7 +44,8 @@ static void write_file(const char *path, bool regions)
 	CHECK(w != NULL);
 	if (!w)
 		return;
-	CHECK(!rec_writer_add_guest(w, 100, meta.mono_ns - 1000, "vga"));
+	if (named)
+		CHECK(!rec_writer_add_guest(w, 100, meta.mono_ns - 1000, "vga"));
 	for (__u64 i = 0; i < 376; i++)
 		add(w, &ts, 6 /* KVM_EXIT_MMIO */, KEY_MMIO, KEY_DIR_WRITE, 0xa0000 + 2 * i);
 	for (int i = 0; i < 40; i++)
@@ -74,7 +75,7 @@ static int report_csv(const char *path, const char *extra, const char *out)
 	if (pid == 0) {
 		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 
-		if (fd < 0 || dup2(fd, 1) < 0)
+		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
 			_exit(99);
 		exit(cmd_report(argc, argv));
 	}
@@ -83,8 +84,8 @@ static int report_csv(const char *path, const char *extra, const char *out)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-/* The rows of the CSV whose line ends in tail (",kind,key,dir,name,key_end"), and the sum of
- * their NR_Exit (the 10th field). */
+/* The lines of out that end in tail (",kind,key,dir,name,key_end"), and the sum of their
+ * NR_Exit (a CSV row's 10th field). */
 static int rows_ending(const char *csv, const char *tail, __u64 *exits)
 {
 	char line[1024];
@@ -106,10 +107,9 @@ static int rows_ending(const char *csv, const char *tail, __u64 *exits)
 			p = strchr(p, ',');
 			p = p ? p + 1 : NULL;
 		}
-		if (p) {
+		if (p)
 			*exits += strtoull(p, NULL, 10);
-			n++;
-		}
+		n++;
 	}
 	fclose(f);
 	return n;
@@ -127,8 +127,8 @@ int main(void)
 	snprintf(with, sizeof(with), "%s/with.vmexit", dir);
 	snprintf(without, sizeof(without), "%s/without.vmexit", dir);
 	snprintf(csv, sizeof(csv), "%s/out.csv", dir);
-	write_file(with, true);
-	write_file(without, false);
+	write_file(with, true, true);
+	write_file(without, false, true);
 
 	/* By device (the default): one row per region, the sums of its keys. */
 	CHECK_EQ_U64(report_csv(with, NULL, csv), 0);
@@ -153,6 +153,13 @@ int main(void)
 	CHECK_EQ_U64(rows_ending(csv, ",port,1026,out,isa-debugcon,1026", &n), 1);
 	CHECK_EQ_U64(rows_ending(csv, ",port,980,out,vga,980", &n), 1);
 	CHECK_EQ_U64(n, 30);
+
+	/* A -p the file lacks: the VMMs it has listed, by pid where the file names none (an
+	 * import's), as -p takes them; not "(none)" above a table of VMMs. */
+	write_file(without, false, false);
+	CHECK_EQ_U64(report_csv(without, "-p999", csv), 1);
+	CHECK_EQ_U64(rows_ending(csv, "      100  (no name in the file: -p 100)", &n), 1);
+	CHECK_EQ_U64(rows_ending(csv, "  (none)", &n), 0);
 
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd))
