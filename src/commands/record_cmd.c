@@ -14,6 +14,8 @@
 #include "kvm_tsc_state.h"
 #include "record_file.h"
 #include "record_tsc.h"
+#include "qmp_names.h"
+#include "qmp_option.h"
 #include "stack_options.h"
 #include "stack_read.h"
 
@@ -45,6 +47,7 @@ static const char doc[] =
 "    vmexit record -o run.vmexit -- qemu-system-x86_64 ...   # from its start\n"
 "    vmexit record -o io.vmexit --kvm-events all   # other kvm events too\n"
 "    vmexit record -o st.vmexit --split --stacks   # kernel stacks too\n"
+"    vmexit record -o k.vmexit --keys --qmp auto   # QEMU's names kept\n"
 "    vmexit report -i exits.vmexit         # then: the stat table, offline\n"
 "\v" DURATION_HELP;
 
@@ -54,6 +57,7 @@ struct record_args {
 	bool force;
 	double tsc_mhz;
 	struct stack_opts stk;
+	const char *qmp;	/* --qmp */
 };
 
 static const struct cmd_option options[] = {
@@ -64,6 +68,7 @@ static const struct cmd_option options[] = {
 	  OPT_TO(struct record_args, force, opt_true) },
 	{ "tsc-mhz", 0, "MHZ", 0, "Store the TSC frequency (report's cycle columns)", 2,
 	  OPT_TO(struct record_args, tsc_mhz, opt_tsc_mhz) },
+	QMP_OPTION(struct record_args, qmp, 2),
 	{},
 };
 
@@ -73,6 +78,8 @@ static void need_output(void *input, struct argp_state *state)
 
 	if (!a->path)
 		argp_error(state, "give the output file with -o FILE");
+	if (a->qmp && a->live.filters.opts.key_mode != KEY_MODE_DEVICE)
+		argp_error(state, "--qmp names ports and addresses: add --keys");
 	stack_opts_apply(&a->stk, &a->live.filters.opts, state);
 }
 
@@ -89,6 +96,8 @@ struct recorder {
 	bool stacks;			/* --stacks: the kernel's table goes in at the end */
 	__u64 last_flush;
 	int err;			/* first write error: the file is incomplete */
+	struct qmp_names *qmp;		/* --qmp: the maps the file keeps at its end; or NULL */
+	struct name_cache *names;
 };
 
 static int sink_event(void *ctx, const struct vmexit_event *ev)
@@ -137,6 +146,11 @@ static int sink_tick(void *ctx, __u64 now_ns)
 	if (!r->err && now_ns - r->last_flush >= FLUSH_EVERY_NS) {
 		r->err = rec_writer_flush(r->w);
 		r->last_flush = now_ns;
+		/* Each guest's map while it runs (a VMM gone has none to give), kept fresh. */
+		if (r->qmp) {
+			qmp_names_watch(r->qmp);
+			qmp_names_tick(r->qmp, r->names, now_ns / 1e9);
+		}
 	}
 	return r->err;
 }
@@ -165,6 +179,13 @@ static int sink_end(void *ctx, struct session *s)
 }
 
 /* For readers of 1.6, which know no applied records: the ratios that are not 1. */
+static int add_region(void *ctx, __u32 tgid, __u64 start, bool io, __u64 lo, __u64 hi,
+		      const char *name)
+{
+	return rec_writer_add_key_region(ctx, tgid, start, io, lo, hi, name);
+}
+
+/* For readers of 1.6, which know no applied records: the ratios that are not 1. */
 static int add_tsc_scale(void *ctx, const struct kvm_tsc_state *st)
 {
 	if (!st->ratio || st->ratio == 1ull << st->frac_bits)
@@ -190,6 +211,7 @@ int cmd_record(int argc, char **argv)
 	struct record_args a = {};
 	struct name_cache names = { .resolve = true };
 	struct recorder rec = {};
+	struct qmp_names qmp;
 	struct live_result res;
 	struct rec_meta meta;
 	struct live_sink sink = {
@@ -212,6 +234,11 @@ int cmd_record(int argc, char **argv)
 	rec.stacks = a.stk.stacks;
 	/* Hosts with a TSC (x86) have guest TSC offsets to read. */
 	rec.tsc.f = meta.tsc_start.mono_ns ? &a.live.filters.opts.filter : NULL;
+	rec.names = &names;
+	if (a.qmp) {
+		qmp_names_init(&qmp, a.qmp);
+		rec.qmp = &qmp;
+	}
 	/* Before loading anything: an existing file must not cost a BPF load to refuse. */
 	rec.w = rec.tsc.w = rec_writer_open(a.path, a.force, &meta, err, sizeof(err));
 	if (!rec.w) {
@@ -223,6 +250,8 @@ int cmd_record(int argc, char **argv)
 		rec.err = rec_writer_add_lost(rec.w, res.end_ns, zero);
 	if (!rec.err && res.started)
 		rec.err = add_tsc_clock(rec.w);
+	if (!rec.err && res.started && rec.qmp)
+		rec.err = qmp_names_each_region(rec.qmp, add_region, rec.w);
 	/* Every event handed over is in the file or never will be: count those that are. */
 	if (!rec.err)
 		rec.err = rec_writer_flush(rec.w);
@@ -247,6 +276,8 @@ int cmd_record(int argc, char **argv)
 			snprintf(tail, sizeof(tail), "written to %s", a.path);
 		evout_summary(stderr, tail, res.events, res.lost);
 	}
+	if (rec.qmp)
+		qmp_names_free(rec.qmp);
 	name_cache_free(&names);
 	return rc;
 }

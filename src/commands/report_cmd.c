@@ -23,6 +23,7 @@
 #include "exit_times.h"
 #include "guest_merge.h"
 #include "perf_counters.h"
+#include "qmp_names.h"
 #include "text_escape.h"
 #include "time_span.h"
 
@@ -216,11 +217,17 @@ DEFINE_HASHMAP(tsc_index, struct vcpu_id, __u32)
 
 #define VCPUS_LISTED	4096	/* KVM_MAX_VCPUS on x86 */
 
+#define PIDS_LISTED	32	/* VMMs listed by pid where a -g / -p matched nothing */
+
 struct report {
 	struct report_args *a;
 	struct name_cache names;		/* from the file only: the VMMs are long gone */
 	bool *guest_seen;		/* per -g: some guest in the file had that name */
 	bool pid_seen[MAX_PID_FILTER];	/* per -p: the pid is in the file */
+	/* The VMMs of the file's events (the table's pids), for "guests in it": an import
+	 * names none. The first PIDS_LISTED; nr_pids counts them all. */
+	__u32 pids[PIDS_LISTED];
+	__u32 nr_pids;
 	bool vcpu_seen;			/* -c: some event of that vCPU is in the file */
 	unsigned char vcpus[VCPUS_LISTED / 8];	/* the vCPUs with events, to list if not */
 	struct row_table rows;
@@ -313,6 +320,17 @@ static bool guest_wanted(struct report *r, __u32 tgid, __u64 start)
 
 static void note_pid(struct report *r, __u32 tgid)
 {
+	__u32 n = r->nr_pids < PIDS_LISTED ? r->nr_pids : PIDS_LISTED, i = 0;
+
+	/* Events come in runs of one VMM's: the last one first. */
+	if (!n || r->pids[n - 1] != tgid) {
+		while (i < n && r->pids[i] != tgid)
+			i++;
+		if (i == n && r->nr_pids < PIDS_LISTED)
+			r->pids[r->nr_pids++] = tgid;
+		else if (i == n)
+			r->nr_pids++;	/* over the list: counted, still maybe a repeat */
+	}
 	for (int i = 0; i < r->a->sel.f.nr_pids; i++) {
 		if ((__u32)r->a->sel.f.pids[i] == tgid)
 			r->pid_seen[i] = true;
@@ -448,6 +466,19 @@ static void print_guests(struct report *r)
 		fprintf(stderr, "  %7u  %s\n", c->tgid, text_esc(nb, c->name));
 		shown++;
 	}
+	/* The VMMs the table shows by pid (an import names none): what -p takes. */
+	for (__u32 i = 0; i < r->nr_pids && i < PIDS_LISTED; i++) {
+		__u32 j = 0;
+
+		while (j < r->names.nr && r->names.v[j].tgid != r->pids[i])
+			j++;
+		if (j < r->names.nr)
+			continue;
+		fprintf(stderr, "  %7u  (no name in the file: -p %u)\n", r->pids[i], r->pids[i]);
+		shown++;
+	}
+	if (r->nr_pids > PIDS_LISTED)
+		fprintf(stderr, "  (and more pids: see the table without -p)\n");
 	if (!shown)
 		fprintf(stderr, "  (none)\n");
 }
@@ -677,6 +708,7 @@ int cmd_report(int argc, char **argv)
 	struct report r = {};
 	struct event_source *rd;
 	struct rec_item *it = NULL;
+	struct qmp_names qmp;	/* record --qmp's maps (REC_KEY_REGION) */
 	char err[512] = "";
 	int rc = 0, ret = 0, n = 0, n_err, summary_err = 0, counters_rc = 0;
 	bool out_open = false;
@@ -684,6 +716,7 @@ int cmd_report(int argc, char **argv)
 	if (cmd_options_parse(&report_options, argc, argv, 0, &a))
 		return 2;
 	r.a = &a;
+	qmp_names_init(&qmp, "auto");
 	a.view.names = &r.names;
 	a.out.names = &r.names;
 	row_table_init(&r.rows);
@@ -745,6 +778,12 @@ int cmd_report(int argc, char **argv)
 		case REC_TSC_APPLIED:
 			ret = one_tsc_applied(&r, it);
 			break;
+		case REC_KEY_REGION:
+			/* record --qmp's maps: keys named and grouped as they were live. */
+			ret = qmp_names_add_region(&qmp, it->tgid, it->start, it->io, it->lo,
+						   it->hi, it->name);
+			a.view.qmp = &qmp;
+			break;
 		}
 	}
 	if (!ret && a.counters)
@@ -784,6 +823,7 @@ int cmd_report(int argc, char **argv)
 		rc = 1;
 	}
 out:
+	qmp_names_free(&qmp);
 	if (out_open)
 		evout_close(&r.out);
 	reason_names_fallback(NULL, NULL);

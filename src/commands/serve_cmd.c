@@ -65,6 +65,7 @@ struct serve_args {
 	enum expo_hists hists;	/* --histograms */
 	__u64 max_series;	/* --max-series */
 	enum exit_source source;	/* --source */
+	bool per_address;	/* --per-address */
 };
 
 OPT_STATIC_STORE(opt_hists, enum expo_hists);
@@ -142,6 +143,9 @@ static const struct cmd_option options[] = {
 	  "in the log", 2, OPT_TO(struct serve_args, max_series, opt_max_series) },
 	QMP_OPTION(struct serve_args, qmp, 2),
 	SOURCE_OPTION(struct serve_args, source, 2),
+	{ "per-address", 0, NULL, 0, "With --keys N: a series per port and MMIO address, not per "
+	  "device (key_end in the key label of a device's span)", 2,
+	  OPT_TO(struct serve_args, per_address, opt_true) },
 	{},
 };
 
@@ -151,6 +155,8 @@ static void serve_end_check(void *input, struct argp_state *state)
 
 	if (a->qmp && !a->keys)
 		argp_error(state, "--qmp names ports and addresses: add --keys N");
+	if (a->per_address && !a->keys)
+		argp_error(state, "--per-address is an option of --keys N (add --keys N)");
 	cli_filters_keys_check(&a->filters, a->keys, "--keys N", state);
 	cli_filters_gpa_check(&a->filters, a->keys ? KEY_MODE_DEVICE : KEY_MODE_OFF, "--keys N",
 			      state);
@@ -266,6 +272,7 @@ static int serve(struct serve_args *a, int listen_fd, const char *where)
 	if (a->keys) {
 		key_series_init(&keys, bpf_map__fd(sp.s.skel->maps.key_table), a->keys,
 				a->qmp ? &qmp : NULL);
+		keys.per_address = a->per_address;
 		/* Expired guests' keys leave the kernel's table: room for the guests that come. */
 		keys.kr.used = &sp.s.skel->bss->keys_used;
 		x.keys = &keys;

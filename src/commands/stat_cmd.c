@@ -46,9 +46,9 @@ static const char doc[] =
 "    vmexit stat --by rip --guest-symbols web01=System.map   # hot guest code\n"
 "    vmexit stat --split --stacks 10 1   # blocked exits by kernel stack\n"
 "    vmexit stat --split --stacks --folded 10 1 > x.folded   # flame graph\n"
-"    vmexit stat --by key --qmp auto     # devices as QEMU names them\n"
 "    vmexit stat --source kvm --by vcpu  # KVM's own counters, no BPF at all\n"
 "    vmexit stat --kvm-check -g web01 10 1   # BPF rows against KVM's counters\n"
+"    vmexit stat --keys --qmp auto       # a row per device, as QEMU names them\n"
 "\v" DURATION_HELP
 "The interval is in seconds, as vmstat's (a bare number; 500ms works too); the count "
 "is a number of intervals.\n";

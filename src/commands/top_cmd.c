@@ -74,6 +74,7 @@ struct top_args {
 	enum top_sort sort;
 	struct stack_opts stk;	/* --stacks, --stack-min, --max-stacks */
 	const char *qmp;	/* --qmp */
+	bool per_address;	/* --per-address */
 	bool rips;		/* --rips */
 	struct guest_symbols syms;	/* --guest-symbols */
 };
@@ -122,6 +123,8 @@ static const struct cmd_option options[] = {
 	  "stat --by key): x on a reason row lists its keys, with names", 2,
 	  OPT_TO(struct top_args, filters.opts.key_mode, opt_key_device) },
 	QMP_OPTION(struct top_args, qmp, 2),
+	{ "per-address", 0, NULL, 0, "With --keys: a row per port and MMIO address, not per "
+	  "device", 2, OPT_TO(struct top_args, per_address, opt_true) },
 	{ "rips", 0, NULL, 0, "Load the guest RIP programs at start (which guest code made each "
 	  "exit, as stat --by rip): x on a reason row lists its RIPs", 2,
 	  OPT_TO(struct top_args, rips, opt_true) },
@@ -177,6 +180,8 @@ static void check_modes(void *input, struct argp_state *state)
 	cli_filters_gpa_check(&a->filters, a->filters.opts.key_mode, "--keys", state);
 	if (a->qmp && a->filters.opts.key_mode != KEY_MODE_DEVICE)
 		argp_error(state, "--qmp names ports and addresses: add --keys");
+	if (a->per_address && a->filters.opts.key_mode != KEY_MODE_DEVICE)
+		argp_error(state, "--per-address is an option of --keys (add --keys)");
 }
 
 static const struct cmd_options top_options = {
@@ -677,6 +682,7 @@ static int top_main(struct top_args *a)
 		tp.d.key_cur = &tp.key_cur;
 		tp.d.key_tot = &tp.keys.cum;
 		tp.d.qmp = a->qmp ? &tp.qmp : NULL;
+		tp.d.per_address = a->per_address;
 		tp.d.syms = &a->syms;
 	}
 	if (a->stk.stacks) {

@@ -245,7 +245,7 @@ int vcpu_for_thread(int tgid, int tid)
 
 /* Whether pid holds /dev/kvm or a KVM VM fd: every KVM VMM does, whatever its binary's name. */
 /* 1: pid has /dev/kvm or a VM open; 0: not; -1: its open files are not ours to read. */
-static int holds_kvm(int pid)
+int holds_kvm(int pid)
 {
 	char path[64], link[64];
 	struct dirent *de;

@@ -45,6 +45,10 @@ int vcpu_for_thread(int tgid, int tid);
  */
 int guests_find(const char *name, int *pids, int max);
 
+/* 1: pid holds /dev/kvm or a KVM VM open (every KVM VMM does); 0: not; -1: its open files
+ * are not ours to read. */
+int holds_kvm(int pid);
+
 /*
  * "  PID  NAME" for every VMM process, for "unknown guest" errors; "  (none found)" if none
  * and every process could be checked; if some could not be (not ours to read: another user's,

@@ -21,7 +21,7 @@ static int on_record(void *ctx, void *data, size_t len)
 	if (c->vcpu >= 0 && ev.vcpu != c->vcpu)
 		return 0;
 	r = row_table_get(&c->rows, &(struct row_key){ ev.tgid, ev.vcpu, TOP_ISA_KVM_EVENT,
-						      ev.reason, 0, {} });
+						      ev.reason, 0, {}, 0 });
 	if (!r) {
 		c->err = -ENOMEM;
 		return -ENOMEM;		/* stops ring_buffer__poll() */

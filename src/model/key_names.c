@@ -5,6 +5,7 @@
  * CPUID leaves, KVM and Hyper-V hypercalls, arm64 SMCCC/PSCI function ids, the host's
  * interrupt vectors. One table per kind; a range names every key in it.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include "key_names.h"
 
@@ -190,13 +191,31 @@ static const struct key_range vectors[] = {
 	{ 0xff, 0xff, "SPURIOUS_APIC" },
 };
 
-static const char *range_name(const struct key_range *t, size_t n, __u64 key)
+static const struct key_range *range_find(const struct key_range *t, size_t n, __u64 key)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (key >= t[i].lo && key <= t[i].hi)
-			return t[i].name;
+			return &t[i];
 	}
-	return "";
+	return NULL;
+}
+
+static const char *range_name(const struct key_range *t, size_t n, __u64 key)
+{
+	const struct key_range *r = range_find(t, n, key);
+
+	return r ? r->name : "";
+}
+
+bool key_builtin_mmio_range(__u64 addr, __u64 *lo, __u64 *hi)
+{
+	const struct key_range *r = range_find(mmio, NR(mmio), addr);
+
+	if (r) {
+		*lo = r->lo;
+		*hi = r->hi;
+	}
+	return r;
 }
 
 const char *key_builtin_name(const struct key_note *k)
@@ -246,15 +265,24 @@ const char *key_dir_name(__u32 dir)
 	return dir < NR_KEY_DIRS ? dir_names[dir] : "?";
 }
 
-const char *key_str(const struct key_note *k, const char *name, char *buf, size_t len)
+const char *key_span_str(const struct key_note *k, __u64 end, const char *name, char *buf,
+			 size_t len)
 {
 	const char *dir = key_dir_name(k->dir);
+	char e[24] = "";
 
 	if (k->kind == KEY_NONE || k->kind == KEY_OTHER) {
 		snprintf(buf, len, "(%s)", key_kind_name(k->kind));
 		return buf;
 	}
-	snprintf(buf, len, "%#llx%s%s%s%s", (unsigned long long)k->key, *dir ? " " : "", dir,
+	if (end > k->key)
+		snprintf(e, sizeof(e), "-%#llx", (unsigned long long)end);
+	snprintf(buf, len, "%#llx%s%s%s%s%s", (unsigned long long)k->key, e, *dir ? " " : "", dir,
 		 *name ? " " : "", name);
 	return buf;
+}
+
+const char *key_str(const struct key_note *k, const char *name, char *buf, size_t len)
+{
+	return key_span_str(k, 0, name, buf, len);
 }

@@ -126,7 +126,22 @@ int mtree_map_parse(struct mtree_map *m, const char *text)
 	return 0;
 }
 
-const char *mtree_map_name(const struct mtree_map *m, bool io, __u64 addr)
+int mtree_map_add(struct mtree_map *m, bool io, __u64 lo, __u64 hi, const char *name)
+{
+	struct mtree_space *sp = io ? &m->io : &m->mem;
+	size_t off;
+
+	if (array_reserve(sp->r, sp->nr, sp->cap, 64) ||
+	    string_pool_add(&m->names, name, strlen(name), &off))
+		return -ENOMEM;
+	sp->r[sp->nr++] = (struct mtree_range){ lo, hi, (__u32)off };
+	/* Stored in order: sorted again only where they were not, for the lookup's sake. */
+	if (sp->nr > 1 && sp->r[sp->nr - 2].lo > lo)
+		qsort(sp->r, sp->nr, sizeof(*sp->r), range_cmp);
+	return 0;
+}
+
+const struct mtree_range *mtree_map_find(const struct mtree_map *m, bool io, __u64 addr)
 {
 	const struct mtree_space *sp = io ? &m->io : &m->mem;
 	__u32 lo = 0, hi = sp->nr;
@@ -142,7 +157,14 @@ const char *mtree_map_name(const struct mtree_map *m, bool io, __u64 addr)
 	}
 	if (!lo || addr > sp->r[lo - 1].hi)
 		return NULL;
-	return m->names.buf + sp->r[lo - 1].name;
+	return &sp->r[lo - 1];
+}
+
+const char *mtree_map_name(const struct mtree_map *m, bool io, __u64 addr)
+{
+	const struct mtree_range *r = mtree_map_find(m, io, addr);
+
+	return r ? m->names.buf + r->name : NULL;
 }
 
 void mtree_map_free(struct mtree_map *m)

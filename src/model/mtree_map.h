@@ -34,6 +34,11 @@ struct mtree_map {
  * -ENOMEM.
  */
 int mtree_map_parse(struct mtree_map *m, const char *text);
+/* Adds range [lo, hi] named name (a map a recording kept). 0 or -ENOMEM. */
+int mtree_map_add(struct mtree_map *m, bool io, __u64 lo, __u64 hi, const char *name);
+/* The flat range at addr in the I/O space (io) or memory, its name at m->names.buf + name;
+ * NULL where none is. */
+const struct mtree_range *mtree_map_find(const struct mtree_map *m, bool io, __u64 addr);
 /* The name of the region at addr in the I/O space (io) or memory; NULL where none is. */
 const char *mtree_map_name(const struct mtree_map *m, bool io, __u64 addr);
 void mtree_map_free(struct mtree_map *m);

@@ -193,6 +193,55 @@ static void prune(struct qmp_names *q, struct name_cache *names)
 	pthread_mutex_unlock(&q->lock);
 }
 
+int qmp_names_add_region(struct qmp_names *q, __u32 tgid, __u64 start, bool io, __u64 lo,
+			 __u64 hi, const char *name)
+{
+	struct qmp_guest *g;
+	int err = -ENOMEM;
+
+	pthread_mutex_lock(&q->lock);
+	g = guest_get(q, tgid, start);
+	if (g) {
+		/* Known, never asked: nothing on the command line, no socket to find. */
+		g->nr_paths = 0;
+		g->asked = g->answered = true;
+		err = mtree_map_add(&g->map, io, lo, hi, name);
+	}
+	pthread_mutex_unlock(&q->lock);
+	return err;
+}
+
+void qmp_names_watch(struct qmp_names *q)
+{
+	pthread_mutex_lock(&q->lock);
+	for (__u32 i = 0; i < q->nr; i++)
+		if (q->g[i].answered)
+			q->g[i].missed = true;
+	pthread_mutex_unlock(&q->lock);
+}
+
+int qmp_names_each_region(struct qmp_names *q,
+			  int (*fn)(void *ctx, __u32 tgid, __u64 start, bool io, __u64 lo, __u64 hi,
+				    const char *name), void *ctx)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&q->lock);
+	for (__u32 i = 0; !err && i < q->nr; i++) {
+		const struct qmp_guest *g = &q->g[i];
+
+		for (int s = 0; g->answered && s < 2; s++) {
+			const struct mtree_space *sp = s ? &g->map.mem : &g->map.io;
+
+			for (__u32 j = 0; !err && j < sp->nr; j++)
+				err = fn(ctx, g->tgid, g->start, !s, sp->r[j].lo, sp->r[j].hi,
+					 g->map.names.buf + sp->r[j].name);
+		}
+	}
+	pthread_mutex_unlock(&q->lock);
+	return err;
+}
+
 void qmp_names_tick(struct qmp_names *q, struct name_cache *names, double now)
 {
 	/* Rebuilt now and then, not at every guest forgotten: the index has no removal. */
@@ -220,61 +269,100 @@ static bool guest_matches(const struct qmp_guest *g, __u32 tgid, __u64 start)
 	return (!tgid || g->tgid == tgid) && (!start || g->start == start);
 }
 
+/* A region found: its span and name (in the answering guest's map, under q->lock). */
+struct region_hit {
+	const struct mtree_range *r;
+	const struct mtree_map *map;
+};
+
 /*
- * Any guest's name for a key, with tgid 0 (top's views summed over guests) or start 0 (one pid,
- * any process on it) as wildcards: the name every answered guest that maps the key agrees on;
- * guests that disagree leave it to the built-in name. Under q->lock.
+ * Any guest's region for a key, with tgid 0 (top's views summed over guests) or start 0 (one
+ * pid, any process on it) as wildcards: the one every answered guest that maps the key agrees
+ * on (same name and span); guests that disagree leave it unknown (-1). 1: found; 0: guests
+ * answered and none maps it; -1: no map (or no agreement). Under q->lock.
  */
-static const char *any_guest_name(struct qmp_names *q, __u32 tgid, __u64 start, bool io,
-				  __u64 key)
+static int any_guest_region(struct qmp_names *q, __u32 tgid, __u64 start, bool io, __u64 key,
+			    struct region_hit *hit)
 {
-	const char *name = NULL;
 	bool any = false;
 
+	*hit = (struct region_hit){ NULL, NULL };
 	for (__u32 i = 0; i < q->nr; i++) {
 		struct qmp_guest *g = &q->g[i];
-		const char *n;
+		const struct mtree_range *r;
 
 		if (!guest_matches(g, tgid, start) || !g->answered)
 			continue;
 		any = true;
-		n = mtree_map_name(&g->map, io, key);
-		if (n && name && strcmp(n, name))
-			return NULL;
-		if (n)
-			name = n;
+		r = mtree_map_find(&g->map, io, key);
+		if (r && hit->r && (r->lo != hit->r->lo || r->hi != hit->r->hi ||
+				    strcmp(g->map.names.buf + r->name,
+					   hit->map->names.buf + hit->r->name)))
+			return -1;
+		if (r && !hit->r)
+			*hit = (struct region_hit){ r, &g->map };
 	}
 	/* None maps it: a device mapped since, in some guest (which one is not known here). */
-	for (__u32 i = 0; any && !name && i < q->nr; i++)
+	for (__u32 i = 0; any && !hit->r && i < q->nr; i++)
 		if (guest_matches(&q->g[i], tgid, start))
 			q->g[i].missed = true;
-	return name;
+	return hit->r ? 1 : any ? 0 : -1;
+}
+
+/* The key's region in its guest's map (as qmp_key_region), under q->lock. */
+static int key_region(struct qmp_names *q, __u32 tgid, __u64 start, const struct key_note *k,
+		      struct region_hit *hit)
+{
+	bool io = k->kind == KEY_PORT;
+	struct guest_key gk = guest_key_of(tgid, start);
+	struct qmp_guest *g;
+	__u32 *idx;
+
+	*hit = (struct region_hit){ NULL, NULL };
+	if (!io && k->kind != KEY_MMIO && k->kind != KEY_GPA)
+		return -1;
+	if (!tgid || !start)
+		return any_guest_region(q, tgid, start, io, k->key, hit);
+	idx = qmp_guest_index_find(&q->index, &gk);
+	if (!idx || !q->g[*idx].answered)
+		return -1;
+	g = &q->g[*idx];
+	hit->r = mtree_map_find(&g->map, io, k->key);
+	hit->map = &g->map;
+	if (!hit->r)
+		g->missed = true;
+	return hit->r ? 1 : 0;
+}
+
+int qmp_key_region(struct qmp_names *q, __u32 tgid, __u64 start, const struct key_note *k,
+		   __u64 *lo, __u64 *hi, char *buf, size_t len)
+{
+	struct region_hit hit;
+	int rc;
+
+	if (!q)
+		return -1;
+	pthread_mutex_lock(&q->lock);
+	rc = key_region(q, tgid, start, k, &hit);
+	if (rc > 0) {
+		*lo = hit.r->lo;
+		*hi = hit.r->hi;
+		snprintf(buf, len, "%s", hit.map->names.buf + hit.r->name);
+	}
+	pthread_mutex_unlock(&q->lock);
+	return rc;
 }
 
 const char *qmp_key_name(struct qmp_names *q, __u32 tgid, __u64 start, const struct key_note *k,
 			 char *buf, size_t len)
 {
-	bool io = k->kind == KEY_PORT;
-	const char *name = NULL;
+	__u64 lo, hi;
+	int rc = qmp_key_region(q, tgid, start, k, &lo, &hi, buf, len);
 
-	if (q && (io || k->kind == KEY_MMIO || k->kind == KEY_GPA)) {
-		struct guest_key gk = guest_key_of(tgid, start);
-		__u32 *idx;
-
-		pthread_mutex_lock(&q->lock);
-		idx = tgid && start ? qmp_guest_index_find(&q->index, &gk) : NULL;
-		if (idx && q->g[*idx].answered) {
-			name = mtree_map_name(&q->g[*idx].map, io, k->key);
-			if (!name)
-				q->g[*idx].missed = true;
-		} else if (!tgid || !start) {
-			name = any_guest_name(q, tgid, start, io, k->key);
-		}
-		if (name)
-			snprintf(buf, len, "%s", name);
-		pthread_mutex_unlock(&q->lock);
-	}
-	if (!name)
+	/* With its map, a key QEMU maps to nothing is no device, whatever the PC's would be. */
+	if (!rc)
+		snprintf(buf, len, "%s", QMP_UNMAPPED);
+	else if (rc < 0)
 		snprintf(buf, len, "%s", key_builtin_name(k));
 	return buf;
 }

@@ -62,11 +62,41 @@ void qmp_names_free(struct qmp_names *q);
  */
 void qmp_names_tick(struct qmp_names *q, struct name_cache *names, double now);
 /*
+ * A region of guest (tgid, start)'s map as a recording kept it (report): the guest counts as
+ * answered, and is never asked. 0 or -ENOMEM.
+ */
+int qmp_names_add_region(struct qmp_names *q, __u32 tgid, __u64 start, bool io, __u64 lo,
+			 __u64 hi, const char *name);
+/*
+ * record --qmp: every answered guest is asked again when due (backoff doubling while the map
+ * stays the same), as if a key had left its map: the firmware maps devices (PCI BARs) after
+ * the first ask, and no lookup tells a recorder so.
+ */
+void qmp_names_watch(struct qmp_names *q);
+/* fn for every region of every answered guest's map (record --qmp, at its end); stops at and
+ * returns fn's first non-zero. */
+int qmp_names_each_region(struct qmp_names *q,
+			  int (*fn)(void *ctx, __u32 tgid, __u64 start, bool io, __u64 lo, __u64 hi,
+				    const char *name), void *ctx);
+
+/* The name of a port or address its guest's QEMU maps to nothing (no built-in name then). */
+#define QMP_UNMAPPED	"unmapped"
+
+/*
  * The name of key k of guest (tgid, start): its QEMU's region (ports and addresses, when q has
- * its map), else the built-in one (key_names.h), else "". Copied to buf. q may be NULL. tgid 0
- * (any guest) or start 0 (any process of pid tgid): the name the guests that map k agree on.
+ * its map; QMP_UNMAPPED where that map has none), else the built-in one (key_names.h), else "".
+ * Copied to buf. q may be NULL. tgid 0 (any guest) or start 0 (any process of pid tgid): the
+ * name the guests that map k agree on.
  */
 const char *qmp_key_name(struct qmp_names *q, __u32 tgid, __u64 start, const struct key_note *k,
 			 char *buf, size_t len);
+
+/*
+ * The region of port or address k in its guest's QEMU map, as qmp_key_name() finds it: 1 with
+ * its flat range [*lo, *hi] and name (in buf); 0 when the map has none there; -1 when there is
+ * no map (q NULL, not answered, not a port or address, guests that disagree).
+ */
+int qmp_key_region(struct qmp_names *q, __u32 tgid, __u64 start, const struct key_note *k,
+		   __u64 *lo, __u64 *hi, char *buf, size_t len);
 
 #endif /* VMEXIT_QMP_NAMES_H */

@@ -180,5 +180,7 @@ int row_key_cmp(const struct row_key *a, const struct row_key *b)
 		return a->key.key < b->key.key ? -1 : 1;
 	if (a->key.dir != b->key.dir)
 		return a->key.dir < b->key.dir ? -1 : 1;
+	if (a->key_end != b->key_end)
+		return a->key_end < b->key_end ? -1 : 1;
 	return a->start < b->start ? -1 : a->start > b->start;
 }

@@ -33,6 +33,9 @@ struct row_key {
 	__u64 start;
 	/* --by key / --by rip: what the row's exits were about; all 0 (KEY_NONE) otherwise. */
 	struct key_note key;
+	/* --by key grouped by device (key_groups.h): the last port or address of the row's span,
+	 * whose first is key.key; 0: the row is one key. */
+	__u64 key_end;
 };
 
 struct row {

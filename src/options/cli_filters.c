@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <signal.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,11 +41,53 @@ static const struct cmd_option options[] = {
 	{},
 };
 
-/* A live -p must name a running process: list the guests that do. */
+/* How long pid has run, in seconds; -1 if unknown. */
+static double proc_age_s(__u32 pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long start;
+	double up;
+	FILE *f;
+	int n;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	n = fgets(buf, sizeof(buf), f) ? 1 : 0;
+	fclose(f);
+	p = n ? strrchr(buf, ')') : NULL;	/* comm may hold spaces and parentheses */
+	/* ") S ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
+	 * cutime cstime priority nice threads itrealvalue starttime": starttime is the 20th. */
+	if (!p || sscanf(p + 2, "%*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
+			 "%*s %*s %*s %*s %llu", &start) != 1)
+		return -1;
+	f = fopen("/proc/uptime", "r");
+	if (!f)
+		return -1;
+	n = fscanf(f, "%lf", &up);
+	fclose(f);
+	return n == 1 ? up - (double)start / (double)sysconf(_SC_CLK_TCK) : -1;
+}
+
+/* A VMM opens /dev/kvm early: one that has run this long without it is no VMM. */
+#define VMM_GRACE_S	2.0
+
+/*
+ * A live -p must name a running VMM: a pid that is gone, or a process that has run a while
+ * with no /dev/kvm or KVM VM open (-p 1), would count nothing: said, with the guests that
+ * run, exit 2 (as -g with a name no guest has).
+ */
 static void check_running(const char *arg, __u32 pid)
 {
 	if (kill((pid_t)pid, 0) && errno == ESRCH) {
 		fprintf(stderr, "vmexit: no process with pid %s; running guests:\n", arg);
+		guests_list_print(stderr);
+		exit(2);
+	}
+	if (holds_kvm((int)pid) == 0 && proc_age_s(pid) >= VMM_GRACE_S) {
+		fprintf(stderr, "vmexit: pid %s is no VMM (it holds neither /dev/kvm nor a KVM VM; "
+			"--follow waits for one that starts); running guests:\n", arg);
 		guests_list_print(stderr);
 		exit(2);
 	}
@@ -145,7 +188,8 @@ int cli_filters_resolve(struct cli_filters *f)
 			fprintf(stderr, "vmexit: no running guest named '%s'; running guests:\n",
 				text_esc(nb, f->sel.guests[i]));
 			guests_list_print(stderr);
-			return -1;
+			/* As -p with no VMM: the selection names nothing (check_running). */
+			exit(2);
 		}
 		o->filter.nr_pids += n < room ? n : room;
 	}

@@ -86,6 +86,13 @@ static const struct cmd_option view_options[] = {
 	  "per reason over all VMs; with key, split by what each exit was about (port, address, "
 	  "MSR, CPUID leaf, hypercall); with rip, by the exit's guest RIP", 0,
 	  OPT_INPUT(struct stat_view, view_by) },
+	{ "keys", 0, NULL, 0, "Split the rows by what each exit was about, as --by key (the "
+	  "spelling of top, record, stream and serve; --by key stays)", 0,
+	  OPT_TO(struct stat_view, asked_keys, opt_true) },
+	{ "per-address", 0, NULL, 0, "With --keys: a row per port and MMIO address, rather than "
+	  "per device (the region QEMU's map names with --qmp; without a map, MMIO per 4 KiB "
+	  "page or built-in window, ports one each)", 0,
+	  OPT_TO(struct stat_view, per_address, opt_true) },
 	{ "guest-symbols", 0, "GUEST=FILE", 0, "With --by rip: name GUEST's RIPs symbol+offset "
 	  "from FILE, its System.map or a copy of its /proc/kallsyms (repeatable)", 0,
 	  OPT_TO(struct stat_view, syms, opt_guest_symbols) },
@@ -114,6 +121,12 @@ static void view_check(void *input, struct argp_state *state)
 
 	opt_exclusive(state, v->asked_csv, "--csv", v->asked_json, "--json");
 	opt_exclusive(state, v->asked_csv, "--csv", v->hist, "--hist");
+	if (v->asked_keys && v->key_mode == KEY_MODE_RIP)
+		argp_error(state, "--keys and --by rip: one key kind at a time (drop one)");
+	if (v->asked_keys)
+		v->key_mode = KEY_MODE_DEVICE;
+	if (v->per_address && v->key_mode != KEY_MODE_DEVICE)
+		argp_error(state, "--per-address is an option of --keys (add --keys)");
 	if (v->key_mode != KEY_MODE_RIP && (v->syms.nr || v->top))
 		argp_error(state, "%s is an option of --by rip (add --by rip)",
 			   v->syms.nr ? "--guest-symbols" : "--top");

@@ -499,6 +499,20 @@ void capture_import_notes(struct capture_import *ci)
 		fprintf(stderr, "vmexit: %s: a %s keeps thread ids, not process ids: each vCPU "
 			"thread is shown as a VMM of its own (pid = its thread id)\n", ci->path,
 			ci->kind);
+	/*
+	 * `perf kvm stat record` records kvm_exit and kvm_entry, never kvm_userspace_exit: on a
+	 * host whose kvm_exit does not fire its file holds no exit at all. Say what is missing
+	 * rather than leave "(no exits)" to be guessed.
+	 */
+	if (!ci->seen_exit && !ci->seen_user_exit)
+		fprintf(stderr, "vmexit: %s: kvm events but no exits in the capture: neither "
+			"kvm_exit (it never fires on some hosts) nor kvm_userspace_exit (perf kvm "
+			"stat record never records it): record kvm:kvm_exit, kvm:kvm_entry, "
+			"kvm:kvm_userspace_exit and kvm:kvm_fpu\n", ci->path);
+	else if (!ci->seen_user_exit)
+		fprintf(stderr, "vmexit: %s: no kvm_userspace_exit in the capture: exits to the "
+			"VMM are not counted (perf kvm stat record never records it; add "
+			"kvm:kvm_userspace_exit and kvm:kvm_fpu)\n", ci->path);
 	if (ci->seen_exit && !ci->seen_entry)
 		fprintf(stderr, "vmexit: %s: no kvm_entry in the capture: exits are counted, "
 			"without latency (record kvm:kvm_entry too)\n", ci->path);

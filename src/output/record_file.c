@@ -50,6 +50,7 @@ enum rec_type {
 	RT_TSC_CLOCK = 7,	/* host TSC / mono pair, at the end (1.6) */
 	RT_TSC_SCALE = 8,	/* a vCPU's TSC scaling ratio (1.6) */
 	RT_TSC_APPLIED = 9,	/* a vCPU's TSC offset and scaling from KVM's debugfs (1.7) */
+	RT_KEY_REGION = 10,	/* a region of a guest's QEMU map, as record --qmp learnt it (1.7) */
 };
 
 #define REC_HDR_LEN		8
@@ -64,6 +65,7 @@ enum rec_type {
 #define TSC_SCALE_LEN		24	/* u32 tgid, s32 vcpu, u64 ratio, u32 frac_bits, u32 0 */
 /* u32 tgid, s32 vcpu, u64 read_ns, write_ns, offset, ratio, u32 frac_bits, u32 0 */
 #define TSC_APPLIED_LEN		48
+#define KEY_REGION_LEN		32	/* u32 tgid, u32 space, u64 start, u64 lo, u64 hi; name */
 #define STACK_FRAME_MAX		255	/* longest frame name stored; longer ones are cut */
 #define IO_BUF_SIZE		(1u << 20)
 
@@ -765,6 +767,25 @@ int rec_writer_add_tsc_clock(struct rec_writer *w, const struct tsc_pair *t)
 	return 0;
 }
 
+int rec_writer_add_key_region(struct rec_writer *w, __u32 tgid, __u64 start, bool io, __u64 lo,
+			      __u64 hi, const char *name)
+{
+	size_t l = name_len(name);
+	unsigned char *p = begin_record(w, RT_KEY_REGION, KEY_REGION_LEN + l);
+
+	if (!p)
+		return w->error;
+	put32(p + REC_HDR_LEN, tgid);
+	put32(p + REC_HDR_LEN + 4, io);
+	put64(p + REC_HDR_LEN + 8, start);
+	put64(p + REC_HDR_LEN + 16, lo);
+	put64(p + REC_HDR_LEN + 24, hi);
+	memcpy(p + REC_HDR_LEN + KEY_REGION_LEN, name, l);
+	end_record(w, p, KEY_REGION_LEN + l);
+	w->records++;
+	return 0;
+}
+
 int rec_writer_add_tsc_scale(struct rec_writer *w, __u32 tgid, __s32 vcpu, __u64 ratio,
 			     __u32 frac_bits)
 {
@@ -1396,6 +1417,26 @@ static int decode_tsc_applied_record(struct rec_reader *r, const struct raw_reco
 	return 1;
 }
 
+static int decode_key_region(struct rec_reader *r, const struct raw_record *rec,
+			     struct rec_item *item)
+{
+	if (rec->len < KEY_REGION_LEN)
+		return reader_fail(r, rec->off, "key region record too short (%u bytes)", rec->len);
+	item->kind = REC_KEY_REGION;
+	item->tgid = get32(rec->p);
+	item->io = get32(rec->p + 4) != 0;
+	item->start = get64(rec->p + 8);
+	item->lo = get64(rec->p + 16);
+	item->hi = get64(rec->p + 24);
+	if (item->hi < item->lo)
+		return reader_fail(r, rec->off, "key region record ends (%#llx) before it starts "
+				   "(%#llx)", (unsigned long long)item->hi,
+				   (unsigned long long)item->lo);
+	copy_name(item->name, rec->p + KEY_REGION_LEN, rec->len - KEY_REGION_LEN);
+	r->records++;
+	return 1;
+}
+
 /* Frames point into the record: valid until the next rec_reader_next(). */
 static int decode_stack_record(struct rec_reader *r, const struct raw_record *rec,
 			       struct rec_item *item)
@@ -1505,6 +1546,9 @@ int rec_reader_next(struct rec_reader *r, struct rec_item *item, char *err, size
 			break;
 		case RT_TSC_APPLIED:
 			ret = decode_tsc_applied_record(r, &rec, item);
+			break;
+		case RT_KEY_REGION:
+			ret = decode_key_region(r, &rec, item);
 			break;
 		case RT_GUEST_START:
 			/* Not an item of its own: the guest record after it gets it. */

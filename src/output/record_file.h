@@ -53,6 +53,9 @@ enum rec_kind {
 	REC_TSC_SCALE = 6,	/* item.tgid, .vcpu, .ratio, .frac_bits: a vCPU's TSC scaling (1.6) */
 	REC_TSC_APPLIED = 7,	/* item.tgid, .vcpu, .ts_ns, .write_ns, .tsc_offset, .ratio,
 				 * .frac_bits: a vCPU's TSC as KVM applied it, read (1.7) */
+	/* item.tgid, .start, .io, .lo, .hi, .name: a region of a guest's QEMU map (record --qmp,
+	 * 1.7): report names and groups that guest's keys with it as stat --qmp does live. */
+	REC_KEY_REGION = 8,
 };
 
 struct rec_item {
@@ -80,6 +83,9 @@ struct rec_item {
 	 * when the VMM was first seen) */
 	__u64 tsc_offset;
 	__u64 write_ns;
+	/* REC_KEY_REGION: [lo, hi] in the I/O space (io) or memory, named name */
+	bool io;
+	__u64 lo, hi;
 };
 
 struct rec_writer;
@@ -110,6 +116,9 @@ int rec_writer_add_tsc_scale(struct rec_writer *w, __u32 tgid, __s32 vcpu, __u64
  * traced at write_ns; 0: none, read at the start or when the VMM appeared). ratio 0: unknown. */
 int rec_writer_add_tsc_applied(struct rec_writer *w, __u32 tgid, __s32 vcpu, __u64 read_ns,
 			       __u64 write_ns, __u64 offset, __u64 ratio, __u32 frac_bits);
+/* record --qmp: a region of guest (tgid, start)'s QEMU map (a flat range of `info mtree -f`). */
+int rec_writer_add_key_region(struct rec_writer *w, __u32 tgid, __u64 start, bool io, __u64 lo,
+			      __u64 hi, const char *name);
 /* --stacks: one (guest, reason, stack) row, frames named (each cut at 255 bytes). */
 int rec_writer_add_stack(struct rec_writer *w, const struct stack_row *r);
 /*

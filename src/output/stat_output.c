@@ -14,6 +14,7 @@
 #include "reasons.h"
 #include "text_escape.h"
 #include "tracing_info_print.h"
+#include "key_groups.h"
 #include "key_names.h"
 #include "qmp_names.h"
 #include "rip_rows.h"
@@ -79,13 +80,32 @@ static const char *row_key_name(const struct stat_view *v, const struct row *r, 
 	return qmp_key_name(v->qmp, r->key.tgid, r->key.start, &r->key.key, buf, len);
 }
 
-/* The KEY column: "0x3f8 out serial". */
+/* The KEY column: "0x3f8 out serial", "0xa0000-0xbffff write vga-lowmem". */
 static const char *row_key_str(const struct stat_view *v, const struct row *r, char *buf,
 			       size_t len)
 {
 	char nb[64], eb[TEXT_NAME_MAX];
 
-	return key_str(&r->key.key, text_esc(eb, row_key_name(v, r, nb, sizeof(nb))), buf, len);
+	return key_span_str(&r->key.key, r->key.key_end, text_esc(eb, row_key_name(v, r, nb, sizeof(nb))),
+			    buf, len);
+}
+
+#define KEY_COL_MIN	26
+#define KEY_COL_MAX	48
+
+/* The KEY column's width: its longest key (a device's span and name), within bounds. */
+static int key_col_width(const struct stat_view *v, const struct row_table *rt)
+{
+	int w = KEY_COL_MIN;
+
+	for (__u32 i = 0; v->key_mode && i < rt->nr; i++) {
+		char kb[96];
+		int n = (int)strlen(row_key_str(v, &rt->rows[i], kb, sizeof(kb)));
+
+		if (n > w)
+			w = n < KEY_COL_MAX ? n : KEY_COL_MAX;
+	}
+	return w;
 }
 
 /* --by rip: a RIP row's symbol+offset from its guest's --guest-symbols table, else NULL. */
@@ -171,9 +191,9 @@ static void print_table_row(const struct stat_view *v, const struct stat_report 
 			fprintf(f, "%4s ", total ? "" : "?");
 	}
 	if (v->key_mode) {
-		char kb[64];
+		char kb[96];
 
-		fprintf(f, "%-26.26s ", total ? "" : row_key_str(v, r, kb, sizeof(kb)));
+		fprintf(f, "%-*.*s ", v->key_w, v->key_w, total ? "" : row_key_str(v, r, kb, sizeof(kb)));
 	}
 	if (symbol_column(v)) {
 		char sb[128];
@@ -446,8 +466,9 @@ static void print_table(struct stat_view *v, const struct stat_report *rep, FILE
 	fprintf(f, "%-16s ", "VM");
 	if (v->by == BY_VCPU)
 		fprintf(f, "%4s ", "vCPU");
+	v->key_w = key_col_width(v, rt);
 	if (v->key_mode)
-		fprintf(f, "%-26s ", v->key_mode == KEY_MODE_RIP ? "RIP" : "KEY");
+		fprintf(f, "%-*s ", v->key_w, v->key_mode == KEY_MODE_RIP ? "RIP" : "KEY");
 	if (symbol_column(v))
 		fprintf(f, "%-30s ", "SYMBOL");
 	fprintf(f, "%-22s %10s %10s %7s %9s %9s %9s %9s %9s", "REASON", "COUNT", "RATE/s",
@@ -473,6 +494,15 @@ static void print_table(struct stat_view *v, const struct stat_report *rep, FILE
 		print_table_row(v, rep, &ktot, "TOTAL", "guest exits", true, f);
 	if (utot.count)
 		print_table_row(v, rep, &utot, "TOTAL", "exits to the VMM", true, f);
+	/*
+	 * Exits to the VMM and not one guest exit: kvm_exit never fired (a host whose KVM does
+	 * not trace it, such as kvm_pvm): what KVM handles in the kernel (PIC, PIT and coalesced
+	 * RTC port writes, CPUID, MSRs, HLT...) is absent, not zero.
+	 */
+	if (rep->final && !ktot.count && utot.count)
+		fprintf(f, "note: no guest exit seen (kvm:kvm_exit did not fire): exits KVM handles "
+			"in the kernel are not in this table; vmexit top --kvm-events pio,cpuid (or "
+			"record --kvm-events) counts them\n");
 	if (v->split && rep->final)
 		print_split_summary(v, rt, f);
 	if (in_flight && rep->final)
@@ -541,7 +571,8 @@ static void print_csv(struct stat_view *v, const struct stat_report *rep, FILE *
 		fprintf(f, "Time Percentage,Total_ns,Completed,Avg_ns,Min_ns,P50_ns,P99_ns,"
 			   "Max_ns%s,In_Flight%s%s\n", v->split ? ",Oncpu_ns,Blocked_ns,Runq_ns" : "",
 			v->key_mode ? ",Key_Kind,Key,Key_Dir,Key_Name" : "",
-			v->key_mode == KEY_MODE_RIP ? ",Symbol,Guest_Mode" : "");
+			v->key_mode == KEY_MODE_RIP ? ",Symbol,Guest_Mode" :
+			v->key_mode ? ",Key_End" : "");
 		v->csv_header_done = true;
 	}
 	for (__u32 i = 0; i < rt->nr; i++) {
@@ -573,6 +604,9 @@ static void print_csv(struct stat_view *v, const struct stat_report *rep, FILE *
 				(unsigned long long)r->key.key.key, key_dir_name(r->key.key.dir));
 			csv_put_field(f, row_key_name(v, r, nb, sizeof(nb)));
 		}
+		if (v->key_mode == KEY_MODE_DEVICE)
+			fprintf(f, ",%llu", (unsigned long long)(r->key.key_end ? r->key.key_end
+								    : r->key.key.key));
 		if (v->key_mode == KEY_MODE_RIP) {
 			char sb[128];
 			const char *sym = row_symbol(v, r, sb, sizeof(sb));
@@ -649,6 +683,8 @@ static void print_json(struct stat_view *v, const struct stat_report *rep, FILE 
 				key_kind_name(r->key.key.kind), (unsigned long long)r->key.key.key,
 				key_dir_name(r->key.key.dir));
 			json_put_str(f, row_key_name(v, r, nb, sizeof(nb)));
+			if (r->key.key_end)
+				fprintf(f, ",\"key_end\":%llu", (unsigned long long)r->key.key_end);
 		}
 		if (v->key_mode == KEY_MODE_RIP)
 			print_json_rip(v, r, f);
@@ -706,6 +742,15 @@ int stat_print(struct stat_view *v, const struct stat_report *r, FILE *f)
 	/* --by rip: the top RIPs per guest x reason, picked by the sort; the rest as (other). */
 	if (v->key_mode == KEY_MODE_RIP && v->top) {
 		if (rip_rows_top(r->rows, v->top, &shown)) {
+			row_table_free(&shown);
+			return -ENOMEM;
+		}
+		rows_sort(v, &shown);
+		top.rows = &shown;
+	}
+	/* --by key: ports and addresses per device, unless --per-address. */
+	if (v->key_mode == KEY_MODE_DEVICE && !v->per_address) {
+		if (key_groups_build(r->rows, v->qmp, &shown)) {
 			row_table_free(&shown);
 			return -ENOMEM;
 		}

@@ -30,6 +30,9 @@ struct stat_view {
 	bool asked_csv, asked_json;	/* as given: one of them; report's --json goes with --events */
 	struct name_cache *names;
 	struct qmp_names *qmp;	/* --qmp: keys named by each QEMU's memory map; may be NULL */
+	bool asked_keys;	/* --keys: --by key's other spelling */
+	bool per_address;	/* --per-address: --by key rows per port / address, not device */
+	int key_w;		/* the KEY column's width, for the table being printed */
 	/* --by rip: symbols of guests' addresses (--guest-symbols), rows kept per guest x reason
 	 * (--top; 0 before the options' end) */
 	struct guest_symbols syms;

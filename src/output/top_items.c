@@ -22,6 +22,7 @@
 #include <string.h>
 #include "array_grow.h"
 #include "guest_symbols.h"
+#include "key_groups.h"
 #include "key_names.h"
 #include "qmp_names.h"
 #include "reasons.h"
@@ -112,17 +113,17 @@ static bool group_key(const struct top_data *d, const struct top_ui *ui,
 		return false;
 	switch (ui->level) {
 	case LV_VMS:
-		*k = (struct row_key){ src->tgid, -1, section_of(src->isa), 0, src->start, {} };
+		*k = (struct row_key){ src->tgid, -1, section_of(src->isa), 0, src->start, {}, 0 };
 		return exit_ok(d, ui, src, k);
 	case LV_VCPUS:
 		if (!in_view(ui, src))
 			return false;
-		*k = (struct row_key){ src->tgid, src->vcpu, section_of(src->isa), 0, src->start, {} };
+		*k = (struct row_key){ src->tgid, src->vcpu, section_of(src->isa), 0, src->start, {}, 0 };
 		return exit_ok(d, ui, src, k);
 	case LV_REASONS:
 		if (!in_view(ui, src) || (ui->vcpu >= 0 && src->vcpu != ui->vcpu))
 			return false;
-		*k = (struct row_key){ 0, -1, src->isa, src->reason, 0, {} };
+		*k = (struct row_key){ 0, -1, src->isa, src->reason, 0, {}, 0 };
 		return true;
 	case LV_KEYS:
 		if (!in_view(ui, src) || (ui->vcpu >= 0 && src->vcpu != ui->vcpu) ||
@@ -131,9 +132,17 @@ static bool group_key(const struct top_data *d, const struct top_ui *ui,
 		/* A RIP is an address in one guest: its rows stay that guest's (and its symbols). */
 		if (src->key.kind == KEY_RIP)
 			*k = (struct row_key){ src->tgid, -1, src->isa, src->reason, src->start,
-					       src->key };
+					       src->key, 0 };
 		else
-			*k = (struct row_key){ 0, -1, src->isa, src->reason, 0, src->key };
+			*k = (struct row_key){ 0, -1, src->isa, src->reason, 0, src->key, 0 };
+		/* Ports and addresses per device, each by its own guest's map (key_groups.h). */
+		if (!d->per_address) {
+			__u64 lo, hi;
+
+			key_group_span(d->qmp, src->tgid, src->start, &src->key, &lo, &hi);
+			k->key.key = lo;
+			k->key_end = hi > lo ? hi : 0;
+		}
 		return true;
 	case LV_STACKS:
 		return false;	/* its lines are the stacks' (top_stacks.c), no rows */
@@ -157,7 +166,7 @@ static int group_into(struct row_table *dst, const struct row_table *src,
 		/* Kvm events have no parent: each is a tracepoint of its own. */
 		if (ui->level != LV_REASONS || k.isa == TOP_ISA_KVM_EVENT)
 			continue;
-		parent = (struct row_key){ 0, -1, 0, section_of(k.isa), 0, {} };
+		parent = (struct row_key){ 0, -1, 0, section_of(k.isa), 0, {}, 0 };
 		r = row_table_get(dst, &parent);
 		if (!r)
 			return -ENOMEM;
@@ -323,7 +332,7 @@ static int entity_items(struct top_view *v, const struct top_data *d, const stru
 		if (!it)
 			return -ENOMEM;
 		it->kind = ui->level == LV_VMS ? TI_VM : TI_VCPU;
-		it->key = (struct row_key){ kt->key.tgid, kt->key.vcpu, 0, 0, kt->key.start, {} };
+		it->key = (struct row_key){ kt->key.tgid, kt->key.vcpu, 0, 0, kt->key.start, {}, 0 };
 		it->user_src = user;
 		it->tot = t;
 		it->cur = c;
@@ -390,6 +399,27 @@ static const char *rip_symbol(const struct top_data *d, const struct top_ui *ui,
 	return buf;
 }
 
+/*
+ * "IO 0x71 out rtc": the reason's own name (no tracepoint) and the key; the key alone in one
+ * reason's keys, which the view's title names.
+ */
+static void key_short_label(const struct top_ui *ui, const struct row_key *k, const char *key,
+			    char *buf, size_t len)
+{
+	char r[REASON_STR_MAX];
+
+	if (!ui->key_all) {
+		snprintf(buf, len, "%s", key);
+		return;
+	}
+	if (k->isa == TOP_ISA_KVM_EVENT)
+		top_reason_label(k->isa, k->reason, r, sizeof(r));
+	else
+		reason_str(k->isa, k->reason, r, sizeof(r));
+	snprintf(buf, len, "%s ", r);
+	snprintf(buf + strlen(buf), len - strlen(buf), "%s", key);
+}
+
 /* LV_KEYS: an item per key, named by its reason and key (the -f filter sees both). */
 static int key_items(struct top_view *v, const struct top_data *d, const struct top_ui *ui)
 {
@@ -417,8 +447,9 @@ static int key_items(struct top_view *v, const struct top_data *d, const struct 
 		else
 			name = qmp_key_name(d->qmp, ui->tgid, ui->start, &t->key.key, nb,
 					    sizeof(nb));
-		snprintf(it->label + n, sizeof(it->label) - n, " %s",
-			 key_str(&t->key.key, name, kb, sizeof(kb)));
+		key_span_str(&t->key.key, t->key.key_end, name, kb, sizeof(kb));
+		snprintf(it->label + n, sizeof(it->label) - n, " %s", kb);
+		key_short_label(ui, &t->key, kb, it->key_label, sizeof(it->key_label));
 		if (!label_ok(ui, it->label))
 			v->nr_items--;
 	}

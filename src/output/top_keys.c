@@ -85,16 +85,16 @@ static void go_up(struct top_ui *ui)
 		bool one = !ui->key_all;
 
 		go_to(ui, LV_REASONS, tgid, start, vcpu);
-		ui->sel = (struct top_sel){ TI_REASON, { 0, -1, ui->key_isa, ui->key_reason, 0, {} } };
+		ui->sel = (struct top_sel){ TI_REASON, { 0, -1, ui->key_isa, ui->key_reason, 0, {}, 0 } };
 		ui->have_sel = one;
 		return;
 	}
 	if (ui->level == LV_REASONS && vcpu >= 0) {
 		go_to(ui, LV_VCPUS, tgid, start, -1);
-		ui->sel = (struct top_sel){ TI_VCPU, { tgid, vcpu, 0, 0, start, {} } };
+		ui->sel = (struct top_sel){ TI_VCPU, { tgid, vcpu, 0, 0, start, {}, 0 } };
 	} else {
 		go_to(ui, LV_VMS, 0, 0, -1);
-		ui->sel = (struct top_sel){ TI_VM, { tgid, -1, 0, 0, start, {} } };
+		ui->sel = (struct top_sel){ TI_VM, { tgid, -1, 0, 0, start, {}, 0 } };
 	}
 	ui->have_sel = tgid != 0;
 }

@@ -270,7 +270,8 @@ static int item_line(struct top_view *v, const struct top_data *d, const struct 
 	double iv = d->interval_s;
 	unsigned int attr;
 
-	fit(label, sizeof(label), it->label, lw);
+	fit(label, sizeof(label), it->kind == TI_KEY && text_cols(it->label) > lw ?
+		it->key_label : it->label, lw);
 	if (ui->level < LV_REASONS)
 		snprintf(flag, sizeof(flag), "%s", it->user_src ? "*" : " ");
 	if (ui->level == LV_VMS)

@@ -74,7 +74,7 @@ static bool log_pick(struct top_log *lg, const struct row_table *tot, const rege
 	if (!keep)
 		lg->nr = 0;
 	for (__u32 i = 0; i < n && lg->nr < TOP_LOG_COLS; i++) {
-		struct row_key k = { 0, -1, s[i].isa, s[i].reason, 0, {} };
+		struct row_key k = { 0, -1, s[i].isa, s[i].reason, 0, {}, 0 };
 		int c;
 
 		for (c = 0; c < lg->nr && row_key_cmp(&lg->cols[c], &k); c++)

@@ -67,6 +67,7 @@ struct top_data {
 	struct row_table *key_cur;
 	struct row_table *key_tot;
 	struct qmp_names *qmp;		/* --qmp: keys named by each QEMU's memory map; may be NULL */
+	bool per_address;		/* --per-address: keys per port / address, not device */
 	const struct guest_symbols *syms;	/* --rips --guest-symbols; may be NULL */
 	/* top --split --stacks: the kernel's stacks since start, stack_table_sort()ed; NULL
 	 * without. */
@@ -108,6 +109,9 @@ struct top_item {
 	int section;			/* reasons: 0 kernel, 1 userspace, 2 kvm events */
 	bool user_src;			/* VM/vCPU counted from its userspace exits (no kvm_exit) */
 	char label[96];
+	/* TI_KEY: the label with the reason's short name ("IO 0xcf8 out pci-conf-idx"), shown
+	 * where the whole one would be cut: the key wins over the event's prefix. */
+	char key_label[96];
 	const struct row *tot, *cur;
 	__u64 stuck_ns;			/* age of its oldest stuck exit; 0: none */
 };

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "array_grow.h"
+#include "key_groups.h"
 #include "key_series.h"
 
 void key_series_init(struct key_series *ks, int map_fd, __u32 top, struct qmp_names *qmp)
@@ -11,11 +12,13 @@ void key_series_init(struct key_series *ks, int map_fd, __u32 top, struct qmp_na
 	key_rows_init(&ks->kr, map_fd, BY_VM, -1);
 	ks->top = top;
 	ks->qmp = qmp;
+	row_table_init(&ks->grouped);
 }
 
 void key_series_free(struct key_series *ks)
 {
 	key_rows_free(&ks->kr);
+	row_table_free(&ks->grouped);
 	key_series_chosen_free(&ks->chosen);
 	key_series_chosen_free(&ks->places);
 	free(ks->out);
@@ -28,6 +31,7 @@ static struct row_key group_of(const struct row_key *k)
 	struct row_key g = *k;
 
 	memset(&g.key, 0, sizeof(g.key));
+	g.key_end = 0;
 	return g;
 }
 
@@ -42,7 +46,7 @@ static int by_group_count(const void *a, const void *b)
 		return c;
 	if (x->count != y->count)
 		return x->count > y->count ? -1 : 1;
-	return memcmp(&x->key.key, &y->key.key, sizeof(x->key.key));
+	return row_key_cmp(&x->key, &y->key);
 }
 
 /* A new exported series (the group's "other" when k is its group key with kind other). */
@@ -133,6 +137,14 @@ int key_series_take(struct key_series *ks, key_series_guest_fn *guest, void *ctx
 	ks->nr_out = 0;
 	if (err)
 		return err;
+	/* Ports and addresses per device, as stat's table (key_groups.h). */
+	if (!ks->per_address) {
+		row_table_reset(&ks->grouped);
+		err = key_groups_build(cum, ks->qmp, &ks->grouped);
+		if (err)
+			return err;
+		cum = &ks->grouped;
+	}
 	if (cum->nr > ks->cap_sorted) {
 		const struct row **s = reallocarray(ks->sorted, cum->nr, sizeof(*s));
 

@@ -21,6 +21,8 @@ struct key_series {
 	struct key_rows kr;		/* guest x reason x key, since the start */
 	__u32 top;			/* --keys */
 	struct qmp_names *qmp;		/* --qmp, or NULL */
+	bool per_address;		/* --per-address: a series per port / address */
+	struct row_table grouped;	/* kr.cum per device (key_groups.h) */
 	struct key_series_chosen chosen;	/* key rows exported by their key: 1 */
 	struct key_series_chosen places;	/* guest x reason (key zeroed): keys chosen */
 	struct expo_key *out;		/* the last key_series_take()'s */

@@ -690,6 +690,9 @@ static size_t key_labels(char *out, const struct expo_key *e)
 	p = fmt_lit(p, "\",key=\"");
 	/* "none", "other" or the key in hex: JSON numbers it, a label cannot. */
 	p = real ? fmt_hex(fmt_lit(p, "0x"), k->key) : fmt_str(p, key_kind_name(k->kind));
+	/* A device's span (key_groups.h): "0xa0000-0xbffff". */
+	if (real && e->key.key_end)
+		p = fmt_hex(fmt_lit(p, "-0x"), e->key.key_end);
 	p = fmt_lit(p, "\",key_dir=\"");
 	p = fmt_str(p, key_dir_name(k->dir));
 	p = fmt_lit(p, "\",key_name=\"");

@@ -132,7 +132,8 @@ echo 1 >"$TR/events/kvm/kvm_userspace_exit/enable" || fail "cannot enable kvm:kv
 echo 1 >"$TR/tracing_on"
 
 # vmexit's QMP is a chardev + -mon (auto must find it); the test asks on a -qmp of its own.
-"$VMEXIT" stat --by key --qmp auto --json 1 -- qemu-system-x86_64 -accel kvm -m 64 \
+# --per-address: each port's row, checked port by port (the rows by device are checked below).
+"$VMEXIT" stat --by key --per-address --qmp auto --json 1 -- qemu-system-x86_64 -accel kvm -m 64 \
 	-display none -device virtio-rng-pci -pidfile "$TMP/q.pid" \
 	-chardev "socket,id=vq,path=$TMP/vmexit.qmp,server=on,wait=off" -mon chardev=vq,mode=control \
 	-qmp "unix:$TMP/test.qmp,server=on,wait=off" >"$TMP/out" 2>"$TMP/err" &
@@ -240,7 +241,8 @@ qemu-system-x86_64 -accel kvm -m 64 -display none -device virtio-rng-pci -pidfil
 	-qmp "unix:$TMP/test2.qmp,server=on,wait=off" -daemonize 2>"$TMP/qemu2.err" ||
 	{ cat "$TMP/qemu2.err"; fail "QEMU did not start"; }
 QPID=$(cat "$TMP/q.pid")
-"$VMEXIT" top --once -x --keys --qmp auto -d 4 -p "$QPID" --width 160 >"$TMP/top" 2>"$TMP/top.err" ||
+"$VMEXIT" top --once -x --keys --per-address --qmp auto -d 4 -p "$QPID" --width 160 \
+	>"$TMP/top" 2>"$TMP/top.err" ||
 	{ cat "$TMP/top.err"; fail "vmexit top --keys --qmp auto exited with $?"; }
 grep -q "note: --qmp" "$TMP/top.err" && { cat "$TMP/top.err"; fail "top could not ask QEMU"; }
 python3 "$TMP/ask.py" "$TMP/test2.qmp" "$TMP/mtree2" ||
@@ -270,5 +272,83 @@ for port, d, name, total in rows:
         bad += not ok
 print(f"top: {len(rows)} port rows, {named} of them in QEMU's map")
 sys.exit(1 if bad or named < 3 else 0)
+PY
+# record --keys --qmp auto keeps the map; report groups the keys by device with it: each
+# device's row is the sum of its ports' and addresses' rows (report --per-address of the same
+# file), named and spanned as QEMU's own map (the test's ask) says; SeaBIOS's banner on the VGA
+# text console is vga-lowmem's writes.
+rm -f "$TMP/q.pid"
+"$VMEXIT" record --keys --qmp auto -o "$TMP/r.vmexit" -- qemu-system-x86_64 -accel kvm -m 64 \
+	-display none -device virtio-rng-pci -pidfile "$TMP/q.pid" \
+	-chardev "socket,id=vq,path=$TMP/rec.qmp,server=on,wait=off" -mon chardev=vq,mode=control \
+	-qmp "unix:$TMP/test3.qmp,server=on,wait=off" >"$TMP/rec.out" 2>"$TMP/rec.err" &
+VPID=$!
+for _ in $(seq 100); do [ -S "$TMP/test3.qmp" ] && [ -s "$TMP/q.pid" ] && break; sleep 0.1; done
+[ -S "$TMP/test3.qmp" ] || { cat "$TMP/rec.err"; fail "QEMU (record) made no QMP socket in 10 s"; }
+QPID=$(cat "$TMP/q.pid")
+sleep 6
+python3 "$TMP/ask.py" "$TMP/test3.qmp" "$TMP/mtree3" || fail "the test's third QMP conversation failed"
+ends_within 20 "$VPID" "vmexit record -- qemu" "$TMP/rec.err"
+rc=$?
+VPID= QPID=
+[ $rc -eq 0 ] || { cat "$TMP/rec.err"; fail "vmexit record --keys --qmp auto exited with $rc"; }
+grep -q "note: --qmp" "$TMP/rec.err" && { cat "$TMP/rec.err"; fail "record could not ask QEMU"; }
+"$VMEXIT" report -i "$TMP/r.vmexit" --keys --json >"$TMP/dev.json" 2>"$TMP/rep.err" ||
+	{ cat "$TMP/rep.err"; fail "report --keys exited with $?"; }
+"$VMEXIT" report -i "$TMP/r.vmexit" --keys --per-address --json >"$TMP/addr.json" \
+	2>"$TMP/rep.err" || { cat "$TMP/rep.err"; fail "report --keys --per-address exited with $?"; }
+python3 - "$TMP" <<'PY' || fail "keys by device differ from the per-address sums or QEMU's map (above)"
+import json, re, sys
+d = sys.argv[1]
+bad = []
+def check(what, ok, detail=""):
+    print(("ok: " if ok else "FAIL: ") + what + (f" ({detail})" if detail else ""))
+    if not ok:
+        bad.append(what)
+# QEMU's flat views (the test's own reading): I/O and memory, root ranges left out.
+space, root, io, mem = None, None, [], []
+for line in open(f"{d}/mtree3").read().splitlines():
+    line = line.rstrip("\r")
+    if line.startswith("FlatView"):
+        space = None
+    elif line.startswith(' AS "I/O"'):
+        space = io
+    elif line.startswith(' AS "memory"'):
+        space = mem
+    elif line.startswith(" Root memory region: "):
+        root = line.split(": ", 1)[1]
+    elif space is not None and line.startswith("  "):
+        m = re.match(r"\s+([0-9a-f]+)-([0-9a-f]+) \(prio [-0-9]+, [^)]*\): (.*?)( @[0-9a-f]+)?( KVM)?$", line)
+        if m and m.group(3) != root:
+            space.append((int(m.group(1), 16), int(m.group(2), 16), m.group(3)))
+def rows(path):
+    j = [json.loads(l) for l in open(path) if l.strip()][-1]
+    return [r for r in j["rows"] if r["kind"] == "user" and r["key_kind"] in ("port", "mmio")]
+dev, addr = rows(f"{d}/dev.json"), rows(f"{d}/addr.json")
+check("the same exits either way", sum(r["count"] for r in dev) == sum(r["count"] for r in addr),
+      f"{sum(r['count'] for r in dev)} by device, {sum(r['count'] for r in addr)} per address")
+groups = 0
+for r in dev:
+    lo, hi = r["key"], r.get("key_end", r["key"])
+    part = [a for a in addr if a["key_kind"] == r["key_kind"] and a["key_dir"] == r["key_dir"]
+            and a["reason"] == r["reason"] and a["pid"] == r["pid"] and lo <= a["key"] <= hi]
+    n = sum(a["count"] for a in part)
+    what = f"{r['key_kind']} {lo:#x}-{hi:#x} {r['key_dir']} {r['key_name']}"
+    check(f"{what}: {r['count']} exits, the sum of its {len(part)} keys", r["count"] == n, f"{n}")
+    sp = io if r["key_kind"] == "port" else mem
+    qemu = next(((a, b, nm) for a, b, nm in sp if a <= lo <= b), None)
+    if qemu:
+        check(f"{what}: QEMU's region", (lo, hi, r["key_name"]) == qemu, f"QEMU {qemu[0]:#x}-{qemu[1]:#x} {qemu[2]}")
+        groups += len(part) > 1
+    else:
+        check(f"{what}: no QEMU region, unmapped", r["key_name"] == "unmapped")
+    for a in part:
+        if a["key_name"] != r["key_name"]:
+            check(f"{a['key']:#x}: named as its device", False, a["key_name"])
+vga = [r for r in dev if r["key_name"] == "vga-lowmem" and r["key_dir"] == "write"]
+check("SeaBIOS's banner: vga-lowmem writes, one row", len(vga) == 1 and vga[0]["count"] >= 10,
+      f"{[r['count'] for r in vga]}")
+check("devices with more than one key", groups >= 2, f"{groups}")
+sys.exit(1 if bad else 0)
 PY
 echo "PASS: qmp_host"

@@ -4,7 +4,10 @@
  * have sent out. Records are made here by hand (fields named as the kernel's formats name them);
  * every expected value follows from the records fed in.
  */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "capture_import.h"
@@ -259,8 +262,64 @@ static void test_kvm_events(void)
 	capture_import_free(ci);
 }
 
+/* capture_import_notes()'s lines, caught from stderr. */
+static char *notes_of(struct capture_import *ci)
+{
+	FILE *t = tmpfile();
+	int saved = dup(2);
+	static char buf[4096];
+	size_t n = 0;
+
+	CHECK(t && saved >= 0);
+	if (!t || saved < 0)
+		return "";
+	fflush(stderr);
+	dup2(fileno(t), 2);
+	capture_import_notes(ci);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(t);
+	n = fread(buf, 1, sizeof(buf) - 1, t);
+	buf[n] = '\0';
+	fclose(t);
+	return buf;
+}
+
+/*
+ * `perf kvm stat record`'s own file on a host whose kvm_exit never fires: kvm events (a
+ * kvm_pio), no exit of either kind: said, with what to record, rather than a bare "(no
+ * exits)". Guest exits and no kvm_userspace_exit: the exits to the VMM are said missing.
+ */
+static void test_notes(void)
+{
+	struct capture_import *ci = capture_import_new("kvm.data", "perf.data", false);
+	const char *t;
+
+	feed(ci, "kvm_pio", 100, 7, 8, "CPU 0/KVM", (struct rec_fields){ {
+		{ "rw", 1 }, { "port", 0x70 }, { "size", 1 }, { "count", 1 } } });
+	capture_import_end(ci);
+	t = notes_of(ci);
+	CHECK(strstr(t, "vmexit: kvm.data: kvm events but no exits in the capture: neither "
+		  "kvm_exit") != NULL);
+	CHECK(strstr(t, "kvm:kvm_userspace_exit") != NULL);
+	capture_import_free(ci);
+
+	ci = capture_import_new("kvm.data", "perf.data", false);
+	feed(ci, "kvm_exit", 100, 7, 8, "", (struct rec_fields){ {
+		{ "exit_reason", 30 }, { "isa", VMEXIT_ISA_VMX } } });
+	feed(ci, "kvm_entry", 110, 7, 8, "", (struct rec_fields){ { { "vcpu_id", 0 } } });
+	capture_import_end(ci);
+	t = notes_of(ci);
+	CHECK(!strstr(t, "no exits in the capture"));
+	CHECK(strstr(t, "vmexit: kvm.data: no kvm_userspace_exit in the capture: exits to the "
+		  "VMM are not counted") != NULL);
+	capture_import_free(ci);
+}
+
 int main(void)
 {
+	test_notes();
 	test_pairs();
 	test_no_entry();
 	test_lost();

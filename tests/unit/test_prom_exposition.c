@@ -258,6 +258,38 @@ static void test_whole_exit_families(void)
 	expo_buf_free(&b);
 }
 
+/* serve --keys: a device's span (key_groups.h) in its key label, a key alone as before. */
+static void test_key_labels(void)
+{
+	struct expo_key k[2] = {
+		{ .guest = "vga", .key = { .tgid = 7, .vcpu = -1, .isa = VMEXIT_ISA_USER,
+					  .reason = 6, .key = { .key = 0xa0000, .kind = KEY_MMIO,
+								.dir = KEY_DIR_WRITE },
+					  .key_end = 0xbffff },
+		  .name = "vga-lowmem", .count = 376, .total_ns = 752000 },
+		{ .guest = "vga", .key = { .tgid = 7, .vcpu = -1, .isa = VMEXIT_ISA_USER,
+					  .reason = 2, .key = { .key = 0x402, .kind = KEY_PORT,
+								.dir = KEY_DIR_OUT } },
+		  .name = "unmapped", .count = 5 },
+	};
+	struct expo_input in = { .keys_on = true, .keys = k, .nr_keys = 2, .version = "v",
+				 .kernel = "k" };
+	struct expo_buckets bk;
+	struct expo_buf b = {};
+	char err[256];
+
+	CHECK(!expo_buckets_parse("256ns,1.024us", &bk, err, sizeof(err)));
+	in.buckets = &bk;
+	CHECK(!expo_render(&in, EXPO_TEXT, &b));
+	CHECK(b.p && memmem(b.p, b.len, "key=\"0xa0000-0xbffff\",key_dir=\"write\","
+			    "key_name=\"vga-lowmem\"} 376\n", 65));
+	CHECK(b.p && memmem(b.p, b.len, "key=\"0x402\",key_dir=\"out\",key_name=\"unmapped\"} 5\n",
+			    49));
+	if (b.p && !memmem(b.p, b.len, "0xa0000-0xbffff", 15))
+		fprintf(stderr, "got:\n%.*s\n", (int)b.len, b.p);
+	expo_buf_free(&b);
+}
+
 int main(int argc, char **argv)
 {
 	struct expo_buckets bk;
@@ -284,6 +316,7 @@ int main(int argc, char **argv)
 	struct expo_input in = {};
 	struct expo_buf text = {}, om = {};
 
+	test_key_labels();
 	test_buckets();
 	test_negotiate();
 	test_whole_exit_families();

@@ -15,6 +15,7 @@
 #include <sys/un.h>
 
 #include "check.h"
+#include "key_groups.h"
 #include "key_names.h"
 #include "mtree_map.h"
 #include "qemu_opts.h"
@@ -368,6 +369,94 @@ static void test_client(const char *fixture)
 	CHECK_STR(err, "no such socket");
 }
 
+/* A row of n exits of key k (guest me, start 42), each of lat_ns. */
+static void put_exits(struct row_table *rt, __u32 me, struct key_note k, __u64 n, __u64 lat_ns)
+{
+	struct row *r = row_table_get(rt, &(struct row_key){ .tgid = me, .vcpu = -1,
+				      .isa = VMEXIT_ISA_USER, .reason = 6, .start = 42, .key = k });
+
+	CHECK(r != NULL);
+	r->count += n;
+	r->completed += n;
+	r->total_ns += n * lat_ns;
+	r->min_ns = lat_ns;
+	r->max_ns = lat_ns;
+}
+
+/* The row of span [lo, hi] of kind/dir in rt (hi 0: one key), or NULL. */
+static const struct row *span_row(const struct row_table *rt, __u32 me, __u16 kind, __u16 dir,
+				  __u64 lo, __u64 hi)
+{
+	struct row_key k = { .tgid = me, .vcpu = -1, .isa = VMEXIT_ISA_USER, .reason = 6,
+			     .start = 42, .key = { .key = lo, .kind = kind, .dir = dir },
+			     .key_end = hi };
+
+	for (__u32 i = 0; i < rt->nr; i++)
+		if (!row_key_cmp(&rt->rows[i].key, &k))
+			return &rt->rows[i];
+	return NULL;
+}
+
+/*
+ * --by key by device: a VGA text console's byte writes (0xa0000 + 2 per character) and port
+ * accesses summed per region of the map (the fixture's vga-lowmem 0xa0000-0xbffff, vga
+ * 0x3d4-0x3d5); a port the map lacks stays alone; without a map (q NULL) MMIO goes to its
+ * page or the built-in window, ports stay per port.
+ */
+static void test_groups(struct qmp_names *q, __u32 me)
+{
+	struct row_table in, out;
+	const struct row *r;
+	__u64 lo, hi;
+	char b[64];
+
+	row_table_init(&in);
+	/* 376 characters written: 376 keys of one exit each, 2000 ns. */
+	for (__u64 i = 0; i < 376; i++)
+		put_exits(&in, me, (struct key_note){ .key = 0xa0000 + 2 * i, .kind = KEY_MMIO,
+						.dir = KEY_DIR_WRITE }, 1, 2000);
+	put_exits(&in, me, (struct key_note){ .key = 0x3d4, .kind = KEY_PORT, .dir = KEY_DIR_OUT }, 30,
+	    1000);
+	put_exits(&in, me, (struct key_note){ .key = 0x3d5, .kind = KEY_PORT, .dir = KEY_DIR_OUT }, 10,
+	    3000);
+	put_exits(&in, me, (struct key_note){ .key = 0x402, .kind = KEY_PORT, .dir = KEY_DIR_OUT }, 5,
+	    1000);
+	put_exits(&in, me, (struct key_note){ .key = 0xfee000b0, .kind = KEY_MMIO,
+					.dir = KEY_DIR_WRITE }, 7, 1000);
+
+	row_table_init(&out);
+	CHECK(!key_groups_build(&in, q, &out));
+	CHECK_EQ_U64(out.nr, 4);
+	r = span_row(&out, me, KEY_MMIO, KEY_DIR_WRITE, 0xa0000, 0xbffff);
+	CHECK(r && r->count == 376 && r->total_ns == 376 * 2000 && r->max_ns == 2000);
+	CHECK(qmp_key_region(q, me, 42, &r->key.key, &lo, &hi, b, sizeof(b)) == 1);
+	CHECK_STR(b, "vga-lowmem");
+	CHECK_STR(key_span_str(&r->key.key, r->key.key_end, "vga-lowmem", b, sizeof(b)),
+		  "0xa0000-0xbffff write vga-lowmem");
+	r = span_row(&out, me, KEY_PORT, KEY_DIR_OUT, 0x3d4, 0x3d5);
+	CHECK(r && r->count == 40 && r->total_ns == 60000 && r->min_ns == 1000 &&
+	      r->max_ns == 3000);
+	r = span_row(&out, me, KEY_PORT, KEY_DIR_OUT, 0x402, 0);
+	CHECK(r && r->count == 5);
+	r = span_row(&out, me, KEY_MMIO, KEY_DIR_WRITE, 0xfee00000, 0xfeefffff);
+	CHECK(r && r->count == 7);
+	row_table_free(&out);
+
+	/* No map: 376 writes in 1 page (0xa0000 + 750 < 0xa1000), the lapic's window, ports
+	 * one each. */
+	row_table_init(&out);
+	CHECK(!key_groups_build(&in, NULL, &out));
+	CHECK_EQ_U64(out.nr, 5);
+	r = span_row(&out, me, KEY_MMIO, KEY_DIR_WRITE, 0xa0000, 0xa0fff);
+	CHECK(r && r->count == 376);
+	r = span_row(&out, me, KEY_MMIO, KEY_DIR_WRITE, 0xfee00000, 0xfee00fff);
+	CHECK(r && r->count == 7);
+	CHECK(span_row(&out, me, KEY_PORT, KEY_DIR_OUT, 0x3d4, 0) &&
+	      span_row(&out, me, KEY_PORT, KEY_DIR_OUT, 0x3d5, 0));
+	row_table_free(&out);
+	row_table_free(&in);
+}
+
 static bool keep_42(void *ctx, __u32 tgid, __u64 start)
 {
 	(void)ctx, (void)tgid;
@@ -397,6 +486,7 @@ static void test_names(const char *fixture)
 	CHECK(f.conns == 1);
 	CHECK_STR(qmp_key_name(&q, me, 42, &notify, b, sizeof(b)), "virtio-pci-notify-virtio-rng");
 	CHECK_STR(qmp_key_name(&q, me, 42, &msr, b, sizeof(b)), "EFER");
+	test_groups(&q, me);
 	/* Another guest (another start) has no map: built-in names. */
 	CHECK_STR(qmp_key_name(&q, me, 43, &notify, b, sizeof(b)), "");
 	/* top's views summed over guests (tgid 0) or over one pid's processes (start 0): the map
@@ -404,8 +494,9 @@ static void test_names(const char *fixture)
 	CHECK_STR(qmp_key_name(&q, 0, 0, &notify, b, sizeof(b)), "virtio-pci-notify-virtio-rng");
 	CHECK_STR(qmp_key_name(&q, me, 0, &notify, b, sizeof(b)), "virtio-pci-notify-virtio-rng");
 	CHECK_STR(qmp_key_name(&q, me + 1, 0, &notify, b, sizeof(b)), "");
-	/* A port QEMU maps to nothing keeps its built-in name, and asks again, rate-limited. */
-	CHECK_STR(qmp_key_name(&q, me, 42, &dbg, b, sizeof(b)), "isa-debugcon");
+	/* A port QEMU maps to nothing is no device (this VM has no isa-debugcon, whatever the
+	 * PC's port 0x402 would be), and is asked again, rate-limited. */
+	CHECK_STR(qmp_key_name(&q, me, 42, &dbg, b, sizeof(b)), "unmapped");
 	qmp_names_tick(&q, &names, 100.5);
 	CHECK(f.conns == 1);
 	qmp_names_tick(&q, &names, 100.0 + QMP_REASK_S);

@@ -251,6 +251,9 @@ static void test_round_trip(void)
 		case REC_TSC_APPLIED:
 			CHECK(!"no TSC records were written");
 			break;
+		case REC_KEY_REGION:
+			CHECK(!"no key regions were written");
+			break;
 		}
 	}
 	CHECK_EQ_U64(ret, 0);
@@ -1128,6 +1131,51 @@ static void test_tsc_clock(void)
 	CHECK_EQ_U64(with - without, 8 + 24);
 }
 
+/* record --qmp's maps (1.7): each region back as written, in its space, with its guest. */
+static void test_key_regions(void)
+{
+	char path[256], err[512];
+	struct rec_meta m;
+	struct rec_writer *w;
+	struct rec_reader *r;
+	struct rec_item *it = calloc(1, sizeof(*it));
+	int n, io = 0, mem = 0;
+
+	snprintf(path, sizeof(path), "%s/regions.vmexit", dir);
+	test_meta(&m);
+	w = rec_writer_open(path, true, &m, err, sizeof(err));
+	CHECK(w && it);
+	if (!w || !it)
+		return;
+	CHECK(!rec_writer_add_guest(w, 4242, 777, "vga-guest"));
+	CHECK(!rec_writer_add_key_region(w, 4242, 777, true, 0x70, 0x70, "rtc-index"));
+	CHECK(!rec_writer_add_key_region(w, 4242, 777, false, 0xa0000, 0xbffff, "vga-lowmem"));
+	CHECK(!rec_writer_close(w));
+	r = rec_reader_open(path, err, sizeof(err));
+	CHECK(r);
+	if (!r)
+		return;
+	CHECK_EQ_U64(rec_reader_version(r), 1 << 16 | 7);
+	while ((n = rec_reader_next(r, it, err, sizeof(err))) == 1) {
+		if (it->kind != REC_KEY_REGION)
+			continue;
+		CHECK_EQ_U64(it->tgid, 4242);
+		CHECK_EQ_U64(it->start, 777);
+		if (it->io) {
+			io++;
+			CHECK(it->lo == 0x70 && it->hi == 0x70 && !strcmp(it->name, "rtc-index"));
+		} else {
+			mem++;
+			CHECK(it->lo == 0xa0000 && it->hi == 0xbffff &&
+			      !strcmp(it->name, "vga-lowmem"));
+		}
+	}
+	CHECK_EQ_U64(n, 0);
+	CHECK(io == 1 && mem == 1);
+	rec_reader_close(r);
+	free(it);
+}
+
 static void test_missing(void)
 {
 	char err[512];
@@ -1149,6 +1197,7 @@ int main(void)
 	test_round_trip();
 	test_split();
 	test_keys();
+	test_key_regions();
 	test_overwrite();
 	test_full_disk();
 	build_small(&L);

@@ -107,6 +107,11 @@ static int write_base(const char *path, bool split)
 			rec_writer_add_lost(w, ev.ts_ns, lost);
 		}
 	}
+	/* record --qmp's maps (1.7): damaged lengths and ranges reach their parser too. */
+	if (split) {
+		rec_writer_add_key_region(w, 100, 1000, true, 0x3d4, 0x3d5, "vga");
+		rec_writer_add_key_region(w, 101, 1001, false, 0xa0000, 0xbffff, "vga-lowmem");
+	}
 	return rec_writer_close(w);
 }
 

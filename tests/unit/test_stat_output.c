@@ -200,8 +200,45 @@ static void test_lost_hint_by_source(void)
 	}
 }
 
+/*
+ * Exits to the VMM and no guest exit (kvm_exit never fired): the summary says the exits KVM
+ * handles in the kernel are absent and how to see them; with a guest exit, or in an interval,
+ * not. And --by key groups a VGA console's byte writes by page (no map): 376 in one row.
+ */
+static void test_no_kvm_exit_note(void)
+{
+	const char *note = "note: no guest exit seen (kvm:kvm_exit did not fire)";
+	struct row_table rows;
+	struct stat_report rep = { .rows = &rows, .final = true, .interval_s = 1 };
+	struct row *r;
+	char *t;
+
+	row_table_init(&rows);
+	r = row_table_get(&rows, &(struct row_key){ .tgid = 7, .vcpu = -1, .isa = VMEXIT_ISA_USER,
+						   .reason = 2 });
+	CHECK(r != NULL);
+	r->count = r->completed = 10;
+	t = printed(&rep, false);
+	CHECK(t && strstr(t, note) && strstr(t, "--kvm-events pio,cpuid"));
+	free(t);
+	rep.final = false;
+	t = printed(&rep, false);
+	CHECK(t && !strstr(t, note));
+	free(t);
+	rep.final = true;
+	r = row_table_get(&rows, &(struct row_key){ .tgid = 7, .vcpu = -1, .isa = VMEXIT_ISA_SVM,
+						   .reason = 0x7b });
+	CHECK(r != NULL);
+	r->count = r->completed = 1;
+	t = printed(&rep, false);
+	CHECK(t && !strstr(t, note));
+	free(t);
+	row_table_free(&rows);
+}
+
 int main(void)
 {
+	test_no_kvm_exit_note();
 	test_fmt_duration();
 	test_stuck_header();
 	test_stuck_only();

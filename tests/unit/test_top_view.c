@@ -41,7 +41,7 @@ static void put_row(struct row_table *rt, const struct row_key *k, __u64 count, 
 static void put(struct row_table *rt, __u32 tgid, __s32 vcpu, __u32 isa, __u32 reason,
 		__u64 count, __u64 lat_ns)
 {
-	put_row(rt, &(struct row_key){ tgid, vcpu, isa, reason, 0, {} }, count, lat_ns);
+	put_row(rt, &(struct row_key){ tgid, vcpu, isa, reason, 0, {}, 0 }, count, lat_ns);
 }
 
 struct fixture {
@@ -280,10 +280,10 @@ static void test_split(void)
 
 	setup(&f);
 	f.ui.split = true;
-	row_table_get(&f.cur, &(struct row_key){ 100, 0, VMX, 30, 0, {} })->oncpu_ns = 2000000;
-	row_table_get(&f.cur, &(struct row_key){ 100, 1, VMX, 48, 0, {} })->oncpu_ns = 200000;
-	row_table_get(&f.cur, &(struct row_key){ 200, 0, USER, 2, 0, {} })->blocked_ns = 5400000;
-	row_table_get(&f.cur, &(struct row_key){ 200, 0, USER, 2, 0, {} })->oncpu_ns = 600000;
+	row_table_get(&f.cur, &(struct row_key){ 100, 0, VMX, 30, 0, {}, 0 })->oncpu_ns = 2000000;
+	row_table_get(&f.cur, &(struct row_key){ 100, 1, VMX, 48, 0, {}, 0 })->oncpu_ns = 200000;
+	row_table_get(&f.cur, &(struct row_key){ 200, 0, USER, 2, 0, {}, 0 })->blocked_ns = 5400000;
+	row_table_get(&f.cur, &(struct row_key){ 200, 0, USER, 2, 0, {}, 0 })->oncpu_ns = 600000;
 	f.ui.sort = TS_TIME;
 	build(&f);
 	CHECK_STR(labels(&f.v, b, sizeof(b)), "db02|web01");
@@ -355,7 +355,7 @@ static void test_drilldown(void)
 static void put_key(struct row_table *rt, __s32 vcpu, __u32 isa, __u32 reason,
 		    struct key_note k, __u64 count, __u64 lat_ns)
 {
-	put_row(rt, &(struct row_key){ 100, vcpu, isa, reason, 0, k }, count, lat_ns);
+	put_row(rt, &(struct row_key){ 100, vcpu, isa, reason, 0, k, 0 }, count, lat_ns);
 }
 
 static void test_key_view(void)
@@ -392,9 +392,13 @@ static void test_key_view(void)
 	/* Busiest now first (rate): the RTC's 160 in 2 s, then the serial port's 40. */
 	CHECK_STR(labels(&f.v, b, sizeof(b)), "kvm_exit(IO_INSTRUCTION) 0x70 out rtc|"
 		  "kvm_exit(IO_INSTRUCTION) 0x3f8 out serial");
-	/* The label column is 27 wide at 80 columns (test_drilldown): cut, with a '~'. */
+	/* The label column is 27 wide at 80 columns (test_drilldown): the key wins over the
+	 * tracepoint's prefix, which would cut it ("kvm_exit(IO_INSTRUCTION) 0~"); the title
+	 * names the reason. */
 	CHECK_STR(row_text(&f.v, 0),
-		  ">kvm_exit(IO_INSTRUCTION) 0~        300       80   0.1%  10.0us  10.0us  10.0us");
+		  ">0x70 out rtc                       300       80   0.1%  10.0us  10.0us  10.0us");
+	CHECK_STR(row_text(&f.v, 1),
+		  " 0x3f8 out serial                   700       20   0.0%  10.0us  10.0us  10.0us");
 	key(&f, TK_ENTER);
 	CHECK_STR(f.ui.msg, "keys are the deepest level");
 	/* x goes back, onto the reason it came from. */
@@ -411,6 +415,12 @@ static void test_key_view(void)
 	build(&f);
 	CHECK_STR(labels(&f.v, b, sizeof(b)), "kvm_exit(IO_INSTRUCTION) 0x3f8 out serial|"
 		  "kvm_userspace_exit(IO) 0x3f8 out serial");
+	/* Every reason's keys at 80 columns: the reason's short name and the whole key, two
+	 * keys of one port two labels (not "kvm_exit(IO_INSTRUCTION) 0~" twice). */
+	CHECK_STR(row_text(&f.v, 0),
+		  ">IO_INSTRUCTION 0x3f8 out s~        700       20   0.0%  10.0us  10.0us  10.0us");
+	CHECK_STR(row_text(&f.v, 1),
+		  " IO 0x3f8 out serial                900        0   0.0%       -       -       -");
 	row_table_free(&kcur);
 	row_table_free(&ktot);
 	teardown(&f);
@@ -1001,7 +1011,7 @@ static void test_kvm_stat_habits(void)
  */
 static void put_event(struct row_table *rt, __u32 tgid, __s32 vcpu, __u32 id, __u64 count)
 {
-	row_table_get(rt, &(struct row_key){ tgid, vcpu, TOP_ISA_KVM_EVENT, id, 0, {} })->count +=
+	row_table_get(rt, &(struct row_key){ tgid, vcpu, TOP_ISA_KVM_EVENT, id, 0, {}, 0 })->count +=
 		count;
 }
 
