@@ -75,7 +75,7 @@ endif
 
 # src/ is in folders by layer (docs/design.md); includes name headers without their folder, so
 # every folder is on the include path, and `make check-layers` says which folder may include which.
-SRC_DIRS := src $(addprefix src/,commands serve live options kernel output output/rules model lib)
+SRC_DIRS := src $(addprefix src/,commands serve live options kernel output output/rules capture model lib)
 SRC_INC := $(addprefix -I,$(SRC_DIRS))
 
 WARN := -Wall -Wextra -Werror
@@ -108,9 +108,9 @@ endif
 # TRACECMD=0 builds the trace.dat readers (host capture, guest trace) as stubs that refuse the
 # file, with the fix, and leaves every perf.data to perf script: the readers that need
 # libtraceevent, and their stubs.
-TEP_SRCS := src/output/import_tracedat.c src/output/guest_tracedat.c src/output/import_perfdata.c \
-	src/output/tep_field.c
-TEP_NONE_SRCS := src/output/import_tracedat_none.c src/output/import_perfdata_none.c
+TEP_SRCS := src/capture/import_tracedat.c src/capture/guest_tracedat.c src/capture/import_perfdata.c \
+	src/capture/tep_field.c
+TEP_NONE_SRCS := src/capture/import_tracedat_none.c src/capture/import_perfdata_none.c
 ifeq ($(TRACECMD),1)
 SRCS := $(filter-out $(TEP_NONE_SRCS),$(SRCS))
 else

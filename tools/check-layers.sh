@@ -15,13 +15,14 @@ SRC=${1:-src}
 # The layer of each folder of src/ and what it may include besides itself, top to bottom.
 # main.c (the top, ".") may include anything.
 declare -A MAY=(
-	[commands]="serve live options kernel output output/rules model lib"
-	[serve]="live options kernel output output/rules model lib"
+	[commands]="serve live options kernel output output/rules capture model lib"
+	[serve]="live options kernel output output/rules capture model lib"
 	[live]="options kernel model lib"
 	[options]="kernel output output/rules model lib"
 	[kernel]="model lib"
-	[output]="output/rules model lib"
+	[output]="output/rules capture model lib"
 	[output/rules]="model lib"
+	[capture]="model lib"
 	[model]="lib"
 	[lib]=""
 )
