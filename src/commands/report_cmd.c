@@ -465,21 +465,26 @@ static int check_selections(struct report *r)
 static int print_summary(struct report *r, const struct rec_meta *meta,
 			 enum lost_source lost_source)
 {
-	struct stat_report rep = { .rows = &r->rows, .final = true };
+	/* The same sample a live run's views read: all of it since the start, nothing in flight
+	 * (stuck_ns 0), no hooks. */
+	struct sample smp = { .rows = &r->rows, .cum = &r->rows, .key_rows = &r->rows,
+			      .key_cum = &r->rows, .lost_source = lost_source, .names = &r->names,
+			      .qmp = r->a->view.qmp };
+	struct stat_report rep;
 	int err;
 	__u64 from = r->first_ts ? r->first_ts : meta->mono_ns;
 
 	/* The recording's span: record stamps when tracing began and ended with empty lost
 	 * records; the header's clock was read before the programs were loaded. */
-	rep.interval_s = r->last_ts > from ? (r->last_ts - from) / 1e9 : 0;
-	rep.elapsed_s = rep.interval_s;
-	memcpy(rep.lost, r->lost, sizeof(rep.lost));
-	rep.lost_source = lost_source;
+	smp.interval_s = r->last_ts > from ? (r->last_ts - from) / 1e9 : 0;
+	smp.elapsed_s = smp.interval_s;
+	memcpy(smp.lost, r->lost, sizeof(smp.lost));
 	stack_table_sort(&r->stacks);
 	if (r->a->folded)
 		return stat_print_folded(&r->a->view, &r->stacks, stdout);
 	if (r->a->stacks)
-		rep.stacks = &r->stacks;
+		smp.stacks = &r->stacks;
+	rep = stat_report_of(&r->a->view, &smp, true);
 	err = stat_print(&r->a->view, &rep, stdout);
 	if (r->a->view.fmt == OUT_TABLE)
 		print_tsc_offsets(r);

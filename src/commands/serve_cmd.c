@@ -20,7 +20,6 @@
 #include "metrics_http.h"
 #include "privileges.h"
 #include "qmp_option.h"
-#include "vmexit.skel.h"
 
 /* Seconds between the exporter's own samples (a vCPU makes at most ~10M exits/s: 2^32 takes
  * minutes). */
@@ -156,19 +155,9 @@ static int follow_seen(void *ctx, int *pids, int max)
 }
 
 /* What the sampler's owner does on each tick. */
-struct serve_tick {
-	struct guest_follow *follow;
-	struct qmp_names *qmp;		/* --qmp, or NULL */
-	struct sampler *sp;
-};
-
 static void serve_tick(void *ctx, double now)
 {
-	struct serve_tick *t = ctx;
-
-	guest_follow_poll(t->follow, now);
-	if (t->qmp)
-		qmp_names_tick(t->qmp, &t->sp->names, now);
+	guest_follow_poll(ctx, now);
 }
 
 /* Loads the BPF side and serves until a signal; the process exit status. */
@@ -177,9 +166,7 @@ static int serve(struct serve_args *a, int listen_fd, const char *where)
 	static struct guest_follow follow;	/* 15 KB: not on the stack */
 	struct cli_filters *f = &a->filters;
 	struct sampler sp;
-	struct qmp_names qmp;
 	struct key_series keys;
-	struct serve_tick tick = { &follow, a->qmp ? &qmp : NULL, &sp };
 	struct exporter x;
 	struct http_server *srv = NULL;
 	char err[256];
@@ -193,12 +180,12 @@ static int serve(struct serve_args *a, int listen_fd, const char *where)
 	if (sampler_open(&sp, f, &(struct sampler_opts){ .by = a->by,
 						 .interval = SELF_SAMPLE_S,
 						 .no_interval_rows = true,
-						 .tick = serve_tick, .tick_ctx = &tick })) {
+						 .key_by = BY_VM, .key_vcpu = -1,
+						 .qmp = a->qmp,
+						 .tick = serve_tick, .tick_ctx = &follow })) {
 		close(listen_fd);
 		return 1;
 	}
-	if (a->qmp)
-		qmp_names_init(&qmp, a->qmp);
 	/* -g names: the VMMs found at the start are in the filter; later ones join it. */
 	guest_follow_init(&follow, f->sel.guests, f->sel.nr_guests, f->opts.filter.pids,
 			  f->sel.f.nr_pids, f->opts.filter.pids + f->sel.f.nr_pids,
@@ -211,15 +198,11 @@ static int serve(struct serve_args *a, int listen_fd, const char *where)
 			  a->stuck_ns);
 	if (e) {
 		close(listen_fd);
-		if (a->qmp)
-			qmp_names_free(&qmp);
 		return sampler_close(&sp, e);
 	}
+	/* The sampler reads the key table; expired guests' keys leave it (sampler_forget()). */
 	if (a->keys) {
-		key_series_init(&keys, bpf_map__fd(sp.s.skel->maps.key_table), a->keys,
-				a->qmp ? &qmp : NULL);
-		/* Expired guests' keys leave the kernel's table: room for the guests that come. */
-		keys.kr.used = &sp.s.skel->bss->keys_used;
+		key_series_init(&keys, a->keys, a->qmp ? &sp.qmp : NULL);
 		x.keys = &keys;
 	}
 	/* Run-time accounting costs two clock reads per program run: only while serving. */
@@ -277,8 +260,6 @@ out:
 	exporter_free(&x);
 	if (a->keys)
 		key_series_free(&keys);
-	if (a->qmp)
-		qmp_names_free(&qmp);
 	e = sampler_close(&sp, e);
 	return rc ? rc : e;
 }
