@@ -73,15 +73,28 @@ ifeq ($(SAN),1)
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 endif
 
-# src/ is in folders by layer (docs/design.md); includes name headers without their folder, so
-# every folder is on the include path, and `make check-layers` says which folder may include which.
-SRC_DIRS := src $(addprefix src/,commands serve live options kernel output output/rules capture model lib)
+# src/ is in folders by layer (docs/design.md); includes name headers without their folder. Each
+# folder compiles with only itself and the folders below it on the include path (tools/layers.mk,
+# and those their headers include in turn), so an include that points up fails to compile; `make`
+# runs tools/check-layers.sh first, which names the file and line. Tests, benchmarks and fuzzers
+# see every folder.
+include tools/layers.mk
+LAYER_DIRS := commands serve live options kernel output output/rules capture model lib
+SRC_DIRS := src $(addprefix src/,$(LAYER_DIRS))
 SRC_INC := $(addprefix -I,$(SRC_DIRS))
+# The folders below $(1), each with those below it in turn (the layers are a DAG).
+layer_below = $(foreach d,$(LAYER_$(1)),$(d) $(call layer_below,$(d)))
+layer_inc = $(addprefix -Isrc/,$(sort $(1) $(call layer_below,$(1))))
+# The generated skeletons are the kernel layer's: on the path of the folders above it only.
+layer_skel = $(if $(filter kernel,$(1) $(call layer_below,$(1))),-I$(OUTPUT))
 
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -g $(OPT)
 ALL_CFLAGS := $(CFLAGS) $(WARN) $(SAN_FLAGS) -std=gnu11 -D_GNU_SOURCE -MMD -MP \
-	-Iinclude $(SRC_INC) -I$(OUTPUT) $(LIBBPF_CFLAGS) $(MHD_CFLAGS)
+	-Iinclude $(LIBBPF_CFLAGS) $(MHD_CFLAGS)
+# What a userspace object of src/ sees: its folder's layer (set per folder below); the rest of
+# the tree (tests, benchmarks) every folder.
+LAYER_INC = $(SRC_INC) -I$(OUTPUT)
 ALL_LDFLAGS := $(LDFLAGS) $(SAN_FLAGS)
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARN) -Wno-unused-function -Wno-unused-parameter \
 	-Ivmlinux -Iinclude -Ibpf -MMD -MP
@@ -117,6 +130,11 @@ else
 SRCS := $(filter-out $(TEP_SRCS),$(SRCS))
 endif
 OBJS := $(patsubst src/%.c,$(OUTPUT)/src/%.o,$(SRCS))
+# The stamp of the last layer check that passed (check-layers below).
+LAYERS_OK := $(OUTPUT)/.layers-ok
+objs_in = $(foreach o,$(OBJS),$(if $(filter $(OUTPUT)/src/$(1)/,$(dir $(o))),$(o)))
+$(foreach d,$(LAYER_DIRS),$(eval $(call objs_in,$(d)): \
+	LAYER_INC = $(call layer_inc,$(d)) $(call layer_skel,$(d))))
 LIB_OBJS := $(filter-out $(OUTPUT)/src/main.o,$(OBJS))
 LIB := $(OUTPUT)/libvmexit.a
 
@@ -164,10 +182,10 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst .,_,$*)_bpf > $@
 
 # Every userspace object may include any skeleton: generate them first.
-$(OUTPUT)/src/%.o: src/%.c $(SKELS) | $(OUTPUT)/src
+$(OUTPUT)/src/%.o: src/%.c $(SKELS) | $(OUTPUT)/src $(LAYERS_OK)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(LAYER_INC) -c $< -o $@
 
 # The libtraceevent readers alone see libtracecmd's headers, ahead of ours: trace-cmd.h includes
 # "tracefs.h", which is also the name of src/kernel/tracefs.h.
@@ -194,7 +212,7 @@ $(OUTPUT)/vmexit-guest-arm64: tools/vmexit-guest-arm64.c | $(OUTPUT)
 
 $(OUTPUT)/tests/%: tests/unit/%.c $(LIB) | $(OUTPUT)/tests
 	$(call msg,TEST-CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB) $(ALL_LDFLAGS) $(LIBS) -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(LAYER_INC) $< $(LIB) $(ALL_LDFLAGS) $(LIBS) -o $@
 
 # uftrace's tracee: -pg, not sanitized (libmcount and ASan would both want to come first).
 $(OUTPUT)/tests/uftrace_tiny: tests/host/progs/uftrace_tiny.c | $(OUTPUT)/tests
@@ -203,11 +221,11 @@ $(OUTPUT)/tests/uftrace_tiny: tests/host/progs/uftrace_tiny.c | $(OUTPUT)/tests
 
 $(OUTPUT)/tests/%: tests/bpf/%.c $(LIB) $(SKELS) | $(OUTPUT)/tests
 	$(call msg,TEST-CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB) $(ALL_LDFLAGS) $(LIBS) -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(LAYER_INC) $< $(LIB) $(ALL_LDFLAGS) $(LIBS) -o $@
 
 $(OUTPUT)/bench/%: bench/%.c $(LIB) $(SKELS) | $(OUTPUT)/bench
 	$(call msg,BENCH-CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB) $(ALL_LDFLAGS) $(LIBS) -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(LAYER_INC) $< $(LIB) $(ALL_LDFLAGS) $(LIBS) -o $@
 
 # libFuzzer targets: clang, with the library sources compiled in (not the gcc archive). They
 # take the libtraceevent stubs: libtracecmd's headers need an include order of their own (see
@@ -219,9 +237,15 @@ $(OUTPUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRCS) $(SKELS) | $(OUTPUT)/fuzz
 		-Iinclude $(SRC_INC) -I$(OUTPUT) $(LIBBPF_CFLAGS) $(filter %.c,$^) $(LIBS) -o $@
 
 # Every #include in src/ points down the layers (docs/design.md): a file names the first one
-# that does not.
+# that does not. Every build checks first (1 s), again only when a source or the layers change.
 check-layers:
 	$(Q)tools/check-layers.sh
+
+$(LAYERS_OK): $(wildcard $(addsuffix /*.[ch],$(SRC_DIRS))) tools/layers.mk tools/check-layers.sh
+	$(call msg,LAYERS,src/)
+	$(Q)mkdir -p $(@D)
+	$(Q)tools/check-layers.sh
+	$(Q)touch $@
 
 tests: $(OUTPUT)/vmexit $(TOOL_BINS) $(UNIT_BINS) $(BPFTEST_BINS) $(OUTPUT)/tests/uftrace_tiny
 
