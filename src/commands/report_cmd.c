@@ -142,22 +142,24 @@ static const struct cmd_option options[] = {
 static void check_modes(void *input, struct argp_state *state)
 {
 	struct report_args *a = input;
-	bool per_event = a->events || a->out.format_path || a->out.perfetto_path;
+	bool per_event = a->events;
 	bool json = a->view.asked_json;
 
 	if (!a->path)
 		argp_error(state, "give the recording with -i FILE");
 	/* --events is the default lines: another format is another output. */
-	opt_exclusive(state, a->events, "--events", a->out.perfetto_path, "--perfetto");
-	opt_exclusive(state, a->events, "--events", a->out.format_path, "--format");
+	for (int m = EVOUT_NR - 1; m >= 0; m--) {
+		opt_exclusive(state, a->events, "--events", a->out.arg[m], evout_option_name(m));
+		per_event |= a->out.arg[m] != NULL;
+	}
 	if (per_event && (a->view.asked_csv || a->view.hist))
 		argp_error(state, "--csv and --hist are summary outputs: drop --events, --format "
 			   "and --perfetto");
-	a->out.json = json;
+	a->out.arg[EVOUT_JSON] = json ? "" : NULL;
 	evout_opts_check(&a->out, state);
-	if (a->counters && !a->out.perfetto_path)
+	if (a->counters && !a->out.arg[EVOUT_PERFETTO])
 		argp_error(state, "--counters adds counter tracks to a --perfetto trace: give both");
-	if (a->guest_traces.v[0] && !a->out.perfetto_path)
+	if (a->guest_traces.v[0] && !a->out.arg[EVOUT_PERFETTO])
 		argp_error(state, "--guest-trace adds tracks to a --perfetto trace: give both");
 	if (a->folded && !a->stacks)
 		argp_error(state, "--folded is an output of --stacks (add --stacks)");
