@@ -28,7 +28,8 @@
 	X(JSON, json, "json", NULL, "One JSON object per exit, one per line")			\
 	X(PERFETTO, perfetto, "perfetto", "FILE", "Write a Perfetto trace to FILE (- for "	\
 	  "standard output) instead of lines: protobuf if FILE ends in .pftrace, else Chrome "	\
-	  "JSON")
+	  "JSON")										\
+	/* a new format: its line above this one */
 
 enum evout_mode {
 #define EVOUT_MODE_ENUM(M, ...) EVOUT_##M,
