@@ -24,18 +24,18 @@ static const struct cmd_option options[] = {
 };
 
 /*
- * report's: the formats given a file only (its --json is the summary's, or with --events the
- * JSON format's), taken from options[] at start.
+ * report's: all but --json (its --json is the summary's, or with --events the JSON format's),
+ * taken from options[] at start.
  */
-static struct cmd_option file_options[EVOUT_NR + 2];
+static struct cmd_option report_options[EVOUT_NR + 2];
 
-__attribute__((constructor)) static void file_options_pick(void)
+__attribute__((constructor)) static void report_options_pick(void)
 {
 	size_t n = 0;
 
 	for (const struct cmd_option *o = options; o->name; o++) {
-		if (o->arg)
-			file_options[n++] = *o;
+		if (o->offset != offsetof(struct evout_opts, arg[EVOUT_JSON]))
+			report_options[n++] = *o;
 	}
 }
 
@@ -69,4 +69,4 @@ static void check(void *input, struct argp_state *state)
 }
 
 const struct cmd_options evout_options = { .options = options, .end = check };
-const struct cmd_options evout_file_options = { .options = file_options };
+const struct cmd_options evout_file_options = { .options = report_options };

@@ -14,8 +14,8 @@ struct cmd_options;
 
 /* Every format's option (--format FILE, --json, --perfetto FILE): stream's; at most one. */
 extern const struct cmd_options evout_options;
-/* The options that take a file only, for report, whose --json is its summary view's (with
- * --events, per event): report sets arg[EVOUT_JSON] and calls evout_opts_check() itself. */
+/* The same but --json, for report, whose --json is its summary view's (with --events, per
+ * event): report sets arg[EVOUT_JSON] and calls evout_opts_check() itself. */
 extern const struct cmd_options evout_file_options;
 
 /* At most one format asked for (argp_error otherwise); sets o->mode to it. */
