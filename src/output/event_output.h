@@ -29,6 +29,8 @@
 	X(PERFETTO, perfetto, "perfetto", "FILE", "Write a Perfetto trace to FILE (- for "	\
 	  "standard output) instead of lines: protobuf if FILE ends in .pftrace, else Chrome "	\
 	  "JSON")										\
+	X(TSV, tsv, "tsv", NULL, "One tab-separated line per exit: ts_ns, pid, tid, vcpu, "	\
+	  "reason, latency_ns, in_flight (other events: use --json)")				\
 	/* a new format: its line above this one */
 
 enum evout_mode {
