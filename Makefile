@@ -158,7 +158,7 @@ else
 TOOL_BINS := $(OUTPUT)/vmexit-guest
 endif
 
-.PHONY: all clean install test test-matrix tests unit-tests bench bench-bed fuzz demo deps \
+.PHONY: all clean install check test test-matrix tests bench bench-bed fuzz demo deps \
 	check-layers
 .DELETE_ON_ERROR:
 # Skeletons and BPF objects are intermediates of the pattern rules: without this make deletes
@@ -269,13 +269,20 @@ demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/demo.sh $(OUTPUT)
 
-# Unit tests run under ASan/UBSan; the same build runs the kernel tests; the arm64 bed runs the
-# static arm64 build.
-test: deps check-layers
+# The quick tier (README, "Tests"): the layer check, the unit and BPF tests (ASan/UBSan build),
+# the fuzz smoke runs and the shipped integration files; no guests, no beds.
+check: check-layers
 	$(Q)$(MAKE) --no-print-directory SAN=1 OUTPUT=$(OUTPUT)/san tests
 	$(Q)$(MAKE) --no-print-directory all fuzz
+	$(Q)VMEXIT_TEST_ONLY=check tests/run-all.sh $(OUTPUT)
+
+# Everything: the quick tier first (a broken unit stops the run in minutes, not after the
+# beds), then the host tests and the beds. Unit tests run under ASan/UBSan; the same build runs
+# the kernel tests; the arm64 bed runs the static arm64 build.
+test: deps
+	$(Q)$(MAKE) --no-print-directory check
 	$(Q)$(MAKE) --no-print-directory ARCH=arm64 OUTPUT=$(OUTPUT)/arm64 all
-	$(Q)tests/run-all.sh $(OUTPUT)
+	$(Q)VMEXIT_TEST_ONLY=rest tests/run-all.sh $(OUTPUT)
 
 # Only the nested beds, each on both kernels (make test runs VMX on one: tests/run-all.sh).
 test-matrix: deps

@@ -11,6 +11,8 @@
 # (default "6.1 6.12") or VMEXIT_TEST_VMX_KERNELS (default "6.12": a Bochs boot takes
 # minutes); a test without one runs once and picks its beds itself.
 # `make test-matrix` sets both to "6.1 6.12" and VMEXIT_TEST_ONLY=vm (only the beds).
+# VMEXIT_TEST_ONLY=check runs the quick tier alone (`make check`: unit, BPF, fuzz smoke,
+# contrib), =rest everything else (`make test` runs check first, then rest).
 set -u
 OUT=${1:-.output}
 SAN=$OUT/san
@@ -35,7 +37,8 @@ run() {		# run NAME CMD...
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-if [ "${VMEXIT_TEST_ONLY:-}" != vm ]; then
+ONLY=${VMEXIT_TEST_ONLY:-}
+if [ "$ONLY" != vm ] && [ "$ONLY" != rest ]; then
 	for t in "$SAN"/tests/test_*; do
 		[ -x "$t" ] && run "$(basename "$t")" "$t"
 	done
@@ -46,6 +49,8 @@ if [ "${VMEXIT_TEST_ONLY:-}" != vm ]; then
 	for t in tests/contrib/test_*.sh; do
 		[ -x "$t" ] && run "$(basename "$t" .sh)" "$t" "$SAN"
 	done
+fi
+if [ "$ONLY" != vm ] && [ "$ONLY" != check ]; then
 	for t in tests/host/test_*.sh; do
 		# A "# bed-only:" test needs what only the beds have; test_nested_host runs it there.
 		grep -q '^# bed-only:' "$t" && continue
@@ -53,7 +58,7 @@ if [ "${VMEXIT_TEST_ONLY:-}" != vm ]; then
 	done
 fi
 for t in tests/vm/test_*.sh; do
-	[ -x "$t" ] || continue
+	[ -x "$t" ] && [ "$ONLY" != check ] || continue
 	beds=$(sed -n 's/^# beds: //p' "$t" | head -n 1)
 	if [ -z "$beds" ]; then		# the test picks its beds and kernel itself
 		run "$(basename "$t" .sh)" "$t" "$OUT"
