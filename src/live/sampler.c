@@ -428,10 +428,8 @@ int sampler_with_key_rows(struct sampler *sp,
 	int err = 0;
 
 	pthread_mutex_lock(&sp->lock);
-	if (sp->keys.map_fd >= 0) {
-		err = key_rows_sample(&sp->keys, NULL);
-		err = err ? err : fn(ctx, &sp->keys.cum);
-	}
+	if (sp->keys.map_fd >= 0)
+		err = fn(ctx, &sp->keys.cum);
 	pthread_mutex_unlock(&sp->lock);
 	return err;
 }

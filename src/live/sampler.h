@@ -173,8 +173,9 @@ int sampler_sample_locked(struct sampler *sp);
 int sampler_settle(struct sampler *sp);
 
 /*
- * Hands the key rows since the start to fn under the sampler's lock (serve: the HTTP thread
- * exports the busiest), after a fresh read of the key table. fn's value, or -errno.
+ * Hands the key rows since the start, as of the last sample (a fresh sampler_snapshot()'s
+ * included), to fn under the sampler's lock (serve: the HTTP thread exports the busiest).
+ * fn's value; 0 without key rows.
  */
 int sampler_with_key_rows(struct sampler *sp,
 			  int (*fn)(void *ctx, const struct row_table *key_cum), void *ctx);
