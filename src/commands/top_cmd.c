@@ -219,11 +219,25 @@ static int add_rows(struct row_table *sum, const struct row_table *rows)
 	return 0;
 }
 
+/* What the view shows of a sample: its tables, refilled in place by every sample. */
+static void take_tables(struct top *tp)
+{
+	const struct sample *smp = &tp->sp.sample;
+
+	tp->d.cur = smp->rows;
+	tp->d.names = smp->names;
+	tp->d.key_cur = smp->key_rows;
+	tp->d.key_tot = smp->key_rows ? &tp->key_tot : NULL;
+	tp->d.qmp = smp->qmp;
+	tp->d.stacks = smp->stacks;
+}
+
 static int sample(struct top *tp)
 {
 	const struct sample *smp = &tp->sp.sample;
 	int err = sampler_sample(&tp->sp);
 
+	take_tables(tp);
 	err = err ? err : add_rows(&tp->tot, smp->rows);
 	if (!err && smp->key_rows)
 		err = add_rows(&tp->key_tot, smp->key_rows);
@@ -617,20 +631,14 @@ static int top_main(struct top_args *a)
 	snprintf(tp.host, sizeof(tp.host), "%s", u.nodename);
 	snprintf(tp.kernel, sizeof(tp.kernel), "%s", u.release);
 	describe_filters(&tp);
-	tp.d = (struct top_data){ .cur = &tp.sp.rows, .tot = &tp.tot, .names = &tp.sp.names,
-				  .host = tp.host, .kernel = tp.kernel, .filters = tp.filters,
-				  .stuck_ns = a->stuck_ns };
-	/* The sampler's tables, which every sample refills in place. */
-	if (a->filters.opts.key_mode) {
-		tp.d.key_cur = &tp.sp.key_rows;
-		tp.d.key_tot = &tp.key_tot;
-		tp.d.qmp = a->qmp ? &tp.sp.qmp : NULL;
+	tp.d = (struct top_data){ .tot = &tp.tot, .host = tp.host, .kernel = tp.kernel,
+				  .filters = tp.filters, .stuck_ns = a->stuck_ns };
+	if (a->filters.opts.key_mode)
 		tp.d.syms = &a->syms;
-	}
-	if (a->stk.stacks)
-		tp.d.stacks = &tp.sp.stacks;
 	setlocale(LC_ALL, "");
 	sampler_start(&tp.sp);
+	/* sampler_start()'s sample (before counting) has the tables, empty: the first screen. */
+	take_tables(&tp);
 	tp.reset_at = tp.sp.start;
 	/*
 	 * Nothing to drop here: the kernel sends kvm events, as it counts exits, only from when
