@@ -11,8 +11,9 @@
 # (default "6.1 6.12") or VMEXIT_TEST_VMX_KERNELS (default "6.12": a Bochs boot takes
 # minutes); a test without one runs once and picks its beds itself.
 # `make test-matrix` sets both to "6.1 6.12" and VMEXIT_TEST_ONLY=vm (only the beds).
-# VMEXIT_TEST_ONLY=check runs the quick tier alone (`make check`: unit, BPF, fuzz smoke,
-# contrib), =rest everything else (`make test` runs check first, then rest).
+# VMEXIT_TEST_ONLY=check runs the quick tier alone (`make check`: unit and BPF tests but the
+# slow ones, fuzz smoke, contrib), =rest everything else (`make test` runs check first, then
+# rest, the slow unit tests first).
 set -u
 OUT=${1:-.output}
 SAN=$OUT/san
@@ -38,8 +39,13 @@ run() {		# run NAME CMD...
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 ONLY=${VMEXIT_TEST_ONLY:-}
+# The unit tests that take minutes under the sanitizers (500 damaged files through report,
+# the record file's every edge): the full suite's, not the quick tier's.
+SLOW_UNITS=" test_report_mutations test_record_file "
+slow_unit() { [[ "$SLOW_UNITS" == *" $(basename "$1") "* ]]; }
 if [ "$ONLY" != vm ] && [ "$ONLY" != rest ]; then
 	for t in "$SAN"/tests/test_*; do
+		[ "$ONLY" = check ] && slow_unit "$t" && continue
 		[ -x "$t" ] && run "$(basename "$t")" "$t"
 	done
 	for t in tests/fuzz/run-*.sh; do
@@ -48,6 +54,11 @@ if [ "$ONLY" != vm ] && [ "$ONLY" != rest ]; then
 	# The shipped integration files (systemd unit, dashboard): no kernel needed.
 	for t in tests/contrib/test_*.sh; do
 		[ -x "$t" ] && run "$(basename "$t" .sh)" "$t" "$SAN"
+	done
+fi
+if [ "$ONLY" = rest ]; then
+	for t in "$SAN"/tests/test_*; do
+		slow_unit "$t" && [ -x "$t" ] && run "$(basename "$t")" "$t"
 	done
 fi
 if [ "$ONLY" != vm ] && [ "$ONLY" != check ]; then
