@@ -73,15 +73,28 @@ ifeq ($(SAN),1)
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 endif
 
-# src/ is in folders by layer (docs/design.md); includes name headers without their folder, so
-# every folder is on the include path, and `make check-layers` says which folder may include which.
-SRC_DIRS := src $(addprefix src/,commands serve live options kernel output output/rules model lib)
+# src/ is in folders by layer (docs/design.md); includes name headers without their folder. Each
+# folder compiles with only itself and the folders below it on the include path (tools/layers.mk,
+# and those their headers include in turn), so an include that points up fails to compile; `make`
+# runs tools/check-layers.sh first, which names the file and line. Tests, benchmarks and fuzzers
+# see every folder.
+include tools/layers.mk
+LAYER_DIRS := commands serve live options kernel output output/rules capture model lib
+SRC_DIRS := src $(addprefix src/,$(LAYER_DIRS))
 SRC_INC := $(addprefix -I,$(SRC_DIRS))
+# The folders below $(1), each with those below it in turn (the layers are a DAG).
+layer_below = $(foreach d,$(LAYER_$(1)),$(d) $(call layer_below,$(d)))
+layer_inc = $(addprefix -Isrc/,$(sort $(1) $(call layer_below,$(1))))
+# The generated skeletons are the kernel layer's: on the path of the folders above it only.
+layer_skel = $(if $(filter kernel,$(1) $(call layer_below,$(1))),-I$(OUTPUT))
 
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -g $(OPT)
 ALL_CFLAGS := $(CFLAGS) $(WARN) $(SAN_FLAGS) -std=gnu11 -D_GNU_SOURCE -MMD -MP \
-	-Iinclude $(SRC_INC) -I$(OUTPUT) $(LIBBPF_CFLAGS) $(MHD_CFLAGS)
+	-Iinclude $(LIBBPF_CFLAGS) $(MHD_CFLAGS)
+# What a userspace object of src/ sees: its folder's layer (set per folder below); the rest of
+# the tree (tests, benchmarks) every folder.
+LAYER_INC = $(SRC_INC) -I$(OUTPUT)
 ALL_LDFLAGS := $(LDFLAGS) $(SAN_FLAGS)
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARN) -Wno-unused-function -Wno-unused-parameter \
 	-Ivmlinux -Iinclude -Ibpf -MMD -MP
@@ -108,15 +121,20 @@ endif
 # TRACECMD=0 builds the trace.dat readers (host capture, guest trace) as stubs that refuse the
 # file, with the fix, and leaves every perf.data to perf script: the readers that need
 # libtraceevent, and their stubs.
-TEP_SRCS := src/output/import_tracedat.c src/output/guest_tracedat.c src/output/import_perfdata.c \
-	src/output/tep_field.c
-TEP_NONE_SRCS := src/output/import_tracedat_none.c src/output/import_perfdata_none.c
+TEP_SRCS := src/capture/import_tracedat.c src/capture/guest_tracedat.c src/capture/import_perfdata.c \
+	src/capture/tep_field.c
+TEP_NONE_SRCS := src/capture/import_tracedat_none.c src/capture/import_perfdata_none.c
 ifeq ($(TRACECMD),1)
 SRCS := $(filter-out $(TEP_NONE_SRCS),$(SRCS))
 else
 SRCS := $(filter-out $(TEP_SRCS),$(SRCS))
 endif
 OBJS := $(patsubst src/%.c,$(OUTPUT)/src/%.o,$(SRCS))
+# The stamp of the last layer check that passed (check-layers below).
+LAYERS_OK := $(OUTPUT)/.layers-ok
+objs_in = $(foreach o,$(OBJS),$(if $(filter $(OUTPUT)/src/$(1)/,$(dir $(o))),$(o)))
+$(foreach d,$(LAYER_DIRS),$(eval $(call objs_in,$(d)): \
+	LAYER_INC = $(call layer_inc,$(d)) $(call layer_skel,$(d))))
 LIB_OBJS := $(filter-out $(OUTPUT)/src/main.o,$(OBJS))
 LIB := $(OUTPUT)/libvmexit.a
 
@@ -140,7 +158,7 @@ else
 TOOL_BINS := $(OUTPUT)/vmexit-guest
 endif
 
-.PHONY: all clean install test test-matrix tests unit-tests bench bench-bed fuzz demo deps \
+.PHONY: all clean install check test test-matrix tests bench bench-bed fuzz demo deps \
 	check-layers
 .DELETE_ON_ERROR:
 # Skeletons and BPF objects are intermediates of the pattern rules: without this make deletes
@@ -164,10 +182,10 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst .,_,$*)_bpf > $@
 
 # Every userspace object may include any skeleton: generate them first.
-$(OUTPUT)/src/%.o: src/%.c $(SKELS) | $(OUTPUT)/src
+$(OUTPUT)/src/%.o: src/%.c $(SKELS) | $(OUTPUT)/src $(LAYERS_OK)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(LAYER_INC) -c $< -o $@
 
 # The libtraceevent readers alone see libtracecmd's headers, ahead of ours: trace-cmd.h includes
 # "tracefs.h", which is also the name of src/kernel/tracefs.h.
@@ -194,7 +212,7 @@ $(OUTPUT)/vmexit-guest-arm64: tools/vmexit-guest-arm64.c | $(OUTPUT)
 
 $(OUTPUT)/tests/%: tests/unit/%.c $(LIB) | $(OUTPUT)/tests
 	$(call msg,TEST-CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB) $(ALL_LDFLAGS) $(LIBS) -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(LAYER_INC) $< $(LIB) $(ALL_LDFLAGS) $(LIBS) -o $@
 
 # uftrace's tracee: -pg, not sanitized (libmcount and ASan would both want to come first).
 $(OUTPUT)/tests/uftrace_tiny: tests/host/progs/uftrace_tiny.c | $(OUTPUT)/tests
@@ -204,15 +222,15 @@ $(OUTPUT)/tests/uftrace_tiny: tests/host/progs/uftrace_tiny.c | $(OUTPUT)/tests
 # serve's exporter over synthesized cells, for the serve tests that need no KVM.
 $(OUTPUT)/tests/serve_synth: tests/host/progs/serve_synth.c $(LIB) | $(OUTPUT)/tests
 	$(call msg,TEST-CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB) $(ALL_LDFLAGS) $(LIBS) -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(LAYER_INC) $< $(LIB) $(ALL_LDFLAGS) $(LIBS) -o $@
 
 $(OUTPUT)/tests/%: tests/bpf/%.c $(LIB) $(SKELS) | $(OUTPUT)/tests
 	$(call msg,TEST-CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB) $(ALL_LDFLAGS) $(LIBS) -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(LAYER_INC) $< $(LIB) $(ALL_LDFLAGS) $(LIBS) -o $@
 
 $(OUTPUT)/bench/%: bench/%.c $(LIB) $(SKELS) | $(OUTPUT)/bench
 	$(call msg,BENCH-CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB) $(ALL_LDFLAGS) $(LIBS) -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(LAYER_INC) $< $(LIB) $(ALL_LDFLAGS) $(LIBS) -o $@
 
 # libFuzzer targets: clang, with the library sources compiled in (not the gcc archive). They
 # take the libtraceevent stubs: libtracecmd's headers need an include order of their own (see
@@ -224,9 +242,15 @@ $(OUTPUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRCS) $(SKELS) | $(OUTPUT)/fuzz
 		-Iinclude $(SRC_INC) -I$(OUTPUT) $(LIBBPF_CFLAGS) $(filter %.c,$^) $(LIBS) -o $@
 
 # Every #include in src/ points down the layers (docs/design.md): a file names the first one
-# that does not.
+# that does not. Every build checks first (1 s), again only when a source or the layers change.
 check-layers:
 	$(Q)tools/check-layers.sh
+
+$(LAYERS_OK): $(wildcard $(addsuffix /*.[ch],$(SRC_DIRS))) tools/layers.mk tools/check-layers.sh
+	$(call msg,LAYERS,src/)
+	$(Q)mkdir -p $(@D)
+	$(Q)tools/check-layers.sh
+	$(Q)touch $@
 
 tests: $(OUTPUT)/vmexit $(TOOL_BINS) $(UNIT_BINS) $(BPFTEST_BINS) $(OUTPUT)/tests/uftrace_tiny \
 	$(OUTPUT)/tests/serve_synth
@@ -251,13 +275,20 @@ demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/demo.sh $(OUTPUT)
 
-# Unit tests run under ASan/UBSan; the same build runs the kernel tests; the arm64 bed runs the
-# static arm64 build.
-test: deps check-layers
+# The quick tier (README, "Tests"): the layer check, the unit and BPF tests (ASan/UBSan build),
+# the fuzz smoke runs and the shipped integration files; no guests, no beds.
+check: check-layers
 	$(Q)$(MAKE) --no-print-directory SAN=1 OUTPUT=$(OUTPUT)/san tests
 	$(Q)$(MAKE) --no-print-directory all fuzz
+	$(Q)VMEXIT_TEST_ONLY=check tests/run-all.sh $(OUTPUT)
+
+# Everything: the quick tier first (a broken unit stops the run in minutes, not after the
+# beds), then the host tests and the beds. Unit tests run under ASan/UBSan; the same build runs
+# the kernel tests; the arm64 bed runs the static arm64 build.
+test: deps
+	$(Q)$(MAKE) --no-print-directory check
 	$(Q)$(MAKE) --no-print-directory ARCH=arm64 OUTPUT=$(OUTPUT)/arm64 all
-	$(Q)tests/run-all.sh $(OUTPUT)
+	$(Q)VMEXIT_TEST_ONLY=rest tests/run-all.sh $(OUTPUT)
 
 # Only the nested beds, each on both kernels (make test runs VMX on one: tests/run-all.sh).
 test-matrix: deps

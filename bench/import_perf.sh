@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# `vmexit report -i perf.data`: the native reader (src/output/import_perfdata.c) against its peer,
+# `vmexit report -i perf.data`: the native reader (src/capture/import_perfdata.c) against its peer,
 # the perf script path it replaced (VMEXIT_PERF_SCRIPT=1), on one capture of the bundled guest's
 # IO exits (`perf record -e 'kvm:*'`), alternating, ROUNDS runs each: wall seconds, records/s,
 # the ratio; and whether both printed the same report. Figures are printed, not asserted.

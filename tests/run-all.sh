@@ -11,6 +11,9 @@
 # (default "6.1 6.12") or VMEXIT_TEST_VMX_KERNELS (default "6.12": a Bochs boot takes
 # minutes); a test without one runs once and picks its beds itself.
 # `make test-matrix` sets both to "6.1 6.12" and VMEXIT_TEST_ONLY=vm (only the beds).
+# VMEXIT_TEST_ONLY=check runs the quick tier alone (`make check`: unit and BPF tests but the
+# slow ones, fuzz smoke, contrib), =rest everything else (`make test` runs check first, then
+# rest, the slow unit tests first).
 set -u
 OUT=${1:-.output}
 SAN=$OUT/san
@@ -35,8 +38,14 @@ run() {		# run NAME CMD...
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-if [ "${VMEXIT_TEST_ONLY:-}" != vm ]; then
+ONLY=${VMEXIT_TEST_ONLY:-}
+# The unit tests that take minutes under the sanitizers (500 damaged files through report,
+# the record file's every edge): the full suite's, not the quick tier's.
+SLOW_UNITS=" test_report_mutations test_record_file "
+slow_unit() { [[ "$SLOW_UNITS" == *" $(basename "$1") "* ]]; }
+if [ "$ONLY" != vm ] && [ "$ONLY" != rest ]; then
 	for t in "$SAN"/tests/test_*; do
+		[ "$ONLY" = check ] && slow_unit "$t" && continue
 		[ -x "$t" ] && run "$(basename "$t")" "$t"
 	done
 	for t in tests/fuzz/run-*.sh; do
@@ -46,6 +55,13 @@ if [ "${VMEXIT_TEST_ONLY:-}" != vm ]; then
 	for t in tests/contrib/test_*.sh; do
 		[ -x "$t" ] && run "$(basename "$t" .sh)" "$t" "$SAN"
 	done
+fi
+if [ "$ONLY" = rest ]; then
+	for t in "$SAN"/tests/test_*; do
+		slow_unit "$t" && [ -x "$t" ] && run "$(basename "$t")" "$t"
+	done
+fi
+if [ "$ONLY" != vm ] && [ "$ONLY" != check ]; then
 	for t in tests/host/test_*.sh; do
 		# A "# bed-only:" test needs what only the beds have; test_nested_host runs it there.
 		grep -q '^# bed-only:' "$t" && continue
@@ -53,7 +69,7 @@ if [ "${VMEXIT_TEST_ONLY:-}" != vm ]; then
 	done
 fi
 for t in tests/vm/test_*.sh; do
-	[ -x "$t" ] || continue
+	[ -x "$t" ] && [ "$ONLY" != check ] || continue
 	beds=$(sed -n 's/^# beds: //p' "$t" | head -n 1)
 	if [ -z "$beds" ]; then		# the test picks its beds and kernel itself
 		run "$(basename "$t" .sh)" "$t" "$OUT"

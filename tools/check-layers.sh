@@ -12,19 +12,17 @@ set -u
 
 SRC=${1:-src}
 
-# The layer of each folder of src/ and what it may include besides itself, top to bottom.
-# main.c (the top, ".") may include anything.
-declare -A MAY=(
-	[commands]="serve live options kernel output output/rules model lib"
-	[serve]="live options kernel output output/rules model lib"
-	[live]="options kernel model lib"
-	[options]="kernel output output/rules model lib"
-	[kernel]="model lib"
-	[output]="output/rules model lib"
-	[output/rules]="model lib"
-	[model]="lib"
-	[lib]=""
-)
+# The layer of each folder of src/ and what it may include besides itself: tools/layers.mk, the
+# list the Makefile compiles each folder with. main.c (the top, ".") may include anything.
+declare -A MAY=()
+while IFS= read -r l; do
+	d=${l%%:=*}
+	d=${d#LAYER_}
+	d=${d%% *}
+	v=${l#*:=}
+	v=${v# }
+	MAY[$d]=$v
+done < <(grep '^LAYER_' "$(dirname "$0")/layers.mk")
 
 declare -A HOME_OF		# header name -> the folder that holds it
 bad=0
@@ -47,40 +45,49 @@ while IFS= read -r h; do
 	HOME_OF[$name]=$dir
 done < <(find "$SRC" -name '*.h' | sort)
 
-while IFS= read -r f; do
+# Every include line of src/ in one pass: "..." and <...> alike (a <name.h> that is no header of
+# src/ or include/ is the system's).
+declare -A FOLDER_BAD=()
+while IFS=: read -r f line inc; do
 	dir=${f%/*}
 	dir=${dir#"$SRC"}
 	dir=${dir#/}
 	[ -n "$dir" ] || dir=.
 	if [ "$dir" != . ] && [ -z "${MAY[$dir]+set}" ]; then
-		say "$f: folder $dir/ has no layer: add it to tools/check-layers.sh and docs/design.md"
+		[ -n "${FOLDER_BAD[$dir]:-}" ] ||
+			say "$f: folder $dir/ has no layer: add it to tools/layers.mk and docs/design.md"
+		FOLDER_BAD[$dir]=1
 		continue
 	fi
-	while IFS=: read -r line inc; do
-		inc=${inc#*\"}
-		inc=${inc%%\"*}
-		case $inc in
-		*.skel.h) to=kernel ;;
-		*/*) say "$f:$line: #include \"$inc\": name the header alone (folders are on the path)"
-			continue ;;
-		*)
-			if [ -e "include/$inc" ]; then
-				continue
-			fi
-			to=${HOME_OF[$inc]:-}
-			if [ -z "$to" ]; then
+	sys=0
+	case $inc in
+	*\"*) inc=${inc#*\"}; inc=${inc%%\"*} ;;
+	*) inc=${inc#*<}; inc=${inc%%>*}; sys=1 ;;
+	esac
+	case $inc in
+	*.skel.h) to=kernel ;;
+	*/*) [ $sys = 1 ] && continue
+		say "$f:$line: #include \"$inc\": name the header alone (folders are on the path)"
+		continue ;;
+	*)
+		if [ -e "include/$inc" ]; then
+			continue
+		fi
+		to=${HOME_OF[$inc]:-}
+		if [ -z "$to" ]; then
+			[ $sys = 1 ] ||
 				say "$f:$line: #include \"$inc\": no such header in $SRC/ or include/"
-				continue
-			fi
-			;;
-		esac
-		[ "$dir" = . ] || [ "$to" = "$dir" ] && continue
-		case " ${MAY[$dir]} " in
-		*" $to "*) ;;
-		*) say "$f:$line: #include \"$inc\" points up: $dir/ may include" \
-			"${MAY[$dir]:-nothing but itself}, not $to/" ;;
-		esac
-	done < <(grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$f")
-done < <(find "$SRC" -name '*.[ch]' | sort)
+			continue
+		fi
+		;;
+	esac
+	[ "$dir" = . ] || [ "$to" = "$dir" ] && continue
+	case " ${MAY[$dir]} " in
+	*" $to "*) ;;
+	*) say "$f:$line: #include $inc points up: $dir/ may include" \
+		"${MAY[$dir]:-nothing but itself}, not $to/" ;;
+	esac
+done < <(find "$SRC" -name '*.[ch]' | sort |
+	 xargs grep -Hn '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]')
 
 exit $bad

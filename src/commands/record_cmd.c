@@ -10,14 +10,14 @@
 #include "durations.h"
 #include "event_output.h"
 #include "live_events.h"
-#include "kallsyms.h"
 #include "kvm_tsc_state.h"
 #include "record_file.h"
 #include "record_tsc.h"
 #include "qmp_names.h"
+#include "qmp_ask.h"
 #include "qmp_option.h"
 #include "stack_options.h"
-#include "stack_read.h"
+#include "stack_snapshot.h"
 
 /* How often buffered records reach the file: a kill -9 loses at most this much. */
 #define FLUSH_EVERY_NS	1000000000ull
@@ -160,18 +160,11 @@ static int sink_end(void *ctx, struct session *s)
 {
 	struct recorder *r = ctx;
 	struct stack_table t = {};
-	struct symbol_map *ksyms;
-	char err[256];
 
 	if (!r->stacks)
 		return 0;
-	ksyms = kallsyms_load(err, sizeof(err));
-	if (!ksyms)
-		fprintf(stderr, "vmexit: note: %s\n", err);
 	/* A table not read whole was said; what was read is kept. */
-	stack_read(s, ksyms, &t);
-	symbol_map_free(ksyms);
-	stack_table_sort(&t);
+	stack_snapshot(s, &t);
 	for (size_t i = 0; !r->err && i < t.nr; i++)
 		r->err = rec_writer_add_stack(r->w, &t.rows[i]);
 	stack_table_free(&t);

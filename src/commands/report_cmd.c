@@ -153,22 +153,24 @@ static const struct cmd_option options[] = {
 static void check_modes(void *input, struct argp_state *state)
 {
 	struct report_args *a = input;
-	bool per_event = a->events || a->out.format_path || a->out.perfetto_path;
+	bool per_event = a->events;
 	bool json = a->view.asked_json;
 
 	if (!a->path)
 		argp_error(state, "give the recording with -i FILE");
 	/* --events is the default lines: another format is another output. */
-	opt_exclusive(state, a->events, "--events", a->out.perfetto_path, "--perfetto");
-	opt_exclusive(state, a->events, "--events", a->out.format_path, "--format");
+	for (int m = EVOUT_NR - 1; m >= 0; m--) {
+		opt_exclusive(state, a->events, "--events", a->out.arg[m], evout_option_name(m));
+		per_event |= a->out.arg[m] != NULL;
+	}
 	if (per_event && (a->view.asked_csv || a->view.hist))
 		argp_error(state, "--csv and --hist are summary outputs: drop --events, --format "
 			   "and --perfetto");
-	a->out.json = json;
+	a->out.arg[EVOUT_JSON] = json ? "" : NULL;
 	evout_opts_check(&a->out, state);
-	if (a->counters && !a->out.perfetto_path)
+	if (a->counters && !a->out.arg[EVOUT_PERFETTO])
 		argp_error(state, "--counters adds counter tracks to a --perfetto trace: give both");
-	if (a->guest_traces.v[0] && !a->out.perfetto_path)
+	if (a->guest_traces.v[0] && !a->out.arg[EVOUT_PERFETTO])
 		argp_error(state, "--guest-trace adds tracks to a --perfetto trace: give both");
 	if (a->keep_outside && !a->guest_traces.v[0])
 		argp_error(state, "--keep-outside applies to --guest-trace: give both");
@@ -543,20 +545,25 @@ static int check_selections(struct report *r)
 static int print_summary(struct report *r, const struct rec_meta *meta,
 			 enum lost_source lost_source)
 {
-	struct stat_report rep = { .rows = &r->rows, .final = true };
+	/* The same sample a live run's views read: all of it since the start, nothing in flight
+	 * (stuck_ns 0), no hooks. */
+	struct sample smp = { .rows = &r->rows, .cum = &r->rows, .key_rows = &r->rows,
+			      .key_cum = &r->rows, .lost_source = lost_source, .names = &r->names,
+			      .qmp = r->a->view.qmp };
+	struct stat_report rep;
 	int err;
 
 	/* The recording's span: record stamps when tracing began and ended with empty lost
 	 * records; the header's clock was read before the programs were loaded. */
-	rep.interval_s = time_span_s(&r->span, meta->mono_ns);
-	rep.elapsed_s = rep.interval_s;
-	memcpy(rep.lost, r->lost, sizeof(rep.lost));
-	rep.lost_source = lost_source;
+	smp.interval_s = time_span_s(&r->span, meta->mono_ns);
+	smp.elapsed_s = smp.interval_s;
+	memcpy(smp.lost, r->lost, sizeof(smp.lost));
 	stack_table_sort(&r->stacks);
 	if (r->a->folded)
 		return stat_print_folded(&r->a->view, &r->stacks, stdout);
 	if (r->a->stacks)
-		rep.stacks = &r->stacks;
+		smp.stacks = &r->stacks;
+	rep = stat_report_of(&r->a->view, &smp, true);
 	err = stat_print(&r->a->view, &rep, stdout);
 	if (r->a->view.fmt == OUT_TABLE)
 		print_tsc_offsets(r);

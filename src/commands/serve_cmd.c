@@ -23,7 +23,6 @@
 #include "series_cap.h"
 #include "kvm_serve.h"
 #include "source_option.h"
-#include "vmexit.skel.h"
 
 /* Seconds between the exporter's own samples (a vCPU makes at most ~10M exits/s: 2^32 takes
  * minutes). */
@@ -203,19 +202,9 @@ static int follow_seen(void *ctx, int *pids, int max)
 }
 
 /* What the sampler's owner does on each tick. */
-struct serve_tick {
-	struct guest_follow *follow;
-	struct qmp_names *qmp;		/* --qmp, or NULL */
-	struct sampler *sp;
-};
-
 static void serve_tick(void *ctx, double now)
 {
-	struct serve_tick *t = ctx;
-
-	guest_follow_poll(t->follow, now);
-	if (t->qmp)
-		qmp_names_tick(t->qmp, &t->sp->names, now);
+	guest_follow_poll(ctx, now);
 }
 
 /* Loads the BPF side and serves until a signal; the process exit status. */
@@ -224,9 +213,7 @@ static int serve(struct serve_args *a, int listen_fd, const char *where)
 	static struct guest_follow follow;	/* 15 KB: not on the stack */
 	struct cli_filters *f = &a->filters;
 	struct sampler sp;
-	struct qmp_names qmp;
 	struct key_series keys;
-	struct serve_tick tick = { &follow, a->qmp ? &qmp : NULL, &sp };
 	struct exporter x;
 	struct guest_select select = { f->sel.f.pids, f->sel.f.nr_pids, f->sel.guests,
 				       f->sel.nr_guests };
@@ -242,12 +229,12 @@ static int serve(struct serve_args *a, int listen_fd, const char *where)
 	if (sampler_open(&sp, f, &(struct sampler_opts){ .by = a->by,
 						 .interval = SELF_SAMPLE_S,
 						 .no_interval_rows = true,
-						 .tick = serve_tick, .tick_ctx = &tick })) {
+						 .key_by = BY_VM, .key_vcpu = -1,
+						 .qmp = a->qmp,
+						 .tick = serve_tick, .tick_ctx = &follow })) {
 		close(listen_fd);
 		return 1;
 	}
-	if (a->qmp)
-		qmp_names_init(&qmp, a->qmp);
 	/* -p alone: the kernel's pid filter, followed as pids come and go. -g: every VMM
 	 * counted, the named ones exported (guest_select.h): nothing for guest_follow to do. */
 	guest_follow_init(&follow, NULL, 0, f->opts.filter.pids, f->sel.f.nr_pids,
@@ -261,20 +248,16 @@ static int serve(struct serve_args *a, int listen_fd, const char *where)
 			  a->stuck_ns);
 	if (e) {
 		close(listen_fd);
-		if (a->qmp)
-			qmp_names_free(&qmp);
 		return sampler_close(&sp, e);
 	}
 	x.hists = a->hists;
 	x.max_series = a->max_series;
 	if (f->sel.nr_guests)
 		x.select = &select;
+	/* The sampler reads the key table; expired guests' keys leave it (sampler_forget()). */
 	if (a->keys) {
-		key_series_init(&keys, bpf_map__fd(sp.s.skel->maps.key_table), a->keys,
-				a->qmp ? &qmp : NULL);
+		key_series_init(&keys, a->keys, a->qmp ? &sp.qmp : NULL);
 		keys.per_address = a->per_address;
-		/* Expired guests' keys leave the kernel's table: room for the guests that come. */
-		keys.kr.used = &sp.s.skel->bss->keys_used;
 		x.keys = &keys;
 	}
 	/* Run-time accounting costs two clock reads per program run: only while serving. */
@@ -332,8 +315,6 @@ out:
 	exporter_free(&x);
 	if (a->keys)
 		key_series_free(&keys);
-	if (a->qmp)
-		qmp_names_free(&qmp);
 	e = sampler_close(&sp, e);
 	return rc ? rc : e;
 }

@@ -8,20 +8,14 @@
 #include "commands.h"
 #include "durations.h"
 #include "sampler.h"
-#include "serve_guests.h"
 #include "stack_options.h"
-#include "stack_read.h"
-#include "kallsyms.h"
 #include "stat_output.h"
 #include "view_options.h"
 #include "out_write.h"
-#include "key_rows.h"
-#include "qmp_names.h"
 #include "qmp_option.h"
 #include "kvm_cross_check.h"
 #include "source_option.h"
 #include "stat_kvm.h"
-#include "vmexit.skel.h"
 
 static const char doc[] =
 "Count KVM exits per VM and reason, and how long they take.\n"
@@ -63,11 +57,7 @@ struct stat_args {
 	__u64 keep_ns;		/* --keep */
 	int nr_pos;
 	struct stack_opts stk;	/* --stacks, --folded, ... */
-	struct key_rows keys;	/* --by key / rip: the rows printed instead of the cells' */
-	struct row_table key_interval;
 	const char *qmp;	/* --qmp */
-	struct qmp_names qmp_names;
-	struct sampler *sp;
 	enum exit_source source;	/* --source */
 	bool kvm_check;			/* --kvm-check */
 	struct kvm_source kvm;		/* --kvm-check: KVM's counters over the same run */
@@ -140,166 +130,65 @@ static const struct cmd_options stat_options = {
 		{ &stack_options, offsetof(struct stat_args, stk), NULL, 6 }, {} },
 };
 
-/* What the last sample saw, for stat_print(). */
-static struct stat_report sampled(struct stat_args *a, struct sampler *sp,
-				  struct hooks_info *hooks)
-{
-	struct stat_report rep = { .rows = &sp->rows, .interval_s = sp->interval_s,
-				   .elapsed_s = sp->elapsed_s, .hooks = hooks,
-				   .overhead = sp->overhead ? &sp->overhead->cost : NULL, .inflight = sp->t.inflight,
-				   .nr_inflight = sp->t.nr_inflight, .stuck = sp->t.stuck,
-				   .nr_stuck = sp->t.nr_stuck,
-				   .now_ns = (__u64)(sp->last * 1e9), .stuck_ns = a->stuck_ns };
-
-	hooks_info(&sp->s.hooks, hooks);
-	memcpy(rep.lost, sp->lost, sizeof(rep.lost));
-	if (a->view.key_mode)
-		rep.rows = &a->key_interval;
-	return rep;
-}
-
-/* --stacks: what the kernel charged over the whole run, frames named from this kernel. */
-static int stacks_get(struct sampler *sp, struct stack_table *t)
-{
-	char err[256];
-	struct symbol_map *ksyms = kallsyms_load(err, sizeof(err));
-	int rc;
-
-	if (!ksyms)
-		fprintf(stderr, "vmexit: note: %s\n", err);
-	rc = stack_read(&sp->s, ksyms, t);
-	symbol_map_free(ksyms);
-	stack_table_sort(t);
-	return rc;
-}
-
 /* The last interval, unless it was printed already or saw nothing; then the whole run. */
 static int print_end(struct stat_args *a, struct sampler *sp, long printed)
 {
-	struct hooks_info hooks;
-	struct stat_report rep = sampled(a, sp, &hooks);
-	struct stack_table stacks = {};
+	const struct sample *smp = &sp->sample;
+	struct stat_report rep;
 	int err;
 
 	/* A stack table that could not be read whole was said: the rest is still shown. */
-	if (a->stk.stacks)
-		stacks_get(sp, &stacks);
-	if (a->stk.folded) {
-		err = stat_print_folded(&a->view, &stacks, stdout);
-		goto out;
-	}
-	if (a->interval && sp->rows.nr && !(a->count && printed >= a->count)) {
+	if (a->stk.folded)
+		return stat_print_folded(&a->view, smp->stacks, stdout);
+	if (a->interval && smp->rows->nr && !(a->count && printed >= a->count)) {
+		rep = stat_report_of(&a->view, smp, false);
 		err = stat_print(&a->view, &rep, stdout);
 		if (err)
-			goto out;
+			return err;
 	}
-	rep.rows = a->view.key_mode ? &a->keys.cum : &sp->t.cum;
-	rep.interval_s = sp->elapsed_s;
-	rep.final = true;
-	rep.stuck = sp->t.cum_stuck;
-	rep.nr_stuck = sp->t.nr_cum_stuck;
-	rep.ended = sp->t.cum_ended;
-	if (a->stk.stacks)
-		rep.stacks = &stacks;
-	err = stat_print(&a->view, &rep, stdout);
-out:
-	stack_table_free(&stacks);
-	return err;
+	rep = stat_report_of(&a->view, smp, true);
+	return stat_print(&a->view, &rep, stdout);
 }
 
-/*
- * --qmp: new guests asked their memory map while they run, and again when a key left it.
- * --kvm-check: new VMMs' KVM statistics opened while they run (then kept to the end).
- */
+/* --kvm-check: new VMMs' KVM statistics opened while they run (then kept to the end). */
 static void stat_tick(void *ctx, double now)
 {
 	struct stat_args *a = ctx;
 
-	if (a->qmp)
-		qmp_names_tick(&a->qmp_names, &a->sp->names, now);
-	if (a->kvm_check && now >= a->kvm_next_scan) {
+	if (now >= a->kvm_next_scan) {
 		if (kvm_source_update(&a->kvm, now))
 			fprintf(stderr, "vmexit: out of memory reading KVM's statistics\n");
 		a->kvm_next_scan = now + 0.05;
 	}
 }
 
-/* --keep counts on the sampler's clock: only the time since a guest ended matters here. */
-static __u64 now_ms(void)
-{
-	return (__u64)(sampler_now() * 1000);
-}
-
-static bool guest_expired(void *ctx, __u32 tgid, __u64 start)
-{
-	return serve_guests_expired(ctx, tgid, start, now_ms());
-}
-
-/*
- * --keep, after each sample: the guests over for longer join the (ended) rows, and their
- * keys leave the kernel's key table (their rows stay: the summary has them), so that a
- * long run keeps room for the guests that come. 0 or -ENOMEM.
- */
-static int keep_upkeep(struct stat_args *a, struct sampler *sp, struct serve_guests *g)
-{
-	__u64 now = now_ms();
-	int err = serve_guests_learn(g, &sp->t.cum, now);
-
-	serve_guests_check(g, now);
-	if (!err)
-		err = sampler_fold(sp, guest_expired, g);
-	if (!err && a->view.key_mode)
-		err = key_rows_forget(&a->keys, guest_expired, g, false);
-	return err ? err : serve_guests_prune(g, now);
-}
-
-/* The cells, and with --by key the key table, after them: no exit is in the keys only. */
-static int sample(struct stat_args *a, struct sampler *sp)
-{
-	int err = sampler_sample(sp);
-
-	if (!err && a->view.key_mode) {
-		err = key_rows_sample(&a->keys, &a->key_interval);
-		if (err && err != -ENOMEM)
-			fprintf(stderr, "vmexit: cannot read the key table: %s\n", strerror(-err));
-	}
-	return err;
-}
-
 /* 0, -ENOMEM, or a failed write's -errno (said here: the run ends with status 1). */
 static int run(struct stat_args *a, struct sampler *sp)
 {
-	struct serve_guests g = { .start_ms = now_ms(), .keep_ms = a->keep_ns / 1000000 };
-	struct hooks_info hooks;
 	struct stat_report rep;
 	long printed = 0;
 	int err;
 
 	while (!(a->count && printed >= a->count) && sampler_wait(sp) == SAMPLER_DUE) {
-		err = sample(a, sp);
+		err = sampler_sample(sp);
 		if (err)
-			goto out;
-		rep = sampled(a, sp, &hooks);
+			return err;
+		rep = stat_report_of(&a->view, &sp->sample, false);
 		/* --folded: the stacks alone, at the end. */
 		err = a->stk.folded ? 0 : stat_print(&a->view, &rep, stdout);
 		if (err)
 			goto write_failed;
 		printed++;
-		err = keep_upkeep(a, sp, &g);
-		if (err)
-			goto out;
 	}
-	serve_guests_free(&g);
 	/*
-	 * count intervals done: the summary is the sum of those printed, from the same sample.
-	 * Else (Ctrl-C, the command or every -p process ended) the stretch since the last
-	 * sample is sampled too, printed as a shorter interval of its own, and in the summary.
+	 * count intervals done: the summary is the sum of those printed, from the same sample
+	 * (--keep's upkeep of it done first, as after every printed one). Else (Ctrl-C, the
+	 * command or every -p process ended) the stretch since the last sample is sampled too,
+	 * printed as a shorter interval of its own, and in the summary.
 	 */
-	if (!(a->count && printed >= a->count)) {
-		err = sample(a, sp);
-		if (err)
-			return err;
-	}
+	err = a->count && printed >= a->count ? sampler_settle(sp) : sampler_sample(sp);
+	if (err)
+		return err;
 	/* A command that could not even start (it said why) has no run to sum up. */
 	if (session_command_not_run(&sp->s))
 		return 0;
@@ -308,8 +197,6 @@ static int run(struct stat_args *a, struct sampler *sp)
 		return 0;
 write_failed:
 	out_write_error("the statistics", err);
-out:
-	serve_guests_free(&g);
 	return err;
 }
 
@@ -339,26 +226,16 @@ int cmd_stat(int argc, char **argv)
 		return stat_kvm_run(&(struct stat_kvm_opts){ .filters = &a.filters,
 			.by_vcpu = a.view.by == BY_VCPU, .json = a.view.fmt == OUT_JSON,
 			.interval = a.interval, .count = a.count });
-	if (a.qmp) {
-		qmp_names_init(&a.qmp_names, a.qmp);
-		a.view.qmp = &a.qmp_names;
-	}
-	a.sp = &sp;
 	if (sampler_open(&sp, &a.filters, &(struct sampler_opts){ .by = a.view.by,
 		.interval = a.interval, .end_with_pids = true, .overhead = a.overhead,
-		.tick = a.qmp || a.kvm_check ? stat_tick : NULL, .tick_ctx = &a })) {
-		if (a.qmp)
-			qmp_names_free(&a.qmp_names);
+		.tick = a.kvm_check ? stat_tick : NULL, .tick_ctx = &a,
+		.key_by = a.view.by, .key_vcpu = a.filters.opts.filter.vcpu,
+		.stacks = a.stk.stacks, .qmp = a.qmp, .stuck_ns = a.stuck_ns,
+		.keep_ns = a.keep_ns })) {
 		guest_symbols_free(&a.view.syms);
 		return 1;
 	}
-	a.view.names = &sp.names;
-	sp.t.stuck_ns = a.stuck_ns;
 	a.view.split = a.filters.opts.split;
-	key_rows_init(&a.keys, a.view.key_mode ? bpf_map__fd(sp.s.skel->maps.key_table) : -1,
-		      a.view.by, a.filters.opts.filter.vcpu);
-	a.keys.used = &sp.s.skel->bss->keys_used;
-	row_table_init(&a.key_interval);
 	if (a.view.fmt == OUT_TABLE && a.interval)
 		fprintf(stderr, "Tracing KVM exits%s... Hit Ctrl-C to end.\n",
 			a.filters.opts.command ? " of the command" : "");
@@ -388,10 +265,6 @@ int cmd_stat(int argc, char **argv)
 	err = sampler_close(&sp, err);
 	if (!err && kvm_bad)
 		err = 3;
-	key_rows_free(&a.keys);
-	row_table_free(&a.key_interval);
-	if (a.qmp)
-		qmp_names_free(&a.qmp_names);
 	guest_symbols_free(&a.view.syms);
 	return err;
 }

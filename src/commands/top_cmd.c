@@ -18,19 +18,13 @@
 #include "commands.h"
 #include "durations.h"
 #include "guest_symbols_option.h"
-#include "kallsyms.h"
-#include "key_rows.h"
-#include "kvm_event_counts.h"
 #include "sampler.h"
 #include "out_write.h"
-#include "qmp_names.h"
 #include "qmp_option.h"
 #include "signals.h"
 #include "stack_options.h"
-#include "stack_read.h"
 #include "top_view.h"
 #include "tracing_info_print.h"
-#include "vmexit.skel.h"
 
 static const char doc[] =
 "Live view of KVM exits: per VM, per vCPU and per exit reason.\n"
@@ -195,8 +189,9 @@ static const struct cmd_options top_options = {
 /* The running state shared by the three modes. */
 struct top {
 	struct top_args *a;
-	struct sampler sp;		/* sp.rows: the last interval */
+	struct sampler sp;		/* sp.sample: the last interval, keys, stacks, kvm events */
 	struct row_table tot;		/* our own sum since start / reset (kernel: never) */
+	struct row_table key_tot;	/* --keys: likewise, by key */
 	struct top_data d;
 	struct top_ui ui;
 	struct top_view v;
@@ -204,22 +199,8 @@ struct top {
 	double reset_at;
 	char host[65], kernel[65], filters[160];
 	char ov_line[256];		/* --overhead */
-	struct kvm_event_counts ev;	/* --kvm-events; ev.rb NULL without */
-	struct key_rows keys;		/* --keys: keys.cum the totals since start / reset */
-	struct row_table key_cur;	/* --keys: the last interval's */
-	struct stack_table stacks;	/* --stacks: the kernel's since start, read each sample */
-	struct symbol_map *ksyms;	/* --stacks: their frames' names; NULL: addresses */
-	struct qmp_names qmp;		/* --qmp */
 	FILE *out;			/* --log: stdout or -L FILE */
 };
-
-/* --qmp: new guests asked their memory map while they run, and again when a key left it. */
-static void qmp_tick(void *ctx, double now)
-{
-	struct top *tp = ctx;
-
-	qmp_names_tick(&tp->qmp, &tp->sp.names, now);
-}
 
 /* -L: SIGHUP reopens the file (logrotate's habit) instead of ending the run as it would. */
 static volatile sig_atomic_t reopen_log;
@@ -230,54 +211,51 @@ static void on_sighup(int sig)
 	reopen_log = 1;
 }
 
-static int sample(struct top *tp)
+/* Adds rows (an interval's) to a sum of them. 0 or -ENOMEM. */
+static int add_rows(struct row_table *sum, const struct row_table *rows)
 {
-	struct row_table *cur = &tp->sp.rows;
-
-	if (sampler_sample(&tp->sp))
-		return -ENOMEM;
-	/* The kvm events read so far join the interval's rows, and so the totals. */
-	if (tp->ev.rb) {
-		int err = kvm_event_counts_poll(&tp->ev, 0);
-
-		err = err ? err : kvm_event_counts_take(&tp->ev, cur);
-		if (err)
-			return err;
-	}
-	/* --keys: the key table after the cells, as stat reads it. */
-	if (tp->d.key_tot) {
-		int err = key_rows_sample(&tp->keys, &tp->key_cur);
-
-		if (err && err != -ENOMEM)
-			fprintf(stderr, "vmexit: cannot read the key table: %s\n", strerror(-err));
-		if (err)
-			return err;
-	}
-	/* --stacks: the kernel's whole table again, named as stat names it. */
-	if (tp->d.stacks) {
-		int err;
-
-		stack_table_free(&tp->stacks);
-		err = stack_read(&tp->sp.s, tp->ksyms, &tp->stacks);
-		if (err)
-			return err;
-		stack_table_sort(&tp->stacks);
-	}
-	for (__u32 i = 0; i < cur->nr; i++) {
-		struct row *r = row_table_get(&tp->tot, &cur->rows[i].key);
+	for (__u32 i = 0; i < rows->nr; i++) {
+		struct row *r = row_table_get(sum, &rows->rows[i].key);
 
 		if (!r)
 			return -ENOMEM;
-		row_add(r, &cur->rows[i]);
+		row_add(r, &rows->rows[i]);
 	}
-	tp->d.interval_s = tp->sp.interval_s;
-	tp->d.inflight = tp->sp.t.inflight;
-	tp->d.nr_inflight = tp->sp.t.nr_inflight;
-	tp->d.now_ns = (__u64)(tp->sp.last * 1e9);
-	memcpy(tp->d.lost, tp->sp.lost, sizeof(tp->d.lost));
+	return 0;
+}
+
+/* What the view shows of a sample: its tables, refilled in place by every sample. */
+static void take_tables(struct top *tp)
+{
+	const struct sample *smp = &tp->sp.sample;
+
+	tp->d.cur = smp->rows;
+	tp->d.names = smp->names;
+	tp->d.key_cur = smp->key_rows;
+	tp->d.key_tot = smp->key_rows ? &tp->key_tot : NULL;
+	tp->d.qmp = smp->qmp;
+	tp->d.stacks = smp->stacks;
+}
+
+static int sample(struct top *tp)
+{
+	const struct sample *smp = &tp->sp.sample;
+	int err = sampler_sample(&tp->sp);
+
+	take_tables(tp);
+	err = err ? err : add_rows(&tp->tot, smp->rows);
+	if (!err && smp->key_rows)
+		err = add_rows(&tp->key_tot, smp->key_rows);
+	if (err)
+		return err;
+	tp->d.interval_s = smp->interval_s;
+	tp->d.inflight = smp->inflight;
+	tp->d.nr_inflight = smp->nr_inflight;
+	tp->d.now_ns = smp->now_ns;
+	memcpy(tp->d.lost, smp->lost, sizeof(tp->d.lost));
 	/* Against every exit since start: the kernel's statistics are never reset. */
-	if (tp->sp.overhead) {
-		overhead_line(&tp->sp.overhead->cost, &tp->sp.t.cum, tp->ov_line, sizeof(tp->ov_line));
+	if (smp->overhead) {
+		overhead_line(smp->overhead, smp->cum, tp->ov_line, sizeof(tp->ov_line));
 		tp->d.overhead = tp->ov_line;
 	}
 	return 0;
@@ -312,22 +290,18 @@ static void describe_filters(struct top *tp)
 			 o->filter.nr_reasons, o->filter.nr_reasons == 1 ? "" : "s");
 }
 
-/*
- * sampler_wait(), reading the kvm events meanwhile (--kvm-events): a ring buffer left alone
- * for a whole interval would fill up. Ends on a signal, a SIGHUP for -L included.
- */
+/* sampler_wait(), which reads the kvm events meanwhile (--kvm-events); -L: a SIGHUP, which
+ * the sampler's handlers take as the end of the run, reopens the file instead. */
 static enum sampler_wake wait_due(struct top *tp)
 {
-	if (!tp->ev.rb)
+	if (!tp->a->log_file)
 		return sampler_wait(&tp->sp);
 	while (!exiting && !reopen_log) {
 		double left = sampler_due_in(&tp->sp);
 
 		if (left <= 0)
 			return SAMPLER_DUE;
-		/* An error here is the next sample's to report. */
-		if (kvm_event_counts_poll(&tp->ev, left < 0.05 ? (int)(left * 1000) + 1 : 50))
-			return SAMPLER_DUE;
+		usleep(left < 0.02 ? (useconds_t)(left * 1e6) + 1 : 20000);
 		sampler_poll(&tp->sp);
 	}
 	return exiting ? SAMPLER_SIGNALLED : SAMPLER_DUE;
@@ -398,7 +372,7 @@ static int run_log(struct top *tp)
 		wall = time(NULL);
 		localtime_r(&wall, &tm);
 		strftime(clock, sizeof(clock), "%H:%M:%S", &tm);
-		top_log_emit(&tp->log, &tp->sp.rows, &tp->tot, tp->d.interval_s, tp->d.lost, clock,
+		top_log_emit(&tp->log, tp->sp.sample.rows, &tp->tot, tp->d.interval_s, tp->d.lost, clock,
 			     tp->ui.have_re ? &tp->ui.re : NULL, buf, sizeof(buf));
 		fputs(buf, tp->out);
 		err = out_flush(tp->out);
@@ -498,9 +472,6 @@ static int run_live(struct top *tp)
 		timeout(left <= 0 ? 0 : left < 0.05 ? (int)(left * 1000) + 1 : 50);
 		ch = getch();
 		sampler_poll(&tp->sp);
-		err = tp->ev.rb ? kvm_event_counts_poll(&tp->ev, 0) : 0;
-		if (err)
-			break;
 		if (ch != ERR) {
 			enum top_action act;
 
@@ -510,7 +481,7 @@ static int run_live(struct top *tp)
 				break;
 			if (act == TA_RESET) {
 				row_table_reset(&tp->tot);
-				row_table_reset(&tp->keys.cum);
+				row_table_reset(&tp->key_tot);
 				tp->reset_at = sampler_now();
 				tp->d.was_reset = true;
 			}
@@ -634,25 +605,17 @@ static int top_main(struct top_args *a)
 	/* The live view's first screen comes quickly; its Current column is a rate all the same. */
 	if (!a->once && !a->log && a->delay > 0.25)
 		so.first = 0.25;
-	/* Counted from their records: a ring buffer with room for a busy second. */
-	if (a->filters.opts.kvm_events)
-		a->filters.opts.ringbuf_kb = 4096;
-	if (a->qmp) {
-		qmp_names_init(&tp.qmp, a->qmp);
-		so.tick = qmp_tick;
-		so.tick_ctx = &tp;
-	}
+	so.key_by = BY_VCPU;
+	so.key_vcpu = -1;
+	so.kvm_events = true;
+	so.stacks = a->stk.stacks;
+	so.qmp = a->qmp;
 	if (sampler_open(&tp.sp, &a->filters, &so)) {
-		if (a->qmp)
-			qmp_names_free(&tp.qmp);
 		top_ui_free(&tp.ui);
 		if (tp.out != stdout)
 			fclose(tp.out);
 		return 1;
 	}
-	if (a->filters.opts.kvm_events &&
-	    kvm_event_counts_open(&tp.ev, &tp.sp.s, a->filters.opts.filter.vcpu))
-		rc = 1;
 	/* After sampler_open(): its handlers would end the run on SIGHUP. */
 	if (a->log_file)
 		sigaction(SIGHUP, &(struct sigaction){ .sa_handler = on_sighup }, NULL);
@@ -668,31 +631,20 @@ static int top_main(struct top_args *a)
 		}
 	}
 	row_table_init(&tp.tot);
+	row_table_init(&tp.key_tot);
 	uname(&u);
 	snprintf(tp.host, sizeof(tp.host), "%s", u.nodename);
 	snprintf(tp.kernel, sizeof(tp.kernel), "%s", u.release);
 	describe_filters(&tp);
-	tp.d = (struct top_data){ .cur = &tp.sp.rows, .tot = &tp.tot, .names = &tp.sp.names,
-				  .host = tp.host, .kernel = tp.kernel, .filters = tp.filters,
-				  .stuck_ns = a->stuck_ns };
-	key_rows_init(&tp.keys, a->filters.opts.key_mode ?
-		      bpf_map__fd(tp.sp.s.skel->maps.key_table) : -1, BY_VCPU, -1);
-	row_table_init(&tp.key_cur);
-	if (a->filters.opts.key_mode) {
-		tp.d.key_cur = &tp.key_cur;
-		tp.d.key_tot = &tp.keys.cum;
-		tp.d.qmp = a->qmp ? &tp.qmp : NULL;
-		tp.d.per_address = a->per_address;
+	tp.d = (struct top_data){ .tot = &tp.tot, .host = tp.host, .kernel = tp.kernel,
+				  .filters = tp.filters, .stuck_ns = a->stuck_ns,
+				  .per_address = a->per_address };
+	if (a->filters.opts.key_mode)
 		tp.d.syms = &a->syms;
-	}
-	if (a->stk.stacks) {
-		tp.ksyms = kallsyms_load(err, sizeof(err));
-		if (!tp.ksyms)
-			fprintf(stderr, "vmexit: note: %s\n", err);
-		tp.d.stacks = &tp.stacks;
-	}
 	setlocale(LC_ALL, "");
 	sampler_start(&tp.sp);
+	/* sampler_start()'s sample (before counting) has the tables, empty: the first screen. */
+	take_tables(&tp);
 	tp.reset_at = tp.sp.start;
 	/*
 	 * Nothing to drop here: the kernel sends kvm events, as it counts exits, only from when
@@ -714,19 +666,11 @@ static int top_main(struct top_args *a)
 		out_write_error("the log", rc);
 	}
 
-	if (tp.ev.rb)
-		kvm_event_counts_close(&tp.ev);
 	top_view_free(&tp.v);
 	top_ui_free(&tp.ui);
 	row_table_free(&tp.tot);
-	key_rows_free(&tp.keys);
-	row_table_free(&tp.key_cur);
-	stack_table_free(&tp.stacks);
-	symbol_map_free(tp.ksyms);
-	rc = sampler_close(&tp.sp, rc);
-	if (a->qmp)
-		qmp_names_free(&tp.qmp);
-	return rc;
+	row_table_free(&tp.key_tot);
+	return sampler_close(&tp.sp, rc);
 }
 
 int cmd_top(int argc, char **argv)

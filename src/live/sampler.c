@@ -5,8 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "kallsyms.h"
+#include "qmp_ask.h"
 #include "sampler.h"
 #include "signals.h"
+#include "stack_read.h"
+#include "vmexit.skel.h"
 
 /* No sample is ever due: stat without an interval samples only at the end. */
 #define NEVER		1e300
@@ -70,17 +74,49 @@ static int setup(struct sampler *sp, const struct sampler_source *src,
 	sp->names.args = src->proc_args;
 	sp->names.args_ctx = src->cells.ctx;
 	row_table_init(&sp->rows);
+	row_table_init(&sp->key_rows);
+	key_rows_init(&sp->keys, -1, so->key_by, so->key_vcpu);
+	if (so->qmp)
+		qmp_names_init(&sp->qmp, so->qmp);
 	err = tracker_init(&sp->t, &src->cells, so->by, sp->opts ? sp->opts->filter.vcpu : -1,
 			   src->use_proc);
 	/* --split: the cells carry on-CPU, blocked and runq sums, and so do the rows. */
 	sp->t.split = sp->opts && sp->opts->split;
 	sp->t.found = name_found_cell;
 	sp->t.found_ctx = sp;
+	sp->t.stuck_ns = so->stuck_ns;
 	if (!err)
 		err = -pthread_mutex_init(&sp->lock, NULL);
 	if (err)
 		tracker_free(&sp->t);
 	return err;
+}
+
+/*
+ * What the run gathers besides the cells, once the session is loaded: the key table, the kvm
+ * events' ring buffer, the names of this kernel's stack frames. 0, or -1 (said; the sampler
+ * is closed then).
+ */
+static int open_extras(struct sampler *sp, struct cli_filters *f, const struct sampler_opts *so)
+{
+	char err[256];
+
+	if (f->opts.key_mode) {
+		sp->keys.map_fd = bpf_map__fd(sp->s.skel->maps.key_table);
+		/* Forgotten keys lower the kernel's count of them, which --max-keys caps. */
+		sp->keys.used = &sp->s.skel->bss->keys_used;
+	}
+	if (so->kvm_events && f->opts.kvm_events &&
+	    kvm_event_counts_open(&sp->ev, &sp->s, f->opts.filter.vcpu)) {
+		sampler_close(sp, 0);
+		return -1;
+	}
+	if (so->stacks) {
+		sp->ksyms = kallsyms_load(err, sizeof(err));
+		if (!sp->ksyms)
+			fprintf(stderr, "vmexit: note: %s\n", err);
+	}
+	return 0;
 }
 
 int sampler_init(struct sampler *sp, const struct sampler_source *src,
@@ -103,6 +139,9 @@ int sampler_open(struct sampler *sp, struct cli_filters *f, const struct sampler
 
 	memset(sp, 0, sizeof(*sp));
 	f->opts.count_later = true;	/* sampler_start() starts counting */
+	/* Counted from their records: a ring buffer with room for a busy second. */
+	if (so->kvm_events && f->opts.kvm_events && f->opts.ringbuf_kb < 4096)
+		f->opts.ringbuf_kb = 4096;
 	if (cli_filters_open_session(f, &sp->s))
 		return -1;
 	sp->opts = &f->opts;
@@ -123,7 +162,7 @@ int sampler_open(struct sampler *sp, struct cli_filters *f, const struct sampler
 		session_close(&sp->s);
 		return -1;
 	}
-	return 0;
+	return open_extras(sp, f, so);
 }
 
 void sampler_start(struct sampler *sp)
@@ -175,6 +214,10 @@ void sampler_poll(struct sampler *sp)
 			sp->reap_failed = true;
 	}
 	pthread_mutex_unlock(&sp->lock);
+	/* A ring buffer left alone for a whole interval would fill up. An error here is the
+	 * next sample's to report. */
+	if (sp->ev.rb)
+		kvm_event_counts_poll(&sp->ev, 0);
 }
 
 /* Like perf stat -p: tracing given pids ends when the last of them is gone. */
@@ -202,11 +245,15 @@ static void sleep_s(double s)
 
 enum sampler_wake sampler_wait(struct sampler *sp)
 {
+	/* Out of memory: said at the next sample, which fails the same way. */
+	sampler_settle(sp);
 	while (!exiting) {
 		double now = sampler_now();
 
 		sleep_s(sp->next - now < TICK_S ? sp->next - now : TICK_S);
 		sampler_poll(sp);
+		if (sp->so.qmp)
+			qmp_names_tick(&sp->qmp, &sp->names, sampler_now());
 		if (sp->so.tick)
 			sp->so.tick(sp->so.tick_ctx, sampler_now());
 		if (sp->s.skel && session_command_done(&sp->s, NULL))
@@ -236,6 +283,69 @@ void sampler_set_interval(struct sampler *sp, double interval)
 	sp->next = interval > 0 ? sp->last + interval : NEVER;
 }
 
+/*
+ * After the cells: the kvm events read so far join the interval's rows (not t.cum: the
+ * overhead per exit is against exits alone),
+ * the key table is read (no exit is in the keys only), the kernel's stack table again.
+ * 0, -ENOMEM, or the failed read's -errno (said).
+ */
+static int gather(struct sampler *sp)
+{
+	struct row_table *cur = sp->so.no_interval_rows ? NULL : &sp->rows;
+	int err = 0;
+
+	if (sp->ev.rb && cur) {
+		err = kvm_event_counts_poll(&sp->ev, 0);
+		err = err ? err : kvm_event_counts_take(&sp->ev, cur);
+		if (err)
+			return err;
+	}
+	if (sp->keys.map_fd >= 0) {
+		err = key_rows_sample(&sp->keys, cur ? &sp->key_rows : NULL);
+		if (err && err != -ENOMEM)
+			fprintf(stderr, "vmexit: cannot read the key table: %s\n", strerror(-err));
+		if (err)
+			return err;
+	}
+	if (sp->so.stacks && sp->s.skel) {
+		stack_table_free(&sp->stacks);
+		/* A table that could not be read whole was said: the rest is still shown. */
+		err = stack_read(&sp->s, sp->ksyms, &sp->stacks);
+		stack_table_sort(&sp->stacks);
+		if (err == -ENOMEM)
+			return err;
+	}
+	sp->keep_due = sp->so.keep_ns > 0;
+	return 0;
+}
+
+/* The sample the views read, over the tables just filled. */
+static void fill_sample(struct sampler *sp)
+{
+	bool keys = sp->keys.map_fd >= 0;
+
+	if (sp->s.skel)
+		hooks_info(&sp->s.hooks, &sp->hooks);
+	sp->sample = (struct sample){
+		.rows = sp->so.no_interval_rows ? NULL : &sp->rows, .cum = &sp->t.cum,
+		.key_rows = keys && !sp->so.no_interval_rows ? &sp->key_rows : NULL,
+		.key_cum = keys ? &sp->keys.cum : NULL,
+		.interval_s = sp->interval_s, .elapsed_s = sp->elapsed_s,
+		.samples = sp->samples,
+		.inflight = sp->t.inflight, .nr_inflight = sp->t.nr_inflight,
+		.stuck = sp->t.stuck, .nr_stuck = sp->t.nr_stuck,
+		.cum_stuck = sp->t.cum_stuck, .nr_cum_stuck = sp->t.nr_cum_stuck,
+		.cum_ended = sp->t.cum_ended,
+		.now_ns = (__u64)(sp->last * 1e9), .stuck_ns = sp->so.stuck_ns,
+		.hooks = sp->s.skel ? &sp->hooks : NULL,
+		.overhead = sp->overhead ? &sp->overhead->cost : NULL,
+		.stacks = sp->so.stacks ? &sp->stacks : NULL,
+		.names = &sp->names,
+		.qmp = sp->so.qmp ? &sp->qmp : NULL,
+	};
+	memcpy(sp->sample.lost, sp->lost, sizeof(sp->lost));
+}
+
 int sampler_sample_locked(struct sampler *sp)
 {
 	double now = sampler_now();
@@ -256,6 +366,14 @@ int sampler_sample_locked(struct sampler *sp)
 	sp->elapsed_s = now - sp->start;
 	sp->last = now;
 	sp->samples++;
+	/* The sample sampler_start() takes before counting starts has nothing else to read. */
+	if (sp->started) {
+		int err = gather(sp);
+
+		if (err)
+			return err;
+	}
+	fill_sample(sp);
 	return 0;
 }
 
@@ -298,8 +416,60 @@ int sampler_forget(struct sampler *sp, bool (*gone)(void *ctx, __u32 tgid, __u64
 	err = row_table_retain(&sp->t.cum, row_forget_kept, &f);
 	if (!err)
 		err = name_cache_prune(&sp->names, name_kept, &f);
+	if (!err && sp->keys.map_fd >= 0)
+		err = key_rows_forget(&sp->keys, gone, ctx, true);
 	pthread_mutex_unlock(&sp->lock);
 	return err;
+}
+
+int sampler_with_key_rows(struct sampler *sp,
+			  int (*fn)(void *ctx, const struct row_table *key_cum), void *ctx)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&sp->lock);
+	if (sp->keys.map_fd >= 0)
+		err = fn(ctx, &sp->keys.cum);
+	pthread_mutex_unlock(&sp->lock);
+	return err;
+}
+
+/* --keep counts on the sampler's clock: only the time since a guest ended matters here. */
+static __u64 now_ms(void)
+{
+	return (__u64)(sampler_now() * 1000);
+}
+
+static bool guest_expired(void *ctx, __u32 tgid, __u64 start)
+{
+	return serve_guests_expired(ctx, tgid, start, now_ms());
+}
+
+/*
+ * --keep, once the views are done with a sample: the guests over for longer join the (ended)
+ * rows, and their keys leave the kernel's key table (their rows stay: the summary has them),
+ * so that a long run keeps room for the guests that come.
+ */
+int sampler_settle(struct sampler *sp)
+{
+	struct serve_guests *g = &sp->kept;
+	__u64 now = now_ms();
+	int err;
+
+	if (!sp->keep_due)
+		return 0;
+	sp->keep_due = false;
+	if (!g->start_ms) {
+		g->start_ms = (__u64)(sp->start * 1000);
+		g->keep_ms = sp->so.keep_ns / 1000000;
+	}
+	err = serve_guests_learn(g, &sp->t.cum, now);
+	serve_guests_check(g, now);
+	if (!err)
+		err = sampler_fold(sp, guest_expired, g);
+	if (!err && sp->keys.map_fd >= 0)
+		err = key_rows_forget(&sp->keys, guest_expired, g, false);
+	return err ? err : serve_guests_prune(g, now);
 }
 
 /* The row an ended guest's row joins: its reason's, of no guest (tgid 0) and no vCPU. */
@@ -365,6 +535,15 @@ int sampler_close(struct sampler *sp, int err)
 		rc = session_command_report(&sp->s, rc);
 	if (sp->so.overhead)
 		overhead_stop(&sp->ov);
+	if (sp->ev.rb)
+		kvm_event_counts_close(&sp->ev);
+	key_rows_free(&sp->keys);
+	row_table_free(&sp->key_rows);
+	stack_table_free(&sp->stacks);
+	symbol_map_free(sp->ksyms);
+	if (sp->so.qmp)
+		qmp_names_free(&sp->qmp);
+	serve_guests_free(&sp->kept);
 	tracker_free(&sp->t);
 	row_table_free(&sp->rows);
 	name_cache_free(&sp->names);

@@ -6,13 +6,18 @@
  * the end of the run: Ctrl-C/SIGTERM, the traced command exiting, every -p process gone. The
  * front ends only present the rows.
  *
+ * Everything a run gathers besides the cells is the sampler's too, asked for in its options: the
+ * key rows (the filters' key mode), the kvm events' counts, the kernel stacks, QMP's names and
+ * --keep's upkeep. Each sampler_sample() fills one struct sample (model/sample.h) with all of
+ * it: the front ends present that and never see the BPF objects.
+ *
  * A typical front end:
  *
  *	sampler_open(&sp, &filters, &(struct sampler_opts){ .by = BY_VM, .interval = 1 });
  *	sampler_start(&sp);
  *	while (sampler_wait(&sp) == SAMPLER_DUE) {
  *		sampler_sample(&sp);
- *		print(&sp.rows, sp.interval_s, sp.lost);
+ *		print(&sp.sample);
  *	}
  *	return sampler_close(&sp, err);
  *
@@ -30,8 +35,15 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include "cli_filters.h"
+#include "key_rows.h"
+#include "kvm_event_counts.h"
 #include "overhead.h"
+#include "qmp_names.h"
+#include "sample.h"
+#include "serve_guests.h"
 #include "session.h"
+#include "stack_table.h"
+#include "symbol_map.h"
 #include "tracker.h"
 #include "name_cache.h"
 
@@ -47,6 +59,24 @@ struct sampler_opts {
 	/* Called on every tick of sampler_wait() with sampler_now() (serve: guest_follow). */
 	void (*tick)(void *ctx, double now);
 	void *tick_ctx;
+	/*
+	 * Key rows, when the filters load the key programs (opts.key_mode; their cap is
+	 * opts.max_keys): keyed by key_by (serve: BY_VM whatever --by), of key_vcpu (-c; -1:
+	 * every vCPU).
+	 */
+	enum group_by key_by;
+	__s32 key_vcpu;
+	/* --kvm-events (opts.kvm_events): counted from their records into the rows. */
+	bool kvm_events;
+	bool stacks;			/* --stacks: the kernel's table read at every sample */
+	const char *qmp;		/* --qmp: keys named by each QEMU's memory map; NULL: off */
+	__u64 stuck_ns;			/* --stuck: exits in flight this long are stuck */
+	/*
+	 * --keep (stat): after the views are done with a sample (the next sampler_wait(), or
+	 * sampler_settle()), the guests ended more than keep_ns ago join the (ended) rows and
+	 * their keys leave the kernel's table (sampler_fold()). 0: off (serve keeps its own).
+	 */
+	__u64 keep_ns;
 };
 
 enum sampler_wake {
@@ -82,8 +112,19 @@ struct sampler {
 	__u64 samples;			/* sampler_sample() calls so far */
 	/* --overhead: its statistics at the last sample; NULL without, or if they failed then. */
 	const struct overhead *overhead;
+	/* The sample the views read: points into the fields above and below. */
+	struct sample sample;
 	/* Private. */
 	struct overhead ov;
+	struct hooks_info hooks;
+	struct key_rows keys;		/* keys.map_fd < 0: no key rows */
+	struct row_table key_rows;	/* the key rows since the previous sample */
+	struct kvm_event_counts ev;	/* ev.rb NULL: no --kvm-events */
+	struct stack_table stacks;
+	struct symbol_map *ksyms;	/* --stacks: frames named from this kernel; NULL: addresses */
+	struct qmp_names qmp;		/* with so.qmp */
+	struct serve_guests kept;	/* --keep: the guests seen, and when they ended */
+	bool keep_due;			/* a sample whose --keep upkeep is still to run */
 	double start, last, next, next_alive_check, next_reap;
 	bool reap_failed;		/* tracker_reap() ran out of memory: said at the next sample */
 	bool started;
@@ -126,9 +167,24 @@ int sampler_sample(struct sampler *sp);
 int sampler_sample_locked(struct sampler *sp);
 
 /*
+ * --keep's upkeep of the last sample now, not at the next sampler_wait(): a front end that
+ * waits no more (stat's count of intervals reached) before its summary. 0, or -ENOMEM.
+ */
+int sampler_settle(struct sampler *sp);
+
+/*
+ * Hands the key rows since the start, as of the last sample (a fresh sampler_snapshot()'s
+ * included), to fn under the sampler's lock (serve: the HTTP thread exports the busiest).
+ * fn's value; 0 without key rows.
+ */
+int sampler_with_key_rows(struct sampler *sp,
+			  int (*fn)(void *ctx, const struct row_table *key_cum), void *ctx);
+
+/*
  * Forgets the rows since start and the names of the guests gone() says are over (serve: ended
  * more than --keep ago), so that a sampler that runs for months holds only what it still
- * shows. Thread-safe like sampler_snapshot(). 0, or -ENOMEM (then nothing is forgotten).
+ * shows; their key rows go too, and their keys leave the kernel's table. Thread-safe like
+ * sampler_snapshot(). 0, or -ENOMEM (then nothing is forgotten).
  */
 int sampler_forget(struct sampler *sp, bool (*gone)(void *ctx, __u32 tgid, __u64 start),
 		   void *ctx);

@@ -7,7 +7,8 @@
  * bring nothing new or fail. A QMP that cannot be reached is a one-line note per guest; its
  * keys keep their built-in names.
  *
- * Threads: the owner calls qmp_names_tick(); qmp_key_name() may be called from any thread.
+ * Threads: the owner calls qmp_names_tick() (live/qmp_ask.h: the asking is I/O, not model);
+ * qmp_key_name() may be called from any thread.
  */
 #ifndef VMEXIT_QMP_NAMES_H
 #define VMEXIT_QMP_NAMES_H
@@ -55,12 +56,8 @@ struct qmp_names {
 /* spec: "auto" or a socket path. */
 void qmp_names_init(struct qmp_names *q, const char *spec);
 void qmp_names_free(struct qmp_names *q);
-/*
- * On the owner's tick (now: seconds, any monotonic base): asks the guests of names not asked
- * yet, and those due again; says a note on stderr for each guest whose QMP fails the first
- * time; forgets the guests names forgot. Blocks at most QMP_TIMEOUT_MS per guest asked.
- */
-void qmp_names_tick(struct qmp_names *q, struct name_cache *names, double now);
+/* The entry of guest (tgid, start), added when new; NULL on ENOMEM. Under q->lock. */
+struct qmp_guest *qmp_guest_get(struct qmp_names *q, __u32 tgid, __u64 start);
 /*
  * A region of guest (tgid, start)'s map as a recording kept it (report): the guest counts as
  * answered, and is never asked. 0 or -ENOMEM.

@@ -3,48 +3,64 @@
 #include "event_output_options.h"
 #include "option_values.h"
 
-OPT_STATIC_STORE(opt_json, struct evout_opts);
-static void opt_json(const char *arg, void *to, struct argp_state *state)
+/* A format's option without an argument: given is all it says. */
+OPT_STATIC_STORE(opt_given, const char *);
+static void opt_given(const char *arg, void *to, struct argp_state *state)
 {
 	(void)arg, (void)state;
-	((struct evout_opts *)to)->json = true;
+	*(const char **)to = "";
 }
 
-/* The per-event formats given a file: lines rendered from rules, a trace written to one. */
-#define EVOUT_FILE_OPTIONS(grp)                                                               \
-	{ "format", 0, "FILE", 0, "One line per exit, rendered with the rules in FILE "        \
-	  "(docs/formats.md)", grp, OPT_TO(struct evout_opts, format_path, opt_string) },      \
-	{ "perfetto", 0, "FILE", 0, "Write a Perfetto trace to FILE (- for standard output) "  \
-	  "instead of lines: protobuf if FILE ends in .pftrace, else Chrome JSON", grp,         \
-	  OPT_TO(struct evout_opts, perfetto_path, opt_string) },                               \
-	{ "perfetto-format", 0, "proto|json", 0, "The --perfetto trace's format, whatever "    \
-	  "FILE's name", grp, OPT_TO(struct evout_opts, perfetto_format, opt_perfetto_format) }
+/* Each format's option, from its line in EVOUT_FORMATS, then the options of one format. */
+#define EVOUT_OPTION(M, name, option, ARG, help)					\
+	{ option, 0, ARG, 0, help, 0, .store = ARG ? opt_string : opt_given,		\
+	  .offset = offsetof(struct evout_opts, arg[EVOUT_##M]) },
 
 static const struct cmd_option options[] = {
-	EVOUT_FILE_OPTIONS(0),
-	{ "json", 0, NULL, 0, "One JSON object per exit, one per line", 0,
-	  OPT_INPUT(struct evout_opts, opt_json) },
+	EVOUT_FORMATS(EVOUT_OPTION)
+	{ "perfetto-format", 0, "proto|json", 0, "The --perfetto trace's format, whatever "
+	  "FILE's name", 0, OPT_TO(struct evout_opts, perfetto_format, opt_perfetto_format) },
 	{},
 };
 
-static const struct cmd_option file_options[] = {
-	EVOUT_FILE_OPTIONS(0),
-	{},
+/*
+ * report's: all but --json (its --json is the summary's, or with --events the JSON format's),
+ * taken from options[] at start.
+ */
+static struct cmd_option report_options[EVOUT_NR + 2];
+
+__attribute__((constructor)) static void report_options_pick(void)
+{
+	size_t n = 0;
+
+	for (const struct cmd_option *o = options; o->name; o++) {
+		if (o->offset != offsetof(struct evout_opts, arg[EVOUT_JSON]))
+			report_options[n++] = *o;
+	}
+}
+
+static const char *const option[] = {
+#define EVOUT_OPTION_NAME(M, name, opt, ...) [EVOUT_##M] = "--" opt,
+	EVOUT_FORMATS(EVOUT_OPTION_NAME)
+#undef EVOUT_OPTION_NAME
 };
+
+const char *evout_option_name(enum evout_mode m)
+{
+	return option[m];
+}
 
 void evout_opts_check(struct evout_opts *o, struct argp_state *state)
 {
-	opt_exclusive(state, o->format_path, "--format", o->json, "--json");
-	opt_exclusive(state, o->format_path, "--format", o->perfetto_path, "--perfetto");
-	opt_exclusive(state, o->json, "--json", o->perfetto_path, "--perfetto");
-	if (o->perfetto_format && !o->perfetto_path)
+	o->mode = EVOUT_LINES;
+	for (int i = 0; i < EVOUT_NR; i++) {
+		for (int j = i + 1; j < EVOUT_NR; j++)
+			opt_exclusive(state, o->arg[i], option[i], o->arg[j], option[j]);
+		if (o->arg[i])
+			o->mode = i;
+	}
+	if (o->perfetto_format && !o->arg[EVOUT_PERFETTO])
 		argp_error(state, "--perfetto-format is the format of --perfetto FILE: give both");
-	if (o->perfetto_path)
-		o->mode = EVOUT_PERFETTO;
-	else if (o->json)
-		o->mode = EVOUT_JSON;
-	else
-		o->mode = EVOUT_LINES;
 }
 
 static void check(void *input, struct argp_state *state)
@@ -53,4 +69,4 @@ static void check(void *input, struct argp_state *state)
 }
 
 const struct cmd_options evout_options = { .options = options, .end = check };
-const struct cmd_options evout_file_options = { .options = file_options };
+const struct cmd_options evout_file_options = { .options = report_options };

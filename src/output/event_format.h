@@ -16,6 +16,7 @@
 #include "event_output.h"
 
 struct evout_ops {
+	size_t state_size;		/* the format's private state: o->state */
 	/*
 	 * Sets the format up in o (o->f is standard output; a format writing elsewhere opens
 	 * its file there and sets o->own_file). 0, or -errno with err filled (said by the
@@ -46,7 +47,7 @@ struct evout_ops {
 /* A flush op for formats written as they go: o->f's buffer out (a failure is the sticky error). */
 void evout_flush_file(struct evout *o);
 
-#define EVOUT_OPS_DECL(M, name) extern const struct evout_ops evout_##name;
+#define EVOUT_OPS_DECL(M, name, ...) extern const struct evout_ops evout_##name;
 EVOUT_FORMATS(EVOUT_OPS_DECL)
 #undef EVOUT_OPS_DECL
 

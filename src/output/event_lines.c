@@ -11,6 +11,18 @@
 #include "template.h"
 #include "text_escape.h"
 
+/* The format's own state (o->state). */
+struct lines_state {
+	struct tmpl_rules *rules;
+	struct tmpl_env *env;
+	bool header_due;		/* the built-in lines' header before the first */
+};
+
+static struct lines_state *ls(const struct evout *o)
+{
+	return o->state;
+}
+
 /* Each event is named by its own VMM: a pid's old VMM's late events keep the old name. */
 static const char *guest_cb(void *ctx, __u32 tgid, __u64 ts_ns)
 {
@@ -21,22 +33,22 @@ static int lines_open(struct evout *o, const struct evout_opts *opts, char *err,
 {
 	int ret;
 
-	o->env = calloc(1, sizeof(*o->env));
-	if (!o->env) {
+	ls(o)->env = calloc(1, sizeof(*ls(o)->env));
+	if (!ls(o)->env) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	o->env->tsc_mhz = opts->tsc_mhz;
-	o->env->guest_name = guest_cb;
-	o->env->ctx = opts->names;
-	o->env->real_offset_ns = opts->real_offset_ns;
-	o->env->unit_ns = opts->unit_ns;
-	if (opts->format_path) {
-		ret = tmpl_rules_load(opts->format_path, &o->rules, err, errlen);
+	ls(o)->env->tsc_mhz = opts->tsc_mhz;
+	ls(o)->env->guest_name = guest_cb;
+	ls(o)->env->ctx = opts->names;
+	ls(o)->env->real_offset_ns = opts->real_offset_ns;
+	ls(o)->env->unit_ns = opts->unit_ns;
+	if (opts->arg[EVOUT_LINES]) {
+		ret = tmpl_rules_load(opts->arg[EVOUT_LINES], &ls(o)->rules, err, errlen);
 	} else {
-		ret = opts->keys ? tmpl_rules_default_keys(&o->rules, err, errlen) :
-		      tmpl_rules_default(&o->rules, err, errlen);
-		o->header_due = true;
+		ret = opts->keys ? tmpl_rules_default_keys(&ls(o)->rules, err, errlen) :
+		      tmpl_rules_default(&ls(o)->rules, err, errlen);
+		ls(o)->header_due = true;
 	}
 	/* Every rules-file problem is a usage error, whatever errno the engine chose. */
 	return ret && ret != -ENOMEM ? -EINVAL : ret;
@@ -48,10 +60,10 @@ static void lines_header(struct evout *o)
 {
 	char clock[80];
 
-	if (!o->header_due)
+	if (!ls(o)->header_due)
 		return;
-	o->header_due = false;
-	snprintf(clock, sizeof(clock), "%s(s)", o->env->real_offset_ns ? "CLOCK_REALTIME" :
+	ls(o)->header_due = false;
+	snprintf(clock, sizeof(clock), "%s(s)", ls(o)->env->real_offset_ns ? "CLOCK_REALTIME" :
 		 o->clock ? o->clock : "CLOCK_MONOTONIC");
 	fprintf(o->f, "#%12s %17s %-16s %4s %-22s %10s%s\n", "REL_TIME(s)", clock, "GUEST",
 		"vCPU", "REASON", "LATENCY", o->keys ? " KEY" : "");
@@ -62,7 +74,7 @@ static int lines_event(struct evout *o, const struct vmexit_event *ev)
 	int ret;
 
 	lines_header(o);
-	ret = tmpl_render_file(o->rules, o->env, ev, o->f);
+	ret = tmpl_render_file(ls(o)->rules, ls(o)->env, ev, o->f);
 	return ret < 0 ? ret : 0;
 }
 
@@ -77,30 +89,31 @@ static void lines_stuck(struct evout *o, const struct inflight_exit *e, __u64 ag
 	fprintf(o->f, "# STUCK %s pid %u tid %u vcpu %d %s in flight for %.6f s since %.6f\n",
 		text_esc(nb, guest), e->tgid, e->tid, e->vcpu,
 		reason_label(e->isa, e->reason, rb, sizeof(rb)), age_ns / 1e9,
-		(e->start_ns + o->env->real_offset_ns) / 1e9);
+		(e->start_ns + ls(o)->env->real_offset_ns) / 1e9);
 }
 
 static void lines_lost(struct evout *o, __u64 ts_ns, __u64 n, int cause)
 {
 	lines_header(o);
 	fprintf(o->f, "# LOST %llu records (%s) at %.6f\n", (unsigned long long)n,
-		lost_cause_text(cause), (ts_ns + o->env->real_offset_ns) / 1e9);
+		lost_cause_text(cause), (ts_ns + ls(o)->env->real_offset_ns) / 1e9);
 }
 
 static int lines_close(struct evout *o)
 {
-	if (o->rules)
-		tmpl_rules_free(o->rules);
-	o->rules = NULL;
-	if (o->env) {
-		tmpl_env_release(o->env);
-		free(o->env);
-		o->env = NULL;
+	if (ls(o)->rules)
+		tmpl_rules_free(ls(o)->rules);
+	ls(o)->rules = NULL;
+	if (ls(o)->env) {
+		tmpl_env_release(ls(o)->env);
+		free(ls(o)->env);
+		ls(o)->env = NULL;
 	}
 	return 0;
 }
 
 const struct evout_ops evout_lines = {
+	.state_size = sizeof(struct lines_state),
 	.open = lines_open, .event = lines_event, .stuck = lines_stuck, .lost = lines_lost,
 	.flush = evout_flush_file, .close = lines_close,
 };

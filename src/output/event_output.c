@@ -11,7 +11,7 @@
 #include "reasons.h"
 
 static const struct evout_ops *const formats[] = {
-#define EVOUT_OPS_ENTRY(M, name) [EVOUT_##M] = &evout_##name,
+#define EVOUT_OPS_ENTRY(M, name, ...) [EVOUT_##M] = &evout_##name,
 	EVOUT_FORMATS(EVOUT_OPS_ENTRY)
 #undef EVOUT_OPS_ENTRY
 };
@@ -30,6 +30,13 @@ int evout_open(struct evout *o, const struct evout_opts *opts)
 	o->clock = opts->clock;
 	o->names = opts->names;
 	o->f = stdout;
+	if (o->ops->state_size) {
+		o->state = calloc(1, o->ops->state_size);
+		if (!o->state) {
+			fprintf(stderr, "vmexit: out of memory opening the output\n");
+			return -ENOMEM;
+		}
+	}
 	if (o->ops->open)
 		ret = o->ops->open(o, opts, err, sizeof(err));
 	if (ret) {
@@ -127,6 +134,8 @@ int evout_close(struct evout *o)
 		o->err = -errno;
 	o->f = NULL;
 	o->own_file = false;
+	free(o->state);
+	o->state = NULL;
 	return o->err;
 }
 

@@ -16,26 +16,36 @@
 #include "name_cache.h"
 
 /*
- * The per-event formats, once: X(MODE, name) is the format EVOUT_MODE, whose operations are
- * evout_name in event_name.c (event_format.h says what a format provides). LINES, the
- * default, stays first.
+ * The per-event formats, once: X(MODE, name, OPTION, ARG, HELP) is the format EVOUT_MODE, whose
+ * operations and private state are evout_name in event_name.c (event_format.h says what a
+ * format provides), chosen by --OPTION (which takes ARG, a file, or nothing: NULL), whose help
+ * is HELP. A format's option excludes every other's (evout_opts_check()). LINES, the default
+ * (its option: lines from a rules file), stays first.
  */
-#define EVOUT_FORMATS(X)		\
-	X(LINES, lines)			\
-	X(JSON, json)			\
-	X(PERFETTO, perfetto)
+#define EVOUT_FORMATS(X)								\
+	X(LINES, lines, "format", "FILE", "One line per exit, rendered with the rules in FILE "	\
+	  "(docs/formats.md)")									\
+	X(JSON, json, "json", NULL, "One JSON object per exit, one per line")			\
+	X(PERFETTO, perfetto, "perfetto", "FILE", "Write a Perfetto trace to FILE (- for "	\
+	  "standard output) instead of lines: protobuf if FILE ends in .pftrace, else Chrome "	\
+	  "JSON")										\
+	X(TSV, tsv, "tsv", NULL, "One tab-separated line per exit: ts_ns, pid, tid, vcpu, "	\
+	  "reason, latency_ns, in_flight (other events: use --json)")				\
+	/* a new format: its line above this one */
 
 enum evout_mode {
-#define EVOUT_MODE_ENUM(M, name) EVOUT_##M,
+#define EVOUT_MODE_ENUM(M, ...) EVOUT_##M,
 	EVOUT_FORMATS(EVOUT_MODE_ENUM)
 #undef EVOUT_MODE_ENUM
+	EVOUT_NR
 };
 
 struct evout_opts {
 	enum evout_mode mode;		/* from what was asked: evout_opts_check() */
-	const char *format_path;	/* EVOUT_LINES: rules file; NULL: the built-in rules */
-	bool json;			/* --json */
-	const char *perfetto_path;	/* EVOUT_PERFETTO: "-" for standard output */
+	/* Each format's option as given: its ARG ("" for one without); NULL: not given. So
+	 * arg[EVOUT_LINES]: a rules file, NULL the built-in rules; arg[EVOUT_PERFETTO]: the
+	 * trace's file, "-" standard output. */
+	const char *arg[EVOUT_NR];
 	int perfetto_format;		/* enum trace_format: TRACE_AUTO by the path */
 	double tsc_mhz;			/* > 0: cycles in lines (%(tsc)) and in JSON */
 	bool split;			/* exits carry oncpu/blocked/runq: JSON has them */
@@ -65,12 +75,7 @@ struct evout {
 	bool keys;
 	const char *clock;		/* evout_opts' */
 	struct name_cache *names;
-	/* The formats' own state. */
-	struct tmpl_rules *rules;	/* lines */
-	struct tmpl_env *env;		/* lines */
-	bool header_due;		/* lines: the built-in lines' header before the first */
-	const struct trace_writer_ops *tw; /* perfetto: the trace format's writer */
-	void *pw;			/* perfetto: its state */
+	void *state;			/* the format's own (evout_ops.state_size bytes, zeroed) */
 	__u64 first_ts;			/* relative times in JSON and lost markers */
 	__u64 events;			/* events written */
 	__u64 lost[NR_LOST];		/* totals of the lost counters reported so far */

@@ -731,6 +731,26 @@ static void print_json(struct stat_view *v, const struct stat_report *rep, FILE 
 	fprintf(f, "}\n");
 }
 
+struct stat_report stat_report_of(struct stat_view *v, const struct sample *s, bool final)
+{
+	struct stat_report r = {
+		.rows = final ? (v->key_mode ? s->key_cum : s->cum) :
+			(v->key_mode ? s->key_rows : s->rows),
+		.interval_s = final ? s->elapsed_s : s->interval_s, .elapsed_s = s->elapsed_s,
+		.final = final, .lost_source = s->lost_source, .hooks = s->hooks,
+		.overhead = s->overhead, .inflight = s->inflight, .nr_inflight = s->nr_inflight,
+		.stuck = final ? s->cum_stuck : s->stuck,
+		.nr_stuck = final ? s->nr_cum_stuck : s->nr_stuck,
+		.ended = final ? s->cum_ended : 0, .now_ns = s->now_ns, .stuck_ns = s->stuck_ns,
+		.stacks = final ? s->stacks : NULL,
+	};
+
+	memcpy(r.lost, s->lost, sizeof(r.lost));
+	v->names = s->names;
+	v->qmp = s->qmp;
+	return r;
+}
+
 int stat_print(struct stat_view *v, const struct stat_report *r, FILE *f)
 {
 	struct stat_report top = *r;

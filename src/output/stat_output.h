@@ -9,6 +9,7 @@
 #include "lost_causes.h"
 #include "rows.h"
 #include "name_cache.h"
+#include "sample.h"
 #include "tracing_info.h"
 
 struct inflight_exit;
@@ -65,6 +66,13 @@ struct stat_report {
 	__u64 stuck_ns;		/* 0: offline (report), no exits in flight to show */
 	const struct stack_table *stacks;	/* --stacks, sorted: after the table, in JSON */
 };
+
+/*
+ * A sample as stat prints it (live or replayed alike): its interval, or with final everything
+ * since the start; by key when the view is (--by key/rip). The view's names and --qmp names
+ * come from the sample too.
+ */
+struct stat_report stat_report_of(struct stat_view *v, const struct sample *s, bool final);
 
 /* 0, or -errno when the output could not be written (out_flush()). */
 int stat_print(struct stat_view *v, const struct stat_report *r, FILE *f);

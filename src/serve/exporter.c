@@ -182,6 +182,14 @@ static __u32 selected_running(struct exporter *x)
 	return n;
 }
 
+/* serve --keys: the key rows since the start, under the sampler's lock. */
+static int take_keys(void *ctx, const struct row_table *key_cum)
+{
+	struct exporter *x = ctx;
+
+	return key_series_take(x->keys, key_cum, key_guest, x);
+}
+
 /*
  * The exported series: those of guests still exported, with their names and start times, in
  * the rows' order (the taken series are kept in place, the others dropped).
@@ -255,18 +263,18 @@ int exporter_render(void *ctx, enum expo_format fmt, struct expo_buf *out)
 		x->scrape_ms = unix_ms();
 		err = select_series(x, x->scrape_ms, &in);
 		if (!err && x->keys)
-			err = key_series_take(x->keys, key_guest, x);
+			err = sampler_with_key_rows(x->sp, take_keys, x);
 	}
 	pthread_mutex_unlock(&x->guests_lock);
 	if (err)
 		return err;
 	in.export_stuck = true;
-	in.inflight = x->snap.inflight;
-	in.nr_inflight = x->snap.nr_inflight;
-	in.now_ns = x->snap.now_ns;
+	in.inflight = x->snap.s.inflight;
+	in.nr_inflight = x->snap.s.nr_inflight;
+	in.now_ns = x->snap.s.now_ns;
 	in.stuck_ns = x->stuck_ns;
 	in.names = &x->snap.names;
-	memcpy(in.lost, x->snap.lost, sizeof(in.lost));
+	memcpy(in.lost, x->snap.s.lost, sizeof(in.lost));
 	if (x->keys) {
 		in.keys_on = true;
 		in.keys = x->keys->out;

@@ -6,10 +6,9 @@
 #include "key_groups.h"
 #include "key_series.h"
 
-void key_series_init(struct key_series *ks, int map_fd, __u32 top, struct qmp_names *qmp)
+void key_series_init(struct key_series *ks, __u32 top, struct qmp_names *qmp)
 {
 	memset(ks, 0, sizeof(*ks));
-	key_rows_init(&ks->kr, map_fd, BY_VM, -1);
 	ks->top = top;
 	ks->qmp = qmp;
 	row_table_init(&ks->grouped);
@@ -17,7 +16,6 @@ void key_series_init(struct key_series *ks, int map_fd, __u32 top, struct qmp_na
 
 void key_series_free(struct key_series *ks)
 {
-	key_rows_free(&ks->kr);
 	row_table_free(&ks->grouped);
 	key_series_chosen_free(&ks->chosen);
 	key_series_chosen_free(&ks->places);
@@ -118,25 +116,21 @@ static int chosen_forget(struct key_series_chosen *m,
 int key_series_forget(struct key_series *ks, bool (*gone)(void *ctx, __u32 tgid, __u64 start),
 		      void *ctx)
 {
-	int err = key_rows_forget(&ks->kr, gone, ctx, true);
+	int err = chosen_forget(&ks->chosen, gone, ctx);
 
-	if (!err)
-		err = chosen_forget(&ks->chosen, gone, ctx);
 	if (!err)
 		err = chosen_forget(&ks->places, gone, ctx);
 	return err;
 }
 
-int key_series_take(struct key_series *ks, key_series_guest_fn *guest, void *ctx)
+int key_series_take(struct key_series *ks, const struct row_table *cum,
+		    key_series_guest_fn *guest, void *ctx)
 {
-	struct row_table *cum = &ks->kr.cum;
 	struct row_key other_g = {};
 	__s64 other = -1;		/* the group's "other" in ks->out (which may move) */
-	int err = key_rows_sample(&ks->kr, NULL);
+	int err;
 
 	ks->nr_out = 0;
-	if (err)
-		return err;
 	/* Ports and addresses per device, as stat's table (key_groups.h). */
 	if (!ks->per_address) {
 		row_table_reset(&ks->grouped);

@@ -11,14 +11,13 @@
 
 #include <pthread.h>
 #include "hashmap.h"
-#include "key_rows.h"
+#include "rows.h"
 #include "prom_exposition.h"
 #include "qmp_names.h"
 
 DEFINE_HASHMAP(key_series_chosen, struct row_key, __u32)
 
 struct key_series {
-	struct key_rows kr;		/* guest x reason x key, since the start */
 	__u32 top;			/* --keys */
 	struct qmp_names *qmp;		/* --qmp, or NULL */
 	bool per_address;		/* --per-address: a series per port / address */
@@ -38,15 +37,17 @@ struct key_series {
 typedef bool key_series_guest_fn(void *ctx, __u32 tgid, __u64 start, const char **guest,
 				 __u64 *created_ms);
 
-void key_series_init(struct key_series *ks, int map_fd, __u32 top, struct qmp_names *qmp);
+void key_series_init(struct key_series *ks, __u32 top, struct qmp_names *qmp);
 void key_series_free(struct key_series *ks);
 /*
- * Forgets the guests gone() says are no longer exported: their kernel entries, rows and
- * chosen keys (key_rows_forget()). 0 or -ENOMEM.
+ * Forgets the chosen keys of the guests gone() says are no longer exported (their kernel
+ * entries and rows are the sampler's: sampler_forget()). 0 or -ENOMEM.
  */
 int key_series_forget(struct key_series *ks, bool (*gone)(void *ctx, __u32 tgid, __u64 start),
 		      void *ctx);
-/* Reads the key table into ks->out (the exported guests' series). 0, or -errno. */
-int key_series_take(struct key_series *ks, key_series_guest_fn *guest, void *ctx);
+/* The key rows since the start (guest x reason x key, the sampler's: sampler_with_key_rows())
+ * into ks->out, the exported guests' series. 0, or -ENOMEM. */
+int key_series_take(struct key_series *ks, const struct row_table *cum,
+		    key_series_guest_fn *guest, void *ctx);
 
 #endif /* VMEXIT_KEY_SERIES_H */

@@ -38,7 +38,8 @@ static int copy_inflight(struct sampler *sp, struct sampler_snapshot *snap)
 	}
 	if (t->nr_inflight)
 		memcpy(snap->inflight, t->inflight, t->nr_inflight * sizeof(*t->inflight));
-	snap->nr_inflight = t->nr_inflight;
+	snap->s.inflight = snap->inflight;
+	snap->s.nr_inflight = t->nr_inflight;
 	for (__u32 i = 0; i < t->nr_inflight; i++) {
 		const struct inflight_exit *e = &t->inflight[i];
 
@@ -47,7 +48,7 @@ static int copy_inflight(struct sampler *sp, struct sampler_snapshot *snap)
 			return -ENOMEM;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	snap->now_ns = (__u64)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	snap->s.now_ns = (__u64)ts.tv_sec * 1000000000 + ts.tv_nsec;
 	return 0;
 }
 
@@ -78,9 +79,10 @@ static int copy_locked(struct sampler *sp, struct sampler_snapshot *snap)
 	}
 	if (copy_inflight(sp, snap))
 		return -ENOMEM;
-	memcpy(snap->lost, sp->lost, sizeof(snap->lost));
-	snap->elapsed_s = sp->elapsed_s;
-	snap->samples = sp->samples;
+	memcpy(snap->s.lost, sp->lost, sizeof(snap->s.lost));
+	snap->s.elapsed_s = sp->elapsed_s;
+	snap->s.samples = sp->samples;
+	snap->s.names = &snap->names;
 	return 0;
 }
 

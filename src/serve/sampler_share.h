@@ -9,16 +9,16 @@
 #include "sampler.h"
 
 struct sampler_snapshot {
+	/*
+	 * The sampler's sample, copied under its lock: lost, elapsed_s, samples (equal numbers,
+	 * equal rows), the exits in flight at it and now_ns read when copied (their start_ns is
+	 * read against it), names. Its tables point into this snapshot, never the sampler's;
+	 * the rows since the start go to take() instead (rows and cum NULL).
+	 */
+	struct sample s;
 	struct name_cache names;	/* the name of every guest taken (never asks /proc) */
-	__u64 lost[NR_LOST];
-	double elapsed_s;		/* at the sample the rows come from */
-	__u64 samples;			/* that sample's number: equal numbers, equal rows */
-	/* The exits in flight at that sample (tracker.h), and its CLOCK_MONOTONIC time, which
-	 * their start_ns is read against. */
-	struct inflight_exit *inflight;
-	__u32 nr_inflight;
+	struct inflight_exit *inflight;	/* s.inflight's room */
 	__u32 inflight_cap;
-	__u64 now_ns;
 	/*
 	 * Set by the caller: hands each row since the start (keyed by so.by) to take(), under
 	 * the lock, for a consumer that keeps what it needs of each (serve: a few numbers of

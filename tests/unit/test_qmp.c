@@ -21,6 +21,7 @@
 #include "qemu_opts.h"
 #include "qmp_client.h"
 #include "qmp_cmdline.h"
+#include "qmp_ask.h"
 #include "qmp_names.h"
 #include "text_escape.h"
 

@@ -184,29 +184,29 @@ static void test_rows_and_names(void)
 	row_table_init(&rows);
 	CHECK(snapshot(&sp, false, &snap, &rows) == 0);
 	CHECK_EQ_U64(total_count(&rows), 10);	/* as of the last sample */
-	CHECK_EQ_U64(snap.samples, 2);
+	CHECK_EQ_U64(snap.s.samples, 2);
 	CHECK(snapshot(&sp, true, &snap, &rows) == 0);	/* a scrape: sample first */
 	CHECK_EQ_U64(total_count(&rows), 11);
-	CHECK_EQ_U64(snap.samples, 3);
-	CHECK_EQ_U64(snap.lost[LOST_CELLS_FULL], 4);
+	CHECK_EQ_U64(snap.s.samples, 3);
+	CHECK_EQ_U64(snap.s.lost[LOST_CELLS_FULL], 4);
 	CHECK_STR(name_cache_get(&snap.names, 100), "web01");
 	CHECK_STR(name_cache_get(&snap.names, 200), "200");
 	CHECK_EQ_U64(f.args_calls, 2);	/* the snapshot never asks again */
-	CHECK_EQ_U64(snap.nr_inflight, 0);
+	CHECK_EQ_U64(snap.s.nr_inflight, 0);
 
 	/* An exit in flight in cell 2 since a known start: a snapshot lists it with its cell's
 	 * key and the clock to read its age against. */
 	f.cells[2].started++;
 	f.cells[2].inflight_ts = 1000;
 	CHECK(snapshot(&sp, true, &snap, &rows) == 0);
-	CHECK_EQ_U64(snap.nr_inflight, 1);
-	CHECK(snap.nr_inflight == 1 && snap.inflight[0].tgid == 200 &&
-	      snap.inflight[0].tid == 201 && snap.inflight[0].reason == 48 &&
-	      snap.inflight[0].start_ns == 1000 && snap.inflight[0].end_ns == 0);
-	CHECK(snap.now_ns > 1000);
+	CHECK_EQ_U64(snap.s.nr_inflight, 1);
+	CHECK(snap.s.nr_inflight == 1 && snap.s.inflight[0].tgid == 200 &&
+	      snap.s.inflight[0].tid == 201 && snap.s.inflight[0].reason == 48 &&
+	      snap.s.inflight[0].start_ns == 1000 && snap.s.inflight[0].end_ns == 0);
+	CHECK(snap.s.now_ns > 1000);
 	f.cells[2].inflight_ts = 0;	/* completed */
 	CHECK(snapshot(&sp, true, &snap, &rows) == 0);
-	CHECK_EQ_U64(snap.nr_inflight, 0);
+	CHECK_EQ_U64(snap.s.nr_inflight, 0);
 	sampler_snapshot_free(&snap);
 	row_table_free(&rows);
 	CHECK_EQ_U64(sampler_close(&sp, 0), 0);
@@ -334,7 +334,7 @@ static void *read_snapshots(void *arg)
 	row_table_init(&rows);
 	for (int i = 0; i < rd->rounds; i++) {
 		if (snapshot(rd->sp, i % 7 == 0, &snap, &rows) ||
-		    total_count(&rows) != snap.samples * 2 ||
+		    total_count(&rows) != snap.s.samples * 2 ||
 		    strcmp(name_cache_get(&snap.names, 100), "web01"))
 			rd->bad++;
 	}

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: GPL-2.0
+/* --qmp's asking: each guest's QMP sockets found and asked on the owner's tick (qmp_ask.h);
+ * the names they give are model/qmp_names.c's. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "proc_names.h"
+#include "qmp_ask.h"
+#include "qmp_client.h"
+#include "text_escape.h"
+
+/* FNV-1a: an answer like the last one tells nothing new. */
+static __u64 text_hash(const char *s)
+{
+	__u64 h = 0xcbf29ce484222325ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return h;
+}
+
+/* The sockets to ask: --qmp PATH, or those on the guest's command line. */
+static void find_paths(struct qmp_names *q, struct qmp_guest *g)
+{
+	size_t len;
+	char *args;
+
+	if (q->path) {
+		snprintf(g->paths[0], QMP_PATH_MAX, "%s", q->path);
+		g->nr_paths = 1;
+		return;
+	}
+	args = proc_cmdline((int)g->tgid, &len);
+	g->nr_paths = args ? qmp_sockets_from_cmdline(args, len, g->paths, QMP_PATHS) : 0;
+	free(args);
+}
+
+static void note(struct qmp_guest *g, struct name_cache *names, const char *path, const char *why)
+{
+	char nb[TEXT_NAME_MAX];
+
+	if (g->noted)
+		return;
+	g->noted = true;
+	fprintf(stderr, "vmexit: note: --qmp: guest %s (pid %u): ",
+		text_esc(nb, name_cache_get_at(names, g->tgid, g->start)), g->tgid);
+	if (path)
+		fprintf(stderr, "QMP at %s: %s", text_esc(nb, path), why);
+	else
+		fputs(why, stderr);
+	fputs("; its ports and addresses keep built-in names\n", stderr);
+}
+
+static double longer(double backoff)
+{
+	return backoff * 2 < QMP_REASK_MAX_S ? backoff * 2 : QMP_REASK_MAX_S;
+}
+
+/* The new map in g, or why not in err; each socket in turn until one answers. */
+static void ask(struct qmp_names *q, struct qmp_guest *g, struct name_cache *names, double now)
+{
+	struct mtree_map m = {}, old;
+	char err[256] = "", *text = NULL;
+	const char *path = NULL;
+	int rc = -ENOENT, pid = 0;
+	bool changed;
+	__u64 h = 0;
+
+	if (g->nr_paths < 0)
+		find_paths(q, g);
+	g->asked = true;
+	if (!g->nr_paths) {
+		note(g, names, NULL, "no QMP socket on its command line "
+		     "(-qmp unix:PATH,server=on,wait=off)");
+		return;
+	}
+	for (int i = 0; i < g->nr_paths && rc; i++) {
+		path = g->paths[i];
+		rc = qmp_hmp_ask(path, "info mtree -f", q->timeout_ms, &text, &pid, err,
+				 sizeof(err));
+		if (rc)
+			continue;
+		if ((__u32)pid != g->tgid) {
+			/* --qmp PATH names one VMM's socket: the other guests keep theirs. */
+			if (q->path) {
+				g->not_ours = true;
+				free(text);
+				return;
+			}
+			snprintf(err, sizeof(err), "is served by pid %d, not by the guest", pid);
+			rc = -ESRCH;
+		} else {
+			rc = mtree_map_parse(&m, text);
+			if (rc == -EINVAL)
+				snprintf(err, sizeof(err), "answered info mtree -f with no flat view "
+					 "of the I/O or memory space");
+			else if (rc)
+				snprintf(err, sizeof(err), "%s", strerror(-rc));
+			else
+				h = text_hash(text);
+		}
+		free(text);
+		text = NULL;
+	}
+	if (rc) {
+		note(g, names, path, err);
+		g->backoff = g->backoff ? longer(g->backoff) : QMP_REASK_S;
+		g->next_ask = now + g->backoff;
+		return;
+	}
+	changed = !g->answered || h != g->text_hash;
+	pthread_mutex_lock(&q->lock);
+	old = g->map;
+	g->map = m;
+	g->answered = true;
+	g->missed = false;
+	pthread_mutex_unlock(&q->lock);
+	mtree_map_free(&old);
+	g->text_hash = h;
+	g->backoff = changed || !g->backoff ? QMP_REASK_S : longer(g->backoff);
+	g->next_ask = now + g->backoff;
+}
+
+/* Forgets the guests the name cache forgot (serve's --keep), and their maps. */
+static void prune(struct qmp_names *q, struct name_cache *names)
+{
+	__u32 kept = 0;
+
+	pthread_mutex_lock(&q->lock);
+	qmp_guest_index_clear(&q->index);
+	for (__u32 i = 0; i < q->nr; i++) {
+		struct qmp_guest *g = &q->g[i];
+		struct guest_key k = guest_key_of(g->tgid, g->start);
+		__u32 *idx = NULL;
+		bool added;
+
+		/* Out of memory: the guest is asked again if it shows up again. */
+		if (name_cache_index_find(&names->index, &k))
+			idx = qmp_guest_index_get(&q->index, &k, &added);
+		if (!idx) {
+			mtree_map_free(&g->map);
+			continue;
+		}
+		q->g[kept] = *g;
+		*idx = kept++;
+	}
+	q->nr = kept;
+	pthread_mutex_unlock(&q->lock);
+}
+
+void qmp_names_tick(struct qmp_names *q, struct name_cache *names, double now)
+{
+	/* Rebuilt now and then, not at every guest forgotten: the index has no removal. */
+	if (q->nr > names->nr + QMP_PRUNE_SLACK)
+		prune(q, names);
+	for (__u32 i = 0; i < names->nr; i++) {
+		const struct cached_name *c = &names->v[i];
+		struct qmp_guest *g;
+		bool due;
+
+		pthread_mutex_lock(&q->lock);
+		g = qmp_guest_get(q, c->tgid, c->start);
+		due = g && !g->not_ours && g->nr_paths &&
+		      (!g->asked || ((g->missed || !g->answered) && now >= g->next_ask));
+		pthread_mutex_unlock(&q->lock);
+		/* A guest gone has no QMP left to ask; its last map stays. */
+		if (due && !(kill((pid_t)c->tgid, 0) && errno == ESRCH))
+			ask(q, g, names, now);
+	}
+}
