@@ -109,7 +109,7 @@ endif
 # file, with the fix, and leaves every perf.data to perf script: the readers that need
 # libtraceevent, and their stubs.
 TEP_SRCS := src/output/import_tracedat.c src/output/guest_tracedat.c src/output/import_perfdata.c \
-	src/output/tep_field.c
+	src/output/tep_field.c src/output/tracedat_guard.c src/output/event_format_parse.c
 TEP_NONE_SRCS := src/output/import_tracedat_none.c src/output/import_perfdata_none.c
 ifeq ($(TRACECMD),1)
 SRCS := $(filter-out $(TEP_NONE_SRCS),$(SRCS))
