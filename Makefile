@@ -131,7 +131,12 @@ BENCH_SRCS := $(wildcard bench/bench_*.c)
 BENCH_BINS := $(patsubst bench/%.c,$(OUTPUT)/bench/%,$(BENCH_SRCS))
 # Not a benchmark: the empty programs the benchmarks compare vmexit with (bench/floor_progs.c).
 FLOOR_BIN := $(OUTPUT)/bench/floor_progs
-FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+# The trace.dat and perf.data fuzzers link the real readers (libtracecmd): built with it only.
+FUZZ_TEP_SRCS := tests/fuzz/fuzz_tracedat.c tests/fuzz/fuzz_perfdata.c
+FUZZ_SRCS := $(filter-out $(FUZZ_TEP_SRCS),$(wildcard tests/fuzz/fuzz_*.c))
+ifeq ($(TRACECMD),1)
+FUZZ_SRCS += $(FUZZ_TEP_SRCS)
+endif
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
 # The bundled guest workloads are per ISA: x86 (tools/vmexit-guest.c) and arm64.
 ifeq ($(ARCH),arm64)
@@ -217,6 +222,22 @@ $(OUTPUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRCS) $(SKELS) | $(OUTPUT)/fuzz
 	$(call msg,FUZZ-CC,$@)
 	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 -D_GNU_SOURCE \
 		-Iinclude $(SRC_INC) -I$(OUTPUT) $(LIBBPF_CFLAGS) $(filter %.c,$^) $(LIBS) -o $@
+
+# The capture readers' fuzzers: the library compiled file by file (the libtraceevent readers see
+# libtracecmd's headers first, as above), with the real readers in place of their stubs.
+FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer-no-link,address,undefined -std=gnu11 -D_GNU_SOURCE \
+	-Iinclude $(SRC_INC) -I$(OUTPUT) $(LIBBPF_CFLAGS)
+FUZZ_TEP_OBJS := $(patsubst src/%.c,$(OUTPUT)/fuzz/obj/%.o,$(filter-out src/main.c,$(SRCS)))
+$(OUTPUT)/fuzz/obj/%.o: src/%.c $(SKELS) | $(OUTPUT)/fuzz
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -c $< -o $@
+$(patsubst src/%.c,$(OUTPUT)/fuzz/obj/%.o,$(TEP_SRCS)): FUZZ_CFLAGS := $(TRACECMD_CFLAGS) \
+	$(FUZZ_CFLAGS)
+$(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_TEP_SRCS)): $(OUTPUT)/fuzz/%: tests/fuzz/%.c \
+		$(FUZZ_TEP_OBJS)
+	$(call msg,FUZZ-CC,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ $(LIBS) -o $@
 
 # Every #include in src/ points down the layers (docs/design.md): a file names the first one
 # that does not.

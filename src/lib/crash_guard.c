@@ -6,8 +6,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include "crash_guard.h"
+
+/* A sanitizer runtime's, when one is linked in (SAN=1 builds, the fuzzers). */
+void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
 
 /* Each message is 9 bytes: a tag, then a u64 (pipe writes this small are atomic). */
 enum { MSG_MARK = 'm', MSG_DONE = 'd' };
@@ -58,10 +62,20 @@ int crash_guard_run(int (*work)(struct crash_guard *g, void *arg), void *arg,
 		close(p[0]);
 		if (null >= 0)
 			dup2(null, STDERR_FILENO);
-		/* The parent's handlers (Ctrl-C ends a report cleanly) are not the child's. */
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGPIPE, SIG_DFL);
+		/*
+		 * The parent's handlers (Ctrl-C ends a report cleanly; a sanitizer's or libFuzzer's
+		 * crash report, which would count the child's death as the parent's) are not the
+		 * child's: a fault kills it plainly, without a core file.
+		 */
+		static const int sigs[] = { SIGINT, SIGTERM, SIGPIPE, SIGSEGV, SIGBUS, SIGFPE,
+					    SIGILL, SIGABRT };
+		struct rlimit no_core = { 0, 0 };
+
+		for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+			signal(sigs[i], SIG_DFL);
+		setrlimit(RLIMIT_CORE, &no_core);
+		if (__sanitizer_set_death_callback)
+			__sanitizer_set_death_callback(NULL);
 		send_msg(g.fd, MSG_DONE, (__u64)(__s64)work(&g, arg));
 		/* _exit: no atexit work (a leak check of the library's parse) in the child. */
 		_exit(0);

@@ -498,8 +498,11 @@ static int index_data(struct perfdata_source *d, const struct file_header *h, ch
 			return ret;
 		off += eh.size;
 	}
-	qsort(d->idx, d->nr_idx, sizeof(*d->idx), cmp_idx);
-	qsort(d->comm, d->nr_comm, sizeof(*d->comm), cmp_comm);
+	/* None of either is NULL: qsort must not see it (a perf.data without kvm samples). */
+	if (d->nr_idx)
+		qsort(d->idx, d->nr_idx, sizeof(*d->idx), cmp_idx);
+	if (d->nr_comm)
+		qsort(d->comm, d->nr_comm, sizeof(*d->comm), cmp_comm);
 	return 1;
 }
 
