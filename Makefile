@@ -145,7 +145,7 @@ else
 TOOL_BINS := $(OUTPUT)/vmexit-guest
 endif
 
-.PHONY: all clean install test test-matrix tests unit-tests bench bench-bed fuzz demo deps \
+.PHONY: all clean install test test-matrix tests unit-tests bench bench-bed fuzz fuzz-build demo deps \
 	check-layers
 .DELETE_ON_ERROR:
 # Skeletons and BPF objects are intermediates of the pattern rules: without this make deletes
@@ -214,9 +214,9 @@ $(OUTPUT)/bench/%: bench/%.c $(LIB) $(SKELS) | $(OUTPUT)/bench
 	$(call msg,BENCH-CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB) $(ALL_LDFLAGS) $(LIBS) -o $@
 
-# libFuzzer targets: clang, with the library sources compiled in (not the gcc archive). They
-# take the libtraceevent stubs: libtracecmd's headers need an include order of their own (see
-# above), and no fuzzer reads a trace.dat or a perf.data.
+# libFuzzer targets: clang, with the library sources compiled in (not the gcc archive). These
+# take the libtraceevent stubs (one compiler run: libtracecmd's headers need an include order of
+# their own, see above); the trace.dat and perf.data fuzzers below link the real readers.
 FUZZ_LIB_SRCS := $(filter-out src/main.c $(TEP_SRCS) $(TEP_NONE_SRCS),$(SRCS)) $(TEP_NONE_SRCS)
 $(OUTPUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRCS) $(SKELS) | $(OUTPUT)/fuzz
 	$(call msg,FUZZ-CC,$@)
@@ -256,7 +256,12 @@ bench: $(OUTPUT)/vmexit $(TOOL_BINS) $(BENCH_BINS) $(FLOOR_BIN)
 bench-bed: $(OUTPUT)/vmexit $(TOOL_BINS) $(FLOOR_BIN)
 	$(Q)bench/bed_overhead.sh --bed $(or $(BED),svm) --kernel $(or $(KERNEL),6.1) $(OUTPUT)
 
-fuzz: $(FUZZ_BINS)
+# The fuzzers built (make test runs their short, fixed sets: tests/fuzz/run-*.sh).
+fuzz-build: $(FUZZ_BINS)
+
+# The longer run: each fuzzer for FUZZ_SECONDS (300) from its seeds (tests/fuzz/long-run.sh).
+fuzz: fuzz-build
+	$(Q)tests/fuzz/long-run.sh $(OUTPUT)
 
 # Installs build dependencies on Debian/Ubuntu (used by `make demo`, `make test` and CI).
 deps:
@@ -270,7 +275,7 @@ demo: deps
 # static arm64 build.
 test: deps check-layers
 	$(Q)$(MAKE) --no-print-directory SAN=1 OUTPUT=$(OUTPUT)/san tests
-	$(Q)$(MAKE) --no-print-directory all fuzz
+	$(Q)$(MAKE) --no-print-directory all fuzz-build
 	$(Q)$(MAKE) --no-print-directory ARCH=arm64 OUTPUT=$(OUTPUT)/arm64 all
 	$(Q)tests/run-all.sh $(OUTPUT)
 
