@@ -235,9 +235,9 @@ $(OUTPUT)/fuzz/obj/%.o: src/%.c $(SKELS) | $(OUTPUT)/fuzz
 $(patsubst src/%.c,$(OUTPUT)/fuzz/obj/%.o,$(TEP_SRCS)): FUZZ_CFLAGS := $(TRACECMD_CFLAGS) \
 	$(FUZZ_CFLAGS)
 $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_TEP_SRCS)): $(OUTPUT)/fuzz/%: tests/fuzz/%.c \
-		$(FUZZ_TEP_OBJS)
+		tests/fuzz/capture_fuzz.h $(FUZZ_TEP_OBJS)
 	$(call msg,FUZZ-CC,$@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ $(LIBS) -o $@
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(filter %.c %.o,$^) $(LIBS) -o $@
 
 # Every #include in src/ points down the layers (docs/design.md): a file names the first one
 # that does not.
