@@ -121,8 +121,9 @@ endif
 # TRACECMD=0 builds the trace.dat readers (host capture, guest trace) as stubs that refuse the
 # file, with the fix, and leaves every perf.data to perf script: the readers that need
 # libtraceevent, and their stubs.
-TEP_SRCS := src/capture/import_tracedat.c src/capture/guest_tracedat.c src/capture/import_perfdata.c \
-	src/capture/tep_field.c
+TEP_SRCS := src/capture/import_tracedat.c src/capture/guest_tracedat.c \
+	src/capture/import_perfdata.c src/capture/tep_field.c src/capture/tracedat_guard.c \
+	src/capture/event_format_parse.c
 TEP_NONE_SRCS := src/capture/import_tracedat_none.c src/capture/import_perfdata_none.c
 ifeq ($(TRACECMD),1)
 SRCS := $(filter-out $(TEP_NONE_SRCS),$(SRCS))
@@ -149,7 +150,12 @@ BENCH_SRCS := $(wildcard bench/bench_*.c)
 BENCH_BINS := $(patsubst bench/%.c,$(OUTPUT)/bench/%,$(BENCH_SRCS))
 # Not a benchmark: the empty programs the benchmarks compare vmexit with (bench/floor_progs.c).
 FLOOR_BIN := $(OUTPUT)/bench/floor_progs
-FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+# The trace.dat and perf.data fuzzers link the real readers (libtracecmd): built with it only.
+FUZZ_TEP_SRCS := tests/fuzz/fuzz_tracedat.c tests/fuzz/fuzz_perfdata.c
+FUZZ_SRCS := $(filter-out $(FUZZ_TEP_SRCS),$(wildcard tests/fuzz/fuzz_*.c))
+ifeq ($(TRACECMD),1)
+FUZZ_SRCS += $(FUZZ_TEP_SRCS)
+endif
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
 # The bundled guest workloads are per ISA: x86 (tools/vmexit-guest.c) and arm64.
 ifeq ($(ARCH),arm64)
@@ -158,7 +164,7 @@ else
 TOOL_BINS := $(OUTPUT)/vmexit-guest
 endif
 
-.PHONY: all clean install check test test-matrix tests bench bench-bed fuzz demo deps \
+.PHONY: all clean install check test test-matrix tests bench bench-bed fuzz fuzz-build demo deps \
 	check-layers
 .DELETE_ON_ERROR:
 # Skeletons and BPF objects are intermediates of the pattern rules: without this make deletes
@@ -232,14 +238,30 @@ $(OUTPUT)/bench/%: bench/%.c $(LIB) $(SKELS) | $(OUTPUT)/bench
 	$(call msg,BENCH-CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LAYER_INC) $< $(LIB) $(ALL_LDFLAGS) $(LIBS) -o $@
 
-# libFuzzer targets: clang, with the library sources compiled in (not the gcc archive). They
-# take the libtraceevent stubs: libtracecmd's headers need an include order of their own (see
-# above), and no fuzzer reads a trace.dat or a perf.data.
+# libFuzzer targets: clang, with the library sources compiled in (not the gcc archive). These
+# take the libtraceevent stubs (one compiler run: libtracecmd's headers need an include order of
+# their own, see above); the trace.dat and perf.data fuzzers below link the real readers.
 FUZZ_LIB_SRCS := $(filter-out src/main.c $(TEP_SRCS) $(TEP_NONE_SRCS),$(SRCS)) $(TEP_NONE_SRCS)
 $(OUTPUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRCS) $(SKELS) | $(OUTPUT)/fuzz
 	$(call msg,FUZZ-CC,$@)
 	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 -D_GNU_SOURCE \
 		-Iinclude $(SRC_INC) -I$(OUTPUT) $(LIBBPF_CFLAGS) $(filter %.c,$^) $(LIBS) -o $@
+
+# The capture readers' fuzzers: the library compiled file by file (the libtraceevent readers see
+# libtracecmd's headers first, as above), with the real readers in place of their stubs.
+FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer-no-link,address,undefined -std=gnu11 -D_GNU_SOURCE \
+	-Iinclude $(SRC_INC) -I$(OUTPUT) $(LIBBPF_CFLAGS)
+FUZZ_TEP_OBJS := $(patsubst src/%.c,$(OUTPUT)/fuzz/obj/%.o,$(filter-out src/main.c,$(SRCS)))
+$(OUTPUT)/fuzz/obj/%.o: src/%.c $(SKELS) | $(OUTPUT)/fuzz
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -c $< -o $@
+$(patsubst src/%.c,$(OUTPUT)/fuzz/obj/%.o,$(TEP_SRCS)): FUZZ_CFLAGS := $(TRACECMD_CFLAGS) \
+	$(FUZZ_CFLAGS)
+$(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_TEP_SRCS)): $(OUTPUT)/fuzz/%: tests/fuzz/%.c \
+		tests/fuzz/capture_fuzz.h $(FUZZ_TEP_OBJS)
+	$(call msg,FUZZ-CC,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(filter %.c %.o,$^) $(LIBS) -o $@
 
 # Every #include in src/ points down the layers (docs/design.md): a file names the first one
 # that does not. Every build checks first (1 s), again only when a source or the layers change.
@@ -265,7 +287,12 @@ bench: $(OUTPUT)/vmexit $(TOOL_BINS) $(BENCH_BINS) $(FLOOR_BIN)
 bench-bed: $(OUTPUT)/vmexit $(TOOL_BINS) $(FLOOR_BIN)
 	$(Q)bench/bed_overhead.sh --bed $(or $(BED),svm) --kernel $(or $(KERNEL),6.1) $(OUTPUT)
 
-fuzz: $(FUZZ_BINS)
+# The fuzzers built (make test runs their short, fixed sets: tests/fuzz/run-*.sh).
+fuzz-build: $(FUZZ_BINS)
+
+# The longer run: each fuzzer for FUZZ_SECONDS (300) from its seeds (tests/fuzz/long-run.sh).
+fuzz: fuzz-build
+	$(Q)tests/fuzz/long-run.sh $(OUTPUT)
 
 # Installs build dependencies on Debian/Ubuntu (used by `make demo`, `make test` and CI).
 deps:
@@ -279,7 +306,7 @@ demo: deps
 # the fuzz smoke runs and the shipped integration files; no guests, no beds.
 check: check-layers
 	$(Q)$(MAKE) --no-print-directory SAN=1 OUTPUT=$(OUTPUT)/san tests
-	$(Q)$(MAKE) --no-print-directory all fuzz
+	$(Q)$(MAKE) --no-print-directory all fuzz-build
 	$(Q)VMEXIT_TEST_ONLY=check tests/run-all.sh $(OUTPUT)
 
 # Everything: the quick tier first (a broken unit stops the run in minutes, not after the

@@ -364,6 +364,17 @@ out:
 	return ret;
 }
 
+struct event_source *perf_native_open(const char *path, bool *fallback, char *err,
+				      size_t errlen)
+{
+	char clock[64];
+
+	*fallback = false;
+	if (perf_header_check(path, clock, sizeof(clock), err, errlen))
+		return NULL;
+	return perfdata_source_open(path, clock, fallback, err, errlen);
+}
+
 struct event_source *perf_source_open(const char *path, char *err, size_t errlen)
 {
 	struct perf_source *p = calloc(1, sizeof(*p));

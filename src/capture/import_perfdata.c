@@ -24,7 +24,9 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <event-parse.h>
+#include "array_grow.h"
 #include "capture_import.h"
+#include "event_format_parse.h"
 #include "import_perfdata.h"
 #include "tep_field.h"
 
@@ -249,7 +251,10 @@ static int read_tracing_data(struct perfdata_source *d, __u64 off, __u64 size, c
 	const unsigned char *nul;
 	unsigned char endian, long_size;
 	__u32 page_size, count, systems;
+	struct event_format_text *fmt = NULL;
+	size_t nr_fmt = 0, cap_fmt = 0;
 	__u64 sz;
+	int ret;
 
 	if ((size_t)(c.end - c.p) < sizeof(magic) - 1 ||
 	    memcmp(c.p, magic, sizeof(magic) - 1))
@@ -285,26 +290,40 @@ static int read_tracing_data(struct perfdata_source *d, __u64 off, __u64 size, c
 	}
 	if (!take(&c, &systems, 4))
 		return fail(err, errlen, d->path, off, "its tracing data ends before its events");
-	for (__u32 s = 0; s < systems; s++) {
+	ret = 0;
+	for (__u32 s = 0; s < systems && !ret; s++) {
 		const char *sys = (const char *)c.p;
 		bool kvm;
 
 		nul = memchr(c.p, 0, c.end - c.p);
-		if (!nul || (c.p = nul + 1, !take(&c, &count, 4)))
-			return fail(err, errlen, d->path, off, "a system of events runs past its end");
+		if (!nul || (c.p = nul + 1, !take(&c, &count, 4))) {
+			ret = fail(err, errlen, d->path, (const char *)c.p - (const char *)d->map,
+				   "a system of events runs past its end");
+			break;
+		}
 		kvm = !strcmp(sys, "kvm");
 		for (__u32 i = 0; i < count; i++) {
-			if (!take_u64(&c, &sz) || sz > (size_t)(c.end - c.p))
-				return fail(err, errlen, d->path, off,
-					    "an event format runs past its end");
-			/* A format libtraceevent cannot parse (kvm_inj_exception on some
-			 * kernels) only leaves that event undecoded, as with trace.dat. */
+			if (!take_u64(&c, &sz) || sz > (size_t)(c.end - c.p)) {
+				ret = fail(err, errlen, d->path, c.p - d->map,
+					   "an event format runs past its end");
+				break;
+			}
+			if (kvm && array_reserve(fmt, nr_fmt, cap_fmt, 128)) {
+				ret = -ENOMEM;
+				break;
+			}
 			if (kvm)
-				tep_parse_event(d->tep, (const char *)c.p, sz, "kvm");
+				fmt[nr_fmt++] = (struct event_format_text){
+					(const char *)c.p, sz, c.p - d->map, "kvm" };
 			c.p += sz;
 		}
 	}
-	return 1;
+	/* A format libtraceevent cannot parse (kvm_inj_exception on some kernels) only leaves
+	 * that event undecoded, as with trace.dat; one it crashes on is the error. */
+	if (!ret)
+		ret = event_formats_parse(d->tep, fmt, nr_fmt, d->path, "perf.data", err, errlen);
+	free(fmt);
+	return ret ? (ret == -ENOMEM ? ret : -1) : 1;
 }
 
 static int cmp_id(const void *a, const void *b)
@@ -479,8 +498,11 @@ static int index_data(struct perfdata_source *d, const struct file_header *h, ch
 			return ret;
 		off += eh.size;
 	}
-	qsort(d->idx, d->nr_idx, sizeof(*d->idx), cmp_idx);
-	qsort(d->comm, d->nr_comm, sizeof(*d->comm), cmp_comm);
+	/* None of either is NULL: qsort must not see it (a perf.data without kvm samples). */
+	if (d->nr_idx)
+		qsort(d->idx, d->nr_idx, sizeof(*d->idx), cmp_idx);
+	if (d->nr_comm)
+		qsort(d->comm, d->nr_comm, sizeof(*d->comm), cmp_comm);
 	return 1;
 }
 

@@ -14,4 +14,8 @@
 struct event_source *perfdata_source_open(const char *path, const char *clock, bool *fallback,
 					  char *err, size_t errlen);
 
+/* perf_source_open() without perf script: the header checked, then the native reader. */
+struct event_source *perf_native_open(const char *path, bool *fallback, char *err,
+				      size_t errlen);
+
 #endif /* VMEXIT_IMPORT_PERFDATA_H */

@@ -8,10 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <trace-cmd.h>
 #include "capture_import.h"
 #include "tep_field.h"
+#include "tracedat_guard.h"
 #include "tracedat_file.h"
 
 struct cpu_cursor {
@@ -48,10 +48,15 @@ static struct cpu_cursor *earliest(struct tracedat_source *t)
 
 static int feed(struct tracedat_source *t, struct tep_record *rec)
 {
-	struct tep_event *e = tep_find_event_by_record(t->tep, rec);
-	struct tep_field_ctx fc = { .event = e, .rec = rec };
+	struct tep_event *e;
+	struct tep_field_ctx fc = { .rec = rec };
 	struct tp_record r = { .field = tep_field, .ctx = &fc };
 	int pid;
+
+	if (!tep_common_fit(t->tep, rec))
+		return -EBADMSG;
+	e = tep_find_event_by_record(t->tep, rec);
+	fc.event = e;
 
 	if (rec->missed_events)
 		/* -1: the buffer lost some, it does not know how many; at least one. */
@@ -89,7 +94,8 @@ static int tracedat_next(struct event_source *s, struct rec_item *item, char *er
 		ret = feed(t, c->rec);
 		if (ret) {
 			snprintf(err, errlen, "%s: offset %llu: %s", t->path, c->rec->offset,
-				 strerror(-ret));
+				 ret == -EBADMSG ? "damaged trace.dat: a record shorter than "
+				 "where the event formats place its type and pid" : strerror(-ret));
 			return -1;
 		}
 		tracecmd_free_record(c->rec);
@@ -175,7 +181,6 @@ static int add_cursors(struct tracedat_source *t, struct tracecmd_input *in)
 struct event_source *tracedat_source_open(const char *path, char *err, size_t errlen)
 {
 	struct tracedat_source *t = calloc(1, sizeof(*t));
-	struct stat st;
 	int n;
 
 	if (!t)
@@ -185,15 +190,18 @@ struct event_source *tracedat_source_open(const char *path, char *err, size_t er
 	/* Keys from the capture's own kvm_pio, kvm_mmio... (capture_import.c). */
 	t->s.meta.keys = true;
 	t->path = path;
+	/* A damaged header or section is named here; a format libtraceevent crashes on too. */
+	if (tracedat_guard(path, err, errlen)) {
+		free(t);
+		return NULL;
+	}
 	/* The library's own warnings (formats it cannot parse) would say nothing to our user. */
 	tracecmd_set_loglevel(TEP_LOG_NONE);
 	t->top = tracecmd_open(path, TRACECMD_FL_LOAD_NO_PLUGINS);
 	if (!t->top) {
-		/* libtracecmd says neither where nor why: a file cut short fails here (it checks
-		 * every section against the file's size), so its end is where to look. */
-		snprintf(err, errlen, "%s: offset %lld (its end): libtracecmd cannot read this "
-			 "trace-cmd trace.dat: truncated or damaged", path,
-			 stat(path, &st) ? 0ll : (long long)st.st_size);
+		/* libtracecmd says neither where nor why, and the checks found nothing. */
+		snprintf(err, errlen, "%s: damaged trace.dat: libtracecmd refused it, past the "
+			 "checks of its header and sections (it does not say where)", path);
 		free(t);
 		return NULL;
 	}

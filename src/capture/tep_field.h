@@ -10,6 +10,7 @@
 #include <linux/types.h>
 
 struct tep_event;
+struct tep_handle;
 struct tep_record;
 
 struct tep_field_ctx {
@@ -19,5 +20,11 @@ struct tep_field_ctx {
 
 /* tp_record.field with a struct tep_field_ctx as ctx: sign-extended when the field is signed. */
 bool tep_field(const void *ctx, const char *name, __u64 *val);
+
+/*
+ * Whether rec holds the common fields (type, pid) where libtraceevent will read them, unchecked:
+ * a damaged format can place them past any record.
+ */
+bool tep_common_fit(struct tep_handle *tep, const struct tep_record *rec);
 
 #endif /* VMEXIT_TEP_FIELD_H */

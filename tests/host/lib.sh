@@ -248,3 +248,15 @@ capture_test_start() {
 	trap '[ -d "$ITD" ] && rmdir "$ITD"; rm -rf "$TMP"' EXIT
 	chmod 755 "$TMP"
 }
+
+# held_prog_names PID: the names of the BPF programs PID holds, one a line (the prog_id of each
+# program and link fd it has open). A test judges the programs of its own vmexit so: the host
+# may run others (the shipped `vmexit serve` unit), with the same program names.
+held_prog_names() {
+	local f id
+	for f in /proc/"$1"/fdinfo/*; do
+		sed -n 's/^prog_id:[[:space:]]*//p' "$f" 2>/dev/null
+	done | sort -un | while read -r id; do
+		bpftool prog show id "$id" 2>/dev/null | sed -n 's/^[0-9]*: [a-z_]* *name \([^ ]*\) .*/\1/p'
+	done
+}

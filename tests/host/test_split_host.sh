@@ -62,7 +62,7 @@ for _ in $(seq 100); do
 done
 url=$(grep -o 'http://[^ ]*/metrics' "$TMP/serve.err") ||
 	{ kill $spid; fail "vmexit serve --split did not start: $(cat "$TMP/serve.err")"; }
-"$OUT/vmexit-guest" --io $N --io-sleep-us $US --name splitserve >/dev/null 2>&1
+"$OUT/vmexit-guest" --io $N --io-sleep-us $US --name "splitserve-$$" >/dev/null 2>&1
 # A scrape with bash alone: no HTTP client needed (the nested bed has none).
 port=${url#http://*:}
 port=${port%%/*}
@@ -74,9 +74,9 @@ kill $spid
 wait $spid
 cat "$TMP/serve.err" >>"$TMP/all-stderr"
 
-python3 - "$TMP" $N $US <<'PY' || exit 1
+python3 - "$TMP" $N $US $$ <<'PY' || exit 1
 import csv, json, sys
-d, n, us = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+d, n, us, pid = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 bad = []
 def check(what, ok, detail=""):
     print(f"{what}: {'ok' if ok else 'FAILED'} {detail}")
@@ -155,7 +155,7 @@ check("report of a --split recording: split exact, blocked >= 95 % of N x US",
       r["blocked_ns"] >= 0.95 * want, f"(blocked {ms(r['blocked_ns'])})")
 state, dsum = {}, None
 for l in open(f"{d}/metrics"):
-    if 'guest="splitserve"' not in l or 'reason="IO"' not in l:
+    if f'guest="splitserve-{pid}"' not in l or 'reason="IO"' not in l:
         continue
     name, val = l.rsplit(" ", 1)
     if name.startswith("vmexit_exit_state_seconds_total"):
