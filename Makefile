@@ -70,7 +70,10 @@ OPT := -O0
 endif
 SAN_FLAGS :=
 ifeq ($(SAN),1)
-SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+# float-cast-overflow is not in UBSan's default set: a double past an integer's range (a time
+# read from a file) converts to anything.
+SAN_FLAGS := -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer \
+	-fno-sanitize-recover=all
 endif
 
 # src/ is in folders by layer (docs/design.md); includes name headers without their folder, so
@@ -140,8 +143,8 @@ else
 TOOL_BINS := $(OUTPUT)/vmexit-guest
 endif
 
-.PHONY: all clean install test test-matrix tests unit-tests bench bench-bed fuzz demo deps \
-	check-layers
+.PHONY: all clean install test test-matrix tests unit-tests bench bench-bed fuzz fuzz-build demo \
+	deps check-layers
 .DELETE_ON_ERROR:
 # Skeletons and BPF objects are intermediates of the pattern rules: without this make deletes
 # them after each build and the next `make` rebuilds every userspace object.
@@ -215,8 +218,9 @@ $(OUTPUT)/bench/%: bench/%.c $(LIB) $(SKELS) | $(OUTPUT)/bench
 FUZZ_LIB_SRCS := $(filter-out src/main.c $(TEP_SRCS) $(TEP_NONE_SRCS),$(SRCS)) $(TEP_NONE_SRCS)
 $(OUTPUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRCS) $(SKELS) | $(OUTPUT)/fuzz
 	$(call msg,FUZZ-CC,$@)
-	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 -D_GNU_SOURCE \
-		-Iinclude $(SRC_INC) -I$(OUTPUT) $(LIBBPF_CFLAGS) $(filter %.c,$^) $(LIBS) -o $@
+	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined,float-cast-overflow -std=gnu11 \
+		-D_GNU_SOURCE -Iinclude $(SRC_INC) -I$(OUTPUT) $(LIBBPF_CFLAGS) $(filter %.c,$^) \
+		$(LIBS) -o $@
 
 # Every #include in src/ points down the layers (docs/design.md): a file names the first one
 # that does not.
@@ -235,7 +239,14 @@ bench: $(OUTPUT)/vmexit $(TOOL_BINS) $(BENCH_BINS) $(FLOOR_BIN)
 bench-bed: $(OUTPUT)/vmexit $(TOOL_BINS) $(FLOOR_BIN)
 	$(Q)bench/bed_overhead.sh --bed $(or $(BED),svm) --kernel $(or $(KERNEL),6.1) $(OUTPUT)
 
-fuzz: $(FUZZ_BINS)
+# The fuzzers built (make test runs each for 20 s: tests/fuzz/run-*.sh), and `make fuzz` runs
+# each for FUZZ_SECONDS (default 300).
+fuzz-build: $(FUZZ_BINS)
+
+fuzz: fuzz-build
+	$(Q)for t in tests/fuzz/run-*.sh; do \
+		FUZZ_SECONDS=$(or $(FUZZ_SECONDS),300) $$t $(OUTPUT) || exit 1; \
+	done
 
 # Installs build dependencies on Debian/Ubuntu (used by `make demo`, `make test` and CI).
 deps:
@@ -249,7 +260,7 @@ demo: deps
 # static arm64 build.
 test: deps check-layers
 	$(Q)$(MAKE) --no-print-directory SAN=1 OUTPUT=$(OUTPUT)/san tests
-	$(Q)$(MAKE) --no-print-directory all fuzz
+	$(Q)$(MAKE) --no-print-directory all fuzz-build
 	$(Q)$(MAKE) --no-print-directory ARCH=arm64 OUTPUT=$(OUTPUT)/arm64 all
 	$(Q)tests/run-all.sh $(OUTPUT)
 
