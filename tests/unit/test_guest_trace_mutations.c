@@ -260,13 +260,22 @@ static int message_lines(const char *errpath, const char *trace, bool *clean)
 	return n;
 }
 
+/* protoc decodes path without a word (it logs a string that is no UTF-8, and decodes on). */
 static bool protoc_decodes(const char *path)
 {
-	char cmd[512];
+	char cmd[512], said[256];
+	FILE *p;
+	bool quiet;
 
 	snprintf(cmd, sizeof(cmd), "protoc --decode=vmexit.perfetto.Trace -I docs "
-		 "docs/perfetto-subset.proto < %s > /dev/null", path);
-	return system(cmd) == 0;
+		 "docs/perfetto-subset.proto < %s 2>&1 >/dev/null", path);
+	p = popen(cmd, "r");
+	if (!p)
+		return false;
+	quiet = !fgets(said, sizeof(said), p);
+	if (!quiet)
+		fprintf(stderr, "protoc: %s", said);
+	return pclose(p) == 0 && quiet;
 }
 
 struct format {
