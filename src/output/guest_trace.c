@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Chrome trace-event JSON of a guest (guest_trace.h): a small recursive-descent reader over
- * the file in memory, exact on the timestamps (a double loses TSC ticks past 2^53).
+ * the file as it is read, exact on the timestamps (a double loses TSC ticks past 2^53).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,8 +19,8 @@
 #define DEPTH_MAX	64
 /*
  * The file is parsed as it is read, through a window of this size: memory follows the events
- * kept, not the file (a 1 GB trace, /dev/zero or a pipe cost this much). The parser looks at
- * most 5 bytes ahead ("false"), so the window never grows.
+ * kept, not the file (a 1 GB trace, /dev/zero or a pipe cost the window, no more). The parser
+ * looks at most 5 bytes ahead ("false"), so the window never grows.
  */
 #define WINDOW		(64u << 10)
 /* The largest time a trace can hold: the number times 1000 (ticks or ns) in 64 bits. */
