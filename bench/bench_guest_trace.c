@@ -153,16 +153,16 @@ int main(void)
 			unlink(path);
 			return 1;
 		}
-		printf("  guest_trace_read  %6.2f s wall %6.2f s CPU  %5.2f M events/s  %6.1f MB/s  "
-		       "peak RSS %6.1f MB\n", sec, cpu, EVENTS / cpu / 1e6, bytes / cpu / 1e6,
+		printf("  guest_trace_read  %6.2f s wall %6.2f s CPU  %5.2f M events/s  %6.1f MB/s"
+		       "  peak RSS %6.1f MB\n", sec, cpu, EVENTS / cpu / 1e6, bytes / cpu / 1e6,
 		       kb / 1024.0);
 	}
 	rc = python_child(path, &sec, &cpu, &kb);
 	if (rc)
 		printf("  python3 json.load: not run (status %d)\n", rc);
 	else
-		printf("  python3 json.load %6.2f s wall %6.2f s CPU  %5.2f M events/s  %6.1f MB/s  "
-		       "peak RSS %6.1f MB\n", sec, cpu, EVENTS / cpu / 1e6, bytes / cpu / 1e6,
+		printf("  python3 json.load %6.2f s wall %6.2f s CPU  %5.2f M events/s  %6.1f MB/s"
+		       "  peak RSS %6.1f MB\n", sec, cpu, EVENTS / cpu / 1e6, bytes / cpu / 1e6,
 		       kb / 1024.0);
 	for (int n = 30000; n <= 300000; n *= 10) {
 		if (escapes(path, n) || read_child(path, 1, &sec, &cpu, &kb)) {

@@ -250,7 +250,8 @@ static int number(struct jp *j, __u64 *v, bool *neg, const char *what)
 		j->p++;
 	}
 	for (; digit(c = peek(j)); j->p++, digits++) {
-		big |= __builtin_mul_overflow(ip, 10, &ip) || __builtin_add_overflow(ip, c - '0', &ip);
+		big |= __builtin_mul_overflow(ip, 10, &ip) ||
+		       __builtin_add_overflow(ip, c - '0', &ip);
 		keep(txt, &tl, c);
 	}
 	if (c == '.') {

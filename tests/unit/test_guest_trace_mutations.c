@@ -109,7 +109,8 @@ static size_t base_guest(char *buf, size_t room, const struct rec_meta *meta)
 		n += snprintf(buf + n, room - n, ",\"args\":{\"vcpu\":%d,\"exit\":%d}}", k % 2, k);
 		if (k % 2)
 			continue;
-		n += snprintf(buf + n, room - n, ",\n{\"ph\":\"E\",\"pid\":77,\"tid\":%d,\"ts\":", k % 2);
+		n += snprintf(buf + n, room - n, ",\n{\"ph\":\"E\",\"pid\":77,\"tid\":%d,\"ts\":",
+			      k % 2);
 		n += put_ticks(buf + n, room - n, t + 12000);
 		n += snprintf(buf + n, room - n, ",\"args\":{\"vcpu\":%d}}", k % 2);
 	}
@@ -131,11 +132,11 @@ static size_t base_uftrace(char *buf, size_t room)
 
 	for (int r = 0; r < 4; r++) {
 		for (int i = 0; i < 3; i++, us += 0.1)
-			n += snprintf(buf + n, room - n, ",\n{\"ts\":%.3f,\"ph\":\"B\",\"pid\":4242,"
-				      "\"name\":\"%s\"}", us, calls[i + (r & 1) * 2]);
+			n += snprintf(buf + n, room - n, ",\n{\"ts\":%.3f,\"ph\":\"B\","
+				      "\"pid\":4242,\"name\":\"%s\"}", us, calls[i + (r & 1) * 2]);
 		for (int i = 2; i >= 0; i--, us += 0.07)
-			n += snprintf(buf + n, room - n, ",\n{\"ts\":%.3f,\"ph\":\"E\",\"pid\":4242,"
-				      "\"name\":\"%s\"}", us, calls[i + (r & 1) * 2]);
+			n += snprintf(buf + n, room - n, ",\n{\"ts\":%.3f,\"ph\":\"E\","
+				      "\"pid\":4242,\"name\":\"%s\"}", us, calls[i + (r & 1) * 2]);
 	}
 	n += snprintf(buf + n, room - n, "\n], \"displayTimeUnit\": \"ns\", \"metadata\": {\n"
 		      "\"version\":\"uftrace v0.13 ( x86_64 dwarf python3 luajit tui perf sched "
@@ -152,8 +153,8 @@ static const char *const hostile[] = {
 };
 
 static const char meaningful[] = {
-	'"', '\\', '{', '}', '[', ']', ',', ':', '0', '1', '9', '.', 'e', 'E', '-', 'u', '\0', '\xff',
-	'\n', ' ',
+	'"', '\\', '{', '}', '[', ']', ',', ':', '0', '1', '9', '.', 'e', 'E', '-', 'u', '\0',
+	'\xff', '\n', ' ',
 };
 
 /* The start of a value: after a ':' (and its spaces), or a string's opening quote. */
@@ -177,7 +178,8 @@ static size_t mutate(const char *base, size_t len, char *m, unsigned int run)
 	switch (run % 6) {
 	case 0:		/* a few random bytes, often ones JSON gives a meaning */
 		for (k = 1 + rnd() % 6; k; k--)
-			m[rnd() % n] = rnd() % 2 ? meaningful[rnd() % sizeof(meaningful)] : (char)rnd();
+			m[rnd() % n] = rnd() % 2 ? meaningful[rnd() % sizeof(meaningful)]
+						 : (char)rnd();
 		break;
 	case 1:		/* cut anywhere */
 		n = rnd() % len;
@@ -307,8 +309,8 @@ static void mutate_format(struct format *fm, const char *rec)
 		lines = message_lines(errpath, mpath, &clean);
 		if (status || lines) {
 			snprintf(cmd, sizeof(cmd), "cat %s >&2", errpath);
-			fprintf(stderr, "%s: the unmutated trace: status 0x%x, %d lines:\n", fm->name,
-				status, lines);
+			fprintf(stderr, "%s: the unmutated trace: status 0x%x, %d lines:\n",
+				fm->name, status, lines);
 			if (system(cmd))
 				fprintf(stderr, "(cannot show its stderr)\n");
 			check_failures++;
