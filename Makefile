@@ -70,7 +70,10 @@ OPT := -O0
 endif
 SAN_FLAGS :=
 ifeq ($(SAN),1)
-SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+# float-cast-overflow is not in UBSan's default set: a double past an integer's range (a time
+# read from a file) converts to anything.
+SAN_FLAGS := -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer \
+	-fno-sanitize-recover=all
 endif
 
 # src/ is in folders by layer (docs/design.md); includes name headers without their folder. Each
@@ -244,12 +247,13 @@ $(OUTPUT)/bench/%: bench/%.c $(LIB) $(SKELS) | $(OUTPUT)/bench
 FUZZ_LIB_SRCS := $(filter-out src/main.c $(TEP_SRCS) $(TEP_NONE_SRCS),$(SRCS)) $(TEP_NONE_SRCS)
 $(OUTPUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRCS) $(SKELS) | $(OUTPUT)/fuzz
 	$(call msg,FUZZ-CC,$@)
-	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 -D_GNU_SOURCE \
-		-Iinclude $(SRC_INC) -I$(OUTPUT) $(LIBBPF_CFLAGS) $(filter %.c,$^) $(LIBS) -o $@
+	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined,float-cast-overflow -std=gnu11 \
+		-D_GNU_SOURCE -Iinclude $(SRC_INC) -I$(OUTPUT) $(LIBBPF_CFLAGS) $(filter %.c,$^) \
+		$(LIBS) -o $@
 
 # The capture readers' fuzzers: the library compiled file by file (the libtraceevent readers see
 # libtracecmd's headers first, as above), with the real readers in place of their stubs.
-FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer-no-link,address,undefined -std=gnu11 -D_GNU_SOURCE \
+FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer-no-link,address,undefined,float-cast-overflow -std=gnu11 -D_GNU_SOURCE \
 	-Iinclude $(SRC_INC) -I$(OUTPUT) $(LIBBPF_CFLAGS)
 FUZZ_TEP_OBJS := $(patsubst src/%.c,$(OUTPUT)/fuzz/obj/%.o,$(filter-out src/main.c,$(SRCS)))
 $(OUTPUT)/fuzz/obj/%.o: src/%.c $(SKELS) | $(OUTPUT)/fuzz

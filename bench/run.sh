@@ -46,6 +46,10 @@ what each benchmark prints:
   bench_switch    what --split adds to a context switch (pipe ping-pong on one CPU): tasks
                   without vmexit's state, vCPU threads idle, with an exit in flight, and
                   with --stacks (a stack taken per switch out, charged per switch in)
+  bench_guest_trace the --guest-trace reader on a 10^6-event guest trace (~100 MB): wall
+                  seconds, events/s, MB/s and peak RSS (the file is parsed as it is read), and
+                  python3's json.load of the same file; then names of 30,000 and 300,000 \u
+                  escapes (the time grows with them, not with their square)
   import_perf     `vmexit report -i perf.data` (a perf capture of the guest's IO exits): the
                   native reader against perf script's, wall seconds and records/s, ratio
 serve figures:

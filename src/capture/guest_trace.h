@@ -30,7 +30,10 @@ typedef int (*guest_trace_fn)(void *ctx, const struct guest_trace_event *e);
 /*
  * Reads path, calling fn for each event in file order (fn's non-zero return stops the read and
  * is returned). 0, fn's error, -EINVAL with err "PATH:LINE: what is wrong" (a file cut short:
- * "PATH: offset N: ends inside ...: truncated"), or -errno with err filled.
+ * "PATH: offset N: ends inside ...: truncated"), or -errno with err filled. The file is parsed
+ * as it is read: memory does not grow with it (a pipe or a character device is read the same).
+ * A time (ts, dur, ts + dur) past 18446744073709551.615, the number times 1000 past 2^64 - 1,
+ * is refused.
  */
 int guest_trace_read(const char *path, guest_trace_fn fn, void *ctx, char *err, size_t errlen);
 
@@ -44,6 +47,13 @@ enum guest_trace_kind {
 /* guest_trace_read(), and who wrote the file in *kind (known once the whole file is read). */
 int guest_trace_read_kind(const char *path, guest_trace_fn fn, void *ctx,
 			  enum guest_trace_kind *kind, char *err, size_t errlen);
+
+/*
+ * The same over len bytes at data (a Chrome JSON trace), name standing for the file in
+ * messages. The reader never looks past data + len.
+ */
+int guest_trace_read_mem(const char *name, const void *data, size_t len, guest_trace_fn fn,
+			 void *ctx, char *err, size_t errlen);
 
 /*
  * The same for a guest's own trace-cmd trace.dat recorded with -C x86-tsc (guest_trace_read()

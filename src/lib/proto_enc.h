@@ -14,6 +14,8 @@
 #include <string.h>
 #include <linux/types.h>
 
+#include "text_escape.h"
+
 enum pb_wire { PB_VARINT = 0, PB_I64 = 1, PB_LEN = 2 };
 
 /* Nested messages are at most this long: a length of 3 varint bytes (2^21 - 1). */
@@ -89,9 +91,19 @@ static inline void pb_bytes(struct pb *b, __u32 field, const void *data, size_t 
 	b->p += len;
 }
 
+/*
+ * A protobuf string must be UTF-8 (protoc and Perfetto refuse the trace otherwise), and names
+ * come from guests and files: each ill-formed sequence becomes U+FFFD, as in the JSON output.
+ */
 static inline void pb_str(struct pb *b, __u32 field, const char *s)
 {
-	pb_bytes(b, field, s, strlen(s));
+	size_t len = utf8_fixed_len(s);
+
+	pb_tag(b, field, PB_LEN);
+	pb_varint(b, len);
+	if (!pb_room(b, len))
+		return;
+	b->p = (__u8 *)utf8_fix((char *)b->p, s);
 }
 
 /* Opens nested message `field`; returns the mark pb_close needs. */

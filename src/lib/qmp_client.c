@@ -320,7 +320,7 @@ static int not_qmp(struct qmp_conn *c)
 /* The reply to the command just sent (events skipped): its "return" value, in buf. */
 static int reply(struct qmp_conn *c, const char **ret)
 {
-	char desc[200], *msg;
+	char desc[200], shown[4 * sizeof(desc)], *msg;
 	const char *v;
 	int err;
 
@@ -340,7 +340,8 @@ static int reply(struct qmp_conn *c, const char **ret)
 		/* A description longer than the note has room for is cut. */
 		if (!v || *v != '"' || strlen(v) >= sizeof(desc) || !json_string(&v, desc))
 			snprintf(desc, sizeof(desc), "(no description)");
-		snprintf(c->err, c->errlen, "refused the command: %s", desc);
+		/* The server's text goes to a terminal: no escape sequence or line of its own. */
+		snprintf(c->err, c->errlen, "refused the command: %s", text_esc(shown, desc));
 		return -EPROTO;
 	}
 }

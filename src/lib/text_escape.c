@@ -70,6 +70,47 @@ char *utf8_copy(char *buf, size_t size, const char *str)
 	return buf;
 }
 
+#define REPLACEMENT	"\xef\xbf\xbd"	/* U+FFFD */
+
+size_t utf8_fixed_len(const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t len = 0;
+
+	while (*s) {
+		bool bad;
+		int n = *s < 0x80 ? 1 : utf8_len(s, &bad);
+
+		len += *s >= 0x80 && bad ? sizeof(REPLACEMENT) - 1 : (size_t)n;
+		s += n;
+	}
+	return len;
+}
+
+char *utf8_fix(char *p, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	while (*s) {
+		bool bad;
+		int n;
+
+		if (*s < 0x80) {
+			*p++ = *s++;
+			continue;
+		}
+		n = utf8_len(s, &bad);
+		if (bad) {
+			p = fmt_lit(p, REPLACEMENT);
+		} else {
+			memcpy(p, s, n);
+			p += n;
+		}
+		s += n;
+	}
+	return p;
+}
+
 /* Bytes a JSON string holds as they are: printable ASCII but '"' and '\' (DEL included). */
 static inline bool json_plain(unsigned char c)
 {
@@ -192,7 +233,7 @@ char *prom_label_esc(char *p, const char *str)
 		}
 		n = utf8_len(s, &bad);
 		if (bad) {
-			p = fmt_lit(p, "\xef\xbf\xbd");	/* U+FFFD */
+			p = fmt_lit(p, REPLACEMENT);
 		} else {
 			memcpy(p, s, n);
 			p += n;

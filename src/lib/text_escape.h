@@ -19,6 +19,15 @@
 char *utf8_copy(char *buf, size_t size, const char *str);
 
 /*
+ * str as well-formed UTF-8: each ill-formed sequence replaced by one U+FFFD, the rule of
+ * json_esc() and prom_label_esc(), for the formats that carry text as it is but require UTF-8
+ * (protobuf strings). utf8_fixed_len() is the length of the result; utf8_fix() writes it to p,
+ * which has that much room (no NUL), and returns its end.
+ */
+size_t utf8_fixed_len(const char *str);
+char *utf8_fix(char *p, const char *str);
+
+/*
  * A JSON string literal, quotes included: '"' and '\' escaped, control characters as \n, \t,
  * \r, \b, \f or \u00XX, and each ill-formed UTF-8 sequence as one \ufffd, so the output is
  * always valid JSON and valid UTF-8. NULL prints null.

@@ -120,10 +120,23 @@ static int track_of(struct merge *m, const struct guest_trace_event *e, char *na
 static int place(struct merge *m, const struct guest_trace_event *e, __s32 vcpu, __u64 t,
 		 __u64 *ns)
 {
+	char nb[TEXT_NAME_MAX];
 	int ret;
 
-	if (m->s->ns)	/* guest ns to guest ticks, at the vCPU's guest TSC rate */
-		t = (__u64)((long double)t * guest_clock_guest_hz(m->gc, m->tgid, vcpu) / 1e9L);
+	if (m->s->ns) {	/* guest ns to guest ticks, at the vCPU's guest TSC rate */
+		long double ticks = (long double)t * guest_clock_guest_hz(m->gc, m->tgid, vcpu) /
+				    1e9L;
+
+		/* Past 2^64 the conversion would be undefined: no guest TSC says that. */
+		if (!(ticks < 0x1p64L)) {
+			fprintf(stderr, "vmexit: %s:%u: guest time %llu ns is past 2^64 TSC ticks "
+				"of guest '%s' (clock=ns): not a time of this recording\n",
+				m->s->path, e->line, (unsigned long long)t,
+				text_esc(nb, m->s->guest));
+			return -EOVERFLOW;	/* said: not counted as outside the recording */
+		}
+		t = (__u64)ticks;
+	}
 	ret = guest_clock_to_host(m->gc, m->tgid, vcpu, t, ns);
 	/* Said after the first pass, with what the whole file tells (a uftrace file). */
 	if (ret == -ERANGE && !m->neg++) {

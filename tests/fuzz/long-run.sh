@@ -19,6 +19,7 @@ for bin in "$OUT"/fuzz/fuzz_*; do
 	case $name in
 	fuzz_record_file) from=("$here/corpus/record_file") ;;
 	fuzz_template) from=("$here/corpus/template") ;;
+	fuzz_guest_trace) from=("$here/corpus/guest_json" "$here/corpus/guest_uftrace") ;;
 	fuzz_tracedat) from=("$seeds/v7.dat" "$seeds/v6.dat") ;;
 	fuzz_perfdata) from=("$seeds/perf.data") ;;
 	*) echo "$name: no seeds known"; rc=1; continue ;;

@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# Fuzzes the record file reader for 20 s from the seed corpus; non-zero exit on any crash.
+# Fuzzes the record file reader for FUZZ_SECONDS (default 20) from the seed corpus; non-zero
+# exit on any crash.
 # Usage: tests/fuzz/run-fuzz_record_file.sh OUTDIR   (OUTDIR/fuzz/fuzz_record_file is built)
 set -eu
 
@@ -13,5 +14,5 @@ bin="$out/fuzz/fuzz_record_file"
 work=$(mktemp -d "${TMPDIR:-/tmp}/fuzz_record_file.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 cd "$work"
-"$bin" -max_total_time=20 -timeout=10 -artifact_prefix="$out/fuzz/" -rss_limit_mb=2048 -print_final_stats=1 \
+"$bin" -max_total_time="${FUZZ_SECONDS:-20}" -timeout=10 -artifact_prefix="$out/fuzz/" -rss_limit_mb=2048 -print_final_stats=1 \
 	"$work" "$here/corpus/record_file"

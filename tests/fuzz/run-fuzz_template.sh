@@ -1,5 +1,6 @@
 #!/bin/bash
-# Smoke-fuzzes the rules-file compiler and renderer for 20 s from the kept seed corpus.
+# Smoke-fuzzes the rules-file compiler and renderer for FUZZ_SECONDS (default 20) from the kept
+# seed corpus.
 # Usage: run-fuzz_template.sh OUTDIR (the fuzzer binary is OUTDIR/fuzz/fuzz_template).
 # Exit: 0 clean, 1 crash or sanitizer report, 77 (skip) when the binary was not built.
 set -u
@@ -15,7 +16,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 artifacts=$OUT/fuzz/artifacts-template/
 mkdir -p "$artifacts"
-"$BIN" -max_total_time=20 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+"$BIN" -max_total_time="${FUZZ_SECONDS:-20}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
 	-artifact_prefix="$artifacts" "$work" tests/fuzz/corpus/template 2>&1 | tail -n 25
 rc=${PIPESTATUS[0]}
 if [ "$rc" -ne 0 ]; then

@@ -7,8 +7,11 @@
  * rate's sources and their errors). Expected values come from the arithmetic of guest_clock.h.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 
 #include "check.h"
 #include "exit_times.h"
@@ -125,6 +128,156 @@ static void test_errors(void)
 	bad("{\"a\":1}", want);
 	snprintf(want, sizeof(want), "%s:1: data after the trace", path);
 	bad("[] x", want);
+}
+
+/* One event named name (JSON text, escapes as they are) with the given ts and more members. */
+static int one(const char *ts, const char *rest, struct got *g, char *err, size_t errlen)
+{
+	char text[512];
+
+	snprintf(text, sizeof(text), "[{\"ph\":\"X\",\"ts\":%s%s}]", ts, rest);
+	put(text, strlen(text));
+	memset(g, 0, sizeof(*g));
+	return guest_trace_read(path, collect, g, err, errlen);
+}
+
+/*
+ * Times past what 64 bits hold (the number times 1000) are refused, by the exponent path as by
+ * the digits (which must not wrap either); up to it they are exact. Values only skipped
+ * (args) may be any number.
+ */
+static void test_time_range(void)
+{
+	static const char *const too_large[] = {
+		"1e17", "1e19", "1e300", "1e400", "18446744073709551.616", "18446744073709551.6155",
+		"18446744073709552", "99999999999999999999", "18446744073709551615000",
+	};
+	struct got g;
+	char err[512];
+
+	for (size_t i = 0; i < sizeof(too_large) / sizeof(too_large[0]); i++) {
+		err[0] = '\0';
+		CHECK_EQ_U64(one(too_large[i], "", &g, err, sizeof(err)), (__u64)-EINVAL);
+		if (!strstr(err, ":1: ts too large: past 18446744073709551.615"))
+			fprintf(stderr, "  ts %s: '%s'\n", too_large[i], err);
+		CHECK(strstr(err, ":1: ts too large: past 18446744073709551.615") != NULL);
+		CHECK_EQ_U64(g.n, 0);
+	}
+	CHECK_EQ_U64(one("1", ",\"dur\":1e300", &g, err, sizeof(err)), (__u64)-EINVAL);
+	CHECK(strstr(err, ":1: dur too large: past 18446744073709551.615") != NULL);
+	/* Each fits, the sum does not. */
+	CHECK_EQ_U64(one("18446744073709551", ",\"dur\":1", &g, err, sizeof(err)),
+		     (__u64)-EINVAL);
+	CHECK(strstr(err, ":1: ts + dur too large: past 18446744073709551.615") != NULL);
+	/* The largest, both ways: exact. */
+	CHECK_EQ_U64(one("18446744073709551.615", "", &g, err, sizeof(err)), 0);
+	CHECK_EQ_U64(g.n, 1);
+	CHECK_EQ_U64(g.e[0].ts, ~0ull);
+	CHECK_EQ_U64(one("1.8e16", "", &g, err, sizeof(err)), 0);
+	CHECK_EQ_U64(g.e[0].ts, 18000000000000000000ull);	/* 9 * 5^18 * 2^19: exact */
+	CHECK_EQ_U64(one("1e16", ",\"dur\":2.5E-3", &g, err, sizeof(err)), 0);
+	CHECK_EQ_U64(g.e[0].ts, 10000000000000000000ull);
+	CHECK_EQ_U64(g.e[0].dur, 3);
+	CHECK_EQ_U64(one("1", ",\"args\":{\"a\":1e300,\"b\":-99999999999999999999999,\"vcpu\":2}",
+			 &g, err, sizeof(err)), 0);
+	CHECK_EQ_U64(g.e[0].vcpu, 2);
+	CHECK_EQ_U64(one("1e", "", &g, err, sizeof(err)), (__u64)-EINVAL);
+	CHECK(strstr(err, ":1: a bad exponent") != NULL);
+}
+
+/* A NUL in a name, escaped or raw, shows as '?': it must not cut the name short. */
+static void test_nul_in_name(void)
+{
+	static const char text[] = "[{\"ph\":\"i\",\"ts\":1,\"name\":\"a\\u0000b\"},"
+				   "{\"ph\":\"i\",\"ts\":2,\"name\":\"c\0d\"}]";
+	struct got g = {};
+	char err[512] = "";
+
+	put(text, sizeof(text) - 1);
+	CHECK_EQ_U64(guest_trace_read(path, collect, &g, err, sizeof(err)), 0);
+	CHECK_EQ_U64(g.n, 2);
+	CHECK_STR(g.names[0], "a?b");
+	CHECK_STR(g.names[1], "c?d");
+}
+
+/*
+ * 300,000 \u escapes in a name, the input ending exactly at a page the process may not read:
+ * each escape is decoded from its own 4 bytes, never by scanning on towards (and past) the end
+ * of the input. A decoder that looked further (sscanf measures the rest of its input) dies
+ * here at the first escape, and took time quadratic in the escapes (the bench times it).
+ */
+#define ESCAPES		300000
+
+static void test_escapes_bounded(void)
+{
+	static const char head[] = "[{\"ph\":\"i\",\"ts\":1,\"name\":\"", tail[] = "\"}]";
+	size_t page = sysconf(_SC_PAGESIZE);
+	size_t len = sizeof(head) - 1 + 6 * ESCAPES + sizeof(tail) - 1;
+	size_t span = (len + page - 1) / page * page;
+	char *map = mmap(NULL, span + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+	char *data, *p, err[512] = "";
+	struct got g = {};
+
+	CHECK(map != MAP_FAILED);
+	if (map == MAP_FAILED)
+		return;
+	CHECK(!mprotect(map + span, page, PROT_NONE));
+	data = map + span - len;
+	p = data + sizeof(head) - 1;
+	memcpy(data, head, sizeof(head) - 1);
+	for (int i = 0; i < ESCAPES; i++, p += 6)
+		memcpy(p, i % 2 ? "\\u0062" : "\\u0041", 6);
+	memcpy(p, tail, sizeof(tail) - 1);
+	CHECK_EQ_U64(guest_trace_read_mem("mem", data, len, collect, &g, err, sizeof(err)), 0);
+	CHECK_EQ_U64(g.n, 1);
+	CHECK_STR(g.names[0], "AbAbAbAbAbAbAbAbAbAbAbAbAbAbAbA");	/* collect keeps 31 */
+	/* Cut inside an escape, against the page: refused, nothing read past it. */
+	for (size_t digits = 0; digits < 4; digits++) {
+		char cut[64];
+		size_t n = snprintf(cut, sizeof(cut), "%s\\u%.*s", head, (int)digits, "0041");
+
+		memcpy(map + span - n, cut, n);
+		err[0] = '\0';
+		CHECK_EQ_U64(guest_trace_read_mem("mem", map + span - n, n, collect, &g, err,
+						  sizeof(err)), (__u64)-EINVAL);
+		CHECK(strstr(err, "a bad \\u escape") != NULL);
+	}
+	munmap(map, span + page);
+}
+
+/*
+ * The file is parsed as it is read, not loaded first: a 512 MB sparse file that starts like a
+ * trace and is NULs from byte 17 is refused there, reading a window of it. Peak RSS (which
+ * only grows) rises by far less than the file; loading it would add 512 MB. Then a character
+ * device that never ends (which a loader would read until memory ran out).
+ */
+static void test_streamed(void)
+{
+	static const char start[] = "{\"traceEvents\":[";
+	struct rusage before, after;
+	struct got g = {};
+	char err[512] = "";
+	int fd;
+
+	put(start, sizeof(start) - 1);
+	CHECK(!truncate(path, 512ll << 20));
+	getrusage(RUSAGE_SELF, &before);
+	CHECK_EQ_U64(guest_trace_read(path, collect, &g, err, sizeof(err)), (__u64)-EINVAL);
+	getrusage(RUSAGE_SELF, &after);
+	CHECK(strstr(err, ":1: an object was expected") != NULL);
+	printf("512 MB sparse trace: peak RSS %ld kB before, %ld kB after\n", before.ru_maxrss,
+	       after.ru_maxrss);
+	CHECK(after.ru_maxrss - before.ru_maxrss < 32 << 10);
+	CHECK(!truncate(path, 0));
+
+	fd = open("/dev/zero", O_RDONLY);
+	if (fd >= 0) {
+		close(fd);
+		CHECK_EQ_U64(guest_trace_read("/dev/zero", collect, &g, err, sizeof(err)),
+			     (__u64)-EINVAL);
+		CHECK_STR(err, "/dev/zero:1: not a Chrome trace: '{' or '[' was expected");
+	}
 }
 
 /* 3 GHz: start pair (10^12 ticks, 5 s), end pair one second later. */
@@ -293,8 +446,12 @@ int main(void)
 		return 1;
 	}
 	close(fd);
+	test_streamed();
 	test_reader();
 	test_errors();
+	test_time_range();
+	test_nul_in_name();
+	test_escapes_bounded();
 	test_clock();
 	test_kind();
 	test_applied();

@@ -229,6 +229,60 @@ static void check_reason_rates(const char *json, const char *proto)
 	unlink(cmd);
 }
 
+/*
+ * Names from guests and files are bytes, a protobuf string must be UTF-8: a guest and its own
+ * trace's event both named "bad\xff\xfe\xc3(" still give a trace protoc decodes without a
+ * complaint (it logs "invalid UTF-8" and decodes on), each ill-formed sequence one U+FFFD as in
+ * the JSON writer's "bad\ufffd\ufffd\ufffd(".
+ */
+static void check_bad_utf8(void)
+{
+	static const char bad[] = "bad\xff\xfe\xc3(";
+	static const char fixed[] = "bad\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd(";
+	char path[] = "/tmp/vmexit-test-pfutf8XXXXXX", cmd[512], want[64], *text;
+	struct trace_guest_event ge = { .tgid = 100, .track_name = bad, .ph = 'i', .ts_ns = 2000,
+					.name = bad };
+	struct vmexit_event e = ev(VMEXIT_EV_EXIT, 100, 1001, 0, 1000, 100, VMEXIT_ISA_VMX, 30);
+	int fd = mkstemp(path);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	void *w;
+
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	w = perfetto_proto_ops.open(f, NULL);
+	perfetto_proto_ops.guest(w, 100, bad);
+	perfetto_proto_ops.event(w, &e, NULL);
+	perfetto_proto_ops.guest_event(w, &ge);
+	CHECK_EQ_U64(perfetto_proto_ops.close(w), 0);
+	fclose(f);
+	/* protoc says what it finds wrong (and decodes on): nothing, here. */
+	snprintf(cmd, sizeof(cmd), "protoc --decode=vmexit.perfetto.Trace -I docs " SCHEMA
+		 " < %s 2>&1", path);
+	text = slurp(cmd);
+	CHECK(text != NULL);
+	text = text ? text : (char[]){ "" };
+	if (getenv("V"))
+		printf("%s", text);
+	CHECK(!strstr(text, "invalid UTF-8"));
+	/* The process, the guest track and the guest's event, as protoc prints the bytes. */
+	CHECK_EQ_U64(count(text, "\"bad\\357\\277\\275\\357\\277\\275\\357\\277\\275(\""), 3);
+	snprintf(cmd, sizeof(cmd), "protoc --decode=vmexit.perfetto.Trace -I docs " SCHEMA
+		 " < %s > %s.txt && python3 " CANON " proto %s.txt", path, path, path);
+	text = slurp(cmd);
+	CHECK(text != NULL);
+	text = text ? text : (char[]){ "" };
+	snprintf(want, sizeof(want), "P|100|%s\n", fixed);
+	CHECK(strstr(text, want) != NULL);
+	snprintf(want, sizeof(want), "T|100|%s\n", fixed);
+	CHECK(strstr(text, want) != NULL);
+	snprintf(want, sizeof(want), "|2000|guest|%s|", fixed);
+	CHECK(strstr(text, want) != NULL);
+	snprintf(cmd, sizeof(cmd), "%s.txt", path);
+	unlink(cmd);
+	unlink(path);
+}
+
 int main(void)
 {
 	char json[] = "/tmp/vmexit-test-pftrace-jXXXXXX", proto[] = "/tmp/vmexit-test-pftraceXXXXXX";
@@ -309,6 +363,7 @@ int main(void)
 	CHECK_EQ_U64(count(pl, "\nC|"), 20 + 8 * 2);
 
 	check_reason_rates(json, proto);
+	check_bad_utf8();
 
 	snprintf(cmd, sizeof(cmd), "%s.txt", proto);
 	unlink(cmd);

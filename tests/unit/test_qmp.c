@@ -162,7 +162,7 @@ static void test_cmdline(void)
 }
 
 /* The fake QEMU: one behaviour per connection. */
-enum fake { GOOD, SILENT, GARBAGE, CLOSE_MID, REFUSE, EVENTS_ONLY };
+enum fake { GOOD, SILENT, GARBAGE, CLOSE_MID, REFUSE, REFUSE_HOSTILE, EVENTS_ONLY };
 
 struct fake_qemu {
 	char path[QMP_PATH_MAX];
@@ -265,6 +265,14 @@ static void *fake_run(void *arg)
 			put(fd, "{\"error\": {\"class\": \"CommandNotFound\", \"desc\": "
 				"\"The command human-monitor-command has not been found\"}}\r\n");
 			break;
+		case REFUSE_HOSTILE:	/* a desc that would drive the terminal, raw and escaped */
+			put(fd, greet);
+			read_line(fd, line, sizeof(line));
+			put(fd, "{\"return\": {}}\r\n");
+			read_line(fd, line, sizeof(line));
+			put(fd, "{\"error\": {\"class\": \"GenericError\", \"desc\": "
+				"\"no\\u001b[2J\\u0007 \x1b]0;x\x07 \xff\\nend\"}}\r\n");
+			break;
 		case EVENTS_ONLY:
 			put(fd, greet);
 			read_line(fd, line, sizeof(line));
@@ -361,6 +369,9 @@ static void test_client(const char *fixture)
 	fails_with(__LINE__, CLOSE_MID, "closed the connection");
 	fails_with(__LINE__, REFUSE, "refused the command: The command human-monitor-command "
 		   "has not been found");
+	/* ESC, BEL and a byte that is no UTF-8 shown as escapes, never sent to the terminal. */
+	fails_with(__LINE__, REFUSE_HOSTILE, "refused the command: no\\x1b[2J\\x07 "
+		   "\\x1b]0;x\\x07 \\xff\\nend");
 	text = NULL;
 	CHECK(qmp_hmp_ask("/dev/null", "info mtree -f", 300, &text, &pid, err, sizeof(err)) ==
 	      -ENOTSOCK);
