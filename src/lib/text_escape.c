@@ -87,26 +87,32 @@ size_t utf8_fixed_len(const char *str)
 	return len;
 }
 
+/* One UTF-8 sequence from *sp to p as it is, or U+FFFD for an ill-formed one; past it. */
+static char *utf8_put(char *p, const unsigned char **sp)
+{
+	bool bad;
+	int n = utf8_len(*sp, &bad);
+
+	if (bad) {
+		p = fmt_lit(p, REPLACEMENT);
+	} else {
+		memcpy(p, *sp, n);
+		p += n;
+	}
+	*sp += n;
+	return p;
+}
+
 char *utf8_fix(char *p, const char *str)
 {
 	const unsigned char *s = (const unsigned char *)str;
 
 	while (*s) {
-		bool bad;
-		int n;
-
 		if (*s < 0x80) {
 			*p++ = *s++;
 			continue;
 		}
-		n = utf8_len(s, &bad);
-		if (bad) {
-			p = fmt_lit(p, REPLACEMENT);
-		} else {
-			memcpy(p, s, n);
-			p += n;
-		}
-		s += n;
+		p = utf8_put(p, &s);
 	}
 	return p;
 }
@@ -216,9 +222,6 @@ void json_put_str(FILE *f, const char *str)
 char *prom_label_esc(char *p, const char *str)
 {
 	const unsigned char *s = (const unsigned char *)str;
-	bool bad;
-	int n;
-
 	while (*s) {
 		switch (*s) {
 		case '\\':
@@ -231,14 +234,7 @@ char *prom_label_esc(char *p, const char *str)
 			s++;
 			continue;
 		}
-		n = utf8_len(s, &bad);
-		if (bad) {
-			p = fmt_lit(p, REPLACEMENT);
-		} else {
-			memcpy(p, s, n);
-			p += n;
-		}
-		s += n;
+		p = utf8_put(p, &s);
 	}
 	return p;
 }
