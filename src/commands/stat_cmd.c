@@ -138,8 +138,11 @@ static int print_end(struct stat_args *a, struct sampler *sp, long printed)
 	int err;
 
 	/* A stack table that could not be read whole was said: the rest is still shown. */
-	if (a->stk.folded)
+	if (a->stk.folded) {
+		/* No interval printed may have named the guests yet (stat -- COMMAND). */
+		stat_view_names_of(&a->view, smp);
 		return stat_print_folded(&a->view, smp->stacks, stdout);
+	}
 	if (a->interval && smp->rows->nr && !(a->count && printed >= a->count)) {
 		rep = stat_report_of(&a->view, smp, false);
 		err = stat_print(&a->view, &rep, stdout);

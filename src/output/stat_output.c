@@ -731,6 +731,12 @@ static void print_json(struct stat_view *v, const struct stat_report *rep, FILE 
 	fprintf(f, "}\n");
 }
 
+void stat_view_names_of(struct stat_view *v, const struct sample *s)
+{
+	v->names = s->names;
+	v->qmp = s->qmp;
+}
+
 struct stat_report stat_report_of(struct stat_view *v, const struct sample *s, bool final)
 {
 	struct stat_report r = {
@@ -746,8 +752,7 @@ struct stat_report stat_report_of(struct stat_view *v, const struct sample *s, b
 	};
 
 	memcpy(r.lost, s->lost, sizeof(r.lost));
-	v->names = s->names;
-	v->qmp = s->qmp;
+	stat_view_names_of(v, s);
 	return r;
 }
 

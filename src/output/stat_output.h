@@ -73,6 +73,9 @@ struct stat_report {
  * come from the sample too.
  */
 struct stat_report stat_report_of(struct stat_view *v, const struct sample *s, bool final);
+/* What the view names rows with (guests, QEMU's maps), from the sample: stat_report_of() does
+ * it; an output of the stacks alone (--folded) needs it too. */
+void stat_view_names_of(struct stat_view *v, const struct sample *s);
 
 /* 0, or -errno when the output could not be written (out_flush()). */
 int stat_print(struct stat_view *v, const struct stat_report *r, FILE *f);

@@ -47,7 +47,8 @@ cap rec.log "$OUT/vmexit" record --keys -o "$tmp/rec.vmexit"
 # interval ends, here cut short (SIGINT) once the guest is done, so that the whole run is in.
 # Without --keys no key program is loaded.
 stopped_guest --vcpus 2 --io 30 --in 20 --mmio 10 --hlt 5
-"$OUT/vmexit" top --once --keys -x -p "$gpid" -d 120 --width 160 >"$tmp/top" 2>"$tmp/top.err" &
+"$OUT/vmexit" top --once --keys --per-address -x -p "$gpid" -d 120 --width 160 \
+	>"$tmp/top" 2>"$tmp/top.err" &
 tpid=$!
 wait_tracing $tpid
 held_prog_names $tpid >"$tmp/progs.keys"

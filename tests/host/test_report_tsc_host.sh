@@ -15,7 +15,8 @@ perf stat -x, -o "$tmp/perf.csv" -e kvm:kvm_write_tsc_offset -- \
 "$OUT/vmexit" report -i "$tmp/r.vmexit" >"$tmp/report" || fail "report failed"
 cat "$tmp/report"
 perf_n=$(awk -F, '/kvm_write_tsc_offset/ {print $1}' "$tmp/perf.csv")
-rows=$(awk '/^Guest TSC offsets/ {on = 1; getline; next} on && NF == 5' "$tmp/report")
+# VM, vCPU, OFFSET, (signed), WRITES, FROM (debugfs or trace: where the offset used came from)
+rows=$(awk '/^Guest TSC offsets/ {on = 1; getline; next} on && NF == 6' "$tmp/report")
 nrows=$(grep -c . <<<"$rows")
 writes=$(awk '{s += $5} END {print s + 0}' <<<"$rows")
 vcpus=$(awk '{print $2}' <<<"$rows" | sort -n | tr '\n' ' ')
