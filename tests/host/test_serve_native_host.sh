@@ -154,43 +154,13 @@ PY
 # --- B: the cap. Its rows, each a whole: 28 series in the text format (the exit counter, 24
 # bounds, +Inf, _count, _sum), 2 over protobuf with native histograms (the counter, one
 # histogram). The rows B has, from each scrape: exported + left out / per row, the same.
-$PY - "$CURL" "$CAP" "$PB_ACCEPT" "$TMP" <<'PY' || fail "--max-series (above)"
-import re, subprocess, sys, urllib.request
+PYTHONPATH=$(dirname "$0") $PY - "$CURL" "$CAP" "$PB_ACCEPT" "$TMP" \
+	<<'PY' || fail "--max-series (above)"
+import re, sys, urllib.request
+from prom_pb import families as pb_families, gauge
 url, cap, pb_accept, tmp = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 def get(accept):
     return urllib.request.urlopen(urllib.request.Request(url, headers={"Accept": accept}), timeout=10).read()
-def varint(b, i):
-    v = s = 0
-    while True:
-        c = b[i]; i += 1; v |= (c & 0x7f) << s; s += 7
-        if c < 0x80:
-            return v, i
-def fields(b):
-    i, out = 0, []
-    while i < len(b):
-        k, i = varint(b, i)
-        f, w = k >> 3, k & 7
-        if w == 0:
-            v, i = varint(b, i)
-        elif w == 1:
-            v, i = b[i:i + 8], i + 8
-        elif w == 2:
-            n, i = varint(b, i); v, i = b[i:i + n], i + n
-        else:
-            raise ValueError(f"wire type {w}")
-        out.append((f, v))
-    return out
-def pb_families(b):
-    i, fams = 0, {}
-    while i < len(b):
-        n, i = varint(b, i)
-        fs = fields(b[i:i + n]); i += n
-        name = [v.decode() for f, v in fs if f == 1][0]
-        fams[name] = [fields(v) for f, v in fs if f == 4]
-    return fams
-def gauge(m):
-    import struct
-    return struct.unpack("<d", [v for f, v in fields([v for f, v in m if f == 2][0]) if f == 1][0])[0]
 per_guest = re.compile(rb"^(vmexit_exits_total|vmexit_exit_duration_seconds_\w+|vmexit_exit_state_\w+|vmexit_key_\w+|vmexit_exit_in_flight\w*|vmexit_exits_in_flight)[{ ]", re.M)
 for attempt in range(3):
     pb1 = pb_families(get(pb_accept))

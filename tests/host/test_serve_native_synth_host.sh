@@ -156,38 +156,13 @@ PY
 # bounds, +Inf, _count, _sum), 2 over protobuf with native histograms (counter, histogram).
 for _ in 1 2 3; do curl -s "$BURL" >"$TMP/capped.prom"; done
 curl -s -H "Accept: $PB_ACCEPT" "$BURL" >"$TMP/capped.pb"
-$PY - "$TMP/capped.prom" "$TMP/capped.pb" $CAP $((GUESTS * REASONS)) <<'PY' || fail "--max-series (above)"
-import re, struct, sys
+PYTHONPATH=$(dirname "$0") $PY - "$TMP/capped.prom" "$TMP/capped.pb" $CAP $((GUESTS * REASONS)) \
+	<<'PY' || fail "--max-series (above)"
+import re, sys
+from prom_pb import families, gauge
 text, pb = open(sys.argv[1], "rb").read(), open(sys.argv[2], "rb").read()
 cap, nrows = int(sys.argv[3]), int(sys.argv[4])
-def varint(b, i):
-    v = s = 0
-    while True:
-        c = b[i]; i += 1; v |= (c & 0x7f) << s; s += 7
-        if c < 0x80:
-            return v, i
-def fields(b):
-    i, out = 0, []
-    while i < len(b):
-        k, i = varint(b, i)
-        f, w = k >> 3, k & 7
-        if w == 0:
-            v, i = varint(b, i)
-        elif w == 1:
-            v, i = b[i:i + 8], i + 8
-        elif w == 2:
-            n, i = varint(b, i); v, i = b[i:i + n], i + n
-        else:
-            raise ValueError(f"wire type {w}")
-        out.append((f, v))
-    return out
-fams, i = {}, 0
-while i < len(pb):
-    n, i = varint(pb, i)
-    fs = fields(pb[i:i + n]); i += n
-    fams[[v.decode() for f, v in fs if f == 1][0]] = [fields(v) for f, v in fs if f == 4]
-def gauge(m):
-    return struct.unpack("<d", [v for f, v in fields([v for f, v in m if f == 2][0]) if f == 1][0])[0]
+fams = families(pb)
 bad = []
 def check(what, got, want):
     print(f"{what}: got {got}, expected {want}")
