@@ -217,6 +217,21 @@ named_guest() {
 	kill -0 "$gpid" 2>/dev/null || { cat "$err"; fail "vmexit-guest did not start"; }
 }
 
+# guest_test_start OUTDIR: the start of a host test that runs the bundled guest under vmexit:
+# root, BTF, KVM and tracefs (or a skip), python3; OUT and VMEXIT; a scratch $TMP removed at
+# exit (a test that leaves more behind sets its own trap, with rm -rf "$TMP" in it); kfires=1
+# where kvm:kvm_exit fires (hardware KVM: kernel rows expected beside the user ones), else 0.
+guest_test_start() {
+	OUT=$1
+	VMEXIT=$OUT/vmexit
+	need_kvm_bpf
+	need_cmd python3 python3
+	TMP=$(mktemp -d)
+	trap 'rm -rf "$TMP"' EXIT
+	kfires=0
+	kvm_exit_fires "$OUT/vmexit-guest" && kfires=1
+}
+
 # stream_test_start NAME: the start of a host test of stream that reports every mismatch: needs
 # $OUT/vmexit and $OUT/vmexit-guest (host_binaries), KVM and BPF, python3 and a guest
 # that runs; pass/fail print and count in $fails; a scratch $TMP, removed at exit.

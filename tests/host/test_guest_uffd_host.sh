@@ -8,12 +8,8 @@
 # answered (>= N x US). Without --uffd-delay-us the same touches run on plain memory. Bad input
 # is a usage error (status 2). Needs only /dev/kvm and userfaultfd: this host runs it all.
 set -u
-OUT=${1:-.output}
 . "$(dirname "$0")/lib.sh"
-need_kvm_bpf
-need_cmd python3 python3
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
+guest_test_start "${1:-.output}"
 GUEST=$OUT/vmexit-guest
 N=12
 US=20000

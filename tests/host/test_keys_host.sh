@@ -6,20 +6,14 @@
 # per-key counts from each exit's own record (and keep the exits left in flight, which stat's
 # key table does not have), with no key table to fill.
 set -u
-OUT=${1:-.output}
 . "$(dirname "$0")/lib.sh"
-need_kvm_bpf
-need_cmd python3 python3
-kfires=0
-kvm_exit_fires "$OUT/vmexit-guest" && kfires=1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+guest_test_start "${1:-.output}"
 
-run() {	# run NAME VCPUS VMEXIT-ARGS...: vmexit stat ARGS -- guest, output in $tmp/NAME
+run() {	# run NAME VCPUS VMEXIT-ARGS...: vmexit stat ARGS -- guest, output in $TMP/NAME
 	local name=$1 vcpus=$2; shift 2
 	"$OUT/vmexit" stat "$@" -- "$OUT/vmexit-guest" --vcpus "$vcpus" --io 300 --in 200 \
-		--mmio 100 --hlt 50 >"$tmp/$name" 2>"$tmp/$name.err" ||
-		{ cat "$tmp/$name.err"; fail "vmexit stat $* exited with $?"; }
+		--mmio 100 --hlt 50 >"$TMP/$name" 2>"$TMP/$name.err" ||
+		{ cat "$TMP/$name.err"; fail "vmexit stat $* exited with $?"; }
 }
 run vm 2 --json --by key
 run vcpu 2 --csv --by vcpu,key
@@ -27,20 +21,20 @@ run table 2 --by key
 run full 1 --json --by key --max-keys 1
 # The same guest under stream and record --keys (the table they do not use is one entry).
 GUEST=("$OUT/vmexit-guest" --vcpus 2 --io 300 --in 200 --mmio 100 --hlt 50)
-cap() {	# cap NAME vmexit ARGS...: output in $tmp/NAME
+cap() {	# cap NAME vmexit ARGS...: output in $TMP/NAME
 	local name=$1; shift
-	"$@" -- "${GUEST[@]}" >"$tmp/$name" 2>"$tmp/$name.err" ||
-		{ cat "$tmp/$name.err"; fail "$* exited with $?"; }
+	"$@" -- "${GUEST[@]}" >"$TMP/$name" 2>"$TMP/$name.err" ||
+		{ cat "$TMP/$name.err"; fail "$* exited with $?"; }
 }
 cap sjson "$OUT/vmexit" stream --keys --json
 cap sline "$OUT/vmexit" stream --keys
 cap splain "$OUT/vmexit" stream --json
-cap rec.log "$OUT/vmexit" record --keys -o "$tmp/rec.vmexit"
-"$OUT/vmexit" report -i "$tmp/rec.vmexit" --by key --json >"$tmp/rjson" ||
+cap rec.log "$OUT/vmexit" record --keys -o "$TMP/rec.vmexit"
+"$OUT/vmexit" report -i "$TMP/rec.vmexit" --by key --json >"$TMP/rjson" ||
 	fail "report --by key exited with $?"
-"$OUT/vmexit" report -i "$tmp/rec.vmexit" --by vcpu,key --csv >"$tmp/rcsv" ||
+"$OUT/vmexit" report -i "$TMP/rec.vmexit" --by vcpu,key --csv >"$TMP/rcsv" ||
 	fail "report --by vcpu,key --csv exited with $?"
-"$OUT/vmexit" report -i "$tmp/rec.vmexit" --events --json >"$tmp/revents" ||
+"$OUT/vmexit" report -i "$TMP/rec.vmexit" --events --json >"$TMP/revents" ||
 	fail "report --events --json exited with $?"
 
 # top --keys: -x starts in the view of every reason's keys; --once prints it when the
@@ -48,25 +42,25 @@ cap rec.log "$OUT/vmexit" record --keys -o "$tmp/rec.vmexit"
 # Without --keys no key program is loaded.
 stopped_guest --vcpus 2 --io 30 --in 20 --mmio 10 --hlt 5
 "$OUT/vmexit" top --once --keys --per-address -x -p "$gpid" -d 120 --width 160 \
-	>"$tmp/top" 2>"$tmp/top.err" &
+	>"$TMP/top" 2>"$TMP/top.err" &
 tpid=$!
 wait_tracing $tpid
-held_prog_names $tpid >"$tmp/progs.keys"
+held_prog_names $tpid >"$TMP/progs.keys"
 kill -CONT "$gpid"
-ends_within 120 "$gpid" "the guest" "$tmp/top.err" >/dev/null
-signal_ends INT $tpid 60 "top --once --keys" || { cat "$tmp/top.err"; fail "top --once --keys failed"; }
-"$OUT/vmexit" top --once -d 10 >/dev/null 2>"$tmp/top2.err" &
+ends_within 120 "$gpid" "the guest" "$TMP/top.err" >/dev/null
+signal_ends INT $tpid 60 "top --once --keys" || { cat "$TMP/top.err"; fail "top --once --keys failed"; }
+"$OUT/vmexit" top --once -d 10 >/dev/null 2>"$TMP/top2.err" &
 tpid=$!
 wait_tracing $tpid
-held_prog_names $tpid >"$tmp/progs.nokeys"
-signal_ends INT $tpid 60 "top --once" || { cat "$tmp/top2.err"; fail "top --once failed"; }
+held_prog_names $tpid >"$TMP/progs.nokeys"
+signal_ends INT $tpid 60 "top --once" || { cat "$TMP/top2.err"; fail "top --once failed"; }
 # The programs each top holds (another vmexit on the host may hold key_pio: not ours to judge).
-grep -qx "kvm_userspace_exit" "$tmp/progs.nokeys" ||
-	fail "top without --keys: its programs not found (held: $(echo $(cat "$tmp/progs.nokeys")))"
-grep -qx "key_pio" "$tmp/progs.keys" || fail "top --keys: no key_pio program loaded"
-grep -qx "key_pio" "$tmp/progs.nokeys" && fail "top without --keys loaded key_pio"
+grep -qx "kvm_userspace_exit" "$TMP/progs.nokeys" ||
+	fail "top without --keys: its programs not found (held: $(echo $(cat "$TMP/progs.nokeys")))"
+grep -qx "key_pio" "$TMP/progs.keys" || fail "top --keys: no key_pio program loaded"
+grep -qx "key_pio" "$TMP/progs.nokeys" && fail "top without --keys loaded key_pio"
 
-python3 - "$tmp" $kfires <<'PY'
+python3 - "$TMP" $kfires <<'PY'
 import csv, json, sys
 d, kfires = sys.argv[1], int(sys.argv[2])
 io, inn, mmio, hlt = 300, 200, 100, 50
@@ -230,15 +224,15 @@ PY
 rc=$?
 [ $rc -eq 0 ] || fail "per-key counts differ (above)"
 # Bad input: one grouping and one key kind at most, said in one line.
-"$OUT/vmexit" stat --by vcpu,reason 1 1 >/dev/null 2>"$tmp/err" && fail "--by vcpu,reason accepted"
-grep -q "combine one of vm, vcpu, reason with one of key, rip" "$tmp/err" ||
-	fail "--by vcpu,reason: no hint: $(cat "$tmp/err")"
+"$OUT/vmexit" stat --by vcpu,reason 1 1 >/dev/null 2>"$TMP/err" && fail "--by vcpu,reason accepted"
+grep -q "combine one of vm, vcpu, reason with one of key, rip" "$TMP/err" ||
+	fail "--by vcpu,reason: no hint: $(cat "$TMP/err")"
 # A recording made without --keys has none to count (--by rip: test_rip_host).
-"$OUT/vmexit" record -o "$tmp/nokeys.vmexit" -- "$OUT/vmexit-guest" --io 3 >/dev/null 2>&1 ||
+"$OUT/vmexit" record -o "$TMP/nokeys.vmexit" -- "$OUT/vmexit-guest" --io 3 >/dev/null 2>&1 ||
 	fail "record without --keys exited with $?"
-"$OUT/vmexit" report -i "$tmp/nokeys.vmexit" --by key >/dev/null 2>"$tmp/err" &&
+"$OUT/vmexit" report -i "$TMP/nokeys.vmexit" --by key >/dev/null 2>"$TMP/err" &&
 	fail "report --by key of a recording without keys accepted"
-grep -q "nokeys.vmexit was recorded without keys (record it with vmexit record --keys)" "$tmp/err" ||
-	fail "report --by key without keys: $(cat "$tmp/err")"
-[ "$(wc -l <"$tmp/err")" = 1 ] || fail "report --by key without keys: not one line: $(cat "$tmp/err")"
+grep -q "nokeys.vmexit was recorded without keys (record it with vmexit record --keys)" "$TMP/err" ||
+	fail "report --by key without keys: $(cat "$TMP/err")"
+[ "$(wc -l <"$TMP/err")" = 1 ] || fail "report --by key without keys: not one line: $(cat "$TMP/err")"
 echo "PASS: keys_host"

@@ -4,15 +4,8 @@
 # lasts at least that long, and all of them together no longer than the VMM ran, as the test
 # measures with date(1) around it.
 set -u
-OUT=${1:-.output}
 . "$(dirname "$0")/lib.sh"
-need_kvm_bpf
-need_cmd python3 python3
-kfires=0
-kvm_exit_fires "$OUT/vmexit-guest" && kfires=1
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-VMEXIT=$OUT/vmexit
+guest_test_start "${1:-.output}"
 N=20		# IO exits handled with a sleep; the done exit that follows is not (and never ends)
 US=10000	# 10 ms each
 

@@ -8,14 +8,8 @@
 # or the VMM is on an event (lib.sh wait_tracing, stopped_guest) with a generous bound: the
 # nested bed (TCG) is slow.
 set -u
-OUT=${1:-.output}
 . "$(dirname "$0")/lib.sh"
-need_kvm_bpf
-need_cmd python3 python3
-kfires=0
-kvm_exit_fires "$OUT/vmexit-guest" && kfires=1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+guest_test_start "${1:-.output}"
 G=$OUT/vmexit-guest
 
 # 1. 24 VMs of 2 vCPUs one after the other, each making 21 IO exits per vCPU (20 + the done
@@ -27,8 +21,8 @@ VMS=24 IO=20
 for iv in 0.1 none; do
 "$OUT/vmexit" stat --json --max-cells 32 $([ $iv = none ] || echo $iv) -- sh -c \
 	"for i in \$(seq $VMS); do $G --io $IO --vcpus 2 --name life\$i || exit 1; sleep 0.3; done" \
-	>"$tmp/life.json" 2>"$tmp/life.err" || { cat "$tmp/life.err"; fail "stat over $VMS VMs"; }
-python3 - "$tmp/life.json" $VMS $IO $iv <<'PY' || fail "VM lifetimes, interval $iv (see above)"
+	>"$TMP/life.json" 2>"$TMP/life.err" || { cat "$TMP/life.err"; fail "stat over $VMS VMs"; }
+python3 - "$TMP/life.json" $VMS $IO $iv <<'PY' || fail "VM lifetimes, interval $iv (see above)"
 import json, sys
 objs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 vms, io, iv = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
@@ -56,16 +50,16 @@ echo "ok: $VMS VM lifetimes through 32 cells, every exit counted once"
 # 2. Two instances at once, on the same VM, both attached before its first exit (it starts
 # stopped): each counts every exit, 2 x (2000 + 1) IO exits to the VMM.
 stopped_guest --io 2000 --vcpus 2 --name twice
-"$OUT/vmexit" stat --json -p $gpid 30 >"$tmp/a.json" 2>/dev/null &
+"$OUT/vmexit" stat --json -p $gpid 30 >"$TMP/a.json" 2>/dev/null &
 a=$!
-"$OUT/vmexit" stat --json -p $gpid 30 >"$tmp/b.json" 2>/dev/null &
+"$OUT/vmexit" stat --json -p $gpid 30 >"$TMP/b.json" 2>/dev/null &
 b=$!
 wait_tracing $a $b
 kill -CONT $gpid
 wait $gpid || fail "vmexit-guest twice failed"
 wait $a || fail "first instance failed"
 wait $b || fail "second instance failed"
-python3 - "$tmp/a.json" "$tmp/b.json" <<'PY' || fail "two instances"
+python3 - "$TMP/a.json" "$TMP/b.json" <<'PY' || fail "two instances"
 import json, sys
 def io(p):
     r = [r for r in json.loads(open(p).readlines()[-1])["rows"]
@@ -80,21 +74,21 @@ echo "ok: two instances at once"
 
 # 3. SIGKILL while the vCPUs run: the summary comes, nothing is lost to full cells.
 stopped_guest --io 100 --vcpus 2 --name killed --seconds 60
-"$OUT/vmexit" stat --json -p $gpid 0.2 >"$tmp/k.json" 2>"$tmp/k.err" &
+"$OUT/vmexit" stat --json -p $gpid 0.2 >"$TMP/k.json" 2>"$TMP/k.err" &
 s=$!
 wait_tracing $s
 kill -CONT $gpid
 for _ in $(seq 1200); do
-	grep -q '"reason_name":"IO"' "$tmp/k.json" && break
+	grep -q '"reason_name":"IO"' "$TMP/k.json" && break
 	sleep 0.1
 done
 kill -KILL $gpid
 wait $s
 rc=$?
 wait $gpid 2>/dev/null
-[ $rc = 0 ] && grep -q "every traced process has exited" "$tmp/k.err" &&
-	tail -1 "$tmp/k.json" | grep -q '"final":true' ||
-	{ cat "$tmp/k.err"; fail "stat -p after SIGKILL: exit $rc"; }
+[ $rc = 0 ] && grep -q "every traced process has exited" "$TMP/k.err" &&
+	tail -1 "$TMP/k.json" | grep -q '"final":true' ||
+	{ cat "$TMP/k.err"; fail "stat -p after SIGKILL: exit $rc"; }
 echo "ok: VMM killed with SIGKILL: summary, exit 0"
 # 4. Stuck exits: a VMM stopped (SIGSTOP) for 1.5 s holds each vCPU thread inside an exit to
 # the VMM (the one it was handling, or the KVM_RUN the signal interrupted): with --stuck 1s the
@@ -105,31 +99,31 @@ echo "ok: VMM killed with SIGKILL: summary, exit 0"
 # (In_Flight rows), and in top --once (a '!' row and the Stuck line), whose one screen comes
 # when SIGINT cuts its interval short.
 stopped_guest --io 100 --vcpus 2 --name stopped --seconds 60
-"$OUT/vmexit" stat --json --stuck 1s -p $gpid 0.2 >"$tmp/s.json" 2>"$tmp/s.err" &
+"$OUT/vmexit" stat --json --stuck 1s -p $gpid 0.2 >"$TMP/s.json" 2>"$TMP/s.err" &
 s=$!
-"$OUT/vmexit" stat --csv --stuck 1s -p $gpid 0.2 >"$tmp/s.csv" 2>"$tmp/c.err" &
+"$OUT/vmexit" stat --csv --stuck 1s -p $gpid 0.2 >"$TMP/s.csv" 2>"$TMP/c.err" &
 c=$!
-"$OUT/vmexit" top --once --stuck 1s -d 600 --width 200 -p $gpid >"$tmp/top" 2>"$tmp/t.err" &
+"$OUT/vmexit" top --once --stuck 1s -d 600 --width 200 -p $gpid >"$TMP/top" 2>"$TMP/t.err" &
 t=$!
 wait_tracing $s $c $t
 kill -CONT $gpid
 # Running: some exits seen first (an interval with an IO row).
 for _ in $(seq 1200); do
-	grep -q '"reason_name":"IO"' "$tmp/s.json" && break
+	grep -q '"reason_name":"IO"' "$TMP/s.json" && break
 	sleep 0.1
 done
 t0=$(date +%s%N)
 kill -STOP $gpid
 sleep 1.5
 kill -INT $t
-wait $t || { cat "$tmp/t.err"; fail "top --once --stuck"; }
+wait $t || { cat "$TMP/t.err"; fail "top --once --stuck"; }
 t1=$(date +%s%N)
 kill -KILL $gpid
 kill -CONT $gpid 2>/dev/null
 wait $gpid 2>/dev/null
-wait $s || { cat "$tmp/s.err"; fail "stat --stuck"; }
-wait $c || { cat "$tmp/c.err"; fail "stat --stuck --csv"; }
-python3 - "$tmp" $gpid $(( (t1 - t0) )) $kfires <<'PY' || fail "stuck exits (see above)"
+wait $s || { cat "$TMP/s.err"; fail "stat --stuck"; }
+wait $c || { cat "$TMP/c.err"; fail "stat --stuck --csv"; }
+python3 - "$TMP" $gpid $(( (t1 - t0) )) $kfires <<'PY' || fail "stuck exits (see above)"
 import csv, json, sys
 d, pid, stopped, kfires = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 per_vcpu = 2 if kfires else 1
@@ -174,7 +168,7 @@ echo "ok: a stopped VMM's vCPUs are listed as stuck, with their age (JSON, CSV, 
 # samples after reuseA's end come first, so that no interval holds exits of both.
 # reuse.sh G OUT [nowait]: the pid goes to OUT.pid; without nowait it waits for the two samples
 # in OUT (stat's output).
-cat >"$tmp/reuse.sh" <<'SH'
+cat >"$TMP/reuse.sh" <<'SH'
 G=$1 out=$2 mode=${3:-}
 "$G" --io 10 --name reuseA >/dev/null &
 p=$!
@@ -196,10 +190,10 @@ for _ in $(seq 100); do
 done
 exit 4
 SH
-"$OUT/vmexit" stat --json 0.2 -- bash "$tmp/reuse.sh" "$G" "$tmp/reuse.json" >"$tmp/reuse.json" \
-	2>"$tmp/reuse.err" || { cat "$tmp/reuse.err"; fail "stat over a reused pid"; }
-[ -s "$tmp/reuse.json.pid" ] || fail "could not start a VMM on the same pid (100 tries)"
-python3 - "$tmp/reuse.json" $(cat "$tmp/reuse.json.pid") <<'PY' || fail "reused pid (see above)"
+"$OUT/vmexit" stat --json 0.2 -- bash "$TMP/reuse.sh" "$G" "$TMP/reuse.json" >"$TMP/reuse.json" \
+	2>"$TMP/reuse.err" || { cat "$TMP/reuse.err"; fail "stat over a reused pid"; }
+[ -s "$TMP/reuse.json.pid" ] || fail "could not start a VMM on the same pid (100 tries)"
+python3 - "$TMP/reuse.json" $(cat "$TMP/reuse.json.pid") <<'PY' || fail "reused pid (see above)"
 import json, sys
 pid = int(sys.argv[2])
 objs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
@@ -243,21 +237,21 @@ print(f"{what}: pid {pid}: IO exits per name {io}")
 assert io == {"reuseA": 11, "reuseB": 21}, f"{what}: each VMM's exits under its own name"
 PY
 }
-rm -f "$tmp/rec.pid"
-"$OUT/vmexit" record -o "$tmp/reuse.vmexit" -- bash "$tmp/reuse.sh" "$G" "$tmp/rec" nowait \
-	2>"$tmp/rec.err" || { cat "$tmp/rec.err"; fail "record over a reused pid"; }
-[ -s "$tmp/rec.pid" ] || fail "record: could not start a VMM on the same pid (100 tries)"
-"$OUT/vmexit" report -i "$tmp/reuse.vmexit" --json >"$tmp/rep.json" || fail "report --json"
-count_io "$tmp/rep.json" $(cat "$tmp/rec.pid") summary || fail "report: reused pid (see above)"
-"$OUT/vmexit" report -i "$tmp/reuse.vmexit" --events --json >"$tmp/repev.json" ||
+rm -f "$TMP/rec.pid"
+"$OUT/vmexit" record -o "$TMP/reuse.vmexit" -- bash "$TMP/reuse.sh" "$G" "$TMP/rec" nowait \
+	2>"$TMP/rec.err" || { cat "$TMP/rec.err"; fail "record over a reused pid"; }
+[ -s "$TMP/rec.pid" ] || fail "record: could not start a VMM on the same pid (100 tries)"
+"$OUT/vmexit" report -i "$TMP/reuse.vmexit" --json >"$TMP/rep.json" || fail "report --json"
+count_io "$TMP/rep.json" $(cat "$TMP/rec.pid") summary || fail "report: reused pid (see above)"
+"$OUT/vmexit" report -i "$TMP/reuse.vmexit" --events --json >"$TMP/repev.json" ||
 	fail "report --events --json"
-count_io "$tmp/repev.json" $(cat "$tmp/rec.pid") "report events" ||
+count_io "$TMP/repev.json" $(cat "$TMP/rec.pid") "report events" ||
 	fail "report --events: reused pid (see above)"
-rm -f "$tmp/str.pid"
-"$OUT/vmexit" stream --json -- bash "$tmp/reuse.sh" "$G" "$tmp/str" nowait >"$tmp/str.json" \
-	2>"$tmp/str.err" || { cat "$tmp/str.err"; fail "stream over a reused pid"; }
-[ -s "$tmp/str.pid" ] || fail "stream: could not start a VMM on the same pid (100 tries)"
-count_io "$tmp/str.json" $(cat "$tmp/str.pid") stream || fail "stream: reused pid (see above)"
+rm -f "$TMP/str.pid"
+"$OUT/vmexit" stream --json -- bash "$TMP/reuse.sh" "$G" "$TMP/str" nowait >"$TMP/str.json" \
+	2>"$TMP/str.err" || { cat "$TMP/str.err"; fail "stream over a reused pid"; }
+[ -s "$TMP/str.pid" ] || fail "stream: could not start a VMM on the same pid (100 tries)"
+count_io "$TMP/str.json" $(cat "$TMP/str.pid") stream || fail "stream: reused pid (see above)"
 echo "ok: record + report and stream keep a reused pid's two VMMs apart, each named as itself"
 
 # 7. A thread id reused by another VMM's vCPU: guest tidA (2 vCPUs) exits, and guest tidB (1
@@ -267,7 +261,7 @@ echo "ok: record + report and stream keep a reused pid's two VMMs apart, each na
 # another process may take a pid first: then retry. stream, record + report --by vcpu and stat
 # --by vcpu give tidB's exits vCPU 0, its thread's own, never the vCPU tidA's thread had.
 # tidreuse.sh G OUT: the reused tid goes to OUT.tid.
-cat >"$tmp/tidreuse.sh" <<'SH'
+cat >"$TMP/tidreuse.sh" <<'SH'
 G=$1 out=$2
 "$G" --io 10 --vcpus 2 --name tidA --json >"$out.a" || exit 1
 vtid() {	# vtid FILE VCPU: the tid of that vCPU in the guest's --json line, minus ITS pid if -d
@@ -318,24 +312,24 @@ assert seen == {"tidA": {0, 1}, "tidB": {0}}, "tidB's exits on vCPU 0 only"
 PY
 }
 for how in stream record stat; do
-	rm -f "$tmp/tid-$how.tid"
+	rm -f "$TMP/tid-$how.tid"
 	case $how in
 	stream) args=(stream --json) ;;
-	record) args=(record -o "$tmp/tid.vmexit") ;;
+	record) args=(record -o "$TMP/tid.vmexit") ;;
 	stat) args=(stat --json --by vcpu) ;;
 	esac
-	"$OUT/vmexit" "${args[@]}" -- bash "$tmp/tidreuse.sh" "$G" "$tmp/tid-$how" \
-		>"$tmp/tid-$how.json" 2>"$tmp/tid-$how.err" ||
-		{ cat "$tmp/tid-$how.err"; fail "$how over a reused thread id"; }
-	[ -s "$tmp/tid-$how.tid" ] || fail "$how: could not start a vCPU on the same tid (100 tries)"
-	t=$(cat "$tmp/tid-$how.tid")
+	"$OUT/vmexit" "${args[@]}" -- bash "$TMP/tidreuse.sh" "$G" "$TMP/tid-$how" \
+		>"$TMP/tid-$how.json" 2>"$TMP/tid-$how.err" ||
+		{ cat "$TMP/tid-$how.err"; fail "$how over a reused thread id"; }
+	[ -s "$TMP/tid-$how.tid" ] || fail "$how: could not start a vCPU on the same tid (100 tries)"
+	t=$(cat "$TMP/tid-$how.tid")
 	case $how in
-	stream) tid_vcpus "$tmp/tid-$how.json" $t events ;;
+	stream) tid_vcpus "$TMP/tid-$how.json" $t events ;;
 	record)
-		"$OUT/vmexit" report -i "$tmp/tid.vmexit" --by vcpu --json >"$tmp/tid-rep.json" ||
+		"$OUT/vmexit" report -i "$TMP/tid.vmexit" --by vcpu --json >"$TMP/tid-rep.json" ||
 			fail "report --by vcpu --json"
-		tid_vcpus "$tmp/tid-rep.json" $t summary ;;
-	stat) tid_vcpus "$tmp/tid-$how.json" $t summary ;;
+		tid_vcpus "$TMP/tid-rep.json" $t summary ;;
+	stat) tid_vcpus "$TMP/tid-$how.json" $t summary ;;
 	esac || fail "$how: a reused thread id (see above)"
 done
 echo "ok: stream, record + report and stat give a reused thread id its own thread's vCPU"

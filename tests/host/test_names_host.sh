@@ -4,12 +4,8 @@
 # (list guests, the stat table and --hist, stream lines, top --once, report, the -g errors):
 # each shows the name escaped as text_escape.h says, in its place on its own line.
 set -u
-OUT=${1:-.output}
 . "$(dirname "$0")/lib.sh"
-need_kvm_bpf
-need_cmd python3 python3
-TMP=$(mktemp -d)
-VMEXIT=$OUT/vmexit
+guest_test_start "${1:-.output}"
 trap 'rm -rf "$TMP"; [ -n "${lpid:-}" ] && kill $lpid 2>/dev/null' EXIT
 vcpus=2 io=50
 # vmexit-guest runs one VM named by the first guest= element ("ok", which it accepts); vmexit,

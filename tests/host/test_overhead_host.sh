@@ -4,13 +4,8 @@
 # and the hook at the next KVM_RUN), so the kernel must account at least two runs per exit the
 # summary counts; the line and the JSON must say the same thing; without --overhead, nothing.
 set -u
-OUT=${1:-.output}
 . "$(dirname "$0")/lib.sh"
-need_kvm_bpf
-need_cmd python3 python3
-TMP=$(mktemp -d)
-VMEXIT=$OUT/vmexit
-trap 'rm -rf "$TMP"' EXIT
+guest_test_start "${1:-.output}"
 IO=2000 MMIO=500
 
 chk "$VMEXIT" stat --overhead --json -- "$OUT/vmexit-guest" --vcpus 2 --io $IO --mmio $MMIO \

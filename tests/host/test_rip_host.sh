@@ -7,25 +7,19 @@
 # software KVM such as this development host's), to (none). Either way the counts are the
 # guest's, and report gives stat's rows.
 set -u
-OUT=${1:-.output}
 . "$(dirname "$0")/lib.sh"
-need_kvm_bpf
-need_cmd python3 python3
-kfires=0
-kvm_exit_fires "$OUT/vmexit-guest" && kfires=1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+guest_test_start "${1:-.output}"
 
-"$OUT/vmexit-guest" --symbols "$tmp/guest.map" || fail "vmexit-guest --symbols exited with $?"
-"$OUT/vmexit" stat --by rip --guest-symbols riphost="$tmp/guest.map" --json -- \
-	"$OUT/vmexit" record -o "$tmp/r.vmexit" -- \
-	"$OUT/vmexit-guest" --io 300 --mmio 100 --hlt 50 --name riphost >"$tmp/stat" 2>"$tmp/stat.err" ||
-	{ cat "$tmp/stat.err"; fail "vmexit stat --by rip -- vmexit record exited with $?"; }
-"$OUT/vmexit" report -i "$tmp/r.vmexit" --by rip --guest-symbols riphost="$tmp/guest.map" \
-	--json >"$tmp/report" 2>"$tmp/report.err" ||
-	{ cat "$tmp/report.err"; fail "vmexit report --by rip exited with $?"; }
+"$OUT/vmexit-guest" --symbols "$TMP/guest.map" || fail "vmexit-guest --symbols exited with $?"
+"$OUT/vmexit" stat --by rip --guest-symbols riphost="$TMP/guest.map" --json -- \
+	"$OUT/vmexit" record -o "$TMP/r.vmexit" -- \
+	"$OUT/vmexit-guest" --io 300 --mmio 100 --hlt 50 --name riphost >"$TMP/stat" 2>"$TMP/stat.err" ||
+	{ cat "$TMP/stat.err"; fail "vmexit stat --by rip -- vmexit record exited with $?"; }
+"$OUT/vmexit" report -i "$TMP/r.vmexit" --by rip --guest-symbols riphost="$TMP/guest.map" \
+	--json >"$TMP/report" 2>"$TMP/report.err" ||
+	{ cat "$TMP/report.err"; fail "vmexit report --by rip exited with $?"; }
 
-python3 - "$tmp" $kfires <<'PY'
+python3 - "$TMP" $kfires <<'PY'
 import json, sys
 d, kfires = sys.argv[1], int(sys.argv[2])
 io, mmio, hlt = 300, 100, 50
@@ -66,14 +60,14 @@ PY
 # top --rips: attached before the guest's first exit (it starts stopped), one screen of every
 # reason's RIPs once the guest is done, named from the same symbol file.
 stopped_guest --io 300 --mmio 100 --hlt 50 --linger 8 --name riptop
-"$OUT/vmexit" top --once -x --rips --guest-symbols riptop="$tmp/guest.map" -d 5 -p "$gpid" \
-	--width 160 >"$tmp/top" 2>"$tmp/top.err" &
+"$OUT/vmexit" top --once -x --rips --guest-symbols riptop="$TMP/guest.map" -d 5 -p "$gpid" \
+	--width 160 >"$TMP/top" 2>"$TMP/top.err" &
 tpid=$!
 wait_tracing $tpid
 kill -CONT "$gpid"
-ends_within 60 $tpid "vmexit top --rips" "$tmp/top.err" || { cat "$tmp/top.err"; fail "vmexit top --rips exited with $?"; }
+ends_within 60 $tpid "vmexit top --rips" "$TMP/top.err" || { cat "$TMP/top.err"; fail "vmexit top --rips exited with $?"; }
 kill "$gpid" 2>/dev/null
-python3 - "$tmp" $kfires <<'PY'
+python3 - "$TMP" $kfires <<'PY'
 import re, sys
 d, kfires = sys.argv[1], int(sys.argv[2])
 io, mmio, hlt = 300, 100, 50
@@ -99,5 +93,5 @@ for reason, n, sym in (("IO", io, "guest_out"), ("MMIO", mmio, "guest_mmio"), ("
         bad.append(reason)
 sys.exit(1 if bad else 0)
 PY
-[ $? = 0 ] || { cat "$tmp/top"; fail "top --rips rows differ from the guest's exits (above)"; }
+[ $? = 0 ] || { cat "$TMP/top"; fail "top --rips rows differ from the guest's exits (above)"; }
 echo "PASS: test_rip_host"

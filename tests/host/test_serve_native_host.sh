@@ -63,7 +63,7 @@ done
 curl -sf http://127.0.0.1:$PPORT/-/ready >/dev/null || { cat "$TMP/prom.err"; fail "prometheus did not start"; }
 
 # --- the workload, under `vmexit stat` for vmexit's own p99
-chk "$VMEXIT" stat --json -- "$OUT/vmexit-guest" --vcpus $VCPUS --io $IO --mmio $MMIO \
+chk "$VMEXIT" stat --json --hist -- "$OUT/vmexit-guest" --vcpus $VCPUS --io $IO --mmio $MMIO \
 	--hlt $HLT --name $NAME >"$TMP/stat.json" || fail "vmexit stat (the workload) failed"
 GUEST_END=$(date +%s.%N)
 
@@ -142,7 +142,30 @@ for reason in ("IO", "MMIO", "HLT"):
     e = math.floor(math.log2(own)) if own >= 1 else -1
     lo, hi = (2.0 ** e, 2.0 ** (e + 1)) if e >= 0 else (0.0, 1.0)
     print(f"{reason}: p99 vmexit {own} ns, Prometheus {p99:.0f} ns, native bucket [{lo:.0f}, {hi:.0f}]")
-    check(f"{reason}: histogram_quantile(0.99) in vmexit's p99 native bucket", lo <= p99 <= hi, True)
+    inside = lo <= p99 <= hi
+    if not inside and p99 == p99:
+        # stat and serve are two collectors: each times an exit with its own clock reads, and
+        # where one program runs before the other (emulated beds: tens of us apart) an exit
+        # near a power of two can land on either side of it. Then, and only then, Prometheus's
+        # answer may sit in the neighbouring bucket: the two tallies must differ at exactly
+        # that bound, by no more than 1 % of the exits, and the answer must be in serve's own
+        # bucket at rank ceil(0.99 n).
+        edge = hi if p99 > hi else lo
+        mine = sum(c for l, h, c in rows[0].get("hist", []) if h and h <= edge)
+        theirs = sum(c for u, c in nb.items() if u <= edge)
+        n = sum(nb.values())
+        rank = -(-99 * n // 100)
+        cum, at_rank = 0, None
+        for u in sorted(nb):
+            cum += nb[u]
+            if cum >= rank:
+                at_rank = u; break
+        nlo, nhi = (at_rank / 2, at_rank) if at_rank else (0, 0)
+        print(f"{reason}: below {edge:.0f} ns stat counted {mine}, serve {theirs}; serve's rank "
+              f"{rank} of {n} is in ({nlo:.0f}, {nhi:.0f}]")
+        inside = (mine != theirs and abs(mine - theirs) <= max(1, n // 100)
+                  and nlo <= p99 <= nhi and min(lo, nlo) < edge < max(hi, nhi))
+    check(f"{reason}: histogram_quantile(0.99) in vmexit's p99 native bucket", inside, True)
 
 t = json.load(urllib.request.urlopen(prom + "/api/v1/targets", timeout=10))["data"]["activeTargets"]
 check("Prometheus target health", [(x["health"], x["lastError"]) for x in t], [("up", "")])

@@ -5,15 +5,11 @@
 # runq add up to each row's total exactly, in every interval, in JSON and CSV alike; exits in
 # flight (--stuck) report their split so far.
 set -u
-OUT=${1:-.output}
 . "$(dirname "$0")/lib.sh"
-need_kvm_bpf
-need_cmd python3 python3
+guest_test_start "${1:-.output}"
 need_cmd taskset util-linux
-TMP=$(mktemp -d)
 hog=
 trap '[ -n "$hog" ] && kill $hog 2>/dev/null; rm -rf "$TMP"' EXIT
-VMEXIT=$OUT/vmexit
 N=100		# --io exits; each one handled for US microseconds
 US=2000
 

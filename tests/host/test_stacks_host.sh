@@ -11,13 +11,8 @@
 # is the same nanosleep path with the same share of the sleeps. Bad input: --stacks without
 # --split and the other combinations, each a usage error (status 2).
 set -u
-OUT=${1:-.output}
 . "$(dirname "$0")/lib.sh"
-need_kvm_bpf
-need_cmd python3 python3
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-VMEXIT=$OUT/vmexit
+guest_test_start "${1:-.output}"
 GUEST=$OUT/vmexit-guest
 N=40		# --io exits, each handled by a nanosleep of US microseconds
 US=5000

@@ -2,20 +2,14 @@
 # Real kernel, this host: CSV (parsed back by python's csv module), --by vcpu/reason, --hist,
 # and the kernel-side filters (-r reasons, -c vCPU) on exact workloads.
 set -u
-OUT=${1:-.output}
 . "$(dirname "$0")/lib.sh"
-need_kvm_bpf
-need_cmd python3 python3
-kfires=0
-kvm_exit_fires "$OUT/vmexit-guest" && kfires=1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+guest_test_start "${1:-.output}"
 G=("$OUT/vmexit-guest" --vms 1 --vcpus 3 --io 400 --mmio 300 --hlt 200)
 
-run() {	# run NAME ARGS...: vmexit stat ARGS -- guest, output in $tmp/NAME
+run() {	# run NAME ARGS...: vmexit stat ARGS -- guest, output in $TMP/NAME
 	local name=$1; shift
-	"$OUT/vmexit" stat "$@" -- "${G[@]}" >"$tmp/$name" 2>"$tmp/$name.err" ||
-		{ cat "$tmp/$name.err"; fail "vmexit stat $* exited with $?"; }
+	"$OUT/vmexit" stat "$@" -- "${G[@]}" >"$TMP/$name" 2>"$TMP/$name.err" ||
+		{ cat "$TMP/$name.err"; fail "vmexit stat $* exited with $?"; }
 }
 run csv --csv --tsc-mhz 2000 --by vcpu
 run hist --json --hist --by vcpu
@@ -23,7 +17,7 @@ run reason --json --by reason
 run filt_r --json -r MMIO,user:HLT
 run filt_c --json -c 1 --by vcpu
 
-python3 - "$tmp" $kfires <<'PY'
+python3 - "$TMP" $kfires <<'PY'
 import csv, json, os, sys
 d, kfires = sys.argv[1], int(sys.argv[2])
 exec(os.environ["PY_KERNEL_REASONS"])
@@ -91,8 +85,8 @@ PY
 # they must equal what the guest's VMM counted itself (its --json tally, an independent source),
 # as must the final summary.
 "$OUT/vmexit" stat --json 0.2 -- "$OUT/vmexit-guest" --json --vcpus 2 --io 100 --mmio 20 \
-	--seconds 1.5 >"$tmp/iv" 2>/dev/null || fail "vmexit stat with intervals failed"
-python3 - "$tmp/iv" <<'PY' || fail "intervals do not add up to the guest's own counts"
+	--seconds 1.5 >"$TMP/iv" 2>/dev/null || fail "vmexit stat with intervals failed"
+python3 - "$TMP/iv" <<'PY' || fail "intervals do not add up to the guest's own counts"
 import json, sys
 objs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 guest = [o for o in objs if "mix" in o]
@@ -156,54 +150,54 @@ if len(sys.argv) > 3:
     assert mine == want, (mine, want)
 PY
 }
-"$OUT/vmexit" stat --json 0.5 2 -- "$OUT/vmexit-guest" --io 1000 --seconds 3 >"$tmp/ivsum" \
-	2>"$tmp/ivsum.err" || { cat "$tmp/ivsum.err"; fail "vmexit stat 0.5 2 -- guest failed"; }
-ivsum_check "$tmp/ivsum" 2 || fail "stat 0.5 2: the summary is not the sum of its intervals"
-timeout 300 "$OUT/vmexit" stat --json 1 6 >"$tmp/ivsum2" 2>"$tmp/ivsum2.err" &
+"$OUT/vmexit" stat --json 0.5 2 -- "$OUT/vmexit-guest" --io 1000 --seconds 3 >"$TMP/ivsum" \
+	2>"$TMP/ivsum.err" || { cat "$TMP/ivsum.err"; fail "vmexit stat 0.5 2 -- guest failed"; }
+ivsum_check "$TMP/ivsum" 2 || fail "stat 0.5 2: the summary is not the sum of its intervals"
+timeout 300 "$OUT/vmexit" stat --json 1 6 >"$TMP/ivsum2" 2>"$TMP/ivsum2.err" &
 spid=$!
 # The guest starts once the first interval is out: the counting has started for sure (exits
 # made between the programs' attach and the start of counting are forgotten, see sampler_start).
 wait_tracing $spid
 for i in $(seq 600); do
-	[ -s "$tmp/ivsum2" ] && break
+	[ -s "$TMP/ivsum2" ] && break
 	sleep 0.05
 done
-[ -s "$tmp/ivsum2" ] || fail "stat 1 6 printed no interval in 30 s"
+[ -s "$TMP/ivsum2" ] || fail "stat 1 6 printed no interval in 30 s"
 "$OUT/vmexit-guest" --json --vcpus 2 --io 300 --mmio 50 --seconds 1 --name ivsum01 \
-	>"$tmp/ivsum2.guest" 2>/dev/null || fail "vmexit-guest failed"
+	>"$TMP/ivsum2.guest" 2>/dev/null || fail "vmexit-guest failed"
 kill -0 $spid 2>/dev/null || fail "the guest ran longer than stat 1 6 (6 s): no check possible"
-wait $spid || { cat "$tmp/ivsum2.err"; fail "vmexit stat 1 6 failed"; }
-ivsum_check "$tmp/ivsum2" 6 "$tmp/ivsum2.guest" ||
+wait $spid || { cat "$TMP/ivsum2.err"; fail "vmexit stat 1 6 failed"; }
+ivsum_check "$TMP/ivsum2" 6 "$TMP/ivsum2.guest" ||
 	fail "stat 1 6: the summary is not the sum of its intervals, or not the guest's tally"
 echo "stat I N: the summary is the sum of the N intervals: ok"
 
 # -p PID: like perf stat -p, tracing ends (with the summary) once the process is gone.
 # The guest waits, stopped, until stat is tracing: start-up takes seconds in a slow nested bed.
 stopped_guest --io 50 --seconds 1 --name alive01
-timeout 300 "$OUT/vmexit" stat --json -p $gpid 30 >"$tmp/alive" 2>"$tmp/alive.err" &
+timeout 300 "$OUT/vmexit" stat --json -p $gpid 30 >"$TMP/alive" 2>"$TMP/alive.err" &
 spid=$!
 wait_tracing $spid
 kill -CONT $gpid
 wait $spid
 rc=$?
 wait $gpid
-grep -q "every traced process has exited" "$tmp/alive.err" && [ $rc -eq 0 ] &&
-	tail -1 "$tmp/alive" | grep -q '"final":true' ||
+grep -q "every traced process has exited" "$TMP/alive.err" && [ $rc -eq 0 ] &&
+	tail -1 "$TMP/alive" | grep -q '"final":true' ||
 	fail "stat -p did not end with a summary when its process exited (rc $rc)"
 echo "stat -p ends when the traced process exits: ok"
 # A failed write is one line on stderr and status 1, in every format; a reader that goes away
 # (SIGPIPE) ends the run quietly.
 for fmt in --json --csv ""; do
-	"$OUT/vmexit" stat $fmt 0.2 1 >/dev/full 2>"$tmp/full.err"
+	"$OUT/vmexit" stat $fmt 0.2 1 >/dev/full 2>"$TMP/full.err"
 	rc=$?
-	[ $rc = 1 ] && [ "$(grep -c "^vmexit:" "$tmp/full.err")" = 1 ] &&
-		grep -q "^vmexit: cannot write the statistics: No space left on device$" "$tmp/full.err" ||
-		fail "stat ${fmt:-(table)} >/dev/full: exit $rc, stderr: $(cat "$tmp/full.err")"
+	[ $rc = 1 ] && [ "$(grep -c "^vmexit:" "$TMP/full.err")" = 1 ] &&
+		grep -q "^vmexit: cannot write the statistics: No space left on device$" "$TMP/full.err" ||
+		fail "stat ${fmt:-(table)} >/dev/full: exit $rc, stderr: $(cat "$TMP/full.err")"
 done
-"$OUT/vmexit" top --log -n 1 -d 0.2 >/dev/full 2>"$tmp/full.err"
+"$OUT/vmexit" top --log -n 1 -d 0.2 >/dev/full 2>"$TMP/full.err"
 rc=$?
-[ $rc = 1 ] && grep -q "^vmexit: cannot write the log: No space left" "$tmp/full.err" ||
-	fail "top --log >/dev/full: exit $rc, stderr: $(cat "$tmp/full.err")"
+[ $rc = 1 ] && grep -q "^vmexit: cannot write the log: No space left" "$TMP/full.err" ||
+	fail "top --log >/dev/full: exit $rc, stderr: $(cat "$TMP/full.err")"
 "$OUT/vmexit" stat --json 0.2 | head -c 1 >/dev/null
 rc=${PIPESTATUS[0]}
 [ $rc = 141 ] || [ $rc = 0 ] || fail "stat into a closed pipe: exit $rc (want SIGPIPE, quiet)"

@@ -164,8 +164,9 @@ EOF
 
 # ------------------------------------------------------------------ the assertions (host side)
 cat >"$WORK/check.py" <<'PYEOF'
-import base64, gzip, hashlib, json, os, re, subprocess, sys
+import json, os, re, subprocess, sys
 from collections import Counter, defaultdict
+import bedout
 
 bed_out, work, vmexit_host, bed, ARGSA, ARGSB, ARGSC, ARGSK, ARGSR = sys.argv[1:10]
 PRE = f"test_nested_arm64 [{bed}]"
@@ -198,41 +199,15 @@ def parse_args(s):
     return {k: (v if k == "name" else int(v)) for k, v in d.items()}
 
 # ---------------------------------------------------------------- the bed's output
-top = dict(files={}); phases = {}; cur = top
-lines = open(bed_out, errors="replace").read().split("\n")
-i = 0
-while i < len(lines):
-    line = lines[i]; i += 1
-    tag, _, rest = line.partition(" ")
-    f = rest.split()
-    if tag == "T_FILE":
-        name, size, md5 = f[0], int(f[1]), f[2]
-        chunk = []
-        while i < len(lines) and lines[i] != f"T_FILE_END {name}":
-            chunk.append(lines[i]); i += 1
-        i += 1
-        where = f"phase {cur.get('name', '-')}: file {name}"
-        try:
-            data = gzip.decompress(base64.b64decode("".join(chunk), validate=True))
-        except Exception as e:
-            check(False, f"{where}: garbled on the serial console: {e}"); continue
-        if check(len(data) == size and hashlib.md5(data).hexdigest() == md5, f"{where}: damaged copy"):
-            cur["files"][name] = data
-            with open(os.path.join(work, f"{bed}.{cur.get('name', 'bed')}.{name}"), "wb") as fh:
-                fh.write(data)
-    elif tag == "T_PHASE": cur = phases[f[0]] = dict(name=f[0], files={})
-    elif tag == "T_MODE": top["mode"] = rest
+def own_tag(tag, rest, f, cur, top):
+    if tag == "T_MODE": top["mode"] = rest
     elif tag == "T_HOOK": cur["hook"] = (cur.get("hook", "") + "; " + rest).lstrip("; ")
     elif tag == "T_FAST": cur.setdefault("fast", []).append(rest)
-    elif tag == "T_RC": cur["rc"] = int(f[0])
     elif tag == "T_SYMS_RC": cur["syms_rc"] = int(f[0])
-    elif tag == "T_TIME": cur["secs"] = float(f[1]) - float(f[0])
-    elif tag == "T_BUF": cur["buf"] = (int(f[0]), int(f[1]))
-    elif tag == "T_OVERRUN": cur["overrun"] = int(f[0])
-    elif tag == "T_NOFILE": check(False, f"phase {cur.get('name')}: {f[0]} was not written in the bed")
-    elif tag == "T_ERROR": check(False, f"in the bed: {rest}")
-    elif line.strip():
-        print("  | " + line)
+    else: return False
+    return True
+top, phases, _ = bedout.read(bed_out, check, tag=own_tag,
+                             save=lambda ph, name: os.path.join(work, f"{bed}.{ph}.{name}"))
 
 def text(P, name):
     return P["files"].get(name, b"").decode(errors="replace")
@@ -768,7 +743,7 @@ for try in 1 2; do
 	[ $brc = 77 ] && skip "the $bed bed cannot run here: $(sed -n 's/^bed: SKIP: //p' "$WORK/$bed.err" | head -n 1)"
 	[ $brc = 0 ] || { grep -v '^[A-Za-z0-9+/=]*$' "$WORK/$bed.out" | sed 's/^/  | /' | tail -n 60; fail "the $bed bed failed (exit $brc)"; }
 	set +e
-	python3 "$WORK/check.py" "$WORK/$bed.out" "$WORK" "$VMEXIT_HOST" "$bed" "$ARGSA" "$ARGSB" "$ARGSC" "$ARGSK" "$ARGSR"
+	PYTHONPATH="$HERE/lib" python3 "$WORK/check.py" "$WORK/$bed.out" "$WORK" "$VMEXIT_HOST" "$bed" "$ARGSA" "$ARGSB" "$ARGSC" "$ARGSK" "$ARGSR"
 	crc=$?
 	set -e
 	# 3: the workload crashed under the emulator (check.py says why); one more boot, not two.

@@ -175,30 +175,25 @@ echo "$TNAME: the bed took $(($(date +%s) - t0)) s"
 	fail "the bed failed (exit $brc)"; }
 
 # ------------------------------------------------------------------ the files, decoded
-python3 - "$WORK" <<'PY' || fail "files damaged on the serial console (above)"
-import base64, gzip, hashlib, os, sys
+PYTHONPATH="$HERE/lib" python3 - "$WORK" <<'PY' || fail "the bed's output is damaged or incomplete (above)"
+import os, sys
+import bedout
 work = sys.argv[1]
-phase, name, chunk, ok = "bed", None, [], True
-for line in open(f"{work}/bed.out", errors="replace").read().split("\n"):
-    w = line.split()
-    if name is not None:
-        if line != f"T_FILE_END {name}":
-            chunk.append(line)
-            continue
-        data = gzip.decompress(base64.b64decode("".join(chunk)))
-        if len(data) != size or hashlib.md5(data).hexdigest() != md5:
-            print(f"{phase}/{name}: {len(data)} bytes on the host, {size} in the bed")
-            ok = False
-        os.makedirs(f"{work}/{phase}", exist_ok=True)
-        open(f"{work}/{phase}/{name}", "wb").write(data)
-        name = None
-    elif w[:1] == ["T_FILE"]:
-        name, size, md5, chunk = w[1], int(w[2]), w[3], []
-    elif w[:1] == ["T_PHASE"]:
-        phase = w[1]
-    elif w[:1] in (["T_RC"], ["T_OVERRUN"], ["T_NOFILE"], ["T_ERROR"]):
-        open(f"{work}/{phase}.{w[0][2:].lower()}", "w").write(" ".join(w[1:]) + "\n")
-sys.exit(0 if ok else 1)
+bad = []
+def check(ok, msg):
+    if not ok:
+        print(msg); bad.append(msg)
+    return ok
+def save(phase, name):
+    os.makedirs(f"{work}/{phase}", exist_ok=True)
+    return f"{work}/{phase}/{name}"
+top, phases, order = bedout.read(f"{work}/bed.out", check, save=save)
+# The shell's checks below read each phase's status and overrun as files.
+for name, p in phases.items():
+    for key in ("rc", "overrun"):
+        if key in p:
+            open(f"{work}/{name}.{key}", "w").write(f"{p[key]}\n")
+sys.exit(1 if bad else 0)
 PY
 
 for p in keys merge $([ "$BED_NAME" = svm ] && echo fast); do

@@ -253,10 +253,11 @@ cat "$WORK/bed.err"
 
 # ------------------------------------------------------------------ assertions (host side)
 prc=0
-python3 - "$WORK/bed.out" "$WORK" "$VMEXIT" "$ARGS1" "$ARGS2" "$BED_NAME" "$TNAME" "$ARGS3" "$ARGS4" "$ARGS5" "$ARGS6" <<'PYEOF' || prc=$?
-import base64, gzip, hashlib, json, os, re, subprocess, sys
+PYTHONPATH="$HERE/lib" python3 - "$WORK/bed.out" "$WORK" "$VMEXIT" "$ARGS1" "$ARGS2" "$BED_NAME" "$TNAME" "$ARGS3" "$ARGS4" "$ARGS5" "$ARGS6" <<'PYEOF' || prc=$?
+import json, os, re, subprocess, sys
 from collections import Counter, defaultdict
 from decimal import Decimal
+import bedout
 
 bed_out, work, vmexit_host, ARGS1, ARGS2, BED, TNAME, ARGS3, ARGS4, ARGS5, ARGS6 = sys.argv[1:12]
 VMX = BED == "vmx"
@@ -313,45 +314,16 @@ def kname(k):
     return NAMES.get(k) or NAMES_EXTRA.get(k) or f"{k[0]}:{k[1]:#x}"
 
 # ---------------------------------------------------------------- the bed's output
-top = dict(files={}); phases = {}; cur = top; order = []
-lines = open(bed_out, errors="replace").read().split("\n")
-i = 0
-while i < len(lines):
-    line = lines[i]; i += 1
-    tag, _, rest = line.partition(" ")
-    f = rest.split()
-    if tag == "T_FILE":
-        name, size, md5 = f[0], int(f[1]), f[2]
-        chunk = []
-        while i < len(lines) and lines[i] != f"T_FILE_END {name}":
-            chunk.append(lines[i]); i += 1
-        i += 1
-        where = f"phase {cur.get('name', '-')}: file {name}"
-        try:
-            data = gzip.decompress(base64.b64decode("".join(chunk), validate=True))
-        except Exception as e:
-            check(False, f"{where}: garbled on the serial console: {e}")
-            continue
-        if check(len(data) == size and hashlib.md5(data).hexdigest() == md5,
-                 f"{where}: {len(data)} bytes md5 {hashlib.md5(data).hexdigest()} on the host, {size} bytes md5 {md5} in the bed"):
-            cur["files"][name] = data
-            with open(os.path.join(work, f"{cur.get('name', 'bed')}.{name}"), "wb") as fh:
-                fh.write(data)
-    elif tag == "T_PHASE":
-        cur = phases[f[0]] = dict(name=f[0], files={}); order.append(f[0])
-    elif tag == "T_RC": cur["rc"] = int(f[0])
-    elif tag == "T_TIME": cur["secs"] = float(f[1]) - float(f[0])
-    elif tag == "T_BUF": cur["buf"] = (int(f[0]), int(f[1]))
-    elif tag == "T_OVERRUN": cur["overrun"] = int(f[0])
-    elif tag == "T_TOPWAIT": cur["topwait"] = int(f[0])
+def own_tag(tag, rest, f, cur, top):
+    if tag == "T_TOPWAIT": cur["topwait"] = int(f[0])
     elif tag == "T_TOPK": cur.setdefault("topk", Counter())[rest.split(" ", 1)[1]] += int(f[0])
     elif tag == "T_TOPU":
         num = int(f[-1]) + (2 ** 31 if f[1] in ("restart", "error") else 0)
         cur.setdefault("topu", Counter())[num] += int(f[0])
-    elif tag == "T_NOFILE": check(False, f"phase {cur.get('name')}: {f[0]} was not written in the bed")
-    elif tag == "T_ERROR": check(False, f"in the bed: {rest}")
-    elif line.strip():
-        print("  | " + line)
+    else: return False
+    return True
+top, phases, order = bedout.read(bed_out, check, tag=own_tag,
+                                 save=lambda ph, name: os.path.join(work, f"{ph}.{name}"))
 
 def need(P, pre, names):
     """The files a phase's checks need: one message instead of a cascade when one is missing."""

@@ -12,7 +12,8 @@ bed_prereqs() {
 }
 
 # bed_boot INITRAMFS: prints the serial console on stdout until the machine powers off or
-# TIMEOUT seconds pass (exit 124 then).
+# TIMEOUT seconds pass (exit 124 then). VMEXIT_BED_APPEND adds to the kernel's command line (e.g.
+# "loglevel=7 softlockup_all_cpu_backtrace=1" to see a lockup's stacks, hidden by loglevel=3).
 bed_boot() {
 	# Boot the uncompressed vmlinux through its PVH entry when it has one: under TCG this skips
 	# SeaBIOS' real-mode setup and the xz decompression of the bzImage (about 4 s of 7 here).
@@ -24,6 +25,6 @@ bed_boot() {
 	timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg -cpu "$CPU_MODEL" -smp "$SMP" -m "$MEM" \
 		-machine q35 -nodefaults -no-reboot -display none -monitor none -serial stdio \
 		-kernel "$kernel" -initrd "$1" \
-		-append "console=ttyS0 rdinit=/init quiet loglevel=3 panic=-1 mitigations=off" \
+		-append "console=ttyS0 rdinit=/init quiet loglevel=3 panic=-1 mitigations=off ${VMEXIT_BED_APPEND:-}" \
 		</dev/null 2>&1
 }
