@@ -17,6 +17,7 @@
 #include "durations.h"
 #include "exporter.h"
 #include "guest_follow.h"
+#include "heap_policy.h"
 #include "metrics_http.h"
 #include "privileges.h"
 #include "qmp_option.h"
@@ -223,6 +224,7 @@ static int serve(struct serve_args *a, int listen_fd, const char *where)
 	int stats_fd, rc = 0, e, n;
 	bool pid_written = false;
 
+	serve_heap_policy();
 	/* Scrapes sample afresh; the loop's own samples keep each cell's 32-bit bucket deltas
 	 * far from wrapping and notice ended guests for --keep. Only the rows since the start
 	 * are exported: none per interval. */

@@ -476,6 +476,7 @@ static void set_tunables(struct session *s, const struct session_opts *o)
 		fprintf(stderr, "vmexit: per-thread state in %s\n",
 			s->task_storage ? "task storage" : "a hash by thread id");
 	s->max_cells = o->max_cells ? o->max_cells : 4096;
+	s->windowed = o->cells_windowed;
 
 	skel->rodata->use_task_storage = s->task_storage;
 	skel->rodata->filter_pids = o->filter.nr_pids > 0 || o->command || o->pid_filter_on;
@@ -549,6 +550,10 @@ static int map_cells(struct session *s)
 	size_t stride = (sizeof(struct cell) + 7) & ~7ul;
 	int err;
 
+	if (s->windowed) {
+		cell_window_init(&s->win, bpf_map__fd(s->skel->maps.cells), s->max_cells, stride);
+		return 0;
+	}
 	s->cells_len = stride * s->max_cells;
 	s->cells_len = (s->cells_len + getpagesize() - 1) & ~((size_t)getpagesize() - 1);
 	s->cells = mmap(NULL, s->cells_len, PROT_READ, MAP_SHARED,
@@ -722,6 +727,13 @@ __u32 session_nr_cells(const struct session *s)
 	return n < s->max_cells ? n : s->max_cells;
 }
 
+const struct cell *session_cell_at(void *session, __u32 i)
+{
+	struct session *s = session;
+
+	return cell_window_at(&s->win, i);
+}
+
 void session_release_cell(void *session, __u32 idx)
 {
 	static const struct cell zero;
@@ -825,6 +837,7 @@ void session_close(struct session *s)
 	if (s->cells)
 		munmap(s->cells, s->cells_len);
 	s->cells = NULL;
+	cell_window_free(&s->win);
 	if (s->skel) {
 		const struct bpf_object_skeleton *sk = s->skel->skeleton;
 		struct bpf_link **links[64];

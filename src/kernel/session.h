@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <sys/types.h>
+#include "cell_window.h"
 #include "hooks.h"
 #include "vmexit.h"
 #include "reasons.h"
@@ -30,6 +31,9 @@ struct session_opts {
 	bool check_hooks;		/* a longer fast-path check, its counts on stderr */
 	bool force_thread_hash;		/* test/bench knob: per-thread state in a hash */
 	bool count_later;		/* statistics count from session_start_counting() on */
+	/* The cells read through session_cell_at()'s sliding window, s->cells NULL: the map's
+	 * capacity stays out of the reader's memory (cell_window.h). */
+	bool cells_windowed;
 	__u32 key_mode;			/* enum vmexit_key_mode: --by key / --by rip */
 	__u32 max_keys;			/* --max-keys (0: KEYS_DEFAULT_MAX) */
 	__u32 key_gpa_shift;		/* --key-gpa-shift (0: 12, a page) */
@@ -44,7 +48,9 @@ struct ring_buffer;
 
 struct session {
 	struct vmexit_bpf *skel;
-	struct cell *cells;		/* mmapped cell array */
+	struct cell *cells;		/* mmapped cell array (NULL: cells_windowed) */
+	struct cell_window win;		/* cells_windowed: the part mapped now */
+	bool windowed;
 	size_t cells_len;
 	__u32 max_cells;
 	__u32 max_keys;
@@ -106,6 +112,8 @@ int session_filter_pids(struct session *s, const int *add, int nr_add, const int
 int session_unwanted_vmms(struct session *s, int *pids, int max);
 /* Cells handed out so far (bounded by max_cells). */
 __u32 session_nr_cells(const struct session *s);
+/* cells_windowed: cell i, valid until the next call (cell_window_at()); NULL: cannot map. */
+const struct cell *session_cell_at(void *session, __u32 i);
 /* cell_source.release for the kernel's cells: zeroes cell idx and hands it to the kernel. */
 void session_release_cell(void *session, __u32 idx);
 

@@ -129,8 +129,8 @@ int sampler_init(struct sampler *sp, const struct sampler_source *src,
 int sampler_open(struct sampler *sp, struct cli_filters *f, const struct sampler_opts *so)
 {
 	struct sampler_source src = {
-		.cells = { .nr_cells = session_cells, .release = session_release_cell,
-			   .ctx = &sp->s },
+		.cells = { .nr_cells = session_cells, .at = session_cell_at,
+			   .release = session_release_cell, .ctx = &sp->s },
 		.turn_epoch = session_turn_epoch,
 		.lost = session_lost_counters,
 		.proc_args = session_proc_args,
@@ -139,6 +139,7 @@ int sampler_open(struct sampler *sp, struct cli_filters *f, const struct sampler
 
 	memset(sp, 0, sizeof(*sp));
 	f->opts.count_later = true;	/* sampler_start() starts counting */
+	f->opts.cells_windowed = true;	/* memory for the cells in use, not for --max-cells */
 	/* Counted from their records: a ring buffer with room for a busy second. */
 	if (so->kvm_events && f->opts.kvm_events && f->opts.ringbuf_kb < 4096)
 		f->opts.ringbuf_kb = 4096;

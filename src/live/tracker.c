@@ -23,6 +23,8 @@ int tracker_init(struct tracker *t, const struct cell_source *src, enum group_by
 
 void tracker_free(struct tracker *t)
 {
+	for (__u32 i = 0; i < t->cap; i++)
+		cell_seen_drop(&t->prev[i]);
 	free(t->prev);
 	free(t->vcpu);
 	free(t->state);
@@ -40,7 +42,7 @@ void tracker_free(struct tracker *t)
 
 static int tracker_reserve(struct tracker *t, __u32 n)
 {
-	struct cell *prev;
+	struct cell_seen *prev;
 	__u32 *freed, *cum_at;
 	__s32 *vcpu;
 	__u8 *state;
@@ -54,6 +56,7 @@ static int tracker_reserve(struct tracker *t, __u32 n)
 	prev = realloc(t->prev, (size_t)cap * sizeof(*prev));
 	if (!prev)
 		return -ENOMEM;
+	memset(prev + t->cap, 0, (size_t)(cap - t->cap) * sizeof(*prev));
 	t->prev = prev;
 	vcpu = realloc(t->vcpu, (size_t)cap * sizeof(*vcpu));
 	if (!vcpu)
@@ -78,37 +81,41 @@ static int tracker_reserve(struct tracker *t, __u32 n)
 	return 0;
 }
 
+static const struct cell *cell_of(const struct tracker *t, __u32 i)
+{
+	return t->src.at ? t->src.at(t->src.ctx, i) : &t->src.cells[i];
+}
+
 /* The vCPU of a cell whose exits did not say: another cell of the same thread (not of another
  * VMM's thread that had its tid before), else the thread's name (QEMU's "CPU 3/KVM") as the
  * kernel saw it, else as /proc says now. */
 static __s32 resolve_vcpu(struct tracker *t, __u32 i)
 {
-	const struct cell *c = &t->src.cells[i];
+	const struct cell_key *c = &t->prev[i].key;	/* the cell's, as found */
 	__s32 v;
 
 	for (__u32 j = 0; j < t->seen; j++) {
 		const struct cell_key *o = &t->prev[j].key;
 
-		if (j != i && t->state[j] == CELL_LIVE && o->tid == c->key.tid &&
-		    o->tgid == c->key.tgid && o->proc_start == c->key.proc_start &&
+		if (j != i && t->state[j] == CELL_LIVE && o->tid == c->tid &&
+		    o->tgid == c->tgid && o->proc_start == c->proc_start &&
 		    t->vcpu[j] >= 0)
 			return t->vcpu[j];
 	}
 	v = cell_key_vcpu(&t->prev[i].key);
 	if (v >= 0 || !t->resolve_names)
 		return v;
-	return vcpu_for_thread(c->key.tgid, c->key.tid);
+	return vcpu_for_thread(c->tgid, c->tid);
 }
 
 /* Cell i has a complete key: follow it from zero. */
 static bool cell_found(struct tracker *t, __u32 i)
 {
-	const struct cell *c = &t->src.cells[i];
+	const struct cell *c = cell_of(t, i);
 
-	if (!cell_ready(c))
+	if (!c || !cell_ready(c))
 		return false;		/* being filled in right now: next time */
-	memset(&t->prev[i], 0, sizeof(t->prev[i]));
-	t->prev[i].key = c->key;
+	cell_seen_reset(&t->prev[i], &c->key);
 	t->vcpu[i] = c->key.vcpu;
 	t->state[i] = CELL_LIVE;
 	if (t->vcpu[i] < 0)
@@ -241,6 +248,7 @@ static int stuck_add(struct tracker *t, __u32 i, const struct cell *now)
  * back) never looked at again. */
 static void cell_retire(struct tracker *t, __u32 i)
 {
+	cell_seen_drop(&t->prev[i]);	/* read for the last time */
 	if (!t->src.release) {
 		t->state[i] = CELL_GONE;
 		return;
@@ -251,7 +259,7 @@ static void cell_retire(struct tracker *t, __u32 i)
 	t->released++;
 }
 
-static void delta_row(struct row *d, const struct cell *now, const struct cell *prev,
+static void delta_row(struct row *d, const struct cell *now, const struct cell_seen *prev,
 		      __u32 closed_epoch, bool split)
 {
 	d->count = now->started - prev->started;
@@ -270,9 +278,12 @@ static void delta_row(struct row *d, const struct cell *now, const struct cell *
 		d->total_ns = d->oncpu_ns + d->blocked_ns + d->runq_ns;
 	}
 	/* No branch per bucket: a sample takes every cell's buckets, and only exits that
-	 * completed while the epoch turned need the first and last bucket that moved. */
+	 * completed while the epoch turned need the first and last bucket that moved. Outside
+	 * the run last seen, the buckets were zero. Modulo 2^32, as the kernel's wrap. */
 	for (__u32 b = 0; b < NR_BUCKETS; b++)
-		d->hist[b] = (__u32)(now->hist[b] - prev->hist[b]);	/* modulo 2^32 */
+		d->hist[b] = now->hist[b];
+	for (__u32 j = 0; j < prev->n; j++)
+		d->hist[prev->lo + j] = (__u32)(now->hist[prev->lo + j] - prev->hist[j]);
 	if (!d->completed) {
 		d->min_ns = ~0ULL;
 		d->max_ns = 0;
@@ -337,7 +348,7 @@ static struct row *cum_row(struct tracker *t, __u32 i, struct row_table *cum,
  * share is the part inside it. Signed: an exit dropped (overwritten) takes back its share.
  */
 static __s64 inflight_gain(const struct tracker *t, const struct cell *now,
-			   const struct cell *prev, bool ended)
+			   const struct cell_seen *prev, bool ended)
 {
 	__s64 ns = 0;
 
@@ -359,6 +370,7 @@ static __s64 inflight_gain(const struct tracker *t, const struct cell *now,
 static int cell_take(struct tracker *t, __u32 i, __u32 closed_epoch, struct row_table *rows,
 		     struct row_table *cum, bool reaping)
 {
+	const struct cell *cl;
 	struct cell now;
 	struct row_key k = {};
 	struct row *r, *c;
@@ -366,11 +378,14 @@ static int cell_take(struct tracker *t, __u32 i, __u32 closed_epoch, struct row_
 	bool ended, wanted;
 	__s64 gain;
 
+	cl = cell_of(t, i);
+	if (!cl)
+		return -ENOMEM;
 	/* Read after `ended`: once it is set the values below are final. */
-	ended = cell_ended(&t->src.cells[i]);
+	ended = cell_ended(cl);
 	if (reaping && !ended)
 		return 0;
-	memcpy(&now, &t->src.cells[i], sizeof(now));
+	memcpy(&now, cl, sizeof(now));
 	/*
 	 * The kernel counts an exit started before completed, but the copy is not taken at once:
 	 * an exit begun and completed while it is taken can show in count only. Its start came
@@ -379,6 +394,9 @@ static int cell_take(struct tracker *t, __u32 i, __u32 closed_epoch, struct row_
 	if (now.count > now.started)
 		now.started = now.count;
 	wanted = t->vcpu_filter < 0 || t->vcpu[i] == t->vcpu_filter;
+	/* Before anything is counted: out of memory here leaves the cell for the next look. */
+	if (cell_seen_fit(&t->prev[i], &now))
+		return -ENOMEM;
 	if (wanted && now.inflight_ts && inflight_add(t, i, &now, ended, reaping))
 		return -ENOMEM;
 	if (wanted && now.stuck_done != t->prev[i].stuck_done && stuck_add(t, i, &now))
@@ -405,7 +423,7 @@ static int cell_take(struct tracker *t, __u32 i, __u32 closed_epoch, struct row_
 		if (c)
 			row_add(c, &d);
 	}
-	t->prev[i] = now;
+	cell_seen_store(&t->prev[i], &now);
 	if (ended)
 		cell_retire(t, i);
 	return 0;

@@ -9,11 +9,15 @@
 
 #include <stdbool.h>
 #include "vmexit.h"
+#include "cell_seen.h"
 #include "inflight.h"
 #include "rows.h"
 
 struct cell_source {		/* where the cells come from: the kernel map, or a test */
 	const struct cell *cells;
+	/* Instead of cells (when set): cell i, valid until the next call; NULL if it cannot be
+	 * reached now (the kernel map read through a window, kernel/cell_window.h). */
+	const struct cell *(*at)(void *ctx, __u32 i);
 	__u32 (*nr_cells)(void *ctx);
 	/*
 	 * Hands cell idx back to the kernel, zeroed, for another thread: its thread has exited
@@ -37,7 +41,7 @@ struct tracker {
 	__s32 vcpu_filter;		/* -1: all; applied to resolved vCPUs */
 	__u32 seen;			/* cells [0, seen) discovered at least once */
 	__u32 cap;
-	struct cell *prev;		/* last snapshot of each cell */
+	struct cell_seen *prev;		/* each cell as last seen */
 	__s32 *vcpu;			/* resolved vCPU per cell, -1 unknown */
 	__u8 *state;			/* enum cell_state per cell */
 	__u32 *freed;			/* cells handed back, found again once the kernel reuses them */

@@ -11,7 +11,9 @@
 #
 # Exit: 0 every host test passed in the bed, 1 one failed or skipped (the bed has root, KVM, BTF
 # and the tools: nothing there is a reason to skip), 77 the bed cannot run here.
-# Env: VMEXIT_BED_LOG (keep the serial log there), VMEXIT_BED_TIMEOUT (default 2400 s: TCG on a loaded machine),
+# Env: VMEXIT_BED (svm, the default, or vmx: Bochs, slow), VMEXIT_BED_KERNEL (the bed's Debian
+# kernel series, 6.1 or 6.12; default 6.1),
+# VMEXIT_BED_LOG (keep the serial log there), VMEXIT_BED_TIMEOUT (default 2400 s: TCG on a loaded machine),
 # VMEXIT_TEST_KEEP (keep the bed's output in that dir), VMEXIT_NESTED_HOST_TESTS (a
 # space-separated subset of test names, e.g. "test_stat_host"), VMEXIT_NESTED_HOST_TEST_TIMEOUT
 # (default 600 s: one test longer than that fails, with every task's state and kernel stack).
@@ -136,7 +138,7 @@ for c in "${TOOLS[@]}"; do FILES+=("$(command -v $c):/bin/$c"); done
 for t in $TESTS; do FILES+=("$HOSTT/$t.sh:/host/$t.sh"); done
 
 set +e
-"$HERE/bed.sh" --timeout "${VMEXIT_BED_TIMEOUT:-2400}" --smp "${VMEXIT_BED_SMP:-1}" --mem 2048 \
+"$HERE/bed.sh" --bed "${VMEXIT_BED:-svm}" --kernel "${VMEXIT_BED_KERNEL:-6.1}" --timeout "${VMEXIT_BED_TIMEOUT:-2400}" --smp "${VMEXIT_BED_SMP:-1}" --mem 2048 \
 	${VMEXIT_BED_LOG:+--log "$VMEXIT_BED_LOG"} "$WORK/inbed.sh" "${FILES[@]}" >"$WORK/bed.out"
 brc=$?
 set -e
