@@ -57,7 +57,7 @@ no_controls "$TMP/g.err" "stat -g nosuch"
 echo "stat -g: the names escaped: ok"
 
 # top --once: the VM's row under the header, its label cut at a whole escape.
-chk "$VMEXIT" top --once -d 0.3 --width 100 -p $lpid >"$TMP/top" || fail "top --once: exit $?"
+chk "$VMEXIT" top --once -d 2 --width 100 -p $lpid >"$TMP/top" || fail "top --once: exit $?"
 no_controls "$TMP/top" "top --once"
 [ "$(count "$TMP/top" " $SHOWN ")" = 1 ] || fail "top --once: no row for '$SHOWN': $(cat -A "$TMP/top")"
 kill $lpid 2>/dev/null
