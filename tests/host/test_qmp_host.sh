@@ -28,11 +28,9 @@ trap cleanup EXIT
 # in the nested bed, a QEMU under KVM over TCG takes seconds to start its monitor): its note is
 # then followed by the note of a later ask's answer, for the same pid.
 qmp_asked() {
-	local pid
-	for pid in $(sed -n 's/^vmexit: note: --qmp: guest .* (pid \([0-9]*\)): .*keep built-in names$/\1/p' \
-		     "$1"); do
-		grep -q "^vmexit: note: --qmp: guest .* (pid $pid): QMP at .* answered a later ask;" "$1" ||
-			return 1
+	local pid n="^vmexit: note: --qmp: guest .* (pid"
+	for pid in $(sed -n "s/$n \\([0-9]*\\)): .*keep built-in names\$/\\1/p" "$1"); do
+		grep -q "$n $pid): QMP at .* answered a later ask;" "$1" || return 1
 	done
 	grep -c "answered a later ask" "$1" | sed 's/^/QMP asks answered late: /'
 	return 0
