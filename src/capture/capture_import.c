@@ -9,6 +9,7 @@
 #include "key_rules.h"
 #include "proc_names.h"
 #include "reasons.h"
+#include "thread_group.h"
 
 struct thread_id {
 	__u32 tgid;
@@ -18,6 +19,8 @@ struct thread_id {
 struct thread_run {
 	__s32 vcpu;			/* the last kvm_exit's vcpu_id, else from the thread name */
 	bool named;			/* vcpu looked up from the thread name once */
+	bool grouped;			/* no_tgid: its process looked up in /proc once */
+	__u32 group;			/* that process, 0 if not found */
 	bool in_exit, in_user_exit;
 	struct vmexit_event exit;	/* the kvm_exit in flight, its key in exit.key */
 	struct vmexit_event user_exit;	/* the kvm_userspace_exit in flight, its key too */
@@ -45,6 +48,7 @@ struct capture_import {
 	__u64 last_ts;
 	/* What the capture held, for the notes and for the completions it can make. */
 	bool seen_kvm, seen_exit, seen_entry, seen_user_exit, seen_run;
+	__u32 threads_grouped, threads_alone;	/* no_tgid: found in /proc or not */
 };
 
 /*
@@ -426,6 +430,19 @@ int capture_import_add(struct capture_import *ci, const struct tp_record *r)
 		return -ENOMEM;
 	if (added)
 		t->vcpu = -1;
+	/*
+	 * A capture of thread ids alone (trace.dat): a thread still running under the capture's
+	 * name for it is put in its process, so that the VMM is one row and -p PID selects it.
+	 */
+	if (ci->no_tgid && !r->tgid && !t->grouped) {
+		t->grouped = true;
+		if (!thread_group_of(r->tid, r->comm, &t->group))
+			ci->threads_grouped++;
+		else
+			ci->threads_alone++;
+	}
+	if (t->group)
+		tgid = t->group;
 	/* As the live side does for threads whose kernel said no vCPU: the thread's name. */
 	if (!t->named && t->vcpu < 0 && r->comm && *r->comm) {
 		t->named = true;
@@ -495,10 +512,15 @@ void capture_import_notes(struct capture_import *ci)
 	}
 	fprintf(stderr, "vmexit: %s: a %s names no guests: VMMs are shown by pid\n", ci->path,
 		ci->kind);
-	if (ci->no_tgid)
-		fprintf(stderr, "vmexit: %s: a %s keeps thread ids, not process ids: each vCPU "
-			"thread is shown as a VMM of its own (pid = its thread id)\n", ci->path,
-			ci->kind);
+	if (ci->no_tgid && ci->threads_alone)
+		fprintf(stderr, "vmexit: %s: a %s keeps thread ids, not process ids: %u of its "
+			"%u threads (not running now under the same name) are each shown as a VMM "
+			"of its own (pid = its thread id)\n", ci->path, ci->kind,
+			ci->threads_alone, ci->threads_alone + ci->threads_grouped);
+	if (ci->no_tgid && ci->threads_grouped)
+		fprintf(stderr, "vmexit: %s: a %s keeps thread ids, not process ids: %u of its "
+			"threads, running now under the same name, are shown in their process "
+			"(from /proc)\n", ci->path, ci->kind, ci->threads_grouped);
 	/*
 	 * `perf kvm stat record` records kvm_exit and kvm_entry, never kvm_userspace_exit: on a
 	 * host whose kvm_exit does not fire its file holds no exit at all. Say what is missing

@@ -53,6 +53,16 @@ static void note(struct qmp_guest *g, struct name_cache *names, const char *path
 	fputs("; its ports and addresses keep built-in names\n", stderr);
 }
 
+static void late_answer(const struct qmp_guest *g, struct name_cache *names, const char *path)
+{
+	char nb[TEXT_NAME_MAX], pb[TEXT_NAME_MAX];
+
+	fprintf(stderr, "vmexit: note: --qmp: guest %s (pid %u): QMP at %s answered a later ask; "
+		"its ports and addresses take QEMU's names from now on\n",
+		text_esc(nb, name_cache_get_at(names, g->tgid, g->start)), g->tgid,
+		text_esc(pb, path));
+}
+
 static double longer(double backoff)
 {
 	return backoff * 2 < QMP_REASK_MAX_S ? backoff * 2 : QMP_REASK_MAX_S;
@@ -110,6 +120,10 @@ static void ask(struct qmp_names *q, struct qmp_guest *g, struct name_cache *nam
 		g->next_ask = now + g->backoff;
 		return;
 	}
+	/* A QEMU still starting (or busy) can miss the first ask and answer a later one: the
+	 * note said built-in names, so say that its names are QEMU's from now on. */
+	if (g->noted && !g->answered)
+		late_answer(g, names, path);
 	changed = !g->answered || h != g->text_hash;
 	pthread_mutex_lock(&q->lock);
 	old = g->map;

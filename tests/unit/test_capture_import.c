@@ -4,6 +4,7 @@
  * have sent out. Records are made here by hand (fields named as the kernel's formats name them);
  * every expected value follows from the records fed in.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -317,8 +318,73 @@ static void test_notes(void)
 	capture_import_free(ci);
 }
 
+/* A vCPU thread that runs while the test feeds its records: its id and the process's. */
+struct vcpu_thread {
+	pthread_t th;
+	pid_t tid;
+	int go[2];	/* the thread says its tid on go[1]; closing done[1] ends it */
+	int done[2];
+};
+
+static void *vcpu_thread_run(void *arg)
+{
+	struct vcpu_thread *v = arg;
+	pid_t tid = gettid();
+	char c;
+
+	pthread_setname_np(pthread_self(), "CPU 0/KVM");
+	CHECK(write(v->go[1], &tid, sizeof(tid)) == sizeof(tid));
+	CHECK(read(v->done[0], &c, 1) == 0);
+	return NULL;
+}
+
+/*
+ * A trace.dat keeps thread ids only: a vCPU thread still running under the capture's name for
+ * it is put in its process (as -p PID then selects it); a thread of another name (its id reused
+ * since, or gone) stays a VMM of its own.
+ */
+static void test_thread_groups(void)
+{
+	struct capture_import *ci = capture_import_new("t.dat", "trace-cmd trace.dat", true);
+	struct vcpu_thread v = {};
+	struct vmexit_event e;
+	const char *t;
+
+	CHECK(pipe(v.go) == 0 && pipe(v.done) == 0);
+	CHECK(pthread_create(&v.th, NULL, vcpu_thread_run, &v) == 0);
+	CHECK(read(v.go[0], &v.tid, sizeof(v.tid)) == sizeof(v.tid));
+	CHECK(v.tid != getpid());
+	/* Two KVM_EXIT_HLTs (5): the first ends at the next run's FPU load. */
+	feed(ci, "kvm_userspace_exit", 100, 0, (__u32)v.tid, "CPU 0/KVM", (struct rec_fields){ {
+		{ "reason", 5 }, { "errno", 0 } } });
+	feed(ci, "kvm_fpu", 120, 0, (__u32)v.tid, "CPU 0/KVM", (struct rec_fields){ {
+		{ "load", 1 } } });
+	/* Thread 1 (init) runs under another name now: not the capture's vCPU thread. */
+	feed(ci, "kvm_userspace_exit", 130, 0, 1, "CPU 9/KVM", (struct rec_fields){ {
+		{ "reason", 5 }, { "errno", 0 } } });
+	capture_import_end(ci);
+	e = next_event(ci);
+	CHECK_EQ_U64(e.tid, (__u64)v.tid);
+	CHECK_EQ_U64(e.tgid, (__u64)getpid());
+	CHECK_EQ_U64(e.vcpu, 0);
+	e = next_event(ci);
+	CHECK_EQ_U64(e.tgid, 1);
+	t = notes_of(ci);
+	CHECK(strstr(t, "vmexit: t.dat: a trace-cmd trace.dat keeps thread ids, not process ids: 1 "
+		  "of its 2 threads (not running now") != NULL);
+	CHECK(strstr(t, "1 of its threads, running now under the same name, are shown in their "
+		  "process (from /proc)") != NULL);
+	close(v.done[1]);
+	CHECK(pthread_join(v.th, NULL) == 0);
+	close(v.go[0]);
+	close(v.go[1]);
+	close(v.done[0]);
+	capture_import_free(ci);
+}
+
 int main(void)
 {
+	test_thread_groups();
 	test_notes();
 	test_pairs();
 	test_no_entry();

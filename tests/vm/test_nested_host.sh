@@ -48,13 +48,12 @@ PYVER=$("$PY" -c 'import sys; print("python%d.%d" % sys.version_info[:2])')
 TOOLS=(bash perf tmux setpriv setsid timeout bpftool taskset prometheus promtool curl date pgrep capsh
        trace-cmd protoc uftrace)
 for c in "${TOOLS[@]}"; do command -v $c >/dev/null || fail "$c not installed (tools/install-deps.sh)"; done
-# Host tests the bed cannot run: test_qmp_host needs a real QEMU with KVM (the bed has no QEMU,
-# nor its firmware); test_serve_native_synth_host needs no KVM (synthesized cells): it runs on
+# Host tests the bed cannot run: test_serve_native_synth_host needs no KVM (synthesized cells): it runs on
 # the host; test_diff_host and test_explain_host compare and judge latencies and rates, which
 # under TCG are the emulator's: two identical guests run at once on the bed's CPU differed by
 # 10-48 % at p50 (every one of 5 pairs significantly different), a pass of 1250 exits took 5-15 s,
 # and the two tests took 420 s there.
-NOT_IN_BED="test_qmp_host test_serve_native_synth_host test_diff_host test_explain_host"
+NOT_IN_BED="test_serve_native_synth_host test_diff_host test_explain_host"
 TESTS=${VMEXIT_NESTED_HOST_TESTS:-$(cd "$HOSTT" && ls test_*.sh | sed 's/\.sh$//' |
 	grep -vxF "$(tr ' ' '\n' <<<"$NOT_IN_BED")" | tr '\n' ' ')}
 
@@ -136,6 +135,12 @@ done
 # In /bin, ahead of busybox's applets of the same name (its setpriv lacks --reuid).
 for c in "${TOOLS[@]}"; do FILES+=("$(command -v $c):/bin/$c"); done
 for t in $TESTS; do FILES+=("$HOSTT/$t.sh:/host/$t.sh"); done
+# A real QEMU with KVM and SeaBIOS, only for the tests that start one (tests/vm/lib/qemu_files.sh).
+NEEDS_QEMU="test_qmp_host"
+if grep -qxF "$(tr ' ' '\n' <<<"$NEEDS_QEMU")" <<<"$(tr ' ' '\n' <<<"$TESTS")"; then
+	. "$HERE/lib/qemu_files.sh"
+	qemu_files
+fi
 
 set +e
 "$HERE/bed.sh" --bed "${VMEXIT_BED:-svm}" --kernel "${VMEXIT_BED_KERNEL:-6.1}" --timeout "${VMEXIT_BED_TIMEOUT:-2400}" --smp "${VMEXIT_BED_SMP:-1}" --mem 2048 \
