@@ -186,7 +186,7 @@ static void *switch_main(void *arg)
 				 note, at);
 		}
 	} else {
-		snprintf(sw->note, sizeof(sw->note), "%s; %.2f s after start", note, at);
+		snprintf(sw->note, sizeof(sw->note), "%s; judged %.2f s after start", note, at);
 	}
 	__atomic_store_n(&sw->state, v == CHECK_AGREED ? SWITCH_DONE : SWITCH_REFUSED,
 			 __ATOMIC_RELEASE);

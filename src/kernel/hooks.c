@@ -573,6 +573,15 @@ void hooks_check_release(struct hooks *h, bool verbose)
 		check_reaper(r);
 }
 
+void hooks_check_reaped(struct hooks *h)
+{
+	struct hook_check_run *r = &h->run_state;
+
+	if (r->reaping)
+		pthread_join(r->reaper, NULL);
+	r->reaping = false;
+}
+
 void hooks_free(struct hooks *h)
 {
 	struct hook_check_run *r = &h->run_state;

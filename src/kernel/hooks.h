@@ -140,6 +140,9 @@ bool hooks_exit_prog_used(const struct hooks *h, const struct vmexit_bpf *skel,
 int hooks_check_links(struct hooks *h, struct bpf_link **links[], int max);
 /* verbose: "vmexit: hooks: start-up check detached" on stderr once they are. */
 void hooks_check_release(struct hooks *h, bool verbose);
+/* Waits until the thread of hooks_check_release() has detached the check (none: at once).
+ * A check kept for a run started idle (fast_switch.h) stays. */
+void hooks_check_reaped(struct hooks *h);
 void hooks_free(struct hooks *h);
 const char *run_hook_name(enum run_hook r);
 /* The -v lines: which hooks are in use and why. exit_only: the kvm_exit line alone, the

@@ -170,7 +170,7 @@ void session_start_command(struct session *s)
 		 * The command's first moments are measured too: the check's detach (a thread,
 		 * freeing BTF, closing perf events) must not compete with it for a CPU.
 		 */
-		hooks_free(&s->hooks);
+		hooks_check_reaped(&s->hooks);
 		if (write(s->child_go_fd, "g", 1) != 1)
 			fprintf(stderr, "vmexit: cannot start the command: %s\n", strerror(errno));
 		close(s->child_go_fd);
