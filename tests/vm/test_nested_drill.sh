@@ -12,9 +12,10 @@
 #            tracefs: kvm_exit, kvm_entry and the key events kvm_pio, kvm_mmio, kvm_msr,
 #            kvm_cpuid, kvm_hypercall, kvm_page_fault. The three tracers are nested, each
 #            attached before its command starts (see test_nested_stream.sh), so all three and
-#            tracefs see exactly the same exits. The host is quiet when stat starts, so its
-#            start-up check sees no exit and keeps the classic kvm_exit tracepoint (on VMX keys
-#            always take it: src/kernel/session.c classic_needed()).
+#            tracefs see exactly the same exits. stat runs with VMEXIT_TEST_FAST_PATH_SKEW=1, so
+#            that the check refuses the fast path once the guest's exits begin and the classic
+#            kvm_exit tracepoint stays (on VMX keys always take it: src/kernel/session.c
+#            classic_needed()).
 #   "fast":  (SVM) stat --json --by key started while a busy VM runs, so that the check judges
 #            real exits and chooses the fast path (tp_btf); its command stops the busy VM, turns
 #            tracing on and runs vmexit-guest ARGS. On VMX keys never take the fast path: the
@@ -99,7 +100,9 @@ stop() {
 
 start keys
 echo 1 >$T/tracing_on
-timeout $PT sh /tmp/run.sh stat /vmexit stat --json --by key -- \
+# The classic phase: started on a quiet host, stat would move to the fast path once the
+# guest's exits begin (src/kernel/fast_switch.h); the skewed fast path keeps it classic.
+VMEXIT_TEST_FAST_PATH_SKEW=1 timeout $PT sh /tmp/run.sh stat /vmexit stat --json --by key -- \
 	sh /tmp/run.sh rip /vmexit stat --json --by rip --top 1000 --guest-symbols drill=/guest.map -- \
 	sh /tmp/run.sh record /vmexit record --keys -o /tmp/keys.vmexit -- \
 	sh /tmp/run.sh guest /vmexit-guest $ARGS
