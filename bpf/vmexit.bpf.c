@@ -77,7 +77,7 @@ int kvm_exit_fast(__u64 *ctx)
 	if (!ts)
 		return TP_PASS;
 	/* Never false once the start-up check passed; an unknown reason stays visible. */
-	if (!raw_exit_read(ctx, &x, ts->vcpu < 0))
+	if (!raw_exit_read(ctx, &x, ts->vcpu < 0, key_mode == KEY_MODE_RIP))
 		x.reason = ~0u;
 	exit_start(ts, now, id >> 32, (__u32)id, &x);
 	if (overlap)

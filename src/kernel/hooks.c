@@ -330,6 +330,7 @@ static int check_arm(struct hooks *h)
 	/* Test-only: makes the fast path read wrong reasons, to see the check refuse it. */
 	if (skew)
 		c->rodata->check_skew = (__u32)strtoul(skew, NULL, 0);
+	c->rodata->check_rip = h->want_rip;
 	err = hook_check_bpf__load(c);
 	startup_mark("check open and load");
 	if (err)

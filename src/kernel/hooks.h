@@ -93,6 +93,7 @@ struct fast_switch;
 struct hooks {
 	enum run_hook run;
 	char run_note[160];	/* why the better hooks were not taken */
+	bool want_rip;		/* --by rip: the check compares the RIPs too (set before the check) */
 	enum exit_hook exit;
 	__u32 exit_shape;	/* enum vmexit_exit_shape */
 	char exit_note[200];	/* why not the fast path, or that it was checked */

@@ -608,8 +608,9 @@ static const char *classic_needed(const struct session_opts *o)
 {
 	if (o->stream)
 		return "a stream needs the classic record's fields";
-	if (o->key_mode == KEY_MODE_RIP)
-		return "--by rip needs the classic record's RIP";
+	/* SVM's and arm64's fast path read the RIP where the record does (bpf/exit_read.bpf.h). */
+	if (o->key_mode == KEY_MODE_RIP && !access("/sys/module/kvm_intel", F_OK))
+		return "--by rip needs the classic record's RIP (VMX reads it lazily, a VMREAD)";
 	if (o->key_mode == KEY_MODE_DEVICE && !access("/sys/module/kvm_intel", F_OK))
 		return "keys need the classic record's interrupt vector (VMX)";
 	return NULL;
@@ -636,6 +637,7 @@ int session_open(struct session *s, struct session_opts *o)
 
 	startup_mark("session start");
 	/* The check window runs while the main object is opened and loaded. */
+	s->hooks.want_rip = o->key_mode == KEY_MODE_RIP;
 	hooks_check_start(&s->hooks, classic_needed(o), o->check_hooks ? 2.0 : 0.3,
 			  o->check_hooks);
 	err = session_load(s, o);
