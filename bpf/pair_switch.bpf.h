@@ -46,8 +46,10 @@ static __always_inline bool pair_handled(int kind)
 	if (!last || *last != pair_mark((__u32)id, kind))
 		return false;
 	ts = thread_get(id >> 32, (__u32)id, false);
+	/* No state: an exit would have made some, so the first program saw an entry with no
+	 * exit before it (a vCPU's first) and counted it. */
 	if (!ts)
-		return false;
+		return kind == PAIR_ENTRY;
 	return kind == PAIR_EXIT ? ts->exit_cell != CELL_NONE : ts->exit_cell == CELL_NONE;
 }
 
