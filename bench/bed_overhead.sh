@@ -166,7 +166,8 @@ run_case() {
 			{ warm_stop; kill $T; wait $T; return; }
 		warm_stop; timed
 		kill -INT $T; wait $T
-		hooks=$(sed -n 's/.*"kvm_exit":"\([^"]*\)".*/\1/p' /tmp/v.out | head -1)
+		# The summary's hooks: an interval line may predate the switch.
+		hooks=$(sed -n 's/.*"kvm_exit":"\([^"]*\)".*/\1/p' /tmp/v.out | tail -1)
 		grep '^vmexit: \(hooks: kvm_exit\|hooks: start-up\|warning\)' /tmp/v.err | sed "s/^/HOOKS-$1 /" ;;
 	bpftrace)
 		rm -f /tmp/b.out
