@@ -129,6 +129,30 @@ static __always_inline bool vcpu_exit_reason(struct kvm_vcpu *vcpu, __u32 isa, _
 }
 
 /*
+ * The guest RIP the classic record holds (kvm_rip_read()), read where SVM keeps it: the VMCB's
+ * save area, which svm_vcpu_run() copies into the vCPU's register cache before it traces
+ * kvm_exit. VMX reads the RIP lazily, a VMREAD the record's kvm_rip_read() makes: a BPF
+ * program cannot, so --by rip on VMX keeps the classic tracepoint (src/kernel/session.c).
+ * An SEV-ES guest's save area is encrypted: the start-up check, which compares the RIPs
+ * with --by rip, refuses the fast path there.
+ */
+static __always_inline bool vcpu_exit_rip(struct kvm_vcpu *vcpu, __u32 isa, __u64 *rip)
+{
+	if (isa == VMEXIT_ISA_SVM && bpf_core_type_exists(struct vcpu_svm)) {
+		struct vcpu_svm *svm = (void *)vcpu - bpf_core_field_offset(struct vcpu_svm, vcpu);
+		struct vmcb *vmcb;
+
+		if (!bpf_core_field_exists(svm->vmcb) || !bpf_core_field_exists(struct vmcb, save))
+			return false;
+		vmcb = BPF_CORE_READ(svm, vmcb);
+		return vmcb && !bpf_probe_read_kernel(rip, sizeof(*rip),
+						      __builtin_preserve_access_index(
+							      &vmcb->save.rip));
+	}
+	return false;
+}
+
+/*
  * The raw tracepoint's arguments (the BPF context is the prototype's arguments after the
  * tracepoint's own data pointer, one u64 each). Each shape reads only its own slots: the
  * verifier checks context reads against the running kernel's prototype, and raw_exit_shape is
@@ -136,9 +160,11 @@ static __always_inline bool vcpu_exit_reason(struct kvm_vcpu *vcpu, __u32 isa, _
  * type pointer arguments of raw tracepoints as maybe-NULL ("bpf: Mark raw_tp arguments with
  * PTR_MAYBE_NULL"): the vCPU is tested first. false: no reason readable. The vCPU id is read
  * only when want_vcpu: a thread runs its vCPU for its life (each QEMU vCPU has its thread), so
- * the handlers read it once per thread (ts->vcpu) rather than once per exit.
+ * the handlers read it once per thread (ts->vcpu) rather than once per exit. The RIP only when
+ * want_rip (--by rip); arm64's is an argument.
  */
-static __always_inline bool raw_exit_read(__u64 *ctx, struct exit_info *x, bool want_vcpu)
+static __always_inline bool raw_exit_read(__u64 *ctx, struct exit_info *x, bool want_vcpu,
+					 bool want_rip)
 {
 	struct kvm_vcpu *vcpu;
 
@@ -154,6 +180,8 @@ static __always_inline bool raw_exit_read(__u64 *ctx, struct exit_info *x, bool 
 			return false;
 		if (want_vcpu)
 			x->vcpu = vcpu->vcpu_id;
+		if (want_rip && !vcpu_exit_rip(vcpu, x->isa, &x->rip))
+			return false;
 		return vcpu_exit_reason(vcpu, x->isa, &x->reason);
 	case EXIT_SHAPE_REASON_VCPU_ISA:
 		vcpu = (struct kvm_vcpu *)ctx[1];
@@ -163,7 +191,7 @@ static __always_inline bool raw_exit_read(__u64 *ctx, struct exit_info *x, bool 
 			return false;
 		if (want_vcpu)
 			x->vcpu = vcpu->vcpu_id;
-		return true;
+		return !want_rip || vcpu_exit_rip(vcpu, x->isa, &x->rip);
 	case EXIT_SHAPE_ARM64:
 		/* The record keeps ARM_EXCEPTION_CODE(ret): the SError-pending bit 31 cleared. */
 		x->isa = VMEXIT_ISA_ARM64;

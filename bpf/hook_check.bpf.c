@@ -17,6 +17,8 @@
 
 /* Test-only: added to the fast path's reasons, to prove that a disagreement is caught. */
 const volatile __u32 check_skew = 0;
+/* --by rip: the fast path reads the RIP too (bpf/exit_read.bpf.h), and both sides must agree. */
+const volatile bool check_rip = false;
 
 /* Written by userspace through the mmapped .bss. */
 bool armed;
@@ -89,7 +91,7 @@ static __noinline void cycle_judge(struct cycle *c)
 		count_reason(c->classic.isa, c->classic.reason, false);
 	if (raw && classic) {
 		if (c->raw.isa == c->classic.isa && c->raw.reason == c->classic.reason &&
-		    c->raw.vcpu == c->classic.vcpu) {
+		    c->raw.vcpu == c->classic.vcpu && (!check_rip || c->raw.rip == c->classic.rip)) {
 			__sync_fetch_and_add(&result.matched, 1);
 		} else if (__sync_fetch_and_add(&result.mismatched, 1) == 0) {
 			result.bad_isa = c->classic.isa;
@@ -154,7 +156,7 @@ int check_exit_raw(__u64 *ctx)
 
 	if (done)
 		return TP_PASS;
-	if (!raw_exit_read(ctx, &x, true)) {
+	if (!raw_exit_read(ctx, &x, true, check_rip)) {
 		if (armed)
 			__sync_fetch_and_add(&result.unreadable, 1);
 		return TP_PASS;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* vmexit: in-kernel aggregation of KVM exits. The logic is in handlers.bpf.h. */
 #include "handlers.bpf.h"
+#include "pair_switch.bpf.h"
 #include <bpf/bpf_tracing.h>
 
 #define KVM_RUN_IOCTL	0xae80	/* _IO(KVMIO, 0x80) */
@@ -18,7 +19,8 @@
  * qualification and interrupt info for it, kvm_entry reads the guest RIP): stream and record
  * need those fields. The raw ones (tp_btf) cost less to dispatch and build nothing; the
  * reason comes from the vCPU (bpf/exit_read.bpf.h). They are used only after a start-up
- * window in which both saw the same exits (bpf/hook_check.bpf.c).
+ * window in which both saw the same exits (bpf/hook_check.bpf.c), at start-up or, on a host
+ * idle then, once exits begin: while the pairs change places, both run (pair_switch.bpf.h).
  */
 SEC("?tp/kvm/kvm_exit")
 int kvm_exit(struct trace_event_raw_kvm_exit *ctx)
@@ -26,20 +28,36 @@ int kvm_exit(struct trace_event_raw_kvm_exit *ctx)
 	__u64 now = bpf_ktime_get_ns();
 	__u64 id = hot_ids();
 	struct exit_info x = { .vcpu = -1 };
+	bool overlap = pair_overlap;
 
+	if (overlap && pair_handled(PAIR_EXIT))
+		return TP_PASS;
 	/* --by key: an interrupt exit's vector is in the record's intr_info (keys.bpf.h). */
 	classic_exit_read(ctx, &x, stream_enabled || key_mode == KEY_MODE_DEVICE);
 	handle_kvm_exit(now, id >> 32, (__u32)id, &x);
+	if (overlap)
+		pair_note(PAIR_EXIT);
 	return TP_PASS;
+}
+
+/* Either pair's kvm_entry: the same, but for the switch's overlap (pair_switch.bpf.h). */
+static __always_inline void entry_of_pair(void)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u64 id = hot_ids();
+	bool overlap = pair_overlap;
+
+	if (overlap && pair_handled(PAIR_ENTRY))
+		return;
+	handle_kvm_entry(now, id >> 32, (__u32)id);
+	if (overlap)
+		pair_note(PAIR_ENTRY);
 }
 
 SEC("?tp/kvm/kvm_entry")
 int kvm_entry(void *ctx)
 {
-	__u64 now = bpf_ktime_get_ns();
-	__u64 id = hot_ids();
-
-	handle_kvm_entry(now, id >> 32, (__u32)id);
+	entry_of_pair();
 	return TP_PASS;
 }
 
@@ -49,15 +67,21 @@ int kvm_exit_fast(__u64 *ctx)
 	__u64 now = bpf_ktime_get_ns();
 	__u64 id = hot_ids();
 	struct exit_info x = { .vcpu = -1 };
-	struct thread_state *ts = exit_thread(id >> 32, (__u32)id);
+	bool overlap = pair_overlap;
+	struct thread_state *ts;
 
+	if (overlap && pair_handled(PAIR_EXIT))
+		return TP_PASS;
+	ts = exit_thread(id >> 32, (__u32)id);
 	/* An unwatched thread's exit reads nothing from its vCPU. */
 	if (!ts)
 		return TP_PASS;
 	/* Never false once the start-up check passed; an unknown reason stays visible. */
-	if (!raw_exit_read(ctx, &x, ts->vcpu < 0))
+	if (!raw_exit_read(ctx, &x, ts->vcpu < 0, key_mode == KEY_MODE_RIP))
 		x.reason = ~0u;
 	exit_start(ts, now, id >> 32, (__u32)id, &x);
+	if (overlap)
+		pair_note(PAIR_EXIT);
 	return TP_PASS;
 }
 
@@ -70,10 +94,7 @@ int kvm_exit_fast(__u64 *ctx)
 SEC("?tp_btf/kvm_entry")
 int kvm_entry_fast(void *ctx)
 {
-	__u64 now = bpf_ktime_get_ns();
-	__u64 id = hot_ids();
-
-	handle_kvm_entry(now, id >> 32, (__u32)id);
+	entry_of_pair();
 	return TP_PASS;
 }
 

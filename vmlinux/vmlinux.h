@@ -156,8 +156,16 @@ struct vmcb_control_area {
 	u32 exit_code;
 };
 
+/* --by rip on the fast path: the guest RIP as of the exit (bpf/exit_read.bpf.h). */
+struct vmcb_save_area {
+	u64 rip;
+};
+
+/* Since "KVM: SVM: Add support for SEV-ES ... save area" the save area is in an anonymous union:
+ * CO-RE finds a member through anonymous unions, so the flat layout here matches both. */
 struct vmcb {
 	struct vmcb_control_area control;
+	struct vmcb_save_area save;
 };
 
 struct vcpu_svm {

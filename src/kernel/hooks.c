@@ -12,6 +12,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "hooks.h"
+#include "fast_switch.h"
 #include "links_destroy.h"
 #include "reasons.h"
 #include "startup_timing.h"
@@ -329,6 +330,7 @@ static int check_arm(struct hooks *h)
 	/* Test-only: makes the fast path read wrong reasons, to see the check refuse it. */
 	if (skew)
 		c->rodata->check_skew = (__u32)strtoul(skew, NULL, 0);
+	c->rodata->check_rip = h->want_rip;
 	err = hook_check_bpf__load(c);
 	startup_mark("check open and load");
 	if (err)
@@ -354,7 +356,7 @@ static int check_arm(struct hooks *h)
 
 /* Detaching both objects: the classic tracepoints' perf events each wait for a grace period,
  * all at once (links_destroy.h). */
-static void check_objects_destroy(struct hook_check_run *r)
+void check_objects_destroy(struct hook_check_run *r)
 {
 	struct bpf_link **links[5] = { &r->links[0], &r->links[1], &r->links[2], &r->links[3] };
 	int n = 4;
@@ -425,48 +427,49 @@ void hooks_exit_fast_refused(struct hooks *h, struct vmexit_bpf *skel, int err)
 	hooks_exit_autoload(h, skel);
 }
 
-void hooks_check_finish(struct hooks *h)
+/* Waits for the window's end (the rule: check_window_open()), then disarms the check. */
+static double check_window_wait(struct hook_check_run *r, const volatile int *stop)
 {
-	struct hook_check_run *r = &h->run_state;
 	struct timespec tick = { 0, 2 * 1000 * 1000 };
-	struct hook_check *k = &h->check;
-	struct hook_check_bpf *c = r->obj;
-	const struct check_result *res;
-	double now, quiet;
+	const struct check_result *res = &r->obj->bss->result;
+	double now;
 
-	if (!c)
-		return;
-	/* The window has run while the main object loaded: only the rest is waited for here. */
-	res = &c->bss->result;
 	while (check_window_open(&r->w, (now = mono_s()), load_u64(&res->seen),
 				 load_u64(&res->matched), load_u64(&res->mismatched) +
-				 load_u64(&res->unpaired) + load_u64(&res->unreadable)))
+				 load_u64(&res->unpaired) + load_u64(&res->unreadable)) &&
+	       !(stop && __atomic_load_n(stop, __ATOMIC_RELAXED)))
 		nanosleep(&tick, NULL);
-	__atomic_store_n(&c->bss->armed, false, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->obj->bss->armed, false, __ATOMIC_RELEASE);
+	return now;
+}
+
+enum check_verdict hooks_check_verdict(struct hook_check_run *r, struct hook_check *k, char *note,
+				       size_t len, const volatile int *stop)
+{
+	struct hook_check_bpf *c = r->obj;
+	const struct check_result *res = &c->bss->result;
+	double now = check_window_wait(r, stop), quiet;
+
 	/* How long the host made no exit (when the check saw none): the watch's time counts. */
 	quiet = now - r->w.start + r->w.quiet_s;
-	startup_mark("check window");
 	k->ran = true;
 	k->window_s = now - r->w.start;
-	k->matched = c->bss->result.matched;
-	k->mismatched = c->bss->result.mismatched;
-	k->unpaired = c->bss->result.unpaired;
-	k->unreadable = c->bss->result.unreadable;
-	k->entries = c->bss->result.entries;
-	k->classic_missed = c->bss->result.classic_missed;
+	k->matched = res->matched;
+	k->mismatched = res->mismatched;
+	k->unpaired = res->unpaired;
+	k->unreadable = res->unreadable;
+	k->entries = res->entries;
+	k->classic_missed = res->classic_missed;
 	if (k->mismatched)
-		snprintf(h->exit_note, sizeof(h->exit_note),
-			 "the fast path read %s reason %u where the classic tracepoint has %u",
-			 isa_name(c->bss->result.bad_isa), c->bss->result.bad_raw,
-			 c->bss->result.bad_classic);
+		snprintf(note, len, "the fast path read %s reason %u where the classic tracepoint "
+			 "has %u", isa_name(res->bad_isa), res->bad_raw, res->bad_classic);
 	if (r->w.verbose)
 		check_counts_print(c, stderr);
 	/* Until their links are gone (hooks_check_release()), the programs return at once. */
 	__atomic_store_n(&c->bss->done, true, __ATOMIC_RELEASE);
 	if (k->mismatched || k->unreadable || k->unpaired) {
 		if (!k->mismatched)
-			snprintf(h->exit_note, sizeof(h->exit_note),
-				 "%llu exits unreadable, %llu seen by one side only",
+			snprintf(note, len, "%llu exits unreadable, %llu seen by one side only",
 				 (unsigned long long)k->unreadable,
 				 (unsigned long long)k->unpaired);
 		/* Always said: the user should know the cheaper path was refused, and why. */
@@ -474,26 +477,43 @@ void hooks_check_finish(struct hooks *h)
 			"classic tracepoint on %llu of %llu exits (%s): using the classic one\n",
 			(unsigned long long)(k->mismatched + k->unreadable + k->unpaired),
 			(unsigned long long)(k->matched + k->mismatched + k->unreadable +
-					     k->unpaired), h->exit_note);
-	} else if (!load_u64(&res->seen)) {
-		snprintf(h->exit_note, sizeof(h->exit_note),
-			 "not checked: no kvm_exit in the last %.1f s", quiet);
-	} else if (k->matched < CHECK_MIN_MATCHED) {
-		snprintf(h->exit_note, sizeof(h->exit_note),
-			 "not checked: %llu exits read alike in the %.2f s check window, %d needed",
-			 (unsigned long long)k->matched, k->window_s, CHECK_MIN_MATCHED);
-	} else {
+					     k->unpaired), note);
+		return CHECK_REFUSED;
+	}
+	if (!load_u64(&res->seen)) {
+		snprintf(note, len, "not checked: no kvm_exit in the last %.1f s", quiet);
+		return CHECK_TOO_FEW;
+	}
+	if (k->matched < CHECK_MIN_MATCHED) {
+		snprintf(note, len, "not checked: %llu exits read alike in the %.2f s check window, "
+			 "%d needed", (unsigned long long)k->matched, k->window_s,
+			 CHECK_MIN_MATCHED);
+		return CHECK_TOO_FEW;
+	}
+	{
 		char missed[64] = "";
 
 		if (k->classic_missed)
 			snprintf(missed, sizeof(missed), "; the classic side missed %llu",
 				 (unsigned long long)k->classic_missed);
-		snprintf(h->exit_note, sizeof(h->exit_note),
-			 "checked: %llu exits and %llu entries read alike in %.2f s%s",
+		snprintf(note, len, "checked: %llu exits and %llu entries read alike in %.2f s%s",
 			 (unsigned long long)k->matched, (unsigned long long)k->entries,
 			 k->window_s, missed);
-		h->exit = EXIT_HOOK_FAST;
 	}
+	return CHECK_AGREED;
+}
+
+void hooks_check_finish(struct hooks *h)
+{
+	struct hook_check_run *r = &h->run_state;
+
+	if (!r->obj)
+		return;
+	/* The window has run while the main object loaded: only the rest is waited for here. */
+	h->verdict = hooks_check_verdict(r, &h->check, h->exit_note, sizeof(h->exit_note), NULL);
+	startup_mark("check window");
+	if (h->verdict == CHECK_AGREED)
+		h->exit = EXIT_HOOK_FAST;
 }
 
 bool hooks_exit_prog_used(const struct hooks *h, const struct vmexit_bpf *skel,
@@ -518,6 +538,21 @@ static void *check_reaper(void *arg)
 	return NULL;
 }
 
+int hooks_check_links(struct hooks *h, struct bpf_link **links[], int max)
+{
+	struct hook_check_run *r = &h->run_state;
+	int n = 0;
+
+	/* Only while no thread owns them: the reaper frees them itself. */
+	if (r->reaping)
+		return 0;
+	for (int i = 0; i < 4 && n < max; i++)
+		links[n++] = &r->links[i];
+	if (r->watch && n < max)
+		links[n++] = &r->watch->links.watch_exit;
+	return n;
+}
+
 void hooks_check_release(struct hooks *h, bool verbose)
 {
 	struct hook_check_run *r = &h->run_state;
@@ -539,10 +574,21 @@ void hooks_check_release(struct hooks *h, bool verbose)
 		check_reaper(r);
 }
 
+void hooks_check_reaped(struct hooks *h)
+{
+	struct hook_check_run *r = &h->run_state;
+
+	if (r->reaping)
+		pthread_join(r->reaper, NULL);
+	r->reaping = false;
+}
+
 void hooks_free(struct hooks *h)
 {
 	struct hook_check_run *r = &h->run_state;
 
+	/* Its thread may start the reaper: it ends first. */
+	fast_switch_free(h);
 	if (r->reaping)
 		pthread_join(r->reaper, NULL);
 	r->reaping = false;
@@ -550,17 +596,23 @@ void hooks_free(struct hooks *h)
 	kernel_btf_free(r);
 }
 
-static const char *exit_hook_name(const struct hooks *h, bool entry)
+static const char *exit_hook_name(enum exit_hook exit, bool entry)
 {
-	if (h->exit == EXIT_HOOK_FAST)
+	if (exit == EXIT_HOOK_FAST)
 		return entry ? "tp_btf/kvm_entry" : "tp_btf/kvm_exit";
 	return entry ? "kvm:kvm_entry" : "kvm:kvm_exit";
 }
 
 void hooks_print(const struct hooks *h, bool exit_only, FILE *f)
 {
-	fprintf(f, "vmexit: hooks: kvm_exit %s, kvm_entry %s (%s)\n", exit_hook_name(h, false),
-		exit_hook_name(h, true), h->exit_note);
+	const struct hook_check *check;
+	enum exit_hook exit;
+	const char *note;
+
+	/* A run started idle may have moved to the fast path since (fast_switch.h). */
+	fast_switch_view(h, &exit, &note, &check);
+	fprintf(f, "vmexit: hooks: kvm_exit %s, kvm_entry %s (%s)\n", exit_hook_name(exit, false),
+		exit_hook_name(exit, true), note);
 	if (exit_only)
 		return;
 	fprintf(f, "vmexit: hooks: KVM_RUN %s%s%s%s\n", run_hook_name(h->run),
@@ -572,8 +624,13 @@ void hooks_print(const struct hooks *h, bool exit_only, FILE *f)
 
 void hooks_info(const struct hooks *h, struct hooks_info *out)
 {
+	const struct hook_check *check;
+	enum exit_hook exit;
+	const char *note;
+
+	fast_switch_view(h, &exit, &note, &check);
 	*out = (struct hooks_info){ .kvm_run = run_hook_name(h->run),
-				    .kvm_exit = exit_hook_name(h, false),
-				    .kvm_entry = exit_hook_name(h, true),
-				    .check = h->check.ran ? &h->check : NULL, .note = h->exit_note };
+				    .kvm_exit = exit_hook_name(exit, false),
+				    .kvm_entry = exit_hook_name(exit, true),
+				    .check = check, .note = note };
 }

@@ -80,14 +80,27 @@ struct hook_check_run {
 	pthread_t reaper;
 };
 
+/* What a check window found. */
+enum check_verdict {
+	CHECK_NONE,		/* no window ran */
+	CHECK_AGREED,		/* the fast path may be used */
+	CHECK_TOO_FEW,		/* not checked: too few exits (fast_switch.h waits for more) */
+	CHECK_REFUSED,		/* the fast path read differently: the classic pair stays */
+};
+
+struct fast_switch;
+
 struct hooks {
 	enum run_hook run;
 	char run_note[160];	/* why the better hooks were not taken */
+	bool want_rip;		/* --by rip: the check compares the RIPs too (set before the check) */
 	enum exit_hook exit;
 	__u32 exit_shape;	/* enum vmexit_exit_shape */
 	char exit_note[200];	/* why not the fast path, or that it was checked */
 	struct hook_check check;
+	enum check_verdict verdict;	/* of the start-up window */
 	struct hook_check_run run_state;
+	struct fast_switch *sw;	/* started idle: the switch once exits begin, or NULL */
 };
 
 /* Probes the KVM_RUN hooks and turns on the program of the best one in the opened skeleton. */
@@ -110,10 +123,27 @@ void hooks_exit_autoload(const struct hooks *h, struct vmexit_bpf *skel);
 /* Reloading the main object with the classic tracepoints only: its fast path did not load. */
 void hooks_exit_fast_refused(struct hooks *h, struct vmexit_bpf *skel, int err);
 void hooks_check_finish(struct hooks *h);
+/*
+ * One check window (armed by the caller) to its end, or until *stop (may be NULL): fills k and
+ * note (why, for -v and JSON), warns on stderr when the fast path read differently, and says
+ * whether the fast path may be used. The check's programs return at once afterwards.
+ */
+enum check_verdict hooks_check_verdict(struct hook_check_run *r, struct hook_check *k, char *note,
+				       size_t len, const volatile int *stop);
+/* Detaches and frees the check and the watch (a grace period: not on a hot path). */
+void check_objects_destroy(struct hook_check_run *r);
 bool hooks_exit_prog_used(const struct hooks *h, const struct vmexit_bpf *skel,
 			  const struct bpf_program *prog);
+/*
+ * The check's links, for a caller that detaches everything at once (a session's end): none
+ * once hooks_check_release() gave them to its thread. Returns how many were put in links[].
+ */
+int hooks_check_links(struct hooks *h, struct bpf_link **links[], int max);
 /* verbose: "vmexit: hooks: start-up check detached" on stderr once they are. */
 void hooks_check_release(struct hooks *h, bool verbose);
+/* Waits until the thread of hooks_check_release() has detached the check (none: at once).
+ * A check kept for a run started idle (fast_switch.h) stays. */
+void hooks_check_reaped(struct hooks *h);
 void hooks_free(struct hooks *h);
 const char *run_hook_name(enum run_hook r);
 /* The -v lines: which hooks are in use and why. exit_only: the kvm_exit line alone, the

@@ -18,6 +18,7 @@
 #include <bpf/libbpf.h>
 #include "bpf_run_stats.h"
 #include "hooks.h"
+#include "fast_switch.h"
 #include "links_destroy.h"
 #include "session.h"
 #include "startup_timing.h"
@@ -169,7 +170,7 @@ void session_start_command(struct session *s)
 		 * The command's first moments are measured too: the check's detach (a thread,
 		 * freeing BTF, closing perf events) must not compete with it for a CPU.
 		 */
-		hooks_free(&s->hooks);
+		hooks_check_reaped(&s->hooks);
 		if (write(s->child_go_fd, "g", 1) != 1)
 			fprintf(stderr, "vmexit: cannot start the command: %s\n", strerror(errno));
 		close(s->child_go_fd);
@@ -337,9 +338,11 @@ void session_stop_exits(struct session *s)
 	struct prog_link order[32];
 	size_t n = link_order(s->skel, order);
 
+	/* No pair changes places while they go; a check still waiting for exits goes first. */
+	fast_switch_stop(&s->hooks);
 	for (enum stop_group g = STOP_BEGINS; g < STOP_NEVER; g++) {
-		struct bpf_link **links[32];
-		int k = 0;
+		struct bpf_link **links[40];
+		int k = g == STOP_BEGINS ? hooks_check_links(&s->hooks, links, 8) : 0;
 
 		for (size_t i = 0; i < n; i++) {
 			if (order[i].stop == g)
@@ -610,8 +613,9 @@ static const char *classic_needed(const struct session_opts *o)
 {
 	if (o->stream)
 		return "a stream needs the classic record's fields";
-	if (o->key_mode == KEY_MODE_RIP)
-		return "--by rip needs the classic record's RIP";
+	/* SVM's and arm64's fast path read the RIP where the record does (bpf/exit_read.bpf.h). */
+	if (o->key_mode == KEY_MODE_RIP && !access("/sys/module/kvm_intel", F_OK))
+		return "--by rip needs the classic record's RIP (VMX reads it lazily, a VMREAD)";
 	if (o->key_mode == KEY_MODE_DEVICE && !access("/sys/module/kvm_intel", F_OK))
 		return "keys need the classic record's interrupt vector (VMX)";
 	return NULL;
@@ -638,6 +642,7 @@ int session_open(struct session *s, struct session_opts *o)
 
 	startup_mark("session start");
 	/* The check window runs while the main object is opened and loaded. */
+	s->hooks.want_rip = o->key_mode == KEY_MODE_RIP;
 	hooks_check_start(&s->hooks, classic_needed(o), o->check_hooks ? 2.0 : 0.3,
 			  o->check_hooks);
 	err = session_load(s, o);
@@ -661,8 +666,11 @@ int session_open(struct session *s, struct session_opts *o)
 	if (err)
 		goto fail;
 	startup_mark("attach");
-	/* Off the critical path: tracing starts while the check's programs are detached. */
-	hooks_check_release(&s->hooks, verbose);
+	/* Started idle: the check waits for exits to judge the fast path (fast_switch.h). */
+	if (!fast_switch_wanted(&s->hooks, s->skel) || fast_switch_start(&s->hooks, s->skel,
+									 verbose))
+		/* Off the critical path: tracing starts while the check's programs are detached. */
+		hooks_check_release(&s->hooks, verbose);
 	/* --check-hooks asked a question: its answer is said without -v too. */
 	if (verbose || o->check_hooks)
 		hooks_print(&s->hooks, !verbose, stderr);
@@ -816,8 +824,13 @@ int session_progs(const struct session *s, struct bpf_program **progs, int max)
 	int n = 0;
 
 	for (int i = 0; i < sk->prog_cnt && n < max; i++) {
-		if (*sk->progs[i].link)
-			progs[n++] = *sk->progs[i].prog;
+		struct bpf_program *p = *sk->progs[i].prog;
+
+		/* The fast pair, which a run started idle may attach later (fast_switch.h). */
+		if (*sk->progs[i].link || (fast_switch_pending(&s->hooks) &&
+					   (p == s->skel->progs.kvm_exit_fast ||
+					    p == s->skel->progs.kvm_entry_fast)))
+			progs[n++] = p;
 	}
 	return n;
 }
@@ -838,13 +851,14 @@ void session_close(struct session *s)
 		munmap(s->cells, s->cells_len);
 	s->cells = NULL;
 	cell_window_free(&s->win);
+	fast_switch_stop(&s->hooks);
 	if (s->skel) {
 		const struct bpf_object_skeleton *sk = s->skel->skeleton;
-		struct bpf_link **links[64];
-		int n = 0;
+		struct bpf_link **links[72];
+		int n = hooks_check_links(&s->hooks, links, 8);
 
 		/* Nothing is read any more: every program at once, not one grace period each. */
-		for (int i = 0; i < sk->prog_cnt && n < 64; i++)
+		for (int i = 0; i < sk->prog_cnt && n < 72; i++)
 			links[n++] = sk->progs[i].link;
 		links_destroy(links, n);
 	}

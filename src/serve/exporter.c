@@ -246,6 +246,7 @@ int exporter_render(void *ctx, enum expo_format fmt, struct expo_buf *out)
 		.split = x->sp->opts && x->sp->opts->split,
 	};
 	struct process_stats self;
+	struct hooks_info hooks;
 	struct timespec t0, t1;
 	int err;
 
@@ -279,6 +280,10 @@ int exporter_render(void *ctx, enum expo_format fmt, struct expo_buf *out)
 		in.keys_on = true;
 		in.keys = x->keys->out;
 		in.nr_keys = x->keys->nr_out;
+	}
+	if (x->sp->s.skel) {
+		hooks_info(&x->sp->s.hooks, &hooks);
+		in.hooks = &hooks;
 	}
 	/* /proc unreadable: the exit metrics still go out, without process_*. */
 	if (!process_stats_read(&self))

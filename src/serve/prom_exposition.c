@@ -567,6 +567,32 @@ static int render_series_cap(const struct expo_input *in, enum expo_format fmt,
 	return err;
 }
 
+/*
+ * The kvm_exit/kvm_entry pair in use: a run started on an idle host moves from the classic
+ * pair to the fast one once exits begin (src/kernel/fast_switch.h), and its cost with it.
+ */
+static int render_exit_hooks(const struct hooks_info *h, enum expo_format fmt,
+			     struct expo_buf *b)
+{
+	char labels[LABELS_MAX];
+	char *p;
+	int err;
+
+	err = family(b, fmt, "vmexit_exit_hooks_info", "gauge", NULL,
+		     "The programs on kvm_exit and kvm_entry: path=\"fast\" (raw tracepoints) or "
+		     "\"classic\" (the tracepoints' records).");
+	if (err)
+		return err;
+	p = fmt_lit(labels, "path=\"");
+	p = fmt_str(p, !strncmp(h->kvm_exit, "tp_btf/", 7) ? "fast" : "classic");
+	p = fmt_lit(p, "\",kvm_exit=\"");
+	p = prom_label_esc(p, h->kvm_exit);
+	p = fmt_lit(p, "\",kvm_entry=\"");
+	p = prom_label_esc(p, h->kvm_entry);
+	*p++ = '"';
+	return sample_u64(b, "vmexit_exit_hooks_info", labels, p - labels, 1);
+}
+
 static int render_process(const struct expo_input *in, enum expo_format fmt,
 			  struct expo_buf *b)
 {
@@ -595,6 +621,8 @@ static int render_process(const struct expo_input *in, enum expo_format fmt,
 		err = render_progs(in, fmt, b, "vmexit_bpf_runs", false);
 	if (!err && in->max_series)
 		err = render_series_cap(in, fmt, b);
+	if (!err && in->hooks)
+		err = render_exit_hooks(in->hooks, fmt, b);
 	if (!err)
 		err = family(b, fmt, "vmexit_guests", "gauge", NULL,
 			     "VMM processes that made exits and are still running.");

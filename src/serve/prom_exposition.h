@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include "tracing_info.h"
 #include "bpf_run_stats.h"
 #include "expo_buckets.h"
 #include "inflight.h"
@@ -88,6 +89,9 @@ struct expo_input {
 	/* --max-series: the cap (0: no vmexit_series_* metrics) and the series it left out. */
 	__u64 max_series;
 	__u64 series_dropped;
+	/* The kvm_exit/kvm_entry programs in use and the path they make ("fast", "classic"):
+	 * vmexit_exit_hooks_info; NULL: no such metric (no BPF session). */
+	const struct hooks_info *hooks;
 };
 
 /* A growing output buffer. */

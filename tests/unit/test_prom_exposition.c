@@ -467,6 +467,29 @@ int main(int argc, char **argv)
 	CHECK(!memmem(text.p, text.len, "state_seconds", 13));
 	CHECK(!memmem(text.p, text.len, "process_", 8));
 	in.self = &self;
+	/* No BPF session (--source kvm): no hooks metric. */
+	CHECK(!memmem(text.p, text.len, "exit_hooks", 10));
+
+	/* The kvm_exit pair in use, and the path it makes: a raw tracepoint is the fast one. */
+	{
+		struct hooks_info fast = { .kvm_exit = "tp_btf/kvm_exit",
+					   .kvm_entry = "tp_btf/kvm_entry" };
+		struct hooks_info classic = { .kvm_exit = "kvm:kvm_exit",
+					      .kvm_entry = "kvm:kvm_entry" };
+
+		in.hooks = &fast;
+		expo_buf_free(&text);
+		CHECK(!expo_render(&in, EXPO_TEXT, &text));
+		CHECK(has_line(&text, "# TYPE vmexit_exit_hooks_info gauge"));
+		CHECK(has_line(&text, "vmexit_exit_hooks_info{path=\"fast\",kvm_exit=\"tp_btf/kvm_exit\","
+				      "kvm_entry=\"tp_btf/kvm_entry\"} 1"));
+		in.hooks = &classic;
+		expo_buf_free(&text);
+		CHECK(!expo_render(&in, EXPO_TEXT, &text));
+		CHECK(has_line(&text, "vmexit_exit_hooks_info{path=\"classic\",kvm_exit=\"kvm:kvm_exit\","
+				      "kvm_entry=\"kvm:kvm_entry\"} 1"));
+		in.hooks = NULL;
+	}
 
 	if (argc > 1) {
 		char path[4096];

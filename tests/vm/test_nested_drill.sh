@@ -12,12 +12,14 @@
 #            tracefs: kvm_exit, kvm_entry and the key events kvm_pio, kvm_mmio, kvm_msr,
 #            kvm_cpuid, kvm_hypercall, kvm_page_fault. The three tracers are nested, each
 #            attached before its command starts (see test_nested_stream.sh), so all three and
-#            tracefs see exactly the same exits. The host is quiet when stat starts, so its
-#            start-up check sees no exit and keeps the classic kvm_exit tracepoint (on VMX keys
-#            always take it: src/kernel/session.c classic_needed()).
-#   "fast":  (SVM) stat --json --by key started while a busy VM runs, so that the check judges
-#            real exits and chooses the fast path (tp_btf); its command stops the busy VM, turns
-#            tracing on and runs vmexit-guest ARGS. On VMX keys never take the fast path: the
+#            tracefs see exactly the same exits. stat runs with VMEXIT_TEST_FAST_PATH_SKEW=1, so
+#            that the check refuses the fast path once the guest's exits begin and the classic
+#            kvm_exit tracepoint stays (on VMX keys always take it: src/kernel/session.c
+#            classic_needed()).
+#   "fast":  (SVM) stat --json --by key -- stat --json --by rip ... started while a busy VM
+#            runs, so that the check judges real exits and chooses the fast path (tp_btf; for
+#            --by rip it compares the RIPs too); the command stops the busy VM, turns tracing on
+#            and runs vmexit-guest ARGS. On VMX keys never take the fast path: the
 #            phase "keys" checks that the classic one is used and says why.
 #   "merge": vmexit-guest --vcpus 2 --io N --guest-trace-out F --tsc-offset 0x4000000000000
 #            --hold-until GO is created first (its TSC offsets written, as a production
@@ -99,7 +101,9 @@ stop() {
 
 start keys
 echo 1 >$T/tracing_on
-timeout $PT sh /tmp/run.sh stat /vmexit stat --json --by key -- \
+# The classic phase: started on a quiet host, stat would move to the fast path once the
+# guest's exits begin (src/kernel/fast_switch.h); the skewed fast path keeps it classic.
+VMEXIT_TEST_FAST_PATH_SKEW=1 timeout $PT sh /tmp/run.sh stat /vmexit stat --json --by key -- \
 	sh /tmp/run.sh rip /vmexit stat --json --by rip --top 1000 --guest-symbols drill=/guest.map -- \
 	sh /tmp/run.sh record /vmexit record --keys -o /tmp/keys.vmexit -- \
 	sh /tmp/run.sh guest /vmexit-guest $ARGS
@@ -111,6 +115,8 @@ if [ "$BED" = svm ]; then
 	start fast
 	busy_start
 	timeout $PT sh /tmp/run.sh stat /vmexit stat --json --by key -- \
+		sh /tmp/run.sh rip /vmexit stat --json --by rip --top 1000 \
+		--guest-symbols drill=/guest.map -- \
 		sh /tmp/quiet.sh $BUSY sh /tmp/run.sh guest /vmexit-guest $ARGS
 	echo "T_RC $?"
 	busy_stop
@@ -376,13 +382,25 @@ print(f"{tname}: keys: stat --by rip: {sum(got.values())} exits at {len(set(k[1]
       f"RIPs == tracefs' kvm_exit rip; at the labels {named}")
 
 if bed == "svm":
-    fkeys, _ = tracefs("fast")
+    fkeys, frips = tracefs("fast")
     rs, st = rows("fast", "stat.out")
     h = st.get("hooks", {})
     check("fast: the fast path chosen with a VM running", (h.get("kvm_exit"), h.get("kvm_entry")),
           ("tp_btf/kvm_exit", "tp_btf/kvm_entry"))
     check_keys("fast", "stat --by key (fast path)", rs, fkeys)
     check_user("fast", "stat --by key (fast path)", rows("fast", "stat.out", "user")[0])
+    # --by rip on SVM reads the RIP from the VMCB (bpf/exit_read.bpf.h): the fast path too.
+    rr, st = rows("fast", "rip.out")
+    h = st.get("hooks", {})
+    check("fast: stat --by rip on the fast path", (h.get("kvm_exit"), h.get("kvm_entry")),
+          ("tp_btf/kvm_exit", "tp_btf/kvm_entry"))
+    got = Counter()
+    for r in rr:
+        got[(r["reason_name"], int(r["rip"], 16) if r["rip"] else None)] += r["count"]
+    check("fast: stat --by rip (fast path): exits per (reason, RIP) != tracefs' kvm_exit rip "
+          "{key: (got, tracefs)}", diff(got, frips), {})
+    print(f"{tname}: fast: stat --by rip: {sum(got.values())} exits at {len(set(k[1] for k in got))} "
+          f"RIPs == tracefs' kvm_exit rip ({h.get('note')})")
 sys.exit(1 if bad else 0)
 PY
 

@@ -9,6 +9,10 @@
 #                 the kvm_exit fast path sees exits: it must pass and the fast path be used
 #   phase "skew": the same with the test-only VMEXIT_TEST_FAST_PATH_SKEW=1 (the fast path reads
 #                 reason + 1): the check must refuse it, say so, and use the classic tracepoints
+#   phase "late": -v --by vcpu started before any VM runs (the start-up check sees no exit): once
+#                 the guest's exits begin the check runs, and vmexit must move to the fast path
+#                 mid-run, every exit counted once across the switch (same exact counts)
+#   phase "lateskew": the same with VMEXIT_TEST_FAST_PATH_SKEW=1: still refused, classic
 #   then "split": vmexit stat --split on a guest whose vCPU halts until its APIC timer fires
 #                 (--timer) and makes CPUID exits: HLT exits are mostly blocked, CPUID exits never
 #                 blocked, and on CPU + blocked + runq is each row's total, exactly
@@ -46,11 +50,16 @@ MODE=full
 
 # The workloads: per vCPU exactly this many of each kind (one pass). Phase one makes ~1,400
 # kernel and ~600 userspace exits per vCPU; both phases run in a few seconds under TCG.
-# Fields: phase vms vcpus cpuid io hlt msr mmio name hooks (plain: as is; fast, skew: above)
+# Fields: phase vms vcpus cpuid io hlt msr mmio name hooks (plain: as is; the others: above).
+# Phases late and lateskew make ~13,000 and ~6,000 exits: at the bed's fastest (~15,000 exits
+# a second, 6.12) that still outlasts the check's start, about 0.5 s after the exits begin, so
+# that exits come under each pair and while both run.
 PHASES="one 1 2 400 250 150 300 200 bedvm plain
 two 2 1 100 80 40 60 50 pair plain
 fast 1 2 200 100 50 100 60 fastvm fast
-skew 1 1 100 50 20 40 30 skewvm skew"
+skew 1 1 100 50 20 40 30 skewvm skew
+late 1 2 4000 300 100 2000 100 latevm late
+lateskew 1 1 5000 50 20 1000 30 lateskewvm lateskew"
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/test_nested_svm.XXXXXX")
 trap '[ -n "${VMEXIT_TEST_KEEP:-}" ] && mkdir -p "$VMEXIT_TEST_KEEP" && cp "$WORK"/* "$VMEXIT_TEST_KEEP"/; rm -rf "$WORK"' EXIT
@@ -131,7 +140,19 @@ echo "$PHASES" | while read -r phase vms vcpus cpuid io hlt msr mmio name hooks;
 	trig="echo 'hist:keys=exit_reason:size=256' >$T/events/kvm/kvm_exit/trigger 2>/dev/null"
 	[ $hooks = plain ] && eval "$trig"
 	t0=$(cut -d' ' -f1 /proc/uptime)
-	if [ $MODE = full ] && [ $hooks != plain ]; then
+	if [ $MODE = full ] && [ "${hooks#late}" != "$hooks" ]; then
+		# No VM runs when vmexit starts: the guest begins once tracing has.
+		skew=0
+		[ $hooks = lateskew ] && skew=1
+		VMEXIT_TEST_FAST_PATH_SKEW=$skew /vmexit stat -v --json --by vcpu -- sh -c "
+			$trig
+			echo 1 >$T/tracing_on
+			exec /vmexit-guest $args" >/tmp/out 2>/tmp/err
+		rc=$?
+		grep '^vmexit: \(hooks\|warning\)' /tmp/err | sed 's/^/T_HOOKS /'
+		grep -v '^vmexit: hooks' /tmp/err | grep -v '^libbpf' >/tmp/err.short
+		mv /tmp/err.short /tmp/err
+	elif [ $MODE = full ] && [ $hooks != plain ]; then
 		# Another VM makes exits while vmexit checks its fast path; the traced command stops
 		# it (and waits until its threads are gone) and turns tracing and the hist trigger
 		# on before the workload runs, so that tracefs and vmexit count the same exits.
@@ -236,7 +257,7 @@ set -e
 # ------------------------------------------------------------------ assertions (host side)
 prc=0
 python3 - "$WORK/bed.out" "$MODE" "$PHASES" <<'PYEOF' || prc=$?
-import json, sys
+import json, re, sys
 from collections import Counter, defaultdict
 
 path, mode, phases_spec = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -394,7 +415,7 @@ def check_phase(name, vms, vcpus, n_cpuid, n_io, n_hlt, n_msr, n_mmio, gname, ho
         check(False, f"{pre}: vmexit's last line is not JSON: {e}: {P['vmexit'][:200]}")
         return
     rows = s.get("rows", []); lost = s.get("lost", {})
-    check_hooks(pre, hooks, s.get("hooks"), P["hooks_lines"])
+    check_hooks(pre, hooks, s.get("hooks"), P["hooks_lines"], P.get("secs", 0))
     check(s.get("final", True) is True, f"{pre}: vmexit's last line is not the final summary (final={s.get('final')})")
     vk = Counter(); vu = Counter(); vks = Counter(); vus = Counter()
     short = Counter(); short_reason = defaultdict(set)      # (kind, key) -> count - completed
@@ -447,7 +468,7 @@ def check_phase(name, vms, vcpus, n_cpuid, n_io, n_hlt, n_msr, n_mmio, gname, ho
             print(f"test_nested_svm:     pid {row['pid']} vcpu {row['vcpu']} {row['reason_name']:5} count {row['count']:4} "
                   f"p50 {row['p50_ns']} ns p99 {row['p99_ns']} ns (TCG: functional only)")
 
-def check_hooks(pre, want, h, lines):
+def check_hooks(pre, want, h, lines, secs):
     """Which hooks the summary says it used, against what the phase set up."""
     if not check(isinstance(h, dict), f"{pre}: no \"hooks\" object in vmexit's JSON"):
         return
@@ -469,6 +490,29 @@ def check_hooks(pre, want, h, lines):
         check(c.get("mismatched", 0) > 0, f"{pre}: the check saw no mismatch: {c}")
         check(any("warning: the kvm_exit fast path disagreed" in l for l in lines),
               f"{pre}: the fallback was not reported: {lines}")
+    if want.startswith("late"):
+        # Started idle: the start-up line says the check waits, a later one what it found.
+        check(any("hooks: kvm_exit kvm:kvm_exit" in l and "checked once exits begin" in l for l in lines),
+              f"{pre}: -v does not say that the check waits for exits: {lines}")
+    if want == "late":
+        check(h.get("kvm_exit") == "tp_btf/kvm_exit" and h.get("kvm_entry") == "tp_btf/kvm_entry",
+              f"{pre}: vmexit started idle did not move to the fast path: {h}")
+        check(c.get("matched", 0) >= 100 and c.get("mismatched") == 0 and c.get("unpaired") == 0
+              and c.get("unreadable") == 0, f"{pre}: fast path check {c}")
+        m = [l for l in lines if "hooks: kvm_exit tp_btf/kvm_exit" in l and "switched" in l]
+        at = re.search(r"switched ([0-9.]+) s after start", m[-1]) if m else None
+        # The switch fell inside the guest's run (seconds of exits), not after its end: exits
+        # were counted under the classic pair, both, and the fast one.
+        if check(at is not None, f"{pre}: -v does not say when vmexit switched: {lines}"):
+            print(f"test_nested_svm:   switched {float(at.group(1)):.2f} s after start, the phase took {secs:.2f} s")
+            check(float(at.group(1)) + 0.3 < secs, f"{pre}: the switch at {at.group(1)} s was not inside "
+                  f"the guest's run ({secs:.2f} s in all)")
+    elif want == "lateskew":
+        check(h.get("kvm_exit") == "kvm:kvm_exit" and h.get("kvm_entry") == "kvm:kvm_entry",
+              f"{pre}: a skewed fast path was not refused once exits began: {h}")
+        check(c.get("mismatched", 0) > 0, f"{pre}: the check saw no mismatch: {c}")
+        check(any("warning: the kvm_exit fast path disagreed" in l for l in lines),
+              f"{pre}: the refusal was not reported: {lines}")
 
 for spec in phases_spec.strip().splitlines():
     f = spec.split()
