@@ -5,9 +5,13 @@
 # Usage: tests/host/test_wake_host.sh OUTDIR   (OUTDIR holds vmexit and vmexit-guest)
 # Exit 0 pass, 1 fail, 77 skip (no root, BPF or /dev/kvm; the reason is printed).
 #
-# The workload: each of V vCPUs of `vmexit-guest --timer N` arms its x2APIC one-shot timer
-# (vector 0x40) N times and halts until it fires, handling each: N timer interrupts delivered
-# per vCPU, all made pending in the vCPU's own thread. perf stat counts kvm_apic_accept_irq and
+# The workload: each of V vCPUs of `vmexit-guest --timer N --msi M --msi-spin M` arms its
+# x2APIC one-shot timer (vector 0x40) N times and halts until it fires, handling each: N timer
+# interrupts delivered per vCPU, all made pending in the vCPU's own thread. Then M times it asks
+# the VMM for an MSI and halts: the VMM's injector thread signals it (KVM_SIGNAL_MSI, vector
+# 0x41) 200 us later, so the vCPU is halted by then; then M more (vector 0x42) while it spins
+# in guest mode with interrupts on. The guest checks its own tally of handled interrupts
+# (N + 2M per vCPU) and fails otherwise. perf stat counts kvm_apic_accept_irq and
 # kvm_vcpu_wakeup of the same run: every delivery vmexit keeps is one of those events and every
 # halt one wake-up. Each row's parts must sum exactly to its total; a timer that fired while
 # the vCPU halted is time in the halted parts.
@@ -17,13 +21,17 @@ OUT=$(cd "$OUT" && pwd)
 VMEXIT=$OUT/vmexit
 GUEST=$OUT/vmexit-guest
 N=300
+M=200
 V=2
 
 [ -x "$VMEXIT" ] && [ -x "$GUEST" ] || { echo "FAIL: $VMEXIT or $GUEST missing"; exit 1; }
 . "$(dirname "$0")/lib.sh"
 need_kvm_bpf
 command -v python3 >/dev/null || { echo "FAIL: python3 is needed to check the CSV"; exit 1; }
-command -v perf >/dev/null || { echo "FAIL: perf not installed (apt-get install linux-perf)"; exit 1; }
+command -v perf >/dev/null || {
+	echo "FAIL: perf not installed (apt-get install linux-perf)"
+	exit 1
+}
 
 TMP=$(mktemp -d /tmp/vmexit-test-wake.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
@@ -31,11 +39,13 @@ trap 'rm -rf "$TMP"' EXIT
 # exec: the command stat traces (and whose rows it keeps) is the guest itself.
 PERF=(perf stat -x, -o "$TMP/perf.csv" -e kvm:kvm_apic_accept_irq,kvm:kvm_vcpu_wakeup --)
 chk "${PERF[@]}" "$VMEXIT" stat --wake --csv -- \
-	sh -c 'exec "$0" --timer "$1" --vcpus "$2" >"$3"' "$GUEST" $N $V "$TMP/guest.out" \
+	sh -c 'exec "$0" --timer "$1" --msi "$2" --msi-spin "$2" --vcpus "$3" >"$4"' \
+	"$GUEST" $N $M $V "$TMP/guest.out" \
 	>"$TMP/stat.csv" || fail "stat --wake exited $? (its stderr above)"
-python3 - "$TMP/stat.csv" "$TMP/perf.csv" $N $V <<'EOF' || fail "stat --wake (see above)"
+python3 - "$TMP/stat.csv" "$TMP/perf.csv" $N $M $V <<'EOF' || fail "stat --wake (see above)"
 import csv, sys
-path, perf, n, v = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+path, perf = sys.argv[1], sys.argv[2]
+n, m, v = map(int, sys.argv[3:])
 rows = {'wake': [], 'hlt': [], 'halt_poll': []}
 head = {}
 bad = []
@@ -51,7 +61,7 @@ for r in csv.reader(open(path)):
         rows[r[0]].append(dict(zip(cols, r)))
 wparts = ['guest_ns', 'exit_ns', 'polled_ns', 'slept_ns', 'runq_ns', 'oncpu_ns']
 hparts = ['poll_ns', 'sleep_ns', 'runq_ns', 'other_ns']
-timer = {}
+by = {}	# (source, vector) -> {vcpu: row}
 for w in rows['wake']:
     c, s = int(w['count']), int(w['sum_ns'])
     if sum(int(w[p]) for p in wparts) != s:
@@ -59,16 +69,19 @@ for w in rows['wake']:
     # u64 in the kernel: a negative latency would wrap past any real one.
     if int(w['max_ns']) > 10**10 or c < 1:
         bad.append(f'wake row latency out of range: {w}')
-    if w['source'] == 'timer' and w['vector'] == '64':
-        timer[int(w['vcpu'])] = w
-if sorted(timer) != list(range(v)) or any(int(w['count']) != n for w in timer.values()):
-    bad.append(f'timer deliveries per vCPU: { {k: w["count"] for k, w in timer.items()} }, '
-               f'expected {n} on each of vCPUs 0..{v - 1}')
-# The guest halts until each timer fires: most deliveries wait in a halt.
-for k, w in timer.items():
-    halted = sum(int(w[p]) for p in ('polled_ns', 'slept_ns', 'runq_ns', 'oncpu_ns'))
-    if halted * 2 < int(w['sum_ns']):
-        bad.append(f'vCPU {k}: timer deliveries mostly not in the halted parts: {w}')
+    by.setdefault((w['source'], int(w['vector'])), {})[int(w['vcpu'])] = w
+halted_parts = ('polled_ns', 'slept_ns', 'runq_ns', 'oncpu_ns')
+# (source, vector, count per vCPU, the parts most of its time must be in)
+for src, vec, want, parts in (('timer', 0x40, n, halted_parts), ('msi', 0x41, m, halted_parts),
+                              ('msi', 0x42, m, ('guest_ns',))):
+    got = by.get((src, vec), {})
+    if sorted(got) != list(range(v)) or any(int(w['count']) != want for w in got.values()):
+        bad.append(f'{src} 0x{vec:x} deliveries per vCPU: '
+                   f'{ {k: w["count"] for k, w in got.items()} }, expected {want} on each '
+                   f'of vCPUs 0..{v - 1}')
+    for k, w in got.items():
+        if sum(int(w[p]) for p in parts) * 2 < int(w['sum_ns']):
+            bad.append(f'{src} 0x{vec:x} vCPU {k}: less than half the time in {parts}: {w}')
 halts = 0
 for h in rows['hlt']:
     halts += int(h['halts'])
@@ -86,7 +99,8 @@ for l in open(perf):
     if len(f) > 2 and f[2].startswith('kvm:'):
         pc[f[2]] = int(f[0])
 delivered = sum(int(w['count']) for w in rows['wake'])
-print(f'delivered {delivered} (timer {n} x {v}), halts {halts}; perf stat {pc}')
+print(f'delivered {delivered} ((timer {n} + msi 2 x {m}) x {v}), halts {halts}; '
+      f'perf stat {pc}')
 if pc.get('kvm:kvm_apic_accept_irq') != delivered:
     bad.append(f'perf counted {pc.get("kvm:kvm_apic_accept_irq")} kvm_apic_accept_irq, '
                f'vmexit {delivered} deliveries')
