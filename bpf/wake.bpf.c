@@ -22,9 +22,21 @@
 /* The LVT timer register's offset in the APIC page (APIC_LVTT). */
 #define APIC_LVTT_OFF	0x320
 
-/* Only what is read: the vCPU's local APIC and its register page (x86, kvm module's BTF). */
+/*
+ * Only what is read: the vCPU's local APIC, its register page and its timer's hrtimer (x86,
+ * kvm module's BTF). Only the hrtimer's address is taken: its own layout does not matter.
+ */
+struct hrtimer___wake {
+	char any;
+} __attribute__((preserve_access_index));
+
+struct kvm_timer___wake {
+	struct hrtimer___wake timer;
+} __attribute__((preserve_access_index));
+
 struct kvm_lapic___wake {
 	void *regs;
+	struct kvm_timer___wake lapic_timer;
 } __attribute__((preserve_access_index));
 
 struct kvm_vcpu_arch___wake {
@@ -68,6 +80,16 @@ struct wake_thread {
 	__u64 wake_ts;
 	__u64 on_ts;
 	__u64 hlt_parts[NR_HLT_PARTS - 1];	/* poll, sleep, runq of the exit in flight */
+	/*
+	 * The LAPIC timer's hrtimer expired (apic_timer_fn()) at timer_ts with the vCPU doing
+	 * timer_state: KVM puts the interrupt in the IRR only later, in the vCPU's thread
+	 * (kvm_inject_pending_timer_irqs(), after a halt has ended), so that delivery counts
+	 * from the expiry. timer_wake/on: the halt's wake-up and on CPU, as in pend_slot.
+	 */
+	__u64 timer_ts;
+	__u32 timer_state;
+	__u64 timer_wake_ts;
+	__u64 timer_on_ts;
 	struct pend_slot pend[WAKE_PENDING_SLOTS];
 };
 
@@ -95,6 +117,13 @@ struct {
 	__type(key, struct vcpu_id_key);
 	__type(value, __u32);			/* the vCPU's thread id */
 } wake_vcpus SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, WAKE_MAX_THREADS);
+	__type(key, __u64);			/* the LAPIC timer's hrtimer */
+	__type(value, __u32);			/* the vCPU's thread id */
+} wake_timers SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -176,8 +205,17 @@ static __always_inline struct wake_thread *thread_of(__u32 tid, __u32 tgid,
 	z->th.vcpu = vk.vcpu;
 	z->th.vcpu_ptr = (__u64)vcpu;
 	t = cell_get(&wake_threads, &tid, &z->th, WAKE_LOST_THREADS);
-	if (t)
+	if (t) {
+		struct kvm_lapic___wake *apic = BPF_CORE_READ(vcpu, arch.apic);
+
 		bpf_map_update_elem(&wake_vcpus, &vk, &tid, BPF_ANY);
+		/* No in-kernel APIC (the VMM emulates it): no LAPIC timer to watch. */
+		if (apic) {
+			__u64 timer = (__u64)&apic->lapic_timer.timer;
+
+			bpf_map_update_elem(&wake_timers, &timer, &tid, BPF_ANY);
+		}
+	}
 	return t;
 }
 
@@ -339,6 +377,11 @@ int BPF_PROG(wake_halt_end, __u64 ns, bool waited, bool valid)
 	}
 	t->halts++;
 	t->sleep_ts = 0;
+	if (t->timer_ts && t->timer_ts >= start && t->timer_state == PEND_EXIT) {
+		t->timer_state = waited ? PEND_SLEPT : PEND_POLLED;
+		t->timer_wake_ts = wake;
+		t->timer_on_ts = on;
+	}
 	for (i = 0; i < WAKE_PENDING_SLOTS; i++) {
 		struct pend_slot *s = &t->pend[i];
 		__u64 info = s->info;
@@ -393,6 +436,37 @@ int BPF_PROG(wake_line, unsigned int gsi, int level, int irq_source_id)
 	return 0;
 }
 
+/* A pending slot for the vCPU t, or NULL (counted lost). */
+static __always_inline struct pend_slot *slot_take(struct wake_thread *t, __u64 info)
+{
+	int i;
+
+	for (i = 0; i < WAKE_PENDING_SLOTS; i++) {
+		struct pend_slot *s = &t->pend[i];
+
+		if (__sync_val_compare_and_swap(&s->info, 0, info) == 0)
+			return s;
+	}
+	__sync_fetch_and_add(&wake_lost[WAKE_LOST_SLOTS], 1);
+	return NULL;
+}
+
+/* The LAPIC timer's interrupt, in the vCPU's own thread: pending since the hrtimer expired. */
+static __always_inline int timer_pending(struct wake_thread *t, __u8 vec)
+{
+	__u64 info = PEND_USED | (__u64)t->timer_state << PEND_STATE_SHIFT |
+		     (__u64)WAKE_SRC_TIMER << PEND_SRC_SHIFT | vec;
+	struct pend_slot *s = slot_take(t, info);
+
+	if (s) {
+		s->wake_ts = t->timer_wake_ts;
+		s->on_ts = t->timer_on_ts;
+		s->ts = t->timer_ts;
+	}
+	t->timer_ts = 0;
+	return 0;
+}
+
 SEC("tp_btf/kvm_apic_accept_irq")
 int BPF_PROG(wake_pending, __u32 apicid, __u16 dm, __u16 tm, __u8 vec)
 {
@@ -401,8 +475,8 @@ int BPF_PROG(wake_pending, __u32 apicid, __u16 dm, __u16 tm, __u8 vec)
 	__u32 tid = (__u32)id, src, state, *target_tid;
 	struct wake_note *n = bpf_map_lookup_elem(&wake_notes, &tid);
 	struct wake_thread *t;
+	struct pend_slot *s;
 	__u64 info;
-	int i;
 
 	target_tid = bpf_map_lookup_elem(&wake_vcpus, &vk);
 	if (!target_tid)
@@ -421,20 +495,37 @@ int BPF_PROG(wake_pending, __u32 apicid, __u16 dm, __u16 tm, __u8 vec)
 		if (regs)
 			bpf_probe_read_kernel(&lvtt, sizeof(lvtt), regs + APIC_LVTT_OFF);
 		src = regs && (lvtt & 0xff) == vec ? WAKE_SRC_TIMER : WAKE_SRC_LOCAL;
+		if (src == WAKE_SRC_TIMER && t->timer_ts)
+			return timer_pending(t, vec);
 	} else {
 		src = WAKE_SRC_OTHER;
 	}
 	state = t->in_guest ? PEND_GUEST : PEND_EXIT;
 	info = PEND_USED | (__u64)state << PEND_STATE_SHIFT | (__u64)src << PEND_SRC_SHIFT | vec;
-	for (i = 0; i < WAKE_PENDING_SLOTS; i++) {
-		struct pend_slot *s = &t->pend[i];
+	s = slot_take(t, info);
+	if (s)
+		s->ts = now;
+	return 0;
+}
 
-		if (__sync_val_compare_and_swap(&s->info, 0, info) == 0) {
-			s->ts = now;
-			return 0;
-		}
-	}
-	__sync_fetch_and_add(&wake_lost[WAKE_LOST_SLOTS], 1);
+/*
+ * Every hrtimer of the host expires through here: one hash lookup, and only the vCPUs' LAPIC
+ * timers go on. The first expiry since the last delivery is the one that counts.
+ */
+SEC("tp_btf/hrtimer_expire_entry")
+int BPF_PROG(wake_timer_expiry, struct hrtimer___wake *timer)
+{
+	__u64 key = (__u64)timer;
+	__u32 *tid = bpf_map_lookup_elem(&wake_timers, &key);
+	struct wake_thread *t;
+
+	if (!tid)
+		return 0;
+	t = bpf_map_lookup_elem(&wake_threads, tid);
+	if (!t || t->timer_ts)
+		return 0;
+	t->timer_state = t->in_guest ? PEND_GUEST : PEND_EXIT;
+	t->timer_ts = bpf_ktime_get_ns();
 	return 0;
 }
 

@@ -47,7 +47,6 @@ import csv, sys
 path, perf = sys.argv[1], sys.argv[2]
 n, m, v = map(int, sys.argv[3:])
 rows = {'wake': [], 'hlt': [], 'halt_poll': []}
-head = {}
 bad = []
 for r in csv.reader(open(path)):
     if not r:
@@ -55,7 +54,6 @@ for r in csv.reader(open(path)):
     if r[0].startswith('#'):
         bad.append('lost: ' + ','.join(r))
     elif r[0] == 'kind':
-        head[r[1] if r[1] != 'pid' else None] = r
         cols = r
     elif r[0] in rows:
         rows[r[0]].append(dict(zip(cols, r)))
