@@ -179,6 +179,16 @@ static __always_inline void *cell_get(void *map, const void *key, const void *ze
 	return c;
 }
 
+/* As lat_add() in handlers.bpf.h: the bound the verifier sees, on the value it indexes with. */
+static __always_inline void hist_add(__u64 *hist, __u64 v)
+{
+	__u32 b = hist_bucket(v);
+
+	barrier_var(b);
+	if (b < NR_BUCKETS)
+		hist[b]++;
+}
+
 static __always_inline struct wake_zero *zeroes(void)
 {
 	__u32 z = 0;
@@ -240,7 +250,7 @@ static __always_inline void wake_account(struct wake_thread *t, __u64 info, __u6
 	c->sum_ns += lat;
 	if (lat > c->max_ns)
 		c->max_ns = lat;
-	c->hist[hist_bucket(lat) & (HIST_SLOTS - 1)]++;
+	hist_add(c->hist, lat);
 	switch (state) {
 	case PEND_GUEST:
 		c->parts[WAKE_PART_GUEST] += lat;
@@ -359,7 +369,7 @@ int BPF_PROG(wake_halt_end, __u64 ns, bool waited, bool valid)
 	if (!waited) {
 		c->polled++;
 		t->hlt_parts[HLT_PART_POLL] += ns;
-		c->hist[hist_bucket(ns) & (HIST_SLOTS - 1)]++;
+		hist_add(c->hist, ns);
 		sleep = wake = on = now;
 	} else {
 		/* Clamped into the halt and ordered, so that the pieces never overlap. */
@@ -373,7 +383,7 @@ int BPF_PROG(wake_halt_end, __u64 ns, bool waited, bool valid)
 		t->hlt_parts[HLT_PART_POLL] += sleep - start;
 		t->hlt_parts[HLT_PART_SLEEP] += wake - sleep;
 		t->hlt_parts[HLT_PART_RUNQ] += on - wake;
-		c->hist[hist_bucket(wake - start) & (HIST_SLOTS - 1)]++;
+		hist_add(c->hist, wake - start);
 	}
 	t->halts++;
 	t->sleep_ts = 0;

@@ -236,12 +236,19 @@ int cmd_stat(int argc, char **argv)
 		return stat_kvm_run(&(struct stat_kvm_opts){ .filters = &a.filters,
 			.by_vcpu = a.view.by == BY_VCPU, .json = a.view.fmt == OUT_JSON,
 			.interval = a.interval, .count = a.count });
+	/* Before the command is started: a refusal leaves nothing running. */
+	if (a.wake && wake_progs_open(&a.wp)) {
+		guest_symbols_free(&a.view.syms);
+		return 1;
+	}
 	if (sampler_open(&sp, &a.filters, &(struct sampler_opts){ .by = a.view.by,
 		.interval = a.interval, .end_with_pids = true, .overhead = a.overhead,
 		.tick = a.kvm_check ? stat_tick : NULL, .tick_ctx = &a,
 		.key_by = a.view.by, .key_vcpu = a.filters.opts.filter.vcpu,
 		.stacks = a.stk.stacks, .qmp = a.qmp, .stuck_ns = a.stuck_ns,
 		.keep_ns = a.keep_ns })) {
+		if (a.wake)
+			wake_progs_close(&a.wp);
 		guest_symbols_free(&a.view.syms);
 		return 1;
 	}
@@ -256,14 +263,6 @@ int cmd_stat(int argc, char **argv)
 		err = kvm_source_update(&a.kvm, sampler_now());
 		if (err)
 			fprintf(stderr, "vmexit: out of memory reading KVM's statistics\n");
-	}
-	if (a.wake) {
-		err = wake_progs_open(&a.wp);
-		if (err) {
-			sampler_close(&sp, err);
-			guest_symbols_free(&a.view.syms);
-			return 1;
-		}
 	}
 	sampler_start(&sp);
 	err = run(&a, &sp);
