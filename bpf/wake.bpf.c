@@ -300,9 +300,16 @@ SEC("tp_btf/kvm_entry")
 int BPF_PROG(wake_entry, struct kvm_vcpu___wake *vcpu)
 {
 	__u64 now = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
-	struct wake_thread *t = thread_of((__u32)id, id >> 32, vcpu);
+	struct wake_thread *t;
 	int i;
 
+	/*
+	 * Every pointer argument is checked before use: "bpf: Mark raw_tp arguments with
+	 * PTR_MAYBE_NULL" (Linux 6.13, in 6.12.y) refuses arithmetic on an unchecked one.
+	 */
+	if (!vcpu)
+		return 0;
+	t = thread_of((__u32)id, id >> 32, vcpu);
 	if (!t)
 		return 0;
 	for (i = 0; i < WAKE_PENDING_SLOTS; i++) {
@@ -328,8 +335,11 @@ SEC("tp_btf/kvm_exit")
 int BPF_PROG(wake_exit, struct kvm_vcpu___wake *vcpu)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	struct wake_thread *t = thread_of((__u32)id, id >> 32, vcpu);
+	struct wake_thread *t;
 
+	if (!vcpu)
+		return 0;
+	t = thread_of((__u32)id, id >> 32, vcpu);
 	if (!t)
 		return 0;
 	t->exit_ts = bpf_ktime_get_ns();
@@ -551,10 +561,14 @@ static __always_inline bool task_asleep(struct task_struct *p)
 SEC("tp_btf/sched_switch")
 int BPF_PROG(wake_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	__u32 prev_tid = BPF_CORE_READ(prev, pid), next_tid = BPF_CORE_READ(next, pid);
 	struct wake_thread *t;
+	__u32 prev_tid, next_tid;
 	__u64 now;
 
+	if (!prev || !next)
+		return 0;
+	prev_tid = BPF_CORE_READ(prev, pid);
+	next_tid = BPF_CORE_READ(next, pid);
 	t = bpf_map_lookup_elem(&wake_threads, &prev_tid);
 	if (t && !t->in_guest && !t->sleep_ts && !preempt && task_asleep(prev))
 		t->sleep_ts = bpf_ktime_get_ns();
@@ -569,9 +583,13 @@ int BPF_PROG(wake_switch, bool preempt, struct task_struct *prev, struct task_st
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(wake_wakeup, struct task_struct *p)
 {
-	__u32 tid = BPF_CORE_READ(p, pid);
-	struct wake_thread *t = bpf_map_lookup_elem(&wake_threads, &tid);
+	struct wake_thread *t;
+	__u32 tid;
 
+	if (!p)
+		return 0;
+	tid = BPF_CORE_READ(p, pid);
+	t = bpf_map_lookup_elem(&wake_threads, &tid);
 	if (t)
 		t->wake_ts = bpf_ktime_get_ns();
 	return 0;
