@@ -31,6 +31,11 @@
  *   --ud N     ud2                                  -> #UD intercepted, reflected to the guest
  *   --timer N  one-shot x2APIC timer, sti; hlt       -> in-kernel APIC, interrupt to the guest
  *              (--timer-us US: the timer's period in guest time, default 100)
+ *   --msi N    out 0xec, sti; hlt: the VMM's own       -> KVM_SIGNAL_MSI (vector 0x41) to the
+ *              thread injects an MSI --msi-delay-us     halted vCPU, in-kernel APIC
+ *              (default 200) later
+ *   --msi-spin N  out 0xed, then spinning with         -> KVM_SIGNAL_MSI (vector 0x42): the MSI
+ *              interrupts on instead of halting         finds the vCPU in guest mode
  *   --touch N  mov [page],al on N pages of its own   -> the first pass's N first touches fault
  *              (vCPU i: N pages from 0x200000 + i*N*4K,  in the host (SVM NPF, VMX EPT
  *              a memslot of their own; vcpus*N <= 512)   violation), handled in the kernel
@@ -52,8 +57,9 @@
  * Chrome trace, with a known TSC offset, for report --guest-trace (vmexit_guest_stamps.h).
  *
  * Exact counts per vCPU, P = passes (1 without --seconds; reported in the output):
- *   KVM_RUN calls = kvm:kvm_userspace_exit = P * (io + in + 1 + mmio + hlt)
- *   KVM_EXIT_IO = kvm:kvm_pio = P * (io + in + 1)   KVM_EXIT_MMIO = P * mmio   KVM_EXIT_HLT = P * hlt
+ *   KVM_RUN calls = kvm:kvm_userspace_exit = P * (io + in + 1 + msi + msi-spin + mmio + hlt)
+ *   KVM_EXIT_IO = kvm:kvm_pio = P * (io + in + 1 + msi + msi-spin)
+ *   KVM_EXIT_MMIO = P * mmio   KVM_EXIT_HLT = P * hlt
  * On an SVM host (the nested test bed) kvm:kvm_exit additionally shows, exactly:
  *   IOIO (0x7b) = P * (io + in + 1)   CPUID (0x72) = P * cpuid   HLT (0x78) = P * hlt
  *   MSR (0x7c) = P * msr
@@ -153,6 +159,8 @@
 
 #define IO_PORT			0xe9
 #define IN_PORT			0xe8	/* --in: read by the guest, answered by the VMM */
+#define MSI_PORT		0xec	/* --msi: the guest asks for one MSI */
+#define MSI_SPIN_PORT		0xed	/* --msi-spin: the same, another vector */
 #define DONE_PORT		0xea
 /* An exception the guest does not expect: its vector goes out on this port and the VMM fails. */
 #define EXC_PORT		0xeb
@@ -169,6 +177,8 @@
 #define X2APIC_TMICT		0x838
 #define X2APIC_TDCR		0x83e
 #define TIMER_VECTOR		0x40
+#define MSI_VECTOR		0x41	/* the VMM's KVM_SIGNAL_MSI to a halted vCPU (--msi) */
+#define MSI_SPIN_VECTOR		0x42	/* and to a spinning one (--msi-spin) */
 #define SPURIOUS_VECTOR		0xff
 /* One-shot timer, divide by 1: KVM's APIC bus runs at 1 GHz, so a count per ns of guest time. */
 #define TIMER_COUNTS_PER_US	1000
@@ -202,10 +212,11 @@
 
 /* Per-kind repeat counts, read by the guest from PARAM_GPA at the start of every pass. */
 enum kind { K_IO, K_MMIO, K_HLT, K_CPUID, K_MSR, K_WRMSR, K_CR, K_VMCALL, K_UD, K_TIMER, K_IN,
-	    K_TOUCH, NR_KINDS };
+	    K_TOUCH, K_MSI, K_MSI_SPIN, NR_KINDS };
 
 static const char *const kind_opt[NR_KINDS] = {
 	"io", "mmio", "hlt", "cpuid", "msr", "wrmsr", "cr", "vmcall", "ud", "timer", "in", "touch",
+	"msi", "msi-spin",
 };
 
 /*
@@ -236,6 +247,7 @@ struct opts {
 	bool amd;		/* the host CPU is AMD: vmmcall instead of vmcall */
 	uint64_t io_sleep_ns;	/* per --io exit, in the VMM: asleep, then spinning */
 	uint32_t timer_us;	/* --timer's period */
+	uint32_t msi_delay_us;	/* --msi-delay-us: from the guest's request to the MSI */
 	uint64_t io_spin_ns;
 	const char *symbols;	/* --symbols FILE: write the code's labels there, run nothing */
 	const char *trace_out;	/* --guest-trace-out: the guest's TSC stamps as a Chrome trace */
@@ -273,6 +285,11 @@ struct vm {
 	struct kvm_cpuid2 *cpuid;
 	struct timespec deadline;
 	struct vcpu *vcpus;
+	int msi_pipe[2];	/* vCPU threads -> the MSI injector: the vCPU index to signal */
+	pthread_t msi_thread;
+	uint64_t msis;		/* KVM_SIGNAL_MSI calls that delivered */
+	uint64_t msi_ns_first, msi_ns_last;	/* CLOCK_MONOTONIC of the first and last */
+	bool msi_failed;
 };
 
 static const char *const exit_names[NR_EXIT_NAMES] = {
@@ -400,6 +417,29 @@ static void emit_wrmsr(struct code *c, uint32_t msr, uint32_t lo)
 	EMIT(c, 0x0f, 0x30);			/* wrmsr */
 }
 
+/* x2APIC on and software-enabled: rdmsr and wrmsr of the APIC base, then the SVR. */
+static void emit_apic_enable(struct code *c)
+{
+	EMIT(c, 0xb9);				/* mov ecx, MSR_IA32_APICBASE */
+	emit_imm32(c, MSR_IA32_APICBASE);
+	emit_tally(c, T_RDMSR);
+	EMIT(c, 0x0f, 0x32);			/* rdmsr */
+	EMIT(c, 0x0d);				/* or eax, EN | EXTD */
+	emit_imm32(c, APICBASE_EN_EXTD);
+	emit_tally(c, T_WRMSR);
+	EMIT(c, 0x0f, 0x30);			/* wrmsr */
+	emit_wrmsr(c, X2APIC_SVR, 0x100 | SPURIOUS_VECTOR);	/* software-enable */
+}
+
+/* out dx, al to port: the VMM's injector signals an MSI to this vCPU (MSI_PORT, MSI_SPIN_PORT). */
+static void emit_msi_request(struct code *c, uint32_t port)
+{
+	EMIT(c, 0xba);				/* mov edx, port */
+	emit_imm32(c, port);
+	emit_tally(c, T_OUT);
+	EMIT(c, 0xee);				/* out dx, al */
+}
+
 /*
  * Code labels (--symbols): each kind's exit instruction (for --cr and --timer, which exit at
  * several, the loop's start), the pass's end and the handlers, in the order of the code.
@@ -444,7 +484,7 @@ static size_t build_guest(uint8_t *dst, bool amd, uint32_t timer_us, bool stamps
 			  struct guest_entries *ent)
 {
 	struct code c = { .p = dst };
-	size_t start, skip, loop, wait, got, common, hlt_at;
+	size_t start, skip, loop, wait, got, common, hlt_at, msi_hlt_at, fix;
 
 	start = c.len;
 	ent->label[L_START] = c.len;
@@ -566,15 +606,7 @@ static size_t build_guest(uint8_t *dst, bool amd, uint32_t timer_us, bool stamps
 	 */
 	skip = emit_loop_head(&c, K_TIMER, 2);
 	ent->label[L_TIMER] = c.len;
-	EMIT(&c, 0xb9);				/* mov ecx, MSR_IA32_APICBASE */
-	emit_imm32(&c, MSR_IA32_APICBASE);
-	emit_tally(&c, T_RDMSR);
-	EMIT(&c, 0x0f, 0x32);			/* rdmsr */
-	EMIT(&c, 0x0d);				/* or eax, EN | EXTD */
-	emit_imm32(&c, APICBASE_EN_EXTD);
-	emit_tally(&c, T_WRMSR);
-	EMIT(&c, 0x0f, 0x30);			/* wrmsr */
-	emit_wrmsr(&c, X2APIC_SVR, 0x100 | SPURIOUS_VECTOR);	/* software-enable */
+	emit_apic_enable(&c);
 	emit_wrmsr(&c, X2APIC_TDCR, 0xb);			/* divide by 1 */
 	emit_wrmsr(&c, X2APIC_LVTT, TIMER_VECTOR);		/* one-shot */
 	loop = c.len;
@@ -592,6 +624,44 @@ static size_t build_guest(uint8_t *dst, bool amd, uint32_t timer_us, bool stamps
 	EMIT(&c, 0xeb, (uint8_t)(wait - (c.len + 2)));	/* jmp wait */
 	patch_here(&c, got);
 	EMIT(&c, 0xfb);				/* sti */
+	emit_loop_tail(&c, 2, loop, skip);
+
+	/*
+	 * MSIs from the VMM (--msi): per count, ask for one (an out to MSI_PORT) with interrupts
+	 * off, then halt as the timer loop does until the handler has counted it; the VMM's
+	 * injector signals it --msi-delay-us later, so the vCPU is halted by then.
+	 */
+	skip = emit_loop_head(&c, K_MSI, 2);
+	emit_apic_enable(&c);
+	loop = c.len;
+	EMIT(&c, 0xfa);				/* cli */
+	EMIT(&c, 0x49, 0x8b, 0x5f, 8 * T_IRQ);	/* mov rbx, [r15 + T_IRQ] */
+	emit_msi_request(&c, MSI_PORT);
+	wait = c.len;
+	EMIT(&c, 0x49, 0x39, 0x5f, 8 * T_IRQ);	/* cmp [r15 + T_IRQ], rbx */
+	got = emit_jcc_fwd(&c, JNZ);
+	emit_tally(&c, T_HLT);
+	EMIT(&c, 0xfb);				/* sti */
+	msi_hlt_at = c.len;
+	EMIT(&c, 0xf4);				/* hlt */
+	EMIT(&c, 0xfa);				/* cli */
+	EMIT(&c, 0xeb, (uint8_t)(wait - (c.len + 2)));	/* jmp wait */
+	patch_here(&c, got);
+	EMIT(&c, 0xfb);				/* sti */
+	emit_loop_tail(&c, 2, loop, skip);
+
+	/* --msi-spin: the same, but spinning in guest mode with interrupts on until it comes. */
+	skip = emit_loop_head(&c, K_MSI_SPIN, 2);
+	emit_apic_enable(&c);
+	loop = c.len;
+	EMIT(&c, 0xfa);				/* cli */
+	EMIT(&c, 0x49, 0x8b, 0x5f, 8 * T_IRQ);	/* mov rbx, [r15 + T_IRQ] */
+	emit_msi_request(&c, MSI_SPIN_PORT);
+	EMIT(&c, 0xfb);				/* sti */
+	wait = c.len;
+	EMIT(&c, 0xf3, 0x90);			/* pause */
+	EMIT(&c, 0x49, 0x39, 0x5f, 8 * T_IRQ);	/* cmp [r15 + T_IRQ], rbx */
+	emit_jcc_back(&c, JZ, wait);
 	emit_loop_tail(&c, 2, loop, skip);
 
 	/* touch: a byte into each of this vCPU's pages (r13: its first, set by the VMM) */
@@ -636,7 +706,11 @@ static size_t build_guest(uint8_t *dst, bool amd, uint32_t timer_us, bool stamps
 	EMIT(&c, 0x5a, 0x59, 0x58);		/* pop rdx; pop rcx; pop rax */
 	EMIT(&c, 0x48, 0x81, 0x3c, 0x24);	/* cmp qword [rsp], CODE_GPA + hlt_at */
 	emit_imm32(&c, (uint32_t)(CODE_GPA + hlt_at));
+	fix = emit_jcc_fwd(&c, JZ);
+	EMIT(&c, 0x48, 0x81, 0x3c, 0x24);	/* cmp qword [rsp], CODE_GPA + msi_hlt_at */
+	emit_imm32(&c, (uint32_t)(CODE_GPA + msi_hlt_at));
 	EMIT(&c, 0x75, 9);			/* jne iretq */
+	patch_here(&c, fix);
 	EMIT(&c, 0x48, 0x83, 0x04, 0x24, 0x01);	/* add qword [rsp], 1 */
 	EMIT(&c, 0x49, 0xff, 0x4f, 8 * T_HLT);	/* dec qword [r15 + T_HLT] */
 	EMIT(&c, 0x48, 0xcf);			/* iretq */
@@ -693,6 +767,13 @@ static int write_symbols(const struct opts *o)
 }
 
 /* ------------------------------------------------------------------ VM setup */
+
+/* The guest's interrupts come from the in-kernel local APIC (KVM_CREATE_IRQCHIP). */
+static bool uses_apic(const struct opts *o)
+{
+	return o->count[K_TIMER] || o->count[K_MSI] || o->count[K_MSI_SPIN];
+}
+
 
 static void timespec_add(struct timespec *t, double s)
 {
@@ -850,7 +931,8 @@ static int setup_memory(struct vm *vm)
 	gdt[2] = 0x00cf93000000ffffull | (uint64_t)vm->o->ring << 45;
 	/* 64-bit interrupt gates (IF cleared on entry) to the handlers build_guest placed. */
 	for (int v = 0; v < 256; v++) {
-		size_t off = v < 32 ? ent.exc[v] : v == TIMER_VECTOR ? ent.timer :
+		size_t off = v < 32 ? ent.exc[v] :
+			     v == TIMER_VECTOR || v == MSI_VECTOR || v == MSI_SPIN_VECTOR ? ent.timer :
 			     v == SPURIOUS_VECTOR ? ent.spurious : 0;
 		uint64_t a = CODE_GPA + off, *gate = (uint64_t *)(vm->mem + IDT_GPA + 16 * v);
 
@@ -893,7 +975,7 @@ static int setup_vcpu(struct vm *vm, struct vcpu *v)
 		return -1;
 	}
 	/* With an in-kernel APIC, vCPUs other than 0 would wait for INIT/SIPI: start them. */
-	if (vm->o->count[K_TIMER]) {
+	if (uses_apic(vm->o)) {
 		struct kvm_mp_state mp = { .mp_state = KVM_MP_STATE_RUNNABLE };
 
 		if (ioctl(v->fd, KVM_SET_MP_STATE, &mp) < 0) {
@@ -1003,17 +1085,22 @@ static int check_tally(const struct vcpu *v)
 {
 	const uint64_t *n = v->vm->o->count, *t = tally_of(v), p = v->passes + 1;
 	uint64_t want[NR_TALLY] = {
-		[T_OUT] = n[K_IO] + 1, [T_MMIO] = n[K_MMIO], [T_HLT] = n[K_HLT],
-		[T_CPUID] = n[K_CPUID], [T_RDMSR] = n[K_MSR] + !!n[K_TIMER],
-		/* timer: APIC base, SVR, TDCR, LVTT once; TMICT and EOI per interrupt */
-		[T_WRMSR] = n[K_WRMSR] + (n[K_TIMER] ? 4 + 2 * n[K_TIMER] : 0),
+		/* msi: one out per MSI asked for */
+		[T_OUT] = n[K_IO] + 1 + n[K_MSI] + n[K_MSI_SPIN], [T_MMIO] = n[K_MMIO],
+		[T_HLT] = n[K_HLT],
+		[T_CPUID] = n[K_CPUID],
+		[T_RDMSR] = n[K_MSR] + !!n[K_TIMER] + !!n[K_MSI] + !!n[K_MSI_SPIN],
+		/* timer: APIC base, SVR, TDCR, LVTT once; TMICT and EOI per interrupt. msi: APIC
+		 * base and SVR once; EOI per interrupt */
+		[T_WRMSR] = n[K_WRMSR] + (n[K_TIMER] ? 4 + 2 * n[K_TIMER] : 0) +
+			    (n[K_MSI] ? 2 + n[K_MSI] : 0) + (n[K_MSI_SPIN] ? 2 + n[K_MSI_SPIN] : 0),
 		[T_CR_READ] = n[K_CR], [T_CR_WRITE] = 2 * n[K_CR], [T_VMCALL] = n[K_VMCALL],
-		[T_UD] = n[K_UD], [T_IRQ] = n[K_TIMER], [T_IN] = n[K_IN],
+		[T_UD] = n[K_UD], [T_IRQ] = n[K_TIMER] + n[K_MSI] + n[K_MSI_SPIN], [T_IN] = n[K_IN],
 		[T_TOUCH] = n[K_TOUCH],
 	};
 
 	for (int i = 0; i < NR_TALLY; i++) {
-		if (t[i] == p * want[i] || (i == T_HLT && n[K_TIMER]))
+		if (t[i] == p * want[i] || (i == T_HLT && (n[K_TIMER] || n[K_MSI])))
 			continue;
 		errmsg("%s vCPU %d: after pass %" PRIu64 " the guest counted %" PRIu64 " %s, "
 		       "expected %" PRIu64, v->vm->name, v->index, p, t[i], tally_name[i],
@@ -1021,6 +1108,46 @@ static int check_tally(const struct vcpu *v)
 		return -1;
 	}
 	return 0;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/*
+ * The MSI injector (--msi, --msi-spin): a thread of the VMM, as a device model's would be.
+ * Per request, --msi-delay-us later, one fixed edge MSI of MSI_VECTOR to the asking vCPU
+ * (physical destination: its APIC ID, which KVM makes its vCPU id).
+ */
+static void *msi_thread(void *arg)
+{
+	struct vm *vm = arg;
+	uint8_t req[2];	/* the vCPU index, the vector */
+
+	while (read(vm->msi_pipe[0], req, 2) == 2) {
+		struct timespec d = { .tv_nsec = (long)vm->o->msi_delay_us * 1000 };
+		struct kvm_msi m = { .address_lo = 0xfee00000u | (uint32_t)req[0] << 12,
+				     .data = req[1] };
+		uint8_t idx = req[0];
+		int r;
+
+		nanosleep(&d, NULL);
+		r = ioctl(vm->vm_fd, KVM_SIGNAL_MSI, &m);
+		if (r <= 0) {
+			errmsg("%s: KVM_SIGNAL_MSI to vCPU %u: %s", vm->name, idx,
+			       r < 0 ? strerror(errno) : "not delivered");
+			vm->msi_failed = true;
+			continue;
+		}
+		vm->msi_ns_last = mono_ns();
+		if (!vm->msis++)
+			vm->msi_ns_first = vm->msi_ns_last;
+	}
+	return NULL;
 }
 
 /* What the VMM does with an --io exit: nothing, or sleep and/or spin as asked. */
@@ -1079,6 +1206,17 @@ static void *vcpu_thread(void *arg)
 			   r->io.size == 1 && r->io.count == 1 && r->io.port == IN_PORT) {
 			pass[K_IN]++;
 			*((uint8_t *)r + r->io.data_offset) = 0x5a;
+		} else if (r->exit_reason == KVM_EXIT_IO && r->io.direction == KVM_EXIT_IO_OUT &&
+			   r->io.size == 1 && r->io.count == 1 &&
+			   (r->io.port == MSI_PORT || r->io.port == MSI_SPIN_PORT)) {
+			uint8_t req[2] = { (uint8_t)v->index,
+					   r->io.port == MSI_PORT ? MSI_VECTOR : MSI_SPIN_VECTOR };
+
+			if (write(v->vm->msi_pipe[1], req, 2) != 2) {
+				errmsg("%s vCPU %d: cannot ask for an MSI: %s", v->vm->name,
+				       v->index, strerror(errno));
+				goto fail;
+			}
 		} else if (r->exit_reason == KVM_EXIT_MMIO && r->mmio.is_write &&
 			   r->mmio.len == 1 && r->mmio.phys_addr == MMIO_GPA) {
 			pass[K_MMIO]++;
@@ -1250,6 +1388,10 @@ static void print_summary(const struct vm *vm)
 	       " MMIO %" PRIu64 " HLT %" PRIu64 ", cpuid %" PRIu64 " rdmsr %" PRIu64
 	       " (no userspace exit), %.3f s", vm->name, (int)getpid(), o->ring, o->vcpus, pbuf,
 	       runs, io, mmio, hlt, passes * o->count[K_CPUID], passes * o->count[K_MSR], ns / 1e9);
+	if (o->count[K_MSI] || o->count[K_MSI_SPIN])
+		errmsg("%s: %" PRIu64 " MSIs (vectors 0x%x halted, 0x%x spinning) by KVM_SIGNAL_MSI, "
+		       "from %" PRIu64 " to %" PRIu64 " ns (CLOCK_MONOTONIC)", vm->name, vm->msis,
+		       MSI_VECTOR, MSI_SPIN_VECTOR, vm->msi_ns_first, vm->msi_ns_last);
 }
 
 /* ------------------------------------------------------------------ one VM process */
@@ -1320,7 +1462,7 @@ static int run_vm_once(struct vm *vm)
 	}
 	vm->run_size = mmap_size;
 	/* The timer is the in-kernel local APIC's (which also makes hlt block in the kernel). */
-	if (o->count[K_TIMER] && ioctl(vm->vm_fd, KVM_CREATE_IRQCHIP, 0) < 0) {
+	if (uses_apic(o) && ioctl(vm->vm_fd, KVM_CREATE_IRQCHIP, 0) < 0) {
 		errmsg("%s: KVM_CREATE_IRQCHIP: %s", vm->name, strerror(errno));
 		return 1;
 	}
@@ -1348,6 +1490,20 @@ static int run_vm_once(struct vm *vm)
 		return 1;
 	clock_gettime(CLOCK_MONOTONIC, &vm->deadline);
 	timespec_add(&vm->deadline, o->seconds);
+	vm->msi_pipe[0] = vm->msi_pipe[1] = -1;
+	if (o->count[K_MSI] || o->count[K_MSI_SPIN]) {
+		int e;
+
+		if (pipe(vm->msi_pipe)) {
+			errmsg("%s: pipe: %s", vm->name, strerror(errno));
+			return 1;
+		}
+		e = pthread_create(&vm->msi_thread, NULL, msi_thread, vm);
+		if (e) {
+			errmsg("%s: pthread_create: %s", vm->name, strerror(e));
+			return 1;
+		}
+	}
 	tsc_before = __rdtsc();
 	for (; started < o->vcpus; started++) {
 		int e = pthread_create(&vm->vcpus[started].thread, NULL, vcpu_thread,
@@ -1365,6 +1521,14 @@ static int run_vm_once(struct vm *vm)
 			rc = 1;
 	}
 	tsc_after = __rdtsc();
+	if (vm->msi_pipe[1] >= 0) {
+		/* Every request is read before EOF: the injector ends after the last MSI. */
+		close(vm->msi_pipe[1]);
+		pthread_join(vm->msi_thread, NULL);
+		close(vm->msi_pipe[0]);
+		if (vm->msi_failed)
+			rc = 1;
+	}
 	if (rc)
 		return rc;
 	if (o->uffd && uffd_check(vm))
@@ -1403,7 +1567,7 @@ static int run_vm(const struct opts *o)
 static void parse_args(int argc, char **argv, struct opts *o)
 {
 	*o = (struct opts){ .vms = 1, .vcpus = 1, .name = "demo", .ring = DEFAULT_RING,
-			    .timer_us = 100 };
+			    .timer_us = 100, .msi_delay_us = 200 };
 
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i], *val;
@@ -1415,6 +1579,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			       "[--hlt N] [--cpuid N] [--msr N]\n"
 			       "                    [--wrmsr N] [--cr N] [--vmcall N] [--ud N] "
 			       "[--timer N] [--timer-us US]\n"
+			       "                    [--msi N] [--msi-spin N] [--msi-delay-us US]\n"
 			       "                    [--seconds S] [--linger S] [--name NAME] "
 			       "[--ring 0|3] "
 			       "[--json]\n"
@@ -1465,6 +1630,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		} else if (!strcmp(opt, "--uffd-delay-us")) {
 			o->uffd_delay_ns = parse_count(opt, val, 0, 10000000) * 1000;
 			o->uffd = true;
+		} else if (!strcmp(opt, "--msi-delay-us")) {
+			o->msi_delay_us = (uint32_t)parse_count(opt, val, 0, 999999);
 		} else if (!strcmp(opt, "--timer-us")) {
 			o->timer_us = (uint32_t)parse_count(opt, val, 1, 1000000);
 		} else if (!strcmp(opt, "--io-spin-us")) {
@@ -1508,8 +1675,11 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	if (o->uffd && !o->count[K_TOUCH])
 		usage_error("--uffd-delay-us delays the faults of --touch: add --touch N");
 	/* The in-kernel APIC of --timer keeps hlt in the kernel and CR8 accesses in the TPR shadow. */
-	if (o->count[K_TIMER] && (o->count[K_HLT] || o->count[K_CR]))
-		usage_error("--timer cannot be combined with --hlt or --cr (run them in another VM)");
+	if (uses_apic(o) && (o->count[K_HLT] || o->count[K_CR]))
+		usage_error("--timer and --msi cannot be combined with --hlt or --cr (run them in "
+			    "another VM)");
+	if ((o->count[K_MSI] || o->count[K_MSI_SPIN]) && o->ring == 3)
+		usage_error("--msi needs --ring 0 (its handler writes the APIC's EOI)");
 	if (o->trace_out && (o->vms != 1 || o->vcpus > STAMP_MAX_VCPUS || o->seconds > 0 ||
 			     o->count[K_IO] < 2 || o->count[K_IO] > STAMP_MAX_EXITS))
 		usage_error("--guest-trace-out stamps one pass of one VM: --vms 1, --vcpus at most "

@@ -16,6 +16,7 @@
 #include "kvm_cross_check.h"
 #include "source_option.h"
 #include "stat_kvm.h"
+#include "stat_wake.h"
 
 static const char doc[] =
 "Count KVM exits per VM and reason, and how long they take.\n"
@@ -43,6 +44,7 @@ static const char doc[] =
 "    vmexit stat --source kvm --by vcpu  # KVM's own counters, no BPF at all\n"
 "    vmexit stat --kvm-check -g web01 10 1   # BPF rows against KVM's counters\n"
 "    vmexit stat --keys --qmp auto       # a row per device, as QEMU names them\n"
+"    vmexit stat --wake -p 4242 10 1     # interrupt delivery latency, HLT anatomy\n"
 "\v" DURATION_HELP
 "The interval is in seconds, as vmstat's (a bare number; 500ms works too); the count "
 "is a number of intervals.\n";
@@ -62,6 +64,8 @@ struct stat_args {
 	bool kvm_check;			/* --kvm-check */
 	struct kvm_source kvm;		/* --kvm-check: KVM's counters over the same run */
 	double kvm_next_scan;
+	bool wake;			/* --wake */
+	struct wake_progs wp;
 };
 
 static const struct cmd_option options[] = {
@@ -81,6 +85,9 @@ static const struct cmd_option options[] = {
 	{ "kvm-check", 0, NULL, 0, "At the end, compare the exit counts with KVM's own "
 	  "statistics of the same guests over the same run (within 0.1 %, or why not); exit "
 	  "status 3 when they disagree", 2, OPT_TO(struct stat_args, kvm_check, opt_true) },
+	{ "wake", 0, NULL, 0, "At the end, interrupt delivery latency per guest, vCPU, source and "
+	  "vector, split by what the vCPU was doing; halted exits' anatomy and halt-poll advice "
+	  "(x86)", 2, OPT_TO(struct stat_args, wake, opt_true) },
 	{},
 };
 
@@ -117,9 +124,9 @@ static void end(void *input, struct argp_state *state)
 			   "-g (or drop --source kvm to trace a COMMAND)");
 	if (a->kvm_check || a->view.hist || a->filters.opts.split || a->view.key_mode ||
 	    a->stk.stacks || a->overhead || a->view.asked_csv || a->filters.sel.f.nr_reasons ||
-	    a->qmp)
+	    a->qmp || a->wake)
 		argp_error(state, "--source kvm shows KVM's counters only: drop --kvm-check, --hist, "
-			   "--split, --by key/rip, --stacks, --overhead, --csv, -r and --qmp");
+			   "--split, --by key/rip, --stacks, --overhead, --csv, -r, --qmp and --wake");
 }
 
 static const struct cmd_options stat_options = {
@@ -229,12 +236,19 @@ int cmd_stat(int argc, char **argv)
 		return stat_kvm_run(&(struct stat_kvm_opts){ .filters = &a.filters,
 			.by_vcpu = a.view.by == BY_VCPU, .json = a.view.fmt == OUT_JSON,
 			.interval = a.interval, .count = a.count });
+	/* Before the command is started: a refusal leaves nothing running. */
+	if (a.wake && wake_progs_open(&a.wp)) {
+		guest_symbols_free(&a.view.syms);
+		return 1;
+	}
 	if (sampler_open(&sp, &a.filters, &(struct sampler_opts){ .by = a.view.by,
 		.interval = a.interval, .end_with_pids = true, .overhead = a.overhead,
 		.tick = a.kvm_check ? stat_tick : NULL, .tick_ctx = &a,
 		.key_by = a.view.by, .key_vcpu = a.filters.opts.filter.vcpu,
 		.stacks = a.stk.stacks, .qmp = a.qmp, .stuck_ns = a.stuck_ns,
 		.keep_ns = a.keep_ns })) {
+		if (a.wake)
+			wake_progs_close(&a.wp);
 		guest_symbols_free(&a.view.syms);
 		return 1;
 	}
@@ -252,6 +266,11 @@ int cmd_stat(int argc, char **argv)
 	}
 	sampler_start(&sp);
 	err = run(&a, &sp);
+	if (a.wake) {
+		if (!err)
+			err = stat_wake_print(&a.wp, &a.filters, sp.s.child_pid, a.view.fmt);
+		wake_progs_close(&a.wp);
+	}
 	if (a.kvm_check && !err) {
 		int bad;
 

@@ -1,0 +1,598 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * stat --wake: interrupt delivery latency and HLT anatomy (include/wake.h). A skeleton of its
+ * own, loaded only when asked for: without --wake none of these hooks exists and the exit path
+ * costs what it did.
+ *
+ * A delivery starts at kvm_apic_accept_irq (the interrupt is in the target's IRR) and ends at
+ * the target vCPU's next kvm_entry. The target is (the sender's tgid, the tracepoint's apicid,
+ * which __apic_accept_irq() fills with vcpu->vcpu_id): every sender KVM traces from (a vCPU, the
+ * VMM's ioctl, an irqfd written by the VMM's threads) is in the guest's process. What the
+ * vCPU was doing then decides the delivery's parts; a halt is known only when it ends
+ * (kvm_vcpu_wakeup says how long it was and whether the thread slept), so deliveries pending
+ * during an exit are classed then.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "wake.h"
+#include "hist.h"
+
+/* The LVT timer register's offset in the APIC page (APIC_LVTT). */
+#define APIC_LVTT_OFF	0x320
+
+/*
+ * Only what is read: the vCPU's local APIC, its register page and its timer's hrtimer (x86,
+ * kvm module's BTF). Only the hrtimer's address is taken: its own layout does not matter.
+ */
+struct hrtimer___wake {
+	char any;
+} __attribute__((preserve_access_index));
+
+struct kvm_timer___wake {
+	struct hrtimer___wake timer;
+} __attribute__((preserve_access_index));
+
+struct kvm_lapic___wake {
+	void *regs;
+	struct kvm_timer___wake lapic_timer;
+} __attribute__((preserve_access_index));
+
+struct kvm_vcpu_arch___wake {
+	struct kvm_lapic___wake *apic;
+} __attribute__((preserve_access_index));
+
+struct kvm_vcpu___wake {
+	int vcpu_id;
+	struct kvm_vcpu_arch___wake arch;
+} __attribute__((preserve_access_index));
+
+/* A delivery waiting for its entry; info 0 is a free slot. */
+#define PEND_SRC_SHIFT		8
+#define PEND_STATE_SHIFT	12
+#define PEND_USED		(1ull << 63)
+
+enum pend_state {
+	PEND_GUEST,	/* the vCPU was in guest mode */
+	PEND_EXIT,	/* in an exit; a later kvm_vcpu_wakeup may make it halted */
+	PEND_POLLED,
+	PEND_SLEPT,
+};
+
+struct pend_slot {
+	__u64 info;	/* PEND_USED | state << 12 | source << 8 | vector */
+	__u64 ts;	/* 0 until the sender has written it */
+	__u64 wake_ts;	/* PEND_SLEPT: the scheduler's wake-up, then on CPU */
+	__u64 on_ts;
+};
+
+/* One vCPU thread. */
+struct wake_thread {
+	__u32 tgid;
+	__s32 vcpu;
+	__u64 vcpu_ptr;		/* for the LVT timer's vector */
+	__u32 in_guest;
+	__u32 halts;		/* kvm_vcpu_wakeup events in the exit in flight */
+	__u64 exit_ts;		/* kvm_exit of the exit in flight */
+	/* The scheduler's view since the last halt ended: first sleep, last wake-up, on CPU. */
+	__u64 sleep_ts;
+	__u64 wake_ts;
+	__u64 on_ts;
+	__u64 hlt_parts[NR_HLT_PARTS - 1];	/* poll, sleep, runq of the exit in flight */
+	/*
+	 * The LAPIC timer's hrtimer expired (apic_timer_fn()) at timer_ts with the vCPU doing
+	 * timer_state: KVM puts the interrupt in the IRR only later, in the vCPU's thread
+	 * (kvm_inject_pending_timer_irqs(), after a halt has ended), so that delivery counts
+	 * from the expiry. timer_wake/on: the halt's wake-up and on CPU, as in pend_slot.
+	 */
+	__u64 timer_ts;
+	__u32 timer_state;
+	__u64 timer_wake_ts;
+	__u64 timer_on_ts;
+	struct pend_slot pend[WAKE_PENDING_SLOTS];
+};
+
+/* A sender's note of what it is delivering (kvm_apic_ipi, kvm_msi_set_irq, ...). */
+struct wake_note {
+	__u32 source;
+	__u32 vector;	/* ~0: any */
+};
+
+struct vcpu_id_key {
+	__u32 tgid;
+	__s32 vcpu;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, WAKE_MAX_THREADS);
+	__type(key, __u32);			/* thread id */
+	__type(value, struct wake_thread);
+} wake_threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, WAKE_MAX_THREADS);
+	__type(key, struct vcpu_id_key);
+	__type(value, __u32);			/* the vCPU's thread id */
+} wake_vcpus SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, WAKE_MAX_THREADS);
+	__type(key, __u64);			/* the LAPIC timer's hrtimer */
+	__type(value, __u32);			/* the vCPU's thread id */
+} wake_timers SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, WAKE_MAX_THREADS);
+	__type(key, __u32);			/* the sender's thread id */
+	__type(value, struct wake_note);
+} wake_notes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, WAKE_MAX_CELLS);
+	__type(key, struct wake_key);
+	__type(value, struct wake_cell);
+} wake_cells SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, WAKE_MAX_CELLS);
+	__type(key, struct hlt_key);
+	__type(value, struct hlt_cell);
+} hlt_cells SEC(".maps");
+
+/* Zeroed values too large for the stack, to create cells and threads from. */
+struct wake_zero {
+	struct wake_cell wc;
+	struct hlt_cell hc;
+	struct wake_thread th;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct wake_zero);
+} wake_zero SEC(".maps");
+
+__u64 wake_lost[NR_WAKE_LOST];
+
+/* Tracepoint programs must not hide events from perf users: as bpf/vmexit.bpf.c. */
+#define TP_PASS		1
+
+static __always_inline void *cell_get(void *map, const void *key, const void *zero, int lost)
+{
+	void *c = bpf_map_lookup_elem(map, key);
+
+	if (c)
+		return c;
+	/* -EEXIST: another CPU made it first, which is as good. */
+	bpf_map_update_elem(map, key, zero, BPF_NOEXIST);
+	c = bpf_map_lookup_elem(map, key);
+	if (!c)
+		__sync_fetch_and_add(&wake_lost[lost], 1);
+	return c;
+}
+
+/* As lat_add() in handlers.bpf.h: the bound the verifier sees, on the value it indexes with. */
+static __always_inline void hist_add(__u64 *hist, __u64 v)
+{
+	__u32 b = hist_bucket(v);
+
+	barrier_var(b);
+	if (b < NR_BUCKETS)
+		hist[b]++;
+}
+
+static __always_inline struct wake_zero *zeroes(void)
+{
+	__u32 z = 0;
+
+	return bpf_map_lookup_elem(&wake_zero, &z);
+}
+
+/* The vCPU thread's state, created at its first exit or entry. */
+static __always_inline struct wake_thread *thread_of(__u32 tid, __u32 tgid,
+						      struct kvm_vcpu___wake *vcpu)
+{
+	struct wake_thread *t = bpf_map_lookup_elem(&wake_threads, &tid);
+	struct vcpu_id_key vk;
+	struct wake_zero *z;
+
+	if (t)
+		return t;
+	z = zeroes();
+	if (!z)
+		return NULL;
+	vk.tgid = tgid;
+	vk.vcpu = BPF_CORE_READ(vcpu, vcpu_id);
+	z->th.tgid = tgid;
+	z->th.vcpu = vk.vcpu;
+	z->th.vcpu_ptr = (__u64)vcpu;
+	t = cell_get(&wake_threads, &tid, &z->th, WAKE_LOST_THREADS);
+	if (t) {
+		struct kvm_lapic___wake *apic = BPF_CORE_READ(vcpu, arch.apic);
+
+		bpf_map_update_elem(&wake_vcpus, &vk, &tid, BPF_ANY);
+		/* No in-kernel APIC (the VMM emulates it): no LAPIC timer to watch. */
+		if (apic) {
+			__u64 timer = (__u64)&apic->lapic_timer.timer;
+
+			bpf_map_update_elem(&wake_timers, &timer, &tid, BPF_ANY);
+		}
+	}
+	return t;
+}
+
+static __always_inline void wake_account(struct wake_thread *t, __u64 info, __u64 ts,
+					 struct pend_slot *s, __u64 now)
+{
+	struct wake_key k = { .tgid = t->tgid, .vcpu = t->vcpu };
+	__u32 state = (info >> PEND_STATE_SHIFT) & 0xf;
+	__u64 lat = now - ts, wake, on;
+	struct wake_cell *c;
+	struct wake_zero *z;
+
+	k.source = (info >> PEND_SRC_SHIFT) & 0xf;
+	k.vector = info & 0xff;
+	z = zeroes();
+	if (!z)
+		return;
+	c = cell_get(&wake_cells, &k, &z->wc, WAKE_LOST_CELLS);
+	if (!c)
+		return;
+	c->count++;
+	c->sum_ns += lat;
+	if (lat > c->max_ns)
+		c->max_ns = lat;
+	hist_add(c->hist, lat);
+	switch (state) {
+	case PEND_GUEST:
+		c->parts[WAKE_PART_GUEST] += lat;
+		break;
+	case PEND_POLLED:
+		c->parts[WAKE_PART_POLLED] += lat;
+		break;
+	case PEND_SLEPT:
+		/* Each boundary clamped into [pending, entry] and ordered: the parts sum exactly. */
+		wake = s->wake_ts < ts ? ts : s->wake_ts > now ? now : s->wake_ts;
+		on = s->on_ts < wake ? wake : s->on_ts > now ? now : s->on_ts;
+		c->parts[WAKE_PART_SLEPT] += wake - ts;
+		c->parts[WAKE_PART_RUNQ] += on - wake;
+		c->parts[WAKE_PART_ONCPU] += now - on;
+		break;
+	default:
+		c->parts[WAKE_PART_EXIT] += lat;
+	}
+}
+
+static __always_inline void hlt_account(struct wake_thread *t, __u64 now)
+{
+	struct hlt_key k = { .tgid = t->tgid, .vcpu = t->vcpu };
+	__u64 total = now - t->exit_ts, in = 0;
+	struct hlt_cell *c;
+	struct wake_zero *z;
+	int i;
+
+	z = zeroes();
+	if (!z)
+		return;
+	c = cell_get(&hlt_cells, &k, &z->hc, WAKE_LOST_CELLS);
+	if (!c)
+		return;
+	c->exits++;
+	c->sum_ns += total;
+	for (i = 0; i < NR_HLT_PARTS - 1; i++) {
+		c->parts[i] += t->hlt_parts[i];
+		in += t->hlt_parts[i];
+		t->hlt_parts[i] = 0;
+	}
+	/* The halts' pieces lie inside the exit, one after the other: in <= total. */
+	c->parts[HLT_PART_OTHER] += total > in ? total - in : 0;
+}
+
+SEC("tp_btf/kvm_entry")
+int BPF_PROG(wake_entry, struct kvm_vcpu___wake *vcpu)
+{
+	__u64 now = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
+	struct wake_thread *t;
+	int i;
+
+	/*
+	 * Every pointer argument is checked before use: "bpf: Mark raw_tp arguments with
+	 * PTR_MAYBE_NULL" (Linux 6.13, in 6.12.y) refuses arithmetic on an unchecked one.
+	 */
+	if (!vcpu)
+		return 0;
+	t = thread_of((__u32)id, id >> 32, vcpu);
+	if (!t)
+		return 0;
+	for (i = 0; i < WAKE_PENDING_SLOTS; i++) {
+		struct pend_slot *s = &t->pend[i];
+		__u64 info = s->info, ts = s->ts;
+
+		/* A sender still writing its slot: delivered at the next entry. */
+		if (!(info & PEND_USED) || !ts)
+			continue;
+		wake_account(t, info, ts, s, now);
+		s->ts = 0;
+		__sync_lock_test_and_set(&s->info, 0);
+	}
+	if (t->halts && t->exit_ts)
+		hlt_account(t, now);
+	t->halts = 0;
+	t->exit_ts = 0;
+	t->in_guest = 1;
+	return 0;
+}
+
+SEC("tp_btf/kvm_exit")
+int BPF_PROG(wake_exit, struct kvm_vcpu___wake *vcpu)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct wake_thread *t;
+
+	if (!vcpu)
+		return 0;
+	t = thread_of((__u32)id, id >> 32, vcpu);
+	if (!t)
+		return 0;
+	t->exit_ts = bpf_ktime_get_ns();
+	t->in_guest = 0;
+	t->halts = 0;
+	t->sleep_ts = 0;
+	return 0;
+}
+
+/*
+ * The end of a halt (kvm_vcpu_halt()): ns is from its start, polling included; waited says the
+ * thread slept. Deliveries pending since the halt began were made while halted.
+ */
+SEC("tp_btf/kvm_vcpu_wakeup")
+int BPF_PROG(wake_halt_end, __u64 ns, bool waited, bool valid)
+{
+	__u64 now = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid(), start, sleep, wake, on;
+	__u32 tid = (__u32)id;
+	struct wake_thread *t = bpf_map_lookup_elem(&wake_threads, &tid);
+	struct hlt_key k;
+	struct hlt_cell *c;
+	struct wake_zero *z;
+	int i;
+
+	if (!t || !(z = zeroes()))
+		return 0;
+	start = now > ns ? now - ns : 0;
+	k.tgid = t->tgid;
+	k.vcpu = t->vcpu;
+	c = cell_get(&hlt_cells, &k, &z->hc, WAKE_LOST_CELLS);
+	if (!c)
+		return 0;
+	c->halts++;
+	c->halt_ns += ns;
+	if (!valid)
+		c->invalid++;
+	if (!waited) {
+		c->polled++;
+		t->hlt_parts[HLT_PART_POLL] += ns;
+		hist_add(c->hist, ns);
+		sleep = wake = on = now;
+	} else {
+		/* Clamped into the halt and ordered, so that the pieces never overlap. */
+		sleep = t->sleep_ts < start ? start : t->sleep_ts > now ? now : t->sleep_ts;
+		wake = t->wake_ts < sleep ? sleep : t->wake_ts > now ? now : t->wake_ts;
+		on = t->on_ts < wake ? wake : t->on_ts > now ? now : t->on_ts;
+		if (sleep > start)
+			c->poll_slept++;
+		else
+			c->slept++;
+		t->hlt_parts[HLT_PART_POLL] += sleep - start;
+		t->hlt_parts[HLT_PART_SLEEP] += wake - sleep;
+		t->hlt_parts[HLT_PART_RUNQ] += on - wake;
+		hist_add(c->hist, wake - start);
+	}
+	t->halts++;
+	t->sleep_ts = 0;
+	if (t->timer_ts && t->timer_ts >= start && t->timer_state == PEND_EXIT) {
+		t->timer_state = waited ? PEND_SLEPT : PEND_POLLED;
+		t->timer_wake_ts = wake;
+		t->timer_on_ts = on;
+	}
+	for (i = 0; i < WAKE_PENDING_SLOTS; i++) {
+		struct pend_slot *s = &t->pend[i];
+		__u64 info = s->info;
+
+		if (!(info & PEND_USED) || s->ts < start ||
+		    ((info >> PEND_STATE_SHIFT) & 0xf) != PEND_EXIT)
+			continue;
+		info &= ~(0xfull << PEND_STATE_SHIFT);
+		info |= (__u64)(waited ? PEND_SLEPT : PEND_POLLED) << PEND_STATE_SHIFT;
+		s->wake_ts = wake;
+		s->on_ts = on;
+		s->info = info;
+	}
+	return 0;
+}
+
+static __always_inline void note(__u32 source, __u32 vector)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct wake_note n = { .source = source, .vector = vector };
+
+	bpf_map_update_elem(&wake_notes, &tid, &n, BPF_ANY);
+}
+
+/* The sender's notes: each delivery that follows in the same thread with the vector is theirs. */
+SEC("tp_btf/kvm_apic_ipi")
+int BPF_PROG(wake_ipi, __u32 icr_low, __u32 dest_id)
+{
+	note(WAKE_SRC_IPI, icr_low & 0xff);
+	return 0;
+}
+
+SEC("tp_btf/kvm_msi_set_irq")
+int BPF_PROG(wake_msi, __u64 address, __u64 data)
+{
+	note(WAKE_SRC_MSI, data & 0xff);
+	return 0;
+}
+
+SEC("tp_btf/kvm_ioapic_set_irq")
+int BPF_PROG(wake_ioapic, __u64 e, int pin, bool coalesced)
+{
+	note(WAKE_SRC_IOAPIC, e & 0xff);
+	return 0;
+}
+
+/* A GSI: where it goes is KVM's routing; an IOAPIC or MSI note that follows replaces this. */
+SEC("tp_btf/kvm_set_irq")
+int BPF_PROG(wake_line, unsigned int gsi, int level, int irq_source_id)
+{
+	note(WAKE_SRC_LINE, ~0u);
+	return 0;
+}
+
+/* A pending slot for the vCPU t, or NULL (counted lost). */
+static __always_inline struct pend_slot *slot_take(struct wake_thread *t, __u64 info)
+{
+	int i;
+
+	for (i = 0; i < WAKE_PENDING_SLOTS; i++) {
+		struct pend_slot *s = &t->pend[i];
+
+		if (__sync_val_compare_and_swap(&s->info, 0, info) == 0)
+			return s;
+	}
+	__sync_fetch_and_add(&wake_lost[WAKE_LOST_SLOTS], 1);
+	return NULL;
+}
+
+/* The LAPIC timer's interrupt, in the vCPU's own thread: pending since the hrtimer expired. */
+static __always_inline int timer_pending(struct wake_thread *t, __u8 vec)
+{
+	__u64 info = PEND_USED | (__u64)t->timer_state << PEND_STATE_SHIFT |
+		     (__u64)WAKE_SRC_TIMER << PEND_SRC_SHIFT | vec;
+	struct pend_slot *s = slot_take(t, info);
+
+	if (s) {
+		s->wake_ts = t->timer_wake_ts;
+		s->on_ts = t->timer_on_ts;
+		s->ts = t->timer_ts;
+	}
+	t->timer_ts = 0;
+	return 0;
+}
+
+SEC("tp_btf/kvm_apic_accept_irq")
+int BPF_PROG(wake_pending, __u32 apicid, __u16 dm, __u16 tm, __u8 vec)
+{
+	__u64 now = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
+	struct vcpu_id_key vk = { .tgid = id >> 32, .vcpu = apicid };
+	__u32 tid = (__u32)id, src, state, *target_tid;
+	struct wake_note *n = bpf_map_lookup_elem(&wake_notes, &tid);
+	struct wake_thread *t;
+	struct pend_slot *s;
+	__u64 info;
+
+	target_tid = bpf_map_lookup_elem(&wake_vcpus, &vk);
+	if (!target_tid)
+		return 0;
+	t = bpf_map_lookup_elem(&wake_threads, target_tid);
+	if (!t)
+		return 0;
+	if (n && (n->vector == ~0u || n->vector == vec)) {
+		src = n->source;
+	} else if (tid == *target_tid) {
+		/* Local: the LVT timer when the vector is its own. */
+		struct kvm_vcpu___wake *vcpu = (void *)t->vcpu_ptr;
+		void *regs = BPF_CORE_READ(vcpu, arch.apic, regs);
+		__u32 lvtt = 0;
+
+		if (regs)
+			bpf_probe_read_kernel(&lvtt, sizeof(lvtt), regs + APIC_LVTT_OFF);
+		src = regs && (lvtt & 0xff) == vec ? WAKE_SRC_TIMER : WAKE_SRC_LOCAL;
+		if (src == WAKE_SRC_TIMER && t->timer_ts)
+			return timer_pending(t, vec);
+	} else {
+		src = WAKE_SRC_OTHER;
+	}
+	state = t->in_guest ? PEND_GUEST : PEND_EXIT;
+	info = PEND_USED | (__u64)state << PEND_STATE_SHIFT | (__u64)src << PEND_SRC_SHIFT | vec;
+	s = slot_take(t, info);
+	if (s)
+		s->ts = now;
+	return 0;
+}
+
+/*
+ * Every hrtimer of the host expires through here: one hash lookup, and only the vCPUs' LAPIC
+ * timers go on. The first expiry since the last delivery is the one that counts.
+ */
+SEC("tp_btf/hrtimer_expire_entry")
+int BPF_PROG(wake_timer_expiry, struct hrtimer___wake *timer)
+{
+	__u64 key = (__u64)timer;
+	__u32 *tid = bpf_map_lookup_elem(&wake_timers, &key);
+	struct wake_thread *t;
+
+	if (!tid)
+		return 0;
+	t = bpf_map_lookup_elem(&wake_threads, tid);
+	if (!t || t->timer_ts)
+		return 0;
+	t->timer_state = t->in_guest ? PEND_GUEST : PEND_EXIT;
+	t->timer_ts = bpf_ktime_get_ns();
+	return 0;
+}
+
+/* The vCPU threads' sleeps, wake-ups and runs, for the halted parts. */
+static __always_inline bool task_asleep(struct task_struct *p)
+{
+	/* "sched: Change task_struct::state" (Linux 5.14) renamed state to __state. */
+	if (bpf_core_field_exists(p->__state))
+		return BPF_CORE_READ(p, __state) != 0;
+	return BPF_CORE_READ((struct task_struct___pre514 *)p, state) != 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(wake_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	struct wake_thread *t;
+	__u32 prev_tid, next_tid;
+	__u64 now;
+
+	if (!prev || !next)
+		return 0;
+	prev_tid = BPF_CORE_READ(prev, pid);
+	next_tid = BPF_CORE_READ(next, pid);
+	t = bpf_map_lookup_elem(&wake_threads, &prev_tid);
+	if (t && !t->in_guest && !t->sleep_ts && !preempt && task_asleep(prev))
+		t->sleep_ts = bpf_ktime_get_ns();
+	t = bpf_map_lookup_elem(&wake_threads, &next_tid);
+	if (t) {
+		now = bpf_ktime_get_ns();
+		t->on_ts = now;
+	}
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(wake_wakeup, struct task_struct *p)
+{
+	struct wake_thread *t;
+	__u32 tid;
+
+	if (!p)
+		return 0;
+	tid = BPF_CORE_READ(p, pid);
+	t = bpf_map_lookup_elem(&wake_threads, &tid);
+	if (t)
+		t->wake_ts = bpf_ktime_get_ns();
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

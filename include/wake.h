@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Interrupt delivery latency and HLT anatomy (stat --wake): the types bpf/wake.bpf.c keeps and
+ * userspace reads. Plain __u32/__u64 only, as include/vmexit.h.
+ */
+#ifndef VMEXIT_WAKE_H
+#define VMEXIT_WAKE_H
+
+#include "vmexit.h"
+
+/*
+ * Who made an interrupt pending, as far as KVM says: X(ID, name). The number is the key's
+ * (never renumber). IPI: kvm_apic_ipi before the delivery in the same thread, with the same
+ * vector; MSI: kvm_msi_set_irq; IOAPIC: kvm_ioapic_set_irq; LINE: kvm_set_irq (a GSI routed to
+ * something that says nothing more); TIMER: delivered in the target vCPU's own thread with its
+ * LVT timer's vector; LOCAL: the target's own thread, another LVT (PMI, LINT) or unknown.
+ * OTHER: another thread, and no note from KVM.
+ */
+#define WAKE_SOURCES(X)		\
+	X(OTHER, other)		\
+	X(IPI, ipi)		\
+	X(MSI, msi)		\
+	X(IOAPIC, ioapic)	\
+	X(LINE, line)		\
+	X(TIMER, timer)		\
+	X(LOCAL, local)
+
+enum wake_source {
+#define WAKE_SRC_ENUM(ID, name) WAKE_SRC_##ID,
+	WAKE_SOURCES(WAKE_SRC_ENUM)
+#undef WAKE_SRC_ENUM
+	NR_WAKE_SOURCES
+};
+
+/*
+ * What a delivery's time was spent on, decided by what the target vCPU was doing when the
+ * interrupt became pending: X(ID, name). They sum exactly to the delivery's latency (pending
+ * to the vCPU's next kvm_entry). GUEST: in guest mode (the kick, its exit, the entry). EXIT: in
+ * an exit that was not a halt at that time. POLLED: halted, and KVM's halt-polling saw it.
+ * SLEPT: halted asleep, up to the scheduler's wake-up of the vCPU thread; RUNQ: from that
+ * wake-up until the thread ran; ONCPU: from then to the entry.
+ */
+#define WAKE_PARTS(X)		\
+	X(GUEST, guest)		\
+	X(EXIT, exit)		\
+	X(POLLED, polled)	\
+	X(SLEPT, slept)		\
+	X(RUNQ, runq)		\
+	X(ONCPU, oncpu)
+
+enum wake_part {
+#define WAKE_PART_ENUM(ID, name) WAKE_PART_##ID,
+	WAKE_PARTS(WAKE_PART_ENUM)
+#undef WAKE_PART_ENUM
+	NR_WAKE_PARTS
+};
+
+/*
+ * An exit that halted (one or more kvm_vcpu_wakeup in it), from kvm_exit to kvm_entry:
+ * X(ID, name), summing exactly to the exit's time. POLL: halt-polling (successful or not);
+ * SLEEP: asleep, from the first sleep of a halt to the scheduler's wake-up; RUNQ: wake-up to
+ * on CPU; OTHER: the rest (the exit's handling before the halt, on CPU to kvm_vcpu_wakeup,
+ * then to the entry).
+ */
+#define HLT_PARTS(X)		\
+	X(POLL, poll)		\
+	X(SLEEP, sleep)		\
+	X(RUNQ, runq)		\
+	X(OTHER, other)
+
+enum hlt_part {
+#define HLT_PART_ENUM(ID, name) HLT_PART_##ID,
+	HLT_PARTS(HLT_PART_ENUM)
+#undef HLT_PART_ENUM
+	NR_HLT_PARTS
+};
+
+struct wake_key {
+	__u32 tgid;
+	__s32 vcpu;
+	__u32 source;	/* enum wake_source */
+	__u32 vector;
+};
+
+struct wake_cell {
+	__u64 count;
+	__u64 sum_ns;
+	__u64 max_ns;
+	__u64 parts[NR_WAKE_PARTS];	/* ns, summed over the deliveries */
+	__u64 hist[NR_BUCKETS];		/* latency, include/hist.h */
+};
+
+struct hlt_key {
+	__u32 tgid;
+	__s32 vcpu;
+};
+
+struct hlt_cell {
+	__u64 exits;		/* exits with at least one halt */
+	__u64 halts;		/* kvm_vcpu_wakeup events */
+	__u64 polled;		/* halts that ended while polling (waited == 0) */
+	__u64 poll_slept;	/* polled, then slept */
+	__u64 slept;		/* slept without polling */
+	__u64 invalid;		/* wake-ups KVM calls not valid (nothing to deliver) */
+	__u64 sum_ns;		/* the halted exits' time, kvm_exit to kvm_entry */
+	__u64 halt_ns;		/* kvm_vcpu_wakeup's own ns: KVM's time halted */
+	__u64 parts[NR_HLT_PARTS];
+	/*
+	 * Per halt: time from its start to the wake-up (the end of a successful poll, or the
+	 * scheduler's wake-up of the sleeping thread): what a poll window would have had to be
+	 * to catch it (halt-poll advice).
+	 */
+	__u64 hist[NR_BUCKETS];
+};
+
+/* Counted in the kernel, reported at the end, never silent. */
+enum wake_lost {
+	WAKE_LOST_SLOTS,	/* more pending interrupts for one vCPU than it keeps */
+	WAKE_LOST_CELLS,	/* the cell maps were full */
+	WAKE_LOST_THREADS,	/* the thread map was full */
+	NR_WAKE_LOST
+};
+
+#define WAKE_MAX_CELLS		4096
+#define WAKE_MAX_THREADS	4096
+#define WAKE_PENDING_SLOTS	8
+
+#endif /* VMEXIT_WAKE_H */

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* stat --wake: the end of the run's delivery and halt rows. */
+#ifndef VMEXIT_STAT_WAKE_H
+#define VMEXIT_STAT_WAKE_H
+
+#include <sys/types.h>
+#include "cli_filters.h"
+#include "stat_output.h"
+#include "wake_progs.h"
+
+/* Reads and prints (the -p pids', or the command's, when given); 0 or -errno, said. */
+int stat_wake_print(struct wake_progs *wp, const struct cli_filters *cf, pid_t child,
+		    enum out_format fmt);
+
+#endif /* VMEXIT_STAT_WAKE_H */

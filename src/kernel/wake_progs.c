@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: GPL-2.0
+/* stat --wake: load and attach bpf/wake.bpf.c, read its cells. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "wake_progs.h"
+#include "wake.skel.h"
+
+int wake_progs_open(struct wake_progs *w)
+{
+	struct bpf_program *prog;
+	int err;
+
+	w->skel = wake_bpf__open();
+	if (!w->skel) {
+		err = -errno;
+		fprintf(stderr, "vmexit: --wake: cannot open its BPF object: %s\n", strerror(-err));
+		return err;
+	}
+	err = wake_bpf__load(w->skel);
+	if (err) {
+		fprintf(stderr, "vmexit: --wake: cannot load its programs (tp_btf on kvm_entry, "
+			"kvm_exit, kvm_vcpu_wakeup, kvm_apic_accept_irq, kvm_apic_ipi, "
+			"kvm_msi_set_irq, kvm_ioapic_set_irq, kvm_set_irq, sched_switch, "
+			"sched_wakeup; is kvm loaded?): %s\n", strerror(-err));
+		goto fail;
+	}
+	/* One by one, so that the message names the hook this kernel refused. */
+	bpf_object__for_each_program(prog, w->skel->obj) {
+		if (!bpf_program__attach(prog)) {
+			err = -errno;
+			fprintf(stderr, "vmexit: --wake: cannot attach %s: %s\n",
+				bpf_program__section_name(prog), strerror(-err));
+			goto fail;
+		}
+	}
+	return 0;
+fail:
+	wake_bpf__destroy(w->skel);
+	w->skel = NULL;
+	return err;
+}
+
+/* Every key and value of a hash map, in arrays grown as they fill. */
+static int map_copy(int fd, size_t ksz, size_t vsz, void **keys, void **vals, size_t *nr)
+{
+	size_t cap = 0, n = 0;
+	void *k = NULL, *v = NULL, *prev = NULL, *next = malloc(ksz);
+	int err = 0;
+
+	if (!next)
+		return -ENOMEM;
+	while (!bpf_map_get_next_key(fd, prev, next)) {
+		if (n == cap) {
+			void *nk, *nv;
+
+			cap = cap ? 2 * cap : 64;
+			nk = realloc(k, cap * ksz);
+			if (nk)
+				k = nk;
+			nv = nk ? realloc(v, cap * vsz) : NULL;
+			if (nv)
+				v = nv;
+			if (!nk || !nv) {
+				err = -ENOMEM;
+				break;
+			}
+		}
+		memcpy((char *)k + n * ksz, next, ksz);
+		/* A key deleted since: none is, the cells live as long as the programs. */
+		if (bpf_map_lookup_elem(fd, next, (char *)v + n * vsz)) {
+			err = -errno;
+			break;
+		}
+		prev = (char *)k + n * ksz;
+		n++;
+	}
+	free(next);
+	if (err) {
+		free(k);
+		free(v);
+		return err;
+	}
+	*keys = k;
+	*vals = v;
+	*nr = n;
+	return 0;
+}
+
+int wake_progs_read(struct wake_progs *w, struct wake_snapshot *out)
+{
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	err = map_copy(bpf_map__fd(w->skel->maps.wake_cells), sizeof(struct wake_key),
+		       sizeof(struct wake_cell), (void **)&out->wkeys, (void **)&out->wcells,
+		       &out->nr_wake);
+	if (!err)
+		err = map_copy(bpf_map__fd(w->skel->maps.hlt_cells), sizeof(struct hlt_key),
+			       sizeof(struct hlt_cell), (void **)&out->hkeys,
+			       (void **)&out->hcells, &out->nr_hlt);
+	if (err) {
+		fprintf(stderr, "vmexit: --wake: cannot read its cells: %s\n", strerror(-err));
+		wake_snapshot_free(out);
+		return err;
+	}
+	memcpy(out->lost, w->skel->bss->wake_lost, sizeof(out->lost));
+	return 0;
+}
+
+void wake_progs_close(struct wake_progs *w)
+{
+	wake_bpf__destroy(w->skel);
+	w->skel = NULL;
+}
+
+long long wake_halt_poll_ns(void)
+{
+	FILE *f = fopen("/sys/module/kvm/parameters/halt_poll_ns", "r");
+	long long v = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}

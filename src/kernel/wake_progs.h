@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* stat --wake: bpf/wake.bpf.c's programs, loaded and attached only when asked for. */
+#ifndef VMEXIT_WAKE_PROGS_H
+#define VMEXIT_WAKE_PROGS_H
+
+#include <stddef.h>
+#include "wake_rows.h"
+
+struct wake_bpf;
+
+struct wake_progs {
+	struct wake_bpf *skel;
+};
+
+/* 0, or -errno after one line naming the program that failed to load or attach. */
+int wake_progs_open(struct wake_progs *w);
+/* 0 or -ENOMEM / -errno of a map read (said). */
+int wake_progs_read(struct wake_progs *w, struct wake_snapshot *out);
+void wake_progs_close(struct wake_progs *w);
+/* /sys/module/kvm/parameters/halt_poll_ns, or -1 when it cannot be read. */
+long long wake_halt_poll_ns(void);
+
+#endif /* VMEXIT_WAKE_PROGS_H */

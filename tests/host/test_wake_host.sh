@@ -1,0 +1,118 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# stat --wake on real KVM (here, or in the SVM bed through tests/vm/test_nested_host.sh).
+#
+# Usage: tests/host/test_wake_host.sh OUTDIR   (OUTDIR holds vmexit and vmexit-guest)
+# Exit 0 pass, 1 fail, 77 skip (no root, BPF or /dev/kvm; the reason is printed).
+#
+# The workload: each of V vCPUs of `vmexit-guest --timer N --timer-us 2000 --msi M --msi-spin M`
+# arms its x2APIC one-shot timer (vector 0x40) N times and halts until it fires, 2 ms later (long
+# enough for the halt to have begun, even under TCG), handling each: N timer interrupts
+# delivered per vCPU, made pending in the vCPU's own thread once woken. Then M times it asks
+# the VMM for an MSI and halts: the VMM's injector thread signals it (KVM_SIGNAL_MSI, vector
+# 0x41) 200 us later, so the vCPU is halted by then; then M more (vector 0x42) while it spins
+# in guest mode with interrupts on: where the host has one CPU (the bed's default), the
+# injector runs only while the vCPU thread is off it, so those land in the exit part; with two
+# or more, in the guest part. The guest checks its own tally of handled interrupts
+# (N + 2M per vCPU) and fails otherwise. perf stat counts kvm_apic_accept_irq and
+# kvm_vcpu_wakeup of the same run: every delivery vmexit keeps is one of those events and every
+# halt one wake-up. Each row's parts must sum exactly to its total; a timer that fired while
+# the vCPU halted is time in the halted parts.
+set -u
+OUT=${1:?usage: $0 OUTDIR}
+OUT=$(cd "$OUT" && pwd)
+VMEXIT=$OUT/vmexit
+GUEST=$OUT/vmexit-guest
+N=200
+M=200
+V=2
+
+[ -x "$VMEXIT" ] && [ -x "$GUEST" ] || { echo "FAIL: $VMEXIT or $GUEST missing"; exit 1; }
+. "$(dirname "$0")/lib.sh"
+need_kvm_bpf
+command -v python3 >/dev/null || { echo "FAIL: python3 is needed to check the CSV"; exit 1; }
+command -v perf >/dev/null || {
+	echo "FAIL: perf not installed (apt-get install linux-perf)"
+	exit 1
+}
+
+TMP=$(mktemp -d /tmp/vmexit-test-wake.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+
+# exec: the command stat traces (and whose rows it keeps) is the guest itself.
+PERF=(perf stat -x, -o "$TMP/perf.csv" -e kvm:kvm_apic_accept_irq,kvm:kvm_vcpu_wakeup --)
+chk "${PERF[@]}" "$VMEXIT" stat --wake --csv -- \
+	sh -c 'exec "$0" --timer "$1" --timer-us 2000 --msi "$2" --msi-spin "$2" --vcpus "$3" \
+	>"$4"' \
+	"$GUEST" $N $M $V "$TMP/guest.out" \
+	>"$TMP/stat.csv" || fail "stat --wake exited $? (its stderr above)"
+python3 - "$TMP/stat.csv" "$TMP/perf.csv" $N $M $V "$(nproc)" <<'EOF' || fail "stat --wake (see above)"
+import csv, sys
+path, perf = sys.argv[1], sys.argv[2]
+n, m, v, cpus = map(int, sys.argv[3:])
+spin_part = 'guest_ns' if cpus > 1 else 'exit_ns'
+print(f'{cpus} CPU(s): MSIs to a spinning vCPU expected mostly in {spin_part}')
+rows = {'wake': [], 'hlt': [], 'halt_poll': []}
+bad = []
+for r in csv.reader(open(path)):
+    if not r:
+        continue
+    if r[0].startswith('#'):
+        bad.append('lost: ' + ','.join(r))
+    elif r[0] == 'kind':
+        cols = r
+    elif r[0] in rows:
+        rows[r[0]].append(dict(zip(cols, r)))
+wparts = ['guest_ns', 'exit_ns', 'polled_ns', 'slept_ns', 'runq_ns', 'oncpu_ns']
+hparts = ['poll_ns', 'sleep_ns', 'runq_ns', 'other_ns']
+by = {}	# (source, vector) -> {vcpu: row}
+for w in rows['wake']:
+    c, s = int(w['count']), int(w['sum_ns'])
+    if sum(int(w[p]) for p in wparts) != s:
+        bad.append(f'wake row parts do not sum to its total: {w}')
+    # u64 in the kernel: a negative latency would wrap past any real one.
+    if int(w['max_ns']) > 10**10 or c < 1:
+        bad.append(f'wake row latency out of range: {w}')
+    by.setdefault((w['source'], int(w['vector'])), {})[int(w['vcpu'])] = w
+halted_parts = ('polled_ns', 'slept_ns', 'runq_ns', 'oncpu_ns')
+# (source, vector, count per vCPU, the parts most of its time must be in)
+for src, vec, want, parts in (('timer', 0x40, n, halted_parts), ('msi', 0x41, m, halted_parts),
+                              ('msi', 0x42, m, (spin_part,))):
+    got = by.get((src, vec), {})
+    if sorted(got) != list(range(v)) or any(int(w['count']) != want for w in got.values()):
+        bad.append(f'{src} 0x{vec:x} deliveries per vCPU: '
+                   f'{ {k: w["count"] for k, w in got.items()} }, expected {want} on each '
+                   f'of vCPUs 0..{v - 1}')
+    for k, w in got.items():
+        if sum(int(w[p]) for p in parts) * 2 < int(w['sum_ns']):
+            bad.append(f'{src} 0x{vec:x} vCPU {k}: less than half the time in {parts}: {w}')
+halts = 0
+for h in rows['hlt']:
+    halts += int(h['halts'])
+    if int(h['polled']) + int(h['poll_slept']) + int(h['slept']) != int(h['halts']):
+        bad.append(f'hlt row kinds do not add up to its halts: {h}')
+    if sum(int(h[p]) for p in hparts) != int(h['sum_ns']):
+        bad.append(f'hlt row parts do not sum to its total: {h}')
+    if int(h['exits']) > int(h['halts']) or int(h['exits']) < 1:
+        bad.append(f'hlt row: exits not within 1..halts: {h}')
+if len(rows['halt_poll']) != 1 or int(rows['halt_poll'][0]['halts']) != halts:
+    bad.append(f'halt-poll advice: {rows["halt_poll"]}, expected one VM with {halts} halts')
+pc = {}
+for l in open(perf):
+    f = l.strip().split(',')
+    if len(f) > 2 and f[2].startswith('kvm:'):
+        pc[f[2]] = int(f[0])
+delivered = sum(int(w['count']) for w in rows['wake'])
+print(f'delivered {delivered} ((timer {n} + msi 2 x {m}) x {v}), halts {halts}; '
+      f'perf stat {pc}')
+if pc.get('kvm:kvm_apic_accept_irq') != delivered:
+    bad.append(f'perf counted {pc.get("kvm:kvm_apic_accept_irq")} kvm_apic_accept_irq, '
+               f'vmexit {delivered} deliveries')
+if pc.get('kvm:kvm_vcpu_wakeup') != halts:
+    bad.append(f'perf counted {pc.get("kvm:kvm_vcpu_wakeup")} kvm_vcpu_wakeup, vmexit {halts}')
+for b in bad:
+    print('  ' + b)
+sys.exit(1 if bad else 0)
+EOF
+sanitizer_reports && fail "sanitizer reports (above)"
+echo "ok: test_wake_host"
