@@ -194,7 +194,8 @@ static int order(struct run_diff *d)
 
 	if (!out)
 		return -ENOMEM;
-	qsort(d->rows, d->nr, sizeof(*d->rows), rank_cmp);
+	if (d->nr)	/* rows is NULL with none: qsort must not see it */
+		qsort(d->rows, d->nr, sizeof(*d->rows), rank_cmp);
 	for (__u32 i = 0; i < d->nr; i++) {
 		__s32 parent = (__s32)n;
 
