@@ -197,10 +197,11 @@ static int hist(struct sj *j, struct row *r)
 
 		if (!eat(j, '['))
 			return fail(j, "hist: [low,high,count] expected");
+		/* A figure's own complaint comes first: fail() keeps the first. */
 		if (whole(j, 0, U64_MAX_D, "hist: low", &lo) || !eat(j, ',') ||
 		    whole(j, 0, U64_MAX_D, "hist: high", &hi) || !eat(j, ',') ||
 		    whole(j, 0, U64_MAX_D, "hist: count", &n))
-			return -1;
+			return fail(j, "hist: [low,high,count] expected");
 		if (!eat(j, ']') || hi < lo)
 			return fail(j, "hist: [low,high,count] expected, low <= high");
 		r->hist[hist_bucket(lo)] += n;
