@@ -95,7 +95,7 @@ check("io: its top key is port 0xe9", bool(j["keys"]) and j["keys"][0]["key"] ==
 j = load("slow")
 check("slow: slow_handler", j["cause"] == "slow_handler", j["cause"])
 check("slow: blocked in nanosleep", bool(j["stacks"]) and "nanosleep" in j["stacks"][0]["waits_in"],
-      str([s["waits_in"] for s in j["stacks"]]))
+      str([s["waits_in"] for s in j["stacks"]]) + f' not seen: {j["not_seen"]}')
 j = load("hog")
 check("hog: starved", j["cause"] == "starved", f'{j["cause"]} {j["split"]}')
 j = load("uffd")
