@@ -25,7 +25,10 @@ static const char doc[] =
 "BEFORE and AFTER: anything `vmexit report` reads (a recording, a trace.dat, a\n"
 "perf.data) or `vmexit stat --json` output (with --hist for the latency test,\n"
 "--by vcpu or --by key for those rows). Guest time is the run's span times the\n"
-"guest's vCPUs.\n"
+"guest's vCPUs. With --per-run (two runs of one fixed job: a benchmark, a\n"
+"test's exact mix of exits) exits and their time are compared per run: a run\n"
+"that is slower as a whole (a loaded or emulated host) then shows no change in\n"
+"how many exits its job makes, only in their latencies.\n"
 "\n"
 "Significance: counts are compared as rates with the conditional binomial test\n"
 "(given both runs' exits, the after run's share is binomial with its share of\n"
@@ -48,7 +51,7 @@ static const char doc[] =
 
 struct diff_args {
 	const char *path[2];
-	bool all, csv, json, folded;
+	bool all, csv, json, folded, per_run;
 	double alpha, min_change;
 };
 
@@ -84,6 +87,9 @@ static const struct cmd_option options[] = {
 	  OPT_TO(struct diff_args, alpha, opt_alpha) },
 	{ "min-change", 0, "PERCENT", 0, "Smallest change called a difference, relative to "
 	  "before (default 10%)", 0, OPT_TO(struct diff_args, min_change, opt_min_change) },
+	{ "per-run", 0, NULL, 0, "Both runs did one fixed job (a benchmark): compare exits and "
+	  "their time per run, not per second of guest time", 0,
+	  OPT_TO(struct diff_args, per_run, opt_true) },
 	{ "csv", 0, NULL, 0, "CSV rows", 1, OPT_TO(struct diff_args, csv, opt_true) },
 	{ "json", 0, NULL, 0, "One JSON object", 1, OPT_TO(struct diff_args, json, opt_true) },
 	{ "folded", 0, NULL, 0, "The kernel stacks of the blocked time (recorded with --split "
@@ -168,7 +174,8 @@ int cmd_diff(int argc, char **argv)
 		rc = err ? 2 : 0;
 		goto out;
 	}
-	if (run_diff_build(&p[0], &p[1], &(struct diff_opts){ a.alpha, a.min_change }, &d)) {
+	if (run_diff_build(&p[0], &p[1], &(struct diff_opts){ a.alpha, a.min_change, a.per_run },
+			   &d)) {
 		fprintf(stderr, "vmexit: diff: out of memory\n");
 		goto out;
 	}

@@ -297,7 +297,9 @@ int cmd_explain(int argc, char **argv)
 		made_dir = true;
 		if (trace_live(&a, &p, dir))
 			goto out;
-		snprintf(what, sizeof(what), "%.9g s of live tracing", a.duration_s);
+		/* What was traced, from the recording: -d is what was asked for. */
+		snprintf(what, sizeof(what), "%.2f s of live tracing, -d %.9gs", p.span_s,
+			 a.duration_s);
 		src.live = true;
 	}
 	src.what = what;

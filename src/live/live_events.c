@@ -89,8 +89,19 @@ struct live_ctx {
 	__u64 *stuck_seen;		/* per cell: the start of the exit last reported stuck */
 	__u64 now;			/* the time of this read's look at the cells */
 	bool reaping;			/* this read does the chores */
+	/*
+	 * -d's end while tracing: a read stops there even if the ring is not empty. libbpf's
+	 * consume returns only once the ring is empty, so a reader slower than the exits (an
+	 * emulated host: the SVM bed) never got back to the clock, and a 1 s trace ran on until
+	 * the guest stopped (54 s); the rest is read once the programs are detached. 0: none.
+	 */
+	__u64 read_until;
+	__u32 since_clock;		/* events read since the clock was last looked at */
 	int err;
 };
+
+/* on_sample's "-d's end has come" (not an error): the ring buffer calls return it. */
+#define READ_PAST_END	(-ETIME)
 
 static __u64 now_ns(void)
 {
@@ -208,15 +219,24 @@ static int deliver(void *ctx, const struct vmexit_event *kev)
 	return 0;
 }
 
+/* A look at the clock per this many events: a vDSO call each, against 1 ms of a backlog. */
+#define READ_CLOCK_EVERY	64
+
 static int on_sample(void *ctx, void *data, size_t len)
 {
+	struct live_ctx *c = ctx;
 	struct vmexit_event ev = {};
+	int err;
 
 	/* Without --split the kernel sends the event without its split fields. */
 	if (len < VMEXIT_EVENT_BASE_LEN)
 		return 0;
 	memcpy(&ev, data, len < sizeof(ev) ? len : sizeof(ev));
-	return deliver(ctx, &ev);
+	err = deliver(ctx, &ev);
+	if (err || !c->read_until || ++c->since_clock < READ_CLOCK_EVERY)
+		return err;
+	c->since_clock = 0;
+	return now_ns() >= c->read_until ? READ_PAST_END : 0;
 }
 
 /*
@@ -299,6 +319,8 @@ static int read_due(struct live_ctx *c, struct session *s, struct ring_buffer *r
 
 	if (!c->err)
 		err = ring_buffer__consume(rb);
+	if (err == READ_PAST_END)
+		err = 0;
 	c->now = now_ns();
 	c->reaping = due & CAPTURE_CHORES;
 	if (c->stuck_ns || c->reaping)
@@ -319,13 +341,14 @@ static int poll_until_end(struct live_ctx *c, struct session *s, struct ring_buf
 	__u64 now = now_ns();
 
 	capture_clock_start(&clock, now);
+	c->read_until = end;
 	while (!exiting && !c->err) {
 		/* The kernel wakes it only for a batch: see capture_clock.h. */
 		int err = ring_buffer__poll(rb, capture_clock_wait_ms(&clock, now, end));
 		unsigned int due;
 
 		/* A signal: Ctrl-C ends the loop through `exiting`; others (SIGCHLD) do not. */
-		if (err == -EINTR)
+		if (err == -EINTR || err == READ_PAST_END)
 			err = 0;
 		now = now_ns();
 		due = capture_clock_due(&clock, now);
@@ -333,6 +356,7 @@ static int poll_until_end(struct live_ctx *c, struct session *s, struct ring_buf
 			err = read_due(c, s, rb, due);
 		if (err < 0 && !c->err) {
 			fprintf(stderr, "vmexit: reading the ring buffer: %s\n", strerror(-err));
+			c->read_until = 0;
 			return 1;
 		}
 		if (session_command_done(s, NULL))
@@ -340,6 +364,8 @@ static int poll_until_end(struct live_ctx *c, struct session *s, struct ring_buf
 		if (end && now >= end)
 			break;
 	}
+	/* What is left is read whole, once the programs are detached. */
+	c->read_until = 0;
 	return 0;
 }
 

@@ -31,15 +31,17 @@ static bool level_compared(const struct run_diff *d, __u32 level)
 	       (level == PROF_VCPU && d->vcpus);
 }
 
-static void side(struct diff_row *dr, int s, const struct prof_row *r, double guest_s)
+/* exposure: what rates and costs are per (guest seconds, or 1 run). */
+static void side(struct diff_row *dr, int s, const struct prof_row *r, double guest_s,
+		 double exposure)
 {
 	if (!r || guest_s <= 0)
 		return;
 	dr->count[s] = r->count;
 	dr->completed[s] = r->completed;
-	dr->rate[s] = r->count / guest_s;
-	dr->cost[s] = r->total_ns / guest_s;
-	dr->share[s] = dr->cost[s] / 1e9;
+	dr->rate[s] = r->count / exposure;
+	dr->cost[s] = r->total_ns / exposure;
+	dr->share[s] = r->total_ns / guest_s / 1e9;
 	dr->mean_ns[s] = r->completed ? (double)r->total_ns / r->completed : 0;
 	dr->median_ns[s] = prof_row_median(r);
 	dr->p50[s] = prof_row_percentile(r, 50);
@@ -59,6 +61,7 @@ static int add_row(struct run_diff *d, const struct run_profile *pb, const struc
 {
 	const struct prof_row *rb = run_profile_find(pb, ib), *ra = run_profile_find(pa, ia);
 	double tb = run_profile_guest_s(pb, ib->guest), ta = run_profile_guest_s(pa, ia->guest);
+	double eb = d->o.per_run ? 1 : tb, ea = d->o.per_run ? 1 : ta;
 	struct diff_row *dr;
 
 	if (array_reserve(d->rows, d->nr, d->cap, 64))
@@ -68,10 +71,10 @@ static int add_row(struct run_diff *d, const struct run_profile *pb, const struc
 	snprintf(dr->guest, sizeof(dr->guest), "%s", guest);
 	dr->id = *ib;
 	dr->parent = -1;
-	side(dr, 0, rb, tb);
-	side(dr, 1, ra, ta);
+	side(dr, 0, rb, tb, eb);
+	side(dr, 1, ra, ta, ea);
 	dr->rate_change = rel_change(dr->rate[0], dr->rate[1]);
-	dr->p_rate = rate_test_p(dr->count[0], tb, dr->count[1], ta);
+	dr->p_rate = rate_test_p(dr->count[0], eb, dr->count[1], ea);
 	dr->lat_change = NAN;
 	dr->p_lat = NAN;
 	if (d->hist && rb && ra && rb->completed && ra->completed) {
@@ -191,7 +194,8 @@ static int order(struct run_diff *d)
 
 	if (!out)
 		return -ENOMEM;
-	qsort(d->rows, d->nr, sizeof(*d->rows), rank_cmp);
+	if (d->nr)	/* rows is NULL with none: qsort must not see it */
+		qsort(d->rows, d->nr, sizeof(*d->rows), rank_cmp);
 	for (__u32 i = 0; i < d->nr; i++) {
 		__s32 parent = (__s32)n;
 

@@ -22,15 +22,21 @@
 struct diff_opts {
 	double alpha;		/* family-wise false-positive level */
 	double min_change;	/* smallest relative change called a difference */
+	/*
+	 * Both runs did one fixed job (a benchmark, a test's exact exit mix): rates and costs per
+	 * run, not per second of guest time, so that a run slowed down as a whole (a loaded or
+	 * emulated host) shows no change in how many exits its job makes.
+	 */
+	bool per_run;
 };
 
 struct diff_row {
 	char guest[PROF_NAME_MAX];
 	struct prof_id id;	/* guest: the before run's index */
 	__u64 count[2], completed[2];
-	double rate[2];		/* exits per second of guest time */
+	double rate[2];		/* exits per second of guest time (per_run: per run) */
 	double share[2];	/* fraction of the guest's vCPU time in these exits */
-	double cost[2];		/* ns in these exits per second of guest time */
+	double cost[2];		/* ns in these exits per second of guest time (per_run: per run) */
 	double mean_ns[2];
 	__u64 p50[2], p99[2];
 	double rate_change;	/* after / before - 1 (HUGE_VAL: new) */

@@ -59,8 +59,9 @@ static void print_header(const struct run_diff *d, const struct diff_source *b,
 {
 	fprintf(f, "before: %s (%s, %.3f s)\nafter:  %s (%s, %.3f s)\n", b->path, b->p->kind,
 		b->p->span_s, a->path, a->p->kind, a->p->span_s);
-	fprintf(f, "rates: %s; latencies: %s%s; Holm over %u tests, family-wise "
-		"false-positive level %g; --min-change %g%%\n", DIFF_RATE_TEST, DIFF_LAT_TEST,
+	fprintf(f, "rates: %s, per %s; latencies: %s%s; Holm over %u tests, family-wise "
+		"false-positive level %g; --min-change %g%%\n", DIFF_RATE_TEST,
+		d->o.per_run ? "run (--per-run)" : "second of guest time", DIFF_LAT_TEST,
 		d->hist ? "" : " (not run: a side has no histograms)", d->nr_tests, d->o.alpha,
 		d->o.min_change * 100);
 	fprintf(f, "%u significant change%s.\n\n", d->nr_sig, d->nr_sig == 1 ? "" : "s");
@@ -74,8 +75,9 @@ static void print_table(const struct run_diff *d, const struct diff_source *b,
 
 	print_header(d, b, a, f);
 	fprintf(f, "%-16s %-22s %9s %9s %8s %7s %7s %9s %9s %9s %9s %8s %10s %s\n", "GUEST",
-		"REASON", "BEFORE/s", "AFTER/s", "CHANGE", "TIME%B", "TIME%A", "P50 B", "P50 A",
-		"P99 B", "P99 A", "LAT CHG", "COST us/s", "SIGNIFICANT");
+		"REASON", d->o.per_run ? "BEFORE" : "BEFORE/s", d->o.per_run ? "AFTER" : "AFTER/s",
+		"CHANGE", "TIME%B", "TIME%A", "P50 B", "P50 A", "P99 B", "P99 A", "LAT CHG",
+		d->o.per_run ? "COST us" : "COST us/s", "SIGNIFICANT");
 	if (!d->nr)
 		fprintf(f, "(no exits of a guest of both runs)\n");
 	for (__u32 i = 0; i < d->nr; i++) {
@@ -117,7 +119,8 @@ static void print_csv(const struct run_diff *d, FILE *f)
 	fprintf(f, "guest,level,reason,detail,count_before,count_after,rate_before,rate_after,"
 		   "rate_change,time_pct_before,time_pct_after,p50_ns_before,p50_ns_after,"
 		   "p99_ns_before,p99_ns_after,latency_change,p_rate,p_latency,"
-		   "cost_change_ns_per_s,significant_rate,significant_latency\n");
+		   "cost_change_ns_per_%s,significant_rate,significant_latency\n",
+		d->o.per_run ? "run" : "s");
 	for (__u32 i = 0; i < d->nr; i++) {
 		const struct diff_row *r = &d->rows[i];
 
@@ -181,8 +184,9 @@ static void print_json(const struct run_diff *d, const struct diff_source *b,
 	json_run(f, "after", a);
 	fprintf(f, ",\"tests\":{\"rate\":\"%s\",\"latency\":\"%s\",\"correction\":\"holm\","
 		   "\"alpha\":%g,\"min_change\":%g,\"count\":%u,\"latency_tested\":%s},"
-		   "\"significant\":%u,\"rows\":[", DIFF_RATE_TEST, DIFF_LAT_TEST, d->o.alpha,
-		d->o.min_change, d->nr_tests, d->hist ? "true" : "false", d->nr_sig);
+		   "\"rates_per\":\"%s\",\"significant\":%u,\"rows\":[", DIFF_RATE_TEST,
+		DIFF_LAT_TEST, d->o.alpha, d->o.min_change, d->nr_tests, d->hist ? "true" : "false",
+		d->o.per_run ? "run" : "guest_second", d->nr_sig);
 	for (__u32 i = 0; i < d->nr; i++) {
 		const struct diff_row *r = &d->rows[i];
 

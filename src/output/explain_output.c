@@ -244,8 +244,8 @@ static void print_json(const struct explain *e, const struct explain_source *src
 	json_put_str(f, src->what);
 	fprintf(f, ",\"cause\":\"%s\",\"cause_words\":", explain_cause_key(e->cause));
 	json_put_str(f, explain_cause_words(e->cause));
-	fprintf(f, ",\"vcpu_s\":%.6f,\"exit_share\":%.6f,\"idle_share\":%.6f,\"reasons\":[",
-		e->guest_s, e->exit_share, e->idle_share);
+	fprintf(f, ",\"traced_s\":%.6f,\"vcpu_s\":%.6f,\"exit_share\":%.6f,\"idle_share\":%.6f,"
+		"\"reasons\":[", e->p->span_s, e->guest_s, e->exit_share, e->idle_share);
 	for (__u32 i = 0; i < e->nr_reasons; i++) {
 		fprintf(f, "%s{", i ? "," : "");
 		json_row(e, e->reasons[i].row, f);

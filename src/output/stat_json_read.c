@@ -2,6 +2,8 @@
 /* stat --json read back into rows (stat_json_read.h): a small parser for what stat writes. */
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +89,40 @@ static int num(struct sj *j, double *v)
 	return 0;
 }
 
+#define U64_MAX_D	18446744073709551615.0
+#define U32_MAX_D	4294967295.0
+
+/*
+ * A whole number from lo to hi (within -2^63 .. 2^64 - 1), as stat writes its counts, times and
+ * ids: anything else (1e400, -3 for a count, 2.5) is refused here, where converting it to an
+ * integer would be undefined.
+ */
+static int whole_d(struct sj *j, double lo, double hi, const char *what, double *v)
+{
+	char msg[96];
+
+	if (num(j, v))
+		return -1;
+	/* 2^64 itself is a double; the __u64 range ends just below it. */
+	if (!(*v >= lo && *v <= hi && *v < 18446744073709551616.0) || *v != floor(*v)) {
+		snprintf(msg, sizeof(msg), "%s: a whole number from %.0f to %s expected", what, lo,
+			 hi >= U64_MAX_D ? "2^64-1" : hi >= U32_MAX_D ? "2^32-1" : "2^31-1");
+		return fail(j, msg);
+	}
+	return 0;
+}
+
+/* whole_d() of lo >= 0, as a __u64. */
+static int whole(struct sj *j, double lo, double hi, const char *what, __u64 *out)
+{
+	double v;
+
+	if (whole_d(j, lo, hi, what, &v))
+		return -1;
+	*out = (__u64)v;
+	return 0;
+}
+
 static int skip(struct sj *j, int depth)
 {
 	char buf[8];
@@ -157,14 +193,47 @@ static int hist(struct sj *j, struct row *r)
 	if (eat(j, ']'))
 		return 0;
 	do {
-		double lo, hi, n;
+		__u64 lo, hi, n;
 
-		if (!eat(j, '[') || num(j, &lo) || !eat(j, ',') || num(j, &hi) || !eat(j, ',') ||
-		    num(j, &n) || !eat(j, ']') || lo < 0 || n < 0)
+		if (!eat(j, '['))
 			return fail(j, "hist: [low,high,count] expected");
-		r->hist[hist_bucket((__u64)lo)] += (__u64)n;
+		/* A figure's own complaint comes first: fail() keeps the first. */
+		if (whole(j, 0, U64_MAX_D, "hist: low", &lo) || !eat(j, ',') ||
+		    whole(j, 0, U64_MAX_D, "hist: high", &hi) || !eat(j, ',') ||
+		    whole(j, 0, U64_MAX_D, "hist: count", &n))
+			return fail(j, "hist: [low,high,count] expected");
+		if (!eat(j, ']') || hi < lo)
+			return fail(j, "hist: [low,high,count] expected, low <= high");
+		r->hist[hist_bucket(lo)] += n;
 	} while (eat(j, ','));
 	return eat(j, ']') ? 0 : fail(j, "hist: ']' expected");
+}
+
+/* The row's __u64 fields stat prints by these names. */
+struct u64_field {
+	const char *name;
+	size_t off;
+};
+
+static const struct u64_field *u64_field(const char *name)
+{
+	static const struct u64_field fields[] = {
+		{ "count", offsetof(struct row, count) },
+		{ "completed", offsetof(struct row, completed) },
+		{ "total_ns", offsetof(struct row, total_ns) },
+		{ "min_ns", offsetof(struct row, min_ns) },
+		{ "max_ns", offsetof(struct row, max_ns) },
+		{ "oncpu_ns", offsetof(struct row, oncpu_ns) },
+		{ "blocked_ns", offsetof(struct row, blocked_ns) },
+		{ "runq_ns", offsetof(struct row, runq_ns) },
+		{ "key", offsetof(struct row, key.key.key) },
+	};
+
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		if (!strcmp(fields[i].name, name))
+			return &fields[i];
+	}
+	return NULL;
 }
 
 static int row(struct sj *j, struct row_table *rt, struct name_cache *names)
@@ -202,32 +271,27 @@ static int row(struct sj *j, struct row_table *rt, struct name_cache *names)
 			if (hist(j, &r))
 				return -1;
 		} else if (j->p < j->end && (isdigit((unsigned char)*j->p) || *j->p == '-')) {
-			if (num(j, &v))
-				return -1;
-			if (!strcmp(key, "pid"))
-				pid = v;
-			else if (!strcmp(key, "vcpu"))
+			const struct u64_field *f = u64_field(key);
+			__u64 u;
+
+			if (!strcmp(key, "pid")) {
+				if (whole(j, 0, U32_MAX_D, "pid", &u))
+					return -1;
+				pid = (double)u;
+			} else if (!strcmp(key, "vcpu")) {
+				if (whole_d(j, -1, 2147483647.0, "vcpu", &v))
+					return -1;
 				r.key.vcpu = (__s32)v;
-			else if (!strcmp(key, "reason"))
-				r.key.reason = (__u32)v;
-			else if (!strcmp(key, "count"))
-				r.count = (__u64)v;
-			else if (!strcmp(key, "completed"))
-				r.completed = (__u64)v;
-			else if (!strcmp(key, "total_ns"))
-				r.total_ns = (__u64)v;
-			else if (!strcmp(key, "min_ns"))
-				r.min_ns = (__u64)v;
-			else if (!strcmp(key, "max_ns"))
-				r.max_ns = (__u64)v;
-			else if (!strcmp(key, "oncpu_ns"))
-				r.oncpu_ns = (__u64)v;
-			else if (!strcmp(key, "blocked_ns"))
-				r.blocked_ns = (__u64)v;
-			else if (!strcmp(key, "runq_ns"))
-				r.runq_ns = (__u64)v;
-			else if (!strcmp(key, "key"))
-				r.key.key.key = (__u64)v;
+			} else if (!strcmp(key, "reason")) {
+				if (whole(j, 0, U32_MAX_D, "reason", &u))
+					return -1;
+				r.key.reason = (__u32)u;
+			} else if (f) {
+				if (whole(j, 0, U64_MAX_D, key, (__u64 *)((char *)&r + f->off)))
+					return -1;
+			} else if (num(j, &v)) {	/* rate, time_pct, ...: derived, not read */
+				return -1;
+			}
 		} else if (skip(j, 1)) {
 			return -1;
 		}
@@ -263,6 +327,9 @@ static int object(struct sj *j, struct row_table *rt, struct name_cache *names, 
 		if (!strcmp(key, "interval_s")) {
 			if (num(j, interval_s))
 				return -1;
+			/* The rates' denominator: a time, finite and not negative. */
+			if (!(*interval_s >= 0 && *interval_s <= 1e12))
+				return fail(j, "interval_s: seconds from 0 to 1e12 expected");
 		} else if (!strcmp(key, "rows")) {
 			row_table_reset(rt);
 			rows = true;

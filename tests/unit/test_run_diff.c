@@ -7,7 +7,10 @@
  *    significant row, which --alpha 0.01 (family-wise) keeps at about 0.2 in 20;
  *  - 20 % more MMIO exits: MMIO ranked first and significant (a rate change);
  *  - IO exits handled 50 us slower: IO ranked first, its latency significant;
- *  - a recording and the stat --json of the same exits give the same answer.
+ *  - a recording and the stat --json of the same exits give the same answer;
+ *  - --per-run: one job run 1.4 times slower as a whole (the same exits over a longer span) is
+ *    a rate change per second of guest time, and no change per run; 20 % more MMIO exits in
+ *    the slow run is found per run all the same.
  */
 #include <math.h>
 #include <unistd.h>
@@ -44,8 +47,8 @@ static void sim_pair(const struct sim_kind *after, __u64 seed, const char *name,
 	sim_write(&r, seed * 7919 + 1, a, json ? ja : NULL);
 }
 
-static int diff_files(const char *name, const char *ext, double min_change, struct run_diff *d,
-		      struct run_profile p[2])
+static int diff_files_opts(const char *name, const char *ext, const struct diff_opts *o,
+			   struct run_diff *d, struct run_profile p[2])
 {
 	char path[2][256], err[512];
 	struct run_load_info info;
@@ -60,8 +63,14 @@ static int diff_files(const char *name, const char *ext, double min_change, stru
 			return -1;
 		}
 	}
-	CHECK(!run_diff_build(&p[0], &p[1], &(struct diff_opts){ 0.01, min_change }, d));
+	CHECK(!run_diff_build(&p[0], &p[1], o, d));
 	return 0;
+}
+
+static int diff_files(const char *name, const char *ext, double min_change, struct run_diff *d,
+		      struct run_profile p[2])
+{
+	return diff_files_opts(name, ext, &(struct diff_opts){ 0.01, min_change, false }, d, p);
 }
 
 static void diff_done(struct run_diff *d, struct run_profile p[2])
@@ -226,6 +235,66 @@ static void test_changes(void)
 	}
 }
 
+/* The after run: base's exits (times f for MMIO) spread over `slower` times the span. */
+static void sim_slower(const char *name, double slower, double mmio, __u64 seed)
+{
+	struct sim_run r = { "sim", 2, 1.0, base, 3 };
+	struct sim_kind k[3];
+	char a[256], b[256];
+
+	memcpy(k, base, sizeof(k));
+	for (int i = 0; i < 3; i++)
+		k[i].rate /= slower;
+	k[1].rate *= mmio;
+	snprintf(b, sizeof(b), "%s/%s-before.vmexit", dir, name);
+	snprintf(a, sizeof(a), "%s/%s-after.vmexit", dir, name);
+	sim_write(&r, seed, b, NULL);
+	r.kinds = k;
+	r.seconds = slower;
+	sim_write(&r, seed * 7919 + 1, a, NULL);
+}
+
+static void test_per_run(void)
+{
+	struct diff_opts per_s = { 0.01, DIFF_MIN_CHANGE_DEFAULT, false };
+	struct diff_opts per_run = { 0.01, DIFF_MIN_CHANGE_DEFAULT, true };
+	const struct diff_row *r;
+	struct run_profile p[2];
+	struct run_diff d;
+
+	sim_slower("slower", 1.4, 1.0, 91);
+	if (!diff_files_opts("slower", "vmexit", &per_s, &d, p)) {
+		/* Per second of guest time every rate fell by ~29 %: a change, rightly. */
+		r = first_reason(&d);
+		CHECK(r && r->sig_rate && r->rate_change < -0.2);
+		diff_done(&d, p);
+	}
+	if (!diff_files_opts("slower", "vmexit", &per_run, &d, p)) {
+		for (__u32 i = 0; i < d.nr; i++)
+			CHECK(!d.rows[i].sig_rate);
+		/* IO, 6000 exits a run: within 5 % (3 sigma of its Poisson noise). */
+		for (__u32 i = 0; i < d.nr; i++) {
+			r = &d.rows[i];
+			if (r->id.level == PROF_REASON && r->id.reason == 2)
+				CHECK(fabs(r->rate_change) < 0.05);
+		}
+		diff_done(&d, p);
+	}
+	sim_slower("slower-mmio", 1.4, 1.2, 92);
+	if (!diff_files_opts("slower-mmio", "vmexit", &per_run, &d, p)) {
+		for (__u32 i = 0; i < d.nr; i++) {
+			r = &d.rows[i];
+			if (r->id.level != PROF_REASON)
+				continue;
+			if (r->id.reason == 6)
+				CHECK(r->sig_rate && r->rate_change > 0.1 && r->rate_change < 0.3);
+			else
+				CHECK(!r->sig_rate);
+		}
+		diff_done(&d, p);
+	}
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -235,6 +304,7 @@ int main(void)
 	test_p_values();
 	test_false_positives();
 	test_changes();
+	test_per_run();
 	{
 		char cmd[300];
 

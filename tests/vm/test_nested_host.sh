@@ -48,12 +48,14 @@ PYVER=$("$PY" -c 'import sys; print("python%d.%d" % sys.version_info[:2])')
 TOOLS=(bash perf tmux setpriv setsid timeout bpftool taskset prometheus promtool curl date pgrep capsh
        trace-cmd protoc uftrace)
 for c in "${TOOLS[@]}"; do command -v $c >/dev/null || fail "$c not installed (tools/install-deps.sh)"; done
-# Host tests the bed cannot run: test_serve_native_synth_host needs no KVM (synthesized cells): it runs on
-# the host; test_diff_host and test_explain_host compare and judge latencies and rates, which
-# under TCG are the emulator's: two identical guests run at once on the bed's CPU differed by
-# 10-48 % at p50 (every one of 5 pairs significantly different), a pass of 1250 exits took 5-15 s,
-# and the two tests took 420 s there.
-NOT_IN_BED="test_serve_native_synth_host test_diff_host test_explain_host"
+# Host tests the bed does not run by default: test_serve_native_synth_host needs no KVM
+# (synthesized cells): it runs on the host. test_qmp_host boots a real QEMU (SeaBIOS) under KVM
+# over TCG: it runs in the bed when asked by name (VMEXIT_NESTED_HOST_TESTS=test_qmp_host; QEMU
+# and its firmware come along then, NEEDS_QEMU) and passed 2 of 3 runs there: a QEMU that takes
+# longer than vmexit's 500 ms QMP ask for the whole stat phase fails it, so it stays out of the
+# default run. test_diff_host and test_explain_host run here: they judge exact counts per run and
+# causes made too large for the emulator's latencies to hide or fake.
+NOT_IN_BED="test_serve_native_synth_host test_qmp_host"
 TESTS=${VMEXIT_NESTED_HOST_TESTS:-$(cd "$HOSTT" && ls test_*.sh | sed 's/\.sh$//' |
 	grep -vxF "$(tr ' ' '\n' <<<"$NOT_IN_BED")" | tr '\n' ' ')}
 
