@@ -82,11 +82,16 @@ static inline __attribute__((always_inline)) int key_fits_user_exit(__u32 kind, 
 
 /*
  * Whether a key event's key k replaces the key the guest exit in flight has (cur): the first
- * one does, and an MMIO access replaces the stage-2 fault that led to it.
+ * one does, an MMIO access replaces the stage-2 fault that led to it, and a port or MMIO access
+ * replaces a CPUID leaf: KVM's instruction emulator asks kvm_cpuid() about the guest (leaf 0,
+ * the vendor) while it emulates a string IO or an MMIO instruction, which traces kvm_cpuid in
+ * an exit that is no CPUID (SeaBIOS' fw_cfg `rep insb` on SVM: 21 IO exits keyed "0 vendor"),
+ * and a real CPUID exit makes no port or MMIO access.
  */
 static inline __attribute__((always_inline)) int key_replaces(__u16 cur, __u16 k)
 {
-	return cur == KEY_NONE || (cur == KEY_GPA && k == KEY_MMIO);
+	return cur == KEY_NONE || (cur == KEY_GPA && k == KEY_MMIO) ||
+	       (cur == KEY_CPUID && (k == KEY_PORT || k == KEY_MMIO));
 }
 
 #endif /* VMEXIT_KEY_RULES_H */

@@ -22,6 +22,7 @@
 #define TID		501
 #define VMX_IO		30	/* IO_INSTRUCTION */
 #define VMX_HLT		12
+#define VMX_CPUID	10
 #define VMX_EPT_VIOLATION	48
 #define U_IO		2	/* KVM_EXIT_IO */
 #define U_HLT		5
@@ -202,6 +203,27 @@ static void test_carried_over(void)
 	vmexit_test_bpf__destroy(skel);
 }
 
+/*
+ * The instruction emulator's kvm_cpuid (leaf 0) during a string IO exit, before its kvm_pio:
+ * the exit is the port's, not the leaf's; a CPUID exit alone keeps its leaf.
+ */
+static void test_emulated_cpuid(void)
+{
+	if (open_fx(16))
+		return;
+	kexit(1000, VMX_IO);
+	key(1001, KEY_CPUID, KEY_DIR_NONE, 0, false);
+	key(1002, KEY_PORT, KEY_DIR_IN, 0x511, false);
+	kentry(1010);
+	kexit(2000, VMX_CPUID);
+	key(2001, KEY_CPUID, KEY_DIR_NONE, 0, false);
+	kentry(2004);
+	check_entry(VMEXIT_ISA_VMX, VMX_IO, KEY_PORT, KEY_DIR_IN, 0x511, 1, 10);
+	check_entry(VMEXIT_ISA_VMX, VMX_IO, KEY_CPUID, KEY_DIR_NONE, 0, 0, 0);
+	check_entry(VMEXIT_ISA_VMX, VMX_CPUID, KEY_CPUID, KEY_DIR_NONE, 0, 1, 4);
+	vmexit_test_bpf__destroy(skel);
+}
+
 /* One key fits: the next ones go to the cell's (other), each exit counted as keys_full. */
 static void test_full(void)
 {
@@ -319,6 +341,7 @@ int main(void)
 	libbpf_set_print(libbpf_print_quiet);
 	test_user_only();
 	test_carried_over();
+	test_emulated_cpuid();
 	test_full();
 	test_gpa_shift();
 	test_vectors();
