@@ -83,10 +83,10 @@ static inline __attribute__((always_inline)) int key_fits_user_exit(__u32 kind, 
 /*
  * Whether a key event's key k replaces the key the guest exit in flight has (cur): the first
  * one does, an MMIO access replaces the stage-2 fault that led to it, and a port or MMIO access
- * replaces a CPUID leaf: KVM's instruction emulator asks kvm_cpuid() about the guest (leaf 0,
- * the vendor) while it emulates a string IO or an MMIO instruction, which traces kvm_cpuid in
- * an exit that is no CPUID (SeaBIOS' fw_cfg `rep insb` on SVM: 21 IO exits keyed "0 vendor"),
- * and a real CPUID exit makes no port or MMIO access.
+ * replaces a CPUID leaf: kvm_cpuid() traces every call, and KVM's instruction emulator calls it
+ * too (its get_cpuid op: vendor and feature checks) in exits that are no CPUID, while a real
+ * CPUID exit makes no port or MMIO access. A SeaBIOS boot in the SVM bed had 21 IO exits keyed
+ * by leaf 0 ("vendor") before this rule; which emulator path traced it was not pinned down.
  */
 static inline __attribute__((always_inline)) int key_replaces(__u16 cur, __u16 k)
 {
