@@ -116,11 +116,13 @@ __u64 row_time_in_ns(const struct row *r)
 	return ns > 0 ? (__u64)ns : 0;
 }
 
-__u64 row_percentile(const struct row *r, double p)
+__u64 hist_percentile(const __u64 *hist, __u64 min_ns, __u64 max_ns, double p)
 {
-	__u64 total = row_hist_total(r), want, cum = 0, v;
+	__u64 total = 0, want, cum = 0, v;
 	__u32 b;
 
+	for (b = 0; b < NR_BUCKETS; b++)
+		total += hist[b];
 	if (!total)
 		return 0;
 	/* The rank of the p-th percentile, 1-based: ceil(p% of total), at least 1. */
@@ -130,21 +132,26 @@ __u64 row_percentile(const struct row *r, double p)
 	if (want < 1)
 		want = 1;
 	for (b = 0; b < NR_BUCKETS; b++) {
-		cum += r->hist[b];
+		cum += hist[b];
 		if (cum >= want)
 			break;
 	}
 	if (b >= NR_BUCKETS - 1)
-		return r->max_ns;
+		return max_ns;
 	if (b < HIST_EXACT)
 		v = b;
 	else	/* middle of the bucket: within half a bucket (6.25 %) of any value in it */
 		v = hist_bucket_low(b) + (hist_bucket_high(b) - hist_bucket_low(b)) / 2;
-	if (v < r->min_ns)
-		v = r->min_ns;
-	if (v > r->max_ns)
-		v = r->max_ns;
+	if (v < min_ns)
+		v = min_ns;
+	if (v > max_ns)
+		v = max_ns;
 	return v;
+}
+
+__u64 row_percentile(const struct row *r, double p)
+{
+	return hist_percentile(r->hist, r->min_ns, r->max_ns, p);
 }
 
 void row_minmax_from_hist(struct row *d, __u64 life_min, __u64 life_max)

@@ -101,6 +101,8 @@ bool row_forget_kept(void *forget, const struct row_key *k);
 void row_add(struct row *dst, const struct row *src);
 
 /* Value at percentile p (0..100) from the histogram, clamped to [min, max]; 0 if empty. */
+/* The p-th percentile of a histogram of NR_BUCKETS (the middle of its bucket, within min/max). */
+__u64 hist_percentile(const __u64 *hist, __u64 min_ns, __u64 max_ns, double p);
 __u64 row_percentile(const struct row *r, double p);
 /* The time in exit that fell inside the row's interval (inflight_ns above), never below 0: an
  * exit dropped takes back the share earlier intervals booked. */

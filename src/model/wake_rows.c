@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "hist.h"
+#include "rows.h"
 #include "wake_rows.h"
 
 void wake_snapshot_free(struct wake_snapshot *s)
@@ -131,29 +132,7 @@ void wake_snapshot_sort(struct wake_snapshot *s)
 
 __u64 wake_hist_percentile(const __u64 *hist, __u64 max, double p)
 {
-	__u64 total = 0, want, cum = 0, v;
-	__u32 b;
-
-	for (b = 0; b < NR_BUCKETS; b++)
-		total += hist[b];
-	if (!total)
-		return 0;
-	/* The rank, 1-based: ceil(p % of total), at least 1. */
-	want = (__u64)((double)total * p / 100.0);
-	if ((double)want < (double)total * p / 100.0)
-		want++;
-	if (want < 1)
-		want = 1;
-	for (b = 0; b < NR_BUCKETS - 1; b++) {
-		cum += hist[b];
-		if (cum >= want)
-			break;
-	}
-	if (b >= NR_BUCKETS - 1)
-		return max;
-	/* The middle of the bucket: within half a bucket of any value in it. */
-	v = b < HIST_EXACT ? b : hist_bucket_low(b) + (hist_bucket_high(b) - hist_bucket_low(b)) / 2;
-	return v > max ? max : v;
+	return hist_percentile(hist, 0, max, p);
 }
 
 __u64 wake_hist_at_most(const __u64 *hist, __u64 ns)
