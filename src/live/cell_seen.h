@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What the tracker keeps of a kernel cell between two looks, to take the next delta from: its
- * key, its counters, and of its 282 buckets only the run that has counted so far (lo to
- * lo + n - 1; those outside it are still zero in the kernel's copy). A whole struct cell per
- * cell was 1.3 KB: 53 MB at 40,000 cells, as much as the kernel's map. A run is typically a
- * few dozen buckets (exits of one thread and reason cluster), and it is freed with the cell.
+ * key, its counters, and of its 282 buckets only the run that has counted so far, in as few
+ * bytes a value as they need (bucket_run.h). A whole struct cell per cell was 1.3 KB: 53 MB at
+ * 40,000 cells, as much as the kernel's map. A run is typically a few dozen buckets (exits of
+ * one thread and reason cluster), and it is freed with the cell.
  */
 #ifndef VMEXIT_CELL_SEEN_H
 #define VMEXIT_CELL_SEEN_H
 
 #include "vmexit.h"
+#include "bucket_run.h"
 
 struct cell_seen {
 	struct cell_key key;
@@ -17,8 +18,7 @@ struct cell_seen {
 	__u64 oncpu_ns, blocked_ns, runq_ns;	/* --split */
 	__u64 stuck_done;
 	__u64 inflight_ts;
-	__u32 *hist;			/* buckets lo .. lo + n - 1, modulo 2^32 as the kernel's */
-	__u16 lo, n;
+	struct bucket_run hist;		/* modulo 2^32 as the kernel's */
 };
 
 /* Followed from zero, with key k (frees what it held). */

@@ -282,8 +282,7 @@ static void delta_row(struct row *d, const struct cell *now, const struct cell_s
 	 * the run last seen, the buckets were zero. Modulo 2^32, as the kernel's wrap. */
 	for (__u32 b = 0; b < NR_BUCKETS; b++)
 		d->hist[b] = now->hist[b];
-	for (__u32 j = 0; j < prev->n; j++)
-		d->hist[prev->lo + j] = (__u32)(now->hist[prev->lo + j] - prev->hist[j]);
+	bucket_run_sub(&prev->hist, now->hist, d->hist);
 	if (!d->completed) {
 		d->min_ns = ~0ULL;
 		d->max_ns = 0;

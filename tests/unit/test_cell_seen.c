@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The tracker keeps of each cell only the run of buckets that has counted (live/cell_seen.h):
- * deltas stay exact when the run widens below and above, when a bucket inside it wraps past
- * 2^32, when a cell is handed back and reused by another thread, and when the cells come
- * through an at() hook that can fail (the kernel map's window): nothing is counted twice or
- * lost across the failed sample. Expected values are the exits the test makes, bucket by bucket.
+ * deltas stay exact when the run widens below and above, when a bucket inside it needs more
+ * bytes (past 255 and 65,535) or wraps past 2^32, when a cell is handed back and reused by
+ * another thread, and when the cells come through an at() hook that can fail (the kernel map's
+ * window): nothing is counted twice or lost across the failed sample. Expected values are the exits the test makes, bucket by bucket.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -136,6 +136,8 @@ static void test_runs(bool through_at)
 	want2[99] += 4;
 	exits(&s, 0, 41, 7);
 	want[41] += 7;
+	exits(&s, 0, 40, 300);		/* past 255 inside the run: 2 bytes a bucket */
+	want[40] += 300;
 	if (through_at) {
 		/* Cell 1 cannot be reached: the sample fails; the next counts it all, once. */
 		s.fail_at = 1;
@@ -147,6 +149,10 @@ static void test_runs(bool through_at)
 	CHECK(tracker_sample(&t, 4, NULL) == 0);	/* nothing new: nothing added */
 	check_hist(row_of(&t, 100, 1), want);
 	check_hist(row_of(&t, 200, 1), want2);
+	exits(&s, 0, 40, 70000);	/* past 65,535: 4 bytes */
+	want[40] += 70000;
+	CHECK(tracker_sample(&t, 4, NULL) == 0);
+	check_hist(row_of(&t, 100, 1), want);
 	/* Cell 0's thread exits after 1 more exit; the cell is reused by guest 300 whose exits
 	 * are in a lower bucket only: the old run must not be taken from. */
 	exits(&s, 0, 41, 1);
