@@ -316,22 +316,22 @@ int main(void)
 		double per = nat.metrics;
 
 		if (!hn || !hc || !fn || !fc || !ft || nat.metrics != cla.metrics) {
-			fprintf(stderr, "bench_serve_scale: cannot compare the histogram families\n");
+			fprintf(stderr, "bench_serve_scale: no histograms to compare\n");
 			return 1;
 		}
-		printf("  native vs classic bytes for the same %u histograms (target >= 5x fewer):\n"
-		       "    histogram messages alone: native %.0f B/series, classic protobuf %.0f: "
-		       "%.1fx (gzip %.1fx)\n",
+		printf("  native vs classic bytes for the same %u histograms "
+		       "(target >= 5x fewer):\n    histogram messages alone: native %.0f "
+		       "B/series, classic protobuf %.0f: %.1fx (gzip %.1fx)\n",
 		       nat.metrics, nat.hist / per, cla.hist / per, (double)cla.hist / nat.hist,
 		       (double)hc / hn);
-		printf("    whole family (labels %.0f B/series in each, framing %.0f): native %.2f MB, "
-		       "classic protobuf %.2f MB: %.1fx (gzip %.1fx); classic text %.2f MB: %.1fx "
-		       "(gzip %.1fx)\n",
+		printf("    whole family (labels %.0f B/series in each, framing %.0f): native "
+		       "%.2f MB, classic protobuf %.2f MB: %.1fx (gzip %.1fx); classic text "
+		       "%.2f MB: %.1fx (gzip %.1fx)\n",
 		       nat.labels / per, nat.other / per, nat.family / 1e6, cla.family / 1e6,
 		       (double)cla.family / nat.family, (double)fc / fn, txt.family / 1e6,
 		       (double)txt.family / nat.family, (double)ft / fn);
-		printf("    whole scrape: native protobuf vs classic protobuf %.1fx (gzip %.1fx), vs "
-		       "classic text %.1fx (gzip %.1fx)\n",
+		printf("    whole scrape: native protobuf vs classic protobuf %.1fx (gzip %.1fx), "
+		       "vs classic text %.1fx (gzip %.1fx)\n",
 		       (double)bytes[2] / bytes[1], (double)gz[2] / gz[1],
 		       (double)bytes[0] / bytes[1], (double)gz[0] / gz[1]);
 		expo_bytes_free(&nat);

@@ -39,7 +39,7 @@ static void look(struct bucket_run *r, struct cell_hist *c)
 		if (r->n && b >= r->lo && b < (__u32)r->lo + r->n)
 			CHECK_EQ_U64(bucket_run_get(r, b - r->lo), c->now[b]);
 		else
-			CHECK_EQ_U64(c->now[b], 0);	/* every bucket that counted is in the run */
+			CHECK_EQ_U64(c->now[b], 0);	/* all that counted is in the run */
 	}
 	memset(c->added, 0, sizeof(c->added));
 }
@@ -76,7 +76,8 @@ static void test_edges(void)
 	add(&c, 40, 1);				/* 65,536 */
 	look(&r, &c);
 	CHECK_EQ_U64(r.shift, 2);
-	add(&c, 40, 0xffffffffull - 65536 + 5);	/* past 2^32: the kernel's bucket wraps to 4 */
+	/* Past 2^32: the kernel's bucket wraps to 4. */
+	add(&c, 40, 0xffffffffull - 65536 + 5);
 	add(&c, NR_BUCKETS - 1, 1);		/* and the run widens above */
 	look(&r, &c);
 	CHECK_EQ_U64(c.now[40], 4);

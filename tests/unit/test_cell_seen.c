@@ -4,7 +4,8 @@
  * deltas stay exact when the run widens below and above, when a bucket inside it needs more
  * bytes (past 255 and 65,535) or wraps past 2^32, when a cell is handed back and reused by
  * another thread, and when the cells come through an at() hook that can fail (the kernel map's
- * window): nothing is counted twice or lost across the failed sample. Expected values are the exits the test makes, bucket by bucket.
+ * window): nothing is counted twice or lost across the failed sample. Expected values are the
+ * exits the test makes, bucket by bucket.
  */
 #include <stdlib.h>
 #include <string.h>
