@@ -380,6 +380,7 @@ int BPF_PROG(wake_halt_end, __u64 ns, bool waited, bool valid)
 		c->polled++;
 		t->hlt_parts[HLT_PART_POLL] += ns;
 		hist_add(c->hist, ns);
+		c->wake_sum_ns += ns;
 		sleep = wake = on = now;
 	} else {
 		/* Clamped into the halt and ordered, so that the pieces never overlap. */
@@ -394,6 +395,7 @@ int BPF_PROG(wake_halt_end, __u64 ns, bool waited, bool valid)
 		t->hlt_parts[HLT_PART_SLEEP] += wake - sleep;
 		t->hlt_parts[HLT_PART_RUNQ] += on - wake;
 		hist_add(c->hist, wake - start);
+		c->wake_sum_ns += wake - start;
 	}
 	t->halts++;
 	t->sleep_ts = 0;

@@ -104,6 +104,7 @@ struct hlt_cell {
 	__u64 invalid;		/* wake-ups KVM calls not valid (nothing to deliver) */
 	__u64 sum_ns;		/* the halted exits' time, kvm_exit to kvm_entry */
 	__u64 halt_ns;		/* kvm_vcpu_wakeup's own ns: KVM's time halted */
+	__u64 wake_sum_ns;	/* the halts' start-to-wake-up times (hist below), summed */
 	__u64 parts[NR_HLT_PARTS];
 	/*
 	 * Per halt: time from its start to the wake-up (the end of a successful poll, or the

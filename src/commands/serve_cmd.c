@@ -66,6 +66,7 @@ struct serve_args {
 	__u64 max_series;	/* --max-series */
 	enum exit_source source;	/* --source */
 	bool per_address;	/* --per-address */
+	bool wake;		/* --wake */
 };
 
 OPT_STATIC_STORE(opt_hists, enum expo_hists);
@@ -146,6 +147,10 @@ static const struct cmd_option options[] = {
 	{ "per-address", 0, NULL, 0, "With --keys N: a series per port and MMIO address, not per "
 	  "device (key_end in the key label of a device's span)", 2,
 	  OPT_TO(struct serve_args, per_address, opt_true) },
+	{ "wake", 0, NULL, 0, "(x86) Also interrupt delivery latency per guest and source "
+	  "(vmexit_irq_delivery_seconds, its parts), halted exits' parts and halt wake-up times "
+	  "(vmexit_halt_wakeup_seconds): its programs cost every context switch and wake-up on "
+	  "the host a hash lookup", 2, OPT_TO(struct serve_args, wake, opt_true) },
 	{},
 };
 
@@ -162,9 +167,9 @@ static void serve_end_check(void *input, struct argp_state *state)
 			      state);
 	if (a->source == SOURCE_KVM &&
 	    (a->keys || a->qmp || a->filters.opts.split || a->filters.sel.f.nr_reasons ||
-	     a->filters.sel.f.vcpu >= 0))
+	     a->filters.sel.f.vcpu >= 0 || a->wake))
 		argp_error(state, "--source kvm exports KVM's counters per guest or vCPU only: drop "
-			   "--keys, --qmp, --split, -r and -c");
+			   "--keys, --qmp, --split, --wake, -r and -c");
 	/* The kernel keys exits only when asked: its programs load with --keys. */
 	if (a->keys)
 		a->filters.opts.key_mode = KEY_MODE_DEVICE;
@@ -232,7 +237,7 @@ static int serve(struct serve_args *a, int listen_fd, const char *where)
 						 .interval = SELF_SAMPLE_S,
 						 .no_interval_rows = true,
 						 .key_by = BY_VM, .key_vcpu = -1,
-						 .qmp = a->qmp,
+						 .qmp = a->qmp, .wake = a->wake,
 						 .tick = serve_tick, .tick_ctx = &follow })) {
 		close(listen_fd);
 		return 1;
@@ -254,6 +259,7 @@ static int serve(struct serve_args *a, int listen_fd, const char *where)
 	}
 	x.hists = a->hists;
 	x.max_series = a->max_series;
+	x.wake = a->wake;
 	if (f->sel.nr_guests)
 		x.select = &select;
 	/* The sampler reads the key table; expired guests' keys leave it (sampler_forget()). */

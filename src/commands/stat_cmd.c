@@ -65,7 +65,6 @@ struct stat_args {
 	struct kvm_source kvm;		/* --kvm-check: KVM's counters over the same run */
 	double kvm_next_scan;
 	bool wake;			/* --wake */
-	struct wake_progs wp;
 };
 
 static const struct cmd_option options[] = {
@@ -236,19 +235,12 @@ int cmd_stat(int argc, char **argv)
 		return stat_kvm_run(&(struct stat_kvm_opts){ .filters = &a.filters,
 			.by_vcpu = a.view.by == BY_VCPU, .json = a.view.fmt == OUT_JSON,
 			.interval = a.interval, .count = a.count });
-	/* Before the command is started: a refusal leaves nothing running. */
-	if (a.wake && wake_progs_open(&a.wp)) {
-		guest_symbols_free(&a.view.syms);
-		return 1;
-	}
 	if (sampler_open(&sp, &a.filters, &(struct sampler_opts){ .by = a.view.by,
 		.interval = a.interval, .end_with_pids = true, .overhead = a.overhead,
 		.tick = a.kvm_check ? stat_tick : NULL, .tick_ctx = &a,
 		.key_by = a.view.by, .key_vcpu = a.filters.opts.filter.vcpu,
 		.stacks = a.stk.stacks, .qmp = a.qmp, .stuck_ns = a.stuck_ns,
-		.keep_ns = a.keep_ns })) {
-		if (a.wake)
-			wake_progs_close(&a.wp);
+		.keep_ns = a.keep_ns, .wake = a.wake })) {
 		guest_symbols_free(&a.view.syms);
 		return 1;
 	}
@@ -266,11 +258,8 @@ int cmd_stat(int argc, char **argv)
 	}
 	sampler_start(&sp);
 	err = run(&a, &sp);
-	if (a.wake) {
-		if (!err)
-			err = stat_wake_print(&a.wp, &a.filters, sp.s.child_pid, a.view.fmt);
-		wake_progs_close(&a.wp);
-	}
+	if (a.wake && !err)
+		err = stat_wake_print(&sp.sample, &a.filters, sp.s.child_pid, a.view.fmt);
 	if (a.kvm_check && !err) {
 		int bad;
 

@@ -1,25 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0
-/* stat --wake: the kernel's wake cells at the end of the run, for the guests stat traced. */
+/* stat --wake: the kernel's wake cells at the run's last sample, for the guests stat traced. */
 #include <stdio.h>
 #include "out_write.h"
 #include "stat_wake.h"
 #include "wake_output.h"
 
-int stat_wake_print(struct wake_progs *wp, const struct cli_filters *cf, pid_t child,
+int stat_wake_print(const struct sample *smp, const struct cli_filters *cf, pid_t child,
 		    enum out_format fmt)
 {
 	struct wake_snapshot s;
-	int err = wake_progs_read(wp, &s);
+	int err;
 
-	if (err)
+	if (!smp->wake)
+		return 0;
+	err = wake_snapshot_copy(&s, smp->wake);
+	if (err) {
+		out_write_error("the wake-up statistics", err);
 		return err;
+	}
 	/* The programs see every guest: the rows shown are those of the guests stat traced. */
 	if (child)
 		wake_snapshot_keep(&s, &(int){ child }, 1);
 	else
 		wake_snapshot_keep(&s, cf->sel.f.pids, cf->sel.f.nr_pids);
 	wake_snapshot_sort(&s);
-	err = wake_print(&s, fmt, wake_halt_poll_ns(), stdout);
+	err = wake_print(&s, fmt, s.halt_poll_ns, stdout);
 	if (err)
 		out_write_error("the wake-up statistics", err);
 	wake_snapshot_free(&s);

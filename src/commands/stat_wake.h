@@ -6,10 +6,11 @@
 #include <sys/types.h>
 #include "cli_filters.h"
 #include "stat_output.h"
-#include "wake_progs.h"
+#include "sample.h"
 
-/* Reads and prints (the -p pids', or the command's, when given); 0 or -errno, said. */
-int stat_wake_print(struct wake_progs *wp, const struct cli_filters *cf, pid_t child,
+/* Prints the sample's wake cells (the -p pids', or the command's, when given); 0 or -errno,
+ * said. Nothing without --wake (smp->wake NULL). */
+int stat_wake_print(const struct sample *smp, const struct cli_filters *cf, pid_t child,
 		    enum out_format fmt);
 
 #endif /* VMEXIT_STAT_WAKE_H */

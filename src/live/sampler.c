@@ -111,6 +111,11 @@ static int open_extras(struct sampler *sp, struct cli_filters *f, const struct s
 		sampler_close(sp, 0);
 		return -1;
 	}
+	/* Loaded with the exit programs, before counting starts: a delivery is seen whole. */
+	if (so->wake && wake_progs_open(&sp->wake)) {
+		sampler_close(sp, 0);
+		return -1;
+	}
 	if (so->stacks) {
 		sp->ksyms = kallsyms_load(err, sizeof(err));
 		if (!sp->ksyms)
@@ -316,6 +321,17 @@ static int gather(struct sampler *sp)
 		if (err == -ENOMEM)
 			return err;
 	}
+	if (sp->wake.skel) {
+		struct wake_snapshot w;
+
+		/* Cumulative in the kernel: the last read replaces the one before. */
+		err = wake_progs_read(&sp->wake, &w);
+		if (err)
+			return err;
+		wake_snapshot_sort(&w);
+		wake_snapshot_free(&sp->wake_cells);
+		sp->wake_cells = w;
+	}
 	sp->keep_due = sp->so.keep_ns > 0;
 	return 0;
 }
@@ -343,6 +359,7 @@ static void fill_sample(struct sampler *sp)
 		.stacks = sp->so.stacks ? &sp->stacks : NULL,
 		.names = &sp->names,
 		.qmp = sp->so.qmp ? &sp->qmp : NULL,
+		.wake = sp->wake.skel ? &sp->wake_cells : NULL,
 	};
 	memcpy(sp->sample.lost, sp->lost, sizeof(sp->lost));
 }
@@ -431,6 +448,18 @@ int sampler_with_key_rows(struct sampler *sp,
 	pthread_mutex_lock(&sp->lock);
 	if (sp->keys.map_fd >= 0)
 		err = fn(ctx, &sp->keys.cum);
+	pthread_mutex_unlock(&sp->lock);
+	return err;
+}
+
+int sampler_with_wake(struct sampler *sp,
+		      int (*fn)(void *ctx, const struct wake_snapshot *w), void *ctx)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&sp->lock);
+	if (sp->wake.skel)
+		err = fn(ctx, &sp->wake_cells);
 	pthread_mutex_unlock(&sp->lock);
 	return err;
 }
@@ -540,6 +569,9 @@ int sampler_close(struct sampler *sp, int err)
 		kvm_event_counts_close(&sp->ev);
 	key_rows_free(&sp->keys);
 	row_table_free(&sp->key_rows);
+	wake_snapshot_free(&sp->wake_cells);
+	if (sp->wake.skel)
+		wake_progs_close(&sp->wake);
 	stack_table_free(&sp->stacks);
 	symbol_map_free(sp->ksyms);
 	if (sp->so.qmp)

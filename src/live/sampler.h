@@ -45,6 +45,7 @@
 #include "stack_table.h"
 #include "symbol_map.h"
 #include "tracker.h"
+#include "wake_progs.h"
 #include "name_cache.h"
 
 struct sampler_opts {
@@ -77,6 +78,9 @@ struct sampler_opts {
 	 * their keys leave the kernel's table (sampler_fold()). 0: off (serve keeps its own).
 	 */
 	__u64 keep_ns;
+	/* --wake (x86): interrupt delivery and halted-exit cells (bpf/wake.bpf.c), loaded with
+	 * the session and read at every sample into sample.wake. */
+	bool wake;
 };
 
 enum sampler_wake {
@@ -124,6 +128,8 @@ struct sampler {
 	struct symbol_map *ksyms;	/* --stacks: frames named from this kernel; NULL: addresses */
 	struct qmp_names qmp;		/* with so.qmp */
 	struct serve_guests kept;	/* --keep: the guests seen, and when they ended */
+	struct wake_progs wake;		/* so.wake: wake.skel, else NULL */
+	struct wake_snapshot wake_cells;	/* so.wake: the kernel's cells at the last sample */
 	bool keep_due;			/* a sample whose --keep upkeep is still to run */
 	double start, last, next, next_alive_check, next_reap;
 	bool reap_failed;		/* tracker_reap() ran out of memory: said at the next sample */
@@ -179,6 +185,14 @@ int sampler_settle(struct sampler *sp);
  */
 int sampler_with_key_rows(struct sampler *sp,
 			  int (*fn)(void *ctx, const struct row_table *key_cum), void *ctx);
+
+/*
+ * --wake: hands the kernel's wake cells as of the last sample (a fresh sampler_snapshot()'s
+ * included) to fn under the sampler's lock (serve: the HTTP thread exports them). fn's value;
+ * 0 without --wake.
+ */
+int sampler_with_wake(struct sampler *sp,
+		      int (*fn)(void *ctx, const struct wake_snapshot *w), void *ctx);
 
 /*
  * Forgets the rows since start and the names of the guests gone() says are over (serve: ended

@@ -17,6 +17,7 @@
 #include "rows.h"
 #include "stack_table.h"
 #include "tracing_info.h"
+#include "wake_rows.h"
 
 struct sample {
 	/* Rows keyed as the run asked (--by): since the previous sample, and since the start
@@ -50,6 +51,9 @@ struct sample {
 	const struct stack_table *stacks;	/* --stacks since the start, sorted; or NULL */
 	struct name_cache *names;	/* every guest seen */
 	struct qmp_names *qmp;		/* --qmp: keys named by each QEMU's memory map; or NULL */
+	/* --wake: every delivery and halted-exit cell the kernel keeps (all guests: the views
+	 * keep their own), since the start; or NULL. */
+	const struct wake_snapshot *wake;
 };
 
 #endif /* VMEXIT_SAMPLE_H */

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* stat --wake: names, order, percentiles and halt-poll advice of the kernel's wake cells. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "hist.h"
@@ -57,6 +58,17 @@ const char *wake_lost_name(enum wake_lost l)
 	};
 
 	return names[l];
+}
+
+const char *wake_lost_key(enum wake_lost l)
+{
+	static const char *const keys[NR_WAKE_LOST] = {
+		[WAKE_LOST_SLOTS] = "slots",
+		[WAKE_LOST_CELLS] = "cells",
+		[WAKE_LOST_THREADS] = "threads",
+	};
+
+	return keys[l];
 }
 
 /* qsort has no context: the arrays are sorted through an index, then permuted. */
@@ -172,6 +184,32 @@ static bool pid_in(__u32 tgid, const int *pids, int nr)
 		if ((__u32)pids[i] == tgid)
 			return true;
 	return false;
+}
+
+/* n elements of size sz from src into a new array at *dst (NULL for none); 0 or -ENOMEM. */
+static int dup_array(void **dst, const void *src, size_t n, size_t sz)
+{
+	*dst = NULL;
+	if (!n)
+		return 0;
+	*dst = malloc(n * sz);
+	if (!*dst)
+		return -ENOMEM;
+	memcpy(*dst, src, n * sz);
+	return 0;
+}
+
+int wake_snapshot_copy(struct wake_snapshot *dst, const struct wake_snapshot *src)
+{
+	*dst = *src;
+	if (dup_array((void **)&dst->wkeys, src->wkeys, src->nr_wake, sizeof(*src->wkeys)) ||
+	    dup_array((void **)&dst->wcells, src->wcells, src->nr_wake, sizeof(*src->wcells)) ||
+	    dup_array((void **)&dst->hkeys, src->hkeys, src->nr_hlt, sizeof(*src->hkeys)) ||
+	    dup_array((void **)&dst->hcells, src->hcells, src->nr_hlt, sizeof(*src->hcells))) {
+		wake_snapshot_free(dst);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 void wake_snapshot_keep(struct wake_snapshot *s, const int *pids, int nr)

@@ -16,9 +16,12 @@ struct wake_snapshot {
 	struct hlt_cell *hcells;
 	size_t nr_hlt;
 	__u64 lost[NR_WAKE_LOST];
+	long long halt_poll_ns;		/* KVM's halt_poll_ns when read; -1: unknown */
 };
 
 void wake_snapshot_free(struct wake_snapshot *s);
+/* A copy of src's arrays into dst (freed with wake_snapshot_free()); 0 or -ENOMEM (dst empty). */
+int wake_snapshot_copy(struct wake_snapshot *dst, const struct wake_snapshot *src);
 /* Rows sorted by pid, vCPU, source, vector (deliveries) and pid, vCPU (halts). */
 void wake_snapshot_sort(struct wake_snapshot *s);
 
@@ -29,6 +32,8 @@ const char *wake_source_name(__u32 source);
 const char *wake_part_name(enum wake_part p);
 const char *hlt_part_name(enum hlt_part p);
 const char *wake_lost_name(enum wake_lost l);
+/* The same as a label value: "slots", "cells", "threads". */
+const char *wake_lost_key(enum wake_lost l);
 
 /* The p-th percentile (0..100) of a log-linear histogram (include/hist.h), at most max. */
 __u64 wake_hist_percentile(const __u64 *hist, __u64 max, double p);

@@ -227,6 +227,71 @@ static int select_series(struct exporter *x, __u64 now_ms, struct expo_input *in
 	return 0;
 }
 
+static int pid_cmp(const void *a, const void *b)
+{
+	const struct exporter_pid *x = a, *y = b;
+
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* serve --wake: the guests the scrape exports (in->series), by pid. 0 or -ENOMEM. */
+static int exported_pids(struct exporter *x, const struct expo_input *in)
+{
+	x->nr_pids = 0;
+	for (__u32 i = 0; i < in->nr_series; i++) {
+		const struct row_key *k = &in->counts[i].key;
+		struct exporter_pid *last = x->nr_pids ? &x->pids[x->nr_pids - 1] : NULL;
+
+		if (last && last->tgid == k->tgid && last->start == k->start)
+			continue;
+		if (x->nr_pids == x->cap_pids) {
+			__u32 cap = x->cap_pids ? 2 * x->cap_pids : 64;
+			struct exporter_pid *p = reallocarray(x->pids, cap, sizeof(*p));
+
+			if (!p)
+				return -ENOMEM;
+			x->pids = p;
+			x->cap_pids = cap;
+		}
+		x->pids[x->nr_pids++] = (struct exporter_pid){ k->tgid, k->start,
+			in->series[i].guest, in->series[i].created_ms };
+	}
+	/* Rows come grouped by guest mostly, not always: sorted, then one per (pid, start). */
+	qsort(x->pids, x->nr_pids, sizeof(*x->pids), pid_cmp);
+	return 0;
+}
+
+/* A wake cell's pid: the newest of its VMMs the scrape exports. */
+static bool wake_guest(void *ctx, __u32 tgid, const char **guest, __u64 *created_ms)
+{
+	struct exporter *x = ctx;
+	__u32 lo = 0, hi = x->nr_pids;
+
+	/* The first entry past tgid's; its predecessor is tgid's newest, if any. */
+	while (lo < hi) {
+		__u32 mid = lo + (hi - lo) / 2;
+
+		if (x->pids[mid].tgid <= tgid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || x->pids[lo - 1].tgid != tgid)
+		return false;
+	*guest = x->pids[lo - 1].guest;
+	*created_ms = x->pids[lo - 1].created_ms;
+	return true;
+}
+
+static int take_wake(void *ctx, const struct wake_snapshot *w)
+{
+	struct exporter *x = ctx;
+
+	return wake_series_take(&x->wake_series, w, wake_guest, x);
+}
+
 int exporter_snapshot(struct exporter *x)
 {
 	x->nr_series = 0;
@@ -265,6 +330,12 @@ int exporter_render(void *ctx, enum expo_format fmt, struct expo_buf *out)
 		err = select_series(x, x->scrape_ms, &in);
 		if (!err && x->keys)
 			err = sampler_with_key_rows(x->sp, take_keys, x);
+		if (!err && x->wake) {
+			x->wake_series.by_vcpu = x->by_vcpu;
+			err = exported_pids(x, &in);
+			if (!err)
+				err = sampler_with_wake(x->sp, take_wake, x);
+		}
 	}
 	pthread_mutex_unlock(&x->guests_lock);
 	if (err)
@@ -281,6 +352,8 @@ int exporter_render(void *ctx, enum expo_format fmt, struct expo_buf *out)
 		in.keys = x->keys->out;
 		in.nr_keys = x->keys->nr_out;
 	}
+	if (x->wake)
+		in.wake = &x->wake_series;
 	if (x->sp->s.skel) {
 		hooks_info(&x->sp->s.hooks, &hooks);
 		in.hooks = &hooks;
@@ -314,5 +387,7 @@ void exporter_free(struct exporter *x)
 	free(x->counts);
 	free(x->le_counts);
 	free(x->native_counts);
+	free(x->pids);
+	wake_series_free(&x->wake_series);
 	pthread_mutex_destroy(&x->guests_lock);
 }

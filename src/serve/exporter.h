@@ -14,6 +14,7 @@
 #include "prom_exposition.h"
 #include "sampler_share.h"
 #include "serve_guests.h"
+#include "wake_series.h"
 
 #define EXPORTER_MAX_PROGS	32
 
@@ -48,6 +49,19 @@ struct exporter {
 	/* serve -g: the guests exported, picked from all the kernel counts; NULL: all. */
 	const struct guest_select *select;
 	char kernel[65];
+	/* serve --wake: the HTTP thread's; the exported guests by pid (wake cells have no start
+	 * time: a pid's newest VMM), and their delivery and halt series. */
+	bool wake;
+	struct exporter_pid *pids;
+	__u32 nr_pids, cap_pids;
+	struct wake_series wake_series;
+};
+
+struct exporter_pid {
+	__u32 tgid;
+	__u64 start;
+	const char *guest;
+	__u64 created_ms;
 };
 
 /* An exporter over sp (started); exits in flight for stuck_ns or more are listed. 0 or -errno. */

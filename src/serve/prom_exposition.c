@@ -14,6 +14,7 @@
 #include "prom_exposition.h"
 #include "reasons.h"
 #include "text_escape.h"
+#include "wake_exposition.h"
 
 /* Room for one sample line but its labels' escaped guest name: names, numbers, le. */
 #define LINE_MAX	512
@@ -217,8 +218,8 @@ static size_t exit_labels(char *out, const char *guest, __u32 tgid, __s32 vcpu, 
 	return p - out;
 }
 
-/* Exits shorter than each bound (whole kernel buckets below it), then all of them. */
-static void le_counts_of(const struct row *r, const struct expo_buckets *bk, __u64 *out)
+/* Values shorter than each bound (whole kernel buckets below it), then all of them. */
+void expo_le_of_hist(const __u64 *hist, const struct expo_buckets *bk, __u64 *out)
 {
 	__u64 cum = 0;
 	__u32 hb = 0;
@@ -227,7 +228,7 @@ static void le_counts_of(const struct row *r, const struct expo_buckets *bk, __u
 		__u32 upto = j < bk->nr ? bk->bucket[j] : NR_BUCKETS;
 
 		for (; hb < upto; hb++)
-			cum += r->hist[hb];
+			cum += hist[hb];
 		out[j] = cum;
 	}
 }
@@ -241,7 +242,7 @@ void expo_counts_of(struct expo_counts *c, const struct row *r, const struct exp
 	c->oncpu_ns = r->oncpu_ns;
 	c->blocked_ns = r->blocked_ns;
 	c->runq_ns = r->runq_ns;
-	le_counts_of(r, b, le);
+	expo_le_of_hist(r->hist, b, le);
 }
 
 /* Series i's numbers, as taken into in->counts. */
@@ -777,6 +778,9 @@ int expo_render(const struct expo_input *in, enum expo_format fmt, struct expo_b
 		err = render_keys(in, fmt, out);
 	if (!err && in->export_stuck)
 		err = render_inflight(in, fmt, out);
+	/* A protobuf scrape (no_classic) gets the wake histograms from prom_protobuf.c. */
+	if (!err && in->wake)
+		err = expo_render_wake(in->wake, in->buckets, fmt, !in->no_classic, out);
 	if (!err)
 		err = render_process(in, fmt, out);
 	if (!err)
@@ -784,4 +788,36 @@ int expo_render(const struct expo_input *in, enum expo_format fmt, struct expo_b
 	if (!err && fmt == EXPO_OPENMETRICS)
 		err = put(out, "# EOF\n");
 	return err;
+}
+
+/* For wake_exposition.c (prom_exposition.h says why). */
+int expo_family(struct expo_buf *b, enum expo_format fmt, const char *name, const char *type,
+		const char *unit, const char *help)
+{
+	return family(b, fmt, name, type, unit, help);
+}
+
+int expo_sample_u64(struct expo_buf *b, const char *name, const char *labels, size_t llen,
+		    __u64 v)
+{
+	return sample_u64(b, name, labels, llen, v);
+}
+
+int expo_sample_sec(struct expo_buf *b, const char *name, const char *labels, size_t llen,
+		    __u64 ns)
+{
+	return sample_sec(b, name, labels, llen, ns);
+}
+
+int expo_sample_created(struct expo_buf *b, enum expo_format fmt, const char *name,
+			const char *labels, size_t llen, __u64 ms)
+{
+	return sample_created(b, fmt, name, labels, llen, ms);
+}
+
+_Static_assert(PROM_ESC_MAX(GUEST_MAX) <= EXPO_GUEST_ESC_MAX, "room for a guest label");
+
+char *expo_guest_label(char *p, const char *guest)
+{
+	return guest_label(p, guest);
 }

@@ -16,6 +16,8 @@
 #include "process_stats.h"
 #include "rows.h"
 
+struct wake_series;
+
 /* EXPO_PROTOBUF: delimited io.prometheus.client.MetricFamily messages (prom_protobuf.h). */
 enum expo_format { EXPO_TEXT, EXPO_OPENMETRICS, EXPO_PROTOBUF };
 
@@ -92,6 +94,8 @@ struct expo_input {
 	/* The kvm_exit/kvm_entry programs in use and the path they make ("fast", "classic"):
 	 * vmexit_exit_hooks_info; NULL: no such metric (no BPF session). */
 	const struct hooks_info *hooks;
+	/* serve --wake: the delivery and halt series (wake_series.h); NULL: no such families. */
+	const struct wake_series *wake;
 };
 
 /* A growing output buffer. */
@@ -116,5 +120,25 @@ void expo_buf_free(struct expo_buf *b);
  * only in ill-formed UTF-8 do): a series' identity is its exported labels.
  */
 bool expo_same_guest_label(const char *a, const char *b);
+
+/*
+ * For the renderers of other families (wake_exposition.c): the same lines as the exit
+ * families', so that every family reads alike. A family's header (name as in OpenMetrics: a
+ * text counter's samples add "_total"); a sample name{labels} value; _created (OpenMetrics
+ * only). 0 or -ENOMEM.
+ */
+int expo_family(struct expo_buf *b, enum expo_format fmt, const char *name, const char *type,
+		const char *unit, const char *help);
+int expo_sample_u64(struct expo_buf *b, const char *name, const char *labels, size_t llen,
+		    __u64 v);
+int expo_sample_sec(struct expo_buf *b, const char *name, const char *labels, size_t llen,
+		    __u64 ns);
+int expo_sample_created(struct expo_buf *b, enum expo_format fmt, const char *name,
+			const char *labels, size_t llen, __u64 ms);
+/* The guest label's value, cut and escaped, at p (EXPO_GUEST_ESC_MAX of room); the end. */
+#define EXPO_GUEST_ESC_MAX	768
+char *expo_guest_label(char *p, const char *guest);
+/* Values shorter than each of b's bounds in a kernel histogram (NR_BUCKETS), then all. */
+void expo_le_of_hist(const __u64 *hist, const struct expo_buckets *b, __u64 *out);
 
 #endif /* VMEXIT_PROM_EXPOSITION_H */

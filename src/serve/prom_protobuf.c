@@ -7,12 +7,14 @@
  * counts, native from each series' merged kernel buckets; their labels are the text format's.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "hist.h"
 #include "native_hist.h"
 #include "prom_protobuf.h"
 #include "proto_enc.h"
+#include "wake_exposition.h"
 
 /* io.prometheus.client (client_model's metrics.proto) field numbers. */
 enum { MF_NAME = 1, MF_HELP = 2, MF_TYPE = 3, MF_METRIC = 4 };
@@ -226,26 +228,33 @@ static int translate(const char *text, size_t len, struct expo_buf *out)
 	return err;
 }
 
-/* Series i's classic histogram (its bounds' cumulative counts) as a Metric of f. The values are
- * the doubles the text format's numbers read back as: le_format()'s shortest round trip of
+/* One histogram series: its labels as the text format writes them, and its counts. */
+struct hist_series {
+	const char *labels;
+	size_t llen;
+	const __u64 *le;	/* classic: the cumulative count of each bound, then all */
+	const __u64 *native;	/* native: NATIVE_SLOTS counts */
+	__u64 sum_ns;
+};
+
+/* A classic histogram (its bounds' cumulative counts) as a Metric of f. The values are the
+ * doubles the text format's numbers read back as: le_format()'s shortest round trip of
  * ns / 1e9, and the sum's exact decimal. */
-static int classic_metric(const struct expo_input *in, __u32 i, struct family *f)
+static int classic_metric(const struct expo_buckets *bk, const struct hist_series *hs,
+			  struct family *f)
 {
-	const struct expo_buckets *bk = in->buckets;
-	const struct expo_counts *c = &in->counts[i];
 	__u8 buf[METRIC_MAX], *h, *b;
-	char labels[EXPO_LABELS_MAX];
 	struct pb m;
 
 	pb_init(&m, buf, sizeof(buf));
-	if (put_labels(&m, labels, expo_series_labels(in, i, labels)))
+	if (put_labels(&m, hs->labels, hs->llen))
 		return -EINVAL;
 	h = pb_open(&m, M_HISTOGRAM);
-	pb_uint(&m, H_COUNT, c->le[bk->nr]);	/* the +Inf bucket: sample_count, as in text */
-	pb_double(&m, H_SUM, (double)c->total_ns / 1e9);
+	pb_uint(&m, H_COUNT, hs->le[bk->nr]);	/* the +Inf bucket: sample_count, as in text */
+	pb_double(&m, H_SUM, (double)hs->sum_ns / 1e9);
 	for (__u32 j = 0; j < bk->nr; j++) {
 		b = pb_open(&m, H_BUCKET);
-		pb_uint(&m, B_CUMULATIVE, c->le[j]);
+		pb_uint(&m, B_CUMULATIVE, hs->le[j]);
 		pb_double(&m, B_UPPER, (double)hist_bucket_low(bk->bucket[j]) / 1e9);
 		pb_close(&m, b);
 	}
@@ -253,18 +262,17 @@ static int classic_metric(const struct expo_input *in, __u32 i, struct family *f
 	return family_metric(f, &m);
 }
 
-/* Series i's native histogram (NATIVE_SLOTS counts) as a Metric of f. */
-static int native_metric(const struct expo_input *in, __u32 i, struct family *f)
+/* A native histogram (NATIVE_SLOTS counts, in nanoseconds) as a Metric of f. */
+static int native_metric(const struct hist_series *hs, struct family *f)
 {
-	const __u64 *slot = in->counts[i].native;
+	const __u64 *slot = hs->native;
 	__u8 buf[METRIC_MAX], *h, *sp, *d;
-	char labels[EXPO_LABELS_MAX];
 	__u32 first = 0, last = 0;
 	__u64 total = 0, prev = 0;
 	struct pb m;
 
 	pb_init(&m, buf, sizeof(buf));
-	if (put_labels(&m, labels, expo_series_labels(in, i, labels)))
+	if (put_labels(&m, hs->labels, hs->llen))
 		return -EINVAL;
 	for (__u32 s = 0; s < NATIVE_SLOTS; s++) {
 		total += slot[s];
@@ -275,7 +283,7 @@ static int native_metric(const struct expo_input *in, __u32 i, struct family *f)
 	}
 	h = pb_open(&m, M_HISTOGRAM);
 	pb_uint(&m, H_COUNT, total);
-	pb_double(&m, H_SUM, (double)in->counts[i].total_ns);
+	pb_double(&m, H_SUM, (double)hs->sum_ns);
 	pb_uint(&m, H_SCHEMA, zigzag(NATIVE_SCHEMA));
 	pb_double(&m, H_ZERO_THRESHOLD, NATIVE_ZERO_THRESHOLD);
 	pb_uint(&m, H_ZERO_COUNT, slot[0]);
@@ -302,6 +310,7 @@ static int native_metric(const struct expo_input *in, __u32 i, struct family *f)
 
 static int render_histograms(const struct expo_input *in, bool native, struct expo_buf *out)
 {
+	char labels[EXPO_LABELS_MAX];
 	struct family f = {};
 	int err;
 
@@ -314,14 +323,71 @@ static int render_histograms(const struct expo_input *in, bool native, struct ex
 		err = family_start(&f, "vmexit_exit_duration_seconds", expo_duration_help,
 				   MT_HISTOGRAM);
 	for (__u32 i = 0; !err && i < in->nr_series; i++) {
+		const struct expo_counts *c = &in->counts[i];
+		struct hist_series hs = { labels, expo_series_labels(in, i, labels), c->le,
+					  c->native, c->total_ns };
+
 		if (!native)
-			err = classic_metric(in, i, &f);
+			err = classic_metric(in->buckets, &hs, &f);
 		else
-			err = in->counts[i].native ? native_metric(in, i, &f) : -EINVAL;
+			err = c->native ? native_metric(&hs, &f) : -EINVAL;
 	}
 	if (!err)
 		err = family_end(&f, out);
 	expo_buf_free(&f.body);
+	return err;
+}
+
+/* serve --wake: one histogram family of the delivery (halts false) or halt series. */
+static int render_wake_family(const struct expo_input *in, bool halts, bool native,
+			      struct expo_buf *out)
+{
+	const struct wake_series *ws = in->wake;
+	__u32 nr = halts ? ws->nr_halt : ws->nr_wake;
+	char labels[EXPO_LABELS_MAX], help[512];
+	__u64 le[EXPO_MAX_BOUNDS + 1], slots[NATIVE_SLOTS];
+	struct family f = {};
+	int err;
+
+	snprintf(help, sizeof(help), "%s%s", halts ? wake_halt_help : wake_delivery_help,
+		 native ? " A native histogram of schema 0 in nanoseconds (native_hist.h)." : "");
+	err = family_start(&f, native ? (halts ? WAKE_HALT_NATIVE : WAKE_DELIVERY_NATIVE) :
+			   (halts ? WAKE_HALT_HIST : WAKE_DELIVERY_HIST), help, MT_HISTOGRAM);
+	for (__u32 i = 0; !err && i < nr; i++) {
+		const __u64 *hist = halts ? ws->halt[i].c.hist : ws->wake[i].c.hist;
+		struct hist_series hs = {
+			.labels = labels,
+			.llen = halts ? halt_series_labels(ws, i, labels) :
+					wake_series_labels(ws, i, labels),
+			.le = le, .native = slots,
+			.sum_ns = halts ? ws->halt[i].c.wake_sum_ns : ws->wake[i].c.sum_ns,
+		};
+
+		if (native) {
+			native_hist_of(hist, slots);
+			err = native_metric(&hs, &f);
+		} else {
+			expo_le_of_hist(hist, in->buckets, le);
+			err = classic_metric(in->buckets, &hs, &f);
+		}
+	}
+	if (!err)
+		err = family_end(&f, out);
+	expo_buf_free(&f.body);
+	return err;
+}
+
+static int render_wake_histograms(const struct expo_input *in, enum expo_hists hists,
+				  struct expo_buf *out)
+{
+	int err = 0;
+
+	for (int halts = 0; !err && halts < 2; halts++) {
+		if (hists != EXPO_HISTS_NATIVE)
+			err = render_wake_family(in, halts, false, out);
+		if (!err && hists != EXPO_HISTS_CLASSIC)
+			err = render_wake_family(in, halts, true, out);
+	}
 	return err;
 }
 
@@ -340,5 +406,7 @@ int expo_render_protobuf(const struct expo_input *in, enum expo_hists hists, str
 		err = render_histograms(in, false, out);
 	if (!err && hists != EXPO_HISTS_CLASSIC)
 		err = render_histograms(in, true, out);
+	if (!err && in->wake)
+		err = render_wake_histograms(in, hists, out);
 	return err;
 }

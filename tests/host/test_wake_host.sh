@@ -18,6 +18,9 @@
 # kvm_vcpu_wakeup of the same run: every delivery vmexit keeps is one of those events and every
 # halt one wake-up. Each row's parts must sum exactly to its total; a timer that fired while
 # the vCPU halted is time in the halted parts.
+# `serve --wake --by vcpu`, started before the guest, exports the same run: per vCPU N timer and
+# 2M MSI deliveries, every delivery and halt of the guest as stat counts them, parts summing
+# exactly to each histogram's _sum; a protobuf scrape carries the native histograms.
 set -u
 OUT=${1:?usage: $0 OUTDIR}
 OUT=$(cd "$OUT" && pwd)
@@ -36,20 +39,31 @@ command -v perf >/dev/null || {
 	exit 1
 }
 
+command -v curl >/dev/null || { echo "FAIL: curl is needed to scrape serve"; exit 1; }
+
 TMP=$(mktemp -d /tmp/vmexit-test-wake.XXXXXX)
-trap 'rm -rf "$TMP"' EXIT
+SPID=
+trap '[ -n "$SPID" ] && kill "$SPID" 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
+serve_bg "$VMEXIT" serve --wake --by vcpu --listen 127.0.0.1:0
+[ -n "$URL" ] || { cat "$TMP/serve.err"; fail "vmexit serve --wake did not start"; }
 
 # exec: the command stat traces (and whose rows it keeps) is the guest itself.
 PERF=(perf stat -x, -o "$TMP/perf.csv" -e kvm:kvm_apic_accept_irq,kvm:kvm_vcpu_wakeup --)
 chk "${PERF[@]}" "$VMEXIT" stat --wake --csv -- \
-	sh -c 'exec "$0" --timer "$1" --timer-us 2000 --msi "$2" --msi-spin "$2" --vcpus "$3" \
-	>"$4"' \
-	"$GUEST" $N $M $V "$TMP/guest.out" \
+	sh -c 'echo $$ >"$5"; exec "$0" --timer "$1" --timer-us 2000 --msi "$2" --msi-spin "$2" \
+	--vcpus "$3" >"$4"' \
+	"$GUEST" $N $M $V "$TMP/guest.out" "$TMP/guest.pid" \
 	>"$TMP/stat.csv" || fail "stat --wake exited $? (its stderr above)"
-python3 - "$TMP/stat.csv" "$TMP/perf.csv" $N $M $V "$(nproc)" <<'EOF' || fail "stat --wake (see above)"
-import csv, sys
+curl -sf "$URL" >"$TMP/metrics" || fail "scraping serve --wake (text) failed"
+curl -sf -H 'Accept: application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited' \
+	"$URL" >"$TMP/metrics.pb" || fail "scraping serve --wake (protobuf) failed"
+serve_end || fail "vmexit serve --wake exited with $? on SIGTERM"
+python3 - "$TMP/stat.csv" "$TMP/perf.csv" $N $M $V "$(nproc)" "$TMP/metrics" \
+	"$(cat "$TMP/guest.pid")" "$TMP/metrics.pb" <<'EOF' || fail "stat/serve --wake (see above)"
+import csv, re, sys
 path, perf = sys.argv[1], sys.argv[2]
-n, m, v, cpus = map(int, sys.argv[3:])
+n, m, v, cpus = map(int, sys.argv[3:7])
+metrics, gpid, pb = sys.argv[7], sys.argv[8], sys.argv[9]
 spin_part = 'guest_ns' if cpus > 1 else 'exit_ns'
 print(f'{cpus} CPU(s): MSIs to a spinning vCPU expected mostly in {spin_part}')
 rows = {'wake': [], 'hlt': [], 'halt_poll': []}
@@ -110,6 +124,48 @@ if pc.get('kvm:kvm_apic_accept_irq') != delivered:
                f'vmexit {delivered} deliveries')
 if pc.get('kvm:kvm_vcpu_wakeup') != halts:
     bad.append(f'perf counted {pc.get("kvm:kvm_vcpu_wakeup")} kvm_vcpu_wakeup, vmexit {halts}')
+
+# serve --wake --by vcpu: the guest's series (pid label), seconds read back as exact ns.
+def ns(x):
+    a, _, b = x.partition('.')
+    return int(a) * 10**9 + int((b + '000000000')[:9])
+series = {}
+for l in open(metrics):
+    mt = re.match(r'([a-z_]+)\{(.*)\} (\S+)$', l.strip())
+    if not mt:
+        continue
+    labels = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', mt[2]))
+    if labels.get('pid') != gpid:
+        continue
+    series.setdefault(mt[1], []).append((labels, mt[3]))
+sc = {}
+for lb, val in series.get('vmexit_irq_delivery_seconds_count', []):
+    sc[(lb['source'], int(lb['vcpu']))] = int(val)
+for src, want in (('timer', n), ('msi', 2 * m)):
+    got = {k[1]: c for k, c in sc.items() if k[0] == src}
+    if got != {k: want for k in range(v)}:
+        bad.append(f'serve: {src} deliveries per vCPU {got}, expected {want} on each of 0..{v - 1}')
+if sum(sc.values()) != delivered:
+    bad.append(f'serve: {sum(sc.values())} deliveries of pid {gpid}, stat {delivered}')
+sums = {(lb['source'], lb['vcpu']): ns(val)
+        for lb, val in series.get('vmexit_irq_delivery_seconds_sum', [])}
+parts = {}
+for lb, val in series.get('vmexit_irq_delivery_part_seconds_total', []):
+    parts[(lb['source'], lb['vcpu'])] = parts.get((lb['source'], lb['vcpu']), 0) + ns(val)
+if not sums or parts != sums:
+    bad.append(f'serve: delivery parts do not sum to each _sum: {parts} vs {sums}')
+shalts = sum(int(val) for _, val in series.get('vmexit_halts_total', []))
+hcount = sum(int(val) for _, val in series.get('vmexit_halt_wakeup_seconds_count', []))
+if shalts != halts or hcount != halts:
+    bad.append(f'serve: halts {shalts} by outcome, {hcount} in the wake-up histogram; '
+               f'stat and perf {halts}')
+body = open(pb, 'rb').read()
+for fam in (b'vmexit_irq_delivery_nanoseconds', b'vmexit_halt_wakeup_nanoseconds',
+            b'vmexit_irq_delivery_part_seconds'):
+    if fam not in body:
+        bad.append(f'serve: the protobuf scrape has no {fam.decode()}')
+print(f'serve --wake: pid {gpid}: {sum(sc.values())} deliveries, {shalts} halts, '
+      f'{len(sums)} delivery series; protobuf {len(body)} bytes')
 for b in bad:
     print('  ' + b)
 sys.exit(1 if bad else 0)
