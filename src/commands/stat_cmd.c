@@ -14,6 +14,7 @@
 #include "out_write.h"
 #include "qmp_option.h"
 #include "kvm_cross_check.h"
+#include "kvm_halt_check.h"
 #include "source_option.h"
 #include "stat_kvm.h"
 #include "stat_wake.h"
@@ -266,6 +267,8 @@ int cmd_stat(int argc, char **argv)
 		if (kvm_source_update(&a.kvm, sampler_now()))
 			fprintf(stderr, "vmexit: out of memory reading KVM's statistics\n");
 		bad = kvm_cross_check(&a.kvm, &sp.t.cum, stdout);
+		if (sp.sample.wake)
+			bad += kvm_halt_check(&a.kvm, sp.sample.wake, stdout);
 		if (out_flush(stdout))
 			err = -EIO;
 		else if (bad)

@@ -293,3 +293,22 @@ __u64 kvm_guest_total(struct kvm_guest *g, const char *name, bool *found)
 	}
 	return sum;
 }
+
+__u64 kvm_guest_hist_total(struct kvm_guest *g, const char *name, bool *found)
+{
+	__u64 sum = 0;
+	int vcpu = -1;
+
+	*found = false;
+	for (int i = 0; i < g->nr_fds; i++) {
+		struct kvm_stats_fd *f = kvm_guest_fd(g, i, &vcpu);
+		const struct kvm_stat_desc *d = kvm_stats_fd_find(f, name);
+
+		if (!d || (d->type != KVM_STAT_LOG_HIST && d->type != KVM_STAT_LINEAR_HIST))
+			continue;
+		*found = true;
+		for (__u32 item = 0; item < d->size; item++)
+			sum += kvm_guest_since_base(g, i, d, item);
+	}
+	return sum;
+}

@@ -71,5 +71,7 @@ __u64 kvm_guest_since_mark(const struct kvm_guest *g, int i, const struct kvm_st
 /* Sum over g's vCPU and VM fds of statistic name since the base (cumulative ones); *found
  * whether any fd has it. */
 __u64 kvm_guest_total(struct kvm_guest *g, const char *name, bool *found);
+/* The same of histogram name: its values counted since the base, over all its buckets. */
+__u64 kvm_guest_hist_total(struct kvm_guest *g, const char *name, bool *found);
 
 #endif /* VMEXIT_KVM_SOURCE_H */

@@ -18,6 +18,8 @@
 # kvm_vcpu_wakeup of the same run: every delivery vmexit keeps is one of those events and every
 # halt one wake-up. Each row's parts must sum exactly to its total; a timer that fired while
 # the vCPU halted is time in the halted parts.
+# --kvm-check: KVM's own halt statistics of the guest agree (kvm_halt_check.h): the halts that
+# slept exactly, their wait time within 1 %, the polls within their bounds.
 # `serve --wake --by vcpu`, started before the guest, exports the same run: per vCPU N timer and
 # 2M MSI deliveries, every delivery and halt of the guest as stat counts them, parts summing
 # exactly to each histogram's _sum; a protobuf scrape carries the native histograms.
@@ -49,11 +51,11 @@ serve_bg "$VMEXIT" serve --wake --by vcpu --listen 127.0.0.1:0
 
 # exec: the command stat traces (and whose rows it keeps) is the guest itself.
 PERF=(perf stat -x, -o "$TMP/perf.csv" -e kvm:kvm_apic_accept_irq,kvm:kvm_vcpu_wakeup --)
-chk "${PERF[@]}" "$VMEXIT" stat --wake --csv -- \
+chk "${PERF[@]}" "$VMEXIT" stat --wake --kvm-check --csv -- \
 	sh -c 'echo $$ >"$5"; exec "$0" --timer "$1" --timer-us 2000 --msi "$2" --msi-spin "$2" \
 	--vcpus "$3" >"$4"' \
 	"$GUEST" $N $M $V "$TMP/guest.out" "$TMP/guest.pid" \
-	>"$TMP/stat.csv" || fail "stat --wake exited $? (its stderr above)"
+	>"$TMP/stat.csv" || { grep -A8 '^KVM' "$TMP/stat.csv"; fail "stat --wake --kvm-check exited $? (its stderr above; 3: KVM's counts disagree)"; }
 curl -sf "$URL" >"$TMP/metrics" || fail "scraping serve --wake (text) failed"
 curl -sf -H 'Accept: application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited' \
 	"$URL" >"$TMP/metrics.pb" || fail "scraping serve --wake (protobuf) failed"
@@ -68,8 +70,12 @@ spin_part = 'guest_ns' if cpus > 1 else 'exit_ns'
 print(f'{cpus} CPU(s): MSIs to a spinning vCPU expected mostly in {spin_part}')
 rows = {'wake': [], 'hlt': [], 'halt_poll': []}
 bad = []
+halt_check = []
 for r in csv.reader(open(path)):
     if not r:
+        continue
+    if r[0].startswith('  ') and ' halt' in r[0]:
+        halt_check.append(','.join(r).strip())
         continue
     if r[0].startswith('#'):
         bad.append('lost: ' + ','.join(r))
@@ -125,6 +131,10 @@ if pc.get('kvm:kvm_apic_accept_irq') != delivered:
 if pc.get('kvm:kvm_vcpu_wakeup') != halts:
     bad.append(f'perf counted {pc.get("kvm:kvm_vcpu_wakeup")} kvm_vcpu_wakeup, vmexit {halts}')
 
+print('\n'.join(halt_check))
+for what in ('halts', 'halt_wait', 'halt_poll'):
+    if not any(f' {what} ' in l and ' agree: ' in l for l in halt_check):
+        bad.append(f'--kvm-check: no "{what}" agreement line')
 # serve --wake --by vcpu: the guest's series (pid label), seconds read back as exact ns.
 def ns(x):
     a, _, b = x.partition('.')
