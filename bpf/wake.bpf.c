@@ -376,6 +376,10 @@ int BPF_PROG(wake_halt_end, __u64 ns, bool waited, bool valid)
 	c->halt_ns += ns;
 	if (!valid)
 		c->invalid++;
+	if (waited)
+		c->slept_halt_ns += ns;
+	else
+		c->unslept_halt_ns += ns;
 	if (!waited) {
 		c->polled++;
 		t->hlt_parts[HLT_PART_POLL] += ns;
