@@ -115,6 +115,10 @@ static void ask(struct qmp_names *q, struct qmp_guest *g, struct name_cache *nam
 		text = NULL;
 	}
 	if (rc) {
+		/* The fix where there is one: a QEMU busy or on a slow host answers later. */
+		if (rc == -ETIMEDOUT)
+			snprintf(err + strlen(err), sizeof(err) - strlen(err),
+				 " (--qmp-timeout gives it longer)");
 		note(g, names, path, err);
 		g->backoff = g->backoff ? longer(g->backoff) : QMP_REASK_S;
 		g->next_ask = now + g->backoff;

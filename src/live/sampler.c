@@ -76,8 +76,11 @@ static int setup(struct sampler *sp, const struct sampler_source *src,
 	row_table_init(&sp->rows);
 	row_table_init(&sp->key_rows);
 	key_rows_init(&sp->keys, -1, so->key_by, so->key_vcpu);
-	if (so->qmp)
+	if (so->qmp) {
 		qmp_names_init(&sp->qmp, so->qmp);
+		if (so->qmp_timeout_ms)
+			sp->qmp.timeout_ms = so->qmp_timeout_ms;
+	}
 	err = tracker_init(&sp->t, &src->cells, so->by, sp->opts ? sp->opts->filter.vcpu : -1,
 			   src->use_proc);
 	/* --split: the cells carry on-CPU, blocked and runq sums, and so do the rows. */
