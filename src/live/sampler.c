@@ -256,8 +256,13 @@ enum sampler_wake sampler_wait(struct sampler *sp)
 
 		sleep_s(sp->next - now < TICK_S ? sp->next - now : TICK_S);
 		sampler_poll(sp);
-		if (sp->so.qmp)
+		if (sp->so.qmp) {
+			/* Without intervals no key is named until the summary, when the guest may
+			 * be gone: re-ask on the backoff, as record does, for the BARs mapped since. */
+			if (sp->so.interval <= 0)
+				qmp_names_watch(&sp->qmp);
 			qmp_names_tick(&sp->qmp, &sp->names, sampler_now());
+		}
 		if (sp->so.tick)
 			sp->so.tick(sp->so.tick_ctx, sampler_now());
 		if (sp->s.skel && session_command_done(&sp->s, NULL))
