@@ -257,10 +257,10 @@ enum sampler_wake sampler_wait(struct sampler *sp)
 		sleep_s(sp->next - now < TICK_S ? sp->next - now : TICK_S);
 		sampler_poll(sp);
 		if (sp->so.qmp) {
-			/* Without intervals no key is named until the summary, when the guest may
-			 * be gone: re-ask on the backoff, as record does, for the BARs mapped since. */
-			if (sp->so.interval <= 0)
-				qmp_names_watch(&sp->qmp);
+			/* Keys are named only when a view shows them (stat's summary, top's screen),
+			 * maybe after the guest quit: re-ask on the backoff, as record does, for the
+			 * BARs and ports the firmware mapped since (a miss alone comes too late). */
+			qmp_names_watch(&sp->qmp);
 			qmp_names_tick(&sp->qmp, &sp->names, sampler_now());
 		}
 		if (sp->so.tick)
