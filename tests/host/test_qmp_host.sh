@@ -34,6 +34,18 @@ qmp_asked() {
 	grep -c "answered a later ask" "$1" | sed 's/^/QMP asks answered late: /'
 	return 0
 }
+# wait_answered ERRFILE: a QEMU that vmexit started may not have made its sockets at vmexit's
+# first ask (a note; seen in the bed: "no such socket"); vmexit asks again 2, 4, 8... s later.
+# Waits (at most 60 s) for that answer before the phase ends, so that the names checked below
+# are QEMU's; qmp_asked says what is missing when it never comes.
+wait_answered() {
+	local i
+	for i in $(seq 300); do
+		grep -q "^vmexit: note: --qmp: .*keep built-in names\$" "$1" || return 0
+		grep -q "answered a later ask" "$1" && return 0
+		sleep 0.2
+	done
+}
 # seabios_at QPID ACCESS WHAT: waits (at most 120 s) until QEMU QPID's guest made ACCESS ("pio_read
 # at 0x1f7"), as ftrace's kvm_pio in the test's tracefs instance shows it: SeaBIOS's stages come
 # well under a second apart natively, seconds apart in the nested bed (KVM over TCG), so no fixed
@@ -189,6 +201,7 @@ seabios_past_vga "$QPID"	# SeaBIOS: PCI enumeration, fw_cfg, VGA, the boot devic
 # first ask (at QEMU's start, before SeaBIOS mapped the PCI BARs): 3 s here, so that on a fast
 # host too the map it names the summary by is the one the test reads below.
 sleep 3
+wait_answered "$TMP/err"
 
 python3 "$TMP/ask.py" "$TMP/test.qmp" "$TMP/mtree" || fail "the test's QMP conversation failed"
 ends_within 20 "$VPID" "vmexit stat -- qemu" "$TMP/err"
@@ -387,6 +400,7 @@ for _ in $(seq 100); do [ -S "$TMP/test3.qmp" ] && [ -s "$TMP/q.pid" ] && break;
 QPID=$(cat "$TMP/q.pid")
 seabios_past_vga "$QPID"
 sleep 1
+wait_answered "$TMP/rec.err"
 python3 "$TMP/ask.py" "$TMP/test3.qmp" "$TMP/mtree3" || fail "the test's third QMP conversation failed"
 ends_within 20 "$VPID" "vmexit record -- qemu" "$TMP/rec.err"
 rc=$?
