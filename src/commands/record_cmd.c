@@ -58,6 +58,7 @@ struct record_args {
 	double tsc_mhz;
 	struct stack_opts stk;
 	const char *qmp;	/* --qmp */
+	int qmp_timeout_ms;	/* --qmp-timeout; 0: the default */
 };
 
 static const struct cmd_option options[] = {
@@ -80,6 +81,7 @@ static void need_output(void *input, struct argp_state *state)
 		argp_error(state, "give the output file with -o FILE");
 	if (a->qmp && a->live.filters.opts.key_mode != KEY_MODE_DEVICE)
 		argp_error(state, "--qmp names ports and addresses: add --keys");
+	qmp_option_check(a->qmp, a->qmp_timeout_ms, state);
 	stack_opts_apply(&a->stk, &a->live.filters.opts, state);
 }
 
@@ -230,6 +232,8 @@ int cmd_record(int argc, char **argv)
 	rec.names = &names;
 	if (a.qmp) {
 		qmp_names_init(&qmp, a.qmp);
+		if (a.qmp_timeout_ms)
+			qmp.timeout_ms = a.qmp_timeout_ms;
 		rec.qmp = &qmp;
 	}
 	/* Before loading anything: an existing file must not cost a BPF load to refuse. */

@@ -62,6 +62,7 @@ struct serve_args {
 	const char *pidfile;
 	__u32 keys;		/* --keys N; 0: none */
 	const char *qmp;	/* --qmp */
+	int qmp_timeout_ms;	/* --qmp-timeout; 0: the default */
 	enum expo_hists hists;	/* --histograms */
 	__u64 max_series;	/* --max-series */
 	enum exit_source source;	/* --source */
@@ -160,6 +161,7 @@ static void serve_end_check(void *input, struct argp_state *state)
 
 	if (a->qmp && !a->keys)
 		argp_error(state, "--qmp names ports and addresses: add --keys N");
+	qmp_option_check(a->qmp, a->qmp_timeout_ms, state);
 	if (a->per_address && !a->keys)
 		argp_error(state, "--per-address is an option of --keys N (add --keys N)");
 	cli_filters_keys_check(&a->filters, a->keys, "--keys N", state);
@@ -238,6 +240,7 @@ static int serve(struct serve_args *a, int listen_fd, const char *where)
 						 .no_interval_rows = true,
 						 .key_by = BY_VM, .key_vcpu = -1,
 						 .qmp = a->qmp, .wake = a->wake,
+						 .qmp_timeout_ms = a->qmp_timeout_ms,
 						 .tick = serve_tick, .tick_ctx = &follow })) {
 		close(listen_fd);
 		return 1;

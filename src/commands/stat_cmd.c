@@ -61,6 +61,7 @@ struct stat_args {
 	int nr_pos;
 	struct stack_opts stk;	/* --stacks, --folded, ... */
 	const char *qmp;	/* --qmp */
+	int qmp_timeout_ms;	/* --qmp-timeout; 0: the default */
 	enum exit_source source;	/* --source */
 	bool kvm_check;			/* --kvm-check */
 	struct kvm_source kvm;		/* --kvm-check: KVM's counters over the same run */
@@ -114,6 +115,7 @@ static void end(void *input, struct argp_state *state)
 		argp_error(state, "--folded prints only the stacks: drop --csv, --json and --hist");
 	if (a->qmp && a->view.key_mode != KEY_MODE_DEVICE)
 		argp_error(state, "--qmp names ports and addresses: add --by key");
+	qmp_option_check(a->qmp, a->qmp_timeout_ms, state);
 	cli_filters_keys_check(&a->filters, a->view.key_mode, "--by key or --by rip", state);
 	cli_filters_gpa_check(&a->filters, a->view.key_mode, "--by key", state);
 	if (a->source != SOURCE_KVM)
@@ -240,8 +242,8 @@ int cmd_stat(int argc, char **argv)
 		.interval = a.interval, .end_with_pids = true, .overhead = a.overhead,
 		.tick = a.kvm_check ? stat_tick : NULL, .tick_ctx = &a,
 		.key_by = a.view.by, .key_vcpu = a.filters.opts.filter.vcpu,
-		.stacks = a.stk.stacks, .qmp = a.qmp, .stuck_ns = a.stuck_ns,
-		.keep_ns = a.keep_ns, .wake = a.wake })) {
+		.stacks = a.stk.stacks, .qmp = a.qmp, .qmp_timeout_ms = a.qmp_timeout_ms,
+		.stuck_ns = a.stuck_ns, .keep_ns = a.keep_ns, .wake = a.wake })) {
 		guest_symbols_free(&a.view.syms);
 		return 1;
 	}

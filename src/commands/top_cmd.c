@@ -68,6 +68,7 @@ struct top_args {
 	enum top_sort sort;
 	struct stack_opts stk;	/* --stacks, --stack-min, --max-stacks */
 	const char *qmp;	/* --qmp */
+	int qmp_timeout_ms;	/* --qmp-timeout; 0: the default */
 	bool per_address;	/* --per-address */
 	bool rips;		/* --rips */
 	struct guest_symbols syms;	/* --guest-symbols */
@@ -174,6 +175,7 @@ static void check_modes(void *input, struct argp_state *state)
 	cli_filters_gpa_check(&a->filters, a->filters.opts.key_mode, "--keys", state);
 	if (a->qmp && a->filters.opts.key_mode != KEY_MODE_DEVICE)
 		argp_error(state, "--qmp names ports and addresses: add --keys");
+	qmp_option_check(a->qmp, a->qmp_timeout_ms, state);
 	if (a->per_address && a->filters.opts.key_mode != KEY_MODE_DEVICE)
 		argp_error(state, "--per-address is an option of --keys (add --keys)");
 }
@@ -610,6 +612,7 @@ static int top_main(struct top_args *a)
 	so.kvm_events = true;
 	so.stacks = a->stk.stacks;
 	so.qmp = a->qmp;
+	so.qmp_timeout_ms = a->qmp_timeout_ms;
 	if (sampler_open(&tp.sp, &a->filters, &so)) {
 		top_ui_free(&tp.ui);
 		if (tp.out != stdout)

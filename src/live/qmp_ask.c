@@ -37,20 +37,23 @@ static void find_paths(struct qmp_names *q, struct qmp_guest *g)
 	free(args);
 }
 
+/*
+ * One line in one write: a COMMAND vmexit started shares its stderr, and its own lines came
+ * between the pieces of a note written piece by piece (seen in the SVM bed: vmexit-guest's
+ * summary inside the note's line).
+ */
 static void note(struct qmp_guest *g, struct name_cache *names, const char *path, const char *why)
 {
-	char nb[TEXT_NAME_MAX];
+	char nb[TEXT_NAME_MAX], pb[TEXT_NAME_MAX], line[4 * TEXT_NAME_MAX + 512];
 
 	if (g->noted)
 		return;
 	g->noted = true;
-	fprintf(stderr, "vmexit: note: --qmp: guest %s (pid %u): ",
-		text_esc(nb, name_cache_get_at(names, g->tgid, g->start)), g->tgid);
-	if (path)
-		fprintf(stderr, "QMP at %s: %s", text_esc(nb, path), why);
-	else
-		fputs(why, stderr);
-	fputs("; its ports and addresses keep built-in names\n", stderr);
+	snprintf(line, sizeof(line), "vmexit: note: --qmp: guest %s (pid %u): %s%s%s%s; its ports "
+		 "and addresses keep built-in names\n",
+		 text_esc(nb, name_cache_get_at(names, g->tgid, g->start)), g->tgid,
+		 path ? "QMP at " : "", path ? text_esc(pb, path) : "", path ? ": " : "", why);
+	fputs(line, stderr);
 }
 
 static void late_answer(const struct qmp_guest *g, struct name_cache *names, const char *path)
@@ -115,6 +118,10 @@ static void ask(struct qmp_names *q, struct qmp_guest *g, struct name_cache *nam
 		text = NULL;
 	}
 	if (rc) {
+		/* The fix where there is one: a QEMU busy or on a slow host answers later. */
+		if (rc == -ETIMEDOUT)
+			snprintf(err + strlen(err), sizeof(err) - strlen(err),
+				 " (--qmp-timeout gives it longer)");
 		note(g, names, path, err);
 		g->backoff = g->backoff ? longer(g->backoff) : QMP_REASK_S;
 		g->next_ask = now + g->backoff;

@@ -76,8 +76,11 @@ static int setup(struct sampler *sp, const struct sampler_source *src,
 	row_table_init(&sp->rows);
 	row_table_init(&sp->key_rows);
 	key_rows_init(&sp->keys, -1, so->key_by, so->key_vcpu);
-	if (so->qmp)
+	if (so->qmp) {
 		qmp_names_init(&sp->qmp, so->qmp);
+		if (so->qmp_timeout_ms)
+			sp->qmp.timeout_ms = so->qmp_timeout_ms;
+	}
 	err = tracker_init(&sp->t, &src->cells, so->by, sp->opts ? sp->opts->filter.vcpu : -1,
 			   src->use_proc);
 	/* --split: the cells carry on-CPU, blocked and runq sums, and so do the rows. */
@@ -258,8 +261,13 @@ enum sampler_wake sampler_wait(struct sampler *sp)
 
 		sleep_s(sp->next - now < TICK_S ? sp->next - now : TICK_S);
 		sampler_poll(sp);
-		if (sp->so.qmp)
+		if (sp->so.qmp) {
+			/* Keys are named only when a view shows them (stat's summary, top's screen),
+			 * maybe after the guest quit: re-ask on the backoff, as record does, for the
+			 * BARs and ports the firmware mapped since (a miss alone comes too late). */
+			qmp_names_watch(&sp->qmp);
 			qmp_names_tick(&sp->qmp, &sp->names, sampler_now());
+		}
 		if (sp->so.tick)
 			sp->so.tick(sp->so.tick_ctx, sampler_now());
 		if (sp->s.skel && session_command_done(&sp->s, NULL))

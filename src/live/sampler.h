@@ -71,6 +71,7 @@ struct sampler_opts {
 	bool kvm_events;
 	bool stacks;			/* --stacks: the kernel's table read at every sample */
 	const char *qmp;		/* --qmp: keys named by each QEMU's memory map; NULL: off */
+	int qmp_timeout_ms;		/* --qmp-timeout: one ask's time; 0: QMP_TIMEOUT_MS */
 	__u64 stuck_ns;			/* --stuck: exits in flight this long are stuck */
 	/*
 	 * --keep (stat): after the views are done with a sample (the next sampler_wait(), or

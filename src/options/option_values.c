@@ -184,6 +184,14 @@ void opt_key_device(const char *arg, void *to, struct argp_state *state)
 	*(__u32 *)to = KEY_MODE_DEVICE;
 }
 
+/* In whole ms, rounded up: QMP's asks are timed by poll(), in ms. */
+void opt_qmp_timeout(const char *arg, void *to, struct argp_state *state)
+{
+	__u64 ns = duration_arg(arg, "--qmp-timeout", DUR_MS, 60 * DUR_S, state);
+
+	*(int *)to = (int)((ns + 999999) / 1000000);
+}
+
 void opt_duration_s(const char *arg, void *to, struct argp_state *state)
 {
 	*(double *)to = duration_arg(arg, "--duration", DUR_NS, 365 * 24 * DUR_H, state) / DUR_S;

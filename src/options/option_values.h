@@ -62,6 +62,7 @@ OPT_STORE(opt_ringbuf_kb, __u32);		/* --ringbuf-kb: a power of two, 4 to 2097152
 OPT_STORE(opt_kvm_events, __u32);		/* --kvm-events: a mask of VMEXIT_KVM_* bits */
 OPT_STORE(opt_perfetto_format, int);		/* --perfetto-format: enum trace_format */
 OPT_STORE(opt_stack_min, __u64);		/* --stack-min: 0 to a week */
+OPT_STORE(opt_qmp_timeout, int);		/* --qmp-timeout: in ms, 1ms to 60s */
 OPT_STORE(opt_max_stacks, __u32);		/* --max-stacks: 16 to 1048576 */
 
 #endif /* VMEXIT_OPTION_VALUES_H */

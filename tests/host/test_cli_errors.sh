@@ -45,6 +45,11 @@ expect 2 "--qmp: give auto or the path of a QMP socket" "$V" stat --by key --qmp
 expect 2 "--qmp names ports and addresses: add --keys N" "$V" serve --qmp auto
 expect 2 "--qmp names ports and addresses: add --keys$" "$V" top --qmp auto
 expect 2 "--qmp names ports and addresses: add --keys$" "$V" top --rips --qmp auto
+# --qmp-timeout: only with --qmp (its durations: below).
+for c in "stat --by key" "top --keys" "serve --keys 5" "record --keys -o /dev/null"; do
+	# shellcheck disable=SC2086 # $c is a command and its options
+	expect 2 "--qmp-timeout times --qmp's asks: add --qmp auto\|PATH$" "$V" $c --qmp-timeout 2s
+done
 expect 2 "--keys and --rips exclude each other" "$V" top --keys --rips
 printf '0000000000001000 T guest_start\n' >/tmp/vmexit-cli-errors.map.$$
 expect 2 "--guest-symbols names guest RIPs: add --rips" "$V" top --guest-symbols g=/tmp/vmexit-cli-errors.map.$$
@@ -102,6 +107,12 @@ for m in 1e99ns 18446744073709551615ns 1e12s 1e99; do
 	done
 done
 expect 2 "invalid --keep '1e300h': $units 0ns to 168h" "$V" serve --keep 1e300h --help
+# --qmp-timeout: 1ms to 60s (a bare number refused as everywhere).
+for t in 0ms 61s 2; do
+	expect 2 "invalid --qmp-timeout '$t': $units 1ms to 1m, e.g. 500ms or 2s$" \
+		"$V" stat --by key --qmp auto --qmp-timeout $t --help
+done
+expect 0 "" "$V" stat --by key --qmp auto --qmp-timeout 2s --help
 # The conventions kept: an interval is seconds (vmstat's, top's -d), a count a number; both
 # interval forms are taken, and refused with one message.
 expect 0 "" "$V" stat 0.5 --help
