@@ -69,12 +69,23 @@ for _ in $(seq 150); do
 done
 curl -sf "$URL" | grep -q "pid=\"$gpid\"" && fail "serve --keep 3s still exports pid $gpid 15 s on"
 python3 - "$SPID" "$gpid" <<'PY' || fail "serve --wake kept an ended guest's cells (above)"
-import json, subprocess, sys
+import json, os, subprocess, sys
 spid, gpid = int(sys.argv[1]), int(sys.argv[2])
-maps = json.loads(subprocess.run(['bpftool', '-j', 'map', 'show'], capture_output=True,
-                                 check=True).stdout)
-mine = [m for m in maps if m.get('name') in ('wake_cells', 'hlt_cells') and
-        any(p.get('pid') == spid for p in m.get('pids', []))]
+# serve's maps: the map fds it holds (fdinfo's map_id), named by bpftool.
+ids = set()
+for f in os.listdir(f'/proc/{spid}/fdinfo'):
+    try:
+        for l in open(f'/proc/{spid}/fdinfo/{f}'):
+            if l.startswith('map_id:'):
+                ids.add(int(l.split()[1]))
+    except OSError:
+        pass
+mine = []
+for i in sorted(ids):
+    m = json.loads(subprocess.run(['bpftool', '-j', 'map', 'show', 'id', str(i)],
+                                  capture_output=True, check=True).stdout)
+    if m.get('name') in ('wake_cells', 'hlt_cells'):
+        mine.append(m)
 left = 0
 for m in mine:
     for e in json.loads(subprocess.run(['bpftool', '-j', 'map', 'dump', 'id', str(m['id'])],
