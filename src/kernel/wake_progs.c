@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* stat --wake: load and attach bpf/wake.bpf.c, read its cells. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +111,40 @@ int wake_progs_read(struct wake_progs *w, struct wake_snapshot *out)
 	memcpy(out->lost, w->skel->bss->wake_lost, sizeof(out->lost));
 	out->halt_poll_ns = wake_halt_poll_ns();
 	return 0;
+}
+
+/* The keys of map fd (ksz bytes, the pid first) whose pid keep() refuses, deleted. */
+static int forget_in(int fd, size_t ksz, bool (*keep)(void *ctx, __u32 tgid), void *ctx)
+{
+	char key[64], next[64];
+	void *prev = NULL;
+	int err = 0;
+
+	/* A deleted key's successor is looked up from the key before it: walk, then delete
+	 * the previous key once its successor is known. */
+	while (!bpf_map_get_next_key(fd, prev, next)) {
+		if (prev && !keep(ctx, *(__u32 *)key) && bpf_map_delete_elem(fd, key) &&
+		    errno != ENOENT)
+			err = -errno;
+		memcpy(key, next, ksz);
+		prev = key;
+	}
+	if (prev && !keep(ctx, *(__u32 *)key) && bpf_map_delete_elem(fd, key) && errno != ENOENT)
+		err = -errno;
+	return err;
+}
+
+int wake_progs_forget(struct wake_progs *w, bool (*keep)(void *ctx, __u32 tgid), void *ctx)
+{
+	_Static_assert(sizeof(struct wake_key) <= 64 && sizeof(struct hlt_key) <= 64, "room");
+	_Static_assert(!offsetof(struct wake_key, tgid) && !offsetof(struct hlt_key, tgid),
+		       "forget_in() reads the pid first");
+	int err = forget_in(bpf_map__fd(w->skel->maps.wake_cells), sizeof(struct wake_key), keep,
+			    ctx);
+	int err2 = forget_in(bpf_map__fd(w->skel->maps.hlt_cells), sizeof(struct hlt_key), keep,
+			     ctx);
+
+	return err ? err : err2;
 }
 
 void wake_progs_close(struct wake_progs *w)

@@ -3,6 +3,7 @@
 #ifndef VMEXIT_WAKE_PROGS_H
 #define VMEXIT_WAKE_PROGS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include "wake_rows.h"
 
@@ -17,6 +18,11 @@ int wake_progs_open(struct wake_progs *w);
 /* 0 or -ENOMEM / -errno of a map read (said). */
 int wake_progs_read(struct wake_progs *w, struct wake_snapshot *out);
 void wake_progs_close(struct wake_progs *w);
+/*
+ * Deletes the delivery and halt cells of every pid keep() says no (serve: guests forgotten
+ * after --keep), so that a server of months keeps room for the guests to come. 0 or -errno.
+ */
+int wake_progs_forget(struct wake_progs *w, bool (*keep)(void *ctx, __u32 tgid), void *ctx);
 /* /sys/module/kvm/parameters/halt_poll_ns, or -1 when it cannot be read. */
 long long wake_halt_poll_ns(void);
 

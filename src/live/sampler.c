@@ -432,18 +432,66 @@ static bool name_kept(void *ctx, __u32 tgid, __u64 start)
 	return !tgid || !f->gone(f->ctx, tgid, start);
 }
 
+/* The pids of the rows since the start, sorted, for wake_kept(). */
+struct wake_pids {
+	__u32 *pid;
+	__u32 nr;
+};
+
+static int u32_cmp(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* A wake cell's pid is kept while a row has it or its process runs (a VMM too new for rows). */
+static bool wake_kept(void *ctx, __u32 tgid)
+{
+	const struct wake_pids *p = ctx;
+
+	if (bsearch(&tgid, p->pid, p->nr, sizeof(*p->pid), u32_cmp))
+		return true;
+	return !kill((pid_t)tgid, 0) || errno == EPERM;
+}
+
+/* serve: the wake cells of the guests just forgotten leave the kernel's maps. */
+static int wake_forget(struct sampler *sp)
+{
+	struct wake_pids p = { malloc(((size_t)sp->t.cum.nr + 1) * sizeof(__u32)), 0 };
+	int err;
+
+	if (!p.pid)
+		return -ENOMEM;
+	for (__u32 i = 0; i < sp->t.cum.nr; i++)
+		p.pid[p.nr++] = sp->t.cum.rows[i].key.tgid;
+	qsort(p.pid, p.nr, sizeof(*p.pid), u32_cmp);
+	err = wake_progs_forget(&sp->wake, wake_kept, &p);
+	free(p.pid);
+	/* A map that would not delete is no reason to stop forgetting the rest. */
+	if (err && err != -ENOMEM)
+		fprintf(stderr, "vmexit: --wake: cannot forget ended guests' cells: %s\n",
+			strerror(-err));
+	return err == -ENOMEM ? err : 0;
+}
+
 int sampler_forget(struct sampler *sp, bool (*gone)(void *ctx, __u32 tgid, __u64 start),
 		   void *ctx)
 {
 	struct row_forget f = { gone, ctx };
 	int err;
 
+	__u32 before;
+
 	pthread_mutex_lock(&sp->lock);
+	before = sp->t.cum.nr;
 	err = row_table_retain(&sp->t.cum, row_forget_kept, &f);
 	if (!err)
 		err = name_cache_prune(&sp->names, name_kept, &f);
 	if (!err && sp->keys.map_fd >= 0)
 		err = key_rows_forget(&sp->keys, gone, ctx, true);
+	if (!err && sp->wake.skel && sp->t.cum.nr < before)
+		err = wake_forget(sp);
 	pthread_mutex_unlock(&sp->lock);
 	return err;
 }

@@ -47,7 +47,7 @@ command -v curl >/dev/null || { echo "FAIL: curl is needed to scrape serve"; exi
 TMP=$(mktemp -d /tmp/vmexit-test-wake.XXXXXX)
 SPID=
 trap '[ -n "$SPID" ] && kill "$SPID" 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
-serve_bg "$VMEXIT" serve --wake --by vcpu --listen 127.0.0.1:0
+serve_bg "$VMEXIT" serve --wake --by vcpu --keep 3s --listen 127.0.0.1:0
 [ -n "$URL" ] || { cat "$TMP/serve.err"; fail "vmexit serve --wake did not start"; }
 
 # exec: the command stat traces (and whose rows it keeps) is the guest itself.
@@ -60,6 +60,42 @@ chk "${PERF[@]}" "$VMEXIT" stat --wake --kvm-check --csv -- \
 curl -sf "$URL" >"$TMP/metrics" || fail "scraping serve --wake (text) failed"
 curl -sf -H 'Accept: application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited' \
 	"$URL" >"$TMP/metrics.pb" || fail "scraping serve --wake (protobuf) failed"
+# --keep 3s: once the guest's series are gone, so are its cells in serve's wake maps (room for
+# the guests to come). Its maps: those bpftool lists as held by serve's pid.
+gpid=$(cat "$TMP/guest.pid")
+for _ in $(seq 150); do
+	curl -sf "$URL" | grep -q "pid=\"$gpid\"" || break
+	sleep 0.1
+done
+curl -sf "$URL" | grep -q "pid=\"$gpid\"" && fail "serve --keep 3s still exports pid $gpid 15 s on"
+python3 - "$SPID" "$gpid" <<'PY' || fail "serve --wake kept an ended guest's cells (above)"
+import json, os, subprocess, sys
+spid, gpid = int(sys.argv[1]), int(sys.argv[2])
+# serve's maps: the map fds it holds (fdinfo's map_id), named by bpftool.
+ids = set()
+for f in os.listdir(f'/proc/{spid}/fdinfo'):
+    try:
+        for l in open(f'/proc/{spid}/fdinfo/{f}'):
+            if l.startswith('map_id:'):
+                ids.add(int(l.split()[1]))
+    except OSError:
+        pass
+mine = []
+for i in sorted(ids):
+    m = json.loads(subprocess.run(['bpftool', '-j', 'map', 'show', 'id', str(i)],
+                                  capture_output=True, check=True).stdout)
+    if m.get('name') in ('wake_cells', 'hlt_cells'):
+        mine.append(m)
+left = 0
+for m in mine:
+    for e in json.loads(subprocess.run(['bpftool', '-j', 'map', 'dump', 'id', str(m['id'])],
+                                       capture_output=True, check=True).stdout):
+        k = e['formatted']['key']['tgid'] if 'formatted' in e else \
+            int.from_bytes(bytes(int(b, 16) for b in e['key'][:4]), 'little')
+        left += k == gpid
+print(f'serve --wake: {len(mine)} maps of serve (pid {spid}), {left} cells of pid {gpid} left')
+sys.exit(0 if len(mine) == 2 and not left else 1)
+PY
 serve_end || fail "vmexit serve --wake exited with $? on SIGTERM"
 python3 - "$TMP/stat.csv" "$TMP/perf.csv" $N $M $V "$(nproc)" "$TMP/metrics" \
 	"$(cat "$TMP/guest.pid")" "$TMP/metrics.pb" <<'EOF' || fail "stat/serve --wake (see above)"
