@@ -286,6 +286,11 @@ static void print_json(const struct explain *e, const struct explain_source *src
 			part_keys[e->main_part]);
 	else
 		fprintf(f, "null");
+	/* How long live explain's stacks step traced: its stacks' ns are of that window. */
+	if (src->stacks_s > 0)
+		fprintf(f, ",\"stacks_step_s\":%.6f", src->stacks_s);
+	else
+		fprintf(f, ",\"stacks_step_s\":null");
 	fprintf(f, ",\"stacks\":[");
 	for (__u32 i = 0; i < e->nr_stacks; i++) {
 		const struct prof_stack *s = e->stacks[i].stack;
