@@ -202,6 +202,10 @@ static __u32 not_seen(const struct explain *e, const struct explain_source *src,
 			 "stacks step (-r %s): no period off CPU during those exits ended while "
 			 "it traced", src->stacks_s, src->stacks_reason);
 		v[n++] = buf;
+	} else if (e->top && e->main_part != PART_ONCPU && e->no_stacks && src->live) {
+		/* Live, no guest's top reason was mostly blocked: explain chose not to trace them. */
+		v[n++] = "kernel stacks of the blocked time: not traced (explain traces them only "
+			 "when the top reason's time is mostly blocked)";
 	} else if (e->top && e->main_part != PART_ONCPU && e->no_stacks) {
 		v[n++] = "kernel stacks of the blocked time: not recorded (record --split --stacks)";
 	}

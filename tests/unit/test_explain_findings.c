@@ -17,7 +17,10 @@ static char dir[] = "/tmp/test_explain-XXXXXX";
 
 #define PORT(p)	{ .key = (p), .kind = KEY_PORT, .dir = KEY_DIR_OUT }
 
-/* stacks_s > 0: explained as live, with a stacks step of that long (-r svm:123). */
+/*
+ * stacks_s > 0: explained as live, with a stacks step of that long (-r svm:123); < 0: live,
+ * without one.
+ */
 static void check_live(const char *name, const struct sim_kind *k, __u32 nr,
 		       enum explain_cause want, const char *words, double stacks_s)
 {
@@ -43,7 +46,8 @@ static void check_live(const char *name, const struct sim_kind *k, __u32 nr,
 	CHECK(f);
 	if (f) {
 		CHECK(!explain_print(&e, &(struct explain_source){ .what = path,
-			.live = stacks_s > 0, .stacks_s = stacks_s, .stacks_reason = "svm:123" },
+			.live = stacks_s != 0, .stacks_s = stacks_s > 0 ? stacks_s : 0,
+			.stacks_reason = "svm:123" },
 			false, f));
 		fclose(f);
 	}
@@ -71,6 +75,10 @@ int main(void)
 				"__x64_sys_clock_nanosleep";
 	const char *uffd = "__schedule;schedule;handle_userfault;do_user_addr_fault;"
 			   "kvm_faultin_pfn;kvm_tdp_page_fault;kvm_mmu_page_fault";
+	/* A vCPU that waits for its CPU longer than it runs in its exits (the SVM bed's hog). */
+	const struct sim_kind starved_most[] = {
+		{ VMEXIT_ISA_USER, 2, PORT(0xe9), 2000, 200000, 0.01, 0.7, NULL },
+	};
 	/* --io: 20000 short (10 us) exits a second to port 0xe9, on CPU: 20 % of the vCPU. */
 	const struct sim_kind hammer[] = {
 		{ VMEXIT_ISA_USER, 2, PORT(0xe9), 20000, 10000, 0.01, 0.01, NULL },
@@ -137,6 +145,10 @@ int main(void)
 		   "kernel stacks of the blocked time: none in the 1.25 s of the stacks step "
 		   "(-r svm:123): no period off CPU", 1.25);
 	check_scenario("starved", starved, 1, EXPLAIN_STARVED, "waiting for a CPU");
+	/* Live, waiting for a CPU the most: explain ran no stacks step, and says it chose not to. */
+	check_live("starved_live", starved_most, 1, EXPLAIN_STARVED,
+		   "kernel stacks of the blocked time: not traced (explain traces them only when "
+		   "the top reason's time is mostly blocked)", -1);
 	check_scenario("late", late, 2, EXPLAIN_USERFAULTFD, "in handle_userfault");
 	check_scenario("idle", idle, 2, EXPLAIN_IDLE, "nothing stands out");
 	check_scenario("quiet", quiet, 1, EXPLAIN_NOTHING, "nothing stands out");
