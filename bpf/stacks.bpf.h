@@ -33,17 +33,22 @@ struct {
 
 /*
  * The thread leaves the CPU during an exit (split_leaving()): keep its stack and which exit it
- * belongs to, the innermost one: a userspace exit nests in its guest exit, and the VMM's work
- * is what blocks then. The stack is current's: sched_switch runs on the task going out.
+ * belongs to, the innermost one counted: a userspace exit nests in its guest exit, and the
+ * VMM's work is what blocks then. A userspace exit not counted (-r naming only the guest exit,
+ * as explain's stacks step does, or cells full) leaves the period to the guest exit around it,
+ * whose time it is too: charging nothing lost every stack of the VMM's sleeps. The stack is
+ * current's: sched_switch runs on the task going out.
  */
 static __always_inline void stack_switch_out(void *ctx, struct thread_state *ts, __u64 now)
 {
-	__u32 ref = ts->uexit_cell != CELL_NONE ? ts->uexit_cell : ts->exit_cell;
+	__u32 ref = ts->uexit_cell;
 	long id;
 
 	ts->stack_off_ts = 0;
 	if (!cell_get(ref))
-		return;		/* an exit not counted (filtered, or lost): nothing to charge */
+		ref = ts->exit_cell;
+	if (!cell_get(ref))
+		return;		/* no exit in flight counted (filtered, or lost): nothing to charge */
 	/* No BPF_F_REUSE_STACKID: a slot taken by another stack is a loss, never a wrong stack. */
 	id = bpf_get_stackid(ctx, &stack_map, 0);
 	if (id < 0) {

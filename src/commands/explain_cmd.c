@@ -178,11 +178,15 @@ static int take_stacks(struct run_profile *to, const struct run_profile *from)
 	return 0;
 }
 
-/* Live: step 1 everything cheap; step 2 the stacks of the top reason, when it blocks. */
-static int trace_live(const struct explain_args *a, struct run_profile *p, char *dir)
+/*
+ * Live: step 1 everything cheap; step 2 the stacks of the top reason, when it blocks. src
+ * learns how long step 2 traced and its reason (into reason, len 32), for an empty answer.
+ */
+static int trace_live(const struct explain_args *a, struct run_profile *p, char *dir,
+		      struct explain_source *src, char *reason)
 {
 	static const char *step1[] = { "--split", "--keys", NULL };
-	char path[4096 + 32], reason[32];
+	char path[4096 + 32];
 	struct run_load_info info;
 	struct run_profile p2;
 	struct explain e;
@@ -197,8 +201,7 @@ static int trace_live(const struct explain_args *a, struct run_profile *p, char 
 		explain_guest(p, g, &e);
 		if (!e.top || e.main_part != PART_BLOCKED)
 			continue;
-		snprintf(reason, sizeof(reason), "%s:%u", isa_name(e.top->id.isa),
-			 e.top->id.reason);
+		snprintf(reason, 32, "%s:%u", isa_name(e.top->id.isa), e.top->id.reason);
 		snprintf(path, sizeof(path), "%s/step2.vmexit", dir);
 		run_profile_init(&p2, false);
 		if (record_step(a, path, step2) || load(path, &p2, &info)) {
@@ -206,6 +209,8 @@ static int trace_live(const struct explain_args *a, struct run_profile *p, char 
 			return -1;
 		}
 		rc = take_stacks(p, &p2);
+		src->stacks_s = p2.span_s;
+		src->stacks_reason = reason;
 		run_profile_free(&p2);
 		return rc;
 	}
@@ -279,7 +284,7 @@ int cmd_explain(int argc, char **argv)
 	struct run_profile p = {};
 	struct run_load_info info;
 	struct explain_source src = {};
-	char dir[] = "/tmp/vmexit-explain-XXXXXX", what[4096 + 64];
+	char dir[] = "/tmp/vmexit-explain-XXXXXX", what[4096 + 64], stacks_reason[32];
 	bool made_dir = false;
 	int rc = 1;
 
@@ -295,7 +300,7 @@ int cmd_explain(int argc, char **argv)
 			goto out;
 		}
 		made_dir = true;
-		if (trace_live(&a, &p, dir))
+		if (trace_live(&a, &p, dir, &src, stacks_reason))
 			goto out;
 		/* What was traced, from the recording: -d is what was asked for. */
 		snprintf(what, sizeof(what), "%.2f s of live tracing, -d %.9gs", p.span_s,

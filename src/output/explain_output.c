@@ -179,9 +179,9 @@ static void evidence(const struct explain *e, const struct explain_source *src, 
 	(void)d2;
 }
 
-/* What this data could not show, as "not seen" lines (JSON: strings). */
+/* What this data could not show, as "not seen" lines (JSON: strings); buf holds one of them. */
 static __u32 not_seen(const struct explain *e, const struct explain_source *src,
-		      const char **v)
+		      const char **v, char *buf, size_t len)
 {
 	__u32 n = 0;
 
@@ -196,8 +196,19 @@ static __u32 not_seen(const struct explain *e, const struct explain_source *src,
 		v[n++] = "on CPU, blocked and waiting for a CPU: not recorded (record --split)";
 	if (e->no_keys)
 		v[n++] = "ports, addresses and MSRs of the exits: not recorded (record --keys)";
-	if (e->top && e->main_part != PART_ONCPU && e->no_stacks)
+	/* Live, the stacks step ran and came back empty: say so, not that nobody asked. */
+	if (e->top && e->main_part != PART_ONCPU && e->no_stacks && src->stacks_s > 0) {
+		snprintf(buf, len, "kernel stacks of the blocked time: none in the %.2f s of the "
+			 "stacks step (-r %s): no period off CPU during those exits ended while "
+			 "it traced", src->stacks_s, src->stacks_reason);
+		v[n++] = buf;
+	} else if (e->top && e->main_part != PART_ONCPU && e->no_stacks && src->live) {
+		/* Live, no guest's top reason was mostly blocked: explain chose not to trace them. */
+		v[n++] = "kernel stacks of the blocked time: not traced (explain traces them only "
+			 "when the top reason's time is mostly blocked)";
+	} else if (e->top && e->main_part != PART_ONCPU && e->no_stacks) {
 		v[n++] = "kernel stacks of the blocked time: not recorded (record --split --stacks)";
+	}
 	if (e->top && !e->nr_rips && !e->no_kernel_exits)
 		v[n++] = "guest RIPs: none recorded for this reason";
 	return n;
@@ -206,7 +217,8 @@ static __u32 not_seen(const struct explain *e, const struct explain_source *src,
 static void print_text(const struct explain *e, const struct explain_source *src, FILE *f)
 {
 	const char *nots[8];
-	__u32 n = not_seen(e, src, nots);
+	char nb[256];
+	__u32 n = not_seen(e, src, nots, nb, sizeof(nb));
 
 	fprintf(f, "%s, %.2f s of vCPU time (%s):\n", e->p->guests[e->guest].name, e->guest_s,
 		src->what);
@@ -235,7 +247,8 @@ static void json_row(const struct explain *e, const struct prof_row *r, FILE *f)
 static void print_json(const struct explain *e, const struct explain_source *src, FILE *f)
 {
 	const char *nots[8];
-	__u32 n = not_seen(e, src, nots);
+	char nb[256];
+	__u32 n = not_seen(e, src, nots, nb, sizeof(nb));
 	char kb[96], wb[128];
 
 	fprintf(f, "{\"guest\":");
@@ -277,6 +290,11 @@ static void print_json(const struct explain *e, const struct explain_source *src
 			part_keys[e->main_part]);
 	else
 		fprintf(f, "null");
+	/* How long live explain's stacks step traced: its stacks' ns are of that window. */
+	if (src->stacks_s > 0)
+		fprintf(f, ",\"stacks_step_s\":%.6f", src->stacks_s);
+	else
+		fprintf(f, ",\"stacks_step_s\":null");
 	fprintf(f, ",\"stacks\":[");
 	for (__u32 i = 0; i < e->nr_stacks; i++) {
 		const struct prof_stack *s = e->stacks[i].stack;

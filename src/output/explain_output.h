@@ -11,6 +11,9 @@
 struct explain_source {
 	const char *what;	/* "FILE (recording)", "live, 2 s" */
 	bool live;
+	/* Live: the stacks step's traced seconds (0: it did not run) and its -r REASON. */
+	double stacks_s;
+	const char *stacks_reason;
 	const struct guest_symbols *syms;	/* --guest-symbols: names of guest RIPs; may be NULL */
 };
 

@@ -25,6 +25,8 @@
 
 #define SLEEP_NS	20000000ull	/* 20 ms */
 #define CELL_FULL	0xfffe		/* handlers.bpf.h: in flight, counted in no cell */
+#define CELL_FILTERED	0xffff		/* handlers.bpf.h: in flight, not wanted by -r */
+#define SVM_EXIT_IOIO	0x7b
 
 /* Offset of a member of struct thread_state, from the object's BTF. */
 static long state_member(struct vmexit_bpf *skel, const char *name)
@@ -163,11 +165,11 @@ out:
 	run_end(skel, sw, wk, key_fd, v);
 }
 
-/* cell 0 as the kernel keeps it for an exit in flight since ts, of reason (user exits). */
-static int cell_set(struct vmexit_bpf *skel, __u32 reason, __u64 ts)
+/* cell 0 as the kernel keeps it for an exit in flight since ts, of (isa, reason). */
+static int cell_set(struct vmexit_bpf *skel, __u32 isa, __u32 reason, __u64 ts)
 {
 	struct cell c = { .key = { .tgid = getpid(), .tid = syscall(SYS_gettid), .vcpu = -1,
-				   .isa = VMEXIT_ISA_USER, .reason = reason, .ready = 1 },
+				   .isa = isa, .reason = reason, .ready = 1 },
 			  .inflight_ts = ts };
 	__u32 zero = 0;
 
@@ -182,18 +184,21 @@ static __u64 mono_ns(void)
 	return t.tv_sec * 1000000000ull + t.tv_nsec;
 }
 
-enum stacks_case { STACKS_CHARGED, STACKS_FULL, STACKS_MIN };
+enum stacks_case { STACKS_CHARGED, STACKS_FULL, STACKS_MIN, STACKS_NESTED };
 
 /*
  * --stacks on the real programs: the thread, in an exit of cell 0, sleeps. CHARGED: the sleep
  * goes to (pid, reason, its stack), the stack in the stack map (other switches of the thread
  * may add entries of their own). FULL: a table of one entry, taken beforehand by a key no
  * thread makes, refuses every charge and counts each lost (stacks_full). MIN: with
- * --stack-min 1s, an exit 20 ms old is not charged and nothing is lost.
+ * --stack-min 1s, an exit 20 ms old is not charged and nothing is lost. NESTED: cell 0 is a
+ * guest IO exit and the userspace exit inside it was filtered out (-r svm:io, as explain's
+ * stacks step asks): the VMM's sleep goes to the guest exit, the innermost exit counted.
  */
 static void run_stacks(enum stacks_case what)
 {
-	static const char *const name[] = { "charged", "table full", "--stack-min 1s" };
+	static const char *const name[] = { "charged", "table full", "--stack-min 1s",
+					    "user exit filtered, guest exit charged" };
 	struct vmexit_bpf *skel = open_split();
 	struct bpf_link *sw = NULL, *wk = NULL;
 	struct stack_key k, next, taken = { .tgid = 0, .stack_id = -1 };
@@ -201,8 +206,10 @@ static void run_stacks(enum stacks_case what)
 	__u64 ips[STACK_DEPTH_MAX] = {};
 	unsigned char *v = NULL;
 	int fd, key_fd = -1, n = 0;
-	long o_cell;
-	__u32 ref = 1;
+	long o_cell, o_kcell;
+	__u32 ref = 1, filtered = CELL_FILTERED;
+	__u32 isa = what == STACKS_NESTED ? VMEXIT_ISA_SVM : VMEXIT_ISA_USER;
+	__u32 reason = what == STACKS_NESTED ? SVM_EXIT_IOIO : 2;
 	bool found = false;
 
 	if (!skel)
@@ -223,13 +230,19 @@ static void run_stacks(enum stacks_case what)
 	fd = bpf_map__fd(skel->maps.thread_storage);
 	v = calloc(1, bpf_map__value_size(skel->maps.thread_storage));
 	o_cell = state_member(skel, "uexit_cell");
+	o_kcell = state_member(skel, "exit_cell");
 	key_fd = syscall(SYS_pidfd_open, getpid(), 0);
-	CHECK(v && o_cell >= 0 && key_fd >= 0);
-	if (!v || o_cell < 0 || key_fd < 0)
+	CHECK(v && o_cell >= 0 && o_kcell >= 0 && key_fd >= 0);
+	if (!v || o_cell < 0 || o_kcell < 0 || key_fd < 0)
 		goto out;
-	memcpy(v + o_cell, &ref, sizeof(ref));
+	if (what == STACKS_NESTED) {
+		memcpy(v + o_kcell, &ref, sizeof(ref));
+		memcpy(v + o_cell, &filtered, sizeof(filtered));
+	} else {
+		memcpy(v + o_cell, &ref, sizeof(ref));
+	}
 	CHECK(!bpf_map_update_elem(fd, &key_fd, v, BPF_ANY));
-	CHECK(!cell_set(skel, 2, what == STACKS_MIN ? mono_ns() : 1));
+	CHECK(!cell_set(skel, isa, reason, what == STACKS_MIN ? mono_ns() : 1));
 	if (!attach_split(skel, &sw, &wk))
 		goto out;
 	sleep_ns(SLEEP_NS);
@@ -241,8 +254,8 @@ static void run_stacks(enum stacks_case what)
 		k = next;
 		n++;
 		CHECK(!bpf_map_lookup_elem(bpf_map__fd(skel->maps.stack_time), &k, &val));
-		CHECK(k.tgid == 0 || (k.tgid == (__u32)getpid() && k.isa == VMEXIT_ISA_USER &&
-				      k.reason == 2));
+		CHECK(k.tgid == 0 || (k.tgid == (__u32)getpid() && k.isa == isa &&
+				      k.reason == reason));
 		/* The sleep's: the one entry that long (the test's other switches are short). */
 		if (k.tgid && val.ns >= SLEEP_NS / 100 * 99 && !found) {
 			found = true;
@@ -258,6 +271,7 @@ static void run_stacks(enum stacks_case what)
 	       (unsigned long long)skel->bss->lost[LOST_STACKS_FULL]);
 	switch (what) {
 	case STACKS_CHARGED:
+	case STACKS_NESTED:
 		CHECK(found && best.count >= 1);
 		CHECK_EQ_U64(skel->bss->lost[LOST_STACKS_FULL], 0);
 		break;
@@ -290,5 +304,6 @@ int main(void)
 	run_stacks(STACKS_CHARGED);
 	run_stacks(STACKS_FULL);
 	run_stacks(STACKS_MIN);
+	run_stacks(STACKS_NESTED);
 	CHECK_DONE("test_bpf_split");
 }

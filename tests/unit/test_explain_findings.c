@@ -17,8 +17,12 @@ static char dir[] = "/tmp/test_explain-XXXXXX";
 
 #define PORT(p)	{ .key = (p), .kind = KEY_PORT, .dir = KEY_DIR_OUT }
 
-static void check_scenario(const char *name, const struct sim_kind *k, __u32 nr,
-			   enum explain_cause want, const char *words)
+/*
+ * stacks_s > 0: explained as live, with a stacks step of that long (-r svm:123); < 0: live,
+ * without one.
+ */
+static void check_live(const char *name, const struct sim_kind *k, __u32 nr,
+		       enum explain_cause want, const char *words, double stacks_s)
 {
 	struct sim_run r = { name, 1, 0.5, k, nr };
 	struct run_profile p;
@@ -41,7 +45,10 @@ static void check_scenario(const char *name, const struct sim_kind *k, __u32 nr,
 	f = open_memstream(&text, &len);
 	CHECK(f);
 	if (f) {
-		CHECK(!explain_print(&e, &(struct explain_source){ .what = path }, false, f));
+		CHECK(!explain_print(&e, &(struct explain_source){ .what = path,
+			.live = stacks_s != 0, .stacks_s = stacks_s > 0 ? stacks_s : 0,
+			.stacks_reason = "svm:123" },
+			false, f));
 		fclose(f);
 	}
 	printf("--- %s: %s\n%s", name, explain_cause_key(e.cause), text ? text : "");
@@ -56,12 +63,22 @@ static void check_scenario(const char *name, const struct sim_kind *k, __u32 nr,
 	run_profile_free(&p);
 }
 
+static void check_scenario(const char *name, const struct sim_kind *k, __u32 nr,
+			   enum explain_cause want, const char *words)
+{
+	check_live(name, k, nr, want, words, 0);
+}
+
 int main(void)
 {
 	const char *nanosleep = "__schedule;schedule;do_nanosleep;hrtimer_nanosleep;"
 				"__x64_sys_clock_nanosleep";
 	const char *uffd = "__schedule;schedule;handle_userfault;do_user_addr_fault;"
 			   "kvm_faultin_pfn;kvm_tdp_page_fault;kvm_mmu_page_fault";
+	/* A vCPU that waits for its CPU longer than it runs in its exits (the SVM bed's hog). */
+	const struct sim_kind starved_most[] = {
+		{ VMEXIT_ISA_USER, 2, PORT(0xe9), 2000, 200000, 0.01, 0.7, NULL },
+	};
 	/* --io: 20000 short (10 us) exits a second to port 0xe9, on CPU: 20 % of the vCPU. */
 	const struct sim_kind hammer[] = {
 		{ VMEXIT_ISA_USER, 2, PORT(0xe9), 20000, 10000, 0.01, 0.01, NULL },
@@ -104,6 +121,11 @@ int main(void)
 		{ VMEXIT_ISA_USER, 5, {}, 500, 1000000, 0.97, 0.01, NULL },
 		{ VMEXIT_ISA_USER, 2, PORT(0xe9), 100, 9000, 0.01, 0.01, NULL },
 	};
+	/* The same with no stack charged: a stacks step that saw no blocked period end. */
+	const struct sim_kind slow_nostacks[] = {
+		{ VMEXIT_ISA_SVM, 0x7b, PORT(0xe9), 5000, 60000, 0.83, 0.02, NULL },
+		{ VMEXIT_ISA_USER, 2, PORT(0xe9), 5000, 55000, 0.9, 0.02, NULL },
+	};
 	const struct sim_kind quiet[] = {
 		{ VMEXIT_ISA_USER, 2, PORT(0xe9), 100, 9000, 0.01, 0.01, NULL },
 	};
@@ -116,7 +138,17 @@ int main(void)
 	check_scenario("slow", slow, 1, EXPLAIN_SLOW_HANDLER, "in do_nanosleep");
 	check_scenario("slow_nested", slow_nested, 2, EXPLAIN_SLOW_HANDLER, "in do_nanosleep");
 	check_scenario("slow_bed", slow_bed, 2, EXPLAIN_SLOW_HANDLER, "in do_nanosleep");
+	/* A recording without --stacks, and live explain whose stacks step got none. */
+	check_scenario("slow_unasked", slow_nostacks, 2, EXPLAIN_SLOW_HANDLER,
+		       "kernel stacks of the blocked time: not recorded (record --split --stacks)");
+	check_live("slow_nostacks", slow_nostacks, 2, EXPLAIN_SLOW_HANDLER,
+		   "kernel stacks of the blocked time: none in the 1.25 s of the stacks step "
+		   "(-r svm:123): no period off CPU", 1.25);
 	check_scenario("starved", starved, 1, EXPLAIN_STARVED, "waiting for a CPU");
+	/* Live, waiting for a CPU the most: explain ran no stacks step, and says it chose not to. */
+	check_live("starved_live", starved_most, 1, EXPLAIN_STARVED,
+		   "kernel stacks of the blocked time: not traced (explain traces them only when "
+		   "the top reason's time is mostly blocked)", -1);
 	check_scenario("late", late, 2, EXPLAIN_USERFAULTFD, "in handle_userfault");
 	check_scenario("idle", idle, 2, EXPLAIN_IDLE, "nothing stands out");
 	check_scenario("quiet", quiet, 1, EXPLAIN_NOTHING, "nothing stands out");
