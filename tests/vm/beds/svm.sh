@@ -14,6 +14,8 @@ bed_prereqs() {
 # bed_boot INITRAMFS: prints the serial console on stdout until the machine powers off or
 # TIMEOUT seconds pass (exit 124 then). VMEXIT_BED_APPEND adds to the kernel's command line (e.g.
 # "loglevel=7 softlockup_all_cpu_backtrace=1" to see a lockup's stacks, hidden by loglevel=3).
+# At a timeout the vCPUs' registers and stacks are printed first (lib/bed_monitor.sh).
+. "$HERE/lib/bed_monitor.sh"
 bed_boot() {
 	# Boot the uncompressed vmlinux through its PVH entry when it has one: under TCG this skips
 	# SeaBIOS' real-mode setup and the xz decompression of the bzImage (about 4 s of 7 here).
@@ -22,9 +24,13 @@ bed_boot() {
 		kernel=$KDIR/vmlinux
 	fi
 	say "booting $KVER ($(basename "$kernel")) under QEMU TCG (-cpu $CPU_MODEL -smp $SMP -m $MEM), timeout ${TIMEOUT}s"
-	timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg -cpu "$CPU_MODEL" -smp "$SMP" -m "$MEM" \
-		-machine q35 -nodefaults -no-reboot -display none -monitor none -serial stdio \
-		-kernel "$kernel" -initrd "$1" \
-		-append "console=ttyS0 rdinit=/init quiet loglevel=3 panic=-1 mitigations=off ${VMEXIT_BED_APPEND:-}" \
-		</dev/null 2>&1
+	local q=(qemu-system-x86_64 -accel tcg -cpu "$CPU_MODEL" -smp "$SMP" -m "$MEM"
+		 -machine q35 -nodefaults -no-reboot -display none -serial stdio
+		 -kernel "$kernel" -initrd "$1"
+		 -append "console=ttyS0 rdinit=/init quiet loglevel=3 panic=-1 mitigations=off$(monitor_append) ${VMEXIT_BED_APPEND:-}")
+	if monitor_on; then
+		monitor_run "${q[@]}" -monitor "unix:$WORK/monitor.sock,server=on,wait=off"
+	else
+		timeout -k 5 "$TIMEOUT" "${q[@]}" -monitor none </dev/null 2>&1
+	fi
 }
