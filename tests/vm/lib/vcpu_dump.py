@@ -19,6 +19,7 @@ import time
 
 PROMPT = b"(qemu) "
 STACK_WORDS = 96
+PT_REGS_IP = 16		# struct pt_regs: 15 registers and orig_ax before ip (x86-64)
 
 
 class Monitor:
@@ -43,6 +44,10 @@ class Monitor:
         # The monitor echoes the command line (with terminal escapes) before the answer.
         lines = out.replace("\r", "").split("\n")
         return "\n".join(l for l in lines[1:] if l.strip())
+
+
+def code_bytes(mon, a):
+    return " ".join(re.findall(r"0x([0-9a-f]{2})\b", mon.cmd("x/8bx 0x%x" % a)))
 
 
 class Symbols:
@@ -99,16 +104,27 @@ def main():
                  cpl.group(1) if cpl else "?", hlt.group(1) if hlt else "?"))
         for l in text.strip().split("\n")[:8]:
             print("    " + l)
+        # The local APIC: an IPI pending in IRR that never reaches ISR is a lost wake-up.
+        mon.cmd("cpu %d" % n)
+        for l in mon.cmd("info lapic").split("\n"):
+            print("    lapic: " + l)
         if not kernel_text(rip):
             continue
-        mon.cmd("cpu %d" % n)
         words = re.findall(r"0x([0-9a-f]{16})", mon.cmd("x/%dgx 0x%x" % (STACK_WORDS, rsp)))
+        print("    code at RIP: " + code_bytes(mon, rip))
         seen = 0
         for j, w in enumerate(words):
             a = int(w, 16)
             if not kernel_text(a):
                 continue
             name = syms.name_of(a)
+            # An int3 trap's frame: what the interrupted address holds in memory now. INT3
+            # taken again and again where memory holds no 0xcc is an emulator executing a stale
+            # translation of code the kernel patched (text_poke_bp), not a kernel loop.
+            if name and name.startswith("asm_exc_int3+") and j + 1 + PT_REGS_IP < len(words):
+                ip = int(words[j + 1 + PT_REGS_IP], 16)
+                print("    int3 frame: interrupted at %016x %s, memory there: %s"
+                      % (ip, syms.name_of(ip) or "?", code_bytes(mon, ip)))
             if name is None and syms.addr:
                 continue
             print("    stack+0x%03x: %016x %s" % (j * 8, a, name or "?"))
