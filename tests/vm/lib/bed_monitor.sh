@@ -25,15 +25,19 @@ monitor_append() {
 	return 0
 }
 
-# The bed kernel's text symbols in $KDIR/kallsyms, made once (a bed booted for it; ~10 s).
+# The bed kernel's text symbols in $KDIR/kallsyms, made once (a bed booted for it; 30-60 s
+# under load).
 monitor_kallsyms() {
 	local f=$KDIR/kallsyms s tmp
 	[ -s "$f" ] && return 0
 	tmp=$(mktemp -d "${TMPDIR:-/tmp}/vmexit-ksyms.XXXXXX")
 	s=$tmp/ksyms.sh
 	echo "echo KSYMS_BEGIN; grep -E ' [tTwW] ' /proc/kallsyms | gzip | base64; echo KSYMS_END" >"$s"
+	# Without the monitor, so nokaslr is asked here; and only that: kernel messages at a higher
+	# loglevel would break into the base64.
 	if VMEXIT_BED_MONITOR=0 VMEXIT_BED=$BED_NAME VMEXIT_BED_KVER=$KVER VMEXIT_BED_OFFLINE=1 \
-			"$HERE/bed.sh" --kernel "$KSERIES" --timeout 180 "$s" 2>/dev/null |
+			VMEXIT_BED_APPEND=nokaslr "$HERE/bed.sh" --kernel "$KSERIES" --timeout 180 "$s" \
+			2>/dev/null |
 		sed -n '/^KSYMS_BEGIN$/,/^KSYMS_END$/{/^KSYMS_/!p}' | base64 -d 2>/dev/null |
 		gzip -dc >"$tmp/kallsyms" 2>/dev/null && [ "$(wc -l <"$tmp/kallsyms")" -gt 10000 ]; then
 		mv "$tmp/kallsyms" "$f.$$" && mv "$f.$$" "$f"
@@ -60,7 +64,9 @@ monitor_dump() {
 	if [ $rc != 0 ]; then
 		say "vcpus: QEMU's threads (pid $qpid):"
 		for t in /proc/"$qpid"/task/*; do
-			echo "bed: vcpus:   $(cat "$t/comm" 2>/dev/null) state $(awk '{print $3}' "$t/stat" 2>/dev/null) wchan $(cat "$t/wchan" 2>/dev/null)" >&2
+			echo "bed: vcpus:   $(cat "$t/comm" 2>/dev/null)" \
+			     "state $(awk '{print $3}' "$t/stat" 2>/dev/null)" \
+			     "wchan $(cat "$t/wchan" 2>/dev/null)" >&2
 		done
 		command -v gdb >/dev/null && timeout 60 gdb -batch -p "$qpid" \
 			-ex 'thread apply all bt 12' 2>/dev/null | sed 's/^/bed: vcpus:   /' >&2
@@ -86,7 +92,8 @@ monitor_run() {
 		kill -KILL $qpid 2>/dev/null
 	) &
 	wpid=$!
-	wait $qpid
+	# Quiet: bash would report the kill of a hung QEMU as a job's death.
+	{ wait $qpid; } 2>/dev/null
 	st=$?
 	kill -TERM $wpid 2>/dev/null
 	wait $wpid 2>/dev/null
