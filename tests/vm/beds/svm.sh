@@ -27,10 +27,12 @@ bed_boot() {
 	# One TCG thread for all vCPUs (VMEXIT_BED_TCG_THREAD=multi: one each, QEMU's default on
 	# x86). With one each, QEMU 7.2 let a vCPU keep a translation of kernel text taken while
 	# another vCPU patched it: after a static key flip (text_poke_bp: int3, tail, head), both
-	# vCPUs trapped on an int3 at finish_task_switch+0x9f (preempt_notifier_key, which KVM
-	# flips at a VM's creation and end) that memory no longer held, and the kernel's int3
-	# handler sent them back to it for good: the soft lockups of test_nested_uffd[svm/6.1]
-	# (lib/bed_monitor.sh's dump). One thread translates and runs in turn: no such interleaving.
+	# vCPUs trapped on an int3 that memory no longer held, and the kernel's int3 handler sent
+	# them back to it for good (lib/bed_monitor.sh's dump). Twice in 6.1 beds under load, both
+	# times at a preempt_notifier_key site, which KVM flips as the first VM starts and the last
+	# ends: finish_task_switch+0x9f (interrupts on: soft lockups, as test_nested_uffd[svm/6.1]
+	# showed in CI) and __schedule+0x2ab (interrupts off: a silent console, its other failure).
+	# One thread translates and runs the vCPUs in turn: no such interleaving.
 	local q=(qemu-system-x86_64 -accel "tcg,thread=${VMEXIT_BED_TCG_THREAD:-single}"
 		 -cpu "$CPU_MODEL" -smp "$SMP" -m "$MEM"
 		 -machine q35 -nodefaults -no-reboot -display none -serial stdio
