@@ -23,7 +23,8 @@ bed_boot() {
 	if [ -s "$KDIR/vmlinux" ] && grep -qx 'CONFIG_PVH=y' "$KDIR/config" 2>/dev/null; then
 		kernel=$KDIR/vmlinux
 	fi
-	say "booting $KVER ($(basename "$kernel")) under QEMU TCG (-cpu $CPU_MODEL -smp $SMP -m $MEM), timeout ${TIMEOUT}s"
+	local tcg=tcg,thread=${VMEXIT_BED_TCG_THREAD:-single}
+	say "booting $KVER ($(basename "$kernel")) under QEMU TCG (-accel $tcg -cpu $CPU_MODEL -smp $SMP -m $MEM), timeout ${TIMEOUT}s"
 	# One TCG thread for all vCPUs (VMEXIT_BED_TCG_THREAD=multi: one each, QEMU's default on
 	# x86). With one each, QEMU 7.2 let a vCPU keep a translation of kernel text taken while
 	# another vCPU patched it: after a static key flip (text_poke_bp: int3, tail, head), both
@@ -33,7 +34,7 @@ bed_boot() {
 	# ends: finish_task_switch+0x9f (interrupts on: soft lockups, as test_nested_uffd[svm/6.1]
 	# showed in CI) and __schedule+0x2ab (interrupts off: a silent console, its other failure).
 	# One thread translates and runs the vCPUs in turn: no such interleaving.
-	local q=(qemu-system-x86_64 -accel "tcg,thread=${VMEXIT_BED_TCG_THREAD:-single}"
+	local q=(qemu-system-x86_64 -accel "$tcg"
 		 -cpu "$CPU_MODEL" -smp "$SMP" -m "$MEM"
 		 -machine q35 -nodefaults -no-reboot -display none -serial stdio
 		 -kernel "$kernel" -initrd "$1"
