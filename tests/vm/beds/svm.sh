@@ -29,11 +29,13 @@ bed_boot() {
 	# x86). With one each, QEMU 7.2 let a vCPU keep a translation of kernel text taken while
 	# another vCPU patched it: after a static key flip (text_poke_bp: int3, tail, head), both
 	# vCPUs trapped on an int3 that memory no longer held, and the kernel's int3 handler sent
-	# them back to it for good (lib/bed_monitor.sh's dump). Twice in 6.1 beds under load, both
-	# times at a preempt_notifier_key site, which KVM flips as the first VM starts and the last
+	# them back to it for good (lib/bed_monitor.sh's dump). Three times in 6.1 beds under load,
+	# each at a preempt_notifier_key site, which KVM flips as the first VM starts and the last
 	# ends: finish_task_switch+0x9f (interrupts on: soft lockups, as test_nested_uffd[svm/6.1]
 	# showed in CI) and __schedule+0x2ab (interrupts off: a silent console, its other failure).
-	# One thread translates and runs the vCPUs in turn: no such interleaving.
+	# One thread translates and runs the vCPUs in turn: no such interleaving. Side by side under
+	# load, 2 hangs in ~330 vmexit runs with a thread each, none in ~334 with one; 26 % slower
+	# there, as fast at load 4 (test_nested_svm 74.5 s against 75.0 s).
 	local q=(qemu-system-x86_64 -accel "$tcg"
 		 -cpu "$CPU_MODEL" -smp "$SMP" -m "$MEM"
 		 -machine q35 -nodefaults -no-reboot -display none -serial stdio
