@@ -23,7 +23,9 @@
 # Environment: VMEXIT_BED_CACHE (kernel cache, default /var/cache/vmexit-bed), VMEXIT_BED (the
 # bed, default svm), VMEXIT_BED_KERNEL (series, default 6.1), VMEXIT_BED_KVER (use this kernel,
 # e.g. 6.1.0-56-amd64, instead of the newest of the series apt knows), VMEXIT_BED_OFFLINE=1
-# (never touch the network: use the newest cached kernel of the series).
+# (never touch the network: use the newest cached kernel of the series), VMEXIT_BED_MONITOR=0 (no
+# vCPU dump at a timeout: lib/bed_monitor.sh), VMEXIT_BED_TCG_THREAD=multi (svm: a TCG thread per
+# vCPU, which can hang the bed; beds/svm.sh).
 set -euo pipefail
 
 PROG=bed
