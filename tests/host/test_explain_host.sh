@@ -52,7 +52,7 @@ scenario() {
 		done
 	fi
 	t0=$(date +%s%N)
-	chk "$VMEXIT" explain -p $gpid -d 1s --json >"$TMP/$name.json" ||
+	chk "$VMEXIT" explain -p $gpid -d 1s --json ${EXARGS:-} >"$TMP/$name.json" ||
 		fail "vmexit explain of $name: status $?"
 	t1=$(date +%s%N)
 	echo "$(( (t1 - t0) / 1000000 ))e-3" >"$TMP/$name.s"
@@ -62,7 +62,9 @@ scenario() {
 	echo "--- $name ($(cat "$TMP/$name.s") s):"
 	python3 -c 'import json,sys; j=json.loads(open(sys.argv[1]).readline()); print(j["cause"], "-", j["cause_words"])' "$TMP/$name.json"
 }
-scenario io --io 1000
+# The guest's own symbol file: where kvm_exit fires, its port exits leave it at guest_out.
+"$GUEST" --symbols "$TMP/guest.map" || fail "vmexit-guest --symbols exited with $?"
+EXARGS="--guest-symbols ex-io=$TMP/guest.map" scenario io --io 1000
 scenario slow --io 1000 --io-sleep-us 20000
 HOGS=2 scenario hog --io 1000 --io-spin-us 2000
 kill $hog
@@ -93,6 +95,12 @@ check("io: exit_rate" + (" (or starved by vmexit's reader: one CPU)" if one_cpu 
       f'{j["cause"]} {j["split"]}')
 check("io: its top key is port 0xe9", bool(j["keys"]) and j["keys"][0]["key"] == 0xe9
       and j["keys"][0]["key_kind"] == "port", str(j["keys"][:1]))
+# The hot spot by symbol: the top reason's RIPs are kvm_exit's (none where it does not fire).
+if kexit:
+    check("io: its hot spot is named guest_out (--guest-symbols)", bool(j["rips"]) and
+          (j["rips"][0]["symbol"] or "").startswith("guest_out"), str(j["rips"][:2]))
+else:
+    check("io: no RIPs where kvm_exit does not fire", not j["rips"], str(j["rips"][:2]))
 j = load("slow")
 check("slow: slow_handler", j["cause"] == "slow_handler", j["cause"])
 check("slow: blocked in nanosleep", bool(j["stacks"]) and "nanosleep" in j["stacks"][0]["waits_in"],
