@@ -189,14 +189,9 @@ bool expo_same_guest_label(const char *a, const char *b)
 	return la == lb && !memcmp(ea, eb, la);
 }
 
-/* guest="..",pid="..",[vcpu="..",]kind="..",isa="..",reason="..": the exit series' labels. */
-static size_t exit_labels(char *out, const char *guest, __u32 tgid, __s32 vcpu, bool with_vcpu,
-			  __u32 isa, __u32 reason, bool with_isa)
+/* guest="..",pid="..",[vcpu=".."] (no closing quote): every per-guest series' first labels. */
+static char *guest_pid_labels(char *p, const char *guest, __u32 tgid, __s32 vcpu, bool with_vcpu)
 {
-	char rb[REASON_STR_MAX];
-	const char *name_s;
-	char *p = out;
-
 	p = fmt_lit(p, "guest=\"");
 	p = guest_label(p, guest);
 	p = fmt_lit(p, "\",pid=\"");
@@ -205,6 +200,17 @@ static size_t exit_labels(char *out, const char *guest, __u32 tgid, __s32 vcpu, 
 		p = fmt_lit(p, "\",vcpu=\"");
 		p = fmt_s64(p, vcpu);
 	}
+	return p;
+}
+
+/* guest="..",pid="..",[vcpu="..",]kind="..",isa="..",reason="..": the exit series' labels. */
+static size_t exit_labels(char *out, const char *guest, __u32 tgid, __s32 vcpu, bool with_vcpu,
+			  __u32 isa, __u32 reason, bool with_isa)
+{
+	char rb[REASON_STR_MAX];
+	const char *name_s;
+	char *p = guest_pid_labels(out, guest, tgid, vcpu, with_vcpu);
+
 	p = fmt_str(p, isa == VMEXIT_ISA_USER ? "\",kind=\"user" : "\",kind=\"kernel");
 	if (with_isa) {
 		p = fmt_lit(p, "\",isa=\"");
@@ -817,7 +823,9 @@ int expo_sample_created(struct expo_buf *b, enum expo_format fmt, const char *na
 
 _Static_assert(PROM_ESC_MAX(GUEST_MAX) <= EXPO_GUEST_ESC_MAX, "room for a guest label");
 
-char *expo_guest_label(char *p, const char *guest)
+char *expo_guest_labels(char *p, const char *guest, __u32 tgid, __s32 vcpu, bool with_vcpu)
 {
-	return guest_label(p, guest);
+	p = guest_pid_labels(p, guest, tgid, vcpu, with_vcpu);
+	*p++ = '"';
+	return p;
 }

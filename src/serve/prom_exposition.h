@@ -135,9 +135,10 @@ int expo_sample_sec(struct expo_buf *b, const char *name, const char *labels, si
 		    __u64 ns);
 int expo_sample_created(struct expo_buf *b, enum expo_format fmt, const char *name,
 			const char *labels, size_t llen, __u64 ms);
-/* The guest label's value, cut and escaped, at p (EXPO_GUEST_ESC_MAX of room); the end. */
+/* guest="..",pid="..",[vcpu=".."] at p, the name cut and escaped as the exit series' (room:
+ * EXPO_GUEST_ESC_MAX + 64); the end. */
 #define EXPO_GUEST_ESC_MAX	768
-char *expo_guest_label(char *p, const char *guest);
+char *expo_guest_labels(char *p, const char *guest, __u32 tgid, __s32 vcpu, bool with_vcpu);
 /* Values shorter than each of b's bounds in a kernel histogram (NR_BUCKETS), then all. */
 void expo_le_of_hist(const __u64 *hist, const struct expo_buckets *b, __u64 *out);
 

@@ -14,25 +14,10 @@ const char wake_halt_help[] = "Per halt (kvm_vcpu_wakeup): from its start to the
 	"successful poll's end, or the scheduler's wake-up of the sleeping vCPU thread): a "
 	"halt-poll window at least this long would have caught it.";
 
-/* guest="..",pid="..",[vcpu="..",] */
-static char *guest_labels(char *p, const char *guest, __u32 tgid, __s32 vcpu, bool by_vcpu)
-{
-	p = fmt_lit(p, "guest=\"");
-	p = expo_guest_label(p, guest);
-	p = fmt_lit(p, "\",pid=\"");
-	p = fmt_u64(p, tgid);
-	if (by_vcpu) {
-		p = fmt_lit(p, "\",vcpu=\"");
-		p = fmt_s64(p, vcpu);
-	}
-	*p++ = '"';
-	return p;
-}
-
 size_t wake_series_labels(const struct wake_series *ws, __u32 i, char *out)
 {
 	const struct expo_wake *w = &ws->wake[i];
-	char *p = guest_labels(out, w->guest, w->tgid, w->vcpu, ws->by_vcpu);
+	char *p = expo_guest_labels(out, w->guest, w->tgid, w->vcpu, ws->by_vcpu);
 
 	p = fmt_lit(p, ",source=\"");
 	p = fmt_str(p, wake_source_name(w->source));
@@ -44,7 +29,7 @@ size_t halt_series_labels(const struct wake_series *ws, __u32 i, char *out)
 {
 	const struct expo_halt *h = &ws->halt[i];
 
-	return guest_labels(out, h->guest, h->tgid, h->vcpu, ws->by_vcpu) - out;
+	return expo_guest_labels(out, h->guest, h->tgid, h->vcpu, ws->by_vcpu) - out;
 }
 
 /* labels + ,NAME="VALUE": one more label after a series' own. */

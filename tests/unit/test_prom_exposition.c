@@ -6,25 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
+#include "expo_lines.h"
 #include "hist.h"
 #include "expo_accept.h"
 #include "prom_exposition.h"
-
-static bool has_line(const struct expo_buf *b, const char *line)
-{
-	size_t n = strlen(line);
-	const char *p = b->p, *end = b->p + b->len;
-
-	while (p < end) {
-		const char *nl = memchr(p, '\n', end - p);
-
-		if (nl && (size_t)(nl - p) == n && !memcmp(p, line, n))
-			return true;
-		p = nl ? nl + 1 : end;
-	}
-	fprintf(stderr, "missing line: %s\n", line);
-	return false;
-}
 
 static void add_exit(struct row *r, __u64 ns)
 {

@@ -8,25 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
+#include "expo_lines.h"
 #include "hist.h"
 #include "prom_protobuf.h"
 #include "wake_exposition.h"
-
-static bool has_line(const struct expo_buf *b, const char *line)
-{
-	size_t n = strlen(line);
-	const char *p = b->p, *end = b->p + b->len;
-
-	while (p < end) {
-		const char *nl = memchr(p, '\n', end - p);
-
-		if (nl && (size_t)(nl - p) == n && !memcmp(p, line, n))
-			return true;
-		p = nl ? nl + 1 : end;
-	}
-	fprintf(stderr, "missing line: %s\n", line);
-	return false;
-}
 
 /* Only pid 42 is exported (pid 43's exit series are not: serve -g, --keep). */
 static bool guest_of(void *ctx, __u32 tgid, const char **guest, __u64 *created_ms)
