@@ -376,10 +376,6 @@ int BPF_PROG(wake_halt_end, __u64 ns, bool waited, bool valid)
 	c->halt_ns += ns;
 	if (!valid)
 		c->invalid++;
-	if (waited)
-		c->slept_halt_ns += ns;
-	else
-		c->unslept_halt_ns += ns;
 	if (!waited) {
 		c->polled++;
 		t->hlt_parts[HLT_PART_POLL] += ns;
@@ -400,6 +396,7 @@ int BPF_PROG(wake_halt_end, __u64 ns, bool waited, bool valid)
 		t->hlt_parts[HLT_PART_RUNQ] += on - wake;
 		hist_add(c->hist, wake - start);
 		c->wake_sum_ns += wake - start;
+		c->slept_halt_ns += ns;
 	}
 	t->halts++;
 	t->sleep_ts = 0;

@@ -105,10 +105,9 @@ struct hlt_cell {
 	__u64 sum_ns;		/* the halted exits' time, kvm_exit to kvm_entry */
 	__u64 halt_ns;		/* kvm_vcpu_wakeup's own ns: KVM's time halted */
 	__u64 wake_sum_ns;	/* the halts' start-to-wake-up times (hist below), summed */
-	/* kvm_vcpu_wakeup's ns of the halts that slept, and of those that did not: KVM's own
-	 * clock reads, so the first equals its halt_wait_ns + halt_poll_fail_ns exactly. */
+	/* kvm_vcpu_wakeup's ns of the halts that slept (halt_ns less it: those that did not):
+	 * KVM's own clock reads, so it equals its halt_wait_ns + halt_poll_fail_ns exactly. */
 	__u64 slept_halt_ns;
-	__u64 unslept_halt_ns;
 	__u64 parts[NR_HLT_PARTS];
 	/*
 	 * Per halt: time from its start to the wake-up (the end of a successful poll, or the

@@ -20,7 +20,7 @@ static struct halt_sums sums_of(const struct wake_snapshot *w, __u32 tgid)
 		s.unslept += c->polled;
 		s.slept += c->poll_slept + c->slept;
 		s.slept_ns += c->slept_halt_ns;
-		s.unslept_ns += c->unslept_halt_ns;
+		s.unslept_ns += c->halt_ns - c->slept_halt_ns;
 	}
 	return s;
 }

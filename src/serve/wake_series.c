@@ -29,7 +29,6 @@ static void hlt_cell_add(struct hlt_cell *to, const struct hlt_cell *c)
 	to->halt_ns += c->halt_ns;
 	to->wake_sum_ns += c->wake_sum_ns;
 	to->slept_halt_ns += c->slept_halt_ns;
-	to->unslept_halt_ns += c->unslept_halt_ns;
 	for (int p = 0; p < NR_HLT_PARTS; p++)
 		to->parts[p] += c->parts[p];
 	for (__u32 b = 0; b < NR_BUCKETS; b++)
