@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "exporter.h"
+#include "expo_resolution.h"
 #include "heap_policy.h"
 #include "http_gzip.h"
 #include "metrics_http.h"
@@ -223,6 +224,7 @@ int main(void)
 	struct sampler sp;
 	struct exporter x;
 	struct expo_buckets bk;
+	struct hist_coarse coarse;
 	struct expo_buf out = {};
 	struct http_server *srv;
 	size_t bytes[NR_MODES], gz[NR_MODES];
@@ -241,8 +243,10 @@ int main(void)
 	synth_add(&syn, 20);
 	rss_cells = status_kb("VmRSS:");
 	expo_buckets_default(&bk);
+	expo_resolution(&bk, &coarse);	/* as serve */
 	if (sampler_init(&sp, &src, &(struct sampler_opts){ .by = BY_VM, .interval = 1,
-							     .no_interval_rows = true }) ||
+							     .no_interval_rows = true,
+							     .hist_coarse = &coarse }) ||
 	    exporter_init(&x, &sp, &bk, false, 3600 * 1000, 1000000000ULL)) {
 		fprintf(stderr, "bench_serve_scale: cannot set up\n");
 		return 1;

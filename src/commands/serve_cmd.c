@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "durations.h"
 #include "exporter.h"
+#include "expo_resolution.h"
 #include "guest_follow.h"
 #include "heap_policy.h"
 #include "metrics_http.h"
@@ -223,6 +224,7 @@ static int serve(struct serve_args *a, int listen_fd, const char *where)
 	struct sampler sp;
 	struct key_series keys;
 	struct exporter x;
+	struct hist_coarse coarse;
 	struct guest_select select = { f->sel.f.pids, f->sel.f.nr_pids, f->sel.guests,
 				       f->sel.nr_guests };
 	struct http_server *srv = NULL;
@@ -232,6 +234,9 @@ static int serve(struct serve_args *a, int listen_fd, const char *where)
 	bool pid_written = false;
 
 	serve_heap_policy();
+	/* Rows since the start at the exposition's resolution: 2.3 KB a row less its 282
+	 * buckets, the same exported numbers. */
+	expo_resolution(&a->buckets, &coarse);
 	/* Scrapes sample afresh; the loop's own samples keep each cell's 32-bit bucket deltas
 	 * far from wrapping and notice ended guests for --keep. Only the rows since the start
 	 * are exported: none per interval. */
@@ -240,6 +245,7 @@ static int serve(struct serve_args *a, int listen_fd, const char *where)
 						 .no_interval_rows = true,
 						 .key_by = BY_VM, .key_vcpu = -1,
 						 .qmp = a->qmp, .wake = a->wake,
+						 .hist_coarse = &coarse,
 						 .qmp_timeout_ms = a->qmp_timeout_ms,
 						 .tick = serve_tick, .tick_ctx = &follow })) {
 		close(listen_fd);

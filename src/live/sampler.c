@@ -88,6 +88,8 @@ static int setup(struct sampler *sp, const struct sampler_source *src,
 	sp->t.found = name_found_cell;
 	sp->t.found_ctx = sp;
 	sp->t.stuck_ns = so->stuck_ns;
+	if (!err && so->hist_coarse)
+		tracker_coarse_cum(&sp->t, so->hist_coarse);
 	if (!err)
 		err = -pthread_mutex_init(&sp->lock, NULL);
 	if (err)
@@ -458,13 +460,14 @@ static bool wake_kept(void *ctx, __u32 tgid)
 /* serve: the wake cells of the guests just forgotten leave the kernel's maps. */
 static int wake_forget(struct sampler *sp)
 {
-	struct wake_pids p = { malloc(((size_t)sp->t.cum.nr + 1) * sizeof(__u32)), 0 };
+	__u32 nr = sampler_cum_nr(sp);
+	struct wake_pids p = { malloc(((size_t)nr + 1) * sizeof(__u32)), 0 };
 	int err;
 
 	if (!p.pid)
 		return -ENOMEM;
-	for (__u32 i = 0; i < sp->t.cum.nr; i++)
-		p.pid[p.nr++] = sp->t.cum.rows[i].key.tgid;
+	for (__u32 i = 0; i < nr; i++)
+		p.pid[p.nr++] = sampler_cum_key(sp, i)->tgid;
 	qsort(p.pid, p.nr, sizeof(*p.pid), u32_cmp);
 	err = wake_progs_forget(&sp->wake, wake_kept, &p);
 	free(p.pid);
@@ -473,6 +476,16 @@ static int wake_forget(struct sampler *sp)
 		fprintf(stderr, "vmexit: --wake: cannot forget ended guests' cells: %s\n",
 			strerror(-err));
 	return err == -ENOMEM ? err : 0;
+}
+
+__u32 sampler_cum_nr(const struct sampler *sp)
+{
+	return sp->t.coarse ? sp->t.ccum.nr : sp->t.cum.nr;
+}
+
+const struct row_key *sampler_cum_key(const struct sampler *sp, __u32 i)
+{
+	return sp->t.coarse ? &coarse_rows_at(&sp->t.ccum, i)->key : &sp->t.cum.rows[i].key;
 }
 
 int sampler_forget(struct sampler *sp, bool (*gone)(void *ctx, __u32 tgid, __u64 start),
@@ -484,13 +497,15 @@ int sampler_forget(struct sampler *sp, bool (*gone)(void *ctx, __u32 tgid, __u64
 	__u32 before;
 
 	pthread_mutex_lock(&sp->lock);
-	before = sp->t.cum.nr;
+	before = sampler_cum_nr(sp);
 	err = row_table_retain(&sp->t.cum, row_forget_kept, &f);
+	if (!err)
+		err = coarse_rows_retain(&sp->t.ccum, row_forget_kept, &f);
 	if (!err)
 		err = name_cache_prune(&sp->names, name_kept, &f);
 	if (!err && sp->keys.map_fd >= 0)
 		err = key_rows_forget(&sp->keys, gone, ctx, true);
-	if (!err && sp->wake.skel && sp->t.cum.nr < before)
+	if (!err && sp->wake.skel && sampler_cum_nr(sp) < before)
 		err = wake_forget(sp);
 	pthread_mutex_unlock(&sp->lock);
 	return err;

@@ -82,6 +82,12 @@ struct sampler_opts {
 	/* --wake (x86): interrupt delivery and halted-exit cells (bpf/wake.bpf.c), loaded with
 	 * the session and read at every sample into sample.wake. */
 	bool wake;
+	/*
+	 * serve: the rows since the start kept at this resolution (t.ccum, not t.cum), the
+	 * buckets the exposition sums (coarse_rows.h); sample.cum is then empty. NULL: the
+	 * kernel's (stat, top). Outlives the sampler.
+	 */
+	const struct hist_coarse *hist_coarse;
 };
 
 enum sampler_wake {
@@ -194,6 +200,11 @@ int sampler_with_key_rows(struct sampler *sp,
  */
 int sampler_with_wake(struct sampler *sp,
 		      int (*fn)(void *ctx, const struct wake_snapshot *w), void *ctx);
+
+/* The rows since the start (t.cum's, or t.ccum's with so.hist_coarse): how many, and the
+ * key of row i. The caller holds sp->lock, or is the owner. */
+__u32 sampler_cum_nr(const struct sampler *sp);
+const struct row_key *sampler_cum_key(const struct sampler *sp, __u32 i);
 
 /*
  * Forgets the rows since start and the names of the guests gone() says are over (serve: ended

@@ -37,7 +37,14 @@ void tracker_free(struct tracker *t)
 	free(t->pending);
 	row_table_free(&t->cum);
 	row_table_free(&t->reaped);
+	coarse_rows_free(&t->ccum);
 	memset(t, 0, sizeof(*t));
+}
+
+void tracker_coarse_cum(struct tracker *t, const struct hist_coarse *m)
+{
+	t->coarse = m;
+	coarse_rows_init(&t->ccum, m);
 }
 
 static int tracker_reserve(struct tracker *t, __u32 n)
@@ -310,6 +317,7 @@ static void row_key_for(const struct tracker *t, __u32 i, struct row_key *k)
 void tracker_restart(struct tracker *t)
 {
 	row_table_reset(&t->cum);
+	coarse_rows_reset(&t->ccum);
 	row_table_reset(&t->reaped);
 	t->nr_inflight = 0;
 	t->nr_reaped_inflight = 0;
@@ -414,8 +422,18 @@ static int cell_take(struct tracker *t, __u32 i, __u32 closed_epoch, struct row_
 		delta_row(&d, &now, &t->prev[i], closed_epoch, t->split);
 		row_key_for(t, i, &k);
 		r = rows ? row_table_get(rows, &k) : NULL;
+		if (rows && !r)
+			return -ENOMEM;
+		if (cum && t->coarse) {
+			struct coarse_row *cc = coarse_rows_get(&t->ccum, &k, &t->cum_at[i]);
+
+			if (!cc)
+				return -ENOMEM;
+			coarse_row_add(&t->ccum, cc, &d);
+			cum = NULL;
+		}
 		c = cum ? cum_row(t, i, cum, &k) : NULL;
-		if ((rows && !r) || (cum && !c))
+		if (cum && !c)
 			return -ENOMEM;
 		if (r)
 			row_add(r, &d);
@@ -444,13 +462,17 @@ static int take_reaped(struct tracker *t, struct row_table *out)
 	for (__u32 j = 0; j < t->reaped.nr; j++) {
 		const struct row *d = &t->reaped.rows[j];
 		struct row *r = out ? row_table_get(out, &d->key) : NULL;
-		struct row *c = row_table_get(&t->cum, &d->key);
+		struct row *c = t->coarse ? NULL : row_table_get(&t->cum, &d->key);
+		struct coarse_row *cc = t->coarse ? coarse_rows_get(&t->ccum, &d->key, NULL) : NULL;
 
-		if ((out && !r) || !c)
+		if ((out && !r) || (!c && !cc))
 			return -ENOMEM;
 		if (r)
 			row_add(r, d);
-		row_add(c, d);
+		if (c)
+			row_add(c, d);
+		else
+			coarse_row_add(&t->ccum, cc, d);
 	}
 	row_table_reset(&t->reaped);
 	for (__u32 j = 0; j < t->nr_reaped_inflight; j++) {

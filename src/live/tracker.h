@@ -11,6 +11,7 @@
 #include "vmexit.h"
 #include "cell_seen.h"
 #include "inflight.h"
+#include "coarse_rows.h"
 #include "rows.h"
 
 struct cell_source {		/* where the cells come from: the kernel map, or a test */
@@ -53,7 +54,11 @@ struct tracker {
 	void (*found)(void *ctx, const struct cell_key *k);
 	void *found_ctx;
 	bool split;			/* the cells carry --split sums: rows get them too */
-	struct row_table cum;		/* everything since start */
+	struct row_table cum;		/* everything since start (empty with coarse) */
+	/* serve: everything since start at the exposition's resolution instead of cum
+	 * (tracker_coarse_cum()); coarse NULL: cum. */
+	const struct hist_coarse *coarse;
+	struct coarse_rows ccum;
 	struct inflight_exit *inflight;	/* at the last sample, nr_inflight of them */
 	__u32 nr_inflight;
 	__u32 inflight_cap;
@@ -90,6 +95,9 @@ struct tracker {
 int tracker_init(struct tracker *t, const struct cell_source *src, enum group_by by,
 		 __s32 vcpu_filter, bool resolve_names);
 void tracker_free(struct tracker *t);
+/* The rows since start kept in t->ccum at m's resolution, not in t->cum (before any sample;
+ * m outlives t). */
+void tracker_coarse_cum(struct tracker *t, const struct hist_coarse *m);
 /* Picks up cells created since the last call; cheap, call it often. */
 void tracker_discover(struct tracker *t);
 /* Rows for what happened since the previous sample (closed_epoch: the epoch that just ended,

@@ -104,11 +104,11 @@ static bool guest_expired(void *ctx, __u32 tgid, __u64 start)
 	return serve_guests_expired(e->guests, tgid, start, e->now_ms);
 }
 
-static int learn_guests(void *ctx, const struct row_table *cum)
+static int learn_guest(void *ctx, const struct row_key *k)
 {
 	struct expiry *e = ctx;
 
-	return serve_guests_learn(e->guests, cum, e->now_ms);
+	return serve_guests_learn_one(e->guests, k->tgid, k->start, e->now_ms);
 }
 
 void exporter_tick(struct exporter *x)
@@ -118,7 +118,7 @@ void exporter_tick(struct exporter *x)
 	pthread_mutex_lock(&x->guests_lock);
 	/* Guests are learnt here too, not only at scrapes: with nobody scraping, those that
 	 * end must still expire. Out of memory: learnt at a later tick or scrape. */
-	sampler_with_rows(x->sp, learn_guests, &e);
+	sampler_with_keys(x->sp, learn_guest, &e);
 	serve_guests_check(&x->guests, e.now_ms);
 	/*
 	 * Guests over for longer than --keep leave the sampler's rows and names, then the

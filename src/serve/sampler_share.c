@@ -19,6 +19,7 @@ void sampler_snapshot_init(struct sampler_snapshot *snap)
 void sampler_snapshot_free(struct sampler_snapshot *snap)
 {
 	free(snap->inflight);
+	free(snap->expanded);
 	name_cache_free(&snap->names);
 }
 
@@ -52,21 +53,45 @@ static int copy_inflight(struct sampler *sp, struct sampler_snapshot *snap)
 	return 0;
 }
 
-static int copy_locked(struct sampler *sp, struct sampler_snapshot *snap)
+/* The rows since start to take(), each one whole: expanded from the coarse rows. */
+static int take_rows(struct sampler *sp, struct sampler_snapshot *snap)
 {
 	const struct row_table *cum = &sp->t.cum;
-	const struct row_key *named = NULL;
+	const struct coarse_rows *cc = &sp->t.ccum;
+	int err;
 
 	for (__u32 i = 0; i < cum->nr; i++) {
-		int err = snap->take(snap->take_ctx, &cum->rows[i]);
-
+		err = snap->take(snap->take_ctx, &cum->rows[i]);
 		if (err)
 			return err;
 	}
+	if (!sp->t.coarse)
+		return 0;
+	if (!snap->expanded) {
+		snap->expanded = malloc(sizeof(*snap->expanded));
+		if (!snap->expanded)
+			return -ENOMEM;
+	}
+	for (__u32 i = 0; i < cc->nr; i++) {
+		coarse_row_expand(cc, coarse_rows_at(cc, i), snap->expanded);
+		err = snap->take(snap->take_ctx, snap->expanded);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int copy_locked(struct sampler *sp, struct sampler_snapshot *snap)
+{
+	const struct row_key *named = NULL;
+	int err = take_rows(sp, snap);
+
+	if (err)
+		return err;
 	/* Only the names of these rows: guests forgotten since the last copy go. */
 	name_cache_clear(&snap->names);
-	for (__u32 i = 0; i < cum->nr; i++) {
-		const struct row_key *k = &cum->rows[i].key;
+	for (__u32 i = 0; i < sampler_cum_nr(sp); i++) {
+		const struct row_key *k = sampler_cum_key(sp, i);
 
 		/* A guest's rows mostly follow each other: its name is copied once. */
 		if (!k->tgid || (named && named->tgid == k->tgid && named->start == k->start))
@@ -95,6 +120,24 @@ int sampler_snapshot(struct sampler *sp, bool fresh, struct sampler_snapshot *sn
 		err = sampler_sample_locked(sp);
 	if (!err)
 		err = copy_locked(sp, snap);
+	pthread_mutex_unlock(&sp->lock);
+	return err;
+}
+
+int sampler_with_keys(struct sampler *sp, int (*fn)(void *ctx, const struct row_key *k),
+		      void *ctx)
+{
+	const struct row_key *prev = NULL;
+	int err = 0;
+
+	pthread_mutex_lock(&sp->lock);
+	for (__u32 i = 0; i < sampler_cum_nr(sp) && !err; i++) {
+		const struct row_key *k = sampler_cum_key(sp, i);
+
+		if (!prev || prev->tgid != k->tgid || prev->start != k->start)
+			err = fn(ctx, k);
+		prev = k;
+	}
 	pthread_mutex_unlock(&sp->lock);
 	return err;
 }

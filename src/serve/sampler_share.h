@@ -26,6 +26,8 @@ struct sampler_snapshot {
 	 */
 	int (*take)(void *ctx, const struct row *r);
 	void *take_ctx;
+	/* so.hist_coarse: the row take() gets, expanded (coarse_row_expand()); else NULL. */
+	struct row *expanded;
 };
 
 /*
@@ -37,7 +39,12 @@ int sampler_snapshot(struct sampler *sp, bool fresh, struct sampler_snapshot *sn
 void sampler_snapshot_init(struct sampler_snapshot *snap);
 void sampler_snapshot_free(struct sampler_snapshot *snap);
 
-/* Calls fn with the rows since start, under the sampler's lock (any thread); fn's result. */
+/* Calls fn with the key of each row since start (repeats skipped: a guest's rows follow each
+ * other mostly), under the sampler's lock (any thread); its first non-zero result, or 0. */
+int sampler_with_keys(struct sampler *sp, int (*fn)(void *ctx, const struct row_key *k),
+		      void *ctx);
+
+/* Calls fn with the rows since start (empty with so.hist_coarse), under the sampler's lock (any thread); fn's result. */
 int sampler_with_rows(struct sampler *sp, int (*fn)(void *ctx, const struct row_table *cum),
 		      void *ctx);
 

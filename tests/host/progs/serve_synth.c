@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "exporter.h"
+#include "expo_resolution.h"
 #include "metrics_http.h"
 #include "reasons.h"
 #include "series_cap.h"
@@ -49,8 +50,9 @@ int main(int argc, char **argv)
 {
 	struct synth syn;
 	struct sampler_source src;
-	struct sampler sp;
+	struct sampler sp, full;
 	struct exporter x;
+	struct hist_coarse coarse;
 	struct expo_buckets bk;
 	struct http_server *srv;
 	enum expo_hists hists = EXPO_HISTS_NATIVE;
@@ -84,9 +86,29 @@ int main(int argc, char **argv)
 	}
 	synth_add(&syn, atoi(argv[4]));
 	expo_buckets_default(&bk);
+	/*
+	 * The truth from the kernel's resolution (as stat would print it), read by a sampler of
+	 * its own; serve's keeps only what it exports (serve_cmd.c: expo_resolution()).
+	 */
+	truth = fopen(argv[5], "w");
+	if (!truth || sampler_init(&full, &src, &(struct sampler_opts){
+						.by = by_vcpu ? BY_VCPU : BY_VM, .interval = 1,
+						.no_interval_rows = true })) {
+		fprintf(stderr, "serve_synth: cannot write %s\n", argv[5]);
+		return 1;
+	}
+	sampler_start(&full);
+	if (sampler_sample(&full) || sampler_with_rows(&full, write_truth, truth) ||
+	    fclose(truth)) {
+		fprintf(stderr, "serve_synth: cannot write %s\n", argv[5]);
+		return 1;
+	}
+	sampler_close(&full, 0);
+	expo_resolution(&bk, &coarse);
 	if (sampler_init(&sp, &src, &(struct sampler_opts){ .by = by_vcpu ? BY_VCPU : BY_VM,
 							     .interval = 1,
-							     .no_interval_rows = true }) ||
+							     .no_interval_rows = true,
+							     .hist_coarse = &coarse }) ||
 	    exporter_init(&x, &sp, &bk, by_vcpu, 3600 * 1000, 1000000000ULL)) {
 		fprintf(stderr, "serve_synth: cannot set up\n");
 		return 1;
@@ -96,11 +118,6 @@ int main(int argc, char **argv)
 	sampler_start(&sp);
 	if (sampler_sample(&sp))
 		return 1;
-	truth = fopen(argv[5], "w");
-	if (!truth || sampler_with_rows(&sp, write_truth, truth) || fclose(truth)) {
-		fprintf(stderr, "serve_synth: cannot write %s\n", argv[5]);
-		return 1;
-	}
 	fd = http_listen("127.0.0.1:0", where, sizeof(where), err, sizeof(err));
 	srv = fd >= 0 ? http_server_start(fd, &http_default_limits, exporter_render, &x, false,
 					  err, sizeof(err))
