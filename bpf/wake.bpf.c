@@ -71,6 +71,7 @@ struct pend_slot {
 struct wake_thread {
 	__u32 tgid;
 	__s32 vcpu;
+	__u64 proc_start;	/* its process's start: with tgid, the VMM (wake.h) */
 	__u64 vcpu_ptr;		/* for the LVT timer's vector */
 	__u32 in_guest;
 	__u32 halts;		/* kvm_vcpu_wakeup events in the exit in flight */
@@ -201,11 +202,16 @@ static __always_inline struct wake_thread *thread_of(__u32 tid, __u32 tgid,
 						      struct kvm_vcpu___wake *vcpu)
 {
 	struct wake_thread *t = bpf_map_lookup_elem(&wake_threads, &tid);
+	/* tp_btf: the task is read directly, no probe read per exit. */
+	__u64 born = bpf_get_current_task_btf()->group_leader->start_time;
 	struct vcpu_id_key vk;
 	struct wake_zero *z;
 
-	if (t)
+	/* A thread id the kernel gave again, in another VMM (or a pid reused): started anew. */
+	if (t && t->proc_start == born && t->tgid == tgid)
 		return t;
+	if (t)
+		bpf_map_delete_elem(&wake_threads, &tid);
 	z = zeroes();
 	if (!z)
 		return NULL;
@@ -213,6 +219,7 @@ static __always_inline struct wake_thread *thread_of(__u32 tid, __u32 tgid,
 	vk.vcpu = BPF_CORE_READ(vcpu, vcpu_id);
 	z->th.tgid = tgid;
 	z->th.vcpu = vk.vcpu;
+	z->th.proc_start = born;
 	z->th.vcpu_ptr = (__u64)vcpu;
 	t = cell_get(&wake_threads, &tid, &z->th, WAKE_LOST_THREADS);
 	if (t) {
@@ -232,7 +239,7 @@ static __always_inline struct wake_thread *thread_of(__u32 tid, __u32 tgid,
 static __always_inline void wake_account(struct wake_thread *t, __u64 info, __u64 ts,
 					 struct pend_slot *s, __u64 now)
 {
-	struct wake_key k = { .tgid = t->tgid, .vcpu = t->vcpu };
+	struct wake_key k = { .tgid = t->tgid, .vcpu = t->vcpu, .proc_start = t->proc_start };
 	__u32 state = (info >> PEND_STATE_SHIFT) & 0xf;
 	__u64 lat = now - ts, wake, on;
 	struct wake_cell *c;
@@ -273,7 +280,7 @@ static __always_inline void wake_account(struct wake_thread *t, __u64 info, __u6
 
 static __always_inline void hlt_account(struct wake_thread *t, __u64 now)
 {
-	struct hlt_key k = { .tgid = t->tgid, .vcpu = t->vcpu };
+	struct hlt_key k = { .tgid = t->tgid, .vcpu = t->vcpu, .proc_start = t->proc_start };
 	__u64 total = now - t->exit_ts, in = 0;
 	struct hlt_cell *c;
 	struct wake_zero *z;
@@ -369,6 +376,7 @@ int BPF_PROG(wake_halt_end, __u64 ns, bool waited, bool valid)
 	start = now > ns ? now - ns : 0;
 	k.tgid = t->tgid;
 	k.vcpu = t->vcpu;
+	k.proc_start = t->proc_start;
 	c = cell_get(&hlt_cells, &k, &z->hc, WAKE_LOST_CELLS);
 	if (!c)
 		return 0;

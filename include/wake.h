@@ -75,11 +75,17 @@ enum hlt_part {
 	NR_HLT_PARTS
 };
 
+/*
+ * A cell's VMM is its pid and the process's start time (group_leader->start_time, as
+ * cell_key.proc_start): a pid reused by a new VMM starts cells of its own, never adding to
+ * those of the ended one.
+ */
 struct wake_key {
 	__u32 tgid;
 	__s32 vcpu;
 	__u32 source;	/* enum wake_source */
 	__u32 vector;
+	__u64 proc_start;
 };
 
 struct wake_cell {
@@ -93,6 +99,7 @@ struct wake_cell {
 struct hlt_key {
 	__u32 tgid;
 	__s32 vcpu;
+	__u64 proc_start;	/* as wake_key's */
 };
 
 struct hlt_cell {

@@ -283,6 +283,8 @@ static int serve(struct serve_args *a, int listen_fd, const char *where)
 		fprintf(stderr, "vmexit serve: BPF run-time statistics unavailable (%s): "
 			"vmexit_bpf_run_seconds_total is not exported\n", strerror(-stats_fd));
 	n = session_progs(&sp.s, progs, EXPORTER_MAX_PROGS);
+	/* --wake's programs run on every exit and entry too: their cost is serve's. */
+	n += wake_progs_list(&sp.wake, progs + n, EXPORTER_MAX_PROGS - n);
 	exporter_watch_progs(&x, progs, n, stats_fd >= 0);
 	/* Loaded, attached, statistics on: the fds held are all serve needs for months. */
 	e = privileges_drop();

@@ -113,8 +113,21 @@ int wake_progs_read(struct wake_progs *w, struct wake_snapshot *out)
 	return 0;
 }
 
-/* The keys of map fd (ksz bytes, the pid first) whose pid keep() refuses, deleted. */
-static int forget_in(int fd, size_t ksz, bool (*keep)(void *ctx, __u32 tgid), void *ctx)
+typedef bool wake_keep_fn(void *ctx, __u32 tgid, __u64 start);
+
+/* keep() of a key: the pid first, the start time at start_at. */
+static bool key_kept(const char *key, size_t start_at, wake_keep_fn *keep, void *ctx)
+{
+	__u32 tgid;
+	__u64 start;
+
+	memcpy(&tgid, key, sizeof(tgid));
+	memcpy(&start, key + start_at, sizeof(start));
+	return keep(ctx, tgid, start);
+}
+
+/* The keys of map fd (ksz bytes) whose VMM keep() refuses, deleted. */
+static int forget_in(int fd, size_t ksz, size_t start_at, wake_keep_fn *keep, void *ctx)
 {
 	char key[64], next[64];
 	void *prev = NULL;
@@ -123,26 +136,27 @@ static int forget_in(int fd, size_t ksz, bool (*keep)(void *ctx, __u32 tgid), vo
 	/* A deleted key's successor is looked up from the key before it: walk, then delete
 	 * the previous key once its successor is known. */
 	while (!bpf_map_get_next_key(fd, prev, next)) {
-		if (prev && !keep(ctx, *(__u32 *)key) && bpf_map_delete_elem(fd, key) &&
+		if (prev && !key_kept(key, start_at, keep, ctx) && bpf_map_delete_elem(fd, key) &&
 		    errno != ENOENT)
 			err = -errno;
 		memcpy(key, next, ksz);
 		prev = key;
 	}
-	if (prev && !keep(ctx, *(__u32 *)key) && bpf_map_delete_elem(fd, key) && errno != ENOENT)
+	if (prev && !key_kept(key, start_at, keep, ctx) && bpf_map_delete_elem(fd, key) &&
+	    errno != ENOENT)
 		err = -errno;
 	return err;
 }
 
-int wake_progs_forget(struct wake_progs *w, bool (*keep)(void *ctx, __u32 tgid), void *ctx)
+int wake_progs_forget(struct wake_progs *w, wake_keep_fn *keep, void *ctx)
 {
 	_Static_assert(sizeof(struct wake_key) <= 64 && sizeof(struct hlt_key) <= 64, "room");
 	_Static_assert(!offsetof(struct wake_key, tgid) && !offsetof(struct hlt_key, tgid),
 		       "forget_in() reads the pid first");
-	int err = forget_in(bpf_map__fd(w->skel->maps.wake_cells), sizeof(struct wake_key), keep,
-			    ctx);
-	int err2 = forget_in(bpf_map__fd(w->skel->maps.hlt_cells), sizeof(struct hlt_key), keep,
-			     ctx);
+	int err = forget_in(bpf_map__fd(w->skel->maps.wake_cells), sizeof(struct wake_key),
+			    offsetof(struct wake_key, proc_start), keep, ctx);
+	int err2 = forget_in(bpf_map__fd(w->skel->maps.hlt_cells), sizeof(struct hlt_key),
+			     offsetof(struct hlt_key, proc_start), keep, ctx);
 
 	return err ? err : err2;
 }
@@ -151,6 +165,19 @@ void wake_progs_close(struct wake_progs *w)
 {
 	wake_bpf__destroy(w->skel);
 	w->skel = NULL;
+}
+
+int wake_progs_list(const struct wake_progs *w, struct bpf_program **progs, int max)
+{
+	struct bpf_program *prog;
+	int n = 0;
+
+	if (!w->skel)
+		return 0;
+	bpf_object__for_each_program(prog, w->skel->obj)
+		if (n < max)
+			progs[n++] = prog;
+	return n;
 }
 
 long long wake_halt_poll_ns(void)

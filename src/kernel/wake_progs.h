@@ -18,11 +18,15 @@ int wake_progs_open(struct wake_progs *w);
 /* 0 or -ENOMEM / -errno of a map read (said). */
 int wake_progs_read(struct wake_progs *w, struct wake_snapshot *out);
 void wake_progs_close(struct wake_progs *w);
+/* Its programs (up to max) into progs, for serve's vmexit_bpf_run_seconds; how many. */
+struct bpf_program;
+int wake_progs_list(const struct wake_progs *w, struct bpf_program **progs, int max);
 /*
- * Deletes the delivery and halt cells of every pid keep() says no (serve: guests forgotten
+ * Deletes the delivery and halt cells of every VMM (pid, start time) keep() says no (serve: guests forgotten
  * after --keep), so that a server of months keeps room for the guests to come. 0 or -errno.
  */
-int wake_progs_forget(struct wake_progs *w, bool (*keep)(void *ctx, __u32 tgid), void *ctx);
+int wake_progs_forget(struct wake_progs *w, bool (*keep)(void *ctx, __u32 tgid, __u64 start),
+		      void *ctx);
 /* /sys/module/kvm/parameters/halt_poll_ns, or -1 when it cannot be read. */
 long long wake_halt_poll_ns(void);
 

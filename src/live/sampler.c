@@ -434,43 +434,80 @@ static bool name_kept(void *ctx, __u32 tgid, __u64 start)
 	return !tgid || !f->gone(f->ctx, tgid, start);
 }
 
-/* The pids of the rows since the start, sorted, for wake_kept(). */
-struct wake_pids {
-	__u32 *pid;
-	__u32 nr;
+/* The VMMs (pid, start) of the rows since the start, and of those and the wake cells, sorted:
+ * for wake_kept(). */
+struct wake_vmms {
+	struct guest_key *rows, *all;
+	__u32 nr_rows, nr_all;
 };
 
-static int u32_cmp(const void *a, const void *b)
+static int guest_key_cmp(const void *a, const void *b)
 {
-	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+	const struct guest_key *x = a, *y = b;
+	__u64 xs = (__u64)x->start_hi << 32 | x->start_lo, ys = (__u64)y->start_hi << 32 | y->start_lo;
 
-	return x < y ? -1 : x > y;
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	return xs < ys ? -1 : xs > ys;
 }
 
-/* A wake cell's pid is kept while a row has it or its process runs (a VMM too new for rows). */
-static bool wake_kept(void *ctx, __u32 tgid)
+/*
+ * A wake cell's VMM is kept while a row has it, or while its pid runs and no later VMM of that
+ * pid is known (a VMM too new for rows): the cells of an ended VMM whose pid a new one reuses
+ * go with its rows.
+ */
+static bool wake_kept(void *ctx, __u32 tgid, __u64 start)
 {
-	const struct wake_pids *p = ctx;
+	const struct wake_vmms *v = ctx;
+	struct guest_key k = guest_key_of(tgid, start), next = guest_key_of(tgid, start + 1);
+	const struct guest_key *e = v->all + v->nr_all;
+	__u32 lo = 0, hi = v->nr_all;
 
-	if (bsearch(&tgid, p->pid, p->nr, sizeof(*p->pid), u32_cmp))
+	if (bsearch(&k, v->rows, v->nr_rows, sizeof(k), guest_key_cmp))
 		return true;
+	/* The first VMM after (tgid, start): if of the same pid, this one is not its newest. */
+	while (lo < hi) {
+		__u32 mid = lo + (hi - lo) / 2;
+
+		if (guest_key_cmp(&v->all[mid], &next) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (v->all + lo < e && v->all[lo].tgid == tgid)
+		return false;
 	return !kill((pid_t)tgid, 0) || errno == EPERM;
 }
 
 /* serve: the wake cells of the guests just forgotten leave the kernel's maps. */
 static int wake_forget(struct sampler *sp)
 {
+	const struct wake_snapshot *w = &sp->wake_cells;
 	__u32 nr = sampler_cum_nr(sp);
-	struct wake_pids p = { malloc(((size_t)nr + 1) * sizeof(__u32)), 0 };
+	struct wake_vmms v = {};
 	int err;
 
-	if (!p.pid)
+	v.rows = malloc(((size_t)nr + 1) * sizeof(*v.rows));
+	v.all = malloc(((size_t)nr + w->nr_wake + w->nr_hlt + 1) * sizeof(*v.all));
+	if (!v.rows || !v.all) {
+		free(v.rows);
+		free(v.all);
 		return -ENOMEM;
-	for (__u32 i = 0; i < nr; i++)
-		p.pid[p.nr++] = sampler_cum_key(sp, i)->tgid;
-	qsort(p.pid, p.nr, sizeof(*p.pid), u32_cmp);
-	err = wake_progs_forget(&sp->wake, wake_kept, &p);
-	free(p.pid);
+	}
+	for (__u32 i = 0; i < nr; i++) {
+		const struct row_key *k = sampler_cum_key(sp, i);
+
+		v.rows[v.nr_rows++] = v.all[v.nr_all++] = guest_key_of(k->tgid, k->start);
+	}
+	for (size_t i = 0; i < w->nr_wake; i++)
+		v.all[v.nr_all++] = guest_key_of(w->wkeys[i].tgid, w->wkeys[i].proc_start);
+	for (size_t i = 0; i < w->nr_hlt; i++)
+		v.all[v.nr_all++] = guest_key_of(w->hkeys[i].tgid, w->hkeys[i].proc_start);
+	qsort(v.rows, v.nr_rows, sizeof(*v.rows), guest_key_cmp);
+	qsort(v.all, v.nr_all, sizeof(*v.all), guest_key_cmp);
+	err = wake_progs_forget(&sp->wake, wake_kept, &v);
+	free(v.rows);
+	free(v.all);
 	/* A map that would not delete is no reason to stop forgetting the rest. */
 	if (err && err != -ENOMEM)
 		fprintf(stderr, "vmexit: --wake: cannot forget ended guests' cells: %s\n",

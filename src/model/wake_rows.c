@@ -75,7 +75,7 @@ const char *wake_lost_key(enum wake_lost l)
 static const struct wake_key *sort_wkeys;
 static const struct hlt_key *sort_hkeys;
 
-static int cmp_u32(__u64 a, __u64 b)
+static int cmp_u64(__u64 a, __u64 b)
 {
 	return a < b ? -1 : a > b;
 }
@@ -86,12 +86,14 @@ static int wake_cmp(const void *a, const void *b)
 	const struct wake_key *y = &sort_wkeys[*(const size_t *)b];
 
 	if (x->tgid != y->tgid)
-		return cmp_u32(x->tgid, y->tgid);
+		return cmp_u64(x->tgid, y->tgid);
+	if (x->proc_start != y->proc_start)
+		return cmp_u64(x->proc_start, y->proc_start);
 	if (x->vcpu != y->vcpu)
 		return x->vcpu < y->vcpu ? -1 : 1;
 	if (x->source != y->source)
-		return cmp_u32(x->source, y->source);
-	return cmp_u32(x->vector, y->vector);
+		return cmp_u64(x->source, y->source);
+	return cmp_u64(x->vector, y->vector);
 }
 
 static int hlt_cmp(const void *a, const void *b)
@@ -100,7 +102,9 @@ static int hlt_cmp(const void *a, const void *b)
 	const struct hlt_key *y = &sort_hkeys[*(const size_t *)b];
 
 	if (x->tgid != y->tgid)
-		return cmp_u32(x->tgid, y->tgid);
+		return cmp_u64(x->tgid, y->tgid);
+	if (x->proc_start != y->proc_start)
+		return cmp_u64(x->proc_start, y->proc_start);
 	return x->vcpu < y->vcpu ? -1 : x->vcpu > y->vcpu;
 }
 
@@ -164,7 +168,9 @@ size_t hlt_advice_of(const struct wake_snapshot *s, struct hlt_advice *out)
 		const struct hlt_cell *c = &s->hcells[i];
 		struct hlt_advice *a;
 
-		if (!n || out[n - 1].tgid != s->hkeys[i].tgid) {
+		/* One per VMM: a pid reused by another is another. */
+		if (!n || out[n - 1].tgid != s->hkeys[i].tgid ||
+		    s->hkeys[i - 1].proc_start != s->hkeys[i].proc_start) {
 			a = &out[n++];
 			memset(a, 0, sizeof(*a));
 			a->tgid = s->hkeys[i].tgid;

@@ -22,7 +22,8 @@ struct wake_snapshot {
 void wake_snapshot_free(struct wake_snapshot *s);
 /* A copy of src's arrays into dst (freed with wake_snapshot_free()); 0 or -ENOMEM (dst empty). */
 int wake_snapshot_copy(struct wake_snapshot *dst, const struct wake_snapshot *src);
-/* Rows sorted by pid, vCPU, source, vector (deliveries) and pid, vCPU (halts). */
+/* Rows sorted by pid, process start, vCPU, source, vector (deliveries) and pid, process
+ * start, vCPU (halts). */
 void wake_snapshot_sort(struct wake_snapshot *s);
 
 /* Keeps the rows of the nr pids in pids (nr 0: all). */
@@ -53,7 +54,7 @@ struct hlt_advice {
 
 #define HLT_ADVICE_WINDOWS_US(X) X(10) X(50) X(100) X(200) X(500) X(1000) X(5000)
 
-/* One advice per pid of s (sorted), in out (room for s->nr_hlt); returns how many. */
+/* One advice per VMM (pid and start) of s (sorted), in out (room for s->nr_hlt); returns how many. */
 size_t hlt_advice_of(const struct wake_snapshot *s, struct hlt_advice *out);
 
 #endif /* VMEXIT_WAKE_ROWS_H */

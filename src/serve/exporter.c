@@ -263,25 +263,19 @@ static int exported_pids(struct exporter *x, const struct expo_input *in)
 	return 0;
 }
 
-/* A wake cell's pid: the newest of its VMMs the scrape exports. */
-static bool wake_guest(void *ctx, __u32 tgid, const char **guest, __u64 *created_ms)
+/* A wake cell's VMM (pid and start time), if the scrape exports its exit series. */
+static bool wake_guest(void *ctx, __u32 tgid, __u64 start, const char **guest,
+		       __u64 *created_ms)
 {
 	struct exporter *x = ctx;
-	__u32 lo = 0, hi = x->nr_pids;
+	const struct exporter_pid key = { .tgid = tgid, .start = start };
+	const struct exporter_pid *p = bsearch(&key, x->pids, x->nr_pids, sizeof(*x->pids),
+					       pid_cmp);
 
-	/* The first entry past tgid's; its predecessor is tgid's newest, if any. */
-	while (lo < hi) {
-		__u32 mid = lo + (hi - lo) / 2;
-
-		if (x->pids[mid].tgid <= tgid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo || x->pids[lo - 1].tgid != tgid)
+	if (!p)
 		return false;
-	*guest = x->pids[lo - 1].guest;
-	*created_ms = x->pids[lo - 1].created_ms;
+	*guest = p->guest;
+	*created_ms = p->created_ms;
 	return true;
 }
 
@@ -371,7 +365,7 @@ int exporter_render(void *ctx, enum expo_format fmt, struct expo_buf *out)
 		fprintf(stderr, "vmexit serve: --max-series %llu reached: %llu series left out of "
 			"a scrape (said once; vmexit_series_dropped counts them at each scrape); "
 			"raise --max-series, or scrape with native histograms, fewer --buckets, "
-			"without --by vcpu or --keys\n", (unsigned long long)x->max_series,
+			"without --by vcpu, --keys or --wake\n", (unsigned long long)x->max_series,
 			(unsigned long long)in.series_dropped);
 	}
 	if (fmt == EXPO_PROTOBUF)

@@ -16,7 +16,7 @@
 #include "serve_guests.h"
 #include "wake_series.h"
 
-#define EXPORTER_MAX_PROGS	32
+#define EXPORTER_MAX_PROGS	48	/* the session's (17 at most) and --wake's (11) */
 
 struct bpf_object;
 
@@ -49,8 +49,8 @@ struct exporter {
 	/* serve -g: the guests exported, picked from all the kernel counts; NULL: all. */
 	const struct guest_select *select;
 	char kernel[65];
-	/* serve --wake: the HTTP thread's; the exported guests by pid (wake cells have no start
-	 * time: a pid's newest VMM), and their delivery and halt series. */
+	/* serve --wake: the HTTP thread's; the exported guests by pid and start time (as the
+	 * wake cells are keyed), and their delivery and halt series. */
 	bool wake;
 	struct exporter_pid *pids;
 	__u32 nr_pids, cap_pids;

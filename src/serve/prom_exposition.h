@@ -95,7 +95,7 @@ struct expo_input {
 	 * vmexit_exit_hooks_info; NULL: no such metric (no BPF session). */
 	const struct hooks_info *hooks;
 	/* serve --wake: the delivery and halt series (wake_series.h); NULL: no such families. */
-	const struct wake_series *wake;
+	struct wake_series *wake;	/* its nr_wake and nr_halt cut by --max-series */
 };
 
 /* A growing output buffer. */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The --max-series cut (series_cap.h). */
 #include "series_cap.h"
+#include "wake_exposition.h"
 
 /* Each key makes vmexit_key_exits_total and vmexit_key_exit_seconds_total. */
 #define SERIES_PER_KEY		2
@@ -8,6 +9,37 @@
 static bool classic_rendered(enum expo_format fmt, enum expo_hists hists)
 {
 	return fmt != EXPO_PROTOBUF || hists != EXPO_HISTS_NATIVE;
+}
+
+/* A histogram: classic (the bounds, +Inf, _count, _sum) and/or native (one). */
+static __u32 per_hist(const struct expo_input *in, enum expo_format fmt, enum expo_hists hists)
+{
+	return (classic_rendered(fmt, hists) ? in->buckets->nr + 3 : 0) +
+	       (fmt == EXPO_PROTOBUF && hists != EXPO_HISTS_CLASSIC);
+}
+
+__u32 series_per_wake(const struct expo_input *in, enum expo_format fmt, enum expo_hists hists)
+{
+	/* vmexit_irq_delivery_seconds, vmexit_irq_delivery_part_seconds by part */
+	return per_hist(in, fmt, hists) + NR_WAKE_PARTS;
+}
+
+__u32 series_per_halt(const struct expo_input *in, enum expo_format fmt, enum expo_hists hists)
+{
+	/* vmexit_halted_exits, _part_seconds by part, vmexit_halts by outcome,
+	 * vmexit_halt_invalid_wakeups, vmexit_halt_wakeup_seconds */
+	return 1 + NR_HLT_PARTS + WAKE_HALT_OUTCOMES + 1 + per_hist(in, fmt, hists);
+}
+
+/* The first of nr items of per series each that fit in max - *used; the rest into *dropped. */
+static __u32 cut(__u32 nr, __u32 per, __u64 max, __u64 *used, __u64 *dropped)
+{
+	__u64 room = max > *used ? (max - *used) / per : 0;
+	__u32 keep = room < nr ? (__u32)room : nr;
+
+	*used += (__u64)keep * per;
+	*dropped += (__u64)(nr - keep) * per;
+	return keep;
 }
 
 __u32 series_per_row(const struct expo_input *in, enum expo_format fmt, enum expo_hists hists)
@@ -52,11 +84,13 @@ void series_cap_apply(struct expo_input *in, enum expo_format fmt, enum expo_his
 	used += (__u64)keep * per_row;
 	in->nr_series = keep;
 
-	if (in->keys_on) {
-		keep = (max - used) / SERIES_PER_KEY < in->nr_keys
-		       ? (__u32)((max - used) / SERIES_PER_KEY) : in->nr_keys;
-		dropped += (__u64)(in->nr_keys - keep) * SERIES_PER_KEY;
-		in->nr_keys = keep;
+	if (in->keys_on)
+		in->nr_keys = cut(in->nr_keys, SERIES_PER_KEY, max, &used, &dropped);
+	if (in->wake) {
+		in->wake->nr_wake = cut(in->wake->nr_wake, series_per_wake(in, fmt, hists), max,
+					&used, &dropped);
+		in->wake->nr_halt = cut(in->wake->nr_halt, series_per_halt(in, fmt, hists), max,
+					&used, &dropped);
 	}
 	in->series_dropped = dropped;
 }

@@ -121,7 +121,7 @@ static int render_delivery(const struct wake_series *ws, const struct expo_bucke
 static int render_halts(const struct wake_series *ws, const struct expo_buckets *bk,
 			enum expo_format fmt, bool classic, struct expo_buf *b)
 {
-	static const char *const outcome[] = { "polled", "poll_slept", "slept" };
+	static const char *const outcome[WAKE_HALT_OUTCOMES] = { "polled", "poll_slept", "slept" };
 	char labels[EXPO_LABELS_MAX + 64];
 	int err = 0;
 
@@ -157,7 +157,7 @@ static int render_halts(const struct wake_series *ws, const struct expo_buckets 
 		const __u64 v[] = { c->polled, c->poll_slept, c->slept };
 		size_t n = halt_series_labels(ws, i, labels);
 
-		for (int k = 0; !err && k < 3; k++)
+		for (int k = 0; !err && k < WAKE_HALT_OUTCOMES; k++)
 			err = counter(b, fmt, "vmexit_halts", false, labels,
 				      add_label(labels, n, "outcome", outcome[k]), v[k],
 				      ws->halt[i].created_ms);

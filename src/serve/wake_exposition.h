@@ -23,6 +23,9 @@ int expo_render_wake(const struct wake_series *ws, const struct expo_buckets *bk
 size_t wake_series_labels(const struct wake_series *ws, __u32 i, char *out);
 size_t halt_series_labels(const struct wake_series *ws, __u32 i, char *out);
 
+/* vmexit_halts' outcome label: polled, poll_slept, slept. */
+#define WAKE_HALT_OUTCOMES	3
+
 /* The histograms' names and help, for both renderers. */
 #define WAKE_DELIVERY_HIST	"vmexit_irq_delivery_seconds"
 #define WAKE_DELIVERY_NATIVE	"vmexit_irq_delivery_nanoseconds"

@@ -53,15 +53,16 @@ static int grow(void **p, __u32 *cap, __u32 need, size_t sz)
 }
 
 /*
- * The cells come sorted by pid, vCPU, source, vector: a series is a run of them, except that
- * without --by vcpu one guest's sources repeat for each vCPU. So each cell goes to the series
- * of its (pid, vCPU, source) among this pid's series so far (a handful: 7 sources at most).
+ * The cells come sorted by pid, start, vCPU, source, vector: a series is a run of them, except
+ * that without --by vcpu one guest's sources repeat for each vCPU. So each cell goes to the
+ * series of its (vCPU, source) among this VMM's series so far (a handful: 7 sources at most).
  */
 static int take_wake(struct wake_series *ws, const struct wake_snapshot *w,
 		     wake_series_guest_fn *guest, void *ctx)
 {
-	__u32 first = 0;	/* this pid's first series */
+	__u32 first = 0;	/* this VMM's first series */
 	__u32 tgid = 0;
+	__u64 start = 0;
 	bool exported = false;
 	const char *name = NULL;
 	__u64 created = 0;
@@ -71,10 +72,11 @@ static int take_wake(struct wake_series *ws, const struct wake_snapshot *w,
 		__s32 vcpu = ws->by_vcpu ? k->vcpu : -1;
 		__u32 s;
 
-		if (!i || k->tgid != tgid) {
+		if (!i || k->tgid != tgid || k->proc_start != start) {
 			tgid = k->tgid;
+			start = k->proc_start;
 			first = ws->nr_wake;
-			exported = guest(ctx, tgid, &name, &created);
+			exported = guest(ctx, tgid, start, &name, &created);
 		}
 		if (!exported)
 			continue;
@@ -85,7 +87,7 @@ static int take_wake(struct wake_series *ws, const struct wake_snapshot *w,
 			if (grow((void **)&ws->wake, &ws->cap_wake, s + 1, sizeof(*ws->wake)))
 				return -ENOMEM;
 			ws->wake[s] = (struct expo_wake){ .guest = name, .created_ms = created,
-				.tgid = tgid, .vcpu = vcpu, .source = k->source };
+				.tgid = tgid, .start = start, .vcpu = vcpu, .source = k->source };
 			ws->nr_wake++;
 		}
 		wake_cell_add(&ws->wake[s].c, &w->wcells[i]);
@@ -93,7 +95,7 @@ static int take_wake(struct wake_series *ws, const struct wake_snapshot *w,
 	return 0;
 }
 
-/* Sorted by pid, vCPU: without --by vcpu, a pid's cells make one series. */
+/* Sorted by pid, start, vCPU: without --by vcpu, a VMM's cells make one series. */
 static int take_halt(struct wake_series *ws, const struct wake_snapshot *w,
 		     wake_series_guest_fn *guest, void *ctx)
 {
@@ -106,17 +108,18 @@ static int take_halt(struct wake_series *ws, const struct wake_snapshot *w,
 		__s32 vcpu = ws->by_vcpu ? k->vcpu : -1;
 		struct expo_halt *h = ws->nr_halt ? &ws->halt[ws->nr_halt - 1] : NULL;
 
-		if (!i || k->tgid != w->hkeys[i - 1].tgid)
-			exported = guest(ctx, k->tgid, &name, &created);
+		if (!i || k->tgid != w->hkeys[i - 1].tgid ||
+		    k->proc_start != w->hkeys[i - 1].proc_start)
+			exported = guest(ctx, k->tgid, k->proc_start, &name, &created);
 		if (!exported)
 			continue;
-		if (!h || h->tgid != k->tgid || h->vcpu != vcpu) {
+		if (!h || h->tgid != k->tgid || h->start != k->proc_start || h->vcpu != vcpu) {
 			if (grow((void **)&ws->halt, &ws->cap_halt, ws->nr_halt + 1,
 				 sizeof(*ws->halt)))
 				return -ENOMEM;
 			h = &ws->halt[ws->nr_halt++];
 			*h = (struct expo_halt){ .guest = name, .created_ms = created,
-				.tgid = k->tgid, .vcpu = vcpu };
+				.tgid = k->tgid, .start = k->proc_start, .vcpu = vcpu };
 		}
 		hlt_cell_add(&h->c, &w->hcells[i]);
 	}

@@ -4,7 +4,8 @@
  * summed into the series a scrape exports: per guest x source (and vCPU with --by vcpu). The
  * vector is not a label: a guest's vectors are many and change with its drivers (stat --wake
  * shows them), and the series must stay few. Only the guests whose exit series the scrape
- * exports get wake series, named and timed as those are.
+ * exports get wake series, named and timed as those are: the same VMM, its pid and start time
+ * (a pid reused by a new VMM is another guest, as for the exit series).
  */
 #ifndef VMEXIT_WAKE_SERIES_H
 #define VMEXIT_WAKE_SERIES_H
@@ -17,6 +18,7 @@ struct expo_wake {
 	const char *guest;
 	__u64 created_ms;		/* Unix time, ms */
 	__u32 tgid;
+	__u64 start;			/* the VMM's start time (wake_key.proc_start) */
 	__s32 vcpu;			/* -1 without --by vcpu */
 	__u32 source;			/* enum wake_source */
 	struct wake_cell c;
@@ -27,6 +29,7 @@ struct expo_halt {
 	const char *guest;
 	__u64 created_ms;
 	__u32 tgid;
+	__u64 start;
 	__s32 vcpu;
 	struct hlt_cell c;
 };
@@ -41,8 +44,9 @@ struct wake_series {
 	long long halt_poll_ns;		/* -1: unknown */
 };
 
-/* The guest of pid tgid if the scrape exports it: its label and _created (Unix ms). */
-typedef bool wake_series_guest_fn(void *ctx, __u32 tgid, const char **guest, __u64 *created_ms);
+/* The guest of VMM (tgid, start) if the scrape exports it: its label and _created (Unix ms). */
+typedef bool wake_series_guest_fn(void *ctx, __u32 tgid, __u64 start, const char **guest,
+				  __u64 *created_ms);
 
 /* w (sorted: wake_snapshot_sort()) into ws's series, the exported guests' only. 0 or -ENOMEM. */
 int wake_series_take(struct wake_series *ws, const struct wake_snapshot *w,

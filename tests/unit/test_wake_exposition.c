@@ -11,13 +11,14 @@
 #include "expo_lines.h"
 #include "hist.h"
 #include "prom_protobuf.h"
+#include "series_cap.h"
 #include "wake_exposition.h"
 
 /* Only pid 42 is exported (pid 43's exit series are not: serve -g, --keep). */
-static bool guest_of(void *ctx, __u32 tgid, const char **guest, __u64 *created_ms)
+static bool guest_of(void *ctx, __u32 tgid, __u64 start, const char **guest, __u64 *created_ms)
 {
 	(void)ctx;
-	if (tgid != 42)
+	if (tgid != 42 || start)
 		return false;
 	*guest = "web\"01";
 	*created_ms = 1763884800123ULL;
@@ -44,20 +45,20 @@ static void snapshot(struct wake_snapshot *s)
 
 	memset(wc, 0, sizeof(wc));
 	memset(hc, 0, sizeof(hc));
-	wk[0] = (struct wake_key){ 42, 0, WAKE_SRC_MSI, 0x41 };
+	wk[0] = (struct wake_key){ 42, 0, WAKE_SRC_MSI, 0x41, 0 };
 	add(&wc[0], 1000, (const __u64[NR_WAKE_PARTS]){ [WAKE_PART_SLEPT] = 900,
 							  [WAKE_PART_ONCPU] = 100 });
 	add(&wc[0], 2000, (const __u64[NR_WAKE_PARTS]){ [WAKE_PART_POLLED] = 2000 });
-	wk[1] = (struct wake_key){ 42, 0, WAKE_SRC_MSI, 0x42 };
+	wk[1] = (struct wake_key){ 42, 0, WAKE_SRC_MSI, 0x42, 0 };
 	add(&wc[1], 300, (const __u64[NR_WAKE_PARTS]){ [WAKE_PART_GUEST] = 300 });
-	wk[2] = (struct wake_key){ 42, 0, WAKE_SRC_TIMER, 0x40 };
+	wk[2] = (struct wake_key){ 42, 0, WAKE_SRC_TIMER, 0x40, 0 };
 	add(&wc[2], 5000000, (const __u64[NR_WAKE_PARTS]){ [WAKE_PART_SLEPT] = 4999000,
 							     [WAKE_PART_RUNQ] = 1000 });
-	wk[3] = (struct wake_key){ 42, 1, WAKE_SRC_MSI, 0x41 };
+	wk[3] = (struct wake_key){ 42, 1, WAKE_SRC_MSI, 0x41, 0 };
 	add(&wc[3], 700, (const __u64[NR_WAKE_PARTS]){ [WAKE_PART_EXIT] = 700 });
-	wk[4] = (struct wake_key){ 43, 0, WAKE_SRC_IPI, 0xfd };
+	wk[4] = (struct wake_key){ 43, 0, WAKE_SRC_IPI, 0xfd, 0 };
 	add(&wc[4], 100, (const __u64[NR_WAKE_PARTS]){ [WAKE_PART_GUEST] = 100 });
-	hk[0] = (struct hlt_key){ 42, 0 };
+	hk[0] = (struct hlt_key){ 42, 0, 0 };
 	hc[0] = (struct hlt_cell){ .exits = 3, .halts = 4, .polled = 1, .poll_slept = 1,
 				   .slept = 2, .invalid = 1, .sum_ns = 9000, .halt_ns = 8000,
 				   .wake_sum_ns = 7000,
@@ -65,11 +66,11 @@ static void snapshot(struct wake_snapshot *s)
 					      [HLT_PART_RUNQ] = 500, [HLT_PART_OTHER] = 1500 } };
 	hc[0].hist[hist_bucket(1000)] = 2;
 	hc[0].hist[hist_bucket(2500)] = 2;
-	hk[1] = (struct hlt_key){ 42, 1 };
+	hk[1] = (struct hlt_key){ 42, 1, 0 };
 	hc[1] = (struct hlt_cell){ .exits = 1, .halts = 1, .slept = 1, .sum_ns = 100,
 				   .wake_sum_ns = 60, .parts = { [HLT_PART_SLEEP] = 100 } };
 	hc[1].hist[hist_bucket(60)] = 1;
-	hk[2] = (struct hlt_key){ 43, 0 };
+	hk[2] = (struct hlt_key){ 43, 0, 0 };
 	hc[2] = (struct hlt_cell){ .exits = 1, .halts = 1, .polled = 1 };
 	*s = (struct wake_snapshot){ .wkeys = wk, .wcells = wc, .nr_wake = 5, .hkeys = hk,
 				     .hcells = hc, .nr_hlt = 3, .lost = { [WAKE_LOST_SLOTS] = 2 },
@@ -269,6 +270,131 @@ static void test_protobuf(const struct expo_buckets *bk)
 	wake_series_free(&ws);
 }
 
+/* Pid 42 reused: the VMM started at 1000 ended ("old"), the one started at 2000 runs ("new"). */
+static bool reused_guest(void *ctx, __u32 tgid, __u64 start, const char **guest,
+			 __u64 *created_ms)
+{
+	bool both = *(const bool *)ctx;
+
+	if (tgid != 42 || (start != 2000 && !(both && start == 1000)))
+		return false;
+	*guest = start == 2000 ? "new" : "old";
+	*created_ms = start;
+	return true;
+}
+
+/* A pid's new VMM starts series of its own: nothing of the ended one's cells adds to them. */
+static void test_pid_reuse(void)
+{
+	struct wake_key wk[4] = {
+		{ 42, 0, WAKE_SRC_MSI, 0x41, 2000 }, { 42, 0, WAKE_SRC_MSI, 0x41, 1000 },
+		{ 42, 1, WAKE_SRC_MSI, 0x41, 1000 }, { 42, 1, WAKE_SRC_MSI, 0x41, 2000 },
+	};
+	struct hlt_key hk[2] = { { 42, 0, 2000 }, { 42, 0, 1000 } };
+	struct wake_snapshot s = { .nr_wake = 4, .nr_hlt = 2, .halt_poll_ns = -1 };
+	struct wake_series ws = {};
+	bool both = false;
+
+	s.wkeys = malloc(sizeof(wk));
+	s.wcells = calloc(4, sizeof(*s.wcells));
+	s.hkeys = malloc(sizeof(hk));
+	s.hcells = calloc(2, sizeof(*s.hcells));
+	CHECK(s.wkeys && s.wcells && s.hkeys && s.hcells);
+	if (!s.wkeys || !s.wcells || !s.hkeys || !s.hcells)
+		return;
+	memcpy(s.wkeys, wk, sizeof(wk));
+	memcpy(s.hkeys, hk, sizeof(hk));
+	/* The new VMM: 2 + 3 deliveries, 1 halted exit; the old one: 5 + 7, and 4. */
+	for (int i = 0; i < 2; i++)
+		add(&s.wcells[0], 100, (const __u64[NR_WAKE_PARTS]){ [WAKE_PART_GUEST] = 100 });
+	for (int i = 0; i < 5; i++)
+		add(&s.wcells[1], 100, (const __u64[NR_WAKE_PARTS]){ [WAKE_PART_GUEST] = 100 });
+	for (int i = 0; i < 7; i++)
+		add(&s.wcells[2], 100, (const __u64[NR_WAKE_PARTS]){ [WAKE_PART_GUEST] = 100 });
+	for (int i = 0; i < 3; i++)
+		add(&s.wcells[3], 100, (const __u64[NR_WAKE_PARTS]){ [WAKE_PART_GUEST] = 100 });
+	s.hcells[0].exits = 1;
+	s.hcells[1].exits = 4;
+	wake_snapshot_sort(&s);
+	CHECK(!wake_series_take(&ws, &s, reused_guest, &both));
+	CHECK_EQ_U64(ws.nr_wake, 1);
+	CHECK_EQ_U64(ws.wake[0].c.count, 5);
+	CHECK_EQ_U64(ws.nr_halt, 1);
+	CHECK_EQ_U64(ws.halt[0].c.exits, 1);
+	/* Both exported (another guest label: still within --keep): each its own. */
+	both = true;
+	CHECK(!wake_series_take(&ws, &s, reused_guest, &both));
+	CHECK_EQ_U64(ws.nr_wake, 2);
+	CHECK_EQ_U64(ws.nr_halt, 2);
+	for (__u32 i = 0; i < ws.nr_wake; i++)
+		CHECK_EQ_U64(ws.wake[i].c.count, strcmp(ws.wake[i].guest, "new") ? 12 : 5);
+	for (__u32 i = 0; i < ws.nr_halt; i++)
+		CHECK_EQ_U64(ws.halt[i].c.exits, strcmp(ws.halt[i].guest, "new") ? 4 : 1);
+	wake_series_free(&ws);
+	wake_snapshot_free(&s);
+}
+
+/* The guests' wake series in a text scrape: sample lines of the delivery and halt families
+ * (vmexit_kvm_halt_poll_seconds and vmexit_wake_lost are process-wide, outside the cap). */
+static __u64 wake_lines(const struct expo_buf *b)
+{
+	__u64 n = 0;
+
+	for (const char *p = b->p, *end = b->p + b->len; p < end;) {
+		const char *nl = memchr(p, '\n', end - p);
+
+		if (!strncmp(p, "vmexit_irq_delivery", 19) || !strncmp(p, "vmexit_halt", 11))
+			n++;
+		p = nl ? nl + 1 : end;
+	}
+	return n;
+}
+
+/* One text scrape of the wake series alone, capped at max: its wake lines and the dropped. */
+static __u64 capped_scrape(const struct expo_buckets *bk, __u64 max, __u64 *dropped)
+{
+	struct wake_series ws = { .by_vcpu = true };
+	struct wake_snapshot s;
+	struct expo_input in = { .buckets = bk, .version = "v", .kernel = "k", .wake = &ws };
+	struct expo_buf b = {};
+	char line[64];
+	__u64 n;
+
+	snapshot(&s);
+	CHECK(!wake_series_take(&ws, &s, guest_of, NULL));
+	series_cap_apply(&in, EXPO_TEXT, EXPO_HISTS_NATIVE, max);
+	CHECK(!expo_render(&in, EXPO_TEXT, &b));
+	n = wake_lines(&b);
+	*dropped = in.series_dropped;
+	snprintf(line, sizeof(line), "vmexit_series_dropped %llu", (unsigned long long)*dropped);
+	CHECK(has_line(&b, line));
+	expo_buf_free(&b);
+	wake_series_free(&ws);
+	return n;
+}
+
+/* --max-series counts the wake series: a scrape keeps at most the cap, says what it left out. */
+static void test_series_cap(const struct expo_buckets *bk)
+{
+	struct expo_input in = { .buckets = bk };
+	__u64 all, dropped, n;
+	const __u64 per_wake = series_per_wake(&in, EXPO_TEXT, EXPO_HISTS_NATIVE);
+	const __u64 per_halt = series_per_halt(&in, EXPO_TEXT, EXPO_HISTS_NATIVE);
+
+	all = capped_scrape(bk, ~0ULL, &dropped);
+	CHECK_EQ_U64(dropped, 0);
+	/* pid 42 by vCPU: MSI and timer on vCPU 0, MSI on vCPU 1; halts on both. */
+	CHECK_EQ_U64(all, 3 * per_wake + 2 * per_halt);
+	for (__u64 max = 1; max < all; max += 7) {
+		n = capped_scrape(bk, max, &dropped);
+		CHECK(n <= max);
+		CHECK_EQ_U64(dropped, all - n);
+	}
+	/* Whole series: room for two delivery series and a bit keeps exactly two. */
+	n = capped_scrape(bk, 2 * per_wake + 1, &dropped);
+	CHECK_EQ_U64(n, 2 * per_wake);
+}
+
 int main(void)
 {
 	struct expo_buckets bk;
@@ -279,6 +405,8 @@ int main(void)
 	CHECK(!expo_buckets_parse("256ns,1.024us,2.048us", &bk, err, sizeof(err)));
 	test_by_guest(&bk);
 	test_protobuf(&bk);
+	test_series_cap(&bk);
+	test_pid_reuse();
 	test_by_vcpu(&bk, &b);
 	/* promtool (tools/install-deps.sh installs it) parses the text format and lints it. */
 	f = popen("promtool check metrics", "w");

@@ -32,7 +32,7 @@ static void test_csv(void)
 	if (!s.wkeys || !s.wcells || !s.hkeys || !s.hcells)
 		abort();
 	/* Two MSIs to vCPU 1 of pid 100: 1000 and 3000 ns, the vCPU asleep in a halt. */
-	s.wkeys[0] = (struct wake_key){ 100, 1, WAKE_SRC_MSI, 0x41 };
+	s.wkeys[0] = (struct wake_key){ 100, 1, WAKE_SRC_MSI, 0x41, 0 };
 	s.wcells[0].count = 2;
 	s.wcells[0].sum_ns = 4000;
 	s.wcells[0].max_ns = 3000;
@@ -43,19 +43,19 @@ static void test_csv(void)
 	put(s.wcells[0].hist, 1000);
 	put(s.wcells[0].hist, 3000);
 	/* Another guest's: left out. */
-	s.wkeys[1] = (struct wake_key){ 200, 0, WAKE_SRC_IPI, 0xfd };
+	s.wkeys[1] = (struct wake_key){ 200, 0, WAKE_SRC_IPI, 0xfd, 0 };
 	s.wcells[1].count = 1;
 	/* One timer interrupt to vCPU 0, 10 ns, in guest mode: sorted first. */
-	s.wkeys[2] = (struct wake_key){ 100, 0, WAKE_SRC_TIMER, 0x40 };
+	s.wkeys[2] = (struct wake_key){ 100, 0, WAKE_SRC_TIMER, 0x40, 0 };
 	s.wcells[2].count = 1;
 	s.wcells[2].sum_ns = 10;
 	s.wcells[2].max_ns = 10;
 	s.wcells[2].parts[WAKE_PART_GUEST] = 10;
 	put(s.wcells[2].hist, 10);
 	/* vCPU 0 halted twice in one exit: a poll that caught it at 5 us, a sleep woken at 35. */
-	s.hkeys[0] = (struct hlt_key){ 200, 0 };
+	s.hkeys[0] = (struct hlt_key){ 200, 0, 0 };
 	s.hcells[0].halts = 7;
-	s.hkeys[1] = (struct hlt_key){ 100, 0 };
+	s.hkeys[1] = (struct hlt_key){ 100, 0, 0 };
 	s.hcells[1] = (struct hlt_cell){ .exits = 1, .halts = 2, .polled = 1, .slept = 1,
 					 .sum_ns = 50000, .halt_ns = 40000,
 					 .parts = { 5000, 30000, 5000, 10000 } };
