@@ -228,3 +228,25 @@ sys.exit(1 if bad else 0)
 EOF
 sanitizer_reports && fail "sanitizer reports (above)"
 echo "ok: test_wake_host"
+
+# serve --wake's own programs are serve's cost too: vmexit_bpf_run_seconds_total and
+# vmexit_bpf_runs_total have them (program="wake_*"), labelled like the exit programs, and the
+# guest's entries and exits ran them (runs > 0) in the scrape taken while it ran.
+wake_run_stats_check() {
+	python3 - "$1" <<'PY'
+import re, sys
+runs, secs = {}, {}
+for l in open(sys.argv[1]):
+    m = re.match(r'vmexit_bpf_(runs|run_seconds)_total\{program="([^"]+)"\} (\S+)$', l)
+    if m:
+        (runs if m[1] == 'runs' else secs)[m[2]] = float(m[3])
+wake = {p: n for p, n in runs.items() if p.startswith('wake_')}
+print(f'serve --wake: bpf run statistics of {len(runs)} programs, wake ones {wake}')
+bad = [p for p in ('wake_entry', 'wake_exit') if not runs.get(p) or p not in secs]
+if bad or not any(not p.startswith('wake_') for p in runs):
+    print(f'  no runs (or no run time) of {bad}, or no exit program beside them')
+    sys.exit(1)
+PY
+}
+wake_run_stats_check "$TMP/metrics" || fail "serve --wake: its programs' run time is not exported"
+echo "ok: test_wake_host (the wake programs' run time)"
