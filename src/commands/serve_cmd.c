@@ -142,8 +142,9 @@ static const struct cmd_option options[] = {
 	  "vmexit_exit_duration_seconds, or both; text scrapers always get classic", 2,
 	  OPT_TO(struct serve_args, hists, opt_hists) },
 	{ "max-series", 0, "N", 0, "At most N per-guest series per scrape (default 30000); "
-	  "past it whole rows (then --keys, --wake series) are left out, counted in vmexit_series_dropped and said once "
-	  "in the log", 2, OPT_TO(struct serve_args, max_series, opt_max_series) },
+	  "past it whole rows (then --keys, --wake series) are left out, counted in "
+	  "vmexit_series_dropped and said once in the log", 2,
+	  OPT_TO(struct serve_args, max_series, opt_max_series) },
 	QMP_OPTION(struct serve_args, qmp, 2),
 	SOURCE_OPTION(struct serve_args, source, 2),
 	{ "per-address", 0, NULL, 0, "With --keys N: a series per port and MMIO address, not per "

@@ -22,8 +22,9 @@ void wake_progs_close(struct wake_progs *w);
 struct bpf_program;
 int wake_progs_list(const struct wake_progs *w, struct bpf_program **progs, int max);
 /*
- * Deletes the delivery and halt cells of every VMM (pid, start time) keep() says no (serve: guests forgotten
- * after --keep), so that a server of months keeps room for the guests to come. 0 or -errno.
+ * Deletes the delivery and halt cells of every VMM (pid, start time) keep() says no (serve:
+ * guests forgotten after --keep), so that a server of months keeps room for the guests to
+ * come. 0 or -errno.
  */
 int wake_progs_forget(struct wake_progs *w, bool (*keep)(void *ctx, __u32 tgid, __u64 start),
 		      void *ctx);

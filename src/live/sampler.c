@@ -444,7 +444,8 @@ struct wake_vmms {
 static int guest_key_cmp(const void *a, const void *b)
 {
 	const struct guest_key *x = a, *y = b;
-	__u64 xs = (__u64)x->start_hi << 32 | x->start_lo, ys = (__u64)y->start_hi << 32 | y->start_lo;
+	__u64 xs = (__u64)x->start_hi << 32 | x->start_lo;
+	__u64 ys = (__u64)y->start_hi << 32 | y->start_lo;
 
 	if (x->tgid != y->tgid)
 		return x->tgid < y->tgid ? -1 : 1;

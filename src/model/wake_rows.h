@@ -54,7 +54,8 @@ struct hlt_advice {
 
 #define HLT_ADVICE_WINDOWS_US(X) X(10) X(50) X(100) X(200) X(500) X(1000) X(5000)
 
-/* One advice per VMM (pid and start) of s (sorted), in out (room for s->nr_hlt); returns how many. */
+/* One advice per VMM (pid and start) of s (sorted), in out (room for s->nr_hlt); returns how
+ * many. */
 size_t hlt_advice_of(const struct wake_snapshot *s, struct hlt_advice *out);
 
 #endif /* VMEXIT_WAKE_ROWS_H */

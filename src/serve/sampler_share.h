@@ -44,7 +44,8 @@ void sampler_snapshot_free(struct sampler_snapshot *snap);
 int sampler_with_keys(struct sampler *sp, int (*fn)(void *ctx, const struct row_key *k),
 		      void *ctx);
 
-/* Calls fn with the rows since start (empty with so.hist_coarse), under the sampler's lock (any thread); fn's result. */
+/* Calls fn with the rows since start (empty with so.hist_coarse), under the sampler's lock
+ * (any thread); fn's result. */
 int sampler_with_rows(struct sampler *sp, int (*fn)(void *ctx, const struct row_table *cum),
 		      void *ctx);
 

@@ -3,9 +3,10 @@
  * serve --max-series: the per-guest series of one scrape held to a hard cap. A series is what
  * Prometheus stores as one: a sample line of the text formats, a native histogram as a whole.
  * The stuck exits in flight come first (the alarms), then the exit rows in their order, then
- * the --keys series, then --wake's delivery and halt series; each row goes whole (its counter, histogram and --split states) or not at
- * all. The process-wide series (lost exits, BPF run time, build info, process_*) are outside
- * the cap: a fixed number, whatever the guests.
+ * the --keys series, then --wake's delivery and halt series; each row goes whole (its counter,
+ * histogram and --split states) or not at all, and so does each wake series. The
+ * process-wide series (lost exits, BPF run time, build info, process_*) are outside the cap: a
+ * fixed number, whatever the guests.
  */
 #ifndef VMEXIT_SERIES_CAP_H
 #define VMEXIT_SERIES_CAP_H
@@ -20,8 +21,8 @@ __u32 series_per_row(const struct expo_input *in, enum expo_format fmt, enum exp
 __u32 series_per_wake(const struct expo_input *in, enum expo_format fmt, enum expo_hists hists);
 __u32 series_per_halt(const struct expo_input *in, enum expo_format fmt, enum expo_hists hists);
 /*
- * Cuts in's stuck exits in flight, rows, keys and wake series so that their series are at most max; sets
- * in->max_series and in->series_dropped (the series left out).
+ * Cuts in's stuck exits in flight, rows, keys and wake series so that their series are at
+ * most max; sets in->max_series and in->series_dropped (the series left out).
  */
 void series_cap_apply(struct expo_input *in, enum expo_format fmt, enum expo_hists hists,
 		      __u64 max);
