@@ -163,6 +163,20 @@ struct {
 
 __u64 wake_lost[NR_WAKE_LOST];
 
+/*
+ * stream --wake: each delivery also as a VMEXIT_EV_WAKE record (include/vmexit.h) in the
+ * stream's ring buffer, whose map userspace puts in place of this one before loading
+ * (wake_progs_open_stream()). Off otherwise: the cells cost what they did. A record the ring
+ * could not take is counted here and reported as the stream's ringbuf_full.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} events SEC(".maps");
+
+const volatile bool emit_events;
+__u64 events_lost;
+
 /* Tracepoint programs must not hide events from perf users: as bpf/vmexit.bpf.c. */
 #define TP_PASS		1
 
@@ -236,17 +250,64 @@ static __always_inline struct wake_thread *thread_of(__u32 tid, __u32 tgid,
 	return t;
 }
 
+static __always_inline void wake_emit(struct wake_thread *t, const struct wake_key *k,
+				      __u64 ts, __u64 lat, const __u64 *p)
+{
+	struct vmexit_event *ev = bpf_ringbuf_reserve(&events, VMEXIT_EVENT_SPLIT_LEN, 0);
+	int i;
+
+	if (!ev) {
+		__sync_fetch_and_add(&events_lost, 1);
+		return;
+	}
+	ev->ts_ns = ts;
+	ev->latency_ns = lat;
+	for (i = 0; i < NR_WAKE_PARTS; i++)
+		*wake_event_part(ev, i) = p[i];
+	ev->intr_info = k->vector;
+	ev->error_code = 0;
+	ev->tgid = t->tgid;
+	ev->tid = (__u32)bpf_get_current_pid_tgid();
+	ev->vcpu = t->vcpu;
+	ev->reason = k->source;
+	ev->cpu = bpf_get_smp_processor_id();
+	ev->isa = 0;
+	ev->type = VMEXIT_EV_WAKE;
+	bpf_ringbuf_submit(ev, 0);
+}
+
 static __always_inline void wake_account(struct wake_thread *t, __u64 info, __u64 ts,
 					 struct pend_slot *s, __u64 now)
 {
 	struct wake_key k = { .tgid = t->tgid, .vcpu = t->vcpu, .proc_start = t->proc_start };
 	__u32 state = (info >> PEND_STATE_SHIFT) & 0xf;
-	__u64 lat = now - ts, wake, on;
+	__u64 lat = now - ts, wake, on, p[NR_WAKE_PARTS] = {};
 	struct wake_cell *c;
 	struct wake_zero *z;
+	int i;
 
 	k.source = (info >> PEND_SRC_SHIFT) & 0xf;
 	k.vector = info & 0xff;
+	switch (state) {
+	case PEND_GUEST:
+		p[WAKE_PART_GUEST] = lat;
+		break;
+	case PEND_POLLED:
+		p[WAKE_PART_POLLED] = lat;
+		break;
+	case PEND_SLEPT:
+		/* Each boundary clamped into [pending, entry] and ordered: the parts sum exactly. */
+		wake = s->wake_ts < ts ? ts : s->wake_ts > now ? now : s->wake_ts;
+		on = s->on_ts < wake ? wake : s->on_ts > now ? now : s->on_ts;
+		p[WAKE_PART_SLEPT] = wake - ts;
+		p[WAKE_PART_RUNQ] = on - wake;
+		p[WAKE_PART_ONCPU] = now - on;
+		break;
+	default:
+		p[WAKE_PART_EXIT] = lat;
+	}
+	if (emit_events)
+		wake_emit(t, &k, ts, lat, p);
 	z = zeroes();
 	if (!z)
 		return;
@@ -258,24 +319,8 @@ static __always_inline void wake_account(struct wake_thread *t, __u64 info, __u6
 	if (lat > c->max_ns)
 		c->max_ns = lat;
 	hist_add(c->hist, lat);
-	switch (state) {
-	case PEND_GUEST:
-		c->parts[WAKE_PART_GUEST] += lat;
-		break;
-	case PEND_POLLED:
-		c->parts[WAKE_PART_POLLED] += lat;
-		break;
-	case PEND_SLEPT:
-		/* Each boundary clamped into [pending, entry] and ordered: the parts sum exactly. */
-		wake = s->wake_ts < ts ? ts : s->wake_ts > now ? now : s->wake_ts;
-		on = s->on_ts < wake ? wake : s->on_ts > now ? now : s->on_ts;
-		c->parts[WAKE_PART_SLEPT] += wake - ts;
-		c->parts[WAKE_PART_RUNQ] += on - wake;
-		c->parts[WAKE_PART_ONCPU] += now - on;
-		break;
-	default:
-		c->parts[WAKE_PART_EXIT] += lat;
-	}
+	for (i = 0; i < NR_WAKE_PARTS; i++)
+		c->parts[i] += p[i];
 }
 
 static __always_inline void hlt_account(struct wake_thread *t, __u64 now)

@@ -262,6 +262,15 @@ enum vmexit_event_type {
 	VMEXIT_EV_TSC_OFFSET = 3,/* kvm_write_tsc_offset: info1 = previous, info2 = next offset */
 	VMEXIT_EV_KVM_EVENT = 4,/* another kvm tracepoint (--kvm-events): reason = enum below */
 	/*
+	 * stream --wake (bpf/wake.bpf.c): an interrupt delivered to a vCPU, sent at the kvm_entry
+	 * that delivered it. ts_ns: when it became pending; latency_ns: from then to that entry;
+	 * reason: its source (enum wake_source, include/wake.h); intr_info: its vector; the
+	 * parts (enum wake_part), summing exactly to latency_ns: rip guest, info1 exit, info2
+	 * polled, blocked_ns slept, runq_ns runq, oncpu_ns oncpu. isa 0; always the
+	 * VMEXIT_EVENT_SPLIT_LEN bytes.
+	 */
+	VMEXIT_EV_WAKE = 5,
+	/*
 	 * Flag on EV_EXIT / EV_USER_EXIT: the exit never completed (its thread exited, or the
 	 * session ended first); latency_ns is its age at that moment.
 	 */

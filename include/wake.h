@@ -76,6 +76,22 @@ enum hlt_part {
 };
 
 /*
+ * Where a VMEXIT_EV_WAKE record (stream --wake) keeps each part: the one map of its layout,
+ * for the kernel that fills it and every output that reads it.
+ */
+static inline __u64 *wake_event_part(struct vmexit_event *ev, int part)
+{
+	switch (part) {
+	case WAKE_PART_GUEST:	return &ev->rip;
+	case WAKE_PART_EXIT:	return &ev->info1;
+	case WAKE_PART_POLLED:	return &ev->info2;
+	case WAKE_PART_SLEPT:	return &ev->blocked_ns;
+	case WAKE_PART_RUNQ:	return &ev->runq_ns;
+	default:		return &ev->oncpu_ns;
+	}
+}
+
+/*
  * A cell's VMM is its pid and the process's start time (group_leader->start_time, as
  * cell_key.proc_start): a pid reused by a new VMM starts cells of its own, never adding to
  * those of the ended one.

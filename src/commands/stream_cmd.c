@@ -40,6 +40,7 @@ static const char doc[] =
 "    vmexit stream --perfetto trace.pftrace -d 10s  # for ui.perfetto.dev\n"
 "    vmexit stream --kvm-events pio,mmio -p 4242 # and each port / MMIO access\n"
 "    vmexit stream --stuck 1s -p 4242    # and say when a vCPU is stuck in one\n"
+"    vmexit stream --wake --json -p 4242 # and every interrupt delivery\n"
 "    vmexit stream -- qemu-system-x86_64 ...     # a VMM from its start\n"
 "\v" DURATION_HELP;
 
@@ -56,6 +57,10 @@ static const struct cmd_option options[] = {
 	{ "stuck", 0, "DURATION", 0, "Also print a line when an exit has been in flight this long "
 	  "(e.g. 1s, 250ms; default off)", 2,
 	  OPT_TO(struct stream_args, live.stuck_ns, opt_stuck) },
+	{ "wake", 0, NULL, 0, "(x86) Also an event per interrupt delivered to a vCPU (type wake, "
+	  "at the entry that delivered it): its source, vector, latency from pending and its "
+	  "parts, as stat --wake counts them; lines and --json only", 2,
+	  OPT_TO(struct stream_args, live.wake, opt_true) },
 	{},
 };
 
@@ -113,6 +118,12 @@ int cmd_stream(int argc, char **argv)
 	a.live.filters.opts.command = cli_split_command(&argc, argv);
 	if (cmd_options_parse(&stream_options, argc, argv, ARGP_IN_ORDER, &a))
 		return 2;
+	/* Said, not dropped: the other formats have no wake events (yet). */
+	if (a.live.wake && a.out.mode != EVOUT_LINES && a.out.mode != EVOUT_JSON) {
+		fprintf(stderr, "vmexit: stream --wake writes lines or --json; drop --tsv or "
+			"--perfetto\n");
+		return 2;
+	}
 	a.out.split = a.live.filters.opts.split;
 	a.out.keys = a.live.filters.opts.key_mode != KEY_MODE_OFF;
 	/* The kernel's times are CLOCK_MONOTONIC; lines show wall-clock time, as report does

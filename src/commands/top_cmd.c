@@ -24,6 +24,7 @@
 #include "signals.h"
 #include "stack_options.h"
 #include "top_view.h"
+#include "top_wake.h"
 #include "tracing_info_print.h"
 
 static const char doc[] =
@@ -53,6 +54,7 @@ static const char doc[] =
 "    vmexit top -x --keys --qmp auto # keys, devices named by QEMU\n"
 "    vmexit top -x --rips --guest-symbols web01=System.map\n"
 "                                    # hot guest code, per reason\n"
+"    vmexit top --wake -g web01      # interrupt delivery latency (w)\n"
 "\v" DURATION_HELP
 "-d is in seconds, as top's (a bare number; 500ms works too).\n";
 
@@ -72,6 +74,7 @@ struct top_args {
 	bool per_address;	/* --per-address */
 	bool rips;		/* --rips */
 	struct guest_symbols syms;	/* --guest-symbols */
+	bool wake;		/* --wake */
 };
 
 OPT_STATIC_STORE(opt_sort, enum top_sort);
@@ -126,6 +129,11 @@ static const struct cmd_option options[] = {
 	{ "guest-symbols", 0, "GUEST=FILE", 0, "With --rips: name GUEST's RIPs symbol+offset "
 	  "from FILE (its System.map or a copy of its /proc/kallsyms), in that guest's views; "
 	  "repeatable", 2, OPT_TO(struct top_args, syms, opt_guest_symbols) },
+	{ "wake", 0, NULL, 0, "(x86) Load the wake-up programs at start and start in their view "
+	  "(w toggles it): interrupt deliveries per guest, vCPU, source and vector (count/s, P50, "
+	  "P99, what the vCPU was doing meanwhile) and the halts, as stat --wake; they cost every "
+	  "context switch and wake-up on the host a hash lookup", 2,
+	  OPT_TO(struct top_args, wake, opt_true) },
 	{ "vcpus", 0, NULL, 0, "Start in the per-vCPU view", 2,
 	  OPT_TO(struct top_args, vcpus, opt_true) },
 	{ "overhead", 0, NULL, 0, "Show vmexit's own cost (kernel BPF run-time "
@@ -159,6 +167,9 @@ static void check_modes(void *input, struct argp_state *state)
 			   a->log_file ? " (-L)" : "");
 	if (a->drill && a->vcpus)
 		argp_error(state, "-x and --vcpus exclude each other");
+	if (a->wake && (a->drill || a->vcpus))
+		argp_error(state, "--wake starts in the wake-up view: -x and --vcpus start in "
+			   "others (w switches to it from any)");
 	stack_opts_apply(&a->stk, &a->filters.opts, state);
 	if (a->sort == TS_ONCPU && !a->filters.opts.split)
 		argp_error(state, "--sort oncpu needs --split (time on CPU is only measured "
@@ -194,6 +205,7 @@ struct top {
 	struct sampler sp;		/* sp.sample: the last interval, keys, stacks, kvm events */
 	struct row_table tot;		/* our own sum since start / reset (kernel: never) */
 	struct row_table key_tot;	/* --keys: likewise, by key */
+	struct top_wake wake;		/* --wake: the interval's and the totals' wake cells */
 	struct top_data d;
 	struct top_ui ui;
 	struct top_view v;
@@ -239,6 +251,19 @@ static void take_tables(struct top *tp)
 	tp->d.stacks = smp->stacks;
 }
 
+/* --wake: the view's wake rows from the sample's cells, of the guests top traces. */
+static int sample_wake(struct top *tp)
+{
+	const struct event_filter *ef = &tp->a->filters.opts.filter;
+	int err = top_wake_sample(&tp->wake, &tp->sp.sample, ef->pids, ef->nr_pids);
+
+	if (!err && tp->sp.sample.wake) {
+		tp->d.wake_cur = &tp->wake.cur;
+		tp->d.wake_tot = &tp->wake.tot;
+	}
+	return err;
+}
+
 static int sample(struct top *tp)
 {
 	const struct sample *smp = &tp->sp.sample;
@@ -248,6 +273,7 @@ static int sample(struct top *tp)
 	err = err ? err : add_rows(&tp->tot, smp->rows);
 	if (!err && smp->key_rows)
 		err = add_rows(&tp->key_tot, smp->key_rows);
+	err = err ? err : sample_wake(tp);
 	if (err)
 		return err;
 	tp->d.interval_s = smp->interval_s;
@@ -484,12 +510,13 @@ static int run_live(struct top *tp)
 			if (act == TA_RESET) {
 				row_table_reset(&tp->tot);
 				row_table_reset(&tp->key_tot);
+				err = top_wake_reset(&tp->wake);
 				tp->reset_at = sampler_now();
 				tp->d.was_reset = true;
 			}
 			if (act == TA_DELAY)
 				sampler_set_interval(&tp->sp, tp->ui.delay);
-			err = redraw(tp);
+			err = err ? err : redraw(tp);
 			continue;
 		}
 		if (sampler_due_in(&tp->sp) > 0)
@@ -589,10 +616,12 @@ static int top_main(struct top_args *a)
 	if (!a->once && !a->log && (!isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO)))
 		a->log = true;
 	/* Not silently dropped: --log has no views to start in. */
-	if (a->log && (a->drill || a->vcpus || a->filters.opts.key_mode || a->stk.stacks)) {
+	if (a->log && (a->drill || a->vcpus || a->filters.opts.key_mode || a->stk.stacks ||
+		       a->wake)) {
 		fprintf(stderr, "vmexit: %s: --log%s prints the reasons of every VM selected "
 			"(-p/-g), with no views; use --once for one screen of a view\n",
 			a->drill ? "-x" : a->vcpus ? "--vcpus" : a->stk.stacks ? "--stacks" :
+			a->wake ? "--wake" :
 			a->rips ? "--rips" : "--keys",
 			a->log_file ? " (-L)" : log_given ? "" : " (the default without a terminal)");
 		top_ui_free(&tp.ui);
@@ -613,6 +642,7 @@ static int top_main(struct top_args *a)
 	so.stacks = a->stk.stacks;
 	so.qmp = a->qmp;
 	so.qmp_timeout_ms = a->qmp_timeout_ms;
+	so.wake = a->wake;
 	if (sampler_open(&tp.sp, &a->filters, &so)) {
 		top_ui_free(&tp.ui);
 		if (tp.out != stdout)
@@ -633,6 +663,12 @@ static int top_main(struct top_args *a)
 			tp.ui.key_all = true;
 		}
 	}
+	if (a->wake) {
+		const struct event_filter *ef = &a->filters.opts.filter;
+
+		tp.ui.level = LV_WAKE;
+		tp.ui.tgid = ef->nr_pids == 1 ? (__u32)ef->pids[0] : 0;
+	}
 	row_table_init(&tp.tot);
 	row_table_init(&tp.key_tot);
 	uname(&u);
@@ -648,6 +684,11 @@ static int top_main(struct top_args *a)
 	sampler_start(&tp.sp);
 	/* sampler_start()'s sample (before counting) has the tables, empty: the first screen. */
 	take_tables(&tp);
+	/* The wake cells at the start: the first interval and the totals count from here. */
+	if (!rc)
+		rc = sample_wake(&tp);
+	if (!rc)
+		rc = top_wake_reset(&tp.wake);
 	tp.reset_at = tp.sp.start;
 	/*
 	 * Nothing to drop here: the kernel sends kvm events, as it counts exits, only from when
@@ -673,6 +714,7 @@ static int top_main(struct top_args *a)
 	top_ui_free(&tp.ui);
 	row_table_free(&tp.tot);
 	row_table_free(&tp.key_tot);
+	top_wake_free(&tp.wake);
 	return sampler_close(&tp.sp, rc);
 }
 

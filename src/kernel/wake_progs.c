@@ -12,6 +12,11 @@
 
 int wake_progs_open(struct wake_progs *w)
 {
+	return wake_progs_open_stream(w, -1);
+}
+
+int wake_progs_open_stream(struct wake_progs *w, int ring_fd)
+{
 	struct bpf_program *prog;
 	int err;
 
@@ -20,6 +25,16 @@ int wake_progs_open(struct wake_progs *w)
 		err = -errno;
 		fprintf(stderr, "vmexit: --wake: cannot open its BPF object: %s\n", strerror(-err));
 		return err;
+	}
+	if (ring_fd >= 0) {
+		/* The stream's own ring: one reader, the deliveries among the exits in order. */
+		err = bpf_map__reuse_fd(w->skel->maps.events, ring_fd);
+		if (err) {
+			fprintf(stderr, "vmexit: --wake: cannot share the stream's ring buffer: "
+				"%s\n", strerror(-err));
+			goto fail;
+		}
+		w->skel->rodata->emit_events = true;
 	}
 	err = wake_bpf__load(w->skel);
 	if (err) {
@@ -159,6 +174,11 @@ int wake_progs_forget(struct wake_progs *w, wake_keep_fn *keep, void *ctx)
 			     offsetof(struct hlt_key, proc_start), keep, ctx);
 
 	return err ? err : err2;
+}
+
+__u64 wake_progs_events_lost(const struct wake_progs *w)
+{
+	return w->skel ? __atomic_load_n(&w->skel->bss->events_lost, __ATOMIC_RELAXED) : 0;
 }
 
 void wake_progs_close(struct wake_progs *w)

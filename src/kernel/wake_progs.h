@@ -15,6 +15,13 @@ struct wake_progs {
 
 /* 0, or -errno after one line naming the program that failed to load or attach. */
 int wake_progs_open(struct wake_progs *w);
+/*
+ * stream --wake: the same, each delivery also a VMEXIT_EV_WAKE record in the ring buffer map
+ * ring_fd (the session's events; -1: none, as wake_progs_open()).
+ */
+int wake_progs_open_stream(struct wake_progs *w, int ring_fd);
+/* The records the ring buffer could not take (stream --wake), since loading. */
+__u64 wake_progs_events_lost(const struct wake_progs *w);
 /* 0 or -ENOMEM / -errno of a map read (said). */
 int wake_progs_read(struct wake_progs *w, struct wake_snapshot *out);
 void wake_progs_close(struct wake_progs *w);

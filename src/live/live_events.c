@@ -15,6 +15,7 @@
 #include "tracker.h"
 #include "vcpu_cache.h"
 #include "vmexit.skel.h"
+#include "wake_progs.h"
 
 static const struct cmd_option options[] = {
 	OPT_HEADER("Capture:", 3),
@@ -97,6 +98,9 @@ struct live_ctx {
 	 */
 	__u64 read_until;
 	__u32 since_clock;		/* events read since the clock was last looked at */
+	/* stream --wake: the delivery programs, writing into the same ring; NULL skel: off. */
+	struct wake_progs wake;
+	const struct event_filter *filter;	/* -p, -c: the deliveries' (the kernel's: exits') */
 	int err;
 };
 
@@ -196,6 +200,19 @@ static __s32 vcpu_from_cells(void *ctx, const struct vmexit_event *ev)
 	return -1;
 }
 
+/* -p's pids, or the traced command's; all guests without either. */
+static bool wake_traced(const struct live_ctx *c, __u32 tgid)
+{
+	const struct event_filter *f = c->filter;
+
+	if (c->session->child_pid)
+		return tgid == (__u32)c->session->child_pid;
+	for (int i = 0; i < f->nr_pids; i++)
+		if ((__u32)f->pids[i] == tgid)
+			return true;
+	return !f->nr_pids;
+}
+
 /* One event from the kernel, on its way to the sink: the ring buffer's, and the flush's. */
 static int deliver(void *ctx, const struct vmexit_event *kev)
 {
@@ -204,6 +221,9 @@ static int deliver(void *ctx, const struct vmexit_event *kev)
 	__u64 start = event_start(c, c->session, &ev);
 	int err;
 
+	/* The wake programs see every guest: the deliveries kept are those of the guests traced. */
+	if (VMEXIT_EV_TYPE(ev.type) == VMEXIT_EV_WAKE && !wake_traced(c, ev.tgid))
+		return 0;
 	vcpu_cache_resolve(&c->vcpus, &ev, start);
 	/* The kernel lets userspace exits of a thread with no known vCPU through -c. */
 	if (c->vcpu_filter >= 0 && ev.vcpu != c->vcpu_filter)
@@ -295,6 +315,8 @@ static void check_lost(struct live_ctx *c, const struct session *s)
 	bool grew = false;
 
 	session_lost(s, cur);
+	/* stream --wake: its records the shared ring could not take are the stream's too. */
+	cur[LOST_RINGBUF_FULL] += wake_progs_events_lost(&c->wake);
 	for (int i = 0; i < NR_LOST; i++) {
 		delta[i] = cur[i] - c->lost[i];
 		grew |= delta[i] != 0;
@@ -452,6 +474,12 @@ int live_run(struct live_args *a, struct name_cache *names, const struct live_si
 			goto out;
 		}
 	}
+	c.filter = &a->filters.opts.filter;
+	/* A delivery program that fails to load or attach fails the run, as the exits' would. */
+	if (a->wake && wake_progs_open_stream(&c.wake, bpf_map__fd(s.skel->maps.events))) {
+		rc = 1;
+		goto out;
+	}
 	rb = ring_buffer__new(bpf_map__fd(s.skel->maps.events), on_sample, &c, NULL);
 	if (!rb) {
 		fprintf(stderr, "vmexit: cannot open the ring buffer: %s\n", strerror(errno));
@@ -464,6 +492,8 @@ out:
 	memcpy(res->lost, c.lost, sizeof(c.lost));
 	res->sink_err = c.err;
 	ring_buffer__free(rb);
+	if (c.wake.skel)
+		wake_progs_close(&c.wake);
 	/* The session lives on this stack: names must not ask it once we return. */
 	names->args = NULL;
 	if (opened)

@@ -20,6 +20,7 @@ struct live_args {
 	struct cli_filters filters;	/* and --min-latency, --sample, ... in filters.opts */
 	double duration_s;		/* -d; 0: until Ctrl-C or the command ends */
 	__u64 stuck_ns;			/* stream --stuck: 0 off */
+	bool wake;			/* stream --wake: each interrupt delivery, an event */
 };
 
 /* -d/--duration, --min-latency, --sample, --ringbuf-kb, --kvm-events, and the filters

@@ -80,11 +80,8 @@ static int cmp_u64(__u64 a, __u64 b)
 	return a < b ? -1 : a > b;
 }
 
-static int wake_cmp(const void *a, const void *b)
+int wake_key_cmp(const struct wake_key *x, const struct wake_key *y)
 {
-	const struct wake_key *x = &sort_wkeys[*(const size_t *)a];
-	const struct wake_key *y = &sort_wkeys[*(const size_t *)b];
-
 	if (x->tgid != y->tgid)
 		return cmp_u64(x->tgid, y->tgid);
 	if (x->proc_start != y->proc_start)
@@ -96,16 +93,23 @@ static int wake_cmp(const void *a, const void *b)
 	return cmp_u64(x->vector, y->vector);
 }
 
-static int hlt_cmp(const void *a, const void *b)
+int hlt_key_cmp(const struct hlt_key *x, const struct hlt_key *y)
 {
-	const struct hlt_key *x = &sort_hkeys[*(const size_t *)a];
-	const struct hlt_key *y = &sort_hkeys[*(const size_t *)b];
-
 	if (x->tgid != y->tgid)
 		return cmp_u64(x->tgid, y->tgid);
 	if (x->proc_start != y->proc_start)
 		return cmp_u64(x->proc_start, y->proc_start);
 	return x->vcpu < y->vcpu ? -1 : x->vcpu > y->vcpu;
+}
+
+static int wake_cmp(const void *a, const void *b)
+{
+	return wake_key_cmp(&sort_wkeys[*(const size_t *)a], &sort_wkeys[*(const size_t *)b]);
+}
+
+static int hlt_cmp(const void *a, const void *b)
+{
+	return hlt_key_cmp(&sort_hkeys[*(const size_t *)a], &sort_hkeys[*(const size_t *)b]);
 }
 
 /* Reorders keys and cells (each n of size ksz, csz) by the index idx. */
@@ -158,6 +162,30 @@ __u64 wake_hist_at_most(const __u64 *hist, __u64 ns)
 	for (__u32 b = 0; b < NR_BUCKETS && hist_bucket_low(b) <= ns; b++)
 		n += hist[b];
 	return n;
+}
+
+double wake_pct(__u64 part, __u64 whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0;
+}
+
+void wake_row_of(const struct wake_cell *c, struct wake_row *out)
+{
+	out->count = c->count;
+	out->avg_ns = c->count ? c->sum_ns / c->count : 0;
+	out->p50_ns = wake_hist_percentile(c->hist, c->max_ns, 50);
+	out->p99_ns = wake_hist_percentile(c->hist, c->max_ns, 99);
+	for (int p = 0; p < NR_WAKE_PARTS; p++)
+		out->part_pct[p] = wake_pct(c->parts[p], c->sum_ns);
+}
+
+void hlt_row_of(const struct hlt_cell *c, struct hlt_row *out)
+{
+	out->polled_pct = wake_pct(c->polled, c->halts);
+	out->poll_slept_pct = wake_pct(c->poll_slept, c->halts);
+	out->slept_pct = wake_pct(c->slept, c->halts);
+	for (int p = 0; p < NR_HLT_PARTS; p++)
+		out->part_pct[p] = wake_pct(c->parts[p], c->sum_ns);
 }
 
 size_t hlt_advice_of(const struct wake_snapshot *s, struct hlt_advice *out)

@@ -22,6 +22,9 @@ struct wake_snapshot {
 void wake_snapshot_free(struct wake_snapshot *s);
 /* A copy of src's arrays into dst (freed with wake_snapshot_free()); 0 or -ENOMEM (dst empty). */
 int wake_snapshot_copy(struct wake_snapshot *dst, const struct wake_snapshot *src);
+/* The order of the rows: <0, 0, >0 as x sorts before, with, after y. */
+int wake_key_cmp(const struct wake_key *x, const struct wake_key *y);
+int hlt_key_cmp(const struct hlt_key *x, const struct hlt_key *y);
 /* Rows sorted by pid, process start, vCPU, source, vector (deliveries) and pid, process
  * start, vCPU (halts). */
 void wake_snapshot_sort(struct wake_snapshot *s);
@@ -43,6 +46,28 @@ __u64 wake_hist_percentile(const __u64 *hist, __u64 max, double p);
  * low end is <= ns (so the answer is high by at most the bucket holding ns, 1/8 of it).
  */
 __u64 wake_hist_at_most(const __u64 *hist, __u64 ns);
+
+/*
+ * One delivery row as every view shows it (stat --wake's table, CSV and JSON; top --wake): one
+ * definition of its average, percentiles and the parts' shares of its time.
+ */
+struct wake_row {
+	__u64 count;
+	__u64 avg_ns;
+	__u64 p50_ns, p99_ns;
+	double part_pct[NR_WAKE_PARTS];		/* of sum_ns; 0 when it is 0 */
+};
+
+/* One halted-exit row likewise: the halts' kinds as shares of its halts, parts of its time. */
+struct hlt_row {
+	double polled_pct, poll_slept_pct, slept_pct;	/* of halts */
+	double part_pct[NR_HLT_PARTS];			/* of sum_ns */
+};
+
+/* part as a percentage of whole; 0 when whole is 0. */
+double wake_pct(__u64 part, __u64 whole);
+void wake_row_of(const struct wake_cell *c, struct wake_row *out);
+void hlt_row_of(const struct hlt_cell *c, struct hlt_row *out);
 
 /* Halt-poll advice of one VM: its vCPUs' halts summed. */
 struct hlt_advice {

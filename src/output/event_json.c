@@ -10,6 +10,7 @@
 #include "kvm_event_fields.h"
 #include "reasons.h"
 #include "text_escape.h"
+#include "wake_rows.h"
 
 /*
  * One JSON object per event, assembled in a line buffer and written with one fwrite: printf
@@ -38,6 +39,8 @@ static const char *type_name(__u16 type)
 		return "tsc_offset";
 	case VMEXIT_EV_KVM_EVENT:
 		return "kvm_event";
+	case VMEXIT_EV_WAKE:
+		return "wake";
 	default:
 		return "unknown";
 	}
@@ -92,6 +95,29 @@ static char *json_kvm_event(struct evout *o, char *buf, char *p, const struct vm
 	return p;
 }
 
+/*
+ * stream --wake: a delivery, as stat --wake's JSON rows name it (ts_ns: when it became
+ * pending, latency_ns: to the entry that delivered it), with its own parts.
+ */
+static char *json_wake(char *p, const struct vmexit_event *ev)
+{
+	struct vmexit_event e = *ev;
+
+	p = fmt_lit(p, ",\"source\":\"");
+	p = fmt_str(p, wake_source_name(ev->reason));
+	*p++ = '"';
+	p = json_u64(p, "vector", ev->intr_info);
+	p = fmt_lit(p, ",\"parts_ns\":{");
+	for (int i = 0; i < NR_WAKE_PARTS; i++) {
+		if (i)
+			*p++ = ',';
+		*p++ = '"';
+		p = fmt_str(p, wake_part_name(i));
+		p = fmt_u64(fmt_lit(p, "\":"), *wake_event_part(&e, i));
+	}
+	return fmt_lit(p, "}");
+}
+
 /* --keys: what the exit was about, as stat --by key's JSON rows say it. */
 static char *json_key_fields(struct evout *o, char *buf, char *p, const struct key_note *k)
 {
@@ -131,6 +157,10 @@ static void json_line(struct evout *o, const struct vmexit_event *ev)
 	p = json_u64(p, "cpu", ev->cpu);
 	if (type == VMEXIT_EV_KVM_EVENT) {
 		p = json_kvm_event(o, buf, p, ev);
+		goto out;
+	}
+	if (type == VMEXIT_EV_WAKE) {
+		p = json_wake(p, ev);
 		goto out;
 	}
 	p = fmt_lit(p, ",\"isa\":\"");

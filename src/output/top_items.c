@@ -10,6 +10,7 @@
  *   LV_KEYS     (top --keys) one item per key of a reason, or of every reason, from the
  *               key rows, named: kvm_userspace_exit(IO) 0x3f8 out serial
  *   LV_STACKS   (top --stacks) no items: top_stacks.c lists the reason's kernel stacks
+ *   LV_WAKE     (top --wake) no items: top_wake.c lists the deliveries and halts
  * A VM or vCPU item counts its guest exits (kvm_exit). Exits to the VMM are not added on top:
  * each of them already is one of those guest exits (and its time part of that exit's time), so
  * adding them would count it twice. Only when an entity has no kvm_exit at all (a software KVM
@@ -145,7 +146,8 @@ static bool group_key(const struct top_data *d, const struct top_ui *ui,
 		}
 		return true;
 	case LV_STACKS:
-		return false;	/* its lines are the stacks' (top_stacks.c), no rows */
+	case LV_WAKE:
+		return false;	/* its lines are the stacks' (top_stacks.c), wake-ups' (top_wake.c) */
 	}
 	return false;
 }
@@ -516,7 +518,7 @@ int top_build_items(struct top_view *v, const struct top_data *d, const struct t
 	row_table_reset(&v->g_tot);
 	row_table_reset(&v->g_cur);
 	v->nr_items = 0;
-	if (ui->level == LV_STACKS)
+	if (ui->level == LV_STACKS || ui->level == LV_WAKE)
 		return 0;
 	if (ui->level == LV_KEYS) {
 		err = group_into(&v->g_tot, d->key_tot, d, ui);

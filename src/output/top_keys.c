@@ -81,6 +81,14 @@ static void go_up(struct top_ui *ui)
 		snprintf(ui->msg, sizeof(ui->msg), "already at the top (all VMs)");
 		return;
 	}
+	if (ui->level == LV_WAKE) {
+		/* Back where w was pressed, in the same scope (the VMs' list has none). */
+		enum top_level from = ui->wake_from;
+
+		go_to(ui, from, from == LV_VMS ? 0 : tgid, from == LV_VMS ? 0 : start,
+		      from <= LV_VCPUS ? -1 : vcpu);
+		return;
+	}
 	if (ui->level == LV_KEYS || ui->level == LV_STACKS) {
 		bool one = !ui->key_all;
 
@@ -143,6 +151,26 @@ static void stacks(struct top_ui *ui, const struct top_view *v, const struct top
 			 "(x on a VM)");
 }
 
+/*
+ * w: the deliveries and halts in the scope of the level in view (all VMs, a VM, a vCPU); w again
+ * (or Left): back to that level.
+ */
+static void wake(struct top_ui *ui, const struct top_data *d)
+{
+	enum top_level from = ui->level;
+
+	if (ui->level == LV_WAKE) {
+		go_up(ui);
+		return;
+	}
+	if (!d->wake_tot) {
+		snprintf(ui->msg, sizeof(ui->msg), "no wake-up statistics: start top with --wake");
+		return;
+	}
+	go_to(ui, LV_WAKE, ui->tgid, ui->start, ui->vcpu);
+	ui->wake_from = from;
+}
+
 static void drill(struct top_ui *ui, const struct top_view *v, const struct top_data *d,
 		  bool toggle)
 {
@@ -183,6 +211,12 @@ static void drill(struct top_ui *ui, const struct top_view *v, const struct top_
 			snprintf(ui->msg, sizeof(ui->msg), "%s are the deepest level",
 				 ui->level == LV_KEYS ? "keys" : "stacks");
 		break;
+	case LV_WAKE:
+		if (toggle)
+			go_up(ui);
+		else
+			snprintf(ui->msg, sizeof(ui->msg), "wake-ups have no level below (w: back)");
+		break;
 	}
 }
 
@@ -197,6 +231,7 @@ static void vcpus(struct top_ui *ui, const struct top_view *v)
 	case LV_REASONS:
 	case LV_KEYS:
 	case LV_STACKS:
+	case LV_WAKE:
 		go_to(ui, LV_VCPUS, ui->tgid, ui->start, -1);
 		break;
 	case LV_VCPUS:
@@ -225,7 +260,7 @@ static void move(struct top_ui *ui, const struct top_view *v, int by)
 	int i = ui->sel_idx + by;
 
 	/* No cursor among the stacks' lines: they scroll (the build keeps them in range). */
-	if (ui->level == LV_STACKS) {
+	if (ui->level == LV_STACKS || ui->level == LV_WAKE) {
 		ui->first += by;
 		return;
 	}
@@ -415,6 +450,9 @@ enum top_action top_ui_key(struct top_ui *ui, int key, const struct top_view *v,
 		break;
 	case 'S':
 		stacks(ui, v, d);
+		break;
+	case 'w':
+		wake(ui, d);
 		break;
 	case 's':
 		ui->sort = (ui->sort + 1) % NR_TOP_SORT;

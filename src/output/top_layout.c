@@ -144,6 +144,13 @@ static void view_name(const struct top_data *d, const struct top_ui *ui, char *b
 			snprintf(buf, len, "keys of %s of %s", r, vm);
 		break;
 	}
+	case LV_WAKE:
+		if (ui->vcpu >= 0)
+			snprintf(buf, len, "interrupt deliveries and halts of %s vCPU %d", vm,
+				 ui->vcpu);
+		else
+			snprintf(buf, len, "interrupt deliveries and halts of %s", vm);
+		break;
 	}
 }
 
@@ -311,7 +318,7 @@ static const char *const help_text[] = {
 	"Keys:",
 	"  q            quit",
 	"  x, Enter     drill down: VM/vCPU to reasons, reason to keys/stacks; x: back",
-	"  v / S        a VM's vCPUs (v again: back) / a reason's stacks (--stacks)",
+	"  v / S / w    vCPUs (v: back) / a reason's stacks (--stacks) / wake-ups (--wake)",
 	"  b            all VMs' exit reasons together, as kvm_stat (b again: per VM)",
 	"  Left, Esc    back up one level; Up/Down, k/j, PgUp/PgDn, Home/End: move",
 	"  s / o        sort: count, rate, time, max, p99, oncpu / Total or Current",
@@ -339,10 +346,16 @@ static const char *const prompts[] = {
 	[PR_PID] = "Guest pid (empty: all VMs)",
 };
 
+/* The levels that scroll lines, with no items and no cursor. */
+static bool text_level(const struct top_ui *ui)
+{
+	return ui->level == LV_STACKS || ui->level == LV_WAKE;
+}
+
 static int status_line(struct top_view *v, const struct top_ui *ui, int width, int avail)
 {
 	char range[48] = "";
-	int n = ui->level == LV_STACKS ? v->nr_text : v->nr_items;
+	int n = text_level(ui) ? v->nr_text : v->nr_items;
 
 	if (ui->prompt != PR_NONE)
 		return linef(v, width, TOP_A_BOLD, "%s: %s_", prompts[ui->prompt], ui->input);
@@ -414,7 +427,7 @@ int top_view_build(struct top_view *v, const struct top_data *d, struct top_ui *
 		avail = 1;
 	ui->page = avail;
 	/* The stacks' level scrolls its lines (top_stacks.c): it has no items, no cursor. */
-	if (ui->level != LV_STACKS)
+	if (!text_level(ui))
 		fix_cursor(v, ui, avail);
 
 	lw = label_width(ui, width);
@@ -425,6 +438,9 @@ int top_view_build(struct top_view *v, const struct top_data *d, struct top_ui *
 		}
 	} else if (ui->level == LV_STACKS) {
 		if (top_stack_lines(v, d, ui, width, ui->height > 0 ? avail : INT_MAX))
+			return -ENOMEM;
+	} else if (ui->level == LV_WAKE) {
+		if (top_wake_lines(v, d, ui, width, ui->height > 0 ? avail : INT_MAX))
 			return -ENOMEM;
 	} else {
 		if (column_header(v, ui, width, lw))

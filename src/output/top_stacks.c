@@ -6,7 +6,6 @@
  * table for the whole run: these are since start (r resets the rows' totals, not these). The
  * level has no items: Up/Down and PgUp/PgDn scroll its lines.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include "durations.h"
 #include "text_escape.h"
@@ -15,29 +14,6 @@
 #define W_TIME		9
 #define W_SHARE		6
 #define W_PERIODS	8
-
-/* The level's lines are counted in full; only those in the window from ui->first are built. */
-struct window {
-	struct top_view *v;
-	int width, first, avail, n;
-	int err;
-};
-
-static void text(struct window *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void text(struct window *w, const char *fmt, ...)
-{
-	char buf[TOP_LINE_MAX];
-	va_list ap;
-
-	if (w->n >= w->first && w->n - w->first < w->avail && !w->err) {
-		va_start(ap, fmt);
-		vsnprintf(buf, sizeof(buf), fmt, ap);
-		va_end(ap);
-		w->err = top_linef(w->v, w->width, 0, "%s", buf);
-	}
-	w->n++;
-}
 
 static bool shown(const struct top_data *d, const struct top_ui *ui, const struct stack_row *r)
 {
@@ -61,7 +37,7 @@ static bool shown(const struct top_data *d, const struct top_ui *ui, const struc
 }
 
 /* All the lines, counted; those in the window built. */
-static void stack_text(struct window *w, const struct top_data *d, const struct top_ui *ui)
+static void stack_text(struct top_window *w, const struct top_data *d, const struct top_ui *ui)
 {
 	const struct stack_table *t = d->stacks;
 	char tb[32], nb[TEXT_NAME_MAX], rb[REASON_STR_MAX + 32];
@@ -76,33 +52,34 @@ static void stack_text(struct window *w, const struct top_data *d, const struct 
 		}
 	}
 	if (!nr) {
-		text(w, "  (%s)", ui->have_re ? "no stack matches the filter" :
-		     "no time off CPU during these exits yet");
+		top_wtext(w, "  (%s)", ui->have_re ? "no stack matches the filter" :
+			  "no time off CPU during these exits yet");
 		return;
 	}
-	text(w, "  %s off CPU in %llu periods since start, %zu stack%s", fmt_duration(0, ns, tb,
-	     sizeof(tb)), (unsigned long long)count, nr, nr == 1 ? "" : "s");
+	top_wtext(w, "  %s off CPU in %llu periods since start, %zu stack%s",
+		  fmt_duration(0, ns, tb, sizeof(tb)), (unsigned long long)count, nr,
+		  nr == 1 ? "" : "s");
 	for (size_t i = 0; i < t->nr; i++) {
 		const struct stack_row *r = &t->rows[i];
 
 		if (!shown(d, ui, r))
 			continue;
 		top_reason_label(r->isa, r->reason, rb, sizeof(rb));
-		text(w, " %*s %*.1f%% %*llu  %s %s", W_TIME, fmt_duration(0, r->ns, tb, sizeof(tb)),
-		     W_SHARE - 1, ns ? 100.0 * r->ns / ns : 0, W_PERIODS,
-		     (unsigned long long)r->count,
-		     text_esc(nb, name_cache_get_at(d->names, r->tgid, r->proc_start)), rb);
+		top_wtext(w, " %*s %*.1f%% %*llu  %s %s", W_TIME,
+			  fmt_duration(0, r->ns, tb, sizeof(tb)), W_SHARE - 1,
+			  ns ? 100.0 * r->ns / ns : 0, W_PERIODS, (unsigned long long)r->count,
+			  text_esc(nb, name_cache_get_at(d->names, r->tgid, r->proc_start)), rb);
 		for (__u32 k = 0; k < r->nr_frames; k++)
-			text(w, "      %s", r->frames[k]);
+			top_wtext(w, "      %s", r->frames[k]);
 		if (!r->nr_frames)
-			text(w, "      (no kernel frames)");
+			top_wtext(w, "      (no kernel frames)");
 	}
 }
 
 int top_stack_lines(struct top_view *v, const struct top_data *d, struct top_ui *ui,
 		    int width, int avail)
 {
-	struct window w = { .v = v, .width = width, .avail = 0 };
+	struct top_window w = { .v = v, .width = width, .avail = 0 };
 
 	v->nr_text = 0;
 	if (top_linef(v, width, TOP_A_REVERSE, " %*s %*s %*s  %s", W_TIME, "Off CPU", W_SHARE,
@@ -116,7 +93,7 @@ int top_stack_lines(struct top_view *v, const struct top_data *d, struct top_ui 
 		ui->first = w.n - avail;
 	if (ui->first < 0)
 		ui->first = 0;
-	w = (struct window){ .v = v, .width = width, .first = ui->first, .avail = avail };
+	w = (struct top_window){ .v = v, .width = width, .first = ui->first, .avail = avail };
 	stack_text(&w, d, ui);
 	return w.err;
 }

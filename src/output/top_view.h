@@ -13,14 +13,16 @@
 #include "inflight.h"
 #include "name_cache.h"
 #include "stack_table.h"
+#include "wake_rows.h"
 
 #define TOP_LINE_MAX	512		/* widest line the model builds, NUL included */
 #define TOP_INPUT_MAX	128
 #define TOP_LOG_COLS	6		/* reason columns in --log mode */
 /* What the rows are: all VMs, one VM's vCPUs, the per-reason children of a VM (or vCPU),
  * (top --keys) the keys of one reason of them, or of all; or (top --stacks) the kernel stacks
- * of one reason's time off CPU, or of all reasons'. */
-enum top_level { LV_VMS, LV_VCPUS, LV_REASONS, LV_KEYS, LV_STACKS };
+ * of one reason's time off CPU, or of all reasons'; or (top --wake) the interrupt deliveries
+ * and halts of the VM (vCPU) it was entered from, or of all. */
+enum top_level { LV_VMS, LV_VCPUS, LV_REASONS, LV_KEYS, LV_STACKS, LV_WAKE };
 enum top_sort { TS_COUNT, TS_RATE, TS_TIME, TS_MAX, TS_P99, TS_ONCPU, NR_TOP_SORT };
 enum top_prompt { PR_NONE, PR_FILTER, PR_GUEST, PR_PID };
 
@@ -72,6 +74,12 @@ struct top_data {
 	/* top --split --stacks: the kernel's stacks since start, stack_table_sort()ed; NULL
 	 * without. */
 	const struct stack_table *stacks;
+	/*
+	 * top --wake: the kernel's wake cells grown in the last interval and since start (or the
+	 * reset), row for row the same keys (wake_delta.h); NULL without.
+	 */
+	const struct wake_snapshot *wake_cur;
+	const struct wake_snapshot *wake_tot;
 };
 
 struct top_ui {
@@ -79,6 +87,7 @@ struct top_ui {
 	__u32 tgid;			/* the VM drilled into; 0: all VMs */
 	__u64 start;			/* with tgid, its process (row_key.start); 0: any on the pid */
 	__s32 vcpu;			/* LV_REASONS of one vCPU; -1: all */
+	enum top_level wake_from;	/* LV_WAKE: the level w (Left) returns to */
 	bool key_all;			/* LV_KEYS, LV_STACKS: of every reason, else of: */
 	__u32 key_isa, key_reason;
 	enum top_sort sort;

@@ -20,6 +20,26 @@ bool top_in_view(const struct top_ui *ui, __u32 tgid, __u64 start);
  */
 int top_stack_lines(struct top_view *v, const struct top_data *d, struct top_ui *ui,
 		    int width, int avail);
+/*
+ * The text levels (LV_STACKS, LV_WAKE) scroll lines, not items: all are counted, only those in
+ * the window of avail lines from first are built (top_window.c).
+ */
+struct top_window {
+	struct top_view *v;
+	int width, first, avail, n;
+	int err;
+};
+
+void top_wtext(struct top_window *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same, with TOP_A_* attributes (a header among the lines). */
+void top_wtext_attr(struct top_window *w, unsigned int attr, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/*
+ * LV_WAKE: the column header and the deliveries' and halts' lines from ui->first (fixed up),
+ * at most avail; v->nr_text says how many there are (top_wake.c). 0 or -ENOMEM.
+ */
+int top_wake_lines(struct top_view *v, const struct top_data *d, struct top_ui *ui,
+		   int width, int avail);
 /* A line cut at width columns, names in it escaped (top_layout.c). 0 or -ENOMEM. */
 int top_linef(struct top_view *v, int width, unsigned int attr, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

@@ -13,11 +13,6 @@ static const unsigned int windows_us[] = {
 };
 #define NR_WINDOWS (sizeof(windows_us) / sizeof(windows_us[0]))
 
-static double pct(__u64 part, __u64 whole)
-{
-	return whole ? 100.0 * (double)part / (double)whole : 0;
-}
-
 static void table(const struct wake_snapshot *s, const struct hlt_advice *adv, size_t nr_adv,
 		  long long hpn, FILE *f)
 {
@@ -30,15 +25,15 @@ static void table(const struct wake_snapshot *s, const struct hlt_advice *adv, s
 	for (size_t i = 0; i < s->nr_wake; i++) {
 		const struct wake_key *k = &s->wkeys[i];
 		const struct wake_cell *c = &s->wcells[i];
+		struct wake_row r;
 
+		wake_row_of(c, &r);
 		fprintf(f, "%-8u %4d %-7s 0x%02x %9llu %10llu %10llu %10llu %10llu", k->tgid,
-			k->vcpu, wake_source_name(k->source), k->vector, (unsigned long long)c->count,
-			(unsigned long long)(c->count ? c->sum_ns / c->count : 0),
-			(unsigned long long)wake_hist_percentile(c->hist, c->max_ns, 50),
-			(unsigned long long)wake_hist_percentile(c->hist, c->max_ns, 99),
-			(unsigned long long)c->max_ns);
+			k->vcpu, wake_source_name(k->source), k->vector, (unsigned long long)r.count,
+			(unsigned long long)r.avg_ns, (unsigned long long)r.p50_ns,
+			(unsigned long long)r.p99_ns, (unsigned long long)c->max_ns);
 		for (int p = 0; p < NR_WAKE_PARTS; p++)
-			fprintf(f, " %6.1f%%", pct(c->parts[p], c->sum_ns));
+			fprintf(f, " %6.1f%%", r.part_pct[p]);
 		fputc('\n', f);
 	}
 	fprintf(f, "\nHalted exits (kvm_vcpu_wakeup): kvm_exit to kvm_entry\n");
@@ -49,14 +44,16 @@ static void table(const struct wake_snapshot *s, const struct hlt_advice *adv, s
 	fputc('\n', f);
 	for (size_t i = 0; i < s->nr_hlt; i++) {
 		const struct hlt_cell *c = &s->hcells[i];
+		struct hlt_row r;
 
+		hlt_row_of(c, &r);
 		fprintf(f, "%-8u %4d %8llu %8llu %8llu %8llu %8llu %8llu %12llu", s->hkeys[i].tgid,
 			s->hkeys[i].vcpu, (unsigned long long)c->exits,
 			(unsigned long long)c->halts, (unsigned long long)c->polled,
 			(unsigned long long)c->poll_slept, (unsigned long long)c->slept,
 			(unsigned long long)c->invalid, (unsigned long long)c->sum_ns);
 		for (int p = 0; p < NR_HLT_PARTS; p++)
-			fprintf(f, " %6.1f%%", pct(c->parts[p], c->sum_ns));
+			fprintf(f, " %6.1f%%", r.part_pct[p]);
 		fputc('\n', f);
 	}
 	fprintf(f, "\nHalt-poll advice: halts woken within a poll window of (halt start to "
@@ -72,11 +69,11 @@ static void table(const struct wake_snapshot *s, const struct hlt_advice *adv, s
 			(unsigned long long)a->poll_ns);
 		if (hpn >= 0)
 			fprintf(f, " %9.1f%%",
-				pct(wake_hist_at_most(a->hist, (__u64)hpn), a->halts));
+				wake_pct(wake_hist_at_most(a->hist, (__u64)hpn), a->halts));
 		else
 			fprintf(f, " %10s", "-");
 		for (size_t w = 0; w < NR_WINDOWS; w++)
-			fprintf(f, " %7.1f%%", pct(wake_hist_at_most(a->hist,
+			fprintf(f, " %7.1f%%", wake_pct(wake_hist_at_most(a->hist,
 					windows_us[w] * 1000ull), a->halts));
 		fputc('\n', f);
 	}
@@ -94,13 +91,13 @@ static void csv(const struct wake_snapshot *s, const struct hlt_advice *adv, siz
 	for (size_t i = 0; i < s->nr_wake; i++) {
 		const struct wake_key *k = &s->wkeys[i];
 		const struct wake_cell *c = &s->wcells[i];
+		struct wake_row r;
 
+		wake_row_of(c, &r);
 		fprintf(f, "wake,%u,%d,%s,%u,%llu,%llu,%llu,%llu,%llu", k->tgid, k->vcpu,
-			wake_source_name(k->source), k->vector, (unsigned long long)c->count,
-			(unsigned long long)c->sum_ns,
-			(unsigned long long)wake_hist_percentile(c->hist, c->max_ns, 50),
-			(unsigned long long)wake_hist_percentile(c->hist, c->max_ns, 99),
-			(unsigned long long)c->max_ns);
+			wake_source_name(k->source), k->vector, (unsigned long long)r.count,
+			(unsigned long long)c->sum_ns, (unsigned long long)r.p50_ns,
+			(unsigned long long)r.p99_ns, (unsigned long long)c->max_ns);
 		for (int p = 0; p < NR_WAKE_PARTS; p++)
 			fprintf(f, ",%llu", (unsigned long long)c->parts[p]);
 		fputc('\n', f);
@@ -148,14 +145,15 @@ static void json(const struct wake_snapshot *s, const struct hlt_advice *adv, si
 	for (size_t i = 0; i < s->nr_wake; i++) {
 		const struct wake_key *k = &s->wkeys[i];
 		const struct wake_cell *c = &s->wcells[i];
+		struct wake_row r;
 
+		wake_row_of(c, &r);
 		fprintf(f, "%s{\"kind\":\"wake\",\"pid\":%u,\"vcpu\":%d,\"source\":\"%s\","
 			"\"vector\":%u,\"count\":%llu,\"sum_ns\":%llu,\"p50_ns\":%llu,"
 			"\"p99_ns\":%llu,\"max_ns\":%llu,\"parts_ns\":{", i ? "," : "", k->tgid,
 			k->vcpu, wake_source_name(k->source), k->vector,
-			(unsigned long long)c->count, (unsigned long long)c->sum_ns,
-			(unsigned long long)wake_hist_percentile(c->hist, c->max_ns, 50),
-			(unsigned long long)wake_hist_percentile(c->hist, c->max_ns, 99),
+			(unsigned long long)r.count, (unsigned long long)c->sum_ns,
+			(unsigned long long)r.p50_ns, (unsigned long long)r.p99_ns,
 			(unsigned long long)c->max_ns);
 		for (int p = 0; p < NR_WAKE_PARTS; p++)
 			fprintf(f, "%s\"%s\":%llu", p ? "," : "", wake_part_name(p),

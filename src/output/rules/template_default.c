@@ -41,7 +41,10 @@
 	"kvm:inj_virq\t" K "inj_virq vector 0x%(vector)02x soft %(soft)d reinjected" \
 	" %(reinjected)d\n" \
 	"kvm:page_fault\t" K "page_fault rip 0x%(rip)x address 0x%(fault_address)x" \
-	" error_code 0x%(error_code)x\n"
+	" error_code 0x%(error_code)x\n" \
+	"type:wake\t" K "wake %(source)s vector 0x%(intr_info)02x %(latency)s guest" \
+	" %(guest_part_ns)d exit %(exit_part_ns)d polled %(polled_part_ns)d slept" \
+	" %(slept_part_ns)d runq %(runq_part_ns)d oncpu %(oncpu_part_ns)d\n"
 
 const char tmpl_default_rules[] = RULES(P);
 const char tmpl_default_key_rules[] = RULES(PK);

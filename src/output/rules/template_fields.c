@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The rules language's %(name) fields and event type names (docs/formats.md lists them). */
 #include "template_rules.h"
+#include "wake.h"
 
 const struct field_def tmpl_fields[] = {
 	{ "tsc",	 F_TSC,		FK_U,	  64, 0, 1 },
@@ -66,6 +67,11 @@ const struct field_def tmpl_fields[] = {
 	{ "key_dir",	 F_KEY_DIR,	FK_NAMED, 64, 0, 1 },
 	{ "key_name",	 F_KEY_NAME,	FK_STR,	  64, 0, 1 },
 	{ "key_label",	 F_KEY_LABEL,	FK_STR,	  64, 0, 1 },
+	/* stream --wake: type wake (its vector is %(intr_info), its latency %(latency)). */
+	{ "source",	 F_WAKE_SOURCE,	FK_NAMED, 64, 0, 1 },
+#define WAKE_PART_FIELD(ID, name) { #name "_part_ns", F_WAKE_PART, FK_U, 64, WAKE_PART_##ID, 1 },
+	WAKE_PARTS(WAKE_PART_FIELD)
+#undef WAKE_PART_FIELD
 };
 
 const unsigned int tmpl_nr_fields = ARRAY_SIZE(tmpl_fields);
@@ -76,4 +82,5 @@ const char *const tmpl_type_names[NR_EV_TYPES] = {
 	[VMEXIT_EV_USER_EXIT] = "user_exit",
 	[VMEXIT_EV_TSC_OFFSET] = "tsc_offset",
 	[VMEXIT_EV_KVM_EVENT] = "kvm_event",
+	[VMEXIT_EV_WAKE] = "wake",
 };

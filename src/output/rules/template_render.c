@@ -17,6 +17,7 @@
 #include "template.h"
 #include "template_rules.h"
 #include "text_escape.h"
+#include "wake_rows.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Per-vCPU previous timestamps for %(reltsc), keyed by thread id (one thread per vCPU) */
@@ -198,6 +199,12 @@ static __u64 field_value(const struct op *op, const struct rctx *c)
 	case F_KEY:		return ev->key.key;
 	case F_KEY_KIND:	return ev->key.kind;
 	case F_KEY_DIR:		return ev->key.dir;
+	case F_WAKE_SOURCE:	return ev->type == VMEXIT_EV_WAKE ? ev->reason : 0;
+	case F_WAKE_PART: {
+		struct vmexit_event e = *ev;
+
+		return ev->type == VMEXIT_EV_WAKE ? *wake_event_part(&e, op->word) : 0;
+	}
 	case F_KVM: {
 		const struct kvm_event_field *kf;
 
@@ -276,6 +283,13 @@ static void render_rule(const struct rule *ru, const struct rctx *c, struct out 
 			/* A marker to end a line with: nothing, or the word after a blank. */
 			if (op->spec.conv == 's') {
 				s = c->in_flight ? " in_flight" : "";
+				emit_str(o, op, s, strlen(s));
+				continue;
+			}
+			break;
+		case F_WAKE_SOURCE:
+			s = ev->type == VMEXIT_EV_WAKE ? wake_source_name(ev->reason) : NULL;
+			if (op->spec.conv == 's' && s) {
 				emit_str(o, op, s, strlen(s));
 				continue;
 			}

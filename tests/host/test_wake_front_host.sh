@@ -1,0 +1,137 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# top --wake and stream --wake on real KVM (here, or in the SVM bed through
+# tests/vm/test_nested_host.sh), beside stat --wake on the same run.
+#
+# Usage: tests/host/test_wake_front_host.sh OUTDIR   (OUTDIR holds vmexit and vmexit-guest)
+# Exit 0 pass, 1 fail, 77 skip (no root, BPF or /dev/kvm; the reason is printed).
+#
+# The workload: each of V vCPUs of `vmexit-guest --timer N --timer-us 2000 --msi M` arms its
+# x2APIC one-shot timer (vector 0x40) N times and halts until it fires, then M times asks the
+# VMM for an MSI (KVM_SIGNAL_MSI, vector 0x41) and halts until it comes: per vCPU N timer and M
+# MSI deliveries; the guest checks its own tally (N + M per vCPU) and fails otherwise. The guest
+# is created and held (--hold-until) while stat --wake --csv -p, top --once --wake -p and
+# stream --wake --json -p attach, then runs; all are stopped (SIGINT: top prints the interval it
+# saw) once it ended.
+# top's screen: per vCPU a timer 0x40 row with Total N and an msi 0x41 row with Total M, a halt
+# row per vCPU, and each of its rows' Totals equal to stat's count of the same cell; stat's
+# rows: the same counts, each row's parts summing exactly to its total. stream: one wake event
+# per delivery, as many per vCPU, source and vector as stat counts, each one's parts summing
+# exactly to its latency_ns, none lost.
+set -u
+OUT=${1:?usage: $0 OUTDIR}
+OUT=$(cd "$OUT" && pwd)
+VMEXIT=$OUT/vmexit
+GUEST=$OUT/vmexit-guest
+N=50
+M=50
+V=2
+
+[ -x "$VMEXIT" ] && [ -x "$GUEST" ] || { echo "FAIL: $VMEXIT or $GUEST missing"; exit 1; }
+. "$(dirname "$0")/lib.sh"
+need_kvm_bpf
+need_cmd python3 python3
+
+TMP=$(mktemp -d /tmp/vmexit-test-wake-front.XXXXXX)
+PIDS=()
+trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$TMP"' EXIT
+
+"$GUEST" --timer $N --timer-us 2000 --msi $M --vcpus $V --hold-until "$TMP/go" \
+	>"$TMP/guest.out" 2>"$TMP/guest.err" &
+gp=$!
+PIDS+=($gp)
+wait_line "$TMP/guest.err" "held until" $gp || { cat "$TMP/guest.err"; fail "the guest was never held"; }
+"$VMEXIT" stat --wake --csv -p $gp >"$TMP/stat.csv" 2>"$TMP/stat.err" &
+sp=$!
+PIDS+=($sp)
+"$VMEXIT" top --once --wake -p $gp -d 100 --width 300 >"$TMP/top.out" \
+	2>"$TMP/top.err" &
+tp=$!
+PIDS+=($tp)
+"$VMEXIT" stream --wake --json -p $gp >"$TMP/stream.json" 2>"$TMP/stream.err" &
+mp=$!
+PIDS+=($mp)
+wait_tracing $sp $tp $mp
+touch "$TMP/go"
+wait $gp || { cat "$TMP/guest.err" "$TMP/guest.out"; fail "the guest failed (its tally above)"; }
+kill -INT $sp $tp $mp
+wait $sp
+rc=$?
+[ $rc = 0 ] || { cat "$TMP/stat.err"; fail "stat --wake -p exited $rc"; }
+wait $tp
+rc=$?
+[ $rc = 0 ] || { cat "$TMP/top.err" "$TMP/top.out"; fail "top --once --wake -p exited $rc"; }
+wait $mp
+rc=$?
+[ $rc = 0 ] || { cat "$TMP/stream.err"; fail "stream --wake -p exited $rc"; }
+cat "$TMP/stat.err" "$TMP/top.err" "$TMP/stream.err" >"$TMP/all-stderr"
+sanitizer_reports && fail "sanitizer reports (above)"
+
+python3 - "$TMP/stat.csv" "$TMP/top.out" $N $M $V $gp "$TMP/stream.json" <<'PY' || { cat "$TMP/top.out"; fail "top --wake / stat --wake (above)"; }
+import csv, json, re, sys
+stat, top, stream = sys.argv[1], sys.argv[2], sys.argv[7]
+n, m, v, gp = map(int, sys.argv[3:7])
+bad = []
+wparts = ['guest_ns', 'exit_ns', 'polled_ns', 'slept_ns', 'runq_ns', 'oncpu_ns']
+hparts = ['poll_ns', 'sleep_ns', 'runq_ns', 'other_ns']
+wake, hlt = {}, {}
+for r in csv.reader(open(stat)):
+    if not r:
+        continue
+    if r[0] == 'kind':
+        cols = r
+    elif r[0] == 'wake':
+        w = dict(zip(cols, r))
+        if sum(int(w[p]) for p in wparts) != int(w['sum_ns']):
+            bad.append(f'stat: a delivery row whose parts do not sum to its total: {w}')
+        wake[(int(w['vcpu']), w['source'], int(w['vector']))] = int(w['count'])
+    elif r[0] == 'hlt':
+        h = dict(zip(cols, r))
+        if sum(int(h[p]) for p in hparts) != int(h['sum_ns']):
+            bad.append(f'stat: a halt row whose parts do not sum to its total: {h}')
+        hlt[int(h['vcpu'])] = int(h['halts'])
+for c in range(v):
+    for src, vec, want in (('timer', 0x40, n), ('msi', 0x41, m)):
+        if wake.get((c, src, vec)) != want:
+            bad.append(f'stat: vCPU {c} {src} 0x{vec:x}: {wake.get((c, src, vec))} '
+                       f'deliveries, the guest made {want}')
+# top's rows: "Total Current P50 P99 6 shares  guest/pid vCPU c source 0xVV" and, under the
+# halts' header, "Halts Current 3 kinds 4 parts  guest/pid vCPU c".
+twake, thlt, halts = {}, {}, False
+for l in open(top):
+    if l.startswith('     Halts'):
+        halts = True
+    mt = re.match(r' +(\d+) .*  \S+/(\d+) vCPU (\d+)(?: (\w+) 0x([0-9a-f]+))?$', l.rstrip('\n'))
+    if not mt or int(mt[2]) != gp:
+        continue
+    if halts and mt[4] is None:
+        thlt[int(mt[3])] = int(mt[1])
+    elif not halts and mt[4]:
+        twake[(int(mt[3]), mt[4], int(mt[5], 16))] = int(mt[1])
+if twake != wake:
+    bad.append(f'top --wake deliveries {twake} != stat --wake {wake}')
+if thlt != hlt or len(thlt) != v:
+    bad.append(f'top --wake halts per vCPU {thlt} != stat --wake {hlt} (want {v} vCPUs)')
+print(f'top and stat --wake: deliveries {sorted(twake.items())}, halts {thlt}')
+swake, lost, nbad = {}, [], 0
+for l in open(stream):
+    e = json.loads(l)
+    if 'lost' in e:
+        lost.append(e)
+    if e.get('type') != 'wake':
+        continue
+    if e['pid'] != gp or sum(e['parts_ns'].values()) != e['latency_ns']:
+        nbad += 1
+        if nbad <= 3:
+            bad.append(f'stream: a wake event of another pid or whose parts do not sum: {e}')
+    k = (e['vcpu'], e['source'], e['vector'])
+    swake[k] = swake.get(k, 0) + 1
+if lost:
+    bad.append(f'stream --wake lost records: {lost}')
+if swake != wake:
+    bad.append(f'stream --wake events {swake} != stat --wake counts {wake}')
+print(f'stream --wake: {sum(swake.values())} wake events, {nbad} bad')
+print('\n'.join(bad))
+sys.exit(1 if bad else 0)
+PY
+echo "PASS: top --once --wake and stream --wake of ${V} vCPUs x (timer $N + msi $M) agree with the guest and stat --wake"
