@@ -41,17 +41,17 @@ static void snapshots(struct wake_snapshot *base, struct wake_snapshot *now)
 	struct wake_cell *t;
 
 	alloc(base, 2, 1);
-	base->wkeys[0] = (struct wake_key){ 100, 0, WAKE_SRC_TIMER, 0x40 };
+	base->wkeys[0] = (struct wake_key){ 100, 0, WAKE_SRC_TIMER, 0x40, 7 };
 	t = &base->wcells[0];
 	t->count = 10;
 	t->sum_ns = t->max_ns = 10 * 500;
 	t->parts[WAKE_PART_GUEST] = t->sum_ns;
 	t->hist[hist_bucket(500)] = 10;
-	base->wkeys[1] = (struct wake_key){ 100, 1, WAKE_SRC_MSI, 0x41 };
+	base->wkeys[1] = (struct wake_key){ 100, 1, WAKE_SRC_MSI, 0x41, 7 };
 	base->wcells[1] = (struct wake_cell){ .count = 5, .sum_ns = 5000, .max_ns = 1000,
 					      .parts = { [WAKE_PART_EXIT] = 5000 } };
 	base->wcells[1].hist[hist_bucket(1000)] = 5;
-	base->hkeys[0] = (struct hlt_key){ 100, 0 };
+	base->hkeys[0] = (struct hlt_key){ 100, 0, 7 };
 	base->hcells[0] = (struct hlt_cell){ .exits = 4, .halts = 4, .polled = 4, .sum_ns = 8000,
 					     .parts = { 8000, 0, 0, 0 } };
 	base->lost[WAKE_LOST_SLOTS] = 1;
@@ -69,7 +69,7 @@ static void snapshots(struct wake_snapshot *base, struct wake_snapshot *now)
 	t->parts[WAKE_PART_ONCPU] += 4000;
 	t->hist[hist_bucket(1000)] += 10;
 	t->hist[hist_bucket(3000)] += 10;
-	now->wkeys[2] = (struct wake_key){ 200, 0, WAKE_SRC_IPI, 0xfd };
+	now->wkeys[2] = (struct wake_key){ 200, 0, WAKE_SRC_IPI, 0xfd, 9 };
 	now->wcells[2] = (struct wake_cell){ .count = 4, .sum_ns = 140000, .max_ns = 35000,
 					     .parts = { [WAKE_PART_GUEST] = 140000 } };
 	now->wcells[2].hist[hist_bucket(35000)] = 4;
