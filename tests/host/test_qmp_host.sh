@@ -466,7 +466,7 @@ for r in dev:
             check(f"{a['key']:#x}: named as its device", False, a["key_name"])
 vga = [r for r in dev if r["key_name"] == "vga-lowmem" and r["key_dir"] == "write"]
 check("SeaBIOS's banner: vga-lowmem writes, one row", len(vga) == 1 and vga[0]["count"] >= 10,
-      f"{[r['count'] for r in vga]}")
+      f"{[(r['count'], r['reason'], r.get('vcpu'), r.get('guest')) for r in vga]}")
 check("devices with more than one key", groups >= 2, f"{groups}")
 sys.exit(1 if bad else 0)
 PY
