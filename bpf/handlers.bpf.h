@@ -92,6 +92,7 @@ bool stream_wake_now;
 #define TS_INIT		1u
 #define TS_IGNORED	2u
 #define TS_OFF_RUNQ	4u	/* --split: left the CPU runnable (preempted), not asleep */
+#define TS_CPUID_EXIT	8u	/* keys: the exit in flight is a CPUID exit (key_replaces) */
 
 /* One completed exit's latency as on CPU + blocked + runq (--split). */
 struct exit_split {

@@ -74,6 +74,10 @@ static __always_inline void key_exit_start(struct thread_state *ts, const struct
 	if (ts->late_ref)
 		key_settle(ts);
 	ts->exit_key = (struct key_note){};
+	if (key_exit_is_cpuid(x->isa, x->reason))
+		ts->flags |= TS_CPUID_EXIT;
+	else
+		ts->flags &= ~TS_CPUID_EXIT;
 	if (key_mode == KEY_MODE_RIP) {
 		ts->exit_key.kind = KEY_RIP;
 		ts->exit_key.key = x->rip;
@@ -104,7 +108,8 @@ static __always_inline void key_user_exit(struct thread_state *ts, __u32 reason)
 
 /*
  * A kvm tracepoint described what the thread is doing. The guest exit in flight takes the
- * first such key (an MMIO access replaces the stage-2 fault that led to it); the next exit to
+ * first such key (an MMIO access replaces the stage-2 fault that led to it; a CPUID leaf only
+ * a CPUID exit's: key_replaces); the next exit to
  * the VMM may take it (key_user_exit). in_done: the completion of an IN that went to the VMM,
  * which names the IO exit waiting for it (key_settle).
  */
@@ -116,7 +121,8 @@ static __always_inline void key_seen(struct thread_state *ts, const struct key_n
 			ts->late_key = *k;
 		key_settle(ts);
 	}
-	if (ts->exit_cell != CELL_NONE && key_replaces(ts->exit_key.kind, k->kind))
+	if (ts->exit_cell != CELL_NONE &&
+	    key_replaces(ts->flags & TS_CPUID_EXIT, ts->exit_key.kind, k->kind))
 		ts->exit_key = *k;
 	ts->pend_key = *k;
 }

@@ -80,18 +80,33 @@ static inline __attribute__((always_inline)) int key_fits_user_exit(__u32 kind, 
 	return 0;
 }
 
-/*
- * Whether a key event's key k replaces the key the guest exit in flight has (cur): the first
- * one does, an MMIO access replaces the stage-2 fault that led to it, and a port or MMIO access
- * replaces a CPUID leaf: kvm_cpuid() traces every call, and KVM's instruction emulator calls it
- * too (its get_cpuid op: vendor and feature checks) in exits that are no CPUID, while a real
- * CPUID exit makes no port or MMIO access. A SeaBIOS boot in the SVM bed had 21 IO exits keyed
- * by leaf 0 ("vendor") before this rule; which emulator path traced it was not pinned down.
- */
-static inline __attribute__((always_inline)) int key_replaces(__u16 cur, __u16 k)
+/* The CPUID exit: SVM's exit code and VMX's basic exit reason (bits 15:0). */
+#define KEY_SVM_EXIT_CPUID	0x72
+#define KEY_VMX_EXIT_CPUID	10
+
+static inline __attribute__((always_inline)) int key_exit_is_cpuid(__u32 isa, __u32 reason)
 {
-	return cur == KEY_NONE || (cur == KEY_GPA && k == KEY_MMIO) ||
-	       (cur == KEY_CPUID && (k == KEY_PORT || k == KEY_MMIO));
+	return (isa == VMEXIT_ISA_SVM && reason == KEY_SVM_EXIT_CPUID) ||
+	       (isa == VMEXIT_ISA_VMX && (reason & 0xffff) == KEY_VMX_EXIT_CPUID);
+}
+
+/*
+ * Whether a key event's key k replaces the key the guest exit in flight has (cur); cpuid_exit:
+ * that exit is a CPUID exit (key_exit_is_cpuid). The first key does, and an MMIO access
+ * replaces the stage-2 fault that led to it. A CPUID leaf keys only a CPUID exit: kvm_cpuid()
+ * traces every call, and KVM's instruction emulator calls it too (its get_cpuid op) in exits
+ * that are no CPUID. In the SVM bed every SeaBIOS boot had ~21 IO exits keyed by leaf 0
+ * ("vendor"): `rep insb`, `rep insw` and `rep outsw` with ECX 0, which SVM's io_interception()
+ * hands to the emulator (string IO); x86_emulate_insn() ends a REP string instruction with a
+ * count of 0 in string_registers_quirk(), which asks leaf 0 for the vendor (Intel's register
+ * masking) and reads no port: kvm_exit, kvm_emulate_insn, kvm_cpuid (func 0), kvm_entry, and no
+ * kvm_pio. Such an exit keeps no key.
+ */
+static inline __attribute__((always_inline)) int key_replaces(int cpuid_exit, __u16 cur, __u16 k)
+{
+	if (k == KEY_CPUID && !cpuid_exit)
+		return 0;
+	return cur == KEY_NONE || (cur == KEY_GPA && k == KEY_MMIO);
 }
 
 #endif /* VMEXIT_KEY_RULES_H */

@@ -352,7 +352,8 @@ static int on_key_event(struct capture_import *ci, struct thread_run *t, __u32 i
 		if (settle(ci, t))
 			return -ENOMEM;
 	}
-	if (t->in_exit && key_replaces(t->exit.key.kind, k.kind))
+	if (t->in_exit &&
+	    key_replaces(key_exit_is_cpuid(t->exit.isa, t->exit.reason), t->exit.key.kind, k.kind))
 		t->exit.key = k;
 	t->pend_key = k;
 	return 0;

@@ -24,6 +24,9 @@
 #define VMX_HLT		12
 #define VMX_CPUID	10
 #define VMX_EPT_VIOLATION	48
+#define SVM_IOIO	0x7b
+#define SVM_CPUID	0x72
+#define SVM_NPF		0x400
 #define U_IO		2	/* KVM_EXIT_IO */
 #define U_HLT		5
 #define U_MMIO		6
@@ -86,10 +89,15 @@ static void run(__u64 now)
 	send((struct test_ctx){ .op = TOP_RUN, .now = now });
 }
 
+static void kexit_isa(__u64 now, __u32 isa, __u32 reason)
+{
+	send((struct test_ctx){ .op = TOP_EXIT, .now = now, .vcpu = 0, .isa = isa,
+				.reason = reason });
+}
+
 static void kexit(__u64 now, __u32 reason)
 {
-	send((struct test_ctx){ .op = TOP_EXIT, .now = now, .vcpu = 0, .isa = VMEXIT_ISA_VMX,
-				.reason = reason });
+	kexit_isa(now, VMEXIT_ISA_VMX, reason);
 }
 
 /* A kvm_exit as the classic record gives it, with its interruption information. */
@@ -224,6 +232,44 @@ static void test_emulated_cpuid(void)
 	vmexit_test_bpf__destroy(skel);
 }
 
+/*
+ * What the SVM bed's SeaBIOS boots traced for a REP string IO with ECX 0 (`rep insw` at port
+ * 0x170): kvm_exit (io), kvm_cpuid (leaf 0, the emulator's vendor check), kvm_entry, and no
+ * kvm_pio: the exit read no port and keeps no key, on SVM and on VMX alike. A leaf traced in an
+ * NPF exit (emulated MMIO) leaves the MMIO access its key. The CPUID exits around them keep
+ * their leaves, and the next exit starts over (the flag is the exit's, not the thread's).
+ */
+static void test_rep_io_count0(void)
+{
+	if (open_fx(16))
+		return;
+	kexit_isa(1000, VMEXIT_ISA_SVM, SVM_CPUID);
+	key(1001, KEY_CPUID, KEY_DIR_NONE, 1, false);
+	kentry(1003);
+	kexit_isa(2000, VMEXIT_ISA_SVM, SVM_IOIO);
+	key(2001, KEY_CPUID, KEY_DIR_NONE, 0, false);
+	kentry(2010);
+	kexit_isa(3000, VMEXIT_ISA_SVM, SVM_NPF);
+	key(3001, KEY_CPUID, KEY_DIR_NONE, 0, false);
+	key(3002, KEY_MMIO, KEY_DIR_WRITE, 0xb8000, false);
+	kentry(3020);
+	kexit_isa(4000, VMEXIT_ISA_SVM, SVM_CPUID);
+	key(4001, KEY_CPUID, KEY_DIR_NONE, 0, false);
+	kentry(4005);
+	kexit(5000, VMX_IO);
+	key(5001, KEY_CPUID, KEY_DIR_NONE, 0, false);
+	kentry(5040);
+	check_entry(VMEXIT_ISA_SVM, SVM_IOIO, KEY_CPUID, KEY_DIR_NONE, 0, 0, 0);
+	check_entry(VMEXIT_ISA_SVM, SVM_IOIO, KEY_NONE, KEY_DIR_NONE, 0, 1, 10);
+	check_entry(VMEXIT_ISA_SVM, SVM_NPF, KEY_MMIO, KEY_DIR_WRITE, 0xb8000, 1, 20);
+	check_entry(VMEXIT_ISA_SVM, SVM_CPUID, KEY_CPUID, KEY_DIR_NONE, 1, 1, 3);
+	check_entry(VMEXIT_ISA_SVM, SVM_CPUID, KEY_CPUID, KEY_DIR_NONE, 0, 1, 5);
+	check_entry(VMEXIT_ISA_VMX, VMX_IO, KEY_CPUID, KEY_DIR_NONE, 0, 0, 0);
+	check_entry(VMEXIT_ISA_VMX, VMX_IO, KEY_NONE, KEY_DIR_NONE, 0, 1, 40);
+	CHECK_EQ_U64(entries(), 5);
+	vmexit_test_bpf__destroy(skel);
+}
+
 /* One key fits: the next ones go to the cell's (other), each exit counted as keys_full. */
 static void test_full(void)
 {
@@ -342,6 +388,7 @@ int main(void)
 	test_user_only();
 	test_carried_over();
 	test_emulated_cpuid();
+	test_rep_io_count0();
 	test_full();
 	test_gpa_shift();
 	test_vectors();

@@ -382,6 +382,38 @@ static void test_thread_groups(void)
 	capture_import_free(ci);
 }
 
+/*
+ * An SVM REP string IO with ECX 0, as the SVM bed's SeaBIOS boots traced it: kvm_exit (io),
+ * the emulator's kvm_cpuid (leaf 0, its vendor check) and kvm_entry, no kvm_pio. The exit read
+ * no port: no key, not the leaf (key_rules.h key_replaces). A CPUID exit keeps its leaf.
+ */
+static void test_emulated_cpuid(void)
+{
+	struct capture_import *ci = capture_import_new("x.dat", "test", true);
+	const struct rec_fields cpuid0 = { { { "function", 0 }, { "found", 1 } } };
+	struct vmexit_event e;
+
+	feed(ci, "kvm_exit", 100, 7, 8, "", (struct rec_fields){ {
+		{ "isa", VMEXIT_ISA_SVM }, { "exit_reason", 0x7b }, { "guest_rip", 0xec788 } } });
+	feed(ci, "kvm_cpuid", 101, 7, 8, "", cpuid0);
+	feed(ci, "kvm_entry", 110, 7, 8, "", (struct rec_fields){ {} });
+	feed(ci, "kvm_exit", 200, 7, 8, "", (struct rec_fields){ {
+		{ "isa", VMEXIT_ISA_SVM }, { "exit_reason", 0x72 } } });
+	feed(ci, "kvm_cpuid", 201, 7, 8, "", cpuid0);
+	feed(ci, "kvm_entry", 205, 7, 8, "", (struct rec_fields){ {} });
+	capture_import_end(ci);
+	for (int i = 0; i < 2; i++) {
+		do
+			e = next_event(ci);
+		while (e.type == VMEXIT_EV_KVM_EVENT);
+		CHECK_EQ_U64(e.isa, VMEXIT_ISA_SVM);
+		CHECK_EQ_U64(e.reason, i ? 0x72 : 0x7b);
+		CHECK_EQ_U64(e.key.kind, i ? KEY_CPUID : KEY_NONE);
+		CHECK_EQ_U64(e.key.key, 0);
+	}
+	capture_import_free(ci);
+}
+
 int main(void)
 {
 	test_thread_groups();
@@ -390,5 +422,6 @@ int main(void)
 	test_no_entry();
 	test_lost();
 	test_kvm_events();
+	test_emulated_cpuid();
 	CHECK_DONE("capture_import");
 }
