@@ -132,7 +132,10 @@ static __always_inline bool vcpu_exit_reason(struct kvm_vcpu *vcpu, __u32 isa, _
  * The guest RIP the classic record holds (kvm_rip_read()), read where SVM keeps it: the VMCB's
  * save area, which svm_vcpu_run() copies into the vCPU's register cache before it traces
  * kvm_exit. VMX reads the RIP lazily, a VMREAD the record's kvm_rip_read() makes: a BPF
- * program cannot, so --by rip on VMX keeps the classic tracepoint (src/kernel/session.c).
+ * program cannot, and KVM has not cached it at kvm_exit for any exit reason (6.1 and 6.12:
+ * vmx_register_cache_reset() clears VCPU_REGS_RIP's bit after the VM exit, and nothing before
+ * trace_kvm_exit() reads the RIP; the first reader is the exit's handler, after kvm_exit), so
+ * --by rip on VMX keeps the classic tracepoint (src/kernel/session.c).
  * An SEV-ES guest's save area is encrypted: the start-up check, which compares the RIPs
  * with --by rip, refuses the fast path there.
  */
@@ -150,6 +153,18 @@ static __always_inline bool vcpu_exit_rip(struct kvm_vcpu *vcpu, __u32 isa, __u6
 							      &vmcb->save.rip));
 	}
 	return false;
+}
+
+/* The vCPU a raw kvm_exit's arguments point to; NULL where there is none (arm64). */
+static __always_inline struct kvm_vcpu *raw_exit_vcpu(__u64 *ctx)
+{
+	switch (raw_exit_shape) {
+	case EXIT_SHAPE_VCPU_ISA:
+		return (struct kvm_vcpu *)ctx[0];
+	case EXIT_SHAPE_REASON_VCPU_ISA:
+		return (struct kvm_vcpu *)ctx[1];
+	}
+	return NULL;
 }
 
 /*

@@ -137,6 +137,10 @@ struct thread_state {
 	struct key_note uexit_key;
 	struct key_note pend_key;
 	struct key_note late_key;
+	/* --by key, VMX fast path: the exit in flight's vCPU, whose vector KVM reads after
+	 * kvm_exit (bpf/vmx_vector.bpf.h); 0 when none is due. */
+	__u64 vec_vcpu;
+	__u32 vec_reason;
 	__u64 late_lat;
 	__u32 late_ref;
 	__u32 late_stream;	/* stream --keys: its record waits for the key too */
@@ -816,6 +820,8 @@ static __always_inline void handle_kvm_entry(__u64 now, __u32 tgid, __u32 tid)
 			lost_inc(LOST_UNMATCHED_ENTRY);
 		return;
 	}
+	if (key_mode == KEY_MODE_DEVICE && ts->vec_vcpu)
+		key_vector_late(ts);
 	exit_end(ts, &ts->exit_cell, now, ts->exit_blocked0, ts->exit_runq0, tgid, tid,
 		 VMEXIT_EV_EXIT, &ts->exit_key);
 }

@@ -12,6 +12,7 @@
  * as a disagreement.
  */
 #include "exit_read.bpf.h"
+#include "vmx_vector.bpf.h"
 
 #define TP_PASS		1	/* as in vmexit.bpf.c: never hide events from perf users */
 
@@ -19,6 +20,11 @@
 const volatile __u32 check_skew = 0;
 /* --by rip: the fast path reads the RIP too (bpf/exit_read.bpf.h), and both sides must agree. */
 const volatile bool check_rip = false;
+/*
+ * --by key: the interrupt vectors too. The fast path's is read from KVM's cache at the exit,
+ * or else at the cycle's raw entry, as the fast path reads it (bpf/vmx_vector.bpf.h).
+ */
+const volatile bool check_vector = false;
 
 /* Written by userspace through the mmapped .bss. */
 bool armed;
@@ -37,6 +43,8 @@ struct cycle {
 	bool armed;		/* armed when the cycle's first exit came */
 	bool entered;		/* an entry program ran: the next exit starts a new cycle */
 	__u8 seen;
+	bool vector_unread;	/* the raw side's vector was due and KVM never cached it */
+	__u64 vector_vcpu;	/* the raw exit's vCPU, its vector to read at the raw entry */
 	struct exit_info raw;
 	struct exit_info classic;
 };
@@ -62,6 +70,21 @@ struct {
 } counts SEC(".maps");
 
 static const struct cycle zero_cycle;
+
+/* Whether both sides give the exit the same vector key, or both none. */
+static __always_inline bool vectors_agree(const struct cycle *c)
+{
+	__u64 raw_v = 0, classic_v = 0;
+	bool raw_k, classic_k;
+
+	if (c->vector_unread)
+		return !key_exit_vector(c->classic.isa, c->classic.reason, c->classic.intr_info,
+					&classic_v);
+	raw_k = key_exit_vector(c->raw.isa, c->raw.reason, c->raw.intr_info, &raw_v);
+	classic_k = key_exit_vector(c->classic.isa, c->classic.reason, c->classic.intr_info,
+				    &classic_v);
+	return raw_k == classic_k && raw_v == classic_v;
+}
 
 static __always_inline void count_reason(__u32 isa, __u32 reason, bool raw)
 {
@@ -90,8 +113,15 @@ static __noinline void cycle_judge(struct cycle *c)
 	if (classic)
 		count_reason(c->classic.isa, c->classic.reason, false);
 	if (raw && classic) {
-		if (c->raw.isa == c->classic.isa && c->raw.reason == c->classic.reason &&
-		    c->raw.vcpu == c->classic.vcpu && (!check_rip || c->raw.rip == c->classic.rip)) {
+		bool same = c->raw.isa == c->classic.isa && c->raw.reason == c->classic.reason &&
+			    c->raw.vcpu == c->classic.vcpu &&
+			    (!check_rip || c->raw.rip == c->classic.rip);
+
+		if (same && check_vector && !vectors_agree(c)) {
+			__sync_fetch_and_add(&result.vector_mismatched, 1);
+			same = false;
+		}
+		if (same) {
 			__sync_fetch_and_add(&result.matched, 1);
 		} else if (__sync_fetch_and_add(&result.mismatched, 1) == 0) {
 			result.bad_isa = c->classic.isa;
@@ -111,7 +141,7 @@ static __noinline void cycle_judge(struct cycle *c)
 		__sync_fetch_and_add(&result.classic_missed, 1);
 }
 
-static __always_inline void saw_exit(const struct exit_info *x, bool raw)
+static __always_inline struct cycle *saw_exit(const struct exit_info *x, bool raw)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct cycle *c = bpf_map_lookup_elem(&cycles, &tid);
@@ -120,13 +150,15 @@ static __always_inline void saw_exit(const struct exit_info *x, bool raw)
 		bpf_map_update_elem(&cycles, &tid, &zero_cycle, BPF_NOEXIST);
 		c = bpf_map_lookup_elem(&cycles, &tid);
 		if (!c)
-			return;
+			return NULL;
 		c->entered = true;
 	}
 	if (c->entered) {
 		/* The first exit program of a new cycle: judge the last one, start afresh. */
 		cycle_judge(c);
 		c->seen = 0;
+		c->vector_vcpu = 0;
+		c->vector_unread = false;
 		c->entered = false;
 		c->armed = armed;
 	}
@@ -135,6 +167,7 @@ static __always_inline void saw_exit(const struct exit_info *x, bool raw)
 		c->raw = *x;
 	else
 		c->classic = *x;
+	return c;
 }
 
 static __always_inline void saw_entry(bool raw)
@@ -147,12 +180,20 @@ static __always_inline void saw_entry(bool raw)
 		return;
 	c->entered = true;
 	c->seen |= raw ? SEEN_RAW_ENTRY : SEEN_CLASSIC_ENTRY;
+	/* The fast path's late read of the exit's vector (bpf/vmx_vector.bpf.h). */
+	if (raw && c->vector_vcpu) {
+		c->vector_unread = !vmx_cached_intr_info((void *)c->vector_vcpu, c->raw.reason,
+							 &c->raw.intr_info);
+		c->vector_vcpu = 0;
+	}
 }
 
 SEC("tp_btf/kvm_exit")
 int check_exit_raw(__u64 *ctx)
 {
 	struct exit_info x = { .vcpu = -1 };
+	struct kvm_vcpu *vcpu;
+	struct cycle *c;
 
 	if (done)
 		return TP_PASS;
@@ -162,7 +203,12 @@ int check_exit_raw(__u64 *ctx)
 		return TP_PASS;
 	}
 	x.reason += check_skew;
-	saw_exit(&x, true);
+	vcpu = check_vector && vmx_vector_exit(x.isa, x.reason) ? raw_exit_vcpu(ctx) : NULL;
+	if (vcpu && vmx_cached_intr_info(vcpu, x.reason, &x.intr_info))
+		vcpu = NULL;
+	c = saw_exit(&x, true);
+	if (c && vcpu)
+		c->vector_vcpu = (__u64)vcpu;
 	return TP_PASS;
 }
 
@@ -173,7 +219,8 @@ int check_exit_classic(struct trace_event_raw_kvm_exit *ctx)
 
 	if (done)
 		return TP_PASS;
-	classic_exit_read(ctx, &x, false);
+	/* With --by key the record's intr_info too, for the vectors. */
+	classic_exit_read(ctx, &x, check_vector);
 	if (armed)
 		__sync_fetch_and_add(&result.seen, 1);
 	saw_exit(&x, false);

@@ -15,6 +15,7 @@
 #define VMEXIT_KEYS_BPF_H
 
 #include "key_rules.h"
+#include "vmx_vector.bpf.h"
 
 const volatile __u32 key_mode = KEY_MODE_OFF;	/* enum vmexit_key_mode */
 const volatile __u32 max_keys = 0;
@@ -78,12 +79,33 @@ static __always_inline void key_exit_start(struct thread_state *ts, const struct
 		ts->flags |= TS_CPUID_EXIT;
 	else
 		ts->flags &= ~TS_CPUID_EXIT;
+	ts->vec_vcpu = 0;
 	if (key_mode == KEY_MODE_RIP) {
 		ts->exit_key.kind = KEY_RIP;
 		ts->exit_key.key = x->rip;
 	} else if (key_exit_vector(x->isa, x->reason, x->intr_info, &ts->exit_key.key)) {
 		ts->exit_key.kind = KEY_VECTOR;
 	}
+}
+
+/*
+ * The VMX fast path's exit in flight whose vector KVM had not cached at kvm_exit: read now
+ * (its kvm_entry, or the exit to the VMM it led to), when KVM has. The vector is the exit's key
+ * whatever key events came since, as it would have been from kvm_exit on (key_replaces()).
+ */
+static __always_inline void key_vector_late(struct thread_state *ts)
+{
+	__u32 info;
+	__u64 v;
+
+	if (!vmx_cached_intr_info((struct kvm_vcpu *)ts->vec_vcpu, ts->vec_reason, &info)) {
+		ts->vec_vcpu = 0;
+		lost_inc(LOST_KEY_VECTOR);
+		return;
+	}
+	ts->vec_vcpu = 0;
+	if (key_exit_vector(VMEXIT_ISA_VMX, ts->vec_reason, info, &v))
+		ts->exit_key = (struct key_note){ .kind = KEY_VECTOR, .key = v };
 }
 
 /*
@@ -96,6 +118,8 @@ static __always_inline void key_user_exit(struct thread_state *ts, __u32 reason)
 {
 	if (ts->late_ref)
 		key_settle(ts);
+	if (ts->vec_vcpu && ts->exit_cell != CELL_NONE)
+		key_vector_late(ts);
 	if (ts->exit_cell != CELL_NONE && ts->exit_key.kind != KEY_NONE)
 		ts->uexit_key = ts->exit_key;
 	else if (key_fits_user_exit(ts->pend_key.kind, reason))

@@ -69,6 +69,7 @@ int kvm_exit_fast(__u64 *ctx)
 	struct exit_info x = { .vcpu = -1 };
 	bool overlap = pair_overlap;
 	struct thread_state *ts;
+	struct kvm_vcpu *vcpu;
 
 	if (overlap && pair_handled(PAIR_EXIT))
 		return TP_PASS;
@@ -79,7 +80,16 @@ int kvm_exit_fast(__u64 *ctx)
 	/* Never false once the start-up check passed; an unknown reason stays visible. */
 	if (!raw_exit_read(ctx, &x, ts->vcpu < 0, key_mode == KEY_MODE_RIP))
 		x.reason = ~0u;
+	/* --by key: an interrupt's vector, now if KVM has read it, else at the exit's end. */
+	vcpu = key_mode == KEY_MODE_DEVICE && vmx_vector_exit(x.isa, x.reason) ?
+		raw_exit_vcpu(ctx) : NULL;
+	if (vcpu && vmx_cached_intr_info(vcpu, x.reason, &x.intr_info))
+		vcpu = NULL;
 	exit_start(ts, now, id >> 32, (__u32)id, &x);
+	if (vcpu && ts->exit_cell != CELL_NONE) {
+		ts->vec_vcpu = (__u64)vcpu;
+		ts->vec_reason = x.reason;
+	}
 	if (overlap)
 		pair_note(PAIR_EXIT);
 	return TP_PASS;

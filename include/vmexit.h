@@ -64,6 +64,7 @@ struct check_result {
 	__u64 unreadable;	/* exits whose reason the fast path could not read */
 	__u64 entries;		/* entries both saw */
 	__u64 seen;		/* exits the classic side saw while armed, judged or not */
+	__u64 vector_mismatched; /* --by key on VMX: of mismatched, the interrupt vectors differed */
 	__u32 bad_isa;		/* the first mismatch, for the message */
 	__u32 bad_raw;
 	__u32 bad_classic;
@@ -196,6 +197,12 @@ enum vmexit_lost {
 	LOST_STACK_COLLISION,
 	LOST_STACKS_FULL,
 	LOST_KEYS_FULL,		/* exits charged to a key's `other` row: key table full (--max-keys) */
+	/*
+	 * --by key on the VMX fast path: an external interrupt or NMI exit whose interruption
+	 * information KVM had not read when the exit ended (bpf/vmx_vector.bpf.h); charged to
+	 * `none`, never to a vector read from another exit.
+	 */
+	LOST_KEY_VECTOR,
 	NR_LOST,
 };
 

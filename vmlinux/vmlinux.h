@@ -133,9 +133,19 @@ struct bpf_iter__task {
  */
 struct kvm_run;
 
+/* --by key on VMX: which registers KVM has cached since the exit (bpf/vmx_vector.bpf.h). */
+struct kvm_vcpu_arch {
+	u32 regs_avail;
+};
+
+enum kvm_reg {
+	VCPU_EXREG_EXIT_INFO_2 = 24,
+};
+
 struct kvm_vcpu {
 	int vcpu_id;
 	struct kvm_run *run;	/* keys: the user exit's port or address (bpf/keys.bpf.h) */
+	struct kvm_vcpu_arch arch;
 };
 
 union vmx_exit_reason {
@@ -144,11 +154,13 @@ union vmx_exit_reason {
 
 struct vcpu_vt {
 	union vmx_exit_reason exit_reason;
+	u32 exit_intr_info;
 };
 
 struct vcpu_vmx {
 	struct kvm_vcpu vcpu;
 	union vmx_exit_reason exit_reason;
+	u32 exit_intr_info;
 	struct vcpu_vt vt;
 };
 

@@ -331,6 +331,7 @@ static int check_arm(struct hooks *h)
 	if (skew)
 		c->rodata->check_skew = (__u32)strtoul(skew, NULL, 0);
 	c->rodata->check_rip = h->want_rip;
+	c->rodata->check_vector = h->want_vector;
 	err = hook_check_bpf__load(c);
 	startup_mark("check open and load");
 	if (err)
@@ -460,7 +461,12 @@ enum check_verdict hooks_check_verdict(struct hook_check_run *r, struct hook_che
 	k->unreadable = res->unreadable;
 	k->entries = res->entries;
 	k->classic_missed = res->classic_missed;
-	if (k->mismatched)
+	if (k->mismatched && res->vector_mismatched)
+		/* Reasons alike, vectors not: say the vectors, not a reason that agreed. */
+		snprintf(note, len, "the fast path's interrupt vectors (KVM's cached exit_intr_info) "
+			 "differ from the classic record's on %llu exits",
+			 (unsigned long long)res->vector_mismatched);
+	else if (k->mismatched)
 		snprintf(note, len, "the fast path read %s reason %u where the classic tracepoint "
 			 "has %u", isa_name(res->bad_isa), res->bad_raw, res->bad_classic);
 	if (r->w.verbose)
@@ -496,9 +502,10 @@ enum check_verdict hooks_check_verdict(struct hook_check_run *r, struct hook_che
 		if (k->classic_missed)
 			snprintf(missed, sizeof(missed), "; the classic side missed %llu",
 				 (unsigned long long)k->classic_missed);
-		snprintf(note, len, "checked: %llu exits and %llu entries read alike in %.2f s%s",
+		snprintf(note, len, "checked: %llu exits and %llu entries read alike in %.2f s%s%s",
 			 (unsigned long long)k->matched, (unsigned long long)k->entries,
-			 k->window_s, missed);
+			 k->window_s, missed,
+			 c->rodata->check_vector ? " (interrupt vectors too)" : "");
 	}
 	return CHECK_AGREED;
 }

@@ -94,6 +94,7 @@ struct hooks {
 	enum run_hook run;
 	char run_note[160];	/* why the better hooks were not taken */
 	bool want_rip;		/* --by rip: the check compares the RIPs too (set before the check) */
+	bool want_vector;	/* --by key: the check compares the interrupt vectors too */
 	enum exit_hook exit;
 	__u32 exit_shape;	/* enum vmexit_exit_shape */
 	char exit_note[200];	/* why not the fast path, or that it was checked */

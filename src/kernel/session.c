@@ -605,9 +605,9 @@ static int session_load(struct session *s, struct session_opts *o)
 }
 
 /*
- * Why this session's kvm_exit must be the classic tracepoint, or NULL. VMX keeps an exit's
- * interruption information in the VMCS until KVM handles the interrupt, after kvm_exit: only
- * the classic record (get_exit_info() VMREADs it) has the vector --by key keys it by.
+ * Why this session's kvm_exit must be the classic tracepoint, or NULL. --by key's interrupt
+ * vectors on VMX come from KVM's own cache on the fast path (bpf/vmx_vector.bpf.h); the RIP
+ * does not (bpf/exit_read.bpf.h, vcpu_exit_rip()).
  */
 static const char *classic_needed(const struct session_opts *o)
 {
@@ -615,9 +615,8 @@ static const char *classic_needed(const struct session_opts *o)
 		return "a stream needs the classic record's fields";
 	/* SVM's and arm64's fast path read the RIP where the record does (bpf/exit_read.bpf.h). */
 	if (o->key_mode == KEY_MODE_RIP && !access("/sys/module/kvm_intel", F_OK))
-		return "--by rip needs the classic record's RIP (VMX reads it lazily, a VMREAD)";
-	if (o->key_mode == KEY_MODE_DEVICE && !access("/sys/module/kvm_intel", F_OK))
-		return "keys need the classic record's interrupt vector (VMX)";
+		return "--by rip on VMX needs the classic record's RIP: KVM reads it lazily "
+		       "(a VMREAD) and has it cached at kvm_exit for no exit reason";
 	return NULL;
 }
 
@@ -643,6 +642,7 @@ int session_open(struct session *s, struct session_opts *o)
 	startup_mark("session start");
 	/* The check window runs while the main object is opened and loaded. */
 	s->hooks.want_rip = o->key_mode == KEY_MODE_RIP;
+	s->hooks.want_vector = o->key_mode == KEY_MODE_DEVICE;
 	hooks_check_start(&s->hooks, classic_needed(o), o->check_hooks ? 2.0 : 0.3,
 			  o->check_hooks);
 	err = session_load(s, o);

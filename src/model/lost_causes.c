@@ -32,6 +32,9 @@ static const struct {
 	  "off-CPU periods not charged to a stack: stack table full (raise --max-stacks)"),
 	C(LOST_KEYS_FULL, "keys_full", "key table full", DETAIL,
 	  "exits charged to a key row `other`: key table full (raise --max-keys)"),
+	C(LOST_KEY_VECTOR, "key_vector", "interrupt vectors unread", DETAIL,
+	  "VMX interrupt or NMI exits charged to the key `none`: KVM had not read their vector "
+	  "when they ended (fast path)"),
 #undef C
 };
 
