@@ -38,9 +38,9 @@
  *   --msi-spin N  out 0xed, then spinning with         -> KVM_SIGNAL_MSI (vector 0x42): the MSI
  *              interrupts on instead of halting         finds the vCPU in guest mode
  *   --ipi N    vCPU 1: announce, sti; hlt; vCPU 0:     -> fixed IPIs (vector 0x43), vCPU 0 to
- *              wait for the announcement, out 0xee     vCPU 1, made pending in vCPU 0's thread
- *              (the VMM waits --ipi-delay-us, default  (kvm_apic_ipi, kvm_apic_accept_irq) and
- *              200), wrmsr x2APIC ICR                  waking halted vCPU 1; needs --vcpus 2+
+ *              out 0xee (the VMM waits for the         vCPU 1, made pending in vCPU 0's thread
+ *              announcement, then --ipi-delay-us,      (kvm_apic_ipi, kvm_apic_accept_irq) and
+ *              default 200), wrmsr x2APIC ICR          waking halted vCPU 1; needs --vcpus 2+
  *   --touch N  mov [page],al on N pages of its own   -> the first pass's N first touches fault
  *              (vCPU i: N pages from 0x200000 + i*N*4K,  in the host (SVM NPF, VMX EPT
  *              a memslot of their own; vcpus*N <= 512)   violation), handled in the kernel
@@ -712,9 +712,11 @@ static size_t build_guest(uint8_t *dst, bool amd, uint32_t timer_us, bool stamps
 	 * --ipi N: vCPU 0 sends N fixed IPIs (IPI_VECTOR) to vCPU 1 by x2APIC ICR writes, each
 	 * while vCPU 1 is halted for it. vCPU 1, per count: with interrupts off, stores the number
 	 * of the IPI it waits for at IPI_SYNC_GPA, then halts as the timer loop does until its
-	 * handler has counted it. vCPU 0, per count: spins until that number is there, asks the
-	 * VMM to wait --ipi-delay-us (an out to IPI_PORT: by then vCPU 1 has reached its hlt),
-	 * then writes the ICR. vCPUs 2 and up only enable their APIC. r12 is the vCPU's index.
+	 * handler has counted it. vCPU 0, per count: an out to IPI_PORT, for which the VMM waits
+	 * until that number is there and then --ipi-delay-us more (by then vCPU 1 has reached its
+	 * hlt), then writes the ICR. The VMM waits asleep: a vCPU spinning in guest mode would
+	 * take the CPU from vCPU 1 where they share one. vCPUs 2 and up only enable their APIC.
+	 * r12 is the vCPU's index.
 	 * Longer than a short jump reaches: the skip is a near one.
 	 */
 	EMIT(&c, 0x4c, 0x8b, 0x4e, 8 * K_IPI);	/* mov r9, [rsi + 8*K_IPI] */
@@ -726,13 +728,6 @@ static size_t build_guest(uint8_t *dst, bool amd, uint32_t timer_us, bool stamps
 	EMIT(&c, 0x4d, 0x85, 0xe4);		/* test r12, r12 */
 	fix = emit_jcc_fwd(&c, JNZ);		/* vCPUs 2+: done */
 	loop = c.len;
-	EMIT(&c, 0x49, 0x8b, 0x47, 8 * T_IPI_SENT);	/* mov rax, [r15 + T_IPI_SENT] */
-	EMIT(&c, 0x48, 0xff, 0xc0);		/* inc rax */
-	wait = c.len;
-	EMIT(&c, 0xf3, 0x90);			/* pause */
-	EMIT(&c, 0x48, 0x39, 0x04, 0x25);	/* cmp [IPI_SYNC_GPA], rax */
-	emit_imm32(&c, IPI_SYNC_GPA);
-	emit_jcc_back(&c, JNZ, wait);
 	emit_msi_request(&c, IPI_PORT);		/* the VMM's wait */
 	EMIT(&c, 0xb9);				/* mov ecx, X2APIC_ICR */
 	emit_imm32(&c, X2APIC_ICR);
@@ -1271,6 +1266,31 @@ static void *msi_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * --ipi, vCPU 0's out to IPI_PORT: wait (asleep, polling every 50 us) until vCPU 1 has announced
+ * its halt for the next IPI at IPI_SYNC_GPA, then --ipi-delay-us more for it to reach the hlt.
+ */
+static int ipi_wait(struct vcpu *v)
+{
+	const uint64_t *sync = (const uint64_t *)(v->vm->mem + IPI_SYNC_GPA);
+	uint64_t want = tally_of(v)[T_IPI_SENT] + 1, t0 = mono_ns();
+	struct timespec poll = { .tv_nsec = 50000 };
+	struct timespec d = { .tv_nsec = (long)v->vm->o->ipi_delay_us * 1000 };
+
+	while (__atomic_load_n(sync, __ATOMIC_ACQUIRE) != want) {
+		/* vCPU 1 failed, or is stuck: say so rather than wait for ever. */
+		if (v->vm->vcpus[1].failed || mono_ns() - t0 > 60000000000ull) {
+			errmsg("%s vCPU 0: vCPU 1 did not announce its halt for IPI %" PRIu64,
+			       v->vm->name, want);
+			return -1;
+		}
+		nanosleep(&poll, NULL);
+	}
+	while (nanosleep(&d, &d) && errno == EINTR)
+		;
+	return 0;
+}
+
 /* What the VMM does with an --io exit: nothing, or sleep and/or spin as asked. */
 static void handle_io(const struct opts *o)
 {
@@ -1341,12 +1361,9 @@ static void *vcpu_thread(void *arg)
 		} else if (r->exit_reason == KVM_EXIT_IO && r->io.direction == KVM_EXIT_IO_OUT &&
 			   r->io.size == 1 && r->io.count == 1 && r->io.port == IPI_PORT &&
 			   v->index == 0) {
-			/* vCPU 1 has announced its halt: give it the time to reach it. */
-			struct timespec d = { .tv_nsec = (long)o->ipi_delay_us * 1000 };
-
 			pass[K_IPI]++;
-			while (nanosleep(&d, &d) && errno == EINTR)
-				;
+			if (ipi_wait(v))
+				goto fail;
 		} else if (r->exit_reason == KVM_EXIT_MMIO && r->mmio.is_write &&
 			   r->mmio.len == 1 && r->mmio.phys_addr == MMIO_GPA) {
 			pass[K_MMIO]++;
