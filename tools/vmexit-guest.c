@@ -7,7 +7,8 @@
  *   vmexit-guest [--vms N] [--vcpus N] [--io N] [--in N] [--mmio N] [--hlt N] [--cpuid N]
  *                [--msr N]
  *                [--wrmsr N] [--cr N] [--vmcall N] [--ud N] [--timer N]
- *                [--msi N] [--msi-spin N] [--msi-delay-us US] [--ipi N] [--ipi-delay-us US]
+ *                [--msi N] [--msi-spin N] [--msi-delay-us US] [--msi-asleep]
+ *                [--ipi N] [--ipi-delay-us US]
  *                [--seconds S] [--linger S] [--name NAME] [--ring 0|3] [--json]
  *                [--io-sleep-us US] [--io-spin-us US] [--symbols FILE]
  *                [--guest-trace-out FILE] [--tsc-offset TICKS] [--touch N]
@@ -34,7 +35,9 @@
  *              (--timer-us US: the timer's period in guest time, default 100)
  *   --msi N    out 0xec, sti; hlt: the VMM's own       -> KVM_SIGNAL_MSI (vector 0x41) to the
  *              thread injects an MSI --msi-delay-us     halted vCPU, in-kernel APIC
- *              (default 200) later
+ *              (default 200) later; --msi-asleep:
+ *              and only once the vCPU's thread sleeps
+ *              (is halted), however late that is
  *   --msi-spin N  out 0xed, then spinning with         -> KVM_SIGNAL_MSI (vector 0x42): the MSI
  *              interrupts on instead of halting         finds the vCPU in guest mode
  *   --ipi N    vCPU 1: announce, sti; hlt; vCPU 0:     -> fixed IPIs (vector 0x43), vCPU 0 to
@@ -271,6 +274,7 @@ struct opts {
 	uint32_t timer_us;	/* --timer's period */
 	uint32_t msi_delay_us;	/* --msi-delay-us: from the guest's request to the MSI */
 	uint32_t ipi_delay_us;	/* --ipi-delay-us: vCPU 0's wait in the VMM before each IPI */
+	bool msi_asleep;	/* --msi-asleep: each --msi MSI only once its vCPU's thread sleeps */
 	uint64_t io_spin_ns;
 	const char *symbols;	/* --symbols FILE: write the code's labels there, run nothing */
 	const char *trace_out;	/* --guest-trace-out: the guest's TSC stamps as a Chrome trace */
@@ -1234,6 +1238,49 @@ static uint64_t mono_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
+/* The scheduler state of a thread of ours ('R', 'S', ...), or 0 if it cannot be read. */
+static char thread_state(pid_t tid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* "tid (comm) S ...": the comm may hold spaces and parentheses, the last ')' ends it. */
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/*
+ * --msi-asleep: wait (polling every 50 us) until the vCPU's thread sleeps. With an in-kernel APIC
+ * the only sleep of a KVM_RUN of this guest is KVM's halt once it stops polling, so the MSI
+ * finds the vCPU halted however long a busy host CPU keeps it from reaching its hlt.
+ */
+static int wait_asleep(const struct vcpu *v)
+{
+	struct timespec poll = { .tv_nsec = 50000 };
+	uint64_t t0 = mono_ns();
+	char st;
+
+	while ((st = thread_state(v->tid)) != 'S') {
+		if (!st || mono_ns() - t0 > 60000000000ull) {
+			errmsg("%s: --msi-asleep: vCPU %d (tid %d) %s", v->vm->name, v->index,
+			       (int)v->tid, st ? "did not halt within 60 s" : "has no readable state");
+			return -1;
+		}
+		nanosleep(&poll, NULL);
+	}
+	return 0;
+}
+
 /*
  * The MSI injector (--msi, --msi-spin): a thread of the VMM, as a device model's would be.
  * Per request, --msi-delay-us later, one fixed edge MSI of MSI_VECTOR to the asking vCPU
@@ -1252,6 +1299,10 @@ static void *msi_thread(void *arg)
 		int r;
 
 		nanosleep(&d, NULL);
+		if (vm->o->msi_asleep && req[1] == MSI_VECTOR && wait_asleep(&vm->vcpus[idx])) {
+			vm->msi_failed = true;
+			continue;
+		}
 		r = ioctl(vm->vm_fd, KVM_SIGNAL_MSI, &m);
 		if (r <= 0) {
 			errmsg("%s: KVM_SIGNAL_MSI to vCPU %u: %s", vm->name, idx,
@@ -1732,7 +1783,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			       "                    [--wrmsr N] [--cr N] [--vmcall N] [--ud N] "
 			       "[--timer N] [--timer-us US]\n"
 			       "                    [--msi N] [--msi-spin N] [--msi-delay-us US] "
-			       "[--ipi N] [--ipi-delay-us US]\n"
+			       "[--msi-asleep]\n"
+			       "                    [--ipi N] [--ipi-delay-us US]\n"
 			       "                    [--seconds S] [--linger S] [--name NAME] "
 			       "[--ring 0|3] "
 			       "[--json]\n"
@@ -1750,6 +1802,10 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		}
 		if (!strcmp(arg, "--stats-fds")) {
 			o->stats_fds = true;
+			continue;
+		}
+		if (!strcmp(arg, "--msi-asleep")) {
+			o->msi_asleep = true;
 			continue;
 		}
 		val = option_value(argc, argv, &i, opt, sizeof(opt));
@@ -1914,6 +1970,8 @@ static char **vm_argv(const char *argv0, const struct opts *o, const char *name)
 		args[n++] = "--json";
 	if (o->stats_fds)
 		args[n++] = "--stats-fds";
+	if (o->msi_asleep)
+		args[n++] = "--msi-asleep";
 	if (o->trace_out) {
 		args[n++] = "--guest-trace-out";
 		args[n++] = (char *)o->trace_out;

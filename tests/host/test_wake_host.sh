@@ -249,8 +249,9 @@ for b in bad:
 sys.exit(1 if bad else 0)
 EOF
 
-# The busy host: H MSIs to each halted vCPU (vector 0x41, 200 us after each ask, as above) of a
-# 2-vCPU guest pinned to one CPU, once alone and once with a CPU hog pinned beside it. The hog,
+# The busy host: H MSIs to each halted vCPU (vector 0x41, 200 us after each ask, as above, and
+# only once the vCPU's thread sleeps in KVM's halt: --msi-asleep) of a 2-vCPU guest pinned to
+# one CPU, once alone and once with a CPU hog pinned beside it. The hog,
 # a busy loop at nice -20, weighs 88761 against the guest threads' 1024 at nice 0 (the kernel's
 # sched_prio_to_weight): while it spins, the fair scheduler (CFS on 6.1, EEVDF on 6.12) leaves
 # the guest's threads about 1 % of that CPU, and the hog never sleeps to hand it over. So a
@@ -267,7 +268,8 @@ cpu=$(taskset -pc $$ | sed 's/.*: *//; s/[,-].*//')
 pinned_msis() {	# pinned_msis NAME HOG: stat --wake's CSV of the pinned guest in $TMP/NAME.csv
 	rm -f "$TMP/go"
 	"$VMEXIT" stat --wake --csv -- sh -c 'echo $$ >"$1"; exec taskset -c "$4" "$0" \
-		--msi "$2" --vcpus 2 --hold-until "$3" >/dev/null' "$GUEST" "$TMP/$1.pid" $H \
+		--msi "$2" --msi-asleep --vcpus 2 --hold-until "$3" >/dev/null' "$GUEST" \
+		"$TMP/$1.pid" $H \
 		"$TMP/go" $cpu >"$TMP/$1.csv" 2>"$TMP/$1.err" &
 	local st=$!
 	wait_line "$TMP/$1.err" 'held until' $st ||
