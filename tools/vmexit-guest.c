@@ -40,19 +40,11 @@
  *              (is halted), however late that is
  *   --msi-spin N  out 0xed, then spinning with         -> KVM_SIGNAL_MSI (vector 0x42): the MSI
  *              interrupts on instead of halting         finds the vCPU in guest mode
- *   --ipi N    vCPU 1: announce, sti; hlt; vCPU 0:     -> fixed IPIs (vector 0x43), vCPU 0 to
- *              out 0xee (the VMM waits for the         vCPU 1, made pending in vCPU 0's thread
- *              announcement, then --ipi-delay-us,      (kvm_apic_ipi, kvm_apic_accept_irq) and
- *              default 200), wrmsr x2APIC ICR          waking halted vCPU 1; needs --vcpus 2+
- *   --touch N  mov [page],al on N pages of its own   -> the first pass's N first touches fault
- *              (vCPU i: N pages from 0x200000 + i*N*4K,  in the host (SVM NPF, VMX EPT
- *              a memslot of their own; vcpus*N <= 512)   violation), handled in the kernel
- *              (--uffd-delay-us US: that memory is userfaultfd's, each fault answered US
- *              microseconds late; vmexit_guest_uffd.h)
- * then "out dx,al" to the done port 0xea (one more KVM_EXIT_IO) and jumps back to its start.
- * Without any kind option the mix is --io 1000. Without --seconds each vCPU makes one pass;
- * with --seconds S it resumes the guest for further passes until S seconds have gone by (the
- * clock is checked at each done exit, so a pass is never cut short).
+ *   --ipi N    vCPU 1: out 0xef (announce), sti;  -> fixed IPIs (vector 0x43), vCPU 0 to
+ *              hlt; vCPU 0: out 0xee (the VMM waits    vCPU 1, made pending in vCPU 0's thread
+ *              for the announcement, then              (kvm_apic_ipi, kvm_apic_accept_irq) and
+ *              --ipi-delay-us, default 200), wrmsr     waking halted vCPU 1; needs --vcpus 2+
+ *              x2APIC ICR
  *
  * How the VMM spends the time of an --io exit (vmexit's --split tells these apart):
  *   --io-sleep-us US  sleeps US microseconds (nanosleep) before the next KVM_RUN: off CPU,
@@ -65,7 +57,7 @@
  * Chrome trace, with a known TSC offset, for report --guest-trace (vmexit_guest_stamps.h).
  *
  * Exact counts per vCPU, P = passes (1 without --seconds; reported in the output), I = ipi on
- * vCPU 0 and 0 on the others:
+ * vCPUs 0 (its out 0xee per IPI) and 1 (its out 0xef), 0 on the others:
  *   KVM_RUN calls = kvm:kvm_userspace_exit = P * (io + in + 1 + msi + msi-spin + I + mmio + hlt)
  *   KVM_EXIT_IO = kvm:kvm_pio = P * (io + in + 1 + msi + msi-spin + I)
  *   KVM_EXIT_MMIO = P * mmio   KVM_EXIT_HLT = P * hlt
@@ -134,6 +126,7 @@
 #include <limits.h>
 #include <linux/kvm.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -176,7 +169,8 @@
 #define IN_PORT			0xe8	/* --in: read by the guest, answered by the VMM */
 #define MSI_PORT		0xec	/* --msi: the guest asks for one MSI */
 #define MSI_SPIN_PORT		0xed	/* --msi-spin: the same, another vector */
-#define IPI_PORT		0xee	/* --ipi: vCPU 0 waits --ipi-delay-us in the VMM, then sends */
+#define IPI_PORT		0xee	/* --ipi: vCPU 0 waits in the VMM for vCPU 1, then sends */
+#define IPI_READY_PORT		0xef	/* --ipi: vCPU 1 is about to halt for the next IPI */
 #define DONE_PORT		0xea
 /* An exception the guest does not expect: its vector goes out on this port and the VMM fails. */
 #define EXC_PORT		0xeb
@@ -199,11 +193,6 @@
 #define IPI_VECTOR		0x43	/* vCPU 0's fixed IPIs to halted vCPU 1 (--ipi) */
 /* Fixed delivery, physical destination, edge, level "assert" (required set for a fixed IPI). */
 #define ICR_FIXED_ASSERT	0x4000
-/*
- * --ipi's handshake word, beside the parameters: vCPU 1 stores there the number of the IPI it
- * is about to halt for (its count of them + 1), and vCPU 0 sends that one only once it is there.
- */
-#define IPI_SYNC_GPA		(PARAM_GPA + 0x800)
 #define SPURIOUS_VECTOR		0xff
 /* One-shot timer, divide by 1: KVM's APIC bus runs at 1 GHz, so a count per ns of guest time. */
 #define TIMER_COUNTS_PER_US	1000
@@ -314,6 +303,7 @@ struct vm {
 	struct vcpu *vcpus;
 	int msi_pipe[2];	/* vCPU threads -> the MSI injector: the vCPU index to signal */
 	pthread_t msi_thread;
+	sem_t ipi_ready;	/* --ipi: posted per vCPU 1 announcement, taken by vCPU 0's VMM */
 	uint64_t msis;		/* KVM_SIGNAL_MSI calls that delivered */
 	uint64_t msi_ns_first, msi_ns_last;	/* CLOCK_MONOTONIC of the first and last */
 	bool msi_failed;
@@ -714,12 +704,13 @@ static size_t build_guest(uint8_t *dst, bool amd, uint32_t timer_us, bool stamps
 
 	/*
 	 * --ipi N: vCPU 0 sends N fixed IPIs (IPI_VECTOR) to vCPU 1 by x2APIC ICR writes, each
-	 * while vCPU 1 is halted for it. vCPU 1, per count: with interrupts off, stores the number
-	 * of the IPI it waits for at IPI_SYNC_GPA, then halts as the timer loop does until its
-	 * handler has counted it. vCPU 0, per count: an out to IPI_PORT, for which the VMM waits
-	 * until that number is there and then --ipi-delay-us more (by then vCPU 1 has reached its
-	 * hlt), then writes the ICR. The VMM waits asleep: a vCPU spinning in guest mode would
-	 * take the CPU from vCPU 1 where they share one. vCPUs 2 and up only enable their APIC.
+	 * while vCPU 1 is halted for it. vCPU 1, per count: with interrupts off, announces its
+	 * halt (an out to IPI_READY_PORT), then halts as the timer loop does until its handler
+	 * has counted the IPI. vCPU 0, per count: an out to IPI_PORT, for which the VMM waits for
+	 * that announcement and then --ipi-delay-us more (by then vCPU 1 has reached its hlt),
+	 * then writes the ICR. Both wait asleep in the VMM: a vCPU spinning in guest mode, or a
+	 * VMM thread polling, would take the CPU from the other vCPU where they share one (the
+	 * SVM bed's). vCPUs 2 and up only enable their APIC.
 	 * r12 is the vCPU's index.
 	 * Longer than a short jump reaches: the skip is a near one.
 	 */
@@ -750,9 +741,7 @@ static size_t build_guest(uint8_t *dst, bool amd, uint32_t timer_us, bool stamps
 	loop = c.len;
 	EMIT(&c, 0xfa);				/* cli */
 	EMIT(&c, 0x49, 0x8b, 0x5f, 8 * T_IPI);	/* mov rbx, [r15 + T_IPI] */
-	EMIT(&c, 0x48, 0x8d, 0x43, 0x01);	/* lea rax, [rbx + 1] */
-	EMIT(&c, 0x48, 0x89, 0x04, 0x25);	/* mov [IPI_SYNC_GPA], rax */
-	emit_imm32(&c, IPI_SYNC_GPA);
+	emit_msi_request(&c, IPI_READY_PORT);	/* the announcement */
 	wait = c.len;
 	EMIT(&c, 0x49, 0x39, 0x5f, 8 * T_IPI);	/* cmp [r15 + T_IPI], rbx */
 	got = emit_jcc_fwd(&c, JNZ);
@@ -1201,11 +1190,15 @@ static const uint64_t *tally_of(const struct vcpu *v)
 static int check_tally(const struct vcpu *v)
 {
 	const uint64_t *n = v->vm->o->count, *t = tally_of(v), p = v->passes + 1;
-	/* --ipi: vCPU 0 sends (one out and one ICR wrmsr per IPI), vCPU 1 receives (one EOI). */
+	/*
+	 * --ipi: vCPU 0 sends (one out and one ICR wrmsr per IPI), vCPU 1 receives (one out for
+	 * its announcement, one EOI).
+	 */
 	uint64_t ipi_out = v->index == 0 ? n[K_IPI] : 0, ipi_in = v->index == 1 ? n[K_IPI] : 0;
 	uint64_t want[NR_TALLY] = {
 		/* msi: one out per MSI asked for */
-		[T_OUT] = n[K_IO] + 1 + n[K_MSI] + n[K_MSI_SPIN] + ipi_out, [T_MMIO] = n[K_MMIO],
+		[T_OUT] = n[K_IO] + 1 + n[K_MSI] + n[K_MSI_SPIN] + ipi_out + ipi_in,
+		[T_MMIO] = n[K_MMIO],
 		[T_HLT] = n[K_HLT],
 		[T_CPUID] = n[K_CPUID],
 		[T_RDMSR] = n[K_MSR] + !!n[K_TIMER] + !!n[K_MSI] + !!n[K_MSI_SPIN] + !!n[K_IPI],
@@ -1318,24 +1311,22 @@ static void *msi_thread(void *arg)
 }
 
 /*
- * --ipi, vCPU 0's out to IPI_PORT: wait (asleep, polling every 50 us) until vCPU 1 has announced
- * its halt for the next IPI at IPI_SYNC_GPA, then --ipi-delay-us more for it to reach the hlt.
+ * --ipi, vCPU 0's out to IPI_PORT: wait (asleep) for vCPU 1's announcement of its halt for the
+ * next IPI, then --ipi-delay-us more for it to reach the hlt.
  */
 static int ipi_wait(struct vcpu *v)
 {
-	const uint64_t *sync = (const uint64_t *)(v->vm->mem + IPI_SYNC_GPA);
-	uint64_t want = tally_of(v)[T_IPI_SENT] + 1, t0 = mono_ns();
-	struct timespec poll = { .tv_nsec = 50000 };
-	struct timespec d = { .tv_nsec = (long)v->vm->o->ipi_delay_us * 1000 };
+	struct timespec d = { .tv_nsec = (long)v->vm->o->ipi_delay_us * 1000 }, until;
 
-	while (__atomic_load_n(sync, __ATOMIC_ACQUIRE) != want) {
-		/* vCPU 1 failed, or is stuck: say so rather than wait for ever. */
-		if (v->vm->vcpus[1].failed || mono_ns() - t0 > 60000000000ull) {
-			errmsg("%s vCPU 0: vCPU 1 did not announce its halt for IPI %" PRIu64,
-			       v->vm->name, want);
-			return -1;
-		}
-		nanosleep(&poll, NULL);
+	/* vCPU 1 failed, or is stuck: say so rather than wait for ever. */
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 60;
+	while (sem_timedwait(&v->vm->ipi_ready, &until)) {
+		if (errno == EINTR)
+			continue;
+		errmsg("%s vCPU 0: vCPU 1 did not announce its halt for IPI %" PRIu64 ": %s",
+		       v->vm->name, tally_of(v)[T_IPI_SENT] + 1, strerror(errno));
+		return -1;
 	}
 	while (nanosleep(&d, &d) && errno == EINTR)
 		;
@@ -1415,6 +1406,11 @@ static void *vcpu_thread(void *arg)
 			pass[K_IPI]++;
 			if (ipi_wait(v))
 				goto fail;
+		} else if (r->exit_reason == KVM_EXIT_IO && r->io.direction == KVM_EXIT_IO_OUT &&
+			   r->io.size == 1 && r->io.count == 1 && r->io.port == IPI_READY_PORT &&
+			   v->index == 1) {
+			pass[K_IPI]++;
+			sem_post(&v->vm->ipi_ready);
 		} else if (r->exit_reason == KVM_EXIT_MMIO && r->mmio.is_write &&
 			   r->mmio.len == 1 && r->mmio.phys_addr == MMIO_GPA) {
 			pass[K_MMIO]++;
@@ -1431,7 +1427,7 @@ static void *vcpu_thread(void *arg)
 				goto fail;
 			for (int k = K_IO; k < NR_KINDS; k++) {
 				if ((k > K_HLT && k != K_IN && k != K_IPI) ||
-				    pass[k] == (k != K_IPI || v->index == 0 ? o->count[k] : 0))
+				    pass[k] == (k != K_IPI || v->index < 2 ? o->count[k] : 0))
 					continue;
 				errmsg("%s vCPU %d: pass %" PRIu64 " made %" PRIu64 " --%s exits, "
 				       "expected %" PRIu64, v->vm->name, v->index, v->passes + 1,
@@ -1694,6 +1690,10 @@ static int run_vm_once(struct vm *vm)
 	clock_gettime(CLOCK_MONOTONIC, &vm->deadline);
 	timespec_add(&vm->deadline, o->seconds);
 	vm->msi_pipe[0] = vm->msi_pipe[1] = -1;
+	if (sem_init(&vm->ipi_ready, 0, 0)) {
+		errmsg("%s: sem_init: %s", vm->name, strerror(errno));
+		return 1;
+	}
 	if (o->count[K_MSI] || o->count[K_MSI_SPIN]) {
 		int e;
 
