@@ -40,11 +40,20 @@
  *              (is halted), however late that is
  *   --msi-spin N  out 0xed, then spinning with         -> KVM_SIGNAL_MSI (vector 0x42): the MSI
  *              interrupts on instead of halting         finds the vCPU in guest mode
- *   --ipi N    vCPU 1: out 0xef (announce), sti;  -> fixed IPIs (vector 0x43), vCPU 0 to
+ *   --ipi N    vCPU 1: out 0xef (announce), sti;    -> fixed IPIs (vector 0x43), vCPU 0 to
  *              hlt; vCPU 0: out 0xee (the VMM waits    vCPU 1, made pending in vCPU 0's thread
  *              for the announcement, then              (kvm_apic_ipi, kvm_apic_accept_irq) and
  *              --ipi-delay-us, default 200), wrmsr     waking halted vCPU 1; needs --vcpus 2+
  *              x2APIC ICR
+ *   --touch N  mov [page],al on N pages of its own   -> the first pass's N first touches fault
+ *              (vCPU i: N pages from 0x200000 + i*N*4K,  in the host (SVM NPF, VMX EPT
+ *              a memslot of their own; vcpus*N <= 512)   violation), handled in the kernel
+ *              (--uffd-delay-us US: that memory is userfaultfd's, each fault answered US
+ *              microseconds late; vmexit_guest_uffd.h)
+ * then "out dx,al" to the done port 0xea (one more KVM_EXIT_IO) and jumps back to its start.
+ * Without any kind option the mix is --io 1000. Without --seconds each vCPU makes one pass;
+ * with --seconds S it resumes the guest for further passes until S seconds have gone by (the
+ * clock is checked at each done exit, so a pass is never cut short).
  *
  * How the VMM spends the time of an --io exit (vmexit's --split tells these apart):
  *   --io-sleep-us US  sleeps US microseconds (nanosleep) before the next KVM_RUN: off CPU,
