@@ -262,7 +262,10 @@ EOF
 # is most of the vCPUs' 0x41 time, and each delivery's runq is many times what it is alone.
 # (A vCPU may still preempt its waker, the injector, which had to win the same CPU first: in
 # the SVM bed one vCPU did so for most of its MSIs, so the share is taken over both vCPUs.)
-# Alone, the woken thread waits only for its waker to block: runq_ns is not most. The hog
+# Alone, the woken thread waits only for the threads ahead of it on that one CPU to block (its
+# waker, the injector, and the other vCPU): tens to hundreds of us per delivery in the bed,
+# 12-54 % of the time there (both kernels), so not a share to assert; beside the hog each
+# delivery's wait must be 10 times that at least (it was 180-250 times). The hog
 # keeps KVM from polling (another task runnable on that CPU). The guest is held (--hold-until)
 # until the hog runs, so the tracer's and the guest's start-up are not slowed by it; the hog
 # ends with the guest (30 s at most).
@@ -331,8 +334,8 @@ for what, got, most in (('beside the hog', hog, True), ('alone', calm, False)):
     per[what] = runq / max(count, 1)
     print(f'{what}: runq {100 * runq / max(total, 1):.1f} % of the deliveries\' time, '
           f'{per[what] / 1000:.0f} us per delivery')
-    if (2 * runq > total) != most:
-        bad.append(f'{what}: the run-queue part is {"not " if most else ""}most of the time')
+    if most and 2 * runq <= total:
+        bad.append(f'{what}: the run-queue part is not most of the time')
 if per['beside the hog'] < 10 * per['alone']:
     bad.append('beside the hog, the run-queue wait per delivery is not 10 times what it is alone')
 for b in bad:
