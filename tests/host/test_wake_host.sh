@@ -265,7 +265,7 @@ EOF
 # Alone, the woken thread waits only for the threads ahead of it on that one CPU to block (its
 # waker, the injector, and the other vCPU): tens to hundreds of us per delivery in the bed,
 # 12-54 % of the time there (both kernels), so not a share to assert; beside the hog each
-# delivery's wait must be 10 times that at least (it was 180-250 times). The hog
+# delivery's wait must be 10 times that at least (12 to 250 times measured). The hog
 # keeps KVM from polling (another task runnable on that CPU). The guest is held (--hold-until)
 # until the hog runs, so the tracer's and the guest's start-up are not slowed by it; the hog
 # ends with the guest (30 s at most).
