@@ -65,6 +65,7 @@ struct pend_slot {
 	__u64 ts;	/* 0 until the sender has written it */
 	__u64 wake_ts;	/* PEND_SLEPT: the scheduler's wake-up, then on CPU */
 	__u64 on_ts;
+	__u64 rq_at_on;	/* PEND_SLEPT: the thread's rq_ns when its halt ended */
 };
 
 /* One vCPU thread. */
@@ -80,6 +81,13 @@ struct wake_thread {
 	__u64 sleep_ts;
 	__u64 wake_ts;
 	__u64 on_ts;
+	/*
+	 * Preempted while runnable (switched out not asleep) at out_ts; rq_ns sums those waits.
+	 * A woken vCPU thread on a busy CPU may be preempted again on its way from the halt to
+	 * the entry: that wait is the run-queue's too, not time on CPU.
+	 */
+	__u64 out_ts;
+	__u64 rq_ns;
 	__u64 hlt_parts[NR_HLT_PARTS - 1];	/* poll, sleep, runq of the exit in flight */
 	/*
 	 * The LAPIC timer's hrtimer expired (apic_timer_fn()) at timer_ts with the vCPU doing
@@ -91,6 +99,7 @@ struct wake_thread {
 	__u32 timer_state;
 	__u64 timer_wake_ts;
 	__u64 timer_on_ts;
+	__u64 timer_rq_at_on;
 	struct pend_slot pend[WAKE_PENDING_SLOTS];
 };
 
@@ -281,7 +290,7 @@ static __always_inline void wake_account(struct wake_thread *t, __u64 info, __u6
 {
 	struct wake_key k = { .tgid = t->tgid, .vcpu = t->vcpu, .proc_start = t->proc_start };
 	__u32 state = (info >> PEND_STATE_SHIFT) & 0xf;
-	__u64 lat = now - ts, wake, on, p[NR_WAKE_PARTS] = {};
+	__u64 lat = now - ts, wake, on, rq, p[NR_WAKE_PARTS] = {};
 	struct wake_cell *c;
 	struct wake_zero *z;
 	int i;
@@ -299,9 +308,12 @@ static __always_inline void wake_account(struct wake_thread *t, __u64 info, __u6
 		/* Each boundary clamped into [pending, entry] and ordered: the parts sum exactly. */
 		wake = s->wake_ts < ts ? ts : s->wake_ts > now ? now : s->wake_ts;
 		on = s->on_ts < wake ? wake : s->on_ts > now ? now : s->on_ts;
+		/* Preempted after the halt ended: run-queue time, not on CPU (at most all of it). */
+		rq = t->rq_ns - s->rq_at_on;
+		rq = rq > now - on ? now - on : rq;
 		p[WAKE_PART_SLEPT] = wake - ts;
-		p[WAKE_PART_RUNQ] = on - wake;
-		p[WAKE_PART_ONCPU] = now - on;
+		p[WAKE_PART_RUNQ] = on - wake + rq;
+		p[WAKE_PART_ONCPU] = now - on - rq;
 		break;
 	default:
 		p[WAKE_PART_EXIT] = lat;
@@ -457,6 +469,7 @@ int BPF_PROG(wake_halt_end, __u64 ns, bool waited, bool valid)
 		t->timer_state = waited ? PEND_SLEPT : PEND_POLLED;
 		t->timer_wake_ts = wake;
 		t->timer_on_ts = on;
+		t->timer_rq_at_on = t->rq_ns;
 	}
 	for (i = 0; i < WAKE_PENDING_SLOTS; i++) {
 		struct pend_slot *s = &t->pend[i];
@@ -469,6 +482,7 @@ int BPF_PROG(wake_halt_end, __u64 ns, bool waited, bool valid)
 		info |= (__u64)(waited ? PEND_SLEPT : PEND_POLLED) << PEND_STATE_SHIFT;
 		s->wake_ts = wake;
 		s->on_ts = on;
+		s->rq_at_on = t->rq_ns;
 		s->info = info;
 	}
 	return 0;
@@ -537,6 +551,7 @@ static __always_inline int timer_pending(struct wake_thread *t, __u8 vec)
 	if (s) {
 		s->wake_ts = t->timer_wake_ts;
 		s->on_ts = t->timer_on_ts;
+		s->rq_at_on = t->timer_rq_at_on;
 		s->ts = t->timer_ts;
 	}
 	t->timer_ts = 0;
@@ -626,12 +641,21 @@ int BPF_PROG(wake_switch, bool preempt, struct task_struct *prev, struct task_st
 	prev_tid = BPF_CORE_READ(prev, pid);
 	next_tid = BPF_CORE_READ(next, pid);
 	t = bpf_map_lookup_elem(&wake_threads, &prev_tid);
-	if (t && !t->in_guest && !t->sleep_ts && !preempt && task_asleep(prev))
-		t->sleep_ts = bpf_ktime_get_ns();
+	if (t) {
+		if (!preempt && task_asleep(prev)) {
+			if (!t->in_guest && !t->sleep_ts)
+				t->sleep_ts = bpf_ktime_get_ns();
+		} else {
+			t->out_ts = bpf_ktime_get_ns();
+		}
+	}
 	t = bpf_map_lookup_elem(&wake_threads, &next_tid);
 	if (t) {
 		now = bpf_ktime_get_ns();
 		t->on_ts = now;
+		if (t->out_ts && now > t->out_ts)
+			t->rq_ns += now - t->out_ts;
+		t->out_ts = 0;
 	}
 	return 0;
 }

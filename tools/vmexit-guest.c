@@ -7,6 +7,8 @@
  *   vmexit-guest [--vms N] [--vcpus N] [--io N] [--in N] [--mmio N] [--hlt N] [--cpuid N]
  *                [--msr N]
  *                [--wrmsr N] [--cr N] [--vmcall N] [--ud N] [--timer N]
+ *                [--msi N] [--msi-spin N] [--msi-delay-us US] [--msi-asleep]
+ *                [--ipi N] [--ipi-delay-us US]
  *                [--seconds S] [--linger S] [--name NAME] [--ring 0|3] [--json]
  *                [--io-sleep-us US] [--io-spin-us US] [--symbols FILE]
  *                [--guest-trace-out FILE] [--tsc-offset TICKS] [--touch N]
@@ -33,9 +35,16 @@
  *              (--timer-us US: the timer's period in guest time, default 100)
  *   --msi N    out 0xec, sti; hlt: the VMM's own       -> KVM_SIGNAL_MSI (vector 0x41) to the
  *              thread injects an MSI --msi-delay-us     halted vCPU, in-kernel APIC
- *              (default 200) later
+ *              (default 200) later; --msi-asleep:
+ *              and only once the vCPU's thread sleeps
+ *              (is halted), however late that is
  *   --msi-spin N  out 0xed, then spinning with         -> KVM_SIGNAL_MSI (vector 0x42): the MSI
  *              interrupts on instead of halting         finds the vCPU in guest mode
+ *   --ipi N    vCPU 1: out 0xef (announce), sti;    -> fixed IPIs (vector 0x43), vCPU 0 to
+ *              hlt; vCPU 0: out 0xee (the VMM waits    vCPU 1, made pending in vCPU 0's thread
+ *              for the announcement, then              (kvm_apic_ipi, kvm_apic_accept_irq) and
+ *              --ipi-delay-us, default 200), wrmsr     waking halted vCPU 1; needs --vcpus 2+
+ *              x2APIC ICR
  *   --touch N  mov [page],al on N pages of its own   -> the first pass's N first touches fault
  *              (vCPU i: N pages from 0x200000 + i*N*4K,  in the host (SVM NPF, VMX EPT
  *              a memslot of their own; vcpus*N <= 512)   violation), handled in the kernel
@@ -56,10 +65,15 @@
  * --guest-trace-out FILE and --tsc-offset TICKS: the guest's TSC around each --io exit as a
  * Chrome trace, with a known TSC offset, for report --guest-trace (vmexit_guest_stamps.h).
  *
- * Exact counts per vCPU, P = passes (1 without --seconds; reported in the output):
- *   KVM_RUN calls = kvm:kvm_userspace_exit = P * (io + in + 1 + msi + msi-spin + mmio + hlt)
- *   KVM_EXIT_IO = kvm:kvm_pio = P * (io + in + 1 + msi + msi-spin)
+ * Exact counts per vCPU, P = passes (1 without --seconds; reported in the output), I = ipi on
+ * vCPUs 0 (its out 0xee per IPI) and 1 (its out 0xef), 0 on the others:
+ *   KVM_RUN calls = kvm:kvm_userspace_exit = P * (io + in + 1 + msi + msi-spin + I + mmio + hlt)
+ *   KVM_EXIT_IO = kvm:kvm_pio = P * (io + in + 1 + msi + msi-spin + I)
  *   KVM_EXIT_MMIO = P * mmio   KVM_EXIT_HLT = P * hlt
+ * and per VM: kvm:kvm_apic_ipi = P * ipi, all of them vCPU 0's, each followed in the same
+ * thread by one kvm:kvm_apic_accept_irq for vCPU 1 (apicid 1, vector 0x43); with --timer,
+ * --msi and --msi-spin too, kvm_apic_accept_irq = P * (timer + msi + msi-spin) per vCPU
+ * + P * ipi.
  * On an SVM host (the nested test bed) kvm:kvm_exit additionally shows, exactly:
  *   IOIO (0x7b) = P * (io + in + 1)   CPUID (0x72) = P * cpuid   HLT (0x78) = P * hlt
  *   MSR (0x7c) = P * msr
@@ -69,6 +83,8 @@
  * the requested IO/MMIO/HLT exits at the expected port/address and nothing else. The guest
  * counts itself too (struct tally_slot, per vCPU): the VMM checks that tally after each pass
  * and prints it with --json; on VMX it is the expected kvm_exit count (tools/vmexit-guest.md).
+ * Its interrupts: irq counts every one handled (timer, MSI, IPI), ipi the IPIs among them
+ * (vCPU 1) and ipi_sent the ICR writes (vCPU 0): after P passes both are P * ipi.
  *
  * --hold-until PATH: the VM and its vCPUs are created (TSC offsets set) and then wait, without
  * ever having run, until PATH exists; "held until PATH" on stderr says they are there. So a
@@ -119,6 +135,7 @@
 #include <limits.h>
 #include <linux/kvm.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -161,6 +178,8 @@
 #define IN_PORT			0xe8	/* --in: read by the guest, answered by the VMM */
 #define MSI_PORT		0xec	/* --msi: the guest asks for one MSI */
 #define MSI_SPIN_PORT		0xed	/* --msi-spin: the same, another vector */
+#define IPI_PORT		0xee	/* --ipi: vCPU 0 waits in the VMM for vCPU 1, then sends */
+#define IPI_READY_PORT		0xef	/* --ipi: vCPU 1 is about to halt for the next IPI */
 #define DONE_PORT		0xea
 /* An exception the guest does not expect: its vector goes out on this port and the VMM fails. */
 #define EXC_PORT		0xeb
@@ -173,12 +192,16 @@
 #define APICBASE_EN_EXTD	0xc00	/* x2APIC mode */
 #define X2APIC_EOI		0x80b
 #define X2APIC_SVR		0x80f
+#define X2APIC_ICR		0x830
 #define X2APIC_LVTT		0x832
 #define X2APIC_TMICT		0x838
 #define X2APIC_TDCR		0x83e
 #define TIMER_VECTOR		0x40
 #define MSI_VECTOR		0x41	/* the VMM's KVM_SIGNAL_MSI to a halted vCPU (--msi) */
 #define MSI_SPIN_VECTOR		0x42	/* and to a spinning one (--msi-spin) */
+#define IPI_VECTOR		0x43	/* vCPU 0's fixed IPIs to halted vCPU 1 (--ipi) */
+/* Fixed delivery, physical destination, edge, level "assert" (required set for a fixed IPI). */
+#define ICR_FIXED_ASSERT	0x4000
 #define SPURIOUS_VECTOR		0xff
 /* One-shot timer, divide by 1: KVM's APIC bus runs at 1 GHz, so a count per ns of guest time. */
 #define TIMER_COUNTS_PER_US	1000
@@ -212,11 +235,11 @@
 
 /* Per-kind repeat counts, read by the guest from PARAM_GPA at the start of every pass. */
 enum kind { K_IO, K_MMIO, K_HLT, K_CPUID, K_MSR, K_WRMSR, K_CR, K_VMCALL, K_UD, K_TIMER, K_IN,
-	    K_TOUCH, K_MSI, K_MSI_SPIN, NR_KINDS };
+	    K_TOUCH, K_MSI, K_MSI_SPIN, K_IPI, NR_KINDS };
 
 static const char *const kind_opt[NR_KINDS] = {
 	"io", "mmio", "hlt", "cpuid", "msr", "wrmsr", "cr", "vmcall", "ud", "timer", "in", "touch",
-	"msi", "msi-spin",
+	"msi", "msi-spin", "ipi",
 };
 
 /*
@@ -224,11 +247,11 @@ static const char *const kind_opt[NR_KINDS] = {
  * incremented right before the instruction it counts (or in the handler, for irq and ud).
  */
 enum tally_slot { T_OUT, T_MMIO, T_HLT, T_CPUID, T_RDMSR, T_WRMSR, T_CR_READ, T_CR_WRITE,
-		  T_VMCALL, T_UD, T_IRQ, T_IN, T_TOUCH, NR_TALLY };
+		  T_VMCALL, T_UD, T_IRQ, T_IN, T_TOUCH, T_IPI_SENT, T_IPI, NR_TALLY };
 
 static const char *const tally_name[NR_TALLY] = {
 	"out", "mmio", "hlt", "cpuid", "rdmsr", "wrmsr", "cr_read", "cr_write", "vmcall", "ud",
-	"irq", "in", "touch",
+	"irq", "in", "touch", "ipi_sent", "ipi",
 };
 
 struct opts {
@@ -248,6 +271,8 @@ struct opts {
 	uint64_t io_sleep_ns;	/* per --io exit, in the VMM: asleep, then spinning */
 	uint32_t timer_us;	/* --timer's period */
 	uint32_t msi_delay_us;	/* --msi-delay-us: from the guest's request to the MSI */
+	uint32_t ipi_delay_us;	/* --ipi-delay-us: vCPU 0's wait in the VMM before each IPI */
+	bool msi_asleep;	/* --msi-asleep: each --msi MSI only once its vCPU's thread sleeps */
 	uint64_t io_spin_ns;
 	const char *symbols;	/* --symbols FILE: write the code's labels there, run nothing */
 	const char *trace_out;	/* --guest-trace-out: the guest's TSC stamps as a Chrome trace */
@@ -287,6 +312,7 @@ struct vm {
 	struct vcpu *vcpus;
 	int msi_pipe[2];	/* vCPU threads -> the MSI injector: the vCPU index to signal */
 	pthread_t msi_thread;
+	sem_t ipi_ready;	/* --ipi: posted per vCPU 1 announcement, taken by vCPU 0's VMM */
 	uint64_t msis;		/* KVM_SIGNAL_MSI calls that delivered */
 	uint64_t msi_ns_first, msi_ns_last;	/* CLOCK_MONOTONIC of the first and last */
 	bool msi_failed;
@@ -365,7 +391,26 @@ static size_t emit_jcc_fwd(struct code *c, uint8_t opcode)
 
 static void patch_here(struct code *c, size_t at)
 {
+	/* A short jump's reach: a block grown past it would jump somewhere else, silently. */
+	if (c->len - (at + 1) > 127) {
+		errmsg("internal error: short jump at code offset %zu cannot reach %zu", at, c->len);
+		abort();
+	}
 	c->p[at] = (uint8_t)(c->len - (at + 1));
+}
+
+/* The same with a 32-bit displacement (0x0f 0x8X), for blocks beyond a short jump's reach. */
+static size_t emit_jcc_fwd32(struct code *c, uint8_t opcode)
+{
+	EMIT(c, 0x0f, opcode + 0x10, 0, 0, 0, 0);
+	return c->len - 4;
+}
+
+static void patch_here32(struct code *c, size_t at)
+{
+	uint32_t d = (uint32_t)(c->len - (at + 4));
+
+	memcpy(c->p + at, &d, 4);
 }
 
 static void emit_jcc_back(struct code *c, uint8_t opcode, size_t target)
@@ -445,20 +490,21 @@ static void emit_msi_request(struct code *c, uint32_t port)
  * several, the loop's start), the pass's end and the handlers, in the order of the code.
  */
 enum label { L_START, L_OUT, L_IN, L_MMIO, L_HLT, L_CPUID, L_RDMSR, L_WRMSR, L_CR, L_VMCALL,
-	     L_UD, L_TIMER, L_DONE, L_UD_HANDLER, L_TIMER_HANDLER, L_SPURIOUS, L_EXCEPTION,
-	     NR_LABELS };
+	     L_UD, L_TIMER, L_IPI, L_DONE, L_UD_HANDLER, L_IPI_HANDLER, L_TIMER_HANDLER,
+	     L_SPURIOUS, L_EXCEPTION, NR_LABELS };
 
 static const char *const label_name[NR_LABELS] = {
 	"guest_start", "guest_out", "guest_in", "guest_mmio", "guest_hlt", "guest_cpuid",
 	"guest_rdmsr", "guest_wrmsr", "guest_cr", "guest_vmcall", "guest_ud2", "guest_timer",
-	"guest_done", "guest_ud_handler", "guest_timer_handler", "guest_spurious",
-	"guest_exception",
+	"guest_ipi", "guest_done", "guest_ud_handler", "guest_ipi_handler", "guest_timer_handler",
+	"guest_spurious", "guest_exception",
 };
 
 /* Where build_guest put the exception and interrupt handlers, for the IDT, and its labels. */
 struct guest_entries {
 	size_t exc[32];		/* vectors 0-31; #UD's resumes after the ud2, the others fail */
 	size_t timer;
+	size_t ipi;		/* counts the IPI, then runs on into the timer's handler */
 	size_t spurious;
 	size_t label[NR_LABELS];	/* offsets from the start of the code */
 };
@@ -484,7 +530,8 @@ static size_t build_guest(uint8_t *dst, bool amd, uint32_t timer_us, bool stamps
 			  struct guest_entries *ent)
 {
 	struct code c = { .p = dst };
-	size_t start, skip, loop, wait, got, common, hlt_at, msi_hlt_at, fix;
+	size_t start, skip, loop, wait, got, common, hlt_at, msi_hlt_at, ipi_hlt_at, fix, recv;
+	size_t fix2;
 
 	start = c.len;
 	ent->label[L_START] = c.len;
@@ -664,6 +711,63 @@ static size_t build_guest(uint8_t *dst, bool amd, uint32_t timer_us, bool stamps
 	emit_jcc_back(&c, JZ, wait);
 	emit_loop_tail(&c, 2, loop, skip);
 
+	/*
+	 * --ipi N: vCPU 0 sends N fixed IPIs (IPI_VECTOR) to vCPU 1 by x2APIC ICR writes, each
+	 * while vCPU 1 is halted for it. vCPU 1, per count: with interrupts off, announces its
+	 * halt (an out to IPI_READY_PORT), then halts as the timer loop does until its handler
+	 * has counted the IPI. vCPU 0, per count: an out to IPI_PORT, for which the VMM waits for
+	 * that announcement and then --ipi-delay-us more (by then vCPU 1 has reached its hlt),
+	 * then writes the ICR. Both wait asleep in the VMM: a vCPU spinning in guest mode, or a
+	 * VMM thread polling, would take the CPU from the other vCPU where they share one (the
+	 * SVM bed's). vCPUs 2 and up only enable their APIC.
+	 * r12 is the vCPU's index.
+	 * Longer than a short jump reaches: the skip is a near one.
+	 */
+	EMIT(&c, 0x4c, 0x8b, 0x4e, 8 * K_IPI);	/* mov r9, [rsi + 8*K_IPI] */
+	EMIT(&c, 0x4d, 0x85, 0xc9);		/* test r9, r9 */
+	skip = emit_jcc_fwd32(&c, JZ);
+	emit_apic_enable(&c);
+	EMIT(&c, 0x49, 0x83, 0xfc, 0x01);	/* cmp r12, 1 */
+	recv = emit_jcc_fwd(&c, JZ);
+	EMIT(&c, 0x4d, 0x85, 0xe4);		/* test r12, r12 */
+	fix = emit_jcc_fwd(&c, JNZ);		/* vCPUs 2+: done */
+	loop = c.len;
+	emit_msi_request(&c, IPI_PORT);		/* the VMM's wait */
+	EMIT(&c, 0xb9);				/* mov ecx, X2APIC_ICR */
+	emit_imm32(&c, X2APIC_ICR);
+	EMIT(&c, 0xb8);				/* mov eax, fixed | assert | IPI_VECTOR */
+	emit_imm32(&c, ICR_FIXED_ASSERT | IPI_VECTOR);
+	EMIT(&c, 0xba);				/* mov edx, 1: destination x2APIC ID (vCPU 1) */
+	emit_imm32(&c, 1);
+	emit_tally(&c, T_IPI_SENT);
+	emit_tally(&c, T_WRMSR);
+	ent->label[L_IPI] = c.len;
+	EMIT(&c, 0x0f, 0x30);			/* wrmsr */
+	EMIT(&c, 0x49, 0xff, 0xc9);		/* dec r9 */
+	emit_jcc_back(&c, JNZ, loop);
+	fix2 = emit_jcc_fwd(&c, 0xeb);		/* jmp done */
+	patch_here(&c, recv);
+	loop = c.len;
+	EMIT(&c, 0xfa);				/* cli */
+	EMIT(&c, 0x49, 0x8b, 0x5f, 8 * T_IPI);	/* mov rbx, [r15 + T_IPI] */
+	emit_msi_request(&c, IPI_READY_PORT);	/* the announcement */
+	wait = c.len;
+	EMIT(&c, 0x49, 0x39, 0x5f, 8 * T_IPI);	/* cmp [r15 + T_IPI], rbx */
+	got = emit_jcc_fwd(&c, JNZ);
+	emit_tally(&c, T_HLT);
+	EMIT(&c, 0xfb);				/* sti */
+	ipi_hlt_at = c.len;
+	EMIT(&c, 0xf4);				/* hlt */
+	EMIT(&c, 0xfa);				/* cli */
+	EMIT(&c, 0xeb, (uint8_t)(wait - (c.len + 2)));	/* jmp wait */
+	patch_here(&c, got);
+	EMIT(&c, 0xfb);				/* sti */
+	EMIT(&c, 0x49, 0xff, 0xc9);		/* dec r9 */
+	emit_jcc_back(&c, JNZ, loop);
+	patch_here(&c, fix);
+	patch_here(&c, fix2);
+	patch_here32(&c, skip);
+
 	/* touch: a byte into each of this vCPU's pages (r13: its first, set by the VMM) */
 	skip = emit_loop_head(&c, K_TOUCH, 0);
 	EMIT(&c, 0x4c, 0x89, 0xef);		/* mov rdi, r13 */
@@ -690,8 +794,13 @@ static size_t build_guest(uint8_t *dst, bool amd, uint32_t timer_us, bool stamps
 	EMIT(&c, 0x48, 0x83, 0x04, 0x24, 0x02);	/* add qword [rsp], 2 */
 	EMIT(&c, 0x48, 0xcf);			/* iretq */
 
+	/* IPI: counted as such, then as any interrupt, by the timer's handler right below. */
+	ent->ipi = c.len;
+	ent->label[L_IPI_HANDLER] = c.len;
+	emit_tally(&c, T_IPI);
+
 	/*
-	 * Timer: count it, EOI (one more wrmsr), resume. An interrupt taken with the hlt of the
+	 * Timer: count it, EOI (one more wrmsr), resume. An interrupt taken with the hlt of a
 	 * wait loop as its return address would halt the vCPU for good (no timer is armed any
 	 * more): step over that hlt and take back its tally. sti's shadow should make this
 	 * impossible, but QEMU TCG's nested SVM loses the shadow across a #VMEXIT (seen in the
@@ -709,8 +818,12 @@ static size_t build_guest(uint8_t *dst, bool amd, uint32_t timer_us, bool stamps
 	fix = emit_jcc_fwd(&c, JZ);
 	EMIT(&c, 0x48, 0x81, 0x3c, 0x24);	/* cmp qword [rsp], CODE_GPA + msi_hlt_at */
 	emit_imm32(&c, (uint32_t)(CODE_GPA + msi_hlt_at));
+	fix2 = emit_jcc_fwd(&c, JZ);
+	EMIT(&c, 0x48, 0x81, 0x3c, 0x24);	/* cmp qword [rsp], CODE_GPA + ipi_hlt_at */
+	emit_imm32(&c, (uint32_t)(CODE_GPA + ipi_hlt_at));
 	EMIT(&c, 0x75, 9);			/* jne iretq */
 	patch_here(&c, fix);
+	patch_here(&c, fix2);
 	EMIT(&c, 0x48, 0x83, 0x04, 0x24, 0x01);	/* add qword [rsp], 1 */
 	EMIT(&c, 0x49, 0xff, 0x4f, 8 * T_HLT);	/* dec qword [r15 + T_HLT] */
 	EMIT(&c, 0x48, 0xcf);			/* iretq */
@@ -771,7 +884,7 @@ static int write_symbols(const struct opts *o)
 /* The guest's interrupts come from the in-kernel local APIC (KVM_CREATE_IRQCHIP). */
 static bool uses_apic(const struct opts *o)
 {
-	return o->count[K_TIMER] || o->count[K_MSI] || o->count[K_MSI_SPIN];
+	return o->count[K_TIMER] || o->count[K_MSI] || o->count[K_MSI_SPIN] || o->count[K_IPI];
 }
 
 
@@ -933,6 +1046,7 @@ static int setup_memory(struct vm *vm)
 	for (int v = 0; v < 256; v++) {
 		size_t off = v < 32 ? ent.exc[v] :
 			     v == TIMER_VECTOR || v == MSI_VECTOR || v == MSI_SPIN_VECTOR ? ent.timer :
+			     v == IPI_VECTOR ? ent.ipi :
 			     v == SPURIOUS_VECTOR ? ent.spurious : 0;
 		uint64_t a = CODE_GPA + off, *gate = (uint64_t *)(vm->mem + IDT_GPA + 16 * v);
 
@@ -1015,6 +1129,7 @@ static int setup_vcpu(struct vm *vm, struct vcpu *v)
 	regs.r15 = TALLY_GPA + TALLY_SIZE * v->index;
 	regs.r14 = STAMP_GPA + STAMP_SIZE * v->index;
 	regs.r13 = DATA_GPA + DATA_PAGE * vm->o->count[K_TOUCH] * v->index;
+	regs.r12 = v->index;
 	regs.rflags = GUEST_RFLAGS;
 	if (ioctl(v->fd, KVM_SET_REGS, &regs) < 0) {
 		errmsg("%s: KVM_SET_REGS: %s", vm->name, strerror(errno));
@@ -1084,23 +1199,30 @@ static const uint64_t *tally_of(const struct vcpu *v)
 static int check_tally(const struct vcpu *v)
 {
 	const uint64_t *n = v->vm->o->count, *t = tally_of(v), p = v->passes + 1;
+	/*
+	 * --ipi: vCPU 0 sends (one out and one ICR wrmsr per IPI), vCPU 1 receives (one out for
+	 * its announcement, one EOI).
+	 */
+	uint64_t ipi_out = v->index == 0 ? n[K_IPI] : 0, ipi_in = v->index == 1 ? n[K_IPI] : 0;
 	uint64_t want[NR_TALLY] = {
 		/* msi: one out per MSI asked for */
-		[T_OUT] = n[K_IO] + 1 + n[K_MSI] + n[K_MSI_SPIN], [T_MMIO] = n[K_MMIO],
+		[T_OUT] = n[K_IO] + 1 + n[K_MSI] + n[K_MSI_SPIN] + ipi_out + ipi_in,
+		[T_MMIO] = n[K_MMIO],
 		[T_HLT] = n[K_HLT],
 		[T_CPUID] = n[K_CPUID],
-		[T_RDMSR] = n[K_MSR] + !!n[K_TIMER] + !!n[K_MSI] + !!n[K_MSI_SPIN],
+		[T_RDMSR] = n[K_MSR] + !!n[K_TIMER] + !!n[K_MSI] + !!n[K_MSI_SPIN] + !!n[K_IPI],
 		/* timer: APIC base, SVR, TDCR, LVTT once; TMICT and EOI per interrupt. msi: APIC
-		 * base and SVR once; EOI per interrupt */
+		 * base and SVR once; EOI per interrupt. ipi: APIC base and SVR once on every vCPU */
 		[T_WRMSR] = n[K_WRMSR] + (n[K_TIMER] ? 4 + 2 * n[K_TIMER] : 0) +
-			    (n[K_MSI] ? 2 + n[K_MSI] : 0) + (n[K_MSI_SPIN] ? 2 + n[K_MSI_SPIN] : 0),
+			    (n[K_MSI] ? 2 + n[K_MSI] : 0) + (n[K_MSI_SPIN] ? 2 + n[K_MSI_SPIN] : 0) +
+			    (n[K_IPI] ? 2 : 0) + ipi_out + ipi_in,
 		[T_CR_READ] = n[K_CR], [T_CR_WRITE] = 2 * n[K_CR], [T_VMCALL] = n[K_VMCALL],
-		[T_UD] = n[K_UD], [T_IRQ] = n[K_TIMER] + n[K_MSI] + n[K_MSI_SPIN], [T_IN] = n[K_IN],
-		[T_TOUCH] = n[K_TOUCH],
+		[T_UD] = n[K_UD], [T_IRQ] = n[K_TIMER] + n[K_MSI] + n[K_MSI_SPIN] + ipi_in,
+		[T_IN] = n[K_IN], [T_TOUCH] = n[K_TOUCH], [T_IPI_SENT] = ipi_out, [T_IPI] = ipi_in,
 	};
 
 	for (int i = 0; i < NR_TALLY; i++) {
-		if (t[i] == p * want[i] || (i == T_HLT && (n[K_TIMER] || n[K_MSI])))
+		if (t[i] == p * want[i] || (i == T_HLT && (n[K_TIMER] || n[K_MSI] || ipi_in)))
 			continue;
 		errmsg("%s vCPU %d: after pass %" PRIu64 " the guest counted %" PRIu64 " %s, "
 		       "expected %" PRIu64, v->vm->name, v->index, p, t[i], tally_name[i],
@@ -1116,6 +1238,49 @@ static uint64_t mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* The scheduler state of a thread of ours ('R', 'S', ...), or 0 if it cannot be read. */
+static char thread_state(pid_t tid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* "tid (comm) S ...": the comm may hold spaces and parentheses, the last ')' ends it. */
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/*
+ * --msi-asleep: wait (polling every 50 us) until the vCPU's thread sleeps. With an in-kernel APIC
+ * the only sleep of a KVM_RUN of this guest is KVM's halt once it stops polling, so the MSI
+ * finds the vCPU halted however long a busy host CPU keeps it from reaching its hlt.
+ */
+static int wait_asleep(const struct vcpu *v)
+{
+	struct timespec poll = { .tv_nsec = 50000 };
+	uint64_t t0 = mono_ns();
+	char st;
+
+	while ((st = thread_state(v->tid)) != 'S') {
+		if (!st || mono_ns() - t0 > 60000000000ull) {
+			errmsg("%s: --msi-asleep: vCPU %d (tid %d) %s", v->vm->name, v->index,
+			       (int)v->tid, st ? "did not halt within 60 s" : "has no readable state");
+			return -1;
+		}
+		nanosleep(&poll, NULL);
+	}
+	return 0;
 }
 
 /*
@@ -1136,6 +1301,10 @@ static void *msi_thread(void *arg)
 		int r;
 
 		nanosleep(&d, NULL);
+		if (vm->o->msi_asleep && req[1] == MSI_VECTOR && wait_asleep(&vm->vcpus[idx])) {
+			vm->msi_failed = true;
+			continue;
+		}
 		r = ioctl(vm->vm_fd, KVM_SIGNAL_MSI, &m);
 		if (r <= 0) {
 			errmsg("%s: KVM_SIGNAL_MSI to vCPU %u: %s", vm->name, idx,
@@ -1148,6 +1317,29 @@ static void *msi_thread(void *arg)
 			vm->msi_ns_first = vm->msi_ns_last;
 	}
 	return NULL;
+}
+
+/*
+ * --ipi, vCPU 0's out to IPI_PORT: wait (asleep) for vCPU 1's announcement of its halt for the
+ * next IPI, then --ipi-delay-us more for it to reach the hlt.
+ */
+static int ipi_wait(struct vcpu *v)
+{
+	struct timespec d = { .tv_nsec = (long)v->vm->o->ipi_delay_us * 1000 }, until;
+
+	/* vCPU 1 failed, or is stuck: say so rather than wait for ever. */
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 60;
+	while (sem_timedwait(&v->vm->ipi_ready, &until)) {
+		if (errno == EINTR)
+			continue;
+		errmsg("%s vCPU 0: vCPU 1 did not announce its halt for IPI %" PRIu64 ": %s",
+		       v->vm->name, tally_of(v)[T_IPI_SENT] + 1, strerror(errno));
+		return -1;
+	}
+	while (nanosleep(&d, &d) && errno == EINTR)
+		;
+	return 0;
 }
 
 /* What the VMM does with an --io exit: nothing, or sleep and/or spin as asked. */
@@ -1217,6 +1409,17 @@ static void *vcpu_thread(void *arg)
 				       v->index, strerror(errno));
 				goto fail;
 			}
+		} else if (r->exit_reason == KVM_EXIT_IO && r->io.direction == KVM_EXIT_IO_OUT &&
+			   r->io.size == 1 && r->io.count == 1 && r->io.port == IPI_PORT &&
+			   v->index == 0) {
+			pass[K_IPI]++;
+			if (ipi_wait(v))
+				goto fail;
+		} else if (r->exit_reason == KVM_EXIT_IO && r->io.direction == KVM_EXIT_IO_OUT &&
+			   r->io.size == 1 && r->io.count == 1 && r->io.port == IPI_READY_PORT &&
+			   v->index == 1) {
+			pass[K_IPI]++;
+			sem_post(&v->vm->ipi_ready);
 		} else if (r->exit_reason == KVM_EXIT_MMIO && r->mmio.is_write &&
 			   r->mmio.len == 1 && r->mmio.phys_addr == MMIO_GPA) {
 			pass[K_MMIO]++;
@@ -1232,7 +1435,8 @@ static void *vcpu_thread(void *arg)
 			if (check_tally(v))
 				goto fail;
 			for (int k = K_IO; k < NR_KINDS; k++) {
-				if ((k > K_HLT && k != K_IN) || pass[k] == o->count[k])
+				if ((k > K_HLT && k != K_IN && k != K_IPI) ||
+				    pass[k] == (k != K_IPI || v->index < 2 ? o->count[k] : 0))
 					continue;
 				errmsg("%s vCPU %d: pass %" PRIu64 " made %" PRIu64 " --%s exits, "
 				       "expected %" PRIu64, v->vm->name, v->index, v->passes + 1,
@@ -1392,6 +1596,10 @@ static void print_summary(const struct vm *vm)
 		errmsg("%s: %" PRIu64 " MSIs (vectors 0x%x halted, 0x%x spinning) by KVM_SIGNAL_MSI, "
 		       "from %" PRIu64 " to %" PRIu64 " ns (CLOCK_MONOTONIC)", vm->name, vm->msis,
 		       MSI_VECTOR, MSI_SPIN_VECTOR, vm->msi_ns_first, vm->msi_ns_last);
+	if (o->count[K_IPI])
+		errmsg("%s: IPIs (vector 0x%x) from vCPU 0 to halted vCPU 1: %" PRIu64 " sent, %"
+		       PRIu64 " handled (the guest's tally)", vm->name, IPI_VECTOR,
+		       tally_of(&vm->vcpus[0])[T_IPI_SENT], tally_of(&vm->vcpus[1])[T_IPI]);
 }
 
 /* ------------------------------------------------------------------ one VM process */
@@ -1491,6 +1699,10 @@ static int run_vm_once(struct vm *vm)
 	clock_gettime(CLOCK_MONOTONIC, &vm->deadline);
 	timespec_add(&vm->deadline, o->seconds);
 	vm->msi_pipe[0] = vm->msi_pipe[1] = -1;
+	if (sem_init(&vm->ipi_ready, 0, 0)) {
+		errmsg("%s: sem_init: %s", vm->name, strerror(errno));
+		return 1;
+	}
 	if (o->count[K_MSI] || o->count[K_MSI_SPIN]) {
 		int e;
 
@@ -1567,7 +1779,7 @@ static int run_vm(const struct opts *o)
 static void parse_args(int argc, char **argv, struct opts *o)
 {
 	*o = (struct opts){ .vms = 1, .vcpus = 1, .name = "demo", .ring = DEFAULT_RING,
-			    .timer_us = 100, .msi_delay_us = 200 };
+			    .timer_us = 100, .msi_delay_us = 200, .ipi_delay_us = 200 };
 
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i], *val;
@@ -1579,7 +1791,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			       "[--hlt N] [--cpuid N] [--msr N]\n"
 			       "                    [--wrmsr N] [--cr N] [--vmcall N] [--ud N] "
 			       "[--timer N] [--timer-us US]\n"
-			       "                    [--msi N] [--msi-spin N] [--msi-delay-us US]\n"
+			       "                    [--msi N] [--msi-spin N] [--msi-delay-us US] "
+			       "[--msi-asleep]\n"
+			       "                    [--ipi N] [--ipi-delay-us US]\n"
 			       "                    [--seconds S] [--linger S] [--name NAME] "
 			       "[--ring 0|3] "
 			       "[--json]\n"
@@ -1597,6 +1811,10 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		}
 		if (!strcmp(arg, "--stats-fds")) {
 			o->stats_fds = true;
+			continue;
+		}
+		if (!strcmp(arg, "--msi-asleep")) {
+			o->msi_asleep = true;
 			continue;
 		}
 		val = option_value(argc, argv, &i, opt, sizeof(opt));
@@ -1632,6 +1850,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			o->uffd = true;
 		} else if (!strcmp(opt, "--msi-delay-us")) {
 			o->msi_delay_us = (uint32_t)parse_count(opt, val, 0, 999999);
+		} else if (!strcmp(opt, "--ipi-delay-us")) {
+			o->ipi_delay_us = (uint32_t)parse_count(opt, val, 0, 999999);
 		} else if (!strcmp(opt, "--timer-us")) {
 			o->timer_us = (uint32_t)parse_count(opt, val, 1, 1000000);
 		} else if (!strcmp(opt, "--io-spin-us")) {
@@ -1678,8 +1898,10 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	if (uses_apic(o) && (o->count[K_HLT] || o->count[K_CR]))
 		usage_error("--timer and --msi cannot be combined with --hlt or --cr (run them in "
 			    "another VM)");
-	if ((o->count[K_MSI] || o->count[K_MSI_SPIN]) && o->ring == 3)
-		usage_error("--msi needs --ring 0 (its handler writes the APIC's EOI)");
+	if ((o->count[K_MSI] || o->count[K_MSI_SPIN] || o->count[K_IPI]) && o->ring == 3)
+		usage_error("--msi and --ipi need --ring 0 (their handler writes the APIC's EOI)");
+	if (o->count[K_IPI] && o->vcpus < 2)
+		usage_error("--ipi sends from vCPU 0 to vCPU 1: add --vcpus 2 (or more)");
 	if (o->trace_out && (o->vms != 1 || o->vcpus > STAMP_MAX_VCPUS || o->seconds > 0 ||
 			     o->count[K_IO] < 2 || o->count[K_IO] > STAMP_MAX_EXITS))
 		usage_error("--guest-trace-out stamps one pass of one VM: --vms 1, --vcpus at most "
@@ -1701,9 +1923,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
  */
 static char **vm_argv(const char *argv0, const struct opts *o, const char *name)
 {
-	static char namebuf[MAX_NAME + 64], num[NR_KINDS + 8][32], opt[NR_KINDS][16];
+	static char namebuf[MAX_NAME + 64], num[NR_KINDS + 10][32], opt[NR_KINDS][16];
 	static char num2[32];
-	static char *args[2 * (NR_KINDS + 12) + 4];
+	static char *args[2 * (NR_KINDS + 14) + 4];
 	int n = 0;
 
 	snprintf(namebuf, sizeof(namebuf), "guest=%s,debug-threads=on", name);
@@ -1741,6 +1963,13 @@ static char **vm_argv(const char *argv0, const struct opts *o, const char *name)
 	snprintf(num[NR_KINDS + 6], sizeof(num[0]), "%" PRIu32, o->timer_us);
 	args[n++] = "--timer-us";
 	args[n++] = num[NR_KINDS + 6];
+	/* Not passed on before --ipi came: the VM ran with the default 200 whatever was asked. */
+	snprintf(num[NR_KINDS + 8], sizeof(num[0]), "%" PRIu32, o->msi_delay_us);
+	args[n++] = "--msi-delay-us";
+	args[n++] = num[NR_KINDS + 8];
+	snprintf(num[NR_KINDS + 9], sizeof(num[0]), "%" PRIu32, o->ipi_delay_us);
+	args[n++] = "--ipi-delay-us";
+	args[n++] = num[NR_KINDS + 9];
 	if (o->uffd) {
 		snprintf(num[NR_KINDS + 7], sizeof(num[0]), "%" PRIu64, o->uffd_delay_ns / 1000);
 		args[n++] = "--uffd-delay-us";
@@ -1750,6 +1979,8 @@ static char **vm_argv(const char *argv0, const struct opts *o, const char *name)
 		args[n++] = "--json";
 	if (o->stats_fds)
 		args[n++] = "--stats-fds";
+	if (o->msi_asleep)
+		args[n++] = "--msi-asleep";
 	if (o->trace_out) {
 		args[n++] = "--guest-trace-out";
 		args[n++] = (char *)o->trace_out;
