@@ -40,6 +40,8 @@
  *              (is halted), however late that is
  *   --msi-spin N  out 0xed, then spinning with         -> KVM_SIGNAL_MSI (vector 0x42): the MSI
  *              interrupts on instead of halting         finds the vCPU in guest mode
+ *              (no vCPU spins before every vCPU has
+ *              asked once in that pass: spin_line())
  *   --ipi N    vCPU 1: out 0xef (announce), sti;    -> fixed IPIs (vector 0x43), vCPU 0 to
  *              hlt; vCPU 0: out 0xee (the VMM waits    vCPU 1, made pending in vCPU 0's thread
  *              for the announcement, then              (kvm_apic_ipi, kvm_apic_accept_irq) and
@@ -295,6 +297,7 @@ struct vcpu {
 	uint64_t eintr;
 	uint64_t exits[NR_EXIT_NAMES + 1];	/* last slot: reasons beyond the table */
 	uint64_t ns;
+	uint64_t spin_asks;	/* --msi-spin requests in this pass */
 	bool failed;
 };
 
@@ -313,6 +316,10 @@ struct vm {
 	int msi_pipe[2];	/* vCPU threads -> the MSI injector: the vCPU index to signal */
 	pthread_t msi_thread;
 	sem_t ipi_ready;	/* --ipi: posted per vCPU 1 announcement, taken by vCPU 0's VMM */
+	pthread_mutex_t spin_mu;	/* --msi-spin's start line (spin_line()) */
+	pthread_cond_t spin_cv;
+	unsigned long spin_arrived;
+	uint64_t spin_gen;
 	uint64_t msis;		/* KVM_SIGNAL_MSI calls that delivered */
 	uint64_t msi_ns_first, msi_ns_last;	/* CLOCK_MONOTONIC of the first and last */
 	bool msi_failed;
@@ -1342,6 +1349,40 @@ static int ipi_wait(struct vcpu *v)
 	return 0;
 }
 
+/*
+ * --msi-spin, a vCPU's first request of a pass: wait (asleep) until every vCPU has made its own.
+ * A vCPU spinning in guest mode holds its host CPU until preempted; on a host of one CPU (the
+ * SVM bed's) a sibling still in its --timer or --msi phase would then take its interrupts while
+ * waiting for that CPU, in an exit rather than halted. No phase that halts runs beside a spin.
+ */
+static int spin_line(struct vcpu *v)
+{
+	struct vm *vm = v->vm;
+	struct timespec until;
+	uint64_t gen;
+	int err = 0;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 60;
+	pthread_mutex_lock(&vm->spin_mu);
+	gen = vm->spin_gen;
+	if (++vm->spin_arrived == vm->o->vcpus) {
+		vm->spin_arrived = 0;
+		vm->spin_gen++;
+		pthread_cond_broadcast(&vm->spin_cv);
+	}
+	while (vm->spin_gen == gen && !err)
+		err = pthread_cond_timedwait(&vm->spin_cv, &vm->spin_mu, &until);
+	pthread_mutex_unlock(&vm->spin_mu);
+	if (vm->spin_gen == gen) {
+		/* A sibling failed or is stuck: say so rather than wait for ever. */
+		errmsg("%s vCPU %d: the other vCPUs did not reach --msi-spin within 60 s: %s",
+		       vm->name, v->index, strerror(err));
+		return -1;
+	}
+	return 0;
+}
+
 /* What the VMM does with an --io exit: nothing, or sleep and/or spin as asked. */
 static void handle_io(const struct opts *o)
 {
@@ -1404,6 +1445,8 @@ static void *vcpu_thread(void *arg)
 			uint8_t req[2] = { (uint8_t)v->index,
 					   r->io.port == MSI_PORT ? MSI_VECTOR : MSI_SPIN_VECTOR };
 
+			if (r->io.port == MSI_SPIN_PORT && !v->spin_asks++ && spin_line(v))
+				goto fail;
 			if (write(v->vm->msi_pipe[1], req, 2) != 2) {
 				errmsg("%s vCPU %d: cannot ask for an MSI: %s", v->vm->name,
 				       v->index, strerror(errno));
@@ -1432,6 +1475,7 @@ static void *vcpu_thread(void *arg)
 			goto fail;
 		} else if (r->exit_reason == KVM_EXIT_IO && r->io.direction == KVM_EXIT_IO_OUT &&
 			   r->io.size == 1 && r->io.count == 1 && r->io.port == DONE_PORT) {
+			v->spin_asks = 0;
 			if (check_tally(v))
 				goto fail;
 			for (int k = K_IO; k < NR_KINDS; k++) {
@@ -1699,6 +1743,8 @@ static int run_vm_once(struct vm *vm)
 	clock_gettime(CLOCK_MONOTONIC, &vm->deadline);
 	timespec_add(&vm->deadline, o->seconds);
 	vm->msi_pipe[0] = vm->msi_pipe[1] = -1;
+	pthread_mutex_init(&vm->spin_mu, NULL);
+	pthread_cond_init(&vm->spin_cv, NULL);
 	if (sem_init(&vm->ipi_ready, 0, 0)) {
 		errmsg("%s: sem_init: %s", vm->name, strerror(errno));
 		return 1;

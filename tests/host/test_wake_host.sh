@@ -10,7 +10,9 @@
 # enough for the halt to have begun, even under TCG), handling each: N timer interrupts
 # delivered per vCPU, made pending in the vCPU's own thread once woken. Then M times it asks
 # the VMM for an MSI and halts: the VMM's injector thread signals it (KVM_SIGNAL_MSI, vector
-# 0x41) 200 us later, so the vCPU is halted by then; then M more (vector 0x42) while it spins
+# 0x41) once 200 us have passed and the vCPU's thread sleeps in KVM's halt (--msi-asleep: a
+# loaded bed's vCPU can take longer than 200 us to reach its hlt); then M more (vector 0x42,
+# no vCPU spinning before all have reached that phase: vmexit-guest.md) while it spins
 # in guest mode with interrupts on: where the host has one CPU (the bed's default), the
 # injector runs only while the vCPU thread is off it, so those land in the exit part; with two
 # or more, in the guest part. Then (--ipi I) vCPU 1 announces I times that it halts for an
@@ -65,7 +67,7 @@ serve_bg "$VMEXIT" serve --wake --by vcpu --keep 10s --listen 127.0.0.1:0
 PERF=(perf stat -x, -o "$TMP/perf.csv"
       -e kvm:kvm_apic_accept_irq,kvm:kvm_apic_ipi,kvm:kvm_vcpu_wakeup --)
 chk "${PERF[@]}" "$VMEXIT" stat --wake --kvm-check --csv -- \
-	sh -c 'echo $$ >"$5"; exec "$0" --timer "$1" --timer-us 2000 --msi "$2" --msi-spin "$2" \
+	sh -c 'echo $$ >"$5"; exec "$0" --timer "$1" --timer-us 2000 --msi "$2" --msi-asleep --msi-spin "$2" \
 	--ipi "$6" --vcpus "$3" --json >"$4"' \
 	"$GUEST" $N $M $V "$TMP/guest.out" "$TMP/guest.pid" $I \
 	>"$TMP/stat.csv" || { grep -A8 '^KVM' "$TMP/stat.csv"; fail "stat --wake --kvm-check exited $? (its stderr above; 3: KVM's counts disagree)"; }
