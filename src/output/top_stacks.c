@@ -79,21 +79,11 @@ static void stack_text(struct top_window *w, const struct top_data *d, const str
 int top_stack_lines(struct top_view *v, const struct top_data *d, struct top_ui *ui,
 		    int width, int avail)
 {
-	struct top_window w = { .v = v, .width = width, .avail = 0 };
 
 	v->nr_text = 0;
 	if (top_linef(v, width, TOP_A_REVERSE, " %*s %*s %*s  %s", W_TIME, "Off CPU", W_SHARE,
 		      "Share", W_PERIODS, "Periods", "Guest and exit; kernel stack, innermost "
 		      "frame first"))
 		return -ENOMEM;
-	/* Counted first, so that the window ends at the last line, as scrolling a list does. */
-	stack_text(&w, d, ui);
-	v->nr_text = w.n;
-	if (ui->first > w.n - avail)
-		ui->first = w.n - avail;
-	if (ui->first < 0)
-		ui->first = 0;
-	w = (struct top_window){ .v = v, .width = width, .first = ui->first, .avail = avail };
-	stack_text(&w, d, ui);
-	return w.err;
+	return top_window_lines(v, d, ui, width, avail, stack_text);
 }

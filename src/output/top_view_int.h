@@ -31,6 +31,14 @@ struct top_window {
 };
 
 void top_wtext(struct top_window *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * The window's lines from ui->first, at most avail, of what text() writes: text() runs twice,
+ * once to count (so that ui->first is held where the last line ends the window, as scrolling a
+ * list does), once to write; v->nr_text says how many lines there are. 0 or -ENOMEM.
+ */
+int top_window_lines(struct top_view *v, const struct top_data *d, struct top_ui *ui, int width,
+		     int avail, void (*text)(struct top_window *w, const struct top_data *d,
+					     const struct top_ui *ui));
 /* The same, with TOP_A_* attributes (a header among the lines). */
 void top_wtext_attr(struct top_window *w, unsigned int attr, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

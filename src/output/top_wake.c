@@ -137,7 +137,6 @@ static void wake_text(struct top_window *w, const struct top_data *d, const stru
 int top_wake_lines(struct top_view *v, const struct top_data *d, struct top_ui *ui, int width,
 		   int avail)
 {
-	struct top_window w = { .v = v, .width = width, .avail = 0 };
 	char hdr[TOP_LINE_MAX];
 	size_t n;
 
@@ -150,14 +149,5 @@ int top_wake_lines(struct top_view *v, const struct top_data *d, struct top_ui *
 		n += (size_t)snprintf(hdr + n, sizeof(hdr) - n, " %*s", W_SHARE, wake_part_name(p));
 	if (top_linef(v, width, TOP_A_REVERSE, "%s  Guest/pid vCPU source vector: parts %%", hdr))
 		return -ENOMEM;
-	/* Counted first, so that the window ends at the last line, as scrolling a list does. */
-	wake_text(&w, d, ui);
-	v->nr_text = w.n;
-	if (ui->first > w.n - avail)
-		ui->first = w.n - avail;
-	if (ui->first < 0)
-		ui->first = 0;
-	w = (struct top_window){ .v = v, .width = width, .first = ui->first, .avail = avail };
-	wake_text(&w, d, ui);
-	return w.err;
+	return top_window_lines(v, d, ui, width, avail, wake_text);
 }

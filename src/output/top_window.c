@@ -32,3 +32,20 @@ void top_wtext_attr(struct top_window *w, unsigned int attr, const char *fmt, ..
 	vtext(w, attr, fmt, ap);
 	va_end(ap);
 }
+
+int top_window_lines(struct top_view *v, const struct top_data *d, struct top_ui *ui, int width,
+		     int avail, void (*text)(struct top_window *w, const struct top_data *d,
+					     const struct top_ui *ui))
+{
+	struct top_window w = { .v = v, .width = width, .avail = 0 };
+
+	text(&w, d, ui);
+	v->nr_text = w.n;
+	if (ui->first > w.n - avail)
+		ui->first = w.n - avail;
+	if (ui->first < 0)
+		ui->first = 0;
+	w = (struct top_window){ .v = v, .width = width, .first = ui->first, .avail = avail };
+	text(&w, d, ui);
+	return w.err;
+}
