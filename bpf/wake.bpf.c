@@ -184,6 +184,18 @@ struct {
 } events SEC(".maps");
 
 const volatile bool emit_events;
+/* stream --wake with -p or a command: its records only for the tgids in pid_filter (the
+ * session's map, shared: src/kernel/wake_progs.c). */
+const volatile bool filter_pids;
+/* The session's: the reader woken once per 2^shift bytes pending, not per record (0: each). */
+const volatile __u32 stream_wake_shift;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} pid_filter SEC(".maps");
 __u64 events_lost;
 
 /* Tracepoint programs must not hide events from perf users: as bpf/vmexit.bpf.c. */
@@ -225,8 +237,13 @@ static __always_inline struct wake_thread *thread_of(__u32 tid, __u32 tgid,
 						      struct kvm_vcpu___wake *vcpu)
 {
 	struct wake_thread *t = bpf_map_lookup_elem(&wake_threads, &tid);
-	/* tp_btf: the task is read directly, no probe read per exit. */
-	__u64 born = bpf_get_current_task_btf()->group_leader->start_time;
+	/*
+	 * As the exit cells' proc_start_time(): bpf_get_current_task_btf() would spare a probe
+	 * read, but came only in Linux 5.11 (KP Singh's task_local_storage series, "bpf: Implement
+	 * get_current_task_btf and RET_PTR_TO_BTF_ID"), and the exit programs load before it.
+	 */
+	__u64 born = BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), group_leader,
+				   start_time);
 	struct vcpu_id_key vk;
 	struct wake_zero *z;
 
@@ -262,9 +279,13 @@ static __always_inline struct wake_thread *thread_of(__u32 tid, __u32 tgid,
 static __always_inline void wake_emit(struct wake_thread *t, const struct wake_key *k,
 				      __u64 ts, __u64 lat, const __u64 *p)
 {
-	struct vmexit_event *ev = bpf_ringbuf_reserve(&events, VMEXIT_EVENT_SPLIT_LEN, 0);
+	struct vmexit_event *ev;
+	__u64 flags = 0, pending, len;
 	int i;
 
+	if (filter_pids && !bpf_map_lookup_elem(&pid_filter, &t->tgid))
+		return;
+	ev = bpf_ringbuf_reserve(&events, VMEXIT_EVENT_SPLIT_LEN, 0);
 	if (!ev) {
 		__sync_fetch_and_add(&events_lost, 1);
 		return;
@@ -282,7 +303,18 @@ static __always_inline void wake_emit(struct wake_thread *t, const struct wake_k
 	ev->cpu = bpf_get_smp_processor_id();
 	ev->isa = 0;
 	ev->type = VMEXIT_EV_WAKE;
-	bpf_ringbuf_submit(ev, 0);
+	/*
+	 * As the exits' event_submit(), less its timer kick (the reader polls on its own clock,
+	 * capture_clock.h): a 1 kHz guest timer would otherwise wake it 1,000 times a second.
+	 */
+	if (stream_wake_shift) {
+		/* What is unread, this record (reserved, so counted) included. */
+		pending = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+		len = BPF_RINGBUF_HDR_SZ + VMEXIT_EVENT_SPLIT_LEN;
+		flags = pending >> stream_wake_shift != (pending - len) >> stream_wake_shift ?
+			BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	}
+	bpf_ringbuf_submit(ev, flags);
 }
 
 static __always_inline void wake_account(struct wake_thread *t, __u64 info, __u64 ts,

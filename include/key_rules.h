@@ -80,13 +80,20 @@ static inline __attribute__((always_inline)) int key_fits_user_exit(__u32 kind, 
 	return 0;
 }
 
-/* The CPUID exit: SVM's exit code and VMX's basic exit reason (bits 15:0). */
+/*
+ * The CPUID exit: SVM's exit code and VMX's basic exit reason (bits 15:0). An SEV-ES guest's
+ * CPUID exits as VMGEXIT (its GHCB or the GHCB MSR protocol, which calls the CPUID handler):
+ * its guest state is encrypted, so KVM's emulator never runs for it, and a kvm_cpuid in its
+ * VMGEXIT is the guest's own CPUID.
+ */
 #define KEY_SVM_EXIT_CPUID	0x72
+#define KEY_SVM_EXIT_VMGEXIT	0x403
 #define KEY_VMX_EXIT_CPUID	10
 
 static inline __attribute__((always_inline)) int key_exit_is_cpuid(__u32 isa, __u32 reason)
 {
-	return (isa == VMEXIT_ISA_SVM && reason == KEY_SVM_EXIT_CPUID) ||
+	return (isa == VMEXIT_ISA_SVM &&
+		(reason == KEY_SVM_EXIT_CPUID || reason == KEY_SVM_EXIT_VMGEXIT)) ||
 	       (isa == VMEXIT_ISA_VMX && (reason & 0xffff) == KEY_VMX_EXIT_CPUID);
 }
 

@@ -298,6 +298,7 @@ struct vcpu {
 	uint64_t exits[NR_EXIT_NAMES + 1];	/* last slot: reasons beyond the table */
 	uint64_t ns;
 	uint64_t spin_asks;	/* --msi-spin requests in this pass */
+	uint64_t started;	/* passes begun (pass_again()) */
 	bool failed;
 };
 
@@ -320,6 +321,8 @@ struct vm {
 	pthread_cond_t spin_cv;
 	unsigned long spin_arrived;
 	uint64_t spin_gen;
+	pthread_mutex_t pass_mu;	/* pass_again() */
+	uint64_t last_pass;	/* --seconds: every vCPU's number of passes, once decided */
 	uint64_t msis;		/* KVM_SIGNAL_MSI calls that delivered */
 	uint64_t msi_ns_first, msi_ns_last;	/* CLOCK_MONOTONIC of the first and last */
 	bool msi_failed;
@@ -1383,6 +1386,30 @@ static int spin_line(struct vcpu *v)
 	return 0;
 }
 
+/*
+ * --seconds, a pass just ended: whether this vCPU makes another. The number of passes is decided
+ * once for the VM, by the first vCPU to find the deadline past, as the most any vCPU has begun:
+ * every vCPU makes as many. Each deciding alone, vCPU 0 could begin a pass whose IPIs wait for
+ * a vCPU 1 that had stopped (and --msi-spin's start line for a sibling that never comes).
+ */
+static bool pass_again(struct vcpu *v)
+{
+	struct vm *vm = v->vm;
+	bool again;
+
+	pthread_mutex_lock(&vm->pass_mu);
+	if (!vm->last_pass && past(&vm->deadline)) {
+		for (unsigned long i = 0; i < vm->o->vcpus; i++)
+			if (vm->vcpus[i].started > vm->last_pass)
+				vm->last_pass = vm->vcpus[i].started;
+	}
+	again = !vm->last_pass || v->passes < vm->last_pass;
+	if (again)
+		v->started = v->passes + 1;
+	pthread_mutex_unlock(&vm->pass_mu);
+	return again;
+}
+
 /* What the VMM does with an --io exit: nothing, or sleep and/or spin as asked. */
 static void handle_io(const struct opts *o)
 {
@@ -1489,7 +1516,7 @@ static void *vcpu_thread(void *arg)
 			}
 			memset(pass, 0, sizeof(pass));
 			v->passes++;
-			if (o->seconds <= 0 || past(&v->vm->deadline))
+			if (o->seconds <= 0 || !pass_again(v))
 				break;
 		} else {
 			report_bad_exit(v);
@@ -1732,6 +1759,7 @@ static int run_vm_once(struct vm *vm)
 		vm->vcpus[i].vm = vm;
 		vm->vcpus[i].index = (int)i;
 		vm->vcpus[i].fd = -1;
+		vm->vcpus[i].started = 1;
 	}
 	for (unsigned long i = 0; i < o->vcpus; i++) {
 		if (setup_vcpu(vm, &vm->vcpus[i]))
@@ -1744,6 +1772,7 @@ static int run_vm_once(struct vm *vm)
 	timespec_add(&vm->deadline, o->seconds);
 	vm->msi_pipe[0] = vm->msi_pipe[1] = -1;
 	pthread_mutex_init(&vm->spin_mu, NULL);
+	pthread_mutex_init(&vm->pass_mu, NULL);
 	pthread_cond_init(&vm->spin_cv, NULL);
 	if (sem_init(&vm->ipi_ready, 0, 0)) {
 		errmsg("%s: sem_init: %s", vm->name, strerror(errno));

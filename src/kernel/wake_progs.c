@@ -12,10 +12,11 @@
 
 int wake_progs_open(struct wake_progs *w)
 {
-	return wake_progs_open_stream(w, -1);
+	return wake_progs_open_stream(w, -1, -1, false, 0);
 }
 
-int wake_progs_open_stream(struct wake_progs *w, int ring_fd)
+int wake_progs_open_stream(struct wake_progs *w, int ring_fd, int pid_fd, bool filter_pids,
+			   unsigned int wake_shift)
 {
 	struct bpf_program *prog;
 	int err;
@@ -35,6 +36,21 @@ int wake_progs_open_stream(struct wake_progs *w, int ring_fd)
 			goto fail;
 		}
 		w->skel->rodata->emit_events = true;
+		w->skel->rodata->stream_wake_shift = wake_shift;
+		/*
+		 * Filtered before the ring, not after: every guest's deliveries in it would take
+		 * the room of the traced guests' exits, and a command's forked VMM is in the
+		 * session's map, not known here.
+		 */
+		if (filter_pids) {
+			err = bpf_map__reuse_fd(w->skel->maps.pid_filter, pid_fd);
+			if (err) {
+				fprintf(stderr, "vmexit: --wake: cannot share the stream's pid "
+					"filter: %s\n", strerror(-err));
+				goto fail;
+			}
+			w->skel->rodata->filter_pids = true;
+		}
 	}
 	err = wake_bpf__load(w->skel);
 	if (err) {
@@ -46,17 +62,19 @@ int wake_progs_open_stream(struct wake_progs *w, int ring_fd)
 	}
 	/* One by one, so that the message names the hook this kernel refused. */
 	bpf_object__for_each_program(prog, w->skel->obj) {
-		if (!bpf_program__attach(prog)) {
-			err = -errno;
+		struct bpf_link *l = w->nr_links < WAKE_MAX_LINKS ? bpf_program__attach(prog) : NULL;
+
+		if (!l) {
+			err = w->nr_links < WAKE_MAX_LINKS ? -errno : -E2BIG;
 			fprintf(stderr, "vmexit: --wake: cannot attach %s: %s\n",
 				bpf_program__section_name(prog), strerror(-err));
 			goto fail;
 		}
+		w->links[w->nr_links++] = l;
 	}
 	return 0;
 fail:
-	wake_bpf__destroy(w->skel);
-	w->skel = NULL;
+	wake_progs_close(w);
 	return err;
 }
 
@@ -181,8 +199,15 @@ __u64 wake_progs_events_lost(const struct wake_progs *w)
 	return w->skel ? __atomic_load_n(&w->skel->bss->events_lost, __ATOMIC_RELAXED) : 0;
 }
 
+void wake_progs_detach(struct wake_progs *w)
+{
+	while (w->nr_links > 0)
+		bpf_link__destroy(w->links[--w->nr_links]);
+}
+
 void wake_progs_close(struct wake_progs *w)
 {
+	wake_progs_detach(w);
 	wake_bpf__destroy(w->skel);
 	w->skel = NULL;
 }

@@ -8,22 +8,33 @@
 #include "wake_rows.h"
 
 struct wake_bpf;
+struct bpf_link;
+
+#define WAKE_MAX_LINKS	16	/* bpf/wake.bpf.c's programs, with room */
 
 struct wake_progs {
 	struct wake_bpf *skel;
+	/* Attached one by one (the skeleton's attach would not name the hook refused). */
+	struct bpf_link *links[WAKE_MAX_LINKS];
+	int nr_links;
 };
 
 /* 0, or -errno after one line naming the program that failed to load or attach. */
 int wake_progs_open(struct wake_progs *w);
 /*
  * stream --wake: the same, each delivery also a VMEXIT_EV_WAKE record in the ring buffer map
- * ring_fd (the session's events; -1: none, as wake_progs_open()).
+ * ring_fd (the session's events; -1: none, as wake_progs_open()), of the guests in the hash
+ * pid_fd (the session's pid_filter, with the forks it follows) when filter_pids; the reader
+ * woken as the session's exits wake it (its stream_wake_shift).
  */
-int wake_progs_open_stream(struct wake_progs *w, int ring_fd);
+int wake_progs_open_stream(struct wake_progs *w, int ring_fd, int pid_fd, bool filter_pids,
+			   unsigned int wake_shift);
 /* The records the ring buffer could not take (stream --wake), since loading. */
 __u64 wake_progs_events_lost(const struct wake_progs *w);
 /* 0 or -ENOMEM / -errno of a map read (said). */
 int wake_progs_read(struct wake_progs *w, struct wake_snapshot *out);
+/* Detaches the programs (no delivery is kept or emitted after), the maps kept for reading. */
+void wake_progs_detach(struct wake_progs *w);
 void wake_progs_close(struct wake_progs *w);
 /* Its programs (up to max) into progs, for serve's vmexit_bpf_run_seconds; how many. */
 struct bpf_program;

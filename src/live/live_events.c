@@ -200,19 +200,6 @@ static __s32 vcpu_from_cells(void *ctx, const struct vmexit_event *ev)
 	return -1;
 }
 
-/* -p's pids, or the traced command's; all guests without either. */
-static bool wake_traced(const struct live_ctx *c, __u32 tgid)
-{
-	const struct event_filter *f = c->filter;
-
-	if (c->session->child_pid)
-		return tgid == (__u32)c->session->child_pid;
-	for (int i = 0; i < f->nr_pids; i++)
-		if ((__u32)f->pids[i] == tgid)
-			return true;
-	return !f->nr_pids;
-}
-
 /* One event from the kernel, on its way to the sink: the ring buffer's, and the flush's. */
 static int deliver(void *ctx, const struct vmexit_event *kev)
 {
@@ -221,9 +208,6 @@ static int deliver(void *ctx, const struct vmexit_event *kev)
 	__u64 start = event_start(c, c->session, &ev);
 	int err;
 
-	/* The wake programs see every guest: the deliveries kept are those of the guests traced. */
-	if (VMEXIT_EV_TYPE(ev.type) == VMEXIT_EV_WAKE && !wake_traced(c, ev.tgid))
-		return 0;
 	vcpu_cache_resolve(&c->vcpus, &ev, start);
 	/* The kernel lets userspace exits of a thread with no known vCPU through -c. */
 	if (c->vcpu_filter >= 0 && ev.vcpu != c->vcpu_filter)
@@ -422,6 +406,9 @@ static int capture(struct live_ctx *c, struct session *s, struct ring_buffer *rb
 	rc = poll_until_end(c, s, rb, end);
 	/* Then every exit still in flight, once: nothing begins or completes after this. */
 	session_stop_exits(s);
+	/* Nor is a delivery: its entry would come after the stream's end. */
+	if (c->wake.skel)
+		wake_progs_detach(&c->wake);
 	res->end_ns = now_ns();
 	drain(c, s, rb);
 	if (!c->err) {
@@ -476,7 +463,10 @@ int live_run(struct live_args *a, struct name_cache *names, const struct live_si
 	}
 	c.filter = &a->filters.opts.filter;
 	/* A delivery program that fails to load or attach fails the run, as the exits' would. */
-	if (a->wake && wake_progs_open_stream(&c.wake, bpf_map__fd(s.skel->maps.events))) {
+	if (a->wake && wake_progs_open_stream(&c.wake, bpf_map__fd(s.skel->maps.events),
+					      bpf_map__fd(s.skel->maps.pid_filter),
+					      s.skel->rodata->filter_pids,
+					      s.skel->rodata->stream_wake_shift)) {
 		rc = 1;
 		goto out;
 	}

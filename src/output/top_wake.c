@@ -19,18 +19,19 @@
 #define W_LAT		7
 #define W_SHARE		6
 
-static bool vcpu_shown(const struct top_ui *ui, __u32 tgid, __s32 vcpu)
+/* start: the VMM's process start (the cells' key), so that a reused pid shows its own. */
+static bool vcpu_shown(const struct top_ui *ui, __u32 tgid, __u64 start, __s32 vcpu)
 {
-	return top_in_view(ui, tgid, 0) && (ui->vcpu < 0 || vcpu == ui->vcpu);
+	return top_in_view(ui, tgid, start) && (ui->vcpu < 0 || vcpu == ui->vcpu);
 }
 
 /* The row's guest and what else names it; -f matches all of it. */
-static bool label_of(const struct top_data *d, const struct top_ui *ui, __u32 tgid, __s32 vcpu,
-		     const char *rest, char *buf, size_t len)
+static bool label_of(const struct top_data *d, const struct top_ui *ui, __u32 tgid, __u64 start,
+		     __s32 vcpu, const char *rest, char *buf, size_t len)
 {
 	char nb[TEXT_NAME_MAX];
 
-	snprintf(buf, len, "%s/%u vCPU %d%s", text_esc(nb, name_cache_get_at(d->names, tgid, 0)),
+	snprintf(buf, len, "%s/%u vCPU %d%s", text_esc(nb, name_cache_get_at(d->names, tgid, start)),
 		 tgid, vcpu, rest);
 	return !ui->have_re || !regexec(&ui->re, buf, 0, NULL, 0);
 }
@@ -59,9 +60,9 @@ static int wake_rows_text(struct top_window *w, const struct top_data *d,
 
 		snprintf(rest, sizeof(rest), " %s 0x%02x", wake_source_name(k->source), k->vector);
 		/* The two deltas are of one snapshot: the same keys, row for row (wake_delta.h). */
-		if (wake_key_cmp(k, &cur->wkeys[i]) || !vcpu_shown(ui, k->tgid, k->vcpu) ||
+		if (wake_key_cmp(k, &cur->wkeys[i]) || !vcpu_shown(ui, k->tgid, k->proc_start, k->vcpu) ||
 		    (ui->skip_zero && !c->count) ||
-		    !label_of(d, ui, k->tgid, k->vcpu, rest, label, sizeof(label)))
+		    !label_of(d, ui, k->tgid, k->proc_start, k->vcpu, rest, label, sizeof(label)))
 			continue;
 		wake_row_of(c, &r);
 		if (c->count) {
@@ -91,9 +92,9 @@ static int hlt_rows_text(struct top_window *w, const struct top_data *d, const s
 		struct hlt_row r;
 		size_t n = 0;
 
-		if (hlt_key_cmp(k, &cur->hkeys[i]) || !vcpu_shown(ui, k->tgid, k->vcpu) ||
+		if (hlt_key_cmp(k, &cur->hkeys[i]) || !vcpu_shown(ui, k->tgid, k->proc_start, k->vcpu) ||
 		    (ui->skip_zero && !c->halts) ||
-		    !label_of(d, ui, k->tgid, k->vcpu, "", label, sizeof(label)))
+		    !label_of(d, ui, k->tgid, k->proc_start, k->vcpu, "", label, sizeof(label)))
 			continue;
 		hlt_row_of(c, &r);
 		share(kinds, sizeof(kinds), c->halts, r.polled_pct);

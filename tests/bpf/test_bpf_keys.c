@@ -26,6 +26,7 @@
 #define VMX_EPT_VIOLATION	48
 #define SVM_IOIO	0x7b
 #define SVM_CPUID	0x72
+#define SVM_VMGEXIT	0x403	/* an SEV-ES guest's exits, its CPUID among them */
 #define SVM_NPF		0x400
 #define U_IO		2	/* KVM_EXIT_IO */
 #define U_HLT		5
@@ -259,6 +260,10 @@ static void test_rep_io_count0(void)
 	kexit(5000, VMX_IO);
 	key(5001, KEY_CPUID, KEY_DIR_NONE, 0, false);
 	kentry(5040);
+	/* An SEV-ES guest's CPUID is a VMGEXIT: its leaf stays its key. */
+	kexit_isa(6000, VMEXIT_ISA_SVM, SVM_VMGEXIT);
+	key(6001, KEY_CPUID, KEY_DIR_NONE, 0xd, false);
+	kentry(6007);
 	check_entry(VMEXIT_ISA_SVM, SVM_IOIO, KEY_CPUID, KEY_DIR_NONE, 0, 0, 0);
 	check_entry(VMEXIT_ISA_SVM, SVM_IOIO, KEY_NONE, KEY_DIR_NONE, 0, 1, 10);
 	check_entry(VMEXIT_ISA_SVM, SVM_NPF, KEY_MMIO, KEY_DIR_WRITE, 0xb8000, 1, 20);
@@ -266,7 +271,8 @@ static void test_rep_io_count0(void)
 	check_entry(VMEXIT_ISA_SVM, SVM_CPUID, KEY_CPUID, KEY_DIR_NONE, 0, 1, 5);
 	check_entry(VMEXIT_ISA_VMX, VMX_IO, KEY_CPUID, KEY_DIR_NONE, 0, 0, 0);
 	check_entry(VMEXIT_ISA_VMX, VMX_IO, KEY_NONE, KEY_DIR_NONE, 0, 1, 40);
-	CHECK_EQ_U64(entries(), 5);
+	check_entry(VMEXIT_ISA_SVM, SVM_VMGEXIT, KEY_CPUID, KEY_DIR_NONE, 0xd, 1, 7);
+	CHECK_EQ_U64(entries(), 6);
 	vmexit_test_bpf__destroy(skel);
 }
 

@@ -97,8 +97,11 @@ static void setup(struct fixture *f)
 	CHECK(!wake_snapshot_delta(&f->cur, &f->now, &f->base));
 	CHECK(!wake_snapshot_delta(&f->tot, &f->now, NULL));
 	row_table_init(&f->rows);
-	name_cache_set(&f->names, 100, "web01");
-	name_cache_set(&f->names, 200, "db02");
+	name_cache_set_at(&f->names, 100, 7, "web01");
+	/* pid 100 reused since by another VMM: the rows, of the one that started at 7, say web01. */
+	CHECK(!name_cache_born(&f->names, 100, 8));
+	name_cache_set_at(&f->names, 100, 8, "web02");
+	name_cache_set_at(&f->names, 200, 9, "db02");
 	f->d = (struct top_data){ .cur = &f->rows, .tot = &f->rows, .interval_s = 2,
 				  .since_s = 65, .elapsed_s = 65, .names = &f->names,
 				  .host = "hv1", .kernel = "6.1.0", .filters = "",
@@ -226,6 +229,7 @@ static void test_keys(void)
 	setup(&f);
 	f.ui.level = LV_REASONS;
 	f.ui.tgid = 100;
+	f.ui.start = 7;	/* web01, not the pid's latest VMM */
 	f.ui.vcpu = 0;
 	f.ui.interactive = true;
 	f.ui.height = 24;
