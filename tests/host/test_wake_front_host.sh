@@ -134,4 +134,20 @@ print(f'stream --wake: {sum(swake.values())} wake events, {nbad} bad')
 print('\n'.join(bad))
 sys.exit(1 if bad else 0)
 PY
-echo "PASS: top --once --wake and stream --wake of ${V} vCPUs x (timer $N + msi $M) agree with the guest and stat --wake"
+
+# stream --wake -- COMMAND where the command forks the VMM (sh runs it, then one more command):
+# the forked VMM's deliveries, V x T timer interrupts, all of one pid, not the command's own.
+T=20
+"$VMEXIT" stream --wake --json -- sh -c '"$0" --timer "$1" --timer-us 2000 --vcpus "$2" \
+	>/dev/null; true' "$GUEST" $T $V >"$TMP/fork.json" 2>"$TMP/fork.err" ||
+	{ cat "$TMP/fork.err"; fail "stream --wake -- sh -c GUEST exited $?"; }
+python3 - "$TMP/fork.json" $T $V <<'PY' || { cat "$TMP/fork.err"; fail "stream --wake of a forked VMM (above)"; }
+import json, sys
+ev = [e for e in map(json.loads, open(sys.argv[1])) if e.get('type') == 'wake']
+t, v = int(sys.argv[2]), int(sys.argv[3])
+timers = [e for e in ev if e['source'] == 'timer']
+pids = {e['pid'] for e in ev}
+print(f'stream --wake -- sh -c GUEST: {len(timers)} timer deliveries of pids {pids}; {t} x {v} made')
+sys.exit(0 if len(timers) == t * v and len(pids) == 1 else 1)
+PY
+echo "PASS: top --once --wake and stream --wake of ${V} vCPUs x (timer $N + msi $M) agree with the guest and stat --wake; a forked VMM's ${T} x ${V} timer deliveries streamed"
