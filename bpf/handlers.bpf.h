@@ -22,7 +22,6 @@
 
 /* Tunables, set by userspace between open and load. */
 const volatile bool use_task_storage = true;	/* false: per-thread state in an LRU hash */
-const volatile bool filter_pids = false;	/* only tgids in pid_filter */
 const volatile bool follow_forks = false;	/* children of filtered pids join the filter */
 const volatile bool filter_reasons = false;	/* only (isa, reason) in reason_filter */
 const volatile __s32 filter_vcpu = -1;
@@ -193,12 +192,7 @@ struct {
 	__type(value, __u32);
 } free_cells SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32);
-	__type(value, __u8);
-} pid_filter SEC(".maps");
+#include "pid_filter.bpf.h"
 
 /* Key: isa << 32 | reason. */
 struct {
@@ -270,10 +264,6 @@ static __always_inline __u64 hot_ids(void)
 	return use_task_storage ? 0 : bpf_get_current_pid_tgid();
 }
 
-static __always_inline bool pid_wanted(__u32 tgid)
-{
-	return !filter_pids || bpf_map_lookup_elem(&pid_filter, &tgid);
-}
 
 /* When the current process started: with its pid, the identity of a VMM. */
 static __always_inline __u64 proc_start_time(void)

@@ -184,18 +184,11 @@ struct {
 } events SEC(".maps");
 
 const volatile bool emit_events;
-/* stream --wake with -p or a command: its records only for the tgids in pid_filter (the
- * session's map, shared: src/kernel/wake_progs.c). */
-const volatile bool filter_pids;
 /* The session's: the reader woken once per 2^shift bytes pending, not per record (0: each). */
 const volatile __u32 stream_wake_shift;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32);
-	__type(value, __u8);
-} pid_filter SEC(".maps");
+/* stream --wake with -p or a command: its records only for the traced guests. */
+#include "pid_filter.bpf.h"
 __u64 events_lost;
 
 /* Tracepoint programs must not hide events from perf users: as bpf/vmexit.bpf.c. */
@@ -283,7 +276,7 @@ static __always_inline void wake_emit(struct wake_thread *t, const struct wake_k
 	__u64 flags = 0, pending, len;
 	int i;
 
-	if (filter_pids && !bpf_map_lookup_elem(&pid_filter, &t->tgid))
+	if (!pid_wanted(t->tgid))
 		return;
 	ev = bpf_ringbuf_reserve(&events, VMEXIT_EVENT_SPLIT_LEN, 0);
 	if (!ev) {
