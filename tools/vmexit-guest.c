@@ -8,6 +8,7 @@
  *                [--msr N]
  *                [--wrmsr N] [--cr N] [--vmcall N] [--ud N] [--timer N]
  *                [--msi N] [--msi-spin N] [--msi-delay-us US] [--msi-asleep]
+ *                [--msi-busy-us US]
  *                [--ipi N] [--ipi-delay-us US]
  *                [--seconds S] [--linger S] [--name NAME] [--ring 0|3] [--json]
  *                [--io-sleep-us US] [--io-spin-us US] [--symbols FILE]
@@ -37,7 +38,9 @@
  *              thread injects an MSI --msi-delay-us     halted vCPU, in-kernel APIC
  *              (default 200) later; --msi-asleep:
  *              and only once the vCPU's thread sleeps
- *              (is halted), however late that is
+ *              (is halted), however late that is;
+ *              --msi-busy-us US: then the injector
+ *              keeps its CPU US more at SCHED_FIFO
  *   --msi-spin N  out 0xed, then spinning with         -> KVM_SIGNAL_MSI (vector 0x42): the MSI
  *              interrupts on instead of halting         finds the vCPU in guest mode
  *              (no vCPU spins before every vCPU has
@@ -275,6 +278,7 @@ struct opts {
 	uint32_t msi_delay_us;	/* --msi-delay-us: from the guest's request to the MSI */
 	uint32_t ipi_delay_us;	/* --ipi-delay-us: vCPU 0's wait in the VMM before each IPI */
 	bool msi_asleep;	/* --msi-asleep: each --msi MSI only once its vCPU's thread sleeps */
+	uint32_t msi_busy_us;	/* --msi-busy-us: the injector's CPU kept after each --msi MSI */
 	uint64_t io_spin_ns;
 	const char *symbols;	/* --symbols FILE: write the code's labels there, run nothing */
 	const char *trace_out;	/* --guest-trace-out: the guest's TSC stamps as a Chrome trace */
@@ -1294,6 +1298,33 @@ static int wait_asleep(const struct vcpu *v)
 }
 
 /*
+ * --msi-busy-us: the injector spins on after the MSI, as a device model's or vhost thread that
+ * signals its vCPU and goes on working on the same host CPU. At SCHED_FIFO it cannot be
+ * preempted by the vCPU thread it has just woken (the fair class would let that thread preempt
+ * it on wake-up, or not, as its vruntime says), so with the VMM pinned to one CPU each such
+ * delivery waits on the run-queue for at least US: a known run-queue wait to measure against.
+ */
+static int busy_attr(pthread_attr_t *a)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+	int e = pthread_attr_setinheritsched(a, PTHREAD_EXPLICIT_SCHED);
+
+	if (!e)
+		e = pthread_attr_setschedpolicy(a, SCHED_FIFO);
+	if (!e)
+		e = pthread_attr_setschedparam(a, &sp);
+	return e;
+}
+
+static void busy_after_msi(const struct vm *vm)
+{
+	uint64_t end = mono_ns() + (uint64_t)vm->o->msi_busy_us * 1000;
+
+	while (mono_ns() < end)
+		;
+}
+
+/*
  * The MSI injector (--msi, --msi-spin): a thread of the VMM, as a device model's would be.
  * Per request, --msi-delay-us later, one fixed edge MSI of MSI_VECTOR to the asking vCPU
  * (physical destination: its APIC ID, which KVM makes its vCPU id).
@@ -1325,6 +1356,8 @@ static void *msi_thread(void *arg)
 		vm->msi_ns_last = mono_ns();
 		if (!vm->msis++)
 			vm->msi_ns_first = vm->msi_ns_last;
+		if (req[1] == MSI_VECTOR)
+			busy_after_msi(vm);
 	}
 	return NULL;
 }
@@ -1779,15 +1812,22 @@ static int run_vm_once(struct vm *vm)
 		return 1;
 	}
 	if (o->count[K_MSI] || o->count[K_MSI_SPIN]) {
+		pthread_attr_t a;
 		int e;
 
 		if (pipe(vm->msi_pipe)) {
 			errmsg("%s: pipe: %s", vm->name, strerror(errno));
 			return 1;
 		}
-		e = pthread_create(&vm->msi_thread, NULL, msi_thread, vm);
+		pthread_attr_init(&a);
+		e = o->msi_busy_us ? busy_attr(&a) : 0;
+		if (!e)
+			e = pthread_create(&vm->msi_thread, &a, msi_thread, vm);
+		pthread_attr_destroy(&a);
 		if (e) {
-			errmsg("%s: pthread_create: %s", vm->name, strerror(e));
+			errmsg("%s: %s: %s%s", vm->name, o->msi_busy_us ?
+			       "the --msi-busy-us injector at SCHED_FIFO" : "pthread_create",
+			       strerror(e), e == EPERM ? " (needs CAP_SYS_NICE)" : "");
 			return 1;
 		}
 	}
@@ -1867,7 +1907,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			       "                    [--wrmsr N] [--cr N] [--vmcall N] [--ud N] "
 			       "[--timer N] [--timer-us US]\n"
 			       "                    [--msi N] [--msi-spin N] [--msi-delay-us US] "
-			       "[--msi-asleep]\n"
+			       "[--msi-asleep] [--msi-busy-us US]\n"
 			       "                    [--ipi N] [--ipi-delay-us US]\n"
 			       "                    [--seconds S] [--linger S] [--name NAME] "
 			       "[--ring 0|3] "
@@ -1925,6 +1965,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			o->uffd = true;
 		} else if (!strcmp(opt, "--msi-delay-us")) {
 			o->msi_delay_us = (uint32_t)parse_count(opt, val, 0, 999999);
+		} else if (!strcmp(opt, "--msi-busy-us")) {
+			o->msi_busy_us = (uint32_t)parse_count(opt, val, 0, 100000);
 		} else if (!strcmp(opt, "--ipi-delay-us")) {
 			o->ipi_delay_us = (uint32_t)parse_count(opt, val, 0, 999999);
 		} else if (!strcmp(opt, "--timer-us")) {
@@ -1998,9 +2040,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
  */
 static char **vm_argv(const char *argv0, const struct opts *o, const char *name)
 {
-	static char namebuf[MAX_NAME + 64], num[NR_KINDS + 10][32], opt[NR_KINDS][16];
+	static char namebuf[MAX_NAME + 64], num[NR_KINDS + 11][32], opt[NR_KINDS][16];
 	static char num2[32];
-	static char *args[2 * (NR_KINDS + 14) + 4];
+	static char *args[2 * (NR_KINDS + 15) + 4];
 	int n = 0;
 
 	snprintf(namebuf, sizeof(namebuf), "guest=%s,debug-threads=on", name);
@@ -2045,6 +2087,9 @@ static char **vm_argv(const char *argv0, const struct opts *o, const char *name)
 	snprintf(num[NR_KINDS + 9], sizeof(num[0]), "%" PRIu32, o->ipi_delay_us);
 	args[n++] = "--ipi-delay-us";
 	args[n++] = num[NR_KINDS + 9];
+	snprintf(num[NR_KINDS + 10], sizeof(num[0]), "%" PRIu32, o->msi_busy_us);
+	args[n++] = "--msi-busy-us";
+	args[n++] = num[NR_KINDS + 10];
 	if (o->uffd) {
 		snprintf(num[NR_KINDS + 7], sizeof(num[0]), "%" PRIu64, o->uffd_delay_ns / 1000);
 		args[n++] = "--uffd-delay-us";
