@@ -187,8 +187,9 @@ const volatile bool emit_events;
 /* The session's: the reader woken once per 2^shift bytes pending, not per record (0: each). */
 const volatile __u32 stream_wake_shift;
 
-/* stream --wake with -p or a command: its records only for the traced guests. */
+/* The session's guests (-p, -g, a command and its forks: its pid_filter, shared) and -c. */
 #include "pid_filter.bpf.h"
+const volatile __s32 filter_vcpu = -1;
 __u64 events_lost;
 
 /* Tracepoint programs must not hide events from perf users: as bpf/vmexit.bpf.c. */
@@ -245,11 +246,18 @@ static __always_inline struct wake_thread *thread_of(__u32 tid, __u32 tgid,
 		return t;
 	if (t)
 		bpf_map_delete_elem(&wake_threads, &tid);
+	vk.tgid = tgid;
+	vk.vcpu = BPF_CORE_READ(vcpu, vcpu_id);
+	/*
+	 * -p, -g, a command's VMMs and -c, as the exits are filtered: a thread not traced is
+	 * never tracked, so none of its deliveries or halts is kept. Asked again at each of its
+	 * entries and exits, so a VMM the session adds later (a fork, serve -g) is taken then.
+	 */
+	if (!pid_wanted(tgid) || (filter_vcpu >= 0 && vk.vcpu != filter_vcpu))
+		return NULL;
 	z = zeroes();
 	if (!z)
 		return NULL;
-	vk.tgid = tgid;
-	vk.vcpu = BPF_CORE_READ(vcpu, vcpu_id);
 	z->th.tgid = tgid;
 	z->th.vcpu = vk.vcpu;
 	z->th.proc_start = born;

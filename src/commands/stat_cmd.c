@@ -262,7 +262,7 @@ int cmd_stat(int argc, char **argv)
 	sampler_start(&sp);
 	err = run(&a, &sp);
 	if (a.wake && !err)
-		err = stat_wake_print(&sp.sample, &a.filters, sp.s.child_pid, a.view.fmt);
+		err = stat_wake_print(&sp.sample, a.view.fmt);
 	if (a.kvm_check && !err) {
 		int bad;
 

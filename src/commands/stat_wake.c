@@ -5,8 +5,7 @@
 #include "stat_wake.h"
 #include "wake_output.h"
 
-int stat_wake_print(const struct sample *smp, const struct cli_filters *cf, pid_t child,
-		    enum out_format fmt)
+int stat_wake_print(const struct sample *smp, enum out_format fmt)
 {
 	struct wake_snapshot s;
 	int err;
@@ -18,11 +17,6 @@ int stat_wake_print(const struct sample *smp, const struct cli_filters *cf, pid_
 		out_write_error("the wake-up statistics", err);
 		return err;
 	}
-	/* The programs see every guest: the rows shown are those of the guests stat traced. */
-	if (child)
-		wake_snapshot_keep(&s, &(int){ child }, 1);
-	else
-		wake_snapshot_keep(&s, cf->sel.f.pids, cf->sel.f.nr_pids);
 	wake_snapshot_sort(&s);
 	err = wake_print(&s, fmt, s.halt_poll_ns, stdout);
 	if (err)

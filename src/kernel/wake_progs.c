@@ -10,12 +10,12 @@
 #include "wake_progs.h"
 #include "wake.skel.h"
 
-int wake_progs_open(struct wake_progs *w)
+int wake_progs_open(struct wake_progs *w, const struct wake_scope *sc)
 {
-	return wake_progs_open_stream(w, -1, -1, false, 0);
+	return wake_progs_open_stream(w, sc, -1, 0);
 }
 
-int wake_progs_open_stream(struct wake_progs *w, int ring_fd, int pid_fd, bool filter_pids,
+int wake_progs_open_stream(struct wake_progs *w, const struct wake_scope *sc, int ring_fd,
 			   unsigned int wake_shift)
 {
 	struct bpf_program *prog;
@@ -37,21 +37,22 @@ int wake_progs_open_stream(struct wake_progs *w, int ring_fd, int pid_fd, bool f
 		}
 		w->skel->rodata->emit_events = true;
 		w->skel->rodata->stream_wake_shift = wake_shift;
-		/*
-		 * Filtered before the ring, not after: every guest's deliveries in it would take
-		 * the room of the traced guests' exits, and a command's forked VMM is in the
-		 * session's map, not known here.
-		 */
-		if (filter_pids) {
-			err = bpf_map__reuse_fd(w->skel->maps.pid_filter, pid_fd);
-			if (err) {
-				fprintf(stderr, "vmexit: --wake: cannot share the stream's pid "
-					"filter: %s\n", strerror(-err));
-				goto fail;
-			}
-			w->skel->rodata->filter_pids = true;
-		}
 	}
+	/*
+	 * Filtered in the kernel, as the exits: every guest's deliveries in the stream's ring
+	 * would take the room of the traced guests' exits, and a command's forked VMM is in the
+	 * session's map, not known here (stat --wake -- sh -c 'qemu ...').
+	 */
+	if (sc->filter_pids) {
+		err = bpf_map__reuse_fd(w->skel->maps.pid_filter, sc->pid_fd);
+		if (err) {
+			fprintf(stderr, "vmexit: --wake: cannot share the session's pid filter: "
+				"%s\n", strerror(-err));
+			goto fail;
+		}
+		w->skel->rodata->filter_pids = true;
+	}
+	w->skel->rodata->filter_vcpu = sc->vcpu;
 	err = wake_bpf__load(w->skel);
 	if (err) {
 		fprintf(stderr, "vmexit: --wake: cannot load its programs (tp_btf on kvm_entry, "

@@ -19,15 +19,25 @@ struct wake_progs {
 	int nr_links;
 };
 
+/*
+ * What the session traces, so that the deliveries and halts kept are its guests' as its exits
+ * are: the hash pid_fd (the session's pid_filter, with the forks it follows) when filter_pids,
+ * and one vCPU (-c; -1: all).
+ */
+struct wake_scope {
+	int pid_fd;
+	bool filter_pids;
+	__s32 vcpu;
+};
+
 /* 0, or -errno after one line naming the program that failed to load or attach. */
-int wake_progs_open(struct wake_progs *w);
+int wake_progs_open(struct wake_progs *w, const struct wake_scope *sc);
 /*
  * stream --wake: the same, each delivery also a VMEXIT_EV_WAKE record in the ring buffer map
- * ring_fd (the session's events; -1: none, as wake_progs_open()), of the guests in the hash
- * pid_fd (the session's pid_filter, with the forks it follows) when filter_pids; the reader
- * woken as the session's exits wake it (its stream_wake_shift).
+ * ring_fd (the session's events; -1: none, as wake_progs_open()); the reader woken as the
+ * session's exits wake it (its stream_wake_shift).
  */
-int wake_progs_open_stream(struct wake_progs *w, int ring_fd, int pid_fd, bool filter_pids,
+int wake_progs_open_stream(struct wake_progs *w, const struct wake_scope *sc, int ring_fd,
 			   unsigned int wake_shift);
 /* The records the ring buffer could not take (stream --wake), since loading. */
 __u64 wake_progs_events_lost(const struct wake_progs *w);

@@ -463,10 +463,11 @@ int live_run(struct live_args *a, struct name_cache *names, const struct live_si
 	}
 	c.filter = &a->filters.opts.filter;
 	/* A delivery program that fails to load or attach fails the run, as the exits' would. */
-	if (a->wake && wake_progs_open_stream(&c.wake, bpf_map__fd(s.skel->maps.events),
-					      bpf_map__fd(s.skel->maps.pid_filter),
-					      s.skel->rodata->filter_pids,
-					      s.skel->rodata->stream_wake_shift)) {
+	if (a->wake && wake_progs_open_stream(&c.wake, &(struct wake_scope){
+			.pid_fd = bpf_map__fd(s.skel->maps.pid_filter),
+			.filter_pids = s.skel->rodata->filter_pids,
+			.vcpu = s.skel->rodata->filter_vcpu },
+			bpf_map__fd(s.skel->maps.events), s.skel->rodata->stream_wake_shift)) {
 		rc = 1;
 		goto out;
 	}

@@ -117,7 +117,10 @@ static int open_extras(struct sampler *sp, struct cli_filters *f, const struct s
 		return -1;
 	}
 	/* Loaded with the exit programs, before counting starts: a delivery is seen whole. */
-	if (so->wake && wake_progs_open(&sp->wake)) {
+	if (so->wake && wake_progs_open(&sp->wake, &(struct wake_scope){
+			.pid_fd = bpf_map__fd(sp->s.skel->maps.pid_filter),
+			.filter_pids = sp->s.skel->rodata->filter_pids,
+			.vcpu = sp->s.skel->rodata->filter_vcpu })) {
 		sampler_close(sp, 0);
 		return -1;
 	}

@@ -1,0 +1,91 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# stat --wake keeps the guests and the vCPU the run traces, as its exit rows: -g NAME, -c N and
+# a command's forked VMM (here, or in the SVM bed through tests/vm/test_nested_host.sh).
+#
+# Usage: tests/host/test_wake_scope_host.sh OUTDIR   (OUTDIR holds vmexit and vmexit-guest)
+# Exit 0 pass, 1 fail, 77 skip (no root, BPF or /dev/kvm; the reason is printed).
+#
+# The workload: two guests of unique names, each `vmexit-guest --timer T --timer-us 2000 --vcpus
+# 2`: per vCPU T x2APIC timer interrupts (vector 0x40) delivered while halted. Both are held
+# (--hold-until) while `stat --wake --csv -g A -c 1` attaches, then run together. Its wake and
+# halt rows must be guest A's (its pid) and vCPU 1's only, with T timer deliveries: guest B's,
+# vCPU 0's, and any other guest's on the host are not the run's. Then `stat --wake --csv -- sh -c
+# 'GUEST --timer T; exit $?'`: the shell forks the VMM (no exec), whose T deliveries are the
+# command's and must be kept.
+set -u
+OUT=${1:?usage: $0 OUTDIR}
+OUT=$(cd "$OUT" && pwd)
+VMEXIT=$OUT/vmexit
+GUEST=$OUT/vmexit-guest
+T=30
+
+[ -x "$VMEXIT" ] && [ -x "$GUEST" ] || { echo "FAIL: $VMEXIT or $GUEST missing"; exit 1; }
+. "$(dirname "$0")/lib.sh"
+need_kvm_bpf
+need_cmd python3 python3
+
+TMP=$(mktemp -d /tmp/vmexit-test-wake-scope.XXXXXX)
+PIDS=()
+trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$TMP"' EXIT
+
+A=wscopeA$$
+B=wscopeB$$
+declare -A GP
+for g in $A $B; do
+	"$GUEST" --name $g --timer $T --timer-us 2000 --vcpus 2 --hold-until "$TMP/go" \
+		>"$TMP/$g.out" 2>"$TMP/$g.err" &
+	PIDS+=($!)
+	GP[$g]=$!
+	wait_line "$TMP/$g.err" "held until" $! || { cat "$TMP/$g.err"; fail "$g was never held"; }
+done
+"$VMEXIT" stat --wake --csv -g $A -c 1 >"$TMP/g.csv" 2>"$TMP/g.err" &
+sp=$!
+PIDS+=($sp)
+wait_tracing $sp
+touch "$TMP/go"
+for g in $A $B; do
+	wait ${GP[$g]} || { cat "$TMP/$g.err"; fail "$g failed (its tally above)"; }
+done
+kill -INT $sp
+wait $sp || { cat "$TMP/g.err"; fail "stat --wake -g $A -c 1 exited $?"; }
+
+"$VMEXIT" stat --wake --csv -- sh -c '"$0" --timer "$1" --timer-us 2000; exit $?' \
+	"$GUEST" $T >"$TMP/fork.csv" 2>"$TMP/fork.err" ||
+	{ cat "$TMP/fork.err"; fail "stat --wake -- sh -c GUEST exited $?"; }
+cat "$TMP/g.err" "$TMP/fork.err" >"$TMP/all-stderr"
+sanitizer_reports && fail "sanitizer reports (above)"
+
+python3 - "$TMP/g.csv" "$TMP/fork.csv" $T ${GP[$A]} <<'PY' || fail "stat --wake's rows (above)"
+import csv, sys
+t, a = int(sys.argv[3]), int(sys.argv[4])
+def rows(path):
+    cols, out = None, []
+    for r in csv.reader(open(path)):
+        if r and r[0] == 'kind':
+            cols = r
+        elif r and r[0] in ('wake', 'hlt') and cols:
+            out.append(dict(zip(cols, r)))
+    return out
+bad = []
+g = rows(sys.argv[1])
+seen = sorted({(w['kind'], int(w['pid']), int(w['vcpu'])) for w in g})
+print(f'-g A -c 1: rows of {seen}; guest A is pid {a}')
+if any(int(w['pid']) != a or int(w['vcpu']) != 1 for w in g):
+    bad.append(f'-g A -c 1 kept rows of other guests or vCPUs: {seen}')
+timer = [w for w in g if w['kind'] == 'wake' and w['source'] == 'timer'
+         and int(w['vector']) == 0x40 and int(w['pid']) == a and int(w['vcpu']) == 1]
+if len(timer) != 1 or int(timer[0]['count']) != t:
+    bad.append(f'-g A -c 1: timer 0x40 on vCPU 1 {[w["count"] for w in timer]}, expected [{t}]')
+if not any(w['kind'] == 'hlt' for w in g):
+    bad.append('-g A -c 1: no halt row')
+f = [w for w in rows(sys.argv[2]) if w['kind'] == 'wake' and w['source'] == 'timer'
+     and int(w['vector']) == 0x40]
+print(f'-- sh -c GUEST (forked): timer 0x40 rows {[(w["pid"], w["vcpu"], w["count"]) for w in f]}')
+if sum(int(w['count']) for w in f) != t or len({w['pid'] for w in f}) != 1:
+    bad.append(f'-- sh -c GUEST: the forked VMM\'s timer deliveries not {t} of one pid')
+for line in bad:
+    print('  ' + line)
+sys.exit(1 if bad else 0)
+PY
+echo "PASS: stat --wake -g A -c 1 kept guest A's vCPU 1 only ($T timer deliveries); a forked VMM's $T kept"
