@@ -92,6 +92,37 @@ void bucket_run_sub(const struct bucket_run *r, const __u32 *now, __u64 *d)
 	}
 }
 
+/* One loop per width, each value read once: what is summed is what is stored. */
+#define ADVANCE(type)								\
+	do {									\
+		type *v = r->v;							\
+										\
+		for (__u32 j = 0; j < r->n; j++) {				\
+			__u32 x = n[j];						\
+										\
+			sums[s[j]] += (__u32)(x - v[j]);			\
+			v[j] = (type)x;						\
+		}								\
+	} while (0)
+
+void bucket_run_advance(struct bucket_run *r, const __u32 *now, const __u16 *slot, __u64 *sums)
+{
+	const __u32 *n = now + r->lo;
+	const __u16 *s = slot + r->lo;
+
+	switch (r->shift) {
+	case 0:
+		ADVANCE(__u8);
+		break;
+	case 1:
+		ADVANCE(__u16);
+		break;
+	default:
+		ADVANCE(__u32);
+	}
+}
+#undef ADVANCE
+
 void bucket_run_free(struct bucket_run *r)
 {
 	free(r->v);
