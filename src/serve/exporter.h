@@ -9,6 +9,7 @@
 #define VMEXIT_EXPORTER_H
 
 #include <pthread.h>
+#include "expo_runs.h"
 #include "guest_select.h"
 #include "key_series.h"
 #include "prom_exposition.h"
@@ -34,6 +35,7 @@ struct exporter {
 	__u32 series_cap;
 	__u64 *le_counts;		/* buckets->nr + 1 per row taken, in the rows' order */
 	__u64 *native_counts;		/* NATIVE_SLOTS per row taken, in the rows' order */
+	struct expo_runs runs;		/* the sampler's coarse rows taken as kept (m set) */
 	enum expo_hists hists;		/* --histograms: what a protobuf scrape gets */
 	__u64 max_series;		/* --max-series */
 	bool max_series_said;		/* the cap's log line is written once */
