@@ -398,7 +398,7 @@ int exporter_render(void *ctx, enum expo_format fmt, struct expo_buf *out)
 			(unsigned long long)in.series_dropped);
 	}
 	if (fmt == EXPO_PROTOBUF)
-		return expo_render_protobuf(&in, x->hists, out);
+		return expo_render_protobuf_kept(&in, x->hists, &x->pb, out);
 	return expo_render(&in, fmt, out);
 }
 
@@ -412,5 +412,6 @@ void exporter_free(struct exporter *x)
 	free(x->native_counts);
 	free(x->pids);
 	wake_series_free(&x->wake_series);
+	expo_pb_keep_free(&x->pb);
 	pthread_mutex_destroy(&x->guests_lock);
 }
