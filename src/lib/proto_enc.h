@@ -91,6 +91,15 @@ static inline void pb_bytes(struct pb *b, __u32 field, const void *data, size_t 
 	b->p += len;
 }
 
+/* Bytes already encoded (fields of the message being written), as they are. */
+static inline void pb_raw(struct pb *b, const void *data, size_t len)
+{
+	if (!pb_room(b, len))
+		return;
+	memcpy(b->p, data, len);
+	b->p += len;
+}
+
 /*
  * A protobuf string must be UTF-8 (protoc and Perfetto refuse the trace otherwise), and names
  * come from guests and files: each ill-formed sequence becomes U+FFFD, as in the JSON output.

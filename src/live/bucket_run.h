@@ -30,6 +30,12 @@ __u32 bucket_run_get(const struct bucket_run *r, __u32 j);
 /* d[b] = now[b] - r's value of b modulo 2^32 (the kernel's wrap), for the buckets of the run
  * only: d's others are left as they are. */
 void bucket_run_sub(const struct bucket_run *r, const __u32 *now, __u64 *d);
+/*
+ * A sample of a coarse row's cell in one pass over the run (bucket_run_fit(r, now) first): each
+ * bucket's delta now[b] - r's value modulo 2^32 added to sums[slot[b]], and now stored. The
+ * buckets outside the run are zero in now and in r, so they add nothing.
+ */
+void bucket_run_advance(struct bucket_run *r, const __u32 *now, const __u16 *slot, __u64 *sums);
 void bucket_run_free(struct bucket_run *r);
 
 #endif /* VMEXIT_BUCKET_RUN_H */

@@ -19,7 +19,7 @@ int cell_seen_fit(struct cell_seen *p, const struct cell *now)
 	return bucket_run_fit(&p->hist, now->hist);
 }
 
-void cell_seen_store(struct cell_seen *p, const struct cell *now)
+void cell_seen_store_counts(struct cell_seen *p, const struct cell *now)
 {
 	p->key = now->key;
 	p->started = now->started;
@@ -30,5 +30,10 @@ void cell_seen_store(struct cell_seen *p, const struct cell *now)
 	p->runq_ns = now->runq_ns;
 	p->stuck_done = now->stuck_done;
 	p->inflight_ts = now->inflight_ts;
+}
+
+void cell_seen_store(struct cell_seen *p, const struct cell *now)
+{
+	cell_seen_store_counts(p, now);
 	bucket_run_store(&p->hist, now->hist);
 }

@@ -28,6 +28,10 @@ void cell_seen_reset(struct cell_seen *p, const struct cell_key *k);
 int cell_seen_fit(struct cell_seen *p, const struct cell *now);
 /* now, as seen (after cell_seen_fit() on it). */
 void cell_seen_store(struct cell_seen *p, const struct cell *now);
+/* now's counters but not its buckets: a cell none of whose exits began or completed since the
+ * last look (its buckets are read at its next exit), or whose run was stored already
+ * (bucket_run_advance()). */
+void cell_seen_store_counts(struct cell_seen *p, const struct cell *now);
 /* Its buckets freed (the cell is handed back, or the tracker freed). */
 void cell_seen_drop(struct cell_seen *p);
 

@@ -69,10 +69,8 @@ struct coarse_row *coarse_rows_get(struct coarse_rows *cr, const struct row_key 
 	return coarse_rows_at(cr, *idx);
 }
 
-void coarse_row_add(const struct coarse_rows *cr, struct coarse_row *c, const struct row *d)
+void coarse_row_add_counts(struct coarse_row *c, const struct row *d)
 {
-	const __u16 *slot = cr->m->slot;
-
 	c->count += d->count;
 	c->completed += d->completed;
 	c->total_ns += d->total_ns;
@@ -83,6 +81,13 @@ void coarse_row_add(const struct coarse_rows *cr, struct coarse_row *c, const st
 		c->min_ns = d->min_ns;
 	if (d->completed && d->max_ns > c->max_ns)
 		c->max_ns = d->max_ns;
+}
+
+void coarse_row_add(const struct coarse_rows *cr, struct coarse_row *c, const struct row *d)
+{
+	const __u16 *slot = cr->m->slot;
+
+	coarse_row_add_counts(c, d);
 	for (__u32 b = 0; b < NR_BUCKETS; b++)
 		c->hist[slot[b]] += d->hist[b];
 }

@@ -53,6 +53,8 @@ static inline struct coarse_row *coarse_rows_at(const struct coarse_rows *cr, __
 struct coarse_row *coarse_rows_get(struct coarse_rows *cr, const struct row_key *k, __u32 *at);
 /* d's numbers added to c, its buckets summed into their runs. */
 void coarse_row_add(const struct coarse_rows *cr, struct coarse_row *c, const struct row *d);
+/* d's numbers but its buckets (the caller sums those into c->hist by cr->m->slot). */
+void coarse_row_add_counts(struct coarse_row *c, const struct row *d);
 /* Keeps only the rows keep() says yes to, in their order; 0 or -ENOMEM. */
 int coarse_rows_retain(struct coarse_rows *cr, bool (*keep)(void *ctx, const struct row_key *k),
 		       void *ctx);

@@ -20,10 +20,9 @@ static __u64 unix_ms(void)
 	return (__u64)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Under the sampler's lock: of a row, only what the exposition shows. */
-static int take_row(void *ctx, const struct row *r)
+/* Room for one more row taken: 0 or -ENOMEM. */
+static int take_room(struct exporter *x)
 {
-	struct exporter *x = ctx;
 	__u32 per = x->buckets->nr + 1;
 
 	if (x->nr_series == x->series_cap) {
@@ -49,10 +48,36 @@ static int take_row(void *ctx, const struct row *r)
 		x->native_counts = nat;
 		x->series_cap = cap;
 	}
+	return 0;
+}
+
+/* Under the sampler's lock: of a row, only what the exposition shows. */
+static int take_row(void *ctx, const struct row *r)
+{
+	struct exporter *x = ctx;
+	__u32 per = x->buckets->nr + 1;
+
+	if (take_room(x))
+		return -ENOMEM;
 	/* Its le pointer is set once all are taken: le_counts may move until then. */
 	expo_counts_of(&x->counts[x->nr_series], r, x->buckets,
 		       x->le_counts + (size_t)x->nr_series * per);
 	native_hist_of(r->hist, x->native_counts + (size_t)x->nr_series * NATIVE_SLOTS);
+	x->nr_series++;
+	return 0;
+}
+
+/* take_row() of the row c expands to, from its runs. */
+static int take_coarse_row(void *ctx, const struct coarse_row *c)
+{
+	struct exporter *x = ctx;
+	__u32 per = x->buckets->nr + 1;
+
+	if (take_room(x))
+		return -ENOMEM;
+	expo_counts_of_runs(&x->counts[x->nr_series], c, &x->runs,
+			    x->le_counts + (size_t)x->nr_series * per,
+			    x->native_counts + (size_t)x->nr_series * NATIVE_SLOTS);
 	x->nr_series++;
 	return 0;
 }
@@ -75,6 +100,10 @@ int exporter_init(struct exporter *x, struct sampler *sp, const struct expo_buck
 	sampler_snapshot_init(&x->snap);
 	x->snap.take = take_row;
 	x->snap.take_ctx = x;
+	/* Runs that straddle a bound or a native bucket (none that expo_resolution() makes):
+	 * the rows expanded, as any other consumer gets them. */
+	if (sp->t.coarse && !expo_runs_init(&x->runs, sp->t.coarse, buckets))
+		x->snap.take_coarse = take_coarse_row;
 	err = pthread_mutex_init(&x->guests_lock, NULL);
 	return -err;
 }
@@ -369,7 +398,7 @@ int exporter_render(void *ctx, enum expo_format fmt, struct expo_buf *out)
 			(unsigned long long)in.series_dropped);
 	}
 	if (fmt == EXPO_PROTOBUF)
-		return expo_render_protobuf(&in, x->hists, out);
+		return expo_render_protobuf_kept(&in, x->hists, &x->pb, out);
 	return expo_render(&in, fmt, out);
 }
 
@@ -383,5 +412,6 @@ void exporter_free(struct exporter *x)
 	free(x->native_counts);
 	free(x->pids);
 	wake_series_free(&x->wake_series);
+	expo_pb_keep_free(&x->pb);
 	pthread_mutex_destroy(&x->guests_lock);
 }

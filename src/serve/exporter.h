@@ -9,8 +9,10 @@
 #define VMEXIT_EXPORTER_H
 
 #include <pthread.h>
+#include "expo_runs.h"
 #include "guest_select.h"
 #include "key_series.h"
+#include "prom_protobuf.h"
 #include "prom_exposition.h"
 #include "sampler_share.h"
 #include "serve_guests.h"
@@ -34,6 +36,8 @@ struct exporter {
 	__u32 series_cap;
 	__u64 *le_counts;		/* buckets->nr + 1 per row taken, in the rows' order */
 	__u64 *native_counts;		/* NATIVE_SLOTS per row taken, in the rows' order */
+	struct expo_runs runs;		/* the sampler's coarse rows taken as kept (m set) */
+	struct expo_pb_keep pb;		/* the protobuf renderer's, kept across scrapes */
 	enum expo_hists hists;		/* --histograms: what a protobuf scrape gets */
 	__u64 max_series;		/* --max-series */
 	bool max_series_said;		/* the cap's log line is written once */

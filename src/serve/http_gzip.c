@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <zlib.h>
 #include "http_gzip.h"
 
 static const char *skip_ows(const char *p)
@@ -91,4 +90,68 @@ char *http_gzip(const char *in, size_t in_len, int level, size_t *len, size_t *c
 	}
 	deflateEnd(&z);
 	return out;
+}
+
+char *http_gzip_kept(struct http_gzip_state *st, const char *in, size_t in_len, int level,
+		     size_t *len, size_t *cap)
+{
+	size_t need;
+	char *out;
+
+	if (in_len > UINT_MAX / 2)
+		return NULL;
+	if (st->ready && st->level != level) {
+		deflateEnd(&st->z);
+		st->ready = false;
+	}
+	if (!st->ready) {
+		memset(&st->z, 0, sizeof(st->z));
+		if (deflateInit2(&st->z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+			return NULL;
+		st->ready = true;
+		st->level = level;
+	} else if (deflateReset(&st->z) != Z_OK) {
+		return NULL;
+	}
+	need = deflateBound(&st->z, in_len);
+	if (st->spare && st->spare_cap >= need) {
+		out = st->spare;
+		*cap = st->spare_cap;
+		st->spare = NULL;
+	} else {
+		out = malloc(need);
+		*cap = need;
+	}
+	if (!out)
+		return NULL;
+	st->z.next_in = (Bytef *)in;
+	st->z.avail_in = in_len;
+	st->z.next_out = (Bytef *)out;
+	st->z.avail_out = *cap;
+	if (deflate(&st->z, Z_FINISH) != Z_STREAM_END) {
+		http_gzip_give_back(st, out, *cap);
+		return NULL;
+	}
+	*len = st->z.total_out;
+	return out;
+}
+
+void http_gzip_give_back(struct http_gzip_state *st, char *p, size_t cap)
+{
+	/* The larger one stays: the next scrape's is most likely the size of the last. */
+	if (st->spare && st->spare_cap >= cap) {
+		free(p);
+		return;
+	}
+	free(st->spare);
+	st->spare = p;
+	st->spare_cap = cap;
+}
+
+void http_gzip_state_free(struct http_gzip_state *st)
+{
+	if (st->ready)
+		deflateEnd(&st->z);
+	free(st->spare);
+	memset(st, 0, sizeof(*st));
 }

@@ -69,6 +69,7 @@ struct http_server {
 	 */
 	char *spare;
 	size_t spare_cap;
+	struct http_gzip_state gz;	/* its stream and last gzipped body, kept likewise */
 	bool verbose;
 };
 
@@ -412,7 +413,9 @@ static void body_free(void *cls)
 	struct http_server *srv = b->srv;
 
 	srv->inflight -= b->len;
-	if (!b->gzip && !srv->spare && b->cap <= 2 * srv->size_hint + 64 * 1024) {
+	if (b->gzip && b->cap <= 2 * srv->size_hint + 64 * 1024) {
+		http_gzip_give_back(&srv->gz, b->p, b->cap);
+	} else if (!b->gzip && !srv->spare && b->cap <= 2 * srv->size_hint + 64 * 1024) {
 		srv->spare = b->p;
 		srv->spare_cap = b->cap;
 	} else {
@@ -427,7 +430,7 @@ static void gzip_body(struct body *b)
 {
 	struct http_server *srv = b->srv;
 	size_t len, cap;
-	char *z = http_gzip(b->p, b->len, HTTP_GZIP_LEVEL, &len, &cap);
+	char *z = http_gzip_kept(&srv->gz, b->p, b->len, HTTP_GZIP_LEVEL, &len, &cap);
 
 	if (!z)
 		return;
@@ -606,5 +609,6 @@ void http_server_stop(struct http_server *srv)
 	pthread_join(srv->thread, NULL);
 	MHD_stop_daemon(srv->d);	/* closes the connections and the listening socket */
 	free(srv->spare);
+	http_gzip_state_free(&srv->gz);
 	free(srv);
 }

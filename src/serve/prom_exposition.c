@@ -23,6 +23,7 @@
 
 const char expo_duration_help[] = "Time in completed KVM exits: kvm_exit to kvm_entry (kernel), "
 				  "kvm_userspace_exit to the next KVM_RUN (user).";
+const char expo_exits_help[] = "KVM exits seen, counted when they start.";
 
 void expo_buf_free(struct expo_buf *b)
 {
@@ -331,8 +332,7 @@ static int render_exits(const struct expo_input *in, enum expo_format fmt, struc
 {
 	int err;
 
-	err = family(b, fmt, "vmexit_exits", "counter", NULL,
-		     "KVM exits seen, counted when they start.");
+	err = family(b, fmt, "vmexit_exits", "counter", NULL, expo_exits_help);
 	for (__u32 i = 0; !err && i < in->nr_series; i++) {
 		const struct expo_series *s = &in->series[i];
 		size_t n;
@@ -771,9 +771,10 @@ static int render_keys(const struct expo_input *in, enum expo_format fmt, struct
 int expo_render(const struct expo_input *in, enum expo_format fmt, struct expo_buf *out)
 {
 	struct series_labels sl = {};
-	int err = labels_make(in, &sl);
+	/* Made only for the families that print them: a protobuf scrape has its own. */
+	int err = !in->no_exits || !in->no_classic || in->split ? labels_make(in, &sl) : 0;
 
-	if (!err)
+	if (!err && !in->no_exits)
 		err = render_exits(in, fmt, out, &sl);
 	if (!err && !in->no_classic)
 		err = render_durations(in, fmt, out, &sl);

@@ -88,6 +88,7 @@ struct expo_input {
 	const struct expo_key *keys;
 	__u32 nr_keys;
 	bool no_classic;		/* no vmexit_exit_duration_seconds (a native-only scrape) */
+	bool no_exits;			/* no vmexit_exits (the protobuf renderer's own) */
 	/* --max-series: the cap (0: no vmexit_series_* metrics) and the series it left out. */
 	__u64 max_series;
 	__u64 series_dropped;
@@ -105,8 +106,9 @@ struct expo_buf {
 	size_t cap;
 };
 
-/* vmexit_exit_duration_seconds' help, for both renderers. */
+/* vmexit_exit_duration_seconds' and vmexit_exits' help, for both renderers. */
 extern const char expo_duration_help[];
+extern const char expo_exits_help[];
 
 /* Series i's labels, escaped as in the text formats, into out (EXPO_LABELS_MAX); the length. */
 #define EXPO_LABELS_MAX		1536

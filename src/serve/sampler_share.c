@@ -53,7 +53,8 @@ static int copy_inflight(struct sampler *sp, struct sampler_snapshot *snap)
 	return 0;
 }
 
-/* The rows since start to take(), each one whole: expanded from the coarse rows. */
+/* The rows since start to take(), each one whole: expanded from the coarse rows, unless the
+ * consumer takes them as kept (take_coarse). */
 static int take_rows(struct sampler *sp, struct sampler_snapshot *snap)
 {
 	const struct row_table *cum = &sp->t.cum;
@@ -66,6 +67,13 @@ static int take_rows(struct sampler *sp, struct sampler_snapshot *snap)
 			return err;
 	}
 	if (!sp->t.coarse)
+		return 0;
+	for (__u32 i = 0; snap->take_coarse && i < cc->nr; i++) {
+		err = snap->take_coarse(snap->take_ctx, coarse_rows_at(cc, i));
+		if (err)
+			return err;
+	}
+	if (snap->take_coarse)
 		return 0;
 	if (!snap->expanded) {
 		snap->expanded = malloc(sizeof(*snap->expanded));

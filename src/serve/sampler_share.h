@@ -28,6 +28,9 @@ struct sampler_snapshot {
 	void *take_ctx;
 	/* so.hist_coarse: the row take() gets, expanded (coarse_row_expand()); else NULL. */
 	struct row *expanded;
+	/* so.hist_coarse, when set: each row since the start as kept (at so.hist_coarse's
+	 * resolution) instead of take() on its expansion. */
+	int (*take_coarse)(void *ctx, const struct coarse_row *c);
 };
 
 /*

@@ -6,11 +6,13 @@
  * native bucket) must be the full rows' exactly, for the default bounds and for bounds that
  * are not powers of two, also after rows are forgotten (retain) and with a stale position hint.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
 #include "coarse_rows.h"
 #include "expo_resolution.h"
+#include "expo_runs.h"
 #include "native_hist.h"
 #include "prom_exposition.h"
 #include "../xorshift64.h"
@@ -78,6 +80,24 @@ static void check_same(const struct coarse_rows *cr, const struct coarse_row *c,
 	native_hist_of(full->hist, nat_f);
 	for (__u32 i = 0; i < NATIVE_SLOTS; i++)
 		CHECK_EQ_U64(nat_c[i], nat_f[i]);
+	/* What a scrape takes from the coarse row as kept (expo_runs.h), unexpanded. */
+	{
+		struct expo_runs er;
+		struct expo_counts ec;
+
+		CHECK(!expo_runs_init(&er, cr->m, bk));
+		expo_counts_of_runs(&ec, c, &er, le_c, nat_c);
+		CHECK(!memcmp(&ec.key, &full->key, sizeof(ec.key)));
+		CHECK_EQ_U64(ec.count, full->count);
+		CHECK_EQ_U64(ec.total_ns, full->total_ns);
+		CHECK_EQ_U64(ec.oncpu_ns, full->oncpu_ns);
+		CHECK_EQ_U64(ec.blocked_ns, full->blocked_ns);
+		CHECK_EQ_U64(ec.runq_ns, full->runq_ns);
+		for (__u32 i = 0; i <= bk->nr; i++)
+			CHECK_EQ_U64(le_c[i], le_f[i]);
+		for (__u32 i = 0; i < NATIVE_SLOTS; i++)
+			CHECK_EQ_U64(nat_c[i], nat_f[i]);
+	}
 }
 
 static bool keep_even(void *ctx, const struct row_key *k)
@@ -153,5 +173,17 @@ int main(void)
 	expo_resolution(&bk, &m);
 	CHECK(m.nr > NATIVE_SLOTS && m.nr <= NATIVE_SLOTS + bk.nr);
 	test_bounds(&bk);
+	/* The default bounds' runs straddle these bounds: a scrape expands the rows instead. */
+	{
+		static struct hist_coarse def;
+		struct expo_buckets d;
+		struct expo_runs er;
+
+		expo_buckets_default(&d);
+		expo_resolution(&d, &def);
+		CHECK(expo_runs_init(&er, &def, &bk) == -EINVAL);
+		CHECK(er.m == NULL);
+		CHECK(!expo_runs_init(&er, &m, &bk) && er.m == &m);
+	}
 	CHECK_DONE("coarse_rows");
 }
