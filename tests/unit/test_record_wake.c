@@ -399,7 +399,10 @@ int main(void)
 	test_round_trip(path);
 	test_hostile(path);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	if (system(cmd))
+	/* KEEP=1: the recording stays, for an older vmexit's report to read. */
+	if (getenv("KEEP"))
+		printf("kept %s\n", path);
+	else if (system(cmd))
 		fprintf(stderr, "cannot remove %s\n", dir);
 	CHECK_DONE("record_wake");
 }
