@@ -153,8 +153,8 @@ static const struct cmd_option options[] = {
 	{ "wake", 0, NULL, 0, "After the summary, stat --wake's delivery rows (table, --csv, "
 	  "--json) from the recording's deliveries; the default for a recording made with "
 	  "--wake. The halts are not in a recording (said in their place). With --events: "
-	  "the deliveries are events (lines, --json; --perfetto draws a flow from pending to "
-	  "the entry)", 5, OPT_TO(struct report_args, wake, opt_true) },
+	  "the deliveries are events (lines, --json, --format; --perfetto draws a flow from "
+	  "pending to the entry)", 5, OPT_TO(struct report_args, wake, opt_true) },
 	{},
 };
 
@@ -188,9 +188,10 @@ static void check_modes(void *input, struct argp_state *state)
 	if (a->stacks && per_event)
 		argp_error(state, "--stacks is a summary output: drop --events, --format and "
 			   "--perfetto");
-	if (a->wake && (a->folded || a->out.arg[EVOUT_TSV] || a->out.arg[EVOUT_LINES]))
-		argp_error(state, "--wake shows the deliveries in the summary, the default lines, "
-			   "--json and --perfetto: drop --folded, --tsv and --format");
+	/* --tsv has exits only; --folded only stacks: neither would show a delivery. */
+	if (a->wake && (a->folded || a->out.arg[EVOUT_TSV]))
+		argp_error(state, "--wake shows the deliveries in the summary, --events, --json, "
+			   "--format and --perfetto: drop --folded and --tsv");
 	if (a->folded && (json || a->view.asked_csv || a->view.hist))
 		argp_error(state, "--folded prints only the stacks: drop --csv, --json and --hist");
 	a->events = per_event;
