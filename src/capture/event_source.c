@@ -31,8 +31,14 @@ static void record_close(struct event_source *s)
 	free(s);
 }
 
+static __u64 record_skipped(struct event_source *s, __u16 *first_type)
+{
+	return rec_reader_skipped(((struct record_source *)s)->rd, first_type);
+}
+
 static const struct event_source_ops record_ops = {
 	.next = record_next, .reason_name = record_reason_name, .close = record_close,
+	.skipped = record_skipped,
 };
 
 static struct event_source *record_source_open(const char *path, char *err, size_t errlen)

@@ -20,6 +20,9 @@ struct event_source_ops {
 	/* The writer's name of a reason, or NULL (captures name none: the built-in tables do). */
 	const char *(*reason_name)(struct event_source *s, __u32 isa, __u32 reason);
 	void (*close)(struct event_source *s);
+	/* Records of kinds this vmexit does not know, skipped (rec_reader_skipped()); may be
+	 * NULL: a capture skips none unsaid. */
+	__u64 (*skipped)(struct event_source *s, __u16 *first_type);
 };
 
 struct event_source {
@@ -47,6 +50,11 @@ static inline const char *event_source_reason_name(struct event_source *s, __u32
 						   __u32 reason)
 {
 	return s->ops->reason_name ? s->ops->reason_name(s, isa, reason) : NULL;
+}
+
+static inline __u64 event_source_skipped(struct event_source *s, __u16 *first_type)
+{
+	return s->ops->skipped ? s->ops->skipped(s, first_type) : 0;
 }
 
 /* The name of the events' clock, for headers and messages: "CLOCK_MONOTONIC" for our own. */

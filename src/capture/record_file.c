@@ -38,6 +38,7 @@ enum hdr_item_type {
 	HI_GUEST_START = 6,	/* the next guest item's process start time (1.3) */
 	HI_KEYS = 7,	/* no payload: event records carry the --keys fields (1.5) */
 	HI_TSC_CLOCK = 8,	/* host TSC / mono pair at start, sysfs TSC kHz (1.6) */
+	HI_WAKE = 9,	/* no payload: recorded with --wake, the deliveries are wake records (1.8) */
 };
 
 enum rec_type {
@@ -51,6 +52,13 @@ enum rec_type {
 	RT_TSC_SCALE = 8,	/* a vCPU's TSC scaling ratio (1.6) */
 	RT_TSC_APPLIED = 9,	/* a vCPU's TSC offset and scaling from KVM's debugfs (1.7) */
 	RT_KEY_REGION = 10,	/* a region of a guest's QEMU map, as record --qmp learnt it (1.7) */
+	/*
+	 * record --wake (1.8): one interrupt delivery. A record type of its own, not an event
+	 * record of a new event type: a 1.7 reader skips it whole (the format's rule for a type
+	 * it does not know) rather than count a delivery among the exits.
+	 */
+	RT_WAKE = 11,
+	RT_WAKE_LOST = 12,	/* the delivery programs' loss counters grew (1.8) */
 };
 
 #define REC_HDR_LEN		8
@@ -66,6 +74,10 @@ enum rec_type {
 /* u32 tgid, s32 vcpu, u64 read_ns, write_ns, offset, ratio, u32 frac_bits, u32 0 */
 #define TSC_APPLIED_LEN		48
 #define KEY_REGION_LEN		32	/* u32 tgid, u32 space, u64 start, u64 lo, u64 hi; name */
+/* u64 ts_ns, latency_ns, the NR_WAKE_PARTS parts; u32 tgid, tid; s32 vcpu; u32 source,
+ * vector, cpu */
+#define WAKE_LEN		(16 + 8 * NR_WAKE_PARTS + 24)
+#define WAKE_VECTOR_MAX		255	/* an x86 vector is a byte: more is not a delivery */
 #define STACK_FRAME_MAX		255	/* longest frame name stored; longer ones are cut */
 #define IO_BUF_SIZE		(1u << 20)
 
@@ -328,6 +340,7 @@ struct rec_writer {
 	size_t len;
 	__u64 offset;			/* file offset of buf[0] */
 	__u64 events, records;		/* records: after the header, without the end record */
+	__u64 wakes;			/* wake records: events to the recorder, not the end's */
 	__u64 events_written;		/* of events: those whole in the file */
 	size_t rec_from;		/* where buf's records start (after the header) */
 	struct pending_guest *guests;	/* added before the header was written */
@@ -372,7 +385,7 @@ static __u64 events_in(const unsigned char *buf, size_t from, size_t to)
 
 		if (from + size > to)
 			break;
-		n += get16(buf + from + 4) == RT_EVENT;
+		n += get16(buf + from + 4) == RT_EVENT || get16(buf + from + 4) == RT_WAKE;
 		from += size;
 	}
 	return n;
@@ -442,7 +455,7 @@ static size_t header_len(const struct rec_writer *w, size_t host_len, size_t ker
 		if (w->guests[i].start)
 			total += 8 + GUEST_START_LEN;
 	}
-	total += 8 * (w->meta.split + w->meta.keys);
+	total += 8 * (w->meta.split + w->meta.keys + w->meta.wake);
 	if (w->meta.tsc_start.mono_ns)
 		total += 8 + TSC_ITEM_LEN;
 	return total;
@@ -542,6 +555,8 @@ static int emit_header(struct rec_writer *w)
 		p = put_item(p, HI_SPLIT, "", 0);
 	if (w->meta.keys)
 		p = put_item(p, HI_KEYS, "", 0);
+	if (w->meta.wake)
+		p = put_item(p, HI_WAKE, "", 0);
 	if (w->meta.tsc_start.mono_ns) {
 		unsigned char t[TSC_ITEM_LEN] = { 0 };
 
@@ -650,8 +665,11 @@ fail:
 int rec_writer_add_event(struct rec_writer *w, const struct vmexit_event *ev)
 {
 	size_t len = w->meta.keys ? EVENT_KEYS_LEN : w->meta.split ? EVENT_SPLIT_LEN : EVENT_LEN;
-	unsigned char *p = begin_record(w, RT_EVENT, len);
+	unsigned char *p;
 
+	if (VMEXIT_EV_TYPE(ev->type) == VMEXIT_EV_WAKE)
+		return rec_writer_add_wake(w, ev);
+	p = begin_record(w, RT_EVENT, len);
 	if (!p)
 		return w->error;
 	encode_event(p + REC_HDR_LEN, ev);
@@ -664,6 +682,46 @@ int rec_writer_add_event(struct rec_writer *w, const struct vmexit_event *ev)
 		encode_key(p + REC_HDR_LEN, ev);
 	end_record(w, p, len);
 	w->events++;
+	w->records++;
+	return 0;
+}
+
+int rec_writer_add_wake(struct rec_writer *w, const struct vmexit_event *ev)
+{
+	unsigned char *p = begin_record(w, RT_WAKE, WAKE_LEN), *q;
+	struct vmexit_event e = *ev;
+
+	if (!p)
+		return w->error;
+	q = p + REC_HDR_LEN;
+	put64(q, e.ts_ns);
+	put64(q + 8, e.latency_ns);
+	for (int i = 0; i < NR_WAKE_PARTS; i++)
+		put64(q + 16 + 8 * i, *wake_event_part(&e, i));
+	q += 16 + 8 * NR_WAKE_PARTS;
+	put32(q, e.tgid);
+	put32(q + 4, e.tid);
+	put32(q + 8, (__u32)e.vcpu);
+	put32(q + 12, e.reason);
+	put32(q + 16, e.intr_info);
+	put32(q + 20, e.cpu);
+	end_record(w, p, WAKE_LEN);
+	w->wakes++;
+	w->records++;
+	return 0;
+}
+
+int rec_writer_add_wake_lost(struct rec_writer *w, __u64 ts_ns, const __u64 lost[NR_WAKE_LOST])
+{
+	size_t len = 8 + 8 * NR_WAKE_LOST;
+	unsigned char *p = begin_record(w, RT_WAKE_LOST, len);
+
+	if (!p)
+		return w->error;
+	put64(p + REC_HDR_LEN, ts_ns);
+	for (int i = 0; i < NR_WAKE_LOST; i++)
+		put64(p + REC_HDR_LEN + 8 + 8 * i, lost[i]);
+	end_record(w, p, len);
 	w->records++;
 	return 0;
 }
@@ -860,7 +918,7 @@ const char *rec_writer_error(const struct rec_writer *w)
 
 __u64 rec_writer_events(const struct rec_writer *w)
 {
-	return w->events;
+	return w->events + w->wakes;
 }
 
 __u64 rec_writer_events_written(const struct rec_writer *w)
@@ -902,6 +960,8 @@ struct rec_reader {
 	__u32 start_tgid;		/* a guest start record or item was read for this pid... */
 	__u64 start;			/* ...with this start: its next guest takes it (0: none) */
 	__u64 events, records;
+	__u64 skipped;			/* records of unknown types (a newer minor's) */
+	__u16 skipped_type;		/* the first of them */
 	char errmsg[512];
 };
 
@@ -1086,6 +1146,9 @@ static int parse_header_items(struct rec_reader *r, const unsigned char *h, __u3
 		case HI_KEYS:
 			r->meta.keys = true;
 			break;
+		case HI_WAKE:
+			r->meta.wake = true;
+			break;
 		case HI_GUEST_START:
 			if (note_start(r, p, len, q, "item"))
 				return -1;
@@ -1249,6 +1312,7 @@ static const char *type_name(__u16 type)
 	case RT_GUEST: return "guest";
 	case RT_LOST: return "lost";
 	case RT_END: return "end";
+	case RT_WAKE: return "wake";
 	default: return "unknown";
 	}
 }
@@ -1343,6 +1407,65 @@ static int decode_event_record(struct rec_reader *r, const struct raw_record *re
 	else
 		item->ev.key = (struct key_note){};
 	r->events++;
+	r->records++;
+	return 1;
+}
+
+/*
+ * A delivery: refused, in one line, where it cannot be one (cut short, a vector past a byte,
+ * parts that do not sum to its latency), never read as another delivery.
+ */
+static int decode_wake_record(struct rec_reader *r, const struct raw_record *rec,
+			      struct rec_item *item)
+{
+	const unsigned char *q = rec->p + 16 + 8 * NR_WAKE_PARTS;
+	struct vmexit_event *ev = &item->ev;
+	__u64 sum = 0;
+
+	if (rec->len < WAKE_LEN)
+		return reader_fail(r, rec->off, "wake record too short (%u bytes, need %d)",
+				   rec->len, WAKE_LEN);
+	memset(ev, 0, sizeof(*ev));
+	ev->type = VMEXIT_EV_WAKE;
+	ev->ts_ns = get64(rec->p);
+	ev->latency_ns = get64(rec->p + 8);
+	for (int i = 0; i < NR_WAKE_PARTS; i++) {
+		__u64 v = get64(rec->p + 16 + 8 * i);
+
+		*wake_event_part(ev, i) = v;
+		if (__builtin_add_overflow(sum, v, &sum))
+			return reader_fail(r, rec->off, "wake record's parts overflow 64 bits: "
+					   "corrupt data");
+	}
+	ev->tgid = get32(q);
+	ev->tid = get32(q + 4);
+	ev->vcpu = (__s32)get32(q + 8);
+	ev->reason = get32(q + 12);
+	ev->intr_info = get32(q + 16);
+	ev->cpu = get32(q + 20);
+	if (sum != ev->latency_ns)
+		return reader_fail(r, rec->off, "wake record's parts sum to %llu ns, not its "
+				   "latency %llu ns: corrupt data", (unsigned long long)sum,
+				   (unsigned long long)ev->latency_ns);
+	if (ev->intr_info > WAKE_VECTOR_MAX)
+		return reader_fail(r, rec->off, "wake record with vector %u (at most %u): corrupt "
+				   "data", ev->intr_info, WAKE_VECTOR_MAX);
+	item->kind = REC_WAKE;
+	r->records++;
+	return 1;
+}
+
+static int decode_wake_lost_record(struct rec_reader *r, const struct raw_record *rec,
+				   struct rec_item *item)
+{
+	unsigned int n = (rec->len - 8) / 8;
+
+	if (rec->len < 8)
+		return reader_fail(r, rec->off, "wake lost record too short (%u bytes)", rec->len);
+	item->kind = REC_WAKE_LOST;
+	item->ts_ns = get64(rec->p);
+	for (unsigned int i = 0; i < NR_WAKE_LOST; i++)
+		item->wake_lost[i] = i < n ? get64(rec->p + 8 + 8 * i) : 0;
 	r->records++;
 	return 1;
 }
@@ -1550,6 +1673,12 @@ int rec_reader_next(struct rec_reader *r, struct rec_item *item, char *err, size
 		case RT_KEY_REGION:
 			ret = decode_key_region(r, &rec, item);
 			break;
+		case RT_WAKE:
+			ret = decode_wake_record(r, &rec, item);
+			break;
+		case RT_WAKE_LOST:
+			ret = decode_wake_lost_record(r, &rec, item);
+			break;
 		case RT_GUEST_START:
 			/* Not an item of its own: the guest record after it gets it. */
 			if (note_start(r, rec.p, rec.len, rec.off, "record"))
@@ -1558,6 +1687,8 @@ int rec_reader_next(struct rec_reader *r, struct rec_item *item, char *err, size
 			continue;
 		default:
 			/* A record type from a newer minor version, checksum valid: skip it. */
+			if (!r->skipped++)
+				r->skipped_type = rec.type;
 			r->records++;
 			continue;
 		}
@@ -1578,6 +1709,13 @@ const char *rec_reader_reason_name(struct rec_reader *r, __u32 isa, __u32 reason
 size_t rec_reader_reason_count(struct rec_reader *r)
 {
 	return r->nr_reasons;
+}
+
+__u64 rec_reader_skipped(struct rec_reader *r, __u16 *first_type)
+{
+	if (first_type)
+		*first_type = r->skipped_type;
+	return r->skipped;
 }
 
 void rec_reader_close(struct rec_reader *r)

@@ -17,11 +17,12 @@
 #include <linux/types.h>
 
 #include "vmexit.h"
+#include "wake.h"
 #include "stack_table.h"
 #include "tsc_clock.h"
 
 #define REC_FORMAT_MAJOR	1	/* incompatible changes: readers refuse a larger major */
-#define REC_FORMAT_MINOR	7	/* compatible additions: readers skip the unknown */
+#define REC_FORMAT_MINOR	8	/* compatible additions: readers skip the unknown */
 
 #define REC_NAME_MAX		255	/* longest guest name stored; longer ones are cut */
 
@@ -34,6 +35,7 @@ struct rec_meta {
 	double tsc_mhz;		/* 0 when unknown */
 	bool split;		/* recorded with --split: exits carry oncpu/blocked/runq (1.1) */
 	bool keys;		/* recorded with --keys: exits carry their key (1.5) */
+	bool wake;		/* recorded with --wake: the deliveries are wake records (1.8) */
 	/* Host TSC against mono at start (1.6; mono_ns 0: none), and the kernel's TSC kHz
 	 * from sysfs (0: not exported). The pair at the end is a REC_TSC_CLOCK item. */
 	struct tsc_pair tsc_start;
@@ -56,6 +58,12 @@ enum rec_kind {
 	/* item.tgid, .start, .io, .lo, .hi, .name: a region of a guest's QEMU map (record --qmp,
 	 * 1.7): report names and groups that guest's keys with it as stat --qmp does live. */
 	REC_KEY_REGION = 8,
+	/* item.ev, type VMEXIT_EV_WAKE (include/vmexit.h says its fields): one interrupt
+	 * delivery (record --wake, 1.8), its parts summing exactly to its latency. */
+	REC_WAKE = 9,
+	/* item.ts_ns / item.wake_lost[]: the delivery programs' loss counters (enum wake_lost)
+	 * grew by these (record --wake, 1.8). */
+	REC_WAKE_LOST = 10,
 };
 
 struct rec_item {
@@ -70,6 +78,7 @@ struct rec_item {
 	char name[REC_NAME_MAX + 1];		/* REC_GUEST, NUL-terminated, any bytes but NUL */
 	__u64 ts_ns;				/* REC_LOST: CLOCK_MONOTONIC when sampled */
 	__u64 lost[NR_LOST];			/* REC_LOST: increase of each enum vmexit_lost */
+	__u64 wake_lost[NR_WAKE_LOST];		/* REC_WAKE_LOST: of each enum wake_lost */
 	/* REC_STACK: frames point into the reader's buffer, valid until its next call. */
 	struct stack_row stack;
 	char *frames[STACK_DEPTH_MAX];
@@ -104,6 +113,10 @@ struct rec_writer *rec_writer_open(const char *path, bool force, const struct re
  * gives the message).
  */
 int rec_writer_add_event(struct rec_writer *w, const struct vmexit_event *ev);
+/* A delivery (VMEXIT_EV_WAKE; rec_writer_add_event() sends one here too): a wake record. */
+int rec_writer_add_wake(struct rec_writer *w, const struct vmexit_event *ev);
+/* The delivery programs' loss counters grew by these by ts_ns. */
+int rec_writer_add_wake_lost(struct rec_writer *w, __u64 ts_ns, const __u64 lost[NR_WAKE_LOST]);
 /* start: the VMM process's start time (rec_item.start), 0 if unknown. */
 int rec_writer_add_guest(struct rec_writer *w, __u32 tgid, __u64 start, const char *name);
 int rec_writer_add_lost(struct rec_writer *w, __u64 ts_ns, const __u64 lost[NR_LOST]);
@@ -130,7 +143,7 @@ int rec_writer_flush(struct rec_writer *w);
 int rec_writer_close(struct rec_writer *w);
 /* Last error as a one-line message naming the file, "" if none. */
 const char *rec_writer_error(const struct rec_writer *w);
-/* Events written so far (buffered or not). */
+/* Events written so far (buffered or not), deliveries included. */
 __u64 rec_writer_events(const struct rec_writer *w);
 /* Events whose records reached the file whole (a full disk takes part of a buffer). */
 __u64 rec_writer_events_written(const struct rec_writer *w);
@@ -161,6 +174,11 @@ int rec_reader_next(struct rec_reader *r, struct rec_item *item, char *err, size
 const char *rec_reader_reason_name(struct rec_reader *r, __u32 isa, __u32 reason);
 /* Number of (isa, code, name) entries in the file's reason table. */
 size_t rec_reader_reason_count(struct rec_reader *r);
+/*
+ * Records of types this reader does not know (a newer minor's), skipped as the format says:
+ * how many, and the first one's type. Whoever reads the file says so (one line), never silent.
+ */
+__u64 rec_reader_skipped(struct rec_reader *r, __u16 *first_type);
 void rec_reader_close(struct rec_reader *r);
 
 /* CRC32C (Castagnoli) as used by the format; exported for tests and tools. */

@@ -13,6 +13,7 @@
 #include "kvm_tsc_state.h"
 #include "record_file.h"
 #include "record_tsc.h"
+#include "wake_rows.h"
 #include "qmp_names.h"
 #include "qmp_ask.h"
 #include "qmp_option.h"
@@ -48,6 +49,7 @@ static const char doc[] =
 "    vmexit record -o io.vmexit --kvm-events all   # other kvm events too\n"
 "    vmexit record -o st.vmexit --split --stacks   # kernel stacks too\n"
 "    vmexit record -o k.vmexit --keys --qmp auto   # QEMU's names kept\n"
+"    vmexit record -o w.vmexit --wake -p 4242   # + each interrupt delivery\n"
 "    vmexit report -i exits.vmexit         # then: the stat table, offline\n"
 "\v" DURATION_HELP;
 
@@ -70,6 +72,10 @@ static const struct cmd_option options[] = {
 	{ "tsc-mhz", 0, "MHZ", 0, "Store the TSC frequency (report's cycle columns)", 2,
 	  OPT_TO(struct record_args, tsc_mhz, opt_tsc_mhz) },
 	QMP_OPTION(struct record_args, qmp, 2),
+	{ "wake", 0, NULL, 0, "(x86) Also each interrupt delivered to a vCPU, with its parts (the "
+	  "events of stream --wake): report prints stat --wake's delivery rows from them, "
+	  "--perfetto a flow from pending to the entry. Deliveries the kernel could not keep "
+	  "are counted and reported", 2, OPT_TO(struct record_args, live.wake, opt_true) },
 	{},
 };
 
@@ -100,6 +106,7 @@ struct recorder {
 	int err;			/* first write error: the file is incomplete */
 	struct qmp_names *qmp;		/* --qmp: the maps the file keeps at its end; or NULL */
 	struct name_cache *names;
+	__u64 wake_lost[NR_WAKE_LOST];	/* --wake: what the delivery programs lost, in all */
 };
 
 static int sink_event(void *ctx, const struct vmexit_event *ev)
@@ -126,6 +133,17 @@ static void sink_lost(void *ctx, __u64 ts_ns, const __u64 delta[NR_LOST])
 	struct recorder *r = ctx;
 	int err = rec_writer_add_lost(r->w, ts_ns, delta);
 
+	if (err && !r->err)
+		r->err = err;
+}
+
+static void sink_wake_lost(void *ctx, __u64 ts_ns, const __u64 delta[NR_WAKE_LOST])
+{
+	struct recorder *r = ctx;
+	int err = rec_writer_add_wake_lost(r->w, ts_ns, delta);
+
+	for (int i = 0; i < NR_WAKE_LOST; i++)
+		r->wake_lost[i] += delta[i];
 	if (err && !r->err)
 		r->err = err;
 }
@@ -211,7 +229,7 @@ int cmd_record(int argc, char **argv)
 	struct rec_meta meta;
 	struct live_sink sink = {
 		.event = sink_event, .guest = sink_guest, .lost = sink_lost, .start = sink_start,
-		.tick = sink_tick, .end = sink_end,
+		.tick = sink_tick, .end = sink_end, .wake_lost = sink_wake_lost,
 		.ctx = &rec,
 	};
 	__u64 zero[NR_LOST] = {}, in_file;
@@ -226,6 +244,7 @@ int cmd_record(int argc, char **argv)
 	meta.tsc_mhz = a.tsc_mhz;
 	meta.split = a.live.filters.opts.split;
 	meta.keys = a.live.filters.opts.key_mode != KEY_MODE_OFF;
+	meta.wake = a.live.wake;
 	rec.stacks = a.stk.stacks;
 	/* Hosts with a TSC (x86) have guest TSC offsets to read. */
 	rec.tsc.f = meta.tsc_start.mono_ns ? &a.live.filters.opts.filter : NULL;
@@ -272,6 +291,11 @@ int cmd_record(int argc, char **argv)
 		else
 			snprintf(tail, sizeof(tail), "written to %s", a.path);
 		evout_summary(stderr, tail, res.events, res.lost);
+		/* Deliveries the kernel could not follow to their entry: never silent. */
+		for (int l = 0; l < NR_WAKE_LOST; l++)
+			if (rec.wake_lost[l])
+				fprintf(stderr, "vmexit: --wake lost: %llu %s\n",
+					(unsigned long long)rec.wake_lost[l], wake_lost_name(l));
 	}
 	if (rec.qmp)
 		qmp_names_free(rec.qmp);

@@ -24,6 +24,7 @@
 #include "guest_merge.h"
 #include "perf_counters.h"
 #include "qmp_names.h"
+#include "report_wake.h"
 #include "text_escape.h"
 #include "time_span.h"
 
@@ -64,6 +65,7 @@ static const char doc[] =
 "    vmexit report -i trace.dat --by reason     # trace-cmd record -e kvm\n"
 "    vmexit report -i perf.data --events        # perf record -e 'kvm:*'\n"
 "    vmexit report -i st.vmexit --stacks --folded > x.folded  # flame graph\n"
+"    vmexit report -i w.vmexit --wake --csv     # record --wake: deliveries\n"
 "\v" DURATION_HELP;
 
 struct guest_trace_args {
@@ -80,6 +82,7 @@ struct report_args {
 	bool keep_outside;		/* --keep-outside */
 	struct evout_opts out;
 	bool stacks, folded;		/* --stacks, --folded */
+	bool wake;			/* --wake */
 };
 
 /* One recording: a second -i would otherwise replace the first unsaid. */
@@ -146,6 +149,12 @@ static const struct cmd_option options[] = {
 	  OPT_TO(struct report_args, stacks, opt_true) },
 	{ "folded", 0, NULL, 0, "Only the stacks, as folded lines 'guest;reason;frame;...;frame "
 	  "NS' (flamegraph.pl, speedscope)", 4, OPT_TO(struct report_args, folded, opt_true) },
+	OPT_HEADER("Interrupt deliveries (recorded with --wake):", 5),
+	{ "wake", 0, NULL, 0, "After the summary, stat --wake's delivery rows (table, --csv, "
+	  "--json) from the recording's deliveries; the default for a recording made with "
+	  "--wake. The halts are not in a recording (said in their place). With --events: "
+	  "the deliveries are events (lines, --json, --format; --perfetto draws a flow from "
+	  "pending to the entry)", 5, OPT_TO(struct report_args, wake, opt_true) },
 	{},
 };
 
@@ -179,6 +188,10 @@ static void check_modes(void *input, struct argp_state *state)
 	if (a->stacks && per_event)
 		argp_error(state, "--stacks is a summary output: drop --events, --format and "
 			   "--perfetto");
+	/* --tsv has exits only; --folded only stacks: neither would show a delivery. */
+	if (a->wake && (a->folded || a->out.arg[EVOUT_TSV]))
+		argp_error(state, "--wake shows the deliveries in the summary, --events, --json, "
+			   "--format and --perfetto: drop --folded and --tsv");
 	if (a->folded && (json || a->view.asked_csv || a->view.hist))
 		argp_error(state, "--folded prints only the stacks: drop --csv, --json and --hist");
 	a->events = per_event;
@@ -244,6 +257,8 @@ struct report {
 	struct guest_clock gc;		/* --guest-trace: TSC pairs, offsets, scaling */
 	struct exit_times exits;	/* --guest-trace: each guest's exit latencies */
 	bool any_stacks;		/* the file has some, filtered or not */
+	bool wake;			/* --wake, or a recording made with it */
+	struct report_wake wk;		/* its deliveries, filtered */
 };
 
 /* kvm_write_tsc_offset, or a debugfs read (applied): guest TSC = host TSC + offset; keep each
@@ -388,6 +403,43 @@ static int one_event(struct report *r, const struct vmexit_event *ev)
 	}
 	return event_rows_add(&r->rows, r->a->view.by, ev, start,
 			      r->a->view.key_mode == KEY_MODE_DEVICE);
+}
+
+/*
+ * record --wake's delivery: the filters that mean something for it (guest, pid, vCPU: its reason
+ * is its source, not an exit's), then the rows, or an event of --events.
+ */
+static int one_wake(struct report *r, const struct vmexit_event *ev)
+{
+	__u64 start = name_cache_start_at_time(&r->names, ev->tgid, ev->ts_ns);
+	const struct event_filter *f = &r->a->sel.f;
+	int i;
+
+	note_pid(r, ev->tgid);
+	if (ev->vcpu == f->vcpu)
+		r->vcpu_seen = true;
+	if (!r->wake || (f->vcpu >= 0 && ev->vcpu != f->vcpu) ||
+	    !guest_wanted(r, ev->tgid, start))
+		return 0;
+	for (i = 0; i < f->nr_pids && (__u32)f->pids[i] != ev->tgid; i++)
+		;
+	if (f->nr_pids && i == f->nr_pids)
+		return 0;
+	if (r->a->events)
+		return evout_event(&r->out, ev);
+	return report_wake_add(&r->wk, ev, start);
+}
+
+/* Records of a kind this vmexit does not know: skipped as the format says, said once. */
+static void note_skipped(struct report *r, struct event_source *rd)
+{
+	__u16 type;
+	__u64 n = event_source_skipped(rd, &type);
+
+	if (n)
+		fprintf(stderr, "vmexit: note: %s: %llu records of a kind this vmexit does not know "
+			"(first: type %u, from a newer vmexit) skipped: a newer vmexit reports "
+			"them\n", r->a->path, (unsigned long long)n, type);
 }
 
 /* A vCPU's offset read from KVM's debugfs (1.7): placement, and the table (filters applied). */
@@ -753,6 +805,14 @@ int cmd_report(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
+	/* A recording made with --wake shows its deliveries, as stat --wake would have. */
+	r.wake = a.wake || rd->meta.wake;
+	if (a.wake && !rd->meta.wake) {
+		fprintf(stderr, "vmexit: --wake: %s was recorded without --wake (record it with "
+			"vmexit record --wake)\n", a.path);
+		rc = 1;
+		goto out;
+	}
 	if (a.events) {
 		ret = evout_open(&r.out, &a.out);
 		if (ret) {
@@ -791,6 +851,12 @@ int cmd_report(int argc, char **argv)
 						   it->hi, it->name);
 			a.view.qmp = &qmp;
 			break;
+		case REC_WAKE:
+			ret = one_wake(&r, &it->ev);
+			break;
+		case REC_WAKE_LOST:
+			report_wake_lost(&r.wk, it->wake_lost);
+			break;
 		}
 	}
 	if (!ret && a.counters)
@@ -805,6 +871,10 @@ int cmd_report(int argc, char **argv)
 	/* A -g, -p or -c that matched nothing: no empty table, the list of what is there. */
 	if (!ret && !a.events && (r.events || !selection_unmatched(&r)))
 		summary_err = print_summary(&r, &rd->meta, rd->lost_source);
+	if (!ret && !summary_err && r.wake && !a.events && !a.folded &&
+	    !selection_unmatched(&r))
+		summary_err = report_wake_print(&r.wk, a.view.fmt, stdout);
+	note_skipped(&r, rd);
 	if (out_open) {
 		out_open = false;
 		n_err = evout_close(&r.out);
@@ -844,6 +914,7 @@ out:
 	guest_clock_free(&r.gc);
 	exit_times_free(&r.exits);
 	stack_table_free(&r.stacks);
+	report_wake_free(&r.wk);
 	guest_symbols_free(&a.view.syms);
 	return rc;
 }

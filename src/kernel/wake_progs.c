@@ -195,6 +195,13 @@ int wake_progs_forget(struct wake_progs *w, wake_keep_fn *keep, void *ctx)
 	return err ? err : err2;
 }
 
+void wake_progs_lost(const struct wake_progs *w, __u64 out[NR_WAKE_LOST])
+{
+	for (int i = 0; i < NR_WAKE_LOST; i++)
+		out[i] = w->skel ? __atomic_load_n(&w->skel->bss->wake_lost[i], __ATOMIC_RELAXED)
+				 : 0;
+}
+
 __u64 wake_progs_events_lost(const struct wake_progs *w)
 {
 	return w->skel ? __atomic_load_n(&w->skel->bss->events_lost, __ATOMIC_RELAXED) : 0;

@@ -41,6 +41,8 @@ int wake_progs_open_stream(struct wake_progs *w, const struct wake_scope *sc, in
 			   unsigned int wake_shift);
 /* The records the ring buffer could not take (stream --wake), since loading. */
 __u64 wake_progs_events_lost(const struct wake_progs *w);
+/* The programs' loss counters (enum wake_lost) since loading; 0 without programs. */
+void wake_progs_lost(const struct wake_progs *w, __u64 out[NR_WAKE_LOST]);
 /* 0 or -ENOMEM / -errno of a map read (said). */
 int wake_progs_read(struct wake_progs *w, struct wake_snapshot *out);
 /* Detaches the programs (no delivery is kept or emitted after), the maps kept for reading. */

@@ -81,6 +81,16 @@ static inline void pb_double(struct pb *b, __u32 field, double v)
 	b->p += 8;
 }
 
+/* fixed64 fields (Perfetto's flow ids). */
+static inline void pb_fixed64(struct pb *b, __u32 field, __u64 v)
+{
+	pb_tag(b, field, PB_I64);
+	if (!pb_room(b, 8))
+		return;
+	memcpy(b->p, &v, 8);	/* little-endian hosts only, as pb_double */
+	b->p += 8;
+}
+
 static inline void pb_bytes(struct pb *b, __u32 field, const void *data, size_t len)
 {
 	pb_tag(b, field, PB_LEN);

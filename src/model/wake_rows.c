@@ -115,8 +115,13 @@ static int hlt_cmp(const void *a, const void *b)
 /* Reorders keys and cells (each n of size ksz, csz) by the index idx. */
 static void permute(void *keys, void *cells, size_t n, size_t ksz, size_t csz, const size_t *idx)
 {
-	char *k = malloc(n * ksz), *c = malloc(n * csz);
+	char *k, *c;
 
+	/* None (report's recording has no halted-exit cells: NULL arrays): nothing to move. */
+	if (!n)
+		return;
+	k = malloc(n * ksz);
+	c = malloc(n * csz);
 	/* Out of memory: left unsorted, which loses nothing. */
 	if (k && c) {
 		for (size_t i = 0; i < n; i++) {

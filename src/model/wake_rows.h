@@ -17,6 +17,9 @@ struct wake_snapshot {
 	size_t nr_hlt;
 	__u64 lost[NR_WAKE_LOST];
 	long long halt_poll_ns;		/* KVM's halt_poll_ns when read; -1: unknown */
+	/* Why there are no halted-exit rows at all (a recording keeps only the deliveries),
+	 * said in their place by every format; NULL: the rows are there (maybe none). */
+	const char *no_hlt;
 };
 
 void wake_snapshot_free(struct wake_snapshot *s);

@@ -16,6 +16,7 @@
 #include "text_escape.h"
 #include "trace_tracks.h"
 #include "trace_writer.h"
+#include "wake_rows.h"
 
 /*
  * Synthetic track ids start far above any real tid (the kernel caps pid_max at 2^22), so they
@@ -37,6 +38,7 @@ struct perfetto_writer {
 	__u64 base_ns;		/* subtracted from every timestamp */
 	struct guest_track_key *guest_tracks;	/* announced so far */
 	size_t nr_guest_tracks, cap_guest_tracks;
+	__u64 flows;		/* wake flows drawn: the next one's id is flows + 1 */
 };
 
 /* Every event starts on its own line: a trace cut short is then at worst one partial line. */
@@ -258,6 +260,61 @@ static void tsc_offset_instant(struct perfetto_writer *w, struct trace_track *t,
 	put_line(w, buf, p);
 }
 
+/*
+ * One end of a delivery's flow (record --wake): a zero-length slice on the vCPU's kvm track, at
+ * pending (out) or at the entry that delivered it (in), bound to the flow by its id (Chrome's
+ * flow events v2: bind_id with flow_out / flow_in on the slice itself, so neither end depends on
+ * which slice happens to enclose it).
+ */
+static void wake_end(struct perfetto_writer *w, const struct vmexit_event *ev, __u32 tid,
+		     __u64 id, bool in)
+{
+	char buf[PF_LINE_MAX], *p;
+	struct vmexit_event e = *ev;
+
+	/* fmt_lit takes a literal: one per end. */
+	p = sep(w, buf);
+	if (in)
+		p = fmt_lit(p, "{\"name\":\"irq delivered ");
+	else
+		p = fmt_lit(p, "{\"name\":\"irq pending ");
+	p = fmt_str(p, wake_source_name(ev->reason));
+	p = fmt_lit(p, "\",\"cat\":\"wake\",\"ph\":\"X\"");
+	p = json_u64(p, "pid", ev->tgid);
+	p = json_u64(p, "tid", tid);
+	p = put_ts(w, json_key(p, "ts"), in ? ev->ts_ns + ev->latency_ns : ev->ts_ns);
+	p = fmt_lit(p, ",\"dur\":0");
+	p = json_hex(p, "bind_id", id);
+	if (in)
+		p = fmt_lit(p, ",\"flow_in\":true");
+	else
+		p = fmt_lit(p, ",\"flow_out\":true");
+	p = fmt_lit(p, ",\"args\":{\"source\":\"");
+	p = fmt_str(p, wake_source_name(ev->reason));
+	*p++ = '"';
+	p = json_u64(p, "vector", ev->intr_info);
+	p = json_u64(p, "latency_ns", ev->latency_ns);
+	for (int i = 0; in && i < NR_WAKE_PARTS; i++) {
+		p = fmt_str(fmt_lit(p, ",\""), wake_part_name(i));
+		p = fmt_u64(fmt_lit(p, "_ns\":"), *wake_event_part(&e, i));
+	}
+	p = json_u64(p, "tid", ev->tid);
+	p = json_s64(p, "vcpu", ev->vcpu);
+	p = fmt_lit(p, "}}");
+	put_line(w, buf, p);
+}
+
+/* A delivery: a flow from pending to the entry, each end on the target vCPU's kvm track. */
+static void wake_flow(struct perfetto_writer *w, struct trace_track *t,
+		      const struct vmexit_event *ev)
+{
+	__u32 tid = track_tid(w, t, TT_KVM);
+	__u64 id = ++w->flows;
+
+	wake_end(w, ev, tid, id, false);
+	wake_end(w, ev, tid, id, true);
+}
+
 void perfetto_event(struct perfetto_writer *w, const struct vmexit_event *ev,
 		    const char *name)
 {
@@ -268,13 +325,17 @@ void perfetto_event(struct perfetto_writer *w, const struct vmexit_event *ev,
 	bool user = type == VMEXIT_EV_USER_EXIT;
 
 	if (type != VMEXIT_EV_EXIT && !user && type != VMEXIT_EV_TSC_OFFSET &&
-	    type != VMEXIT_EV_KVM_EVENT)
+	    type != VMEXIT_EV_KVM_EVENT && type != VMEXIT_EV_WAKE)
 		return;		/* a type this version doesn't know how to draw */
 	if (type == VMEXIT_EV_EXIT || user)
 		trace_tracks_count(&w->tt, ev, user);
 	t = trace_tracks_of_event(&w->tt, ev);
 	if (!t)
 		return;
+	if (type == VMEXIT_EV_WAKE) {
+		wake_flow(w, t, ev);
+		return;
+	}
 	if (type == VMEXIT_EV_KVM_EVENT) {
 		kvm_event_instant(w, t, ev);
 		return;

@@ -37,6 +37,7 @@
 #include "reasons.h"
 #include "trace_tracks.h"
 #include "trace_writer.h"
+#include "wake_rows.h"
 
 /* Field numbers, as docs/perfetto-subset.proto names them. */
 enum {
@@ -78,6 +79,8 @@ enum {
 	TE_COUNTER_VALUE = 30,
 	TE_DOUBLE_COUNTER_VALUE = 44,
 	TE_DEBUG_ANNOTATIONS = 4,
+	TE_FLOW_IDS = 47,		/* fixed64: the flows this event is on */
+	TE_TERMINATING_FLOW_IDS = 48,	/* fixed64: the flows it ends */
 
 	DA_NAME_IID = 1,
 	DA_BOOL = 2,
@@ -156,6 +159,9 @@ DEFINE_HASHMAP(interned, struct intern_key, __u64)
 	X(CAT_LOST, IN_CATEGORY, "vmexit_lost")					\
 	X(CAT_STUCK, IN_CATEGORY, "vmexit_stuck")				\
 	X(CAT_GUEST, IN_CATEGORY, "guest")					\
+	X(CAT_WAKE, IN_CATEGORY, "wake")					\
+	X(ARG_SOURCE, IN_ARG_NAME, "source")					\
+	X(ARG_VECTOR, IN_ARG_NAME, "vector")					\
 	X(NAME_TSC_OFFSET, IN_EVENT_NAME, "tsc_offset")
 
 #define FIXED_ENUM(id, table, name)	id,
@@ -180,6 +186,7 @@ struct pftrace_writer {
 	__u64 *guest_uuids;	/* guest tracks described so far */
 	size_t nr_guest_uuids, cap_guest_uuids;
 	int err;		/* first error, sticky */
+	__u64 flows;		/* wake flows drawn: the next one's id is flows + 1 */
 	struct pb pkt;		/* the packet being made */
 	struct pb in;		/* the interned names it introduces */
 	__u8 pkt_buf[PACKET_MAX];
@@ -578,6 +585,43 @@ static void tsc_offset_instant(struct pftrace_writer *w, __u64 uuid, const struc
 	event_end(w, e);
 }
 
+/* A delivery's parts as arguments: "guest_ns", ... (include/wake.h's list). */
+static const char *const wake_part_args[NR_WAKE_PARTS] = {
+#define WAKE_PART_ARG(ID, name) [WAKE_PART_##ID] = #name "_ns",
+	WAKE_PARTS(WAKE_PART_ARG)
+#undef WAKE_PART_ARG
+};
+
+/*
+ * One end of a delivery's flow (record --wake), as the JSON writer draws it (perfetto.c): an
+ * instant on the vCPU's kvm track at pending that starts flow id, and one at the delivering
+ * entry that ends it.
+ */
+static void wake_end(struct pftrace_writer *w, __u64 uuid, const struct vmexit_event *ev,
+		     __u64 id, bool in)
+{
+	struct vmexit_event e = *ev;
+	char name[64];
+	__u8 *a;
+
+	a = event_begin(w, in ? ev->ts_ns + ev->latency_ns : ev->ts_ns, TYPE_INSTANT, uuid,
+			CAT_WAKE);
+	snprintf(name, sizeof(name), "irq %s %s", in ? "delivered" : "pending",
+		 wake_source_name(ev->reason));
+	pb_str(&w->pkt, TE_NAME, name);
+	pb_fixed64(&w->pkt, in ? TE_TERMINATING_FLOW_IDS : TE_FLOW_IDS, id);
+	arg_str(w, fixed_iid(w, ARG_SOURCE), wake_source_name(ev->reason));
+	arg_uint(w, fixed_iid(w, ARG_VECTOR), DA_UINT, ev->intr_info);
+	arg_uint(w, fixed_iid(w, ARG_LATENCY), DA_UINT, ev->latency_ns);
+	/* intern() keys a name by its address: each part's name is a constant of its own. */
+	for (int i = 0; in && i < NR_WAKE_PARTS; i++)
+		arg_uint(w, intern(w, IN_ARG_NAME, wake_part_args[i]), DA_UINT,
+			 *wake_event_part(&e, i));
+	arg_uint(w, fixed_iid(w, ARG_TID), DA_UINT, ev->tid);
+	arg_uint(w, fixed_iid(w, ARG_VCPU), DA_INT, (__u64)(__s64)ev->vcpu);
+	event_end(w, a);
+}
+
 static void pftrace_event(void *pw, const struct vmexit_event *ev, const char *name)
 {
 	struct pftrace_writer *w = pw;
@@ -589,7 +633,7 @@ static void pftrace_event(void *pw, const struct vmexit_event *ev, const char *n
 	__u8 *e;
 
 	if (type != VMEXIT_EV_EXIT && !user && type != VMEXIT_EV_TSC_OFFSET &&
-	    type != VMEXIT_EV_KVM_EVENT)
+	    type != VMEXIT_EV_KVM_EVENT && type != VMEXIT_EV_WAKE)
 		return;		/* a type this version doesn't know how to draw */
 	start(w);
 	if (type == VMEXIT_EV_EXIT || user)
@@ -602,6 +646,13 @@ static void pftrace_event(void *pw, const struct vmexit_event *ev, const char *n
 	uuid = track_uuid(w, t, user ? TT_VMM : TT_KVM);
 	if (type == VMEXIT_EV_KVM_EVENT) {
 		kvm_event_instant(w, uuid, ev);
+		return;
+	}
+	if (type == VMEXIT_EV_WAKE) {
+		__u64 id = ++w->flows;
+
+		wake_end(w, uuid, ev, id, false);
+		wake_end(w, uuid, ev, id, true);
 		return;
 	}
 	if (type == VMEXIT_EV_TSC_OFFSET) {

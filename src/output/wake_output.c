@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include "out_write.h"
+#include "text_escape.h"
 #include "wake_output.h"
 
 /* The advice's windows, in µs: one list for every format. */
@@ -35,6 +36,10 @@ static void table(const struct wake_snapshot *s, const struct hlt_advice *adv, s
 		for (int p = 0; p < NR_WAKE_PARTS; p++)
 			fprintf(f, " %6.1f%%", r.part_pct[p]);
 		fputc('\n', f);
+	}
+	if (s->no_hlt) {
+		fprintf(f, "\nHalted exits and halt-poll advice: %s\n", s->no_hlt);
+		return;
 	}
 	fprintf(f, "\nHalted exits (kvm_vcpu_wakeup): kvm_exit to kvm_entry\n");
 	fprintf(f, "%-8s %4s %8s %8s %8s %8s %8s %8s %12s", "PID", "VCPU", "EXITS", "HALTS",
@@ -102,6 +107,10 @@ static void csv(const struct wake_snapshot *s, const struct hlt_advice *adv, siz
 			fprintf(f, ",%llu", (unsigned long long)c->parts[p]);
 		fputc('\n', f);
 	}
+	if (s->no_hlt) {
+		fprintf(f, "# hlt, halt_poll: %s\n", s->no_hlt);
+		return;
+	}
 	fprintf(f, "kind,pid,vcpu,exits,halts,polled,poll_slept,slept,invalid,sum_ns,halt_ns");
 	for (int p = 0; p < NR_HLT_PARTS; p++)
 		fprintf(f, ",%s_ns", hlt_part_name(p));
@@ -160,7 +169,14 @@ static void json(const struct wake_snapshot *s, const struct hlt_advice *adv, si
 				(unsigned long long)c->parts[p]);
 		fprintf(f, "}}");
 	}
-	fprintf(f, "],\"hlt\":[");
+	fprintf(f, "]");
+	if (s->no_hlt) {
+		/* null, not []: no halts were kept, which is not "none halted". */
+		fprintf(f, ",\"hlt\":null,\"halt_poll\":null,\"hlt_missing\":");
+		json_put_str(f, s->no_hlt);
+		goto lost;
+	}
+	fprintf(f, ",\"hlt\":[");
 	for (size_t i = 0; i < s->nr_hlt; i++) {
 		const struct hlt_cell *c = &s->hcells[i];
 
@@ -196,7 +212,9 @@ static void json(const struct wake_snapshot *s, const struct hlt_advice *adv, si
 								  windows_us[w] * 1000ull));
 		fprintf(f, "}}");
 	}
-	fprintf(f, "],\"lost\":{");
+	fprintf(f, "]");
+lost:
+	fprintf(f, ",\"lost\":{");
 	for (int l = 0; l < NR_WAKE_LOST; l++)
 		fprintf(f, "%s\"%s\":%llu", l ? "," : "", wake_lost_name(l),
 			(unsigned long long)s->lost[l]);

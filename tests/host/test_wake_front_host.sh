@@ -17,7 +17,10 @@
 # row per vCPU, and each of its rows' Totals equal to stat's count of the same cell; stat's
 # rows: the same counts, each row's parts summing exactly to its total. stream: one wake event
 # per delivery, as many per vCPU, source and vector as stat counts, each one's parts summing
-# exactly to its latency_ns, none lost.
+# exactly to its latency_ns, none lost. record --wake -p of the same run, then report --wake
+# --csv of its file: the same rows (per vCPU, source and vector the guest's counts, parts
+# summing to each row's total), the halts said to be absent, and report's default output of a
+# --wake recording the same; report --perfetto: one flow per delivery.
 set -u
 OUT=${1:?usage: $0 OUTDIR}
 OUT=$(cd "$OUT" && pwd)
@@ -51,10 +54,13 @@ PIDS+=($tp)
 "$VMEXIT" stream --wake --json -p $gp >"$TMP/stream.json" 2>"$TMP/stream.err" &
 mp=$!
 PIDS+=($mp)
-wait_tracing $sp $tp $mp
+"$VMEXIT" record --wake -p $gp -o "$TMP/wake.vmexit" 2>"$TMP/record.err" &
+rp=$!
+PIDS+=($rp)
+wait_tracing $sp $tp $mp $rp
 touch "$TMP/go"
 wait $gp || { cat "$TMP/guest.err" "$TMP/guest.out"; fail "the guest failed (its tally above)"; }
-kill -INT $sp $tp $mp
+kill -INT $sp $tp $mp $rp
 wait $sp
 rc=$?
 [ $rc = 0 ] || { cat "$TMP/stat.err"; fail "stat --wake -p exited $rc"; }
@@ -64,12 +70,29 @@ rc=$?
 wait $mp
 rc=$?
 [ $rc = 0 ] || { cat "$TMP/stream.err"; fail "stream --wake -p exited $rc"; }
-cat "$TMP/stat.err" "$TMP/top.err" "$TMP/stream.err" >"$TMP/all-stderr"
+wait $rp
+rc=$?
+[ $rc = 0 ] || { cat "$TMP/record.err"; fail "record --wake -p exited $rc"; }
+"$VMEXIT" report -i "$TMP/wake.vmexit" --wake --csv >"$TMP/report.csv" 2>"$TMP/report.err"
+rc=$?
+[ $rc = 0 ] || { cat "$TMP/report.err"; fail "report --wake --csv exited $rc"; }
+"$VMEXIT" report -i "$TMP/wake.vmexit" --csv >"$TMP/report-default.csv" 2>>"$TMP/report.err"
+rc=$?
+[ $rc = 0 ] || { cat "$TMP/report.err"; fail "report --csv of a --wake recording exited $rc"; }
+cmp -s "$TMP/report.csv" "$TMP/report-default.csv" ||
+	fail "report --csv of a --wake recording is not report --wake --csv"
+"$VMEXIT" report -i "$TMP/wake.vmexit" --wake --perfetto "$TMP/wake.json" 2>>"$TMP/report.err"
+rc=$?
+[ $rc = 0 ] || { cat "$TMP/report.err"; fail "report --wake --perfetto exited $rc"; }
+cat "$TMP/stat.err" "$TMP/top.err" "$TMP/stream.err" "$TMP/record.err" "$TMP/report.err" \
+	>"$TMP/all-stderr"
 sanitizer_reports && fail "sanitizer reports (above)"
 
-python3 - "$TMP/stat.csv" "$TMP/top.out" $N $M $V $gp "$TMP/stream.json" <<'PY' || { cat "$TMP/top.out"; fail "top --wake / stat --wake (above)"; }
+python3 - "$TMP/stat.csv" "$TMP/top.out" $N $M $V $gp "$TMP/stream.json" "$TMP/report.csv" \
+	"$TMP/record.err" "$TMP/wake.json" <<'PY' || { cat "$TMP/top.out"; fail "top --wake / stat --wake (above)"; }
 import csv, json, re, sys
 stat, top, stream = sys.argv[1], sys.argv[2], sys.argv[7]
+report, record_err, trace = sys.argv[8:11]
 n, m, v, gp = map(int, sys.argv[3:7])
 bad = []
 wparts = ['guest_ns', 'exit_ns', 'polled_ns', 'slept_ns', 'runq_ns', 'oncpu_ns']
@@ -131,6 +154,39 @@ if lost:
 if swake != wake:
     bad.append(f'stream --wake events {swake} != stat --wake counts {wake}')
 print(f'stream --wake: {sum(swake.values())} wake events, {nbad} bad')
+# record --wake + report --wake --csv: the guest's counts, each row's parts summing.
+rwake = {}
+for r in csv.reader(open(report)):
+    if r and r[0] == 'kind':
+        cols = r
+    elif r and r[0] == 'wake':
+        w = dict(zip(cols, r))
+        if int(w['pid']) != gp or sum(int(w[p]) for p in wparts) != int(w['sum_ns']):
+            bad.append(f'report: a row of another pid or whose parts do not sum: {w}')
+        rwake[(int(w['vcpu']), w['source'], int(w['vector']))] = int(w['count'])
+for c in range(v):
+    for src, vec, want in (('timer', 0x40, n), ('msi', 0x41, m)):
+        if rwake.get((c, src, vec)) != want:
+            bad.append(f'report --wake: vCPU {c} {src} 0x{vec:x}: {rwake.get((c, src, vec))} '
+                       f'deliveries, the guest made {want}')
+if rwake != wake:
+    bad.append(f'report --wake rows {rwake} != stat --wake {wake}')
+said = '\n# hlt, halt_poll: not in a recording' in open(report).read()
+if not said:
+    bad.append('report --wake --csv does not say the halts are not in a recording')
+rec = open(record_err).read()
+if '--wake lost:' in rec or re.search(r'events, [1-9][0-9]* lost', rec):
+    bad.append('record --wake lost records: ' + rec)
+flows = {}
+for e in json.load(open(trace)):
+    if 'bind_id' in e:
+        flows.setdefault(e['bind_id'], []).append(e)
+ends = sorted(len(f) for f in flows.values())
+if len(flows) != sum(wake.values()) or set(ends) != {2}:
+    bad.append(f'report --perfetto: {len(flows)} flows for {sum(wake.values())} deliveries, '
+               f'ends per flow {set(ends)}')
+print(f'record --wake + report --wake: {sum(rwake.values())} deliveries in its rows, '
+      f'{len(flows)} Perfetto flows')
 print('\n'.join(bad))
 sys.exit(1 if bad else 0)
 PY

@@ -8,10 +8,13 @@ protobuf writers' traces of the same events line for line.
   perfetto_canon.py proto DECODED.txt   (protoc --decode=vmexit.perfetto.Trace ... output)
 
 Lines: P|pid|name, T|pid|track, X|pid|track|ts|dur|cat|name|args,
-I|scope|pid|track|ts|cat|name|args, C|pid|ts|counter|value (times in ns, args with sorted keys,
+I|scope|pid|track|ts|cat|name|args, C|pid|ts|counter|value, F|flow|out or in|pid|track|ts
+(an end of a flow: record --wake's deliveries; times in ns, args with sorted keys,
 numbers as numbers). Known differences of form are normalised: JSON writes 64-bit values as
 hex or decimal strings and the protobuf as numbers; the protobuf leaves out the guest RIP and
-exit information of exits to the VMM, which are zero there (as in stream --json).
+exit information of exits to the VMM, which are zero there (as in stream --json). A flow's
+end is a zero-length slice in JSON (bound by bind_id) and an instant in the protobuf (flow_ids,
+terminating_flow_ids): both are the X line of a zero-length slice.
 Exits 1 on anything it cannot read: a malformed trace must fail the test.
 """
 import ast, decimal, json, re, sys
@@ -56,6 +59,12 @@ def from_json(path):
             lines.append('X|%d|%s|%d|%d|%s|%s|%s' % (
                 e['pid'], threads[(e['pid'], e['tid'])], ns(e['ts']), ns(e['dur']), e['cat'],
                 e['name'], norm_json_args(e.get('args'), e['cat'])))
+            if 'bind_id' in e:
+                if e.get('flow_in') == e.get('flow_out'):
+                    raise ValueError('a flow end neither in nor out, or both: %r' % e)
+                lines.append('F|%d|%s|%d|%s|%d' % (
+                    int(e['bind_id'], 16), 'in' if e.get('flow_in') else 'out', e['pid'],
+                    threads[(e['pid'], e['tid'])], ns(e['ts'])))
         elif ph == 'i':
             track = threads[(e['pid'], e['tid'])] if e['s'] == 't' else '-'
             lines.append('I|%s|%d|%s|%d|%s|%s|%s' % (
@@ -155,6 +164,12 @@ def from_proto(path):
             args = json.dumps(args, sort_keys=True)
             if typ == 'TYPE_SLICE_BEGIN':
                 stacks.setdefault(uuid, []).append((ts, cats[0], name, args))
+            elif typ == 'TYPE_INSTANT' and ('flow_ids' in te or 'terminating_flow_ids' in te):
+                lines.append('X|%d|%s|%d|0|%s|%s|%s' % (pid, track, ts, cats[0], name, args))
+                for f in te.get('flow_ids', []):
+                    lines.append('F|%d|out|%d|%s|%d' % (f, pid, track, ts))
+                for f in te.get('terminating_flow_ids', []):
+                    lines.append('F|%d|in|%d|%s|%d' % (f, pid, track, ts))
             elif typ == 'TYPE_INSTANT':
                 lines.append('I|%s|%d|%s|%d|%s|%s|%s' % ('t' if parent else 'g', pid, track,
                                                          ts, cats[0], name, args))

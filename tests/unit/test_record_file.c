@@ -254,6 +254,10 @@ static void test_round_trip(void)
 		case REC_KEY_REGION:
 			CHECK(!"no key regions were written");
 			break;
+		case REC_WAKE:
+		case REC_WAKE_LOST:
+			CHECK(!"no deliveries were written");
+			break;
 		}
 	}
 	CHECK_EQ_U64(ret, 0);
@@ -1155,7 +1159,7 @@ static void test_key_regions(void)
 	CHECK(r);
 	if (!r)
 		return;
-	CHECK_EQ_U64(rec_reader_version(r), 1 << 16 | 7);
+	CHECK(rec_reader_version(r) >= (1u << 16 | 7));	/* 1.7 has the regions */
 	while ((n = rec_reader_next(r, it, err, sizeof(err))) == 1) {
 		if (it->kind != REC_KEY_REGION)
 			continue;

@@ -1,0 +1,408 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * record --wake's deliveries in the record file: each one read back as written, beside the
+ * exits; report's rows of them equal the rows stat --wake prints from the cells the kernel
+ * makes of the same deliveries (made here as bpf/wake.bpf.c makes them); a wake record that
+ * is cut short, or whose parts do not sum to its latency, or whose vector is past a byte, is
+ * refused in one line naming its offset; a reader that does not know the record type skips it
+ * and counts it. Offsets come from the documented layout (docs/record-format.md).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "hist.h"
+#include "record_file.h"
+#include "report_wake.h"
+#include "wake_output.h"
+#include "../xorshift64.h"
+
+#define RT_WAKE		11	/* docs/record-format.md */
+#define WAKE_REC_LEN	88	/* its payload */
+
+static char dir[] = "/tmp/vmexit-test-recwakeXXXXXX";
+
+/* The workload: who got how many deliveries of what, and how late (ns) the first one was. */
+static const struct {
+	__u32 tgid;
+	__s32 vcpu;
+	__u32 source, vector, count;
+	__u64 first_ns, step_ns;
+} sends[] = {
+	{ 100, 1, WAKE_SRC_TIMER, 0xec, 20, 1000, 37 },
+	{ 100, 0, WAKE_SRC_MSI, 0x41, 7, 250000, 1000 },
+	{ 200, 1, WAKE_SRC_IPI, 0xfd, 5, 3, 1 },
+};
+#define NR_SENDS (sizeof(sends) / sizeof(sends[0]))
+#define START_100	5000ull		/* the VMMs' start times */
+#define START_200	6000ull
+
+/* Delivery k of send s: its latency split into six random parts that sum to it, the same
+ * each time it is made (the generator seeded by s and k). */
+static void make_wake(struct vmexit_event *ev, size_t s, __u32 k)
+{
+	__u64 left, rng = XORSHIFT64_SEED ^ (s << 32 | (k + 1));
+
+	memset(ev, 0, sizeof(*ev));
+	ev->type = VMEXIT_EV_WAKE;
+	ev->ts_ns = 1000000 + 10000ull * k + s;
+	ev->latency_ns = sends[s].first_ns + sends[s].step_ns * k;
+	ev->tgid = sends[s].tgid;
+	ev->tid = sends[s].tgid + 1 + sends[s].vcpu;
+	ev->vcpu = sends[s].vcpu;
+	ev->reason = sends[s].source;
+	ev->intr_info = sends[s].vector;
+	ev->cpu = k % 2;
+	left = ev->latency_ns;
+	for (int p = 0; p < NR_WAKE_PARTS - 1; p++) {
+		__u64 v = left ? xorshift64(&rng) % (left + 1) : 0;
+
+		*wake_event_part(ev, p) = v;
+		left -= v;
+	}
+	*wake_event_part(ev, NR_WAKE_PARTS - 1) = left;
+}
+
+static bool same_wake(const struct vmexit_event *a, const struct vmexit_event *b)
+{
+	struct vmexit_event x = *a, y = *b;
+
+	for (int p = 0; p < NR_WAKE_PARTS; p++)
+		if (*wake_event_part(&x, p) != *wake_event_part(&y, p))
+			return false;
+	return a->type == b->type && a->ts_ns == b->ts_ns && a->latency_ns == b->latency_ns &&
+	       a->tgid == b->tgid && a->tid == b->tid && a->vcpu == b->vcpu &&
+	       a->reason == b->reason && a->intr_info == b->intr_info && a->cpu == b->cpu;
+}
+
+/* The cells bpf/wake.bpf.c keeps for the same deliveries (its wake_cells update). */
+static void kernel_cells(struct wake_snapshot *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->wkeys = calloc(NR_SENDS, sizeof(*s->wkeys));
+	s->wcells = calloc(NR_SENDS, sizeof(*s->wcells));
+	s->halt_poll_ns = -1;
+	for (size_t i = 0; i < NR_SENDS; i++) {
+		struct wake_cell *c = &s->wcells[i];
+
+		s->wkeys[i] = (struct wake_key){ sends[i].tgid, sends[i].vcpu, sends[i].source,
+						 sends[i].vector, sends[i].tgid == 100 ? START_100 :
+						 START_200 };
+		for (__u32 k = 0; k < sends[i].count; k++) {
+			struct vmexit_event ev;
+
+			make_wake(&ev, i, k);
+			c->count++;
+			c->sum_ns += ev.latency_ns;
+			if (ev.latency_ns > c->max_ns)
+				c->max_ns = ev.latency_ns;
+			c->hist[hist_bucket(ev.latency_ns)]++;
+			for (int p = 0; p < NR_WAKE_PARTS; p++)
+				c->parts[p] += *wake_event_part(&ev, p);
+		}
+	}
+	s->nr_wake = NR_SENDS;
+	s->lost[WAKE_LOST_SLOTS] = 3;
+}
+
+/* A recording: guests, exits and deliveries interleaved, 3 deliveries lost. */
+static void write_file(const char *path)
+{
+	struct rec_meta meta = { .mono_ns = 1, .wake = true };
+	__u64 wl[NR_WAKE_LOST] = { [WAKE_LOST_SLOTS] = 3, [WAKE_LOST_CELLS] = 9 };
+	char err[512];
+	struct rec_writer *w = rec_writer_open(path, false, &meta, err, sizeof(err));
+
+	CHECK(w != NULL);
+	if (!w)
+		return;
+	rec_writer_add_guest(w, 100, START_100, "web");
+	rec_writer_add_guest(w, 200, START_200, "db");
+	for (__u32 k = 0; k < 20; k++) {
+		for (size_t s = 0; s < NR_SENDS; s++) {
+			struct vmexit_event ev = { .type = VMEXIT_EV_EXIT, .ts_ns = 1000000 + k,
+						   .latency_ns = 500, .tgid = sends[s].tgid,
+						   .tid = 101, .vcpu = 0, .isa = VMEXIT_ISA_SVM,
+						   .reason = 0x78 };
+
+			if (k < sends[s].count) {
+				struct vmexit_event wv;
+
+				make_wake(&wv, s, k);
+				/* Through the exits' call: it knows a delivery by its type. */
+				CHECK(rec_writer_add_event(w, &wv) == 0);
+			}
+			CHECK(rec_writer_add_event(w, &ev) == 0);
+		}
+	}
+	CHECK(rec_writer_add_wake_lost(w, 2000000, wl) == 0);
+	CHECK_EQ_U64(rec_writer_events(w), 60 + 32);
+	CHECK(rec_writer_close(w) == 0);
+}
+
+static unsigned char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	unsigned char *buf = malloc(1 << 20);
+
+	*len = f && buf ? fread(buf, 1, 1 << 20, f) : 0;
+	if (f)
+		fclose(f);
+	return buf;
+}
+
+static char *csv_of(const struct wake_snapshot *s)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	CHECK(wake_print(s, OUT_CSV, -1, f) == 0);
+	fclose(f);
+	return text;
+}
+
+/* Write, read back each record, and the rows of report against those of the kernel's cells. */
+static void test_round_trip(const char *path)
+{
+	char err[512];
+	struct rec_reader *r = rec_reader_open(path, err, sizeof(err));
+	struct rec_item *it = calloc(1, sizeof(*it));
+	struct report_wake rw = {};
+	struct wake_snapshot kern;
+	__u32 seen[NR_SENDS] = {}, exits = 0, guests = 0, lost = 0;
+	__u64 starts[2] = { START_100, START_200 };
+	char *want, *got;
+	int n;
+
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	CHECK(rec_reader_meta(r)->wake);
+	CHECK_EQ_U64(rec_reader_version(r), 1u << 16 | 8);
+	while ((n = rec_reader_next(r, it, err, sizeof(err))) == 1) {
+		size_t s;
+
+		switch (it->kind) {
+		case REC_WAKE:
+			for (s = 0; s < NR_SENDS; s++)
+				if (sends[s].tgid == it->ev.tgid && sends[s].vcpu == it->ev.vcpu)
+					break;
+			CHECK(s < NR_SENDS);
+			if (s == NR_SENDS)
+				break;
+			{
+				struct vmexit_event want_ev;
+
+				make_wake(&want_ev, s, seen[s]++);
+				CHECK(same_wake(&it->ev, &want_ev));
+			}
+			CHECK(report_wake_add(&rw, &it->ev, starts[it->ev.tgid == 200]) == 0);
+			break;
+		case REC_EVENT:
+			CHECK_EQ_U64(it->ev.type, VMEXIT_EV_EXIT);
+			exits++;
+			break;
+		case REC_GUEST:
+			guests++;
+			break;
+		case REC_WAKE_LOST:
+			lost++;
+			CHECK_EQ_U64(it->wake_lost[WAKE_LOST_SLOTS], 3);
+			report_wake_lost(&rw, it->wake_lost);
+			break;
+		default:
+			CHECK(!"an item the writer did not write");
+		}
+	}
+	if (n)
+		fprintf(stderr, "  %s\n", err);
+	CHECK(n == 0);
+	CHECK_EQ_U64(exits, 60);
+	CHECK_EQ_U64(guests, 2);
+	CHECK_EQ_U64(lost, 1);
+	for (size_t s = 0; s < NR_SENDS; s++)
+		CHECK_EQ_U64(seen[s], sends[s].count);
+	rec_reader_close(r);
+	free(it);
+
+	/* The same rows, columns and values as stat --wake's CSV of the kernel's cells. */
+	kernel_cells(&kern);
+	wake_snapshot_sort(&kern);
+	want = csv_of(&kern);
+	rw.ev.s.halt_poll_ns = -1;
+	wake_snapshot_sort(&rw.ev.s);
+	got = csv_of(&rw.ev.s);
+	CHECK_STR(got, want);
+	/* The timer row by hand: 20 deliveries of 1000 + 37 k ns, k < 20. */
+	CHECK(strstr(got, "\nwake,100,1,timer,236,20,27030,") != NULL);
+	free(want);
+	free(got);
+	/* report's own print: the halts said absent, in place of their rows. */
+	{
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+
+		CHECK(report_wake_print(&rw, OUT_CSV, f) == 0);
+		fclose(f);
+		CHECK(strstr(text, "# hlt, halt_poll: not in a recording") != NULL);
+		CHECK(strstr(text, "kind,pid,vcpu,exits") == NULL);
+		/* A full cell map loses none of a recording's deliveries: not said as lost. */
+		CHECK(strstr(text, "# lost: 3 pending interrupts past") != NULL);
+		CHECK(strstr(text, "cells (map full)") == NULL);
+		free(text);
+	}
+	report_wake_free(&rw);
+	wake_snapshot_free(&kern);
+}
+
+/* Offset of the n-th record of type (0-based), from the documented layout; 0 if none. */
+static size_t find_record(const unsigned char *d, size_t len, __u16 type, int nth)
+{
+	size_t off = d[12] | d[13] << 8 | d[14] << 16 | (size_t)d[15] << 24;
+
+	while (off + 8 <= len) {
+		__u16 t = d[off + 4] | d[off + 5] << 8, l = d[off + 6] | d[off + 7] << 8;
+
+		if (t == type && nth-- == 0)
+			return off;
+		off += 8 + ((l + 7) & ~7u);
+	}
+	return 0;
+}
+
+static void put_le(unsigned char *p, __u64 v, int n)
+{
+	for (int i = 0; i < n; i++)
+		p[i] = v >> (8 * i);
+}
+
+static void reseal(unsigned char *rec)
+{
+	__u16 l = rec[6] | rec[7] << 8;
+
+	put_le(rec, rec_crc32c(0, rec + 4, 4 + ((l + 7) & ~7u)), 4);
+}
+
+/* Reads d to its end: the last error, and how many deliveries came before it. */
+static int read_all(const unsigned char *d, size_t len, char *err, size_t errlen, __u64 *wakes,
+		    __u64 *skipped)
+{
+	struct rec_reader *r = rec_reader_open_mem(d, len, err, errlen);
+	struct rec_item *it = calloc(1, sizeof(*it));
+	int n;
+
+	*wakes = 0;
+	while ((n = rec_reader_next(r, it, err, errlen)) == 1)
+		*wakes += it->kind == REC_WAKE;
+	*skipped = rec_reader_skipped(r, NULL);
+	rec_reader_close(r);
+	free(it);
+	return n;
+}
+
+/* A hostile wake record: refused at its offset, in one line, after every delivery before it. */
+static void check_refused(const unsigned char *orig, size_t len, int nth, const char *what,
+			  void (*spoil)(unsigned char *rec))
+{
+	unsigned char *d = malloc(len);
+	size_t off = find_record(orig, len, RT_WAKE, nth);
+	char err[512], at[64];
+	__u64 wakes, skipped;
+	int n;
+
+	memcpy(d, orig, len);
+	spoil(d + off);
+	reseal(d + off);
+	n = read_all(d, len, err, sizeof(err), &wakes, &skipped);
+	snprintf(at, sizeof(at), "offset %zu: ", off);
+	CHECK(n == -1);
+	CHECK(strstr(err, at) != NULL);
+	CHECK(strstr(err, what) != NULL);
+	CHECK(strchr(err, '\n') == NULL);
+	CHECK_EQ_U64(wakes, nth);
+	if (!strstr(err, what))
+		fprintf(stderr, "  got: %s\n", err);
+	free(d);
+}
+
+static void short_len(unsigned char *rec)
+{
+	put_le(rec + 6, 40, 2);		/* the record's size stays: padding past 40 */
+}
+
+static void parts_off(unsigned char *rec)
+{
+	__u64 guest = 0;
+
+	for (int i = 7; i >= 0; i--)
+		guest = guest << 8 | rec[8 + 16 + i];
+	put_le(rec + 8 + 16, guest + 1, 8);	/* one ns more than the latency */
+}
+
+static void big_vector(unsigned char *rec)
+{
+	put_le(rec + 8 + 16 + 8 * NR_WAKE_PARTS + 16, 256, 4);
+}
+
+static void unknown_type(unsigned char *rec)
+{
+	put_le(rec + 4, 99, 2);
+}
+
+static void test_hostile(const char *path)
+{
+	size_t len;
+	unsigned char *d = slurp(path, &len), *t;
+	size_t off = find_record(d, len, RT_WAKE, 4);
+	char err[512];
+	__u64 wakes, skipped;
+
+	CHECK(off != 0);
+	CHECK_EQ_U64(d[off + 6] | d[off + 7] << 8, WAKE_REC_LEN);
+	check_refused(d, len, 4, "wake record too short (40 bytes, need 88)", short_len);
+	check_refused(d, len, 4, "wake record's parts sum to", parts_off);
+	check_refused(d, len, 5, "wake record with vector 256", big_vector);
+	/* Cut inside it: the reader names it and stops there. */
+	CHECK(read_all(d, off + 8 + 40, err, sizeof(err), &wakes, &skipped) == -1);
+	CHECK(strstr(err, "wake record (type 11, 88 bytes; 96 in the file) is cut short") != NULL);
+	CHECK_EQ_U64(wakes, 4);
+	/* A reader that knows no such type (as a 1.7 one knows none of 11): skipped, counted. */
+	t = malloc(len);
+	memcpy(t, d, len);
+	for (int i = 0; i < 32; i++) {
+		size_t o = find_record(t, len, RT_WAKE, 0);
+
+		unknown_type(t + o);
+		reseal(t + o);
+	}
+	CHECK(read_all(t, len, err, sizeof(err), &wakes, &skipped) == 0);
+	CHECK_EQ_U64(wakes, 0);
+	CHECK_EQ_U64(skipped, 32);
+	free(t);
+	free(d);
+}
+
+int main(void)
+{
+	char path[128], cmd[200];
+
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	snprintf(path, sizeof(path), "%s/w.vmexit", dir);
+	write_file(path);
+	test_round_trip(path);
+	test_hostile(path);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	/* KEEP=1: the recording stays, for an older vmexit's report to read. */
+	if (getenv("KEEP"))
+		printf("kept %s\n", path);
+	else if (system(cmd))
+		fprintf(stderr, "cannot remove %s\n", dir);
+	CHECK_DONE("record_wake");
+}
