@@ -15,6 +15,13 @@
 # adds time, so the least time of each case is the estimate (the medians are printed too): ns
 # per exit over "alone", and the ratios vmexit/floor, vmexit/bpftrace, fast/classic and
 # keys/rip over plain stat.
+# --wake: the cost of stat --wake per interrupt delivery instead (issue 31): the guest halts for
+# --timer N x2APIC timer interrupts (vector 0x40, each 50 us of guest time after its arming),
+# timed alone, under the empty exit programs (empty), under those plus empty programs on every
+# hook of --wake (empty-wake: bpf/floor.bpf.c), under plain stat (fast), under stat --wake
+# (wake), and under bpftrace's simplest pairing of kvm_apic_accept_irq with the target vCPU's next
+# kvm_entry (bpftrace-wake); per delivery: wake over fast against empty-wake over empty (target
+# <= 2x) and against bpftrace-wake over alone (target <= 0.5x).
 # Nothing is asserted: it prints figures and whether the targets of the design are met.
 # In the vmx bed the clock counts instructions (Bochs' ips), so the figures are the emulated work
 # each tracer adds. In the svm bed it is the host's clock: other jobs on the host add noise, which
@@ -22,16 +29,18 @@
 # Not part of `make test`; `make bench-bed` runs it (~5 min on svm, ~25 min on vmx, here).
 #
 # usage: bench/bed_overhead.sh [--bed svm|vmx] [--kernel 6.1|6.12] [--rounds R] [--cpuid N]
-#                              [--reps N] [--io N] [--smp N] [--cases LIST] [OUTPUT dir]
+#                              [--reps N] [--io N] [--smp N] [--cases LIST]
+#                              [--wake [--timer N]] [OUTPUT dir]
 # --cases: a comma-separated subset of alone,empty,empty-classic,fast,classic,bpftrace,keys,rip,late (default
-# all; alone is always run); without bpftrace the bed boots without its 200 MB of LLVM.
+# all; alone is always run); with --wake of alone,empty,empty-wake,fast,wake,bpftrace-wake (default
+# all); without bpftrace the bed boots without its 200 MB of LLVM.
 # One bed CPU by default: the guest, the tracer and the warm-up VM share it, as on a busy
 # host, and a 2-CPU svm bed hung twice (2026-11-23) at a tracer's start (once with soft
 # lockups, both CPUs idle).
 set -u
 cd "$(dirname "$0")/.." || exit 1
-BED=svm KERNEL=6.1 ROUNDS= REPS= CPUID= IO= OUT=.output SMP=1
-CASES=alone,empty,empty-classic,fast,classic,bpftrace,keys,rip,late
+BED=svm KERNEL=6.1 ROUNDS= REPS= CPUID= IO= OUT=.output SMP=1 WAKE=0 TIMER=
+CASES=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--bed) BED=$2; shift 2 ;;
@@ -42,7 +51,9 @@ while [ $# -gt 0 ]; do
 	--cpuid) CPUID=$2; shift 2 ;;
 	--io) IO=$2; shift 2 ;;
 	--cases) CASES=alone,$2; shift 2 ;;
-	-h|--help) sed -n '3,25p' "$0"; exit 0 ;;
+	--wake) WAKE=1; shift ;;
+	--timer) TIMER=$2; shift 2 ;;
+	-h|--help) sed -n '3,33p' "$0"; exit 0 ;;
 	-*) echo "bed_overhead: unknown option $1 (see --help)" >&2; exit 2 ;;
 	*) OUT=$1; shift ;;
 	esac
@@ -50,11 +61,16 @@ done
 # Defaults per bed: Bochs' clock counts instructions, so runs repeat within 0.5 % and a few
 # suffice; every exit costs it much host time (2 rounds: ~20 min with a 6.12 boot).
 if [ "$BED" = vmx ]; then
-	: "${ROUNDS:=2}" "${REPS:=2}" "${CPUID:=1000}" "${IO:=200}"
+	: "${ROUNDS:=2}" "${REPS:=2}" "${CPUID:=1000}" "${IO:=200}" "${TIMER:=200}"
 else
-	: "${ROUNDS:=3}" "${REPS:=3}" "${CPUID:=3000}" "${IO:=500}"
+	: "${ROUNDS:=3}" "${REPS:=3}" "${CPUID:=3000}" "${IO:=500}" "${TIMER:=1000}"
 fi
-for v in ROUNDS REPS CPUID IO SMP; do
+if [ -z "$CASES" ] && [ $WAKE = 1 ]; then
+	CASES=alone,empty,empty-wake,fast,wake,bpftrace-wake
+elif [ -z "$CASES" ]; then
+	CASES=alone,empty,empty-classic,fast,classic,bpftrace,keys,rip,late
+fi
+for v in ROUNDS REPS CPUID IO SMP TIMER; do
 	case ${!v} in
 	''|*[!0-9]*) echo "bed_overhead: --${v,,} wants a number, not '${!v}'" >&2; exit 2 ;;
 	esac
@@ -65,13 +81,16 @@ for f in "$OUT/vmexit" "$OUT/vmexit-guest" "$OUT/bench/floor_progs"; do
 done
 for c in $(echo "$CASES" | tr , ' '); do
 	case $c in
-	alone|empty|empty-classic|fast|classic|bpftrace|keys|rip|late) ;;
-	*) echo "bed_overhead: --cases: no case '$c' (alone, empty, empty-classic, fast, classic, bpftrace, keys, rip, late)" >&2; exit 2 ;;
+	alone|empty|fast) continue ;;
+	empty-classic|classic|bpftrace|keys|rip|late) [ $WAKE = 0 ] && continue ;;
+	empty-wake|wake|bpftrace-wake) [ $WAKE = 1 ] && continue ;;
 	esac
+	echo "bed_overhead: --cases: no case '$c' (alone, empty, empty-classic, fast, classic, bpftrace, keys, rip, late; with --wake alone, empty, empty-wake, fast, wake, bpftrace-wake)" >&2
+	exit 2
 done
 BPFTRACE=
 case ,$CASES, in
-*,bpftrace,*) BPFTRACE=$(command -v bpftrace) || {
+*,bpftrace,*|*,bpftrace-wake,*) BPFTRACE=$(command -v bpftrace) || {
 	echo "bed_overhead: no bpftrace on this host: run tools/install-deps.sh" >&2; exit 2; } ;;
 esac
 if [ "$(id -u)" -ne 0 ]; then
@@ -90,6 +109,7 @@ trap 'rm -rf "$tmp"' EXIT
 cat >"$tmp/script.sh" <<'EOF'
 G=/vmexit-guest
 ARGS="--vcpus 1 --cpuid $CPUID --io $IO --json --name timed"
+[ "$WAKE" = 1 ] && ARGS="--vcpus 1 --timer $TIMER --timer-us 50 --json --name timed"
 # wait_for FILE PATTERN: up to 10 min of bed time (bpftrace compiles with LLVM under emulation).
 wait_for() {
 	i=0
@@ -123,22 +143,25 @@ run_case() {
 	case $1 in
 	alone)
 		warm_stop; timed; hooks=- ;;
-	empty|empty-classic)
+	empty|empty-classic|empty-wake)
 		rm -f /tmp/f.err
-		if [ $1 = empty ]; then /floor_progs 2>/tmp/f.err &
-		else /floor_progs --exit classic 2>/tmp/f.err &
-		fi
+		case $1 in
+		empty) /floor_progs 2>/tmp/f.err & ;;
+		empty-wake) /floor_progs --wake 2>/tmp/f.err & ;;
+		*) /floor_progs --exit classic 2>/tmp/f.err & ;;
+		esac
 		T=$!
 		wait_for /tmp/f.err 'floor: attached' || { warm_stop; kill $T; wait $T; return; }
 		warm_stop; timed
 		kill -INT $T; wait $T
-		hooks=$(sed -n 's/^floor: attached: kvm_exit\/kvm_entry \([a-z]*\),.*KVM_RUN \([a-z]*\)$/\1,\2/p' /tmp/f.err) ;;
-	fast|classic|keys|rip)
+		hooks=$(sed -n 's/^floor: attached: kvm_exit\/kvm_entry \([a-z]*\),.*KVM_RUN \([a-z]*\)\(, wake\)\{0,1\}$/\1,\2\3/p' /tmp/f.err | tr -d ' ') ;;
+	fast|classic|keys|rip|wake)
 		rm -f /tmp/v.out /tmp/v.err
 		case $1 in
 		classic) VMEXIT_TEST_FAST_PATH_SKEW=1 /vmexit stat --json -v >/tmp/v.out 2>/tmp/v.err & ;;
 		keys) /vmexit stat --json -v --by key >/tmp/v.out 2>/tmp/v.err & ;;
 		rip) /vmexit stat --json -v --by rip >/tmp/v.out 2>/tmp/v.err & ;;
+		wake) /vmexit stat --json -v --wake >/tmp/v.out 2>/tmp/v.err & ;;
 		*) /vmexit stat --json -v >/tmp/v.out 2>/tmp/v.err & ;;
 		esac
 		T=$!
@@ -180,6 +203,20 @@ run_case() {
 		warm_stop; timed
 		kill -INT $T; wait $T
 		grep -q '^@h:' /tmp/b.out && hooks=tracepoints || { hooks=none; cat /tmp/b.out; } ;;
+	bpftrace-wake)
+		# The simplest pairing: pending (kvm_apic_accept_irq, its target's APIC ID, which KVM
+		# makes the vCPU id) to that vCPU's next entry; one guest at a time here.
+		rm -f /tmp/b.out
+		/bpftrace -e 'tracepoint:kvm:kvm_apic_accept_irq { @p[args->apicid] = nsecs; }
+			tracepoint:kvm:kvm_entry /@p[args->vcpu_id]/ {
+				@h = hist(nsecs - @p[args->vcpu_id]); delete(@p[args->vcpu_id]); }' \
+			>/tmp/b.out 2>&1 &
+		T=$!
+		wait_for /tmp/b.out 'Attaching'
+		sleep 0.5
+		warm_stop; timed
+		kill -INT $T; wait $T
+		grep -q '^@h:' /tmp/b.out && hooks=tracepoints || { hooks=none; cat /tmp/b.out; } ;;
 	esac
 	for ns in $NS; do echo "CASE $1 $r $ns $hooks"; done
 }
@@ -205,7 +242,7 @@ mem=3072
 [ "$BED" = vmx ] && mem=1536	# Bochs' "megs"
 tests/vm/bed.sh --bed "$BED" --kernel "$KERNEL" --timeout "$timeout" --mem $mem --smp "$SMP" \
 	--env CPUID="$CPUID" --env IO="$IO" --env ROUNDS="$ROUNDS" --env REPS="$REPS" \
-	--env CASES="$CASES" \
+	--env CASES="$CASES" --env WAKE=$WAKE --env TIMER="$TIMER" \
 	"$tmp/script.sh" "$OUT/vmexit" "$OUT/vmexit-guest" "$OUT/bench/floor_progs" ${BPFTRACE:+"$BPFTRACE"} \
 	>"$tmp/out" 2>"$tmp/err"
 rc=$?
@@ -220,13 +257,17 @@ if [ $rc -ne 0 ]; then
 fi
 grep -v '^CASE ' "$tmp/out" | grep -v '^HOOKS-' | sed 's/^/bed: /'
 grep '^HOOKS-' "$tmp/out" | sort | uniq -c
-python3 - "$tmp/out" "$BED" "$KERNEL" "$CPUID" "$IO" "$CASES" <<'PY'
+python3 - "$tmp/out" "$BED" "$KERNEL" "$CPUID" "$IO" "$CASES" "$WAKE" "$TIMER" <<'PY'
 import statistics, sys
 path, bed, kernel, cpuid, io = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
 asked = sys.argv[6].split(',')
+wake, timer = sys.argv[7] == '1', int(sys.argv[8])
 # The guest's documented kvm_exits per pass: cpuid + io + the done port's out (tools/vmexit-guest.md);
 # a few first-touch NPF/EPT exits and host interrupts come on top, the same in every case.
 exits = cpuid + io + 1
+if wake:
+    # Per timer: its arming (an x2APIC wrmsr), the hlt, and the done port's out per run.
+    exits = 2 * timer + 1
 ns = {}
 hooks = {}
 for line in open(path):
@@ -239,9 +280,14 @@ print(f"bed {bed}, kernel {kernel}: emulated latencies (QEMU TCG / Bochs), funct
       "only the ratios within this one boot carry over" +
       (" (Bochs: the bed's clock counts instructions, a constant scale)" if bed == "vmx" else
        " (QEMU TCG: the host's clock, other jobs on the host add noise)"))
-print(f"guest: 1 vCPU, {exits} kvm_exits per run (cpuid {cpuid}, io {io}, done 1), "
-      f"{io + 1} of them to userspace")
-order = ['alone', 'empty', 'empty-classic', 'fast', 'classic', 'bpftrace', 'keys', 'rip', 'late']
+if wake:
+    print(f"guest: 1 vCPU, {timer} timer interrupts per run (each armed by a wrmsr, waited for "
+          f"halted): about {exits} kvm_exits")
+else:
+    print(f"guest: 1 vCPU, {exits} kvm_exits per run (cpuid {cpuid}, io {io}, done 1), "
+          f"{io + 1} of them to userspace")
+order = ['alone', 'empty', 'empty-classic', 'empty-wake', 'fast', 'classic', 'wake', 'bpftrace',
+         'bpftrace-wake', 'keys', 'rip', 'late']
 need = [c for c in order if c in asked]
 missing = [c for c in need if not ns.get(c)]
 if missing:
@@ -261,13 +307,14 @@ for c in need:
 o = {c: (low[c] - low['alone']) / exits for c in need}
 ok = True
 want_hooks = {'fast': ({'tp_btf/kvm_exit'}, 'the fast path'),
+              'wake': ({'tp_btf/kvm_exit'}, 'the fast path'),
               'late': ({'tp_btf/kvm_exit'}, 'the fast path once exits began'),
               'classic': ({'kvm:kvm_exit'}, 'the classic tracepoints')}
 for c, (want, what) in want_hooks.items():
     if c in o and hooks[c] != want:
         print(f"the {c} case did not run {what} in every round: " + ",".join(hooks[c]))
         ok = False
-for c, prefix in (('empty', 'fast,'), ('empty-classic', 'classic,')):
+for c, prefix in (('empty', 'fast,'), ('empty-classic', 'classic,'), ('empty-wake', 'fast,')):
     if c in o and (len(hooks[c]) != 1 or not next(iter(hooks[c])).startswith(prefix)):
         print(f"the {c} programs were not on the hooks asked in every round: " +
               ",".join(hooks[c]))
@@ -300,6 +347,19 @@ lines = [('fast', 'empty', 'vmexit(fast)/empty programs', 1.5),
          ('rip', 'classic', 'stat --by rip/stat (classic)', None),
          # Started before the VMs (issue 33): the fast path once they run, as if started beside one.
          ('late', 'fast', 'stat started idle/stat started beside a VM', None)]
+if wake:
+    # Per delivery: what --wake adds to plain stat, against what its hooks cost empty and what
+    # bpftrace's pairing costs alone (issue 31's targets).
+    per = lambda a, b: (low[a] - low[b]) / timer if a in low and b in low else float('nan')
+    dw, de, db = per('wake', 'fast'), per('empty-wake', 'empty'), per('bpftrace-wake', 'alone')
+    print(f"per delivery, ns over its peer: stat --wake over stat {dw:.0f}, empty wake hooks "
+          f"over empty exit hooks {de:.0f}, bpftrace's pairing over alone {db:.0f}")
+    lines = [(dw, de, 'stat --wake/empty wake programs, per delivery', 2.0),
+             (dw, db, 'stat --wake/bpftrace pairing, per delivery', 0.5)]
+    for a, b, what, target in lines:
+        r = a / b if a == a and b == b and a > 0 and b > 0 else float('nan')
+        print(f"{what}: {r:.2f}   target <= {target}: {verdict(r, target)}")
+    lines = []
 for a, b, what, target in lines:
     if a in o and b in o:
         r = ratio(a, b)

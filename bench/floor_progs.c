@@ -4,10 +4,11 @@
  * for SIGINT or SIGTERM. The benchmarks run it as a tracer of its own, next to vmexit and
  * bpftrace, so that a cost can be read as a multiple of what any BPF program there costs.
  *
- * usage: floor_progs [--exit fast|classic|none] [--run auto|fentry|fpu|ioctl|none]
+ * usage: floor_progs [--exit fast|classic|none] [--run auto|fentry|fpu|ioctl|none] [--wake]
  * Default --exit fast --run auto: the KVM_RUN hook vmexit would choose (src/kernel/hooks.c), the first
  * that loads and attaches of a trampoline, kvm_fpu (x86) and the ioctl syscall. kvm_userspace_exit
- * always. Prints "floor: attached ..." on stderr once every program is attached.
+ * always. --wake: also stat --wake's hooks (bpf/wake.bpf.c's). Prints "floor: attached ..." on
+ * stderr once every program is attached.
  */
 #include <errno.h>
 #include <signal.h>
@@ -48,8 +49,24 @@ static struct bpf_program *run_prog(struct floor_bpf *skel, const char *hook)
 	return NULL;
 }
 
+/* --wake's empty programs, set to load. */
+static void wake_autoload(struct floor_bpf *skel)
+{
+	struct bpf_program *const progs[] = {
+		skel->progs.floor_wake_entry, skel->progs.floor_wake_exit,
+		skel->progs.floor_wake_halt_end, skel->progs.floor_wake_ipi,
+		skel->progs.floor_wake_msi, skel->progs.floor_wake_ioapic,
+		skel->progs.floor_wake_set_irq, skel->progs.floor_wake_accept,
+		skel->progs.floor_wake_timer, skel->progs.floor_wake_switch,
+		skel->progs.floor_wake_wakeup,
+	};
+
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
+		bpf_program__set_autoload(progs[i], true);
+}
+
 /* Opens, loads and attaches the programs of exit_hook and run_hook; NULL and errno on failure. */
-static struct floor_bpf *floor_attach(const char *exit_hook, const char *run_hook)
+static struct floor_bpf *floor_attach(const char *exit_hook, const char *run_hook, bool wake)
 {
 	struct floor_bpf *skel = floor_bpf__open();
 	int err;
@@ -66,6 +83,8 @@ static struct floor_bpf *floor_attach(const char *exit_hook, const char *run_hoo
 	if (run_prog(skel, run_hook))
 		bpf_program__set_autoload(run_prog(skel, run_hook), true);
 	bpf_program__set_autoload(skel->progs.floor_user_exit, true);
+	if (wake)
+		wake_autoload(skel);
 	err = floor_bpf__load(skel);
 	if (!err)
 		err = floor_bpf__attach(skel);
@@ -80,7 +99,7 @@ static struct floor_bpf *floor_attach(const char *exit_hook, const char *run_hoo
 static int usage(const char *why)
 {
 	fprintf(stderr, "floor_progs: %s\nusage: floor_progs [--exit fast|classic|none] "
-		"[--run auto|fentry|fpu|ioctl|none]\n", why);
+		"[--run auto|fentry|fpu|ioctl|none] [--wake]\n", why);
 	return 2;
 }
 
@@ -88,6 +107,7 @@ int main(int argc, char **argv)
 {
 	const char *exit_hook = "fast", *run_hook = "auto";
 	struct floor_bpf *skel = NULL;
+	bool wake = false;
 	sigset_t stop;
 	int sig;
 
@@ -96,6 +116,8 @@ int main(int argc, char **argv)
 			exit_hook = argv[++i];
 		else if (!strcmp(argv[i], "--run") && i + 1 < argc)
 			run_hook = argv[++i];
+		else if (!strcmp(argv[i], "--wake"))
+			wake = true;
 		else
 			return usage("unknown argument");
 	}
@@ -109,14 +131,14 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < NR_RUN_HOOKS; i++) {
 			if (!strcmp(run_hooks[i], "fpu") && !KVM_FPU_FIRES)
 				continue;
-			skel = floor_attach(exit_hook, run_hooks[i]);
+			skel = floor_attach(exit_hook, run_hooks[i], wake);
 			if (skel) {
 				run_hook = run_hooks[i];
 				break;
 			}
 		}
 	} else {
-		skel = floor_attach(exit_hook, run_hook);
+		skel = floor_attach(exit_hook, run_hook, wake);
 	}
 	if (!skel) {
 		fprintf(stderr, "floor_progs: cannot load or attach the empty programs (kvm_exit/"
@@ -128,8 +150,8 @@ int main(int argc, char **argv)
 	sigaddset(&stop, SIGINT);
 	sigaddset(&stop, SIGTERM);
 	sigprocmask(SIG_BLOCK, &stop, NULL);
-	fprintf(stderr, "floor: attached: kvm_exit/kvm_entry %s, kvm_userspace_exit, KVM_RUN %s\n",
-		exit_hook, run_hook);
+	fprintf(stderr, "floor: attached: kvm_exit/kvm_entry %s, kvm_userspace_exit, KVM_RUN %s%s\n",
+		exit_hook, run_hook, wake ? ", wake" : "");
 	sigwait(&stop, &sig);
 	floor_bpf__destroy(skel);
 	return 0;
