@@ -18,6 +18,7 @@ int overhead_start(struct overhead *o, struct bpf_program *const *list, int nr)
 		return o->stats_fd;
 	}
 	o->nr = bpf_run_stats_progs(list, nr, o->progs, o->fds, OVERHEAD_MAX_PROGS);
+	o->nr_exit = o->nr;
 	err = overhead_sample(o);
 	if (err) {
 		fprintf(stderr, "vmexit: --overhead: cannot read the programs' statistics: %s\n",
@@ -31,19 +32,39 @@ int overhead_start(struct overhead *o, struct bpf_program *const *list, int nr)
 	return 0;
 }
 
+int overhead_add_wake(struct overhead *o, struct bpf_program *const *list, int nr)
+{
+	int n = bpf_run_stats_progs(list, nr, o->progs + o->nr, o->fds + o->nr,
+				    OVERHEAD_MAX_PROGS - o->nr), err;
+
+	o->nr += n;
+	err = overhead_sample(o);
+	if (err) {
+		fprintf(stderr, "vmexit: --overhead: cannot read --wake's programs' statistics: "
+			"%s\n", strerror(-err));
+		return err;
+	}
+	o->base_wake_ns = o->cost.wake_ns;
+	o->base_wake_cnt = o->cost.wake_cnt;
+	o->cost.wake_ns = o->cost.wake_cnt = 0;
+	return 0;
+}
+
 int overhead_sample(struct overhead *o)
 {
-	__u64 ns = 0, cnt = 0;
+	__u64 ns = 0, cnt = 0, wns = 0, wcnt = 0;
 	int err = bpf_run_stats_read(o->progs, o->fds, o->nr);
 
 	if (err)
 		return err;
 	for (int i = 0; i < o->nr; i++) {
-		ns += o->progs[i].run_ns;
-		cnt += o->progs[i].run_cnt;
+		*(i < o->nr_exit ? &ns : &wns) += o->progs[i].run_ns;
+		*(i < o->nr_exit ? &cnt : &wcnt) += o->progs[i].run_cnt;
 	}
 	o->cost.run_ns = ns - o->base_ns;
 	o->cost.run_cnt = cnt - o->base_cnt;
+	o->cost.wake_ns = wns - o->base_wake_ns;
+	o->cost.wake_cnt = wcnt - o->base_wake_cnt;
 	return 0;
 }
 

@@ -12,14 +12,16 @@
 #include "bpf_run_stats.h"
 #include "tracing_info.h"
 
-#define OVERHEAD_MAX_PROGS	24
+#define OVERHEAD_MAX_PROGS	40	/* the exit programs, and --wake's 11 */
 
 struct overhead {
 	int stats_fd;		/* keeps the statistics on; 0: the sysctl had them on; <0 -errno */
 	int nr;
+	int nr_exit;		/* progs[0, nr_exit): the exit programs; then --wake's */
 	struct expo_prog progs[OVERHEAD_MAX_PROGS];
 	int fds[OVERHEAD_MAX_PROGS];
 	__u64 base_ns, base_cnt;	/* at start: what ran before we looked */
+	__u64 base_wake_ns, base_wake_cnt;
 	struct bpf_cost cost;		/* since start, all of our programs */
 };
 
@@ -30,6 +32,8 @@ struct bpf_program;
  * returns -errno if it can't.
  */
 int overhead_start(struct overhead *o, struct bpf_program *const *list, int nr);
+/* --wake's programs, counted apart from then on; 0 or -errno (said). */
+int overhead_add_wake(struct overhead *o, struct bpf_program *const *list, int nr);
 /* Refreshes cost; 0 or -errno. */
 int overhead_sample(struct overhead *o);
 void overhead_stop(struct overhead *o);

@@ -124,6 +124,16 @@ static int open_extras(struct sampler *sp, struct cli_filters *f, const struct s
 		sampler_close(sp, 0);
 		return -1;
 	}
+	/* Their cost too, apart: they run per context switch and wake-up, not per exit. */
+	if (so->wake && so->overhead) {
+		struct bpf_program *progs[WAKE_MAX_LINKS];
+		int n = wake_progs_list(&sp->wake, progs, WAKE_MAX_LINKS);
+
+		if (overhead_add_wake(&sp->ov, progs, n)) {
+			sampler_close(sp, 0);
+			return -1;
+		}
+	}
 	if (so->stacks) {
 		sp->ksyms = kallsyms_load(err, sizeof(err));
 		if (!sp->ksyms)

@@ -23,10 +23,16 @@ struct hooks_info {
 	const char *note;		/* why not the fast path, or that it was checked */
 };
 
-/* vmexit's own BPF programs since the start: their run time and runs (--overhead). */
+/*
+ * vmexit's own BPF programs since the start: their run time and runs (--overhead). The exit
+ * programs' per exit; --wake's apart (they run on every context switch, wake-up and hrtimer
+ * of the host, not per exit: 0 without --wake).
+ */
 struct bpf_cost {
 	__u64 run_ns;
 	__u64 run_cnt;
+	__u64 wake_ns;
+	__u64 wake_cnt;
 };
 
 #endif /* VMEXIT_TRACING_INFO_H */

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <stdio.h>
+#include <string.h>
 #include "text_escape.h"
 #include "tracing_info_print.h"
 
@@ -43,6 +44,12 @@ void overhead_line(const struct bpf_cost *o, const struct row_table *rows, char 
 		 "%.2f %% of the %.3f s spent in exits", exits ? (double)o->run_ns / exits : 0,
 		 o->run_ns / 1e6, (unsigned long long)o->run_cnt,
 		 exit_ns ? 100.0 * o->run_ns / exit_ns : 0, exit_ns / 1e9);
+	if (o->wake_cnt) {
+		size_t n = strlen(buf);
+
+		snprintf(buf + n, len - n, "; --wake's programs %.1f ms in %llu BPF runs",
+			 o->wake_ns / 1e6, (unsigned long long)o->wake_cnt);
+	}
 }
 
 void overhead_json(const struct bpf_cost *o, const struct row_table *rows, FILE *f)
@@ -54,4 +61,7 @@ void overhead_json(const struct bpf_cost *o, const struct row_table *rows, FILE 
 		   "\"exit_time_pct\":%.4f}", (unsigned long long)o->run_ns,
 		(unsigned long long)o->run_cnt, exits ? (double)o->run_ns / exits : 0,
 		exit_ns ? 100.0 * o->run_ns / exit_ns : 0);
+	if (o->wake_cnt)
+		fprintf(f, ",\"wake_bpf_ns\":%llu,\"wake_bpf_runs\":%llu",
+			(unsigned long long)o->wake_ns, (unsigned long long)o->wake_cnt);
 }

@@ -12,7 +12,8 @@
 # halt rows must be guest A's (its pid) and vCPU 1's only, with T timer deliveries: guest B's,
 # vCPU 0's, and any other guest's on the host are not the run's. Then `stat --wake --csv -- sh -c
 # 'GUEST --timer T; exit $?'`: the shell forks the VMM (no exec), whose T deliveries are the
-# command's and must be kept.
+# command's and must be kept; with --overhead, its line counts --wake's programs apart from the
+# exit programs: at least 2T runs (each delivery's hrtimer expiry and its kvm_entry).
 set -u
 OUT=${1:?usage: $0 OUTDIR}
 OUT=$(cd "$OUT" && pwd)
@@ -50,9 +51,13 @@ done
 kill -INT $sp
 wait $sp || { cat "$TMP/g.err"; fail "stat --wake -g $A -c 1 exited $?"; }
 
-"$VMEXIT" stat --wake --csv -- sh -c '"$0" --timer "$1" --timer-us 2000; exit $?' \
+"$VMEXIT" stat --wake --overhead --csv -- sh -c '"$0" --timer "$1" --timer-us 2000; exit $?' \
 	"$GUEST" $T >"$TMP/fork.csv" 2>"$TMP/fork.err" ||
 	{ cat "$TMP/fork.err"; fail "stat --wake -- sh -c GUEST exited $?"; }
+runs=$(sed -n "s/.*--wake's programs [0-9.]* ms in \([0-9]*\) BPF runs.*/\1/p" "$TMP/fork.err")
+echo "stat --wake --overhead: --wake's programs ran ${runs:-never} times"
+[ -n "$runs" ] && [ "$runs" -ge $((2 * T)) ] ||
+	{ cat "$TMP/fork.err"; fail "--overhead: --wake's runs not said, or fewer than 2 x $T"; }
 cat "$TMP/g.err" "$TMP/fork.err" >"$TMP/all-stderr"
 sanitizer_reports && fail "sanitizer reports (above)"
 
