@@ -363,6 +363,13 @@ static void test_client(const char *fixture)
 			 "\"info mtree -f\"}}\n");
 	free(text);
 	fake_stop(&f);
+	/* Not a socket, and none at all: said at once, nothing connected to. */
+	CHECK(qmp_hmp_ask("/dev/null", "info mtree -f", 300, &text, &pid, err, sizeof(err)) ==
+	      -ENOTSOCK);
+	CHECK_STR(err, "is not a socket");
+	CHECK(qmp_hmp_ask(f.path, "info mtree -f", 300, &text, &pid, err, sizeof(err)) == -ENOENT);
+	CHECK_STR(err, "no such socket");
+	CHECK(!text);
 
 	fails_with(__LINE__, SILENT, "no answer within 300 ms");
 	fails_with(__LINE__, EVENTS_ONLY, "no answer within 300 ms");
