@@ -34,8 +34,9 @@ qmp_asked() {
 	grep -c "answered a later ask" "$1" | sed 's/^/QMP asks answered late: /'
 	return 0
 }
-# wait_answered ERRFILE: a QEMU that vmexit started may not have made its sockets at vmexit's
-# first ask (a note; seen in the bed: "no such socket"); vmexit asks again 2, 4, 8... s later.
+# wait_answered ERRFILE: a QEMU busy starting may miss vmexit's first ask (a note; QEMU makes
+# its sockets before its vCPUs, so never "no such socket" while it runs: that was record's
+# tick, starved by its reader until QEMU quit); vmexit asks again 2, 4, 8... s later.
 # Waits (at most 60 s) for that answer before the phase ends, so that the names checked below
 # are QEMU's; qmp_asked says what is missing when it never comes.
 wait_answered() {
