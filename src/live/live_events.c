@@ -101,7 +101,7 @@ struct live_ctx {
 	 * clock's work (the sink's tick: record's QMP asks) is done while the guest runs; 0: the
 	 * read goes on until the ring is empty (the drain, once the programs are detached). */
 	__u64 stop_at;
-	bool cut;			/* the last read stopped at stop_at, the ring maybe not empty */
+	bool cut;		/* the last read stopped at stop_at, the ring maybe not empty */
 	__u32 since_clock;		/* events read since the clock was last looked at */
 	/* stream --wake: the delivery programs, writing into the same ring; NULL skel: off. */
 	struct wake_progs wake;
