@@ -20,6 +20,13 @@ int capture_clock_wait_ms(const struct capture_clock *c, __u64 now_ns, __u64 end
 	return (int)((at - now_ns + 999999) / 1000000);
 }
 
+__u64 capture_clock_read_until(__u64 now_ns, __u64 end_ns)
+{
+	__u64 until = now_ns + CAPTURE_SLICE_NS;
+
+	return end_ns && end_ns < until ? end_ns : until;
+}
+
 unsigned int capture_clock_due(struct capture_clock *c, __u64 now_ns)
 {
 	unsigned int due = 0;

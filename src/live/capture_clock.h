@@ -14,6 +14,13 @@
 
 #define CAPTURE_READ_NS		(20 * 1000000ull)
 #define CAPTURE_CHORES_NS	(100 * 1000000ull)
+/*
+ * The longest one read of the ring lasts. libbpf's consume returns only once the ring is
+ * empty: a reader slower than the exits (the SVM bed, KVM over TCG) stayed in it while the
+ * guest ran, so record's tick, and its QMP asks with it, first ran after QEMU quit (its
+ * sockets gone: "no such socket", 2 of 3 test_qmp_host bed runs).
+ */
+#define CAPTURE_SLICE_NS	CAPTURE_CHORES_NS
 
 enum capture_due {
 	CAPTURE_READ = 1,		/* read the ring, write the output out */
@@ -30,6 +37,10 @@ void capture_clock_start(struct capture_clock *c, __u64 now_ns);
 /* How long to wait for the kernel's wakeup from now_ns, in ms: until the next read or end_ns
  * (0: none), whichever comes first. */
 int capture_clock_wait_ms(const struct capture_clock *c, __u64 now_ns, __u64 end_ns);
+
+/* When a read that begins at now_ns stops, read out or not: a slice later, or at end_ns (0:
+ * none) if that comes first. */
+__u64 capture_clock_read_until(__u64 now_ns, __u64 end_ns);
 
 /* What is due at now_ns (enum capture_due bits; 0: nothing), each set again a period from
  * now: after a stall (SIGSTOP, a busy host) once, not once per period missed. */

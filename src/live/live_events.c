@@ -98,6 +98,11 @@ struct live_ctx {
 	 * the guest stopped (54 s); the rest is read once the programs are detached. 0: none.
 	 */
 	__u64 read_until;
+	/* This read stops here (capture_clock_read_until: a slice, or -d's end), so that the
+	 * clock's work (the sink's tick: record's QMP asks) is done while the guest runs; 0: the
+	 * read goes on until the ring is empty (the drain, once the programs are detached). */
+	__u64 stop_at;
+	bool cut;		/* the last read stopped at stop_at, the ring maybe not empty */
 	__u32 since_clock;		/* events read since the clock was last looked at */
 	/* stream --wake: the delivery programs, writing into the same ring; NULL skel: off. */
 	struct wake_progs wake;
@@ -238,10 +243,13 @@ static int on_sample(void *ctx, void *data, size_t len)
 		return 0;
 	memcpy(&ev, data, len < sizeof(ev) ? len : sizeof(ev));
 	err = deliver(ctx, &ev);
-	if (err || !c->read_until || ++c->since_clock < READ_CLOCK_EVERY)
+	if (err || !c->stop_at || ++c->since_clock < READ_CLOCK_EVERY)
 		return err;
 	c->since_clock = 0;
-	return now_ns() >= c->read_until ? READ_PAST_END : 0;
+	if (now_ns() < c->stop_at)
+		return 0;
+	c->cut = true;
+	return READ_PAST_END;
 }
 
 /*
@@ -345,15 +353,19 @@ static int read_due(struct live_ctx *c, struct session *s, struct ring_buffer *r
 	const struct live_sink *sink = c->sink;
 	int err = 0;
 
+	c->stop_at = capture_clock_read_until(now_ns(), c->read_until);
+	c->cut = false;
 	if (!c->err)
 		err = ring_buffer__consume(rb);
 	if (err == READ_PAST_END)
 		err = 0;
 	c->now = now_ns();
-	c->reaping = due & CAPTURE_CHORES;
+	/* A thread's cell goes back only once the ring was read out after it ended: a read cut
+	 * short may have its last events still unread, which need its cell (vCPU, process). */
+	c->reaping = (due & CAPTURE_CHORES) && !c->cut;
 	if (c->stuck_ns || c->reaping)
 		cells_walk(s->cells, session_nr_cells(s), cell_due, c);
-	if (c->reaping)
+	if (due & CAPTURE_CHORES)
 		check_lost(c, s);
 	if (!c->err && sink->tick)
 		c->err = sink->tick(sink->ctx, now_ns());
@@ -371,9 +383,12 @@ static int poll_until_end(struct live_ctx *c, struct session *s, struct ring_buf
 	capture_clock_start(&clock, now);
 	c->read_until = end;
 	while (!exiting && !c->err) {
-		/* The kernel wakes it only for a batch: see capture_clock.h. */
-		int err = ring_buffer__poll(rb, capture_clock_wait_ms(&clock, now, end));
+		int err;
 		unsigned int due;
+
+		c->stop_at = capture_clock_read_until(now, end);
+		/* The kernel wakes it only for a batch: see capture_clock.h. */
+		err = ring_buffer__poll(rb, capture_clock_wait_ms(&clock, now, end));
 
 		/* A signal: Ctrl-C ends the loop through `exiting`; others (SIGCHLD) do not. */
 		if (err == -EINTR || err == READ_PAST_END)
@@ -384,7 +399,7 @@ static int poll_until_end(struct live_ctx *c, struct session *s, struct ring_buf
 			err = read_due(c, s, rb, due);
 		if (err < 0 && !c->err) {
 			fprintf(stderr, "vmexit: reading the ring buffer: %s\n", strerror(-err));
-			c->read_until = 0;
+			c->read_until = c->stop_at = 0;
 			return 1;
 		}
 		if (session_command_done(s, NULL))
@@ -393,7 +408,7 @@ static int poll_until_end(struct live_ctx *c, struct session *s, struct ring_buf
 			break;
 	}
 	/* What is left is read whole, once the programs are detached. */
-	c->read_until = 0;
+	c->read_until = c->stop_at = 0;
 	return 0;
 }
 

@@ -40,19 +40,24 @@ static void find_paths(struct qmp_names *q, struct qmp_guest *g)
 /*
  * One line in one write: a COMMAND vmexit started shares its stderr, and its own lines came
  * between the pieces of a note written piece by piece (seen in the SVM bed: vmexit-guest's
- * summary inside the note's line).
+ * summary inside the note's line). The first failure is said; a later ask's failure too while
+ * the guest has no map, when it is not the one last said (a socket that appears, then a QEMU
+ * that does not answer in time), never the same one at every ask.
  */
 static void note(struct qmp_guest *g, struct name_cache *names, const char *path, const char *why)
 {
 	char nb[TEXT_NAME_MAX], pb[TEXT_NAME_MAX], line[4 * TEXT_NAME_MAX + 512];
+	__u64 h = text_hash(why) ^ (path ? text_hash(path) * 31 : 0);
 
-	if (g->noted)
+	if (g->noted && (g->answered || h == g->said))
 		return;
-	g->noted = true;
-	snprintf(line, sizeof(line), "vmexit: note: --qmp: guest %s (pid %u): %s%s%s%s; its ports "
-		 "and addresses keep built-in names\n",
+	snprintf(line, sizeof(line), "vmexit: note: --qmp: guest %s (pid %u): %s%s%s%s%s; its "
+		 "ports and addresses keep built-in names\n",
 		 text_esc(nb, name_cache_get_at(names, g->tgid, g->start)), g->tgid,
-		 path ? "QMP at " : "", path ? text_esc(pb, path) : "", path ? ": " : "", why);
+		 g->noted ? "a later ask: " : "", path ? "QMP at " : "",
+		 path ? text_esc(pb, path) : "", path ? ": " : "", why);
+	g->noted = true;
+	g->said = h;
 	fputs(line, stderr);
 }
 
@@ -171,6 +176,14 @@ static void prune(struct qmp_names *q, struct name_cache *names)
 	pthread_mutex_unlock(&q->lock);
 }
 
+/* Whether the name cache knows guest (tgid, start). */
+static bool named(struct name_cache *names, __u32 tgid, __u64 start)
+{
+	struct guest_key k = guest_key_of(tgid, start);
+
+	return name_cache_index_find(&names->index, &k);
+}
+
 void qmp_names_tick(struct qmp_names *q, struct name_cache *names, double now)
 {
 	/* Rebuilt now and then, not at every guest forgotten: the index has no removal. */
@@ -182,6 +195,9 @@ void qmp_names_tick(struct qmp_names *q, struct name_cache *names, double now)
 		bool due;
 
 		pthread_mutex_lock(&q->lock);
+		/* Asked as (pid, 0) before its start was known: the same QEMU, asked once. */
+		if (c->start && !named(names, c->tgid, 0))
+			qmp_guest_started(q, c->tgid, c->start);
 		g = qmp_guest_get(q, c->tgid, c->start);
 		due = g && !g->not_ours && g->nr_paths &&
 		      (!g->asked || ((g->missed || !g->answered) && now >= g->next_ask));

@@ -70,24 +70,35 @@ static struct cached_name *add(struct name_cache *n, __u32 tgid, __u64 start)
 	return &n->v[n->nr++];
 }
 
+/* The index and the pids' lists made again from v (the index has no removal). */
+static int reindex(struct name_cache *n)
+{
+	name_cache_index_clear(&n->index);
+	name_cache_latest_clear(&n->latest);
+	for (__u32 i = 0; i < n->nr; i++)
+		if (index_entry(n, i))
+			return -ENOMEM;
+	return 0;
+}
+
 int name_cache_born(struct name_cache *n, __u32 tgid, __u64 start)
 {
-	__u32 *li = name_cache_latest_find(&n->latest, &tgid);
-	bool had = li;
-	__u32 prev = li ? *li : 0;	/* li is stale once add() grows the map */
-	struct cached_name *e;
+	struct cached_name *l = latest(n, tgid);
 
 	if (!start)		/* nothing to tell it from the pid's latest process */
-		return had || add(n, tgid, 0) ? 0 : -ENOMEM;
+		return l || add(n, tgid, 0) ? 0 : -ENOMEM;
 	if (find_at(n, tgid, start))
 		return 0;
-	e = add(n, tgid, start);
-	if (!e)
-		return -ENOMEM;
-	/* Named by pid before its start time was known: that was this process. */
-	if (had && !n->v[prev].start && e == latest(n, tgid))
-		memcpy(e->name, n->v[prev].name, sizeof(e->name));
-	return 0;
+	/*
+	 * Named by pid before its start time was known (a vCPU's TSC offset is written before
+	 * its first exit): that was this process. One entry, not (pid, 0) beside (pid, start):
+	 * whatever keys guests by the cache's entries (--qmp's asks) would see two.
+	 */
+	if (l && !l->start) {
+		l->start = start;
+		return reindex(n);
+	}
+	return add(n, tgid, start) ? 0 : -ENOMEM;
 }
 
 /* Asks the kernel's copy of the command line, then /proc; else the pid as text. Only for the
@@ -226,12 +237,7 @@ int name_cache_prune(struct name_cache *n, bool (*keep)(void *ctx, __u32 tgid, _
 	if (kept == n->nr)
 		return 0;
 	n->nr = kept;
-	name_cache_index_clear(&n->index);
-	name_cache_latest_clear(&n->latest);
-	for (__u32 i = 0; i < n->nr; i++)
-		if (index_entry(n, i))
-			return -ENOMEM;
-	return 0;
+	return reindex(n);
 }
 
 void name_cache_clear(struct name_cache *n)

@@ -73,7 +73,8 @@ const char *name_cache_get_at_time(struct name_cache *n, __u32 tgid, __u64 ts);
 /*
  * The process tgid that started at start makes exits: it becomes the pid's latest. A start
  * other than the latest's is a new VMM on a reused pid: it is asked its name at the next
- * lookup. Unknown start times (0) tell nothing: the latest stays.
+ * lookup. Unknown start times (0) tell nothing: the latest stays. A latest known only by pid
+ * (start 0) was this process: its entry takes the start.
  */
 int name_cache_born(struct name_cache *n, __u32 tgid, __u64 start);
 /*

@@ -51,6 +51,28 @@ struct qmp_guest *qmp_guest_get(struct qmp_names *q, __u32 tgid, __u64 start)
 	return g;
 }
 
+int qmp_guest_started(struct qmp_names *q, __u32 tgid, __u64 start)
+{
+	struct guest_key k0 = guest_key_of(tgid, 0), k = guest_key_of(tgid, start);
+	__u32 *i0 = qmp_guest_index_find(&q->index, &k0);
+
+	if (!start || !i0 || qmp_guest_index_find(&q->index, &k))
+		return 0;
+	q->g[*i0].start = start;
+	/* The index again (it has no removal): (tgid, 0) is no key any more. */
+	qmp_guest_index_clear(&q->index);
+	for (__u32 i = 0; i < q->nr; i++) {
+		struct guest_key gk = guest_key_of(q->g[i].tgid, q->g[i].start);
+		bool added;
+		__u32 *idx = qmp_guest_index_get(&q->index, &gk, &added);
+
+		if (!idx)
+			return -ENOMEM;
+		*idx = i;
+	}
+	return 0;
+}
+
 int qmp_names_add_region(struct qmp_names *q, __u32 tgid, __u64 start, bool io, __u64 lo,
 			 __u64 hi, const char *name)
 {

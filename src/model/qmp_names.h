@@ -36,6 +36,7 @@ struct qmp_guest {
 	bool asked, answered;	/* asked at least once; answered with a map */
 	bool missed;		/* a key fell outside the map since the last ask */
 	bool noted;		/* its note is said */
+	__u64 said;		/* the hash of the last failure said (socket and why) */
 	bool not_ours;		/* --qmp PATH is another process's */
 	double next_ask;	/* sampler_now() seconds */
 	double backoff;
@@ -58,6 +59,12 @@ void qmp_names_init(struct qmp_names *q, const char *spec);
 void qmp_names_free(struct qmp_names *q);
 /* The entry of guest (tgid, start), added when new; NULL on ENOMEM. Under q->lock. */
 struct qmp_guest *qmp_guest_get(struct qmp_names *q, __u32 tgid, __u64 start);
+/*
+ * Guest (tgid, 0), asked before its start time was known, is (tgid, start): its entry (state,
+ * notes said, map) takes the start, unless start already has one. For the owner once the name
+ * cache merged the two (name_cache_born). Under q->lock; 0 or -ENOMEM.
+ */
+int qmp_guest_started(struct qmp_names *q, __u32 tgid, __u64 start);
 /*
  * A region of guest (tgid, start)'s map as a recording kept it (report): the guest counts as
  * answered, and is never asked. 0 or -ENOMEM.

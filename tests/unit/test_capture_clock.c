@@ -41,5 +41,14 @@ int main(void)
 	CHECK(capture_clock_due(&c, t) == (CAPTURE_READ | CAPTURE_CHORES));
 	CHECK(capture_clock_due(&c, t + 1) == 0);
 	CHECK(capture_clock_wait_ms(&c, t + 1, 0) == CAPTURE_READ_NS / MS);
+
+	/* A read never runs past a slice (a ring that never empties still lets the clock's work
+	 * run), nor past -d's end; one past the end stops at once (after its first batch). */
+	CHECK(capture_clock_read_until(t, 0) == t + CAPTURE_SLICE_NS);
+	CHECK(capture_clock_read_until(t, t + 5 * MS) == t + 5 * MS);
+	CHECK(capture_clock_read_until(t, t + CAPTURE_SLICE_NS + 1) == t + CAPTURE_SLICE_NS);
+	CHECK(capture_clock_read_until(t, t - 1) == t - 1);
+	/* record flushes and asks QMP every second: a slice leaves it room to. */
+	CHECK(CAPTURE_SLICE_NS > CAPTURE_READ_NS && CAPTURE_SLICE_NS <= CAPTURE_CHORES_NS);
 	CHECK_DONE("capture_clock");
 }

@@ -107,8 +107,22 @@ int main(void)
 	CHECK_STR(name_cache_get(&n, 7001), "copy9");
 	/* Named by pid before its start time was known: born adopts that name. */
 	CHECK(name_cache_set(&n, 7002, "early") == 0);
-	CHECK(name_cache_born(&n, 7002, 77) == 0);
-	CHECK_STR(name_cache_get_at(&n, 7002, 77), "early");
+	{
+		__u32 before = n.nr, of_7002 = 0;
+
+		CHECK(name_cache_born(&n, 7002, 77) == 0);
+		CHECK_STR(name_cache_get_at(&n, 7002, 77), "early");
+		/* ...and is that process: one entry, (7002, 77), not a (7002, 0) beside it, which
+		 * --qmp asked as a guest of its own (two notes for one QEMU). */
+		for (__u32 i = 0; i < n.nr; i++)
+			of_7002 += n.v[i].tgid == 7002;
+		CHECK_EQ_U64(n.nr, before);
+		CHECK_EQ_U64(of_7002, 1);
+		CHECK_EQ_U64(name_cache_start_at_time(&n, 7002, 78), 77);
+		CHECK(name_cache_index_find(&n.index, &(struct guest_key){ 7002, 0, 0 }) == NULL);
+		CHECK_STR(name_cache_get(&n, 7002), "early");
+		CHECK_EQ_U64(n.nr, before);
+	}
 
 	/* Pruning the old processes of 7000 keeps the new one as the pid's latest. */
 	{

@@ -7,6 +7,7 @@
  * each said in one line within the timeout; qmp_names asking, re-asking and falling back.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
@@ -362,6 +363,13 @@ static void test_client(const char *fixture)
 			 "\"info mtree -f\"}}\n");
 	free(text);
 	fake_stop(&f);
+	/* Not a socket, and none at all: said at once, nothing connected to. */
+	CHECK(qmp_hmp_ask("/dev/null", "info mtree -f", 300, &text, &pid, err, sizeof(err)) ==
+	      -ENOTSOCK);
+	CHECK_STR(err, "is not a socket");
+	CHECK(qmp_hmp_ask(f.path, "info mtree -f", 300, &text, &pid, err, sizeof(err)) == -ENOENT);
+	CHECK_STR(err, "no such socket");
+	CHECK(!text);
 
 	fails_with(__LINE__, SILENT, "no answer within 300 ms");
 	fails_with(__LINE__, EVENTS_ONLY, "no answer within 300 ms");
@@ -556,6 +564,98 @@ static void test_names(const char *fixture)
 	name_cache_free(&names);
 }
 
+/* stderr into a file while qmp_names speaks (its notes are the checked output). */
+static int saved_stderr = -1;
+
+static void stderr_to(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	fflush(stderr);
+	saved_stderr = dup(2);
+	if (fd < 0 || saved_stderr < 0 || dup2(fd, 2) < 0) {
+		perror(path);
+		exit(1);
+	}
+	close(fd);
+}
+
+/* stderr back; what was said meanwhile (to be freed). */
+static char *stderr_back(const char *path)
+{
+	char *said;
+
+	fflush(stderr);
+	dup2(saved_stderr, 2);
+	close(saved_stderr);
+	said = read_file(path);
+	unlink(path);
+	return said;
+}
+
+static int count(const char *text, const char *what)
+{
+	int n = 0;
+
+	for (const char *p = text; (p = strstr(p, what)); p++)
+		n++;
+	return n;
+}
+
+/*
+ * A QEMU started by vmexit (record -- qemu ...) may have no socket yet at the first ask, or be
+ * named by its pid before its start is known (a vCPU's TSC offset comes before its first exit).
+ * One guest, asked as one: one note, the later asks' other failures said, the map once the
+ * socket answers, and (pid, 0) asked before the start was learnt the same entry afterwards.
+ */
+static void test_late_socket(const char *fixture)
+{
+	struct key_note notify = { .kind = KEY_MMIO, .key = 0xfe003000, .dir = KEY_DIR_WRITE };
+	char b[64], errf[64], *said;
+	struct name_cache names = {};
+	struct qmp_names q;
+	struct fake_qemu f;
+	__u32 me = (__u32)getpid();
+
+	snprintf(errf, sizeof(errf), "/tmp/vmexit-test-qmp.%d.err", getpid());
+	fake_start(&f, GOOD, fixture);	/* for its path: no socket there yet */
+	fake_stop(&f);
+	name_cache_set(&names, me, "guest");	/* (me, 0): named before its start was known */
+	qmp_names_init(&q, f.path);
+	stderr_to(errf);
+	qmp_names_tick(&q, &names, 100.0);
+	/* Its start is learnt: the name cache's entry and qmp's take it, no second note. */
+	CHECK(name_cache_born(&names, me, 42) == 0);
+	qmp_names_tick(&q, &names, 100.5);
+	CHECK_EQ_U64(q.nr, 1);
+	CHECK_EQ_U64(q.g[0].start, 42);
+	/* The socket now, not QMP: a later ask's failure, said once. */
+	fake_start(&f, GARBAGE, NULL);
+	qmp_names_tick(&q, &names, 100.0 + QMP_REASK_S);
+	qmp_names_tick(&q, &names, 100.0 + 3 * QMP_REASK_S);
+	CHECK(f.conns == 2);
+	fake_stop(&f);
+	/* Then QEMU answers: its names from then on. */
+	fake_start(&f, GOOD, fixture);
+	qmp_names_tick(&q, &names, 100.0 + 7 * QMP_REASK_S);
+	CHECK(f.conns == 1);
+	fake_stop(&f);
+	said = stderr_back(errf);
+	CHECK_STR(qmp_key_name(&q, me, 42, &notify, b, sizeof(b)), "virtio-pci-notify-virtio-rng");
+	CHECK_STR(qmp_key_name(&q, me, 0, &notify, b, sizeof(b)), "virtio-pci-notify-virtio-rng");
+	CHECK_EQ_U64(count(said, "vmexit: note: --qmp: "), 3);
+	CHECK_EQ_U64(count(said, ": no such socket; its ports and addresses keep built-in names\n"),
+		     1);
+	CHECK_EQ_U64(count(said, "): a later ask: QMP at "), 1);
+	CHECK_EQ_U64(count(said, "answered something that is not QMP; its ports"), 1);
+	CHECK_EQ_U64(count(said, "answered a later ask; its ports and addresses take QEMU's"), 1);
+	if (count(said, "vmexit: note: --qmp: ") != 3)
+		fprintf(stderr, "said:\n%s", said);
+	free(said);
+	qmp_names_free(&q);
+	name_cache_free(&names);
+}
+
 int main(void)
 {
 	char *fixture = read_file(FIXTURE);
@@ -564,6 +664,7 @@ int main(void)
 	test_cmdline();
 	test_client(fixture);
 	test_names(fixture);
+	test_late_socket(fixture);
 	free(fixture);
 	CHECK_DONE("qmp");
 }
