@@ -58,7 +58,7 @@ static void wake_autoload(struct floor_bpf *skel)
 		skel->progs.floor_wake_msi, skel->progs.floor_wake_ioapic,
 		skel->progs.floor_wake_set_irq, skel->progs.floor_wake_accept,
 		skel->progs.floor_wake_timer, skel->progs.floor_wake_switch,
-		skel->progs.floor_wake_wakeup,
+		skel->progs.floor_wake_wakeup, skel->progs.floor_wake_thread_end,
 	};
 
 	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)

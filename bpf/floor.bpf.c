@@ -35,5 +35,6 @@ EMPTY_PROG("tp_btf/kvm_apic_accept_irq", floor_wake_accept, 0)
 EMPTY_PROG("tp_btf/hrtimer_expire_entry", floor_wake_timer, 0)
 EMPTY_PROG("tp_btf/sched_switch", floor_wake_switch, 0)
 EMPTY_PROG("tp_btf/sched_wakeup", floor_wake_wakeup, 0)
+EMPTY_PROG("tp_btf/sched_process_exit", floor_wake_thread_end, 0)
 
 char LICENSE[] SEC("license") = "GPL";

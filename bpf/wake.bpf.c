@@ -74,6 +74,7 @@ struct wake_thread {
 	__s32 vcpu;
 	__u64 proc_start;	/* its process's start: with tgid, the VMM (wake.h) */
 	__u64 vcpu_ptr;		/* for the LVT timer's vector */
+	__u64 timer_key;	/* its LAPIC timer's hrtimer in wake_timers, or 0 */
 	__u32 in_guest;
 	__u32 halts;		/* kvm_vcpu_wakeup events in the exit in flight */
 	__u64 exit_ts;		/* kvm_exit of the exit in flight */
@@ -231,21 +232,27 @@ static __always_inline struct wake_thread *thread_of(__u32 tid, __u32 tgid,
 						      struct kvm_vcpu___wake *vcpu)
 {
 	struct wake_thread *t = bpf_map_lookup_elem(&wake_threads, &tid);
+	struct vcpu_id_key vk;
+	struct wake_zero *z;
+	__u64 born;
+
+	/*
+	 * A thread's record goes when it ends (wake_thread_end), so one found here is this
+	 * thread's: a thread id the kernel gives again, in another VMM or a reused pid, starts
+	 * anew without the process's start time read at every entry and exit (two probe reads,
+	 * as much as the rest of wake_exit). The tgid is checked all the same (cheap).
+	 */
+	if (t && t->tgid == tgid)
+		return t;
+	if (t)
+		bpf_map_delete_elem(&wake_threads, &tid);
 	/*
 	 * As the exit cells' proc_start_time(): bpf_get_current_task_btf() would spare a probe
 	 * read, but came only in Linux 5.11 (KP Singh's task_local_storage series, "bpf: Implement
 	 * get_current_task_btf and RET_PTR_TO_BTF_ID"), and the exit programs load before it.
 	 */
-	__u64 born = BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), group_leader,
-				   start_time);
-	struct vcpu_id_key vk;
-	struct wake_zero *z;
-
-	/* A thread id the kernel gave again, in another VMM (or a pid reused): started anew. */
-	if (t && t->proc_start == born && t->tgid == tgid)
-		return t;
-	if (t)
-		bpf_map_delete_elem(&wake_threads, &tid);
+	born = BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), group_leader,
+			     start_time);
 	vk.tgid = tgid;
 	vk.vcpu = BPF_CORE_READ(vcpu, vcpu_id);
 	/*
@@ -272,6 +279,7 @@ static __always_inline struct wake_thread *thread_of(__u32 tid, __u32 tgid,
 			__u64 timer = (__u64)&apic->lapic_timer.timer;
 
 			bpf_map_update_elem(&wake_timers, &timer, &tid, BPF_ANY);
+			t->timer_key = timer;
 		}
 	}
 	return t;
@@ -690,6 +698,36 @@ int BPF_PROG(wake_switch, bool preempt, struct task_struct *prev, struct task_st
 			t->rq_ns += now - t->out_ts;
 		t->out_ts = 0;
 	}
+	return 0;
+}
+
+/*
+ * A thread's end: its record, and the vCPU's and timer's entries that lead to it, go. So a
+ * thread id or hrtimer address the kernel gives again is never taken for this one (thread_of()
+ * relies on it), and wake_threads keeps room for the vCPUs to come (a server of months sees
+ * many VMMs come and go).
+ */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(wake_thread_end, struct task_struct *task)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid(), *owner;
+	struct wake_thread *t = bpf_map_lookup_elem(&wake_threads, &tid);
+	struct vcpu_id_key vk;
+	__u64 timer;
+
+	bpf_map_delete_elem(&wake_notes, &tid);
+	if (!t)
+		return 0;
+	vk.tgid = t->tgid;
+	vk.vcpu = t->vcpu;
+	timer = t->timer_key;
+	owner = bpf_map_lookup_elem(&wake_vcpus, &vk);
+	if (owner && *owner == tid)
+		bpf_map_delete_elem(&wake_vcpus, &vk);
+	owner = timer ? bpf_map_lookup_elem(&wake_timers, &timer) : NULL;
+	if (owner && *owner == tid)
+		bpf_map_delete_elem(&wake_timers, &timer);
+	bpf_map_delete_elem(&wake_threads, &tid);
 	return 0;
 }
 

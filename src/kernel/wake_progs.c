@@ -58,7 +58,7 @@ int wake_progs_open_stream(struct wake_progs *w, const struct wake_scope *sc, in
 		fprintf(stderr, "vmexit: --wake: cannot load its programs (tp_btf on kvm_entry, "
 			"kvm_exit, kvm_vcpu_wakeup, kvm_apic_accept_irq, kvm_apic_ipi, "
 			"kvm_msi_set_irq, kvm_ioapic_set_irq, kvm_set_irq, sched_switch, "
-			"sched_wakeup; is kvm loaded?): %s\n", strerror(-err));
+			"sched_wakeup, sched_process_exit; is kvm loaded?): %s\n", strerror(-err));
 		goto fail;
 	}
 	/* One by one, so that the message names the hook this kernel refused. */

@@ -10,7 +10,10 @@
 # 2`: per vCPU T x2APIC timer interrupts (vector 0x40) delivered while halted. Both are held
 # (--hold-until) while `stat --wake --csv -g A -c 1` attaches, then run together. Its wake and
 # halt rows must be guest A's (its pid) and vCPU 1's only, with T timer deliveries: guest B's,
-# vCPU 0's, and any other guest's on the host are not the run's. Then `stat --wake --csv -- sh -c
+# vCPU 0's, and any other guest's on the host are not the run's. A second `stat --wake` of
+# every guest runs beside it: once both guests have ended, its wake_threads map (bpftool, found
+# by its fds) holds none of their 4 vCPU threads: a thread's record goes with it (so a thread id
+# given again starts anew, and the map keeps room for the vCPUs to come). Then `stat --wake --csv -- sh -c
 # 'GUEST --timer T; exit $?'`: the shell forks the VMM (no exec), whose T deliveries are the
 # command's and must be kept; with --overhead, its line counts --wake's programs apart from the
 # exit programs: at least 2T runs (each delivery's hrtimer expiry and its kvm_entry).
@@ -25,6 +28,7 @@ T=30
 . "$(dirname "$0")/lib.sh"
 need_kvm_bpf
 need_cmd python3 python3
+need_cmd bpftool bpftool
 
 TMP=$(mktemp -d /tmp/vmexit-test-wake-scope.XXXXXX)
 PIDS=()
@@ -43,13 +47,35 @@ done
 "$VMEXIT" stat --wake --csv -g $A -c 1 >"$TMP/g.csv" 2>"$TMP/g.err" &
 sp=$!
 PIDS+=($sp)
-wait_tracing $sp
+"$VMEXIT" stat --wake --csv >/dev/null 2>"$TMP/all.err" &
+ap=$!
+PIDS+=($ap)
+wait_tracing $sp $ap
 touch "$TMP/go"
 for g in $A $B; do
 	wait ${GP[$g]} || { cat "$TMP/$g.err"; fail "$g failed (its tally above)"; }
 done
-kill -INT $sp
+# The map by stat's own fds (/proc/PID/fdinfo: map_id), named as the program names it.
+id=
+for m in $(awk '/^map_id:/ { print $2 }' /proc/$ap/fdinfo/* 2>/dev/null | sort -u); do
+	bpftool -j map show id "$m" 2>/dev/null | grep -q '"name":"wake_threads"' && id=$m
+done
+[ -n "$id" ] || fail "no wake_threads map of stat (pid $ap) in bpftool's list"
+bpftool -j map dump id "$id" >"$TMP/threads.json" || fail "bpftool map dump id $id failed"
+left=$(python3 -c '
+import json, sys
+gone = {int(p) for p in sys.argv[2:]}
+print(sum(1 for e in json.load(open(sys.argv[1]))
+          if e.get("formatted", {}).get("value", {}).get("tgid") in gone))' \
+	"$TMP/threads.json" ${GP[$A]} ${GP[$B]})
+echo "wake_threads of stat --wake (map $id) after both guests ended: $left of their threads" \
+     "($(grep -o '"tgid"' "$TMP/threads.json" | wc -l) entries in all)"
+[ "$left" = 0 ] || fail "wake_threads keeps $left threads of guests that ended"
+grep -q '"tgid"' "$TMP/threads.json" || [ "$(cat "$TMP/threads.json")" = "[]" ] ||
+	fail "wake_threads dumped without its fields (BTF): cannot tell whose threads"
+kill -INT $sp $ap
 wait $sp || { cat "$TMP/g.err"; fail "stat --wake -g $A -c 1 exited $?"; }
+wait $ap || { cat "$TMP/all.err"; fail "stat --wake (every guest) exited $?"; }
 
 "$VMEXIT" stat --wake --overhead --csv -- sh -c '"$0" --timer "$1" --timer-us 2000; exit $?' \
 	"$GUEST" $T >"$TMP/fork.csv" 2>"$TMP/fork.err" ||
