@@ -138,6 +138,17 @@ timed() {
 		k=$((k + 1))
 	done
 }
+# bpftrace_case SCRIPT: the timed guests under bpftrace -e SCRIPT, which fills a histogram @h.
+bpftrace_case() {
+	rm -f /tmp/b.out
+	/bpftrace -e "$1" >/tmp/b.out 2>&1 &
+	T=$!
+	wait_for /tmp/b.out 'Attaching'
+	sleep 0.5
+	warm_stop; timed
+	kill -INT $T; wait $T
+	grep -q '^@h:' /tmp/b.out && hooks=tracepoints || { hooks=none; cat /tmp/b.out; }
+}
 run_case() {
 	warm_start
 	case $1 in
@@ -193,30 +204,14 @@ run_case() {
 		hooks=$(sed -n 's/.*"kvm_exit":"\([^"]*\)".*/\1/p' /tmp/v.out | tail -1)
 		grep '^vmexit: \(hooks: kvm_exit\|hooks: start-up\|warning\)' /tmp/v.err | sed "s/^/HOOKS-$1 /" ;;
 	bpftrace)
-		rm -f /tmp/b.out
-		/bpftrace -e 'tracepoint:kvm:kvm_exit { @s[tid] = nsecs; }
-			tracepoint:kvm:kvm_entry /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]); }' \
-			>/tmp/b.out 2>&1 &
-		T=$!
-		wait_for /tmp/b.out 'Attaching'
-		sleep 0.5
-		warm_stop; timed
-		kill -INT $T; wait $T
-		grep -q '^@h:' /tmp/b.out && hooks=tracepoints || { hooks=none; cat /tmp/b.out; } ;;
+		bpftrace_case 'tracepoint:kvm:kvm_exit { @s[tid] = nsecs; }
+			tracepoint:kvm:kvm_entry /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]); }' ;;
 	bpftrace-wake)
 		# The simplest pairing: pending (kvm_apic_accept_irq, its target's APIC ID, which KVM
 		# makes the vCPU id) to that vCPU's next entry; one guest at a time here.
-		rm -f /tmp/b.out
-		/bpftrace -e 'tracepoint:kvm:kvm_apic_accept_irq { @p[args->apicid] = nsecs; }
+		bpftrace_case 'tracepoint:kvm:kvm_apic_accept_irq { @p[args->apicid] = nsecs; }
 			tracepoint:kvm:kvm_entry /@p[args->vcpu_id]/ {
-				@h = hist(nsecs - @p[args->vcpu_id]); delete(@p[args->vcpu_id]); }' \
-			>/tmp/b.out 2>&1 &
-		T=$!
-		wait_for /tmp/b.out 'Attaching'
-		sleep 0.5
-		warm_stop; timed
-		kill -INT $T; wait $T
-		grep -q '^@h:' /tmp/b.out && hooks=tracepoints || { hooks=none; cat /tmp/b.out; } ;;
+				@h = hist(nsecs - @p[args->vcpu_id]); delete(@p[args->vcpu_id]); }' ;;
 	esac
 	for ns in $NS; do echo "CASE $1 $r $ns $hooks"; done
 }
