@@ -240,9 +240,11 @@ static __always_inline struct wake_thread *thread_of(__u32 tid, __u32 tgid,
 	 * A thread's record goes when it ends (wake_thread_end), so one found here is this
 	 * thread's: a thread id the kernel gives again, in another VMM or a reused pid, starts
 	 * anew without the process's start time read at every entry and exit (two probe reads,
-	 * as much as the rest of wake_exit). The tgid is checked all the same (cheap).
+	 * as much as the rest of wake_exit). The tgid and the vCPU are checked all the same
+	 * (cheap): a thread that ended while the programs were being attached, before that one
+	 * was, left its record behind.
 	 */
-	if (t && t->tgid == tgid)
+	if (t && t->tgid == tgid && t->vcpu_ptr == (__u64)vcpu)
 		return t;
 	if (t)
 		bpf_map_delete_elem(&wake_threads, &tid);

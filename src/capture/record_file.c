@@ -1307,14 +1307,15 @@ __u32 rec_reader_version(struct rec_reader *r)
 
 static const char *type_name(__u16 type)
 {
-	switch (type) {
-	case RT_EVENT: return "event";
-	case RT_GUEST: return "guest";
-	case RT_LOST: return "lost";
-	case RT_END: return "end";
-	case RT_WAKE: return "wake";
-	default: return "unknown";
-	}
+	static const char *const names[] = {
+		[RT_EVENT] = "event", [RT_GUEST] = "guest", [RT_LOST] = "lost", [RT_END] = "end",
+		[RT_GUEST_START] = "guest start", [RT_STACK] = "stack",
+		[RT_TSC_CLOCK] = "TSC clock", [RT_TSC_SCALE] = "TSC scale",
+		[RT_TSC_APPLIED] = "TSC applied", [RT_KEY_REGION] = "key region",
+		[RT_WAKE] = "wake", [RT_WAKE_LOST] = "wake lost",
+	};
+
+	return type < sizeof(names) / sizeof(names[0]) && names[type] ? names[type] : "unknown";
 }
 
 static int finish(struct rec_reader *r, char *err, size_t errlen)
@@ -1458,14 +1459,14 @@ static int decode_wake_record(struct rec_reader *r, const struct raw_record *rec
 static int decode_wake_lost_record(struct rec_reader *r, const struct raw_record *rec,
 				   struct rec_item *item)
 {
-	unsigned int n = (rec->len - 8) / 8;
-
-	if (rec->len < 8)
-		return reader_fail(r, rec->off, "wake lost record too short (%u bytes)", rec->len);
+	/* Every counter 1.8 knows, as for the other records; more (a later format's) skipped. */
+	if (rec->len < 8 + 8 * NR_WAKE_LOST)
+		return reader_fail(r, rec->off, "wake lost record too short (%u bytes, at least %u)",
+				   rec->len, 8 + 8 * NR_WAKE_LOST);
 	item->kind = REC_WAKE_LOST;
 	item->ts_ns = get64(rec->p);
 	for (unsigned int i = 0; i < NR_WAKE_LOST; i++)
-		item->wake_lost[i] = i < n ? get64(rec->p + 8 + 8 * i) : 0;
+		item->wake_lost[i] = get64(rec->p + 8 + 8 * i);
 	r->records++;
 	return 1;
 }

@@ -9,6 +9,7 @@
 #ifndef VMEXIT_CELL_SEEN_H
 #define VMEXIT_CELL_SEEN_H
 
+#include <stdbool.h>
 #include "vmexit.h"
 #include "bucket_run.h"
 
@@ -18,6 +19,13 @@ struct cell_seen {
 	__u64 oncpu_ns, blocked_ns, runq_ns;	/* --split */
 	__u64 stuck_done;
 	__u64 inflight_ts;
+	/*
+	 * The last look saw an exit begin or complete: its buckets are read at the next look
+	 * too. The kernel counts an exit before its bucket (bpf/handlers.bpf.h, lat_add()), so
+	 * a look between the two has the count without the bucket, which a look of the
+	 * counters alone would never read again while the cell stays idle.
+	 */
+	bool recheck;
 	struct bucket_run hist;		/* modulo 2^32 as the kernel's */
 };
 

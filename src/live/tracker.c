@@ -418,6 +418,9 @@ static int cell_take(struct tracker *t, __u32 i, __u32 closed_epoch, struct row_
 	if (now.count > now.started)
 		now.started = now.count;
 	moved = now.started != t->prev[i].started || now.count != t->prev[i].count;
+	/* A bucket counted after its exit (cell_seen.h: recheck), or the final values. */
+	moved |= t->prev[i].recheck || ended;
+	t->prev[i].recheck = now.started != t->prev[i].started || now.count != t->prev[i].count;
 	if (moved)
 		memcpy(now.hist, cl->hist, sizeof(now.hist));
 	wanted = t->vcpu_filter < 0 || t->vcpu[i] == t->vcpu_filter;

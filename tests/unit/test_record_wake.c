@@ -20,6 +20,7 @@
 #include "../xorshift64.h"
 
 #define RT_WAKE		11	/* docs/record-format.md */
+#define RT_WAKE_LOST	12
 #define WAKE_REC_LEN	88	/* its payload */
 
 static char dir[] = "/tmp/vmexit-test-recwakeXXXXXX";
@@ -366,6 +367,17 @@ static void test_hostile(const char *path)
 	check_refused(d, len, 4, "wake record too short (40 bytes, need 88)", short_len);
 	check_refused(d, len, 4, "wake record's parts sum to", parts_off);
 	check_refused(d, len, 5, "wake record with vector 256", big_vector);
+	/* A loss record without every counter 1.8 has: refused, not read as 0 lost. */
+	t = malloc(len);
+	memcpy(t, d, len);
+	off = find_record(t, len, RT_WAKE_LOST, 0);
+	CHECK(off != 0);
+	put_le(t + off + 6, 16, 2);
+	reseal(t + off);
+	CHECK(read_all(t, len, err, sizeof(err), &wakes, &skipped) == -1);
+	CHECK(strstr(err, "wake lost record too short (16 bytes, at least 32)") != NULL);
+	free(t);
+	off = find_record(d, len, RT_WAKE, 4);
 	/* Cut inside it: the reader names it and stops there. */
 	CHECK(read_all(d, off + 8 + 40, err, sizeof(err), &wakes, &skipped) == -1);
 	CHECK(strstr(err, "wake record (type 11, 88 bytes; 96 in the file) is cut short") != NULL);
