@@ -382,6 +382,15 @@ static __s64 inflight_gain(const struct tracker *t, const struct cell *now,
 	return ns;
 }
 
+/* Whether any of now's buckets differs from the run last seen (cell_seen_fit() on it first). */
+static bool buckets_moved(const struct bucket_run *r, const __u32 *now)
+{
+	for (__u32 j = 0; j < r->n; j++)
+		if (bucket_run_get(r, j) != now[r->lo + j])
+			return true;
+	return false;
+}
+
 /*
  * Cell i since the last look: its delta into rows (and into cum), its exit in flight listed
  * (reaping: for the next sample); handed back once its thread has exited. The delta's min and
@@ -396,7 +405,7 @@ static int cell_take(struct tracker *t, __u32 i, __u32 closed_epoch, struct row_
 	struct row_key k = {};
 	struct row *r, *c;
 	struct row d;
-	bool ended, wanted, moved, stored = false;
+	bool ended, wanted, moved, reread, stored = false;
 	__s64 gain;
 
 	cl = cell_of(t, i);
@@ -418,15 +427,18 @@ static int cell_take(struct tracker *t, __u32 i, __u32 closed_epoch, struct row_
 	if (now.count > now.started)
 		now.started = now.count;
 	moved = now.started != t->prev[i].started || now.count != t->prev[i].count;
-	/* A bucket counted after its exit (cell_seen.h: recheck), or the final values. */
-	moved |= t->prev[i].recheck || ended;
-	t->prev[i].recheck = now.started != t->prev[i].started || now.count != t->prev[i].count;
-	if (moved)
+	/* A bucket counted after its exit's count (cell_seen.h: recheck), or the final values. */
+	reread = !moved && (t->prev[i].recheck || ended);
+	t->prev[i].recheck = moved;
+	if (moved || reread)
 		memcpy(now.hist, cl->hist, sizeof(now.hist));
 	wanted = t->vcpu_filter < 0 || t->vcpu[i] == t->vcpu_filter;
 	/* Before anything is counted: out of memory here leaves the cell for the next look. */
-	if (moved && cell_seen_fit(&t->prev[i], &now))
+	if ((moved || reread) && cell_seen_fit(&t->prev[i], &now))
 		return -ENOMEM;
+	/* Only a bucket that came late makes a row: an idle cell adds none to an interval. */
+	if (reread)
+		moved = buckets_moved(&t->prev[i].hist, now.hist);
 	if (wanted && now.inflight_ts && inflight_add(t, i, &now, ended, reaping))
 		return -ENOMEM;
 	if (wanted && now.stuck_done != t->prev[i].stuck_done && stuck_add(t, i, &now))
