@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
+#include "pb_varint.h"
 #include "native_hist.h"
 #include "prom_protobuf.h"
 
@@ -104,21 +105,6 @@ static void test_kept(const struct expo_buckets *bk)
 	same_as_fresh(&in, &keep, EXPO_HISTS_NATIVE, "the first renamed");
 	same_as_fresh(&in, &keep, EXPO_HISTS_NATIVE, "nothing changed");
 	expo_pb_keep_free(&keep);
-}
-
-static __u64 varint(const __u8 **p, const __u8 *end)
-{
-	__u64 v = 0;
-
-	for (int shift = 0; *p < end && shift < 64; shift += 7) {
-		__u8 c = *(*p)++;
-
-		v |= (__u64)(c & 0x7f) << shift;
-		if (!(c & 0x80))
-			return v;
-	}
-	*p = end;
-	return ~0ULL;
 }
 
 /* A label value as the text format escapes it. */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
+#include "pb_varint.h"
 #include "expo_lines.h"
 #include "hist.h"
 #include "prom_protobuf.h"
@@ -162,22 +163,6 @@ static void test_by_vcpu(const struct expo_buckets *bk, struct expo_buf *b)
 	CHECK(has_line(b, "vmexit_irq_delivery_seconds_count{" G ",vcpu=\"1\",source=\"msi\"} 1"));
 	CHECK(has_line(b, "vmexit_halts_total{" G ",vcpu=\"1\",outcome=\"slept\"} 1"));
 	wake_series_free(&ws);
-}
-
-/* Protobuf, read back: a varint at *p (below end), or ~0 past the end. */
-static __u64 varint(const __u8 **p, const __u8 *end)
-{
-	__u64 v = 0;
-
-	for (int shift = 0; *p < end && shift < 64; shift += 7) {
-		__u8 c = *(*p)++;
-
-		v |= (__u64)(c & 0x7f) << shift;
-		if (!(c & 0x80))
-			return v;
-	}
-	*p = end;
-	return ~0ULL;
 }
 
 /* The first field `field` of wire type 0 or 2 in [p, end): its varint, or its bytes. */
