@@ -138,6 +138,13 @@ static int place(struct merge *m, const struct guest_trace_event *e, __s32 vcpu,
 		t = (__u64)ticks;
 	}
 	ret = guest_clock_to_host(m->gc, m->tgid, vcpu, t, ns);
+	if (ret == -EOVERFLOW) {
+		fprintf(stderr, "vmexit: %s:%u: guest time %llu of guest '%s' lands past 2^63 host "
+			"ns at the recording's TSC rate (%.3f MHz): is --tsc-mhz right?\n",
+			m->s->path, e->line, (unsigned long long)t, text_esc(nb, m->s->guest),
+			m->gc->tsc_hz / 1e6);
+		return ret;	/* said */
+	}
 	/* Said after the first pass, with what the whole file tells (a uftrace file). */
 	if (ret == -ERANGE && !m->neg++) {
 		m->neg_line = e->line;
