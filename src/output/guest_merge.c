@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "array_grow.h"
 #include "guest_merge.h"
@@ -16,6 +17,7 @@ int guest_trace_spec_parse(const char *arg, struct guest_trace_spec *s, char *er
 {
 	const char *eq = strchr(arg, '='), *opt;
 	size_t glen, plen;
+	struct stat st;
 
 	memset(s, 0, sizeof(*s));
 	if (!eq || eq == arg || !eq[1]) {
@@ -39,6 +41,15 @@ int guest_trace_spec_parse(const char *arg, struct guest_trace_spec *s, char *er
 			return -EINVAL;
 		}
 		s->ns = !strcmp(opt, "ns");
+	}
+	/*
+	 * A guest trace is read twice (placed, then written) and a trace.dat by offsets: a FIFO
+	 * or a terminal gives its bytes once. A missing file is said when it is opened.
+	 */
+	if (!stat(s->path, &st) && !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "'%s': %s is not a regular file (a pipe?): a guest trace is "
+			 "read twice, copy it to a file first", arg, s->path);
+		return -EINVAL;
 	}
 	return 0;
 }
