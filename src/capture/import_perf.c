@@ -335,11 +335,14 @@ static int perf_header_check(const char *path, char *clock, size_t clocklen, cha
 		ret = 0;
 		goto out;
 	}
+	/* Each error names the header field that points past the end, as trace.dat's do. */
 	for (int i = 0; i < 2; i++) {
 		if (!section_fits(h.sec[i][0], h.sec[i][1], len, &end)) {
-			snprintf(err, errlen, "%s: offset %llu (its end): truncated perf.data: its %s "
-				 "section runs to offset %llu", path, (unsigned long long)len,
-				 section[i], (unsigned long long)end);
+			snprintf(err, errlen, "%s: offset %zu: truncated or damaged perf.data: its "
+				 "%s section (%llu bytes at offset %llu) runs past the file's %llu "
+				 "bytes", path, offsetof(struct perf_file_head, sec[i]), section[i],
+				 (unsigned long long)h.sec[i][1], (unsigned long long)h.sec[i][0],
+				 (unsigned long long)len);
 			goto out;
 		}
 	}
@@ -349,10 +352,20 @@ static int perf_header_check(const char *path, char *clock, size_t clocklen, cha
 	for (__u64 i = 0; i < nfeat; i++) {
 		__u64 at = h.sec[1][0] + h.sec[1][1] + i * sizeof(ft);
 
-		if (fseeko(f, (off_t)at, SEEK_SET) || fread(ft, sizeof(ft), 1, f) != 1 ||
-		    !section_fits(ft[0], ft[1], len, &end)) {
-			snprintf(err, errlen, "%s: offset %llu (its end): truncated perf.data: its "
-				 "feature sections run past it", path, (unsigned long long)len);
+		if (fseeko(f, (off_t)at, SEEK_SET) || fread(ft, sizeof(ft), 1, f) != 1) {
+			snprintf(err, errlen, "%s: offset %llu: truncated perf.data: its header "
+				 "names %llu features, whose table runs past the file's %llu bytes",
+				 path, (unsigned long long)at, (unsigned long long)nfeat,
+				 (unsigned long long)len);
+			goto out;
+		}
+		if (!section_fits(ft[0], ft[1], len, &end)) {
+			snprintf(err, errlen, "%s: offset %llu: truncated or damaged perf.data: "
+				 "feature %llu of %llu (%llu bytes at offset %llu) runs past the "
+				 "file's %llu bytes", path, (unsigned long long)at,
+				 (unsigned long long)i + 1, (unsigned long long)nfeat,
+				 (unsigned long long)ft[1], (unsigned long long)ft[0],
+				 (unsigned long long)len);
 			goto out;
 		}
 	}

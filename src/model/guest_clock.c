@@ -204,18 +204,30 @@ double guest_clock_guest_hz(const struct guest_clock *gc, __u32 tgid, __s32 vcpu
 	return s ? gc->tsc_hz * (double)s->ratio / (double)(1ull << s->frac_bits) : gc->tsc_hz;
 }
 
-/* The host ns of a guest TSC under one offset. */
-static __s64 host_ns_with(const struct guest_clock *gc, const struct guest_tsc_scale *s,
-			  __u64 guest_tsc, __u64 offset)
+/*
+ * The host ns of a guest TSC under one offset: -EOVERFLOW at or past 2^63 ns, -ERANGE at or
+ * below -2^63 (a hostile file, or a --tsc-mhz far below the real rate: at 1 MHz a TSC of 10^16
+ * is 10^19 ns), where a plain cast would give any value at all.
+ */
+static int host_ns_with(const struct guest_clock *gc, const struct guest_tsc_scale *s,
+			__u64 guest_tsc, __u64 offset, __s64 *ns)
 {
 	/* guest - offset wraps as KVM's sum does: the host TSC, scaled. */
 	unsigned __int128 host = guest_tsc - offset;
+	long double v;
 	__s64 ticks;
 
 	if (s)
 		host = (host << s->frac_bits) / s->ratio;
 	ticks = (__s64)((__u64)host - gc->start.tsc);
-	return (__s64)gc->start.mono_ns + (__s64)((long double)ticks * 1e9L / gc->tsc_hz);
+	v = (long double)gc->start.mono_ns + (long double)ticks * 1e9L / gc->tsc_hz;
+	/* 2^63 is exact in a long double; anything at or past it does not fit. */
+	if (!(v < 0x1p63L))
+		return -EOVERFLOW;
+	if (!(v > -0x1p63L))
+		return -ERANGE;
+	*ns = (__s64)v;
+	return 0;
 }
 
 int guest_clock_to_host(const struct guest_clock *gc, __u32 tgid, __s32 vcpu, __u64 guest_tsc,
@@ -224,6 +236,7 @@ int guest_clock_to_host(const struct guest_clock *gc, __u32 tgid, __s32 vcpu, __
 	const struct guest_tsc_scale *s = scale_of(gc, tgid, vcpu);
 	bool any = false;
 	__s64 ns = 0;
+	int ret = 0;
 
 	/* The latest write that the value, placed by it, comes after; else the first. */
 	for (size_t i = gc->nr_offs; i-- > 0;) {
@@ -231,13 +244,15 @@ int guest_clock_to_host(const struct guest_clock *gc, __u32 tgid, __s32 vcpu, __
 
 		if (o->tgid != tgid || o->vcpu != vcpu)
 			continue;
-		ns = host_ns_with(gc, s, guest_tsc, o->offset);
+		ret = host_ns_with(gc, s, guest_tsc, o->offset, &ns);
 		any = true;
-		if (ns >= (__s64)o->ts_ns)
+		if (ret == -EOVERFLOW || (!ret && ns >= (__s64)o->ts_ns))
 			break;
 	}
 	if (!any)
 		return -ENOENT;
+	if (ret)
+		return ret;
 	if (ns < 0)
 		return -ERANGE;
 	*host_ns = ns;

@@ -103,7 +103,8 @@ double guest_clock_guest_hz(const struct guest_clock *gc, __u32 tgid, __s32 vcpu
 
 /*
  * Places a guest TSC value of tgid's vcpu (as guest_clock_vcpu() chose) on the host's
- * CLOCK_MONOTONIC. -ENOENT when that vCPU has no offset; -ERANGE when it lands before 0.
+ * CLOCK_MONOTONIC. -ENOENT when that vCPU has no offset; -ERANGE when it lands before 0;
+ * -EOVERFLOW when at or past 2^63 ns (a --tsc-mhz far too low, or a hostile file).
  */
 int guest_clock_to_host(const struct guest_clock *gc, __u32 tgid, __s32 vcpu, __u64 guest_tsc,
 			__u64 *host_ns);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "array_grow.h"
 #include "guest_merge.h"
@@ -16,6 +17,7 @@ int guest_trace_spec_parse(const char *arg, struct guest_trace_spec *s, char *er
 {
 	const char *eq = strchr(arg, '='), *opt;
 	size_t glen, plen;
+	struct stat st;
 
 	memset(s, 0, sizeof(*s));
 	if (!eq || eq == arg || !eq[1]) {
@@ -39,6 +41,15 @@ int guest_trace_spec_parse(const char *arg, struct guest_trace_spec *s, char *er
 			return -EINVAL;
 		}
 		s->ns = !strcmp(opt, "ns");
+	}
+	/*
+	 * A guest trace is read twice (placed, then written) and a trace.dat by offsets: a FIFO
+	 * or a terminal gives its bytes once. A missing file is said when it is opened.
+	 */
+	if (!stat(s->path, &st) && !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "'%s': %s is not a regular file (a pipe?): a guest trace is "
+			 "read twice, copy it to a file first", arg, s->path);
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -138,6 +149,13 @@ static int place(struct merge *m, const struct guest_trace_event *e, __s32 vcpu,
 		t = (__u64)ticks;
 	}
 	ret = guest_clock_to_host(m->gc, m->tgid, vcpu, t, ns);
+	if (ret == -EOVERFLOW) {
+		fprintf(stderr, "vmexit: %s:%u: guest time %llu of guest '%s' lands past 2^63 host "
+			"ns at the recording's TSC rate (%.3f MHz): is --tsc-mhz right?\n",
+			m->s->path, e->line, (unsigned long long)t, text_esc(nb, m->s->guest),
+			m->gc->tsc_hz / 1e6);
+		return ret;	/* said */
+	}
 	/* Said after the first pass, with what the whole file tells (a uftrace file). */
 	if (ret == -ERANGE && !m->neg++) {
 		m->neg_line = e->line;

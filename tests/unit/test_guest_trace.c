@@ -340,6 +340,24 @@ static void test_clock(void)
 	CHECK_EQ_U64(guest_clock_set_rate(&gc, 3000, 0, err, sizeof(err)), (__u64)-EINVAL);
 	CHECK(strstr(err, "has no host TSC clock") != NULL);
 	guest_clock_free(&gc);
+
+	/*
+	 * Past what a signed 64-bit ns holds: --tsc-mhz 1 makes 2^62 ticks 4.6 x 10^24 ns, and at
+	 * 1000 MHz 2^63 - 1 s of ticks after a start at 5 s sums past 2^63 (the sum alone).
+	 */
+	clock_init(&gc);
+	CHECK_EQ_U64(guest_clock_set_rate(&gc, 1, 0, err, sizeof(err)), 0);
+	CHECK(!guest_clock_add_offset(&gc, 10, 0, 5000000000ull, off));
+	CHECK_EQ_U64(guest_clock_to_host(&gc, 10, 0, off + gc.start.tsc + (1ull << 62), &ns),
+		     (__u64)-EOVERFLOW);
+	gc.tsc_hz = 1e9;
+	CHECK_EQ_U64(guest_clock_to_host(&gc, 10, 0, off + gc.start.tsc + (1ull << 63) -
+					 1000000000ull, &ns), (__u64)-EOVERFLOW);
+	/* A time within range still places at that rate. */
+	ns = 0;
+	CHECK_EQ_U64(guest_clock_to_host(&gc, 10, 0, off + gc.start.tsc + 1000000000ull, &ns), 0);
+	CHECK_EQ_U64(ns, 6000000000ull);
+	guest_clock_free(&gc);
 }
 
 /* Who wrote it: uftrace says so in metadata.version (after the events), others do not. */
