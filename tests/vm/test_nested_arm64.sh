@@ -293,7 +293,7 @@ def guests(P, pre, arglist):
         if not check(A, f"{pre}: guest named {g.get('name')!r}, expected one of {list(byname)}"):
             continue
         pid = g["pid"]; vms[pid] = (A["name"], A)
-        check(g.get("mix") == {k: A.get(k, 0) for k in ("mmio", "hvc", "wfi", "sysreg", "touch")},
+        check(g.get("mix") == {k: A.get(k, 0) for k in ("mmio", "hvc", "wfi", "sysreg", "touch", "timer")},
               f"{pre}: {A['name']}: mix {g.get('mix')}")
         check(len(g.get("vcpus", [])) == A["vcpus"], f"{pre}: {A['name']}: {len(g.get('vcpus', []))} vCPUs")
         for v in g.get("vcpus", []):
@@ -621,7 +621,8 @@ if check(P, f"{pre}: did not run"):
 # end, included, as stat counts it), named by the last label at or below the PC; and tracefs
 # counts what the guest's arguments say at each label (an HVC64's PC is the instruction after
 # the hvc: ELR_EL2 of an HVC is its return address).
-LABELS = ("guest_start", "guest_mmio", "guest_touch", "guest_hvc", "guest_wfi", "guest_sysreg", "guest_done")
+LABELS = ("guest_start", "guest_mmio", "guest_touch", "guest_hvc", "guest_wfi", "guest_sysreg", "guest_timer",
+          "guest_done")
 P = phases.get("rip"); pre = "phase rip"
 if check(P, f"{pre}: did not run"):
     A = parse_args(ARGSR)
