@@ -51,7 +51,9 @@ struct arch_timer_cpu___wake {
 
 /*
  * The vGIC's state of an INTID, read before kvm_vgic_inject_irq() changes it (the tracepoint comes
- * first): a level-sensitive line already high is not made pending again (vgic_validate_injection()).
+ * first): a level-sensitive line already high is not made pending again (vgic_validate_injection()),
+ * nor one still queued on a vCPU (vgic_queue_irq_unlock(): irq->vcpu), where a mapped level line
+ * reads low once in a list register (vgic_v3_populate_lr()) until the guest has taken it.
  */
 enum vgic_irq_config___wake {
 	VGIC_CONFIG_EDGE___wake = 0,
@@ -59,6 +61,7 @@ enum vgic_irq_config___wake {
 };
 
 struct vgic_irq___wake {
+	void *vcpu;		/* the vCPU whose ap_list holds it (queued, in a list register) */
 	bool line_level;
 	enum vgic_irq_config___wake config;
 } __attribute__((preserve_access_index));
@@ -474,6 +477,46 @@ static __always_inline void hlt_account(struct wake_thread *t, __u64 now)
 }
 
 /*
+ * The vGIC's vgic_irq of intid for the vCPU vcpu, or NULL (an LPI, or one this kernel lays out
+ * otherwise). A function of its own: inlined in wake_entry's loop, clang hoisted the other
+ * layout's access above its bpf_core_field_exists() test, and libbpf's poisoned instruction for
+ * it (the layout this kernel has not) was then reached: the program did not load.
+ */
+static __noinline struct vgic_irq___wake *vgic_irq_of(struct kvm_vcpu___wake *vcpu, __u32 intid)
+{
+	__u64 size = bpf_core_type_size(struct vgic_irq___wake);
+	struct vgic_irq___wake *base = NULL;
+	__u32 i = intid;
+
+	if (intid < GIC_SPI_FIRST) {
+		if (bpf_core_field_exists(struct vgic_cpu___wake, private_irqs))
+			base = (void *)&vcpu->arch.vgic_cpu.private_irqs;
+		else if (bpf_core_field_exists(struct vgic_cpu___wake_ptr, private_irqs))
+			base = BPF_CORE_READ((struct kvm_vcpu___wake_ptr *)vcpu,
+					     arch.vgic_cpu.private_irqs);
+	} else if (intid < GIC_LPI_FIRST) {
+		i = intid - GIC_SPI_FIRST;
+		if (i >= (__u32)BPF_CORE_READ(vcpu, kvm, arch.vgic.nr_spis))
+			return NULL;
+		base = BPF_CORE_READ(vcpu, kvm, arch.vgic.spis);
+	}
+	return base ? (void *)base + i * size : NULL;
+}
+
+/* Whether KVM will take a level-1 update of intid as a new pending interrupt. */
+static __always_inline bool vgic_line_rises(struct kvm_vcpu___wake *vcpu, __u32 intid)
+{
+	struct vgic_irq___wake *irq = vgic_irq_of(vcpu, intid);
+
+	if (!irq)
+		return true;
+	if (BPF_CORE_READ(irq, vcpu))
+		return false;
+	return BPF_CORE_READ(irq, config) != VGIC_CONFIG_LEVEL___wake ||
+	       !BPF_CORE_READ(irq, line_level);
+}
+
+/*
  * The vCPU this thread runs, or NULL. vcpu_load() registers the vCPU's preempt notifier on its
  * thread until vcpu_put(), and KVM is the only user of preempt notifiers, so at kvm_entry and
  * kvm_exit the thread's first one is its vCPU's. (kvm_running_vcpu, KVM's per-CPU pointer, is in
@@ -672,41 +715,6 @@ static __always_inline bool intid_pending(struct wake_thread *t, __u32 intid)
 			return true;
 	}
 	return false;
-}
-
-/* The vGIC's vgic_irq of intid for the vCPU vcpu, or NULL (an LPI, or one this kernel lays out
- * otherwise). */
-static __always_inline struct vgic_irq___wake *vgic_irq_of(struct kvm_vcpu___wake *vcpu,
-							     __u32 intid)
-{
-	__u64 size = bpf_core_type_size(struct vgic_irq___wake);
-	struct vgic_irq___wake *base = NULL;
-	__u32 i = intid;
-
-	if (intid < GIC_SPI_FIRST) {
-		if (bpf_core_field_exists(struct vgic_cpu___wake, private_irqs))
-			base = (void *)&vcpu->arch.vgic_cpu.private_irqs;
-		else if (bpf_core_field_exists(struct vgic_cpu___wake_ptr, private_irqs))
-			base = BPF_CORE_READ((struct kvm_vcpu___wake_ptr *)vcpu,
-					     arch.vgic_cpu.private_irqs);
-	} else if (intid < GIC_LPI_FIRST) {
-		i = intid - GIC_SPI_FIRST;
-		if (i >= (__u32)BPF_CORE_READ(vcpu, kvm, arch.vgic.nr_spis))
-			return NULL;
-		base = BPF_CORE_READ(vcpu, kvm, arch.vgic.spis);
-	}
-	return base ? (void *)base + i * size : NULL;
-}
-
-/* Whether KVM will take a level-1 update of intid as a new pending interrupt. */
-static __always_inline bool vgic_line_rises(struct kvm_vcpu___wake *vcpu, __u32 intid)
-{
-	struct vgic_irq___wake *irq = vgic_irq_of(vcpu, intid);
-
-	if (!irq)
-		return true;
-	return BPF_CORE_READ(irq, config) != VGIC_CONFIG_LEVEL___wake ||
-	       !BPF_CORE_READ(irq, line_level);
 }
 
 SEC("tp_btf/vgic_update_irq_pending")
