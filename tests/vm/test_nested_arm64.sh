@@ -788,9 +788,9 @@ if check(P, f"{pre}: did not run"):
                   sum(hp.values()) == h.get("sum_ns"),
                   f"{pre}: vCPU {v}: WFI rows {h}; tracefs kvm_vcpu_wakeup {t.get('halts')} "
                   f"({t.get('polled')} polled) in {t.get('hexits')} exits")
-            print(f"{PRE}: {pre}: vCPU {v}: {r.get('count')} timer deliveries == the guest's tally, "
-                  f"within tracefs' {t.get('lo')}..{t.get('hi')}, parts {parts}; {h.get('halts')} halts "
-                  f"== kvm_vcpu_wakeup "
+            print(f"{PRE}: {pre}: vCPU {v}: {r.get('count')} timer deliveries (the guest's tally {g}, "
+                  f"tracefs {t.get('lo')}..{t.get('hi')}), parts {parts}; {h.get('halts')} halts "
+                  f"(kvm_vcpu_wakeup {t.get('halts')}) "
                   f"({h.get('polled')} polled, {h.get('poll_slept')} polled then slept, {h.get('slept')} slept)")
 
 # ---------------------------------------------------------------- phase "fastpath"
