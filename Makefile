@@ -110,7 +110,11 @@ Q = @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-BPF_SRCS := $(wildcard bpf/*.bpf.c)
+# stat --wake's programs, one set per architecture, each built as wake.bpf.o (src/kernel/
+# wake_progs.c loads the one skeleton): x86's APIC hooks, arm64's vGIC and arch timer hooks.
+WAKE_BPF_SRC_x86 := bpf/wake.bpf.c
+WAKE_BPF_SRC_arm64 := bpf/wake_arm64.bpf.c
+BPF_SRCS := $(filter-out bpf/wake_arm64.bpf.c,$(wildcard bpf/*.bpf.c))
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
 
@@ -183,6 +187,10 @@ $(OUTPUT) $(OUTPUT)/src $(OUTPUT)/tests $(OUTPUT)/bench $(OUTPUT)/fuzz:
 	$(Q)mkdir -p $@
 
 $(OUTPUT)/%.bpf.o: bpf/%.bpf.c | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MF $(@:.o=.d) -c $< -o $@
+
+$(OUTPUT)/wake.bpf.o: $(WAKE_BPF_SRC_$(ARCH)) | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -MF $(@:.o=.d) -c $< -o $@
 

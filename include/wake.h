@@ -148,6 +148,16 @@ enum wake_lost {
 	NR_WAKE_LOST
 };
 
+/*
+ * Where a delivery starts, as the build's program set has it (Makefile: WAKE_BPF_SRC_*): the
+ * tracepoint named in the outputs' headings.
+ */
+#if defined(__aarch64__) || defined(__TARGET_ARCH_arm64)
+#define WAKE_PENDING_HOOK	"vgic_update_irq_pending"
+#else
+#define WAKE_PENDING_HOOK	"kvm_apic_accept_irq"
+#endif
+
 #define WAKE_MAX_CELLS		4096
 #define WAKE_MAX_THREADS	4096
 #define WAKE_PENDING_SLOTS	8

@@ -5,13 +5,14 @@
  *
  * Usage:
  *   vmexit-guest-arm64 [--vcpus N] [--mmio N] [--touch N] [--hvc N] [--wfi N] [--sysreg N]
- *                      [--name NAME] [--json]
+ *                      [--timer N] [--name NAME] [--json]
  *   vmexit-guest-arm64 --symbols FILE
  *
  * One VM per process, as with QEMU: the process re-execs itself (same pid) with
  * "-name guest=NAME,debug-threads=on" first on its command line, so tools that name VMs from
  * /proc/PID/cmdline see what they would see with QEMU, and every vCPU is a thread named
- * "CPU <i>/KVM". No in-kernel interrupt controller: the guest never takes an interrupt.
+ * "CPU <i>/KVM". No in-kernel interrupt controller (the guest never takes an interrupt) unless
+ * --timer asks for one (below).
  *
  * Every vCPU runs at EL1 with the MMU off from one 64 KiB memslot, its counts in x19-x22 and
  * x24 (set by the VMM, so the guest never touches that RAM with data accesses), and does, in
@@ -21,6 +22,8 @@
  *   --hvc N     hvc #0, x0 = PSCI_VERSION             kvm_exit HVC64     (PSCI, in the kernel)
  *   --wfi N     wfi                                   kvm_exit WFx       (blocks; see below)
  *   --sysreg N  mrs ID_AA64PFR0_EL1 (HCR_EL2.TID3)    kvm_exit SYS64     (emulated in the kernel)
+ *   --timer N   N EL1 virtual timer interrupts (CNTV, PPI 27) through an in-kernel vGICv3, each
+ *               armed 1 ms ahead and waited for with wfi (see below)
  * then one strb to the done address 0x10000008 (one more DABT_LOW and KVM_EXIT_MMIO), after which
  * the VMM stops running it. Without any kind option the mix is --mmio 1000.
  *
@@ -42,6 +45,17 @@
  * vCPU when they race for it) and IRQ for host interrupts. WFx is one less for each WFI that
  * meets a host interrupt already pending (see below): that one is an IRQ exit at the next pc.
  *
+ * --timer: the VMM creates a vGICv3 (KVM_DEV_TYPE_ARM_VGIC_V3, distributor at GPA 0x8000000,
+ * redistributors from 0x80a0000), enables group 1 and PPI 27 in it through the device's register
+ * attributes (so the guest makes no GIC MMIO exit), and the guest, its interrupts masked (PSTATE.I,
+ * as KVM resets it: no vector table needed, wfi still wakes), opens its CPU interface (ICC_PMR_EL1,
+ * ICC_IGRPEN1_EL1), then N times: CNTV_CVAL = CNTVCT + 1 ms, CNTV_CTL = enable; wfi until
+ * ICC_IAR1_EL1 acknowledges INTID 27 (another wake-up reads 1023 and waits again); CNTV_CTL = 0
+ * (the line drops); ICC_EOIR1_EL1. Its tally of acknowledged timer interrupts (x28) is the JSON's
+ * "timer" per vCPU, and must be N. Each is one kvm:vgic_update_irq_pending (irq 27, level 1) that
+ * makes it pending; the wfi traps (kvm_exit WFx) unless the interrupt is pending already. KVM
+ * wakes the vCPU itself (no kicks), and no exit reaches the VMM but the done store.
+ *
  * WFI: with nothing pending KVM blocks the vCPU thread in the kernel until something wakes it.
  * With no in-kernel GIC the guest's timer cannot (Linux 6.1 wakes such a vCPU for a signal, an
  * interrupt line raised by KVM_IRQ_LINE, or WFIT only), and a pending interrupt would turn WFI
@@ -55,7 +69,7 @@
  * Output: one summary line per VM on stderr; with --json one line on stdout:
  *   {"pid":P,"name":"NAME","mix":{"mmio":n,"hvc":n,"wfi":n,"sysreg":n},
  *    "vcpus":[{"vcpu":0,"tid":T,"runs":N,"ns":D,"exits":{"MMIO":n,"INTR":n}}]}
- * "exits" counts KVM_RUN results by run->exit_reason (what kvm:kvm_userspace_exit records),
+ * with --timer each vCPU also has "timer":n, the interrupts its guest acknowledged. "exits" counts KVM_RUN results by run->exit_reason (what kvm:kvm_userspace_exit records),
  * EINTR returns included; "ns" is the wall time of the vCPU's run.
  *
  * Exit status: 0 success, 1 any KVM/system failure, 2 bad arguments.
@@ -97,23 +111,35 @@
 #define MAX_COUNT	1000000000ull
 #define NR_EXIT_NAMES	40
 #define WFI_KICK_NS	1000000
+/* --timer's vGICv3 (QEMU virt's layout), the EL1 virtual timer's PPI, its period. */
+#define GICD_GPA	0x08000000ull
+#define GICR_GPA	0x080a0000ull
+#define TIMER_INTID	27
+#define TIMER_PER_S	1000		/* 1 ms apart */
+#define STR(x)		#x
+#define XSTR(x)		STR(x)
+#define GICD_CTLR	0x0000
+#define GICD_CTLR_ENABLE_G1	(1u << 1)
+#define GICR_SGI_IGROUPR0	0x10080		/* from the redistributor's base: its SGI frame */
+#define GICR_SGI_ISENABLER0	0x10100
 
-enum kind { K_MMIO, K_HVC, K_WFI, K_SYSREG, K_TOUCH, NR_KINDS };
+enum kind { K_MMIO, K_HVC, K_WFI, K_SYSREG, K_TOUCH, K_TIMER, NR_KINDS };
 
-static const char *const kind_opt[NR_KINDS] = { "mmio", "hvc", "wfi", "sysreg", "touch" };
+static const char *const kind_opt[NR_KINDS] = { "mmio", "hvc", "wfi", "sysreg", "touch",
+						  "timer" };
 /* The register that holds each kind's count (see guest_code). */
-static const int kind_reg[NR_KINDS] = { 19, 20, 21, 22, 24 };
+static const int kind_reg[NR_KINDS] = { 19, 20, 21, 22, 24, 27 };
 
 /* The labels of guest_code that --symbols writes: guest_<name>, at label_guest_<name>. */
-#define GUEST_LABELS(X) X(start) X(mmio) X(touch) X(hvc) X(wfi) X(sysreg) X(done)
+#define GUEST_LABELS(X) X(start) X(mmio) X(touch) X(hvc) X(wfi) X(sysreg) X(timer) X(done)
 #define GUEST_LABEL_DECL(name) extern const uint32_t label_guest_##name[];
 GUEST_LABELS(GUEST_LABEL_DECL)
 #undef GUEST_LABEL_DECL
 
 /*
- * The guest. x19-x22 and x24 hold the counts, x23 the MMIO base, x25 the vCPU's first --touch
- * page and x26 the page size; hvc may clobber x0-x17 (SMCCC), so nothing the loops need lives
- * there. Each loop is skipped when its count is 0. The label_guest_* are --symbols' labels.
+ * The guest. x19-x22, x24 and x27 hold the counts, x23 the MMIO base, x25 the vCPU's first --touch
+ * page and x26 the page size, x28 --timer's tally of timer interrupts (x18 its period, in the
+ * counter's ticks, from CNTFRQ_EL0); hvc may clobber x0-x17 (SMCCC), so nothing the loops need lives there. Each loop is skipped when its count is 0. The label_guest_* are --symbols' labels.
  */
 extern const uint32_t guest_code[], guest_code_end[];
 __asm__(".pushsection .rodata\n"
@@ -121,7 +147,7 @@ __asm__(".pushsection .rodata\n"
 	/* global: a local label would leave the C references to unrelocated GOT slots */
 	".global guest_code, guest_code_end, label_guest_start, label_guest_mmio\n"
 	".global label_guest_touch, label_guest_hvc, label_guest_wfi, label_guest_sysreg\n"
-	".global label_guest_done\n"
+	".global label_guest_timer, label_guest_done\n"
 	"guest_code:\n"
 	"label_guest_start:\n"
 	"	cbz	x19, 2f\n"
@@ -155,7 +181,34 @@ __asm__(".pushsection .rodata\n"
 	"	mrs	x0, id_aa64pfr0_el1\n"		/* ID register: TID3 trap */
 	"	subs	x22, x22, #1\n"
 	"	b.ne	7b\n"
-	"8:\n"
+	"8:	cbz	x27, 15f\n"
+	"	mov	x0, #0xff\n"
+	"	msr	icc_pmr_el1, x0\n"		/* every priority */
+	"	mov	x0, #1\n"
+	"	msr	icc_igrpen1_el1, x0\n"		/* group 1 on */
+	"	mrs	x18, cntfrq_el0\n"
+	"	mov	x0, #" XSTR(TIMER_PER_S) "\n"
+	"	udiv	x18, x18, x0\n"
+	"	isb\n"
+	"13:	mrs	x0, cntvct_el0\n"
+	"	add	x0, x0, x18\n"
+	"	msr	cntv_cval_el0, x0\n"
+	"	mov	x0, #1\n"
+	"	msr	cntv_ctl_el0, x0\n"		/* enabled, not masked */
+	"	isb\n"
+	"14:\n"
+	"label_guest_timer:\n"
+	"	wfi\n"
+	"	mrs	x0, icc_iar1_el1\n"		/* acknowledge */
+	"	cmp	x0, #" XSTR(TIMER_INTID) "\n"
+	"	b.ne	14b\n"				/* 1023: nothing yet */
+	"	msr	cntv_ctl_el0, xzr\n"		/* the line drops */
+	"	msr	icc_eoir1_el1, x0\n"
+	"	isb\n"
+	"	add	x28, x28, #1\n"
+	"	subs	x27, x27, #1\n"
+	"	b.ne	13b\n"
+	"15:\n"
 	"label_guest_done:\n"
 	"	strb	w0, [x23, #8]\n"		/* done */
 	"9:	b	9b\n"
@@ -181,6 +234,8 @@ struct vcpu {
 	uint64_t runs;
 	uint64_t exits[NR_EXIT_NAMES + 1];	/* last slot: reasons beyond the table */
 	uint64_t ns;
+	uint64_t timer_irqs;	/* --timer: what the guest acknowledged (x28) */
+	uint64_t mpidr;
 	bool failed;
 };
 
@@ -229,6 +284,17 @@ static int set_reg(struct vcpu *v, uint64_t id, uint64_t val)
 	return 0;
 }
 
+static int get_reg(struct vcpu *v, uint64_t id, uint64_t *val)
+{
+	struct kvm_one_reg reg = { .id = id, .addr = (uint64_t)(uintptr_t)val };
+
+	if (ioctl(v->fd, KVM_GET_ONE_REG, &reg) < 0) {
+		errmsg("vCPU %d: KVM_GET_ONE_REG: %s", v->index, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 static int setup_vcpu(int vm_fd, const struct kvm_vcpu_init *init, struct vcpu *v,
 		      size_t run_size)
 {
@@ -254,6 +320,62 @@ static int setup_vcpu(int vm_fd, const struct kvm_vcpu_init *init, struct vcpu *
 		return -1;
 	for (int k = 0; k < NR_KINDS; k++) {
 		if (set_reg(v, CORE_REG(regs.regs[kind_reg[k]]), v->o->count[k]))
+			return -1;
+	}
+	/* MPIDR_EL1: its redistributor's name in the vGIC's register attributes. */
+	return get_reg(v, ARM64_SYS_REG(3, 0, 0, 0, 5), &v->mpidr);
+}
+
+/* ------------------------------------------------------------------ --timer's vGICv3 */
+
+static int gic_attr(int dev, uint32_t group, uint64_t attr, void *val, const char *what)
+{
+	struct kvm_device_attr a = { .group = group, .attr = attr,
+				     .addr = (uint64_t)(uintptr_t)val };
+
+	if (ioctl(dev, KVM_SET_DEVICE_ATTR, &a) < 0) {
+		errmsg("vGICv3: cannot set %s: %s", what, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* A redistributor register's attribute: the vCPU's affinity (Aff3.Aff2.Aff1.Aff0), the offset. */
+static uint64_t redist_attr(const struct vcpu *v, uint32_t off)
+{
+	uint64_t m = v->mpidr, aff = (m & 0xffffff) | (m >> 32 & 0xff) << 24;
+
+	return aff << KVM_DEV_ARM_VGIC_V3_MPIDR_SHIFT | off;
+}
+
+/*
+ * The in-kernel vGICv3, after the vCPUs (KVM ties a redistributor to each) and before their first
+ * run: its frames, then its group 1 and each vCPU's timer PPI on, through the device's register
+ * attributes rather than the guest's MMIO, which would add exits the counts do not expect.
+ */
+static int create_gic(int vm_fd, struct vcpu *vcpus, unsigned long n)
+{
+	struct kvm_create_device cd = { .type = KVM_DEV_TYPE_ARM_VGIC_V3 };
+	uint64_t dist = GICD_GPA, redist = GICR_GPA;
+	uint32_t ctlr = GICD_CTLR_ENABLE_G1, ppi = 1u << TIMER_INTID;
+
+	if (ioctl(vm_fd, KVM_CREATE_DEVICE, &cd) < 0) {
+		errmsg("KVM_CREATE_DEVICE vGICv3: %s (does the host's GIC do v3?)", strerror(errno));
+		return -1;
+	}
+	if (gic_attr(cd.fd, KVM_DEV_ARM_VGIC_GRP_ADDR, KVM_VGIC_V3_ADDR_TYPE_DIST, &dist,
+		     "the distributor's address") ||
+	    gic_attr(cd.fd, KVM_DEV_ARM_VGIC_GRP_ADDR, KVM_VGIC_V3_ADDR_TYPE_REDIST, &redist,
+		     "the redistributors' address") ||
+	    gic_attr(cd.fd, KVM_DEV_ARM_VGIC_GRP_CTRL, KVM_DEV_ARM_VGIC_CTRL_INIT, NULL,
+		     "KVM_DEV_ARM_VGIC_CTRL_INIT") ||
+	    gic_attr(cd.fd, KVM_DEV_ARM_VGIC_GRP_DIST_REGS, GICD_CTLR, &ctlr, "GICD_CTLR"))
+		return -1;
+	for (unsigned long i = 0; i < n; i++) {
+		if (gic_attr(cd.fd, KVM_DEV_ARM_VGIC_GRP_REDIST_REGS,
+			     redist_attr(&vcpus[i], GICR_SGI_IGROUPR0), &ppi, "GICR_IGROUPR0") ||
+		    gic_attr(cd.fd, KVM_DEV_ARM_VGIC_GRP_REDIST_REGS,
+			     redist_attr(&vcpus[i], GICR_SGI_ISENABLER0), &ppi, "GICR_ISENABLER0"))
 			return -1;
 	}
 	return 0;
@@ -327,6 +449,9 @@ static void *vcpu_thread(void *arg)
 				       v->index, mmio, v->o->count[K_MMIO]);
 				goto fail;
 			}
+			if (v->o->count[K_TIMER] &&
+			    get_reg(v, CORE_REG(regs.regs[28]), &v->timer_irqs))
+				goto fail;
 			break;
 		} else {
 			errmsg("vCPU %d: unexpected exit %s (%u)%s", v->index,
@@ -368,8 +493,11 @@ static void print_json(const struct opts *o, const struct vcpu *vcpus)
 		const struct vcpu *v = &vcpus[i];
 		const char *sep = "";
 
-		fprintf(f, "%s{\"vcpu\":%d,\"tid\":%d,\"runs\":%" PRIu64 ",\"ns\":%" PRIu64
-			",\"exits\":{", i ? "," : "", v->index, (int)v->tid, v->runs, v->ns);
+		fprintf(f, "%s{\"vcpu\":%d,\"tid\":%d,\"runs\":%" PRIu64 ",\"ns\":%" PRIu64,
+			i ? "," : "", v->index, (int)v->tid, v->runs, v->ns);
+		if (o->count[K_TIMER])
+			fprintf(f, ",\"timer\":%" PRIu64, v->timer_irqs);
+		fprintf(f, ",\"exits\":{");
 		for (uint32_t r = 0; r <= NR_EXIT_NAMES; r++) {
 			/* MMIO and INTR always, so a reader need not default them. */
 			if (!v->exits[r] && r != KVM_EXIT_MMIO && r != KVM_EXIT_INTR)
@@ -468,7 +596,7 @@ static int run_vm(const struct opts *o)
 	struct sigaction sa = { .sa_handler = on_kick, .sa_flags = SA_RESTART };
 	unsigned long started = 0;
 	int kvm_fd, vm_fd, mmap_size, rc = 0;
-	uint64_t runs = 0, mmio = 0, intr = 0, ns = 0;
+	uint64_t runs = 0, mmio = 0, intr = 0, ns = 0, timer = 0;
 	void *mem;
 
 	/* Re-exec'd through /proc/self/exe, the main thread would otherwise be named "exe". */
@@ -519,6 +647,8 @@ static int run_vm(const struct opts *o)
 		if (setup_vcpu(vm_fd, &init, &vcpus[i], mmap_size))
 			return 1;
 	}
+	if (o->count[K_TIMER] && create_gic(vm_fd, vcpus, o->vcpus))
+		return 1;
 	for (; started < o->vcpus; started++) {
 		int e = pthread_create(&vcpus[started].thread, NULL, vcpu_thread, &vcpus[started]);
 
@@ -535,15 +665,16 @@ static int run_vm(const struct opts *o)
 		mmio += vcpus[i].exits[KVM_EXIT_MMIO];
 		intr += vcpus[i].exits[KVM_EXIT_INTR];
 		ns = vcpus[i].ns > ns ? vcpus[i].ns : ns;
+		timer += vcpus[i].timer_irqs;
 	}
 	if (rc)
 		return 1;
 	errmsg("%s (pid %d): %lu vCPU(s): %" PRIu64 " KVM_RUN, MMIO %" PRIu64 " INTR %" PRIu64
 	       ", hvc %" PRIu64 " wfi %" PRIu64 " sysreg %" PRIu64 " touch %" PRIu64
-	       " (no exit to the VMM), %.3f s",
+	       " (no exit to the VMM), timer interrupts taken %" PRIu64 ", %.3f s",
 	       o->vm_name, (int)getpid(), o->vcpus, runs, mmio, intr,
 	       o->vcpus * o->count[K_HVC], o->vcpus * o->count[K_WFI],
-	       o->vcpus * o->count[K_SYSREG], o->vcpus * o->count[K_TOUCH], ns / 1e9);
+	       o->vcpus * o->count[K_SYSREG], o->vcpus * o->count[K_TOUCH], timer, ns / 1e9);
 	if (o->json)
 		print_json(o, vcpus);
 	return 0;
@@ -563,15 +694,19 @@ static void parse_args(int argc, char **argv, struct opts *o)
 
 		if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
 			printf("usage: " PROG " [--vcpus N] [--mmio N] [--touch N] [--hvc N] "
-			       "[--wfi N] [--sysreg N] [--name NAME] [--json]\n"
+			       "[--wfi N] [--sysreg N]\n"
+			       "       [--timer N] [--name NAME] [--json]\n"
 			       "       " PROG " --symbols FILE\n"
+			       "  --timer N       N EL1 virtual timer interrupts (PPI %d, 1 ms apart)"
+			       " through\n"
+			       "                  an in-kernel vGICv3, each waited for with wfi\n"
 			       "  --touch N       store to N pages of the vCPU's own at GPA 0x%llx:\n"
 			       "                  N first touches, stage-2 faults (vcpus x N <= %d)\n"
 			       "  --symbols FILE  write the guest code's labels to FILE as a "
 			       "System.map\n"
 			       "                  (for vmexit --by rip --guest-symbols), run nothing\n"
 			       "See the comment at the top of tools/vmexit-guest-arm64.c for the exact "
-			       "exit counts.\n", TOUCH_GPA, MAX_TOUCH);
+			       "exit counts.\n", TIMER_INTID, TOUCH_GPA, MAX_TOUCH);
 			exit(0);
 		}
 		if (!strcmp(arg, "--json")) {

@@ -88,7 +88,7 @@ static const struct cmd_option options[] = {
 	  "status 3 when they disagree", 2, OPT_TO(struct stat_args, kvm_check, opt_true) },
 	{ "wake", 0, NULL, 0, "At the end, interrupt delivery latency per guest, vCPU, source and "
 	  "vector, split by what the vCPU was doing; halted exits' anatomy and halt-poll advice "
-	  "(x86)", 2, OPT_TO(struct stat_args, wake, opt_true) },
+	  "(x86, arm64)", 2, OPT_TO(struct stat_args, wake, opt_true) },
 	{},
 };
 

@@ -15,10 +15,38 @@ int wake_progs_open(struct wake_progs *w, const struct wake_scope *sc)
 	return wake_progs_open_stream(w, sc, -1, 0);
 }
 
+/*
+ * "tp_btf on kvm_entry, kvm_exit, ..." from the object itself: the build's architecture has its
+ * own set (Makefile, WAKE_BPF_SRC_*), and a list written here would tell the other's.
+ */
+static const char *wake_hooks(struct bpf_object *obj, char *buf, size_t len)
+{
+	struct bpf_program *prog;
+	size_t n = 0;
+	const char *kind = NULL;
+
+	buf[0] = 0;
+	bpf_object__for_each_program(prog, obj) {
+		const char *sec = bpf_program__section_name(prog), *slash = strchr(sec, '/');
+		int w;
+
+		if (!slash)
+			continue;
+		w = !kind ? snprintf(buf + n, len - n, "%.*s on %s", (int)(slash - sec), sec,
+				     slash + 1) : snprintf(buf + n, len - n, ", %s", slash + 1);
+		kind = sec;
+		if (w < 0 || (size_t)w >= len - n)
+			break;
+		n += w;
+	}
+	return buf;
+}
+
 int wake_progs_open_stream(struct wake_progs *w, const struct wake_scope *sc, int ring_fd,
 			   unsigned int wake_shift)
 {
 	struct bpf_program *prog;
+	char hooks[512];
 	int err;
 
 	w->skel = wake_bpf__open();
@@ -55,10 +83,8 @@ int wake_progs_open_stream(struct wake_progs *w, const struct wake_scope *sc, in
 	w->skel->rodata->filter_vcpu = sc->vcpu;
 	err = wake_bpf__load(w->skel);
 	if (err) {
-		fprintf(stderr, "vmexit: --wake: cannot load its programs (tp_btf on kvm_entry, "
-			"kvm_exit, kvm_vcpu_wakeup, kvm_apic_accept_irq, kvm_apic_ipi, "
-			"kvm_msi_set_irq, kvm_ioapic_set_irq, kvm_set_irq, sched_switch, "
-			"sched_wakeup, sched_process_exit; is kvm loaded?): %s\n", strerror(-err));
+		fprintf(stderr, "vmexit: --wake: cannot load its programs (%s; is kvm loaded?): "
+			"%s\n", wake_hooks(w->skel->obj, hooks, sizeof(hooks)), strerror(-err));
 		goto fail;
 	}
 	/* One by one, so that the message names the hook this kernel refused. */

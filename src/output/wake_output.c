@@ -17,7 +17,8 @@ static const unsigned int windows_us[] = {
 static void table(const struct wake_snapshot *s, const struct hlt_advice *adv, size_t nr_adv,
 		  long long hpn, FILE *f)
 {
-	fprintf(f, "\nInterrupt delivery: pending (kvm_apic_accept_irq) to the vCPU's next entry\n");
+	fprintf(f, "\nInterrupt delivery: pending (" WAKE_PENDING_HOOK ") to the vCPU's next "
+		"entry\n");
 	fprintf(f, "%-8s %4s %-7s %4s %9s %10s %10s %10s %10s", "PID", "VCPU", "SOURCE", "VEC",
 		"COUNT", "AVG_NS", "P50_NS", "P99_NS", "MAX_NS");
 	for (int p = 0; p < NR_WAKE_PARTS; p++)

@@ -15,6 +15,10 @@
 #              IABT_LOW by their IPA page (kvm_guest_fault): per key, what tracefs traced
 #   "rip":     vmexit stat --by rip --guest-symbols armR=MAP --json -- guest R, MAP from the
 #              guest's --symbols: per (reason, PC) tracefs' kvm_exit vcpu_pc count, named from MAP
+#   "wake":    vmexit stat --wake --json -- guest W (--timer: EL1 virtual timer interrupts through
+#              the in-kernel vGICv3), with tracefs' vgic_update_irq_pending and kvm_vcpu_wakeup:
+#              per vCPU, timer deliveries = the guest's tally, within what tracefs' updates of
+#              PPI 27 allow; parts summing to the total; WFI anatomy = kvm_vcpu_wakeup
 #   "fastpath": a VM first, then vmexit stat --check-hooks -v: the tp_btf fast path is taken
 #
 # stat and stream are nested, so both are attached before the guests' first KVM_RUN and until the
@@ -60,6 +64,7 @@ ARGSB="--vcpus 1 --mmio 120 --hvc 60 --wfi 10 --sysreg 50 --name armB --json"
 ARGSC="--vcpus 2 --mmio 100 --hvc 80 --wfi 10 --sysreg 60 --name armC --json"
 ARGSK="--vcpus 1 --mmio 70 --hvc 90 --wfi 0 --sysreg 0 --touch 12 --name armK --json"
 ARGSR="--vcpus 2 --mmio 40 --hvc 50 --wfi 4 --sysreg 30 --touch 6 --name armR --json"
+ARGSW="--vcpus 2 --mmio 0 --timer 40 --name armW --json"
 
 TEST=test_nested_arm64
 . "$HERE/lib/work.sh"	# WORK, removed (or kept) at exit
@@ -71,6 +76,7 @@ TEST=test_nested_arm64
 	echo "ARGSC='$ARGSC'"
 	echo "ARGSK='$ARGSK'"
 	echo "ARGSR='$ARGSR'"
+	echo "ARGSW='$ARGSW'"
 } >"$WORK/inbed.sh"
 cat "$HERE/lib/inbed.sh" >>"$WORK/inbed.sh"	# die, send, /tmp/run.sh
 cat >>"$WORK/inbed.sh" <<'EOF'
@@ -149,6 +155,20 @@ echo "T_RC $?"
 phase_end
 send guest.map /tmp/guest.map
 
+# The wake phase's own events, off again after it: the phases above read every line of theirs.
+WAKE_EV="vgic_update_irq_pending kvm_vcpu_wakeup"
+for e in $WAKE_EV; do
+	echo 1 >$T/events/kvm/$e/enable || die "cannot enable kvm:$e"
+done
+phase_start wake
+timeout 120 sh /tmp/run.sh stat /vmexit stat --wake --json -- \
+	sh /tmp/run.sh guest /vmexit-guest-arm64 $ARGSW
+echo "T_RC $?"
+phase_end
+for e in $WAKE_EV; do
+	echo 0 >$T/events/kvm/$e/enable
+done
+
 # The kvm_exit fast path (tp_btf, arm64 prototype) is only taken after a start-up check that
 # sees exits; in the phases above the VMs start after vmexit. Here one runs already.
 echo "T_PHASE fastpath"
@@ -168,7 +188,7 @@ import json, os, re, subprocess, sys
 from collections import Counter, defaultdict
 import bedout
 
-bed_out, work, vmexit_host, bed, ARGSA, ARGSB, ARGSC, ARGSK, ARGSR = sys.argv[1:10]
+bed_out, work, vmexit_host, bed, ARGSA, ARGSB, ARGSC, ARGSK, ARGSR, ARGSW = sys.argv[1:11]
 PRE = f"test_nested_arm64 [{bed}]"
 WANT_MODE = {"arm64": "VHE mode initialized successfully",
              "arm64-nvhe": "Hyp mode initialized successfully"}[bed]
@@ -293,7 +313,7 @@ def guests(P, pre, arglist):
         if not check(A, f"{pre}: guest named {g.get('name')!r}, expected one of {list(byname)}"):
             continue
         pid = g["pid"]; vms[pid] = (A["name"], A)
-        check(g.get("mix") == {k: A.get(k, 0) for k in ("mmio", "hvc", "wfi", "sysreg", "touch")},
+        check(g.get("mix") == {k: A.get(k, 0) for k in ("mmio", "hvc", "wfi", "sysreg", "touch", "timer")},
               f"{pre}: {A['name']}: mix {g.get('mix')}")
         check(len(g.get("vcpus", [])) == A["vcpus"], f"{pre}: {A['name']}: {len(g.get('vcpus', []))} vCPUs")
         for v in g.get("vcpus", []):
@@ -621,7 +641,8 @@ if check(P, f"{pre}: did not run"):
 # end, included, as stat counts it), named by the last label at or below the PC; and tracefs
 # counts what the guest's arguments say at each label (an HVC64's PC is the instruction after
 # the hvc: ELR_EL2 of an HVC is its return address).
-LABELS = ("guest_start", "guest_mmio", "guest_touch", "guest_hvc", "guest_wfi", "guest_sysreg", "guest_done")
+LABELS = ("guest_start", "guest_mmio", "guest_touch", "guest_hvc", "guest_wfi", "guest_sysreg", "guest_timer",
+          "guest_done")
 P = phases.get("rip"); pre = "phase rip"
 if check(P, f"{pre}: did not run"):
     A = parse_args(ARGSR)
@@ -676,6 +697,101 @@ if check(P, f"{pre}: did not run"):
         print(f"{PRE}: {pre}: {len(t_rip)} (reason, PC) rows == tracefs kvm_exit vcpu_pc, named from the guest's "
               f"map: " + ", ".join(f"{names.get(('kernel', r), hex(r))} {sym(pc)} {n}"
                                    for (r, pc), n in sorted(t_rip.items(), key=lambda x: -x[1])[:6]))
+
+# ---------------------------------------------------------------- phase "wake"
+# The guest's vCPUs each take --timer interrupts (PPI 27) and count them: that tally is the truth
+# vmexit's timer deliveries must equal, per vCPU. tracefs bounds it on its own: KVM raises the
+# timer's line (vgic_update_irq_pending, level 1) when it fires, but also again at each vcpu_load
+# while it still fires before the guest acknowledged it, and lowers it without a tracepoint when it
+# resamples the line at an exit, so its updates alone do not say which made the interrupt pending.
+# At most: one per span between two kvm_entry (the entry delivers it; another update before it is
+# the same). At least: one per WFx exit in which an update comes (a wfi traps only with nothing
+# pending, so that update made the interrupt pending, and the entry after the halt delivers it).
+# vmexit's row: its parts sum to its total. Its WFI rows: halts = kvm_vcpu_wakeup events ("poll"
+# ones polled), exits = the exits with one or more, polled + polled-then-slept + slept = halts.
+WAKE_LINE = re.compile(r"^\s*(.*?)-(\d+)\s+\[(\d+)\]\s+(\S+)\s+\d+\.\d+: (kvm_exit|kvm_entry|vgic_update_irq_pending"
+                       r"|kvm_vcpu_wakeup): (.*)$")
+TIMER_PPI = 27
+
+def wake_truth(P, pre, tids):
+    """Per vCPU (pid, vcpu): the bounds on the timer's deliveries, kvm_vcpu_wakeup (all, polled),
+    the halted exits, and the thread's event letters (for a failure's message)."""
+    seq = defaultdict(list)
+    for l in text(P, "trace").split("\n"):
+        m = WAKE_LINE.match(l)
+        if not m or int(m.group(2)) not in tids:
+            continue
+        tid, ev, rest = int(m.group(2)), m.group(5), m.group(6)
+        if ev == "vgic_update_irq_pending":
+            v = re.match(r"VCPU: (\d+), IRQ (\d+), level: (\d)", rest)
+            if v and int(v.group(2)) == TIMER_PPI and v.group(3) == "1":
+                check(int(v.group(1)) == tids[tid][1], f"{pre}: thread {tid} raised PPI 27 of vCPU {v.group(1)}")
+                seq[tid].append("1")
+        elif ev == "kvm_entry":
+            seq[tid].append("E")
+        elif ev == "kvm_exit":
+            seq[tid].append("x" if "(WFx)" in rest else "X")
+        else:
+            seq[tid].append("p" if rest.startswith("poll ") else "W")
+    out = {}
+    for tid, s in seq.items():
+        hi = lo = halts = polled = hexits = 0
+        raised = in_exit = halted = wfx = False
+        for c in s:
+            if c == "E":
+                hi += raised; lo += raised and wfx
+                hexits += in_exit and halted
+                raised = in_exit = halted = wfx = False
+            elif c in "xX":
+                in_exit = True; wfx = c == "x"
+            elif c in "pW":
+                halts += 1; polled += c == "p"; halted = True
+            elif c == "1":
+                raised = True
+        out[tids[tid]] = dict(lo=lo, hi=hi, halts=halts, polled=polled, hexits=hexits, seq="".join(s))
+    return out
+
+P = phases.get("wake"); pre = "phase wake"
+if check(P, f"{pre}: did not run"):
+    A = parse_args(ARGSW)
+    rcs(P, pre, ("stat", "guest"))
+    check(P.get("buf") is not None and P["buf"][0] == P["buf"][1] and P.get("overrun") == 0,
+          f"{pre}: trace ring buffer lost events ({P.get('buf')}, overrun {P.get('overrun')})")
+    tids, vms, tally = guests(P, pre, [A])
+    tr = wake_truth(P, pre, tids)
+    wl = [json.loads(l) for l in text(P, "stat.out").split("\n") if l.startswith('{"wake"')]
+    if check(wl, f"{pre}: stat --wake --json printed no wake line: {text(P, 'stat.err').strip()[-300:]!r}"):
+        w = wl[-1]
+        check(not any(w.get("lost", {}).values()), f"{pre}: wake losses {w.get('lost')}")
+        pid = next(iter(vms))
+        rows = [r for r in w.get("wake", []) if r.get("pid") == pid]
+        hlt = {r["vcpu"]: r for r in w.get("hlt", []) if r.get("pid") == pid}
+        got = {(r["vcpu"], r["source"], r["vector"]): r for r in rows}
+        want = {(v, "timer", TIMER_PPI) for v in range(A["vcpus"])}
+        check(set(got) == want, f"{pre}: wake rows {sorted(got)}, expected {sorted(want)}")
+        for v in range(A["vcpus"]):
+            key = (pid, v); t = tr.get(key, {}); r = got.get((v, "timer", TIMER_PPI), {})
+            g = tally.get(key, {}).get("timer")
+            check(g == A["timer"], f"{pre}: vCPU {v}: the guest took {g} timer interrupts, asked {A['timer']}")
+            check(r.get("count") == g and t.get("lo", 0) <= g <= t.get("hi", -1),
+                  f"{pre}: vCPU {v}: timer deliveries: vmexit {r.get('count')}, the guest {g}, tracefs "
+                  f"{t.get('lo')}..{t.get('hi')}; the vCPU's events (1 PPI 27 raised, E entry, x WFx, "
+                  f"X other exit, p/W woken polling/asleep): {t.get('seq')}")
+            parts = r.get("parts_ns", {})
+            check(r and sum(parts.values()) == r.get("sum_ns") and r.get("max_ns", 0) <= r.get("sum_ns", 0),
+                  f"{pre}: vCPU {v}: parts {parts} sum to {sum(parts.values())}, total {r.get('sum_ns')}")
+            h = hlt.get(v, {})
+            hp = h.get("parts_ns", {})
+            check(h.get("halts") == t.get("halts") and h.get("exits") == t.get("hexits") and
+                  h.get("polled") == t.get("polled") and
+                  h.get("polled", 0) + h.get("poll_slept", 0) + h.get("slept", 0) == h.get("halts") and
+                  sum(hp.values()) == h.get("sum_ns"),
+                  f"{pre}: vCPU {v}: WFI rows {h}; tracefs kvm_vcpu_wakeup {t.get('halts')} "
+                  f"({t.get('polled')} polled) in {t.get('hexits')} exits")
+            print(f"{PRE}: {pre}: vCPU {v}: {r.get('count')} timer deliveries (the guest's tally {g}, "
+                  f"tracefs {t.get('lo')}..{t.get('hi')}), parts {parts}; {h.get('halts')} halts "
+                  f"(kvm_vcpu_wakeup {t.get('halts')}) "
+                  f"({h.get('polled')} polled, {h.get('poll_slept')} polled then slept, {h.get('slept')} slept)")
 
 # ---------------------------------------------------------------- phase "fastpath"
 P = phases.get("fastpath"); pre = "phase fastpath"
@@ -743,7 +859,7 @@ for try in 1 2; do
 	[ $brc = 77 ] && skip "the $bed bed cannot run here: $(sed -n 's/^bed: SKIP: //p' "$WORK/$bed.err" | head -n 1)"
 	[ $brc = 0 ] || { grep -v '^[A-Za-z0-9+/=]*$' "$WORK/$bed.out" | sed 's/^/  | /' | tail -n 60; fail "the $bed bed failed (exit $brc)"; }
 	set +e
-	PYTHONPATH="$HERE/lib" python3 "$WORK/check.py" "$WORK/$bed.out" "$WORK" "$VMEXIT_HOST" "$bed" "$ARGSA" "$ARGSB" "$ARGSC" "$ARGSK" "$ARGSR"
+	PYTHONPATH="$HERE/lib" python3 "$WORK/check.py" "$WORK/$bed.out" "$WORK" "$VMEXIT_HOST" "$bed" "$ARGSA" "$ARGSB" "$ARGSC" "$ARGSK" "$ARGSR" "$ARGSW"
 	crc=$?
 	set -e
 	# 3: the workload crashed under the emulator (check.py says why); one more boot, not two.
