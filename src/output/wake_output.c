@@ -218,6 +218,9 @@ lost:
 	for (int l = 0; l < NR_WAKE_LOST; l++)
 		fprintf(f, "%s\"%s\":%llu", l ? "," : "", wake_lost_name(l),
 			(unsigned long long)s->lost[l]);
+	if (s->ring)
+		fprintf(f, ",\"%s\":%llu", wake_lost_name(WAKE_LOST_RING),
+			(unsigned long long)s->ring_lost);
 	fprintf(f, "}}\n");
 }
 
@@ -235,10 +238,13 @@ int wake_print(const struct wake_snapshot *s, enum out_format fmt, long long hal
 	} else {
 		(fmt == OUT_CSV ? csv : table)(s, adv, nr_adv, halt_poll_ns, f);
 		/* Lost events are said in every text format, never left out. */
-		for (int l = 0; l < NR_WAKE_LOST; l++)
-			if (s->lost[l])
+		for (int l = 0; l < NR_WAKE_LOSSES; l++) {
+			__u64 n = l == WAKE_LOST_RING ? s->ring_lost : s->lost[l];
+
+			if (n)
 				fprintf(f, "%slost: %llu %s\n", fmt == OUT_CSV ? "# " : "",
-					(unsigned long long)s->lost[l], wake_lost_name(l));
+					(unsigned long long)n, wake_lost_name(l));
+		}
 	}
 	free(adv);
 	return out_flush(f);
