@@ -172,6 +172,8 @@ struct {
 } wake_zero SEC(".maps");
 
 __u64 wake_lost[NR_WAKE_LOST];
+/* Deliveries KVM posted to a vCPU in guest mode: no exit, not timed (wake_posted_irq()). */
+__u64 wake_posted;
 
 /*
  * stream --wake: each delivery also as a VMEXIT_EV_WAKE record (include/vmexit.h) in the
@@ -745,6 +747,46 @@ int BPF_PROG(wake_wakeup, struct task_struct *p)
 	t = bpf_map_lookup_elem(&wake_threads, &tid);
 	if (t)
 		t->wake_ts = bpf_ktime_get_ns();
+	return 0;
+}
+
+/*
+ * KVM posted the interrupt (APICv, AVIC): vmx_deliver_interrupt() and the SVM side trace this
+ * right after kvm_apic_accept_irq, in the same call (Linux 5.17, "KVM: x86: Move delivery of
+ * non-APICv interrupt into vendor code"). To a vCPU in guest mode the CPU delivers it with no
+ * exit (the notification IPI, AVIC's doorbell), so wake_pending()'s slot would wait for
+ * whatever entry came next and charge it all to "guest": freed, and counted as posted instead.
+ * Not in guest mode, the vCPU takes it from the PIR at its next entry, as any other: left be.
+ */
+SEC("tp_btf/kvm_apicv_accept_irq")
+int BPF_PROG(wake_posted_irq, __u32 apicid, __u16 dm, __u16 tm, __u8 vec)
+{
+	struct vcpu_id_key vk = { .tgid = bpf_get_current_pid_tgid() >> 32, .vcpu = apicid };
+	__u32 *tid = bpf_map_lookup_elem(&wake_vcpus, &vk);
+	struct wake_thread *t = tid ? bpf_map_lookup_elem(&wake_threads, tid) : NULL;
+	__u64 want = PEND_USED | (__u64)PEND_GUEST << PEND_STATE_SHIFT | vec, info = 0, newest = 0;
+	struct pend_slot *got = NULL;
+	int i;
+
+	if (!t || !t->in_guest)
+		return 0;
+	/* The newest slot of this vector taken in guest mode: the one kvm_apic_accept_irq took. */
+	for (i = 0; i < WAKE_PENDING_SLOTS; i++) {
+		struct pend_slot *s = &t->pend[i];
+		__u64 si = s->info, ts = s->ts;
+
+		if ((si & ~(0xfull << PEND_SRC_SHIFT)) == want && ts > newest) {
+			newest = ts;
+			info = si;
+			got = s;
+		}
+	}
+	if (!got)
+		return 0;
+	/* ts first, as wake_entry() frees a slot, and only if still this delivery's. */
+	if (__sync_val_compare_and_swap(&got->ts, newest, 0) == newest &&
+	    __sync_val_compare_and_swap(&got->info, info, 0) == info)
+		__sync_fetch_and_add(&wake_posted, 1);
 	return 0;
 }
 

@@ -145,7 +145,14 @@ enum wake_lost {
 	WAKE_LOST_SLOTS,	/* more pending interrupts for one vCPU than it keeps */
 	WAKE_LOST_CELLS,	/* the cell maps were full */
 	WAKE_LOST_THREADS,	/* the thread map was full */
-	NR_WAKE_LOST
+	NR_WAKE_LOST,		/* the kernel's wake_lost[] ends here */
+	/*
+	 * stream and record only: deliveries the event ring they share with the exits refused
+	 * (bpf/wake.bpf.c's events_lost), said with the others rather than hidden among the
+	 * exits' ringbuf_full. stat, top and serve read cells, never that ring.
+	 */
+	WAKE_LOST_RING = NR_WAKE_LOST,
+	NR_WAKE_LOSSES
 };
 
 /*

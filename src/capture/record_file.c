@@ -711,15 +711,16 @@ int rec_writer_add_wake(struct rec_writer *w, const struct vmexit_event *ev)
 	return 0;
 }
 
-int rec_writer_add_wake_lost(struct rec_writer *w, __u64 ts_ns, const __u64 lost[NR_WAKE_LOST])
+int rec_writer_add_wake_lost(struct rec_writer *w, __u64 ts_ns,
+			     const __u64 lost[NR_WAKE_LOSSES])
 {
-	size_t len = 8 + 8 * NR_WAKE_LOST;
+	size_t len = 8 + 8 * NR_WAKE_LOSSES;
 	unsigned char *p = begin_record(w, RT_WAKE_LOST, len);
 
 	if (!p)
 		return w->error;
 	put64(p + REC_HDR_LEN, ts_ns);
-	for (int i = 0; i < NR_WAKE_LOST; i++)
+	for (int i = 0; i < NR_WAKE_LOSSES; i++)
 		put64(p + REC_HDR_LEN + 8 + 8 * i, lost[i]);
 	end_record(w, p, len);
 	w->records++;
@@ -1459,14 +1460,18 @@ static int decode_wake_record(struct rec_reader *r, const struct raw_record *rec
 static int decode_wake_lost_record(struct rec_reader *r, const struct raw_record *rec,
 				   struct rec_item *item)
 {
-	/* Every counter 1.8 knows, as for the other records; more (a later format's) skipped. */
+	/*
+	 * The kernel's three counters 1.8 began with, as for the other records; the ring's,
+	 * written after them since, is 0 when absent (a file of the first 1.8 writers); more
+	 * (a later format's) skipped.
+	 */
 	if (rec->len < 8 + 8 * NR_WAKE_LOST)
 		return reader_fail(r, rec->off, "wake lost record too short (%u bytes, at least %u)",
 				   rec->len, 8 + 8 * NR_WAKE_LOST);
 	item->kind = REC_WAKE_LOST;
 	item->ts_ns = get64(rec->p);
-	for (unsigned int i = 0; i < NR_WAKE_LOST; i++)
-		item->wake_lost[i] = get64(rec->p + 8 + 8 * i);
+	for (unsigned int i = 0; i < NR_WAKE_LOSSES; i++)
+		item->wake_lost[i] = 8 + 8 * (i + 1) <= rec->len ? get64(rec->p + 8 + 8 * i) : 0;
 	r->records++;
 	return 1;
 }

@@ -78,7 +78,7 @@ struct rec_item {
 	char name[REC_NAME_MAX + 1];		/* REC_GUEST, NUL-terminated, any bytes but NUL */
 	__u64 ts_ns;				/* REC_LOST: CLOCK_MONOTONIC when sampled */
 	__u64 lost[NR_LOST];			/* REC_LOST: increase of each enum vmexit_lost */
-	__u64 wake_lost[NR_WAKE_LOST];		/* REC_WAKE_LOST: of each enum wake_lost */
+	__u64 wake_lost[NR_WAKE_LOSSES];	/* REC_WAKE_LOST: of each enum wake_lost */
 	/* REC_STACK: frames point into the reader's buffer, valid until its next call. */
 	struct stack_row stack;
 	char *frames[STACK_DEPTH_MAX];
@@ -116,7 +116,8 @@ int rec_writer_add_event(struct rec_writer *w, const struct vmexit_event *ev);
 /* A delivery (VMEXIT_EV_WAKE; rec_writer_add_event() sends one here too): a wake record. */
 int rec_writer_add_wake(struct rec_writer *w, const struct vmexit_event *ev);
 /* The delivery programs' loss counters grew by these by ts_ns. */
-int rec_writer_add_wake_lost(struct rec_writer *w, __u64 ts_ns, const __u64 lost[NR_WAKE_LOST]);
+int rec_writer_add_wake_lost(struct rec_writer *w, __u64 ts_ns,
+			     const __u64 lost[NR_WAKE_LOSSES]);
 /* start: the VMM process's start time (rec_item.start), 0 if unknown. */
 int rec_writer_add_guest(struct rec_writer *w, __u32 tgid, __u64 start, const char *name);
 int rec_writer_add_lost(struct rec_writer *w, __u64 ts_ns, const __u64 lost[NR_LOST]);

@@ -106,7 +106,7 @@ struct recorder {
 	int err;			/* first write error: the file is incomplete */
 	struct qmp_names *qmp;		/* --qmp: the maps the file keeps at its end; or NULL */
 	struct name_cache *names;
-	__u64 wake_lost[NR_WAKE_LOST];	/* --wake: what the delivery programs lost, in all */
+	__u64 wake_lost[NR_WAKE_LOSSES];	/* --wake: what the delivery programs lost, in all */
 };
 
 static int sink_event(void *ctx, const struct vmexit_event *ev)
@@ -137,12 +137,12 @@ static void sink_lost(void *ctx, __u64 ts_ns, const __u64 delta[NR_LOST])
 		r->err = err;
 }
 
-static void sink_wake_lost(void *ctx, __u64 ts_ns, const __u64 delta[NR_WAKE_LOST])
+static void sink_wake_lost(void *ctx, __u64 ts_ns, const __u64 delta[NR_WAKE_LOSSES])
 {
 	struct recorder *r = ctx;
 	int err = rec_writer_add_wake_lost(r->w, ts_ns, delta);
 
-	for (int i = 0; i < NR_WAKE_LOST; i++)
+	for (int i = 0; i < NR_WAKE_LOSSES; i++)
 		r->wake_lost[i] += delta[i];
 	if (err && !r->err)
 		r->err = err;
@@ -292,10 +292,7 @@ int cmd_record(int argc, char **argv)
 			snprintf(tail, sizeof(tail), "written to %s", a.path);
 		evout_summary(stderr, tail, res.events, res.lost);
 		/* Deliveries the kernel could not follow to their entry: never silent. */
-		for (int l = 0; l < NR_WAKE_LOST; l++)
-			if (rec.wake_lost[l])
-				fprintf(stderr, "vmexit: --wake lost: %llu %s\n",
-					(unsigned long long)rec.wake_lost[l], wake_lost_name(l));
+		evout_wake_summary(stderr, rec.wake_lost);
 	}
 	if (rec.qmp)
 		qmp_names_free(rec.qmp);

@@ -16,9 +16,9 @@ int report_wake_add(struct report_wake *rw, const struct vmexit_event *ev, __u64
 	return wake_events_add(&rw->ev, ev, start);
 }
 
-void report_wake_lost(struct report_wake *rw, const __u64 lost[NR_WAKE_LOST])
+void report_wake_lost(struct report_wake *rw, const __u64 lost[NR_WAKE_LOSSES])
 {
-	__u64 l[NR_WAKE_LOST];
+	__u64 l[NR_WAKE_LOSSES];
 
 	memcpy(l, lost, sizeof(l));
 	/* bpf/wake.bpf.c sends the delivery before it looks for its cell: a full cell map costs
@@ -32,6 +32,7 @@ int report_wake_print(struct report_wake *rw, enum out_format fmt, FILE *f)
 	struct wake_snapshot *s = &rw->ev.s;
 
 	s->no_hlt = no_halts;
+	s->ring = true;
 	s->halt_poll_ns = -1;	/* the recording host's, not known here */
 	wake_snapshot_sort(s);
 	return wake_print(s, fmt, s->halt_poll_ns, f);

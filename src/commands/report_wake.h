@@ -13,7 +13,7 @@ struct report_wake {
 
 /* A delivery that passed report's filters, of VMM process (ev->tgid, start): 0 or -ENOMEM. */
 int report_wake_add(struct report_wake *rw, const struct vmexit_event *ev, __u64 start);
-void report_wake_lost(struct report_wake *rw, const __u64 lost[NR_WAKE_LOST]);
+void report_wake_lost(struct report_wake *rw, const __u64 lost[NR_WAKE_LOSSES]);
 /* The rows as stat --wake prints them (fmt), the halts said to be absent: 0 or -errno. */
 int report_wake_print(struct report_wake *rw, enum out_format fmt, FILE *f);
 void report_wake_free(struct report_wake *rw);

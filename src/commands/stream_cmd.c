@@ -59,7 +59,8 @@ static const struct cmd_option options[] = {
 	  OPT_TO(struct stream_args, live.stuck_ns, opt_stuck) },
 	{ "wake", 0, NULL, 0, "(x86) Also an event per interrupt delivered to a vCPU (type wake, "
 	  "at the entry that delivered it): its source, vector, latency from pending and its "
-	  "parts, as stat --wake counts them; lines and --json only", 2,
+	  "parts, as stat --wake counts them, and deliveries lost as '# LOST N (--wake: ...)' "
+	  "lines; lines and --json only", 2,
 	  OPT_TO(struct stream_args, live.wake, opt_true) },
 	{},
 };
@@ -91,6 +92,11 @@ static void sink_lost(void *ctx, __u64 ts_ns, const __u64 delta[NR_LOST])
 	evout_lost(ctx, ts_ns, delta);
 }
 
+static void sink_wake_lost(void *ctx, __u64 ts_ns, const __u64 delta[NR_WAKE_LOSSES])
+{
+	evout_wake_lost(ctx, ts_ns, delta);
+}
+
 static int sink_tick(void *ctx, __u64 now_ns)
 {
 	struct evout *o = ctx;
@@ -109,7 +115,7 @@ int cmd_stream(int argc, char **argv)
 	struct evout out;
 	struct live_sink sink = {
 		.event = sink_event, .guest = sink_guest, .lost = sink_lost, .tick = sink_tick,
-		.stuck = sink_stuck, .ctx = &out,
+		.stuck = sink_stuck, .wake_lost = sink_wake_lost, .ctx = &out,
 	};
 	struct rec_meta meta;
 	int rc, err;
@@ -144,8 +150,10 @@ int cmd_stream(int argc, char **argv)
 		fprintf(stderr, "vmexit: writing the output: %s\n", strerror(-res.sink_err));
 		rc = rc ? rc : 1;
 	}
-	if (res.started)
+	if (res.started) {
 		evout_summary(stderr, NULL, res.events, res.lost);
+		evout_wake_summary(stderr, out.wake_lost);
+	}
 	name_cache_free(&names);
 	return rc;
 }

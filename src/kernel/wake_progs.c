@@ -169,6 +169,7 @@ int wake_progs_read(struct wake_progs *w, struct wake_snapshot *out)
 		return err;
 	}
 	memcpy(out->lost, w->skel->bss->wake_lost, sizeof(out->lost));
+	out->posted = w->skel->bss->wake_posted;
 	out->halt_poll_ns = wake_halt_poll_ns();
 	return 0;
 }

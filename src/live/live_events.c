@@ -85,7 +85,7 @@ struct live_ctx {
 	__u64 last_start;
 	__u64 events;
 	__u64 lost[NR_LOST];
-	__u64 wake_lost[NR_WAKE_LOST];	/* --wake: the delivery programs' counters, as sent */
+	__u64 wake_lost[NR_WAKE_LOSSES];	/* --wake: the delivery programs' counters, as sent */
 	__u8 *reap;			/* per cell: seen ended at the last chores */
 	__u64 stuck_ns;			/* --stuck: report exits in flight this long; 0: off */
 	__u64 *stuck_seen;		/* per cell: the start of the exit last reported stuck */
@@ -305,13 +305,14 @@ static int cell_due(void *ctx, __u32 i, const struct cell *cl)
 /* --wake: what the delivery programs could not keep grew: a delivery lost, said to the sink. */
 static void check_wake_lost(struct live_ctx *c)
 {
-	__u64 cur[NR_WAKE_LOST], delta[NR_WAKE_LOST];
+	__u64 cur[NR_WAKE_LOSSES], delta[NR_WAKE_LOSSES];
 	bool grew = false;
 
 	if (!c->wake.skel || !c->sink->wake_lost)
 		return;
 	wake_progs_lost(&c->wake, cur);
-	for (int i = 0; i < NR_WAKE_LOST; i++) {
+	cur[WAKE_LOST_RING] = wake_progs_events_lost(&c->wake);
+	for (int i = 0; i < NR_WAKE_LOSSES; i++) {
 		delta[i] = cur[i] - c->wake_lost[i];
 		grew |= delta[i] != 0;
 	}
@@ -328,9 +329,8 @@ static void check_lost(struct live_ctx *c, const struct session *s)
 
 	check_wake_lost(c);
 
+	/* stream --wake's deliveries the shared ring refused are the wake losses' (ring). */
 	session_lost(s, cur);
-	/* stream --wake: its records the shared ring could not take are the stream's too. */
-	cur[LOST_RINGBUF_FULL] += wake_progs_events_lost(&c->wake);
 	for (int i = 0; i < NR_LOST; i++) {
 		delta[i] = cur[i] - c->lost[i];
 		grew |= delta[i] != 0;

@@ -40,9 +40,9 @@ struct live_sink {
 	void (*guest)(void *ctx, __u32 tgid, __u64 start, const char *name);
 	/* The loss counters grew by delta (some cause > 0) by ts_ns (CLOCK_MONOTONIC). */
 	void (*lost)(void *ctx, __u64 ts_ns, const __u64 delta[NR_LOST]);
-	/* --wake: the delivery programs' loss counters (enum wake_lost) grew by delta by ts_ns
-	 * (checked with the others); may be NULL. */
-	void (*wake_lost)(void *ctx, __u64 ts_ns, const __u64 delta[NR_WAKE_LOST]);
+	/* --wake: the delivery programs' loss counters (enum wake_lost, the ring's included)
+	 * grew by delta by ts_ns (checked with the others); may be NULL. */
+	void (*wake_lost)(void *ctx, __u64 ts_ns, const __u64 delta[NR_WAKE_LOSSES]);
 	/* Tracing is attached and about to begin (before the command starts): may be NULL. */
 	int (*start)(void *ctx, __u64 now_ns);
 	/* After each read on the reader's clock (CAPTURE_READ_NS, capture_clock.h), and at the

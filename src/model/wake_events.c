@@ -62,10 +62,11 @@ int wake_events_add(struct wake_events *w, const struct vmexit_event *ev, __u64 
 	return 0;
 }
 
-void wake_events_lost(struct wake_events *w, const __u64 lost[NR_WAKE_LOST])
+void wake_events_lost(struct wake_events *w, const __u64 lost[NR_WAKE_LOSSES])
 {
 	for (int i = 0; i < NR_WAKE_LOST; i++)
 		w->s.lost[i] += lost[i];
+	w->s.ring_lost += lost[WAKE_LOST_RING];
 }
 
 void wake_events_free(struct wake_events *w)

@@ -20,8 +20,8 @@ struct wake_events {
 
 /* One delivery of the VMM process (ev->tgid, start): 0 or -ENOMEM. */
 int wake_events_add(struct wake_events *w, const struct vmexit_event *ev, __u64 start);
-/* The loss counters grew by these. */
-void wake_events_lost(struct wake_events *w, const __u64 lost[NR_WAKE_LOST]);
+/* The loss counters grew by these (the ring's too: a recording's deliveries came through it). */
+void wake_events_lost(struct wake_events *w, const __u64 lost[NR_WAKE_LOSSES]);
 void wake_events_free(struct wake_events *w);
 
 #endif /* VMEXIT_WAKE_EVENTS_H */

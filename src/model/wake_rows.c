@@ -51,10 +51,11 @@ const char *hlt_part_name(enum hlt_part p)
 
 const char *wake_lost_name(enum wake_lost l)
 {
-	static const char *const names[NR_WAKE_LOST] = {
+	static const char *const names[NR_WAKE_LOSSES] = {
 		[WAKE_LOST_SLOTS] = "pending interrupts past the vCPU's slots",
 		[WAKE_LOST_CELLS] = "cells (map full)",
 		[WAKE_LOST_THREADS] = "vCPU threads (map full)",
+		[WAKE_LOST_RING] = "deliveries the event ring could not take",
 	};
 
 	return names[l];
@@ -62,10 +63,11 @@ const char *wake_lost_name(enum wake_lost l)
 
 const char *wake_lost_key(enum wake_lost l)
 {
-	static const char *const keys[NR_WAKE_LOST] = {
+	static const char *const keys[NR_WAKE_LOSSES] = {
 		[WAKE_LOST_SLOTS] = "slots",
 		[WAKE_LOST_CELLS] = "cells",
 		[WAKE_LOST_THREADS] = "threads",
+		[WAKE_LOST_RING] = "ring",
 	};
 
 	return keys[l];

@@ -16,7 +16,14 @@ struct wake_snapshot {
 	struct hlt_cell *hcells;
 	size_t nr_hlt;
 	__u64 lost[NR_WAKE_LOST];
+	/* A recording's (report): deliveries the event ring refused, said with the rest when
+	 * ring is set (stat and top read cells, no ring). */
+	bool ring;
+	__u64 ring_lost;
 	long long halt_poll_ns;		/* KVM's halt_poll_ns when read; -1: unknown */
+	/* Deliveries KVM posted to a vCPU in guest mode (bpf/wake.bpf.c's wake_posted): taken
+	 * with no exit, so in no row. Live runs only: a recording does not keep it (ring). */
+	__u64 posted;
 	/* Why there are no halted-exit rows at all (a recording keeps only the deliveries),
 	 * said in their place by every format; NULL: the rows are there (maybe none). */
 	const char *no_hlt;
@@ -39,7 +46,7 @@ const char *wake_source_name(__u32 source);
 const char *wake_part_name(enum wake_part p);
 const char *hlt_part_name(enum hlt_part p);
 const char *wake_lost_name(enum wake_lost l);
-/* The same as a label value: "slots", "cells", "threads". */
+/* The same as a label value: "slots", "cells", "threads", "ring". */
 const char *wake_lost_key(enum wake_lost l);
 
 /* The p-th percentile (0..100) of a log-linear histogram (include/hist.h), at most max. */

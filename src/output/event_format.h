@@ -33,6 +33,9 @@ struct evout_ops {
 		      const char *guest, const char *rname);
 	/* n records lost by cause (one that drops events: lost_cause_drops_events()) by ts_ns. */
 	void (*lost)(struct evout *o, __u64 ts_ns, __u64 n, int cause);
+	/* n interrupt deliveries lost by cause (enum wake_lost) by ts_ns; NULL: the format has
+	 * no wake events (stream --wake refuses it). */
+	void (*wake_lost)(struct evout *o, __u64 ts_ns, __u64 n, int cause);
 	/* A value of an outside counter (report --counters); NULL: the format has no counters. */
 	void (*counter)(struct evout *o, const char *name, __u64 ts_ns, double value);
 	/* An event of a guest's own trace (report --guest-trace); NULL: the format has none. */

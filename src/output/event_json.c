@@ -239,6 +239,15 @@ static void json_lost(struct evout *o, __u64 ts_ns, __u64 n, int cause)
 		lost_cause_text(cause), (unsigned long long)ts_ns, ts_ns / 1e9);
 }
 
+/* As json_lost, of deliveries: "type":"wake" says which. */
+static void json_wake_lost(struct evout *o, __u64 ts_ns, __u64 n, int cause)
+{
+	fprintf(o->f, "{\"lost\":%llu,\"type\":\"wake\",\"cause\":\"%s\",\"what\":\"%s\","
+		   "\"ts_ns\":%llu,\"time\":%.9f}\n", (unsigned long long)n, wake_lost_key(cause),
+		wake_lost_name(cause), (unsigned long long)ts_ns, ts_ns / 1e9);
+}
+
 const struct evout_ops evout_json = {
 	.event = json_event, .stuck = json_stuck, .lost = json_lost, .flush = evout_flush_file,
+	.wake_lost = json_wake_lost,
 };

@@ -10,6 +10,7 @@
 #include "reasons.h"
 #include "template.h"
 #include "text_escape.h"
+#include "wake_rows.h"
 
 /* The format's own state (o->state). */
 struct lines_state {
@@ -99,6 +100,13 @@ static void lines_lost(struct evout *o, __u64 ts_ns, __u64 n, int cause)
 		lost_cause_text(cause), (ts_ns + ls(o)->env->real_offset_ns) / 1e9);
 }
 
+static void lines_wake_lost(struct evout *o, __u64 ts_ns, __u64 n, int cause)
+{
+	lines_header(o);
+	fprintf(o->f, "# LOST %llu (--wake: %s) at %.6f\n", (unsigned long long)n,
+		wake_lost_name(cause), (ts_ns + ls(o)->env->real_offset_ns) / 1e9);
+}
+
 static int lines_close(struct evout *o)
 {
 	if (ls(o)->rules)
@@ -115,5 +123,5 @@ static int lines_close(struct evout *o)
 const struct evout_ops evout_lines = {
 	.state_size = sizeof(struct lines_state),
 	.open = lines_open, .event = lines_event, .stuck = lines_stuck, .lost = lines_lost,
-	.flush = evout_flush_file, .close = lines_close,
+	.wake_lost = lines_wake_lost, .flush = evout_flush_file, .close = lines_close,
 };

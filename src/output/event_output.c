@@ -9,6 +9,7 @@
 #include "lost_causes.h"
 #include "out_write.h"
 #include "reasons.h"
+#include "wake_rows.h"
 
 static const struct evout_ops *const formats[] = {
 #define EVOUT_OPS_ENTRY(M, name, ...) [EVOUT_##M] = &evout_##name,
@@ -88,6 +89,25 @@ void evout_lost(struct evout *o, __u64 ts_ns, const __u64 delta[NR_LOST])
 		if (lost_cause_drops_events(i))
 			o->ops->lost(o, ts_ns, delta[i], i);
 	}
+}
+
+void evout_wake_lost(struct evout *o, __u64 ts_ns, const __u64 delta[NR_WAKE_LOSSES])
+{
+	for (int i = 0; i < NR_WAKE_LOSSES; i++) {
+		if (!delta[i])
+			continue;
+		o->wake_lost[i] += delta[i];
+		if (i != WAKE_LOST_CELLS && !o->err && o->ops->wake_lost)
+			o->ops->wake_lost(o, ts_ns, delta[i], i);
+	}
+}
+
+void evout_wake_summary(FILE *f, const __u64 lost[NR_WAKE_LOSSES])
+{
+	for (int l = 0; l < NR_WAKE_LOSSES; l++)
+		if (lost[l])
+			fprintf(f, "vmexit: --wake lost: %llu %s\n", (unsigned long long)lost[l],
+				wake_lost_name(l));
 }
 
 void evout_counter(struct evout *o, const char *name, __u64 ts_ns, double value)

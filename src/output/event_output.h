@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include "vmexit.h"
+#include "wake.h"
 #include "inflight.h"
 #include "name_cache.h"
 
@@ -79,6 +80,7 @@ struct evout {
 	__u64 first_ts;			/* relative times in JSON and lost markers */
 	__u64 events;			/* events written */
 	__u64 lost[NR_LOST];		/* totals of the lost counters reported so far */
+	__u64 wake_lost[NR_WAKE_LOSSES];	/* --wake's, likewise */
 	int err;			/* first output error (-EIO, -ENOMEM), sticky */
 };
 
@@ -109,5 +111,13 @@ void evout_flush(struct evout *o);
 int evout_close(struct evout *o);
 /* "vmexit: N events, M lost (cause n, ...)[; tail]" on f: the last line of stream and record. */
 void evout_summary(FILE *f, const char *tail, __u64 events, const __u64 lost[NR_LOST]);
+/*
+ * --wake: the delivery programs' loss counters grew by delta around ts_ns: a marker per cause
+ * that loses deliveries (slots, threads, ring; a full cell map costs stat's cells only, every
+ * delivery is still sent), in the format's own way; all are kept for evout_wake_summary().
+ */
+void evout_wake_lost(struct evout *o, __u64 ts_ns, const __u64 delta[NR_WAKE_LOSSES]);
+/* "vmexit: --wake lost: N what" on f, a line per cause that counted (after evout_summary). */
+void evout_wake_summary(FILE *f, const __u64 lost[NR_WAKE_LOSSES]);
 
 #endif /* VMEXIT_EVENT_OUTPUT_H */

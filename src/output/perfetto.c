@@ -284,7 +284,11 @@ static void wake_end(struct perfetto_writer *w, const struct vmexit_event *ev, _
 	p = json_u64(p, "tid", tid);
 	p = put_ts(w, json_key(p, "ts"), in ? ev->ts_ns + ev->latency_ns : ev->ts_ns);
 	p = fmt_lit(p, ",\"dur\":0");
-	p = json_hex(p, "bind_id", id);
+	/*
+	 * A number: Perfetto's JSON importer takes a number as it is and a string only as hex
+	 * (MaybeExtractFlowIdentifier); ids count from 1, far below JSON's 2^53.
+	 */
+	p = json_u64(p, "bind_id", id);
 	if (in)
 		p = fmt_lit(p, ",\"flow_in\":true");
 	else

@@ -14,6 +14,9 @@ static const unsigned int windows_us[] = {
 };
 #define NR_WINDOWS (sizeof(windows_us) / sizeof(windows_us[0]))
 
+#define WAKE_POSTED_SAID "interrupts KVM posted to a vCPU in guest mode (APICv/AVIC): taken " \
+	"with no exit, not timed, in no row above"
+
 static void table(const struct wake_snapshot *s, const struct hlt_advice *adv, size_t nr_adv,
 		  long long hpn, FILE *f)
 {
@@ -219,7 +222,13 @@ lost:
 	for (int l = 0; l < NR_WAKE_LOST; l++)
 		fprintf(f, "%s\"%s\":%llu", l ? "," : "", wake_lost_name(l),
 			(unsigned long long)s->lost[l]);
-	fprintf(f, "}}\n");
+	if (s->ring)
+		fprintf(f, ",\"%s\":%llu", wake_lost_name(WAKE_LOST_RING),
+			(unsigned long long)s->ring_lost);
+	fprintf(f, "}");
+	if (!s->ring)
+		fprintf(f, ",\"posted\":%llu", (unsigned long long)s->posted);
+	fprintf(f, "}\n");
 }
 
 int wake_print(const struct wake_snapshot *s, enum out_format fmt, long long halt_poll_ns,
@@ -236,10 +245,17 @@ int wake_print(const struct wake_snapshot *s, enum out_format fmt, long long hal
 	} else {
 		(fmt == OUT_CSV ? csv : table)(s, adv, nr_adv, halt_poll_ns, f);
 		/* Lost events are said in every text format, never left out. */
-		for (int l = 0; l < NR_WAKE_LOST; l++)
-			if (s->lost[l])
+		for (int l = 0; l < NR_WAKE_LOSSES; l++) {
+			__u64 n = l == WAKE_LOST_RING ? s->ring_lost : s->lost[l];
+
+			if (n)
 				fprintf(f, "%slost: %llu %s\n", fmt == OUT_CSV ? "# " : "",
-					(unsigned long long)s->lost[l], wake_lost_name(l));
+					(unsigned long long)n, wake_lost_name(l));
+		}
+		/* Not lost, not timed either: said, so that no one reads the rows as all of them. */
+		if (!s->ring && s->posted)
+			fprintf(f, "%sposted: %llu %s\n", fmt == OUT_CSV ? "# " : "",
+				(unsigned long long)s->posted, WAKE_POSTED_SAID);
 	}
 	free(adv);
 	return out_flush(f);

@@ -62,8 +62,11 @@ def from_json(path):
             if 'bind_id' in e:
                 if e.get('flow_in') == e.get('flow_out'):
                     raise ValueError('a flow end neither in nor out, or both: %r' % e)
+                # A number, as Perfetto's importer reads it first (a string it reads as hex).
+                if type(e['bind_id']) is not int:
+                    raise ValueError('a flow id that is not a JSON number: %r' % e)
                 lines.append('F|%d|%s|%d|%s|%d' % (
-                    int(e['bind_id'], 16), 'in' if e.get('flow_in') else 'out', e['pid'],
+                    e['bind_id'], 'in' if e.get('flow_in') else 'out', e['pid'],
                     threads[(e['pid'], e['tid'])], ns(e['ts'])))
         elif ph == 'i':
             track = threads[(e['pid'], e['tid'])] if e['s'] == 't' else '-'

@@ -48,6 +48,47 @@ static const char want[] =
 	"\"age_ns\":1500000000,\"pid\":200,\"guest\":\"t\\\"en\\\\ant\\u0001\\ufffd\",\"tid\":201,"
 	"\"vcpu\":-1,\"kind\":\"user\",\"isa\":\"user\",\"reason\":6,\"reason_name\":\"MMIO\"}\n";
 
+/*
+ * stream --wake: the delivery programs' losses, as they grow, one marker per cause that loses
+ * deliveries (slots 2, threads 0, the ring 4; a full cell map loses none of the stream's: no
+ * marker), and the totals of two such growths at the end.
+ */
+static void test_wake_lost(struct evout_opts *opts, const char *want_out)
+{
+	__u64 d1[NR_WAKE_LOSSES] = { [WAKE_LOST_SLOTS] = 2, [WAKE_LOST_CELLS] = 9,
+				     [WAKE_LOST_RING] = 4 };
+	__u64 d2[NR_WAKE_LOSSES] = { [WAKE_LOST_RING] = 1 };
+	struct evout o = {};
+	char *buf = NULL, *sum = NULL;
+	size_t size = 0, sum_size = 0;
+	FILE *f;
+
+	CHECK_EQ_U64(evout_open(&o, opts), 0);
+	f = open_memstream(&buf, &size);
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	o.f = f;
+	evout_wake_lost(&o, 17280002000000000ull, d1);
+	evout_wake_lost(&o, 17280003000000000ull, d2);
+	CHECK_EQ_U64(evout_close(&o), 0);
+	fclose(f);
+	if (getenv("V"))
+		fputs(buf, stdout);
+	CHECK_STR(buf, want_out);
+	f = open_memstream(&sum, &sum_size);
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	evout_wake_summary(f, o.wake_lost);
+	fclose(f);
+	CHECK_STR(sum, "vmexit: --wake lost: 2 pending interrupts past the vCPU's slots\n"
+		  "vmexit: --wake lost: 9 cells (map full)\n"
+		  "vmexit: --wake lost: 5 deliveries the event ring could not take\n");
+	free(buf);
+	free(sum);
+}
+
 int main(void)
 {
 	struct name_cache names = { 0 };
@@ -133,6 +174,21 @@ int main(void)
 		  "# STUCK t\"en\\ant\\x01\\xff pid 200 tid 201 vcpu -1 KVM_EXIT_MMIO in flight for "
 		  "1.500000 s since 17280002.000000\n");
 	free(buf);
+	opts.mode = EVOUT_JSON;
+	test_wake_lost(&opts,
+		"{\"lost\":2,\"type\":\"wake\",\"cause\":\"slots\",\"what\":\"pending interrupts "
+		"past the vCPU's slots\",\"ts_ns\":17280002000000000,\"time\":17280002.000000000}\n"
+		"{\"lost\":4,\"type\":\"wake\",\"cause\":\"ring\",\"what\":\"deliveries the event "
+		"ring could not take\",\"ts_ns\":17280002000000000,\"time\":17280002.000000000}\n"
+		"{\"lost\":1,\"type\":\"wake\",\"cause\":\"ring\",\"what\":\"deliveries the event "
+		"ring could not take\",\"ts_ns\":17280003000000000,\"time\":17280003.000000000}\n");
+	opts.mode = EVOUT_LINES;
+	test_wake_lost(&opts,
+		"# REL_TIME(s) CLOCK_MONOTONIC(s) GUEST            vCPU REASON       "
+		"             LATENCY\n"
+		"# LOST 2 (--wake: pending interrupts past the vCPU's slots) at 17280002.000000\n"
+		"# LOST 4 (--wake: deliveries the event ring could not take) at 17280002.000000\n"
+		"# LOST 1 (--wake: deliveries the event ring could not take) at 17280003.000000\n");
 	name_cache_free(&names);
 	CHECK_DONE("event_output");
 }

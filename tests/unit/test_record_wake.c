@@ -112,7 +112,9 @@ static void kernel_cells(struct wake_snapshot *s)
 static void write_file(const char *path)
 {
 	struct rec_meta meta = { .mono_ns = 1, .wake = true };
-	__u64 wl[NR_WAKE_LOST] = { [WAKE_LOST_SLOTS] = 3, [WAKE_LOST_CELLS] = 9 };
+	/* 5 deliveries the shared ring refused: record --wake's, said apart from the exits'. */
+	__u64 wl[NR_WAKE_LOSSES] = { [WAKE_LOST_SLOTS] = 3, [WAKE_LOST_CELLS] = 9,
+				     [WAKE_LOST_RING] = 5 };
 	char err[512];
 	struct rec_writer *w = rec_writer_open(path, false, &meta, err, sizeof(err));
 
@@ -212,6 +214,7 @@ static void test_round_trip(const char *path)
 		case REC_WAKE_LOST:
 			lost++;
 			CHECK_EQ_U64(it->wake_lost[WAKE_LOST_SLOTS], 3);
+			CHECK_EQ_U64(it->wake_lost[WAKE_LOST_RING], 5);
 			report_wake_lost(&rw, it->wake_lost);
 			break;
 		default:
@@ -235,7 +238,11 @@ static void test_round_trip(const char *path)
 	want = csv_of(&kern);
 	rw.ev.s.halt_poll_ns = -1;
 	wake_snapshot_sort(&rw.ev.s);
+	/* The kernel's cells never see the ring: its refusals apart (checked below). */
+	CHECK_EQ_U64(rw.ev.s.ring_lost, 5);
+	rw.ev.s.ring_lost = 0;
 	got = csv_of(&rw.ev.s);
+	rw.ev.s.ring_lost = 5;
 	CHECK_STR(got, want);
 	/* The timer row by hand: 20 deliveries of 1000 + 37 k ns, k < 20. */
 	CHECK(strstr(got, "\nwake,100,1,timer,236,20,27030,") != NULL);
@@ -254,6 +261,18 @@ static void test_round_trip(const char *path)
 		/* A full cell map loses none of a recording's deliveries: not said as lost. */
 		CHECK(strstr(text, "# lost: 3 pending interrupts past") != NULL);
 		CHECK(strstr(text, "cells (map full)") == NULL);
+		/* The ring's refusals are lost deliveries too, in the same section. */
+		CHECK(strstr(text, "# lost: 5 deliveries the event ring could not take\n") != NULL);
+		free(text);
+	}
+	{
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+
+		CHECK(report_wake_print(&rw, OUT_JSON, f) == 0);
+		fclose(f);
+		CHECK(strstr(text, "\"deliveries the event ring could not take\":5}") != NULL);
 		free(text);
 	}
 	report_wake_free(&rw);
@@ -376,6 +395,33 @@ static void test_hostile(const char *path)
 	reseal(t + off);
 	CHECK(read_all(t, len, err, sizeof(err), &wakes, &skipped) == -1);
 	CHECK(strstr(err, "wake lost record too short (16 bytes, at least 32)") != NULL);
+	/*
+	 * The first 1.8 writers' record, the kernel's three counters only (8 bytes fewer, the
+	 * records after it moved up): read, the ring 0.
+	 */
+	memcpy(t, d, off + 8 + 32);
+	memcpy(t + off + 8 + 32, d + off + 8 + 40, len - (off + 8 + 40));
+	put_le(t + off + 6, 32, 2);
+	reseal(t + off);
+	{
+		struct rec_reader *r = rec_reader_open_mem(t, len - 8, err, sizeof(err));
+		struct rec_item *it = calloc(1, sizeof(*it));
+		int n, seen = 0;
+
+		while ((n = rec_reader_next(r, it, err, sizeof(err))) == 1) {
+			if (it->kind != REC_WAKE_LOST)
+				continue;
+			seen++;
+			CHECK_EQ_U64(it->wake_lost[WAKE_LOST_SLOTS], 3);
+			CHECK_EQ_U64(it->wake_lost[WAKE_LOST_RING], 0);
+		}
+		if (n)
+			fprintf(stderr, "  %s\n", err);
+		CHECK(n == 0);
+		CHECK(seen == 1);
+		rec_reader_close(r);
+		free(it);
+	}
 	free(t);
 	off = find_record(d, len, RT_WAKE, 4);
 	/* Cut inside it: the reader names it and stops there. */

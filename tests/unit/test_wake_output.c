@@ -62,6 +62,7 @@ static void test_csv(void)
 	put(s.hcells[1].hist, 5000);
 	put(s.hcells[1].hist, 35000);
 	s.lost[WAKE_LOST_SLOTS] = 3;
+	s.posted = 4;
 
 	wake_snapshot_keep(&s, (int[]){ 100 }, 1);
 	wake_snapshot_sort(&s);
@@ -82,7 +83,9 @@ static void test_csv(void)
 		  "kind,pid,halts,poll_cpu_ns,halt_poll_ns,within_now,within_10us,within_50us,"
 		  "within_100us,within_200us,within_500us,within_1000us,within_5000us\n"
 		  "halt_poll,100,2,5000,20000,1,1,2,2,2,2,2,2\n"
-		  "# lost: 3 pending interrupts past the vCPU's slots\n");
+		  "# lost: 3 pending interrupts past the vCPU's slots\n"
+		  "# posted: 4 interrupts KVM posted to a vCPU in guest mode (APICv/AVIC): taken "
+		  "with no exit, not timed, in no row above\n");
 	free(out);
 	wake_snapshot_free(&s);
 }

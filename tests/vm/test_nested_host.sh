@@ -99,6 +99,11 @@ tasks() {	# the processes (not kernel threads) and each of their threads
 		done
 	done
 }
+# Whether KVM posts interrupts here (APICv on VMX, AVIC on SVM): without it every delivery to
+# a vCPU in guest mode kicks it out, with it a posted one needs no exit (README, "posted").
+for m in kvm_intel/parameters/enable_apicv kvm_amd/parameters/avic; do
+	[ -r /sys/module/$m ] && echo "note: $m=$(cat /sys/module/$m)"
+done
 rc=0
 for t in $TESTS; do
 	echo "=== $t"
