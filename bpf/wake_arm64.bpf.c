@@ -250,6 +250,12 @@ struct {
 } wake_zero SEC(".maps");
 
 __u64 wake_lost[NR_WAKE_LOST];
+/*
+ * x86's count of interrupts posted to a vCPU in guest mode (APICv, AVIC), which the loader reads
+ * from either skeleton. Its arm64 peer, GICv4 direct injection of vLPIs and (4.1) vSGIs, passes
+ * no tracepoint at all: never counted here, and SGIs and LPIs are said to be unseen (README).
+ */
+__u64 wake_posted;
 
 /*
  * stream --wake: each delivery also as a VMEXIT_EV_WAKE record (include/vmexit.h) in the
