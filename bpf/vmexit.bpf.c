@@ -202,20 +202,26 @@ VMEXIT_KVM_EVENTS(KVM_EVENT_PROG)
 
 /*
  * Keys (--by key): the kvm tracepoints that say what the exit in flight is about, one program
- * each, loaded only with keys and only where the tracepoint exists (src/session.c).
+ * each, loaded only with keys and only where the tracepoint exists (src/session.c). Raw
+ * tracepoints, which hand over the arguments: a classic one's dispatch first fills its trace
+ * record in a per-CPU perf buffer (perf_trace_buf_alloc(), the caller's registers, every
+ * field) for any attached program, and kvm_cpuid, kvm_msr and kvm_mmio fire in nearly every
+ * exit of their kind. Raw, not tp_btf: they need no module BTF, and a raw tracepoint reads
+ * pointer arguments on every kernel (tp_btf since 6.9, see key_pio). The prototypes are those
+ * of every kernel since 5.4 unless said; each argument is one u64 slot of ctx.
  */
 #define KEY_PROG(name, ...)							\
-SEC("?tp/kvm/kvm_" #name)							\
-int key_##name(struct trace_event_raw_kvm_##name *ctx)				\
+SEC("?raw_tp/kvm_" #name)							\
+int key_##name(__u64 *ctx)							\
 {										\
 	struct key_note k = { __VA_ARGS__ };					\
 										\
 	handle_key(bpf_get_current_pid_tgid(), &k, false);			\
-	return TP_PASS;								\
+	return 0;								\
 }
 
 /*
- * The raw tracepoint, for its data argument: an IN that went to the VMM is traced when it
+ * The raw tracepoint's data argument tells more: an IN that went to the VMM is traced when it
  * completes, in the next KVM_RUN, with the vCPU's pio_data page as data (complete_emulator_
  * pio_in(); before KVM's 2022 rework of emulator_pio_in, emulator_pio_in_emulated() passed the
  * same page); an IN handled in the kernel passes the caller's buffer. The arguments are (rw,
@@ -233,24 +239,71 @@ int BPF_PROG(key_pio, unsigned int rw, unsigned int port, unsigned int size, uns
 	return 0;
 }
 
-/* type 0 is a read that goes to userspace, 1 its completion, 2 a write (KVM_TRACE_MMIO_*). */
-KEY_PROG(mmio, .kind = KEY_MMIO, .dir = ctx->type == 2 ? KEY_DIR_WRITE : KEY_DIR_READ,
-	 .key = ctx->gpa)
-KEY_PROG(msr, .kind = KEY_MSR, .dir = ctx->write ? KEY_DIR_WRITE : KEY_DIR_READ, .key = ctx->ecx)
-KEY_PROG(cpuid, .kind = KEY_CPUID, .key = ctx->function)
-KEY_PROG(hypercall, .kind = KEY_HYPERCALL, .key = ctx->nr)
-KEY_PROG(hv_hypercall, .kind = KEY_HYPERCALL, .dir = KEY_DIR_HV, .key = ctx->code)
-/* arm64: x0 of an HVC is its SMCCC function id (PSCI, SMCCC_ARCH_*, ...); dir "smccc" says so. */
-KEY_PROG(hvc_arm64, .kind = KEY_HYPERCALL, .dir = KEY_DIR_SMCCC, .key = ctx->r0)
-/* The guest physical address (handle_key groups it by --key-gpa-shift); bit 1 of the error
- * code is a write (PFERR_WRITE_MASK). */
-KEY_PROG(page_fault, .kind = KEY_GPA, .dir = ctx->error_code & 2 ? KEY_DIR_WRITE : KEY_DIR_READ,
-	 .key = ctx->fault_address)
 /*
- * arm64's stage-2 fault: the IPA (of the page: KVM reads it from HPFAR_EL2), as the x86 one.
- * A fault to MMIO then traces kvm_mmio, whose key replaces this one (key_replaces).
+ * (int type, int len, u64 gpa, val): type 0 is a read that goes to userspace, 1 its
+ * completion, 2 a write (KVM_TRACE_MMIO_*).
  */
-KEY_PROG(guest_fault, .kind = KEY_GPA, .dir = key_arm64_fault_dir(ctx->hsr), .key = ctx->ipa)
+KEY_PROG(mmio, .kind = KEY_MMIO, .dir = (__u32)ctx[0] == 2 ? KEY_DIR_WRITE : KEY_DIR_READ,
+	 .key = ctx[2])
+/* (unsigned write, u32 ecx, u64 data, bool exception) */
+KEY_PROG(msr, .kind = KEY_MSR, .dir = (__u32)ctx[0] ? KEY_DIR_WRITE : KEY_DIR_READ,
+	 .key = (__u32)ctx[1])
+/* (unsigned int function, ...): the index came second in 5.x, after the function. */
+KEY_PROG(cpuid, .kind = KEY_CPUID, .key = (__u32)ctx[0])
+/* (unsigned long nr, a0, a1, a2, a3) */
+KEY_PROG(hypercall, .kind = KEY_HYPERCALL, .key = ctx[0])
+/* (u16 code, bool fast, ...) */
+KEY_PROG(hv_hypercall, .kind = KEY_HYPERCALL, .dir = KEY_DIR_HV, .key = (__u16)ctx[0])
+/*
+ * arm64, (unsigned long vcpu_pc, unsigned long r0, unsigned long imm): x0 of an HVC is its
+ * SMCCC function id (PSCI, SMCCC_ARCH_*, ...); dir "smccc" says so.
+ */
+KEY_PROG(hvc_arm64, .kind = KEY_HYPERCALL, .dir = KEY_DIR_SMCCC, .key = ctx[1])
+/*
+ * arm64's stage-2 fault, (vcpu_pc, unsigned long hsr, hxfar, unsigned long long ipa): the IPA
+ * (of the page: KVM reads it from HPFAR_EL2), as the x86 one. A fault to MMIO then traces
+ * kvm_mmio, whose key replaces this one (key_replaces).
+ */
+KEY_PROG(guest_fault, .kind = KEY_GPA, .dir = key_arm64_fault_dir(ctx[1]), .key = ctx[3])
+
+/*
+ * Argument i of a raw tracepoint, as one load at a fixed offset from ctx: written as plain C in
+ * two branches that read different slots, clang merges the loads into one through ctx plus a
+ * variable offset, which the verifier refuses (a modified ctx pointer).
+ */
+#define RAW_ARG(ctx, i) ({							\
+	__u64 __v;								\
+										\
+	asm volatile("%[v] = *(u64 *)(%[c] + %[off])"				\
+		     : [v] "=r"(__v) : [c] "r"(ctx), [off] "i"((i) * 8));	\
+	__v;									\
+})
+
+/*
+ * The guest physical address (handle_key groups it by --key-gpa-shift); bit 1 of the error
+ * code is a write (PFERR_WRITE_MASK). "KVM: x86: Add extra information in kvm_page_fault trace
+ * point" (Linux 6.1) put the vCPU first, (vcpu, u64 fault_address, u64 error_code), and the
+ * record's vcpu_id came with it; before, (unsigned long fault_address, error_code). Each
+ * shape reads only its own slots: a raw tracepoint refuses a program that reads past the
+ * prototype, and the test is a constant the verifier prunes by.
+ */
+SEC("?raw_tp/kvm_page_fault")
+int key_page_fault(__u64 *ctx)
+{
+	struct key_note k = { .kind = KEY_GPA };
+	__u64 err;
+
+	if (bpf_core_field_exists(struct trace_event_raw_kvm_page_fault, vcpu_id)) {
+		k.key = RAW_ARG(ctx, 1);
+		err = RAW_ARG(ctx, 2);
+	} else {
+		k.key = RAW_ARG(ctx, 0);
+		err = RAW_ARG(ctx, 1);
+	}
+	k.dir = err & 2 ? KEY_DIR_WRITE : KEY_DIR_READ;
+	handle_key(bpf_get_current_pid_tgid(), &k, false);
+	return 0;
+}
 
 /* --split: every context switch on the host; handle_sched_switch() says what it costs. */
 SEC("?tp_btf/sched_switch")
