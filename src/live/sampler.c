@@ -124,6 +124,9 @@ static int open_extras(struct sampler *sp, struct cli_filters *f, const struct s
 		sampler_close(sp, 0);
 		return -1;
 	}
+	/* After the hooks' lines: what waits for -v (bench/bed_overhead.sh) waits for these too. */
+	if (so->wake && f->opts.verbose)
+		fprintf(stderr, "vmexit: --wake: %d programs attached\n", sp->wake.nr_links);
 	/* Their cost too, apart: they run per context switch and wake-up, not per exit. */
 	if (so->wake && so->overhead) {
 		struct bpf_program *progs[WAKE_MAX_LINKS];
