@@ -127,360 +127,31 @@ struct task_struct___wake {
 
 /* A delivery waiting for its entry; info 0 is a free slot. The INTID needs 13 bits and more. */
 #define PEND_SRC_SHIFT		32
+/* The INTID needs 13 bits and more. */
+#define PEND_SRC_SHIFT		32
 #define PEND_STATE_SHIFT	36
-#define PEND_USED		(1ull << 63)
 #define PEND_VECTOR		0xffffffffull
 
-enum pend_state {
-	PEND_GUEST,	/* the vCPU was in guest mode */
-	PEND_EXIT,	/* in an exit; a later kvm_vcpu_wakeup may make it halted */
-	PEND_POLLED,
-	PEND_SLEPT,
-};
-
-struct pend_slot {
-	__u64 info;	/* PEND_USED | state << 36 | source << 32 | vector (the INTID) */
-	__u64 ts;	/* 0 until the sender has written it */
-	__u64 wake_ts;	/* PEND_SLEPT: the scheduler's wake-up, then on CPU */
-	__u64 on_ts;
-	__u64 rq_at_on;	/* PEND_SLEPT: the thread's rq_ns when its halt ended */
-};
-
-/* One vCPU thread. */
-struct wake_thread {
-	__u32 tgid;
-	__s32 vcpu;
-	__u64 proc_start;	/* its process's start: with tgid, the VMM (wake.h) */
-	__u64 vcpu_ptr;		/* its struct kvm_vcpu: a thread id given again is another vCPU */
-	__u64 timer_key;	/* its arch timer's bg_timer in wake_timers */
-	__u32 in_guest;
-	__u32 halts;		/* kvm_vcpu_wakeup events in the exit in flight */
-	__u64 exit_ts;		/* kvm_exit of the exit in flight */
-	/* The scheduler's view since the last halt ended: first sleep, last wake-up, on CPU. */
-	__u64 sleep_ts;
-	__u64 wake_ts;
-	__u64 on_ts;
-	/*
-	 * Preempted while runnable (switched out not asleep) at out_ts; rq_ns sums those waits.
-	 * A woken vCPU thread on a busy CPU may be preempted again on its way from the halt to
-	 * the entry: that wait is the run-queue's too, not time on CPU.
-	 */
-	__u64 out_ts;
-	__u64 rq_ns;
-	__u64 hlt_parts[NR_HLT_PARTS - 1];	/* poll, sleep, runq of the exit in flight */
-	/*
-	 * The bg_timer expired (kvm_bg_timer_expire()) at timer_ts with the vCPU doing
-	 * timer_state: KVM raises the timer's line only later, in the vCPU's thread (its
-	 * vcpu_load, once the halt has ended), so that delivery counts from the expiry.
-	 * timer_wake/on: the halt's wake-up and on CPU, as in pend_slot.
-	 */
-	__u64 timer_ts;
-	__u32 timer_state;
-	__u64 timer_wake_ts;
-	__u64 timer_on_ts;
-	__u64 timer_rq_at_on;
-	struct pend_slot pend[WAKE_PENDING_SLOTS];
-};
-
-/* The arch timer's note (kvm_timer_update_irq) of the line it is raising. */
-struct wake_note {
-	__u32 source;
-	__u32 vector;
-};
-
-struct vcpu_id_key {
-	__u32 tgid;
-	__s32 vcpu;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, WAKE_MAX_THREADS);
-	__type(key, __u32);			/* thread id */
-	__type(value, struct wake_thread);
-} wake_threads SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, WAKE_MAX_THREADS);
-	__type(key, struct vcpu_id_key);
-	__type(value, __u32);			/* the vCPU's thread id */
-} wake_vcpus SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, WAKE_MAX_THREADS);
-	__type(key, __u64);			/* the arch timer's bg_timer */
-	__type(value, __u32);			/* the vCPU's thread id */
-} wake_timers SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, WAKE_MAX_THREADS);
-	__type(key, __u32);			/* the timer's thread id */
-	__type(value, struct wake_note);
-} wake_notes SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, WAKE_MAX_CELLS);
-	__type(key, struct wake_key);
-	__type(value, struct wake_cell);
-} wake_cells SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, WAKE_MAX_CELLS);
-	__type(key, struct hlt_key);
-	__type(value, struct hlt_cell);
-} hlt_cells SEC(".maps");
-
-/* Zeroed values too large for the stack, to create cells and threads from. */
-struct wake_zero {
-	struct wake_cell wc;
-	struct hlt_cell hc;
-	struct wake_thread th;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct wake_zero);
-} wake_zero SEC(".maps");
-
-__u64 wake_lost[NR_WAKE_LOST];
 /*
- * x86's count of interrupts posted to a vCPU in guest mode (APICv, AVIC), which the loader reads
- * from either skeleton. Its arm64 peer, GICv4 direct injection of vLPIs and (4.1) vSGIs, passes
- * no tracepoint at all: never counted here, and SGIs and LPIs are said to be unseen (README).
+ * vgic_update_irq_pending's vcpu_id: the vCPU's index, kvm_get_vcpu() in 6.1, vcpu->vcpu_idx
+ * since Linux 6.8 (the header comment).
  */
-__u64 wake_posted;
-
-/*
- * stream --wake: each delivery also as a VMEXIT_EV_WAKE record (include/vmexit.h) in the
- * stream's ring buffer, whose map userspace puts in place of this one before loading
- * (wake_progs_open_stream()). Off otherwise: the cells cost what they did. A record the ring
- * could not take is counted here and reported as the stream's ringbuf_full.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4096);
-} events SEC(".maps");
-
-const volatile bool emit_events;
-/* The session's: the reader woken once per 2^shift bytes pending, not per record (0: each). */
-const volatile __u32 stream_wake_shift;
-
-/* The session's guests (-p, -g, a command and its forks: its pid_filter, shared) and -c. */
-#include "pid_filter.bpf.h"
-const volatile __s32 filter_vcpu = -1;
-__u64 events_lost;
-
-/* Tracepoint programs must not hide events from perf users: as bpf/vmexit.bpf.c. */
-#define TP_PASS		1
-
-static __always_inline void *cell_get(void *map, const void *key, const void *zero, int lost)
+static __always_inline __s32 wake_vcpu_index(struct kvm_vcpu___wake *vcpu)
 {
-	void *c = bpf_map_lookup_elem(map, key);
-
-	if (c)
-		return c;
-	/* -EEXIST: another CPU made it first, which is as good. */
-	bpf_map_update_elem(map, key, zero, BPF_NOEXIST);
-	c = bpf_map_lookup_elem(map, key);
-	if (!c)
-		__sync_fetch_and_add(&wake_lost[lost], 1);
-	return c;
+	return BPF_CORE_READ(vcpu, vcpu_idx);
 }
 
-/* As lat_add() in handlers.bpf.h: the bound the verifier sees, on the value it indexes with. */
-static __always_inline void hist_add(__u64 *hist, __u64 v)
-{
-	__u32 b = hist_bucket(v);
+/* Every vCPU has its arch timer's bg_timer. A macro, as x86's: see there why. */
+#define WAKE_VCPU_TRACK(t, tid, vk, vcpu)						\
+	do {										\
+		__u64 timer = (__u64)&(vcpu)->arch.timer_cpu.bg_timer;			\
+											\
+		bpf_map_update_elem(&wake_vcpus, &(vk), &(tid), BPF_ANY);		\
+		bpf_map_update_elem(&wake_timers, &timer, &(tid), BPF_ANY);		\
+		(t)->timer_key = timer;							\
+	} while (0)
 
-	barrier_var(b);
-	if (b < NR_BUCKETS)
-		hist[b]++;
-}
-
-static __always_inline struct wake_zero *zeroes(void)
-{
-	__u32 z = 0;
-
-	return bpf_map_lookup_elem(&wake_zero, &z);
-}
-
-/* The vCPU thread's state, created at its first exit or entry. */
-static __always_inline struct wake_thread *thread_of(__u32 tid, __u32 tgid,
-						      struct kvm_vcpu___wake *vcpu)
-{
-	struct wake_thread *t = bpf_map_lookup_elem(&wake_threads, &tid);
-	struct vcpu_id_key vk;
-	struct wake_zero *z;
-	__u64 born;
-
-	/*
-	 * A thread's record goes when it ends (wake_thread_end), so one found here is this
-	 * thread's: a thread id the kernel gives again, in another VMM or a reused pid, starts
-	 * anew without the process's start time read at every entry and exit (two probe reads,
-	 * as much as the rest of wake_exit). The tgid and the vCPU are checked all the same
-	 * (cheap): a thread that ended while the programs were being attached, before that one
-	 * was, left its record behind.
-	 */
-	if (t && t->tgid == tgid && t->vcpu_ptr == (__u64)vcpu)
-		return t;
-	if (t)
-		bpf_map_delete_elem(&wake_threads, &tid);
-	/*
-	 * As the exit cells' proc_start_time(): bpf_get_current_task_btf() would spare a probe
-	 * read, but came only in Linux 5.11 (KP Singh's task_local_storage series, "bpf: Implement
-	 * get_current_task_btf and RET_PTR_TO_BTF_ID"), and the exit programs load before it.
-	 */
-	born = BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), group_leader,
-			     start_time);
-	vk.tgid = tgid;
-	vk.vcpu = BPF_CORE_READ(vcpu, vcpu_idx);
-	/*
-	 * -p, -g, a command's VMMs and -c, as the exits are filtered: a thread not traced is
-	 * never tracked, so none of its deliveries or halts is kept. Asked again at each of its
-	 * entries and exits, so a VMM the session adds later (a fork, serve -g) is taken then.
-	 */
-	if (!pid_wanted(tgid) || (filter_vcpu >= 0 && vk.vcpu != filter_vcpu))
-		return NULL;
-	z = zeroes();
-	if (!z)
-		return NULL;
-	z->th.tgid = tgid;
-	z->th.vcpu = vk.vcpu;
-	z->th.proc_start = born;
-	z->th.vcpu_ptr = (__u64)vcpu;
-	t = cell_get(&wake_threads, &tid, &z->th, WAKE_LOST_THREADS);
-	if (t) {
-		__u64 timer = (__u64)&vcpu->arch.timer_cpu.bg_timer;
-
-		bpf_map_update_elem(&wake_vcpus, &vk, &tid, BPF_ANY);
-		bpf_map_update_elem(&wake_timers, &timer, &tid, BPF_ANY);
-		t->timer_key = timer;
-	}
-	return t;
-}
-
-static __always_inline void wake_emit(struct wake_thread *t, const struct wake_key *k,
-				      __u64 ts, __u64 lat, const __u64 *p)
-{
-	struct vmexit_event *ev;
-	__u64 flags = 0, pending, len;
-	int i;
-
-	if (!pid_wanted(t->tgid))
-		return;
-	ev = bpf_ringbuf_reserve(&events, VMEXIT_EVENT_SPLIT_LEN, 0);
-	if (!ev) {
-		__sync_fetch_and_add(&events_lost, 1);
-		return;
-	}
-	ev->ts_ns = ts;
-	ev->latency_ns = lat;
-	for (i = 0; i < NR_WAKE_PARTS; i++)
-		*wake_event_part(ev, i) = p[i];
-	ev->intr_info = k->vector;
-	ev->error_code = 0;
-	ev->tgid = t->tgid;
-	ev->tid = (__u32)bpf_get_current_pid_tgid();
-	ev->vcpu = t->vcpu;
-	ev->reason = k->source;
-	ev->cpu = bpf_get_smp_processor_id();
-	ev->isa = 0;
-	ev->type = VMEXIT_EV_WAKE;
-	/*
-	 * As the exits' event_submit(), less its timer kick (the reader polls on its own clock,
-	 * capture_clock.h): a 1 kHz guest timer would otherwise wake it 1,000 times a second.
-	 */
-	if (stream_wake_shift) {
-		/* What is unread, this record (reserved, so counted) included. */
-		pending = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
-		len = BPF_RINGBUF_HDR_SZ + VMEXIT_EVENT_SPLIT_LEN;
-		flags = pending >> stream_wake_shift != (pending - len) >> stream_wake_shift ?
-			BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
-	}
-	bpf_ringbuf_submit(ev, flags);
-}
-
-static __always_inline void wake_account(struct wake_thread *t, __u64 info, __u64 ts,
-					 struct pend_slot *s, __u64 now)
-{
-	struct wake_key k = { .tgid = t->tgid, .vcpu = t->vcpu, .proc_start = t->proc_start };
-	__u32 state = (info >> PEND_STATE_SHIFT) & 0xf;
-	__u64 lat = now - ts, wake, on, rq, p[NR_WAKE_PARTS] = {};
-	struct wake_cell *c;
-	struct wake_zero *z;
-	int i;
-
-	k.source = (info >> PEND_SRC_SHIFT) & 0xf;
-	k.vector = info & PEND_VECTOR;
-	switch (state) {
-	case PEND_GUEST:
-		p[WAKE_PART_GUEST] = lat;
-		break;
-	case PEND_POLLED:
-		p[WAKE_PART_POLLED] = lat;
-		break;
-	case PEND_SLEPT:
-		/* Each boundary clamped into [pending, entry] and ordered: the parts sum exactly. */
-		wake = s->wake_ts < ts ? ts : s->wake_ts > now ? now : s->wake_ts;
-		on = s->on_ts < wake ? wake : s->on_ts > now ? now : s->on_ts;
-		/* Preempted after the halt ended: run-queue time, not on CPU (at most all of it). */
-		rq = t->rq_ns - s->rq_at_on;
-		rq = rq > now - on ? now - on : rq;
-		p[WAKE_PART_SLEPT] = wake - ts;
-		p[WAKE_PART_RUNQ] = on - wake + rq;
-		p[WAKE_PART_ONCPU] = now - on - rq;
-		break;
-	default:
-		p[WAKE_PART_EXIT] = lat;
-	}
-	if (emit_events)
-		wake_emit(t, &k, ts, lat, p);
-	z = zeroes();
-	if (!z)
-		return;
-	c = cell_get(&wake_cells, &k, &z->wc, WAKE_LOST_CELLS);
-	if (!c)
-		return;
-	c->count++;
-	c->sum_ns += lat;
-	if (lat > c->max_ns)
-		c->max_ns = lat;
-	hist_add(c->hist, lat);
-	for (i = 0; i < NR_WAKE_PARTS; i++)
-		c->parts[i] += p[i];
-}
-
-static __always_inline void hlt_account(struct wake_thread *t, __u64 now)
-{
-	struct hlt_key k = { .tgid = t->tgid, .vcpu = t->vcpu, .proc_start = t->proc_start };
-	__u64 total = now - t->exit_ts, in = 0;
-	struct hlt_cell *c;
-	struct wake_zero *z;
-	int i;
-
-	z = zeroes();
-	if (!z)
-		return;
-	c = cell_get(&hlt_cells, &k, &z->hc, WAKE_LOST_CELLS);
-	if (!c)
-		return;
-	c->exits++;
-	c->sum_ns += total;
-	for (i = 0; i < NR_HLT_PARTS - 1; i++) {
-		c->parts[i] += t->hlt_parts[i];
-		in += t->hlt_parts[i];
-		t->hlt_parts[i] = 0;
-	}
-	/* The halts' pieces lie inside the exit, one after the other: in <= total. */
-	c->parts[HLT_PART_OTHER] += total > in ? total - in : 0;
-}
+#include "wake_common.bpf.h"
 
 /*
  * The vGIC's vgic_irq of intid for the vCPU vcpu, or NULL (an LPI, or one this kernel lays out
@@ -539,130 +210,21 @@ static __always_inline struct kvm_vcpu___wake *running_vcpu(void)
 	return (void *)first - bpf_core_field_offset(struct kvm_vcpu___wake, preempt_notifier.link);
 }
 
+
 SEC("tp_btf/kvm_entry")
 int BPF_PROG(wake_entry, unsigned long vcpu_pc)
 {
 	__u64 now = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
-	struct kvm_vcpu___wake *vcpu = running_vcpu();
-	struct wake_thread *t;
-	int i;
 
-	if (!vcpu)
-		return 0;
-	t = thread_of((__u32)id, id >> 32, vcpu);
-	if (!t)
-		return 0;
-	for (i = 0; i < WAKE_PENDING_SLOTS; i++) {
-		struct pend_slot *s = &t->pend[i];
-		__u64 info = s->info, ts = s->ts;
-
-		/* A sender still writing its slot: delivered at the next entry. */
-		if (!(info & PEND_USED) || !ts)
-			continue;
-		wake_account(t, info, ts, s, now);
-		s->ts = 0;
-		__sync_lock_test_and_set(&s->info, 0);
-	}
-	if (t->halts && t->exit_ts)
-		hlt_account(t, now);
-	t->halts = 0;
-	t->exit_ts = 0;
-	t->in_guest = 1;
-	return 0;
+	return wake_vcpu_entry(now, id, running_vcpu());
 }
 
 SEC("tp_btf/kvm_exit")
 int BPF_PROG(wake_exit, int ret, unsigned int esr_ec, unsigned long vcpu_pc)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	struct kvm_vcpu___wake *vcpu = running_vcpu();
-	struct wake_thread *t;
 
-	if (!vcpu)
-		return 0;
-	t = thread_of((__u32)id, id >> 32, vcpu);
-	if (!t)
-		return 0;
-	t->exit_ts = bpf_ktime_get_ns();
-	t->in_guest = 0;
-	t->halts = 0;
-	t->sleep_ts = 0;
-	return 0;
-}
-
-/*
- * The end of a halt (kvm_vcpu_halt()): ns is from its start, polling included; waited says the
- * thread slept. Deliveries pending since the halt began were made while halted.
- */
-SEC("tp_btf/kvm_vcpu_wakeup")
-int BPF_PROG(wake_halt_end, __u64 ns, bool waited, bool valid)
-{
-	__u64 now = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid(), start, sleep, wake, on;
-	__u32 tid = (__u32)id;
-	struct wake_thread *t = bpf_map_lookup_elem(&wake_threads, &tid);
-	struct hlt_key k;
-	struct hlt_cell *c;
-	struct wake_zero *z;
-	int i;
-
-	if (!t || !(z = zeroes()))
-		return 0;
-	start = now > ns ? now - ns : 0;
-	k.tgid = t->tgid;
-	k.vcpu = t->vcpu;
-	k.proc_start = t->proc_start;
-	c = cell_get(&hlt_cells, &k, &z->hc, WAKE_LOST_CELLS);
-	if (!c)
-		return 0;
-	c->halts++;
-	c->halt_ns += ns;
-	if (!valid)
-		c->invalid++;
-	if (!waited) {
-		c->polled++;
-		t->hlt_parts[HLT_PART_POLL] += ns;
-		hist_add(c->hist, ns);
-		c->wake_sum_ns += ns;
-		sleep = wake = on = now;
-	} else {
-		/* Clamped into the halt and ordered, so that the pieces never overlap. */
-		sleep = t->sleep_ts < start ? start : t->sleep_ts > now ? now : t->sleep_ts;
-		wake = t->wake_ts < sleep ? sleep : t->wake_ts > now ? now : t->wake_ts;
-		on = t->on_ts < wake ? wake : t->on_ts > now ? now : t->on_ts;
-		if (sleep > start)
-			c->poll_slept++;
-		else
-			c->slept++;
-		t->hlt_parts[HLT_PART_POLL] += sleep - start;
-		t->hlt_parts[HLT_PART_SLEEP] += wake - sleep;
-		t->hlt_parts[HLT_PART_RUNQ] += on - wake;
-		hist_add(c->hist, wake - start);
-		c->wake_sum_ns += wake - start;
-		c->slept_halt_ns += ns;
-	}
-	t->halts++;
-	t->sleep_ts = 0;
-	if (t->timer_ts && t->timer_ts >= start && t->timer_state == PEND_EXIT) {
-		t->timer_state = waited ? PEND_SLEPT : PEND_POLLED;
-		t->timer_wake_ts = wake;
-		t->timer_on_ts = on;
-		t->timer_rq_at_on = t->rq_ns;
-	}
-	for (i = 0; i < WAKE_PENDING_SLOTS; i++) {
-		struct pend_slot *s = &t->pend[i];
-		__u64 info = s->info;
-
-		if (!(info & PEND_USED) || s->ts < start ||
-		    ((info >> PEND_STATE_SHIFT) & 0xf) != PEND_EXIT)
-			continue;
-		info &= ~(0xfull << PEND_STATE_SHIFT);
-		info |= (__u64)(waited ? PEND_SLEPT : PEND_POLLED) << PEND_STATE_SHIFT;
-		s->wake_ts = wake;
-		s->on_ts = on;
-		s->rq_at_on = t->rq_ns;
-		s->info = info;
-	}
-	return 0;
+	return wake_vcpu_exit(id, running_vcpu());
 }
 
 /* The arch timer raises its line: the vgic_update_irq_pending that follows here is its. */
@@ -677,37 +239,6 @@ int BPF_PROG(wake_timer_line, unsigned long vcpu_id, __u32 irq, int level)
 	return 0;
 }
 
-/* A pending slot for the vCPU t, or NULL (counted lost). */
-static __always_inline struct pend_slot *slot_take(struct wake_thread *t, __u64 info)
-{
-	int i;
-
-	for (i = 0; i < WAKE_PENDING_SLOTS; i++) {
-		struct pend_slot *s = &t->pend[i];
-
-		if (__sync_val_compare_and_swap(&s->info, 0, info) == 0)
-			return s;
-	}
-	__sync_fetch_and_add(&wake_lost[WAKE_LOST_SLOTS], 1);
-	return NULL;
-}
-
-/* The arch timer's interrupt, in the vCPU's own thread: pending since the bg_timer expired. */
-static __always_inline int timer_pending(struct wake_thread *t, __u32 intid)
-{
-	__u64 info = PEND_USED | (__u64)t->timer_state << PEND_STATE_SHIFT |
-		     (__u64)WAKE_SRC_TIMER << PEND_SRC_SHIFT | intid;
-	struct pend_slot *s = slot_take(t, info);
-
-	if (s) {
-		s->wake_ts = t->timer_wake_ts;
-		s->on_ts = t->timer_on_ts;
-		s->rq_at_on = t->timer_rq_at_on;
-		s->ts = t->timer_ts;
-	}
-	t->timer_ts = 0;
-	return 0;
-}
 
 /* Whether the vCPU t has a delivery of intid still waiting for its entry. */
 static __always_inline bool intid_pending(struct wake_thread *t, __u32 intid)
@@ -757,112 +288,6 @@ int BPF_PROG(wake_pending, unsigned long vcpu_id, __u32 irq, bool level)
 	s = slot_take(t, info);
 	if (s)
 		s->ts = now;
-	return 0;
-}
-
-/*
- * Every hrtimer of the host expires through here: one hash lookup, and only the vCPUs' bg_timers
- * go on. The first expiry since the last delivery is the one that counts.
- */
-SEC("tp_btf/hrtimer_expire_entry")
-int BPF_PROG(wake_timer_expiry, struct hrtimer___wake *timer)
-{
-	__u64 key = (__u64)timer;
-	__u32 *tid = bpf_map_lookup_elem(&wake_timers, &key);
-	struct wake_thread *t;
-
-	if (!tid)
-		return 0;
-	t = bpf_map_lookup_elem(&wake_threads, tid);
-	if (!t || t->timer_ts)
-		return 0;
-	t->timer_state = t->in_guest ? PEND_GUEST : PEND_EXIT;
-	t->timer_ts = bpf_ktime_get_ns();
-	return 0;
-}
-
-/* The vCPU threads' sleeps, wake-ups and runs, for the halted parts. */
-static __always_inline bool task_asleep(struct task_struct *p)
-{
-	/* "sched: Change task_struct::state" (Linux 5.14) renamed state to __state. */
-	if (bpf_core_field_exists(p->__state))
-		return BPF_CORE_READ(p, __state) != 0;
-	return BPF_CORE_READ((struct task_struct___pre514 *)p, state) != 0;
-}
-
-SEC("tp_btf/sched_switch")
-int BPF_PROG(wake_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
-{
-	struct wake_thread *t;
-	__u32 prev_tid, next_tid;
-	__u64 now;
-
-	if (!prev || !next)
-		return 0;
-	prev_tid = BPF_CORE_READ(prev, pid);
-	next_tid = BPF_CORE_READ(next, pid);
-	t = bpf_map_lookup_elem(&wake_threads, &prev_tid);
-	if (t) {
-		if (!preempt && task_asleep(prev)) {
-			if (!t->in_guest && !t->sleep_ts)
-				t->sleep_ts = bpf_ktime_get_ns();
-		} else {
-			t->out_ts = bpf_ktime_get_ns();
-		}
-	}
-	t = bpf_map_lookup_elem(&wake_threads, &next_tid);
-	if (t) {
-		now = bpf_ktime_get_ns();
-		t->on_ts = now;
-		if (t->out_ts && now > t->out_ts)
-			t->rq_ns += now - t->out_ts;
-		t->out_ts = 0;
-	}
-	return 0;
-}
-
-/*
- * A thread's end: its record, and the vCPU's and timer's entries that lead to it, go. So a
- * thread id or hrtimer address the kernel gives again is never taken for this one (thread_of()
- * relies on it), and wake_threads keeps room for the vCPUs to come (a server of months sees
- * many VMMs come and go).
- */
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(wake_thread_end, struct task_struct *task)
-{
-	__u32 tid = (__u32)bpf_get_current_pid_tgid(), *owner;
-	struct wake_thread *t = bpf_map_lookup_elem(&wake_threads, &tid);
-	struct vcpu_id_key vk;
-	__u64 timer;
-
-	bpf_map_delete_elem(&wake_notes, &tid);
-	if (!t)
-		return 0;
-	vk.tgid = t->tgid;
-	vk.vcpu = t->vcpu;
-	timer = t->timer_key;
-	owner = bpf_map_lookup_elem(&wake_vcpus, &vk);
-	if (owner && *owner == tid)
-		bpf_map_delete_elem(&wake_vcpus, &vk);
-	owner = timer ? bpf_map_lookup_elem(&wake_timers, &timer) : NULL;
-	if (owner && *owner == tid)
-		bpf_map_delete_elem(&wake_timers, &timer);
-	bpf_map_delete_elem(&wake_threads, &tid);
-	return 0;
-}
-
-SEC("tp_btf/sched_wakeup")
-int BPF_PROG(wake_wakeup, struct task_struct *p)
-{
-	struct wake_thread *t;
-	__u32 tid;
-
-	if (!p)
-		return 0;
-	tid = BPF_CORE_READ(p, pid);
-	t = bpf_map_lookup_elem(&wake_threads, &tid);
-	if (t)
-		t->wake_ts = bpf_ktime_get_ns();
 	return 0;
 }
 
