@@ -264,6 +264,18 @@ capture_test_start() {
 	chmod 755 "$TMP"
 }
 
+# held_map_id PID NAME: the id of the BPF map named NAME that PID holds open (nothing: none).
+# One file at a time: busybox awk (the beds') stops at the first file it cannot open, and the
+# process opens and closes fds of its own (/proc reads) while the glob is read.
+held_map_id() {
+	local f id
+	for f in /proc/"$1"/fdinfo/*; do
+		sed -n 's/^map_id:[[:space:]]*//p' "$f" 2>/dev/null
+	done | sort -un | while read -r id; do
+		bpftool -j map show id "$id" 2>/dev/null | grep -q "\"name\":\"$2\"" && echo "$id"
+	done | head -n 1
+}
+
 # held_prog_names PID: the names of the BPF programs PID holds, one a line (the prog_id of each
 # program and link fd it has open). A test judges the programs of its own vmexit so: the host
 # may run others (the shipped `vmexit serve` unit), with the same program names.

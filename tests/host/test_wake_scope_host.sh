@@ -56,10 +56,7 @@ for g in $A $B; do
 	wait ${GP[$g]} || { cat "$TMP/$g.err"; fail "$g failed (its tally above)"; }
 done
 # The map by stat's own fds (/proc/PID/fdinfo: map_id), named as the program names it.
-id=
-for m in $(awk '/^map_id:/ { print $2 }' /proc/$ap/fdinfo/* 2>/dev/null | sort -u); do
-	bpftool -j map show id "$m" 2>/dev/null | grep -q '"name":"wake_threads"' && id=$m
-done
+id=$(held_map_id $ap wake_threads)
 [ -n "$id" ] || fail "no wake_threads map of stat (pid $ap) in bpftool's list"
 bpftool -j map dump id "$id" >"$TMP/threads.json" || fail "bpftool map dump id $id failed"
 left=$(python3 -c '
