@@ -172,8 +172,11 @@ const volatile __u32 stream_wake_shift;
 const volatile __s32 filter_vcpu = -1;
 __u64 events_lost;
 
-/* Tracepoint programs must not hide events from perf users: as bpf/vmexit.bpf.c. */
-#define TP_PASS		1
+/*
+ * Every program here is tp_btf (a raw tracepoint's BTF-typed twin), whose return value the
+ * kernel ignores: perf and kvm_stat see every event whatever it returns. (A classic
+ * tracepoint program's 0 would drop the event for perf: bpf/vmexit.bpf.c's TP_PASS.)
+ */
 
 static __always_inline void *cell_get(void *map, const void *key, const void *zero, int lost)
 {
