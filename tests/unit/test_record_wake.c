@@ -167,6 +167,18 @@ static char *csv_of(const struct wake_snapshot *s)
 	return text;
 }
 
+/* report's own print of rw in fmt. */
+static char *report_of(struct report_wake *rw, enum out_format fmt)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	CHECK(report_wake_print(rw, fmt, f) == 0);
+	fclose(f);
+	return text;
+}
+
 /* Write, read back each record, and the rows of report against those of the kernel's cells. */
 static void test_round_trip(const char *path)
 {
@@ -250,12 +262,8 @@ static void test_round_trip(const char *path)
 	free(got);
 	/* report's own print: the halts said absent, in place of their rows. */
 	{
-		char *text = NULL;
-		size_t len = 0;
-		FILE *f = open_memstream(&text, &len);
+		char *text = report_of(&rw, OUT_CSV);
 
-		CHECK(report_wake_print(&rw, OUT_CSV, f) == 0);
-		fclose(f);
 		CHECK(strstr(text, "# hlt, halt_poll: not in a recording") != NULL);
 		CHECK(strstr(text, "kind,pid,vcpu,exits") == NULL);
 		/* A full cell map loses none of a recording's deliveries: not said as lost. */
@@ -266,12 +274,8 @@ static void test_round_trip(const char *path)
 		free(text);
 	}
 	{
-		char *text = NULL;
-		size_t len = 0;
-		FILE *f = open_memstream(&text, &len);
+		char *text = report_of(&rw, OUT_JSON);
 
-		CHECK(report_wake_print(&rw, OUT_JSON, f) == 0);
-		fclose(f);
 		CHECK(strstr(text, "\"deliveries the event ring could not take\":5}") != NULL);
 		free(text);
 	}
