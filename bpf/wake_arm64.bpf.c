@@ -210,7 +210,6 @@ static __always_inline struct kvm_vcpu___wake *running_vcpu(void)
 	return (void *)first - bpf_core_field_offset(struct kvm_vcpu___wake, preempt_notifier.link);
 }
 
-
 SEC("tp_btf/kvm_entry")
 int BPF_PROG(wake_entry, unsigned long vcpu_pc)
 {
@@ -238,7 +237,6 @@ int BPF_PROG(wake_timer_line, unsigned long vcpu_id, __u32 irq, int level)
 		bpf_map_update_elem(&wake_notes, &tid, &n, BPF_ANY);
 	return 0;
 }
-
 
 /* Whether the vCPU t has a delivery of intid still waiting for its entry. */
 static __always_inline bool intid_pending(struct wake_thread *t, __u32 intid)
