@@ -131,11 +131,18 @@ print(f'{cpus} CPU(s): MSIs to a spinning vCPU expected mostly in {spin_part}')
 rows = {'wake': [], 'hlt': [], 'halt_poll': []}
 bad = []
 halt_check = []
+# Deliveries KVM posted to a vCPU in guest mode (APICv/AVIC on a hardware host; off in the
+# beds): in no row, counted apart. Only the MSIs to a spinning vCPU (0x42) reach a vCPU in
+# guest mode in this workload (the others wait for a halted one), so they may be posted.
+posted = 0
 for r in csv.reader(open(path)):
     if not r:
         continue
     if r[0].startswith('  ') and ' halt' in r[0]:
         halt_check.append(','.join(r).strip())
+        continue
+    if r[0].startswith('# posted: '):
+        posted = int(r[0].split()[2])
         continue
     if r[0].startswith('#'):
         bad.append('lost: ' + ','.join(r))
@@ -161,7 +168,13 @@ for src, vec, want, on, parts in (('timer', 0x40, n, range(v), halted_parts),
                                   ('msi', 0x42, m, range(v), (spin_part,)),
                                   ('ipi', 0x43, ipis, (1,), halted_parts)):
     got = by.get((src, vec), {})
-    if sorted(got) != list(on) or any(int(w['count']) != want for w in got.values()):
+    if vec == 0x42 and posted:
+        # Posted ones are a total, not per vCPU: timed and posted make all of them.
+        if any(int(w['count']) > want for w in got.values()) or \
+           sum(int(w['count']) for w in got.values()) + posted != want * len(on):
+            bad.append(f'msi 0x42: {({k: w["count"] for k, w in got.items()})} timed and '
+                       f'{posted} posted, expected {want} on each of vCPUs {list(on)}')
+    elif sorted(got) != list(on) or any(int(w['count']) != want for w in got.values()):
         bad.append(f'{src} 0x{vec:x} deliveries per vCPU: '
                    f'{ {k: w["count"] for k, w in got.items()} }, expected {want} on each '
                    f'of vCPUs {list(on)}')
@@ -187,9 +200,9 @@ for l in open(perf):
 delivered = sum(int(w['count']) for w in rows['wake'])
 print(f'delivered {delivered} ((timer {n} + msi 2 x {m}) x {v} + ipi {ipis}), halts {halts}; '
       f'perf stat {pc}')
-if pc.get('kvm:kvm_apic_accept_irq') != delivered:
+if pc.get('kvm:kvm_apic_accept_irq') != delivered + posted:
     bad.append(f'perf counted {pc.get("kvm:kvm_apic_accept_irq")} kvm_apic_accept_irq, '
-               f'vmexit {delivered} deliveries')
+               f'vmexit {delivered} deliveries and {posted} posted')
 # The IPIs: vmexit's, perf's kvm_apic_ipi and the guest's own, sent (vCPU 0) and handled (1).
 tally = {c['vcpu']: c['tally'] for c in guest['vcpus']}
 got_ipi = sum(int(w['count']) for w in by.get(('ipi', 0x43), {}).values())
