@@ -8,9 +8,12 @@
  * the vCPU's own, an SPI from the VMM's KVM_IRQ_LINE or an irqfd) and ends at the target vCPU's
  * next kvm_entry. The target is (the sender's tgid, the tracepoint's vcpu_id, which is the vCPU's
  * index: kvm_get_vcpu() in 6.1, vcpu->vcpu_idx since "KVM: arm64: vgic: Make
- * kvm_vgic_inject_irq() take a vcpu pointer", Linux 6.8). Its source, as x86's mean: TIMER for the
- * arch timer's PPI (kvm:kvm_timer_update_irq just before, in the same thread), IPI for an SGI,
- * LOCAL for another PPI, LINE for an SPI, MSI for an LPI; its vector is the INTID. KVM's timer says
+ * kvm_vgic_inject_irq() take a vcpu pointer", Linux 6.8), but for an SPI: KVM_IRQ_LINE and irqfds
+ * pass no vCPU for one (vcpu_id 0 in 6.1 and 6.12), and the vGIC sends it to its vgic_irq's
+ * target_vcpu (GICD_IROUTER), read through any vCPU of the sender's VM (spi_target()). Its
+ * source, as x86's mean: TIMER for the arch timer's PPI (kvm:kvm_timer_update_irq just before, in
+ * the same thread), IPI for an SGI, LOCAL for another PPI, LINE for an SPI, MSI for an LPI; its
+ * vector is the INTID. KVM's timer says
  * level 1 again at each vcpu_load while its condition holds (kvm_timer_vcpu_load_gic()), also after
  * the interrupt was delivered and before the guest took it: an update that finds the vGIC's line
  * already high (vgic_line_rises()), or the INTID's delivery still pending, starts none.
@@ -19,7 +22,8 @@
  * wakes the thread, whose vcpu_load then updates the line. As x86's LAPIC timer, that delivery
  * counts from the hrtimer's expiry (hrtimer_expire_entry on bg_timer), so its parts say how long
  * it slept and waited to run. Not seen (said in the README): SGIs (vgic_v3_dispatch_sgi() makes
- * them pending without the tracepoint, up to at least 6.12), LPIs (the ITS injects them the
+ * them pending without the tracepoint, up to at least 6.12; kvm:kvm_sys_access sees the guest's
+ * ICC_SGI1R_EL1 write that sends one, not used yet), LPIs (the ITS injects them the
  * same way), and the emulated timers' updates made from an hrtimer in another process's context.
  *
  * arm64's kvm_entry and kvm_exit carry no vCPU pointer (vcpu_pc, and ret/esr_ec): the vCPU is
@@ -36,6 +40,8 @@
 #define GIC_PPI_FIRST	16
 #define GIC_SPI_FIRST	32
 #define GIC_LPI_FIRST	8192
+
+struct kvm_vcpu___wake;
 
 /*
  * Only what is read: the vCPU's index and its arch timer's bg_timer (kvm_vcpu.arch.timer_cpu, as
@@ -62,6 +68,7 @@ enum vgic_irq_config___wake {
 
 struct vgic_irq___wake {
 	void *vcpu;		/* the vCPU whose ap_list holds it (queued, in a list register) */
+	struct kvm_vcpu___wake *target_vcpu;	/* an SPI's: where GICD_IROUTER routes it */
 	bool line_level;
 	enum vgic_irq_config___wake config;
 } __attribute__((preserve_access_index));
@@ -238,6 +245,40 @@ int BPF_PROG(wake_timer_line, unsigned long vcpu_id, __u32 irq, int level)
 	return 0;
 }
 
+/* How many vCPU indexes spi_target() tries for one of the VM's (see there). */
+#define SPI_VCPU_PROBES	64
+
+/*
+ * The index of the vCPU an SPI is routed to, or -1: any tracked vCPU of the sender's process
+ * leads to the VM's vGIC, whose vgic_irq names the target. The lowest index still tracked, not
+ * vCPU 0 alone: a vCPU whose thread has ended is forgotten, and the others still take SPIs (9 of
+ * vCPU 1's 40 went uncounted so in the arm64 bed). One VM per process, as QEMU's: in a process
+ * with several, the first one found is taken. Read before kvm_vgic_inject_irq() takes the irq's
+ * lock: a GICD_IROUTER write racing it charges the delivery to the vCPU routed to just before.
+ */
+static __always_inline __s32 spi_target(__u32 tgid, __u32 intid)
+{
+	struct vcpu_id_key vk0 = { .tgid = tgid };
+	struct kvm_vcpu___wake *target;
+	struct vgic_irq___wake *irq;
+	struct wake_thread *t0 = NULL;
+	__u32 *tid0, i;
+
+	for (i = 0; i < SPI_VCPU_PROBES && !t0; i++) {
+		vk0.vcpu = i;
+		tid0 = bpf_map_lookup_elem(&wake_vcpus, &vk0);
+		if (tid0)
+			t0 = bpf_map_lookup_elem(&wake_threads, tid0);
+	}
+	if (!t0)
+		return -1;
+	irq = vgic_irq_of((void *)t0->vcpu_ptr, intid);
+	if (!irq)
+		return -1;
+	target = BPF_CORE_READ(irq, target_vcpu);
+	return target ? wake_vcpu_index(target) : -1;
+}
+
 /* Whether the vCPU t has a delivery of intid still waiting for its entry. */
 static __always_inline bool intid_pending(struct wake_thread *t, __u32 intid)
 {
@@ -265,6 +306,13 @@ int BPF_PROG(wake_pending, unsigned long vcpu_id, __u32 irq, bool level)
 
 	if (!level)
 		return 0;
+	if (irq >= GIC_SPI_FIRST && irq < GIC_LPI_FIRST) {
+		__s32 target = spi_target(vk.tgid, irq);
+
+		if (target < 0)
+			return 0;
+		vk.vcpu = target;
+	}
 	n = bpf_map_lookup_elem(&wake_notes, &tid);
 	if (n && n->vector == irq) {
 		src = n->source;

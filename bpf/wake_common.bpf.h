@@ -445,6 +445,14 @@ int BPF_PROG(wake_halt_end, __u64 ns, bool waited, bool valid)
 	if (!t || !(z = zeroes()))
 		return 0;
 	start = now > ns ? now - ns : 0;
+	/*
+	 * KVM's ns ends where it read the clock after the halt, not here: a thread preempted in
+	 * between (6 ms once in the arm64 bed) moves now - ns past the halt's true start, and an
+	 * interrupt made pending while it slept was taken for one made in the exit before. The
+	 * halt had begun by the time its thread first slept in this exit.
+	 */
+	if (waited && t->sleep_ts && t->sleep_ts < start)
+		start = t->sleep_ts;
 	k.tgid = t->tgid;
 	k.vcpu = t->vcpu;
 	k.proc_start = t->proc_start;

@@ -5,7 +5,7 @@
  *
  * Usage:
  *   vmexit-guest-arm64 [--vcpus N] [--mmio N] [--touch N] [--hvc N] [--wfi N] [--sysreg N]
- *                      [--timer N] [--name NAME] [--json]
+ *                      [--timer N] [--irq N] [--name NAME] [--json]
  *   vmexit-guest-arm64 --symbols FILE
  *
  * One VM per process, as with QEMU: the process re-execs itself (same pid) with
@@ -24,6 +24,7 @@
  *   --sysreg N  mrs ID_AA64PFR0_EL1 (HCR_EL2.TID3)    kvm_exit SYS64     (emulated in the kernel)
  *   --timer N   N EL1 virtual timer interrupts (CNTV, PPI 27) through an in-kernel vGICv3, each
  *               armed 1 ms ahead and waited for with wfi (see below)
+ *   --irq N     N SPIs the VMM raises with KVM_IRQ_LINE while the vCPU waits in wfi (see below)
  * then one strb to the done address 0x10000008 (one more DABT_LOW and KVM_EXIT_MMIO), after which
  * the VMM stops running it. Without any kind option the mix is --mmio 1000.
  *
@@ -34,9 +35,9 @@
  *
  * --symbols FILE writes the guest code's labels as a System.map at the guest addresses they
  * run at (guest_start, and each kind's exit instruction: guest_mmio, guest_touch, guest_hvc,
- * guest_wfi, guest_sysreg, guest_done) and exits without running a VM; the layout is the same
- * for every mix. kvm_exit's vcpu_pc is the exit's instruction, but for HVC64: the instruction
- * after the hvc (ELR_EL2 of an HVC is its return address), guest_hvc+0x4.
+ * guest_wfi, guest_sysreg, guest_timer, guest_irq, guest_done) and exits without running a VM;
+ * the layout is the same for every mix. kvm_exit's vcpu_pc is the exit's instruction, but for
+ * HVC64: the instruction after the hvc (ELR_EL2 of an HVC is its return address), guest_hvc+0x4.
  *
  * Exact counts per vCPU:
  *   kvm_exit DABT_LOW = mmio + touch + 1   HVC64 = hvc   WFx = wfi   SYS64 = sysreg
@@ -66,10 +67,28 @@
  * guest runs elsewhere costs an IRQ exit and an EINTR too. Every KVM_RUN result, EINTR
  * included, is tallied, and the VMM fails (exit 1) on any exit it did not ask for.
  *
+ * --irq: the same vGICv3 (created for --timer or --irq), in which vCPU v's own SPI, INTID
+ * IRQ_INTID + v, is made group 1, edge-triggered, routed to v (GICD_IROUTER) and enabled, again
+ * through the device's register attributes: no GIC MMIO exit. The guest opens its CPU interface,
+ * computes its INTID from MPIDR_EL1 and stores 0 to 0x10000010 (an 8-byte KVM_EXIT_MMIO: "ready"),
+ * then N times: wfi until ICC_IAR1_EL1 acknowledges its INTID; CNTVCT_EL0 read; ICC_EOIR1_EL1;
+ * tally + 1 (x30); that CNTVCT stored to 0x10000010 (one more KVM_EXIT_MMIO: the handler's time,
+ * and ready for the next). So MMIO = mmio + 1 + (irq + 1) per vCPU. An injector thread per vCPU
+ * waits for each "ready", then until the vCPU thread sleeps in KVM's halt (state S and wchan
+ * kvm_vcpu_block in /proc/self/task/TID: blocked in the wfi), reads the host's CNTVCT_EL0 and raises the SPI (KVM_IRQ_LINE, irq_type
+ * KVM_ARM_IRQ_TYPE_SPI, level 1: an edge, one kvm:vgic_update_irq_pending with vcpu_id 0, the
+ * index KVM_IRQ_LINE gives every SPI). The guest's and the host's counters differ by the VM's
+ * offset, read once before the first run (KVM_REG_ARM_TIMER_CNT between two host reads), so each
+ * delivery's latency is at most "irq_bound_ns": the handler's CNTVCT plus the largest offset the
+ * two reads allow, minus the inject's, plus one tick for the reads' rounding, in ns.
+ *
  * Output: one summary line per VM on stderr; with --json one line on stdout:
  *   {"pid":P,"name":"NAME","mix":{"mmio":n,"hvc":n,"wfi":n,"sysreg":n},
  *    "vcpus":[{"vcpu":0,"tid":T,"runs":N,"ns":D,"exits":{"MMIO":n,"INTR":n}}]}
- * with --timer each vCPU also has "timer":n, the interrupts its guest acknowledged. "exits" counts KVM_RUN results by run->exit_reason (what kvm:kvm_userspace_exit records),
+ * with --timer each vCPU also has "timer":n, the interrupts its guest acknowledged; with --irq,
+ * "irq":n (its SPIs acknowledged), "irq_intid":I, "irq_bound_ns":[...] (per inject, above) and
+ * "irq_unsure":n (raised without the thread seen in KVM's halt: no /proc, or asleep elsewhere).
+ * "exits" counts KVM_RUN results by run->exit_reason (what kvm:kvm_userspace_exit records),
  * EINTR returns included; "ns" is the wall time of the vCPU's run.
  *
  * Exit status: 0 success, 1 any KVM/system failure, 2 bad arguments.
@@ -122,16 +141,26 @@
 #define GICD_CTLR_ENABLE_G1	(1u << 1)
 #define GICR_SGI_IGROUPR0	0x10080		/* from the redistributor's base: its SGI frame */
 #define GICR_SGI_ISENABLER0	0x10100
+#define GICD_IGROUPR(i)		(0x0080 + 4 * ((i) / 32))
+#define GICD_ISENABLER(i)	(0x0100 + 4 * ((i) / 32))
+#define GICD_ICFGR(i)		(0x0c00 + 4 * ((i) / 16))
+#define GICD_IROUTER(i)		(0x6000 + 8 * (i))
+/* --irq: vCPU v's SPI is IRQ_INTID + v (KVM's default 224 SPIs reach INTID 255); its store. */
+#define IRQ_INTID	48
+#define IRQ_GPA		(MMIO_GPA + 16)
+#define MAX_IRQ		100000ull
+#define IRQ_POLL_NS	20000	/* the injector's look at the vCPU thread's state */
+#define IRQ_SLEEP_TRIES	50000	/* looks at a thread asleep outside KVM's halt, ~1 s */
 
-enum kind { K_MMIO, K_HVC, K_WFI, K_SYSREG, K_TOUCH, K_TIMER, NR_KINDS };
+enum kind { K_MMIO, K_HVC, K_WFI, K_SYSREG, K_TOUCH, K_TIMER, K_IRQ, NR_KINDS };
 
 static const char *const kind_opt[NR_KINDS] = { "mmio", "hvc", "wfi", "sysreg", "touch",
-						  "timer" };
+						  "timer", "irq" };
 /* The register that holds each kind's count (see guest_code). */
-static const int kind_reg[NR_KINDS] = { 19, 20, 21, 22, 24, 27 };
+static const int kind_reg[NR_KINDS] = { 19, 20, 21, 22, 24, 27, 29 };
 
 /* The labels of guest_code that --symbols writes: guest_<name>, at label_guest_<name>. */
-#define GUEST_LABELS(X) X(start) X(mmio) X(touch) X(hvc) X(wfi) X(sysreg) X(timer) X(done)
+#define GUEST_LABELS(X) X(start) X(mmio) X(touch) X(hvc) X(wfi) X(sysreg) X(timer) X(irq) X(done)
 #define GUEST_LABEL_DECL(name) extern const uint32_t label_guest_##name[];
 GUEST_LABELS(GUEST_LABEL_DECL)
 #undef GUEST_LABEL_DECL
@@ -139,7 +168,9 @@ GUEST_LABELS(GUEST_LABEL_DECL)
 /*
  * The guest. x19-x22, x24 and x27 hold the counts, x23 the MMIO base, x25 the vCPU's first --touch
  * page and x26 the page size, x28 --timer's tally of timer interrupts (x18 its period, in the
- * counter's ticks, from CNTFRQ_EL0); hvc may clobber x0-x17 (SMCCC), so nothing the loops need lives there. Each loop is skipped when its count is 0. The label_guest_* are --symbols' labels.
+ * counter's ticks, from CNTFRQ_EL0), x29 --irq's count, x30 its tally and x17 its INTID; hvc
+ * may clobber x0-x17 (SMCCC), so nothing the loops need lives there. Each loop is skipped when
+ * its count is 0. The label_guest_* are --symbols' labels.
  */
 extern const uint32_t guest_code[], guest_code_end[];
 __asm__(".pushsection .rodata\n"
@@ -147,7 +178,7 @@ __asm__(".pushsection .rodata\n"
 	/* global: a local label would leave the C references to unrelocated GOT slots */
 	".global guest_code, guest_code_end, label_guest_start, label_guest_mmio\n"
 	".global label_guest_touch, label_guest_hvc, label_guest_wfi, label_guest_sysreg\n"
-	".global label_guest_timer, label_guest_done\n"
+	".global label_guest_timer, label_guest_irq, label_guest_done\n"
 	"guest_code:\n"
 	"label_guest_start:\n"
 	"	cbz	x19, 2f\n"
@@ -208,7 +239,33 @@ __asm__(".pushsection .rodata\n"
 	"	add	x28, x28, #1\n"
 	"	subs	x27, x27, #1\n"
 	"	b.ne	13b\n"
-	"15:\n"
+	"15:	cbz	x29, 18f\n"
+	"	mov	x0, #0xff\n"
+	"	msr	icc_pmr_el1, x0\n"		/* every priority */
+	"	mov	x0, #1\n"
+	"	msr	icc_igrpen1_el1, x0\n"		/* group 1 on */
+	"	mrs	x0, mpidr_el1\n"		/* INTID = IRQ_INTID + Aff0 + 16 x Aff1 */
+	"	and	x1, x0, #0xff\n"
+	"	ubfx	x2, x0, #8, #8\n"
+	"	add	x1, x1, x2, lsl #4\n"
+	"	add	x17, x1, #" XSTR(IRQ_INTID) "\n"
+	"	isb\n"
+	"	str	xzr, [x23, #16]\n"		/* ready: MMIO exit */
+	"16:\n"
+	"label_guest_irq:\n"
+	"	wfi\n"
+	"	mrs	x0, icc_iar1_el1\n"		/* acknowledge */
+	"	cmp	x0, x17\n"
+	"	b.ne	16b\n"				/* 1023: nothing yet */
+	"	isb\n"
+	"	mrs	x1, cntvct_el0\n"		/* the handler's time */
+	"	msr	icc_eoir1_el1, x0\n"
+	"	isb\n"
+	"	add	x30, x30, #1\n"
+	"	str	x1, [x23, #16]\n"		/* its time, ready for the next: MMIO exit */
+	"	subs	x29, x29, #1\n"
+	"	b.ne	16b\n"
+	"18:\n"
 	"label_guest_done:\n"
 	"	strb	w0, [x23, #8]\n"		/* done */
 	"9:	b	9b\n"
@@ -227,6 +284,7 @@ struct opts {
 struct vcpu {
 	const struct opts *o;
 	int index;
+	int vm_fd;
 	int fd;
 	struct kvm_run *run;
 	pthread_t thread;
@@ -237,6 +295,16 @@ struct vcpu {
 	uint64_t timer_irqs;	/* --timer: what the guest acknowledged (x28) */
 	uint64_t mpidr;
 	bool failed;
+	bool done;		/* the vCPU thread has ended (atomic: the injector reads it) */
+	/* --irq: the guest's "ready" stores seen (atomic), the handler's CNTVCT of each, the host's
+	 * CNTVCT at each inject, the VM's counter offset's upper bound and the guest's tally. */
+	uint64_t irq_stores;
+	uint64_t *irq_ack;
+	uint64_t *irq_inject;
+	uint64_t cnt_off_hi;
+	uint64_t irqs;
+	uint64_t irq_unsure;	/* SPIs raised without having seen the thread in KVM's halt */
+	pthread_t injector;
 };
 
 static const char *const exit_names[NR_EXIT_NAMES] = {
@@ -348,10 +416,45 @@ static uint64_t redist_attr(const struct vcpu *v, uint32_t off)
 	return aff << KVM_DEV_ARM_VGIC_V3_MPIDR_SHIFT | off;
 }
 
+/* A distributor register's 32 bits: read, OR in bits, write back (SPIs of several vCPUs share). */
+static int dist_set_bits(int dev, uint32_t off, uint32_t bits, const char *what)
+{
+	struct kvm_device_attr a = { .group = KVM_DEV_ARM_VGIC_GRP_DIST_REGS, .attr = off };
+	uint32_t val = 0;
+
+	a.addr = (uint64_t)(uintptr_t)&val;
+	if (ioctl(dev, KVM_GET_DEVICE_ATTR, &a) < 0) {
+		errmsg("vGICv3: cannot read %s: %s", what, strerror(errno));
+		return -1;
+	}
+	val |= bits;
+	return gic_attr(dev, KVM_DEV_ARM_VGIC_GRP_DIST_REGS, off, &val, what);
+}
+
+/*
+ * --irq: vCPU v's SPI, IRQ_INTID + v, group 1, edge-triggered (so that each level-1 KVM_IRQ_LINE
+ * is one interrupt and the VMM never lowers it), routed to v, enabled.
+ */
+static int setup_spi(int dev, const struct vcpu *v)
+{
+	uint32_t intid = IRQ_INTID + (uint32_t)v->index, bit = 1u << (intid % 32);
+	uint64_t m = v->mpidr;
+	uint32_t route = (uint32_t)(m & 0xffffff), aff3 = (uint32_t)(m >> 32 & 0xff);
+
+	return dist_set_bits(dev, GICD_IGROUPR(intid), bit, "GICD_IGROUPR") ||
+	       dist_set_bits(dev, GICD_ICFGR(intid), 2u << (2 * (intid % 16)), "GICD_ICFGR") ||
+	       gic_attr(dev, KVM_DEV_ARM_VGIC_GRP_DIST_REGS, GICD_IROUTER(intid), &route,
+			"GICD_IROUTER") ||
+	       gic_attr(dev, KVM_DEV_ARM_VGIC_GRP_DIST_REGS, GICD_IROUTER(intid) + 4, &aff3,
+			"GICD_IROUTER (Aff3)") ||
+	       dist_set_bits(dev, GICD_ISENABLER(intid), bit, "GICD_ISENABLER");
+}
+
 /*
  * The in-kernel vGICv3, after the vCPUs (KVM ties a redistributor to each) and before their first
- * run: its frames, then its group 1 and each vCPU's timer PPI on, through the device's register
- * attributes rather than the guest's MMIO, which would add exits the counts do not expect.
+ * run: its frames, then its group 1 and each vCPU's timer PPI (and --irq's SPI) on, through the
+ * device's register attributes rather than the guest's MMIO, which would add exits the counts do
+ * not expect.
  */
 static int create_gic(int vm_fd, struct vcpu *vcpus, unsigned long n)
 {
@@ -377,8 +480,142 @@ static int create_gic(int vm_fd, struct vcpu *vcpus, unsigned long n)
 		    gic_attr(cd.fd, KVM_DEV_ARM_VGIC_GRP_REDIST_REGS,
 			     redist_attr(&vcpus[i], GICR_SGI_ISENABLER0), &ppi, "GICR_ISENABLER0"))
 			return -1;
+		if (vcpus[i].o->count[K_IRQ] && setup_spi(cd.fd, &vcpus[i]))
+			return -1;
 	}
 	return 0;
+}
+
+/* ------------------------------------------------------------------ --irq's injector */
+
+/* The host's virtual counter (the kernel lets EL0 read it: the vDSO's clock). */
+static uint64_t host_cntvct(void)
+{
+	uint64_t c;
+
+	__asm__ __volatile__("isb; mrs %0, cntvct_el0" : "=r"(c) :: "memory");
+	return c;
+}
+
+static uint64_t cnt_freq(void)
+{
+	uint64_t f;
+
+	__asm__ __volatile__("mrs %0, cntfrq_el0" : "=r"(f));
+	return f;
+}
+
+/*
+ * The upper bound of (host CNTVCT - the guest's CNTVCT), from the guest's counter
+ * (KVM_REG_ARM_TIMER_CNT) read between two of the host's: before the first run, as the ioctl
+ * waits for a running vCPU's mutex.
+ */
+static int read_cnt_offset(struct vcpu *v)
+{
+	uint64_t g, h1;
+
+	if (get_reg(v, KVM_REG_ARM_TIMER_CNT, &g))
+		return -1;
+	h1 = host_cntvct();
+	v->cnt_off_hi = h1 - g;
+	return 0;
+}
+
+/* A /proc/self/task/TID file's start, NUL-terminated, or -1. */
+static ssize_t task_file(pid_t tid, const char *name, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/%s", (int)tid, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return n;
+}
+
+/*
+ * The vCPU thread's scheduler state from /proc: 'H' asleep in KVM's halt (state S, and wchan a
+ * kvm_vcpu_* function: kvm_vcpu_block), 'S' asleep elsewhere, 0 without /proc. State S alone
+ * was not enough: in the arm64 bed (6.1) one SPI of 80 was raised on it after a WFx exit, yet
+ * KVM's halt began 24 ms later (kvm_vcpu_wakeup's time): a delivery in an exit, not a halted one.
+ * A kernel without wchan's names (it reads "0") leaves S alone to go by.
+ */
+static char thread_state(pid_t tid)
+{
+	char buf[512], *p;
+	char st;
+
+	if (task_file(tid, "stat", buf, sizeof(buf)) <= 0)
+		return 0;
+	p = strrchr(buf, ')');	/* the name may hold spaces and parentheses */
+	st = p && p[1] == ' ' ? p[2] : 0;
+	if (st != 'S')
+		return st;
+	if (task_file(tid, "wchan", buf, sizeof(buf)) <= 0 || !strcmp(buf, "0") ||
+	    !strncmp(buf, "kvm_vcpu_", 9))
+		return 'H';
+	return st;
+}
+
+static void nap(long ns)
+{
+	struct timespec ts = { .tv_nsec = ns };
+
+	nanosleep(&ts, NULL);
+}
+
+/*
+ * One per vCPU with --irq: for each SPI, wait for the guest's "ready", then for its thread to
+ * sleep in the wfi (no /proc: 1 ms, and the guest copes with an interrupt already pending), then
+ * raise it. A vCPU thread that ended (failed) ends this too; a failed raise ends the VM.
+ */
+static void *injector_thread(void *arg)
+{
+	struct vcpu *v = arg;
+	uint64_t n = v->o->count[K_IRQ], tid = 0;
+	struct kvm_irq_level irq = {
+		.irq = KVM_ARM_IRQ_TYPE_SPI << KVM_ARM_IRQ_TYPE_SHIFT |
+		       (IRQ_INTID + (uint32_t)v->index) << KVM_ARM_IRQ_NUM_SHIFT,
+		.level = 1,
+	};
+
+	for (uint64_t k = 0; k < n; k++) {
+		char st;
+
+		while (__atomic_load_n(&v->irq_stores, __ATOMIC_ACQUIRE) <= k) {
+			if (__atomic_load_n(&v->done, __ATOMIC_ACQUIRE))
+				return NULL;
+			nap(IRQ_POLL_NS);
+		}
+		if (!tid)
+			tid = __atomic_load_n(&v->tid, __ATOMIC_ACQUIRE);
+		for (unsigned int tries = 0; (st = thread_state((pid_t)tid)) != 'H'; tries++) {
+			/* no /proc; or asleep elsewhere for ~1 s: raise it all the same, not hang */
+			if (!st || (st == 'S' && tries > IRQ_SLEEP_TRIES)) {
+				v->irq_unsure++;
+				nap(1000000);
+				break;
+			}
+			if (__atomic_load_n(&v->done, __ATOMIC_ACQUIRE))
+				return NULL;
+			nap(IRQ_POLL_NS);
+		}
+		v->irq_inject[k] = host_cntvct();
+		if (ioctl(v->vm_fd, KVM_IRQ_LINE, &irq) < 0) {
+			/* the guest would wait in its wfi for it forever */
+			errmsg("vCPU %d: KVM_IRQ_LINE SPI %u: %s", v->index,
+			       IRQ_INTID + v->index, strerror(errno));
+			exit(1);
+		}
+	}
+	return NULL;
 }
 
 static void on_kick(int sig)
@@ -417,7 +654,7 @@ static void *vcpu_thread(void *arg)
 	bool kicking = false;
 	char tname[16], buf[32];
 
-	v->tid = (pid_t)syscall(SYS_gettid);
+	__atomic_store_n(&v->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	/* QEMU's vCPU thread name with debug-threads=on; tracers map it to a vCPU index. */
 	snprintf(tname, sizeof(tname), "CPU %d/KVM", v->index);
 	pthread_setname_np(pthread_self(), tname);
@@ -443,6 +680,13 @@ static void *vcpu_thread(void *arg)
 		    r->mmio.phys_addr == MMIO_GPA) {
 			mmio++;
 		} else if (r->exit_reason == KVM_EXIT_MMIO && r->mmio.is_write &&
+			   r->mmio.len == 8 && r->mmio.phys_addr == IRQ_GPA &&
+			   v->irq_stores <= v->o->count[K_IRQ]) {
+			/* the first is "ready", each later one the handler's CNTVCT */
+			if (v->irq_stores)
+				memcpy(&v->irq_ack[v->irq_stores - 1], r->mmio.data, 8);
+			__atomic_store_n(&v->irq_stores, v->irq_stores + 1, __ATOMIC_RELEASE);
+		} else if (r->exit_reason == KVM_EXIT_MMIO && r->mmio.is_write &&
 			   r->mmio.len == 1 && r->mmio.phys_addr == DONE_GPA) {
 			if (mmio != v->o->count[K_MMIO]) {
 				errmsg("vCPU %d: %" PRIu64 " MMIO exits, expected %" PRIu64,
@@ -451,6 +695,8 @@ static void *vcpu_thread(void *arg)
 			}
 			if (v->o->count[K_TIMER] &&
 			    get_reg(v, CORE_REG(regs.regs[28]), &v->timer_irqs))
+				goto fail;
+			if (v->o->count[K_IRQ] && get_reg(v, CORE_REG(regs.regs[30]), &v->irqs))
 				goto fail;
 			break;
 		} else {
@@ -464,15 +710,28 @@ static void *vcpu_thread(void *arg)
 	v->ns = ns_between(&t0, &t1);
 	if (kicking)
 		timer_delete(kick);
+	__atomic_store_n(&v->done, true, __ATOMIC_RELEASE);
 	return NULL;
 fail:
 	if (kicking)
 		timer_delete(kick);
 	v->failed = true;
+	__atomic_store_n(&v->done, true, __ATOMIC_RELEASE);
 	return NULL;
 }
 
 /* ------------------------------------------------------------------ output */
+
+/*
+ * The k-th inject's latency bound: the handler's CNTVCT in the host's counter (its largest
+ * offset) minus the inject's, one tick more for the reads' rounding, in ns (rounded up).
+ */
+static uint64_t irq_bound_ns(const struct vcpu *v, uint64_t k)
+{
+	uint64_t f = cnt_freq(), ticks = v->irq_ack[k] + v->cnt_off_hi - v->irq_inject[k] + 1;
+
+	return (uint64_t)(((unsigned __int128)ticks * 1000000000u + f - 1) / f);
+}
 
 static void print_json(const struct opts *o, const struct vcpu *vcpus)
 {
@@ -497,6 +756,13 @@ static void print_json(const struct opts *o, const struct vcpu *vcpus)
 			i ? "," : "", v->index, (int)v->tid, v->runs, v->ns);
 		if (o->count[K_TIMER])
 			fprintf(f, ",\"timer\":%" PRIu64, v->timer_irqs);
+		if (o->count[K_IRQ]) {
+			fprintf(f, ",\"irq\":%" PRIu64 ",\"irq_intid\":%d,\"irq_unsure\":%" PRIu64
+				",\"irq_bound_ns\":[", v->irqs, IRQ_INTID + v->index, v->irq_unsure);
+			for (uint64_t k = 0; k < o->count[K_IRQ]; k++)
+				fprintf(f, "%s%" PRIu64, k ? "," : "", irq_bound_ns(v, k));
+			fprintf(f, "]");
+		}
 		fprintf(f, ",\"exits\":{");
 		for (uint32_t r = 0; r <= NR_EXIT_NAMES; r++) {
 			/* MMIO and INTR always, so a reader need not default them. */
@@ -596,7 +862,7 @@ static int run_vm(const struct opts *o)
 	struct sigaction sa = { .sa_handler = on_kick, .sa_flags = SA_RESTART };
 	unsigned long started = 0;
 	int kvm_fd, vm_fd, mmap_size, rc = 0;
-	uint64_t runs = 0, mmio = 0, intr = 0, ns = 0, timer = 0;
+	uint64_t runs = 0, mmio = 0, intr = 0, ns = 0, timer = 0, irqs = 0;
 	void *mem;
 
 	/* Re-exec'd through /proc/self/exe, the main thread would otherwise be named "exe". */
@@ -644,14 +910,33 @@ static int run_vm(const struct opts *o)
 	for (unsigned long i = 0; i < o->vcpus; i++) {
 		vcpus[i].o = o;
 		vcpus[i].index = (int)i;
+		vcpus[i].vm_fd = vm_fd;
 		if (setup_vcpu(vm_fd, &init, &vcpus[i], mmap_size))
 			return 1;
 	}
-	if (o->count[K_TIMER] && create_gic(vm_fd, vcpus, o->vcpus))
+	if ((o->count[K_TIMER] || o->count[K_IRQ]) && create_gic(vm_fd, vcpus, o->vcpus))
 		return 1;
+	for (unsigned long i = 0; o->count[K_IRQ] && i < o->vcpus; i++) {
+		vcpus[i].irq_ack = calloc(o->count[K_IRQ], sizeof(uint64_t));
+		vcpus[i].irq_inject = calloc(o->count[K_IRQ], sizeof(uint64_t));
+		if (!vcpus[i].irq_ack || !vcpus[i].irq_inject) {
+			errmsg("out of memory");
+			return 1;
+		}
+		if (read_cnt_offset(&vcpus[i]))
+			return 1;
+	}
 	for (; started < o->vcpus; started++) {
-		int e = pthread_create(&vcpus[started].thread, NULL, vcpu_thread, &vcpus[started]);
+		struct vcpu *v = &vcpus[started];
+		int e = pthread_create(&v->thread, NULL, vcpu_thread, v);
 
+		if (!e && o->count[K_IRQ]) {
+			e = pthread_create(&v->injector, NULL, injector_thread, v);
+			if (e) {	/* the vCPU would wait for its SPIs forever */
+				errmsg("pthread_create: %s", strerror(e));
+				exit(1);
+			}
+		}
 		if (e) {
 			errmsg("pthread_create: %s", strerror(e));
 			rc = 1;
@@ -660,21 +945,25 @@ static int run_vm(const struct opts *o)
 	}
 	for (unsigned long i = 0; i < started; i++) {
 		pthread_join(vcpus[i].thread, NULL);
+		if (o->count[K_IRQ])
+			pthread_join(vcpus[i].injector, NULL);
 		rc |= vcpus[i].failed;
 		runs += vcpus[i].runs;
 		mmio += vcpus[i].exits[KVM_EXIT_MMIO];
 		intr += vcpus[i].exits[KVM_EXIT_INTR];
 		ns = vcpus[i].ns > ns ? vcpus[i].ns : ns;
 		timer += vcpus[i].timer_irqs;
+		irqs += vcpus[i].irqs;
 	}
 	if (rc)
 		return 1;
 	errmsg("%s (pid %d): %lu vCPU(s): %" PRIu64 " KVM_RUN, MMIO %" PRIu64 " INTR %" PRIu64
 	       ", hvc %" PRIu64 " wfi %" PRIu64 " sysreg %" PRIu64 " touch %" PRIu64
-	       " (no exit to the VMM), timer interrupts taken %" PRIu64 ", %.3f s",
+	       " (no exit to the VMM), timer interrupts taken %" PRIu64 ", SPIs taken %" PRIu64
+	       ", %.3f s",
 	       o->vm_name, (int)getpid(), o->vcpus, runs, mmio, intr,
 	       o->vcpus * o->count[K_HVC], o->vcpus * o->count[K_WFI],
-	       o->vcpus * o->count[K_SYSREG], o->vcpus * o->count[K_TOUCH], timer, ns / 1e9);
+	       o->vcpus * o->count[K_SYSREG], o->vcpus * o->count[K_TOUCH], timer, irqs, ns / 1e9);
 	if (o->json)
 		print_json(o, vcpus);
 	return 0;
@@ -695,18 +984,23 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
 			printf("usage: " PROG " [--vcpus N] [--mmio N] [--touch N] [--hvc N] "
 			       "[--wfi N] [--sysreg N]\n"
-			       "       [--timer N] [--name NAME] [--json]\n"
+			       "       [--timer N] [--irq N] [--name NAME] [--json]\n"
 			       "       " PROG " --symbols FILE\n"
 			       "  --timer N       N EL1 virtual timer interrupts (PPI %d, 1 ms apart)"
 			       " through\n"
 			       "                  an in-kernel vGICv3, each waited for with wfi\n"
+			       "  --irq N         N SPIs (INTID %d + the vCPU's index, at most %llu)"
+			       " raised\n"
+			       "                  by the VMM (KVM_IRQ_LINE) while the vCPU waits in"
+			       " wfi\n"
 			       "  --touch N       store to N pages of the vCPU's own at GPA 0x%llx:\n"
 			       "                  N first touches, stage-2 faults (vcpus x N <= %d)\n"
 			       "  --symbols FILE  write the guest code's labels to FILE as a "
 			       "System.map\n"
 			       "                  (for vmexit --by rip --guest-symbols), run nothing\n"
 			       "See the comment at the top of tools/vmexit-guest-arm64.c for the exact "
-			       "exit counts.\n", TIMER_INTID, TOUCH_GPA, MAX_TOUCH);
+			       "exit counts.\n", TIMER_INTID, IRQ_INTID, MAX_IRQ, TOUCH_GPA,
+			       MAX_TOUCH);
 			exit(0);
 		}
 		if (!strcmp(arg, "--json")) {
@@ -732,6 +1026,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	}
 	if (!kind_given)
 		o->count[K_MMIO] = 1000;
+	if (o->count[K_IRQ] > MAX_IRQ)
+		usage_error("--irq %" PRIu64 ": at most %llu (each is kept for its bound)",
+			    o->count[K_IRQ], MAX_IRQ);
 	if (o->vcpus * o->count[K_TOUCH] > MAX_TOUCH)
 		usage_error("--touch %" PRIu64 " x %lu vCPU(s): at most %d pages in all",
 			    o->count[K_TOUCH], o->vcpus, MAX_TOUCH);

@@ -18,7 +18,10 @@
 #   "wake":    vmexit stat --wake --json -- guest W (--timer: EL1 virtual timer interrupts through
 #              the in-kernel vGICv3), with tracefs' vgic_update_irq_pending and kvm_vcpu_wakeup:
 #              per vCPU, timer deliveries = the guest's tally, within what tracefs' updates of
-#              PPI 27 allow; parts summing to the total; WFI anatomy = kvm_vcpu_wakeup
+#              PPI 27 allow; parts summing to the total; WFI anatomy = kvm_vcpu_wakeup. Then
+#              (--irq) the VMM's SPIs to each vCPU waiting in wfi: per vCPU, source line and
+#              vector its INTID, count = the guest's tally = tracefs' raises of it; latencies
+#              within the VMM's bounds (inject to the guest's handler); all of it halted parts
 #   "fastpath": a VM first, then vmexit stat --check-hooks -v: the tp_btf fast path is taken
 #
 # stat and stream are nested, so both are attached before the guests' first KVM_RUN and until the
@@ -40,7 +43,8 @@
 # Exit: 0 pass, 1 fail, 77 skip (the bed cannot run here: bed.sh says why).
 # Env: VMEXIT_TEST_KEEP=DIR keeps the bed's output and the decoded files; VMEXIT_BED_LOG=PREFIX
 # keeps the serial logs (PREFIX.arm64, PREFIX.arm64-nvhe); VMEXIT_BED_TIMEOUT (default 300 s);
-# VMEXIT_TEST_BEDS (default "arm64 arm64-nvhe").
+# VMEXIT_TEST_BEDS (default "arm64 arm64-nvhe arm64@6.12": BED@KERNEL boots that bed on that
+# kernel series, a bare BED on VMEXIT_BED_KERNEL's, default 6.1).
 set -euo pipefail
 
 OUT=${1:-.output}
@@ -64,7 +68,7 @@ ARGSB="--vcpus 1 --mmio 120 --hvc 60 --wfi 10 --sysreg 50 --name armB --json"
 ARGSC="--vcpus 2 --mmio 100 --hvc 80 --wfi 10 --sysreg 60 --name armC --json"
 ARGSK="--vcpus 1 --mmio 70 --hvc 90 --wfi 0 --sysreg 0 --touch 12 --name armK --json"
 ARGSR="--vcpus 2 --mmio 40 --hvc 50 --wfi 4 --sysreg 30 --touch 6 --name armR --json"
-ARGSW="--vcpus 2 --mmio 0 --timer 40 --name armW --json"
+ARGSW="--vcpus 2 --mmio 0 --timer 40 --irq 40 --name armW --json"
 
 TEST=test_nested_arm64
 . "$HERE/lib/work.sh"	# WORK, removed (or kept) at exit
@@ -191,7 +195,7 @@ import bedout
 bed_out, work, vmexit_host, bed, ARGSA, ARGSB, ARGSC, ARGSK, ARGSR, ARGSW = sys.argv[1:11]
 PRE = f"test_nested_arm64 [{bed}]"
 WANT_MODE = {"arm64": "VHE mode initialized successfully",
-             "arm64-nvhe": "Hyp mode initialized successfully"}[bed]
+             "arm64-nvhe": "Hyp mode initialized successfully"}[bed.split("@")[0]]
 
 # tools/vmexit-guest-arm64.c: its code page, the 64 KiB memslot around it, its MMIO store's
 # and done store's addresses, its --touch pages (host pages: 4 KiB on Debian's arm64 kernels),
@@ -313,14 +317,16 @@ def guests(P, pre, arglist):
         if not check(A, f"{pre}: guest named {g.get('name')!r}, expected one of {list(byname)}"):
             continue
         pid = g["pid"]; vms[pid] = (A["name"], A)
-        check(g.get("mix") == {k: A.get(k, 0) for k in ("mmio", "hvc", "wfi", "sysreg", "touch", "timer")},
+        check(g.get("mix") == {k: A.get(k, 0) for k in ("mmio", "hvc", "wfi", "sysreg", "touch", "timer", "irq")},
               f"{pre}: {A['name']}: mix {g.get('mix')}")
         check(len(g.get("vcpus", [])) == A["vcpus"], f"{pre}: {A['name']}: {len(g.get('vcpus', []))} vCPUs")
         for v in g.get("vcpus", []):
             key = (pid, v["vcpu"]); tids[v["tid"]] = key
             x = v.get("exits", {}); tally[key] = v
             # INTR against the WFIs that trapped: truth(), which has tracefs.
-            check(set(x) == {"MMIO", "INTR"} and x["MMIO"] == A["mmio"] + 1
+            # --irq: one "ready" store, then one per SPI taken (tools/vmexit-guest-arm64.c).
+            irq_mmio = A["irq"] + 1 if A.get("irq") else 0
+            check(set(x) == {"MMIO", "INTR"} and x["MMIO"] == A["mmio"] + 1 + irq_mmio
                   and v.get("runs") == x["MMIO"] + x["INTR"],
                   f"{pre}: {A['name']} vCPU {v['vcpu']}: runs {v.get('runs')}, exits {x}")
     return tids, vms, tally
@@ -642,7 +648,7 @@ if check(P, f"{pre}: did not run"):
 # counts what the guest's arguments say at each label (an HVC64's PC is the instruction after
 # the hvc: ELR_EL2 of an HVC is its return address).
 LABELS = ("guest_start", "guest_mmio", "guest_touch", "guest_hvc", "guest_wfi", "guest_sysreg", "guest_timer",
-          "guest_done")
+          "guest_irq", "guest_done")
 P = phases.get("rip"); pre = "phase rip"
 if check(P, f"{pre}: did not run"):
     A = parse_args(ARGSR)
@@ -712,6 +718,18 @@ if check(P, f"{pre}: did not run"):
 WAKE_LINE = re.compile(r"^\s*(.*?)-(\d+)\s+\[(\d+)\]\s+(\S+)\s+\d+\.\d+: (kvm_exit|kvm_entry|vgic_update_irq_pending"
                        r"|kvm_vcpu_wakeup): (.*)$")
 TIMER_PPI = 27
+IRQ_INTID = 48   # tools/vmexit-guest-arm64.c: vCPU v's SPI is IRQ_INTID + v
+
+def spi_raises(P):
+    """tracefs' level-1 vgic_update_irq_pending of each SPI (the VMM's injector threads: any thread)."""
+    n = Counter()
+    for l in text(P, "trace").split("\n"):
+        m = WAKE_LINE.match(l)
+        if m and m.group(5) == "vgic_update_irq_pending":
+            v = re.match(r"VCPU: (\d+), IRQ (\d+), level: 1", m.group(6))
+            if v and int(v.group(2)) >= 32:
+                n[int(v.group(2))] += 1
+    return n
 
 def wake_truth(P, pre, tids):
     """Per vCPU (pid, vcpu): the bounds on the timer's deliveries, kvm_vcpu_wakeup (all, polled),
@@ -768,6 +786,7 @@ if check(P, f"{pre}: did not run"):
         hlt = {r["vcpu"]: r for r in w.get("hlt", []) if r.get("pid") == pid}
         got = {(r["vcpu"], r["source"], r["vector"]): r for r in rows}
         want = {(v, "timer", TIMER_PPI) for v in range(A["vcpus"])}
+        want |= {(v, "line", IRQ_INTID + v) for v in range(A["vcpus"])}
         check(set(got) == want, f"{pre}: wake rows {sorted(got)}, expected {sorted(want)}")
         for v in range(A["vcpus"]):
             key = (pid, v); t = tr.get(key, {}); r = got.get((v, "timer", TIMER_PPI), {})
@@ -792,6 +811,32 @@ if check(P, f"{pre}: did not run"):
                   f"tracefs {t.get('lo')}..{t.get('hi')}), parts {parts}; {h.get('halts')} halts "
                   f"(kvm_vcpu_wakeup {t.get('halts')}) "
                   f"({h.get('polled')} polled, {h.get('poll_slept')} polled then slept, {h.get('slept')} slept)")
+            # --irq: each SPI raised once by the VMM (edge-triggered) while the vCPU slept in its
+            # wfi, taken by the guest; each delivery's latency at most the VMM's bound for it
+            # (inject to the guest's handler, in the host's counter), so the sum and the largest too.
+            intid = IRQ_INTID + v
+            gv = tally.get(key, {})
+            g, bounds = gv.get("irq"), gv.get("irq_bound_ns", [])
+            r = got.get((v, "line", intid), {}); parts = r.get("parts_ns", {})
+            raised = spi_raises(P)[intid]
+            check(g == A["irq"] and gv.get("irq_intid") == intid and len(bounds) == A["irq"],
+                  f"{pre}: vCPU {v}: the guest took {g} SPIs (INTID {gv.get('irq_intid')}), asked {A['irq']} "
+                  f"of INTID {intid}; {len(bounds)} bounds")
+            check(r.get("count") == g == raised,
+                  f"{pre}: vCPU {v}: SPI {intid} deliveries: vmexit {r.get('count')}, the guest {g}, "
+                  f"tracefs raises {raised}")
+            check(r and all(x >= 0 for x in parts.values()) and sum(parts.values()) == r.get("sum_ns")
+                  and bounds and r.get("max_ns", 1 << 62) <= max(bounds) and r.get("sum_ns", 1 << 62) <= sum(bounds),
+                  f"{pre}: vCPU {v}: SPI {intid} latency sum {r.get('sum_ns')} max {r.get('max_ns')} ns, parts "
+                  f"{parts}; the VMM's bounds (inject to handler) sum {sum(bounds)} max {max(bounds or [0])}")
+            check(gv.get("irq_unsure") == 0,
+                  f"{pre}: vCPU {v}: {gv.get('irq_unsure')} SPIs raised without the VMM seeing the vCPU "
+                  f"in KVM's halt (/proc/TID/wchan)")
+            check(parts.get("guest") == 0 and parts.get("exit") == 0,
+                  f"{pre}: vCPU {v}: SPIs raised while it slept in wfi charged to guest/exit: {parts}")
+            print(f"{PRE}: {pre}: vCPU {v}: {r.get('count')} SPI {intid} deliveries (the guest's tally {g}, "
+                  f"tracefs raises {raised}), latency sum {r.get('sum_ns')} <= {sum(bounds)} ns, max "
+                  f"{r.get('max_ns')} <= {max(bounds or [0])} ns (the VMM's bounds), parts {parts}")
 
 # ---------------------------------------------------------------- phase "fastpath"
 P = phases.get("fastpath"); pre = "phase fastpath"
@@ -846,25 +891,29 @@ if errors:
 PYEOF
 
 # ------------------------------------------------------------------ one boot per KVM mode
-for bed in ${VMEXIT_TEST_BEDS:-arm64 arm64-nvhe}; do
+# BED@KERNEL: that bed on that kernel series (bed.sh --kernel), else VMEXIT_BED_KERNEL's (6.1).
+for bk in ${VMEXIT_TEST_BEDS:-arm64 arm64-nvhe arm64@6.12}; do
+bed=${bk%@*}
+kern=${VMEXIT_BED_KERNEL:-6.1}
+[ "$bk" != "$bed" ] && kern=${bk#*@}
 for try in 1 2; do
-	echo "test_nested_arm64: booting the $bed bed (boot $try)"
+	echo "test_nested_arm64: booting the $bed bed on Linux $kern (boot $try)"
 	set +e
-	"$BED" --bed "$bed" --timeout "${VMEXIT_BED_TIMEOUT:-300}" --smp 2 --mem 1024 \
+	"$BED" --bed "$bed" --kernel "$kern" --timeout "${VMEXIT_BED_TIMEOUT:-300}" --smp 2 --mem 1024 \
 		${VMEXIT_BED_LOG:+--log "$VMEXIT_BED_LOG.$bed"} "$WORK/inbed.sh" \
-		"$GUEST:/vmexit-guest-arm64" "$VMEXIT:/vmexit" >"$WORK/$bed.out" 2>"$WORK/$bed.err"
+		"$GUEST:/vmexit-guest-arm64" "$VMEXIT:/vmexit" >"$WORK/$bk.out" 2>"$WORK/$bk.err"
 	brc=$?
 	set -e
-	cat "$WORK/$bed.err"
-	[ $brc = 77 ] && skip "the $bed bed cannot run here: $(sed -n 's/^bed: SKIP: //p' "$WORK/$bed.err" | head -n 1)"
-	[ $brc = 0 ] || { grep -v '^[A-Za-z0-9+/=]*$' "$WORK/$bed.out" | sed 's/^/  | /' | tail -n 60; fail "the $bed bed failed (exit $brc)"; }
+	cat "$WORK/$bk.err"
+	[ $brc = 77 ] && skip "the $bed bed cannot run here: $(sed -n 's/^bed: SKIP: //p' "$WORK/$bk.err" | head -n 1)"
+	[ $brc = 0 ] || { grep -v '^[A-Za-z0-9+/=]*$' "$WORK/$bk.out" | sed 's/^/  | /' | tail -n 60; fail "the $bk bed failed (exit $brc)"; }
 	set +e
-	PYTHONPATH="$HERE/lib" python3 "$WORK/check.py" "$WORK/$bed.out" "$WORK" "$VMEXIT_HOST" "$bed" "$ARGSA" "$ARGSB" "$ARGSC" "$ARGSK" "$ARGSR" "$ARGSW"
+	PYTHONPATH="$HERE/lib" python3 "$WORK/check.py" "$WORK/$bk.out" "$WORK" "$VMEXIT_HOST" "$bk" "$ARGSA" "$ARGSB" "$ARGSC" "$ARGSK" "$ARGSR" "$ARGSW"
 	crc=$?
 	set -e
 	# 3: the workload crashed under the emulator (check.py says why); one more boot, not two.
-	[ $crc = 3 ] && [ $try = 1 ] && { echo "test_nested_arm64: $bed: booting it again, once"; continue; }
-	[ $crc = 0 ] || fail "$bed: assertions failed (above)"
+	[ $crc = 3 ] && [ $try = 1 ] && { echo "test_nested_arm64: $bk: booting it again, once"; continue; }
+	[ $crc = 0 ] || fail "$bk: assertions failed (above)"
 	break
 done
 done
