@@ -43,7 +43,7 @@ static const char want[] =
 	"\"vcpu\":0,\"cpu\":0,\"isa\":\"?\",\"reason\":0,\"reason_name\":\"0x0\",\"rip\":\"0x0\","
 	"\"info1\":\"0x0\",\"info2\":\"0x0\",\"intr_info\":0,\"error_code\":0,"
 	"\"latency_cycles\":0}\n"
-	"{\"type\":\"wake_posted\",\"ts_ns\":17280001000002000,\"time\":17280001.000001999,"
+	"{\"type\":\"wake_posted\",\"ts_ns\":17280001000002000,\"time\":17280001.000002000,"
 	"\"rel_ns\":876545211,\"latency_ns\":0,\"pid\":100,\"guest\":\"web01\",\"tid\":150,"
 	"\"vcpu\":1,\"cpu\":2,\"source\":\"msi\",\"vector\":66}\n"
 	"{\"lost\":3,\"cause\":\"cells_full\",\"what\":\"statistics cells full\","
