@@ -202,9 +202,16 @@ static void test_render(void)
 	CHECK(f.v.lines[h + 7].attr & TOP_A_ALERT);
 	CHECK_STR(f.v.lines[h + 7].text, "Lost: 1 pending interrupts past the vCPU's slots");
 	CHECK_EQ_U64(f.v.nr_lines, h + 8);
-	/* -z: the idle msi row goes (a Filters line comes under the view's); -f: rows by guest,
-	 * source or vector. */
+	/*
+	 * -z: the msi row, none timed in the interval but 3 posted, stays; idle (none posted
+	 * either), it goes (a Filters line comes under the view's); -f: rows by guest, source or
+	 * vector.
+	 */
 	f.ui.skip_zero = true;
+	build(&f);
+	h = find(&f.v, "     Total");
+	CHECK(h == 4 && strstr(f.v.lines[h + 2].text, " web01/100 vCPU 1 msi 0x41") != NULL);
+	f.cur.wcells[1].posted = 0;
 	build(&f);
 	h = find(&f.v, "     Total");
 	CHECK(h == 4 && find(&f.v, "         5") < 0);
@@ -215,7 +222,7 @@ static void test_render(void)
 	CHECK(!top_ui_set_filter(&f.ui, "ipi", NULL, 0));
 	build(&f);
 	CHECK(find(&f.v, "     Total") == h);
-	CHECK_STR(f.v.lines[h + 1].text + 79, "db02/200 vCPU 0 ipi 0xfd");
+	CHECK_STR(f.v.lines[h + 1].text + 89, "db02/200 vCPU 0 ipi 0xfd");
 	CHECK_STR(f.v.lines[h + 2].text, "");
 	CHECK_STR(f.v.lines[h + 4].text, "  (no halt matches the filter)");
 	CHECK(!top_ui_set_filter(&f.ui, "no-such-guest", NULL, 0));
