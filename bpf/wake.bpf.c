@@ -183,7 +183,8 @@ int BPF_PROG(wake_pending, __u32 apicid, __u16 dm, __u16 tm, __u8 vec)
 static __always_inline void posted_count(struct wake_thread *t, __u64 info)
 {
 	struct wake_key k = { .tgid = t->tgid, .vcpu = t->vcpu, .proc_start = t->proc_start,
-			      .source = (info >> PEND_SRC_SHIFT) & 0xf, .vector = info & PEND_VECTOR };
+			      .source = (info >> PEND_SRC_SHIFT) & 0xf,
+			      .vector = info & PEND_VECTOR };
 	__u64 p[NR_WAKE_PARTS] = {};
 	struct wake_zero *z;
 	struct wake_cell *c;

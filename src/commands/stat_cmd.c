@@ -88,7 +88,8 @@ static const struct cmd_option options[] = {
 	  "status 3 when they disagree", 2, OPT_TO(struct stat_args, kvm_check, opt_true) },
 	{ "wake", 0, NULL, 0, "At the end, interrupt delivery latency per guest, vCPU, source and "
 	  "vector, split by what the vCPU was doing, and those KVM posted with no exit (posted); "
-	  "halted exits' anatomy and halt-poll advice (x86, arm64)", 2, OPT_TO(struct stat_args, wake, opt_true) },
+	  "halted exits' anatomy and halt-poll advice (x86, arm64)", 2,
+	  OPT_TO(struct stat_args, wake, opt_true) },
 	{},
 };
 

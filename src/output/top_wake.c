@@ -2,8 +2,8 @@
 /*
  * `vmexit top --wake`, the wake-up level (w): per guest, vCPU, source and vector, the interrupts
  * delivered (Total since start or r), those KVM posted with no exit (Posted, likewise: not
- * timed, in none of the other columns), the deliveries' rate, P50 and P99 latency (pending to the vCPU's
- * next entry) and what the vCPU was doing meanwhile, as shares of that time; then per vCPU its
+ * timed, in none of the other columns), the deliveries' rate, P50 and P99 latency (pending to
+ * the vCPU's next entry) and what the vCPU was doing meanwhile, as shares of that time; then per vCPU its
  * halts: how they ended and what the halted exits' time was made of. Rates, latencies and
  * shares are of the last interval, as the other levels' Current and P99 are. The rows are
  * stat --wake's (wake_row_of(), hlt_row_of()), in its order. The level has no items: Up/Down

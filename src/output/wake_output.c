@@ -36,8 +36,9 @@ static void table(const struct wake_snapshot *s, const struct hlt_advice *adv, s
 		wake_row_of(c, &r);
 		fprintf(f, "%-8u %4d %-7s 0x%02x %9llu %9llu %10llu %10llu %10llu %10llu", k->tgid,
 			k->vcpu, wake_source_name(k->source), k->vector, (unsigned long long)r.count,
-			(unsigned long long)c->posted, (unsigned long long)r.avg_ns, (unsigned long long)r.p50_ns,
-			(unsigned long long)r.p99_ns, (unsigned long long)c->max_ns);
+			(unsigned long long)c->posted, (unsigned long long)r.avg_ns,
+			(unsigned long long)r.p50_ns, (unsigned long long)r.p99_ns,
+			(unsigned long long)c->max_ns);
 		for (int p = 0; p < NR_WAKE_PARTS; p++)
 			fprintf(f, " %6.1f%%", r.part_pct[p]);
 		fputc('\n', f);
@@ -164,8 +165,8 @@ static void json(const struct wake_snapshot *s, const struct hlt_advice *adv, si
 
 		wake_row_of(c, &r);
 		fprintf(f, "%s{\"kind\":\"wake\",\"pid\":%u,\"vcpu\":%d,\"source\":\"%s\","
-			"\"vector\":%u,\"count\":%llu,\"posted\":%llu,\"sum_ns\":%llu,\"p50_ns\":%llu,"
-			"\"p99_ns\":%llu,\"max_ns\":%llu,\"parts_ns\":{", i ? "," : "", k->tgid,
+			"\"vector\":%u,\"count\":%llu,\"posted\":%llu,\"sum_ns\":%llu,"
+			"\"p50_ns\":%llu,\"p99_ns\":%llu,\"max_ns\":%llu,\"parts_ns\":{", i ? "," : "", k->tgid,
 			k->vcpu, wake_source_name(k->source), k->vector,
 			(unsigned long long)r.count, (unsigned long long)c->posted,
 			(unsigned long long)c->sum_ns,

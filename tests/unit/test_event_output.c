@@ -179,7 +179,8 @@ int main(void)
 		  "             LATENCY\n"
 		  "     0.000000   17280000.000000 t\"en\\ant\\x01\\xff   -1 KVM_EXIT_IO       "
 		  "            0ns errno=-4 in_flight\n"
-		  "     1.000002   17280001.000002 web01               1 wake_posted msi vector 0x42\n"
+		  "     1.000002   17280001.000002 web01               1 wake_posted msi vector "
+		  "0x42\n"
 		  "# STUCK t\"en\\ant\\x01\\xff pid 200 tid 201 vcpu -1 KVM_EXIT_MMIO in flight for "
 		  "1.500000 s since 17280002.000000\n");
 	free(buf);

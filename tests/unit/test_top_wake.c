@@ -184,13 +184,13 @@ static void test_render(void)
 	CHECK(h == 3 && (f.v.lines[h].attr & TOP_A_REVERSE));
 	CHECK_STR(f.v.lines[h].text, "     Total    Posted  Current     P50     P99  guest   exit "
 		  "polled  slept   runq  oncpu  Guest/pid vCPU source vector: parts %");
-	CHECK_STR(f.v.lines[h + 1].text, "        30         0       10   992ns   2.9us    0.0    0.0 "
-		  "  25.0   50.0   15.0   10.0  web01/100 vCPU 0 timer 0x40");
+	CHECK_STR(f.v.lines[h + 1].text, "        30         0       10   992ns   2.9us    0.0 "
+		  "   0.0   25.0   50.0   15.0   10.0  web01/100 vCPU 0 timer 0x40");
 	/* No timed delivery in the interval: no rate, latency or shares; 5 posted since start. */
-	CHECK_STR(f.v.lines[h + 2].text, "         5         5        0       -       -      -      - "
-		  "     -      -      -      -  web01/100 vCPU 1 msi 0x41");
-	CHECK_STR(f.v.lines[h + 3].text, "         4         0        2  34.8us  34.8us  100.0    0.0 "
-		  "   0.0    0.0    0.0    0.0  db02/200 vCPU 0 ipi 0xfd");
+	CHECK_STR(f.v.lines[h + 2].text, "         5         5        0       -       -      - "
+		  "     -      -      -      -      -  web01/100 vCPU 1 msi 0x41");
+	CHECK_STR(f.v.lines[h + 3].text, "         4         0        2  34.8us  34.8us  100.0 "
+		  "   0.0    0.0    0.0    0.0    0.0  db02/200 vCPU 0 ipi 0xfd");
 	CHECK_STR(f.v.lines[h + 4].text, "");
 	CHECK(f.v.lines[h + 5].attr & TOP_A_REVERSE);
 	CHECK_STR(f.v.lines[h + 5].text, "     Halts  Current polled p+slpt  slept   poll  sleep "
