@@ -176,11 +176,36 @@ int BPF_PROG(wake_pending, __u32 apicid, __u16 dm, __u16 tm, __u8 vec)
 
 
 /*
+ * A posted delivery in its cell (the key a timed one of the same source and vector has): a
+ * count, no time. In the sender's thread, while the vCPU's may add to the same cell at its
+ * entry: atomic. stream --wake: and an event of its own (VMEXIT_EV_WAKE_POSTED).
+ */
+static __always_inline void posted_count(struct wake_thread *t, __u64 info)
+{
+	struct wake_key k = { .tgid = t->tgid, .vcpu = t->vcpu, .proc_start = t->proc_start,
+			      .source = (info >> PEND_SRC_SHIFT) & 0xf,
+			      .vector = info & PEND_VECTOR };
+	__u64 p[NR_WAKE_PARTS] = {};
+	struct wake_zero *z;
+	struct wake_cell *c;
+
+	if (emit_events)
+		wake_emit(t, &k, bpf_ktime_get_ns(), 0, p, VMEXIT_EV_WAKE_POSTED);
+	z = zeroes();
+	if (!z)
+		return;
+	c = cell_get(&wake_cells, &k, &z->wc, WAKE_LOST_CELLS);
+	if (c)
+		__sync_fetch_and_add(&c->posted, 1);
+}
+
+/*
  * KVM posted the interrupt (APICv, AVIC): vmx_deliver_interrupt() and the SVM side trace this
  * right after kvm_apic_accept_irq, in the same call (Linux 5.17, "KVM: x86: Move delivery of
  * non-APICv interrupt into vendor code"). To a vCPU in guest mode the CPU delivers it with no
  * exit (the notification IPI, AVIC's doorbell), so wake_pending()'s slot would wait for
- * whatever entry came next and charge it all to "guest": freed, and counted as posted instead.
+ * whatever entry came next and charge it all to "guest": freed, and counted as posted instead,
+ * in its cell (posted_count()) and in the total.
  * Not in guest mode, the vCPU takes it from the PIR at its next entry, as any other: left be.
  */
 SEC("tp_btf/kvm_apicv_accept_irq")
@@ -209,9 +234,11 @@ int BPF_PROG(wake_posted_irq, __u32 apicid, __u16 dm, __u16 tm, __u8 vec)
 	if (!got)
 		return 0;
 	/* ts first, as wake_entry() frees a slot, and only if still this delivery's. */
-	if (__sync_val_compare_and_swap(&got->ts, newest, 0) == newest &&
-	    __sync_val_compare_and_swap(&got->info, info, 0) == info)
-		__sync_fetch_and_add(&wake_posted, 1);
+	if (__sync_val_compare_and_swap(&got->ts, newest, 0) != newest ||
+	    __sync_val_compare_and_swap(&got->info, info, 0) != info)
+		return 0;
+	__sync_fetch_and_add(&wake_posted, 1);
+	posted_count(t, info);
 	return 0;
 }
 

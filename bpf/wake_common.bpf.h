@@ -146,7 +146,8 @@ struct {
 
 __u64 wake_lost[NR_WAKE_LOST];
 /*
- * Deliveries KVM posted to a vCPU in guest mode: no exit, not timed (x86's wake_posted_irq()).
+ * Deliveries KVM posted to a vCPU in guest mode: no exit, not timed (x86's wake_posted_irq(),
+ * which counts each in its cell's posted too; this is their total).
  * The loader reads it from either skeleton; arm64's peer, GICv4's direct injection, passes no
  * tracepoint, so there it stays 0 (README: SGIs and LPIs unseen).
  */
@@ -260,7 +261,7 @@ static __always_inline struct wake_thread *thread_of(__u32 tid, __u32 tgid,
 }
 
 static __always_inline void wake_emit(struct wake_thread *t, const struct wake_key *k,
-				      __u64 ts, __u64 lat, const __u64 *p)
+				      __u64 ts, __u64 lat, const __u64 *p, __u16 type)
 {
 	struct vmexit_event *ev;
 	__u64 flags = 0, pending, len;
@@ -285,7 +286,7 @@ static __always_inline void wake_emit(struct wake_thread *t, const struct wake_k
 	ev->reason = k->source;
 	ev->cpu = bpf_get_smp_processor_id();
 	ev->isa = 0;
-	ev->type = VMEXIT_EV_WAKE;
+	ev->type = type;
 	/*
 	 * As the exits' event_submit(), less its timer kick (the reader polls on its own clock,
 	 * capture_clock.h): a 1 kHz guest timer would otherwise wake it 1,000 times a second.
@@ -334,7 +335,7 @@ static __always_inline void wake_account(struct wake_thread *t, __u64 info, __u6
 		p[WAKE_PART_EXIT] = lat;
 	}
 	if (emit_events)
-		wake_emit(t, &k, ts, lat, p);
+		wake_emit(t, &k, ts, lat, p, VMEXIT_EV_WAKE);
 	z = zeroes();
 	if (!z)
 		return;

@@ -278,6 +278,14 @@ enum vmexit_event_type {
 	 */
 	VMEXIT_EV_WAKE = 5,
 	/*
+	 * stream --wake (bpf/wake.bpf.c): an interrupt KVM posted (APICv/AVIC) to a vCPU in guest
+	 * mode, taken with no exit: sent when posted (ts_ns), latency_ns and the parts 0;
+	 * reason: its source, intr_info: its vector, as EV_WAKE's; tid: the thread that posted
+	 * it (the vCPU is vcpu). A type of its own, not a flag on EV_WAKE: a reader that does not
+	 * know it never counts it as a delivery of 0 ns.
+	 */
+	VMEXIT_EV_WAKE_POSTED = 6,
+	/*
 	 * Flag on EV_EXIT / EV_USER_EXIT: the exit never completed (its thread exited, or the
 	 * session ended first); latency_ns is its age at that moment.
 	 */

@@ -110,6 +110,11 @@ struct wake_cell {
 	__u64 max_ns;
 	__u64 parts[NR_WAKE_PARTS];	/* ns, summed over the deliveries */
 	__u64 hist[NR_BUCKETS];		/* latency, include/hist.h */
+	/*
+	 * Interrupts of this key KVM posted (APICv/AVIC) to the vCPU in guest mode: taken with no
+	 * exit, so not timed and in none of the fields above (bpf/wake.bpf.c's wake_posted_irq).
+	 */
+	__u64 posted;
 };
 
 struct hlt_key {

@@ -59,6 +59,12 @@ enum rec_type {
 	 */
 	RT_WAKE = 11,
 	RT_WAKE_LOST = 12,	/* the delivery programs' loss counters grew (1.8) */
+	/*
+	 * record --wake (1.9): an interrupt KVM posted to a vCPU in guest mode, no exit. A type of
+	 * its own, as RT_WAKE: a 1.8 reader skips it (and says so) rather than count a delivery
+	 * of 0 ns. The wake record's layout, its latency and parts 0.
+	 */
+	RT_WAKE_POSTED = 13,
 };
 
 #define REC_HDR_LEN		8
@@ -667,7 +673,8 @@ int rec_writer_add_event(struct rec_writer *w, const struct vmexit_event *ev)
 	size_t len = w->meta.keys ? EVENT_KEYS_LEN : w->meta.split ? EVENT_SPLIT_LEN : EVENT_LEN;
 	unsigned char *p;
 
-	if (VMEXIT_EV_TYPE(ev->type) == VMEXIT_EV_WAKE)
+	if (VMEXIT_EV_TYPE(ev->type) == VMEXIT_EV_WAKE ||
+	    VMEXIT_EV_TYPE(ev->type) == VMEXIT_EV_WAKE_POSTED)
 		return rec_writer_add_wake(w, ev);
 	p = begin_record(w, RT_EVENT, len);
 	if (!p)
@@ -688,7 +695,8 @@ int rec_writer_add_event(struct rec_writer *w, const struct vmexit_event *ev)
 
 int rec_writer_add_wake(struct rec_writer *w, const struct vmexit_event *ev)
 {
-	unsigned char *p = begin_record(w, RT_WAKE, WAKE_LEN), *q;
+	bool posted = VMEXIT_EV_TYPE(ev->type) == VMEXIT_EV_WAKE_POSTED;
+	unsigned char *p = begin_record(w, posted ? RT_WAKE_POSTED : RT_WAKE, WAKE_LEN), *q;
 	struct vmexit_event e = *ev;
 
 	if (!p)
@@ -1149,6 +1157,7 @@ static int parse_header_items(struct rec_reader *r, const unsigned char *h, __u3
 			break;
 		case HI_WAKE:
 			r->meta.wake = true;
+			r->meta.wake_posted = r->version >= (1u << 16 | 9);
 			break;
 		case HI_GUEST_START:
 			if (note_start(r, p, len, q, "item"))
@@ -1314,6 +1323,7 @@ static const char *type_name(__u16 type)
 		[RT_TSC_CLOCK] = "TSC clock", [RT_TSC_SCALE] = "TSC scale",
 		[RT_TSC_APPLIED] = "TSC applied", [RT_KEY_REGION] = "key region",
 		[RT_WAKE] = "wake", [RT_WAKE_LOST] = "wake lost",
+		[RT_WAKE_POSTED] = "wake posted",
 	};
 
 	return type < sizeof(names) / sizeof(names[0]) && names[type] ? names[type] : "unknown";
@@ -1424,11 +1434,14 @@ static int decode_wake_record(struct rec_reader *r, const struct raw_record *rec
 	struct vmexit_event *ev = &item->ev;
 	__u64 sum = 0;
 
+	bool posted = rec->type == RT_WAKE_POSTED;
+	const char *what = posted ? "wake posted record" : "wake record";
+
 	if (rec->len < WAKE_LEN)
-		return reader_fail(r, rec->off, "wake record too short (%u bytes, need %d)",
+		return reader_fail(r, rec->off, "%s too short (%u bytes, need %d)", what,
 				   rec->len, WAKE_LEN);
 	memset(ev, 0, sizeof(*ev));
-	ev->type = VMEXIT_EV_WAKE;
+	ev->type = posted ? VMEXIT_EV_WAKE_POSTED : VMEXIT_EV_WAKE;
 	ev->ts_ns = get64(rec->p);
 	ev->latency_ns = get64(rec->p + 8);
 	for (int i = 0; i < NR_WAKE_PARTS; i++) {
@@ -1449,10 +1462,13 @@ static int decode_wake_record(struct rec_reader *r, const struct raw_record *rec
 		return reader_fail(r, rec->off, "wake record's parts sum to %llu ns, not its "
 				   "latency %llu ns: corrupt data", (unsigned long long)sum,
 				   (unsigned long long)ev->latency_ns);
+	if (posted && sum)
+		return reader_fail(r, rec->off, "wake posted record with %llu ns (none is timed): "
+				   "corrupt data", (unsigned long long)sum);
 	if (ev->intr_info > WAKE_VECTOR_MAX)
-		return reader_fail(r, rec->off, "wake record with vector %u (at most %u): corrupt "
-				   "data", ev->intr_info, WAKE_VECTOR_MAX);
-	item->kind = REC_WAKE;
+		return reader_fail(r, rec->off, "%s with vector %u (at most %u): corrupt data",
+				   what, ev->intr_info, WAKE_VECTOR_MAX);
+	item->kind = posted ? REC_WAKE_POSTED : REC_WAKE;
 	r->records++;
 	return 1;
 }
@@ -1680,6 +1696,7 @@ int rec_reader_next(struct rec_reader *r, struct rec_item *item, char *err, size
 			ret = decode_key_region(r, &rec, item);
 			break;
 		case RT_WAKE:
+		case RT_WAKE_POSTED:
 			ret = decode_wake_record(r, &rec, item);
 			break;
 		case RT_WAKE_LOST:

@@ -22,7 +22,7 @@
 #include "tsc_clock.h"
 
 #define REC_FORMAT_MAJOR	1	/* incompatible changes: readers refuse a larger major */
-#define REC_FORMAT_MINOR	8	/* compatible additions: readers skip the unknown */
+#define REC_FORMAT_MINOR	9	/* compatible additions: readers skip the unknown */
 
 #define REC_NAME_MAX		255	/* longest guest name stored; longer ones are cut */
 
@@ -36,6 +36,9 @@ struct rec_meta {
 	bool split;		/* recorded with --split: exits carry oncpu/blocked/runq (1.1) */
 	bool keys;		/* recorded with --keys: exits carry their key (1.5) */
 	bool wake;		/* recorded with --wake: the deliveries are wake records (1.8) */
+	/* ... and the interrupts KVM posted with no exit are wake posted records (1.9; a 1.8
+	 * file kept none: its posted are unknown, not 0). Set by the reader. */
+	bool wake_posted;
 	/* Host TSC against mono at start (1.6; mono_ns 0: none), and the kernel's TSC kHz
 	 * from sysfs (0: not exported). The pair at the end is a REC_TSC_CLOCK item. */
 	struct tsc_pair tsc_start;
@@ -64,6 +67,9 @@ enum rec_kind {
 	/* item.ts_ns / item.wake_lost[]: the delivery programs' loss counters (enum wake_lost)
 	 * grew by these (record --wake, 1.8). */
 	REC_WAKE_LOST = 10,
+	/* item.ev, type VMEXIT_EV_WAKE_POSTED: an interrupt KVM posted to a vCPU in guest mode,
+	 * taken with no exit (record --wake, 1.9): counted, not timed. */
+	REC_WAKE_POSTED = 11,
 };
 
 struct rec_item {
@@ -113,7 +119,10 @@ struct rec_writer *rec_writer_open(const char *path, bool force, const struct re
  * gives the message).
  */
 int rec_writer_add_event(struct rec_writer *w, const struct vmexit_event *ev);
-/* A delivery (VMEXIT_EV_WAKE; rec_writer_add_event() sends one here too): a wake record. */
+/*
+ * A delivery (VMEXIT_EV_WAKE; rec_writer_add_event() sends one here too): a wake record; a
+ * posted one (VMEXIT_EV_WAKE_POSTED, likewise): a wake posted record.
+ */
 int rec_writer_add_wake(struct rec_writer *w, const struct vmexit_event *ev);
 /* The delivery programs' loss counters grew by these by ts_ns. */
 int rec_writer_add_wake_lost(struct rec_writer *w, __u64 ts_ns,

@@ -807,6 +807,7 @@ int cmd_report(int argc, char **argv)
 	}
 	/* A recording made with --wake shows its deliveries, as stat --wake would have. */
 	r.wake = a.wake || rd->meta.wake;
+	r.wk.ev.s.posted_known = rd->meta.wake_posted;
 	if (a.wake && !rd->meta.wake) {
 		fprintf(stderr, "vmexit: --wake: %s was recorded without --wake (record it with "
 			"vmexit record --wake)\n", a.path);
@@ -852,6 +853,7 @@ int cmd_report(int argc, char **argv)
 			a.view.qmp = &qmp;
 			break;
 		case REC_WAKE:
+		case REC_WAKE_POSTED:
 			ret = one_wake(&r, &it->ev);
 			break;
 		case REC_WAKE_LOST:

@@ -151,7 +151,8 @@ static const struct cmd_option options[] = {
 	  "device (key_end in the key label of a device's span)", 2,
 	  OPT_TO(struct serve_args, per_address, opt_true) },
 	{ "wake", 0, NULL, 0, "(x86) Also interrupt delivery latency per guest and source "
-	  "(vmexit_irq_delivery_seconds, its parts), halted exits' parts and halt wake-up times "
+	  "(vmexit_irq_delivery_seconds, its parts), those KVM posted with no exit "
+	  "(vmexit_irq_posted_total), halted exits' parts and halt wake-up times "
 	  "(vmexit_halt_wakeup_seconds): its programs cost every context switch and wake-up on "
 	  "the host a hash lookup", 2, OPT_TO(struct serve_args, wake, opt_true) },
 	{},

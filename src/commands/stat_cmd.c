@@ -87,8 +87,9 @@ static const struct cmd_option options[] = {
 	  "statistics of the same guests over the same run (within 0.1 %, or why not); exit "
 	  "status 3 when they disagree", 2, OPT_TO(struct stat_args, kvm_check, opt_true) },
 	{ "wake", 0, NULL, 0, "At the end, interrupt delivery latency per guest, vCPU, source and "
-	  "vector, split by what the vCPU was doing; halted exits' anatomy and halt-poll advice "
-	  "(x86, arm64)", 2, OPT_TO(struct stat_args, wake, opt_true) },
+	  "vector, split by what the vCPU was doing, and those KVM posted with no exit (posted); "
+	  "halted exits' anatomy and halt-poll advice (x86, arm64)", 2,
+	  OPT_TO(struct stat_args, wake, opt_true) },
 	{},
 };
 

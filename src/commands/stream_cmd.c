@@ -59,8 +59,9 @@ static const struct cmd_option options[] = {
 	  OPT_TO(struct stream_args, live.stuck_ns, opt_stuck) },
 	{ "wake", 0, NULL, 0, "(x86) Also an event per interrupt delivered to a vCPU (type wake, "
 	  "at the entry that delivered it): its source, vector, latency from pending and its "
-	  "parts, as stat --wake counts them, and deliveries lost as '# LOST N (--wake: ...)' "
-	  "lines; lines and --json only", 2,
+	  "parts, as stat --wake counts them; one per interrupt KVM posted with no exit (type "
+	  "wake_posted: source and vector, not timed); and deliveries lost as "
+	  "'# LOST N (--wake: ...)' lines; lines and --json only", 2,
 	  OPT_TO(struct stream_args, live.wake, opt_true) },
 	{},
 };

@@ -131,8 +131,8 @@ static const struct cmd_option options[] = {
 	  "repeatable", 2, OPT_TO(struct top_args, syms, opt_guest_symbols) },
 	{ "wake", 0, NULL, 0, "(x86) Load the wake-up programs at start and start in their view "
 	  "(w toggles it): interrupt deliveries per guest, vCPU, source and vector (count/s, P50, "
-	  "P99, what the vCPU was doing meanwhile) and the halts, as stat --wake; they cost every "
-	  "context switch and wake-up on the host a hash lookup", 2,
+	  "P99, what the vCPU was doing meanwhile, those KVM posted with no exit) and the halts, "
+	  "as stat --wake; they cost every context switch and wake-up on the host a hash lookup", 2,
 	  OPT_TO(struct top_args, wake, opt_true) },
 	{ "vcpus", 0, NULL, 0, "Start in the per-vCPU view", 2,
 	  OPT_TO(struct top_args, vcpus, opt_true) },

@@ -17,9 +17,10 @@ static void sub_u64s(__u64 *a, const __u64 *b, size_t n)
 
 static void wake_sub(struct wake_cell *c, const struct wake_cell *b)
 {
-	if (b->count > c->count || b->sum_ns > c->sum_ns)
+	if (b->count > c->count || b->sum_ns > c->sum_ns || b->posted > c->posted)
 		return;
 	c->count -= b->count;
+	c->posted -= b->posted;
 	c->sum_ns -= b->sum_ns;
 	/* max_ns stays the cell's since start: percentiles are clamped to it, never above. */
 	sub_u64s(c->parts, b->parts, NR_WAKE_PARTS);

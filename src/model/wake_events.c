@@ -48,6 +48,12 @@ int wake_events_add(struct wake_events *w, const struct vmexit_event *ev, __u64 
 		w->s.wkeys[*at] = k;
 		memset(&w->s.wcells[*at], 0, sizeof(*w->s.wcells));
 	}
+	/* Posted (no exit): counted in its cell and the total, as bpf/wake.bpf.c does; no time. */
+	if (VMEXIT_EV_TYPE(ev->type) == VMEXIT_EV_WAKE_POSTED) {
+		w->s.wcells[*at].posted++;
+		w->s.posted++;
+		return 0;
+	}
 	/* As bpf/wake.bpf.c adds a delivery to its cell. */
 	c = &w->s.wcells[*at];
 	c->count++;

@@ -22,8 +22,10 @@ struct wake_snapshot {
 	__u64 ring_lost;
 	long long halt_poll_ns;		/* KVM's halt_poll_ns when read; -1: unknown */
 	/* Deliveries KVM posted to a vCPU in guest mode (bpf/wake.bpf.c's wake_posted): taken
-	 * with no exit, so in no row. Live runs only: a recording does not keep it (ring). */
+	 * with no exit, so in no row's count; the rows' posted, summed. posted_known: a live
+	 * run's, or a recording's since format 1.9 (older ones kept none: said by no total). */
 	__u64 posted;
+	bool posted_known;
 	/* Why there are no halted-exit rows at all (a recording keeps only the deliveries),
 	 * said in their place by every format; NULL: the rows are there (maybe none). */
 	const char *no_hlt;

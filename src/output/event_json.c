@@ -41,6 +41,8 @@ static const char *type_name(__u16 type)
 		return "kvm_event";
 	case VMEXIT_EV_WAKE:
 		return "wake";
+	case VMEXIT_EV_WAKE_POSTED:
+		return "wake_posted";
 	default:
 		return "unknown";
 	}
@@ -161,6 +163,14 @@ static void json_line(struct evout *o, const struct vmexit_event *ev)
 	}
 	if (type == VMEXIT_EV_WAKE) {
 		p = json_wake(p, ev);
+		goto out;
+	}
+	/* Posted: no exit, so no parts; its source and vector as a delivery's. */
+	if (type == VMEXIT_EV_WAKE_POSTED) {
+		p = fmt_lit(p, ",\"source\":\"");
+		p = fmt_str(p, wake_source_name(ev->reason));
+		*p++ = '"';
+		p = json_u64(p, "vector", ev->intr_info);
 		goto out;
 	}
 	p = fmt_lit(p, ",\"isa\":\"");

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * `vmexit top --wake`, the wake-up level (w): per guest, vCPU, source and vector, the interrupts
- * delivered (Total since start or r), their rate, P50 and P99 latency (pending to the vCPU's
- * next entry) and what the vCPU was doing meanwhile, as shares of that time; then per vCPU its
+ * delivered (Total since start or r), those KVM posted with no exit (Posted, likewise: not
+ * timed, in none of the other columns), the deliveries' rate, P50 and P99 latency (pending to
+ * the vCPU's next entry) and what the vCPU was doing meanwhile, as shares of that time; then per vCPU its
  * halts: how they ended and what the halted exits' time was made of. Rates, latencies and
  * shares are of the last interval, as the other levels' Current and P99 are. The rows are
  * stat --wake's (wake_row_of(), hlt_row_of()), in its order. The level has no items: Up/Down
@@ -61,7 +62,7 @@ static int wake_rows_text(struct top_window *w, const struct top_data *d,
 		snprintf(rest, sizeof(rest), " %s 0x%02x", wake_source_name(k->source), k->vector);
 		/* The two deltas are of one snapshot: the same keys, row for row (wake_delta.h). */
 		if (wake_key_cmp(k, &cur->wkeys[i]) || !vcpu_shown(ui, k->tgid, k->proc_start, k->vcpu) ||
-		    (ui->skip_zero && !c->count) ||
+		    (ui->skip_zero && !c->count && !c->posted) ||
 		    !label_of(d, ui, k->tgid, k->proc_start, k->vcpu, rest, label, sizeof(label)))
 			continue;
 		wake_row_of(c, &r);
@@ -71,8 +72,9 @@ static int wake_rows_text(struct top_window *w, const struct top_data *d,
 		}
 		for (int p = 0; p < NR_WAKE_PARTS; p++, n += W_SHARE + 1)
 			share(parts + n, sizeof(parts) - n, c->sum_ns, r.part_pct[p]);
-		top_wtext(w, " %*llu %*.0f %*s %*s%s  %s", W_TOTAL,
-			  (unsigned long long)tot->wcells[i].count, W_RATE,
+		top_wtext(w, " %*llu %*llu %*.0f %*s %*s%s  %s", W_TOTAL,
+			  (unsigned long long)tot->wcells[i].count, W_TOTAL,
+			  (unsigned long long)tot->wcells[i].posted, W_RATE,
 			  iv > 0 ? (double)c->count / iv : 0, W_LAT, p50, W_LAT, p99, parts, label);
 		shown++;
 	}
@@ -144,8 +146,8 @@ int top_wake_lines(struct top_view *v, const struct top_data *d, struct top_ui *
 	v->nr_text = 0;
 	if (!d->wake_cur || !d->wake_tot)
 		return top_linef(v, width, 0, "  (no wake-up statistics: start top with --wake)");
-	n = (size_t)snprintf(hdr, sizeof(hdr), " %*s %*s %*s %*s", W_TOTAL, "Total", W_RATE,
-			     "Current", W_LAT, "P50", W_LAT, "P99");
+	n = (size_t)snprintf(hdr, sizeof(hdr), " %*s %*s %*s %*s %*s", W_TOTAL, "Total", W_TOTAL,
+			     "Posted", W_RATE, "Current", W_LAT, "P50", W_LAT, "P99");
 	for (int p = 0; p < NR_WAKE_PARTS && n < sizeof(hdr); p++)
 		n += (size_t)snprintf(hdr + n, sizeof(hdr) - n, " %*s", W_SHARE, wake_part_name(p));
 	if (top_linef(v, width, TOP_A_REVERSE, "%s  Guest/pid vCPU source vector: parts %%", hdr))

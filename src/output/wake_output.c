@@ -14,16 +14,17 @@ static const unsigned int windows_us[] = {
 };
 #define NR_WINDOWS (sizeof(windows_us) / sizeof(windows_us[0]))
 
+/* The total of the rows' POSTED: said too, so that a reader of COUNT alone misses none. */
 #define WAKE_POSTED_SAID "interrupts KVM posted to a vCPU in guest mode (APICv/AVIC): taken " \
-	"with no exit, not timed, in no row above"
+	"with no exit, not timed (the rows' posted, not in their count)"
 
 static void table(const struct wake_snapshot *s, const struct hlt_advice *adv, size_t nr_adv,
 		  long long hpn, FILE *f)
 {
 	fprintf(f, "\nInterrupt delivery: pending (" WAKE_PENDING_HOOK ") to the vCPU's next "
 		"entry\n");
-	fprintf(f, "%-8s %4s %-7s %4s %9s %10s %10s %10s %10s", "PID", "VCPU", "SOURCE", "VEC",
-		"COUNT", "AVG_NS", "P50_NS", "P99_NS", "MAX_NS");
+	fprintf(f, "%-8s %4s %-7s %4s %9s %9s %10s %10s %10s %10s", "PID", "VCPU", "SOURCE",
+		"VEC", "COUNT", "POSTED", "AVG_NS", "P50_NS", "P99_NS", "MAX_NS");
 	for (int p = 0; p < NR_WAKE_PARTS; p++)
 		fprintf(f, " %6s%%", wake_part_name(p));
 	fputc('\n', f);
@@ -33,10 +34,11 @@ static void table(const struct wake_snapshot *s, const struct hlt_advice *adv, s
 		struct wake_row r;
 
 		wake_row_of(c, &r);
-		fprintf(f, "%-8u %4d %-7s 0x%02x %9llu %10llu %10llu %10llu %10llu", k->tgid,
+		fprintf(f, "%-8u %4d %-7s 0x%02x %9llu %9llu %10llu %10llu %10llu %10llu", k->tgid,
 			k->vcpu, wake_source_name(k->source), k->vector, (unsigned long long)r.count,
-			(unsigned long long)r.avg_ns, (unsigned long long)r.p50_ns,
-			(unsigned long long)r.p99_ns, (unsigned long long)c->max_ns);
+			(unsigned long long)c->posted, (unsigned long long)r.avg_ns,
+			(unsigned long long)r.p50_ns, (unsigned long long)r.p99_ns,
+			(unsigned long long)c->max_ns);
 		for (int p = 0; p < NR_WAKE_PARTS; p++)
 			fprintf(f, " %6.1f%%", r.part_pct[p]);
 		fputc('\n', f);
@@ -96,7 +98,8 @@ static void csv(const struct wake_snapshot *s, const struct hlt_advice *adv, siz
 	fprintf(f, "kind,pid,vcpu,source,vector,count,sum_ns,p50_ns,p99_ns,max_ns");
 	for (int p = 0; p < NR_WAKE_PARTS; p++)
 		fprintf(f, ",%s_ns", wake_part_name(p));
-	fputc('\n', f);
+	/* At the end: scripts count columns. */
+	fprintf(f, ",posted\n");
 	for (size_t i = 0; i < s->nr_wake; i++) {
 		const struct wake_key *k = &s->wkeys[i];
 		const struct wake_cell *c = &s->wcells[i];
@@ -109,7 +112,7 @@ static void csv(const struct wake_snapshot *s, const struct hlt_advice *adv, siz
 			(unsigned long long)r.p99_ns, (unsigned long long)c->max_ns);
 		for (int p = 0; p < NR_WAKE_PARTS; p++)
 			fprintf(f, ",%llu", (unsigned long long)c->parts[p]);
-		fputc('\n', f);
+		fprintf(f, ",%llu\n", (unsigned long long)c->posted);
 	}
 	if (s->no_hlt) {
 		fprintf(f, "# hlt, halt_poll: %s\n", s->no_hlt);
@@ -162,10 +165,11 @@ static void json(const struct wake_snapshot *s, const struct hlt_advice *adv, si
 
 		wake_row_of(c, &r);
 		fprintf(f, "%s{\"kind\":\"wake\",\"pid\":%u,\"vcpu\":%d,\"source\":\"%s\","
-			"\"vector\":%u,\"count\":%llu,\"sum_ns\":%llu,\"p50_ns\":%llu,"
-			"\"p99_ns\":%llu,\"max_ns\":%llu,\"parts_ns\":{", i ? "," : "", k->tgid,
+			"\"vector\":%u,\"count\":%llu,\"posted\":%llu,\"sum_ns\":%llu,"
+			"\"p50_ns\":%llu,\"p99_ns\":%llu,\"max_ns\":%llu,\"parts_ns\":{", i ? "," : "", k->tgid,
 			k->vcpu, wake_source_name(k->source), k->vector,
-			(unsigned long long)r.count, (unsigned long long)c->sum_ns,
+			(unsigned long long)r.count, (unsigned long long)c->posted,
+			(unsigned long long)c->sum_ns,
 			(unsigned long long)r.p50_ns, (unsigned long long)r.p99_ns,
 			(unsigned long long)c->max_ns);
 		for (int p = 0; p < NR_WAKE_PARTS; p++)
@@ -226,7 +230,7 @@ lost:
 		fprintf(f, ",\"%s\":%llu", wake_lost_name(WAKE_LOST_RING),
 			(unsigned long long)s->ring_lost);
 	fprintf(f, "}");
-	if (!s->ring)
+	if (s->posted_known)
 		fprintf(f, ",\"posted\":%llu", (unsigned long long)s->posted);
 	fprintf(f, "}\n");
 }
@@ -253,7 +257,7 @@ int wake_print(const struct wake_snapshot *s, enum out_format fmt, long long hal
 					(unsigned long long)n, wake_lost_name(l));
 		}
 		/* Not lost, not timed either: said, so that no one reads the rows as all of them. */
-		if (!s->ring && s->posted)
+		if (s->posted_known && s->posted)
 			fprintf(f, "%sposted: %llu %s\n", fmt == OUT_CSV ? "# " : "",
 				(unsigned long long)s->posted, WAKE_POSTED_SAID);
 	}

@@ -115,6 +115,15 @@ static int render_delivery(const struct wake_series *ws, const struct expo_bucke
 				      add_label(labels, n, "part", wake_part_name(p)),
 				      ws->wake[i].c.parts[p], ws->wake[i].created_ms);
 	}
+	if (!err && ws->nr_wake)
+		err = expo_family(b, fmt, "vmexit_irq_posted", "counter", NULL,
+				  "Interrupts KVM posted (APICv/AVIC) to a vCPU in guest mode: "
+				  "taken with no exit, so not timed: not in "
+				  "vmexit_irq_delivery_seconds.");
+	for (__u32 i = 0; !err && i < ws->nr_wake; i++)
+		err = counter(b, fmt, "vmexit_irq_posted", false, labels,
+			      wake_series_labels(ws, i, labels), ws->wake[i].c.posted,
+			      ws->wake[i].created_ms);
 	return err;
 }
 

@@ -8,6 +8,7 @@
 static void wake_cell_add(struct wake_cell *to, const struct wake_cell *c)
 {
 	to->count += c->count;
+	to->posted += c->posted;
 	to->sum_ns += c->sum_ns;
 	if (c->max_ns > to->max_ns)
 		to->max_ns = c->max_ns;

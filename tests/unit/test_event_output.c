@@ -8,6 +8,7 @@
 
 #include "check.h"
 #include "event_output.h"
+#include "wake.h"
 
 static const char want[] =
 	"{\"type\":\"exit\",\"ts_ns\":17280000123456789,\"time\":17280000.123456787,\"rel_ns\":0,"
@@ -42,6 +43,9 @@ static const char want[] =
 	"\"vcpu\":0,\"cpu\":0,\"isa\":\"?\",\"reason\":0,\"reason_name\":\"0x0\",\"rip\":\"0x0\","
 	"\"info1\":\"0x0\",\"info2\":\"0x0\",\"intr_info\":0,\"error_code\":0,"
 	"\"latency_cycles\":0}\n"
+	"{\"type\":\"wake_posted\",\"ts_ns\":17280001000002000,\"time\":17280001.000002000,"
+	"\"rel_ns\":876545211,\"latency_ns\":0,\"pid\":100,\"guest\":\"web01\",\"tid\":150,"
+	"\"vcpu\":1,\"cpu\":2,\"source\":\"msi\",\"vector\":66}\n"
 	"{\"lost\":3,\"cause\":\"cells_full\",\"what\":\"statistics cells full\","
 	"\"ts_ns\":17280002000000000,\"time\":17280002.000000000}\n"
 	"{\"stuck\":true,\"ts_ns\":17280002000000000,\"time\":17280002.000000000,"
@@ -117,6 +121,9 @@ int main(void)
 		  .tid = 101, .vcpu = 0, .reason = 99, .info1 = 1, .info2 = 2, .rip = 3,
 		  .intr_info = 4, .error_code = 5 },
 		{ .type = 77, .ts_ns = 17280001000001000ull, .tgid = 100, .tid = 101 },
+		/* stream --wake: an MSI KVM posted to vCPU 1, from the VMM's thread 150 */
+		{ .type = VMEXIT_EV_WAKE_POSTED, .ts_ns = 17280001000002000ull, .tgid = 100,
+		  .tid = 150, .vcpu = 1, .cpu = 2, .reason = WAKE_SRC_MSI, .intr_info = 0x42 },
 	};
 	__u64 lost[NR_LOST] = { 0 };
 	char *buf = NULL;
@@ -157,6 +164,7 @@ int main(void)
 		CHECK_DONE("event_output");
 	o.f = f;
 	CHECK_EQ_U64(evout_event(&o, &e[1]), 0);
+	CHECK_EQ_U64(evout_event(&o, &e[sizeof(e) / sizeof(e[0]) - 1]), 0);
 	evout_stuck(&o, &(struct inflight_exit){ .start_ns = 17280002000000000ull, .tgid = 200,
 						 .tid = 201, .vcpu = -1, .isa = VMEXIT_ISA_USER,
 						 .reason = 6 },
@@ -171,6 +179,8 @@ int main(void)
 		  "             LATENCY\n"
 		  "     0.000000   17280000.000000 t\"en\\ant\\x01\\xff   -1 KVM_EXIT_IO       "
 		  "            0ns errno=-4 in_flight\n"
+		  "     1.000002   17280001.000002 web01               1 wake_posted msi vector "
+		  "0x42\n"
 		  "# STUCK t\"en\\ant\\x01\\xff pid 200 tid 201 vcpu -1 KVM_EXIT_MMIO in flight for "
 		  "1.500000 s since 17280002.000000\n");
 	free(buf);

@@ -51,6 +51,7 @@ static void snapshots(struct wake_snapshot *base, struct wake_snapshot *now)
 	base->wcells[1] = (struct wake_cell){ .count = 5, .sum_ns = 5000, .max_ns = 1000,
 					      .parts = { [WAKE_PART_EXIT] = 5000 } };
 	base->wcells[1].hist[hist_bucket(1000)] = 5;
+	base->wcells[1].posted = 2;	/* and 2 posted with no exit */
 	base->hkeys[0] = (struct hlt_key){ 100, 0, 7 };
 	base->hcells[0] = (struct hlt_cell){ .exits = 4, .halts = 4, .polled = 4, .sum_ns = 8000,
 					     .parts = { 8000, 0, 0, 0 } };
@@ -69,6 +70,7 @@ static void snapshots(struct wake_snapshot *base, struct wake_snapshot *now)
 	t->parts[WAKE_PART_ONCPU] += 4000;
 	t->hist[hist_bucket(1000)] += 10;
 	t->hist[hist_bucket(3000)] += 10;
+	now->wcells[1].posted += 3;	/* vCPU 1's MSI: 3 more posted, none timed */
 	now->wkeys[2] = (struct wake_key){ 200, 0, WAKE_SRC_IPI, 0xfd, 9 };
 	now->wcells[2] = (struct wake_cell){ .count = 4, .sum_ns = 140000, .max_ns = 35000,
 					     .parts = { [WAKE_PART_GUEST] = 140000 } };
@@ -154,6 +156,8 @@ static void test_delta(void)
 	CHECK_EQ_U64(f.cur.wcells[0].parts[WAKE_PART_GUEST], 0);
 	CHECK_EQ_U64(f.cur.wcells[0].hist[hist_bucket(500)], 0);
 	CHECK_EQ_U64(f.cur.wcells[1].count, 0);
+	CHECK_EQ_U64(f.cur.wcells[1].posted, 3);
+	CHECK_EQ_U64(f.tot.wcells[1].posted, 5);
 	CHECK_EQ_U64(f.cur.wcells[2].count, 4);
 	CHECK_EQ_U64(f.cur.hcells[0].halts, 10);
 	CHECK_EQ_U64(f.cur.hcells[0].parts[HLT_PART_POLL], 25000);
@@ -178,15 +182,15 @@ static void test_render(void)
 	CHECK_STR(f.v.lines[1].text, "View: interrupt deliveries and halts of all VMs");
 	h = find(&f.v, "     Total");
 	CHECK(h == 3 && (f.v.lines[h].attr & TOP_A_REVERSE));
-	CHECK_STR(f.v.lines[h].text, "     Total  Current     P50     P99  guest   exit polled  "
-		  "slept   runq  oncpu  Guest/pid vCPU source vector: parts %");
-	CHECK_STR(f.v.lines[h + 1].text, "        30       10   992ns   2.9us    0.0    0.0   25.0 "
-		  "  50.0   15.0   10.0  web01/100 vCPU 0 timer 0x40");
-	/* No delivery in the interval: no rate, latency or shares to show. */
-	CHECK_STR(f.v.lines[h + 2].text, "         5        0       -       -      -      -      - "
-		  "     -      -      -  web01/100 vCPU 1 msi 0x41");
-	CHECK_STR(f.v.lines[h + 3].text, "         4        2  34.8us  34.8us  100.0    0.0    0.0 "
-		  "   0.0    0.0    0.0  db02/200 vCPU 0 ipi 0xfd");
+	CHECK_STR(f.v.lines[h].text, "     Total    Posted  Current     P50     P99  guest   exit "
+		  "polled  slept   runq  oncpu  Guest/pid vCPU source vector: parts %");
+	CHECK_STR(f.v.lines[h + 1].text, "        30         0       10   992ns   2.9us    0.0 "
+		  "   0.0   25.0   50.0   15.0   10.0  web01/100 vCPU 0 timer 0x40");
+	/* No timed delivery in the interval: no rate, latency or shares; 5 posted since start. */
+	CHECK_STR(f.v.lines[h + 2].text, "         5         5        0       -       -      - "
+		  "     -      -      -      -      -  web01/100 vCPU 1 msi 0x41");
+	CHECK_STR(f.v.lines[h + 3].text, "         4         0        2  34.8us  34.8us  100.0 "
+		  "   0.0    0.0    0.0    0.0    0.0  db02/200 vCPU 0 ipi 0xfd");
 	CHECK_STR(f.v.lines[h + 4].text, "");
 	CHECK(f.v.lines[h + 5].attr & TOP_A_REVERSE);
 	CHECK_STR(f.v.lines[h + 5].text, "     Halts  Current polled p+slpt  slept   poll  sleep "
@@ -198,9 +202,16 @@ static void test_render(void)
 	CHECK(f.v.lines[h + 7].attr & TOP_A_ALERT);
 	CHECK_STR(f.v.lines[h + 7].text, "Lost: 1 pending interrupts past the vCPU's slots");
 	CHECK_EQ_U64(f.v.nr_lines, h + 8);
-	/* -z: the idle msi row goes (a Filters line comes under the view's); -f: rows by guest,
-	 * source or vector. */
+	/*
+	 * -z: the msi row, none timed in the interval but 3 posted, stays; idle (none posted
+	 * either), it goes (a Filters line comes under the view's); -f: rows by guest, source or
+	 * vector.
+	 */
 	f.ui.skip_zero = true;
+	build(&f);
+	h = find(&f.v, "     Total");
+	CHECK(h == 4 && strstr(f.v.lines[h + 2].text, " web01/100 vCPU 1 msi 0x41") != NULL);
+	f.cur.wcells[1].posted = 0;
 	build(&f);
 	h = find(&f.v, "     Total");
 	CHECK(h == 4 && find(&f.v, "         5") < 0);
@@ -211,7 +222,7 @@ static void test_render(void)
 	CHECK(!top_ui_set_filter(&f.ui, "ipi", NULL, 0));
 	build(&f);
 	CHECK(find(&f.v, "     Total") == h);
-	CHECK_STR(f.v.lines[h + 1].text + 79, "db02/200 vCPU 0 ipi 0xfd");
+	CHECK_STR(f.v.lines[h + 1].text + 89, "db02/200 vCPU 0 ipi 0xfd");
 	CHECK_STR(f.v.lines[h + 2].text, "");
 	CHECK_STR(f.v.lines[h + 4].text, "  (no halt matches the filter)");
 	CHECK(!top_ui_set_filter(&f.ui, "no-such-guest", NULL, 0));

@@ -52,11 +52,13 @@ static void snapshot(struct wake_snapshot *s)
 	add(&wc[0], 2000, (const __u64[NR_WAKE_PARTS]){ [WAKE_PART_POLLED] = 2000 });
 	wk[1] = (struct wake_key){ 42, 0, WAKE_SRC_MSI, 0x42, 0 };
 	add(&wc[1], 300, (const __u64[NR_WAKE_PARTS]){ [WAKE_PART_GUEST] = 300 });
+	wc[1].posted = 5;	/* 0x42: 5 more KVM posted; with vCPU 1's 2: 7 for msi */
 	wk[2] = (struct wake_key){ 42, 0, WAKE_SRC_TIMER, 0x40, 0 };
 	add(&wc[2], 5000000, (const __u64[NR_WAKE_PARTS]){ [WAKE_PART_SLEPT] = 4999000,
 							     [WAKE_PART_RUNQ] = 1000 });
 	wk[3] = (struct wake_key){ 42, 1, WAKE_SRC_MSI, 0x41, 0 };
 	add(&wc[3], 700, (const __u64[NR_WAKE_PARTS]){ [WAKE_PART_EXIT] = 700 });
+	wc[3].posted = 2;
 	wk[4] = (struct wake_key){ 43, 0, WAKE_SRC_IPI, 0xfd, 0 };
 	add(&wc[4], 100, (const __u64[NR_WAKE_PARTS]){ [WAKE_PART_GUEST] = 100 });
 	hk[0] = (struct hlt_key){ 42, 0, 0 };
@@ -117,6 +119,10 @@ static void test_by_guest(const struct expo_buckets *bk)
 			   "part=\"exit\"} 0.000000700"));
 	CHECK(has_line(&b, "vmexit_irq_delivery_part_seconds_total{" G ",source=\"timer\","
 			   "part=\"runq\"} 0.000001000"));
+	/* Posted per guest and source, vCPUs and vectors summed: 5 + 2 msi, no timer. */
+	CHECK(has_line(&b, "# TYPE vmexit_irq_posted_total counter"));
+	CHECK(has_line(&b, "vmexit_irq_posted_total{" G ",source=\"msi\"} 7"));
+	CHECK(has_line(&b, "vmexit_irq_posted_total{" G ",source=\"timer\"} 0"));
 	CHECK(has_line(&b, "vmexit_halted_exits_total{" G "} 4"));
 	CHECK(has_line(&b, "vmexit_halts_total{" G ",outcome=\"polled\"} 1"));
 	CHECK(has_line(&b, "vmexit_halts_total{" G ",outcome=\"slept\"} 3"));

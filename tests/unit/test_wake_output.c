@@ -23,9 +23,9 @@ static void test_csv(void)
 	size_t len = 0;
 	FILE *f;
 
-	s.nr_wake = 3;
-	s.wkeys = calloc(3, sizeof(*s.wkeys));
-	s.wcells = calloc(3, sizeof(*s.wcells));
+	s.nr_wake = 4;
+	s.wkeys = calloc(4, sizeof(*s.wkeys));
+	s.wcells = calloc(4, sizeof(*s.wcells));
 	s.nr_hlt = 2;
 	s.hkeys = calloc(2, sizeof(*s.hkeys));
 	s.hcells = calloc(2, sizeof(*s.hcells));
@@ -42,6 +42,11 @@ static void test_csv(void)
 	s.wcells[0].parts[WAKE_PART_ONCPU] = 500;
 	put(s.wcells[0].hist, 1000);
 	put(s.wcells[0].hist, 3000);
+	/* And three more of them KVM posted (vCPU 1 in guest mode): counted, not timed. */
+	s.wcells[0].posted = 3;
+	/* One MSI posted to vCPU 0, none timed: a row of its own, its times 0. */
+	s.wkeys[3] = (struct wake_key){ 100, 0, WAKE_SRC_MSI, 0x42, 0 };
+	s.wcells[3].posted = 1;
 	/* Another guest's: left out. */
 	s.wkeys[1] = (struct wake_key){ 200, 0, WAKE_SRC_IPI, 0xfd, 0 };
 	s.wcells[1].count = 1;
@@ -63,6 +68,7 @@ static void test_csv(void)
 	put(s.hcells[1].hist, 35000);
 	s.lost[WAKE_LOST_SLOTS] = 3;
 	s.posted = 4;
+	s.posted_known = true;
 
 	wake_snapshot_keep(&s, (int[]){ 100 }, 1);
 	wake_snapshot_sort(&s);
@@ -74,9 +80,10 @@ static void test_csv(void)
 	fclose(f);
 	CHECK_STR(out,
 		  "kind,pid,vcpu,source,vector,count,sum_ns,p50_ns,p99_ns,max_ns,guest_ns,exit_ns,"
-		  "polled_ns,slept_ns,runq_ns,oncpu_ns\n"
-		  "wake,100,0,timer,64,1,10,10,10,10,10,0,0,0,0,0\n"
-		  "wake,100,1,msi,65,2,4000,992,2944,3000,0,0,1000,1500,1000,500\n"
+		  "polled_ns,slept_ns,runq_ns,oncpu_ns,posted\n"
+		  "wake,100,0,msi,66,0,0,0,0,0,0,0,0,0,0,0,1\n"
+		  "wake,100,0,timer,64,1,10,10,10,10,10,0,0,0,0,0,0\n"
+		  "wake,100,1,msi,65,2,4000,992,2944,3000,0,0,1000,1500,1000,500,3\n"
 		  "kind,pid,vcpu,exits,halts,polled,poll_slept,slept,invalid,sum_ns,halt_ns,"
 		  "poll_ns,sleep_ns,runq_ns,other_ns\n"
 		  "hlt,100,0,1,2,1,0,1,0,50000,40000,5000,30000,5000,10000\n"
@@ -85,7 +92,41 @@ static void test_csv(void)
 		  "halt_poll,100,2,5000,20000,1,1,2,2,2,2,2,2\n"
 		  "# lost: 3 pending interrupts past the vCPU's slots\n"
 		  "# posted: 4 interrupts KVM posted to a vCPU in guest mode (APICv/AVIC): taken "
-		  "with no exit, not timed, in no row above\n");
+		  "with no exit, not timed (the rows' posted, not in their count)\n");
+	free(out);
+	out = NULL;
+	/* JSON: each row's posted, and the total. */
+	f = open_memstream(&out, &len);
+	if (!f)
+		abort();
+	CHECK_EQ_U64(wake_print(&s, OUT_JSON, 20000, f), 0);
+	fclose(f);
+	CHECK(strstr(out, "{\"kind\":\"wake\",\"pid\":100,\"vcpu\":0,\"source\":\"msi\","
+		      "\"vector\":66,\"count\":0,\"posted\":1,\"sum_ns\":0,") != NULL);
+	CHECK(strstr(out, "\"source\":\"msi\",\"vector\":65,\"count\":2,\"posted\":3,"
+		      "\"sum_ns\":4000,") != NULL);
+	CHECK(strstr(out, ",\"posted\":4}\n") != NULL);
+	free(out);
+	out = NULL;
+	/* The table: POSTED beside COUNT. */
+	f = open_memstream(&out, &len);
+	if (!f)
+		abort();
+	CHECK_EQ_U64(wake_print(&s, OUT_TABLE, 20000, f), 0);
+	fclose(f);
+	CHECK(strstr(out, "PID      VCPU SOURCE   VEC     COUNT    POSTED     AVG_NS") != NULL);
+	CHECK(strstr(out, "100         0 msi     0x42         0         1          0") != NULL);
+	CHECK(strstr(out, "100         1 msi     0x41         2         3       2000") != NULL);
+	free(out);
+	out = NULL;
+	/* A recording of format 1.8 kept no posted interrupt: no total said, not "0". */
+	s.posted_known = false;
+	f = open_memstream(&out, &len);
+	if (!f)
+		abort();
+	CHECK_EQ_U64(wake_print(&s, OUT_JSON, 20000, f), 0);
+	fclose(f);
+	CHECK(strstr(out, "},\"posted\":") == NULL);
 	free(out);
 	wake_snapshot_free(&s);
 }

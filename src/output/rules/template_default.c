@@ -44,7 +44,8 @@
 	" error_code 0x%(error_code)x\n" \
 	"type:wake\t" K "wake %(source)s vector 0x%(intr_info)02x %(latency)s guest" \
 	" %(guest_part_ns)d exit %(exit_part_ns)d polled %(polled_part_ns)d slept" \
-	" %(slept_part_ns)d runq %(runq_part_ns)d oncpu %(oncpu_part_ns)d\n"
+	" %(slept_part_ns)d runq %(runq_part_ns)d oncpu %(oncpu_part_ns)d\n" \
+	"type:wake_posted\t" K "wake_posted %(source)s vector 0x%(intr_info)02x\n"
 
 const char tmpl_default_rules[] = RULES(P);
 const char tmpl_default_key_rules[] = RULES(PK);
