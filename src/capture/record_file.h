@@ -22,7 +22,7 @@
 #include "tsc_clock.h"
 
 #define REC_FORMAT_MAJOR	1	/* incompatible changes: readers refuse a larger major */
-#define REC_FORMAT_MINOR	8	/* compatible additions: readers skip the unknown */
+#define REC_FORMAT_MINOR	9	/* compatible additions: readers skip the unknown */
 
 #define REC_NAME_MAX		255	/* longest guest name stored; longer ones are cut */
 
@@ -36,6 +36,8 @@ struct rec_meta {
 	bool split;		/* recorded with --split: exits carry oncpu/blocked/runq (1.1) */
 	bool keys;		/* recorded with --keys: exits carry their key (1.5) */
 	bool wake;		/* recorded with --wake: the deliveries are wake records (1.8) */
+	bool halts;		/* ... and the halts hlt records (a 1.9 writer's; reader only) */
+	long long halt_poll_ns;	/* --wake: KVM's halt_poll_ns when recording began; -1 unknown */
 	/* Host TSC against mono at start (1.6; mono_ns 0: none), and the kernel's TSC kHz
 	 * from sysfs (0: not exported). The pair at the end is a REC_TSC_CLOCK item. */
 	struct tsc_pair tsc_start;
@@ -64,6 +66,9 @@ enum rec_kind {
 	/* item.ts_ns / item.wake_lost[]: the delivery programs' loss counters (enum wake_lost)
 	 * grew by these (record --wake, 1.8). */
 	REC_WAKE_LOST = 10,
+	/* item.ev, type VMEXIT_EV_HALT or VMEXIT_EV_HLT: a halt or a halted exit (record --wake,
+	 * 1.9), its parts summing exactly to its latency. */
+	REC_HLT = 11,
 };
 
 struct rec_item {
@@ -115,6 +120,8 @@ struct rec_writer *rec_writer_open(const char *path, bool force, const struct re
 int rec_writer_add_event(struct rec_writer *w, const struct vmexit_event *ev);
 /* A delivery (VMEXIT_EV_WAKE; rec_writer_add_event() sends one here too): a wake record. */
 int rec_writer_add_wake(struct rec_writer *w, const struct vmexit_event *ev);
+/* A halt or halted exit (VMEXIT_EV_HALT, _HLT; rec_writer_add_event() sends them here too). */
+int rec_writer_add_hlt(struct rec_writer *w, const struct vmexit_event *ev);
 /* The delivery programs' loss counters grew by these by ts_ns. */
 int rec_writer_add_wake_lost(struct rec_writer *w, __u64 ts_ns,
 			     const __u64 lost[NR_WAKE_LOSSES]);

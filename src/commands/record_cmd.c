@@ -13,6 +13,7 @@
 #include "kvm_tsc_state.h"
 #include "record_file.h"
 #include "record_tsc.h"
+#include "wake_progs.h"
 #include "wake_rows.h"
 #include "qmp_names.h"
 #include "qmp_ask.h"
@@ -245,6 +246,8 @@ int cmd_record(int argc, char **argv)
 	meta.split = a.live.filters.opts.split;
 	meta.keys = a.live.filters.opts.key_mode != KEY_MODE_OFF;
 	meta.wake = a.live.wake;
+	if (meta.wake)
+		meta.halt_poll_ns = wake_halt_poll_ns();
 	rec.stacks = a.stk.stacks;
 	/* Hosts with a TSC (x86) have guest TSC offsets to read. */
 	rec.tsc.f = meta.tsc_start.mono_ns ? &a.live.filters.opts.filter : NULL;
