@@ -73,10 +73,11 @@ static const struct cmd_option options[] = {
 	{ "tsc-mhz", 0, "MHZ", 0, "Store the TSC frequency (report's cycle columns)", 2,
 	  OPT_TO(struct record_args, tsc_mhz, opt_tsc_mhz) },
 	QMP_OPTION(struct record_args, qmp, 2),
-	{ "wake", 0, NULL, 0, "(x86) Also each interrupt delivered to a vCPU, with its parts (the "
-	  "events of stream --wake): report prints stat --wake's delivery rows from them, "
-	  "--perfetto a flow from pending to the entry. Deliveries the kernel could not keep "
-	  "are counted and reported", 2, OPT_TO(struct record_args, live.wake, opt_true) },
+	{ "wake", 0, NULL, 0, "(x86) Also each interrupt delivered to a vCPU, each halt and each "
+	  "halted exit, with their parts (the events of stream --wake): report prints stat "
+	  "--wake's delivery rows, halted exits and halt-poll advice from them, --perfetto a "
+	  "flow from pending to the entry. Deliveries the kernel could not keep are counted and "
+	  "reported", 2, OPT_TO(struct record_args, live.wake, opt_true) },
 	{},
 };
 
