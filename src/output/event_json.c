@@ -131,8 +131,11 @@ static char *json_hlt(char *p, const struct vmexit_event *ev)
 	if (VMEXIT_EV_TYPE(ev->type) == VMEXIT_EV_HALT) {
 		p = fmt_lit(p, ",\"end\":\"");
 		p = fmt_str(p, halt_end_name(halt_end_of(ev)));
-		p = fmt_lit(p, ev->error_code & VMEXIT_HALT_VALID ? "\",\"valid\":true" :
-			    "\",\"valid\":false");
+		/* fmt_lit() takes a literal's size: one literal each. */
+		if (ev->error_code & VMEXIT_HALT_VALID)
+			p = fmt_lit(p, "\",\"valid\":true");
+		else
+			p = fmt_lit(p, "\",\"valid\":false");
 	} else {
 		p = json_u64(p, "halts", ev->intr_info);
 	}
