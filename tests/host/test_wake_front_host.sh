@@ -25,8 +25,8 @@
 # one's parts summing exactly to its latency_ns; report's hlt rows (record format 1.9) per vCPU
 # the exits, halts, polled and (poll_slept + slept) and invalid halts stat counts (its own
 # program set, its own clock reads: times within 1 %), each row's parts summing exactly to its
-# total, at most the HLT instructions the guest's tally counts and at least one per
-# interrupt it waited for (N + M); its halt_poll advice: the same halts.
+# total, at most the HLT instructions the guest's tally counts (an HLT that finds its interrupt
+# pending does not halt); its halt_poll advice: the same halts.
 set -u
 OUT=${1:?usage: $0 OUTDIR}
 OUT=$(cd "$OUT" && pwd)
@@ -211,9 +211,11 @@ for c in sorted(set(rhlt) & set(shlt)):
         bad.append(f'report --wake vCPU {c}: halts that slept {r}, stat {s}')
     if abs(int(r['sum_ns']) - int(s['sum_ns'])) > int(s['sum_ns']) / 100:
         bad.append(f'report --wake vCPU {c}: {r["sum_ns"]} ns halted, stat {s["sum_ns"]}')
-    if not n + m <= int(r['exits']) <= tally[c]:
-        bad.append(f'report --wake vCPU {c}: {r["exits"]} halted exits, the guest waited for '
-                   f'{n + m} interrupts with {tally[c]} HLTs')
+    # An HLT finding its interrupt already pending (an MSI asked for by an out comes in that
+    # exit) is an exit without a halt: at most one halted exit per HLT, and some.
+    if not 0 < int(r['exits']) <= tally[c]:
+        bad.append(f'report --wake vCPU {c}: {r["exits"]} halted exits, the guest made '
+                   f'{tally[c]} HLTs')
     print(f'report --wake vCPU {c}: {r["exits"]} halted exits ({s["exits"]} stat, '
           f'{tally[c]} HLTs in the guest), {r["halts"]} halts ({s["halts"]} stat), '
           f'{r["sum_ns"]} ns ({s["sum_ns"]} stat)')
