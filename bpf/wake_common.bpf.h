@@ -260,33 +260,33 @@ static __always_inline struct wake_thread *thread_of(__u32 tid, __u32 tgid,
 	return t;
 }
 
-static __always_inline void wake_emit(struct wake_thread *t, const struct wake_key *k,
-				      __u64 ts, __u64 lat, const __u64 *p, __u16 type)
+/*
+ * A record for the stream's ring, or NULL (counted: the stream says it with the deliveries
+ * lost, cause ring).
+ */
+static __always_inline struct vmexit_event *ring_take(struct wake_thread *t)
 {
 	struct vmexit_event *ev;
-	__u64 flags = 0, pending, len;
-	int i;
 
 	if (!pid_wanted(t->tgid))
-		return;
+		return NULL;
 	ev = bpf_ringbuf_reserve(&events, VMEXIT_EVENT_SPLIT_LEN, 0);
 	if (!ev) {
 		__sync_fetch_and_add(&events_lost, 1);
-		return;
+		return NULL;
 	}
-	ev->ts_ns = ts;
-	ev->latency_ns = lat;
-	for (i = 0; i < NR_WAKE_PARTS; i++)
-		*wake_event_part(ev, i) = p[i];
-	ev->intr_info = k->vector;
-	ev->error_code = 0;
 	ev->tgid = t->tgid;
 	ev->tid = (__u32)bpf_get_current_pid_tgid();
 	ev->vcpu = t->vcpu;
-	ev->reason = k->source;
 	ev->cpu = bpf_get_smp_processor_id();
 	ev->isa = 0;
-	ev->type = type;
+	return ev;
+}
+
+static __always_inline void ring_send(struct vmexit_event *ev)
+{
+	__u64 flags = 0, pending, len;
+
 	/*
 	 * As the exits' event_submit(), less its timer kick (the reader polls on its own clock,
 	 * capture_clock.h): a 1 kHz guest timer would otherwise wake it 1,000 times a second.
@@ -299,6 +299,50 @@ static __always_inline void wake_emit(struct wake_thread *t, const struct wake_k
 			BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 	}
 	bpf_ringbuf_submit(ev, flags);
+}
+
+static __always_inline void wake_emit(struct wake_thread *t, const struct wake_key *k,
+				      __u64 ts, __u64 lat, const __u64 *p, __u16 type)
+{
+	struct vmexit_event *ev = ring_take(t);
+	int i;
+
+	if (!ev)
+		return;
+	ev->ts_ns = ts;
+	ev->latency_ns = lat;
+	for (i = 0; i < NR_WAKE_PARTS; i++)
+		*wake_event_part(ev, i) = p[i];
+	ev->intr_info = k->vector;
+	ev->error_code = 0;
+	ev->reason = k->source;
+	ev->type = type;
+	ring_send(ev);
+}
+
+/*
+ * stream/record --wake's HLT anatomy: what a halt (VMEXIT_EV_HALT) or a halted exit
+ * (VMEXIT_EV_HLT) adds to its hlt_cell, so that report rebuilds the cells exactly.
+ */
+static __always_inline void hlt_emit(struct wake_thread *t, __u16 type, __u64 ts, __u64 lat,
+				     const __u64 *p, __u32 n)
+{
+	struct vmexit_event *ev = ring_take(t);
+	int i;
+
+	if (!ev)
+		return;
+	ev->ts_ns = ts;
+	ev->latency_ns = lat;
+	for (i = 0; i < NR_HLT_PARTS; i++)
+		*hlt_event_part(ev, i) = p[i];
+	ev->blocked_ns = 0;
+	ev->runq_ns = 0;
+	ev->intr_info = type == VMEXIT_EV_HLT ? n : 0;
+	ev->error_code = type == VMEXIT_EV_HALT ? n : 0;
+	ev->reason = 0;
+	ev->type = type;
+	ring_send(ev);
 }
 
 static __always_inline void wake_account(struct wake_thread *t, __u64 info, __u64 ts,
@@ -354,11 +398,20 @@ static __always_inline void wake_account(struct wake_thread *t, __u64 info, __u6
 static __always_inline void hlt_account(struct wake_thread *t, __u64 now)
 {
 	struct hlt_key k = { .tgid = t->tgid, .vcpu = t->vcpu, .proc_start = t->proc_start };
-	__u64 total = now - t->exit_ts, in = 0;
+	__u64 total = now - t->exit_ts, in = 0, p[NR_HLT_PARTS];
 	struct hlt_cell *c;
 	struct wake_zero *z;
 	int i;
 
+	if (emit_events) {
+		for (i = 0; i < NR_HLT_PARTS - 1; i++) {
+			p[i] = t->hlt_parts[i];
+			in += p[i];
+		}
+		p[HLT_PART_OTHER] = total > in ? total - in : 0;
+		hlt_emit(t, VMEXIT_EV_HLT, t->exit_ts, total, p, t->halts);
+		in = 0;
+	}
 	z = zeroes();
 	if (!z)
 		return;
@@ -485,6 +538,18 @@ int BPF_PROG(wake_halt_end, __u64 ns, bool waited, bool valid)
 		hist_add(c->hist, wake - start);
 		c->wake_sum_ns += wake - start;
 		c->slept_halt_ns += ns;
+	}
+	if (emit_events) {
+		__u64 p[NR_HLT_PARTS] = { ns };
+
+		if (waited) {
+			p[HLT_PART_POLL] = sleep - start;
+			p[HLT_PART_SLEEP] = wake - sleep;
+			p[HLT_PART_RUNQ] = on - wake;
+			p[HLT_PART_OTHER] = ns > on - start ? ns - (on - start) : 0;
+		}
+		hlt_emit(t, VMEXIT_EV_HALT, start, ns, p,
+			 (waited ? VMEXIT_HALT_WAITED : 0) | (valid ? VMEXIT_HALT_VALID : 0));
 	}
 	t->halts++;
 	t->sleep_ts = 0;

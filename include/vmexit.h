@@ -286,6 +286,19 @@ enum vmexit_event_type {
 	 */
 	VMEXIT_EV_WAKE_POSTED = 6,
 	/*
+	 * stream/record --wake: the HLT anatomy, each event what bpf/wake.bpf.c adds to a halted
+	 * exit's cell (struct hlt_cell), so report rebuilds the cells exactly. The parts (enum
+	 * hlt_part, at hlt_event_part() in include/wake.h) sum exactly to latency_ns; isa 0;
+	 * VMEXIT_EVENT_SPLIT_LEN bytes.
+	 * EV_HALT, one halt (kvm_vcpu_wakeup): ts_ns its start, latency_ns KVM's halt time, parts
+	 * poll, sleep, runq and other (on CPU to the wake-up's tracepoint); error_code
+	 * VMEXIT_HALT_WAITED | VMEXIT_HALT_VALID.
+	 * EV_HLT, one halted exit, sent at its kvm_entry: ts_ns its kvm_exit, latency_ns to the
+	 * entry, parts poll, sleep, runq (its halts') and other; intr_info its halts.
+	 */
+	VMEXIT_EV_HALT = 7,
+	VMEXIT_EV_HLT = 8,
+	/*
 	 * Flag on EV_EXIT / EV_USER_EXIT: the exit never completed (its thread exited, or the
 	 * session ended first); latency_ns is its age at that moment.
 	 */
@@ -297,6 +310,10 @@ enum vmexit_event_type {
  * it (0 and no flag where no kvm_exit was in flight, e.g. on hosts where it does not fire).
  */
 #define VMEXIT_UEXIT_RIP	1u
+
+/* EV_HALT's error_code: kvm_vcpu_wakeup's waited (the thread slept) and valid. */
+#define VMEXIT_HALT_WAITED	1u
+#define VMEXIT_HALT_VALID	2u
 
 /* An event's type without the VMEXIT_EV_IN_FLIGHT flag. */
 #define VMEXIT_EV_TYPE(type)	((type) & ~VMEXIT_EV_IN_FLIGHT)

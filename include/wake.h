@@ -91,6 +91,17 @@ static inline __u64 *wake_event_part(struct vmexit_event *ev, int part)
 	}
 }
 
+/* Where a VMEXIT_EV_HALT or VMEXIT_EV_HLT record keeps each enum hlt_part, likewise. */
+static inline __u64 *hlt_event_part(struct vmexit_event *ev, int part)
+{
+	switch (part) {
+	case HLT_PART_POLL:	return &ev->rip;
+	case HLT_PART_SLEEP:	return &ev->info1;
+	case HLT_PART_RUNQ:	return &ev->info2;
+	default:		return &ev->oncpu_ns;
+	}
+}
+
 /*
  * A cell's VMM is its pid and the process's start time (group_leader->start_time, as
  * cell_key.proc_start): a pid reused by a new VMM starts cells of its own, never adding to

@@ -21,6 +21,8 @@
 
 #include "array_grow.h"
 #include "record_file.h"
+#include "record_hlt.h"
+#include "record_le.h"
 #include "reasons.h"
 
 static const unsigned char rec_magic[8] = { 0x89, 'V', 'M', 'E', 'X', 'I', 'T', '\n' };
@@ -38,7 +40,9 @@ enum hdr_item_type {
 	HI_GUEST_START = 6,	/* the next guest item's process start time (1.3) */
 	HI_KEYS = 7,	/* no payload: event records carry the --keys fields (1.5) */
 	HI_TSC_CLOCK = 8,	/* host TSC / mono pair at start, sysfs TSC kHz (1.6) */
-	HI_WAKE = 9,	/* no payload: recorded with --wake, the deliveries are wake records (1.8) */
+	/* recorded with --wake, the deliveries are wake records (1.8); 1.9: s64 halt_poll_ns (-1
+	 * unknown), and the halts are hlt records */
+	HI_WAKE = 9,
 };
 
 enum rec_type {
@@ -65,6 +69,7 @@ enum rec_type {
 	 * of 0 ns. The wake record's layout, its latency and parts 0.
 	 */
 	RT_WAKE_POSTED = 13,
+	RT_HLT = 14,		/* record --wake: a halt or a halted exit (1.9, record_hlt.h) */
 };
 
 #define REC_HDR_LEN		8
@@ -94,53 +99,6 @@ _Static_assert(sizeof(struct vmexit_event) == EVENT_KEYS_LEN && VMEXIT_EVENT_BAS
 static inline size_t pad8(size_t n)
 {
 	return (n + 7) & ~(size_t)7;
-}
-
-/* ---- little-endian helpers: the format is LE whatever the host is --------------------- */
-
-static inline void put16(unsigned char *p, __u16 v)
-{
-	p[0] = v;
-	p[1] = v >> 8;
-}
-
-static inline void put32(unsigned char *p, __u32 v)
-{
-	__u32 le = __builtin_bswap32(v);
-
-	if (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
-		le = v;
-	memcpy(p, &le, 4);
-}
-
-static inline void put64(unsigned char *p, __u64 v)
-{
-	__u64 le = __builtin_bswap64(v);
-
-	if (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
-		le = v;
-	memcpy(p, &le, 8);
-}
-
-static inline __u16 get16(const unsigned char *p)
-{
-	return p[0] | (__u16)p[1] << 8;
-}
-
-static inline __u32 get32(const unsigned char *p)
-{
-	__u32 v;
-
-	memcpy(&v, p, 4);
-	return __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? v : __builtin_bswap32(v);
-}
-
-static inline __u64 get64(const unsigned char *p)
-{
-	__u64 v;
-
-	memcpy(&v, p, 8);
-	return __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? v : __builtin_bswap64(v);
 }
 
 /* ---- CRC32C ------------------------------------------------------------------------------ */
@@ -313,6 +271,7 @@ void rec_meta_now(struct rec_meta *meta)
 	struct timespec mono, real;
 
 	memset(meta, 0, sizeof(*meta));
+	meta->halt_poll_ns = -1;
 	if (!uname(&u)) {
 		copy_str(meta->host, sizeof(meta->host), u.nodename);
 		copy_str(meta->kernel, sizeof(meta->kernel), u.release);
@@ -391,7 +350,10 @@ static __u64 events_in(const unsigned char *buf, size_t from, size_t to)
 
 		if (from + size > to)
 			break;
-		n += get16(buf + from + 4) == RT_EVENT || get16(buf + from + 4) == RT_WAKE;
+		switch (get16(buf + from + 4)) {
+		case RT_EVENT: case RT_WAKE: case RT_WAKE_POSTED: case RT_HLT:
+			n++;
+		}
 		from += size;
 	}
 	return n;
@@ -461,7 +423,7 @@ static size_t header_len(const struct rec_writer *w, size_t host_len, size_t ker
 		if (w->guests[i].start)
 			total += 8 + GUEST_START_LEN;
 	}
-	total += 8 * (w->meta.split + w->meta.keys + w->meta.wake);
+	total += 8 * (w->meta.split + w->meta.keys + 2 * w->meta.wake);
 	if (w->meta.tsc_start.mono_ns)
 		total += 8 + TSC_ITEM_LEN;
 	return total;
@@ -561,8 +523,12 @@ static int emit_header(struct rec_writer *w)
 		p = put_item(p, HI_SPLIT, "", 0);
 	if (w->meta.keys)
 		p = put_item(p, HI_KEYS, "", 0);
-	if (w->meta.wake)
-		p = put_item(p, HI_WAKE, "", 0);
+	if (w->meta.wake) {
+		unsigned char hpn[8];
+
+		put64(hpn, (__u64)w->meta.halt_poll_ns);
+		p = put_item(p, HI_WAKE, hpn, sizeof(hpn));
+	}
 	if (w->meta.tsc_start.mono_ns) {
 		unsigned char t[TSC_ITEM_LEN] = { 0 };
 
@@ -676,6 +642,8 @@ int rec_writer_add_event(struct rec_writer *w, const struct vmexit_event *ev)
 	if (VMEXIT_EV_TYPE(ev->type) == VMEXIT_EV_WAKE ||
 	    VMEXIT_EV_TYPE(ev->type) == VMEXIT_EV_WAKE_POSTED)
 		return rec_writer_add_wake(w, ev);
+	if (VMEXIT_EV_TYPE(ev->type) == VMEXIT_EV_HALT || VMEXIT_EV_TYPE(ev->type) == VMEXIT_EV_HLT)
+		return rec_writer_add_hlt(w, ev);
 	p = begin_record(w, RT_EVENT, len);
 	if (!p)
 		return w->error;
@@ -714,6 +682,19 @@ int rec_writer_add_wake(struct rec_writer *w, const struct vmexit_event *ev)
 	put32(q + 16, e.intr_info);
 	put32(q + 20, e.cpu);
 	end_record(w, p, WAKE_LEN);
+	w->wakes++;
+	w->records++;
+	return 0;
+}
+
+int rec_writer_add_hlt(struct rec_writer *w, const struct vmexit_event *ev)
+{
+	unsigned char *p = begin_record(w, RT_HLT, HLT_RECORD_LEN);
+
+	if (!p)
+		return w->error;
+	hlt_record_encode(p + REC_HDR_LEN, ev);
+	end_record(w, p, HLT_RECORD_LEN);
 	w->wakes++;
 	w->records++;
 	return 0;
@@ -1158,6 +1139,9 @@ static int parse_header_items(struct rec_reader *r, const unsigned char *h, __u3
 		case HI_WAKE:
 			r->meta.wake = true;
 			r->meta.wake_posted = r->version >= (1u << 16 | 9);
+			/* 1.9: its halts are in the file too, and the host's halt_poll_ns. */
+			r->meta.halts = len >= 8;
+			r->meta.halt_poll_ns = len >= 8 ? (long long)get64(p) : -1;
 			break;
 		case HI_GUEST_START:
 			if (note_start(r, p, len, q, "item"))
@@ -1323,7 +1307,7 @@ static const char *type_name(__u16 type)
 		[RT_TSC_CLOCK] = "TSC clock", [RT_TSC_SCALE] = "TSC scale",
 		[RT_TSC_APPLIED] = "TSC applied", [RT_KEY_REGION] = "key region",
 		[RT_WAKE] = "wake", [RT_WAKE_LOST] = "wake lost",
-		[RT_WAKE_POSTED] = "wake posted",
+		[RT_WAKE_POSTED] = "wake posted", [RT_HLT] = "hlt",
 	};
 
 	return type < sizeof(names) / sizeof(names[0]) && names[type] ? names[type] : "unknown";
@@ -1469,6 +1453,19 @@ static int decode_wake_record(struct rec_reader *r, const struct raw_record *rec
 		return reader_fail(r, rec->off, "%s with vector %u (at most %u): corrupt data",
 				   what, ev->intr_info, WAKE_VECTOR_MAX);
 	item->kind = posted ? REC_WAKE_POSTED : REC_WAKE;
+	r->records++;
+	return 1;
+}
+
+/* A halt or halted exit: refused, in one line, where it cannot be one (record_hlt.h). */
+static int decode_hlt_record(struct rec_reader *r, const struct raw_record *rec,
+			     struct rec_item *item)
+{
+	char why[160];
+
+	if (hlt_record_decode(rec->p, rec->len, &item->ev, why, sizeof(why)))
+		return reader_fail(r, rec->off, "hlt record %s", why);
+	item->kind = REC_HLT;
 	r->records++;
 	return 1;
 }
@@ -1701,6 +1698,9 @@ int rec_reader_next(struct rec_reader *r, struct rec_item *item, char *err, size
 			break;
 		case RT_WAKE_LOST:
 			ret = decode_wake_lost_record(r, &rec, item);
+			break;
+		case RT_HLT:
+			ret = decode_hlt_record(r, &rec, item);
 			break;
 		case RT_GUEST_START:
 			/* Not an item of its own: the guest record after it gets it. */

@@ -39,6 +39,8 @@ struct rec_meta {
 	/* ... and the interrupts KVM posted with no exit are wake posted records (1.9; a 1.8
 	 * file kept none: its posted are unknown, not 0). Set by the reader. */
 	bool wake_posted;
+	bool halts;		/* ... and the halts hlt records (a 1.9 writer's; reader only) */
+	long long halt_poll_ns;	/* --wake: KVM's halt_poll_ns when recording began; -1 unknown */
 	/* Host TSC against mono at start (1.6; mono_ns 0: none), and the kernel's TSC kHz
 	 * from sysfs (0: not exported). The pair at the end is a REC_TSC_CLOCK item. */
 	struct tsc_pair tsc_start;
@@ -70,6 +72,9 @@ enum rec_kind {
 	/* item.ev, type VMEXIT_EV_WAKE_POSTED: an interrupt KVM posted to a vCPU in guest mode,
 	 * taken with no exit (record --wake, 1.9): counted, not timed. */
 	REC_WAKE_POSTED = 11,
+	/* item.ev, type VMEXIT_EV_HALT or VMEXIT_EV_HLT: a halt or a halted exit (record --wake,
+	 * 1.9), its parts summing exactly to its latency. */
+	REC_HLT = 12,
 };
 
 struct rec_item {
@@ -124,6 +129,8 @@ int rec_writer_add_event(struct rec_writer *w, const struct vmexit_event *ev);
  * posted one (VMEXIT_EV_WAKE_POSTED, likewise): a wake posted record.
  */
 int rec_writer_add_wake(struct rec_writer *w, const struct vmexit_event *ev);
+/* A halt or halted exit (VMEXIT_EV_HALT, _HLT; rec_writer_add_event() sends them here too). */
+int rec_writer_add_hlt(struct rec_writer *w, const struct vmexit_event *ev);
 /* The delivery programs' loss counters grew by these by ts_ns. */
 int rec_writer_add_wake_lost(struct rec_writer *w, __u64 ts_ns,
 			     const __u64 lost[NR_WAKE_LOSSES]);

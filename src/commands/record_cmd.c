@@ -13,6 +13,7 @@
 #include "kvm_tsc_state.h"
 #include "record_file.h"
 #include "record_tsc.h"
+#include "wake_progs.h"
 #include "wake_rows.h"
 #include "qmp_names.h"
 #include "qmp_ask.h"
@@ -72,10 +73,11 @@ static const struct cmd_option options[] = {
 	{ "tsc-mhz", 0, "MHZ", 0, "Store the TSC frequency (report's cycle columns)", 2,
 	  OPT_TO(struct record_args, tsc_mhz, opt_tsc_mhz) },
 	QMP_OPTION(struct record_args, qmp, 2),
-	{ "wake", 0, NULL, 0, "(x86) Also each interrupt delivered to a vCPU, with its parts (the "
-	  "events of stream --wake, posted ones too): report prints stat --wake's delivery rows "
-	  "from them, --perfetto a flow from pending to the entry. Deliveries the kernel could not keep "
-	  "are counted and reported", 2, OPT_TO(struct record_args, live.wake, opt_true) },
+	{ "wake", 0, NULL, 0, "(x86) Also each interrupt delivered to a vCPU (posted ones too), "
+	  "each halt and each halted exit, with their parts (the events of stream --wake): "
+	  "report prints stat --wake's delivery rows, halted exits and halt-poll advice from "
+	  "them, --perfetto a flow from pending to the entry. Deliveries the kernel could not "
+	  "keep are counted and reported", 2, OPT_TO(struct record_args, live.wake, opt_true) },
 	{},
 };
 
@@ -245,6 +247,8 @@ int cmd_record(int argc, char **argv)
 	meta.split = a.live.filters.opts.split;
 	meta.keys = a.live.filters.opts.key_mode != KEY_MODE_OFF;
 	meta.wake = a.live.wake;
+	if (meta.wake)
+		meta.halt_poll_ns = wake_halt_poll_ns();
 	rec.stacks = a.stk.stacks;
 	/* Hosts with a TSC (x86) have guest TSC offsets to read. */
 	rec.tsc.f = meta.tsc_start.mono_ns ? &a.live.filters.opts.filter : NULL;

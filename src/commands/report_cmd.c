@@ -152,8 +152,9 @@ static const struct cmd_option options[] = {
 	OPT_HEADER("Interrupt deliveries (recorded with --wake):", 5),
 	{ "wake", 0, NULL, 0, "After the summary, stat --wake's delivery rows (table, --csv, "
 	  "--json) from the recording's deliveries; the default for a recording made with "
-	  "--wake. The halts are not in a recording (said in their place). With --events: "
-	  "the deliveries are events (lines, --json, --format; --perfetto draws a flow from "
+	  "--wake, with its halted exits and halt-poll advice (format 1.9 on; an older file's "
+	  "place says they are absent). With --events: the deliveries, halts and halted exits are "
+	  "events (lines, --json, --format; --perfetto draws a flow from "
 	  "pending to the entry)", 5, OPT_TO(struct report_args, wake, opt_true) },
 	{},
 };
@@ -406,7 +407,7 @@ static int one_event(struct report *r, const struct vmexit_event *ev)
 }
 
 /*
- * record --wake's delivery: the filters that mean something for it (guest, pid, vCPU: its reason
+ * record --wake's delivery, halt or halted exit: the filters that mean something for it (guest, pid, vCPU: its reason
  * is its source, not an exit's), then the rows, or an event of --events.
  */
 static int one_wake(struct report *r, const struct vmexit_event *ev)
@@ -808,6 +809,7 @@ int cmd_report(int argc, char **argv)
 	/* A recording made with --wake shows its deliveries, as stat --wake would have. */
 	r.wake = a.wake || rd->meta.wake;
 	r.wk.ev.s.posted_known = rd->meta.wake_posted;
+	report_wake_set_halts(&r.wk, rd->meta.halts, rd->meta.halt_poll_ns);
 	if (a.wake && !rd->meta.wake) {
 		fprintf(stderr, "vmexit: --wake: %s was recorded without --wake (record it with "
 			"vmexit record --wake)\n", a.path);
@@ -854,6 +856,7 @@ int cmd_report(int argc, char **argv)
 			break;
 		case REC_WAKE:
 		case REC_WAKE_POSTED:
+		case REC_HLT:
 			ret = one_wake(&r, &it->ev);
 			break;
 		case REC_WAKE_LOST:

@@ -60,8 +60,10 @@ static const struct cmd_option options[] = {
 	{ "wake", 0, NULL, 0, "(x86) Also an event per interrupt delivered to a vCPU (type wake, "
 	  "at the entry that delivered it): its source, vector, latency from pending and its "
 	  "parts, as stat --wake counts them; one per interrupt KVM posted with no exit (type "
-	  "wake_posted: source and vector, not timed); and deliveries lost as "
-	  "'# LOST N (--wake: ...)' lines; lines and --json only", 2,
+	  "wake_posted: source and vector, not timed); deliveries lost as '# LOST N (--wake: "
+	  "...)' lines; and its HLT anatomy: an event per halt (type halt: how it ended, its "
+	  "poll, sleep, runq and other) and per halted exit (type hlt, at its entry: its halts "
+	  "and parts); lines and --json only", 2,
 	  OPT_TO(struct stream_args, live.wake, opt_true) },
 	{},
 };

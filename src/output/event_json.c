@@ -10,6 +10,7 @@
 #include "kvm_event_fields.h"
 #include "reasons.h"
 #include "text_escape.h"
+#include "hlt_events.h"
 #include "wake_rows.h"
 
 /*
@@ -43,6 +44,10 @@ static const char *type_name(__u16 type)
 		return "wake";
 	case VMEXIT_EV_WAKE_POSTED:
 		return "wake_posted";
+	case VMEXIT_EV_HALT:
+		return "halt";
+	case VMEXIT_EV_HLT:
+		return "hlt";
 	default:
 		return "unknown";
 	}
@@ -120,6 +125,33 @@ static char *json_wake(char *p, const struct vmexit_event *ev)
 	return fmt_lit(p, "}");
 }
 
+/* A halt (how it ended, valid) or a halted exit (its halts), then the parts: hlt_events.h. */
+static char *json_hlt(char *p, const struct vmexit_event *ev)
+{
+	struct vmexit_event e = *ev;
+
+	if (VMEXIT_EV_TYPE(ev->type) == VMEXIT_EV_HALT) {
+		p = fmt_lit(p, ",\"end\":\"");
+		p = fmt_str(p, halt_end_name(halt_end_of(ev)));
+		/* fmt_lit() takes a literal's size: one literal each. */
+		if (ev->error_code & VMEXIT_HALT_VALID)
+			p = fmt_lit(p, "\",\"valid\":true");
+		else
+			p = fmt_lit(p, "\",\"valid\":false");
+	} else {
+		p = json_u64(p, "halts", ev->intr_info);
+	}
+	p = fmt_lit(p, ",\"parts_ns\":{");
+	for (int i = 0; i < NR_HLT_PARTS; i++) {
+		if (i)
+			*p++ = ',';
+		*p++ = '"';
+		p = fmt_str(p, hlt_part_name(i));
+		p = fmt_u64(fmt_lit(p, "\":"), *hlt_event_part(&e, i));
+	}
+	return fmt_lit(p, "}");
+}
+
 /* --keys: what the exit was about, as stat --by key's JSON rows say it. */
 static char *json_key_fields(struct evout *o, char *buf, char *p, const struct key_note *k)
 {
@@ -171,6 +203,10 @@ static void json_line(struct evout *o, const struct vmexit_event *ev)
 		p = fmt_str(p, wake_source_name(ev->reason));
 		*p++ = '"';
 		p = json_u64(p, "vector", ev->intr_info);
+		goto out;
+	}
+	if (type == VMEXIT_EV_HALT || type == VMEXIT_EV_HLT) {
+		p = json_hlt(p, ev);
 		goto out;
 	}
 	p = fmt_lit(p, ",\"isa\":\"");

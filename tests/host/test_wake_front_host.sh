@@ -19,8 +19,16 @@
 # per delivery, as many per vCPU, source and vector as stat counts, each one's parts summing
 # exactly to its latency_ns, none lost. record --wake -p of the same run, then report --wake
 # --csv of its file: the same rows (per vCPU, source and vector the guest's counts, parts
-# summing to each row's total), the halts said to be absent, and report's default output of a
-# --wake recording the same; report --perfetto: one flow per delivery.
+# summing to each row's total), and report's default output of a --wake recording the same;
+# report --perfetto: one flow per delivery. The HLT anatomy of the same run: stream's hlt events
+# (one per halted exit) and halt events (one per halt) as many per vCPU as stat counts, each
+# one's parts summing exactly to its latency_ns; report's hlt rows (record format 1.9) per vCPU
+# the exits, halts, polled and (poll_slept + slept) and invalid halts stat counts, and KVM's
+# halt time (kvm_vcpu_wakeup's ns, the same for every program set; the exits' own times are each
+# set's clock reads, apart by the other sets' programs run between), stream's halt events the
+# same halt time; each report row's parts summing exactly to its
+# total, at most the HLT instructions the guest's tally counts (an HLT that finds its interrupt
+# pending does not halt); its halt_poll advice: the same halts.
 set -u
 OUT=${1:?usage: $0 OUTDIR}
 OUT=$(cd "$OUT" && pwd)
@@ -39,7 +47,7 @@ TMP=$(mktemp -d /tmp/vmexit-test-wake-front.XXXXXX)
 PIDS=()
 trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$TMP"' EXIT
 
-"$GUEST" --timer $N --timer-us 2000 --msi $M --vcpus $V --hold-until "$TMP/go" \
+"$GUEST" --timer $N --timer-us 2000 --msi $M --vcpus $V --hold-until "$TMP/go" --json \
 	>"$TMP/guest.out" 2>"$TMP/guest.err" &
 gp=$!
 PIDS+=($gp)
@@ -89,15 +97,15 @@ cat "$TMP/stat.err" "$TMP/top.err" "$TMP/stream.err" "$TMP/record.err" "$TMP/rep
 sanitizer_reports && fail "sanitizer reports (above)"
 
 python3 - "$TMP/stat.csv" "$TMP/top.out" $N $M $V $gp "$TMP/stream.json" "$TMP/report.csv" \
-	"$TMP/record.err" "$TMP/wake.json" <<'PY' || { cat "$TMP/top.out"; fail "top --wake / stat --wake (above)"; }
+	"$TMP/record.err" "$TMP/wake.json" "$TMP/guest.out" <<'PY' || { cat "$TMP/top.out"; fail "top --wake / stat --wake (above)"; }
 import csv, json, re, sys
 stat, top, stream = sys.argv[1], sys.argv[2], sys.argv[7]
-report, record_err, trace = sys.argv[8:11]
+report, record_err, trace, guest_out = sys.argv[8:12]
 n, m, v, gp = map(int, sys.argv[3:7])
 bad = []
 wparts = ['guest_ns', 'exit_ns', 'polled_ns', 'slept_ns', 'runq_ns', 'oncpu_ns']
 hparts = ['poll_ns', 'sleep_ns', 'runq_ns', 'other_ns']
-wake, hlt = {}, {}
+wake, hlt, shlt = {}, {}, {}
 for r in csv.reader(open(stat)):
     if not r:
         continue
@@ -113,6 +121,7 @@ for r in csv.reader(open(stat)):
         if sum(int(h[p]) for p in hparts) != int(h['sum_ns']):
             bad.append(f'stat: a halt row whose parts do not sum to its total: {h}')
         hlt[int(h['vcpu'])] = int(h['halts'])
+        shlt[int(h['vcpu'])] = h
 for c in range(v):
     for src, vec, want in (('timer', 0x40, n), ('msi', 0x41, m)):
         if wake.get((c, src, vec)) != want:
@@ -136,11 +145,22 @@ if twake != wake:
 if thlt != hlt or len(thlt) != v:
     bad.append(f'top --wake halts per vCPU {thlt} != stat --wake {hlt} (want {v} vCPUs)')
 print(f'top and stat --wake: deliveries {sorted(twake.items())}, halts {thlt}')
-swake, lost, nbad = {}, [], 0
+swake, lost, nbad, shalt = {}, [], 0, {}
 for l in open(stream):
     e = json.loads(l)
     if 'lost' in e:
         lost.append(e)
+    if e.get('type') in ('halt', 'hlt'):
+        if e['pid'] != gp or sum(e['parts_ns'].values()) != e['latency_ns']:
+            nbad += 1
+            if nbad <= 3:
+                bad.append(f'stream: a {e["type"]} event of another pid or whose parts do not '
+                           f'sum: {e}')
+        k = (e['vcpu'], e['type'])
+        shalt[k] = shalt.get(k, 0) + 1
+        if e['type'] == 'halt':
+            k = (e['vcpu'], 'halt_ns')
+            shalt[k] = shalt.get(k, 0) + e['latency_ns']
     if e.get('type') != 'wake':
         continue
     if e['pid'] != gp or sum(e['parts_ns'].values()) != e['latency_ns']:
@@ -153,12 +173,27 @@ if lost:
     bad.append(f'stream --wake lost records: {lost}')
 if swake != wake:
     bad.append(f'stream --wake events {swake} != stat --wake counts {wake}')
-print(f'stream --wake: {sum(swake.values())} wake events, {nbad} bad')
+for c, h in shlt.items():
+    if shalt.get((c, 'hlt')) != int(h['exits']) or shalt.get((c, 'halt')) != int(h['halts']) \
+       or shalt.get((c, 'halt_ns')) != int(h['halt_ns']):
+        bad.append(f'stream --wake vCPU {c}: {shalt.get((c, "hlt"))} hlt and '
+                   f'{shalt.get((c, "halt"))} halt events of {shalt.get((c, "halt_ns"))} ns, '
+                   f'stat counts {h["exits"]} halted exits and {h["halts"]} halts of '
+                   f'{h["halt_ns"]} ns')
+print(f'stream --wake: {sum(swake.values())} wake events, hlt/halt events and halt ns {shalt}, '
+      f'{nbad} bad')
 # record --wake + report --wake --csv: the guest's counts, each row's parts summing.
-rwake = {}
+rwake, rhlt, radv = {}, {}, None
 for r in csv.reader(open(report)):
     if r and r[0] == 'kind':
         cols = r
+    elif r and r[0] == 'hlt':
+        h = dict(zip(cols, r))
+        if int(h['pid']) != gp or sum(int(h[p]) for p in hparts) != int(h['sum_ns']):
+            bad.append(f'report: a halt row of another pid or whose parts do not sum: {h}')
+        rhlt[int(h['vcpu'])] = h
+    elif r and r[0] == 'halt_poll':
+        radv = dict(zip(cols, r))
     elif r and r[0] == 'wake':
         w = dict(zip(cols, r))
         if int(w['pid']) != gp or sum(int(w[p]) for p in wparts) != int(w['sum_ns']):
@@ -171,9 +206,33 @@ for c in range(v):
                        f'deliveries, the guest made {want}')
 if rwake != wake:
     bad.append(f'report --wake rows {rwake} != stat --wake {wake}')
-said = '\n# hlt, halt_poll: not in a recording' in open(report).read()
-if not said:
-    bad.append('report --wake --csv does not say the halts are not in a recording')
+# The HLT anatomy of the recording against stat's of the same run, and the guest's HLTs.
+tally = {c['vcpu']: c['tally']['hlt'] for c in json.loads(open(guest_out).readline())['vcpus']}
+if sorted(rhlt) != sorted(shlt) or len(rhlt) != v:
+    bad.append(f'report --wake halt rows for vCPUs {sorted(rhlt)}, stat {sorted(shlt)}')
+for c in sorted(set(rhlt) & set(shlt)):
+    r, s = rhlt[c], shlt[c]
+    for k in ('exits', 'halts', 'polled', 'invalid'):
+        if r[k] != s[k]:
+            bad.append(f'report --wake vCPU {c}: {k} {r[k]}, stat {s[k]}')
+    if int(r['poll_slept']) + int(r['slept']) != int(s['poll_slept']) + int(s['slept']):
+        bad.append(f'report --wake vCPU {c}: halts that slept {r}, stat {s}')
+    # KVM's own halt time (kvm_vcpu_wakeup's argument): the same in every program set.
+    # The exits' times are each set's own clock reads, apart by the other sets' programs.
+    if r['halt_ns'] != s['halt_ns'] or int(r['sum_ns']) < int(r['halt_ns']):
+        bad.append(f'report --wake vCPU {c}: {r["halt_ns"]} ns halted by KVM in exits of '
+                   f'{r["sum_ns"]}, stat {s["halt_ns"]}')
+    # An HLT finding its interrupt already pending (an MSI asked for by an out comes in that
+    # exit) is an exit without a halt: at most one halted exit per HLT, and some.
+    if not 0 < int(r['exits']) <= tally[c]:
+        bad.append(f'report --wake vCPU {c}: {r["exits"]} halted exits, the guest made '
+                   f'{tally[c]} HLTs')
+    print(f'report --wake vCPU {c}: {r["exits"]} halted exits ({s["exits"]} stat, '
+          f'{tally[c]} HLTs in the guest), {r["halts"]} halts ({s["halts"]} stat), '
+          f'{r["halt_ns"]} ns halted ({s["halt_ns"]} stat) in {r["sum_ns"]} ns of exits '
+          f'({s["sum_ns"]} stat)')
+if not radv or int(radv['halts']) != sum(int(h['halts']) for h in rhlt.values()):
+    bad.append(f'report --wake halt_poll advice {radv} is not of its {len(rhlt)} rows\' halts')
 rec = open(record_err).read()
 if '--wake lost:' in rec or re.search(r'events, [1-9][0-9]* lost', rec):
     bad.append('record --wake lost records: ' + rec)

@@ -225,6 +225,7 @@ static void test_round_trip(const char *path)
 	CHECK_EQ_U64(rec_reader_version(r), 1u << 16 | 9);
 	CHECK(rec_reader_meta(r)->wake_posted);
 	rw.ev.s.posted_known = rec_reader_meta(r)->wake_posted;
+	CHECK(rec_reader_meta(r)->halts);
 	while ((n = rec_reader_next(r, it, err, sizeof(err))) == 1) {
 		size_t s;
 
@@ -309,12 +310,23 @@ static void test_round_trip(const char *path)
 	CHECK(strstr(got, "# posted: 6 interrupts KVM posted") != NULL);
 	free(want);
 	free(got);
-	/* report's own print: the halts said absent, in place of their rows. */
+	/* A 1.8 file's halts (none kept): said absent, in place of their rows. */
+	report_wake_set_halts(&rw, false, 200000);
 	{
 		char *text = report_of(&rw, OUT_CSV);
 
-		CHECK(strstr(text, "# hlt, halt_poll: not in a recording") != NULL);
+		CHECK(strstr(text, "# hlt, halt_poll: not in this recording (its format is older "
+				   "than 1.9") != NULL);
 		CHECK(strstr(text, "kind,pid,vcpu,exits") == NULL);
+		free(text);
+	}
+	/* A 1.9 file keeps them: their (here empty) rows, none said absent. */
+	report_wake_set_halts(&rw, true, 200000);
+	{
+		char *text = report_of(&rw, OUT_CSV);
+
+		CHECK(strstr(text, "not in this recording") == NULL);
+		CHECK(strstr(text, "kind,pid,vcpu,exits") != NULL);
 		/* A full cell map loses none of a recording's deliveries: not said as lost. */
 		CHECK(strstr(text, "# lost: 3 pending interrupts past") != NULL);
 		CHECK(strstr(text, "cells (map full)") == NULL);

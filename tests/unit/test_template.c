@@ -480,7 +480,7 @@ static void test_precedence(void)
 static void check_err(const char *rules, const char *want, bool prefix)
 {
 	struct tmpl_rules *r = NULL;
-	char err[1024];
+	char err[2048];
 	int ret = tmpl_rules_parse(rules, strlen(rules), "t.fmt", &r, err, sizeof(err));
 
 	CHECK_EQ_U64(ret, (unsigned long long)-EINVAL);
@@ -500,7 +500,8 @@ static void test_errors(void)
 		  "event vcpu pid 1 2 3 4 5 reason reason_name isa guest tid cpu rip info1 info2 "
 		  "errno intr_info error_code latency_ns latency_us oncpu_ns blocked_ns runq_ns ts_ns "
 		  "rel_ns time reltime walltime reason_label latency type in_flight kvm_event access port gpa msr val size count exception function index eax ebx "
-		  "ecx edx found used_max_basic vector soft reinjected fault_address key key_kind key_dir key_name key_label source guest_part_ns exit_part_ns polled_part_ns slept_part_ns runq_part_ns oncpu_part_ns)", false);
+		  "ecx edx found used_max_basic vector soft reinjected fault_address key key_kind key_dir key_name key_label source guest_part_ns exit_part_ns polled_part_ns slept_part_ns runq_part_ns oncpu_part_ns "
+		  "halt_end hlt_poll_ns hlt_sleep_ns hlt_runq_ns hlt_other_ns)", false);
 	check_err("default %(TSC)d", "t.fmt:1:11: unknown field 'TSC' (did you mean 'tsc'?)",
 		  false);
 	check_err("default %()d", "t.fmt:1:9: empty field name in '%()'", false);

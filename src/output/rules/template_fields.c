@@ -72,6 +72,11 @@ const struct field_def tmpl_fields[] = {
 #define WAKE_PART_FIELD(ID, name) { #name "_part_ns", F_WAKE_PART, FK_U, 64, WAKE_PART_##ID, 1 },
 	WAKE_PARTS(WAKE_PART_FIELD)
 #undef WAKE_PART_FIELD
+	/* stream --wake: types halt and hlt (a halted exit's halts are its %(intr_info)). */
+	{ "halt_end",	 F_HALT_END,	FK_NAMED, 64, 0, 1 },
+#define HLT_PART_FIELD(ID, name) { "hlt_" #name "_ns", F_HLT_PART, FK_U, 64, HLT_PART_##ID, 1 },
+	HLT_PARTS(HLT_PART_FIELD)
+#undef HLT_PART_FIELD
 };
 
 const unsigned int tmpl_nr_fields = ARRAY_SIZE(tmpl_fields);
@@ -84,4 +89,6 @@ const char *const tmpl_type_names[NR_EV_TYPES] = {
 	[VMEXIT_EV_KVM_EVENT] = "kvm_event",
 	[VMEXIT_EV_WAKE] = "wake",
 	[VMEXIT_EV_WAKE_POSTED] = "wake_posted",
+	[VMEXIT_EV_HALT] = "halt",
+	[VMEXIT_EV_HLT] = "hlt",
 };

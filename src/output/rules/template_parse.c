@@ -75,7 +75,7 @@ static int edit_distance(const char *a, size_t la, const char *b)
 
 static int unknown_field(struct parser *p, const char *at, const char *name, size_t n)
 {
-	char list[512];
+	char list[1024];
 	size_t i, used = 0;
 	bool close = false;
 

@@ -17,6 +17,7 @@
 #include "template.h"
 #include "template_rules.h"
 #include "text_escape.h"
+#include "hlt_events.h"
 #include "wake_rows.h"
 
 /* ------------------------------------------------------------------------------------------ */
@@ -206,6 +207,13 @@ static __u64 field_value(const struct op *op, const struct rctx *c)
 
 		return ev->type == VMEXIT_EV_WAKE ? *wake_event_part(&e, op->word) : 0;
 	}
+	case F_HLT_PART: {
+		struct vmexit_event e = *ev;
+
+		return ev->type == VMEXIT_EV_HALT || ev->type == VMEXIT_EV_HLT ?
+		       *hlt_event_part(&e, op->word) : 0;
+	}
+	case F_HALT_END:	return ev->type == VMEXIT_EV_HALT ? halt_end_of(ev) : 0;
 	case F_KVM: {
 		const struct kvm_event_field *kf;
 
@@ -284,6 +292,13 @@ static void render_rule(const struct rule *ru, const struct rctx *c, struct out 
 			/* A marker to end a line with: nothing, or the word after a blank. */
 			if (op->spec.conv == 's') {
 				s = c->in_flight ? " in_flight" : "";
+				emit_str(o, op, s, strlen(s));
+				continue;
+			}
+			break;
+		case F_HALT_END:
+			s = ev->type == VMEXIT_EV_HALT ? halt_end_name(halt_end_of(ev)) : NULL;
+			if (op->spec.conv == 's' && s) {
 				emit_str(o, op, s, strlen(s));
 				continue;
 			}

@@ -19,7 +19,7 @@
 #define TMPL_MAX_RULES	65534	/* rule indices are stored + 1 in __u16 tables */
 #define DIRECT_REASONS	2048	/* (isa, reason < this) is looked up in a flat table */
 #define NR_ISA		4	/* VMEXIT_ISA_* are 1..3 */
-#define NR_EV_TYPES	7	/* enum vmexit_event_type is below this */
+#define NR_EV_TYPES	9	/* enum vmexit_event_type is below this */
 
 /* The %(name) fields (template_fields.c has the table of names). */
 enum field_id {
@@ -41,6 +41,8 @@ enum field_id {
 	F_KEY_LABEL,	/* stat --by key's KEY column: "0x3f8 out serial", "(none)" */
 	F_WAKE_SOURCE,	/* stream --wake: the delivery's source (wake.h); %s its name */
 	F_WAKE_PART,	/* ... one of its parts (word: enum wake_part), ns; 0 for other events */
+	F_HLT_PART,	/* a halt's or halted exit's part (word: enum hlt_part), ns; else 0 */
+	F_HALT_END,	/* how a halt ended (hlt_events.h); %s its name */
 };
 
 enum field_kind {
