@@ -31,7 +31,7 @@
 # usage: bench/bed_overhead.sh [--bed svm|vmx] [--kernel 6.1|6.12] [--rounds R] [--cpuid N]
 #                              [--reps N] [--io N] [--smp N] [--cases LIST]
 #                              [--wake [--timer N]] [OUTPUT dir]
-# --cases: a comma-separated subset of alone,empty,empty-classic,fast,classic,bpftrace,keys,rip,late (default
+# --cases: a comma-separated subset of alone,empty,empty-classic,fast,fast-task,classic,bpftrace,keys,rip,late (default
 # all; alone is always run); with --wake of alone,empty,empty-wake,fast,wake,bpftrace-wake (default
 # all); without bpftrace the bed boots without its 200 MB of LLVM.
 # One bed CPU by default: the guest, the tracer and the warm-up VM share it, as on a busy
@@ -82,7 +82,7 @@ done
 for c in $(echo "$CASES" | tr , ' '); do
 	case $c in
 	alone|empty|fast) continue ;;
-	empty-classic|classic|bpftrace|keys|rip|late) [ $WAKE = 0 ] && continue ;;
+	fast-task|empty-classic|classic|bpftrace|keys|rip|late) [ $WAKE = 0 ] && continue ;;
 	empty-wake|wake|bpftrace-wake) [ $WAKE = 1 ] && continue ;;
 	esac
 	echo "bed_overhead: --cases: no case '$c' (alone, empty, empty-classic, fast, classic, bpftrace, keys, rip, late; with --wake alone, empty, empty-wake, fast, wake, bpftrace-wake)" >&2
@@ -166,9 +166,10 @@ run_case() {
 		warm_stop; timed
 		kill -INT $T; wait $T
 		hooks=$(sed -n 's/^floor: attached: kvm_exit\/kvm_entry \([a-z]*\),.*KVM_RUN \([a-z]*\)\(, wake\)\{0,1\}$/\1,\2\3/p' /tmp/f.err | tr -d ' ') ;;
-	fast|classic|keys|rip|wake)
+	fast|fast-task|classic|keys|rip|wake)
 		rm -f /tmp/v.out /tmp/v.err
 		case $1 in
+		fast-task) VMEXIT_CPU_SLOT=0 /vmexit stat --json -v >/tmp/v.out 2>/tmp/v.err & ;;
 		classic) VMEXIT_TEST_FAST_PATH_SKEW=1 /vmexit stat --json -v >/tmp/v.out 2>/tmp/v.err & ;;
 		keys) /vmexit stat --json -v --by key >/tmp/v.out 2>/tmp/v.err & ;;
 		rip) /vmexit stat --json -v --by rip >/tmp/v.out 2>/tmp/v.err & ;;
@@ -287,7 +288,7 @@ if wake:
 else:
     print(f"guest: 1 vCPU, {exits} kvm_exits per run (cpuid {cpuid}, io {io}, done 1), "
           f"{io + 1} of them to userspace")
-order = ['alone', 'empty', 'empty-classic', 'empty-wake', 'fast', 'classic', 'wake', 'bpftrace',
+order = ['alone', 'empty', 'empty-classic', 'empty-wake', 'fast', 'fast-task', 'classic', 'wake', 'bpftrace',
          'bpftrace-wake', 'keys', 'rip', 'late']
 need = [c for c in order if c in asked]
 missing = [c for c in need if not ns.get(c)]
@@ -308,6 +309,7 @@ for c in need:
 o = {c: (low[c] - low['alone']) / exits for c in need}
 ok = True
 want_hooks = {'fast': ({'tp_btf/kvm_exit'}, 'the fast path'),
+              'fast-task': ({'tp_btf/kvm_exit'}, 'the fast path'),
               'wake': ({'tp_btf/kvm_exit'}, 'the fast path'),
               'late': ({'tp_btf/kvm_exit'}, 'the fast path once exits began'),
               'classic': ({'kvm:kvm_exit'}, 'the classic tracepoints')}
@@ -332,6 +334,9 @@ print("overheads over alone, from the least times, ns per exit: " +
 # programs vmexit attaches, empty. Targets of issue 18, for the VMX bed. The classic path's
 # own floor (empty-classic) also pays the trace record its tracepoints build.
 lines = [('fast', 'empty', 'vmexit(fast)/empty programs', 1.5),
+         # The fast path with every exit ended through task storage, no per-CPU slot.
+         ('fast-task', 'empty', 'vmexit(fast, no per-CPU slot)/empty programs', None),
+         ('fast', 'fast-task', 'fast/fast without the per-CPU slot', None),
          ('classic', 'empty', 'vmexit(classic)/empty programs', 2.5),
          ('classic', 'empty-classic', 'vmexit(classic)/empty classic programs', None),
          ('empty-classic', 'empty', 'empty classic/empty programs', None),

@@ -702,6 +702,31 @@ static __always_inline void stream_emit(struct thread_state *ts, __u32 tgid, __u
 		stream_send(ts, tgid, tid, start, lat, type, s, key);
 }
 
+/*
+ * What an exit's end does to its cell, begun at start, its split s: its latency, and stat
+ * --stuck's longest.
+ */
+static __always_inline void cell_end(struct cell *c, __u64 start, __u64 now,
+				     const struct exit_split *s)
+{
+	cell_complete(c, now - start);
+	/* Its longest exit of stuck_min_ns or more in the interval: one stuck between two samples
+	 * is listed too. Count last: a reader that sees it sees one such exit. */
+	if (stuck_min_ns && now - start >= stuck_min_ns) {
+		__u32 ep = epoch;
+
+		if (c->stuck_epoch != ep || now - start > c->stuck_lat_ns) {
+			c->stuck_epoch = ep;
+			c->stuck_ts = start;
+			c->stuck_lat_ns = now - start;
+			c->stuck_blocked_ns = s->blocked;
+			c->stuck_runq_ns = s->runq;
+		}
+		c->stuck_done++;
+	}
+}
+
+#include "cpu_exit_slot.bpf.h"
 
 /* kvm_exit's thread state, or NULL when the thread is not watched (another VMM, -p). */
 static __always_inline struct thread_state *exit_thread(__u32 tgid, __u32 tid)
@@ -722,11 +747,15 @@ static __always_inline void exit_start(struct thread_state *ts, __u64 now, __u32
 		ts->vcpu = x->vcpu;
 	if (filter_vcpu >= 0 && ts->vcpu != filter_vcpu)
 		return;
-	if (ts->exit_cell != CELL_NONE) {
+	if (exit_live(ts->exit_cell)) {
 		lost_inc(LOST_OVERWRITTEN_EXIT);
 		exit_drop(ts->exit_cell);
 	}
 	ts->exit_cell = exit_begin(ts, tgid, tid, x->isa, x->reason, now);
+	if (cpu_slot_enabled && cell_get(ts->exit_cell)) {
+		ids_fill(&tgid, &tid);
+		cpu_slot_note(SLOT_CPU(), tid, ts->exit_cell, now);
+	}
 	if (key_mode)
 		key_exit_start(ts, x);
 	if (split_enabled) {
@@ -769,33 +798,25 @@ static __always_inline void exit_end(struct thread_state *ts, __u32 *ref, __u64 
 		split_of(&s, now - start, ts->blocked_sum - blocked0, ts->runq_sum - runq0);
 		cell_split(c, now - start, &s);
 	}
-	cell_complete(c, now - start);
+	cell_end(c, start, now, &s);
 	/* An IO exit to the VMM waits for its key: its stream record too. */
 	if (key_mode)
 		keyed_later = key_exit_done(ts, r, c, key, start, now - start, &s,
 					    type == VMEXIT_EV_USER_EXIT);
-	/* Its longest exit of stuck_min_ns or more in the interval: one stuck between two samples
-	 * is listed too. Count last: a reader that sees it sees one such exit. */
-	if (stuck_min_ns && now - start >= stuck_min_ns) {
-		__u32 ep = epoch;
-
-		if (c->stuck_epoch != ep || now - start > c->stuck_lat_ns) {
-			c->stuck_epoch = ep;
-			c->stuck_ts = start;
-			c->stuck_lat_ns = now - start;
-			c->stuck_blocked_ns = s.blocked;
-			c->stuck_runq_ns = s.runq;
-		}
-		c->stuck_done++;
-	}
 	if (stream_enabled && !keyed_later)
 		stream_emit(ts, tgid, tid, start, now - start, type, &s, key);
 }
 
 static __always_inline void handle_kvm_entry(__u64 now, __u32 tgid, __u32 tid)
 {
-	struct thread_state *ts = thread_get(tgid, tid, false);
+	struct thread_state *ts;
 
+	if (cpu_slot_enabled) {
+		ids_fill(&tgid, &tid);
+		if (cpu_slot_end(SLOT_CPU(), tid, now))
+			return;
+	}
+	ts = thread_get(tgid, tid, false);
 	if (!ts) {
 		/* A vCPU's very first entry, or one that was in flight when we attached. */
 		ids_fill(&tgid, &tid);
@@ -805,7 +826,8 @@ static __always_inline void handle_kvm_entry(__u64 now, __u32 tgid, __u32 tid)
 	}
 	if (ts->flags & TS_IGNORED)
 		return;
-	if (ts->exit_cell == CELL_NONE) {
+	if (!exit_live(ts->exit_cell)) {
+		ts->exit_cell = CELL_NONE;
 		if (filter_vcpu < 0 || ts->vcpu == filter_vcpu)
 			lost_inc(LOST_UNMATCHED_ENTRY);
 		return;

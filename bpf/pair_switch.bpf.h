@@ -50,7 +50,7 @@ static __always_inline bool pair_handled(int kind)
 	 * exit before it (a vCPU's first) and counted it. */
 	if (!ts)
 		return kind == PAIR_ENTRY;
-	return kind == PAIR_EXIT ? ts->exit_cell != CELL_NONE : ts->exit_cell == CELL_NONE;
+	return kind == PAIR_EXIT ? exit_live(ts->exit_cell) : !exit_live(ts->exit_cell);
 }
 
 /* This CPU handled the event (pair_overlap only). */

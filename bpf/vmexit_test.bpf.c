@@ -4,6 +4,12 @@
  * programs run) with hand-made events, through BPF_PROG_TEST_RUN. tests/bpf/test_bpf_handlers.c
  * loads this object and checks the maps.
  */
+#include "vmlinux.h"
+
+/* The CPU of the per-CPU exit slot (bpf/cpu_exit_slot.bpf.h): the event's, not the test's. */
+__u32 test_cpu;
+#define SLOT_CPU() test_cpu
+
 #include "handlers.bpf.h"
 #include "../tests/bpf/vmexit_test.h"
 
@@ -14,6 +20,7 @@ static __always_inline int drive(const struct test_ctx *c)
 
 	switch (c->op) {
 	case TOP_EXIT:
+		test_cpu = c->err;
 		x.isa = c->isa;
 		x.reason = c->reason;
 		x.vcpu = c->vcpu;
@@ -25,6 +32,7 @@ static __always_inline int drive(const struct test_ctx *c)
 		handle_kvm_exit(c->now, c->tgid, c->tid, &x);
 		return 0;
 	case TOP_ENTRY:
+		test_cpu = c->err;
 		handle_kvm_entry(c->now, c->tgid, c->tid);
 		return 0;
 	case TOP_USER_EXIT:

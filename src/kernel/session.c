@@ -465,6 +465,27 @@ static void keys_autoload(struct vmexit_bpf *skel, __u32 key_mode)
 	}
 }
 
+
+/*
+ * The exit in flight per CPU (bpf/cpu_exit_slot.bpf.h) spares the entry its task-storage
+ * lookup, for plain counts only: --split, keys and the stream read the thread's state at the
+ * exit's end anyway. VMEXIT_CPU_SLOT=0 turns it off (benchmarks, tests).
+ */
+static void cpu_slot_tunables(struct session *s, const struct session_opts *o)
+{
+	const char *env = getenv("VMEXIT_CPU_SLOT");
+	int cpus = libbpf_num_possible_cpus();
+	bool on = !o->stream && !o->split && o->key_mode == KEY_MODE_OFF && cpus > 0 &&
+		  !(env && !strcmp(env, "0"));
+
+	s->skel->rodata->cpu_slot_enabled = on;
+	if (cpus > 0)
+		bpf_map__set_max_entries(s->skel->maps.cpu_exits, cpus);
+	if (verbose)
+		fprintf(stderr, "vmexit: exits in flight: %s\n",
+			on ? "per CPU, by task storage when the thread moved" : "by task storage");
+}
+
 /* The open object's tunables: where per-thread state lives, filters on or off, map sizes. */
 static void set_tunables(struct session *s, const struct session_opts *o)
 {
@@ -497,6 +518,7 @@ static void set_tunables(struct session *s, const struct session_opts *o)
 	skel->rodata->stuck_min_ns = o->stuck_ns;
 	skel->rodata->count_gated = o->count_later;
 	keys_tunables(s, o);
+	cpu_slot_tunables(s, o);
 
 	bpf_map__set_max_entries(skel->maps.cells, s->max_cells);
 	if (o->split && o->stacks) {

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The exit in flight, per CPU (issue 33): kvm_exit notes (thread, cell, start) in its CPU's
+ * slot, and the kvm_entry that follows on the same CPU ends the exit from there, without the
+ * task-storage lookup (about half of the entry program's cost on VMX, docs/design.md).
+ *
+ * A vCPU thread may sleep, be preempted or move to another CPU between the two, and another
+ * thread may overwrite the slot meanwhile: the entry takes the slot only when the thread is
+ * the current one and the cell's inflight_ts is still the slot's start, which no other exit
+ * can leave there (an exit ended by the task-storage path zeroes it, a newer exit of the cell
+ * stamps a later time, an ended cell is skipped). Else the task-storage path runs as before.
+ *
+ * After a completion here ts->exit_cell still names the cell, whose inflight_ts is 0: the
+ * readers of exit_cell ask exit_live() instead. Those that read more of the thread's state at
+ * the end of an exit (--split, --stacks, keys, the stream) are not covered: the slot is used
+ * with none of them (cpu_slot_enabled, set by src/kernel/session.c).
+ *
+ * Included by handlers.bpf.h once cells and their completion are defined.
+ */
+#ifndef VMEXIT_CPU_EXIT_SLOT_BPF_H
+#define VMEXIT_CPU_EXIT_SLOT_BPF_H
+
+const volatile bool cpu_slot_enabled = false;
+
+/* The slot's CPU; the test object names one of its choosing (bpf/vmexit_test.bpf.c). */
+#ifndef SLOT_CPU
+#define SLOT_CPU() bpf_get_smp_processor_id()
+#endif
+
+struct cpu_exit_slot {
+	__u32 tid;
+	__u32 ref;
+	__u64 start;
+	/* One slot per cache line: CPUs write theirs at every exit. */
+	__u8 pad[48];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);		/* sized by userspace: the possible CPUs */
+	__type(key, __u32);
+	__type(value, struct cpu_exit_slot);
+} cpu_exits SEC(".maps");
+
+/* Whether ref, the thread's exit_cell, is an exit still in flight (see above). */
+static __always_inline bool exit_live(__u32 ref)
+{
+	struct cell *c;
+
+	if (ref == CELL_NONE)
+		return false;
+	if (!cpu_slot_enabled)
+		return true;
+	c = cell_get(ref);
+	/* An exit with no cell (full, filtered) is never in a slot: its exit_cell is exact. */
+	return !c || c->inflight_ts;
+}
+
+/* kvm_exit of thread tid on cpu began an exit in cell ref at start. */
+static __always_inline void cpu_slot_note(__u32 cpu, __u32 tid, __u32 ref, __u64 start)
+{
+	struct cpu_exit_slot *s = bpf_map_lookup_elem(&cpu_exits, &cpu);
+
+	if (!s)
+		return;
+	s->tid = tid;
+	s->ref = ref;
+	s->start = start;
+}
+
+/* kvm_entry of thread tid on cpu at now: true when the slot held its exit and ended it. */
+static __always_inline bool cpu_slot_end(__u32 cpu, __u32 tid, __u64 now)
+{
+	struct cpu_exit_slot *s = bpf_map_lookup_elem(&cpu_exits, &cpu);
+	struct exit_split none = {};
+	struct cell *c;
+	__u64 start;
+
+	if (!s || s->tid != tid)
+		return false;
+	c = cell_get(s->ref);
+	if (!c)
+		return false;
+	start = s->start;
+	/* The ended test: a tid reused by a new thread after the cell's owner exited in an exit. */
+	if (!start || c->inflight_ts != start || c->ended)
+		return false;
+	c->inflight_ts = 0;
+	cell_end(c, start, now, &none);
+	return true;
+}
+
+#endif /* VMEXIT_CPU_EXIT_SLOT_BPF_H */

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The per-CPU exit slot (bpf/cpu_exit_slot.bpf.h) through BPF_PROG_TEST_RUN, each event on a
+ * CPU of the test's choosing: an entry on the exit's CPU ends the exit from the slot, and a
+ * thread that moved, a slot another thread overwrote, a slot whose exit the task-storage path
+ * already ended and a tid reused after its thread ended in an exit all fall back, so that
+ * every exit is counted once, with its own latency, and nothing is counted lost that was not.
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "../unit/check.h"
+#include "vmexit.h"
+#include "vmexit_test.skel.h"
+#include "vmexit_test.h"
+#include "bpf_test_util.h"
+
+#define TGID		700
+#define T1		701
+#define T2		702
+#define VMX_IO		30
+#define VMX_HLT		12
+#define NR_TEST_CELLS	64
+
+static struct vmexit_test_bpf *skel;
+static int prog_fd;
+
+static int open_fx(bool task_storage)
+{
+	skel = vmexit_test_bpf__open();
+	if (!skel)
+		return -1;
+	skel->rodata->use_task_storage = task_storage;
+	skel->rodata->filter_vcpu = -1;
+	skel->rodata->max_cells = NR_TEST_CELLS;
+	skel->rodata->cpu_slot_enabled = true;
+	bpf_map__set_max_entries(skel->maps.cells, NR_TEST_CELLS);
+	bpf_map__set_max_entries(skel->maps.free_cells, NR_TEST_CELLS);
+	bpf_map__set_max_entries(skel->maps.cpu_exits, 4);
+	if (task_storage) {
+		bpf_map__set_max_entries(skel->maps.thread_hash, 1);
+	} else {
+		bpf_map__set_max_entries(skel->maps.thread_hash, 1024);
+		bpf_map__set_autocreate(skel->maps.thread_storage, false);
+	}
+	bpf_program__set_autoload(skel->progs.run_event_task, task_storage);
+	bpf_program__set_autoload(skel->progs.run_event, !task_storage);
+	if (vmexit_test_bpf__load(skel)) {
+		fprintf(stderr, "cannot load the test object: %s\n", strerror(errno));
+		vmexit_test_bpf__destroy(skel);
+		skel = NULL;
+		return -1;
+	}
+	prog_fd = bpf_program__fd(task_storage ? skel->progs.run_event_task :
+				  skel->progs.run_event);
+	return 0;
+}
+
+static void close_fx(void)
+{
+	vmexit_test_bpf__destroy(skel);
+	skel = NULL;
+}
+
+static void send(struct test_ctx c)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, o, .ctx_in = &c, .ctx_size_in = sizeof(c));
+
+	if (bpf_prog_test_run_opts(prog_fd, &o) || o.retval) {
+		fprintf(stderr, "test_run op %llu failed\n", (unsigned long long)c.op);
+		check_failures++;
+	}
+}
+
+static void kexit(__u32 tid, __u32 cpu, __u64 now, __u32 reason)
+{
+	send((struct test_ctx){ .op = TOP_EXIT, .now = now, .tgid = TGID, .tid = tid, .vcpu = 0,
+				.isa = VMEXIT_ISA_VMX, .reason = reason, .err = cpu });
+}
+
+static void kentry(__u32 tid, __u32 cpu, __u64 now)
+{
+	send((struct test_ctx){ .op = TOP_ENTRY, .now = now, .tgid = TGID, .tid = tid,
+				.err = cpu });
+}
+
+static struct cell cell_of(__u32 tid, __u32 reason)
+{
+	struct cell c, none = {};
+	int fd = bpf_map__fd(skel->maps.cells);
+
+	for (__u32 i = 0; i < skel->bss->next_cell && i < NR_TEST_CELLS; i++) {
+		if (bpf_map_lookup_elem(fd, &i, &c))
+			continue;
+		if (c.key.tid == tid && c.key.reason == reason)
+			return c;
+	}
+	fprintf(stderr, "no cell for tid %u reason %u\n", tid, reason);
+	check_failures++;
+	return none;
+}
+
+static __u64 lost(int why)
+{
+	return skel->bss->lost[why];
+}
+
+static bool no_loss_but(int except)
+{
+	for (int i = 0; i < NR_LOST; i++) {
+		if (i != except && lost(i)) {
+			fprintf(stderr, "lost[%d] == %llu\n", i, (unsigned long long)lost(i));
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The exit's CPU ends it from the slot: shown by an entry whose thread state is gone. */
+static void test_slot_taken(void)
+{
+	struct cell c;
+
+	if (open_fx(false)) {
+		check_failures++;
+		return;
+	}
+	kexit(T1, 0, 1000, VMX_IO);
+	kentry(T1, 0, 1100);
+	kexit(T1, 0, 2000, VMX_IO);
+	/* Without its state the task-storage path would count an unmatched entry. */
+	CHECK(!bpf_map__delete_elem(skel->maps.thread_hash, &(__u32){ T1 }, sizeof(__u32), 0));
+	kentry(T1, 0, 2300);
+	c = cell_of(T1, VMX_IO);
+	CHECK_EQ_U64(c.started, 2);
+	CHECK_EQ_U64(c.count, 2);
+	CHECK_EQ_U64(c.total_ns, 100 + 300);
+	CHECK_EQ_U64(c.max_ns, 300);
+	CHECK_EQ_U64(c.inflight_ts, 0);
+	CHECK(no_loss_but(-1));
+	close_fx();
+}
+
+/*
+ * The thread moves between its exit and its entry, both ways, in one cell and across two: the
+ * slot left on the other CPU names an exit that is over (or the same cell's older one), and
+ * the entry falls back. Then the exit ended from a slot leaves exit_cell stale: the next exit is
+ * no overwrite, and an entry with no exit is unmatched, not a second count.
+ */
+static void test_moved(void)
+{
+	struct cell io, hlt;
+
+	if (open_fx(false)) {
+		check_failures++;
+		return;
+	}
+	kexit(T1, 0, 1000, VMX_IO);	/* slot 0: (T1, io, 1000) */
+	kentry(T1, 1, 1200);		/* moved: task storage */
+	kexit(T1, 1, 2000, VMX_IO);	/* slot 1: (T1, io, 2000) */
+	kentry(T1, 0, 2300);		/* moved back: slot 0's start is not io's */
+	kexit(T1, 0, 3000, VMX_HLT);	/* slot 0: (T1, hlt, 3000) */
+	kentry(T1, 1, 3400);		/* slot 1 is io's, which is not in flight */
+	kexit(T1, 1, 4000, VMX_IO);
+	kentry(T1, 1, 4500);		/* from the slot */
+	kexit(T1, 1, 5000, VMX_IO);	/* exit_cell stale: no overwrite */
+	kentry(T1, 1, 5600);
+	kentry(T1, 1, 5700);		/* no exit in flight */
+	kentry(T1, 0, 5800);		/* nor here, slot 0's hlt long over */
+	io = cell_of(T1, VMX_IO);
+	hlt = cell_of(T1, VMX_HLT);
+	CHECK_EQ_U64(io.started, 4);
+	CHECK_EQ_U64(io.count, 4);
+	CHECK_EQ_U64(io.total_ns, 200 + 300 + 500 + 600);
+	CHECK_EQ_U64(io.min_ns, 200);
+	CHECK_EQ_U64(io.max_ns, 600);
+	CHECK_EQ_U64(hlt.started, 1);
+	CHECK_EQ_U64(hlt.count, 1);
+	CHECK_EQ_U64(hlt.total_ns, 400);
+	CHECK_EQ_U64(io.inflight_ts, 0);
+	CHECK_EQ_U64(hlt.inflight_ts, 0);
+	CHECK_EQ_U64(lost(LOST_UNMATCHED_ENTRY), 2);
+	CHECK(no_loss_but(LOST_UNMATCHED_ENTRY));
+	close_fx();
+}
+
+/*
+ * Two threads on one CPU: the second's exit takes the slot while the first waits (preempted in
+ * its exit); each exit ends once, with its own latency. An exit overwritten by the thread's next
+ * one is counted lost and the survivor ends from the slot.
+ */
+static void test_shared_cpu(void)
+{
+	struct cell a, b;
+
+	if (open_fx(false)) {
+		check_failures++;
+		return;
+	}
+	kexit(T1, 0, 1000, VMX_IO);
+	kexit(T2, 0, 1100, VMX_IO);
+	kentry(T2, 0, 1150);
+	kentry(T1, 0, 1400);
+	kexit(T1, 0, 2000, VMX_HLT);
+	kexit(T1, 0, 2100, VMX_HLT);	/* the first never ended: overwritten */
+	kentry(T1, 0, 2600);
+	a = cell_of(T1, VMX_IO);
+	b = cell_of(T2, VMX_IO);
+	CHECK_EQ_U64(a.count, 1);
+	CHECK_EQ_U64(a.total_ns, 400);
+	CHECK_EQ_U64(b.count, 1);
+	CHECK_EQ_U64(b.total_ns, 50);
+	a = cell_of(T1, VMX_HLT);
+	CHECK_EQ_U64(a.started, 2);
+	CHECK_EQ_U64(a.count, 1);
+	CHECK_EQ_U64(a.total_ns, 500);
+	CHECK_EQ_U64(lost(LOST_OVERWRITTEN_EXIT), 1);
+	CHECK(no_loss_but(LOST_OVERWRITTEN_EXIT));
+	close_fx();
+}
+
+/*
+ * A thread ends in an exit (its cell keeps the exit's start, for userspace); a new thread given
+ * the same tid makes its first entry on that CPU: not the old thread's exit.
+ */
+static void test_tid_reused(void)
+{
+	struct cell c;
+
+	if (open_fx(false)) {
+		check_failures++;
+		return;
+	}
+	kexit(T1, 0, 1000, VMX_IO);
+	send((struct test_ctx){ .op = TOP_THREAD_EXIT, .now = 1200, .tgid = TGID, .tid = T1 });
+	kentry(T1, 0, 1500);
+	c = cell_of(T1, VMX_IO);
+	CHECK_EQ_U64(c.count, 0);
+	CHECK_EQ_U64(c.inflight_ts, 1000);
+	CHECK_EQ_U64(lost(LOST_UNMATCHED_ENTRY), 1);
+	CHECK(no_loss_but(LOST_UNMATCHED_ENTRY));
+	close_fx();
+}
+
+/* The configuration vmexit runs: task storage, the test thread itself as the vCPU thread. */
+static void test_task_storage(void)
+{
+	__u32 tid = syscall(SYS_gettid);
+	struct cell c;
+
+	if (open_fx(true)) {
+		check_failures++;
+		return;
+	}
+	kexit(tid, 0, 1000, VMX_IO);
+	kentry(tid, 0, 1100);
+	kexit(tid, 0, 2000, VMX_IO);
+	kentry(tid, 1, 2200);
+	kexit(tid, 1, 3000, VMX_IO);
+	kentry(tid, 0, 3300);
+	kentry(tid, 1, 3400);
+	c = cell_of(tid, VMX_IO);
+	CHECK_EQ_U64(c.started, 3);
+	CHECK_EQ_U64(c.count, 3);
+	CHECK_EQ_U64(c.total_ns, 100 + 200 + 300);
+	CHECK_EQ_U64(lost(LOST_UNMATCHED_ENTRY), 1);
+	CHECK(no_loss_but(LOST_UNMATCHED_ENTRY));
+	close_fx();
+}
+
+int main(void)
+{
+	libbpf_set_print(libbpf_print_quiet);
+	test_slot_taken();
+	test_moved();
+	test_shared_cpu();
+	test_tid_reused();
+	test_task_storage();
+	CHECK_DONE("test_bpf_cpu_slot");
+}
