@@ -39,10 +39,10 @@
 
 /*
  * Only what is read: the vCPU's index and its arch timer's bg_timer (kvm_vcpu.arch.timer_cpu, as
- * in 6.1 and 6.12); only the hrtimer's address is taken, its own layout does not matter.
+ * in 6.1 and 6.12); of the hrtimer, its address and its callback (wake_timer_expiry()).
  */
 struct hrtimer___wake {
-	char any;
+	void *function;
 } __attribute__((preserve_access_index));
 
 struct arch_timer_cpu___wake {
@@ -213,9 +213,7 @@ static __always_inline struct kvm_vcpu___wake *running_vcpu(void)
 SEC("tp_btf/kvm_entry")
 int BPF_PROG(wake_entry, unsigned long vcpu_pc)
 {
-	__u64 now = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
-
-	return wake_vcpu_entry(now, id, running_vcpu());
+	return wake_vcpu_entry(bpf_get_current_pid_tgid(), running_vcpu());
 }
 
 SEC("tp_btf/kvm_exit")
@@ -234,7 +232,7 @@ int BPF_PROG(wake_timer_line, unsigned long vcpu_id, __u32 irq, int level)
 	struct wake_note n = { .source = WAKE_SRC_TIMER, .vector = irq };
 
 	if (level)
-		bpf_map_update_elem(&wake_notes, &tid, &n, BPF_ANY);
+		note_put(tid, &n);
 	return 0;
 }
 
@@ -265,7 +263,7 @@ int BPF_PROG(wake_pending, unsigned long vcpu_id, __u32 irq, bool level)
 
 	if (!level)
 		return 0;
-	n = bpf_map_lookup_elem(&wake_notes, &tid);
+	n = note_of(tid);
 	if (n && n->vector == irq) {
 		src = n->source;
 		bpf_map_delete_elem(&wake_notes, &tid);
@@ -285,7 +283,7 @@ int BPF_PROG(wake_pending, unsigned long vcpu_id, __u32 irq, bool level)
 	info = PEND_USED | (__u64)state << PEND_STATE_SHIFT | (__u64)src << PEND_SRC_SHIFT | irq;
 	s = slot_take(t, info);
 	if (s)
-		s->ts = now;
+		pend_publish(t, s, now);
 	return 0;
 }
 
