@@ -339,10 +339,15 @@ static __always_inline struct wake_thread *thread_of(__u32 tid, __u32 tgid,
 		return NULL;
 	tid_add(tracked_tids, tid);
 	WAKE_VCPU_TRACK(t, tid, vk, vcpu);
-	/* The same callback for every vCPU of a kvm module; a reloaded module's is taken anew. */
-	if (t->timer_key)
-		wake_timer_fn = (__u64)BPF_CORE_READ((struct hrtimer___wake *)t->timer_key,
-						     function);
+	/*
+	 * The same callback for every vCPU of a kvm module; a reloaded module's is taken anew.
+	 * Through a local: in BPF_CORE_READ()'s argument, t's field would be relocated too.
+	 */
+	if (t->timer_key) {
+		struct hrtimer___wake *timer = (void *)t->timer_key;
+
+		wake_timer_fn = (__u64)BPF_CORE_READ(timer, function);
+	}
 	return t;
 }
 
