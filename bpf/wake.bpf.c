@@ -145,7 +145,7 @@ int BPF_PROG(wake_pending, __u32 apicid, __u16 dm, __u16 tm, __u8 vec)
 	target_tid = bpf_map_lookup_elem(&wake_vcpus, &vk);
 	if (!target_tid)
 		return 0;
-	t = bpf_map_lookup_elem(&wake_threads, target_tid);
+	t = thread_find(*target_tid);
 	if (!t)
 		return 0;
 	if (n && (n->vector == ~0u || n->vector == vec)) {
@@ -185,7 +185,7 @@ int BPF_PROG(wake_posted_irq, __u32 apicid, __u16 dm, __u16 tm, __u8 vec)
 {
 	struct vcpu_id_key vk = { .tgid = bpf_get_current_pid_tgid() >> 32, .vcpu = apicid };
 	__u32 *tid = bpf_map_lookup_elem(&wake_vcpus, &vk);
-	struct wake_thread *t = tid ? bpf_map_lookup_elem(&wake_threads, tid) : NULL;
+	struct wake_thread *t = tid ? thread_find(*tid) : NULL;
 	__u64 want = PEND_USED | (__u64)PEND_GUEST << PEND_STATE_SHIFT | vec, info = 0, newest = 0;
 	struct pend_slot *got = NULL;
 	int i;

@@ -274,7 +274,7 @@ int BPF_PROG(wake_pending, unsigned long vcpu_id, __u32 irq, bool level)
 	target_tid = bpf_map_lookup_elem(&wake_vcpus, &vk);
 	if (!target_tid)
 		return 0;
-	t = bpf_map_lookup_elem(&wake_threads, target_tid);
+	t = thread_find(*target_tid);
 	if (!t || intid_pending(t, irq) || !vgic_line_rises((void *)t->vcpu_ptr, irq))
 		return 0;
 	if (src == WAKE_SRC_TIMER && t->timer_ts && tid == *target_tid)

@@ -43,6 +43,7 @@ struct pend_slot {
 struct wake_thread {
 	__u32 tgid;
 	__s32 vcpu;
+	__u32 tid;		/* whose slot of wake_threads, 0: free (or in wake_thr_shared) */
 	__u64 proc_start;	/* its process's start: with tgid, the VMM (wake.h) */
 	__u64 vcpu_ptr;		/* its struct kvm_vcpu: a thread id given again is another vCPU */
 	__u64 timer_key;	/* its guest timer's hrtimer in wake_timers, or 0 */
@@ -97,12 +98,26 @@ struct vcpu_id_key {
 	__s32 vcpu;
 };
 
+/*
+ * The vCPU threads' records, direct-mapped by the thread id's low bits (thread_find()): an
+ * array's lookup is a few instructions the verifier inlines, where a hash lookup hashes the key
+ * and walks a bucket, and kvm_entry and kvm_exit look their thread up at every exit (3.7 times a
+ * timer delivery in the VMX bed). A thread whose slot another holds goes to wake_thr_shared.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, WAKE_MAX_THREADS);
-	__type(key, __u32);			/* thread id */
+	__type(key, __u32);			/* thread id & (WAKE_MAX_THREADS - 1) */
 	__type(value, struct wake_thread);
 } wake_threads SEC(".maps");
+
+/* Ids that meet in one slot are few (sequential ids fill the array's slots in turn). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, WAKE_MAX_THREADS / 4);
+	__type(key, __u32);			/* thread id */
+	__type(value, struct wake_thread);
+} wake_thr_shared SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -290,11 +305,59 @@ static __always_inline struct wake_zero *zeroes(void)
 	return bpf_map_lookup_elem(&wake_zero, &z);
 }
 
+_Static_assert(!(WAKE_MAX_THREADS & (WAKE_MAX_THREADS - 1)), "wake_threads is direct-mapped");
+
+/* Thread tid's record, or NULL. */
+static __always_inline struct wake_thread *thread_find(__u32 tid)
+{
+	__u32 i = tid & (WAKE_MAX_THREADS - 1);
+	struct wake_thread *t = bpf_map_lookup_elem(&wake_threads, &i);
+
+	/* Tid 0, each CPU's idle task, is never a vCPU: a free slot's 0 names no one. */
+	if (!tid || (t && t->tid == tid))
+		return tid ? t : NULL;
+	return bpf_map_lookup_elem(&wake_thr_shared, &tid);
+}
+
+/*
+ * Thread tid's record t (thread_find()'s) goes. An array slot is freed last, its tgid cleared
+ * first, so that no reader (test_wake_scope_host) takes it for a thread of the VMM that ended.
+ */
+static __always_inline void thread_forget(__u32 tid, struct wake_thread *t)
+{
+	if (t->tid != tid) {
+		bpf_map_delete_elem(&wake_thr_shared, &tid);
+		return;
+	}
+	t->tgid = 0;
+	t->vcpu_ptr = 0;
+	__sync_lock_test_and_set(&t->tid, 0);
+}
+
+/* A new record for thread tid from z (a zeroed record, its other fields set), or NULL (lost). */
+static __always_inline struct wake_thread *thread_new(__u32 tid, struct wake_thread *z)
+{
+	__u32 i = tid & (WAKE_MAX_THREADS - 1);
+	struct wake_thread *t = bpf_map_lookup_elem(&wake_threads, &i);
+
+	/*
+	 * Claimed by its tid, then filled (tid included): no other program looks this thread up
+	 * before thread_of() returns (its vCPU, timer and tracked id are published after).
+	 */
+	if (t && !__sync_val_compare_and_swap(&t->tid, 0, tid)) {
+		z->tid = tid;
+		bpf_probe_read_kernel(t, sizeof(*t), z);
+		return t;
+	}
+	z->tid = 0;
+	return cell_get(&wake_thr_shared, &tid, z, WAKE_LOST_THREADS);
+}
+
 /* The vCPU thread's state, created at its first exit or entry. */
 static __always_inline struct wake_thread *thread_of(__u32 tid, __u32 tgid,
 						      struct kvm_vcpu___wake *vcpu)
 {
-	struct wake_thread *t = bpf_map_lookup_elem(&wake_threads, &tid);
+	struct wake_thread *t = thread_find(tid);
 	struct vcpu_id_key vk;
 	struct wake_zero *z;
 	__u64 born;
@@ -310,7 +373,7 @@ static __always_inline struct wake_thread *thread_of(__u32 tid, __u32 tgid,
 	if (t && t->tgid == tgid && t->vcpu_ptr == (__u64)vcpu)
 		return t;
 	if (t)
-		bpf_map_delete_elem(&wake_threads, &tid);
+		thread_forget(tid, t);
 	/*
 	 * As the exit cells' proc_start_time(): bpf_get_current_task_btf() would spare a probe
 	 * read, but came only in Linux 5.11 (KP Singh's task_local_storage series, "bpf: Implement
@@ -334,7 +397,7 @@ static __always_inline struct wake_thread *thread_of(__u32 tid, __u32 tgid,
 	z->th.vcpu = vk.vcpu;
 	z->th.proc_start = born;
 	z->th.vcpu_ptr = (__u64)vcpu;
-	t = cell_get(&wake_threads, &tid, &z->th, WAKE_LOST_THREADS);
+	t = thread_new(tid, &z->th);
 	if (!t)
 		return NULL;
 	tid_add(tracked_tids, tid);
@@ -540,8 +603,7 @@ SEC("tp_btf/kvm_vcpu_wakeup")
 int BPF_PROG(wake_halt_end, __u64 ns, bool waited, bool valid)
 {
 	__u64 now = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid(), start, sleep, wake, on;
-	__u32 tid = (__u32)id;
-	struct wake_thread *t = bpf_map_lookup_elem(&wake_threads, &tid);
+	struct wake_thread *t = thread_find((__u32)id);
 	struct hlt_key k;
 	struct hlt_cell *c;
 	struct wake_zero *z;
@@ -666,7 +728,7 @@ int BPF_PROG(wake_timer_expiry, struct hrtimer___wake *timer)
 	tid = bpf_map_lookup_elem(&wake_timers, &key);
 	if (!tid)
 		return 0;
-	t = bpf_map_lookup_elem(&wake_threads, tid);
+	t = thread_find(*tid);
 	if (!t || t->timer_ts)
 		return 0;
 	t->timer_state = t->in_guest ? PEND_GUEST : PEND_EXIT;
@@ -698,7 +760,7 @@ int BPF_PROG(wake_switch, bool preempt, struct task_struct *prev, struct task_st
 	prev_tid = prev->pid;
 	next_tid = next->pid;
 	if (tid_tracked(prev_tid))
-		t = bpf_map_lookup_elem(&wake_threads, &prev_tid);
+		t = thread_find(prev_tid);
 	if (t) {
 		if (!preempt && task_asleep(prev)) {
 			if (!t->in_guest && !t->sleep_ts)
@@ -707,7 +769,7 @@ int BPF_PROG(wake_switch, bool preempt, struct task_struct *prev, struct task_st
 			t->out_ts = bpf_ktime_get_ns();
 		}
 	}
-	t = tid_tracked(next_tid) ? bpf_map_lookup_elem(&wake_threads, &next_tid) : NULL;
+	t = tid_tracked(next_tid) ? thread_find(next_tid) : NULL;
 	if (t) {
 		now = bpf_ktime_get_ns();
 		t->on_ts = now;
@@ -728,12 +790,16 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(wake_thread_end, struct task_struct *task)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid(), *owner;
-	struct wake_thread *t = bpf_map_lookup_elem(&wake_threads, &tid);
+	struct wake_thread *t;
 	struct vcpu_id_key vk;
 	__u64 timer;
 
-	bpf_map_delete_elem(&wake_notes, &tid);
-	tid_del(noted_tids, tid);
+	if (tid_in(noted_tids, tid)) {
+		bpf_map_delete_elem(&wake_notes, &tid);
+		tid_del(noted_tids, tid);
+	}
+	/* Every task of the host ends through here: the others turned away with a load. */
+	t = tid_tracked(tid) ? thread_find(tid) : NULL;
 	if (!t)
 		return 0;
 	vk.tgid = t->tgid;
@@ -745,7 +811,7 @@ int BPF_PROG(wake_thread_end, struct task_struct *task)
 	owner = timer ? bpf_map_lookup_elem(&wake_timers, &timer) : NULL;
 	if (owner && *owner == tid)
 		bpf_map_delete_elem(&wake_timers, &timer);
-	bpf_map_delete_elem(&wake_threads, &tid);
+	thread_forget(tid, t);
 	tid_del(tracked_tids, tid);
 	return 0;
 }
@@ -761,7 +827,7 @@ int BPF_PROG(wake_wakeup, struct task_struct *p)
 	tid = p->pid;
 	if (!tid_tracked(tid))
 		return 0;
-	t = bpf_map_lookup_elem(&wake_threads, &tid);
+	t = thread_find(tid);
 	if (t)
 		t->wake_ts = bpf_ktime_get_ns();
 	return 0;
