@@ -94,7 +94,8 @@ for c in $(echo "$CASES" | tr , ' '); do
 done
 if [ -n "$BASE" ]; then
 	[ $WAKE = 1 ] || { echo "bed_overhead: --base is for --wake" >&2; exit 2; }
-	[ -x "$BASE/vmexit" ] || { echo "bed_overhead: no $BASE/vmexit: build the baseline there" >&2; exit 2; }
+	[ -x "$BASE/vmexit" ] ||
+		{ echo "bed_overhead: no $BASE/vmexit: build the baseline there" >&2; exit 2; }
 fi
 BPFTRACE=
 case ,$CASES, in
