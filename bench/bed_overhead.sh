@@ -21,7 +21,8 @@
 # hook of --wake (empty-wake: bpf/floor.bpf.c), under plain stat (fast), under stat --wake
 # (wake), and under bpftrace's simplest pairing of kvm_apic_accept_irq with the target vCPU's next
 # kvm_entry (bpftrace-wake); per delivery: wake over fast against empty-wake over empty (target
-# <= 2x) and against bpftrace-wake over alone (target <= 0.5x).
+# <= 2x) and against bpftrace-wake over alone (target <= 0.5x). --base DIR adds the case wake-base:
+# stat --wake of another build (DIR/vmexit, e.g. main's) in the same boot, its figures beside.
 # Nothing is asserted: it prints figures and whether the targets of the design are met.
 # In the vmx bed the clock counts instructions (Bochs' ips), so the figures are the emulated work
 # each tracer adds. In the svm bed it is the host's clock: other jobs on the host add noise, which
@@ -30,7 +31,7 @@
 #
 # usage: bench/bed_overhead.sh [--bed svm|vmx] [--kernel 6.1|6.12] [--rounds R] [--cpuid N]
 #                              [--reps N] [--io N] [--smp N] [--cases LIST]
-#                              [--wake [--timer N]] [OUTPUT dir]
+#                              [--wake [--timer N] [--base DIR]] [OUTPUT dir]
 # --cases: a comma-separated subset of alone,empty,empty-classic,fast,fast-task,classic,bpftrace,keys,rip,late (default
 # all; alone is always run); with --wake of alone,empty,empty-wake,fast,wake,bpftrace-wake (default
 # all); without bpftrace the bed boots without its 200 MB of LLVM.
@@ -39,7 +40,7 @@
 # lockups, both CPUs idle).
 set -u
 cd "$(dirname "$0")/.." || exit 1
-BED=svm KERNEL=6.1 ROUNDS= REPS= CPUID= IO= OUT=.output SMP=1 WAKE=0 TIMER=
+BED=svm KERNEL=6.1 ROUNDS= REPS= CPUID= IO= OUT=.output SMP=1 WAKE=0 TIMER= BASE=
 CASES=
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -53,7 +54,8 @@ while [ $# -gt 0 ]; do
 	--cases) CASES=alone,$2; shift 2 ;;
 	--wake) WAKE=1; shift ;;
 	--timer) TIMER=$2; shift 2 ;;
-	-h|--help) sed -n '3,33p' "$0"; exit 0 ;;
+	--base) BASE=$2; shift 2 ;;
+	-h|--help) sed -n '3,34p' "$0"; exit 0 ;;
 	-*) echo "bed_overhead: unknown option $1 (see --help)" >&2; exit 2 ;;
 	*) OUT=$1; shift ;;
 	esac
@@ -67,6 +69,7 @@ else
 fi
 if [ -z "$CASES" ] && [ $WAKE = 1 ]; then
 	CASES=alone,empty,empty-wake,fast,wake,bpftrace-wake
+	[ -n "$BASE" ] && CASES=$CASES,wake-base
 elif [ -z "$CASES" ]; then
 	CASES=alone,empty,empty-classic,fast,classic,bpftrace,keys,rip,late
 fi
@@ -84,10 +87,16 @@ for c in $(echo "$CASES" | tr , ' '); do
 	alone|empty|fast) continue ;;
 	fast-task|empty-classic|classic|bpftrace|keys|rip|late) [ $WAKE = 0 ] && continue ;;
 	empty-wake|wake|bpftrace-wake) [ $WAKE = 1 ] && continue ;;
+	wake-base) [ $WAKE = 1 ] && [ -n "$BASE" ] && continue ;;
 	esac
-	echo "bed_overhead: --cases: no case '$c' (alone, empty, empty-classic, fast, classic, bpftrace, keys, rip, late; with --wake alone, empty, empty-wake, fast, wake, bpftrace-wake)" >&2
+	echo "bed_overhead: --cases: no case '$c' (alone, empty, empty-classic, fast, classic, bpftrace, keys, rip, late; with --wake alone, empty, empty-wake, fast, wake, bpftrace-wake, and wake-base with --base)" >&2
 	exit 2
 done
+if [ -n "$BASE" ]; then
+	[ $WAKE = 1 ] || { echo "bed_overhead: --base is for --wake" >&2; exit 2; }
+	[ -x "$BASE/vmexit" ] ||
+		{ echo "bed_overhead: no $BASE/vmexit: build the baseline there" >&2; exit 2; }
+fi
 BPFTRACE=
 case ,$CASES, in
 *,bpftrace,*|*,bpftrace-wake,*) BPFTRACE=$(command -v bpftrace) || {
@@ -100,6 +109,8 @@ fi
 
 tmp=$(mktemp -d /tmp/bed_overhead.XXXXXX) || exit 1
 trap 'rm -rf "$tmp"' EXIT
+# The bed puts each file at / by its name: the baseline's under a name of its own.
+[ -n "$BASE" ] && { cp "$BASE/vmexit" "$tmp/vmexit-base" || exit 1; }
 
 # The in-bed script (busybox sh). Every case has the same shape, so that only the tracer
 # differs: a warm-up VM runs while the tracer starts (vmexit's start-up check needs exits to
@@ -166,7 +177,7 @@ run_case() {
 		warm_stop; timed
 		kill -INT $T; wait $T
 		hooks=$(sed -n 's/^floor: attached: kvm_exit\/kvm_entry \([a-z]*\),.*KVM_RUN \([a-z]*\)\(, wake\)\{0,1\}$/\1,\2\3/p' /tmp/f.err | tr -d ' ') ;;
-	fast|fast-task|classic|keys|rip|wake)
+	fast|fast-task|classic|keys|rip|wake|wake-base)
 		rm -f /tmp/v.out /tmp/v.err
 		case $1 in
 		fast-task) VMEXIT_CPU_SLOT=0 /vmexit stat --json -v >/tmp/v.out 2>/tmp/v.err & ;;
@@ -174,6 +185,7 @@ run_case() {
 		keys) /vmexit stat --json -v --by key >/tmp/v.out 2>/tmp/v.err & ;;
 		rip) /vmexit stat --json -v --by rip >/tmp/v.out 2>/tmp/v.err & ;;
 		wake) /vmexit stat --json -v --wake >/tmp/v.out 2>/tmp/v.err & ;;
+		wake-base) /vmexit-base stat --json -v --wake >/tmp/v.out 2>/tmp/v.err & ;;
 		*) /vmexit stat --json -v >/tmp/v.out 2>/tmp/v.err & ;;
 		esac
 		T=$!
@@ -185,7 +197,7 @@ run_case() {
 			{ warm_stop; kill $T; wait $T; return; }
 		# --wake's programs load after the exits' (sampler.c): the first timed guest paid
 		# for their loading (1.1 s of stat's CPU in the svm bed) and ran partly untraced.
-		if [ $1 = wake ]; then
+		if [ $1 = wake ] || [ $1 = wake-base ]; then
 			wait_for /tmp/v.err 'vmexit: --wake: .* programs attached' ||
 				{ warm_stop; kill $T; wait $T; return; }
 		fi
@@ -246,6 +258,7 @@ tests/vm/bed.sh --bed "$BED" --kernel "$KERNEL" --timeout "$timeout" --mem $mem 
 	--env CPUID="$CPUID" --env IO="$IO" --env ROUNDS="$ROUNDS" --env REPS="$REPS" \
 	--env CASES="$CASES" --env WAKE=$WAKE --env TIMER="$TIMER" \
 	"$tmp/script.sh" "$OUT/vmexit" "$OUT/vmexit-guest" "$OUT/bench/floor_progs" ${BPFTRACE:+"$BPFTRACE"} \
+	${BASE:+"$tmp/vmexit-base"} \
 	>"$tmp/out" 2>"$tmp/err"
 rc=$?
 if [ $rc -eq 77 ]; then
@@ -288,7 +301,8 @@ if wake:
 else:
     print(f"guest: 1 vCPU, {exits} kvm_exits per run (cpuid {cpuid}, io {io}, done 1), "
           f"{io + 1} of them to userspace")
-order = ['alone', 'empty', 'empty-classic', 'empty-wake', 'fast', 'fast-task', 'classic', 'wake', 'bpftrace',
+order = ['alone', 'empty', 'empty-classic', 'empty-wake', 'fast', 'fast-task', 'classic', 'wake', 'wake-base',
+         'bpftrace',
          'bpftrace-wake', 'keys', 'rip', 'late']
 need = [c for c in order if c in asked]
 missing = [c for c in need if not ns.get(c)]
@@ -311,6 +325,7 @@ ok = True
 want_hooks = {'fast': ({'tp_btf/kvm_exit'}, 'the fast path'),
               'fast-task': ({'tp_btf/kvm_exit'}, 'the fast path'),
               'wake': ({'tp_btf/kvm_exit'}, 'the fast path'),
+              'wake-base': ({'tp_btf/kvm_exit'}, 'the fast path'),
               'late': ({'tp_btf/kvm_exit'}, 'the fast path once exits began'),
               'classic': ({'kvm:kvm_exit'}, 'the classic tracepoints')}
 for c, (want, what) in want_hooks.items():
@@ -362,6 +377,12 @@ if wake:
           f"over empty exit hooks {de:.0f}, bpftrace's pairing over alone {db:.0f}")
     lines = [(dw, de, 'stat --wake/empty wake programs, per delivery', 2.0),
              (dw, db, 'stat --wake/bpftrace pairing, per delivery', 0.5)]
+    if 'wake-base' in low:
+        bw = per('wake-base', 'fast')
+        print(f"per delivery, the baseline's stat --wake over stat {bw:.0f} (this build's "
+              f"{dw:.0f}: {dw / bw if bw > 0 else float('nan'):.2f}x)")
+        lines += [(bw, de, 'baseline stat --wake/empty wake programs, per delivery', 2.0),
+                  (bw, db, 'baseline stat --wake/bpftrace pairing, per delivery', 0.5)]
     for a, b, what, target in lines:
         r = a / b if a == a and b == b and a > 0 and b > 0 else float('nan')
         print(f"{what}: {r:.2f}   target <= {target}: {verdict(r, target)}")

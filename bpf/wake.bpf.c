@@ -24,10 +24,10 @@
 
 /*
  * Only what is read: the vCPU's local APIC, its register page and its timer's hrtimer (x86,
- * kvm module's BTF). Only the hrtimer's address is taken: its own layout does not matter.
+ * kvm module's BTF). Of the hrtimer, its address and its callback (wake_timer_expiry()).
  */
 struct hrtimer___wake {
-	char any;
+	void *function;
 } __attribute__((preserve_access_index));
 
 struct kvm_timer___wake {
@@ -74,6 +74,7 @@ static __always_inline __s32 wake_vcpu_index(struct kvm_vcpu___wake *vcpu)
 											\
 			bpf_map_update_elem(&wake_timers, &timer, &(tid), BPF_ANY);	\
 			(t)->timer_key = timer;						\
+			(t)->arch_ptr = (__u64)BPF_CORE_READ(apic, regs);		\
 		}									\
 	} while (0)
 
@@ -83,9 +84,7 @@ static __always_inline __s32 wake_vcpu_index(struct kvm_vcpu___wake *vcpu)
 SEC("tp_btf/kvm_entry")
 int BPF_PROG(wake_entry, struct kvm_vcpu___wake *vcpu)
 {
-	__u64 now = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
-
-	return wake_vcpu_entry(now, id, vcpu);
+	return wake_vcpu_entry(bpf_get_current_pid_tgid(), vcpu);
 }
 
 SEC("tp_btf/kvm_exit")
@@ -96,10 +95,9 @@ int BPF_PROG(wake_exit, struct kvm_vcpu___wake *vcpu)
 
 static __always_inline void note(__u32 source, __u32 vector)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct wake_note n = { .source = source, .vector = vector };
 
-	bpf_map_update_elem(&wake_notes, &tid, &n, BPF_ANY);
+	note_put((__u32)bpf_get_current_pid_tgid(), &n);
 }
 
 /* The sender's notes: each delivery that follows in the same thread with the vector is theirs. */
@@ -139,7 +137,7 @@ int BPF_PROG(wake_pending, __u32 apicid, __u16 dm, __u16 tm, __u8 vec)
 	__u64 now = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
 	struct vcpu_id_key vk = { .tgid = id >> 32, .vcpu = apicid };
 	__u32 tid = (__u32)id, src, state, *target_tid;
-	struct wake_note *n = bpf_map_lookup_elem(&wake_notes, &tid);
+	struct wake_note *n = note_of(tid);
 	struct wake_thread *t;
 	struct pend_slot *s;
 	__u64 info;
@@ -147,15 +145,14 @@ int BPF_PROG(wake_pending, __u32 apicid, __u16 dm, __u16 tm, __u8 vec)
 	target_tid = bpf_map_lookup_elem(&wake_vcpus, &vk);
 	if (!target_tid)
 		return 0;
-	t = bpf_map_lookup_elem(&wake_threads, target_tid);
+	t = thread_find(*target_tid);
 	if (!t)
 		return 0;
 	if (n && (n->vector == ~0u || n->vector == vec)) {
 		src = n->source;
 	} else if (tid == *target_tid) {
 		/* Local: the LVT timer when the vector is its own. */
-		struct kvm_vcpu___wake *vcpu = (void *)t->vcpu_ptr;
-		void *regs = BPF_CORE_READ(vcpu, arch.apic, regs);
+		void *regs = (void *)t->arch_ptr;
 		__u32 lvtt = 0;
 
 		if (regs)
@@ -170,7 +167,7 @@ int BPF_PROG(wake_pending, __u32 apicid, __u16 dm, __u16 tm, __u8 vec)
 	info = PEND_USED | (__u64)state << PEND_STATE_SHIFT | (__u64)src << PEND_SRC_SHIFT | vec;
 	s = slot_take(t, info);
 	if (s)
-		s->ts = now;
+		pend_publish(t, s, now);
 	return 0;
 }
 
@@ -213,7 +210,7 @@ int BPF_PROG(wake_posted_irq, __u32 apicid, __u16 dm, __u16 tm, __u8 vec)
 {
 	struct vcpu_id_key vk = { .tgid = bpf_get_current_pid_tgid() >> 32, .vcpu = apicid };
 	__u32 *tid = bpf_map_lookup_elem(&wake_vcpus, &vk);
-	struct wake_thread *t = tid ? bpf_map_lookup_elem(&wake_threads, tid) : NULL;
+	struct wake_thread *t = tid ? thread_find(*tid) : NULL;
 	__u64 want = PEND_USED | (__u64)PEND_GUEST << PEND_STATE_SHIFT | vec, info = 0, newest = 0;
 	struct pend_slot *got = NULL;
 	int i;

@@ -45,10 +45,10 @@ struct kvm_vcpu___wake;
 
 /*
  * Only what is read: the vCPU's index and its arch timer's bg_timer (kvm_vcpu.arch.timer_cpu, as
- * in 6.1 and 6.12); only the hrtimer's address is taken, its own layout does not matter.
+ * in 6.1 and 6.12); of the hrtimer, its address and its callback (wake_timer_expiry()).
  */
 struct hrtimer___wake {
-	char any;
+	void *function;
 } __attribute__((preserve_access_index));
 
 struct arch_timer_cpu___wake {
@@ -134,8 +134,6 @@ struct task_struct___wake {
 
 /* A delivery waiting for its entry; info 0 is a free slot. The INTID needs 13 bits and more. */
 #define PEND_SRC_SHIFT		32
-/* The INTID needs 13 bits and more. */
-#define PEND_SRC_SHIFT		32
 #define PEND_STATE_SHIFT	36
 #define PEND_VECTOR		0xffffffffull
 
@@ -220,9 +218,7 @@ static __always_inline struct kvm_vcpu___wake *running_vcpu(void)
 SEC("tp_btf/kvm_entry")
 int BPF_PROG(wake_entry, unsigned long vcpu_pc)
 {
-	__u64 now = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
-
-	return wake_vcpu_entry(now, id, running_vcpu());
+	return wake_vcpu_entry(bpf_get_current_pid_tgid(), running_vcpu());
 }
 
 SEC("tp_btf/kvm_exit")
@@ -241,7 +237,7 @@ int BPF_PROG(wake_timer_line, unsigned long vcpu_id, __u32 irq, int level)
 	struct wake_note n = { .source = WAKE_SRC_TIMER, .vector = irq };
 
 	if (level)
-		bpf_map_update_elem(&wake_notes, &tid, &n, BPF_ANY);
+		note_put(tid, &n);
 	return 0;
 }
 
@@ -268,7 +264,7 @@ static __always_inline __s32 spi_target(__u32 tgid, __u32 intid)
 		vk0.vcpu = i;
 		tid0 = bpf_map_lookup_elem(&wake_vcpus, &vk0);
 		if (tid0)
-			t0 = bpf_map_lookup_elem(&wake_threads, tid0);
+			t0 = thread_find(*tid0);
 	}
 	if (!t0)
 		return -1;
@@ -313,7 +309,7 @@ int BPF_PROG(wake_pending, unsigned long vcpu_id, __u32 irq, bool level)
 			return 0;
 		vk.vcpu = target;
 	}
-	n = bpf_map_lookup_elem(&wake_notes, &tid);
+	n = note_of(tid);
 	if (n && n->vector == irq) {
 		src = n->source;
 		bpf_map_delete_elem(&wake_notes, &tid);
@@ -324,7 +320,7 @@ int BPF_PROG(wake_pending, unsigned long vcpu_id, __u32 irq, bool level)
 	target_tid = bpf_map_lookup_elem(&wake_vcpus, &vk);
 	if (!target_tid)
 		return 0;
-	t = bpf_map_lookup_elem(&wake_threads, target_tid);
+	t = thread_find(*target_tid);
 	if (!t || intid_pending(t, irq) || !vgic_line_rises((void *)t->vcpu_ptr, irq))
 		return 0;
 	if (src == WAKE_SRC_TIMER && t->timer_ts && tid == *target_tid)
@@ -333,7 +329,7 @@ int BPF_PROG(wake_pending, unsigned long vcpu_id, __u32 irq, bool level)
 	info = PEND_USED | (__u64)state << PEND_STATE_SHIFT | (__u64)src << PEND_SRC_SHIFT | irq;
 	s = slot_take(t, info);
 	if (s)
-		s->ts = now;
+		pend_publish(t, s, now);
 	return 0;
 }
 

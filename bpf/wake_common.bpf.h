@@ -8,6 +8,7 @@
  * The including file has included vmlinux.h, the libbpf headers, wake.h and hist.h, and defines
  * what differs by architecture:
  *   struct kvm_vcpu___wake, struct hrtimer___wake	its view of KVM's vCPU and of an hrtimer
+ *							(of which the callback, function, is read)
  *   PEND_SRC_SHIFT, PEND_STATE_SHIFT, PEND_VECTOR	pend_slot.info's layout: the vector's width
  *							(x86's 8 bits, the GIC's INTID) sets it
  *   wake_vcpu_index(vcpu)				the vCPU's number as its delivery hook
@@ -15,6 +16,7 @@
  *   WAKE_VCPU_TRACK(t, tid, vk, vcpu)			a new vCPU thread tid into wake_vcpus
  *							under vk, and its guest timer's hrtimer,
  *							if any, into wake_timers and t->timer_key
+ *							(and t->arch_ptr if it has a use)
  */
 #ifndef __WAKE_COMMON_BPF_H
 #define __WAKE_COMMON_BPF_H
@@ -41,9 +43,12 @@ struct pend_slot {
 struct wake_thread {
 	__u32 tgid;
 	__s32 vcpu;
+	__u32 tid;		/* whose slot of wake_threads, 0: free (or in wake_thr_shared) */
 	__u64 proc_start;	/* its process's start: with tgid, the VMM (wake.h) */
 	__u64 vcpu_ptr;		/* its struct kvm_vcpu: a thread id given again is another vCPU */
 	__u64 timer_key;	/* its guest timer's hrtimer in wake_timers, or 0 */
+	__u64 arch_ptr;		/* what the delivery hook reads of the vCPU (x86: the APIC's
+				 * register page), kept by WAKE_VCPU_TRACK: fixed for its life */
 	__u32 in_guest;
 	__u32 halts;		/* kvm_vcpu_wakeup events in the exit in flight */
 	__u64 exit_ts;		/* kvm_exit of the exit in flight */
@@ -71,6 +76,11 @@ struct wake_thread {
 	__u64 timer_wake_ts;
 	__u64 timer_on_ts;
 	__u64 timer_rq_at_on;
+	/*
+	 * Set by a sender once its slot's time is written (pend_publish()), cleared by the entry
+	 * that looks: the entries and halt ends with nothing pending, most of them, skip the slots.
+	 */
+	__u32 pend_any;
 	struct pend_slot pend[WAKE_PENDING_SLOTS];
 };
 
@@ -88,12 +98,26 @@ struct vcpu_id_key {
 	__s32 vcpu;
 };
 
+/*
+ * The vCPU threads' records, direct-mapped by the thread id's low bits (thread_find()): an
+ * array's lookup is a few instructions the verifier inlines, where a hash lookup hashes the key
+ * and walks a bucket, and kvm_entry and kvm_exit look their thread up at every exit (3.7 times a
+ * timer delivery in the VMX bed). A thread whose slot another holds goes to wake_thr_shared.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, WAKE_MAX_THREADS);
-	__type(key, __u32);			/* thread id */
+	__type(key, __u32);			/* thread id & (WAKE_MAX_THREADS - 1) */
 	__type(value, struct wake_thread);
 } wake_threads SEC(".maps");
+
+/* Ids that meet in one slot are few (sequential ids fill the array's slots in turn). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, WAKE_MAX_THREADS / 4);
+	__type(key, __u32);			/* thread id */
+	__type(value, struct wake_thread);
+} wake_thr_shared SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -174,6 +198,78 @@ const volatile __s32 filter_vcpu = -1;
 __u64 events_lost;
 
 /*
+ * Which thread ids have a record in wake_threads, direct-mapped by their low bits: the
+ * scheduler's hooks run at every context switch and wake-up of the host, nearly all of them
+ * another task's, and a load from here turns those away where a hash lookup hashes the key and
+ * walks a bucket. A slot holds the one tracked id that maps to it, 0, or TRACKED_SHARED once
+ * two did (then the hash decides, as before); it stops naming a thread only when that thread's
+ * record goes (wake_thread_end).
+ */
+#define TRACKED_TIDS		16384
+#define TRACKED_SHARED		(~0u)
+__u32 tracked_tids[TRACKED_TIDS];
+/*
+ * The same for the threads with a note in wake_notes: a delivery from a thread that never
+ * noted one (a vCPU's own timer, nearly all of them with a busy guest timer) looks none up.
+ */
+__u32 noted_tids[TRACKED_TIDS];
+
+/*
+ * The guest timers' hrtimer callback (x86's apic_timer_fn, arm64's kvm_bg_timer_expire), from
+ * the last vCPU tracked: the hrtimer hook turns every other timer of the host away with a load
+ * before it looks wake_timers up. 0 until a vCPU is tracked, when no expiry matters.
+ */
+__u64 wake_timer_fn;
+
+static __always_inline __u32 *tid_slot(__u32 *table, __u32 tid)
+{
+	return &table[tid & (TRACKED_TIDS - 1)];
+}
+
+/* Tid 0 is each CPU's idle task: never a vCPU, and 0 marks a free slot. */
+static __always_inline bool tid_in(__u32 *table, __u32 tid)
+{
+	__u32 v = *tid_slot(table, tid);
+
+	return tid && (v == tid || v == TRACKED_SHARED);
+}
+
+static __always_inline void tid_add(__u32 *table, __u32 tid)
+{
+	__u32 *v = tid_slot(table, tid), old;
+
+	if (*v == tid)
+		return;
+	old = __sync_val_compare_and_swap(v, 0, tid);
+	if (old && old != tid)
+		__sync_lock_test_and_set(v, TRACKED_SHARED);
+}
+
+/* A thread's entry goes: its slot is free again, unless shared (the hash decides there). */
+static __always_inline void tid_del(__u32 *table, __u32 tid)
+{
+	__sync_val_compare_and_swap(tid_slot(table, tid), tid, 0);
+}
+
+static __always_inline bool tid_tracked(__u32 tid)
+{
+	return tid_in(tracked_tids, tid);
+}
+
+/* The sender's note, if this thread ever wrote one. */
+static __always_inline struct wake_note *note_of(__u32 tid)
+{
+	return tid_in(noted_tids, tid) ? bpf_map_lookup_elem(&wake_notes, &tid) : NULL;
+}
+
+/* A sender's note, in its own thread, for the delivery hook that follows. */
+static __always_inline void note_put(__u32 tid, const struct wake_note *n)
+{
+	bpf_map_update_elem(&wake_notes, &tid, n, BPF_ANY);
+	tid_add(noted_tids, tid);
+}
+
+/*
  * Every program here is tp_btf (a raw tracepoint's BTF-typed twin), whose return value the
  * kernel ignores: perf and kvm_stat see every event whatever it returns. (A classic
  * tracepoint program's 0 would drop the event for perf: bpf/vmexit.bpf.c's TP_PASS.)
@@ -210,11 +306,59 @@ static __always_inline struct wake_zero *zeroes(void)
 	return bpf_map_lookup_elem(&wake_zero, &z);
 }
 
+_Static_assert(!(WAKE_MAX_THREADS & (WAKE_MAX_THREADS - 1)), "wake_threads is direct-mapped");
+
+/* Thread tid's record, or NULL. */
+static __always_inline struct wake_thread *thread_find(__u32 tid)
+{
+	__u32 i = tid & (WAKE_MAX_THREADS - 1);
+	struct wake_thread *t = bpf_map_lookup_elem(&wake_threads, &i);
+
+	/* Tid 0, each CPU's idle task, is never a vCPU: a free slot's 0 names no one. */
+	if (!tid || (t && t->tid == tid))
+		return tid ? t : NULL;
+	return bpf_map_lookup_elem(&wake_thr_shared, &tid);
+}
+
+/*
+ * Thread tid's record t (thread_find()'s) goes. An array slot is freed last, its tgid cleared
+ * first, so that no reader (test_wake_scope_host) takes it for a thread of the VMM that ended.
+ */
+static __always_inline void thread_forget(__u32 tid, struct wake_thread *t)
+{
+	if (t->tid != tid) {
+		bpf_map_delete_elem(&wake_thr_shared, &tid);
+		return;
+	}
+	t->tgid = 0;
+	t->vcpu_ptr = 0;
+	__sync_lock_test_and_set(&t->tid, 0);
+}
+
+/* A new record for thread tid from z (a zeroed record, its other fields set), or NULL (lost). */
+static __always_inline struct wake_thread *thread_new(__u32 tid, struct wake_thread *z)
+{
+	__u32 i = tid & (WAKE_MAX_THREADS - 1);
+	struct wake_thread *t = bpf_map_lookup_elem(&wake_threads, &i);
+
+	/*
+	 * Claimed by its tid, then filled (tid included): no other program looks this thread up
+	 * before thread_of() returns (its vCPU, timer and tracked id are published after).
+	 */
+	if (t && !__sync_val_compare_and_swap(&t->tid, 0, tid)) {
+		z->tid = tid;
+		bpf_probe_read_kernel(t, sizeof(*t), z);
+		return t;
+	}
+	z->tid = 0;
+	return cell_get(&wake_thr_shared, &tid, z, WAKE_LOST_THREADS);
+}
+
 /* The vCPU thread's state, created at its first exit or entry. */
 static __always_inline struct wake_thread *thread_of(__u32 tid, __u32 tgid,
 						      struct kvm_vcpu___wake *vcpu)
 {
-	struct wake_thread *t = bpf_map_lookup_elem(&wake_threads, &tid);
+	struct wake_thread *t = thread_find(tid);
 	struct vcpu_id_key vk;
 	struct wake_zero *z;
 	__u64 born;
@@ -230,7 +374,7 @@ static __always_inline struct wake_thread *thread_of(__u32 tid, __u32 tgid,
 	if (t && t->tgid == tgid && t->vcpu_ptr == (__u64)vcpu)
 		return t;
 	if (t)
-		bpf_map_delete_elem(&wake_threads, &tid);
+		thread_forget(tid, t);
 	/*
 	 * As the exit cells' proc_start_time(): bpf_get_current_task_btf() would spare a probe
 	 * read, but came only in Linux 5.11 (KP Singh's task_local_storage series, "bpf: Implement
@@ -254,9 +398,20 @@ static __always_inline struct wake_thread *thread_of(__u32 tid, __u32 tgid,
 	z->th.vcpu = vk.vcpu;
 	z->th.proc_start = born;
 	z->th.vcpu_ptr = (__u64)vcpu;
-	t = cell_get(&wake_threads, &tid, &z->th, WAKE_LOST_THREADS);
-	if (t)
-		WAKE_VCPU_TRACK(t, tid, vk, vcpu);
+	t = thread_new(tid, &z->th);
+	if (!t)
+		return NULL;
+	tid_add(tracked_tids, tid);
+	WAKE_VCPU_TRACK(t, tid, vk, vcpu);
+	/*
+	 * The same callback for every vCPU of a kvm module; a reloaded module's is taken anew.
+	 * Through a local: in BPF_CORE_READ()'s argument, t's field would be relocated too.
+	 */
+	if (t->timer_key) {
+		struct hrtimer___wake *timer = (void *)t->timer_key;
+
+		wake_timer_fn = (__u64)BPF_CORE_READ(timer, function);
+	}
 	return t;
 }
 
@@ -430,14 +585,15 @@ static __always_inline void hlt_account(struct wake_thread *t, __u64 now)
 }
 
 /*
- * kvm_entry in thread id at now, of the vCPU vcpu, which each architecture finds its own way:
- * what was pending is delivered, the exit's halts are counted. vcpu is checked before use: x86's
- * is the tracepoint's pointer argument, on which "bpf: Mark raw_tp arguments with
- * PTR_MAYBE_NULL" (Linux 6.13, in 6.12.y) refuses arithmetic unchecked; arm64's may not be found.
+ * kvm_entry in thread id of the vCPU vcpu, which each architecture finds its own way: what was
+ * pending is delivered, the exit's halts are counted. vcpu is checked before use: x86's is the
+ * tracepoint's pointer argument, on which "bpf: Mark raw_tp arguments with PTR_MAYBE_NULL"
+ * (Linux 6.13, in 6.12.y) refuses arithmetic unchecked; arm64's may not be found.
  */
-static __always_inline int wake_vcpu_entry(__u64 now, __u64 id, struct kvm_vcpu___wake *vcpu)
+static __always_inline int wake_vcpu_entry(__u64 id, struct kvm_vcpu___wake *vcpu)
 {
 	struct wake_thread *t;
+	__u64 now = 0;
 	int i;
 
 	if (!vcpu)
@@ -445,19 +601,31 @@ static __always_inline int wake_vcpu_entry(__u64 now, __u64 id, struct kvm_vcpu_
 	t = thread_of((__u32)id, id >> 32, vcpu);
 	if (!t)
 		return 0;
-	for (i = 0; i < WAKE_PENDING_SLOTS; i++) {
-		struct pend_slot *s = &t->pend[i];
-		__u64 info = s->info, ts = s->ts;
+	/*
+	 * Cleared before the slots are read: a sender that publishes after is seen at the next
+	 * entry. The clock is read only when something is delivered or a halt ends here: most
+	 * entries do neither (2.7 of 3.7 per timer delivery in the VMX bed).
+	 */
+	if (t->pend_any && __sync_lock_test_and_set(&t->pend_any, 0)) {
+		now = bpf_ktime_get_ns();
+		for (i = 0; i < WAKE_PENDING_SLOTS; i++) {
+			struct pend_slot *s = &t->pend[i];
+			__u64 info = s->info, ts = s->ts;
 
-		/* A sender still writing its slot: delivered at the next entry. */
-		if (!(info & PEND_USED) || !ts)
-			continue;
-		wake_account(t, info, ts, s, now);
-		s->ts = 0;
-		__sync_lock_test_and_set(&s->info, 0);
+			if (!(info & PEND_USED))
+				continue;
+			/* A sender still writing its slot: delivered at the next entry. */
+			if (!ts) {
+				t->pend_any = 1;
+				continue;
+			}
+			wake_account(t, info, ts, s, now);
+			s->ts = 0;
+			__sync_lock_test_and_set(&s->info, 0);
+		}
 	}
 	if (t->halts && t->exit_ts)
-		hlt_account(t, now);
+		hlt_account(t, now ? now : bpf_ktime_get_ns());
 	t->halts = 0;
 	t->exit_ts = 0;
 	t->in_guest = 1;
@@ -489,8 +657,7 @@ SEC("tp_btf/kvm_vcpu_wakeup")
 int BPF_PROG(wake_halt_end, __u64 ns, bool waited, bool valid)
 {
 	__u64 now = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid(), start, sleep, wake, on;
-	__u32 tid = (__u32)id;
-	struct wake_thread *t = bpf_map_lookup_elem(&wake_threads, &tid);
+	struct wake_thread *t = thread_find((__u32)id);
 	struct hlt_key k;
 	struct hlt_cell *c;
 	struct wake_zero *z;
@@ -559,7 +726,8 @@ int BPF_PROG(wake_halt_end, __u64 ns, bool waited, bool valid)
 		t->timer_on_ts = on;
 		t->timer_rq_at_on = t->rq_ns;
 	}
-	for (i = 0; i < WAKE_PENDING_SLOTS; i++) {
+	/* No sender has published since the last entry: no slot has its time, none to class. */
+	for (i = 0; t->pend_any && i < WAKE_PENDING_SLOTS; i++) {
 		struct pend_slot *s = &t->pend[i];
 		__u64 info = s->info;
 
@@ -591,6 +759,14 @@ static __always_inline struct pend_slot *slot_take(struct wake_thread *t, __u64 
 	return NULL;
 }
 
+/* A taken slot's time, the last of it written: the entry and the halt end look at it now. */
+static __always_inline void pend_publish(struct wake_thread *t, struct pend_slot *s, __u64 ts)
+{
+	s->ts = ts;
+	/* After the time (an exchange is a full barrier): pend_any set finds the slot whole. */
+	__sync_lock_test_and_set(&t->pend_any, 1);
+}
+
 /* The guest timer's interrupt, in the vCPU's own thread: pending since its hrtimer expired. */
 static __always_inline int timer_pending(struct wake_thread *t, __u32 vec)
 {
@@ -602,7 +778,7 @@ static __always_inline int timer_pending(struct wake_thread *t, __u32 vec)
 		s->wake_ts = t->timer_wake_ts;
 		s->on_ts = t->timer_on_ts;
 		s->rq_at_on = t->timer_rq_at_on;
-		s->ts = t->timer_ts;
+		pend_publish(t, s, t->timer_ts);
 	}
 	t->timer_ts = 0;
 	return 0;
@@ -610,19 +786,23 @@ static __always_inline int timer_pending(struct wake_thread *t, __u32 vec)
 
 
 /*
- * Every hrtimer of the host expires through here: one hash lookup, and only the vCPUs' guest
- * timers go on. The first expiry since the last delivery is the one that counts.
+ * Every hrtimer of the host expires through here: its callback (a load: the hook's own BTF
+ * argument) turns away all but the guest timers, then one hash lookup the other vCPUs'. The
+ * first expiry since the last delivery is the one that counts.
  */
 SEC("tp_btf/hrtimer_expire_entry")
 int BPF_PROG(wake_timer_expiry, struct hrtimer___wake *timer)
 {
 	__u64 key = (__u64)timer;
-	__u32 *tid = bpf_map_lookup_elem(&wake_timers, &key);
 	struct wake_thread *t;
+	__u32 *tid;
 
+	if (!timer || !wake_timer_fn || (__u64)timer->function != wake_timer_fn)
+		return 0;
+	tid = bpf_map_lookup_elem(&wake_timers, &key);
 	if (!tid)
 		return 0;
-	t = bpf_map_lookup_elem(&wake_threads, tid);
+	t = thread_find(*tid);
 	if (!t || t->timer_ts)
 		return 0;
 	t->timer_state = t->in_guest ? PEND_GUEST : PEND_EXIT;
@@ -630,27 +810,31 @@ int BPF_PROG(wake_timer_expiry, struct hrtimer___wake *timer)
 	return 0;
 }
 
-/* The vCPU threads' sleeps, wake-ups and runs, for the halted parts. */
+/*
+ * The vCPU threads' sleeps, wake-ups and runs, for the halted parts. The tasks are the hooks'
+ * own arguments (BTF pointers): read with a load each, not through bpf_probe_read_kernel().
+ */
 static __always_inline bool task_asleep(struct task_struct *p)
 {
 	/* "sched: Change task_struct::state" (Linux 5.14) renamed state to __state. */
 	if (bpf_core_field_exists(p->__state))
-		return BPF_CORE_READ(p, __state) != 0;
-	return BPF_CORE_READ((struct task_struct___pre514 *)p, state) != 0;
+		return p->__state != 0;
+	return ((struct task_struct___pre514 *)p)->state != 0;
 }
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(wake_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	struct wake_thread *t;
+	struct wake_thread *t = NULL;
 	__u32 prev_tid, next_tid;
 	__u64 now;
 
 	if (!prev || !next)
 		return 0;
-	prev_tid = BPF_CORE_READ(prev, pid);
-	next_tid = BPF_CORE_READ(next, pid);
-	t = bpf_map_lookup_elem(&wake_threads, &prev_tid);
+	prev_tid = prev->pid;
+	next_tid = next->pid;
+	if (tid_tracked(prev_tid))
+		t = thread_find(prev_tid);
 	if (t) {
 		if (!preempt && task_asleep(prev)) {
 			if (!t->in_guest && !t->sleep_ts)
@@ -659,7 +843,7 @@ int BPF_PROG(wake_switch, bool preempt, struct task_struct *prev, struct task_st
 			t->out_ts = bpf_ktime_get_ns();
 		}
 	}
-	t = bpf_map_lookup_elem(&wake_threads, &next_tid);
+	t = tid_tracked(next_tid) ? thread_find(next_tid) : NULL;
 	if (t) {
 		now = bpf_ktime_get_ns();
 		t->on_ts = now;
@@ -680,11 +864,16 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(wake_thread_end, struct task_struct *task)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid(), *owner;
-	struct wake_thread *t = bpf_map_lookup_elem(&wake_threads, &tid);
+	struct wake_thread *t;
 	struct vcpu_id_key vk;
 	__u64 timer;
 
-	bpf_map_delete_elem(&wake_notes, &tid);
+	if (tid_in(noted_tids, tid)) {
+		bpf_map_delete_elem(&wake_notes, &tid);
+		tid_del(noted_tids, tid);
+	}
+	/* Every task of the host ends through here: the others turned away with a load. */
+	t = tid_tracked(tid) ? thread_find(tid) : NULL;
 	if (!t)
 		return 0;
 	vk.tgid = t->tgid;
@@ -696,7 +885,8 @@ int BPF_PROG(wake_thread_end, struct task_struct *task)
 	owner = timer ? bpf_map_lookup_elem(&wake_timers, &timer) : NULL;
 	if (owner && *owner == tid)
 		bpf_map_delete_elem(&wake_timers, &timer);
-	bpf_map_delete_elem(&wake_threads, &tid);
+	thread_forget(tid, t);
+	tid_del(tracked_tids, tid);
 	return 0;
 }
 
@@ -708,8 +898,10 @@ int BPF_PROG(wake_wakeup, struct task_struct *p)
 
 	if (!p)
 		return 0;
-	tid = BPF_CORE_READ(p, pid);
-	t = bpf_map_lookup_elem(&wake_threads, &tid);
+	tid = p->pid;
+	if (!tid_tracked(tid))
+		return 0;
+	t = thread_find(tid);
 	if (t)
 		t->wake_ts = bpf_ktime_get_ns();
 	return 0;

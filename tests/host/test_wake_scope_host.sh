@@ -11,8 +11,8 @@
 # (--hold-until) while `stat --wake --csv -g A -c 1` attaches, then run together. Its wake and
 # halt rows must be guest A's (its pid) and vCPU 1's only, with T timer deliveries: guest B's,
 # vCPU 0's, and any other guest's on the host are not the run's. A second `stat --wake` of
-# every guest runs beside it: once both guests have ended, its wake_threads map (bpftool, found
-# by its fds) holds none of their 4 vCPU threads: a thread's record goes with it (so a thread id
+# every guest runs beside it: once both guests have ended, its wake_threads and wake_thr_shared
+# maps (bpftool, found by its fds) hold none of their 4 vCPU threads: a thread's record goes with it (so a thread id
 # given again starts anew, and the map keeps room for the vCPUs to come). Then `stat --wake --csv -- sh -c
 # 'GUEST --timer T; exit $?'`: the shell forks the VMM (no exec), whose T deliveries are the
 # command's and must be kept; with --overhead, its line counts --wake's programs apart from the
@@ -55,21 +55,24 @@ touch "$TMP/go"
 for g in $A $B; do
 	wait ${GP[$g]} || { cat "$TMP/$g.err"; fail "$g failed (its tally above)"; }
 done
-# The map by stat's own fds (/proc/PID/fdinfo: map_id), named as the program names it.
-id=$(held_map_id $ap wake_threads)
-[ -n "$id" ] || fail "no wake_threads map of stat (pid $ap) in bpftool's list"
-bpftool -j map dump id "$id" >"$TMP/threads.json" || fail "bpftool map dump id $id failed"
-left=$(python3 -c '
+# The maps by stat's own fds (/proc/PID/fdinfo: map_id), named as the program names them: the
+# records' array and the hash of the thread ids that met in one of its slots.
+for m in wake_threads wake_thr_shared; do
+	id=$(held_map_id $ap $m)
+	[ -n "$id" ] || fail "no $m map of stat (pid $ap) in bpftool's list"
+	bpftool -j map dump id "$id" >"$TMP/$m.json" || fail "bpftool map dump id $id failed"
+	left=$(python3 -c '
 import json, sys
 gone = {int(p) for p in sys.argv[2:]}
 print(sum(1 for e in json.load(open(sys.argv[1]))
           if e.get("formatted", {}).get("value", {}).get("tgid") in gone))' \
-	"$TMP/threads.json" ${GP[$A]} ${GP[$B]})
-echo "wake_threads of stat --wake (map $id) after both guests ended: $left of their threads" \
-     "($(grep -o '"tgid"' "$TMP/threads.json" | wc -l) entries in all)"
-[ "$left" = 0 ] || fail "wake_threads keeps $left threads of guests that ended"
-grep -q '"tgid"' "$TMP/threads.json" || [ "$(cat "$TMP/threads.json")" = "[]" ] ||
-	fail "wake_threads dumped without its fields (BTF): cannot tell whose threads"
+		"$TMP/$m.json" ${GP[$A]} ${GP[$B]})
+	echo "$m of stat --wake (map $id) after both guests ended: $left of their threads" \
+	     "($(grep -o '"tgid"' "$TMP/$m.json" | wc -l) entries in all)"
+	[ "$left" = 0 ] || fail "$m keeps $left threads of guests that ended"
+	grep -q '"tgid"' "$TMP/$m.json" || [ "$(cat "$TMP/$m.json")" = "[]" ] ||
+		fail "$m dumped without its fields (BTF): cannot tell whose threads"
+done
 kill -INT $sp $ap
 wait $sp || { cat "$TMP/g.err"; fail "stat --wake -g $A -c 1 exited $?"; }
 wait $ap || { cat "$TMP/all.err"; fail "stat --wake (every guest) exited $?"; }
