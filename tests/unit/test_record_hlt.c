@@ -15,6 +15,7 @@
 #include "check.h"
 #include "hist.h"
 #include "record_file.h"
+#include "record_bytes.h"
 #include "report_wake.h"
 #include "wake_output.h"
 #include "../xorshift64.h"
@@ -277,73 +278,6 @@ static void test_round_trip(const char *path, struct sim *m)
 	report_wake_free(&rw);
 }
 
-static size_t find_record(const unsigned char *d, size_t len, __u16 type, int nth)
-{
-	size_t off = d[12] | d[13] << 8 | d[14] << 16 | (size_t)d[15] << 24;
-
-	while (off + 8 <= len) {
-		__u16 t = d[off + 4] | d[off + 5] << 8, l = d[off + 6] | d[off + 7] << 8;
-
-		if (t == type && nth-- == 0)
-			return off;
-		off += 8 + ((l + 7) & ~7u);
-	}
-	return 0;
-}
-
-static void put_le(unsigned char *p, __u64 v, int n)
-{
-	for (int i = 0; i < n; i++)
-		p[i] = v >> (8 * i);
-}
-
-static void reseal(unsigned char *rec)
-{
-	__u16 l = rec[6] | rec[7] << 8;
-
-	put_le(rec, rec_crc32c(0, rec + 4, 4 + ((l + 7) & ~7u)), 4);
-}
-
-static int read_all(const unsigned char *d, size_t len, char *err, size_t errlen, __u64 *hlts,
-		    __u64 *skipped)
-{
-	struct rec_reader *r = rec_reader_open_mem(d, len, err, errlen);
-	struct rec_item *it = calloc(1, sizeof(*it));
-	int n;
-
-	*hlts = 0;
-	while ((n = rec_reader_next(r, it, err, errlen)) == 1)
-		*hlts += it->kind == REC_HLT;
-	*skipped = rec_reader_skipped(r, NULL);
-	rec_reader_close(r);
-	free(it);
-	return n;
-}
-
-static void check_refused(const unsigned char *orig, size_t len, int nth, const char *what,
-			  void (*spoil)(unsigned char *rec))
-{
-	unsigned char *d = malloc(len);
-	size_t off = find_record(orig, len, RT_HLT, nth);
-	char err[512], at[64];
-	__u64 hlts, skipped;
-	int n;
-
-	memcpy(d, orig, len);
-	spoil(d + off);
-	reseal(d + off);
-	n = read_all(d, len, err, sizeof(err), &hlts, &skipped);
-	snprintf(at, sizeof(at), "offset %zu: ", off);
-	CHECK(n == -1);
-	CHECK(strstr(err, at) != NULL);
-	CHECK(strstr(err, what) != NULL);
-	CHECK(strchr(err, '\n') == NULL);
-	CHECK_EQ_U64(hlts, nth);
-	if (!strstr(err, what))
-		fprintf(stderr, "  got: %s\n", err);
-	free(d);
-}
-
 static void short_len(unsigned char *rec)
 {
 	put_le(rec + 6, 40, 2);
@@ -383,14 +317,18 @@ static void test_hostile(const char *path)
 	off = find_record(d, len, RT_HLT, 2);
 	CHECK(off != 0);
 	CHECK_EQ_U64(d[off + 6] | d[off + 7] << 8, HLT_REC_LEN);
-	check_refused(d, len, 2, "hlt record too short (40 bytes, need 72)", short_len);
-	check_refused(d, len, 2, "hlt record whose parts sum to 5001 ns, not its latency 5000 ns",
+	check_refused(d, len, RT_HLT, REC_HLT, 2,
+		      "hlt record too short (40 bytes, need 72)", short_len);
+	check_refused(d, len, RT_HLT, REC_HLT, 2,
+		      "hlt record whose parts sum to 5001 ns, not its latency 5000 ns",
 		      parts_off);
-	check_refused(d, len, 4, "hlt record of type 5 (7 a halt, 8 a halted exit)", bad_type);
-	check_refused(d, len, 4, "hlt record of a halt with flags 0x4", bad_flags);
-	check_refused(d, len, 3, "hlt record of a halted exit without a halt", no_halts);
+	check_refused(d, len, RT_HLT, REC_HLT, 4,
+		      "hlt record of type 5 (7 a halt, 8 a halted exit)", bad_type);
+	check_refused(d, len, RT_HLT, REC_HLT, 4, "hlt record of a halt with flags 0x4", bad_flags);
+	check_refused(d, len, RT_HLT, REC_HLT, 3,
+		      "hlt record of a halted exit without a halt", no_halts);
 	/* Cut inside one: named, every one before it read. */
-	CHECK(read_all(d, off + 8 + 40, err, sizeof(err), &hlts, &skipped) == -1);
+	CHECK(read_all(d, off + 8 + 40, REC_HLT, err, sizeof(err), &hlts, &skipped) == -1);
 	CHECK(strstr(err, "hlt record (type 14, 72 bytes; 80 in the file) is cut short") != NULL);
 	CHECK_EQ_U64(hlts, 2);
 	/* A reader that knows no type 14 (a 1.8 one): skips them all, counts them. */
@@ -400,7 +338,7 @@ static void test_hostile(const char *path)
 		put_le(t + off + 4, 99, 2);
 		reseal(t + off);
 	}
-	CHECK(read_all(t, len, err, sizeof(err), &hlts, &skipped) == 0);
+	CHECK(read_all(t, len, REC_HLT, err, sizeof(err), &hlts, &skipped) == 0);
 	CHECK_EQ_U64(hlts, 0);
 	CHECK(skipped > 0);
 	free(t);

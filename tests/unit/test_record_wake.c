@@ -15,6 +15,7 @@
 #include "check.h"
 #include "hist.h"
 #include "record_file.h"
+#include "record_bytes.h"
 #include "report_wake.h"
 #include "wake_output.h"
 #include "../xorshift64.h"
@@ -344,76 +345,6 @@ static void test_round_trip(const char *path)
 	wake_snapshot_free(&kern);
 }
 
-/* Offset of the n-th record of type (0-based), from the documented layout; 0 if none. */
-static size_t find_record(const unsigned char *d, size_t len, __u16 type, int nth)
-{
-	size_t off = d[12] | d[13] << 8 | d[14] << 16 | (size_t)d[15] << 24;
-
-	while (off + 8 <= len) {
-		__u16 t = d[off + 4] | d[off + 5] << 8, l = d[off + 6] | d[off + 7] << 8;
-
-		if (t == type && nth-- == 0)
-			return off;
-		off += 8 + ((l + 7) & ~7u);
-	}
-	return 0;
-}
-
-static void put_le(unsigned char *p, __u64 v, int n)
-{
-	for (int i = 0; i < n; i++)
-		p[i] = v >> (8 * i);
-}
-
-static void reseal(unsigned char *rec)
-{
-	__u16 l = rec[6] | rec[7] << 8;
-
-	put_le(rec, rec_crc32c(0, rec + 4, 4 + ((l + 7) & ~7u)), 4);
-}
-
-/* Reads d to its end: the last error, and how many deliveries came before it. */
-static int read_all(const unsigned char *d, size_t len, char *err, size_t errlen, __u64 *wakes,
-		    __u64 *skipped)
-{
-	struct rec_reader *r = rec_reader_open_mem(d, len, err, errlen);
-	struct rec_item *it = calloc(1, sizeof(*it));
-	int n;
-
-	*wakes = 0;
-	while ((n = rec_reader_next(r, it, err, errlen)) == 1)
-		*wakes += it->kind == REC_WAKE;
-	*skipped = rec_reader_skipped(r, NULL);
-	rec_reader_close(r);
-	free(it);
-	return n;
-}
-
-/* A hostile wake record: refused at its offset, in one line, after every delivery before it. */
-static void check_refused(const unsigned char *orig, size_t len, int nth, const char *what,
-			  void (*spoil)(unsigned char *rec))
-{
-	unsigned char *d = malloc(len);
-	size_t off = find_record(orig, len, RT_WAKE, nth);
-	char err[512], at[64];
-	__u64 wakes, skipped;
-	int n;
-
-	memcpy(d, orig, len);
-	spoil(d + off);
-	reseal(d + off);
-	n = read_all(d, len, err, sizeof(err), &wakes, &skipped);
-	snprintf(at, sizeof(at), "offset %zu: ", off);
-	CHECK(n == -1);
-	CHECK(strstr(err, at) != NULL);
-	CHECK(strstr(err, what) != NULL);
-	CHECK(strchr(err, '\n') == NULL);
-	CHECK_EQ_U64(wakes, nth);
-	if (!strstr(err, what))
-		fprintf(stderr, "  got: %s\n", err);
-	free(d);
-}
-
 static void short_len(unsigned char *rec)
 {
 	put_le(rec + 6, 40, 2);		/* the record's size stays: padding past 40 */
@@ -448,9 +379,10 @@ static void test_hostile(const char *path)
 
 	CHECK(off != 0);
 	CHECK_EQ_U64(d[off + 6] | d[off + 7] << 8, WAKE_REC_LEN);
-	check_refused(d, len, 4, "wake record too short (40 bytes, need 88)", short_len);
-	check_refused(d, len, 4, "wake record's parts sum to", parts_off);
-	check_refused(d, len, 5, "wake record with vector 256", big_vector);
+	check_refused(d, len, RT_WAKE, REC_WAKE, 4,
+		      "wake record too short (40 bytes, need 88)", short_len);
+	check_refused(d, len, RT_WAKE, REC_WAKE, 4, "wake record's parts sum to", parts_off);
+	check_refused(d, len, RT_WAKE, REC_WAKE, 5, "wake record with vector 256", big_vector);
 	/* A loss record without every counter 1.8 has: refused, not read as 0 lost. */
 	t = malloc(len);
 	memcpy(t, d, len);
@@ -458,7 +390,7 @@ static void test_hostile(const char *path)
 	CHECK(off != 0);
 	put_le(t + off + 6, 16, 2);
 	reseal(t + off);
-	CHECK(read_all(t, len, err, sizeof(err), &wakes, &skipped) == -1);
+	CHECK(read_all(t, len, REC_WAKE, err, sizeof(err), &wakes, &skipped) == -1);
 	CHECK(strstr(err, "wake lost record too short (16 bytes, at least 32)") != NULL);
 	/*
 	 * The first 1.8 writers' record, the kernel's three counters only (8 bytes fewer, the
@@ -490,7 +422,7 @@ static void test_hostile(const char *path)
 	free(t);
 	off = find_record(d, len, RT_WAKE, 4);
 	/* Cut inside it: the reader names it and stops there. */
-	CHECK(read_all(d, off + 8 + 40, err, sizeof(err), &wakes, &skipped) == -1);
+	CHECK(read_all(d, off + 8 + 40, REC_WAKE, err, sizeof(err), &wakes, &skipped) == -1);
 	CHECK(strstr(err, "wake record (type 11, 88 bytes; 96 in the file) is cut short") != NULL);
 	CHECK_EQ_U64(wakes, 4);
 	/* A reader that knows no such type (as a 1.7 one knows none of 11): skipped, counted. */
@@ -502,7 +434,7 @@ static void test_hostile(const char *path)
 		unknown_type(t + o);
 		reseal(t + o);
 	}
-	CHECK(read_all(t, len, err, sizeof(err), &wakes, &skipped) == 0);
+	CHECK(read_all(t, len, REC_WAKE, err, sizeof(err), &wakes, &skipped) == 0);
 	CHECK_EQ_U64(wakes, 0);
 	CHECK_EQ_U64(skipped, 32);
 	free(t);
