@@ -481,9 +481,11 @@ static void cpu_slot_tunables(struct session *s, const struct session_opts *o)
 	s->skel->rodata->cpu_slot_enabled = on;
 	if (cpus > 0)
 		bpf_map__set_max_entries(s->skel->maps.cpu_exits, cpus);
+	/* The fallback is the per-thread state: set_tunables() chose it before (hash or not). */
 	if (verbose)
-		fprintf(stderr, "vmexit: exits in flight: %s\n",
-			on ? "per CPU, by task storage when the thread moved" : "by task storage");
+		fprintf(stderr, "vmexit: exits in flight: %s%s%s\n", on ? "per CPU, in " : "in ",
+			s->task_storage ? "task storage" : "a hash by thread id",
+			on ? " when the thread moved" : "");
 }
 
 /* The open object's tunables: where per-thread state lives, filters on or off, map sizes. */
