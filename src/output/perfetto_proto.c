@@ -12,7 +12,8 @@
  *    tracks of threads whose vCPU is not known yet;
  *  - an exit is a slice (a begin and an end packet) on its track, named after the reason, with
  *    the JSON writer's args as debug annotations; TSC offset writes and the other kvm
- *    tracepoints are instants on the vCPU track; lost records and stuck exits are instants on
+ *    tracepoints are instants on the vCPU track, a recorded halt a slice there with its pieces
+ *    nested (halt_slices.h); lost records and stuck exits are instants on
  *    a global "vmexit" track;
  *  - timestamps are on the events' clock: CLOCK_MONOTONIC ns (clock 3) for vmexit's own, a
  *    POSIX clock Perfetto knows by its builtin id, or (an import on trace_clock=local,
