@@ -76,8 +76,8 @@ static const struct cmd_option options[] = {
 	{ "wake", 0, NULL, 0, "(x86) Also each interrupt delivered to a vCPU (posted ones too), "
 	  "each halt and each halted exit, with their parts (the events of stream --wake): "
 	  "report prints stat --wake's delivery rows, halted exits and halt-poll advice from "
-	  "them, --perfetto a flow from pending to the entry. Deliveries the kernel could not "
-	  "keep are counted and reported", 2, OPT_TO(struct record_args, live.wake, opt_true) },
+	  "them, --perfetto a flow from pending to the entry and a slice per halt. "
+	  "Deliveries the kernel could not keep are counted and reported", 2, OPT_TO(struct record_args, live.wake, opt_true) },
 	{},
 };
 

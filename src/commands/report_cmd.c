@@ -154,8 +154,8 @@ static const struct cmd_option options[] = {
 	  "--json) from the recording's deliveries; the default for a recording made with "
 	  "--wake, with its halted exits and halt-poll advice (format 1.9 on; an older file's "
 	  "place says they are absent). With --events: the deliveries, halts and halted exits are "
-	  "events (lines, --json, --format; --perfetto draws a flow from "
-	  "pending to the entry)", 5, OPT_TO(struct report_args, wake, opt_true) },
+	  "events (lines, --json, --format; --perfetto draws a flow from pending to the entry, "
+	  "each halt a slice in its exit)", 5, OPT_TO(struct report_args, wake, opt_true) },
 	{},
 };
 

@@ -9,6 +9,7 @@
 
 #include "array_grow.h"
 #include "fmt_num.h"
+#include "halt_slices.h"
 #include "out_write.h"
 #include "perfetto.h"
 #include "kvm_event_fields.h"
@@ -319,6 +320,49 @@ static void wake_flow(struct perfetto_writer *w, struct trace_track *t,
 	wake_end(w, ev, tid, id, true);
 }
 
+/*
+ * A halt (record --wake): its slice and its pieces' on the vCPU's kvm track, inside the exit
+ * that halted (halt_slices.h), the halt first. The pieces have no arguments: their time is it.
+ */
+static void halt_slices(struct perfetto_writer *w, struct trace_track *t,
+			const struct vmexit_event *ev)
+{
+	__u32 tid = track_tid(w, t, TT_KVM);
+	char buf[PF_LINE_MAX], *p;
+	struct halt_slices hs;
+
+	halt_slices_of(ev, &hs);
+	for (unsigned int i = 0; i < hs.n; i++) {
+		p = fmt_lit(sep(w, buf), "{\"name\":\"");
+		p = fmt_str(p, hs.s[i].name);
+		p = fmt_lit(p, "\",\"cat\":\"" HALT_SLICE_CAT "\",\"ph\":\"X\"");
+		p = json_u64(p, "pid", ev->tgid);
+		p = json_u64(p, "tid", tid);
+		p = put_ts(w, json_key(p, "ts"), hs.s[i].ts_ns);
+		p = fmt_us3(json_key(p, "dur"), hs.s[i].dur_ns);
+		if (i) {
+			p = fmt_lit(p, "}");
+			put_line(w, buf, p);
+			continue;
+		}
+		p = fmt_lit(p, ",\"args\":{\"latency_ns\":");
+		p = fmt_u64(p, ev->latency_ns);
+		for (int k = 0; k < NR_HLT_PARTS; k++) {
+			p = fmt_str(fmt_lit(p, ",\""), halt_slice_arg[k]);
+			p = fmt_u64(fmt_lit(p, "\":"), hs.parts[k]);
+		}
+		/* fmt_lit() takes a literal's size: one literal each. */
+		if (hs.valid)
+			p = fmt_lit(p, ",\"valid\":true");
+		else
+			p = fmt_lit(p, ",\"valid\":false");
+		p = json_u64(p, "tid", ev->tid);
+		p = json_s64(p, "vcpu", ev->vcpu);
+		p = fmt_lit(p, "}}");
+		put_line(w, buf, p);
+	}
+}
+
 void perfetto_event(struct perfetto_writer *w, const struct vmexit_event *ev,
 		    const char *name)
 {
@@ -329,7 +373,7 @@ void perfetto_event(struct perfetto_writer *w, const struct vmexit_event *ev,
 	bool user = type == VMEXIT_EV_USER_EXIT;
 
 	if (type != VMEXIT_EV_EXIT && !user && type != VMEXIT_EV_TSC_OFFSET &&
-	    type != VMEXIT_EV_KVM_EVENT && type != VMEXIT_EV_WAKE)
+	    type != VMEXIT_EV_KVM_EVENT && type != VMEXIT_EV_WAKE && type != VMEXIT_EV_HALT)
 		return;		/* a type this version doesn't know how to draw */
 	if (type == VMEXIT_EV_EXIT || user)
 		trace_tracks_count(&w->tt, ev, user);
@@ -338,6 +382,10 @@ void perfetto_event(struct perfetto_writer *w, const struct vmexit_event *ev,
 		return;
 	if (type == VMEXIT_EV_WAKE) {
 		wake_flow(w, t, ev);
+		return;
+	}
+	if (type == VMEXIT_EV_HALT) {
+		halt_slices(w, t, ev);
 		return;
 	}
 	if (type == VMEXIT_EV_KVM_EVENT) {

@@ -12,7 +12,8 @@
  *    tracks of threads whose vCPU is not known yet;
  *  - an exit is a slice (a begin and an end packet) on its track, named after the reason, with
  *    the JSON writer's args as debug annotations; TSC offset writes and the other kvm
- *    tracepoints are instants on the vCPU track; lost records and stuck exits are instants on
+ *    tracepoints are instants on the vCPU track, a recorded halt a slice there with its pieces
+ *    nested (halt_slices.h); lost records and stuck exits are instants on
  *    a global "vmexit" track;
  *  - timestamps are on the events' clock: CLOCK_MONOTONIC ns (clock 3) for vmexit's own, a
  *    POSIX clock Perfetto knows by its builtin id, or (an import on trace_clock=local,
@@ -30,6 +31,7 @@
 #include <string.h>
 
 #include "array_grow.h"
+#include "halt_slices.h"
 #include "hashmap.h"
 #include "out_write.h"
 #include "proto_enc.h"
@@ -162,6 +164,8 @@ DEFINE_HASHMAP(interned, struct intern_key, __u64)
 	X(CAT_WAKE, IN_CATEGORY, "wake")					\
 	X(ARG_SOURCE, IN_ARG_NAME, "source")					\
 	X(ARG_VECTOR, IN_ARG_NAME, "vector")					\
+	X(ARG_VALID, IN_ARG_NAME, "valid")					\
+	X(CAT_HALT, IN_CATEGORY, HALT_SLICE_CAT)				\
 	X(NAME_TSC_OFFSET, IN_EVENT_NAME, "tsc_offset")
 
 #define FIXED_ENUM(id, table, name)	id,
@@ -622,6 +626,35 @@ static void wake_end(struct pftrace_writer *w, __u64 uuid, const struct vmexit_e
 	event_end(w, a);
 }
 
+/*
+ * A halt (record --wake) and its pieces, as the JSON writer draws them (halt_slices.h): each
+ * slice begun and ended in time order, the halt first and ended last, so that they nest.
+ */
+static void halt_slices(struct pftrace_writer *w, __u64 uuid, const struct vmexit_event *ev)
+{
+	struct halt_slices hs;
+	__u8 *e;
+
+	halt_slices_of(ev, &hs);
+	e = event_begin(w, hs.s[0].ts_ns, TYPE_SLICE_BEGIN, uuid, CAT_HALT);
+	pb_uint(&w->pkt, TE_NAME_IID, intern(w, IN_EVENT_NAME, hs.s[0].name));
+	arg_uint(w, fixed_iid(w, ARG_LATENCY), DA_UINT, ev->latency_ns);
+	/* intern() keys a name by its address: each part's name is a constant of its own. */
+	for (int i = 0; i < NR_HLT_PARTS; i++)
+		arg_uint(w, intern(w, IN_ARG_NAME, halt_slice_arg[i]), DA_UINT, hs.parts[i]);
+	arg_uint(w, fixed_iid(w, ARG_VALID), DA_BOOL, hs.valid);
+	arg_uint(w, fixed_iid(w, ARG_TID), DA_UINT, ev->tid);
+	arg_uint(w, fixed_iid(w, ARG_VCPU), DA_INT, (__u64)(__s64)ev->vcpu);
+	event_end(w, e);
+	for (unsigned int i = 1; i < hs.n; i++) {
+		e = event_begin(w, hs.s[i].ts_ns, TYPE_SLICE_BEGIN, uuid, CAT_HALT);
+		pb_uint(&w->pkt, TE_NAME_IID, intern(w, IN_EVENT_NAME, hs.s[i].name));
+		event_end(w, e);
+		slice_end(w, hs.s[i].ts_ns + hs.s[i].dur_ns, uuid);
+	}
+	slice_end(w, hs.s[0].ts_ns + hs.s[0].dur_ns, uuid);
+}
+
 static void pftrace_event(void *pw, const struct vmexit_event *ev, const char *name)
 {
 	struct pftrace_writer *w = pw;
@@ -633,7 +666,7 @@ static void pftrace_event(void *pw, const struct vmexit_event *ev, const char *n
 	__u8 *e;
 
 	if (type != VMEXIT_EV_EXIT && !user && type != VMEXIT_EV_TSC_OFFSET &&
-	    type != VMEXIT_EV_KVM_EVENT && type != VMEXIT_EV_WAKE)
+	    type != VMEXIT_EV_KVM_EVENT && type != VMEXIT_EV_WAKE && type != VMEXIT_EV_HALT)
 		return;		/* a type this version doesn't know how to draw */
 	start(w);
 	if (type == VMEXIT_EV_EXIT || user)
@@ -657,6 +690,10 @@ static void pftrace_event(void *pw, const struct vmexit_event *ev, const char *n
 	}
 	if (type == VMEXIT_EV_TSC_OFFSET) {
 		tsc_offset_instant(w, uuid, ev);
+		return;
+	}
+	if (type == VMEXIT_EV_HALT) {
+		halt_slices(w, uuid, ev);
 		return;
 	}
 	e = event_begin(w, ev->ts_ns, TYPE_SLICE_BEGIN, uuid,

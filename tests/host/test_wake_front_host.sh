@@ -20,8 +20,8 @@
 # exactly to its latency_ns, none lost. record --wake -p of the same run, then report --wake
 # --csv of its file: the same rows (per vCPU, source and vector the guest's counts, parts
 # summing to each row's total), and report's default output of a --wake recording the same;
-# report --perfetto: one flow per delivery. The HLT anatomy of the same run: stream's hlt events
-# (one per halted exit) and halt events (one per halt) as many per vCPU as stat counts, each
+# report --perfetto: one flow per delivery, a slice per halt, every track's slices nesting.
+# The HLT anatomy of the same run: stream's hlt events (one per halted exit) and halt events (one per halt) as many per vCPU as stat counts, each
 # one's parts summing exactly to its latency_ns; report's hlt rows (record format 1.9) per vCPU
 # the exits, halts, polled and (poll_slept + slept) and invalid halts stat counts, and KVM's
 # halt time (kvm_vcpu_wakeup's ns, the same for every program set; the exits' own times are each
@@ -244,8 +244,37 @@ ends = sorted(len(f) for f in flows.values())
 if len(flows) != sum(wake.values()) or set(ends) != {2}:
     bad.append(f'report --perfetto: {len(flows)} flows for {sum(wake.values())} deliveries, '
                f'ends per flow {set(ends)}')
+# Its halts: a slice each on its vCPU's track, as many per vCPU as report's rows count, and
+# every track's slices nesting (Perfetto drops those that overlap partially), to the ns.
+import decimal
+slices, halts = {}, {}
+names = {}
+for e in json.load(open(trace), parse_float=decimal.Decimal):
+    if e['ph'] == 'M' and e['name'] == 'thread_name':
+        names[(e['pid'], e['tid'])] = e['args']['name']
+    elif e['ph'] == 'X':
+        a = int(e['ts'] * 1000)
+        slices.setdefault((e['pid'], e['tid']), []).append((a, a + int(e['dur'] * 1000)))
+        if e['cat'] == 'halt' and e['name'] in ('polled', 'poll_slept', 'slept'):
+            halts[e['args']['vcpu']] = halts.get(e['args']['vcpu'], 0) + 1
+for c, r in rhlt.items():
+    if halts.get(c, 0) != int(r['halts']):
+        bad.append(f'report --perfetto vCPU {c}: {halts.get(c, 0)} halt slices, report\'s row '
+                   f'{r["halts"]} halts')
+nested = 0
+for k, xs in slices.items():
+    open_ = []
+    for a, b in sorted(xs, key=lambda x: (x[0], -x[1])):
+        while open_ and open_[-1] <= a:
+            open_.pop()
+        if open_ and b > open_[-1]:
+            bad.append(f'report --perfetto {names.get(k)}: [{a}, {b}] overlaps a slice '
+                       f'ending at {open_[-1]}')
+        nested += bool(open_)
+        open_.append(b)
 print(f'record --wake + report --wake: {sum(rwake.values())} deliveries in its rows, '
-      f'{len(flows)} Perfetto flows')
+      f'{len(flows)} Perfetto flows, {sum(halts.values())} halt slices, {nested} slices '
+      f'nested in another')
 print('\n'.join(bad))
 sys.exit(1 if bad else 0)
 PY

@@ -2,8 +2,11 @@
 /*
  * report --perfetto of record --wake's deliveries: each delivery one flow, from a slice at the
  * moment it became pending to one at the entry that delivered it, both on the target vCPU's
- * kvm track (the track of its exits), flow ids unique; the JSON and protobuf writers agree line
- * for line (tests/unit/perfetto_canon.py). Expectations come from the deliveries written.
+ * kvm track (the track of its exits), flow ids unique; each halt a slice on that track named by
+ * how it ended, its parts as arguments, and a halt that slept its pieces nested in it, every
+ * track's slices nesting properly (Perfetto drops the others); the JSON and protobuf writers
+ * agree line for line (tests/unit/perfetto_canon.py). Expectations come from the events
+ * written.
  * Run from the top of the source tree (it names the schema and the script by path).
  */
 #include <stdbool.h>
@@ -33,6 +36,60 @@ static const struct {
 	{ 100, 1, 1030000, 123456, WAKE_SRC_TIMER, 0xec },
 };
 #define NR_WAKES (sizeof(wakes) / sizeof(wakes[0]))
+
+/*
+ * Halts (tgid, vCPU, start, KVM's time, waited, valid, parts poll, sleep, runq, other), each
+ * inside a halted exit written below but the last (db's, whose exit was not kept). The fourth's
+ * start was moved back to its first sleep: its pieces (5500 ns) pass its 5000.
+ */
+static const struct {
+	__u32 tgid;
+	__s32 vcpu;
+	__u64 ts, lat;
+	bool waited, valid;
+	__u64 poll, sleep, runq, other;
+} halts[] = {
+	{ 100, 1, 1000100, 1800, true, true, 0, 1500, 200, 100 },
+	{ 100, 0, 1040010, 20000, true, false, 3000, 15000, 1000, 1000 },
+	{ 100, 0, 1060100, 700, false, true, 700, 0, 0, 0 },
+	{ 100, 0, 1070000, 5000, true, true, 0, 4000, 1500, 0 },
+	{ 200, 0, 1100000, 300, true, true, 0, 200, 50, 50 },
+};
+#define NR_HALTS (sizeof(halts) / sizeof(halts[0]))
+
+/*
+ * What the halts above must draw, worked out by hand: the halt (name by how it ended: no
+ * sleep polled, a sleep after polling poll_slept, else slept), then its non-zero pieces from
+ * its start, one after the other; none for the polled one, none for the fourth.
+ */
+static const char *const halt_lines[] = {
+	"X|100|vCPU 1|1000100|1800|halt|slept|{\"latency_ns\": 1800, \"other_ns\": 100, "
+	"\"poll_ns\": 0, \"runq_ns\": 200, \"sleep_ns\": 1500, \"tid\": 102, "
+	"\"valid\": true, \"vcpu\": 1}",
+	"X|100|vCPU 1|1000100|1500|halt|sleep|{}",
+	"X|100|vCPU 1|1001600|200|halt|runq|{}",
+	"X|100|vCPU 1|1001800|100|halt|other|{}",
+	"X|100|vCPU 0|1040010|20000|halt|poll_slept|{\"latency_ns\": 20000, "
+	"\"other_ns\": 1000, \"poll_ns\": 3000, \"runq_ns\": 1000, \"sleep_ns\": 15000, "
+	"\"tid\": 101, \"valid\": false, \"vcpu\": 0}",
+	"X|100|vCPU 0|1040010|3000|halt|poll|{}",
+	"X|100|vCPU 0|1043010|15000|halt|sleep|{}",
+	"X|100|vCPU 0|1058010|1000|halt|runq|{}",
+	"X|100|vCPU 0|1059010|1000|halt|other|{}",
+	"X|100|vCPU 0|1060100|700|halt|polled|{\"latency_ns\": 700, \"other_ns\": 0, "
+	"\"poll_ns\": 700, \"runq_ns\": 0, \"sleep_ns\": 0, \"tid\": 101, "
+	"\"valid\": true, \"vcpu\": 0}",
+	"X|100|vCPU 0|1070000|5000|halt|slept|{\"latency_ns\": 5000, \"other_ns\": 0, "
+	"\"poll_ns\": 0, \"runq_ns\": 1500, \"sleep_ns\": 4000, \"tid\": 101, "
+	"\"valid\": true, \"vcpu\": 0}",
+	"X|200|vCPU 0|1100000|300|halt|slept|{\"latency_ns\": 300, \"other_ns\": 50, "
+	"\"poll_ns\": 0, \"runq_ns\": 50, \"sleep_ns\": 200, \"tid\": 201, "
+	"\"valid\": true, \"vcpu\": 0}",
+	"X|200|vCPU 0|1100000|200|halt|sleep|{}",
+	"X|200|vCPU 0|1100200|50|halt|runq|{}",
+	"X|200|vCPU 0|1100250|50|halt|other|{}",
+};
+#define NR_HALT_LINES (sizeof(halt_lines) / sizeof(halt_lines[0]))
 
 static char *slurp(const char *cmd)
 {
@@ -76,6 +133,35 @@ static void write_trace(const struct trace_writer_ops *ops, const char *path)
 		e.blocked_ns = wakes[i].lat / 2;
 		e.oncpu_ns = wakes[i].lat - e.blocked_ns;
 		ops->event(w, &e, NULL);
+	}
+	/* Each halt before its exit, as the ring has them: sent at kvm_vcpu_wakeup. */
+	for (size_t i = 0; i < NR_HALTS; i++) {
+		struct vmexit_event e = ev(VMEXIT_EV_HALT, halts[i].tgid,
+					   halts[i].tgid + 1 + halts[i].vcpu, halts[i].vcpu,
+					   halts[i].ts, halts[i].lat, 0, 0);
+
+		e.blocked_ns = e.runq_ns = 0;
+		*hlt_event_part(&e, HLT_PART_POLL) = halts[i].poll;
+		*hlt_event_part(&e, HLT_PART_SLEEP) = halts[i].sleep;
+		*hlt_event_part(&e, HLT_PART_RUNQ) = halts[i].runq;
+		*hlt_event_part(&e, HLT_PART_OTHER) = halts[i].other;
+		e.intr_info = 0;
+		e.error_code = (halts[i].waited ? VMEXIT_HALT_WAITED : 0) |
+			       (halts[i].valid ? VMEXIT_HALT_VALID : 0);
+		ops->event(w, &e, NULL);
+	}
+	{
+		/* vCPU 0's halted exit, its three halts inside; then the wake programs' record
+		 * of it (EV_HLT), read on their own clock: 5 ns later at both ends. Drawn, it
+		 * would overlap the exit's slice partially. */
+		struct vmexit_event e = ev(VMEXIT_EV_EXIT, 100, 1001, 0, 1040000, 50000,
+					   VMEXIT_ISA_SVM, 0x78);
+		struct vmexit_event h = ev(VMEXIT_EV_HLT, 100, 1001, 0, 1040005, 50000, 0, 0);
+
+		ops->event(w, &e, NULL);
+		h.intr_info = 3;
+		h.error_code = 0;
+		ops->event(w, &h, NULL);
 	}
 	CHECK(ops->close(w) == 0);
 	fclose(f);
@@ -133,6 +219,96 @@ static void check_flows(const char *canon)
 	CHECK(strstr(canon, "\nX|100|vCPU 1|1000000|2000|kvm_exit|") != NULL);
 }
 
+/* The halts' slices: exactly the lines worked out above, the halt before its pieces. */
+static void check_halts(const char *canon, bool file_order)
+{
+	const char *at[NR_HALT_LINES];
+	int n = 0;
+
+	for (size_t i = 0; i < NR_HALT_LINES; i++) {
+		char want[512];
+
+		snprintf(want, sizeof(want), "\n%s\n", halt_lines[i]);
+		at[i] = strstr(canon, want);
+		CHECK(at[i] != NULL);
+		if (!at[i])
+			fprintf(stderr, "missing: %s\n", halt_lines[i]);
+	}
+	/* And nothing else in the category: no pieces cut to fit, no EV_HLT. */
+	for (const char *p = canon; (p = strchr(p, '\n')); p++) {
+		unsigned int pid;
+		char track[64], cat[32];
+		unsigned long long ts, dur;
+
+		if (sscanf(p + 1, "X|%u|%63[^|]|%llu|%llu|%31[^|]|", &pid, track, &ts, &dur,
+			   cat) == 5 && !strcmp(cat, "halt"))
+			n++;
+	}
+	CHECK_EQ_U64(n, NR_HALT_LINES);
+	/* The JSON writer's order is the file's: a halt precedes the pieces it starts with. */
+	if (file_order) {
+		CHECK(at[0] && at[1] && at[0] < at[1]);
+		CHECK(at[4] && at[5] && at[4] < at[5]);
+		CHECK(at[11] && at[12] && at[11] < at[12]);
+	}
+}
+
+/*
+ * Every track's slices nest: two on one track are apart or one holds the other. Perfetto drops
+ * (JSON) or mismatches (protobuf ends) slices that overlap partially.
+ */
+static void check_nesting(const char *canon)
+{
+	static struct { unsigned int pid; char track[64]; unsigned long long a, b; } x[256];
+	size_t n = 0, bad = 0;
+
+	for (const char *p = canon; (p = strchr(p, '\n')) && n < 256; p++) {
+		unsigned long long dur;
+
+		if (sscanf(p + 1, "X|%u|%63[^|]|%llu|%llu|", &x[n].pid, x[n].track, &x[n].a,
+			   &dur) == 4) {
+			x[n].b = x[n].a + dur;
+			n++;
+		}
+	}
+	CHECK(n > 20);
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < n; j++)
+			if (x[i].pid == x[j].pid && !strcmp(x[i].track, x[j].track) &&
+			    x[i].a < x[j].a && x[j].a < x[i].b && x[i].b < x[j].b) {
+				fprintf(stderr, "overlap on %u %s: [%llu,%llu] [%llu,%llu]\n",
+					x[i].pid, x[i].track, x[i].a, x[i].b, x[j].a, x[j].b);
+				bad++;
+			}
+	CHECK_EQ_U64(bad, 0);
+}
+
+/* The lines of a canonical trace in order: the protobuf's slices come at their ends. */
+static int cmp_line(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static char *sorted_lines(const char *canon)
+{
+	char *copy = strdup(canon), *save, *l, *out, **v = NULL;
+	size_t n = 0, len = strlen(canon) + 2;
+
+	out = calloc(1, len);
+	for (l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		v = realloc(v, (n + 1) * sizeof(*v));
+		v[n++] = l;
+	}
+	qsort(v, n, sizeof(*v), cmp_line);
+	for (size_t i = 0; i < n; i++) {
+		strcat(out, v[i]);
+		strcat(out, "\n");
+	}
+	free(v);
+	free(copy);
+	return out;
+}
+
 int main(void)
 {
 	char json[] = "/tmp/vmexit-pfwake-XXXXXX", proto[] = "/tmp/vmexit-pfwake-pb-XXXXXX";
@@ -153,9 +329,17 @@ int main(void)
 	if (cj && cp) {
 		if (getenv("V"))
 			printf("%s", cj);
+		char *sj = sorted_lines(cj), *sp = sorted_lines(cp);
+
 		check_flows(cj);
 		check_flows(cp);
-		CHECK_STR(cp, cj);
+		check_halts(cj, true);
+		check_halts(cp, false);
+		check_nesting(cj);
+		check_nesting(cp);
+		CHECK_STR(sp, sj);
+		free(sj);
+		free(sp);
 	}
 	free(cj);
 	free(cp);
