@@ -416,10 +416,11 @@ static __always_inline struct wake_thread *thread_of(__u32 tid, __u32 tgid,
 }
 
 /*
- * A record for the stream's ring, or NULL (counted: the stream says it with the deliveries
- * lost, cause ring).
+ * A record for the stream's ring, its type, time and latency set, or NULL (counted: the
+ * stream says it with the deliveries lost, cause ring).
  */
-static __always_inline struct vmexit_event *ring_take(struct wake_thread *t)
+static __always_inline struct vmexit_event *ring_take(struct wake_thread *t, __u16 type,
+						      __u64 ts, __u64 lat)
 {
 	struct vmexit_event *ev;
 
@@ -435,6 +436,9 @@ static __always_inline struct vmexit_event *ring_take(struct wake_thread *t)
 	ev->vcpu = t->vcpu;
 	ev->cpu = bpf_get_smp_processor_id();
 	ev->isa = 0;
+	ev->type = type;
+	ev->ts_ns = ts;
+	ev->latency_ns = lat;
 	return ev;
 }
 
@@ -459,19 +463,16 @@ static __always_inline void ring_send(struct vmexit_event *ev)
 static __always_inline void wake_emit(struct wake_thread *t, const struct wake_key *k,
 				      __u64 ts, __u64 lat, const __u64 *p, __u16 type)
 {
-	struct vmexit_event *ev = ring_take(t);
+	struct vmexit_event *ev = ring_take(t, type, ts, lat);
 	int i;
 
 	if (!ev)
 		return;
-	ev->ts_ns = ts;
-	ev->latency_ns = lat;
 	for (i = 0; i < NR_WAKE_PARTS; i++)
 		*wake_event_part(ev, i) = p[i];
 	ev->intr_info = k->vector;
 	ev->error_code = 0;
 	ev->reason = k->source;
-	ev->type = type;
 	ring_send(ev);
 }
 
@@ -482,13 +483,11 @@ static __always_inline void wake_emit(struct wake_thread *t, const struct wake_k
 static __always_inline void hlt_emit(struct wake_thread *t, __u16 type, __u64 ts, __u64 lat,
 				     const __u64 *p, __u32 n)
 {
-	struct vmexit_event *ev = ring_take(t);
+	struct vmexit_event *ev = ring_take(t, type, ts, lat);
 	int i;
 
 	if (!ev)
 		return;
-	ev->ts_ns = ts;
-	ev->latency_ns = lat;
 	for (i = 0; i < NR_HLT_PARTS; i++)
 		*hlt_event_part(ev, i) = p[i];
 	ev->blocked_ns = 0;
@@ -496,7 +495,6 @@ static __always_inline void hlt_emit(struct wake_thread *t, __u16 type, __u64 ts
 	ev->intr_info = type == VMEXIT_EV_HLT ? n : 0;
 	ev->error_code = type == VMEXIT_EV_HALT ? n : 0;
 	ev->reason = 0;
-	ev->type = type;
 	ring_send(ev);
 }
 

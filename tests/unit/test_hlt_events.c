@@ -15,27 +15,9 @@
 #include "check.h"
 #include "event_filter.h"
 #include "event_output.h"
+#include "event_render.h"
 #include "hlt_events.h"
 #include "wake.h"
-
-static char *render(enum evout_mode mode, const struct vmexit_event *ev, struct name_cache *n)
-{
-	struct evout_opts opts = { .mode = mode, .names = n };
-	char *buf = NULL;
-	size_t size = 0;
-	struct evout o;
-	FILE *f;
-
-	CHECK_EQ_U64(evout_open(&o, &opts), 0);
-	f = open_memstream(&buf, &size);
-	if (!f)
-		abort();
-	o.f = f;
-	CHECK_EQ_U64(evout_event(&o, ev), 0);
-	CHECK_EQ_U64(evout_close(&o), 0);
-	fclose(f);
-	return buf;
-}
 
 int main(void)
 {
