@@ -21,10 +21,10 @@
  * The timer of a vCPU blocked in WFI: kvm_timer_vcpu_put() arms the vCPU's bg_timer; its expiry
  * wakes the thread, whose vcpu_load then updates the line. As x86's LAPIC timer, that delivery
  * counts from the hrtimer's expiry (hrtimer_expire_entry on bg_timer), so its parts say how long
- * it slept and waited to run. Not seen (said in the README): SGIs (vgic_v3_dispatch_sgi() makes
- * them pending without the tracepoint, up to at least 6.12; kvm:kvm_sys_access sees the guest's
- * ICC_SGI1R_EL1 write that sends one, not used yet), LPIs (the ITS injects them the
- * same way), and the emulated timers' updates made from an hrtimer in another process's context.
+ * it slept and waited to run. An SGI (a vCPU's IPI to a sibling, source IPI) is made pending
+ * without the tracepoint (vgic_v3_dispatch_sgi()): wake_sgi() sees it where it is queued. Not
+ * seen (said in the README): LPIs (the ITS injects them without the tracepoint too), and the
+ * emulated timers' updates made from an hrtimer in another process's context.
  *
  * arm64's kvm_entry and kvm_exit carry no vCPU pointer (vcpu_pc, and ret/esr_ec): the vCPU is
  * found from the thread (running_vcpu()).
@@ -35,6 +35,17 @@
 #include <bpf/bpf_core_read.h>
 #include "wake.h"
 #include "hist.h"
+
+/*
+ * What BPF_KPROBE reads its arguments from on arm64 (bpf_tracing.h: x0-x7 in regs[]): the UAPI
+ * layout (asm/ptrace.h) at the start of the kernel's pt_regs, which this vmlinux.h leaves out.
+ */
+struct user_pt_regs {
+	__u64 regs[31];
+	__u64 sp;
+	__u64 pc;
+	__u64 pstate;
+};
 
 /* The GIC's INTID ranges (SGIs 0-15, PPIs 16-31, SPIs to 1019, LPIs from 8192). */
 #define GIC_PPI_FIRST	16
@@ -67,6 +78,9 @@ enum vgic_irq_config___wake {
 };
 
 struct vgic_irq___wake {
+	__u32 intid;
+	bool pending_latch;	/* an edge's (an SGI's) pending state */
+	bool enabled;
 	void *vcpu;		/* the vCPU whose ap_list holds it (queued, in a list register) */
 	struct kvm_vcpu___wake *target_vcpu;	/* an SPI's: where GICD_IROUTER routes it */
 	bool line_level;
@@ -289,16 +303,40 @@ static __always_inline bool intid_pending(struct wake_thread *t, __u32 intid)
 	return false;
 }
 
+/*
+ * intid made pending for the vCPU vk by the thread tid at now, from the source src: a delivery
+ * starts, unless one of it still waits for the vCPU's entry or the vGIC will not take it as new.
+ */
+static __always_inline int pend_mark(const struct vcpu_id_key *vk, __u32 tid, __u32 intid,
+				     __u32 src, __u64 now)
+{
+	__u32 state, *target_tid = bpf_map_lookup_elem(&wake_vcpus, vk);
+	struct wake_thread *t;
+	struct pend_slot *s;
+	__u64 info;
+
+	if (!target_tid)
+		return 0;
+	t = thread_find(*target_tid);
+	if (!t || intid_pending(t, intid) || !vgic_line_rises((void *)t->vcpu_ptr, intid))
+		return 0;
+	if (src == WAKE_SRC_TIMER && t->timer_ts && tid == *target_tid)
+		return timer_pending(t, intid);
+	state = t->in_guest ? PEND_GUEST : PEND_EXIT;
+	info = PEND_USED | (__u64)state << PEND_STATE_SHIFT | (__u64)src << PEND_SRC_SHIFT | intid;
+	s = slot_take(t, info);
+	if (s)
+		pend_publish(t, s, now);
+	return 0;
+}
+
 SEC("tp_btf/vgic_update_irq_pending")
 int BPF_PROG(wake_pending, unsigned long vcpu_id, __u32 irq, bool level)
 {
 	__u64 now = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
 	struct vcpu_id_key vk = { .tgid = id >> 32, .vcpu = vcpu_id };
-	__u32 tid = (__u32)id, src, state, *target_tid;
+	__u32 tid = (__u32)id, src;
 	struct wake_note *n;
-	struct wake_thread *t;
-	struct pend_slot *s;
-	__u64 info;
 
 	if (!level)
 		return 0;
@@ -317,20 +355,37 @@ int BPF_PROG(wake_pending, unsigned long vcpu_id, __u32 irq, bool level)
 		src = irq < GIC_PPI_FIRST ? WAKE_SRC_IPI : irq < GIC_SPI_FIRST ? WAKE_SRC_LOCAL :
 		      irq < GIC_LPI_FIRST ? WAKE_SRC_LINE : WAKE_SRC_MSI;
 	}
-	target_tid = bpf_map_lookup_elem(&wake_vcpus, &vk);
-	if (!target_tid)
+	return pend_mark(&vk, tid, irq, src, now);
+}
+
+/*
+ * An SGI made pending: the guest's ICC_SGI1R_EL1 write traps (kvm:kvm_sys_access sees it, but
+ * not its value, nor so which vCPUs it targets), access_gic_sgi() hands it to
+ * vgic_v3_dispatch_sgi(), which sets the SGI's pending_latch in each target vCPU's own vgic_irq
+ * and queues it with vgic_queue_irq_unlock(), in the sender's thread: there the vgic_irq says
+ * its INTID and its vCPU (target_vcpu: a private interrupt's owner). No tracepoint on the way, up
+ * to at least 6.12, so a kprobe (fentry is refused on some kernels: src/kernel/hooks.c). Other
+ * interrupts pass here too (kvm_vgic_inject_irq(), after vgic_update_irq_pending: counted there),
+ * and SGIs the guest or the VMM made pending through GICR_ISPENDR0, counted as IPIs as well.
+ * One whose vgic_irq is already queued (irq->vcpu) or disabled is not queued by this call
+ * (vgic_target_oracle() finds no vCPU): the call that queues it once enabled counts it.
+ */
+SEC("kprobe/vgic_queue_irq_unlock")
+int BPF_KPROBE(wake_sgi, void *kvm, struct vgic_irq___wake *irq)
+{
+	__u64 now = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
+	struct vcpu_id_key vk = { .tgid = id >> 32 };
+	struct kvm_vcpu___wake *target;
+	__u32 intid = BPF_CORE_READ(irq, intid);
+
+	if (intid >= GIC_PPI_FIRST || !BPF_CORE_READ(irq, pending_latch) ||
+	    !BPF_CORE_READ(irq, enabled))
 		return 0;
-	t = thread_find(*target_tid);
-	if (!t || intid_pending(t, irq) || !vgic_line_rises((void *)t->vcpu_ptr, irq))
+	target = BPF_CORE_READ(irq, target_vcpu);
+	if (!target)
 		return 0;
-	if (src == WAKE_SRC_TIMER && t->timer_ts && tid == *target_tid)
-		return timer_pending(t, irq);
-	state = t->in_guest ? PEND_GUEST : PEND_EXIT;
-	info = PEND_USED | (__u64)state << PEND_STATE_SHIFT | (__u64)src << PEND_SRC_SHIFT | irq;
-	s = slot_take(t, info);
-	if (s)
-		pend_publish(t, s, now);
-	return 0;
+	vk.vcpu = wake_vcpu_index(target);
+	return pend_mark(&vk, (__u32)id, intid, WAKE_SRC_IPI, now);
 }
 
 char LICENSE[] SEC("license") = "GPL";

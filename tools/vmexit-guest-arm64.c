@@ -5,7 +5,7 @@
  *
  * Usage:
  *   vmexit-guest-arm64 [--vcpus N] [--mmio N] [--touch N] [--hvc N] [--wfi N] [--sysreg N]
- *                      [--timer N] [--irq N] [--name NAME] [--json]
+ *                      [--timer N] [--irq N] [--ipi N] [--name NAME] [--json]
  *   vmexit-guest-arm64 --symbols FILE
  *
  * One VM per process, as with QEMU: the process re-execs itself (same pid) with
@@ -25,6 +25,7 @@
  *   --timer N   N EL1 virtual timer interrupts (CNTV, PPI 27) through an in-kernel vGICv3, each
  *               armed 1 ms ahead and waited for with wfi (see below)
  *   --irq N     N SPIs the VMM raises with KVM_IRQ_LINE while the vCPU waits in wfi (see below)
+ *   --ipi N     vCPU 0 sends N SGIs to vCPU 1 (ICC_SGI1R_EL1) while vCPU 1 waits in wfi (below)
  * then one strb to the done address 0x10000008 (one more DABT_LOW and KVM_EXIT_MMIO), after which
  * the VMM stops running it. Without any kind option the mix is --mmio 1000.
  *
@@ -35,7 +36,7 @@
  *
  * --symbols FILE writes the guest code's labels as a System.map at the guest addresses they
  * run at (guest_start, and each kind's exit instruction: guest_mmio, guest_touch, guest_hvc,
- * guest_wfi, guest_sysreg, guest_timer, guest_irq, guest_done) and exits without running a VM;
+ * guest_wfi, guest_sysreg, guest_timer, guest_irq, guest_ipi_wait, guest_ipi, guest_done) and exits without running a VM;
  * the layout is the same for every mix. kvm_exit's vcpu_pc is the exit's instruction, but for
  * HVC64: the instruction after the hvc (ELR_EL2 of an HVC is its return address), guest_hvc+0x4.
  *
@@ -82,12 +83,27 @@
  * delivery's latency is at most "irq_bound_ns": the handler's CNTVCT plus the largest offset the
  * two reads allow, minus the inject's, plus one tick for the reads' rounding, in ns.
  *
+ * --ipi: needs --vcpus 2 or more; only vCPUs 0 and 1 take part. The same vGICv3, with SGI
+ * IPI_INTID made group 1 and enabled in vCPU 1's redistributor. vCPU 1 (the receiver; its count
+ * in TPIDR_EL0, set by the VMM) opens its CPU interface, stores 0 to 0x10000018 ("ready", an
+ * 8-byte KVM_EXIT_MMIO), then N times: wfi until ICC_IAR1_EL1 acknowledges IPI_INTID
+ * (guest_ipi_wait); ICC_EOIR1_EL1; tally + 1 (x15); the same store (taken, ready for the next).
+ * vCPU 0 (the sender; its count in TPIDR_EL1, ICC_SGI1R_EL1's value naming vCPU 1 by its MPIDR
+ * in TPIDRRO_EL0) N times: stores 0 to 0x10000020 ("may I", an 8-byte KVM_EXIT_MMIO), which its
+ * VMM thread holds until vCPU 1 has stored its next "ready" and its thread sleeps in KVM's halt
+ * (as --irq's injector: 'H' below), then writes ICC_SGI1R_EL1 (guest_ipi: a SYS64 trap, one
+ * kvm:kvm_sys_access write of it), tally + 1 (x15). So per --ipi: vCPU 0 has MMIO + ipi and
+ * SYS64 + ipi, vCPU 1 MMIO + ipi + 1. As --irq's, a sender seen asleep elsewhere for ~1 s (or no
+ * /proc) is counted "ipi_unsure" and sends all the same.
+ *
  * Output: one summary line per VM on stderr; with --json one line on stdout:
  *   {"pid":P,"name":"NAME","mix":{"mmio":n,"hvc":n,"wfi":n,"sysreg":n},
  *    "vcpus":[{"vcpu":0,"tid":T,"runs":N,"ns":D,"exits":{"MMIO":n,"INTR":n}}]}
  * with --timer each vCPU also has "timer":n, the interrupts its guest acknowledged; with --irq,
  * "irq":n (its SPIs acknowledged), "irq_intid":I, "irq_bound_ns":[...] (per inject, above) and
- * "irq_unsure":n (raised without the thread seen in KVM's halt: no /proc, or asleep elsewhere).
+ * "irq_unsure":n (raised without the thread seen in KVM's halt: no /proc, or asleep elsewhere);
+ * with --ipi, vCPU 0 "ipi_sent":n (its SGI writes, x15) and "ipi_unsure":n, vCPU 1 "ipi":n (the
+ * SGIs it acknowledged, x15), both "ipi_intid":I.
  * "exits" counts KVM_RUN results by run->exit_reason (what kvm:kvm_userspace_exit records),
  * EINTR returns included; "ns" is the wall time of the vCPU's run.
  *
@@ -151,16 +167,24 @@
 #define MAX_IRQ		100000ull
 #define IRQ_POLL_NS	20000	/* the injector's look at the vCPU thread's state */
 #define IRQ_SLEEP_TRIES	50000	/* looks at a thread asleep outside KVM's halt, ~1 s */
+/* --ipi: the SGI vCPU 0 sends vCPU 1; the receiver's "ready" and the sender's "may I" stores. */
+#define IPI_INTID	1
+#define IPI_READY_GPA	(MMIO_GPA + 24)
+#define IPI_ASK_GPA	(MMIO_GPA + 32)
+#define SYS_TPIDR_EL0	ARM64_SYS_REG(3, 3, 13, 0, 2)
+#define SYS_TPIDRRO_EL0	ARM64_SYS_REG(3, 3, 13, 0, 3)
+#define SYS_TPIDR_EL1	ARM64_SYS_REG(3, 0, 13, 0, 4)
 
-enum kind { K_MMIO, K_HVC, K_WFI, K_SYSREG, K_TOUCH, K_TIMER, K_IRQ, NR_KINDS };
+enum kind { K_MMIO, K_HVC, K_WFI, K_SYSREG, K_TOUCH, K_TIMER, K_IRQ, K_IPI, NR_KINDS };
 
 static const char *const kind_opt[NR_KINDS] = { "mmio", "hvc", "wfi", "sysreg", "touch",
-						  "timer", "irq" };
-/* The register that holds each kind's count (see guest_code). */
-static const int kind_reg[NR_KINDS] = { 19, 20, 21, 22, 24, 27, 29 };
+						  "timer", "irq", "ipi" };
+/* The register that holds each kind's count (see guest_code); -1: --ipi's, per role (setup_ipi). */
+static const int kind_reg[NR_KINDS] = { 19, 20, 21, 22, 24, 27, 29, -1 };
 
 /* The labels of guest_code that --symbols writes: guest_<name>, at label_guest_<name>. */
-#define GUEST_LABELS(X) X(start) X(mmio) X(touch) X(hvc) X(wfi) X(sysreg) X(timer) X(irq) X(done)
+#define GUEST_LABELS(X) X(start) X(mmio) X(touch) X(hvc) X(wfi) X(sysreg) X(timer) X(irq) \
+	X(ipi_wait) X(ipi) X(done)
 #define GUEST_LABEL_DECL(name) extern const uint32_t label_guest_##name[];
 GUEST_LABELS(GUEST_LABEL_DECL)
 #undef GUEST_LABEL_DECL
@@ -169,7 +193,8 @@ GUEST_LABELS(GUEST_LABEL_DECL)
  * The guest. x19-x22, x24 and x27 hold the counts, x23 the MMIO base, x25 the vCPU's first --touch
  * page and x26 the page size, x28 --timer's tally of timer interrupts (x18 its period, in the
  * counter's ticks, from CNTFRQ_EL0), x29 --irq's count, x30 its tally and x17 its INTID; hvc
- * may clobber x0-x17 (SMCCC), so nothing the loops need lives there. Each loop is skipped when
+ * may clobber x0-x17 (SMCCC), so nothing the loops need lives there: --ipi, last, keeps its
+ * counts in system registers the VMM sets (TPIDR_EL0/EL1, TPIDRRO_EL0) and works in x15-x16. Each loop is skipped when
  * its count is 0. The label_guest_* are --symbols' labels.
  */
 extern const uint32_t guest_code[], guest_code_end[];
@@ -178,7 +203,8 @@ __asm__(".pushsection .rodata\n"
 	/* global: a local label would leave the C references to unrelocated GOT slots */
 	".global guest_code, guest_code_end, label_guest_start, label_guest_mmio\n"
 	".global label_guest_touch, label_guest_hvc, label_guest_wfi, label_guest_sysreg\n"
-	".global label_guest_timer, label_guest_irq, label_guest_done\n"
+	".global label_guest_timer, label_guest_irq, label_guest_ipi_wait, label_guest_ipi\n"
+	".global label_guest_done\n"
 	"guest_code:\n"
 	"label_guest_start:\n"
 	"	cbz	x19, 2f\n"
@@ -265,7 +291,39 @@ __asm__(".pushsection .rodata\n"
 	"	str	x1, [x23, #16]\n"		/* its time, ready for the next: MMIO exit */
 	"	subs	x29, x29, #1\n"
 	"	b.ne	16b\n"
-	"18:\n"
+	"18:	mrs	x16, tpidr_el0\n"		/* --ipi's receiver: its count */
+	"	cbz	x16, 20f\n"
+	"	mov	x15, #0\n"
+	"	mov	x0, #0xff\n"
+	"	msr	icc_pmr_el1, x0\n"		/* every priority */
+	"	mov	x0, #1\n"
+	"	msr	icc_igrpen1_el1, x0\n"		/* group 1 on */
+	"	isb\n"
+	"	str	xzr, [x23, #24]\n"		/* ready: MMIO exit */
+	"19:\n"
+	"label_guest_ipi_wait:\n"
+	"	wfi\n"
+	"	mrs	x0, icc_iar1_el1\n"		/* acknowledge */
+	"	cmp	x0, #" XSTR(IPI_INTID) "\n"
+	"	b.ne	19b\n"				/* 1023: nothing yet */
+	"	msr	icc_eoir1_el1, x0\n"
+	"	isb\n"
+	"	add	x15, x15, #1\n"
+	"	str	xzr, [x23, #24]\n"		/* taken, ready for the next: MMIO exit */
+	"	subs	x16, x16, #1\n"
+	"	b.ne	19b\n"
+	"20:	mrs	x16, tpidr_el1\n"		/* --ipi's sender: its count */
+	"	cbz	x16, 22f\n"
+	"	mov	x15, #0\n"
+	"	mrs	x1, tpidrro_el0\n"		/* ICC_SGI1R_EL1's value: the SGI, to vCPU 1 */
+	"21:	str	xzr, [x23, #32]\n"		/* may I: MMIO exit, held until vCPU 1 sleeps */
+	"label_guest_ipi:\n"
+	"	msr	icc_sgi1r_el1, x1\n"		/* traps: SYS64 */
+	"	isb\n"
+	"	add	x15, x15, #1\n"
+	"	subs	x16, x16, #1\n"
+	"	b.ne	21b\n"
+	"22:\n"
 	"label_guest_done:\n"
 	"	strb	w0, [x23, #8]\n"		/* done */
 	"9:	b	9b\n"
@@ -305,6 +363,13 @@ struct vcpu {
 	uint64_t irqs;
 	uint64_t irq_unsure;	/* SPIs raised without having seen the thread in KVM's halt */
 	pthread_t injector;
+	/* --ipi: vCPU 0's peer (vCPU 1), the receiver's "ready" stores seen (atomic), the guest's
+	 * tally (x15: sent on vCPU 0, taken on vCPU 1), SGIs let go without vCPU 1 seen halted. */
+	struct vcpu *peer;
+	uint64_t ipi_stores;
+	uint64_t ipi_asks;
+	uint64_t ipis;
+	uint64_t ipi_unsure;
 };
 
 static const char *const exit_names[NR_EXIT_NAMES] = {
@@ -387,7 +452,7 @@ static int setup_vcpu(int vm_fd, const struct kvm_vcpu_init *init, struct vcpu *
 	    set_reg(v, CORE_REG(regs.regs[26]), page_size()))
 		return -1;
 	for (int k = 0; k < NR_KINDS; k++) {
-		if (set_reg(v, CORE_REG(regs.regs[kind_reg[k]]), v->o->count[k]))
+		if (kind_reg[k] >= 0 && set_reg(v, CORE_REG(regs.regs[kind_reg[k]]), v->o->count[k]))
 			return -1;
 	}
 	/* MPIDR_EL1: its redistributor's name in the vGIC's register attributes. */
@@ -452,7 +517,7 @@ static int setup_spi(int dev, const struct vcpu *v)
 
 /*
  * The in-kernel vGICv3, after the vCPUs (KVM ties a redistributor to each) and before their first
- * run: its frames, then its group 1 and each vCPU's timer PPI (and --irq's SPI) on, through the
+ * run: its frames, then its group 1 and each vCPU's timer PPI (and --irq's SPI, --ipi's SGI) on, through the
  * device's register attributes rather than the guest's MMIO, which would add exits the counts do
  * not expect.
  */
@@ -461,6 +526,9 @@ static int create_gic(int vm_fd, struct vcpu *vcpus, unsigned long n)
 	struct kvm_create_device cd = { .type = KVM_DEV_TYPE_ARM_VGIC_V3 };
 	uint64_t dist = GICD_GPA, redist = GICR_GPA;
 	uint32_t ctlr = GICD_CTLR_ENABLE_G1, ppi = 1u << TIMER_INTID;
+
+	if (vcpus[0].o->count[K_IPI])
+		ppi |= 1u << IPI_INTID;	/* the SGI, in every redistributor: vCPU 1's takes it */
 
 	if (ioctl(vm_fd, KVM_CREATE_DEVICE, &cd) < 0) {
 		errmsg("KVM_CREATE_DEVICE vGICv3: %s (does the host's GIC do v3?)", strerror(errno));
@@ -483,6 +551,32 @@ static int create_gic(int vm_fd, struct vcpu *vcpus, unsigned long n)
 		if (vcpus[i].o->count[K_IRQ] && setup_spi(cd.fd, &vcpus[i]))
 			return -1;
 	}
+	return 0;
+}
+
+/*
+ * --ipi's roles, in system registers the guest reads (guest_code): every vCPU's are set, as KVM
+ * resets them to a poison value, not 0. vCPU 1 receives (TPIDR_EL0 = N), vCPU 0 sends (TPIDR_EL1
+ * = N; TPIDRRO_EL0 = the ICC_SGI1R_EL1 value that sends IPI_INTID to vCPU 1's MPIDR: Aff3, Aff2,
+ * Aff1, the range selector Aff0 / 16, the target list's bit Aff0 % 16).
+ */
+static int setup_ipi(struct vcpu *vcpus, unsigned long n)
+{
+	uint64_t count = vcpus[0].o->count[K_IPI], m = n > 1 ? vcpus[1].mpidr : 0;
+	uint64_t sgi = (m >> 32 & 0xff) << 48 | (m >> 16 & 0xff) << 32 |
+		       (uint64_t)IPI_INTID << 24 | (m >> 8 & 0xff) << 16 | (m >> 4 & 0xf) << 44 |
+		       1ull << (m & 0xf);
+
+	for (unsigned long i = 0; i < n; i++) {
+		bool send = count && i == 0, take = count && i == 1;
+
+		if (set_reg(&vcpus[i], SYS_TPIDR_EL1, send ? count : 0) ||
+		    set_reg(&vcpus[i], SYS_TPIDR_EL0, take ? count : 0) ||
+		    set_reg(&vcpus[i], SYS_TPIDRRO_EL0, send ? sgi : 0))
+			return -1;
+	}
+	if (count)
+		vcpus[0].peer = &vcpus[1];
 	return 0;
 }
 
@@ -572,6 +666,28 @@ static void nap(long ns)
 }
 
 /*
+ * Until the vCPU v's thread sleeps in KVM's halt ('H'). No /proc, or asleep elsewhere for ~1 s:
+ * 1 ms more, one more *unsure, and go on all the same rather than hang. -1 once v has ended.
+ */
+static int wait_halted(struct vcpu *v, uint64_t *unsure)
+{
+	pid_t tid = __atomic_load_n(&v->tid, __ATOMIC_ACQUIRE);
+	char st;
+
+	for (unsigned int tries = 0; (st = thread_state(tid)) != 'H'; tries++) {
+		if (!st || (st == 'S' && tries > IRQ_SLEEP_TRIES)) {
+			(*unsure)++;
+			nap(1000000);
+			break;
+		}
+		if (__atomic_load_n(&v->done, __ATOMIC_ACQUIRE))
+			return -1;
+		nap(IRQ_POLL_NS);
+	}
+	return 0;
+}
+
+/*
  * One per vCPU with --irq: for each SPI, wait for the guest's "ready", then for its thread to
  * sleep in the wfi (no /proc: 1 ms, and the guest copes with an interrupt already pending), then
  * raise it. A vCPU thread that ended (failed) ends this too; a failed raise ends the VM.
@@ -579,7 +695,7 @@ static void nap(long ns)
 static void *injector_thread(void *arg)
 {
 	struct vcpu *v = arg;
-	uint64_t n = v->o->count[K_IRQ], tid = 0;
+	uint64_t n = v->o->count[K_IRQ];
 	struct kvm_irq_level irq = {
 		.irq = KVM_ARM_IRQ_TYPE_SPI << KVM_ARM_IRQ_TYPE_SHIFT |
 		       (IRQ_INTID + (uint32_t)v->index) << KVM_ARM_IRQ_NUM_SHIFT,
@@ -587,26 +703,13 @@ static void *injector_thread(void *arg)
 	};
 
 	for (uint64_t k = 0; k < n; k++) {
-		char st;
-
 		while (__atomic_load_n(&v->irq_stores, __ATOMIC_ACQUIRE) <= k) {
 			if (__atomic_load_n(&v->done, __ATOMIC_ACQUIRE))
 				return NULL;
 			nap(IRQ_POLL_NS);
 		}
-		if (!tid)
-			tid = __atomic_load_n(&v->tid, __ATOMIC_ACQUIRE);
-		for (unsigned int tries = 0; (st = thread_state((pid_t)tid)) != 'H'; tries++) {
-			/* no /proc; or asleep elsewhere for ~1 s: raise it all the same, not hang */
-			if (!st || (st == 'S' && tries > IRQ_SLEEP_TRIES)) {
-				v->irq_unsure++;
-				nap(1000000);
-				break;
-			}
-			if (__atomic_load_n(&v->done, __ATOMIC_ACQUIRE))
-				return NULL;
-			nap(IRQ_POLL_NS);
-		}
+		if (wait_halted(v, &v->irq_unsure))
+			return NULL;
 		v->irq_inject[k] = host_cntvct();
 		if (ioctl(v->vm_fd, KVM_IRQ_LINE, &irq) < 0) {
 			/* the guest would wait in its wfi for it forever */
@@ -616,6 +719,29 @@ static void *injector_thread(void *arg)
 		}
 	}
 	return NULL;
+}
+
+/*
+ * --ipi, vCPU 0's "may I": wait for vCPU 1's next "ready" (it took the SGI before, and opened its
+ * CPU interface), then for its thread to sleep in KVM's halt, and let the guest send. -1: vCPU 1
+ * ended first (failed: it would never take the SGI).
+ */
+static int ipi_wait_peer(struct vcpu *v)
+{
+	struct vcpu *p = v->peer;
+	uint64_t k = v->ipi_asks++;
+
+	while (__atomic_load_n(&p->ipi_stores, __ATOMIC_ACQUIRE) <= k) {
+		if (__atomic_load_n(&p->done, __ATOMIC_ACQUIRE))
+			goto ended;
+		nap(IRQ_POLL_NS);
+	}
+	if (!wait_halted(p, &v->ipi_unsure))
+		return 0;
+ended:
+	errmsg("vCPU %d: vCPU %d ended before taking SGI %" PRIu64 " of %" PRIu64, v->index,
+	       p->index, k + 1, v->o->count[K_IPI]);
+	return -1;
 }
 
 static void on_kick(int sig)
@@ -687,6 +813,15 @@ static void *vcpu_thread(void *arg)
 				memcpy(&v->irq_ack[v->irq_stores - 1], r->mmio.data, 8);
 			__atomic_store_n(&v->irq_stores, v->irq_stores + 1, __ATOMIC_RELEASE);
 		} else if (r->exit_reason == KVM_EXIT_MMIO && r->mmio.is_write &&
+			   r->mmio.len == 8 && r->mmio.phys_addr == IPI_READY_GPA && v->index == 1 &&
+			   v->ipi_stores <= v->o->count[K_IPI]) {
+			__atomic_store_n(&v->ipi_stores, v->ipi_stores + 1, __ATOMIC_RELEASE);
+		} else if (r->exit_reason == KVM_EXIT_MMIO && r->mmio.is_write &&
+			   r->mmio.len == 8 && r->mmio.phys_addr == IPI_ASK_GPA && v->peer &&
+			   v->ipi_asks < v->o->count[K_IPI]) {
+			if (ipi_wait_peer(v))
+				goto fail;
+		} else if (r->exit_reason == KVM_EXIT_MMIO && r->mmio.is_write &&
 			   r->mmio.len == 1 && r->mmio.phys_addr == DONE_GPA) {
 			if (mmio != v->o->count[K_MMIO]) {
 				errmsg("vCPU %d: %" PRIu64 " MMIO exits, expected %" PRIu64,
@@ -697,6 +832,9 @@ static void *vcpu_thread(void *arg)
 			    get_reg(v, CORE_REG(regs.regs[28]), &v->timer_irqs))
 				goto fail;
 			if (v->o->count[K_IRQ] && get_reg(v, CORE_REG(regs.regs[30]), &v->irqs))
+				goto fail;
+			if (v->o->count[K_IPI] && v->index <= 1 &&
+			    get_reg(v, CORE_REG(regs.regs[15]), &v->ipis))
 				goto fail;
 			break;
 		} else {
@@ -763,6 +901,11 @@ static void print_json(const struct opts *o, const struct vcpu *vcpus)
 				fprintf(f, "%s%" PRIu64, k ? "," : "", irq_bound_ns(v, k));
 			fprintf(f, "]");
 		}
+		if (o->count[K_IPI] && i == 0)
+			fprintf(f, ",\"ipi_sent\":%" PRIu64 ",\"ipi_unsure\":%" PRIu64
+				",\"ipi_intid\":%d", v->ipis, v->ipi_unsure, IPI_INTID);
+		else if (o->count[K_IPI] && i == 1)
+			fprintf(f, ",\"ipi\":%" PRIu64 ",\"ipi_intid\":%d", v->ipis, IPI_INTID);
 		fprintf(f, ",\"exits\":{");
 		for (uint32_t r = 0; r <= NR_EXIT_NAMES; r++) {
 			/* MMIO and INTR always, so a reader need not default them. */
@@ -862,7 +1005,7 @@ static int run_vm(const struct opts *o)
 	struct sigaction sa = { .sa_handler = on_kick, .sa_flags = SA_RESTART };
 	unsigned long started = 0;
 	int kvm_fd, vm_fd, mmap_size, rc = 0;
-	uint64_t runs = 0, mmio = 0, intr = 0, ns = 0, timer = 0, irqs = 0;
+	uint64_t runs = 0, mmio = 0, intr = 0, ns = 0, timer = 0, irqs = 0, sgis;
 	void *mem;
 
 	/* Re-exec'd through /proc/self/exe, the main thread would otherwise be named "exe". */
@@ -914,7 +1057,10 @@ static int run_vm(const struct opts *o)
 		if (setup_vcpu(vm_fd, &init, &vcpus[i], mmap_size))
 			return 1;
 	}
-	if ((o->count[K_TIMER] || o->count[K_IRQ]) && create_gic(vm_fd, vcpus, o->vcpus))
+	if ((o->count[K_TIMER] || o->count[K_IRQ] || o->count[K_IPI]) &&
+	    create_gic(vm_fd, vcpus, o->vcpus))
+		return 1;
+	if (setup_ipi(vcpus, o->vcpus))
 		return 1;
 	for (unsigned long i = 0; o->count[K_IRQ] && i < o->vcpus; i++) {
 		vcpus[i].irq_ack = calloc(o->count[K_IRQ], sizeof(uint64_t));
@@ -957,13 +1103,15 @@ static int run_vm(const struct opts *o)
 	}
 	if (rc)
 		return 1;
+	sgis = o->count[K_IPI] ? vcpus[1].ipis : 0;
 	errmsg("%s (pid %d): %lu vCPU(s): %" PRIu64 " KVM_RUN, MMIO %" PRIu64 " INTR %" PRIu64
 	       ", hvc %" PRIu64 " wfi %" PRIu64 " sysreg %" PRIu64 " touch %" PRIu64
 	       " (no exit to the VMM), timer interrupts taken %" PRIu64 ", SPIs taken %" PRIu64
-	       ", %.3f s",
+	       ", SGIs taken %" PRIu64 ", %.3f s",
 	       o->vm_name, (int)getpid(), o->vcpus, runs, mmio, intr,
 	       o->vcpus * o->count[K_HVC], o->vcpus * o->count[K_WFI],
-	       o->vcpus * o->count[K_SYSREG], o->vcpus * o->count[K_TOUCH], timer, irqs, ns / 1e9);
+	       o->vcpus * o->count[K_SYSREG], o->vcpus * o->count[K_TOUCH], timer, irqs, sgis,
+	       ns / 1e9);
 	if (o->json)
 		print_json(o, vcpus);
 	return 0;
@@ -984,7 +1132,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
 			printf("usage: " PROG " [--vcpus N] [--mmio N] [--touch N] [--hvc N] "
 			       "[--wfi N] [--sysreg N]\n"
-			       "       [--timer N] [--irq N] [--name NAME] [--json]\n"
+			       "       [--timer N] [--irq N] [--ipi N] [--name NAME] [--json]\n"
 			       "       " PROG " --symbols FILE\n"
 			       "  --timer N       N EL1 virtual timer interrupts (PPI %d, 1 ms apart)"
 			       " through\n"
@@ -993,13 +1141,16 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			       " raised\n"
 			       "                  by the VMM (KVM_IRQ_LINE) while the vCPU waits in"
 			       " wfi\n"
+			       "  --ipi N         N SGIs (INTID %d) vCPU 0 sends vCPU 1 (ICC_SGI1R_EL1)"
+			       " while\n"
+			       "                  vCPU 1 waits in wfi (needs --vcpus 2 or more)\n"
 			       "  --touch N       store to N pages of the vCPU's own at GPA 0x%llx:\n"
 			       "                  N first touches, stage-2 faults (vcpus x N <= %d)\n"
 			       "  --symbols FILE  write the guest code's labels to FILE as a "
 			       "System.map\n"
 			       "                  (for vmexit --by rip --guest-symbols), run nothing\n"
 			       "See the comment at the top of tools/vmexit-guest-arm64.c for the exact "
-			       "exit counts.\n", TIMER_INTID, IRQ_INTID, MAX_IRQ, TOUCH_GPA,
+			       "exit counts.\n", TIMER_INTID, IRQ_INTID, MAX_IRQ, IPI_INTID, TOUCH_GPA,
 			       MAX_TOUCH);
 			exit(0);
 		}
@@ -1029,6 +1180,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	if (o->count[K_IRQ] > MAX_IRQ)
 		usage_error("--irq %" PRIu64 ": at most %llu (each is kept for its bound)",
 			    o->count[K_IRQ], MAX_IRQ);
+	if (o->count[K_IPI] && o->vcpus < 2)
+		usage_error("--ipi %" PRIu64 ": vCPU 0 sends to vCPU 1: use --vcpus 2 or more",
+			    o->count[K_IPI]);
 	if (o->vcpus * o->count[K_TOUCH] > MAX_TOUCH)
 		usage_error("--touch %" PRIu64 " x %lu vCPU(s): at most %d pages in all",
 			    o->count[K_TOUCH], o->vcpus, MAX_TOUCH);

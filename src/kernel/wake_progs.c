@@ -32,8 +32,12 @@ static const char *wake_hooks(struct bpf_object *obj, char *buf, size_t len)
 
 		if (!slash)
 			continue;
-		w = !kind ? snprintf(buf + n, len - n, "%.*s on %s", (int)(slash - sec), sec,
-				     slash + 1) : snprintf(buf + n, len - n, ", %s", slash + 1);
+		/* Each kind named where it starts: arm64's set ends with a kprobe. */
+		if (kind && !strncmp(kind, sec, slash - sec + 1))
+			w = snprintf(buf + n, len - n, ", %s", slash + 1);
+		else
+			w = snprintf(buf + n, len - n, "%s%.*s on %s", kind ? "; " : "",
+				     (int)(slash - sec), sec, slash + 1);
 		kind = sec;
 		if (w < 0 || (size_t)w >= len - n)
 			break;

@@ -21,7 +21,10 @@
 #              PPI 27 allow; parts summing to the total; WFI anatomy = kvm_vcpu_wakeup. Then
 #              (--irq) the VMM's SPIs to each vCPU waiting in wfi: per vCPU, source line and
 #              vector its INTID, count = the guest's tally = tracefs' raises of it; latencies
-#              within the VMM's bounds (inject to the guest's handler); all of it halted parts
+#              within the VMM's bounds (inject to the guest's handler); all of it halted parts.
+#              Then (--ipi) vCPU 0's SGIs to vCPU 1 waiting in wfi: source ipi, vector the SGI's
+#              INTID, count = vCPU 0's sent = vCPU 1's tally = tracefs' kvm_sys_access writes of
+#              ICC_SGI1R_EL1 by vCPU 0; parts summing to the total, all of it halted parts
 #   "fastpath": a VM first, then vmexit stat --check-hooks -v: the tp_btf fast path is taken
 #
 # stat and stream are nested, so both are attached before the guests' first KVM_RUN and until the
@@ -68,7 +71,7 @@ ARGSB="--vcpus 1 --mmio 120 --hvc 60 --wfi 10 --sysreg 50 --name armB --json"
 ARGSC="--vcpus 2 --mmio 100 --hvc 80 --wfi 10 --sysreg 60 --name armC --json"
 ARGSK="--vcpus 1 --mmio 70 --hvc 90 --wfi 0 --sysreg 0 --touch 12 --name armK --json"
 ARGSR="--vcpus 2 --mmio 40 --hvc 50 --wfi 4 --sysreg 30 --touch 6 --name armR --json"
-ARGSW="--vcpus 2 --mmio 0 --timer 40 --irq 40 --name armW --json"
+ARGSW="--vcpus 2 --mmio 0 --timer 40 --irq 40 --ipi 30 --name armW --json"
 
 TEST=test_nested_arm64
 . "$HERE/lib/work.sh"	# WORK, removed (or kept) at exit
@@ -160,7 +163,7 @@ phase_end
 send guest.map /tmp/guest.map
 
 # The wake phase's own events, off again after it: the phases above read every line of theirs.
-WAKE_EV="vgic_update_irq_pending kvm_vcpu_wakeup"
+WAKE_EV="vgic_update_irq_pending kvm_vcpu_wakeup kvm_sys_access"
 for e in $WAKE_EV; do
 	echo 1 >$T/events/kvm/$e/enable || die "cannot enable kvm:$e"
 done
@@ -317,7 +320,8 @@ def guests(P, pre, arglist):
         if not check(A, f"{pre}: guest named {g.get('name')!r}, expected one of {list(byname)}"):
             continue
         pid = g["pid"]; vms[pid] = (A["name"], A)
-        check(g.get("mix") == {k: A.get(k, 0) for k in ("mmio", "hvc", "wfi", "sysreg", "touch", "timer", "irq")},
+        check(g.get("mix") == {k: A.get(k, 0) for k in ("mmio", "hvc", "wfi", "sysreg", "touch", "timer", "irq",
+                                                        "ipi")},
               f"{pre}: {A['name']}: mix {g.get('mix')}")
         check(len(g.get("vcpus", [])) == A["vcpus"], f"{pre}: {A['name']}: {len(g.get('vcpus', []))} vCPUs")
         for v in g.get("vcpus", []):
@@ -326,7 +330,9 @@ def guests(P, pre, arglist):
             # INTR against the WFIs that trapped: truth(), which has tracefs.
             # --irq: one "ready" store, then one per SPI taken (tools/vmexit-guest-arm64.c).
             irq_mmio = A["irq"] + 1 if A.get("irq") else 0
-            check(set(x) == {"MMIO", "INTR"} and x["MMIO"] == A["mmio"] + 1 + irq_mmio
+            # --ipi: vCPU 0 one "may I" per SGI, vCPU 1 one "ready" and one per SGI taken.
+            ipi_mmio = {0: A.get("ipi", 0), 1: A["ipi"] + 1 if A.get("ipi") else 0}.get(v["vcpu"], 0)
+            check(set(x) == {"MMIO", "INTR"} and x["MMIO"] == A["mmio"] + 1 + irq_mmio + ipi_mmio
                   and v.get("runs") == x["MMIO"] + x["INTR"],
                   f"{pre}: {A['name']} vCPU {v['vcpu']}: runs {v.get('runs')}, exits {x}")
     return tids, vms, tally
@@ -648,7 +654,7 @@ if check(P, f"{pre}: did not run"):
 # counts what the guest's arguments say at each label (an HVC64's PC is the instruction after
 # the hvc: ELR_EL2 of an HVC is its return address).
 LABELS = ("guest_start", "guest_mmio", "guest_touch", "guest_hvc", "guest_wfi", "guest_sysreg", "guest_timer",
-          "guest_irq", "guest_done")
+          "guest_irq", "guest_ipi_wait", "guest_ipi", "guest_done")
 P = phases.get("rip"); pre = "phase rip"
 if check(P, f"{pre}: did not run"):
     A = parse_args(ARGSR)
@@ -719,6 +725,17 @@ WAKE_LINE = re.compile(r"^\s*(.*?)-(\d+)\s+\[(\d+)\]\s+(\S+)\s+\d+\.\d+: (kvm_ex
                        r"|kvm_vcpu_wakeup): (.*)$")
 TIMER_PPI = 27
 IRQ_INTID = 48   # tools/vmexit-guest-arm64.c: vCPU v's SPI is IRQ_INTID + v
+IPI_INTID = 1    # tools/vmexit-guest-arm64.c: the SGI vCPU 0 sends vCPU 1
+# kvm_sys_access: "PC: ... NAME (Op0,Op1,CRn,CRm,Op2) write"; ICC_SGI1R_EL1 is (3,0,12,11,5).
+SGI1R_WRITE = re.compile(r"\(3,0,12,11,5\) write$")
+
+def sgi_writes(P, tid):
+    """tracefs' kvm_sys_access writes of ICC_SGI1R_EL1 by the thread tid (each one SGI sent)."""
+    n = 0
+    for l in text(P, "trace").split("\n"):
+        m = re.match(r"^\s*(.*?)-(\d+)\s+\[\d+\]\s+\S+\s+\d+\.\d+: kvm_sys_access: (.*)$", l)
+        n += bool(m and int(m.group(2)) == tid and SGI1R_WRITE.search(m.group(3).rstrip()))
+    return n
 
 def spi_raises(P):
     """tracefs' level-1 vgic_update_irq_pending of each SPI (the VMM's injector threads: any thread)."""
@@ -787,6 +804,7 @@ if check(P, f"{pre}: did not run"):
         got = {(r["vcpu"], r["source"], r["vector"]): r for r in rows}
         want = {(v, "timer", TIMER_PPI) for v in range(A["vcpus"])}
         want |= {(v, "line", IRQ_INTID + v) for v in range(A["vcpus"])}
+        want |= {(1, "ipi", IPI_INTID)}
         check(set(got) == want, f"{pre}: wake rows {sorted(got)}, expected {sorted(want)}")
         for v in range(A["vcpus"]):
             key = (pid, v); t = tr.get(key, {}); r = got.get((v, "timer", TIMER_PPI), {})
@@ -837,6 +855,30 @@ if check(P, f"{pre}: did not run"):
             print(f"{PRE}: {pre}: vCPU {v}: {r.get('count')} SPI {intid} deliveries (the guest's tally {g}, "
                   f"tracefs raises {raised}), latency sum {r.get('sum_ns')} <= {sum(bounds)} ns, max "
                   f"{r.get('max_ns')} <= {max(bounds or [0])} ns (the VMM's bounds), parts {parts}")
+        # --ipi: vCPU 0 sent each SGI (a trapped ICC_SGI1R_EL1 write) only once vCPU 1 had taken
+        # the one before and slept in KVM's halt (its VMM thread held the "may I" exit), so each
+        # is one delivery to vCPU 1, from halted, and the counts agree four ways.
+        s0 = tally.get((pid, 0), {}); s1 = tally.get((pid, 1), {})
+        tid0 = next((t for t, k in tids.items() if k == (pid, 0)), None)
+        sent, took, traced = s0.get("ipi_sent"), s1.get("ipi"), sgi_writes(P, tid0)
+        r = got.get((1, "ipi", IPI_INTID), {}); parts = r.get("parts_ns", {})
+        check(sent == took == A["ipi"] and s0.get("ipi_intid") == s1.get("ipi_intid") == IPI_INTID,
+              f"{pre}: --ipi {A['ipi']}: vCPU 0 sent {sent}, vCPU 1 took {took} (INTIDs {s0.get('ipi_intid')}, "
+              f"{s1.get('ipi_intid')}, expected {IPI_INTID})")
+        check(r.get("count") == sent == took == traced,
+              f"{pre}: vCPU 1: SGI {IPI_INTID} deliveries: vmexit {r.get('count')}, vCPU 0 sent {sent}, vCPU 1 "
+              f"took {took}, tracefs kvm_sys_access ICC_SGI1R_EL1 writes by vCPU 0 {traced}")
+        check(r and all(x >= 0 for x in parts.values()) and sum(parts.values()) == r.get("sum_ns")
+              and 0 < r.get("max_ns", 0) <= r.get("sum_ns", 0),
+              f"{pre}: vCPU 1: SGI {IPI_INTID} parts {parts} sum to {sum(parts.values())}, total "
+              f"{r.get('sum_ns')}, max {r.get('max_ns')}")
+        check(s0.get("ipi_unsure") == 0,
+              f"{pre}: vCPU 0: {s0.get('ipi_unsure')} SGIs sent without its VMM seeing vCPU 1 in KVM's halt")
+        check(parts.get("guest") == 0 and parts.get("exit") == 0,
+              f"{pre}: vCPU 1: SGIs sent while it slept in wfi charged to guest/exit: {parts}")
+        print(f"{PRE}: {pre}: vCPU 1: {r.get('count')} SGI {IPI_INTID} deliveries (vCPU 0 sent {sent}, vCPU 1 "
+              f"took {took}, tracefs ICC_SGI1R_EL1 writes {traced}), latency sum {r.get('sum_ns')} ns, max "
+              f"{r.get('max_ns')} ns, parts {parts}")
 
 # ---------------------------------------------------------------- phase "fastpath"
 P = phases.get("fastpath"); pre = "phase fastpath"
