@@ -36,9 +36,10 @@
  *
  * --symbols FILE writes the guest code's labels as a System.map at the guest addresses they
  * run at (guest_start, and each kind's exit instruction: guest_mmio, guest_touch, guest_hvc,
- * guest_wfi, guest_sysreg, guest_timer, guest_irq, guest_ipi_wait, guest_ipi, guest_done) and exits without running a VM;
- * the layout is the same for every mix. kvm_exit's vcpu_pc is the exit's instruction, but for
- * HVC64: the instruction after the hvc (ELR_EL2 of an HVC is its return address), guest_hvc+0x4.
+ * guest_wfi, guest_sysreg, guest_timer, guest_irq, guest_ipi_wait, guest_ipi, guest_done) and
+ * exits without running a VM; the layout is the same for every mix. kvm_exit's vcpu_pc is the
+ * exit's instruction, but for HVC64: the instruction after the hvc (ELR_EL2 of an HVC is its
+ * return address), guest_hvc+0x4.
  *
  * Exact counts per vCPU:
  *   kvm_exit DABT_LOW = mmio + touch + 1   HVC64 = hvc   WFx = wfi   SYS64 = sysreg
@@ -84,7 +85,7 @@
  * two reads allow, minus the inject's, plus one tick for the reads' rounding, in ns.
  *
  * --ipi: needs --vcpus 2 or more; only vCPUs 0 and 1 take part. The same vGICv3, with SGI
- * IPI_INTID made group 1 and enabled in vCPU 1's redistributor. vCPU 1 (the receiver; its count
+ * IPI_INTID made group 1 and enabled in every vCPU's redistributor. vCPU 1 (the receiver; its count
  * in TPIDR_EL0, set by the VMM) opens its CPU interface, stores 0 to 0x10000018 ("ready", an
  * 8-byte KVM_EXIT_MMIO), then N times: wfi until ICC_IAR1_EL1 acknowledges IPI_INTID
  * (guest_ipi_wait); ICC_EOIR1_EL1; tally + 1 (x15); the same store (taken, ready for the next).
@@ -194,8 +195,8 @@ GUEST_LABELS(GUEST_LABEL_DECL)
  * page and x26 the page size, x28 --timer's tally of timer interrupts (x18 its period, in the
  * counter's ticks, from CNTFRQ_EL0), x29 --irq's count, x30 its tally and x17 its INTID; hvc
  * may clobber x0-x17 (SMCCC), so nothing the loops need lives there: --ipi, last, keeps its
- * counts in system registers the VMM sets (TPIDR_EL0/EL1, TPIDRRO_EL0) and works in x15-x16. Each loop is skipped when
- * its count is 0. The label_guest_* are --symbols' labels.
+ * counts in system registers the VMM sets (TPIDR_EL0/EL1, TPIDRRO_EL0) and works in x15-x16.
+ * Each loop is skipped when its count is 0. The label_guest_* are --symbols' labels.
  */
 extern const uint32_t guest_code[], guest_code_end[];
 __asm__(".pushsection .rodata\n"
@@ -517,9 +518,9 @@ static int setup_spi(int dev, const struct vcpu *v)
 
 /*
  * The in-kernel vGICv3, after the vCPUs (KVM ties a redistributor to each) and before their first
- * run: its frames, then its group 1 and each vCPU's timer PPI (and --irq's SPI, --ipi's SGI) on, through the
- * device's register attributes rather than the guest's MMIO, which would add exits the counts do
- * not expect.
+ * run: its frames, then its group 1 and each vCPU's timer PPI (and --irq's SPI, --ipi's SGI) on,
+ * through the device's register attributes rather than the guest's MMIO, which would add exits
+ * the counts do not expect.
  */
 static int create_gic(int vm_fd, struct vcpu *vcpus, unsigned long n)
 {
