@@ -52,7 +52,10 @@ static int open_fx(__u32 max_keys)
 	bpf_map__set_max_entries(skel->maps.free_cells, 64);
 	bpf_map__set_max_entries(skel->maps.thread_hash, 1024);
 	bpf_map__set_autocreate(skel->maps.thread_storage, false);
+	skel->rodata->key_slots_nr = max_keys + 2 * 64;
 	bpf_map__set_max_entries(skel->maps.key_table, max_keys + 2 * 64);
+	bpf_map__set_max_entries(skel->maps.key_slots, max_keys + 2 * 64);
+	bpf_map__set_max_entries(skel->maps.free_keys, max_keys + 2 * 64);
 	bpf_program__set_autoload(skel->progs.run_event_task, false);
 	if (vmexit_test_bpf__load(skel)) {
 		fprintf(stderr, "cannot load the test object: %s\n", strerror(errno));
@@ -113,24 +116,33 @@ static void kentry(__u64 now)
 	send((struct test_ctx){ .op = TOP_ENTRY, .now = now });
 }
 
-/* The entry of (isa, reason, kind, dir, key); count 0 when there is none. */
-static struct key_stats entry(__u32 isa, __u32 reason, __u32 kind, __u32 dir, __u64 k)
+/* The entry of thread tid's (isa, reason, kind, dir, key); count 0 when there is none. */
+static struct key_stats entry_of(__u32 tid, __u32 isa, __u32 reason, __u32 kind, __u32 dir,
+				 __u64 k)
 {
 	int fd = bpf_map__fd(skel->maps.key_table);
+	int slots_fd = bpf_map__fd(skel->maps.key_slots);
 	struct key_stats st, none = {};
 	struct key_id id, next;
 	bool first = true;
+	__u32 slot;
 
 	while (!bpf_map_get_next_key(fd, first ? NULL : &id, &next)) {
 		first = false;
 		id = next;
-		if (bpf_map_lookup_elem(fd, &id, &st))
+		if (bpf_map_lookup_elem(fd, &id, &slot) ||
+		    bpf_map_lookup_elem(slots_fd, &slot, &st))
 			continue;
 		if (st.id.isa == isa && st.id.reason == reason && id.k.kind == kind &&
-		    id.k.dir == dir && id.k.key == k && id.tid == TID)
+		    id.k.dir == dir && id.k.key == k && id.tid == tid)
 			return st;
 	}
 	return none;
+}
+
+static struct key_stats entry(__u32 isa, __u32 reason, __u32 kind, __u32 dir, __u64 k)
+{
+	return entry_of(TID, isa, reason, kind, dir, k);
 }
 
 static __u32 entries(void)
