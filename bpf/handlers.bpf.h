@@ -93,6 +93,21 @@ bool stream_wake_now;
 #define TS_OFF_RUNQ	4u	/* --split: left the CPU runnable (preempted), not asleep */
 #define TS_CPUID_EXIT	8u	/* keys: the exit in flight is a CPUID exit (key_replaces) */
 
+/*
+ * Keys (bpf/keys.bpf.h): one key table entry the thread charged lately, found again without the
+ * hash: the cell and key it is of, and its slot in key_slots + 1 (0: an empty way).
+ */
+struct key_cached {
+	__u64 key;
+	__u16 kind;
+	__u16 dir;
+	__u32 cell;
+	__u32 slot;
+	__u32 __pad;
+};
+
+#define KEY_CACHE_N	8	/* ways, a power of two: a vCPU's busy keys are few */
+
 /* One completed exit's latency as on CPU + blocked + runq (--split). */
 struct exit_split {
 	__u64 blocked;
@@ -145,6 +160,7 @@ struct thread_state {
 	__u32 late_stream;	/* stream --keys: its record waits for the key too */
 	__u64 late_start;
 	struct exit_split late_split;
+	struct key_cached key_cache[KEY_CACHE_N];
 	__u16 cells[NR_RSLOTS];
 };
 
@@ -949,8 +965,8 @@ static __always_inline void handle_thread_exit(__u64 now, __u32 tgid, __u32 tid)
 		if (key_mode && ts->late_ref)
 			key_settle(ts);
 		if (key_mode) {
-			key_left(ts->exit_cell, &ts->exit_key, now);
-			key_left(ts->uexit_cell, &ts->uexit_key, now);
+			key_left(ts, ts->exit_cell, &ts->exit_key, now);
+			key_left(ts, ts->uexit_cell, &ts->uexit_key, now);
 		}
 		ids_fill(&tgid, &tid);
 		ref = ts->last_cell;

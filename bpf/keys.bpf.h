@@ -6,10 +6,15 @@
  * key table as well as to the cell. Included by handlers.bpf.h; every call is behind key_mode,
  * a constant the verifier folds: without keys the per-exit path is the same instructions.
  *
- * The table is a hash of its own, sized max_keys plus a reserve for the two rows every cell
+ * The table: each entry's statistics in an array (key_slots), and a hash from (cell, thread,
+ * key) to its slot (key_table), sized alike: max_keys plus a reserve for the two rows every cell
  * may need besides its keys: `none` (exits nothing described) and `other` (exits whose key
- * found the table full, each counted in lost[LOST_KEYS_FULL]). One writer per entry (the
- * cell's thread), like the cells: no atomics per exit.
+ * found the table full, each counted in lost[LOST_KEYS_FULL]). The hash, a jhash of the 24-byte
+ * key_id and a bucket walk, is what --by key cost most per exit; a thread finds the entries it
+ * charged lately in a small cache in its state (thread_state.key_cache), and the hash only on
+ * a miss. One writer per entry (the cell's thread), like the cells: no atomics per exit.
+ * Userspace reads the hash for the slots, the slots for the figures, and hands the slot of a
+ * forgotten entry back zeroed (free_keys), as it does cells.
  */
 #ifndef VMEXIT_KEYS_BPF_H
 #define VMEXIT_KEYS_BPF_H
@@ -19,30 +24,42 @@
 
 const volatile __u32 key_mode = KEY_MODE_OFF;	/* enum vmexit_key_mode */
 const volatile __u32 max_keys = 0;
+/* key_slots' size (max_keys + the reserve): next_key is never taken past it. */
+const volatile __u32 key_slots_nr = 0;
 /* --key-gpa-shift: a guest-physical fault's key is its address in units of 2^shift bytes. */
 const volatile __u32 key_gpa_shift = 12;
 /* stream/record --keys put the key in each record: the table is stat's, top's and serve's. */
 const volatile bool key_table_enabled = true;
 /* Entries made for real keys (not none/other); may run a few past max_keys (racing CPUs). */
 __u32 keys_used;
+/* key_slots never handed out yet start here. */
+__u32 next_key;
+
+#define KEY_SLOT_NONE	~0u
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1);		/* sized by userspace: max_keys + the reserve */
+	__uint(max_entries, 1);		/* sized by userspace: key_slots_nr */
 	__type(key, struct key_id);
-	__type(value, struct key_stats);
+	__type(value, __u32);		/* the entry's index in key_slots */
 } key_table SEC(".maps");
 
-/* A new entry's first value: its histogram is never written, so it stays zero. */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);		/* sized by userspace: key_slots_nr */
 	__type(key, __u32);
 	__type(value, struct key_stats);
-} key_scratch SEC(".maps");
+} key_slots SEC(".maps");
 
-static __always_inline void key_charge(__u32 ref, const struct cell *c, const struct key_note *k,
-				       __u64 lat);
+/* Slots of forgotten entries, zeroed by userspace: taken before new ones. */
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, 1);		/* sized by userspace: key_slots_nr */
+	__type(value, __u32);
+} free_keys SEC(".maps");
+
+static __always_inline void key_charge(struct thread_state *ts, __u32 ref, const struct cell *c,
+				       const struct key_note *k, __u64 lat);
 static __always_inline void stream_send(struct thread_state *ts, __u32 tgid, __u32 tid, __u64 start,
 					__u64 lat, __u16 type, const struct exit_split *s,
 					const struct key_note *key);
@@ -59,7 +76,7 @@ static __always_inline void key_settle(struct thread_state *ts)
 
 	ts->late_ref = CELL_NONE;
 	if (c)
-		key_charge(ref, c, &ts->late_key, ts->late_lat);
+		key_charge(ts, ref, c, &ts->late_key, ts->late_lat);
 	/* stream --keys: the exit's record, which waited for the same key. */
 	if (stream_enabled && ts->late_stream) {
 		ts->late_stream = 0;
@@ -175,15 +192,19 @@ static __always_inline bool key_exit_done(struct thread_state *ts, __u32 ref, co
 			return true;
 		}
 	}
-	key_charge(ref, c, k, lat);
+	key_charge(ts, ref, c, k, lat);
 	return false;
 }
 
-/* Slow path: the first exit of a key on this cell. NULL when not even `other` has room. */
-static __noinline struct key_stats *key_add(struct key_id *id, const struct cell *c)
+/*
+ * Slow path: the first exit of a key on this cell: a zeroed slot (a forgotten one first), its
+ * identity and extremes set, then found through the hash. id->k becomes `other` when the
+ * table has no room for a real key. KEY_SLOT_NONE when not even `other` has room.
+ */
+static __noinline __u32 key_add(struct key_id *id, const struct cell *c)
 {
 	struct key_stats *st;
-	__u32 zero = 0;
+	__u32 idx, *found;
 	bool real = id->k.kind != KEY_NONE && id->k.kind != KEY_OTHER;
 
 	if (real && keys_used >= max_keys) {
@@ -191,49 +212,83 @@ static __noinline struct key_stats *key_add(struct key_id *id, const struct cell
 		id->k.kind = KEY_OTHER;
 		id->k.dir = KEY_DIR_NONE;
 		id->k.key = 0;
-		st = bpf_map_lookup_elem(&key_table, id);
-		if (st)
-			return st;
+		found = bpf_map_lookup_elem(&key_table, id);
+		if (found)
+			return *found;
 		real = false;
 	}
-	st = bpf_map_lookup_elem(&key_scratch, &zero);
+	if (bpf_map_pop_elem(&free_keys, &idx)) {
+		/* Tested before the add, so that a full table does not push next_key on. */
+		if (next_key >= key_slots_nr)
+			goto full;
+		idx = __sync_fetch_and_add(&next_key, 1);
+	}
+	st = bpf_map_lookup_elem(&key_slots, &idx);
 	if (!st)
-		return NULL;
+		goto full;	/* racing CPUs took the last ones */
 	__builtin_memcpy(&st->id, &c->key, sizeof(st->id));
 	st->count = 0;
 	st->left = 0;
 	st->total_ns = 0;
 	st->max_ns = 0;
 	st->min_ns = ~0ULL;
-	if (bpf_map_update_elem(&key_table, id, st, BPF_NOEXIST)) {
-		/* The reserve is gone too (more cells than it was sized for). */
-		if (id->k.kind != KEY_OTHER)
-			lost_inc(LOST_KEYS_FULL);
-		return NULL;
+	if (bpf_map_update_elem(&key_table, id, &idx, BPF_NOEXIST)) {
+		/* Slots and hash are sized alike: not expected, but the slot is not lost. */
+		bpf_map_push_elem(&free_keys, &idx, BPF_ANY);
+		goto full;
 	}
 	if (real)
 		__sync_fetch_and_add(&keys_used, 1);
-	return bpf_map_lookup_elem(&key_table, id);
+	return idx;
+full:
+	/* The reserve is gone too (more cells than it was sized for). */
+	if (id->k.kind != KEY_OTHER)
+		lost_inc(LOST_KEYS_FULL);
+	return KEY_SLOT_NONE;
 }
 
-/* The entry of cell ref (c) for key k, made if new; NULL without a table or room. */
-static __always_inline struct key_stats *key_entry(__u32 ref, const struct cell *c,
-						   const struct key_note *k)
+/*
+ * The entry of cell ref (c) of thread ts for key k, made if new; NULL without a table or room.
+ * The thread's cache first: its ways hold (cell, key) -> slot for entries only this thread
+ * writes, and go with its state; an entry is forgotten only once its guest is gone, threads
+ * and all, so a cached slot is never another entry's. A key redirected to `other` (the table
+ * was full) is not cached: each of its exits is counted lost, as it was.
+ */
+static __always_inline struct key_stats *key_entry(struct thread_state *ts, __u32 ref,
+						   const struct cell *c, const struct key_note *k)
 {
-	struct key_id id = { .cell = ref, .tid = c->key.tid, .k = *k };
-	struct key_stats *st;
+	__u32 way = (ref + (__u32)k->key + k->kind + k->dir) & (KEY_CACHE_N - 1);
+	struct key_cached *kc = &ts->key_cache[way];
+	struct key_id id;
+	__u32 idx, *found;
 
 	if (!key_table_enabled)
 		return NULL;
-	st = bpf_map_lookup_elem(&key_table, &id);
-	return st ? st : key_add(&id, c);
+	if (kc->slot && kc->cell == ref && kc->key == k->key && kc->kind == k->kind &&
+	    kc->dir == k->dir) {
+		idx = kc->slot - 1;
+		return bpf_map_lookup_elem(&key_slots, &idx);
+	}
+	id = (struct key_id){ .cell = ref, .tid = c->key.tid, .k = *k };
+	found = bpf_map_lookup_elem(&key_table, &id);
+	idx = found ? *found : key_add(&id, c);
+	if (idx == KEY_SLOT_NONE)
+		return NULL;
+	if (id.k.kind == k->kind) {
+		kc->key = k->key;
+		kc->kind = k->kind;
+		kc->dir = k->dir;
+		kc->cell = ref;
+		kc->slot = idx + 1;
+	}
+	return bpf_map_lookup_elem(&key_slots, &idx);
 }
 
-/* A completed exit of cell ref (c), latency lat, about k. */
-static __always_inline void key_charge(__u32 ref, const struct cell *c, const struct key_note *k,
-				       __u64 lat)
+/* A completed exit of cell ref (c) of thread ts, latency lat, about k. */
+static __always_inline void key_charge(struct thread_state *ts, __u32 ref, const struct cell *c,
+				       const struct key_note *k, __u64 lat)
 {
-	struct key_stats *st = key_entry(ref, c, k);
+	struct key_stats *st = key_entry(ts, ref, c, k);
 
 	if (st)
 		lat_add(&st->count, &st->total_ns, &st->min_ns, &st->max_ns, st->hist, lat);
@@ -244,14 +299,15 @@ static __always_inline void key_charge(__u32 ref, const struct cell *c, const st
  * that quits in an exit to it, and the guest exit behind it): counted, as its cell counts it
  * started, with its age at now in the time, but in no latency (it has none).
  */
-static __always_inline void key_left(__u32 ref, const struct key_note *k, __u64 now)
+static __always_inline void key_left(struct thread_state *ts, __u32 ref, const struct key_note *k,
+				     __u64 now)
 {
 	struct cell *c = cell_get(ref);
 	struct key_stats *st;
 
 	if (!c || !c->inflight_ts)
 		return;
-	st = key_entry(ref, c, k);
+	st = key_entry(ts, ref, c, k);
 	if (st) {
 		st->left++;
 		st->total_ns += now - c->inflight_ts;

@@ -443,8 +443,13 @@ static void keys_tunables(struct session *s, const struct session_opts *o)
 		s->skel->rodata->key_gpa_shift = o->key_gpa_shift;
 	/* A stream's records carry their keys: no table to fill (nor keys_full to count). */
 	s->skel->rodata->key_table_enabled = !o->stream;
-	if (o->key_mode && !o->stream)
+	if (o->key_mode && !o->stream) {
+		/* The hash finds an entry's slot, the array holds it, the queue its reuse. */
+		s->skel->rodata->key_slots_nr = s->max_keys + reserve;
 		bpf_map__set_max_entries(s->skel->maps.key_table, s->max_keys + reserve);
+		bpf_map__set_max_entries(s->skel->maps.key_slots, s->max_keys + reserve);
+		bpf_map__set_max_entries(s->skel->maps.free_keys, s->max_keys + reserve);
+	}
 }
 
 /* The key tracepoints (--by key), where this kernel has them; --by rip needs none. */

@@ -12,6 +12,8 @@ void key_rows_init(struct key_rows *kr, int map_fd, enum group_by by, __s32 vcpu
 {
 	memset(kr, 0, sizeof(*kr));
 	kr->map_fd = map_fd;
+	kr->slots_fd = -1;
+	kr->free_fd = -1;
 	kr->by = by;
 	kr->vcpu_filter = vcpu_filter;
 	row_table_init(&kr->cum);
@@ -100,8 +102,18 @@ static int key_take(struct key_rows *kr, const struct key_id *id, const struct k
 	return 0;
 }
 
+/* Entry id's statistics, through its slot. 0, or -1 when it is gone (deleted meanwhile). */
+static int key_read(const struct key_rows *kr, const struct key_id *id, __u32 *slot,
+		    struct key_stats *st)
+{
+	if (bpf_map_lookup_elem(kr->map_fd, id, slot))
+		return -1;
+	return bpf_map_lookup_elem(kr->slots_fd, slot, st);
+}
+
 int key_rows_sample(struct key_rows *kr, struct row_table *out)
 {
+	__u32 slot;
 	struct key_id id, next;
 	struct key_stats st;
 	bool first = true;
@@ -112,7 +124,7 @@ int key_rows_sample(struct key_rows *kr, struct row_table *out)
 	while (!bpf_map_get_next_key(kr->map_fd, first ? NULL : &id, &next)) {
 		first = false;
 		id = next;
-		if (bpf_map_lookup_elem(kr->map_fd, &id, &st))
+		if (key_read(kr, &id, &slot, &st))
 			continue;	/* deleted meanwhile */
 		err = key_take(kr, &id, &st, out);
 		if (err)
@@ -124,29 +136,40 @@ int key_rows_sample(struct key_rows *kr, struct row_table *out)
 /* The kernel's entries of gone guests, deleted after the walk (a deleted key restarts it). */
 static void forget_kernel(struct key_rows *kr, const struct row_forget *f)
 {
+	static const struct key_stats zero;
 	struct key_id id, next, *del = NULL;
-	__u32 nr = 0, cap = 0;
+	__u32 nr = 0, cap = 0, slot, *slots = NULL, cap_slots = 0;
 	struct key_stats st;
 	bool first = true;
 
 	while (!bpf_map_get_next_key(kr->map_fd, first ? NULL : &id, &next)) {
 		first = false;
 		id = next;
-		if (bpf_map_lookup_elem(kr->map_fd, &id, &st) ||
-		    !f->gone(f->ctx, st.id.tgid, st.id.proc_start))
+		if (key_read(kr, &id, &slot, &st) || !f->gone(f->ctx, st.id.tgid, st.id.proc_start))
 			continue;
-		if (array_reserve(del, nr, cap, 64))
+		if (array_reserve(del, nr, cap, 64) || array_reserve(slots, nr, cap_slots, 64))
 			break;		/* out of memory: the rest at the next call */
+		slots[nr] = slot;
 		del[nr++] = id;
 	}
 	for (__u32 i = 0; i < nr; i++) {
 		bool real = del[i].k.kind != KEY_NONE && del[i].k.kind != KEY_OTHER;
 
+		if (bpf_map_delete_elem(kr->map_fd, &del[i]))
+			continue;
+		/*
+		 * Its threads are gone, so no writer is left: the slot goes back zeroed (a new
+		 * entry's histogram starts from it), after the hash no longer leads to it. A slot
+		 * that cannot be zeroed or queued stays out of use: a smaller table, never two
+		 * entries in one slot.
+		 */
+		if (!bpf_map_update_elem(kr->slots_fd, &slots[i], &zero, BPF_ANY))
+			bpf_map_update_elem(kr->free_fd, NULL, &slots[i], BPF_ANY);
 		/* Room for a new key once its entry is gone (only this thread lowers it). */
-		if (!bpf_map_delete_elem(kr->map_fd, &del[i]) && real && kr->used &&
-		    __atomic_load_n(kr->used, __ATOMIC_RELAXED))
+		if (real && kr->used && __atomic_load_n(kr->used, __ATOMIC_RELAXED))
 			__atomic_fetch_sub(kr->used, 1, __ATOMIC_RELAXED);
 	}
+	free(slots);
 	free(del);
 }
 

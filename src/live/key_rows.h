@@ -13,7 +13,9 @@
 DEFINE_HASHMAP(key_prev_index, struct key_id, __u32)
 
 struct key_rows {
-	int map_fd;		/* the key table */
+	int map_fd;		/* the key table: entry -> its slot in slots_fd */
+	int slots_fd;		/* the entries' statistics, by slot */
+	int free_fd;		/* the kernel's queue of zeroed slots to reuse */
 	/* The kernel's count of real keys it made (keys.bpf.h keys_used, in the mmapped bss),
 	 * which --max-keys bounds: lowered as forgotten ones leave. NULL: nothing forgotten. */
 	__u32 *used;
@@ -25,6 +27,7 @@ struct key_rows {
 	struct row_table cum;	/* since the start */
 };
 
+/* No table until map_fd, slots_fd and free_fd are set (-1: none). */
 void key_rows_init(struct key_rows *kr, int map_fd, enum group_by by, __s32 vcpu_filter);
 void key_rows_free(struct key_rows *kr);
 /*

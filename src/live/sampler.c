@@ -108,6 +108,8 @@ static int open_extras(struct sampler *sp, struct cli_filters *f, const struct s
 
 	if (f->opts.key_mode) {
 		sp->keys.map_fd = bpf_map__fd(sp->s.skel->maps.key_table);
+		sp->keys.slots_fd = bpf_map__fd(sp->s.skel->maps.key_slots);
+		sp->keys.free_fd = bpf_map__fd(sp->s.skel->maps.free_keys);
 		/* Forgotten keys lower the kernel's count of them, which --max-keys caps. */
 		sp->keys.used = &sp->s.skel->bss->keys_used;
 	}

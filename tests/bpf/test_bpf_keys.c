@@ -3,8 +3,9 @@
  * Keys (bpf/keys.bpf.h) through BPF_PROG_TEST_RUN with hand-made events, on the very handlers
  * the tracepoint programs run: which key each completed exit is charged to, with which
  * latency, in the order KVM traces them on hosts where kvm_exit fires and where it does not,
- * a full table's exits in (other), counted as lost keys_full, interrupt exits' vectors, and
- * the exits an ending thread leaves in flight.
+ * a full table's exits in (other), each counted as lost keys_full, interrupt exits' vectors,
+ * the exits an ending thread leaves in flight, the thread's cache of its entries' slots, and a
+ * gone guest's entries forgotten (key_rows_forget) and their slots reused zeroed.
  */
 #include <errno.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "vmexit_test.skel.h"
 #include "vmexit_test.h"
 #include "bpf_test_util.h"
+#include "key_rows.h"
 
 #define TGID		500
 #define TID		501
@@ -52,7 +54,10 @@ static int open_fx(__u32 max_keys)
 	bpf_map__set_max_entries(skel->maps.free_cells, 64);
 	bpf_map__set_max_entries(skel->maps.thread_hash, 1024);
 	bpf_map__set_autocreate(skel->maps.thread_storage, false);
+	skel->rodata->key_slots_nr = max_keys + 2 * 64;
 	bpf_map__set_max_entries(skel->maps.key_table, max_keys + 2 * 64);
+	bpf_map__set_max_entries(skel->maps.key_slots, max_keys + 2 * 64);
+	bpf_map__set_max_entries(skel->maps.free_keys, max_keys + 2 * 64);
 	bpf_program__set_autoload(skel->progs.run_event_task, false);
 	if (vmexit_test_bpf__load(skel)) {
 		fprintf(stderr, "cannot load the test object: %s\n", strerror(errno));
@@ -113,24 +118,33 @@ static void kentry(__u64 now)
 	send((struct test_ctx){ .op = TOP_ENTRY, .now = now });
 }
 
-/* The entry of (isa, reason, kind, dir, key); count 0 when there is none. */
-static struct key_stats entry(__u32 isa, __u32 reason, __u32 kind, __u32 dir, __u64 k)
+/* The entry of thread tid's (isa, reason, kind, dir, key); count 0 when there is none. */
+static struct key_stats entry_of(__u32 tid, __u32 isa, __u32 reason, __u32 kind, __u32 dir,
+				 __u64 k)
 {
 	int fd = bpf_map__fd(skel->maps.key_table);
+	int slots_fd = bpf_map__fd(skel->maps.key_slots);
 	struct key_stats st, none = {};
 	struct key_id id, next;
 	bool first = true;
+	__u32 slot;
 
 	while (!bpf_map_get_next_key(fd, first ? NULL : &id, &next)) {
 		first = false;
 		id = next;
-		if (bpf_map_lookup_elem(fd, &id, &st))
+		if (bpf_map_lookup_elem(fd, &id, &slot) ||
+		    bpf_map_lookup_elem(slots_fd, &slot, &st))
 			continue;
 		if (st.id.isa == isa && st.id.reason == reason && id.k.kind == kind &&
-		    id.k.dir == dir && id.k.key == k && id.tid == TID)
+		    id.k.dir == dir && id.k.key == k && id.tid == tid)
 			return st;
 	}
 	return none;
+}
+
+static struct key_stats entry(__u32 isa, __u32 reason, __u32 kind, __u32 dir, __u64 k)
+{
+	return entry_of(TID, isa, reason, kind, dir, k);
 }
 
 static __u32 entries(void)
@@ -279,19 +293,22 @@ static void test_rep_io_count0(void)
 /* One key fits: the next ones go to the cell's (other), each exit counted as keys_full. */
 static void test_full(void)
 {
+	/* 0x71 twice: each of its exits finds the table full, not only its first. */
+	static const __u64 ports[] = { 0x70, 0x71, 0x72, 0x71 };
+
 	if (open_fx(1))
 		return;
-	for (__u64 port = 0x70; port < 0x73; port++) {
-		key(port * 100, KEY_PORT, KEY_DIR_OUT, port, false);
-		uexit(port * 100 + 1, U_IO);
-		run(port * 100 + 5);
+	for (__u64 i = 0; i < 4; i++) {
+		key(i * 100 + 100, KEY_PORT, KEY_DIR_OUT, ports[i], false);
+		uexit(i * 100 + 101, U_IO);
+		run(i * 100 + 105);
 	}
 	uexit(10000, U_HLT);	/* settles the last IO exit */
 	run(10001);
 	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0x70, 1, 4);
-	check_entry(VMEXIT_ISA_USER, U_IO, KEY_OTHER, KEY_DIR_NONE, 0, 2, 8);
+	check_entry(VMEXIT_ISA_USER, U_IO, KEY_OTHER, KEY_DIR_NONE, 0, 3, 12);
 	check_entry(VMEXIT_ISA_USER, U_HLT, KEY_NONE, KEY_DIR_NONE, 0, 1, 1);
-	CHECK_EQ_U64(skel->bss->lost[LOST_KEYS_FULL], 2);
+	CHECK_EQ_U64(skel->bss->lost[LOST_KEYS_FULL], 3);
 	CHECK_EQ_U64(skel->bss->keys_used, 1);
 	vmexit_test_bpf__destroy(skel);
 }
@@ -384,6 +401,99 @@ static void test_left(void)
 	vmexit_test_bpf__destroy(skel);
 }
 
+/* One guest exit of reason, keyed by a port write, latency lat. */
+static void port_exit(__u64 t, __u32 reason, __u64 port, __u64 lat)
+{
+	kexit(t, reason);
+	key(t + 1, KEY_PORT, KEY_DIR_OUT, port, false);
+	kentry(t + lat);
+}
+
+/*
+ * The thread's cache of (cell, key) -> slot: keys that share a way evict each other, and a way
+ * holds one cell's key, so that another cell's same key, or the same cell's other key in that
+ * way, is never charged to the entry cached there. The cache's way is (cell + key + kind + dir)
+ * mod 8: ports 0x70 and 0x78 on one cell share one, and so do port 0x70 on cells 1 and 9.
+ */
+static void test_cache_ways(void)
+{
+	const int n = 20;
+	__u64 t = 1000;
+
+	if (open_fx(16))
+		return;
+	/* Cell 1 (IO), then cells 2-9: reasons 1 to 8, unkeyed (their `none` rows). */
+	port_exit(t, VMX_IO, 0x70, 3);
+	for (__u32 r = 1; r <= 8; r++) {
+		t += 100;
+		kexit(t, r);
+		kentry(t + 1);
+	}
+	for (int i = 0; i < n; i++) {
+		t += 100;
+		port_exit(t, VMX_IO, 0x78, 5);
+		port_exit(t + 10, 8, 0x70, 7);	/* cell 9 */
+		port_exit(t + 20, VMX_IO, 0x70, 3);
+		port_exit(t + 30, VMX_IO, 0x70, 3);	/* a hit */
+	}
+	check_entry(VMEXIT_ISA_VMX, VMX_IO, KEY_PORT, KEY_DIR_OUT, 0x70, 1 + 2 * n, 3 * (1 + 2 * n));
+	check_entry(VMEXIT_ISA_VMX, VMX_IO, KEY_PORT, KEY_DIR_OUT, 0x78, n, 5 * n);
+	check_entry(VMEXIT_ISA_VMX, 8, KEY_PORT, KEY_DIR_OUT, 0x70, n, 7 * n);
+	check_entry(VMEXIT_ISA_VMX, 8, KEY_NONE, KEY_DIR_NONE, 0, 1, 1);
+	CHECK_EQ_U64(entries(), 3 + 8);
+	CHECK_EQ_U64(skel->bss->keys_used, 3);
+	vmexit_test_bpf__destroy(skel);
+}
+
+static bool gone_tgid(void *ctx, __u32 tgid, __u64 start)
+{
+	(void)ctx;
+	(void)start;
+	return tgid == TGID;
+}
+
+/*
+ * A gone guest's entries leave the kernel's table (key_rows_forget): none left, its keys no
+ * longer counted against --max-keys, and its slots reused zeroed by the next guest's keys
+ * (a slot handed back unzeroed would show the old exit in the new entry's histogram).
+ */
+static void test_forget(void)
+{
+	struct key_rows kr;
+	struct key_stats st;
+	__u32 sum = 0;
+
+	if (open_fx(2))
+		return;
+	port_exit(100, VMX_IO, 0x70, 4);
+	port_exit(200, VMX_IO, 0x71, 4);
+	send((struct test_ctx){ .op = TOP_THREAD_EXIT, .now = 300 });
+	CHECK_EQ_U64(entries(), 2);
+	CHECK_EQ_U64(skel->bss->keys_used, 2);
+	key_rows_init(&kr, bpf_map__fd(skel->maps.key_table), BY_VCPU, -1);
+	kr.slots_fd = bpf_map__fd(skel->maps.key_slots);
+	kr.free_fd = bpf_map__fd(skel->maps.free_keys);
+	kr.used = &skel->bss->keys_used;
+	CHECK(key_rows_sample(&kr, NULL) == 0);
+	CHECK(key_rows_forget(&kr, gone_tgid, NULL, true) == 0);
+	CHECK_EQ_U64(entries(), 0);
+	CHECK_EQ_U64(skel->bss->keys_used, 0);
+	/* The next guest on the same ids: two real keys fit again, in the two slots freed. */
+	port_exit(1000, VMX_IO, 0x72, 6);
+	port_exit(1100, VMX_IO, 0x73, 6);
+	st = entry(VMEXIT_ISA_VMX, VMX_IO, KEY_PORT, KEY_DIR_OUT, 0x72);
+	CHECK_EQ_U64(st.count, 1);
+	CHECK_EQ_U64(st.total_ns, 6);
+	for (__u32 b = 0; b < NR_BUCKETS; b++)
+		sum += st.hist[b];
+	CHECK_EQ_U64(sum, 1);
+	check_entry(VMEXIT_ISA_VMX, VMX_IO, KEY_PORT, KEY_DIR_OUT, 0x73, 1, 6);
+	CHECK_EQ_U64(skel->bss->lost[LOST_KEYS_FULL], 0);
+	CHECK_EQ_U64(skel->bss->next_key, 2);
+	key_rows_free(&kr);
+	vmexit_test_bpf__destroy(skel);
+}
+
 int main(void)
 {
 	if (geteuid() != 0) {
@@ -399,5 +509,7 @@ int main(void)
 	test_gpa_shift();
 	test_vectors();
 	test_left();
+	test_cache_ways();
+	test_forget();
 	CHECK_DONE("test_bpf_keys");
 }
