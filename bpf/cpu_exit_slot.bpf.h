@@ -27,14 +27,7 @@ const volatile bool cpu_slot_enabled = false;
 #define SLOT_CPU() bpf_get_smp_processor_id()
 #endif
 
-struct cpu_exit_slot {
-	__u32 tid;
-	__u32 ref;
-	__u64 start;
-	/* One slot per cache line: CPUs write theirs at every exit. */
-	__u8 pad[48];
-};
-
+/* struct cpu_exit_slot: include/vmexit.h. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);		/* sized by userspace: the possible CPUs */
@@ -42,18 +35,21 @@ struct {
 	__type(value, struct cpu_exit_slot);
 } cpu_exits SEC(".maps");
 
-/* Whether ref, the thread's exit_cell, is an exit still in flight (see above). */
-static __always_inline bool exit_live(__u32 ref)
+/* exit_live() of ref, whose cell the caller has found already: c (NULL: none). */
+static __always_inline bool exit_live_in(__u32 ref, const struct cell *c)
 {
-	struct cell *c;
-
 	if (ref == CELL_NONE)
 		return false;
 	if (!cpu_slot_enabled)
 		return true;
-	c = cell_get(ref);
 	/* An exit with no cell (full, filtered) is never in a slot: its exit_cell is exact. */
 	return !c || c->inflight_ts;
+}
+
+/* Whether ref, the thread's exit_cell, is an exit still in flight (see above). */
+static __always_inline bool exit_live(__u32 ref)
+{
+	return exit_live_in(ref, cpu_slot_enabled ? cell_get(ref) : NULL);
 }
 
 /* kvm_exit of thread tid on cpu began an exit in cell ref at start. */

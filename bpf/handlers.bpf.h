@@ -125,6 +125,11 @@ struct thread_state {
 	__u32 filter_gen;	/* the filter_gen TS_IGNORED was decided at */
 	__s32 vcpu;		/* from kvm_exit; -1 until seen */
 	__u32 flags;
+	/*
+	 * The thread's id, kept at its first event: kvm_exit names the thread in its CPU's slot
+	 * (cpu_exit_slot.bpf.h) without a helper call per exit.
+	 */
+	__u32 tid;
 	__u32 sample_ctr;
 	__u32 uexit_reason;	/* the rest describes the exits in flight, for the stream only */
 	__s64 uexit_errno;
@@ -350,6 +355,7 @@ static __always_inline struct thread_state *thread_get(__u32 tgid, __u32 tid, bo
 		ids_fill(&tgid, &tid);
 		ts->flags = TS_INIT | (pid_wanted(tgid) ? 0 : TS_IGNORED);
 		ts->filter_gen = filter_gen;
+		ts->tid = tid;
 		ts->vcpu = -1;
 		if (!(ts->flags & TS_IGNORED)) {
 			proc_note(tgid);
@@ -526,19 +532,24 @@ static __always_inline void lat_add(__u64 *count, __u64 *total, __u64 *min, __u6
 
 #include "keys.bpf.h"
 
-/* Counts the exit as started at now; returns the reference to keep until it completes. */
-static __always_inline __u32 exit_begin(struct thread_state *ts, __u32 tgid, __u32 tid, __u32 isa,
-					__u32 reason, __u64 now)
+/* Counts an exit as started at now in ref, whose cell is c (NULL: none). */
+static __always_inline void exit_count(__u32 ref, struct cell *c, __u64 now)
 {
-	__u32 ref = cell_ref(ts, tgid, tid, isa, reason);
-	struct cell *c = cell_get(ref);
-
 	if (c) {
 		c->started++;
 		c->inflight_ts = now;
 	} else if (ref == CELL_FULL) {
 		lost_inc(LOST_CELLS_FULL);
 	}
+}
+
+/* Counts the exit as started at now; returns the reference to keep until it completes. */
+static __always_inline __u32 exit_begin(struct thread_state *ts, __u32 tgid, __u32 tid, __u32 isa,
+					__u32 reason, __u64 now)
+{
+	__u32 ref = cell_ref(ts, tgid, tid, isa, reason);
+
+	exit_count(ref, cell_get(ref), now);
 	return ref;
 }
 
@@ -759,19 +770,30 @@ static __always_inline struct thread_state *exit_thread(__u32 tgid, __u32 tid)
 static __always_inline void exit_start(struct thread_state *ts, __u64 now, __u32 tgid, __u32 tid,
 				       const struct exit_info *x)
 {
+	struct cell *c, *pc;
+	__u32 prev, ref;
+
 	if (x->vcpu >= 0)
 		ts->vcpu = x->vcpu;
 	if (filter_vcpu >= 0 && ts->vcpu != filter_vcpu)
 		return;
-	if (exit_live(ts->exit_cell)) {
+	prev = ts->exit_cell;
+	ref = cell_ref(ts, tgid, tid, x->isa, x->reason);
+	c = cell_get(ref);
+	/*
+	 * The thread's last exit, if still in flight, is overwritten. Mostly it was of the same
+	 * reason, so its cell is this one: found once. Asked before this exit's start is stamped.
+	 */
+	pc = prev == ref ? c : cell_get(prev);
+	if (exit_live_in(prev, pc)) {
 		lost_inc(LOST_OVERWRITTEN_EXIT);
-		exit_drop(ts->exit_cell);
+		if (pc)
+			pc->inflight_ts = 0;
 	}
-	ts->exit_cell = exit_begin(ts, tgid, tid, x->isa, x->reason, now);
-	if (cpu_slot_enabled && cell_get(ts->exit_cell)) {
-		ids_fill(&tgid, &tid);
-		cpu_slot_note(SLOT_CPU(), tid, ts->exit_cell, now);
-	}
+	exit_count(ref, c, now);
+	ts->exit_cell = ref;
+	if (cpu_slot_enabled && c)
+		cpu_slot_note(SLOT_CPU(), ts->tid, ref, now);
 	if (key_mode)
 		key_exit_start(ts, x);
 	if (split_enabled) {

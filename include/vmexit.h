@@ -162,6 +162,18 @@ struct cell {
 };
 
 /*
+ * The exit in flight on one CPU (bpf/cpu_exit_slot.bpf.h): kvm_exit's thread, cell reference and
+ * start. Here so that the slot's tests read what the programs wrote.
+ */
+struct cpu_exit_slot {
+	__u32 tid;
+	__u32 ref;
+	__u64 start;
+	/* One slot per cache line: CPUs write theirs at every exit. */
+	__u8 pad[48];
+};
+
+/*
  * A VMM's command line as the kernel saw it when one of its threads first exited, NUL-separated
  * like /proc/PID/cmdline: the guest's name outlives a VMM that quits before userspace looks.
  */

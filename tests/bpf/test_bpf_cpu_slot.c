@@ -272,6 +272,71 @@ static void test_task_storage(void)
 	close_fx();
 }
 
+/*
+ * With task storage the programs pass no ids (hot_ids()): kvm_exit names the thread in the slot
+ * from its state, whose id was taken when the thread was first seen, and the entry, which asks
+ * the kernel, must find its own id there to end the exit from the slot.
+ */
+static void test_task_storage_ids(void)
+{
+	__u32 tid = syscall(SYS_gettid), cpu = 2;
+	struct cpu_exit_slot slot = {};
+	struct cell c;
+	int pidfd;
+
+	if (open_fx(true)) {
+		check_failures++;
+		return;
+	}
+	send((struct test_ctx){ .op = TOP_EXIT, .now = 1000, .vcpu = 0, .isa = VMEXIT_ISA_VMX,
+				.reason = VMX_IO, .err = cpu });
+	send((struct test_ctx){ .op = TOP_ENTRY, .now = 1100, .err = cpu });
+	send((struct test_ctx){ .op = TOP_EXIT, .now = 2000, .vcpu = 0, .isa = VMEXIT_ISA_VMX,
+				.reason = VMX_HLT, .err = cpu });
+	CHECK(!bpf_map__lookup_elem(skel->maps.cpu_exits, &cpu, sizeof(cpu), &slot, sizeof(slot),
+				    0));
+	CHECK_EQ_U64(slot.tid, tid);
+	CHECK_EQ_U64(slot.start, 2000);
+	/*
+	 * The thread's state goes (a pidfd names the task; the test runs in its main thread), so
+	 * only the slot can end the exit: the task-storage path would count an unmatched entry.
+	 */
+	CHECK_EQ_U64(tid, getpid());
+	pidfd = syscall(SYS_pidfd_open, tid, 0);
+	CHECK(pidfd >= 0);
+	CHECK(!bpf_map__delete_elem(skel->maps.thread_storage, &pidfd, sizeof(pidfd), 0));
+	close(pidfd);
+	send((struct test_ctx){ .op = TOP_ENTRY, .now = 2500, .err = cpu });
+	c = cell_of(tid, VMX_IO);
+	CHECK_EQ_U64(c.started, 1);
+	CHECK_EQ_U64(c.count, 1);
+	CHECK_EQ_U64(c.total_ns, 100);
+	c = cell_of(tid, VMX_HLT);
+	CHECK_EQ_U64(c.started, 1);
+	CHECK_EQ_U64(c.count, 1);
+	CHECK_EQ_U64(c.total_ns, 500);
+	CHECK(no_loss_but(NR_LOST));
+	/*
+	 * An exit overwritten by one of another reason (no entry between): the first is lost and
+	 * no longer in flight, though its cell is not the new exit's.
+	 */
+	send((struct test_ctx){ .op = TOP_EXIT, .now = 3000, .vcpu = 0, .isa = VMEXIT_ISA_VMX,
+				.reason = VMX_IO, .err = cpu });
+	send((struct test_ctx){ .op = TOP_EXIT, .now = 4000, .vcpu = 0, .isa = VMEXIT_ISA_VMX,
+				.reason = VMX_HLT, .err = cpu });
+	send((struct test_ctx){ .op = TOP_ENTRY, .now = 4200, .err = cpu });
+	c = cell_of(tid, VMX_IO);
+	CHECK_EQ_U64(c.started, 2);
+	CHECK_EQ_U64(c.count, 1);
+	CHECK_EQ_U64(c.inflight_ts, 0);
+	c = cell_of(tid, VMX_HLT);
+	CHECK_EQ_U64(c.count, 2);
+	CHECK_EQ_U64(c.total_ns, 500 + 200);
+	CHECK_EQ_U64(lost(LOST_OVERWRITTEN_EXIT), 1);
+	CHECK(no_loss_but(LOST_OVERWRITTEN_EXIT));
+	close_fx();
+}
+
 int main(void)
 {
 	libbpf_set_print(libbpf_print_quiet);
@@ -280,5 +345,6 @@ int main(void)
 	test_shared_cpu();
 	test_tid_reused();
 	test_task_storage();
+	test_task_storage_ids();
 	CHECK_DONE("test_bpf_cpu_slot");
 }
