@@ -292,9 +292,9 @@ static __always_inline bool intid_pending(struct wake_thread *t, __u32 intid)
 SEC("tp_btf/vgic_update_irq_pending")
 int BPF_PROG(wake_pending, unsigned long vcpu_id, __u32 irq, bool level)
 {
-	__u64 now = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
+	__u64 id = bpf_get_current_pid_tgid();
 	struct vcpu_id_key vk = { .tgid = id >> 32, .vcpu = vcpu_id };
-	__u32 tid = (__u32)id, src, state, *target_tid;
+	__u32 tid = (__u32)id, target, src, state, *target_tid;
 	struct wake_note *n;
 	struct wake_thread *t;
 	struct pend_slot *s;
@@ -317,19 +317,27 @@ int BPF_PROG(wake_pending, unsigned long vcpu_id, __u32 irq, bool level)
 		src = irq < GIC_PPI_FIRST ? WAKE_SRC_IPI : irq < GIC_SPI_FIRST ? WAKE_SRC_LOCAL :
 		      irq < GIC_LPI_FIRST ? WAKE_SRC_LINE : WAKE_SRC_MSI;
 	}
-	target_tid = bpf_map_lookup_elem(&wake_vcpus, &vk);
-	if (!target_tid)
-		return 0;
-	t = thread_find(*target_tid);
+	/* The target's own thread (its timer's, its PPIs) first, as x86's wake_pending(). */
+	t = thread_find(tid);
+	if (t && t->tgid == vk.tgid && t->vcpu >= 0 && t->vcpu == vk.vcpu) {
+		target = tid;
+	} else {
+		target_tid = bpf_map_lookup_elem(&wake_vcpus, &vk);
+		if (!target_tid)
+			return 0;
+		target = *target_tid;
+		t = thread_find(target);
+	}
 	if (!t || intid_pending(t, irq) || !vgic_line_rises((void *)t->vcpu_ptr, irq))
 		return 0;
-	if (src == WAKE_SRC_TIMER && t->timer_ts && tid == *target_tid)
+	if (src == WAKE_SRC_TIMER && t->timer_ts && tid == target)
 		return timer_pending(t, irq);
 	state = t->in_guest ? PEND_GUEST : PEND_EXIT;
 	info = PEND_USED | (__u64)state << PEND_STATE_SHIFT | (__u64)src << PEND_SRC_SHIFT | irq;
 	s = slot_take(t, info);
+	/* The clock only here: a guest timer's delivery counts from its expiry, read then. */
 	if (s)
-		pend_publish(t, s, now);
+		pend_publish(t, s, bpf_ktime_get_ns());
 	return 0;
 }
 
