@@ -23,6 +23,12 @@
 # kvm_entry (bpftrace-wake); per delivery: wake over fast against empty-wake over empty (target
 # <= 2x) and against bpftrace-wake over alone (target <= 0.5x). --base DIR adds the case wake-base:
 # stat --wake of another build (DIR/vmexit, e.g. main's) in the same boot, its figures beside.
+# Per program (both modes, after the timed rounds): each case that loads BPF programs (empty,
+# fast, and with --wake empty-wake, wake, wake-base) runs once more with kernel.bpf_stats_enabled=1
+# around one timed guest, and bpftool's run_cnt and run_time_ns of every program, their growth
+# over that guest, say which hook costs what (per run, per exit or delivery). The statistics'
+# own clock reads inflate every run alike, so these guests are not among the timed ones;
+# --no-progs leaves the step out.
 # Nothing is asserted: it prints figures and whether the targets of the design are met.
 # In the vmx bed the clock counts instructions (Bochs' ips), so the figures are the emulated work
 # each tracer adds. In the svm bed it is the host's clock: other jobs on the host add noise, which
@@ -31,7 +37,7 @@
 #
 # usage: bench/bed_overhead.sh [--bed svm|vmx] [--kernel 6.1|6.12] [--rounds R] [--cpuid N]
 #                              [--reps N] [--io N] [--smp N] [--cases LIST]
-#                              [--wake [--timer N] [--base DIR]] [OUTPUT dir]
+#                              [--wake [--timer N] [--base DIR]] [--no-progs] [OUTPUT dir]
 # --cases: a comma-separated subset of alone,empty,empty-classic,fast,fast-task,classic,bpftrace,keys,rip,late (default
 # all; alone is always run); with --wake of alone,empty,empty-wake,fast,wake,bpftrace-wake (default
 # all); without bpftrace the bed boots without its 200 MB of LLVM.
@@ -40,7 +46,7 @@
 # lockups, both CPUs idle).
 set -u
 cd "$(dirname "$0")/.." || exit 1
-BED=svm KERNEL=6.1 ROUNDS= REPS= CPUID= IO= OUT=.output SMP=1 WAKE=0 TIMER= BASE=
+BED=svm KERNEL=6.1 ROUNDS= REPS= CPUID= IO= OUT=.output SMP=1 WAKE=0 TIMER= BASE= PROGS=1
 CASES=
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -55,7 +61,8 @@ while [ $# -gt 0 ]; do
 	--wake) WAKE=1; shift ;;
 	--timer) TIMER=$2; shift 2 ;;
 	--base) BASE=$2; shift 2 ;;
-	-h|--help) sed -n '3,34p' "$0"; exit 0 ;;
+	--no-progs) PROGS=0; shift ;;
+	-h|--help) sed -n '3,46p' "$0"; exit 0 ;;
 	-*) echo "bed_overhead: unknown option $1 (see --help)" >&2; exit 2 ;;
 	*) OUT=$1; shift ;;
 	esac
@@ -96,6 +103,11 @@ if [ -n "$BASE" ]; then
 	[ $WAKE = 1 ] || { echo "bed_overhead: --base is for --wake" >&2; exit 2; }
 	[ -x "$BASE/vmexit" ] ||
 		{ echo "bed_overhead: no $BASE/vmexit: build the baseline there" >&2; exit 2; }
+fi
+BPFTOOL=
+if [ $PROGS = 1 ]; then
+	BPFTOOL=$(command -v bpftool) ||
+		{ echo "bed_overhead: no bpftool on this host (the per-program step): run tools/install-deps.sh, or --no-progs" >&2; exit 2; }
 fi
 BPFTRACE=
 case ,$CASES, in
@@ -149,6 +161,19 @@ timed() {
 		k=$((k + 1))
 	done
 }
+# The per-program step (STEP=progs): bpftool's view of every program before and after the timed
+# guest, the kernel's run statistics on only around it (a case's own start-up is not counted).
+measure() {
+	if [ "$STEP" != progs ]; then
+		timed
+		return
+	fi
+	echo 1 >/proc/sys/kernel/bpf_stats_enabled || echo "NOTE: cannot enable bpf_stats"
+	echo "PROGS $CUR before $(/bpftool -j prog show)"
+	timed
+	echo "PROGS $CUR after $(/bpftool -j prog show)"
+	echo 0 >/proc/sys/kernel/bpf_stats_enabled
+}
 # bpftrace_case SCRIPT: the timed guests under bpftrace -e SCRIPT, which fills a histogram @h.
 bpftrace_case() {
 	rm -f /tmp/b.out
@@ -156,11 +181,12 @@ bpftrace_case() {
 	T=$!
 	wait_for /tmp/b.out 'Attaching'
 	sleep 0.5
-	warm_stop; timed
+	warm_stop; measure
 	kill -INT $T; wait $T
 	grep -q '^@h:' /tmp/b.out && hooks=tracepoints || { hooks=none; cat /tmp/b.out; }
 }
 run_case() {
+	CUR=$1
 	warm_start
 	case $1 in
 	alone)
@@ -174,7 +200,7 @@ run_case() {
 		esac
 		T=$!
 		wait_for /tmp/f.err 'floor: attached' || { warm_stop; kill $T; wait $T; return; }
-		warm_stop; timed
+		warm_stop; measure
 		kill -INT $T; wait $T
 		hooks=$(sed -n 's/^floor: attached: kvm_exit\/kvm_entry \([a-z]*\),.*KVM_RUN \([a-z]*\)\(, wake\)\{0,1\}$/\1,\2\3/p' /tmp/f.err | tr -d ' ') ;;
 	fast|fast-task|classic|keys|rip|wake|wake-base)
@@ -201,7 +227,7 @@ run_case() {
 			wait_for /tmp/v.err 'vmexit: --wake: .* programs attached' ||
 				{ warm_stop; kill $T; wait $T; return; }
 		fi
-		warm_stop; timed
+		warm_stop; measure
 		kill -INT $T; wait $T
 		hooks=$(sed -n 's/.*"kvm_exit":"\([^"]*\)".*/\1/p' /tmp/v.out | head -1)
 		[ -n "$hooks" ] || { echo "NOTE: no hooks in vmexit's JSON:"; grep -v ^libbpf /tmp/v.err; }
@@ -232,6 +258,10 @@ run_case() {
 			tracepoint:kvm:kvm_entry /@p[args->vcpu_id]/ {
 				@h = hist(nsecs - @p[args->vcpu_id]); delete(@p[args->vcpu_id]); }' ;;
 	esac
+	if [ "$STEP" = progs ]; then
+		for ns in $NS; do echo "PROGS-NS $1 $ns"; done
+		return
+	fi
 	for ns in $NS; do echo "CASE $1 $r $ns $hooks"; done
 }
 echo "INFO kernel $(uname -r), $(nproc) CPUs, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)"
@@ -246,6 +276,14 @@ while [ $r -le $ROUNDS ]; do
 	done
 	r=$((r + 1))
 done
+if [ "$PROGS" = 1 ]; then
+	STEP=progs REPS=1
+	for c in $(echo "$CASES" | tr , ' '); do
+		case $c in
+		empty|empty-wake|fast|wake|wake-base) run_case $c ;;
+		esac
+	done
+fi
 EOF
 
 echo "bed_overhead: $BED bed, kernel $KERNEL, $ROUNDS rounds x $REPS runs, guest --vcpus 1 --cpuid $CPUID --io $IO" >&2
@@ -256,8 +294,9 @@ mem=3072
 [ "$BED" = vmx ] && mem=1536	# Bochs' "megs"
 tests/vm/bed.sh --bed "$BED" --kernel "$KERNEL" --timeout "$timeout" --mem $mem --smp "$SMP" \
 	--env CPUID="$CPUID" --env IO="$IO" --env ROUNDS="$ROUNDS" --env REPS="$REPS" \
-	--env CASES="$CASES" --env WAKE=$WAKE --env TIMER="$TIMER" \
+	--env CASES="$CASES" --env WAKE=$WAKE --env TIMER="$TIMER" --env PROGS=$PROGS \
 	"$tmp/script.sh" "$OUT/vmexit" "$OUT/vmexit-guest" "$OUT/bench/floor_progs" ${BPFTRACE:+"$BPFTRACE"} \
+	${BPFTOOL:+"$BPFTOOL"} \
 	${BASE:+"$tmp/vmexit-base"} \
 	>"$tmp/out" 2>"$tmp/err"
 rc=$?
@@ -270,7 +309,7 @@ if [ $rc -ne 0 ]; then
 	cat "$tmp/err" "$tmp/out" >&2
 	exit 1
 fi
-grep -v '^CASE ' "$tmp/out" | grep -v '^HOOKS-' | sed 's/^/bed: /'
+grep -v '^CASE ' "$tmp/out" | grep -v '^HOOKS-\|^PROGS' | sed 's/^/bed: /'
 grep '^HOOKS-' "$tmp/out" | sort | uniq -c
 python3 - "$tmp/out" "$BED" "$KERNEL" "$CPUID" "$IO" "$CASES" "$WAKE" "$TIMER" <<'PY'
 import statistics, sys
@@ -392,6 +431,49 @@ for a, b, what, target in lines:
         r = ratio(a, b)
         print(f"{what} overhead: {r:.2f}" +
               (f"   target <= {target}: {verdict(r, target)}" if target else ""))
+# The per-program step: each program's growth in run_cnt and run_time_ns over one timed guest
+# (bpftool names a program by its first 15 characters).
+import json
+snaps, stat_ns = {}, {}
+for line in open(path):
+    f = line.split(' ', 3)
+    if f[0] == 'PROGS' and len(f) == 4:
+        try:
+            snaps.setdefault(f[1], {})[f[2]] = json.loads(f[3])
+        except ValueError:
+            print(f"per program, {f[1]}: bpftool's {f[2]} output is not JSON: {f[3][:200]}")
+    elif f[0] == 'PROGS-NS' and len(f) >= 3:
+        stat_ns[f[1]] = int(f[2])
+unit, per_what = (timer, 'delivery') if wake else (exits, 'exit')
+for c in [c for c in order if c in snaps]:
+    s = snaps[c]
+    if 'before' not in s or 'after' not in s:
+        print(f"per program, {c}: no bpftool snapshot around the guest")
+        ok = False
+        continue
+    before = {p['id']: p for p in s['before']}
+    rows = []
+    for p in s['after']:
+        b = before.get(p['id'], {})
+        runs = p.get('run_cnt', 0) - b.get('run_cnt', 0)
+        ns_ = p.get('run_time_ns', 0) - b.get('run_time_ns', 0)
+        if runs > 0:
+            rows.append((ns_, runs, p.get('name', '?')))
+    if not rows:
+        print(f"per program, {c}: no program ran during the guest (bpf_stats not on?)")
+        ok = False
+        continue
+    rows.sort(reverse=True)
+    g = stat_ns.get(c, 0)
+    print(f"per program, {c} (one guest of {g / 1e6:.2f} ms with the statistics on; "
+          f"per {per_what}: over {unit}):")
+    print(f"  {'program':16} {'runs':>7} {'per ' + per_what:>12} {'ns/run':>7} "
+          f"{'ns per ' + per_what:>15}")
+    for ns_, runs, name in rows:
+        print(f"  {name:16} {runs:7} {runs / unit:12.2f} {ns_ / runs:7.0f} {ns_ / unit:15.0f}")
+    tot_ns, tot_runs = sum(r[0] for r in rows), sum(r[1] for r in rows)
+    print(f"  {'all':16} {tot_runs:7} {tot_runs / unit:12.2f} {tot_ns / tot_runs:7.0f} "
+          f"{tot_ns / unit:15.0f}")
 if any(o[c] <= 0 for c in need[1:]):
     print("note: an overhead at or below zero: the bed's noise exceeds what is measured; "
           "more rounds or exits (--rounds, --cpuid)")

@@ -134,23 +134,34 @@ int BPF_PROG(wake_line, unsigned int gsi, int level, int irq_source_id)
 SEC("tp_btf/kvm_apic_accept_irq")
 int BPF_PROG(wake_pending, __u32 apicid, __u16 dm, __u16 tm, __u8 vec)
 {
-	__u64 now = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
+	__u64 id = bpf_get_current_pid_tgid();
 	struct vcpu_id_key vk = { .tgid = id >> 32, .vcpu = apicid };
-	__u32 tid = (__u32)id, src, state, *target_tid;
+	__u32 tid = (__u32)id, target, src, state, *target_tid;
 	struct wake_note *n = note_of(tid);
-	struct wake_thread *t;
+	struct wake_thread *t = thread_find(tid);
 	struct pend_slot *s;
 	__u64 info;
 
-	target_tid = bpf_map_lookup_elem(&wake_vcpus, &vk);
-	if (!target_tid)
-		return 0;
-	t = thread_find(*target_tid);
-	if (!t)
-		return 0;
+	/*
+	 * Most deliveries are made in the target's own thread (its LAPIC timer's, injected once
+	 * its halt ends; self-IPIs): its record, an array slot, names it, and the hash of the
+	 * vCPUs is not looked up. A record names the vCPU its thread runs now, or none
+	 * (thread_of() takes the vCPU from a thread it left).
+	 */
+	if (t && t->tgid == vk.tgid && t->vcpu >= 0 && t->vcpu == vk.vcpu) {
+		target = tid;
+	} else {
+		target_tid = bpf_map_lookup_elem(&wake_vcpus, &vk);
+		if (!target_tid)
+			return 0;
+		target = *target_tid;
+		t = thread_find(target);
+		if (!t)
+			return 0;
+	}
 	if (n && (n->vector == ~0u || n->vector == vec)) {
 		src = n->source;
-	} else if (tid == *target_tid) {
+	} else if (tid == target) {
 		/* Local: the LVT timer when the vector is its own. */
 		void *regs = (void *)t->arch_ptr;
 		__u32 lvtt = 0;
@@ -166,8 +177,9 @@ int BPF_PROG(wake_pending, __u32 apicid, __u16 dm, __u16 tm, __u8 vec)
 	state = t->in_guest ? PEND_GUEST : PEND_EXIT;
 	info = PEND_USED | (__u64)state << PEND_STATE_SHIFT | (__u64)src << PEND_SRC_SHIFT | vec;
 	s = slot_take(t, info);
+	/* The clock only here: a guest timer's delivery counts from its expiry, read then. */
 	if (s)
-		pend_publish(t, s, now);
+		pend_publish(t, s, bpf_ktime_get_ns());
 	return 0;
 }
 
@@ -183,15 +195,11 @@ static __always_inline void posted_count(struct wake_thread *t, __u64 info)
 			      .source = (info >> PEND_SRC_SHIFT) & 0xf,
 			      .vector = info & PEND_VECTOR };
 	__u64 p[NR_WAKE_PARTS] = {};
-	struct wake_zero *z;
 	struct wake_cell *c;
 
 	if (emit_events)
 		wake_emit(t, &k, bpf_ktime_get_ns(), 0, p, VMEXIT_EV_WAKE_POSTED);
-	z = zeroes();
-	if (!z)
-		return;
-	c = cell_get(&wake_cells, &k, &z->wc, WAKE_LOST_CELLS);
+	c = cell_find(&wake_cells, &k, WAKE_ZERO_WC, WAKE_LOST_CELLS);
 	if (c)
 		__sync_fetch_and_add(&c->posted, 1);
 }

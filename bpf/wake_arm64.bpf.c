@@ -304,36 +304,45 @@ static __always_inline bool intid_pending(struct wake_thread *t, __u32 intid)
 }
 
 /*
- * intid made pending for the vCPU vk by the thread tid at now, from the source src: a delivery
- * starts, unless one of it still waits for the vCPU's entry or the vGIC will not take it as new.
+ * intid made pending for the vCPU vk by the thread tid, from the source src: a delivery starts,
+ * unless one of it still waits for the vCPU's entry or the vGIC will not take it as new.
  */
 static __always_inline int pend_mark(const struct vcpu_id_key *vk, __u32 tid, __u32 intid,
-				     __u32 src, __u64 now)
+				     __u32 src)
 {
-	__u32 state, *target_tid = bpf_map_lookup_elem(&wake_vcpus, vk);
+	__u32 target, state, *target_tid;
 	struct wake_thread *t;
 	struct pend_slot *s;
 	__u64 info;
 
-	if (!target_tid)
-		return 0;
-	t = thread_find(*target_tid);
+	/* The target's own thread (its timer's, its PPIs) first, as x86's wake_pending(). */
+	t = thread_find(tid);
+	if (t && t->tgid == vk->tgid && t->vcpu >= 0 && t->vcpu == vk->vcpu) {
+		target = tid;
+	} else {
+		target_tid = bpf_map_lookup_elem(&wake_vcpus, vk);
+		if (!target_tid)
+			return 0;
+		target = *target_tid;
+		t = thread_find(target);
+	}
 	if (!t || intid_pending(t, intid) || !vgic_line_rises((void *)t->vcpu_ptr, intid))
 		return 0;
-	if (src == WAKE_SRC_TIMER && t->timer_ts && tid == *target_tid)
+	if (src == WAKE_SRC_TIMER && t->timer_ts && tid == target)
 		return timer_pending(t, intid);
 	state = t->in_guest ? PEND_GUEST : PEND_EXIT;
 	info = PEND_USED | (__u64)state << PEND_STATE_SHIFT | (__u64)src << PEND_SRC_SHIFT | intid;
 	s = slot_take(t, info);
+	/* The clock only here: a guest timer's delivery counts from its expiry, read then. */
 	if (s)
-		pend_publish(t, s, now);
+		pend_publish(t, s, bpf_ktime_get_ns());
 	return 0;
 }
 
 SEC("tp_btf/vgic_update_irq_pending")
 int BPF_PROG(wake_pending, unsigned long vcpu_id, __u32 irq, bool level)
 {
-	__u64 now = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
+	__u64 id = bpf_get_current_pid_tgid();
 	struct vcpu_id_key vk = { .tgid = id >> 32, .vcpu = vcpu_id };
 	__u32 tid = (__u32)id, src;
 	struct wake_note *n;
@@ -355,7 +364,7 @@ int BPF_PROG(wake_pending, unsigned long vcpu_id, __u32 irq, bool level)
 		src = irq < GIC_PPI_FIRST ? WAKE_SRC_IPI : irq < GIC_SPI_FIRST ? WAKE_SRC_LOCAL :
 		      irq < GIC_LPI_FIRST ? WAKE_SRC_LINE : WAKE_SRC_MSI;
 	}
-	return pend_mark(&vk, tid, irq, src, now);
+	return pend_mark(&vk, tid, irq, src);
 }
 
 /*
@@ -373,7 +382,7 @@ int BPF_PROG(wake_pending, unsigned long vcpu_id, __u32 irq, bool level)
 SEC("kprobe/vgic_queue_irq_unlock")
 int BPF_KPROBE(wake_sgi, void *kvm, struct vgic_irq___wake *irq)
 {
-	__u64 now = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
+	__u64 id = bpf_get_current_pid_tgid();
 	struct vcpu_id_key vk = { .tgid = id >> 32 };
 	struct kvm_vcpu___wake *target;
 	__u32 intid = BPF_CORE_READ(irq, intid);
@@ -385,7 +394,7 @@ int BPF_KPROBE(wake_sgi, void *kvm, struct vgic_irq___wake *irq)
 	if (!target)
 		return 0;
 	vk.vcpu = wake_vcpu_index(target);
-	return pend_mark(&vk, (__u32)id, intid, WAKE_SRC_IPI, now);
+	return pend_mark(&vk, (__u32)id, intid, WAKE_SRC_IPI);
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -226,6 +226,21 @@ static __always_inline __u32 *tid_slot(__u32 *table, __u32 tid)
 	return &table[tid & (TRACKED_TIDS - 1)];
 }
 
+/*
+ * The guest timers' threads, direct-mapped by the hrtimer's address: every guest timer's expiry
+ * (one a timer delivery) finds its vCPU's thread with a load, which its record's timer_key
+ * confirms, where wake_timers' lookup hashes the key and walks a bucket. A slot holds the one
+ * thread whose timer maps to it, 0, or TRACKED_SHARED once two did (then wake_timers decides).
+ * The address's low bits are the allocation's alignment, the same for every vCPU: folded away.
+ */
+#define TIMER_SLOTS		4096
+__u32 timer_tids[TIMER_SLOTS];
+
+static __always_inline __u32 *timer_slot(__u64 timer)
+{
+	return &timer_tids[((timer ^ (timer >> 13)) >> 6) & (TIMER_SLOTS - 1)];
+}
+
 /* Tid 0 is each CPU's idle task: never a vCPU, and 0 marks a free slot. */
 static __always_inline bool tid_in(__u32 *table, __u32 tid)
 {
@@ -234,15 +249,21 @@ static __always_inline bool tid_in(__u32 *table, __u32 tid)
 	return tid && (v == tid || v == TRACKED_SHARED);
 }
 
-static __always_inline void tid_add(__u32 *table, __u32 tid)
+/* Slot v names tid from now on, or is shared. */
+static __always_inline void slot_claim(__u32 *v, __u32 tid)
 {
-	__u32 *v = tid_slot(table, tid), old;
+	__u32 old;
 
 	if (*v == tid)
 		return;
 	old = __sync_val_compare_and_swap(v, 0, tid);
 	if (old && old != tid)
 		__sync_lock_test_and_set(v, TRACKED_SHARED);
+}
+
+static __always_inline void tid_add(__u32 *table, __u32 tid)
+{
+	slot_claim(tid_slot(table, tid), tid);
 }
 
 /* A thread's entry goes: its slot is free again, unless shared (the hash decides there). */
@@ -306,6 +327,28 @@ static __always_inline struct wake_zero *zeroes(void)
 	return bpf_map_lookup_elem(&wake_zero, &z);
 }
 
+/*
+ * The cell of key in map, made from the zeroed one at offset zoff of struct wake_zero if new:
+ * the zeroes are looked up only then (a cell is made once, found at every delivery and halt).
+ */
+static __always_inline void *cell_find(void *map, const void *key, __u32 zoff, int lost)
+{
+	void *c = bpf_map_lookup_elem(map, key);
+	struct wake_zero *z;
+
+	if (c)
+		return c;
+	z = zeroes();
+	if (!z) {
+		__sync_fetch_and_add(&wake_lost[lost], 1);
+		return NULL;
+	}
+	return cell_get(map, key, (void *)z + zoff, lost);
+}
+
+#define WAKE_ZERO_WC	offsetof(struct wake_zero, wc)
+#define WAKE_ZERO_HC	offsetof(struct wake_zero, hc)
+
 _Static_assert(!(WAKE_MAX_THREADS & (WAKE_MAX_THREADS - 1)), "wake_threads is direct-mapped");
 
 /* Thread tid's record, or NULL. */
@@ -361,6 +404,7 @@ static __always_inline struct wake_thread *thread_of(__u32 tid, __u32 tgid,
 	struct wake_thread *t = thread_find(tid);
 	struct vcpu_id_key vk;
 	struct wake_zero *z;
+	__u32 *prev;
 	__u64 born;
 
 	/*
@@ -402,7 +446,24 @@ static __always_inline struct wake_thread *thread_of(__u32 tid, __u32 tgid,
 	if (!t)
 		return NULL;
 	tid_add(tracked_tids, tid);
+	/*
+	 * The vCPU moved to this thread (a VMM may run it from another): the thread it left no
+	 * longer names it, so that a delivery made there (x86's wake_pending() asks the sender's
+	 * own record first) finds this one, and so that it is tracked anew, vCPUs' hash
+	 * included, if the vCPU comes back to it.
+	 */
+	prev = bpf_map_lookup_elem(&wake_vcpus, &vk);
+	if (prev && *prev != tid) {
+		struct wake_thread *o = thread_find(*prev);
+
+		if (o && o->tgid == tgid && o->vcpu == vk.vcpu) {
+			o->vcpu_ptr = 0;
+			o->vcpu = -1;
+		}
+	}
 	WAKE_VCPU_TRACK(t, tid, vk, vcpu);
+	if (t->timer_key)
+		slot_claim(timer_slot(t->timer_key), tid);
 	/*
 	 * The same callback for every vCPU of a kvm module; a reloaded module's is taken anew.
 	 * Through a local: in BPF_CORE_READ()'s argument, t's field would be relocated too.
@@ -505,7 +566,6 @@ static __always_inline void wake_account(struct wake_thread *t, __u64 info, __u6
 	__u32 state = (info >> PEND_STATE_SHIFT) & 0xf;
 	__u64 lat = now - ts, wake, on, rq, p[NR_WAKE_PARTS] = {};
 	struct wake_cell *c;
-	struct wake_zero *z;
 	int i;
 
 	k.source = (info >> PEND_SRC_SHIFT) & 0xf;
@@ -533,10 +593,7 @@ static __always_inline void wake_account(struct wake_thread *t, __u64 info, __u6
 	}
 	if (emit_events)
 		wake_emit(t, &k, ts, lat, p, VMEXIT_EV_WAKE);
-	z = zeroes();
-	if (!z)
-		return;
-	c = cell_get(&wake_cells, &k, &z->wc, WAKE_LOST_CELLS);
+	c = cell_find(&wake_cells, &k, WAKE_ZERO_WC, WAKE_LOST_CELLS);
 	if (!c)
 		return;
 	c->count++;
@@ -553,7 +610,6 @@ static __always_inline void hlt_account(struct wake_thread *t, __u64 now)
 	struct hlt_key k = { .tgid = t->tgid, .vcpu = t->vcpu, .proc_start = t->proc_start };
 	__u64 total = now - t->exit_ts, in = 0, p[NR_HLT_PARTS];
 	struct hlt_cell *c;
-	struct wake_zero *z;
 	int i;
 
 	if (emit_events) {
@@ -565,10 +621,7 @@ static __always_inline void hlt_account(struct wake_thread *t, __u64 now)
 		hlt_emit(t, VMEXIT_EV_HLT, t->exit_ts, total, p, t->halts);
 		in = 0;
 	}
-	z = zeroes();
-	if (!z)
-		return;
-	c = cell_get(&hlt_cells, &k, &z->hc, WAKE_LOST_CELLS);
+	c = cell_find(&hlt_cells, &k, WAKE_ZERO_HC, WAKE_LOST_CELLS);
 	if (!c)
 		return;
 	c->exits++;
@@ -658,10 +711,9 @@ int BPF_PROG(wake_halt_end, __u64 ns, bool waited, bool valid)
 	struct wake_thread *t = thread_find((__u32)id);
 	struct hlt_key k;
 	struct hlt_cell *c;
-	struct wake_zero *z;
 	int i;
 
-	if (!t || !(z = zeroes()))
+	if (!t)
 		return 0;
 	start = now > ns ? now - ns : 0;
 	/*
@@ -675,7 +727,7 @@ int BPF_PROG(wake_halt_end, __u64 ns, bool waited, bool valid)
 	k.tgid = t->tgid;
 	k.vcpu = t->vcpu;
 	k.proc_start = t->proc_start;
-	c = cell_get(&hlt_cells, &k, &z->hc, WAKE_LOST_CELLS);
+	c = cell_find(&hlt_cells, &k, WAKE_ZERO_HC, WAKE_LOST_CELLS);
 	if (!c)
 		return 0;
 	c->halts++;
@@ -792,15 +844,21 @@ SEC("tp_btf/hrtimer_expire_entry")
 int BPF_PROG(wake_timer_expiry, struct hrtimer___wake *timer)
 {
 	__u64 key = (__u64)timer;
-	struct wake_thread *t;
-	__u32 *tid;
+	struct wake_thread *t = NULL;
+	__u32 *tid, v;
 
 	if (!timer || !wake_timer_fn || (__u64)timer->function != wake_timer_fn)
 		return 0;
-	tid = bpf_map_lookup_elem(&wake_timers, &key);
-	if (!tid)
+	v = *timer_slot(key);
+	/* 0: no tracked vCPU's timer maps here (another VMM's, one not traced). */
+	if (!v)
 		return 0;
-	t = thread_find(*tid);
+	if (v != TRACKED_SHARED)
+		t = thread_find(v);
+	if (!t || t->timer_key != key) {
+		tid = bpf_map_lookup_elem(&wake_timers, &key);
+		t = tid ? thread_find(*tid) : NULL;
+	}
 	if (!t || t->timer_ts)
 		return 0;
 	t->timer_state = t->in_guest ? PEND_GUEST : PEND_EXIT;
@@ -883,6 +941,8 @@ int BPF_PROG(wake_thread_end, struct task_struct *task)
 	owner = timer ? bpf_map_lookup_elem(&wake_timers, &timer) : NULL;
 	if (owner && *owner == tid)
 		bpf_map_delete_elem(&wake_timers, &timer);
+	if (timer)
+		__sync_val_compare_and_swap(timer_slot(timer), tid, 0);
 	thread_forget(tid, t);
 	tid_del(tracked_tids, tid);
 	return 0;
