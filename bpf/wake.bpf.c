@@ -136,11 +136,9 @@ int BPF_PROG(wake_pending, __u32 apicid, __u16 dm, __u16 tm, __u8 vec)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct vcpu_id_key vk = { .tgid = id >> 32, .vcpu = apicid };
-	__u32 tid = (__u32)id, target, src, state, *target_tid;
+	__u32 tid = (__u32)id, target, src, *target_tid;
 	struct wake_note *n = note_of(tid);
 	struct wake_thread *t = thread_find(tid);
-	struct pend_slot *s;
-	__u64 info;
 
 	/*
 	 * Most deliveries are made in the target's own thread (its LAPIC timer's, injected once
@@ -174,13 +172,7 @@ int BPF_PROG(wake_pending, __u32 apicid, __u16 dm, __u16 tm, __u8 vec)
 	} else {
 		src = WAKE_SRC_OTHER;
 	}
-	state = t->in_guest ? PEND_GUEST : PEND_EXIT;
-	info = PEND_USED | (__u64)state << PEND_STATE_SHIFT | (__u64)src << PEND_SRC_SHIFT | vec;
-	s = slot_take(t, info);
-	/* The clock only here: a guest timer's delivery counts from its expiry, read then. */
-	if (s)
-		pend_publish(t, s, bpf_ktime_get_ns());
-	return 0;
+	return pend_start(t, src, vec);
 }
 
 

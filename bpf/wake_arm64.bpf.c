@@ -310,10 +310,8 @@ static __always_inline bool intid_pending(struct wake_thread *t, __u32 intid)
 static __always_inline int pend_mark(const struct vcpu_id_key *vk, __u32 tid, __u32 intid,
 				     __u32 src)
 {
-	__u32 target, state, *target_tid;
+	__u32 target, *target_tid;
 	struct wake_thread *t;
-	struct pend_slot *s;
-	__u64 info;
 
 	/* The target's own thread (its timer's, its PPIs) first, as x86's wake_pending(). */
 	t = thread_find(tid);
@@ -330,13 +328,7 @@ static __always_inline int pend_mark(const struct vcpu_id_key *vk, __u32 tid, __
 		return 0;
 	if (src == WAKE_SRC_TIMER && t->timer_ts && tid == target)
 		return timer_pending(t, intid);
-	state = t->in_guest ? PEND_GUEST : PEND_EXIT;
-	info = PEND_USED | (__u64)state << PEND_STATE_SHIFT | (__u64)src << PEND_SRC_SHIFT | intid;
-	s = slot_take(t, info);
-	/* The clock only here: a guest timer's delivery counts from its expiry, read then. */
-	if (s)
-		pend_publish(t, s, bpf_ktime_get_ns());
-	return 0;
+	return pend_start(t, src, intid);
 }
 
 SEC("tp_btf/vgic_update_irq_pending")

@@ -817,6 +817,23 @@ static __always_inline void pend_publish(struct wake_thread *t, struct pend_slot
 	__sync_lock_test_and_set(&t->pend_any, 1);
 }
 
+/*
+ * A delivery of vec from src made pending for the vCPU t now, in what t was doing (in guest or
+ * in an exit; the halt end turns an exit's into polled or slept): both architectures' senders.
+ */
+static __always_inline int pend_start(struct wake_thread *t, __u32 src, __u32 vec)
+{
+	__u32 state = t->in_guest ? PEND_GUEST : PEND_EXIT;
+	__u64 info = PEND_USED | (__u64)state << PEND_STATE_SHIFT |
+		     (__u64)src << PEND_SRC_SHIFT | vec;
+	struct pend_slot *s = slot_take(t, info);
+
+	/* The clock only here: a guest timer's delivery counts from its expiry, read then. */
+	if (s)
+		pend_publish(t, s, bpf_ktime_get_ns());
+	return 0;
+}
+
 /* The guest timer's interrupt, in the vCPU's own thread: pending since its hrtimer expired. */
 static __always_inline int timer_pending(struct wake_thread *t, __u32 vec)
 {
