@@ -73,7 +73,7 @@ static const struct cmd_option options[] = {
 	{ "tsc-mhz", 0, "MHZ", 0, "Store the TSC frequency (report's cycle columns)", 2,
 	  OPT_TO(struct record_args, tsc_mhz, opt_tsc_mhz) },
 	QMP_OPTION(struct record_args, qmp, 2),
-	{ "wake", 0, NULL, 0, "(x86) Also each interrupt delivered to a vCPU (posted ones too), "
+	{ "wake", 0, NULL, 0, "(x86, arm64) Also each interrupt delivered to a vCPU (posted ones too), "
 	  "each halt and each halted exit, with their parts (the events of stream --wake): "
 	  "report prints stat --wake's delivery rows, halted exits and halt-poll advice from "
 	  "them, --perfetto a flow from pending to the entry and a slice per halt. "

@@ -150,7 +150,7 @@ static const struct cmd_option options[] = {
 	{ "per-address", 0, NULL, 0, "With --keys N: a series per port and MMIO address, not per "
 	  "device (key_end in the key label of a device's span)", 2,
 	  OPT_TO(struct serve_args, per_address, opt_true) },
-	{ "wake", 0, NULL, 0, "(x86) Also interrupt delivery latency per guest and source "
+	{ "wake", 0, NULL, 0, "(x86, arm64) Also interrupt delivery latency per guest and source "
 	  "(vmexit_irq_delivery_seconds, its parts), those KVM posted with no exit "
 	  "(vmexit_irq_posted_total), halted exits' parts and halt wake-up times "
 	  "(vmexit_halt_wakeup_seconds): its programs cost every context switch and wake-up on "

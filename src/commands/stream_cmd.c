@@ -57,7 +57,7 @@ static const struct cmd_option options[] = {
 	{ "stuck", 0, "DURATION", 0, "Also print a line when an exit has been in flight this long "
 	  "(e.g. 1s, 250ms; default off)", 2,
 	  OPT_TO(struct stream_args, live.stuck_ns, opt_stuck) },
-	{ "wake", 0, NULL, 0, "(x86) Also an event per interrupt delivered to a vCPU (type wake, "
+	{ "wake", 0, NULL, 0, "(x86, arm64) Also an event per interrupt delivered to a vCPU (type wake, "
 	  "at the entry that delivered it): its source, vector, latency from pending and its "
 	  "parts, as stat --wake counts them; one per interrupt KVM posted with no exit (type "
 	  "wake_posted: source and vector, not timed); deliveries lost as '# LOST N (--wake: "

@@ -129,7 +129,7 @@ static const struct cmd_option options[] = {
 	{ "guest-symbols", 0, "GUEST=FILE", 0, "With --rips: name GUEST's RIPs symbol+offset "
 	  "from FILE (its System.map or a copy of its /proc/kallsyms), in that guest's views; "
 	  "repeatable", 2, OPT_TO(struct top_args, syms, opt_guest_symbols) },
-	{ "wake", 0, NULL, 0, "(x86) Load the wake-up programs at start and start in their view "
+	{ "wake", 0, NULL, 0, "(x86, arm64) Load the wake-up programs at start and start in their view "
 	  "(w toggles it): interrupt deliveries per guest, vCPU, source and vector (count/s, P50, "
 	  "P99, what the vCPU was doing meanwhile, those KVM posted with no exit) and the halts, "
 	  "as stat --wake; they cost every context switch and wake-up on the host a hash lookup", 2,

@@ -175,6 +175,12 @@ phase_end
 for e in $WAKE_EV; do
 	echo 0 >$T/events/kvm/$e/enable
 done
+# The same workload under stream --wake: an event per delivery, as many as stat's rows count.
+phase_start wakestream
+timeout 120 sh /tmp/run.sh stream /vmexit stream --wake --json -- \
+	sh /tmp/run.sh guest /vmexit-guest-arm64 $ARGSW
+echo "T_RC $?"
+phase_end
 
 # The kvm_exit fast path (tp_btf, arm64 prototype) is only taken after a start-up check that
 # sees exits; in the phases above the VMs start after vmexit. Here one runs already.
@@ -879,6 +885,39 @@ if check(P, f"{pre}: did not run"):
         print(f"{PRE}: {pre}: vCPU 1: {r.get('count')} SGI {IPI_INTID} deliveries (vCPU 0 sent {sent}, vCPU 1 "
               f"took {took}, tracefs ICC_SGI1R_EL1 writes {traced}), latency sum {r.get('sum_ns')} ns, max "
               f"{r.get('max_ns')} ns, parts {parts}")
+
+# ---------------------------------------------------------------- phase "wakestream"
+# stream --wake's events of the wake workload: per vCPU, source and vector exactly what the
+# guest took (its tally), each event's parts summing to its latency.
+P = phases.get("wakestream"); pre = "phase wakestream"
+if check(P, f"{pre}: did not run"):
+    A = parse_args(ARGSW)
+    rcs(P, pre, ("stream", "guest"))
+    tids, vms, tally = guests(P, pre, [A])
+    summary_events(pre, text(P, "stream.err"))
+    pid = next(iter(vms), None)
+    evs = [json.loads(l) for l in text(P, "stream.out").split("\n") if l.startswith("{")]
+    wk = [e for e in evs if e.get("type") == "wake" and e.get("pid") == pid]
+    got = {}
+    for e in wk:
+        k = (e.get("vcpu"), e.get("source"), e.get("vector"))
+        got[k] = got.get(k, 0) + 1
+    want = {}
+    for v in range(A["vcpus"]):
+        want[(v, "timer", TIMER_PPI)] = tally.get((pid, v), {}).get("timer")
+        want[(v, "line", IRQ_INTID + v)] = tally.get((pid, v), {}).get("irq")
+    want[(1, "ipi", IPI_INTID)] = tally.get((pid, 1), {}).get("ipi")
+    check(want[(0, "timer", TIMER_PPI)] == A["timer"] and want[(1, "ipi", IPI_INTID)] == A["ipi"],
+          f"{pre}: the guest's tally {want}, asked --timer {A['timer']} --ipi {A['ipi']}")
+    check(got == want, f"{pre}: wake events per (vCPU, source, vector) {sorted(got.items())}, "
+          f"the guest took {sorted(want.items())}")
+    bad = [e for e in wk if sum(e.get("parts_ns", {}).values()) != e.get("latency_ns") or
+           any(x < 0 for x in e.get("parts_ns", {}).values())]
+    check(wk and not bad, f"{pre}: {len(bad)} of {len(wk)} wake events whose parts do not sum to "
+          f"their latency: {bad[:2]}")
+    print(f"{PRE}: {pre}: {len(wk)} wake events = the guest's tally per vCPU, source and vector "
+          f"({', '.join(f'{k[0]}/{k[1]}/{k[2]}: {n}' for k, n in sorted(got.items()))}), parts summing "
+          f"to each latency")
 
 # ---------------------------------------------------------------- phase "fastpath"
 P = phases.get("fastpath"); pre = "phase fastpath"
