@@ -21,7 +21,8 @@
 # at -d's end, a reader slower than the exits traced the io guest until it stopped, 20 s here).
 # The wall time explain took is printed, not judged: under TCG loading the programs alone takes
 # seconds. On a host of one CPU (the bed) the io guest's exits share it with vmexit's own reader,
-# so there they may wait for it: starved is then accepted for io as long as they are not blocked.
+# so there they may wait for it: starved is then accepted for io and idle as long as they are not
+# blocked.
 set -u
 OUT=${1:-.output}
 . "$(dirname "$0")/lib.sh"
@@ -124,8 +125,17 @@ else:
     check("uffd: says kvm_exit did not fire", any("kvm_exit did not fire" in s for s in j["not_seen"]),
           str(j["not_seen"]))
 j = load("idle")
-check("idle: idle", j["cause"] == "idle", j["cause"])
-check("idle: nothing stands out", "nothing stands out" in j["cause_words"])
+# Its HLTs go to the VMM and straight back: the vCPU thread never sleeps, so on one CPU the
+# reader's work preempts it inside its other exits (the host's interrupts), and under a loaded
+# emulator that can pass the 5 % that makes a guest busy: starved, as for io, never blocked.
+ok = j["cause"] == "idle" or (one_cpu and j["cause"] == "starved" and
+                              j["split"]["blocked"] < 1 / 3)
+check("idle: idle" + (" (or starved by vmexit's reader: one CPU)" if one_cpu else ""), ok,
+      f'{j["cause"]} {j["split"]}')
+if j["cause"] == "idle":
+    check("idle: nothing stands out", "nothing stands out" in j["cause_words"])
+check("idle: its HLTs hold most of its exit time", j["idle_share"] > 0.5 * j["exit_share"],
+      f'{j.get("idle_share")} of {j.get("exit_share")}')
 sys.exit(1 if bad else 0)
 PY
 expect_usage "-p" "$VMEXIT" explain -p 1 -g x
