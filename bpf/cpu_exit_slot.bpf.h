@@ -43,8 +43,7 @@ const volatile bool raw_entry_vcpu = false;
  * caller's struct pid before it enters the guest (kvm_vcpu_ioctl(), every kernel with BTF) and
  * which holds a reference on it, so from the exit to the entry of one KVM_RUN both read the
  * same value for the same thread. Reused after the thread dies as a tid is, and caught the same
- * way (the cell has ended). 0 when unknown: the slot then compares thread ids. The field is
- * far older than BTF; it is checked anyway, so that a kernel without it still loads.
+ * way (the cell has ended). 0 when unknown: the slot then compares thread ids.
  */
 static __always_inline __u64 vcpu_run_key(struct kvm_vcpu *vcpu)
 {
