@@ -15,10 +15,6 @@
  * the end of an exit (--split, --stacks, keys, the stream) are not covered: the slot is used
  * with none of them (cpu_slot_enabled, set by src/kernel/session.c).
  *
- * Which thread: on the fast pair, the vCPU's struct pid (kvm_vcpu.pid, below), which both
- * programs read from their argument; elsewhere (the classic pair, arm64, whose kvm_entry has no
- * vCPU) the thread id, which the entry asks bpf_get_current_pid_tgid() for.
- *
  * Included by handlers.bpf.h once cells and their completion are defined.
  */
 #ifndef VMEXIT_CPU_EXIT_SLOT_BPF_H
@@ -30,27 +26,6 @@ const volatile bool cpu_slot_enabled = false;
 #ifndef SLOT_CPU
 #define SLOT_CPU() bpf_get_smp_processor_id()
 #endif
-
-/*
- * Whether the raw kvm_entry's first argument is the vCPU (set by src/kernel/hooks.c from the
- * kernel's BTF): since "KVM: x86: Add RIP to the kvm_entry, i.e. VM-Enter, tracepoint" (Linux
- * 5.9) on x86; before it the vCPU id, and arm64's is the guest PC.
- */
-const volatile bool raw_entry_vcpu = false;
-
-/*
- * The thread running vcpu, as a key for the slot: kvm_vcpu.pid, which KVM_RUN sets to the
- * caller's struct pid before it enters the guest (kvm_vcpu_ioctl(), every kernel with BTF) and
- * which holds a reference on it, so from the exit to the entry of one KVM_RUN both read the
- * same value for the same thread. Reused after the thread dies as a tid is, and caught the same
- * way (the cell has ended). 0 when unknown: the slot then compares thread ids.
- */
-static __always_inline __u64 vcpu_run_key(struct kvm_vcpu *vcpu)
-{
-	if (!vcpu || !bpf_core_field_exists(vcpu->pid))
-		return 0;
-	return (__u64)vcpu->pid;
-}
 
 /* struct cpu_exit_slot: include/vmexit.h. */
 struct {
@@ -77,34 +52,27 @@ static __always_inline bool exit_live(__u32 ref)
 	return exit_live_in(ref, cpu_slot_enabled ? cell_get(ref) : NULL);
 }
 
-/* kvm_exit of thread tid (run_key: vcpu_run_key(), 0 if none) on cpu began an exit in cell ref
- * at start. */
-static __always_inline void cpu_slot_note(__u32 cpu, __u32 tid, __u64 run_key, __u32 ref,
-					  __u64 start)
+/* kvm_exit of thread tid on cpu began an exit in cell ref at start. */
+static __always_inline void cpu_slot_note(__u32 cpu, __u32 tid, __u32 ref, __u64 start)
 {
 	struct cpu_exit_slot *s = bpf_map_lookup_elem(&cpu_exits, &cpu);
 
 	if (!s)
 		return;
 	s->tid = tid;
-	s->run_key = run_key;
 	s->ref = ref;
 	s->start = start;
 }
 
-/*
- * kvm_entry on cpu at now of the thread run_key names, or when run_key is 0 of thread tid: true
- * when the slot held its exit and ended it. A run_key the slot does not hold (its exit had none:
- * the classic pair during the switch) leaves the exit to the task-storage path.
- */
-static __always_inline bool cpu_slot_end(__u32 cpu, __u32 tid, __u64 run_key, __u64 now)
+/* kvm_entry of thread tid on cpu at now: true when the slot held its exit and ended it. */
+static __always_inline bool cpu_slot_end(__u32 cpu, __u32 tid, __u64 now)
 {
 	struct cpu_exit_slot *s = bpf_map_lookup_elem(&cpu_exits, &cpu);
 	struct exit_split none = {};
 	struct cell *c;
 	__u64 start;
 
-	if (!s || (run_key ? s->run_key != run_key : s->tid != tid))
+	if (!s || s->tid != tid)
 		return false;
 	c = cell_get(s->ref);
 	if (!c)

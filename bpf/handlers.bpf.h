@@ -765,11 +765,10 @@ static __always_inline struct thread_state *exit_thread(__u32 tgid, __u32 tid)
 
 /*
  * kvm_exit of a watched thread (exit_thread()): the guest left; the exit completes at this
- * thread's next kvm_entry. x->vcpu < 0 keeps the vCPU the thread had. run_key: the running
- * thread's key for the per-CPU slot (vcpu_run_key(), 0: none).
+ * thread's next kvm_entry. x->vcpu < 0 keeps the vCPU the thread had.
  */
 static __always_inline void exit_start(struct thread_state *ts, __u64 now, __u32 tgid, __u32 tid,
-				       const struct exit_info *x, __u64 run_key)
+				       const struct exit_info *x)
 {
 	struct cell *c, *pc;
 	__u32 prev, ref;
@@ -794,7 +793,7 @@ static __always_inline void exit_start(struct thread_state *ts, __u64 now, __u32
 	exit_count(ref, c, now);
 	ts->exit_cell = ref;
 	if (cpu_slot_enabled && c)
-		cpu_slot_note(SLOT_CPU(), ts->tid, run_key, ref, now);
+		cpu_slot_note(SLOT_CPU(), ts->tid, ref, now);
 	if (key_mode)
 		key_exit_start(ts, x);
 	if (split_enabled) {
@@ -806,12 +805,12 @@ static __always_inline void exit_start(struct thread_state *ts, __u64 now, __u32
 }
 
 static __always_inline void handle_kvm_exit(__u64 now, __u32 tgid, __u32 tid,
-					    const struct exit_info *x, __u64 run_key)
+					    const struct exit_info *x)
 {
 	struct thread_state *ts = exit_thread(tgid, tid);
 
 	if (ts)
-		exit_start(ts, now, tgid, tid, x, run_key);
+		exit_start(ts, now, tgid, tid, x);
 }
 
 /*
@@ -846,16 +845,13 @@ static __always_inline void exit_end(struct thread_state *ts, __u32 *ref, __u64 
 		stream_emit(ts, tgid, tid, start, now - start, type, &s, key);
 }
 
-/* run_key: the entering thread's vcpu_run_key(), 0 when the entry does not know it. */
-static __always_inline void handle_kvm_entry(__u64 now, __u32 tgid, __u32 tid, __u64 run_key)
+static __always_inline void handle_kvm_entry(__u64 now, __u32 tgid, __u32 tid)
 {
 	struct thread_state *ts;
 
 	if (cpu_slot_enabled) {
-		/* With a key the thread id is not needed: one helper call less per exit. */
-		if (!run_key)
-			ids_fill(&tgid, &tid);
-		if (cpu_slot_end(SLOT_CPU(), tid, run_key, now))
+		ids_fill(&tgid, &tid);
+		if (cpu_slot_end(SLOT_CPU(), tid, now))
 			return;
 	}
 	ts = thread_get(tgid, tid, false);

@@ -34,18 +34,14 @@ int kvm_exit(struct trace_event_raw_kvm_exit *ctx)
 		return TP_PASS;
 	/* --by key: an interrupt exit's vector is in the record's intr_info (keys.bpf.h). */
 	classic_exit_read(ctx, &x, stream_enabled || key_mode == KEY_MODE_DEVICE);
-	/* The classic record has no vCPU pointer: no key for the slot. */
-	handle_kvm_exit(now, id >> 32, (__u32)id, &x, 0);
+	handle_kvm_exit(now, id >> 32, (__u32)id, &x);
 	if (overlap)
 		pair_note(PAIR_EXIT);
 	return TP_PASS;
 }
 
-/*
- * Either pair's kvm_entry: the same, but for the switch's overlap (pair_switch.bpf.h). run_key:
- * the entering thread's key for the per-CPU slot, 0 when the pair's arguments do not give it.
- */
-static __always_inline void entry_of_pair(__u64 run_key)
+/* Either pair's kvm_entry: the same, but for the switch's overlap (pair_switch.bpf.h). */
+static __always_inline void entry_of_pair(void)
 {
 	__u64 now = bpf_ktime_get_ns();
 	__u64 id = hot_ids();
@@ -53,7 +49,7 @@ static __always_inline void entry_of_pair(__u64 run_key)
 
 	if (overlap && pair_handled(PAIR_ENTRY))
 		return;
-	handle_kvm_entry(now, id >> 32, (__u32)id, run_key);
+	handle_kvm_entry(now, id >> 32, (__u32)id);
 	if (overlap)
 		pair_note(PAIR_ENTRY);
 }
@@ -61,7 +57,7 @@ static __always_inline void entry_of_pair(__u64 run_key)
 SEC("?tp/kvm/kvm_entry")
 int kvm_entry(void *ctx)
 {
-	entry_of_pair(0);
+	entry_of_pair();
 	return TP_PASS;
 }
 
@@ -70,7 +66,7 @@ int kvm_exit_fast(__u64 *ctx)
 {
 	__u64 now = bpf_ktime_get_ns();
 	__u64 id = hot_ids();
-	struct exit_info x;
+	struct exit_info x = { .vcpu = -1 };
 	bool overlap = pair_overlap;
 	struct thread_state *ts;
 	struct kvm_vcpu *vcpu;
@@ -81,18 +77,6 @@ int kvm_exit_fast(__u64 *ctx)
 	/* An unwatched thread's exit reads nothing from its vCPU. */
 	if (!ts)
 		return TP_PASS;
-	/*
-	 * Plain counts read the isa, the reason and the vCPU id alone: the rest of the exit's
-	 * record (RIP, info, interrupt info, error code) is zeroed only for the stream and the
-	 * keys, which read it, not at every exit.
-	 */
-	if (stream_enabled || key_mode) {
-		x = (struct exit_info){ .vcpu = -1 };
-	} else {
-		x.isa = 0;
-		x.reason = 0;
-		x.vcpu = -1;
-	}
 	/* Never false once the start-up check passed; an unknown reason stays visible. */
 	if (!raw_exit_read(ctx, &x, ts->vcpu < 0, key_mode == KEY_MODE_RIP))
 		x.reason = ~0u;
@@ -101,8 +85,7 @@ int kvm_exit_fast(__u64 *ctx)
 		raw_exit_vcpu(ctx) : NULL;
 	if (vcpu && vmx_cached_intr_info(vcpu, x.reason, &x.intr_info))
 		vcpu = NULL;
-	exit_start(ts, now, id >> 32, (__u32)id, &x,
-		   cpu_slot_enabled ? vcpu_run_key(raw_exit_vcpu(ctx)) : 0);
+	exit_start(ts, now, id >> 32, (__u32)id, &x);
 	if (vcpu && ts->exit_cell != CELL_NONE) {
 		ts->vec_vcpu = (__u64)vcpu;
 		ts->vec_reason = x.reason;
@@ -113,18 +96,15 @@ int kvm_exit_fast(__u64 *ctx)
 }
 
 /*
- * kvm_entry's prototype has changed over time (the vCPU id alone, then the vCPU in "KVM: x86:
- * Add RIP to the kvm_entry, i.e. VM-Enter, tracepoint" (Linux 5.9), then a flag, "KVM: x86:
- * Plumb "force_immediate_exit" into kvm_entry() tracepoint" (Linux 6.9, and Debian's 6.1 has it
- * too); arm64's is the guest PC). Only the first argument is read, and only where it is the
- * vCPU (raw_entry_vcpu): the per-CPU slot's key for the thread, which saves asking for the
- * thread id. Ending the exit in flight needs nothing else.
+ * No argument is read: kvm_entry's prototype has changed over time (the vCPU id alone, then the
+ * vCPU in "KVM: x86: Add RIP to the kvm_entry, i.e. VM-Enter, tracepoint" (Linux 5.9), then a
+ * flag, "KVM: x86: Plumb "force_immediate_exit" into kvm_entry() tracepoint" (Linux 6.9, and
+ * Debian's 6.1 has it too), and ending the exit in flight needs none of them.
  */
 SEC("?tp_btf/kvm_entry")
-int kvm_entry_fast(__u64 *ctx)
+int kvm_entry_fast(void *ctx)
 {
-	entry_of_pair(raw_entry_vcpu && cpu_slot_enabled ?
-		      vcpu_run_key((struct kvm_vcpu *)ctx[0]) : 0);
+	entry_of_pair();
 	return TP_PASS;
 }
 

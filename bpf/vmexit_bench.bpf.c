@@ -46,10 +46,10 @@ static long cb_exit_entry(__u64 i, struct loop_ctx *c)
 		x.info1 = i;
 		x.info2 = i;
 	}
-	handle_kvm_exit(now, id >> 32, (__u32)id, &x, 0);
+	handle_kvm_exit(now, id >> 32, (__u32)id, &x);
 	now = bpf_ktime_get_ns();
 	id = hot_ids();
-	handle_kvm_entry(now, id >> 32, (__u32)id, 0);
+	handle_kvm_entry(now, id >> 32, (__u32)id);
 	return 0;
 }
 
@@ -129,10 +129,10 @@ static long cb_stream_mix(__u64 i, struct loop_ctx *c)
 	x.reason = mix_reason(k);
 	now = bpf_ktime_get_ns();
 	id = hot_ids();
-	handle_kvm_exit(now, id >> 32, (__u32)id, &x, 0);
+	handle_kvm_exit(now, id >> 32, (__u32)id, &x);
 	now = bpf_ktime_get_ns();
 	id = hot_ids();
-	handle_kvm_entry(now, id >> 32, (__u32)id, 0);
+	handle_kvm_entry(now, id >> 32, (__u32)id);
 	return 0;
 }
 

@@ -18,8 +18,7 @@ static __always_inline int drive(const struct test_ctx *c)
 	struct exit_info x = {};
 	struct thread_state *ts;
 
-	/* TOP_EXIT, TOP_ENTRY: op's high half is the per-CPU slot's run_key (0: none). */
-	switch ((__u32)c->op) {
+	switch (c->op) {
 	case TOP_EXIT:
 		test_cpu = c->err;
 		x.isa = c->isa;
@@ -30,11 +29,11 @@ static __always_inline int drive(const struct test_ctx *c)
 		x.info2 = c->info2;
 		x.intr_info = c->intr_err >> 32;
 		x.error_code = (__u32)c->intr_err;
-		handle_kvm_exit(c->now, c->tgid, c->tid, &x, c->op >> 32);
+		handle_kvm_exit(c->now, c->tgid, c->tid, &x);
 		return 0;
 	case TOP_ENTRY:
 		test_cpu = c->err;
-		handle_kvm_entry(c->now, c->tgid, c->tid, c->op >> 32);
+		handle_kvm_entry(c->now, c->tgid, c->tid);
 		return 0;
 	case TOP_USER_EXIT:
 		handle_user_exit(c->now, c->tgid, c->tid, c->reason, c->err);
@@ -54,7 +53,7 @@ static __always_inline int drive(const struct test_ctx *c)
 		x.reason = vmexit_arm64_reason(c->err, c->reason);
 		x.vcpu = -1;
 		x.rip = c->rip;
-		handle_kvm_exit(c->now, c->tgid, c->tid, &x, 0);
+		handle_kvm_exit(c->now, c->tgid, c->tid, &x);
 		return 0;
 	case TOP_SWITCH_OUT:
 	case TOP_SWITCH_IN:

@@ -169,13 +169,8 @@ struct cpu_exit_slot {
 	__u32 tid;
 	__u32 ref;
 	__u64 start;
-	/*
-	 * The vCPU's running thread as the fast pair sees it (its struct pid, 0: not known, then
-	 * tid names the thread): the entry reads it from its argument, not by a helper call.
-	 */
-	__u64 run_key;
 	/* One slot per cache line: CPUs write theirs at every exit. */
-	__u8 pad[40];
+	__u8 pad[48];
 };
 
 /*

@@ -142,13 +142,10 @@ enum kvm_reg {
 	VCPU_EXREG_EXIT_INFO_2 = 24,
 };
 
-struct pid;
-
 struct kvm_vcpu {
 	int vcpu_id;
 	struct kvm_run *run;	/* keys: the user exit's port or address (bpf/keys.bpf.h) */
 	struct kvm_vcpu_arch arch;
-	struct pid *pid;	/* the per-CPU exit slot's key for the thread (bpf/cpu_exit_slot.bpf.h) */
 };
 
 union vmx_exit_reason {

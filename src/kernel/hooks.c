@@ -189,50 +189,34 @@ static char arg_kind(const struct btf *btf, __u32 type_id)
 	return '?';
 }
 
-/*
- * The kinds of a raw kvm tracepoint's arguments (arg_kind(), in order, NUL-ended), from
- * btf_trace_<name> in vmlinux's BTF or kvm's; the number of arguments, -1 if not found.
- */
-static int tp_arg_kinds(struct hook_check_run *r, const char *name, char *kinds, int size)
+/* The raw kvm_exit prototype, from btf_trace_kvm_exit in vmlinux's BTF or kvm's. */
+static __u32 exit_shape_probe(struct hook_check_run *r)
 {
 	struct btf *vmlinux = btf_vmlinux(r), *mod, *btf;
 	const struct btf_type *t;
 	const struct btf_param *p;
-	char tname[64];
+	char kinds[8] = "";
+	__u32 shape = EXIT_SHAPE_NONE;
 	int id, n;
 
-	kinds[0] = 0;
 	if (!vmlinux)
-		return -1;
-	snprintf(tname, sizeof(tname), "btf_trace_%s", name);
+		return shape;
 	btf = vmlinux;
-	id = btf__find_by_name_kind(btf, tname, BTF_KIND_TYPEDEF);
+	id = btf__find_by_name_kind(btf, "btf_trace_kvm_exit", BTF_KIND_TYPEDEF);
 	if (id < 0) {
 		mod = btf_kvm(r);
 		btf = mod;
-		id = mod ? btf__find_by_name_kind(mod, tname, BTF_KIND_TYPEDEF) : -ENOENT;
+		id = mod ? btf__find_by_name_kind(mod, "btf_trace_kvm_exit", BTF_KIND_TYPEDEF)
+			 : -ENOENT;
 	}
-	/* typedef void (*btf_trace_<name>)(void *__data, <the TP_PROTO arguments>) */
+	/* typedef void (*btf_trace_kvm_exit)(void *__data, <the TP_PROTO arguments>) */
 	t = id < 0 ? NULL : btf__type_by_id(btf, btf__type_by_id(btf, id)->type);
 	if (t && btf_is_ptr(t))
 		t = btf__type_by_id(btf, t->type);
-	if (!t || !btf_is_func_proto(t) || (n = btf_vlen(t)) < 1 || n > size)
-		return -1;
-	p = btf_params(t);
-	for (int i = 1; i < n; i++)
-		kinds[i - 1] = arg_kind(btf, p[i].type);
-	kinds[n - 1] = 0;
-	return n - 1;
-}
-
-/* The raw kvm_exit prototype. */
-static __u32 exit_shape_probe(struct hook_check_run *r)
-{
-	char kinds[8];
-	__u32 shape = EXIT_SHAPE_NONE;
-	int n = tp_arg_kinds(r, "kvm_exit", kinds, sizeof(kinds));
-
-	if (n >= 2 && n <= 3) {
+	if (t && btf_is_func_proto(t) && (n = btf_vlen(t)) >= 3 && n <= 4) {
+		p = btf_params(t);
+		for (int i = 1; i < n; i++)
+			kinds[i - 1] = arg_kind(btf, p[i].type);
 		if (!strcmp(kinds, "pi"))
 			shape = EXIT_SHAPE_VCPU_ISA;
 		else if (!strcmp(kinds, "ipi"))
@@ -242,17 +226,6 @@ static __u32 exit_shape_probe(struct hook_check_run *r)
 	}
 	startup_mark("kvm_exit prototype (BTF)");
 	return shape;
-}
-
-/*
- * Whether the raw kvm_entry's first argument is the vCPU (x86 since 5.9, see kvm_entry_fast()):
- * the per-CPU exit slot then tells the thread by it. Only x86 passes a pointer first.
- */
-static bool entry_vcpu_probe(struct hook_check_run *r)
-{
-	char kinds[8];
-
-	return tp_arg_kinds(r, "kvm_entry", kinds, sizeof(kinds)) >= 1 && kinds[0] == 'p';
 }
 
 static double mono_s(void)
@@ -410,7 +383,6 @@ void hooks_check_start(struct hooks *h, const char *classic_why, double window_s
 	r->w.verbose = verbose_check;
 	h->exit_note[0] = 0;
 	h->exit_shape = EXIT_SHAPE_NONE;
-	h->entry_vcpu = false;
 	h->exit = EXIT_HOOK_CLASSIC;
 	if (classic_why) {
 		snprintf(h->exit_note, sizeof(h->exit_note), "%s", classic_why);
@@ -418,7 +390,6 @@ void hooks_check_start(struct hooks *h, const char *classic_why, double window_s
 	}
 	watch_start(r);
 	h->exit_shape = exit_shape_probe(r);
-	h->entry_vcpu = entry_vcpu_probe(r);
 	if (h->exit_shape == EXIT_SHAPE_NONE) {
 		snprintf(h->exit_note, sizeof(h->exit_note),
 			 "no known raw kvm_exit prototype in the kernel's BTF");
@@ -441,7 +412,6 @@ void hooks_exit_autoload(const struct hooks *h, struct vmexit_bpf *skel)
 	bool fast = h->run_state.obj != NULL;
 
 	skel->rodata->raw_exit_shape = h->exit_shape;
-	skel->rodata->raw_entry_vcpu = h->entry_vcpu;
 	bpf_program__set_autoload(skel->progs.kvm_exit_fast, fast);
 	bpf_program__set_autoload(skel->progs.kvm_entry_fast, fast);
 	bpf_program__set_autoload(skel->progs.kvm_exit, true);

@@ -97,7 +97,6 @@ struct hooks {
 	bool want_vector;	/* --by key: the check compares the interrupt vectors too */
 	enum exit_hook exit;
 	__u32 exit_shape;	/* enum vmexit_exit_shape */
-	bool entry_vcpu;	/* the raw kvm_entry's first argument is the vCPU */
 	char exit_note[200];	/* why not the fast path, or that it was checked */
 	struct hook_check check;
 	enum check_verdict verdict;	/* of the start-up window */

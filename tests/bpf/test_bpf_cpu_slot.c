@@ -3,9 +3,8 @@
  * The per-CPU exit slot (bpf/cpu_exit_slot.bpf.h) through BPF_PROG_TEST_RUN, each event on a
  * CPU of the test's choosing: an entry on the exit's CPU ends the exit from the slot, and a
  * thread that moved, a slot another thread overwrote, a slot whose exit the task-storage path
- * already ended, a tid reused after its thread ended in an exit and a vCPU key (run_key) the
- * slot does not hold all fall back, so that every exit is counted once, with its own latency,
- * and nothing is counted lost that was not.
+ * already ended and a tid reused after its thread ended in an exit all fall back, so that
+ * every exit is counted once, with its own latency, and nothing is counted lost that was not.
  */
 #include <errno.h>
 #include <string.h>
@@ -87,20 +86,6 @@ static void kentry(__u32 tid, __u32 cpu, __u64 now)
 {
 	send((struct test_ctx){ .op = TOP_ENTRY, .now = now, .tgid = TGID, .tid = tid,
 				.err = cpu });
-}
-
-/* The fast pair's events: run_key is the vCPU's struct pid as both programs read it. */
-static void kexit_key(__u32 tid, __u32 cpu, __u64 now, __u32 reason, __u32 run_key)
-{
-	send((struct test_ctx){ .op = (__u64)run_key << 32 | TOP_EXIT, .now = now, .tgid = TGID,
-				.tid = tid, .vcpu = 0, .isa = VMEXIT_ISA_VMX, .reason = reason,
-				.err = cpu });
-}
-
-static void kentry_key(__u32 tid, __u32 cpu, __u64 now, __u32 run_key)
-{
-	send((struct test_ctx){ .op = (__u64)run_key << 32 | TOP_ENTRY, .now = now, .tgid = TGID,
-				.tid = tid, .err = cpu });
 }
 
 static struct cell cell_of(__u32 tid, __u32 reason)
@@ -261,67 +246,6 @@ static void test_tid_reused(void)
 	close_fx();
 }
 
-/*
- * With a run_key (the fast pair's kvm_vcpu.pid) the slot tells the thread by it, not by its id,
- * which the fast kvm_entry does not ask for: an entry with the exit's key ends the exit from the
- * slot whatever tid it is given; one with another key falls back to the task-storage path (no
- * state: unmatched) and leaves the exit to its own entry; a keyed entry after an exit without
- * a key (the classic pair's, during the pair switch) falls back and ends it there, once; an
- * entry without a key compares thread ids.
- */
-static void test_run_key(void)
-{
-	struct cell c;
-
-	/* Each part deletes the thread's state, after which an exit would open a new cell. */
-	if (open_fx(false)) {
-		check_failures++;
-		return;
-	}
-	kexit_key(T1, 0, 1000, VMX_IO, 11);
-	CHECK(!bpf_map__delete_elem(skel->maps.thread_hash, &(__u32){ T1 }, sizeof(__u32), 0));
-	kentry_key(T2, 0, 1300, 11);		/* the key, not the tid: from the slot */
-	c = cell_of(T1, VMX_IO);
-	CHECK_EQ_U64(c.count, 1);
-	CHECK_EQ_U64(c.total_ns, 300);
-	CHECK(no_loss_but(-1));
-	close_fx();
-
-	if (open_fx(false)) {
-		check_failures++;
-		return;
-	}
-	kexit_key(T1, 0, 2000, VMX_IO, 11);
-	CHECK(!bpf_map__delete_elem(skel->maps.thread_hash, &(__u32){ T1 }, sizeof(__u32), 0));
-	kentry_key(T1, 0, 2200, 12);		/* another thread's key: unmatched */
-	kentry_key(T1, 0, 2400, 11);		/* the exit's own */
-	c = cell_of(T1, VMX_IO);
-	CHECK_EQ_U64(c.started, 1);
-	CHECK_EQ_U64(c.count, 1);
-	CHECK_EQ_U64(c.total_ns, 400);
-	CHECK_EQ_U64(lost(LOST_UNMATCHED_ENTRY), 1);
-	CHECK(no_loss_but(LOST_UNMATCHED_ENTRY));
-	close_fx();
-
-	if (open_fx(false)) {
-		check_failures++;
-		return;
-	}
-	kexit_key(T1, 1, 3000, VMX_IO, 0);	/* the classic kvm_exit: no key */
-	kentry_key(T1, 1, 3100, 11);		/* task storage ends it */
-	kentry_key(T1, 1, 3200, 0);		/* by tid: the slot's exit is over, unmatched */
-	kexit_key(T1, 1, 4000, VMX_IO, 11);
-	kentry_key(T1, 1, 4500, 0);		/* by tid, from the slot */
-	c = cell_of(T1, VMX_IO);
-	CHECK_EQ_U64(c.started, 2);
-	CHECK_EQ_U64(c.count, 2);
-	CHECK_EQ_U64(c.total_ns, 100 + 500);
-	CHECK_EQ_U64(c.inflight_ts, 0);
-	CHECK_EQ_U64(lost(LOST_UNMATCHED_ENTRY), 1);
-	CHECK(no_loss_but(LOST_UNMATCHED_ENTRY));
-	close_fx();
-}
-
 /* The configuration vmexit runs: task storage, the test thread itself as the vCPU thread. */
 static void test_task_storage(void)
 {
@@ -413,7 +337,6 @@ int main(void)
 	test_moved();
 	test_shared_cpu();
 	test_tid_reused();
-	test_run_key();
 	test_task_storage();
 	test_task_storage_ids();
 	CHECK_DONE("test_bpf_cpu_slot");

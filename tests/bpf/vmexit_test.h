@@ -11,9 +11,8 @@
 #define VMEXIT_TEST_H
 
 enum test_op {
-	/* handle_kvm_exit (err = the CPU, for the per-CPU exit slot; op >> 32: its run_key) */
-	TOP_EXIT = 1,
-	TOP_ENTRY,		/* handle_kvm_entry (err = the CPU; op >> 32: its run_key) */
+	TOP_EXIT = 1,		/* handle_kvm_exit (err = the CPU, for the per-CPU exit slot) */
+	TOP_ENTRY,		/* handle_kvm_entry (err = the CPU) */
 	TOP_USER_EXIT,		/* handle_user_exit (reason, err) */
 	TOP_RUN,		/* handle_kvm_run */
 	TOP_TSC,		/* handle_tsc_offset (vcpu, info1 = prev, info2 = next) */
