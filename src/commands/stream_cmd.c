@@ -41,7 +41,7 @@ static const char doc[] =
 "    vmexit stream --kvm-events pio,mmio -p 4242 # and each port / MMIO access\n"
 "    vmexit stream --stuck 1s -p 4242    # and say when a vCPU is stuck in one\n"
 "    vmexit stream --wake --json -p 4242 # and every interrupt delivery\n"
-"    vmexit stream --wake --perfetto w.pftrace -p 4242  # deliveries as flow arrows\n"
+"    vmexit stream --wake --perfetto w.pftrace -p 4242  # as flow arrows\n"
 "    vmexit stream -- qemu-system-x86_64 ...     # a VMM from its start\n"
 "\v" DURATION_HELP;
 
