@@ -41,6 +41,7 @@ static const char doc[] =
 "    vmexit stream --kvm-events pio,mmio -p 4242 # and each port / MMIO access\n"
 "    vmexit stream --stuck 1s -p 4242    # and say when a vCPU is stuck in one\n"
 "    vmexit stream --wake --json -p 4242 # and every interrupt delivery\n"
+"    vmexit stream --wake --perfetto w.pftrace -p 4242  # as flow arrows\n"
 "    vmexit stream -- qemu-system-x86_64 ...     # a VMM from its start\n"
 "\v" DURATION_HELP;
 
@@ -63,7 +64,9 @@ static const struct cmd_option options[] = {
 	  "wake_posted: source and vector, not timed); deliveries lost as '# LOST N (--wake: "
 	  "...)' lines; and its HLT anatomy: an event per halt (type halt: how it ended, its "
 	  "poll, sleep, runq and other) and per halted exit (type hlt, at its entry: its halts "
-	  "and parts); lines and --json only", 2,
+	  "and parts); lines, --json or --perfetto (as report draws them: a flow per delivery "
+	  "from pending to the entry on the vCPU's track, a slice per halt in its exit, a "
+	  "'lost N records (--wake: ...)' instant per loss)", 2,
 	  OPT_TO(struct stream_args, live.wake, opt_true) },
 	{},
 };
@@ -127,10 +130,10 @@ int cmd_stream(int argc, char **argv)
 	a.live.filters.opts.command = cli_split_command(&argc, argv);
 	if (cmd_options_parse(&stream_options, argc, argv, ARGP_IN_ORDER, &a))
 		return 2;
-	/* Said, not dropped: the other formats have no wake events (yet). */
-	if (a.live.wake && a.out.mode != EVOUT_LINES && a.out.mode != EVOUT_JSON) {
-		fprintf(stderr, "vmexit: stream --wake writes lines or --json; drop --tsv or "
-			"--perfetto\n");
+	/* Said, not dropped: --tsv's columns are an exit's, with no room for a delivery. */
+	if (a.live.wake && !evout_mode_has_wake(a.out.mode)) {
+		fprintf(stderr, "vmexit: stream --wake writes lines, --json or --perfetto; drop "
+			"%s\n", evout_option_name(a.out.mode));
 		return 2;
 	}
 	a.out.split = a.live.filters.opts.split;

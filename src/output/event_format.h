@@ -34,7 +34,7 @@ struct evout_ops {
 	/* n records lost by cause (one that drops events: lost_cause_drops_events()) by ts_ns. */
 	void (*lost)(struct evout *o, __u64 ts_ns, __u64 n, int cause);
 	/* n interrupt deliveries lost by cause (enum wake_lost) by ts_ns; NULL: the format has
-	 * no wake events (stream --wake refuses it). */
+	 * no wake events (stream --wake refuses it: evout_mode_has_wake()). */
 	void (*wake_lost)(struct evout *o, __u64 ts_ns, __u64 n, int cause);
 	/* A value of an outside counter (report --counters); NULL: the format has no counters. */
 	void (*counter)(struct evout *o, const char *name, __u64 ts_ns, double value);

@@ -102,6 +102,11 @@ void evout_wake_lost(struct evout *o, __u64 ts_ns, const __u64 delta[NR_WAKE_LOS
 	}
 }
 
+bool evout_mode_has_wake(enum evout_mode m)
+{
+	return m >= 0 && m < EVOUT_NR && formats[m]->wake_lost;
+}
+
 void evout_wake_summary(FILE *f, const __u64 lost[NR_WAKE_LOSSES])
 {
 	for (int l = 0; l < NR_WAKE_LOSSES; l++)

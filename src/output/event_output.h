@@ -119,5 +119,11 @@ void evout_summary(FILE *f, const char *tail, __u64 events, const __u64 lost[NR_
 void evout_wake_lost(struct evout *o, __u64 ts_ns, const __u64 delta[NR_WAKE_LOSSES]);
 /* "vmexit: --wake lost: N what" on f, a line per cause that counted (after evout_summary). */
 void evout_wake_summary(FILE *f, const __u64 lost[NR_WAKE_LOSSES]);
+/*
+ * Whether format m shows stream --wake's deliveries and their losses (its evout_ops have a
+ * wake_lost: a format that cannot say a lost delivery shows none), for stream to refuse the
+ * others before loading anything.
+ */
+bool evout_mode_has_wake(enum evout_mode m);
 
 #endif /* VMEXIT_EVENT_OUTPUT_H */

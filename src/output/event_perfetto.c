@@ -9,6 +9,7 @@
 #include "event_format.h"
 #include "lost_causes.h"
 #include "trace_writer.h"
+#include "wake_rows.h"
 
 /* The format's own state (o->state). */
 struct perfetto_state {
@@ -71,6 +72,18 @@ static void perfetto_fmt_lost(struct evout *o, __u64 ts_ns, __u64 n, int cause)
 	pf(o)->tw->lost(pf(o)->pw, ts_ns, n, lost_cause_text(cause));
 }
 
+/*
+ * stream --wake: deliveries lost where they were lost, as the exits' losses are, the cause
+ * saying they were --wake's (a flow is missing there, not an exit).
+ */
+static void perfetto_fmt_wake_lost(struct evout *o, __u64 ts_ns, __u64 n, int cause)
+{
+	char what[128];
+
+	snprintf(what, sizeof(what), "--wake: %s", wake_lost_name(cause));
+	pf(o)->tw->lost(pf(o)->pw, ts_ns, n, what);
+}
+
 static void perfetto_fmt_counter(struct evout *o, const char *name, __u64 ts_ns, double value)
 {
 	if (pf(o)->pw)
@@ -97,6 +110,7 @@ static int perfetto_fmt_close(struct evout *o)
 const struct evout_ops evout_perfetto = {
 	.state_size = sizeof(struct perfetto_state),
 	.open = perfetto_fmt_open, .event = perfetto_fmt_event, .guest = perfetto_fmt_guest,
-	.stuck = perfetto_fmt_stuck, .lost = perfetto_fmt_lost, .counter = perfetto_fmt_counter,
+	.stuck = perfetto_fmt_stuck, .lost = perfetto_fmt_lost,
+	.wake_lost = perfetto_fmt_wake_lost, .counter = perfetto_fmt_counter,
 	.guest_event = perfetto_fmt_guest_event, .close = perfetto_fmt_close,
 };

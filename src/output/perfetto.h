@@ -26,8 +26,9 @@
  *  - the other kvm tracepoints (--kvm-events) are instant events on the vCPU track, named
  *    after the tracepoint ("kvm_pio"), cat "kvm_event", args: the event's named fields
  *    (reasons.h) plus cpu, tid, vcpu; they are not exits and the rates leave them out;
- *  - record --wake's deliveries are flows on the vCPU's kvm track, its halts slices there inside
- *    the exits that halted, with their pieces nested (halt_slices.h);
+ *  - --wake's deliveries (stream live, report of a recording) are flows on the vCPU's kvm track,
+ *    its halts slices there inside the exits that halted, with their pieces nested
+ *    (halt_slices.h); each needs only its own event, so a stream draws them as they come;
  *  - each VM has an "exits/s" counter track (guest exits, exits to the VMM), one value per
  *    100 ms window of the exits' start times, as perf stat -I would give;
  *  - the events of a guest's own trace (report --guest-trace) on tracks "guest ..." of their

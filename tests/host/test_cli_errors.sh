@@ -145,6 +145,8 @@ expect 2 "--events and --format are different outputs" "$V" report -i none.vmexi
 # The per-event formats stream and report share (one option group): at most one.
 expect 2 "--json and --perfetto are different outputs" timeout 5 "$V" stream --json --perfetto x.json
 expect 2 "--format and --json are different outputs" timeout 5 "$V" stream --format f --json
+# stream --wake: lines, --json and --perfetto show deliveries; --tsv's columns are an exit's.
+expect 2 "stream --wake writes lines, --json or --perfetto; drop --tsv$" timeout 5 "$V" stream --wake --tsv
 expect 2 "--format and --perfetto are different outputs" "$V" report -i none.vmexit --format f --perfetto -
 expect 2 "--json and --perfetto are different outputs" "$V" report -i none.vmexit --perfetto - --json
 expect 2 "-i given twice \('a' and 'b'\)" "$V" report -i a -i b

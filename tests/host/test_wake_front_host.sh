@@ -21,6 +21,10 @@
 # --csv of its file: the same rows (per vCPU, source and vector the guest's counts, parts
 # summing to each row's total), and report's default output of a --wake recording the same;
 # report --perfetto: one flow per delivery, a slice per halt, every track's slices nesting.
+# stream --wake --perfetto FILE.pftrace -p of the same run (decoded with protoc, canonical lines
+# of tests/unit/perfetto_canon.py): one flow per delivery, per vCPU, source and vector the
+# guest's tally and stream --json's events, each flow one end at pending and one at the entry
+# on the vCPU's track, apart by the delivery's latency_ns, its parts summing to it; none lost.
 # The HLT anatomy of the same run: stream's hlt events (one per halted exit) and halt events (one per halt) as many per vCPU as stat counts, each
 # one's parts summing exactly to its latency_ns; report's hlt rows (record format 1.9) per vCPU
 # the exits, halts, polled and (poll_slept + slept) and invalid halts stat counts, and KVM's
@@ -42,6 +46,9 @@ V=2
 . "$(dirname "$0")/lib.sh"
 need_kvm_bpf
 need_cmd python3 python3
+need_cmd protoc protobuf-compiler
+# The schema and the canonical-lines script, from the tree (in the nested bed: /docs, /tests).
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 
 TMP=$(mktemp -d /tmp/vmexit-test-wake-front.XXXXXX)
 PIDS=()
@@ -62,13 +69,16 @@ PIDS+=($tp)
 "$VMEXIT" stream --wake --json -p $gp >"$TMP/stream.json" 2>"$TMP/stream.err" &
 mp=$!
 PIDS+=($mp)
+"$VMEXIT" stream --wake --perfetto "$TMP/stream.pftrace" -p $gp 2>"$TMP/pstream.err" &
+pp=$!
+PIDS+=($pp)
 "$VMEXIT" record --wake -p $gp -o "$TMP/wake.vmexit" 2>"$TMP/record.err" &
 rp=$!
 PIDS+=($rp)
-wait_tracing $sp $tp $mp $rp
+wait_tracing $sp $tp $mp $pp $rp
 touch "$TMP/go"
 wait $gp || { cat "$TMP/guest.err" "$TMP/guest.out"; fail "the guest failed (its tally above)"; }
-kill -INT $sp $tp $mp $rp
+kill -INT $sp $tp $mp $pp $rp
 wait $sp
 rc=$?
 [ $rc = 0 ] || { cat "$TMP/stat.err"; fail "stat --wake -p exited $rc"; }
@@ -78,6 +88,13 @@ rc=$?
 wait $mp
 rc=$?
 [ $rc = 0 ] || { cat "$TMP/stream.err"; fail "stream --wake -p exited $rc"; }
+wait $pp
+rc=$?
+[ $rc = 0 ] || { cat "$TMP/pstream.err"; fail "stream --wake --perfetto -p exited $rc"; }
+protoc --decode=vmexit.perfetto.Trace -I "$ROOT/docs" "$ROOT/docs/perfetto-subset.proto" \
+	<"$TMP/stream.pftrace" >"$TMP/stream.pftrace.txt" &&
+	python3 "$ROOT/tests/unit/perfetto_canon.py" proto "$TMP/stream.pftrace.txt" \
+	>"$TMP/stream.canon" || fail "stream --wake --perfetto's trace does not decode (above)"
 wait $rp
 rc=$?
 [ $rc = 0 ] || { cat "$TMP/record.err"; fail "record --wake -p exited $rc"; }
@@ -92,15 +109,15 @@ cmp -s "$TMP/report.csv" "$TMP/report-default.csv" ||
 "$VMEXIT" report -i "$TMP/wake.vmexit" --wake --perfetto "$TMP/wake.json" 2>>"$TMP/report.err"
 rc=$?
 [ $rc = 0 ] || { cat "$TMP/report.err"; fail "report --wake --perfetto exited $rc"; }
-cat "$TMP/stat.err" "$TMP/top.err" "$TMP/stream.err" "$TMP/record.err" "$TMP/report.err" \
-	>"$TMP/all-stderr"
+cat "$TMP/stat.err" "$TMP/top.err" "$TMP/stream.err" "$TMP/pstream.err" "$TMP/record.err" \
+	"$TMP/report.err" >"$TMP/all-stderr"
 sanitizer_reports && fail "sanitizer reports (above)"
 
 python3 - "$TMP/stat.csv" "$TMP/top.out" $N $M $V $gp "$TMP/stream.json" "$TMP/report.csv" \
-	"$TMP/record.err" "$TMP/wake.json" "$TMP/guest.out" <<'PY' || { cat "$TMP/top.out"; fail "top --wake / stat --wake (above)"; }
+	"$TMP/record.err" "$TMP/wake.json" "$TMP/guest.out" "$TMP/stream.canon" <<'PY' || { cat "$TMP/top.out"; fail "top --wake / stat --wake (above)"; }
 import csv, json, re, sys
 stat, top, stream = sys.argv[1], sys.argv[2], sys.argv[7]
-report, record_err, trace, guest_out = sys.argv[8:12]
+report, record_err, trace, guest_out, pcanon = sys.argv[8:13]
 n, m, v, gp = map(int, sys.argv[3:7])
 bad = []
 wparts = ['guest_ns', 'exit_ns', 'polled_ns', 'slept_ns', 'runq_ns', 'oncpu_ns']
@@ -182,6 +199,42 @@ for c, h in shlt.items():
                    f'{h["halt_ns"]} ns')
 print(f'stream --wake: {sum(swake.values())} wake events, hlt/halt events and halt ns {shalt}, '
       f'{nbad} bad')
+# stream --wake --perfetto: its canonical lines X|pid|track|ts|dur|cat|name|args, each flow's
+# end (an instant) followed by its F|id|out or in|pid|track|ts lines.
+ends, pwake, plost, last = {}, {}, [], None
+for l in open(pcanon):
+    f = l.rstrip('\n').split('|')
+    if f[0] == 'X':
+        last = f
+    elif f[0] == 'I' and f[5] == 'vmexit_lost':
+        plost.append(l)
+    elif f[0] == 'F':
+        if not last or last[5] != 'wake' or last[1:4] != f[3:6] or last[4] != '0':
+            bad.append(f'stream --perfetto: flow end {l!r} not on a zero-length wake slice '
+                       f'there: {last}')
+            continue
+        ends.setdefault(int(f[1]), {})[f[2]] = (int(f[3]), f[4], int(f[5]), json.loads(last[7]),
+                                               last[6])
+want = {(c, src, vec): k for c in range(v) for src, vec, k in (('timer', 0x40, n),
+                                                              ('msi', 0x41, m))}
+for i, e in sorted(ends.items()):
+    if sorted(e) != ['in', 'out']:
+        bad.append(f'stream --perfetto: flow {i} has ends {sorted(e)}')
+        continue
+    (pid, track, a, _, _), (pid2, track2, b, args, name) = e['out'], e['in']
+    k = (args['vcpu'], args['source'], args['vector'])
+    pwake[k] = pwake.get(k, 0) + 1
+    parts = sum(args[p] for p in wparts)
+    if pid != gp or (pid2, track2) != (pid, track) or track != f'vCPU {args["vcpu"]}' or \
+       b - a != args['latency_ns'] or parts != args['latency_ns'] or \
+       name != f'irq delivered {args["source"]}':
+        bad.append(f'stream --perfetto: flow {i} from {pid} {track} at {a} to {pid2} {track2} '
+                   f'at {b}: {name} {args}')
+if pwake != want or pwake != swake or plost:
+    bad.append(f'stream --perfetto: flows {pwake}, guest\'s tally {want}, stream --json {swake}; '
+               f'lost {plost}')
+print(f'stream --wake --perfetto: {len(ends)} flows, per vCPU, source and vector '
+      f'{sorted(pwake.items())}')
 # record --wake + report --wake --csv: the guest's counts, each row's parts summing.
 rwake, rhlt, radv = {}, {}, None
 for r in csv.reader(open(report)):

@@ -7,6 +7,10 @@
  * track's slices nesting properly (Perfetto drops the others); the JSON and protobuf writers
  * agree line for line (tests/unit/perfetto_canon.py). Expectations come from the events
  * written.
+ * stream --wake --perfetto: the same events in the ring's order through the per-event output
+ * (evout, as stream writes them), in both formats: the same lines as the writers' own, flows
+ * checked the same way, and each loss of deliveries a global "lost N records (--wake: ...)"
+ * instant where it was said; the formats stream --wake takes (all but --tsv).
  * Run from the top of the source tree (it names the schema and the script by path).
  */
 #include <stdbool.h>
@@ -15,6 +19,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "event_output.h"
 #include "trace_events.h"
 #include "trace_writer.h"
 #include "wake.h"
@@ -104,23 +109,40 @@ static char *slurp(const char *cmd)
 	return pclose(p) == 0 ? strdup(out) : NULL;
 }
 
-static void write_trace(const struct trace_writer_ops *ops, const char *path)
-{
-	FILE *f = fopen(path, "w");
+/* Where the events go: a trace writer itself, or (o set) stream's per-event output. */
+struct sink {
+	const struct trace_writer_ops *ops;
 	void *w;
+	struct evout *o;
+};
 
-	CHECK(f != NULL);
-	if (!f)
-		return;
-	w = ops->open(f, NULL);
-	ops->guest(w, 100, "web");
-	ops->guest(w, 200, "db");
+static void put_guest(struct sink *k, __u32 tgid, const char *name)
+{
+	if (k->o)
+		evout_guest(k->o, tgid, 0, name);
+	else
+		k->ops->guest(k->w, tgid, name);
+}
+
+static void put_event(struct sink *k, const struct vmexit_event *e)
+{
+	if (k->o)
+		CHECK_EQ_U64(evout_event(k->o, e), 0);
+	else
+		k->ops->event(k->w, e, NULL);
+}
+
+/* The events, in the order the ring has them (the halts before their exit). */
+static void write_events(struct sink *k)
+{
+	put_guest(k, 100, "web");
+	put_guest(k, 200, "db");
 	/* vCPU 1 halted from 1000000 to its entry at 1002000: the first timer's. */
 	{
 		struct vmexit_event e = ev(VMEXIT_EV_EXIT, 100, 1002, 1, 1000000, 2000,
 					   VMEXIT_ISA_SVM, 0x78);
 
-		ops->event(w, &e, NULL);
+		put_event(k, &e);
 	}
 	for (size_t i = 0; i < NR_WAKES; i++) {
 		struct vmexit_event e = ev(VMEXIT_EV_WAKE, wakes[i].tgid,
@@ -132,7 +154,7 @@ static void write_trace(const struct trace_writer_ops *ops, const char *path)
 		/* The parts: most of it halted asleep, the rest on CPU. */
 		e.blocked_ns = wakes[i].lat / 2;
 		e.oncpu_ns = wakes[i].lat - e.blocked_ns;
-		ops->event(w, &e, NULL);
+		put_event(k, &e);
 	}
 	/* Each halt before its exit, as the ring has them: sent at kvm_vcpu_wakeup. */
 	for (size_t i = 0; i < NR_HALTS; i++) {
@@ -148,7 +170,7 @@ static void write_trace(const struct trace_writer_ops *ops, const char *path)
 		e.intr_info = 0;
 		e.error_code = (halts[i].waited ? VMEXIT_HALT_WAITED : 0) |
 			       (halts[i].valid ? VMEXIT_HALT_VALID : 0);
-		ops->event(w, &e, NULL);
+		put_event(k, &e);
 	}
 	{
 		/* vCPU 0's halted exit, its three halts inside; then the wake programs' record
@@ -158,13 +180,63 @@ static void write_trace(const struct trace_writer_ops *ops, const char *path)
 					   VMEXIT_ISA_SVM, 0x78);
 		struct vmexit_event h = ev(VMEXIT_EV_HLT, 100, 1001, 0, 1040005, 50000, 0, 0);
 
-		ops->event(w, &e, NULL);
+		put_event(k, &e);
 		h.intr_info = 3;
 		h.error_code = 0;
-		ops->event(w, &h, NULL);
+		put_event(k, &h);
 	}
-	CHECK(ops->close(w) == 0);
+}
+
+static void write_trace(const struct trace_writer_ops *ops, const char *path)
+{
+	FILE *f = fopen(path, "w");
+	struct sink k = { .ops = ops };
+
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	k.w = ops->open(f, NULL);
+	write_events(&k);
+	CHECK(ops->close(k.w) == 0);
 	fclose(f);
+}
+
+/*
+ * stream --wake's losses of deliveries, as the live loop says them (evout_wake_lost): slots 2
+ * and the ring 4 at one check, the ring 1 at the next; a full cell map (9) loses stat's cells,
+ * not the stream's deliveries: no marker.
+ */
+#define LOST_TS1	1200000ull
+#define LOST_TS2	1300000ull
+static const char *const lost_lines[] = {
+	"I|g|0|-|1200000|vmexit_lost|lost 2 records (--wake: pending interrupts past the "
+	"vCPU's slots)|{\"lost\": 2}",
+	"I|g|0|-|1200000|vmexit_lost|lost 4 records (--wake: deliveries the event ring could "
+	"not take)|{\"lost\": 4}",
+	"I|g|0|-|1300000|vmexit_lost|lost 1 record (--wake: deliveries the event ring could "
+	"not take)|{\"lost\": 1}",
+};
+#define NR_LOST_LINES (sizeof(lost_lines) / sizeof(lost_lines[0]))
+
+/* The same events through stream's per-event output into path, in format fmt. */
+static void write_stream(int fmt, const char *path)
+{
+	__u64 d1[NR_WAKE_LOSSES] = { [WAKE_LOST_SLOTS] = 2, [WAKE_LOST_CELLS] = 9,
+				     [WAKE_LOST_RING] = 4 };
+	__u64 d2[NR_WAKE_LOSSES] = { [WAKE_LOST_RING] = 1 };
+	struct name_cache names = { 0 };
+	struct evout_opts opts = { .mode = EVOUT_PERFETTO, .perfetto_format = fmt,
+				   .names = &names };
+	struct evout o;
+	struct sink k = { .o = &o };
+
+	opts.arg[EVOUT_PERFETTO] = path;
+	CHECK_EQ_U64(evout_open(&o, &opts), 0);
+	write_events(&k);
+	evout_wake_lost(&o, LOST_TS1, d1);
+	evout_wake_lost(&o, LOST_TS2, d2);
+	CHECK_EQ_U64(evout_close(&o), 0);
+	name_cache_free(&names);
 }
 
 /* The flow lines of a canonical trace, checked against the deliveries. */
@@ -309,22 +381,90 @@ static char *sorted_lines(const char *canon)
 	return out;
 }
 
+/* A trace file's canonical lines (perfetto_canon.py), the protobuf decoded first; NULL: failed. */
+static char *canon(const char *path, bool proto)
+{
+	char cmd[512];
+
+	if (proto)
+		snprintf(cmd, sizeof(cmd), "protoc --decode=vmexit.perfetto.Trace -I docs " SCHEMA
+			 " < %s > %s.txt && python3 " CANON " proto %s.txt", path, path, path);
+	else
+		snprintf(cmd, sizeof(cmd), "python3 " CANON " json %s", path);
+	return slurp(cmd);
+}
+
+/* A temporary file's name in path (a template), the file made and closed. */
+static void temp_file(char *path)
+{
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0);
+	if (fd >= 0)
+		close(fd);
+}
+
+static void remove_trace(const char *path, bool proto)
+{
+	char txt[256];
+
+	if (!getenv("KEEP"))
+		unlink(path);
+	snprintf(txt, sizeof(txt), "%s.txt", path);
+	if (proto)
+		unlink(txt);
+}
+
+/*
+ * stream's trace in format fmt: the writers' lines (want, sorted) and the losses' instants, the
+ * deliveries' flows as check_flows() wants them.
+ */
+static void check_stream(int fmt, const char *want)
+{
+	char path[] = "/tmp/vmexit-pfwake-stream-XXXXXX", *c, *got, *all;
+	bool proto = fmt == TRACE_PROTO;
+	size_t n = strlen(want) + 1;
+
+	temp_file(path);
+	write_stream(fmt, path);
+	c = canon(path, proto);
+	CHECK(c != NULL);
+	if (!c) {
+		remove_trace(path, proto);
+		return;
+	}
+	check_flows(c);
+	check_halts(c, !proto);
+	check_nesting(c);
+	for (size_t i = 0; i < NR_LOST_LINES; i++)
+		n += strlen(lost_lines[i]) + 1;
+	all = calloc(1, n);
+	strcpy(all, want);
+	for (size_t i = 0; i < NR_LOST_LINES; i++) {
+		strcat(all, lost_lines[i]);
+		strcat(all, "\n");
+	}
+	got = sorted_lines(c);
+	free(c);
+	c = sorted_lines(all);
+	CHECK_STR(got, c);
+	free(c);
+	free(got);
+	free(all);
+	remove_trace(path, proto);
+}
+
 int main(void)
 {
 	char json[] = "/tmp/vmexit-pfwake-XXXXXX", proto[] = "/tmp/vmexit-pfwake-pb-XXXXXX";
-	char cmd[512], *cj, *cp;
-	int fd1 = mkstemp(json), fd2 = mkstemp(proto);
+	char *cj, *cp;
 
-	CHECK(fd1 >= 0 && fd2 >= 0);
-	close(fd1);
-	close(fd2);
+	temp_file(json);
+	temp_file(proto);
 	write_trace(&perfetto_json_ops, json);
 	write_trace(&perfetto_proto_ops, proto);
-	snprintf(cmd, sizeof(cmd), "python3 " CANON " json %s", json);
-	cj = slurp(cmd);
-	snprintf(cmd, sizeof(cmd), "protoc --decode=vmexit.perfetto.Trace -I docs " SCHEMA
-		 " < %s > %s.txt && python3 " CANON " proto %s.txt", proto, proto, proto);
-	cp = slurp(cmd);
+	cj = canon(json, false);
+	cp = canon(proto, true);
 	CHECK(cj != NULL && cp != NULL);
 	if (cj && cp) {
 		if (getenv("V"))
@@ -338,15 +478,19 @@ int main(void)
 		check_nesting(cj);
 		check_nesting(cp);
 		CHECK_STR(sp, sj);
+		check_stream(TRACE_JSON, sj);
+		check_stream(TRACE_PROTO, sj);
 		free(sj);
 		free(sp);
 	}
 	free(cj);
 	free(cp);
-	if (!getenv("KEEP"))
-		unlink(json);
-	unlink(proto);
-	snprintf(cmd, sizeof(cmd), "%s.txt", proto);
-	unlink(cmd);
+	remove_trace(json, false);
+	remove_trace(proto, true);
+	/* What stream --wake takes: every format that can say a lost delivery. */
+	CHECK(evout_mode_has_wake(EVOUT_LINES));
+	CHECK(evout_mode_has_wake(EVOUT_JSON));
+	CHECK(evout_mode_has_wake(EVOUT_PERFETTO));
+	CHECK(!evout_mode_has_wake(EVOUT_TSV));
 	CHECK_DONE("perfetto_wake");
 }
