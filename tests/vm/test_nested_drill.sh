@@ -321,7 +321,9 @@ def per_key(c):
 GUEST_KEYS = {("port", 0xe9, "out"): n("--io"), ("port", 0xe8, "in"): n("--in"),
               ("port", 0xea, "out"): V, ("mmio", 0x10000000, "write"): n("--mmio"),
               ("msr", 0x8b, "read"): n("--msr"), ("msr", 0x8b, "write"): n("--wrmsr"),
-              ("cpuid", 0, ""): n("--cpuid"), ("hypercall", 0x7fff, ""): n("--vmcall")}
+              ("cpuid", 0, ""): V * (int(A["--cpuid"]) // 2),
+              ("cpuid", 0x80000001, ""): V * ((int(A["--cpuid"]) + 1) // 2),
+              ("hypercall", 0x7fff, ""): n("--vmcall")}
 USER = {("IO", k): v for k, v in GUEST_KEYS.items() if k[0] == "port"}
 USER[("MMIO", ("mmio", 0x10000000, "write"))] = n("--mmio")
 
