@@ -24,7 +24,7 @@
 # <= 2x) and against bpftrace-wake over alone (target <= 0.5x). --base DIR adds the case wake-base:
 # stat --wake of another build (DIR/vmexit, e.g. main's) in the same boot, its figures beside.
 # Per program (both modes, after the timed rounds): each case that loads BPF programs (empty,
-# fast, and with --wake empty-wake, wake, wake-base) runs once more with kernel.bpf_stats_enabled=1
+# fast, keys, and with --wake empty-wake, wake, wake-base) runs once more with bpf_stats_enabled=1
 # around one timed guest, and bpftool's run_cnt and run_time_ns of every program, their growth
 # over that guest, say which hook costs what (per run, per exit or delivery). The statistics'
 # own clock reads inflate every run alike, so these guests are not among the timed ones;
@@ -231,7 +231,7 @@ run_case() {
 		kill -INT $T; wait $T
 		hooks=$(sed -n 's/.*"kvm_exit":"\([^"]*\)".*/\1/p' /tmp/v.out | head -1)
 		[ -n "$hooks" ] || { echo "NOTE: no hooks in vmexit's JSON:"; grep -v ^libbpf /tmp/v.err; }
-		grep '^vmexit: \(hooks: kvm_exit\|hooks: start-up\|warning\)' /tmp/v.err | sed "s/^/HOOKS-$1 /" ;;
+		grep '^vmexit: \(hooks: kvm_exit\|hooks: start-up\|hooks: keys\|warning\)' /tmp/v.err | sed "s/^/HOOKS-$1 /" ;;
 	late)
 		# No VM while vmexit starts: the check keeps waiting; the warm-up VM's exits then
 		# let it judge and switch, and the detach line comes after the switch.
@@ -247,7 +247,7 @@ run_case() {
 		kill -INT $T; wait $T
 		# The summary's hooks: an interval line may predate the switch.
 		hooks=$(sed -n 's/.*"kvm_exit":"\([^"]*\)".*/\1/p' /tmp/v.out | tail -1)
-		grep '^vmexit: \(hooks: kvm_exit\|hooks: start-up\|warning\)' /tmp/v.err | sed "s/^/HOOKS-$1 /" ;;
+		grep '^vmexit: \(hooks: kvm_exit\|hooks: start-up\|hooks: keys\|warning\)' /tmp/v.err | sed "s/^/HOOKS-$1 /" ;;
 	bpftrace)
 		bpftrace_case 'tracepoint:kvm:kvm_exit { @s[tid] = nsecs; }
 			tracepoint:kvm:kvm_entry /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]); }' ;;
@@ -280,7 +280,7 @@ if [ "$PROGS" = 1 ]; then
 	STEP=progs REPS=1
 	for c in $(echo "$CASES" | tr , ' '); do
 		case $c in
-		empty|empty-wake|fast|wake|wake-base) run_case $c ;;
+		empty|empty-wake|fast|keys|wake|wake-base) run_case $c ;;
 		esac
 	done
 fi

@@ -21,9 +21,11 @@ struct exit_info {
 	__s32 vcpu;		/* -1 when the kernel does not say */
 	__u32 intr_info;
 	__u32 error_code;
+	__u32 leaf;		/* a CPUID exit's leaf, when has_leaf (--by key, bpf/keys.bpf.h) */
 	__u64 rip;
 	__u64 info1;
 	__u64 info2;
+	bool has_leaf;
 };
 
 /*

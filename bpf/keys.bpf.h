@@ -102,7 +102,56 @@ static __always_inline void key_exit_start(struct thread_state *ts, const struct
 		ts->exit_key.key = x->rip;
 	} else if (key_exit_vector(x->isa, x->reason, x->intr_info, &ts->exit_key.key)) {
 		ts->exit_key.kind = KEY_VECTOR;
+	} else if (x->has_leaf) {
+		ts->exit_key.kind = KEY_CPUID;
+		ts->exit_key.key = x->leaf;
 	}
+}
+
+/*
+ * The fast path's CPUID exit: its leaf, the guest's RAX as KVM holds it when kvm_exit fires, so
+ * that no program need run on kvm_cpuid (a raw tracepoint's dispatch and a task-storage lookup
+ * per CPUID exit, most of what --by key cost on top of plain stat). false where kvm_cpuid would
+ * not have traced the exit's leaf (key_leaf_at_exit(), include/key_rules.h) or where this
+ * kernel's types lack a field. The guest's RAX and RCX are current in vcpu->arch.regs when
+ * kvm_exit fires, in the bed kernels' modules (Debian's 6.1.192 and 6.12.117, disassembled):
+ * - VMX, 6.1 and 6.12: vmx_vcpu_run() traces kvm_exit after vmx_vcpu_enter_exit() returned,
+ *   and __vmx_vcpu_run()'s vmx_vmexit (vmenter.S) has stored every GPR but RSP into the regs
+ *   array it is handed (&vcpu->arch.regs) right after the VM exit; vmx_register_cache_reset()
+ *   marks only RIP, RSP and the lazily read registers unavailable.
+ * - SVM, 6.12: svm_vcpu_run() copies vmcb->save.rax into regs[VCPU_REGS_RAX] (not for SEV-ES
+ *   guests, whose CPUID exits as VMGEXIT) and traces kvm_exit after; __svm_vcpu_run() stores
+ *   RCX and the other GPRs after VMRUN. 6.1: the same copy, and kvm_exit is traced first thing
+ *   in svm_handle_exit(), which vcpu_enter_guest() calls after svm_vcpu_run() returned.
+ * A nested guest's exit finds its (L2's) registers there. regs_avail is not consulted: the GPRs
+ * are always available on x86 (only RSP and RIP are read lazily, on VMX).
+ */
+static __always_inline bool key_exit_leaf(struct kvm_vcpu *vcpu, __u32 isa, __u32 reason,
+					  __u32 *leaf)
+{
+	bool guest, l1_cpuid = true, faulting;
+	__u32 word;
+
+	if (!vcpu || !key_exit_is_cpuid(isa, reason) ||
+	    !bpf_core_field_exists(vcpu->arch.regs) || !bpf_core_field_exists(vcpu->arch.hflags) ||
+	    !bpf_core_field_exists(vcpu->arch.msr_misc_features_enables))
+		return false;
+	guest = vcpu->arch.hflags & KEY_HF_GUEST_MASK;
+	faulting = vcpu->arch.msr_misc_features_enables & KEY_CPUID_FAULT;
+	/* An L2's CPUID on SVM: L0 emulates it unless L1 intercepts it. Unknown: not keyed. */
+	if (guest && isa == VMEXIT_ISA_SVM && bpf_core_type_exists(struct vcpu_svm)) {
+		struct vcpu_svm *svm = (void *)vcpu - bpf_core_field_offset(struct vcpu_svm, vcpu);
+
+		if (bpf_core_field_exists(svm->nested.ctl.intercepts) &&
+		    !bpf_probe_read_kernel(&word, sizeof(word), __builtin_preserve_access_index(
+				    &svm->nested.ctl.intercepts[KEY_SVM_INTERCEPT_CPUID_WORD])))
+			l1_cpuid = word & (1u << KEY_SVM_INTERCEPT_CPUID_BIT);
+	}
+	if (!key_leaf_at_exit(isa, reason, guest, l1_cpuid, faulting))
+		return false;
+	/* kvm_cpuid's function: the low 32 bits of RAX (kvm_emulate_cpuid()'s u32 eax). */
+	*leaf = (__u32)vcpu->arch.regs[0];
+	return true;
 }
 
 /*

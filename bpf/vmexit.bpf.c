@@ -85,6 +85,9 @@ int kvm_exit_fast(__u64 *ctx)
 		raw_exit_vcpu(ctx) : NULL;
 	if (vcpu && vmx_cached_intr_info(vcpu, x.reason, &x.intr_info))
 		vcpu = NULL;
+	/* --by key: a CPUID exit's leaf from the guest's RAX, with no program on kvm_cpuid. */
+	if (key_mode == KEY_MODE_DEVICE)
+		x.has_leaf = key_exit_leaf(raw_exit_vcpu(ctx), x.isa, x.reason, &x.leaf);
 	exit_start(ts, now, id >> 32, (__u32)id, &x);
 	if (vcpu && ts->exit_cell != CELL_NONE) {
 		ts->vec_vcpu = (__u64)vcpu;

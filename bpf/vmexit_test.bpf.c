@@ -31,6 +31,15 @@ static __always_inline int drive(const struct test_ctx *c)
 		x.error_code = (__u32)c->intr_err;
 		handle_kvm_exit(c->now, c->tgid, c->tid, &x);
 		return 0;
+	case TOP_EXIT_LEAF:
+		x.isa = c->isa;
+		x.reason = c->reason;
+		x.vcpu = c->vcpu;
+		x.has_leaf = key_leaf_at_exit(c->isa, c->reason, c->info1 & 1, c->info1 & 2,
+					      c->info1 & 4);
+		x.leaf = c->rip;
+		handle_kvm_exit(c->now, c->tgid, c->tid, &x);
+		return 0;
 	case TOP_ENTRY:
 		test_cpu = c->err;
 		handle_kvm_entry(c->now, c->tgid, c->tid);

@@ -98,6 +98,40 @@ static inline __attribute__((always_inline)) int key_exit_is_cpuid(__u32 isa, __
 }
 
 /*
+ * Whether the kvm_exit fast path keys a CPUID exit (not an SEV-ES VMGEXIT, whose registers are
+ * encrypted) with the guest's RAX at kvm_exit, where KVM emulates the CPUID and traces kvm_cpuid
+ * with that very leaf (kvm_emulate_cpuid(): kvm_rax_read(), then kvm_cpuid()): only where
+ * kvm_cpuid would have fired, so that the key is the one kvm_cpuid's program gave.
+ * guest_mode: the vCPU runs a nested guest (L2), whose RAX is the one in KVM's registers then.
+ * VMX hands every L2 CPUID exit to L1 (nested_vmx_l1_wants_exit()), so L0 traces no kvm_cpuid;
+ * SVM does when L1 intercepts CPUID (l1_cpuid, its VMCB's intercept) and emulates it itself
+ * otherwise. faulting: the guest turned CPUID faulting on (MSR_MISC_FEATURES_ENABLES bit 0);
+ * KVM then injects #GP for a CPUID at CPL > 0 and traces nothing, and the CPL is not at hand at
+ * kvm_exit on VMX: no key then (a CPL 0 CPUID while faulting is on goes keyless, where the
+ * kvm_cpuid program would have keyed it; Linux turns faulting on only while a task that asked
+ * for it with arch_prctl(ARCH_SET_CPUID) runs).
+ */
+#define KEY_HF_GUEST_MASK	(1u << 0)	/* HF_GUEST_MASK, vcpu->arch.hflags */
+#define KEY_CPUID_FAULT		(1ull << 0)	/* MSR_MISC_FEATURES_ENABLES_CPUID_FAULT */
+/* The CPUID intercept: bit 18 of the VMCB's fourth intercept vector (AMD APM vol. 2, VMCB
+ * layout, offset 0Ch), INTERCEPT_CPUID = 3 * 32 + 18 in KVM's svm.h. */
+#define KEY_SVM_INTERCEPT_CPUID_WORD	3
+#define KEY_SVM_INTERCEPT_CPUID_BIT	18
+
+static inline __attribute__((always_inline)) int key_leaf_at_exit(__u32 isa, __u32 reason,
+								  int guest_mode, int l1_cpuid,
+								  int faulting)
+{
+	if (faulting)
+		return 0;
+	if (isa == VMEXIT_ISA_VMX)
+		return (reason & 0xffff) == KEY_VMX_EXIT_CPUID && !guest_mode;
+	if (isa == VMEXIT_ISA_SVM)
+		return reason == KEY_SVM_EXIT_CPUID && !(guest_mode && l1_cpuid);
+	return 0;
+}
+
+/*
  * Whether a key event's key k replaces the key the guest exit in flight has (cur); cpuid_exit:
  * that exit is a CPUID exit (key_exit_is_cpuid). The first key does, and an MMIO access
  * replaces the stage-2 fault that led to it. A CPUID leaf keys only a CPUID exit: kvm_cpuid()

@@ -26,7 +26,8 @@
  *   --in N     in al,dx from port 0xe8              -> KVM_EXIT_IO (in, 1 byte)
  *   --mmio N   mov [0x10000000],al (no memslot)     -> KVM_EXIT_MMIO (write, 1 byte)
  *   --hlt N    hlt (no in-kernel irqchip)           -> KVM_EXIT_HLT
- *   --cpuid N  cpuid leaf 0                         -> handled in the kernel, no KVM_EXIT
+ *   --cpuid N  cpuid, leaves 0x80000001 and 0 in turn -> handled in the kernel, no KVM_EXIT
+ *              (N = 5: 0x80000001, 0, 0x80000001, 0, 0x80000001)
  *   --msr N    rdmsr MSR_IA32_UCODE_REV (0x8b)      -> handled in the kernel, no KVM_EXIT
  *   --wrmsr N  wrmsr MSR_IA32_UCODE_REV (0x8b)      -> accepted and ignored in the kernel
  *   --cr N     mov rax,cr8; mov cr8,rax; flip CR0.MP -> in the kernel (VMX: 3 CR_ACCESS exits)
@@ -599,7 +600,16 @@ static size_t build_guest(uint8_t *dst, bool amd, uint32_t timer_us, bool stamps
 
 	skip = emit_loop_head(&c, K_CPUID, 1);
 	loop = c.len;
-	EMIT(&c, 0x31, 0xc0);			/* xor eax, eax: leaf 0 */
+	/*
+	 * Leaves 0 and 0x80000001 in turn (the counter's low bit), so that a key per leaf is
+	 * told from one leaf for all: 0x80000001 with its high bit (a leaf is 32 bits) and
+	 * another low bit (another way of --by key's per-thread cache than leaf 0's).
+	 */
+	EMIT(&c, 0x44, 0x89, 0xc0);		/* mov eax, r8d */
+	EMIT(&c, 0x83, 0xe0, 0x01);		/* and eax, 1 */
+	EMIT(&c, 0x89, 0xc1);			/* mov ecx, eax */
+	EMIT(&c, 0xc1, 0xe1, 0x1f);		/* shl ecx, 31 */
+	EMIT(&c, 0x09, 0xc8);			/* or eax, ecx: 0 or 0x80000001 */
 	EMIT(&c, 0x31, 0xc9);			/* xor ecx, ecx: subleaf 0 */
 	emit_tally(&c, T_CPUID);
 	ent->label[L_CPUID] = c.len;

@@ -133,9 +133,17 @@ struct bpf_iter__task {
  */
 struct kvm_run;
 
-/* --by key on VMX: which registers KVM has cached since the exit (bpf/vmx_vector.bpf.h). */
+/*
+ * --by key on VMX: which registers KVM has cached since the exit (bpf/vmx_vector.bpf.h). A
+ * CPUID exit's leaf on the fast path (bpf/keys.bpf.h): the guest's GPRs (regs[0] is RAX,
+ * VCPU_REGS_RAX, on every x86 kernel), whether the vCPU runs a nested guest (hflags'
+ * HF_GUEST_MASK) and whether the guest turned CPUID faulting on.
+ */
 struct kvm_vcpu_arch {
+	unsigned long regs[17];
 	u32 regs_avail;
+	u32 hflags;
+	u64 msr_misc_features_enables;
 };
 
 enum kvm_reg {
@@ -180,9 +188,23 @@ struct vmcb {
 	struct vmcb_save_area save;
 };
 
+/*
+ * The controls L1 asked for in the VMCB it runs its L2 with, as KVM keeps them: a struct
+ * vmcb_ctrl_area_cached since 5.16, a struct vmcb_control_area before; both have the intercept
+ * vectors as u32 intercepts[] since 5.10 (a CPUID exit of an L2: bpf/keys.bpf.h).
+ */
+struct vmcb_ctrl_area_cached {
+	u32 intercepts[5];
+};
+
+struct svm_nested_state {
+	struct vmcb_ctrl_area_cached ctl;
+};
+
 struct vcpu_svm {
 	struct kvm_vcpu vcpu;
 	struct vmcb *vmcb;
+	struct svm_nested_state nested;
 };
 
 /* The first 8 bytes of every tracepoint record; a BPF program sees them overwritten. */

@@ -313,6 +313,29 @@ static size_t link_order(struct vmexit_bpf *skel, struct prog_link order[32])
 	return sizeof(all) / sizeof(all[0]);
 }
 
+/* kvm_amd's sev_es parameter (a bool: Y or N); false without kvm_amd. */
+static bool sev_es_enabled(void)
+{
+	FILE *f = fopen("/sys/module/kvm_amd/parameters/sev_es", "r");
+	int c = f ? fgetc(f) : EOF;
+
+	if (f)
+		fclose(f);
+	return c == 'Y' || c == '1';
+}
+
+/*
+ * Whether kvm_cpuid's key program runs. The fast path's kvm_exit takes a CPUID exit's leaf from
+ * the guest's RAX (bpf/keys.bpf.h, key_exit_leaf()), so it goes without it; the classic record
+ * has no registers, and a run started idle keeps the program across its switch to the fast
+ * path (no exit begun under one pair then loses its leaf). An SEV-ES guest's CPUID exits as a
+ * VMGEXIT with its registers encrypted: kvm_cpuid alone has its leaf.
+ */
+static bool key_cpuid_needed(const struct hooks *h)
+{
+	return h->exit != EXIT_HOOK_FAST || sev_es_enabled();
+}
+
 static int attach_in_order(const struct hooks *h, struct vmexit_bpf *skel)
 {
 	struct prog_link order[32];
@@ -323,6 +346,12 @@ static int attach_in_order(const struct hooks *h, struct vmexit_bpf *skel)
 		if (!bpf_program__autoload(order[i].prog) ||
 		    !hooks_exit_prog_used(h, skel, order[i].prog))
 			continue;
+		if (order[i].prog == skel->progs.key_cpuid && !key_cpuid_needed(h)) {
+			if (verbose)
+				fprintf(stderr, "vmexit: hooks: keys: a CPUID exit's leaf from the "
+					"guest's RAX at kvm_exit (no program on kvm_cpuid)\n");
+			continue;
+		}
 		*order[i].link = bpf_program__attach(order[i].prog);
 		if (!*order[i].link) {
 			fprintf(stderr, "vmexit: cannot attach %s: %s\n",

@@ -290,6 +290,72 @@ static void test_rep_io_count0(void)
 	vmexit_test_bpf__destroy(skel);
 }
 
+/* A fast-path kvm_exit with the guest's RAX (leaf) and the vCPU's state (TOP_EXIT_LEAF's). */
+#define V_L2		1	/* a nested guest runs */
+#define V_L1_CPUID	2	/* L1 intercepts CPUID (SVM) */
+#define V_FAULTING	4	/* CPUID faulting is on */
+
+static void kexit_leaf(__u64 now, __u32 isa, __u32 reason, __u32 leaf, __u64 state)
+{
+	send((struct test_ctx){ .op = TOP_EXIT_LEAF, .now = now, .vcpu = 0, .isa = isa,
+				.reason = reason, .rip = leaf, .info1 = state });
+}
+
+/*
+ * The fast path keys a CPUID exit by the guest's RAX at kvm_exit, with no kvm_cpuid program:
+ * each leaf its own entry, exact, on VMX and SVM. Where KVM would trace no kvm_cpuid (a VMX L2's
+ * CPUID, which L1 handles; an SVM L2's that L1 intercepts; CPUID faulting on) the exit keeps no
+ * key, as with the kvm_cpuid program; an SVM L2's CPUID that L1 lets through, which L0
+ * emulates, keeps L2's leaf. A VMGEXIT is never keyed by RAX (encrypted): kvm_cpuid's program
+ * keys it. With both (a run that switched to the fast path keeps the program) the exit is
+ * counted once, under the same leaf. The leaf does not outlive its exit.
+ */
+static void test_leaf_at_exit(void)
+{
+	if (open_fx(16))
+		return;
+	kexit_leaf(1000, VMEXIT_ISA_VMX, VMX_CPUID, 0, 0);
+	kentry(1002);
+	kexit_leaf(2000, VMEXIT_ISA_VMX, VMX_CPUID, 0xd, 0);
+	kentry(2003);
+	kexit_leaf(3000, VMEXIT_ISA_VMX, VMX_CPUID, 0, 0);
+	kentry(3004);
+	kexit_leaf(4000, VMEXIT_ISA_VMX, VMX_CPUID, 0x80000008, 0);
+	kentry(4005);
+	/* The IO exit right after a keyed CPUID is its port's alone. */
+	kexit_leaf(5000, VMEXIT_ISA_VMX, VMX_IO, 0x7, 0);
+	key(5001, KEY_PORT, KEY_DIR_OUT, 0x80, false);
+	kentry(5010);
+	kexit_leaf(6000, VMEXIT_ISA_VMX, VMX_CPUID, 0x1, V_L2);
+	kentry(6020);
+	kexit_leaf(7000, VMEXIT_ISA_VMX, VMX_CPUID, 0x1, V_FAULTING);
+	kentry(7030);
+	kexit_leaf(8000, VMEXIT_ISA_SVM, SVM_CPUID, 0x1, 0);
+	kentry(8006);
+	kexit_leaf(9000, VMEXIT_ISA_SVM, SVM_CPUID, 0x1, V_L2 | V_L1_CPUID);
+	kentry(9040);
+	kexit_leaf(10000, VMEXIT_ISA_SVM, SVM_CPUID, 0x1, V_L2);
+	kentry(10007);
+	kexit_leaf(11000, VMEXIT_ISA_SVM, SVM_VMGEXIT, 0x99, 0);
+	key(11001, KEY_CPUID, KEY_DIR_NONE, 0xd, false);
+	kentry(11009);
+	kexit_leaf(12000, VMEXIT_ISA_SVM, SVM_CPUID, 0x1, 0);
+	key(12001, KEY_CPUID, KEY_DIR_NONE, 0x1, false);
+	kentry(12011);
+	check_entry(VMEXIT_ISA_VMX, VMX_CPUID, KEY_CPUID, KEY_DIR_NONE, 0, 2, 6);
+	check_entry(VMEXIT_ISA_VMX, VMX_CPUID, KEY_CPUID, KEY_DIR_NONE, 0xd, 1, 3);
+	check_entry(VMEXIT_ISA_VMX, VMX_CPUID, KEY_CPUID, KEY_DIR_NONE, 0x80000008, 1, 5);
+	check_entry(VMEXIT_ISA_VMX, VMX_IO, KEY_PORT, KEY_DIR_OUT, 0x80, 1, 10);
+	check_entry(VMEXIT_ISA_VMX, VMX_CPUID, KEY_NONE, KEY_DIR_NONE, 0, 2, 50);
+	check_entry(VMEXIT_ISA_VMX, VMX_CPUID, KEY_CPUID, KEY_DIR_NONE, 1, 0, 0);
+	check_entry(VMEXIT_ISA_SVM, SVM_CPUID, KEY_CPUID, KEY_DIR_NONE, 1, 3, 24);
+	check_entry(VMEXIT_ISA_SVM, SVM_CPUID, KEY_NONE, KEY_DIR_NONE, 0, 1, 40);
+	check_entry(VMEXIT_ISA_SVM, SVM_VMGEXIT, KEY_CPUID, KEY_DIR_NONE, 0xd, 1, 9);
+	check_entry(VMEXIT_ISA_SVM, SVM_VMGEXIT, KEY_CPUID, KEY_DIR_NONE, 0x99, 0, 0);
+	CHECK_EQ_U64(entries(), 8);
+	vmexit_test_bpf__destroy(skel);
+}
+
 /* One key fits: the next ones go to the cell's (other), each exit counted as keys_full. */
 static void test_full(void)
 {
@@ -505,6 +571,7 @@ int main(void)
 	test_carried_over();
 	test_emulated_cpuid();
 	test_rep_io_count0();
+	test_leaf_at_exit();
 	test_full();
 	test_gpa_shift();
 	test_vectors();

@@ -24,6 +24,12 @@ enum test_op {
 	TOP_THREAD_EXIT,	/* handle_thread_exit: the thread ends */
 	TOP_PROCESS_GONE,	/* handle_process_gone: process tgid has no thread left */
 	TOP_KEY,		/* handle_key: info1 = key, info2 = kind << 16 | dir, err = in_done */
+	/*
+	 * A kvm_exit on the fast path with the guest's RAX (rip = the leaf) and the vCPU's state
+	 * (info1: bit 0 a nested guest runs, bit 1 L1 intercepts CPUID, bit 2 CPUID faulting):
+	 * what kvm_exit_fast makes of them (key_leaf_at_exit()), minus the vCPU reads.
+	 */
+	TOP_EXIT_LEAF,
 };
 
 struct test_ctx {
