@@ -295,6 +295,14 @@ for src, want in (('timer', {k: n for k in range(v)}), ('msi', {k: 2 * m for k i
         # With no posting neither observer can class a delivery otherwise: timed = timed.
         if not apicv and a != b:
             bad.append(f'{src} vCPU {k}: serve timed+posted {a}, stat {b}, posting off')
+# What serve's kernel side could not keep (a delivery whose slot or cell was full): none.
+lost = {}
+for l in open(metrics):
+    mt = re.match(r'vmexit_wake_lost_total\{cause="(\w+)"\} (\d+)$', l.strip())
+    if mt:
+        lost[mt[1]] = int(mt[2])
+if not lost or any(lost.values()):
+    bad.append(f'serve: vmexit_wake_lost_total {lost}, expected present and 0')
 if sum(sc.values()) + sum(sp.values()) != delivered + posted:
     bad.append(f'serve: {sum(sc.values())} timed + {sum(sp.values())} posted deliveries of '
                f'pid {gpid}, stat {delivered} + {posted}')
