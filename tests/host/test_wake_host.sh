@@ -30,7 +30,8 @@
 # slept took, by KVM's clock reads, exactly its halt_wait_ns + halt_poll_fail_ns; the polls
 # within their bounds; the halts that slept exactly where KVM has its histograms.
 # `serve --wake --by vcpu`, started before the guest, exports the same run: per vCPU N timer and
-# 2M MSI deliveries, I IPIs on vCPU 1, every delivery and halt of the guest as stat counts them,
+# 2M MSI deliveries, I IPIs on vCPU 1, each timed (its histogram's _count) or posted
+# (vmexit_irq_posted_total), every delivery and halt of the guest as stat counts them, none lost,
 # parts summing exactly to each histogram's _sum; a protobuf scrape carries the native
 # histograms.
 set -u
