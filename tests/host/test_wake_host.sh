@@ -15,7 +15,9 @@
 # no vCPU spinning before all have reached that phase: vmexit-guest.md) while it spins
 # in guest mode with interrupts on: where the host has one CPU (the bed's default), the
 # injector runs only while the vCPU thread is off it, so those land in the exit part; with two
-# or more, in the guest part. Then (--ipi I) vCPU 1 announces I times that it halts for an
+# or more, in the guest part, unless KVM posts interrupts (APICv on VMX, AVIC on SVM: its module
+# parameter, read below): then exactly those made pending in guest mode are posted (no exit, not
+# timed, counted as posted) and the timed ones are those that found the vCPU in an exit. Then (--ipi I) vCPU 1 announces I times that it halts for an
 # IPI, and vCPU 0, each time the VMM has let 200 us pass, writes its x2APIC ICR: a fixed IPI of
 # vector 0x43 to vCPU 1, made pending in vCPU 0's thread while vCPU 1 is halted, so vmexit keeps
 # I deliveries of source ipi, vector 0x43, all on vCPU 1 and in its halted parts, and perf counts
@@ -28,7 +30,8 @@
 # slept took, by KVM's clock reads, exactly its halt_wait_ns + halt_poll_fail_ns; the polls
 # within their bounds; the halts that slept exactly where KVM has its histograms.
 # `serve --wake --by vcpu`, started before the guest, exports the same run: per vCPU N timer and
-# 2M MSI deliveries, I IPIs on vCPU 1, every delivery and halt of the guest as stat counts them,
+# 2M MSI deliveries, I IPIs on vCPU 1, each timed (its histogram's _count) or posted
+# (vmexit_irq_posted_total), every delivery and halt of the guest as stat counts them, none lost,
 # parts summing exactly to each histogram's _sum; a protobuf scrape carries the native
 # histograms.
 set -u
@@ -118,16 +121,32 @@ print(f'serve --wake: {len(mine)} maps of serve (pid {spid}), {left} cells of pi
 sys.exit(0 if len(mine) == 2 and not left else 1)
 PY
 serve_end || fail "vmexit serve --wake exited with $? on SIGTERM"
+# Whether KVM posts interrupts on this host: kvm_intel's enable_apicv, kvm_amd's avic. Both
+# modules clear their parameter when the CPU lacks the feature (vmx's hardware_setup() without
+# cpu_has_vmx_apicv(), svm's avic_hardware_setup()), so it says what KVM does, not what was asked.
+apicv_state() {
+	local f v
+	for f in /sys/module/kvm_intel/parameters/enable_apicv /sys/module/kvm_amd/parameters/avic; do
+		[ -r "$f" ] || continue
+		read -r v <"$f"
+		case $v in Y|1) echo on; return ;; esac
+	done
+	echo off
+}
 python3 - "$TMP/stat.csv" "$TMP/perf.csv" $N $M $V "$(nproc)" "$TMP/metrics" \
-	"$(cat "$TMP/guest.pid")" "$TMP/metrics.pb" $I "$TMP/guest.out" \
+	"$(cat "$TMP/guest.pid")" "$TMP/metrics.pb" $I "$TMP/guest.out" "$(apicv_state)" \
 	<<'EOF' || fail "stat/serve --wake (see above)"
 import csv, json, re, sys
 path, perf = sys.argv[1], sys.argv[2]
 n, m, v, cpus = map(int, sys.argv[3:7])
 metrics, gpid, pb = sys.argv[7], sys.argv[8], sys.argv[9]
 ipis, guest = int(sys.argv[10]), json.loads(open(sys.argv[11]).read())
-spin_part = 'guest_ns' if cpus > 1 else 'exit_ns'
-print(f'{cpus} CPU(s): MSIs to a spinning vCPU expected mostly in {spin_part}')
+apicv = sys.argv[12] == 'on'
+# Timed MSIs to a spinning vCPU: with posting, those made pending in guest mode are posted, so
+# the timed ones are those that found the vCPU in an exit, as on one CPU.
+spin_part = 'guest_ns' if cpus > 1 and not apicv else 'exit_ns'
+print(f'{cpus} CPU(s), posting (APICv/AVIC) {"on" if apicv else "off"}: '
+      f'timed MSIs to a spinning vCPU expected mostly in {spin_part}')
 rows = {'wake': [], 'hlt': [], 'halt_poll': []}
 bad = []
 halt_check = []
@@ -179,6 +198,21 @@ for src, vec, want, on, parts in (('timer', 0x40, n, range(v), halted_parts),
     for k, w in got.items():
         if sum(int(w[p]) for p in parts) * 2 < int(w['sum_ns']):
             bad.append(f'{src} 0x{vec:x} vCPU {k}: less than half the time in {parts}: {w}')
+# Posted: kvm_apicv_accept_irq, which vmexit counts from, fires only when KVM posts, so none
+# without APICv/AVIC. With it, only a vCPU in guest mode has its interrupt counted as posted:
+# the timer (0x40), the halted MSIs (0x41) and the IPIs (0x43) all wait for a halted vCPU, only
+# the spinning MSIs (0x42) can be. And with 2+ CPUs some are: the injector takes one CPU at a
+# time, while the other vCPU spins in guest mode on the other (170 and 162 of 400 in two runs of
+# the APICv vmx bed).
+for (src, vec), got in sorted(by.items()):
+    for k, w in sorted(got.items()):
+        if int(w['posted']) and (not apicv or (src, vec) != ('msi', 0x42)):
+            bad.append(f'{src} 0x{vec:x} vCPU {k}: {w["posted"]} posted, expected none '
+                       f'(posting {"on, the vCPU halted" if apicv else "off"})')
+spin_posted = sum(int(w['posted']) for w in by.get(('msi', 0x42), {}).values())
+print(f'posted: msi 0x42 {spin_posted} of {m * v}; all vectors {posted}')
+if apicv and cpus > 1 and not spin_posted:
+    bad.append(f'posting on, {cpus} CPUs: none of the {m * v} MSIs to a spinning vCPU posted')
 halts = 0
 for h in rows['hlt']:
     halts += int(h['halts'])
@@ -230,16 +264,50 @@ for l in open(metrics):
     if labels.get('pid') != gpid:
         continue
     series.setdefault(mt[1], []).append((labels, mt[3]))
-sc = {}
+# Per (source, vCPU), serve's timed (the histogram's _count) and posted (vmexit_irq_posted_total,
+# a series beside each histogram's) make what the guest was sent. They are compared with stat's
+# of the same run as that sum, exactly, and not timed with timed: each observer counts every
+# delivery once, timed or posted, but whether the vCPU is in guest mode is each one's own flag,
+# set and cleared by its own kvm_entry/kvm_exit programs, which run one after the other (serve's
+# first: attached first) while the sender's programs run on another CPU. A delivery made pending
+# between the two is posted for one and timed (an exit's, until the entry) for the other.
+sc, sp = {}, {}
 for lb, val in series.get('vmexit_irq_delivery_seconds_count', []):
     sc[(lb['source'], int(lb['vcpu']))] = int(val)
+for lb, val in series.get('vmexit_irq_posted_total', []):
+    sp[(lb['source'], int(lb['vcpu']))] = int(val)
+if set(sp) != set(sc):
+    bad.append(f'serve: posted series {sorted(sp)}, delivery series {sorted(sc)}')
+st = {}	# stat's per (source, vCPU): [timed, posted]
+for (src, _), got in by.items():
+    for k, w in got.items():
+        t = st.setdefault((src, k), [0, 0])
+        t[0] += int(w['count'])
+        t[1] += int(w['posted'])
 for src, want in (('timer', {k: n for k in range(v)}), ('msi', {k: 2 * m for k in range(v)}),
                   ('ipi', {1: ipis})):
-    got = {k[1]: c for k, c in sc.items() if k[0] == src}
+    got = {k[1]: c + sp.get(k, 0) for k, c in sc.items() if k[0] == src}
     if got != want:
-        bad.append(f'serve: {src} deliveries per vCPU {got}, expected {want}')
-if sum(sc.values()) != delivered:
-    bad.append(f'serve: {sum(sc.values())} deliveries of pid {gpid}, stat {delivered}')
+        bad.append(f'serve: {src} deliveries per vCPU (timed+posted) {got}, expected {want}')
+    for k in sorted(want):
+        a, b = (sc.get((src, k), 0), sp.get((src, k), 0)), tuple(st.get((src, k), (0, 0)))
+        print(f'{src} vCPU {k}: timed+posted serve {a[0]}+{a[1]}, stat {b[0]}+{b[1]}')
+        if sum(a) != sum(b):
+            bad.append(f'{src} vCPU {k}: serve {sum(a)} deliveries, stat {sum(b)}')
+        # With no posting neither observer can class a delivery otherwise: timed = timed.
+        if not apicv and a != b:
+            bad.append(f'{src} vCPU {k}: serve timed+posted {a}, stat {b}, posting off')
+# What serve's kernel side could not keep (a delivery whose slot or cell was full): none.
+lost = {}
+for l in open(metrics):
+    mt = re.match(r'vmexit_wake_lost_total\{cause="(\w+)"\} (\d+)$', l.strip())
+    if mt:
+        lost[mt[1]] = int(mt[2])
+if not lost or any(lost.values()):
+    bad.append(f'serve: vmexit_wake_lost_total {lost}, expected present and 0')
+if sum(sc.values()) + sum(sp.values()) != delivered + posted:
+    bad.append(f'serve: {sum(sc.values())} timed + {sum(sp.values())} posted deliveries of '
+               f'pid {gpid}, stat {delivered} + {posted}')
 sums = {(lb['source'], lb['vcpu']): ns(val)
         for lb, val in series.get('vmexit_irq_delivery_seconds_sum', [])}
 parts = {}
@@ -257,7 +325,8 @@ for fam in (b'vmexit_irq_delivery_nanoseconds', b'vmexit_halt_wakeup_nanoseconds
             b'vmexit_irq_delivery_part_seconds'):
     if fam not in body:
         bad.append(f'serve: the protobuf scrape has no {fam.decode()}')
-print(f'serve --wake: pid {gpid}: {sum(sc.values())} deliveries, {shalts} halts, '
+print(f'serve --wake: pid {gpid}: {sum(sc.values())} timed + {sum(sp.values())} posted '
+      f'deliveries, {shalts} halts, '
       f'{len(sums)} delivery series; protobuf {len(body)} bytes')
 for b in bad:
     print('  ' + b)
