@@ -29,7 +29,7 @@ static const struct cmd_option options[] = {
 	  "has lasted this long (default 0): exits shorter are never charged", 6,
 	  OPT_INPUT(struct stack_opts, stack_min) },
 	{ "max-stacks", 0, "N", 0, "Distinct stacks, and (guest, reason, stack) entries, the "
-	  "kernel keeps (default 1024); more are counted lost", 6,
+	  "kernel keeps (default 16384); more are counted lost", 6,
 	  OPT_INPUT(struct stack_opts, max_stacks) },
 	{},
 };
