@@ -43,8 +43,8 @@ struct pend_slot {
  * The halts of a thread that ended since their figures last reached its hlt cell. The halt's
  * end (wake_halt_end) finds the thread's record anyway and keeps them here; the entry that
  * follows adds them with the exit's own figures through its one lookup of the cell
- * (hlt_account), where each halt used to look the cell up once more (one hash lookup a
- * delivery, about 40 bed-ns of 720 in the VMX bed: docs/design.md). An exit holds HLT_HELD
+ * (hlt_account), where each halt used to look the cell up once more (a hash lookup a
+ * delivery in the VMX bed's timer guest: docs/design.md). An exit holds HLT_HELD
  * halts at most: the halt end that finds them all taken adds them first. A halt whose thread
  * never enters the guest again (KVM_RUN ended by a signal, then the thread exits or the VM is
  * torn down) is added at the thread's end (wake_thread_end); a record that is dropped or
