@@ -39,6 +39,31 @@ struct pend_slot {
 	__u64 rq_at_on;	/* PEND_SLEPT: the thread's rq_ns when its halt ended */
 };
 
+/*
+ * The halts of a thread that ended since their figures last reached its hlt cell. The halt's
+ * end (wake_halt_end) finds the thread's record anyway and keeps them here; the entry that
+ * follows adds them with the exit's own figures through its one lookup of the cell
+ * (hlt_account), where each halt used to look the cell up once more (a hash lookup a
+ * delivery in the VMX bed's timer guest: docs/design.md). An exit holds HLT_HELD
+ * halts at most: the halt end that finds them all taken adds them first. A halt whose thread
+ * never enters the guest again (KVM_RUN ended by a signal, then the thread exits or the VM is
+ * torn down) is added at the thread's end (wake_thread_end); a record that is dropped or
+ * stops naming its vCPU (thread_of()) adds its own first.
+ */
+#define HLT_HELD		4
+
+struct hlt_held {
+	__u32 halts;		/* held; their buckets are bucket[0 .. halts - 1] */
+	__u32 polled;
+	__u32 poll_slept;
+	__u32 slept;
+	__u32 invalid;
+	__u16 bucket[HLT_HELD];	/* each halt's start-to-wake-up, hist_bucket()'s */
+	__u64 halt_ns;
+	__u64 wake_sum_ns;
+	__u64 slept_halt_ns;
+};
+
 /* One vCPU thread. */
 struct wake_thread {
 	__u32 tgid;
@@ -64,6 +89,7 @@ struct wake_thread {
 	__u64 out_ts;
 	__u64 rq_ns;
 	__u64 hlt_parts[NR_HLT_PARTS - 1];	/* poll, sleep, runq of the exit in flight */
+	struct hlt_held held;
 	/*
 	 * The guest timer's hrtimer (x86's LAPIC timer, arm64's bg_timer) expired at timer_ts
 	 * with the vCPU doing timer_state: KVM makes the interrupt pending only later, in the
@@ -349,6 +375,50 @@ static __always_inline void *cell_find(void *map, const void *key, __u32 zoff, i
 #define WAKE_ZERO_WC	offsetof(struct wake_zero, wc)
 #define WAKE_ZERO_HC	offsetof(struct wake_zero, hc)
 
+/* The hlt cell of t's vCPU, made if new; NULL: the map is full (counted lost). */
+static __always_inline struct hlt_cell *hlt_cell_of(struct wake_thread *t)
+{
+	struct hlt_key k = { .tgid = t->tgid, .vcpu = t->vcpu, .proc_start = t->proc_start };
+
+	return cell_find(&hlt_cells, &k, WAKE_ZERO_HC, WAKE_LOST_CELLS);
+}
+
+/*
+ * The halts t holds, added to its cell c, and t's emptied. Without a cell (NULL, counted
+ * lost) they go all the same: the next halts need the room.
+ */
+static __always_inline void hlt_held_add(struct hlt_cell *c, struct wake_thread *t)
+{
+	struct hlt_held *h = &t->held;
+	__u32 i, b;
+
+	if (c) {
+		c->halts += h->halts;
+		c->polled += h->polled;
+		c->poll_slept += h->poll_slept;
+		c->slept += h->slept;
+		c->invalid += h->invalid;
+		c->halt_ns += h->halt_ns;
+		c->wake_sum_ns += h->wake_sum_ns;
+		c->slept_halt_ns += h->slept_halt_ns;
+		for (i = 0; i < HLT_HELD && i < h->halts; i++) {
+			/* As hist_add(): the bound on the value that indexes. */
+			b = h->bucket[i];
+			barrier_var(b);
+			if (b < NR_BUCKETS)
+				c->hist[b]++;
+		}
+	}
+	__builtin_memset(h, 0, sizeof(*h));
+}
+
+/* Before t's record goes or is keyed anew: its held halts into the cell of its key now. */
+static __always_inline void hlt_held_flush(struct wake_thread *t)
+{
+	if (t->held.halts)
+		hlt_held_add(hlt_cell_of(t), t);
+}
+
 _Static_assert(!(WAKE_MAX_THREADS & (WAKE_MAX_THREADS - 1)), "wake_threads is direct-mapped");
 
 /* Thread tid's record, or NULL. */
@@ -417,8 +487,10 @@ static __always_inline struct wake_thread *thread_of(__u32 tid, __u32 tgid,
 	 */
 	if (t && t->tgid == tgid && t->vcpu_ptr == (__u64)vcpu)
 		return t;
-	if (t)
+	if (t) {
+		hlt_held_flush(t);
 		thread_forget(tid, t);
+	}
 	/*
 	 * As the exit cells' proc_start_time(): bpf_get_current_task_btf() would spare a probe
 	 * read, but came only in Linux 5.11 (KP Singh's task_local_storage series, "bpf: Implement
@@ -456,7 +528,13 @@ static __always_inline struct wake_thread *thread_of(__u32 tid, __u32 tgid,
 	if (prev && *prev != tid) {
 		struct wake_thread *o = thread_find(*prev);
 
+		/*
+		 * Its halts go to the vCPU's cell before it is un-named (else a later flush keys
+		 * them vCPU -1). Its thread cannot be in KVM_RUN for the vCPU (KVM holds the
+		 * vCPU's mutex there, this thread now), so none of them is ending meanwhile.
+		 */
 		if (o && o->tgid == tgid && o->vcpu == vk.vcpu) {
+			hlt_held_flush(o);
 			o->vcpu_ptr = 0;
 			o->vcpu = -1;
 		}
@@ -605,14 +683,17 @@ static __always_inline void wake_account(struct wake_thread *t, __u64 info, __u6
 		c->parts[i] += p[i];
 }
 
-static __always_inline void hlt_account(struct wake_thread *t, __u64 now)
+/*
+ * At the entry, the one lookup of the hlt cell: the halts held (hlt_held), and the halted exit
+ * itself when exit (it had halts and its kvm_exit was seen) with now the entry's time.
+ */
+static __always_inline void hlt_account(struct wake_thread *t, bool exit, __u64 now)
 {
-	struct hlt_key k = { .tgid = t->tgid, .vcpu = t->vcpu, .proc_start = t->proc_start };
 	__u64 total = now - t->exit_ts, in = 0, p[NR_HLT_PARTS];
 	struct hlt_cell *c;
 	int i;
 
-	if (emit_events) {
+	if (exit && emit_events) {
 		for (i = 0; i < NR_HLT_PARTS - 1; i++) {
 			p[i] = t->hlt_parts[i];
 			in += p[i];
@@ -621,8 +702,9 @@ static __always_inline void hlt_account(struct wake_thread *t, __u64 now)
 		hlt_emit(t, VMEXIT_EV_HLT, t->exit_ts, total, p, t->halts);
 		in = 0;
 	}
-	c = cell_find(&hlt_cells, &k, WAKE_ZERO_HC, WAKE_LOST_CELLS);
-	if (!c)
+	c = hlt_cell_of(t);
+	hlt_held_add(c, t);
+	if (!c || !exit)
 		return;
 	c->exits++;
 	c->sum_ns += total;
@@ -676,7 +758,9 @@ static __always_inline int wake_vcpu_entry(__u64 id, struct kvm_vcpu___wake *vcp
 		}
 	}
 	if (t->halts && t->exit_ts)
-		hlt_account(t, now ? now : bpf_ktime_get_ns());
+		hlt_account(t, true, now ? now : bpf_ktime_get_ns());
+	else if (t->held.halts)
+		hlt_account(t, false, 0);
 	t->halts = 0;
 	t->exit_ts = 0;
 	t->in_guest = 1;
@@ -704,13 +788,12 @@ static __always_inline int wake_vcpu_exit(__u64 id, struct kvm_vcpu___wake *vcpu
  * The end of a halt (kvm_vcpu_halt()): ns is from its start, polling included; waited says the
  * thread slept. Deliveries pending since the halt began were made while halted.
  */
-SEC("tp_btf/kvm_vcpu_wakeup")
-int BPF_PROG(wake_halt_end, __u64 ns, bool waited, bool valid)
+static __always_inline int halt_end(__u32 tid, __u64 now, __u64 ns, bool waited, bool valid)
 {
-	__u64 now = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid(), start, sleep, wake, on;
-	struct wake_thread *t = thread_find((__u32)id);
-	struct hlt_key k;
-	struct hlt_cell *c;
+	struct wake_thread *t = thread_find(tid);
+	__u64 start, sleep, wake, on;
+	struct hlt_held *h;
+	__u32 n;
 	int i;
 
 	if (!t)
@@ -724,21 +807,20 @@ int BPF_PROG(wake_halt_end, __u64 ns, bool waited, bool valid)
 	 */
 	if (waited && t->sleep_ts && t->sleep_ts < start)
 		start = t->sleep_ts;
-	k.tgid = t->tgid;
-	k.vcpu = t->vcpu;
-	k.proc_start = t->proc_start;
-	c = cell_find(&hlt_cells, &k, WAKE_ZERO_HC, WAKE_LOST_CELLS);
-	if (!c)
-		return 0;
-	c->halts++;
-	c->halt_ns += ns;
+	/* Held for the entry's lookup of the cell (struct hlt_held), room made if none is left. */
+	if (t->held.halts >= HLT_HELD)
+		hlt_held_flush(t);
+	h = &t->held;
+	n = h->halts;
+	h->halt_ns += ns;
 	if (!valid)
-		c->invalid++;
+		h->invalid++;
 	if (!waited) {
-		c->polled++;
+		h->polled++;
 		t->hlt_parts[HLT_PART_POLL] += ns;
-		hist_add(c->hist, ns);
-		c->wake_sum_ns += ns;
+		if (n < HLT_HELD)
+			h->bucket[n] = hist_bucket(ns);
+		h->wake_sum_ns += ns;
 		sleep = wake = on = now;
 	} else {
 		/* Clamped into the halt and ordered, so that the pieces never overlap. */
@@ -746,16 +828,18 @@ int BPF_PROG(wake_halt_end, __u64 ns, bool waited, bool valid)
 		wake = t->wake_ts < sleep ? sleep : t->wake_ts > now ? now : t->wake_ts;
 		on = t->on_ts < wake ? wake : t->on_ts > now ? now : t->on_ts;
 		if (sleep > start)
-			c->poll_slept++;
+			h->poll_slept++;
 		else
-			c->slept++;
+			h->slept++;
 		t->hlt_parts[HLT_PART_POLL] += sleep - start;
 		t->hlt_parts[HLT_PART_SLEEP] += wake - sleep;
 		t->hlt_parts[HLT_PART_RUNQ] += on - wake;
-		hist_add(c->hist, wake - start);
-		c->wake_sum_ns += wake - start;
-		c->slept_halt_ns += ns;
+		if (n < HLT_HELD)
+			h->bucket[n] = hist_bucket(wake - start);
+		h->wake_sum_ns += wake - start;
+		h->slept_halt_ns += ns;
 	}
+	h->halts = n + 1;
 	if (emit_events) {
 		__u64 p[NR_HLT_PARTS] = { ns };
 
@@ -792,6 +876,13 @@ int BPF_PROG(wake_halt_end, __u64 ns, bool waited, bool valid)
 		s->info = info;
 	}
 	return 0;
+}
+
+/* Its body is halt_end(), which tests/bpf/test_bpf_wake.c drives with hand-made halts. */
+SEC("tp_btf/kvm_vcpu_wakeup")
+int BPF_PROG(wake_halt_end, __u64 ns, bool waited, bool valid)
+{
+	return halt_end((__u32)bpf_get_current_pid_tgid(), bpf_ktime_get_ns(), ns, waited, valid);
 }
 
 /* A pending slot for the vCPU t, or NULL (counted lost). */
@@ -933,11 +1024,10 @@ int BPF_PROG(wake_switch, bool preempt, struct task_struct *prev, struct task_st
  * relies on it), and wake_threads keeps room for the vCPUs to come (a server of months sees
  * many VMMs come and go).
  */
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(wake_thread_end, struct task_struct *task)
+static __always_inline int thread_end(__u32 tid)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid(), *owner;
 	struct wake_thread *t;
+	__u32 *owner;
 	struct vcpu_id_key vk;
 	__u64 timer;
 
@@ -949,6 +1039,8 @@ int BPF_PROG(wake_thread_end, struct task_struct *task)
 	t = tid_tracked(tid) ? thread_find(tid) : NULL;
 	if (!t)
 		return 0;
+	/* Halts that ended with no entry after them (KVM_RUN ended by a signal, say). */
+	hlt_held_flush(t);
 	vk.tgid = t->tgid;
 	vk.vcpu = t->vcpu;
 	timer = t->timer_key;
@@ -963,6 +1055,12 @@ int BPF_PROG(wake_thread_end, struct task_struct *task)
 	thread_forget(tid, t);
 	tid_del(tracked_tids, tid);
 	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(wake_thread_end, struct task_struct *task)
+{
+	return thread_end((__u32)bpf_get_current_pid_tgid());
 }
 
 SEC("tp_btf/sched_wakeup")
