@@ -153,6 +153,12 @@ struct cell {
 	 * at a sample. Zero otherwise.
 	 */
 	__u32 stuck_epoch;
+	/*
+	 * Kernel only: the owner thread's exit_cell names this cell, so that kvm_exit may begin
+	 * its exit here from its CPU's slot without the thread's state (bpf/cpu_exit_slot.bpf.h).
+	 * In what was padding: the cell's size is unchanged.
+	 */
+	__u32 exit_named;
 	__u64 stuck_done;
 	__u64 stuck_ts;
 	__u64 stuck_lat_ns;
@@ -169,8 +175,13 @@ struct cpu_exit_slot {
 	__u32 tid;
 	__u32 ref;
 	__u64 start;
+	/* The thread that wrote the slot, and its exit's (isa, reason): kvm_exit's slot path. */
+	__u64 task;
+	__u64 born;
+	__u32 isa;
+	__u32 reason;
 	/* One slot per cache line: CPUs write theirs at every exit. */
-	__u8 pad[48];
+	__u8 pad[24];
 };
 
 /*

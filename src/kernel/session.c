@@ -508,7 +508,8 @@ static void keys_autoload(struct vmexit_bpf *skel, __u32 key_mode)
 
 /*
  * The exit in flight per CPU (bpf/cpu_exit_slot.bpf.h) spares the entry its task-storage
- * lookup, for plain counts only: --split, keys and the stream read the thread's state at the
+ * lookup, and the exit too while the slot holds the thread's cell for the reason, for plain
+ * counts only: --split, keys and the stream read the thread's state at the
  * exit's end anyway. VMEXIT_CPU_SLOT=0 turns it off (benchmarks, tests).
  */
 static void cpu_slot_tunables(struct session *s, const struct session_opts *o)
