@@ -396,9 +396,11 @@ def verdict(r, target):
 print("overheads over alone, from the least times, ns per exit: " +
       ", ".join(f"{c} {o[c]:.0f}" for c in need[1:]))
 # The floor: what any BPF program on these hooks costs (dispatch, a cold program), the same
-# programs vmexit attaches, empty. Targets of issue 18, for the VMX bed. The classic path's
-# own floor (empty-classic) also pays the trace record its tracepoints build.
-lines = [('fast', 'empty', 'vmexit(fast)/empty programs', 1.5),
+# programs vmexit attaches, empty. Targets for the VMX bed: issue 33's for the fast path (3.5x:
+# issue 18's 1.5x is below what the clock and one task-storage lookup cost, docs/design.md),
+# issue 18's for the rest. The classic path's own floor (empty-classic) also pays the trace
+# record its tracepoints build.
+lines = [('fast', 'empty', 'vmexit(fast)/empty programs', 3.5),
          # The fast path with every exit ended through task storage, no per-CPU slot.
          ('fast-task', 'empty', 'vmexit(fast, no per-CPU slot)/empty programs', None),
          ('fast', 'fast-task', 'fast/fast without the per-CPU slot', None),
@@ -438,7 +440,8 @@ if wake:
                   (bw, db, 'baseline stat --wake/bpftrace pairing, per delivery', 0.5)]
     for a, b, what, target in lines:
         r = a / b if a == a and b == b and a > 0 and b > 0 else float('nan')
-        print(f"{what}: {r:.2f}   target <= {target}: {verdict(r, target)}")
+        # Three decimals: at two, 0.504 reads 0.50 beside "NOT met".
+        print(f"{what}: {r:.3f}   target <= {target}: {verdict(r, target)}")
     lines = []
 for a, b, what, target in lines:
     if a in o and b in o:
