@@ -103,11 +103,14 @@ r = io_row("sleep")
 # nanosleep sleeps at least US: the thread is off CPU, asleep, for nearly all of it.
 check("sleep: blocked >= 95 % of N x US", r["blocked_ns"] >= 0.95 * want,
       f"(blocked {ms(r['blocked_ns'])}, N x US {ms(want)})")
-# On CPU the VMM only makes its syscalls around each sleep: a few us on hardware, but up to a
-# quarter of a millisecond each in the TCG bed (26.7 ms for 100 exits seen there): a quarter of
-# the blocked time bounds both, and stays far below the spin's N x US on CPU.
-check("sleep: on CPU < 25 % of blocked", r["oncpu_ns"] < 0.25 * r["blocked_ns"],
-      f"(on CPU {ms(r['oncpu_ns'])}, runq {ms(r['runq_ns'])})")
+# On CPU the VMM only makes its syscalls around each sleep: a few us on hardware, a quarter of
+# a millisecond each in the TCG bed (26.7 ms for 100 exits), and more when the host running
+# TCG is busy (55.7 ms once, host load 3-4: the guest's clock runs on while QEMU waits for a
+# host CPU, and that time is on CPU to the guest). The bug this is for, a sleep counted on CPU,
+# puts at least N x US there, as the spin's is: half of it bounds the syscalls at any load and
+# still tells the two apart.
+check("sleep: on CPU < 50 % of N x US", r["oncpu_ns"] < 0.5 * want,
+      f"(on CPU {ms(r['oncpu_ns'])}, N x US {ms(want)}, runq {ms(r['runq_ns'])})")
 r = io_row("spin")
 # The spin runs until the thread used US of CPU: on CPU at least that, never asleep long.
 check("spin: on CPU >= N x US", r["oncpu_ns"] >= want,
