@@ -684,16 +684,16 @@ static __always_inline void wake_account(struct wake_thread *t, __u64 info, __u6
 }
 
 /*
- * At the entry, the one lookup of the hlt cell: the halts held (hlt_held), and the halted exit
- * itself when exit (it had halts and its kvm_exit was seen) with now the entry's time.
+ * At the entry of a halted exit (it had halts and its kvm_exit was seen), now the entry's time:
+ * the one lookup of the hlt cell, for the exit and the halts held (hlt_held).
  */
-static __always_inline void hlt_account(struct wake_thread *t, bool exit, __u64 now)
+static __always_inline void hlt_account(struct wake_thread *t, __u64 now)
 {
 	__u64 total = now - t->exit_ts, in = 0, p[NR_HLT_PARTS];
 	struct hlt_cell *c;
 	int i;
 
-	if (exit && emit_events) {
+	if (emit_events) {
 		for (i = 0; i < NR_HLT_PARTS - 1; i++) {
 			p[i] = t->hlt_parts[i];
 			in += p[i];
@@ -704,7 +704,7 @@ static __always_inline void hlt_account(struct wake_thread *t, bool exit, __u64 
 	}
 	c = hlt_cell_of(t);
 	hlt_held_add(c, t);
-	if (!c || !exit)
+	if (!c)
 		return;
 	c->exits++;
 	c->sum_ns += total;
@@ -758,9 +758,9 @@ static __always_inline int wake_vcpu_entry(__u64 id, struct kvm_vcpu___wake *vcp
 		}
 	}
 	if (t->halts && t->exit_ts)
-		hlt_account(t, true, now ? now : bpf_ktime_get_ns());
-	else if (t->held.halts)
-		hlt_account(t, false, 0);
+		hlt_account(t, now ? now : bpf_ktime_get_ns());
+	else	/* halts held with no halted exit here (a KVM_RUN that returned after its halt) */
+		hlt_held_flush(t);
 	t->halts = 0;
 	t->exit_ts = 0;
 	t->in_guest = 1;
