@@ -12,8 +12,10 @@
  *
  * After a completion here ts->exit_cell still names the cell, whose inflight_ts is 0: the
  * readers of exit_cell ask exit_live() instead. Those that read more of the thread's state at
- * the end of an exit (--split, --stacks, keys, the stream) are not covered: the slot is used
- * with none of them (cpu_slot_enabled, set by src/kernel/session.c).
+ * the end of an exit (--split, --stacks, the stream) are not covered: the slot is used with
+ * none of them (cpu_slot_enabled, set by src/kernel/session.c). Keys are, for an exit whose
+ * key entry kvm_exit already knows (kslot, bpf/keys.bpf.h key_slot_final()); any other keyed
+ * exit ends through the thread's state.
  *
  * Included by handlers.bpf.h once cells and their completion are defined.
  */
@@ -52,8 +54,9 @@ static __always_inline bool exit_live(__u32 ref)
 	return exit_live_in(ref, cpu_slot_enabled ? cell_get(ref) : NULL);
 }
 
-/* kvm_exit of thread tid on cpu began an exit in cell ref at start. */
-static __always_inline void cpu_slot_note(__u32 cpu, __u32 tid, __u32 ref, __u64 start)
+/* kvm_exit of thread tid on cpu began an exit in cell ref at start, its key entry kslot. */
+static __always_inline void cpu_slot_note(__u32 cpu, __u32 tid, __u32 ref, __u64 start,
+					  __u32 kslot)
 {
 	struct cpu_exit_slot *s = bpf_map_lookup_elem(&cpu_exits, &cpu);
 
@@ -62,6 +65,8 @@ static __always_inline void cpu_slot_note(__u32 cpu, __u32 tid, __u32 ref, __u64
 	s->tid = tid;
 	s->ref = ref;
 	s->start = start;
+	if (key_mode)
+		s->kslot = kslot;
 }
 
 /* kvm_entry of thread tid on cpu at now: true when the slot held its exit and ended it. */
@@ -72,7 +77,7 @@ static __always_inline bool cpu_slot_end(__u32 cpu, __u32 tid, __u64 now)
 	struct cell *c;
 	__u64 start;
 
-	if (!s || s->tid != tid)
+	if (!s || s->tid != tid || (key_mode && !s->kslot))
 		return false;
 	c = cell_get(s->ref);
 	if (!c)
@@ -83,6 +88,8 @@ static __always_inline bool cpu_slot_end(__u32 cpu, __u32 tid, __u64 now)
 		return false;
 	c->inflight_ts = 0;
 	cell_end(c, start, now, &none);
+	if (key_mode)
+		key_charge_slot(s->kslot, now - start);
 	return true;
 }
 

@@ -792,10 +792,11 @@ static __always_inline void exit_start(struct thread_state *ts, __u64 now, __u32
 	}
 	exit_count(ref, c, now);
 	ts->exit_cell = ref;
-	if (cpu_slot_enabled && c)
-		cpu_slot_note(SLOT_CPU(), ts->tid, ref, now);
+	/* Keys first: the slot notes the exit's key entry when it is known already. */
 	if (key_mode)
 		key_exit_start(ts, x);
+	if (cpu_slot_enabled && c)
+		cpu_slot_note(SLOT_CPU(), ts->tid, ref, now, key_mode ? key_slot_final(ts, ref) : 0);
 	if (split_enabled) {
 		ts->exit_blocked0 = ts->blocked_sum;
 		ts->exit_runq0 = ts->runq_sum;

@@ -32,6 +32,7 @@ static __always_inline int drive(const struct test_ctx *c)
 		handle_kvm_exit(c->now, c->tgid, c->tid, &x);
 		return 0;
 	case TOP_EXIT_LEAF:
+		test_cpu = c->err;
 		x.isa = c->isa;
 		x.reason = c->reason;
 		x.vcpu = c->vcpu;

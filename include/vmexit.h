@@ -169,8 +169,10 @@ struct cpu_exit_slot {
 	__u32 tid;
 	__u32 ref;
 	__u64 start;
+	/* Keys: the exit's key entry in key_slots + 1; 0: its end needs the thread's state. */
+	__u32 kslot;
 	/* One slot per cache line: CPUs write theirs at every exit. */
-	__u8 pad[48];
+	__u8 pad[44];
 };
 
 /*
