@@ -21,10 +21,12 @@
 # hook of --wake (empty-wake: bpf/floor.bpf.c), under plain stat (fast), under stat --wake
 # (wake), and under bpftrace's simplest pairing of kvm_apic_accept_irq with the target vCPU's next
 # kvm_entry (bpftrace-wake); per delivery: wake over fast against empty-wake over empty (target
-# <= 2x) and against bpftrace-wake over alone (target <= 0.5x). --base DIR adds the case wake-base:
-# stat --wake of another build (DIR/vmexit, e.g. main's) in the same boot, its figures beside.
+# <= 2x) and against bpftrace-wake over alone (target <= 0.5x).
+# --base DIR: another build (DIR/vmexit, e.g. main's) in the same boot, its figures beside: the
+# case fast-base (its plain stat, beside fast, and fast/fast-base), with --wake wake-base (its
+# stat --wake, beside wake).
 # Per program (both modes, after the timed rounds): each case that loads BPF programs (empty,
-# fast, keys, and with --wake empty-wake, wake, wake-base) runs once more with bpf_stats_enabled=1
+# fast, keys, fast-base, and with --wake empty-wake, wake, wake-base) runs once more with bpf_stats_enabled=1
 # around one timed guest, and bpftool's run_cnt and run_time_ns of every program, their growth
 # over that guest, say which hook costs what (per run, per exit or delivery). The statistics'
 # own clock reads inflate every run alike, so these guests are not among the timed ones;
@@ -37,10 +39,11 @@
 #
 # usage: bench/bed_overhead.sh [--bed svm|vmx] [--kernel 6.1|6.12] [--rounds R] [--cpuid N]
 #                              [--reps N] [--io N] [--smp N] [--cases LIST]
-#                              [--wake [--timer N] [--base DIR]] [--no-progs] [OUTPUT dir]
+#                              [--base DIR] [--wake [--timer N]] [--no-progs] [OUTPUT dir]
 # --cases: a comma-separated subset of alone,empty,empty-classic,fast,fast-task,classic,bpftrace,keys,rip,late (default
 # all; alone is always run); with --wake of alone,empty,empty-wake,fast,wake,bpftrace-wake (default
-# all); without bpftrace the bed boots without its 200 MB of LLVM.
+# all); with --base also fast-base (--wake: wake-base), in the default list too; without bpftrace
+# the bed boots without its 200 MB of LLVM.
 # One bed CPU by default: the guest, the tracer and the warm-up VM share it, as on a busy
 # host, and a 2-CPU svm bed hung twice (2026-11-23) at a tracer's start (once with soft
 # lockups, both CPUs idle).
@@ -62,7 +65,7 @@ while [ $# -gt 0 ]; do
 	--timer) TIMER=$2; shift 2 ;;
 	--base) BASE=$2; shift 2 ;;
 	--no-progs) PROGS=0; shift ;;
-	-h|--help) sed -n '3,46p' "$0"; exit 0 ;;
+	-h|--help) sed -n '3,49p' "$0"; exit 0 ;;
 	-*) echo "bed_overhead: unknown option $1 (see --help)" >&2; exit 2 ;;
 	*) OUT=$1; shift ;;
 	esac
@@ -76,12 +79,16 @@ if [ "$BED" = vmx ]; then
 else
 	: "${ROUNDS:=3}" "${REPS:=3}" "${CPUID:=3000}" "${IO:=500}" "${TIMER:=1000}"
 fi
+# The baseline's case (--base): its stat --wake beside wake, else its plain stat beside fast.
+BASECASE=fast-base
+[ $WAKE = 1 ] && BASECASE=wake-base
 if [ -z "$CASES" ] && [ $WAKE = 1 ]; then
 	CASES=alone,empty,empty-wake,fast,wake,bpftrace-wake
-	[ -n "$BASE" ] && CASES=$CASES,wake-base
 elif [ -z "$CASES" ]; then
 	CASES=alone,empty,empty-classic,fast,classic,bpftrace,keys,rip,late
 fi
+# --base always runs its case, asked for in --cases or not.
+[ -n "$BASE" ] && [[ ,$CASES, != *,$BASECASE,* ]] && CASES=$CASES,$BASECASE
 for v in ROUNDS REPS CPUID IO SMP TIMER; do
 	case ${!v} in
 	''|*[!0-9]*) echo "bed_overhead: --${v,,} wants a number, not '${!v}'" >&2; exit 2 ;;
@@ -96,13 +103,12 @@ for c in $(echo "$CASES" | tr , ' '); do
 	alone|empty|fast) continue ;;
 	fast-task|empty-classic|classic|bpftrace|keys|rip|late) [ $WAKE = 0 ] && continue ;;
 	empty-wake|wake|bpftrace-wake) [ $WAKE = 1 ] && continue ;;
-	wake-base) [ $WAKE = 1 ] && [ -n "$BASE" ] && continue ;;
+	fast-base|wake-base) [ $c = $BASECASE ] && [ -n "$BASE" ] && continue ;;
 	esac
-	echo "bed_overhead: --cases: no case '$c' (alone, empty, empty-classic, fast, classic, bpftrace, keys, rip, late; with --wake alone, empty, empty-wake, fast, wake, bpftrace-wake, and wake-base with --base)" >&2
+	echo "bed_overhead: --cases: no case '$c' (alone, empty, empty-classic, fast, fast-task, classic, bpftrace, keys, rip, late, and fast-base with --base; with --wake alone, empty, empty-wake, fast, wake, bpftrace-wake, and wake-base with --base)" >&2
 	exit 2
 done
 if [ -n "$BASE" ]; then
-	[ $WAKE = 1 ] || { echo "bed_overhead: --base is for --wake" >&2; exit 2; }
 	[ -x "$BASE/vmexit" ] ||
 		{ echo "bed_overhead: no $BASE/vmexit: build the baseline there" >&2; exit 2; }
 fi
@@ -205,7 +211,7 @@ run_case() {
 		warm_stop; measure
 		kill -INT $T; wait $T
 		hooks=$(sed -n 's/^floor: attached: kvm_exit\/kvm_entry \([a-z]*\),.*KVM_RUN \([a-z]*\)\(, wake\)\{0,1\}$/\1,\2\3/p' /tmp/f.err | tr -d ' ') ;;
-	fast|fast-task|classic|keys|rip|wake|wake-base)
+	fast|fast-task|fast-base|classic|keys|rip|wake|wake-base)
 		rm -f /tmp/v.out /tmp/v.err
 		case $1 in
 		fast-task) VMEXIT_CPU_SLOT=0 /vmexit stat --json -v >/tmp/v.out 2>/tmp/v.err & ;;
@@ -214,6 +220,7 @@ run_case() {
 		rip) /vmexit stat --json -v --by rip >/tmp/v.out 2>/tmp/v.err & ;;
 		wake) /vmexit stat --json -v --wake >/tmp/v.out 2>/tmp/v.err & ;;
 		wake-base) /vmexit-base stat --json -v --wake >/tmp/v.out 2>/tmp/v.err & ;;
+		fast-base) /vmexit-base stat --json -v >/tmp/v.out 2>/tmp/v.err & ;;
 		*) /vmexit stat --json -v >/tmp/v.out 2>/tmp/v.err & ;;
 		esac
 		T=$!
@@ -282,7 +289,7 @@ if [ "$PROGS" = 1 ]; then
 	STEP=progs REPS=1
 	for c in $(echo "$CASES" | tr , ' '); do
 		case $c in
-		empty|empty-wake|fast|keys|wake|wake-base) run_case $c ;;
+		empty|empty-wake|fast|fast-base|keys|wake|wake-base) run_case $c ;;
 		esac
 	done
 fi
@@ -342,7 +349,8 @@ if wake:
 else:
     print(f"guest: 1 vCPU, {exits} kvm_exits per run (cpuid {cpuid}, io {io}, done 1), "
           f"{io + 1} of them to userspace")
-order = ['alone', 'empty', 'empty-classic', 'empty-wake', 'fast', 'fast-task', 'classic', 'wake', 'wake-base',
+order = ['alone', 'empty', 'empty-classic', 'empty-wake', 'fast', 'fast-base', 'fast-task', 'classic', 'wake',
+         'wake-base',
          'bpftrace',
          'bpftrace-wake', 'keys', 'rip', 'late']
 need = [c for c in order if c in asked]
@@ -365,6 +373,7 @@ o = {c: (low[c] - low['alone']) / exits for c in need}
 ok = True
 want_hooks = {'fast': ({'tp_btf/kvm_exit'}, 'the fast path'),
               'fast-task': ({'tp_btf/kvm_exit'}, 'the fast path'),
+              'fast-base': ({'tp_btf/kvm_exit'}, 'the fast path'),
               'wake': ({'tp_btf/kvm_exit'}, 'the fast path'),
               'wake-base': ({'tp_btf/kvm_exit'}, 'the fast path'),
               'late': ({'tp_btf/kvm_exit'}, 'the fast path once exits began'),
@@ -393,6 +402,9 @@ lines = [('fast', 'empty', 'vmexit(fast)/empty programs', 1.5),
          # The fast path with every exit ended through task storage, no per-CPU slot.
          ('fast-task', 'empty', 'vmexit(fast, no per-CPU slot)/empty programs', None),
          ('fast', 'fast-task', 'fast/fast without the per-CPU slot', None),
+         # --base: the baseline build's plain stat in the same boot.
+         ('fast-base', 'empty', 'vmexit(fast, baseline build)/empty programs', None),
+         ('fast', 'fast-base', 'fast/fast of the baseline build', None),
          ('classic', 'empty', 'vmexit(classic)/empty programs', 2.5),
          ('classic', 'empty-classic', 'vmexit(classic)/empty classic programs', None),
          ('empty-classic', 'empty', 'empty classic/empty programs', None),

@@ -11,11 +11,20 @@
  * stamps a later time, an ended cell is skipped). Else the task-storage path runs as before.
  *
  * After a completion here ts->exit_cell still names the cell, whose inflight_ts is 0: the
- * readers of exit_cell ask exit_live() instead. Those that read more of the thread's state at
- * the end of an exit (--split, --stacks, the stream) are not covered: the slot is used with
- * none of them (cpu_slot_enabled, set by src/kernel/session.c). Keys are, for an exit whose
- * key entry kvm_exit already knows (kslot, bpf/keys.bpf.h key_slot_final()); any other keyed
- * exit ends through the thread's state.
+ * readers of exit_cell ask exit_live() instead.
+ *
+ * kvm_exit_fast, too, begins an exit from the slot when the slot was written by the same
+ * thread for the same reason and its cell is still the thread's exit_cell (cell.exit_named):
+ * then nothing in the thread's state changes, and the thread's state is not looked up
+ * (cpu_slot_exit()). A thread that exits in another cell elsewhere un-names this one. That is
+ * for plain counts only (cpu_slot_begins()): with keys, kvm_exit sets each exit's own key in
+ * the thread's state.
+ *
+ * Those that read more of the thread's state at the end of an exit (--split, --stacks, the
+ * stream) are not covered: the slot is used with none of them (cpu_slot_enabled, set by
+ * src/kernel/session.c). Keys are, at the exit's end only, for an exit whose key entry
+ * kvm_exit already knows (kslot, bpf/keys.bpf.h key_slot_final()); any other keyed exit ends
+ * through the thread's state.
  *
  * Included by handlers.bpf.h once cells and their completion are defined.
  */
@@ -54,19 +63,92 @@ static __always_inline bool exit_live(__u32 ref)
 	return exit_live_in(ref, cpu_slot_enabled ? cell_get(ref) : NULL);
 }
 
-/* kvm_exit of thread tid on cpu began an exit in cell ref at start, its key entry kslot. */
-static __always_inline void cpu_slot_note(__u32 cpu, __u32 tid, __u32 ref, __u64 start,
-					  __u32 kslot)
+/*
+ * The current thread as a slot names it: its task and the task's start time. A task's address
+ * is reused once it is freed, its start time is not (the next task there began later), so a
+ * thread that ended never matches a new one; de_thread() gives an exec'ing thread its leader's
+ * start time, which only makes its slot miss until its state is new.
+ */
+#ifndef SLOT_SELF
+static __always_inline void slot_self(__u64 *task, __u64 *born)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	*task = (__u64)t;
+	*born = t->start_time;
+}
+#else
+#define slot_self SLOT_SELF
+#endif
+
+/* The thread's exit_cell stops naming ref (see struct cell's exit_named). */
+static __always_inline void exit_unname(__u32 ref)
+{
+	struct cell *c = cell_get(ref);
+
+	if (c)
+		c->exit_named = 0;
+}
+
+/* kvm_exit of thread ts on cpu began an exit x in cell ref at start, its key entry kslot. */
+static __always_inline void cpu_slot_note(__u32 cpu, const struct thread_state *ts, __u32 ref,
+					  __u64 start, const struct exit_info *x, __u32 kslot)
 {
 	struct cpu_exit_slot *s = bpf_map_lookup_elem(&cpu_exits, &cpu);
 
 	if (!s)
 		return;
-	s->tid = tid;
+	s->tid = ts->tid;
 	s->ref = ref;
 	s->start = start;
+	s->task = ts->slot_task;
+	s->born = ts->slot_born;
+	s->isa = x->isa;
+	s->reason = x->reason;
 	if (key_mode)
 		s->kslot = kslot;
+}
+
+/*
+ * Whether kvm_exit may begin an exit from its CPU's slot (cpu_slot_exit()): plain counts only.
+ * With keys, kvm_exit sets the exit's own key in the thread's state (a CPUID leaf, a vector, a
+ * RIP: it may differ from the last exit's of the same reason), which an exit begun from the
+ * slot would skip, charging the last exit's key; so with keys no cell is named for it either.
+ */
+static __always_inline bool cpu_slot_begins(void)
+{
+	return cpu_slot_enabled && key_mode == KEY_MODE_OFF;
+}
+
+/*
+ * kvm_exit on cpu at now, of reason x, before any lookup of the thread's state: true when the
+ * slot began the exit. It does when the slot was written by this very thread (slot_self())
+ * for an exit of the same reason, and that cell is still the thread's exit_cell (exit_named,
+ * which only the thread's own programs change): the thread's state then needs no change, so
+ * the entry's fallback, the overwritten test and the thread's end find the exit as before,
+ * wherever the thread runs next. Else the caller takes the task-storage path, which names the
+ * cell and writes the slot.
+ */
+static __always_inline bool cpu_slot_exit(__u32 cpu, __u64 now, const struct exit_info *x)
+{
+	struct cpu_exit_slot *s = bpf_map_lookup_elem(&cpu_exits, &cpu);
+	struct cell *c;
+	__u64 task, born;
+
+	if (!s)
+		return false;
+	slot_self(&task, &born);
+	if (s->task != task || s->born != born || s->reason != x->reason || s->isa != x->isa)
+		return false;
+	c = cell_get(s->ref);
+	if (!c || !c->exit_named)
+		return false;
+	/* The thread's previous exit, in this cell, never ended: overwritten, as exit_start(). */
+	if (c->inflight_ts)
+		lost_inc(LOST_OVERWRITTEN_EXIT);
+	exit_count(s->ref, c, now);
+	s->start = now;
+	return true;
 }
 
 /* kvm_entry of thread tid on cpu at now: true when the slot held its exit and ended it. */

@@ -131,6 +131,9 @@ struct thread_state {
 	 */
 	__u32 tid;
 	__u32 sample_ctr;
+	/* The thread as the CPU slots name it (slot_self()), kept at its first exit; 0: not yet. */
+	__u64 slot_task;
+	__u64 slot_born;
 	__u32 uexit_reason;	/* the rest describes the exits in flight, for the stream only */
 	__s64 uexit_errno;
 	struct exit_info exit;
@@ -795,8 +798,21 @@ static __always_inline void exit_start(struct thread_state *ts, __u64 now, __u32
 	/* Keys first: the slot notes the exit's key entry when it is known already. */
 	if (key_mode)
 		key_exit_start(ts, x);
-	if (cpu_slot_enabled && c)
-		cpu_slot_note(SLOT_CPU(), ts->tid, ref, now, key_mode ? key_slot_final(ts, ref) : 0);
+	if (cpu_slot_enabled) {
+		/* Named for cpu_slot_exit(), which only plain counts use. */
+		if (cpu_slot_begins()) {
+			if (pc && pc != c)
+				pc->exit_named = 0;
+			if (c) {
+				c->exit_named = 1;
+				if (!ts->slot_task)
+					slot_self(&ts->slot_task, &ts->slot_born);
+			}
+		}
+		if (c)
+			cpu_slot_note(SLOT_CPU(), ts, ref, now, x,
+				      key_mode ? key_slot_final(ts, ref) : 0);
+	}
 	if (split_enabled) {
 		ts->exit_blocked0 = ts->blocked_sum;
 		ts->exit_runq0 = ts->runq_sum;
@@ -865,6 +881,9 @@ static __always_inline void handle_kvm_entry(__u64 now, __u32 tgid, __u32 tid)
 	}
 	if (ts->flags & TS_IGNORED)
 		return;
+	/* The exit_cell no longer names an exit in flight: nor may a CPU slot begin one there. */
+	if (cpu_slot_begins())
+		exit_unname(ts->exit_cell);
 	if (!exit_live(ts->exit_cell)) {
 		ts->exit_cell = CELL_NONE;
 		if (filter_vcpu < 0 || ts->vcpu == filter_vcpu)

@@ -73,6 +73,26 @@ int kvm_exit_fast(__u64 *ctx)
 
 	if (overlap && pair_handled(PAIR_EXIT))
 		return TP_PASS;
+	/*
+	 * Plain counts (no keys, so the reason is all there is to read): the CPU's slot begins
+	 * the exit when it holds this thread's cell for the reason, with no thread state looked up
+	 * (cpu_exit_slot.bpf.h). Not while the pairs change places: pair_note() needs the state.
+	 * Keys take the path below: each exit's key is read there (cpu_slot_begins()).
+	 */
+	if (cpu_slot_begins() && !overlap) {
+		if (!raw_exit_read(ctx, &x, false, false))
+			x.reason = ~0u;
+		if (cpu_slot_exit(SLOT_CPU(), now, &x))
+			return TP_PASS;
+		ts = exit_thread(id >> 32, (__u32)id);
+		if (!ts)
+			return TP_PASS;
+		/* A thread's first exits: its vCPU id too. */
+		if (ts->vcpu < 0 && !raw_exit_read(ctx, &x, true, false))
+			x.reason = ~0u;
+		exit_start(ts, now, id >> 32, (__u32)id, &x);
+		return TP_PASS;
+	}
 	ts = exit_thread(id >> 32, (__u32)id);
 	/* An unwatched thread's exit reads nothing from its vCPU. */
 	if (!ts)

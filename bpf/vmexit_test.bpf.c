@@ -9,6 +9,9 @@
 /* The CPU of the per-CPU exit slot (bpf/cpu_exit_slot.bpf.h): the event's, not the test's. */
 __u32 test_cpu;
 #define SLOT_CPU() test_cpu
+/* The thread as the slot names it: the event's tid, and a start time the test sets. */
+__u64 test_task, test_born;
+#define SLOT_SELF(task, born) (*(task) = test_task, *(born) = test_born)
 
 #include "handlers.bpf.h"
 #include "../tests/bpf/vmexit_test.h"
@@ -18,7 +21,26 @@ static __always_inline int drive(const struct test_ctx *c)
 	struct exit_info x = {};
 	struct thread_state *ts;
 
+	test_task = c->tid;
 	switch (c->op) {
+	case TOP_EXIT_FAST:
+		/*
+		 * kvm_exit_fast once it has the reason: the CPU's slot first when it may begin an
+		 * exit, else the thread's state, with the leaf as --by key reads it (TOP_EXIT_LEAF).
+		 */
+		test_cpu = c->err;
+		x.isa = c->isa;
+		x.reason = c->reason;
+		x.vcpu = c->vcpu;
+		if (cpu_slot_begins() && cpu_slot_exit(test_cpu, c->now, &x))
+			return 0;
+		if (key_mode == KEY_MODE_DEVICE) {
+			x.has_leaf = key_leaf_at_exit(c->isa, c->reason, c->info1 & 1,
+						      c->info1 & 2, c->info1 & 4);
+			x.leaf = c->rip;
+		}
+		handle_kvm_exit(c->now, c->tgid, c->tid, &x);
+		return 0;
 	case TOP_EXIT:
 		test_cpu = c->err;
 		x.isa = c->isa;

@@ -153,6 +153,12 @@ struct cell {
 	 * at a sample. Zero otherwise.
 	 */
 	__u32 stuck_epoch;
+	/*
+	 * Kernel only: the owner thread's exit_cell names this cell, so that kvm_exit may begin
+	 * its exit here from its CPU's slot without the thread's state (bpf/cpu_exit_slot.bpf.h).
+	 * In what was padding: the cell's size is unchanged.
+	 */
+	__u32 exit_named;
 	__u64 stuck_done;
 	__u64 stuck_ts;
 	__u64 stuck_lat_ns;
@@ -169,11 +175,18 @@ struct cpu_exit_slot {
 	__u32 tid;
 	__u32 ref;
 	__u64 start;
+	/* The thread that wrote the slot, and its exit's (isa, reason): kvm_exit's slot path. */
+	__u64 task;
+	__u64 born;
+	__u32 isa;
+	__u32 reason;
 	/* Keys: the exit's key entry in key_slots + 1; 0: its end needs the thread's state. */
 	__u32 kslot;
 	/* One slot per cache line: CPUs write theirs at every exit. */
-	__u8 pad[44];
+	__u8 pad[20];
 };
+/* A field added to the slot takes its bytes from pad: one line, no slot sharing another's. */
+_Static_assert(sizeof(struct cpu_exit_slot) == 64, "struct cpu_exit_slot: one 64-byte line");
 
 /*
  * A VMM's command line as the kernel saw it when one of its threads first exited, NUL-separated

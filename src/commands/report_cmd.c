@@ -861,6 +861,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case REC_WAKE_LOST:
 			report_wake_lost(&r.wk, it->wake_lost);
+			/* With --events, also where they were lost, as stream said them live. */
+			if (a.events && r.wake)
+				evout_wake_lost(&r.out, it->ts_ns, it->wake_lost);
 			break;
 		}
 	}

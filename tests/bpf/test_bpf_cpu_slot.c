@@ -76,14 +76,35 @@ static void send(struct test_ctx c)
 	}
 }
 
+/*
+ * The start time of the thread that has tid, as the slot names a thread (slot_self()): T1's
+ * changes when a new thread is given its tid (t1_gen).
+ */
+static __u64 t1_gen;
+
+static void self(__u32 tid)
+{
+	skel->bss->test_born = tid == T1 ? 1000000 + t1_gen : tid;
+}
+
 static void kexit(__u32 tid, __u32 cpu, __u64 now, __u32 reason)
 {
+	self(tid);
 	send((struct test_ctx){ .op = TOP_EXIT, .now = now, .tgid = TGID, .tid = tid, .vcpu = 0,
 				.isa = VMEXIT_ISA_VMX, .reason = reason, .err = cpu });
 }
 
+/* kvm_exit_fast: the slot first, else as kexit. */
+static void kfast(__u32 tid, __u32 cpu, __u64 now, __u32 reason)
+{
+	self(tid);
+	send((struct test_ctx){ .op = TOP_EXIT_FAST, .now = now, .tgid = TGID, .tid = tid,
+				.vcpu = 0, .isa = VMEXIT_ISA_VMX, .reason = reason, .err = cpu });
+}
+
 static void kentry(__u32 tid, __u32 cpu, __u64 now)
 {
+	self(tid);
 	send((struct test_ctx){ .op = TOP_ENTRY, .now = now, .tgid = TGID, .tid = tid,
 				.err = cpu });
 }
@@ -100,6 +121,24 @@ static struct cell cell_of(__u32 tid, __u32 reason)
 			return c;
 	}
 	fprintf(stderr, "no cell for tid %u reason %u\n", tid, reason);
+	check_failures++;
+	return none;
+}
+
+/* The cell of (tid, reason) that has ended (its thread gone) or not. */
+static struct cell cell_of_ended(__u32 tid, __u32 reason, bool ended)
+{
+	struct cell c, none = {};
+	int fd = bpf_map__fd(skel->maps.cells);
+
+	for (__u32 i = 0; i < skel->bss->next_cell && i < NR_TEST_CELLS; i++) {
+		if (bpf_map_lookup_elem(fd, &i, &c))
+			continue;
+		if (c.key.tid == tid && c.key.reason == reason && !!c.ended == ended)
+			return c;
+	}
+	fprintf(stderr, "no %s cell for tid %u reason %u\n", ended ? "ended" : "live", tid,
+		reason);
 	check_failures++;
 	return none;
 }
@@ -246,6 +285,126 @@ static void test_tid_reused(void)
 	close_fx();
 }
 
+/*
+ * kvm_exit_fast begins an exit from its CPU's slot: shown by an exit whose thread state is gone,
+ * which the task-storage path would give a cell of the thread's new state. An exit there that
+ * finds the previous one still in flight counts it overwritten, as the task-storage path does.
+ */
+static void test_exit_from_slot(void)
+{
+	struct cell c;
+
+	if (open_fx(false)) {
+		check_failures++;
+		return;
+	}
+	t1_gen = 0;
+	kfast(T1, 0, 1000, VMX_IO);	/* the thread's first: its state, slot 0 */
+	kentry(T1, 0, 1100);
+	CHECK(!bpf_map__delete_elem(skel->maps.thread_hash, &(__u32){ T1 }, sizeof(__u32), 0));
+	kfast(T1, 0, 2000, VMX_IO);	/* from slot 0 */
+	kentry(T1, 0, 2300);
+	kfast(T1, 0, 3000, VMX_IO);
+	kfast(T1, 0, 3500, VMX_IO);	/* the entry was missed: overwritten */
+	kentry(T1, 0, 3600);
+	CHECK_EQ_U64(skel->bss->next_cell, 1);
+	c = cell_of(T1, VMX_IO);
+	CHECK_EQ_U64(c.started, 4);
+	CHECK_EQ_U64(c.count, 3);
+	CHECK_EQ_U64(c.total_ns, 100 + 300 + 100);
+	CHECK_EQ_U64(c.inflight_ts, 0);
+	CHECK_EQ_U64(lost(LOST_OVERWRITTEN_EXIT), 1);
+	CHECK(no_loss_but(LOST_OVERWRITTEN_EXIT));
+	close_fx();
+}
+
+/*
+ * What the slot path may not take: an exit of another reason than the slot's, a slot whose
+ * cell is no longer the thread's exit_cell (it exited in another cell on another CPU since),
+ * and, either way, an entry on another CPU than the exit's, which ends it through exit_cell.
+ */
+static void test_exit_slot_stale(void)
+{
+	struct cell io, hlt;
+
+	if (open_fx(false)) {
+		check_failures++;
+		return;
+	}
+	t1_gen = 0;
+	kfast(T1, 0, 1000, VMX_IO);	/* slot 0: (T1, io) */
+	kentry(T1, 0, 1100);
+	kfast(T1, 0, 2000, VMX_HLT);	/* another reason: task storage, slot 0: (T1, hlt) */
+	kentry(T1, 0, 2200);
+	kfast(T1, 1, 3000, VMX_IO);	/* moved: task storage, slot 1: (T1, io) */
+	kentry(T1, 1, 3300);
+	kfast(T1, 0, 4000, VMX_HLT);	/* back: slot 0's hlt no longer the exit_cell */
+	kentry(T1, 1, 4400);		/* moved before its entry: through exit_cell */
+	kfast(T1, 0, 5000, VMX_HLT);	/* that entry left hlt unnamed: task storage */
+	kentry(T1, 1, 5500);		/* through exit_cell */
+	kfast(T1, 0, 6000, VMX_HLT);	/* again */
+	kentry(T1, 0, 6100);		/* from slot 0 */
+	kfast(T1, 0, 7000, VMX_HLT);	/* from slot 0 */
+	kentry(T1, 1, 7600);		/* moved: through exit_cell */
+	io = cell_of(T1, VMX_IO);
+	hlt = cell_of(T1, VMX_HLT);
+	CHECK_EQ_U64(io.started, 2);
+	CHECK_EQ_U64(io.count, 2);
+	CHECK_EQ_U64(io.total_ns, 100 + 300);
+	CHECK_EQ_U64(hlt.started, 5);
+	CHECK_EQ_U64(hlt.count, 5);
+	CHECK_EQ_U64(hlt.total_ns, 200 + 400 + 500 + 100 + 600);
+	CHECK_EQ_U64(io.inflight_ts, 0);
+	CHECK_EQ_U64(hlt.inflight_ts, 0);
+	CHECK(no_loss_but(-1));
+	close_fx();
+}
+
+/*
+ * A thread ends; userspace recycles its cell, which another thread's exit of the same reason
+ * takes (and names as its exit_cell); then a new thread given the first one's tid (the same
+ * task, as the test names threads, started later) exits on the first one's CPU with that
+ * reason: the slot there names the old thread, whose cell is now another's, so the new thread
+ * gets a cell of its own and no exit is charged to another thread.
+ */
+static void test_exit_slot_new_thread(void)
+{
+	struct cell old, t2, t1;
+	static const struct cell zero;
+	__u32 idx = 0;
+
+	if (open_fx(false)) {
+		check_failures++;
+		return;
+	}
+	t1_gen = 0;
+	kfast(T1, 0, 1000, VMX_IO);	/* cell 0, slot 0: (T1, io) */
+	kentry(T1, 0, 1100);
+	send((struct test_ctx){ .op = TOP_THREAD_EXIT, .now = 1200, .tgid = TGID, .tid = T1 });
+	old = cell_of(T1, VMX_IO);
+	CHECK(old.ended);
+	CHECK_EQ_U64(old.count, 1);
+	/* What session_release_cell() does once it has read the ended cell. */
+	CHECK(!bpf_map__update_elem(skel->maps.cells, &idx, sizeof(idx), &zero, sizeof(zero), 0));
+	CHECK(!bpf_map__update_elem(skel->maps.free_cells, NULL, 0, &idx, sizeof(idx), 0));
+	kfast(T2, 1, 2000, VMX_IO);	/* takes cell 0 */
+	kentry(T2, 1, 2100);
+	t1_gen = 1;
+	kfast(T1, 0, 3000, VMX_IO);	/* slot 0 names the old T1 and cell 0 */
+	kentry(T1, 0, 3300);
+	t2 = cell_of(T2, VMX_IO);
+	t1 = cell_of_ended(T1, VMX_IO, false);
+	CHECK_EQ_U64(t2.started, 1);
+	CHECK_EQ_U64(t2.count, 1);
+	CHECK_EQ_U64(t2.total_ns, 100);
+	CHECK_EQ_U64(t1.started, 1);
+	CHECK_EQ_U64(t1.count, 1);
+	CHECK_EQ_U64(t1.total_ns, 300);
+	CHECK_EQ_U64(skel->bss->next_cell, 2);
+	CHECK(no_loss_but(-1));
+	close_fx();
+}
+
 /* The configuration vmexit runs: task storage, the test thread itself as the vCPU thread. */
 static void test_task_storage(void)
 {
@@ -337,6 +496,9 @@ int main(void)
 	test_moved();
 	test_shared_cpu();
 	test_tid_reused();
+	test_exit_from_slot();
+	test_exit_slot_stale();
+	test_exit_slot_new_thread();
 	test_task_storage();
 	test_task_storage_ids();
 	CHECK_DONE("test_bpf_cpu_slot");

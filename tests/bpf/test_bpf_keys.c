@@ -634,6 +634,45 @@ static void test_slot(void)
 	vmexit_test_bpf__destroy(skel);
 }
 
+/* kvm_exit_fast's exit (its slot path first, bpf/vmexit.bpf.c), a CPUID's leaf from RAX. */
+static void kexit_fast(__u64 now, __u32 reason, __u32 leaf)
+{
+	send((struct test_ctx){ .op = TOP_EXIT_FAST, .now = now, .vcpu = 0,
+				.isa = VMEXIT_ISA_VMX, .reason = reason, .rip = leaf });
+}
+
+/*
+ * kvm_exit_fast with keys: its CPU's slot, which begins a plain count's exit without the
+ * thread's state, begins none here, as each exit has its own key. Back-to-back exits of one
+ * reason on one CPU, each leaf and port charged to its own entry: a slot-begun exit would keep
+ * the last exit's key (its leaf, or its port as a final key no later port replaces).
+ */
+static void test_slot_exit_fast(void)
+{
+	__u64 t = 1000;
+
+	if (open_fx(16))
+		return;
+	for (int i = 0; i < 10; i++, t += 100) {
+		kexit_fast(t, VMX_CPUID, i & 1 ? 0x80000001 : 0);
+		kentry(t + 3 + (i & 1));
+	}
+	check_entry(VMEXIT_ISA_VMX, VMX_CPUID, KEY_CPUID, KEY_DIR_NONE, 0, 5, 15);
+	check_entry(VMEXIT_ISA_VMX, VMX_CPUID, KEY_CPUID, KEY_DIR_NONE, 0x80000001, 5, 20);
+	/* Ports come after kvm_exit: 0x70, 0x71, 0x70. */
+	for (int i = 0; i < 3; i++, t += 100) {
+		kexit_fast(t, VMX_IO, 0);
+		key(t + 1, KEY_PORT, KEY_DIR_OUT, 0x70 + (i & 1), false);
+		kentry(t + 10 * (i + 1));
+	}
+	check_entry(VMEXIT_ISA_VMX, VMX_IO, KEY_PORT, KEY_DIR_OUT, 0x70, 2, 10 + 30);
+	check_entry(VMEXIT_ISA_VMX, VMX_IO, KEY_PORT, KEY_DIR_OUT, 0x71, 1, 20);
+	CHECK_EQ_U64(entries(), 4);
+	CHECK_EQ_U64(skel->bss->lost[LOST_UNMATCHED_ENTRY], 0);
+	CHECK_EQ_U64(skel->bss->lost[LOST_OVERWRITTEN_EXIT], 0);
+	vmexit_test_bpf__destroy(skel);
+}
+
 static void test_all(void)
 {
 	test_user_only();
@@ -648,6 +687,7 @@ static void test_all(void)
 	test_cache_ways();
 	test_forget();
 	test_slot();
+	test_slot_exit_fast();
 }
 
 int main(void)

@@ -30,6 +30,12 @@ enum test_op {
 	 * what kvm_exit_fast makes of them (key_leaf_at_exit()), minus the vCPU reads.
 	 */
 	TOP_EXIT_LEAF,
+	/*
+	 * kvm_exit_fast (err = the CPU): with plain counts the CPU's slot begins the exit if it
+	 * can (cpu_slot_exit()), else handle_kvm_exit, with --by key the leaf as TOP_EXIT_LEAF.
+	 * The thread's start time, as the slot names it, is the object's test_born.
+	 */
+	TOP_EXIT_FAST,
 };
 
 struct test_ctx {

@@ -7,12 +7,15 @@
  * refused in one line naming its offset; a reader that does not know the record type skips it
  * and counts it. Offsets come from the documented layout (docs/record-format.md).
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include "check.h"
+#include "commands.h"
 #include "hist.h"
 #include "record_file.h"
 #include "record_bytes.h"
@@ -40,6 +43,7 @@ static const struct {
 	{ 200, 1, WAKE_SRC_IPI, 0xfd, 5, 3, 1, 2 },
 };
 #define NR_POSTED	6
+#define LOST_AFTER	9	/* the round after which the loss record is written */
 #define NR_SENDS (sizeof(sends) / sizeof(sends[0]))
 #define START_100	5000ull		/* the VMMs' start times */
 #define START_200	6000ull
@@ -166,8 +170,10 @@ static void write_file(const char *path, bool posted)
 			}
 			CHECK(rec_writer_add_event(w, &ev) == 0);
 		}
+		/* Midway, after round 9's records: report --events says it there. */
+		if (k == LOST_AFTER)
+			CHECK(rec_writer_add_wake_lost(w, 1000000 + 10000ull * k + 5, wl) == 0);
 	}
-	CHECK(rec_writer_add_wake_lost(w, 2000000, wl) == 0);
 	CHECK_EQ_U64(rec_writer_events(w), 60 + 32 + (posted ? NR_POSTED : 0));
 	CHECK(rec_writer_close(w) == 0);
 }
@@ -204,6 +210,81 @@ static char *report_of(struct report_wake *rw, enum out_format fmt)
 	CHECK(report_wake_print(rw, fmt, f) == 0);
 	fclose(f);
 	return text;
+}
+
+/* `vmexit report -i path --events [fmt]` into out; its exit status. */
+static int report_events(const char *path, const char *fmt, const char *out)
+{
+	char *argv[6] = { "report", "-i", (char *)path, "--events" };
+	int argc = 4, status;
+	pid_t pid;
+
+	if (fmt)
+		argv[argc++] = (char *)fmt;
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		if (fd < 0 || dup2(fd, 1) < 0)
+			_exit(99);
+		exit(cmd_report(argc, argv));
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/*
+ * report --events says a recording's lost deliveries where they were lost, as stream --wake
+ * said them live: after the events written before the loss record, before those after it;
+ * the slots' and the ring's, not the cells' (a full cell map costs no recorded delivery).
+ */
+static void test_report_events_lost(const char *path)
+{
+	/* What write_file put before its loss record: rounds 0..LOST_AFTER. */
+	__u32 before = 0;
+	char out[sizeof(dir) + 16];
+	static const struct {
+		const char *fmt, *slots, *ring, *cells;
+	} forms[] = {
+		{ NULL, "# LOST 3 (--wake: pending interrupts past the vCPU's slots) at ",
+		  "# LOST 5 (--wake: deliveries the event ring could not take) at ", "# LOST 9" },
+		{ "--json", "{\"lost\":3,\"type\":\"wake\",\"cause\":\"slots\"",
+		  "{\"lost\":5,\"type\":\"wake\",\"cause\":\"ring\"", "\"lost\":9" },
+	};
+
+	for (__u32 k = 0; k <= LOST_AFTER; k++)
+		for (size_t s = 0; s < NR_SENDS; s++)
+			before += 1 + (k < sends[s].count) + (k < sends[s].posted);
+	snprintf(out, sizeof(out), "%s/events", dir);
+	for (size_t f = 0; f < sizeof(forms) / sizeof(forms[0]); f++) {
+		FILE *in;
+		char line[1024];
+		__u32 events = 0, slots_at = 0, ring_at = 0, cells = 0;
+
+		CHECK(report_events(path, forms[f].fmt, out) == 0);
+		in = fopen(out, "r");
+		CHECK(in != NULL);
+		if (!in)
+			continue;
+		while (fgets(line, sizeof(line), in)) {
+			if (!strncmp(line, forms[f].slots, strlen(forms[f].slots)))
+				slots_at = events + 1;
+			else if (!strncmp(line, forms[f].ring, strlen(forms[f].ring)))
+				ring_at = events + 1;
+			else if (strstr(line, forms[f].cells))
+				cells++;
+			else if (line[0] != '#')
+				events++;
+		}
+		fclose(in);
+		CHECK_EQ_U64(slots_at, before + 1);
+		CHECK_EQ_U64(ring_at, before + 1);
+		CHECK_EQ_U64(cells, 0);
+		CHECK_EQ_U64(events, 60 + 32 + NR_POSTED);
+	}
+	unlink(out);
 }
 
 /* Write, read back each record, and the rows of report against those of the kernel's cells. */
@@ -500,6 +581,7 @@ int main(void)
 	snprintf(path, sizeof(path), "%s/w.vmexit", dir);
 	write_file(path, true);
 	test_round_trip(path);
+	test_report_events_lost(path);
 	test_hostile(path);
 	test_old_minor(path);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
