@@ -16,9 +16,15 @@
  * kvm_exit_fast, too, begins an exit from the slot when the slot was written by the same
  * thread for the same reason and its cell is still the thread's exit_cell (cell.exit_named):
  * then nothing in the thread's state changes, and the thread's state is not looked up
- * (cpu_slot_exit()). A thread that exits in another cell elsewhere un-names this one. Those that read more of the thread's state at
- * the end of an exit (--split, --stacks, keys, the stream) are not covered: the slot is used
- * with none of them (cpu_slot_enabled, set by src/kernel/session.c).
+ * (cpu_slot_exit()). A thread that exits in another cell elsewhere un-names this one. That is
+ * for plain counts only (cpu_slot_begins()): with keys, kvm_exit sets each exit's own key in
+ * the thread's state.
+ *
+ * Those that read more of the thread's state at the end of an exit (--split, --stacks, the
+ * stream) are not covered: the slot is used with none of them (cpu_slot_enabled, set by
+ * src/kernel/session.c). Keys are, at the exit's end only, for an exit whose key entry
+ * kvm_exit already knows (kslot, bpf/keys.bpf.h key_slot_final()); any other keyed exit ends
+ * through the thread's state.
  *
  * Included by handlers.bpf.h once cells and their completion are defined.
  */
@@ -84,9 +90,9 @@ static __always_inline void exit_unname(__u32 ref)
 		c->exit_named = 0;
 }
 
-/* kvm_exit of thread ts on cpu began an exit x in cell ref at start. */
+/* kvm_exit of thread ts on cpu began an exit x in cell ref at start, its key entry kslot. */
 static __always_inline void cpu_slot_note(__u32 cpu, const struct thread_state *ts, __u32 ref,
-					  __u64 start, const struct exit_info *x)
+					  __u64 start, const struct exit_info *x, __u32 kslot)
 {
 	struct cpu_exit_slot *s = bpf_map_lookup_elem(&cpu_exits, &cpu);
 
@@ -99,6 +105,19 @@ static __always_inline void cpu_slot_note(__u32 cpu, const struct thread_state *
 	s->born = ts->slot_born;
 	s->isa = x->isa;
 	s->reason = x->reason;
+	if (key_mode)
+		s->kslot = kslot;
+}
+
+/*
+ * Whether kvm_exit may begin an exit from its CPU's slot (cpu_slot_exit()): plain counts only.
+ * With keys, kvm_exit sets the exit's own key in the thread's state (a CPUID leaf, a vector, a
+ * RIP: it may differ from the last exit's of the same reason), which an exit begun from the
+ * slot would skip, charging the last exit's key; so with keys no cell is named for it either.
+ */
+static __always_inline bool cpu_slot_begins(void)
+{
+	return cpu_slot_enabled && key_mode == KEY_MODE_OFF;
 }
 
 /*
@@ -140,7 +159,7 @@ static __always_inline bool cpu_slot_end(__u32 cpu, __u32 tid, __u64 now)
 	struct cell *c;
 	__u64 start;
 
-	if (!s || s->tid != tid)
+	if (!s || s->tid != tid || (key_mode && !s->kslot))
 		return false;
 	c = cell_get(s->ref);
 	if (!c)
@@ -151,6 +170,8 @@ static __always_inline bool cpu_slot_end(__u32 cpu, __u32 tid, __u64 now)
 		return false;
 	c->inflight_ts = 0;
 	cell_end(c, start, now, &none);
+	if (key_mode)
+		key_charge_slot(s->kslot, now - start);
 	return true;
 }
 

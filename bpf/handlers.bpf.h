@@ -795,18 +795,24 @@ static __always_inline void exit_start(struct thread_state *ts, __u64 now, __u32
 	}
 	exit_count(ref, c, now);
 	ts->exit_cell = ref;
-	if (cpu_slot_enabled) {
-		if (pc && pc != c)
-			pc->exit_named = 0;
-		if (c) {
-			c->exit_named = 1;
-			if (!ts->slot_task)
-				slot_self(&ts->slot_task, &ts->slot_born);
-			cpu_slot_note(SLOT_CPU(), ts, ref, now, x);
-		}
-	}
+	/* Keys first: the slot notes the exit's key entry when it is known already. */
 	if (key_mode)
 		key_exit_start(ts, x);
+	if (cpu_slot_enabled) {
+		/* Named for cpu_slot_exit(), which only plain counts use. */
+		if (cpu_slot_begins()) {
+			if (pc && pc != c)
+				pc->exit_named = 0;
+			if (c) {
+				c->exit_named = 1;
+				if (!ts->slot_task)
+					slot_self(&ts->slot_task, &ts->slot_born);
+			}
+		}
+		if (c)
+			cpu_slot_note(SLOT_CPU(), ts, ref, now, x,
+				      key_mode ? key_slot_final(ts, ref) : 0);
+	}
 	if (split_enabled) {
 		ts->exit_blocked0 = ts->blocked_sum;
 		ts->exit_runq0 = ts->runq_sum;
@@ -876,7 +882,7 @@ static __always_inline void handle_kvm_entry(__u64 now, __u32 tgid, __u32 tid)
 	if (ts->flags & TS_IGNORED)
 		return;
 	/* The exit_cell no longer names an exit in flight: nor may a CPU slot begin one there. */
-	if (cpu_slot_enabled)
+	if (cpu_slot_begins())
 		exit_unname(ts->exit_cell);
 	if (!exit_live(ts->exit_cell)) {
 		ts->exit_cell = CELL_NONE;

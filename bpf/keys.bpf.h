@@ -64,6 +64,7 @@ static __always_inline void stream_send(struct thread_state *ts, __u32 tgid, __u
 					__u64 lat, __u16 type, const struct exit_split *s,
 					const struct key_note *key);
 static __always_inline bool stream_wanted(struct thread_state *ts, __u64 lat);
+static __always_inline bool exit_live(__u32 ref);
 
 /*
  * An IO exit to the VMM that completed (at KVM_RUN) and waits for its key: the next key event
@@ -186,7 +187,8 @@ static __always_inline void key_user_exit(struct thread_state *ts, __u32 reason)
 		key_settle(ts);
 	if (ts->vec_vcpu && ts->exit_cell != CELL_NONE)
 		key_vector_late(ts);
-	if (ts->exit_cell != CELL_NONE && ts->exit_key.kind != KEY_NONE)
+	/* exit_live(): an exit the per-CPU slot ended leaves exit_cell set (key_slot_final()). */
+	if (exit_live(ts->exit_cell) && ts->exit_key.kind != KEY_NONE)
 		ts->uexit_key = ts->exit_key;
 	else if (key_fits_user_exit(ts->pend_key.kind, reason))
 		ts->uexit_key = ts->pend_key;
@@ -211,6 +213,8 @@ static __always_inline void key_seen(struct thread_state *ts, const struct key_n
 			ts->late_key = *k;
 		key_settle(ts);
 	}
+	/* An exit the per-CPU slot ended may still be exit_cell here: its key was final
+	 * (key_slot_final()), which key_replaces() never replaces. */
 	if (ts->exit_cell != CELL_NONE &&
 	    key_replaces(ts->flags & TS_CPUID_EXIT, ts->exit_key.kind, k->kind))
 		ts->exit_key = *k;
@@ -296,6 +300,24 @@ full:
 	return KEY_SLOT_NONE;
 }
 
+/* The way of the thread's cache that may hold (cell ref, key k): (ref + key + kind + dir) mod
+ * KEY_CACHE_N. */
+static __always_inline struct key_cached *key_way(struct thread_state *ts, __u32 ref,
+						  const struct key_note *k)
+{
+	__u32 way = (ref + (__u32)k->key + k->kind + k->dir) & (KEY_CACHE_N - 1);
+
+	return &ts->key_cache[way];
+}
+
+/* Whether way kc holds (cell ref, key k). */
+static __always_inline bool key_way_holds(const struct key_cached *kc, __u32 ref,
+					  const struct key_note *k)
+{
+	return kc->slot && kc->cell == ref && kc->key == k->key && kc->kind == k->kind &&
+	       kc->dir == k->dir;
+}
+
 /*
  * The entry of cell ref (c) of thread ts for key k, made if new; NULL without a table or room.
  * The thread's cache first: its ways hold (cell, key) -> slot for entries only this thread
@@ -306,15 +328,13 @@ full:
 static __always_inline struct key_stats *key_entry(struct thread_state *ts, __u32 ref,
 						   const struct cell *c, const struct key_note *k)
 {
-	__u32 way = (ref + (__u32)k->key + k->kind + k->dir) & (KEY_CACHE_N - 1);
-	struct key_cached *kc = &ts->key_cache[way];
+	struct key_cached *kc = key_way(ts, ref, k);
 	struct key_id id;
 	__u32 idx, *found;
 
 	if (!key_table_enabled)
 		return NULL;
-	if (kc->slot && kc->cell == ref && kc->key == k->key && kc->kind == k->kind &&
-	    kc->dir == k->dir) {
+	if (key_way_holds(kc, ref, k)) {
 		idx = kc->slot - 1;
 		return bpf_map_lookup_elem(&key_slots, &idx);
 	}
@@ -331,6 +351,38 @@ static __always_inline struct key_stats *key_entry(struct thread_state *ts, __u3
 		kc->slot = idx + 1;
 	}
 	return bpf_map_lookup_elem(&key_slots, &idx);
+}
+
+/*
+ * The per-CPU exit slot with keys (bpf/cpu_exit_slot.bpf.h): the key entry the exit in flight
+ * of cell ref will be charged to, as its slot in key_slots + 1, when kvm_entry may charge it
+ * from the CPU's slot without the thread's state; 0 when the entry must read the state. Only
+ * a key that nothing after kvm_exit can change: one set at kvm_exit (a CPUID leaf, a vector
+ * KVM had cached, a RIP) that key_replaces() keeps, its exit's vector not due later
+ * (ts->vec_vcpu, set only for an exit whose key is still none), and only a hit in the thread's
+ * cache: an entry is made at the exit's end, as without the slot, so that an exit that never
+ * ends (overwritten, its thread gone) leaves no empty row behind. A slot stays its entry's
+ * until its guest is gone, threads and all, and the slot's exit is taken only while its cell
+ * has not ended: the key slot read at kvm_entry is still this exit's entry.
+ */
+static __always_inline __u32 key_slot_final(struct thread_state *ts, __u32 ref)
+{
+	const struct key_note *k = &ts->exit_key;
+	struct key_cached *kc = key_way(ts, ref, k);
+
+	if (!key_table_enabled || !key_final(k->kind))
+		return 0;
+	return key_way_holds(kc, ref, k) ? kc->slot : 0;
+}
+
+/* kvm_entry's end of an exit from the per-CPU slot: its key entry (key_slot_final()'s). */
+static __always_inline void key_charge_slot(__u32 kslot, __u64 lat)
+{
+	__u32 idx = kslot - 1;
+	struct key_stats *st = bpf_map_lookup_elem(&key_slots, &idx);
+
+	if (st)
+		lat_add(&st->count, &st->total_ns, &st->min_ns, &st->max_ns, st->hist, lat);
 }
 
 /* A completed exit of cell ref (c) of thread ts, latency lat, about k. */

@@ -77,8 +77,9 @@ int kvm_exit_fast(__u64 *ctx)
 	 * Plain counts (no keys, so the reason is all there is to read): the CPU's slot begins
 	 * the exit when it holds this thread's cell for the reason, with no thread state looked up
 	 * (cpu_exit_slot.bpf.h). Not while the pairs change places: pair_note() needs the state.
+	 * Keys take the path below: each exit's key is read there (cpu_slot_begins()).
 	 */
-	if (cpu_slot_enabled && !overlap) {
+	if (cpu_slot_begins() && !overlap) {
 		if (!raw_exit_read(ctx, &x, false, false))
 			x.reason = ~0u;
 		if (cpu_slot_exit(SLOT_CPU(), now, &x))

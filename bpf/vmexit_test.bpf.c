@@ -24,13 +24,22 @@ static __always_inline int drive(const struct test_ctx *c)
 	test_task = c->tid;
 	switch (c->op) {
 	case TOP_EXIT_FAST:
-		/* kvm_exit_fast once it has the reason: the CPU's slot first, else as TOP_EXIT. */
+		/*
+		 * kvm_exit_fast once it has the reason: the CPU's slot first when it may begin an
+		 * exit, else the thread's state, with the leaf as --by key reads it (TOP_EXIT_LEAF).
+		 */
 		test_cpu = c->err;
 		x.isa = c->isa;
 		x.reason = c->reason;
 		x.vcpu = c->vcpu;
-		if (!cpu_slot_enabled || !cpu_slot_exit(test_cpu, c->now, &x))
-			handle_kvm_exit(c->now, c->tgid, c->tid, &x);
+		if (cpu_slot_begins() && cpu_slot_exit(test_cpu, c->now, &x))
+			return 0;
+		if (key_mode == KEY_MODE_DEVICE) {
+			x.has_leaf = key_leaf_at_exit(c->isa, c->reason, c->info1 & 1,
+						      c->info1 & 2, c->info1 & 4);
+			x.leaf = c->rip;
+		}
+		handle_kvm_exit(c->now, c->tgid, c->tid, &x);
 		return 0;
 	case TOP_EXIT:
 		test_cpu = c->err;
@@ -45,6 +54,7 @@ static __always_inline int drive(const struct test_ctx *c)
 		handle_kvm_exit(c->now, c->tgid, c->tid, &x);
 		return 0;
 	case TOP_EXIT_LEAF:
+		test_cpu = c->err;
 		x.isa = c->isa;
 		x.reason = c->reason;
 		x.vcpu = c->vcpu;

@@ -143,11 +143,25 @@ static inline __attribute__((always_inline)) int key_leaf_at_exit(__u32 isa, __u
  * masking) and reads no port: kvm_exit, kvm_emulate_insn, kvm_cpuid (func 0), kvm_entry, and no
  * kvm_pio. Such an exit keeps no key.
  */
+static inline __attribute__((always_inline)) int key_final(__u16 cur);
+
 static inline __attribute__((always_inline)) int key_replaces(int cpuid_exit, __u16 cur, __u16 k)
 {
 	if (k == KEY_CPUID && !cpuid_exit)
 		return 0;
-	return cur == KEY_NONE || (cur == KEY_GPA && k == KEY_MMIO);
+	if (key_final(cur))
+		return 0;
+	return cur == KEY_NONE || k == KEY_MMIO;
+}
+
+/*
+ * Whether no key event can replace an exit's key cur any more (key_replaces() says no to
+ * every one): any but none and a stage-2 fault's page. The live session's per-CPU exit slot
+ * charges such a key at kvm_entry without the thread's state (bpf/keys.bpf.h key_slot_final).
+ */
+static inline __attribute__((always_inline)) int key_final(__u16 cur)
+{
+	return cur != KEY_NONE && cur != KEY_GPA;
 }
 
 #endif /* VMEXIT_KEY_RULES_H */

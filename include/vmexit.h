@@ -180,9 +180,13 @@ struct cpu_exit_slot {
 	__u64 born;
 	__u32 isa;
 	__u32 reason;
+	/* Keys: the exit's key entry in key_slots + 1; 0: its end needs the thread's state. */
+	__u32 kslot;
 	/* One slot per cache line: CPUs write theirs at every exit. */
-	__u8 pad[24];
+	__u8 pad[20];
 };
+/* A field added to the slot takes its bytes from pad: one line, no slot sharing another's. */
+_Static_assert(sizeof(struct cpu_exit_slot) == 64, "struct cpu_exit_slot: one 64-byte line");
 
 /*
  * A VMM's command line as the kernel saw it when one of its threads first exited, NUL-separated

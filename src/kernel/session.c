@@ -509,14 +509,16 @@ static void keys_autoload(struct vmexit_bpf *skel, __u32 key_mode)
 /*
  * The exit in flight per CPU (bpf/cpu_exit_slot.bpf.h) spares the entry its task-storage
  * lookup, and the exit too while the slot holds the thread's cell for the reason, for plain
- * counts only: --split, keys and the stream read the thread's state at the
+ * counts and --by key/rip: with keys only the entry's, for an exit whose key entry kvm_exit
+ * knows (the rest end through the thread's state), as each exit's key is read into the
+ * thread's state at kvm_exit. --split and the stream read the thread's state at the
  * exit's end anyway. VMEXIT_CPU_SLOT=0 turns it off (benchmarks, tests).
  */
 static void cpu_slot_tunables(struct session *s, const struct session_opts *o)
 {
 	const char *env = getenv("VMEXIT_CPU_SLOT");
 	int cpus = libbpf_num_possible_cpus();
-	bool on = !o->stream && !o->split && o->key_mode == KEY_MODE_OFF && cpus > 0 &&
+	bool on = !o->stream && !o->split && cpus > 0 &&
 		  !(env && !strcmp(env, "0"));
 
 	s->skel->rodata->cpu_slot_enabled = on;

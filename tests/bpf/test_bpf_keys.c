@@ -37,6 +37,9 @@
 static struct vmexit_test_bpf *skel;
 static int prog_fd;
 static __u32 gpa_shift;		/* --key-gpa-shift for the next fixture (0: the default) */
+/* The per-CPU exit slot on (bpf/cpu_exit_slot.bpf.h), as the live session has it: every case
+ * runs with it off and on, and must give the same entries. */
+static bool slot_on;
 
 static int open_fx(__u32 max_keys)
 {
@@ -54,6 +57,8 @@ static int open_fx(__u32 max_keys)
 	bpf_map__set_max_entries(skel->maps.free_cells, 64);
 	bpf_map__set_max_entries(skel->maps.thread_hash, 1024);
 	bpf_map__set_autocreate(skel->maps.thread_storage, false);
+	skel->rodata->cpu_slot_enabled = slot_on;
+	bpf_map__set_max_entries(skel->maps.cpu_exits, 4);
 	skel->rodata->key_slots_nr = max_keys + 2 * 64;
 	bpf_map__set_max_entries(skel->maps.key_table, max_keys + 2 * 64);
 	bpf_map__set_max_entries(skel->maps.key_slots, max_keys + 2 * 64);
@@ -73,6 +78,10 @@ static void send(struct test_ctx c)
 
 	c.tgid = TGID;
 	c.tid = TID;
+	/* Some cases begin at time 0, which the slot (and exit_live()) take as no exit in flight:
+	 * no clock the kernel reads is ever 0. Every event later by the same: same latencies. */
+	if (slot_on)
+		c.now += 1000000;
 	if (bpf_prog_test_run_opts(prog_fd, &o) || o.retval) {
 		fprintf(stderr, "test_run op %llu failed\n", (unsigned long long)c.op);
 		check_failures++;
@@ -116,6 +125,22 @@ static void kexit_intr(__u64 now, __u32 isa, __u32 reason, __u32 intr_info)
 static void kentry(__u64 now)
 {
 	send((struct test_ctx){ .op = TOP_ENTRY, .now = now });
+}
+
+/* The same on a CPU of the test's choosing (the exits above are on CPU 0). */
+static void kentry_on(__u64 now, __u32 cpu)
+{
+	send((struct test_ctx){ .op = TOP_ENTRY, .now = now, .err = (__s32)cpu });
+}
+
+/* CPU cpu's exit slot's key entry (0: its exit's end reads the thread's state). */
+static __u32 slot_kslot(__u32 cpu)
+{
+	struct cpu_exit_slot s = {};
+
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.cpu_exits), &cpu, &s))
+		check_failures++;
+	return s.kslot;
 }
 
 /* The entry of thread tid's (isa, reason, kind, dir, key); count 0 when there is none. */
@@ -560,13 +585,96 @@ static void test_forget(void)
 	vmexit_test_bpf__destroy(skel);
 }
 
-int main(void)
+/*
+ * The per-CPU slot with keys: kvm_entry charges from the slot an exit whose key entry kvm_exit
+ * knew (the leaf, in the thread's cache since the leaf's first exit), and any other through
+ * the thread's state, with the same entries: an unkeyed exit's none row, cached, is not the
+ * key of the next exit of its cell (a port comes after kvm_exit); an exit ended on another CPU
+ * than its kvm_exit's; and an exit to the VMM with no guest exit in flight does not take the
+ * key of the last one, which the slot ended and the thread's state still names.
+ */
+static void test_slot(void)
 {
-	if (geteuid() != 0) {
-		printf("SKIP: test_bpf_keys: needs root to load BPF programs (run as root)\n");
-		return 77;
+	__u64 t = 1000;
+
+	if (open_fx(16))
+		return;
+	for (int i = 0; i < 10; i++, t += 100) {
+		kexit_leaf(t, VMEXIT_ISA_VMX, VMX_CPUID, i & 1 ? 0x80000001 : 0, 0);
+		kentry(t + 3 + (i & 1));
+		/* From its leaf's second exit on, the slot knows the entry. */
+		CHECK_EQ_U64(slot_kslot(0) != 0, slot_on && i >= 2);
 	}
-	libbpf_set_print(libbpf_print_quiet);
+	check_entry(VMEXIT_ISA_VMX, VMX_CPUID, KEY_CPUID, KEY_DIR_NONE, 0, 5, 15);
+	check_entry(VMEXIT_ISA_VMX, VMX_CPUID, KEY_CPUID, KEY_DIR_NONE, 0x80000001, 5, 20);
+	/* An IO exit with no key, then two keyed by their port after kvm_exit. */
+	kexit(t, VMX_IO);
+	kentry(t + 2);
+	port_exit(t + 100, VMX_IO, 0x70, 5);
+	port_exit(t + 200, VMX_IO, 0x70, 5);
+	CHECK_EQ_U64(slot_kslot(0), 0);
+	check_entry(VMEXIT_ISA_VMX, VMX_IO, KEY_NONE, KEY_DIR_NONE, 0, 1, 2);
+	check_entry(VMEXIT_ISA_VMX, VMX_IO, KEY_PORT, KEY_DIR_OUT, 0x70, 2, 10);
+	/* A cached leaf's exit ended on CPU 1: through the thread's state. */
+	t += 1000;
+	kexit_leaf(t, VMEXIT_ISA_VMX, VMX_CPUID, 0, 0);
+	kentry_on(t + 7, 1);
+	check_entry(VMEXIT_ISA_VMX, VMX_CPUID, KEY_CPUID, KEY_DIR_NONE, 0, 6, 22);
+	/* A leaf's exit, then an exit to the VMM (a signal) with no guest exit in flight. */
+	kexit_leaf(t + 100, VMEXIT_ISA_VMX, VMX_CPUID, 0, 0);
+	kentry(t + 103);
+	uexit(t + 200, U_HLT);
+	run(t + 210);
+	check_entry(VMEXIT_ISA_VMX, VMX_CPUID, KEY_CPUID, KEY_DIR_NONE, 0, 7, 25);
+	check_entry(VMEXIT_ISA_USER, U_HLT, KEY_NONE, KEY_DIR_NONE, 0, 1, 10);
+	check_entry(VMEXIT_ISA_USER, U_HLT, KEY_CPUID, KEY_DIR_NONE, 0, 0, 0);
+	CHECK_EQ_U64(entries(), 5);
+	CHECK_EQ_U64(skel->bss->lost[LOST_UNMATCHED_ENTRY], 0);
+	CHECK_EQ_U64(skel->bss->lost[LOST_OVERWRITTEN_EXIT], 0);
+	vmexit_test_bpf__destroy(skel);
+}
+
+/* kvm_exit_fast's exit (its slot path first, bpf/vmexit.bpf.c), a CPUID's leaf from RAX. */
+static void kexit_fast(__u64 now, __u32 reason, __u32 leaf)
+{
+	send((struct test_ctx){ .op = TOP_EXIT_FAST, .now = now, .vcpu = 0,
+				.isa = VMEXIT_ISA_VMX, .reason = reason, .rip = leaf });
+}
+
+/*
+ * kvm_exit_fast with keys: its CPU's slot, which begins a plain count's exit without the
+ * thread's state, begins none here, as each exit has its own key. Back-to-back exits of one
+ * reason on one CPU, each leaf and port charged to its own entry: a slot-begun exit would keep
+ * the last exit's key (its leaf, or its port as a final key no later port replaces).
+ */
+static void test_slot_exit_fast(void)
+{
+	__u64 t = 1000;
+
+	if (open_fx(16))
+		return;
+	for (int i = 0; i < 10; i++, t += 100) {
+		kexit_fast(t, VMX_CPUID, i & 1 ? 0x80000001 : 0);
+		kentry(t + 3 + (i & 1));
+	}
+	check_entry(VMEXIT_ISA_VMX, VMX_CPUID, KEY_CPUID, KEY_DIR_NONE, 0, 5, 15);
+	check_entry(VMEXIT_ISA_VMX, VMX_CPUID, KEY_CPUID, KEY_DIR_NONE, 0x80000001, 5, 20);
+	/* Ports come after kvm_exit: 0x70, 0x71, 0x70. */
+	for (int i = 0; i < 3; i++, t += 100) {
+		kexit_fast(t, VMX_IO, 0);
+		key(t + 1, KEY_PORT, KEY_DIR_OUT, 0x70 + (i & 1), false);
+		kentry(t + 10 * (i + 1));
+	}
+	check_entry(VMEXIT_ISA_VMX, VMX_IO, KEY_PORT, KEY_DIR_OUT, 0x70, 2, 10 + 30);
+	check_entry(VMEXIT_ISA_VMX, VMX_IO, KEY_PORT, KEY_DIR_OUT, 0x71, 1, 20);
+	CHECK_EQ_U64(entries(), 4);
+	CHECK_EQ_U64(skel->bss->lost[LOST_UNMATCHED_ENTRY], 0);
+	CHECK_EQ_U64(skel->bss->lost[LOST_OVERWRITTEN_EXIT], 0);
+	vmexit_test_bpf__destroy(skel);
+}
+
+static void test_all(void)
+{
 	test_user_only();
 	test_carried_over();
 	test_emulated_cpuid();
@@ -578,5 +686,19 @@ int main(void)
 	test_left();
 	test_cache_ways();
 	test_forget();
+	test_slot();
+	test_slot_exit_fast();
+}
+
+int main(void)
+{
+	if (geteuid() != 0) {
+		printf("SKIP: test_bpf_keys: needs root to load BPF programs (run as root)\n");
+		return 77;
+	}
+	libbpf_set_print(libbpf_print_quiet);
+	test_all();
+	slot_on = true;
+	test_all();
 	CHECK_DONE("test_bpf_keys");
 }
