@@ -12,6 +12,7 @@
 #include "hashmap.h"
 #include "live_events.h"
 #include "signals.h"
+#include "startup_heap.h"
 #include "tracker.h"
 #include "vcpu_cache.h"
 #include "vmexit.skel.h"
@@ -508,6 +509,8 @@ int live_run(struct live_args *a, struct name_cache *names, const struct live_si
 		rc = 1;
 		goto out;
 	}
+	/* Every object is loaded (the wake programs last): the heap back to glibc's ways. */
+	startup_heap_release();
 	rb = ring_buffer__new(bpf_map__fd(s.skel->maps.events), on_sample, &c, NULL);
 	if (!rb) {
 		fprintf(stderr, "vmexit: cannot open the ring buffer: %s\n", strerror(errno));

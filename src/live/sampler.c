@@ -10,6 +10,7 @@
 #include "sampler.h"
 #include "signals.h"
 #include "stack_read.h"
+#include "startup_heap.h"
 #include "vmexit.skel.h"
 
 /* No sample is ever due: stat without an interval samples only at the end. */
@@ -156,6 +157,7 @@ int sampler_init(struct sampler *sp, const struct sampler_source *src,
 
 int sampler_open(struct sampler *sp, struct cli_filters *f, const struct sampler_opts *so)
 {
+	int err;
 	struct sampler_source src = {
 		.cells = { .nr_cells = session_cells, .at = session_cell_at,
 			   .release = session_release_cell, .ctx = &sp->s },
@@ -191,7 +193,10 @@ int sampler_open(struct sampler *sp, struct cli_filters *f, const struct sampler
 		session_close(&sp->s);
 		return -1;
 	}
-	return open_extras(sp, f, so);
+	err = open_extras(sp, f, so);
+	/* Every object is loaded (the wake programs last): the heap back to glibc's ways. */
+	startup_heap_release();
+	return err;
 }
 
 void sampler_start(struct sampler *sp)
