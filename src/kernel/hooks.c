@@ -135,13 +135,27 @@ static int fentry_probe(struct hook_check_run *r)
 	return err;
 }
 
+/*
+ * The fentry probe, the last user of the kernel's BTF we parsed, which then goes: run right after
+ * the prototype's probe, the check's and the main object's own parses reuse its freed pages
+ * (startup_heap.h).
+ */
+static void run_probe(struct hook_check_run *r)
+{
+	if (r->run_probed)
+		return;
+	r->run_err = fentry_probe(r);
+	r->run_probed = true;
+	kernel_btf_free(r);
+}
+
 void hooks_choose_run(struct hooks *h, struct vmexit_bpf *skel)
 {
-	int err = fentry_probe(&h->run_state);
+	int err;
 	size_t n;
 
-	/* The last probe that needs it. */
-	kernel_btf_free(&h->run_state);
+	run_probe(&h->run_state);
+	err = h->run_state.run_err;
 
 	h->run_note[0] = 0;
 	if (!err) {
@@ -390,6 +404,7 @@ void hooks_check_start(struct hooks *h, const char *classic_why, double window_s
 	}
 	watch_start(r);
 	h->exit_shape = exit_shape_probe(r);
+	run_probe(r);
 	if (h->exit_shape == EXIT_SHAPE_NONE) {
 		snprintf(h->exit_note, sizeof(h->exit_note),
 			 "no known raw kvm_exit prototype in the kernel's BTF");

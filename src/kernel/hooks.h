@@ -72,6 +72,8 @@ struct hook_check_run {
 	struct hook_check_bpf *obj;	/* NULL when the check did not load */
 	struct bpf_link *links[4];
 	struct btf *vmlinux_btf, *kvm_btf;	/* parsed once for the probes, until KVM_RUN's */
+	bool run_probed;		/* KVM_RUN's fentry probed already, with run_err */
+	int run_err;
 	double watch_from;
 	struct check_window w;
 	bool reaping;			/* a thread detaches the objects */
