@@ -73,9 +73,14 @@ print(sum(1 for e in json.load(open(sys.argv[1]))
 	grep -q '"tgid"' "$TMP/$m.json" || [ "$(cat "$TMP/$m.json")" = "[]" ] ||
 		fail "$m dumped without its fields (BTF): cannot tell whose threads"
 done
-kill -INT $sp $ap
-wait $sp || { cat "$TMP/g.err"; fail "stat --wake -g $A -c 1 exited $?"; }
-wait $ap || { cat "$TMP/all.err"; fail "stat --wake (every guest) exited $?"; }
+# stat -g A ends by itself once guest A has gone (as perf stat -p does), most often before the
+# maps above are read: only the stat of every guest is sent SIGINT.
+kill -INT $ap
+ends_within 120 $sp "stat --wake -g $A -c 1, after guest A ended," "$TMP/g.err" ||
+	{ rc=$?; cat "$TMP/g.err"; fail "stat --wake -g $A -c 1 exited $rc"; }
+grep -q 'every traced process has exited' "$TMP/g.err" ||
+	{ cat "$TMP/g.err"; fail "stat --wake -g $A -c 1 did not end with guest A"; }
+wait $ap || { rc=$?; cat "$TMP/all.err"; fail "stat --wake (every guest) exited $rc"; }
 
 "$VMEXIT" stat --wake --overhead --csv -- sh -c '"$0" --timer "$1" --timer-us 2000; exit $?' \
 	"$GUEST" $T >"$TMP/fork.csv" 2>"$TMP/fork.err" ||
