@@ -16,17 +16,15 @@
  * kvm_exit_fast, too, begins an exit from the slot when the slot was written by the same
  * thread for the same reason and its cell is still the thread's exit_cell (cell.exit_named):
  * then nothing in the thread's state changes, and the thread's state is not looked up
- * (cpu_slot_exit()). A thread that exits in another cell elsewhere un-names this one. With
- * keys, also only when the exit's key (read from the exit) is the slot's, and the slot's key
- * entry is still the one of the thread's exit key (exit_named holds that entry): the thread's
- * state then holds this exit's key already.
+ * (cpu_slot_exit()). A thread that exits in another cell elsewhere un-names this one. That is
+ * for plain counts only (cpu_slot_begins()): with keys, kvm_exit sets each exit's own key in
+ * the thread's state.
  *
  * Those that read more of the thread's state at the end of an exit (--split, --stacks, the
  * stream) are not covered: the slot is used with none of them (cpu_slot_enabled, set by
- * src/kernel/session.c). Keys are, for an exit whose key entry kvm_exit already knows (kslot,
- * bpf/keys.bpf.h key_slot_final()), at its end, and at its start when it repeats the key of
- * the thread's last exit (below); any other keyed exit begins and ends through the thread's
- * state.
+ * src/kernel/session.c). Keys are, at the exit's end only, for an exit whose key entry
+ * kvm_exit already knows (kslot, bpf/keys.bpf.h key_slot_final()); any other keyed exit ends
+ * through the thread's state.
  *
  * Included by handlers.bpf.h once cells and their completion are defined.
  */
@@ -107,11 +105,19 @@ static __always_inline void cpu_slot_note(__u32 cpu, const struct thread_state *
 	s->born = ts->slot_born;
 	s->isa = x->isa;
 	s->reason = x->reason;
-	if (key_mode) {
+	if (key_mode)
 		s->kslot = kslot;
-		s->kkind = ts->exit_key.kind;
-		s->key = ts->exit_key.key;
-	}
+}
+
+/*
+ * Whether kvm_exit may begin an exit from its CPU's slot (cpu_slot_exit()): plain counts only.
+ * With keys, kvm_exit sets the exit's own key in the thread's state (a CPUID leaf, a vector, a
+ * RIP: it may differ from the last exit's of the same reason), which an exit begun from the
+ * slot would skip, charging the last exit's key; so with keys no cell is named for it either.
+ */
+static __always_inline bool cpu_slot_begins(void)
+{
+	return cpu_slot_enabled && key_mode == KEY_MODE_OFF;
 }
 
 /*
@@ -122,17 +128,6 @@ static __always_inline void cpu_slot_note(__u32 cpu, const struct thread_state *
  * the entry's fallback, the overwritten test and the thread's end find the exit as before,
  * wherever the thread runs next. Else the caller takes the task-storage path, which names the
  * cell and writes the slot.
- *
- * With keys x carries what kvm_exit reads of its key (key_of_exit()), which may differ from
- * the last exit's of the same reason (another leaf, vector or RIP). The slot begins the exit
- * only when that key is the slot's and the slot's key entry is exit_named's, the entry of the
- * thread's exit_key now: the slot's kslot is then this exit's entry (an entry is one key of
- * one cell and thread, kept until its guest is gone) and ts->exit_key this exit's key, final
- * (kslot is set for final keys only), so no later key event changes it and the fallback entry,
- * an exit to the VMM, the overwritten count and the thread's end read the right key. What
- * else key_exit_start() does is the same for an exit of the same reason with a final key
- * (TS_CPUID_EXIT by reason, vec_vcpu 0), but for settling an IO exit to the VMM that waits
- * for its key (late_ref): exit_end() un-names the exit cell when one starts to wait.
  */
 static __always_inline bool cpu_slot_exit(__u32 cpu, __u64 now, const struct exit_info *x)
 {
@@ -148,13 +143,6 @@ static __always_inline bool cpu_slot_exit(__u32 cpu, __u64 now, const struct exi
 	c = cell_get(s->ref);
 	if (!c || !c->exit_named)
 		return false;
-	if (key_mode) {
-		struct key_note k;
-
-		key_of_exit(x, &k);
-		if (s->kslot != c->exit_named || s->kkind != k.kind || s->key != k.key)
-			return false;
-	}
 	/* The thread's previous exit, in this cell, never ended: overwritten, as exit_start(). */
 	if (c->inflight_ts)
 		lost_inc(LOST_OVERWRITTEN_EXIT);

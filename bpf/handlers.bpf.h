@@ -799,17 +799,19 @@ static __always_inline void exit_start(struct thread_state *ts, __u64 now, __u32
 	if (key_mode)
 		key_exit_start(ts, x);
 	if (cpu_slot_enabled) {
-		__u32 kslot = key_mode ? key_slot_final(ts, ref) : 0;
-
-		/* Named for cpu_slot_exit(); with keys by the exit key's entry (0: not named). */
-		if (pc && pc != c)
-			pc->exit_named = 0;
-		if (c) {
-			c->exit_named = key_mode ? kslot : 1;
-			if (!ts->slot_task)
-				slot_self(&ts->slot_task, &ts->slot_born);
-			cpu_slot_note(SLOT_CPU(), ts, ref, now, x, kslot);
+		/* Named for cpu_slot_exit(), which only plain counts use. */
+		if (cpu_slot_begins()) {
+			if (pc && pc != c)
+				pc->exit_named = 0;
+			if (c) {
+				c->exit_named = 1;
+				if (!ts->slot_task)
+					slot_self(&ts->slot_task, &ts->slot_born);
+			}
 		}
+		if (c)
+			cpu_slot_note(SLOT_CPU(), ts, ref, now, x,
+				      key_mode ? key_slot_final(ts, ref) : 0);
 	}
 	if (split_enabled) {
 		ts->exit_blocked0 = ts->blocked_sum;
@@ -856,10 +858,6 @@ static __always_inline void exit_end(struct thread_state *ts, __u32 *ref, __u64 
 	if (key_mode)
 		keyed_later = key_exit_done(ts, r, c, key, start, now - start, &s,
 					    type == VMEXIT_EV_USER_EXIT);
-	/* It is settled by the next kvm_exit at the latest (key_exit_start()), which a CPU's
-	 * slot must not begin then: it would skip the settling (cpu_slot_exit()). */
-	if (keyed_later && cpu_slot_enabled)
-		exit_unname(ts->exit_cell);
 	if (stream_enabled && !keyed_later)
 		stream_emit(ts, tgid, tid, start, now - start, type, &s, key);
 }
@@ -884,7 +882,7 @@ static __always_inline void handle_kvm_entry(__u64 now, __u32 tgid, __u32 tid)
 	if (ts->flags & TS_IGNORED)
 		return;
 	/* The exit_cell no longer names an exit in flight: nor may a CPU slot begin one there. */
-	if (cpu_slot_enabled)
+	if (cpu_slot_begins())
 		exit_unname(ts->exit_cell);
 	if (!exit_live(ts->exit_cell)) {
 		ts->exit_cell = CELL_NONE;

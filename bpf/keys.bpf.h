@@ -86,36 +86,27 @@ static __always_inline void key_settle(struct thread_state *ts)
 	}
 }
 
-/*
- * The key of kvm_exit x as kvm_exit knows it: its RIP with --by rip, an interrupt's vector, a
- * CPUID exit's leaf, else none yet. From the exit alone: the per-CPU slot compares it with the
- * last exit's (cpu_slot_exit()) before any thread state is looked up.
- */
-static __always_inline void key_of_exit(const struct exit_info *x, struct key_note *k)
-{
-	*k = (struct key_note){};
-	if (key_mode == KEY_MODE_RIP) {
-		k->kind = KEY_RIP;
-		k->key = x->rip;
-	} else if (key_exit_vector(x->isa, x->reason, x->intr_info, &k->key)) {
-		k->kind = KEY_VECTOR;
-	} else if (x->has_leaf) {
-		k->kind = KEY_CPUID;
-		k->key = x->leaf;
-	}
-}
-
-/* A kvm_exit begins: its key so far (key_of_exit()). */
+/* A kvm_exit begins: its key so far (its RIP with --by rip, an interrupt's vector, else none
+ * yet). */
 static __always_inline void key_exit_start(struct thread_state *ts, const struct exit_info *x)
 {
 	if (ts->late_ref)
 		key_settle(ts);
+	ts->exit_key = (struct key_note){};
 	if (key_exit_is_cpuid(x->isa, x->reason))
 		ts->flags |= TS_CPUID_EXIT;
 	else
 		ts->flags &= ~TS_CPUID_EXIT;
 	ts->vec_vcpu = 0;
-	key_of_exit(x, &ts->exit_key);
+	if (key_mode == KEY_MODE_RIP) {
+		ts->exit_key.kind = KEY_RIP;
+		ts->exit_key.key = x->rip;
+	} else if (key_exit_vector(x->isa, x->reason, x->intr_info, &ts->exit_key.key)) {
+		ts->exit_key.kind = KEY_VECTOR;
+	} else if (x->has_leaf) {
+		ts->exit_key.kind = KEY_CPUID;
+		ts->exit_key.key = x->leaf;
+	}
 }
 
 /*

@@ -156,8 +156,6 @@ struct cell {
 	/*
 	 * Kernel only: the owner thread's exit_cell names this cell, so that kvm_exit may begin
 	 * its exit here from its CPU's slot without the thread's state (bpf/cpu_exit_slot.bpf.h).
-	 * Plain counts: 1. Keys: the key entry (cpu_exit_slot.kslot) of the thread's exit key,
-	 * which a slot-begun exit keeps; 0 (not named) when kvm_exit did not know the entry.
 	 * In what was padding: the cell's size is unchanged.
 	 */
 	__u32 exit_named;
@@ -184,12 +182,8 @@ struct cpu_exit_slot {
 	__u32 reason;
 	/* Keys: the exit's key entry in key_slots + 1; 0: its end needs the thread's state. */
 	__u32 kslot;
-	/* Keys: the exit's key (kind and key) when kslot is set: a kvm_exit key, dir none. */
-	__u16 kkind;
-	__u16 pad0;
-	__u64 key;
 	/* One slot per cache line: CPUs write theirs at every exit. */
-	__u8 pad[8];
+	__u8 pad[20];
 };
 /* A field added to the slot takes its bytes from pad: one line, no slot sharing another's. */
 _Static_assert(sizeof(struct cpu_exit_slot) == 64, "struct cpu_exit_slot: one 64-byte line");
