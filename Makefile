@@ -151,6 +151,9 @@ ifneq ($(HTTP),1)
 UNIT_SRCS := $(filter-out tests/unit/test_metrics_http.c,$(UNIT_SRCS))
 endif
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
+# Tests of the allocator's behaviour, which ASan replaces: also built and run without it
+# (tests/run-all.sh, PLAIN_UNITS).
+PLAIN_UNIT_BINS := $(OUTPUT)/tests/test_startup_heap
 BPFTEST_SRCS := $(wildcard tests/bpf/test_*.c)
 BPFTEST_BINS := $(patsubst tests/bpf/%.c,$(OUTPUT)/tests/%,$(BPFTEST_SRCS))
 BENCH_SRCS := $(wildcard bench/bench_*.c)
@@ -321,7 +324,7 @@ demo: deps
 # the fuzz smoke runs and the shipped integration files; no guests, no beds.
 check: check-layers
 	$(Q)$(MAKE) --no-print-directory SAN=1 OUTPUT=$(OUTPUT)/san tests
-	$(Q)$(MAKE) --no-print-directory all fuzz-build
+	$(Q)$(MAKE) --no-print-directory all fuzz-build $(PLAIN_UNIT_BINS)
 	$(Q)VMEXIT_TEST_ONLY=check tests/run-all.sh $(OUTPUT)
 
 # Everything: the quick tier first (a broken unit stops the run in minutes, not after the

@@ -43,10 +43,16 @@ ONLY=${VMEXIT_TEST_ONLY:-}
 # the record file's every edge): the full suite's, not the quick tier's.
 SLOW_UNITS=" test_report_mutations test_record_file "
 slow_unit() { [[ "$SLOW_UNITS" == *" $(basename "$1") "* ]]; }
+# The unit tests of glibc's allocator policy, which ASan's allocator replaces: run from the
+# plain build too (the Makefile's PLAIN_UNIT_BINS builds them with `make check`).
+PLAIN_UNITS="test_startup_heap"
 if [ "$ONLY" != vm ] && [ "$ONLY" != rest ]; then
 	for t in "$SAN"/tests/test_*; do
 		[ "$ONLY" = check ] && slow_unit "$t" && continue
 		[ -x "$t" ] && run "$(basename "$t")" "$t"
+	done
+	for t in $PLAIN_UNITS; do
+		run "$t (no sanitizer)" "$OUT/tests/$t"
 	done
 	for t in tests/fuzz/run-*.sh; do
 		[ -x "$t" ] && run "$(basename "$t" .sh)" "$t" "$OUT"

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Start-up's heap policy: startup_heap.h says why. */
 #include <malloc.h>
-#include <stdbool.h>
 #include "startup_heap.h"
 
 /* Larger than any one start-up allocation (the BTF blob and its index), far below RAM. */
@@ -13,10 +12,11 @@
 
 static bool held;
 
-void startup_heap_hold(void)
+bool startup_heap_hold(void)
 {
 	held = mallopt(M_MMAP_THRESHOLD, HOLD_MMAP_THRESHOLD) &&
 	       mallopt(M_TRIM_THRESHOLD, HOLD_TRIM_THRESHOLD);
+	return held;
 }
 
 void startup_heap_release(void)

@@ -10,8 +10,13 @@
 #ifndef VMEXIT_STARTUP_HEAP_H
 #define VMEXIT_STARTUP_HEAP_H
 
-/* From the start of main(): large blocks on the heap, kept there when freed. */
-void startup_heap_hold(void);
+#include <stdbool.h>
+
+/*
+ * From the start of main(): large blocks on the heap, kept there when freed. false when the
+ * allocator takes no such advice (ASan's: then nothing changes).
+ */
+bool startup_heap_hold(void);
 
 /* Once every object is loaded: glibc's defaults again, and what is free given back. */
 void startup_heap_release(void);
