@@ -520,15 +520,23 @@ static void cpu_slot_tunables(struct session *s, const struct session_opts *o)
 	int cpus = libbpf_num_possible_cpus();
 	bool on = !o->stream && !o->split && cpus > 0 &&
 		  !(env && !strcmp(env, "0"));
+	const char *where = s->task_storage ? "task storage" : "a hash by thread id";
 
 	s->skel->rodata->cpu_slot_enabled = on;
 	if (cpus > 0)
 		bpf_map__set_max_entries(s->skel->maps.cpu_exits, cpus);
 	/* The fallback is the per-thread state: set_tunables() chose it before (hash or not). */
-	if (verbose)
-		fprintf(stderr, "vmexit: exits in flight: %s%s%s\n", on ? "per CPU, in " : "in ",
-			s->task_storage ? "task storage" : "a hash by thread id",
-			on ? " when the thread moved" : "");
+	if (!verbose)
+		return;
+	/* What cpu_slot_begins() and key_slot_final() decide, said as the slot is used. */
+	if (!on)
+		fprintf(stderr, "vmexit: exits in flight: in %s\n", where);
+	else if (o->key_mode == KEY_MODE_OFF)
+		fprintf(stderr, "vmexit: exits in flight: per CPU (begun and ended there), in %s "
+			"when the thread moved\n", where);
+	else
+		fprintf(stderr, "vmexit: exits in flight: per CPU (ended there when kvm_exit knows "
+			"the key), in %s otherwise and when the thread moved\n", where);
 }
 
 /* The open object's tunables: where per-thread state lives, filters on or off, map sizes. */
