@@ -169,5 +169,5 @@ for t in $TESTS; do
 	*) echo "$t: exit $r in the bed"; bad=1 ;;
 	esac
 done
-[ $brc = 0 ] && [ $bad = 0 ] || fail "host tests in the nested SVM bed (bed exit $brc)"
+[ $brc = 0 ] && [ $bad = 0 ] || fail "host tests in the nested ${VMEXIT_BED:-svm} bed, kernel ${VMEXIT_BED_KERNEL:-6.1} (bed exit $brc)"
 echo "PASS: test_nested_host ($TESTS)"
