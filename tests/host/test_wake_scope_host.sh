@@ -53,7 +53,7 @@ PIDS+=($ap)
 wait_tracing $sp $ap
 touch "$TMP/go"
 for g in $A $B; do
-	wait ${GP[$g]} || { cat "$TMP/$g.err"; fail "$g failed (its tally above)"; }
+	wait ${GP[$g]} || { rc=$?; cat "$TMP/$g.err"; fail "$g failed with exit $rc (its tally above)"; }
 done
 # The maps by stat's own fds (/proc/PID/fdinfo: map_id), named as the program names them: the
 # records' array and the hash of the thread ids that met in one of its slots.
@@ -84,7 +84,7 @@ wait $ap || { rc=$?; cat "$TMP/all.err"; fail "stat --wake (every guest) exited 
 
 "$VMEXIT" stat --wake --overhead --csv -- sh -c '"$0" --timer "$1" --timer-us 2000; exit $?' \
 	"$GUEST" $T >"$TMP/fork.csv" 2>"$TMP/fork.err" ||
-	{ cat "$TMP/fork.err"; fail "stat --wake -- sh -c GUEST exited $?"; }
+	{ rc=$?; cat "$TMP/fork.err"; fail "stat --wake -- sh -c GUEST exited $rc"; }
 runs=$(sed -n "s/.*--wake's programs [0-9.]* ms in \([0-9]*\) BPF runs.*/\1/p" "$TMP/fork.err")
 echo "stat --wake --overhead: --wake's programs ran ${runs:-never} times"
 [ -n "$runs" ] && [ "$runs" -ge $((2 * T)) ] ||
