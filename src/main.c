@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 #include "commands.h"
-#include "startup_heap.h"
 #include "startup_timing.h"
 #include "version.h"
 
@@ -38,7 +37,6 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	startup_mark("main");
-	startup_heap_hold();
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

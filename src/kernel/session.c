@@ -21,6 +21,7 @@
 #include "fast_switch.h"
 #include "links_destroy.h"
 #include "session.h"
+#include "startup_heap.h"
 #include "startup_timing.h"
 #include "tracefs.h"
 #include "vmexit.skel.h"
@@ -715,6 +716,8 @@ int session_open(struct session *s, struct session_opts *o)
 	}
 
 	startup_mark("session start");
+	/* Only commands that load BPF objects hold the heap: report and the rest never release it. */
+	startup_heap_hold();
 	/* The check window runs while the main object is opened and loaded. */
 	s->hooks.want_rip = o->key_mode == KEY_MODE_RIP;
 	s->hooks.want_vector = o->key_mode == KEY_MODE_DEVICE;

@@ -13,7 +13,7 @@
 #include <stdbool.h>
 
 /*
- * From the start of main(): large blocks on the heap, kept there when freed. false when the
+ * From the session's start: large blocks on the heap, kept there when freed. false when the
  * allocator takes no such advice (ASan's: then nothing changes).
  */
 bool startup_heap_hold(void);
