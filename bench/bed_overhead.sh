@@ -210,7 +210,7 @@ run_case() {
 		wait_for /tmp/f.err 'floor: attached' || { warm_stop; kill $T; wait $T; return; }
 		warm_stop; measure
 		kill -INT $T; wait $T
-		hooks=$(sed -n 's/^floor: attached: kvm_exit\/kvm_entry \([a-z]*\),.*KVM_RUN \([a-z]*\)\(, wake\)\{0,1\}$/\1,\2\3/p' /tmp/f.err | tr -d ' ') ;;
+		hooks=$(sed -n 's/^floor: attached: kvm_exit\/kvm_entry \([a-z]*\),.*KVM_RUN \([a-z-]*\)\(, wake\)\{0,1\}$/\1,\2\3/p' /tmp/f.err | tr -d ' ') ;;
 	fast|fast-task|fast-base|classic|keys|rip|wake|wake-base)
 		rm -f /tmp/v.out /tmp/v.err
 		case $1 in

@@ -79,7 +79,7 @@ static int rounds = 11;
 static int guest_cpu = -1;	/* VMEXIT_BENCH_CPU */
 static char vmexit_bin[PATH_MAX], guest_bin[PATH_MAX], floor_bin[PATH_MAX];
 /* vmexit's hooks (its -v lines), for the floor and bpftrace. */
-static char run_hook[16] = "fpu", exit_hook[16] = "classic";
+static char run_hook[16] = "fpu", exit_hook[16] = "classic", user_hook[16] = "classic";
 static const char *bpftrace_bin;
 
 /* The bpftrace script: VMM time as a histogram, ended at the hook vmexit ends it at. */
@@ -127,6 +127,9 @@ static int tracer_start(struct tracer *t, char *const argv[], bool on_stdout, co
 	while (t->out && fgets(line, sizeof(line), t->out)) {
 		const char *h = strstr(line, "hooks: KVM_RUN ");
 
+		if (strstr(line, "hooks: userspace exit "))
+			snprintf(user_hook, sizeof(user_hook), "%s",
+				 strstr(line, "tp_btf") ? "btf" : "classic");
 		if (strstr(line, "hooks: kvm_exit "))
 			snprintf(exit_hook, sizeof(exit_hook), "%s",
 				 strstr(line, "tp_btf") ? "fast" : "classic");
@@ -134,6 +137,8 @@ static int tracer_start(struct tracer *t, char *const argv[], bool on_stdout, co
 			h += strlen("hooks: KVM_RUN ");
 			if (!strncmp(h, "fentry", 6))
 				snprintf(run_hook, sizeof(run_hook), "fentry");
+			else if (!strncmp(h, "tp_btf/kvm_fpu", 14))
+				snprintf(run_hook, sizeof(run_hook), "fpu-btf");
 			else if (!strncmp(h, "kvm:kvm_fpu", 11))
 				snprintf(run_hook, sizeof(run_hook), "fpu");
 			else if (!strncmp(h, "syscalls", 8))
@@ -321,7 +326,8 @@ static int stats_run(struct tracer *t, struct case_res *r, int round)
 static int start_case(enum bench_case c, struct tracer *t)
 {
 	char *vmexit_argv[] = { vmexit_bin, "stat", "-v", "3600", NULL };
-	char *floor_argv[] = { floor_bin, "--exit", exit_hook, "--run", run_hook, NULL };
+	char *floor_argv[] = { floor_bin, "--exit", exit_hook, "--run", run_hook, "--user",
+			       user_hook, NULL };
 	char *bpftrace_argv[] = { (char *)bpftrace_bin, "-e", (char *)bpftrace_script(), NULL };
 
 	switch (c) {

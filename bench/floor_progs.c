@@ -4,10 +4,12 @@
  * for SIGINT or SIGTERM. The benchmarks run it as a tracer of its own, next to vmexit and
  * bpftrace, so that a cost can be read as a multiple of what any BPF program there costs.
  *
- * usage: floor_progs [--exit fast|classic|none] [--run auto|fentry|fpu|ioctl|none] [--wake]
- * Default --exit fast --run auto: the KVM_RUN hook vmexit would choose (src/kernel/hooks.c), the first
- * that loads and attaches of a trampoline, kvm_fpu (x86) and the ioctl syscall. kvm_userspace_exit
- * always. --wake: also stat --wake's hooks (bpf/wake.bpf.c's). Prints "floor: attached ..." on
+ * usage: floor_progs [--exit fast|classic|none] [--run auto|fentry|fpu-btf|fpu|ioctl|none]
+ *                    [--user auto|btf|classic] [--wake]
+ * Default --exit fast --run auto --user auto: the hooks vmexit would choose (src/kernel/hooks.c),
+ * the first that loads and attaches: for KVM_RUN a trampoline, kvm_fpu (x86; BTF-enabled, then
+ * classic) and the ioctl syscall; for kvm_userspace_exit (always attached) the BTF-enabled
+ * tracepoint, then the classic one. --wake: also stat --wake's hooks (bpf/wake.bpf.c's). Prints "floor: attached ..." on
  * stderr once every program is attached.
  */
 #include <errno.h>
@@ -27,7 +29,9 @@
 #endif
 
 /* The KVM_RUN hooks in the order vmexit prefers them. */
-static const char *const run_hooks[] = { "fentry", "fpu", "ioctl" };
+static const char *const run_hooks[] = { "fentry", "fpu-btf", "fpu", "ioctl" };
+static const char *const user_hooks[] = { "btf", "classic" };
+#define NR_USER_HOOKS	(sizeof(user_hooks) / sizeof(user_hooks[0]))
 #define NR_RUN_HOOKS	(sizeof(run_hooks) / sizeof(run_hooks[0]))
 
 static bool run_hook_known(const char *hook)
@@ -42,6 +46,8 @@ static struct bpf_program *run_prog(struct floor_bpf *skel, const char *hook)
 {
 	if (!strcmp(hook, "fentry"))
 		return skel->progs.floor_run_fentry;
+	if (!strcmp(hook, "fpu-btf"))
+		return skel->progs.floor_run_fpu_btf;
 	if (!strcmp(hook, "fpu"))
 		return skel->progs.floor_run_fpu;
 	if (!strcmp(hook, "ioctl"))
@@ -66,7 +72,8 @@ static void wake_autoload(struct floor_bpf *skel)
 }
 
 /* Opens, loads and attaches the programs of exit_hook and run_hook; NULL and errno on failure. */
-static struct floor_bpf *floor_attach(const char *exit_hook, const char *run_hook, bool wake)
+static struct floor_bpf *floor_attach(const char *exit_hook, const char *run_hook,
+				      const char *user_hook, bool wake)
 {
 	struct floor_bpf *skel = floor_bpf__open();
 	int err;
@@ -82,7 +89,8 @@ static struct floor_bpf *floor_attach(const char *exit_hook, const char *run_hoo
 	}
 	if (run_prog(skel, run_hook))
 		bpf_program__set_autoload(run_prog(skel, run_hook), true);
-	bpf_program__set_autoload(skel->progs.floor_user_exit, true);
+	bpf_program__set_autoload(strcmp(user_hook, "btf") ? skel->progs.floor_user_exit :
+				  skel->progs.floor_user_exit_btf, true);
 	if (wake)
 		wake_autoload(skel);
 	err = floor_bpf__load(skel);
@@ -99,13 +107,13 @@ static struct floor_bpf *floor_attach(const char *exit_hook, const char *run_hoo
 static int usage(const char *why)
 {
 	fprintf(stderr, "floor_progs: %s\nusage: floor_progs [--exit fast|classic|none] "
-		"[--run auto|fentry|fpu|ioctl|none] [--wake]\n", why);
+		"[--run auto|fentry|fpu-btf|fpu|ioctl|none] [--user auto|btf|classic] [--wake]\n", why);
 	return 2;
 }
 
 int main(int argc, char **argv)
 {
-	const char *exit_hook = "fast", *run_hook = "auto";
+	const char *exit_hook = "fast", *run_hook = "auto", *user_hook = "auto";
 	struct floor_bpf *skel = NULL;
 	bool wake = false;
 	sigset_t stop;
@@ -116,6 +124,8 @@ int main(int argc, char **argv)
 			exit_hook = argv[++i];
 		else if (!strcmp(argv[i], "--run") && i + 1 < argc)
 			run_hook = argv[++i];
+		else if (!strcmp(argv[i], "--user") && i + 1 < argc)
+			user_hook = argv[++i];
 		else if (!strcmp(argv[i], "--wake"))
 			wake = true;
 		else
@@ -124,25 +134,35 @@ int main(int argc, char **argv)
 	if (strcmp(exit_hook, "fast") && strcmp(exit_hook, "classic") && strcmp(exit_hook, "none"))
 		return usage("--exit wants fast, classic or none");
 	if (strcmp(run_hook, "auto") && strcmp(run_hook, "none") && !run_hook_known(run_hook))
-		return usage("--run wants auto, fentry, fpu, ioctl or none");
-	if (!strcmp(run_hook, "auto")) {
-		/* Quiet while trying: a refused trampoline is an answer, not an error. */
+		return usage("--run wants auto, fentry, fpu-btf, fpu, ioctl or none");
+	if (strcmp(user_hook, "auto") && strcmp(user_hook, "btf") && strcmp(user_hook, "classic"))
+		return usage("--user wants auto, btf or classic");
+	/* Quiet while trying: a refused trampoline is an answer, not an error. */
+	if (!strcmp(run_hook, "auto") || !strcmp(user_hook, "auto"))
 		libbpf_set_print(NULL);
-		for (size_t i = 0; i < NR_RUN_HOOKS; i++) {
-			if (!strcmp(run_hooks[i], "fpu") && !KVM_FPU_FIRES)
-				continue;
-			skel = floor_attach(exit_hook, run_hooks[i], wake);
-			if (skel) {
-				run_hook = run_hooks[i];
-				break;
+	for (size_t u = 0; !skel && u < NR_USER_HOOKS; u++) {
+		const char *user = strcmp(user_hook, "auto") ? user_hook : user_hooks[u];
+
+		if (strcmp(run_hook, "auto")) {
+			skel = floor_attach(exit_hook, run_hook, user, wake);
+		} else {
+			for (size_t i = 0; !skel && i < NR_RUN_HOOKS; i++) {
+				if (!strncmp(run_hooks[i], "fpu", 3) && !KVM_FPU_FIRES)
+					continue;
+				skel = floor_attach(exit_hook, run_hooks[i], user, wake);
+				if (skel)
+					run_hook = run_hooks[i];
 			}
 		}
-	} else {
-		skel = floor_attach(exit_hook, run_hook, wake);
+		if (skel)
+			user_hook = user;
+		if (strcmp(user_hook, "auto"))
+			break;
 	}
 	if (!skel) {
 		fprintf(stderr, "floor_progs: cannot load or attach the empty programs (kvm_exit/"
-			"kvm_entry %s, KVM_RUN %s): %s\n", exit_hook, run_hook, strerror(errno));
+			"kvm_entry %s, KVM_RUN %s, kvm_userspace_exit %s): %s\n", exit_hook,
+			run_hook, user_hook, strerror(errno));
 		return 1;
 	}
 	/* Blocked before the line that tells the caller it may signal: none is missed. */
@@ -150,8 +170,8 @@ int main(int argc, char **argv)
 	sigaddset(&stop, SIGINT);
 	sigaddset(&stop, SIGTERM);
 	sigprocmask(SIG_BLOCK, &stop, NULL);
-	fprintf(stderr, "floor: attached: kvm_exit/kvm_entry %s, kvm_userspace_exit, KVM_RUN %s%s\n",
-		exit_hook, run_hook, wake ? ", wake" : "");
+	fprintf(stderr, "floor: attached: kvm_exit/kvm_entry %s, kvm_userspace_exit %s, KVM_RUN "
+		"%s%s\n", exit_hook, user_hook, run_hook, wake ? ", wake" : "");
 	sigwait(&stop, &sig);
 	floor_bpf__destroy(skel);
 	return 0;

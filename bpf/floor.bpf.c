@@ -15,9 +15,13 @@ EMPTY_PROG("tp_btf/kvm_exit", floor_exit_fast, 1)
 EMPTY_PROG("tp_btf/kvm_entry", floor_entry_fast, 1)
 EMPTY_PROG("tp/kvm/kvm_exit", floor_exit, 1)
 EMPTY_PROG("tp/kvm/kvm_entry", floor_entry, 1)
+/* kvm_userspace_exit: the BTF-enabled tracepoint, or the classic one (as src/kernel/hooks.c). */
+EMPTY_PROG("tp_btf/kvm_userspace_exit", floor_user_exit_btf, 1)
 EMPTY_PROG("tp/kvm/kvm_userspace_exit", floor_user_exit, 1)
-/* The KVM_RUN hooks, as src/hooks.c chooses one: a trampoline, kvm_fpu, the ioctl syscall. */
+/* The KVM_RUN hooks, as src/hooks.c chooses one: a trampoline, kvm_fpu (BTF-enabled or
+ * classic), the ioctl syscall. */
 EMPTY_PROG("fentry/kvm_arch_vcpu_ioctl_run", floor_run_fentry, 0)
+EMPTY_PROG("tp_btf/kvm_fpu", floor_run_fpu_btf, 1)
 EMPTY_PROG("tp/kvm/kvm_fpu", floor_run_fpu, 1)
 EMPTY_PROG("tp/syscalls/sys_enter_ioctl", floor_run_ioctl, 1)
 /*

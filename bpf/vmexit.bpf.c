@@ -131,20 +131,41 @@ int kvm_entry_fast(void *ctx)
 	return TP_PASS;
 }
 
-SEC("tp/kvm/kvm_userspace_exit")
-int kvm_userspace_exit(struct trace_event_raw_kvm_userspace_exit *ctx)
+/*
+ * A userspace exit: two programs, src/kernel/hooks.c loads one. The BTF-enabled tracepoint when
+ * the kernel's BTF describes it (the kvm module's, or vmlinux's with KVM built in): its
+ * arguments are passed as they are, with no perf record filled, and detaching it waits for no
+ * grace period, where a classic tracepoint's last perf event synchronizes at close (one grace
+ * period per tracepoint, serialized on the kernel's event_mutex: most of a tear-down).
+ * Its TP_PROTO(__u32 reason, int errno) is the record's two fields (include/trace/events/kvm.h,
+ * the same in every kernel vmexit is tested on, 6.1 to 6.18); hooks.c checks the prototype's
+ * shape in the kernel's BTF all the same, and takes the classic record when it differs.
+ */
+static __always_inline int user_exit(__u32 reason, int err)
 {
 	__u64 now = bpf_ktime_get_ns();
 	__u64 id = hot_ids();
 
-	handle_user_exit(now, id >> 32, (__u32)id, ctx->reason, ctx->errno);
+	handle_user_exit(now, id >> 32, (__u32)id, reason, err);
 	return TP_PASS;
 }
 
+SEC("?tp_btf/kvm_userspace_exit")
+int BPF_PROG(kvm_userspace_exit_btf, __u32 reason, int err)
+{
+	return user_exit(reason, err);
+}
+
+SEC("?tp/kvm/kvm_userspace_exit")
+int kvm_userspace_exit(struct trace_event_raw_kvm_userspace_exit *ctx)
+{
+	return user_exit(ctx->reason, ctx->errno);
+}
+
 /*
- * The start of the thread's next KVM_RUN ends its userspace exit. Three hooks can tell it;
- * src/hooks.c loads exactly one, the first this kernel offers, and docs/design.md says where
- * each one starts the clock. None of them is autoloaded.
+ * The start of the thread's next KVM_RUN ends its userspace exit. Three hooks can tell it (kvm_fpu
+ * in two forms); src/hooks.c loads exactly one program, the first this kernel offers, and
+ * docs/design.md says where each one starts the clock. None of them is autoloaded.
  */
 
 /* A BPF trampoline on the arch run function: once per KVM_RUN, on every architecture. */
@@ -163,17 +184,30 @@ int BPF_PROG(kvm_run_fentry)
  * (kvm_load_guest_fpu() in kvm_arch_vcpu_ioctl_run()) and puts it back at the end: the load
  * ends the exit, the put (load == 0) is ignored. Only vCPU threads ever get here.
  */
-SEC("?tp/kvm/kvm_fpu")
-int kvm_run_fpu(struct trace_event_raw_kvm_fpu *ctx)
+static __always_inline int run_fpu(int load)
 {
 	__u64 now, id;
 
-	if (!ctx->load)
+	if (!load)
 		return TP_PASS;
 	now = bpf_ktime_get_ns();
 	id = hot_ids();
 	handle_kvm_run(now, id >> 32, (__u32)id);
 	return TP_PASS;
+}
+
+SEC("?tp/kvm/kvm_fpu")
+int kvm_run_fpu(struct trace_event_raw_kvm_fpu *ctx)
+{
+	return run_fpu(ctx->load);
+}
+
+/* The same on the BTF-enabled tracepoint, as kvm_userspace_exit_btf above (no record, no grace
+ * period at detach); TP_PROTO(int load), its shape checked by hooks.c alike. */
+SEC("?tp_btf/kvm_fpu")
+int BPF_PROG(kvm_run_fpu_btf, int load)
+{
+	return run_fpu(load);
 }
 
 /*

@@ -34,6 +34,8 @@ const char *run_hook_name(enum run_hook r)
 	switch (r) {
 	case RUN_HOOK_FENTRY:
 		return "fentry/kvm_arch_vcpu_ioctl_run";
+	case RUN_HOOK_FPU_BTF:
+		return "tp_btf/kvm_fpu";
 	case RUN_HOOK_FPU:
 		return "kvm:kvm_fpu";
 	case RUN_HOOK_IOCTL:
@@ -135,6 +137,51 @@ static int fentry_probe(struct hook_check_run *r)
 	return err;
 }
 
+/* The kind of a prototype argument: 'p' pointer, 'i' integer, '?' anything else. */
+static char arg_kind(const struct btf *btf, __u32 type_id)
+{
+	int id = btf__resolve_type(btf, type_id);
+	const struct btf_type *t = id < 0 ? NULL : btf__type_by_id(btf, id);
+
+	if (!t)
+		return '?';
+	if (btf_is_ptr(t))
+		return 'p';
+	if (btf_is_int(t) || btf_is_enum(t))
+		return 'i';
+	return '?';
+}
+
+/*
+ * The argument kinds of tracepoint name's raw prototype (arg_kind(), one letter each, the
+ * __data pointer left out) from btf_trace_<name> in vmlinux's BTF or kvm's; "" when the kernel's
+ * BTF has no such tracepoint.
+ */
+static void tp_arg_kinds(struct hook_check_run *r, const char *name, char *kinds, size_t len)
+{
+	struct btf *btf = btf_vmlinux(r);
+	const struct btf_type *t = NULL;
+	char tn[96];
+	int id = -ENOENT, n;
+
+	kinds[0] = 0;
+	snprintf(tn, sizeof(tn), "btf_trace_%s", name);
+	if (btf)
+		id = btf__find_by_name_kind(btf, tn, BTF_KIND_TYPEDEF);
+	if (id < 0 && (btf = btf_kvm(r)))
+		id = btf__find_by_name_kind(btf, tn, BTF_KIND_TYPEDEF);
+	/* typedef void (*btf_trace_NAME)(void *__data, <the TP_PROTO arguments>) */
+	if (id >= 0)
+		t = btf__type_by_id(btf, btf__type_by_id(btf, id)->type);
+	if (t && btf_is_ptr(t))
+		t = btf__type_by_id(btf, t->type);
+	if (!t || !btf_is_func_proto(t) || (n = btf_vlen(t)) < 1 || (size_t)n > len)
+		return;
+	for (int i = 1; i < n; i++)
+		kinds[i - 1] = arg_kind(btf, btf_params(t)[i].type);
+	kinds[n - 1] = 0;
+}
+
 /*
  * The fentry probe, the last user of the kernel's BTF we parsed, which then goes: run right after
  * the prototype's probe, the check's and the main object's own parses reuse its freed pages
@@ -142,10 +189,25 @@ static int fentry_probe(struct hook_check_run *r)
  */
 static void run_probe(struct hook_check_run *r)
 {
+	/*
+	 * Tests only: VMEXIT_TEST_HOOKS=no-fentry leaves the trampoline out, as a kernel that
+	 * refuses it; =classic the BTF-enabled tracepoints too. A bed whose kernel offers every
+	 * hook then still runs the ones other kernels fall back to.
+	 */
+	const char *test = getenv("VMEXIT_TEST_HOOKS");
+	bool classic = test && !strcmp(test, "classic");
+	char kinds[8];
+
 	if (r->run_probed)
 		return;
-	r->run_err = fentry_probe(r);
+	r->run_err = test && (classic || !strcmp(test, "no-fentry")) ? -ECANCELED :
+		     fentry_probe(r);
 	r->run_probed = true;
+	/* bpf/vmexit.bpf.c's tp_btf programs read (u32 reason, int errno) and (int load). */
+	tp_arg_kinds(r, "kvm_userspace_exit", kinds, sizeof(kinds));
+	r->user_btf = !classic && !strcmp(kinds, "ii");
+	tp_arg_kinds(r, "kvm_fpu", kinds, sizeof(kinds));
+	r->fpu_btf = !classic && !strcmp(kinds, "i");
 	kernel_btf_free(r);
 }
 
@@ -156,6 +218,9 @@ void hooks_choose_run(struct hooks *h, struct vmexit_bpf *skel)
 
 	run_probe(&h->run_state);
 	err = h->run_state.run_err;
+	h->user_btf = h->run_state.user_btf;
+	bpf_program__set_autoload(h->user_btf ? skel->progs.kvm_userspace_exit_btf :
+				  skel->progs.kvm_userspace_exit, true);
 
 	h->run_note[0] = 0;
 	if (!err) {
@@ -165,13 +230,21 @@ void hooks_choose_run(struct hooks *h, struct vmexit_bpf *skel)
 	}
 	/* 524 is the kernel's ENOTSUPP (no trampolines on this architecture or build), which
 	 * libc does not name. */
-	n = snprintf(h->run_note, sizeof(h->run_note), "fentry refused: %s",
-		     err == -524 ? "not supported by this kernel" : strerror(-err));
+	if (err == -ECANCELED)
+		n = snprintf(h->run_note, sizeof(h->run_note), "fentry left out: VMEXIT_TEST_HOOKS");
+	else
+		n = snprintf(h->run_note, sizeof(h->run_note), "fentry refused: %s",
+			     err == -524 ? "not supported by this kernel" : strerror(-err));
 	/*
 	 * kvm_fpu is declared for every architecture (include/trace/events/kvm.h), so arm64's
 	 * tracefs lists it too, but only x86's KVM_RUN fires it (kvm_load_guest_fpu): elsewhere
 	 * it would attach and never end a userspace exit.
 	 */
+	if (KVM_FPU_FIRES && h->run_state.fpu_btf) {
+		h->run = RUN_HOOK_FPU_BTF;
+		bpf_program__set_autoload(skel->progs.kvm_run_fpu_btf, true);
+		return;
+	}
 	if (KVM_FPU_FIRES && tracepoint_exists("kvm/kvm_fpu")) {
 		h->run = RUN_HOOK_FPU;
 		bpf_program__set_autoload(skel->progs.kvm_run_fpu, true);
@@ -186,21 +259,6 @@ void hooks_choose_run(struct hooks *h, struct vmexit_bpf *skel)
 		return;
 	}
 	h->run = RUN_HOOK_NONE;
-}
-
-/* The kind of a prototype argument: 'p' pointer, 'i' integer, '?' anything else. */
-static char arg_kind(const struct btf *btf, __u32 type_id)
-{
-	int id = btf__resolve_type(btf, type_id);
-	const struct btf_type *t = id < 0 ? NULL : btf__type_by_id(btf, id);
-
-	if (!t)
-		return '?';
-	if (btf_is_ptr(t))
-		return 'p';
-	if (btf_is_int(t) || btf_is_enum(t))
-		return 'i';
-	return '?';
 }
 
 /* The raw kvm_exit prototype, from btf_trace_kvm_exit in vmlinux's BTF or kvm's. */
@@ -618,6 +676,11 @@ void hooks_free(struct hooks *h)
 	kernel_btf_free(r);
 }
 
+static const char *user_hook_name(const struct hooks *h)
+{
+	return h->user_btf ? "tp_btf/kvm_userspace_exit" : "kvm:kvm_userspace_exit";
+}
+
 static const char *exit_hook_name(enum exit_hook exit, bool entry)
 {
 	if (exit == EXIT_HOOK_FAST)
@@ -639,6 +702,7 @@ void hooks_print(const struct hooks *h, bool exit_only, FILE *f)
 		return;
 	fprintf(f, "vmexit: hooks: KVM_RUN %s%s%s%s\n", run_hook_name(h->run),
 		h->run_note[0] ? " (" : "", h->run_note, h->run_note[0] ? ")" : "");
+	fprintf(f, "vmexit: hooks: userspace exit %s\n", user_hook_name(h));
 	if (h->run == RUN_HOOK_IOCTL)
 		fprintf(f, "vmexit: hooks: every syscall on the host pays for the ioctl "
 			"tracepoint\n");
@@ -652,6 +716,7 @@ void hooks_info(const struct hooks *h, struct hooks_info *out)
 
 	fast_switch_view(h, &exit, &note, &check);
 	*out = (struct hooks_info){ .kvm_run = run_hook_name(h->run),
+				    .kvm_userspace_exit = user_hook_name(h),
 				    .kvm_exit = exit_hook_name(exit, false),
 				    .kvm_entry = exit_hook_name(exit, true),
 				    .check = check, .note = note };

@@ -13,7 +13,8 @@
 enum run_hook {
 	RUN_HOOK_NONE,		/* VMM time not measured */
 	RUN_HOOK_FENTRY,	/* trampoline on kvm_arch_vcpu_ioctl_run */
-	RUN_HOOK_FPU,		/* kvm:kvm_fpu load (x86) */
+	RUN_HOOK_FPU_BTF,	/* kvm_fpu load (x86), the BTF-enabled tracepoint */
+	RUN_HOOK_FPU,		/* kvm:kvm_fpu load (x86), the classic one */
 	RUN_HOOK_IOCTL,		/* syscalls:sys_enter_ioctl: every task on the host pays */
 };
 
@@ -74,6 +75,9 @@ struct hook_check_run {
 	struct btf *vmlinux_btf, *kvm_btf;	/* parsed once for the probes, until KVM_RUN's */
 	bool run_probed;		/* KVM_RUN's fentry probed already, with run_err */
 	int run_err;
+	/* tp_btf programs can attach to kvm_userspace_exit and kvm_fpu (their BTF prototypes
+	 * are known), probed with the fentry */
+	bool user_btf, fpu_btf;
 	double watch_from;
 	struct check_window w;
 	bool reaping;			/* a thread detaches the objects */
@@ -95,6 +99,7 @@ struct fast_switch;
 struct hooks {
 	enum run_hook run;
 	char run_note[160];	/* why the better hooks were not taken */
+	bool user_btf;		/* kvm_userspace_exit on tp_btf, else the classic tracepoint */
 	bool want_rip;		/* --by rip: the check compares the RIPs too (set before the check) */
 	bool want_vector;	/* --by key: the check compares the interrupt vectors too */
 	enum exit_hook exit;
@@ -106,7 +111,8 @@ struct hooks {
 	struct fast_switch *sw;	/* started idle: the switch once exits begin, or NULL */
 };
 
-/* Probes the KVM_RUN hooks and turns on the program of the best one in the opened skeleton. */
+/* Probes the KVM_RUN and userspace exit hooks and turns on the program of the best one of each
+ * in the opened skeleton. */
 void hooks_choose_run(struct hooks *h, struct vmexit_bpf *skel);
 /*
  * kvm_exit/kvm_entry: the fast path when the kernel's raw prototype is known and the check

@@ -271,6 +271,9 @@ enum stop_group {
 	STOP_NEVER,		/* a thread that ends still emits the exits it leaves in flight */
 };
 
+/* Room for every program link_order() lists (a static assertion there keeps it so). */
+#define LINKS_MAX	40
+
 struct prog_link {
 	struct bpf_program *prog;
 	struct bpf_link **link;
@@ -282,7 +285,7 @@ struct prog_link {
  * round, a vCPU running at attach time would show a userspace exit whose KVM_RUN was missed.
  * Fills order[] and returns how many there are.
  */
-static size_t link_order(struct vmexit_bpf *skel, struct prog_link order[32])
+static size_t link_order(struct vmexit_bpf *skel, struct prog_link order[LINKS_MAX])
 {
 	const struct prog_link all[] = {
 		{ skel->progs.process_fork, &skel->links.process_fork, STOP_LAST },
@@ -293,6 +296,7 @@ static size_t link_order(struct vmexit_bpf *skel, struct prog_link order[32])
 		{ skel->progs.sched_wakeup, &skel->links.sched_wakeup, STOP_LAST },
 		{ skel->progs.kvm_run_fentry, &skel->links.kvm_run_fentry, STOP_COMPLETES },
 		{ skel->progs.kvm_run_fpu, &skel->links.kvm_run_fpu, STOP_COMPLETES },
+		{ skel->progs.kvm_run_fpu_btf, &skel->links.kvm_run_fpu_btf, STOP_COMPLETES },
 		{ skel->progs.kvm_run_ioctl, &skel->links.kvm_run_ioctl, STOP_COMPLETES },
 		{ skel->progs.kvm_entry, &skel->links.kvm_entry, STOP_COMPLETES },
 		{ skel->progs.kvm_entry_fast, &skel->links.kvm_entry_fast, STOP_COMPLETES },
@@ -305,11 +309,13 @@ static size_t link_order(struct vmexit_bpf *skel, struct prog_link order[32])
 		KEY_PROGS(KEY_ATTACH)
 #undef KEY_ATTACH
 		{ skel->progs.kvm_userspace_exit, &skel->links.kvm_userspace_exit, STOP_BEGINS },
+		{ skel->progs.kvm_userspace_exit_btf, &skel->links.kvm_userspace_exit_btf,
+		  STOP_BEGINS },
 		{ skel->progs.kvm_exit, &skel->links.kvm_exit, STOP_BEGINS },
 		{ skel->progs.kvm_exit_fast, &skel->links.kvm_exit_fast, STOP_BEGINS },
 	};
 
-	_Static_assert(sizeof(all) / sizeof(all[0]) <= 32, "link_order: order[] is too short");
+	_Static_assert(sizeof(all) / sizeof(all[0]) <= LINKS_MAX, "link_order: order[] is too short");
 	memcpy(order, all, sizeof(all));
 	return sizeof(all) / sizeof(all[0]);
 }
@@ -339,7 +345,7 @@ static bool key_cpuid_needed(const struct hooks *h)
 
 static int attach_in_order(const struct hooks *h, struct vmexit_bpf *skel)
 {
-	struct prog_link order[32];
+	struct prog_link order[LINKS_MAX];
 	size_t n = link_order(skel, order);
 
 	for (size_t i = 0; i < n; i++) {
@@ -365,13 +371,13 @@ static int attach_in_order(const struct hooks *h, struct vmexit_bpf *skel)
 
 void session_stop_exits(struct session *s)
 {
-	struct prog_link order[32];
+	struct prog_link order[LINKS_MAX];
 	size_t n = link_order(s->skel, order);
 
 	/* No pair changes places while they go; a check still waiting for exits goes first. */
 	fast_switch_stop(&s->hooks);
 	for (enum stop_group g = STOP_BEGINS; g < STOP_NEVER; g++) {
-		struct bpf_link **links[40];
+		struct bpf_link **links[LINKS_MAX + 8];
 		int k = g == STOP_BEGINS ? hooks_check_links(&s->hooks, links, 8) : 0;
 
 		for (size_t i = 0; i < n; i++) {

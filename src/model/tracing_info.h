@@ -18,7 +18,7 @@ struct hook_check {
 
 /* The hooks in use, named as JSON shows them. */
 struct hooks_info {
-	const char *kvm_run, *kvm_exit, *kvm_entry;
+	const char *kvm_run, *kvm_userspace_exit, *kvm_exit, *kvm_entry;
 	const struct hook_check *check;	/* NULL: the fast path was not checked */
 	const char *note;		/* why not the fast path, or that it was checked */
 };

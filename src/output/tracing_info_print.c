@@ -6,8 +6,10 @@
 
 void hooks_json(const struct hooks_info *h, FILE *f)
 {
-	fprintf(f, "\"hooks\":{\"kvm_run\":\"%s\",\"kvm_exit\":\"%s\",\"kvm_entry\":\"%s\","
-		   "\"fast_path_check\":", h->kvm_run, h->kvm_exit, h->kvm_entry);
+	fprintf(f, "\"hooks\":{\"kvm_run\":\"%s\",\"kvm_userspace_exit\":\"%s\","
+		   "\"kvm_exit\":\"%s\",\"kvm_entry\":\"%s\",\"fast_path_check\":",
+		h->kvm_run, h->kvm_userspace_exit ? h->kvm_userspace_exit : "none", h->kvm_exit,
+		h->kvm_entry);
 	if (h->check)
 		fprintf(f, "{\"window_s\":%.3f,\"matched\":%llu,\"mismatched\":%llu,"
 			   "\"unpaired\":%llu,\"unreadable\":%llu,\"entries\":%llu,"

@@ -41,9 +41,10 @@ import json, sys
 perf, links, hook, kvm_fpu, note, pid, held = sys.argv[1:8]
 perf = json.load(open(perf))
 # Every tracepoint this test's vmexit attached (its pid: other processes on the host, another
-# vmexit among them, are not its doing) must not include a syscall.
+# vmexit among them, are not its doing), classic or BTF-enabled (bpftool says raw_tracepoint),
+# must not include a syscall.
 tps = {p.get("tracepoint") for p in perf
-       if p.get("fd_type") == "tracepoint" and p.get("pid") == int(pid)}
+       if p.get("fd_type") in ("tracepoint", "raw_tracepoint") and p.get("pid") == int(pid)}
 if not tps:
     print(f"no tracepoint attached by vmexit stat (pid {pid}) in bpftool perf show: FAILED")
     sys.exit(1)
@@ -58,7 +59,7 @@ if int(kvm_fpu) or hook.startswith("fentry"):
           hook != "syscalls:sys_enter_ioctl")
     check(f"no sys_enter_ioctl tracepoint attached (attached: {sorted(t for t in tps if t)})",
           not sys_tps)
-if hook == "kvm:kvm_fpu":
+if hook in ("kvm:kvm_fpu", "tp_btf/kvm_fpu"):
     check("kvm_fpu is attached", "kvm_fpu" in tps)
     # kvm_fpu is only second best: the note must say why the trampoline was not taken.
     check(f"-v says why fentry was not used ({note})", note.startswith("fentry refused"))
@@ -91,7 +92,19 @@ wait $pid || fail "vmexit stat exited with $?"
 pid=
 said=$(grep 'start-up check' "$TMP/det.err")
 echo "$said; programs held then:$progs"
-case " $progs " in *" kvm_userspace_exit "*) ;; *) fail "no kvm_userspace_exit among$progs" ;; esac
+# A userspace exit on the BTF-enabled tracepoint wherever the kernel's BTF describes it (kvm's
+# module BTF, or vmlinux's with KVM built in): no perf record, no grace period at detach.
+user_want="kvm:kvm_userspace_exit kvm_userspace_exit"
+for b in /sys/kernel/btf/kvm /sys/kernel/btf/vmlinux; do
+	[ -e "$b" ] && bpftool btf dump file "$b" 2>/dev/null |
+		grep -q "TYPEDEF 'btf_trace_kvm_userspace_exit'" &&
+		{ user_want="tp_btf/kvm_userspace_exit kvm_userspace_exit_btf"; break; }
+done
+user_said=$(sed -n 's/^vmexit: hooks: userspace exit //p' "$TMP/det.err")
+[ "$user_said" = "${user_want% *}" ] ||
+	fail "-v says userspace exits on '$user_said', the kernel's BTF offers ${user_want% *}"
+case " $progs " in *" ${user_want#* } "*) ;; *) fail "no ${user_want#* } among$progs" ;; esac
+echo "ok: userspace exits on $user_said"
 case "$said" in
 *detached*)
 	case " $progs " in *" check_"*|*" watch_exit "*)

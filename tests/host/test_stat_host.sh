@@ -16,12 +16,16 @@ VMS=2 VCPUS=2 IO=3000 MMIO=700 HLT=300
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# Twice: with per-thread state in task storage (where the kernel has it), then in the hash by
-# thread id that kernels before 5.11 use (VMEXIT_THREAD_HASH=1 forces it; -v says which ran).
-for state in "task storage" "a hash by thread id"; do
-echo "# per-thread state in $state"
+# Four times: with per-thread state in task storage (where the kernel has it), then in the hash
+# by thread id that kernels before 5.11 use (VMEXIT_THREAD_HASH=1 forces it; -v says which ran);
+# then in task storage with the KVM_RUN and userspace exit hooks other kernels fall back to
+# (VMEXIT_TEST_HOOKS): no trampoline (the BTF-enabled kvm_fpu on x86, where the kernel's BTF
+# has it), then the classic tracepoints alone. Every hook must count and end the same exits.
+for run in "task storage:" "a hash by thread id:" "task storage:no-fentry" "task storage:classic"; do
+state=${run%:*} hooks=${run#*:}
+echo "# per-thread state in $state${hooks:+, hooks $hooks}"
 hash=0; [ "$state" = "task storage" ] || hash=1
-VMEXIT_THREAD_HASH=$hash \
+VMEXIT_THREAD_HASH=$hash VMEXIT_TEST_HOOKS=$hooks \
 perf stat -x, -o "$tmp/perf.csv" -e kvm:kvm_userspace_exit,kvm:kvm_pio,kvm:kvm_mmio -- \
 	"$OUT/vmexit" stat -v --json -- "$OUT/vmexit-guest" --vms $VMS --vcpus $VCPUS \
 	--io $IO --mmio $MMIO --hlt $HLT >"$tmp/out.json" 2>"$tmp/err" ||
@@ -37,6 +41,15 @@ if [ $hash = 1 ] || grep -q "task storage" "$tmp/err"; then
 else
 	echo "note: this kernel has no task storage for tracing programs: the hash ran twice"
 fi
+case $hooks in
+no-fentry)
+	grep -q "^vmexit: hooks: KVM_RUN .* (fentry left out: VMEXIT_TEST_HOOKS" "$tmp/err" ||
+		fail "VMEXIT_TEST_HOOKS=no-fentry: -v does not say the trampoline was left out" ;;
+classic)
+	grep -q "^vmexit: hooks: KVM_RUN \(kvm:kvm_fpu\|syscalls:sys_enter_ioctl\) (fentry left out" "$tmp/err" &&
+	grep -q "^vmexit: hooks: userspace exit kvm:kvm_userspace_exit$" "$tmp/err" ||
+		fail "VMEXIT_TEST_HOOKS=classic: -v does not name the classic tracepoints" ;;
+esac
 
 python3 - "$tmp/out.json" "$tmp/perf.csv" $VMS $VCPUS $IO $MMIO $HLT $kfires <<'PY'
 import json, os, sys

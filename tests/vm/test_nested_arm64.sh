@@ -529,7 +529,7 @@ if check(P, f"{pre}: did not run"):
     hook = P.get("hook", "")
     m = re.search(r"KVM_RUN (\S+)", hook)
     # Any hook but none, and never kvm_fpu: only x86 fires it (on arm64 it is listed, silent).
-    check(m and m.group(1) not in ("none", "kvm:kvm_fpu"), f"{pre}: {hook or 'no hooks line from stat -v'}")
+    check(m and m.group(1) not in ("none", "kvm:kvm_fpu", "tp_btf/kvm_fpu"), f"{pre}: {hook or 'no hooks line from stat -v'}")
     rows, lost = stat_rows(P, pre, "stat.out")
     if rows is not None:
         scount, sdone = check_rows(pre, "stat", rows, vms, names)
