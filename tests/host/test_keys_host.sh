@@ -55,7 +55,7 @@ wait_tracing $tpid
 held_prog_names $tpid >"$TMP/progs.nokeys"
 signal_ends INT $tpid 60 "top --once" || { cat "$TMP/top2.err"; fail "top --once failed"; }
 # The programs each top holds (another vmexit on the host may hold key_pio: not ours to judge).
-grep -qx "kvm_userspace_exit" "$TMP/progs.nokeys" ||
+grep -qx "kvm_userspace_exit\(_btf\)\?" "$TMP/progs.nokeys" ||
 	fail "top without --keys: its programs not found (held: $(echo $(cat "$TMP/progs.nokeys")))"
 grep -qx "key_pio" "$TMP/progs.keys" || fail "top --keys: no key_pio program loaded"
 grep -qx "key_pio" "$TMP/progs.nokeys" && fail "top without --keys loaded key_pio"
