@@ -264,38 +264,16 @@ void hooks_choose_run(struct hooks *h, struct vmexit_bpf *skel)
 /* The raw kvm_exit prototype, from btf_trace_kvm_exit in vmlinux's BTF or kvm's. */
 static __u32 exit_shape_probe(struct hook_check_run *r)
 {
-	struct btf *vmlinux = btf_vmlinux(r), *mod, *btf;
-	const struct btf_type *t;
-	const struct btf_param *p;
-	char kinds[8] = "";
 	__u32 shape = EXIT_SHAPE_NONE;
-	int id, n;
+	char kinds[8];
 
-	if (!vmlinux)
-		return shape;
-	btf = vmlinux;
-	id = btf__find_by_name_kind(btf, "btf_trace_kvm_exit", BTF_KIND_TYPEDEF);
-	if (id < 0) {
-		mod = btf_kvm(r);
-		btf = mod;
-		id = mod ? btf__find_by_name_kind(mod, "btf_trace_kvm_exit", BTF_KIND_TYPEDEF)
-			 : -ENOENT;
-	}
-	/* typedef void (*btf_trace_kvm_exit)(void *__data, <the TP_PROTO arguments>) */
-	t = id < 0 ? NULL : btf__type_by_id(btf, btf__type_by_id(btf, id)->type);
-	if (t && btf_is_ptr(t))
-		t = btf__type_by_id(btf, t->type);
-	if (t && btf_is_func_proto(t) && (n = btf_vlen(t)) >= 3 && n <= 4) {
-		p = btf_params(t);
-		for (int i = 1; i < n; i++)
-			kinds[i - 1] = arg_kind(btf, p[i].type);
-		if (!strcmp(kinds, "pi"))
-			shape = EXIT_SHAPE_VCPU_ISA;
-		else if (!strcmp(kinds, "ipi"))
-			shape = EXIT_SHAPE_REASON_VCPU_ISA;
-		else if (!strcmp(kinds, "iii"))
-			shape = EXIT_SHAPE_ARM64;
-	}
+	tp_arg_kinds(r, "kvm_exit", kinds, sizeof(kinds));
+	if (!strcmp(kinds, "pi"))
+		shape = EXIT_SHAPE_VCPU_ISA;
+	else if (!strcmp(kinds, "ipi"))
+		shape = EXIT_SHAPE_REASON_VCPU_ISA;
+	else if (!strcmp(kinds, "iii"))
+		shape = EXIT_SHAPE_ARM64;
 	startup_mark("kvm_exit prototype (BTF)");
 	return shape;
 }
