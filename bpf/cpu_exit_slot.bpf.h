@@ -16,15 +16,21 @@
  * kvm_exit_fast, too, begins an exit from the slot when the slot was written by the same
  * thread for the same reason and its cell is still the thread's exit_cell (cell.exit_named):
  * then nothing in the thread's state changes, and the thread's state is not looked up
- * (cpu_slot_exit()). A thread that exits in another cell elsewhere un-names this one. That is
- * for plain counts only (cpu_slot_begins()): with keys, kvm_exit sets each exit's own key in
- * the thread's state.
+ * (cpu_slot_exit()). A thread that exits in another cell elsewhere un-names this one.
+ *
+ * With keys, also when the exit's key, read from the exit alone (key_of_exit()), is final and
+ * one of the slot's ways maps (cell, key) to its key entry: the ways hold the entries the
+ * slot's thread found in its key cache at the exits it began through its state on this CPU
+ * (cpu_slot_note()), so alternating keys (two CPUID leaves, two vectors) begin here too. The
+ * exit's key goes to its cell (cell.slot_key), not to the thread's state: the readers of the
+ * thread's exit key take the cell's (exit_key_now(), bpf/keys.bpf.h); an exit begun through
+ * the thread's state clears it.
  *
  * Those that read more of the thread's state at the end of an exit (--split, --stacks, the
  * stream) are not covered: the slot is used with none of them (cpu_slot_enabled, set by
- * src/kernel/session.c). Keys are, at the exit's end only, for an exit whose key entry
- * kvm_exit already knows (kslot, bpf/keys.bpf.h key_slot_final()); any other keyed exit ends
- * through the thread's state.
+ * src/kernel/session.c). A keyed exit ends here when its key entry is known at kvm_exit
+ * (kslot: bpf/keys.bpf.h key_slot_final(), or the way that began it); any other keyed exit
+ * ends through the thread's state.
  *
  * Included by handlers.bpf.h once cells and their completion are defined.
  */
@@ -81,6 +87,22 @@ static __always_inline void slot_self(__u64 *task, __u64 *born)
 #define slot_self SLOT_SELF
 #endif
 
+/*
+ * The key of the thread's exit in flight (or last ended from a CPU's slot): its cell's when a
+ * CPU's slot began it (cell.slot_key, bpf/cpu_exit_slot.bpf.h cpu_slot_exit()), which left
+ * the thread's state as the last exit begun through it had it; else the thread's. Written
+ * through too (key_seen()).
+ */
+static __always_inline struct key_note *exit_key_now(struct thread_state *ts)
+{
+	struct cell *c;
+
+	if (!key_mode || !cpu_slot_enabled || ts->exit_cell == CELL_NONE)
+		return &ts->exit_key;
+	c = cell_get(ts->exit_cell);
+	return c && c->slot_key.kind != KEY_NONE ? &c->slot_key : &ts->exit_key;
+}
+
 /* The thread's exit_cell stops naming ref (see struct cell's exit_named). */
 static __always_inline void exit_unname(__u32 ref)
 {
@@ -90,14 +112,31 @@ static __always_inline void exit_unname(__u32 ref)
 		c->exit_named = 0;
 }
 
-/* kvm_exit of thread ts on cpu began an exit x in cell ref at start, its key entry kslot. */
+/* The way of a slot that may hold (cell ref, key k). */
+static __always_inline struct cpu_slot_way *slot_way(struct cpu_exit_slot *s, __u32 ref,
+						     const struct key_note *k)
+{
+	return &s->way[(ref + (__u32)k->key + k->kind) & (CPU_SLOT_WAYS - 1)];
+}
+
+/*
+ * kvm_exit of thread ts on cpu began an exit x in cell ref at start, its key entry kslot (0:
+ * not known). Keys: another thread's ways are dropped first (a way is only ever its slot's
+ * thread's, whose entries stay theirs while it lives), then a known entry is kept in its way.
+ */
 static __always_inline void cpu_slot_note(__u32 cpu, const struct thread_state *ts, __u32 ref,
 					  __u64 start, const struct exit_info *x, __u32 kslot)
 {
 	struct cpu_exit_slot *s = bpf_map_lookup_elem(&cpu_exits, &cpu);
+	struct cpu_slot_way *w;
+	__u32 i;
 
 	if (!s)
 		return;
+	if (key_mode && (s->task != ts->slot_task || s->born != ts->slot_born)) {
+		for (i = 0; i < CPU_SLOT_WAYS; i++)
+			s->way[i].kslot = 0;
+	}
 	s->tid = ts->tid;
 	s->ref = ref;
 	s->start = start;
@@ -105,19 +144,16 @@ static __always_inline void cpu_slot_note(__u32 cpu, const struct thread_state *
 	s->born = ts->slot_born;
 	s->isa = x->isa;
 	s->reason = x->reason;
-	if (key_mode)
+	if (key_mode) {
 		s->kslot = kslot;
-}
-
-/*
- * Whether kvm_exit may begin an exit from its CPU's slot (cpu_slot_exit()): plain counts only.
- * With keys, kvm_exit sets the exit's own key in the thread's state (a CPUID leaf, a vector, a
- * RIP: it may differ from the last exit's of the same reason), which an exit begun from the
- * slot would skip, charging the last exit's key; so with keys no cell is named for it either.
- */
-static __always_inline bool cpu_slot_begins(void)
-{
-	return cpu_slot_enabled && key_mode == KEY_MODE_OFF;
+		if (kslot) {
+			w = slot_way(s, ref, &ts->exit_key);
+			w->key = ts->exit_key.key;
+			w->kind = ts->exit_key.kind;
+			w->ref = ref;
+			w->kslot = kslot;
+		}
+	}
 }
 
 /*
@@ -128,10 +164,21 @@ static __always_inline bool cpu_slot_begins(void)
  * the entry's fallback, the overwritten test and the thread's end find the exit as before,
  * wherever the thread runs next. Else the caller takes the task-storage path, which names the
  * cell and writes the slot.
+ *
+ * With keys x carries what kvm_exit reads of its key (key_of_exit()): the exit begins here
+ * only when that key is final (no key event after kvm_exit may change it: key_final()) and a
+ * way maps (cell, key) to its entry, which the slot's kslot then names for kvm_entry. The key
+ * goes to the cell (slot_key), newer than the thread's exit_key. What else key_exit_start()
+ * does is the same for an exit of the same reason with a final key (TS_CPUID_EXIT by reason,
+ * vec_vcpu 0), but for settling an IO exit to the VMM that waits for its key (late_ref):
+ * exit_end() un-names the exit cell when one starts to wait, so the next kvm_exit settles it.
  */
 static __always_inline bool cpu_slot_exit(__u32 cpu, __u64 now, const struct exit_info *x)
 {
 	struct cpu_exit_slot *s = bpf_map_lookup_elem(&cpu_exits, &cpu);
+	struct key_note k = {};
+	struct cpu_slot_way *w;
+	__u32 kslot = 0;
 	struct cell *c;
 	__u64 task, born;
 
@@ -140,6 +187,15 @@ static __always_inline bool cpu_slot_exit(__u32 cpu, __u64 now, const struct exi
 	slot_self(&task, &born);
 	if (s->task != task || s->born != born || s->reason != x->reason || s->isa != x->isa)
 		return false;
+	if (key_mode) {
+		key_of_exit(x, &k);
+		if (!key_final(k.kind))
+			return false;
+		w = slot_way(s, s->ref, &k);
+		if (!w->kslot || w->ref != s->ref || w->kind != k.kind || w->key != k.key)
+			return false;
+		kslot = w->kslot;
+	}
 	c = cell_get(s->ref);
 	if (!c || !c->exit_named)
 		return false;
@@ -148,6 +204,10 @@ static __always_inline bool cpu_slot_exit(__u32 cpu, __u64 now, const struct exi
 		lost_inc(LOST_OVERWRITTEN_EXIT);
 	exit_count(s->ref, c, now);
 	s->start = now;
+	if (key_mode) {
+		s->kslot = kslot;
+		c->slot_key = k;
+	}
 	return true;
 }
 

@@ -799,19 +799,18 @@ static __always_inline void exit_start(struct thread_state *ts, __u64 now, __u32
 	if (key_mode)
 		key_exit_start(ts, x);
 	if (cpu_slot_enabled) {
-		/* Named for cpu_slot_exit(), which only plain counts use. */
-		if (cpu_slot_begins()) {
-			if (pc && pc != c)
-				pc->exit_named = 0;
-			if (c) {
-				c->exit_named = 1;
-				if (!ts->slot_task)
-					slot_self(&ts->slot_task, &ts->slot_born);
-			}
-		}
-		if (c)
+		/* Named for cpu_slot_exit(); the thread's exit_key is this exit's, not the cell's. */
+		if (pc && pc != c)
+			pc->exit_named = 0;
+		if (c) {
+			c->exit_named = 1;
+			if (key_mode)
+				c->slot_key.kind = KEY_NONE;
+			if (!ts->slot_task)
+				slot_self(&ts->slot_task, &ts->slot_born);
 			cpu_slot_note(SLOT_CPU(), ts, ref, now, x,
 				      key_mode ? key_slot_final(ts, ref) : 0);
+		}
 	}
 	if (split_enabled) {
 		ts->exit_blocked0 = ts->blocked_sum;
@@ -858,6 +857,10 @@ static __always_inline void exit_end(struct thread_state *ts, __u32 *ref, __u64 
 	if (key_mode)
 		keyed_later = key_exit_done(ts, r, c, key, start, now - start, &s,
 					    type == VMEXIT_EV_USER_EXIT);
+	/* It is settled by the next kvm_exit at the latest (key_exit_start()), which a CPU's
+	 * slot must not begin then: it would skip the settling (cpu_slot_exit()). */
+	if (keyed_later && cpu_slot_enabled)
+		exit_unname(ts->exit_cell);
 	if (stream_enabled && !keyed_later)
 		stream_emit(ts, tgid, tid, start, now - start, type, &s, key);
 }
@@ -882,7 +885,7 @@ static __always_inline void handle_kvm_entry(__u64 now, __u32 tgid, __u32 tid)
 	if (ts->flags & TS_IGNORED)
 		return;
 	/* The exit_cell no longer names an exit in flight: nor may a CPU slot begin one there. */
-	if (cpu_slot_begins())
+	if (cpu_slot_enabled)
 		exit_unname(ts->exit_cell);
 	if (!exit_live(ts->exit_cell)) {
 		ts->exit_cell = CELL_NONE;
@@ -893,7 +896,7 @@ static __always_inline void handle_kvm_entry(__u64 now, __u32 tgid, __u32 tid)
 	if (key_mode == KEY_MODE_DEVICE && ts->vec_vcpu)
 		key_vector_late(ts);
 	exit_end(ts, &ts->exit_cell, now, ts->exit_blocked0, ts->exit_runq0, tgid, tid,
-		 VMEXIT_EV_EXIT, &ts->exit_key);
+		 VMEXIT_EV_EXIT, exit_key_now(ts));
 }
 
 /* kvm_userspace_exit: KVM_RUN returns to the VMM; VMM time lasts until the next KVM_RUN. */
@@ -1007,7 +1010,7 @@ static __always_inline void handle_thread_exit(__u64 now, __u32 tgid, __u32 tid)
 		if (key_mode && ts->late_ref)
 			key_settle(ts);
 		if (key_mode) {
-			key_left(ts, ts->exit_cell, &ts->exit_key, now);
+			key_left(ts, ts->exit_cell, exit_key_now(ts), now);
 			key_left(ts, ts->uexit_cell, &ts->uexit_key, now);
 		}
 		ids_fill(&tgid, &tid);

@@ -65,6 +65,7 @@ static __always_inline void stream_send(struct thread_state *ts, __u32 tgid, __u
 					const struct key_note *key);
 static __always_inline bool stream_wanted(struct thread_state *ts, __u64 lat);
 static __always_inline bool exit_live(__u32 ref);
+static __always_inline struct key_note *exit_key_now(struct thread_state *ts);
 
 /*
  * An IO exit to the VMM that completed (at KVM_RUN) and waits for its key: the next key event
@@ -86,27 +87,36 @@ static __always_inline void key_settle(struct thread_state *ts)
 	}
 }
 
-/* A kvm_exit begins: its key so far (its RIP with --by rip, an interrupt's vector, else none
- * yet). */
+/*
+ * The key of kvm_exit x as kvm_exit knows it: its RIP with --by rip, an interrupt's vector, a
+ * CPUID exit's leaf, else none yet. From the exit alone: the per-CPU slot compares it with the
+ * last exit's (cpu_slot_exit()) before any thread state is looked up.
+ */
+static __always_inline void key_of_exit(const struct exit_info *x, struct key_note *k)
+{
+	*k = (struct key_note){};
+	if (key_mode == KEY_MODE_RIP) {
+		k->kind = KEY_RIP;
+		k->key = x->rip;
+	} else if (key_exit_vector(x->isa, x->reason, x->intr_info, &k->key)) {
+		k->kind = KEY_VECTOR;
+	} else if (x->has_leaf) {
+		k->kind = KEY_CPUID;
+		k->key = x->leaf;
+	}
+}
+
+/* A kvm_exit begins: its key so far (key_of_exit()). */
 static __always_inline void key_exit_start(struct thread_state *ts, const struct exit_info *x)
 {
 	if (ts->late_ref)
 		key_settle(ts);
-	ts->exit_key = (struct key_note){};
 	if (key_exit_is_cpuid(x->isa, x->reason))
 		ts->flags |= TS_CPUID_EXIT;
 	else
 		ts->flags &= ~TS_CPUID_EXIT;
 	ts->vec_vcpu = 0;
-	if (key_mode == KEY_MODE_RIP) {
-		ts->exit_key.kind = KEY_RIP;
-		ts->exit_key.key = x->rip;
-	} else if (key_exit_vector(x->isa, x->reason, x->intr_info, &ts->exit_key.key)) {
-		ts->exit_key.kind = KEY_VECTOR;
-	} else if (x->has_leaf) {
-		ts->exit_key.kind = KEY_CPUID;
-		ts->exit_key.key = x->leaf;
-	}
+	key_of_exit(x, &ts->exit_key);
 }
 
 /*
@@ -183,13 +193,16 @@ static __always_inline void key_vector_late(struct thread_state *ts)
  */
 static __always_inline void key_user_exit(struct thread_state *ts, __u32 reason)
 {
+	const struct key_note *k;
+
 	if (ts->late_ref)
 		key_settle(ts);
 	if (ts->vec_vcpu && ts->exit_cell != CELL_NONE)
 		key_vector_late(ts);
 	/* exit_live(): an exit the per-CPU slot ended leaves exit_cell set (key_slot_final()). */
-	if (exit_live(ts->exit_cell) && ts->exit_key.kind != KEY_NONE)
-		ts->uexit_key = ts->exit_key;
+	k = exit_live(ts->exit_cell) ? exit_key_now(ts) : NULL;
+	if (k && k->kind != KEY_NONE)
+		ts->uexit_key = *k;
 	else if (key_fits_user_exit(ts->pend_key.kind, reason))
 		ts->uexit_key = ts->pend_key;
 	else
@@ -215,9 +228,12 @@ static __always_inline void key_seen(struct thread_state *ts, const struct key_n
 	}
 	/* An exit the per-CPU slot ended may still be exit_cell here: its key was final
 	 * (key_slot_final()), which key_replaces() never replaces. */
-	if (ts->exit_cell != CELL_NONE &&
-	    key_replaces(ts->flags & TS_CPUID_EXIT, ts->exit_key.kind, k->kind))
-		ts->exit_key = *k;
+	if (ts->exit_cell != CELL_NONE) {
+		struct key_note *ek = exit_key_now(ts);
+
+		if (key_replaces(ts->flags & TS_CPUID_EXIT, ek->kind, k->kind))
+			*ek = *k;
+	}
 	ts->pend_key = *k;
 }
 

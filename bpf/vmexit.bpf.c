@@ -61,6 +61,24 @@ int kvm_entry(void *ctx)
 	return TP_PASS;
 }
 
+/*
+ * --by key: what kvm_exit_fast reads of an exit's key from its vCPU (key_of_exit() takes it from
+ * x): an interrupt's vector if KVM has cached it, else the vCPU to read it from at the exit's
+ * end (returned); a CPUID exit's leaf from the guest's RAX, with no program on kvm_cpuid.
+ */
+static __always_inline struct kvm_vcpu *fast_exit_key(__u64 *ctx, struct exit_info *x)
+{
+	struct kvm_vcpu *vcpu;
+
+	if (key_mode != KEY_MODE_DEVICE)
+		return NULL;
+	vcpu = vmx_vector_exit(x->isa, x->reason) ? raw_exit_vcpu(ctx) : NULL;
+	if (vcpu && vmx_cached_intr_info(vcpu, x->reason, &x->intr_info))
+		vcpu = NULL;
+	x->has_leaf = key_exit_leaf(raw_exit_vcpu(ctx), x->isa, x->reason, &x->leaf);
+	return vcpu;
+}
+
 SEC("?tp_btf/kvm_exit")
 int kvm_exit_fast(__u64 *ctx)
 {
@@ -68,46 +86,37 @@ int kvm_exit_fast(__u64 *ctx)
 	__u64 id = hot_ids();
 	struct exit_info x = { .vcpu = -1 };
 	bool overlap = pair_overlap;
+	bool slot = cpu_slot_enabled && !overlap;
+	struct kvm_vcpu *vcpu = NULL;
 	struct thread_state *ts;
-	struct kvm_vcpu *vcpu;
 
 	if (overlap && pair_handled(PAIR_EXIT))
 		return TP_PASS;
 	/*
-	 * Plain counts (no keys, so the reason is all there is to read): the CPU's slot begins
-	 * the exit when it holds this thread's cell for the reason, with no thread state looked up
+	 * The CPU's slot begins the exit when it holds this thread's cell for the reason (and,
+	 * with keys, the exit's key, read first), with no thread state looked up
 	 * (cpu_exit_slot.bpf.h). Not while the pairs change places: pair_note() needs the state.
-	 * Keys take the path below: each exit's key is read there (cpu_slot_begins()).
 	 */
-	if (cpu_slot_begins() && !overlap) {
-		if (!raw_exit_read(ctx, &x, false, false))
+	if (slot) {
+		if (!raw_exit_read(ctx, &x, false, key_mode == KEY_MODE_RIP))
 			x.reason = ~0u;
+		vcpu = fast_exit_key(ctx, &x);
 		if (cpu_slot_exit(SLOT_CPU(), now, &x))
 			return TP_PASS;
-		ts = exit_thread(id >> 32, (__u32)id);
-		if (!ts)
-			return TP_PASS;
-		/* A thread's first exits: its vCPU id too. */
-		if (ts->vcpu < 0 && !raw_exit_read(ctx, &x, true, false))
-			x.reason = ~0u;
-		exit_start(ts, now, id >> 32, (__u32)id, &x);
-		return TP_PASS;
 	}
 	ts = exit_thread(id >> 32, (__u32)id);
-	/* An unwatched thread's exit reads nothing from its vCPU. */
+	/* An unwatched thread's exit reads nothing more from its vCPU. */
 	if (!ts)
 		return TP_PASS;
-	/* Never false once the start-up check passed; an unknown reason stays visible. */
-	if (!raw_exit_read(ctx, &x, ts->vcpu < 0, key_mode == KEY_MODE_RIP))
+	if (!slot) {
+		/* Never false once the start-up check passed; an unknown reason stays visible. */
+		if (!raw_exit_read(ctx, &x, ts->vcpu < 0, key_mode == KEY_MODE_RIP))
+			x.reason = ~0u;
+		vcpu = fast_exit_key(ctx, &x);
+	} else if (ts->vcpu < 0 && !raw_exit_read(ctx, &x, true, key_mode == KEY_MODE_RIP)) {
+		/* A thread's first exits: its vCPU id too. */
 		x.reason = ~0u;
-	/* --by key: an interrupt's vector, now if KVM has read it, else at the exit's end. */
-	vcpu = key_mode == KEY_MODE_DEVICE && vmx_vector_exit(x.isa, x.reason) ?
-		raw_exit_vcpu(ctx) : NULL;
-	if (vcpu && vmx_cached_intr_info(vcpu, x.reason, &x.intr_info))
-		vcpu = NULL;
-	/* --by key: a CPUID exit's leaf from the guest's RAX, with no program on kvm_cpuid. */
-	if (key_mode == KEY_MODE_DEVICE)
-		x.has_leaf = key_exit_leaf(raw_exit_vcpu(ctx), x.isa, x.reason, &x.leaf);
+	}
 	exit_start(ts, now, id >> 32, (__u32)id, &x);
 	if (vcpu && ts->exit_cell != CELL_NONE) {
 		ts->vec_vcpu = (__u64)vcpu;

@@ -25,20 +25,24 @@ static __always_inline int drive(const struct test_ctx *c)
 	switch (c->op) {
 	case TOP_EXIT_FAST:
 		/*
-		 * kvm_exit_fast once it has the reason: the CPU's slot first when it may begin an
-		 * exit, else the thread's state, with the leaf as --by key reads it (TOP_EXIT_LEAF).
+		 * kvm_exit_fast once it has the reason and what it reads of the key (the leaf as
+		 * TOP_EXIT_LEAF, a cached interrupt's information, the RIP with --by rip): the
+		 * CPU's slot first when it may begin the exit, else the thread's state.
 		 */
 		test_cpu = c->err;
 		x.isa = c->isa;
 		x.reason = c->reason;
 		x.vcpu = c->vcpu;
-		if (cpu_slot_begins() && cpu_slot_exit(test_cpu, c->now, &x))
-			return 0;
+		x.intr_info = c->intr_err >> 32;
 		if (key_mode == KEY_MODE_DEVICE) {
 			x.has_leaf = key_leaf_at_exit(c->isa, c->reason, c->info1 & 1,
 						      c->info1 & 2, c->info1 & 4);
 			x.leaf = c->rip;
+		} else {
+			x.rip = c->rip;
 		}
+		if (cpu_slot_enabled && cpu_slot_exit(test_cpu, c->now, &x))
+			return 0;
 		handle_kvm_exit(c->now, c->tgid, c->tid, &x);
 		return 0;
 	case TOP_EXIT:

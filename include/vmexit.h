@@ -105,6 +105,17 @@ struct cell_key {
 	__u64 proc_start;
 };
 
+/* One key of one exit, and of one key table entry. */
+struct key_note {
+	__u64 key;
+	__u16 kind;		/* enum vmexit_key_kind */
+	__u16 dir;		/* enum vmexit_key_dir */
+	__u32 __pad;
+};
+
+/* The per-CPU exit slot's ways (struct cpu_exit_slot): a power of two. */
+#define CPU_SLOT_WAYS 4
+
 struct cell {
 	struct cell_key key;
 	__u64 started;		/* exits seen (kvm_exit / kvm_userspace_exit) */
@@ -156,9 +167,16 @@ struct cell {
 	/*
 	 * Kernel only: the owner thread's exit_cell names this cell, so that kvm_exit may begin
 	 * its exit here from its CPU's slot without the thread's state (bpf/cpu_exit_slot.bpf.h).
-	 * In what was padding: the cell's size is unchanged.
+	 * In what was padding.
 	 */
 	__u32 exit_named;
+	/*
+	 * Kernel only, keys: the key of the exit a CPU's slot began here, which never touches the
+	 * thread's state (kind KEY_NONE: the thread's exit_key is this exit's, as the exit began
+	 * through the thread's state, which clears it). Read wherever the thread's exit key is
+	 * (keys.bpf.h exit_key_now()).
+	 */
+	struct key_note slot_key;
 	__u64 stuck_done;
 	__u64 stuck_ts;
 	__u64 stuck_lat_ns;
@@ -182,11 +200,25 @@ struct cpu_exit_slot {
 	__u32 reason;
 	/* Keys: the exit's key entry in key_slots + 1; 0: its end needs the thread's state. */
 	__u32 kslot;
-	/* One slot per cache line: CPUs write theirs at every exit. */
-	__u8 pad[20];
+	__u32 pad0;
+	/*
+	 * Keys: the slot's thread's key entries lately charged from this CPU, (cell, final key) ->
+	 * kslot, so that kvm_exit begins an exit of any of them from the slot, alternating keys
+	 * too; a way of (ref + key + kind) mod CPU_SLOT_WAYS. Cleared when another thread writes
+	 * the slot: they are only ever the writer's (cpu_exit_slot.bpf.h).
+	 */
+	struct cpu_slot_way {
+		__u64 key;
+		__u32 ref;
+		__u16 kind;
+		__u16 pad;
+		__u32 kslot;
+		__u32 pad1;
+	} way[CPU_SLOT_WAYS];
+	/* Whole cache lines: CPUs write theirs at every exit, none sharing another's. */
+	__u8 pad[48];
 };
-/* A field added to the slot takes its bytes from pad: one line, no slot sharing another's. */
-_Static_assert(sizeof(struct cpu_exit_slot) == 64, "struct cpu_exit_slot: one 64-byte line");
+_Static_assert(sizeof(struct cpu_exit_slot) % 64 == 0, "struct cpu_exit_slot: whole 64-byte lines");
 
 /*
  * A VMM's command line as the kernel saw it when one of its threads first exited, NUL-separated
@@ -259,14 +291,6 @@ enum vmexit_key_dir { KEY_DIR_NONE, KEY_DIR_IN, KEY_DIR_OUT, KEY_DIR_READ, KEY_D
 
 /* What --by asks the kernel to key exits by (key_mode). */
 enum vmexit_key_mode { KEY_MODE_OFF, KEY_MODE_DEVICE, KEY_MODE_RIP };
-
-/* One key of one exit, and of one key table entry. */
-struct key_note {
-	__u64 key;
-	__u16 kind;		/* enum vmexit_key_kind */
-	__u16 dir;		/* enum vmexit_key_dir */
-	__u32 __pad;
-};
 
 /*
  * A key table entry: the cell (the thread and reason) its exits were charged to, and the

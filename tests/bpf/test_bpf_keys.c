@@ -40,6 +40,8 @@ static __u32 gpa_shift;		/* --key-gpa-shift for the next fixture (0: the default
 /* The per-CPU exit slot on (bpf/cpu_exit_slot.bpf.h), as the live session has it: every case
  * runs with it off and on, and must give the same entries. */
 static bool slot_on;
+/* The next fixture's --by mode (0: KEY_MODE_DEVICE, --by key). */
+static __u32 fx_mode;
 
 static int open_fx(__u32 max_keys)
 {
@@ -49,7 +51,7 @@ static int open_fx(__u32 max_keys)
 	skel->rodata->use_task_storage = false;
 	skel->rodata->filter_vcpu = -1;
 	skel->rodata->max_cells = 64;
-	skel->rodata->key_mode = KEY_MODE_DEVICE;
+	skel->rodata->key_mode = fx_mode ? fx_mode : KEY_MODE_DEVICE;
 	skel->rodata->max_keys = max_keys;
 	if (gpa_shift)
 		skel->rodata->key_gpa_shift = gpa_shift;
@@ -642,10 +644,10 @@ static void kexit_fast(__u64 now, __u32 reason, __u32 leaf)
 }
 
 /*
- * kvm_exit_fast with keys: its CPU's slot, which begins a plain count's exit without the
- * thread's state, begins none here, as each exit has its own key. Back-to-back exits of one
- * reason on one CPU, each leaf and port charged to its own entry: a slot-begun exit would keep
- * the last exit's key (its leaf, or its port as a final key no later port replaces).
+ * kvm_exit_fast with keys: back-to-back exits of one reason on one CPU whose key changes each
+ * time, each leaf and port charged to its own entry: the CPU's slot, which holds the last
+ * exit's key, begins none of them (a slot-begun exit would keep the last exit's key: its
+ * leaf, or its port as a final key no later port replaces).
  */
 static void test_slot_exit_fast(void)
 {
@@ -673,6 +675,214 @@ static void test_slot_exit_fast(void)
 	vmexit_test_bpf__destroy(skel);
 }
 
+/* The same on CPU cpu, with a cached interrupt's information (the vector's key). */
+static void kexit_fast_on(__u64 now, __u32 reason, __u64 rip, __u32 cpu, __u32 intr_info)
+{
+	send((struct test_ctx){ .op = TOP_EXIT_FAST, .now = now, .vcpu = 0,
+				.isa = VMEXIT_ISA_VMX, .reason = reason, .rip = rip,
+				.err = (__s32)cpu, .intr_err = (__u64)intr_info << 32 });
+}
+
+/*
+ * kvm_exit_fast begins a keyed exit from its CPU's slot when the exit repeats the key of the
+ * thread's last exit there and that key's entry is known (cpu_slot_exit()). Each exit's key is
+ * its own: a leaf repeated, then another leaf of the same reason, vectors of one reason; a
+ * thread whose exit key changed on another CPU (the first CPU's slot still holds the old key,
+ * the thread's state the new one) back on the first CPU with the old key, its entry on the
+ * other CPU (the thread's state's key is the one charged); and, with the slot on, an exit
+ * begun and ended from the slot with the thread's state gone (no state, no new cell).
+ */
+static void test_slot_exit_keys(void)
+{
+	__u64 t = 1000, cells;
+
+	if (open_fx(16))
+		return;
+	/* Leaf 0 four times (known from the second, from the slot from the third), leaf 1. */
+	for (int i = 0; i < 4; i++, t += 100) {
+		kexit_fast_on(t, VMX_CPUID, 0, 0, 0);
+		kentry(t + 2);
+	}
+	kexit_fast_on(t, VMX_CPUID, 0x80000001, 0, 0);
+	kentry(t + 5);
+	t += 100;
+	check_entry(VMEXIT_ISA_VMX, VMX_CPUID, KEY_CPUID, KEY_DIR_NONE, 0, 4, 8);
+	check_entry(VMEXIT_ISA_VMX, VMX_CPUID, KEY_CPUID, KEY_DIR_NONE, 0x80000001, 1, 5);
+	/* Vectors of one reason: 0xec three times, then 0x20. */
+	for (int i = 0; i < 4; i++, t += 100) {
+		kexit_fast_on(t, 1, 0, 0, i < 3 ? 0x800000ec : 0x80000020);
+		kentry(t + 7);
+	}
+	check_entry(VMEXIT_ISA_VMX, 1, KEY_VECTOR, KEY_DIR_NONE, 0xec, 3, 21);
+	check_entry(VMEXIT_ISA_VMX, 1, KEY_VECTOR, KEY_DIR_NONE, 0x20, 1, 7);
+	/* Leaf 0 on CPU 0 and leaf 1 on CPU 1, each known: then leaf 0 back on CPU 0 (slot 0
+	 * holds leaf 0, the thread's state leaf 1), its entry on CPU 1. */
+	for (int i = 0; i < 2; i++, t += 100) {
+		kexit_fast_on(t, VMX_CPUID, 0, 0, 0);
+		kentry_on(t + 2, 0);
+	}
+	for (int i = 0; i < 2; i++, t += 100) {
+		kexit_fast_on(t, VMX_CPUID, 0x80000001, 1, 0);
+		kentry_on(t + 5, 1);
+	}
+	kexit_fast_on(t, VMX_CPUID, 0, 0, 0);
+	kentry_on(t + 30, 1);
+	t += 100;
+	check_entry(VMEXIT_ISA_VMX, VMX_CPUID, KEY_CPUID, KEY_DIR_NONE, 0, 7, 8 + 4 + 30);
+	check_entry(VMEXIT_ISA_VMX, VMX_CPUID, KEY_CPUID, KEY_DIR_NONE, 0x80000001, 3, 5 + 10);
+	CHECK_EQ_U64(entries(), 4);
+	/* Leaf 0 twice on CPU 0, then the thread's state gone before a third. */
+	for (int i = 0; i < 2; i++, t += 100) {
+		kexit_fast_on(t, VMX_CPUID, 0, 0, 0);
+		kentry(t + 2);
+	}
+	cells = skel->bss->next_cell;
+	CHECK(!bpf_map__delete_elem(skel->maps.thread_hash, &(__u32){ TID }, sizeof(__u32), 0));
+	kexit_fast_on(t, VMX_CPUID, 0, 0, 0);
+	kentry(t + 9);
+	if (slot_on) {
+		check_entry(VMEXIT_ISA_VMX, VMX_CPUID, KEY_CPUID, KEY_DIR_NONE, 0, 10, 42 + 4 + 9);
+		CHECK_EQ_U64(skel->bss->next_cell, cells);
+		CHECK_EQ_U64(entries(), 4);
+	} else {
+		/* A new state: a new cell, a new entry, the exit ended through the state. */
+		CHECK_EQ_U64(skel->bss->next_cell, cells + 1);
+		CHECK_EQ_U64(entries(), 5);
+	}
+	CHECK_EQ_U64(skel->bss->lost[LOST_UNMATCHED_ENTRY], 0);
+	CHECK_EQ_U64(skel->bss->lost[LOST_OVERWRITTEN_EXIT], 0);
+	vmexit_test_bpf__destroy(skel);
+}
+
+/*
+ * --by rip: an IO exit's RIP is final at kvm_exit, so the slot may begin the next exit at the
+ * same RIP; but its exit to the VMM waits for its key (late_ref) until the next kvm_exit at
+ * the latest, which the slot must not skip: after each guest exit, the last exit to the VMM
+ * is charged. Then RIPs of one reason, each its own entry.
+ */
+static void test_slot_exit_rip(void)
+{
+	__u64 t = 1000;
+
+	fx_mode = KEY_MODE_RIP;
+	if (open_fx(16))
+		goto out;
+	for (int i = 0; i < 4; i++, t += 100) {
+		kexit_fast_on(t, VMX_IO, 0x1000, 0, 0);
+		CHECK_EQ_U64(entry(VMEXIT_ISA_USER, U_IO, KEY_RIP, KEY_DIR_NONE, 0x1000).count,
+			     i);
+		uexit(t + 1, U_IO);
+		run(t + 11);
+		kentry(t + 13);
+	}
+	check_entry(VMEXIT_ISA_VMX, VMX_IO, KEY_RIP, KEY_DIR_NONE, 0x1000, 4, 4 * 13);
+	for (int i = 0; i < 6; i++, t += 100) {
+		kexit_fast_on(t, VMX_HLT, i < 3 ? 0x2000 : 0x2004, 0, 0);
+		kentry(t + 1 + (i >= 3));
+	}
+	check_entry(VMEXIT_ISA_USER, U_IO, KEY_RIP, KEY_DIR_NONE, 0x1000, 4, 4 * 10);
+	check_entry(VMEXIT_ISA_VMX, VMX_HLT, KEY_RIP, KEY_DIR_NONE, 0x2000, 3, 3);
+	check_entry(VMEXIT_ISA_VMX, VMX_HLT, KEY_RIP, KEY_DIR_NONE, 0x2004, 3, 6);
+	CHECK_EQ_U64(entries(), 4);
+	CHECK_EQ_U64(skel->bss->lost[LOST_UNMATCHED_ENTRY], 0);
+	CHECK_EQ_U64(skel->bss->lost[LOST_OVERWRITTEN_EXIT], 0);
+	vmexit_test_bpf__destroy(skel);
+out:
+	fx_mode = 0;
+}
+
+/*
+ * Alternating keys begin from the slot (issue 33, the slot's ways): leaves 0 and 0x80000001 in
+ * turn on CPU 0, as the bench guest makes them. Each leaf's first exit makes its entry, its
+ * second finds it in the thread's cache and puts it in a way of the slot; from then on each
+ * exit begins from the slot, and the thread's state can go with no new cell made. Latencies 3
+ * for leaf 0 and 4 for the other, ten of each.
+ */
+static void test_slot_exit_alternate(void)
+{
+	__u64 t = 1000, cells = 0, n;
+
+	if (open_fx(16))
+		return;
+	for (int i = 0; i < 20; i++, t += 100) {
+		if (i == 10) {
+			cells = skel->bss->next_cell;
+			CHECK(!bpf_map__delete_elem(skel->maps.thread_hash, &(__u32){ TID },
+						    sizeof(__u32), 0));
+		}
+		kexit_fast_on(t, VMX_CPUID, i & 1 ? 0x80000001 : 0, 0, 0);
+		kentry(t + 3 + (i & 1));
+	}
+	/* Without the slot the new state's cell has entries of its own: five of each in each. */
+	n = slot_on ? 10 : 5;
+	check_entry(VMEXIT_ISA_VMX, VMX_CPUID, KEY_CPUID, KEY_DIR_NONE, 0, n, 3 * n);
+	check_entry(VMEXIT_ISA_VMX, VMX_CPUID, KEY_CPUID, KEY_DIR_NONE, 0x80000001, n, 4 * n);
+	if (slot_on) {
+		/* Every exit after the state went began and ended from the slot. */
+		CHECK_EQ_U64(skel->bss->next_cell, cells);
+		CHECK_EQ_U64(entries(), 2);
+	} else {
+		CHECK_EQ_U64(skel->bss->next_cell, cells + 1);
+		CHECK_EQ_U64(entries(), 4);
+	}
+	CHECK_EQ_U64(skel->bss->lost[LOST_UNMATCHED_ENTRY], 0);
+	CHECK_EQ_U64(skel->bss->lost[LOST_OVERWRITTEN_EXIT], 0);
+	vmexit_test_bpf__destroy(skel);
+}
+
+/*
+ * A slot-begun exit's key is its cell's, not the thread's state's (which keeps the key of the
+ * last exit begun through it): each reader of the exit's key takes the newer. Leaf A = 0,
+ * B = 0x80000001, warmed up so that both begin from the slot (the state's key is B after):
+ * an exit of A ended on CPU 1 (the entry's fallback through the state); then B through the
+ * state (the fallback un-named the cell) with an exit to the VMM during it, whose key is B,
+ * not the cell's older A; an exit of A from the slot with an exit to the VMM during it (A);
+ * an exit of A from the slot in flight when the thread ends 40 later (left under A).
+ */
+static void test_slot_key_readers(void)
+{
+	__u64 t = 1000;
+	struct key_stats st;
+
+	if (open_fx(16))
+		return;
+	for (int i = 0; i < 4; i++, t += 100) {
+		kexit_fast_on(t, VMX_CPUID, i & 1 ? 0x80000001 : 0, 0, 0);
+		kentry(t + 1);
+	}
+	kexit_fast_on(t, VMX_CPUID, 0, 0, 0);
+	kentry_on(t + 30, 1);
+	t += 100;
+	check_entry(VMEXIT_ISA_VMX, VMX_CPUID, KEY_CPUID, KEY_DIR_NONE, 0, 3, 32);
+	kexit_fast_on(t, VMX_CPUID, 0x80000001, 0, 0);
+	uexit(t + 5, U_HLT);
+	run(t + 25);
+	kentry(t + 27);
+	t += 100;
+	check_entry(VMEXIT_ISA_USER, U_HLT, KEY_CPUID, KEY_DIR_NONE, 0x80000001, 1, 20);
+	check_entry(VMEXIT_ISA_VMX, VMX_CPUID, KEY_CPUID, KEY_DIR_NONE, 0x80000001, 3, 29);
+	kexit_fast_on(t, VMX_CPUID, 0, 0, 0);
+	uexit(t + 5, U_MMIO);
+	run(t + 15);
+	kentry(t + 16);
+	t += 100;
+	check_entry(VMEXIT_ISA_USER, U_MMIO, KEY_CPUID, KEY_DIR_NONE, 0, 1, 10);
+	kexit_fast_on(t, VMX_CPUID, 0, 0, 0);
+	send((struct test_ctx){ .op = TOP_THREAD_EXIT, .now = t + 40 });
+	st = entry(VMEXIT_ISA_VMX, VMX_CPUID, KEY_CPUID, KEY_DIR_NONE, 0);
+	CHECK_EQ_U64(st.count, 4);
+	CHECK_EQ_U64(st.left, 1);
+	CHECK_EQ_U64(st.total_ns, 48 + 40);
+	st = entry(VMEXIT_ISA_VMX, VMX_CPUID, KEY_CPUID, KEY_DIR_NONE, 0x80000001);
+	CHECK_EQ_U64(st.count, 3);
+	CHECK_EQ_U64(st.left, 0);
+	CHECK_EQ_U64(st.total_ns, 29);
+	CHECK_EQ_U64(entries(), 4);
+	CHECK_EQ_U64(skel->bss->lost[LOST_UNMATCHED_ENTRY], 0);
+	CHECK_EQ_U64(skel->bss->lost[LOST_OVERWRITTEN_EXIT], 0);
+	vmexit_test_bpf__destroy(skel);
+}
+
 static void test_all(void)
 {
 	test_user_only();
@@ -688,6 +898,10 @@ static void test_all(void)
 	test_forget();
 	test_slot();
 	test_slot_exit_fast();
+	test_slot_exit_keys();
+	test_slot_exit_rip();
+	test_slot_exit_alternate();
+	test_slot_key_readers();
 }
 
 int main(void)

@@ -31,8 +31,9 @@ enum test_op {
 	 */
 	TOP_EXIT_LEAF,
 	/*
-	 * kvm_exit_fast (err = the CPU): with plain counts the CPU's slot begins the exit if it
-	 * can (cpu_slot_exit()), else handle_kvm_exit, with --by key the leaf as TOP_EXIT_LEAF.
+	 * kvm_exit_fast (err = the CPU): the CPU's slot begins the exit if it can
+	 * (cpu_slot_exit()), else handle_kvm_exit; with --by key the leaf as TOP_EXIT_LEAF and a
+	 * cached interrupt's information in intr_err's high half, with --by rip rip the RIP.
 	 * The thread's start time, as the slot names it, is the object's test_born.
 	 */
 	TOP_EXIT_FAST,
