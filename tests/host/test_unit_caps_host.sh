@@ -93,16 +93,19 @@ done
 caps=$(sed -n 's/^CapEff:\t//p' /proc/$SPID/status)
 echo "serve's effective capabilities once started: $caps"
 [ "$((16#$caps))" = 0 ] || fail "serve still holds capabilities once started: $(capsh --decode=$caps)"
-# The guest's 11 IO exits (10 and the done one) run the kvm_userspace_exit program 11 times at
-# least (other VMs on the host add theirs): the statistics are on.
+# The guest's 11 IO exits (10 and the done one) run the userspace exit's program 11 times at
+# least (other VMs on the host add theirs): the statistics are on. Its name follows the hook -v
+# named: kvm_userspace_exit_btf on the BTF-enabled tracepoint, kvm_userspace_exit on the classic.
+uprog=kvm_userspace_exit
+grep -q "hooks: userspace exit tp_btf/" "$TMP/said" && uprog=kvm_userspace_exit_btf
 "$OUT/vmexit-guest" --io 10 >/dev/null 2>&1 || fail "the bundled guest failed"
 curl -sf "$URL" >"$TMP/metrics.txt" || fail "scrape failed"
 grep -E '^vmexit_bpf_run' "$TMP/metrics.txt"
-runs=$(sed -n 's/^vmexit_bpf_runs_total{program="kvm_userspace_exit"} //p' "$TMP/metrics.txt")
+runs=$(sed -n "s/^vmexit_bpf_runs_total{program=\"$uprog\"} //p" "$TMP/metrics.txt")
 [ -n "$runs" ] && [ "$runs" -ge 11 ] ||
-	fail "vmexit_bpf_runs_total{program=\"kvm_userspace_exit\"} is '${runs}', want >= 11"
-grep -q '^vmexit_bpf_run_seconds_total{program="kvm_userspace_exit"} ' "$TMP/metrics.txt" ||
-	fail "no vmexit_bpf_run_seconds_total"
+	fail "vmexit_bpf_runs_total{program=\"$uprog\"} is '${runs}', want >= 11"
+grep -q "^vmexit_bpf_run_seconds_total{program=\"$uprog\"} " "$TMP/metrics.txt" ||
+	fail "no vmexit_bpf_run_seconds_total{program=\"$uprog\"}"
 serve_end || fail "serve under the unit's capabilities exited with an error"
 
 # --- each capability is needed: without it serve loses the fast path or the statistics, or
