@@ -218,8 +218,7 @@ void hooks_choose_run(struct hooks *h, struct vmexit_bpf *skel)
 
 	run_probe(&h->run_state);
 	err = h->run_state.run_err;
-	h->user_btf = h->run_state.user_btf;
-	bpf_program__set_autoload(h->user_btf ? skel->progs.kvm_userspace_exit_btf :
+	bpf_program__set_autoload(h->run_state.user_btf ? skel->progs.kvm_userspace_exit_btf :
 				  skel->progs.kvm_userspace_exit, true);
 
 	h->run_note[0] = 0;
@@ -656,7 +655,7 @@ void hooks_free(struct hooks *h)
 
 static const char *user_hook_name(const struct hooks *h)
 {
-	return h->user_btf ? "tp_btf/kvm_userspace_exit" : "kvm:kvm_userspace_exit";
+	return h->run_state.user_btf ? "tp_btf/kvm_userspace_exit" : "kvm:kvm_userspace_exit";
 }
 
 static const char *exit_hook_name(enum exit_hook exit, bool entry)

@@ -76,7 +76,8 @@ struct hook_check_run {
 	bool run_probed;		/* KVM_RUN's fentry probed already, with run_err */
 	int run_err;
 	/* tp_btf programs can attach to kvm_userspace_exit and kvm_fpu (their BTF prototypes
-	 * are known), probed with the fentry */
+	 * are known), probed with the fentry; user_btf also says which userspace exit hook is
+	 * in use (there is no fallback past the classic one) */
 	bool user_btf, fpu_btf;
 	double watch_from;
 	struct check_window w;
@@ -99,7 +100,6 @@ struct fast_switch;
 struct hooks {
 	enum run_hook run;
 	char run_note[160];	/* why the better hooks were not taken */
-	bool user_btf;		/* kvm_userspace_exit on tp_btf, else the classic tracepoint */
 	bool want_rip;		/* --by rip: the check compares the RIPs too (set before the check) */
 	bool want_vector;	/* --by key: the check compares the interrupt vectors too */
 	enum exit_hook exit;
