@@ -237,14 +237,23 @@ int kvm_run_ioctl(struct syscall_trace_enter *ctx)
 	return TP_PASS;
 }
 
-SEC("tp/kvm/kvm_write_tsc_offset")
-int kvm_write_tsc_offset(struct trace_event_raw_kvm_write_tsc_offset *ctx)
+/*
+ * (unsigned int vcpu_id, u64 previous_tsc_offset, u64 next_tsc_offset): arch/x86/kvm/trace.h's
+ * prototype, unchanged since the tracepoint came. A raw tracepoint, not the classic one: when a classic
+ * tracepoint's last perf event closes, the kernel waits for a grace period under event_mutex
+ * (perf_trace_destroy()), one tracepoint after another, and a stream's exit waited ~40 ms for
+ * this one alone; a raw tracepoint's detach waits for none. It fires rarely (vCPU creation, TSC
+ * writes): the record the classic one filled was no cost to speak of, only its tear-down.
+ */
+SEC("raw_tp/kvm_write_tsc_offset")
+int BPF_PROG(kvm_write_tsc_offset, unsigned int vcpu_id, __u64 previous_tsc_offset,
+	     __u64 next_tsc_offset)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 
-	handle_tsc_offset(bpf_ktime_get_ns(), id >> 32, (__u32)id, ctx->vcpu_id,
-			  ctx->previous_tsc_offset, ctx->next_tsc_offset);
-	return TP_PASS;
+	handle_tsc_offset(bpf_ktime_get_ns(), id >> 32, (__u32)id, vcpu_id, previous_tsc_offset,
+			  next_tsc_offset);
+	return 0;
 }
 
 /*
