@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "commands.h"
+#include "env_knobs.h"
 #include "startup_timing.h"
 #include "version.h"
 
@@ -36,6 +37,8 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	char err[256];
+
 	startup_mark("main");
 	if (argc < 2) {
 		usage(stderr);
@@ -48,6 +51,10 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
 		printf("vmexit " VMEXIT_VERSION "\n");
 		return 0;
+	}
+	if (env_knobs_check(err, sizeof(err))) {
+		fprintf(stderr, "vmexit: %s\n", err);
+		return 2;
 	}
 	/* Usage errors exit 2 like every other bad input, not argp's EX_USAGE. */
 	argp_err_exit_status = 2;

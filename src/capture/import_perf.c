@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <linux/perf_event.h>
+#include "env_knobs.h"
 #include "capture_import.h"
 #include "import_perfdata.h"
 
@@ -406,7 +407,7 @@ struct event_source *perf_source_open(const char *path, char *err, size_t errlen
 		return NULL;
 	}
 	/* VMEXIT_PERF_SCRIPT=1: perf script even where the native reader would do (tests). */
-	if (!getenv("VMEXIT_PERF_SCRIPT")) {
+	if (!env_knob_on("VMEXIT_PERF_SCRIPT")) {
 		bool fallback;
 		struct event_source *n = perfdata_source_open(path, p->clock, &fallback, err,
 							       errlen);

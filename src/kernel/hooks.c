@@ -11,6 +11,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include "env_knobs.h"
 #include "hooks.h"
 #include "fast_switch.h"
 #include "links_destroy.h"
@@ -194,13 +195,12 @@ static void run_probe(struct hook_check_run *r)
 	 * refuses it; =classic the BTF-enabled tracepoints too. A bed whose kernel offers every
 	 * hook then still runs the ones other kernels fall back to.
 	 */
-	const char *test = getenv("VMEXIT_TEST_HOOKS");
-	bool classic = test && !strcmp(test, "classic");
+	bool classic = env_knob_is("VMEXIT_TEST_HOOKS", "classic");
 	char kinds[8];
 
 	if (r->run_probed)
 		return;
-	r->run_err = test && (classic || !strcmp(test, "no-fentry")) ? -ECANCELED :
+	r->run_err = classic || env_knob_is("VMEXIT_TEST_HOOKS", "no-fentry") ? -ECANCELED :
 		     fentry_probe(r);
 	r->run_probed = true;
 	/* bpf/vmexit.bpf.c's tp_btf programs read (u32 reason, int errno) and (int load). */

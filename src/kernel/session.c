@@ -16,6 +16,7 @@
 #include <linux/capability.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "env_knobs.h"
 #include "bpf_run_stats.h"
 #include "hooks.h"
 #include "fast_switch.h"
@@ -550,11 +551,9 @@ static void cpu_slot_tunables(struct session *s, const struct session_opts *o)
 static void set_tunables(struct session *s, const struct session_opts *o)
 {
 	struct vmexit_bpf *skel = s->skel;
-	const char *thread_hash;
 
 	/* VMEXIT_THREAD_HASH=1: the tests run the pre-5.11 per-thread hash on a newer kernel. */
-	thread_hash = getenv("VMEXIT_THREAD_HASH");
-	s->task_storage = !o->force_thread_hash && !(thread_hash && !strcmp(thread_hash, "1")) &&
+	s->task_storage = !o->force_thread_hash && !env_knob_on("VMEXIT_THREAD_HASH") &&
 			  task_storage_supported();
 	if (verbose)
 		fprintf(stderr, "vmexit: per-thread state in %s\n",

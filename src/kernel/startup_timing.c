@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "env_knobs.h"
 #include "startup_timing.h"
 
 static double mono_ms(void)
@@ -19,13 +20,10 @@ void startup_mark(const char *step)
 {
 	static int on = -1;
 	static double first, last;
-	const char *env;
 	double now;
 
-	if (on < 0) {
-		env = getenv("VMEXIT_DEBUG_TIMING");
-		on = env && !strcmp(env, "1");
-	}
+	if (on < 0)
+		on = env_knob_on("VMEXIT_DEBUG_TIMING");
 	if (!on)
 		return;
 	now = mono_ms();
