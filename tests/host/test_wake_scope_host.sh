@@ -16,7 +16,10 @@
 # given again starts anew, and the map keeps room for the vCPUs to come). Then `stat --wake --csv -- sh -c
 # 'GUEST --timer T; exit $?'`: the shell forks the VMM (no exec), whose T deliveries are the
 # command's and must be kept; with --overhead, its line counts --wake's programs apart from the
-# exit programs: at least 2T runs (each delivery's hrtimer expiry and its kvm_entry).
+# exit programs: at least 2T runs (each delivery's hrtimer expiry and its kvm_entry). Last,
+# `stat --wake -v -g C` started while a busy guest makes exits (the runs before start idle): on
+# a kernel that fires kvm_exit for it (perf stat says), it starts on the fast pair, and guest C's
+# T timer deliveries a vCPU are counted once.
 set -u
 OUT=${1:?usage: $0 OUTDIR}
 OUT=$(cd "$OUT" && pwd)
@@ -29,6 +32,7 @@ T=30
 need_kvm_bpf
 need_cmd python3 python3
 need_cmd bpftool bpftool
+need_cmd perf linux-perf
 
 TMP=$(mktemp -d /tmp/vmexit-test-wake-scope.XXXXXX)
 PIDS=()
@@ -125,3 +129,56 @@ for line in bad:
 sys.exit(1 if bad else 0)
 PY
 echo "PASS: stat --wake -g A -c 1 kept guest A's vCPU 1 only ($T timer deliveries); a forked VMM's $T kept"
+
+# Started while exits run: a busy guest (CPUID exits, in the kernel) keeps them coming through
+# stat's start-up check, so that on a kernel that fires kvm_exit the run starts on the fast pair
+# (the runs above start idle, on the classic one). Guest C, held until stat traces, then makes
+# per vCPU T timer deliveries, each counted once: T a vCPU, as above.
+C=wscopeC$$
+"$GUEST" --name busy$$ --cpuid 50000000 >"$TMP/busy.out" 2>"$TMP/busy.err" &
+bp=$!
+PIDS+=($bp)
+"$GUEST" --name $C --timer $T --timer-us 2000 --vcpus 2 --hold-until "$TMP/go-c" \
+	>"$TMP/$C.out" 2>"$TMP/$C.err" &
+cp=$!
+PIDS+=($cp)
+wait_line "$TMP/$C.err" "held until" $cp || { cat "$TMP/$C.err"; fail "$C was never held"; }
+# Whether this kernel fires kvm_exit for the busy guest at all (its own threads only).
+perf stat -x, -o "$TMP/busy.csv" -e kvm:kvm_exit -p $bp -- sleep 0.5 2>"$TMP/busy-perf.err" ||
+	{ cat "$TMP/busy-perf.err"; fail "perf stat -e kvm:kvm_exit -p (the busy guest) failed"; }
+busy_exits=$(awk -F, '/kvm_exit/ { print $1 + 0 }' "$TMP/busy.csv")
+[ -n "$busy_exits" ] || { cat "$TMP/busy.csv"; fail "perf stat counted no kvm_exit line"; }
+echo "the busy guest: $busy_exits kvm_exit in 0.5 s"
+kill -0 $bp 2>/dev/null || { cat "$TMP/busy.err"; fail "the busy guest ended before stat started"; }
+"$VMEXIT" stat --wake -v --csv -g $C >"$TMP/c.csv" 2>"$TMP/c.err" &
+sc=$!
+PIDS+=($sc)
+wait_tracing $sc
+touch "$TMP/go-c"
+wait $cp || { rc=$?; cat "$TMP/$C.err"; fail "$C failed with exit $rc (its tally above)"; }
+ends_within 120 $sc "stat --wake -v -g $C, after guest C ended," "$TMP/c.err" ||
+	{ rc=$?; cat "$TMP/c.err"; fail "stat --wake -v -g $C exited $rc"; }
+kill $bp 2>/dev/null
+grep '^vmexit: hooks: kvm_exit\|^vmexit: hooks: --wake\|--wake: .* programs attached' "$TMP/c.err"
+# A kernel that never fires kvm_exit (a software KVM) has no exits for the check: classic then.
+if [ "$busy_exits" -gt 0 ]; then
+	grep -q "^vmexit: hooks: kvm_exit tp_btf/kvm_exit" "$TMP/c.err" ||
+		{ cat "$TMP/c.err"; fail "stat --wake beside a busy guest did not start on the fast pair"; }
+fi
+cat "$TMP/c.err" >>"$TMP/all-stderr"
+sanitizer_reports && fail "sanitizer reports (above)"
+python3 - "$TMP/c.csv" $T $cp <<'PY' || fail "stat --wake's rows of guest C (above)"
+import csv, sys
+t, c = int(sys.argv[2]), int(sys.argv[3])
+cols, rows = None, []
+for r in csv.reader(open(sys.argv[1])):
+    if r and r[0] == 'kind':
+        cols = r
+    elif r and r[0] == 'wake' and cols:
+        rows.append(dict(zip(cols, r)))
+timer = {int(w['vcpu']): int(w['count']) for w in rows if w['source'] == 'timer'
+         and int(w['vector']) == 0x40 and int(w['pid']) == c}
+print(f'guest C (pid {c}), stat started beside a busy guest: timer 0x40 by vCPU {timer}')
+sys.exit(0 if timer == {0: t, 1: t} else 1)
+PY
+echo "PASS: stat --wake started while exits ran: guest C's $T timer deliveries a vCPU, counted once"
