@@ -524,10 +524,8 @@ static void keys_autoload(struct vmexit_bpf *skel, __u32 key_mode)
  */
 static void cpu_slot_tunables(struct session *s, const struct session_opts *o)
 {
-	const char *env = getenv("VMEXIT_CPU_SLOT");
 	int cpus = libbpf_num_possible_cpus();
-	bool on = !o->stream && !o->split && cpus > 0 &&
-		  !(env && !strcmp(env, "0"));
+	bool on = !o->stream && !o->split && cpus > 0 && !env_knob_is("VMEXIT_CPU_SLOT", "0");
 	const char *where = s->task_storage ? "task storage" : "a hash by thread id";
 
 	s->skel->rodata->cpu_slot_enabled = on;
