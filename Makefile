@@ -174,8 +174,8 @@ else
 TOOL_BINS := $(OUTPUT)/vmexit-guest
 endif
 
-.PHONY: all clean install check test test-matrix tests bench bench-bed fuzz fuzz-build demo deps \
-	check-layers
+.PHONY: all clean install check test test-matrix tests bench bench-bed bench-bed-user fuzz \
+	fuzz-build demo deps check-layers
 .DELETE_ON_ERROR:
 # Skeletons and BPF objects are intermediates of the pattern rules: without this make deletes
 # them after each build and the next `make` rebuilds every userspace object.
@@ -304,6 +304,12 @@ bench: $(OUTPUT)/vmexit $(TOOL_BINS) $(BENCH_BINS) $(FLOOR_BIN)
 # BED=svm|vmx, KERNEL=6.1|6.12.
 bench-bed: $(OUTPUT)/vmexit $(TOOL_BINS) $(FLOOR_BIN)
 	$(Q)bench/bed_overhead.sh --bed $(or $(BED),svm) --kernel $(or $(KERNEL),6.1) $(OUTPUT)
+
+# bench_user_exits (`make bench`'s user-exit figures) in a nested bed, for a host without
+# /dev/kvm: a boot of its own (~30-40 min on vmx with other beds running). BED=vmx|svm,
+# KERNEL=6.12|6.1 (default vmx, 6.12: Bochs counts instructions, so the figures hold under load).
+bench-bed-user: $(OUTPUT)/vmexit $(TOOL_BINS) $(FLOOR_BIN) $(OUTPUT)/bench/bench_user_exits
+	$(Q)bench/bed_user_exits.sh --bed $(or $(BED),vmx) --kernel $(or $(KERNEL),6.12) $(OUTPUT)
 
 # The fuzzers built (make test runs their short, fixed sets: tests/fuzz/run-*.sh).
 fuzz-build: $(FUZZ_BINS)

@@ -40,9 +40,13 @@ what each benchmark prints:
   bench_user_exits the bundled guest's KVM_EXIT_IO exits alone, under empty programs on
                   vmexit's hooks (the floor), `vmexit stat` and bpftrace's VMM-time histogram,
                   alternating: BPF run time per exit (kernel statistics) and the guest's CPU
-                  time per exit over alone, medians and ratios (targets 0.45x, 0.40x bpftrace's),
-                  the end-to-end verdict against the rounds' quartiles; VMEXIT_BENCH_ROUNDS=N
-                  (default 11) and VMEXIT_BENCH_CPU=N (the guest pinned) for steadier figures
+                  time per exit over alone, medians and ratios (targets 0.40x, 0.40x bpftrace's),
+                  the end-to-end verdict against the rounds' quartiles; BPF time in three sums:
+                  the user-exit hooks' programs (bpftrace's are these alone), the kvm_exit/
+                  kvm_entry pair's (where KVM traces them), the rest; `stat --by key` against
+                  plain stat; VMEXIT_BENCH_ROUNDS=N (default 11), VMEXIT_BENCH_EXITS=N (default
+                  30000) and VMEXIT_BENCH_CPU=N (the guest pinned); without /dev/kvm, `make
+                  bench-bed-user` runs it in a nested bed (bench/bed_user_exits.sh)
   bench_switch    what --split adds to a context switch (pipe ping-pong on one CPU): tasks
                   without vmexit's state, vCPU threads idle, with an exit in flight, and
                   with --stacks (a stack taken per switch out, charged per switch in)
