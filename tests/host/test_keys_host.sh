@@ -216,7 +216,10 @@ check("top --once --keys -x: exits to the VMM per key",
        ("kvm_userspace_exit(MMIO)", "0x10000000 write"): 20, ("kvm_userspace_exit(HLT)", "(none)"): 10,
        ("kvm_userspace_exit(IO)", "0xea out"): 2})
 if kfires:
-    kern = {k[1]: v for k, v in rows.items() if k[0].startswith("kvm_exit(") and k[1].startswith("0xe")}
+    # A port's key names its direction: on VMX an external interrupt is keyed by its vector,
+    # and the timer's ("0xec LOCAL_TIMER", seen in the VMX 6.1 bed) starts as a port's does.
+    kern = {k[1]: v for k, v in rows.items()
+            if k[0].startswith("kvm_exit(") and re.match(r"0x[0-9a-f]+ (?:in|out)(?: |$)", k[1])}
     check("top --once --keys -x: guest IO exits per port", kern,
           {"0xe9 out debugcon": 60, "0xe8 in": 40, "0xea out": 2})
 sys.exit(1 if bad else 0)
