@@ -235,4 +235,97 @@ static __always_inline bool cpu_slot_end(__u32 cpu, __u32 tid, __u64 now)
 	return true;
 }
 
+/*
+ * The userspace exit in flight per CPU, the same way: kvm_userspace_exit begins it from its
+ * CPU's slot when the slot's user half was written by this very thread (slot_self()) for the
+ * same reason and that cell is still the thread's uexit_cell (the cell's exit_named: only the
+ * thread's own programs change it); the KVM_RUN that follows on the same CPU ends it there when
+ * the slot is still the thread's and the cell's inflight_ts still the slot's start. Neither
+ * looks the thread's state up; anything else takes the thread's state, which names the cell and
+ * writes the slot. After a completion here ts->uexit_cell still names the cell: its readers ask
+ * exit_live(). Plain counts only: with keys a userspace exit's key is read into the thread's
+ * state (key_user_exit()), and -c filters by the thread's vCPU.
+ */
+static __always_inline bool user_slot_on(void)
+{
+	return cpu_slot_enabled && !key_mode && filter_vcpu < 0;
+}
+
+/* kvm_userspace_exit through the thread's state began the exit of reason in ref at now. */
+static __always_inline void cpu_slot_user_note(__u32 cpu, struct thread_state *ts, __u32 prev,
+					       __u32 ref, __u32 reason, __u64 now)
+{
+	struct cpu_exit_slot *s;
+	struct cell *c;
+
+	if (prev != ref)
+		exit_unname(prev);
+	c = cell_get(ref);
+	if (!c)
+		return;		/* not counted (full, filtered): never begun from a slot */
+	c->exit_named = 1;
+	s = bpf_map_lookup_elem(&cpu_exits, &cpu);
+	if (!s)
+		return;
+	if (!ts->slot_task)
+		slot_self(&ts->slot_task, &ts->slot_born);
+	s->utask = ts->slot_task;
+	s->uborn = ts->slot_born;
+	s->uref = ref;
+	s->ureason = reason;
+	s->ustart = now;
+}
+
+/*
+ * kvm_userspace_exit of reason on cpu at now, before any lookup of the thread's state: true
+ * when the slot began the exit. An exit still in flight in the cell was never ended by a
+ * KVM_RUN: counted as handle_user_exit() counts it.
+ */
+static __always_inline bool cpu_slot_user_exit(__u32 cpu, __u64 now, __u32 reason)
+{
+	struct cpu_exit_slot *s = bpf_map_lookup_elem(&cpu_exits, &cpu);
+	struct cell *c;
+	__u64 task, born;
+
+	if (!s)
+		return false;
+	slot_self(&task, &born);
+	if (s->utask != task || s->uborn != born || s->ureason != reason)
+		return false;
+	c = cell_get(s->uref);
+	if (!c || !c->exit_named)
+		return false;
+	if (c->inflight_ts)
+		lost_inc(LOST_UNMATCHED_RUN);
+	exit_count(s->uref, c, now);
+	s->ustart = now;
+	return true;
+}
+
+/* KVM_RUN on cpu at now: true when the slot held the thread's userspace exit and ended it. */
+static __always_inline bool cpu_slot_run(__u32 cpu, __u64 now)
+{
+	struct cpu_exit_slot *s = bpf_map_lookup_elem(&cpu_exits, &cpu);
+	struct exit_split none = {};
+	struct cell *c;
+	__u64 task, born, start;
+
+	if (!s)
+		return false;
+	slot_self(&task, &born);
+	if (s->utask != task || s->uborn != born)
+		return false;
+	c = cell_get(s->uref);
+	if (!c)
+		return false;
+	start = s->ustart;
+	/* No ended test, unlike cpu_slot_end(): the slot names a task by its start time too, and
+	 * an ended cell's thread never runs again. */
+	if (!start || c->inflight_ts != start)
+		return false;
+	c->inflight_ts = 0;
+	cell_end(c, start, now, &none);
+	return true;
+}
+
 #endif /* VMEXIT_CPU_EXIT_SLOT_BPF_H */

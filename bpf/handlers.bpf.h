@@ -903,19 +903,26 @@ static __always_inline void handle_kvm_entry(__u64 now, __u32 tgid, __u32 tid)
 static __always_inline void handle_user_exit(__u64 now, __u32 tgid, __u32 tid, __u32 reason,
 					     __s32 err)
 {
-	struct thread_state *ts = thread_get(tgid, tid, true);
+	struct thread_state *ts;
+	__u32 prev;
 
+	if (err < 0)
+		reason = VMEXIT_UREASON_ERRNO | (__u32)-err;
+	if (user_slot_on() && cpu_slot_user_exit(SLOT_CPU(), now, reason))
+		return;
+	ts = thread_get(tgid, tid, true);
 	if (!ts || (ts->flags & TS_IGNORED))
 		return;
 	if (filter_vcpu >= 0 && ts->vcpu >= 0 && ts->vcpu != filter_vcpu)
 		return;
-	if (err < 0)
-		reason = VMEXIT_UREASON_ERRNO | (__u32)-err;
-	if (ts->uexit_cell != CELL_NONE) {
+	prev = ts->uexit_cell;
+	if (exit_live(prev)) {
 		lost_inc(LOST_UNMATCHED_RUN);
-		exit_drop(ts->uexit_cell);
+		exit_drop(prev);
 	}
 	ts->uexit_cell = exit_begin(ts, tgid, tid, VMEXIT_ISA_USER, reason, now);
+	if (user_slot_on())
+		cpu_slot_user_note(SLOT_CPU(), ts, prev, ts->uexit_cell, reason, now);
 	if (key_mode)
 		key_user_exit(ts, reason);
 	if (split_enabled) {
@@ -931,10 +938,20 @@ static __always_inline void handle_user_exit(__u64 now, __u32 tgid, __u32 tid, _
 /* The KVM_RUN ioctl that ends the VMM time of the thread's last userspace exit. */
 static __always_inline void handle_kvm_run(__u64 now, __u32 tgid, __u32 tid)
 {
-	struct thread_state *ts = thread_get(tgid, tid, false);
+	struct thread_state *ts;
 
+	if (user_slot_on() && cpu_slot_run(SLOT_CPU(), now))
+		return;
+	ts = thread_get(tgid, tid, false);
 	if (!ts || (ts->flags & TS_IGNORED) || ts->uexit_cell == CELL_NONE)
 		return;		/* the thread's first KVM_RUN: nothing to complete */
+	if (user_slot_on()) {
+		/* Ended from a CPU's slot already (a KVM_RUN with no userspace exit before it). */
+		if (!exit_live(ts->uexit_cell))
+			return;
+		/* Ended here: uexit_cell no longer names it, nor may a CPU's slot begin one there. */
+		exit_unname(ts->uexit_cell);
+	}
 	exit_end(ts, &ts->uexit_cell, now, ts->uexit_blocked0, ts->uexit_runq0, tgid, tid,
 		 VMEXIT_EV_USER_EXIT, &ts->uexit_key);
 }

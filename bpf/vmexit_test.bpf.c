@@ -72,9 +72,12 @@ static __always_inline int drive(const struct test_ctx *c)
 		handle_kvm_entry(c->now, c->tgid, c->tid);
 		return 0;
 	case TOP_USER_EXIT:
+		/* err is the errno here: the event's CPU is info1. */
+		test_cpu = c->info1;
 		handle_user_exit(c->now, c->tgid, c->tid, c->reason, c->err);
 		return 0;
 	case TOP_RUN:
+		test_cpu = c->info1;
 		handle_kvm_run(c->now, c->tgid, c->tid);
 		return 0;
 	case TOP_TSC:

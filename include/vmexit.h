@@ -166,8 +166,9 @@ struct cell {
 	__u32 stuck_epoch;
 	/*
 	 * Kernel only: the owner thread's exit_cell names this cell, so that kvm_exit may begin
-	 * its exit here from its CPU's slot without the thread's state (bpf/cpu_exit_slot.bpf.h).
-	 * In what was padding.
+	 * its exit here from its CPU's slot without the thread's state (bpf/cpu_exit_slot.bpf.h);
+	 * a userspace exit's cell (isa VMEXIT_ISA_USER, never a kernel exit's), its uexit_cell,
+	 * for kvm_userspace_exit alike. In what was padding.
 	 */
 	__u32 exit_named;
 	/*
@@ -215,8 +216,18 @@ struct cpu_exit_slot {
 		__u32 kslot;
 		__u32 pad1;
 	} way[CPU_SLOT_WAYS];
+	/*
+	 * The userspace exit in flight: kvm_userspace_exit's thread (as task and born above, but
+	 * its own: a kernel exit of another thread on this CPU must not make it this one's),
+	 * cell reference, reason and start; the next KVM_RUN on this CPU ends it from here.
+	 */
+	__u64 utask;
+	__u64 uborn;
+	__u64 ustart;
+	__u32 uref;
+	__u32 ureason;
 	/* Whole cache lines: CPUs write theirs at every exit, none sharing another's. */
-	__u8 pad[48];
+	__u8 pad[16];
 };
 _Static_assert(sizeof(struct cpu_exit_slot) % 64 == 0, "struct cpu_exit_slot: whole 64-byte lines");
 

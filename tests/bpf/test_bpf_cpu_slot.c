@@ -24,6 +24,8 @@
 #define T2		702
 #define VMX_IO		30
 #define VMX_HLT		12
+#define KVM_EXIT_IO	2	/* userspace exit reasons (include/uapi/linux/kvm.h) */
+#define KVM_EXIT_MMIO	6
 #define NR_TEST_CELLS	64
 
 static struct vmexit_test_bpf *skel;
@@ -107,6 +109,20 @@ static void kentry(__u32 tid, __u32 cpu, __u64 now)
 	self(tid);
 	send((struct test_ctx){ .op = TOP_ENTRY, .now = now, .tgid = TGID, .tid = tid,
 				.err = cpu });
+}
+
+/* kvm_userspace_exit and the next KVM_RUN, on a CPU (the user exit's slot). */
+static void uexit(__u32 tid, __u32 cpu, __u64 now, __u32 reason)
+{
+	self(tid);
+	send((struct test_ctx){ .op = TOP_USER_EXIT, .now = now, .tgid = TGID, .tid = tid,
+				.reason = reason, .info1 = cpu });
+}
+
+static void urun(__u32 tid, __u32 cpu, __u64 now)
+{
+	self(tid);
+	send((struct test_ctx){ .op = TOP_RUN, .now = now, .tgid = TGID, .tid = tid, .info1 = cpu });
 }
 
 static struct cell cell_of(__u32 tid, __u32 reason)
@@ -489,6 +505,147 @@ static void test_task_storage_ids(void)
 	close_fx();
 }
 
+/*
+ * kvm_userspace_exit begins a userspace exit from its CPU's slot and KVM_RUN ends it there:
+ * shown by events whose thread state is gone (the state path would give the exit a new cell,
+ * and KVM_RUN would find no exit to end). A userspace exit that finds the last one never ended
+ * counts it unmatched, as the state path does.
+ */
+static void test_user_from_slot(void)
+{
+	struct cell c;
+
+	if (open_fx(false)) {
+		check_failures++;
+		return;
+	}
+	t1_gen = 0;
+	uexit(T1, 0, 1000, KVM_EXIT_IO);	/* the thread's first: its state, slot 0 */
+	urun(T1, 0, 1100);			/* from slot 0 */
+	CHECK(!bpf_map__delete_elem(skel->maps.thread_hash, &(__u32){ T1 }, sizeof(__u32), 0));
+	uexit(T1, 0, 2000, KVM_EXIT_IO);	/* from slot 0 */
+	urun(T1, 0, 2300);
+	uexit(T1, 0, 3000, KVM_EXIT_IO);
+	uexit(T1, 0, 3500, KVM_EXIT_IO);	/* no KVM_RUN between: unmatched */
+	urun(T1, 0, 3600);
+	urun(T1, 0, 3700);			/* no userspace exit in flight: nothing */
+	CHECK_EQ_U64(skel->bss->next_cell, 1);
+	c = cell_of(T1, KVM_EXIT_IO);
+	CHECK_EQ_U64(c.started, 4);
+	CHECK_EQ_U64(c.count, 3);
+	CHECK_EQ_U64(c.total_ns, 100 + 300 + 100);
+	CHECK_EQ_U64(c.inflight_ts, 0);
+	CHECK_EQ_U64(lost(LOST_UNMATCHED_RUN), 1);
+	CHECK(no_loss_but(LOST_UNMATCHED_RUN));
+	close_fx();
+}
+
+/*
+ * What the user half of a slot may not take: another reason, a cell that is no longer the
+ * thread's uexit_cell, a KVM_RUN on another CPU (it ends the exit through uexit_cell and
+ * un-names the cell), and a KVM_RUN with no userspace exit before it.
+ */
+static void test_user_slot_stale(void)
+{
+	struct cell io, mmio;
+
+	if (open_fx(false)) {
+		check_failures++;
+		return;
+	}
+	t1_gen = 0;
+	uexit(T1, 0, 1000, KVM_EXIT_IO);	/* slot 0: (T1, io) */
+	urun(T1, 0, 1100);
+	uexit(T1, 0, 2000, KVM_EXIT_MMIO);	/* another reason: state, slot 0: (T1, mmio) */
+	urun(T1, 0, 2200);
+	uexit(T1, 1, 3000, KVM_EXIT_IO);	/* moved: state, slot 1: (T1, io) */
+	urun(T1, 1, 3300);
+	uexit(T1, 0, 4000, KVM_EXIT_MMIO);	/* back: mmio no longer the uexit_cell */
+	urun(T1, 1, 4400);			/* moved before KVM_RUN: through uexit_cell */
+	uexit(T1, 0, 5000, KVM_EXIT_MMIO);	/* that KVM_RUN un-named mmio: state */
+	urun(T1, 1, 5500);
+	uexit(T1, 0, 6000, KVM_EXIT_MMIO);
+	urun(T1, 0, 6100);			/* from slot 0 */
+	urun(T1, 1, 6150);			/* uexit_cell names mmio, which is not in flight */
+	uexit(T1, 0, 7000, KVM_EXIT_MMIO);	/* from slot 0 */
+	urun(T1, 1, 7600);			/* moved: through uexit_cell */
+	urun(T1, 0, 7700);			/* nothing in flight, on either path */
+	urun(T1, 1, 7800);
+	io = cell_of(T1, KVM_EXIT_IO);
+	mmio = cell_of(T1, KVM_EXIT_MMIO);
+	CHECK_EQ_U64(io.started, 2);
+	CHECK_EQ_U64(io.count, 2);
+	CHECK_EQ_U64(io.total_ns, 100 + 300);
+	CHECK_EQ_U64(mmio.started, 5);
+	CHECK_EQ_U64(mmio.count, 5);
+	CHECK_EQ_U64(mmio.total_ns, 200 + 400 + 500 + 100 + 600);
+	CHECK_EQ_U64(io.inflight_ts, 0);
+	CHECK_EQ_U64(mmio.inflight_ts, 0);
+	CHECK(no_loss_but(-1));
+	close_fx();
+}
+
+/*
+ * An IO exit to the VMM: the kernel exit and the userspace exit nested in it, each from its own
+ * half of the slot; another thread's kernel exit on that CPU in the VMM's time takes the kernel
+ * half and leaves the user half to the first thread. The thread then ends in a userspace exit
+ * (its cell keeps the start, for userspace), and a new thread given its tid, on that CPU, is not
+ * the old one: its KVM_RUN ends nothing, its userspace exit gets a cell of its own.
+ */
+static void test_user_nested(void)
+{
+	struct cell k, u, t2, u1;
+
+	if (open_fx(false)) {
+		check_failures++;
+		return;
+	}
+	t1_gen = 0;
+	kfast(T1, 0, 1000, VMX_IO);
+	uexit(T1, 0, 1100, KVM_EXIT_IO);
+	urun(T1, 0, 1300);
+	kentry(T1, 0, 1400);
+	kfast(T1, 0, 2000, VMX_IO);		/* from the slot's kernel half */
+	uexit(T1, 0, 2050, KVM_EXIT_IO);	/* from its user half */
+	CHECK(!bpf_map__delete_elem(skel->maps.thread_hash, &(__u32){ T1 }, sizeof(__u32), 0));
+	kfast(T2, 0, 2100, VMX_HLT);		/* T2's state; the kernel half is T2's now */
+	kentry(T2, 0, 2150);
+	urun(T1, 0, 2250);			/* the user half is still T1's */
+	kentry(T1, 0, 2500);			/* the kernel half is not: through T1's state */
+	k = cell_of(T1, VMX_IO);
+	u = cell_of(T1, KVM_EXIT_IO);
+	t2 = cell_of(T2, VMX_HLT);
+	CHECK_EQ_U64(k.started, 2);
+	CHECK_EQ_U64(k.count, 1);		/* T1's state is gone: 2500 is unmatched */
+	CHECK_EQ_U64(k.total_ns, 400);
+	CHECK_EQ_U64(u.started, 2);
+	CHECK_EQ_U64(u.count, 2);
+	CHECK_EQ_U64(u.total_ns, 200 + 200);
+	CHECK_EQ_U64(t2.count, 1);
+	CHECK_EQ_U64(t2.total_ns, 50);
+	CHECK_EQ_U64(lost(LOST_UNMATCHED_ENTRY), 1);
+	/* A thread with a state again, ending in a userspace exit begun from the slot. */
+	uexit(T1, 0, 3000, KVM_EXIT_MMIO);	/* state (a new one), slot 0: (T1, mmio) */
+	urun(T1, 0, 3100);
+	uexit(T1, 0, 4000, KVM_EXIT_MMIO);	/* from slot 0 */
+	send((struct test_ctx){ .op = TOP_THREAD_EXIT, .now = 4200, .tgid = TGID, .tid = T1 });
+	t1_gen = 1;
+	urun(T1, 0, 4300);			/* a new T1: not the old one's exit */
+	uexit(T1, 0, 5000, KVM_EXIT_MMIO);
+	urun(T1, 0, 5400);
+	u = cell_of_ended(T1, KVM_EXIT_MMIO, true);
+	u1 = cell_of_ended(T1, KVM_EXIT_MMIO, false);
+	CHECK_EQ_U64(u.started, 2);
+	CHECK_EQ_U64(u.count, 1);
+	CHECK_EQ_U64(u.total_ns, 100);
+	CHECK_EQ_U64(u.inflight_ts, 4000);
+	CHECK_EQ_U64(u1.started, 1);
+	CHECK_EQ_U64(u1.count, 1);
+	CHECK_EQ_U64(u1.total_ns, 400);
+	CHECK(no_loss_but(LOST_UNMATCHED_ENTRY));
+	close_fx();
+}
+
 int main(void)
 {
 	libbpf_set_print(libbpf_print_quiet);
@@ -501,5 +658,8 @@ int main(void)
 	test_exit_slot_new_thread();
 	test_task_storage();
 	test_task_storage_ids();
+	test_user_from_slot();
+	test_user_slot_stale();
+	test_user_nested();
 	CHECK_DONE("test_bpf_cpu_slot");
 }

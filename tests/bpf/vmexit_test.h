@@ -13,8 +13,8 @@
 enum test_op {
 	TOP_EXIT = 1,		/* handle_kvm_exit (err = the CPU, for the per-CPU exit slot) */
 	TOP_ENTRY,		/* handle_kvm_entry (err = the CPU) */
-	TOP_USER_EXIT,		/* handle_user_exit (reason, err) */
-	TOP_RUN,		/* handle_kvm_run */
+	TOP_USER_EXIT,		/* handle_user_exit (reason, err; info1 = the CPU) */
+	TOP_RUN,		/* handle_kvm_run (info1 = the CPU) */
 	TOP_TSC,		/* handle_tsc_offset (vcpu, info1 = prev, info2 = next) */
 	TOP_FORK,		/* handle_fork (tgid = parent, tid = child) */
 	TOP_ARM64_EXIT,		/* arm64 kvm_exit: err = ret, reason = esr_ec, rip = vcpu_pc */

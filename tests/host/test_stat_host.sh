@@ -36,7 +36,7 @@ if [ $hash = 1 ] || grep -q "task storage" "$tmp/err"; then
 	# Plain counts end an exit from its CPU's slot, else from the thread's state: -v names it.
 	# (In the VMX bed these guests are done in ~80 ms of Bochs' clock, before the start-up
 	# check can move to the fast path: there they test the slot under the classic pair only.)
-	grep -q "^vmexit: exits in flight: per CPU (begun and ended there), in $state when the thread moved$" "$tmp/err" ||
+	grep -q "^vmexit: exits in flight: per CPU (begun and ended there, userspace exits too), in $state when the thread moved$" "$tmp/err" ||
 		fail "-v does not say that an exit whose thread moved ends through $state"
 else
 	echo "note: this kernel has no task storage for tracing programs: the hash ran twice"
