@@ -245,10 +245,42 @@ static __always_inline bool cpu_slot_end(__u32 cpu, __u32 tid, __u64 now)
  * writes the slot. After a completion here ts->uexit_cell still names the cell: its readers ask
  * exit_live(). Plain counts only: with keys a userspace exit's key is read into the thread's
  * state (key_user_exit()), and -c filters by the thread's vCPU.
+ *
+ * Unlike kvm_exit and kvm_entry, which fire with preemption off, kvm_userspace_exit and the
+ * KVM_RUN hooks run preemptible (only migration is off): another vCPU thread may write the
+ * user half while a program is halfway through reading it. So the writer clears utask first
+ * and sets it last, and a reader takes (uref, ureason, ustart) between two reads of
+ * (utask, uborn) that both name its thread: only the thread itself writes its own name, so
+ * any other writer in between shows as a cleared or foreign utask, and the reader falls back
+ * to the thread's state. A reader's own store of ustart after another thread's write at worst
+ * makes that thread's KVM_RUN miss the slot (its cell's start differs) and fall back too.
  */
 static __always_inline bool user_slot_on(void)
 {
 	return cpu_slot_enabled && !key_mode && filter_vcpu < 0;
+}
+
+/* Where a test object writes another thread's user half, as a preemption there would. */
+#ifndef USER_SLOT_PREEMPTED
+#define USER_SLOT_PREEMPTED(s)
+#endif
+
+/* The user half of s as this thread last wrote it: false when another thread's is there. */
+static __always_inline bool user_slot_read(struct cpu_exit_slot *s, __u32 *ref, __u32 *reason,
+					   __u64 *start)
+{
+	__u64 task, born;
+
+	slot_self(&task, &born);
+	if (s->utask != task || s->uborn != born)
+		return false;
+	barrier();
+	USER_SLOT_PREEMPTED(s);
+	*ref = s->uref;
+	*reason = s->ureason;
+	*start = s->ustart;
+	barrier();
+	return s->utask == task && s->uborn == born;
 }
 
 /* kvm_userspace_exit through the thread's state began the exit of reason in ref at now. */
@@ -269,11 +301,16 @@ static __always_inline void cpu_slot_user_note(__u32 cpu, struct thread_state *t
 		return;
 	if (!ts->slot_task)
 		slot_self(&ts->slot_task, &ts->slot_born);
-	s->utask = ts->slot_task;
+	/* Cleared first: a reader preempted here sees no thread's name (uborn first would also
+	 * do, but the order of stores is not what this should rest on). */
+	s->utask = 0;
+	barrier();
 	s->uborn = ts->slot_born;
 	s->uref = ref;
 	s->ureason = reason;
 	s->ustart = now;
+	barrier();
+	s->utask = ts->slot_task;
 }
 
 /*
@@ -284,20 +321,18 @@ static __always_inline void cpu_slot_user_note(__u32 cpu, struct thread_state *t
 static __always_inline bool cpu_slot_user_exit(__u32 cpu, __u64 now, __u32 reason)
 {
 	struct cpu_exit_slot *s = bpf_map_lookup_elem(&cpu_exits, &cpu);
+	__u32 ref, ureason;
+	__u64 ustart;
 	struct cell *c;
-	__u64 task, born;
 
-	if (!s)
+	if (!s || !user_slot_read(s, &ref, &ureason, &ustart) || ureason != reason)
 		return false;
-	slot_self(&task, &born);
-	if (s->utask != task || s->uborn != born || s->ureason != reason)
-		return false;
-	c = cell_get(s->uref);
+	c = cell_get(ref);
 	if (!c || !c->exit_named)
 		return false;
 	if (c->inflight_ts)
 		lost_inc(LOST_UNMATCHED_RUN);
-	exit_count(s->uref, c, now);
+	exit_count(ref, c, now);
 	s->ustart = now;
 	return true;
 }
@@ -307,21 +342,16 @@ static __always_inline bool cpu_slot_run(__u32 cpu, __u64 now)
 {
 	struct cpu_exit_slot *s = bpf_map_lookup_elem(&cpu_exits, &cpu);
 	struct exit_split none = {};
+	__u32 ref, ureason;
+	__u64 start;
 	struct cell *c;
-	__u64 task, born, start;
 
-	if (!s)
+	if (!s || !user_slot_read(s, &ref, &ureason, &start))
 		return false;
-	slot_self(&task, &born);
-	if (s->utask != task || s->uborn != born)
-		return false;
-	c = cell_get(s->uref);
-	if (!c)
-		return false;
-	start = s->ustart;
+	c = cell_get(ref);
 	/* No ended test, unlike cpu_slot_end(): the slot names a task by its start time too, and
 	 * an ended cell's thread never runs again. */
-	if (!start || c->inflight_ts != start)
+	if (!c || !start || c->inflight_ts != start)
 		return false;
 	c->inflight_ts = 0;
 	cell_end(c, start, now, &none);

@@ -13,6 +13,26 @@ __u32 test_cpu;
 __u64 test_task, test_born;
 #define SLOT_SELF(task, born) (*(task) = test_task, *(born) = test_born)
 
+/*
+ * Another thread's user half written over the slot in the middle of user_slot_read() (a
+ * preemption there), once, when the test arms it: bpf/cpu_exit_slot.bpf.h.
+ */
+bool race_armed;
+__u64 race_task, race_born, race_start;
+__u32 race_ref, race_reason;
+#define USER_SLOT_PREEMPTED(s)						\
+	do {								\
+		if (race_armed) {					\
+			race_armed = false;				\
+			(s)->utask = 0;					\
+			(s)->uborn = race_born;				\
+			(s)->uref = race_ref;				\
+			(s)->ureason = race_reason;			\
+			(s)->ustart = race_start;			\
+			(s)->utask = race_task;				\
+		}							\
+	} while (0)
+
 #include "handlers.bpf.h"
 #include "../tests/bpf/vmexit_test.h"
 

@@ -646,6 +646,45 @@ static void test_user_nested(void)
 	close_fx();
 }
 
+/*
+ * kvm_userspace_exit and KVM_RUN run preemptible: another vCPU thread may write the CPU's user
+ * half while a program reads it. T1's KVM_RUN on CPU 0 is "preempted" between its first look
+ * at the slot (its own) and its reads by T2, whose userspace exit in flight (begun on CPU 1)
+ * is then the slot's: T1 must not end T2's exit; each ends its own, once.
+ */
+static void test_user_preempted(void)
+{
+	struct cpu_exit_slot s1;
+	struct cell a, b;
+	__u32 cpu1 = 1;
+
+	if (open_fx(false)) {
+		check_failures++;
+		return;
+	}
+	t1_gen = 0;
+	uexit(T1, 0, 1000, KVM_EXIT_IO);	/* slot 0: T1's */
+	uexit(T2, 1, 1100, KVM_EXIT_IO);	/* slot 1: T2's, in flight */
+	CHECK(!bpf_map__lookup_elem(skel->maps.cpu_exits, &cpu1, sizeof(cpu1), &s1, sizeof(s1), 0));
+	skel->bss->race_task = s1.utask;
+	skel->bss->race_born = s1.uborn;
+	skel->bss->race_ref = s1.uref;
+	skel->bss->race_reason = s1.ureason;
+	skel->bss->race_start = s1.ustart;
+	skel->bss->race_armed = true;
+	urun(T1, 0, 1400);			/* T2 writes slot 0 mid-read: T1's state ends it */
+	CHECK(!skel->bss->race_armed);
+	urun(T2, 0, 1600);			/* T2 moved to CPU 0: the slot's, T2's own */
+	a = cell_of(T1, KVM_EXIT_IO);
+	b = cell_of(T2, KVM_EXIT_IO);
+	CHECK_EQ_U64(a.count, 1);
+	CHECK_EQ_U64(a.total_ns, 400);
+	CHECK_EQ_U64(b.count, 1);
+	CHECK_EQ_U64(b.total_ns, 500);
+	CHECK(no_loss_but(-1));
+	close_fx();
+}
+
 int main(void)
 {
 	libbpf_set_print(libbpf_print_quiet);
@@ -661,5 +700,6 @@ int main(void)
 	test_user_from_slot();
 	test_user_slot_stale();
 	test_user_nested();
+	test_user_preempted();
 	CHECK_DONE("test_bpf_cpu_slot");
 }
