@@ -243,8 +243,8 @@ static __always_inline bool cpu_slot_end(__u32 cpu, __u32 tid, __u64 now)
  * the slot is still the thread's and the cell's inflight_ts still the slot's start. Neither
  * looks the thread's state up; anything else takes the thread's state, which names the cell and
  * writes the slot. After a completion here ts->uexit_cell still names the cell: its readers ask
- * exit_live(). Plain counts only: with keys a userspace exit's key is read into the thread's
- * state (key_user_exit()), and -c filters by the thread's vCPU.
+ * exit_live(). Plain counts without -c only (user_slot_enabled): with keys a userspace exit's
+ * key is read into the thread's state (key_user_exit()), and -c filters by the thread's vCPU.
  *
  * Unlike kvm_exit and kvm_entry, which fire with preemption off, kvm_userspace_exit and the
  * KVM_RUN hooks run preemptible (only migration is off): another vCPU thread may write the
@@ -255,10 +255,7 @@ static __always_inline bool cpu_slot_end(__u32 cpu, __u32 tid, __u64 now)
  * to the thread's state. A reader's own store of ustart after another thread's write at worst
  * makes that thread's KVM_RUN miss the slot (its cell's start differs) and fall back too.
  */
-static __always_inline bool user_slot_on(void)
-{
-	return cpu_slot_enabled && !key_mode && filter_vcpu < 0;
-}
+const volatile bool user_slot_enabled = false;	/* src/kernel/session.c says when */
 
 /* Where a test object writes another thread's user half, as a preemption there would. */
 #ifndef USER_SLOT_PREEMPTED

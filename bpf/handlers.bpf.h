@@ -908,7 +908,7 @@ static __always_inline void handle_user_exit(__u64 now, __u32 tgid, __u32 tid, _
 
 	if (err < 0)
 		reason = VMEXIT_UREASON_ERRNO | (__u32)-err;
-	if (user_slot_on() && cpu_slot_user_exit(SLOT_CPU(), now, reason))
+	if (user_slot_enabled && cpu_slot_user_exit(SLOT_CPU(), now, reason))
 		return;
 	ts = thread_get(tgid, tid, true);
 	if (!ts || (ts->flags & TS_IGNORED))
@@ -921,7 +921,7 @@ static __always_inline void handle_user_exit(__u64 now, __u32 tgid, __u32 tid, _
 		exit_drop(prev);
 	}
 	ts->uexit_cell = exit_begin(ts, tgid, tid, VMEXIT_ISA_USER, reason, now);
-	if (user_slot_on())
+	if (user_slot_enabled)
 		cpu_slot_user_note(SLOT_CPU(), ts, prev, ts->uexit_cell, reason, now);
 	if (key_mode)
 		key_user_exit(ts, reason);
@@ -940,12 +940,12 @@ static __always_inline void handle_kvm_run(__u64 now, __u32 tgid, __u32 tid)
 {
 	struct thread_state *ts;
 
-	if (user_slot_on() && cpu_slot_run(SLOT_CPU(), now))
+	if (user_slot_enabled && cpu_slot_run(SLOT_CPU(), now))
 		return;
 	ts = thread_get(tgid, tid, false);
 	if (!ts || (ts->flags & TS_IGNORED) || ts->uexit_cell == CELL_NONE)
 		return;		/* the thread's first KVM_RUN: nothing to complete */
-	if (user_slot_on()) {
+	if (user_slot_enabled) {
 		/* Ended from a CPU's slot already (a KVM_RUN with no userspace exit before it). */
 		if (!exit_live(ts->uexit_cell))
 			return;

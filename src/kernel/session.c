@@ -517,18 +517,22 @@ static void keys_autoload(struct vmexit_bpf *skel, __u32 key_mode)
 /*
  * The exit in flight per CPU (bpf/cpu_exit_slot.bpf.h) spares the entry its task-storage
  * lookup, and the exit too while the slot holds the thread's cell for the reason, for plain
- * counts and --by key/rip (plain counts without -c: a userspace exit and its KVM_RUN too): with keys only the entry's, for an exit whose key entry kvm_exit
+ * counts and --by key/rip: with keys only the entry's, for an exit whose key entry kvm_exit
  * knows (the rest end through the thread's state), as each exit's key is read into the
  * thread's state at kvm_exit. --split and the stream read the thread's state at the
- * exit's end anyway. VMEXIT_CPU_SLOT=0 turns it off (benchmarks, tests).
+ * exit's end anyway. A userspace exit and its KVM_RUN take the slot's user half for plain
+ * counts without -c only: keys read a userspace exit's key into the thread's state, and -c
+ * filters by the thread's vCPU. VMEXIT_CPU_SLOT=0 turns both off (benchmarks, tests).
  */
 static void cpu_slot_tunables(struct session *s, const struct session_opts *o)
 {
 	int cpus = libbpf_num_possible_cpus();
 	bool on = !o->stream && !o->split && cpus > 0 && !env_knob_is("VMEXIT_CPU_SLOT", "0");
+	bool user = on && o->key_mode == KEY_MODE_OFF && o->filter.vcpu < 0;
 	const char *where = s->task_storage ? "task storage" : "a hash by thread id";
 
 	s->skel->rodata->cpu_slot_enabled = on;
+	s->skel->rodata->user_slot_enabled = user;
 	if (cpus > 0)
 		bpf_map__set_max_entries(s->skel->maps.cpu_exits, cpus);
 	/* The fallback is the per-thread state: set_tunables() chose it before (hash or not). */
@@ -538,10 +542,8 @@ static void cpu_slot_tunables(struct session *s, const struct session_opts *o)
 	if (!on)
 		fprintf(stderr, "vmexit: exits in flight: in %s\n", where);
 	else if (o->key_mode == KEY_MODE_OFF)
-		/* Userspace exits too, unless -c: bpf/cpu_exit_slot.bpf.h user_slot_on(). */
 		fprintf(stderr, "vmexit: exits in flight: per CPU (begun and ended there%s), in %s "
-			"when the thread moved\n", o->filter.vcpu < 0 ? ", userspace exits too" : "",
-			where);
+			"when the thread moved\n", user ? ", userspace exits too" : "", where);
 	else
 		fprintf(stderr, "vmexit: exits in flight: per CPU (ended there when kvm_exit knows "
 			"the key), in %s otherwise and when the thread moved\n", where);

@@ -40,6 +40,7 @@ static int open_fx(bool task_storage)
 	skel->rodata->filter_vcpu = -1;
 	skel->rodata->max_cells = NR_TEST_CELLS;
 	skel->rodata->cpu_slot_enabled = true;
+	skel->rodata->user_slot_enabled = true;
 	bpf_map__set_max_entries(skel->maps.cells, NR_TEST_CELLS);
 	bpf_map__set_max_entries(skel->maps.free_cells, NR_TEST_CELLS);
 	bpf_map__set_max_entries(skel->maps.cpu_exits, 4);

@@ -84,6 +84,18 @@ kvm_exit_fires() {
 	[ "$KVM_EXIT_FIRES" = 1 ]
 }
 
+# kvm_tp_btf NAME: whether the kernel's BTF describes the kvm tracepoint NAME's raw form
+# (btf_trace_NAME, in kvm's module BTF or vmlinux's with KVM built in): where it does, vmexit
+# takes the BTF-enabled tracepoint (tp_btf) rather than the classic one.
+kvm_tp_btf() {
+	local b
+	for b in /sys/kernel/btf/kvm /sys/kernel/btf/vmlinux; do
+		[ -e "$b" ] && bpftool btf dump file "$b" 2>/dev/null |
+			grep -q "TYPEDEF 'btf_trace_$1'" && return 0
+	done
+	return 1
+}
+
 # The kernel exit reasons the bundled guest's instructions cause, as (isa, code) in python
 # syntax for the JSON checks: `out` is VMX 30 IO_INSTRUCTION / SVM 0x7b io, `hlt` VMX 12 / SVM
 # 0x78.

@@ -95,11 +95,7 @@ echo "$said; programs held then:$progs"
 # A userspace exit on the BTF-enabled tracepoint wherever the kernel's BTF describes it (kvm's
 # module BTF, or vmlinux's with KVM built in): no perf record, no grace period at detach.
 user_want="kvm:kvm_userspace_exit kvm_userspace_exit"
-for b in /sys/kernel/btf/kvm /sys/kernel/btf/vmlinux; do
-	[ -e "$b" ] && bpftool btf dump file "$b" 2>/dev/null |
-		grep -q "TYPEDEF 'btf_trace_kvm_userspace_exit'" &&
-		{ user_want="tp_btf/kvm_userspace_exit kvm_userspace_exit_btf"; break; }
-done
+kvm_tp_btf kvm_userspace_exit && user_want="tp_btf/kvm_userspace_exit kvm_userspace_exit_btf"
 user_said=$(sed -n 's/^vmexit: hooks: userspace exit //p' "$TMP/det.err")
 [ "$user_said" = "${user_want% *}" ] ||
 	fail "-v says userspace exits on '$user_said', the kernel's BTF offers ${user_want% *}"

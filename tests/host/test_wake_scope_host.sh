@@ -162,12 +162,7 @@ kill $bp 2>/dev/null
 grep '^vmexit: hooks: kvm_exit\|^vmexit: hooks: --wake\|--wake: .* programs attached' "$TMP/c.err"
 # A kernel that never fires kvm_exit (a software KVM) has no exits for the check, and one whose
 # BTF does not describe the raw kvm_exit has no fast pair: classic then.
-exit_btf=0
-for b in /sys/kernel/btf/kvm /sys/kernel/btf/vmlinux; do
-	[ -e "$b" ] && bpftool btf dump file "$b" 2>/dev/null |
-		grep -q "TYPEDEF 'btf_trace_kvm_exit'" && exit_btf=1
-done
-if [ "$busy_exits" -gt 0 ] && [ $exit_btf = 1 ]; then
+if [ "$busy_exits" -gt 0 ] && kvm_tp_btf kvm_exit; then
 	grep -q "^vmexit: hooks: kvm_exit tp_btf/kvm_exit" "$TMP/c.err" ||
 		{ cat "$TMP/c.err"; fail "stat --wake beside a busy guest did not start on the fast pair"; }
 fi
