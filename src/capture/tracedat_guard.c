@@ -8,8 +8,10 @@
 #include "tracedat_guard.h"
 #include "tracedat_layout.h"
 
-/* The mark for "libtracecmd opens the file", after every format was parsed. */
+/* The marks for "libtracecmd opens the file", after every format was parsed, then "opens its
+ * buffer instances" (trace-cmd record -B), which the reader opens too (import_tracedat.c). */
 #define MARK_OPEN	UINT64_MAX
+#define MARK_INSTANCES	(UINT64_MAX - 1)
 
 struct probe {
 	const char *path;
@@ -45,6 +47,18 @@ static int probe(struct crash_guard *g, void *arg)
 	in = tracecmd_open(p->path, TRACECMD_FL_LOAD_NO_PLUGINS);
 	if (!in)
 		return 1;
+	/*
+	 * libtracecmd 3.1 (Debian 12's) closes an instance it failed to set up as if it had
+	 * been set up (tracecmd_buffer_instance_handle()'s error path), which dereferences NULL
+	 * on a damaged instance section: found by tests/fuzz/run-capture_mutants.sh.
+	 */
+	crash_guard_at(g, MARK_INSTANCES);
+	for (int i = 0, n = tracecmd_buffer_instances(in); i < n; i++) {
+		struct tracecmd_input *inst = tracecmd_buffer_instance_handle(in, i);
+
+		if (inst)
+			tracecmd_close(inst);
+	}
 	tracecmd_close(in);
 	return 0;
 }
@@ -72,7 +86,11 @@ int tracedat_guard(const char *path, char *err, size_t errlen)
 		snprintf(how, sizeof(how), "signal %d", r.status);
 	else
 		snprintf(how, sizeof(how), "exit %d", r.status);
-	if (r.marked && r.mark != MARK_OPEN)
+	if (r.marked && r.mark == MARK_INSTANCES)
+		snprintf(err, errlen, "%s: damaged trace.dat: libtracecmd crashed opening its buffer "
+			 "instances (%s, in a child process), past the checks of its header and "
+			 "sections", path, how);
+	else if (r.marked && r.mark != MARK_OPEN)
 		snprintf(err, errlen, "%s: offset %llu: damaged trace.dat: libtraceevent crashed "
 			 "parsing the event format there (%s, in a child process)", path,
 			 (unsigned long long)r.mark, how);
