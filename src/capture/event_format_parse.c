@@ -64,9 +64,12 @@ int event_formats_parse(struct tep_handle *tep, const struct event_format_text *
 		return -1;
 	}
 	if (!r.done) {
-		snprintf(err, errlen, "%s: offset %llu: damaged %s: libtraceevent crashed parsing "
-			 "the event format there (%s %d, in a child process)", path,
-			 (unsigned long long)r.mark, kind, r.killed ? "signal" : "exit", r.status);
+		char how[48];
+
+		crash_guard_death(&r, how, sizeof(how));
+		snprintf(err, errlen, "%s: offset %llu: damaged %s: libtraceevent failed parsing "
+			 "the event format there (%s, in a child process)", path,
+			 (unsigned long long)r.mark, kind, how);
 		return -1;
 	}
 	parse_all(NULL, &b);

@@ -68,7 +68,7 @@ int tracedat_guard(const char *path, char *err, size_t errlen)
 	struct tracedat_layout l;
 	struct crash_guard_result r;
 	struct probe p = { .path = path, .l = &l };
-	char how[32];
+	char how[48];
 	int ret;
 
 	if (tracedat_layout_read(path, &l, err, errlen))
@@ -82,22 +82,19 @@ int tracedat_guard(const char *path, char *err, size_t errlen)
 	}
 	if (r.done)
 		return 0;
-	if (r.killed)
-		snprintf(how, sizeof(how), "signal %d", r.status);
-	else
-		snprintf(how, sizeof(how), "exit %d", r.status);
+	crash_guard_death(&r, how, sizeof(how));
 	if (r.marked && r.mark == MARK_INSTANCES)
-		snprintf(err, errlen, "%s: damaged trace.dat: libtracecmd crashed opening its buffer "
-			 "instances (%s, in a child process), past the checks of its header and "
-			 "sections", path, how);
+		snprintf(err, errlen, "%s: damaged trace.dat: libtracecmd failed opening its "
+			 "buffer instances (%s, in a child process), past the checks of its header "
+			 "and sections", path, how);
 	else if (r.marked && r.mark != MARK_OPEN)
-		snprintf(err, errlen, "%s: offset %llu: damaged trace.dat: libtraceevent crashed "
+		snprintf(err, errlen, "%s: offset %llu: damaged trace.dat: libtraceevent failed "
 			 "parsing the event format there (%s, in a child process)", path,
 			 (unsigned long long)r.mark, how);
 	else
 		/* Its header and sections checked out: the library does not say where it was. */
-		snprintf(err, errlen, "%s: damaged trace.dat: libtracecmd crashed reading it (%s, "
-			 "in a child process), past the checks of its header and sections",
-			 path, how);
+		snprintf(err, errlen, "%s: damaged trace.dat: libtracecmd failed reading it (%s, "
+			 "in a child process), past the checks of its header and sections", path,
+			 how);
 	return -1;
 }

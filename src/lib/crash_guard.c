@@ -20,6 +20,13 @@ struct crash_guard {
 	int fd;
 };
 
+static unsigned int limit_s = CRASH_GUARD_SECONDS;
+
+void crash_guard_set_limit(unsigned int seconds)
+{
+	limit_s = seconds;
+}
+
 static void send_msg(int fd, char tag, __u64 v)
 {
 	char m[9];
@@ -68,7 +75,7 @@ int crash_guard_run(int (*work)(struct crash_guard *g, void *arg), void *arg,
 		 * child's: a fault kills it plainly, without a core file.
 		 */
 		static const int sigs[] = { SIGINT, SIGTERM, SIGPIPE, SIGSEGV, SIGBUS, SIGFPE,
-					    SIGILL, SIGABRT };
+					    SIGILL, SIGABRT, SIGALRM };
 		struct rlimit no_core = { 0, 0 };
 
 		for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
@@ -76,6 +83,8 @@ int crash_guard_run(int (*work)(struct crash_guard *g, void *arg), void *arg,
 		setrlimit(RLIMIT_CORE, &no_core);
 		if (__sanitizer_set_death_callback)
 			__sanitizer_set_death_callback(NULL);
+		/* The limit: SIGALRM's default action ends the child (timed_out). */
+		alarm(limit_s);
 		send_msg(g.fd, MSG_DONE, (__u64)(__s64)work(&g, arg));
 		/* _exit: no atexit work (a leak check of the library's parse) in the child. */
 		_exit(0);
@@ -113,6 +122,15 @@ int crash_guard_run(int (*work)(struct crash_guard *g, void *arg), void *arg,
 	if (!r->done) {
 		r->killed = WIFSIGNALED(st);
 		r->status = r->killed ? WTERMSIG(st) : WEXITSTATUS(st);
+		r->timed_out = r->killed && r->status == SIGALRM;
 	}
 	return 0;
+}
+
+void crash_guard_death(const struct crash_guard_result *r, char *buf, size_t len)
+{
+	if (r->timed_out)
+		snprintf(buf, len, "did not finish within %u s", limit_s);
+	else
+		snprintf(buf, len, "crashed: %s %d", r->killed ? "signal" : "exit", r->status);
 }

@@ -19,7 +19,15 @@ struct crash_guard_result {
 	bool killed;		/* ... status is a signal */
 	bool marked;		/* a mark was made */
 	__u64 mark;		/* the last one */
+	bool timed_out;		/* ... killed for taking longer than the limit */
 };
+
+/*
+ * The child's time limit: a library that loops for ever on a damaged input would hang vmexit
+ * (a parse, an open: seconds even on large files). Killed then, and said so.
+ */
+#define CRASH_GUARD_SECONDS	60
+
 
 /*
  * Runs work(g, arg) in a child (stderr to /dev/null: a library's complaints and a sanitizer's
@@ -30,5 +38,10 @@ int crash_guard_run(int (*work)(struct crash_guard *g, void *arg), void *arg,
 		    struct crash_guard_result *r);
 /* In the work: what it is about to do (a file offset), for the parent to name. */
 void crash_guard_at(struct crash_guard *g, __u64 mark);
+/* The limit in seconds (CRASH_GUARD_SECONDS unless set: the unit test's short one). */
+void crash_guard_set_limit(unsigned int seconds);
+/* How a child that did not finish ended, for a message: "crashed: signal 11", "did not
+ * finish within 60 s". */
+void crash_guard_death(const struct crash_guard_result *r, char *buf, size_t len);
 
 #endif /* VMEXIT_CRASH_GUARD_H */
