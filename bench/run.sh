@@ -54,6 +54,9 @@ what each benchmark prints:
                   seconds, events/s, MB/s and peak RSS (the file is parsed as it is read), and
                   python3's json.load of the same file; then names of 30,000 and 300,000 \u
                   escapes (the time grows with them, not with their square)
+  every_prog      issue 33's other way of measuring a user exit: one guest of 100,000 IO exits
+                  under `vmexit stat`, then bpftrace, every program each holds, BPF run
+                  time per user exit (kernel.bpf_stats_enabled), ratio (target 0.40x)
   import_perf     `vmexit report -i perf.data` (a perf capture of the guest's IO exits): the
                   native reader against perf script's, wall seconds and records/s, ratio
 serve figures:
@@ -79,4 +82,7 @@ done
 echo
 echo "=== import_perf"
 bench/import_perf.sh "$OUT" || { echo "*** import_perf failed"; rc=1; }
+echo
+echo "=== every_prog"
+bench/every_prog.sh "$OUT" || { echo "*** every_prog failed"; rc=1; }
 exit $rc
