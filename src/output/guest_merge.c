@@ -76,7 +76,6 @@ struct merge {
 	double err_max;			/* the largest error bound of a placed time, ns */
 	__u64 neg;			/* times that land before the clock's 0 */
 	unsigned int neg_line;		/* the first of them */
-	__u64 neg_t;
 };
 
 /* Where a placed time falls against the recording (first pass). */
@@ -157,22 +156,9 @@ static int place(struct merge *m, const struct guest_trace_event *e, __s32 vcpu,
 		return ret;	/* said */
 	}
 	/* Said after the first pass, with what the whole file tells (a uftrace file). */
-	if (ret == -ERANGE && !m->neg++) {
+	if (ret == -ERANGE && !m->neg++)
 		m->neg_line = e->line;
-		m->neg_t = t;
-	}
 	return ret;
-}
-
-static void say_negative(const struct merge *m)
-{
-	char nb[TEXT_NAME_MAX];
-
-	fprintf(stderr, "vmexit: %s:%u: guest time %llu lands before the host clock's 0 for "
-		"guest '%s' (%s; %llu event%s so): a trace of another run or clock (clock=ns?)\n",
-		m->s->path, m->neg_line, (unsigned long long)m->neg_t, text_esc(nb, m->s->guest),
-		m->s->ns ? "clock=ns" : "TSC ticks", (unsigned long long)m->neg,
-		m->neg == 1 ? "" : "s");
 }
 
 static int one_event(void *ctx, const struct guest_trace_event *e)
@@ -247,12 +233,19 @@ static void fmt_s(char *buf, size_t len, __u64 ns)
 	snprintf(buf, len, "%.6f s", ns / 1e9);
 }
 
-/* Events outside the recording: all of them is an error (unless kept), some a note. */
+/*
+ * Events outside the recording: all of them is an error (unless kept), some a note. Those
+ * before the host clock's 0 cannot be placed at all, kept or not: an error. A trace whose
+ * offset KVM traced and did not apply lands there on a host whose TSC has not yet run past
+ * the offset (2^50 ticks is days), before the recording's start on one up for longer.
+ */
 static int say_outside(const struct merge *m)
 {
 	const struct guest_merge_ctx *mc = m->mc;
-	__u64 out = m->before + m->after;
+	__u64 out = m->before + m->after + m->neg, all = m->events + m->neg;
+	bool fatal = m->neg || (out == all && !mc->keep_outside);
 	char a[32], b[32], c[32], nb[TEXT_NAME_MAX];
+	char sep = ':';
 
 	if (!out)
 		return 0;
@@ -260,24 +253,31 @@ static int say_outside(const struct merge *m)
 	fmt_s(b, sizeof(b), m->after_min);
 	fmt_s(c, sizeof(c), m->after_max);
 	fprintf(stderr, "vmexit: %s--guest-trace %s: %s%llu of its %llu events fall%s outside "
-		"the recording of guest '%s' (%.3f s long)",
-		out == m->events && !mc->keep_outside ? "" : "note: ", m->s->path,
-		out == m->events ? "all " : "", (unsigned long long)out,
-		(unsigned long long)m->events, out == 1 ? "s" : "", text_esc(nb, m->s->guest),
+		"the recording of guest '%s' (%.3f s long)", fatal ? "" : "note: ", m->s->path,
+		out == all ? "all " : "", (unsigned long long)out, (unsigned long long)all,
+		out == 1 ? "s" : "", text_esc(nb, m->s->guest),
 		(mc->span_to - mc->span_from) / 1e9);
-	if (m->before)
-		fprintf(stderr, ": %llu before its start, by up to %s",
+	if (m->neg) {
+		fprintf(stderr, ": %llu before the host clock's 0 (the first at line %u), where "
+			"nothing can be placed", (unsigned long long)m->neg, m->neg_line);
+		sep = ';';
+	}
+	if (m->before) {
+		fprintf(stderr, "%c %llu before its start, by up to %s", sep,
 			(unsigned long long)m->before, a);
+		sep = ';';
+	}
 	if (m->after)
-		fprintf(stderr, "%s %llu after its end, by %s to %s", m->before ? ";" : ":",
+		fprintf(stderr, "%c %llu after its end, by %s to %s", sep,
 			(unsigned long long)m->after, b, c);
-	if (out < m->events) {
+	if (!fatal && out < all) {
 		fprintf(stderr, " (the trace runs longer than the recording)\n");
 		return 0;
 	}
 	fprintf(stderr, ": a trace of another run, another clock (clock=ns?) or an offset KVM "
-		"did not apply%s\n", mc->keep_outside ? "" : " (--keep-outside writes it anyway)");
-	return mc->keep_outside ? 0 : -EINVAL;
+		"did not apply%s\n", m->neg || mc->keep_outside ? "" :
+		" (--keep-outside writes it anyway)");
+	return fatal ? -EINVAL : 0;
 }
 
 /* The route's error bound against the exits the trace is lined up with. */
@@ -318,15 +318,11 @@ int guest_merge(const struct guest_trace_spec *s, __u32 tgid, const struct guest
 	/* Placed twice: nothing is written of a trace that lands wholly outside. */
 	ret = guest_trace_read_kind(s->path, one_event, &m, &kind, err, sizeof(err));
 	if (!ret) {
-		say_bound(&m, kind);
-		if (m.neg) {
-			say_negative(&m);
-			free(m.tracks);
-			return -EINVAL;
-		}
 		ret = say_outside(&m);
 		if (ret)
 			return ret;
+		/* After: a trace refused as outside needs no word on how well it is placed. */
+		say_bound(&m, kind);
 		m.dry = false;
 		m.events = 0;
 		ret = guest_trace_read(s->path, one_event, &m, err, sizeof(err));

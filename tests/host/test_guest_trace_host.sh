@@ -93,13 +93,25 @@ else
 fi
 
 # outside REC G.json WHAT: every guest event outside the recording: exit 1 with the counts, and
-# --keep-outside writes it with a note.
+# --keep-outside writes it with a note. An offset KVM traced and did not apply (2^50 ticks) puts
+# the events before the recording's start on a host whose TSC is past it (up for days), before
+# the host clock's 0 on one up for less (kvm_pvm: vCPU 1's; vCPU 0's land after the end, by a
+# first traced offset of minus the host's TSC): those cannot be placed at all, kept or not, and
+# --keep-outside says the same line and exit 1.
 outside() {
 	"$OUT/vmexit" report -i "$1" --perfetto "$tmp/o.json" --guest-trace gt="$2" >/dev/null 2>"$tmp/err"
-	local rc=$?
-	[ $rc = 1 ] && grep -q "all [0-9]* of its [0-9]* events fall outside the recording of guest 'gt'" "$tmp/err" ||
-		{ cat "$tmp/err"; fail "$3: status $rc (expected 1) or no 'all ... fall outside' line"; }
+	local rc=$? all="all [0-9]* of its [0-9]* events fall outside the recording of guest 'gt'"
+	[ $rc = 1 ] && grep -q "$all" "$tmp/err" && [ "$(wc -l <"$tmp/err")" = 1 ] ||
+		{ cat "$tmp/err"; fail "$3: status $rc (expected 1) or not one 'all ... fall outside' line"; }
 	echo "$3: $(grep "fall outside" "$tmp/err")"
+	if grep -q "$all (.*): [0-9]* before the host clock's 0" "$tmp/err"; then
+		"$OUT/vmexit" report -i "$1" --perfetto "$tmp/o.json" --guest-trace gt="$2" \
+			--keep-outside >/dev/null 2>"$tmp/err2"
+		rc=$?
+		[ $rc = 1 ] && cmp -s "$tmp/err" "$tmp/err2" ||
+			{ cat "$tmp/err2"; fail "$3: --keep-outside: status $rc, or not the same line"; }
+		return
+	fi
 	"$OUT/vmexit" report -i "$1" --perfetto "$tmp/o.json" --guest-trace gt="$2" --keep-outside \
 		>/dev/null 2>"$tmp/err" && grep -q "note: --guest-trace .* fall outside" "$tmp/err" &&
 		grep -q '"cat":"guest"' "$tmp/o.json" ||
