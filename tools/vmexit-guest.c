@@ -123,7 +123,10 @@
  *
  * Output: on success one line per VM on stderr. With --json, one line per VM process on stdout:
  *   {"pid":P,"name":"NAME","ring":R,"mix":{"io":n,"mmio":n,"hlt":n,"cpuid":n,"msr":n},
- *    "vcpus":[{"vcpu":0,"tid":T,"passes":P,"runs":N,"ns":D,"exits":{"IO":n,"MMIO":n,"HLT":n}}]}
+ *    "vcpus":[{"vcpu":0,"tid":T,"passes":P,"runs":N,"ns":D,"exits":{"IO":n,"MMIO":n,"HLT":n},
+ *              "tally":{...},"kvm":{"exits":n,"io_exits":n,"mmio_exits":n,"halt_exits":n}}]}
+ * "kvm": KVM's own counters of the vCPU at the end, those this kernel has (none before 5.14's
+ * binary statistics): vmexit_guest_kvm_stats.h.
  * "runs" counts KVM_RUN calls (= kvm:kvm_userspace_exit events of that thread); "exits" counts
  * their results by KVM_EXIT_* name without the prefix. IO, MMIO and HLT are always present;
  * the only other key a successful run can show is "EINTR": a KVM_RUN cut short by a signal
@@ -238,6 +241,7 @@
 
 #include "vmexit_guest_cli.h"
 #include "vmexit_guest_uffd.h"
+#include "vmexit_guest_kvm_stats.h"
 
 /* Per-kind repeat counts, read by the guest from PARAM_GPA at the start of every pass. */
 enum kind { K_IO, K_MMIO, K_HLT, K_CPUID, K_MSR, K_WRMSR, K_CR, K_VMCALL, K_UD, K_TIMER, K_IN,
@@ -294,6 +298,7 @@ struct vcpu {
 	struct vm *vm;
 	int index;
 	int fd;
+	int stats_fd;		/* --stats-fds: the vCPU's, held; else -1 */
 	struct kvm_run *run;
 	pthread_t thread;
 	pid_t tid;
@@ -1102,7 +1107,8 @@ static int setup_vcpu(struct vm *vm, struct vcpu *v)
 		return -1;
 	}
 	/* Held until exit: a reader takes them with pidfd_getfd() (the ioctl is the VMM's). */
-	if (vm->o->stats_fds && ioctl(v->fd, KVM_GET_STATS_FD, NULL) < 0) {
+	v->stats_fd = vm->o->stats_fds ? ioctl(v->fd, KVM_GET_STATS_FD, NULL) : -1;
+	if (vm->o->stats_fds && v->stats_fd < 0) {
 		errmsg("%s: KVM_GET_STATS_FD on vCPU %d: %s", vm->name, v->index, strerror(errno));
 		return -1;
 	}
@@ -1621,6 +1627,7 @@ static void print_json(const struct vm *vm)
 {
 	const struct opts *o = vm->o;
 	struct sbuf s = { .p = malloc(256), .cap = 256 };
+	struct guest_kvm_stats ks;
 	char buf[32];
 
 	if (!s.p)
@@ -1652,7 +1659,22 @@ static void print_json(const struct vm *vm)
 		sb_printf(&s, "},\"tally\":{");
 		for (int t = 0; t < NR_TALLY; t++)
 			sb_printf(&s, "%s\"%s\":%" PRIu64, t ? "," : "", tally_name[t], tally_of(v)[t]);
-		sb_printf(&s, "}}");
+		sb_printf(&s, "}");
+		/* KVM's own counters of the vCPU (vmexit_guest_kvm_stats.h), where it has them. */
+		if (!guest_kvm_stats_read(v->fd, v->stats_fd, &ks)) {
+			bool first = true;
+
+			sb_printf(&s, ",\"kvm\":{");
+			for (size_t k = 0; k < NR_GUEST_KVM_STATS; k++) {
+				if (!ks.found[k])
+					continue;
+				sb_printf(&s, "%s\"%s\":%" PRIu64, first ? "" : ",",
+					  guest_kvm_stat_name[k], ks.value[k]);
+				first = false;
+			}
+			sb_printf(&s, "}");
+		}
+		sb_printf(&s, "}");
 	}
 	sb_printf(&s, "]");
 	if (o->uffd)
@@ -1802,6 +1824,7 @@ static int run_vm_once(struct vm *vm)
 		vm->vcpus[i].vm = vm;
 		vm->vcpus[i].index = (int)i;
 		vm->vcpus[i].fd = -1;
+		vm->vcpus[i].stats_fd = -1;
 		vm->vcpus[i].started = 1;
 	}
 	for (unsigned long i = 0; i < o->vcpus; i++) {

@@ -247,7 +247,7 @@ static int debugfs_open_vm(struct kvm_vmm_stats *v, struct kvm_vm_stats *vm)
 {
 	char path[128];
 	struct dirent *e;
-	__u32 n = 0, cap = 0;
+	__u32 n = 0, cap = 0, refused = 0;
 	DIR *d;
 	int err = 0;
 
@@ -271,6 +271,12 @@ static int debugfs_open_vm(struct kvm_vmm_stats *v, struct kvm_vm_stats *vm)
 			err = -errno;
 			break;
 		}
+		/*
+		 * A file the directory lists and that root may not open: kernel lockdown (its
+		 * "debugfs access is restricted" in dmesg) refuses the writable ones, which are
+		 * the cumulative counters; reading the rest would show those as zeros.
+		 */
+		refused += fd < 0 && (errno == EPERM || errno == EACCES);
 		if (fd < 0)
 			continue;
 		if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
@@ -302,6 +308,10 @@ static int debugfs_open_vm(struct kvm_vmm_stats *v, struct kvm_vm_stats *vm)
 		vm->f.nr_descs = ++n;
 	}
 	closedir(d);
+	if (!err && refused) {
+		v->debugfs_refused = true;
+		err = -EPERM;
+	}
 	vm->f.nr_data = n;
 	vm->f.data = calloc(n ? n : 1, sizeof(__u64));
 	vm->f.base = calloc(n ? n : 1, sizeof(__u64));
@@ -421,7 +431,12 @@ int kvm_vmm_stats_open(struct kvm_vmm_stats *v, int pid, char *why, size_t why_l
 	if (!err && !v->nr_vms)
 		err = -ENOENT;
 	if (err && why) {
-		if (err == -EPERM || err == -EACCES)
+		if (v->debugfs_refused)
+			snprintf(why, why_len, "pid %d: debugfs refuses KVM's statistics files "
+				 "(kernel lockdown restricts debugfs: see dmesg) and the VMM holds no "
+				 "stats fds: have it hold them (KVM_GET_STATS_FD), which vmexit copies, "
+				 "or run without lockdown", pid);
+		else if (err == -EPERM || err == -EACCES)
 			snprintf(why, why_len, "pid %d: cannot copy its KVM stats fds (pidfd_getfd: %s) "
 				 "nor read debugfs: run as its user or with CAP_SYS_PTRACE, or as root "
 				 "with debugfs mounted at /sys/kernel/debug", pid, strerror(-err));

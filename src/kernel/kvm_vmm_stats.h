@@ -9,7 +9,9 @@
  *    VMM: its uid (with Yama's ptrace_scope 0) or CAP_SYS_PTRACE.
  *  - debugfs kvm/<pid>-<fd>/ for a VMM that holds a VM fd ("anon_inode:kvm-vm") and no stats
  *    fds (most): one file per statistic, the VM's and its vCPUs' summed, no vCPU rows, no
- *    histograms; root (debugfs is 0700) and debugfs mounted.
+ *    histograms; root (debugfs is 0700) and debugfs mounted. Kernel lockdown (integrity)
+ *    refuses every writable debugfs file (EPERM), the counters among them: said, not read
+ *    as zeros.
  * A stats fd, and a held debugfs file, holds a reference on its VM: its counts stay readable
  * after the VMM exits, until kvm_vmm_stats_close(). A VMM found once is counted whole.
  */
@@ -39,6 +41,7 @@ struct kvm_vmm_stats {
 	int pid;
 	unsigned long long start;	/* /proc/PID/stat starttime: a reused pid is another VMM */
 	bool debugfs;			/* read from debugfs (per VM only) */
+	bool debugfs_refused;		/* debugfs listed the files and refused to open them */
 	struct kvm_vm_stats *vms;	/* a VMM may hold several */
 	int nr_vms;
 };

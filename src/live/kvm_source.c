@@ -124,8 +124,11 @@ static int add(struct kvm_source *ks, int pid, const char *name)
 	if (err) {
 		bool perm = err == -EPERM || err == -EACCES;
 
-		/* -ENOENT, -ESRCH: no VM (yet, or any more), the process gone: the next scan. */
-		if ((err != -ENOENT && err != -ESRCH && (!perm || !ks->said_perm)) || ks->verbose)
+		/*
+		 * -ENOENT, -ESRCH: no VM (yet, or any more), the process gone: the next scan (said
+		 * each time with -v). A refusal stays one: said once, -v or not.
+		 */
+		if (perm ? !ks->said_perm : (err != -ENOENT && err != -ESRCH) || ks->verbose)
 			fprintf(stderr, "vmexit: %s\n", why);
 		ks->said_perm |= perm;
 		return 0;
