@@ -150,8 +150,12 @@ int BPF_PROG(wake_pending, __u32 apicid, __u16 dm, __u16 tm, __u8 vec)
 		target = tid;
 	} else {
 		target_tid = bpf_map_lookup_elem(&wake_vcpus, &vk);
-		if (!target_tid)
+		if (!target_tid) {
+			/* Said (wake_untimed), not lost: no vCPU to time it on. */
+			if (pid_wanted(vk.tgid) && (filter_vcpu < 0 || vk.vcpu == filter_vcpu))
+				__sync_fetch_and_add(&wake_untimed, 1);
 			return 0;
+		}
 		target = *target_tid;
 		t = thread_find(target);
 		if (!t)

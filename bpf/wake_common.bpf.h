@@ -202,6 +202,12 @@ __u64 wake_lost[NR_WAKE_LOST];
  * tracepoint, so there it stays 0 (README: SGIs and LPIs unseen).
  */
 __u64 wake_posted;
+/*
+ * Interrupts made pending for a wanted vCPU vmexit never saw enter guest mode (x86's
+ * wake_pending(): its vCPU is learnt at kvm_entry/kvm_exit): none can be timed. A software KVM
+ * (kvm_pvm) traces no entry at all; elsewhere, a vCPU halted since before vmexit started.
+ */
+__u64 wake_untimed;
 
 /*
  * stream --wake: each delivery also as a VMEXIT_EV_WAKE record (include/vmexit.h) in the

@@ -175,6 +175,8 @@ int wake_progs_read(struct wake_progs *w, struct wake_snapshot *out)
 	memcpy(out->lost, w->skel->bss->wake_lost, sizeof(out->lost));
 	out->posted = w->skel->bss->wake_posted;
 	out->posted_known = true;
+	out->untimed = w->skel->bss->wake_untimed;
+	out->untimed_known = true;
 	out->halt_poll_ns = wake_halt_poll_ns();
 	return 0;
 }

@@ -61,5 +61,7 @@ int wake_snapshot_delta(struct wake_snapshot *out, const struct wake_snapshot *c
 	}
 	for (int l = 0; base && l < NR_WAKE_LOST; l++)
 		out->lost[l] -= base->lost[l] <= out->lost[l] ? base->lost[l] : 0;
+	if (base && base->untimed <= out->untimed)
+		out->untimed -= base->untimed;
 	return 0;
 }

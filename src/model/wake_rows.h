@@ -26,6 +26,10 @@ struct wake_snapshot {
 	 * run's, or a recording's since format 1.9 (older ones kept none: said by no total). */
 	__u64 posted;
 	bool posted_known;
+	/* Interrupts made pending for vCPUs never seen entering guest mode (bpf/wake_common.bpf.h
+	 * wake_untimed): in no row. untimed_known: a live run's (recordings keep none). */
+	__u64 untimed;
+	bool untimed_known;
 	/* Why there are no halted-exit rows at all (a recording keeps only the deliveries),
 	 * said in their place by every format; NULL: the rows are there (maybe none). */
 	const char *no_hlt;

@@ -121,6 +121,10 @@ static void wake_text(struct top_window *w, const struct top_data *d, const stru
 	if (!wake_rows_text(w, d, ui))
 		top_wtext(w, "  (%s)", ui->have_re ? "no delivery matches the filter" :
 			  "no interrupt delivered yet");
+	/* Pending for vCPUs never seen entering guest mode: none can be timed (stat says why). */
+	if (d->wake_tot->untimed_known && d->wake_tot->untimed)
+		top_wtext(w, "  untimed: %llu made pending for vCPUs never seen entering guest mode "
+			  "(no kvm:kvm_entry for them)", (unsigned long long)d->wake_tot->untimed);
 	top_wtext(w, "%s", "");
 	n = (size_t)snprintf(hdr, sizeof(hdr), " %*s %*s %*s %*s %*s", W_TOTAL, "Halts", W_RATE,
 			     "Current", W_SHARE, "polled", W_SHARE, "p+slpt", W_SHARE, "slept");

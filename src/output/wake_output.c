@@ -15,6 +15,9 @@ static const unsigned int windows_us[] = {
 #define NR_WINDOWS (sizeof(windows_us) / sizeof(windows_us[0]))
 
 /* The total of the rows' POSTED: said too, so that a reader of COUNT alone misses none. */
+#define WAKE_UNTIMED_SAID "interrupts made pending (" WAKE_PENDING_HOOK ") for vCPUs never seen " \
+	"entering guest mode, in no row: kvm:kvm_entry did not fire for them (a software KVM " \
+	"such as kvm_pvm traces no entry; elsewhere, vCPUs halted since before vmexit started)"
 #define WAKE_POSTED_SAID "interrupts KVM posted to a vCPU in guest mode (APICv/AVIC): taken " \
 	"with no exit, not timed (the rows' posted, not in their count)"
 
@@ -232,6 +235,8 @@ lost:
 	fprintf(f, "}");
 	if (s->posted_known)
 		fprintf(f, ",\"posted\":%llu", (unsigned long long)s->posted);
+	if (s->untimed_known)
+		fprintf(f, ",\"untimed\":%llu", (unsigned long long)s->untimed);
 	fprintf(f, "}\n");
 }
 
@@ -260,6 +265,9 @@ int wake_print(const struct wake_snapshot *s, enum out_format fmt, long long hal
 		if (s->posted_known && s->posted)
 			fprintf(f, "%sposted: %llu %s\n", fmt == OUT_CSV ? "# " : "",
 				(unsigned long long)s->posted, WAKE_POSTED_SAID);
+		if (s->untimed_known && s->untimed)
+			fprintf(f, "%suntimed: %llu %s\n", fmt == OUT_CSV ? "# " : "",
+				(unsigned long long)s->untimed, WAKE_UNTIMED_SAID);
 	}
 	free(adv);
 	return out_flush(f);

@@ -45,6 +45,7 @@ V=2
 [ -x "$VMEXIT" ] && [ -x "$GUEST" ] || { echo "FAIL: $VMEXIT or $GUEST missing"; exit 1; }
 . "$(dirname "$0")/lib.sh"
 need_kvm_bpf
+kvm_exit_fires "$GUEST" || wake_untimed_only test_wake_front_host
 need_cmd python3 python3
 need_cmd protoc protobuf-compiler
 # The schema and the canonical-lines script, from the tree (in the nested bed: /docs, /tests).

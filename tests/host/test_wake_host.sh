@@ -47,6 +47,7 @@ V=2
 [ -x "$VMEXIT" ] && [ -x "$GUEST" ] || { echo "FAIL: $VMEXIT or $GUEST missing"; exit 1; }
 . "$(dirname "$0")/lib.sh"
 need_kvm_bpf
+kvm_exit_fires "$GUEST" || wake_untimed_only test_wake_host
 command -v python3 >/dev/null || { echo "FAIL: python3 is needed to check the CSV"; exit 1; }
 command -v perf >/dev/null || {
 	echo "FAIL: perf not installed (apt-get install linux-perf)"

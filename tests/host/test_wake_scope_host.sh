@@ -30,6 +30,7 @@ T=30
 [ -x "$VMEXIT" ] && [ -x "$GUEST" ] || { echo "FAIL: $VMEXIT or $GUEST missing"; exit 1; }
 . "$(dirname "$0")/lib.sh"
 need_kvm_bpf
+kvm_exit_fires "$GUEST" || wake_untimed_only test_wake_scope_host
 need_cmd python3 python3
 need_cmd bpftool bpftool
 need_cmd perf linux-perf
