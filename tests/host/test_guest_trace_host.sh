@@ -101,7 +101,7 @@ fi
 outside() {
 	"$OUT/vmexit" report -i "$1" --perfetto "$tmp/o.json" --guest-trace gt="$2" >/dev/null 2>"$tmp/err"
 	local rc=$? all="all [0-9]* of its [0-9]* events fall outside the recording of guest 'gt'"
-	[ $rc = 1 ] && grep -q "$all" "$tmp/err" && [ "$(wc -l <"$tmp/err")" = 1 ] ||
+	[ $rc = 1 ] && [ "$(grep -c "$all" "$tmp/err")" = 1 ] ||
 		{ cat "$tmp/err"; fail "$3: status $rc (expected 1) or not one 'all ... fall outside' line"; }
 	echo "$3: $(grep "fall outside" "$tmp/err")"
 	if grep -q "$all (.*): [0-9]* before the host clock's 0" "$tmp/err"; then
