@@ -28,7 +28,6 @@ struct crash_guard_result {
  */
 #define CRASH_GUARD_SECONDS	60
 
-
 /*
  * Runs work(g, arg) in a child (stderr to /dev/null: a library's complaints and a sanitizer's
  * report would add lines to a one-line error). 0 with *r filled, or -errno when no child
