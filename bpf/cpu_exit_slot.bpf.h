@@ -330,7 +330,6 @@ static __always_inline void cpu_slot_user_note(__u32 cpu, struct thread_state *t
 	s->ureason = reason;
 	s->ustart = now;
 	if (run_key_enabled) {
-		s->uvcpu = ts->run_vcpu;
 		s->urun = ts->run_run;
 		s->umig = slot_migrations();
 	}
@@ -372,9 +371,9 @@ static __always_inline void cpu_slot_user_way(__u32 cpu, const struct thread_sta
 }
 
 /*
- * The thread's KVM_RUN runs another vCPU than its last (run_vcpu): the CPU's user half, if it
- * is the thread's, no longer names the vCPU whose kvm_run holds the exit in flight. Another
- * thread's half written meanwhile is at worst made to miss once.
+ * The thread's KVM_RUN runs another vCPU than its last (another kvm_run than run_run): the CPU's
+ * user half, if it is the thread's, no longer names the kvm_run that holds the exit in flight.
+ * Another thread's half written meanwhile is at worst made to miss once.
  */
 static __always_inline void cpu_slot_user_drop(__u32 cpu, const struct thread_state *ts)
 {
@@ -396,8 +395,10 @@ static __always_inline bool cpu_slot_user_exit(__u32 cpu, __u64 now, __u32 reaso
 	__u64 ustart;
 	struct cell *c;
 
-	/* With keys, an exit kvm_run names: nothing else of its key is needed (see above). */
-	if (key_mode && !run_key_reason(reason))
+	/* With keys, an exit kvm_run names: nothing else of its key is needed (see above); not
+	 * once a KVM_RUN could not name its vCPU (run_key_lost: its exit takes the thread's key,
+	 * which key_user_exit() must then have set). */
+	if (key_mode && (!run_key_reason(reason) || run_key_lost))
 		return false;
 	if (!s || !user_slot_read(s, &ref, &ureason, &ustart) || ureason != reason)
 		return false;
@@ -428,17 +429,18 @@ static __always_inline bool user_slot_end(__u32 ref, __u64 start, __u64 now)
 }
 
 /*
- * cpu_slot_run() with keys, of vcpu (the KVM_RUN's): the exit's key from kvm_run and its key
- * entry from the half's ways. Only while the half holds for the thread's vCPU: written by this
- * thread (its name read before and after everything else, as user_slot_read()), for this very
- * vCPU, and the thread has not moved since (umig). The thread's KVM_RUNs in between then all
- * ran here, each through this half (for the same vCPU) or through the thread's state (which
- * drops the half when the vCPU changed): the exit in flight came from vcpu's last KVM_RUN, its
- * key is in vcpu's kvm_run (urun), and the thread's run_vcpu is vcpu, for the thread's end to
- * read. vcpu need not be checked here (run_vcpu_valid()): it is the one the thread's state
- * kept, checked then.
+ * cpu_slot_run() with keys, of run (the kvm_run of the KVM_RUN's vCPU, read afresh by its hook:
+ * a vCPU freed and another allocated at its address has another kvm_run): the exit's key from
+ * kvm_run and its key entry from the half's ways. Only while the half holds for the thread's
+ * kvm_run: written by this thread (its name read before and after everything else, as
+ * user_slot_read()), for this very kvm_run, and the thread has not moved since (umig). The
+ * thread's KVM_RUNs in between then all ran here, each through this half (the same kvm_run) or
+ * through the thread's state (which drops the half when the kvm_run changed): the exit in flight
+ * came from this kvm_run's last KVM_RUN, its key is there, and the thread's run_run is run, for
+ * the thread's end to read. A candidate vCPU that is none (run_vcpu_valid() was not asked) gives
+ * a kvm_run that is not the half's.
  */
-static __always_inline bool cpu_slot_run_keyed(struct cpu_exit_slot *s, __u64 now, __u64 vcpu)
+static __always_inline bool cpu_slot_run_keyed(struct cpu_exit_slot *s, __u64 now, __u64 run)
 {
 	struct cpu_slot_way *w;
 	struct key_note k;
@@ -446,30 +448,34 @@ static __always_inline bool cpu_slot_run_keyed(struct cpu_exit_slot *s, __u64 no
 	__u64 task, born, start;
 
 	slot_self(&task, &born);
-	if (!vcpu || s->utask != task || s->uborn != born)
+	if (!run || s->utask != task || s->uborn != born)
 		return false;
 	barrier();
 	USER_SLOT_PREEMPTED(s);
 	ref = s->uref;
 	reason = s->ureason;
 	start = s->ustart;
-	if (!run_key_reason(reason) || s->uvcpu != vcpu || s->umig != slot_migrations() ||
-	    !run_key_read(s->urun, reason, &k))
+	if (!run_key_reason(reason) || s->urun != run || s->umig != slot_migrations() ||
+	    !run_key_read(run, reason, &k))
 		return false;
+	/* The way between two reads of its kslot, which its writer empties first and fills last:
+	 * a way rewritten meanwhile (another thread's, written into this half) shows. */
 	w = user_way(s, ref, &k);
 	kslot = w->kslot;
+	barrier();
 	if (!kslot || w->ref != ref || w->kind != k.kind || w->dir != k.dir || w->key != k.key)
 		return false;
 	barrier();
-	if (s->utask != task || s->uborn != born || !user_slot_end(ref, start, now))
+	if (w->kslot != kslot || s->utask != task || s->uborn != born ||
+	    !user_slot_end(ref, start, now))
 		return false;
 	key_charge_slot(kslot, now - start);
 	return true;
 }
 
-/* KVM_RUN of vcpu on cpu at now: true when the slot held the thread's userspace exit and ended
- * it. */
-static __always_inline bool cpu_slot_run(__u32 cpu, __u64 now, __u64 vcpu)
+/* KVM_RUN on cpu at now (its vCPU's kvm_run: run, with keys from kvm_run): true when the slot
+ * held the thread's userspace exit and ended it. */
+static __always_inline bool cpu_slot_run(__u32 cpu, __u64 now, __u64 run)
 {
 	struct cpu_exit_slot *s = bpf_map_lookup_elem(&cpu_exits, &cpu);
 	__u32 ref, ureason;
@@ -478,7 +484,7 @@ static __always_inline bool cpu_slot_run(__u32 cpu, __u64 now, __u64 vcpu)
 	if (!s)
 		return false;
 	if (key_mode)
-		return cpu_slot_run_keyed(s, now, vcpu);
+		return cpu_slot_run_keyed(s, now, run);
 	return user_slot_read(s, &ref, &ureason, &start) && user_slot_end(ref, start, now);
 }
 

@@ -163,9 +163,8 @@ struct thread_state {
 	 * kvm_exit (bpf/vmx_vector.bpf.h); 0 when none is due. */
 	__u64 vec_vcpu;
 	__u32 vec_reason;
-	/* --by key, keys read from kvm_run (bpf/run_key.bpf.h): the vCPU of the thread's last
-	 * KVM_RUN and its kvm_run, which holds the exit to the VMM in flight; 0 until seen. */
-	__u64 run_vcpu;
+	/* --by key, keys read from kvm_run (bpf/run_key.bpf.h): the kvm_run of the thread's last
+	 * KVM_RUN's vCPU, which holds the exit to the VMM in flight; 0 until seen. */
 	__u64 run_run;
 	__u64 late_lat;
 	__u32 late_ref;
@@ -961,12 +960,13 @@ static __always_inline const struct key_note *uexit_key_of(struct thread_state *
 }
 
 /*
- * The KVM_RUN ioctl that ends the VMM time of the thread's last userspace exit; vcpu: the
- * KVM_RUN's vCPU where the hook knows it (keys read from kvm_run), else 0; sure: it is (fentry's
- * argument), where kvm_fpu's is a candidate to check (bpf/run_key.bpf.h run_vcpu_valid()).
+ * The KVM_RUN ioctl that ends the VMM time of the thread's last userspace exit. With keys from
+ * kvm_run: vcpu, the KVM_RUN's vCPU where the hook knows it, and run, its kvm_run, read afresh
+ * (else 0); sure: it is the KVM_RUN's (fentry's argument), where kvm_fpu's is a candidate to
+ * check (bpf/run_key.bpf.h run_vcpu_valid()).
  */
 static __always_inline void handle_kvm_run(__u64 now, __u32 tgid, __u32 tid, __u64 vcpu,
-					   bool sure)
+					   __u64 run, bool sure)
 {
 	const struct key_note *key;
 	struct thread_state *ts;
@@ -975,23 +975,25 @@ static __always_inline void handle_kvm_run(__u64 now, __u32 tgid, __u32 tid, __u
 	__u64 made_by = 0;
 	__u32 ref;
 
-	if (user_slot_enabled && cpu_slot_run(SLOT_CPU(), now, vcpu))
+	if (user_slot_enabled && cpu_slot_run(SLOT_CPU(), now, run))
 		return;
 	/* Keys from kvm_run: the state from the first KVM_RUN on, to know each exit's vCPU. */
 	ts = thread_get(tgid, tid, run_key_enabled);
 	if (!ts || (ts->flags & TS_IGNORED))
 		return;
 	if (run_key_enabled) {
-		if (vcpu && !sure && !run_vcpu_valid(vcpu))
-			vcpu = 0;
-		if (!vcpu && !run_key_lost)
+		if (!vcpu || (!sure && !run_vcpu_valid(vcpu)))
+			run = 0;
+		/* A KVM_RUN that ends an exit and whose vCPU is not known: from now on the key
+		 * events name exits again. (kvm_fpu also loads outside KVM_RUN, for another
+		 * thread's KVM_GET_MP_STATE: that thread ends no exit.) */
+		if (!run && exit_live(ts->uexit_cell) && !run_key_lost)
 			run_key_lost = true;
-		if (ts->run_vcpu != vcpu) {
+		if (ts->run_run != run) {
 			if (user_slot_enabled)
 				cpu_slot_user_drop(SLOT_CPU(), ts);
 			made_by = ts->run_run;
-			ts->run_vcpu = vcpu;
-			ts->run_run = run_of_vcpu(vcpu);
+			ts->run_run = run;
 		}
 		/* The exit in flight came from the last KVM_RUN: its vCPU's kvm_run has it. At the
 		 * thread's first KVM_RUN seen, which ends an exit only when vmexit began in the

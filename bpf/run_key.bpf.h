@@ -17,9 +17,10 @@
  *  - the CPU's user half ends a keyed exit to the VMM without the thread's state
  *    (cpu_exit_slot.bpf.h cpu_slot_run_keyed()).
  * Which vCPU: fentry's argument, or, on kvm_fpu's BTF-enabled tracepoint, the one whose preempt
- * notifier is on the current task (run_vcpu_running()). src/kernel/session.c turns this on for
- * --by key where the KVM_RUN hook has it; a kvm_fpu that finds no vCPU turns it off for good
- * (run_key_lost), and the key events name these exits again.
+ * notifier is on the current task (run_vcpu_running()); its kvm_run is read afresh at each
+ * KVM_RUN (a vCPU freed and another allocated at its address has another kvm_run).
+ * src/kernel/session.c turns this on for --by key where the KVM_RUN hook has it; a KVM_RUN that
+ * ends an exit and finds no vCPU sets run_key_lost, and the key events name exits again.
  *
  * A VMM can write kvm_run, which is mapped into it: one that rewrote exit_reason leaves its
  * exit keyless (checked against the exit's own reason), one that rewrote the port names its
@@ -36,8 +37,10 @@ const volatile bool run_key_enabled = false;
 /* Set by the first kvm_exit of a keyed session (exit_start()): from then on guest exits are in
  * flight for the key events to describe. */
 bool kvm_exit_seen;
-/* Set when a KVM_RUN hook did not find its vCPU (handle_kvm_run()): kvm_run is not read from
- * then on (uexit_key_of()), and the key events name the exits to the VMM as without it. */
+/* Set when a KVM_RUN that ends an exit did not find its vCPU (handle_kvm_run()): the key
+ * events name exits again (key_events_needed()), an exit whose kvm_run is not known takes the
+ * thread's key (uexit_key_of()), and exits to the VMM begin through the thread's state, which
+ * sets that key (cpu_slot_user_exit()). */
 bool run_key_lost;
 
 #define KVM_EXIT_IO_OUT		1	/* kvm_run.io.direction */

@@ -185,7 +185,9 @@ int BPF_PROG(kvm_run_fentry, struct kvm_vcpu *vcpu)
 	__u64 now = bpf_ktime_get_ns();
 	__u64 id = hot_ids();
 
-	handle_kvm_run(now, id >> 32, (__u32)id, run_key_enabled ? (__u64)vcpu : 0, true);
+	/* A trusted argument: its kvm_run is one load, no helper call. */
+	handle_kvm_run(now, id >> 32, (__u32)id, run_key_enabled ? (__u64)vcpu : 0,
+		       run_key_enabled ? (__u64)vcpu->run : 0, true);
 	return 0;
 }
 
@@ -196,13 +198,14 @@ int BPF_PROG(kvm_run_fentry, struct kvm_vcpu *vcpu)
  */
 static __always_inline int run_fpu(int load, __u64 vcpu)
 {
-	__u64 now, id;
+	__u64 now, id, run;
 
 	if (!load)
 		return TP_PASS;
 	now = bpf_ktime_get_ns();
 	id = hot_ids();
-	handle_kvm_run(now, id >> 32, (__u32)id, vcpu, false);
+	run = run_of_vcpu(vcpu);
+	handle_kvm_run(now, id >> 32, (__u32)id, vcpu, run, false);
 	return TP_PASS;
 }
 
@@ -235,7 +238,7 @@ int kvm_run_ioctl(struct syscall_trace_enter *ctx)
 		return TP_PASS;
 	now = bpf_ktime_get_ns();
 	id = hot_ids();
-	handle_kvm_run(now, id >> 32, (__u32)id, 0, false);
+	handle_kvm_run(now, id >> 32, (__u32)id, 0, 0, false);
 	return TP_PASS;
 }
 

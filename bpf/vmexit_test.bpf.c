@@ -126,7 +126,9 @@ static __always_inline int drive(const struct test_ctx *c)
 		return 0;
 	case TOP_RUN:
 		test_cpu = c->info1;
-		handle_kvm_run(c->now, c->tgid, c->tid, c->info2, true);
+		/* The vCPU's kvm_run: rip when set (another VM's vCPU at the same address), else the
+		 * test vCPU is its own. */
+		handle_kvm_run(c->now, c->tgid, c->tid, c->info2, c->rip ? c->rip : c->info2, true);
 		return 0;
 	case TOP_TSC:
 		handle_tsc_offset(c->now, c->tgid, c->tid, c->vcpu, c->info1, c->info2);

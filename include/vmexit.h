@@ -227,18 +227,16 @@ struct cpu_exit_slot {
 	__u32 uref;
 	__u32 ureason;
 	/*
-	 * Keys read from kvm_run (bpf/run_key.bpf.h): the vCPU of the thread's KVM_RUNs and its
-	 * kvm_run (its state's run_vcpu and run_run when the half was written), the thread's
-	 * migration count then (the half holds only while the thread has not moved since), and
-	 * the ways of its key entries as kvm_exit's above, (cell, key with its direction) ->
-	 * kslot.
+	 * Keys read from kvm_run (bpf/run_key.bpf.h): the kvm_run of the thread's KVM_RUNs (its
+	 * state's run_run when the half was written), the thread's migration count then (the
+	 * half holds only while the thread has not moved since), and the ways of its key entries
+	 * as kvm_exit's above, (cell, key with its direction) -> kslot.
 	 */
-	__u64 uvcpu;
 	__u64 urun;
 	__u64 umig;
 	struct cpu_slot_way uway[CPU_SLOT_WAYS];
 	/* Whole cache lines: CPUs write theirs at every exit, none sharing another's. */
-	__u8 pad[24];
+	__u8 pad[32];
 };
 _Static_assert(sizeof(struct cpu_exit_slot) % 64 == 0, "struct cpu_exit_slot: whole 64-byte lines");
 

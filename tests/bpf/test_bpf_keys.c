@@ -1007,7 +1007,7 @@ static void test_run_key_vcpus(void)
 			way |= h.uway[i].kslot && h.uway[i].key == 0xe9 && h.uway[i].kind == KEY_PORT &&
 			       h.uway[i].dir == KEY_DIR_OUT;
 		CHECK_EQ_U64(way, 1);
-		CHECK_EQ_U64(h.uvcpu, 1);
+		CHECK_EQ_U64(h.urun, 1);
 	}
 	uexit(200, U_IO);
 	run_v(210, 1);
@@ -1038,6 +1038,52 @@ static void test_run_key_vcpus(void)
 	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0xe9, 5, 50);
 	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0x80, 4, 40);
 	CHECK_EQ_U64(entries(), 2);
+	vmexit_test_bpf__destroy(skel);
+out:
+	fx_run_key = false;
+}
+
+/*
+ * Keys from kvm_run, a vCPU freed and another allocated at its address (the thread's next VM):
+ * the new vCPU's kvm_run is another, so the half written for the old one does not end its
+ * exits, and the old VM's last exit is named from the old kvm_run. Then a change of vCPU where
+ * the half has a way for what the new vCPU's kvm_run holds.
+ */
+static void test_run_key_new_vm(void)
+{
+	fx_run_key = true;
+	if (open_fx(16))
+		goto out;
+	set_run(1, U_IO, KEY_PORT, KEY_DIR_OUT, 0xe9);
+	set_run(2, U_IO, KEY_PORT, KEY_DIR_OUT, 0x80);
+	run_v(50, 1);
+	for (__u64 t = 100; t < 400; t += 100) {
+		uexit(t, U_IO);
+		run_v(t + 10, 1);
+	}
+	/* vCPU "1" again, with kvm_run 2. */
+	for (__u64 t = 400; t < 700; t += 100) {
+		uexit(t, U_IO);
+		send((struct test_ctx){ .op = TOP_RUN, .now = t + 10, .info2 = 1, .rip = 2 });
+	}
+	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0xe9, 4, 40);
+	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0x80, 2, 20);
+	vmexit_test_bpf__destroy(skel);
+
+	/* vCPU 1 uses ports 0x80 and 0xe9 (a way each); vCPU 2's kvm_run still holds a 0x80. The
+	 * thread's next KVM_RUN is vCPU 2's: the exit vCPU 1 made is 0xe9, not what vCPU 2's
+	 * kvm_run holds, though the half has a way for that too. */
+	if (open_fx(16))
+		goto out;
+	set_run(2, U_IO, KEY_PORT, KEY_DIR_OUT, 0x80);
+	run_v(50, 1);
+	for (__u64 t = 100; t < 700; t += 100) {
+		set_run(1, U_IO, KEY_PORT, KEY_DIR_OUT, t < 400 ? 0x80 : 0xe9);
+		uexit(t, U_IO);
+		run_v(t + 10, t < 600 ? 1 : 2);
+	}
+	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0x80, 3, 30);
+	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0xe9, 3, 30);
 	vmexit_test_bpf__destroy(skel);
 out:
 	fx_run_key = false;
@@ -1116,15 +1162,27 @@ static void test_run_key_events(void)
 
 	if (open_fx(16))
 		goto out;
-	run_v(50, 0);
-	CHECK_EQ_U64(skel->bss->run_key_lost, 1);
+	/* A kvm_fpu with no vCPU that ends nothing (another thread's KVM_GET_MP_STATE). */
+	run_v(40, 0);
+	CHECK_EQ_U64(skel->bss->run_key_lost, 0);
+	run_v(50, 1);
 	key(90, KEY_PORT, KEY_DIR_OUT, 0x40, false);
+	set_run(1, U_IO, KEY_PORT, KEY_DIR_OUT, 0x3f8);
 	uexit(100, U_IO);
+	/* A KVM_RUN without a vCPU ends an exit: that exit came from vCPU 1, whose kvm_run names
+	 * it; the next one, from the KVM_RUN whose vCPU is unknown, is named by the key events,
+	 * which are looked at again. */
 	run_v(110, 0);
-	/* As without kvm_run, the IO exit waits for the next key event (an IN's completion),
-	 * which the thread's end stands in for. */
-	send((struct test_ctx){ .op = TOP_THREAD_EXIT, .now = 150 });
+	CHECK_EQ_U64(skel->bss->run_key_lost, 1);
+	key(190, KEY_PORT, KEY_DIR_OUT, 0x40, false);
+	uexit(200, U_IO);
+	run_v(210, 0);
+	/* As without kvm_run, an IO exit waits for the next key event (an IN's completion), which
+	 * the thread's end stands in for. */
+	send((struct test_ctx){ .op = TOP_THREAD_EXIT, .now = 250 });
+	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0x3f8, 1, 10);
 	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0x40, 1, 10);
+	CHECK_EQ_U64(entries(), 2);
 	vmexit_test_bpf__destroy(skel);
 out:
 	fx_run_key = false;
@@ -1152,6 +1210,7 @@ static void test_all(void)
 	test_run_key();
 	test_run_key_vcpus();
 	test_run_key_moved();
+	test_run_key_new_vm();
 	test_run_key_events();
 }
 
