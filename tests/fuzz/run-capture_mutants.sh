@@ -16,6 +16,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 SEEDS=$OUT/fuzz/seeds-capture
 PER_FORMAT=${VMEXIT_MUTANTS:-320}
 VMEXIT=$OUT/san/vmexit
+# libtracecmd's own leaks on damaged files are not vmexit's (libtracecmd.lsan.supp says which).
+export LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$here/libtracecmd.lsan.supp
 for b in fuzz_tracedat fuzz_perfdata; do
 	[ -x "$OUT/fuzz/$b" ] || { echo "FAIL: $OUT/fuzz/$b not built (make fuzz-build)"; exit 1; }
 done
