@@ -88,20 +88,6 @@ static __always_inline void slot_self(__u64 *task, __u64 *born)
 #endif
 
 /*
- * How often the current thread has moved to another CPU (set_task_cpu() counts each move): a
- * user half written by the thread holds for keys only while this has not changed since
- * (cpu_slot_run_keyed()).
- */
-#ifndef SLOT_MIGRATIONS
-static __always_inline __u64 slot_migrations(void)
-{
-	return bpf_get_current_task_btf()->se.nr_migrations;
-}
-#else
-#define slot_migrations SLOT_MIGRATIONS
-#endif
-
-/*
  * The key of the thread's exit in flight (or last ended from a CPU's slot): its cell's when a
  * CPU's slot began it (cell.slot_key, bpf/cpu_exit_slot.bpf.h cpu_slot_exit()), which left
  * the thread's state as the last exit begun through it had it; else the thread's. Written
@@ -257,9 +243,8 @@ static __always_inline bool cpu_slot_end(__u32 cpu, __u32 tid, __u64 now)
  * the slot is still the thread's and the cell's inflight_ts still the slot's start. Neither
  * looks the thread's state up; anything else takes the thread's state, which names the cell and
  * writes the slot. After a completion here ts->uexit_cell still names the cell: its readers ask
- * exit_live(). Without -c only (user_slot_enabled: -c filters by the thread's vCPU); with keys
- * only where KVM_RUN reads the key from kvm_run (bpf/run_key.bpf.h), for IO and MMIO exits,
- * whose key nothing but kvm_run gives then (cpu_slot_run_keyed() below).
+ * exit_live(). Plain counts without -c only (user_slot_enabled): with keys a userspace exit's
+ * key is read into the thread's state (key_user_exit()), and -c filters by the thread's vCPU.
  *
  * Unlike kvm_exit and kvm_entry, which fire with preemption off, kvm_userspace_exit and the
  * KVM_RUN hooks run preemptible (only migration is off): another vCPU thread may write the
@@ -301,8 +286,6 @@ static __always_inline void cpu_slot_user_note(__u32 cpu, struct thread_state *t
 {
 	struct cpu_exit_slot *s;
 	struct cell *c;
-	__u64 was;
-	__u32 i;
 
 	if (prev != ref)
 		exit_unname(prev);
@@ -317,70 +300,14 @@ static __always_inline void cpu_slot_user_note(__u32 cpu, struct thread_state *t
 		slot_self(&ts->slot_task, &ts->slot_born);
 	/* Cleared first: a reader preempted here sees no thread's name (uborn first would also
 	 * do, but the order of stores is not what this should rest on). */
-	was = s->utask;
 	s->utask = 0;
 	barrier();
-	/* The ways are only ever the half's thread's: another's go (as cpu_slot_note()'s). */
-	if (key_mode && (was != ts->slot_task || s->uborn != ts->slot_born)) {
-		for (i = 0; i < CPU_SLOT_WAYS; i++)
-			s->uway[i].kslot = 0;
-	}
 	s->uborn = ts->slot_born;
 	s->uref = ref;
 	s->ureason = reason;
 	s->ustart = now;
-	if (run_key_enabled) {
-		s->urun = ts->run_run;
-		s->umig = slot_migrations();
-	}
 	barrier();
 	s->utask = ts->slot_task;
-}
-
-/* The way of a user half that may hold (cell ref, key k). */
-static __always_inline struct cpu_slot_way *user_way(struct cpu_exit_slot *s, __u32 ref,
-						     const struct key_note *k)
-{
-	return &s->uway[(ref + (__u32)k->key + k->kind + k->dir) & (CPU_SLOT_WAYS - 1)];
-}
-
-/*
- * A KVM_RUN through the thread's state charged the exit to the VMM of cell ref, key k, to key
- * entry kslot (the thread's key cache has it): the CPU's user half, when it is the thread's,
- * keeps it for cpu_slot_run_keyed(). The way is emptied first and filled last, so that the
- * thread's own reader never takes half a way; another thread's cell refs never match it.
- */
-static __always_inline void cpu_slot_user_way(__u32 cpu, const struct thread_state *ts, __u32 ref,
-					      const struct key_note *k, __u32 kslot)
-{
-	struct cpu_exit_slot *s = bpf_map_lookup_elem(&cpu_exits, &cpu);
-	struct cpu_slot_way *w;
-
-	if (!s || !kslot || !ts->slot_task || s->utask != ts->slot_task ||
-	    s->uborn != ts->slot_born)
-		return;
-	w = user_way(s, ref, k);
-	w->kslot = 0;
-	barrier();
-	w->key = k->key;
-	w->ref = ref;
-	w->kind = k->kind;
-	w->dir = k->dir;
-	barrier();
-	w->kslot = kslot;
-}
-
-/*
- * The thread's KVM_RUN runs another vCPU than its last (another kvm_run than run_run): the CPU's
- * user half, if it is the thread's, no longer names the kvm_run that holds the exit in flight.
- * Another thread's half written meanwhile is at worst made to miss once.
- */
-static __always_inline void cpu_slot_user_drop(__u32 cpu, const struct thread_state *ts)
-{
-	struct cpu_exit_slot *s = bpf_map_lookup_elem(&cpu_exits, &cpu);
-
-	if (s && ts->slot_task && s->utask == ts->slot_task && s->uborn == ts->slot_born)
-		s->utask = 0;
 }
 
 /*
@@ -395,11 +322,6 @@ static __always_inline bool cpu_slot_user_exit(__u32 cpu, __u64 now, __u32 reaso
 	__u64 ustart;
 	struct cell *c;
 
-	/* With keys, an exit kvm_run names: nothing else of its key is needed (see above); not
-	 * once a KVM_RUN could not name its vCPU (run_key_lost: its exit takes the thread's key,
-	 * which key_user_exit() must then have set). */
-	if (key_mode && (!run_key_reason(reason) || run_key_lost))
-		return false;
 	if (!s || !user_slot_read(s, &ref, &ureason, &ustart) || ureason != reason)
 		return false;
 	c = cell_get(ref);
@@ -412,13 +334,18 @@ static __always_inline bool cpu_slot_user_exit(__u32 cpu, __u64 now, __u32 reaso
 	return true;
 }
 
-/* The userspace exit of cell ref that a user half began at start ends at now, if it is still
- * the cell's exit in flight. */
-static __always_inline bool user_slot_end(__u32 ref, __u64 start, __u64 now)
+/* KVM_RUN on cpu at now: true when the slot held the thread's userspace exit and ended it. */
+static __always_inline bool cpu_slot_run(__u32 cpu, __u64 now)
 {
+	struct cpu_exit_slot *s = bpf_map_lookup_elem(&cpu_exits, &cpu);
 	struct exit_split none = {};
-	struct cell *c = cell_get(ref);
+	__u32 ref, ureason;
+	__u64 start;
+	struct cell *c;
 
+	if (!s || !user_slot_read(s, &ref, &ureason, &start))
+		return false;
+	c = cell_get(ref);
 	/* No ended test, unlike cpu_slot_end(): the slot names a task by its start time too, and
 	 * an ended cell's thread never runs again. */
 	if (!c || !start || c->inflight_ts != start)
@@ -426,66 +353,6 @@ static __always_inline bool user_slot_end(__u32 ref, __u64 start, __u64 now)
 	c->inflight_ts = 0;
 	cell_end(c, start, now, &none);
 	return true;
-}
-
-/*
- * cpu_slot_run() with keys, of run (the kvm_run of the KVM_RUN's vCPU, read afresh by its hook:
- * a vCPU freed and another allocated at its address has another kvm_run): the exit's key from
- * kvm_run and its key entry from the half's ways. Only while the half holds for the thread's
- * kvm_run: written by this thread (its name read before and after everything else, as
- * user_slot_read()), for this very kvm_run, and the thread has not moved since (umig). The
- * thread's KVM_RUNs in between then all ran here, each through this half (the same kvm_run) or
- * through the thread's state (which drops the half when the kvm_run changed): the exit in flight
- * came from this kvm_run's last KVM_RUN, its key is there, and the thread's run_run is run, for
- * the thread's end to read. A candidate vCPU that is none (run_vcpu_valid() was not asked) gives
- * a kvm_run that is not the half's.
- */
-static __always_inline bool cpu_slot_run_keyed(struct cpu_exit_slot *s, __u64 now, __u64 run)
-{
-	struct cpu_slot_way *w;
-	struct key_note k;
-	__u32 ref, reason, kslot;
-	__u64 task, born, start;
-
-	slot_self(&task, &born);
-	if (!run || s->utask != task || s->uborn != born)
-		return false;
-	barrier();
-	USER_SLOT_PREEMPTED(s);
-	ref = s->uref;
-	reason = s->ureason;
-	start = s->ustart;
-	if (!run_key_reason(reason) || s->urun != run || s->umig != slot_migrations() ||
-	    !run_key_read(run, reason, &k))
-		return false;
-	/* The way between two reads of its kslot, which its writer empties first and fills last:
-	 * a way rewritten meanwhile (another thread's, written into this half) shows. */
-	w = user_way(s, ref, &k);
-	kslot = w->kslot;
-	barrier();
-	if (!kslot || w->ref != ref || w->kind != k.kind || w->dir != k.dir || w->key != k.key)
-		return false;
-	barrier();
-	if (w->kslot != kslot || s->utask != task || s->uborn != born ||
-	    !user_slot_end(ref, start, now))
-		return false;
-	key_charge_slot(kslot, now - start);
-	return true;
-}
-
-/* KVM_RUN on cpu at now (its vCPU's kvm_run: run, with keys from kvm_run): true when the slot
- * held the thread's userspace exit and ended it. */
-static __always_inline bool cpu_slot_run(__u32 cpu, __u64 now, __u64 run)
-{
-	struct cpu_exit_slot *s = bpf_map_lookup_elem(&cpu_exits, &cpu);
-	__u32 ref, ureason;
-	__u64 start;
-
-	if (!s)
-		return false;
-	if (key_mode)
-		return cpu_slot_run_keyed(s, now, run);
-	return user_slot_read(s, &ref, &ureason, &start) && user_slot_end(ref, start, now);
 }
 
 #endif /* VMEXIT_CPU_EXIT_SLOT_BPF_H */

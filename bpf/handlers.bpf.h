@@ -163,9 +163,6 @@ struct thread_state {
 	 * kvm_exit (bpf/vmx_vector.bpf.h); 0 when none is due. */
 	__u64 vec_vcpu;
 	__u32 vec_reason;
-	/* --by key, keys read from kvm_run (bpf/run_key.bpf.h): the kvm_run of the thread's last
-	 * KVM_RUN's vCPU, which holds the exit to the VMM in flight; 0 until seen. */
-	__u64 run_run;
 	__u64 late_lat;
 	__u32 late_ref;
 	__u32 late_stream;	/* stream --keys: its record waits for the key too */
@@ -799,11 +796,8 @@ static __always_inline void exit_start(struct thread_state *ts, __u64 now, __u32
 	exit_count(ref, c, now);
 	ts->exit_cell = ref;
 	/* Keys first: the slot notes the exit's key entry when it is known already. */
-	if (key_mode) {
-		if (!kvm_exit_seen)
-			kvm_exit_seen = true;
+	if (key_mode)
 		key_exit_start(ts, x);
-	}
 	if (cpu_slot_enabled) {
 		/* Named for cpu_slot_exit(); the thread's exit_key is this exit's, not the cell's. */
 		if (pc && pc != c)
@@ -841,7 +835,7 @@ static __always_inline void handle_kvm_exit(__u64 now, __u32 tgid, __u32 tid,
  */
 static __always_inline void exit_end(struct thread_state *ts, __u32 *ref, __u64 now,
 				     __u64 blocked0, __u64 runq0, __u32 tgid, __u32 tid, __u16 type,
-				     const struct key_note *key, bool key_settled)
+				     const struct key_note *key)
 {
 	__u32 r = *ref;
 	struct cell *c = cell_get(r);
@@ -862,7 +856,7 @@ static __always_inline void exit_end(struct thread_state *ts, __u32 *ref, __u64 
 	/* An IO exit to the VMM waits for its key: its stream record too. */
 	if (key_mode)
 		keyed_later = key_exit_done(ts, r, c, key, start, now - start, &s,
-					    type == VMEXIT_EV_USER_EXIT, key_settled);
+					    type == VMEXIT_EV_USER_EXIT);
 	/* It is settled by the next kvm_exit at the latest (key_exit_start()), which a CPU's
 	 * slot must not begin then: it would skip the settling (cpu_slot_exit()). */
 	if (keyed_later && cpu_slot_enabled)
@@ -902,7 +896,7 @@ static __always_inline void handle_kvm_entry(__u64 now, __u32 tgid, __u32 tid)
 	if (key_mode == KEY_MODE_DEVICE && ts->vec_vcpu)
 		key_vector_late(ts);
 	exit_end(ts, &ts->exit_cell, now, ts->exit_blocked0, ts->exit_runq0, tgid, tid,
-		 VMEXIT_EV_EXIT, exit_key_now(ts), false);
+		 VMEXIT_EV_EXIT, exit_key_now(ts));
 }
 
 /* kvm_userspace_exit: KVM_RUN returns to the VMM; VMM time lasts until the next KVM_RUN. */
@@ -941,87 +935,25 @@ static __always_inline void handle_user_exit(__u64 now, __u32 tgid, __u32 tid, _
 	}
 }
 
-/*
- * The key of the thread's exit to the VMM in flight, as its end charges it: where keys are read
- * from kvm_run (bpf/run_key.bpf.h) and the exit is one kvm_run names, its key there, in vcpu's
- * (the vCPU of the KVM_RUN that made it), `none` if kvm_run says otherwise; else (vcpu not
- * known: run_key_lost) the thread's.
- * *settled: read from kvm_run (none included), so nothing waits for a later key event.
- */
-static __always_inline const struct key_note *uexit_key_of(struct thread_state *ts, __u64 run,
-							   struct key_note *buf, bool *settled)
+/* The KVM_RUN ioctl that ends the VMM time of the thread's last userspace exit. */
+static __always_inline void handle_kvm_run(__u64 now, __u32 tgid, __u32 tid)
 {
-	*settled = run_key_enabled && run && run_key_reason(ts->uexit_reason);
-	if (!*settled)
-		return &ts->uexit_key;
-	if (!run_key_read(run, ts->uexit_reason, buf))
-		*buf = (struct key_note){};
-	return buf;
-}
-
-/*
- * The KVM_RUN ioctl that ends the VMM time of the thread's last userspace exit. With keys from
- * kvm_run: vcpu, the KVM_RUN's vCPU where the hook knows it, and run, its kvm_run, read afresh
- * (else 0); sure: it is the KVM_RUN's (fentry's argument), where kvm_fpu's is a candidate to
- * check (bpf/run_key.bpf.h run_vcpu_valid()).
- */
-static __always_inline void handle_kvm_run(__u64 now, __u32 tgid, __u32 tid, __u64 vcpu,
-					   __u64 run, bool sure)
-{
-	const struct key_note *key;
 	struct thread_state *ts;
-	struct key_note rk;
-	bool settled = false;
-	__u64 made_by = 0;
-	__u32 ref;
 
-	if (user_slot_enabled && cpu_slot_run(SLOT_CPU(), now, run))
+	if (user_slot_enabled && cpu_slot_run(SLOT_CPU(), now))
 		return;
-	/* Keys from kvm_run: the state from the first KVM_RUN on, to know each exit's vCPU. */
-	ts = thread_get(tgid, tid, run_key_enabled);
-	if (!ts || (ts->flags & TS_IGNORED))
-		return;
-	if (run_key_enabled) {
-		if (!vcpu || (!sure && !run_vcpu_valid(vcpu)))
-			run = 0;
-		/* A KVM_RUN that ends an exit and whose vCPU is not known: from now on the key
-		 * events name exits again. (kvm_fpu also loads outside KVM_RUN, for another
-		 * thread's KVM_GET_MP_STATE: that thread ends no exit.) */
-		if (!run && exit_live(ts->uexit_cell) && !run_key_lost)
-			run_key_lost = true;
-		if (ts->run_run != run) {
-			if (user_slot_enabled)
-				cpu_slot_user_drop(SLOT_CPU(), ts);
-			made_by = ts->run_run;
-			ts->run_run = run;
-		}
-		/* The exit in flight came from the last KVM_RUN: its vCPU's kvm_run has it. At the
-		 * thread's first KVM_RUN seen, which ends an exit only when vmexit began in the
-		 * middle of a KVM_RUN, this one's vCPU: a VMM moves a thread to another vCPU
-		 * rarely, and never between one exit and the next KVM_RUN. */
-		if (!made_by)
-			made_by = ts->run_run;
-	}
-	ref = ts->uexit_cell;
-	if (ref == CELL_NONE)
+	ts = thread_get(tgid, tid, false);
+	if (!ts || (ts->flags & TS_IGNORED) || ts->uexit_cell == CELL_NONE)
 		return;		/* the thread's first KVM_RUN: nothing to complete */
 	if (user_slot_enabled) {
 		/* Ended from a CPU's slot already (a KVM_RUN with no userspace exit before it). */
-		if (!exit_live(ref))
+		if (!exit_live(ts->uexit_cell))
 			return;
 		/* Ended here: uexit_cell no longer names it, nor may a CPU's slot begin one there. */
-		exit_unname(ref);
+		exit_unname(ts->uexit_cell);
 	}
-	key = key_mode ? uexit_key_of(ts, made_by, &rk, &settled) : &ts->uexit_key;
 	exit_end(ts, &ts->uexit_cell, now, ts->uexit_blocked0, ts->uexit_runq0, tgid, tid,
-		 VMEXIT_EV_USER_EXIT, key, settled);
-	/* Its key entry for the CPU's user half, which ends the next ones of it there. */
-	if (user_slot_enabled && key_mode && settled) {
-		struct key_cached *kc = key_way(ts, ref, &rk);
-
-		if (key_way_holds(kc, ref, &rk))
-			cpu_slot_user_way(SLOT_CPU(), ts, ref, &rk, kc->slot);
-	}
+		 VMEXIT_EV_USER_EXIT, &ts->uexit_key);
 }
 
 /* Most cells one thread can own: a dense slot each, and reasons outside them (other_cells). */
@@ -1080,27 +1012,23 @@ static __always_inline void stream_left(struct thread_state *ts, __u32 ref, __u6
 static __always_inline void handle_thread_exit(__u64 now, __u32 tgid, __u32 tid)
 {
 	struct thread_state *ts = thread_get(tgid, tid, false);
-	const struct key_note *ukey;
-	struct key_note rk;
-	bool settled;
 	__u32 ref, i;
 
 	if (!ts)
 		return;
 	if (!(ts->flags & TS_IGNORED)) {
-		/* The exit to the VMM in flight came from the thread's last KVM_RUN. */
-		ukey = key_mode ? uexit_key_of(ts, ts->run_run, &rk, &settled) : &ts->uexit_key;
 		if (stream_enabled) {
 			stream_left(ts, ts->exit_cell, now, ts->exit_blocked0,
 					  ts->exit_runq0, tgid, tid, VMEXIT_EV_EXIT, &ts->exit_key);
 			stream_left(ts, ts->uexit_cell, now, ts->uexit_blocked0,
-					  ts->uexit_runq0, tgid, tid, VMEXIT_EV_USER_EXIT, ukey);
+					  ts->uexit_runq0, tgid, tid, VMEXIT_EV_USER_EXIT,
+					  &ts->uexit_key);
 		}
 		if (key_mode && ts->late_ref)
 			key_settle(ts);
 		if (key_mode) {
 			key_left(ts, ts->exit_cell, exit_key_now(ts), now);
-			key_left(ts, ts->uexit_cell, ukey, now);
+			key_left(ts, ts->uexit_cell, &ts->uexit_key, now);
 		}
 		ids_fill(&tgid, &tid);
 		ref = ts->last_cell;
@@ -1182,8 +1110,6 @@ static __always_inline struct thread_state *switch_state(struct task_struct *t);
 static __always_inline void handle_flush_task(struct seq_file *seq, struct task_struct *task)
 {
 	struct thread_state *ts = switch_state(task);
-	struct key_note rk;
-	bool settled;
 
 	if (!ts || (ts->flags & TS_IGNORED))
 		return;
@@ -1192,8 +1118,7 @@ static __always_inline void handle_flush_task(struct seq_file *seq, struct task_
 	flush_left(seq, ts, &ts->exit_cell, ts->exit_blocked0, ts->exit_runq0, task,
 		   VMEXIT_EV_EXIT, &ts->exit_key);
 	flush_left(seq, ts, &ts->uexit_cell, ts->uexit_blocked0, ts->uexit_runq0, task,
-		   VMEXIT_EV_USER_EXIT, key_mode ? uexit_key_of(ts, ts->run_run, &rk, &settled) :
-		   &ts->uexit_key);
+		   VMEXIT_EV_USER_EXIT, &ts->uexit_key);
 }
 
 /*

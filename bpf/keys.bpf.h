@@ -20,7 +20,6 @@
 #define VMEXIT_KEYS_BPF_H
 
 #include "key_rules.h"
-#include "run_key.bpf.h"
 #include "vmx_vector.bpf.h"
 
 const volatile __u32 key_mode = KEY_MODE_OFF;	/* enum vmexit_key_mode */
@@ -241,16 +240,16 @@ static __always_inline void key_seen(struct thread_state *ts, const struct key_n
 /*
  * A completed exit, begun at start, its split s. An IO exit to the VMM waits (key_settle) when
  * it is charged, and its stream record with it (true: it waits): the IN's completion comes
- * right after the next KVM_RUN began. Not when its key was read from kvm_run (settled).
+ * right after the next KVM_RUN began.
  */
 static __always_inline bool key_exit_done(struct thread_state *ts, __u32 ref, const struct cell *c,
 					  const struct key_note *k, __u64 start, __u64 lat,
-					  const struct exit_split *s, bool user, bool settled)
+					  const struct exit_split *s, bool user)
 {
 	if (user) {
 		/* A new KVM_RUN: what was traced in the last one describes no exit to come. */
 		ts->pend_key.kind = KEY_NONE;
-		if (ts->uexit_reason == KEY_KVM_EXIT_IO && !settled) {
+		if (ts->uexit_reason == KEY_KVM_EXIT_IO) {
 			ts->late_ref = ref;
 			ts->late_lat = lat;
 			ts->late_key = *k;
@@ -435,12 +434,9 @@ static __always_inline void key_left(struct thread_state *ts, __u32 ref, const s
 /* A key tracepoint's program, on the current thread (ids as hot_ids() gives them). */
 static __always_inline void handle_key(__u64 id, const struct key_note *k, bool in_done)
 {
-	struct thread_state *ts;
+	struct thread_state *ts = thread_get(id >> 32, (__u32)id, true);
 	struct key_note g;
 
-	if (!key_events_needed(k->kind))
-		return;
-	ts = thread_get(id >> 32, (__u32)id, true);
 	if (!ts || (ts->flags & TS_IGNORED))
 		return;
 	if (k->kind == KEY_GPA) {

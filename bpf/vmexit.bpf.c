@@ -177,17 +177,14 @@ int kvm_userspace_exit(struct trace_event_raw_kvm_userspace_exit *ctx)
  * docs/design.md says where each one starts the clock. None of them is autoloaded.
  */
 
-/* A BPF trampoline on the arch run function: once per KVM_RUN, on every architecture. Its
- * vCPU argument is the KVM_RUN's (keys read from kvm_run: bpf/run_key.bpf.h). */
+/* A BPF trampoline on the arch run function: once per KVM_RUN, on every architecture. */
 SEC("?fentry/kvm_arch_vcpu_ioctl_run")
-int BPF_PROG(kvm_run_fentry, struct kvm_vcpu *vcpu)
+int BPF_PROG(kvm_run_fentry)
 {
 	__u64 now = bpf_ktime_get_ns();
 	__u64 id = hot_ids();
 
-	/* A trusted argument: its kvm_run is one load, no helper call. */
-	handle_kvm_run(now, id >> 32, (__u32)id, run_key_enabled ? (__u64)vcpu : 0,
-		       run_key_enabled ? (__u64)vcpu->run : 0, true);
+	handle_kvm_run(now, id >> 32, (__u32)id);
 	return 0;
 }
 
@@ -196,32 +193,30 @@ int BPF_PROG(kvm_run_fentry, struct kvm_vcpu *vcpu)
  * (kvm_load_guest_fpu() in kvm_arch_vcpu_ioctl_run()) and puts it back at the end: the load
  * ends the exit, the put (load == 0) is ignored. Only vCPU threads ever get here.
  */
-static __always_inline int run_fpu(int load, __u64 vcpu)
+static __always_inline int run_fpu(int load)
 {
-	__u64 now, id, run;
+	__u64 now, id;
 
 	if (!load)
 		return TP_PASS;
 	now = bpf_ktime_get_ns();
 	id = hot_ids();
-	run = run_of_vcpu(vcpu);
-	handle_kvm_run(now, id >> 32, (__u32)id, vcpu, run, false);
+	handle_kvm_run(now, id >> 32, (__u32)id);
 	return TP_PASS;
 }
 
 SEC("?tp/kvm/kvm_fpu")
 int kvm_run_fpu(struct trace_event_raw_kvm_fpu *ctx)
 {
-	return run_fpu(ctx->load, 0);
+	return run_fpu(ctx->load);
 }
 
 /* The same on the BTF-enabled tracepoint, as kvm_userspace_exit_btf above (no record, no grace
- * period at detach); TP_PROTO(int load), its shape checked by hooks.c alike. The KVM_RUN's vCPU
- * is the CPU's running one (bpf/run_key.bpf.h). */
+ * period at detach); TP_PROTO(int load), its shape checked by hooks.c alike. */
 SEC("?tp_btf/kvm_fpu")
 int BPF_PROG(kvm_run_fpu_btf, int load)
 {
-	return run_fpu(load, load ? run_vcpu_running() : 0);
+	return run_fpu(load);
 }
 
 /*
@@ -238,7 +233,7 @@ int kvm_run_ioctl(struct syscall_trace_enter *ctx)
 		return TP_PASS;
 	now = bpf_ktime_get_ns();
 	id = hot_ids();
-	handle_kvm_run(now, id >> 32, (__u32)id, 0, 0, false);
+	handle_kvm_run(now, id >> 32, (__u32)id);
 	return TP_PASS;
 }
 

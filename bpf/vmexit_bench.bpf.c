@@ -60,7 +60,7 @@ static __always_inline void user_run(__u32 reason, __s32 err)
 	handle_user_exit(now, id >> 32, (__u32)id, reason, err);
 	now = bpf_ktime_get_ns();
 	id = hot_ids();
-	handle_kvm_run(now, id >> 32, (__u32)id, 0, 0, false);
+	handle_kvm_run(now, id >> 32, (__u32)id);
 }
 
 static long cb_user_run(__u64 i, struct loop_ctx *c)

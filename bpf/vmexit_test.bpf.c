@@ -33,36 +33,8 @@ __u32 race_ref, race_reason;
 		}							\
 	} while (0)
 
-/*
- * Keys read from kvm_run (bpf/run_key.bpf.h): each test vCPU's kvm_run as KVM left it at its
- * last exit to the VMM (test_runs, indexed by the vCPU "pointer" the test hands TOP_RUN, 1 to
- * 7), and the thread's migration count, which the test moves.
- */
-#include "../tests/bpf/vmexit_test.h"
-struct test_run test_runs[8];
-__u64 test_mig;
-#define SLOT_MIGRATIONS() test_mig
-struct key_note;
-static inline __attribute__((always_inline)) bool test_run_key(__u64 vcpu, __u32 reason,
-							      struct key_note *k);
-#define RUN_KEY_READ test_run_key
-/* A test vCPU is its own kvm_run, and always the KVM_RUN's. */
-#define RUN_VCPU_VALID(vcpu) true
-
 #include "handlers.bpf.h"
-
-static __always_inline bool test_run_key(__u64 vcpu, __u32 reason, struct key_note *k)
-{
-	struct test_run *r;
-
-	if (!vcpu || vcpu >= 8)
-		return false;
-	r = &test_runs[vcpu & 7];
-	if (r->exit_reason != reason)
-		return false;
-	*k = (struct key_note){ .kind = r->kind, .dir = r->dir, .key = r->key };
-	return true;
-}
+#include "../tests/bpf/vmexit_test.h"
 
 static __always_inline int drive(const struct test_ctx *c)
 {
@@ -126,9 +98,7 @@ static __always_inline int drive(const struct test_ctx *c)
 		return 0;
 	case TOP_RUN:
 		test_cpu = c->info1;
-		/* The vCPU's kvm_run: rip when set (another VM's vCPU at the same address), else the
-		 * test vCPU is its own. */
-		handle_kvm_run(c->now, c->tgid, c->tid, c->info2, c->rip ? c->rip : c->info2, true);
+		handle_kvm_run(c->now, c->tgid, c->tid);
 		return 0;
 	case TOP_TSC:
 		handle_tsc_offset(c->now, c->tgid, c->tid, c->vcpu, c->info1, c->info2);

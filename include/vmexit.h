@@ -212,7 +212,7 @@ struct cpu_exit_slot {
 		__u64 key;
 		__u32 ref;
 		__u16 kind;
-		__u16 dir;	/* the user half's: a port's IN or OUT; 0 in kvm_exit's */
+		__u16 pad;
 		__u32 kslot;
 		__u32 pad1;
 	} way[CPU_SLOT_WAYS];
@@ -226,17 +226,8 @@ struct cpu_exit_slot {
 	__u64 ustart;
 	__u32 uref;
 	__u32 ureason;
-	/*
-	 * Keys read from kvm_run (bpf/run_key.bpf.h): the kvm_run of the thread's KVM_RUNs (its
-	 * state's run_run when the half was written), the thread's migration count then (the
-	 * half holds only while the thread has not moved since), and the ways of its key entries
-	 * as kvm_exit's above, (cell, key with its direction) -> kslot.
-	 */
-	__u64 urun;
-	__u64 umig;
-	struct cpu_slot_way uway[CPU_SLOT_WAYS];
 	/* Whole cache lines: CPUs write theirs at every exit, none sharing another's. */
-	__u8 pad[32];
+	__u8 pad[16];
 };
 _Static_assert(sizeof(struct cpu_exit_slot) % 64 == 0, "struct cpu_exit_slot: whole 64-byte lines");
 

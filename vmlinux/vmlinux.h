@@ -92,32 +92,8 @@ struct signal_struct {
 	} live;
 };
 
-/* The user half of a CPU's exit slot holds while its thread has not moved (bpf/run_key.bpf.h). */
-struct sched_entity {
-	u64 nr_migrations;
-};
-
-/* kvm_fpu's vCPU: the preempt notifier vcpu_load() registers on the task (bpf/run_key.bpf.h). */
-struct hlist_node {
-	struct hlist_node *next;
-	struct hlist_node **pprev;
-};
-
-struct hlist_head {
-	struct hlist_node *first;
-};
-
-struct preempt_notifier {
-	struct hlist_node link;
-};
-
-struct pid;
-
 struct task_struct {
 	struct thread_info thread_info;
-	struct sched_entity se;
-	struct hlist_head preempt_notifiers;
-	struct pid *thread_pid;
 	unsigned int __state;
 	int pid;
 	int tgid;
@@ -155,36 +131,7 @@ struct bpf_iter__task {
  * is in vmlinux's BTF or kvm's; vcpu_vmx in kvm_intel's, vcpu_svm and vmcb in kvm_amd's: only
  * one of the two is loaded, and CO-RE drops the branch of the other.
  */
-/*
- * What KVM leaves for the VMM at a userspace exit (uapi/linux/kvm.h): the key of an IO or MMIO
- * exit, read at the KVM_RUN that ends it (bpf/run_key.bpf.h). The union is anonymous in the
- * kernel's BTF too.
- */
-struct kvm_run {
-	u32 exit_reason;
-	union {
-		struct {
-			u8 direction;
-			u8 size;
-			u16 port;
-			u32 count;
-			u64 data_offset;
-		} io;
-		struct {
-			u64 phys_addr;
-			u8 data[8];
-			u32 len;
-			u8 is_write;
-		} mmio;
-		struct {
-			u8 error;
-			u8 pad[7];
-			u32 reason;
-			u32 index;
-			u64 data;
-		} msr;
-	};
-};
+struct kvm_run;
 
 /*
  * --by key on VMX: which registers KVM has cached since the exit (bpf/vmx_vector.bpf.h). A
@@ -205,9 +152,7 @@ enum kvm_reg {
 
 struct kvm_vcpu {
 	int vcpu_id;
-	struct kvm_run *run;	/* keys: the user exit's key (bpf/run_key.bpf.h) */
-	struct preempt_notifier preempt_notifier;
-	struct pid *pid;
+	struct kvm_run *run;	/* keys: the user exit's port or address (bpf/keys.bpf.h) */
 	struct kvm_vcpu_arch arch;
 };
 

@@ -138,23 +138,6 @@ static int fentry_probe(struct hook_check_run *r)
 	return err;
 }
 
-/* Whether btf (NULL: none) has struct sname with a member named member. */
-static bool btf_has_member(const struct btf *btf, const char *sname, const char *member)
-{
-	int id = btf ? btf__find_by_name_kind(btf, sname, BTF_KIND_STRUCT) : -ENOENT;
-	const struct btf_type *t = id < 0 ? NULL : btf__type_by_id(btf, id);
-	const struct btf_member *m;
-
-	if (!t)
-		return false;
-	m = btf_members(t);
-	for (int i = 0; i < btf_vlen(t); i++, m++) {
-		if (!strcmp(btf__name_by_offset(btf, m->name_off), member))
-			return true;
-	}
-	return false;
-}
-
 /* The kind of a prototype argument: 'p' pointer, 'i' integer, '?' anything else. */
 static char arg_kind(const struct btf *btf, __u32 type_id)
 {
@@ -225,10 +208,6 @@ static void run_probe(struct hook_check_run *r)
 	r->user_btf = !classic && !strcmp(kinds, "ii");
 	tp_arg_kinds(r, "kvm_fpu", kinds, sizeof(kinds));
 	r->fpu_btf = !classic && !strcmp(kinds, "i");
-	r->fpu_vcpu = btf_has_member(btf_vmlinux(r), "task_struct", "preempt_notifiers") &&
-		      btf_has_member(btf_vmlinux(r), "task_struct", "thread_pid") &&
-		      (btf_has_member(btf_vmlinux(r), "kvm_vcpu", "preempt_notifier") ||
-		       btf_has_member(btf_kvm(r), "kvm_vcpu", "preempt_notifier"));
 	kernel_btf_free(r);
 }
 

@@ -79,9 +79,6 @@ struct hook_check_run {
 	 * are known), probed with the fentry; user_btf also says which userspace exit hook is
 	 * in use (there is no fallback past the classic one) */
 	bool user_btf, fpu_btf;
-	/* kvm_fpu's program can find its vCPU: the kernel's BTF has the task's preempt notifiers
-	 * and the vCPU's (bpf/run_key.bpf.h run_vcpu_running()) */
-	bool fpu_vcpu;
 	double watch_from;
 	struct check_window w;
 	bool reaping;			/* a thread detaches the objects */

@@ -515,46 +515,24 @@ static void keys_autoload(struct vmexit_bpf *skel, __u32 key_mode)
 
 
 /*
- * --by key: the key of an IO, MMIO or MSR exit to the VMM read from the vCPU's kvm_run at the
- * KVM_RUN that ends it (bpf/run_key.bpf.h), where the KVM_RUN hook knows its vCPU: fentry's
- * argument, or kvm_fpu's through the task's preempt notifier. Else the key events name them,
- * as before. VMEXIT_RUN_KEY=0 keeps the key events (benchmarks, tests).
- */
-static bool run_key_on(const struct session *s, const struct session_opts *o)
-{
-	if (o->key_mode != KEY_MODE_DEVICE || env_knob_is("VMEXIT_RUN_KEY", "0"))
-		return false;
-	return s->hooks.run == RUN_HOOK_FENTRY ||
-	       (s->hooks.run == RUN_HOOK_FPU_BTF && s->hooks.run_state.fpu_vcpu);
-}
-
-/*
  * The exit in flight per CPU (bpf/cpu_exit_slot.bpf.h) spares the entry its task-storage
  * lookup, and the exit too while the slot holds the thread's cell for the reason, for plain
  * counts and --by key/rip: with keys only the entry's, for an exit whose key entry kvm_exit
  * knows (the rest end through the thread's state), as each exit's key is read into the
  * thread's state at kvm_exit. --split and the stream read the thread's state at the
- * exit's end anyway. A userspace exit and its KVM_RUN take the slot's user half without -c
- * (which filters by the thread's vCPU), with keys only where KVM_RUN reads them from kvm_run
- * (run_key_on()): elsewhere the key events name them in the thread's state. After the KVM_RUN
- * hook is chosen. VMEXIT_CPU_SLOT=0 turns both off (benchmarks, tests).
+ * exit's end anyway. A userspace exit and its KVM_RUN take the slot's user half for plain
+ * counts without -c only: keys read a userspace exit's key into the thread's state, and -c
+ * filters by the thread's vCPU. VMEXIT_CPU_SLOT=0 turns both off (benchmarks, tests).
  */
 static void cpu_slot_tunables(struct session *s, const struct session_opts *o)
 {
 	int cpus = libbpf_num_possible_cpus();
 	bool on = !o->stream && !o->split && cpus > 0 && !env_knob_is("VMEXIT_CPU_SLOT", "0");
-	bool run_key = run_key_on(s, o);
-	bool user = on && (o->key_mode == KEY_MODE_OFF || run_key) && o->filter.vcpu < 0;
+	bool user = on && o->key_mode == KEY_MODE_OFF && o->filter.vcpu < 0;
 	const char *where = s->task_storage ? "task storage" : "a hash by thread id";
 
-	s->skel->rodata->run_key_enabled = run_key;
 	s->skel->rodata->cpu_slot_enabled = on;
 	s->skel->rodata->user_slot_enabled = user;
-	if (verbose && o->key_mode == KEY_MODE_DEVICE)
-		fprintf(stderr, "vmexit: keys: IO, MMIO and MSR exits to the VMM %s\n", run_key ?
-			"named from kvm_run at the KVM_RUN that ends them" :
-			"named by kvm_pio, kvm_mmio and kvm_msr (the KVM_RUN hook does not know its "
-			"vCPU)");
 	if (cpus > 0)
 		bpf_map__set_max_entries(s->skel->maps.cpu_exits, cpus);
 	/* The fallback is the per-thread state: set_tunables() chose it before (hash or not). */
@@ -568,8 +546,7 @@ static void cpu_slot_tunables(struct session *s, const struct session_opts *o)
 			"when the thread moved\n", user ? ", userspace exits too" : "", where);
 	else
 		fprintf(stderr, "vmexit: exits in flight: per CPU (ended there when kvm_exit knows "
-			"the key%s), in %s otherwise and when the thread moved\n",
-			user ? ", userspace exits when kvm_run does" : "", where);
+			"the key), in %s otherwise and when the thread moved\n", where);
 }
 
 /* The open object's tunables: where per-thread state lives, filters on or off, map sizes. */
@@ -602,6 +579,7 @@ static void set_tunables(struct session *s, const struct session_opts *o)
 	skel->rodata->stuck_min_ns = o->stuck_ns;
 	skel->rodata->count_gated = o->count_later;
 	keys_tunables(s, o);
+	cpu_slot_tunables(s, o);
 
 	bpf_map__set_max_entries(skel->maps.cells, s->max_cells);
 	if (o->split && o->stacks) {
@@ -693,7 +671,6 @@ static int session_load(struct session *s, struct session_opts *o)
 	}
 	set_tunables(s, o);
 	choose_programs(s, o);
-	cpu_slot_tunables(s, o);
 	fast = bpf_program__autoload(s->skel->progs.kvm_exit_fast);
 	err = vmexit_bpf__load(s->skel);
 	if (err && fast) {

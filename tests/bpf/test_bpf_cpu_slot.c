@@ -15,8 +15,8 @@
 
 #include "../unit/check.h"
 #include "vmexit.h"
-#include "vmexit_test.h"	/* first: the skeleton's .bss has its struct test_run */
 #include "vmexit_test.skel.h"
+#include "vmexit_test.h"
 #include "bpf_test_util.h"
 
 #define TGID		700

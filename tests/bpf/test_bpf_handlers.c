@@ -20,8 +20,8 @@
 #include "hist.h"
 #include "reasons.h"
 #include "tracker.h"
-#include "vmexit_test.h"	/* first: the skeleton's .bss has its struct test_run */
 #include "vmexit_test.skel.h"
+#include "vmexit_test.h"
 #include "bpf_test_util.h"
 
 #define ISA_VMX		VMEXIT_ISA_VMX

@@ -15,8 +15,8 @@
 
 #include "../unit/check.h"
 #include "vmexit.h"
-#include "vmexit_test.h"	/* first: the skeleton's .bss has its struct test_run */
 #include "vmexit_test.skel.h"
+#include "vmexit_test.h"
 #include "bpf_test_util.h"
 #include "key_rows.h"
 
@@ -42,9 +42,6 @@ static __u32 gpa_shift;		/* --key-gpa-shift for the next fixture (0: the default
 static bool slot_on;
 /* The next fixture's --by mode (0: KEY_MODE_DEVICE, --by key). */
 static __u32 fx_mode;
-/* The next fixture reads the keys of exits to the VMM from kvm_run (bpf/run_key.bpf.h), as the
- * live session does where its KVM_RUN hook knows the vCPU: the user half too, then. */
-static bool fx_run_key;
 
 static int open_fx(__u32 max_keys)
 {
@@ -63,8 +60,6 @@ static int open_fx(__u32 max_keys)
 	bpf_map__set_max_entries(skel->maps.thread_hash, 1024);
 	bpf_map__set_autocreate(skel->maps.thread_storage, false);
 	skel->rodata->cpu_slot_enabled = slot_on;
-	skel->rodata->run_key_enabled = fx_run_key;
-	skel->rodata->user_slot_enabled = slot_on && fx_run_key;
 	bpf_map__set_max_entries(skel->maps.cpu_exits, 4);
 	skel->rodata->key_slots_nr = max_keys + 2 * 64;
 	bpf_map__set_max_entries(skel->maps.key_table, max_keys + 2 * 64);
@@ -888,306 +883,6 @@ static void test_slot_key_readers(void)
 	vmexit_test_bpf__destroy(skel);
 }
 
-/* vCPU v's kvm_run as KVM leaves it at an exit to the VMM of reason, about (kind, dir, k). */
-static void set_run(__u32 v, __u32 reason, __u32 kind, __u32 dir, __u64 k)
-{
-	skel->bss->test_runs[v] = (struct test_run){ .exit_reason = reason, .kind = kind,
-						     .dir = dir, .key = k };
-}
-
-/* A KVM_RUN of vCPU v (0: its hook did not find it) on CPU 0. */
-static void run_v(__u64 now, __u64 v)
-{
-	send((struct test_ctx){ .op = TOP_RUN, .now = now, .info2 = v });
-}
-
-/* CPU 0's user half. */
-static struct cpu_exit_slot half0(void)
-{
-	struct cpu_exit_slot s = {};
-	__u32 cpu = 0;
-
-	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.cpu_exits), &cpu, &s))
-		check_failures++;
-	return s;
-}
-
-/*
- * Keys from kvm_run, where kvm_exit does not fire: each exit to the VMM is named by what its
- * vCPU's kvm_run says at the KVM_RUN that ends it, an IN at once; the key events of ports,
- * addresses and MSRs name nothing (no kvm_exit yet: they are not even looked at), a hypercall's
- * still does; kvm_run naming another exit leaves it `none`; the exits an ending thread leaves
- * in flight are named from its last vCPU's kvm_run.
- */
-static void test_run_key(void)
-{
-	__u64 t = 1000;
-
-	fx_run_key = true;
-	if (open_fx(16))
-		goto out;
-	run_v(50, 1);	/* the thread's first KVM_RUN: its vCPU is 1 from now on */
-	/* An OUT handled in the kernel (its event names nothing), then an IN to the VMM. */
-	key(90, KEY_PORT, KEY_DIR_OUT, 0x40, false);
-	set_run(1, U_IO, KEY_PORT, KEY_DIR_IN, 0x71);
-	uexit(100, U_IO);
-	run_v(150, 1);
-	key(151, KEY_PORT, KEY_DIR_IN, 0x71, true);
-	/* OUTs to the VMM: the first through the thread's state, the next from the user half
-	 * (slot_on), each the same entry. */
-	set_run(1, U_IO, KEY_PORT, KEY_DIR_OUT, 0x3f8);
-	for (int i = 0; i < 4; i++, t += 100) {
-		key(t - 1, KEY_PORT, KEY_DIR_OUT, 0x3f8, false);
-		uexit(t, U_IO);
-		run_v(t + 10 + i, 1);
-	}
-	/* An MMIO write; an MSR read handed to the VMM, after an older MSR access's event. */
-	set_run(1, U_MMIO, KEY_MMIO, KEY_DIR_WRITE, 0xfee000b0);
-	uexit(t, U_MMIO);
-	run_v(t + 20, 1);
-	key(t + 90, KEY_MSR, KEY_DIR_WRITE, 0x10, false);
-	set_run(1, 29, KEY_MSR, KEY_DIR_READ, 0x4b564d00);
-	uexit(t + 100, 29);
-	run_v(t + 140, 1);
-	/* A HLT (no key), an IO exit whose kvm_run says another reason (none), a hypercall. */
-	uexit(t + 200, U_HLT);
-	run_v(t + 210, 1);
-	set_run(1, U_MMIO, KEY_MMIO, KEY_DIR_WRITE, 0xfee000b0);
-	uexit(t + 300, U_IO);
-	run_v(t + 305, 1);
-	key(t + 399, KEY_HYPERCALL, KEY_DIR_NONE, 12, false);
-	uexit(t + 400, 3);
-	run_v(t + 401, 1);
-	/* The VMM quits in an OUT: left in flight, named from its vCPU's kvm_run. */
-	set_run(1, U_IO, KEY_PORT, KEY_DIR_OUT, 0xea);
-	uexit(t + 500, U_IO);
-	send((struct test_ctx){ .op = TOP_THREAD_EXIT, .now = t + 550 });
-	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_IN, 0x71, 1, 50);
-	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0x3f8, 4, 10 + 11 + 12 + 13);
-	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0x40, 0, 0);
-	check_entry(VMEXIT_ISA_USER, U_MMIO, KEY_MMIO, KEY_DIR_WRITE, 0xfee000b0, 1, 20);
-	check_entry(VMEXIT_ISA_USER, 29, KEY_MSR, KEY_DIR_READ, 0x4b564d00, 1, 40);
-	check_entry(VMEXIT_ISA_USER, U_HLT, KEY_NONE, KEY_DIR_NONE, 0, 1, 10);
-	check_entry(VMEXIT_ISA_USER, U_IO, KEY_NONE, KEY_DIR_NONE, 0, 1, 5);
-	check_entry(VMEXIT_ISA_USER, 3, KEY_HYPERCALL, KEY_DIR_NONE, 12, 1, 1);
-	CHECK_EQ_U64(entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0xea).left, 1);
-	CHECK_EQ_U64(entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0xea).total_ns, 50);
-	CHECK_EQ_U64(entries(), 8);
-	CHECK_EQ_U64(skel->bss->kvm_exit_seen, 0);
-	CHECK_EQ_U64(skel->bss->run_key_lost, 0);
-	CHECK_EQ_U64(skel->bss->lost[LOST_UNMATCHED_RUN], 0);
-	vmexit_test_bpf__destroy(skel);
-out:
-	fx_run_key = false;
-}
-
-/*
- * Keys from kvm_run, the vCPU of each exit: a thread that moves to another vCPU has its exit in
- * flight named from the vCPU that made it (its last KVM_RUN's), and drops its user half, which
- * named the other; a thread that moved to another CPU and back does not end an exit from a half
- * written before (slot_on: the ways and the drop show in CPU 0's half).
- */
-static void test_run_key_vcpus(void)
-{
-	struct cpu_exit_slot h;
-
-	fx_run_key = true;
-	if (open_fx(16))
-		goto out;
-	run_v(50, 1);
-	set_run(1, U_IO, KEY_PORT, KEY_DIR_OUT, 0xe9);
-	uexit(100, U_IO);
-	run_v(110, 1);
-	h = half0();
-	if (slot_on) {
-		/* The thread's state charged it and left its entry in a way of the half. */
-		bool way = false;
-
-		for (int i = 0; i < CPU_SLOT_WAYS; i++)
-			way |= h.uway[i].kslot && h.uway[i].key == 0xe9 && h.uway[i].kind == KEY_PORT &&
-			       h.uway[i].dir == KEY_DIR_OUT;
-		CHECK_EQ_U64(way, 1);
-		CHECK_EQ_U64(h.urun, 1);
-	}
-	uexit(200, U_IO);
-	run_v(210, 1);
-	/* The exit made by vCPU 1, ended by a KVM_RUN of vCPU 2: vCPU 1's kvm_run names it. */
-	set_run(2, U_IO, KEY_PORT, KEY_DIR_OUT, 0x80);
-	uexit(300, U_IO);
-	run_v(310, 2);
-	if (slot_on)
-		CHECK_EQ_U64(half0().utask, 0);
-	uexit(400, U_IO);
-	run_v(410, 2);
-	uexit(500, U_IO);
-	run_v(510, 2);
-	/* Back to vCPU 1, whose kvm_run still holds its last exit (0xe9, which has a way): the
-	 * exit made by vCPU 2 is still 0x80. */
-	uexit(600, U_IO);
-	run_v(610, 1);
-	/* vCPU 1 on CPU 0; the thread moves to CPU 1 and runs vCPU 2 there, then comes back to
-	 * CPU 0, whose half names vCPU 1 still, and runs vCPU 1: the exit vCPU 2 made is 0x80. */
-	uexit(700, U_IO);
-	run_v(710, 1);
-	skel->bss->test_mig++;
-	send((struct test_ctx){ .op = TOP_USER_EXIT, .now = 800, .reason = U_IO, .info1 = 1 });
-	send((struct test_ctx){ .op = TOP_RUN, .now = 810, .info1 = 1, .info2 = 2 });
-	send((struct test_ctx){ .op = TOP_USER_EXIT, .now = 900, .reason = U_IO, .info1 = 1 });
-	skel->bss->test_mig++;
-	run_v(910, 1);
-	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0xe9, 5, 50);
-	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0x80, 4, 40);
-	CHECK_EQ_U64(entries(), 2);
-	vmexit_test_bpf__destroy(skel);
-out:
-	fx_run_key = false;
-}
-
-/*
- * Keys from kvm_run, a vCPU freed and another allocated at its address (the thread's next VM):
- * the new vCPU's kvm_run is another, so the half written for the old one does not end its
- * exits, and the old VM's last exit is named from the old kvm_run. Then a change of vCPU where
- * the half has a way for what the new vCPU's kvm_run holds.
- */
-static void test_run_key_new_vm(void)
-{
-	fx_run_key = true;
-	if (open_fx(16))
-		goto out;
-	set_run(1, U_IO, KEY_PORT, KEY_DIR_OUT, 0xe9);
-	set_run(2, U_IO, KEY_PORT, KEY_DIR_OUT, 0x80);
-	run_v(50, 1);
-	for (__u64 t = 100; t < 400; t += 100) {
-		uexit(t, U_IO);
-		run_v(t + 10, 1);
-	}
-	/* vCPU "1" again, with kvm_run 2. */
-	for (__u64 t = 400; t < 700; t += 100) {
-		uexit(t, U_IO);
-		send((struct test_ctx){ .op = TOP_RUN, .now = t + 10, .info2 = 1, .rip = 2 });
-	}
-	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0xe9, 4, 40);
-	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0x80, 2, 20);
-	vmexit_test_bpf__destroy(skel);
-
-	/* vCPU 1 uses ports 0x80 and 0xe9 (a way each); vCPU 2's kvm_run still holds a 0x80. The
-	 * thread's next KVM_RUN is vCPU 2's: the exit vCPU 1 made is 0xe9, not what vCPU 2's
-	 * kvm_run holds, though the half has a way for that too. */
-	if (open_fx(16))
-		goto out;
-	set_run(2, U_IO, KEY_PORT, KEY_DIR_OUT, 0x80);
-	run_v(50, 1);
-	for (__u64 t = 100; t < 700; t += 100) {
-		set_run(1, U_IO, KEY_PORT, KEY_DIR_OUT, t < 400 ? 0x80 : 0xe9);
-		uexit(t, U_IO);
-		run_v(t + 10, t < 600 ? 1 : 2);
-	}
-	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0x80, 3, 30);
-	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0xe9, 3, 30);
-	vmexit_test_bpf__destroy(skel);
-out:
-	fx_run_key = false;
-}
-
-static void uexit_on(__u64 now, __u32 cpu)
-{
-	send((struct test_ctx){ .op = TOP_USER_EXIT, .now = now, .reason = U_IO, .info1 = cpu });
-}
-
-static void run_on(__u64 now, __u64 v, __u32 cpu)
-{
-	send((struct test_ctx){ .op = TOP_RUN, .now = now, .info1 = cpu, .info2 = v });
-}
-
-/*
- * Keys from kvm_run, a thread that moves between CPUs and vCPUs: CPU 1's half names vCPU 2 and
- * has a way for its key; the thread moves to CPU 0 and runs vCPU 1 there, then moves back to
- * CPU 1, where its exit (made by vCPU 1) begins from the half, and is ended by a KVM_RUN of
- * vCPU 2: the half was written before the thread moved, so the thread's state ends it, named
- * from vCPU 1's kvm_run.
- */
-static void test_run_key_moved(void)
-{
-	fx_run_key = true;
-	if (open_fx(16))
-		goto out;
-	set_run(1, U_IO, KEY_PORT, KEY_DIR_OUT, 0xe9);
-	set_run(2, U_IO, KEY_PORT, KEY_DIR_OUT, 0x80);
-	run_on(50, 2, 1);
-	for (__u64 t = 100; t < 400; t += 100) {
-		uexit_on(t, 1);
-		run_on(t + 10, 2, 1);
-	}
-	skel->bss->test_mig++;
-	for (__u64 t = 400; t < 800; t += 100) {
-		uexit_on(t, 0);
-		run_on(t + 10, 1, 0);
-	}
-	skel->bss->test_mig++;
-	uexit_on(800, 1);
-	run_on(810, 2, 1);
-	/* 0x80: 3 on CPU 1, then the first on CPU 0 (made by vCPU 2); 0xe9 the rest. */
-	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0x80, 4, 40);
-	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0xe9, 4, 40);
-	vmexit_test_bpf__destroy(skel);
-out:
-	fx_run_key = false;
-}
-
-/*
- * Keys from kvm_run, and the key events again: once kvm_exit fires, guest exits are keyed by
- * their events as ever (the exit to the VMM still from kvm_run); a KVM_RUN hook that does not
- * find its vCPU turns kvm_run off (run_key_lost), and the events name the exits to the VMM.
- */
-static void test_run_key_events(void)
-{
-	fx_run_key = true;
-	if (open_fx(16))
-		goto out;
-	run_v(50, 1);
-	kexit(100, VMX_IO);
-	key(101, KEY_PORT, KEY_DIR_OUT, 0x70, false);
-	kentry(110);
-	kexit(200, VMX_IO);
-	key(201, KEY_PORT, KEY_DIR_OUT, 0x71, false);
-	set_run(1, U_IO, KEY_PORT, KEY_DIR_OUT, 0x71);
-	uexit(210, U_IO);
-	run_v(230, 1);
-	kentry(240);
-	check_entry(VMEXIT_ISA_VMX, VMX_IO, KEY_PORT, KEY_DIR_OUT, 0x70, 1, 10);
-	check_entry(VMEXIT_ISA_VMX, VMX_IO, KEY_PORT, KEY_DIR_OUT, 0x71, 1, 40);
-	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0x71, 1, 20);
-	CHECK_EQ_U64(skel->bss->kvm_exit_seen, 1);
-	vmexit_test_bpf__destroy(skel);
-
-	if (open_fx(16))
-		goto out;
-	/* A kvm_fpu with no vCPU that ends nothing (another thread's KVM_GET_MP_STATE). */
-	run_v(40, 0);
-	CHECK_EQ_U64(skel->bss->run_key_lost, 0);
-	run_v(50, 1);
-	key(90, KEY_PORT, KEY_DIR_OUT, 0x40, false);
-	set_run(1, U_IO, KEY_PORT, KEY_DIR_OUT, 0x3f8);
-	uexit(100, U_IO);
-	/* A KVM_RUN without a vCPU ends an exit: that exit came from vCPU 1, whose kvm_run names
-	 * it; the next one, from the KVM_RUN whose vCPU is unknown, is named by the key events,
-	 * which are looked at again. */
-	run_v(110, 0);
-	CHECK_EQ_U64(skel->bss->run_key_lost, 1);
-	key(190, KEY_PORT, KEY_DIR_OUT, 0x40, false);
-	uexit(200, U_IO);
-	run_v(210, 0);
-	/* As without kvm_run, an IO exit waits for the next key event (an IN's completion), which
-	 * the thread's end stands in for. */
-	send((struct test_ctx){ .op = TOP_THREAD_EXIT, .now = 250 });
-	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0x3f8, 1, 10);
-	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0x40, 1, 10);
-	CHECK_EQ_U64(entries(), 2);
-	vmexit_test_bpf__destroy(skel);
-out:
-	fx_run_key = false;
-}
-
 static void test_all(void)
 {
 	test_user_only();
@@ -1207,11 +902,6 @@ static void test_all(void)
 	test_slot_exit_rip();
 	test_slot_exit_alternate();
 	test_slot_key_readers();
-	test_run_key();
-	test_run_key_vcpus();
-	test_run_key_moved();
-	test_run_key_new_vm();
-	test_run_key_events();
 }
 
 int main(void)

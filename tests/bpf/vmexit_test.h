@@ -14,7 +14,7 @@ enum test_op {
 	TOP_EXIT = 1,		/* handle_kvm_exit (err = the CPU, for the per-CPU exit slot) */
 	TOP_ENTRY,		/* handle_kvm_entry (err = the CPU) */
 	TOP_USER_EXIT,		/* handle_user_exit (reason, err; info1 = the CPU) */
-	TOP_RUN,		/* handle_kvm_run (info1 = the CPU, info2 = the vCPU: 0 unknown) */
+	TOP_RUN,		/* handle_kvm_run (info1 = the CPU) */
 	TOP_TSC,		/* handle_tsc_offset (vcpu, info1 = prev, info2 = next) */
 	TOP_FORK,		/* handle_fork (tgid = parent, tid = child) */
 	TOP_ARM64_EXIT,		/* arm64 kvm_exit: err = ret, reason = esr_ec, rip = vcpu_pc */
@@ -52,17 +52,6 @@ struct test_ctx {
 	__u64 info1;
 	__u64 info2;
 	__u64 intr_err;		/* intr_info << 32 | error_code */
-};
-
-/*
- * A vCPU's kvm_run as KVM left it at its last exit to the VMM, for TOP_RUN's vCPU (info2, 1 to
- * 7: the object's test_runs[]): what bpf/run_key.bpf.h reads there, its exit_reason checked.
- */
-struct test_run {
-	__u32 exit_reason;
-	__u16 kind;
-	__u16 dir;
-	__u64 key;
 };
 
 /*
