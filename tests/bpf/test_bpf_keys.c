@@ -33,6 +33,8 @@
 #define U_IO		2	/* KVM_EXIT_IO */
 #define U_HLT		5
 #define U_MMIO		6
+#define U_RDMSR		29	/* KVM_EXIT_X86_RDMSR */
+#define VMX_MSR_READ	31
 
 static struct vmexit_test_bpf *skel;
 static int prog_fd;
@@ -224,6 +226,33 @@ static void test_user_only(void)
 	check_entry(VMEXIT_ISA_USER, U_HLT, KEY_NONE, KEY_DIR_NONE, 0, 1, 10);
 	CHECK_EQ_U64(entries(), 4);
 	CHECK_EQ_U64(skel->bss->lost[LOST_KEYS_FULL], 0);
+	vmexit_test_bpf__destroy(skel);
+}
+
+/*
+ * An MSR handed to the VMM: KVM traces no kvm_msr for it, so an older MSR access's event in the
+ * same KVM_RUN does not name it, where kvm_exit fires or not.
+ */
+static void test_user_msr(void)
+{
+	if (open_fx(16))
+		return;
+	/* No kvm_exit: a WRMSR the kernel handled, then an RDMSR to the VMM. */
+	key(90, KEY_MSR, KEY_DIR_WRITE, 0x10, false);
+	uexit(100, U_RDMSR);
+	run(140);
+	/* kvm_exit fires: the same, each with its guest exit. */
+	kexit(200, VMX_MSR_READ);
+	key(201, KEY_MSR, KEY_DIR_READ, 0x1b, false);
+	kentry(210);
+	kexit(300, VMX_MSR_READ);
+	uexit(310, U_RDMSR);
+	run(330);
+	kentry(340);
+	check_entry(VMEXIT_ISA_USER, U_RDMSR, KEY_NONE, KEY_DIR_NONE, 0, 2, 60);
+	check_entry(VMEXIT_ISA_VMX, VMX_MSR_READ, KEY_MSR, KEY_DIR_READ, 0x1b, 1, 10);
+	check_entry(VMEXIT_ISA_VMX, VMX_MSR_READ, KEY_NONE, KEY_DIR_NONE, 0, 1, 40);
+	CHECK_EQ_U64(entries(), 3);
 	vmexit_test_bpf__destroy(skel);
 }
 
@@ -886,6 +915,7 @@ static void test_slot_key_readers(void)
 static void test_all(void)
 {
 	test_user_only();
+	test_user_msr();
 	test_carried_over();
 	test_emulated_cpuid();
 	test_rep_io_count0();
