@@ -20,6 +20,13 @@
 /* Written by userspace through the mmapped .bss: both pairs are (or are about to be) attached. */
 bool pair_overlap;
 
+/*
+ * kvm_entry_fast is the one entry program of every pair (the classic kvm_exit's too) on a
+ * kernel whose BTF has kvm_entry: no second entry program can run, and entries need no
+ * telling apart (src/kernel/hooks.c, hooks_exit_autoload()).
+ */
+const volatile bool entry_alone = false;
+
 enum { PAIR_EXIT = 0, PAIR_ENTRY = 1 };
 
 struct {

@@ -47,7 +47,7 @@ static __always_inline void entry_of_pair(void)
 	__u64 id = hot_ids();
 	bool overlap = pair_overlap;
 
-	if (overlap && pair_handled(PAIR_ENTRY))
+	if (overlap && !entry_alone && pair_handled(PAIR_ENTRY))
 		return;
 	handle_kvm_entry(now, id >> 32, (__u32)id);
 	if (overlap)

@@ -122,26 +122,31 @@ static void check_rearm(struct hook_check_run *r)
  * The fast pair in the classic one's place. While both are attached, whichever program runs
  * first on a tracepoint handles the event and the other sees it handled (pair_switch.bpf.h):
  * pair_overlap is set before the first fast program can run and cleared after the last
- * classic one has. 0 or -errno (the classic pair then stays, alone).
+ * classic one has. 0 or -errno (the classic pair then stays, alone). Where the classic kvm_exit
+ * already had the BTF-enabled kvm_entry (hooks_exit_autoload()), only the exits change places.
  */
 static int pairs_swap(struct vmexit_bpf *skel)
 {
 	struct bpf_link **classic[] = { &skel->links.kvm_exit, &skel->links.kvm_entry };
-	struct bpf_link *entry, *exit = NULL;
+	struct bpf_link *had = __atomic_load_n(&skel->links.kvm_entry_fast, __ATOMIC_ACQUIRE);
+	struct bpf_link *entry = had, *exit = NULL;
 	int err = 0;
 
 	__atomic_store_n(&skel->bss->pair_overlap, true, __ATOMIC_SEQ_CST);
 	sleep_ms(SETTLE_MS);
 	/* The completing program first, as at start-up (session.c's link_order()). */
-	entry = bpf_program__attach(skel->progs.kvm_entry_fast);
+	if (!entry)
+		entry = bpf_program__attach(skel->progs.kvm_entry_fast);
 	if (entry)
 		exit = bpf_program__attach(skel->progs.kvm_exit_fast);
 	if (!exit) {
 		err = -errno;
-		bpf_link__destroy(entry);
+		if (!had)
+			bpf_link__destroy(entry);
 	} else {
 		__atomic_store_n(&skel->links.kvm_entry_fast, entry, __ATOMIC_RELEASE);
 		__atomic_store_n(&skel->links.kvm_exit_fast, exit, __ATOMIC_RELEASE);
+		/* kvm_entry's link is NULL when the entry stayed: nothing to destroy there. */
 		links_destroy(classic, 2);
 	}
 	sleep_ms(SETTLE_MS);

@@ -208,6 +208,9 @@ static void run_probe(struct hook_check_run *r)
 	r->user_btf = !classic && !strcmp(kinds, "ii");
 	tp_arg_kinds(r, "kvm_fpu", kinds, sizeof(kinds));
 	r->fpu_btf = !classic && !strcmp(kinds, "i");
+	/* kvm_entry_fast reads no argument: any prototype will do. */
+	tp_arg_kinds(r, "kvm_entry", kinds, sizeof(kinds));
+	r->entry_btf = !classic && kinds[0];
 	kernel_btf_free(r);
 }
 
@@ -381,6 +384,9 @@ static int check_arm(struct hooks *h)
 		c->rodata->check_skew = (__u32)strtoul(skew, NULL, 0);
 	c->rodata->check_rip = h->want_rip;
 	c->rodata->check_vector = h->want_vector;
+	/* run_probe() has run: the classic entry only where vmexit's pairs would take it. */
+	c->rodata->check_classic_entry = !r->entry_btf;
+	bpf_program__set_autoload(c->progs.check_entry_classic, !r->entry_btf);
 	err = hook_check_bpf__load(c);
 	startup_mark("check open and load");
 	if (err)
@@ -390,6 +396,8 @@ static int check_arm(struct hooks *h)
 	order[2] = c->progs.check_exit_raw;
 	order[3] = c->progs.check_exit_classic;
 	for (int i = 0; i < 4; i++) {
+		if (!bpf_program__autoload(order[i]))
+			continue;
 		r->links[i] = bpf_program__attach(order[i]);
 		if (!r->links[i])
 			return -errno;
@@ -459,22 +467,34 @@ void hooks_check_start(struct hooks *h, const char *classic_why, double window_s
 void hooks_exit_autoload(const struct hooks *h, struct vmexit_bpf *skel)
 {
 	/* Both, while the check runs: the window's end chooses which ones are attached. */
-	bool fast = h->run_state.obj != NULL;
+	bool fast = h->run_state.obj != NULL, entry_btf = h->run_state.entry_btf;
 
 	skel->rodata->raw_exit_shape = h->exit_shape;
 	bpf_program__set_autoload(skel->progs.kvm_exit_fast, fast);
-	bpf_program__set_autoload(skel->progs.kvm_entry_fast, fast);
 	bpf_program__set_autoload(skel->progs.kvm_exit, true);
-	bpf_program__set_autoload(skel->progs.kvm_entry, true);
+	/*
+	 * The entry reads nothing of the record (bpf/vmexit.bpf.c), so the classic kvm_exit (a
+	 * stream, --by rip on VMX, a run started idle or refused the fast path) takes the
+	 * BTF-enabled kvm_entry where there is one: it costs less a run, and its detach waits for
+	 * no grace period, where each classic tracepoint's last perf event waits for one, serialized
+	 * on the kernel's event_mutex (a stream's Ctrl-C waited for two).
+	 */
+	bpf_program__set_autoload(skel->progs.kvm_entry_fast, fast || entry_btf);
+	bpf_program__set_autoload(skel->progs.kvm_entry, !entry_btf);
+	skel->rodata->entry_alone = entry_btf;
 }
 
 void hooks_exit_fast_refused(struct hooks *h, struct vmexit_bpf *skel, int err)
 {
+	/* The classic kvm_exit's own note (a stream's) stays: only its entry changes. */
+	if (h->run_state.obj)
+		snprintf(h->exit_note, sizeof(h->exit_note), "the fast path does not load: %s",
+			 strerror(-err));
 	check_objects_destroy(&h->run_state);
-	snprintf(h->exit_note, sizeof(h->exit_note), "the fast path does not load: %s",
-		 strerror(-err));
-	fprintf(stderr, "vmexit: warning: the kvm_exit fast path does not load (%s): "
-		"using the classic tracepoint\n", strerror(-err));
+	/* The BTF-enabled entry may be what failed: the classic pair whole. */
+	h->run_state.entry_btf = false;
+	fprintf(stderr, "vmexit: warning: the BTF-enabled kvm_exit/kvm_entry programs do not load "
+		"(%s): using the classic tracepoints\n", strerror(-err));
 	hooks_exit_autoload(h, skel);
 }
 
@@ -576,9 +596,13 @@ void hooks_check_finish(struct hooks *h)
 bool hooks_exit_prog_used(const struct hooks *h, const struct vmexit_bpf *skel,
 			  const struct bpf_program *prog)
 {
-	if (prog == skel->progs.kvm_exit_fast || prog == skel->progs.kvm_entry_fast)
+	if (prog == skel->progs.kvm_entry_fast)
+		return h->exit == EXIT_HOOK_FAST || h->run_state.entry_btf;
+	if (prog == skel->progs.kvm_entry)
+		return h->exit == EXIT_HOOK_CLASSIC && !h->run_state.entry_btf;
+	if (prog == skel->progs.kvm_exit_fast)
 		return h->exit == EXIT_HOOK_FAST;
-	if (prog == skel->progs.kvm_exit || prog == skel->progs.kvm_entry)
+	if (prog == skel->progs.kvm_exit)
 		return h->exit == EXIT_HOOK_CLASSIC;
 	return true;
 }
@@ -658,11 +682,12 @@ static const char *user_hook_name(const struct hooks *h)
 	return h->run_state.user_btf ? "tp_btf/kvm_userspace_exit" : "kvm:kvm_userspace_exit";
 }
 
-static const char *exit_hook_name(enum exit_hook exit, bool entry)
+static const char *exit_hook_name(const struct hooks *h, enum exit_hook exit, bool entry)
 {
-	if (exit == EXIT_HOOK_FAST)
-		return entry ? "tp_btf/kvm_entry" : "tp_btf/kvm_exit";
-	return entry ? "kvm:kvm_entry" : "kvm:kvm_exit";
+	if (entry)
+		return exit == EXIT_HOOK_FAST || h->run_state.entry_btf ? "tp_btf/kvm_entry" :
+									   "kvm:kvm_entry";
+	return exit == EXIT_HOOK_FAST ? "tp_btf/kvm_exit" : "kvm:kvm_exit";
 }
 
 void hooks_print(const struct hooks *h, bool exit_only, FILE *f)
@@ -673,8 +698,8 @@ void hooks_print(const struct hooks *h, bool exit_only, FILE *f)
 
 	/* A run started idle may have moved to the fast path since (fast_switch.h). */
 	fast_switch_view(h, &exit, &note, &check);
-	fprintf(f, "vmexit: hooks: kvm_exit %s, kvm_entry %s (%s)\n", exit_hook_name(exit, false),
-		exit_hook_name(exit, true), note);
+	fprintf(f, "vmexit: hooks: kvm_exit %s, kvm_entry %s (%s)\n", exit_hook_name(h, exit, false),
+		exit_hook_name(h, exit, true), note);
 	if (exit_only)
 		return;
 	fprintf(f, "vmexit: hooks: KVM_RUN %s%s%s%s\n", run_hook_name(h->run),
@@ -694,7 +719,7 @@ void hooks_info(const struct hooks *h, struct hooks_info *out)
 	fast_switch_view(h, &exit, &note, &check);
 	*out = (struct hooks_info){ .kvm_run = run_hook_name(h->run),
 				    .kvm_userspace_exit = user_hook_name(h),
-				    .kvm_exit = exit_hook_name(exit, false),
-				    .kvm_entry = exit_hook_name(exit, true),
+				    .kvm_exit = exit_hook_name(h, exit, false),
+				    .kvm_entry = exit_hook_name(h, exit, true),
 				    .check = check, .note = note };
 }

@@ -77,8 +77,9 @@ struct hook_check_run {
 	int run_err;
 	/* tp_btf programs can attach to kvm_userspace_exit and kvm_fpu (their BTF prototypes
 	 * are known), probed with the fentry; user_btf also says which userspace exit hook is
-	 * in use (there is no fallback past the classic one) */
-	bool user_btf, fpu_btf;
+	 * in use (there is no fallback past the classic one); entry_btf: a tp_btf program can
+	 * attach to kvm_entry, the entry of the classic kvm_exit's pair too (hooks_exit_autoload) */
+	bool user_btf, fpu_btf, entry_btf;
 	double watch_from;
 	struct check_window w;
 	bool reaping;			/* a thread detaches the objects */
@@ -117,7 +118,8 @@ void hooks_choose_run(struct hooks *h, struct vmexit_bpf *skel);
 /*
  * kvm_exit/kvm_entry: the fast path when the kernel's raw prototype is known and the check
  * window agrees (window_s, its per-reason counts printed when verbose_check), else the
- * classic tracepoints, always for a stream (it needs the record's fields). A disagreement is
+ * classic tracepoints, always for a stream (it needs the record's fields); kvm_entry's program is
+ * the BTF-enabled one with either kvm_exit wherever the kernel's BTF has it. A disagreement is
  * reported on stderr. The window runs while the rest of start-up goes on:
  * hooks_check_start() arms it (before the main object is opened), hooks_exit_autoload() loads
  * both variants in the main object when the fast path may be chosen, hooks_check_finish()

@@ -671,7 +671,8 @@ static int session_load(struct session *s, struct session_opts *o)
 	}
 	set_tunables(s, o);
 	choose_programs(s, o);
-	fast = bpf_program__autoload(s->skel->progs.kvm_exit_fast);
+	fast = bpf_program__autoload(s->skel->progs.kvm_exit_fast) ||
+	       bpf_program__autoload(s->skel->progs.kvm_entry_fast);
 	err = vmexit_bpf__load(s->skel);
 	if (err && fast) {
 		hooks_exit_fast_refused(&s->hooks, s->skel, err);

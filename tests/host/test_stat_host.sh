@@ -50,6 +50,14 @@ classic)
 	grep -q "^vmexit: hooks: userspace exit kvm:kvm_userspace_exit$" "$tmp/err" ||
 		fail "VMEXIT_TEST_HOOKS=classic: -v does not name the classic tracepoints" ;;
 esac
+# The classic kvm_exit's entry (a run started idle, or refused the fast path) is the BTF-enabled
+# kvm_entry wherever the kernel's BTF declares that tracepoint, but with the classic hooks asked.
+if grep -q "^vmexit: hooks: kvm_exit kvm:kvm_exit," "$tmp/err"; then
+	entry=kvm:kvm_entry
+	[ "$hooks" != classic ] && kvm_tp_btf kvm_entry && entry=tp_btf/kvm_entry
+	grep -q "^vmexit: hooks: kvm_exit kvm:kvm_exit, kvm_entry $entry (" "$tmp/err" ||
+		fail "the classic kvm_exit's entry is not $entry"
+fi
 
 python3 - "$tmp/out.json" "$tmp/perf.csv" $VMS $VCPUS $IO $MMIO $HLT $kfires <<'PY'
 import json, os, sys
