@@ -24,7 +24,8 @@
 # <= 2x) and against bpftrace-wake over alone (target <= 0.5x).
 # --base DIR: another build (DIR/vmexit, e.g. main's) in the same boot, its figures beside: the
 # case fast-base (its plain stat, beside fast, and fast/fast-base), with --wake wake-base (its
-# stat --wake, beside wake).
+# stat --wake, beside wake); classic-base, asked for in --cases, its stat refused the fast path as
+# classic's is (beside classic, and classic/classic-base).
 # Per program (both modes, after the timed rounds): each case that loads BPF programs (empty,
 # fast, keys, fast-base, and with --wake empty-wake, wake, wake-base) runs once more with bpf_stats_enabled=1
 # around one timed guest, and bpftool's run_cnt and run_time_ns of every program, their growth
@@ -42,7 +43,7 @@
 #                              [--base DIR] [--wake [--timer N]] [--no-progs] [OUTPUT dir]
 # --cases: a comma-separated subset of alone,empty,empty-classic,fast,fast-task,classic,bpftrace,keys,rip,late (default
 # all; alone is always run); with --wake of alone,empty,empty-wake,fast,wake,bpftrace-wake (default
-# all); with --base also fast-base (--wake: wake-base), in the default list too; without bpftrace
+# all); with --base also fast-base (--wake: wake-base), in the default list too, and classic-base; without bpftrace
 # the bed boots without its 200 MB of LLVM.
 # One bed CPU by default: the guest, the tracer and the warm-up VM share it, as on a busy
 # host, and a 2-CPU svm bed hung twice (2026-11-23) at a tracer's start (once with soft
@@ -104,8 +105,9 @@ for c in $(echo "$CASES" | tr , ' '); do
 	fast-task|empty-classic|classic|bpftrace|keys|rip|late) [ $WAKE = 0 ] && continue ;;
 	empty-wake|wake|bpftrace-wake) [ $WAKE = 1 ] && continue ;;
 	fast-base|wake-base) [ $c = $BASECASE ] && [ -n "$BASE" ] && continue ;;
+	classic-base) [ $WAKE = 0 ] && [ -n "$BASE" ] && continue ;;
 	esac
-	echo "bed_overhead: --cases: no case '$c' (alone, empty, empty-classic, fast, fast-task, classic, bpftrace, keys, rip, late, and fast-base with --base; with --wake alone, empty, empty-wake, fast, wake, bpftrace-wake, and wake-base with --base)" >&2
+	echo "bed_overhead: --cases: no case '$c' (alone, empty, empty-classic, fast, fast-task, classic, bpftrace, keys, rip, late, and fast-base and classic-base with --base; with --wake alone, empty, empty-wake, fast, wake, bpftrace-wake, and wake-base with --base)" >&2
 	exit 2
 done
 if [ -n "$BASE" ]; then
@@ -211,11 +213,13 @@ run_case() {
 		warm_stop; measure
 		kill -INT $T; wait $T
 		hooks=$(sed -n 's/^floor: attached: kvm_exit\/kvm_entry \([a-z]*\),.*KVM_RUN \([a-z-]*\)\(, wake\)\{0,1\}$/\1,\2\3/p' /tmp/f.err | tr -d ' ') ;;
-	fast|fast-task|fast-base|classic|keys|rip|wake|wake-base)
+	fast|fast-task|fast-base|classic|classic-base|keys|rip|wake|wake-base)
 		rm -f /tmp/v.out /tmp/v.err
 		case $1 in
 		fast-task) VMEXIT_CPU_SLOT=0 /vmexit stat --json -v >/tmp/v.out 2>/tmp/v.err & ;;
 		classic) VMEXIT_TEST_FAST_PATH_SKEW=1 /vmexit stat --json -v >/tmp/v.out 2>/tmp/v.err & ;;
+		classic-base) VMEXIT_TEST_FAST_PATH_SKEW=1 /vmexit-base stat --json -v >/tmp/v.out \
+			2>/tmp/v.err & ;;
 		keys) /vmexit stat --json -v --by key >/tmp/v.out 2>/tmp/v.err & ;;
 		rip) /vmexit stat --json -v --by rip >/tmp/v.out 2>/tmp/v.err & ;;
 		wake) /vmexit stat --json -v --wake >/tmp/v.out 2>/tmp/v.err & ;;
@@ -349,7 +353,8 @@ if wake:
 else:
     print(f"guest: 1 vCPU, {exits} kvm_exits per run (cpuid {cpuid}, io {io}, done 1), "
           f"{io + 1} of them to userspace")
-order = ['alone', 'empty', 'empty-classic', 'empty-wake', 'fast', 'fast-base', 'fast-task', 'classic', 'wake',
+order = ['alone', 'empty', 'empty-classic', 'empty-wake', 'fast', 'fast-base', 'fast-task', 'classic',
+         'classic-base', 'wake',
          'wake-base',
          'bpftrace',
          'bpftrace-wake', 'keys', 'rip', 'late']
@@ -377,7 +382,8 @@ want_hooks = {'fast': ({'tp_btf/kvm_exit'}, 'the fast path'),
               'wake': ({'tp_btf/kvm_exit'}, 'the fast path'),
               'wake-base': ({'tp_btf/kvm_exit'}, 'the fast path'),
               'late': ({'tp_btf/kvm_exit'}, 'the fast path once exits began'),
-              'classic': ({'kvm:kvm_exit'}, 'the classic tracepoints')}
+              'classic': ({'kvm:kvm_exit'}, 'the classic tracepoints'),
+              'classic-base': ({'kvm:kvm_exit'}, 'the classic tracepoints')}
 for c, (want, what) in want_hooks.items():
     if c in o and hooks[c] != want:
         print(f"the {c} case did not run {what} in every round: " + ",".join(hooks[c]))
@@ -408,6 +414,7 @@ lines = [('fast', 'empty', 'vmexit(fast)/empty programs', 3.5),
          ('fast-base', 'empty', 'vmexit(fast, baseline build)/empty programs', None),
          ('fast', 'fast-base', 'fast/fast of the baseline build', None),
          ('classic', 'empty', 'vmexit(classic)/empty programs', 2.5),
+         ('classic', 'classic-base', 'classic/classic of the baseline build', None),
          ('classic', 'empty-classic', 'vmexit(classic)/empty classic programs', None),
          ('empty-classic', 'empty', 'empty classic/empty programs', None),
          ('bpftrace', 'empty', 'bpftrace/empty programs', None),
