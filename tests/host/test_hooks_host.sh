@@ -111,7 +111,20 @@ case "$said" in
 		fail "-v keeps the check but its hooks line does not say so"
 	for p in check_exit_raw watch_exit kvm_exit_fast kvm_entry_fast kvm_exit; do
 		case " $progs " in *" $p "*) ;; *) fail "the check is kept but $p is not held:$progs" ;; esac
-	done ;;
+	done
+	# Where the kernel's BTF has kvm_entry, the classic kvm_exit's entry is the BTF-enabled
+	# one, and the check leaves its classic entry out too: kvm_exit is the one classic
+	# tracepoint held (one grace period at the end).
+	if kvm_tp_btf kvm_entry; then
+		for p in kvm_entry check_entry_classic; do
+			case " $progs " in *" $p "*)
+				fail "the kernel's BTF has kvm_entry, yet $p (classic) is held:$progs" ;;
+			esac
+		done
+		grep -q "hooks: kvm_exit kvm:kvm_exit, kvm_entry tp_btf/kvm_entry " "$TMP/det.err" ||
+			fail "-v does not name the BTF-enabled kvm_entry beside the classic kvm_exit"
+		echo "ok: the classic kvm_exit with the BTF-enabled kvm_entry, no classic entry held"
+	fi ;;
 esac
 
 # The kvm_exit fast path's start-up check must load and attach wherever the kernel's BTF has the
