@@ -4,8 +4,8 @@
  * the BTF work the fast path check needs, so that by the time the check is ready a host with no
  * exits (no VM running) is already known as one and the check window need not wait to see it.
  * It needs no BTF (a raw tracepoint reading nothing, no CO-RE), so it loads in about a
- * millisecond; and, unlike a classic tracepoint's perf event, its detach at the end waits for no
- * RCU grace period (serialized with the others on the kernel's event_mutex).
+ * millisecond; and its detach at the end waits for no RCU grace period, where a classic
+ * tracepoint's last perf event waits for one, serialized with the others' on event_mutex.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
