@@ -493,8 +493,8 @@ void hooks_exit_fast_refused(struct hooks *h, struct vmexit_bpf *skel, int err)
 	check_objects_destroy(&h->run_state);
 	/* The BTF-enabled entry may be what failed: the classic pair whole. */
 	h->run_state.entry_btf = false;
-	fprintf(stderr, "vmexit: warning: the BTF-enabled kvm_exit/kvm_entry programs do not load "
-		"(%s): using the classic tracepoints\n", strerror(-err));
+	fprintf(stderr, "vmexit: warning: the kvm_exit fast path does not load (%s): using the "
+		"classic tracepoints, kvm_entry's too\n", strerror(-err));
 	hooks_exit_autoload(h, skel);
 }
 
@@ -593,13 +593,20 @@ void hooks_check_finish(struct hooks *h)
 		h->exit = EXIT_HOOK_FAST;
 }
 
+/* Whether kvm_entry's program is the BTF-enabled one beside the kvm_exit hook exit: the fast
+ * pair's, and the classic kvm_exit's wherever the kernel's BTF has kvm_entry. */
+static bool entry_btf_used(const struct hooks *h, enum exit_hook exit)
+{
+	return exit == EXIT_HOOK_FAST || h->run_state.entry_btf;
+}
+
 bool hooks_exit_prog_used(const struct hooks *h, const struct vmexit_bpf *skel,
 			  const struct bpf_program *prog)
 {
 	if (prog == skel->progs.kvm_entry_fast)
-		return h->exit == EXIT_HOOK_FAST || h->run_state.entry_btf;
+		return entry_btf_used(h, h->exit);
 	if (prog == skel->progs.kvm_entry)
-		return h->exit == EXIT_HOOK_CLASSIC && !h->run_state.entry_btf;
+		return !entry_btf_used(h, h->exit);
 	if (prog == skel->progs.kvm_exit_fast)
 		return h->exit == EXIT_HOOK_FAST;
 	if (prog == skel->progs.kvm_exit)
@@ -685,8 +692,7 @@ static const char *user_hook_name(const struct hooks *h)
 static const char *exit_hook_name(const struct hooks *h, enum exit_hook exit, bool entry)
 {
 	if (entry)
-		return exit == EXIT_HOOK_FAST || h->run_state.entry_btf ? "tp_btf/kvm_entry" :
-									   "kvm:kvm_entry";
+		return entry_btf_used(h, exit) ? "tp_btf/kvm_entry" : "kvm:kvm_entry";
 	return exit == EXIT_HOOK_FAST ? "tp_btf/kvm_exit" : "kvm:kvm_exit";
 }
 
