@@ -131,6 +131,26 @@ int BPF_PROG(wake_line, unsigned int gsi, int level, int irq_source_id)
 }
 
 
+/*
+ * stream --wake: an untimed delivery's event (VMEXIT_EV_WAKE_UNTIMED): no record of its vCPU's
+ * thread, so the vCPU is the one KVM names and the source what KVM's note said, if any.
+ */
+static __always_inline void untimed_emit(const struct vcpu_id_key *vk, __u32 source, __u8 vec)
+{
+	struct vmexit_event *ev = ring_take_for(vk->tgid, vk->vcpu, VMEXIT_EV_WAKE_UNTIMED,
+						bpf_ktime_get_ns(), 0);
+	int i;
+
+	if (!ev)
+		return;
+	for (i = 0; i < NR_WAKE_PARTS; i++)
+		*wake_event_part(ev, i) = 0;
+	ev->intr_info = vec;
+	ev->error_code = 0;
+	ev->reason = source;
+	ring_send(ev);
+}
+
 SEC("tp_btf/kvm_apic_accept_irq")
 int BPF_PROG(wake_pending, __u32 apicid, __u16 dm, __u16 tm, __u8 vec)
 {
@@ -152,8 +172,12 @@ int BPF_PROG(wake_pending, __u32 apicid, __u16 dm, __u16 tm, __u8 vec)
 		target_tid = bpf_map_lookup_elem(&wake_vcpus, &vk);
 		if (!target_tid) {
 			/* Said (wake_untimed), not lost: no vCPU to time it on. */
-			if (pid_wanted(vk.tgid) && (filter_vcpu < 0 || vk.vcpu == filter_vcpu))
+			if (pid_wanted(vk.tgid) && (filter_vcpu < 0 || vk.vcpu == filter_vcpu)) {
 				__sync_fetch_and_add(&wake_untimed, 1);
+				if (emit_events)
+					untimed_emit(&vk, n && (n->vector == ~0u || n->vector == vec) ?
+						     n->source : WAKE_SRC_UNKNOWN, vec);
+			}
 			return 0;
 		}
 		target = *target_tid;

@@ -564,27 +564,34 @@ static __always_inline struct wake_thread *thread_of(__u32 tid, __u32 tgid,
  * A record for the stream's ring, its type, time and latency set, or NULL (counted: the
  * stream says it with the deliveries lost, cause ring).
  */
-static __always_inline struct vmexit_event *ring_take(struct wake_thread *t, __u16 type,
-						      __u64 ts, __u64 lat)
+static __always_inline struct vmexit_event *ring_take_for(__u32 tgid, __s32 vcpu, __u16 type,
+							  __u64 ts, __u64 lat)
 {
 	struct vmexit_event *ev;
 
-	if (!pid_wanted(t->tgid))
+	if (!pid_wanted(tgid))
 		return NULL;
 	ev = bpf_ringbuf_reserve(&events, VMEXIT_EVENT_SPLIT_LEN, 0);
 	if (!ev) {
 		__sync_fetch_and_add(&events_lost, 1);
 		return NULL;
 	}
-	ev->tgid = t->tgid;
+	ev->tgid = tgid;
 	ev->tid = (__u32)bpf_get_current_pid_tgid();
-	ev->vcpu = t->vcpu;
+	ev->vcpu = vcpu;
 	ev->cpu = bpf_get_smp_processor_id();
 	ev->isa = 0;
 	ev->type = type;
 	ev->ts_ns = ts;
 	ev->latency_ns = lat;
 	return ev;
+}
+
+/* ring_take_for() the vCPU of t. */
+static __always_inline struct vmexit_event *ring_take(struct wake_thread *t, __u16 type,
+						      __u64 ts, __u64 lat)
+{
+	return ring_take_for(t->tgid, t->vcpu, type, ts, lat);
 }
 
 static __always_inline void ring_send(struct vmexit_event *ev)

@@ -361,6 +361,16 @@ enum vmexit_event_type {
 	VMEXIT_EV_HALT = 7,
 	VMEXIT_EV_HLT = 8,
 	/*
+	 * stream --wake: an interrupt made pending (kvm_apic_accept_irq) for a vCPU vmexit never
+	 * saw enter guest mode (halted since before vmexit started, or a KVM that traces no
+	 * kvm_entry at all, as kvm_pvm): no entry to time it to, so counted, not timed. Sent when
+	 * made pending (ts_ns), latency_ns and the parts 0; vcpu the target's (the APIC ID KVM
+	 * names), tid the thread that made it pending, reason its source as far as known (enum
+	 * wake_source: KVM's note, else UNKNOWN), intr_info its vector. A type of its own, as
+	 * EV_WAKE_POSTED.
+	 */
+	VMEXIT_EV_WAKE_UNTIMED = 9,
+	/*
 	 * Flag on EV_EXIT / EV_USER_EXIT: the exit never completed (its thread exited, or the
 	 * session ended first); latency_ns is its age at that moment.
 	 */

@@ -14,7 +14,9 @@
  * vector; MSI: kvm_msi_set_irq; IOAPIC: kvm_ioapic_set_irq; LINE: kvm_set_irq (a GSI routed to
  * something that says nothing more); TIMER: delivered in the target vCPU's own thread with its
  * LVT timer's vector; LOCAL: the target's own thread, another LVT (PMI, LINT) or unknown.
- * OTHER: another thread, and no note from KVM.
+ * OTHER: another thread, and no note from KVM. UNKNOWN: untimed deliveries only
+ * (VMEXIT_EV_WAKE_UNTIMED), no note from KVM and no record of the target vCPU's thread, so its
+ * own thread (TIMER, LOCAL) cannot be told from another (OTHER).
  */
 #define WAKE_SOURCES(X)		\
 	X(OTHER, other)		\
@@ -23,7 +25,8 @@
 	X(IOAPIC, ioapic)	\
 	X(LINE, line)		\
 	X(TIMER, timer)		\
-	X(LOCAL, local)
+	X(LOCAL, local)		\
+	X(UNKNOWN, unknown)
 
 enum wake_source {
 #define WAKE_SRC_ENUM(ID, name) WAKE_SRC_##ID,
@@ -31,6 +34,13 @@ enum wake_source {
 #undef WAKE_SRC_ENUM
 	NR_WAKE_SOURCES
 };
+
+/* The event types whose reason is a source and intr_info a vector: a delivery's, timed or not. */
+static inline int wake_event_type(__u16 type)
+{
+	return type == VMEXIT_EV_WAKE || type == VMEXIT_EV_WAKE_POSTED ||
+	       type == VMEXIT_EV_WAKE_UNTIMED;
+}
 
 /*
  * What a delivery's time was spent on, decided by what the target vCPU was doing when the

@@ -70,6 +70,12 @@ enum rec_type {
 	 */
 	RT_WAKE_POSTED = 13,
 	RT_HLT = 14,		/* record --wake: a halt or a halted exit (1.9, record_hlt.h) */
+	/*
+	 * record --wake (1.10): an interrupt made pending for a vCPU never seen entering guest
+	 * mode, so not timed. The wake record's layout, its latency and parts 0; a type of its
+	 * own, as RT_WAKE_POSTED: a 1.9 reader skips it (and says so).
+	 */
+	RT_WAKE_UNTIMED = 15,
 };
 
 #define REC_HDR_LEN		8
@@ -351,7 +357,7 @@ static __u64 events_in(const unsigned char *buf, size_t from, size_t to)
 		if (from + size > to)
 			break;
 		switch (get16(buf + from + 4)) {
-		case RT_EVENT: case RT_WAKE: case RT_WAKE_POSTED: case RT_HLT:
+		case RT_EVENT: case RT_WAKE: case RT_WAKE_POSTED: case RT_WAKE_UNTIMED: case RT_HLT:
 			n++;
 		}
 		from += size;
@@ -639,8 +645,7 @@ int rec_writer_add_event(struct rec_writer *w, const struct vmexit_event *ev)
 	size_t len = w->meta.keys ? EVENT_KEYS_LEN : w->meta.split ? EVENT_SPLIT_LEN : EVENT_LEN;
 	unsigned char *p;
 
-	if (VMEXIT_EV_TYPE(ev->type) == VMEXIT_EV_WAKE ||
-	    VMEXIT_EV_TYPE(ev->type) == VMEXIT_EV_WAKE_POSTED)
+	if (wake_event_type(VMEXIT_EV_TYPE(ev->type)))
 		return rec_writer_add_wake(w, ev);
 	if (VMEXIT_EV_TYPE(ev->type) == VMEXIT_EV_HALT || VMEXIT_EV_TYPE(ev->type) == VMEXIT_EV_HLT)
 		return rec_writer_add_hlt(w, ev);
@@ -663,8 +668,10 @@ int rec_writer_add_event(struct rec_writer *w, const struct vmexit_event *ev)
 
 int rec_writer_add_wake(struct rec_writer *w, const struct vmexit_event *ev)
 {
-	bool posted = VMEXIT_EV_TYPE(ev->type) == VMEXIT_EV_WAKE_POSTED;
-	unsigned char *p = begin_record(w, posted ? RT_WAKE_POSTED : RT_WAKE, WAKE_LEN), *q;
+	__u16 type = VMEXIT_EV_TYPE(ev->type);
+	unsigned char *p = begin_record(w, type == VMEXIT_EV_WAKE_POSTED ? RT_WAKE_POSTED :
+					   type == VMEXIT_EV_WAKE_UNTIMED ? RT_WAKE_UNTIMED : RT_WAKE,
+					WAKE_LEN), *q;
 	struct vmexit_event e = *ev;
 
 	if (!p)
@@ -1139,6 +1146,7 @@ static int parse_header_items(struct rec_reader *r, const unsigned char *h, __u3
 		case HI_WAKE:
 			r->meta.wake = true;
 			r->meta.wake_posted = r->version >= (1u << 16 | 9);
+			r->meta.wake_untimed = r->version >= (1u << 16 | 10);
 			/* 1.9: its halts are in the file too, and the host's halt_poll_ns. */
 			r->meta.halts = len >= 8;
 			r->meta.halt_poll_ns = len >= 8 ? (long long)get64(p) : -1;
@@ -1308,6 +1316,7 @@ static const char *type_name(__u16 type)
 		[RT_TSC_APPLIED] = "TSC applied", [RT_KEY_REGION] = "key region",
 		[RT_WAKE] = "wake", [RT_WAKE_LOST] = "wake lost",
 		[RT_WAKE_POSTED] = "wake posted", [RT_HLT] = "hlt",
+		[RT_WAKE_UNTIMED] = "wake untimed",
 	};
 
 	return type < sizeof(names) / sizeof(names[0]) && names[type] ? names[type] : "unknown";
@@ -1418,14 +1427,16 @@ static int decode_wake_record(struct rec_reader *r, const struct raw_record *rec
 	struct vmexit_event *ev = &item->ev;
 	__u64 sum = 0;
 
-	bool posted = rec->type == RT_WAKE_POSTED;
-	const char *what = posted ? "wake posted record" : "wake record";
+	/* Posted and untimed: counted, never timed. */
+	bool posted = rec->type == RT_WAKE_POSTED, untimed = rec->type == RT_WAKE_UNTIMED;
+	const char *what = posted ? "wake posted record" : untimed ? "wake untimed record" :
+			   "wake record";
 
 	if (rec->len < WAKE_LEN)
 		return reader_fail(r, rec->off, "%s too short (%u bytes, need %d)", what,
 				   rec->len, WAKE_LEN);
 	memset(ev, 0, sizeof(*ev));
-	ev->type = posted ? VMEXIT_EV_WAKE_POSTED : VMEXIT_EV_WAKE;
+	ev->type = posted ? VMEXIT_EV_WAKE_POSTED : untimed ? VMEXIT_EV_WAKE_UNTIMED : VMEXIT_EV_WAKE;
 	ev->ts_ns = get64(rec->p);
 	ev->latency_ns = get64(rec->p + 8);
 	for (int i = 0; i < NR_WAKE_PARTS; i++) {
@@ -1446,13 +1457,13 @@ static int decode_wake_record(struct rec_reader *r, const struct raw_record *rec
 		return reader_fail(r, rec->off, "wake record's parts sum to %llu ns, not its "
 				   "latency %llu ns: corrupt data", (unsigned long long)sum,
 				   (unsigned long long)ev->latency_ns);
-	if (posted && sum)
-		return reader_fail(r, rec->off, "wake posted record with %llu ns (none is timed): "
-				   "corrupt data", (unsigned long long)sum);
+	if ((posted || untimed) && sum)
+		return reader_fail(r, rec->off, "%s with %llu ns (none is timed): corrupt data",
+				   what, (unsigned long long)sum);
 	if (ev->intr_info > WAKE_VECTOR_MAX)
 		return reader_fail(r, rec->off, "%s with vector %u (at most %u): corrupt data",
 				   what, ev->intr_info, WAKE_VECTOR_MAX);
-	item->kind = posted ? REC_WAKE_POSTED : REC_WAKE;
+	item->kind = posted ? REC_WAKE_POSTED : untimed ? REC_WAKE_UNTIMED : REC_WAKE;
 	r->records++;
 	return 1;
 }
@@ -1694,6 +1705,7 @@ int rec_reader_next(struct rec_reader *r, struct rec_item *item, char *err, size
 			break;
 		case RT_WAKE:
 		case RT_WAKE_POSTED:
+		case RT_WAKE_UNTIMED:
 			ret = decode_wake_record(r, &rec, item);
 			break;
 		case RT_WAKE_LOST:

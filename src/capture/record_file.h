@@ -22,7 +22,7 @@
 #include "tsc_clock.h"
 
 #define REC_FORMAT_MAJOR	1	/* incompatible changes: readers refuse a larger major */
-#define REC_FORMAT_MINOR	9	/* compatible additions: readers skip the unknown */
+#define REC_FORMAT_MINOR	10	/* compatible additions: readers skip the unknown */
 
 #define REC_NAME_MAX		255	/* longest guest name stored; longer ones are cut */
 
@@ -39,6 +39,9 @@ struct rec_meta {
 	/* ... and the interrupts KVM posted with no exit are wake posted records (1.9; a 1.8
 	 * file kept none: its posted are unknown, not 0). Set by the reader. */
 	bool wake_posted;
+	/* ... and the interrupts made pending for vCPUs never seen entering guest mode are wake
+	 * untimed records (1.10; older files kept none: unknown, not 0). Set by the reader. */
+	bool wake_untimed;
 	bool halts;		/* ... and the halts hlt records (a 1.9 writer's; reader only) */
 	long long halt_poll_ns;	/* --wake: KVM's halt_poll_ns when recording began; -1 unknown */
 	/* Host TSC against mono at start (1.6; mono_ns 0: none), and the kernel's TSC kHz
@@ -75,6 +78,9 @@ enum rec_kind {
 	/* item.ev, type VMEXIT_EV_HALT or VMEXIT_EV_HLT: a halt or a halted exit (record --wake,
 	 * 1.9), its parts summing exactly to its latency. */
 	REC_HLT = 12,
+	/* item.ev, type VMEXIT_EV_WAKE_UNTIMED: an interrupt made pending for a vCPU never seen
+	 * entering guest mode (record --wake, 1.10): counted, not timed. */
+	REC_WAKE_UNTIMED = 13,
 };
 
 struct rec_item {

@@ -809,6 +809,7 @@ int cmd_report(int argc, char **argv)
 	/* A recording made with --wake shows its deliveries, as stat --wake would have. */
 	r.wake = a.wake || rd->meta.wake;
 	r.wk.ev.s.posted_known = rd->meta.wake_posted;
+	r.wk.ev.s.untimed_known = rd->meta.wake_untimed;
 	report_wake_set_halts(&r.wk, rd->meta.halts, rd->meta.halt_poll_ns);
 	if (a.wake && !rd->meta.wake) {
 		fprintf(stderr, "vmexit: --wake: %s was recorded without --wake (record it with "
@@ -856,6 +857,7 @@ int cmd_report(int argc, char **argv)
 			break;
 		case REC_WAKE:
 		case REC_WAKE_POSTED:
+		case REC_WAKE_UNTIMED:
 		case REC_HLT:
 			ret = one_wake(&r, &it->ev);
 			break;

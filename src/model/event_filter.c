@@ -16,6 +16,7 @@ bool event_filter_match(const struct event_filter *f, const struct vmexit_event 
 	    VMEXIT_EV_TYPE(ev->type) == VMEXIT_EV_KVM_EVENT ||
 	    VMEXIT_EV_TYPE(ev->type) == VMEXIT_EV_WAKE ||
 	    VMEXIT_EV_TYPE(ev->type) == VMEXIT_EV_WAKE_POSTED ||
+	    VMEXIT_EV_TYPE(ev->type) == VMEXIT_EV_WAKE_UNTIMED ||
 	    VMEXIT_EV_TYPE(ev->type) == VMEXIT_EV_HALT || VMEXIT_EV_TYPE(ev->type) == VMEXIT_EV_HLT)
 		return true;
 	if (ev->latency_ns < f->min_latency_ns)

@@ -36,6 +36,12 @@ int wake_events_add(struct wake_events *w, const struct vmexit_event *ev, __u64 
 	struct wake_cell *c;
 	bool added;
 	size_t *at;
+
+	/* Untimed (no entry seen for its vCPU): in no row, counted as bpf/wake.bpf.c does. */
+	if (VMEXIT_EV_TYPE(ev->type) == VMEXIT_EV_WAKE_UNTIMED) {
+		w->s.untimed++;
+		return 0;
+	}
 	__u32 b;
 
 	if (room(w))

@@ -27,7 +27,8 @@ struct wake_snapshot {
 	__u64 posted;
 	bool posted_known;
 	/* Interrupts made pending for vCPUs never seen entering guest mode (bpf/wake_common.bpf.h
-	 * wake_untimed): in no row. untimed_known: a live run's (recordings keep none). */
+	 * wake_untimed): in no row. untimed_known: a live run's, or a recording's since format
+	 * 1.10 (older ones kept none: said by no total). */
 	__u64 untimed;
 	bool untimed_known;
 	/* Why there are no halted-exit rows at all (a recording keeps only the deliveries),

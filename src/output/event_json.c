@@ -44,6 +44,8 @@ static const char *type_name(__u16 type)
 		return "wake";
 	case VMEXIT_EV_WAKE_POSTED:
 		return "wake_posted";
+	case VMEXIT_EV_WAKE_UNTIMED:
+		return "wake_untimed";
 	case VMEXIT_EV_HALT:
 		return "halt";
 	case VMEXIT_EV_HLT:
@@ -197,8 +199,8 @@ static void json_line(struct evout *o, const struct vmexit_event *ev)
 		p = json_wake(p, ev);
 		goto out;
 	}
-	/* Posted: no exit, so no parts; its source and vector as a delivery's. */
-	if (type == VMEXIT_EV_WAKE_POSTED) {
+	/* Posted or untimed: no exit, so no parts; its source and vector as a delivery's. */
+	if (type == VMEXIT_EV_WAKE_POSTED || type == VMEXIT_EV_WAKE_UNTIMED) {
 		p = fmt_lit(p, ",\"source\":\"");
 		p = fmt_str(p, wake_source_name(ev->reason));
 		*p++ = '"';

@@ -135,6 +135,8 @@ int wake_series_take(struct wake_series *ws, const struct wake_snapshot *w,
 	ws->nr_wake = 0;
 	ws->nr_halt = 0;
 	memcpy(ws->lost, w->lost, sizeof(ws->lost));
+	ws->untimed = w->untimed;
+	ws->untimed_known = w->untimed_known;
 	ws->halt_poll_ns = w->halt_poll_ns;
 	err = take_wake(ws, w, guest, ctx);
 	return err ? err : take_halt(ws, w, guest, ctx);

@@ -41,6 +41,10 @@ struct wake_series {
 	struct expo_halt *halt;
 	__u32 nr_halt, cap_halt;
 	__u64 lost[NR_WAKE_LOST];
+	/* Made pending for vCPUs never seen entering guest mode, of every guest traced (the
+	 * kernel keeps one total: no vCPU's record to key it by); known: a live sample's. */
+	__u64 untimed;
+	bool untimed_known;
 	long long halt_poll_ns;		/* -1: unknown */
 };
 

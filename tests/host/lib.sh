@@ -302,36 +302,90 @@ held_prog_names() {
 
 # wake_untimed_only TEST: for the --wake tests on a KVM that fires no kvm_entry (kvm_exit_fires
 # says no: the two come together; the software backend kvm_pvm), where no delivery or halt can be
-# timed: what fires there is checked instead, then the test passes with a note. stat --wake
-# --json -- GUEST A (timer and MSI interrupts on 2 vCPUs), while guest B, not traced, takes
-# interrupts beside it: no delivery row, and "untimed" = the interrupts A handled (its own
-# tally), none of B's; the text output says so in its "untimed:" line.
+# timed: what fires there is checked instead, then the test passes with a note. Guest A (timer
+# and MSI interrupts on 2 vCPUs: 2 x (30 + 20) it handles and tallies), held until stat --wake
+# --json -p, stream --wake --json -p, record --wake -p and serve --wake -p trace it, while guest
+# B, not traced, takes interrupts beside it: no delivery row, and "untimed" = the interrupts A
+# handled (its own tally), none of B's, in every front end: stat's total, stream's
+# wake_untimed events (per vCPU 50, of them 20 from the VMM's MSIs, which KVM notes as such),
+# the recording's (report's total and its --events), serve's vmexit_wake_untimed_total; and
+# stat's text output says so in its "untimed:" line.
 wake_untimed_only() {
-	local dir n want bp
+	local dir bp ap sp mp rp n want
 	dir=$(mktemp -d /tmp/vmexit-test-untimed.XXXXXX)
 	"$GUEST" --name untimedB$$ --vcpus 1 --timer 3000 --timer-us 500 >/dev/null 2>&1 &
 	bp=$!
-	"$VMEXIT" stat --wake --json -- "$GUEST" --name untimedA$$ --vcpus 2 --timer 30 --msi 20 \
-		--json >"$dir/out" 2>"$dir/err" || { cat "$dir/err"; fail "$1: stat --wake failed"; }
+	"$GUEST" --name untimedA$$ --vcpus 2 --timer 30 --msi 20 --hold-until "$dir/go" --json \
+		>"$dir/guest.out" 2>"$dir/guest.err" &
+	ap=$!
+	wait_line "$dir/guest.err" "held until" $ap ||
+		{ cat "$dir/guest.err"; fail "$1: guest A was never held"; }
+	"$VMEXIT" stat --wake --json -p $ap >"$dir/stat.json" 2>"$dir/stat.err" &
+	sp=$!
+	"$VMEXIT" stream --wake --json -p $ap >"$dir/stream.json" 2>"$dir/stream.err" &
+	mp=$!
+	"$VMEXIT" record --wake -p $ap -o "$dir/rec.vmexit" 2>"$dir/record.err" &
+	rp=$!
+	local TMP=$dir SPID URL
+	serve_bg "$VMEXIT" serve --wake -p $ap --listen 127.0.0.1:0
+	[ -n "$URL" ] || { cat "$dir/serve.err"; fail "$1: serve --wake -p did not start"; }
+	wait_tracing $sp $mp $rp $SPID
+	touch "$dir/go"
+	wait $ap || { cat "$dir/guest.err"; fail "$1: guest A failed"; }
+	curl -sf "$URL" >"$dir/metrics" || fail "$1: scraping serve --wake failed"
+	kill -INT $sp $mp $rp $SPID
+	wait $sp || { cat "$dir/stat.err"; fail "$1: stat --wake -p failed"; }
+	wait $mp || { cat "$dir/stream.err"; fail "$1: stream --wake -p failed"; }
+	wait $rp || { cat "$dir/record.err"; fail "$1: record --wake -p failed"; }
+	wait $SPID || { cat "$dir/serve.err"; fail "$1: serve --wake -p failed"; }
+	"$VMEXIT" report -i "$dir/rec.vmexit" --wake --json >"$dir/report.json" 2>"$dir/report.err" ||
+		{ cat "$dir/report.err"; fail "$1: report --wake failed"; }
+	"$VMEXIT" report -i "$dir/rec.vmexit" --events --json >"$dir/events.json" \
+		2>>"$dir/report.err" || { cat "$dir/report.err"; fail "$1: report --events failed"; }
 	"$VMEXIT" stat --wake -- "$GUEST" --vcpus 1 --timer 5 >"$dir/text" 2>&1 ||
 		{ cat "$dir/text"; fail "$1: stat --wake (text) failed"; }
 	wait $bp || fail "$1: the untraced guest B failed"
-	read -r n want < <(python3 -c '
-import json, sys
-lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-g = [l for l in lines if "mix" in l][0]
-w = [l for l in lines if "wake" in l][0]
+	read -r n want < <(python3 - "$dir" $ap <<'PY'
+import json, os, re, sys
+d, ap = sys.argv[1], int(sys.argv[2])
+def lines(f):
+    return [json.loads(l) for l in open(os.path.join(d, f)) if l.strip()]
+g = lines("guest.out")[0]
+tally = sum(v["tally"]["irq"] for v in g["vcpus"])
+w = [l for l in lines("stat.json") if "wake" in l][0]
 assert not w["wake"] and not w["hlt"], "delivery or halt rows without kvm_entry: %s" % w
-print(w["untimed"], sum(v["tally"]["irq"] for v in g["vcpus"]))' "$dir/out") ||
-		{ cat "$dir/out"; fail "$1: stat --wake --json (above)"; }
+bad = []
+if w["untimed"] != tally:
+    bad.append("stat: untimed %d" % w["untimed"])
+for f in ("stream.json", "events.json"):
+    ev = [e for e in lines(f) if e.get("type") == "wake_untimed"]
+    if len(ev) != tally or any(e["pid"] != ap or e["latency_ns"] for e in ev):
+        bad.append("%s: %d wake_untimed events, pids %s" % (f, len(ev), sorted({e["pid"] for e in ev})))
+    for v in (0, 1):
+        mine = [e for e in ev if e["vcpu"] == v]
+        msi = [e for e in mine if e["source"] == "msi"]
+        if len(mine) != 50 or len(msi) != 20 or any(e["vector"] != 0x41 for e in msi):
+            bad.append("%s: vCPU %d: %d events, %d from MSIs" % (f, v, len(mine), len(msi)))
+r = [l for l in lines("report.json") if "wake" in l][0]
+if r.get("untimed") != tally:
+    bad.append("report: untimed %s" % r.get("untimed"))
+m = re.search(r"^vmexit_wake_untimed_total (\d+)$", open(os.path.join(d, "metrics")).read(), re.M)
+if not m or int(m.group(1)) != tally:
+    bad.append("serve: vmexit_wake_untimed_total %s" % (m and m.group(1)))
+if bad:
+    sys.exit("guest A handled %d interrupts; " % tally + "; ".join(bad))
+print(w["untimed"], tally)
+PY
+) || fail "$1: untimed interrupts (above)"
 	[ "$n" = "$want" ] && [ "$want" = 100 ] ||
 		fail "$1: untimed $n, guest A handled $want interrupts (want 100: 2 vCPUs x (30 + 20))"
 	grep -q "^untimed: 5 interrupts made pending (kvm_apic_accept_irq) for vCPUs never seen" \
 		"$dir/text" || { cat "$dir/text"; fail "$1: the text output does not say the 5 untimed"; }
 	rm -rf "$dir"
-	echo "note: kvm:kvm_entry does not fire here: no delivery can be timed; stat --wake counted" \
-		"the $n interrupts guest A handled as untimed, none of guest B's; the rest of $1" \
-		"runs where kvm_entry fires (the nested beds: tests/vm/test_nested_host.sh)"
+	echo "note: kvm:kvm_entry does not fire here: no delivery can be timed; stat, stream," \
+		"record/report and serve --wake counted the $n interrupts guest A handled as untimed," \
+		"none of guest B's; the rest of $1 runs where kvm_entry fires (the nested beds:" \
+		"tests/vm/test_nested_host.sh)"
 	echo "PASS: $1"
 	exit 0
 }

@@ -46,6 +46,10 @@ static const char want[] =
 	"{\"type\":\"wake_posted\",\"ts_ns\":17280001000002000,\"time\":17280001.000002000,"
 	"\"rel_ns\":876545211,\"latency_ns\":0,\"pid\":100,\"guest\":\"web01\",\"tid\":150,"
 	"\"vcpu\":1,\"cpu\":2,\"source\":\"msi\",\"vector\":66}\n"
+	/* time is a double: 17280001.000003 has none nearer than this */
+	"{\"type\":\"wake_untimed\",\"ts_ns\":17280001000003000,\"time\":17280001.000002999,"
+	"\"rel_ns\":876546211,\"latency_ns\":0,\"pid\":100,\"guest\":\"web01\",\"tid\":150,"
+	"\"vcpu\":0,\"cpu\":1,\"source\":\"unknown\",\"vector\":236}\n"
 	"{\"lost\":3,\"cause\":\"cells_full\",\"what\":\"statistics cells full\","
 	"\"ts_ns\":17280002000000000,\"time\":17280002.000000000}\n"
 	"{\"stuck\":true,\"ts_ns\":17280002000000000,\"time\":17280002.000000000,"
@@ -124,6 +128,9 @@ int main(void)
 		/* stream --wake: an MSI KVM posted to vCPU 1, from the VMM's thread 150 */
 		{ .type = VMEXIT_EV_WAKE_POSTED, .ts_ns = 17280001000002000ull, .tgid = 100,
 		  .tid = 150, .vcpu = 1, .cpu = 2, .reason = WAKE_SRC_MSI, .intr_info = 0x42 },
+		/* stream --wake: a timer made pending for vCPU 0 before its first entry was seen */
+		{ .type = VMEXIT_EV_WAKE_UNTIMED, .ts_ns = 17280001000003000ull, .tgid = 100,
+		  .tid = 150, .vcpu = 0, .cpu = 1, .reason = WAKE_SRC_UNKNOWN, .intr_info = 0xec },
 	};
 	__u64 lost[NR_LOST] = { 0 };
 	char *buf = NULL;
@@ -164,6 +171,7 @@ int main(void)
 		CHECK_DONE("event_output");
 	o.f = f;
 	CHECK_EQ_U64(evout_event(&o, &e[1]), 0);
+	CHECK_EQ_U64(evout_event(&o, &e[sizeof(e) / sizeof(e[0]) - 2]), 0);
 	CHECK_EQ_U64(evout_event(&o, &e[sizeof(e) / sizeof(e[0]) - 1]), 0);
 	evout_stuck(&o, &(struct inflight_exit){ .start_ns = 17280002000000000ull, .tgid = 200,
 						 .tid = 201, .vcpu = -1, .isa = VMEXIT_ISA_USER,
@@ -181,6 +189,8 @@ int main(void)
 		  "            0ns errno=-4 in_flight\n"
 		  "     1.000002   17280001.000002 web01               1 wake_posted msi vector "
 		  "0x42\n"
+		  "     1.000003   17280001.000003 web01               0 wake_untimed unknown "
+		  "vector 0xec\n"
 		  "# STUCK t\"en\\ant\\x01\\xff pid 200 tid 201 vcpu -1 KVM_EXIT_MMIO in flight for "
 		  "1.500000 s since 17280002.000000\n");
 	free(buf);

@@ -25,6 +25,7 @@
 
 #define RT_WAKE		11	/* docs/record-format.md */
 #define RT_WAKE_POSTED	13	/* docs/record-format.md: a posted interrupt (1.9) */
+#define RT_WAKE_UNTIMED	15	/* docs/record-format.md: an untimed interrupt (1.10) */
 #define RT_WAKE_LOST	12
 #define WAKE_REC_LEN	88	/* its payload */
 
@@ -37,12 +38,14 @@ static const struct {
 	__u32 source, vector, count;
 	__u64 first_ns, step_ns;
 	__u32 posted;	/* and how many more KVM posted (no exit, not timed) */
+	__u32 untimed;	/* and how many were made pending before the vCPU's first entry */
 } sends[] = {
-	{ 100, 1, WAKE_SRC_TIMER, 0xec, 20, 1000, 37, 0 },
-	{ 100, 0, WAKE_SRC_MSI, 0x41, 7, 250000, 1000, 4 },
-	{ 200, 1, WAKE_SRC_IPI, 0xfd, 5, 3, 1, 2 },
+	{ 100, 1, WAKE_SRC_TIMER, 0xec, 20, 1000, 37, 0, 3 },
+	{ 100, 0, WAKE_SRC_MSI, 0x41, 7, 250000, 1000, 4, 0 },
+	{ 200, 1, WAKE_SRC_IPI, 0xfd, 5, 3, 1, 2, 5 },
 };
 #define NR_POSTED	6
+#define NR_UNTIMED	8
 #define LOST_AFTER	9	/* the round after which the loss record is written */
 #define NR_SENDS (sizeof(sends) / sizeof(sends[0]))
 #define START_100	5000ull		/* the VMMs' start times */
@@ -88,6 +91,17 @@ static void make_posted(struct vmexit_event *ev, size_t s, __u32 k)
 	ev->cpu = 1;
 }
 
+/* Untimed interrupt k of send s: no vCPU record to time it or tell a timer by (source unknown
+ * but for KVM's notes), its vector. */
+static void make_untimed(struct vmexit_event *ev, size_t s, __u32 k)
+{
+	make_posted(ev, s, k);
+	ev->type = VMEXIT_EV_WAKE_UNTIMED;
+	ev->ts_ns = 1700000 + 10000ull * k + s;
+	ev->tid = sends[s].tgid + 60;
+	ev->reason = sends[s].source == WAKE_SRC_TIMER ? WAKE_SRC_UNKNOWN : sends[s].source;
+}
+
 static bool same_wake(const struct vmexit_event *a, const struct vmexit_event *b)
 {
 	struct vmexit_event x = *a, y = *b;
@@ -127,13 +141,16 @@ static void kernel_cells(struct wake_snapshot *s)
 		}
 		c->posted = sends[i].posted;
 		s->posted += sends[i].posted;
+		s->untimed += sends[i].untimed;
 	}
 	s->posted_known = true;
+	s->untimed_known = true;
 	s->nr_wake = NR_SENDS;
 	s->lost[WAKE_LOST_SLOTS] = 3;
 }
 
-/* A recording: guests, exits and deliveries interleaved, 3 deliveries lost. */
+/* A recording: guests, exits and deliveries interleaved, 3 deliveries lost; posted: with the
+ * posted and untimed interrupts (a 1.10 writer's), else without (as a 1.8 writer had none). */
 static void write_file(const char *path, bool posted)
 {
 	struct rec_meta meta = { .mono_ns = 1, .wake = true };
@@ -168,13 +185,19 @@ static void write_file(const char *path, bool posted)
 				make_posted(&pv, s, k);
 				CHECK(rec_writer_add_event(w, &pv) == 0);
 			}
+			if (posted && k < sends[s].untimed) {
+				struct vmexit_event uv;
+
+				make_untimed(&uv, s, k);
+				CHECK(rec_writer_add_event(w, &uv) == 0);
+			}
 			CHECK(rec_writer_add_event(w, &ev) == 0);
 		}
 		/* Midway, after round 9's records: report --events says it there. */
 		if (k == LOST_AFTER)
 			CHECK(rec_writer_add_wake_lost(w, 1000000 + 10000ull * k + 5, wl) == 0);
 	}
-	CHECK_EQ_U64(rec_writer_events(w), 60 + 32 + (posted ? NR_POSTED : 0));
+	CHECK_EQ_U64(rec_writer_events(w), 60 + 32 + (posted ? NR_POSTED + NR_UNTIMED : 0));
 	CHECK(rec_writer_close(w) == 0);
 }
 
@@ -256,7 +279,8 @@ static void test_report_events_lost(const char *path)
 
 	for (__u32 k = 0; k <= LOST_AFTER; k++)
 		for (size_t s = 0; s < NR_SENDS; s++)
-			before += 1 + (k < sends[s].count) + (k < sends[s].posted);
+			before += 1 + (k < sends[s].count) + (k < sends[s].posted) +
+				  (k < sends[s].untimed);
 	snprintf(out, sizeof(out), "%s/events", dir);
 	for (size_t f = 0; f < sizeof(forms) / sizeof(forms[0]); f++) {
 		FILE *in;
@@ -282,7 +306,7 @@ static void test_report_events_lost(const char *path)
 		CHECK_EQ_U64(slots_at, before + 1);
 		CHECK_EQ_U64(ring_at, before + 1);
 		CHECK_EQ_U64(cells, 0);
-		CHECK_EQ_U64(events, 60 + 32 + NR_POSTED);
+		CHECK_EQ_U64(events, 60 + 32 + NR_POSTED + NR_UNTIMED);
 	}
 	unlink(out);
 }
@@ -295,7 +319,8 @@ static void test_round_trip(const char *path)
 	struct rec_item *it = calloc(1, sizeof(*it));
 	struct report_wake rw = {};
 	struct wake_snapshot kern;
-	__u32 seen[NR_SENDS] = {}, seen_posted[NR_SENDS] = {}, exits = 0, guests = 0, lost = 0;
+	__u32 seen[NR_SENDS] = {}, seen_posted[NR_SENDS] = {}, seen_untimed[NR_SENDS] = {};
+	__u32 exits = 0, guests = 0, lost = 0;
 	__u64 starts[2] = { START_100, START_200 };
 	char *want, *got;
 	int n;
@@ -304,9 +329,11 @@ static void test_round_trip(const char *path)
 	if (!r)
 		return;
 	CHECK(rec_reader_meta(r)->wake);
-	CHECK_EQ_U64(rec_reader_version(r), 1u << 16 | 9);
+	CHECK_EQ_U64(rec_reader_version(r), 1u << 16 | 10);
 	CHECK(rec_reader_meta(r)->wake_posted);
+	CHECK(rec_reader_meta(r)->wake_untimed);
 	rw.ev.s.posted_known = rec_reader_meta(r)->wake_posted;
+	rw.ev.s.untimed_known = rec_reader_meta(r)->wake_untimed;
 	CHECK(rec_reader_meta(r)->halts);
 	while ((n = rec_reader_next(r, it, err, sizeof(err))) == 1) {
 		size_t s;
@@ -342,6 +369,21 @@ static void test_round_trip(const char *path)
 			}
 			CHECK(report_wake_add(&rw, &it->ev, starts[it->ev.tgid == 200]) == 0);
 			break;
+		case REC_WAKE_UNTIMED:
+			for (s = 0; s < NR_SENDS; s++)
+				if (sends[s].tgid == it->ev.tgid && sends[s].vcpu == it->ev.vcpu)
+					break;
+			CHECK(s < NR_SENDS);
+			if (s == NR_SENDS)
+				break;
+			{
+				struct vmexit_event want_ev;
+
+				make_untimed(&want_ev, s, seen_untimed[s]++);
+				CHECK(same_wake(&it->ev, &want_ev));
+			}
+			CHECK(report_wake_add(&rw, &it->ev, starts[it->ev.tgid == 200]) == 0);
+			break;
 		case REC_EVENT:
 			CHECK_EQ_U64(it->ev.type, VMEXIT_EV_EXIT);
 			exits++;
@@ -368,6 +410,7 @@ static void test_round_trip(const char *path)
 	for (size_t s = 0; s < NR_SENDS; s++) {
 		CHECK_EQ_U64(seen[s], sends[s].count);
 		CHECK_EQ_U64(seen_posted[s], sends[s].posted);
+		CHECK_EQ_U64(seen_untimed[s], sends[s].untimed);
 	}
 	rec_reader_close(r);
 	free(it);
@@ -390,6 +433,9 @@ static void test_round_trip(const char *path)
 	CHECK(strstr(got, "\nwake,100,0,msi,65,7,") != NULL);
 	CHECK(strstr(got, ",4\nwake,100,1,timer,") != NULL);
 	CHECK(strstr(got, "# posted: 6 interrupts KVM posted") != NULL);
+	/* Untimed: in no row (none timed), their total said. */
+	CHECK(strstr(got, "# untimed: 8 interrupts made pending") != NULL);
+	CHECK(strstr(got, ",unknown,") == NULL);
 	free(want);
 	free(got);
 	/* A 1.8 file's halts (none kept): said absent, in place of their rows. */
@@ -445,6 +491,13 @@ static void big_vector(unsigned char *rec)
 	put_le(rec + 8 + 16 + 8 * NR_WAKE_PARTS + 16, 256, 4);
 }
 
+/* One ns in an untimed record's first part and its latency: parts still sum to it. */
+static void untimed_timed(unsigned char *rec)
+{
+	put_le(rec + 8 + 8, 1, 8);
+	put_le(rec + 8 + 16, 1, 8);
+}
+
 static void unknown_type(unsigned char *rec)
 {
 	put_le(rec + 4, 99, 2);
@@ -464,6 +517,9 @@ static void test_hostile(const char *path)
 		      "wake record too short (40 bytes, need 88)", short_len);
 	check_refused(d, len, RT_WAKE, REC_WAKE, 4, "wake record's parts sum to", parts_off);
 	check_refused(d, len, RT_WAKE, REC_WAKE, 5, "wake record with vector 256", big_vector);
+	/* An untimed interrupt that carries a time: refused, never counted as a delivery. */
+	check_refused(d, len, RT_WAKE_UNTIMED, REC_WAKE_UNTIMED, 2,
+		      "wake untimed record with 1 ns (none is timed)", untimed_timed);
 	/* A loss record without every counter 1.8 has: refused, not read as 0 lost. */
 	t = malloc(len);
 	memcpy(t, d, len);
@@ -553,13 +609,16 @@ static void test_old_minor(const char *path)
 	CHECK_EQ_U64(rec_reader_version(r), 1u << 16 | 8);
 	CHECK(rec_reader_meta(r)->wake);
 	CHECK(!rec_reader_meta(r)->wake_posted);
+	CHECK(!rec_reader_meta(r)->wake_untimed);
 	rw.ev.s.posted_known = rec_reader_meta(r)->wake_posted;
+	rw.ev.s.untimed_known = rec_reader_meta(r)->wake_untimed;
 	while ((n = rec_reader_next(r, it, err, sizeof(err))) == 1)
 		if (it->kind == REC_WAKE)
 			CHECK(report_wake_add(&rw, &it->ev, 0) == 0);
 	CHECK(n == 0);
 	text = report_of(&rw, OUT_JSON);
 	CHECK(strstr(text, "},\"posted\":") == NULL);
+	CHECK(strstr(text, "\"untimed\":") == NULL);
 	free(text);
 	text = report_of(&rw, OUT_CSV);
 	CHECK(strstr(text, "# posted:") == NULL);

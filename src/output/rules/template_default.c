@@ -46,6 +46,7 @@
 	" %(guest_part_ns)d exit %(exit_part_ns)d polled %(polled_part_ns)d slept" \
 	" %(slept_part_ns)d runq %(runq_part_ns)d oncpu %(oncpu_part_ns)d\n" \
 	"type:wake_posted\t" K "wake_posted %(source)s vector 0x%(intr_info)02x\n" \
+	"type:wake_untimed\t" K "wake_untimed %(source)s vector 0x%(intr_info)02x\n" \
 	"type:halt\t" K "halt %(halt_end)s %(latency)s poll" \
 	" %(hlt_poll_ns)d sleep %(hlt_sleep_ns)d runq %(hlt_runq_ns)d other %(hlt_other_ns)d\n" \
 	"type:hlt\t" K "hlt halts %(intr_info)d %(latency)s poll %(hlt_poll_ns)d sleep" \

@@ -67,7 +67,7 @@ const struct field_def tmpl_fields[] = {
 	{ "key_dir",	 F_KEY_DIR,	FK_NAMED, 64, 0, 1 },
 	{ "key_name",	 F_KEY_NAME,	FK_STR,	  64, 0, 1 },
 	{ "key_label",	 F_KEY_LABEL,	FK_STR,	  64, 0, 1 },
-	/* stream --wake: types wake and wake_posted (vector %(intr_info), latency %(latency)). */
+	/* stream --wake: types wake, wake_posted and wake_untimed (vector %(intr_info), latency %(latency)). */
 	{ "source",	 F_WAKE_SOURCE,	FK_NAMED, 64, 0, 1 },
 #define WAKE_PART_FIELD(ID, name) { #name "_part_ns", F_WAKE_PART, FK_U, 64, WAKE_PART_##ID, 1 },
 	WAKE_PARTS(WAKE_PART_FIELD)
@@ -89,6 +89,7 @@ const char *const tmpl_type_names[NR_EV_TYPES] = {
 	[VMEXIT_EV_KVM_EVENT] = "kvm_event",
 	[VMEXIT_EV_WAKE] = "wake",
 	[VMEXIT_EV_WAKE_POSTED] = "wake_posted",
+	[VMEXIT_EV_WAKE_UNTIMED] = "wake_untimed",
 	[VMEXIT_EV_HALT] = "halt",
 	[VMEXIT_EV_HLT] = "hlt",
 };

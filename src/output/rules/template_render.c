@@ -200,8 +200,7 @@ static __u64 field_value(const struct op *op, const struct rctx *c)
 	case F_KEY:		return ev->key.key;
 	case F_KEY_KIND:	return ev->key.kind;
 	case F_KEY_DIR:		return ev->key.dir;
-	case F_WAKE_SOURCE:	return ev->type == VMEXIT_EV_WAKE ||
-				       ev->type == VMEXIT_EV_WAKE_POSTED ? ev->reason : 0;
+	case F_WAKE_SOURCE:	return wake_event_type(ev->type) ? ev->reason : 0;
 	case F_WAKE_PART: {
 		struct vmexit_event e = *ev;
 
@@ -304,8 +303,7 @@ static void render_rule(const struct rule *ru, const struct rctx *c, struct out 
 			}
 			break;
 		case F_WAKE_SOURCE:
-			s = ev->type == VMEXIT_EV_WAKE || ev->type == VMEXIT_EV_WAKE_POSTED ?
-			    wake_source_name(ev->reason) : NULL;
+			s = wake_event_type(ev->type) ? wake_source_name(ev->reason) : NULL;
 			if (op->spec.conv == 's' && s) {
 				emit_str(o, op, s, strlen(s));
 				continue;

@@ -19,7 +19,7 @@
 #define TMPL_MAX_RULES	65534	/* rule indices are stored + 1 in __u16 tables */
 #define DIRECT_REASONS	2048	/* (isa, reason < this) is looked up in a flat table */
 #define NR_ISA		4	/* VMEXIT_ISA_* are 1..3 */
-#define NR_EV_TYPES	9	/* enum vmexit_event_type is below this */
+#define NR_EV_TYPES	10	/* enum vmexit_event_type is below this */
 
 /* The %(name) fields (template_fields.c has the table of names). */
 enum field_id {
