@@ -431,7 +431,10 @@ static __always_inline void key_left(struct thread_state *ts, __u32 ref, const s
 	}
 }
 
-/* A key tracepoint's program, on the current thread (ids as hot_ids() gives them). */
+/*
+ * A key tracepoint's program, on the current thread (ids as hot_ids() gives them: none with task
+ * storage, where only a thread's first event needs them, and thread_get() reads them then).
+ */
 static __always_inline void handle_key(__u64 id, const struct key_note *k, bool in_done)
 {
 	struct thread_state *ts = thread_get(id >> 32, (__u32)id, true);

@@ -291,7 +291,7 @@ int key_##name(__u64 *ctx)							\
 {										\
 	struct key_note k = { __VA_ARGS__ };					\
 										\
-	handle_key(bpf_get_current_pid_tgid(), &k, false);			\
+	handle_key(hot_ids(), &k, false);			\
 	return 0;								\
 }
 
@@ -310,7 +310,7 @@ int BPF_PROG(key_pio, unsigned int rw, unsigned int port, unsigned int size, uns
 {
 	struct key_note k = { .kind = KEY_PORT, .dir = rw ? KEY_DIR_OUT : KEY_DIR_IN, .key = port };
 
-	handle_key(bpf_get_current_pid_tgid(), &k, !rw && !((unsigned long)data & 0xfff));
+	handle_key(hot_ids(), &k, !rw && !((unsigned long)data & 0xfff));
 	return 0;
 }
 
@@ -376,7 +376,7 @@ int key_page_fault(__u64 *ctx)
 		err = RAW_ARG(ctx, 1);
 	}
 	k.dir = err & 2 ? KEY_DIR_WRITE : KEY_DIR_READ;
-	handle_key(bpf_get_current_pid_tgid(), &k, false);
+	handle_key(hot_ids(), &k, false);
 	return 0;
 }
 
