@@ -340,50 +340,27 @@ static void test_round_trip(const char *path)
 
 		switch (it->kind) {
 		case REC_WAKE:
-			for (s = 0; s < NR_SENDS; s++)
-				if (sends[s].tgid == it->ev.tgid && sends[s].vcpu == it->ev.vcpu)
-					break;
-			CHECK(s < NR_SENDS);
-			if (s == NR_SENDS)
-				break;
-			{
-				struct vmexit_event want_ev;
-
-				make_wake(&want_ev, s, seen[s]++);
-				CHECK(same_wake(&it->ev, &want_ev));
-			}
-			CHECK(report_wake_add(&rw, &it->ev, starts[it->ev.tgid == 200]) == 0);
-			break;
 		case REC_WAKE_POSTED:
+		case REC_WAKE_UNTIMED: {
+			/* Each kind read back as its maker made it, in the order written. */
+			void (*make)(struct vmexit_event *, size_t, __u32) =
+				it->kind == REC_WAKE ? make_wake :
+				it->kind == REC_WAKE_POSTED ? make_posted : make_untimed;
+			__u32 *count = it->kind == REC_WAKE ? seen :
+				       it->kind == REC_WAKE_POSTED ? seen_posted : seen_untimed;
+			struct vmexit_event want_ev;
+
 			for (s = 0; s < NR_SENDS; s++)
 				if (sends[s].tgid == it->ev.tgid && sends[s].vcpu == it->ev.vcpu)
 					break;
 			CHECK(s < NR_SENDS);
 			if (s == NR_SENDS)
 				break;
-			{
-				struct vmexit_event want_ev;
-
-				make_posted(&want_ev, s, seen_posted[s]++);
-				CHECK(same_wake(&it->ev, &want_ev));
-			}
+			make(&want_ev, s, count[s]++);
+			CHECK(same_wake(&it->ev, &want_ev));
 			CHECK(report_wake_add(&rw, &it->ev, starts[it->ev.tgid == 200]) == 0);
 			break;
-		case REC_WAKE_UNTIMED:
-			for (s = 0; s < NR_SENDS; s++)
-				if (sends[s].tgid == it->ev.tgid && sends[s].vcpu == it->ev.vcpu)
-					break;
-			CHECK(s < NR_SENDS);
-			if (s == NR_SENDS)
-				break;
-			{
-				struct vmexit_event want_ev;
-
-				make_untimed(&want_ev, s, seen_untimed[s]++);
-				CHECK(same_wake(&it->ev, &want_ev));
-			}
-			CHECK(report_wake_add(&rw, &it->ev, starts[it->ev.tgid == 200]) == 0);
-			break;
+		}
 		case REC_EVENT:
 			CHECK_EQ_U64(it->ev.type, VMEXIT_EV_EXIT);
 			exits++;
