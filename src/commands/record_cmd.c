@@ -257,6 +257,7 @@ int cmd_record(int argc, char **argv)
 		qmp_names_init(&qmp, a.qmp);
 		if (a.qmp_timeout_ms)
 			qmp.timeout_ms = a.qmp_timeout_ms;
+		qmp.verbose = a.live.filters.opts.verbose;
 		rec.qmp = &qmp;
 	}
 	/* Before loading anything: an existing file must not cost a BPF load to refuse. */

@@ -137,6 +137,17 @@ static void ask(struct qmp_names *q, struct qmp_guest *g, struct name_cache *nam
 	if (g->noted && !g->answered)
 		late_answer(g, names, path);
 	changed = !g->answered || h != g->text_hash;
+	/* Each map that names keys from now on: when a run first had QEMU's names (a test waits
+	 * for it before it stops the QEMU), and each time the firmware or a hotplug changed it. */
+	if (changed && q->verbose) {
+		char nb[TEXT_NAME_MAX], pb[TEXT_NAME_MAX], line[2 * TEXT_NAME_MAX + 160];
+
+		snprintf(line, sizeof(line), "vmexit: --qmp: guest %s (pid %u): QEMU's map from %s: "
+			 "%u I/O and %u memory ranges\n",
+			 text_esc(nb, name_cache_get_at(names, g->tgid, g->start)), g->tgid,
+			 text_esc(pb, path), m.io.nr, m.mem.nr);
+		fputs(line, stderr);	/* one line in one write, as note()'s */
+	}
 	pthread_mutex_lock(&q->lock);
 	old = g->map;
 	g->map = m;

@@ -81,6 +81,7 @@ static int setup(struct sampler *sp, const struct sampler_source *src,
 		qmp_names_init(&sp->qmp, so->qmp);
 		if (so->qmp_timeout_ms)
 			sp->qmp.timeout_ms = so->qmp_timeout_ms;
+		sp->qmp.verbose = sp->opts && sp->opts->verbose;
 	}
 	err = tracker_init(&sp->t, &src->cells, so->by, sp->opts ? sp->opts->filter.vcpu : -1,
 			   src->use_proc);

@@ -52,6 +52,7 @@ struct qmp_names {
 	struct qmp_guest_index index;
 	pthread_mutex_t lock;	/* g's maps and flags against qmp_key_name() */
 	int timeout_ms;
+	bool verbose;		/* -v: say each map a guest's QEMU gives that differs from its last */
 };
 
 /* spec: "auto" or a socket path. */

@@ -24,26 +24,27 @@ cleanup() {
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
-# qmp_asked ERRFILE: vmexit got QEMU's map. A QEMU still starting may miss the first ask: its
-# note is then followed by the note of a later ask's answer, for the same pid.
+# qmp_asked ERRFILE: vmexit (run with -v) got QEMU's map. A QEMU still starting may miss the
+# first ask: its note is then followed by the note of a later ask's answer, for the same pid.
 qmp_asked() {
 	local pid n="^vmexit: note: --qmp: guest .* (pid"
 	for pid in $(sed -n "s/$n \\([0-9]*\\)): .*keep built-in names\$/\\1/p" "$1"); do
 		grep -q "$n $pid): QMP at .* answered a later ask;" "$1" || return 1
 	done
+	grep "^vmexit: --qmp: guest .*: QEMU's map from " "$1" || return 1
 	grep -c "answered a later ask" "$1" | sed 's/^/QMP asks answered late: /'
 	return 0
 }
-# wait_answered ERRFILE: a QEMU busy starting may miss vmexit's first ask (a note; QEMU makes
-# its sockets before its vCPUs, so never "no such socket" while it runs: that was record's
-# tick, starved by its reader until QEMU quit); vmexit asks again 2, 4, 8... s later.
-# Waits (at most 60 s) for that answer before the phase ends, so that the names checked below
-# are QEMU's; qmp_asked says what is missing when it never comes.
+# wait_answered ERRFILE: vmexit (run with -v) said a map from QEMU. A QEMU busy starting may
+# miss vmexit's first ask (a note), and vmexit asks again 2, 4, 8... s later; nor is an ask
+# begun one answered: the test's quit can come first (a CI bed run: record's first ask, begun
+# before the test quit QEMU, read "no such socket" on its second path). Waits (at most 60 s)
+# for the map before the phase ends, so that the names checked below are QEMU's; qmp_asked
+# says what is missing when it never comes.
 wait_answered() {
 	local i
 	for i in $(seq 300); do
-		grep -q "^vmexit: note: --qmp: .*keep built-in names\$" "$1" || return 0
-		grep -q "answered a later ask" "$1" && return 0
+		grep -q "^vmexit: --qmp: guest .*: QEMU's map from " "$1" && return 0
 		sleep 0.2
 	done
 }
@@ -183,7 +184,7 @@ echo 1 >"$TR/tracing_on"
 # --per-address: each port's row, checked port by port (the rows by device are checked below); a
 # key table room for every byte SeaBIOS writes to the VGA text console (4000) and the rest: at
 # the default 1024 the bed's longer run charged 7503 of 11155 IO exits to the `other` key.
-"$VMEXIT" stat --by key --per-address --max-keys 65536 --qmp auto --qmp-timeout 5s --json -- \
+"$VMEXIT" stat -v --by key --per-address --max-keys 65536 --qmp auto --qmp-timeout 5s --json -- \
 	qemu-system-x86_64 -accel kvm -m 64 -display none -device virtio-rng-pci -pidfile "$TMP/q.pid" \
 	-chardev "socket,id=vq,path=$TMP/vmexit.qmp,server=on,wait=off" -mon chardev=vq,mode=control \
 	-qmp "unix:$TMP/test.qmp,server=on,wait=off" >"$TMP/out" 2>"$TMP/err" &
@@ -324,7 +325,7 @@ qemu-system-x86_64 -accel kvm -m 64 -display none -device virtio-rng-pci -pidfil
 	-qmp "unix:$TMP/test2.qmp,server=on,wait=off" -S -daemonize 2>"$TMP/qemu2.err" ||
 	{ cat "$TMP/qemu2.err"; fail "QEMU did not start"; }
 QPID=$(cat "$TMP/q.pid")
-"$VMEXIT" top --once -x --keys --per-address --max-keys 65536 --qmp auto --qmp-timeout 5s \
+"$VMEXIT" top -v --once -x --keys --per-address --max-keys 65536 --qmp auto --qmp-timeout 5s \
 	-d 10 -p "$QPID" \
 	--width 160 >"$TMP/top" 2>"$TMP/top.err" &
 TPID=$! VPID=$!	# cleanup ends it on a failure
@@ -391,7 +392,7 @@ echo "time: top done at ${SECONDS} s"
 # text console is vga-lowmem's writes.
 rm -f "$TMP/q.pid"
 echo >"$TR/trace"
-"$VMEXIT" record --keys --qmp auto --qmp-timeout 5s -o "$TMP/r.vmexit" -- qemu-system-x86_64 \
+"$VMEXIT" record -v --keys --qmp auto --qmp-timeout 5s -o "$TMP/r.vmexit" -- qemu-system-x86_64 \
 	-accel kvm -m 64 \
 	-display none -device virtio-rng-pci -pidfile "$TMP/q.pid" \
 	-chardev "socket,id=vq,path=$TMP/rec.qmp,server=on,wait=off" -mon chardev=vq,mode=control \

@@ -611,7 +611,8 @@ static int count(const char *text, const char *what)
 static void test_late_socket(const char *fixture)
 {
 	struct key_note notify = { .kind = KEY_MMIO, .key = 0xfe003000, .dir = KEY_DIR_WRITE };
-	char b[64], errf[64], *said;
+	struct key_note dbg = { .kind = KEY_PORT, .key = 0x402, .dir = KEY_DIR_OUT };
+	char b[64], errf[64], line[QMP_PATH_MAX + 64], *said;
 	struct name_cache names = {};
 	struct qmp_names q;
 	struct fake_qemu f;
@@ -622,6 +623,7 @@ static void test_late_socket(const char *fixture)
 	fake_stop(&f);
 	name_cache_set(&names, me, "guest");	/* (me, 0): named before its start was known */
 	qmp_names_init(&q, f.path);
+	q.verbose = true;	/* -v: each new map said, once */
 	stderr_to(errf);
 	qmp_names_tick(&q, &names, 100.0);
 	/* Its start is learnt: the name cache's entry and qmp's take it, no second note. */
@@ -635,10 +637,13 @@ static void test_late_socket(const char *fixture)
 	qmp_names_tick(&q, &names, 100.0 + 3 * QMP_REASK_S);
 	CHECK(f.conns == 2);
 	fake_stop(&f);
-	/* Then QEMU answers: its names from then on. */
+	/* Then QEMU answers: its names from then on; the same map again is not said again. */
 	fake_start(&f, GOOD, fixture);
 	qmp_names_tick(&q, &names, 100.0 + 7 * QMP_REASK_S);
 	CHECK(f.conns == 1);
+	qmp_key_name(&q, me, 42, &dbg, b, sizeof(b));	/* unmapped: asked again when due */
+	qmp_names_tick(&q, &names, 100.0 + 8 * QMP_REASK_S);
+	CHECK(f.conns == 2);
 	fake_stop(&f);
 	said = stderr_back(errf);
 	CHECK_STR(qmp_key_name(&q, me, 42, &notify, b, sizeof(b)), "virtio-pci-notify-virtio-rng");
@@ -649,6 +654,9 @@ static void test_late_socket(const char *fixture)
 	CHECK_EQ_U64(count(said, "): a later ask: QMP at "), 1);
 	CHECK_EQ_U64(count(said, "answered something that is not QMP; its ports"), 1);
 	CHECK_EQ_U64(count(said, "answered a later ask; its ports and addresses take QEMU's"), 1);
+	snprintf(line, sizeof(line), "): QEMU's map from %s: ", f.path);
+	CHECK_EQ_U64(count(said, line), 1);
+	CHECK_EQ_U64(count(said, "vmexit: --qmp: guest guest (pid "), 1);
 	if (count(said, "vmexit: note: --qmp: ") != 3)
 		fprintf(stderr, "said:\n%s", said);
 	free(said);
