@@ -213,15 +213,6 @@ int expo_render_wake(const struct wake_series *ws, const struct expo_buckets *bk
 				  "What serve --wake's kernel side could not keep, by cause: "
 				  "slots (pending interrupts past a vCPU's), cells, threads (maps "
 				  "full).");
-	/* Neither lost nor timed: a rate of its own, so that no one reads the deliveries as all. */
-	if (!err && ws->untimed_known)
-		err = expo_family(out, fmt, "vmexit_wake_untimed", "counter", NULL,
-				  "Interrupts made pending (kvm_apic_accept_irq) for vCPUs never seen "
-				  "entering guest mode, of every guest served: in no delivery series "
-				  "(no kvm:kvm_entry for them: a software KVM, or a vCPU halted since "
-				  "before serve started).");
-	if (!err && ws->untimed_known)
-		err = expo_sample_u64(out, "vmexit_wake_untimed_total", "", 0, ws->untimed);
 	for (int c = 0; !err && c < NR_WAKE_LOST; c++) {
 		char *p = fmt_lit(labels, "cause=\"");
 
@@ -230,5 +221,16 @@ int expo_render_wake(const struct wake_series *ws, const struct expo_buckets *bk
 		err = expo_sample_u64(out, "vmexit_wake_lost_total", labels, p - labels,
 				      ws->lost[c]);
 	}
+	/* Neither lost nor timed: a rate of its own, so that no one reads the deliveries as all;
+	 * after the lost family's samples, which must follow its header (a family's lines stay
+	 * together, or strict parsers refuse the scrape). */
+	if (!err && ws->untimed_known)
+		err = expo_family(out, fmt, "vmexit_wake_untimed", "counter", NULL,
+				  "Interrupts made pending (kvm_apic_accept_irq) for vCPUs never seen "
+				  "entering guest mode, of every guest served: in no delivery series "
+				  "(no kvm:kvm_entry for them: a software KVM, or a vCPU halted since "
+				  "before serve started).");
+	if (!err && ws->untimed_known)
+		err = expo_sample_u64(out, "vmexit_wake_untimed_total", "", 0, ws->untimed);
 	return err;
 }

@@ -239,6 +239,7 @@ static void test_whole_exit_families(void)
 		CHECK(!expo_render(&in, fmt, &b));
 		CHECK(memmem(b.p, b.len, "state=\"blocked\"} 6.000000000", 28));
 		CHECK(memmem(b.p, b.len, "state=\"runq\"} 0.000000007", 25));
+		CHECK(families_grouped(&b));
 	}
 	expo_buf_free(&b);
 }

@@ -134,6 +134,17 @@ static void test_by_guest(const struct expo_buckets *bk)
 	CHECK(has_line(&b, "vmexit_kvm_halt_poll_seconds 0.000200000"));
 	CHECK(has_line(&b, "vmexit_wake_lost_total{cause=\"slots\"} 2"));
 	CHECK(has_line(&b, "vmexit_wake_lost_total{cause=\"cells\"} 0"));
+	CHECK(families_grouped(&b));
+	CHECK(!memmem(b.p, b.len, "untimed", 7));	/* not known: no family */
+	/* Untimed interrupts known (the kernel's count read): a family of its own. */
+	ws.untimed = 9;
+	ws.untimed_known = true;
+	b.len = 0;
+	CHECK(!expo_render_wake(&ws, bk, EXPO_TEXT, true, &b));
+	CHECK(has_line(&b, "# TYPE vmexit_wake_untimed_total counter"));
+	CHECK(has_line(&b, "vmexit_wake_untimed_total 9"));
+	CHECK(has_line(&b, "vmexit_wake_lost_total{cause=\"slots\"} 2"));
+	CHECK(families_grouped(&b));
 	/* pid 43 is not exported; no _created in the text format. */
 	CHECK(!memmem(b.p, b.len, "pid=\"43\"", 8));
 	CHECK(!memmem(b.p, b.len, "_created", 8));
@@ -151,6 +162,8 @@ static void test_by_guest(const struct expo_buckets *bk)
 	CHECK(has_line(&b, "vmexit_irq_delivery_seconds_created{" G ",source=\"msi\"} "
 			   "1763884800.123"));
 	CHECK(has_line(&b, "vmexit_halts_created{" G ",outcome=\"polled\"} 1763884800.123"));
+	CHECK(has_line(&b, "# TYPE vmexit_wake_untimed counter"));
+	CHECK(families_grouped(&b));
 	expo_buf_free(&b);
 	wake_series_free(&ws);
 }
