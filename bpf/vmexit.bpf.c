@@ -291,7 +291,7 @@ int key_##name(__u64 *ctx)							\
 {										\
 	struct key_note k = { __VA_ARGS__ };					\
 										\
-	handle_key(hot_ids(), &k, false);			\
+	handle_key(hot_ids(), &k, false);					\
 	return 0;								\
 }
 
