@@ -3,6 +3,8 @@
  * the names they give are model/qmp_names.c's. */
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,35 +42,45 @@ static void find_paths(struct qmp_names *q, struct qmp_guest *g)
 /*
  * One line in one write: a COMMAND vmexit started shares its stderr, and its own lines came
  * between the pieces of a note written piece by piece (seen in the SVM bed: vmexit-guest's
- * summary inside the note's line). The first failure is said; a later ask's failure too while
- * the guest has no map, when it is not the one last said (a socket that appears, then a QEMU
- * that does not answer in time), never the same one at every ask.
+ * summary inside the note's line). Every line about a guest's QMP begins with the guest.
+ */
+__attribute__((format(printf, 4, 5)))
+static void say(const struct qmp_guest *g, struct name_cache *names, bool is_note,
+		const char *fmt, ...)
+{
+	char nb[TEXT_NAME_MAX], line[4 * TEXT_NAME_MAX + 512];
+	size_t n = (size_t)snprintf(line, sizeof(line), "vmexit: %s--qmp: guest %s (pid %u): ",
+				    is_note ? "note: " : "",
+				    text_esc(nb, name_cache_get_at(names, g->tgid, g->start)),
+				    g->tgid);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line + n, sizeof(line) - n - 1, fmt, ap);	/* room kept for the newline */
+	va_end(ap);
+	n = strlen(line);
+	line[n] = '\n';
+	line[n + 1] = '\0';
+	fputs(line, stderr);
+}
+
+/*
+ * The first failure is said; a later ask's failure too while the guest has no map, when it is
+ * not the one last said (a socket that appears, then a QEMU that does not answer in time),
+ * never the same one at every ask.
  */
 static void note(struct qmp_guest *g, struct name_cache *names, const char *path, const char *why)
 {
-	char nb[TEXT_NAME_MAX], pb[TEXT_NAME_MAX], line[4 * TEXT_NAME_MAX + 512];
+	char pb[TEXT_NAME_MAX];
 	__u64 h = text_hash(why) ^ (path ? text_hash(path) * 31 : 0);
 
 	if (g->noted && (g->answered || h == g->said))
 		return;
-	snprintf(line, sizeof(line), "vmexit: note: --qmp: guest %s (pid %u): %s%s%s%s%s; its "
-		 "ports and addresses keep built-in names\n",
-		 text_esc(nb, name_cache_get_at(names, g->tgid, g->start)), g->tgid,
-		 g->noted ? "a later ask: " : "", path ? "QMP at " : "",
-		 path ? text_esc(pb, path) : "", path ? ": " : "", why);
+	say(g, names, true, "%s%s%s%s%s; its ports and addresses keep built-in names",
+	    g->noted ? "a later ask: " : "", path ? "QMP at " : "", path ? text_esc(pb, path) : "",
+	    path ? ": " : "", why);
 	g->noted = true;
 	g->said = h;
-	fputs(line, stderr);
-}
-
-static void late_answer(const struct qmp_guest *g, struct name_cache *names, const char *path)
-{
-	char nb[TEXT_NAME_MAX], pb[TEXT_NAME_MAX];
-
-	fprintf(stderr, "vmexit: note: --qmp: guest %s (pid %u): QMP at %s answered a later ask; "
-		"its ports and addresses take QEMU's names from now on\n",
-		text_esc(nb, name_cache_get_at(names, g->tgid, g->start)), g->tgid,
-		text_esc(pb, path));
 }
 
 static double longer(double backoff)
@@ -80,7 +92,7 @@ static double longer(double backoff)
 static void ask(struct qmp_names *q, struct qmp_guest *g, struct name_cache *names, double now)
 {
 	struct mtree_map m = {}, old;
-	char err[256] = "", *text = NULL;
+	char err[256] = "", pb[TEXT_NAME_MAX], *text = NULL;
 	const char *path = NULL;
 	int rc = -ENOENT, pid = 0;
 	bool changed;
@@ -135,19 +147,14 @@ static void ask(struct qmp_names *q, struct qmp_guest *g, struct name_cache *nam
 	/* A QEMU still starting (or busy) can miss the first ask and answer a later one: the
 	 * note said built-in names, so say that its names are QEMU's from now on. */
 	if (g->noted && !g->answered)
-		late_answer(g, names, path);
+		say(g, names, true, "QMP at %s answered a later ask; its ports and addresses take "
+		    "QEMU's names from now on", text_esc(pb, path));
 	changed = !g->answered || h != g->text_hash;
 	/* Each map that names keys from now on: when a run first had QEMU's names (a test waits
 	 * for it before it stops the QEMU), and each time the firmware or a hotplug changed it. */
-	if (changed && q->verbose) {
-		char nb[TEXT_NAME_MAX], pb[TEXT_NAME_MAX], line[2 * TEXT_NAME_MAX + 160];
-
-		snprintf(line, sizeof(line), "vmexit: --qmp: guest %s (pid %u): QEMU's map from %s: "
-			 "%u I/O and %u memory ranges\n",
-			 text_esc(nb, name_cache_get_at(names, g->tgid, g->start)), g->tgid,
-			 text_esc(pb, path), m.io.nr, m.mem.nr);
-		fputs(line, stderr);	/* one line in one write, as note()'s */
-	}
+	if (changed && q->verbose)
+		say(g, names, false, "QEMU's map from %s: %u I/O and %u memory ranges",
+		    text_esc(pb, path), m.io.nr, m.mem.nr);
 	pthread_mutex_lock(&q->lock);
 	old = g->map;
 	g->map = m;

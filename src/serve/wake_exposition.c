@@ -229,8 +229,7 @@ int expo_render_wake(const struct wake_series *ws, const struct expo_buckets *bk
 				  "Interrupts made pending (kvm_apic_accept_irq) for vCPUs never seen "
 				  "entering guest mode, of every guest served: in no delivery series "
 				  "(no kvm:kvm_entry for them: a software KVM, or a vCPU halted since "
-				  "before serve started).");
-	if (!err && ws->untimed_known)
-		err = expo_sample_u64(out, "vmexit_wake_untimed_total", "", 0, ws->untimed);
+				  "before serve started).") ?:
+		      expo_sample_u64(out, "vmexit_wake_untimed_total", "", 0, ws->untimed);
 	return err;
 }
