@@ -36,6 +36,12 @@ run() {		# run NAME CMD...
 	rm -f "$log"
 }
 
+# tracefs is where the kernel's own kvm_exit names are read (test_reasons) and the tracers the
+# host tests compare with write: a fresh boot may not have it mounted (.ci/run does the same).
+if [ "$(id -u)" = 0 ] && ! mountpoint -q /sys/kernel/tracing; then
+	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null ||
+		echo "run-all: note: tracefs is not mounted and mounting it failed" >&2
+fi
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 ONLY=${VMEXIT_TEST_ONLY:-}
