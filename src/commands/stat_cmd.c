@@ -217,7 +217,7 @@ int cmd_stat(int argc, char **argv)
 {
 	struct stat_args a = {};
 	struct sampler sp;
-	bool kvm_bad = false;
+	bool kvm_bad = false, kvm_refused = false;
 	int err;
 
 	a.stuck_ns = 1000000000ull;
@@ -276,12 +276,16 @@ int cmd_stat(int argc, char **argv)
 			err = -EIO;
 		else if (bad)
 			kvm_bad = true;
+		/* Nothing compared because every guest refused us (said): not an agreement. */
+		kvm_refused = a.kvm.said_perm && !a.kvm.nr;
 	}
 	if (a.kvm_check)
 		kvm_source_free(&a.kvm);
 	err = sampler_close(&sp, err);
 	if (!err && kvm_bad)
 		err = 3;
+	else if (!err && kvm_refused)
+		err = 1;
 	guest_symbols_free(&a.view.syms);
 	return err;
 }

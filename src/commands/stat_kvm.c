@@ -198,6 +198,12 @@ static bool pids_gone(const struct stat_kvm_opts *o)
 	return true;
 }
 
+/* The first scan read no guest and was refused: -p pids only (a -g guest may start later). */
+static bool refused_all(const struct kvm_source *ks, const struct stat_kvm_opts *o)
+{
+	return ks->said_perm && !ks->nr && !o->filters->sel.nr_guests;
+}
+
 int stat_kvm_run(const struct stat_kvm_opts *o)
 {
 	const struct cli_filters *f = o->filters;
@@ -212,6 +218,12 @@ int stat_kvm_run(const struct stat_kvm_opts *o)
 	err = kvm_source_update(&ks, start);
 	if (err)
 		goto out;
+	/*
+	 * Only -p pids, and each that holds a VM refused us (said above, with the way out): a
+	 * refusal does not lift by itself, so waiting would print empty samples for ever.
+	 */
+	if (refused_all(&ks, o))
+		goto refused;
 	fprintf(stderr, "Reading KVM's statistics of %d guest%s (no BPF)... Hit Ctrl-C to "
 		"end.\n", ks.nr, ks.nr == 1 ? "" : "s");
 	next = o->interval ? start + o->interval : 1e300;
@@ -244,8 +256,12 @@ int stat_kvm_run(const struct stat_kvm_opts *o)
 	if (err)
 		goto out;
 	err = print_sample(o, &ks, now_s() - last, now_s() - start, true);
-	if (!err)
-		goto out;
+	if (err)
+		goto write_failed;
+	/* Every guest it found refused us: the empty tables are not the guests' figures. */
+	if (ks.said_perm && !ks.nr)
+		goto refused;
+	goto out;
 write_failed:
 	out_write_error("the statistics", err);
 out:
@@ -253,4 +269,7 @@ out:
 		fprintf(stderr, "vmexit: out of memory reading KVM's statistics\n");
 	kvm_source_free(&ks);
 	return err ? 1 : 0;
+refused:
+	kvm_source_free(&ks);
+	return 1;
 }

@@ -200,6 +200,31 @@ for g in (json.loads(l) for l in open(sys.argv[2]) if l.strip()):
 sys.exit(1 if bad else 0)
 PYEOF
 
+# --- a VMM that refuses us (another user's, no CAP_SYS_PTRACE, debugfs root's): said in one
+# line naming the way out, exit 1, no samples of zeros; the same VMM read as root is counted.
+NR=$TMP/nobody
+mkdir "$NR" && chmod 755 "$NR" && cp "$VMEXIT" "$NR/vmexit" && chmod 755 "$NR/vmexit"
+"$GUEST" --io $IO --linger 60 --name $NAME-nr >/dev/null 2>"$TMP/nr.guest" &
+gpid=$!
+wait_said "$TMP/nr.guest" "$NAME-nr (pid" $gpid || { cat "$TMP/nr.guest"; fail "vmexit-guest failed"; }
+setpriv --reuid=65534 --regid=65534 --clear-groups "$NR/vmexit" stat --source kvm -p $gpid 0.2 \
+	>"$TMP/nr.out" 2>"$TMP/nr.err" &
+KPID=$!
+ends_within 10 $KPID "stat --source kvm of another user's VMM" "$TMP/nr.err"
+rc=$?
+KPID=
+[ $rc = 1 ] || { cat "$TMP/nr.err"; fail "stat --source kvm refused by the VMM: exit status $rc (want 1)"; }
+n=$(grep -c "^vmexit: pid $gpid: cannot copy its KVM stats fds .* run as its user or with CAP_SYS_PTRACE" "$TMP/nr.err")
+[ "$n" = 1 ] || { cat "$TMP/nr.err"; fail "refused: want the refusal said once, said $n times"; }
+[ ! -s "$TMP/nr.out" ] || { cat "$TMP/nr.out"; fail "refused: samples printed anyway"; }
+# As root the same VMM is read (the refusal above was the user's, not the guest's).
+"$VMEXIT" stat --source kvm -v -p $gpid 0.2 1 >"$TMP/nr.root" 2>"$TMP/nr.err" ||
+	{ cat "$TMP/nr.err"; fail "stat --source kvm -p $gpid as root failed"; }
+grep -q "^vmexit: pid $gpid ($NAME-nr): KVM statistics from" "$TMP/nr.err" &&
+	grep -q "(KVM's statistics, 1 guest)" "$TMP/nr.root" ||
+	{ cat "$TMP/nr.err" "$TMP/nr.root"; fail "as root: pid $gpid's statistics not read"; }
+kill $gpid; wait $gpid 2>/dev/null; gpid=
+
 # --- the cross-check, on a guest that starts after vmexit: its whole life on both sides
 cross() {	# cross OUTFILE [ENV...]: stat --kvm-check -p of a stopped guest run to its end
 	local out=$1 spid
