@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -181,6 +182,30 @@ static int scan(struct kvm_source *ks)
 		if (!wanted_pid(ks, pids[i]) && !wanted_name(ks, name))
 			continue;
 		err = add(ks, pids[i], name);
+		if (err)
+			return err;
+	}
+	/*
+	 * A -p VMM whose open files we may not list (another user's) is in no scan: try it, so
+	 * that its refusal is said (once) instead of nothing read, and silently.
+	 */
+	for (int i = 0; i < ks->nr_pids; i++) {
+		int pid = ks->pids[i], err;
+		unsigned long long start = kvm_vmm_proc_start(pid);
+		char path[64], name[KVM_SOURCE_NAME_MAX];
+		DIR *d;
+
+		if (!start || find(ks, pid, start) || ks->said_perm)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+		d = opendir(path);
+		if (d) {
+			closedir(d);
+			continue;
+		}
+		if ((errno != EACCES && errno != EPERM) || guest_name_for_pid(pid, name, sizeof(name)))
+			continue;
+		err = add(ks, pid, name);
 		if (err)
 			return err;
 	}
