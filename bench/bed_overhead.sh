@@ -25,7 +25,8 @@
 # --base DIR: another build (DIR/vmexit, e.g. main's) in the same boot, its figures beside: the
 # case fast-base (its plain stat, beside fast, and fast/fast-base), with --wake wake-base (its
 # stat --wake, beside wake); classic-base, asked for in --cases, its stat refused the fast path as
-# classic's is (beside classic, and classic/classic-base).
+# classic's is (beside classic, and classic/classic-base); keys-base, asked for, its stat --by key
+# (beside keys: keys/keys-base).
 # Per program (both modes, after the timed rounds): each case that loads BPF programs (empty,
 # fast, keys, fast-base, and with --wake empty-wake, wake, wake-base) runs once more with bpf_stats_enabled=1
 # around one timed guest, and bpftool's run_cnt and run_time_ns of every program, their growth
@@ -105,9 +106,9 @@ for c in $(echo "$CASES" | tr , ' '); do
 	fast-task|empty-classic|classic|bpftrace|keys|rip|late) [ $WAKE = 0 ] && continue ;;
 	empty-wake|wake|bpftrace-wake) [ $WAKE = 1 ] && continue ;;
 	fast-base|wake-base) [ $c = $BASECASE ] && [ -n "$BASE" ] && continue ;;
-	classic-base) [ $WAKE = 0 ] && [ -n "$BASE" ] && continue ;;
+	classic-base|keys-base) [ $WAKE = 0 ] && [ -n "$BASE" ] && continue ;;
 	esac
-	echo "bed_overhead: --cases: no case '$c' (alone, empty, empty-classic, fast, fast-task, classic, bpftrace, keys, rip, late, and fast-base and classic-base with --base; with --wake alone, empty, empty-wake, fast, wake, bpftrace-wake, and wake-base with --base)" >&2
+	echo "bed_overhead: --cases: no case '$c' (alone, empty, empty-classic, fast, fast-task, classic, bpftrace, keys, rip, late, and fast-base, classic-base and keys-base with --base; with --wake alone, empty, empty-wake, fast, wake, bpftrace-wake, and wake-base with --base)" >&2
 	exit 2
 done
 if [ -n "$BASE" ]; then
@@ -213,7 +214,7 @@ run_case() {
 		warm_stop; measure
 		kill -INT $T; wait $T
 		hooks=$(sed -n 's/^floor: attached: kvm_exit\/kvm_entry \([a-z]*\),.*KVM_RUN \([a-z-]*\)\(, wake\)\{0,1\}$/\1,\2\3/p' /tmp/f.err | tr -d ' ') ;;
-	fast|fast-task|fast-base|classic|classic-base|keys|rip|wake|wake-base)
+	fast|fast-task|fast-base|classic|classic-base|keys|keys-base|rip|wake|wake-base)
 		rm -f /tmp/v.out /tmp/v.err
 		case $1 in
 		fast-task) VMEXIT_CPU_SLOT=0 /vmexit stat --json -v >/tmp/v.out 2>/tmp/v.err & ;;
@@ -221,6 +222,7 @@ run_case() {
 		classic-base) VMEXIT_TEST_FAST_PATH_SKEW=1 /vmexit-base stat --json -v >/tmp/v.out \
 			2>/tmp/v.err & ;;
 		keys) /vmexit stat --json -v --by key >/tmp/v.out 2>/tmp/v.err & ;;
+		keys-base) /vmexit-base stat --json -v --by key >/tmp/v.out 2>/tmp/v.err & ;;
 		rip) /vmexit stat --json -v --by rip >/tmp/v.out 2>/tmp/v.err & ;;
 		wake) /vmexit stat --json -v --wake >/tmp/v.out 2>/tmp/v.err & ;;
 		wake-base) /vmexit-base stat --json -v --wake >/tmp/v.out 2>/tmp/v.err & ;;
@@ -293,7 +295,7 @@ if [ "$PROGS" = 1 ]; then
 	STEP=progs REPS=1
 	for c in $(echo "$CASES" | tr , ' '); do
 		case $c in
-		empty|empty-wake|fast|fast-base|keys|wake|wake-base) run_case $c ;;
+		empty|empty-wake|fast|fast-base|keys|keys-base|wake|wake-base) run_case $c ;;
 		esac
 	done
 fi
@@ -357,7 +359,7 @@ order = ['alone', 'empty', 'empty-classic', 'empty-wake', 'fast', 'fast-base', '
          'classic-base', 'wake',
          'wake-base',
          'bpftrace',
-         'bpftrace-wake', 'keys', 'rip', 'late']
+         'bpftrace-wake', 'keys', 'keys-base', 'rip', 'late']
 need = [c for c in order if c in asked]
 missing = [c for c in need if not ns.get(c)]
 if missing:
@@ -426,6 +428,8 @@ lines = [('fast', 'empty', 'vmexit(fast)/empty programs', 3.5),
          # ride the classic tracepoint, so classic is their peer there.
          ('keys', 'fast', 'stat --by key/stat', 1.3),
          ('keys', 'classic', 'stat --by key/stat (classic)', None),
+         ('keys', 'keys-base', 'stat --by key/stat --by key of the baseline build', None),
+         ('keys-base', 'fast-base', 'stat --by key/stat, both of the baseline build', None),
          ('rip', 'fast', 'stat --by rip/stat', None),
          ('rip', 'classic', 'stat --by rip/stat (classic)', None),
          # Started before the VMs (issue 33): the fast path once they run, as if started beside one.

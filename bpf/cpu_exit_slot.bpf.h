@@ -216,8 +216,10 @@ static __always_inline bool cpu_slot_end(__u32 cpu, __u32 tid, __u64 now)
 {
 	struct cpu_exit_slot *s = bpf_map_lookup_elem(&cpu_exits, &cpu);
 	struct exit_split none = {};
+	struct key_stats *st;
 	struct cell *c;
 	__u64 start;
+	__u32 b;
 
 	if (!s || s->tid != tid || (key_mode && !s->kslot))
 		return false;
@@ -229,9 +231,12 @@ static __always_inline bool cpu_slot_end(__u32 cpu, __u32 tid, __u64 now)
 	if (!start || c->inflight_ts != start || c->ended)
 		return false;
 	c->inflight_ts = 0;
-	cell_end(c, start, now, &none);
-	if (key_mode)
-		key_charge_slot(s->kslot, now - start);
+	/* The key entry's lookup first: b then dies within the two updates (key_charge_slot()). */
+	st = key_mode ? key_slot_stats(s->kslot) : NULL;
+	b = hist_bucket(now - start);
+	cell_end(c, start, now, &none, b);
+	if (st)
+		key_charge_slot(st, now - start, b);
 	return true;
 }
 
@@ -351,7 +356,7 @@ static __always_inline bool cpu_slot_run(__u32 cpu, __u64 now)
 	if (!c || !start || c->inflight_ts != start)
 		return false;
 	c->inflight_ts = 0;
-	cell_end(c, start, now, &none);
+	cell_end(c, start, now, &none, hist_bucket(now - start));
 	return true;
 }
 

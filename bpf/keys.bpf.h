@@ -391,24 +391,37 @@ static __always_inline __u32 key_slot_final(struct thread_state *ts, __u32 ref)
 	return key_way_holds(kc, ref, k) ? kc->slot : 0;
 }
 
-/* kvm_entry's end of an exit from the per-CPU slot: its key entry (key_slot_final()'s). */
-static __always_inline void key_charge_slot(__u32 kslot, __u64 lat)
+/* The key entry of a slot's exit (key_slot_final()'s kslot), or NULL. */
+static __always_inline struct key_stats *key_slot_stats(__u32 kslot)
 {
 	__u32 idx = kslot - 1;
-	struct key_stats *st = bpf_map_lookup_elem(&key_slots, &idx);
 
-	if (st)
-		lat_add(&st->count, &st->total_ns, &st->min_ns, &st->max_ns, st->hist, lat);
+	return bpf_map_lookup_elem(&key_slots, &idx);
 }
 
-/* A completed exit of cell ref (c) of thread ts, latency lat, about k. */
+/*
+ * kvm_entry's end of an exit from the per-CPU slot: its key entry st (key_slot_stats(),
+ * looked up before the cell's update) takes lat with the cell's bucket b, not computed again.
+ */
+static __always_inline void key_charge_slot(struct key_stats *st, __u64 lat, __u32 b)
+{
+	lat_add(&st->count, &st->total_ns, &st->min_ns, &st->max_ns, st->hist, lat, b);
+}
+
+/*
+ * A completed exit of cell ref (c) of thread ts, latency lat, about k. Its bucket is computed
+ * again, not taken from the cell's: kept live across key_entry()'s branches, it multiplies
+ * the states the verifier walks (the test object, which holds every handler, then passed its
+ * million-instruction limit).
+ */
 static __always_inline void key_charge(struct thread_state *ts, __u32 ref, const struct cell *c,
 				       const struct key_note *k, __u64 lat)
 {
 	struct key_stats *st = key_entry(ts, ref, c, k);
 
 	if (st)
-		lat_add(&st->count, &st->total_ns, &st->min_ns, &st->max_ns, st->hist, lat);
+		lat_add(&st->count, &st->total_ns, &st->min_ns, &st->max_ns, st->hist, lat,
+			hist_bucket(lat));
 }
 
 /*

@@ -18,6 +18,7 @@
 #include "vmexit_test.skel.h"
 #include "vmexit_test.h"
 #include "bpf_test_util.h"
+#include "hist.h"
 #include "key_rows.h"
 
 #define TGID		500
@@ -189,6 +190,24 @@ static __u32 entries(void)
 	return n;
 }
 
+/*
+ * The entry's histogram holds its completed exits, each in a bucket between its min and max:
+ * an exit put in another exit's bucket, or in none, shows (the cell's bucket is handed to the
+ * key entry of an exit ended from the per-CPU slot, not computed again).
+ */
+static void check_hist(const struct key_stats *st)
+{
+	__u64 sum = 0;
+
+	for (__u32 b = 0; b < NR_BUCKETS; b++) {
+		if (!st->hist[b])
+			continue;
+		sum += st->hist[b];
+		CHECK(hist_bucket_low(b) <= st->max_ns && hist_bucket_high(b) > st->min_ns);
+	}
+	CHECK_EQ_U64(sum, st->count);
+}
+
 static void check_entry(__u32 isa, __u32 reason, __u32 kind, __u32 dir, __u64 k, __u64 count,
 			__u64 total)
 {
@@ -196,6 +215,7 @@ static void check_entry(__u32 isa, __u32 reason, __u32 kind, __u32 dir, __u64 k,
 
 	CHECK_EQ_U64(st.count, count);
 	CHECK_EQ_U64(st.total_ns, total);
+	check_hist(&st);
 }
 
 /* Where kvm_exit does not fire: exits to the VMM take the kvm_pio / kvm_mmio of their run. */
