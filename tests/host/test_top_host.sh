@@ -215,9 +215,13 @@ head -1 "$tmp/log" | grep -Eq "^ +time +exits/s +vmm/s +lost( .*)? KVM_EXIT_IO( 
 # (the guest makes no other exit to the VMM). Where kvm_exit does not fire, kvm_exit/s is 0;
 # where it does, every VMM exit began as a kernel exit, one of which per vCPU (2) may have
 # begun in the interval before: kvm_exit/s >= VMM exits/s - 2 / 0.5 s. Lost is not required to
-# be 0: attaching while a vCPU is inside KVM_RUN may cost an exit or two.
+# be 0: attaching while a vCPU is inside KVM_RUN may cost an exit or two. And top reads the
+# kernel exits' cells and the VMM exits' one after another: preempted between the two (one
+# bed CPU, shared with the guest), a line's kernel exits lag by what completed meanwhile and
+# the next line's lead by as much (CI's SVM bed: 11,508 against 11,542, then 9,576 against
+# 9,462). So 2 % more may lag; a wrong column (0, the IO column alone, a halved rate) still fails.
 awk -v kf=$kfires '$1 == "time" { io = 0; for (i = 5; i <= NF; i++) if ($i == "KVM_EXIT_IO") io = i; next }
-	!(io && (kf ? $2 >= $3 - 4 : $2 == 0) && $3 > 0 && $4 ~ /^[0-9]+$/ && $io == $3) {
+	!(io && (kf ? $2 >= $3 * 0.98 - 4 : $2 == 0) && $3 > 0 && $4 ~ /^[0-9]+$/ && $io == $3) {
 		bad = 1 } END { exit bad }' "$tmp/log" || fail "--log lines"
 echo "ok: --log"
 
