@@ -736,10 +736,9 @@ static __always_inline void stream_emit(struct thread_state *ts, __u32 tgid, __u
 }
 
 /*
- * What an exit's end does to its cell, begun at start, its split s: its latency, and stat
- * --stuck's longest.
+ * What an exit's end does to its cell, begun at start, its split s: its latency (bucket b,
+ * hist_bucket(now - start), as lat_add() takes it), and stat --stuck's longest.
  */
-/* b: hist_bucket(now - start), as lat_add(). */
 static __always_inline void cell_end(struct cell *c, __u64 start, __u64 now,
 				     const struct exit_split *s, __u32 b)
 {

@@ -277,7 +277,7 @@ int cmd_stat(int argc, char **argv)
 		else if (bad)
 			kvm_bad = true;
 		/* Nothing compared because every guest refused us (said): not an agreement. */
-		kvm_refused = a.kvm.said_perm && !a.kvm.nr;
+		kvm_refused = kvm_source_refused(&a.kvm);
 	}
 	if (a.kvm_check)
 		kvm_source_free(&a.kvm);

@@ -198,12 +198,6 @@ static bool pids_gone(const struct stat_kvm_opts *o)
 	return true;
 }
 
-/* The first scan read no guest and was refused: -p pids only (a -g guest may start later). */
-static bool refused_all(const struct kvm_source *ks, const struct stat_kvm_opts *o)
-{
-	return ks->said_perm && !ks->nr && !o->filters->sel.nr_guests;
-}
-
 int stat_kvm_run(const struct stat_kvm_opts *o)
 {
 	const struct cli_filters *f = o->filters;
@@ -219,11 +213,14 @@ int stat_kvm_run(const struct stat_kvm_opts *o)
 	if (err)
 		goto out;
 	/*
-	 * Only -p pids, and each that holds a VM refused us (said above, with the way out): a
-	 * refusal does not lift by itself, so waiting would print empty samples for ever.
+	 * Only -p pids (a -g guest may start later), and each that holds a VM refused us (said
+	 * above, with the way out): a refusal does not lift by itself, so waiting would print
+	 * empty samples for ever.
 	 */
-	if (refused_all(&ks, o))
-		goto refused;
+	if (kvm_source_refused(&ks) && !f->sel.nr_guests) {
+		err = -EACCES;
+		goto out;
+	}
 	fprintf(stderr, "Reading KVM's statistics of %d guest%s (no BPF)... Hit Ctrl-C to "
 		"end.\n", ks.nr, ks.nr == 1 ? "" : "s");
 	next = o->interval ? start + o->interval : 1e300;
@@ -259,8 +256,8 @@ int stat_kvm_run(const struct stat_kvm_opts *o)
 	if (err)
 		goto write_failed;
 	/* Every guest it found refused us: the empty tables are not the guests' figures. */
-	if (ks.said_perm && !ks.nr)
-		goto refused;
+	if (kvm_source_refused(&ks))
+		err = -EACCES;
 	goto out;
 write_failed:
 	out_write_error("the statistics", err);
@@ -269,7 +266,4 @@ out:
 		fprintf(stderr, "vmexit: out of memory reading KVM's statistics\n");
 	kvm_source_free(&ks);
 	return err ? 1 : 0;
-refused:
-	kvm_source_free(&ks);
-	return 1;
 }

@@ -166,6 +166,11 @@ static int add(struct kvm_source *ks, int pid, const char *name)
 	return 0;
 }
 
+bool kvm_source_refused(const struct kvm_source *ks)
+{
+	return ks->said_perm && !ks->nr;
+}
+
 static int scan(struct kvm_source *ks)
 {
 	int pids[4096], n = kvm_vmm_pids(pids, 4096);

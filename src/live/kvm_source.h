@@ -54,6 +54,8 @@ void kvm_source_mark(struct kvm_source *ks);
 /* Forgets (closes) the guests that ended before now - keep_s. */
 void kvm_source_forget(struct kvm_source *ks, double now, double keep_s);
 void kvm_source_free(struct kvm_source *ks);
+/* Every VMM it found refused it (said once on stderr): it read no guest's statistics. */
+bool kvm_source_refused(const struct kvm_source *ks);
 
 /*
  * The stats fds of g (VM, its vCPUs, the next VM...): fd i for i in [0, g->nr_fds); *vcpu
