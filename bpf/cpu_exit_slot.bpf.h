@@ -21,16 +21,18 @@
  * With keys, also when the exit's key, read from the exit alone (key_of_exit()), is final and
  * one of the slot's ways maps (cell, key) to its key entry: the ways hold the entries the
  * slot's thread found in its key cache at the exits it began through its state on this CPU
- * (cpu_slot_note()), so alternating keys (two CPUID leaves, two vectors) begin here too. The
- * exit's key goes to its cell (cell.slot_key), not to the thread's state: the readers of the
- * thread's exit key take the cell's (exit_key_now(), bpf/keys.bpf.h); an exit begun through
- * the thread's state clears it.
+ * (cpu_slot_note()), so alternating keys (two CPUID leaves, two vectors) begin here too; or
+ * when that key is none yet (an IO exit, whose port kvm_pio names after kvm_exit). The exit's
+ * key goes to its cell (cell.slot_key, cell.slot_keyed), not to the thread's state: the readers
+ * of the thread's exit key take the cell's (exit_key_now()); an exit begun through the
+ * thread's state clears it.
  *
  * Those that read more of the thread's state at the end of an exit (--split, --stacks, the
  * stream) are not covered: the slot is used with none of them (cpu_slot_enabled, set by
- * src/kernel/session.c). A keyed exit ends here when its key entry is known at kvm_exit
- * (kslot: bpf/keys.bpf.h key_slot_final(), or the way that began it); any other keyed exit
- * ends through the thread's state.
+ * src/kernel/session.c). A keyed exit ends here when its key entry is known: at kvm_exit
+ * (kslot: bpf/keys.bpf.h key_slot_final(), or the way that began it), or from the key event
+ * that made its key final (cpu_slot_keyed(): an IO exit's port, an MMIO access); any other
+ * keyed exit ends through the thread's state.
  *
  * Included by handlers.bpf.h once cells and their completion are defined.
  */
@@ -38,6 +40,8 @@
 #define VMEXIT_CPU_EXIT_SLOT_BPF_H
 
 const volatile bool cpu_slot_enabled = false;
+/* The userspace exit's half of the slot (below): src/kernel/session.c says when. */
+const volatile bool user_slot_enabled = false;
 
 /* The slot's CPU; the test object names one of its choosing (bpf/vmexit_test.bpf.c). */
 #ifndef SLOT_CPU
@@ -100,7 +104,19 @@ static __always_inline struct key_note *exit_key_now(struct thread_state *ts)
 	if (!key_mode || !cpu_slot_enabled || ts->exit_cell == CELL_NONE)
 		return &ts->exit_key;
 	c = cell_get(ts->exit_cell);
-	return c && c->slot_key.kind != KEY_NONE ? &c->slot_key : &ts->exit_key;
+	return c && c->slot_keyed ? &c->slot_key : &ts->exit_key;
+}
+
+/* The key of the thread's userspace exit in flight (or last ended from a CPU's slot), the same
+ * way: its cell's when a CPU's slot began it (cpu_slot_user_exit()), else the thread's. */
+static __always_inline struct key_note *uexit_key_now(struct thread_state *ts)
+{
+	struct cell *c;
+
+	if (!key_mode || !user_slot_enabled || ts->uexit_cell == CELL_NONE)
+		return &ts->uexit_key;
+	c = cell_get(ts->uexit_cell);
+	return c && c->slot_keyed ? &c->slot_key : &ts->uexit_key;
 }
 
 /* The thread's exit_cell stops naming ref (see struct cell's exit_named). */
@@ -119,6 +135,26 @@ static __always_inline struct cpu_slot_way *slot_way(struct cpu_exit_slot *s, __
 	return &s->way[(ref + (__u32)k->key + k->kind) & (CPU_SLOT_WAYS - 1)];
 }
 
+/* Way w takes (cell ref, key k) -> kslot. */
+static __always_inline void slot_way_fill(struct cpu_slot_way *w, __u32 ref,
+					  const struct key_note *k, __u32 kslot)
+{
+	w->key = k->key;
+	w->kind = k->kind;
+	w->dir = k->dir;
+	w->ref = ref;
+	w->kslot = kslot;
+}
+
+/* The key entry way w maps (cell ref, key k) to, as its kslot; 0: w holds another. */
+static __always_inline __u32 slot_way_kslot(const struct cpu_slot_way *w, __u32 ref,
+					    const struct key_note *k)
+{
+	if (w->ref != ref || w->kind != k->kind || w->dir != k->dir || w->key != k->key)
+		return 0;
+	return w->kslot;
+}
+
 /*
  * kvm_exit of thread ts on cpu began an exit x in cell ref at start, its key entry kslot (0:
  * not known). Keys: another thread's ways are dropped first (a way is only ever its slot's
@@ -128,7 +164,6 @@ static __always_inline void cpu_slot_note(__u32 cpu, const struct thread_state *
 					  __u64 start, const struct exit_info *x, __u32 kslot)
 {
 	struct cpu_exit_slot *s = bpf_map_lookup_elem(&cpu_exits, &cpu);
-	struct cpu_slot_way *w;
 	__u32 i;
 
 	if (!s)
@@ -146,12 +181,19 @@ static __always_inline void cpu_slot_note(__u32 cpu, const struct thread_state *
 	s->reason = x->reason;
 	if (key_mode) {
 		s->kslot = kslot;
-		if (kslot) {
-			w = slot_way(s, ref, &ts->exit_key);
-			w->key = ts->exit_key.key;
-			w->kind = ts->exit_key.kind;
-			w->ref = ref;
-			w->kslot = kslot;
+		s->kref = ref;
+		if (kslot)
+			slot_way_fill(slot_way(s, ref, &ts->exit_key), ref, &ts->exit_key, kslot);
+		/* The entry of the thread's last userspace exit charged with a final key (any
+		 * entry the thread's cache holds is a right one), for kvm_userspace_exit
+		 * (cpu_slot_user_key()): written here, where nothing preempts the writer. */
+		if (user_slot_enabled && ts->ulast_ref != CELL_NONE) {
+			struct key_cached *kc = key_way((struct thread_state *)ts, ts->ulast_ref,
+							&ts->uexit_key);
+
+			if (key_way_holds(kc, ts->ulast_ref, &ts->uexit_key))
+				slot_way_fill(slot_way(s, ts->ulast_ref, &ts->uexit_key),
+					      ts->ulast_ref, &ts->uexit_key, kc->slot);
 		}
 	}
 }
@@ -166,18 +208,24 @@ static __always_inline void cpu_slot_note(__u32 cpu, const struct thread_state *
  * cell and writes the slot.
  *
  * With keys x carries what kvm_exit reads of its key (key_of_exit()): the exit begins here
- * only when that key is final (no key event after kvm_exit may change it: key_final()) and a
- * way maps (cell, key) to its entry, which the slot's kslot then names for kvm_entry. The key
- * goes to the cell (slot_key), newer than the thread's exit_key. What else key_exit_start()
- * does is the same for an exit of the same reason with a final key (TS_CPUID_EXIT by reason,
- * vec_vcpu 0), but for settling an IO exit to the VMM that waits for its key (late_ref):
- * exit_end() un-names the exit cell when one starts to wait, so the next kvm_exit settles it.
+ * when that key is final (no key event after kvm_exit may change it: key_final()) and a way
+ * maps (cell, key) to its entry, which the slot's kslot then names for kvm_entry; or when it
+ * is none, with no entry named (a key event may name both: cpu_slot_keyed()). Not when its
+ * vector is read only at its end (x->vec_late: key_vector_late() needs the thread's state).
+ * The key goes to the cell (slot_key), newer than the thread's exit_key. What else
+ * key_exit_start() does is the same for an exit of the same reason (TS_CPUID_EXIT by reason,
+ * vec_vcpu 0: only an exit begun through the state sets it, and its end clears it), but for
+ * settling an IO exit to the VMM that waits for its key (late_ref): exit_end() un-names the
+ * exit cell when one starts to wait, so the next kvm_exit settles it.
+ *
+ * A thread whose state is gone while a slot-begun exit waits for its key (an LRU-evicted
+ * thread_hash entry; task storage lives as long as its thread): the key event makes a new
+ * state, which names no exit, so the exit's end is counted lost (unmatched entry).
  */
 static __always_inline bool cpu_slot_exit(__u32 cpu, __u64 now, const struct exit_info *x)
 {
 	struct cpu_exit_slot *s = bpf_map_lookup_elem(&cpu_exits, &cpu);
 	struct key_note k = {};
-	struct cpu_slot_way *w;
 	__u32 kslot = 0;
 	struct cell *c;
 	__u64 task, born;
@@ -188,13 +236,18 @@ static __always_inline bool cpu_slot_exit(__u32 cpu, __u64 now, const struct exi
 	if (s->task != task || s->born != born || s->reason != x->reason || s->isa != x->isa)
 		return false;
 	if (key_mode) {
+		/* An interrupt's vector read at the exit's end needs the thread's state. */
+		if (x->vec_late)
+			return false;
 		key_of_exit(x, &k);
-		if (!key_final(k.kind))
-			return false;
-		w = slot_way(s, s->ref, &k);
-		if (!w->kslot || w->ref != s->ref || w->kind != k.kind || w->key != k.key)
-			return false;
-		kslot = w->kslot;
+		/* A key still none (an IO exit's port, an MMIO access come after kvm_exit) begins
+		 * here with no entry: a key event may note it (cpu_slot_keyed()), else kvm_entry
+		 * ends the exit through the thread's state, under the cell's key. */
+		if (key_final(k.kind)) {
+			kslot = slot_way_kslot(slot_way(s, s->ref, &k), s->ref, &k);
+			if (!kslot)
+				return false;
+		}
 	}
 	c = cell_get(s->ref);
 	if (!c || !c->exit_named)
@@ -206,9 +259,59 @@ static __always_inline bool cpu_slot_exit(__u32 cpu, __u64 now, const struct exi
 	s->start = now;
 	if (key_mode) {
 		s->kslot = kslot;
+		s->kref = s->ref;
 		c->slot_key = k;
+		c->slot_keyed = 1;
 	}
 	return true;
+}
+
+/* Where a test object writes another thread's exit over the slot, as a preemption would. */
+#ifndef KEY_SLOT_PREEMPTED
+#define KEY_SLOT_PREEMPTED(s)
+#endif
+
+/*
+ * A key event made the key of the thread's exit in flight (cell ref) final, its entry kslot in
+ * the thread's cache (key_seen()): when that exit is still its CPU's slot's, the slot takes the
+ * entry, so that kvm_entry ends the exit there (an IO exit's port, an MMIO access: their keys
+ * come after kvm_exit). Key events run preemptible (the exit's handler, after KVM enabled
+ * preemption; only migration is off): another vCPU thread's kvm_exit may rewrite the slot
+ * between the test and the stores, so kref goes last and names this exit's cell, which is never
+ * another thread's; a torn pair has another kref than that thread's ref, and its kvm_entry takes
+ * its thread's state, as one whose entry was not known.
+ */
+static __always_inline void cpu_slot_keyed(const struct thread_state *ts, __u32 ref,
+					   __u32 kslot)
+{
+	__u32 cpu = SLOT_CPU();
+	struct cpu_exit_slot *s = bpf_map_lookup_elem(&cpu_exits, &cpu);
+	struct cell *c = cell_get(ref);
+
+	if (!s || !c || !ts->slot_task || s->task != ts->slot_task || s->born != ts->slot_born ||
+	    s->tid != ts->tid || s->ref != ref || !s->start || s->start != c->inflight_ts)
+		return;
+	KEY_SLOT_PREEMPTED(s);
+	s->kref = CELL_NONE;
+	barrier();
+	s->kslot = kslot;
+	barrier();
+	s->kref = ref;
+}
+
+/*
+ * A key event gave the exit in flight of cell ref its key ek (key_seen()): when that key is
+ * final, its entry in the thread's cache, and its vector not due later, the exit's CPU slot
+ * takes the entry if the exit is still the slot's (cpu_slot_keyed()). As key_slot_final(): a
+ * cache hit only, the entry made at the exit's end as ever.
+ */
+static __always_inline void key_slot_keyed(struct thread_state *ts, __u32 ref,
+					   const struct key_note *ek)
+{
+	struct key_cached *kc = key_way(ts, ref, ek);
+
+	if (cpu_slot_enabled && key_table_enabled && key_final(ek->kind) && !ts->vec_vcpu && key_way_holds(kc, ref, ek))
+		cpu_slot_keyed(ts, ref, kc->slot);
 }
 
 /* kvm_entry of thread tid on cpu at now: true when the slot held its exit and ended it. */
@@ -221,7 +324,7 @@ static __always_inline bool cpu_slot_end(__u32 cpu, __u32 tid, __u64 now)
 	__u64 start;
 	__u32 b;
 
-	if (!s || s->tid != tid || (key_mode && !s->kslot))
+	if (!s || s->tid != tid || (key_mode && (!s->kslot || s->kref != s->ref)))
 		return false;
 	c = cell_get(s->ref);
 	if (!c)
@@ -248,8 +351,16 @@ static __always_inline bool cpu_slot_end(__u32 cpu, __u32 tid, __u64 now)
  * the slot is still the thread's and the cell's inflight_ts still the slot's start. Neither
  * looks the thread's state up; anything else takes the thread's state, which names the cell and
  * writes the slot. After a completion here ts->uexit_cell still names the cell: its readers ask
- * exit_live(). Plain counts without -c only (user_slot_enabled): with keys a userspace exit's
- * key is read into the thread's state (key_user_exit()), and -c filters by the thread's vCPU.
+ * exit_live(). Not with -c (user_slot_enabled), which filters by the thread's vCPU.
+ *
+ * With keys, a userspace exit begins here only when its key is that of its guest exit in flight,
+ * final, begun from this slot (its key in its cell: key_user_exit() would take it so) and a way
+ * of the slot maps (the userspace exit's cell, key) to its entry (cpu_slot_note() fills it from
+ * the thread's last userspace exit): the key goes to the userspace exit's cell (slot_key, as
+ * for a kernel exit: uexit_key_now() reads it) and its entry to ukslot, which its KVM_RUN
+ * charges. Such a key waits for nothing (key_exit_done()). The thread's pend_key is left as it
+ * was: where kvm_exit fires it serves only an exit whose key is none (an IN, whose completion
+ * names it), never this one.
  *
  * Unlike kvm_exit and kvm_entry, which fire with preemption off, kvm_userspace_exit and the
  * KVM_RUN hooks run preemptible (only migration is off): another vCPU thread may write the
@@ -258,10 +369,10 @@ static __always_inline bool cpu_slot_end(__u32 cpu, __u32 tid, __u64 now)
  * (utask, uborn) that both name its thread: only the thread itself writes its own name, so
  * any other writer in between shows as a cleared or foreign utask, and the reader falls back
  * to the thread's state. A reader's own store of ustart after another thread's write at worst
- * makes that thread's KVM_RUN miss the slot (its cell's start differs) and fall back too.
+ * makes that thread's KVM_RUN miss the slot (its cell's start differs) and fall back too; so
+ * ukslot is stored before ustart, which a torn pair then always has of the reader's. The guest
+ * half is read the same way, between two reads of (task, born).
  */
-const volatile bool user_slot_enabled = false;	/* src/kernel/session.c says when */
-
 /* Where a test object writes another thread's user half, as a preemption there would. */
 #ifndef USER_SLOT_PREEMPTED
 #define USER_SLOT_PREEMPTED(s)
@@ -269,7 +380,7 @@ const volatile bool user_slot_enabled = false;	/* src/kernel/session.c says when
 
 /* The user half of s as this thread last wrote it: false when another thread's is there. */
 static __always_inline bool user_slot_read(struct cpu_exit_slot *s, __u32 *ref, __u32 *reason,
-					   __u64 *start)
+					   __u64 *start, __u32 *ukslot)
 {
 	__u64 task, born;
 
@@ -281,8 +392,53 @@ static __always_inline bool user_slot_read(struct cpu_exit_slot *s, __u32 *ref, 
 	*ref = s->uref;
 	*reason = s->ureason;
 	*start = s->ustart;
+	*ukslot = s->ukslot;
 	barrier();
 	return s->utask == task && s->uborn == born;
+}
+
+/*
+ * Keys: the key of the userspace exit of cell uref about to begin from s, the thread's guest
+ * exit's, and its entry (*kslot): false unless that exit is in flight from this slot with a
+ * final key in its cell and a way holds (uref, key). The guest half read between two reads of
+ * (task, born) that name this thread (the program is preemptible, see above).
+ */
+static __always_inline bool cpu_slot_user_key(struct cpu_exit_slot *s, __u32 uref,
+					      struct key_note *k, __u32 *kslot)
+{
+	__u64 task, born, start;
+	struct cell *c;
+	__u32 ref;
+
+	slot_self(&task, &born);
+	if (s->task != task || s->born != born)
+		return false;
+	barrier();
+	ref = s->ref;
+	start = s->start;
+	c = cell_get(ref);
+	if (!c || !start || c->inflight_ts != start || !c->exit_named || !c->slot_keyed ||
+	    !key_final(c->slot_key.kind))
+		return false;
+	*k = c->slot_key;
+	*kslot = slot_way_kslot(slot_way(s, uref, k), uref, k);
+	barrier();
+	return *kslot && s->task == task && s->born == born;
+}
+
+/*
+ * Keys: the entry of the userspace exit of cell ref that kvm_userspace_exit began through the
+ * thread's state, as its slot + 1, when its KVM_RUN may charge it from the slot: its key its
+ * guest exit's final one (key_exit_done() charges it then, not later) and in the thread's
+ * cache; 0: the KVM_RUN reads the thread's state.
+ */
+static __always_inline __u32 key_user_final(struct thread_state *ts, __u32 ref)
+{
+	struct key_cached *kc = key_way(ts, ref, &ts->uexit_key);
+
+	if (!key_table_enabled || !(ts->flags & TS_UEXIT_FINAL))
+		return 0;
+	return key_way_holds(kc, ref, &ts->uexit_key) ? kc->slot : 0;
 }
 
 /* kvm_userspace_exit through the thread's state began the exit of reason in ref at now. */
@@ -303,6 +459,9 @@ static __always_inline void cpu_slot_user_note(__u32 cpu, struct thread_state *t
 		return;
 	if (!ts->slot_task)
 		slot_self(&ts->slot_task, &ts->slot_born);
+	/* The thread's uexit_key is this exit's (key_user_exit()), not the cell's. */
+	if (key_mode)
+		c->slot_keyed = 0;
 	/* Cleared first: a reader preempted here sees no thread's name (uborn first would also
 	 * do, but the order of stores is not what this should rest on). */
 	s->utask = 0;
@@ -310,6 +469,7 @@ static __always_inline void cpu_slot_user_note(__u32 cpu, struct thread_state *t
 	s->uborn = ts->slot_born;
 	s->uref = ref;
 	s->ureason = reason;
+	s->ukslot = key_mode ? key_user_final(ts, ref) : 0;
 	s->ustart = now;
 	barrier();
 	s->utask = ts->slot_task;
@@ -323,18 +483,27 @@ static __always_inline void cpu_slot_user_note(__u32 cpu, struct thread_state *t
 static __always_inline bool cpu_slot_user_exit(__u32 cpu, __u64 now, __u32 reason)
 {
 	struct cpu_exit_slot *s = bpf_map_lookup_elem(&cpu_exits, &cpu);
-	__u32 ref, ureason;
+	__u32 ref, ureason, uk, kslot = 0;
+	struct key_note k;
 	__u64 ustart;
 	struct cell *c;
 
-	if (!s || !user_slot_read(s, &ref, &ureason, &ustart) || ureason != reason)
+	if (!s || !user_slot_read(s, &ref, &ureason, &ustart, &uk) || ureason != reason)
 		return false;
 	c = cell_get(ref);
 	if (!c || !c->exit_named)
 		return false;
+	if (key_mode && !cpu_slot_user_key(s, ref, &k, &kslot))
+		return false;
 	if (c->inflight_ts)
 		lost_inc(LOST_UNMATCHED_RUN);
 	exit_count(ref, c, now);
+	if (key_mode) {
+		c->slot_key = k;
+		c->slot_keyed = 1;
+		s->ukslot = kslot;
+		barrier();
+	}
 	s->ustart = now;
 	return true;
 }
@@ -344,11 +513,12 @@ static __always_inline bool cpu_slot_run(__u32 cpu, __u64 now)
 {
 	struct cpu_exit_slot *s = bpf_map_lookup_elem(&cpu_exits, &cpu);
 	struct exit_split none = {};
-	__u32 ref, ureason;
+	__u32 ref, ureason, uk, b;
+	struct key_stats *st;
 	__u64 start;
 	struct cell *c;
 
-	if (!s || !user_slot_read(s, &ref, &ureason, &start))
+	if (!s || !user_slot_read(s, &ref, &ureason, &start, &uk) || (key_mode && !uk))
 		return false;
 	c = cell_get(ref);
 	/* No ended test, unlike cpu_slot_end(): the slot names a task by its start time too, and
@@ -356,7 +526,11 @@ static __always_inline bool cpu_slot_run(__u32 cpu, __u64 now)
 	if (!c || !start || c->inflight_ts != start)
 		return false;
 	c->inflight_ts = 0;
-	cell_end(c, start, now, &none, hist_bucket(now - start));
+	st = key_mode ? key_slot_stats(uk) : NULL;
+	b = hist_bucket(now - start);
+	cell_end(c, start, now, &none, b);
+	if (st)
+		key_charge_slot(st, now - start, b);
 	return true;
 }
 

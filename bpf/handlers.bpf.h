@@ -92,6 +92,7 @@ bool stream_wake_now;
 #define TS_IGNORED	2u
 #define TS_OFF_RUNQ	4u	/* --split: left the CPU runnable (preempted), not asleep */
 #define TS_CPUID_EXIT	8u	/* keys: the exit in flight is a CPUID exit (key_replaces) */
+#define TS_UEXIT_FINAL	16u	/* keys: the userspace exit's key is its guest exit's, final */
 
 /*
  * Keys (bpf/keys.bpf.h): one key table entry the thread charged lately, found again without the
@@ -163,6 +164,9 @@ struct thread_state {
 	 * kvm_exit (bpf/vmx_vector.bpf.h); 0 when none is due. */
 	__u64 vec_vcpu;
 	__u32 vec_reason;
+	/* The cell of the last exit to the VMM charged with its guest exit's final key, which
+	 * is uexit_key: kvm_exit puts its entry in its CPU slot's ways (cpu_slot_note()). */
+	__u32 ulast_ref;
 	__u64 late_lat;
 	__u32 late_ref;
 	__u32 late_stream;	/* stream --keys: its record waits for the key too */
@@ -808,7 +812,7 @@ static __always_inline void exit_start(struct thread_state *ts, __u64 now, __u32
 		if (c) {
 			c->exit_named = 1;
 			if (key_mode)
-				c->slot_key.kind = KEY_NONE;
+				c->slot_keyed = 0;
 			if (!ts->slot_task)
 				slot_self(&ts->slot_task, &ts->slot_born);
 			cpu_slot_note(SLOT_CPU(), ts, ref, now, x,
@@ -924,10 +928,11 @@ static __always_inline void handle_user_exit(__u64 now, __u32 tgid, __u32 tid, _
 		exit_drop(prev);
 	}
 	ts->uexit_cell = exit_begin(ts, tgid, tid, VMEXIT_ISA_USER, reason, now);
-	if (user_slot_enabled)
-		cpu_slot_user_note(SLOT_CPU(), ts, prev, ts->uexit_cell, reason, now);
+	/* The key first: the slot notes its entry when it is final and known. */
 	if (key_mode)
 		key_user_exit(ts, reason);
+	if (user_slot_enabled)
+		cpu_slot_user_note(SLOT_CPU(), ts, prev, ts->uexit_cell, reason, now);
 	if (split_enabled) {
 		ts->uexit_blocked0 = ts->blocked_sum;
 		ts->uexit_runq0 = ts->runq_sum;
@@ -956,7 +961,7 @@ static __always_inline void handle_kvm_run(__u64 now, __u32 tgid, __u32 tid)
 		exit_unname(ts->uexit_cell);
 	}
 	exit_end(ts, &ts->uexit_cell, now, ts->uexit_blocked0, ts->uexit_runq0, tgid, tid,
-		 VMEXIT_EV_USER_EXIT, &ts->uexit_key);
+		 VMEXIT_EV_USER_EXIT, uexit_key_now(ts));
 }
 
 /* Most cells one thread can own: a dense slot each, and reasons outside them (other_cells). */
@@ -1031,7 +1036,7 @@ static __always_inline void handle_thread_exit(__u64 now, __u32 tgid, __u32 tid)
 			key_settle(ts);
 		if (key_mode) {
 			key_left(ts, ts->exit_cell, exit_key_now(ts), now);
-			key_left(ts, ts->uexit_cell, &ts->uexit_key, now);
+			key_left(ts, ts->uexit_cell, uexit_key_now(ts), now);
 		}
 		ids_fill(&tgid, &tid);
 		ref = ts->last_cell;

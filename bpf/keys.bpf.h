@@ -66,6 +66,8 @@ static __always_inline void stream_send(struct thread_state *ts, __u32 tgid, __u
 static __always_inline bool stream_wanted(struct thread_state *ts, __u64 lat);
 static __always_inline bool exit_live(__u32 ref);
 static __always_inline struct key_note *exit_key_now(struct thread_state *ts);
+static __always_inline void key_slot_keyed(struct thread_state *ts, __u32 ref,
+					   const struct key_note *ek);
 
 /*
  * An IO exit to the VMM that completed (at KVM_RUN) and waits for its key: the next key event
@@ -201,12 +203,16 @@ static __always_inline void key_user_exit(struct thread_state *ts, __u32 reason)
 		key_vector_late(ts);
 	/* exit_live(): an exit the per-CPU slot ended leaves exit_cell set (key_slot_final()). */
 	k = exit_live(ts->exit_cell) ? exit_key_now(ts) : NULL;
-	if (k && k->kind != KEY_NONE)
+	ts->flags &= ~TS_UEXIT_FINAL;
+	if (k && k->kind != KEY_NONE) {
 		ts->uexit_key = *k;
-	else if (key_fits_user_exit(ts->pend_key.kind, reason))
+		if (key_final(k->kind))
+			ts->flags |= TS_UEXIT_FINAL;
+	} else if (key_fits_user_exit(ts->pend_key.kind, reason)) {
 		ts->uexit_key = ts->pend_key;
-	else
+	} else {
 		ts->uexit_key = (struct key_note){};
+	}
 	ts->pend_key.kind = KEY_NONE;
 	ts->uexit_reason = reason;
 }
@@ -231,8 +237,11 @@ static __always_inline void key_seen(struct thread_state *ts, const struct key_n
 	if (ts->exit_cell != CELL_NONE) {
 		struct key_note *ek = exit_key_now(ts);
 
-		if (key_replaces(ts->flags & TS_CPUID_EXIT, ek->kind, k->kind))
+		if (key_replaces(ts->flags & TS_CPUID_EXIT, ek->kind, k->kind)) {
 			*ek = *k;
+			/* Its entry known: kvm_entry may end the exit from its CPU's slot. */
+			key_slot_keyed(ts, ts->exit_cell, ek);
+		}
 	}
 	ts->pend_key = *k;
 }
@@ -240,7 +249,9 @@ static __always_inline void key_seen(struct thread_state *ts, const struct key_n
 /*
  * A completed exit, begun at start, its split s. An IO exit to the VMM waits (key_settle) when
  * it is charged, and its stream record with it (true: it waits): the IN's completion comes
- * right after the next KVM_RUN began.
+ * right after the next KVM_RUN began. Not one whose key is its guest exit's and final (an
+ * OUT's port, traced before the exit to the VMM; a RIP): no key event can change it, and
+ * charged now, it leaves the next kvm_exit free to begin from its CPU's slot.
  */
 static __always_inline bool key_exit_done(struct thread_state *ts, __u32 ref, const struct cell *c,
 					  const struct key_note *k, __u64 start, __u64 lat,
@@ -249,7 +260,9 @@ static __always_inline bool key_exit_done(struct thread_state *ts, __u32 ref, co
 	if (user) {
 		/* A new KVM_RUN: what was traced in the last one describes no exit to come. */
 		ts->pend_key.kind = KEY_NONE;
-		if (ts->uexit_reason == KEY_KVM_EXIT_IO) {
+		/* c->slot_keyed: a CPU's slot began it, with its guest exit's final key. */
+		if (ts->uexit_reason == KEY_KVM_EXIT_IO && !(ts->flags & TS_UEXIT_FINAL) &&
+		    !c->slot_keyed) {
 			ts->late_ref = ref;
 			ts->late_lat = lat;
 			ts->late_key = *k;
@@ -260,6 +273,9 @@ static __always_inline bool key_exit_done(struct thread_state *ts, __u32 ref, co
 			}
 			return true;
 		}
+		/* Its key the thread's uexit_key: kvm_exit may put its entry in a CPU's way. */
+		if ((ts->flags & TS_UEXIT_FINAL) && !c->slot_keyed)
+			ts->ulast_ref = ref;
 	}
 	key_charge(ts, ref, c, k, lat);
 	return false;

@@ -75,6 +75,7 @@ static __always_inline struct kvm_vcpu *fast_exit_key(__u64 *ctx, struct exit_in
 	vcpu = vmx_vector_exit(x->isa, x->reason) ? raw_exit_vcpu(ctx) : NULL;
 	if (vcpu && vmx_cached_intr_info(vcpu, x->reason, &x->intr_info))
 		vcpu = NULL;
+	x->vec_late = vcpu;
 	x->has_leaf = key_exit_leaf(raw_exit_vcpu(ctx), x->isa, x->reason, &x->leaf);
 	return vcpu;
 }

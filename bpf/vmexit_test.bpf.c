@@ -33,6 +33,25 @@ __u32 race_ref, race_reason;
 		}							\
 	} while (0)
 
+/*
+ * Another thread's kvm_exit written over the slot while a key event notes its entry there
+ * (cpu_slot_keyed(), preempted between its test and its stores), once, when the test arms it:
+ * CPU race_cpu's slot, where that thread's exit was, copied over.
+ */
+bool key_race_armed;
+__u32 race_cpu;
+#define KEY_SLOT_PREEMPTED(s)						\
+	do {								\
+		struct cpu_exit_slot *o;				\
+									\
+		if (key_race_armed) {					\
+			key_race_armed = false;				\
+			o = bpf_map_lookup_elem(&cpu_exits, &race_cpu);	\
+			if (o)						\
+				*(s) = *o;				\
+		}							\
+	} while (0)
+
 #include "handlers.bpf.h"
 #include "../tests/bpf/vmexit_test.h"
 

@@ -173,10 +173,13 @@ struct cell {
 	__u32 exit_named;
 	/*
 	 * Kernel only, keys: the key of the exit a CPU's slot began here, which never touches the
-	 * thread's state (kind KEY_NONE: the thread's exit_key is this exit's, as the exit began
-	 * through the thread's state, which clears it). Read wherever the thread's exit key is
-	 * (keys.bpf.h exit_key_now()).
+	 * thread's state, when slot_keyed (0: the thread's exit_key is this exit's, as the exit
+	 * began through the thread's state, which clears it). Read wherever the thread's exit key
+	 * is (cpu_exit_slot.bpf.h exit_key_now()). A flag of its own, not the key's kind: a
+	 * slot-begun exit's key may be none until a key event names it (an IO exit's port).
 	 */
+	__u32 slot_keyed;
+	__u32 slot_pad;
 	struct key_note slot_key;
 	__u64 stuck_done;
 	__u64 stuck_ts;
@@ -199,20 +202,26 @@ struct cpu_exit_slot {
 	__u64 born;
 	__u32 isa;
 	__u32 reason;
-	/* Keys: the exit's key entry in key_slots + 1; 0: its end needs the thread's state. */
+	/*
+	 * Keys: the exit's key entry in key_slots + 1; 0: its end needs the thread's state. kref:
+	 * the cell kslot is for, which kvm_entry compares with ref. A key event may note the entry
+	 * (cpu_slot_keyed()) from a preemptible context, where another thread's kvm_exit can write
+	 * the slot in the middle: kref set last tells a torn pair from the slot's own.
+	 */
 	__u32 kslot;
-	__u32 pad0;
+	__u32 kref;
 	/*
 	 * Keys: the slot's thread's key entries lately charged from this CPU, (cell, final key) ->
 	 * kslot, so that kvm_exit begins an exit of any of them from the slot, alternating keys
-	 * too; a way of (ref + key + kind) mod CPU_SLOT_WAYS. Cleared when another thread writes
+	 * too, and kvm_userspace_exit one of its userspace exit's cell; a way of (ref + key +
+	 * kind) mod CPU_SLOT_WAYS. Cleared when another thread writes
 	 * the slot: they are only ever the writer's (cpu_exit_slot.bpf.h).
 	 */
 	struct cpu_slot_way {
 		__u64 key;
 		__u32 ref;
 		__u16 kind;
-		__u16 pad;
+		__u16 dir;
 		__u32 kslot;
 		__u32 pad1;
 	} way[CPU_SLOT_WAYS];
@@ -226,8 +235,12 @@ struct cpu_exit_slot {
 	__u64 ustart;
 	__u32 uref;
 	__u32 ureason;
+	/* Keys: the userspace exit's key entry in key_slots + 1 (0: its KVM_RUN reads the
+	 * thread's state), as kslot for the kernel exit. */
+	__u32 ukslot;
+	__u32 upad;
 	/* Whole cache lines: CPUs write theirs at every exit, none sharing another's. */
-	__u8 pad[16];
+	__u8 pad[8];
 };
 _Static_assert(sizeof(struct cpu_exit_slot) % 64 == 0, "struct cpu_exit_slot: whole 64-byte lines");
 

@@ -517,18 +517,19 @@ static void keys_autoload(struct vmexit_bpf *skel, __u32 key_mode)
 /*
  * The exit in flight per CPU (bpf/cpu_exit_slot.bpf.h) spares the entry its task-storage
  * lookup, and the exit too while the slot holds the thread's cell for the reason, for plain
- * counts and --by key/rip: with keys only the entry's, for an exit whose key entry kvm_exit
- * knows (the rest end through the thread's state), as each exit's key is read into the
- * thread's state at kvm_exit. --split and the stream read the thread's state at the
- * exit's end anyway. A userspace exit and its KVM_RUN take the slot's user half for plain
- * counts without -c only: keys read a userspace exit's key into the thread's state, and -c
- * filters by the thread's vCPU. VMEXIT_CPU_SLOT=0 turns both off (benchmarks, tests).
+ * counts and --by key/rip: with keys an exit whose key is final at kvm_exit with its entry in
+ * the slot's ways, or none yet, begins there, and ends there once kvm_exit or the key event
+ * that named its key (kvm_pio's port) knew its entry; the rest through the thread's state.
+ * --split and the stream read the thread's state at the exit's end anyway. A userspace exit
+ * and its KVM_RUN take the slot's user half without -c (which filters by the thread's vCPU);
+ * with keys one whose key is its guest exit's final one. VMEXIT_CPU_SLOT=0 turns both off
+ * (benchmarks, tests).
  */
 static void cpu_slot_tunables(struct session *s, const struct session_opts *o)
 {
 	int cpus = libbpf_num_possible_cpus();
 	bool on = !o->stream && !o->split && cpus > 0 && !env_knob_is("VMEXIT_CPU_SLOT", "0");
-	bool user = on && o->key_mode == KEY_MODE_OFF && o->filter.vcpu < 0;
+	bool user = on && o->filter.vcpu < 0;
 	const char *where = s->task_storage ? "task storage" : "a hash by thread id";
 
 	s->skel->rodata->cpu_slot_enabled = on;
@@ -545,8 +546,11 @@ static void cpu_slot_tunables(struct session *s, const struct session_opts *o)
 		fprintf(stderr, "vmexit: exits in flight: per CPU (begun and ended there%s), in %s "
 			"when the thread moved\n", user ? ", userspace exits too" : "", where);
 	else
-		fprintf(stderr, "vmexit: exits in flight: per CPU (ended there when kvm_exit knows "
-			"the key), in %s otherwise and when the thread moved\n", where);
+		fprintf(stderr, "vmexit: exits in flight: per CPU (begun there when the key is "
+			"final or none at kvm_exit, ended there once its key entry is known%s), in "
+			"%s otherwise and when the thread moved\n",
+			user ? "; userspace exits too, keyed by their guest exit's final key" : "",
+			where);
 }
 
 /* The open object's tunables: where per-thread state lives, filters on or off, map sizes. */

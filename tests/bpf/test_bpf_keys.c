@@ -63,6 +63,7 @@ static int open_fx(__u32 max_keys)
 	bpf_map__set_max_entries(skel->maps.thread_hash, 1024);
 	bpf_map__set_autocreate(skel->maps.thread_storage, false);
 	skel->rodata->cpu_slot_enabled = slot_on;
+	skel->rodata->user_slot_enabled = slot_on;
 	bpf_map__set_max_entries(skel->maps.cpu_exits, 4);
 	skel->rodata->key_slots_nr = max_keys + 2 * 64;
 	bpf_map__set_max_entries(skel->maps.key_table, max_keys + 2 * 64);
@@ -77,12 +78,15 @@ static int open_fx(__u32 max_keys)
 	return 0;
 }
 
+/* The thread the next events are of (another than TID: a second vCPU thread). */
+static __u32 cur_tid = TID;
+
 static void send(struct test_ctx c)
 {
 	LIBBPF_OPTS(bpf_test_run_opts, o, .ctx_in = &c, .ctx_size_in = sizeof(c));
 
 	c.tgid = TGID;
-	c.tid = TID;
+	c.tid = cur_tid;
 	/* Some cases begin at time 0, which the slot (and exit_live()) take as no exit in flight:
 	 * no clock the kernel reads is ever 0. Every event later by the same: same latencies. */
 	if (slot_on)
@@ -663,7 +667,8 @@ static void test_slot(void)
 	kentry(t + 2);
 	port_exit(t + 100, VMX_IO, 0x70, 5);
 	port_exit(t + 200, VMX_IO, 0x70, 5);
-	CHECK_EQ_U64(slot_kslot(0), 0);
+	/* The second port's entry was in the thread's cache: its key event noted it. */
+	CHECK_EQ_U64(slot_kslot(0) != 0, slot_on);
 	check_entry(VMEXIT_ISA_VMX, VMX_IO, KEY_NONE, KEY_DIR_NONE, 0, 1, 2);
 	check_entry(VMEXIT_ISA_VMX, VMX_IO, KEY_PORT, KEY_DIR_OUT, 0x70, 2, 10);
 	/* A cached leaf's exit ended on CPU 1: through the thread's state. */
@@ -932,6 +937,165 @@ static void test_slot_key_readers(void)
 	vmexit_test_bpf__destroy(skel);
 }
 
+/* The cell of (isa, reason) of the test's thread, as the kernel left it. */
+static struct cell cell_of(__u32 isa, __u32 reason)
+{
+	int fd = bpf_map__fd(skel->maps.cells);
+	struct cell c, none = {};
+
+	for (__u32 i = 0; i < 64; i++) {
+		if (bpf_map_lookup_elem(fd, &i, &c))
+			break;
+		if (c.key.ready && c.key.tid == TID && c.key.isa == isa && c.key.reason == reason)
+			return c;
+	}
+	return none;
+}
+
+/* CPU 0's slot as the programs left it. */
+static struct cpu_exit_slot slot0(void)
+{
+	struct cpu_exit_slot s = {};
+
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.cpu_exits), &(__u32){ 0 }, &s))
+		check_failures++;
+	return s;
+}
+
+/* One OUT to port p that goes to the VMM, as KVM traces it, on CPU 0: guest lat 15, VMM 10. */
+static void out_exit(__u64 t, __u64 p)
+{
+	kexit_fast_on(t, VMX_IO, 0, 0, 0);
+	key(t + 1, KEY_PORT, KEY_DIR_OUT, p, false);
+	uexit(t + 2, U_IO);
+	run(t + 12);
+	kentry(t + 15);
+}
+
+/*
+ * Keyed exits to the VMM on the slot (issue 33): an IO exit's port comes after kvm_exit, so the
+ * slot begins it with its key none (cell.slot_keyed, the key in the cell), kvm_pio names it
+ * there and notes its entry in the slot (once the thread's cache holds it), and kvm_entry ends
+ * it from the slot; an OUT's exit to the VMM, keyed by its guest exit's final port, is charged
+ * at its KVM_RUN, not at the next kvm_exit. OUTs to 0xe9, INs from 0x60 (their port known only
+ * at their completion, after the KVM_RUN: they wait, and the next kvm_exit goes through the
+ * thread's state), HLTs (no key ever), then OUTs again: every entry as without the slot.
+ */
+static void test_slot_keyed_io(void)
+{
+	struct cpu_exit_slot s;
+	__u64 t = 1000;
+
+	if (open_fx(16))
+		return;
+	for (int i = 0; i < 4; i++, t += 100) {
+		out_exit(t, 0xe9);
+		/* Charged at its KVM_RUN: before the next kvm_exit. */
+		CHECK_EQ_U64(entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0xe9).count,
+			     i + 1);
+	}
+	/* From the third OUT on: begun from the slot, its entry noted by kvm_pio; its exit to
+	 * the VMM begun from the slot's user half with the port, its entry from a way. */
+	CHECK_EQ_U64(cell_of(VMEXIT_ISA_VMX, VMX_IO).slot_keyed, slot_on);
+	CHECK_EQ_U64(cell_of(VMEXIT_ISA_USER, U_IO).slot_keyed, slot_on);
+	s = slot0();
+	CHECK_EQ_U64(s.kslot != 0 && s.kref == s.ref, slot_on);
+	CHECK_EQ_U64(s.ukslot != 0, slot_on);
+	/* One whose KVM_RUN is on CPU 1: through the thread's state, under the cell's port. */
+	kexit_fast_on(t, VMX_IO, 0, 0, 0);
+	key(t + 1, KEY_PORT, KEY_DIR_OUT, 0xe9, false);
+	uexit(t + 2, U_IO);
+	send((struct test_ctx){ .op = TOP_RUN, .now = t + 12, .info1 = 1 });
+	kentry_on(t + 15, 1);
+	CHECK_EQ_U64(entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0xe9).count, 5);
+	t += 100;
+	for (int i = 0; i < 2; i++, t += 100) {
+		kexit_fast_on(t, VMX_IO, 0, 0, 0);
+		uexit(t + 2, U_IO);
+		run(t + 22);
+		CHECK_EQ_U64(entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_IN, 0x60).count, i);
+		key(t + 23, KEY_PORT, KEY_DIR_IN, 0x60, true);
+		kentry(t + 25);
+	}
+	for (int i = 0; i < 3; i++, t += 100) {
+		kexit_fast_on(t, VMX_HLT, 0, 0, 0);
+		kentry(t + 50);
+	}
+	for (int i = 0; i < 3; i++, t += 100)
+		out_exit(t, 0xe9);
+	/* A CPUID, then an OUT to 0xea begun through the state (the reason changed): its IO cell
+	 * still holds the last slot-begun exit's port, which is not this exit's, and its exit to
+	 * the VMM's cell is still named (the last one ended from the slot). */
+	kexit_fast_on(t, VMX_CPUID, 0, 0, 0);
+	kentry(t + 1);
+	out_exit(t + 50, 0xea);
+	t += 100;
+	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0xea, 1, 10);
+	check_entry(VMEXIT_ISA_VMX, VMX_IO, KEY_PORT, KEY_DIR_OUT, 0xea, 1, 15);
+	/* The thread ends in an OUT's exit to the VMM: left under its port. */
+	kexit_fast_on(t, VMX_IO, 0, 0, 0);
+	key(t + 1, KEY_PORT, KEY_DIR_OUT, 0xe9, false);
+	uexit(t + 2, U_IO);
+	send((struct test_ctx){ .op = TOP_THREAD_EXIT, .now = t + 40 });
+	check_entry(VMEXIT_ISA_VMX, VMX_IO, KEY_PORT, KEY_DIR_OUT, 0xe9, 8, 8 * 15 + 40);
+	CHECK_EQ_U64(entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0xe9).count, 8);
+	CHECK_EQ_U64(entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0xe9).left, 1);
+	CHECK_EQ_U64(entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0xe9).total_ns, 8 * 10 + 38);
+	CHECK_EQ_U64(entry(VMEXIT_ISA_VMX, VMX_IO, KEY_PORT, KEY_DIR_OUT, 0xe9).left, 1);
+	check_entry(VMEXIT_ISA_VMX, VMX_IO, KEY_PORT, KEY_DIR_IN, 0x60, 2, 2 * 25);
+	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_IN, 0x60, 2, 2 * 20);
+	check_entry(VMEXIT_ISA_VMX, VMX_HLT, KEY_NONE, KEY_DIR_NONE, 0, 3, 3 * 50);
+	CHECK_EQ_U64(entries(), 8);
+	CHECK_EQ_U64(cell_of(VMEXIT_ISA_VMX, VMX_IO).count, 11);
+	CHECK_EQ_U64(cell_of(VMEXIT_ISA_USER, U_IO).count, 11);
+	CHECK_EQ_U64(skel->bss->lost[LOST_UNMATCHED_ENTRY], 0);
+	CHECK_EQ_U64(skel->bss->lost[LOST_OVERWRITTEN_EXIT], 0);
+	vmexit_test_bpf__destroy(skel);
+}
+
+/*
+ * The key event that notes an entry in the slot is preemptible: another thread's kvm_exit may
+ * write the slot between its test and its stores (the object's KEY_SLOT_PREEMPTED). Thread B
+ * exits (HLT) on CPU 1; thread A's OUT begins on CPU 0, and while its kvm_pio notes its entry,
+ * B's exit lands in CPU 0's slot (as if B had exited there). B's kvm_entry on CPU 0 must not end
+ * B's exit under A's entry (kref names A's cell, not the slot's B's), and A's exit, no longer
+ * the slot's, ends through its state under its port.
+ */
+static void test_slot_keyed_race(void)
+{
+	struct cpu_exit_slot s;
+	__u64 t = 1000;
+
+	if (open_fx(16))
+		return;
+	for (int i = 0; i < 2; i++, t += 100)
+		out_exit(t, 0xe9);
+	cur_tid = TID + 1;
+	kexit_fast_on(t, VMX_HLT, 0, 1, 0);
+	cur_tid = TID;
+	kexit_fast_on(t + 1, VMX_IO, 0, 0, 0);
+	skel->bss->race_cpu = 1;
+	skel->bss->key_race_armed = true;
+	key(t + 2, KEY_PORT, KEY_DIR_OUT, 0xe9, false);
+	s = slot0();
+	CHECK_EQ_U64(s.tid, slot_on ? TID + 1 : 0);
+	CHECK(!slot_on || s.kref != s.ref);
+	cur_tid = TID + 1;
+	kentry_on(t + 30, 0);
+	cur_tid = TID;
+	uexit(t + 3, U_IO);
+	run(t + 13);
+	kentry(t + 16);
+	check_entry(VMEXIT_ISA_VMX, VMX_IO, KEY_PORT, KEY_DIR_OUT, 0xe9, 3, 3 * 15);
+	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0xe9, 3, 3 * 10);
+	CHECK_EQ_U64(entry_of(TID + 1, VMEXIT_ISA_VMX, VMX_HLT, KEY_NONE, KEY_DIR_NONE, 0).count, 1);
+	CHECK_EQ_U64(entry_of(TID + 1, VMEXIT_ISA_VMX, VMX_HLT, KEY_NONE, KEY_DIR_NONE, 0).total_ns,
+		     30);
+	CHECK_EQ_U64(skel->bss->lost[LOST_UNMATCHED_ENTRY], 0);
+	skel->bss->key_race_armed = false;
+	vmexit_test_bpf__destroy(skel);
+}
+
 static void test_all(void)
 {
 	test_user_only();
@@ -952,6 +1116,8 @@ static void test_all(void)
 	test_slot_exit_rip();
 	test_slot_exit_alternate();
 	test_slot_key_readers();
+	test_slot_keyed_io();
+	test_slot_keyed_race();
 }
 
 int main(void)
