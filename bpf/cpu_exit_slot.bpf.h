@@ -310,7 +310,8 @@ static __always_inline void key_slot_keyed(struct thread_state *ts, __u32 ref,
 {
 	struct key_cached *kc = key_way(ts, ref, ek);
 
-	if (cpu_slot_enabled && key_table_enabled && key_final(ek->kind) && !ts->vec_vcpu && key_way_holds(kc, ref, ek))
+	if (cpu_slot_enabled && key_table_enabled && key_final(ek->kind) && !ts->vec_vcpu &&
+	    key_way_holds(kc, ref, ek))
 		cpu_slot_keyed(ts, ref, kc->slot);
 }
 
