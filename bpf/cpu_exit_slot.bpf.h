@@ -92,31 +92,31 @@ static __always_inline void slot_self(__u64 *task, __u64 *born)
 #endif
 
 /*
- * The key of the thread's exit in flight (or last ended from a CPU's slot): its cell's when a
- * CPU's slot began it (cell.slot_key, bpf/cpu_exit_slot.bpf.h cpu_slot_exit()), which left
- * the thread's state as the last exit begun through it had it; else the thread's. Written
- * through too (key_seen()).
+ * The key of an exit in flight of the thread (or its last one ended from a CPU's slot), in cell
+ * ref: the cell's when a CPU's slot began it (cell.slot_key, slot_keyed: cpu_slot_exit() and
+ * cpu_slot_user_exit(), with that half of the slot on), which left the thread's state as the
+ * last exit begun through it had it; else own, the thread's. Written through too (key_seen()).
  */
-static __always_inline struct key_note *exit_key_now(struct thread_state *ts)
+static __always_inline struct key_note *key_now(__u32 ref, struct key_note *own, bool half_on)
 {
 	struct cell *c;
 
-	if (!key_mode || !cpu_slot_enabled || ts->exit_cell == CELL_NONE)
-		return &ts->exit_key;
-	c = cell_get(ts->exit_cell);
-	return c && c->slot_keyed ? &c->slot_key : &ts->exit_key;
+	if (!key_mode || !half_on || ref == CELL_NONE)
+		return own;
+	c = cell_get(ref);
+	return c && c->slot_keyed ? &c->slot_key : own;
 }
 
-/* The key of the thread's userspace exit in flight (or last ended from a CPU's slot), the same
- * way: its cell's when a CPU's slot began it (cpu_slot_user_exit()), else the thread's. */
+/* The key of the thread's kernel exit (key_now()). */
+static __always_inline struct key_note *exit_key_now(struct thread_state *ts)
+{
+	return key_now(ts->exit_cell, &ts->exit_key, cpu_slot_enabled);
+}
+
+/* The key of the thread's userspace exit (key_now()). */
 static __always_inline struct key_note *uexit_key_now(struct thread_state *ts)
 {
-	struct cell *c;
-
-	if (!key_mode || !user_slot_enabled || ts->uexit_cell == CELL_NONE)
-		return &ts->uexit_key;
-	c = cell_get(ts->uexit_cell);
-	return c && c->slot_keyed ? &c->slot_key : &ts->uexit_key;
+	return key_now(ts->uexit_cell, &ts->uexit_key, user_slot_enabled);
 }
 
 /* The thread's exit_cell stops naming ref (see struct cell's exit_named). */
