@@ -180,13 +180,13 @@ static __always_inline void cpu_slot_note(__u32 cpu, const struct thread_state *
 	s->isa = x->isa;
 	s->reason = x->reason;
 	if (key_mode) {
-		s->kslot = kslot;
-		s->kref = ref;
+		s->kpair = (__u64)ref << 32 | kslot;
 		if (kslot)
 			slot_way_fill(slot_way(s, ref, &ts->exit_key), ref, &ts->exit_key, kslot);
-		/* The entry of the thread's last userspace exit charged with a final key (any
-		 * entry the thread's cache holds is a right one), for kvm_userspace_exit
-		 * (cpu_slot_user_key()): written here, where nothing preempts the writer. */
+		/* A userspace exit's cell, ulast_ref, with the thread's uexit_key: most often its
+		 * last charged through the state with its guest exit's final key, but any (cell,
+		 * key) the thread's cache holds maps to its right entry. For kvm_userspace_exit
+		 * (cpu_slot_user_key()); written here, where nothing preempts the writer. */
 		if (user_slot_enabled && ts->ulast_ref != CELL_NONE) {
 			struct key_cached *kc = key_way((struct thread_state *)ts, ts->ulast_ref,
 							&ts->uexit_key);
@@ -258,8 +258,7 @@ static __always_inline bool cpu_slot_exit(__u32 cpu, __u64 now, const struct exi
 	exit_count(s->ref, c, now);
 	s->start = now;
 	if (key_mode) {
-		s->kslot = kslot;
-		s->kref = s->ref;
+		s->kpair = (__u64)s->ref << 32 | kslot;
 		c->slot_key = k;
 		c->slot_keyed = 1;
 	}
@@ -275,11 +274,12 @@ static __always_inline bool cpu_slot_exit(__u32 cpu, __u64 now, const struct exi
  * A key event made the key of the thread's exit in flight (cell ref) final, its entry kslot in
  * the thread's cache (key_seen()): when that exit is still its CPU's slot's, the slot takes the
  * entry, so that kvm_entry ends the exit there (an IO exit's port, an MMIO access: their keys
- * come after kvm_exit). Key events run preemptible (the exit's handler, after KVM enabled
- * preemption; only migration is off): another vCPU thread's kvm_exit may rewrite the slot
- * between the test and the stores, so kref goes last and names this exit's cell, which is never
- * another thread's; a torn pair has another kref than that thread's ref, and its kvm_entry takes
- * its thread's state, as one whose entry was not known.
+ * come after kvm_exit). A key event may be preempted (the exit's handler runs preemptible, and
+ * so do tracepoint programs on PREEMPT_RT; migration is off within the program): another vCPU
+ * thread's kvm_exit may rewrite the slot between the test and the store, so kslot goes with
+ * kref, this exit's cell, which is never another thread's, in one store; that thread's
+ * kvm_entry then finds another kref than its ref and takes its thread's state, as one whose
+ * entry was not known.
  */
 static __always_inline void cpu_slot_keyed(const struct thread_state *ts, __u32 ref,
 					   __u32 kslot)
@@ -292,11 +292,8 @@ static __always_inline void cpu_slot_keyed(const struct thread_state *ts, __u32 
 	    s->tid != ts->tid || s->ref != ref || !s->start || s->start != c->inflight_ts)
 		return;
 	KEY_SLOT_PREEMPTED(s);
-	s->kref = CELL_NONE;
-	barrier();
-	s->kslot = kslot;
-	barrier();
-	s->kref = ref;
+	/* One store: (kslot, kref) little-endian, as include/vmexit.h lays them out. */
+	s->kpair = (__u64)ref << 32 | kslot;
 }
 
 /*
@@ -360,8 +357,8 @@ static __always_inline bool cpu_slot_end(__u32 cpu, __u32 tid, __u64 now)
  * the thread's last userspace exit): the key goes to the userspace exit's cell (slot_key, as
  * for a kernel exit: uexit_key_now() reads it) and its entry to ukslot, which its KVM_RUN
  * charges. Such a key waits for nothing (key_exit_done()). The thread's pend_key is left as it
- * was: where kvm_exit fires it serves only an exit whose key is none (an IN, whose completion
- * names it), never this one.
+ * was: it serves only an exit to the VMM with no guest exit in flight (kvm_exit does not fire:
+ * key_user_exit()), never where the slot runs.
  *
  * Unlike kvm_exit and kvm_entry, which fire with preemption off, kvm_userspace_exit and the
  * KVM_RUN hooks run preemptible (only migration is off): another vCPU thread may write the
@@ -371,8 +368,9 @@ static __always_inline bool cpu_slot_end(__u32 cpu, __u32 tid, __u64 now)
  * any other writer in between shows as a cleared or foreign utask, and the reader falls back
  * to the thread's state. A reader's own store of ustart after another thread's write at worst
  * makes that thread's KVM_RUN miss the slot (its cell's start differs) and fall back too; so
- * ukslot is stored before ustart, which a torn pair then always has of the reader's. The guest
- * half is read the same way, between two reads of (task, born).
+ * ukslot is stored with uref, in one store (upair): a half can then hold this thread's entry
+ * only beside this thread's cell. The guest half is read the same way, between two reads of
+ * (task, born).
  */
 /* Where a test object writes another thread's user half, as a preemption there would. */
 #ifndef USER_SLOT_PREEMPTED
@@ -399,13 +397,14 @@ static __always_inline bool user_slot_read(struct cpu_exit_slot *s, __u32 *ref, 
 }
 
 /*
- * Keys: the key of the userspace exit of cell uref about to begin from s, the thread's guest
- * exit's, and its entry (*kslot): false unless that exit is in flight from this slot with a
- * final key in its cell and a way holds (uref, key). The guest half read between two reads of
+ * Keys: the key of the userspace exit of cell uref (of reason) about to begin from s, the
+ * thread's guest exit's, and its entry (*kslot): false unless that exit is in flight from this
+ * slot with a key in its cell that the exit to the VMM takes as settled (key_user_settled())
+ * and a way holds (uref, key). The guest half read between two reads of
  * (task, born) that name this thread (the program is preemptible, see above).
  */
 static __always_inline bool cpu_slot_user_key(struct cpu_exit_slot *s, __u32 uref,
-					      struct key_note *k, __u32 *kslot)
+					      __u32 reason, struct key_note *k, __u32 *kslot)
 {
 	__u64 task, born, start;
 	struct cell *c;
@@ -419,7 +418,7 @@ static __always_inline bool cpu_slot_user_key(struct cpu_exit_slot *s, __u32 ure
 	start = s->start;
 	c = cell_get(ref);
 	if (!c || !start || c->inflight_ts != start || !c->exit_named || !c->slot_keyed ||
-	    !key_final(c->slot_key.kind))
+	    !key_user_settled(reason, &c->slot_key))
 		return false;
 	*k = c->slot_key;
 	*kslot = slot_way_kslot(slot_way(s, uref, k), uref, k);
@@ -455,14 +454,14 @@ static __always_inline void cpu_slot_user_note(__u32 cpu, struct thread_state *t
 	if (!c)
 		return;		/* not counted (full, filtered): never begun from a slot */
 	c->exit_named = 1;
+	/* The thread's uexit_key is this exit's (key_user_exit()), not the cell's. */
+	if (key_mode)
+		c->slot_keyed = 0;
 	s = bpf_map_lookup_elem(&cpu_exits, &cpu);
 	if (!s)
 		return;
 	if (!ts->slot_task)
 		slot_self(&ts->slot_task, &ts->slot_born);
-	/* The thread's uexit_key is this exit's (key_user_exit()), not the cell's. */
-	if (key_mode)
-		c->slot_keyed = 0;
 	/* Cleared first: a reader preempted here sees no thread's name (uborn first would also
 	 * do, but the order of stores is not what this should rest on). */
 	s->utask = 0;
@@ -494,7 +493,7 @@ static __always_inline bool cpu_slot_user_exit(__u32 cpu, __u64 now, __u32 reaso
 	c = cell_get(ref);
 	if (!c || !c->exit_named)
 		return false;
-	if (key_mode && !cpu_slot_user_key(s, ref, &k, &kslot))
+	if (key_mode && !cpu_slot_user_key(s, ref, reason, &k, &kslot))
 		return false;
 	if (c->inflight_ts)
 		lost_inc(LOST_UNMATCHED_RUN);
@@ -502,7 +501,10 @@ static __always_inline bool cpu_slot_user_exit(__u32 cpu, __u64 now, __u32 reaso
 	if (key_mode) {
 		c->slot_key = k;
 		c->slot_keyed = 1;
-		s->ukslot = kslot;
+		/* With uref in one store: preempted after it, another thread's rewrite of the
+		 * half replaces both; before it, this store leaves that thread's ustart beside
+		 * this thread's cell, whose start differs, and its KVM_RUN falls back. */
+		s->upair = (__u64)kslot << 32 | ref;
 		barrier();
 	}
 	s->ustart = now;

@@ -164,8 +164,9 @@ struct thread_state {
 	 * kvm_exit (bpf/vmx_vector.bpf.h); 0 when none is due. */
 	__u64 vec_vcpu;
 	__u32 vec_reason;
-	/* The cell of the last exit to the VMM charged with its guest exit's final key, which
-	 * is uexit_key: kvm_exit puts its entry in its CPU slot's ways (cpu_slot_note()). */
+	/* The cell of the last exit to the VMM charged through this state with its guest exit's
+	 * final key, uexit_key then: kvm_exit puts the entry the thread's cache holds for
+	 * (ulast_ref, uexit_key) in its CPU slot's ways (cpu_slot_note()). */
 	__u32 ulast_ref;
 	__u64 late_lat;
 	__u32 late_ref;

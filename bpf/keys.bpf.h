@@ -188,6 +188,20 @@ static __always_inline void key_vector_late(struct thread_state *ts)
 }
 
 /*
+ * Whether an exit to the VMM of reason, keyed by its guest exit's key k, waits for nothing: k is
+ * final, and not an IO exit's unless an OUT's port (traced before the exit) or a RIP. Such an
+ * exit is charged at its KVM_RUN (key_exit_done()), and may begin from a CPU's slot
+ * (cpu_slot_user_key()).
+ */
+static __always_inline bool key_user_settled(__u32 reason, const struct key_note *k)
+{
+	if (!key_final(k->kind))
+		return false;
+	return reason != KEY_KVM_EXIT_IO || k->kind == KEY_RIP ||
+	       (k->kind == KEY_PORT && k->dir == KEY_DIR_OUT);
+}
+
+/*
  * A userspace exit begins: the key of the guest exit in flight that led to it, else (where
  * kvm_exit does not fire) the last key event of this KVM_RUN if it can be this exit's: KVM
  * traces an OUT, an MMIO access and an MSR before it exits to the VMM. An IN is traced only
@@ -204,9 +218,11 @@ static __always_inline void key_user_exit(struct thread_state *ts, __u32 reason)
 	/* exit_live(): an exit the per-CPU slot ended leaves exit_cell set (key_slot_final()). */
 	k = exit_live(ts->exit_cell) ? exit_key_now(ts) : NULL;
 	ts->flags &= ~TS_UEXIT_FINAL;
-	if (k && k->kind != KEY_NONE) {
+	if (k) {
+		/* Even none: what a key event after kvm_exit said is the exit's key already, and
+		 * pend_key may be an earlier exit's (an IN's port comes at its completion). */
 		ts->uexit_key = *k;
-		if (key_final(k->kind))
+		if (key_user_settled(reason, k))
 			ts->flags |= TS_UEXIT_FINAL;
 	} else if (key_fits_user_exit(ts->pend_key.kind, reason)) {
 		ts->uexit_key = ts->pend_key;

@@ -172,8 +172,9 @@ struct cell {
 	 */
 	__u32 exit_named;
 	/*
-	 * Kernel only, keys: the key of the exit a CPU's slot began here, which never touches the
-	 * thread's state, when slot_keyed (0: the thread's exit_key is this exit's, as the exit
+	 * Kernel only, keys: the key of the exit (a kernel exit's, or a userspace exit's in a
+	 * userspace exit's cell) a CPU's slot began here, which never touches the thread's state,
+	 * when slot_keyed (0: the thread's exit_key is this exit's, as the exit
 	 * began through the thread's state, which clears it). Read wherever the thread's exit key
 	 * is (cpu_exit_slot.bpf.h exit_key_now()). A flag of its own, not the key's kind: a
 	 * slot-begun exit's key may be none until a key event names it (an IO exit's port).
@@ -205,11 +206,16 @@ struct cpu_exit_slot {
 	/*
 	 * Keys: the exit's key entry in key_slots + 1; 0: its end needs the thread's state. kref:
 	 * the cell kslot is for, which kvm_entry compares with ref. A key event may note the entry
-	 * (cpu_slot_keyed()) from a preemptible context, where another thread's kvm_exit can write
-	 * the slot in the middle: kref set last tells a torn pair from the slot's own.
+	 * (cpu_slot_keyed()) where it can be preempted, and another thread's kvm_exit write the
+	 * slot in the middle: the two are stored as one (kpair), so a pair is always one writer's.
 	 */
-	__u32 kslot;
-	__u32 kref;
+	union {
+		struct {
+			__u32 kslot;
+			__u32 kref;
+		};
+		__u64 kpair;
+	};
 	/*
 	 * Keys: the slot's thread's key entries lately charged from this CPU, (cell, final key) ->
 	 * kslot, so that kvm_exit begins an exit of any of them from the slot, alternating keys
@@ -233,11 +239,19 @@ struct cpu_exit_slot {
 	__u64 utask;
 	__u64 uborn;
 	__u64 ustart;
-	__u32 uref;
+	/*
+	 * Keys: ukslot, the userspace exit's key entry in key_slots + 1 (0: its KVM_RUN reads the
+	 * thread's state), as kslot for the kernel exit; stored with uref as one (upair) where a
+	 * preempted writer could otherwise leave its entry beside another thread's cell.
+	 */
+	union {
+		struct {
+			__u32 uref;
+			__u32 ukslot;
+		};
+		__u64 upair;
+	};
 	__u32 ureason;
-	/* Keys: the userspace exit's key entry in key_slots + 1 (0: its KVM_RUN reads the
-	 * thread's state), as kslot for the kernel exit. */
-	__u32 ukslot;
 	__u32 upad;
 	/* Whole cache lines: CPUs write theirs at every exit, none sharing another's. */
 	__u8 pad[8];

@@ -1054,6 +1054,34 @@ static void test_slot_keyed_io(void)
 }
 
 /*
+ * An IN's exit to the VMM after OUTs that the slot handled whole (their key events through the
+ * thread's state, their exits to the VMM and KVM_RUNs from the slot): its key is its guest
+ * exit's, none until its completion, not the last OUT's port; the thread ends while the VMM has
+ * it: left under none.
+ */
+static void test_slot_keyed_in_left(void)
+{
+	struct key_stats st;
+	__u64 t = 1000;
+
+	if (open_fx(16))
+		return;
+	for (int i = 0; i < 4; i++, t += 100)
+		out_exit(t, 0xe9);
+	kexit_fast_on(t, VMX_IO, 0, 0, 0);
+	uexit(t + 2, U_IO);
+	send((struct test_ctx){ .op = TOP_THREAD_EXIT, .now = t + 30 });
+	st = entry(VMEXIT_ISA_USER, U_IO, KEY_NONE, KEY_DIR_NONE, 0);
+	CHECK_EQ_U64(st.left, 1);
+	CHECK_EQ_U64(st.total_ns, 28);
+	st = entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0xe9);
+	CHECK_EQ_U64(st.count, 4);
+	CHECK_EQ_U64(st.left, 0);
+	CHECK_EQ_U64(st.total_ns, 40);
+	vmexit_test_bpf__destroy(skel);
+}
+
+/*
  * The key event that notes an entry in the slot is preemptible: another thread's kvm_exit may
  * write the slot between its test and its stores (the object's KEY_SLOT_PREEMPTED). Thread B
  * exits (HLT) on CPU 1; thread A's OUT begins on CPU 0, and while its kvm_pio notes its entry,
@@ -1118,6 +1146,7 @@ static void test_all(void)
 	test_slot_key_readers();
 	test_slot_keyed_io();
 	test_slot_keyed_race();
+	test_slot_keyed_in_left();
 }
 
 int main(void)
