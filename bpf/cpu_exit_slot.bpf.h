@@ -135,6 +135,16 @@ static __always_inline struct cpu_slot_way *slot_way(struct cpu_exit_slot *s, __
 	return &s->way[(ref + (__u32)k->key + k->kind) & (CPU_SLOT_WAYS - 1)];
 }
 
+/*
+ * Two u32 fields of the slot as one u64 (kpair, upair in include/vmexit.h), lo the one at the
+ * lower address: BPF and its hosts are little-endian. One store, so no preemption falls
+ * between them.
+ */
+static __always_inline __u64 slot_pair(__u32 lo, __u32 hi)
+{
+	return (__u64)hi << 32 | lo;
+}
+
 /* Way w takes (cell ref, key k) -> kslot. */
 static __always_inline void slot_way_fill(struct cpu_slot_way *w, __u32 ref,
 					  const struct key_note *k, __u32 kslot)
@@ -160,7 +170,7 @@ static __always_inline __u32 slot_way_kslot(const struct cpu_slot_way *w, __u32 
  * not known). Keys: another thread's ways are dropped first (a way is only ever its slot's
  * thread's, whose entries stay theirs while it lives), then a known entry is kept in its way.
  */
-static __always_inline void cpu_slot_note(__u32 cpu, const struct thread_state *ts, __u32 ref,
+static __always_inline void cpu_slot_note(__u32 cpu, struct thread_state *ts, __u32 ref,
 					  __u64 start, const struct exit_info *x, __u32 kslot)
 {
 	struct cpu_exit_slot *s = bpf_map_lookup_elem(&cpu_exits, &cpu);
@@ -180,7 +190,7 @@ static __always_inline void cpu_slot_note(__u32 cpu, const struct thread_state *
 	s->isa = x->isa;
 	s->reason = x->reason;
 	if (key_mode) {
-		s->kpair = (__u64)ref << 32 | kslot;
+		s->kpair = slot_pair(kslot, ref);
 		if (kslot)
 			slot_way_fill(slot_way(s, ref, &ts->exit_key), ref, &ts->exit_key, kslot);
 		/* A userspace exit's cell, ulast_ref, with the thread's uexit_key: most often its
@@ -188,12 +198,11 @@ static __always_inline void cpu_slot_note(__u32 cpu, const struct thread_state *
 		 * key) the thread's cache holds maps to its right entry. For kvm_userspace_exit
 		 * (cpu_slot_user_key()); written here, where nothing preempts the writer. */
 		if (user_slot_enabled && ts->ulast_ref != CELL_NONE) {
-			struct key_cached *kc = key_way((struct thread_state *)ts, ts->ulast_ref,
-							&ts->uexit_key);
+			__u32 uk = key_cached_slot(ts, ts->ulast_ref, &ts->uexit_key);
 
-			if (key_way_holds(kc, ts->ulast_ref, &ts->uexit_key))
+			if (uk)
 				slot_way_fill(slot_way(s, ts->ulast_ref, &ts->uexit_key),
-					      ts->ulast_ref, &ts->uexit_key, kc->slot);
+					      ts->ulast_ref, &ts->uexit_key, uk);
 		}
 	}
 }
@@ -258,7 +267,7 @@ static __always_inline bool cpu_slot_exit(__u32 cpu, __u64 now, const struct exi
 	exit_count(s->ref, c, now);
 	s->start = now;
 	if (key_mode) {
-		s->kpair = (__u64)s->ref << 32 | kslot;
+		s->kpair = slot_pair(kslot, s->ref);
 		c->slot_key = k;
 		c->slot_keyed = 1;
 	}
@@ -292,8 +301,7 @@ static __always_inline void cpu_slot_keyed(const struct thread_state *ts, __u32 
 	    s->tid != ts->tid || s->ref != ref || !s->start || s->start != c->inflight_ts)
 		return;
 	KEY_SLOT_PREEMPTED(s);
-	/* One store: (kslot, kref) little-endian, as include/vmexit.h lays them out. */
-	s->kpair = (__u64)ref << 32 | kslot;
+	s->kpair = slot_pair(kslot, ref);
 }
 
 /*
@@ -305,11 +313,13 @@ static __always_inline void cpu_slot_keyed(const struct thread_state *ts, __u32 
 static __always_inline void key_slot_keyed(struct thread_state *ts, __u32 ref,
 					   const struct key_note *ek)
 {
-	struct key_cached *kc = key_way(ts, ref, ek);
+	__u32 kslot;
 
-	if (cpu_slot_enabled && key_table_enabled && key_final(ek->kind) && !ts->vec_vcpu &&
-	    key_way_holds(kc, ref, ek))
-		cpu_slot_keyed(ts, ref, kc->slot);
+	if (!cpu_slot_enabled || !key_final(ek->kind) || ts->vec_vcpu)
+		return;
+	kslot = key_cached_slot(ts, ref, ek);
+	if (kslot)
+		cpu_slot_keyed(ts, ref, kslot);
 }
 
 /* kvm_entry of thread tid on cpu at now: true when the slot held its exit and ended it. */
@@ -426,21 +436,6 @@ static __always_inline bool cpu_slot_user_key(struct cpu_exit_slot *s, __u32 ure
 	return *kslot && s->task == task && s->born == born;
 }
 
-/*
- * Keys: the entry of the userspace exit of cell ref that kvm_userspace_exit began through the
- * thread's state, as its slot + 1, when its KVM_RUN may charge it from the slot: its key its
- * guest exit's final one (key_exit_done() charges it then, not later) and in the thread's
- * cache; 0: the KVM_RUN reads the thread's state.
- */
-static __always_inline __u32 key_user_final(struct thread_state *ts, __u32 ref)
-{
-	struct key_cached *kc = key_way(ts, ref, &ts->uexit_key);
-
-	if (!key_table_enabled || !(ts->flags & TS_UEXIT_FINAL))
-		return 0;
-	return key_way_holds(kc, ref, &ts->uexit_key) ? kc->slot : 0;
-}
-
 /* kvm_userspace_exit through the thread's state began the exit of reason in ref at now. */
 static __always_inline void cpu_slot_user_note(__u32 cpu, struct thread_state *ts, __u32 prev,
 					       __u32 ref, __u32 reason, __u64 now)
@@ -504,7 +499,7 @@ static __always_inline bool cpu_slot_user_exit(__u32 cpu, __u64 now, __u32 reaso
 		/* With uref in one store: preempted after it, another thread's rewrite of the
 		 * half replaces both; before it, this store leaves that thread's ustart beside
 		 * this thread's cell, whose start differs, and its KVM_RUN falls back. */
-		s->upair = (__u64)kslot << 32 | ref;
+		s->upair = slot_pair(ref, kslot);
 		barrier();
 	}
 	s->ustart = now;

@@ -402,6 +402,21 @@ static __always_inline struct key_stats *key_entry(struct thread_state *ts, __u3
 }
 
 /*
+ * The entry the thread's cache holds for (cell ref, key k), as its slot in key_slots + 1; 0
+ * on a miss or without a table. Every entry the CPU slots take comes from here: a cache hit
+ * only, never a new entry (see key_slot_final()).
+ */
+static __always_inline __u32 key_cached_slot(struct thread_state *ts, __u32 ref,
+					     const struct key_note *k)
+{
+	struct key_cached *kc = key_way(ts, ref, k);
+
+	if (!key_table_enabled)
+		return 0;
+	return key_way_holds(kc, ref, k) ? kc->slot : 0;
+}
+
+/*
  * The per-CPU exit slot with keys (bpf/cpu_exit_slot.bpf.h): the key entry the exit in flight
  * of cell ref will be charged to, as its slot in key_slots + 1, when kvm_entry may charge it
  * from the CPU's slot without the thread's state; 0 when the entry must read the state. Only
@@ -415,12 +430,17 @@ static __always_inline struct key_stats *key_entry(struct thread_state *ts, __u3
  */
 static __always_inline __u32 key_slot_final(struct thread_state *ts, __u32 ref)
 {
-	const struct key_note *k = &ts->exit_key;
-	struct key_cached *kc = key_way(ts, ref, k);
+	return key_final(ts->exit_key.kind) ? key_cached_slot(ts, ref, &ts->exit_key) : 0;
+}
 
-	if (!key_table_enabled || !key_final(k->kind))
-		return 0;
-	return key_way_holds(kc, ref, k) ? kc->slot : 0;
+/*
+ * The same for the userspace exit of cell ref that kvm_userspace_exit began through the
+ * thread's state, for its KVM_RUN: only when its key is its guest exit's and settles it
+ * (TS_UEXIT_FINAL: key_exit_done() charges it at the KVM_RUN, not later).
+ */
+static __always_inline __u32 key_user_final(struct thread_state *ts, __u32 ref)
+{
+	return (ts->flags & TS_UEXIT_FINAL) ? key_cached_slot(ts, ref, &ts->uexit_key) : 0;
 }
 
 /* The key entry of a slot's exit (key_slot_final()'s kslot), or NULL. */
