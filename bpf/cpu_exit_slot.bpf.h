@@ -42,6 +42,21 @@
 const volatile bool cpu_slot_enabled = false;
 /* The userspace exit's half of the slot (below): src/kernel/session.c says when. */
 const volatile bool user_slot_enabled = false;
+/*
+ * Keys: set, for good, once a kvm_exit put a userspace exit's entry in a slot's ways
+ * (cpu_slot_note()). Until then no userspace exit can begin from the user half with keys (that
+ * needs its guest exit begun from the guest half: cpu_slot_user_key()), so the half is left
+ * alone: a host whose kvm_exit never fires (kvm_pvm) would otherwise read and write it at every
+ * userspace exit and KVM_RUN only to fall back to the thread's state (bench_user_exits there:
+ * 36 ns a user exit).
+ */
+bool user_half_keyed = false;
+
+/* The user half of the slot serves this program (above). */
+static __always_inline bool user_half_on(void)
+{
+	return user_slot_enabled && (!key_mode || user_half_keyed);
+}
 
 /* The slot's CPU; the test object names one of its choosing (bpf/vmexit_test.bpf.c). */
 #ifndef SLOT_CPU
@@ -116,7 +131,7 @@ static __always_inline struct key_note *exit_key_now(struct thread_state *ts)
 /* The key of the thread's userspace exit (key_now()). */
 static __always_inline struct key_note *uexit_key_now(struct thread_state *ts)
 {
-	return key_now(ts->uexit_cell, &ts->uexit_key, user_slot_enabled);
+	return key_now(ts->uexit_cell, &ts->uexit_key, user_half_on());
 }
 
 /* The thread's exit_cell stops naming ref (see struct cell's exit_named). */
@@ -200,9 +215,12 @@ static __always_inline void cpu_slot_note(__u32 cpu, struct thread_state *ts, __
 		if (user_slot_enabled && ts->ulast_ref != CELL_NONE) {
 			__u32 uk = key_cached_slot(ts, ts->ulast_ref, &ts->uexit_key);
 
-			if (uk)
+			if (uk) {
 				slot_way_fill(slot_way(s, ts->ulast_ref, &ts->uexit_key),
 					      ts->ulast_ref, &ts->uexit_key, uk);
+				if (!user_half_keyed)
+					user_half_keyed = true;
+			}
 		}
 	}
 }

@@ -916,7 +916,7 @@ static __always_inline void handle_user_exit(__u64 now, __u32 tgid, __u32 tid, _
 
 	if (err < 0)
 		reason = VMEXIT_UREASON_ERRNO | (__u32)-err;
-	if (user_slot_enabled && cpu_slot_user_exit(SLOT_CPU(), now, reason))
+	if (user_half_on() && cpu_slot_user_exit(SLOT_CPU(), now, reason))
 		return;
 	ts = thread_get(tgid, tid, true);
 	if (!ts || (ts->flags & TS_IGNORED))
@@ -932,7 +932,7 @@ static __always_inline void handle_user_exit(__u64 now, __u32 tgid, __u32 tid, _
 	/* The key first: the slot notes its entry when it is final and known. */
 	if (key_mode)
 		key_user_exit(ts, reason);
-	if (user_slot_enabled)
+	if (user_half_on())
 		cpu_slot_user_note(SLOT_CPU(), ts, prev, ts->uexit_cell, reason, now);
 	if (split_enabled) {
 		ts->uexit_blocked0 = ts->blocked_sum;
@@ -949,12 +949,12 @@ static __always_inline void handle_kvm_run(__u64 now, __u32 tgid, __u32 tid)
 {
 	struct thread_state *ts;
 
-	if (user_slot_enabled && cpu_slot_run(SLOT_CPU(), now))
+	if (user_half_on() && cpu_slot_run(SLOT_CPU(), now))
 		return;
 	ts = thread_get(tgid, tid, false);
 	if (!ts || (ts->flags & TS_IGNORED) || ts->uexit_cell == CELL_NONE)
 		return;		/* the thread's first KVM_RUN: nothing to complete */
-	if (user_slot_enabled) {
+	if (user_half_on()) {
 		/* Ended from a CPU's slot already (a KVM_RUN with no userspace exit before it). */
 		if (!exit_live(ts->uexit_cell))
 			return;

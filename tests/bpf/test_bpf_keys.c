@@ -142,14 +142,25 @@ static void kentry_on(__u64 now, __u32 cpu)
 	send((struct test_ctx){ .op = TOP_ENTRY, .now = now, .err = (__s32)cpu });
 }
 
-/* CPU cpu's exit slot's key entry (0: its exit's end reads the thread's state). */
-static __u32 slot_kslot(__u32 cpu)
+/* CPU cpu's slot as the programs left it. */
+static struct cpu_exit_slot slot_of(__u32 cpu)
 {
 	struct cpu_exit_slot s = {};
 
 	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.cpu_exits), &cpu, &s))
 		check_failures++;
-	return s.kslot;
+	return s;
+}
+
+static struct cpu_exit_slot slot0(void)
+{
+	return slot_of(0);
+}
+
+/* CPU cpu's exit slot's key entry (0: its exit's end reads the thread's state). */
+static __u32 slot_kslot(__u32 cpu)
+{
+	return slot_of(cpu).kslot;
 }
 
 /* The entry of thread tid's (isa, reason, kind, dir, key); count 0 when there is none. */
@@ -250,6 +261,10 @@ static void test_user_only(void)
 	check_entry(VMEXIT_ISA_USER, U_HLT, KEY_NONE, KEY_DIR_NONE, 0, 1, 10);
 	CHECK_EQ_U64(entries(), 4);
 	CHECK_EQ_U64(skel->bss->lost[LOST_KEYS_FULL], 0);
+	/* No kvm_exit, so no exit to the VMM can begin from the slot's user half with its key:
+	 * the half is left alone (user_half_on()), never written only to be fallen back from. */
+	CHECK_EQ_U64(slot0().utask, 0);
+	CHECK_EQ_U64(skel->bss->user_half_keyed, 0);
 	vmexit_test_bpf__destroy(skel);
 }
 
@@ -952,16 +967,6 @@ static struct cell cell_of(__u32 isa, __u32 reason)
 	return none;
 }
 
-/* CPU 0's slot as the programs left it. */
-static struct cpu_exit_slot slot0(void)
-{
-	struct cpu_exit_slot s = {};
-
-	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.cpu_exits), &(__u32){ 0 }, &s))
-		check_failures++;
-	return s;
-}
-
 /* One OUT to port p that goes to the VMM, as KVM traces it, on CPU 0: guest lat 15, VMM 10. */
 static void out_exit(__u64 t, __u64 p)
 {
@@ -1001,6 +1006,7 @@ static void test_slot_keyed_io(void)
 	s = slot0();
 	CHECK_EQ_U64(s.kslot != 0 && s.kref == s.ref, slot_on);
 	CHECK_EQ_U64(s.ukslot != 0, slot_on);
+	CHECK_EQ_U64(skel->bss->user_half_keyed, slot_on);
 	/* One whose KVM_RUN is on CPU 1: through the thread's state, under the cell's port. */
 	kexit_fast_on(t, VMX_IO, 0, 0, 0);
 	key(t + 1, KEY_PORT, KEY_DIR_OUT, 0xe9, false);
