@@ -340,6 +340,62 @@ static __always_inline void key_slot_keyed(struct thread_state *ts, __u32 ref,
 		cpu_slot_keyed(ts, ref, kslot);
 }
 
+/*
+ * A key event k on this CPU, before any lookup of the thread's state: true when the slot took
+ * it. It does for the thread's guest exit in flight begun from the slot (slot_keyed: the
+ * exit's key is its cell's), which is what the thread's state would find in flight (its
+ * exit_cell, named):
+ *  - its key final: k changes nothing key_seen() would change (key_replaces() says no) but
+ *    the thread's pend_key, which only an exit to the VMM with no guest exit in flight reads
+ *    (key_user_exit()), and this one is in flight;
+ *  - its key none, k final, and a way mapping (cell, k) to its entry (cpu_slot_end() fills it
+ *    when such an exit ends from the slot): k becomes the exit's key in its cell, and its entry the slot's
+ *    for kvm_entry (kpair, as cpu_slot_keyed(), whose reasons hold: this program can be
+ *    preempted by another thread's kvm_exit on this CPU).
+ * Not an IN's completion (in_done), which settles an exit waiting in the thread's state; not
+ * a CPUID leaf while the key is none (key_replaces() asks whether the exit is a CPUID one,
+ * which the thread's state says); no exit whose vector comes later (never begun here). The
+ * slot read between two reads of (task, born) that name this thread, as user_slot_read().
+ */
+static __always_inline bool cpu_slot_key(const struct key_note *k, bool in_done)
+{
+	__u32 cpu = SLOT_CPU(), ref, kslot = 0;
+	struct cpu_exit_slot *s;
+	__u64 task, born, start;
+	struct cell *c;
+
+	if (!cpu_slot_enabled || in_done)
+		return false;
+	s = bpf_map_lookup_elem(&cpu_exits, &cpu);
+	if (!s)
+		return false;
+	slot_self(&task, &born);
+	if (s->task != task || s->born != born)
+		return false;
+	barrier();
+	ref = s->ref;
+	start = s->start;
+	c = cell_get(ref);
+	if (!c || !start || c->inflight_ts != start || !c->exit_named || !c->slot_keyed)
+		return false;
+	if (!key_final(c->slot_key.kind)) {
+		if (c->slot_key.kind != KEY_NONE || k->kind == KEY_CPUID || !key_final(k->kind))
+			return false;
+		kslot = slot_way_kslot(slot_way(s, ref, k), ref, k);
+		if (!kslot)
+			return false;
+	}
+	barrier();
+	if (s->task != task || s->born != born)
+		return false;
+	if (!kslot)
+		return true;
+	c->slot_key = *k;
+	KEY_SLOT_PREEMPTED(s);
+	s->kpair = slot_pair(kslot, ref);
+	return true;
+}
+
 /* kvm_entry of thread tid on cpu at now: true when the slot held its exit and ended it. */
 static __always_inline bool cpu_slot_end(__u32 cpu, __u32 tid, __u64 now)
 {
@@ -364,8 +420,18 @@ static __always_inline bool cpu_slot_end(__u32 cpu, __u32 tid, __u64 now)
 	st = key_mode ? key_slot_stats(s->kslot) : NULL;
 	b = hist_bucket(now - start);
 	cell_end(c, start, now, &none, b);
-	if (st)
-		key_charge_slot(st, now - start, b);
+	if (!st)
+		return true;
+	key_charge_slot(st, now - start, b);
+	/* A key in the cell that a key event may have named (cpu_slot_keyed(), cpu_slot_key()):
+	 * its way, so that the next exit's key event names the entry without the thread's state.
+	 * Written here, where nothing preempts the writer, and only when the way holds another. */
+	if (c->slot_keyed) {
+		struct cpu_slot_way *w = slot_way(s, s->ref, &c->slot_key);
+
+		if (!slot_way_kslot(w, s->ref, &c->slot_key))
+			slot_way_fill(w, s->ref, &c->slot_key, s->kslot);
+	}
 	return true;
 }
 

@@ -68,6 +68,7 @@ static __always_inline bool exit_live(__u32 ref);
 static __always_inline struct key_note *exit_key_now(struct thread_state *ts);
 static __always_inline void key_slot_keyed(struct thread_state *ts, __u32 ref,
 					   const struct key_note *ek);
+static __always_inline bool cpu_slot_key(const struct key_note *k, bool in_done);
 
 /*
  * An IO exit to the VMM that completed (at KVM_RUN) and waits for its key: the next key event
@@ -502,16 +503,19 @@ static __always_inline void key_left(struct thread_state *ts, __u32 ref, const s
  */
 static __always_inline void handle_key(__u64 id, const struct key_note *k, bool in_done)
 {
-	struct thread_state *ts = thread_get(id >> 32, (__u32)id, true);
+	struct thread_state *ts;
 	struct key_note g;
 
-	if (!ts || (ts->flags & TS_IGNORED))
-		return;
 	if (k->kind == KEY_GPA) {
 		g = *k;
 		g.key &= ~0ULL << (key_gpa_shift & 63);
 		k = &g;
 	}
+	if (cpu_slot_key(k, in_done))
+		return;
+	ts = thread_get(id >> 32, (__u32)id, true);
+	if (!ts || (ts->flags & TS_IGNORED))
+		return;
 	key_seen(ts, k, in_done);
 }
 

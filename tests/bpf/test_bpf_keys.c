@@ -1059,6 +1059,74 @@ static void test_slot_keyed_io(void)
 	vmexit_test_bpf__destroy(skel);
 }
 
+/* The threads with a state (the test object's thread_hash). */
+static __u32 states(void)
+{
+	int fd = bpf_map__fd(skel->maps.thread_hash);
+	__u32 id, next, n = 0;
+
+	while (!bpf_map_get_next_key(fd, n ? &id : NULL, &next)) {
+		id = next;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Key events of exits begun from the slot take the slot too (cpu_slot_key()): a CPUID leaf
+ * traced in a CPUID exit whose leaf kvm_exit read changes nothing; an OUT's port, once an
+ * earlier OUT's entry is in a way (that exit ended from the slot), names its exit's key and
+ * entry there. With the thread's state gone before such an exit, the slot runs it whole (the
+ * exit to the VMM and its KVM_RUN too): no state is made again, no cell, and the entries are
+ * as without the slot.
+ */
+static void test_slot_key_event(void)
+{
+	__u64 t = 1000, cells;
+
+	if (open_fx(16))
+		return;
+	for (int i = 0; i < 4; i++, t += 100) {
+		kexit_fast_on(t, VMX_CPUID, 0, 0, 0);
+		key(t + 1, KEY_CPUID, KEY_DIR_NONE, 0, false);
+		kentry(t + 2);
+	}
+	cells = skel->bss->next_cell;
+	CHECK(!bpf_map__delete_elem(skel->maps.thread_hash, &(__u32){ TID }, sizeof(__u32), 0));
+	kexit_fast_on(t, VMX_CPUID, 0, 0, 0);
+	key(t + 1, KEY_CPUID, KEY_DIR_NONE, 0, false);
+	kentry(t + 2);
+	t += 100;
+	if (slot_on) {
+		CHECK_EQ_U64(states(), 0);
+		CHECK_EQ_U64(skel->bss->next_cell, cells);
+		check_entry(VMEXIT_ISA_VMX, VMX_CPUID, KEY_CPUID, KEY_DIR_NONE, 0, 5, 10);
+	} else {
+		/* A new state: a new cell, the exit ended through the state. */
+		CHECK_EQ_U64(states(), 1);
+		CHECK_EQ_U64(skel->bss->next_cell, cells + 1);
+	}
+	for (int i = 0; i < 4; i++, t += 100)
+		out_exit(t, 0xe9);
+	cells = skel->bss->next_cell;
+	CHECK(!bpf_map__delete_elem(skel->maps.thread_hash, &(__u32){ TID }, sizeof(__u32), 0));
+	out_exit(t, 0xe9);
+	t += 100;
+	if (slot_on) {
+		CHECK_EQ_U64(states(), 0);
+		CHECK_EQ_U64(skel->bss->next_cell, cells);
+		check_entry(VMEXIT_ISA_VMX, VMX_IO, KEY_PORT, KEY_DIR_OUT, 0xe9, 5, 5 * 15);
+		check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0xe9, 5, 5 * 10);
+	} else {
+		/* A new state: new cells for the exit and its exit to the VMM. */
+		CHECK_EQ_U64(states(), 1);
+		CHECK_EQ_U64(skel->bss->next_cell, cells + 2);
+	}
+	CHECK_EQ_U64(skel->bss->lost[LOST_UNMATCHED_ENTRY], 0);
+	CHECK_EQ_U64(skel->bss->lost[LOST_OVERWRITTEN_EXIT], 0);
+	vmexit_test_bpf__destroy(skel);
+}
+
 /*
  * An IN's exit to the VMM after OUTs that the slot handled whole (their key events through the
  * thread's state, their exits to the VMM and KVM_RUNs from the slot): its key is its guest
@@ -1095,14 +1163,14 @@ static void test_slot_keyed_in_left(void)
  * B's exit under A's entry (kref names A's cell, not the slot's B's), and A's exit, no longer
  * the slot's, ends through its state under its port.
  */
-static void test_slot_keyed_race(void)
+static void slot_keyed_race_after(int outs)
 {
 	struct cpu_exit_slot s;
 	__u64 t = 1000;
 
 	if (open_fx(16))
 		return;
-	for (int i = 0; i < 2; i++, t += 100)
+	for (int i = 0; i < outs; i++, t += 100)
 		out_exit(t, 0xe9);
 	cur_tid = TID + 1;
 	kexit_fast_on(t, VMX_HLT, 0, 1, 0);
@@ -1120,14 +1188,22 @@ static void test_slot_keyed_race(void)
 	uexit(t + 3, U_IO);
 	run(t + 13);
 	kentry(t + 16);
-	check_entry(VMEXIT_ISA_VMX, VMX_IO, KEY_PORT, KEY_DIR_OUT, 0xe9, 3, 3 * 15);
-	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0xe9, 3, 3 * 10);
+	check_entry(VMEXIT_ISA_VMX, VMX_IO, KEY_PORT, KEY_DIR_OUT, 0xe9, outs + 1, (outs + 1) * 15);
+	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0xe9, outs + 1, (outs + 1) * 10);
 	CHECK_EQ_U64(entry_of(TID + 1, VMEXIT_ISA_VMX, VMX_HLT, KEY_NONE, KEY_DIR_NONE, 0).count, 1);
 	CHECK_EQ_U64(entry_of(TID + 1, VMEXIT_ISA_VMX, VMX_HLT, KEY_NONE, KEY_DIR_NONE, 0).total_ns,
 		     30);
 	CHECK_EQ_U64(skel->bss->lost[LOST_UNMATCHED_ENTRY], 0);
 	skel->bss->key_race_armed = false;
 	vmexit_test_bpf__destroy(skel);
+}
+
+/* After two OUTs the port's event takes the thread's state (cpu_slot_keyed()); after four, an
+ * OUT's entry is in a way and it takes the slot (cpu_slot_key()): the same race in each. */
+static void test_slot_keyed_race(void)
+{
+	slot_keyed_race_after(2);
+	slot_keyed_race_after(4);
 }
 
 static void test_all(void)
@@ -1151,6 +1227,7 @@ static void test_all(void)
 	test_slot_exit_alternate();
 	test_slot_key_readers();
 	test_slot_keyed_io();
+	test_slot_key_event();
 	test_slot_keyed_race();
 	test_slot_keyed_in_left();
 }
