@@ -341,6 +341,29 @@ static __always_inline void key_slot_keyed(struct thread_state *ts, __u32 ref,
 }
 
 /*
+ * The cell (*ref) of this thread's (task, born) guest exit in flight begun from slot s, its key
+ * in the cell (slot_keyed), or NULL. For programs that can be preempted (key events,
+ * kvm_userspace_exit): read after a test of (task, born) that names the thread, which the
+ * caller makes again after its last read of s (see user_slot_read()).
+ */
+static __always_inline struct cell *slot_guest_keyed(struct cpu_exit_slot *s, __u64 task,
+						     __u64 born, __u32 *ref)
+{
+	struct cell *c;
+	__u64 start;
+
+	if (s->task != task || s->born != born)
+		return NULL;
+	barrier();
+	*ref = s->ref;
+	start = s->start;
+	c = cell_get(*ref);
+	if (!c || !start || c->inflight_ts != start || !c->exit_named || !c->slot_keyed)
+		return NULL;
+	return c;
+}
+
+/*
  * A key event k on this CPU, before any lookup of the thread's state: true when the slot took
  * it. It does for the thread's guest exit in flight begun from the slot (slot_keyed: the
  * exit's key is its cell's), which is what the thread's state would find in flight (its
@@ -349,10 +372,11 @@ static __always_inline void key_slot_keyed(struct thread_state *ts, __u32 ref,
  *    the thread's pend_key, which only an exit to the VMM with no guest exit in flight reads
  *    (key_user_exit()), and this one is in flight;
  *  - its key none, k final, and a way mapping (cell, k) to its entry (cpu_slot_end() fills it
- *    when such an exit ends from the slot): k becomes the exit's key in its cell, and its entry the slot's
- *    for kvm_entry (kpair, as cpu_slot_keyed(), whose reasons hold: this program can be
- *    preempted by another thread's kvm_exit on this CPU).
- * Not an IN's completion (in_done), which settles an exit waiting in the thread's state; not
+ *    when such an exit ends from the slot): k becomes the exit's key in its cell, and its
+ *    entry the slot's for kvm_entry (kpair, as cpu_slot_keyed(), whose reasons hold: this
+ *    program can be preempted by another thread's kvm_exit on this CPU).
+ * Not an IN's completion (in_done), which settles an exit waiting in the thread's state (the
+ * wait un-names the guest exit's cell too: exit_end(), so that test only says it twice); not
  * a CPUID leaf while the key is none (key_replaces() asks whether the exit is a CPUID one,
  * which the thread's state says); no exit whose vector comes later (never begun here). The
  * slot read between two reads of (task, born) that name this thread, as user_slot_read().
@@ -361,7 +385,7 @@ static __always_inline bool cpu_slot_key(const struct key_note *k, bool in_done)
 {
 	__u32 cpu = SLOT_CPU(), ref, kslot = 0;
 	struct cpu_exit_slot *s;
-	__u64 task, born, start;
+	__u64 task, born;
 	struct cell *c;
 
 	if (!cpu_slot_enabled || in_done)
@@ -370,13 +394,8 @@ static __always_inline bool cpu_slot_key(const struct key_note *k, bool in_done)
 	if (!s)
 		return false;
 	slot_self(&task, &born);
-	if (s->task != task || s->born != born)
-		return false;
-	barrier();
-	ref = s->ref;
-	start = s->start;
-	c = cell_get(ref);
-	if (!c || !start || c->inflight_ts != start || !c->exit_named || !c->slot_keyed)
+	c = slot_guest_keyed(s, task, born, &ref);
+	if (!c)
 		return false;
 	if (!key_final(c->slot_key.kind)) {
 		if (c->slot_key.kind != KEY_NONE || k->kind == KEY_CPUID || !key_final(k->kind))
@@ -500,19 +519,13 @@ static __always_inline bool user_slot_read(struct cpu_exit_slot *s, __u32 *ref, 
 static __always_inline bool cpu_slot_user_key(struct cpu_exit_slot *s, __u32 uref,
 					      __u32 reason, struct key_note *k, __u32 *kslot)
 {
-	__u64 task, born, start;
+	__u64 task, born;
 	struct cell *c;
 	__u32 ref;
 
 	slot_self(&task, &born);
-	if (s->task != task || s->born != born)
-		return false;
-	barrier();
-	ref = s->ref;
-	start = s->start;
-	c = cell_get(ref);
-	if (!c || !start || c->inflight_ts != start || !c->exit_named || !c->slot_keyed ||
-	    !key_user_settled(reason, &c->slot_key))
+	c = slot_guest_keyed(s, task, born, &ref);
+	if (!c || !key_user_settled(reason, &c->slot_key))
 		return false;
 	*k = c->slot_key;
 	*kslot = slot_way_kslot(slot_way(s, uref, k), uref, k);
