@@ -319,6 +319,9 @@ static __always_inline void cpu_slot_keyed(const struct thread_state *ts, __u32 
 	    s->tid != ts->tid || s->ref != ref || !s->start || s->start != c->inflight_ts)
 		return;
 	KEY_SLOT_PREEMPTED(s);
+	/* Before or after kpair: a way filled from another thread's exit, should this one be
+	 * preempted in between, holds that thread's own (cell, key) -> entry all the same. */
+	s->kfill = 1;
 	s->kpair = slot_pair(kslot, ref);
 }
 
@@ -442,14 +445,14 @@ static __always_inline bool cpu_slot_end(__u32 cpu, __u32 tid, __u64 now)
 	if (!st)
 		return true;
 	key_charge_slot(st, now - start, b);
-	/* A key in the cell that a key event may have named (cpu_slot_keyed(), cpu_slot_key()):
-	 * its way, so that the next exit's key event names the entry without the thread's state.
-	 * Written here, where nothing preempts the writer, and only when the way holds another. */
-	if (c->slot_keyed) {
-		struct cpu_slot_way *w = slot_way(s, s->ref, &c->slot_key);
-
-		if (!slot_way_kslot(w, s->ref, &c->slot_key))
-			slot_way_fill(w, s->ref, &c->slot_key, s->kslot);
+	/* A key a key event named through the thread's state (kfill): its way, so that the next
+	 * exit's key event names the entry without it (cpu_slot_key()). Written here, where
+	 * nothing preempts the writer. */
+	if (s->kfill) {
+		s->kfill = 0;
+		if (c->slot_keyed)
+			slot_way_fill(slot_way(s, s->ref, &c->slot_key), s->ref, &c->slot_key,
+				      s->kslot);
 	}
 	return true;
 }

@@ -217,6 +217,13 @@ struct cpu_exit_slot {
 		__u64 kpair;
 	};
 	/*
+	 * Keys: a key event through the thread's state noted kslot (cpu_slot_keyed()): kvm_entry,
+	 * ending the exit here, puts (cell, key) -> kslot in a way for the next such event
+	 * (cpu_slot_key()). Any other slot-ended exit began from a way that holds it already.
+	 */
+	__u32 kfill;
+	__u32 kpad;
+	/*
 	 * Keys: the slot's thread's key entries lately charged from this CPU, (cell, final key) ->
 	 * kslot, so that kvm_exit begins an exit of any of them from the slot, alternating keys
 	 * too, and kvm_userspace_exit one of its userspace exit's cell; a way of (ref + key +
@@ -253,9 +260,8 @@ struct cpu_exit_slot {
 	};
 	__u32 ureason;
 	__u32 upad;
-	/* Whole cache lines: CPUs write theirs at every exit, none sharing another's. */
-	__u8 pad[8];
 };
+/* Whole cache lines: CPUs write theirs at every exit, none sharing another's. */
 _Static_assert(sizeof(struct cpu_exit_slot) % 64 == 0, "struct cpu_exit_slot: whole 64-byte lines");
 
 /*

@@ -1128,6 +1128,36 @@ static void test_slot_key_event(void)
 }
 
 /*
+ * OUTs to 0xea begun through the thread's state (each after a CPUID) while their IO cell still
+ * holds the port of the last OUT the slot began (0xe9): kvm_entry ends them from the slot with
+ * their entry, and fills a way only for a key the cell holds as the exit's (slot_keyed), never
+ * (cell, 0xe9) with 0xea's entry; the OUTs to 0xe9 after them keep their own entry.
+ */
+static void test_slot_key_stale_way(void)
+{
+	__u64 t = 1000;
+
+	if (open_fx(16))
+		return;
+	for (int i = 0; i < 4; i++, t += 100)
+		out_exit(t, 0xe9);
+	for (int i = 0; i < 2; i++, t += 100) {
+		kexit_fast_on(t, VMX_CPUID, 0, 0, 0);
+		kentry(t + 2);
+		t += 100;
+		out_exit(t, 0xea);
+	}
+	for (int i = 0; i < 2; i++, t += 100)
+		out_exit(t, 0xe9);
+	check_entry(VMEXIT_ISA_VMX, VMX_IO, KEY_PORT, KEY_DIR_OUT, 0xe9, 6, 6 * 15);
+	check_entry(VMEXIT_ISA_VMX, VMX_IO, KEY_PORT, KEY_DIR_OUT, 0xea, 2, 2 * 15);
+	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0xe9, 6, 6 * 10);
+	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0xea, 2, 2 * 10);
+	CHECK_EQ_U64(skel->bss->lost[LOST_UNMATCHED_ENTRY], 0);
+	vmexit_test_bpf__destroy(skel);
+}
+
+/*
  * An IN's exit to the VMM after OUTs that the slot handled whole (their key events through the
  * thread's state, their exits to the VMM and KVM_RUNs from the slot): its key is its guest
  * exit's, none until its completion, not the last OUT's port; the thread ends while the VMM has
@@ -1228,6 +1258,7 @@ static void test_all(void)
 	test_slot_key_readers();
 	test_slot_keyed_io();
 	test_slot_key_event();
+	test_slot_key_stale_way();
 	test_slot_keyed_race();
 	test_slot_keyed_in_left();
 }
