@@ -52,6 +52,14 @@ const volatile bool user_slot_enabled = false;
  */
 bool user_half_keyed = false;
 
+/*
+ * Keys: set, for good, once a kvm_exit wrote a slot (cpu_slot_note()). Until then no key event
+ * can find a guest exit there (cpu_slot_key()); a host whose kvm_exit never fires would
+ * otherwise look its slot up at every key event only to fall back (kvm_pvm: ~10 ns a run of
+ * key_pio).
+ */
+bool guest_half_used = false;
+
 /* The user half of the slot serves this program (above). */
 static __always_inline bool user_half_on(void)
 {
@@ -205,6 +213,8 @@ static __always_inline void cpu_slot_note(__u32 cpu, struct thread_state *ts, __
 	s->isa = x->isa;
 	s->reason = x->reason;
 	if (key_mode) {
+		if (!guest_half_used)
+			guest_half_used = true;
 		s->kpair = slot_pair(kslot, ref);
 		if (kslot)
 			slot_way_fill(slot_way(s, ref, &ts->exit_key), ref, &ts->exit_key, kslot);
@@ -391,7 +401,7 @@ static __always_inline bool cpu_slot_key(const struct key_note *k, bool in_done)
 	__u64 task, born;
 	struct cell *c;
 
-	if (!cpu_slot_enabled || in_done)
+	if (!cpu_slot_enabled || !guest_half_used || in_done)
 		return false;
 	s = bpf_map_lookup_elem(&cpu_exits, &cpu);
 	if (!s)

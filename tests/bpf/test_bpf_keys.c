@@ -265,6 +265,7 @@ static void test_user_only(void)
 	 * the half is left alone (user_half_on()), never written only to be fallen back from. */
 	CHECK_EQ_U64(slot0().utask, 0);
 	CHECK_EQ_U64(skel->bss->user_half_keyed, 0);
+	CHECK_EQ_U64(skel->bss->guest_half_used, 0);
 	vmexit_test_bpf__destroy(skel);
 }
 
@@ -1007,6 +1008,7 @@ static void test_slot_keyed_io(void)
 	CHECK_EQ_U64(s.kslot != 0 && s.kref == s.ref, slot_on);
 	CHECK_EQ_U64(s.ukslot != 0, slot_on);
 	CHECK_EQ_U64(skel->bss->user_half_keyed, slot_on);
+	CHECK_EQ_U64(skel->bss->guest_half_used, slot_on);
 	/* One whose KVM_RUN is on CPU 1: through the thread's state, under the cell's port. */
 	kexit_fast_on(t, VMX_IO, 0, 0, 0);
 	key(t + 1, KEY_PORT, KEY_DIR_OUT, 0xe9, false);
