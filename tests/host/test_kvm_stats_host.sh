@@ -204,10 +204,11 @@ sys.exit(1 if bad else 0)
 PYEOF
 
 # --- a VMM that refuses us (another user's, no CAP_SYS_PTRACE, debugfs root's): said in one
-# line naming the way out, exit 1, no samples of zeros; the same VMM read as root is counted.
+# line naming the way out, exit 1, no samples of zeros; the same VMM read as root is counted
+# (under lockdown through the stats fds it holds: debugfs refuses root too, see above).
 NR=$TMP/nobody
 mkdir "$NR" && chmod 755 "$NR" && cp "$VMEXIT" "$NR/vmexit" && chmod 755 "$NR/vmexit"
-"$GUEST" --io $IO --linger 60 --name $NAME-nr >/dev/null 2>"$TMP/nr.guest" &
+"$GUEST" --io $IO --linger 60 --name $NAME-nr $LOCKED >/dev/null 2>"$TMP/nr.guest" &
 gpid=$!
 wait_said "$TMP/nr.guest" "$NAME-nr (pid" $gpid || { cat "$TMP/nr.guest"; fail "vmexit-guest failed"; }
 setpriv --reuid=65534 --regid=65534 --clear-groups "$NR/vmexit" stat --source kvm -p $gpid 0.2 \
