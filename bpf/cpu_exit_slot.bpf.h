@@ -43,27 +43,19 @@ const volatile bool cpu_slot_enabled = false;
 /* The userspace exit's half of the slot (below): src/kernel/session.c says when. */
 const volatile bool user_slot_enabled = false;
 /*
- * Keys: set, for good, once a kvm_exit put a userspace exit's entry in a slot's ways
- * (cpu_slot_note()). Until then no userspace exit can begin from the user half with keys (that
- * needs its guest exit begun from the guest half: cpu_slot_user_key()), so the half is left
- * alone: a host whose kvm_exit never fires (kvm_pvm) would otherwise read and write it at every
- * userspace exit and KVM_RUN only to fall back to the thread's state (bench_user_exits there:
- * 36 ns a user exit).
- */
-bool user_half_keyed = false;
-
-/*
- * Keys: set, for good, once a kvm_exit wrote a slot (cpu_slot_note()). Until then no key event
- * can find a guest exit there (cpu_slot_key()); a host whose kvm_exit never fires would
- * otherwise look its slot up at every key event only to fall back (kvm_pvm: ~10 ns a run of
- * key_pio).
+ * Keys: set, for good, once a kvm_exit wrote a slot (cpu_slot_note()). Until then neither a key
+ * event (cpu_slot_key()) nor an exit to the VMM (cpu_slot_user_key()) can find a guest exit
+ * begun there, so both leave the slot alone: a host whose kvm_exit never fires (kvm_pvm) would
+ * otherwise look it up at every key event, and read and write the user half at every
+ * userspace exit and KVM_RUN, each only to fall back to the thread's state (bench_user_exits
+ * there: 36 ns a user exit for the user half, ~10 ns a run of key_pio).
  */
 bool guest_half_used = false;
 
 /* The user half of the slot serves this program (above). */
 static __always_inline bool user_half_on(void)
 {
-	return user_slot_enabled && (!key_mode || user_half_keyed);
+	return user_slot_enabled && (!key_mode || guest_half_used);
 }
 
 /* The slot's CPU; the test object names one of its choosing (bpf/vmexit_test.bpf.c). */
@@ -225,12 +217,9 @@ static __always_inline void cpu_slot_note(__u32 cpu, struct thread_state *ts, __
 		if (user_slot_enabled && ts->ulast_ref != CELL_NONE) {
 			__u32 uk = key_cached_slot(ts, ts->ulast_ref, &ts->uexit_key);
 
-			if (uk) {
+			if (uk)
 				slot_way_fill(slot_way(s, ts->ulast_ref, &ts->uexit_key),
 					      ts->ulast_ref, &ts->uexit_key, uk);
-				if (!user_half_keyed)
-					user_half_keyed = true;
-			}
 		}
 	}
 }

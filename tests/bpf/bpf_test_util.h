@@ -41,4 +41,19 @@ static inline int libbpf_print_quiet(enum libbpf_print_level level, const char *
 	return vfprintf(stderr, fmt, args);
 }
 
+/* The entries of map m (keys of up to 64 bytes), counted from userspace. */
+static inline unsigned int map_count(struct bpf_map *m)
+{
+	char key[64], next[64];
+	void *prev = NULL;
+	unsigned int n = 0;
+
+	while (!bpf_map__get_next_key(m, prev, next, bpf_map__key_size(m))) {
+		memcpy(key, next, sizeof(key));
+		prev = key;
+		n++;
+	}
+	return n;
+}
+
 #endif /* VMEXIT_BPF_TEST_UTIL_H */

@@ -292,20 +292,6 @@ static __u64 hist_sum(const struct cell *c)
 	return n;
 }
 
-static __u32 map_count(struct bpf_map *m)
-{
-	char key[64], next[64];
-	void *prev = NULL;
-	__u32 n = 0;
-
-	while (!bpf_map__get_next_key(m, prev, next, bpf_map__key_size(m))) {
-		memcpy(key, next, sizeof(key));
-		prev = key;
-		n++;
-	}
-	return n;
-}
-
 static bool lost_all_zero_but(struct fx *f, int except)
 {
 	for (int i = 0; i < NR_LOST; i++) {

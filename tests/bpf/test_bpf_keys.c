@@ -194,15 +194,19 @@ static struct key_stats entry(__u32 isa, __u32 reason, __u32 kind, __u32 dir, __
 
 static __u32 entries(void)
 {
-	int fd = bpf_map__fd(skel->maps.key_table);
-	struct key_id id, next;
-	__u32 n = 0;
+	return map_count(skel->maps.key_table);
+}
 
-	while (!bpf_map_get_next_key(fd, n ? &id : NULL, &next)) {
-		id = next;
-		n++;
-	}
-	return n;
+/* The threads with a state (the test object's thread_hash). */
+static __u32 states(void)
+{
+	return map_count(skel->maps.thread_hash);
+}
+
+/* The thread's state gone (an evicted hash entry), as if never made. */
+static void state_gone(void)
+{
+	CHECK(!bpf_map__delete_elem(skel->maps.thread_hash, &(__u32){ TID }, sizeof(__u32), 0));
 }
 
 /*
@@ -264,7 +268,6 @@ static void test_user_only(void)
 	/* No kvm_exit, so no exit to the VMM can begin from the slot's user half with its key:
 	 * the half is left alone (user_half_on()), never written only to be fallen back from. */
 	CHECK_EQ_U64(slot0().utask, 0);
-	CHECK_EQ_U64(skel->bss->user_half_keyed, 0);
 	CHECK_EQ_U64(skel->bss->guest_half_used, 0);
 	vmexit_test_bpf__destroy(skel);
 }
@@ -807,7 +810,7 @@ static void test_slot_exit_keys(void)
 		kentry(t + 2);
 	}
 	cells = skel->bss->next_cell;
-	CHECK(!bpf_map__delete_elem(skel->maps.thread_hash, &(__u32){ TID }, sizeof(__u32), 0));
+	state_gone();
 	kexit_fast_on(t, VMX_CPUID, 0, 0, 0);
 	kentry(t + 9);
 	if (slot_on) {
@@ -877,8 +880,7 @@ static void test_slot_exit_alternate(void)
 	for (int i = 0; i < 20; i++, t += 100) {
 		if (i == 10) {
 			cells = skel->bss->next_cell;
-			CHECK(!bpf_map__delete_elem(skel->maps.thread_hash, &(__u32){ TID },
-						    sizeof(__u32), 0));
+			state_gone();
 		}
 		kexit_fast_on(t, VMX_CPUID, i & 1 ? 0x80000001 : 0, 0, 0);
 		kentry(t + 3 + (i & 1));
@@ -1007,7 +1009,6 @@ static void test_slot_keyed_io(void)
 	s = slot0();
 	CHECK_EQ_U64(s.kslot != 0 && s.kref == s.ref, slot_on);
 	CHECK_EQ_U64(s.ukslot != 0, slot_on);
-	CHECK_EQ_U64(skel->bss->user_half_keyed, slot_on);
 	CHECK_EQ_U64(skel->bss->guest_half_used, slot_on);
 	/* One whose KVM_RUN is on CPU 1: through the thread's state, under the cell's port. */
 	kexit_fast_on(t, VMX_IO, 0, 0, 0);
@@ -1061,19 +1062,6 @@ static void test_slot_keyed_io(void)
 	vmexit_test_bpf__destroy(skel);
 }
 
-/* The threads with a state (the test object's thread_hash). */
-static __u32 states(void)
-{
-	int fd = bpf_map__fd(skel->maps.thread_hash);
-	__u32 id, next, n = 0;
-
-	while (!bpf_map_get_next_key(fd, n ? &id : NULL, &next)) {
-		id = next;
-		n++;
-	}
-	return n;
-}
-
 /*
  * Key events of exits begun from the slot take the slot too (cpu_slot_key()): a CPUID leaf
  * traced in a CPUID exit whose leaf kvm_exit read changes nothing; an OUT's port, once an
@@ -1094,7 +1082,7 @@ static void test_slot_key_event(void)
 		kentry(t + 2);
 	}
 	cells = skel->bss->next_cell;
-	CHECK(!bpf_map__delete_elem(skel->maps.thread_hash, &(__u32){ TID }, sizeof(__u32), 0));
+	state_gone();
 	kexit_fast_on(t, VMX_CPUID, 0, 0, 0);
 	key(t + 1, KEY_CPUID, KEY_DIR_NONE, 0, false);
 	kentry(t + 2);
@@ -1111,7 +1099,7 @@ static void test_slot_key_event(void)
 	for (int i = 0; i < 4; i++, t += 100)
 		out_exit(t, 0xe9);
 	cells = skel->bss->next_cell;
-	CHECK(!bpf_map__delete_elem(skel->maps.thread_hash, &(__u32){ TID }, sizeof(__u32), 0));
+	state_gone();
 	out_exit(t, 0xe9);
 	t += 100;
 	if (slot_on) {
