@@ -67,14 +67,25 @@ static void say(const struct qmp_guest *g, struct name_cache *names, bool is_not
 /*
  * The first failure is said; a later ask's failure too while the guest has no map, when it is
  * not the one last said (a socket that appears, then a QEMU that does not answer in time),
- * never the same one at every ask.
+ * never the same one at every ask. Once QEMU answered, its map stays: a later ask's failure
+ * (most often a QEMU quitting: CI saw record's third ask find the socket gone) names nothing
+ * differently, so only -v says it, once per reason.
  */
-static void note(struct qmp_guest *g, struct name_cache *names, const char *path, const char *why)
+static void note(struct qmp_names *q, struct qmp_guest *g, struct name_cache *names,
+		 const char *path, const char *why)
 {
 	char pb[TEXT_NAME_MAX];
 	__u64 h = text_hash(why) ^ (path ? text_hash(path) * 31 : 0);
 
-	if (g->noted && (g->answered || h == g->said))
+	if (g->answered) {
+		if (q->verbose && h != g->said)
+			say(g, names, false, "%s%s%s%s; its ports and addresses keep QEMU's last map",
+			    path ? "QMP at " : "", path ? text_esc(pb, path) : "", path ? ": " : "",
+			    why);
+		g->said = h;
+		return;
+	}
+	if (g->noted && h == g->said)
 		return;
 	say(g, names, true, "%s%s%s%s%s; its ports and addresses keep built-in names",
 	    g->noted ? "a later ask: " : "", path ? "QMP at " : "", path ? text_esc(pb, path) : "",
@@ -102,7 +113,7 @@ static void ask(struct qmp_names *q, struct qmp_guest *g, struct name_cache *nam
 		find_paths(q, g);
 	g->asked = true;
 	if (!g->nr_paths) {
-		note(g, names, NULL, "no QMP socket on its command line "
+		note(q, g, names, NULL, "no QMP socket on its command line "
 		     "(-qmp unix:PATH,server=on,wait=off)");
 		return;
 	}
@@ -139,7 +150,7 @@ static void ask(struct qmp_names *q, struct qmp_guest *g, struct name_cache *nam
 		if (rc == -ETIMEDOUT)
 			snprintf(err + strlen(err), sizeof(err) - strlen(err),
 				 " (--qmp-timeout gives it longer)");
-		note(g, names, path, err);
+		note(q, g, names, path, err);
 		g->backoff = g->backoff ? longer(g->backoff) : QMP_REASK_S;
 		g->next_ask = now + g->backoff;
 		return;

@@ -644,7 +644,14 @@ static void test_late_socket(const char *fixture)
 	qmp_key_name(&q, me, 42, &dbg, b, sizeof(b));	/* unmapped: asked again when due */
 	qmp_names_tick(&q, &names, 100.0 + 8 * QMP_REASK_S);
 	CHECK(f.conns == 2);
+	/* QEMU quits: the later asks (the same answer twice: 2 re-asks later, then 4) find no
+	 * socket. Its map stays, and no note says built-in names; -v says it once. */
 	fake_stop(&f);
+	qmp_key_name(&q, me, 42, &dbg, b, sizeof(b));
+	qmp_names_tick(&q, &names, 100.0 + 10 * QMP_REASK_S);
+	qmp_key_name(&q, me, 42, &dbg, b, sizeof(b));
+	qmp_names_tick(&q, &names, 100.0 + 14 * QMP_REASK_S);
+	CHECK(q.g[0].next_ask > 100.0 + 14 * QMP_REASK_S);	/* both asked */
 	said = stderr_back(errf);
 	CHECK_STR(qmp_key_name(&q, me, 42, &notify, b, sizeof(b)), "virtio-pci-notify-virtio-rng");
 	CHECK_STR(qmp_key_name(&q, me, 0, &notify, b, sizeof(b)), "virtio-pci-notify-virtio-rng");
@@ -656,9 +663,44 @@ static void test_late_socket(const char *fixture)
 	CHECK_EQ_U64(count(said, "answered a later ask; its ports and addresses take QEMU's"), 1);
 	snprintf(line, sizeof(line), "): QEMU's map from %s: ", f.path);
 	CHECK_EQ_U64(count(said, line), 1);
-	CHECK_EQ_U64(count(said, "vmexit: --qmp: guest guest (pid "), 1);
+	CHECK_EQ_U64(count(said, "vmexit: --qmp: guest guest (pid "), 2);
+	CHECK_EQ_U64(count(said, ": no such socket; its ports and addresses keep QEMU's last map\n"),
+		     1);
 	if (count(said, "vmexit: note: --qmp: ") != 3)
 		fprintf(stderr, "said:\n%s", said);
+	free(said);
+	qmp_names_free(&q);
+	name_cache_free(&names);
+}
+
+/*
+ * A QEMU that answered the first ask, then quits (CI: record's third ask found no socket): its
+ * map stays, and without -v nothing is said; the note of built-in names would be wrong.
+ */
+static void test_quit_after_answer(const char *fixture)
+{
+	struct key_note notify = { .kind = KEY_MMIO, .key = 0xfe003000, .dir = KEY_DIR_WRITE };
+	struct key_note dbg = { .kind = KEY_PORT, .key = 0x402, .dir = KEY_DIR_OUT };
+	char b[64], errf[64], *said;
+	struct name_cache names = {};
+	struct qmp_names q;
+	struct fake_qemu f;
+	__u32 me = (__u32)getpid();
+
+	snprintf(errf, sizeof(errf), "/tmp/vmexit-test-qmp.%d.err", getpid());
+	fake_start(&f, GOOD, fixture);
+	name_cache_set_at(&names, me, 42, "guest");
+	qmp_names_init(&q, f.path);
+	stderr_to(errf);
+	qmp_names_tick(&q, &names, 100.0);
+	CHECK(f.conns == 1);
+	fake_stop(&f);
+	qmp_key_name(&q, me, 42, &dbg, b, sizeof(b));	/* unmapped: asked again when due */
+	qmp_names_tick(&q, &names, 100.0 + QMP_REASK_S);
+	CHECK(q.g[0].next_ask > 100.0 + QMP_REASK_S);	/* asked, and failed */
+	said = stderr_back(errf);
+	CHECK_STR(said, "");
+	CHECK_STR(qmp_key_name(&q, me, 42, &notify, b, sizeof(b)), "virtio-pci-notify-virtio-rng");
 	free(said);
 	qmp_names_free(&q);
 	name_cache_free(&names);
@@ -673,6 +715,7 @@ int main(void)
 	test_client(fixture);
 	test_names(fixture);
 	test_late_socket(fixture);
+	test_quit_after_answer(fixture);
 	free(fixture);
 	CHECK_DONE("qmp");
 }
