@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "bench_proc.h"
+#include "bench_args.h"
 
 #define ROUNDS		5
 #define ROUNDS_MAX_RATE	3
@@ -482,11 +483,13 @@ static int bench(int vcpus, int rounds)
 	return bad;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const char *bin = getenv("VMEXIT_BIN") ? getenv("VMEXIT_BIN") : ".output/vmexit";
 	char ctl[96], ack[96], cmd[128], *slash;
 	int err;
+
+	bench_args(argc, argv, "bench/bench_capture.c");
 
 	if (geteuid() != 0) {
 		fprintf(stderr, "bench_capture: needs root to load BPF programs\n");

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 
 #include "guest_trace.h"
+#include "bench_args.h"
 
 #define EVENTS		1000000
 
@@ -133,14 +134,16 @@ static int escapes(const char *path, int n)
 	return fclose(f) ? -errno : 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	char path[] = "/tmp/vmexit-bench-gtXXXXXX";
 	size_t bytes = 0;
 	double sec, cpu;
 	long kb;
-	int fd = mkstemp(path), rc;
+	int fd, rc;
 
+	bench_args(argc, argv, "bench/bench_guest_trace.c");
+	fd = mkstemp(path);
 	if (fd < 0 || (close(fd), write_trace(path, &bytes))) {
 		perror(path);
 		return 1;

@@ -24,6 +24,7 @@
 #include "../bench/vmexit_bench.h"
 #include "../tests/bpf/bpf_test_util.h"
 #include "bench_time.h"
+#include "bench_args.h"
 
 #define ITERS		1000000
 #define REPS		7
@@ -233,7 +234,7 @@ static int dispatch_measure(struct dispatch *d)
 	return 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const struct {
 		const char *name;
@@ -273,6 +274,8 @@ int main(void)
 	struct inst in;
 	cpu_set_t set;
 	int cpu;
+
+	bench_args(argc, argv, "bench/bench_handlers.c");
 
 	if (geteuid() != 0) {
 		fprintf(stderr, "bench_handlers: needs root to load BPF programs\n");

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "bench_time.h"
+#include "bench_args.h"
 
 #define ITERS		1000000
 #define ROUNDS		11
@@ -88,13 +89,15 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const char *bin = getenv("VMEXIT_BIN") ? getenv("VMEXIT_BIN") : ".output/vmexit";
 	double off[ROUNDS], on[ROUNDS], ratio[ROUNDS], moff, mon, tax;
 	char hooks[256] = "?";
 	cpu_set_t set;
 	int cpu;
+
+	bench_args(argc, argv, "bench/bench_host_tax.c");
 
 	if (geteuid() != 0) {
 		fprintf(stderr, "bench_host_tax: needs root to run vmexit\n");

@@ -20,6 +20,7 @@
 #include "name_cache.h"
 #include "vmexit_bench.skel.h"
 #include "../tests/bpf/bpf_test_util.h"
+#include "bench_args.h"
 
 #define NR_VMS		100
 #define NR_VCPUS	8
@@ -182,7 +183,7 @@ static int run(struct bench *b, enum group_by by, enum out_format fmt, FILE *out
 	return 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const struct { enum group_by by; enum out_format fmt; } runs[] = {
 		{ BY_VM, OUT_TABLE }, { BY_VM, OUT_JSON }, { BY_VCPU, OUT_TABLE },
@@ -193,6 +194,8 @@ int main(void)
 	long rss0;
 	FILE *out;
 	int err;
+
+	bench_args(argc, argv, "bench/bench_read.c");
 
 	if (geteuid() != 0) {
 		fprintf(stderr, "bench_read: needs root to create the BPF cell array\n");

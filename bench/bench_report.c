@@ -31,6 +31,7 @@
 #include <sys/wait.h>
 #include "record_file.h"
 #include "../tests/xorshift64.h"
+#include "bench_args.h"
 
 #define NR_EVENTS	10000000ull
 #define NR_VMS		16
@@ -294,7 +295,7 @@ int main(int argc, char **argv)
 	ssize_t n;
 	int rc = 0;
 
-	(void)argc;
+	bench_args(argc, argv, "bench/bench_report.c");
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	env = getenv("VMEXIT_BIN");
 	if (env) {

@@ -19,6 +19,7 @@
 #include "hist.h"
 #include "http_gzip.h"
 #include "metrics_http.h"
+#include "bench_args.h"
 
 #define NR_VMS		100
 #define NR_VCPUS	4
@@ -176,7 +177,7 @@ static void gzip_cost(struct exporter *x, struct fake *f, struct expo_buf *out)
 	}
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const struct { const char *what, *accept; } gets[] = {
 		{ "GET /metrics over loopback:", "text/plain" },
@@ -199,6 +200,8 @@ int main(void)
 	long rss0 = status_kb("VmRSS:"), rss_renders, n = 0;
 	__u32 series = 0;
 	int fd, port;
+
+	bench_args(argc, argv, "bench/bench_serve.c");
 
 	f.cells = calloc(NR_CELLS, sizeof(*f.cells));
 	if (!f.cells)

@@ -27,6 +27,7 @@
 #include "series_cap.h"
 #include "expo_bytes.h"
 #include "../tests/synth_cells.h"
+#include "bench_args.h"
 
 #define GUESTS		1000
 #define VCPUS		4
@@ -217,7 +218,7 @@ static const struct mode {
 };
 #define NR_MODES	(sizeof(modes) / sizeof(modes[0]))
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct synth syn;
 	struct sampler_source src;
@@ -233,6 +234,8 @@ int main(void)
 	long rss0, rss_cells, rss_sampled, rss_now, stand_in;
 	bool peak_ok;
 	int fd, port;
+
+	bench_args(argc, argv, "bench/bench_serve_scale.c");
 
 	serve_heap_policy();	/* as serve */
 	rss0 = status_kb("VmRSS:");

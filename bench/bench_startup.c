@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "bench_proc.h"
+#include "bench_args.h"
 
 #define ROUNDS	7
 
@@ -109,12 +110,14 @@ static double report(const char *what, const char *cmd, double *up, double *down
 	return up[ROUNDS / 2];
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const char *const cmds[] = { "stat", "stream" };
 	const char *bin = getenv("VMEXIT_BIN") ? getenv("VMEXIT_BIN") : ".output/vmexit";
 	const char *base = getenv("VMEXIT_BASE_BIN");
 	double up[ROUNDS], down[ROUNDS], bup[ROUNDS], bdown[ROUNDS], med, bmed;
+
+	bench_args(argc, argv, "bench/bench_startup.c");
 
 	for (size_t k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++) {
 		for (int i = 0; i < ROUNDS; i++) {

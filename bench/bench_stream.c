@@ -45,6 +45,7 @@
 #include "vmexit_bench.skel.h"
 #include "../bench/vmexit_bench.h"
 #include "../tests/bpf/bpf_test_util.h"
+#include "bench_args.h"
 
 #define RINGBUF_BYTES	(16384u * 1024)		/* vmexit's default --ringbuf-kb */
 #define REC_BYTES	(8 + VMEXIT_EVENT_BASE_LEN)	/* ring record: header + event */
@@ -477,11 +478,13 @@ out:
 	return err;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct vmexit_bench_bpf *skel;
 	struct gen g = { 0 };
 	int err;
+
+	bench_args(argc, argv, "bench/bench_stream.c");
 
 	if (geteuid() != 0) {
 		fprintf(stderr, "bench_stream: needs root to load BPF programs\n");

@@ -34,6 +34,7 @@
 #include "vmexit.h"
 #include "vmexit.skel.h"
 #include "../tests/bpf/bpf_test_util.h"
+#include "bench_args.h"
 
 #define TRIPS		50000
 #define ROUNDS		11
@@ -228,7 +229,7 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const char *const what[NR_ST] = {
 		[ST_NONE] = "attached, tasks without task storage (not vCPUs)",
@@ -243,6 +244,8 @@ int main(void)
 	struct bpf_link *links[2] = {};
 	struct pong p;
 	int cpu, rc = 1;
+
+	bench_args(argc, argv, "bench/bench_switch.c");
 
 	if (geteuid() != 0) {
 		fprintf(stderr, "bench_switch: needs root to load BPF programs\n");

@@ -48,6 +48,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "bpf_run_stats.h"
+#include "bench_args.h"
 
 #define EXITS		30000	/* per guest; VMEXIT_BENCH_EXITS */
 #define ROUNDS		41	/* at most; VMEXIT_BENCH_ROUNDS, default 11 */
@@ -625,7 +626,7 @@ static bool sibling(char *out, const char *dir, const char *name)
 	return snprintf(out, PATH_MAX, "%s/%s", dir, name) < PATH_MAX;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const char *bin = getenv("VMEXIT_BIN") ? getenv("VMEXIT_BIN") : ".output/vmexit";
 	static struct case_res res[NR_CASES];
@@ -633,6 +634,8 @@ int main(void)
 	double e2e_min[NR_CASES];
 	double q[NR_CASES][3] = {};
 	char dir[PATH_MAX - 32], *slash;
+
+	bench_args(argc, argv, "bench/bench_user_exits.c");
 
 	/* One round suffices where the clock counts instructions (the VMX bed's Bochs). */
 	if (env_int("VMEXIT_BENCH_ROUNDS", 1, ROUNDS, &rounds) ||
