@@ -171,8 +171,10 @@ static int scan_fds(struct kvm_vmm_stats *v, int pidfd, int *vm_fds)
 
 		snprintf(path, sizeof(path), "/proc/%d/fd", v->pid);
 		d = opendir(path);
-		if (!d)
+		if (!d) {
+			v->fds_refused = errno == EACCES || errno == EPERM;
 			return errno == ENOENT ? -ESRCH : -errno;
+		}
 		while (!err && (e = readdir(d))) {
 			struct kvm_stats_fd f;
 			int fd, kind, vcpu;
@@ -436,6 +438,10 @@ int kvm_vmm_stats_open(struct kvm_vmm_stats *v, int pid, char *why, size_t why_l
 				 "(kernel lockdown restricts debugfs: see dmesg) and the VMM holds no "
 				 "stats fds: have it hold them (KVM_GET_STATS_FD), which vmexit copies, "
 				 "or run without lockdown", pid);
+		else if (v->fds_refused)
+			snprintf(why, why_len, "pid %d: cannot list its open files (/proc/%d/fd: %s), "
+				 "where its VM and its KVM stats fds are: run as its user or with "
+				 "CAP_SYS_PTRACE", pid, pid, strerror(-err));
 		else if (err == -EPERM || err == -EACCES)
 			snprintf(why, why_len, "pid %d: cannot copy its KVM stats fds (pidfd_getfd: %s) "
 				 "nor read debugfs: run as its user or with CAP_SYS_PTRACE, or as root "
