@@ -236,8 +236,9 @@ static __always_inline void cpu_slot_note(__u32 cpu, struct thread_state *ts, __
  * With keys x carries what kvm_exit reads of its key (key_of_exit()): the exit begins here
  * when that key is final (no key event after kvm_exit may change it: key_final()) and a way
  * maps (cell, key) to its entry, which the slot's kslot then names for kvm_entry; or when it
- * is none, with no entry named (a key event may name both: cpu_slot_keyed()). Not when its
- * vector is read only at its end (x->vec_late: key_vector_late() needs the thread's state).
+ * is none, with no entry named (a key event may name both: cpu_slot_keyed()). Never called for
+ * an exit whose vector is read only at its end (kvm_exit_fast: key_vector_late() needs the
+ * thread's state).
  * The key goes to the cell (slot_key), newer than the thread's exit_key. What else
  * key_exit_start() does is the same for an exit of the same reason (TS_CPUID_EXIT by reason,
  * vec_vcpu 0: only an exit begun through the state sets it, and its end clears it), but for
@@ -262,9 +263,6 @@ static __always_inline bool cpu_slot_exit(__u32 cpu, __u64 now, const struct exi
 	if (s->task != task || s->born != born || s->reason != x->reason || s->isa != x->isa)
 		return false;
 	if (key_mode) {
-		/* An interrupt's vector read at the exit's end needs the thread's state. */
-		if (x->vec_late)
-			return false;
 		key_of_exit(x, &k);
 		/* A key still none (an IO exit's port, an MMIO access come after kvm_exit) begins
 		 * here with no entry: a key event may note it (cpu_slot_keyed()), else kvm_entry
@@ -492,13 +490,13 @@ static __always_inline bool cpu_slot_end(__u32 cpu, __u32 tid, __u64 now)
 #define USER_SLOT_PREEMPTED(s)
 #endif
 
-/* The user half of s as this thread last wrote it: false when another thread's is there. */
-static __always_inline bool user_slot_read(struct cpu_exit_slot *s, __u32 *ref, __u32 *reason,
-					   __u64 *start, __u32 *ukslot)
+/*
+ * The user half of s as this thread, (task, born) as slot_self() names it, last wrote it: false
+ * when another thread's is there.
+ */
+static __always_inline bool user_slot_read(struct cpu_exit_slot *s, __u64 task, __u64 born,
+					   __u32 *ref, __u32 *reason, __u64 *start, __u32 *ukslot)
 {
-	__u64 task, born;
-
-	slot_self(&task, &born);
 	if (s->utask != task || s->uborn != born)
 		return false;
 	barrier();
@@ -518,14 +516,13 @@ static __always_inline bool user_slot_read(struct cpu_exit_slot *s, __u32 *ref, 
  * and a way holds (uref, key). The guest half read between two reads of
  * (task, born) that name this thread (the program is preemptible, see above).
  */
-static __always_inline bool cpu_slot_user_key(struct cpu_exit_slot *s, __u32 uref,
-					      __u32 reason, struct key_note *k, __u32 *kslot)
+static __always_inline bool cpu_slot_user_key(struct cpu_exit_slot *s, __u64 task, __u64 born,
+					      __u32 uref, __u32 reason, struct key_note *k,
+					      __u32 *kslot)
 {
-	__u64 task, born;
 	struct cell *c;
 	__u32 ref;
 
-	slot_self(&task, &born);
 	c = slot_guest_keyed(s, task, born, &ref);
 	if (!c || !key_user_settled(reason, &c->slot_key))
 		return false;
@@ -578,16 +575,20 @@ static __always_inline bool cpu_slot_user_exit(__u32 cpu, __u64 now, __u32 reaso
 {
 	struct cpu_exit_slot *s = bpf_map_lookup_elem(&cpu_exits, &cpu);
 	__u32 ref, ureason, uk, kslot = 0;
+	__u64 ustart, task, born;
 	struct key_note k;
-	__u64 ustart;
 	struct cell *c;
 
-	if (!s || !user_slot_read(s, &ref, &ureason, &ustart, &uk) || ureason != reason)
+	if (!s)
+		return false;
+	/* Once for both halves' tests: a helper call less per userspace exit with keys. */
+	slot_self(&task, &born);
+	if (!user_slot_read(s, task, born, &ref, &ureason, &ustart, &uk) || ureason != reason)
 		return false;
 	c = cell_get(ref);
 	if (!c || !c->exit_named)
 		return false;
-	if (key_mode && !cpu_slot_user_key(s, ref, reason, &k, &kslot))
+	if (key_mode && !cpu_slot_user_key(s, task, born, ref, reason, &k, &kslot))
 		return false;
 	if (c->inflight_ts)
 		lost_inc(LOST_UNMATCHED_RUN);
@@ -611,11 +612,14 @@ static __always_inline bool cpu_slot_run(__u32 cpu, __u64 now)
 	struct cpu_exit_slot *s = bpf_map_lookup_elem(&cpu_exits, &cpu);
 	struct exit_split none = {};
 	__u32 ref, ureason, uk, b;
+	__u64 start, task, born;
 	struct key_stats *st;
-	__u64 start;
 	struct cell *c;
 
-	if (!s || !user_slot_read(s, &ref, &ureason, &start, &uk) || (key_mode && !uk))
+	if (!s)
+		return false;
+	slot_self(&task, &born);
+	if (!user_slot_read(s, task, born, &ref, &ureason, &start, &uk) || (key_mode && !uk))
 		return false;
 	c = cell_get(ref);
 	/* No ended test, unlike cpu_slot_end(): the slot names a task by its start time too, and

@@ -26,9 +26,6 @@ struct exit_info {
 	__u64 info1;
 	__u64 info2;
 	bool has_leaf;
-	/* --by key on VMX: an interrupt's vector KVM had not cached yet, read at the exit's end
-	 * through the thread's state (keys.bpf.h key_vector_late()): no slot begins the exit. */
-	bool vec_late;
 };
 
 /*

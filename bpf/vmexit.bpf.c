@@ -63,8 +63,9 @@ int kvm_entry(void *ctx)
 
 /*
  * --by key: what kvm_exit_fast reads of an exit's key from its vCPU (key_of_exit() takes it from
- * x): an interrupt's vector if KVM has cached it, else the vCPU to read it from at the exit's
- * end (returned); a CPUID exit's leaf from the guest's RAX, with no program on kvm_cpuid.
+ * x): a CPUID exit's leaf from the guest's RAX, with no program on kvm_cpuid; an interrupt's
+ * vector if KVM has cached it, else the vCPU to read it from at the exit's end (returned: such
+ * an exit begins through the thread's state, which key_vector_late() needs, not from the slot).
  */
 static __always_inline struct kvm_vcpu *fast_exit_key(__u64 *ctx, struct exit_info *x)
 {
@@ -72,11 +73,11 @@ static __always_inline struct kvm_vcpu *fast_exit_key(__u64 *ctx, struct exit_in
 
 	if (key_mode != KEY_MODE_DEVICE)
 		return NULL;
-	vcpu = vmx_vector_exit(x->isa, x->reason) ? raw_exit_vcpu(ctx) : NULL;
-	if (vcpu && vmx_cached_intr_info(vcpu, x->reason, &x->intr_info))
-		vcpu = NULL;
-	x->vec_late = vcpu;
-	x->has_leaf = key_exit_leaf(raw_exit_vcpu(ctx), x->isa, x->reason, &x->leaf);
+	vcpu = raw_exit_vcpu(ctx);
+	x->has_leaf = key_exit_leaf(vcpu, x->isa, x->reason, &x->leaf);
+	if (!vcpu || !vmx_vector_exit(x->isa, x->reason) ||
+	    vmx_cached_intr_info(vcpu, x->reason, &x->intr_info))
+		return NULL;
 	return vcpu;
 }
 
@@ -102,7 +103,8 @@ int kvm_exit_fast(__u64 *ctx)
 		if (!raw_exit_read(ctx, &x, false, key_mode == KEY_MODE_RIP))
 			x.reason = ~0u;
 		vcpu = fast_exit_key(ctx, &x);
-		if (cpu_slot_exit(SLOT_CPU(), now, &x))
+		/* An interrupt's vector read at the exit's end needs the thread's state. */
+		if (!vcpu && cpu_slot_exit(SLOT_CPU(), now, &x))
 			return TP_PASS;
 	}
 	ts = exit_thread(id >> 32, (__u32)id);
