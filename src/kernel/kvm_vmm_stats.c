@@ -440,8 +440,8 @@ int kvm_vmm_stats_open(struct kvm_vmm_stats *v, int pid, char *why, size_t why_l
 				 "or run without lockdown", pid);
 		else if (v->fds_refused)
 			snprintf(why, why_len, "pid %d: cannot list its open files (/proc/%d/fd: %s), "
-				 "where its VM and its KVM stats fds are: run as its user or with "
-				 "CAP_SYS_PTRACE", pid, pid, strerror(-err));
+				 "where its VM and its KVM stats fds are: run as its user, or as root "
+				 "(CAP_DAC_READ_SEARCH and CAP_SYS_PTRACE)", pid, pid, strerror(-err));
 		else if (err == -EPERM || err == -EACCES)
 			snprintf(why, why_len, "pid %d: cannot copy its KVM stats fds (pidfd_getfd: %s) "
 				 "nor read debugfs: run as its user or with CAP_SYS_PTRACE, or as root "

@@ -42,7 +42,8 @@ struct kvm_vmm_stats {
 	unsigned long long start;	/* /proc/PID/stat starttime: a reused pid is another VMM */
 	bool debugfs;			/* read from debugfs (per VM only) */
 	bool debugfs_refused;		/* debugfs listed the files and refused to open them */
-	bool fds_refused;		/* /proc/PID/fd could not be listed (another user's) */
+	bool fds_refused;		/* /proc/PID/fd could not be listed (another user's: its
+					 * mode is 0500, no ptrace check) */
 	struct kvm_vm_stats *vms;	/* a VMM may hold several */
 	int nr_vms;
 };

@@ -69,7 +69,7 @@ static void say(const struct qmp_guest *g, struct name_cache *names, bool is_not
  * not the one last said (a socket that appears, then a QEMU that does not answer in time),
  * never the same one at every ask. Once QEMU answered, its map stays: a later ask's failure
  * (most often a QEMU quitting: CI saw record's third ask find the socket gone) names nothing
- * differently, so only -v says it, once per reason.
+ * differently, so only -v says it, and not again while its reason stays the same.
  */
 static void note(struct qmp_names *q, struct qmp_guest *g, struct name_cache *names,
 		 const char *path, const char *why)
@@ -171,6 +171,8 @@ static void ask(struct qmp_names *q, struct qmp_guest *g, struct name_cache *nam
 	g->map = m;
 	g->answered = true;
 	g->missed = false;
+	/* A failure after this answer is said (-v) even for the reason said before it. */
+	g->said = 0;
 	pthread_mutex_unlock(&q->lock);
 	mtree_map_free(&old);
 	g->text_hash = h;

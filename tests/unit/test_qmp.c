@@ -703,6 +703,32 @@ static void test_quit_after_answer(const char *fixture)
 	CHECK_STR(qmp_key_name(&q, me, 42, &notify, b, sizeof(b)), "virtio-pci-notify-virtio-rng");
 	free(said);
 	qmp_names_free(&q);
+
+	/* -v, record -- qemu's usual life: no socket yet (a note), the answer, QEMU gone (the
+	 * same reason as the note before the answer): said once, not at each ask after. */
+	fake_start(&f, GOOD, fixture);	/* for its path: no socket there yet */
+	fake_stop(&f);
+	qmp_names_init(&q, f.path);
+	q.verbose = true;
+	stderr_to(errf);
+	qmp_names_tick(&q, &names, 100.0);
+	fake_start(&f, GOOD, fixture);
+	qmp_names_tick(&q, &names, 100.0 + QMP_REASK_S);
+	CHECK(f.conns == 1);
+	fake_stop(&f);
+	for (int i = 0; i < 3; i++) {
+		qmp_key_name(&q, me, 42, &dbg, b, sizeof(b));
+		qmp_names_tick(&q, &names, 100.0 + (3 + 8 * i) * QMP_REASK_S);
+	}
+	said = stderr_back(errf);
+	CHECK_EQ_U64(count(said, ": no such socket; its ports and addresses keep built-in names\n"),
+		     1);
+	CHECK_EQ_U64(count(said, ": no such socket; its ports and addresses keep QEMU's last map\n"),
+		     1);
+	CHECK_EQ_U64(count(said, "vmexit: note: --qmp: "), 2);	/* the first, and the answer */
+	CHECK_STR(qmp_key_name(&q, me, 42, &notify, b, sizeof(b)), "virtio-pci-notify-virtio-rng");
+	free(said);
+	qmp_names_free(&q);
 	name_cache_free(&names);
 }
 
