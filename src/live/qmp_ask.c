@@ -74,22 +74,22 @@ static void say(const struct qmp_guest *g, struct name_cache *names, bool is_not
 static void note(struct qmp_names *q, struct qmp_guest *g, struct name_cache *names,
 		 const char *path, const char *why)
 {
-	char pb[TEXT_NAME_MAX];
+	char pb[TEXT_NAME_MAX], where[TEXT_NAME_MAX + 16] = "";
 	__u64 h = text_hash(why) ^ (path ? text_hash(path) * 31 : 0);
 
+	if (path)
+		snprintf(where, sizeof(where), "QMP at %s: ", text_esc(pb, path));
 	if (g->answered) {
 		if (q->verbose && h != g->said)
-			say(g, names, false, "%s%s%s%s; its ports and addresses keep QEMU's last map",
-			    path ? "QMP at " : "", path ? text_esc(pb, path) : "", path ? ": " : "",
-			    why);
+			say(g, names, false, "%s%s; its ports and addresses keep QEMU's last map",
+			    where, why);
 		g->said = h;
 		return;
 	}
 	if (g->noted && h == g->said)
 		return;
-	say(g, names, true, "%s%s%s%s%s; its ports and addresses keep built-in names",
-	    g->noted ? "a later ask: " : "", path ? "QMP at " : "", path ? text_esc(pb, path) : "",
-	    path ? ": " : "", why);
+	say(g, names, true, "%s%s%s; its ports and addresses keep built-in names",
+	    g->noted ? "a later ask: " : "", where, why);
 	g->noted = true;
 	g->said = h;
 }
