@@ -143,18 +143,13 @@ static __always_inline void key_exit_start(struct thread_state *ts, const struct
  * A nested guest's exit finds its (L2's) registers there. regs_avail is not consulted: the GPRs
  * are always available on x86 (only RSP and RIP are read lazily, on VMX).
  */
-static __always_inline bool key_exit_leaf(struct kvm_vcpu *vcpu, __u32 isa, __u32 reason,
+static __always_inline bool key_leaf_read(struct kvm_vcpu *vcpu, __u32 isa, __u32 reason,
 					  __u32 *leaf)
 {
-	bool guest, l1_cpuid = true, faulting;
+	bool guest = vcpu->arch.hflags & KEY_HF_GUEST_MASK, l1_cpuid = true;
+	bool faulting = vcpu->arch.msr_misc_features_enables & KEY_CPUID_FAULT;
 	__u32 word;
 
-	if (!vcpu || !key_exit_is_cpuid(isa, reason) ||
-	    !bpf_core_field_exists(vcpu->arch.regs) || !bpf_core_field_exists(vcpu->arch.hflags) ||
-	    !bpf_core_field_exists(vcpu->arch.msr_misc_features_enables))
-		return false;
-	guest = vcpu->arch.hflags & KEY_HF_GUEST_MASK;
-	faulting = vcpu->arch.msr_misc_features_enables & KEY_CPUID_FAULT;
 	/* An L2's CPUID on SVM: L0 emulates it unless L1 intercepts it. Unknown: not keyed. */
 	if (guest && isa == VMEXIT_ISA_SVM && bpf_core_type_exists(struct vcpu_svm)) {
 		struct vcpu_svm *svm = (void *)vcpu - bpf_core_field_offset(struct vcpu_svm, vcpu);
@@ -169,6 +164,24 @@ static __always_inline bool key_exit_leaf(struct kvm_vcpu *vcpu, __u32 isa, __u3
 	/* kvm_cpuid's function: the low 32 bits of RAX (kvm_emulate_cpuid()'s u32 eax). */
 	*leaf = (__u32)vcpu->arch.regs[0];
 	return true;
+}
+
+/* The fast path's CPUID exit's leaf (key_leaf_read(), above): false for any other exit. */
+static __always_inline bool key_exit_leaf(struct kvm_vcpu *vcpu, __u32 isa, __u32 reason,
+					  __u32 *leaf)
+{
+	/* The three fields in one test (&, not &&: each is a constant once loaded, one branch
+	 * costs the many CPUID exits less than three); each ISA apart, with its CPUID reason,
+	 * so that key_leaf_at_exit()'s own tests of isa and reason fold into these (an SEV-ES
+	 * VMGEXIT is no CPUID exit it keys). */
+	if (!(bpf_core_field_exists(vcpu->arch.regs) & bpf_core_field_exists(vcpu->arch.hflags) &
+	      bpf_core_field_exists(vcpu->arch.msr_misc_features_enables)) || !vcpu)
+		return false;
+	if (isa == VMEXIT_ISA_VMX)
+		return (reason & 0xffff) == KEY_VMX_EXIT_CPUID &&
+		       key_leaf_read(vcpu, VMEXIT_ISA_VMX, reason, leaf);
+	return isa == VMEXIT_ISA_SVM && reason == KEY_SVM_EXIT_CPUID &&
+	       key_leaf_read(vcpu, VMEXIT_ISA_SVM, reason, leaf);
 }
 
 /*

@@ -75,8 +75,9 @@ static __always_inline struct kvm_vcpu *fast_exit_key(__u64 *ctx, struct exit_in
 		return NULL;
 	vcpu = raw_exit_vcpu(ctx);
 	x->has_leaf = key_exit_leaf(vcpu, x->isa, x->reason, &x->leaf);
-	/* vmx_cached_intr_info() is false for no vCPU: NULL then too. */
-	if (!vmx_vector_exit(x->isa, x->reason) ||
+	/* A CPUID exit has no vector: its reason is not tested again. vmx_cached_intr_info() is
+	 * false for no vCPU: NULL then too. */
+	if (x->has_leaf || !vmx_vector_exit(x->isa, x->reason) ||
 	    vmx_cached_intr_info(vcpu, x->reason, &x->intr_info))
 		return NULL;
 	return vcpu;
