@@ -42,8 +42,9 @@
 # usage: bench/bed_overhead.sh [--bed svm|vmx] [--kernel 6.1|6.12] [--rounds R] [--cpuid N]
 #                              [--reps N] [--io N] [--smp N] [--cases LIST]
 #                              [--base DIR] [--wake [--timer N]] [--no-progs] [OUTPUT dir]
-# --cases: a comma-separated subset of alone,empty,empty-classic,fast,fast-task,classic,bpftrace,keys,rip,late (default
-# all; alone is always run); with --wake of alone,empty,empty-wake,fast,wake,bpftrace-wake (default
+# --cases: a comma-separated subset of alone,empty,timing,empty-classic,fast,fast-task,classic,bpftrace,keys,rip,late
+# (default all; alone is always run; timing: floor_progs --timed, the least a program that times
+# each exit does, bpf/floor.bpf.c); with --wake of alone,empty,empty-wake,fast,wake,bpftrace-wake (default
 # all); with --base also fast-base (--wake: wake-base), in the default list too, and classic-base; without bpftrace
 # the bed boots without its 200 MB of LLVM.
 # One bed CPU by default: the guest, the tracer and the warm-up VM share it, as on a busy
@@ -87,7 +88,7 @@ BASECASE=fast-base
 if [ -z "$CASES" ] && [ $WAKE = 1 ]; then
 	CASES=alone,empty,empty-wake,fast,wake,bpftrace-wake
 elif [ -z "$CASES" ]; then
-	CASES=alone,empty,empty-classic,fast,classic,bpftrace,keys,rip,late
+	CASES=alone,empty,timing,empty-classic,fast,classic,bpftrace,keys,rip,late
 fi
 # --base always runs its case, asked for in --cases or not.
 [ -n "$BASE" ] && [[ ,$CASES, != *,$BASECASE,* ]] && CASES=$CASES,$BASECASE
@@ -102,13 +103,13 @@ for f in "$OUT/vmexit" "$OUT/vmexit-guest" "$OUT/bench/floor_progs"; do
 done
 for c in $(echo "$CASES" | tr , ' '); do
 	case $c in
-	alone|empty|fast) continue ;;
+	alone|empty|timing|fast) continue ;;
 	fast-task|empty-classic|classic|bpftrace|keys|rip|late) [ $WAKE = 0 ] && continue ;;
 	empty-wake|wake|bpftrace-wake) [ $WAKE = 1 ] && continue ;;
 	fast-base|wake-base) [ $c = $BASECASE ] && [ -n "$BASE" ] && continue ;;
 	classic-base|keys-base) [ $WAKE = 0 ] && [ -n "$BASE" ] && continue ;;
 	esac
-	echo "bed_overhead: --cases: no case '$c' (alone, empty, empty-classic, fast, fast-task, classic, bpftrace, keys, rip, late, and fast-base, classic-base and keys-base with --base; with --wake alone, empty, empty-wake, fast, wake, bpftrace-wake, and wake-base with --base)" >&2
+	echo "bed_overhead: --cases: no case '$c' (alone, empty, timing, empty-classic, fast, fast-task, classic, bpftrace, keys, rip, late, and fast-base, classic-base and keys-base with --base; with --wake alone, empty, empty-wake, fast, wake, bpftrace-wake, and wake-base with --base)" >&2
 	exit 2
 done
 if [ -n "$BASE" ]; then
@@ -202,10 +203,11 @@ run_case() {
 	case $1 in
 	alone)
 		warm_stop; timed; hooks=- ;;
-	empty|empty-classic|empty-wake)
+	empty|timing|empty-classic|empty-wake)
 		rm -f /tmp/f.err
 		case $1 in
 		empty) /floor_progs 2>/tmp/f.err & ;;
+		timing) /floor_progs --timed 2>/tmp/f.err & ;;
 		empty-wake) /floor_progs --wake 2>/tmp/f.err & ;;
 		*) /floor_progs --exit classic 2>/tmp/f.err & ;;
 		esac
@@ -213,7 +215,7 @@ run_case() {
 		wait_for /tmp/f.err 'floor: attached' || { warm_stop; kill $T; wait $T; return; }
 		warm_stop; measure
 		kill -INT $T; wait $T
-		hooks=$(sed -n 's/^floor: attached: kvm_exit\/kvm_entry \([a-z]*\),.*KVM_RUN \([a-z-]*\)\(, wake\)\{0,1\}$/\1,\2\3/p' /tmp/f.err | tr -d ' ') ;;
+		hooks=$(sed -n 's/^floor: attached: kvm_exit\/kvm_entry \([a-z]*\),.*KVM_RUN \([a-z-]*\)\(, wake\)\{0,1\}\(, timed\)\{0,1\}$/\1,\2\3\4/p' /tmp/f.err | tr -d ' ') ;;
 	fast|fast-task|fast-base|classic|classic-base|keys|keys-base|rip|wake|wake-base)
 		rm -f /tmp/v.out /tmp/v.err
 		case $1 in
@@ -295,7 +297,7 @@ if [ "$PROGS" = 1 ]; then
 	STEP=progs REPS=1
 	for c in $(echo "$CASES" | tr , ' '); do
 		case $c in
-		empty|empty-wake|fast|fast-base|keys|keys-base|wake|wake-base) run_case $c ;;
+		empty|timing|empty-wake|fast|fast-base|keys|keys-base|wake|wake-base) run_case $c ;;
 		esac
 	done
 fi
@@ -355,7 +357,7 @@ if wake:
 else:
     print(f"guest: 1 vCPU, {exits} kvm_exits per run (cpuid {cpuid}, io {io}, done 1), "
           f"{io + 1} of them to userspace")
-order = ['alone', 'empty', 'empty-classic', 'empty-wake', 'fast', 'fast-base', 'fast-task', 'classic',
+order = ['alone', 'empty', 'timing', 'empty-classic', 'empty-wake', 'fast', 'fast-base', 'fast-task', 'classic',
          'classic-base', 'wake',
          'wake-base',
          'bpftrace',
@@ -390,7 +392,8 @@ for c, (want, what) in want_hooks.items():
     if c in o and hooks[c] != want:
         print(f"the {c} case did not run {what} in every round: " + ",".join(hooks[c]))
         ok = False
-for c, prefix in (('empty', 'fast,'), ('empty-classic', 'classic,'), ('empty-wake', 'fast,')):
+for c, prefix in (('empty', 'fast,'), ('timing', 'fast,'), ('empty-classic', 'classic,'),
+                  ('empty-wake', 'fast,')):
     if c in o and (len(hooks[c]) != 1 or not next(iter(hooks[c])).startswith(prefix)):
         print(f"the {c} programs were not on the hooks asked in every round: " +
               ",".join(hooks[c]))
@@ -409,6 +412,10 @@ print("overheads over alone, from the least times, ns per exit: " +
 # issue 18's for the rest. The classic path's own floor (empty-classic) also pays the trace
 # record its tracepoints build.
 lines = [('fast', 'empty', 'vmexit(fast)/empty programs', 3.5),
+         # timing: a clock read at both ends and the start per CPU, summed, and nothing else:
+         # what any program timing the exits costs before it counts anything.
+         ('timing', 'empty', 'timing alone/empty programs', None),
+         ('fast', 'timing', 'vmexit(fast)/timing alone', None),
          # The fast path with every exit ended through task storage, no per-CPU slot.
          ('fast-task', 'empty', 'vmexit(fast, no per-CPU slot)/empty programs', None),
          ('fast', 'fast-task', 'fast/fast without the per-CPU slot', None),

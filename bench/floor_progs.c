@@ -5,12 +5,16 @@
  * bpftrace, so that a cost can be read as a multiple of what any BPF program there costs.
  *
  * usage: floor_progs [--exit fast|classic|none] [--run auto|fentry|fpu-btf|fpu|ioctl|none]
- *                    [--user auto|btf|classic] [--wake]
+ *                    [--user auto|btf|classic] [--wake] [--timed]
  * Default --exit fast --run auto --user auto: the hooks vmexit would choose (src/kernel/hooks.c),
  * the first that loads and attaches: for KVM_RUN a trampoline, kvm_fpu (x86; BTF-enabled, then
  * classic) and the ioctl syscall; for kvm_userspace_exit (always attached) the BTF-enabled
- * tracepoint, then the classic one. --wake: also stat --wake's hooks (bpf/wake.bpf.c's). Prints "floor: attached ..." on
- * stderr once every program is attached.
+ * tracepoint, then the classic one. --wake: also stat --wake's hooks (bpf/wake.bpf.c's).
+ * --timed: the least a program timing each exit does (bpf/floor.bpf.c), not empty ones, on
+ * the BTF-enabled hooks vmexit's fast path takes: kvm_userspace_exit btf and KVM_RUN fentry or
+ * fpu-btf (else refused), kvm_exit/kvm_entry fast (classic: the empty ones, as a pair that
+ * never fires where vmexit found no kvm_exit to check). Prints "floor: attached ..." on stderr once every program
+ * is attached.
  */
 #include <errno.h>
 #include <signal.h>
@@ -42,12 +46,15 @@ static bool run_hook_known(const char *hook)
 	return false;
 }
 
-static struct bpf_program *run_prog(struct floor_bpf *skel, const char *hook)
+static struct bpf_program *run_prog(struct floor_bpf *skel, const char *hook, bool timed)
 {
 	if (!strcmp(hook, "fentry"))
-		return skel->progs.floor_run_fentry;
+		return timed ? skel->progs.floor_run_fentry_timed : skel->progs.floor_run_fentry;
 	if (!strcmp(hook, "fpu-btf"))
-		return skel->progs.floor_run_fpu_btf;
+		return timed ? skel->progs.floor_run_fpu_timed : skel->progs.floor_run_fpu_btf;
+	/* The timed programs read their hook's arguments as BTF-enabled hooks pass them. */
+	if (timed)
+		return NULL;
 	if (!strcmp(hook, "fpu"))
 		return skel->progs.floor_run_fpu;
 	if (!strcmp(hook, "ioctl"))
@@ -73,23 +80,39 @@ static void wake_autoload(struct floor_bpf *skel)
 
 /* Opens, loads and attaches the programs of exit_hook and run_hook; NULL and errno on failure. */
 static struct floor_bpf *floor_attach(const char *exit_hook, const char *run_hook,
-				      const char *user_hook, bool wake)
+				      const char *user_hook, bool wake, bool timed)
 {
-	struct floor_bpf *skel = floor_bpf__open();
-	int err;
+	struct floor_bpf *skel;
+	int err, cpus;
 
+	/* Timed: the KVM_RUN program must end what the user-exit one began, both BTF-enabled. */
+	if (timed && (strcmp(user_hook, "btf") || (strcmp(run_hook, "none") &&
+						   strcmp(run_hook, "fentry") &&
+						   strcmp(run_hook, "fpu-btf")))) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	skel = floor_bpf__open();
 	if (!skel)
 		return NULL;
+	cpus = libbpf_num_possible_cpus();
+	if (cpus > 0) {
+		bpf_map__set_max_entries(skel->maps.timed_starts, cpus);
+		bpf_map__set_max_entries(skel->maps.timed_exits, cpus);
+	}
 	if (!strcmp(exit_hook, "fast")) {
-		bpf_program__set_autoload(skel->progs.floor_exit_fast, true);
-		bpf_program__set_autoload(skel->progs.floor_entry_fast, true);
+		bpf_program__set_autoload(timed ? skel->progs.floor_exit_timed :
+					  skel->progs.floor_exit_fast, true);
+		bpf_program__set_autoload(timed ? skel->progs.floor_entry_timed :
+					  skel->progs.floor_entry_fast, true);
 	} else if (!strcmp(exit_hook, "classic")) {
 		bpf_program__set_autoload(skel->progs.floor_exit, true);
 		bpf_program__set_autoload(skel->progs.floor_entry, true);
 	}
-	if (run_prog(skel, run_hook))
-		bpf_program__set_autoload(run_prog(skel, run_hook), true);
+	if (run_prog(skel, run_hook, timed))
+		bpf_program__set_autoload(run_prog(skel, run_hook, timed), true);
 	bpf_program__set_autoload(strcmp(user_hook, "btf") ? skel->progs.floor_user_exit :
+				  timed ? skel->progs.floor_user_exit_timed :
 				  skel->progs.floor_user_exit_btf, true);
 	if (wake)
 		wake_autoload(skel);
@@ -107,7 +130,8 @@ static struct floor_bpf *floor_attach(const char *exit_hook, const char *run_hoo
 static int usage(const char *why)
 {
 	fprintf(stderr, "floor_progs: %s\nusage: floor_progs [--exit fast|classic|none] "
-		"[--run auto|fentry|fpu-btf|fpu|ioctl|none] [--user auto|btf|classic] [--wake]\n", why);
+		"[--run auto|fentry|fpu-btf|fpu|ioctl|none] [--user auto|btf|classic] [--wake] "
+		"[--timed]\n", why);
 	return 2;
 }
 
@@ -115,7 +139,7 @@ int main(int argc, char **argv)
 {
 	const char *exit_hook = "fast", *run_hook = "auto", *user_hook = "auto";
 	struct floor_bpf *skel = NULL;
-	bool wake = false;
+	bool wake = false, timed = false;
 	sigset_t stop;
 	int sig;
 
@@ -128,6 +152,8 @@ int main(int argc, char **argv)
 			user_hook = argv[++i];
 		else if (!strcmp(argv[i], "--wake"))
 			wake = true;
+		else if (!strcmp(argv[i], "--timed"))
+			timed = true;
 		else
 			return usage("unknown argument");
 	}
@@ -144,12 +170,12 @@ int main(int argc, char **argv)
 		const char *user = strcmp(user_hook, "auto") ? user_hook : user_hooks[u];
 
 		if (strcmp(run_hook, "auto")) {
-			skel = floor_attach(exit_hook, run_hook, user, wake);
+			skel = floor_attach(exit_hook, run_hook, user, wake, timed);
 		} else {
 			for (size_t i = 0; !skel && i < NR_RUN_HOOKS; i++) {
 				if (!strncmp(run_hooks[i], "fpu", 3) && !KVM_FPU_FIRES)
 					continue;
-				skel = floor_attach(exit_hook, run_hooks[i], user, wake);
+				skel = floor_attach(exit_hook, run_hooks[i], user, wake, timed);
 				if (skel)
 					run_hook = run_hooks[i];
 			}
@@ -160,8 +186,9 @@ int main(int argc, char **argv)
 			break;
 	}
 	if (!skel) {
-		fprintf(stderr, "floor_progs: cannot load or attach the empty programs (kvm_exit/"
-			"kvm_entry %s, KVM_RUN %s, kvm_userspace_exit %s): %s\n", exit_hook,
+		fprintf(stderr, "floor_progs: cannot load or attach the %s programs (kvm_exit/"
+			"kvm_entry %s, KVM_RUN %s, kvm_userspace_exit %s): %s\n",
+			timed ? "timed" : "empty", exit_hook,
 			run_hook, user_hook, strerror(errno));
 		return 1;
 	}
@@ -171,7 +198,8 @@ int main(int argc, char **argv)
 	sigaddset(&stop, SIGTERM);
 	sigprocmask(SIG_BLOCK, &stop, NULL);
 	fprintf(stderr, "floor: attached: kvm_exit/kvm_entry %s, kvm_userspace_exit %s, KVM_RUN "
-		"%s%s\n", exit_hook, user_hook, run_hook, wake ? ", wake" : "");
+		"%s%s%s\n", exit_hook, user_hook, run_hook, wake ? ", wake" : "",
+		timed ? ", timed" : "");
 	sigwait(&stop, &sig);
 	floor_bpf__destroy(skel);
 	return 0;

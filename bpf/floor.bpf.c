@@ -41,4 +41,101 @@ EMPTY_PROG("tp_btf/sched_switch", floor_wake_switch, 0)
 EMPTY_PROG("tp_btf/sched_wakeup", floor_wake_wakeup, 0)
 EMPTY_PROG("tp_btf/sched_process_exit", floor_wake_thread_end, 0)
 
+/*
+ * floor_progs --timed: the least a program that times each exit can do, on the same hooks as
+ * the empty ones (kvm_exit to kvm_entry, kvm_userspace_exit to KVM_RUN): a clock read at both
+ * ends, the exit's start kept per CPU with the thread that began it (its task and start time,
+ * so that a thread that moved or another thread's end takes nothing), and the latency summed.
+ * No reason, no histogram, no per-thread state, no care for a preemption between two reads of
+ * the record (vmexit's user half reads its name twice): vmexit's programs do all of that on
+ * top, and the benchmarks set both beside the empty programs and bpftrace.
+ */
+struct timed_start {
+	__u64 task, born, start;
+	__u64 count, total_ns;	/* what they measured, so that nothing is optimized away */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);		/* sized by floor_progs: the possible CPUs */
+	__type(key, __u32);
+	__type(value, struct timed_start);
+} timed_starts SEC(".maps");
+
+/* The same for the exit to kvm_entry: an IO exit to the VMM is in both at once. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);		/* sized by floor_progs: the possible CPUs */
+	__type(key, __u32);
+	__type(value, struct timed_start);
+} timed_exits SEC(".maps");
+
+static __always_inline void timed_begin(void *starts)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct timed_start *s = bpf_map_lookup_elem(starts, &cpu);
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	if (!s)
+		return;
+	s->task = (__u64)t;
+	s->born = t->start_time;
+	s->start = now;
+}
+
+static __always_inline void timed_end(void *starts)
+{
+	__u64 now = bpf_ktime_get_ns(), start;
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct timed_start *s = bpf_map_lookup_elem(starts, &cpu);
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	if (!s || s->task != (__u64)t || s->born != t->start_time)
+		return;
+	start = s->start;
+	if (!start)
+		return;
+	s->start = 0;
+	s->count++;
+	s->total_ns += now - start;
+}
+
+SEC("?tp_btf/kvm_exit")
+int floor_exit_timed(void *ctx)
+{
+	timed_begin(&timed_exits);
+	return 1;
+}
+
+SEC("?tp_btf/kvm_entry")
+int floor_entry_timed(void *ctx)
+{
+	timed_end(&timed_exits);
+	return 1;
+}
+
+SEC("?tp_btf/kvm_userspace_exit")
+int floor_user_exit_timed(void *ctx)
+{
+	timed_begin(&timed_starts);
+	return 1;
+}
+
+SEC("?fentry/kvm_arch_vcpu_ioctl_run")
+int floor_run_fentry_timed(void *ctx)
+{
+	timed_end(&timed_starts);
+	return 0;
+}
+
+/* The load (load != 0, TP_PROTO(int load)) ends the exit; the put returns at once. */
+SEC("?tp_btf/kvm_fpu")
+int floor_run_fpu_timed(__u64 *ctx)
+{
+	if ((int)ctx[0])
+		timed_end(&timed_starts);
+	return 1;
+}
+
 char LICENSE[] SEC("license") = "GPL";
