@@ -169,11 +169,19 @@ int main(int argc, char **argv)
 	for (size_t u = 0; !skel && u < NR_USER_HOOKS; u++) {
 		const char *user = strcmp(user_hook, "auto") ? user_hook : user_hooks[u];
 
+		if (timed && u > 0 && !strcmp(user_hook, "auto"))
+			break;		/* --timed: the BTF-enabled user-exit hook only */
+
 		if (strcmp(run_hook, "auto")) {
 			skel = floor_attach(exit_hook, run_hook, user, wake, timed);
 		} else {
 			for (size_t i = 0; !skel && i < NR_RUN_HOOKS; i++) {
 				if (!strncmp(run_hooks[i], "fpu", 3) && !KVM_FPU_FIRES)
+					continue;
+				/* Only the hooks --timed has programs for: the last error is then
+				 * the kernel's, not the refusal below. */
+				if (timed && strcmp(run_hooks[i], "fentry") &&
+				    strcmp(run_hooks[i], "fpu-btf"))
 					continue;
 				skel = floor_attach(exit_hook, run_hooks[i], user, wake, timed);
 				if (skel)

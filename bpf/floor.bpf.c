@@ -53,6 +53,7 @@ EMPTY_PROG("tp_btf/sched_process_exit", floor_wake_thread_end, 0)
 struct timed_start {
 	__u64 task, born, start;
 	__u64 count, total_ns;	/* what they measured, so that nothing is optimized away */
+	__u64 pad[3];		/* a cache line each, as vmexit's slot: no CPU shares another's */
 };
 
 struct {

@@ -129,8 +129,9 @@ static __always_inline void key_exit_start(struct thread_state *ts, const struct
  * The fast path's CPUID exit: its leaf, the guest's RAX as KVM holds it when kvm_exit fires, so
  * that no program need run on kvm_cpuid (a raw tracepoint's dispatch and a task-storage lookup
  * per CPUID exit, most of what --by key cost on top of plain stat). false where kvm_cpuid would
- * not have traced the exit's leaf (key_leaf_at_exit(), include/key_rules.h) or where this
- * kernel's types lack a field. The guest's RAX and RCX are current in vcpu->arch.regs when
+ * not have traced the exit's leaf (key_leaf_at_exit(), include/key_rules.h); the caller,
+ * key_exit_leaf(), has tested the vCPU and this kernel's fields, and isa is a constant at each
+ * of its calls. The guest's RAX and RCX are current in vcpu->arch.regs when
  * kvm_exit fires, in the bed kernels' modules (Debian's 6.1.192 and 6.12.117, disassembled):
  * - VMX, 6.1 and 6.12: vmx_vcpu_run() traces kvm_exit after vmx_vcpu_enter_exit() returned,
  *   and __vmx_vcpu_run()'s vmx_vmexit (vmenter.S) has stored every GPR but RSP into the regs
