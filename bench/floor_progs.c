@@ -46,15 +46,18 @@ static bool run_hook_known(const char *hook)
 	return false;
 }
 
+/* The KVM_RUN hooks --timed has programs for: BTF-enabled, as its user-exit program. */
+static bool run_hook_timed(const char *hook)
+{
+	return !strcmp(hook, "fentry") || !strcmp(hook, "fpu-btf");
+}
+
 static struct bpf_program *run_prog(struct floor_bpf *skel, const char *hook, bool timed)
 {
 	if (!strcmp(hook, "fentry"))
 		return timed ? skel->progs.floor_run_fentry_timed : skel->progs.floor_run_fentry;
 	if (!strcmp(hook, "fpu-btf"))
 		return timed ? skel->progs.floor_run_fpu_timed : skel->progs.floor_run_fpu_btf;
-	/* The timed programs read their hook's arguments as BTF-enabled hooks pass them. */
-	if (timed)
-		return NULL;
 	if (!strcmp(hook, "fpu"))
 		return skel->progs.floor_run_fpu;
 	if (!strcmp(hook, "ioctl"))
@@ -86,9 +89,8 @@ static struct floor_bpf *floor_attach(const char *exit_hook, const char *run_hoo
 	int err, cpus;
 
 	/* Timed: the KVM_RUN program must end what the user-exit one began, both BTF-enabled. */
-	if (timed && (strcmp(user_hook, "btf") || (strcmp(run_hook, "none") &&
-						   strcmp(run_hook, "fentry") &&
-						   strcmp(run_hook, "fpu-btf")))) {
+	if (timed && (strcmp(user_hook, "btf") ||
+		      (strcmp(run_hook, "none") && !run_hook_timed(run_hook)))) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -96,10 +98,8 @@ static struct floor_bpf *floor_attach(const char *exit_hook, const char *run_hoo
 	if (!skel)
 		return NULL;
 	cpus = libbpf_num_possible_cpus();
-	if (cpus > 0) {
+	if (cpus > 0)
 		bpf_map__set_max_entries(skel->maps.timed_starts, cpus);
-		bpf_map__set_max_entries(skel->maps.timed_exits, cpus);
-	}
 	if (!strcmp(exit_hook, "fast")) {
 		bpf_program__set_autoload(timed ? skel->progs.floor_exit_timed :
 					  skel->progs.floor_exit_fast, true);
@@ -166,11 +166,11 @@ int main(int argc, char **argv)
 	/* Quiet while trying: a refused trampoline is an answer, not an error. */
 	if (!strcmp(run_hook, "auto") || !strcmp(user_hook, "auto"))
 		libbpf_set_print(NULL);
+	/* --timed: the BTF-enabled user-exit hook only (floor_attach() refuses any other). */
+	if (timed && !strcmp(user_hook, "auto"))
+		user_hook = "btf";
 	for (size_t u = 0; !skel && u < NR_USER_HOOKS; u++) {
 		const char *user = strcmp(user_hook, "auto") ? user_hook : user_hooks[u];
-
-		if (timed && u > 0 && !strcmp(user_hook, "auto"))
-			break;		/* --timed: the BTF-enabled user-exit hook only */
 
 		if (strcmp(run_hook, "auto")) {
 			skel = floor_attach(exit_hook, run_hook, user, wake, timed);
@@ -179,9 +179,8 @@ int main(int argc, char **argv)
 				if (!strncmp(run_hooks[i], "fpu", 3) && !KVM_FPU_FIRES)
 					continue;
 				/* Only the hooks --timed has programs for: the last error is then
-				 * the kernel's, not the refusal below. */
-				if (timed && strcmp(run_hooks[i], "fentry") &&
-				    strcmp(run_hooks[i], "fpu-btf"))
+				 * the kernel's, not floor_attach()'s refusal. */
+				if (timed && !run_hook_timed(run_hooks[i]))
 					continue;
 				skel = floor_attach(exit_hook, run_hooks[i], user, wake, timed);
 				if (skel)

@@ -56,26 +56,29 @@ struct timed_start {
 	__u64 pad[3];		/* a cache line each, as vmexit's slot: no CPU shares another's */
 };
 
+/* Per CPU, one record for each kind of exit: an IO exit to the VMM is in both at once. */
+enum { TIMED_EXIT, TIMED_USER, NR_TIMED };
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);		/* sized by floor_progs: the possible CPUs */
 	__type(key, __u32);
-	__type(value, struct timed_start);
+	__type(value, struct timed_start[NR_TIMED]);
 } timed_starts SEC(".maps");
 
-/* The same for the exit to kvm_entry: an IO exit to the VMM is in both at once. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);		/* sized by floor_progs: the possible CPUs */
-	__type(key, __u32);
-	__type(value, struct timed_start);
-} timed_exits SEC(".maps");
+/* This CPU's record for kind (TIMED_EXIT, TIMED_USER), or NULL. */
+static __always_inline struct timed_start *timed_record(int kind)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct timed_start *r = bpf_map_lookup_elem(&timed_starts, &cpu);
 
-static __always_inline void timed_begin(void *starts)
+	return r ? &r[kind] : NULL;
+}
+
+static __always_inline void timed_begin(int kind)
 {
 	__u64 now = bpf_ktime_get_ns();
-	__u32 cpu = bpf_get_smp_processor_id();
-	struct timed_start *s = bpf_map_lookup_elem(starts, &cpu);
+	struct timed_start *s = timed_record(kind);
 	struct task_struct *t = bpf_get_current_task_btf();
 
 	if (!s)
@@ -85,11 +88,10 @@ static __always_inline void timed_begin(void *starts)
 	s->start = now;
 }
 
-static __always_inline void timed_end(void *starts)
+static __always_inline void timed_end(int kind)
 {
 	__u64 now = bpf_ktime_get_ns(), start;
-	__u32 cpu = bpf_get_smp_processor_id();
-	struct timed_start *s = bpf_map_lookup_elem(starts, &cpu);
+	struct timed_start *s = timed_record(kind);
 	struct task_struct *t = bpf_get_current_task_btf();
 
 	if (!s || s->task != (__u64)t || s->born != t->start_time)
@@ -105,28 +107,28 @@ static __always_inline void timed_end(void *starts)
 SEC("?tp_btf/kvm_exit")
 int floor_exit_timed(void *ctx)
 {
-	timed_begin(&timed_exits);
+	timed_begin(TIMED_EXIT);
 	return 1;
 }
 
 SEC("?tp_btf/kvm_entry")
 int floor_entry_timed(void *ctx)
 {
-	timed_end(&timed_exits);
+	timed_end(TIMED_EXIT);
 	return 1;
 }
 
 SEC("?tp_btf/kvm_userspace_exit")
 int floor_user_exit_timed(void *ctx)
 {
-	timed_begin(&timed_starts);
+	timed_begin(TIMED_USER);
 	return 1;
 }
 
 SEC("?fentry/kvm_arch_vcpu_ioctl_run")
 int floor_run_fentry_timed(void *ctx)
 {
-	timed_end(&timed_starts);
+	timed_end(TIMED_USER);
 	return 0;
 }
 
@@ -135,7 +137,7 @@ SEC("?tp_btf/kvm_fpu")
 int floor_run_fpu_timed(__u64 *ctx)
 {
 	if ((int)ctx[0])
-		timed_end(&timed_starts);
+		timed_end(TIMED_USER);
 	return 1;
 }
 
