@@ -40,7 +40,19 @@ struct perfetto_writer {
 	struct guest_track_key *guest_tracks;	/* announced so far */
 	size_t nr_guest_tracks, cap_guest_tracks;
 	__u64 flows;		/* wake flows drawn: the next one's id is flows + 1 */
+	int err;		/* the first failed write's -errno, sticky */
 };
+
+/*
+ * Keeps why a write failed, taken right after it (out_error()): by the close the stream may
+ * have nothing left to flush, and its error flag alone says only EIO. Every record starts with
+ * begin() and the events end with put_line(), so a failure is caught within a record of it.
+ */
+static void note_error(struct perfetto_writer *w)
+{
+	if (!w->err)
+		w->err = out_error(w->f);
+}
 
 /* Every event starts on its own line: a trace cut short is then at worst one partial line. */
 static char *sep(struct perfetto_writer *w, char *p)
@@ -57,6 +69,7 @@ static void begin(struct perfetto_writer *w)
 	char buf[2];
 
 	fwrite(buf, 1, sep(w, buf) - buf, w->f);
+	note_error(w);
 }
 
 /*
@@ -173,6 +186,7 @@ void perfetto_guest(struct perfetto_writer *w, __u32 tgid, const char *name)
 static void put_line(struct perfetto_writer *w, const char *buf, const char *end)
 {
 	fwrite(buf, 1, end - buf, w->f);
+	note_error(w);
 }
 
 /*
@@ -519,7 +533,7 @@ void perfetto_stuck(struct perfetto_writer *w, __u64 ts_ns, const char *what)
 int perfetto_close(struct perfetto_writer *w)
 {
 	struct trace_track_map_slot *s;
-	int ret = 0;
+	int ret;
 
 	if (!w)
 		return 0;
@@ -532,8 +546,8 @@ int perfetto_close(struct perfetto_writer *w)
 			put_thread_name(w, t, TT_KVM);
 	}
 	fputs("\n]\n", w->f);
-	if (!ret)
-		ret = out_flush(w->f);
+	note_error(w);
+	ret = w->err ? w->err : out_flush(w->f);
 	trace_tracks_free(&w->tt);
 	free(w->guest_tracks);
 	free(w);

@@ -271,6 +271,9 @@ static void packet_end(struct pftrace_writer *w, bool uses_interned)
 	pb_varint(&h, pb_len(&w->pkt));
 	fwrite(head, 1, pb_len(&h), w->f);
 	fwrite(w->pkt_buf, 1, pb_len(&w->pkt), w->f);
+	/* Why it failed, taken now: by the close the stream's error flag alone says only EIO. */
+	if (!w->err)
+		w->err = out_error(w->f);
 }
 
 /*

@@ -7,6 +7,7 @@
  * events written (checked here independently of the JSON writer). Names are interned once.
  * Run from the top of the source tree (it names the schema and the script by path).
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -283,6 +284,28 @@ static void check_bad_utf8(void)
 	unlink(path);
 }
 
+/*
+ * A full disk: the write that failed says why, whatever the stream's buffer holds by the close
+ * (unbuffered here, so nothing is left for the last flush to fail on and report: it would only
+ * see the stream's error flag and say EIO).
+ */
+static void check_full_disk(const struct trace_writer_ops *ops)
+{
+	struct vmexit_event e = ev(VMEXIT_EV_EXIT, 100, 1001, 0, 1000, 100, VMEXIT_ISA_VMX, 30);
+	FILE *f = fopen("/dev/full", "w");
+	void *w;
+
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	setvbuf(f, NULL, _IONBF, 0);
+	w = ops->open(f, NULL);
+	ops->guest(w, 100, "web");
+	ops->event(w, &e, NULL);
+	CHECK_EQ_U64(ops->close(w), (__u64)-ENOSPC);
+	fclose(f);
+}
+
 int main(void)
 {
 	char json[] = "/tmp/vmexit-test-pftrace-jXXXXXX", proto[] = "/tmp/vmexit-test-pftraceXXXXXX";
@@ -364,6 +387,8 @@ int main(void)
 
 	check_reason_rates(json, proto);
 	check_bad_utf8();
+	check_full_disk(&perfetto_json_ops);
+	check_full_disk(&perfetto_proto_ops);
 
 	snprintf(cmd, sizeof(cmd), "%s.txt", proto);
 	unlink(cmd);
