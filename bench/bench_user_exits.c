@@ -4,8 +4,10 @@
  * the bundled guest's KVM_EXIT_IO exits, alone, under empty BPF programs on the same hooks
  * (bench/floor_progs), under programs that only time each exit there (floor_progs --timed: a
  * clock read at both ends, the start kept per CPU, summed; "timing alone", the least any
- * timing tracer pays, BTF-enabled hooks only), under vmexit, under `vmexit stat --by key` (a
- * port per IO exit), and under bpftrace's VMM-time histogram on the same hooks, the cases
+ * timing tracer pays, BTF-enabled hooks only), the same with each exit's port read from
+ * kvm_run at the end of its KVM_RUN ("timing + key", floor_progs --timed-key: where the kernel
+ * lets a program type the vCPU), under vmexit, under `vmexit stat --by key` (a port per IO
+ * exit), and under bpftrace's VMM-time histogram on the same hooks, the cases
  * alternating for several rounds. Two figures per case and round:
  *  - BPF run time per user exit: the kernel's own accounting (BPF_ENABLE_STATS) of the
  *    tracer's programs over the runs of its kvm_userspace_exit program (other VMs of the host
@@ -58,13 +60,19 @@
 #define TARGET_BPF	0.40	/* vmexit/bpftrace, BPF run time per user exit (issue 33) */
 #define TARGET_E2E	0.40	/* vmexit/bpftrace, end to end per exit */
 
-/* C_TIMED: the least a program timing each exit to the VMM costs (floor_progs --timed). */
-enum bench_case { C_ALONE, C_FLOOR, C_TIMED, C_VMEXIT, C_KEYS, C_BPFTRACE, NR_CASES };
+/*
+ * C_TIMED: the least a program timing each exit to the VMM costs (floor_progs --timed).
+ * C_TIMED_KEY: that, and each exit's key read from kvm_run at the end of its KVM_RUN
+ * (floor_progs --timed-key): what a key costs with no program on kvm_pio.
+ */
+enum bench_case { C_ALONE, C_FLOOR, C_TIMED, C_TIMED_KEY, C_VMEXIT, C_KEYS, C_BPFTRACE,
+		  NR_CASES };
 
 static const char *const case_name[NR_CASES] = {
 	[C_ALONE] = "alone",
 	[C_FLOOR] = "empty programs",
 	[C_TIMED] = "timing alone",
+	[C_TIMED_KEY] = "timing + key",
 	[C_VMEXIT] = "vmexit stat",
 	[C_KEYS] = "stat --by key",
 	[C_BPFTRACE] = "bpftrace",
@@ -114,6 +122,18 @@ static bool timed_hooks(void)
 					     !strcmp(run_hook, "fpu-btf"));
 }
 
+/*
+ * Timing + key: the key is read at kvm_fpu's put, and the vCPU typed by a vmlinux type (Linux
+ * 6.2+, struct kvm_vcpu in vmlinux's BTF): a kernel that refuses the program leaves the case
+ * out, with its reason.
+ */
+static bool keyed_refused;
+
+static bool keyed_hooks(void)
+{
+	return timed_hooks() && !strcmp(run_hook, "fpu-btf") && !keyed_refused;
+}
+
 /* The bpftrace script: VMM time as a histogram, ended at the hook vmexit ends it at. */
 static const char *bpftrace_script(void)
 {
@@ -134,6 +154,9 @@ static const char *bpftrace_script(void)
  * Starts argv with the stream it reports on in a pipe; returns once a line has held marker and
  * one has held also (if given), in either order.
  */
+/* The last line a tracer printed while starting: why it did not, when it did not. */
+static char tracer_last[512];
+
 static int tracer_start(struct tracer *t, char *const argv[], bool on_stdout, const char *marker,
 			const char *also)
 {
@@ -189,6 +212,7 @@ static int tracer_start(struct tracer *t, char *const argv[], bool on_stdout, co
 		}
 		if (strstr(line, "start-up check kept until exits begin"))
 			check_kept = true;
+		snprintf(tracer_last, sizeof(tracer_last), "%s", line);
 		seen_marker |= strstr(line, marker) != NULL;
 		seen_also |= also && strstr(line, also);
 		if (seen_marker && seen_also)
@@ -475,7 +499,8 @@ static int start_case(enum bench_case c, struct tracer *t)
 		return tracer_start(t, c == C_KEYS ? keys_argv : vmexit_argv, false,
 				    "start-up check ", "hooks: userspace exit ");
 	case C_TIMED:
-		floor_argv[7] = "--timed";
+	case C_TIMED_KEY:
+		floor_argv[7] = c == C_TIMED ? "--timed" : "--timed-key";
 		/* fall through */
 	case C_FLOOR:
 		hook_case = -1;
@@ -501,6 +526,11 @@ static int run_case(enum bench_case c, struct case_res *r, int round)
 	}
 	err = start_case(c, &t);
 	warm_stop(warm);
+	if (err && c == C_TIMED_KEY) {
+		keyed_refused = true;
+		printf("note: no timing + key case on this kernel: %s", tracer_last);
+		return 0;
+	}
 	if (err)
 		return -1;
 	if (c != C_ALONE) {
@@ -690,7 +720,8 @@ int main(int argc, char **argv)
 		for (int k = 0; k < NR_CASES; k++) {
 			enum bench_case c = (C_VMEXIT + r + k) % NR_CASES;
 
-			if ((c == C_BPFTRACE && !bpftrace_bin) || (c == C_TIMED && !timed_hooks()))
+			if ((c == C_BPFTRACE && !bpftrace_bin) || (c == C_TIMED && !timed_hooks()) ||
+			    (c == C_TIMED_KEY && !keyed_hooks()))
 				continue;
 			if (run_case(c, &res[c], r))
 				return 1;
@@ -768,6 +799,14 @@ int main(int argc, char **argv)
 	else
 		printf("  no timing-alone case: vmexit's hooks here are not both BTF-enabled (KVM_RUN "
 		       "%s, kvm_userspace_exit %s)\n", run_hook, user_hook);
+	/* What a key costs read from kvm_run, against what --by key pays for it now. */
+	if (res[C_TIMED].nr_cpu && res[C_TIMED_KEY].nr_cpu)
+		printf("  timing + key (each exit's port read from kvm_run at its KVM_RUN's end, no "
+		       "program on kvm_pio): %+.0f ns per user exit over timing alone, %.2fx; "
+		       "--by key adds %+.0f over stat\n", bpf[C_TIMED_KEY] - bpf[C_TIMED],
+		       ratio(bpf[C_TIMED_KEY], bpf[C_TIMED]),
+		       bpf[C_KEYS] + pair[C_KEYS] + other[C_KEYS] -
+		       (bpf[C_VMEXIT] + pair[C_VMEXIT] + other[C_VMEXIT]));
 	if (!bpftrace_bin) {
 		printf("  no bpftrace here (tools/install-deps.sh): no peer to compare with\n");
 		return 0;

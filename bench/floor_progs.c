@@ -5,7 +5,7 @@
  * bpftrace, so that a cost can be read as a multiple of what any BPF program there costs.
  *
  * usage: floor_progs [--exit fast|classic|none] [--run auto|fentry|fpu-btf|fpu|ioctl|none]
- *                    [--user auto|btf|classic] [--wake] [--timed]
+ *                    [--user auto|btf|classic] [--wake] [--timed | --timed-key]
  * Default --exit fast --run auto --user auto: the hooks vmexit would choose (src/kernel/hooks.c),
  * the first that loads and attaches: for KVM_RUN a trampoline, kvm_fpu (x86; BTF-enabled, then
  * classic) and the ioctl syscall; for kvm_userspace_exit (always attached) the BTF-enabled
@@ -13,8 +13,11 @@
  * --timed: the least a program timing each exit does (bpf/floor.bpf.c), not empty ones, on
  * the BTF-enabled hooks vmexit's fast path takes: kvm_userspace_exit btf and KVM_RUN fentry or
  * fpu-btf (else refused), kvm_exit/kvm_entry fast (classic: the empty ones, as a pair that
- * never fires where vmexit found no kvm_exit to check). Prints "floor: attached ..." on stderr once every program
- * is attached.
+ * never fires where vmexit found no kvm_exit to check). --timed-key: --timed, and the end of each
+ * KVM_RUN (kvm_fpu's put: KVM_RUN fpu-btf only) reads the exit's key from the vCPU's kvm_run
+ * (where a program can type the vCPU: Linux 6.2+, struct kvm_vcpu in vmlinux's BTF); at the end
+ * it prints how many KVM_RUNs it read and how many were IO exits. Prints "floor: attached ..."
+ * on stderr once every program is attached.
  */
 #include <errno.h>
 #include <signal.h>
@@ -22,8 +25,14 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/types.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "floor_timed.h"
 #include "floor.skel.h"
+
+/* What the programs on the user-exit hooks do: nothing, time each exit, or also read its key. */
+enum floor_mode { FLOOR_EMPTY, FLOOR_TIMED, FLOOR_TIMED_KEY };
 
 /* vmexit runs on the kernel's architecture: only x86 KVM fires kvm:kvm_fpu. */
 #if defined(__x86_64__) || defined(__i386__)
@@ -46,18 +55,31 @@ static bool run_hook_known(const char *hook)
 	return false;
 }
 
-/* The KVM_RUN hooks --timed has programs for: BTF-enabled, as its user-exit program. */
-static bool run_hook_timed(const char *hook)
+/*
+ * The KVM_RUN hooks a mode has programs for: any with empty ones; BTF-enabled with --timed, as
+ * its user-exit program; kvm_fpu's BTF-enabled one with --timed-key (the key is read at the put).
+ */
+static bool run_hook_has(const char *hook, enum floor_mode mode)
 {
-	return !strcmp(hook, "fentry") || !strcmp(hook, "fpu-btf");
+	switch (mode) {
+	case FLOOR_TIMED:
+		return !strcmp(hook, "fentry") || !strcmp(hook, "fpu-btf");
+	case FLOOR_TIMED_KEY:
+		return !strcmp(hook, "fpu-btf");
+	default:
+		return true;
+	}
 }
 
-static struct bpf_program *run_prog(struct floor_bpf *skel, const char *hook, bool timed)
+static struct bpf_program *run_prog(struct floor_bpf *skel, const char *hook, enum floor_mode mode)
 {
+	bool timed = mode != FLOOR_EMPTY;
+
 	if (!strcmp(hook, "fentry"))
 		return timed ? skel->progs.floor_run_fentry_timed : skel->progs.floor_run_fentry;
 	if (!strcmp(hook, "fpu-btf"))
-		return timed ? skel->progs.floor_run_fpu_timed : skel->progs.floor_run_fpu_btf;
+		return mode == FLOOR_TIMED_KEY ? skel->progs.floor_run_fpu_keyed :
+		       timed ? skel->progs.floor_run_fpu_timed : skel->progs.floor_run_fpu_btf;
 	if (!strcmp(hook, "fpu"))
 		return skel->progs.floor_run_fpu;
 	if (!strcmp(hook, "ioctl"))
@@ -83,14 +105,15 @@ static void wake_autoload(struct floor_bpf *skel)
 
 /* Opens, loads and attaches the programs of exit_hook and run_hook; NULL and errno on failure. */
 static struct floor_bpf *floor_attach(const char *exit_hook, const char *run_hook,
-				      const char *user_hook, bool wake, bool timed)
+				      const char *user_hook, bool wake, enum floor_mode mode)
 {
+	bool timed = mode != FLOOR_EMPTY;
 	struct floor_bpf *skel;
 	int err, cpus;
 
 	/* Timed: the KVM_RUN program must end what the user-exit one began, both BTF-enabled. */
 	if (timed && (strcmp(user_hook, "btf") ||
-		      (strcmp(run_hook, "none") && !run_hook_timed(run_hook)))) {
+		      (strcmp(run_hook, "none") && !run_hook_has(run_hook, mode)))) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -109,8 +132,8 @@ static struct floor_bpf *floor_attach(const char *exit_hook, const char *run_hoo
 		bpf_program__set_autoload(skel->progs.floor_exit, true);
 		bpf_program__set_autoload(skel->progs.floor_entry, true);
 	}
-	if (run_prog(skel, run_hook, timed))
-		bpf_program__set_autoload(run_prog(skel, run_hook, timed), true);
+	if (run_prog(skel, run_hook, mode))
+		bpf_program__set_autoload(run_prog(skel, run_hook, mode), true);
 	bpf_program__set_autoload(strcmp(user_hook, "btf") ? skel->progs.floor_user_exit :
 				  timed ? skel->progs.floor_user_exit_timed :
 				  skel->progs.floor_user_exit_btf, true);
@@ -127,11 +150,38 @@ static struct floor_bpf *floor_attach(const char *exit_hook, const char *run_hoo
 	return skel;
 }
 
+/*
+ * --timed-key: what the put read, summed over the CPUs' records: a check that the key came from
+ * the vCPU the thread runs (the guest's IO exits are all there), not a figure of the bench.
+ */
+static int keyed_report(struct floor_bpf *skel)
+{
+	int cpus = libbpf_num_possible_cpus();
+	struct timed_start rec[NR_TIMED];
+	__u64 runs = 0, io = 0;
+
+	for (int cpu = 0; cpu < cpus; cpu++) {
+		__u32 key = cpu;
+
+		if (bpf_map__lookup_elem(skel->maps.timed_starts, &key, sizeof(key), rec,
+					 sizeof(rec), 0)) {
+			fprintf(stderr, "floor_progs: reading the timed records: %s\n",
+				strerror(errno));
+			return -1;
+		}
+		runs += rec[TIMED_USER].key_runs;
+		io += rec[TIMED_USER].key_io;
+	}
+	fprintf(stderr, "floor: keyed: %llu KVM_RUNs' vCPU found, %llu IO exits read from kvm_run\n",
+		(unsigned long long)runs, (unsigned long long)io);
+	return 0;
+}
+
 static int usage(const char *why)
 {
 	fprintf(stderr, "floor_progs: %s\nusage: floor_progs [--exit fast|classic|none] "
 		"[--run auto|fentry|fpu-btf|fpu|ioctl|none] [--user auto|btf|classic] [--wake] "
-		"[--timed]\n", why);
+		"[--timed | --timed-key]\n", why);
 	return 2;
 }
 
@@ -139,9 +189,11 @@ int main(int argc, char **argv)
 {
 	const char *exit_hook = "fast", *run_hook = "auto", *user_hook = "auto";
 	struct floor_bpf *skel = NULL;
-	bool wake = false, timed = false;
+	static const char *const mode_name[] = { "empty", "timed", "timed, keyed" };
+	enum floor_mode mode = FLOOR_EMPTY;
+	bool wake = false;
 	sigset_t stop;
-	int sig;
+	int sig, err = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--exit") && i + 1 < argc)
@@ -153,7 +205,9 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--wake"))
 			wake = true;
 		else if (!strcmp(argv[i], "--timed"))
-			timed = true;
+			mode = FLOOR_TIMED;
+		else if (!strcmp(argv[i], "--timed-key"))
+			mode = FLOOR_TIMED_KEY;
 		else
 			return usage("unknown argument");
 	}
@@ -167,22 +221,22 @@ int main(int argc, char **argv)
 	if (!strcmp(run_hook, "auto") || !strcmp(user_hook, "auto"))
 		libbpf_set_print(NULL);
 	/* --timed: the BTF-enabled user-exit hook only (floor_attach() refuses any other). */
-	if (timed && !strcmp(user_hook, "auto"))
+	if (mode != FLOOR_EMPTY && !strcmp(user_hook, "auto"))
 		user_hook = "btf";
 	for (size_t u = 0; !skel && u < NR_USER_HOOKS; u++) {
 		const char *user = strcmp(user_hook, "auto") ? user_hook : user_hooks[u];
 
 		if (strcmp(run_hook, "auto")) {
-			skel = floor_attach(exit_hook, run_hook, user, wake, timed);
+			skel = floor_attach(exit_hook, run_hook, user, wake, mode);
 		} else {
 			for (size_t i = 0; !skel && i < NR_RUN_HOOKS; i++) {
 				if (!strncmp(run_hooks[i], "fpu", 3) && !KVM_FPU_FIRES)
 					continue;
-				/* Only the hooks --timed has programs for: the last error is then
+				/* Only the hooks the mode has programs for: the last error is then
 				 * the kernel's, not floor_attach()'s refusal. */
-				if (timed && !run_hook_timed(run_hooks[i]))
+				if (!run_hook_has(run_hooks[i], mode))
 					continue;
-				skel = floor_attach(exit_hook, run_hooks[i], user, wake, timed);
+				skel = floor_attach(exit_hook, run_hooks[i], user, wake, mode);
 				if (skel)
 					run_hook = run_hooks[i];
 			}
@@ -195,7 +249,7 @@ int main(int argc, char **argv)
 	if (!skel) {
 		fprintf(stderr, "floor_progs: cannot load or attach the %s programs (kvm_exit/"
 			"kvm_entry %s, KVM_RUN %s, kvm_userspace_exit %s): %s\n",
-			timed ? "timed" : "empty", exit_hook,
+			mode_name[mode], exit_hook,
 			run_hook, user_hook, strerror(errno));
 		return 1;
 	}
@@ -205,9 +259,11 @@ int main(int argc, char **argv)
 	sigaddset(&stop, SIGTERM);
 	sigprocmask(SIG_BLOCK, &stop, NULL);
 	fprintf(stderr, "floor: attached: kvm_exit/kvm_entry %s, kvm_userspace_exit %s, KVM_RUN "
-		"%s%s%s\n", exit_hook, user_hook, run_hook, wake ? ", wake" : "",
-		timed ? ", timed" : "");
+		"%s%s%s%s\n", exit_hook, user_hook, run_hook, wake ? ", wake" : "",
+		mode != FLOOR_EMPTY ? ", " : "", mode != FLOOR_EMPTY ? mode_name[mode] : "");
 	sigwait(&stop, &sig);
+	if (mode == FLOOR_TIMED_KEY && keyed_report(skel))
+		err = 1;
 	floor_bpf__destroy(skel);
-	return 0;
+	return err;
 }

@@ -7,6 +7,8 @@
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include "floor_timed.h"
 
 #define EMPTY_PROG(sec, name, ret)	SEC("?" sec) int name(void *ctx) { return ret; }
 
@@ -50,15 +52,6 @@ EMPTY_PROG("tp_btf/sched_process_exit", floor_wake_thread_end, 0)
  * the record (vmexit's user half reads its name twice): vmexit's programs do all of that on
  * top, and the benchmarks set both beside the empty programs and bpftrace.
  */
-struct timed_start {
-	__u64 task, born, start;
-	__u64 count, total_ns;	/* what they measured, so that nothing is optimized away */
-	__u64 pad[3];		/* a cache line each, as vmexit's slot: no CPU shares another's */
-};
-
-/* Per CPU, one record for each kind of exit: an IO exit to the VMM is in both at once. */
-enum { TIMED_EXIT, TIMED_USER, NR_TIMED };
-
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);		/* sized by floor_progs: the possible CPUs */
@@ -138,6 +131,51 @@ int floor_run_fpu_timed(__u64 *ctx)
 {
 	if ((int)ctx[0])
 		timed_end(TIMED_USER);
+	return 1;
+}
+
+/*
+ * floor_progs --timed-key: timing alone, and the put (load == 0, at the end of every KVM_RUN,
+ * before kvm_userspace_exit) reads the exit's key as KVM hands it to the VMM in kvm_run (an IO
+ * exit's port and direction here), noted beside the start. What a keyed design without any
+ * program on kvm_pio would pay for the key on a host whose kvm_exit never fires (docs/design.md,
+ * "User exits (the development host)"). Direct loads, no helper call: the vCPU is the one
+ * vcpu_load() put at the head of the task's preempt notifiers (preempt_notifier_register()),
+ * checked by its pid, and bpf_rdonly_cast() (Linux 6.2, "bpf: Add a kfunc for generic type
+ * cast") types it, which it can only with a type of vmlinux's BTF: Debian's 6.12 has struct
+ * kvm_vcpu and kvm_run there, KVM modular or not (checked in the SVM bed), as this host's KVM
+ * built in; 6.1 has no bpf_rdonly_cast. Loads through an untrusted pointer fault to zero,
+ * never into the kernel.
+ */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+
+#define KVM_EXIT_IO	2	/* include/uapi/linux/kvm.h */
+
+SEC("?tp_btf/kvm_fpu")
+int floor_run_fpu_keyed(__u64 *ctx)
+{
+	struct task_struct *t;
+	struct timed_start *s;
+	struct kvm_vcpu *v;
+	struct kvm_run *run;
+
+	if ((int)ctx[0]) {
+		timed_end(TIMED_USER);
+		return 1;
+	}
+	t = bpf_get_current_task_btf();
+	v = bpf_rdonly_cast((void *)t->preempt_notifiers.first -
+			    bpf_core_field_offset(struct kvm_vcpu, preempt_notifier),
+			    bpf_core_type_id_kernel(struct kvm_vcpu));
+	s = timed_record(TIMED_USER);
+	if (!s || v->pid != t->thread_pid)
+		return 1;
+	s->key_runs++;
+	run = v->run;
+	if (run->exit_reason != KVM_EXIT_IO)
+		return 1;
+	s->key = run->io.port | (__u64)run->io.direction << 16;
+	s->key_io++;
 	return 1;
 }
 

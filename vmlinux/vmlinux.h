@@ -92,6 +92,19 @@ struct signal_struct {
 	} live;
 };
 
+struct hlist_node {
+	struct hlist_node *next, **pprev;
+};
+
+struct hlist_head {
+	struct hlist_node *first;
+};
+
+struct preempt_notifier {
+	struct hlist_node link;
+};
+
+struct pid;
 struct task_struct {
 	struct thread_info thread_info;
 	unsigned int __state;
@@ -103,6 +116,8 @@ struct task_struct {
 	struct task_struct *group_leader;
 	u64 start_time;
 	struct signal_struct *signal;
+	struct hlist_head preempt_notifiers;
+	struct pid *thread_pid;
 };
 
 /* "sched: Change task_struct::state" (Linux 5.14) renamed state to __state. */
@@ -131,8 +146,6 @@ struct bpf_iter__task {
  * is in vmlinux's BTF or kvm's; vcpu_vmx in kvm_intel's, vcpu_svm and vmcb in kvm_amd's: only
  * one of the two is loaded, and CO-RE drops the branch of the other.
  */
-struct kvm_run;
-
 /*
  * --by key on VMX: which registers KVM has cached since the exit (bpf/vmx_vector.bpf.h). A
  * CPUID exit's leaf on the fast path (bpf/keys.bpf.h): the guest's GPRs (regs[0] is RAX,
@@ -152,8 +165,28 @@ enum kvm_reg {
 
 struct kvm_vcpu {
 	int vcpu_id;
-	struct kvm_run *run;	/* keys: the user exit's port or address (bpf/keys.bpf.h) */
+	struct pid *pid;		/* the vCPU's thread, and its link in that thread's */
+	struct preempt_notifier preempt_notifier;	/* preempt notifiers (kvm_run below) */
+	struct kvm_run *run;
 	struct kvm_vcpu_arch arch;
+};
+
+/*
+ * An exit to the VMM as KVM hands it over (the UAPI's struct kvm_run), reached from the vCPU
+ * (vcpu->run), the vCPU from its task's preempt notifiers (vcpu_load() puts its own first):
+ * the benchmarks' timing + key case (bpf/floor.bpf.c).
+ */
+struct kvm_run {
+	__u32 exit_reason;
+	union {
+		struct {
+			__u8 direction;
+			__u8 size;
+			__u16 port;
+			__u32 count;
+			__u64 data_offset;
+		} io;
+	};
 };
 
 union vmx_exit_reason {
