@@ -52,10 +52,14 @@ const volatile bool user_slot_enabled = false;
  */
 bool guest_half_used = false;
 
-/* The user half of the slot serves this program (above). */
+/*
+ * The user half of the slot serves this program (above). With run_keys an exit to the VMM
+ * needs no key to begin (its KVM_RUN reads it), so it begins from the half as without keys,
+ * and ends through the thread's state, where its key is charged.
+ */
 static __always_inline bool user_half_on(void)
 {
-	return user_slot_enabled && (!key_mode || guest_half_used);
+	return user_slot_enabled && (!key_mode || run_keys || guest_half_used);
 }
 
 /* The slot's CPU; the test object names one of its choosing (bpf/vmexit_test.bpf.c). */
@@ -495,7 +499,8 @@ static __always_inline bool cpu_slot_end(__u32 cpu, __u32 tid, __u64 now)
  * when another thread's is there.
  */
 static __always_inline bool user_slot_read(struct cpu_exit_slot *s, __u64 task, __u64 born,
-					   __u32 *ref, __u32 *reason, __u64 *start, __u32 *ukslot)
+					   __u32 *ref, __u32 *reason, __u64 *start, __u32 *ukslot,
+					   struct key_note *ukey)
 {
 	if (s->utask != task || s->uborn != born)
 		return false;
@@ -505,8 +510,84 @@ static __always_inline bool user_slot_read(struct cpu_exit_slot *s, __u64 task, 
 	*reason = s->ureason;
 	*start = s->ustart;
 	*ukslot = s->ukslot;
+	if (run_keys && ukey)
+		*ukey = (struct key_note){ .key = s->ukey, .kind = s->ukind, .dir = s->udir };
 	barrier();
 	return s->utask == task && s->uborn == born;
+}
+
+/*
+ * run_keys (bpf/run_key.bpf.h): the end of a KVM_RUN (kvm_fpu's put, where the vCPU is still
+ * loaded) notes in its CPU's slot what kvm_run says of the exit to the VMM that follows, for
+ * the kvm_userspace_exit right after it (run_key_take()). Nothing when the vCPU is not found:
+ * that exit then finds no key, as one whose thread moved CPU in between.
+ */
+static __always_inline void run_key_note(__u32 cpu)
+{
+	struct cpu_exit_slot *s;
+	struct key_note k;
+	__u64 task, born;
+	__u32 reason;
+
+	reason = run_key_read(&k);
+	if (reason == RUN_KEY_UNREAD)
+		return;
+	s = bpf_map_lookup_elem(&cpu_exits, &cpu);
+	if (!s)
+		return;
+	slot_self(&task, &born);
+	/* Named last and cleared first, as the user half (see above): preemptible here too. */
+	s->rtask = 0;
+	barrier();
+	s->rborn = born;
+	s->rreason = reason;
+	s->rkey = k.key;
+	s->rkind = k.kind;
+	s->rdir = k.dir;
+	barrier();
+	s->rtask = task;
+}
+
+/*
+ * run_keys: kvm_userspace_exit of reason takes the key the put noted in slot s (k; none when
+ * there is none for this thread and reason), and clears it: a note serves one exit only. An
+ * IO, MMIO, hypercall or MSR exit with none is counted (LOST_KEY_RUN).
+ */
+static __always_inline void run_key_take(struct cpu_exit_slot *s, __u64 task, __u64 born,
+					 __u32 reason, struct key_note *k)
+{
+	bool named;
+
+	*k = (struct key_note){};
+	if (s->rtask == task && s->rborn == born) {
+		barrier();
+		*k = (struct key_note){ .key = s->rkey, .kind = s->rkind, .dir = s->rdir };
+		named = s->rreason == reason;
+		barrier();
+		if (named && s->rtask == task && s->rborn == born) {
+			s->rtask = 0;
+			return;
+		}
+		*k = (struct key_note){};
+	}
+	if (run_key_reason_keyed(reason))
+		lost_inc(LOST_KEY_RUN);
+}
+
+/* run_key_take() from this CPU's slot, for an exit that begins through the thread's state. */
+static __always_inline void run_key_take_cpu(__u32 cpu, __u32 reason, struct key_note *k)
+{
+	struct cpu_exit_slot *s = bpf_map_lookup_elem(&cpu_exits, &cpu);
+	__u64 task, born;
+
+	*k = (struct key_note){};
+	if (!s) {
+		if (run_key_reason_keyed(reason))
+			lost_inc(LOST_KEY_RUN);
+		return;
+	}
+	slot_self(&task, &born);
+	run_key_take(s, task, born, reason, k);
 }
 
 /*
@@ -560,8 +641,50 @@ static __always_inline void cpu_slot_user_note(__u32 cpu, struct thread_state *t
 	s->uborn = ts->slot_born;
 	s->uref = ref;
 	s->ureason = reason;
-	s->ukslot = key_mode ? key_user_final(ts, ref) : 0;
+	/* run_keys: the exit's key from kvm_run (handle_user_exit()), its entry if the thread's
+	 * cache has it (else its KVM_RUN, through the state, makes it: cpu_slot_user_keyed()). */
+	if (run_keys) {
+		s->ukslot = key_cached_slot(ts, ref, &ts->uexit_key);
+		s->ukey = ts->uexit_key.key;
+		s->ukind = ts->uexit_key.kind;
+		s->udir = ts->uexit_key.dir;
+	} else {
+		s->ukslot = key_mode ? key_user_final(ts, ref) : 0;
+	}
 	s->ustart = now;
+	barrier();
+	s->utask = ts->slot_task;
+}
+
+/*
+ * run_keys: the exit to the VMM in cell ref (of reason) that its KVM_RUN ended through the
+ * thread's state, charged to key k whose entry is kslot (0: not in the thread's cache). The
+ * half takes (ref, reason, k, kslot) with no exit in flight (ustart 0), as the thread's, so
+ * that its next exit of the reason begins here and, when its key is the same, ends here too
+ * (cpu_slot_user_exit(), cpu_slot_run()). The cell stays named (the caller kept
+ * ts->uexit_cell on it). The
+ * writer may be preempted: the thread's name is cleared first and set last, around every field
+ * of the half (see above): a half half-written by two threads names neither.
+ */
+static __always_inline void cpu_slot_user_keyed(__u32 cpu, struct thread_state *ts, __u32 ref,
+						__u32 reason, const struct key_note *k,
+						__u32 kslot)
+{
+	struct cpu_exit_slot *s = bpf_map_lookup_elem(&cpu_exits, &cpu);
+
+	if (!s)
+		return;
+	if (!ts->slot_task)
+		slot_self(&ts->slot_task, &ts->slot_born);
+	s->utask = 0;
+	barrier();
+	s->uborn = ts->slot_born;
+	s->upair = slot_pair(ref, kslot);
+	s->ureason = reason;
+	s->ukey = k->key;
+	s->ukind = k->kind;
+	s->udir = k->dir;
+	s->ustart = 0;
 	barrier();
 	s->utask = ts->slot_task;
 }
@@ -583,19 +706,26 @@ static __always_inline bool cpu_slot_user_exit(__u32 cpu, __u64 now, __u32 reaso
 		return false;
 	/* Once for both halves' tests: a helper call less per userspace exit with keys. */
 	slot_self(&task, &born);
-	if (!user_slot_read(s, task, born, &ref, &ureason, &ustart, &uk) || ureason != reason)
+	if (!user_slot_read(s, task, born, &ref, &ureason, &ustart, &uk, NULL) || ureason != reason)
 		return false;
 	c = cell_get(ref);
 	if (!c || !c->exit_named)
 		return false;
-	if (key_mode && !cpu_slot_user_key(s, task, born, ref, reason, &k, &kslot))
+	if (key_mode && !run_keys && !cpu_slot_user_key(s, task, born, ref, reason, &k, &kslot))
 		return false;
+	/* run_keys: the key the put noted (run_key_take()), kept in the cell (only this thread
+	 * writes it): the KVM_RUN charges it from the half when it is the half's (cpu_slot_run()),
+	 * and the half is left as its writer named it. */
+	if (run_keys)
+		run_key_take(s, task, born, reason, &k);
 	if (c->inflight_ts)
 		lost_inc(LOST_UNMATCHED_RUN);
 	exit_count(ref, c, now);
 	if (key_mode) {
 		c->slot_key = k;
 		c->slot_keyed = 1;
+	}
+	if (key_mode && !run_keys) {
 		/* With uref in one store: preempted after it, another thread's rewrite of the
 		 * half replaces both; before it, this store leaves that thread's ustart beside
 		 * this thread's cell, whose start differs, and its KVM_RUN falls back. */
@@ -606,7 +736,12 @@ static __always_inline bool cpu_slot_user_exit(__u32 cpu, __u64 now, __u32 reaso
 	return true;
 }
 
-/* KVM_RUN on cpu at now: true when the slot held the thread's userspace exit and ended it. */
+/*
+ * KVM_RUN on cpu at now: true when the slot held the thread's userspace exit and ended it. With
+ * keys, charged to the entry ukslot: cpu_slot_user_exit() kept it only for the exit's key; with
+ * run_keys the half's key's, which must be the exit's: the cell's when the slot began it
+ * (slot_keyed), else the one the thread's state noted with the half (cpu_slot_user_note()).
+ */
 static __always_inline bool cpu_slot_run(__u32 cpu, __u64 now)
 {
 	struct cpu_exit_slot *s = bpf_map_lookup_elem(&cpu_exits, &cpu);
@@ -614,17 +749,22 @@ static __always_inline bool cpu_slot_run(__u32 cpu, __u64 now)
 	__u32 ref, ureason, uk, b;
 	__u64 start, task, born;
 	struct key_stats *st;
+	struct key_note ukey;
 	struct cell *c;
 
 	if (!s)
 		return false;
 	slot_self(&task, &born);
-	if (!user_slot_read(s, task, born, &ref, &ureason, &start, &uk) || (key_mode && !uk))
+	if (!user_slot_read(s, task, born, &ref, &ureason, &start, &uk, &ukey) || (key_mode && !uk))
 		return false;
 	c = cell_get(ref);
 	/* No ended test, unlike cpu_slot_end(): the slot names a task by its start time too, and
 	 * an ended cell's thread never runs again. */
 	if (!c || !start || c->inflight_ts != start)
+		return false;
+	if (run_keys && c->slot_keyed && (c->slot_key.key != ukey.key ||
+					  c->slot_key.kind != ukey.kind ||
+					  c->slot_key.dir != ukey.dir))
 		return false;
 	c->inflight_ts = 0;
 	st = key_mode ? key_slot_stats(uk) : NULL;

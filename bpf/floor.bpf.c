@@ -9,6 +9,8 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include "floor_timed.h"
+#include "vmexit.h"
+#include "run_key.bpf.h"
 
 #define EMPTY_PROG(sec, name, ret)	SEC("?" sec) int name(void *ctx) { return ret; }
 
@@ -135,47 +137,28 @@ int floor_run_fpu_timed(__u64 *ctx)
 }
 
 /*
- * floor_progs --timed-key: timing alone, and the put (load == 0, at the end of every KVM_RUN,
- * before kvm_userspace_exit) reads the exit's key as KVM hands it to the VMM in kvm_run (an IO
- * exit's port and direction here), noted beside the start. What a keyed design without any
- * program on kvm_pio would pay for the key on a host whose kvm_exit never fires (docs/design.md,
- * "User exits (the development host)"). Direct loads, no helper call: the vCPU is the one
- * vcpu_load() put at the head of the task's preempt notifiers (preempt_notifier_register()),
- * checked by its pid, and bpf_rdonly_cast() (Linux 6.2, "bpf: Add a kfunc for generic type
- * cast") types it, which it can only with a type of vmlinux's BTF: Debian's 6.12 has struct
- * kvm_vcpu and kvm_run there, KVM modular or not (checked in the SVM bed), as this host's KVM
- * built in; 6.1 has no bpf_rdonly_cast. Loads through an untrusted pointer fault to zero,
- * never into the kernel.
+ * floor_progs --timed-key: timing alone, and the exit's key as vmexit's run_keys read it from
+ * kvm_run at the KVM_RUN that ends the exit (bpf/run_key.bpf.h), kept per CPU: an IO exit's
+ * port and direction here. What a key costs with no program on kvm_pio, on a host whose
+ * kvm_exit never fires (docs/design.md, "User exits (the development host)").
  */
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
-
-#define KVM_EXIT_IO	2	/* include/uapi/linux/kvm.h */
-
 SEC("?tp_btf/kvm_fpu")
 int floor_run_fpu_keyed(__u64 *ctx)
 {
-	struct task_struct *t;
 	struct timed_start *s;
-	struct kvm_vcpu *v;
-	struct kvm_run *run;
+	struct key_note k;
 
-	if ((int)ctx[0]) {
-		timed_end(TIMED_USER);
+	if (!(int)ctx[0])
 		return 1;
-	}
-	t = bpf_get_current_task_btf();
-	v = bpf_rdonly_cast((void *)t->preempt_notifiers.first -
-			    bpf_core_field_offset(struct kvm_vcpu, preempt_notifier),
-			    bpf_core_type_id_kernel(struct kvm_vcpu));
 	s = timed_record(TIMED_USER);
-	if (!s || v->pid != t->thread_pid)
-		return 1;
-	s->key_runs++;
-	run = v->run;
-	if (run->exit_reason != KVM_EXIT_IO)
-		return 1;
-	s->key = run->io.port | (__u64)run->io.direction << 16;
-	s->key_io++;
+	if (s && run_key_read(&k) != RUN_KEY_UNREAD) {
+		s->key_runs++;
+		if (k.kind == KEY_PORT) {
+			s->key = k.key | (__u64)k.dir << 16;
+			s->key_io++;
+		}
+	}
+	timed_end(TIMED_USER);
 	return 1;
 }
 

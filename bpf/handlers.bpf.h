@@ -929,8 +929,11 @@ static __always_inline void handle_user_exit(__u64 now, __u32 tgid, __u32 tid, _
 		exit_drop(prev);
 	}
 	ts->uexit_cell = exit_begin(ts, tgid, tid, VMEXIT_ISA_USER, reason, now);
-	/* The key first: the slot notes its entry when it is final and known. */
-	if (key_mode)
+	/* The key first: the slot notes its entry when it is final and known. With run_keys
+	 * the one the put noted from kvm_run (run_key_note()), final. */
+	if (run_keys)
+		run_key_take_cpu(SLOT_CPU(), reason, &ts->uexit_key);
+	else if (key_mode)
 		key_user_exit(ts, reason);
 	if (user_half_on())
 		cpu_slot_user_note(SLOT_CPU(), ts, prev, ts->uexit_cell, reason, now);
@@ -944,10 +947,18 @@ static __always_inline void handle_user_exit(__u64 now, __u32 tgid, __u32 tid, _
 	}
 }
 
-/* The KVM_RUN ioctl that ends the VMM time of the thread's last userspace exit. */
+/*
+ * The KVM_RUN ioctl that ends the VMM time of the thread's last userspace exit. With run_keys
+ * one ended here leaves its cell named and the thread's uexit_cell on it, as an end from the
+ * slot does, and the CPU's half takes its key and entry (cpu_slot_user_keyed()): the thread's
+ * next exit of that key, begun and ended there, looks up no state.
+ */
 static __always_inline void handle_kvm_run(__u64 now, __u32 tgid, __u32 tid)
 {
 	struct thread_state *ts;
+	struct key_note k;
+	struct cell *c;
+	__u32 ref;
 
 	if (user_half_on() && cpu_slot_run(SLOT_CPU(), now))
 		return;
@@ -958,11 +969,26 @@ static __always_inline void handle_kvm_run(__u64 now, __u32 tgid, __u32 tid)
 		/* Ended from a CPU's slot already (a KVM_RUN with no userspace exit before it). */
 		if (!exit_live(ts->uexit_cell))
 			return;
-		/* Ended here: uexit_cell no longer names it, nor may a CPU's slot begin one there. */
-		exit_unname(ts->uexit_cell);
+		/* Ended here: uexit_cell no longer names it, nor may a CPU's slot begin one there
+		 * (but with run_keys, below). */
+		if (!run_keys)
+			exit_unname(ts->uexit_cell);
 	}
+	if (!run_keys || !user_half_on()) {
+		exit_end(ts, &ts->uexit_cell, now, ts->uexit_blocked0, ts->uexit_runq0, tgid, tid,
+			 VMEXIT_EV_USER_EXIT, uexit_key_now(ts));
+		return;
+	}
+	ref = ts->uexit_cell;
+	c = cell_get(ref);
+	k = *uexit_key_now(ts);
 	exit_end(ts, &ts->uexit_cell, now, ts->uexit_blocked0, ts->uexit_runq0, tgid, tid,
-		 VMEXIT_EV_USER_EXIT, uexit_key_now(ts));
+		 VMEXIT_EV_USER_EXIT, &k);
+	if (c) {
+		ts->uexit_cell = ref;
+		cpu_slot_user_keyed(SLOT_CPU(), ts, ref, c->key.reason, &k,
+				    key_cached_slot(ts, ref, &k));
+	}
 }
 
 /* Most cells one thread can own: a dense slot each, and reasons outside them (other_cells). */

@@ -21,8 +21,11 @@
 
 #include "key_rules.h"
 #include "vmx_vector.bpf.h"
+#include "run_key.bpf.h"
 
 const volatile __u32 key_mode = KEY_MODE_OFF;	/* enum vmexit_key_mode */
+/* Exits to the VMM keyed from kvm_run at their KVM_RUN (bpf/run_key.bpf.h), no key programs. */
+const volatile bool run_keys = false;
 const volatile __u32 max_keys = 0;
 /* key_slots' size (max_keys + the reserve): next_key is never taken past it. */
 const volatile __u32 key_slots_nr = 0;
@@ -291,7 +294,8 @@ static __always_inline bool key_exit_done(struct thread_state *ts, __u32 ref, co
 					  const struct key_note *k, __u64 start, __u64 lat,
 					  const struct exit_split *s, bool user)
 {
-	if (user) {
+	/* run_keys: k is kvm_run's, final; no key event comes (nor is any program there). */
+	if (user && !run_keys) {
 		/* A new KVM_RUN: what was traced in the last one describes no exit to come. */
 		ts->pend_key.kind = KEY_NONE;
 		/* c->slot_keyed: a CPU's slot began it, with its guest exit's final key. */

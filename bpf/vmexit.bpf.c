@@ -198,12 +198,16 @@ int BPF_PROG(kvm_run_fentry)
  * (kvm_load_guest_fpu() in kvm_arch_vcpu_ioctl_run()) and puts it back at the end: the load
  * ends the exit, the put (load == 0) is ignored. Only vCPU threads ever get here.
  */
-static __always_inline int run_fpu(int load)
+static __always_inline int run_fpu(int load, bool rk)
 {
 	__u64 now, id;
 
-	if (!load)
+	if (!load) {
+		/* rk (run_keys): the exit to the VMM that follows, as kvm_run has it. */
+		if (rk)
+			run_key_note(SLOT_CPU());
 		return TP_PASS;
+	}
 	now = bpf_ktime_get_ns();
 	id = hot_ids();
 	handle_kvm_run(now, id >> 32, (__u32)id);
@@ -213,7 +217,7 @@ static __always_inline int run_fpu(int load)
 SEC("?tp/kvm/kvm_fpu")
 int kvm_run_fpu(struct trace_event_raw_kvm_fpu *ctx)
 {
-	return run_fpu(ctx->load);
+	return run_fpu(ctx->load, false);
 }
 
 /* The same on the BTF-enabled tracepoint, as kvm_userspace_exit_btf above (no record, no grace
@@ -221,7 +225,18 @@ int kvm_run_fpu(struct trace_event_raw_kvm_fpu *ctx)
 SEC("?tp_btf/kvm_fpu")
 int BPF_PROG(kvm_run_fpu_btf, int load)
 {
-	return run_fpu(load);
+	return run_fpu(load, false);
+}
+
+/*
+ * The same with run_keys: the put notes the key of the exit to the VMM that follows, read from
+ * kvm_run (bpf/run_key.bpf.h). A program of its own: only it references bpf_rdonly_cast,
+ * which a kernel before 6.2 does not have.
+ */
+SEC("?tp_btf/kvm_fpu")
+int BPF_PROG(kvm_run_fpu_keyed, int load)
+{
+	return run_fpu(load, true);
 }
 
 /*

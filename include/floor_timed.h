@@ -13,7 +13,7 @@ enum { TIMED_EXIT, TIMED_USER, NR_TIMED };
  * The exit's start with the thread that began it (its task and start time, so that a thread
  * that moved or another thread's end takes nothing), what was measured (so that nothing is
  * optimized away), and for --timed-key (TIMED_USER) the exit's port and direction read from
- * kvm_run, the KVM_RUNs whose vCPU the put found, and the IO exits among them. A cache line in
+ * kvm_run, the KVM_RUNs whose vCPU was found, and the IO exits among them. A cache line in
  * all, as vmexit's slot: no CPU shares another's.
  */
 struct timed_start {

@@ -259,7 +259,26 @@ struct cpu_exit_slot {
 		__u64 upair;
 	};
 	__u32 ureason;
-	__u32 upad;
+	/*
+	 * run_keys (bpf/run_key.bpf.h): the key ukslot is the entry of, in cell uref, written with
+	 * the thread's name around it as the rest of the half: an exit of that key begun here is
+	 * charged here by its KVM_RUN.
+	 */
+	__u16 ukind;
+	__u16 udir;
+	__u64 ukey;
+	/*
+	 * run_keys: the key of the exit to the VMM kvm_run describes at the end of a KVM_RUN
+	 * (kvm_fpu's put), of reason rreason, for the kvm_userspace_exit that follows on this CPU;
+	 * named (rtask, rborn) as the user half, which the taker clears.
+	 */
+	__u64 rtask;
+	__u64 rborn;
+	__u32 rreason;
+	__u16 rkind;
+	__u16 rdir;
+	__u64 rkey;
+	__u64 upad[3];
 };
 /* Whole cache lines: CPUs write theirs at every exit, none sharing another's. */
 _Static_assert(sizeof(struct cpu_exit_slot) % 64 == 0, "struct cpu_exit_slot: whole 64-byte lines");
@@ -306,6 +325,11 @@ enum vmexit_lost {
 	 * `none`, never to a vector read from another exit.
 	 */
 	LOST_KEY_VECTOR,
+	/*
+	 * --by key from kvm_run (bpf/run_key.bpf.h): an IO, MMIO, hypercall or MSR exit to the VMM
+	 * whose KVM_RUN found no vCPU to read kvm_run from; charged to `none`.
+	 */
+	LOST_KEY_RUN,
 	NR_LOST,
 };
 

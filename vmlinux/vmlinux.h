@@ -174,7 +174,8 @@ struct kvm_vcpu {
 /*
  * An exit to the VMM as KVM hands it over (the UAPI's struct kvm_run), reached from the vCPU
  * (vcpu->run), the vCPU from its task's preempt notifiers (vcpu_load() puts its own first):
- * the benchmarks' timing + key case (bpf/floor.bpf.c).
+ * --by key where KVM traces no kvm_exit (bpf/run_key.bpf.h), and the benchmarks' timing + key
+ * case (bpf/floor.bpf.c).
  */
 struct kvm_run {
 	__u32 exit_reason;
@@ -186,6 +187,22 @@ struct kvm_run {
 			__u32 count;
 			__u64 data_offset;
 		} io;
+		struct {
+			__u64 phys_addr;
+			__u8 data[8];
+			__u32 len;
+			__u8 is_write;
+		} mmio;
+		struct {
+			__u64 nr;
+		} hypercall;
+		struct {
+			__u8 error;
+			__u8 pad[7];
+			__u32 reason;
+			__u32 index;
+			__u64 data;
+		} msr;
 	};
 };
 

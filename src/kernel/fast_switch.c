@@ -163,12 +163,23 @@ static void *switch_main(void *arg)
 	char note[sizeof(sw->note) - 40];
 	__u64 base = watch_exits(r);
 	double t0 = r->w.start, at;
+	bool warned = false;
 	int err;
 
 	/* Judged anew only once as many exits came as a window needs: a trickle costs little. */
 	while (!wait_stop(sw, POLL_MS)) {
 		if (watch_exits(r) - base < CHECK_MIN_MATCHED)
 			continue;
+		/* --by key chose kvm_run's keys for a KVM that was not to trace kvm_exit
+		 * (session.c): its exits in the kernel have no key program. Said once. */
+		if (sw->skel->rodata->run_keys && !warned) {
+			warned = true;
+			fprintf(stderr, "vmexit: warning: kvm_exit fires on this KVM, which has no "
+				"kvm_intel or kvm_amd: --by key took exits to the VMM's keys from "
+				"kvm_run and attached no key program, so its exits handled in the "
+				"kernel are keyed by what kvm_exit alone says (restart vmexit to key "
+				"them by port, address and MSR)\n");
+		}
 		check_rearm(r);
 		v = hooks_check_verdict(r, &sw->check, note, sizeof(note), &sw->stop);
 		if (sw->stop || v != CHECK_TOO_FEW)

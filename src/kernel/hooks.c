@@ -183,6 +183,41 @@ static void tp_arg_kinds(struct hook_check_run *r, const char *name, char *kinds
 	kinds[n - 1] = 0;
 }
 
+/* Whether struct name in btf has every member of members (NULL-terminated). */
+static bool struct_has(const struct btf *btf, const char *name, const char *const *members)
+{
+	int id = btf__find_by_name_kind(btf, name, BTF_KIND_STRUCT);
+	const struct btf_type *t = id < 0 ? NULL : btf__type_by_id(btf, id);
+
+	for (; t && *members; members++) {
+		const struct btf_member *m = btf_members(t);
+		int i, n = btf_vlen(t);
+
+		for (i = 0; i < n; i++, m++)
+			if (!strcmp(btf__name_by_offset(btf, m->name_off), *members))
+				break;
+		if (i == n)
+			return false;
+	}
+	return t != NULL;
+}
+
+/*
+ * What bpf/run_key.bpf.h reads, all in vmlinux's BTF: bpf_rdonly_cast types its result with a
+ * vmlinux type only ("bpf: Add a kfunc for generic type cast", Linux 6.2; Debian's 6.12 has
+ * struct kvm_vcpu and kvm_run in vmlinux's BTF with KVM a module, as a kernel with KVM built in).
+ */
+static bool run_key_types(const struct btf *btf)
+{
+	static const char *const vcpu[] = { "pid", "preempt_notifier", "run", NULL };
+	static const char *const task[] = { "preempt_notifiers", "thread_pid", NULL };
+	static const char *const run[] = { "exit_reason", NULL };
+
+	return btf && btf__find_by_name_kind(btf, "bpf_rdonly_cast", BTF_KIND_FUNC) >= 0 &&
+	       struct_has(btf, "kvm_vcpu", vcpu) && struct_has(btf, "task_struct", task) &&
+	       struct_has(btf, "kvm_run", run);
+}
+
 /*
  * The fentry probe, the last user of the kernel's BTF we parsed, which then goes: run right after
  * the prototype's probe, the check's and the main object's own parses reuse its freed pages
@@ -211,6 +246,7 @@ static void run_probe(struct hook_check_run *r)
 	/* kvm_entry_fast reads no argument: any prototype will do. */
 	tp_arg_kinds(r, "kvm_entry", kinds, sizeof(kinds));
 	r->entry_btf = !classic && kinds[0];
+	r->run_key_btf = !classic && r->fpu_btf && run_key_types(btf_vmlinux(r));
 	kernel_btf_free(r);
 }
 

@@ -80,6 +80,9 @@ struct hook_check_run {
 	 * in use (there is no fallback past the classic one); entry_btf: a tp_btf program can
 	 * attach to kvm_entry, the entry of the classic kvm_exit's pair too (hooks_exit_autoload) */
 	bool user_btf, fpu_btf, entry_btf;
+	/* A program can read an exit's key from kvm_run (bpf/run_key.bpf.h): bpf_rdonly_cast and
+	 * the types it reads, all in vmlinux's BTF (the kfunc types only vmlinux's) */
+	bool run_key_btf;
 	double watch_from;
 	struct check_window w;
 	bool reaping;			/* a thread detaches the objects */

@@ -298,6 +298,7 @@ static size_t link_order(struct vmexit_bpf *skel, struct prog_link order[LINKS_M
 		{ skel->progs.kvm_run_fentry, &skel->links.kvm_run_fentry, STOP_COMPLETES },
 		{ skel->progs.kvm_run_fpu, &skel->links.kvm_run_fpu, STOP_COMPLETES },
 		{ skel->progs.kvm_run_fpu_btf, &skel->links.kvm_run_fpu_btf, STOP_COMPLETES },
+		{ skel->progs.kvm_run_fpu_keyed, &skel->links.kvm_run_fpu_keyed, STOP_COMPLETES },
 		{ skel->progs.kvm_run_ioctl, &skel->links.kvm_run_ioctl, STOP_COMPLETES },
 		{ skel->progs.kvm_entry, &skel->links.kvm_entry, STOP_COMPLETES },
 		{ skel->progs.kvm_entry_fast, &skel->links.kvm_entry_fast, STOP_COMPLETES },
@@ -495,6 +496,37 @@ static void keys_tunables(struct session *s, const struct session_opts *o)
 	}
 }
 
+/*
+ * --by key where KVM traces no kvm_exit: exits to the VMM keyed from kvm_run at their KVM_RUN
+ * (bpf/run_key.bpf.h), with no key program at all. NULL when chosen, else why not (said with
+ * -v). Only where no kvm_exit is to come, whose key programs would be needed for the kernel's
+ * exits: upstream x86 KVM traces kvm_exit in both its vendor modules (kvm_intel, kvm_amd; their
+ * /sys/module directories exist built in too), so a KVM with neither is one that does not
+ * (kvm_pvm, this project's development host). Should one fire kvm_exit all the same,
+ * fast_switch.c says that its exits go keyless.
+ */
+static const char *run_keys_refusal(const struct session *s, const struct session_opts *o)
+{
+	static char why[96];
+
+	if (o->key_mode != KEY_MODE_DEVICE)
+		return "";
+	if (!access("/sys/module/kvm_intel", F_OK) || !access("/sys/module/kvm_amd", F_OK))
+		return "kvm_exit fires here (kvm_intel or kvm_amd)";
+	if (s->hooks.run != RUN_HOOK_FPU_BTF)
+		return "KVM_RUN's hook is not tp_btf/kvm_fpu";
+	if (!s->hooks.run_state.run_key_btf)
+		return "no bpf_rdonly_cast or no struct kvm_vcpu in vmlinux's BTF";
+	if (s->run_keys_err) {
+		snprintf(why, sizeof(why), "the program did not load: %s",
+			 strerror(-s->run_keys_err));
+		return why;
+	}
+	if (env_knob_is("VMEXIT_RUN_KEYS", "0"))
+		return "VMEXIT_RUN_KEYS=0";
+	return NULL;
+}
+
 /* The key tracepoints (--by key), where this kernel has them; --by rip needs none. */
 static void keys_autoload(struct vmexit_bpf *skel, __u32 key_mode)
 {
@@ -611,6 +643,7 @@ static void set_tunables(struct session *s, const struct session_opts *o)
 static void choose_programs(struct session *s, const struct session_opts *o)
 {
 	struct vmexit_bpf *skel = s->skel;
+	const char *why;
 
 	hooks_choose_run(&s->hooks, skel);
 	hooks_exit_autoload(&s->hooks, skel);
@@ -631,7 +664,20 @@ static void choose_programs(struct session *s, const struct session_opts *o)
 	if (o->stream || o->kvm_events)
 		kvm_events_autoload(skel, o->kvm_events);
 	bpf_program__set_autoload(skel->progs.flush_in_flight, o->stream);
-	keys_autoload(skel, o->key_mode);
+	why = run_keys_refusal(s, o);
+	if (why) {
+		keys_autoload(skel, o->key_mode);
+		if (verbose && *why)
+			fprintf(stderr, "vmexit: hooks: keys of exits to the VMM from their key "
+				"events (not from kvm_run: %s)\n", why);
+		return;
+	}
+	skel->rodata->run_keys = true;
+	bpf_program__set_autoload(skel->progs.kvm_run_fpu_btf, false);
+	bpf_program__set_autoload(skel->progs.kvm_run_fpu_keyed, true);
+	if (verbose)
+		fprintf(stderr, "vmexit: hooks: keys of exits to the VMM from kvm_run at their KVM_RUN "
+			"(no key programs: no kvm_intel or kvm_amd, kvm_exit is not to come)\n");
 }
 
 /* The cell array, read-only and shared with the kernel: samples read it without syscalls. */
@@ -678,6 +724,11 @@ static int session_load(struct session *s, struct session_opts *o)
 	fast = bpf_program__autoload(s->skel->progs.kvm_exit_fast) ||
 	       bpf_program__autoload(s->skel->progs.kvm_entry_fast);
 	err = vmexit_bpf__load(s->skel);
+	if (err && s->skel->rodata->run_keys) {
+		/* The kernel refused kvm_run's keys: the key programs instead. */
+		s->run_keys_err = err;
+		return -EAGAIN;
+	}
 	if (err && fast) {
 		hooks_exit_fast_refused(&s->hooks, s->skel, err);
 		return -EAGAIN;
@@ -735,11 +786,10 @@ int session_open(struct session *s, struct session_opts *o)
 	s->hooks.want_vector = o->key_mode == KEY_MODE_DEVICE;
 	hooks_check_start(&s->hooks, classic_needed(o), o->check_hooks ? 2.0 : 0.3,
 			  o->check_hooks);
-	err = session_load(s, o);
-	if (err == -EAGAIN) {
-		/* Its fast path did not load where the check's did: reload without it. */
-		err = session_load(s, o);
-	}
+	/* Its fast path did not load where the check's did, or kvm_run's keys did not: reload
+	 * without it (each refusal is kept, so at most twice). */
+	for (int i = 0; (err = session_load(s, o)) == -EAGAIN && i < 2; i++)
+		;
 	startup_mark("main open and load");
 	if (err)
 		goto fail;

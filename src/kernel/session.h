@@ -64,6 +64,8 @@ struct session {
 	__u64 cells_freed;		/* handed back to the kernel (session_release_cell) */
 	__u64 cells_leaked;		/* could not be: lost for the rest of the session */
 	struct hooks hooks;		/* the kernel hooks in use */
+	int run_keys_err;		/* kvm_run's keys did not load: -errno (the next load goes
+					 * without them) */
 };
 
 /* Checks privileges, BTF, tracefs and the kvm tracepoints; prints one line and returns -1 if

@@ -35,6 +35,9 @@ static const struct {
 	C(LOST_KEY_VECTOR, "key_vector", "interrupt vectors unread", DETAIL,
 	  "VMX interrupt or NMI exits charged to the key `none`: KVM had not read their vector "
 	  "when they ended (fast path)"),
+	C(LOST_KEY_RUN, "key_run", "exits to the VMM keyless (kvm_run unread)", DETAIL,
+	  "exits to the VMM charged to the key `none`: their KVM_RUN found no vCPU to read "
+	  "kvm_run from"),
 #undef C
 };
 

@@ -2,7 +2,9 @@
 # Real kernel, this host: stat --by key counts each port and address exactly as the bundled
 # guest makes them (outs to 0xe9, ins from 0xe8, MMIO writes to 0x10000000, HLTs with no key),
 # per vCPU with --by vcpu,key; a key table too small charges the rest to (other) and counts
-# them under lost as keys_full. stream --keys and record --keys + report --by key give the same
+# them under lost as keys_full. Where KVM traces no kvm_exit the keys of exits to the VMM come
+# from kvm_run (bpf/run_key.bpf.h, no key program): the same counts with VMEXIT_RUN_KEYS=0,
+# which takes the key programs, and each top holds the programs its -v line names. stream --keys and record --keys + report --by key give the same
 # per-key counts from each exit's own record (and keep the exits left in flight, which stat's
 # key table does not have), with no key table to fill.
 set -u
@@ -16,8 +18,9 @@ run() {	# run NAME VCPUS VMEXIT-ARGS...: vmexit stat ARGS -- guest, output in $T
 		{ cat "$TMP/$name.err"; fail "vmexit stat $* exited with $?"; }
 }
 run vm 2 --json --by key
+VMEXIT_RUN_KEYS=0 run vm0 2 --json --by key
 run vcpu 2 --csv --by vcpu,key
-run table 2 --by key
+run table 2 --by key -v
 run full 1 --json --by key --max-keys 1
 # The same guest under stream and record --keys (the table they do not use is one entry).
 GUEST=("$OUT/vmexit-guest" --vcpus 2 --io 300 --in 200 --mmio 100 --hlt 50)
@@ -41,7 +44,7 @@ cap rec.log "$OUT/vmexit" record --keys -o "$TMP/rec.vmexit"
 # interval ends, here cut short (SIGINT) once the guest is done, so that the whole run is in.
 # Without --keys no key program is loaded.
 stopped_guest --vcpus 2 --io 30 --in 20 --mmio 10 --hlt 5
-"$OUT/vmexit" top --once --keys --per-address -x -p "$gpid" -d 120 --width 160 \
+"$OUT/vmexit" top --once --keys --per-address -x -p "$gpid" -d 120 --width 160 -v \
 	>"$TMP/top" 2>"$TMP/top.err" &
 tpid=$!
 wait_tracing $tpid
@@ -57,8 +60,20 @@ signal_ends INT $tpid 60 "top --once" || { cat "$TMP/top2.err"; fail "top --once
 # The programs each top holds (another vmexit on the host may hold key_pio: not ours to judge).
 grep -qx "kvm_userspace_exit\(_btf\)\?" "$TMP/progs.nokeys" ||
 	fail "top without --keys: its programs not found (held: $(echo $(cat "$TMP/progs.nokeys")))"
-grep -qx "key_pio" "$TMP/progs.keys" || fail "top --keys: no key_pio program loaded"
+# With keys from kvm_run (its -v says so) the put's program and no key program; else key_pio.
+if grep -q "hooks: keys of exits to the VMM from kvm_run" "$TMP/top.err"; then
+	echo "note: keys of exits to the VMM from kvm_run"
+	grep -qx "kvm_run_fpu_key\(ed\)\?" "$TMP/progs.keys" || fail "top --keys: no kvm_run_fpu_keyed program"
+	grep -q "^key_" "$TMP/progs.keys" && fail "top --keys: key programs with kvm_run's keys"
+else
+	grep -qx "key_pio" "$TMP/progs.keys" || fail "top --keys: no key_pio program loaded"
+fi
 grep -qx "key_pio" "$TMP/progs.nokeys" && fail "top without --keys loaded key_pio"
+# Both ways of keying chosen as the -v line of each says, and the same on every host.
+grep -q "hooks: keys of exits to the VMM from" "$TMP/table.err" ||
+	fail "stat --by key -v: no line on its keys: $(cat "$TMP/table.err")"
+grep -q "hooks: keys of exits to the VMM from kvm_run" "$TMP/vm0.err" &&
+	fail "VMEXIT_RUN_KEYS=0 took kvm_run's keys"
 
 python3 - "$TMP" $kfires <<'PY'
 import csv, json, sys
@@ -86,11 +101,14 @@ want = {("IO", "port", 0xe9, "out", "debugcon"): 2 * io,
         ("MMIO", "mmio", 0x10000000, "write", ""): 2 * mmio,
         ("HLT", "none", 0, "", ""): 2 * hlt}
 inflight = {("IO", "port", 0xea, "out", ""): 2}
-j = final("vm")
-check("--by key: exits to the VMM per key", user_keys(j["rows"]), want | inflight)
-check("--by key: completed per key", user_keys(j["rows"], "completed"), want)
-check("--by key: nothing lost", {k: v for k, v in j["lost"].items()
+for name in ("vm", "vm0"):
+    j = final(name)
+    w = "--by key" if name == "vm" else "VMEXIT_RUN_KEYS=0 --by key"
+    check(f"{w}: exits to the VMM per key", user_keys(j["rows"]), want | inflight)
+    check(f"{w}: completed per key", user_keys(j["rows"], "completed"), want)
+    check(f"{w}: nothing lost", {k: v for k, v in j["lost"].items()
                                  if v and k != "unmatched_entry"}, {})
+j = final("vm")
 if kfires:
     # Where kvm_exit fires, the guest exits behind them carry the same ports.
     kern = {}
