@@ -123,7 +123,7 @@ static bool timed_hooks(void)
 }
 
 /*
- * Timing + key: the key is read at kvm_fpu's load, and the vCPU typed by a vmlinux type (Linux
+ * Timing + key: the key is read at kvm_fpu's put, and the vCPU typed by a vmlinux type (Linux
  * 6.2+, struct kvm_vcpu in vmlinux's BTF): a kernel that refuses the program leaves the case
  * out, with its reason.
  */
@@ -801,8 +801,9 @@ int main(int argc, char **argv)
 		       "%s, kvm_userspace_exit %s)\n", run_hook, user_hook);
 	/* What a key costs read from kvm_run, against what --by key pays for it now. */
 	if (res[C_TIMED].nr_cpu && res[C_TIMED_KEY].nr_cpu)
-		printf("  timing + key (each exit's port read from kvm_run at the KVM_RUN that ends it, "
-		       "no program on kvm_pio): %+.0f ns per user exit over timing alone, %.2fx; "
+		printf("  timing + key (each exit's port read from kvm_run at the end of the KVM_RUN "
+		       "before it, no program on kvm_pio): %+.0f ns per user exit over timing alone, "
+		       "%.2fx; "
 		       "--by key adds %+.0f over stat\n", bpf[C_TIMED_KEY] - bpf[C_TIMED],
 		       ratio(bpf[C_TIMED_KEY], bpf[C_TIMED]),
 		       bpf[C_KEYS] + pair[C_KEYS] + other[C_KEYS] -

@@ -137,10 +137,11 @@ int floor_run_fpu_timed(__u64 *ctx)
 }
 
 /*
- * floor_progs --timed-key: timing alone, and the exit's key as vmexit's run_keys read it from
- * kvm_run at the KVM_RUN that ends the exit (bpf/run_key.bpf.h), kept per CPU: an IO exit's
- * port and direction here. What a key costs with no program on kvm_pio, on a host whose
- * kvm_exit never fires (docs/design.md, "User exits (the development host)").
+ * floor_progs --timed-key: timing alone, and the key of each exit to the VMM as vmexit's
+ * run_keys read it from kvm_run at the end of the KVM_RUN before it (kvm_fpu's put,
+ * bpf/run_key.bpf.h), kept per CPU: an IO exit's port and direction here. What a key costs
+ * with no program on kvm_pio, on a host whose kvm_exit never fires (docs/design.md, "User exits
+ * (the development host)").
  */
 SEC("?tp_btf/kvm_fpu")
 int floor_run_fpu_keyed(__u64 *ctx)
@@ -148,17 +149,18 @@ int floor_run_fpu_keyed(__u64 *ctx)
 	struct timed_start *s;
 	struct key_note k;
 
-	if (!(int)ctx[0])
+	if ((int)ctx[0]) {
+		timed_end(TIMED_USER);
 		return 1;
-	s = timed_record(TIMED_USER);
-	if (s && run_key_read(&k) != RUN_KEY_UNREAD) {
-		s->key_runs++;
-		if (k.kind == KEY_PORT) {
-			s->key = k.key | (__u64)k.dir << 16;
-			s->key_io++;
-		}
 	}
-	timed_end(TIMED_USER);
+	s = timed_record(TIMED_USER);
+	if (!s || run_key_read(&k) == RUN_KEY_UNREAD)
+		return 1;
+	s->key_runs++;
+	if (k.kind == KEY_PORT) {
+		s->key = k.key | (__u64)k.dir << 16;
+		s->key_io++;
+	}
 	return 1;
 }
 
