@@ -52,6 +52,13 @@ __u32 race_cpu;
 		}							\
 	} while (0)
 
+/* run_keys: what kvm_run says at a KVM_RUN's end (TOP_RUN_PUT), as the test sets it. */
+__u64 test_rkey;
+__u32 test_rkind, test_rdir, test_rreason;
+#define RUN_KEY_READ(k)								\
+	((k)->key = test_rkey, (k)->kind = test_rkind, (k)->dir = test_rdir, (k)->__pad = 0,	\
+	 test_rreason)
+
 #include "handlers.bpf.h"
 #include "../tests/bpf/vmexit_test.h"
 
@@ -149,6 +156,14 @@ static __always_inline int drive(const struct test_ctx *c)
 		return 0;
 	case TOP_THREAD_EXIT:
 		handle_thread_exit(c->now, c->tgid, c->tid);
+		return 0;
+	case TOP_RUN_PUT:
+		test_cpu = c->info1;
+		test_rreason = c->err ? RUN_KEY_UNREAD : c->reason;
+		test_rkey = c->rip;
+		test_rkind = c->info2 >> 16;
+		test_rdir = c->info2 & 0xffff;
+		run_key_note(test_cpu);
 		return 0;
 	case TOP_PROCESS_GONE:
 		handle_process_gone(c->tgid);

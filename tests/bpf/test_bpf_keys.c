@@ -45,6 +45,8 @@ static __u32 gpa_shift;		/* --key-gpa-shift for the next fixture (0: the default
 static bool slot_on;
 /* The next fixture's --by mode (0: KEY_MODE_DEVICE, --by key). */
 static __u32 fx_mode;
+/* The next fixture's exits to the VMM keyed from kvm_run (run_keys, bpf/run_key.bpf.h). */
+static bool fx_run_keys;
 
 static int open_fx(__u32 max_keys)
 {
@@ -55,6 +57,7 @@ static int open_fx(__u32 max_keys)
 	skel->rodata->filter_vcpu = -1;
 	skel->rodata->max_cells = 64;
 	skel->rodata->key_mode = fx_mode ? fx_mode : KEY_MODE_DEVICE;
+	skel->rodata->run_keys = fx_run_keys;
 	skel->rodata->max_keys = max_keys;
 	if (gpa_shift)
 		skel->rodata->key_gpa_shift = gpa_shift;
@@ -709,6 +712,105 @@ static void test_slot(void)
 	vmexit_test_bpf__destroy(skel);
 }
 
+/* run_keys: a KVM_RUN's end on cpu notes the exit to the VMM of reason that follows, key k. */
+static void put_on(__u64 now, __u32 cpu, __u32 reason, __u32 kind, __u32 dir, __u64 k)
+{
+	send((struct test_ctx){ .op = TOP_RUN_PUT, .now = now, .info1 = cpu, .reason = reason,
+				.rip = k, .info2 = kind << 16 | dir });
+}
+
+static void put(__u64 now, __u32 reason, __u32 kind, __u32 dir, __u64 k)
+{
+	put_on(now, 0, reason, kind, dir, k);
+}
+
+static void uexit_on(__u64 now, __u32 reason, __u32 cpu)
+{
+	send((struct test_ctx){ .op = TOP_USER_EXIT, .now = now, .reason = reason, .info1 = cpu });
+}
+
+static void run_on(__u64 now, __u32 cpu)
+{
+	send((struct test_ctx){ .op = TOP_RUN, .now = now, .info1 = cpu });
+}
+
+/*
+ * Exits to the VMM keyed from kvm_run (run_keys): no key event at all, each exit's key noted at
+ * the end of the KVM_RUN before it and taken by its kvm_userspace_exit, on the slot's user half
+ * (begun and ended there once the half holds the key's entry) or through the thread's state.
+ */
+static void test_run_keys(void)
+{
+	struct key_stats st;
+	__u64 t = 1000;
+
+	fx_run_keys = true;
+	if (open_fx(16))
+		goto out;
+	/* Alternating keys, two of each: an OUT and an IN, exact at once (no wait for the IN). */
+	for (int i = 0; i < 4; i++, t += 100) {
+		put(t, U_IO, KEY_PORT, i & 1 ? KEY_DIR_IN : KEY_DIR_OUT, i & 1 ? 0xe8 : 0xe9);
+		uexit(t + 1, U_IO);
+		run(t + 11 + (i & 1));
+	}
+	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0xe9, 2, 20);
+	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_IN, 0xe8, 2, 22);
+	/* The same key again: the half holds its entry (written when the last ended). */
+	for (int i = 0; i < 3; i++, t += 100) {
+		put(t, U_IO, KEY_PORT, KEY_DIR_IN, 0xe8);
+		uexit(t + 1, U_IO);
+		CHECK_EQ_U64(slot0().ukslot != 0, slot_on);
+		run(t + 5);
+	}
+	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_IN, 0xe8, 5, 34);
+	/* An MMIO write, then a HLT (kvm_run has no key for it: none). */
+	put(t, U_MMIO, KEY_MMIO, KEY_DIR_WRITE, 0x10000000);
+	uexit(t + 1, U_MMIO);
+	run(t + 4);
+	put(t + 10, U_HLT, KEY_NONE, KEY_DIR_NONE, 0);
+	uexit(t + 11, U_HLT);
+	run(t + 20);
+	check_entry(VMEXIT_ISA_USER, U_MMIO, KEY_MMIO, KEY_DIR_WRITE, 0x10000000, 1, 3);
+	check_entry(VMEXIT_ISA_USER, U_HLT, KEY_NONE, KEY_DIR_NONE, 0, 1, 9);
+	CHECK_EQ_U64(skel->bss->lost[LOST_KEY_RUN], 0);
+	/* A note serves one exit: the next IO exit, whose put found no vCPU, takes none of it
+	 * (counted), nor does a failed KVM_RUN's exit (an errno: no key to count). */
+	t += 100;
+	put(t, U_IO, KEY_PORT, KEY_DIR_OUT, 0xe9);
+	uexit(t + 1, U_IO);
+	run(t + 3);
+	send((struct test_ctx){ .op = TOP_RUN_PUT, .now = t + 10, .reason = U_IO, .err = 1 });
+	uexit(t + 11, U_IO);
+	run(t + 15);
+	put(t + 20, U_IO, KEY_PORT, KEY_DIR_OUT, 0xe9);
+	send((struct test_ctx){ .op = TOP_USER_EXIT, .now = t + 21, .reason = U_IO, .err = -4 });
+	run(t + 30);
+	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0xe9, 3, 22);
+	check_entry(VMEXIT_ISA_USER, U_IO, KEY_NONE, KEY_DIR_NONE, 0, 1, 4);
+	CHECK_EQ_U64(skel->bss->lost[LOST_KEY_RUN], 1);
+	/* The thread moved between its put (CPU 0) and its exit (CPU 1): no key, counted. */
+	t += 100;
+	put(t, U_IO, KEY_PORT, KEY_DIR_OUT, 0xe9);
+	uexit_on(t + 1, U_IO, 1);
+	run_on(t + 7, 1);
+	check_entry(VMEXIT_ISA_USER, U_IO, KEY_NONE, KEY_DIR_NONE, 0, 2, 10);
+	CHECK_EQ_U64(skel->bss->lost[LOST_KEY_RUN], 2);
+	/* An exit the thread ends in keeps its key, as left. */
+	t += 100;
+	put(t, U_IO, KEY_PORT, KEY_DIR_OUT, 0xea);
+	uexit(t + 1, U_IO);
+	send((struct test_ctx){ .op = TOP_THREAD_EXIT, .now = t + 41 });
+	st = entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0xea);
+	CHECK_EQ_U64(st.count, 0);
+	CHECK_EQ_U64(st.left, 1);
+	CHECK_EQ_U64(st.total_ns, 40);
+	CHECK_EQ_U64(skel->bss->lost[LOST_UNMATCHED_RUN], 0);
+	CHECK_EQ_U64(skel->bss->lost[LOST_UNMATCHED_ENTRY], 0);
+	vmexit_test_bpf__destroy(skel);
+out:
+	fx_run_keys = false;
+}
+
 /* kvm_exit_fast's exit (its slot path first, bpf/vmexit.bpf.c), a CPUID's leaf from RAX. */
 static void kexit_fast(__u64 now, __u32 reason, __u32 leaf)
 {
@@ -1251,6 +1353,7 @@ static void test_all(void)
 	test_slot_key_stale_way();
 	test_slot_keyed_race();
 	test_slot_keyed_in_left();
+	test_run_keys();
 }
 
 int main(void)

@@ -37,6 +37,12 @@ enum test_op {
 	 * The thread's start time, as the slot names it, is the object's test_born.
 	 */
 	TOP_EXIT_FAST,
+	/*
+	 * run_keys: the end of a KVM_RUN (kvm_fpu's put, info1 = the CPU) notes what kvm_run says
+	 * of the exit to the VMM that follows: its reason, key rip, info2 = kind << 16 | dir;
+	 * err != 0: no vCPU found (run_key_note(), minus the vCPU reads).
+	 */
+	TOP_RUN_PUT,
 };
 
 struct test_ctx {
