@@ -5,8 +5,9 @@
  * (bench/floor_progs), under programs that only time each exit there (floor_progs --timed: a
  * clock read at both ends, the start kept per CPU, summed; "timing alone", the least any
  * timing tracer pays, BTF-enabled hooks only), the same with each exit's port read from
- * kvm_run at the end of its KVM_RUN ("timing + key", floor_progs --timed-key: where the kernel
- * lets a program type the vCPU), under vmexit, under `vmexit stat --by key` (a port per IO
+ * kvm_run at the end of the KVM_RUN before it, as vmexit's --by key does where kvm_exit never
+ * fires ("timing + key", floor_progs --timed-key: where the kernel lets a program type the
+ * vCPU), under vmexit, under `vmexit stat --by key` (a port per IO
  * exit), and under bpftrace's VMM-time histogram on the same hooks, the cases
  * alternating for several rounds. Two figures per case and round:
  *  - BPF run time per user exit: the kernel's own accounting (BPF_ENABLE_STATS) of the

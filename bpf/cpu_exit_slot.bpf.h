@@ -34,6 +34,11 @@
  * that made its key final (cpu_slot_keyed(): an IO exit's port, an MMIO access); any other
  * keyed exit ends through the thread's state.
  *
+ * With keys from kvm_run (run_keys, where kvm_exit never fires: bpf/run_key.bpf.h) the slot
+ * also carries the key of an exit to the VMM from the end of its KVM_RUN (kvm_fpu's put) to its
+ * kvm_userspace_exit (a note: run_key_note(), run_key_take()), and the user half the key whose
+ * entry it holds (ukey, ukslot), so that such an exit begins and ends there.
+ *
  * Included by handlers.bpf.h once cells and their completion are defined.
  */
 #ifndef VMEXIT_CPU_EXIT_SLOT_BPF_H
@@ -53,9 +58,8 @@ const volatile bool user_slot_enabled = false;
 bool guest_half_used = false;
 
 /*
- * The user half of the slot serves this program (above). With run_keys an exit to the VMM
- * needs no key to begin (its KVM_RUN reads it), so it begins from the half as without keys,
- * and ends through the thread's state, where its key is charged.
+ * The user half of the slot serves this program (above); with run_keys from the start: an exit
+ * to the VMM takes its key from the note its KVM_RUN's put left in the slot (run_key_take()).
  */
 static __always_inline bool user_half_on(void)
 {
@@ -517,21 +521,36 @@ static __always_inline bool user_slot_read(struct cpu_exit_slot *s, __u64 task, 
 }
 
 /*
+ * run_keys: the current thread's context switches so far. A note stamped with them at the put is
+ * taken only by an exit of the same count: the thread never left its CPU in between, so the note
+ * is its own KVM_RUN's, never one an earlier KVM_RUN left here (a thread that moves CPU is
+ * switched out first).
+ */
+#ifndef RUN_KEY_SWITCHES
+static __always_inline __u64 run_key_switches(void)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	return t->nvcsw + t->nivcsw;
+}
+#else
+#define run_key_switches RUN_KEY_SWITCHES
+#endif
+
+/*
  * run_keys (bpf/run_key.bpf.h): the end of a KVM_RUN (kvm_fpu's put, where the vCPU is still
  * loaded) notes in its CPU's slot what kvm_run says of the exit to the VMM that follows, for
- * the kvm_userspace_exit right after it (run_key_take()). Nothing when the vCPU is not found:
- * that exit then finds no key, as one whose thread moved CPU in between.
+ * the kvm_userspace_exit right after it (run_key_take()); RUN_KEY_UNREAD when the vCPU is not
+ * found, so that no older note stands in for it.
  */
 static __always_inline void run_key_note(__u32 cpu)
 {
 	struct cpu_exit_slot *s;
-	struct key_note k;
+	struct key_note k = {};
 	__u64 task, born;
 	__u32 reason;
 
 	reason = run_key_read(&k);
-	if (reason == RUN_KEY_UNREAD)
-		return;
 	s = bpf_map_lookup_elem(&cpu_exits, &cpu);
 	if (!s)
 		return;
@@ -544,30 +563,34 @@ static __always_inline void run_key_note(__u32 cpu)
 	s->rkey = k.key;
 	s->rkind = k.kind;
 	s->rdir = k.dir;
+	s->rswitches = run_key_switches();
 	barrier();
 	s->rtask = task;
 }
 
 /*
  * run_keys: kvm_userspace_exit of reason takes the key the put noted in slot s (k; none when
- * there is none for this thread and reason), and clears it: a note serves one exit only. An
- * IO, MMIO, hypercall or MSR exit with none is counted (LOST_KEY_RUN).
+ * there is none of this thread's KVM_RUN, or it is another reason's: a failed KVM_RUN leaves
+ * the last exit's in kvm_run) and clears a note of this thread's whatever it says: a note
+ * serves one exit. The clear is a compare-and-swap: preempted before it, the thread must not
+ * wipe the note another thread's put made meanwhile. An IO, MMIO, hypercall or MSR exit with
+ * no key is counted (LOST_KEY_RUN).
  */
 static __always_inline void run_key_take(struct cpu_exit_slot *s, __u64 task, __u64 born,
 					 __u32 reason, struct key_note *k)
 {
-	bool named;
+	bool mine;
 
 	*k = (struct key_note){};
 	if (s->rtask == task && s->rborn == born) {
 		barrier();
 		*k = (struct key_note){ .key = s->rkey, .kind = s->rkind, .dir = s->rdir };
-		named = s->rreason == reason;
+		mine = s->rreason == reason && s->rswitches == run_key_switches();
 		barrier();
-		if (named && s->rtask == task && s->rborn == born) {
-			s->rtask = 0;
+		/* Still this thread's at the swap: no put wrote the note since the name was read
+		 * (a writer clears rtask first and names its own thread last). */
+		if (__sync_val_compare_and_swap(&s->rtask, task, 0) == task && mine)
 			return;
-		}
 		*k = (struct key_note){};
 	}
 	if (run_key_reason_keyed(reason))

@@ -52,9 +52,11 @@ __u32 race_cpu;
 		}							\
 	} while (0)
 
-/* run_keys: what kvm_run says at a KVM_RUN's end (TOP_RUN_PUT), as the test sets it. */
-__u64 test_rkey;
+/* run_keys: what kvm_run says at a KVM_RUN's end (TOP_RUN_PUT), as the test sets it, and the
+ * thread's context switches so far at a put or an exit (intr_err). */
+__u64 test_rkey, test_switches;
 __u32 test_rkind, test_rdir, test_rreason;
+#define RUN_KEY_SWITCHES() test_switches
 #define RUN_KEY_READ(k)								\
 	((k)->key = test_rkey, (k)->kind = test_rkind, (k)->dir = test_rdir, (k)->__pad = 0,	\
 	 test_rreason)
@@ -120,6 +122,7 @@ static __always_inline int drive(const struct test_ctx *c)
 	case TOP_USER_EXIT:
 		/* err is the errno here: the event's CPU is info1. */
 		test_cpu = c->info1;
+		test_switches = c->intr_err;
 		handle_user_exit(c->now, c->tgid, c->tid, c->reason, c->err);
 		return 0;
 	case TOP_RUN:
@@ -159,6 +162,7 @@ static __always_inline int drive(const struct test_ctx *c)
 		return 0;
 	case TOP_RUN_PUT:
 		test_cpu = c->info1;
+		test_switches = c->intr_err;
 		test_rreason = c->err ? RUN_KEY_UNREAD : c->reason;
 		test_rkey = c->rip;
 		test_rkind = c->info2 >> 16;

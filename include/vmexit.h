@@ -269,8 +269,9 @@ struct cpu_exit_slot {
 	__u64 ukey;
 	/*
 	 * run_keys: the key of the exit to the VMM kvm_run describes at the end of a KVM_RUN
-	 * (kvm_fpu's put), of reason rreason, for the kvm_userspace_exit that follows on this CPU;
-	 * named (rtask, rborn) as the user half, which the taker clears.
+	 * (kvm_fpu's put), of reason rreason (RUN_KEY_UNREAD: none read), for the
+	 * kvm_userspace_exit that follows on this CPU; named (rtask, rborn) as the user half,
+	 * stamped with the thread's context switches (rswitches), cleared by the taker.
 	 */
 	__u64 rtask;
 	__u64 rborn;
@@ -278,7 +279,8 @@ struct cpu_exit_slot {
 	__u16 rkind;
 	__u16 rdir;
 	__u64 rkey;
-	__u64 upad[3];
+	__u64 rswitches;
+	__u64 upad[2];
 };
 /* Whole cache lines: CPUs write theirs at every exit, none sharing another's. */
 _Static_assert(sizeof(struct cpu_exit_slot) % 64 == 0, "struct cpu_exit_slot: whole 64-byte lines");

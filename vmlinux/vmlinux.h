@@ -118,6 +118,7 @@ struct task_struct {
 	struct signal_struct *signal;
 	struct hlist_head preempt_notifiers;
 	struct pid *thread_pid;
+	unsigned long nvcsw, nivcsw;	/* run_keys' note stamp (bpf/cpu_exit_slot.bpf.h) */
 };
 
 /* "sched: Change task_struct::state" (Linux 5.14) renamed state to __state. */

@@ -724,9 +724,18 @@ static int session_load(struct session *s, struct session_opts *o)
 	fast = bpf_program__autoload(s->skel->progs.kvm_exit_fast) ||
 	       bpf_program__autoload(s->skel->progs.kvm_entry_fast);
 	err = vmexit_bpf__load(s->skel);
-	if (err && s->skel->rodata->run_keys) {
-		/* The kernel refused kvm_run's keys: the key programs instead. */
+	/*
+	 * Which one failed, kvm_run's keys or the fast path: libbpf stops at the first program the
+	 * kernel refuses, so one that loaded is not it. Neither yet: the fast path goes first (as
+	 * before run_keys), and the next load tells.
+	 */
+	if (err && s->skel->rodata->run_keys &&
+	    bpf_program__fd(s->skel->progs.kvm_run_fpu_keyed) < 0 &&
+	    (!fast || bpf_program__fd(s->skel->progs.kvm_exit_fast) >= 0 ||
+	     bpf_program__fd(s->skel->progs.kvm_entry_fast) >= 0)) {
 		s->run_keys_err = err;
+		fprintf(stderr, "vmexit: warning: keys from kvm_run do not load (%s): taking them "
+			"from the key programs\n", strerror(-err));
 		return -EAGAIN;
 	}
 	if (err && fast) {

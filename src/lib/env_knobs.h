@@ -17,6 +17,8 @@
  */
 #define VMEXIT_ENV_KNOBS(X)							\
 	X(VMEXIT_CPU_SLOT, BOOL, NULL, "0 keeps exits in flight per thread, not per CPU")	\
+	X(VMEXIT_RUN_KEYS, BOOL, NULL, "0 keys exits to the VMM by the key programs, not "	\
+	  "from kvm_run")							\
 	X(VMEXIT_THREAD_HASH, BOOL, NULL, "1 keeps per-thread state in the hash by thread id "	\
 	  "of kernels before 5.11, on a kernel with task storage")		\
 	X(VMEXIT_DEBUG_TIMING, BOOL, NULL, "1 times start-up's steps on stderr")	\

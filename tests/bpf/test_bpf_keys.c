@@ -712,11 +712,14 @@ static void test_slot(void)
 	vmexit_test_bpf__destroy(skel);
 }
 
+/* run_keys: the thread's context switches so far, at its puts and exits (a move adds one). */
+static __u64 switches;
+
 /* run_keys: a KVM_RUN's end on cpu notes the exit to the VMM of reason that follows, key k. */
 static void put_on(__u64 now, __u32 cpu, __u32 reason, __u32 kind, __u32 dir, __u64 k)
 {
 	send((struct test_ctx){ .op = TOP_RUN_PUT, .now = now, .info1 = cpu, .reason = reason,
-				.rip = k, .info2 = kind << 16 | dir });
+				.rip = k, .info2 = kind << 16 | dir, .intr_err = switches });
 }
 
 static void put(__u64 now, __u32 reason, __u32 kind, __u32 dir, __u64 k)
@@ -724,14 +727,30 @@ static void put(__u64 now, __u32 reason, __u32 kind, __u32 dir, __u64 k)
 	put_on(now, 0, reason, kind, dir, k);
 }
 
+/* A put that found no vCPU, on cpu. */
+static void put_unread_on(__u64 now, __u32 cpu)
+{
+	send((struct test_ctx){ .op = TOP_RUN_PUT, .now = now, .info1 = cpu, .reason = U_IO,
+				.err = 1, .intr_err = switches });
+}
+
 static void uexit_on(__u64 now, __u32 reason, __u32 cpu)
 {
-	send((struct test_ctx){ .op = TOP_USER_EXIT, .now = now, .reason = reason, .info1 = cpu });
+	send((struct test_ctx){ .op = TOP_USER_EXIT, .now = now, .reason = reason, .info1 = cpu,
+				.intr_err = switches });
 }
 
 static void run_on(__u64 now, __u32 cpu)
 {
 	send((struct test_ctx){ .op = TOP_RUN, .now = now, .info1 = cpu });
+}
+
+/* One exit to the VMM on cpu keyed by port p, out (put, exit, KVM_RUN), latency lat. */
+static void run_key_out(__u64 t, __u32 cpu, __u64 p, __u64 lat)
+{
+	put_on(t, cpu, U_IO, KEY_PORT, KEY_DIR_OUT, p);
+	uexit_on(t + 1, U_IO, cpu);
+	run_on(t + 1 + lat, cpu);
 }
 
 /*
@@ -745,67 +764,92 @@ static void test_run_keys(void)
 	__u64 t = 1000;
 
 	fx_run_keys = true;
+	switches = 0;
 	if (open_fx(16))
 		goto out;
 	/* Alternating keys, two of each: an OUT and an IN, exact at once (no wait for the IN). */
 	for (int i = 0; i < 4; i++, t += 100) {
 		put(t, U_IO, KEY_PORT, i & 1 ? KEY_DIR_IN : KEY_DIR_OUT, i & 1 ? 0xe8 : 0xe9);
-		uexit(t + 1, U_IO);
+		uexit_on(t + 1, U_IO, 0);
 		run(t + 11 + (i & 1));
 	}
 	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0xe9, 2, 20);
 	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_IN, 0xe8, 2, 22);
-	/* The same key again: the half holds its entry (written when the last ended). */
+	/* The same key again: the half holds its entry (written when the last ended through the
+	 * thread's state), and the exit ends there: its start stays in the half, where an end
+	 * through the state leaves none. */
 	for (int i = 0; i < 3; i++, t += 100) {
 		put(t, U_IO, KEY_PORT, KEY_DIR_IN, 0xe8);
-		uexit(t + 1, U_IO);
+		uexit_on(t + 1, U_IO, 0);
 		CHECK_EQ_U64(slot0().ukslot != 0, slot_on);
 		run(t + 5);
+		CHECK_EQ_U64(slot0().ustart != 0, slot_on);
 	}
 	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_IN, 0xe8, 5, 34);
 	/* An MMIO write, then a HLT (kvm_run has no key for it: none). */
 	put(t, U_MMIO, KEY_MMIO, KEY_DIR_WRITE, 0x10000000);
-	uexit(t + 1, U_MMIO);
+	uexit_on(t + 1, U_MMIO, 0);
 	run(t + 4);
 	put(t + 10, U_HLT, KEY_NONE, KEY_DIR_NONE, 0);
-	uexit(t + 11, U_HLT);
+	uexit_on(t + 11, U_HLT, 0);
 	run(t + 20);
 	check_entry(VMEXIT_ISA_USER, U_MMIO, KEY_MMIO, KEY_DIR_WRITE, 0x10000000, 1, 3);
 	check_entry(VMEXIT_ISA_USER, U_HLT, KEY_NONE, KEY_DIR_NONE, 0, 1, 9);
 	CHECK_EQ_U64(skel->bss->lost[LOST_KEY_RUN], 0);
-	/* A note serves one exit: the next IO exit, whose put found no vCPU, takes none of it
-	 * (counted), nor does a failed KVM_RUN's exit (an errno: no key to count). */
+	/* A put that found no vCPU replaces the note before it: its exit takes none (counted). */
 	t += 100;
-	put(t, U_IO, KEY_PORT, KEY_DIR_OUT, 0xe9);
-	uexit(t + 1, U_IO);
-	run(t + 3);
-	send((struct test_ctx){ .op = TOP_RUN_PUT, .now = t + 10, .reason = U_IO, .err = 1 });
-	uexit(t + 11, U_IO);
-	run(t + 15);
-	put(t + 20, U_IO, KEY_PORT, KEY_DIR_OUT, 0xe9);
-	send((struct test_ctx){ .op = TOP_USER_EXIT, .now = t + 21, .reason = U_IO, .err = -4 });
-	run(t + 30);
-	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0xe9, 3, 22);
+	put(t, U_IO, KEY_PORT, KEY_DIR_OUT, 0x70);
+	put_unread_on(t + 1, 0);
+	uexit_on(t + 2, U_IO, 0);
+	run(t + 6);
 	check_entry(VMEXIT_ISA_USER, U_IO, KEY_NONE, KEY_DIR_NONE, 0, 1, 4);
+	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0x70, 0, 0);
 	CHECK_EQ_U64(skel->bss->lost[LOST_KEY_RUN], 1);
-	/* The thread moved between its put (CPU 0) and its exit (CPU 1): no key, counted. */
+	/* A failed KVM_RUN (an errno: no key, none counted) uses its put's note up all the same:
+	 * the next exit, whose put ran on another CPU, does not take it. */
 	t += 100;
 	put(t, U_IO, KEY_PORT, KEY_DIR_OUT, 0xe9);
-	uexit_on(t + 1, U_IO, 1);
-	run_on(t + 7, 1);
-	check_entry(VMEXIT_ISA_USER, U_IO, KEY_NONE, KEY_DIR_NONE, 0, 2, 10);
+	send((struct test_ctx){ .op = TOP_USER_EXIT, .now = t + 1, .reason = U_IO, .err = -4,
+				.intr_err = switches });
+	run(t + 5);
+	put_on(t + 10, 1, U_IO, KEY_PORT, KEY_DIR_OUT, 0x71);
+	uexit_on(t + 11, U_IO, 0);
+	run(t + 16);
+	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0xe9, 2, 20);
+	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0x71, 0, 0);
+	check_entry(VMEXIT_ISA_USER, U_IO, KEY_NONE, KEY_DIR_NONE, 0, 2, 9);
 	CHECK_EQ_U64(skel->bss->lost[LOST_KEY_RUN], 2);
-	/* An exit the thread ends in keeps its key, as left. */
+	/* The thread moved between its put (CPU 0) and its exit (CPU 1), switched out on the way:
+	 * no key (counted); the note it left on CPU 0 is taken by none of its later exits there,
+	 * not even one whose own put ran elsewhere. */
 	t += 100;
+	put_on(t, 0, U_IO, KEY_PORT, KEY_DIR_IN, 0x60);
+	switches++;
+	uexit_on(t + 1, U_IO, 1);
+	run_on(t + 8, 1);
+	put_on(t + 10, 1, U_IO, KEY_PORT, KEY_DIR_IN, 0x61);
+	switches++;
+	uexit_on(t + 11, U_IO, 0);
+	run_on(t + 20, 0);
+	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_IN, 0x60, 0, 0);
+	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_IN, 0x61, 0, 0);
+	check_entry(VMEXIT_ISA_USER, U_IO, KEY_NONE, KEY_DIR_NONE, 0, 4, 25);
+	CHECK_EQ_U64(skel->bss->lost[LOST_KEY_RUN], 4);
+	/* Back to normal on either CPU: keyed exactly. */
+	run_key_out(t + 100, 1, 0x3f8, 6);
+	run_key_out(t + 200, 0, 0x3f8, 6);
+	check_entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0x3f8, 2, 12);
+	/* An exit the thread ends in keeps its key, as left. */
+	t += 1000;
 	put(t, U_IO, KEY_PORT, KEY_DIR_OUT, 0xea);
-	uexit(t + 1, U_IO);
+	uexit_on(t + 1, U_IO, 0);
 	send((struct test_ctx){ .op = TOP_THREAD_EXIT, .now = t + 41 });
 	st = entry(VMEXIT_ISA_USER, U_IO, KEY_PORT, KEY_DIR_OUT, 0xea);
 	CHECK_EQ_U64(st.count, 0);
 	CHECK_EQ_U64(st.left, 1);
 	CHECK_EQ_U64(st.total_ns, 40);
 	CHECK_EQ_U64(skel->bss->lost[LOST_UNMATCHED_RUN], 0);
-	CHECK_EQ_U64(skel->bss->lost[LOST_UNMATCHED_ENTRY], 0);
+	CHECK_EQ_U64(skel->bss->lost[LOST_KEY_RUN], 4);
 	vmexit_test_bpf__destroy(skel);
 out:
 	fx_run_keys = false;

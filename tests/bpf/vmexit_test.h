@@ -40,7 +40,8 @@ enum test_op {
 	/*
 	 * run_keys: the end of a KVM_RUN (kvm_fpu's put, info1 = the CPU) notes what kvm_run says
 	 * of the exit to the VMM that follows: its reason, key rip, info2 = kind << 16 | dir;
-	 * err != 0: no vCPU found (run_key_note(), minus the vCPU reads).
+	 * err != 0: no vCPU found (run_key_note(), minus the vCPU reads). intr_err: the thread's
+	 * context switches so far, here and at TOP_USER_EXIT.
 	 */
 	TOP_RUN_PUT,
 };
