@@ -636,6 +636,33 @@ static __always_inline bool cpu_slot_user_key(struct cpu_exit_slot *s, __u64 tas
 	return *kslot && s->task == task && s->born == born;
 }
 
+/*
+ * The user half of s written as thread ts's: cell ref, reason, its key entry kslot, with
+ * run_keys the key k that entry is of, and start (0: no exit in flight). Cleared first, named
+ * last: a reader preempted in the middle sees no thread's name, and a half written by two
+ * threads at once names neither (uborn is the first field written).
+ */
+static __always_inline void user_half_write(struct cpu_exit_slot *s, struct thread_state *ts,
+					    __u32 ref, __u32 reason, __u32 kslot,
+					    const struct key_note *k, __u64 start)
+{
+	if (!ts->slot_task)
+		slot_self(&ts->slot_task, &ts->slot_born);
+	s->utask = 0;
+	barrier();
+	s->uborn = ts->slot_born;
+	s->upair = slot_pair(ref, kslot);
+	s->ureason = reason;
+	if (run_keys && k) {
+		s->ukey = k->key;
+		s->ukind = k->kind;
+		s->udir = k->dir;
+	}
+	s->ustart = start;
+	barrier();
+	s->utask = ts->slot_task;
+}
+
 /* kvm_userspace_exit through the thread's state began the exit of reason in ref at now. */
 static __always_inline void cpu_slot_user_note(__u32 cpu, struct thread_state *ts, __u32 prev,
 					       __u32 ref, __u32 reason, __u64 now)
@@ -655,28 +682,14 @@ static __always_inline void cpu_slot_user_note(__u32 cpu, struct thread_state *t
 	s = bpf_map_lookup_elem(&cpu_exits, &cpu);
 	if (!s)
 		return;
-	if (!ts->slot_task)
-		slot_self(&ts->slot_task, &ts->slot_born);
-	/* Cleared first: a reader preempted here sees no thread's name (uborn first would also
-	 * do, but the order of stores is not what this should rest on). */
-	s->utask = 0;
-	barrier();
-	s->uborn = ts->slot_born;
-	s->uref = ref;
-	s->ureason = reason;
 	/* run_keys: the exit's key from kvm_run (handle_user_exit()), its entry if the thread's
 	 * cache has it (else its KVM_RUN, through the state, makes it: cpu_slot_user_keyed()). */
-	if (run_keys) {
-		s->ukslot = key_cached_slot(ts, ref, &ts->uexit_key);
-		s->ukey = ts->uexit_key.key;
-		s->ukind = ts->uexit_key.kind;
-		s->udir = ts->uexit_key.dir;
-	} else {
-		s->ukslot = key_mode ? key_user_final(ts, ref) : 0;
-	}
-	s->ustart = now;
-	barrier();
-	s->utask = ts->slot_task;
+	if (run_keys)
+		user_half_write(s, ts, ref, reason, key_cached_slot(ts, ref, &ts->uexit_key),
+				&ts->uexit_key, now);
+	else
+		user_half_write(s, ts, ref, reason, key_mode ? key_user_final(ts, ref) : 0, NULL,
+				now);
 }
 
 /*
@@ -685,9 +698,7 @@ static __always_inline void cpu_slot_user_note(__u32 cpu, struct thread_state *t
  * half takes (ref, reason, k, kslot) with no exit in flight (ustart 0), as the thread's, so
  * that its next exit of the reason begins here and, when its key is the same, ends here too
  * (cpu_slot_user_exit(), cpu_slot_run()). The cell stays named (the caller kept
- * ts->uexit_cell on it). The
- * writer may be preempted: the thread's name is cleared first and set last, around every field
- * of the half (see above): a half half-written by two threads names neither.
+ * ts->uexit_cell on it).
  */
 static __always_inline void cpu_slot_user_keyed(__u32 cpu, struct thread_state *ts, __u32 ref,
 						__u32 reason, const struct key_note *k,
@@ -695,21 +706,8 @@ static __always_inline void cpu_slot_user_keyed(__u32 cpu, struct thread_state *
 {
 	struct cpu_exit_slot *s = bpf_map_lookup_elem(&cpu_exits, &cpu);
 
-	if (!s)
-		return;
-	if (!ts->slot_task)
-		slot_self(&ts->slot_task, &ts->slot_born);
-	s->utask = 0;
-	barrier();
-	s->uborn = ts->slot_born;
-	s->upair = slot_pair(ref, kslot);
-	s->ureason = reason;
-	s->ukey = k->key;
-	s->ukind = k->kind;
-	s->udir = k->dir;
-	s->ustart = 0;
-	barrier();
-	s->utask = ts->slot_task;
+	if (s)
+		user_half_write(s, ts, ref, reason, kslot, k, 0);
 }
 
 /*
