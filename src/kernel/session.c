@@ -21,6 +21,7 @@
 #include "hooks.h"
 #include "fast_switch.h"
 #include "links_destroy.h"
+#include "perf_hand_off.h"
 #include "session.h"
 #include "startup_heap.h"
 #include "startup_timing.h"
@@ -986,6 +987,8 @@ int session_progs(const struct session *s, struct bpf_program **progs, int max)
 
 void session_close(struct session *s)
 {
+	struct perf_hand_off off = { .done_fd = -1 };
+
 	if (s->child_go_fd >= 0) {
 		close(s->child_go_fd);	/* an unstarted child reads EOF and exits */
 		s->child_go_fd = -1;
@@ -1005,13 +1008,23 @@ void session_close(struct session *s)
 		const struct bpf_object_skeleton *sk = s->skel->skeleton;
 		struct bpf_link **links[72];
 		int n = hooks_check_links(&s->hooks, links, 8);
+		int held;
 
-		/* Nothing is read any more: every program at once, not one grace period each. */
+		/* Nothing is read any more: every program at once, not one grace period each, and
+		 * the perf events' grace period in a process of its own (perf_hand_off.h). */
 		for (int i = 0; i < sk->prog_cnt && n < 72; i++)
 			links[n++] = sk->progs[i].link;
+		held = perf_events_hand_off(&off);
+		if (verbose && held > 0)
+			fprintf(stderr, "vmexit: end: %d perf events left to vmexit-release (pid %d) "
+				"to close\n", held, off.pid);
+		else if (held < 0)
+			fprintf(stderr, "vmexit: end: cannot start vmexit-release (%s): closing the "
+				"perf events here\n", strerror(-held));
 		links_destroy(links, n);
 	}
 	vmexit_bpf__destroy(s->skel);
 	s->skel = NULL;
 	hooks_free(&s->hooks);
+	perf_hand_off_done(&off);
 }

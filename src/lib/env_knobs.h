@@ -30,7 +30,9 @@
 	X(VMEXIT_TEST_FAST_PATH_SKEW, UINT, NULL,				\
 	  "a test's skew of the start-up check's fast path, to see it refused")	\
 	X(VMEXIT_TEST_KVM_STATS_SKEW, NAMED, NULL,				\
-	  "a test's skew of KVM's statistic NAME by INTEGER")
+	  "a test's skew of KVM's statistic NAME by INTEGER")	\
+	X(VMEXIT_TEST_RELEASE_HOLD, UINT, NULL,					\
+	  "a test's seconds for which vmexit-release keeps the perf events it closes")
 
 /* 0, or -1 with a one-line message in err naming the variable and the values it takes. */
 int env_knobs_check(char *err, size_t errlen);
