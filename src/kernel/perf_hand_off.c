@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,14 +22,13 @@ static int cmp_int(const void *a, const void *b)
 	return *(const int *)a - *(const int *)b;
 }
 
-/* The perf events among the open fds, in ascending order; *top is the highest fd seen. */
-static int perf_event_fds(int *fds, int max, int *top)
+/* The perf events among the open fds, in ascending order. */
+static int perf_event_fds(int *fds, int max)
 {
 	DIR *d = opendir("/proc/self/fd");
 	struct dirent *e;
 	int n = 0;
 
-	*top = 2;
 	if (!d)
 		return -errno;
 	while ((e = readdir(d))) {
@@ -38,8 +39,6 @@ static int perf_event_fds(int *fds, int max, int *top)
 
 		if (*end || end == e->d_name || fd == dirfd(d))
 			continue;
-		if (fd > *top)
-			*top = (int)fd;
 		len = readlinkat(dirfd(d), e->d_name, link, sizeof(link) - 1);
 		if (len < 0)
 			continue;
@@ -52,15 +51,18 @@ static int perf_event_fds(int *fds, int max, int *top)
 	return n;
 }
 
-/* [from, to] closed; close_range() where the kernel has it (5.9). */
-static void close_span(int from, int to)
+/* [from, to] closed: close_range() (Linux 5.9; by syscall(), whatever the C library), else one
+ * by one up to the fd limit. */
+static void close_span(unsigned int from, unsigned int to)
 {
-	if (from > to)
+	struct rlimit lim;
+
+	if (from > to || !syscall(SYS_close_range, from, to, 0))
 		return;
-	if (!close_range((unsigned int)from, (unsigned int)to, 0))
-		return;
-	for (int fd = from; fd <= to; fd++)
-		close(fd);
+	if (!getrlimit(RLIMIT_NOFILE, &lim) && lim.rlim_cur <= to)
+		to = (unsigned int)lim.rlim_cur - 1;
+	for (unsigned int fd = from; fd <= to; fd++)
+		close((int)fd);
 }
 
 /*
@@ -70,21 +72,21 @@ static void close_span(int from, int to)
  * references (EOF on `done`), so that the last close, and the grace period, are its own. Only
  * async-signal-safe calls: the parent may have other threads.
  */
-static void __attribute__((noreturn)) hold_and_exit(const int *keep, int n, int top, int ready,
-						     int done, unsigned int hold_s)
+static void __attribute__((noreturn)) hold_and_exit(const int *keep, int n, int ready, int done,
+						     unsigned int hold_s)
 {
 	struct timespec hold = { .tv_sec = hold_s };
 	pid_t self = getpid();
 	sigset_t all;
-	int from = 0;
+	unsigned int from = 0;
 	char byte;
 
 	for (int i = 0; i < n; i++) {
-		close_span(from, keep[i] - 1);
-		from = keep[i] + 1;
+		close_span(from, (unsigned int)keep[i] - 1);
+		from = (unsigned int)keep[i] + 1;
 	}
-	/* Anything another thread opened since the scan goes too. */
-	close_span(from, top + 64);
+	/* To the end: anything another thread opened since the scan goes too. */
+	close_span(from, ~0U);
 	prctl(PR_SET_NAME, "vmexit-release", 0, 0, 0);
 	/* vmexit's handlers and blocked signals are not its own: a SIGTERM (systemd stopping
 	 * serve's unit) ends it, the kernel's wait then running in that exit. */
@@ -108,14 +110,14 @@ int perf_events_hand_off(struct perf_hand_off *h)
 {
 	const char *hold = getenv("VMEXIT_TEST_RELEASE_HOLD");	/* checked by main() */
 	unsigned int hold_s = hold ? (unsigned int)strtoul(hold, NULL, 0) : 0;
-	int keep[HAND_OFF_MAX + 2], top, ready[2], done[2], n, status = 0;
+	int keep[HAND_OFF_MAX + 2], ready[2], done[2], n, status = 0;
 	pid_t child;
 	ssize_t got;
 	char byte;
 
 	h->done_fd = -1;
 	h->pid = 0;
-	n = perf_event_fds(keep, HAND_OFF_MAX, &top);
+	n = perf_event_fds(keep, HAND_OFF_MAX);
 	if (n <= 0)
 		return n;
 	if (pipe2(ready, O_CLOEXEC))
@@ -127,8 +129,6 @@ int perf_events_hand_off(struct perf_hand_off *h)
 		close(ready[1]);
 		return err;
 	}
-	for (int i = 0; i < 2; i++)
-		top = ready[i] > top ? ready[i] : top, top = done[i] > top ? done[i] : top;
 	keep[n] = ready[1];
 	keep[n + 1] = done[0];
 	qsort(keep, (size_t)n + 2, sizeof(*keep), cmp_int);
@@ -148,7 +148,7 @@ int perf_events_hand_off(struct perf_hand_off *h)
 		pid_t g = fork();
 
 		if (g == 0)
-			hold_and_exit(keep, n + 2, top, ready[1], done[0], hold_s);
+			hold_and_exit(keep, n + 2, ready[1], done[0], hold_s);
 		_exit(g < 0);
 	}
 	close(ready[1]);
@@ -160,8 +160,8 @@ int perf_events_hand_off(struct perf_hand_off *h)
 		;
 	if (got != sizeof(h->pid))
 		h->pid = 0;
-	while (got > 0 && ((got = read(ready[0], &byte, 1)) > 0 || errno == EINTR))
-		;
+	while (got > 0 && ((got = read(ready[0], &byte, 1)) > 0 || (got < 0 && errno == EINTR)))
+		got = 1;
 	close(ready[0]);
 	h->done_fd = done[1];
 	return h->pid && WIFEXITED(status) && !WEXITSTATUS(status) ? n : 0;
