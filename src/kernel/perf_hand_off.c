@@ -4,8 +4,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -16,14 +19,29 @@
 
 /* A session holds a few (the classic tracepoints, kprobes and counters); more stay here. */
 #define HAND_OFF_MAX	64
+/* The skeleton's global data and the ring buffers: a handful of mappings. */
+#define MAPS_MAX	64
+
+struct span {
+	unsigned long start, len;
+};
 
 static int cmp_int(const void *a, const void *b)
 {
 	return *(const int *)a - *(const int *)b;
 }
 
-/* The perf events among the open fds, in ascending order. */
-static int perf_event_fds(int *fds, int max)
+static bool among(int fd, const int *set, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (set[i] == fd)
+			return true;
+	return false;
+}
+
+/* The perf events among the open fds but not[] (links that are perf events themselves), in
+ * ascending order. */
+static int perf_event_fds(int *fds, int max, const int *not, int n_not)
 {
 	DIR *d = opendir("/proc/self/fd");
 	struct dirent *e;
@@ -37,7 +55,7 @@ static int perf_event_fds(int *fds, int max)
 		char *end;
 		long fd = strtol(e->d_name, &end, 10);
 
-		if (*end || end == e->d_name || fd == dirfd(d))
+		if (*end || end == e->d_name || fd == dirfd(d) || among((int)fd, not, n_not))
 			continue;
 		len = readlinkat(dirfd(d), e->d_name, link, sizeof(link) - 1);
 		if (len < 0)
@@ -48,6 +66,35 @@ static int perf_event_fds(int *fds, int max)
 	}
 	closedir(d);
 	qsort(fds, (size_t)n, sizeof(*fds), cmp_int);
+	return n;
+}
+
+/*
+ * The process's mappings of BPF maps (the skeleton's global data, ring buffers). Each holds its
+ * map: inherited by the other process, every such map (and what it pins) would live until that
+ * process ends, and its memory with it. Read here, before the fork: the child may only make
+ * async-signal-safe calls.
+ */
+static int bpf_map_spans(struct span *spans, int max)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char *line = NULL;
+	size_t cap = 0;
+	int n = 0;
+
+	if (!f)
+		return 0;	/* they then stay mapped, as before: nothing is lost */
+	while (getline(&line, &cap, f) > 0 && n < max) {
+		unsigned long start, end;
+		int path = 0;
+
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %n", &start, &end, &path) < 2 || !path)
+			continue;
+		if (!strncmp(line + path, "anon_inode:bpf-map", 18) && end > start)
+			spans[n++] = (struct span){ start, end - start };
+	}
+	free(line);
+	fclose(f);
 	return n;
 }
 
@@ -73,6 +120,7 @@ static void close_span(unsigned int from, unsigned int to)
  * async-signal-safe calls: the parent may have other threads.
  */
 static void __attribute__((noreturn)) hold_and_exit(const int *keep, int n, int ready, int done,
+						     const struct span *maps, int n_maps,
 						     unsigned int hold_s)
 {
 	struct timespec hold = { .tv_sec = hold_s };
@@ -87,6 +135,8 @@ static void __attribute__((noreturn)) hold_and_exit(const int *keep, int n, int 
 	}
 	/* To the end: anything another thread opened since the scan goes too. */
 	close_span(from, ~0U);
+	for (int i = 0; i < n_maps; i++)
+		munmap((void *)maps[i].start, maps[i].len);
 	prctl(PR_SET_NAME, "vmexit-release", 0, 0, 0);
 	/* vmexit's handlers and blocked signals are not its own: a SIGTERM (systemd stopping
 	 * serve's unit) ends it, the kernel's wait then running in that exit. */
@@ -106,20 +156,22 @@ static void __attribute__((noreturn)) hold_and_exit(const int *keep, int n, int 
 	_exit(0);	/* the kernel's wait for the grace period is here, in the exit's close */
 }
 
-int perf_events_hand_off(struct perf_hand_off *h)
+int perf_events_hand_off(struct perf_hand_off *h, const int *links, int n_links)
 {
 	const char *hold = getenv("VMEXIT_TEST_RELEASE_HOLD");	/* checked by main() */
 	unsigned int hold_s = hold ? (unsigned int)strtoul(hold, NULL, 0) : 0;
-	int keep[HAND_OFF_MAX + 2], ready[2], done[2], n, status = 0;
+	int keep[HAND_OFF_MAX + 2], ready[2], done[2], n, n_maps, status = 0;
+	struct span maps[MAPS_MAX];
 	pid_t child;
 	ssize_t got;
 	char byte;
 
 	h->done_fd = -1;
 	h->pid = 0;
-	n = perf_event_fds(keep, HAND_OFF_MAX);
+	n = perf_event_fds(keep, HAND_OFF_MAX, links, n_links);
 	if (n <= 0)
 		return n;
+	n_maps = bpf_map_spans(maps, MAPS_MAX);
 	if (pipe2(ready, O_CLOEXEC))
 		return -errno;
 	if (pipe2(done, O_CLOEXEC)) {
@@ -148,7 +200,7 @@ int perf_events_hand_off(struct perf_hand_off *h)
 		pid_t g = fork();
 
 		if (g == 0)
-			hold_and_exit(keep, n + 2, ready[1], done[0], hold_s);
+			hold_and_exit(keep, n + 2, ready[1], done[0], maps, n_maps, hold_s);
 		_exit(g < 0);
 	}
 	close(ready[1]);

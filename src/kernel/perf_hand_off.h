@@ -14,8 +14,13 @@
  * at once without a program or a listener. So perf_events_hand_off() gives the process's perf
  * events to a short-lived process of their own ("vmexit-release", a grandchild, so nothing has to
  * reap it), which holds nothing else and closes them in its exit once vmexit has closed its own
- * references (which are then not the last, and return at once). Kernels before 5.15 attach without a perf link, the program
- * then stopping with the event: it would run, into maps nobody reads, until that process is gone.
+ * references (which are then not the last, and return at once).
+ *
+ * Kernels before 5.15 attach without a perf link (libbpf's fallback, PERF_EVENT_IOC_SET_BPF): the
+ * link's fd is the perf event's, and the program stops only with that event. Such fds (links[])
+ * stay here and are closed as before, with their wait: a program never runs on in a process
+ * nobody reads. The other process also drops its copies of the mappings of BPF maps (the
+ * skeleton's global data, the ring buffers), which would otherwise keep those maps alive.
  */
 #ifndef VMEXIT_PERF_HAND_OFF_H
 #define VMEXIT_PERF_HAND_OFF_H
@@ -28,9 +33,9 @@ struct perf_hand_off {
 };
 
 /* Call once nothing is read any more, before the links are destroyed, and perf_hand_off_done()
- * after. Returns how many perf events the other process holds (0: none open, or it could not
+ * after; links[] are the fds of the session's links, which are never handed off. Returns how many perf events the other process holds (0: none open, or it could not
  * start, and the closes here wait as before), or -errno. */
-int perf_events_hand_off(struct perf_hand_off *h);
+int perf_events_hand_off(struct perf_hand_off *h, const int *links, int n_links);
 void perf_hand_off_done(struct perf_hand_off *h);
 
 #endif /* VMEXIT_PERF_HAND_OFF_H */

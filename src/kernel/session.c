@@ -1008,13 +1008,16 @@ void session_close(struct session *s)
 		const struct bpf_object_skeleton *sk = s->skel->skeleton;
 		struct bpf_link **links[72];
 		int n = hooks_check_links(&s->hooks, links, 8);
-		int held;
+		int link_fds[72], n_fds = 0, held;
 
 		/* Nothing is read any more: every program at once, not one grace period each, and
 		 * the perf events' grace period in a process of its own (perf_hand_off.h). */
 		for (int i = 0; i < sk->prog_cnt && n < 72; i++)
 			links[n++] = sk->progs[i].link;
-		held = perf_events_hand_off(&off);
+		for (int i = 0; i < n; i++)
+			if (*links[i])
+				link_fds[n_fds++] = bpf_link__fd(*links[i]);
+		held = perf_events_hand_off(&off, link_fds, n_fds);
 		if (verbose && held > 0)
 			fprintf(stderr, "vmexit: end: %d perf events left to vmexit-release (pid %d) "
 				"to close\n", held, off.pid);

@@ -3,7 +3,7 @@
 # last close waits for the kernel's grace periods, so vmexit gives them to vmexit-release
 # (src/kernel/perf_hand_off.h) and exits. What must hold: vmexit printed its table and exited 0;
 # vmexit-release holds those perf events and nothing else (not stdout: a pipe's reader has its
-# EOF when vmexit exits); no program of vmexit's runs through them any more (the programs went
+# EOF when vmexit exits; no mapping of a BPF map, which would keep the map alive); no program of vmexit's runs through them any more (the programs went
 # with vmexit's links); and vmexit-release goes away by itself. VMEXIT_TEST_HOOKS=classic makes
 # the run hold classic tracepoints on any host; VMEXIT_TEST_RELEASE_HOLD keeps vmexit-release
 # alive long enough to be looked at.
@@ -45,6 +45,9 @@ held=$(perf_fds $pid | sort -n | tr '\n' ' ')
 n_held=$(echo $held | wc -w)
 echo "vmexit (pid $pid) holds $n_held perf events: fds $held"
 [ "$n_held" -ge 1 ] || fail "vmexit stat with the classic hooks holds no perf event"
+n_maps=$(grep -c 'anon_inode:bpf-map' /proc/$pid/maps)
+echo "vmexit maps $n_maps BPF maps"
+[ "$n_maps" -ge 1 ] || fail "vmexit stat maps no BPF map: the mappings check below would prove nothing"
 # The positive control for the check below: bpftool sees vmexit's programs through them.
 bpftool perf show >"$TMP/perf_before" || fail "bpftool perf show failed"
 grep -q "^pid $pid .* tracepoint  kvm_exit" "$TMP/perf_before" ||
@@ -77,6 +80,8 @@ rel_fds=$(for f in /proc/$rel/fd/*; do readlink "$f"; done | sort | uniq -c | se
 echo "vmexit-release holds: ${rel_fds:-nothing}"
 expect "vmexit-release holds the $n_held perf events and nothing else" \
 	[ "$rel_fds" = "$n_held anon_inode:[perf_event]" ]
+expect "vmexit-release maps none of vmexit's BPF maps" \
+	[ "$(grep -c 'anon_inode:bpf-map' /proc/$rel/maps)" = 0 ]
 bpftool perf show >"$TMP/perf_after" || fail "bpftool perf show failed"
 expect "no BPF program runs through vmexit-release's perf events" \
 	[ -z "$(grep "^pid $rel " "$TMP/perf_after")" ]
