@@ -11,6 +11,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include "vmexit.h"
+#include "kernel_load.bpf.h"
 
 /* enum vmexit_exit_shape: the raw prototype, which src/hooks.c reads from the kernel's BTF. */
 const volatile __u32 raw_exit_shape = EXIT_SHAPE_NONE;
@@ -89,9 +90,11 @@ static __always_inline void classic_exit_read(struct trace_event_raw_kvm_exit *c
 /*
  * The reason the classic record would hold, read where the kernel keeps it: what
  * get_exit_info() returns, vmx->exit_reason.full and svm->vmcb->control.exit_code. false when
- * this kernel's types have neither (the start-up check then refuses the fast path).
+ * this kernel's types have neither (the start-up check then refuses the fast path). direct: by
+ * loads, not helper calls (bpf/kernel_load.bpf.h), a constant in each program.
  */
-static __always_inline bool vcpu_exit_reason(struct kvm_vcpu *vcpu, __u32 isa, __u32 *reason)
+static __always_inline bool vcpu_exit_reason(struct kvm_vcpu *vcpu, __u32 isa, __u32 *reason,
+					     bool direct)
 {
 	/* Each module's types exist only while it is loaded: test before any relocation. */
 	if (isa == VMEXIT_ISA_VMX && bpf_core_type_exists(struct vcpu_vmx)) {
@@ -102,30 +105,29 @@ static __always_inline bool vcpu_exit_reason(struct kvm_vcpu *vcpu, __u32 isa, _
 		 * preparation, Linux 6.16) moved exit_reason into vmx->vt.
 		 */
 		if (bpf_core_field_exists(vmx->vt))
-			return !bpf_probe_read_kernel(reason, sizeof(*reason),
-						      __builtin_preserve_access_index(
-							      &vmx->vt.exit_reason.full));
+			return kread_u32(__builtin_preserve_access_index(&vmx->vt.exit_reason.full),
+					 reason, direct);
 		if (bpf_core_field_exists(vmx->exit_reason))
-			return !bpf_probe_read_kernel(reason, sizeof(*reason),
-						      __builtin_preserve_access_index(
-							      &vmx->exit_reason.full));
+			return kread_u32(__builtin_preserve_access_index(&vmx->exit_reason.full),
+					 reason, direct);
 		return false;
 	}
 	if (isa == VMEXIT_ISA_SVM && bpf_core_type_exists(struct vcpu_svm)) {
 		struct vcpu_svm *svm = (void *)vcpu - bpf_core_field_offset(struct vcpu_svm, vcpu);
 		struct vmcb *vmcb;
+		__u64 at;
 
-		if (!bpf_core_field_exists(svm->vmcb))
+		if (!bpf_core_field_exists(svm->vmcb) ||
+		    !kread_u64(__builtin_preserve_access_index(&svm->vmcb), &at, direct) || !at)
 			return false;
-		vmcb = BPF_CORE_READ(svm, vmcb);
+		vmcb = (struct vmcb *)at;
 		/*
 		 * The low 32 bits, which is what get_exit_info() hands the record, are at the
 		 * field's start on little-endian x86 whether exit_code is a u32 (with exit_code_hi
 		 * after it) or one u64.
 		 */
-		return vmcb && !bpf_probe_read_kernel(reason, sizeof(*reason),
-						      __builtin_preserve_access_index(
-							      &vmcb->control.exit_code));
+		return kread_u32(__builtin_preserve_access_index(&vmcb->control.exit_code), reason,
+				 direct);
 	}
 	return false;
 }
@@ -141,18 +143,19 @@ static __always_inline bool vcpu_exit_reason(struct kvm_vcpu *vcpu, __u32 isa, _
  * An SEV-ES guest's save area is encrypted: the start-up check, which compares the RIPs
  * with --by rip, refuses the fast path there.
  */
-static __always_inline bool vcpu_exit_rip(struct kvm_vcpu *vcpu, __u32 isa, __u64 *rip)
+static __always_inline bool vcpu_exit_rip(struct kvm_vcpu *vcpu, __u32 isa, __u64 *rip,
+					  bool direct)
 {
 	if (isa == VMEXIT_ISA_SVM && bpf_core_type_exists(struct vcpu_svm)) {
 		struct vcpu_svm *svm = (void *)vcpu - bpf_core_field_offset(struct vcpu_svm, vcpu);
 		struct vmcb *vmcb;
+		__u64 at;
 
-		if (!bpf_core_field_exists(svm->vmcb) || !bpf_core_field_exists(struct vmcb, save))
+		if (!bpf_core_field_exists(svm->vmcb) || !bpf_core_field_exists(struct vmcb, save) ||
+		    !kread_u64(__builtin_preserve_access_index(&svm->vmcb), &at, direct) || !at)
 			return false;
-		vmcb = BPF_CORE_READ(svm, vmcb);
-		return vmcb && !bpf_probe_read_kernel(rip, sizeof(*rip),
-						      __builtin_preserve_access_index(
-							      &vmcb->save.rip));
+		vmcb = (struct vmcb *)at;
+		return kread_u64(__builtin_preserve_access_index(&vmcb->save.rip), rip, direct);
 	}
 	return false;
 }
@@ -178,10 +181,10 @@ static __always_inline struct kvm_vcpu *raw_exit_vcpu(__u64 *ctx)
  * PTR_MAYBE_NULL"): the vCPU is tested first. false: no reason readable. The vCPU id is read
  * only when want_vcpu: a thread runs its vCPU for its life (each QEMU vCPU has its thread), so
  * the handlers read it once per thread (ts->vcpu) rather than once per exit. The RIP only when
- * want_rip (--by rip); arm64's is an argument.
+ * want_rip (--by rip); arm64's is an argument. direct: vcpu_exit_reason()'s.
  */
 static __always_inline bool raw_exit_read(__u64 *ctx, struct exit_info *x, bool want_vcpu,
-					 bool want_rip)
+					 bool want_rip, bool direct)
 {
 	struct kvm_vcpu *vcpu;
 
@@ -197,9 +200,9 @@ static __always_inline bool raw_exit_read(__u64 *ctx, struct exit_info *x, bool 
 			return false;
 		if (want_vcpu)
 			x->vcpu = vcpu->vcpu_id;
-		if (want_rip && !vcpu_exit_rip(vcpu, x->isa, &x->rip))
+		if (want_rip && !vcpu_exit_rip(vcpu, x->isa, &x->rip, direct))
 			return false;
-		return vcpu_exit_reason(vcpu, x->isa, &x->reason);
+		return vcpu_exit_reason(vcpu, x->isa, &x->reason, direct);
 	case EXIT_SHAPE_REASON_VCPU_ISA:
 		vcpu = (struct kvm_vcpu *)ctx[1];
 		x->reason = (__u32)ctx[0];
@@ -208,7 +211,7 @@ static __always_inline bool raw_exit_read(__u64 *ctx, struct exit_info *x, bool 
 			return false;
 		if (want_vcpu)
 			x->vcpu = vcpu->vcpu_id;
-		return !want_rip || vcpu_exit_rip(vcpu, x->isa, &x->rip);
+		return !want_rip || vcpu_exit_rip(vcpu, x->isa, &x->rip, direct);
 	case EXIT_SHAPE_ARM64:
 		/* The record keeps ARM_EXCEPTION_CODE(ret): the SError-pending bit 31 cleared. */
 		x->isa = VMEXIT_ISA_ARM64;

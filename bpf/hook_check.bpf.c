@@ -190,7 +190,7 @@ static __always_inline void saw_entry(bool raw)
 	/* The fast path's late read of the exit's vector (bpf/vmx_vector.bpf.h). */
 	if (raw && c->vector_vcpu) {
 		c->vector_unread = !vmx_cached_intr_info((void *)c->vector_vcpu, c->raw.reason,
-							 &c->raw.intr_info);
+							 &c->raw.intr_info, false);
 		c->vector_vcpu = 0;
 	}
 }
@@ -204,14 +204,14 @@ int check_exit_raw(__u64 *ctx)
 
 	if (done)
 		return TP_PASS;
-	if (!raw_exit_read(ctx, &x, true, check_rip)) {
+	if (!raw_exit_read(ctx, &x, true, check_rip, false)) {
 		if (armed)
 			__sync_fetch_and_add(&result.unreadable, 1);
 		return TP_PASS;
 	}
 	x.reason += check_skew;
 	vcpu = check_vector && vmx_vector_exit(x.isa, x.reason) ? raw_exit_vcpu(ctx) : NULL;
-	if (vcpu && vmx_cached_intr_info(vcpu, x.reason, &x.intr_info))
+	if (vcpu && vmx_cached_intr_info(vcpu, x.reason, &x.intr_info, false))
 		vcpu = NULL;
 	c = saw_exit(&x, true);
 	if (c && vcpu)

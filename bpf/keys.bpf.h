@@ -198,7 +198,7 @@ static __always_inline void key_vector_late(struct thread_state *ts)
 	__u32 info;
 	__u64 v;
 
-	if (!vmx_cached_intr_info((struct kvm_vcpu *)ts->vec_vcpu, ts->vec_reason, &info)) {
+	if (!vmx_cached_intr_info((struct kvm_vcpu *)ts->vec_vcpu, ts->vec_reason, &info, false)) {
 		ts->vec_vcpu = 0;
 		lost_inc(LOST_KEY_VECTOR);
 		return;

@@ -25,8 +25,7 @@
 #define VMEXIT_RUN_KEY_BPF_H
 
 #include <bpf/bpf_core_read.h>
-
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+#include "kernel_load.bpf.h"
 
 /* include/uapi/linux/kvm.h */
 #define RUN_KEY_EXIT_IO		2

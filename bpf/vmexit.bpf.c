@@ -67,7 +67,8 @@ int kvm_entry(void *ctx)
  * vector if KVM has cached it, else the vCPU to read it from at the exit's end (returned: such
  * an exit begins through the thread's state, which key_vector_late() needs, not from the slot).
  */
-static __always_inline struct kvm_vcpu *fast_exit_key(__u64 *ctx, struct exit_info *x)
+static __always_inline struct kvm_vcpu *fast_exit_key(__u64 *ctx, struct exit_info *x,
+						      bool direct)
 {
 	struct kvm_vcpu *vcpu;
 
@@ -78,13 +79,18 @@ static __always_inline struct kvm_vcpu *fast_exit_key(__u64 *ctx, struct exit_in
 	/* A CPUID exit has no vector: its reason is not tested again. vmx_cached_intr_info() is
 	 * false for no vCPU: NULL then too. */
 	if (x->has_leaf || !vmx_vector_exit(x->isa, x->reason) ||
-	    vmx_cached_intr_info(vcpu, x->reason, &x->intr_info))
+	    vmx_cached_intr_info(vcpu, x->reason, &x->intr_info, direct))
 		return NULL;
 	return vcpu;
 }
 
-SEC("?tp_btf/kvm_exit")
-int kvm_exit_fast(__u64 *ctx)
+/*
+ * The raw kvm_exit, in two programs: src/kernel/hooks.c loads kvm_exit_direct where the kernel
+ * has bpf_rdonly_cast() (Linux 6.2), whose loads of the vCPU's fields cost a fraction of
+ * kvm_exit_fast's helper calls (bpf/kernel_load.bpf.h), and kvm_exit_fast before: only the
+ * former references the kfunc. direct is a constant in each.
+ */
+static __always_inline int exit_fast(__u64 *ctx, bool direct)
 {
 	__u64 now = bpf_ktime_get_ns();
 	__u64 id = hot_ids();
@@ -102,9 +108,9 @@ int kvm_exit_fast(__u64 *ctx)
 	 * (cpu_exit_slot.bpf.h). Not while the pairs change places: pair_note() needs the state.
 	 */
 	if (slot) {
-		if (!raw_exit_read(ctx, &x, false, key_mode == KEY_MODE_RIP))
+		if (!raw_exit_read(ctx, &x, false, key_mode == KEY_MODE_RIP, direct))
 			x.reason = ~0u;
-		vcpu = fast_exit_key(ctx, &x);
+		vcpu = fast_exit_key(ctx, &x, direct);
 		/* An interrupt's vector read at the exit's end needs the thread's state. */
 		if (!vcpu && cpu_slot_exit(SLOT_CPU(), now, &x))
 			return TP_PASS;
@@ -115,10 +121,11 @@ int kvm_exit_fast(__u64 *ctx)
 		return TP_PASS;
 	if (!slot) {
 		/* Never false once the start-up check passed; an unknown reason stays visible. */
-		if (!raw_exit_read(ctx, &x, ts->vcpu < 0, key_mode == KEY_MODE_RIP))
+		if (!raw_exit_read(ctx, &x, ts->vcpu < 0, key_mode == KEY_MODE_RIP, direct))
 			x.reason = ~0u;
-		vcpu = fast_exit_key(ctx, &x);
-	} else if (ts->vcpu < 0 && !raw_exit_read(ctx, &x, true, key_mode == KEY_MODE_RIP)) {
+		vcpu = fast_exit_key(ctx, &x, direct);
+	} else if (ts->vcpu < 0 &&
+		   !raw_exit_read(ctx, &x, true, key_mode == KEY_MODE_RIP, direct)) {
 		/* A thread's first exits: its vCPU id too. */
 		x.reason = ~0u;
 	}
@@ -130,6 +137,18 @@ int kvm_exit_fast(__u64 *ctx)
 	if (overlap)
 		pair_note(PAIR_EXIT);
 	return TP_PASS;
+}
+
+SEC("?tp_btf/kvm_exit")
+int kvm_exit_fast(__u64 *ctx)
+{
+	return exit_fast(ctx, false);
+}
+
+SEC("?tp_btf/kvm_exit")
+int kvm_exit_direct(__u64 *ctx)
+{
+	return exit_fast(ctx, true);
 }
 
 /*

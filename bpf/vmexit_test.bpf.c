@@ -243,4 +243,39 @@ int run_kvm_record(struct test_kvm_ctx *c)
 	return 0;
 }
 
+/*
+ * bpf/kernel_load.bpf.h's two ways against the verifier's own typed loads: the calling thread's
+ * pid (32 bits) and start_time (64 bits), and an address that faults (kload_ok says whether the
+ * read said it read). Neither autoloaded: kload_direct references bpf_rdonly_cast, which a
+ * kernel before 6.2 does not have; tests/bpf/test_bpf_kernel_load.c loads them.
+ */
+__u32 kload_pid, kload_pid_read, kload_bad;
+__u64 kload_start, kload_start_read;
+bool kload_ok32, kload_ok64, kload_bad_ok;
+
+static __always_inline int kload_check(bool direct)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	kload_pid = t->pid;
+	kload_start = t->start_time;
+	kload_ok32 = kread_u32(&t->pid, &kload_pid_read, direct);
+	kload_ok64 = kread_u64(&t->start_time, &kload_start_read, direct);
+	kload_bad = 0xdead;
+	kload_bad_ok = kread_u32((void *)16, &kload_bad, direct);
+	return 0;
+}
+
+SEC("?raw_tp")
+int kload_direct(void *ctx)
+{
+	return kload_check(true);
+}
+
+SEC("?raw_tp")
+int kload_probe(void *ctx)
+{
+	return kload_check(false);
+}
+
 char LICENSE[] SEC("license") = "GPL";

@@ -26,6 +26,7 @@
 #include <bpf/bpf_core_read.h>
 #include "vmexit.h"
 #include "key_rules.h"
+#include "kernel_load.bpf.h"
 
 /* The exits whose key may be a vector (key_exit_vector(), include/key_rules.h). */
 static __always_inline bool vmx_vector_exit(__u32 isa, __u32 reason)
@@ -39,8 +40,10 @@ static __always_inline bool vmx_vector_exit(__u32 isa, __u32 reason)
  * and vmx->exit_reason still this exit's reason (a later exit, or an emulated invalid-state
  * one, would have replaced it). false: not read yet, or no such fields in this kernel.
  * A nested VMCS switch (vmx_switch_vmcs()) marks the bit unavailable too: never a stale value.
+ * direct: by loads, not helper calls (bpf/kernel_load.bpf.h), a constant in each program.
  */
-static __always_inline bool vmx_cached_intr_info(struct kvm_vcpu *vcpu, __u32 reason, __u32 *info)
+static __always_inline bool vmx_cached_intr_info(struct kvm_vcpu *vcpu, __u32 reason, __u32 *info,
+						 bool direct)
 {
 	struct vcpu_vmx *vmx;
 	__u32 avail, cur;
@@ -55,8 +58,7 @@ static __always_inline bool vmx_cached_intr_info(struct kvm_vcpu *vcpu, __u32 re
 	/* regs_avail is a u32 (a bitmap of unsigned long in some trees): bit 24 is in its first
 	 * four bytes on little-endian x86 either way. */
 	if (bit < 0 || bit > 31 ||
-	    bpf_probe_read_kernel(&avail, sizeof(avail),
-				  __builtin_preserve_access_index(&vcpu->arch.regs_avail)) ||
+	    !kread_u32(__builtin_preserve_access_index(&vcpu->arch.regs_avail), &avail, direct) ||
 	    !(avail & (1u << bit)))
 		return false;
 	vmx = (void *)vcpu - bpf_core_field_offset(struct vcpu_vmx, vcpu);
@@ -65,16 +67,15 @@ static __always_inline bool vmx_cached_intr_info(struct kvm_vcpu *vcpu, __u32 re
 	 * exit_reason and exit_intr_info into vmx->vt.
 	 */
 	if (bpf_core_field_exists(vmx->vt.exit_intr_info)) {
-		if (bpf_probe_read_kernel(&cur, sizeof(cur), __builtin_preserve_access_index(
-						  &vmx->vt.exit_reason.full)) ||
-		    bpf_probe_read_kernel(info, sizeof(*info), __builtin_preserve_access_index(
-						  &vmx->vt.exit_intr_info)))
+		if (!kread_u32(__builtin_preserve_access_index(&vmx->vt.exit_reason.full), &cur,
+			       direct) ||
+		    !kread_u32(__builtin_preserve_access_index(&vmx->vt.exit_intr_info), info,
+			       direct))
 			return false;
 	} else if (bpf_core_field_exists(vmx->exit_intr_info)) {
-		if (bpf_probe_read_kernel(&cur, sizeof(cur), __builtin_preserve_access_index(
-						  &vmx->exit_reason.full)) ||
-		    bpf_probe_read_kernel(info, sizeof(*info), __builtin_preserve_access_index(
-						  &vmx->exit_intr_info)))
+		if (!kread_u32(__builtin_preserve_access_index(&vmx->exit_reason.full), &cur,
+			       direct) ||
+		    !kread_u32(__builtin_preserve_access_index(&vmx->exit_intr_info), info, direct))
 			return false;
 	} else {
 		return false;

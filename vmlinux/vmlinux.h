@@ -452,6 +452,20 @@ struct trace_event_raw_sched_process_fork {
 	int child_pid;
 };
 
+/* Stand-ins for a field's size at an address bpf/kernel_load.bpf.h loads from: any kernel's. */
+typedef struct {
+	int counter;
+} atomic_t;
+
+struct refcount_struct {
+	atomic_t refs;
+};
+
+struct timespec64 {
+	long long tv_sec;
+	long tv_nsec;
+};
+
 #pragma clang attribute pop
 
 #endif /* __VMLINUX_H__ */

@@ -125,7 +125,7 @@ static void check_rearm(struct hook_check_run *r)
  * classic one has. 0 or -errno (the classic pair then stays, alone). Where the classic kvm_exit
  * already had the BTF-enabled kvm_entry (hooks_exit_autoload()), only the exits change places.
  */
-static int pairs_swap(struct vmexit_bpf *skel)
+static int pairs_swap(const struct hooks *h, struct vmexit_bpf *skel)
 {
 	struct bpf_link **classic[] = { &skel->links.kvm_exit, &skel->links.kvm_entry };
 	struct bpf_link *had = __atomic_load_n(&skel->links.kvm_entry_fast, __ATOMIC_ACQUIRE);
@@ -138,14 +138,14 @@ static int pairs_swap(struct vmexit_bpf *skel)
 	if (!entry)
 		entry = bpf_program__attach(skel->progs.kvm_entry_fast);
 	if (entry)
-		exit = bpf_program__attach(skel->progs.kvm_exit_fast);
+		exit = bpf_program__attach(hooks_exit_fast_prog(h, skel));
 	if (!exit) {
 		err = -errno;
 		if (!had)
 			bpf_link__destroy(entry);
 	} else {
 		__atomic_store_n(&skel->links.kvm_entry_fast, entry, __ATOMIC_RELEASE);
-		__atomic_store_n(&skel->links.kvm_exit_fast, exit, __ATOMIC_RELEASE);
+		__atomic_store_n(hooks_exit_fast_link(h, skel), exit, __ATOMIC_RELEASE);
 		/* kvm_entry's link is NULL when the entry stayed: nothing to destroy there. */
 		links_destroy(classic, 2);
 	}
@@ -190,7 +190,7 @@ static void *switch_main(void *arg)
 		return NULL;
 	at = mono_s() - t0;
 	if (v == CHECK_AGREED) {
-		err = pairs_swap(sw->skel);
+		err = pairs_swap(h, sw->skel);
 		if (err) {
 			fprintf(stderr, "vmexit: warning: the kvm_exit fast path does not attach (%s): "
 				"using the classic tracepoint\n", strerror(-err));
@@ -219,7 +219,7 @@ bool fast_switch_wanted(const struct hooks *h, const struct vmexit_bpf *skel)
 
 	/* --check-hooks asks about start-up: its answer is the window's. */
 	return h->verdict == CHECK_TOO_FEW && !r->w.verbose && r->obj && r->watch &&
-	       bpf_program__fd(skel->progs.kvm_exit_fast) >= 0 &&
+	       bpf_program__fd(hooks_exit_fast_prog(h, skel)) >= 0 &&
 	       bpf_program__fd(skel->progs.kvm_entry_fast) >= 0;
 }
 

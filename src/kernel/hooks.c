@@ -218,6 +218,17 @@ static bool run_key_types(const struct btf *btf)
 	       struct_has(btf, "kvm_run", run);
 }
 
+/* What kvm_exit_direct needs of vmlinux's BTF (bpf/kernel_load.bpf.h): the kfunc, 6.2 on, and
+ * the structs that stand for a field's size, in every kernel. */
+static bool exit_direct_types(const struct btf *btf)
+{
+	static const char *const refcount[] = { "refs", NULL };
+	static const char *const ts[] = { "tv_sec", NULL };
+
+	return btf && btf__find_by_name_kind(btf, "bpf_rdonly_cast", BTF_KIND_FUNC) >= 0 &&
+	       struct_has(btf, "refcount_struct", refcount) && struct_has(btf, "timespec64", ts);
+}
+
 /*
  * The fentry probe, the last user of the kernel's BTF we parsed, which then goes: run right after
  * the prototype's probe, the check's and the main object's own parses reuse its freed pages
@@ -247,6 +258,9 @@ static void run_probe(struct hook_check_run *r)
 	tp_arg_kinds(r, "kvm_entry", kinds, sizeof(kinds));
 	r->entry_btf = !classic && kinds[0];
 	r->run_key_btf = !classic && r->fpu_btf && run_key_types(btf_vmlinux(r));
+	/* Tests only: =no-direct runs the fast path by helper calls, as kernels before 6.2. */
+	r->exit_direct = !classic && !env_knob_is("VMEXIT_TEST_HOOKS", "no-direct") &&
+			 exit_direct_types(btf_vmlinux(r));
 	kernel_btf_free(r);
 }
 
@@ -506,7 +520,8 @@ void hooks_exit_autoload(const struct hooks *h, struct vmexit_bpf *skel)
 	bool fast = h->run_state.obj != NULL, entry_btf = h->run_state.entry_btf;
 
 	skel->rodata->raw_exit_shape = h->exit_shape;
-	bpf_program__set_autoload(skel->progs.kvm_exit_fast, fast);
+	bpf_program__set_autoload(skel->progs.kvm_exit_fast, fast && !h->run_state.exit_direct);
+	bpf_program__set_autoload(skel->progs.kvm_exit_direct, fast && h->run_state.exit_direct);
 	bpf_program__set_autoload(skel->progs.kvm_exit, true);
 	/*
 	 * The entry reads nothing of the record (bpf/vmexit.bpf.c), so the classic kvm_exit (a
@@ -522,6 +537,13 @@ void hooks_exit_autoload(const struct hooks *h, struct vmexit_bpf *skel)
 
 void hooks_exit_fast_refused(struct hooks *h, struct vmexit_bpf *skel, int err)
 {
+	/* The direct loads first: the fast path by helper calls may still load. */
+	if (h->run_state.obj && h->run_state.exit_direct) {
+		h->run_state.exit_direct = false;
+		fprintf(stderr, "vmexit: warning: kvm_exit_direct does not load (%s): reading the "
+			"vCPU by helper calls (kvm_exit_fast)\n", strerror(-err));
+		return;
+	}
 	/* The classic kvm_exit's own note (a stream's) stays: only its entry changes. */
 	if (h->run_state.obj)
 		snprintf(h->exit_note, sizeof(h->exit_note), "the fast path does not load: %s",
@@ -643,11 +665,21 @@ bool hooks_exit_prog_used(const struct hooks *h, const struct vmexit_bpf *skel,
 		return entry_btf_used(h, h->exit);
 	if (prog == skel->progs.kvm_entry)
 		return !entry_btf_used(h, h->exit);
-	if (prog == skel->progs.kvm_exit_fast)
-		return h->exit == EXIT_HOOK_FAST;
+	if (prog == skel->progs.kvm_exit_fast || prog == skel->progs.kvm_exit_direct)
+		return h->exit == EXIT_HOOK_FAST && prog == hooks_exit_fast_prog(h, skel);
 	if (prog == skel->progs.kvm_exit)
 		return h->exit == EXIT_HOOK_CLASSIC;
 	return true;
+}
+
+struct bpf_program *hooks_exit_fast_prog(const struct hooks *h, const struct vmexit_bpf *skel)
+{
+	return h->run_state.exit_direct ? skel->progs.kvm_exit_direct : skel->progs.kvm_exit_fast;
+}
+
+struct bpf_link **hooks_exit_fast_link(const struct hooks *h, struct vmexit_bpf *skel)
+{
+	return h->run_state.exit_direct ? &skel->links.kvm_exit_direct : &skel->links.kvm_exit_fast;
 }
 
 static void *check_reaper(void *arg)
@@ -742,6 +774,10 @@ void hooks_print(const struct hooks *h, bool exit_only, FILE *f)
 	fast_switch_view(h, &exit, &note, &check);
 	fprintf(f, "vmexit: hooks: kvm_exit %s, kvm_entry %s (%s)\n", exit_hook_name(h, exit, false),
 		exit_hook_name(h, exit, true), note);
+	if (exit == EXIT_HOOK_FAST)
+		fprintf(f, "vmexit: hooks: kvm_exit reads its vCPU %s\n", h->run_state.exit_direct ?
+			"by direct loads (kvm_exit_direct)" :
+			"by helper calls (kvm_exit_fast)");
 	if (exit_only)
 		return;
 	fprintf(f, "vmexit: hooks: KVM_RUN %s%s%s%s\n", run_hook_name(h->run),

@@ -83,6 +83,9 @@ struct hook_check_run {
 	/* A program can read an exit's key from kvm_run (bpf/run_key.bpf.h): bpf_rdonly_cast and
 	 * the types it reads, all in vmlinux's BTF (the kfunc types only vmlinux's) */
 	bool run_key_btf;
+	/* kvm_exit_direct loads (bpf/kernel_load.bpf.h): bpf_rdonly_cast and its stand-in types in
+	 * vmlinux's BTF; cleared when it did not load (kvm_exit_fast then) */
+	bool exit_direct;
 	double watch_from;
 	struct check_window w;
 	bool reaping;			/* a thread detaches the objects */
@@ -148,6 +151,10 @@ enum check_verdict hooks_check_verdict(struct hook_check_run *r, struct hook_che
 void check_objects_destroy(struct hook_check_run *r);
 bool hooks_exit_prog_used(const struct hooks *h, const struct vmexit_bpf *skel,
 			  const struct bpf_program *prog);
+/* The raw kvm_exit program this kernel takes (kvm_exit_direct or kvm_exit_fast,
+ * bpf/vmexit.bpf.c), and its link. */
+struct bpf_program *hooks_exit_fast_prog(const struct hooks *h, const struct vmexit_bpf *skel);
+struct bpf_link **hooks_exit_fast_link(const struct hooks *h, struct vmexit_bpf *skel);
 /*
  * The check's links, for a caller that detaches everything at once (a session's end): none
  * once hooks_check_release() gave them to its thread. Returns how many were put in links[].

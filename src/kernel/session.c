@@ -316,6 +316,7 @@ static size_t link_order(struct vmexit_bpf *skel, struct prog_link order[LINKS_M
 		  STOP_BEGINS },
 		{ skel->progs.kvm_exit, &skel->links.kvm_exit, STOP_BEGINS },
 		{ skel->progs.kvm_exit_fast, &skel->links.kvm_exit_fast, STOP_BEGINS },
+		{ skel->progs.kvm_exit_direct, &skel->links.kvm_exit_direct, STOP_BEGINS },
 	};
 
 	_Static_assert(sizeof(all) / sizeof(all[0]) <= LINKS_MAX, "link_order: order[] is too short");
@@ -723,6 +724,7 @@ static int session_load(struct session *s, struct session_opts *o)
 	set_tunables(s, o);
 	choose_programs(s, o);
 	fast = bpf_program__autoload(s->skel->progs.kvm_exit_fast) ||
+	       bpf_program__autoload(s->skel->progs.kvm_exit_direct) ||
 	       bpf_program__autoload(s->skel->progs.kvm_entry_fast);
 	err = vmexit_bpf__load(s->skel);
 	/*
@@ -732,7 +734,7 @@ static int session_load(struct session *s, struct session_opts *o)
 	 */
 	if (err && s->skel->rodata->run_keys &&
 	    bpf_program__fd(s->skel->progs.kvm_run_fpu_keyed) < 0 &&
-	    (!fast || bpf_program__fd(s->skel->progs.kvm_exit_fast) >= 0 ||
+	    (!fast || bpf_program__fd(hooks_exit_fast_prog(&s->hooks, s->skel)) >= 0 ||
 	     bpf_program__fd(s->skel->progs.kvm_entry_fast) >= 0)) {
 		s->run_keys_err = err;
 		fprintf(stderr, "vmexit: warning: keys from kvm_run do not load (%s): taking them "
@@ -978,7 +980,7 @@ int session_progs(const struct session *s, struct bpf_program **progs, int max)
 
 		/* The fast pair, which a run started idle may attach later (fast_switch.h). */
 		if (*sk->progs[i].link || (fast_switch_pending(&s->hooks) &&
-					   (p == s->skel->progs.kvm_exit_fast ||
+					   (p == hooks_exit_fast_prog(&s->hooks, s->skel) ||
 					    p == s->skel->progs.kvm_entry_fast)))
 			progs[n++] = p;
 	}

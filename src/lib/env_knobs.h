@@ -25,7 +25,7 @@
 	X(VMEXIT_PERF_SCRIPT, BOOL, NULL, "1 reads perf.data through `perf script`")	\
 	X(VMEXIT_KALLSYMS, PATH, NULL, "the kernel's symbols, for /proc/kallsyms")	\
 	X(VMEXIT_KVM_DEBUGFS, PATH, NULL, "KVM's debugfs, for /sys/kernel/debug/kvm")	\
-	X(VMEXIT_TEST_HOOKS, WORD, "no-fentry|classic",				\
+	X(VMEXIT_TEST_HOOKS, WORD, "no-fentry|no-direct|classic",		\
 	  "a test's choice of the hooks other kernels fall back to")		\
 	X(VMEXIT_TEST_FAST_PATH_SKEW, UINT, NULL,				\
 	  "a test's skew of the start-up check's fast path, to see it refused")	\

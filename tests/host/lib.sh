@@ -96,6 +96,17 @@ kvm_tp_btf() {
 	return 1
 }
 
+# The raw kvm_exit program this kernel takes (bpf/vmexit.bpf.c): kvm_exit_direct where vmlinux's
+# BTF has the kfunc bpf_rdonly_cast (Linux 6.2), else kvm_exit_fast.
+exit_fast_prog() {
+	if bpftool btf dump file /sys/kernel/btf/vmlinux 2>/dev/null |
+		grep -q "FUNC 'bpf_rdonly_cast'"; then
+		echo kvm_exit_direct
+	else
+		echo kvm_exit_fast
+	fi
+}
+
 # The kernel exit reasons the bundled guest's instructions cause, as (isa, code) in python
 # syntax for the JSON checks: `out` is VMX 30 IO_INSTRUCTION / SVM 0x7b io, `hlt` VMX 12 / SVM
 # 0x78.

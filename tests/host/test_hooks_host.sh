@@ -78,18 +78,41 @@ rc=$?
 # too few exits (this one: no VM, or a KVM without kvm_exit) -v says instead that the check is
 # kept until exits begin (src/kernel/fast_switch.h): the process then holds the check, the
 # watch and the fast pair's programs, loaded for the switch.
-"$VMEXIT" stat -v 3600 >/dev/null 2>"$TMP/det.err" &
-pid=$!
-wait_said "$TMP/det.err" "start-up check \(detached\|kept until exits begin\)" $pid ||
-	{ grep -v '^libbpf' "$TMP/det.err"; fail "-v does not say what became of the start-up check"; }
-progs=
-for f in /proc/$pid/fdinfo/*; do
-	id=$(sed -n 's/^prog_id:\s*//p' "$f" 2>/dev/null)
-	[ -n "$id" ] && progs="$progs $(bpftool prog show id "$id" | sed -n 's/.* name \([^ ]*\) .*/\1/p')"
-done
-kill -INT $pid
-wait $pid || fail "vmexit stat exited with $?"
-pid=
+held_progs() {	# held_progs ERRFILE [VAR=VALUE...]: stat -v's programs once started, in $progs
+	local err=$1
+	shift
+	env "$@" "$VMEXIT" stat -v 3600 >/dev/null 2>"$err" &
+	pid=$!
+	wait_said "$err" "start-up check \(detached\|kept until exits begin\)" $pid ||
+		{ grep -v '^libbpf' "$err"; fail "-v does not say what became of the start-up check"; }
+	progs=
+	for f in /proc/$pid/fdinfo/*; do
+		id=$(sed -n 's/^prog_id:\s*//p' "$f" 2>/dev/null)
+		[ -n "$id" ] &&
+			progs="$progs $(bpftool prog show id "$id" | sed -n 's/.* name \([^ ]*\) .*/\1/p')"
+	done
+	kill -INT $pid
+	wait $pid || fail "vmexit stat exited with $?"
+	pid=
+}
+# The raw kvm_exit's program is the one of this kernel (kvm_exit_direct where vmlinux's BTF has
+# bpf_rdonly_cast, kvm_exit_fast before 6.2), never both; -v says how it reads the vCPU when it
+# runs. VMEXIT_TEST_HOOKS=no-direct takes kvm_exit_fast on any kernel.
+raw_prog_check() {	# raw_prog_check WANT ERRFILE
+	local other=kvm_exit_direct
+	[ "$1" = kvm_exit_direct ] && other=kvm_exit_fast
+	case " $progs " in *" $other "*) fail "$other held where $1 is this run's:$progs" ;; esac
+	if grep -q "hooks: kvm_exit tp_btf/kvm_exit" "$2"; then
+		case " $progs " in *" $1 "*) ;; *) fail "the fast path runs without $1:$progs" ;; esac
+		grep -q "hooks: kvm_exit reads its vCPU .*($1)" "$2" ||
+			fail "-v does not say the fast path reads the vCPU through $1"
+	fi
+	echo "ok: the raw kvm_exit's program is $1 (not $other)"
+}
+held_progs "$TMP/nd.err" VMEXIT_TEST_HOOKS=no-direct
+raw_prog_check kvm_exit_fast "$TMP/nd.err"
+held_progs "$TMP/det.err"
+raw_prog_check "$(exit_fast_prog)" "$TMP/det.err"
 said=$(grep 'start-up check' "$TMP/det.err")
 echo "$said; programs held then:$progs"
 # A userspace exit on the BTF-enabled tracepoint wherever the kernel's BTF describes it (kvm's
@@ -109,7 +132,7 @@ case "$said" in
 *)
 	grep -q 'hooks: kvm_exit kvm:kvm_exit.*checked once exits begin' "$TMP/det.err" ||
 		fail "-v keeps the check but its hooks line does not say so"
-	for p in check_exit_raw watch_exit kvm_exit_fast kvm_entry_fast kvm_exit; do
+	for p in check_exit_raw watch_exit $(exit_fast_prog) kvm_entry_fast kvm_exit; do
 		case " $progs " in *" $p "*) ;; *) fail "the check is kept but $p is not held:$progs" ;; esac
 	done
 	# Where the kernel's BTF has kvm_entry, the classic kvm_exit's entry is the BTF-enabled

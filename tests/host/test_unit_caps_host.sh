@@ -87,7 +87,7 @@ fi
 held=$(for f in /proc/$SPID/fdinfo/*; do sed -n 's/^prog_id:\t*//p' "$f"; done |
 	while read -r id; do bpftool prog show id "$id" | sed -n 's/^[0-9]*: \([a-z_]*\) *name \([a-z_]*\) .*/\1:\2/p'; done)
 echo "programs serve holds: $(echo $held)"
-for p in tracing:kvm_exit_fast tracing:kvm_entry_fast; do
+for p in tracing:$(exit_fast_prog) tracing:kvm_entry_fast; do
 	grep -qx "$p" <<<"$held" || fail "serve does not hold the fast path's ${p#*:} (tp_btf)"
 done
 caps=$(sed -n 's/^CapEff:\t//p' /proc/$SPID/status)

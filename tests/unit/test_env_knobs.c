@@ -71,8 +71,8 @@ int main(void)
 	CHECK_STR(err, "VMEXIT_CPU_SLOT=off: takes 0 or 1 (0 keeps exits in flight per thread, "
 		  "not per CPU); set it so or unset it");
 	check_one("VMEXIT_TEST_HOOKS", "clasic");
-	CHECK_STR(err, "VMEXIT_TEST_HOOKS=clasic: takes no-fentry|classic (a test's choice of the "
-		  "hooks other kernels fall back to); set it so or unset it");
+	CHECK_STR(err, "VMEXIT_TEST_HOOKS=clasic: takes no-fentry|no-direct|classic (a test's "
+		  "choice of the hooks other kernels fall back to); set it so or unset it");
 	/* The readers. */
 	check_one("VMEXIT_DEBUG_TIMING", "1");
 	CHECK(env_knob_on("VMEXIT_DEBUG_TIMING"));

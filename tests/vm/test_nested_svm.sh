@@ -73,6 +73,8 @@ cat >>"$WORK/inbed.sh" <<'EOF'
 T=/sys/kernel/tracing
 die() { echo "T_ERROR $*"; exit 1; }
 [ "$BED_BTF" = 1 ] || [ $MODE = smoke ] || die "kernel or kvm module BTF missing in the bed"
+# The fast path's program of this kernel: kvm_exit_direct where vmlinux's BTF has the kfunc.
+grep -q bpf_rdonly_cast /sys/kernel/btf/vmlinux && echo "T_DIRECT 1" || echo "T_DIRECT 0"
 echo 0 >$T/tracing_on
 echo 16384 >$T/buffer_size_kb || die "cannot size the trace buffer"
 for e in kvm_exit kvm_entry kvm_userspace_exit; do
@@ -282,7 +284,7 @@ def new_phase():
                 hooks_lines=[])
 
 # ---- parse the bed's stdout into phases
-phases = {}; cur = None; preamble = []; split = {}; ripph = {}
+phases = {}; cur = None; preamble = []; split = {}; ripph = {}; direct = None
 for line in open(path, errors="replace"):
     line = line.rstrip("\n")
     tag, _, rest = line.partition(" ")
@@ -293,6 +295,8 @@ for line in open(path, errors="replace"):
         ripph.setdefault(tag[len("T_RIPPH_"):], []).append(rest); continue
     if tag == "T_PHASE":
         cur = phases[f[0]] = new_phase(); continue
+    if tag == "T_DIRECT":
+        direct = f[0] == "1"; continue
     if cur is None:
         preamble.append(line); continue
     p = cur
@@ -484,6 +488,9 @@ def check_hooks(pre, want, h, lines, secs):
         check(c.get("matched", 0) > 0 and c.get("mismatched") == 0 and c.get("unpaired") == 0
               and c.get("unreadable") == 0, f"{pre}: fast path check {c}")
         check(any("hooks: kvm_exit tp_btf/kvm_exit" in l for l in lines), f"{pre}: -v does not name the fast path: {lines}")
+        prog = "by direct loads (kvm_exit_direct)" if direct else "by helper calls (kvm_exit_fast)"
+        check(direct is not None and any(f"hooks: kvm_exit reads its vCPU {prog}" in l for l in lines),
+              f"{pre}: -v does not say the fast path reads the vCPU {prog} (bpf_rdonly_cast in the bed's BTF: {direct}): {lines}")
     elif want == "skew":
         # The classic kvm_exit with the BTF-enabled kvm_entry: the bed's kvm BTF has it.
         check(h.get("kvm_exit") == "kvm:kvm_exit" and h.get("kvm_entry") == "tp_btf/kvm_entry",
