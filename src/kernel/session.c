@@ -798,9 +798,10 @@ int session_open(struct session *s, struct session_opts *o)
 	s->hooks.want_vector = o->key_mode == KEY_MODE_DEVICE;
 	hooks_check_start(&s->hooks, classic_needed(o), o->check_hooks ? 2.0 : 0.3,
 			  o->check_hooks);
-	/* Its fast path did not load where the check's did, or kvm_run's keys did not: reload
-	 * without it (each refusal is kept, so at most twice). */
-	for (int i = 0; (err = session_load(s, o)) == -EAGAIN && i < 2; i++)
+	/* Its fast path did not load where the check's did (kvm_exit_direct, then the helper
+	 * calls' kvm_exit_fast), or kvm_run's keys did not: reload without it (each refusal is
+	 * kept, so at most three times). */
+	for (int i = 0; (err = session_load(s, o)) == -EAGAIN && i < 3; i++)
 		;
 	startup_mark("main open and load");
 	if (err)
