@@ -774,7 +774,8 @@ void hooks_print(const struct hooks *h, bool exit_only, FILE *f)
 	fast_switch_view(h, &exit, &note, &check);
 	fprintf(f, "vmexit: hooks: kvm_exit %s, kvm_entry %s (%s)\n", exit_hook_name(h, exit, false),
 		exit_hook_name(h, exit, true), note);
-	if (exit == EXIT_HOOK_FAST)
+	/* arm64's raw kvm_exit hands its fields over as arguments: nothing is read of the vCPU. */
+	if (exit == EXIT_HOOK_FAST && h->exit_shape != EXIT_SHAPE_ARM64)
 		fprintf(f, "vmexit: hooks: kvm_exit reads its vCPU %s\n", h->run_state.exit_direct ?
 			"by direct loads (kvm_exit_direct)" :
 			"by helper calls (kvm_exit_fast)");
