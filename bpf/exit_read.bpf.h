@@ -178,7 +178,8 @@ static __always_inline struct kvm_vcpu *raw_exit_vcpu(__u64 *ctx)
  * verifier checks context reads against the running kernel's prototype, and raw_exit_shape is
  * a constant by then, so the other shapes' reads are dead code. Some kernels (Debian's 6.12)
  * type pointer arguments of raw tracepoints as maybe-NULL ("bpf: Mark raw_tp arguments with
- * PTR_MAYBE_NULL"): the vCPU is tested first. false: no reason readable. The vCPU id is read
+ * PTR_MAYBE_NULL"): the vCPU is tested first. false: no reason readable (never with direct
+ * loads, which read 0 where a helper call would fail: bpf/kernel_load.bpf.h). The vCPU id is read
  * only when want_vcpu: a thread runs its vCPU for its life (each QEMU vCPU has its thread), so
  * the handlers read it once per thread (ts->vcpu) rather than once per exit. The RIP only when
  * want_rip (--by rip); arm64's is an argument. direct: vcpu_exit_reason()'s.

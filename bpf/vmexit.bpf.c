@@ -120,7 +120,9 @@ static __always_inline int exit_fast(__u64 *ctx, bool direct)
 	if (!ts)
 		return TP_PASS;
 	if (!slot) {
-		/* Never false once the start-up check passed; an unknown reason stays visible. */
+		/* Never false once the start-up check passed; an unknown reason stays visible.
+		 * kvm_exit_direct's loads never say false: a field that faulted would read 0,
+		 * which no live vCPU's does (bpf/kernel_load.bpf.h). */
 		if (!raw_exit_read(ctx, &x, ts->vcpu < 0, key_mode == KEY_MODE_RIP, direct))
 			x.reason = ~0u;
 		vcpu = fast_exit_key(ctx, &x, direct);

@@ -535,10 +535,10 @@ void hooks_exit_autoload(const struct hooks *h, struct vmexit_bpf *skel)
 	skel->rodata->entry_alone = entry_btf;
 }
 
-void hooks_exit_fast_refused(struct hooks *h, struct vmexit_bpf *skel, int err)
+void hooks_exit_fast_refused(struct hooks *h, struct vmexit_bpf *skel, int err, bool direct)
 {
-	/* The direct loads first: the fast path by helper calls may still load. */
-	if (h->run_state.obj && h->run_state.exit_direct) {
+	/* kvm_exit_direct refused: the fast path by helper calls may still load. */
+	if (h->run_state.obj && h->run_state.exit_direct && direct) {
 		h->run_state.exit_direct = false;
 		fprintf(stderr, "vmexit: warning: kvm_exit_direct does not load (%s): reading the "
 			"vCPU by helper calls (kvm_exit_fast)\n", strerror(-err));

@@ -137,8 +137,9 @@ void hooks_choose_run(struct hooks *h, struct vmexit_bpf *skel);
 void hooks_check_start(struct hooks *h, const char *classic_why, double window_s,
 		       bool verbose_check);
 void hooks_exit_autoload(const struct hooks *h, struct vmexit_bpf *skel);
-/* Reloading the main object with the classic tracepoints only: its fast path did not load. */
-void hooks_exit_fast_refused(struct hooks *h, struct vmexit_bpf *skel, int err);
+/* Reloading the main object with the classic tracepoints only: its fast path did not load;
+ * direct: kvm_exit_direct was the program refused, and kvm_exit_fast is tried first. */
+void hooks_exit_fast_refused(struct hooks *h, struct vmexit_bpf *skel, int err, bool direct);
 void hooks_check_finish(struct hooks *h);
 /*
  * One check window (armed by the caller) to its end, or until *stop (may be NULL): fills k and

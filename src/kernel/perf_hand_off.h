@@ -32,9 +32,12 @@ struct perf_hand_off {
 	pid_t pid;	/* that process, 0 if it did not start */
 };
 
-/* Call once nothing is read any more, before the links are destroyed, and perf_hand_off_done()
- * after; links[] are the fds of the session's links, which are never handed off. Returns how many perf events the other process holds (0: none open, or it could not
- * start, and the closes here wait as before), or -errno. */
+/*
+ * Call once nothing is read any more, before the links are destroyed, and perf_hand_off_done()
+ * after; links[] are the fds of the session's links, which are never handed off. Returns how
+ * many perf events the other process holds (0: none open, or it could not start, and the
+ * closes here wait as before), or -errno.
+ */
 int perf_events_hand_off(struct perf_hand_off *h, const int *links, int n_links);
 void perf_hand_off_done(struct perf_hand_off *h);
 

@@ -37,13 +37,43 @@
 
 static bool verbose;
 
+/*
+ * The program the kernel refused in the last failed load, as libbpf names it ("prog 'NAME':
+ * failed to load"), or "": libbpf closes every program of a failed load, so their fds cannot
+ * tell which one it was (session_load() needs to: the fast path's or kvm_run's keys').
+ */
+static char refused_prog[64];
+
+static void note_refused(const char *fmt, va_list args)
+{
+	char line[256];
+	const char *p, *q;
+	va_list ap;
+
+	if (!strstr(fmt, "failed to load"))
+		return;
+	va_copy(ap, args);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	p = strstr(line, "prog '");
+	q = p ? strstr(p + 6, "': failed to load") : NULL;
+	if (q)
+		snprintf(refused_prog, sizeof(refused_prog), "%.*s", (int)(q - p - 6), p + 6);
+}
+
 static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list args)
 {
+	if (level == LIBBPF_WARN)
+		note_refused(fmt, args);
 	/* Without -v, vmexit's own one-line errors say what went wrong. */
 	if (!verbose)
 		return 0;
-	(void)level;
 	return vfprintf(stderr, fmt, args);
+}
+
+static bool refused(const struct bpf_program *prog)
+{
+	return !strcmp(refused_prog, bpf_program__name(prog));
 }
 
 static bool cap_effective(const struct __user_cap_data_struct *d, int cap)
@@ -706,6 +736,21 @@ static int map_cells(struct session *s)
 }
 
 /*
+ * Tests only: VMEXIT_TEST_REFUSE=NAME has the kernel refuse that program, as a kernel may,
+ * to see what falls back: loaded as a socket filter, it may call none of the tracing helpers
+ * every one of them calls (checked by main()).
+ */
+static void test_refusal(struct vmexit_bpf *skel)
+{
+	const char *name = getenv("VMEXIT_TEST_REFUSE");
+	struct bpf_program *p = name && *name ?
+				bpf_object__find_program_by_name(skel->obj, name) : NULL;
+
+	if (p && bpf_program__autoload(p))
+		bpf_program__set_type(p, BPF_PROG_TYPE_SOCKET_FILTER);
+}
+
+/*
  * Opens and loads the main object; -EAGAIN when its fast path did not load (the next call
  * loads the classic tracepoints only), else 0 or -errno, said on stderr.
  */
@@ -726,23 +771,26 @@ static int session_load(struct session *s, struct session_opts *o)
 	fast = bpf_program__autoload(s->skel->progs.kvm_exit_fast) ||
 	       bpf_program__autoload(s->skel->progs.kvm_exit_direct) ||
 	       bpf_program__autoload(s->skel->progs.kvm_entry_fast);
+	test_refusal(s->skel);
+	refused_prog[0] = 0;
 	err = vmexit_bpf__load(s->skel);
 	/*
-	 * Which one failed, kvm_run's keys or the fast path: libbpf stops at the first program the
-	 * kernel refuses, so one that loaded is not it. Neither yet: the fast path goes first (as
-	 * before run_keys), and the next load tells.
+	 * Which one failed, kvm_run's keys or the fast path, as libbpf named it (refused_prog).
+	 * Another program, and neither is to blame; none named (a failure before the programs'
+	 * loads), the fast path goes first (as before run_keys), and the next load tells.
 	 */
 	if (err && s->skel->rodata->run_keys &&
-	    bpf_program__fd(s->skel->progs.kvm_run_fpu_keyed) < 0 &&
-	    (!fast || bpf_program__fd(hooks_exit_fast_prog(&s->hooks, s->skel)) >= 0 ||
-	     bpf_program__fd(s->skel->progs.kvm_entry_fast) >= 0)) {
+	    (refused(s->skel->progs.kvm_run_fpu_keyed) || (!refused_prog[0] && !fast))) {
 		s->run_keys_err = err;
 		fprintf(stderr, "vmexit: warning: keys from kvm_run do not load (%s): taking them "
 			"from the key programs\n", strerror(-err));
 		return -EAGAIN;
 	}
-	if (err && fast) {
-		hooks_exit_fast_refused(&s->hooks, s->skel, err);
+	if (err && fast && (!refused_prog[0] || refused(s->skel->progs.kvm_exit_direct) ||
+			    refused(s->skel->progs.kvm_exit_fast) ||
+			    refused(s->skel->progs.kvm_entry_fast))) {
+		hooks_exit_fast_refused(&s->hooks, s->skel, err,
+					refused(s->skel->progs.kvm_exit_direct));
 		return -EAGAIN;
 	}
 	if (err) {
@@ -799,8 +847,8 @@ int session_open(struct session *s, struct session_opts *o)
 	hooks_check_start(&s->hooks, classic_needed(o), o->check_hooks ? 2.0 : 0.3,
 			  o->check_hooks);
 	/* Its fast path did not load where the check's did (kvm_exit_direct, then the helper
-	 * calls' kvm_exit_fast), or kvm_run's keys did not: reload without it (each refusal is
-	 * kept, so at most three times). */
+	 * calls' kvm_exit_fast, when libbpf names neither), or kvm_run's keys did not: reload
+	 * without it (each refusal is kept, so at most three times). */
 	for (int i = 0; (err = session_load(s, o)) == -EAGAIN && i < 3; i++)
 		;
 	startup_mark("main open and load");

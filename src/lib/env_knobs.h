@@ -27,6 +27,9 @@
 	X(VMEXIT_KVM_DEBUGFS, PATH, NULL, "KVM's debugfs, for /sys/kernel/debug/kvm")	\
 	X(VMEXIT_TEST_HOOKS, WORD, "no-fentry|no-direct|classic",		\
 	  "a test's choice of the hooks other kernels fall back to")		\
+	X(VMEXIT_TEST_REFUSE, WORD,						\
+	  "kvm_exit_direct|kvm_exit_fast|kvm_entry_fast|kvm_run_fpu_keyed",	\
+	  "a test's program the kernel is to refuse, to see what falls back")	\
 	X(VMEXIT_TEST_FAST_PATH_SKEW, UINT, NULL,				\
 	  "a test's skew of the start-up check's fast path, to see it refused")	\
 	X(VMEXIT_TEST_KVM_STATS_SKEW, NAMED, NULL,				\

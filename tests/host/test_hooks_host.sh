@@ -102,6 +102,10 @@ raw_prog_check() {	# raw_prog_check WANT ERRFILE
 	local other=kvm_exit_direct
 	[ "$1" = kvm_exit_direct ] && other=kvm_exit_fast
 	case " $progs " in *" $other "*) fail "$other held where $1 is this run's:$progs" ;; esac
+	# Kept for a switch once exits begin, or running: the program is held either way.
+	if grep -q "start-up check kept until exits begin" "$2"; then
+		case " $progs " in *" $1 "*) ;; *) fail "the check is kept without $1:$progs" ;; esac
+	fi
 	if grep -q "hooks: kvm_exit tp_btf/kvm_exit" "$2"; then
 		case " $progs " in *" $1 "*) ;; *) fail "the fast path runs without $1:$progs" ;; esac
 		grep -q "hooks: kvm_exit reads its vCPU .*($1)" "$2" ||
@@ -113,6 +117,42 @@ held_progs "$TMP/nd.err" VMEXIT_TEST_HOOKS=no-direct
 raw_prog_check kvm_exit_fast "$TMP/nd.err"
 held_progs "$TMP/det.err"
 raw_prog_check "$(exit_fast_prog)" "$TMP/det.err"
+det_progs=$progs
+# A refused program (VMEXIT_TEST_REFUSE has the kernel refuse it) takes down what depends on it
+# and nothing else: libbpf names it (session.c's refused_prog), where the programs' fds cannot.
+if [ "$(exit_fast_prog)" = kvm_exit_direct ]; then
+	held_progs "$TMP/rd.err" VMEXIT_TEST_REFUSE=kvm_exit_direct
+	grep -q "warning: kvm_exit_direct does not load .*(kvm_exit_fast)" "$TMP/rd.err" ||
+		fail "kvm_exit_direct refused: no warning that the helper calls' kvm_exit_fast follows"
+	raw_prog_check kvm_exit_fast "$TMP/rd.err"
+else
+	echo "kvm_exit_direct refused: not here (this kernel takes kvm_exit_fast)"
+fi
+held_progs "$TMP/re.err" VMEXIT_TEST_REFUSE=kvm_entry_fast
+grep -q "hooks: kvm_exit kvm:kvm_exit, kvm_entry kvm:kvm_entry (the fast path does not load" \
+	"$TMP/re.err" || fail "kvm_entry_fast refused: the classic pair is not said to be used"
+case " $progs " in *" kvm_exit_fast "*|*" kvm_exit_direct "*|*" kvm_entry_fast "*)
+	fail "kvm_entry_fast refused, yet a fast program is held:$progs" ;;
+esac
+echo "ok: kvm_entry_fast refused: the classic pair alone"
+# kvm_run's keys (stat --by key where kvm_exit is not to come: -v says so) refused: the key
+# programs take over, the fast path stays.
+"$VMEXIT" stat --by key -v 0.1 1 >/dev/null 2>"$TMP/rk0.err" ||
+	fail "vmexit stat --by key exited with $?"
+if grep -q "hooks: keys of exits to the VMM from kvm_run" "$TMP/rk0.err"; then
+	VMEXIT_TEST_REFUSE=kvm_run_fpu_keyed "$VMEXIT" stat --by key -v 0.1 1 >/dev/null \
+		2>"$TMP/rk.err" || fail "vmexit stat --by key (kvm_run's keys refused) exited with $?"
+	grep -q "warning: keys from kvm_run do not load" "$TMP/rk.err" ||
+		fail "kvm_run_fpu_keyed refused: no warning that the key programs take over"
+	if grep -q "does not load" <(grep -v "keys from kvm_run do not load" "$TMP/rk.err"); then
+		grep "does not load" "$TMP/rk.err"
+		fail "kvm_run_fpu_keyed refused: the fast path was blamed too"
+	fi
+	echo "ok: kvm_run_fpu_keyed refused: the key programs, the fast path untouched"
+else
+	echo "kvm_run_fpu_keyed refused: not here (keys come from the key programs on this host)"
+fi
+progs=$det_progs
 said=$(grep 'start-up check' "$TMP/det.err")
 echo "$said; programs held then:$progs"
 # A userspace exit on the BTF-enabled tracepoint wherever the kernel's BTF describes it (kvm's
