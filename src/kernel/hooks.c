@@ -709,6 +709,31 @@ int hooks_check_links(struct hooks *h, struct bpf_link **links[], int max)
 	return n;
 }
 
+/* The fds of the check's links now (NULL links left out). */
+static int check_fds_now(const struct hook_check_run *r, int fds[], int max)
+{
+	int n = 0;
+
+	for (int i = 0; i < 4 && n < max; i++)
+		if (r->links[i])
+			fds[n++] = bpf_link__fd(r->links[i]);
+	if (r->watch && r->watch->links.watch_exit && n < max)
+		fds[n++] = bpf_link__fd(r->watch->links.watch_exit);
+	return n;
+}
+
+int hooks_check_link_fds(const struct hooks *h, int fds[], int max)
+{
+	const struct hook_check_run *r = &h->run_state;
+	int n = 0;
+
+	if (!r->n_reaped_fds)
+		return check_fds_now(r, fds, max);
+	for (int i = 0; i < r->n_reaped_fds && n < max; i++)
+		fds[n++] = r->reaped_fds[i];
+	return n;
+}
+
 void hooks_check_release(struct hooks *h, bool verbose)
 {
 	struct hook_check_run *r = &h->run_state;
@@ -721,6 +746,7 @@ void hooks_check_release(struct hooks *h, bool verbose)
 	}
 	r->say_detached = verbose;
 	r->released_at = mono_s();
+	r->n_reaped_fds = check_fds_now(r, r->reaped_fds, 5);
 	/* Signals stay with the main thread: its waits are what they must interrupt. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);

@@ -89,6 +89,10 @@ struct hook_check_run {
 	double watch_from;
 	struct check_window w;
 	bool reaping;			/* a thread detaches the objects */
+	/* Their links' fds when the thread took them: before 5.15 a classic tracepoint's link is
+	 * its perf event, which the end of a session must not hand off (perf_hand_off.h) */
+	int reaped_fds[5];
+	int n_reaped_fds;
 	bool say_detached;		/* -v: it says when they are gone */
 	double released_at;
 	pthread_t reaper;
@@ -161,6 +165,9 @@ struct bpf_link **hooks_exit_fast_link(const struct hooks *h, struct vmexit_bpf 
  * once hooks_check_release() gave them to its thread. Returns how many were put in links[].
  */
 int hooks_check_links(struct hooks *h, struct bpf_link **links[], int max);
+/* The fds of the check's links (those its thread took included, perhaps closed since), for the
+ * session's end: never handed off (perf_hand_off.h). Returns how many are in fds[]. */
+int hooks_check_link_fds(const struct hooks *h, int fds[], int max);
 /* verbose: "vmexit: hooks: start-up check detached" on stderr once they are. */
 void hooks_check_release(struct hooks *h, bool verbose);
 /* Waits until the thread of hooks_check_release() has detached the check (none: at once).

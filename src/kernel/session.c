@@ -1059,7 +1059,7 @@ void session_close(struct session *s)
 		const struct bpf_object_skeleton *sk = s->skel->skeleton;
 		struct bpf_link **links[72];
 		int n = hooks_check_links(&s->hooks, links, 8);
-		int link_fds[72], n_fds = 0, held;
+		int link_fds[72 + 5], n_fds = 0, held;
 
 		/* Nothing is read any more: every program at once, not one grace period each, and
 		 * the perf events' grace period in a process of its own (perf_hand_off.h). */
@@ -1068,6 +1068,9 @@ void session_close(struct session *s)
 		for (int i = 0; i < n; i++)
 			if (*links[i])
 				link_fds[n_fds++] = bpf_link__fd(*links[i]);
+		/* The check's too, should its thread still hold them (hooks_check_links() then
+		 * gives none): the same fds twice is no harm. */
+		n_fds += hooks_check_link_fds(&s->hooks, link_fds + n_fds, 72 + 5 - n_fds);
 		held = perf_events_hand_off(&off, link_fds, n_fds);
 		if (verbose && held > 0)
 			fprintf(stderr, "vmexit: end: %d perf events left to vmexit-release (pid %d) "
