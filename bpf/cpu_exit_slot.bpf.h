@@ -233,8 +233,9 @@ static __always_inline void cpu_slot_note(__u32 cpu, struct thread_state *ts, __
 }
 
 /*
- * kvm_exit on cpu at now, of reason x, before any lookup of the thread's state: true when the
- * slot began the exit. It does when the slot was written by this very thread (slot_self())
+ * kvm_exit on cpu at now, of (isa, reason), before any lookup of the thread's state: true when
+ * the slot began the exit. x: the exit's key fields with keys; NULL where there are none (plain
+ * stat's own path in kvm_exit_fast, whose compiled code then holds no key test). It does when the slot was written by this very thread (slot_self())
  * for an exit of the same reason, and that cell is still the thread's exit_cell (exit_named,
  * which only the thread's own programs change): the thread's state then needs no change, so
  * the entry's fallback, the overwritten test and the thread's end find the exit as before,
@@ -257,7 +258,8 @@ static __always_inline void cpu_slot_note(__u32 cpu, struct thread_state *ts, __
  * thread_hash entry; task storage lives as long as its thread): the key event makes a new
  * state, which names no exit, so the exit's end is counted lost (unmatched entry).
  */
-static __always_inline bool cpu_slot_exit(__u32 cpu, __u64 now, const struct exit_info *x)
+static __always_inline bool cpu_slot_exit(__u32 cpu, __u64 now, __u32 isa, __u32 reason,
+					  const struct exit_info *x)
 {
 	struct cpu_exit_slot *s = bpf_map_lookup_elem(&cpu_exits, &cpu);
 	struct key_note k = {};
@@ -268,9 +270,9 @@ static __always_inline bool cpu_slot_exit(__u32 cpu, __u64 now, const struct exi
 	if (!s)
 		return false;
 	slot_self(&task, &born);
-	if (s->task != task || s->born != born || s->reason != x->reason || s->isa != x->isa)
+	if (s->task != task || s->born != born || s->reason != reason || s->isa != isa)
 		return false;
-	if (key_mode) {
+	if (key_mode && x) {
 		key_of_exit(x, &k);
 		/* A key still none (an IO exit's port, an MMIO access come after kvm_exit) begins
 		 * here with no entry: a key event may note it (cpu_slot_keyed()), else kvm_entry
@@ -289,7 +291,7 @@ static __always_inline bool cpu_slot_exit(__u32 cpu, __u64 now, const struct exi
 		lost_inc(LOST_OVERWRITTEN_EXIT);
 	exit_count(s->ref, c, now);
 	s->start = now;
-	if (key_mode) {
+	if (key_mode && x) {
 		s->kpair = slot_pair(kslot, s->ref);
 		c->slot_key = k;
 		c->slot_keyed = 1;

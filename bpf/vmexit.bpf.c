@@ -84,53 +84,26 @@ static __always_inline struct kvm_vcpu *fast_exit_key(__u64 *ctx, struct exit_in
 	return vcpu;
 }
 
-/*
- * The raw kvm_exit, in two programs: src/kernel/hooks.c loads kvm_exit_direct where the kernel
- * has bpf_rdonly_cast() (Linux 6.2), whose loads of the vCPU's fields cost a fraction of
- * kvm_exit_fast's helper calls (bpf/kernel_load.bpf.h), and kvm_exit_fast before: only the
- * former references the kfunc. direct is a constant in each.
- */
-static __always_inline int exit_fast(__u64 *ctx, bool direct)
+/* The rest of exit_fast(), where the CPU's slot did not begin the exit: the thread's state. */
+static __always_inline int exit_fast_rest(__u64 *ctx, __u64 now, bool overlap, bool direct)
 {
-	__u64 now = bpf_ktime_get_ns();
 	__u64 id = hot_ids();
 	struct exit_info x = { .vcpu = -1 };
-	bool overlap = pair_overlap;
-	bool slot = cpu_slot_enabled && !overlap;
 	struct kvm_vcpu *vcpu = NULL;
 	struct thread_state *ts;
 
 	if (overlap && pair_handled(PAIR_EXIT))
 		return TP_PASS;
-	/*
-	 * The CPU's slot begins the exit when it holds this thread's cell for the reason (and,
-	 * with keys, the exit's key, read first), with no thread state looked up
-	 * (cpu_exit_slot.bpf.h). Not while the pairs change places: pair_note() needs the state.
-	 */
-	if (slot) {
-		if (!raw_exit_read(ctx, &x, false, key_mode == KEY_MODE_RIP, direct))
-			x.reason = ~0u;
-		vcpu = fast_exit_key(ctx, &x, direct);
-		/* An interrupt's vector read at the exit's end needs the thread's state. */
-		if (!vcpu && cpu_slot_exit(SLOT_CPU(), now, &x))
-			return TP_PASS;
-	}
 	ts = exit_thread(id >> 32, (__u32)id);
 	/* An unwatched thread's exit reads nothing more from its vCPU. */
 	if (!ts)
 		return TP_PASS;
-	if (!slot) {
-		/* Never false once the start-up check passed; an unknown reason stays visible.
-		 * kvm_exit_direct's loads never say false: a field that faulted would read 0,
-		 * which no live vCPU's does (bpf/kernel_load.bpf.h). */
-		if (!raw_exit_read(ctx, &x, ts->vcpu < 0, key_mode == KEY_MODE_RIP, direct))
-			x.reason = ~0u;
-		vcpu = fast_exit_key(ctx, &x, direct);
-	} else if (ts->vcpu < 0 &&
-		   !raw_exit_read(ctx, &x, true, key_mode == KEY_MODE_RIP, direct)) {
-		/* A thread's first exits: its vCPU id too. */
+	/* Never false once the start-up check passed; an unknown reason stays visible.
+	 * kvm_exit_direct's loads never say false: a field that faulted would read 0, which no
+	 * live vCPU's does (bpf/kernel_load.bpf.h). A thread's first exits: its vCPU id too. */
+	if (!raw_exit_read(ctx, &x, ts->vcpu < 0, key_mode == KEY_MODE_RIP, direct))
 		x.reason = ~0u;
-	}
+	vcpu = fast_exit_key(ctx, &x, direct);
 	exit_start(ts, now, id >> 32, (__u32)id, &x);
 	if (vcpu && ts->exit_cell != CELL_NONE) {
 		ts->vec_vcpu = (__u64)vcpu;
@@ -139,6 +112,50 @@ static __always_inline int exit_fast(__u64 *ctx, bool direct)
 	if (overlap)
 		pair_note(PAIR_EXIT);
 	return TP_PASS;
+}
+
+/*
+ * The raw kvm_exit, in two programs: src/kernel/hooks.c loads kvm_exit_direct where the kernel
+ * has bpf_rdonly_cast() (Linux 6.2), whose loads of the vCPU's fields cost a fraction of
+ * kvm_exit_fast's helper calls (bpf/kernel_load.bpf.h), and kvm_exit_fast before: only the
+ * former references the kfunc. direct is a constant in each.
+ *
+ * The CPU's slot begins the exit when it holds this thread's cell for the reason (and, with
+ * keys, the exit's key, read first), with no thread state looked up (cpu_exit_slot.bpf.h). Not
+ * while the pairs change places: pair_note() needs the state. Without keys, the path most
+ * exits take: the reason alone, before anything else is set up (the set-up of x and keeping it
+ * across the slot's test cost that path a third of its instructions: docs/design.md).
+ */
+static __always_inline int exit_fast(__u64 *ctx, bool direct)
+{
+	__u64 now = bpf_ktime_get_ns();
+	bool overlap = pair_overlap;
+	bool slot = cpu_slot_enabled && !overlap;
+
+	if (slot && !key_mode) {
+		struct exit_info r;
+
+		r.isa = 0;
+		if (!raw_exit_read(ctx, &r, false, false, direct))
+			r.reason = ~0u;
+		if (cpu_slot_exit(SLOT_CPU(), now, r.isa, r.reason, NULL))
+			return TP_PASS;
+	} else if (slot) {
+		/* What key_of_exit() reads, and no more: the rest reads the exit again. */
+		struct exit_info r;
+
+		r.isa = 0;
+		r.intr_info = 0;
+		r.rip = 0;
+		r.has_leaf = false;
+		if (!raw_exit_read(ctx, &r, false, key_mode == KEY_MODE_RIP, direct))
+			r.reason = ~0u;
+		/* An interrupt's vector read at the exit's end needs the thread's state. */
+		if (!fast_exit_key(ctx, &r, direct) &&
+		    cpu_slot_exit(SLOT_CPU(), now, r.isa, r.reason, &r))
+			return TP_PASS;
+	}
+	return exit_fast_rest(ctx, now, overlap, direct);
 }
 
 SEC("?tp_btf/kvm_exit")

@@ -89,7 +89,8 @@ static __always_inline int drive(const struct test_ctx *c)
 		} else {
 			x.rip = c->rip;
 		}
-		if (cpu_slot_enabled && cpu_slot_exit(test_cpu, c->now, &x))
+		if (cpu_slot_enabled && cpu_slot_exit(test_cpu, c->now, x.isa, x.reason,
+						      key_mode ? &x : NULL))
 			return 0;
 		handle_kvm_exit(c->now, c->tgid, c->tid, &x);
 		return 0;
