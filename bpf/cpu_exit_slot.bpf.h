@@ -772,7 +772,7 @@ static __always_inline bool cpu_slot_run(__u32 cpu, __u64 now)
 	__u32 ref, ureason, uk, b;
 	__u64 start, task, born;
 	struct key_stats *st;
-	struct key_note ukey;
+	struct key_note ukey = {};
 	struct cell *c;
 
 	if (!s)

@@ -244,6 +244,19 @@ int run_kvm_record(struct test_kvm_ctx *c)
 	return 0;
 }
 
+/* include/hist.h's buckets as BPF computes them, for tests/bpf/test_bpf_hist.c to compare. */
+#define HIST_CHECK_N	512
+__u64 hist_in[HIST_CHECK_N];
+__u32 hist_out[HIST_CHECK_N];
+
+SEC("?raw_tp")
+int hist_check(void *ctx)
+{
+	for (__u32 i = 0; i < HIST_CHECK_N; i++)
+		hist_out[i] = hist_bucket(hist_in[i]);
+	return 0;
+}
+
 /*
  * bpf/kernel_load.bpf.h's two ways against the verifier's own typed loads: the calling thread's
  * pid (32 bits) and start_time (64 bits), and an address that faults (kload_ok says whether the
