@@ -235,7 +235,8 @@ static __always_inline void cpu_slot_note(__u32 cpu, struct thread_state *ts, __
 /*
  * kvm_exit on cpu at now, of (isa, reason), before any lookup of the thread's state: true when
  * the slot began the exit. x: the exit's key fields with keys; NULL where there are none (plain
- * stat's own path in kvm_exit_fast, whose compiled code then holds no key test). It does when the slot was written by this very thread (slot_self())
+ * stat's own path in kvm_exit_fast, whose compiled code then holds no key test). It does when
+ * the slot was written by this very thread (slot_self())
  * for an exit of the same reason, and that cell is still the thread's exit_cell (exit_named,
  * which only the thread's own programs change): the thread's state then needs no change, so
  * the entry's fallback, the overwritten test and the thread's end find the exit as before,

@@ -727,8 +727,9 @@ int hooks_check_link_fds(const struct hooks *h, int fds[], int max)
 	const struct hook_check_run *r = &h->run_state;
 	int n = 0;
 
-	if (!r->n_reaped_fds)
-		return check_fds_now(r, fds, max);
+	/* Not given to the thread: hooks_check_links() hands the links themselves over. */
+	if (!r->reaping)
+		return 0;
 	for (int i = 0; i < r->n_reaped_fds && n < max; i++)
 		fds[n++] = r->reaped_fds[i];
 	return n;

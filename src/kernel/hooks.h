@@ -165,8 +165,9 @@ struct bpf_link **hooks_exit_fast_link(const struct hooks *h, struct vmexit_bpf 
  * once hooks_check_release() gave them to its thread. Returns how many were put in links[].
  */
 int hooks_check_links(struct hooks *h, struct bpf_link **links[], int max);
-/* The fds of the check's links (those its thread took included, perhaps closed since), for the
- * session's end: never handed off (perf_hand_off.h). Returns how many are in fds[]. */
+/* The fds of the check's links its thread took (perhaps closed since), which
+ * hooks_check_links() no longer gives, for the session's end: never handed off
+ * (perf_hand_off.h). Returns how many are in fds[]. */
 int hooks_check_link_fds(const struct hooks *h, int fds[], int max);
 /* verbose: "vmexit: hooks: start-up check detached" on stderr once they are. */
 void hooks_check_release(struct hooks *h, bool verbose);

@@ -1069,7 +1069,7 @@ void session_close(struct session *s)
 			if (*links[i])
 				link_fds[n_fds++] = bpf_link__fd(*links[i]);
 		/* The check's too, should its thread still hold them (hooks_check_links() then
-		 * gives none): the same fds twice is no harm. */
+		 * gives none). */
 		n_fds += hooks_check_link_fds(&s->hooks, link_fds + n_fds, 72 + 5 - n_fds);
 		held = perf_events_hand_off(&off, link_fds, n_fds);
 		if (verbose && held > 0)
