@@ -181,11 +181,17 @@ check("stuck: a sleeping VMM's exits in flight are blocked >= 90 % of their age"
 by_exit = {}
 for t, e in stuck:
     by_exit.setdefault((e["tid"], e["kind"], e["reason"]), []).append((t, e))
+# Both samples within the VMM's 1.5 s sleep: once it wakes, the VMM may wait for its CPU (runq)
+# before it ends the exit, and on a loaded host a sample falls there (CI failed it once; three
+# busy loops beside the test: samples at ages 1.484 and 1.504 s, blocked 16.2 of the 19.8 ms).
+SLEEP_NS = 1500000 * 1000
 grew = [(a, b) for seq in by_exit.values() for (ta, a), (tb, b) in zip(seq, seq[1:])
-        if tb > ta and b["age_ns"] > a["age_ns"]]
-check("stuck: the same exit at later samples: blocked grew with its age",
-      grew and all(b["blocked_ns"] - a["blocked_ns"] >= 0.9 * (b["age_ns"] - a["age_ns"])
-                   for a, b in grew), f"({len(grew)} pairs)")
+        if tb > ta and b["age_ns"] > a["age_ns"] and b["age_ns"] < SLEEP_NS]
+slow = [(a["age_ns"], b["age_ns"], a["blocked_ns"], b["blocked_ns"], b["runq_ns"])
+        for a, b in grew
+        if b["blocked_ns"] - a["blocked_ns"] < 0.9 * (b["age_ns"] - a["age_ns"])]
+check("stuck: the same exit at later samples within its sleep: blocked grew with its age",
+      grew and not slow, f"({len(grew)} pairs; (age, age, blocked, blocked, runq) short: {slow})")
 plain = lines("plain")[-1]["rows"]
 check("without --split: no split fields", plain and not any("oncpu_ns" in r for r in plain))
 sys.exit(1 if bad else 0)
