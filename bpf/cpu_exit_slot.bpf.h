@@ -234,8 +234,11 @@ static __always_inline void cpu_slot_note(__u32 cpu, struct thread_state *ts, __
 
 /*
  * kvm_exit on cpu at now, of (isa, reason), before any lookup of the thread's state: true when
- * the slot began the exit. x: the exit's key fields with keys; NULL where there are none (plain
- * stat's own path in kvm_exit_fast, whose compiled code then holds no key test). It does when
+ * the slot began the exit. x: the exit's key fields with keys, km the key_mode they are of;
+ * NULL where there are none (plain stat's own path in kvm_exit_fast, whose compiled code then
+ * holds no key test). Both are constants at kvm_exit's calls, so neither key_mode nor the key's
+ * kind is read from the object's read-only data again on the way (each such read is a load the
+ * verifier leaves in place, though it knows the value). It does when
  * the slot was written by this very thread (slot_self())
  * for an exit of the same reason, and that cell is still the thread's exit_cell (exit_named,
  * which only the thread's own programs change): the thread's state then needs no change, so
@@ -260,10 +263,10 @@ static __always_inline void cpu_slot_note(__u32 cpu, struct thread_state *ts, __
  * state, which names no exit, so the exit's end is counted lost (unmatched entry).
  */
 static __always_inline bool cpu_slot_exit(__u32 cpu, __u64 now, __u32 isa, __u32 reason,
-					  const struct exit_info *x)
+					  const struct exit_info *x, __u32 km)
 {
 	struct cpu_exit_slot *s = bpf_map_lookup_elem(&cpu_exits, &cpu);
-	struct key_note k = {};
+	struct key_note k;	/* key_of_exit_in() sets all of it, where it is read */
 	__u32 kslot = 0;
 	struct cell *c;
 	__u64 task, born;
@@ -273,8 +276,8 @@ static __always_inline bool cpu_slot_exit(__u32 cpu, __u64 now, __u32 isa, __u32
 	slot_self(&task, &born);
 	if (s->task != task || s->born != born || s->reason != reason || s->isa != isa)
 		return false;
-	if (key_mode && x) {
-		key_of_exit(x, &k);
+	if (x) {
+		key_of_exit_in(x, &k, km);
 		/* A key still none (an IO exit's port, an MMIO access come after kvm_exit) begins
 		 * here with no entry: a key event may note it (cpu_slot_keyed()), else kvm_entry
 		 * ends the exit through the thread's state, under the cell's key. */
@@ -292,7 +295,7 @@ static __always_inline bool cpu_slot_exit(__u32 cpu, __u64 now, __u32 isa, __u32
 		lost_inc(LOST_OVERWRITTEN_EXIT);
 	exit_count(s->ref, c, now);
 	s->start = now;
-	if (key_mode && x) {
+	if (x) {
 		s->kpair = slot_pair(kslot, s->ref);
 		c->slot_key = k;
 		c->slot_keyed = 1;
@@ -430,13 +433,15 @@ static __always_inline bool cpu_slot_key(const struct key_note *k, bool in_done)
 static __always_inline bool cpu_slot_end(__u32 cpu, __u32 tid, __u64 now)
 {
 	struct cpu_exit_slot *s = bpf_map_lookup_elem(&cpu_exits, &cpu);
+	/* key_mode read once: each read is a load and a test left in the program. */
+	bool keyed = key_mode;
 	struct exit_split none = {};
 	struct key_stats *st;
 	struct cell *c;
 	__u64 start;
 	__u32 b;
 
-	if (!s || s->tid != tid || (key_mode && (!s->kslot || s->kref != s->ref)))
+	if (!s || s->tid != tid || (keyed && (!s->kslot || s->kref != s->ref)))
 		return false;
 	c = cell_get(s->ref);
 	if (!c)
@@ -447,7 +452,7 @@ static __always_inline bool cpu_slot_end(__u32 cpu, __u32 tid, __u64 now)
 		return false;
 	c->inflight_ts = 0;
 	/* The key entry's lookup first: b then dies within the two updates (key_charge_slot()). */
-	st = key_mode ? key_slot_stats(s->kslot) : NULL;
+	st = keyed ? key_slot_stats(s->kslot) : NULL;
 	b = hist_bucket(now - start);
 	cell_end(c, start, now, &none, b);
 	if (!st)

@@ -96,15 +96,17 @@ static __always_inline void key_settle(struct thread_state *ts)
 /*
  * The key of kvm_exit x as kvm_exit knows it: its RIP with --by rip, an interrupt's vector, a
  * CPUID exit's leaf, else none yet. From the exit alone: the per-CPU slot compares it with the
- * last exit's (cpu_slot_exit()) before any thread state is looked up.
+ * last exit's (cpu_slot_exit()) before any thread state is looked up. km: key_mode, which the
+ * slot's caller passes as a constant (kvm_exit's keyed slot path, bpf/vmexit.bpf.c).
  */
-static __always_inline void key_of_exit(const struct exit_info *x, struct key_note *k)
+static __always_inline void key_of_exit_in(const struct exit_info *x, struct key_note *k,
+					   __u32 km)
 {
 	*k = (struct key_note){};
 	/* The leaf before the vector: only a CPUID exit has a leaf, only an interrupt's or an
 	 * NMI's a vector, and the CPUID exits are the many (the vector's tests cost them ~7
 	 * instructions each on the fast path). */
-	if (key_mode == KEY_MODE_RIP) {
+	if (km == KEY_MODE_RIP) {
 		k->kind = KEY_RIP;
 		k->key = x->rip;
 	} else if (x->has_leaf) {
@@ -113,6 +115,12 @@ static __always_inline void key_of_exit(const struct exit_info *x, struct key_no
 	} else if (key_exit_vector(x->isa, x->reason, x->intr_info, &k->key)) {
 		k->kind = KEY_VECTOR;
 	}
+}
+
+/* key_of_exit_in() under this run's key_mode. */
+static __always_inline void key_of_exit(const struct exit_info *x, struct key_note *k)
+{
+	key_of_exit_in(x, k, key_mode);
 }
 
 /* A kvm_exit begins: its key so far (key_of_exit()). */

@@ -66,13 +66,14 @@ int kvm_entry(void *ctx)
  * x): a CPUID exit's leaf from the guest's RAX, with no program on kvm_cpuid; an interrupt's
  * vector if KVM has cached it, else the vCPU to read it from at the exit's end (returned: such
  * an exit begins through the thread's state, which key_vector_late() needs, not from the slot).
+ * km: key_mode (a constant on the slot's path: cpu_slot_exit()).
  */
 static __always_inline struct kvm_vcpu *fast_exit_key(__u64 *ctx, struct exit_info *x,
-						      bool direct)
+						      bool direct, __u32 km)
 {
 	struct kvm_vcpu *vcpu;
 
-	if (key_mode != KEY_MODE_DEVICE)
+	if (km != KEY_MODE_DEVICE)
 		return NULL;
 	vcpu = raw_exit_vcpu(ctx);
 	x->has_leaf = key_exit_leaf(vcpu, x->isa, x->reason, &x->leaf);
@@ -103,7 +104,7 @@ static __always_inline int exit_fast_rest(__u64 *ctx, __u64 now, bool overlap, b
 	 * live vCPU's does (bpf/kernel_load.bpf.h). A thread's first exits: its vCPU id too. */
 	if (!raw_exit_read(ctx, &x, ts->vcpu < 0, key_mode == KEY_MODE_RIP, direct))
 		x.reason = ~0u;
-	vcpu = fast_exit_key(ctx, &x, direct);
+	vcpu = fast_exit_key(ctx, &x, direct, key_mode);
 	exit_start(ts, now, id >> 32, (__u32)id, &x);
 	if (vcpu && ts->exit_cell != CELL_NONE) {
 		ts->vec_vcpu = (__u64)vcpu;
@@ -112,6 +113,33 @@ static __always_inline int exit_fast_rest(__u64 *ctx, __u64 now, bool overlap, b
 	if (overlap)
 		pair_note(PAIR_EXIT);
 	return TP_PASS;
+}
+
+/*
+ * The keyed slot path of exit_fast() (below), for key mode km, a constant at each call: what
+ * key_of_exit_in() reads, and no more (the rest reads the exit again). true: the slot began
+ * the exit. Under a constant km the compiler drops the other modes' code and every key_mode
+ * test on the way: six reads of key_mode from the read-only data, each a load and a test the
+ * verifier leaves in the program though it knows their outcome.
+ */
+static __always_inline bool exit_slot_keyed(__u64 *ctx, __u64 now, bool direct, __u32 km)
+{
+	struct exit_info r;
+
+	/* The fields key_of_exit_in() reads under km and raw_exit_read() may leave unset; the
+	 * leaf's flag is fast_exit_key()'s, always. The vector's information is set where it is
+	 * read, but not on every path the compiler sees: left unset, its value would be undefined
+	 * to the compiler, which may then leave a register unwritten that the verifier refuses. */
+	r.isa = 0;
+	if (km == KEY_MODE_RIP)
+		r.rip = 0;
+	else
+		r.intr_info = 0;
+	if (!raw_exit_read(ctx, &r, false, km == KEY_MODE_RIP, direct))
+		r.reason = ~0u;
+	/* An interrupt's vector read at the exit's end needs the thread's state. */
+	return !fast_exit_key(ctx, &r, direct, km) &&
+	       cpu_slot_exit(SLOT_CPU(), now, r.isa, r.reason, &r, km);
 }
 
 /*
@@ -138,21 +166,13 @@ static __always_inline int exit_fast(__u64 *ctx, bool direct)
 		r.isa = 0;
 		if (!raw_exit_read(ctx, &r, false, false, direct))
 			r.reason = ~0u;
-		if (cpu_slot_exit(SLOT_CPU(), now, r.isa, r.reason, NULL))
+		if (cpu_slot_exit(SLOT_CPU(), now, r.isa, r.reason, NULL, KEY_MODE_OFF))
+			return TP_PASS;
+	} else if (slot && key_mode == KEY_MODE_DEVICE) {
+		if (exit_slot_keyed(ctx, now, direct, KEY_MODE_DEVICE))
 			return TP_PASS;
 	} else if (slot) {
-		/* What key_of_exit() reads, and no more: the rest reads the exit again. */
-		struct exit_info r;
-
-		r.isa = 0;
-		r.intr_info = 0;
-		r.rip = 0;
-		r.has_leaf = false;
-		if (!raw_exit_read(ctx, &r, false, key_mode == KEY_MODE_RIP, direct))
-			r.reason = ~0u;
-		/* An interrupt's vector read at the exit's end needs the thread's state. */
-		if (!fast_exit_key(ctx, &r, direct) &&
-		    cpu_slot_exit(SLOT_CPU(), now, r.isa, r.reason, &r))
+		if (exit_slot_keyed(ctx, now, direct, KEY_MODE_RIP))
 			return TP_PASS;
 	}
 	return exit_fast_rest(ctx, now, overlap, direct);

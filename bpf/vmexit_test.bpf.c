@@ -90,7 +90,7 @@ static __always_inline int drive(const struct test_ctx *c)
 			x.rip = c->rip;
 		}
 		if (cpu_slot_enabled && cpu_slot_exit(test_cpu, c->now, x.isa, x.reason,
-						      key_mode ? &x : NULL))
+						      key_mode ? &x : NULL, key_mode))
 			return 0;
 		handle_kvm_exit(c->now, c->tgid, c->tid, &x);
 		return 0;
