@@ -236,8 +236,8 @@ static __always_inline void cpu_slot_note(__u32 cpu, struct thread_state *ts, __
  * kvm_exit on cpu at now, of (isa, reason), before any lookup of the thread's state: true when
  * the slot began the exit. x: the exit's key fields with keys, km the key_mode they are of;
  * NULL where there are none (plain stat's own path in kvm_exit_fast, whose compiled code then
- * holds no key test). Both are constants at kvm_exit's calls, so neither key_mode nor the key's
- * kind is read from the object's read-only data again on the way (each such read is a load the
+ * holds no key test). Both are constants at kvm_exit's calls (exit_slot_keyed()), so key_mode
+ * is not read from the object's read-only data again on the way (each such read is a load the
  * verifier leaves in place, though it knows the value). It does when
  * the slot was written by this very thread (slot_self())
  * for an exit of the same reason, and that cell is still the thread's exit_cell (exit_named,
@@ -246,7 +246,7 @@ static __always_inline void cpu_slot_note(__u32 cpu, struct thread_state *ts, __
  * wherever the thread runs next. Else the caller takes the task-storage path, which names the
  * cell and writes the slot.
  *
- * With keys x carries what kvm_exit reads of its key (key_of_exit()): the exit begins here
+ * With keys x carries what kvm_exit reads of its key (key_of_exit_in()): the exit begins here
  * when that key is final (no key event after kvm_exit may change it: key_final()) and a way
  * maps (cell, key) to its entry, which the slot's kslot then names for kvm_entry; or when it
  * is none, with no entry named (a key event may name both: cpu_slot_keyed()). Never called for
@@ -266,7 +266,7 @@ static __always_inline bool cpu_slot_exit(__u32 cpu, __u64 now, __u32 isa, __u32
 					  const struct exit_info *x, __u32 km)
 {
 	struct cpu_exit_slot *s = bpf_map_lookup_elem(&cpu_exits, &cpu);
-	struct key_note k;	/* key_of_exit_in() sets all of it, where it is read */
+	struct key_note k = {};
 	__u32 kslot = 0;
 	struct cell *c;
 	__u64 task, born;

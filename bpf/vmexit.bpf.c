@@ -159,8 +159,9 @@ static __always_inline int exit_fast(__u64 *ctx, bool direct)
 	__u64 now = bpf_ktime_get_ns();
 	bool overlap = pair_overlap;
 	bool slot = cpu_slot_enabled && !overlap;
+	__u32 km = key_mode;
 
-	if (slot && !key_mode) {
+	if (slot && km == KEY_MODE_OFF) {
 		struct exit_info r;
 
 		r.isa = 0;
@@ -168,10 +169,10 @@ static __always_inline int exit_fast(__u64 *ctx, bool direct)
 			r.reason = ~0u;
 		if (cpu_slot_exit(SLOT_CPU(), now, r.isa, r.reason, NULL, KEY_MODE_OFF))
 			return TP_PASS;
-	} else if (slot && key_mode == KEY_MODE_DEVICE) {
+	} else if (slot && km == KEY_MODE_DEVICE) {
 		if (exit_slot_keyed(ctx, now, direct, KEY_MODE_DEVICE))
 			return TP_PASS;
-	} else if (slot) {
+	} else if (slot && km == KEY_MODE_RIP) {
 		if (exit_slot_keyed(ctx, now, direct, KEY_MODE_RIP))
 			return TP_PASS;
 	}
